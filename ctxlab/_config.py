@@ -1,0 +1,296 @@
+"""`ContextConfig`: every setting of the preparation pipeline, validated.
+
+The top-level field names and meanings are those of the ratio-triggered compression reference
+(``trigger_ratio``, ``reserve_ratio``, ...). The nested sections configure the harness stages:
+the request budget, large-tool-result eviction and the light compaction passes.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "DEFAULT_COMPRESSION_PROMPT",
+    "DEFAULT_SUMMARY_SCHEMA",
+    "DEFAULT_SUMMARY_TEMPLATE",
+    "BudgetPolicy",
+    "CompactionPasses",
+    "ContextConfig",
+    "PruneConfig",
+    "ToolResultEviction",
+    "TruncateArgsConfig",
+]
+
+SUMMARY_FIELDS = (
+    "task_overview",
+    "current_state",
+    "important_discoveries",
+    "next_steps",
+    "context_to_preserve",
+)
+
+DEFAULT_SUMMARY_SCHEMA: dict[str, Any] = {
+    "title": "ContextSummary",
+    "type": "object",
+    "properties": {
+        "task_overview": {
+            "type": "string",
+            "description": "The user's request and the goal of the work, with its constraints.",
+        },
+        "current_state": {
+            "type": "string",
+            "description": "What is done, what is in progress, and the state of files and tools.",
+        },
+        "important_discoveries": {
+            "type": "string",
+            "description": "Findings, errors met and how they were solved, decisions and why.",
+        },
+        "next_steps": {
+            "type": "string",
+            "description": "The concrete actions that remain, in order.",
+        },
+        "context_to_preserve": {
+            "type": "string",
+            "description": "Paths, commands, identifiers, numbers and exact strings to keep.",
+        },
+    },
+    "required": list(SUMMARY_FIELDS),
+}
+"""The five-field summary schema."""
+
+DEFAULT_SUMMARY_TEMPLATE = (
+    "<system-info>Here is a summary of your previous work\n"
+    "# Task Overview\n{task_overview}\n\n"
+    "# Current State\n{current_state}\n\n"
+    "# Important Discoveries\n{important_discoveries}\n\n"
+    "# Next Steps\n{next_steps}\n\n"
+    "# Context to Preserve\n{context_to_preserve}"
+    "</system-info>"
+)
+"""How a summary is shown to the model: ``str.format`` over the summary's fields."""
+
+DEFAULT_COMPRESSION_PROMPT = (
+    "<system-hint>The conversation above is about to be replaced by a summary, so that you can "
+    "continue the task in a fresh context window. Write that summary: structured, concise and "
+    "actionable, filling every field of the schema.\n"
+    "The history it stands for will be gone, so make every reference self-contained: write file "
+    "paths, symbol names, identifiers, URLs, commands and error messages verbatim, never 'this "
+    "file' or 'the error above'; give absolute dates; list the work still in flight with its "
+    "status (done, pending, blocked) and who asked for it (the user or you). If an earlier "
+    "summary is part of the conversation, carry its content forward.</system-hint>"
+)
+"""The instruction that asks the model for a summary."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+class BudgetPolicy(_Section):
+    """How the input limit of a request is derived from the model's context window.
+
+    ``input_limit = window − output_reservation − safety_margin``, capped by
+    ``max_input_tokens``.
+    """
+
+    max_input_tokens: int = Field(default=0, ge=0)
+    """An explicit cap on input tokens; 0 derives the limit from the model window."""
+    output_reservation: int = Field(default=0, ge=0)
+    """Tokens kept free for the response; 0 uses one eighth of the window, at most 4,096."""
+    safety_margin: int = Field(default=0, ge=0)
+    """Tokens kept free against counting error; 0 uses 2 % of the window (at least 1)."""
+    unknown_window_input_limit: int = Field(default=64_000, gt=0)
+    """The input limit used when the model's window is unknown."""
+
+
+class ToolResultEviction(_Section):
+    """Offload of very large tool results by characters, with a head and tail preview.
+
+    Applied before the next request when a workspace offloader is attached; the token-based
+    truncation of ``tool_result_limit`` applies after it in every case.
+    """
+
+    enabled: bool = True
+    """Whether this pass runs."""
+    max_result_chars: int = Field(default=80_000, gt=0)
+    """Results longer than this many characters are offloaded."""
+    preview_chars: int = Field(default=2_000, ge=0)
+    """Characters kept from the head and from the tail."""
+    eviction_path: str = "large_tool_results"
+    """Folder inside the workspace where the full results are written."""
+    excluded_tools: tuple[str, ...] = (
+        "read_file",
+        "write_file",
+        "edit_file",
+        "memory_search",
+        "memory_get",
+        "session_search",
+    )
+    """Tools whose results are never evicted by this pass (prefer paginated reads for them)."""
+
+    @model_validator(mode="after")
+    def _preview_fits(self) -> ToolResultEviction:
+        if 2 * self.preview_chars >= self.max_result_chars:
+            msg = (
+                f"tool_result_eviction.preview_chars ({self.preview_chars}) × 2 must be smaller "
+                f"than max_result_chars ({self.max_result_chars}), or nothing would be offloaded"
+            )
+            raise ValueError(msg)
+        return self
+
+
+class TruncateArgsConfig(_Section):
+    """Light pass: shorten long string arguments of old tool calls."""
+
+    trigger_messages: int = Field(default=25, gt=0)
+    """Run when the conversation has at least this many messages..."""
+    trigger_tokens: int = Field(default=40_000, gt=0)
+    """...or at least this many tokens."""
+    keep_messages: int = Field(default=20, ge=0)
+    """The latest messages are never touched."""
+    max_arg_length: int = Field(default=2_000, gt=20)
+    """Strings longer than this are eligible; they keep their first 20 characters."""
+    truncation_text: str = "... [argument truncated] ..."
+    """Appended to a truncated argument."""
+
+
+class PruneConfig(_Section):
+    """Light pass within compaction: replace older tool output by a preview."""
+
+    protect_tokens: int = Field(default=40_000, ge=0)
+    """The latest tool output, up to this many tokens, is never pruned."""
+    minimum_prunable_tokens: int = Field(default=20_000, ge=0)
+    """Pruning runs only when at least this many tokens could be freed."""
+    preview_chars: int = Field(default=2_000, ge=0)
+    """Characters of each pruned output that stay in context."""
+
+
+class CompactionPasses(_Section):
+    """Conversation reduction besides the ratio trigger: message triggers and light passes."""
+
+    enabled: bool = True
+    """When False, the conversation is never summarized or truncated automatically."""
+    trigger_messages: int | None = Field(default=None, gt=1)
+    """Also compact when the conversation has this many messages (off by default)."""
+    keep_messages: int | None = Field(default=None, gt=0)
+    """Keep this many latest messages instead of ``reserve_ratio × context size`` tokens."""
+    truncate_args: TruncateArgsConfig | None = None
+    """Truncation of old tool arguments; off until configured."""
+    prune: PruneConfig | None = PruneConfig()
+    """Pruning of older tool output before summarizing; None disables it."""
+    max_summary_attempts: int = Field(default=3, ge=1, le=10)
+    """How many times summarization is tried before the fallback decides."""
+
+
+class ContextConfig(BaseModel):
+    """Settings of the context pipeline. Invalid values raise a pydantic ``ValidationError``
+    (a ``ValueError``) naming the field and the rule.
+
+    Example::
+
+        ContextConfig(trigger_ratio=0.8, reserve_ratio=0.1, tool_result_limit=3000)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    trigger_ratio: float = Field(default=0.8, gt=0, le=0.9)
+    """Compress when the request's tokens exceed this ratio of the model's context size. At
+    most 0.9: the rest of the window is left for the summary request itself."""
+    reserve_ratio: float = Field(default=0.1, gt=0, lt=0.9)
+    """Proportion of the context size kept as recent messages after compression; must be
+    smaller than ``trigger_ratio``."""
+    tool_result_limit: int = Field(default=50_000, gt=0)
+    """Maximum tokens per tool result; longer results keep a head and end with a marker."""
+    max_image_num: int = Field(default=5, ge=0)
+    """Maximum number of images kept in the context; the oldest beyond it are offloaded or
+    dropped and replaced by a hint. 0 keeps no image."""
+    context_buffer_ratio: float = Field(default=0.2, ge=0, le=1)
+    """The band below ``trigger_ratio`` in which the agent is told its context usage and may
+    compress by itself; must be smaller than ``trigger_ratio``."""
+    compression_tool_enabled: bool = False
+    """Offer the ``CompressContext`` tool so the agent chooses when to compress."""
+    compression_fallback_to_truncation: bool = True
+    """When summarization fails: drop the oldest messages and leave a note (True), or raise
+    and leave the context untouched (False)."""
+    compression_prompt: str = Field(default=DEFAULT_COMPRESSION_PROMPT, min_length=1)
+    """The instruction that asks the model for the summary."""
+    summary_template: str = Field(default=DEFAULT_SUMMARY_TEMPLATE, min_length=1)
+    """``str.format`` template showing the summary to the model, over the schema's fields."""
+    summary_schema: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_SUMMARY_SCHEMA))
+    """JSON Schema of the structured summary (an object of string fields)."""
+
+    budget: BudgetPolicy = BudgetPolicy()
+    """How the input limit is derived (output reservation, safety margin, explicit cap)."""
+    tool_result_eviction: ToolResultEviction = ToolResultEviction()
+    """Character-based offload of very large tool results (needs a workspace offloader)."""
+    compaction: CompactionPasses = CompactionPasses()
+    """Message triggers, the kept tail by message count, and the light passes."""
+
+    @field_validator("summary_schema")
+    @classmethod
+    def _schema_is_object(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        properties = schema.get("properties")
+        if schema.get("type") != "object" or not isinstance(properties, dict) or not properties:
+            msg = "summary_schema must be a JSON Schema with type 'object' and 'properties'"
+            raise ValueError(msg)
+        return schema
+
+    @model_validator(mode="after")
+    def _ratios_and_template(self) -> ContextConfig:
+        if self.context_buffer_ratio >= self.trigger_ratio:
+            msg = (
+                f"context_buffer_ratio ({self.context_buffer_ratio}) must be smaller than "
+                f"trigger_ratio ({self.trigger_ratio}), so that the agent is warned before the "
+                "hard compression threshold"
+            )
+            raise ValueError(msg)
+        if self.reserve_ratio >= self.trigger_ratio:
+            msg = (
+                f"reserve_ratio ({self.reserve_ratio}) must be smaller than trigger_ratio "
+                f"({self.trigger_ratio}), or a compaction could not shrink the context"
+            )
+            raise ValueError(msg)
+        names = {
+            name for _, name, _, _ in string.Formatter().parse(self.summary_template) if name
+        }
+        unknown = names - set(self.summary_schema["properties"])
+        if unknown:
+            msg = (
+                f"summary_template uses {sorted(unknown)}, which summary_schema does not define "
+                f"(its fields: {sorted(self.summary_schema['properties'])})"
+            )
+            raise ValueError(msg)
+        return self
+
+    @property
+    def summary_fields(self) -> tuple[str, ...]:
+        """The fields a summary must fill: the schema's required fields (or all properties)."""
+        required = self.summary_schema.get("required")
+        if isinstance(required, list) and required:
+            return tuple(str(name) for name in required)
+        return tuple(self.summary_schema["properties"])
+
+    def merge(self, **overrides: Any) -> ContextConfig:
+        """A new config with ``overrides`` applied and validated (nested sections take dicts)."""
+        data = self.model_dump()
+        for key, value in overrides.items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict) and key in (
+                "budget",
+                "tool_result_eviction",
+                "compaction",
+            ):
+                data[key] = {**data[key], **value}
+            else:
+                data[key] = value
+        return ContextConfig.model_validate(data)
+
+    def thresholds(self, context_size: int) -> dict[str, int]:
+        """Token lines for a context size: the usage notice, the trigger and the kept tail."""
+        return {
+            "notice_tokens": int((self.trigger_ratio - self.context_buffer_ratio) * context_size),
+            "trigger_tokens": int(self.trigger_ratio * context_size),
+            "reserve_tokens": int(self.reserve_ratio * context_size),
+        }

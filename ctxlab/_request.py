@@ -1,0 +1,62 @@
+"""The prepared model request: one System text, messages, and tool schemas."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from ctxlab.messages import AssistantMessage, UserMessage, messages_to_anthropic
+
+__all__ = ["ModelRequest", "ToolSchema"]
+
+
+@dataclass(frozen=True)
+class ToolSchema:
+    """A tool as the model sees it."""
+
+    name: str
+    """The tool's name."""
+    description: str = ""
+    """What it does, for the model."""
+    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    """JSON Schema of its arguments."""
+
+    @cached_property
+    def rendered(self) -> str:
+        """The JSON counted against the budget."""
+        return json.dumps(
+            {"name": self.name, "description": self.description, "input_schema": self.input_schema},
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """The ``tools`` entry of an Anthropic request."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """What is sent to the model: System → conversation → transient → references, plus tools."""
+
+    system: str
+    """The one System message."""
+    messages: tuple[UserMessage | AssistantMessage, ...]
+    """Summary, conversation, transient material and references, in that order."""
+    tools: tuple[ToolSchema, ...] = ()
+    """Tool schemas (travel in their own request field, counted in the budget)."""
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """``system``, ``messages`` and ``tools`` of an Anthropic Messages request."""
+        payload: dict[str, Any] = {"messages": messages_to_anthropic(self.messages)}
+        if self.system:
+            payload["system"] = self.system
+        if self.tools:
+            payload["tools"] = [t.to_anthropic() for t in self.tools]
+        return payload

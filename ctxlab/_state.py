@@ -1,0 +1,52 @@
+"""The agent's working context: the conversation the model sees and the running summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxlab.messages import AssistantMessage, Message, UserMessage
+
+__all__ = ["Summary", "WorkingState"]
+
+
+class Summary(BaseModel):
+    """A structured summary standing for a compacted prefix of the conversation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fields: dict[str, str] = Field(default_factory=dict)
+    """The summary schema's fields (empty for a truncation note)."""
+    text: str
+    """The rendered text the model sees (``summary_template`` applied, or the note)."""
+    compacted_messages: int = 0
+    """How many messages this summary stands for, over all compactions."""
+    kind: str = "summary"
+    """``summary``, or ``truncation_note`` when summarization failed and messages were dropped."""
+
+
+class WorkingState(BaseModel):
+    """What the next request is built from. Pipeline stages return new states."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    conversation: tuple[Message, ...] = ()
+    """The working conversation (shortened by compaction; the durable log keeps everything)."""
+    summary: Summary | None = None
+    """The summary of compacted history, shown before the conversation."""
+    revision: int = 0
+    """Bumped at every committed change, to detect concurrent edits."""
+
+    def append(self, *messages: UserMessage | AssistantMessage) -> WorkingState:
+        """A new state with messages appended."""
+        return self.model_copy(
+            update={"conversation": (*self.conversation, *messages), "revision": self.revision + 1}
+        )
+
+    @classmethod
+    def of(cls, messages: Any) -> WorkingState:
+        """A state holding ``messages`` (any iterable of messages or message dicts)."""
+        from ctxlab.messages import parse_messages
+
+        return cls(conversation=tuple(parse_messages(messages)))

@@ -1,0 +1,227 @@
+"""`ContextManifest`: what one prepared request contains, what was done to it, and whether it passed.
+
+A manifest holds metadata, never prompt bodies. It is built at every preparation, failures
+included, and compared with the previous one to show what appeared, went away or shrank.
+Items and transforms are slotted dataclasses rather than pydantic models: a long session builds
+hundreds of items per step, and this keeps preparation well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "PLACEMENTS",
+    "ContextManifest",
+    "ManifestDiff",
+    "ManifestItem",
+    "Placement",
+    "ProviderUsage",
+    "Transform",
+    "Validation",
+]
+
+Placement = Literal["system", "tools", "summary", "conversation", "transient", "references"]
+"""Where an item sits in the request."""
+PLACEMENTS: tuple[Placement, ...] = (
+    "system",
+    "tools",
+    "summary",
+    "conversation",
+    "transient",
+    "references",
+)
+Validation = Literal[
+    "passed",
+    "budget_exceeded",
+    "invalid_tool_pairs",
+    "state_conflict",
+    "history_conflict",
+    "build_failed",
+]
+"""The outcome of a preparation."""
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestItem:
+    """One retained piece of the request: a message, a tool schema, a material block, ..."""
+
+    id: str
+    """Stable id: ``system/<name>``, ``tool/<name>``, ``message/<hash>``, ``source/<src>/<block>``."""
+    kind: str
+    """``system``, ``tool_schema``, ``summary``, ``message``, ``task_state``, ``runtime``,
+    ``reference``, ``memory``, ``knowledge``, ``notice``."""
+    placement: Placement
+    """Where it is placed in the request."""
+    tokens: int
+    """Its estimated tokens."""
+    content_hash: str
+    """Hash of its content: compare across requests to see whether it changed."""
+    source_id: str | None = None
+    """The material's source (``source/<name>``, ``workspace/MEMORY.md``, ...); None for messages."""
+    revision: str | None = None
+    """The material's business revision, or its content hash when none was given."""
+    role: str | None = None
+    """For messages: ``user`` or ``assistant``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transform:
+    """One action of the preparation. ``str(t)`` is its code, e.g. ``omitted_for_budget:<id>``."""
+
+    kind: str
+    """``tool_result_offload``, ``tool_result_truncation``, ``image_offload``, ``image_drop``,
+    ``omitted_for_budget``, ``source_unavailable``, ``args_truncation``, ``tool_output_prune``,
+    ``history_compaction``, ``history_truncation``, ``summary_failed``."""
+    target: str = ""
+    """What it applied to (an item id, a tool call id, a source)."""
+    detail: str = ""
+    """A short note: a path, a reason, a count."""
+    tokens_before: int | None = None
+    """Tokens of the target before the action."""
+    tokens_after: int | None = None
+    """Tokens of the target after it."""
+
+    def __str__(self) -> str:
+        parts = [self.kind]
+        if self.target:
+            parts.append(self.target)
+        if self.detail and self.kind == "source_unavailable":
+            parts.append(self.detail)
+        return ":".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderUsage:
+    """What the provider billed for the request (known only after the response)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    @property
+    def total_input_tokens(self) -> int:
+        """Input plus cache reads and writes: comparable to the manifest's estimate."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestDiff:
+    """How a request differs from the previous one of the same agent."""
+
+    added: tuple[str, ...] = ()
+    """Item ids new in this request."""
+    removed: tuple[str, ...] = ()
+    """Item ids present before and gone now."""
+    shrank: tuple[tuple[str, int, int], ...] = ()
+    """(id, tokens before, tokens after) of items whose tokens went down."""
+    grew: tuple[tuple[str, int, int], ...] = ()
+    """(id, tokens before, tokens after) of items whose tokens went up."""
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing changed."""
+        return not (self.added or self.removed or self.shrank or self.grew)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextManifest:
+    """The build manifest of one model request preparation."""
+
+    call_id: str
+    """Id of this preparation (not the session, turn or run id)."""
+    purpose: str
+    """``reasoning``, ``summary``, ``compaction`` or ``recovery``."""
+    model: str
+    """The model the request is for."""
+    estimated_input_tokens: int
+    """Estimated input tokens of the whole request; -1 when the build failed early."""
+    input_limit: int
+    """The effective input limit; -1 when unknown."""
+    counting_method: str
+    """How tokens were counted (``unavailable`` after an early failure)."""
+    exact: bool
+    """Whether the counts are the provider's own."""
+    items: tuple[ManifestItem, ...]
+    """The retained items, in request order."""
+    transforms: tuple[Transform, ...]
+    """The actions of this preparation, in order."""
+    validation: Validation
+    """``passed`` or why not."""
+    context_size: int = 0
+    """The model's context window the ratios refer to."""
+    thresholds: Mapping[str, int] = field(default_factory=dict)
+    """Token lines in force: ``notice_tokens``, ``trigger_tokens``, ``reserve_tokens``,
+    ``input_limit``."""
+    diff: ManifestDiff | None = None
+    """Difference to the previous manifest, when there was one."""
+    provider_usage: ProviderUsage | None = None
+    """Provider-reported usage, attached after the response."""
+    error: str | None = None
+    """The failure's message when validation did not pass."""
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Tokens per placement (every placement present, zeros included)."""
+        totals = dict.fromkeys(PLACEMENTS, 0)
+        for item in self.items:
+            totals[item.placement] += item.tokens
+        return totals
+
+    @property
+    def transform_codes(self) -> list[str]:
+        """The transforms as their codes, e.g. ``omitted_for_budget:source/x/y``."""
+        return [str(t) for t in self.transforms]
+
+    def with_usage(self, usage: ProviderUsage) -> ContextManifest:
+        """A copy carrying the provider's usage."""
+        return dataclasses.replace(self, provider_usage=usage)
+
+    def diff_from(self, previous: ContextManifest | None) -> ManifestDiff | None:
+        """Compute the difference from ``previous`` (None when there is none)."""
+        if previous is None:
+            return None
+        before = {item.id: item.tokens for item in previous.items}
+        after = {item.id: item.tokens for item in self.items}
+        shrank: list[tuple[str, int, int]] = []
+        grew: list[tuple[str, int, int]] = []
+        for item_id, tokens in after.items():
+            old = before.get(item_id)
+            if old is not None and old != tokens:
+                (shrank if tokens < old else grew).append((item_id, old, tokens))
+        return ManifestDiff(
+            added=tuple(i for i in after if i not in before),
+            removed=tuple(i for i in before if i not in after),
+            shrank=tuple(shrank),
+            grew=tuple(grew),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the form stored in session logs and sent over the wire)."""
+        data = dataclasses.asdict(self)
+        data["thresholds"] = dict(self.thresholds)
+        data["totals"] = self.totals
+        return data
+
+    def items_frame(self) -> pd.DataFrame:
+        """One row per item: id, kind, placement, tokens, source_id, revision, hash, role."""
+        import pandas as pd
+
+        columns = [f.name for f in dataclasses.fields(ManifestItem)]
+        rows = [[getattr(item, c) for c in columns] for item in self.items]
+        return pd.DataFrame(rows, columns=columns)
+
+    def transforms_frame(self) -> pd.DataFrame:
+        """One row per transform: code, kind, target, detail, tokens before and after."""
+        import pandas as pd
+
+        columns = [f.name for f in dataclasses.fields(Transform)]
+        rows = [[str(t), *(getattr(t, c) for c in columns)] for t in self.transforms]
+        return pd.DataFrame(rows, columns=["code", *columns])

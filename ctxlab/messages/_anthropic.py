@@ -1,0 +1,91 @@
+"""Lossless conversion between ctxlab messages and the Anthropic Messages format.
+
+ctxlab's blocks mirror Anthropic's, so conversion renames nothing; the one block of ctxlab's own,
+`HintBlock`, travels as a text block wrapped in ``<system-reminder>`` tags and is recognised on the
+way back. Anthropic's string shorthand for ``content`` is read as one text block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.messages._blocks import HINT_CLOSE, HINT_OPEN, HintBlock, TextBlock
+from ctxlab.messages._messages import (
+    AssistantMessage,
+    UserMessage,
+    parse_messages,
+)
+
+__all__ = ["messages_from_anthropic", "messages_to_anthropic", "to_anthropic_block"]
+
+_ANTHROPIC_BLOCKS = {"text", "image", "tool_use", "tool_result"}
+
+
+def to_anthropic_block(block: Any) -> dict[str, Any]:
+    """One ctxlab block as an Anthropic content block dict."""
+    if isinstance(block, HintBlock):
+        return {"type": "text", "text": block.rendered}
+    data: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
+    return data
+
+
+def messages_to_anthropic(
+    messages: Iterable[UserMessage | AssistantMessage],
+) -> list[dict[str, Any]]:
+    """Messages as the ``messages`` list of an Anthropic request."""
+    return [
+        {"role": m.role, "content": [to_anthropic_block(b) for b in m.content]} for m in messages
+    ]
+
+
+def _block_from_anthropic(block: Any, where: str) -> Any:
+    if not isinstance(block, Mapping):
+        msg = f"{where} is {type(block).__name__}, expected a content block dict with a 'type'"
+        raise MessageFormatError(msg)
+    kind = block.get("type")
+    if kind not in _ANTHROPIC_BLOCKS:
+        msg = (
+            f"{where} has type {kind!r}; ctxlab reads Anthropic blocks of type "
+            f"{sorted(_ANTHROPIC_BLOCKS)} (drop or convert thinking and server-tool blocks first)"
+        )
+        raise MessageFormatError(msg)
+    if kind == "text":
+        text = block.get("text")
+        if isinstance(text, str) and text.startswith(HINT_OPEN) and text.endswith(HINT_CLOSE):
+            return {"type": "hint", "hint": text[len(HINT_OPEN) : -len(HINT_CLOSE)]}
+        # Citations and cache_control are request annotations, not content: not kept.
+        return {"type": "text", "text": text}
+    if kind in ("tool_use", "image"):
+        return {k: v for k, v in block.items() if k != "cache_control"}
+    out = {k: v for k, v in block.items() if k != "cache_control"}
+    content = out.get("content", "")
+    if isinstance(content, list):
+        out["content"] = [_block_from_anthropic(p, f"{where}.content[{i}]") for i, p in
+                          enumerate(content)]
+    return out
+
+
+def messages_from_anthropic(
+    messages: Iterable[Mapping[str, Any]],
+) -> list[UserMessage | AssistantMessage]:
+    """Read an Anthropic ``messages`` list. Raises `MessageFormatError` naming what is wrong."""
+    converted: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            msg = f"message {index} is {type(message).__name__}, expected a dict with role/content"
+            raise MessageFormatError(msg)
+        content = message.get("content")
+        if isinstance(content, str):
+            blocks: list[Any] = [TextBlock(text=content)]
+        elif isinstance(content, list):
+            blocks = [
+                _block_from_anthropic(b, f"message {index} content[{i}]")
+                for i, b in enumerate(content)
+            ]
+        else:
+            msg = f"message {index} has no 'content' string or list of blocks"
+            raise MessageFormatError(msg)
+        converted.append({"role": message.get("role"), "content": blocks})
+    return parse_messages(converted)

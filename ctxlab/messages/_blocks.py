@@ -1,0 +1,163 @@
+"""Content blocks: the parts a message is made of.
+
+Block and field names follow the Anthropic Messages format, so that conversion is a re-labelling,
+and add one block of ctxlab's own: `HintBlock`, a harness note to the model that is never mistaken
+for the user's words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "AssistantBlock",
+    "Base64ImageSource",
+    "ContentBlock",
+    "HintBlock",
+    "ImageBlock",
+    "ImageSource",
+    "TextBlock",
+    "ToolResultBlock",
+    "ToolResultContent",
+    "ToolUseBlock",
+    "UrlImageSource",
+    "UserBlock",
+]
+
+# A hint reaches a provider as text wrapped in this tag; reading it back restores the hint.
+HINT_OPEN = "<system-reminder>"
+HINT_CLOSE = "</system-reminder>"
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def evolve(self, **changes: Any) -> Self:
+        """A new block with ``changes`` applied and validated.
+
+        Use instead of ``model_copy``, which would carry over cached hashes of the old content.
+        """
+        data = {name: getattr(self, name) for name in type(self).model_fields}
+        data.update(changes)
+        return type(self).model_validate(data)
+
+    @cached_property
+    def content_hash(self) -> str:
+        """A stable hash of the block's content (16 hex digits of SHA-256)."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+class TextBlock(_Block):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+    """The text."""
+
+
+class HintBlock(_Block):
+    """A note from the harness to the model (an image-limit notice, a compaction hint, ...).
+
+    Rendered to providers as text inside ``<system-reminder>`` tags.
+    """
+
+    type: Literal["hint"] = "hint"
+    hint: str
+    """What the harness tells the model."""
+
+    @property
+    def rendered(self) -> str:
+        """The text a provider receives for this hint."""
+        return f"{HINT_OPEN}{self.hint}{HINT_CLOSE}"
+
+
+class Base64ImageSource(_Block):
+    """Image bytes carried inline."""
+
+    type: Literal["base64"] = "base64"
+    media_type: str
+    """MIME type, e.g. ``image/png``."""
+    data: str
+    """The image bytes, base64-encoded."""
+
+
+class UrlImageSource(_Block):
+    """An image the provider fetches from a URL."""
+
+    type: Literal["url"] = "url"
+    url: str
+    """Where the image is."""
+
+
+ImageSource = Annotated[Base64ImageSource | UrlImageSource, Field(discriminator="type")]
+
+
+class ImageBlock(_Block):
+    """An image."""
+
+    type: Literal["image"] = "image"
+    source: ImageSource
+    """Where the image's bytes come from."""
+
+
+class ToolUseBlock(_Block):
+    """A tool call requested by the model."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str = Field(min_length=1)
+    """The call's id; its result names it in ``tool_use_id``."""
+    name: str = Field(min_length=1)
+    """The tool's name."""
+    input: dict[str, Any] = Field(default_factory=dict)
+    """The arguments, as JSON."""
+
+    @cached_property
+    def input_json(self) -> str:
+        """The arguments rendered as compact JSON (what is counted and shown)."""
+        return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
+
+
+ToolResultContent = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
+
+
+class ToolResultBlock(_Block):
+    """The result of a tool call; tool output is text and is never rendered as markup."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str = Field(min_length=1)
+    """The id of the `ToolUseBlock` this answers."""
+    content: str | tuple[ToolResultContent, ...] = ""
+    """The output: a string, or text and image parts."""
+    is_error: bool | None = None
+    """True when the tool failed; None when the producer did not say."""
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    @cached_property
+    def text(self) -> str:
+        """The textual part of the output (image parts are left out)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(part.text for part in self.content if isinstance(part, TextBlock))
+
+    @property
+    def images(self) -> tuple[ImageBlock, ...]:
+        """The image parts of the output."""
+        if isinstance(self.content, str):
+            return ()
+        return tuple(part for part in self.content if isinstance(part, ImageBlock))
+
+
+UserBlock = Annotated[
+    TextBlock | ImageBlock | ToolResultBlock | HintBlock, Field(discriminator="type")
+]
+AssistantBlock = Annotated[TextBlock | ToolUseBlock | HintBlock, Field(discriminator="type")]
+ContentBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | HintBlock

@@ -1,0 +1,196 @@
+"""Messages: a user or assistant turn holding content blocks, and their (de)serialization."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.messages._blocks import (
+    AssistantBlock,
+    ImageBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserBlock,
+)
+
+__all__ = [
+    "MESSAGES_ADAPTER",
+    "MESSAGE_ADAPTER",
+    "AssistantMessage",
+    "Message",
+    "ToolPairProblem",
+    "UserMessage",
+    "dump_messages",
+    "find_tool_pair_problems",
+    "parse_messages",
+]
+
+
+def _text_to_blocks(value: Any) -> Any:
+    if isinstance(value, str):
+        return (TextBlock(text=value),)
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @cached_property
+    def content_hash(self) -> str:
+        """A stable hash of the role and every block (16 hex digits of SHA-256)."""
+        role: str = getattr(self, "role")  # noqa: B009 - declared by the subclasses
+        blocks: tuple[Any, ...] = getattr(self, "content")  # noqa: B009
+        joined = role + ":" + ",".join(block.content_hash for block in blocks)
+        return hashlib.sha256(joined.encode()).hexdigest()[:16]
+
+
+class UserMessage(_Message):
+    """A user turn: the user's words, images, tool results and harness hints.
+
+    ``content`` also accepts a plain string: ``UserMessage(content="hi")``.
+    """
+
+    role: Literal["user"] = "user"
+    content: tuple[UserBlock, ...]
+    """The blocks of the turn, in order."""
+
+    _to_blocks = field_validator("content", mode="before")(_text_to_blocks)
+
+    @property
+    def tool_results(self) -> tuple[ToolResultBlock, ...]:
+        """The tool results carried by this turn."""
+        return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
+
+    @cached_property
+    def image_count(self) -> int:
+        """Images in this turn, inside tool results included."""
+        direct = sum(1 for b in self.content if isinstance(b, ImageBlock))
+        return direct + sum(len(r.images) for r in self.tool_results)
+
+    @cached_property
+    def longest_result_chars(self) -> int:
+        """Characters of the longest tool result text in this turn (0 without results)."""
+        return max((len(r.text) for r in self.tool_results), default=0)
+
+
+class AssistantMessage(_Message):
+    """An assistant turn: text and tool calls."""
+
+    role: Literal["assistant"] = "assistant"
+    content: tuple[AssistantBlock, ...]
+    """The blocks of the turn, in order."""
+
+    _to_blocks = field_validator("content", mode="before")(_text_to_blocks)
+
+    @property
+    def tool_uses(self) -> tuple[ToolUseBlock, ...]:
+        """The tool calls requested in this turn."""
+        return tuple(b for b in self.content if isinstance(b, ToolUseBlock))
+
+
+Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
+"""A user or assistant message, discriminated by ``role``."""
+
+MESSAGE_ADAPTER: TypeAdapter[UserMessage | AssistantMessage] = TypeAdapter(Message)
+MESSAGES_ADAPTER: TypeAdapter[list[UserMessage | AssistantMessage]] = TypeAdapter(list[Message])
+
+
+def parse_messages(data: Iterable[Any]) -> list[UserMessage | AssistantMessage]:
+    """Validate ctxlab-format message dicts (or JSON-decoded lists) into messages.
+
+    Raises `MessageFormatError` naming the message index and the field at fault.
+    """
+    result: list[UserMessage | AssistantMessage] = []
+    for index, item in enumerate(data):
+        if isinstance(item, UserMessage | AssistantMessage):
+            result.append(item)
+            continue
+        try:
+            result.append(MESSAGE_ADAPTER.validate_python(item))
+        except ValidationError as exc:
+            msg = f"message {index} is malformed: {_describe(exc)}"
+            raise MessageFormatError(msg) from exc
+    return result
+
+
+def dump_messages(messages: Iterable[UserMessage | AssistantMessage]) -> list[dict[str, Any]]:
+    """Messages as JSON-ready dicts; `parse_messages` reads them back unchanged."""
+    return [m.model_dump(mode="json") for m in messages]
+
+
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"]) or "message"
+    more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+    hint = (
+        " A message is {'role': 'user'|'assistant', 'content': str | list of blocks}; blocks have"
+        " 'type' text, image, tool_use, tool_result or hint."
+    )
+    return f"{where}: {first['msg']}{more}.{hint}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPairProblem:
+    """One broken tool exchange found in a conversation."""
+
+    kind: Literal["orphan_result", "missing_result", "duplicate_id"]
+    """What is wrong."""
+    tool_use_id: str
+    """The call id concerned."""
+    message_index: int
+    """The index of the message where the problem shows."""
+
+    def __str__(self) -> str:
+        if self.kind == "orphan_result":
+            return (
+                f"message {self.message_index}: tool_result for '{self.tool_use_id}' has no "
+                "tool_use in the assistant message just before it"
+            )
+        if self.kind == "missing_result":
+            return (
+                f"message {self.message_index}: tool_use '{self.tool_use_id}' has no "
+                "tool_result in the user message that follows it"
+            )
+        return f"message {self.message_index}: tool_use id '{self.tool_use_id}' is used twice"
+
+
+def find_tool_pair_problems(
+    messages: Sequence[UserMessage | AssistantMessage], *, allow_unfinished: bool = False
+) -> list[ToolPairProblem]:
+    """Check the Anthropic rule: the results of an assistant turn's calls open the next user turn.
+
+    With ``allow_unfinished``, calls of the final assistant message may lack results (they are
+    still running).
+    """
+    problems: list[ToolPairProblem] = []
+    seen: set[str] = set()
+    pending: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            problems.extend(
+                ToolPairProblem("missing_result", tid, at) for tid, at in pending.items()
+            )
+            pending = {}
+            for use in message.tool_uses:
+                if use.id in seen:
+                    problems.append(ToolPairProblem("duplicate_id", use.id, index))
+                seen.add(use.id)
+                pending[use.id] = index
+            continue
+        for result in message.tool_results:
+            if pending.pop(result.tool_use_id, None) is None:
+                problems.append(ToolPairProblem("orphan_result", result.tool_use_id, index))
+        problems.extend(ToolPairProblem("missing_result", tid, at) for tid, at in pending.items())
+        pending = {}
+    if pending and not allow_unfinished:
+        problems.extend(ToolPairProblem("missing_result", tid, at) for tid, at in pending.items())
+    return problems

@@ -1,0 +1,240 @@
+"""Stage 5: conversation reduction — light passes, then compaction by structured summary.
+
+The prefix of the conversation is summarized; a recent tail is kept. The tail never begins with
+tool results whose calls would be summarized away, always holds the latest turn (the last
+assistant message and what follows it, so unfinished calls are never summarized), and is cut to
+the budget it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ctxlab._config import ContextConfig
+from ctxlab._state import Summary
+from ctxlab.exceptions import CompressionError
+from ctxlab.manifest import Transform
+from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.pipeline._passes import prune_tool_output, truncate_old_arguments
+from ctxlab.pipeline._summary import Summarizer, SummaryRequest, render_summary, validate_summary
+from ctxlab.pipeline._tool_results import truncate_results
+from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
+
+__all__ = ["CompactionRecord", "Reduction", "find_split", "reduce_conversation", "summary_tokens"]
+
+Conversation = tuple[UserMessage | AssistantMessage, ...]
+
+SUMMARY_ALLOWANCE = 2_000
+"""Tokens set aside for a new summary when sizing the kept tail."""
+
+TRUNCATION_NOTE = (
+    "<system-info>{count} earlier messages were removed to fit the context window; no summary "
+    "of them could be made ({reason}). Re-read files and re-run checks rather than relying on "
+    "memory of that part.{previous}</system-info>"
+)
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """What one compaction did."""
+
+    kind: str
+    """``summary``, or ``truncation`` when summarization failed and the fallback dropped messages."""
+    tokens_before: int
+    """Summary + conversation tokens before."""
+    tokens_after: int
+    """Summary + conversation tokens after."""
+    messages_compacted: int
+    """Messages replaced by the summary (or dropped)."""
+    attempts: int
+    """Summarization attempts made."""
+    errors: tuple[str, ...] = ()
+    """Why attempts failed."""
+
+
+@dataclass
+class Reduction:
+    """The outcome of stage 5."""
+
+    conversation: Conversation
+    summary: Summary | None
+    transforms: list[Transform] = field(default_factory=list)
+    compaction: CompactionRecord | None = None
+
+
+def summary_tokens(summary: Summary | None, cache: TokenCache) -> int:
+    """Tokens of the summary message."""
+    return 0 if summary is None else cache.text(summary.text) + MESSAGE_OVERHEAD
+
+
+def _is_boundary(message: UserMessage | AssistantMessage) -> bool:
+    # A kept tail may start at an assistant turn or at a user turn that answers no call.
+    return isinstance(message, AssistantMessage) or not message.tool_results
+
+
+def find_split(
+    conversation: Sequence[UserMessage | AssistantMessage],
+    cache: TokenCache,
+    *,
+    keep_tokens: int,
+    keep_messages: int | None = None,
+) -> int:
+    """Index of the first kept message: the tail fits ``keep_tokens`` (or ``keep_messages``),
+    starts at a valid boundary and holds at least the latest turn."""
+    if not conversation:
+        return 0
+    latest = next(
+        (i for i in range(len(conversation) - 1, -1, -1)
+         if isinstance(conversation[i], AssistantMessage)),
+        len(conversation) - 1,
+    )
+    while latest > 0 and not _is_boundary(conversation[latest]):
+        latest -= 1
+    start = latest
+    tokens = cache.messages(conversation[latest:])
+    for index in range(latest - 1, -1, -1):
+        tokens += cache.message(conversation[index])
+        if keep_messages is not None:
+            if len(conversation) - index > keep_messages:
+                break
+        elif tokens > keep_tokens:
+            break
+        if _is_boundary(conversation[index]):
+            start = index
+    return start
+
+
+async def _summarize(
+    prefix: Conversation,
+    previous: Summary | None,
+    config: ContextConfig,
+    summarizer: Summarizer | None,
+    instructions: str | None,
+) -> tuple[dict[str, str] | None, list[str]]:
+    errors: list[str] = []
+    if summarizer is None:
+        return None, ["no summarizer is attached"]
+    for attempt in range(1, config.compaction.max_summary_attempts + 1):
+        request = SummaryRequest(
+            messages=prefix,
+            previous_summary=previous,
+            schema=config.summary_schema,
+            prompt=config.compression_prompt,
+            instructions=instructions,
+            attempt=attempt,
+        )
+        try:
+            return validate_summary(await summarizer(request), config), errors
+        except Exception as exc:  # noqa: BLE001 - any summarizer failure is retried, then reported
+            errors.append(f"attempt {attempt}: {type(exc).__name__}: {exc}")
+    return None, errors
+
+
+@dataclass(frozen=True)
+class ReductionLimits:
+    """The token lines stage 5 works with."""
+
+    fixed_tokens: int
+    """System + tools + material: everything but summary and conversation."""
+    trigger_tokens: int
+    """Compact above this total."""
+    reserve_tokens: int
+    """Target size of the kept tail."""
+    input_limit: int
+    """The request's hard limit."""
+
+
+async def reduce_conversation(
+    conversation: Conversation,
+    summary: Summary | None,
+    *,
+    config: ContextConfig,
+    cache: TokenCache,
+    limits: ReductionLimits,
+    summarizer: Summarizer | None,
+    force: bool = False,
+    instructions: str | None = None,
+) -> Reduction:
+    """Apply the light passes, then compact when the trigger (or ``force``) says so."""
+    passes = config.compaction
+    result = Reduction(conversation, summary)
+    if passes.truncate_args is not None:
+        result.conversation, moved = truncate_old_arguments(
+            result.conversation, passes.truncate_args, cache.messages(result.conversation)
+        )
+        result.transforms.extend(moved)
+
+    def total() -> int:
+        return (
+            limits.fixed_tokens
+            + summary_tokens(result.summary, cache)
+            + cache.messages(result.conversation)
+        )
+
+    by_messages = (
+        passes.trigger_messages is not None
+        and len(result.conversation) >= passes.trigger_messages
+    )
+    if not (force or (passes.enabled and (by_messages or total() > limits.trigger_tokens))):
+        return result
+    if passes.prune is not None:
+        result.conversation, pruned = prune_tool_output(result.conversation, passes.prune, cache)
+        result.transforms.extend(pruned)
+        if pruned and not force and not by_messages and total() <= limits.trigger_tokens:
+            return result
+
+    before = summary_tokens(summary, cache) + cache.messages(result.conversation)
+    room = limits.input_limit - limits.fixed_tokens - summary_tokens(summary, cache)
+    keep = min(limits.reserve_tokens, max(room - SUMMARY_ALLOWANCE, 0))
+    split = find_split(
+        result.conversation, cache, keep_tokens=keep, keep_messages=passes.keep_messages
+    )
+    prefix, tail = result.conversation[:split], result.conversation[split:]
+    if not prefix:
+        return result
+    tail_room = max(room - SUMMARY_ALLOWANCE, 0)
+    if cache.messages(tail) > tail_room:
+        # The latest turn alone is too big: its tool results are cut to what is left.
+        results = sum(len(m.tool_results) for m in tail if isinstance(m, UserMessage))
+        other = sum(cache.message(m) for m in tail if not isinstance(m, UserMessage)) + 64
+        per_result = max((tail_room - other) // max(results, 1), 64)
+        tail, cut = truncate_results(tail, per_result, None, cache)
+        result.transforms.extend(cut)
+
+    fields, errors = await _summarize(prefix, summary, config, summarizer, instructions)
+    compacted = len(prefix) + (summary.compacted_messages if summary else 0)
+    if fields is not None:
+        new_summary = Summary(
+            fields=fields, text=render_summary(fields, config), compacted_messages=compacted
+        )
+        kind, code = "summary", "history_compaction"
+    elif config.compression_fallback_to_truncation:
+        previous = f"\nEarlier summary:\n{summary.text}" if summary else ""
+        note = TRUNCATION_NOTE.format(count=len(prefix), reason=errors[-1], previous=previous)
+        new_summary = Summary(
+            fields=dict(summary.fields) if summary else {},
+            text=note,
+            compacted_messages=compacted,
+            kind="truncation_note",
+        )
+        kind, code = "truncation", "history_truncation"
+        result.transforms.append(Transform("summary_failed", "", "; ".join(errors)))
+    else:
+        msg = (
+            "summarization failed on every attempt and compression_fallback_to_truncation is "
+            f"off, so the context was left untouched: {'; '.join(errors)}"
+        )
+        raise CompressionError(msg)
+    result.conversation, result.summary = tail, new_summary
+    after = summary_tokens(new_summary, cache) + cache.messages(tail)
+    result.transforms.append(Transform(code, f"{len(prefix)} messages", "", before, after))
+    result.compaction = CompactionRecord(
+        kind=kind,
+        tokens_before=before,
+        tokens_after=after,
+        messages_compacted=len(prefix),
+        attempts=len(errors) + (1 if fields is not None else 0),
+        errors=tuple(errors),
+    )
+    return result

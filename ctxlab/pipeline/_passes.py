@@ -1,0 +1,108 @@
+"""Light conversation passes that run before summarizing: argument truncation and output pruning."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ctxlab._config import PruneConfig, TruncateArgsConfig
+from ctxlab.manifest import Transform
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.pipeline._tool_results import _replace_results, _with_text
+from ctxlab.tokens import TokenCache
+
+__all__ = ["PRUNE_NOTE", "prune_tool_output", "truncate_old_arguments"]
+
+Conversation = tuple[UserMessage | AssistantMessage, ...]
+PRUNE_NOTE = "[... older tool output pruned to save context: {removed} characters removed ...]"
+
+
+def truncate_old_arguments(
+    conversation: Sequence[UserMessage | AssistantMessage],
+    config: TruncateArgsConfig,
+    conversation_tokens: int,
+) -> tuple[Conversation, list[Transform]]:
+    """Shorten long string arguments of tool calls older than the protected latest messages."""
+    triggered = (
+        len(conversation) >= config.trigger_messages
+        or conversation_tokens >= config.trigger_tokens
+    )
+    if not triggered:
+        return tuple(conversation), []
+    transforms: list[Transform] = []
+    end = max(len(conversation) - config.keep_messages, 0)
+    out: list[UserMessage | AssistantMessage] = list(conversation)
+    for index in range(end):
+        message = conversation[index]
+        if not isinstance(message, AssistantMessage) or not message.tool_uses:
+            continue
+        blocks: list[Any] = []
+        changed = False
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                new_input = {
+                    key: value[:20] + config.truncation_text
+                    if isinstance(value, str) and len(value) > config.max_arg_length
+                    else value
+                    for key, value in block.input.items()
+                }
+                if new_input != block.input:
+                    changed = True
+                    transforms.append(Transform("args_truncation", block.id))
+                    block = block.evolve(input=new_input)  # noqa: PLW2901
+            blocks.append(block)
+        if changed:
+            out[index] = AssistantMessage(content=tuple(blocks))
+    return tuple(out), transforms
+
+
+def prune_tool_output(
+    conversation: Sequence[UserMessage | AssistantMessage],
+    config: PruneConfig,
+    cache: TokenCache,
+) -> tuple[Conversation, list[Transform]]:
+    """Replace older tool output by a preview when enough tokens can be freed.
+
+    The latest ``protect_tokens`` of tool output are protected; the rest is pruned only when the
+    savings reach ``minimum_prunable_tokens``.
+    """
+    protected = 0
+    candidates: dict[int, int] = {}  # id(result) -> tokens saved
+    savings = 0
+    for message in reversed(conversation):
+        if not isinstance(message, UserMessage):
+            continue
+        for result in reversed(message.tool_results):
+            tokens = cache.block(result)
+            if protected + tokens <= config.protect_tokens:
+                protected += tokens
+                continue
+            protected = config.protect_tokens  # everything older is eligible
+            text = result.text
+            if len(text) <= config.preview_chars or "older tool output pruned" in text[-200:]:
+                continue
+            saved = tokens - cache.counter.count_text(text[: config.preview_chars]) - 30
+            if saved > 0:
+                candidates[id(result)] = saved
+                savings += saved
+    if savings < config.minimum_prunable_tokens:
+        return tuple(conversation), []
+    transforms: list[Transform] = []
+
+    def replace(result: ToolResultBlock) -> ToolResultBlock:
+        if id(result) not in candidates:
+            return result
+        text = result.text
+        note = PRUNE_NOTE.format(removed=len(text) - config.preview_chars)
+        new = _with_text(result, f"{text[: config.preview_chars]}\n{note}")
+        transforms.append(
+            Transform("tool_output_prune", result.tool_use_id, "", cache.block(result),
+                      cache.block(new))
+        )
+        return new
+
+    out = tuple(
+        _replace_results(m, replace) if isinstance(m, UserMessage) and m.tool_results else m
+        for m in conversation
+    )
+    return out, transforms

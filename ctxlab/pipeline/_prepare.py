@@ -1,0 +1,362 @@
+"""`prepare`: the preparation pipeline, stages 1–8, from working state to a validated request.
+
+A deterministic function of (working state, config, materials, counter, summarizer). It returns the
+request, its manifest and the candidate working state; the caller commits that state only when
+validation passed. Failures raise a `PreparationError` that carries the failed manifest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ctxlab._config import ContextConfig
+from ctxlab._request import ModelRequest, ToolSchema
+from ctxlab._state import Summary, WorkingState
+from ctxlab.exceptions import (
+    ContextBudgetExceeded,
+    InvalidToolPairs,
+    PreparationError,
+)
+from ctxlab.manifest import ContextManifest, ManifestItem, Transform, Validation
+from ctxlab.materials import ContextBlock, Material, Materials
+from ctxlab.messages import (
+    AssistantMessage,
+    TextBlock,
+    UserMessage,
+    find_tool_pair_problems,
+)
+from ctxlab.pipeline._budget import input_limit, omit_for_budget
+from ctxlab.pipeline._compaction import (
+    CompactionRecord,
+    ReductionLimits,
+    reduce_conversation,
+    summary_tokens,
+)
+from ctxlab.pipeline._images import limit_images
+from ctxlab.pipeline._offload import Offloader
+from ctxlab.pipeline._summary import Summarizer
+from ctxlab.pipeline._tool_results import evict_large_results, truncate_results
+from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache, TokenCounter
+
+__all__ = ["Preparation", "Purpose", "prepare", "token_cache_for"]
+
+Purpose = Literal["reasoning", "compaction", "recovery", "summary"]
+"""Why a request is prepared: a reasoning step, a (manual or agentic) compaction, an overflow
+recovery, or a summary request."""
+
+_caches: weakref.WeakKeyDictionary[Any, TokenCache] = weakref.WeakKeyDictionary()
+
+
+def token_cache_for(counter: TokenCounter | TokenCache) -> TokenCache:
+    """The shared `TokenCache` of a counter (created on first use), or the cache itself."""
+    if isinstance(counter, TokenCache):
+        return counter
+    cache = _caches.get(counter)
+    if cache is None:
+        cache = _caches[counter] = TokenCache(counter)
+    return cache
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """The result of a successful preparation."""
+
+    request: ModelRequest
+    """What to send to the model."""
+    manifest: ContextManifest
+    """What the request contains and how it was built."""
+    state: WorkingState
+    """The candidate working state (compacted, truncated); commit it once the request is sent."""
+    compaction: CompactionRecord | None = None
+    """The compaction this preparation performed, if any."""
+
+
+def usage_notice(total: int, context_size: int, trigger: int, tool_enabled: bool) -> str:
+    """The runtime note telling the agent how full its context is."""
+    note = (
+        f"Context usage: {total} of {context_size} tokens ({100 * total / context_size:.0f}%). "
+        f"The conversation is compacted automatically above {trigger} tokens."
+    )
+    if tool_enabled:
+        note += (
+            " You may call the CompressContext tool now, at a boundary between two pieces of "
+            "work, to summarize earlier history on your own terms."
+        )
+    return note
+
+
+class _Builder:
+    """Per-call working data of `prepare`; keeps the stages readable."""
+
+    def __init__(self, cache: TokenCache) -> None:
+        self.cache = cache
+        self.transforms: list[Transform] = []
+
+    def material_tokens(self, materials: Sequence[Material]) -> dict[str, int]:
+        return {m.item_id: self.cache.text(m.render()) + MESSAGE_OVERHEAD for m in materials}
+
+    def message_items(
+        self, conversation: Sequence[UserMessage | AssistantMessage]
+    ) -> list[ManifestItem]:
+        items: list[ManifestItem] = []
+        seen: dict[str, int] = {}
+        message_tokens = self.cache.message
+        for message in conversation:
+            digest = message.content_hash
+            count = seen.get(digest, 0)
+            seen[digest] = count + 1
+            item_id = f"message/{digest}" if not count else f"message/{digest}#{count + 1}"
+            items.append(
+                ManifestItem(
+                    item_id, "message", "conversation", message_tokens(message), digest,
+                    None, None, message.role,
+                )
+            )
+        return items
+
+
+def _material_item(material: Material, tokens: int) -> ManifestItem:
+    block = material.block
+    return ManifestItem(
+        id=material.item_id,
+        kind=material.category if material.category != "source" else (
+            "runtime" if block.placement == "transient" else "reference"
+        ),
+        placement=block.placement,
+        tokens=tokens,
+        content_hash=block.content_hash,
+        source_id=material.source_id,
+        revision=block.revision or block.content_hash,
+    )
+
+
+def _layout(
+    system_text: str,
+    summary: Summary | None,
+    conversation: Sequence[UserMessage | AssistantMessage],
+    materials: Sequence[Material],
+) -> tuple[UserMessage | AssistantMessage, ...]:
+    messages: list[UserMessage | AssistantMessage] = []
+    if summary is not None:
+        messages.append(UserMessage(content=(TextBlock(text=summary.text),)))
+    messages.extend(conversation)
+    for placement in ("transient", "references"):
+        blocks = [TextBlock(text=m.render()) for m in materials if m.block.placement == placement]
+        if blocks:
+            messages.append(UserMessage(content=tuple(blocks)))
+    return tuple(messages)
+
+
+def _tool_names(conversation: Sequence[UserMessage | AssistantMessage]) -> dict[str, str]:
+    return {
+        use.id: use.name
+        for m in conversation
+        if isinstance(m, AssistantMessage)
+        for use in m.tool_uses
+    }
+
+
+async def prepare(  # noqa: C901, PLR0913, PLR0915 - the pipeline reads best as one sequence
+    state: WorkingState,
+    *,
+    context_window: int | None,
+    counter: TokenCounter | TokenCache,
+    config: ContextConfig | None = None,
+    materials: Materials | None = None,
+    tools: Sequence[ToolSchema] = (),
+    summarizer: Summarizer | None = None,
+    offloader: Offloader | None = None,
+    purpose: Purpose = "reasoning",
+    call_id: str | None = None,
+    model: str = "",
+    previous: ContextManifest | None = None,
+    force_compaction: bool = False,
+    compaction_threshold: int | None = None,
+    instructions: str | None = None,
+) -> Preparation:
+    """Prepare the next model request from ``state``.
+
+    Stages, in order: materials, images, tool results, budget, conversation reduction,
+    projection, layout, validation. ``compaction_threshold`` replaces the trigger line for this
+    call (the CompressContext tool compacts from the usage-notice line); ``force_compaction``
+    compacts whatever the size (overflow recovery). Raises `InvalidToolPairs`,
+    `ContextBudgetExceeded` or `CompressionError`, each carrying the failed manifest.
+    """
+    config = config or ContextConfig()
+    materials = materials or Materials()
+    cache = token_cache_for(counter)
+    build = _Builder(cache)
+    call_id = call_id or uuid.uuid4().hex[:16]
+    context_size = context_window or config.budget.unknown_window_input_limit
+    limit = input_limit(context_window, config.budget)
+    lines = config.thresholds(context_size)
+    trigger = min(lines["trigger_tokens"], limit)
+    thresholds = {**lines, "trigger_tokens": trigger, "input_limit": limit}
+
+    def manifest(
+        items: Sequence[ManifestItem], validation: Validation, error: str | None = None
+    ) -> ContextManifest:
+        built = ContextManifest(
+            call_id=call_id,
+            purpose=purpose,
+            model=model,
+            estimated_input_tokens=sum(i.tokens for i in items),
+            input_limit=limit,
+            counting_method=cache.method,
+            exact=cache.exact,
+            items=tuple(items),
+            transforms=tuple(build.transforms),
+            validation=validation,
+            context_size=context_size,
+            thresholds=thresholds,
+            error=error,
+        )
+        if previous is None:
+            return built
+        return dataclasses.replace(built, diff=built.diff_from(previous))
+
+    # 1. Materials: System parts and tool schemas are fixed; loading failures become transforms.
+    system_items = [
+        ManifestItem(f"system/{p.name}", "system", "system", cache.text(p.text) + MESSAGE_OVERHEAD,
+                     TextBlock(text=p.text).content_hash, None, None)
+        for p in materials.system
+    ]
+    tool_items = [
+        ManifestItem(f"tool/{t.name}", "tool_schema", "tools", cache.text(t.rendered),
+                     TextBlock(text=t.rendered).content_hash)
+        for t in tools
+    ]
+    build.transforms.extend(
+        Transform("source_unavailable", source, reason) for source, reason in materials.failures
+    )
+    fixed = sum(i.tokens for i in system_items) + sum(i.tokens for i in tool_items)
+
+    # 2. Images, 3. tool results: applied to the working conversation.
+    conversation, moved = limit_images(state.conversation, config.max_image_num, offloader)
+    build.transforms.extend(moved)
+    eviction = config.tool_result_eviction
+    if offloader is not None and eviction.enabled and any(
+        isinstance(m, UserMessage) and m.longest_result_chars > eviction.max_result_chars
+        for m in conversation
+    ):
+        conversation, moved = evict_large_results(
+            conversation, eviction, offloader, _tool_names(conversation), cache
+        )
+        build.transforms.extend(moved)
+    conversation, moved = truncate_results(conversation, config.tool_result_limit, offloader,
+                                           cache)
+    build.transforms.extend(moved)
+
+    # 4. Budget: optional material gives way when it would starve the conversation below the
+    # tail a compaction keeps.
+    kept: list[Material] = list(materials.blocks)
+    tokens = build.material_tokens(kept)
+    floor = min(
+        cache.messages(conversation), lines["reserve_tokens"]
+    ) + summary_tokens(state.summary, cache)
+    excess = fixed + sum(tokens.values()) + floor - limit
+    kept, omitted = omit_for_budget(kept, tokens, excess)
+    build.transforms.extend(omitted)
+
+    # 5. Conversation reduction.
+    notice_allowance = 80 if lines["notice_tokens"] < trigger else 0
+    try:
+        reduction = await reduce_conversation(
+            conversation,
+            state.summary,
+            config=config,
+            cache=cache,
+            limits=ReductionLimits(
+                fixed_tokens=fixed + sum(tokens[m.item_id] for m in kept) + notice_allowance,
+                trigger_tokens=compaction_threshold if compaction_threshold is not None
+                else trigger,
+                reserve_tokens=lines["reserve_tokens"],
+                input_limit=limit,
+            ),
+            summarizer=summarizer,
+            force=force_compaction,
+            instructions=instructions,
+        )
+    except PreparationError as exc:
+        exc.manifest = manifest([], "build_failed", str(exc))
+        raise
+    build.transforms.extend(reduction.transforms)
+    conversation, summary = reduction.conversation, reduction.summary
+    history = summary_tokens(summary, cache) + cache.messages(conversation)
+    over = fixed + sum(tokens[m.item_id] for m in kept) + history - limit
+    if over > 0:
+        kept, omitted = omit_for_budget(kept, tokens, over)
+        build.transforms.extend(omitted)
+
+    # 6. Projection: task state, runtime material and the usage notice, then references.
+    total = fixed + sum(tokens[m.item_id] for m in kept) + history
+    if purpose != "summary" and total > lines["notice_tokens"]:
+        notice = Material(
+            "runtime/context_usage",
+            "runtime",
+            "notice",
+            ContextBlock.runtime(
+                "context_usage",
+                usage_notice(total, context_size, trigger, config.compression_tool_enabled),
+            ),
+            tag="RUNTIME_STATE",
+        )
+        kept.append(notice)
+        tokens.update(build.material_tokens([notice]))
+    kept.sort(key=lambda m: (m.block.placement != "transient", m.category != "task"))
+
+    # 7. Layout: System → conversation → transient → references; schemas travel apart.
+    items = [*system_items, *tool_items]
+    if summary is not None:
+        items.append(
+            ManifestItem(
+                f"summary/{TextBlock(text=summary.text).content_hash}", "summary", "summary",
+                summary_tokens(summary, cache), TextBlock(text=summary.text).content_hash,
+                None, None, "user",
+            )
+        )
+    items.extend(build.message_items(conversation))
+    items.extend(_material_item(m, tokens[m.item_id]) for m in kept)
+    system_text = "\n\n".join(p.text for p in materials.system)
+    request = ModelRequest(
+        system=system_text,
+        messages=_layout(system_text, summary, conversation, kept),
+        tools=tuple(tools),
+    )
+
+    # 8. Validation: tool pairs, then budget.
+    problems = find_tool_pair_problems(conversation, allow_unfinished=purpose == "compaction")
+    if problems:
+        detail = "; ".join(str(p) for p in problems[:3])
+        msg = (
+            f"the conversation has broken tool exchanges: {detail}. Every tool_use needs a "
+            "tool_result in the next user message, and every tool_result its tool_use."
+        )
+        raise InvalidToolPairs(msg, manifest=manifest(items, "invalid_tool_pairs", msg))
+    estimated = sum(i.tokens for i in items)
+    if estimated > limit:
+        msg = (
+            f"the request needs {estimated} tokens but the input limit is {limit}; System, tool "
+            "schemas and required material cannot be reduced: shorten them, raise "
+            "budget.max_input_tokens or use a model with a larger window"
+        )
+        raise ContextBudgetExceeded(
+            msg,
+            estimated_tokens=estimated,
+            input_limit=limit,
+            manifest=manifest(items, "budget_exceeded", msg),
+        )
+    changed = summary is not state.summary or len(conversation) != len(state.conversation) or any(
+        new is not old for new, old in zip(conversation, state.conversation, strict=True)
+    )
+    new_state = (
+        WorkingState(conversation=conversation, summary=summary, revision=state.revision + 1)
+        if changed
+        else state
+    )
+    return Preparation(request, manifest(items, "passed"), new_state, reduction.compaction)

@@ -1,0 +1,71 @@
+"""The token-counting protocol and the cheap approximate counter."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = ["ApproximateCounter", "TokenCount", "TokenCounter"]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCount:
+    """A token figure together with how it was obtained."""
+
+    tokens: int
+    """The number of tokens."""
+    method: str
+    """The counting method, e.g. ``tiktoken:cl100k_base`` or ``approximate:chars/4``."""
+    exact: bool
+    """True only when the count is the provider's own (its tokenizer or API)."""
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts the tokens of a text. Implementations must be deterministic and thread-safe."""
+
+    @property
+    def method(self) -> str:
+        """A short name of the counting method, shown in manifests."""
+        ...
+
+    @property
+    def exact(self) -> bool:
+        """Whether counts equal what the target provider will bill."""
+        ...
+
+    def count_text(self, text: str) -> int:
+        """The number of tokens of ``text``."""
+        ...
+
+
+class ApproximateCounter:
+    """Estimates tokens as characters divided by ``chars_per_token`` (4 by default), rounded up.
+
+    No tokenizer, no data: useful when speed matters more than accuracy.
+    """
+
+    def __init__(self, chars_per_token: float = 4.0) -> None:
+        if chars_per_token <= 0:
+            msg = f"chars_per_token must be positive, got {chars_per_token}"
+            raise ValueError(msg)
+        self.chars_per_token = chars_per_token
+
+    @property
+    def method(self) -> str:
+        """``approximate:chars/N``."""
+        return f"approximate:chars/{self.chars_per_token:g}"
+
+    @property
+    def exact(self) -> bool:
+        """Always False: this is an estimate."""
+        return False
+
+    def count_text(self, text: str) -> int:
+        """``ceil(len(text) / chars_per_token)``."""
+        return math.ceil(len(text) / self.chars_per_token)
+
+    def count(self, text: str) -> TokenCount:
+        """The count with its method."""
+        return TokenCount(self.count_text(text), self.method, self.exact)
