@@ -340,10 +340,13 @@ async def prepare(  # noqa: C901, PLR0913, PLR0915 - the pipeline reads best as 
         raise InvalidToolPairs(msg, manifest=manifest(items, "invalid_tool_pairs", msg))
     estimated = sum(i.tokens for i in items)
     if estimated > limit:
+        failed = manifest(items, "budget_exceeded")
+        parts = ", ".join(f"{k} {v}" for k, v in failed.totals.items() if v)
         msg = (
-            f"the request needs {estimated} tokens but the input limit is {limit}; System, tool "
-            "schemas and required material cannot be reduced: shorten them, raise "
-            "budget.max_input_tokens or use a model with a larger window"
+            f"the request needs {estimated} tokens ({parts}) but the input limit is {limit}. "
+            "Compaction cannot remove System, tool schemas, required material, the summary or "
+            "the latest turn: shorten them, raise budget.max_input_tokens, or use a model with a "
+            "larger window"
         )
         raise ContextBudgetExceeded(
             msg,

@@ -84,7 +84,12 @@ def render_summary(fields: Mapping[str, str], config: ContextConfig) -> str:
 
 
 _PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|\b[\w-]+\.(?:py|js|ts|md|txt|json|toml|yaml|yml|cfg|ini|rs|go|java|c|h|cpp|sh)\b")
-_ERROR = re.compile(r"^.*\b(?:Error|Exception|FAILED|Traceback|error:|failed)\b.*$", re.MULTILINE)
+_ERROR = re.compile(
+    r"^.*(?:\w*(?:Error|Exception)\b|\bFAILED\b|\bTraceback\b|\berror:|\bfailed\b).*$", re.MULTILINE
+)
+
+
+_MAX_PRESERVED = 60
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -149,7 +154,10 @@ async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
         state += f"\nLast assistant note: {last_assistant}"
     preserve = _unique(paths, 40) + [f"$ {c}" for c in _unique(commands, 20)]
     if previous is not None and previous.fields.get("context_to_preserve"):
-        preserve = [previous.fields["context_to_preserve"], *preserve]
+        # Carry earlier artifacts forward, newest kept when the list is full, so that repeated
+        # compactions do not grow the summary without bound.
+        earlier = previous.fields["context_to_preserve"].splitlines()
+        preserve = _unique([*earlier, *preserve], 10_000)[-_MAX_PRESERVED:]
     if request.instructions:
         state += f"\nCaller's instructions: {request.instructions}"
     return {

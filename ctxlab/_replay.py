@@ -1,0 +1,120 @@
+"""Replay: run the pipeline over a recorded session, step by step, without calling a model.
+
+A recorded conversation is fed as a live session would be: at every reasoning boundary (before
+each assistant message) the pipeline prepares a request from the committed working state plus the
+messages that arrived since, and its candidate state is committed. Swap the config to see how
+another setting would have budgeted the same work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxlab._config import ContextConfig
+from ctxlab._state import WorkingState
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.manifest import ContextManifest
+from ctxlab.materials import Materials, SystemPart
+from ctxlab.messages import AssistantMessage, UserMessage, messages_from_anthropic
+from ctxlab.pipeline import Preparation, Summarizer, extractive_summarizer, prepare
+from ctxlab.pipeline._compaction import CompactionRecord
+from ctxlab.tokens import TokenCache, TokenCounter
+
+__all__ = ["ReplayStep", "Transcript", "corpus_dir", "load_transcript", "replay"]
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A recorded session: its metadata, System text and messages."""
+
+    name: str
+    meta: dict[str, Any]
+    system: str
+    messages: tuple[UserMessage | AssistantMessage, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def corpus_dir() -> Path:
+    """The transcript corpus: ``$CTXLAB_CORPUS``, else ``../shared/corpus``."""
+    return Path(os.environ.get("CTXLAB_CORPUS", "../shared/corpus"))
+
+
+def load_transcript(path: str | os.PathLike[str]) -> Transcript:
+    """Read a normalized transcript: a JSON meta line, then one Anthropic-style message a line."""
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        msg = f"{path} is empty; expected a meta line and messages"
+        raise MessageFormatError(msg)
+    try:
+        meta = json.loads(lines[0])
+        raw = [json.loads(line) for line in lines[1:] if line.strip()]
+    except json.JSONDecodeError as exc:
+        msg = f"{path} line {exc.lineno}: not JSON ({exc.msg})"
+        raise MessageFormatError(msg) from exc
+    if not isinstance(meta, dict) or meta.get("type") != "meta":
+        msg = f"{path}: the first line must be a meta object with type 'meta'"
+        raise MessageFormatError(msg)
+    return Transcript(
+        name=path.stem,
+        meta=meta,
+        system=str(meta.get("system") or ""),
+        messages=tuple(messages_from_anthropic(raw)),
+    )
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """One prepared request of a replay."""
+
+    index: int
+    """Index of the assistant message this request produced in the recording."""
+    manifest: ContextManifest
+    compaction: CompactionRecord | None
+    state: WorkingState
+
+
+async def replay(
+    messages: Sequence[UserMessage | AssistantMessage],
+    *,
+    context_window: int,
+    counter: TokenCounter | TokenCache,
+    config: ContextConfig | None = None,
+    system: str = "",
+    summarizer: Summarizer | None = extractive_summarizer,
+    materials: Materials | None = None,
+) -> AsyncIterator[ReplayStep]:
+    """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
+
+    Yields one `ReplayStep` per assistant message. Raises the first `PreparationError`.
+    """
+    if materials is None:
+        materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
+    state = WorkingState()
+    pending: list[UserMessage | AssistantMessage] = []
+    previous: ContextManifest | None = None
+    for index, message in enumerate(messages):
+        if isinstance(message, UserMessage):
+            pending.append(message)
+            continue
+        state = state.append(*pending)
+        pending = []
+        prep: Preparation = await prepare(
+            state,
+            context_window=context_window,
+            counter=counter,
+            config=config,
+            materials=materials,
+            summarizer=summarizer,
+            previous=previous,
+            call_id=f"step-{index}",
+        )
+        previous = prep.manifest
+        state = prep.state
+        yield ReplayStep(index, prep.manifest, prep.compaction, state)
+        state = state.append(message)
