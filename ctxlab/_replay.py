@@ -51,12 +51,16 @@ def load_transcript(path: str | os.PathLike[str]) -> Transcript:
     if not lines:
         msg = f"{path} is empty; expected a meta line and messages"
         raise MessageFormatError(msg)
-    try:
-        meta = json.loads(lines[0])
-        raw = [json.loads(line) for line in lines[1:] if line.strip()]
-    except json.JSONDecodeError as exc:
-        msg = f"{path} line {exc.lineno}: not JSON ({exc.msg})"
-        raise MessageFormatError(msg) from exc
+    decoded: list[Any] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            decoded.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            msg = f"{path} line {number}: not JSON ({exc.msg})"
+            raise MessageFormatError(msg) from exc
+    meta, raw = decoded[0], decoded[1:]
     if not isinstance(meta, dict) or meta.get("type") != "meta":
         msg = f"{path}: the first line must be a meta object with type 'meta'"
         raise MessageFormatError(msg)

@@ -1,0 +1,64 @@
+"""Every transcript of the corpus replays through the pipeline with validation passed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxlab import TiktokenCounter
+from ctxlab._replay import load_transcript, replay
+from ctxlab.messages import find_tool_pair_problems
+from tests.conftest import corpus_files, requires_corpus
+
+
+@requires_corpus
+@pytest.mark.parametrize("window", [200_000, 32_000])
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.stem[:50])
+async def test_transcript_replays_with_validation_passed(
+    path: Path, window: int, tiktoken_counter: TiktokenCounter
+) -> None:
+    transcript = load_transcript(path)
+    steps = 0
+    async for step in replay(
+        transcript.messages,
+        context_window=window,
+        counter=tiktoken_counter,
+        system=transcript.system,
+    ):
+        steps += 1
+        manifest = step.manifest
+        assert manifest.validation == "passed"
+        assert manifest.estimated_input_tokens <= manifest.input_limit
+        assert find_tool_pair_problems(step.state.conversation) == []
+    assert steps == sum(1 for m in transcript.messages if m.role == "assistant")
+
+
+@requires_corpus
+async def test_small_window_forces_compaction_on_long_sessions(
+    tiktoken_counter: TiktokenCounter,
+) -> None:
+    path = max(corpus_files(), key=lambda p: p.stat().st_size)
+    transcript = load_transcript(path)
+    compactions = [
+        step.compaction
+        async for step in replay(
+            transcript.messages, context_window=32_000, counter=tiktoken_counter,
+            system=transcript.system,
+        )
+        if step.compaction is not None
+    ]
+    assert compactions
+    assert all(c.kind == "summary" and c.tokens_after < c.tokens_before for c in compactions)
+
+
+def test_corpus_loader_rejects_a_file_without_meta(tmp_path: Path) -> None:
+    from ctxlab.exceptions import MessageFormatError
+
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"role": "user", "content": "hi"}\n')
+    with pytest.raises(MessageFormatError, match="meta"):
+        load_transcript(bad)
+    bad.write_text('{"type": "meta"}\n{not json\n')
+    with pytest.raises(MessageFormatError, match="line 2: not JSON"):
+        load_transcript(bad)
