@@ -253,9 +253,7 @@ class ContextConfig(BaseModel):
                 f"({self.trigger_ratio}), or a compaction could not shrink the context"
             )
             raise ValueError(msg)
-        names = {
-            name for _, name, _, _ in string.Formatter().parse(self.summary_template) if name
-        }
+        names = {name for _, name, _, _ in string.Formatter().parse(self.summary_template) if name}
         unknown = names - set(self.summary_schema["properties"])
         if unknown:
             msg = (
@@ -277,10 +275,15 @@ class ContextConfig(BaseModel):
         """A new config with ``overrides`` applied and validated (nested sections take dicts)."""
         data = self.model_dump()
         for key, value in overrides.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict) and key in (
-                "budget",
-                "tool_result_eviction",
-                "compaction",
+            if (
+                isinstance(value, dict)
+                and isinstance(data.get(key), dict)
+                and key
+                in (
+                    "budget",
+                    "tool_result_eviction",
+                    "compaction",
+                )
             ):
                 data[key] = {**data[key], **value}
             else:

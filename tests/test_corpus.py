@@ -43,7 +43,9 @@ async def test_small_window_forces_compaction_on_long_sessions(
     compactions = [
         step.compaction
         async for step in replay(
-            transcript.messages, context_window=32_000, counter=tiktoken_counter,
+            transcript.messages,
+            context_window=32_000,
+            counter=tiktoken_counter,
             system=transcript.system,
         )
         if step.compaction is not None

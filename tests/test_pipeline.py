@@ -31,9 +31,9 @@ from ctxlab import (
     extractive_summarizer,
     prepare,
 )
+from ctxlab._config import BudgetPolicy
 from ctxlab.exceptions import OffloadError
 from ctxlab.pipeline import TRUNCATION_MARKER, input_limit
-from ctxlab._config import BudgetPolicy
 from tests.helpers import session, tool_turn
 
 FIELDS = {
@@ -67,7 +67,9 @@ async def test_layout_system_first_then_conversation_transient_references() -> N
     materials = Materials(
         system=(SystemPart("system_prompt", "Be careful."), SystemPart("instruction/x", "Rule.")),
         blocks=(
-            Material("source/docs/fmt", "source/docs", "source", ContextBlock.reference("fmt", "cols")),
+            Material(
+                "source/docs/fmt", "source/docs", "source", ContextBlock.reference("fmt", "cols")
+            ),
             Material("source/rec/st", "source/rec", "source", ContextBlock.runtime("st", "open")),
         ),
     )
@@ -103,7 +105,10 @@ async def test_tool_result_truncation_marker_and_offload(tmp_path: Path) -> None
     messages = [UserMessage(content="go"), *tool_turn("call_1", output)]
     config = ContextConfig(tool_result_limit=500)
     prep = await prepare(
-        state_of(messages), context_window=100_000, counter=counter, config=config,
+        state_of(messages),
+        context_window=100_000,
+        counter=counter,
+        config=config,
         offloader=WorkspaceOffloader(tmp_path),
     )
     result = prep.state.conversation[-1].content[0]
@@ -120,19 +125,31 @@ async def test_tool_result_truncation_marker_and_offload(tmp_path: Path) -> None
     assert counter.count_text(result.text) <= 500
     (transform,) = prep.manifest.transforms
     assert (transform.kind, transform.target, transform.detail) == (
-        "tool_result_truncation", "call_1", str(path))
+        "tool_result_truncation",
+        "call_1",
+        str(path),
+    )
     assert transform.tokens_before > 500 >= transform.tokens_after - 8
     # The truncated result is stable: the next step changes nothing more.
-    again = await prepare(prep.state, context_window=100_000, counter=counter, config=config,
-                          offloader=WorkspaceOffloader(tmp_path))
+    again = await prepare(
+        prep.state,
+        context_window=100_000,
+        counter=counter,
+        config=config,
+        offloader=WorkspaceOffloader(tmp_path),
+    )
     assert again.manifest.transforms == ()
     assert path.read_text() == output
 
 
 async def test_truncation_without_offloader_has_no_path() -> None:
     messages = [UserMessage(content="go"), *tool_turn("c", "z " * 5000)]
-    prep = await prepare(state_of(messages), context_window=100_000,
-                         counter=ApproximateCounter(), config=ContextConfig(tool_result_limit=100))
+    prep = await prepare(
+        state_of(messages),
+        context_window=100_000,
+        counter=ApproximateCounter(),
+        config=ContextConfig(tool_result_limit=100),
+    )
     text = prep.state.conversation[-1].content[0].text
     assert text.endswith(
         "<<<TRUNCATED>>>\n<system-reminder>The remaining content has been omitted for limited "
@@ -149,7 +166,9 @@ async def test_failed_offload_keeps_original_for_eviction() -> None:
     big = "q" * 90_000
     messages = [UserMessage(content="go"), *tool_turn("c", big)]
     prep = await prepare(
-        state_of(messages), context_window=1_000_000, counter=ApproximateCounter(),
+        state_of(messages),
+        context_window=1_000_000,
+        counter=ApproximateCounter(),
         offloader=BrokenOffloader(),
     )
     assert prep.state.conversation[-1].content[0].text == big
@@ -159,9 +178,15 @@ async def test_failed_offload_keeps_original_for_eviction() -> None:
 
 async def test_eviction_by_characters_with_head_and_tail(tmp_path: Path) -> None:
     big = "HEAD" + "m" * 90_000 + "TAIL"
-    messages = [UserMessage(content="go"), *tool_turn("c1", big), *tool_turn("c2", big, name="read_file")]
+    messages = [
+        UserMessage(content="go"),
+        *tool_turn("c1", big),
+        *tool_turn("c2", big, name="read_file"),
+    ]
     prep = await prepare(
-        state_of(messages), context_window=1_000_000, counter=ApproximateCounter(),
+        state_of(messages),
+        context_window=1_000_000,
+        counter=ApproximateCounter(),
         offloader=WorkspaceOffloader(tmp_path),
     )
     evicted = prep.state.conversation[2].content[0].text
@@ -207,12 +232,17 @@ def _image(n: int) -> ImageBlock:
 
 async def test_image_limit_offloads_oldest(tmp_path: Path) -> None:
     messages = [UserMessage(content=(_image(i), TextBlock(text=f"shot {i}"))) for i in range(4)]
-    messages = [m for pair in zip(messages, [AssistantMessage(content="ok")] * 4, strict=True)
-                for m in pair][:-1]
+    messages = [
+        m for pair in zip(messages, [AssistantMessage(content="ok")] * 4, strict=True) for m in pair
+    ][:-1]
     config = ContextConfig(max_image_num=2)
-    prep = await prepare(state_of(messages), context_window=100_000,
-                         counter=ApproximateCounter(), config=config,
-                         offloader=WorkspaceOffloader(tmp_path))
+    prep = await prepare(
+        state_of(messages),
+        context_window=100_000,
+        counter=ApproximateCounter(),
+        config=config,
+        offloader=WorkspaceOffloader(tmp_path),
+    )
     kinds = [type(m.content[0]).__name__ for m in prep.state.conversation[::2]]
     assert kinds == ["HintBlock", "HintBlock", "ImageBlock", "ImageBlock"]
     hint = prep.state.conversation[0].content[0]
@@ -221,8 +251,12 @@ async def test_image_limit_offloads_oldest(tmp_path: Path) -> None:
     saved = sorted((tmp_path / "context_offload" / "images").iterdir())
     assert [p.read_bytes() for p in saved] == sorted([b"png-0", b"png-1"])
     # Without an offloader the images are dropped with a hint that says so.
-    dropped = await prepare(state_of(messages), context_window=100_000,
-                            counter=ApproximateCounter(), config=ContextConfig(max_image_num=0))
+    dropped = await prepare(
+        state_of(messages),
+        context_window=100_000,
+        counter=ApproximateCounter(),
+        config=ContextConfig(max_image_num=0),
+    )
     assert [t.kind for t in dropped.manifest.transforms] == ["image_drop"] * 4
     assert "no longer available" in dropped.state.conversation[0].content[0].hint
 
@@ -250,8 +284,13 @@ def _materials() -> Materials:
 
 async def test_budget_omits_memory_then_knowledge_then_low_priority() -> None:
     config = ContextConfig(budget={"max_input_tokens": 520})
-    prep = await prepare(state_of([UserMessage(content="hi")]), context_window=100_000,
-                         counter=ApproximateCounter(), config=config, materials=_materials())
+    prep = await prepare(
+        state_of([UserMessage(content="hi")]),
+        context_window=100_000,
+        counter=ApproximateCounter(),
+        config=config,
+        materials=_materials(),
+    )
     omitted = [t.target for t in prep.manifest.transforms if t.kind == "omitted_for_budget"]
     assert omitted == ["memory/mem", "knowledge/know", "source/src_lo"]
     kept = {i.id for i in prep.manifest.items}
@@ -262,8 +301,13 @@ async def test_budget_omits_memory_then_knowledge_then_low_priority() -> None:
 async def test_required_material_is_never_omitted() -> None:
     config = ContextConfig(budget={"max_input_tokens": 200})
     with pytest.raises(ContextBudgetExceeded) as info:
-        await prepare(state_of([UserMessage(content="hi")]), context_window=100_000,
-                      counter=ApproximateCounter(), config=config, materials=_materials())
+        await prepare(
+            state_of([UserMessage(content="hi")]),
+            context_window=100_000,
+            counter=ApproximateCounter(),
+            config=config,
+            materials=_materials(),
+        )
     manifest = info.value.manifest
     assert manifest is not None and manifest.validation == "budget_exceeded"
     assert "source/must" in {i.id for i in manifest.items}
@@ -283,8 +327,13 @@ async def test_compaction_summarizes_prefix_and_keeps_tail() -> None:
         seen.append(request)
         return FIELDS
 
-    prep = await prepare(state_of(messages), context_window=4_000, counter=ApproximateCounter(),
-                         config=_compaction_config(), summarizer=summarizer)
+    prep = await prepare(
+        state_of(messages),
+        context_window=4_000,
+        counter=ApproximateCounter(),
+        config=_compaction_config(),
+        summarizer=summarizer,
+    )
     assert prep.compaction is not None and prep.compaction.kind == "summary"
     summary = prep.state.summary
     assert summary is not None
@@ -307,8 +356,9 @@ async def test_no_compaction_below_trigger() -> None:
         raise AssertionError("must not be called")
 
     state = state_of(session(3))
-    prep = await prepare(state, context_window=100_000, counter=ApproximateCounter(),
-                         summarizer=never)
+    prep = await prepare(
+        state, context_window=100_000, counter=ApproximateCounter(), summarizer=never
+    )
     assert prep.compaction is None and prep.state is state
 
 
@@ -323,9 +373,14 @@ async def test_instructions_reach_the_summarizer_and_retry_succeeds() -> None:
             return {"task_overview": "missing the others"}
         return FIELDS
 
-    prep = await prepare(state_of(session(30)), context_window=4_000,
-                         counter=ApproximateCounter(), config=_compaction_config(),
-                         summarizer=flaky, instructions="keep every path")
+    prep = await prepare(
+        state_of(session(30)),
+        context_window=4_000,
+        counter=ApproximateCounter(),
+        config=_compaction_config(),
+        summarizer=flaky,
+        instructions="keep every path",
+    )
     assert [c.attempt for c in calls] == [1, 2, 3]
     assert {c.instructions for c in calls} == {"keep every path"}
     assert prep.compaction is not None
@@ -340,8 +395,13 @@ async def _failing(request: SummaryRequest) -> Mapping[str, Any]:
 
 async def test_summary_failure_falls_back_to_truncation() -> None:
     messages = session(30)
-    prep = await prepare(state_of(messages), context_window=4_000, counter=ApproximateCounter(),
-                         config=_compaction_config(), summarizer=_failing)
+    prep = await prepare(
+        state_of(messages),
+        context_window=4_000,
+        counter=ApproximateCounter(),
+        config=_compaction_config(),
+        summarizer=_failing,
+    )
     assert prep.compaction is not None and prep.compaction.kind == "truncation"
     assert prep.compaction.attempts == 3
     assert prep.state.summary is not None
@@ -355,9 +415,13 @@ async def test_summary_failure_falls_back_to_truncation() -> None:
 async def test_summary_failure_without_fallback_raises_and_leaves_context() -> None:
     state = state_of(session(30))
     with pytest.raises(CompressionError, match="left untouched") as info:
-        await prepare(state, context_window=4_000, counter=ApproximateCounter(),
-                      config=_compaction_config(compression_fallback_to_truncation=False),
-                      summarizer=_failing)
+        await prepare(
+            state,
+            context_window=4_000,
+            counter=ApproximateCounter(),
+            config=_compaction_config(compression_fallback_to_truncation=False),
+            summarizer=_failing,
+        )
     assert info.value.manifest is not None
     assert info.value.manifest.validation == "build_failed"
     assert len(state.conversation) == 61
@@ -372,11 +436,24 @@ async def test_orphan_tool_result_is_rejected_with_manifest() -> None:
 
 
 async def test_unfinished_call_is_kept_through_compaction() -> None:
-    messages = [*session(30), AssistantMessage(content=(
-        TextBlock(text="compressing"), ToolUseBlock(id="pending", name="CompressContext")))]
-    prep = await prepare(state_of(messages), context_window=4_000, counter=ApproximateCounter(),
-                         config=_compaction_config(), summarizer=fixed_summary,
-                         purpose="compaction", force_compaction=True)
+    messages = [
+        *session(30),
+        AssistantMessage(
+            content=(
+                TextBlock(text="compressing"),
+                ToolUseBlock(id="pending", name="CompressContext"),
+            )
+        ),
+    ]
+    prep = await prepare(
+        state_of(messages),
+        context_window=4_000,
+        counter=ApproximateCounter(),
+        config=_compaction_config(),
+        summarizer=fixed_summary,
+        purpose="compaction",
+        force_compaction=True,
+    )
     assert prep.state.conversation[-1] == messages[-1]
     assert prep.compaction is not None
     # A reasoning request cannot carry it: the call has no result.
@@ -386,8 +463,13 @@ async def test_unfinished_call_is_kept_through_compaction() -> None:
 
 async def test_latest_turn_is_kept_and_truncated_if_it_must_be() -> None:
     messages = [*session(10), *tool_turn("huge", "h" * 40_000)]
-    prep = await prepare(state_of(messages), context_window=8_000, counter=ApproximateCounter(),
-                         config=_compaction_config(), summarizer=fixed_summary)
+    prep = await prepare(
+        state_of(messages),
+        context_window=8_000,
+        counter=ApproximateCounter(),
+        config=_compaction_config(),
+        summarizer=fixed_summary,
+    )
     assert prep.state.conversation[0] == messages[-2]
     assert prep.state.conversation[-1].content[0].tool_use_id == "huge"
     assert prep.manifest.estimated_input_tokens <= prep.manifest.input_limit
@@ -395,8 +477,13 @@ async def test_latest_turn_is_kept_and_truncated_if_it_must_be() -> None:
 
 async def test_message_trigger_and_keep_messages() -> None:
     config = ContextConfig(compaction={"trigger_messages": 10, "keep_messages": 4, "prune": None})
-    prep = await prepare(state_of(session(6)), context_window=1_000_000,
-                         counter=ApproximateCounter(), config=config, summarizer=fixed_summary)
+    prep = await prepare(
+        state_of(session(6)),
+        context_window=1_000_000,
+        counter=ApproximateCounter(),
+        config=config,
+        summarizer=fixed_summary,
+    )
     assert prep.compaction is not None
     assert len(prep.state.conversation) == 4
     assert isinstance(prep.state.conversation[0], AssistantMessage)
@@ -407,10 +494,12 @@ async def test_truncate_args_pass() -> None:
     messages = [UserMessage(content="go")]
     for i in range(15):
         messages += tool_turn(f"c{i}", "ok", arg=long_arg)
-    config = ContextConfig(compaction={"truncate_args": {"trigger_messages": 25,
-                                                         "keep_messages": 4}})
-    prep = await prepare(state_of(messages), context_window=1_000_000,
-                         counter=ApproximateCounter(), config=config)
+    config = ContextConfig(
+        compaction={"truncate_args": {"trigger_messages": 25, "keep_messages": 4}}
+    )
+    prep = await prepare(
+        state_of(messages), context_window=1_000_000, counter=ApproximateCounter(), config=config
+    )
     truncated = [t.target for t in prep.manifest.transforms if t.kind == "args_truncation"]
     assert truncated == [f"c{i}" for i in range(13)]
     first = prep.state.conversation[1].content[0]
@@ -420,14 +509,20 @@ async def test_truncate_args_pass() -> None:
 
 async def test_prune_frees_old_output_before_summarizing() -> None:
     messages = session(12, output_chars=40_000)  # ~10k tokens each
-    config = ContextConfig(compaction={"prune": {"protect_tokens": 30_000,
-                                                 "minimum_prunable_tokens": 20_000}})
+    config = ContextConfig(
+        compaction={"prune": {"protect_tokens": 30_000, "minimum_prunable_tokens": 20_000}}
+    )
 
     async def never(request: SummaryRequest) -> Mapping[str, Any]:
         raise AssertionError("pruning should have been enough")
 
-    prep = await prepare(state_of(messages), context_window=150_000,
-                         counter=ApproximateCounter(), config=config, summarizer=never)
+    prep = await prepare(
+        state_of(messages),
+        context_window=150_000,
+        counter=ApproximateCounter(),
+        config=config,
+        summarizer=never,
+    )
     pruned = [t for t in prep.manifest.transforms if t.kind == "tool_output_prune"]
     assert [t.target for t in pruned] == [f"call_{i}" for i in range(10)]
     assert "older tool output pruned" in prep.state.conversation[2].content[0].text
@@ -436,32 +531,48 @@ async def test_prune_frees_old_output_before_summarizing() -> None:
 
 async def test_usage_notice_past_the_buffer_line() -> None:
     config = ContextConfig(compression_tool_enabled=True)
-    prep = await prepare(state_of(session(30)), context_window=6_000,
-                         counter=ApproximateCounter(), config=config)
+    prep = await prepare(
+        state_of(session(30)), context_window=6_000, counter=ApproximateCounter(), config=config
+    )
     assert prep.compaction is None
     assert prep.manifest.thresholds["notice_tokens"] < prep.manifest.estimated_input_tokens
     notice = [i for i in prep.manifest.items if i.kind == "notice"]
     assert notice and notice[0].placement == "transient"
     assert "CompressContext" in prep.request.messages[-1].content[0].text
-    quiet = await prepare(state_of(session(1)), context_window=100_000,
-                          counter=ApproximateCounter(), config=config)
+    quiet = await prepare(
+        state_of(session(1)), context_window=100_000, counter=ApproximateCounter(), config=config
+    )
     assert not [i for i in quiet.manifest.items if i.kind == "notice"]
 
 
 async def test_manifest_frames_and_diff() -> None:
     counter = ApproximateCounter()
     first = await prepare(state_of(session(2)), context_window=100_000, counter=counter)
-    second = await prepare(first.state.append(*tool_turn("new", "fresh output")),
-                           context_window=100_000, counter=counter, previous=first.manifest)
+    second = await prepare(
+        first.state.append(*tool_turn("new", "fresh output")),
+        context_window=100_000,
+        counter=counter,
+        previous=first.manifest,
+    )
     assert second.manifest.diff is not None
     assert len(second.manifest.diff.added) == 2 and second.manifest.diff.removed == ()
     frame = second.manifest.items_frame()
-    assert list(frame.columns) == ["id", "kind", "placement", "tokens", "content_hash",
-                                   "source_id", "revision", "role"]
+    assert list(frame.columns) == [
+        "id",
+        "kind",
+        "placement",
+        "tokens",
+        "content_hash",
+        "source_id",
+        "revision",
+        "role",
+    ]
     assert len(frame) == len(second.manifest.items)
     assert frame["tokens"].sum() == second.manifest.estimated_input_tokens
     truncated = await prepare(
-        state_of(session(1, output_chars=4_000)), context_window=100_000, counter=counter,
+        state_of(session(1, output_chars=4_000)),
+        context_window=100_000,
+        counter=counter,
         config=ContextConfig(tool_result_limit=50),
     )
     transforms = truncated.manifest.transforms_frame()
@@ -474,13 +585,22 @@ async def test_manifest_frames_and_diff() -> None:
 async def test_extractive_summarizer_keeps_paths_and_errors() -> None:
     messages = [
         UserMessage(content="Fix the crash in src/app/models.py"),
-        AssistantMessage(content=(ToolUseBlock(id="a", name="bash",
-                                               input={"command": "pytest tests/test_models.py"}),)),
-        UserMessage(content=(ToolResultBlock(
-            tool_use_id="a", content="E   ZeroDivisionError: division by zero\nFAILED 1"),)),
+        AssistantMessage(
+            content=(
+                ToolUseBlock(id="a", name="bash", input={"command": "pytest tests/test_models.py"}),
+            )
+        ),
+        UserMessage(
+            content=(
+                ToolResultBlock(
+                    tool_use_id="a", content="E   ZeroDivisionError: division by zero\nFAILED 1"
+                ),
+            )
+        ),
     ]
-    fields = await extractive_summarizer(SummaryRequest(
-        messages=tuple(messages), previous_summary=None, schema={}, prompt=""))
+    fields = await extractive_summarizer(
+        SummaryRequest(messages=tuple(messages), previous_summary=None, schema={}, prompt="")
+    )
     assert "src/app/models.py" in fields["task_overview"]
     assert "ZeroDivisionError: division by zero" in fields["important_discoveries"]
     assert "$ pytest tests/test_models.py" in fields["context_to_preserve"]

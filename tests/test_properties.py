@@ -46,8 +46,13 @@ huge_text = st.integers(1_000, 60_000).map(lambda n: ("line of output " * (n // 
 
 
 def image(n: int) -> ImageBlock:
-    return ImageBlock(source={"type": "base64", "media_type": "image/png",
-                              "data": base64.b64encode(f"img{n}".encode()).decode()})
+    return ImageBlock(
+        source={
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(f"img{n}".encode()).decode(),
+        }
+    )
 
 
 @st.composite
@@ -63,14 +68,22 @@ def conversations(draw: st.DrawFn) -> tuple[list[Any], bool]:
         for _ in range(calls):
             counter += 1
             ids.append(f"call_{counter}")
-            blocks.append(ToolUseBlock(id=ids[-1], name=draw(st.sampled_from(["bash", "read"])),
-                                       input={"arg": draw(text(1, 5))}))
+            blocks.append(
+                ToolUseBlock(
+                    id=ids[-1],
+                    name=draw(st.sampled_from(["bash", "read"])),
+                    input={"arg": draw(text(1, 5))},
+                )
+            )
         messages.append(AssistantMessage(content=tuple(blocks)))
         if ids:
             results = []
             for call_id in ids:
-                content: Any = draw(st.one_of(text(), huge_text)) if draw(st.integers(0, 5)) else (
-                    TextBlock(text=draw(text())), image(counter))
+                content: Any = (
+                    draw(st.one_of(text(), huge_text))
+                    if draw(st.integers(0, 5))
+                    else (TextBlock(text=draw(text())), image(counter))
+                )
                 results.append(ToolResultBlock(tool_use_id=call_id, content=content))
             if draw(st.integers(0, 4)) == 0:
                 results.append(image(counter + 1000))
@@ -116,7 +129,11 @@ def run(coro: Any) -> Any:
 
 
 async def attempt(
-    messages: list[Any], config: ContextConfig, window: int, mats: Materials, counter: Any,
+    messages: list[Any],
+    config: ContextConfig,
+    window: int,
+    mats: Materials,
+    counter: Any,
     offload_dir: str,
 ) -> Any:
     try:
@@ -138,8 +155,14 @@ def tool_use_ids(messages: Any) -> list[str]:
     return [b.id for m in messages if isinstance(m, AssistantMessage) for b in m.tool_uses]
 
 
-def check(messages: list[Any], unfinished: bool, config: ContextConfig, window: int,
-          mats: Materials, counter: Any) -> None:
+def check(
+    messages: list[Any],
+    unfinished: bool,
+    config: ContextConfig,
+    window: int,
+    mats: Materials,
+    counter: Any,
+) -> None:
     with tempfile.TemporaryDirectory() as folder:
         outcome = run(attempt(messages, config, window, mats, counter, folder))
         again = run(attempt(messages, config, window, mats, counter, folder))
@@ -166,7 +189,7 @@ def check(messages: list[Any], unfinished: bool, config: ContextConfig, window: 
     assert find_tool_pair_problems(outcome.request.messages) == []
     # Order preserved: what is kept is the most recent calls, in their order.
     kept = tool_use_ids(conversation)
-    assert kept == tool_use_ids(messages)[len(tool_use_ids(messages)) - len(kept):]
+    assert kept == tool_use_ids(messages)[len(tool_use_ids(messages)) - len(kept) :]
     # System first, in its own field; placements in layout order.
     assert outcome.request.system == mats.system[0].text
     order = ["system", "tools", "summary", "conversation", "transient", "references"]
@@ -185,8 +208,11 @@ def check(messages: list[Any], unfinished: bool, config: ContextConfig, window: 
     assert manifest.transform_codes == again.manifest.transform_codes
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.large_base_example])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example],
+)
 @given(conversations(), configs(), st.integers(3_000, 60_000), materials())
 def test_pipeline_promises_approximate(
     conv: tuple[list[Any], bool], config: ContextConfig, window: int, mats: Materials
@@ -195,8 +221,11 @@ def test_pipeline_promises_approximate(
     check(messages, unfinished, config, window, mats, ApproximateCounter())
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.large_base_example])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example],
+)
 @given(conversations(), configs(), st.integers(3_000, 60_000), materials())
 def test_pipeline_promises_tiktoken(
     conv: tuple[list[Any], bool], config: ContextConfig, window: int, mats: Materials

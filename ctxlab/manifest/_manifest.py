@@ -170,7 +170,7 @@ class ContextManifest:
     @property
     def totals(self) -> dict[str, int]:
         """Tokens per placement (every placement present, zeros included)."""
-        totals = dict.fromkeys(PLACEMENTS, 0)
+        totals: dict[str, int] = dict.fromkeys(PLACEMENTS, 0)
         for item in self.items:
             totals[item.placement] += item.tokens
         return totals

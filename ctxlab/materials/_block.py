@@ -36,12 +36,12 @@ class ContextBlock:
     """A business revision; the content hash is used when None."""
 
     @classmethod
-    def runtime(cls, id: str, text: str) -> ContextBlock:  # noqa: A002 - the documented name
+    def runtime(cls, id: str, text: str) -> ContextBlock:
         """Current business state, shown as transient user material."""
         return cls(id=id, text=text, placement="transient")
 
     @classmethod
-    def reference(cls, id: str, text: str) -> ContextBlock:  # noqa: A002
+    def reference(cls, id: str, text: str) -> ContextBlock:
         """A supporting document, shown as reference user material."""
         return cls(id=id, text=text, placement="references")
 

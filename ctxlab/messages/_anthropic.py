@@ -62,8 +62,9 @@ def _block_from_anthropic(block: Any, where: str) -> Any:
     out = {k: v for k, v in block.items() if k != "cache_control"}
     content = out.get("content", "")
     if isinstance(content, list):
-        out["content"] = [_block_from_anthropic(p, f"{where}.content[{i}]") for i, p in
-                          enumerate(content)]
+        out["content"] = [
+            _block_from_anthropic(p, f"{where}.content[{i}]") for i, p in enumerate(content)
+        ]
     return out
 
 

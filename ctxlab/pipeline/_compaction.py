@@ -85,8 +85,11 @@ def find_split(
     if not conversation:
         return 0
     latest = next(
-        (i for i in range(len(conversation) - 1, -1, -1)
-         if isinstance(conversation[i], AssistantMessage)),
+        (
+            i
+            for i in range(len(conversation) - 1, -1, -1)
+            if isinstance(conversation[i], AssistantMessage)
+        ),
         len(conversation) - 1,
     )
     while latest > 0 and not _is_boundary(conversation[latest]):
@@ -126,7 +129,7 @@ async def _summarize(
         )
         try:
             return validate_summary(await summarizer(request), config), errors
-        except Exception as exc:  # noqa: BLE001 - any summarizer failure is retried, then reported
+        except Exception as exc:
             errors.append(f"attempt {attempt}: {type(exc).__name__}: {exc}")
     return None, errors
 
@@ -173,8 +176,7 @@ async def reduce_conversation(
         )
 
     by_messages = (
-        passes.trigger_messages is not None
-        and len(result.conversation) >= passes.trigger_messages
+        passes.trigger_messages is not None and len(result.conversation) >= passes.trigger_messages
     )
     if not (force or (passes.enabled and (by_messages or total() > limits.trigger_tokens))):
         return result

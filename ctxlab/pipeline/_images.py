@@ -31,9 +31,11 @@ def _hint_text(image: ImageBlock, limit: int, path: str | None) -> str:
             f"An image was removed from the context by the image limit (max_image_num={limit}). "
             f"It was saved to '{path}'; read that file if you need it again."
         )
-    where = f" (it was at {image.source.url})" if not isinstance(
-        image.source, Base64ImageSource
-    ) else ""
+    where = (
+        f" (it was at {image.source.url})"
+        if not isinstance(image.source, Base64ImageSource)
+        else ""
+    )
     return (
         f"An image was removed from the context by the image limit (max_image_num={limit})"
         f"{where}; it is no longer available in this conversation."
@@ -77,8 +79,8 @@ def limit_images(
             Transform("image_offload" if path else "image_drop", image.content_hash, path or "")
         )
         text = _hint_text(image, max_images, path)
-        return TextBlock(text=HintBlock(hint=text).rendered) if inside_result else HintBlock(
-            hint=text
+        return (
+            TextBlock(text=HintBlock(hint=text).rendered) if inside_result else HintBlock(hint=text)
         )
 
     for message in conversation:

@@ -24,8 +24,7 @@ def truncate_old_arguments(
 ) -> tuple[Conversation, list[Transform]]:
     """Shorten long string arguments of tool calls older than the protected latest messages."""
     triggered = (
-        len(conversation) >= config.trigger_messages
-        or conversation_tokens >= config.trigger_tokens
+        len(conversation) >= config.trigger_messages or conversation_tokens >= config.trigger_tokens
     )
     if not triggered:
         return tuple(conversation), []
@@ -49,7 +48,7 @@ def truncate_old_arguments(
                 if new_input != block.input:
                     changed = True
                     transforms.append(Transform("args_truncation", block.id))
-                    block = block.evolve(input=new_input)  # noqa: PLW2901
+                    block = block.evolve(input=new_input)
             blocks.append(block)
         if changed:
             out[index] = AssistantMessage(content=tuple(blocks))
@@ -96,8 +95,9 @@ def prune_tool_output(
         note = PRUNE_NOTE.format(removed=len(text) - config.preview_chars)
         new = _with_text(result, f"{text[: config.preview_chars]}\n{note}")
         transforms.append(
-            Transform("tool_output_prune", result.tool_use_id, "", cache.block(result),
-                      cache.block(new))
+            Transform(
+                "tool_output_prune", result.tool_use_id, "", cache.block(result), cache.block(new)
+            )
         )
         return new
 

@@ -113,8 +113,14 @@ class _Builder:
             item_id = f"message/{digest}" if not count else f"message/{digest}#{count + 1}"
             items.append(
                 ManifestItem(
-                    item_id, "message", "conversation", message_tokens(message), digest,
-                    None, None, message.role,
+                    item_id,
+                    "message",
+                    "conversation",
+                    message_tokens(message),
+                    digest,
+                    None,
+                    None,
+                    message.role,
                 )
             )
         return items
@@ -124,9 +130,9 @@ def _material_item(material: Material, tokens: int) -> ManifestItem:
     block = material.block
     return ManifestItem(
         id=material.item_id,
-        kind=material.category if material.category != "source" else (
-            "runtime" if block.placement == "transient" else "reference"
-        ),
+        kind=material.category
+        if material.category != "source"
+        else ("runtime" if block.placement == "transient" else "reference"),
         placement=block.placement,
         tokens=tokens,
         content_hash=block.content_hash,
@@ -161,7 +167,7 @@ def _tool_names(conversation: Sequence[UserMessage | AssistantMessage]) -> dict[
     }
 
 
-async def prepare(  # noqa: C901, PLR0913, PLR0915 - the pipeline reads best as one sequence
+async def prepare(
     state: WorkingState,
     *,
     context_window: int | None,
@@ -222,13 +228,25 @@ async def prepare(  # noqa: C901, PLR0913, PLR0915 - the pipeline reads best as 
 
     # 1. Materials: System parts and tool schemas are fixed; loading failures become transforms.
     system_items = [
-        ManifestItem(f"system/{p.name}", "system", "system", cache.text(p.text) + MESSAGE_OVERHEAD,
-                     TextBlock(text=p.text).content_hash, None, None)
+        ManifestItem(
+            f"system/{p.name}",
+            "system",
+            "system",
+            cache.text(p.text) + MESSAGE_OVERHEAD,
+            TextBlock(text=p.text).content_hash,
+            None,
+            None,
+        )
         for p in materials.system
     ]
     tool_items = [
-        ManifestItem(f"tool/{t.name}", "tool_schema", "tools", cache.text(t.rendered),
-                     TextBlock(text=t.rendered).content_hash)
+        ManifestItem(
+            f"tool/{t.name}",
+            "tool_schema",
+            "tools",
+            cache.text(t.rendered),
+            TextBlock(text=t.rendered).content_hash,
+        )
         for t in tools
     ]
     build.transforms.extend(
@@ -240,25 +258,28 @@ async def prepare(  # noqa: C901, PLR0913, PLR0915 - the pipeline reads best as 
     conversation, moved = limit_images(state.conversation, config.max_image_num, offloader)
     build.transforms.extend(moved)
     eviction = config.tool_result_eviction
-    if offloader is not None and eviction.enabled and any(
-        isinstance(m, UserMessage) and m.longest_result_chars > eviction.max_result_chars
-        for m in conversation
+    if (
+        offloader is not None
+        and eviction.enabled
+        and any(
+            isinstance(m, UserMessage) and m.longest_result_chars > eviction.max_result_chars
+            for m in conversation
+        )
     ):
         conversation, moved = evict_large_results(
             conversation, eviction, offloader, _tool_names(conversation), cache
         )
         build.transforms.extend(moved)
-    conversation, moved = truncate_results(conversation, config.tool_result_limit, offloader,
-                                           cache)
+    conversation, moved = truncate_results(conversation, config.tool_result_limit, offloader, cache)
     build.transforms.extend(moved)
 
     # 4. Budget: optional material gives way when it would starve the conversation below the
     # tail a compaction keeps.
     kept: list[Material] = list(materials.blocks)
     tokens = build.material_tokens(kept)
-    floor = min(
-        cache.messages(conversation), lines["reserve_tokens"]
-    ) + summary_tokens(state.summary, cache)
+    floor = min(cache.messages(conversation), lines["reserve_tokens"]) + summary_tokens(
+        state.summary, cache
+    )
     excess = fixed + sum(tokens.values()) + floor - limit
     kept, omitted = omit_for_budget(kept, tokens, excess)
     build.transforms.extend(omitted)
@@ -273,7 +294,8 @@ async def prepare(  # noqa: C901, PLR0913, PLR0915 - the pipeline reads best as 
             cache=cache,
             limits=ReductionLimits(
                 fixed_tokens=fixed + sum(tokens[m.item_id] for m in kept) + notice_allowance,
-                trigger_tokens=compaction_threshold if compaction_threshold is not None
+                trigger_tokens=compaction_threshold
+                if compaction_threshold is not None
                 else trigger,
                 reserve_tokens=lines["reserve_tokens"],
                 input_limit=limit,
@@ -315,9 +337,14 @@ async def prepare(  # noqa: C901, PLR0913, PLR0915 - the pipeline reads best as 
     if summary is not None:
         items.append(
             ManifestItem(
-                f"summary/{TextBlock(text=summary.text).content_hash}", "summary", "summary",
-                summary_tokens(summary, cache), TextBlock(text=summary.text).content_hash,
-                None, None, "user",
+                f"summary/{TextBlock(text=summary.text).content_hash}",
+                "summary",
+                "summary",
+                summary_tokens(summary, cache),
+                TextBlock(text=summary.text).content_hash,
+                None,
+                None,
+                "user",
             )
         )
     items.extend(build.message_items(conversation))
@@ -354,8 +381,10 @@ async def prepare(  # noqa: C901, PLR0913, PLR0915 - the pipeline reads best as 
             input_limit=limit,
             manifest=manifest(items, "budget_exceeded", msg),
         )
-    changed = summary is not state.summary or len(conversation) != len(state.conversation) or any(
-        new is not old for new, old in zip(conversation, state.conversation, strict=True)
+    changed = (
+        summary is not state.summary
+        or len(conversation) != len(state.conversation)
+        or any(new is not old for new, old in zip(conversation, state.conversation, strict=True))
     )
     new_state = (
         WorkingState(conversation=conversation, summary=summary, revision=state.revision + 1)

@@ -83,7 +83,9 @@ def render_summary(fields: Mapping[str, str], config: ContextConfig) -> str:
     return config.summary_template.format(**fields)
 
 
-_PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|\b[\w-]+\.(?:py|js|ts|md|txt|json|toml|yaml|yml|cfg|ini|rs|go|java|c|h|cpp|sh)\b")
+_PATH = re.compile(
+    r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|\b[\w-]+\.(?:py|js|ts|md|txt|json|toml|yaml|yml|cfg|ini|rs|go|java|c|h|cpp|sh)\b"
+)
 _ERROR = re.compile(
     r"^.*(?:\w*(?:Error|Exception)\b|\bFAILED\b|\bTraceback\b|\berror:|\bfailed\b).*$", re.MULTILINE
 )

@@ -29,9 +29,7 @@ __all__ = ["TRUNCATION_MARKER", "evict_large_results", "head_within", "truncate_
 
 TRUNCATION_MARKER = "<<<TRUNCATED>>>"
 _REMINDER = "The remaining content has been omitted for limited context."
-_REMINDER_PATH = (
-    " You can refer to the file in '{path}' for the truncated content if needed."
-)
+_REMINDER_PATH = " You can refer to the file in '{path}' for the truncated content if needed."
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 
@@ -115,7 +113,10 @@ def evict_large_results(
         new = _with_text(result, preview)
         transforms.append(
             Transform(
-                "tool_result_offload", result.tool_use_id, path, cache.block(result),
+                "tool_result_offload",
+                result.tool_use_id,
+                path,
+                cache.block(result),
                 cache.block(new),
             )
         )
@@ -144,7 +145,7 @@ def truncate_results(
         before = cache.block(result)
         text = result.text
         # Already truncated (the limit is below the marker's own size): do not offload the stub.
-        if before <= limit or text.endswith("</system-reminder>") and TRUNCATION_MARKER in text:
+        if before <= limit or (text.endswith("</system-reminder>") and TRUNCATION_MARKER in text):
             return result
         path: str | None = None
         if offloader is not None:
@@ -159,11 +160,13 @@ def truncate_results(
         images = before - cache.counter.count_text(text)
         budget = max(limit - marker_tokens - max(images, 0), 0)
         head = head_within(text, budget, cache.counter.count_text)
-        new = _with_text(result, f"{head}\n{truncation_notice(path)}" if head else
-                         truncation_notice(path))
+        new = _with_text(
+            result, f"{head}\n{truncation_notice(path)}" if head else truncation_notice(path)
+        )
         transforms.append(
-            Transform("tool_result_truncation", result.tool_use_id, path or "", before,
-                      cache.block(new))
+            Transform(
+                "tool_result_truncation", result.tool_use_id, path or "", before, cache.block(new)
+            )
         )
         return new
 

@@ -1,0 +1,304 @@
+"""Preparation cost on real transcripts: ctxlab against recounting, the tokenizer floor and AgentScope.
+
+Every transcript of the corpus is replayed as a live session: at each reasoning boundary (before
+each assistant message) the new messages arrive and one request is prepared. In the same run:
+
+- ctxlab: `prepare` with a real tokenizer (tiktoken cl100k_base) and a cold cache per session;
+- recount: tokenizing the whole conversation with tiktoken at every step (what a naive harness does);
+- floor: tokenizing each final conversation once (no harness can count with less tokenization);
+- AgentScope 2.0.11: appending the step's messages to a stub-model `Agent` and calling its
+  `compress_context()` (which estimates tokens as bytes / 4) — skipped with a note if not installed.
+
+Usage: python benchmarks/prepare_bench.py [--window 200000] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ctxlab import (
+    AssistantMessage,
+    ContextConfig,
+    Materials,
+    SystemPart,
+    TextBlock,
+    TiktokenCounter,
+    TokenCache,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    WorkingState,
+    extractive_summarizer,
+    prepare,
+)
+from ctxlab._replay import corpus_dir, load_transcript
+from ctxlab.tokens import load_encoding
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def texts_of(message: UserMessage | AssistantMessage) -> list[str]:
+    out: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            out.append(block.text)
+        elif isinstance(block, ToolUseBlock):
+            out.append(block.name + block.input_json)
+        elif isinstance(block, ToolResultBlock):
+            out.append(block.text)
+    return out
+
+
+def boundaries(messages: tuple[Any, ...]) -> list[int]:
+    return [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+
+
+async def run_ctxlab(messages: tuple[Any, ...], system: str, window: int) -> list[float]:
+    cache = TokenCache(TiktokenCounter())  # cold cache: the session pays for every token once
+    materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
+    config = ContextConfig()
+    state = WorkingState()
+    previous = None
+    times: list[float] = []
+    last = 0
+    for index in boundaries(messages):
+        start = time.perf_counter()
+        state = state.append(*messages[last:index])
+        prep = await prepare(
+            state,
+            context_window=window,
+            counter=cache,
+            config=config,
+            materials=materials,
+            summarizer=extractive_summarizer,
+            previous=previous,
+            call_id="bench",
+        )
+        state, previous = prep.state, prep.manifest
+        times.append(time.perf_counter() - start)
+        state = state.append(messages[index])
+        last = index + 1
+    return times
+
+
+def run_recount(messages: tuple[Any, ...], system: str) -> list[float]:
+    encoding = load_encoding("cl100k_base")
+    times: list[float] = []
+    for index in boundaries(messages):
+        start = time.perf_counter()
+        total = len(encoding.encode_ordinary(system))
+        for message in messages[:index]:
+            for text in texts_of(message):
+                total += len(encoding.encode_ordinary(text))
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def run_floor(messages: tuple[Any, ...], system: str) -> float:
+    encoding = load_encoding("cl100k_base")
+    start = time.perf_counter()
+    total = len(encoding.encode_ordinary(system))
+    for message in messages:
+        for text in texts_of(message):
+            total += len(encoding.encode_ordinary(text))
+    return time.perf_counter() - start
+
+
+class AgentScopePeer:
+    """AgentScope's Agent with a stub model that answers summary requests instantly."""
+
+    def __init__(self, window: int) -> None:
+        from agentscope.agent import Agent
+        from agentscope.agent import ContextConfig as AsConfig
+        from agentscope.credential import CredentialBase
+        from agentscope.model import ChatModelBase
+        from agentscope.model._model_response import FinishedReason
+        from pydantic import BaseModel
+
+        class Params(BaseModel):
+            pass
+
+        class Result:
+            def __init__(self) -> None:
+                self.content = {
+                    "task_overview": "t",
+                    "current_state": "s",
+                    "important_discoveries": "d",
+                    "next_steps": "n",
+                    "context_to_preserve": "c",
+                }
+                self.finished_reason = FinishedReason.COMPLETED
+
+        class StubModel(ChatModelBase):
+            async def _call_api(self, *args: Any, **kwargs: Any) -> Any:
+                raise RuntimeError("the benchmark never calls the model")
+
+            async def generate_structured_output(self, *args: Any, **kwargs: Any) -> Any:
+                return Result()
+
+        self.Agent, self.AsConfig = Agent, AsConfig
+        self.model = StubModel(
+            credential=CredentialBase(), model="stub", parameters=Params(), context_size=window
+        )
+
+    def convert(self, messages: tuple[Any, ...]) -> list[list[Any]]:
+        """Per step, the AgentScope messages that arrive (tool results join the call's message)."""
+        from agentscope.message import AssistantMsg, UserMsg
+        from agentscope.message import TextBlock as AsText
+        from agentscope.message._block import ToolCallBlock
+        from agentscope.message._block import ToolResultBlock as AsResult
+
+        names: dict[str, str] = {}
+        steps: list[list[Any]] = []
+        pending: list[Any] = []
+        last_assistant: Any = None
+        for message in messages:
+            if isinstance(message, AssistantMessage):
+                steps.append(pending)
+                blocks: list[Any] = []
+                for block in message.content:
+                    if isinstance(block, ToolUseBlock):
+                        names[block.id] = block.name
+                        blocks.append(
+                            ToolCallBlock(
+                                id=block.id,
+                                name=block.name,
+                                input=block.input_json,
+                                state="finished",
+                            )
+                        )
+                    elif isinstance(block, TextBlock):
+                        blocks.append(AsText(text=block.text))
+                last_assistant = AssistantMsg(name="agent", content=blocks or "...")
+                pending = [last_assistant]
+                continue
+            texts = [b.text for b in message.content if isinstance(b, TextBlock)]
+            for result in message.tool_results:
+                (last_assistant.content if last_assistant else pending).append(
+                    AsResult(
+                        id=result.tool_use_id,
+                        name=names.get(result.tool_use_id, "tool"),
+                        output=result.text,
+                        state="success",
+                    )
+                )
+            if texts:
+                pending.append(UserMsg(name="user", content="\n".join(texts)))
+        return steps
+
+    async def run(self, messages: tuple[Any, ...], system: str) -> list[float]:
+        steps = self.convert(messages)
+        agent = self.Agent(
+            name="bench",
+            system_prompt=system or "You are an agent.",
+            model=self.model,
+            context_config=self.AsConfig(),
+        )
+        times: list[float] = []
+        for arrived in steps:
+            start = time.perf_counter()
+            for msg in arrived:
+                if not any(m is msg for m in agent.state.context[-2:]):
+                    agent.state.context.append(msg)
+            await agent.compress_context()
+            times.append(time.perf_counter() - start)
+        return times
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--window", type=int, default=200_000)
+    parser.add_argument("--limit", type=int, default=0, help="only the N largest sessions")
+    args = parser.parse_args()
+    norm = corpus_dir() / "norm"
+    files = sorted(norm.glob("*.jsonl"), key=lambda p: p.stat().st_size)
+    if not files:
+        print(f"no transcripts under {norm}: set CTXLAB_CORPUS", file=sys.stderr)
+        return 2
+    if args.limit:
+        files = files[-args.limit :]
+    try:
+        peer: AgentScopePeer | None = AgentScopePeer(args.window)
+    except ImportError as exc:
+        print(f"AgentScope not installed ({exc}); pip install agentscope==2.0.11 to compare")
+        peer = None
+    import logging
+
+    logging.getLogger("agentscope").setLevel(logging.ERROR)
+    load_encoding("cl100k_base")  # load outside the timings
+    header = (
+        f"{'session':44} {'msgs':>5} {'steps':>5} | {'ctxlab p50':>10} {'p99':>8} {'total':>8} |"
+        f" {'recount p50':>11} {'total':>8} | {'floor':>7} | {'agentscope p50':>14} {'total':>8}"
+        f" | {'÷floor':>6} {'recount÷':>8} {'AS÷':>6}"
+    )
+    print(
+        f"window {args.window} tokens; times in ms; ratios: ctxlab total ÷ floor, recount p50 ÷"
+        " ctxlab p50, AgentScope total ÷ ctxlab total"
+    )
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for path in files:
+        transcript = load_transcript(path)
+        messages = transcript.messages
+        ours = await run_ctxlab(messages, transcript.system, args.window)
+        recount = run_recount(messages, transcript.system)
+        floor = run_floor(messages, transcript.system)
+        theirs = await peer.run(messages, transcript.system) if peer else []
+        ms = 1000.0
+        row = {
+            "session": transcript.name[:44],
+            "messages": len(messages),
+            "steps": len(ours),
+            "ctxlab_p50": percentile(ours, 0.5) * ms,
+            "ctxlab_p99": percentile(ours, 0.99) * ms,
+            "ctxlab_total": sum(ours) * ms,
+            "recount_p50": percentile(recount, 0.5) * ms,
+            "recount_total": sum(recount) * ms,
+            "floor": floor * ms,
+            "as_p50": percentile(theirs, 0.5) * ms if theirs else float("nan"),
+            "as_total": sum(theirs) * ms if theirs else float("nan"),
+        }
+        rows.append(row)
+        print(
+            f"{row['session']:44} {row['messages']:5d} {row['steps']:5d} |"
+            f" {row['ctxlab_p50']:10.3f} {row['ctxlab_p99']:8.2f} {row['ctxlab_total']:8.1f} |"
+            f" {row['recount_p50']:11.2f} {row['recount_total']:8.1f} | {row['floor']:7.1f} |"
+            f" {row['as_p50']:14.2f} {row['as_total']:8.1f} |"
+            f" {row['ctxlab_total'] / row['floor']:6.2f}"
+            f" {row['recount_p50'] / row['ctxlab_p50']:8.1f}"
+            f" {row['as_total'] / row['ctxlab_total']:6.1f}"
+        )
+    big = [r for r in rows if r["messages"] >= 400]
+    print()
+    print(
+        f"sessions: {len(rows)}; worst ctxlab total ÷ floor: "
+        f"{max(r['ctxlab_total'] / r['floor'] for r in rows):.2f}"
+    )
+    if big:
+        print(
+            f"400+ messages: ctxlab p50 max {max(r['ctxlab_p50'] for r in big):.3f} ms; "
+            f"recount ÷ ctxlab p50 min {min(r['recount_p50'] / r['ctxlab_p50'] for r in big):.1f}"
+        )
+    if peer:
+        print(
+            f"AgentScope total ÷ ctxlab total, min over sessions: "
+            f"{min(r['as_total'] / r['ctxlab_total'] for r in rows):.1f}"
+        )
+    out = Path("benchmarks/results")
+    out.mkdir(exist_ok=True)
+    (out / "prepare_bench.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
