@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class ManifestDiff:
         return not (self.added or self.removed or self.shrank or self.grew)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ContextManifest:
     """The build manifest of one model request preparation."""
 
@@ -160,12 +161,19 @@ class ContextManifest:
     thresholds: Mapping[str, int] = field(default_factory=dict)
     """Token lines in force: ``notice_tokens``, ``trigger_tokens``, ``reserve_tokens``,
     ``input_limit``."""
-    diff: ManifestDiff | None = None
-    """Difference to the previous manifest, when there was one."""
+    previous_items: tuple[ManifestItem, ...] | None = field(default=None, repr=False)
+    """The items of the previous request, from which `diff` is computed on first access."""
     provider_usage: ProviderUsage | None = None
     """Provider-reported usage, attached after the response."""
     error: str | None = None
     """The failure's message when validation did not pass."""
+
+    @cached_property
+    def diff(self) -> ManifestDiff | None:
+        """Difference to the previous request (None for the first); computed when first read."""
+        if self.previous_items is None:
+            return None
+        return _diff(self.previous_items, self.items)
 
     @property
     def totals(self) -> dict[str, int]:
@@ -186,26 +194,21 @@ class ContextManifest:
 
     def diff_from(self, previous: ContextManifest | None) -> ManifestDiff | None:
         """Compute the difference from ``previous`` (None when there is none)."""
-        if previous is None:
-            return None
-        before = {item.id: item.tokens for item in previous.items}
-        after = {item.id: item.tokens for item in self.items}
-        shrank: list[tuple[str, int, int]] = []
-        grew: list[tuple[str, int, int]] = []
-        for item_id, tokens in after.items():
-            old = before.get(item_id)
-            if old is not None and old != tokens:
-                (shrank if tokens < old else grew).append((item_id, old, tokens))
-        return ManifestDiff(
-            added=tuple(i for i in after if i not in before),
-            removed=tuple(i for i in before if i not in after),
-            shrank=tuple(shrank),
-            grew=tuple(grew),
-        )
+        return None if previous is None else _diff(previous.items, self.items)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the form stored in session logs and sent over the wire)."""
-        data = dataclasses.asdict(self)
+        data = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("items", "transforms", "previous_items", "provider_usage")
+        }
+        data["items"] = [dataclasses.asdict(i) for i in self.items]
+        data["transforms"] = [dataclasses.asdict(t) for t in self.transforms]
+        data["provider_usage"] = (
+            dataclasses.asdict(self.provider_usage) if self.provider_usage else None
+        )
+        data["diff"] = dataclasses.asdict(self.diff) if self.diff is not None else None
         data["thresholds"] = dict(self.thresholds)
         data["totals"] = self.totals
         return data
@@ -225,3 +228,22 @@ class ContextManifest:
         columns = [f.name for f in dataclasses.fields(Transform)]
         rows = [[str(t), *(getattr(t, c) for c in columns)] for t in self.transforms]
         return pd.DataFrame(rows, columns=["code", *columns])
+
+
+def _diff(
+    before_items: tuple[ManifestItem, ...], after_items: tuple[ManifestItem, ...]
+) -> ManifestDiff:
+    before = {item.id: item.tokens for item in before_items}
+    after = {item.id: item.tokens for item in after_items}
+    shrank: list[tuple[str, int, int]] = []
+    grew: list[tuple[str, int, int]] = []
+    for item_id, tokens in after.items():
+        old = before.get(item_id)
+        if old is not None and old != tokens:
+            (shrank if tokens < old else grew).append((item_id, old, tokens))
+    return ManifestDiff(
+        added=tuple(i for i in after if i not in before),
+        removed=tuple(i for i in before if i not in after),
+        shrank=tuple(shrank),
+        grew=tuple(grew),
+    )

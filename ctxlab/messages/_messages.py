@@ -26,6 +26,7 @@ __all__ = [
     "AssistantMessage",
     "Message",
     "ToolPairProblem",
+    "ToolPairScanner",
     "UserMessage",
     "dump_messages",
     "find_tool_pair_problems",
@@ -163,34 +164,71 @@ class ToolPairProblem:
         return f"message {self.message_index}: tool_use id '{self.tool_use_id}' is used twice"
 
 
+class ToolPairScanner:
+    """Checks tool exchanges message by message, so a growing conversation is scanned once.
+
+    The Anthropic rule: the results of an assistant turn's calls open the next user turn.
+    """
+
+    __slots__ = ("index", "pending", "problems", "seen")
+
+    def __init__(self) -> None:
+        self.index = 0
+        self.pending: dict[str, int] = {}
+        self.seen: set[str] = set()
+        self.problems: list[ToolPairProblem] = []
+
+    def copy(self) -> ToolPairScanner:
+        """An independent scanner in the same position."""
+        other = ToolPairScanner()
+        other.index = self.index
+        other.pending = dict(self.pending)
+        other.seen = set(self.seen)
+        other.problems = list(self.problems)
+        return other
+
+    def feed(self, messages: Iterable[UserMessage | AssistantMessage]) -> ToolPairScanner:
+        """Scan more messages (continuing the numbering); returns self."""
+        problems = self.problems
+        for message in messages:
+            index = self.index
+            self.index += 1
+            if isinstance(message, AssistantMessage):
+                problems.extend(
+                    ToolPairProblem("missing_result", tid, at) for tid, at in self.pending.items()
+                )
+                self.pending = {}
+                for use in message.tool_uses:
+                    if use.id in self.seen:
+                        problems.append(ToolPairProblem("duplicate_id", use.id, index))
+                    self.seen.add(use.id)
+                    self.pending[use.id] = index
+                continue
+            for result in message.tool_results:
+                if self.pending.pop(result.tool_use_id, None) is None:
+                    problems.append(ToolPairProblem("orphan_result", result.tool_use_id, index))
+            problems.extend(
+                ToolPairProblem("missing_result", tid, at) for tid, at in self.pending.items()
+            )
+            self.pending = {}
+        return self
+
+    def finish(self, *, allow_unfinished: bool = False) -> list[ToolPairProblem]:
+        """The problems found; calls still pending count unless ``allow_unfinished``."""
+        if self.pending and not allow_unfinished:
+            return [
+                *self.problems,
+                *(ToolPairProblem("missing_result", tid, at) for tid, at in self.pending.items()),
+            ]
+        return list(self.problems)
+
+
 def find_tool_pair_problems(
     messages: Sequence[UserMessage | AssistantMessage], *, allow_unfinished: bool = False
 ) -> list[ToolPairProblem]:
-    """Check the Anthropic rule: the results of an assistant turn's calls open the next user turn.
+    """Check that every tool_use has its result in the next user turn and every result its call.
 
     With ``allow_unfinished``, calls of the final assistant message may lack results (they are
     still running).
     """
-    problems: list[ToolPairProblem] = []
-    seen: set[str] = set()
-    pending: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        if isinstance(message, AssistantMessage):
-            problems.extend(
-                ToolPairProblem("missing_result", tid, at) for tid, at in pending.items()
-            )
-            pending = {}
-            for use in message.tool_uses:
-                if use.id in seen:
-                    problems.append(ToolPairProblem("duplicate_id", use.id, index))
-                seen.add(use.id)
-                pending[use.id] = index
-            continue
-        for result in message.tool_results:
-            if pending.pop(result.tool_use_id, None) is None:
-                problems.append(ToolPairProblem("orphan_result", result.tool_use_id, index))
-        problems.extend(ToolPairProblem("missing_result", tid, at) for tid, at in pending.items())
-        pending = {}
-    if pending and not allow_unfinished:
-        problems.extend(ToolPairProblem("missing_result", tid, at) for tid, at in pending.items())
-    return problems
+    return ToolPairScanner().feed(messages).finish(allow_unfinished=allow_unfinished)

@@ -158,22 +158,29 @@ async def reduce_conversation(
     summarizer: Summarizer | None,
     force: bool = False,
     instructions: str | None = None,
+    conversation_tokens: int | None = None,
 ) -> Reduction:
     """Apply the light passes, then compact when the trigger (or ``force``) says so."""
     passes = config.compaction
     result = Reduction(conversation, summary)
     if passes.truncate_args is not None:
+        tokens = (
+            conversation_tokens
+            if conversation_tokens is not None
+            else cache.messages(result.conversation)
+        )
         result.conversation, moved = truncate_old_arguments(
-            result.conversation, passes.truncate_args, cache.messages(result.conversation)
+            result.conversation, passes.truncate_args, tokens
         )
         result.transforms.extend(moved)
 
     def total() -> int:
-        return (
-            limits.fixed_tokens
-            + summary_tokens(result.summary, cache)
-            + cache.messages(result.conversation)
-        )
+        # The caller's count is reused while the conversation is unchanged (the common case).
+        if result.conversation is conversation and conversation_tokens is not None:
+            history = conversation_tokens
+        else:
+            history = cache.messages(result.conversation)
+        return limits.fixed_tokens + summary_tokens(result.summary, cache) + history
 
     by_messages = (
         passes.trigger_messages is not None and len(result.conversation) >= passes.trigger_messages

@@ -7,7 +7,6 @@ validation passed. Failures raise a `PreparationError` that carries the failed m
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 import weakref
 from collections.abc import Sequence
@@ -24,12 +23,7 @@ from ctxlab.exceptions import (
 )
 from ctxlab.manifest import ContextManifest, ManifestItem, Transform, Validation
 from ctxlab.materials import ContextBlock, Material, Materials
-from ctxlab.messages import (
-    AssistantMessage,
-    TextBlock,
-    UserMessage,
-    find_tool_pair_problems,
-)
+from ctxlab.messages import AssistantMessage, TextBlock, ToolPairScanner, UserMessage
 from ctxlab.pipeline._budget import input_limit, omit_for_budget
 from ctxlab.pipeline._compaction import (
     CompactionRecord,
@@ -37,10 +31,9 @@ from ctxlab.pipeline._compaction import (
     reduce_conversation,
     summary_tokens,
 )
-from ctxlab.pipeline._images import limit_images
 from ctxlab.pipeline._offload import Offloader
+from ctxlab.pipeline._scan import message_items, scan_conversation
 from ctxlab.pipeline._summary import Summarizer
-from ctxlab.pipeline._tool_results import evict_large_results, truncate_results
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache, TokenCounter
 
 __all__ = ["Preparation", "Purpose", "prepare", "token_cache_for"]
@@ -100,31 +93,6 @@ class _Builder:
     def material_tokens(self, materials: Sequence[Material]) -> dict[str, int]:
         return {m.item_id: self.cache.text(m.render()) + MESSAGE_OVERHEAD for m in materials}
 
-    def message_items(
-        self, conversation: Sequence[UserMessage | AssistantMessage]
-    ) -> list[ManifestItem]:
-        items: list[ManifestItem] = []
-        seen: dict[str, int] = {}
-        message_tokens = self.cache.message
-        for message in conversation:
-            digest = message.content_hash
-            count = seen.get(digest, 0)
-            seen[digest] = count + 1
-            item_id = f"message/{digest}" if not count else f"message/{digest}#{count + 1}"
-            items.append(
-                ManifestItem(
-                    item_id,
-                    "message",
-                    "conversation",
-                    message_tokens(message),
-                    digest,
-                    None,
-                    None,
-                    message.role,
-                )
-            )
-        return items
-
 
 def _material_item(material: Material, tokens: int) -> ManifestItem:
     block = material.block
@@ -156,15 +124,6 @@ def _layout(
         if blocks:
             messages.append(UserMessage(content=tuple(blocks)))
     return tuple(messages)
-
-
-def _tool_names(conversation: Sequence[UserMessage | AssistantMessage]) -> dict[str, str]:
-    return {
-        use.id: use.name
-        for m in conversation
-        if isinstance(m, AssistantMessage)
-        for use in m.tool_uses
-    }
 
 
 async def prepare(
@@ -205,26 +164,28 @@ async def prepare(
     thresholds = {**lines, "trigger_tokens": trigger, "input_limit": limit}
 
     def manifest(
-        items: Sequence[ManifestItem], validation: Validation, error: str | None = None
+        items: Sequence[ManifestItem],
+        validation: Validation,
+        error: str | None = None,
+        estimated: int = -1,
     ) -> ContextManifest:
-        built = ContextManifest(
+        # An early failure has no statistics: -1 tokens and an "unavailable" method.
+        return ContextManifest(
             call_id=call_id,
             purpose=purpose,
             model=model,
-            estimated_input_tokens=sum(i.tokens for i in items),
+            estimated_input_tokens=estimated,
             input_limit=limit,
-            counting_method=cache.method,
-            exact=cache.exact,
+            counting_method=cache.method if items else "unavailable",
+            exact=cache.exact and bool(items),
             items=tuple(items),
             transforms=tuple(build.transforms),
             validation=validation,
             context_size=context_size,
             thresholds=thresholds,
             error=error,
+            previous_items=previous.items if previous is not None else None,
         )
-        if previous is None:
-            return built
-        return dataclasses.replace(built, diff=built.diff_from(previous))
 
     # 1. Materials: System parts and tool schemas are fixed; loading failures become transforms.
     system_items = [
@@ -254,24 +215,11 @@ async def prepare(
     )
     fixed = sum(i.tokens for i in system_items) + sum(i.tokens for i in tool_items)
 
-    # 2. Images, 3. tool results: applied to the working conversation.
-    conversation, moved = limit_images(state.conversation, config.max_image_num, offloader)
+    # 2. Images, 3. tool results: applied to the working conversation (new messages only when
+    # the conversation extends the one prepared last).
+    scan, moved = scan_conversation(state.conversation, config, offloader, cache)
     build.transforms.extend(moved)
-    eviction = config.tool_result_eviction
-    if (
-        offloader is not None
-        and eviction.enabled
-        and any(
-            isinstance(m, UserMessage) and m.longest_result_chars > eviction.max_result_chars
-            for m in conversation
-        )
-    ):
-        conversation, moved = evict_large_results(
-            conversation, eviction, offloader, _tool_names(conversation), cache
-        )
-        build.transforms.extend(moved)
-    conversation, moved = truncate_results(conversation, config.tool_result_limit, offloader, cache)
-    build.transforms.extend(moved)
+    conversation = scan.conversation
 
     # 4. Budget: optional material gives way when it would starve the conversation below the
     # tail a compaction keeps.
@@ -303,13 +251,16 @@ async def prepare(
             summarizer=summarizer,
             force=force_compaction,
             instructions=instructions,
+            conversation_tokens=scan.tokens,
         )
     except PreparationError as exc:
         exc.manifest = manifest([], "build_failed", str(exc))
         raise
     build.transforms.extend(reduction.transforms)
     conversation, summary = reduction.conversation, reduction.summary
-    history = summary_tokens(summary, cache) + cache.messages(conversation)
+    unchanged = conversation is scan.conversation
+    conversation_tokens = scan.tokens if unchanged else cache.messages(conversation)
+    history = summary_tokens(summary, cache) + conversation_tokens
     over = fixed + sum(tokens[m.item_id] for m in kept) + history - limit
     if over > 0:
         kept, omitted = omit_for_budget(kept, tokens, over)
@@ -347,8 +298,10 @@ async def prepare(
                 "user",
             )
         )
-    items.extend(build.message_items(conversation))
-    items.extend(_material_item(m, tokens[m.item_id]) for m in kept)
+    material_items = [_material_item(m, tokens[m.item_id]) for m in kept]
+    estimated = sum(i.tokens for i in (*items, *material_items)) + conversation_tokens
+    items.extend(scan.items if unchanged else message_items(conversation, cache))
+    items.extend(material_items)
     system_text = "\n\n".join(p.text for p in materials.system)
     request = ModelRequest(
         system=system_text,
@@ -357,17 +310,17 @@ async def prepare(
     )
 
     # 8. Validation: tool pairs, then budget.
-    problems = find_tool_pair_problems(conversation, allow_unfinished=purpose == "compaction")
+    pairs = scan.pairs if unchanged else ToolPairScanner().feed(conversation)
+    problems = pairs.finish(allow_unfinished=purpose == "compaction")
     if problems:
         detail = "; ".join(str(p) for p in problems[:3])
         msg = (
             f"the conversation has broken tool exchanges: {detail}. Every tool_use needs a "
             "tool_result in the next user message, and every tool_result its tool_use."
         )
-        raise InvalidToolPairs(msg, manifest=manifest(items, "invalid_tool_pairs", msg))
-    estimated = sum(i.tokens for i in items)
+        raise InvalidToolPairs(msg, manifest=manifest(items, "invalid_tool_pairs", msg, estimated))
     if estimated > limit:
-        failed = manifest(items, "budget_exceeded")
+        failed = manifest(items, "budget_exceeded", None, estimated)
         parts = ", ".join(f"{k} {v}" for k, v in failed.totals.items() if v)
         msg = (
             f"the request needs {estimated} tokens ({parts}) but the input limit is {limit}. "
@@ -379,7 +332,7 @@ async def prepare(
             msg,
             estimated_tokens=estimated,
             input_limit=limit,
-            manifest=manifest(items, "budget_exceeded", msg),
+            manifest=manifest(items, "budget_exceeded", msg, estimated),
         )
     changed = (
         summary is not state.summary
@@ -391,4 +344,6 @@ async def prepare(
         if changed
         else state
     )
-    return Preparation(request, manifest(items, "passed"), new_state, reduction.compaction)
+    return Preparation(
+        request, manifest(items, "passed", None, estimated), new_state, reduction.compaction
+    )

@@ -47,6 +47,8 @@ class TokenCache:
         self._texts: dict[str, int] = {}
         self.counted_blocks = 0
         self.hits = 0
+        self.memo: dict[str, Any] = {}
+        """Scratch space of the pipeline: the last request's scan, reused by the next step."""
 
     @property
     def method(self) -> str:

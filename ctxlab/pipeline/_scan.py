@@ -1,0 +1,142 @@
+"""Stages 2–3 and the conversation's bookkeeping, done incrementally.
+
+In a live session each request's conversation is the previous one plus a few messages. The scan
+of the previous request (processed conversation, token total, manifest items, tool-pair state)
+is kept with the token cache; when the new conversation starts with exactly that processed
+conversation, only the new messages are processed. Anything else (a compaction, another config,
+an image limit reached) falls back to a full scan, so results never depend on the memo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlab._config import ContextConfig
+from ctxlab.manifest import ManifestItem, Transform
+from ctxlab.messages import AssistantMessage, ToolPairScanner, UserMessage
+from ctxlab.pipeline._images import limit_images
+from ctxlab.pipeline._offload import Offloader
+from ctxlab.pipeline._tool_results import evict_large_results, truncate_results
+from ctxlab.tokens import TokenCache
+
+__all__ = ["ConversationScan", "message_items", "scan_conversation"]
+
+Conversation = tuple[UserMessage | AssistantMessage, ...]
+
+
+@dataclass
+class ConversationScan:
+    """The processed conversation and what is known about it."""
+
+    key: tuple[Any, ...] = ()
+    conversation: Conversation = ()
+    tokens: int = 0
+    images: int = 0
+    items: list[ManifestItem] = field(default_factory=list)
+    seen: dict[str, int] = field(default_factory=dict)
+    pairs: ToolPairScanner = field(default_factory=ToolPairScanner)
+
+
+def message_items(
+    conversation: Sequence[UserMessage | AssistantMessage],
+    cache: TokenCache,
+    seen: dict[str, int] | None = None,
+) -> list[ManifestItem]:
+    """Manifest items of messages; ids are content hashes, numbered when a message repeats."""
+    seen = {} if seen is None else seen
+    items: list[ManifestItem] = []
+    message_tokens = cache.message
+    for message in conversation:
+        digest = message.content_hash
+        count = seen.get(digest, 0)
+        seen[digest] = count + 1
+        item_id = f"message/{digest}" if not count else f"message/{digest}#{count + 1}"
+        items.append(
+            ManifestItem(
+                item_id,
+                "message",
+                "conversation",
+                message_tokens(message),
+                digest,
+                None,
+                None,
+                message.role,
+            )
+        )
+    return items
+
+
+def _tool_names(conversation: Sequence[UserMessage | AssistantMessage]) -> dict[str, str]:
+    return {
+        use.id: use.name
+        for m in conversation
+        if isinstance(m, AssistantMessage)
+        for use in m.tool_uses
+    }
+
+
+def _images(conversation: Sequence[UserMessage | AssistantMessage]) -> int:
+    return sum(m.image_count for m in conversation if isinstance(m, UserMessage))
+
+
+def scan_conversation(
+    conversation: Conversation,
+    config: ContextConfig,
+    offloader: Offloader | None,
+    cache: TokenCache,
+) -> tuple[ConversationScan, list[Transform]]:
+    """Apply the image limit and tool-result passes; count, itemize and pair-check the result."""
+    key = (
+        config.max_image_num,
+        config.tool_result_limit,
+        config.tool_result_eviction,
+        id(offloader),
+    )
+    memo: ConversationScan | None = cache.memo.get("scan")
+    base = ConversationScan(key=key)
+    if (
+        memo is not None
+        and memo.key == key
+        and len(conversation) >= len(memo.conversation)
+        # Tuple equality checks identity first: C speed when the prefix is the same objects.
+        and conversation[: len(memo.conversation)] == memo.conversation
+    ):
+        base = memo
+    suffix = conversation[len(base.conversation) :]
+    transforms: list[Transform] = []
+    images = base.images + _images(suffix)
+    if images > config.max_image_num:
+        # The limit is global (the oldest images go first): process everything again.
+        base = ConversationScan(key=key)
+        suffix, moved = limit_images(conversation, config.max_image_num, offloader)
+        transforms.extend(moved)
+        images = _images(suffix)
+    eviction = config.tool_result_eviction
+    if (
+        offloader is not None
+        and eviction.enabled
+        and any(
+            isinstance(m, UserMessage) and m.longest_result_chars > eviction.max_result_chars
+            for m in suffix
+        )
+    ):
+        # Calls of the new results may sit in the processed prefix.
+        names = _tool_names((*base.conversation, *suffix))
+        suffix, moved = evict_large_results(suffix, eviction, offloader, names, cache)
+        transforms.extend(moved)
+    suffix, moved = truncate_results(suffix, config.tool_result_limit, offloader, cache)
+    transforms.extend(moved)
+    seen = dict(base.seen)
+    scan = ConversationScan(
+        key=key,
+        conversation=(*base.conversation, *suffix) if base.conversation else suffix,
+        tokens=base.tokens + cache.messages(suffix),
+        images=images,
+        items=[*base.items, *message_items(suffix, cache, seen)],
+        seen=seen,
+        pairs=base.pairs.copy().feed(suffix),
+    )
+    cache.memo["scan"] = scan
+    return scan, transforms
