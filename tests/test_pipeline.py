@@ -610,8 +610,9 @@ async def test_extractive_summarizer_keeps_paths_and_errors() -> None:
 async def test_incremental_steps_match_a_cold_preparation(tmp_path: Path) -> None:
     """Reusing the previous step's scan gives exactly what a fresh cache computes."""
     warm = ApproximateCounter()
-    config = ContextConfig(tool_result_limit=300, max_image_num=1, trigger_ratio=0.6,
-                           reserve_ratio=0.2)
+    config = ContextConfig(
+        tool_result_limit=300, max_image_num=1, trigger_ratio=0.6, reserve_ratio=0.2
+    )
     messages = session(20, output_chars=900)
     messages[4] = UserMessage(content=(*messages[4].content, _image(1)))
     messages[10] = UserMessage(content=(*messages[10].content, _image(2)))
@@ -621,10 +622,22 @@ async def test_incremental_steps_match_a_cold_preparation(tmp_path: Path) -> Non
         state = state.append(message)
         if isinstance(message, AssistantMessage) or index % 2:
             continue
-        hot = await prepare(state, context_window=6_000, counter=warm, config=config,
-                            summarizer=fixed_summary, offloader=offloader)
-        cold = await prepare(state, context_window=6_000, counter=ApproximateCounter(),
-                             config=config, summarizer=fixed_summary, offloader=offloader)
+        hot = await prepare(
+            state,
+            context_window=6_000,
+            counter=warm,
+            config=config,
+            summarizer=fixed_summary,
+            offloader=offloader,
+        )
+        cold = await prepare(
+            state,
+            context_window=6_000,
+            counter=ApproximateCounter(),
+            config=config,
+            summarizer=fixed_summary,
+            offloader=offloader,
+        )
         assert hot.manifest.items == cold.manifest.items
         assert hot.manifest.transform_codes == cold.manifest.transform_codes
         assert hot.manifest.estimated_input_tokens == cold.manifest.estimated_input_tokens

@@ -225,9 +225,7 @@ async def prepare(
     # tail a compaction keeps.
     kept: list[Material] = list(materials.blocks)
     tokens = build.material_tokens(kept)
-    floor = min(cache.messages(conversation), lines["reserve_tokens"]) + summary_tokens(
-        state.summary, cache
-    )
+    floor = min(scan.tokens, lines["reserve_tokens"]) + summary_tokens(state.summary, cache)
     excess = fixed + sum(tokens.values()) + floor - limit
     kept, omitted = omit_for_budget(kept, tokens, excess)
     build.transforms.extend(omitted)
@@ -334,11 +332,8 @@ async def prepare(
             input_limit=limit,
             manifest=manifest(items, "budget_exceeded", msg, estimated),
         )
-    changed = (
-        summary is not state.summary
-        or len(conversation) != len(state.conversation)
-        or any(new is not old for new, old in zip(conversation, state.conversation, strict=True))
-    )
+    # Tuple equality compares identity first: C speed when nothing was replaced.
+    changed = summary is not state.summary or conversation != state.conversation
     new_state = (
         WorkingState(conversation=conversation, summary=summary, revision=state.revision + 1)
         if changed
