@@ -25,19 +25,15 @@ from typing import Any
 from ctxlab import (
     AssistantMessage,
     ContextConfig,
-    Materials,
-    SystemPart,
     TextBlock,
     TiktokenCounter,
     TokenCache,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
-    WorkingState,
     extractive_summarizer,
-    prepare,
 )
-from ctxlab._replay import corpus_dir, load_transcript
+from ctxlab._replay import corpus_dir, load_transcript, replay
 from ctxlab.tokens import load_encoding
 
 
@@ -63,31 +59,24 @@ def boundaries(messages: tuple[Any, ...]) -> list[int]:
 
 
 async def run_ctxlab(messages: tuple[Any, ...], system: str, window: int) -> list[float]:
-    cache = TokenCache(TiktokenCounter())  # cold cache: the session pays for every token once
-    materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
-    config = ContextConfig()
-    state = WorkingState()
-    previous = None
+    # A cold cache: the session pays for every token once. Each step is timed from resuming the
+    # replay to its next yield: appending the new messages and preparing the request.
+    steps = replay(
+        messages,
+        context_window=window,
+        counter=TokenCache(TiktokenCounter()),
+        config=ContextConfig(),
+        system=system,
+        summarizer=extractive_summarizer,
+    )
     times: list[float] = []
-    last = 0
-    for index in boundaries(messages):
+    while True:
         start = time.perf_counter()
-        state = state.append(*messages[last:index])
-        prep = await prepare(
-            state,
-            context_window=window,
-            counter=cache,
-            config=config,
-            materials=materials,
-            summarizer=extractive_summarizer,
-            previous=previous,
-            call_id="bench",
-        )
-        state, previous = prep.state, prep.manifest
+        try:
+            await anext(steps)
+        except StopAsyncIteration:
+            return times
         times.append(time.perf_counter() - start)
-        state = state.append(messages[index])
-        last = index + 1
-    return times
 
 
 def run_recount(messages: tuple[Any, ...], system: str) -> list[float]:

@@ -110,7 +110,6 @@ def _material_item(material: Material, tokens: int) -> ManifestItem:
 
 
 def _layout(
-    system_text: str,
     summary: Summary | None,
     conversation: Sequence[UserMessage | AssistantMessage],
     materials: Sequence[Material],
@@ -284,13 +283,14 @@ async def prepare(
     # 7. Layout: System → conversation → transient → references; schemas travel apart.
     items = [*system_items, *tool_items]
     if summary is not None:
+        summary_hash = TextBlock(text=summary.text).content_hash
         items.append(
             ManifestItem(
-                f"summary/{TextBlock(text=summary.text).content_hash}",
+                f"summary/{summary_hash}",
                 "summary",
                 "summary",
                 summary_tokens(summary, cache),
-                TextBlock(text=summary.text).content_hash,
+                summary_hash,
                 None,
                 None,
                 "user",
@@ -303,7 +303,7 @@ async def prepare(
     system_text = "\n\n".join(p.text for p in materials.system)
     request = ModelRequest(
         system=system_text,
-        messages=_layout(system_text, summary, conversation, kept),
+        messages=_layout(summary, conversation, kept),
         tools=tuple(tools),
     )
 
