@@ -193,7 +193,7 @@ async def prepare(
             "system",
             "system",
             cache.text(p.text) + MESSAGE_OVERHEAD,
-            TextBlock(text=p.text).content_hash,
+            cache.text_hash(p.text),
             None,
             None,
         )
@@ -205,7 +205,7 @@ async def prepare(
             "tool_schema",
             "tools",
             cache.text(t.rendered),
-            TextBlock(text=t.rendered).content_hash,
+            cache.text_hash(t.rendered),
         )
         for t in tools
     ]
@@ -283,7 +283,7 @@ async def prepare(
     # 7. Layout: System → conversation → transient → references; schemas travel apart.
     items = [*system_items, *tool_items]
     if summary is not None:
-        summary_hash = TextBlock(text=summary.text).content_hash
+        summary_hash = cache.text_hash(summary.text)
         items.append(
             ManifestItem(
                 f"summary/{summary_hash}",
