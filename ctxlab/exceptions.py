@@ -13,14 +13,22 @@ if TYPE_CHECKING:
     from ctxlab.manifest import ContextManifest
 
 __all__ = [
+    "AgentBusy",
+    "CallStopped",
     "CompressionError",
     "ContextBudgetExceeded",
+    "ContextOverflowError",
     "CtxlabError",
     "InvalidToolPairs",
+    "MaxStepsExceeded",
     "MessageFormatError",
+    "ModelError",
     "OffloadError",
+    "OverloadedError",
     "PreparationError",
+    "RateLimitError",
     "TokenizerDataError",
+    "ToolDefinitionError",
     "UsageError",
 ]
 
@@ -82,3 +90,46 @@ class CompressionError(PreparationError):
 
     The working context was left untouched.
     """
+
+
+class ModelError(CtxlabError):
+    """The model provider failed the request.
+
+    ``status_code`` is the provider's HTTP status when there was one; ``__cause__`` holds the
+    provider SDK's own exception.
+    """
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class ContextOverflowError(ModelError):
+    """The provider rejected the request as longer than the model's context window.
+
+    The agent answers it once per request with overflow recovery (a forced compaction and a retry).
+    """
+
+
+class RateLimitError(ModelError):
+    """The provider is rate-limiting this key (HTTP 429): wait, or lower the request rate."""
+
+
+class OverloadedError(ModelError):
+    """The provider is overloaded (HTTP 529 or 503): retry later."""
+
+
+class ToolDefinitionError(CtxlabError, TypeError):
+    """A Python function cannot be turned into a tool (a parameter without a usable type, ...)."""
+
+
+class MaxStepsExceeded(CtxlabError):
+    """The agent made ``max_steps`` reasoning requests in one call without replying."""
+
+
+class AgentBusy(CtxlabError, RuntimeError):
+    """The agent is already running a call; wait for it (or stop it) before starting another."""
+
+
+class CallStopped(CtxlabError):
+    """The running call was stopped with ``agent.stop()``; the conversation so far is kept."""

@@ -1,0 +1,621 @@
+"""`Agent`: the reasoning–tool–result loop with every request prepared by the pipeline.
+
+One ``await agent(message)`` is one *call*: the message joins the working state, then the loop
+prepares a request, sends it, records the answer, runs the tools it asks for (permission first,
+in parallel) and prepares again, until the model answers with no tool calls. Every preparation
+emits a ``context_build`` event with its manifest; the prepared state is committed only when
+validation passed. The working state (what the model sees, compacted) is kept apart from the
+durable history (everything that was said), which compaction never rewrites.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from ctxlab._config import ContextConfig
+from ctxlab._request import ModelRequest, ToolSchema
+from ctxlab._state import WorkingState
+from ctxlab.agent._events import (
+    CompactionEvent,
+    CompactionKind,
+    ContextBuildEvent,
+    ErrorEvent,
+    Event,
+    ModelResponseEvent,
+    ReplyEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from ctxlab.agent._tools import Tool
+from ctxlab.exceptions import (
+    AgentBusy,
+    CallStopped,
+    CompressionError,
+    ContextOverflowError,
+    MaxStepsExceeded,
+    PreparationError,
+    UsageError,
+)
+from ctxlab.manifest import ContextManifest
+from ctxlab.materials import Materials, SystemPart
+from ctxlab.messages import (
+    AssistantMessage,
+    HintBlock,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    parse_messages,
+)
+from ctxlab.models import Model, ModelResponse
+from ctxlab.pipeline import (
+    CompactionRecord,
+    Offloader,
+    Preparation,
+    Purpose,
+    SummaryRequest,
+    WorkspaceOffloader,
+    prepare,
+)
+from ctxlab.tokens import TokenCache, TokenCounter
+
+__all__ = ["COMPRESS_TOOL", "Agent", "Approver", "PermissionHook"]
+
+log = logging.getLogger("ctxlab.agent")
+
+Decision = Literal["allow", "deny", "ask"]
+PermissionHook = Callable[
+    [ToolUseBlock], Decision | tuple[Decision, str] | Awaitable[Decision | tuple[Decision, str]]
+]
+"""Decides a tool call: ``"allow"``, ``"deny"`` or ``"ask"`` (optionally with a reason)."""
+Approver = Callable[[ToolUseBlock], bool | Awaitable[bool]]
+"""Answers the calls a permission hook sent to ``"ask"``: True runs the tool."""
+
+COMPRESS_TOOL = "CompressContext"
+_COMPRESS_SCHEMA = ToolSchema(
+    COMPRESS_TOOL,
+    "Summarize the earlier conversation now, at a boundary between two pieces of work, so the "
+    "details still in flight are kept. Only has an effect once the context-usage notice appears.",
+    {
+        "type": "object",
+        "properties": {
+            "instructions": {
+                "type": "string",
+                "description": "What the summary must keep (paths, decisions, open questions).",
+            }
+        },
+        "additionalProperties": False,
+    },
+)
+
+
+def _user_message(message: Any) -> UserMessage:
+    if isinstance(message, UserMessage):
+        return message
+    if isinstance(message, str):
+        if not message.strip():
+            msg = "the message is empty; pass the text the agent should act on"
+            raise UsageError(msg)
+        return UserMessage(content=message)
+    if isinstance(message, Mapping):
+        parsed = parse_messages([message])[0]
+        if isinstance(parsed, UserMessage):
+            return parsed
+    msg = (
+        f"an agent call takes a str, a UserMessage or a user message dict, got "
+        f"{type(message).__name__}"
+    )
+    raise UsageError(msg)
+
+
+class Agent:
+    """A tool-using agent whose every model request is assembled by ctxlab's pipeline.
+
+    Args:
+        name: The agent's name (also its default agent id).
+        system_prompt: Persistent behaviour; the first part of the System message.
+        model: The model; the offline `DemoModel` when omitted.
+        tools: Plain typed functions or `Tool` objects.
+        context_config: The `ContextConfig` (defaults otherwise); replaceable between steps.
+        workspace: A folder for offloaded tool results and images (and, later, the session log).
+        permission: A hook deciding each tool call: allow, deny or ask.
+        approver: Answers the calls the hook sent to "ask"; without one they are denied.
+        counter: The token counter for estimates; the model's when omitted.
+        max_steps: Reasoning requests allowed in one call before `MaxStepsExceeded`.
+    """
+
+    def __init__(
+        self,
+        name: str = "assistant",
+        system_prompt: str = "",
+        model: Model | None = None,
+        tools: Iterable[Callable[..., Any] | Tool] = (),
+        context_config: ContextConfig | None = None,
+        workspace: str | Path | None = None,
+        *,
+        permission: PermissionHook | None = None,
+        approver: Approver | None = None,
+        counter: TokenCounter | None = None,
+        max_steps: int = 50,
+    ) -> None:
+        if model is None:
+            from ctxlab.models import DemoModel
+
+            model = DemoModel()
+        if not isinstance(model, Model):
+            msg = f"model must be a ctxlab Model (AnthropicModel, DemoModel, ...), got {model!r}"
+            raise UsageError(msg)
+        if context_config is not None and not isinstance(context_config, ContextConfig):
+            msg = f"context_config must be a ContextConfig, got {type(context_config).__name__}"
+            raise UsageError(msg)
+        self.name = name
+        self.system_prompt = system_prompt
+        self.model = model
+        self._config = context_config or ContextConfig()
+        self.workspace = Path(workspace) if workspace is not None else None
+        self.offloader: Offloader | None = (
+            WorkspaceOffloader(self.workspace) if self.workspace is not None else None
+        )
+        self.permission = permission
+        self.approver = approver
+        self.max_steps = max_steps
+        self.tools: dict[str, Tool] = {}
+        for item in tools:
+            self.add_tool(item)
+        self._cache = TokenCache(counter or model.counter)
+        self._state = WorkingState()
+        self._history: list[Message] = []
+        self.manifests: list[ContextManifest] = []
+        """Every preparation's manifest, in order (provider usage added once known)."""
+        self._subscribers: list[Callable[[Event], Any]] = []
+        self._running = False
+        self._stop = False
+        self._call = ""
+        self._last_request: ModelRequest | None = None
+        self._previous: ContextManifest | None = None
+        self._background: asyncio.Future[None] | None = None
+        self._pending_compactions: list[
+            tuple[ContextConfig | None, str | None, asyncio.Future[CompactionRecord | None]]
+        ] = []
+
+    # -- inspection ---------------------------------------------------------------------------
+
+    @property
+    def context(self) -> WorkingState:
+        """The working state the next request is prepared from (conversation and summary)."""
+        return self._state
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """Every message of the session, uncompacted: the durable record."""
+        return tuple(self._history)
+
+    @property
+    def context_config(self) -> ContextConfig:
+        """The config in force; a new one applies from the next preparation."""
+        return self._config
+
+    @context_config.setter
+    def context_config(self, config: ContextConfig) -> None:
+        if not isinstance(config, ContextConfig):
+            msg = f"context_config must be a ContextConfig, got {type(config).__name__}"
+            raise UsageError(msg)
+        self._config = config
+
+    @property
+    def running(self) -> bool:
+        """True while a call is in progress."""
+        return self._running
+
+    @property
+    def token_cache(self) -> TokenCache:
+        """The agent's token cache (counts by content hash)."""
+        return self._cache
+
+    def add_tool(self, item: Callable[..., Any] | Tool) -> Tool:
+        """Register a tool (a typed function or a `Tool`); names must be unique."""
+        made = item if isinstance(item, Tool) else Tool.from_function(item)
+        if made.name in self.tools or made.name == COMPRESS_TOOL:
+            msg = f"a tool named {made.name!r} is already registered; rename one of them"
+            raise UsageError(msg)
+        self.tools[made.name] = made
+        return made
+
+    # -- events -------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event; returns the function that unsubscribes."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _emit(self, event: Event) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(event)
+            except Exception:
+                # A broken observer (a panel) must not break the agent; it is logged, not hidden.
+                log.exception("event subscriber %r failed on %s", callback, event.type)
+
+    # -- calls --------------------------------------------------------------------------------
+
+    async def __call__(self, message: Any = None) -> AssistantMessage:
+        """Run one call; see `call`."""
+        return await self.call(message)
+
+    async def call(self, message: Any = None) -> AssistantMessage:
+        """Add ``message`` and run the loop until the model replies without tool calls.
+
+        Returns the reply. Raises `PreparationError` subclasses, `ModelError` subclasses,
+        `MaxStepsExceeded` or `CallStopped`; an ``error`` event precedes each.
+        """
+        if self._running:
+            msg = "the agent is already running a call; await it or call agent.stop() first"
+            raise AgentBusy(msg)
+        self._running, self._stop = True, False
+        self._call = uuid.uuid4().hex[:12]
+        try:
+            self._close_interrupted_calls()
+            if message is not None:
+                self._append(_user_message(message))
+            elif not self._state.conversation:
+                msg = "the agent has no conversation yet; pass a message"
+                raise UsageError(msg)
+            for _ in range(self.max_steps):
+                await self._boundary()
+                reply = await self._step()
+                if reply is not None:
+                    return reply
+            msg = (
+                f"the agent made {self.max_steps} reasoning requests without replying; raise "
+                "max_steps or check that the tools give the model what it needs"
+            )
+            raise MaxStepsExceeded(msg)
+        except BaseException as exc:
+            self._emit(ErrorEvent(exc, self._call))
+            raise
+        finally:
+            self._running = False
+            self._fail_pending_compactions()
+
+    async def stream_events(self, message: Any = None) -> AsyncIterator[Event]:
+        """Run one call and yield its events as they happen; the call's error is re-raised."""
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        unsubscribe = self.subscribe(queue.put_nowait)
+        task = asyncio.ensure_future(self.call(message))
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                    continue
+                getter.cancel()
+                while not queue.empty():
+                    yield queue.get_nowait()
+                task.result()
+                return
+        finally:
+            unsubscribe()
+            if not task.done():
+                task.cancel()
+
+    def stop(self) -> None:
+        """Stop the running call at its next step boundary (`CallStopped` is raised there)."""
+        self._stop = True
+
+    async def _boundary(self) -> None:
+        if self._stop:
+            msg = "the call was stopped; the conversation is kept and the next call continues it"
+            raise CallStopped(msg)
+        pending, self._pending_compactions = self._pending_compactions, []
+        await self._run_pending(pending)
+
+    async def _step(self) -> AssistantMessage | None:
+        prep = await self._prepare("reasoning")
+        response = await self._send(prep)
+        self._append(response.message)
+        if response.usage is not None and self.manifests:
+            self.manifests[-1] = self.manifests[-1].with_usage(response.usage)
+            self._previous = self.manifests[-1]
+        self._emit(
+            ModelResponseEvent(
+                response.message,
+                response.stop_reason,
+                response.usage,
+                prep.manifest.call_id,
+                self._call,
+            )
+        )
+        uses = response.message.tool_uses
+        if not uses:
+            self._emit(ReplyEvent(response.message, self._call))
+            return response.message
+        results = await self._run_tools(uses)
+        self._append(UserMessage(content=tuple(results)))
+        return None
+
+    async def _send(self, prep: Preparation) -> ModelResponse:
+        def on_text(text: str) -> None:
+            self._emit(TextDeltaEvent(text, self._call))
+
+        self._last_request = prep.request
+        try:
+            return await self.model.request(prep.request, purpose="reasoning", on_text=on_text)
+        except ContextOverflowError as overflow:
+            # 000: a recognized overflow forces a smaller conversation and retries once.
+            if not self._config.compaction.enabled:
+                raise
+            try:
+                recovery = await self._prepare("recovery", force=True)
+            except PreparationError as exc:
+                raise overflow from exc
+            if recovery.compaction is None:
+                raise
+            self._last_request = recovery.request
+            return await self.model.request(recovery.request, purpose="recovery", on_text=on_text)
+
+    # -- preparation --------------------------------------------------------------------------
+
+    def materials(self) -> Materials:
+        """The material of the next request (System parts; sources come with the harness)."""
+        system = (SystemPart("system_prompt", self.system_prompt),) if self.system_prompt else ()
+        return Materials(system=system)
+
+    def tool_schemas(self, config: ContextConfig | None = None) -> tuple[ToolSchema, ...]:
+        """The tool schemas of the next request (CompressContext when enabled)."""
+        config = config or self._config
+        schemas = [t.schema for t in self.tools.values()]
+        if config.compression_tool_enabled:
+            schemas.append(_COMPRESS_SCHEMA)
+        return tuple(schemas)
+
+    async def _summarize(self, request: SummaryRequest) -> Mapping[str, Any]:
+        return await self.model.summarize(request, context=self._last_request)
+
+    async def _prepare(
+        self,
+        purpose: Purpose,
+        *,
+        config: ContextConfig | None = None,
+        force: bool = False,
+        threshold: int | None = None,
+        instructions: str | None = None,
+        kind: CompactionKind | None = None,
+    ) -> Preparation:
+        config = config or self._config
+        try:
+            prep = await prepare(
+                self._state,
+                context_window=self.model.context_window,
+                counter=self._cache,
+                config=config,
+                materials=self.materials(),
+                tools=self.tool_schemas(config),
+                summarizer=self._summarize,
+                offloader=self.offloader,
+                purpose=purpose,
+                model=self.model.name,
+                previous=self._previous,
+                force_compaction=force,
+                compaction_threshold=threshold,
+                instructions=instructions,
+            )
+        except PreparationError as exc:
+            if exc.manifest is not None:
+                self.manifests.append(exc.manifest)
+                self._emit(ContextBuildEvent(exc.manifest, self._call))
+            raise
+        self.manifests.append(prep.manifest)
+        if purpose != "compaction":
+            self._previous = prep.manifest
+        self._emit(ContextBuildEvent(prep.manifest, self._call))
+        # Validation passed: commit the candidate state (compacted, truncated) before sending.
+        self._state = prep.state
+        if prep.compaction is not None:
+            if prep.compaction.kind == "truncation":
+                kind = "fallback"
+            elif kind is None:
+                kind = {"reasoning": "automatic", "recovery": "overflow"}.get(purpose, "manual")  # type: ignore[assignment]
+            self._emit(CompactionEvent(kind or "manual", prep.compaction, self._call))
+        return prep
+
+    # -- compression --------------------------------------------------------------------------
+
+    async def compress_context(
+        self,
+        context_config: ContextConfig | None = None,
+        instructions: HintBlock | str | None = None,
+    ) -> CompactionRecord | None:
+        """Compress the working context now if it is above the trigger; a no-op below it.
+
+        ``context_config`` overrides the agent's config for this call only; ``instructions`` (a
+        `HintBlock` or text) guide the summary. Returns what was compacted, or None. With
+        ``compression_fallback_to_truncation=False`` a failed summary raises `CompressionError`
+        and leaves the context untouched. While a call runs, the compression happens at its next
+        step boundary and this returns once it has.
+        """
+        if context_config is not None and not isinstance(context_config, ContextConfig):
+            msg = f"context_config must be a ContextConfig, got {type(context_config).__name__}"
+            raise UsageError(msg)
+        hint = instructions.hint if isinstance(instructions, HintBlock) else instructions
+        if self._running:
+            future: asyncio.Future[CompactionRecord | None] = (
+                asyncio.get_running_loop().create_future()
+            )
+            self._pending_compactions.append((context_config, hint, future))
+            return await future
+        return await self._compress(context_config, hint)
+
+    async def _compress(
+        self, config: ContextConfig | None, hint: str | None
+    ) -> CompactionRecord | None:
+        if not self._state.conversation:
+            return None
+        before = self._state
+        prep = await self._prepare("compaction", config=config, instructions=hint)
+        if prep.compaction is None:
+            self._state = before  # light passes alone do not make a compression
+        return prep.compaction
+
+    def _fail_pending_compactions(self) -> None:
+        # The call ended before another boundary: the queued compressions run now, after it.
+        pending, self._pending_compactions = self._pending_compactions, []
+        if pending:
+            self._background = asyncio.ensure_future(self._run_pending(pending))
+
+    async def _run_pending(
+        self,
+        pending: list[
+            tuple[ContextConfig | None, str | None, asyncio.Future[CompactionRecord | None]]
+        ],
+    ) -> None:
+        for config, hint, future in pending:
+            try:
+                future.set_result(await self._compress(config, hint))
+            except Exception as exc:
+                future.set_exception(exc)
+
+    async def _compress_tool(self, use: ToolUseBlock) -> ToolResultBlock:
+        config = self._config
+        lines = config.thresholds(self.model.context_window)
+        # 002: the tool works from the usage-notice line, and a failure leaves the context as is.
+        strict = config.merge(compression_fallback_to_truncation=False)
+        hint = use.input.get("instructions")
+        before = self._state
+        try:
+            prep = await self._prepare(
+                "compaction",
+                config=strict,
+                threshold=lines["notice_tokens"],
+                instructions=hint if isinstance(hint, str) else None,
+                kind="agentic",
+            )
+        except CompressionError as exc:
+            return ToolResultBlock(
+                tool_use_id=use.id,
+                content=f"Compression failed; the context is unchanged. {exc}",
+                is_error=True,
+            )
+        record = prep.compaction
+        if record is None:
+            self._state = before
+            return ToolResultBlock(
+                tool_use_id=use.id,
+                content=(
+                    f"Nothing to compress: the context is below "
+                    f"{lines['notice_tokens']} tokens, where compression starts."
+                ),
+            )
+        return ToolResultBlock(
+            tool_use_id=use.id,
+            content=(
+                f"Compressed {record.messages_compacted} earlier messages into a summary: "
+                f"{record.tokens_before} -> {record.tokens_after} tokens."
+            ),
+        )
+
+    # -- tools --------------------------------------------------------------------------------
+
+    async def _decide(self, use: ToolUseBlock) -> tuple[Literal["allow", "deny"], str]:
+        if use.name == COMPRESS_TOOL or self.permission is None:
+            return "allow", ""
+        tool = self.tools.get(use.name)
+        if tool is not None and tool.always_allowed:
+            return "allow", ""
+        answer = self.permission(use)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        decision, reason = answer if isinstance(answer, tuple) else (answer, "")
+        if decision == "ask":
+            if self.approver is None:
+                return "deny", reason or "the call needs approval and no approver is attached"
+            approved = self.approver(use)
+            if inspect.isawaitable(approved):
+                approved = await approved
+            return ("allow", "") if approved else ("deny", reason or "the user declined")
+        if decision not in ("allow", "deny"):
+            msg = f"the permission hook returned {decision!r}; return 'allow', 'deny' or 'ask'"
+            raise UsageError(msg)
+        return decision, reason
+
+    async def _run_tools(self, uses: Sequence[ToolUseBlock]) -> list[ToolResultBlock]:
+        decisions = [await self._decide(use) for use in uses]
+        for use, (decision, _) in zip(uses, decisions, strict=True):
+            self._emit(ToolCallEvent(use, decision, self._call))
+
+        async def run(use: ToolUseBlock, decision: str, reason: str) -> ToolResultBlock:
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            if decision == "deny":
+                result = ToolResultBlock(
+                    tool_use_id=use.id,
+                    content=f"Permission denied for {use.name}: {reason or 'denied'}.",
+                    is_error=True,
+                )
+            elif use.name == COMPRESS_TOOL and self._config.compression_tool_enabled:
+                result = await self._compress_tool(use)
+            elif use.name in self.tools:
+                result = await self.tools[use.name].run(use.id, use.input)
+            else:
+                known = ", ".join(sorted(self.tools)) or "none"
+                result = ToolResultBlock(
+                    tool_use_id=use.id,
+                    content=f"There is no tool named {use.name!r}. Available tools: {known}.",
+                    is_error=True,
+                )
+            self._emit(ToolResultEvent(use, result, loop.time() - start, self._call))
+            return result
+
+        # Compression changes the working state, so it runs after the other (parallel) calls.
+        others = [
+            (i, u, d)
+            for i, (u, d) in enumerate(zip(uses, decisions, strict=True))
+            if u.name != COMPRESS_TOOL
+        ]
+        results: list[ToolResultBlock | None] = [None] * len(uses)
+        outputs = await asyncio.gather(*(run(u, d, r) for _, u, (d, r) in others))
+        for (i, _, _), output in zip(others, outputs, strict=True):
+            results[i] = output
+        for i, use in enumerate(uses):
+            if results[i] is None:
+                results[i] = await run(use, *decisions[i])
+        return [r for r in results if r is not None]
+
+    # -- state --------------------------------------------------------------------------------
+
+    def _append(self, message: UserMessage | AssistantMessage) -> None:
+        self._history.append(message)
+        self._state = self._state.append(message)
+
+    def _close_interrupted_calls(self) -> None:
+        # A stopped or crashed call can leave tool calls without results; the provider would
+        # reject the next request, so each gets an error result saying what happened.
+        conversation = self._state.conversation
+        if not conversation or not isinstance(conversation[-1], AssistantMessage):
+            return
+        uses = conversation[-1].tool_uses
+        if uses:
+            self._append(
+                UserMessage(
+                    content=tuple(
+                        ToolResultBlock(
+                            tool_use_id=u.id,
+                            content="The call was interrupted before this tool ran.",
+                            is_error=True,
+                        )
+                        for u in uses
+                    )
+                )
+            )

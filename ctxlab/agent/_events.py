@@ -1,0 +1,152 @@
+"""The agent's typed events: what `Agent.stream_events` yields and subscribers receive.
+
+Every event has a ``type`` string (``context_build``, ``model_response``, ...) and the id of the
+agent call it belongs to. Events are plain frozen dataclasses: cheap to make, safe to keep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ctxlab.manifest import ContextManifest, ProviderUsage
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock
+from ctxlab.pipeline import CompactionRecord
+
+__all__ = [
+    "CompactionEvent",
+    "CompactionKind",
+    "ContextBuildEvent",
+    "ErrorEvent",
+    "Event",
+    "ModelResponseEvent",
+    "ReplyEvent",
+    "TextDeltaEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+]
+
+CompactionKind = Literal["automatic", "manual", "agentic", "overflow", "fallback"]
+"""Why the conversation was compacted (``fallback``: summarization failed, messages dropped)."""
+
+
+@dataclass(frozen=True)
+class ContextBuildEvent:
+    """A request was prepared (or failed to be): its manifest."""
+
+    manifest: ContextManifest
+    """The manifest; ``manifest.validation`` says whether preparation passed."""
+    call: str = ""
+    """The agent call (one ``await agent(...)``) this belongs to."""
+    type: Literal["context_build"] = field(default="context_build", init=False)
+
+
+@dataclass(frozen=True)
+class ModelResponseEvent:
+    """The model answered a request."""
+
+    message: AssistantMessage
+    """The assistant turn."""
+    stop_reason: str
+    """Why the model stopped."""
+    usage: ProviderUsage | None
+    """What the provider reported."""
+    call_id: str
+    """The manifest's call id (the request this answers)."""
+    call: str = ""
+    type: Literal["model_response"] = field(default="model_response", init=False)
+
+
+@dataclass(frozen=True)
+class TextDeltaEvent:
+    """Text streamed by the model while it answers."""
+
+    text: str
+    call: str = ""
+    type: Literal["text_delta"] = field(default="text_delta", init=False)
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """The agent is about to run a tool call (after the permission decision)."""
+
+    tool_use: ToolUseBlock
+    """The call as the model made it."""
+    decision: Literal["allow", "deny"]
+    """What the permission hook (or the approver) decided."""
+    call: str = ""
+    type: Literal["tool_call"] = field(default="tool_call", init=False)
+
+
+@dataclass(frozen=True)
+class ToolResultEvent:
+    """A tool call finished (an error result when the tool failed or was denied)."""
+
+    tool_use: ToolUseBlock
+    result: ToolResultBlock
+    seconds: float
+    """Wall time the tool took."""
+    call: str = ""
+    type: Literal["tool_result"] = field(default="tool_result", init=False)
+
+
+@dataclass(frozen=True)
+class CompactionEvent:
+    """The working conversation was compacted."""
+
+    kind: CompactionKind
+    record: CompactionRecord
+    """Messages compacted, attempts, errors."""
+    call: str = ""
+    type: Literal["compaction"] = field(default="compaction", init=False)
+
+    @property
+    def tokens_before(self) -> int:
+        """Summary + conversation tokens before."""
+        return self.record.tokens_before
+
+    @property
+    def tokens_after(self) -> int:
+        """Summary + conversation tokens after."""
+        return self.record.tokens_after
+
+
+@dataclass(frozen=True)
+class ReplyEvent:
+    """The call ended with the model's reply (a turn with no tool calls)."""
+
+    message: AssistantMessage
+    call: str = ""
+    type: Literal["reply"] = field(default="reply", init=False)
+
+    @property
+    def text(self) -> str:
+        """The reply's text."""
+        return "".join(getattr(b, "text", "") for b in self.message.content)
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    """The call failed; the exception propagates after this event."""
+
+    error: BaseException
+    call: str = ""
+    type: Literal["error"] = field(default="error", init=False)
+
+    @property
+    def message(self) -> str:
+        """``ErrorType: message``."""
+        return f"{type(self.error).__name__}: {self.error}"
+
+
+Event = (
+    ContextBuildEvent
+    | ModelResponseEvent
+    | TextDeltaEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | CompactionEvent
+    | ReplyEvent
+    | ErrorEvent
+)
+"""Any event of the agent."""

@@ -1,0 +1,202 @@
+"""Tools from plain typed Python functions: schema from the signature and the docstring.
+
+Arguments are validated with pydantic before the function runs; a validation error, like any
+exception the function raises, becomes an error result for the model — never a crash of the loop.
+Sync functions run in a worker thread so that a slow tool never blocks the event loop (and with it
+the notebook's panels).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ctxlab._request import ToolSchema
+from ctxlab.exceptions import ToolDefinitionError
+from ctxlab.messages import ImageBlock, TextBlock, ToolResultBlock
+
+__all__ = ["Tool", "ToolOutput", "tool"]
+
+ToolOutput = str | list[TextBlock | ImageBlock] | tuple[TextBlock | ImageBlock, ...]
+"""What a tool returns: text, or text and image parts. Anything else is rendered as JSON."""
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The description (text before ``Args:``) and per-argument descriptions (Google style)."""
+    doc = inspect.cleandoc(doc)
+    head, _, rest = doc.partition("\nArgs:")
+    params: dict[str, str] = {}
+    current: str | None = None
+    for line in rest.splitlines():
+        if line and not line.startswith(" ") and line.rstrip().endswith(":"):
+            break  # the next section (Returns:, Raises:)
+        match = re.match(r"^\s+(\*{0,2}\w+)(?:\s*\([^)]*\))?:\s*(.*)$", line)
+        if match and len(line) - len(line.lstrip()) <= 4:
+            current = match.group(1).lstrip("*")
+            params[current] = match.group(2).strip()
+        elif current and line.strip():
+            params[current] += " " + line.strip()
+    return head.strip(), params
+
+
+def _strip_titles(schema: Any) -> Any:
+    # Pydantic's titles repeat the names; they cost tokens at every request and tell nothing.
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+@dataclass
+class Tool:
+    """A callable the model can use. Build one with `Tool.from_function` or `@tool`."""
+
+    name: str
+    """The name the model calls."""
+    description: str
+    """What it does, for the model."""
+    fn: Callable[..., Any]
+    """The function that runs."""
+    arguments: type[BaseModel]
+    """The pydantic model that validates the arguments."""
+    always_allowed: bool = False
+    """Bypass the permission hook (the CompressContext tool)."""
+    input_schema: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            msg = (
+                f"tool name {self.name!r} is invalid: use 1-64 letters, digits, '_' or '-' "
+                "(pass name=... to rename it)"
+            )
+            raise ToolDefinitionError(msg)
+        self.input_schema = _strip_titles(self.arguments.model_json_schema())
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        always_allowed: bool = False,
+    ) -> Tool:
+        """A tool from a typed function; every parameter needs a type annotation."""
+        if not callable(fn):
+            msg = f"a tool must be a function, got {type(fn).__name__}"
+            raise ToolDefinitionError(msg)
+        tool_name: str = name or str(getattr(fn, "__name__", ""))
+        doc_text, doc_params = _parse_docstring(inspect.getdoc(fn) or "")
+        try:
+            hints = get_type_hints(fn)
+        except Exception as exc:
+            msg = f"cannot read the type hints of tool {tool_name!r}: {exc}"
+            raise ToolDefinitionError(msg) from exc
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(fn).parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                msg = f"tool {tool_name!r}: *args and **kwargs cannot be described to a model"
+                raise ToolDefinitionError(msg)
+            if param.name not in hints:
+                msg = (
+                    f"tool {tool_name!r}: parameter {param.name!r} has no type annotation; "
+                    "annotate it (e.g. `path: str`) so the model knows what to pass"
+                )
+                raise ToolDefinitionError(msg)
+            default = ... if param.default is param.empty else param.default
+            fields[param.name] = (
+                hints[param.name],
+                Field(default, description=doc_params.get(param.name) or None),
+            )
+        try:
+            arguments = create_model(
+                f"{tool_name}_arguments",
+                __config__=ConfigDict(extra="forbid"),
+                **fields,
+            )
+        except Exception as exc:
+            msg = f"tool {tool_name!r}: its parameters cannot form a JSON schema: {exc}"
+            raise ToolDefinitionError(msg) from exc
+        return cls(
+            name=tool_name,
+            description=description if description is not None else doc_text,
+            fn=fn,
+            arguments=arguments,
+            always_allowed=always_allowed,
+        )
+
+    @property
+    def schema(self) -> ToolSchema:
+        """The tool as the model sees it."""
+        return ToolSchema(self.name, self.description, self.input_schema)
+
+    async def run(self, tool_use_id: str, arguments: Mapping[str, Any]) -> ToolResultBlock:
+        """Validate ``arguments``, run the function, and wrap its output (or error) as a result."""
+        try:
+            validated = self.arguments.model_validate(dict(arguments))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            return ToolResultBlock(
+                tool_use_id=tool_use_id,
+                content=f"Invalid arguments for {self.name}: {problems}",
+                is_error=True,
+            )
+        kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+        try:
+            if inspect.iscoroutinefunction(self.fn):
+                output = await self.fn(**kwargs)
+            else:
+                output = await asyncio.to_thread(self.fn, **kwargs)
+                if inspect.isawaitable(output):
+                    output = await output
+        except Exception as exc:
+            return ToolResultBlock(
+                tool_use_id=tool_use_id,
+                content=f"{self.name} failed: {type(exc).__name__}: {exc}",
+                is_error=True,
+            )
+        return ToolResultBlock(tool_use_id=tool_use_id, content=_as_content(output))
+
+
+def _as_content(output: Any) -> str | tuple[TextBlock | ImageBlock, ...]:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, (TextBlock, ImageBlock)):
+        return (output,)
+    if isinstance(output, (list, tuple)) and all(
+        isinstance(p, (TextBlock, ImageBlock)) for p in output
+    ):
+        return tuple(output)
+    if output is None:
+        return ""
+    try:
+        return json.dumps(output, ensure_ascii=False, default=str, indent=1)
+    except (TypeError, ValueError):
+        return str(output)
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Any:
+    """Decorator form of `Tool.from_function`: ``@tool`` or ``@tool(name="x")``."""
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool.from_function(f, name=name, description=description)
+
+    return wrap(fn) if fn is not None else wrap

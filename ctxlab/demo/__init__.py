@@ -1,0 +1,95 @@
+"""The offline demo: a sample project, its workspace tools, and an agent on `DemoModel`.
+
+``demo_agent()`` copies the sample project (a small invoicing library with a discount bug and a
+long pricing log) into a fresh workspace and returns an agent that fixes it with real tool runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ctxlab._config import ContextConfig
+from ctxlab.agent import Agent
+from ctxlab.demo._tools import workspace_tools
+from ctxlab.models import DemoModel, Model
+
+__all__ = [
+    "DEMO_PROMPT",
+    "DEMO_SYSTEM",
+    "demo_agent",
+    "demo_config",
+    "prepare_workspace",
+    "workspace_tools",
+]
+
+PROJECT = Path(__file__).parent / "project"
+
+DEMO_PROMPT = "The test suite of the ledger project fails. Find the bug, fix it and verify."
+"""The prompt the tour and ``python -m ctxlab demo`` start with."""
+
+DEMO_SYSTEM = (
+    "You are a careful software engineer working in the ledger project's workspace. Plan with "
+    "todo_write, read before you edit, run the tests to verify, and report what you changed."
+)
+
+
+def prepare_workspace(path: str | Path | None = None) -> Path:
+    """Copy the sample project into ``path`` (a new temporary folder when None) and return it.
+
+    Also writes ``logs/pricing.log``: 1,200 deterministic lines of discount computations, long
+    enough that grepping it produces a result the pipeline offloads.
+    """
+    target = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="ctxlab-demo-"))
+    target.mkdir(parents=True, exist_ok=True)
+    if any(target.iterdir()) and not (target / "ledger").is_dir():
+        msg = f"{target} is not empty and is not a demo workspace; pass an empty or new folder"
+        raise FileExistsError(msg)
+    shutil.copytree(
+        PROJECT, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    log = target / "logs" / "pricing.log"
+    log.parent.mkdir(exist_ok=True)
+    lines = []
+    for i in range(1200):
+        amount = 500 + (i * 7919) % 90000
+        percent = (5, 10, 15, 20, 25)[i % 5]
+        wrong = amount - round(amount * percent / 10)
+        lines.append(
+            f"2026-11-{1 + i // 60:02d}T{(i // 4) % 24:02d}:{(i * 7) % 60:02d}:00Z INFO pricing "
+            f"invoice=INV-{10000 + i} apply_discount(amount_cents={amount}, percent={percent}) "
+            f"-> {wrong}"
+        )
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def demo_config(**overrides: Any) -> ContextConfig:
+    """The demo's `ContextConfig`: defaults, with tool results capped at 1,500 tokens.
+
+    The cap suits the demo model's 8,000-token window (the 50,000-token default would let one
+    test run fill it).
+    """
+    return ContextConfig(tool_result_limit=1500).merge(**overrides)
+
+
+def demo_agent(
+    workspace: str | Path | None = None,
+    *,
+    model: Model | None = None,
+    context_config: ContextConfig | None = None,
+    **kwargs: Any,
+) -> Agent:
+    """An agent on the sample project: `DemoModel` (or ``model``) with the workspace tools."""
+    root = prepare_workspace(workspace)
+    return Agent(
+        name="demo",
+        system_prompt=DEMO_SYSTEM,
+        model=model or DemoModel(),
+        tools=workspace_tools(root),
+        context_config=context_config or demo_config(),
+        workspace=root,
+        **kwargs,
+    )

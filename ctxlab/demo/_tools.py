@@ -1,0 +1,133 @@
+"""Workspace tools: list, read, grep, edit files and run the tests, confined to one folder.
+
+Used by the demo agent and useful on their own. Every path is resolved inside the workspace; one
+that would leave it (``..``, an absolute path elsewhere, a symlink out) is refused with an error
+result, never followed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ctxlab.agent import Tool
+
+__all__ = ["workspace_tools"]
+
+_SKIP = {".git", "__pycache__", ".venv", "context_offload", "large_tool_results"}
+
+
+def _search(base: Path, start: Path, regex: re.Pattern[str]) -> list[str]:
+    files = [start] if start.is_file() else sorted(start.rglob("*"))
+    hits = []
+    for file in files:
+        if not file.is_file() or _SKIP.intersection(file.relative_to(base).parts):
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            if regex.search(line):
+                hits.append(f"{file.relative_to(base)}:{number}: {line}")
+    return hits
+
+
+def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0) -> list[Tool]:
+    """The tools ``list_files``, ``read_file``, ``grep``, ``edit_file`` and ``run_tests``."""
+    base = Path(root).resolve()
+
+    def inside(path: str) -> Path:
+        target = (base / path).resolve()
+        if target != base and base not in target.parents:
+            msg = f"{path!r} is outside the workspace; use a path relative to it"
+            raise PermissionError(msg)
+        return target
+
+    def list_files(path: str = ".") -> str:
+        """List the files under a folder of the workspace, with their sizes.
+
+        Args:
+            path: The folder, relative to the workspace.
+        """
+        folder = inside(path)
+        rows = []
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP)
+            for name in sorted(filenames):
+                file = Path(dirpath) / name
+                rows.append(f"{file.relative_to(base)}  ({file.stat().st_size} bytes)")
+        return "\n".join(rows) or "(no files)"
+
+    def read_file(path: str, offset: int = 0, limit: int = 400) -> str:
+        """Read a text file of the workspace, with line numbers.
+
+        Args:
+            path: The file, relative to the workspace.
+            offset: The first line to show (0-based).
+            limit: How many lines to show at most.
+        """
+        lines = inside(path).read_text(encoding="utf-8").splitlines()
+        shown = lines[offset : offset + limit]
+        body = "\n".join(f"{offset + i + 1:5d}  {line}" for i, line in enumerate(shown))
+        rest = len(lines) - offset - len(shown)
+        return body + (f"\n... {rest} more lines (use offset={offset + limit})" if rest > 0 else "")
+
+    def grep(pattern: str, path: str = ".") -> str:
+        """Search the workspace's text files for a regular expression; one line per match.
+
+        Args:
+            pattern: A Python regular expression.
+            path: A file or folder, relative to the workspace.
+        """
+        hits = _search(base, inside(path), re.compile(pattern))
+        return "\n".join(hits) or f"no match for {pattern!r}"
+
+    def edit_file(path: str, old: str, new: str) -> str:
+        """Replace one exact occurrence of ``old`` with ``new`` in a file of the workspace.
+
+        Args:
+            path: The file, relative to the workspace.
+            old: The exact text to replace; it must occur exactly once.
+            new: The replacement.
+        """
+        file = inside(path)
+        text = file.read_text(encoding="utf-8")
+        count = text.count(old)
+        if count != 1:
+            msg = f"{old!r} occurs {count} times in {path}; give a longer, unique snippet"
+            raise ValueError(msg)
+        tmp = file.with_name(f".{file.name}.tmp")
+        tmp.write_text(text.replace(old, new), encoding="utf-8")
+        tmp.replace(file)  # atomic: a failed write never leaves half a file
+        return f"edited {path}: replaced {len(old)} characters with {len(new)}"
+
+    def run_tests() -> str:
+        """Run the project's unit tests (python -m unittest, verbose) and return their output."""
+        completed = subprocess.run(
+            [sys.executable, "-m", "unittest", "discover", "-v", "-s", "tests", "-t", "."],
+            cwd=base,
+            capture_output=True,
+            text=True,
+            timeout=test_timeout,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            check=False,
+        )
+        output = completed.stderr + completed.stdout
+        # The verdict goes first: a long log may be cut, and the model must still see it.
+        ran = next((ln for ln in output.splitlines() if ln.startswith("Ran ")), "Ran ? tests")
+        verdict = next(
+            (ln for ln in reversed(output.splitlines()) if ln.startswith(("OK", "FAILED"))),
+            "no verdict",
+        )
+        failed = re.findall(r"^(?:FAIL|ERROR): (\w+)", output, re.MULTILINE)
+        listed = f"; failing: {', '.join(failed)}" if failed else ""
+        return (
+            f"exit status {completed.returncode}: {ran}, {verdict}{listed}\n"
+            f"$ python -m unittest discover -v -s tests -t .\n{output}"
+        )
+
+    return [Tool.from_function(f) for f in (list_files, read_file, grep, edit_file, run_tests)]

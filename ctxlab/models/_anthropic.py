@@ -1,0 +1,219 @@
+"""`AnthropicModel`: Claude through the official `anthropic` SDK (async client).
+
+Requests carry prompt-cache breakpoints by default — after the tool schemas and System, and on the
+latest message — so a loop that grows its conversation reads the stable prefix from the cache.
+Summary requests are the conversation's prefix plus the summary instruction (the base class's
+`summarize`), which shares that prefix too. SDK errors become ctxlab's, with the SDK's exception as
+their cause; "prompt is too long" becomes `ContextOverflowError`, which the agent recovers from.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ctxlab._request import ModelRequest
+from ctxlab.exceptions import (
+    ContextOverflowError,
+    ModelError,
+    OverloadedError,
+    RateLimitError,
+    UsageError,
+)
+from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import messages_from_anthropic
+from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback
+
+__all__ = ["CONTEXT_WINDOWS", "AnthropicModel"]
+
+CONTEXT_WINDOWS: dict[str, int] = {
+    "claude-opus-4-5": 200_000,
+    "claude-opus-4-1": 200_000,
+    "claude-opus-4": 200_000,
+    "claude-sonnet-4-5": 200_000,
+    "claude-sonnet-4": 200_000,
+    "claude-haiku-4-5": 200_000,
+    "claude-3-7-sonnet": 200_000,
+    "claude-3-5-haiku": 200_000,
+}
+"""Context windows of current Claude models by name prefix (dated snapshots match by prefix)."""
+
+_OVERFLOW_PHRASES = ("prompt is too long", "exceeds the context window", "context window")
+
+
+def context_window_of(model: str) -> int:
+    """The context window of ``model`` (200,000 for unknown Claude models)."""
+    for prefix in sorted(CONTEXT_WINDOWS, key=len, reverse=True):
+        if model.startswith(prefix):
+            return CONTEXT_WINDOWS[prefix]
+    return 200_000
+
+
+def _cached(block: dict[str, Any]) -> dict[str, Any]:
+    return {**block, "cache_control": {"type": "ephemeral"}}
+
+
+class AnthropicModel(Model):
+    """Claude via the `anthropic` SDK.
+
+    Args:
+        model: The model name, e.g. ``"claude-sonnet-4-5"``.
+        api_key: The key; ``ANTHROPIC_API_KEY`` when omitted.
+        base_url: Another endpoint (a proxy, or a local test server).
+        client: An existing ``anthropic.AsyncAnthropic`` (api_key and base_url are then ignored).
+        max_tokens: Output tokens per request.
+        stream: Stream responses (text arrives as ``text_delta`` events).
+        prompt_cache: Add cache breakpoints (tools + System, latest message).
+        context_window: Override the window (defaults from `CONTEXT_WINDOWS`).
+        max_retries: The SDK's own retries of transient errors (429, 529, connection).
+    """
+
+    def __init__(
+        self,
+        model: str = "claude-sonnet-4-5",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any = None,
+        max_tokens: int = 4096,
+        stream: bool = False,
+        prompt_cache: bool = True,
+        context_window: int | None = None,
+        max_retries: int = 2,
+    ) -> None:
+        import anthropic
+
+        if client is None:
+            key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+            if not key:
+                msg = (
+                    "AnthropicModel needs an API key: set ANTHROPIC_API_KEY or pass api_key=... "
+                    "(or use DemoModel, which runs offline)"
+                )
+                raise UsageError(msg)
+            client = anthropic.AsyncAnthropic(
+                api_key=key, base_url=base_url, max_retries=max_retries
+            )
+        self.client = client
+        self.name = model
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self.prompt_cache = prompt_cache
+        self.context_window = context_window or context_window_of(model)
+
+    def payload(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``request`` (cache marks included)."""
+        body = request.to_anthropic()
+        payload: dict[str, Any] = {"model": self.name, "messages": body["messages"]}
+        if "tools" in body:
+            payload["tools"] = body["tools"]
+        if "system" in body:
+            payload["system"] = [{"type": "text", "text": body["system"]}]
+        if self.prompt_cache:
+            # Breakpoint 1 covers tools + System (cache order: tools, system, messages);
+            # breakpoint 2 the whole conversation so far, read back by the next step.
+            if "system" in payload:
+                payload["system"][-1] = _cached(payload["system"][-1])
+            elif "tools" in payload:
+                payload["tools"][-1] = _cached(payload["tools"][-1])
+            messages = payload["messages"]
+            if messages:
+                last = dict(messages[-1])
+                content = last["content"]
+                if isinstance(content, str):
+                    content = [{"type": "text", "text": content}]
+                if content:
+                    content = [*content[:-1], _cached(content[-1])]
+                last["content"] = content
+                messages[-1] = last
+        return payload
+
+    async def request(
+        self,
+        request: ModelRequest,
+        *,
+        purpose: RequestPurpose = "reasoning",
+        on_text: TextCallback | None = None,
+    ) -> ModelResponse:
+        payload = self.payload(request)
+        try:
+            if self.stream:
+                async with self.client.messages.stream(
+                    max_tokens=self.max_tokens, **payload
+                ) as stream:
+                    async for text in stream.text_stream:
+                        if on_text is not None:
+                            on_text(text)
+                    message = await stream.get_final_message()
+            else:
+                message = await self.client.messages.create(max_tokens=self.max_tokens, **payload)
+        except Exception as exc:
+            translated = _translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+        return _response(message)
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The exact input tokens of ``request``, counted by the API (``count_tokens``)."""
+        payload = self.payload(request)
+        try:
+            result = await self.client.messages.count_tokens(**payload)
+        except Exception as exc:
+            translated = _translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+        return int(result.input_tokens)
+
+
+def _response(message: Any) -> ModelResponse:
+    data = message.model_dump(mode="json", exclude_none=True)
+    content = [
+        block for block in data.get("content", []) if block.get("type") in ("text", "tool_use")
+    ]
+    parsed = messages_from_anthropic([{"role": "assistant", "content": content or ""}])[0]
+    usage = data.get("usage") or {}
+    return ModelResponse(
+        message=parsed,  # type: ignore[arg-type]
+        stop_reason=data.get("stop_reason") or "end_turn",
+        usage=ProviderUsage(
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
+            cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+        ),
+        model=data.get("model", ""),
+    )
+
+
+def _translate(exc: Exception) -> Exception:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        text = str(exc)
+        if status in (400, 413) and any(p in text.lower() for p in _OVERFLOW_PHRASES):
+            return ContextOverflowError(
+                f"the provider says the request is too long ({status}): {text}",
+                status_code=status,
+            )
+        if status == 429:
+            return RateLimitError(
+                f"rate-limited by the provider (429): {text}. Wait and retry, or lower the "
+                "request rate",
+                status_code=status,
+            )
+        if status in (503, 529):
+            return OverloadedError(
+                f"the provider is overloaded ({status}): {text}. Retry later",
+                status_code=status,
+            )
+        return ModelError(
+            f"the provider rejected the request ({status}): {text}", status_code=status
+        )
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ModelError(f"cannot reach the Anthropic API: {exc}. Check the network or base_url")
+    if isinstance(exc, anthropic.AnthropicError):
+        return ModelError(f"the anthropic SDK failed: {exc}")
+    return exc

@@ -1,0 +1,140 @@
+"""The `Model` base: one async request in, content blocks, stop reason and usage out.
+
+A model also answers summary requests for compaction. The default `Model.summarize` sends the
+compacted prefix with the compression prompt and the summary schema and reads one JSON object back;
+adapters may do better (structured output, prompt-cache reuse).
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ctxlab._request import ModelRequest
+from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.pipeline import SummaryRequest
+from ctxlab.tokens import TiktokenCounter, TokenCounter
+
+__all__ = [
+    "Model",
+    "ModelResponse",
+    "RequestPurpose",
+    "parse_summary_json",
+    "summary_instruction",
+]
+
+RequestPurpose = Literal["reasoning", "recovery", "summary"]
+"""Why the agent calls the model."""
+
+TextCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """What a model returned for one request."""
+
+    message: AssistantMessage
+    """The assistant turn: text and tool calls."""
+    stop_reason: str = "end_turn"
+    """``end_turn``, ``tool_use``, ``max_tokens``, ..."""
+    usage: ProviderUsage | None = None
+    """Input, output, cache-read and cache-write tokens as the provider reported them."""
+    model: str = ""
+    """The model that answered."""
+
+
+class Model(ABC):
+    """Base class of ctxlab's models.
+
+    Subclasses implement `request`; `name`, `context_window` and `counter` describe the model to
+    the preparation pipeline.
+    """
+
+    name: str = "model"
+    """The model's identifier (shown in manifests)."""
+    context_window: int = 200_000
+    """Tokens the model accepts (input + output)."""
+    _counter: TokenCounter | None = None
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The local counter used to estimate requests (tiktoken cl100k_base unless overridden)."""
+        if self._counter is None:
+            self._counter = TiktokenCounter("cl100k_base")
+        return self._counter
+
+    @abstractmethod
+    async def request(
+        self,
+        request: ModelRequest,
+        *,
+        purpose: RequestPurpose = "reasoning",
+        on_text: TextCallback | None = None,
+    ) -> ModelResponse:
+        """Send ``request`` and return the response.
+
+        ``on_text`` receives text as it streams, when the model streams. Raises `ModelError`
+        (`ContextOverflowError` when the provider says the request is too long).
+        """
+
+    async def summarize(
+        self, summary: SummaryRequest, *, context: ModelRequest | None = None
+    ) -> Mapping[str, Any]:
+        """A structured summary of ``summary.messages`` (a mapping of the schema's fields).
+
+        ``context`` is the last reasoning request: its System text and tools are reused so a
+        provider's prompt cache can serve the prefix.
+        """
+        messages = list(summary.messages)
+        ask = TextBlock(text=summary_instruction(summary))
+        if messages and isinstance(messages[-1], UserMessage):
+            messages[-1] = UserMessage(content=(*messages[-1].content, ask))
+        else:
+            messages.append(UserMessage(content=(ask,)))
+        request = ModelRequest(
+            system=context.system if context else "",
+            messages=tuple(messages),
+            tools=context.tools if context else (),
+        )
+        response = await self.request(request, purpose="summary")
+        text = "".join(b.text for b in response.message.content if isinstance(b, TextBlock))
+        return parse_summary_json(text)
+
+
+def summary_instruction(summary: SummaryRequest) -> str:
+    """The user text that asks for a summary: prompt, earlier summary, hint, schema."""
+    parts = [summary.prompt]
+    if summary.previous_summary is not None:
+        parts.append(
+            "An earlier summary stands for the history before these messages; carry its facts "
+            f"forward:\n{summary.previous_summary.text}"
+        )
+    if summary.instructions:
+        parts.append(f"Instructions for this summary: {summary.instructions}")
+    parts.append(
+        "Answer with one JSON object and nothing else, matching this JSON Schema:\n"
+        + json.dumps(summary.schema, ensure_ascii=False)
+    )
+    return "\n\n".join(parts)
+
+
+def parse_summary_json(text: str) -> dict[str, Any]:
+    """The first JSON object in ``text``; `ValueError` saying what was found otherwise."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    preview = text[:200].replace("\n", " ")
+    msg = f"the summary answer holds no JSON object: {preview!r}"
+    raise ValueError(msg)
