@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument(
         "--claude",
         metavar="MODEL",
-        help="use Claude (e.g. claude-sonnet-4-5) instead of the demo model; needs ANTHROPIC_API_KEY",
+        help="use Claude (e.g. claude-sonnet-4-6) instead of the demo model; needs ANTHROPIC_API_KEY",
     )
     args = parser.parse_args(argv)
     if args.claude:

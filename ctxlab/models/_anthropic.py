@@ -26,17 +26,26 @@ from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallba
 
 __all__ = ["CONTEXT_WINDOWS", "AnthropicModel"]
 
-CONTEXT_WINDOWS: dict[str, int] = {
-    "claude-opus-4-5": 200_000,
-    "claude-opus-4-1": 200_000,
-    "claude-opus-4": 200_000,
-    "claude-sonnet-4-5": 200_000,
-    "claude-sonnet-4": 200_000,
-    "claude-haiku-4-5": 200_000,
-    "claude-3-7-sonnet": 200_000,
-    "claude-3-5-haiku": 200_000,
-}
-"""Context windows of current Claude models by name prefix (dated snapshots match by prefix)."""
+CONTEXT_WINDOWS: dict[str, int] = dict.fromkeys(
+    (
+        "claude-opus-5-5",
+        "claude-sonnet-5-5",
+        "claude-haiku-5-5",
+        "claude-opus-5",
+        "claude-sonnet-5",
+        "claude-opus-4-8",
+        "claude-opus-4-7",
+        "claude-opus-4-6",
+        "claude-sonnet-4-6",
+        "claude-opus-4-5",
+        "claude-sonnet-4-5",
+        "claude-haiku-4-5",
+    ),
+    200_000,
+)
+"""Standard context windows of current Claude models, by name prefix (dated snapshots match).
+
+Larger beta windows (1M tokens on some models) need ``context_window=...`` explicitly."""
 
 _OVERFLOW_PHRASES = ("prompt is too long", "exceeds the context window", "context window")
 
@@ -57,7 +66,7 @@ class AnthropicModel(Model):
     """Claude via the `anthropic` SDK.
 
     Args:
-        model: The model name, e.g. ``"claude-sonnet-4-5"``.
+        model: The model name, e.g. ``"claude-sonnet-4-6"``.
         api_key: The key; ``ANTHROPIC_API_KEY`` when omitted.
         base_url: Another endpoint (a proxy, or a local test server).
         client: An existing ``anthropic.AsyncAnthropic`` (api_key and base_url are then ignored).
@@ -70,7 +79,7 @@ class AnthropicModel(Model):
 
     def __init__(
         self,
-        model: str = "claude-sonnet-4-5",
+        model: str = "claude-sonnet-4-6",
         *,
         api_key: str | None = None,
         base_url: str | None = None,
@@ -147,6 +156,10 @@ class AnthropicModel(Model):
                     message = await stream.get_final_message()
             else:
                 message = await self.client.messages.create(max_tokens=self.max_tokens, **payload)
+                if on_text is not None:
+                    for block in message.content:
+                        if block.type == "text":
+                            on_text(block.text)
         except Exception as exc:
             translated = _translate(exc)
             if translated is exc:

@@ -1,0 +1,164 @@
+"""A local HTTP server that speaks the Anthropic Messages API, for the adapter's tests.
+
+It listens on 127.0.0.1 (a free port), answers ``POST /v1/messages`` from a script — message
+dicts, or errors — as JSON or as an SSE stream when the request asks for one, and answers
+``POST /v1/messages/count_tokens``. Every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def message(
+    content: list[dict[str, Any]] | str, *, stop: str | None = None, **usage: int
+) -> dict[str, Any]:
+    """A Messages API response body."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    has_tools = any(b["type"] == "tool_use" for b in content)
+    return {
+        "id": "msg_local",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": content,
+        "stop_reason": stop or ("tool_use" if has_tools else "end_turn"),
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage.get("input_tokens", 100),
+            "output_tokens": usage.get("output_tokens", 10),
+            "cache_read_input_tokens": usage.get("cache_read_input_tokens", 0),
+            "cache_creation_input_tokens": usage.get("cache_creation_input_tokens", 0),
+        },
+    }
+
+
+def error(status: int, kind: str, text: str) -> tuple[int, dict[str, Any]]:
+    """An API error: HTTP status and body."""
+    return status, {"type": "error", "error": {"type": kind, "message": text}}
+
+
+def _sse(body: dict[str, Any]) -> Iterator[bytes]:
+    def event(name: str, data: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+    start = {**body, "content": [], "stop_reason": None}
+    start["usage"] = {**body["usage"], "output_tokens": 1}
+    yield event("message_start", {"type": "message_start", "message": start})
+    for index, block in enumerate(body["content"]):
+        if block["type"] == "text":
+            yield event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+            words = block["text"].split(" ")
+            for i, word in enumerate(words):
+                piece = word if i == len(words) - 1 else word + " "
+                yield event(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": piece},
+                    },
+                )
+        else:
+            empty = {**block, "input": {}}
+            yield event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": empty},
+            )
+            raw = json.dumps(block["input"])
+            for cut in range(0, len(raw), 7):
+                yield event(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": raw[cut : cut + 7]},
+                    },
+                )
+        yield event("content_block_stop", {"type": "content_block_stop", "index": index})
+    yield event(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": body["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": body["usage"]["output_tokens"]},
+        },
+    )
+    yield event("message_stop", {"type": "message_stop"})
+
+
+class MessagesAPI:
+    """The server; use as a context manager. ``script`` holds the answers to /v1/messages."""
+
+    def __init__(self, script: list[Any] | None = None) -> None:
+        self.script: list[Any] = list(script or [])
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send_json(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                api.requests.append(body)
+                api.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if self.path.startswith("/v1/messages/count_tokens"):
+                    self._send_json(200, {"input_tokens": len(json.dumps(body)) // 4})
+                    return
+                if not self.path.startswith("/v1/messages"):
+                    self._send_json(*error(404, "not_found_error", f"no route {self.path}"))
+                    return
+                if not api.script:
+                    self._send_json(*error(500, "api_error", "the local server's script is empty"))
+                    return
+                answer = api.script.pop(0)
+                if isinstance(answer, tuple):
+                    self._send_json(*answer)
+                    return
+                if body.get("stream"):
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("cache-control", "no-cache")
+                    self.end_headers()
+                    for chunk in _sse(answer):
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self._send_json(200, answer)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> MessagesAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)

@@ -1,0 +1,200 @@
+"""AnthropicModel through the real anthropic SDK against a local Messages API server."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlab import ApproximateCounter, ContextConfig
+from ctxlab.agent import Agent
+from ctxlab.exceptions import (
+    ContextOverflowError,
+    ModelError,
+    OverloadedError,
+    RateLimitError,
+    UsageError,
+)
+from ctxlab.models import AnthropicModel
+
+from .messages_api import MessagesAPI, error, message
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def fetch(page: int) -> str:
+    """Fetch a page of the log."""
+    return f"page {page} /var/log/app-{page}.log\n" + "lorem ipsum " * 100
+
+
+def model_for(api: MessagesAPI, **kwargs: object) -> AnthropicModel:
+    return AnthropicModel(
+        "claude-sonnet-4-6",
+        api_key="test-key",
+        base_url=api.url,
+        max_retries=0,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def tool_use(id: str, name: str, **input: object) -> dict[str, object]:
+    return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_tool_loop_through_the_sdk(stream: bool) -> None:
+    script = [
+        message(
+            [{"type": "text", "text": "Adding."}, tool_use("toolu_1", "add", a=2, b=3)],
+            input_tokens=120,
+            cache_creation_input_tokens=80,
+        ),
+        message("The sum is 5.", input_tokens=20, cache_read_input_tokens=180, output_tokens=7),
+    ]
+    with MessagesAPI(script) as api:
+        agent = Agent(
+            system_prompt="Be brief.",
+            model=model_for(api, stream=stream),
+            tools=[add],
+            counter=ApproximateCounter(),
+        )
+        events = [e async for e in agent.stream_events("What is 2 + 3?")]
+    reply = events[-1]
+    assert reply.type == "reply" and reply.text == "The sum is 5."
+    first, second = api.requests
+    assert first["model"] == "claude-sonnet-4-6" and first.get("stream", False) is stream
+    assert first["tools"][0]["name"] == "add"
+    assert first["tools"][0]["input_schema"]["required"] == ["a", "b"]
+    # Prompt-cache breakpoints: after System, and on the latest message.
+    assert first["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert second["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert second["messages"][-1]["content"][-1]["type"] == "tool_result"
+    assert second["messages"][-1]["content"][-1]["content"] == "5"
+    # Usage with cache fields lands in the events and the manifests.
+    usages = [e.usage for e in events if e.type == "model_response"]
+    assert usages[0].cache_creation_input_tokens == 80
+    assert usages[1].cache_read_input_tokens == 180
+    assert usages[1].total_input_tokens == 200
+    assert agent.manifests[-1].provider_usage == usages[1]
+    deltas = "".join(e.text for e in events if e.type == "text_delta")
+    assert deltas == "Adding.The sum is 5."
+    assert api.headers[0]["authorization"] == "Bearer test-key"
+
+
+async def test_count_tokens_is_exact_from_the_api() -> None:
+    with MessagesAPI() as api:
+        model = model_for(api)
+        agent = Agent(model=model, tools=[add], counter=ApproximateCounter())
+        from ctxlab._request import ModelRequest
+        from ctxlab.messages import UserMessage
+
+        request = ModelRequest(
+            system="s", messages=(UserMessage(content="hello"),), tools=agent.tool_schemas()
+        )
+        counted = await model.count_tokens(request)
+    assert api.requests[0]["messages"][0]["role"] == "user"
+    assert counted == len(__import__("json").dumps(api.requests[0])) // 4
+
+
+@pytest.mark.parametrize(
+    ("answer", "raised", "status"),
+    [
+        (error(429, "rate_limit_error", "slow down"), RateLimitError, 429),
+        (error(529, "overloaded_error", "Overloaded"), OverloadedError, 529),
+        (error(400, "invalid_request_error", "messages: roles must alternate"), ModelError, 400),
+        (
+            error(
+                400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"
+            ),
+            ContextOverflowError,
+            400,
+        ),
+    ],
+)
+async def test_errors_are_mapped_with_their_cause(
+    answer: object, raised: type, status: int
+) -> None:
+    import anthropic
+
+    with MessagesAPI([answer, answer]) as api:
+        agent = Agent(model=model_for(api), counter=ApproximateCounter())
+        with pytest.raises(raised) as info:
+            await agent("hi")
+    assert info.value.status_code == status
+    assert isinstance(info.value.__cause__, anthropic.APIStatusError)
+    assert type(info.value) is raised
+
+
+async def test_overflow_recovery_through_the_sdk() -> None:
+    too_long = error(400, "invalid_request_error", "prompt is too long: 2100 tokens > 2000 maximum")
+    summary = dict.fromkeys(
+        ["task_overview", "current_state", "important_discoveries", "next_steps"], "x"
+    ) | {"context_to_preserve": "/var/log/app-0.log"}
+    script = [
+        *(message([tool_use(f"toolu_{i}", "fetch", page=i)]) for i in range(3)),
+        message("first"),
+        too_long,
+        message(__import__("json").dumps(summary)),
+        message("recovered"),
+    ]
+    with MessagesAPI(script) as api:
+        model = model_for(api, context_window=2_000)
+        agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter())
+        await agent("Read three pages")
+        events = [e async for e in agent.stream_events("And now?")]
+    assert [e.kind for e in events if e.type == "compaction"] == ["overflow"]
+    assert events[-1].text == "recovered"
+    assert "JSON Schema" in str(api.requests[-2]["messages"][-1])  # the summary request
+    assert len(api.requests[-1]["messages"]) < len(api.requests[-3]["messages"])
+    assert agent.context.summary is not None
+    assert "/var/log/app-0.log" in agent.context.summary.text
+
+
+async def test_summary_requests_reuse_the_prefix_and_parse_json() -> None:
+    summary = {
+        "task_overview": "read logs",
+        "current_state": "three pages read",
+        "important_discoveries": "/var/log/app-1.log",
+        "next_steps": "answer",
+        "context_to_preserve": "/var/log/app-0.log",
+    }
+    import json
+
+    script = [
+        *(message([tool_use(f"toolu_{i}", "fetch", page=i)]) for i in range(3)),
+        message("first"),
+        message("Here it is: " + json.dumps(summary)),
+    ]
+    with MessagesAPI(script) as api:
+        agent = Agent(
+            model=model_for(api, context_window=2_000), tools=[fetch], counter=ApproximateCounter()
+        )
+        await agent("Read three pages")
+        record = await agent.compress_context(ContextConfig(trigger_ratio=0.5, reserve_ratio=0.1))
+    assert record is not None and record.kind == "summary"
+    ask = api.requests[-1]
+    assert (
+        ask["system"][0]["text"] == api.requests[-2]["system"][0]["text"]
+        if "system" in ask
+        else True
+    )
+    assert ask["tools"] == api.requests[-2]["tools"]
+    assert ask["messages"][0] == api.requests[-2]["messages"][0]  # the same prefix
+    assert "task_overview" in json.dumps(ask["messages"][-1])
+    assert agent.context.summary is not None
+    assert "/var/log/app-1.log" in agent.context.summary.text
+
+
+def test_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(UsageError, match="ANTHROPIC_API_KEY"):
+        AnthropicModel()
+
+
+def test_context_windows_of_current_models() -> None:
+    assert AnthropicModel("claude-opus-4-5-20251101", api_key="k").context_window == 200_000
+    assert (
+        AnthropicModel("claude-haiku-4-5", api_key="k", context_window=50_000).context_window
+        == 50_000
+    )

@@ -1,0 +1,247 @@
+"""Manual, automatic and agentic compression, summary failures, and overflow recovery.
+
+The model window is 2,000 tokens (approximate counting, 4 characters a token): trigger 1,600,
+usage notice 1,200, input limit 1,710. Each ``fetch`` result is about 300 tokens.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlab import ApproximateCounter, ContextConfig, HintBlock
+from ctxlab.agent import Agent
+from ctxlab.exceptions import CompressionError, ContextOverflowError
+from ctxlab.messages import UserMessage
+from ctxlab.models import ScriptedModel, tool_call
+
+WINDOW = 2_000
+
+
+def fetch(page: int) -> str:
+    """Fetch a page of the log."""
+    return f"page {page} /var/log/app-{page}.log\n" + "lorem ipsum " * 100
+
+
+def rounds(n: int, reply: str = "done") -> list[object]:
+    return [*(tool_call("fetch", {"page": i}) for i in range(n)), reply]
+
+
+def make(model: ScriptedModel, config: ContextConfig | None = None) -> Agent:
+    return Agent(
+        model=model,
+        tools=[fetch],
+        context_config=config,
+        counter=ApproximateCounter(),
+    )
+
+
+def tokens(agent: Agent) -> int:
+    return agent.manifests[-1].estimated_input_tokens
+
+
+async def test_automatic_compaction_fires_above_the_trigger_and_keeps_pairs() -> None:
+    model = ScriptedModel(rounds(7), context_window=WINDOW)
+    agent = make(model)
+    events = [e async for e in agent.stream_events("Read the logs of /var/log")]
+    compactions = [e for e in events if e.type == "compaction"]
+    assert compactions and compactions[0].kind == "automatic"
+    assert compactions[0].tokens_after < compactions[0].tokens_before
+    assert agent.context.summary is not None
+    assert "/var/log/app-0.log" in agent.context.summary.text  # extractive: paths verbatim
+    # Every request fitted and passed validation; the durable history kept everything.
+    builds = [e.manifest for e in events if e.type == "context_build"]
+    assert all(m.validation == "passed" for m in builds)
+    assert all(m.estimated_input_tokens <= m.input_limit for m in builds)
+    assert len(agent.history) == 16
+    assert len(agent.context.conversation) < len(agent.history)
+
+
+async def test_manual_compression_is_a_noop_below_the_trigger() -> None:
+    model = ScriptedModel(rounds(3), context_window=WINDOW)
+    agent = make(model)
+    await agent("Read three pages")
+    assert 1_000 < tokens(agent) < 1_600
+    before = agent.context
+    assert await agent.compress_context() is None
+    assert agent.context == before
+    assert model.summary_requests == []
+
+
+async def test_manual_compression_with_override_config_and_instructions() -> None:
+    model = ScriptedModel(rounds(3), context_window=WINDOW)
+    agent = make(model)
+    await agent("Read three pages")
+    seen = []
+    agent.subscribe(seen.append)
+    record = await agent.compress_context(
+        context_config=ContextConfig(trigger_ratio=0.5, reserve_ratio=0.1),
+        instructions=HintBlock(hint="Keep every log path."),
+    )
+    assert record is not None and record.messages_compacted > 0
+    assert model.summary_requests[-1].instructions == "Keep every log path."
+    assert [e.kind for e in seen if e.type == "compaction"] == ["manual"]
+    # The override was for that call only.
+    assert agent.context_config.trigger_ratio == 0.8
+
+
+async def test_summary_failure_falls_back_to_truncation_by_default() -> None:
+    failures = [RuntimeError("model down")] * 3
+    model = ScriptedModel(rounds(7), context_window=WINDOW, summaries=failures)
+    agent = make(model)
+    kinds = [e.kind async for e in agent.stream_events("go") if e.type == "compaction"]
+    assert kinds[0] == "fallback"
+    assert agent.context.summary is not None
+    assert agent.context.summary.kind == "truncation_note"
+    assert len(model.summary_requests) == 3  # max_summary_attempts
+
+
+async def test_summary_failure_without_fallback_raises_and_leaves_the_context() -> None:
+    config = ContextConfig(compression_fallback_to_truncation=False)
+    model = ScriptedModel(rounds(3), context_window=WINDOW, summaries=[ValueError("bad")] * 3)
+    agent = make(model, config)
+    await agent("Read three pages")
+    before = agent.context
+    with pytest.raises(CompressionError, match="left untouched"):
+        await agent.compress_context(
+            ContextConfig(
+                trigger_ratio=0.5, reserve_ratio=0.1, compression_fallback_to_truncation=False
+            )
+        )
+    assert agent.context == before
+    # In the loop too: the failed preparation is reported and nothing is committed.
+    model.replies.extend(rounds(4))
+    events = []
+    with pytest.raises(CompressionError):
+        async for event in agent.stream_events("more"):
+            events.append(event)
+    assert events[-1].type == "error"
+    assert all(e.type != "compaction" for e in events)
+    assert agent.context.summary is None
+
+
+async def test_agentic_compression_notice_and_tool() -> None:
+    # The notice (and the tool's threshold) at (0.8 - 0.3) x 2,000 = 1,000 tokens.
+    config = ContextConfig(compression_tool_enabled=True, context_buffer_ratio=0.3)
+    script = [
+        tool_call("CompressContext", {"instructions": "keep paths"}),  # too early: no effect
+        *(tool_call("fetch", {"page": i}) for i in range(3)),
+        tool_call("CompressContext", {"instructions": "keep paths"}),
+        "done",
+    ]
+    model = ScriptedModel(script, context_window=WINDOW)
+    agent = make(model, config)
+    events = [e async for e in agent.stream_events("Read the logs")]
+    assert any(t.name == "CompressContext" for t in model.requests[0].tools)
+    results = [e.result.text for e in events if e.type == "tool_result"]
+    assert results[0].startswith("Nothing to compress")
+    assert results[-1].startswith("Compressed ")
+    assert [e.kind for e in events if e.type == "compaction"] == ["agentic"]
+    assert model.summary_requests[-1].instructions == "keep paths"
+    # The usage notice appeared once the input passed the line, and not before.
+    noticed = [
+        any(i.id == "runtime/context_usage" for i in e.manifest.items)
+        for e in events
+        if e.type == "context_build" and e.manifest.purpose == "reasoning"
+    ]
+    first = noticed.index(True)
+    assert not any(noticed[:first])
+    notice = model.requests[first].messages[-1]
+    assert isinstance(notice, UserMessage)
+    assert "CompressContext" in notice.content[0].text  # type: ignore[union-attr]
+
+
+async def test_agentic_compression_failure_is_an_error_result_and_changes_nothing() -> None:
+    config = ContextConfig(compression_tool_enabled=True, context_buffer_ratio=0.3)
+    script = [
+        *(tool_call("fetch", {"page": i}) for i in range(3)),
+        tool_call("CompressContext"),
+        "ok",
+    ]
+    model = ScriptedModel(script, context_window=WINDOW, summaries=[RuntimeError("x")] * 3)
+    agent = make(model, config)
+    events = [e async for e in agent.stream_events("go")]
+    last = [e for e in events if e.type == "tool_result"][-1]
+    assert last.result.is_error and "context is unchanged" in last.result.text
+    assert agent.context.summary is None
+    assert not [e for e in events if e.type == "compaction"]
+
+
+async def test_overflow_recovery_compacts_and_retries_once() -> None:
+    overflow = ContextOverflowError(
+        "prompt is too long: 2100 tokens > 2000 maximum", status_code=400
+    )
+    model = ScriptedModel([*rounds(3, "first"), overflow, "recovered"], context_window=WINDOW)
+    agent = make(model)
+    await agent("Read three pages")
+    events = [e async for e in agent.stream_events("And now?")]
+    assert [e.kind for e in events if e.type == "compaction"] == ["overflow"]
+    assert [e.manifest.purpose for e in events if e.type == "context_build"] == [
+        "reasoning",
+        "recovery",
+    ]
+    assert events[-1].type == "reply" and events[-1].text == "recovered"
+    assert len(model.requests[-1].messages) < len(model.requests[-2].messages)
+
+
+async def test_overflow_twice_propagates() -> None:
+    overflow = ContextOverflowError("prompt is too long", status_code=400)
+    model = ScriptedModel([*rounds(3, "first"), overflow, overflow], context_window=WINDOW)
+    agent = make(model)
+    await agent("Read three pages")
+    with pytest.raises(ContextOverflowError):
+        await agent("again")
+
+
+async def test_overflow_with_nothing_to_reduce_propagates() -> None:
+    model = ScriptedModel([ContextOverflowError("prompt is too long")], context_window=WINDOW)
+    agent = make(model)
+    with pytest.raises(ContextOverflowError):
+        await agent("hi")
+    disabled = make(
+        ScriptedModel(
+            [*rounds(3, "x"), ContextOverflowError("prompt is too long")], context_window=WINDOW
+        ),
+        ContextConfig(compaction={"enabled": False}),
+    )
+    await disabled("Read three pages")
+    with pytest.raises(ContextOverflowError):
+        await disabled("again")
+
+
+async def test_compress_context_during_a_call_runs_at_the_next_boundary() -> None:
+    agent: Agent
+    records = []
+
+    async def compress_now(page: int) -> str:
+        """Asks for a compression while the call runs."""
+        import asyncio
+
+        task = asyncio.ensure_future(
+            agent.compress_context(
+                ContextConfig(trigger_ratio=0.3, reserve_ratio=0.1, context_buffer_ratio=0.1)
+            )
+        )
+        records.append(task)
+        await asyncio.sleep(0)  # the request is queued while the call runs
+        return fetch(page)
+
+    script = [
+        *(tool_call("fetch", {"page": i}) for i in range(2)),
+        tool_call("compress_now", {"page": 9}),
+        "done",
+    ]
+    model = ScriptedModel(script, context_window=WINDOW)
+    agent = Agent(model=model, tools=[fetch, compress_now], counter=ApproximateCounter())
+    seen = []
+    agent.subscribe(seen.append)
+    await agent("go")
+    assert await records[0] is not None
+    kinds = [e.type if e.type != "compaction" else e.kind for e in seen]
+    # Compressed at the boundary after the tool ran, before the next reasoning request.
+    assert kinds[kinds.index("manual") - 2 : kinds.index("manual") + 2] == [
+        "tool_result",
+        "context_build",
+        "manual",
+        "context_build",
+    ]
+    assert agent.context.summary is not None
