@@ -33,6 +33,7 @@ lab: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'agentscope==2.0.11'
 	$(PY) benchmarks/prepare_bench.py
+	$(PY) benchmarks/loop_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
