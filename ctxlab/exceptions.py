@@ -27,6 +27,11 @@ __all__ = [
     "OverloadedError",
     "PreparationError",
     "RateLimitError",
+    "SessionLogError",
+    "SessionNotFound",
+    "SourceError",
+    "SourceUnavailable",
+    "StateConflict",
     "TokenizerDataError",
     "ToolDefinitionError",
     "UsageError",
@@ -133,3 +138,24 @@ class AgentBusy(CtxlabError, RuntimeError):
 
 class CallStopped(CtxlabError):
     """The running call was stopped with ``agent.stop()``; the conversation so far is kept."""
+
+
+class SourceUnavailable(PreparationError):
+    """A context source with the ``fail`` policy failed or timed out; the preparation failed."""
+
+
+class SourceError(PreparationError):
+    """A context source returned malformed material (not blocks, empty or duplicate ids, required
+    blocks from an ``omit`` source). The ``omit`` policy does not hide these."""
+
+
+class StateConflict(CtxlabError):
+    """A task-state change was based on an outdated revision; re-read the state and retry."""
+
+
+class SessionLogError(CtxlabError):
+    """The session log cannot be used: not a ctxlab database, a corrupt file, a wrong schema."""
+
+
+class SessionNotFound(SessionLogError, LookupError):
+    """No session with these ids exists in the log (for this user)."""

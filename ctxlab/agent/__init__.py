@@ -12,6 +12,7 @@ from ctxlab.agent._events import (
     TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
+    TurnCommittedEvent,
 )
 from ctxlab.agent._tools import Tool, tool
 
@@ -31,5 +32,6 @@ __all__ = [
     "Tool",
     "ToolCallEvent",
     "ToolResultEvent",
+    "TurnCommittedEvent",
     "tool",
 ]

@@ -11,6 +11,7 @@ durable history (everything that was said), which compaction never rewrites.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import uuid
@@ -21,6 +22,7 @@ from typing import Any, Literal
 from ctxlab._config import ContextConfig
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import WorkingState
+from ctxlab._tasks import TaskOptions, TaskState, TodoItem, Verification
 from ctxlab.agent._events import (
     CompactionEvent,
     CompactionKind,
@@ -32,6 +34,7 @@ from ctxlab.agent._events import (
     TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
+    TurnCommittedEvent,
 )
 from ctxlab.agent._tools import Tool
 from ctxlab.exceptions import (
@@ -41,14 +44,28 @@ from ctxlab.exceptions import (
     ContextOverflowError,
     MaxStepsExceeded,
     PreparationError,
+    SourceError,
+    SourceUnavailable,
     UsageError,
 )
 from ctxlab.manifest import ContextManifest
-from ctxlab.materials import Materials, SystemPart
+from ctxlab.materials import (
+    ContextBlock,
+    ContextRequest,
+    FailurePolicy,
+    Material,
+    Materials,
+    SourceRegistration,
+    SystemPart,
+    load_sources,
+    load_workspace,
+    validate_source_name,
+)
 from ctxlab.messages import (
     AssistantMessage,
     HintBlock,
     Message,
+    TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -64,6 +81,7 @@ from ctxlab.pipeline import (
     WorkspaceOffloader,
     prepare,
 )
+from ctxlab.session import LoggedMessage, SessionKey, SessionLog
 from ctxlab.tokens import TokenCache, TokenCounter
 
 __all__ = ["COMPRESS_TOOL", "Agent", "Approver", "PermissionHook"]
@@ -94,6 +112,64 @@ _COMPRESS_SCHEMA = ToolSchema(
         "additionalProperties": False,
     },
 )
+
+
+TODO_TOOL = "todo_write"
+_TODO_SCHEMA = ToolSchema(
+    TODO_TOOL,
+    "Replace your todo list with the full, current list. Mark one item in_progress while you "
+    "work on it and completed when done; the current list is shown to you at every step.",
+    {
+        "type": "object",
+        "properties": {
+            "todos": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string"},
+                        "status": {"enum": ["pending", "in_progress", "completed"]},
+                    },
+                    "required": ["content", "status"],
+                },
+            }
+        },
+        "required": ["todos"],
+    },
+)
+PROPOSE_TOOL = "propose_requirement"
+_PROPOSE_SCHEMA = ToolSchema(
+    PROPOSE_TOOL,
+    "Propose an acceptance criterion for the task; the user confirms or rejects it.",
+    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+)
+_RECEIPT = "Todo list updated (revision {revision}):\n{todos}"
+_SHORTENED = "[an earlier todo list, superseded; the current one is shown below]"
+
+
+def _log_record(event: Event) -> tuple[str, dict[str, Any]] | None:
+    """What the session log keeps of an event (messages are logged on their own)."""
+    if isinstance(event, ContextBuildEvent):
+        return "context_build", {"context_manifest": event.manifest.to_dict()}
+    if isinstance(event, CompactionEvent):
+        return "compaction", {"kind": event.kind, **dataclasses.asdict(event.record)}
+    if isinstance(event, ModelResponseEvent):
+        usage = dataclasses.asdict(event.usage) if event.usage else None
+        return "model_response", {
+            "call_id": event.call_id,
+            "stop": event.stop_reason,
+            "usage": usage,
+        }
+    if isinstance(event, ToolResultEvent):
+        return "tool_result", {
+            "id": event.tool_use.id,
+            "name": event.tool_use.name,
+            "is_error": bool(event.result.is_error),
+            "seconds": event.seconds,
+        }
+    if isinstance(event, ErrorEvent):
+        return "error", {"error": event.message}
+    return None
 
 
 def _user_message(message: Any) -> UserMessage:
@@ -129,6 +205,11 @@ class Agent:
         approver: Answers the calls the hook sent to "ask"; without one they are denied.
         counter: The token counter for estimates; the model's when omitted.
         max_steps: Reasoning requests allowed in one call before `MaxStepsExceeded`.
+        agent_id: The agent's id in the session log and for sources (the name by default).
+        user_id: The user the session belongs to (sessions are never shared across users).
+        session_id: The session; a new id by default. With a session log holding committed
+            turns of (agent id, user id, session id), the agent resumes that working state.
+        session_log: A `SessionLog` or the path of its SQLite file.
     """
 
     def __init__(
@@ -144,6 +225,10 @@ class Agent:
         approver: Approver | None = None,
         counter: TokenCounter | None = None,
         max_steps: int = 50,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        session_log: SessionLog | str | Path | None = None,
     ) -> None:
         if model is None:
             from ctxlab.models import DemoModel
@@ -184,6 +269,27 @@ class Agent:
         self._pending_compactions: list[
             tuple[ContextConfig | None, str | None, asyncio.Future[CompactionRecord | None]]
         ] = []
+        self.agent_id = agent_id or name
+        self.user_id = user_id
+        self.session_id = session_id or uuid.uuid4().hex
+        self.sources: dict[str, SourceRegistration] = {}
+        """Registered context sources by name (their options can be edited between steps)."""
+        self.instructions: dict[str, str] = {}
+        """Named instructions, placed in System after the system prompt."""
+        self._workspace_material: tuple[tuple[SystemPart, ...], tuple[Material, ...]] | None = None
+        self.task = TaskState()
+        """The task state (todo list, requirements, verification); survives compaction."""
+        self.task_options = TaskOptions()
+        self._todo_enabled = False
+        self._unlogged_messages: list[Message] = []
+        self._unlogged_events: list[tuple[str, dict[str, Any]]] = []
+        self.session_log: SessionLog | None = (
+            session_log
+            if isinstance(session_log, SessionLog) or session_log is None
+            else SessionLog(session_log)
+        )
+        if self.session_log is not None:
+            self._resume()
 
     # -- inspection ---------------------------------------------------------------------------
 
@@ -222,7 +328,7 @@ class Agent:
     def add_tool(self, item: Callable[..., Any] | Tool) -> Tool:
         """Register a tool (a typed function or a `Tool`); names must be unique."""
         made = item if isinstance(item, Tool) else Tool.from_function(item)
-        if made.name in self.tools or made.name == COMPRESS_TOOL:
+        if made.name in self.tools or made.name in (COMPRESS_TOOL, TODO_TOOL, PROPOSE_TOOL):
             msg = f"a tool named {made.name!r} is already registered; rename one of them"
             raise UsageError(msg)
         self.tools[made.name] = made
@@ -241,6 +347,10 @@ class Agent:
         return unsubscribe
 
     def _emit(self, event: Event) -> None:
+        if self.session_log is not None:
+            record = _log_record(event)
+            if record is not None:
+                self._unlogged_events.append(record)
         for callback in list(self._subscribers):
             try:
                 callback(event)
@@ -266,15 +376,19 @@ class Agent:
         self._running, self._stop = True, False
         self._call = uuid.uuid4().hex[:12]
         try:
+            # 000: workspace material is loaded once per agent call.
+            self._workspace_material = await asyncio.to_thread(load_workspace, self.workspace)
             self._close_interrupted_calls()
             if message is not None:
                 self._append(_user_message(message))
             elif not self._state.conversation:
                 msg = "the agent has no conversation yet; pass a message"
                 raise UsageError(msg)
+            await self._commit_turn()
             for _ in range(self.max_steps):
                 await self._boundary()
                 reply = await self._step()
+                await self._commit_turn()
                 if reply is not None:
                     return reply
             msg = (
@@ -287,6 +401,7 @@ class Agent:
             raise
         finally:
             self._running = False
+            self._workspace_material = None
             self._fail_pending_compactions()
 
     async def stream_events(self, message: Any = None) -> AsyncIterator[Event]:
@@ -344,6 +459,8 @@ class Agent:
             return response.message
         results = await self._run_tools(uses)
         self._append(UserMessage(content=tuple(results)))
+        if any(u.name == TODO_TOOL for u in uses):
+            self._shorten_old_receipts()
         return None
 
     async def _send(self, prep: Preparation) -> ModelResponse:
@@ -368,15 +485,47 @@ class Agent:
 
     # -- preparation --------------------------------------------------------------------------
 
-    def materials(self) -> Materials:
-        """The material of the next request (System parts; sources come with the harness)."""
-        system = (SystemPart("system_prompt", self.system_prompt),) if self.system_prompt else ()
-        return Materials(system=system)
+    async def load_materials(self, purpose: Purpose = "reasoning", call_id: str = "") -> Materials:
+        """The material of a request: System parts, task state, workspace material, sources.
+
+        Sources are loaded here (once per preparation; never for summary preparations).
+        """
+        workspace = self._workspace_material
+        if workspace is None:
+            workspace = await asyncio.to_thread(load_workspace, self.workspace)
+        system: list[SystemPart] = []
+        if self.system_prompt:
+            system.append(SystemPart("system_prompt", self.system_prompt))
+        system.extend(SystemPart(f"instruction/{n}", t) for n, t in self.instructions.items())
+        system.extend(workspace[0])
+        blocks: list[Material] = []
+        task_text = self.task.render(self.task_options, include_todos=not self._receipt_visible())
+        if task_text:
+            blocks.append(
+                Material(
+                    "task/state",
+                    "task",
+                    "task",
+                    ContextBlock.runtime("task_state", task_text),
+                    tag="TASK_STATE",
+                )
+            )
+        blocks.extend(workspace[1])
+        failures: list[tuple[str, str]] = []
+        if purpose != "summary" and self.sources:
+            request = ContextRequest(self.agent_id, self.user_id, self.session_id, call_id, purpose)
+            loaded, failures = await load_sources(list(self.sources.values()), request)
+            blocks.extend(loaded)
+        return Materials(system=tuple(system), blocks=tuple(blocks), failures=tuple(failures))
 
     def tool_schemas(self, config: ContextConfig | None = None) -> tuple[ToolSchema, ...]:
         """The tool schemas of the next request (CompressContext when enabled)."""
         config = config or self._config
         schemas = [t.schema for t in self.tools.values()]
+        if self._todo_enabled:
+            schemas.append(_TODO_SCHEMA)
+        if self.task_options.allow_requirement_proposals:
+            schemas.append(_PROPOSE_SCHEMA)
         if config.compression_tool_enabled:
             schemas.append(_COMPRESS_SCHEMA)
         return tuple(schemas)
@@ -395,13 +544,34 @@ class Agent:
         kind: CompactionKind | None = None,
     ) -> Preparation:
         config = config or self._config
+        call_id = uuid.uuid4().hex[:16]
+        try:
+            materials = await self.load_materials(purpose, call_id)
+        except (SourceUnavailable, SourceError) as exc:
+            exc.manifest = ContextManifest(
+                call_id=call_id,
+                purpose=purpose,
+                model=self.model.name,
+                estimated_input_tokens=-1,
+                input_limit=-1,
+                counting_method="unavailable",
+                exact=False,
+                items=(),
+                transforms=(),
+                validation="build_failed",
+                error=str(exc),
+            )
+            self.manifests.append(exc.manifest)
+            self._emit(ContextBuildEvent(exc.manifest, self._call))
+            raise
         try:
             prep = await prepare(
                 self._state,
                 context_window=self.model.context_window,
                 counter=self._cache,
                 config=config,
-                materials=self.materials(),
+                materials=materials,
+                call_id=call_id,
                 tools=self.tool_schemas(config),
                 summarizer=self._summarize,
                 offloader=self.offloader,
@@ -566,6 +736,10 @@ class Agent:
                 )
             elif use.name == COMPRESS_TOOL and self._config.compression_tool_enabled:
                 result = await self._compress_tool(use)
+            elif use.name == TODO_TOOL and self._todo_enabled:
+                result = self._todo_write(use)
+            elif use.name == PROPOSE_TOOL and self.task_options.allow_requirement_proposals:
+                result = self._propose_tool(use)
             elif use.name in self.tools:
                 result = await self.tools[use.name].run(use.id, use.input)
             else:
@@ -593,10 +767,251 @@ class Agent:
                 results[i] = await run(use, *decisions[i])
         return [r for r in results if r is not None]
 
+    # -- sources, instructions, task state -------------------------------------------------
+
+    def context_source(
+        self,
+        name: str,
+        source: Any,
+        *,
+        timeout: float = 5.0,
+        on_failure: FailurePolicy = "fail",
+    ) -> SourceRegistration:
+        """Register a source read before every reasoning request (not at construction).
+
+        ``source`` is a `ContextSource` (async ``load(request)``) or an async callable taking a
+        `ContextRequest` and returning a list of `ContextBlock`. Manifest ids are
+        ``source/<name>/<block id>``.
+        """
+        validate_source_name(name)
+        if name in self.sources:
+            msg = f"a source named {name!r} is already registered; names must be unique"
+            raise UsageError(msg)
+        registration = SourceRegistration(name, source, timeout=timeout, on_failure=on_failure)
+        self.sources[name] = registration
+        return registration
+
+    def remove_source(self, name: str) -> None:
+        """Unregister a source."""
+        if self.sources.pop(name, None) is None:
+            msg = f"no source named {name!r}; registered: {', '.join(self.sources) or 'none'}"
+            raise UsageError(msg)
+
+    def instruction(self, name: str, text: str) -> None:
+        """Add (or replace) a named instruction, placed in System as ``system/instruction/<name>``."""
+        validate_source_name(name)
+        self.instructions[name] = text
+
+    def enable_task_list(self) -> None:
+        """Give the model the ``todo_write`` tool; the current list is projected every step."""
+        self._todo_enabled = True
+
+    def task_context(
+        self,
+        *,
+        include_requirements: bool = False,
+        include_verification_results: bool = False,
+        allow_requirement_proposals: bool = False,
+    ) -> None:
+        """Choose the optional task projections (replaces the previous choice)."""
+        self.task_options = TaskOptions(
+            include_requirements=include_requirements,
+            include_verification_results=include_verification_results,
+            allow_requirement_proposals=allow_requirement_proposals,
+        )
+
+    def begin_task(self, scope: str, objective: str) -> None:
+        """Set the task's identity and objective."""
+        self.task = self.task.begin(scope, objective)
+
+    def propose_requirement(self, text: str) -> str:
+        """Add a proposed requirement; returns its id."""
+        self.task, requirement = self.task.propose(text)
+        return requirement.id
+
+    def decide_requirement(
+        self, requirement_id: str, *, accept: bool, expected_revision: int
+    ) -> None:
+        """Confirm or reject a requirement; `StateConflict` when the state moved on."""
+        self.task = self.task.decide(
+            requirement_id, accept=accept, expected_revision=expected_revision
+        )
+
+    def set_subject_version(self, version: str) -> None:
+        """Record which version of the subject checks refer to."""
+        self.task = self.task.with_subject_version(version)
+
+    def invalidate_subject(self) -> None:
+        """Mark the subject as changed: earlier verification results become stale."""
+        self.task = self.task.with_subject_version(None)
+
+    def record_verification(self, name: str, *, passed: bool, summary: str = "") -> None:
+        """Store a verification result against the current subject version."""
+        self.task = self.task.with_verification(
+            Verification(
+                name=name, passed=passed, summary=summary, subject_version=self.task.subject_version
+            )
+        )
+
+    def _todo_write(self, use: ToolUseBlock) -> ToolResultBlock:
+        try:
+            todos = [TodoItem.model_validate(t) for t in use.input.get("todos", [])]
+        except Exception as exc:
+            return ToolResultBlock(
+                tool_use_id=use.id, content=f"Invalid todo list: {exc}", is_error=True
+            )
+        self.task = self.task.with_todos(todos)
+        return ToolResultBlock(tool_use_id=use.id, content=self._receipt())
+
+    def _propose_tool(self, use: ToolUseBlock) -> ToolResultBlock:
+        text = use.input.get("text")
+        if not isinstance(text, str) or not text.strip():
+            return ToolResultBlock(
+                tool_use_id=use.id, content="Give the requirement's text.", is_error=True
+            )
+        requirement_id = self.propose_requirement(text)
+        return ToolResultBlock(
+            tool_use_id=use.id, content=f"Proposed {requirement_id}; the user will decide."
+        )
+
+    def _receipt(self) -> str:
+        return _RECEIPT.format(revision=self.task.revision, todos=self.task.render_todos())
+
+    def _receipt_visible(self) -> bool:
+        # 000: the current receipt is used while it is visible and whole; otherwise the list is
+        # reconstructed from state.
+        if not self.task.todos:
+            return True
+        expected = self._receipt()
+        for message in reversed(self._state.conversation):
+            if isinstance(message, UserMessage):
+                for result in message.tool_results:
+                    if result.text.startswith("Todo list updated (revision"):
+                        return result.text == expected
+        return False
+
+    def _shorten_old_receipts(self) -> None:
+        conversation = list(self._state.conversation)
+        latest_seen = False
+        changed = False
+        for index in range(len(conversation) - 1, -1, -1):
+            message = conversation[index]
+            if not isinstance(message, UserMessage):
+                continue
+            content = list(message.content)
+            for position, block in enumerate(content):
+                if isinstance(block, ToolResultBlock) and block.text.startswith(
+                    "Todo list updated (revision"
+                ):
+                    if latest_seen:
+                        content[position] = block.evolve(content=_SHORTENED)
+                        changed = True
+                    latest_seen = True
+            conversation[index] = UserMessage(content=tuple(content))
+        if changed:
+            self._state = WorkingState(
+                conversation=tuple(conversation),
+                summary=self._state.summary,
+                revision=self._state.revision + 1,
+            )
+
+    # -- the session log ----------------------------------------------------------------------
+
+    @property
+    def session_key(self) -> SessionKey:
+        """(agent id, user id, session id) in the session log."""
+        return SessionKey(self.agent_id, self.user_id or "", self.session_id)
+
+    def _resume(self) -> None:
+        assert self.session_log is not None
+        checkpoint = self.session_log.checkpoint(self.session_key)
+        if checkpoint is None:
+            return
+        self._state = WorkingState.model_validate_json(checkpoint.state)
+        self.task = TaskState.model_validate_json(checkpoint.task)
+        self._history = [
+            parse_messages([__import__("json").loads(p)])[0]
+            for p in self.session_log.message_payloads(self.session_key)
+        ]
+
+    async def _commit_turn(self) -> None:
+        if self.session_log is None:
+            self._unlogged_messages.clear()
+            return
+        messages = [
+            LoggedMessage(m.role, m.model_dump_json(), _plain_text(m))
+            for m in self._unlogged_messages
+        ]
+        events = list(self._unlogged_events)
+        state, task = self._state.model_dump_json(), self.task.model_dump_json()
+        turn = await asyncio.to_thread(
+            self.session_log.commit_turn,
+            self.session_key,
+            events=events,
+            messages=messages,
+            state=state,
+            task=task,
+        )
+        self._unlogged_messages.clear()
+        del self._unlogged_events[: len(events)]
+        self._emit(TurnCommittedEvent(turn, len(messages), self._call))
+
+    def _require_log(self) -> SessionLog:
+        if self.session_log is None:
+            msg = "this agent has no session log; pass session_log=... when building it"
+            raise UsageError(msg)
+        return self.session_log
+
+    def session_list(self) -> Any:
+        """This user's sessions of this agent, as a DataFrame."""
+        return self._require_log().sessions(user_id=self.user_id or "", agent_id=self.agent_id)
+
+    def session_history(self, session_id: str | None = None, last_n: int = 20) -> Any:
+        """The last messages of a session of this user (this one by default), as a DataFrame."""
+        key = SessionKey(self.agent_id, self.user_id or "", session_id or self.session_id)
+        return self._require_log().history(key, last_n)
+
+    def session_search(self, query: str, limit: int = 20) -> Any:
+        """This user's messages with this agent matching ``query`` (full-text), as a DataFrame."""
+        return self._require_log().search(
+            query, user_id=self.user_id or "", agent_id=self.agent_id, limit=limit
+        )
+
+    def enable_session_tools(self) -> None:
+        """Give the model ``session_list``, ``session_history`` and ``session_search``."""
+        self._require_log()
+        agent = self
+
+        def session_list() -> str:
+            """List your earlier sessions with this user."""
+            return str(agent.session_list().to_string(index=False))
+
+        def session_history(session_id: str, last_n: int = 20) -> str:
+            """Read the last messages of one of your sessions.
+
+            Args:
+                session_id: The session, from session_list.
+                last_n: How many messages.
+            """
+            return str(agent.session_history(session_id, last_n).to_string(index=False))
+
+        def session_search(query: str) -> str:
+            """Search your conversations with this user for words.
+
+            Args:
+                query: Words to find.
+            """
+            found = agent.session_search(query)
+            return found.to_string(index=False) if len(found) else f"nothing matches {query!r}"
+
+        for fn in (session_list, session_history, session_search):
+            self.add_tool(fn)
+
     # -- state --------------------------------------------------------------------------------
 
     def _append(self, message: UserMessage | AssistantMessage) -> None:
         self._history.append(message)
+        self._unlogged_messages.append(message)
         self._state = self._state.append(message)
 
     def _close_interrupted_calls(self) -> None:
@@ -619,3 +1034,15 @@ class Agent:
                     )
                 )
             )
+
+
+def _plain_text(message: Message) -> str:
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ToolUseBlock):
+            parts.append(f"{block.name} {block.input_json}")
+        elif isinstance(block, ToolResultBlock):
+            parts.append(block.text)
+    return "\n".join(parts)

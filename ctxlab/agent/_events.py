@@ -24,6 +24,7 @@ __all__ = [
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",
+    "TurnCommittedEvent",
 ]
 
 CompactionKind = Literal["automatic", "manual", "agentic", "overflow", "fallback"]
@@ -139,6 +140,18 @@ class ErrorEvent:
         return f"{type(self.error).__name__}: {self.error}"
 
 
+@dataclass(frozen=True)
+class TurnCommittedEvent:
+    """A turn (the call's input, or one reasoning step) was committed to the session log."""
+
+    turn: int
+    """The turn's number in the session."""
+    messages: int
+    """Messages it added."""
+    call: str = ""
+    type: Literal["turn_committed"] = field(default="turn_committed", init=False)
+
+
 Event = (
     ContextBuildEvent
     | ModelResponseEvent
@@ -148,5 +161,6 @@ Event = (
     | CompactionEvent
     | ReplyEvent
     | ErrorEvent
+    | TurnCommittedEvent
 )
 """Any event of the agent."""

@@ -1,5 +1,29 @@
-"""Material: System parts, runtime and reference blocks placed around the conversation."""
+"""Material: System parts, runtime and reference blocks, and the sources that supply them."""
 
 from ctxlab.materials._block import ContextBlock, Material, MaterialCategory, Materials, SystemPart
+from ctxlab.materials._sources import (
+    ContextRequest,
+    ContextSource,
+    FailurePolicy,
+    SourceRegistration,
+    TextSource,
+    load_sources,
+    validate_source_name,
+)
+from ctxlab.materials._workspace import load_workspace
 
-__all__ = ["ContextBlock", "Material", "MaterialCategory", "Materials", "SystemPart"]
+__all__ = [
+    "ContextBlock",
+    "ContextRequest",
+    "ContextSource",
+    "FailurePolicy",
+    "Material",
+    "MaterialCategory",
+    "Materials",
+    "SourceRegistration",
+    "SystemPart",
+    "TextSource",
+    "load_sources",
+    "load_workspace",
+    "validate_source_name",
+]

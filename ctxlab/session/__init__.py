@@ -1,0 +1,11 @@
+"""The durable session log (SQLite): events, turns, checkpoints, search."""
+
+from ctxlab.session._log import (
+    SCHEMA_VERSION,
+    Checkpoint,
+    LoggedMessage,
+    SessionKey,
+    SessionLog,
+)
+
+__all__ = ["SCHEMA_VERSION", "Checkpoint", "LoggedMessage", "SessionKey", "SessionLog"]

@@ -1,0 +1,363 @@
+"""The durable session log: SQLite (the standard library's ``sqlite3``) in WAL mode, one file.
+
+Three things are kept per session, keyed by (agent id, user id, session id):
+
+- an append-only event log: messages, tool calls and results, ``context_build`` manifests,
+  compactions — compaction never rewrites it;
+- turns: each committed in one transaction together with its events and a checkpoint of the
+  working state (conversation, summary, task state), so a crash leaves whole turns or nothing;
+- a full-text index (FTS5) of the messages for ``search``.
+
+Every query is scoped to one user: two users never see each other's sessions. A file that is not
+a ctxlab log (corrupt, another application's database, another schema version) is refused with a
+clear error and never written to.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ctxlab.exceptions import SessionLogError, SessionNotFound, UsageError
+
+__all__ = ["SCHEMA_VERSION", "Checkpoint", "SessionKey", "SessionLog"]
+
+SCHEMA_NAME = "ctxlab-session-log"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE sessions (
+    agent_id TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL, turns INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (agent_id, user_id, session_id)
+);
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_id TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX events_by_session ON events (agent_id, user_id, session_id, turn);
+CREATE TABLE turns (
+    agent_id TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL, events INTEGER NOT NULL, committed_at REAL NOT NULL,
+    PRIMARY KEY (agent_id, user_id, session_id, turn)
+);
+CREATE TABLE checkpoints (
+    agent_id TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    turn INTEGER NOT NULL, state TEXT NOT NULL, task TEXT NOT NULL,
+    PRIMARY KEY (agent_id, user_id, session_id, turn)
+);
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    text, role UNINDEXED, agent_id UNINDEXED, user_id UNINDEXED, session_id UNINDEXED,
+    turn UNINDEXED, seq UNINDEXED
+);
+"""
+_TABLES = {"meta", "sessions", "events", "turns", "checkpoints", "messages_fts"}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """Who a session belongs to. A missing user is stored as the empty string."""
+
+    agent_id: str
+    user_id: str
+    session_id: str
+
+    def params(self) -> tuple[str, str, str]:
+        return (self.agent_id, self.user_id, self.session_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The working state as of a committed turn (JSON documents)."""
+
+    turn: int
+    state: str
+    task: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedMessage:
+    """A message for the log: its role, JSON and plain text (indexed for search)."""
+
+    role: str
+    json: str
+    text: str
+
+
+class SessionLog:
+    """A session log in one SQLite file (created when absent).
+
+    Args:
+        path: The database file, e.g. ``workspace / "sessions.sqlite"``.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        if self.path.is_dir():
+            msg = f"{self.path} is a folder; give the path of a database file"
+            raise SessionLogError(msg)
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            msg = f"cannot open the session log {self.path}: {exc}"
+            raise SessionLogError(msg) from exc
+        try:
+            self._check_or_create(existed)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _check_or_create(self, existed: bool) -> None:
+        try:
+            tables = {
+                row[0]
+                for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        except sqlite3.DatabaseError as exc:
+            msg = (
+                f"{self.path} is not a readable SQLite database ({exc}); it was left untouched. "
+                "Point the session log at another file"
+            )
+            raise SessionLogError(msg) from exc
+        if existed and tables and "meta" not in tables:
+            msg = (
+                f"{self.path} is another application's database (tables: "
+                f"{', '.join(sorted(tables)[:5])}); it was left untouched. Use another file"
+            )
+            raise SessionLogError(msg)
+        if "meta" in tables:
+            meta = dict(self._db.execute("SELECT key, value FROM meta"))
+            if meta.get("schema") != SCHEMA_NAME:
+                msg = f"{self.path} is not a ctxlab session log; it was left untouched"
+                raise SessionLogError(msg)
+            if meta.get("version") != str(SCHEMA_VERSION):
+                msg = (
+                    f"{self.path} has session-log schema version {meta.get('version')}, this "
+                    f"ctxlab reads version {SCHEMA_VERSION}; it was left untouched. Use a "
+                    "matching ctxlab or another file"
+                )
+                raise SessionLogError(msg)
+            if not tables | {"messages_fts"} >= _TABLES:
+                msg = f"{self.path} lacks tables {sorted(_TABLES - tables)}: a damaged log"
+                raise SessionLogError(msg)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        if "meta" not in tables:
+            with self._transaction():
+                for statement in _SCHEMA.strip().split(";\n"):
+                    self._db.execute(statement)
+                self._db.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    [("schema", SCHEMA_NAME), ("version", str(SCHEMA_VERSION))],
+                )
+
+    # -- writing ------------------------------------------------------------------------------
+
+    class _Tx:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, kind: object, *rest: object) -> None:
+            self.db.execute("ROLLBACK" if kind else "COMMIT")
+
+    def _transaction(self) -> SessionLog._Tx:
+        return SessionLog._Tx(self._db)
+
+    def commit_turn(
+        self,
+        key: SessionKey,
+        *,
+        events: Sequence[tuple[str, dict[str, Any]]],
+        messages: Sequence[LoggedMessage],
+        state: str,
+        task: str,
+    ) -> int:
+        """Append one turn (events, messages, checkpoint) in one transaction; its number."""
+        now = time.time()
+        with self._lock, self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?, ?, 0)",
+                (*key.params(), now, now),
+            )
+            (turns,) = db.execute(
+                "SELECT turns FROM sessions WHERE agent_id=? AND user_id=? AND session_id=?",
+                key.params(),
+            ).fetchone()
+            turn = int(turns) + 1
+            count = 0
+            for message in messages:
+                cursor = db.execute(
+                    "INSERT INTO events (agent_id, user_id, session_id, turn, kind, payload,"
+                    " created_at) VALUES (?, ?, ?, ?, 'message', ?, ?)",
+                    (*key.params(), turn, message.json, now),
+                )
+                db.execute(
+                    "INSERT INTO messages_fts VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (message.text, message.role, *key.params(), turn, cursor.lastrowid),
+                )
+                count += 1
+            for kind, payload in events:
+                db.execute(
+                    "INSERT INTO events (agent_id, user_id, session_id, turn, kind, payload,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (*key.params(), turn, kind, json.dumps(payload, default=str), now),
+                )
+                count += 1
+            db.execute(
+                "INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?)", (*key.params(), turn, count, now)
+            )
+            db.execute(
+                "INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?)",
+                (*key.params(), turn, state, task),
+            )
+            db.execute(
+                "UPDATE sessions SET turns=?, updated_at=? WHERE agent_id=? AND user_id=? AND"
+                " session_id=?",
+                (turn, now, *key.params()),
+            )
+        return turn
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, tuple(params)).fetchall()
+
+    def exists(self, key: SessionKey) -> bool:
+        """Whether the session has committed turns."""
+        return bool(
+            self._query(
+                "SELECT 1 FROM sessions WHERE agent_id=? AND user_id=? AND session_id=?",
+                key.params(),
+            )
+        )
+
+    def checkpoint(self, key: SessionKey) -> Checkpoint | None:
+        """The latest checkpoint of the session (None for a new session)."""
+        rows = self._query(
+            "SELECT turn, state, task FROM checkpoints WHERE agent_id=? AND user_id=? AND"
+            " session_id=? ORDER BY turn DESC LIMIT 1",
+            key.params(),
+        )
+        return Checkpoint(*rows[0]) if rows else None
+
+    def message_payloads(self, key: SessionKey) -> list[str]:
+        """Every logged message of the session, in order (JSON)."""
+        return [
+            row[0]
+            for row in self._query(
+                "SELECT payload FROM events WHERE agent_id=? AND user_id=? AND session_id=? AND"
+                " kind='message' ORDER BY seq",
+                key.params(),
+            )
+        ]
+
+    def events(self, key: SessionKey, kind: str | None = None) -> pd.DataFrame:
+        """The session's events (seq, turn, kind, payload as a dict)."""
+        self._require(key)
+        sql = (
+            "SELECT seq, turn, kind, payload FROM events WHERE agent_id=? AND user_id=? AND"
+            " session_id=?"
+        )
+        params: list[Any] = list(key.params())
+        if kind is not None:
+            sql += " AND kind=?"
+            params.append(kind)
+        rows = self._query(sql + " ORDER BY seq", params)
+        return pd.DataFrame(
+            [(s, t, k, json.loads(p)) for s, t, k, p in rows],
+            columns=["seq", "turn", "kind", "payload"],
+        )
+
+    def sessions(self, *, user_id: str, agent_id: str | None = None) -> pd.DataFrame:
+        """The user's sessions (of one agent when given), newest first."""
+        sql = "SELECT agent_id, session_id, created_at, updated_at, turns FROM sessions WHERE user_id=?"
+        params: list[Any] = [user_id]
+        if agent_id is not None:
+            sql += " AND agent_id=?"
+            params.append(agent_id)
+        rows = self._query(sql + " ORDER BY updated_at DESC", params)
+        frame = pd.DataFrame(
+            rows, columns=["agent_id", "session_id", "created_at", "updated_at", "turns"]
+        )
+        for column in ("created_at", "updated_at"):
+            frame[column] = pd.to_datetime(frame[column], unit="s", utc=True)
+        return frame
+
+    def _require(self, key: SessionKey) -> None:
+        if not self.exists(key):
+            msg = (
+                f"no session {key.session_id!r} of agent {key.agent_id!r} for this user in "
+                f"{self.path}; list them with sessions()"
+            )
+            raise SessionNotFound(msg)
+
+    def history(self, key: SessionKey, last_n: int = 20) -> pd.DataFrame:
+        """The last ``last_n`` messages of the session (seq, turn, role, text)."""
+        if last_n < 1:
+            msg = f"last_n must be at least 1, got {last_n}"
+            raise UsageError(msg)
+        self._require(key)
+        rows = self._query(
+            "SELECT seq, turn, role, text FROM messages_fts WHERE agent_id=? AND user_id=? AND"
+            " session_id=? ORDER BY CAST(seq AS INTEGER) DESC LIMIT ?",
+            (*key.params(), last_n),
+        )
+        return pd.DataFrame(rows[::-1], columns=["seq", "turn", "role", "text"])
+
+    def search(
+        self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 20
+    ) -> pd.DataFrame:
+        """Messages of the user's sessions matching ``query`` (FTS5 syntax; plain words work)."""
+        if not query.strip():
+            msg = "the search query is empty"
+            raise UsageError(msg)
+        sql = (
+            "SELECT agent_id, session_id, turn, role, snippet(messages_fts, 0, '[', ']', '…', 12)"
+            " FROM messages_fts WHERE messages_fts MATCH ? AND user_id=?"
+        )
+        params: list[Any] = [_fts_query(query), user_id]
+        if agent_id is not None:
+            sql += " AND agent_id=?"
+            params.append(agent_id)
+        try:
+            rows = self._query(sql + " ORDER BY rank LIMIT ?", [*params, limit])
+        except sqlite3.OperationalError as exc:
+            msg = f"cannot search for {query!r}: {exc}"
+            raise UsageError(msg) from exc
+        return pd.DataFrame(rows, columns=["agent_id", "session_id", "turn", "role", "snippet"])
+
+    def integrity(self) -> str:
+        """``PRAGMA integrity_check`` ('ok' when the file is sound)."""
+        return str(self._query("PRAGMA integrity_check")[0][0])
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+
+def _fts_query(query: str) -> str:
+    # Plain words are quoted so punctuation (paths, dots, dashes) cannot break FTS5's syntax.
+    if any(op in query for op in ('"', " OR ", " AND ", " NOT ", "*")):
+        return query
+    return " ".join('"' + word.replace('"', '""') + '"' for word in query.split())
