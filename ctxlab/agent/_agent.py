@@ -498,19 +498,7 @@ class Agent:
             system.append(SystemPart("system_prompt", self.system_prompt))
         system.extend(SystemPart(f"instruction/{n}", t) for n, t in self.instructions.items())
         system.extend(workspace[0])
-        blocks: list[Material] = []
-        task_text = self.task.render(self.task_options, include_todos=not self._receipt_visible())
-        if task_text:
-            blocks.append(
-                Material(
-                    "task/state",
-                    "task",
-                    "task",
-                    ContextBlock.runtime("task_state", task_text),
-                    tag="TASK_STATE",
-                )
-            )
-        blocks.extend(workspace[1])
+        blocks: list[Material] = list(workspace[1])
         failures: list[tuple[str, str]] = []
         if purpose != "summary" and self.sources:
             request = ContextRequest(self.agent_id, self.user_id, self.session_id, call_id, purpose)
@@ -572,6 +560,7 @@ class Agent:
                 config=config,
                 materials=materials,
                 call_id=call_id,
+                projection=self.project_task,
                 tools=self.tool_schemas(config),
                 summarizer=self._summarize,
                 offloader=self.offloader,
@@ -877,13 +866,23 @@ class Agent:
     def _receipt(self) -> str:
         return _RECEIPT.format(revision=self.task.revision, todos=self.task.render_todos())
 
-    def _receipt_visible(self) -> bool:
+    def project_task(self, conversation: Sequence[Message]) -> list[Material]:
+        """The ``TASK_STATE`` material for a request whose conversation is ``conversation``."""
+        text = self.task.render(
+            self.task_options, include_todos=not self._receipt_visible(conversation)
+        )
+        if not text:
+            return []
+        block = ContextBlock.runtime("task_state", text)
+        return [Material("task/state", "task", "task", block, tag="TASK_STATE")]
+
+    def _receipt_visible(self, conversation: Sequence[Message]) -> bool:
         # 000: the current receipt is used while it is visible and whole; otherwise the list is
         # reconstructed from state.
         if not self.task.todos:
             return True
         expected = self._receipt()
-        for message in reversed(self._state.conversation):
+        for message in reversed(conversation):
             if isinstance(message, UserMessage):
                 for result in message.tool_results:
                     if result.text.startswith("Todo list updated (revision"):

@@ -82,9 +82,10 @@ def demo_agent(
     context_config: ContextConfig | None = None,
     **kwargs: Any,
 ) -> Agent:
-    """An agent on the sample project: `DemoModel` (or ``model``) with the workspace tools."""
+    """An agent on the sample project: `DemoModel` (or ``model``) with the workspace tools and
+    the task list (``todo_write``). Extra keyword arguments go to `Agent` (e.g. ``session_log``)."""
     root = prepare_workspace(workspace)
-    return Agent(
+    agent = Agent(
         name="demo",
         system_prompt=DEMO_SYSTEM,
         model=model or DemoModel(),
@@ -93,3 +94,5 @@ def demo_agent(
         workspace=root,
         **kwargs,
     )
+    agent.enable_task_list()
+    return agent

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -142,13 +142,16 @@ async def prepare(
     force_compaction: bool = False,
     compaction_threshold: int | None = None,
     instructions: str | None = None,
+    projection: Callable[[Sequence[UserMessage | AssistantMessage]], Sequence[Material]]
+    | None = None,
 ) -> Preparation:
     """Prepare the next model request from ``state``.
 
     Stages, in order: materials, images, tool results, budget, conversation reduction,
     projection, layout, validation. ``compaction_threshold`` replaces the trigger line for this
     call (the CompressContext tool compacts from the usage-notice line); ``force_compaction``
-    compacts whatever the size (overflow recovery). Raises `InvalidToolPairs`,
+    compacts whatever the size (overflow recovery). ``projection`` returns the task-state
+    material for the reduced conversation (never omitted). Raises `InvalidToolPairs`,
     `ContextBudgetExceeded` or `CompressionError`, each carrying the failed manifest.
     """
     config = config or ContextConfig()
@@ -263,7 +266,12 @@ async def prepare(
         kept, omitted = omit_for_budget(kept, tokens, over)
         build.transforms.extend(omitted)
 
-    # 6. Projection: task state, runtime material and the usage notice, then references.
+    # 6. Projection: task state, runtime material and the usage notice, then references. Task
+    # state is projected from the reduced conversation: what compaction removed is rebuilt here.
+    if projection is not None and purpose != "summary":
+        projected = list(projection(conversation))
+        kept.extend(projected)
+        tokens.update(build.material_tokens(projected))
     total = fixed + sum(tokens[m.item_id] for m in kept) + history
     if purpose != "summary" and total > lines["notice_tokens"]:
         notice = Material(
