@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -84,6 +85,8 @@ class DemoModel(Model):
         self._plan: list[Step] = []
         self._notes: dict[str, Any] = {}
         self._ids = 0
+        # Ids must stay unique when a session is resumed by another process.
+        self._salt = uuid.uuid4().hex[:6]
 
     # -- the model interface ------------------------------------------------------------------
 
@@ -131,7 +134,7 @@ class DemoModel(Model):
 
     def _call(self, name: str, **arguments: Any) -> ToolUseBlock:
         self._ids += 1
-        digest = hashlib.sha256(f"{self._ids}:{name}".encode()).hexdigest()[:12]
+        digest = hashlib.sha256(f"{self._salt}:{self._ids}:{name}".encode()).hexdigest()[:12]
         return ToolUseBlock(id=f"toolu_demo_{self._ids:03d}_{digest}", name=name, input=arguments)
 
     def _make_plan(self, prompt: str, request: ModelRequest) -> list[Step]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,9 @@ def tool_call(
     name: str, input: Mapping[str, Any] | None = None, *, id: str | None = None
 ) -> ToolUseBlock:
     """A `ToolUseBlock` for scripts: ``tool_call("read_file", {"path": "a.py"})``."""
-    return ToolUseBlock(id=id or f"call_{next(_ids):04d}", name=name, input=dict(input or {}))
+    # Unique across processes too: a resumed session must never see an id twice.
+    call_id = id or f"call_{next(_ids):04d}_{uuid.uuid4().hex[:8]}"
+    return ToolUseBlock(id=call_id, name=name, input=dict(input or {}))
 
 
 @dataclass(frozen=True)

@@ -219,7 +219,13 @@ async def reduce_conversation(
         )
         kind, code = "summary", "history_compaction"
     elif config.compression_fallback_to_truncation:
-        previous = f"\nEarlier summary:\n{summary.text}" if summary else ""
+        # The earlier summary's fields are carried, rendered afresh: a note never nests the
+        # previous note, so repeated failures cannot grow it without bound.
+        previous = (
+            f"\nEarlier summary:\n{render_summary(summary.fields, config)}"
+            if summary is not None and summary.fields
+            else ""
+        )
         note = TRUNCATION_NOTE.format(count=len(prefix), reason=errors[-1], previous=previous)
         new_summary = Summary(
             fields=dict(summary.fields) if summary else {},

@@ -22,11 +22,12 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import SessionLogError, SessionNotFound, UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SCHEMA_VERSION", "Checkpoint", "SessionKey", "SessionLog"]
 
@@ -283,6 +284,8 @@ class SessionLog:
             sql += " AND kind=?"
             params.append(kind)
         rows = self._query(sql + " ORDER BY seq", params)
+        import pandas as pd  # lazily: a process that only writes the log never pays for pandas
+
         return pd.DataFrame(
             [(s, t, k, json.loads(p)) for s, t, k, p in rows],
             columns=["seq", "turn", "kind", "payload"],
@@ -296,6 +299,8 @@ class SessionLog:
             sql += " AND agent_id=?"
             params.append(agent_id)
         rows = self._query(sql + " ORDER BY updated_at DESC", params)
+        import pandas as pd
+
         frame = pd.DataFrame(
             rows, columns=["agent_id", "session_id", "created_at", "updated_at", "turns"]
         )
@@ -322,6 +327,8 @@ class SessionLog:
             " session_id=? ORDER BY CAST(seq AS INTEGER) DESC LIMIT ?",
             (*key.params(), last_n),
         )
+        import pandas as pd
+
         return pd.DataFrame(rows[::-1], columns=["seq", "turn", "role", "text"])
 
     def search(
@@ -344,6 +351,8 @@ class SessionLog:
         except sqlite3.OperationalError as exc:
             msg = f"cannot search for {query!r}: {exc}"
             raise UsageError(msg) from exc
+        import pandas as pd
+
         return pd.DataFrame(rows, columns=["agent_id", "session_id", "turn", "role", "snippet"])
 
     def integrity(self) -> str:

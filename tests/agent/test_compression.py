@@ -245,3 +245,13 @@ async def test_compress_context_during_a_call_runs_at_the_next_boundary() -> Non
         "context_build",
     ]
     assert agent.context.summary is not None
+
+
+async def test_repeated_fallbacks_do_not_grow_the_note() -> None:
+    failures = [RuntimeError("model down")] * 300
+    model = ScriptedModel(rounds(40), context_window=WINDOW, summaries=failures)
+    agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter(), max_steps=60)
+    kinds = [e.kind async for e in agent.stream_events("go") if e.type == "compaction"]
+    assert kinds.count("fallback") >= 5
+    assert agent.context.summary is not None
+    assert len(agent.context.summary.text) < 600
