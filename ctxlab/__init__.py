@@ -13,6 +13,10 @@ from ctxlab._config import (
 )
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import Summary, WorkingState
+
+# The agent layer, re-exported last: it builds on everything above.
+from ctxlab._tasks import TaskState, TodoItem
+from ctxlab.agent import Agent, Tool, tool
 from ctxlab.exceptions import (
     CompressionError,
     ContextBudgetExceeded,
@@ -25,7 +29,15 @@ from ctxlab.exceptions import (
     UsageError,
 )
 from ctxlab.manifest import ContextManifest, ManifestDiff, ManifestItem, ProviderUsage, Transform
-from ctxlab.materials import ContextBlock, Material, Materials, SystemPart
+from ctxlab.materials import (
+    ContextBlock,
+    ContextRequest,
+    ContextSource,
+    Material,
+    Materials,
+    SystemPart,
+    TextSource,
+)
 from ctxlab.messages import (
     AssistantMessage,
     HintBlock,
@@ -38,6 +50,14 @@ from ctxlab.messages import (
     messages_from_anthropic,
     messages_to_anthropic,
 )
+from ctxlab.models import (
+    AnthropicModel,
+    DemoModel,
+    FunctionModel,
+    Model,
+    ModelResponse,
+    ScriptedModel,
+)
 from ctxlab.pipeline import (
     Preparation,
     Summarizer,
@@ -46,11 +66,14 @@ from ctxlab.pipeline import (
     extractive_summarizer,
     prepare,
 )
+from ctxlab.session import SessionLog
 from ctxlab.tokens import ApproximateCounter, TiktokenCounter, TokenCache, TokenCount, TokenCounter
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
+    "AnthropicModel",
     "ApproximateCounter",
     "AssistantMessage",
     "BudgetPolicy",
@@ -60,7 +83,11 @@ __all__ = [
     "ContextBudgetExceeded",
     "ContextConfig",
     "ContextManifest",
+    "ContextRequest",
+    "ContextSource",
     "CtxlabError",
+    "DemoModel",
+    "FunctionModel",
     "HintBlock",
     "ImageBlock",
     "InvalidToolPairs",
@@ -70,22 +97,30 @@ __all__ = [
     "Materials",
     "Message",
     "MessageFormatError",
+    "Model",
     "ModelRequest",
+    "ModelResponse",
     "OffloadError",
     "Preparation",
     "PreparationError",
     "ProviderUsage",
     "PruneConfig",
+    "ScriptedModel",
+    "SessionLog",
     "Summarizer",
     "Summary",
     "SummaryRequest",
     "SystemPart",
+    "TaskState",
     "TextBlock",
+    "TextSource",
     "TiktokenCounter",
+    "TodoItem",
     "TokenCache",
     "TokenCount",
     "TokenCounter",
     "TokenizerDataError",
+    "Tool",
     "ToolResultBlock",
     "ToolResultEviction",
     "ToolSchema",
@@ -101,4 +136,5 @@ __all__ = [
     "messages_from_anthropic",
     "messages_to_anthropic",
     "prepare",
+    "tool",
 ]
