@@ -267,7 +267,7 @@ class Agent:
         self._previous: ContextManifest | None = None
         self._background: asyncio.Future[None] | None = None
         self._pending_compactions: list[
-            tuple[ContextConfig | None, str | None, asyncio.Future[CompactionRecord | None]]
+            tuple[ContextConfig | None, str | None, bool, asyncio.Future[CompactionRecord | None]]
         ] = []
         self.agent_id = agent_id or name
         self.user_id = user_id
@@ -579,7 +579,7 @@ class Agent:
         self.manifests.append(prep.manifest)
         if purpose != "compaction":
             self._previous = prep.manifest
-        self._emit(ContextBuildEvent(prep.manifest, self._call))
+        self._emit(ContextBuildEvent(prep.manifest, self._call, prep.request))
         # Validation passed: commit the candidate state (compacted, truncated) before sending.
         self._state = prep.state
         if prep.compaction is not None:
@@ -596,6 +596,8 @@ class Agent:
         self,
         context_config: ContextConfig | None = None,
         instructions: HintBlock | str | None = None,
+        *,
+        force: bool = False,
     ) -> CompactionRecord | None:
         """Compress the working context now if it is above the trigger; a no-op below it.
 
@@ -603,7 +605,9 @@ class Agent:
         `HintBlock` or text) guide the summary. Returns what was compacted, or None. With
         ``compression_fallback_to_truncation=False`` a failed summary raises `CompressionError`
         and leaves the context untouched. While a call runs, the compression happens at its next
-        step boundary and this returns once it has.
+        step boundary and this returns once it has. ``force=True`` compacts whatever the size
+        (the notebook's "Compact now"; still keeps the latest turn, so a tiny context may have
+        nothing to compact).
         """
         if context_config is not None and not isinstance(context_config, ContextConfig):
             msg = f"context_config must be a ContextConfig, got {type(context_config).__name__}"
@@ -613,17 +617,17 @@ class Agent:
             future: asyncio.Future[CompactionRecord | None] = (
                 asyncio.get_running_loop().create_future()
             )
-            self._pending_compactions.append((context_config, hint, future))
+            self._pending_compactions.append((context_config, hint, force, future))
             return await future
-        return await self._compress(context_config, hint)
+        return await self._compress(context_config, hint, force)
 
     async def _compress(
-        self, config: ContextConfig | None, hint: str | None
+        self, config: ContextConfig | None, hint: str | None, force: bool = False
     ) -> CompactionRecord | None:
         if not self._state.conversation:
             return None
         before = self._state
-        prep = await self._prepare("compaction", config=config, instructions=hint)
+        prep = await self._prepare("compaction", config=config, instructions=hint, force=force)
         if prep.compaction is None:
             self._state = before  # light passes alone do not make a compression
         return prep.compaction
@@ -637,12 +641,12 @@ class Agent:
     async def _run_pending(
         self,
         pending: list[
-            tuple[ContextConfig | None, str | None, asyncio.Future[CompactionRecord | None]]
+            tuple[ContextConfig | None, str | None, bool, asyncio.Future[CompactionRecord | None]]
         ],
     ) -> None:
-        for config, hint, future in pending:
+        for config, hint, force, future in pending:
             try:
-                future.set_result(await self._compress(config, hint))
+                future.set_result(await self._compress(config, hint, force))
             except Exception as exc:
                 future.set_exception(exc)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ctxlab._request import ModelRequest
 from ctxlab.manifest import ContextManifest, ProviderUsage
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock
 from ctxlab.pipeline import CompactionRecord
@@ -39,6 +40,8 @@ class ContextBuildEvent:
     """The manifest; ``manifest.validation`` says whether preparation passed."""
     call: str = ""
     """The agent call (one ``await agent(...)``) this belongs to."""
+    request: ModelRequest | None = field(default=None, repr=False)
+    """The prepared request (None when preparation failed): what the model is sent."""
     type: Literal["context_build"] = field(default="context_build", init=False)
 
 

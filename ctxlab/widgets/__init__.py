@@ -1,0 +1,10 @@
+"""ctxlab's notebook layer: the `Lab` dashboard (needs ``pip install 'ctxlab[widgets]'``).
+
+The engine never imports this package; it observes agents through their events.
+"""
+
+from ctxlab.widgets._lab import Lab
+from ctxlab.widgets._map import ContextMap, map_items
+from ctxlab.widgets._steps import STEP_COLUMNS, StepLog
+
+__all__ = ["STEP_COLUMNS", "ContextMap", "Lab", "StepLog", "map_items"]

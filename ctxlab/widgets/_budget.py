@@ -1,0 +1,177 @@
+"""The Budget panel: tokens by placement per reasoning request, thresholds, and markers.
+
+A plotly ``FigureWidget``: one x per request; stacked areas by placement (system, tool schemas,
+summary, conversation, transient, references); the lines of the usage notice, the trigger and the
+input limit as they were at each request, extended one x to the right with the values the current
+config will apply next (so moving a slider moves them at once); markers where a compaction, an
+offload or an omission happened. Clicking a point selects that step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ctxlab.manifest import PLACEMENTS
+from ctxlab.widgets._steps import StepLog
+
+__all__ = ["BudgetPanel"]
+
+COLORS = {
+    "system": "#4c78a8",
+    "tools": "#72b7b2",
+    "summary": "#b279a2",
+    "conversation": "#f58518",
+    "transient": "#54a24b",
+    "references": "#eeca3b",
+}
+LINES = (
+    ("notice_tokens", "usage notice", "#888888"),
+    ("trigger_tokens", "trigger", "#d62728"),
+    ("input_limit", "input limit", "#000000"),
+)
+MARKERS = (
+    ("compaction", "star", "#9467bd"),
+    ("offload", "triangle-up", "#17becf"),
+    ("omission", "x", "#e377c2"),
+)
+
+
+class BudgetPanel:
+    """The figure and how it follows a `StepLog`."""
+
+    def __init__(self, on_select: Callable[[int], None]) -> None:
+        self.figure = go.FigureWidget()
+        self._on_select = on_select
+        for placement in PLACEMENTS:
+            self.figure.add_scatter(
+                x=[],
+                y=[],
+                name=placement,
+                stackgroup="tokens",
+                mode="lines",
+                line={"width": 0.5, "color": COLORS[placement]},
+                hovertemplate=f"step %{{x}}<br>{placement}: %{{y}} tokens<extra></extra>",
+            )
+        for _, label, color in LINES:
+            self.figure.add_scatter(
+                x=[],
+                y=[],
+                name=label,
+                mode="lines",
+                line={"dash": "dash", "color": color, "width": 1.5},
+                hovertemplate=f"{label}: %{{y}} tokens<extra></extra>",
+            )
+        for name, symbol, color in MARKERS:
+            self.figure.add_scatter(
+                x=[],
+                y=[],
+                name=name,
+                mode="markers",
+                marker={
+                    "symbol": symbol,
+                    "size": 11,
+                    "color": color,
+                    "line": {"width": 1, "color": "#333"},
+                },
+                hovertemplate=f"{name} after step %{{x}}<br>%{{text}}<extra></extra>",
+                text=[],
+            )
+        self.figure.update_layout(
+            height=330,
+            margin={"l": 50, "r": 10, "t": 30, "b": 40},
+            title={"text": "Tokens per reasoning request", "x": 0.01, "font": {"size": 13}},
+            xaxis={"title": "request", "rangemode": "tozero"},
+            yaxis={"title": "tokens", "rangemode": "tozero"},
+            legend={"orientation": "h", "y": -0.25},
+            hovermode="closest",
+        )
+        for trace in self.figure.data:
+            trace.on_click(self._clicked)
+        self.selected: int | None = None
+
+    def trace(self, name: str) -> Any:
+        """The trace called ``name`` (a placement, a line label or a marker name)."""
+        return next(t for t in self.figure.data if t.name == name)
+
+    def _clicked(self, trace: Any, points: Any, state: Any) -> None:
+        if points.xs:
+            self._on_select(round(float(points.xs[0])))
+
+    def update(self, log: StepLog, next_lines: dict[str, int]) -> None:
+        """Redraw from ``log``; ``next_lines`` are the thresholds the next request will use."""
+        rows = log.rows
+        count = len(rows)
+        x = np.arange(count)
+        data = self.figure.data
+        with self.figure.batch_update():
+            for index, placement in enumerate(PLACEMENTS):
+                data[index].x = x
+                data[index].y = np.fromiter(
+                    (r[placement] for r in rows), dtype=np.int64, count=count
+                )
+            line_x = np.arange(count + 1)
+            for offset, (key, _, _) in enumerate(LINES):
+                values = np.fromiter((r[key] for r in rows), dtype=np.int64, count=count)
+                data[len(PLACEMENTS) + offset].x = line_x
+                data[len(PLACEMENTS) + offset].y = np.append(values, next_lines.get(key, 0))
+            base = len(PLACEMENTS) + len(LINES)
+            marks = [self._compaction_marks(log)]
+            for key in ("offloads", "omissions"):
+                hits = [r for r in rows if r[key]]
+                marks.append(
+                    (
+                        [r["step"] for r in hits],
+                        [r["total"] for r in hits],
+                        [f"{r[key]} {key}" for r in hits],
+                    )
+                )
+            for offset, (xs, ys, text) in enumerate(marks):
+                data[base + offset].x = np.asarray(xs, dtype=float)
+                data[base + offset].y = np.asarray(ys, dtype=float)
+                data[base + offset].text = text
+            if self.selected is not None:
+                self.figure.layout.shapes = [
+                    {
+                        "type": "line",
+                        "x0": self.selected,
+                        "x1": self.selected,
+                        "yref": "paper",
+                        "y0": 0,
+                        "y1": 1,
+                        "line": {"color": "#444", "width": 1, "dash": "dot"},
+                    }
+                ]
+
+    @staticmethod
+    def _compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
+        # A compaction inside a request sits on that request's total; one between requests
+        # (manual, agentic) half a step later, at the total minus what it removed.
+        xs: list[float] = []
+        ys: list[float] = []
+        text: list[str] = []
+        for mark in log.compactions:
+            total = log.rows[mark.step]["total"] if 0 <= mark.step < len(log.rows) else 0
+            xs.append(mark.step + (0 if mark.within else 0.5))
+            removed = 0 if mark.within else mark.tokens_before - mark.tokens_after
+            ys.append(max(total - removed, 0))
+            text.append(f"{mark.kind}: {mark.tokens_before} -> {mark.tokens_after}")
+        return xs, ys, text
+
+    def select(self, step: int) -> None:
+        """Draw the selection line at ``step``."""
+        self.selected = step
+        self.figure.layout.shapes = [
+            {
+                "type": "line",
+                "x0": step,
+                "x1": step,
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "#444", "width": 1, "dash": "dot"},
+            }
+        ]

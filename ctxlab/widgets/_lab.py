@@ -1,0 +1,242 @@
+"""`Lab`: an observable agent in a notebook — the dashboard and the data behind it.
+
+The Lab subscribes to the agent's events (the engine knows nothing of widgets) and keeps one row
+per reasoning request. Calls run as tasks on the kernel's event loop, so buttons and sliders keep
+working while the agent does: Send and Compact now return at once and the panels follow the
+events. ``await lab.send(...)`` in a cell waits for the call (the panels still update live).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as w
+
+from ctxlab._config import ContextConfig
+from ctxlab.agent import Agent, Event
+from ctxlab.messages import AssistantMessage
+from ctxlab.pipeline import CompactionRecord, input_limit
+from ctxlab.widgets._budget import BudgetPanel
+from ctxlab.widgets._map import ContextMap
+from ctxlab.widgets._panels import ConfigPanel, ContextPanel, Controls, ManifestPanel, SourcesPanel
+from ctxlab.widgets._steps import StepLog
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Lab"]
+
+_TABS = ("Manifest", "Context", "Config", "Sources")
+
+
+class Lab:
+    """A dashboard around ``agent``: budget plot, context map, manifest, context, config,
+    sources, controls. Display it (``lab`` as a cell's last value, or ``display(lab)``).
+
+    Args:
+        agent: The agent to observe and steer.
+        follow: Select each new request as it arrives (else keep the user's selection).
+    """
+
+    def __init__(self, agent: Agent, *, follow: bool = True) -> None:
+        self.agent = agent
+        self.follow = follow
+        self.log = StepLog()
+        self.selected: int | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.last_error: BaseException | None = None
+        self.budget = BudgetPanel(self.select)
+        self.map = ContextMap()
+        self.manifest = ManifestPanel()
+        self.context = ContextPanel()
+        self.config = ConfigPanel(agent, self._config_applied)
+        self.sources = SourcesPanel(agent)
+        self.controls = Controls()
+        self.tabs = w.Tab(
+            children=[
+                self.manifest.widget,
+                self.context.widget,
+                self.config.widget,
+                self.sources.widget,
+            ]
+        )
+        for index, title in enumerate(_TABS):
+            self.tabs.set_title(index, title)
+        self.tabs.observe(lambda _: self._render_selection(), names="selected_index")
+        self.map.observe(self._map_selected, names="selected")
+        self.controls.send_button.on_click(lambda _: self.start(self.controls.prompt.value))
+        self.controls.compact_button.on_click(
+            lambda _: self.start_compaction(self.controls.hint.value)
+        )
+        self.controls.stop_button.on_click(lambda _: self.stop())
+        self.widget = w.VBox(
+            [
+                w.HTML(
+                    f"<b>ctxlab</b> · agent <code>{agent.name}</code> · model "
+                    f"<code>{agent.model.name}</code> · window {agent.model.context_window} tokens"
+                ),
+                self.controls.widget,
+                self.budget.figure,
+                self.map,
+                self.tabs,
+            ]
+        )
+        self._unsubscribe = agent.subscribe(self._on_event)
+        self._closed = False
+        self.budget.update(self.log, self.next_lines())
+
+    # -- data ---------------------------------------------------------------------------------
+
+    @property
+    def steps(self) -> pd.DataFrame:
+        """One row per reasoning request: tokens by placement, limits, validation, transforms,
+        compaction, provider usage."""
+        return self.log.frame()
+
+    def items(self, step: int = -1) -> pd.DataFrame:
+        """The items of request ``step`` (the latest by default), one row each."""
+        return self.log.manifests[step].items_frame()
+
+    def transforms(self, step: int = -1) -> pd.DataFrame:
+        """The transforms of request ``step`` (the latest by default), one row each."""
+        return self.log.manifests[step].transforms_frame()
+
+    def next_lines(self) -> dict[str, int]:
+        """The notice, trigger and input-limit lines the next request will use."""
+        config = self.agent.context_config
+        window = self.agent.model.context_window
+        limit = input_limit(window, config.budget)
+        lines = config.thresholds(window)
+        return {
+            "notice_tokens": lines["notice_tokens"],
+            "trigger_tokens": min(lines["trigger_tokens"], limit),
+            "input_limit": limit,
+        }
+
+    # -- events -------------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        step = self.log.feed(event)
+        if step is None:
+            return
+        self.budget.update(self.log, self.next_lines())
+        if event.type == "context_build" and (self.follow or self.selected is None):
+            self.select(step)
+        elif event.type == "compaction" and self.selected == step:
+            self._render_selection()
+
+    def _config_applied(self, config: ContextConfig) -> None:
+        self.budget.update(self.log, self.next_lines())
+
+    # -- selection ----------------------------------------------------------------------------
+
+    def select(self, step: int) -> None:
+        """Show request ``step`` in the plot, the map, the manifest and the context panels."""
+        if not 0 <= step < len(self.log):
+            return
+        self.selected = step
+        self.budget.select(step)
+        self._render_selection()
+
+    def _render_selection(self) -> None:
+        if self.selected is None:
+            return
+        manifest = self.log.manifests[self.selected]
+        self.map.show(manifest)
+        # Only the visible tab is rendered: a long session stays fast while the call runs.
+        if self.tabs.selected_index == 0:
+            self.manifest.show(self.selected, manifest)
+        elif self.tabs.selected_index == 1:
+            self.context.show(
+                self.selected, self.log.requests[self.selected], self.agent.token_cache
+            )
+
+    def _map_selected(self, change: dict[str, Any]) -> None:
+        self.manifest.highlight = change["new"]
+        if self.selected is not None:
+            self.tabs.selected_index = 0
+            self.manifest.show(self.selected, self.log.manifests[self.selected])
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def start(self, message: str) -> asyncio.Task[Any] | None:
+        """Start a call in the background (what Send does); returns its task."""
+        if not message.strip():
+            self.controls.status.value = "<span style='color:#c00'>Type a message first.</span>"
+            return None
+        if self.task is not None and not self.task.done():
+            self.controls.status.value = (
+                "<span style='color:#c00'>A call is running; wait or Stop.</span>"
+            )
+            return None
+        self.controls.busy(True)  # at once: the click must not be repeatable before the task runs
+        self.task = asyncio.ensure_future(self.send(message))
+        return self.task
+
+    async def send(self, message: str) -> AssistantMessage | None:
+        """Run one call of the agent while the panels update; errors are shown, then returned
+        as None (the exception is kept in ``lab.last_error``)."""
+        self.sources.refresh()
+        self.controls.busy(True)
+        self.last_error = None
+        try:
+            reply = await self.agent(message)
+        except Exception as exc:
+            self.last_error = exc
+            self.controls.error(exc)
+            return None
+        finally:
+            self.controls.stop_button.disabled = True
+            self.controls.send_button.disabled = False
+        text = "".join(getattr(b, "text", "") for b in reply.content)
+        self.controls.status.value = f"<span>done · {len(self.log)} requests</span>"
+        self.controls.status.value += f"<pre style='white-space:pre-wrap'>{_escape(text)}</pre>"
+        return reply
+
+    def start_compaction(self, hint: str = "") -> asyncio.Task[Any]:
+        """Compact now, in the background (what the button does); returns the task."""
+        return asyncio.ensure_future(self.compact(hint))
+
+    async def compact(self, hint: str = "") -> CompactionRecord | None:
+        """Compact the working context now whatever its size (with an optional hint)."""
+        try:
+            record = await self.agent.compress_context(instructions=hint or None, force=True)
+        except Exception as exc:
+            self.last_error = exc
+            self.controls.error(exc)
+            return None
+        if record is None:
+            self.controls.status.value = "<span>nothing to compact yet</span>"
+        else:
+            self.controls.status.value = (
+                f"<span>compacted {record.messages_compacted} messages: "
+                f"{record.tokens_before} → {record.tokens_after} tokens</span>"
+            )
+        return record
+
+    def stop(self) -> None:
+        """Stop the running call at its next step boundary."""
+        self.agent.stop()
+        self.controls.status.value = "<span>stopping at the next step…</span>"
+
+    # -- display ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Unsubscribe from the agent and close the widgets."""
+        if not self._closed:
+            self._unsubscribe()
+            self._closed = True
+            self.widget.close()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"Lab(agent={self.agent.name!r}, steps={len(self.log)})"
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)

@@ -1,0 +1,94 @@
+"""The context map: ctxlab's own anywidget view of one request as a strip of items.
+
+The front end is a plain ES module and a CSS file in the repository's top-level ``widgets/``
+folder (shipped inside the package as ``ctxlab/widgets/static``): no build step, no network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ctxlab.manifest import ContextManifest
+
+__all__ = ["ContextMap", "map_items"]
+
+
+def _static() -> Path:
+    packaged = Path(__file__).parent / "static"
+    if (packaged / "context_map.js").is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "widgets"  # a source checkout
+
+
+_GHOSTS = {
+    "omitted_for_budget": "omitted for budget",
+    "tool_result_offload": "offloaded",
+    "tool_result_truncation": "truncated",
+    "image_offload": "image offloaded",
+    "image_drop": "image dropped",
+}
+
+
+def map_items(manifest: ContextManifest) -> list[dict[str, Any]]:
+    """The manifest's items as map segments, plus ghosts for what transforms took away."""
+    items: list[dict[str, Any]] = [
+        {
+            "id": item.id,
+            "placement": item.placement,
+            "tokens": item.tokens,
+            "source": item.source_id or "",
+            "revision": item.revision or "",
+            "ghost": "",
+        }
+        for item in manifest.items
+    ]
+    for transform in manifest.transforms:
+        label = _GHOSTS.get(transform.kind)
+        if transform.kind in ("history_compaction", "history_truncation"):
+            label = "summarized" if transform.kind == "history_compaction" else "dropped"
+        if label is None or not transform.tokens_before:
+            continue
+        removed = transform.tokens_before - (transform.tokens_after or 0)
+        if removed <= 0:
+            continue
+        items.append(
+            {
+                "id": f"ghost/{transform.kind}/{transform.target}",
+                "placement": "conversation"
+                if transform.kind.startswith(("tool", "history", "image"))
+                else "references",
+                "tokens": removed,
+                "source": transform.target,
+                "revision": "",
+                "ghost": label,
+            }
+        )
+    return items
+
+
+class ContextMap(anywidget.AnyWidget):
+    """One request as a strip: segments sized by tokens, coloured by placement; click selects."""
+
+    _esm = _static() / "context_map.js"
+    _css = _static() / "context_map.css"
+    items = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+    marks = traitlets.Dict().tag(sync=True)
+    scale = traitlets.Int(1).tag(sync=True)
+
+    def show(self, manifest: ContextManifest) -> None:
+        """Display ``manifest``'s request, scaled to its input limit."""
+        items = map_items(manifest)
+        total = sum(i["tokens"] for i in items)
+        with self.hold_sync():
+            self.items = items
+            self.marks = {
+                "usage notice": manifest.thresholds.get("notice_tokens", 0),
+                "trigger": manifest.thresholds.get("trigger_tokens", 0),
+                "input limit": manifest.input_limit,
+            }
+            self.scale = max(total, manifest.input_limit, 1)

@@ -1,0 +1,359 @@
+"""The Manifest, Context, Config, Sources and Controls panels (ipywidgets).
+
+Everything shown that comes from a tool, a model or a source is text: it is escaped before it
+reaches an HTML widget (`html.escape`, DataFrames with ``escape=True``), never interpreted.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as w
+from pydantic import ValidationError
+
+from ctxlab._config import ContextConfig
+from ctxlab._request import ModelRequest
+from ctxlab.manifest import ContextManifest
+from ctxlab.materials import TextSource
+from ctxlab.messages import HintBlock, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+
+if TYPE_CHECKING:
+    from ctxlab.agent import Agent
+    from ctxlab.tokens import TokenCache
+
+__all__ = ["ConfigPanel", "ContextPanel", "Controls", "ManifestPanel", "SourcesPanel"]
+
+PREVIEW_CHARS = 3_000
+
+
+def _table(frame: Any, css: str) -> str:
+    return str(frame.to_html(index=False, escape=True, classes=f"dataframe {css}", border=0))
+
+
+class ManifestPanel:
+    """Items, transforms, validation and the diff to the previous request of one step."""
+
+    def __init__(self) -> None:
+        self.header = w.HTML()
+        self.items = w.HTML()
+        self.transforms = w.HTML()
+        self.diff = w.HTML()
+        self.widget = w.VBox(
+            [
+                self.header,
+                w.HTML("<b>Items</b>"),
+                self.items,
+                w.HTML("<b>Transforms</b>"),
+                self.transforms,
+                w.HTML("<b>Diff to the previous request</b>"),
+                self.diff,
+            ],
+            layout=w.Layout(max_height="520px", overflow="auto"),
+        )
+        self.highlight = ""
+
+    def show(self, step: int, manifest: ContextManifest) -> None:
+        error = (
+            f"<br><span style='color:#c00'>{html.escape(manifest.error)}</span>"
+            if manifest.error
+            else ""
+        )
+        self.header.value = (
+            f"<b>Step {step}</b> · {html.escape(manifest.purpose)} · call {html.escape(manifest.call_id)}"
+            f" · validation <b>{html.escape(manifest.validation)}</b> · "
+            f"{manifest.estimated_input_tokens} / {manifest.input_limit} tokens "
+            f"({html.escape(manifest.counting_method)}{', exact' if manifest.exact else ''}){error}"
+        )
+        frame = manifest.items_frame()
+        if self.highlight and len(frame):
+            frame = frame.assign(
+                selected=(frame["id"] == self.highlight).map({True: "◀", False: ""})
+            )
+        self.items.value = _table(frame, "ctxlab-items")
+        transforms = manifest.transforms_frame()
+        self.transforms.value = (
+            _table(transforms, "ctxlab-transforms") if len(transforms) else "<i>none</i>"
+        )
+        diff = manifest.diff
+        if diff is None:
+            self.diff.value = "<i>first request</i>"
+        else:
+            parts = []
+            for label, ids in (("appeared", diff.added), ("dropped", diff.removed)):
+                if ids:
+                    parts.append(
+                        f"<b>{label}</b>: " + ", ".join(html.escape(i) for i in list(ids)[:30])
+                    )
+            for label, changes in (("shrank", diff.shrank), ("grew", diff.grew)):
+                if changes:
+                    parts.append(
+                        f"<b>{label}</b>: "
+                        + ", ".join(f"{html.escape(i)} ({a}→{b})" for i, a, b in list(changes)[:30])
+                    )
+            self.diff.value = "<br>".join(parts) or "<i>no change</i>"
+
+
+class ContextPanel:
+    """What the model saw at one step: System, messages, material; tool output escaped."""
+
+    def __init__(self) -> None:
+        self.widget = w.HTML(layout=w.Layout(max_height="520px", overflow="auto"))
+
+    def show(self, step: int, request: ModelRequest | None, cache: TokenCache) -> None:
+        if request is None:
+            self.widget.value = f"<i>step {step}: the preparation failed, nothing was sent</i>"
+            return
+        parts = [f"<div class='ctxlab-context'><b>Step {step}</b>"]
+        parts.append(_details("system", request.system, cache.text(request.system), open_=False))
+        for tool in request.tools:
+            parts.append(
+                _details(f"tool schema {tool.name}", tool.rendered, cache.text(tool.rendered))
+            )
+        for message in request.messages:
+            for block in message.content:
+                parts.append(_block(message.role, block, cache))
+        parts.append("</div>")
+        self.widget.value = "".join(parts)
+
+
+def _details(title: str, text: str, tokens: int, *, open_: bool = False) -> str:
+    shown = (
+        text
+        if len(text) <= PREVIEW_CHARS
+        else (text[:PREVIEW_CHARS] + f"\n… {len(text) - PREVIEW_CHARS} more characters")
+    )
+    return (
+        f"<details{' open' if open_ else ''}><summary>{html.escape(title)} · {tokens} tokens"
+        f"</summary><pre class='ctxlab-text' style='white-space:pre-wrap'>{html.escape(shown)}"
+        "</pre></details>"
+    )
+
+
+def _block(role: str, block: Any, cache: TokenCache) -> str:
+    tokens = cache.block(block)
+    if isinstance(block, ToolResultBlock):
+        title = f"{role} · tool result {block.tool_use_id}" + (" (error)" if block.is_error else "")
+        return _details(title, block.text, tokens)
+    if isinstance(block, ToolUseBlock):
+        return _details(f"{role} · tool call {block.name}", block.input_json, tokens, open_=True)
+    if isinstance(block, TextBlock):
+        return _details(f"{role} · text", block.text, tokens, open_=True)
+    if isinstance(block, HintBlock):
+        return _details(f"{role} · hint", block.hint, tokens, open_=True)
+    if isinstance(block, ImageBlock):
+        return f"<div>{html.escape(role)} · image · {tokens} tokens</div>"
+    return f"<div>{html.escape(role)} · {html.escape(type(block).__name__)}</div>"
+
+
+class ConfigPanel:
+    """Sliders and toggles for `ContextConfig`; Apply validates, then sets the agent's config."""
+
+    def __init__(self, agent: Agent, on_applied: Callable[[ContextConfig], None]) -> None:
+        self.agent = agent
+        self._on_applied = on_applied
+        config = agent.context_config
+        slider = dict(
+            min=0.0,
+            max=0.9,
+            step=0.01,
+            continuous_update=False,
+            readout_format=".2f",
+            style={"description_width": "170px"},
+            layout=w.Layout(width="460px"),
+        )
+        self.trigger_ratio = w.FloatSlider(
+            value=config.trigger_ratio, description="trigger_ratio", **slider
+        )
+        self.reserve_ratio = w.FloatSlider(
+            value=config.reserve_ratio, description="reserve_ratio", **slider
+        )
+        self.context_buffer_ratio = w.FloatSlider(
+            value=config.context_buffer_ratio, description="context_buffer_ratio", **slider
+        )
+        wide = {"description_width": "170px"}
+        self.tool_result_limit = w.BoundedIntText(
+            value=config.tool_result_limit,
+            min=1,
+            max=10_000_000,
+            description="tool_result_limit",
+            style=wide,
+        )
+        self.max_image_num = w.BoundedIntText(
+            value=config.max_image_num, min=0, max=1000, description="max_image_num", style=wide
+        )
+        self.compression_tool_enabled = w.Checkbox(
+            value=config.compression_tool_enabled, description="compression_tool_enabled"
+        )
+        self.compression_fallback_to_truncation = w.Checkbox(
+            value=config.compression_fallback_to_truncation,
+            description="compression_fallback_to_truncation",
+        )
+        self.apply_button = w.Button(description="Apply", button_style="primary", icon="check")
+        self.status = w.HTML()
+        self.apply_button.on_click(lambda _: self.apply())
+        self.widget = w.VBox(
+            [
+                self.trigger_ratio,
+                self.reserve_ratio,
+                self.context_buffer_ratio,
+                self.tool_result_limit,
+                self.max_image_num,
+                self.compression_tool_enabled,
+                self.compression_fallback_to_truncation,
+                w.HBox([self.apply_button, self.status]),
+            ]
+        )
+
+    def values(self) -> dict[str, Any]:
+        """The fields as the controls set them."""
+        return {
+            name: getattr(self, name).value
+            for name in (
+                "trigger_ratio",
+                "reserve_ratio",
+                "context_buffer_ratio",
+                "tool_result_limit",
+                "max_image_num",
+                "compression_tool_enabled",
+                "compression_fallback_to_truncation",
+            )
+        }
+
+    def apply(self) -> ContextConfig | None:
+        """Validate and apply; on an invalid combination show why and change nothing."""
+        try:
+            config = self.agent.context_config.merge(**self.values())
+        except (ValidationError, ValueError) as exc:
+            errors = exc.errors() if isinstance(exc, ValidationError) else [{"msg": str(exc)}]
+            text = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in errors)
+            self.status.value = f"<span style='color:#c00'>Not applied: {html.escape(text)}</span>"
+            return None
+        self.agent.context_config = config
+        self.status.value = (
+            "<span style='color:#080'>Applied: in force from the next request</span>"
+        )
+        self._on_applied(config)
+        return config
+
+
+class SourcesPanel:
+    """Registered sources: enable, priority, required; edit the text of text sources."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.widget = w.VBox()
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Rebuild the list when sources were added or removed."""
+        if set(self.rows) == set(self.agent.sources):
+            return
+        self.rows = {}
+        children: list[w.Widget] = []
+        for name, registration in self.agent.sources.items():
+            enabled = w.Checkbox(
+                value=registration.enabled,
+                description="enabled",
+                indent=False,
+                layout=w.Layout(width="90px"),
+            )
+            priority = w.IntText(
+                value=registration.priority or 0,
+                description="priority",
+                layout=w.Layout(width="170px"),
+            )
+            required = w.Checkbox(
+                value=bool(registration.required),
+                description="required",
+                indent=False,
+                disabled=registration.on_failure == "omit",
+                layout=w.Layout(width="90px"),
+            )
+            row: dict[str, Any] = {"enabled": enabled, "priority": priority, "required": required}
+
+            def changed(_: Any, name: str = name) -> None:
+                self.apply(name)
+
+            for control in (enabled, priority, required):
+                control.observe(changed, names="value")
+            parts: list[w.Widget] = [
+                w.HTML(
+                    f"<b>{html.escape(name)}</b> · {html.escape(registration.on_failure)}"
+                    f" · timeout {registration.timeout:g} s",
+                    layout=w.Layout(width="260px"),
+                ),
+                enabled,
+                priority,
+                required,
+            ]
+            box: list[w.Widget] = [w.HBox(parts)]
+            if isinstance(registration.source, TextSource):
+                text = w.Textarea(
+                    value=registration.source.text, layout=w.Layout(width="95%", height="90px")
+                )
+                save = w.Button(description="Save text", icon="save")
+                status = w.HTML()
+                row.update(text=text, save=save, status=status)
+
+                def saved(_: Any, name: str = name) -> None:
+                    self.save_text(name)
+
+                save.on_click(saved)
+                box.append(text)
+                box.append(w.HBox([save, status]))
+            self.rows[name] = row
+            children.append(
+                w.VBox(box, layout=w.Layout(border="1px solid #ddd", padding="4px", margin="2px"))
+            )
+        self.widget.children = children or [w.HTML("<i>No sources registered.</i>")]
+
+    def apply(self, name: str) -> None:
+        """Copy the controls of ``name`` onto its registration (read at the next preparation)."""
+        registration = self.agent.sources[name]
+        row = self.rows[name]
+        registration.enabled = row["enabled"].value
+        registration.priority = row["priority"].value
+        if registration.on_failure != "omit":
+            registration.required = row["required"].value or None
+
+    def save_text(self, name: str) -> None:
+        """Set the text source's text from the editor."""
+        source = self.agent.sources[name].source
+        assert isinstance(source, TextSource)
+        row = self.rows[name]
+        source.text = row["text"].value
+        row["status"].value = f"saved (revision edit-{source.revision}); read at the next request"
+
+
+class Controls:
+    """Prompt + Send, Compact now with an optional hint, Stop; busy state and errors."""
+
+    def __init__(self) -> None:
+        self.prompt = w.Text(placeholder="Ask the agent…", layout=w.Layout(width="60%"))
+        self.send_button = w.Button(description="Send", button_style="primary", icon="paper-plane")
+        self.hint = w.Text(
+            placeholder="optional hint for the summary", layout=w.Layout(width="60%")
+        )
+        self.compact_button = w.Button(description="Compact now", icon="compress")
+        self.stop_button = w.Button(
+            description="Stop", button_style="warning", icon="stop", disabled=True
+        )
+        self.status = w.HTML("<span>idle</span>")
+        self.widget = w.VBox(
+            [
+                w.HBox([self.prompt, self.send_button, self.stop_button]),
+                w.HBox([self.hint, self.compact_button]),
+                self.status,
+            ]
+        )
+
+    def busy(self, busy: bool, text: str = "") -> None:
+        self.send_button.disabled = busy
+        self.stop_button.disabled = not busy
+        self.status.value = f"<span>{html.escape(text or ('running…' if busy else 'idle'))}</span>"
+
+    def error(self, exc: BaseException) -> None:
+        self.status.value = f"<span style='color:#c00'>{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>"

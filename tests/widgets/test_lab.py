@@ -1,0 +1,204 @@
+"""The Lab driven from Python: panels, figure data, DataFrames, config, sources, controls."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("plotly")
+
+from plotly.callbacks import InputDeviceState, Points
+
+from ctxlab import ApproximateCounter, ContextConfig, TextSource
+from ctxlab.agent import Agent
+from ctxlab.demo import DEMO_PROMPT, demo_agent
+from ctxlab.manifest import PLACEMENTS
+from ctxlab.models import ScriptedModel, tool_call
+from ctxlab.widgets import STEP_COLUMNS, Lab
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+async def demo_lab(tmp_path: Path) -> Lab:
+    lab = Lab(demo_agent(tmp_path / "ws"))
+    await lab.send(DEMO_PROMPT)
+    assert lab.last_error is None
+    return lab
+
+
+async def test_steps_frame_and_figure_follow_the_session(demo_lab: Lab) -> None:
+    lab = demo_lab
+    steps = lab.steps
+    assert list(steps.columns) == list(STEP_COLUMNS)
+    assert len(steps) == len([m for m in lab.agent.manifests if m.purpose == "reasoning"])
+    assert (steps["validation"] == "passed").all()
+    assert steps["usage_input"].notna().all()
+    # One x per request in every stacked area, with the manifest's tokens.
+    for placement in PLACEMENTS:
+        trace = lab.budget.trace(placement)
+        assert list(trace.x) == list(range(len(steps)))
+        assert list(trace.y) == list(steps[placement])
+    assert lab.budget.trace("conversation").stackgroup == "tokens"
+    # Threshold lines: one value per request plus the next request's.
+    limit = lab.budget.trace("input limit")
+    assert len(limit.x) == len(steps) + 1 and limit.y[-1] == lab.next_lines()["input_limit"]
+    compacted = steps.index[steps["compaction"] == "automatic"].tolist()
+    assert list(lab.budget.trace("compaction").x) == compacted
+    offloaded = steps.index[steps["offloads"] > 0].tolist()
+    assert list(lab.budget.trace("offload").x) == offloaded and offloaded
+    assert len(lab.items(3)) == len(lab.log.manifests[3].items)
+    assert "tool_result_offload" in set(lab.transforms(offloaded[0])["kind"])
+
+
+async def test_clicking_a_point_selects_the_step_everywhere(demo_lab: Lab) -> None:
+    lab = demo_lab
+    trace = lab.budget.trace("conversation")
+    trace._dispatch_on_click(
+        Points(point_inds=[2], xs=[2], ys=[0], trace_name="conversation", trace_index=3),
+        InputDeviceState(),
+    )
+    assert lab.selected == 2
+    assert lab.budget.figure.layout.shapes[0].x0 == 2
+    assert "<b>Step 2</b>" in lab.manifest.header.value
+    assert sum(i["tokens"] for i in lab.map.items if not i["ghost"]) == sum(
+        i.tokens for i in lab.log.manifests[2].items
+    )
+
+
+async def test_manifest_panel_shows_items_transforms_and_diff(demo_lab: Lab) -> None:
+    lab = demo_lab
+    step = int(lab.steps.index[lab.steps["offloads"] > 0][0])
+    lab.select(step)
+    assert "ctxlab-items" in lab.manifest.items.value
+    assert "tool_result_offload" in lab.manifest.transforms.value
+    assert "appeared" in lab.manifest.diff.value
+    lab.select(0)
+    assert lab.manifest.diff.value == "<i>first request</i>"
+    # The context map's ghost shows what the offload removed; selecting a segment highlights it.
+    lab.select(step)
+    assert any(i["ghost"] == "offloaded" for i in lab.map.items)
+    item = lab.log.manifests[step].items[-1].id
+    lab.map.selected = item
+    assert "◀" in lab.manifest.items.value
+
+
+async def test_context_panel_escapes_tool_output(tmp_path: Path) -> None:
+    def show(path: str) -> str:
+        """Return a file."""
+        return f"<html><body>{XSS}</body></html>"
+
+    model = ScriptedModel([tool_call("show", {"path": "t.html"}), "shown"])
+    lab = Lab(Agent(model=model, tools=[show], counter=ApproximateCounter()))
+    await lab.send("show the template")
+    lab.tabs.selected_index = 1
+    lab.select(1)
+    html = lab.context.widget.value
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<img" not in html and "<html>" not in html
+
+
+async def test_config_panel_refuses_invalid_and_applies_valid_from_the_next_step(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedModel(["one", "two"], context_window=10_000)
+    agent = Agent(model=model, counter=ApproximateCounter())
+    lab = Lab(agent)
+    await lab.send("first")
+    before = agent.context_config
+    lab.config.trigger_ratio.value = 0.5
+    lab.config.context_buffer_ratio.value = 0.6
+    lab.config.apply_button.click()
+    assert (
+        "Not applied" in lab.config.status.value
+        and "context_buffer_ratio" in lab.config.status.value
+    )
+    assert agent.context_config == before
+    lab.config.context_buffer_ratio.value = 0.2
+    lab.config.reserve_ratio.value = 0.05
+    lab.config.apply_button.click()
+    assert "Applied" in lab.config.status.value
+    assert agent.context_config.trigger_ratio == 0.5
+    # The trigger line moves at once (its next point), the recorded request keeps its value.
+    trigger = lab.budget.trace("trigger")
+    assert trigger.y[-1] == 5_000 and trigger.y[0] == 8_000
+    await lab.send("second")
+    assert list(lab.steps["trigger_tokens"]) == [8_000, 5_000]
+
+
+async def test_sources_panel_toggles_and_edits_text(tmp_path: Path) -> None:
+    notes = TextSource("first notes", id="notes")
+    model = ScriptedModel(["a", "b", "c"])
+    agent = Agent(model=model, counter=ApproximateCounter())
+    agent.context_source("notes", notes)
+    lab = Lab(agent)
+    row = lab.sources.rows["notes"]
+    row["text"].value = "edited in the panel"
+    row["save"].click()
+    assert notes.text == "edited in the panel"
+    await lab.send("go")
+    ids = {i.id: i for i in lab.log.manifests[-1].items}
+    assert ids["source/notes/notes"].revision == "edit-1"
+    row["enabled"].value = False
+    await lab.send("again")
+    assert "source/notes/notes" not in {i.id for i in lab.log.manifests[-1].items}
+    row["enabled"].value, row["priority"].value, row["required"].value = True, 7, True
+    assert agent.sources["notes"].priority == 7 and agent.sources["notes"].required is True
+
+
+async def test_controls_send_compact_and_stop(tmp_path: Path) -> None:
+    lab = Lab(demo_agent(tmp_path / "ws"))
+    lab.controls.prompt.value = DEMO_PROMPT
+    lab.controls.send_button.click()
+    assert lab.task is not None and lab.controls.send_button.disabled
+    await lab.task
+    assert not lab.controls.send_button.disabled and "done" in lab.controls.status.value
+    marks = len(lab.budget.trace("compaction").x)
+    lab.controls.hint.value = "Keep ledger/totals.py"
+    lab.controls.compact_button.click()
+    await asyncio.sleep(0.2)
+    assert len(lab.budget.trace("compaction").x) == marks + 1
+    assert "compacted" in lab.controls.status.value
+
+    gate = asyncio.Event()
+
+    async def slow() -> str:
+        """Waits."""
+        await gate.wait()
+        return "x"
+
+    stopping = Lab(
+        Agent(
+            model=ScriptedModel([tool_call("slow"), "never"]),
+            tools=[slow],
+            counter=ApproximateCounter(),
+        )
+    )
+    task = stopping.start("go")
+    await asyncio.sleep(0.05)
+    stopping.controls.stop_button.click()
+    gate.set()
+    await task  # type: ignore[misc]
+    assert "CallStopped" in stopping.controls.status.value
+    assert stopping.start("   ") is None and "Type a message" in stopping.controls.status.value
+
+
+async def test_errors_are_shown_not_swallowed() -> None:
+    lab = Lab(Agent(model=ScriptedModel([]), counter=ApproximateCounter()))
+    assert await lab.send("hi") is None
+    assert "ran out of replies" in lab.controls.status.value
+    assert lab.last_error is not None
+
+
+async def test_closing_unsubscribes() -> None:
+    agent = Agent(model=ScriptedModel(["a", "b"]), counter=ApproximateCounter())
+    lab = Lab(agent)
+    await agent("one")
+    assert len(lab.steps) == 1
+    lab.close()
+    await agent("two")
+    assert len(lab.steps) == 1
+    assert ContextConfig().trigger_ratio == 0.8

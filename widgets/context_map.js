@@ -1,0 +1,96 @@
+// ctxlab context map: the selected request as one strip, one segment per item, sized by tokens
+// and coloured by placement; ghosts for what was omitted, offloaded or summarized.
+// Plain ES module for anywidget, no build step. Untrusted text (ids, sources) goes through
+// textContent and the title attribute only, never innerHTML.
+
+const COLORS = {
+  system: "#4c78a8",
+  tools: "#72b7b2",
+  summary: "#b279a2",
+  conversation: "#f58518",
+  transient: "#54a24b",
+  references: "#eeca3b",
+};
+
+function render({ model, el }) {
+  el.classList.add("ctxlab-map");
+  const legend = document.createElement("div");
+  legend.className = "ctxlab-map-legend";
+  const strip = document.createElement("div");
+  strip.className = "ctxlab-map-strip";
+  const marks = document.createElement("div");
+  marks.className = "ctxlab-map-marks";
+  const info = document.createElement("div");
+  info.className = "ctxlab-map-info";
+  el.append(legend, strip, marks, info);
+
+  for (const [name, color] of Object.entries(COLORS)) {
+    const key = document.createElement("span");
+    key.className = "ctxlab-map-key";
+    const swatch = document.createElement("i");
+    swatch.style.background = color;
+    key.append(swatch, document.createTextNode(name));
+    legend.append(key);
+  }
+
+  function describe(item) {
+    const parts = [item.id, `${item.placement}`, `${item.tokens} tokens`];
+    if (item.source) parts.push(`source ${item.source}`);
+    if (item.revision) parts.push(`revision ${item.revision}`);
+    if (item.ghost) parts.push(`(${item.ghost})`);
+    return parts.join(" · ");
+  }
+
+  function draw() {
+    const items = model.get("items") || [];
+    const selected = model.get("selected");
+    const scale = Math.max(model.get("scale") || 1, 1);
+    // One fragment: thousands of segments are appended in a single layout pass.
+    const fragment = document.createDocumentFragment();
+    for (const item of items) {
+      const seg = document.createElement("div");
+      seg.className = "ctxlab-seg" + (item.ghost ? " ghost" : "") + (item.id === selected ? " selected" : "");
+      seg.style.width = `${(100 * item.tokens) / scale}%`;
+      seg.style.background = COLORS[item.placement] || "#999";
+      seg.title = describe(item);
+      seg.dataset.id = item.id;
+      fragment.append(seg);
+    }
+    strip.replaceChildren(fragment);
+    const lines = model.get("marks") || {};
+    const markFragment = document.createDocumentFragment();
+    for (const [name, tokens] of Object.entries(lines)) {
+      const mark = document.createElement("div");
+      mark.className = "ctxlab-mark";
+      mark.style.left = `${Math.min(100, (100 * tokens) / scale)}%`;
+      mark.title = `${name}: ${tokens} tokens`;
+      const label = document.createElement("span");
+      label.textContent = name;
+      mark.append(label);
+      markFragment.append(mark);
+    }
+    marks.replaceChildren(markFragment);
+    const current = items.find((i) => i.id === selected);
+    info.textContent = current ? describe(current) : `${items.length} items`;
+  }
+
+  // Event delegation: one listener for any number of segments.
+  strip.addEventListener("click", (event) => {
+    const seg = event.target.closest(".ctxlab-seg");
+    if (!seg) return;
+    model.set("selected", seg.dataset.id);
+    model.save_changes();
+  });
+  strip.addEventListener("mouseover", (event) => {
+    const seg = event.target.closest(".ctxlab-seg");
+    if (seg) info.textContent = seg.title;
+  });
+
+  model.on("change:items", draw);
+  model.on("change:selected", draw);
+  model.on("change:marks", draw);
+  model.on("change:scale", draw);
+  draw();
+}
+
+export default { render };
