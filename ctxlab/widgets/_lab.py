@@ -118,8 +118,8 @@ class Lab:
 
     def _on_event(self, event: Event) -> None:
         step = self.log.feed(event)
-        if step is None:
-            return
+        if step is None or event.type == "model_response":
+            return  # provider usage lands in the step table; the figure does not plot it
         self.budget.update(self.log, self.next_lines())
         if event.type == "context_build" and (self.follow or self.selected is None):
             self.select(step)

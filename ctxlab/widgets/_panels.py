@@ -28,8 +28,16 @@ __all__ = ["ConfigPanel", "ContextPanel", "Controls", "ManifestPanel", "SourcesP
 PREVIEW_CHARS = 3_000
 
 
-def _table(frame: Any, css: str) -> str:
-    return str(frame.to_html(index=False, escape=True, classes=f"dataframe {css}", border=0))
+def _table(rows: list[list[Any]], columns: list[str], css: str) -> str:
+    """An HTML table of escaped cells (pandas' ``to_html`` costs ~5 ms a render; this ~0.3)."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td>{html.escape('' if v is None else str(v))}</td>" for v in row)
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table class='dataframe {css}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 class ManifestPanel:
@@ -66,15 +74,16 @@ class ManifestPanel:
             f"{manifest.estimated_input_tokens} / {manifest.input_limit} tokens "
             f"({html.escape(manifest.counting_method)}{', exact' if manifest.exact else ''}){error}"
         )
-        frame = manifest.items_frame()
-        if self.highlight and len(frame):
-            frame = frame.assign(
-                selected=(frame["id"] == self.highlight).map({True: "◀", False: ""})
-            )
-        self.items.value = _table(frame, "ctxlab-items")
-        transforms = manifest.transforms_frame()
+        columns = ["id", "kind", "placement", "tokens", "source_id", "revision", "content_hash"]
+        rows = [
+            [*(getattr(item, c) for c in columns), "◀" if item.id == self.highlight else ""]
+            for item in manifest.items
+        ]
+        self.items.value = _table(rows, [*columns, ""], "ctxlab-items")
+        t_columns = ["kind", "target", "detail", "tokens_before", "tokens_after"]
+        t_rows = [[str(t), *(getattr(t, c) for c in t_columns)] for t in manifest.transforms]
         self.transforms.value = (
-            _table(transforms, "ctxlab-transforms") if len(transforms) else "<i>none</i>"
+            _table(t_rows, ["code", *t_columns], "ctxlab-transforms") if t_rows else "<i>none</i>"
         )
         diff = manifest.diff
         if diff is None:
