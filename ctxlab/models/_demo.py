@@ -158,6 +158,10 @@ class DemoModel(Model):
                 self._todo_done,
                 self._final_report,
             ]
+        named = re.search(r"[\w./-]+\.(?:py|md|html|txt|csv|log|cfg|toml)\b", prompt)
+        if named:
+            self._notes["file"] = named.group(0)
+            return [self._read_named, self._show_named]
         return [self._list, self._read_readme, self._describe]
 
     def _todos(self, request: ModelRequest, statuses: list[str]) -> ToolUseBlock | None:
@@ -330,6 +334,20 @@ class DemoModel(Model):
             )
         self._plan = []
         return [TextBlock(text="\n".join(lines))]
+
+    def _read_named(self, request: ModelRequest) -> list[Any]:
+        return [self._call("read_file", path=self._notes["file"])]
+
+    def _show_named(self, request: ModelRequest) -> list[Any]:
+        content = _result_of(request, "read_file", self._notes["file"]) or "(nothing read)"
+        lines = len(content.splitlines())
+        self._plan = []
+        return [
+            TextBlock(
+                text=f"{self._notes['file']} has {lines} lines; its content is in the read_file "
+                "result above (shown as text, whatever it contains)."
+            )
+        ]
 
     def _describe(self, request: ModelRequest) -> list[Any]:
         readme = _result_of(request, "read_file", "README") or ""
