@@ -1,0 +1,197 @@
+"""The tour in real JupyterLab, in headless Chromium: the dashboard renders and works.
+
+Starts JupyterLab on 127.0.0.1 (a free port, a temporary root holding a copy of the tour), opens
+the notebook, runs all cells, and checks: the budget plot has one x per reasoning request, the
+manifest table and the sliders are there, "Compact now" adds a compaction marker, and a tool
+output holding ``<img src=x onerror=alert(1)>`` shows as text and fires no dialog. Screenshots go
+to the test's temporary folder; every server started is stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path(os.environ.get("CTXLAB_CHROMIUM", "/usr/bin/chromium"))
+playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+if not CHROMIUM.exists() and os.environ.get("CTXLAB_REQUIRE_BROWSER"):
+    pytest.fail(f"CTXLAB_REQUIRE_BROWSER is set but there is no Chromium at {CHROMIUM}")
+if not CHROMIUM.exists():
+    pytest.skip(
+        f"no Chromium at {CHROMIUM}: apt-get install chromium (.ci/run does), or set CTXLAB_CHROMIUM",
+        allow_module_level=True,
+    )
+
+TOUR = Path(__file__).parents[2] / "notebooks" / "01_tour.ipynb"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def jupyterlab(tmp_path: Path) -> Iterator[str]:
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(TOUR, root / TOUR.name)
+    settings = tmp_path / "settings"
+    settings.mkdir()
+    (settings / "overrides.json").write_text(
+        '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}'
+    )
+    port = _free_port()
+    log = (tmp_path / "jupyterlab.log").open("w")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            "--ServerApp.token=",
+            "--ServerApp.password=",
+            "--ServerApp.disable_check_xsrf=True",
+            f"--ServerApp.root_dir={root}",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "ANTHROPIC_API_KEY": ""},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(base + "/api/status", timeout=1)
+                break
+            except Exception:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"JupyterLab did not start; see {log.name}")
+                time.sleep(0.25)
+        yield base
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(5)
+        log.close()
+
+
+def _plot_counts(page: object) -> dict[str, int]:
+    return page.evaluate(  # type: ignore[attr-defined, no-any-return]
+        """() => {
+            const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.data);
+            if (!gd) return {};
+            const out = {};
+            for (const t of gd.data) out[t.name] = t.x ? t.x.length : 0;
+            return out;
+        }"""
+    )
+
+
+def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> None:
+    dialogs: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(f"{jupyterlab}/lab/tree/{TOUR.name}", wait_until="domcontentloaded")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            page.wait_for_function(
+                "window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                " && window.jupyterapp.shell.currentWidget.sessionContext",
+                timeout=90_000,
+            )
+            page.evaluate(
+                """async () => {
+                    const nb = window.jupyterapp.shell.currentWidget;
+                    await nb.context.ready; await nb.sessionContext.ready;
+                    while (!nb.sessionContext.session?.kernel
+                           || nb.sessionContext.session.kernel.status !== 'idle')
+                        await new Promise(r => setTimeout(r, 100));
+                }"""
+            )
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            # The last cell prints this; everything before it has run.
+            page.wait_for_function(
+                "document.body.innerText.includes('window 32000')", timeout=180_000
+            )
+            page.screenshot(path=str(tmp_path / "after-run.png"))
+            text = page.inner_text(".jp-Notebook")
+            assert "Traceback" not in text, text[text.find("Traceback") - 500 :][:3000]
+            requests = int(re.search(r"(\d+) requests in all", text).group(1))  # type: ignore[union-attr]
+
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+            page.wait_for_function(
+                f"""() => {{
+                    const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.data);
+                    const t = gd && gd.data.find(t => t.name === 'conversation');
+                    return t && t.x && t.x.length === {requests};
+                }}""",
+                timeout=30_000,
+            )
+            counts = _plot_counts(page)
+            assert counts["system"] == counts["conversation"] == requests
+            assert counts["input limit"] == requests + 1
+            assert page.locator("table.ctxlab-items").count() >= 1
+            assert page.locator(".widget-slider").count() >= 3
+            assert page.locator(".ctxlab-map .ctxlab-seg").count() >= 3
+
+            # "Compact now" in the browser adds a compaction marker to the plot.
+            before = counts["compaction"]
+            page.get_by_role("button", name="Compact now").first.click()
+            page.wait_for_function(
+                f"""() => {{
+                    const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.data);
+                    const t = gd && gd.data.find(t => t.name === 'compaction');
+                    return t && t.x && t.x.length === {before + 1};
+                }}""",
+                timeout=30_000,
+            )
+
+            # The untrusted template is shown as text in the Context tab, never as markup.
+            context = page.locator(".ctxlab-context").first
+            context.scroll_into_view_if_needed()
+            page.screenshot(path=str(tmp_path / "context.png"))
+            assert XSS in (context.text_content() or "")  # collapsed <details> included
+            assert page.locator('.ctxlab-context img, img[src="x"]').count() == 0
+            page.wait_for_timeout(500)
+            assert dialogs == []
+            page.screenshot(path=str(tmp_path / "final.png"), full_page=True)
+        finally:
+            browser.close()
+    assert (tmp_path / "final.png").stat().st_size > 0
