@@ -32,7 +32,7 @@ notebooks: $(STAMP)
 test: lint typecheck unit notebooks browser
 
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/01_tour.ipynb
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/01_tour.ipynb
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'agentscope==2.0.11'
