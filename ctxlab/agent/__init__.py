@@ -1,6 +1,7 @@
 """The agent loop: `Agent`, tools from functions, and the typed events."""
 
-from ctxlab.agent._agent import COMPRESS_TOOL, Agent, Approver, PermissionHook
+from ctxlab.agent._agent import Agent, Approver, PermissionHook
+from ctxlab.agent._builtins import COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
 from ctxlab.agent._events import (
     CompactionEvent,
     CompactionKind,
@@ -18,6 +19,8 @@ from ctxlab.agent._tools import Tool, tool
 
 __all__ = [
     "COMPRESS_TOOL",
+    "PROPOSE_TOOL",
+    "TODO_TOOL",
     "Agent",
     "Approver",
     "CompactionEvent",

@@ -11,7 +11,6 @@ durable history (everything that was said), which compaction never rewrites.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import logging
 import uuid
@@ -22,7 +21,16 @@ from typing import Any, Literal
 from ctxlab._config import ContextConfig
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import WorkingState
-from ctxlab._tasks import TaskOptions, TaskState, TodoItem, Verification
+from ctxlab._tasks import TaskOptions, TaskState
+from ctxlab.agent._builtins import (
+    COMPRESS_SCHEMA,
+    COMPRESS_TOOL,
+    PROPOSE_SCHEMA,
+    PROPOSE_TOOL,
+    TODO_SCHEMA,
+    TODO_TOOL,
+)
+from ctxlab.agent._compression import CompressionMixin
 from ctxlab.agent._events import (
     CompactionEvent,
     CompactionKind,
@@ -34,13 +42,13 @@ from ctxlab.agent._events import (
     TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
-    TurnCommittedEvent,
 )
+from ctxlab.agent._harness import HarnessMixin
+from ctxlab.agent._recording import SessionMixin, log_record
 from ctxlab.agent._tools import Tool
 from ctxlab.exceptions import (
     AgentBusy,
     CallStopped,
-    CompressionError,
     ContextOverflowError,
     MaxStepsExceeded,
     PreparationError,
@@ -49,23 +57,10 @@ from ctxlab.exceptions import (
     UsageError,
 )
 from ctxlab.manifest import ContextManifest
-from ctxlab.materials import (
-    ContextBlock,
-    ContextRequest,
-    FailurePolicy,
-    Material,
-    Materials,
-    SourceRegistration,
-    SystemPart,
-    load_sources,
-    load_workspace,
-    validate_source_name,
-)
+from ctxlab.materials import Material, SourceRegistration, SystemPart, load_workspace
 from ctxlab.messages import (
     AssistantMessage,
-    HintBlock,
     Message,
-    TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -81,10 +76,10 @@ from ctxlab.pipeline import (
     WorkspaceOffloader,
     prepare,
 )
-from ctxlab.session import LoggedMessage, SessionKey, SessionLog
+from ctxlab.session import SessionLog
 from ctxlab.tokens import TokenCache, TokenCounter
 
-__all__ = ["COMPRESS_TOOL", "Agent", "Approver", "PermissionHook"]
+__all__ = ["Agent", "Approver", "PermissionHook"]
 
 log = logging.getLogger("ctxlab.agent")
 
@@ -95,81 +90,6 @@ PermissionHook = Callable[
 """Decides a tool call: ``"allow"``, ``"deny"`` or ``"ask"`` (optionally with a reason)."""
 Approver = Callable[[ToolUseBlock], bool | Awaitable[bool]]
 """Answers the calls a permission hook sent to ``"ask"``: True runs the tool."""
-
-COMPRESS_TOOL = "CompressContext"
-_COMPRESS_SCHEMA = ToolSchema(
-    COMPRESS_TOOL,
-    "Summarize the earlier conversation now, at a boundary between two pieces of work, so the "
-    "details still in flight are kept. Only has an effect once the context-usage notice appears.",
-    {
-        "type": "object",
-        "properties": {
-            "instructions": {
-                "type": "string",
-                "description": "What the summary must keep (paths, decisions, open questions).",
-            }
-        },
-        "additionalProperties": False,
-    },
-)
-
-
-TODO_TOOL = "todo_write"
-_TODO_SCHEMA = ToolSchema(
-    TODO_TOOL,
-    "Replace your todo list with the full, current list. Mark one item in_progress while you "
-    "work on it and completed when done; the current list is shown to you at every step.",
-    {
-        "type": "object",
-        "properties": {
-            "todos": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string"},
-                        "status": {"enum": ["pending", "in_progress", "completed"]},
-                    },
-                    "required": ["content", "status"],
-                },
-            }
-        },
-        "required": ["todos"],
-    },
-)
-PROPOSE_TOOL = "propose_requirement"
-_PROPOSE_SCHEMA = ToolSchema(
-    PROPOSE_TOOL,
-    "Propose an acceptance criterion for the task; the user confirms or rejects it.",
-    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-)
-_RECEIPT = "Todo list updated (revision {revision}):\n{todos}"
-_SHORTENED = "[an earlier todo list, superseded; the current one is shown below]"
-
-
-def _log_record(event: Event) -> tuple[str, dict[str, Any]] | None:
-    """What the session log keeps of an event (messages are logged on their own)."""
-    if isinstance(event, ContextBuildEvent):
-        return "context_build", {"context_manifest": event.manifest.to_dict()}
-    if isinstance(event, CompactionEvent):
-        return "compaction", {"kind": event.kind, **dataclasses.asdict(event.record)}
-    if isinstance(event, ModelResponseEvent):
-        usage = dataclasses.asdict(event.usage) if event.usage else None
-        return "model_response", {
-            "call_id": event.call_id,
-            "stop": event.stop_reason,
-            "usage": usage,
-        }
-    if isinstance(event, ToolResultEvent):
-        return "tool_result", {
-            "id": event.tool_use.id,
-            "name": event.tool_use.name,
-            "is_error": bool(event.result.is_error),
-            "seconds": event.seconds,
-        }
-    if isinstance(event, ErrorEvent):
-        return "error", {"error": event.message}
-    return None
 
 
 def _user_message(message: Any) -> UserMessage:
@@ -191,7 +111,7 @@ def _user_message(message: Any) -> UserMessage:
     raise UsageError(msg)
 
 
-class Agent:
+class Agent(HarnessMixin, CompressionMixin, SessionMixin):
     """A tool-using agent whose every model request is assembled by ctxlab's pipeline.
 
     Args:
@@ -348,7 +268,7 @@ class Agent:
 
     def _emit(self, event: Event) -> None:
         if self.session_log is not None:
-            record = _log_record(event)
+            record = log_record(event)
             if record is not None:
                 self._unlogged_events.append(record)
         for callback in list(self._subscribers):
@@ -485,37 +405,16 @@ class Agent:
 
     # -- preparation --------------------------------------------------------------------------
 
-    async def load_materials(self, purpose: Purpose = "reasoning", call_id: str = "") -> Materials:
-        """The material of a request: System parts, task state, workspace material, sources.
-
-        Sources are loaded here (once per preparation; never for summary preparations).
-        """
-        workspace = self._workspace_material
-        if workspace is None:
-            workspace = await asyncio.to_thread(load_workspace, self.workspace)
-        system: list[SystemPart] = []
-        if self.system_prompt:
-            system.append(SystemPart("system_prompt", self.system_prompt))
-        system.extend(SystemPart(f"instruction/{n}", t) for n, t in self.instructions.items())
-        system.extend(workspace[0])
-        blocks: list[Material] = list(workspace[1])
-        failures: list[tuple[str, str]] = []
-        if purpose != "summary" and self.sources:
-            request = ContextRequest(self.agent_id, self.user_id, self.session_id, call_id, purpose)
-            loaded, failures = await load_sources(list(self.sources.values()), request)
-            blocks.extend(loaded)
-        return Materials(system=tuple(system), blocks=tuple(blocks), failures=tuple(failures))
-
     def tool_schemas(self, config: ContextConfig | None = None) -> tuple[ToolSchema, ...]:
         """The tool schemas of the next request (CompressContext when enabled)."""
         config = config or self._config
         schemas = [t.schema for t in self.tools.values()]
         if self._todo_enabled:
-            schemas.append(_TODO_SCHEMA)
+            schemas.append(TODO_SCHEMA)
         if self.task_options.allow_requirement_proposals:
-            schemas.append(_PROPOSE_SCHEMA)
+            schemas.append(PROPOSE_SCHEMA)
         if config.compression_tool_enabled:
-            schemas.append(_COMPRESS_SCHEMA)
+            schemas.append(COMPRESS_SCHEMA)
         return tuple(schemas)
 
     async def _summarize(self, request: SummaryRequest) -> Mapping[str, Any]:
@@ -590,105 +489,6 @@ class Agent:
             self._emit(CompactionEvent(kind or "manual", prep.compaction, self._call))
         return prep
 
-    # -- compression --------------------------------------------------------------------------
-
-    async def compress_context(
-        self,
-        context_config: ContextConfig | None = None,
-        instructions: HintBlock | str | None = None,
-        *,
-        force: bool = False,
-    ) -> CompactionRecord | None:
-        """Compress the working context now if it is above the trigger; a no-op below it.
-
-        ``context_config`` overrides the agent's config for this call only; ``instructions`` (a
-        `HintBlock` or text) guide the summary. Returns what was compacted, or None. With
-        ``compression_fallback_to_truncation=False`` a failed summary raises `CompressionError`
-        and leaves the context untouched. While a call runs, the compression happens at its next
-        step boundary and this returns once it has. ``force=True`` compacts whatever the size
-        (the notebook's "Compact now"; still keeps the latest turn, so a tiny context may have
-        nothing to compact).
-        """
-        if context_config is not None and not isinstance(context_config, ContextConfig):
-            msg = f"context_config must be a ContextConfig, got {type(context_config).__name__}"
-            raise UsageError(msg)
-        hint = instructions.hint if isinstance(instructions, HintBlock) else instructions
-        if self._running:
-            future: asyncio.Future[CompactionRecord | None] = (
-                asyncio.get_running_loop().create_future()
-            )
-            self._pending_compactions.append((context_config, hint, force, future))
-            return await future
-        return await self._compress(context_config, hint, force)
-
-    async def _compress(
-        self, config: ContextConfig | None, hint: str | None, force: bool = False
-    ) -> CompactionRecord | None:
-        if not self._state.conversation:
-            return None
-        before = self._state
-        prep = await self._prepare("compaction", config=config, instructions=hint, force=force)
-        if prep.compaction is None:
-            self._state = before  # light passes alone do not make a compression
-        return prep.compaction
-
-    def _fail_pending_compactions(self) -> None:
-        # The call ended before another boundary: the queued compressions run now, after it.
-        pending, self._pending_compactions = self._pending_compactions, []
-        if pending:
-            self._background = asyncio.ensure_future(self._run_pending(pending))
-
-    async def _run_pending(
-        self,
-        pending: list[
-            tuple[ContextConfig | None, str | None, bool, asyncio.Future[CompactionRecord | None]]
-        ],
-    ) -> None:
-        for config, hint, force, future in pending:
-            try:
-                future.set_result(await self._compress(config, hint, force))
-            except Exception as exc:
-                future.set_exception(exc)
-
-    async def _compress_tool(self, use: ToolUseBlock) -> ToolResultBlock:
-        config = self._config
-        lines = config.thresholds(self.model.context_window)
-        # 002: the tool works from the usage-notice line, and a failure leaves the context as is.
-        strict = config.merge(compression_fallback_to_truncation=False)
-        hint = use.input.get("instructions")
-        before = self._state
-        try:
-            prep = await self._prepare(
-                "compaction",
-                config=strict,
-                threshold=lines["notice_tokens"],
-                instructions=hint if isinstance(hint, str) else None,
-                kind="agentic",
-            )
-        except CompressionError as exc:
-            return ToolResultBlock(
-                tool_use_id=use.id,
-                content=f"Compression failed; the context is unchanged. {exc}",
-                is_error=True,
-            )
-        record = prep.compaction
-        if record is None:
-            self._state = before
-            return ToolResultBlock(
-                tool_use_id=use.id,
-                content=(
-                    f"Nothing to compress: the context is below "
-                    f"{lines['notice_tokens']} tokens, where compression starts."
-                ),
-            )
-        return ToolResultBlock(
-            tool_use_id=use.id,
-            content=(
-                f"Compressed {record.messages_compacted} earlier messages into a summary: "
-                f"{record.tokens_before} -> {record.tokens_after} tokens."
-            ),
-        )
-
     # -- tools --------------------------------------------------------------------------------
 
     async def _decide(self, use: ToolUseBlock) -> tuple[Literal["allow", "deny"], str]:
@@ -760,256 +560,6 @@ class Agent:
                 results[i] = await run(use, *decisions[i])
         return [r for r in results if r is not None]
 
-    # -- sources, instructions, task state -------------------------------------------------
-
-    def context_source(
-        self,
-        name: str,
-        source: Any,
-        *,
-        timeout: float = 5.0,
-        on_failure: FailurePolicy = "fail",
-    ) -> SourceRegistration:
-        """Register a source read before every reasoning request (not at construction).
-
-        ``source`` is a `ContextSource` (async ``load(request)``) or an async callable taking a
-        `ContextRequest` and returning a list of `ContextBlock`. Manifest ids are
-        ``source/<name>/<block id>``.
-        """
-        validate_source_name(name)
-        if name in self.sources:
-            msg = f"a source named {name!r} is already registered; names must be unique"
-            raise UsageError(msg)
-        registration = SourceRegistration(name, source, timeout=timeout, on_failure=on_failure)
-        self.sources[name] = registration
-        return registration
-
-    def remove_source(self, name: str) -> None:
-        """Unregister a source."""
-        if self.sources.pop(name, None) is None:
-            msg = f"no source named {name!r}; registered: {', '.join(self.sources) or 'none'}"
-            raise UsageError(msg)
-
-    def instruction(self, name: str, text: str) -> None:
-        """Add (or replace) a named instruction, placed in System as ``system/instruction/<name>``."""
-        validate_source_name(name)
-        self.instructions[name] = text
-
-    def enable_task_list(self) -> None:
-        """Give the model the ``todo_write`` tool; the current list is projected every step."""
-        self._todo_enabled = True
-
-    def task_context(
-        self,
-        *,
-        include_requirements: bool = False,
-        include_verification_results: bool = False,
-        allow_requirement_proposals: bool = False,
-    ) -> None:
-        """Choose the optional task projections (replaces the previous choice)."""
-        self.task_options = TaskOptions(
-            include_requirements=include_requirements,
-            include_verification_results=include_verification_results,
-            allow_requirement_proposals=allow_requirement_proposals,
-        )
-
-    def begin_task(self, scope: str, objective: str) -> None:
-        """Set the task's identity and objective."""
-        self.task = self.task.begin(scope, objective)
-
-    def propose_requirement(self, text: str) -> str:
-        """Add a proposed requirement; returns its id."""
-        self.task, requirement = self.task.propose(text)
-        return requirement.id
-
-    def decide_requirement(
-        self, requirement_id: str, *, accept: bool, expected_revision: int
-    ) -> None:
-        """Confirm or reject a requirement; `StateConflict` when the state moved on."""
-        self.task = self.task.decide(
-            requirement_id, accept=accept, expected_revision=expected_revision
-        )
-
-    def set_subject_version(self, version: str) -> None:
-        """Record which version of the subject checks refer to."""
-        self.task = self.task.with_subject_version(version)
-
-    def invalidate_subject(self) -> None:
-        """Mark the subject as changed: earlier verification results become stale."""
-        self.task = self.task.with_subject_version(None)
-
-    def record_verification(self, name: str, *, passed: bool, summary: str = "") -> None:
-        """Store a verification result against the current subject version."""
-        self.task = self.task.with_verification(
-            Verification(
-                name=name, passed=passed, summary=summary, subject_version=self.task.subject_version
-            )
-        )
-
-    def _todo_write(self, use: ToolUseBlock) -> ToolResultBlock:
-        try:
-            todos = [TodoItem.model_validate(t) for t in use.input.get("todos", [])]
-        except Exception as exc:
-            return ToolResultBlock(
-                tool_use_id=use.id, content=f"Invalid todo list: {exc}", is_error=True
-            )
-        self.task = self.task.with_todos(todos)
-        return ToolResultBlock(tool_use_id=use.id, content=self._receipt())
-
-    def _propose_tool(self, use: ToolUseBlock) -> ToolResultBlock:
-        text = use.input.get("text")
-        if not isinstance(text, str) or not text.strip():
-            return ToolResultBlock(
-                tool_use_id=use.id, content="Give the requirement's text.", is_error=True
-            )
-        requirement_id = self.propose_requirement(text)
-        return ToolResultBlock(
-            tool_use_id=use.id, content=f"Proposed {requirement_id}; the user will decide."
-        )
-
-    def _receipt(self) -> str:
-        return _RECEIPT.format(revision=self.task.revision, todos=self.task.render_todos())
-
-    def project_task(self, conversation: Sequence[Message]) -> list[Material]:
-        """The ``TASK_STATE`` material for a request whose conversation is ``conversation``."""
-        text = self.task.render(
-            self.task_options, include_todos=not self._receipt_visible(conversation)
-        )
-        if not text:
-            return []
-        block = ContextBlock.runtime("task_state", text)
-        return [Material("task/state", "task", "task", block, tag="TASK_STATE")]
-
-    def _receipt_visible(self, conversation: Sequence[Message]) -> bool:
-        # 000: the current receipt is used while it is visible and whole; otherwise the list is
-        # reconstructed from state.
-        if not self.task.todos:
-            return True
-        expected = self._receipt()
-        for message in reversed(conversation):
-            if isinstance(message, UserMessage):
-                for result in message.tool_results:
-                    if result.text.startswith("Todo list updated (revision"):
-                        return result.text == expected
-        return False
-
-    def _shorten_old_receipts(self) -> None:
-        conversation = list(self._state.conversation)
-        latest_seen = False
-        changed = False
-        for index in range(len(conversation) - 1, -1, -1):
-            message = conversation[index]
-            if not isinstance(message, UserMessage):
-                continue
-            content = list(message.content)
-            for position, block in enumerate(content):
-                if isinstance(block, ToolResultBlock) and block.text.startswith(
-                    "Todo list updated (revision"
-                ):
-                    if latest_seen:
-                        content[position] = block.evolve(content=_SHORTENED)
-                        changed = True
-                    latest_seen = True
-            conversation[index] = UserMessage(content=tuple(content))
-        if changed:
-            self._state = WorkingState(
-                conversation=tuple(conversation),
-                summary=self._state.summary,
-                revision=self._state.revision + 1,
-            )
-
-    # -- the session log ----------------------------------------------------------------------
-
-    @property
-    def session_key(self) -> SessionKey:
-        """(agent id, user id, session id) in the session log."""
-        return SessionKey(self.agent_id, self.user_id or "", self.session_id)
-
-    def _resume(self) -> None:
-        assert self.session_log is not None
-        checkpoint = self.session_log.checkpoint(self.session_key)
-        if checkpoint is None:
-            return
-        self._state = WorkingState.model_validate_json(checkpoint.state)
-        self.task = TaskState.model_validate_json(checkpoint.task)
-        self._history = [
-            parse_messages([__import__("json").loads(p)])[0]
-            for p in self.session_log.message_payloads(self.session_key)
-        ]
-
-    async def _commit_turn(self) -> None:
-        if self.session_log is None:
-            self._unlogged_messages.clear()
-            return
-        messages = [
-            LoggedMessage(m.role, m.model_dump_json(), _plain_text(m))
-            for m in self._unlogged_messages
-        ]
-        events = list(self._unlogged_events)
-        state, task = self._state.model_dump_json(), self.task.model_dump_json()
-        turn = await asyncio.to_thread(
-            self.session_log.commit_turn,
-            self.session_key,
-            events=events,
-            messages=messages,
-            state=state,
-            task=task,
-        )
-        self._unlogged_messages.clear()
-        del self._unlogged_events[: len(events)]
-        self._emit(TurnCommittedEvent(turn, len(messages), self._call))
-
-    def _require_log(self) -> SessionLog:
-        if self.session_log is None:
-            msg = "this agent has no session log; pass session_log=... when building it"
-            raise UsageError(msg)
-        return self.session_log
-
-    def session_list(self) -> Any:
-        """This user's sessions of this agent, as a DataFrame."""
-        return self._require_log().sessions(user_id=self.user_id or "", agent_id=self.agent_id)
-
-    def session_history(self, session_id: str | None = None, last_n: int = 20) -> Any:
-        """The last messages of a session of this user (this one by default), as a DataFrame."""
-        key = SessionKey(self.agent_id, self.user_id or "", session_id or self.session_id)
-        return self._require_log().history(key, last_n)
-
-    def session_search(self, query: str, limit: int = 20) -> Any:
-        """This user's messages with this agent matching ``query`` (full-text), as a DataFrame."""
-        return self._require_log().search(
-            query, user_id=self.user_id or "", agent_id=self.agent_id, limit=limit
-        )
-
-    def enable_session_tools(self) -> None:
-        """Give the model ``session_list``, ``session_history`` and ``session_search``."""
-        self._require_log()
-        agent = self
-
-        def session_list() -> str:
-            """List your earlier sessions with this user."""
-            return str(agent.session_list().to_string(index=False))
-
-        def session_history(session_id: str, last_n: int = 20) -> str:
-            """Read the last messages of one of your sessions.
-
-            Args:
-                session_id: The session, from session_list.
-                last_n: How many messages.
-            """
-            return str(agent.session_history(session_id, last_n).to_string(index=False))
-
-        def session_search(query: str) -> str:
-            """Search your conversations with this user for words.
-
-            Args:
-                query: Words to find.
-            """
-            found = agent.session_search(query)
-            return found.to_string(index=False) if len(found) else f"nothing matches {query!r}"
-
-        for fn in (session_list, session_history, session_search):
-            self.add_tool(fn)
-
     # -- state --------------------------------------------------------------------------------
 
     def _append(self, message: UserMessage | AssistantMessage) -> None:
@@ -1037,15 +587,3 @@ class Agent:
                     )
                 )
             )
-
-
-def _plain_text(message: Message) -> str:
-    parts: list[str] = []
-    for block in message.content:
-        if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, ToolUseBlock):
-            parts.append(f"{block.name} {block.input_json}")
-        elif isinstance(block, ToolResultBlock):
-            parts.append(block.text)
-    return "\n".join(parts)
