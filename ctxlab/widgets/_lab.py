@@ -65,6 +65,7 @@ class Lab:
             self.tabs.set_title(index, title)
         self.tabs.observe(lambda _: self._render_selection(), names="selected_index")
         self.map.observe(self._map_selected, names="selected")
+        self.manifest.picker.observe(self._picker_selected, names="value")
         self.controls.send_button.on_click(lambda _: self.start(self.controls.prompt.value))
         self.controls.compact_button.on_click(
             lambda _: self.start_compaction(self.controls.hint.value)
@@ -152,7 +153,14 @@ class Lab:
                 self.selected, self.log.requests[self.selected], self.agent.token_cache
             )
 
+    def _picker_selected(self, change: dict[str, Any]) -> None:
+        # The reverse of a click on the map: the item chosen here is outlined there.
+        if change["new"] != self.map.selected:
+            self.map.selected = change["new"] or ""
+
     def _map_selected(self, change: dict[str, Any]) -> None:
+        if change["new"] == self.manifest.highlight:
+            return
         self.manifest.highlight = change["new"]
         if self.selected is not None:
             self.tabs.selected_index = 0

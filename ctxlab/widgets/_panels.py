@@ -45,6 +45,10 @@ class ManifestPanel:
 
     def __init__(self) -> None:
         self.header = w.HTML()
+        self.picker = w.Dropdown(
+            options=[""], value="", description="item", layout=w.Layout(width="60%")
+        )
+        """Selects an item here and in the context map."""
         self.items = w.HTML()
         self.transforms = w.HTML()
         self.diff = w.HTML()
@@ -80,6 +84,11 @@ class ManifestPanel:
             for item in manifest.items
         ]
         self.items.value = _table(rows, [*columns, ""], "ctxlab-items")
+        options = ["", *(item.id for item in manifest.items)]
+        with self.picker.hold_trait_notifications():
+            if list(self.picker.options) != options:
+                self.picker.options = options
+            self.picker.value = self.highlight if self.highlight in options else ""
         t_columns = ["kind", "target", "detail", "tokens_before", "tokens_after"]
         t_rows = [[str(t), *(getattr(t, c) for c in t_columns)] for t in manifest.transforms]
         self.transforms.value = (

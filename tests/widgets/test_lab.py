@@ -84,6 +84,11 @@ async def test_manifest_panel_shows_items_transforms_and_diff(demo_lab: Lab) -> 
     item = lab.log.manifests[step].items[-1].id
     lab.map.selected = item
     assert "◀" in lab.manifest.items.value
+    assert lab.manifest.picker.value == item
+    # The reverse: choosing an item in the Manifest panel outlines it in the map.
+    other = lab.log.manifests[step].items[0].id
+    lab.manifest.picker.value = other
+    assert lab.map.selected == other
 
 
 async def test_context_panel_escapes_tool_output(tmp_path: Path) -> None:
