@@ -40,8 +40,11 @@ class WorkingState(BaseModel):
 
     def append(self, *messages: UserMessage | AssistantMessage) -> WorkingState:
         """A new state with messages appended."""
-        return self.model_copy(
-            update={"conversation": (*self.conversation, *messages), "revision": self.revision + 1}
+        # The parts are already validated models: construct without re-validating them.
+        return WorkingState.model_construct(
+            conversation=(*self.conversation, *messages),
+            summary=self.summary,
+            revision=self.revision + 1,
         )
 
     @classmethod

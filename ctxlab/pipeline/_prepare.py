@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 import weakref
+from types import MappingProxyType
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -160,10 +161,16 @@ async def prepare(
     build = _Builder(cache)
     call_id = call_id or uuid.uuid4().hex[:16]
     context_size = context_window or config.budget.unknown_window_input_limit
-    limit = input_limit(context_window, config.budget)
-    lines = config.thresholds(context_size)
-    trigger = min(lines["trigger_tokens"], limit)
-    thresholds = {**lines, "trigger_tokens": trigger, "input_limit": limit}
+    # The lines depend only on the (frozen) config and the window: computed once per change.
+    memo = cache.memo.get("lines")
+    if memo is not None and memo[0] is config and memo[1] == context_window:
+        limit, lines, trigger, thresholds = memo[2:]
+    else:
+        limit = input_limit(context_window, config.budget)
+        lines = config.thresholds(context_size)
+        trigger = min(lines["trigger_tokens"], limit)
+        thresholds = MappingProxyType({**lines, "trigger_tokens": trigger, "input_limit": limit})
+        cache.memo["lines"] = (config, context_window, limit, lines, trigger, thresholds)
 
     def manifest(
         items: Sequence[ManifestItem],
@@ -190,28 +197,35 @@ async def prepare(
         )
 
     # 1. Materials: System parts and tool schemas are fixed; loading failures become transforms.
-    system_items = [
-        ManifestItem(
-            f"system/{p.name}",
-            "system",
-            "system",
-            cache.text(p.text) + MESSAGE_OVERHEAD,
-            cache.text_hash(p.text),
-            None,
-            None,
-        )
-        for p in materials.system
-    ]
-    tool_items = [
-        ManifestItem(
-            f"tool/{t.name}",
-            "tool_schema",
-            "tools",
-            cache.text(t.rendered),
-            cache.text_hash(t.rendered),
-        )
-        for t in tools
-    ]
+    # Their items are rebuilt only when they change (compared by identity first, then value).
+    tools = tuple(tools)
+    memo = cache.memo.get("fixed")
+    if memo is not None and memo[0] == materials.system and memo[1] == tools:
+        system_items, tool_items = memo[2], memo[3]
+    else:
+        system_items = [
+            ManifestItem(
+                f"system/{p.name}",
+                "system",
+                "system",
+                cache.text(p.text) + MESSAGE_OVERHEAD,
+                cache.text_hash(p.text),
+                None,
+                None,
+            )
+            for p in materials.system
+        ]
+        tool_items = [
+            ManifestItem(
+                f"tool/{t.name}",
+                "tool_schema",
+                "tools",
+                cache.text(t.rendered),
+                cache.text_hash(t.rendered),
+            )
+            for t in tools
+        ]
+        cache.memo["fixed"] = (materials.system, tools, system_items, tool_items)
     build.transforms.extend(
         Transform("source_unavailable", source, reason) for source, reason in materials.failures
     )
