@@ -198,3 +198,40 @@ def test_context_windows_of_current_models() -> None:
         AnthropicModel("claude-haiku-4-5", api_key="k", context_window=50_000).context_window
         == 50_000
     )
+
+
+def explode(reason: str) -> str:
+    """Always fails."""
+    raise RuntimeError(reason)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_parallel_calls_errors_and_denials_through_the_sdk(stream: bool) -> None:
+    script = [
+        message(
+            [
+                tool_use("toolu_a", "add", a=1, b=2),
+                tool_use("toolu_b", "explode", reason="disk full"),
+                tool_use("toolu_c", "fetch", page=3),
+            ]
+        ),
+        message("Handled all three."),
+    ]
+
+    def hook(use):  # type: ignore[no-untyped-def]
+        return ("deny", "no fetching") if use.name == "fetch" else "allow"
+
+    with MessagesAPI(script) as api:
+        agent = Agent(
+            model=model_for(api, stream=stream),
+            tools=[add, explode, fetch],
+            permission=hook,
+            counter=ApproximateCounter(),
+        )
+        reply = await agent("Do three things at once")
+    assert reply.content[0].text == "Handled all three."  # type: ignore[union-attr]
+    results = api.requests[1]["messages"][-1]["content"]
+    assert [r["tool_use_id"] for r in results] == ["toolu_a", "toolu_b", "toolu_c"]
+    assert results[0]["content"] == "3" and not results[0].get("is_error")
+    assert results[1]["is_error"] is True and "disk full" in results[1]["content"]
+    assert results[2]["is_error"] is True and "no fetching" in results[2]["content"]
