@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import uuid
 import weakref
-from types import MappingProxyType
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from ctxlab._config import ContextConfig

@@ -131,6 +131,10 @@ def evict_large_results(
     return out, transforms
 
 
+# The marker as it reads with a long offload path: what a truncated result's tail costs at most.
+_MARKER_SAMPLE = truncation_notice("/" + "x" * 120)
+
+
 def truncate_results(
     conversation: Sequence[UserMessage | AssistantMessage],
     limit: int,
@@ -139,7 +143,6 @@ def truncate_results(
 ) -> tuple[Conversation, list[Transform]]:
     """Cut results over ``limit`` tokens to a head plus the truncation marker."""
     transforms: list[Transform] = []
-    marker_tokens = cache.text(truncation_notice("/" + "x" * 120)) + 2
 
     def replace(result: ToolResultBlock) -> ToolResultBlock:
         before = cache.block(result)
@@ -147,6 +150,7 @@ def truncate_results(
         # Already truncated (the limit is below the marker's own size): do not offload the stub.
         if before <= limit or (text.endswith("</system-reminder>") and TRUNCATION_MARKER in text):
             return result
+        marker_tokens = cache.text(_MARKER_SAMPLE) + 2
         path: str | None = None
         if offloader is not None:
             try:
