@@ -11,6 +11,7 @@ from ctxlab._config import (
     ToolResultEviction,
     TruncateArgsConfig,
 )
+from ctxlab._replay import Transcript, compare_configs, load_transcript, replay
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import Summary, WorkingState
 
@@ -125,6 +126,7 @@ __all__ = [
     "ToolResultEviction",
     "ToolSchema",
     "ToolUseBlock",
+    "Transcript",
     "Transform",
     "TruncateArgsConfig",
     "UsageError",
@@ -132,9 +134,12 @@ __all__ = [
     "WorkingState",
     "WorkspaceOffloader",
     "__version__",
+    "compare_configs",
     "extractive_summarizer",
+    "load_transcript",
     "messages_from_anthropic",
     "messages_to_anthropic",
     "prepare",
+    "replay",
     "tool",
 ]

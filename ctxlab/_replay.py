@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxlab._config import ContextConfig
 from ctxlab._state import WorkingState
@@ -25,7 +25,17 @@ from ctxlab.pipeline import Preparation, Summarizer, extractive_summarizer, prep
 from ctxlab.pipeline._compaction import CompactionRecord
 from ctxlab.tokens import TokenCache, TokenCounter
 
-__all__ = ["ReplayStep", "Transcript", "corpus_dir", "load_transcript", "replay"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "ReplayStep",
+    "Transcript",
+    "compare_configs",
+    "corpus_dir",
+    "load_transcript",
+    "replay",
+]
 
 
 @dataclass(frozen=True)
@@ -122,3 +132,75 @@ async def replay(
         state = prep.state
         yield ReplayStep(index, prep.manifest, prep.compaction, state)
         state = state.append(message)
+
+
+async def compare_configs(
+    messages: Sequence[UserMessage | AssistantMessage],
+    configs: Mapping[str, ContextConfig],
+    *,
+    context_window: int,
+    counter: TokenCounter | TokenCache,
+    system: str = "",
+    summarizer: Summarizer | None = extractive_summarizer,
+) -> pd.DataFrame:
+    """Replay ``messages`` under each named config; one row per (config, step), side by side.
+
+    Columns: ``config``, ``step``, ``index`` (the assistant message the request produced),
+    tokens by placement, ``total``, ``input_limit``, ``trigger_tokens``, ``compaction``
+    (``summary``/``truncation`` or empty), ``compacted_messages``, ``omissions``, ``truncations``,
+    ``offloads``. A preparation that fails stops that config's replay with a last row whose
+    ``validation`` says why.
+    """
+    import pandas as pd
+
+    from ctxlab.exceptions import PreparationError
+    from ctxlab.manifest import PLACEMENTS
+
+    if not configs:
+        msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
+        raise ValueError(msg)
+    rows: list[dict[str, Any]] = []
+
+    def row(name: str, step: int, index: int, manifest: ContextManifest) -> dict[str, Any]:
+        kinds = [t.kind for t in manifest.transforms]
+        return {
+            "config": name,
+            "step": step,
+            "index": index,
+            **manifest.totals,
+            "total": manifest.estimated_input_tokens,
+            "input_limit": manifest.input_limit,
+            "trigger_tokens": manifest.thresholds.get("trigger_tokens", 0),
+            "validation": manifest.validation,
+            "omissions": kinds.count("omitted_for_budget"),
+            "truncations": kinds.count("tool_result_truncation"),
+            "offloads": sum(1 for k in kinds if k.endswith("offload")),
+        }
+
+    for name, config in configs.items():
+        step = 0
+        try:
+            async for replayed in replay(
+                messages,
+                context_window=context_window,
+                counter=counter,
+                config=config,
+                system=system,
+                summarizer=summarizer,
+            ):
+                entry = row(name, step, replayed.index, replayed.manifest)
+                record = replayed.compaction
+                entry["compaction"] = record.kind if record else ""
+                entry["compacted_messages"] = record.messages_compacted if record else 0
+                rows.append(entry)
+                step += 1
+        except PreparationError as exc:
+            if exc.manifest is not None:
+                entry = row(name, step, -1, exc.manifest)
+                entry["compaction"], entry["compacted_messages"] = "", 0
+                rows.append(entry)
+    columns = [
+        "config", "step", "index", *PLACEMENTS, "total", "input_limit", "trigger_tokens",
+        "validation", "compaction", "compacted_messages", "omissions", "truncations", "offloads",
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)

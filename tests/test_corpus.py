@@ -64,3 +64,28 @@ def test_corpus_loader_rejects_a_file_without_meta(tmp_path: Path) -> None:
     bad.write_text('{"type": "meta"}\n{not json\n')
     with pytest.raises(MessageFormatError, match="line 2: not JSON"):
         load_transcript(bad)
+
+
+@requires_corpus
+async def test_compare_configs_side_by_side_on_a_real_transcript() -> None:
+    from ctxlab import ApproximateCounter, ContextConfig, compare_configs
+
+    transcript = load_transcript(max(corpus_files(), key=lambda p: p.stat().st_size))
+    frame = await compare_configs(
+        transcript.messages,
+        {
+            "default": ContextConfig(),
+            "eager": ContextConfig(trigger_ratio=0.5, reserve_ratio=0.1, tool_result_limit=2000),
+        },
+        context_window=32_000,
+        counter=ApproximateCounter(),
+        system=transcript.system,
+    )
+    by = {name: group for name, group in frame.groupby("config")}
+    assert set(by) == {"default", "eager"}
+    assert len(by["default"]) == len(by["eager"]) > 10
+    assert (frame["validation"] == "passed").all()
+    assert by["eager"]["trigger_tokens"].iloc[0] < by["default"]["trigger_tokens"].iloc[0]
+    assert by["eager"]["truncations"].sum() >= by["default"]["truncations"].sum()
+    assert (by["eager"]["compaction"] != "").sum() >= (by["default"]["compaction"] != "").sum()
+    assert (frame["total"] <= frame["input_limit"]).all()
