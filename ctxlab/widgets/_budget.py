@@ -10,6 +10,7 @@ offload or an omission happened. Clicking a point selects that step.
 from __future__ import annotations
 
 from collections.abc import Callable
+from copy import deepcopy
 from typing import Any
 
 import numpy as np
@@ -160,6 +161,15 @@ class BudgetPanel:
             ys.append(max(total - removed, 0))
             text.append(f"{mark.kind}: {mark.tokens_before} -> {mark.tokens_after}")
         return xs, ys, text
+
+    def resync(self) -> None:
+        """Put the current figure into the widget's synced state.
+
+        Updates reach open views as one-off messages; a view opened later (the dashboard shown
+        again) starts from the synced state, which would otherwise still be the first figure.
+        """
+        self.figure._widget_layout = deepcopy(self.figure._layout_obj._props)
+        self.figure._widget_data = deepcopy(self.figure._data)
 
     def select(self, step: int) -> None:
         """Draw the selection line at ``step``."""

@@ -238,6 +238,7 @@ class Lab:
             self.widget.close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        self.budget.resync()  # a second display of the dashboard must show today's figure
         return self.widget._repr_mimebundle_(**kwargs)
 
     def __repr__(self) -> str:

@@ -58,11 +58,6 @@ def jupyterlab(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "root"
     root.mkdir()
     shutil.copy(TOUR, root / TOUR.name)
-    settings = tmp_path / "settings"
-    settings.mkdir()
-    (settings / "overrides.json").write_text(
-        '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}'
-    )
     port = _free_port()
     log = (tmp_path / "jupyterlab.log").open("w")
     server = subprocess.Popen(
@@ -86,7 +81,7 @@ def jupyterlab(tmp_path: Path) -> Iterator[str]:
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env={**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "ANTHROPIC_API_KEY": ""},
+        env={**os.environ, "ANTHROPIC_API_KEY": ""},
     )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -207,3 +207,13 @@ async def test_closing_unsubscribes() -> None:
     await agent("two")
     assert len(lab.steps) == 1
     assert ContextConfig().trigger_ratio == 0.8
+
+
+async def test_a_later_display_starts_from_the_current_figure(demo_lab: Lab) -> None:
+    lab = demo_lab
+    synced = {t["name"]: len(t.get("x", [])) for t in lab.budget.figure._widget_data}
+    assert synced.get("conversation", 0) == 0  # the state synced at creation: an empty figure
+    bundle = lab._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    synced = {t["name"]: len(t.get("x", [])) for t in lab.budget.figure._widget_data}
+    assert synced["conversation"] == len(lab.steps)
