@@ -110,13 +110,15 @@ async def replay(
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
     state = WorkingState()
+    # The previous step's assistant message and the user messages since: appended in one go.
     pending: list[UserMessage | AssistantMessage] = []
     previous: ContextManifest | None = None
     for index, message in enumerate(messages):
         if isinstance(message, UserMessage):
             pending.append(message)
             continue
-        state = state.append(*pending)
+        if pending:
+            state = state.append(*pending)
         pending = []
         prep: Preparation = await prepare(
             state,
@@ -131,7 +133,7 @@ async def replay(
         previous = prep.manifest
         state = prep.state
         yield ReplayStep(index, prep.manifest, prep.compaction, state)
-        state = state.append(message)
+        pending.append(message)
 
 
 async def compare_configs(

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from ctxlab import (
     ApproximateCounter,
@@ -643,3 +644,20 @@ async def test_incremental_steps_match_a_cold_preparation(tmp_path: Path) -> Non
         assert hot.manifest.estimated_input_tokens == cold.manifest.estimated_input_tokens
         assert hot.state.conversation == cold.state.conversation
         state = hot.state
+
+
+def test_working_state_append_equals_a_validated_state() -> None:
+    from ctxlab import Summary
+
+    state = WorkingState(summary=Summary(text="s"), revision=3)
+    grown = state.append(UserMessage(content="a"), UserMessage(content="b"))
+    validated = WorkingState.model_validate(
+        {"conversation": grown.conversation, "summary": state.summary, "revision": 4}
+    )
+    assert grown == validated
+    assert grown.model_dump() == validated.model_dump()
+    assert grown.model_dump_json() == validated.model_dump_json()
+    assert WorkingState.model_validate_json(grown.model_dump_json()) == grown
+    assert grown.model_fields_set == {"conversation", "summary", "revision"}
+    with pytest.raises(ValidationError):
+        grown.revision = 9  # still frozen

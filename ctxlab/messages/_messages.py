@@ -66,7 +66,7 @@ class UserMessage(_Message):
 
     _to_blocks = field_validator("content", mode="before")(_text_to_blocks)
 
-    @property
+    @cached_property
     def tool_results(self) -> tuple[ToolResultBlock, ...]:
         """The tool results carried by this turn."""
         return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
@@ -92,7 +92,7 @@ class AssistantMessage(_Message):
 
     _to_blocks = field_validator("content", mode="before")(_text_to_blocks)
 
-    @property
+    @cached_property
     def tool_uses(self) -> tuple[ToolUseBlock, ...]:
         """The tool calls requested in this turn."""
         return tuple(b for b in self.content if isinstance(b, ToolUseBlock))

@@ -28,6 +28,7 @@ from ctxlab.messages import AssistantMessage, TextBlock, ToolPairScanner, UserMe
 from ctxlab.pipeline._budget import input_limit, omit_for_budget
 from ctxlab.pipeline._compaction import (
     CompactionRecord,
+    Reduction,
     ReductionLimits,
     reduce_conversation,
     summary_tokens,
@@ -201,7 +202,7 @@ async def prepare(
     tools = tuple(tools)
     memo = cache.memo.get("fixed")
     if memo is not None and memo[0] == materials.system and memo[1] == tools:
-        system_items, tool_items = memo[2], memo[3]
+        system_items, tool_items, fixed, system_text = memo[2:]
     else:
         system_items = [
             ManifestItem(
@@ -225,11 +226,19 @@ async def prepare(
             )
             for t in tools
         ]
-        cache.memo["fixed"] = (materials.system, tools, system_items, tool_items)
+        fixed = sum(i.tokens for i in system_items) + sum(i.tokens for i in tool_items)
+        system_text = "\n\n".join(p.text for p in materials.system)
+        cache.memo["fixed"] = (
+            materials.system,
+            tools,
+            system_items,
+            tool_items,
+            fixed,
+            system_text,
+        )
     build.transforms.extend(
         Transform("source_unavailable", source, reason) for source, reason in materials.failures
     )
-    fixed = sum(i.tokens for i in system_items) + sum(i.tokens for i in tool_items)
 
     # 2. Images, 3. tool results: applied to the working conversation (new messages only when
     # the conversation extends the one prepared last).
@@ -241,44 +250,58 @@ async def prepare(
     # tail a compaction keeps.
     kept: list[Material] = list(materials.blocks)
     tokens = build.material_tokens(kept)
-    floor = min(scan.tokens, lines["reserve_tokens"]) + summary_tokens(state.summary, cache)
+    previous_summary = summary_tokens(state.summary, cache)
+    floor = min(scan.tokens, lines["reserve_tokens"]) + previous_summary
     excess = fixed + sum(tokens.values()) + floor - limit
-    kept, omitted = omit_for_budget(kept, tokens, excess)
-    build.transforms.extend(omitted)
+    if excess > 0:
+        kept, omitted = omit_for_budget(kept, tokens, excess)
+        build.transforms.extend(omitted)
+    material = sum(tokens[m.item_id] for m in kept)
 
-    # 5. Conversation reduction.
+    # 5. Conversation reduction (skipped outright when nothing can be due: the common step).
     notice_allowance = 80 if lines["notice_tokens"] < trigger else 0
-    try:
-        reduction = await reduce_conversation(
-            conversation,
-            state.summary,
-            config=config,
-            cache=cache,
-            limits=ReductionLimits(
-                fixed_tokens=fixed + sum(tokens[m.item_id] for m in kept) + notice_allowance,
-                trigger_tokens=compaction_threshold
-                if compaction_threshold is not None
-                else trigger,
-                reserve_tokens=lines["reserve_tokens"],
-                input_limit=limit,
-            ),
-            summarizer=summarizer,
-            force=force_compaction,
-            instructions=instructions,
-            conversation_tokens=scan.tokens,
-        )
-    except PreparationError as exc:
-        exc.manifest = manifest([], "build_failed", str(exc))
-        raise
+    threshold = compaction_threshold if compaction_threshold is not None else trigger
+    passes = config.compaction
+    quiet = (
+        not force_compaction
+        and passes.truncate_args is None
+        and (passes.trigger_messages is None or len(conversation) < passes.trigger_messages)
+        and fixed + material + notice_allowance + previous_summary + scan.tokens <= threshold
+    )
+    if quiet:
+        reduction = Reduction(conversation, state.summary)
+    else:
+        try:
+            reduction = await reduce_conversation(
+                conversation,
+                state.summary,
+                config=config,
+                cache=cache,
+                limits=ReductionLimits(
+                    fixed_tokens=fixed + material + notice_allowance,
+                    trigger_tokens=threshold,
+                    reserve_tokens=lines["reserve_tokens"],
+                    input_limit=limit,
+                ),
+                summarizer=summarizer,
+                force=force_compaction,
+                instructions=instructions,
+                conversation_tokens=scan.tokens,
+            )
+        except PreparationError as exc:
+            exc.manifest = manifest([], "build_failed", str(exc))
+            raise
     build.transforms.extend(reduction.transforms)
     conversation, summary = reduction.conversation, reduction.summary
     unchanged = conversation is scan.conversation
     conversation_tokens = scan.tokens if unchanged else cache.messages(conversation)
-    history = summary_tokens(summary, cache) + conversation_tokens
-    over = fixed + sum(tokens[m.item_id] for m in kept) + history - limit
+    summary_size = previous_summary if summary is state.summary else summary_tokens(summary, cache)
+    history = summary_size + conversation_tokens
+    over = fixed + material + history - limit
     if over > 0:
         kept, omitted = omit_for_budget(kept, tokens, over)
         build.transforms.extend(omitted)
+        material = sum(tokens[m.item_id] for m in kept)
 
     # 6. Projection: task state, runtime material and the usage notice, then references. Task
     # state is projected from the reduced conversation: what compaction removed is rebuilt here.
@@ -286,7 +309,8 @@ async def prepare(
         projected = list(projection(conversation))
         kept.extend(projected)
         tokens.update(build.material_tokens(projected))
-    total = fixed + sum(tokens[m.item_id] for m in kept) + history
+        material += sum(tokens[m.item_id] for m in projected)
+    total = fixed + material + history
     if purpose != "summary" and total > lines["notice_tokens"]:
         notice = Material(
             "runtime/context_usage",
@@ -300,7 +324,8 @@ async def prepare(
         )
         kept.append(notice)
         tokens.update(build.material_tokens([notice]))
-    kept.sort(key=lambda m: (m.block.placement != "transient", m.category != "task"))
+    if kept:
+        kept.sort(key=lambda m: (m.block.placement != "transient", m.category != "task"))
 
     # 7. Layout: System → conversation → transient → references; schemas travel apart.
     items = [*system_items, *tool_items]
@@ -311,7 +336,7 @@ async def prepare(
                 f"summary/{summary_hash}",
                 "summary",
                 "summary",
-                summary_tokens(summary, cache),
+                summary_size,
                 summary_hash,
                 None,
                 None,
@@ -322,7 +347,6 @@ async def prepare(
     estimated = sum(i.tokens for i in (*items, *material_items)) + conversation_tokens
     items.extend(scan.items if unchanged else message_items(conversation, cache))
     items.extend(material_items)
-    system_text = "\n\n".join(p.text for p in materials.system)
     request = ModelRequest(
         system=system_text,
         messages=_layout(summary, conversation, kept),

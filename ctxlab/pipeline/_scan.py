@@ -95,7 +95,6 @@ def scan_conversation(
         id(offloader),
     )
     memo: ConversationScan | None = cache.memo.get("scan")
-    base = ConversationScan(key=key)
     if (
         memo is not None
         and memo.key == key
@@ -104,6 +103,8 @@ def scan_conversation(
         and conversation[: len(memo.conversation)] == memo.conversation
     ):
         base = memo
+    else:
+        base = ConversationScan(key=key)
     suffix = conversation[len(base.conversation) :]
     transforms: list[Transform] = []
     images = base.images + _images(suffix)
