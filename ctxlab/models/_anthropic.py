@@ -22,7 +22,7 @@ from ctxlab.exceptions import (
 )
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import messages_from_anthropic
-from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback
+from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
 
 __all__ = ["CONTEXT_WINDOWS", "AnthropicModel"]
 
@@ -156,16 +156,15 @@ class AnthropicModel(Model):
                     message = await stream.get_final_message()
             else:
                 message = await self.client.messages.create(max_tokens=self.max_tokens, **payload)
-                if on_text is not None:
-                    for block in message.content:
-                        if block.type == "text":
-                            on_text(block.text)
         except Exception as exc:
             translated = _translate(exc)
             if translated is exc:
                 raise
             raise translated from exc
-        return _response(message)
+        response = _response(message)
+        if not self.stream:
+            emit_text(response.message, on_text)
+        return response
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """The exact input tokens of ``request``, counted by the API (``count_tokens``)."""

@@ -23,6 +23,7 @@ __all__ = [
     "Model",
     "ModelResponse",
     "RequestPurpose",
+    "emit_text",
     "parse_summary_json",
     "summary_instruction",
 ]
@@ -103,6 +104,14 @@ class Model(ABC):
         response = await self.request(request, purpose="summary")
         text = "".join(b.text for b in response.message.content if isinstance(b, TextBlock))
         return parse_summary_json(text)
+
+
+def emit_text(message: AssistantMessage, on_text: TextCallback | None) -> None:
+    """Hand the text of a whole (non-streamed) answer to ``on_text``, block by block."""
+    if on_text is not None:
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                on_text(block.text)
 
 
 def summary_instruction(summary: SummaryRequest) -> str:

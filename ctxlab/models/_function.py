@@ -13,7 +13,7 @@ from ctxlab._request import ModelRequest
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock
-from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback
+from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
 from ctxlab.pipeline import Summarizer, SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCounter
 
@@ -110,10 +110,7 @@ class FunctionModel(Model):
         if inspect.isawaitable(reply):
             reply = await reply
         response = _response(reply, self.name, request, self.counter)
-        if on_text is not None:
-            for block in response.message.content:
-                if isinstance(block, TextBlock):
-                    on_text(block.text)
+        emit_text(response.message, on_text)
         return response
 
     async def summarize(
@@ -174,10 +171,7 @@ class ScriptedModel(Model):
         if isinstance(reply, BaseException):
             raise reply
         response = _response(reply, self.name, request, self.counter)
-        if on_text is not None:
-            for block in response.message.content:
-                if isinstance(block, TextBlock):
-                    on_text(block.text)
+        emit_text(response.message, on_text)
         return response
 
     async def summarize(
