@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ctxlab._config import ContextConfig
+from ctxlab._config import CompactionPasses, ContextConfig
 from ctxlab._state import Summary
 from ctxlab.exceptions import CompressionError
 from ctxlab.manifest import Transform
@@ -21,7 +21,14 @@ from ctxlab.pipeline._summary import Summarizer, SummaryRequest, render_summary,
 from ctxlab.pipeline._tool_results import truncate_results
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
-__all__ = ["CompactionRecord", "Reduction", "find_split", "reduce_conversation", "summary_tokens"]
+__all__ = [
+    "CompactionRecord",
+    "Reduction",
+    "compaction_due",
+    "find_split",
+    "reduce_conversation",
+    "summary_tokens",
+]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 
@@ -134,6 +141,14 @@ async def _summarize(
     return None, errors
 
 
+def compaction_due(
+    passes: CompactionPasses, messages: int, total: int, trigger: int, *, force: bool = False
+) -> bool:
+    """Whether stage 5 compacts: forced, or (when enabled) at the message or token trigger."""
+    by_messages = passes.trigger_messages is not None and messages >= passes.trigger_messages
+    return force or (passes.enabled and (by_messages or total > trigger))
+
+
 @dataclass(frozen=True)
 class ReductionLimits:
     """The token lines stage 5 works with."""
@@ -182,15 +197,17 @@ async def reduce_conversation(
             history = cache.messages(result.conversation)
         return limits.fixed_tokens + summary_tokens(result.summary, cache) + history
 
-    by_messages = (
-        passes.trigger_messages is not None and len(result.conversation) >= passes.trigger_messages
-    )
-    if not (force or (passes.enabled and (by_messages or total() > limits.trigger_tokens))):
+    def due() -> bool:
+        return compaction_due(
+            passes, len(result.conversation), total(), limits.trigger_tokens, force=force
+        )
+
+    if not due():
         return result
     if passes.prune is not None:
         result.conversation, pruned = prune_tool_output(result.conversation, passes.prune, cache)
         result.transforms.extend(pruned)
-        if pruned and not force and not by_messages and total() <= limits.trigger_tokens:
+        if pruned and not due():
             return result
 
     before = summary_tokens(summary, cache) + cache.messages(result.conversation)

@@ -30,6 +30,7 @@ from ctxlab.pipeline._compaction import (
     CompactionRecord,
     Reduction,
     ReductionLimits,
+    compaction_due,
     reduce_conversation,
     summary_tokens,
 )
@@ -261,12 +262,12 @@ async def prepare(
     # 5. Conversation reduction (skipped outright when nothing can be due: the common step).
     notice_allowance = 80 if lines["notice_tokens"] < trigger else 0
     threshold = compaction_threshold if compaction_threshold is not None else trigger
-    passes = config.compaction
-    quiet = (
-        not force_compaction
-        and passes.truncate_args is None
-        and (passes.trigger_messages is None or len(conversation) < passes.trigger_messages)
-        and fixed + material + notice_allowance + previous_summary + scan.tokens <= threshold
+    quiet = config.compaction.truncate_args is None and not compaction_due(
+        config.compaction,
+        len(conversation),
+        fixed + material + notice_allowance + previous_summary + scan.tokens,
+        threshold,
+        force=force_compaction,
     )
     if quiet:
         reduction = Reduction(conversation, state.summary)
