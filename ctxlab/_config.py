@@ -22,6 +22,7 @@ __all__ = [
     "PruneConfig",
     "ToolResultEviction",
     "TruncateArgsConfig",
+    "require_config",
 ]
 
 SUMMARY_FIELDS = (
@@ -297,3 +298,13 @@ class ContextConfig(BaseModel):
             "trigger_tokens": int(self.trigger_ratio * context_size),
             "reserve_tokens": int(self.reserve_ratio * context_size),
         }
+
+
+def require_config(value: object) -> ContextConfig:
+    """``value`` if it is a `ContextConfig`; a `UsageError` naming what was passed otherwise."""
+    if not isinstance(value, ContextConfig):
+        from ctxlab.exceptions import UsageError
+
+        msg = f"context_config must be a ContextConfig, got {type(value).__name__}"
+        raise UsageError(msg)
+    return value

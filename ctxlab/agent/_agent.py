@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxlab._config import ContextConfig
+from ctxlab._config import ContextConfig, require_config
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import WorkingState
 from ctxlab._tasks import TaskOptions, TaskState
@@ -52,8 +52,6 @@ from ctxlab.exceptions import (
     ContextOverflowError,
     MaxStepsExceeded,
     PreparationError,
-    SourceError,
-    SourceUnavailable,
     UsageError,
 )
 from ctxlab.manifest import ContextManifest
@@ -157,13 +155,10 @@ class Agent(HarnessMixin, CompressionMixin, SessionMixin):
         if not isinstance(model, Model):
             msg = f"model must be a ctxlab Model (AnthropicModel, DemoModel, ...), got {model!r}"
             raise UsageError(msg)
-        if context_config is not None and not isinstance(context_config, ContextConfig):
-            msg = f"context_config must be a ContextConfig, got {type(context_config).__name__}"
-            raise UsageError(msg)
         self.name = name
         self.system_prompt = system_prompt
         self.model = model
-        self._config = context_config or ContextConfig()
+        self._config = require_config(context_config) if context_config else ContextConfig()
         self.workspace = Path(workspace) if workspace is not None else None
         self.offloader: Offloader | None = (
             WorkspaceOffloader(self.workspace) if self.workspace is not None else None
@@ -230,10 +225,7 @@ class Agent(HarnessMixin, CompressionMixin, SessionMixin):
 
     @context_config.setter
     def context_config(self, config: ContextConfig) -> None:
-        if not isinstance(config, ContextConfig):
-            msg = f"context_config must be a ContextConfig, got {type(config).__name__}"
-            raise UsageError(msg)
-        self._config = config
+        self._config = require_config(config)
 
     @property
     def running(self) -> bool:
@@ -322,7 +314,7 @@ class Agent(HarnessMixin, CompressionMixin, SessionMixin):
         finally:
             self._running = False
             self._workspace_material = None
-            self._fail_pending_compactions()
+            self._run_pending_after_call()
 
     async def stream_events(self, message: Any = None) -> AsyncIterator[Event]:
         """Run one call and yield its events as they happen; the call's error is re-raised."""
@@ -434,24 +426,6 @@ class Agent(HarnessMixin, CompressionMixin, SessionMixin):
         call_id = uuid.uuid4().hex[:16]
         try:
             materials = await self.load_materials(purpose, call_id)
-        except (SourceUnavailable, SourceError) as exc:
-            exc.manifest = ContextManifest(
-                call_id=call_id,
-                purpose=purpose,
-                model=self.model.name,
-                estimated_input_tokens=-1,
-                input_limit=-1,
-                counting_method="unavailable",
-                exact=False,
-                items=(),
-                transforms=(),
-                validation="build_failed",
-                error=str(exc),
-            )
-            self.manifests.append(exc.manifest)
-            self._emit(ContextBuildEvent(exc.manifest, self._call))
-            raise
-        try:
             prep = await prepare(
                 self._state,
                 context_window=self.model.context_window,
@@ -471,9 +445,23 @@ class Agent(HarnessMixin, CompressionMixin, SessionMixin):
                 instructions=instructions,
             )
         except PreparationError as exc:
-            if exc.manifest is not None:
-                self.manifests.append(exc.manifest)
-                self._emit(ContextBuildEvent(exc.manifest, self._call))
+            if exc.manifest is None:
+                # Failed before any counting (a source): 000's "no statistics" manifest.
+                exc.manifest = ContextManifest(
+                    call_id=call_id,
+                    purpose=purpose,
+                    model=self.model.name,
+                    estimated_input_tokens=-1,
+                    input_limit=-1,
+                    counting_method="unavailable",
+                    exact=False,
+                    items=(),
+                    transforms=(),
+                    validation="build_failed",
+                    error=str(exc),
+                )
+            self.manifests.append(exc.manifest)
+            self._emit(ContextBuildEvent(exc.manifest, self._call))
             raise
         self.manifests.append(prep.manifest)
         if purpose != "compaction":
@@ -546,19 +534,13 @@ class Agent(HarnessMixin, CompressionMixin, SessionMixin):
             return result
 
         # Compression changes the working state, so it runs after the other (parallel) calls.
-        others = [
-            (i, u, d)
-            for i, (u, d) in enumerate(zip(uses, decisions, strict=True))
-            if u.name != COMPRESS_TOOL
-        ]
-        results: list[ToolResultBlock | None] = [None] * len(uses)
-        outputs = await asyncio.gather(*(run(u, d, r) for _, u, (d, r) in others))
-        for (i, _, _), output in zip(others, outputs, strict=True):
-            results[i] = output
+        parallel = [i for i, use in enumerate(uses) if use.name != COMPRESS_TOOL]
+        outputs = await asyncio.gather(*(run(uses[i], *decisions[i]) for i in parallel))
+        results = dict(zip(parallel, outputs, strict=True))
         for i, use in enumerate(uses):
-            if results[i] is None:
+            if i not in results:
                 results[i] = await run(use, *decisions[i])
-        return [r for r in results if r is not None]
+        return [results[i] for i in range(len(uses))]
 
     # -- state --------------------------------------------------------------------------------
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ctxlab._config import ContextConfig
+from ctxlab._config import ContextConfig, require_config
 from ctxlab._state import WorkingState
 from ctxlab.agent._events import CompactionKind
-from ctxlab.exceptions import CompressionError, UsageError
+from ctxlab.exceptions import CompressionError
 from ctxlab.messages import HintBlock, ToolResultBlock, ToolUseBlock
 from ctxlab.models import Model
 from ctxlab.pipeline import CompactionRecord, Preparation, Purpose
@@ -61,9 +61,8 @@ class CompressionMixin:
         (the notebook's "Compact now"; still keeps the latest turn, so a tiny context may have
         nothing to compact).
         """
-        if context_config is not None and not isinstance(context_config, ContextConfig):
-            msg = f"context_config must be a ContextConfig, got {type(context_config).__name__}"
-            raise UsageError(msg)
+        if context_config is not None:
+            require_config(context_config)
         hint = instructions.hint if isinstance(instructions, HintBlock) else instructions
         if self._running:
             future: asyncio.Future[CompactionRecord | None] = (
@@ -74,17 +73,30 @@ class CompressionMixin:
         return await self._compress(context_config, hint, force)
 
     async def _compress(
-        self, config: ContextConfig | None, hint: str | None, force: bool = False
+        self,
+        config: ContextConfig | None,
+        hint: str | None,
+        force: bool = False,
+        *,
+        threshold: int | None = None,
+        kind: CompactionKind | None = None,
     ) -> CompactionRecord | None:
         if not self._state.conversation:
             return None
         before = self._state
-        prep = await self._prepare("compaction", config=config, instructions=hint, force=force)
+        prep = await self._prepare(
+            "compaction",
+            config=config,
+            instructions=hint,
+            force=force,
+            threshold=threshold,
+            kind=kind,
+        )
         if prep.compaction is None:
             self._state = before  # light passes alone do not make a compression
         return prep.compaction
 
-    def _fail_pending_compactions(self) -> None:
+    def _run_pending_after_call(self) -> None:
         # The call ended before another boundary: the queued compressions run now, after it.
         pending, self._pending_compactions = self._pending_compactions, []
         if pending:
@@ -92,9 +104,7 @@ class CompressionMixin:
 
     async def _run_pending(
         self,
-        pending: list[
-            tuple[ContextConfig | None, str | None, bool, asyncio.Future[CompactionRecord | None]]
-        ],
+        pending: list[PendingCompaction],
     ) -> None:
         for config, hint, force, future in pending:
             try:
@@ -108,13 +118,11 @@ class CompressionMixin:
         # 002: the tool works from the usage-notice line, and a failure leaves the context as is.
         strict = config.merge(compression_fallback_to_truncation=False)
         hint = use.input.get("instructions")
-        before = self._state
         try:
-            prep = await self._prepare(
-                "compaction",
-                config=strict,
+            record = await self._compress(
+                strict,
+                hint if isinstance(hint, str) else None,
                 threshold=lines["notice_tokens"],
-                instructions=hint if isinstance(hint, str) else None,
                 kind="agentic",
             )
         except CompressionError as exc:
@@ -123,9 +131,7 @@ class CompressionMixin:
                 content=f"Compression failed; the context is unchanged. {exc}",
                 is_error=True,
             )
-        record = prep.compaction
         if record is None:
-            self._state = before
             return ToolResultBlock(
                 tool_use_id=use.id,
                 content=(

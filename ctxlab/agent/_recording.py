@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -83,10 +84,8 @@ class SessionMixin:
             return
         self._state = WorkingState.model_validate_json(checkpoint.state)
         self.task = TaskState.model_validate_json(checkpoint.task)
-        self._history = [
-            parse_messages([__import__("json").loads(p)])[0]
-            for p in self.session_log.message_payloads(self.session_key)
-        ]
+        payloads = self.session_log.message_payloads(self.session_key)
+        self._history = parse_messages(json.loads(p) for p in payloads)
 
     async def _commit_turn(self) -> None:
         if self.session_log is None:
