@@ -134,18 +134,6 @@ class BudgetPanel:
                 data[base + offset].x = np.asarray(xs, dtype=float)
                 data[base + offset].y = np.asarray(ys, dtype=float)
                 data[base + offset].text = text
-            if self.selected is not None:
-                self.figure.layout.shapes = [
-                    {
-                        "type": "line",
-                        "x0": self.selected,
-                        "x1": self.selected,
-                        "yref": "paper",
-                        "y0": 0,
-                        "y1": 1,
-                        "line": {"color": "#444", "width": 1, "dash": "dot"},
-                    }
-                ]
 
     @staticmethod
     def _compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:

@@ -9,6 +9,7 @@ events. ``await lab.send(...)`` in a cell waits for the call (the panels still u
 from __future__ import annotations
 
 import asyncio
+import html
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
@@ -199,7 +200,7 @@ class Lab:
             self.controls.send_button.disabled = False
         text = "".join(getattr(b, "text", "") for b in reply.content)
         self.controls.status.value = f"<span>done · {len(self.log)} requests</span>"
-        self.controls.status.value += f"<pre style='white-space:pre-wrap'>{_escape(text)}</pre>"
+        self.controls.status.value += f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
         return reply
 
     def start_compaction(self, hint: str = "") -> asyncio.Task[Any]:
@@ -243,9 +244,3 @@ class Lab:
 
     def __repr__(self) -> str:
         return f"Lab(agent={self.agent.name!r}, steps={len(self.log)})"
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)

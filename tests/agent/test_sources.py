@@ -86,8 +86,9 @@ async def test_revision_and_reference_placement() -> None:
     assert model.requests[0].messages[-1].content[0].text.startswith("<HARNESS_CONTEXT")  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("failure", ["raise", "timeout", "none"])
-async def test_failures_fail_the_preparation_under_the_fail_policy(failure: str) -> None:
+def broken_source(failure: str) -> object:
+    """A source that raises, hangs past its timeout, or returns no result at all."""
+
     async def broken(request: ContextRequest) -> list[ContextBlock] | None:
         if failure == "raise":
             raise ConnectionError("records service down")
@@ -95,8 +96,13 @@ async def test_failures_fail_the_preparation_under_the_fail_policy(failure: str)
             await asyncio.sleep(10)
         return None
 
+    return broken
+
+
+@pytest.mark.parametrize("failure", ["raise", "timeout", "none"])
+async def test_failures_fail_the_preparation_under_the_fail_policy(failure: str) -> None:
     agent, _ = make(["never"])
-    agent.context_source("records", broken, timeout=0.05)
+    agent.context_source("records", broken_source(failure), timeout=0.05)
     events = []
     with pytest.raises(SourceUnavailable, match="source 'records' failed"):
         async for event in agent.stream_events("go"):
@@ -109,15 +115,8 @@ async def test_failures_fail_the_preparation_under_the_fail_policy(failure: str)
 
 @pytest.mark.parametrize("failure", ["raise", "timeout", "none"])
 async def test_failures_are_omitted_under_the_omit_policy(failure: str) -> None:
-    async def broken(request: ContextRequest) -> list[ContextBlock] | None:
-        if failure == "raise":
-            raise ConnectionError("records service down")
-        if failure == "timeout":
-            await asyncio.sleep(10)
-        return None
-
     agent, model = make(["fine"])
-    agent.context_source("records", broken, timeout=0.05, on_failure="omit")
+    agent.context_source("records", broken_source(failure), timeout=0.05, on_failure="omit")
     await agent("go")
     codes = agent.manifests[0].transform_codes
     assert len(codes) == 1 and codes[0].startswith("source_unavailable:source/records/:")
