@@ -10,20 +10,18 @@ import time
 
 from ctxlab.agent import CompactionEvent, ContextBuildEvent, Event, ReplyEvent
 from ctxlab.demo import DEMO_PROMPT, demo_agent
+from ctxlab.manifest import PLACEMENTS, step_row, transform_info
 from ctxlab.models import AnthropicModel, DemoModel, Model
-
-_COLUMNS = ("system", "tools", "summary", "conversation", "transient", "references")
 
 
 def _row(step: int, event: ContextBuildEvent, compactions: list[str]) -> str:
-    m = event.manifest
-    totals = m.totals
-    codes = sorted({t.kind for t in m.transforms})
+    row = step_row(event.manifest, step=step, call=event.call)
+    kinds = ",".join(sorted({t.kind for t in event.manifest.transforms}))
     return (
-        f"{step:>4} {m.purpose:<10} "
-        + " ".join(f"{totals[c]:>7}" for c in _COLUMNS)
-        + f" {m.estimated_input_tokens:>7}/{m.input_limit:<7} {m.validation:<8} "
-        + (",".join(codes) or "-")
+        f"{step:>4} {row['purpose']:<10} "
+        + " ".join(f"{row[c]:>7}" for c in PLACEMENTS)
+        + f" {row['total']:>7}/{row['input_limit']:<7} {row['validation']:<8} "
+        + (kinds or "-")
         + (f"  [{'; '.join(compactions)}]" if compactions else "")
     )
 
@@ -34,7 +32,7 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
     print(f"workspace: {agent.workspace}\nmodel: {model.name} (window {model.context_window})\n")
     print(
         f"{'step':>4} {'purpose':<10} "
-        + " ".join(f"{c[:7]:>7}" for c in _COLUMNS)
+        + " ".join(f"{c[:7]:>7}" for c in PLACEMENTS)
         + f" {'total/limit':>15} {'valid':<8} transforms"
     )
     step = 0
@@ -57,7 +55,9 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
             step += 1
             last = event
         elif isinstance(event, CompactionEvent):
-            compactions.append(f"{event.kind} {event.tokens_before}->{event.tokens_after}")
+            compactions.append(
+                f"{event.trigger} {event.method} {event.tokens_before}->{event.tokens_after}"
+            )
         elif isinstance(event, ReplyEvent):
             reply = event.text
     flush()
@@ -67,7 +67,7 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
         for e in events
         if isinstance(e, ContextBuildEvent)
         for t in e.manifest.transforms
-        if t.kind.endswith("offload")
+        if transform_info(t.kind).effect == "offload"
     )
     compacted = sum(1 for e in events if isinstance(e, CompactionEvent))
     print(f"\n{step} preparations, {offloads} offloads, {compacted} compactions, {seconds:.1f} s\n")

@@ -8,7 +8,8 @@ the request budget, large-tool-result eviction and the light compaction passes.
 from __future__ import annotations
 
 import string
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -22,7 +23,9 @@ __all__ = [
     "PruneConfig",
     "ToolResultEviction",
     "TruncateArgsConfig",
+    "TunableField",
     "require_config",
+    "tunable_fields",
 ]
 
 SUMMARY_FIELDS = (
@@ -195,25 +198,32 @@ class ContextConfig(BaseModel):
         ContextConfig(trigger_ratio=0.8, reserve_ratio=0.1, tool_result_limit=3000)
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    # Field docstrings become the fields' descriptions: the Config panel shows them.
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_default=True, use_attribute_docstrings=True
+    )
 
-    trigger_ratio: float = Field(default=0.8, gt=0, le=0.9)
+    trigger_ratio: float = Field(default=0.8, gt=0, le=0.9, title="Trigger ratio")
     """Compress when the request's tokens exceed this ratio of the model's context size. At
     most 0.9: the rest of the window is left for the summary request itself."""
-    reserve_ratio: float = Field(default=0.1, gt=0, lt=0.9)
+    reserve_ratio: float = Field(default=0.1, gt=0, lt=0.9, title="Reserve ratio")
     """Proportion of the context size kept as recent messages after compression; must be
     smaller than ``trigger_ratio``."""
-    tool_result_limit: int = Field(default=50_000, gt=0)
+    tool_result_limit: int = Field(
+        default=50_000, gt=0, title="Tool result limit", json_schema_extra={"ui_max": 10_000_000}
+    )
     """Maximum tokens per tool result; longer results keep a head and end with a marker."""
-    max_image_num: int = Field(default=5, ge=0)
+    max_image_num: int = Field(
+        default=5, ge=0, title="Max images", json_schema_extra={"ui_max": 1000}
+    )
     """Maximum number of images kept in the context; the oldest beyond it are offloaded or
     dropped and replaced by a hint. 0 keeps no image."""
-    context_buffer_ratio: float = Field(default=0.2, ge=0, le=1)
+    context_buffer_ratio: float = Field(default=0.2, ge=0, le=1, title="Context buffer ratio")
     """The band below ``trigger_ratio`` in which the agent is told its context usage and may
     compress by itself; must be smaller than ``trigger_ratio``."""
-    compression_tool_enabled: bool = False
+    compression_tool_enabled: bool = Field(default=False, title="CompressContext tool")
     """Offer the ``CompressContext`` tool so the agent chooses when to compress."""
-    compression_fallback_to_truncation: bool = True
+    compression_fallback_to_truncation: bool = Field(default=True, title="Fall back to truncation")
     """When summarization fails: drop the oldest messages and leave a note (True), or raise
     and leave the context untouched (False)."""
     compression_prompt: str = Field(default=DEFAULT_COMPRESSION_PROMPT, min_length=1)
@@ -298,6 +308,49 @@ class ContextConfig(BaseModel):
             "trigger_tokens": int(self.trigger_ratio * context_size),
             "reserve_tokens": int(self.reserve_ratio * context_size),
         }
+
+
+@dataclass(frozen=True)
+class TunableField:
+    """A `ContextConfig` field a UI can offer as a control, described by the config itself."""
+
+    name: str
+    kind: Literal["float", "int", "bool"]
+    title: str
+    description: str
+    minimum: float | None = None
+    """The smallest allowed value (inclusive), when bounded."""
+    maximum: float | None = None
+    """The largest allowed value (inclusive), or the largest a control should offer."""
+
+
+def tunable_fields() -> tuple[TunableField, ...]:
+    """The top-level `ContextConfig` fields of type float, int or bool, with their titles,
+    descriptions and bounds: a new such field appears in the Config panel without editing it."""
+    fields: list[TunableField] = []
+    for name, info in ContextConfig.model_fields.items():
+        kinds: dict[Any, Literal["float", "int", "bool"]] = {
+            float: "float",
+            int: "int",
+            bool: "bool",
+        }
+        kind = kinds.get(info.annotation)
+        if kind is None:
+            continue
+        low: float | None = None
+        high: float | None = None
+        for rule in info.metadata:
+            low = getattr(rule, "ge", getattr(rule, "gt", low))
+            high = getattr(rule, "le", getattr(rule, "lt", high))
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if high is None and isinstance(extra.get("ui_max"), int | float):
+            high = float(extra["ui_max"])  # type: ignore[arg-type]
+        if kind == "int" and low is not None and any(hasattr(r, "gt") for r in info.metadata):
+            low += 1  # a strict lower bound on an integer
+        fields.append(
+            TunableField(name, kind, info.title or name, info.description or "", low, high)
+        )
+    return tuple(fields)
 
 
 def require_config(value: object) -> ContextConfig:

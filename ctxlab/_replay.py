@@ -21,7 +21,13 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage, messages_from_anthropic
-from ctxlab.pipeline import Preparation, Summarizer, extractive_summarizer, prepare
+from ctxlab.pipeline import (
+    Preparation,
+    PreparationMemo,
+    Summarizer,
+    extractive_summarizer,
+    prepare,
+)
 from ctxlab.pipeline._compaction import CompactionRecord
 from ctxlab.tokens import TokenCache, TokenCounter
 
@@ -110,6 +116,9 @@ async def replay(
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
     state = WorkingState()
+    # One cache and one memo for the whole replay: each step pays only for what is new.
+    cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
+    memo = PreparationMemo()
     # The previous step's assistant message and the user messages since: appended in one go.
     pending: list[UserMessage | AssistantMessage] = []
     previous: ContextManifest | None = None
@@ -123,12 +132,13 @@ async def replay(
         prep: Preparation = await prepare(
             state,
             context_window=context_window,
-            counter=counter,
+            counter=cache,
             config=config,
             materials=materials,
             summarizer=summarizer,
             previous=previous,
-            call_id=f"step-{index}",
+            request_id=f"step-{index}",
+            memo=memo,
         )
         previous = prep.manifest
         state = prep.state
@@ -147,38 +157,21 @@ async def compare_configs(
 ) -> pd.DataFrame:
     """Replay ``messages`` under each named config; one row per (config, step), side by side.
 
-    Columns: ``config``, ``step``, ``index`` (the assistant message the request produced),
-    tokens by placement, ``total``, ``input_limit``, ``trigger_tokens``, ``compaction``
-    (``summary``/``truncation`` or empty), ``compacted_messages``, ``omissions``, ``truncations``,
-    ``offloads``. A preparation that fails stops that config's replay with a last row whose
-    ``validation`` says why.
+    Columns: ``config``, ``index`` (the assistant message the request produced), then the step
+    table's (`STEP_COLUMNS`, the Lab's own): tokens by placement, ``total``, the lines,
+    ``validation``, transforms counted by effect, ``compaction`` (``summary``/``truncation`` or
+    empty) and ``compacted_messages``. A preparation that fails stops that config's replay with a
+    last row whose ``validation`` says why.
     """
     import pandas as pd
 
     from ctxlab.exceptions import PreparationError
-    from ctxlab.manifest import PLACEMENTS
+    from ctxlab.manifest import STEP_COLUMNS, step_row
 
     if not configs:
         msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
         raise ValueError(msg)
     rows: list[dict[str, Any]] = []
-
-    def row(name: str, step: int, index: int, manifest: ContextManifest) -> dict[str, Any]:
-        kinds = [t.kind for t in manifest.transforms]
-        return {
-            "config": name,
-            "step": step,
-            "index": index,
-            **manifest.totals,
-            "total": manifest.estimated_input_tokens,
-            "input_limit": manifest.input_limit,
-            "trigger_tokens": manifest.thresholds.get("trigger_tokens", 0),
-            "validation": manifest.validation,
-            "omissions": kinds.count("omitted_for_budget"),
-            "truncations": kinds.count("tool_result_truncation"),
-            "offloads": sum(1 for k in kinds if k.endswith("offload")),
-        }
-
     for name, config in configs.items():
         step = 0
         try:
@@ -190,19 +183,16 @@ async def compare_configs(
                 system=system,
                 summarizer=summarizer,
             ):
-                entry = row(name, step, replayed.index, replayed.manifest)
                 record = replayed.compaction
-                entry["compaction"] = record.kind if record else ""
-                entry["compacted_messages"] = record.messages_compacted if record else 0
-                rows.append(entry)
+                entry = step_row(
+                    replayed.manifest,
+                    step=step,
+                    compaction=record.method if record else None,
+                    compacted_messages=record.messages_compacted if record else 0,
+                )
+                rows.append({"config": name, "index": replayed.index, **entry})
                 step += 1
         except PreparationError as exc:
             if exc.manifest is not None:
-                entry = row(name, step, -1, exc.manifest)
-                entry["compaction"], entry["compacted_messages"] = "", 0
-                rows.append(entry)
-    columns = [
-        "config", "step", "index", *PLACEMENTS, "total", "input_limit", "trigger_tokens",
-        "validation", "compaction", "compacted_messages", "omissions", "truncations", "offloads",
-    ]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
+                rows.append({"config": name, "index": -1, **step_row(exc.manifest, step=step)})
+    return pd.DataFrame(rows, columns=["config", "index", *STEP_COLUMNS])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ctxlab.manifest import CompactionMethod
 from ctxlab.messages import AssistantMessage, Message, UserMessage
 
 __all__ = ["Summary", "WorkingState"]
@@ -22,8 +23,14 @@ class Summary(BaseModel):
     """The rendered text the model sees (``summary_template`` applied, or the note)."""
     compacted_messages: int = 0
     """How many messages this summary stands for, over all compactions."""
-    kind: str = "summary"
-    """``summary``, or ``truncation_note`` when summarization failed and messages were dropped."""
+    kind: CompactionMethod = "summary"
+    """``summary``, or ``truncation`` when summarization failed and messages were dropped behind
+    a note (logs written before 0.2 say ``truncation_note``; they are read as ``truncation``)."""
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _old_kind(cls, value: object) -> object:
+        return "truncation" if value == "truncation_note" else value
 
 
 class WorkingState(BaseModel):

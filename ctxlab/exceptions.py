@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ctxlab.manifest import ContextManifest
+    from ctxlab.messages import ToolPairProblem
 
 __all__ = [
     "AgentBusy",
@@ -19,6 +20,7 @@ __all__ = [
     "ContextBudgetExceeded",
     "ContextOverflowError",
     "CtxlabError",
+    "InvalidConversation",
     "InvalidToolPairs",
     "MaxStepsExceeded",
     "MessageFormatError",
@@ -147,6 +149,16 @@ class SourceUnavailable(PreparationError):
 class SourceError(PreparationError):
     """A context source returned malformed material (not blocks, empty or duplicate ids, required
     blocks from an ``omit`` source). The ``omit`` policy does not hide these."""
+
+
+class InvalidConversation(CtxlabError, ValueError):
+    """A message (a model reply, a user message) or a stored state would make the conversation
+    invalid: duplicate or unknown tool-call ids, results without their call, calls without their
+    results, empty content. Nothing was committed or logged; ``problems`` lists what is wrong."""
+
+    def __init__(self, message: str, *, problems: tuple[ToolPairProblem | str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 class StateConflict(CtxlabError):

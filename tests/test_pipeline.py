@@ -406,7 +406,7 @@ async def test_summary_failure_falls_back_to_truncation() -> None:
     assert prep.compaction is not None and prep.compaction.kind == "truncation"
     assert prep.compaction.attempts == 3
     assert prep.state.summary is not None
-    assert prep.state.summary.kind == "truncation_note"
+    assert prep.state.summary.kind == "truncation"
     assert "earlier messages were removed" in prep.state.summary.text
     codes = [t.kind for t in prep.manifest.transforms]
     assert "summary_failed" in codes and "history_truncation" in codes

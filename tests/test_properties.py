@@ -145,7 +145,7 @@ async def attempt(
             materials=mats,
             summarizer=extractive_summarizer,
             offloader=WorkspaceOffloader(offload_dir),
-            call_id="fixed",
+            request_id="fixed",
         )
     except (ContextBudgetExceeded, InvalidToolPairs) as exc:
         return exc

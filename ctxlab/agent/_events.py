@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ctxlab._request import ModelRequest
-from ctxlab.manifest import ContextManifest, ProviderUsage
+from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest, ProviderUsage
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock
 from ctxlab.pipeline import CompactionRecord
 
@@ -29,7 +29,9 @@ __all__ = [
 ]
 
 CompactionKind = Literal["automatic", "manual", "agentic", "overflow", "fallback"]
-"""Why the conversation was compacted (``fallback``: summarization failed, messages dropped)."""
+"""Deprecated: `CompactionEvent.kind` mixed what started a compaction with how it was done
+(``fallback``). Read ``event.trigger`` (a `CompactionTrigger`) and ``event.method`` (a
+`CompactionMethod`) instead."""
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,16 @@ class ModelResponseEvent:
     """Why the model stopped."""
     usage: ProviderUsage | None
     """What the provider reported."""
-    call_id: str
-    """The manifest's call id (the request this answers)."""
+    request_id: str
+    """The request this answers (its manifest's ``request_id``): after an overflow recovery,
+    the recovery request, not the rejected one."""
     call: str = ""
     type: Literal["model_response"] = field(default="model_response", init=False)
+
+    @property
+    def call_id(self) -> str:
+        """Deprecated alias of `request_id` (kept for one release)."""
+        return self.request_id
 
 
 @dataclass(frozen=True)
@@ -96,13 +104,24 @@ class ToolResultEvent:
 
 @dataclass(frozen=True)
 class CompactionEvent:
-    """The working conversation was compacted."""
+    """The working conversation was compacted (emitted only when it was)."""
 
-    kind: CompactionKind
+    trigger: CompactionTrigger
+    """What started it: the trigger line, `compress_context()`, the tool, an overflow."""
     record: CompactionRecord
-    """Messages compacted, attempts, errors."""
+    """How (``record.method``), messages compacted, attempts, errors."""
     call: str = ""
     type: Literal["compaction"] = field(default="compaction", init=False)
+
+    @property
+    def method(self) -> CompactionMethod:
+        """``summary``, or ``truncation`` when every summary attempt failed."""
+        return self.record.method
+
+    @property
+    def kind(self) -> CompactionKind:
+        """Deprecated: ``fallback`` for a truncation, else the trigger."""
+        return "fallback" if self.record.method == "truncation" else self.trigger
 
     @property
     def tokens_before(self) -> int:

@@ -1,5 +1,15 @@
-"""The context build manifest: items, transforms, validation, totals and diffs."""
+"""The context build manifest: items, transforms, validation, totals, thresholds and diffs."""
 
+from ctxlab.manifest._kinds import (
+    TRANSFORM_KINDS,
+    CompactionMethod,
+    CompactionTrigger,
+    Purpose,
+    TransformEffect,
+    TransformInfo,
+    TransformKind,
+    transform_info,
+)
 from ctxlab.manifest._manifest import (
     PLACEMENTS,
     ContextManifest,
@@ -10,14 +20,29 @@ from ctxlab.manifest._manifest import (
     Transform,
     Validation,
 )
+from ctxlab.manifest._steps import STEP_COLUMNS, step_row, usage_columns
+from ctxlab.manifest._thresholds import Thresholds, input_limit
 
 __all__ = [
     "PLACEMENTS",
+    "STEP_COLUMNS",
+    "TRANSFORM_KINDS",
+    "CompactionMethod",
+    "CompactionTrigger",
     "ContextManifest",
     "ManifestDiff",
     "ManifestItem",
     "Placement",
     "ProviderUsage",
+    "Purpose",
+    "Thresholds",
     "Transform",
+    "TransformEffect",
+    "TransformInfo",
+    "TransformKind",
     "Validation",
+    "input_limit",
+    "step_row",
+    "transform_info",
+    "usage_columns",
 ]

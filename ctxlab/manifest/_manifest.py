@@ -9,10 +9,12 @@ hundreds of items per step, and this keeps preparation well under a millisecond.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
+
+from ctxlab.manifest._kinds import Purpose, TransformKind
+from ctxlab.manifest._thresholds import Thresholds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,10 +78,8 @@ class ManifestItem:
 class Transform:
     """One action of the preparation. ``str(t)`` is its code, e.g. ``omitted_for_budget:<id>``."""
 
-    kind: str
-    """``tool_result_offload``, ``tool_result_truncation``, ``image_offload``, ``image_drop``,
-    ``omitted_for_budget``, ``source_unavailable``, ``args_truncation``, ``tool_output_prune``,
-    ``history_compaction``, ``history_truncation``, ``summary_failed``."""
+    kind: TransformKind
+    """What was done; `TRANSFORM_KINDS` says what each kind means."""
     target: str = ""
     """What it applied to (an item id, a tool call id, a source)."""
     detail: str = ""
@@ -90,7 +90,7 @@ class Transform:
     """Tokens of the target after it."""
 
     def __str__(self) -> str:
-        parts = [self.kind]
+        parts: list[str] = [self.kind]
         if self.target:
             parts.append(self.target)
         if self.detail and self.kind == "source_unavailable":
@@ -136,9 +136,10 @@ class ManifestDiff:
 class ContextManifest:
     """The build manifest of one model request preparation."""
 
-    call_id: str
-    """Id of this preparation (not the session, turn or run id)."""
-    purpose: str
+    request_id: str
+    """Id of this request's preparation (the reference's ``callId``; not the agent call, the
+    session, the turn or a tool call)."""
+    purpose: Purpose
     """``reasoning``, ``summary``, ``compaction`` or ``recovery``."""
     model: str
     """The model the request is for."""
@@ -158,15 +159,19 @@ class ContextManifest:
     """``passed`` or why not."""
     context_size: int = 0
     """The model's context window the ratios refer to."""
-    thresholds: Mapping[str, int] = field(default_factory=dict)
-    """Token lines in force: ``notice_tokens``, ``trigger_tokens``, ``reserve_tokens``,
-    ``input_limit``."""
+    thresholds: Thresholds | None = None
+    """The token lines in force (None when the build failed before they were known)."""
     previous_items: tuple[ManifestItem, ...] | None = field(default=None, repr=False)
     """The items of the previous request, from which `diff` is computed on first access."""
     provider_usage: ProviderUsage | None = None
     """Provider-reported usage, attached after the response."""
     error: str | None = None
     """The failure's message when validation did not pass."""
+
+    @property
+    def call_id(self) -> str:
+        """Deprecated alias of `request_id` (kept for one release)."""
+        return self.request_id
 
     @cached_property
     def diff(self) -> ManifestDiff | None:
@@ -192,10 +197,6 @@ class ContextManifest:
         """A copy carrying the provider's usage."""
         return dataclasses.replace(self, provider_usage=usage)
 
-    def diff_from(self, previous: ContextManifest | None) -> ManifestDiff | None:
-        """Compute the difference from ``previous`` (None when there is none)."""
-        return None if previous is None else _diff(previous.items, self.items)
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the form stored in session logs and sent over the wire)."""
         data = {
@@ -209,7 +210,7 @@ class ContextManifest:
             dataclasses.asdict(self.provider_usage) if self.provider_usage else None
         )
         data["diff"] = dataclasses.asdict(self.diff) if self.diff is not None else None
-        data["thresholds"] = dict(self.thresholds)
+        data["thresholds"] = self.thresholds.to_dict() if self.thresholds else None
         data["totals"] = self.totals
         return data
 

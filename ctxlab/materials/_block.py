@@ -103,7 +103,3 @@ class Materials:
     """Transient and reference material, in order."""
     failures: tuple[tuple[str, str], ...] = ()
     """(source id, reason) of sources that failed with the omit policy."""
-
-    def with_blocks(self, *blocks: Material) -> Materials:
-        """A copy with more blocks appended."""
-        return dataclasses.replace(self, blocks=(*self.blocks, *blocks))

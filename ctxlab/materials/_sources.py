@@ -48,10 +48,15 @@ class ContextRequest:
     agent_id: str | None
     user_id: str | None
     session_id: str | None
-    call_id: str
-    """The preparation's call id (also the manifest's)."""
+    request_id: str
+    """The id of the request being prepared (the manifest's; the reference's ``callId``)."""
     purpose: str
     """``reasoning``, ``recovery`` or ``compaction``."""
+
+    @property
+    def call_id(self) -> str:
+        """Deprecated alias of `request_id` (kept for one release)."""
+        return self.request_id
 
 
 @runtime_checkable
@@ -154,6 +159,26 @@ class SourceRegistration:
         if not (isinstance(self.source, ContextSource) or callable(self.source)):
             msg = f"source {self.name!r} must be a ContextSource or an async callable"
             raise UsageError(msg)
+
+    def update(
+        self,
+        *,
+        enabled: bool | None = None,
+        priority: int | None = None,
+        required: bool | None = None,
+    ) -> None:
+        """Change the options read at the next preparation (None leaves one as it is;
+        ``required=False`` clears the override). Required material cannot come from an
+        ``omit`` source: that is a `UsageError` and nothing changes."""
+        if required and self.on_failure == "omit":
+            msg = f"source {self.name!r}: required material cannot come from an 'omit' source"
+            raise UsageError(msg)
+        if enabled is not None:
+            self.enabled = enabled
+        if priority is not None:
+            self.priority = priority
+        if required is not None:
+            self.required = required or None
 
     async def _call(self, request: ContextRequest) -> Any:
         result: Any = (

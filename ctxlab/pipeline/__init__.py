@@ -1,9 +1,31 @@
 """The preparation pipeline: from working state to a validated, budgeted model request."""
 
-from ctxlab.pipeline._budget import OMISSION_ORDER, input_limit, omit_for_budget
-from ctxlab.pipeline._compaction import CompactionRecord, find_split
+from ctxlab.manifest import Purpose, Thresholds, input_limit
+from ctxlab.pipeline._budget import OMISSION_ORDER, omit_for_budget
+from ctxlab.pipeline._compaction import (
+    CompactionRecord,
+    Reduction,
+    ReductionLimits,
+    find_split,
+    reduce_conversation,
+    reduce_stage,
+)
 from ctxlab.pipeline._offload import Offloader, WorkspaceOffloader
-from ctxlab.pipeline._prepare import Preparation, Purpose, prepare, token_cache_for, usage_notice
+from ctxlab.pipeline._prepare import Preparation, PreparationMemo, prepare
+from ctxlab.pipeline._results import TRUNCATION_MARKER, head_within, truncation_notice
+from ctxlab.pipeline._scan import ConversationScan, scan_conversation
+from ctxlab.pipeline._stages import (
+    Budgeted,
+    FixedPart,
+    Layout,
+    ManifestFactory,
+    budget_materials,
+    fixed_part,
+    lay_out,
+    project,
+    usage_notice,
+    validate,
+)
 from ctxlab.pipeline._summary import (
     Summarizer,
     SummaryRequest,
@@ -11,27 +33,42 @@ from ctxlab.pipeline._summary import (
     render_summary,
     validate_summary,
 )
-from ctxlab.pipeline._tool_results import TRUNCATION_MARKER, head_within, truncation_notice
 
 __all__ = [
     "OMISSION_ORDER",
     "TRUNCATION_MARKER",
+    "Budgeted",
     "CompactionRecord",
+    "ConversationScan",
+    "FixedPart",
+    "Layout",
+    "ManifestFactory",
     "Offloader",
     "Preparation",
+    "PreparationMemo",
     "Purpose",
+    "Reduction",
+    "ReductionLimits",
     "Summarizer",
     "SummaryRequest",
+    "Thresholds",
     "WorkspaceOffloader",
+    "budget_materials",
     "extractive_summarizer",
     "find_split",
+    "fixed_part",
     "head_within",
     "input_limit",
+    "lay_out",
     "omit_for_budget",
     "prepare",
+    "project",
+    "reduce_conversation",
+    "reduce_stage",
     "render_summary",
-    "token_cache_for",
+    "scan_conversation",
     "truncation_notice",
     "usage_notice",
+    "validate",
     "validate_summary",
 ]

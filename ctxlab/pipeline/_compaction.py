@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from ctxlab._config import CompactionPasses, ContextConfig
 from ctxlab._state import Summary
 from ctxlab.exceptions import CompressionError
-from ctxlab.manifest import Transform
+from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline._passes import prune_tool_output, truncate_old_arguments
+from ctxlab.pipeline._results import truncate_results
+from ctxlab.pipeline._scan import ConversationScan
 from ctxlab.pipeline._summary import Summarizer, SummaryRequest, render_summary, validate_summary
-from ctxlab.pipeline._tool_results import truncate_results
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
 __all__ = [
@@ -27,10 +28,14 @@ __all__ = [
     "compaction_due",
     "find_split",
     "reduce_conversation",
+    "reduce_stage",
     "summary_tokens",
 ]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
+
+NOTICE_ALLOWANCE = 80
+"""Tokens set aside for the usage notice while its own size is not yet known."""
 
 SUMMARY_ALLOWANCE = 2_000
 """Tokens set aside for a new summary when sizing the kept tail."""
@@ -46,7 +51,7 @@ TRUNCATION_NOTE = (
 class CompactionRecord:
     """What one compaction did."""
 
-    kind: str
+    method: CompactionMethod
     """``summary``, or ``truncation`` when summarization failed and the fallback dropped messages."""
     tokens_before: int
     """Summary + conversation tokens before."""
@@ -58,6 +63,11 @@ class CompactionRecord:
     """Summarization attempts made."""
     errors: tuple[str, ...] = ()
     """Why attempts failed."""
+
+    @property
+    def kind(self) -> CompactionMethod:
+        """Deprecated alias of `method` (kept for one release)."""
+        return self.method
 
 
 @dataclass
@@ -162,6 +172,53 @@ class ReductionLimits:
     input_limit: int
     """The request's hard limit."""
 
+    @classmethod
+    def of(
+        cls, lines: Thresholds, fixed_tokens: int, trigger_override: int | None = None
+    ) -> ReductionLimits:
+        """The limits of a request with these lines; ``fixed_tokens`` is System + tools +
+        material. ``trigger_override`` replaces the trigger (the CompressContext tool compacts
+        from the usage-notice line)."""
+        # The usage notice is added after reduction; its room is kept while it can appear.
+        allowance = NOTICE_ALLOWANCE if lines.notice_tokens < lines.trigger_tokens else 0
+        return cls(
+            fixed_tokens=fixed_tokens + allowance,
+            trigger_tokens=lines.trigger_tokens if trigger_override is None else trigger_override,
+            reserve_tokens=lines.reserve_tokens,
+            input_limit=lines.input_limit,
+        )
+
+
+async def reduce_stage(
+    scan: ConversationScan,
+    summary: Summary | None,
+    *,
+    config: ContextConfig,
+    cache: TokenCache,
+    limits: ReductionLimits,
+    summarizer: Summarizer | None,
+    force: bool = False,
+    instructions: str | None = None,
+) -> Reduction:
+    """Stage 5 on a scanned conversation; skipped outright when nothing can be due (the common
+    step costs one comparison)."""
+    total = limits.fixed_tokens + summary_tokens(summary, cache) + scan.tokens
+    if config.compaction.truncate_args is None and not compaction_due(
+        config.compaction, len(scan.conversation), total, limits.trigger_tokens, force=force
+    ):
+        return Reduction(scan.conversation, summary)
+    return await reduce_conversation(
+        scan.conversation,
+        summary,
+        config=config,
+        cache=cache,
+        limits=limits,
+        summarizer=summarizer,
+        force=force,
+        instructions=instructions,
+        conversation_tokens=scan.tokens,
+    )
+
 
 async def reduce_conversation(
     conversation: Conversation,
@@ -228,13 +285,15 @@ async def reduce_conversation(
         tail, cut = truncate_results(tail, per_result, None, cache)
         result.transforms.extend(cut)
 
+    method: CompactionMethod
+    code: TransformKind
     fields, errors = await _summarize(prefix, summary, config, summarizer, instructions)
     compacted = len(prefix) + (summary.compacted_messages if summary else 0)
     if fields is not None:
         new_summary = Summary(
             fields=fields, text=render_summary(fields, config), compacted_messages=compacted
         )
-        kind, code = "summary", "history_compaction"
+        method, code = "summary", "history_compaction"
     elif config.compression_fallback_to_truncation:
         # The earlier summary's fields are carried, rendered afresh: a note never nests the
         # previous note, so repeated failures cannot grow it without bound.
@@ -248,9 +307,9 @@ async def reduce_conversation(
             fields=dict(summary.fields) if summary else {},
             text=note,
             compacted_messages=compacted,
-            kind="truncation_note",
+            kind="truncation",
         )
-        kind, code = "truncation", "history_truncation"
+        method, code = "truncation", "history_truncation"
         result.transforms.append(Transform("summary_failed", "", "; ".join(errors)))
     else:
         msg = (
@@ -262,7 +321,7 @@ async def reduce_conversation(
     after = summary_tokens(new_summary, cache) + cache.messages(tail)
     result.transforms.append(Transform(code, f"{len(prefix)} messages", "", before, after))
     result.compaction = CompactionRecord(
-        kind=kind,
+        method=method,
         tokens_before=before,
         tokens_after=after,
         messages_compacted=len(prefix),

@@ -8,7 +8,7 @@ from typing import Any
 from ctxlab._config import PruneConfig, TruncateArgsConfig
 from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from ctxlab.pipeline._tool_results import _replace_results, _with_text
+from ctxlab.pipeline._results import replace_results, with_text
 from ctxlab.tokens import TokenCache
 
 __all__ = ["PRUNE_NOTE", "prune_tool_output", "truncate_old_arguments"]
@@ -93,7 +93,7 @@ def prune_tool_output(
             return result
         text = result.text
         note = PRUNE_NOTE.format(removed=len(text) - config.preview_chars)
-        new = _with_text(result, f"{text[: config.preview_chars]}\n{note}")
+        new = with_text(result, f"{text[: config.preview_chars]}\n{note}")
         transforms.append(
             Transform(
                 "tool_output_prune", result.tool_use_id, "", cache.block(result), cache.block(new)
@@ -102,7 +102,7 @@ def prune_tool_output(
         return new
 
     out = tuple(
-        _replace_results(m, replace) if isinstance(m, UserMessage) and m.tool_results else m
+        replace_results(m, replace) if isinstance(m, UserMessage) and m.tool_results else m
         for m in conversation
     )
     return out, transforms

@@ -2,8 +2,8 @@
 
 In a live session each request's conversation is the previous one plus a few messages. The scan
 of the previous request (processed conversation, token total, manifest items, tool-pair state)
-is kept with the token cache; when the new conversation starts with exactly that processed
-conversation, only the new messages are processed. Anything else (a compaction, another config,
+is kept by the preparer (its `PreparationMemo`) and handed back; when the new conversation starts
+with exactly that processed conversation, only the new messages are processed. Anything else (a compaction, another config,
 an image limit reached) falls back to a full scan, so results never depend on the memo.
 """
 
@@ -18,7 +18,8 @@ from ctxlab.manifest import ManifestItem, Transform
 from ctxlab.messages import AssistantMessage, ToolPairScanner, UserMessage
 from ctxlab.pipeline._images import limit_images
 from ctxlab.pipeline._offload import Offloader
-from ctxlab.pipeline._tool_results import evict_large_results, truncate_results
+from ctxlab.pipeline._results import truncate_results
+from ctxlab.pipeline._tool_results import evict_large_results
 from ctxlab.tokens import TokenCache
 
 __all__ = ["ConversationScan", "message_items", "scan_conversation"]
@@ -86,23 +87,24 @@ def scan_conversation(
     config: ContextConfig,
     offloader: Offloader | None,
     cache: TokenCache,
+    previous: ConversationScan | None = None,
 ) -> tuple[ConversationScan, list[Transform]]:
-    """Apply the image limit and tool-result passes; count, itemize and pair-check the result."""
+    """Stages 2–3: apply the image limit and tool-result passes; count, itemize and pair-check
+    the result. ``previous`` is the scan of the last preparation, reused when it still applies."""
     key = (
         config.max_image_num,
         config.tool_result_limit,
         config.tool_result_eviction,
         id(offloader),
     )
-    memo: ConversationScan | None = cache.memo.get("scan")
     if (
-        memo is not None
-        and memo.key == key
-        and len(conversation) >= len(memo.conversation)
+        previous is not None
+        and previous.key == key
+        and len(conversation) >= len(previous.conversation)
         # Tuple equality checks identity first: C speed when the prefix is the same objects.
-        and conversation[: len(memo.conversation)] == memo.conversation
+        and conversation[: len(previous.conversation)] == previous.conversation
     ):
-        base = memo
+        base = previous
     else:
         base = ConversationScan(key=key)
     suffix = conversation[len(base.conversation) :]
@@ -139,5 +141,4 @@ def scan_conversation(
         seen=seen,
         pairs=base.pairs.copy().feed(suffix),
     )
-    cache.memo["scan"] = scan
     return scan, transforms

@@ -48,8 +48,6 @@ class TokenCache:
         self._text_hashes: dict[str, str] = {}
         self.counted_blocks = 0
         self.hits = 0
-        self.memo: dict[str, Any] = {}
-        """Scratch space of the pipeline: the last request's scan, reused by the next step."""
 
     @property
     def method(self) -> str:

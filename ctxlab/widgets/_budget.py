@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from ctxlab.manifest import PLACEMENTS
+from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.widgets._steps import StepLog
 
 __all__ = ["BudgetPanel"]
@@ -102,7 +102,7 @@ class BudgetPanel:
         if points.xs:
             self._on_select(round(float(points.xs[0])))
 
-    def update(self, log: StepLog, next_lines: dict[str, int]) -> None:
+    def update(self, log: StepLog, next_lines: Thresholds) -> None:
         """Redraw from ``log``; ``next_lines`` are the thresholds the next request will use."""
         rows = log.rows
         count = len(rows)
@@ -118,7 +118,7 @@ class BudgetPanel:
             for offset, (key, _, _) in enumerate(LINES):
                 values = np.fromiter((r[key] for r in rows), dtype=np.int64, count=count)
                 data[len(PLACEMENTS) + offset].x = line_x
-                data[len(PLACEMENTS) + offset].y = np.append(values, next_lines.get(key, 0))
+                data[len(PLACEMENTS) + offset].y = np.append(values, getattr(next_lines, key))
             base = len(PLACEMENTS) + len(LINES)
             marks = [self._compaction_marks(log)]
             for key in ("offloads", "omissions"):
@@ -147,7 +147,7 @@ class BudgetPanel:
             xs.append(mark.step + (0 if mark.within else 0.5))
             removed = 0 if mark.within else mark.tokens_before - mark.tokens_after
             ys.append(max(total - removed, 0))
-            text.append(f"{mark.kind}: {mark.tokens_before} -> {mark.tokens_after}")
+            text.append(f"{mark.label}: {mark.tokens_before} -> {mark.tokens_after}")
         return xs, ys, text
 
     def resync(self) -> None:

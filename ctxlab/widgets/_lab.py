@@ -16,8 +16,9 @@ import ipywidgets as w
 
 from ctxlab._config import ContextConfig
 from ctxlab.agent import Agent, Event
+from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
-from ctxlab.pipeline import CompactionRecord, input_limit
+from ctxlab.pipeline import CompactionRecord
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ConfigPanel, ContextPanel, Controls, ManifestPanel, SourcesPanel
@@ -104,17 +105,10 @@ class Lab:
         """The transforms of request ``step`` (the latest by default), one row each."""
         return self.log.manifests[step].transforms_frame()
 
-    def next_lines(self) -> dict[str, int]:
-        """The notice, trigger and input-limit lines the next request will use."""
-        config = self.agent.context_config
-        window = self.agent.model.context_window
-        limit = input_limit(window, config.budget)
-        lines = config.thresholds(window)
-        return {
-            "notice_tokens": lines["notice_tokens"],
-            "trigger_tokens": min(lines["trigger_tokens"], limit),
-            "input_limit": limit,
-        }
+    def next_lines(self) -> Thresholds:
+        """The lines (usage notice, trigger, input limit, ...) the next request will use, as
+        the engine computes them."""
+        return self.agent.next_thresholds()
 
     # -- events -------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ctxlab.manifest import ContextManifest
+from ctxlab.manifest import ContextManifest, transform_info
 
 __all__ = ["ContextMap", "map_items"]
 
@@ -22,15 +22,6 @@ def _static() -> Path:
     if (packaged / "context_map.js").is_file():
         return packaged
     return Path(__file__).resolve().parents[2] / "widgets"  # a source checkout
-
-
-_GHOSTS = {
-    "omitted_for_budget": "omitted for budget",
-    "tool_result_offload": "offloaded",
-    "tool_result_truncation": "truncated",
-    "image_offload": "image offloaded",
-    "image_drop": "image dropped",
-}
 
 
 def map_items(manifest: ContextManifest) -> list[dict[str, Any]]:
@@ -47,10 +38,8 @@ def map_items(manifest: ContextManifest) -> list[dict[str, Any]]:
         for item in manifest.items
     ]
     for transform in manifest.transforms:
-        label = _GHOSTS.get(transform.kind)
-        if transform.kind in ("history_compaction", "history_truncation"):
-            label = "summarized" if transform.kind == "history_compaction" else "dropped"
-        if label is None or not transform.tokens_before:
+        info = transform_info(transform.kind)
+        if not info.label or not transform.tokens_before:
             continue
         removed = transform.tokens_before - (transform.tokens_after or 0)
         if removed <= 0:
@@ -58,13 +47,11 @@ def map_items(manifest: ContextManifest) -> list[dict[str, Any]]:
         items.append(
             {
                 "id": f"ghost/{transform.kind}/{transform.target}",
-                "placement": "conversation"
-                if transform.kind.startswith(("tool", "history", "image"))
-                else "references",
+                "placement": info.placement,
                 "tokens": removed,
                 "source": transform.target,
                 "revision": "",
-                "ghost": label,
+                "ghost": info.label,
             }
         )
     return items
@@ -86,9 +73,10 @@ class ContextMap(anywidget.AnyWidget):
         total = sum(i["tokens"] for i in items)
         with self.hold_sync():
             self.items = items
+            lines = manifest.thresholds
             self.marks = {
-                "usage notice": manifest.thresholds.get("notice_tokens", 0),
-                "trigger": manifest.thresholds.get("trigger_tokens", 0),
+                "usage notice": lines.notice_tokens if lines else 0,
+                "trigger": lines.trigger_tokens if lines else 0,
                 "input limit": manifest.input_limit,
             }
             self.scale = max(total, manifest.input_limit, 1)

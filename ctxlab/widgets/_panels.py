@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 from pydantic import ValidationError
 
-from ctxlab._config import ContextConfig
+from ctxlab._config import ContextConfig, TunableField, tunable_fields
 from ctxlab._request import ModelRequest
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import TextSource
@@ -73,7 +73,7 @@ class ManifestPanel:
             else ""
         )
         self.header.value = (
-            f"<b>Step {step}</b> · {html.escape(manifest.purpose)} · call {html.escape(manifest.call_id)}"
+            f"<b>Step {step}</b> · {html.escape(manifest.purpose)} · request {html.escape(manifest.request_id)}"
             f" · validation <b>{html.escape(manifest.validation)}</b> · "
             f"{manifest.estimated_input_tokens} / {manifest.input_limit} tokens "
             f"({html.escape(manifest.counting_method)}{', exact' if manifest.exact else ''}){error}"
@@ -166,78 +166,27 @@ def _block(role: str, block: Any, cache: TokenCache) -> str:
 
 
 class ConfigPanel:
-    """Sliders and toggles for `ContextConfig`; Apply validates, then sets the agent's config."""
+    """A control per tunable `ContextConfig` field, generated from the config's own metadata
+    (title, description, bounds); Apply validates, then sets the agent's config."""
 
     def __init__(self, agent: Agent, on_applied: Callable[[ContextConfig], None]) -> None:
         self.agent = agent
         self._on_applied = on_applied
         config = agent.context_config
-        slider = dict(
-            min=0.0,
-            max=0.9,
-            step=0.01,
-            continuous_update=False,
-            readout_format=".2f",
-            style={"description_width": "170px"},
-            layout=w.Layout(width="460px"),
-        )
-        self.trigger_ratio = w.FloatSlider(
-            value=config.trigger_ratio, description="trigger_ratio", **slider
-        )
-        self.reserve_ratio = w.FloatSlider(
-            value=config.reserve_ratio, description="reserve_ratio", **slider
-        )
-        self.context_buffer_ratio = w.FloatSlider(
-            value=config.context_buffer_ratio, description="context_buffer_ratio", **slider
-        )
-        wide = {"description_width": "170px"}
-        self.tool_result_limit = w.BoundedIntText(
-            value=config.tool_result_limit,
-            min=1,
-            max=10_000_000,
-            description="tool_result_limit",
-            style=wide,
-        )
-        self.max_image_num = w.BoundedIntText(
-            value=config.max_image_num, min=0, max=1000, description="max_image_num", style=wide
-        )
-        self.compression_tool_enabled = w.Checkbox(
-            value=config.compression_tool_enabled, description="compression_tool_enabled"
-        )
-        self.compression_fallback_to_truncation = w.Checkbox(
-            value=config.compression_fallback_to_truncation,
-            description="compression_fallback_to_truncation",
-        )
+        self.controls: dict[str, w.ValueWidget] = {}
+        """The control of each field, by field name (also reachable as ``panel.<name>``)."""
+        for field in tunable_fields():
+            control = _control(field, getattr(config, field.name))
+            self.controls[field.name] = control
+            setattr(self, field.name, control)
         self.apply_button = w.Button(description="Apply", button_style="primary", icon="check")
         self.status = w.HTML()
         self.apply_button.on_click(lambda _: self.apply())
-        self.widget = w.VBox(
-            [
-                self.trigger_ratio,
-                self.reserve_ratio,
-                self.context_buffer_ratio,
-                self.tool_result_limit,
-                self.max_image_num,
-                self.compression_tool_enabled,
-                self.compression_fallback_to_truncation,
-                w.HBox([self.apply_button, self.status]),
-            ]
-        )
+        self.widget = w.VBox([*self.controls.values(), w.HBox([self.apply_button, self.status])])
 
     def values(self) -> dict[str, Any]:
         """The fields as the controls set them."""
-        return {
-            name: getattr(self, name).value
-            for name in (
-                "trigger_ratio",
-                "reserve_ratio",
-                "context_buffer_ratio",
-                "tool_result_limit",
-                "max_image_num",
-                "compression_tool_enabled",
-                "compression_fallback_to_truncation",
-            )
-        }
+        return {name: control.value for name, control in self.controls.items()}
 
     def apply(self) -> ContextConfig | None:
         """Validate and apply; on an invalid combination show why and change nothing."""
@@ -254,6 +203,34 @@ class ConfigPanel:
         )
         self._on_applied(config)
         return config
+
+
+def _control(field: TunableField, value: Any) -> w.ValueWidget:
+    style = {"description_width": "170px"}
+    tooltip = " ".join(field.description.split())
+    if field.kind == "bool":
+        return w.Checkbox(value=value, description=field.name, tooltip=tooltip)
+    if field.kind == "float":
+        return w.FloatSlider(
+            value=value,
+            min=field.minimum if field.minimum is not None else 0.0,
+            max=field.maximum if field.maximum is not None else 1.0,
+            step=0.01,
+            continuous_update=False,
+            readout_format=".2f",
+            description=field.name,
+            tooltip=tooltip,
+            style=style,
+            layout=w.Layout(width="460px"),
+        )
+    return w.BoundedIntText(
+        value=value,
+        min=int(field.minimum) if field.minimum is not None else 0,
+        max=int(field.maximum) if field.maximum is not None else 10_000_000,
+        description=field.name,
+        tooltip=tooltip,
+        style=style,
+    )
 
 
 class SourcesPanel:
@@ -329,13 +306,15 @@ class SourcesPanel:
         self.widget.children = children or [w.HTML("<i>No sources registered.</i>")]
 
     def apply(self, name: str) -> None:
-        """Copy the controls of ``name`` onto its registration (read at the next preparation)."""
+        """Apply the controls of ``name`` through its registration (read at the next
+        preparation)."""
         registration = self.agent.sources[name]
         row = self.rows[name]
-        registration.enabled = row["enabled"].value
-        registration.priority = row["priority"].value
-        if registration.on_failure != "omit":
-            registration.required = row["required"].value or None
+        registration.update(
+            enabled=row["enabled"].value,
+            priority=row["priority"].value,
+            required=None if registration.on_failure == "omit" else row["required"].value,
+        )
 
     def save_text(self, name: str) -> None:
         """Set the text source's text from the editor."""

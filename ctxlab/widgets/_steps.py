@@ -16,7 +16,14 @@ from ctxlab.agent import (
     Event,
     ModelResponseEvent,
 )
-from ctxlab.manifest import PLACEMENTS, ContextManifest
+from ctxlab.manifest import (
+    STEP_COLUMNS,
+    CompactionMethod,
+    CompactionTrigger,
+    ContextManifest,
+    step_row,
+    usage_columns,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,27 +32,6 @@ __all__ = ["STEP_COLUMNS", "CompactionMark", "StepLog"]
 
 REASONING = ("reasoning", "recovery")
 
-STEP_COLUMNS = (
-    "step",
-    "call_id",
-    "call",
-    "purpose",
-    *PLACEMENTS,
-    "total",
-    "input_limit",
-    "notice_tokens",
-    "trigger_tokens",
-    "validation",
-    "transforms",
-    "offloads",
-    "omissions",
-    "compaction",
-    "usage_input",
-    "usage_output",
-    "usage_cache_read",
-    "usage_cache_write",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class CompactionMark:
@@ -53,11 +39,17 @@ class CompactionMark:
 
     step: int
     """The request it belongs to, or the last request before it (-1 before any)."""
-    kind: str
+    trigger: CompactionTrigger
+    method: CompactionMethod
     tokens_before: int
     tokens_after: int
     within: bool = False
     """True when it happened while preparing request ``step``; False when after it."""
+
+    @property
+    def label(self) -> str:
+        """``automatic summary``, ``manual truncation``, ..."""
+        return f"{self.trigger} {self.method}"
 
 
 @dataclass
@@ -68,7 +60,7 @@ class StepLog:
     manifests: list[ContextManifest] = field(default_factory=list)
     requests: list[ModelRequest | None] = field(default_factory=list)
     compactions: list[CompactionMark] = field(default_factory=list)
-    _by_call_id: dict[str, int] = field(default_factory=dict)
+    _by_request_id: dict[str, int] = field(default_factory=dict)
     _frame: Any = None
     _last_purpose: str = ""
 
@@ -81,14 +73,11 @@ class StepLog:
                 return None
             return self._add(event, manifest)
         if isinstance(event, ModelResponseEvent):
-            index = self._by_call_id.get(event.call_id)
+            index = self._by_request_id.get(event.request_id)
             if index is None or event.usage is None:
                 return None
-            row = self.rows[index]
-            row["usage_input"] = event.usage.input_tokens
-            row["usage_output"] = event.usage.output_tokens
-            row["usage_cache_read"] = event.usage.cache_read_input_tokens
-            row["usage_cache_write"] = event.usage.cache_creation_input_tokens
+            self.rows[index].update(usage_columns(event.usage))
+            self.manifests[index] = self.manifests[index].with_usage(event.usage)
             self._frame = None
             return index
         if isinstance(event, CompactionEvent):
@@ -98,42 +87,28 @@ class StepLog:
             step = len(self.rows) - 1
             within = self._last_purpose in REASONING and step >= 0
             self.compactions.append(
-                CompactionMark(step, event.kind, event.tokens_before, event.tokens_after, within)
+                CompactionMark(
+                    step,
+                    event.trigger,
+                    event.method,
+                    event.tokens_before,
+                    event.tokens_after,
+                    within,
+                )
             )
             if within:
-                self.rows[step]["compaction"] = event.kind
+                self.rows[step]["compaction"] = event.method
+                self.rows[step]["compacted_messages"] = event.record.messages_compacted
                 self._frame = None
             return step
         return None
 
     def _add(self, event: ContextBuildEvent, manifest: ContextManifest) -> int:
         step = len(self.rows)
-        totals = manifest.totals
-        kinds = [t.kind for t in manifest.transforms]
-        row: dict[str, Any] = {
-            "step": step,
-            "call_id": manifest.call_id,
-            "call": event.call,
-            "purpose": manifest.purpose,
-            **totals,
-            "total": manifest.estimated_input_tokens,
-            "input_limit": manifest.input_limit,
-            "notice_tokens": manifest.thresholds.get("notice_tokens", 0),
-            "trigger_tokens": manifest.thresholds.get("trigger_tokens", 0),
-            "validation": manifest.validation,
-            "transforms": len(kinds),
-            "offloads": sum(1 for k in kinds if k.endswith("offload")),
-            "omissions": sum(1 for k in kinds if k == "omitted_for_budget"),
-            "compaction": "",
-            "usage_input": None,
-            "usage_output": None,
-            "usage_cache_read": None,
-            "usage_cache_write": None,
-        }
-        self.rows.append(row)
+        self.rows.append(step_row(manifest, step=step, call=event.call))
         self.manifests.append(manifest)
         self.requests.append(event.request)
-        self._by_call_id[manifest.call_id] = step
+        self._by_request_id[manifest.request_id] = step
         self._frame = None
         return step
 

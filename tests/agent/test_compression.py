@@ -91,7 +91,7 @@ async def test_summary_failure_falls_back_to_truncation_by_default() -> None:
     kinds = [e.kind async for e in agent.stream_events("go") if e.type == "compaction"]
     assert kinds[0] == "fallback"
     assert agent.context.summary is not None
-    assert agent.context.summary.kind == "truncation_note"
+    assert agent.context.summary.kind == "truncation"
     assert len(model.summary_requests) == 3  # max_summary_attempts
 
 

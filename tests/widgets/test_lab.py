@@ -46,7 +46,7 @@ async def test_steps_frame_and_figure_follow_the_session(demo_lab: Lab) -> None:
     # Threshold lines: one value per request plus the next request's.
     limit = lab.budget.trace("input limit")
     assert len(limit.x) == len(steps) + 1 and limit.y[-1] == lab.next_lines()["input_limit"]
-    compacted = steps.index[steps["compaction"] == "automatic"].tolist()
+    compacted = steps.index[steps["compaction"] == "summary"].tolist()
     assert list(lab.budget.trace("compaction").x) == compacted
     offloaded = steps.index[steps["offloads"] > 0].tolist()
     assert list(lab.budget.trace("offload").x) == offloaded and offloaded

@@ -1,0 +1,190 @@
+"""`ConversationOwner`: the one owner of the agent's working state and durable history.
+
+Every change of the working state goes through `ConversationOwner.commit`, which refuses —
+before anything is stored or logged — a message that would make the conversation invalid. The
+pipeline validates whole requests; this validates each message as it arrives, so one bad model
+reply or user message can never poison every later call of the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ctxlab._state import WorkingState
+from ctxlab.exceptions import InvalidConversation
+from ctxlab.messages import (
+    AssistantMessage,
+    Message,
+    ToolPairProblem,
+    ToolPairScanner,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+__all__ = ["ConversationOwner", "repair_conversation"]
+
+Conversation = tuple[UserMessage | AssistantMessage, ...]
+
+
+class ConversationOwner:
+    """Holds the working state (what the model sees, compacted) and the durable history (every
+    message, uncompacted), plus the messages not yet written to the session log."""
+
+    def __init__(self) -> None:
+        self._state = WorkingState()
+        self._history: list[Message] = []
+        self._unlogged: list[Message] = []
+        # The pair scan of the committed conversation, extended by each appended message; rebuilt
+        # on demand after a commit that rewrote the conversation (a compaction).
+        self._scanner: ToolPairScanner | None = ToolPairScanner()
+
+    @property
+    def state(self) -> WorkingState:
+        """The committed working state."""
+        return self._state
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """Every message of the session, in order."""
+        return tuple(self._history)
+
+    def take_unlogged(self) -> list[Message]:
+        """The messages appended since the last call (for the session log), now handed over."""
+        taken, self._unlogged = self._unlogged, []
+        return taken
+
+    def append(self, message: UserMessage | AssistantMessage) -> None:
+        """Append ``message`` to state and history; `InvalidConversation` if it would break the
+        conversation (then nothing changes)."""
+        self.commit(self._state.append(message), appended=(message,))
+
+    def commit(
+        self,
+        candidate: WorkingState,
+        *,
+        appended: Sequence[UserMessage | AssistantMessage] = (),
+        history: Sequence[Message] | None = None,
+    ) -> None:
+        """Make ``candidate`` the working state — the only place it changes.
+
+        ``appended`` are new messages at the end of ``candidate`` (they join the durable history
+        and are checked first); ``history`` replaces the durable history (a resumed session).
+        Without ``appended`` the candidate is a prepared state the pipeline already validated.
+        """
+        scanner = self._scanner
+        if appended:
+            scanner = self._check(appended)
+        elif candidate.conversation is not self._state.conversation:
+            scanner = None
+        self._state = candidate
+        self._scanner = scanner
+        if history is not None:
+            self._history = list(history)
+        self._history.extend(appended)
+        self._unlogged.extend(appended)
+
+    def repair(self) -> list[str]:
+        """Make the committed conversation valid (see `repair_conversation`); returns what was
+        changed. The durable history keeps the original messages."""
+        state = self._state
+        conversation, notes = repair_conversation(state.conversation)
+        if notes:
+            self.commit(
+                WorkingState(
+                    conversation=conversation, summary=state.summary, revision=state.revision + 1
+                )
+            )
+        return notes
+
+    def problems(self) -> list[ToolPairProblem]:
+        """What is wrong with the committed conversation (calls of its last turn may be open)."""
+        return self._scan().finish(allow_unfinished=True)
+
+    def _scan(self) -> ToolPairScanner:
+        if self._scanner is None:
+            self._scanner = ToolPairScanner().feed(self._state.conversation)
+        return self._scanner
+
+    def _check(self, appended: Sequence[UserMessage | AssistantMessage]) -> ToolPairScanner:
+        base = self._scan()
+        before = len(base.problems)
+        scanner = base.copy().feed(appended)
+        found: list[ToolPairProblem | str] = list(scanner.problems[before:])
+        found.extend(
+            f"message {scanner.index - len(appended) + i}: its content is empty"
+            for i, m in enumerate(appended)
+            if not m.content
+        )
+        if found:
+            detail = "; ".join(str(p) for p in found[:3])
+            who = (
+                "the model's reply"
+                if isinstance(appended[-1], AssistantMessage)
+                else "the user message"
+            )
+            msg = (
+                f"{who} was refused, it would make the conversation invalid: {detail}. Nothing "
+                "was committed or logged; the agent's state is as before, so the next call "
+                "works. Every tool_use id must be new, and a tool_result must answer a tool_use "
+                "of the assistant message just before it."
+            )
+            raise InvalidConversation(msg, problems=tuple(found))
+        return scanner
+
+
+def repair_conversation(conversation: Conversation) -> tuple[Conversation, list[str]]:
+    """A valid copy of ``conversation`` and what was changed: results without their call (or
+    answering an id twice) are dropped, calls without results get an error result, repeated call
+    ids are dropped, and messages left empty are removed."""
+    notes: list[str] = []
+    out: list[UserMessage | AssistantMessage] = []
+    seen: set[str] = set()
+    pending: list[str] = []
+    for message in conversation:
+        if isinstance(message, AssistantMessage):
+            if pending:
+                out.append(_error_results(pending, notes))
+            blocks: list[Any] = []
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    if block.id in seen:
+                        notes.append(f"dropped repeated tool_use id {block.id!r}")
+                        continue
+                    seen.add(block.id)
+                blocks.append(block)
+            if len(blocks) != len(message.content):
+                message = AssistantMessage(content=tuple(blocks))
+            pending = [u.id for u in message.tool_uses]
+        else:
+            kept: list[Any] = []
+            for part in message.content:
+                if isinstance(part, ToolResultBlock):
+                    if part.tool_use_id not in pending:
+                        notes.append(f"dropped tool_result for unknown id {part.tool_use_id!r}")
+                        continue
+                    pending.remove(part.tool_use_id)
+                kept.append(part)
+            if pending:
+                kept[:0] = _error_results(pending, notes).content
+            pending = []
+            if tuple(kept) != message.content:
+                message = UserMessage(content=tuple(kept))
+        if message.content:
+            out.append(message)
+        else:
+            notes.append("removed a message left empty")
+    return tuple(out), notes
+
+
+def _error_results(pending: list[str], notes: list[str]) -> UserMessage:
+    notes.extend(f"added an error result for unanswered tool_use {tid!r}" for tid in pending)
+    results = tuple(
+        ToolResultBlock(
+            tool_use_id=tid, content="No result was recorded for this call.", is_error=True
+        )
+        for tid in pending
+    )
+    pending.clear()
+    return UserMessage(content=results)

@@ -1,0 +1,83 @@
+"""`MaterialLoader`: what the harness places around the conversation — the system prompt, named
+instructions, workspace material (``AGENTS.md``, ``MEMORY.md``, knowledge) and context sources."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ctxlab.exceptions import UsageError
+from ctxlab.manifest import Purpose
+from ctxlab.materials import (
+    ContextRequest,
+    FailurePolicy,
+    Material,
+    Materials,
+    SourceRegistration,
+    SystemPart,
+    load_sources,
+    load_workspace,
+    validate_source_name,
+)
+
+__all__ = ["MaterialLoader"]
+
+WorkspaceMaterial = tuple[tuple[SystemPart, ...], tuple[Material, ...]]
+
+
+class MaterialLoader:
+    """Loads a request's material: workspace material once per agent call (000), sources once
+    per preparation (never for summary preparations)."""
+
+    def __init__(self, system_prompt: str, workspace: Path | None) -> None:
+        self.system_prompt = system_prompt
+        """Persistent behaviour; the first part of the System message."""
+        self.workspace = workspace
+        self.sources: dict[str, SourceRegistration] = {}
+        """Registered context sources by name (their options can be edited between steps)."""
+        self.instructions: dict[str, str] = {}
+        """Named instructions, placed in System after the system prompt."""
+        self._call_material: WorkspaceMaterial | None = None
+
+    async def begin_call(self) -> None:
+        """Load the workspace material the call's preparations share."""
+        self._call_material = await asyncio.to_thread(load_workspace, self.workspace)
+
+    def end_call(self) -> None:
+        """Forget the call's workspace material: the next call reads the files again."""
+        self._call_material = None
+
+    async def load(self, purpose: Purpose, request: ContextRequest) -> Materials:
+        """The material of one preparation: System parts, workspace material, sources."""
+        workspace = self._call_material
+        if workspace is None:
+            workspace = await asyncio.to_thread(load_workspace, self.workspace)
+        system: list[SystemPart] = []
+        if self.system_prompt:
+            system.append(SystemPart("system_prompt", self.system_prompt))
+        system.extend(SystemPart(f"instruction/{n}", t) for n, t in self.instructions.items())
+        system.extend(workspace[0])
+        blocks: list[Material] = list(workspace[1])
+        failures: list[tuple[str, str]] = []
+        if purpose != "summary" and self.sources:
+            loaded, failures = await load_sources(list(self.sources.values()), request)
+            blocks.extend(loaded)
+        return Materials(system=tuple(system), blocks=tuple(blocks), failures=tuple(failures))
+
+    def add_source(
+        self, name: str, source: Any, *, timeout: float, on_failure: FailurePolicy
+    ) -> SourceRegistration:
+        """Register a source under a unique, valid name."""
+        validate_source_name(name)
+        if name in self.sources:
+            msg = f"a source named {name!r} is already registered; names must be unique"
+            raise UsageError(msg)
+        registration = SourceRegistration(name, source, timeout=timeout, on_failure=on_failure)
+        self.sources[name] = registration
+        return registration
+
+    def add_instruction(self, name: str, text: str) -> None:
+        """Add (or replace) a named instruction."""
+        validate_source_name(name)
+        self.instructions[name] = text

@@ -1,0 +1,168 @@
+"""`Preparer`: the agent's side of the pipeline — it prepares each request, keeps the manifests
+and the incremental `PreparationMemo`, emits ``context_build`` and compaction events, and hands
+every prepared state to the `ConversationOwner` to commit.
+
+Rules kept here: a manifest is emitted for a request prepared for sending (or a failed
+preparation); a compaction that did not happen emits and commits nothing; provider usage lands on
+the manifest of the request it answered.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ctxlab._config import ContextConfig
+from ctxlab._request import ModelRequest
+from ctxlab.agent._events import CompactionEvent, ContextBuildEvent
+from ctxlab.exceptions import PreparationError
+from ctxlab.manifest import (
+    CompactionTrigger,
+    ContextManifest,
+    ProviderUsage,
+    Purpose,
+    Thresholds,
+)
+from ctxlab.materials import ContextRequest
+from ctxlab.pipeline import (
+    CompactionRecord,
+    Preparation,
+    PreparationMemo,
+    SummaryRequest,
+    prepare,
+)
+from ctxlab.tokens import TokenCache
+
+if TYPE_CHECKING:
+    from ctxlab.agent._agent import Agent
+
+__all__ = ["Preparer"]
+
+
+class Preparer:
+    """Prepares the requests of one agent."""
+
+    def __init__(self, agent: Agent, cache: TokenCache) -> None:
+        self._agent = agent
+        self.cache = cache
+        self.memo = PreparationMemo()
+        self.manifests: list[ContextManifest] = []
+        self.last_request: ModelRequest | None = None
+        """The last request sent (summaries are built as its prefix, for the prompt cache)."""
+        self._previous: ContextManifest | None = None
+
+    def next_thresholds(self, config: ContextConfig | None = None) -> Thresholds:
+        """The lines the next request will be prepared with."""
+        agent = self._agent
+        return self.memo.thresholds_for(config or agent.context_config, agent.model.context_window)
+
+    async def request(self, purpose: Purpose, *, force: bool = False) -> Preparation:
+        """Prepare a reasoning (or recovery) request, emit its manifest and commit its state."""
+        prep = await self._prepare(purpose, force=force)
+        self._publish(prep)
+        if prep.compaction is not None:
+            trigger: CompactionTrigger = "overflow" if purpose == "recovery" else "automatic"
+            self._agent._emit(CompactionEvent(trigger, prep.compaction, self._agent._call))
+        return prep
+
+    async def compact(
+        self,
+        config: ContextConfig | None,
+        hint: str | None,
+        force: bool,
+        threshold: int | None,
+        trigger: CompactionTrigger,
+    ) -> CompactionRecord | None:
+        """Compact the working context when due (or ``force``); commit and emit only if it was."""
+        if not self._agent.context.conversation:
+            return None
+        prep = await self._prepare(
+            "compaction", config=config, force=force, threshold=threshold, instructions=hint
+        )
+        if prep.compaction is None:
+            return None  # light passes alone do not make a compression: nothing is kept
+        self._publish(prep)
+        self._agent._emit(CompactionEvent(trigger, prep.compaction, self._agent._call))
+        return prep.compaction
+
+    def attach_usage(self, request_id: str, usage: ProviderUsage) -> None:
+        """Put the provider's usage on the manifest of the request it answered."""
+        for index in range(len(self.manifests) - 1, -1, -1):
+            manifest = self.manifests[index]
+            if manifest.request_id == request_id:
+                self.manifests[index] = manifest.with_usage(usage)
+                if self._previous is manifest:
+                    self._previous = self.manifests[index]
+                return
+
+    async def _summarize(self, request: SummaryRequest) -> Mapping[str, Any]:
+        return await self._agent.model.summarize(request, context=self.last_request)
+
+    async def _prepare(
+        self,
+        purpose: Purpose,
+        *,
+        config: ContextConfig | None = None,
+        force: bool = False,
+        threshold: int | None = None,
+        instructions: str | None = None,
+    ) -> Preparation:
+        agent = self._agent
+        config = config or agent.context_config
+        request_id = uuid.uuid4().hex[:16]
+        try:
+            identity = ContextRequest(
+                agent.agent_id, agent.user_id, agent.session_id, request_id, purpose
+            )
+            materials = await agent._materials.load(purpose, identity)
+            return await prepare(
+                agent.context,
+                context_window=agent.model.context_window,
+                counter=self.cache,
+                config=config,
+                materials=materials,
+                request_id=request_id,
+                projection=agent._tasks.project,
+                tools=agent.tool_schemas(config),
+                summarizer=self._summarize,
+                offloader=agent.offloader,
+                purpose=purpose,
+                model=agent.model.name,
+                previous=self._previous,
+                force_compaction=force,
+                compaction_threshold=threshold,
+                instructions=instructions,
+                memo=self.memo,
+            )
+        except PreparationError as exc:
+            if exc.manifest is None:
+                # Failed before any counting (a source): 000's "no statistics" manifest.
+                exc.manifest = _unavailable(request_id, purpose, agent.model.name, str(exc))
+            self.manifests.append(exc.manifest)
+            agent._emit(ContextBuildEvent(exc.manifest, agent._call))
+            raise
+
+    def _publish(self, prep: Preparation) -> None:
+        self.manifests.append(prep.manifest)
+        if prep.manifest.purpose != "compaction":
+            self._previous = prep.manifest
+        self._agent._emit(ContextBuildEvent(prep.manifest, self._agent._call, prep.request))
+        # Validation passed: the candidate state (compacted, truncated) becomes the working state.
+        self._agent._conversation.commit(prep.state)
+
+
+def _unavailable(request_id: str, purpose: Purpose, model: str, error: str) -> ContextManifest:
+    return ContextManifest(
+        request_id=request_id,
+        purpose=purpose,
+        model=model,
+        estimated_input_tokens=-1,
+        input_limit=-1,
+        counting_method="unavailable",
+        exact=False,
+        items=(),
+        transforms=(),
+        validation="build_failed",
+        error=error,
+    )

@@ -1,0 +1,179 @@
+"""`Recorder`: the agent's side of the session log — what each event leaves in it, committing
+turns, resuming, and the session queries (and the tools that expose them to the model)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ctxlab._state import WorkingState
+from ctxlab._tasks import TaskState
+from ctxlab.agent._events import (
+    CompactionEvent,
+    ContextBuildEvent,
+    ErrorEvent,
+    Event,
+    ModelResponseEvent,
+    ToolResultEvent,
+)
+from ctxlab.exceptions import UsageError
+from ctxlab.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, parse_messages
+from ctxlab.session import LoggedMessage, SessionKey, SessionLog
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Recorder", "Resumed", "log_record"]
+
+
+def log_record(event: Event) -> tuple[str, dict[str, Any]] | None:
+    """What the session log keeps of an event (messages are logged on their own)."""
+    if isinstance(event, ContextBuildEvent):
+        return "context_build", {"context_manifest": event.manifest.to_dict()}
+    if isinstance(event, CompactionEvent):
+        return "compaction", {
+            "trigger": event.trigger,
+            "kind": event.kind,
+            **dataclasses.asdict(event.record),
+        }
+    if isinstance(event, ModelResponseEvent):
+        usage = dataclasses.asdict(event.usage) if event.usage else None
+        return "model_response", {
+            "request_id": event.request_id,
+            "stop": event.stop_reason,
+            "usage": usage,
+        }
+    if isinstance(event, ToolResultEvent):
+        return "tool_result", {
+            "id": event.tool_use.id,
+            "name": event.tool_use.name,
+            "is_error": bool(event.result.is_error),
+            "seconds": event.seconds,
+        }
+    if isinstance(event, ErrorEvent):
+        return "error", {"error": event.message}
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Resumed:
+    """A session's committed state, read back from the log."""
+
+    state: WorkingState
+    task: TaskState
+    history: list[Message]
+
+
+class Recorder:
+    """Writes an agent's turns to its session log (when it has one) and reads them back."""
+
+    def __init__(self, log: SessionLog | None, key: SessionKey) -> None:
+        self.log = log
+        self.key = key
+        self._events: list[tuple[str, dict[str, Any]]] = []
+
+    def record(self, event: Event) -> None:
+        """Keep what the log stores of ``event`` until the turn is committed."""
+        if self.log is not None:
+            entry = log_record(event)
+            if entry is not None:
+                self._events.append(entry)
+
+    def resume(self) -> Resumed | None:
+        """The last committed state of this session, or None for a new session."""
+        if self.log is None:
+            return None
+        checkpoint = self.log.checkpoint(self.key)
+        if checkpoint is None:
+            return None
+        payloads = self.log.message_payloads(self.key)
+        return Resumed(
+            state=WorkingState.model_validate_json(checkpoint.state),
+            task=TaskState.model_validate_json(checkpoint.task),
+            history=parse_messages(json.loads(p) for p in payloads),
+        )
+
+    async def commit_turn(
+        self, messages: list[Message], state: WorkingState, task: TaskState
+    ) -> int | None:
+        """One transaction: the turn's events and messages, and a checkpoint of the state.
+        Returns the turn number (None without a log)."""
+        if self.log is None:
+            return None
+        logged = [LoggedMessage(m.role, m.model_dump_json(), _plain_text(m)) for m in messages]
+        events = list(self._events)
+        turn = await asyncio.to_thread(
+            self.log.commit_turn,
+            self.key,
+            events=events,
+            messages=logged,
+            state=state.model_dump_json(),
+            task=task.model_dump_json(),
+        )
+        del self._events[: len(events)]
+        return turn
+
+    def require_log(self) -> SessionLog:
+        """The log; a `UsageError` naming the fix when there is none."""
+        if self.log is None:
+            msg = "this agent has no session log; pass session_log=... when building it"
+            raise UsageError(msg)
+        return self.log
+
+    def sessions(self) -> pd.DataFrame:
+        """This user's sessions of this agent."""
+        return self.require_log().sessions(user_id=self.key.user_id, agent_id=self.key.agent_id)
+
+    def history(self, session_id: str | None, last_n: int) -> pd.DataFrame:
+        """The last messages of a session of this user (this one by default)."""
+        key = SessionKey(self.key.agent_id, self.key.user_id, session_id or self.key.session_id)
+        return self.require_log().history(key, last_n)
+
+    def search(self, query: str, limit: int) -> pd.DataFrame:
+        """This user's messages with this agent matching ``query`` (full-text)."""
+        return self.require_log().search(
+            query, user_id=self.key.user_id, agent_id=self.key.agent_id, limit=limit
+        )
+
+    def session_tools(self, agent: Any) -> list[Callable[..., str]]:
+        """``session_list``, ``session_history`` and ``session_search`` as tools of ``agent``."""
+        self.require_log()
+
+        def session_list() -> str:
+            """List your earlier sessions with this user."""
+            return str(agent.session_list().to_string(index=False))
+
+        def session_history(session_id: str, last_n: int = 20) -> str:
+            """Read the last messages of one of your sessions.
+
+            Args:
+                session_id: The session, from session_list.
+                last_n: How many messages.
+            """
+            return str(agent.session_history(session_id, last_n).to_string(index=False))
+
+        def session_search(query: str) -> str:
+            """Search your conversations with this user for words.
+
+            Args:
+                query: Words to find.
+            """
+            found = agent.session_search(query)
+            return found.to_string(index=False) if len(found) else f"nothing matches {query!r}"
+
+        return [session_list, session_history, session_search]
+
+
+def _plain_text(message: Message) -> str:
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ToolUseBlock):
+            parts.append(f"{block.name} {block.input_json}")
+        elif isinstance(block, ToolResultBlock):
+            parts.append(block.text)
+    return "\n".join(parts)

@@ -1,0 +1,91 @@
+"""The vocabularies shared by the engine and every consumer (Lab, replay, CLI, session log).
+
+One `Literal` per concept, so a consumer matches a typed value instead of a bare string, and one
+table describing each transform kind, so what a transform *means* (an offload, an omission, a
+compaction, ...) is decided here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+__all__ = [
+    "TRANSFORM_KINDS",
+    "CompactionMethod",
+    "CompactionTrigger",
+    "Purpose",
+    "TransformEffect",
+    "TransformInfo",
+    "TransformKind",
+    "transform_info",
+]
+
+Purpose = Literal["reasoning", "compaction", "recovery", "summary"]
+"""Why a request is prepared: a reasoning step, a manual or agentic compaction, an overflow
+recovery (the rejected request prepared again, smaller), or a summary request."""
+
+CompactionMethod = Literal["summary", "truncation"]
+"""How a compaction shortened the conversation: by a structured summary, or (when every summary
+attempt failed and the fallback is on) by dropping the oldest messages behind a note."""
+
+CompactionTrigger = Literal["automatic", "manual", "agentic", "overflow"]
+"""What started a compaction: the trigger line, `compress_context()`, the CompressContext tool,
+or a provider's context-overflow error."""
+
+TransformKind = Literal[
+    "tool_result_offload",
+    "tool_result_truncation",
+    "offload_failed",
+    "image_offload",
+    "image_drop",
+    "omitted_for_budget",
+    "source_unavailable",
+    "args_truncation",
+    "tool_output_prune",
+    "history_compaction",
+    "history_truncation",
+    "summary_failed",
+]
+"""Every action a preparation can record in its manifest."""
+
+TransformEffect = Literal["offload", "truncation", "omission", "compaction", "failure"]
+"""What a transform did to the request, for counting and drawing."""
+
+
+@dataclass(frozen=True, slots=True)
+class TransformInfo:
+    """What one transform kind means."""
+
+    effect: TransformEffect
+    """Its family: counted together in step rows, drawn alike in the Lab."""
+    placement: Literal["conversation", "references"]
+    """Where the material it shrank or removed sat."""
+    label: str
+    """How the Lab names what was taken away ("" when nothing is drawn)."""
+
+
+TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
+    "tool_result_offload": TransformInfo("offload", "conversation", "offloaded"),
+    "tool_result_truncation": TransformInfo("truncation", "conversation", "truncated"),
+    "offload_failed": TransformInfo("failure", "conversation", ""),
+    "image_offload": TransformInfo("offload", "conversation", "image offloaded"),
+    "image_drop": TransformInfo("omission", "conversation", "image dropped"),
+    "omitted_for_budget": TransformInfo("omission", "references", "omitted for budget"),
+    "source_unavailable": TransformInfo("failure", "references", ""),
+    "args_truncation": TransformInfo("truncation", "conversation", ""),
+    "tool_output_prune": TransformInfo("truncation", "conversation", ""),
+    "history_compaction": TransformInfo("compaction", "conversation", "summarized"),
+    "history_truncation": TransformInfo("compaction", "conversation", "dropped"),
+    "summary_failed": TransformInfo("failure", "conversation", ""),
+}
+assert set(TRANSFORM_KINDS) == set(get_args(TransformKind)), "every kind needs its info"
+
+
+def transform_info(kind: str) -> TransformInfo:
+    """The meaning of ``kind``; a `ValueError` naming the known kinds for an unknown one."""
+    info = TRANSFORM_KINDS.get(kind)  # type: ignore[call-overload]
+    if info is None:
+        msg = f"unknown transform kind {kind!r}; known kinds: {', '.join(TRANSFORM_KINDS)}"
+        raise ValueError(msg)
+    return info  # type: ignore[no-any-return]

@@ -1,0 +1,87 @@
+"""One row per prepared request: the table the Lab, replay and the command line all show.
+
+Built here once, from a manifest, so the three never disagree on what a column means.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.manifest._kinds import CompactionMethod, transform_info
+from ctxlab.manifest._manifest import PLACEMENTS
+
+if TYPE_CHECKING:
+    from ctxlab.manifest._manifest import ContextManifest, ProviderUsage
+
+__all__ = ["STEP_COLUMNS", "step_row", "usage_columns"]
+
+STEP_COLUMNS: tuple[str, ...] = (
+    "step",
+    "request_id",
+    "call",
+    "purpose",
+    *PLACEMENTS,
+    "total",
+    "input_limit",
+    "notice_tokens",
+    "trigger_tokens",
+    "validation",
+    "transforms",
+    "offloads",
+    "omissions",
+    "truncations",
+    "compaction",
+    "compacted_messages",
+    "usage_input",
+    "usage_output",
+    "usage_cache_read",
+    "usage_cache_write",
+)
+"""The columns of a step table, in order."""
+
+
+def usage_columns(usage: ProviderUsage | None) -> dict[str, int | None]:
+    """The provider-usage columns of a step row (None until the response is known)."""
+    if usage is None:
+        return dict.fromkeys(
+            ("usage_input", "usage_output", "usage_cache_read", "usage_cache_write")
+        )
+    return {
+        "usage_input": usage.input_tokens,
+        "usage_output": usage.output_tokens,
+        "usage_cache_read": usage.cache_read_input_tokens,
+        "usage_cache_write": usage.cache_creation_input_tokens,
+    }
+
+
+def step_row(
+    manifest: ContextManifest,
+    *,
+    step: int,
+    call: str = "",
+    compaction: CompactionMethod | None = None,
+    compacted_messages: int = 0,
+) -> dict[str, Any]:
+    """The row of request ``step``: tokens by placement, lines, validation, transforms counted
+    by effect, the compaction it performed and the provider usage (when known)."""
+    effects = [transform_info(t.kind).effect for t in manifest.transforms]
+    lines = manifest.thresholds
+    return {
+        "step": step,
+        "request_id": manifest.request_id,
+        "call": call,
+        "purpose": manifest.purpose,
+        **manifest.totals,
+        "total": manifest.estimated_input_tokens,
+        "input_limit": manifest.input_limit,
+        "notice_tokens": lines.notice_tokens if lines else 0,
+        "trigger_tokens": lines.trigger_tokens if lines else 0,
+        "validation": manifest.validation,
+        "transforms": len(effects),
+        "offloads": effects.count("offload"),
+        "omissions": effects.count("omission"),
+        "truncations": effects.count("truncation"),
+        "compaction": compaction or "",
+        "compacted_messages": compacted_messages,
+        **usage_columns(manifest.provider_usage),
+    }

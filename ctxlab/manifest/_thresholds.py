@@ -1,0 +1,94 @@
+"""`Thresholds`: the token lines of a request, computed once by the engine and carried on its
+manifest. The Lab draws them; nothing outside this module repeats the arithmetic."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxlab._config import BudgetPolicy, ContextConfig
+
+__all__ = ["Thresholds", "input_limit"]
+
+
+def _reservation(context_window: int, policy: BudgetPolicy) -> tuple[int, int]:
+    # 000: one eighth of the window at most 4,096 for the output; 2 % margin; each >= 1 token.
+    reservation = policy.output_reservation or max(1, min(context_window // 8, 4096))
+    margin = policy.safety_margin or max(1, context_window * 2 // 100)
+    return reservation, margin
+
+
+def input_limit(context_window: int | None, policy: BudgetPolicy) -> int:
+    """``window − output reservation − safety margin``, capped by ``max_input_tokens``.
+
+    Defaults: the reservation is one eighth of the window, at most 4,096; the margin is 2 % of
+    the window; each at least one token. An unknown window uses ``unknown_window_input_limit``.
+    """
+    if not context_window:
+        limit = policy.unknown_window_input_limit
+    else:
+        reservation, margin = _reservation(context_window, policy)
+        limit = context_window - reservation - margin
+    if policy.max_input_tokens:
+        limit = min(limit, policy.max_input_tokens)
+    return max(limit, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The token lines in force for a request.
+
+    Build it with `Thresholds.compute` (the pipeline does, once per config and window); read it
+    from ``manifest.thresholds`` or ``agent.next_thresholds()``.
+    """
+
+    context_size: int
+    """The context window the ratios refer to (the unknown-window fallback when unknown)."""
+    notice_tokens: int
+    """Above this total the request carries the usage notice (and the CompressContext tool
+    may compress): ``(trigger_ratio − context_buffer_ratio) × context_size``."""
+    trigger_tokens: int
+    """Above this total the conversation is compacted: ``trigger_ratio × context_size``,
+    never above the input limit."""
+    reserve_tokens: int
+    """The size of the tail a compaction keeps: ``reserve_ratio × context_size``."""
+    input_limit: int
+    """The hard limit of the request's input tokens."""
+    output_reservation: int = 0
+    """Tokens kept free for the response (0 when the window is unknown)."""
+    safety_margin: int = 0
+    """Tokens kept free against counting error (0 when the window is unknown)."""
+
+    @classmethod
+    def compute(cls, config: ContextConfig, context_window: int | None) -> Thresholds:
+        """The lines of ``config`` for a model with ``context_window`` tokens (None: unknown)."""
+        context_size = context_window or config.budget.unknown_window_input_limit
+        limit = input_limit(context_window, config.budget)
+        reservation, margin = (
+            _reservation(context_window, config.budget) if context_window else (0, 0)
+        )
+        return cls(
+            context_size=context_size,
+            notice_tokens=int((config.trigger_ratio - config.context_buffer_ratio) * context_size),
+            trigger_tokens=min(int(config.trigger_ratio * context_size), limit),
+            reserve_tokens=int(config.reserve_ratio * context_size),
+            input_limit=limit,
+            output_reservation=reservation,
+            safety_margin=margin,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """The lines as a plain dict (the form stored in session logs)."""
+        return asdict(self)
+
+    # Until 0.2 thresholds were a ``dict[str, int]``; reading them by key still works.
+    def __getitem__(self, key: str) -> int:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        value: int = getattr(self, key)
+        return value
+
+    def get(self, key: str, default: int = 0) -> int:
+        """Deprecated dict-style access (use the attributes)."""
+        return int(getattr(self, key, default))

@@ -1,0 +1,128 @@
+"""Operations on tool-result text shared by stage 3 (tool results) and stage 5 (the latest turn
+a compaction keeps): cutting a text to a token budget, the truncation marker, replacing results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ctxlab.exceptions import OffloadError
+from ctxlab.manifest import Transform
+from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, UserMessage
+from ctxlab.pipeline._offload import Offloader, safe_name
+from ctxlab.tokens import TokenCache
+
+__all__ = [
+    "TRUNCATION_MARKER",
+    "head_within",
+    "replace_results",
+    "truncate_results",
+    "truncation_notice",
+    "with_text",
+]
+
+TRUNCATION_MARKER = "<<<TRUNCATED>>>"
+_REMINDER = "The remaining content has been omitted for limited context."
+_REMINDER_PATH = " You can refer to the file in '{path}' for the truncated content if needed."
+
+Conversation = tuple[UserMessage | AssistantMessage, ...]
+
+
+def truncation_notice(path: str | None) -> str:
+    """The marker and system-reminder appended to a truncated result."""
+    reminder = _REMINDER + (_REMINDER_PATH.format(path=path) if path else "")
+    return f"{TRUNCATION_MARKER}\n<system-reminder>{reminder}</system-reminder>"
+
+
+def head_within(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """The longest prefix of ``text`` (cut at a line end when one is near) with ≤ ``max_tokens``.
+
+    Guesses the cut from the text's characters per token and corrects it in a few counts,
+    instead of tokenizing every candidate prefix.
+    """
+    if max_tokens <= 0 or not text:
+        return ""
+    total = count(text)
+    if total <= max_tokens:
+        return text
+    cut = int(len(text) * max_tokens / total)
+    head = text[:cut]
+    tokens = count(head)
+    while tokens > max_tokens and cut > 0:
+        cut = int(cut * max_tokens / tokens * 0.97)
+        head = text[:cut]
+        tokens = count(head)
+    newline = head.rfind("\n")
+    if newline > len(head) * 0.8:
+        head = head[: newline + 1]
+    return head
+
+
+def with_text(result: ToolResultBlock, text: str) -> ToolResultBlock:
+    if isinstance(result.content, str):
+        return result.evolve(content=text)
+    return result.evolve(content=(TextBlock(text=text), *result.images))
+
+
+def replace_results(
+    message: UserMessage, replace: Callable[[ToolResultBlock], ToolResultBlock]
+) -> UserMessage:
+    blocks: list[Any] = [
+        replace(b) if isinstance(b, ToolResultBlock) else b for b in message.content
+    ]
+    if all(new is old for new, old in zip(blocks, message.content, strict=True)):
+        return message
+    return UserMessage(content=tuple(blocks))
+
+
+# The marker as it reads with a long offload path: what a truncated result's tail costs at most.
+_MARKER_SAMPLE = truncation_notice("/" + "x" * 120)
+
+
+def truncate_results(
+    conversation: Sequence[UserMessage | AssistantMessage],
+    limit: int,
+    offloader: Offloader | None,
+    cache: TokenCache,
+) -> tuple[Conversation, list[Transform]]:
+    """Cut results over ``limit`` tokens to a head plus the truncation marker."""
+    transforms: list[Transform] = []
+
+    def replace(result: ToolResultBlock) -> ToolResultBlock:
+        before = cache.block(result)
+        text = result.text
+        # Already truncated (the limit is below the marker's own size): do not offload the stub.
+        if before <= limit or (text.endswith("</system-reminder>") and TRUNCATION_MARKER in text):
+            return result
+        marker_tokens = cache.text(_MARKER_SAMPLE) + 2
+        path: str | None = None
+        if offloader is not None:
+            try:
+                path = offloader.write(
+                    f"context_offload/tool_result-{safe_name(result.tool_use_id)}.txt",
+                    text.encode(),
+                )
+            except OffloadError as exc:
+                # The head is kept without a pointer: never a path to a missing file.
+                transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))
+        images = before - cache.counter.count_text(text)
+        budget = max(limit - marker_tokens - max(images, 0), 0)
+        head = head_within(text, budget, cache.counter.count_text)
+        new = with_text(
+            result, f"{head}\n{truncation_notice(path)}" if head else truncation_notice(path)
+        )
+        transforms.append(
+            Transform(
+                "tool_result_truncation", result.tool_use_id, path or "", before, cache.block(new)
+            )
+        )
+        return new
+
+    out = tuple(
+        replace_results(m, replace)
+        if isinstance(m, UserMessage) and m.tool_results and cache.message(m) > limit
+        else m
+        for m in conversation
+    )
+    return out, transforms
