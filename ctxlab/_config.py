@@ -299,7 +299,7 @@ class ContextConfig(BaseModel):
                 data[key] = {**data[key], **value}
             else:
                 data[key] = value
-        return ContextConfig.model_validate(data)
+        return type(self).model_validate(data)
 
     def thresholds(self, context_size: int) -> dict[str, int]:
         """Token lines for a context size: the usage notice, the trigger and the kept tail."""
@@ -324,11 +324,14 @@ class TunableField:
     """The largest allowed value (inclusive), or the largest a control should offer."""
 
 
-def tunable_fields() -> tuple[TunableField, ...]:
-    """The top-level `ContextConfig` fields of type float, int or bool, with their titles,
-    descriptions and bounds: a new such field appears in the Config panel without editing it."""
+def tunable_fields(
+    config_type: type[ContextConfig] | None = None,
+) -> tuple[TunableField, ...]:
+    """The top-level fields of type float, int or bool of ``config_type`` (`ContextConfig` or a
+    subclass), with their titles, descriptions and bounds: a new such field appears in the Config
+    panel without editing it."""
     fields: list[TunableField] = []
-    for name, info in ContextConfig.model_fields.items():
+    for name, info in (config_type or ContextConfig).model_fields.items():
         kinds: dict[Any, Literal["float", "int", "bool"]] = {
             float: "float",
             int: "int",

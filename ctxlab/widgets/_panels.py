@@ -175,7 +175,7 @@ class ConfigPanel:
         config = agent.context_config
         self.controls: dict[str, w.ValueWidget] = {}
         """The control of each field, by field name (also reachable as ``panel.<name>``)."""
-        for field in tunable_fields():
+        for field in tunable_fields(type(config)):
             control = _control(field, getattr(config, field.name))
             self.controls[field.name] = control
             setattr(self, field.name, control)

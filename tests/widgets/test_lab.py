@@ -217,3 +217,45 @@ async def test_a_later_display_starts_from_the_current_figure(demo_lab: Lab) -> 
     assert "application/vnd.jupyter.widget-view+json" in bundle
     synced = {t["name"]: len(t.get("x", [])) for t in lab.budget.figure._widget_data}
     assert synced["conversation"] == len(lab.steps)
+
+
+def test_the_config_panel_is_generated_from_the_config_metadata() -> None:
+    from pydantic import Field
+
+    from ctxlab import _config
+
+    agent = Agent(model=ScriptedModel([]), counter=ApproximateCounter())
+    lab = Lab(agent)
+    names = [f.name for f in _config.tunable_fields()]
+    assert list(lab.config.controls) == names
+    assert "trigger_ratio" in names and "compression_tool_enabled" in names
+    assert "summary_schema" not in names and "budget" not in names
+    # Bounds and help come from ContextConfig, not from the panel.
+    assert lab.config.trigger_ratio.max == 0.9
+    assert lab.config.tool_result_limit.min == 1
+    assert "ratio of the model's context size" in lab.config.trigger_ratio.tooltip
+    lab.close()
+
+    # A field added to the config appears without touching the panel, and applies.
+    class Extended(ContextConfig):
+        future_ratio: float = Field(default=0.1, ge=0, le=0.5, title="Future")
+        """A new knob."""
+
+    agent.context_config = Extended()
+    grown = Lab(agent)
+    assert grown.config.controls["future_ratio"].max == 0.5
+    assert grown.config.future_ratio.tooltip == "A new knob."
+    grown.config.future_ratio.value = 0.3
+    grown.config.apply_button.click()
+    assert agent.context_config.future_ratio == 0.3  # type: ignore[attr-defined]
+    grown.close()
+
+
+async def test_the_lab_draws_the_engine_lines_for_the_next_request() -> None:
+    agent = Agent(model=ScriptedModel([], context_window=10_000), counter=ApproximateCounter())
+    lab = Lab(agent)
+    assert lab.next_lines() == agent.next_thresholds()
+    lab.config.trigger_ratio.value = 0.5
+    lab.config.apply_button.click()
+    assert lab.budget.trace("trigger").y[-1] == agent.next_thresholds().trigger_tokens == 5_000
+    lab.close()
