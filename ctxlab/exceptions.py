@@ -33,6 +33,7 @@ __all__ = [
     "SessionNotFound",
     "SourceError",
     "SourceUnavailable",
+    "StateChanged",
     "StateConflict",
     "TokenizerDataError",
     "ToolDefinitionError",
@@ -90,6 +91,12 @@ class ContextBudgetExceeded(PreparationError):
         super().__init__(message, manifest=manifest)
         self.estimated_tokens = estimated_tokens
         self.input_limit = input_limit
+
+
+class StateChanged(PreparationError):
+    """The working state changed while a request was being prepared (a compaction or a message
+    committed first). Nothing of this preparation was committed; prepare again. Its manifest
+    says ``state_conflict``."""
 
 
 class CompressionError(PreparationError):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxlab._state import WorkingState
-from ctxlab.exceptions import InvalidConversation
+from ctxlab.exceptions import InvalidConversation, StateChanged
 from ctxlab.messages import (
     AssistantMessage,
     Message,
@@ -66,13 +66,22 @@ class ConversationOwner:
         *,
         appended: Sequence[UserMessage | AssistantMessage] = (),
         history: Sequence[Message] | None = None,
+        base: WorkingState | None = None,
     ) -> None:
         """Make ``candidate`` the working state — the only place it changes.
 
         ``appended`` are new messages at the end of ``candidate`` (they join the durable history
         and are checked first); ``history`` replaces the durable history (a resumed session).
-        Without ``appended`` the candidate is a prepared state the pipeline already validated.
+        Without ``appended`` the candidate is a prepared state the pipeline already validated;
+        ``base`` is the state it was prepared from: if another commit came first, `StateChanged`
+        is raised and nothing changes (the candidate would silently undo that commit).
         """
+        if base is not None and base is not self._state:
+            msg = (
+                "the working state changed while this request was prepared (another compaction "
+                "or a new message was committed first); nothing of it was kept, prepare again"
+            )
+            raise StateChanged(msg)
         scanner = self._scanner
         if appended:
             scanner = self._check(appended)

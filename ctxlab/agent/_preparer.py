@@ -9,14 +9,16 @@ the manifest of the request it answered.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ctxlab._config import ContextConfig
 from ctxlab._request import ModelRequest
+from ctxlab._state import WorkingState
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent
-from ctxlab.exceptions import PreparationError
+from ctxlab.exceptions import PreparationError, StateChanged
 from ctxlab.manifest import (
     CompactionTrigger,
     ContextManifest,
@@ -59,8 +61,9 @@ class Preparer:
 
     async def request(self, purpose: Purpose, *, force: bool = False) -> Preparation:
         """Prepare a reasoning (or recovery) request, emit its manifest and commit its state."""
+        base = self._agent.context
         prep = await self._prepare(purpose, force=force)
-        self._publish(prep)
+        self._publish(prep, base)
         if prep.compaction is not None:
             trigger: CompactionTrigger = "overflow" if purpose == "recovery" else "automatic"
             self._agent._emit(CompactionEvent(trigger, prep.compaction, self._agent._call))
@@ -75,14 +78,15 @@ class Preparer:
         trigger: CompactionTrigger,
     ) -> CompactionRecord | None:
         """Compact the working context when due (or ``force``); commit and emit only if it was."""
-        if not self._agent.context.conversation:
+        base = self._agent.context
+        if not base.conversation:
             return None
         prep = await self._prepare(
             "compaction", config=config, force=force, threshold=threshold, instructions=hint
         )
         if prep.compaction is None:
             return None  # light passes alone do not make a compression: nothing is kept
-        self._publish(prep)
+        self._publish(prep, base)
         self._agent._emit(CompactionEvent(trigger, prep.compaction, self._agent._call))
         return prep.compaction
 
@@ -143,13 +147,23 @@ class Preparer:
             agent._emit(ContextBuildEvent(exc.manifest, agent._call))
             raise
 
-    def _publish(self, prep: Preparation) -> None:
+    def _publish(self, prep: Preparation, base: WorkingState) -> None:
+        agent = self._agent
+        try:
+            # Validation passed: the candidate (compacted, truncated) becomes the working state,
+            # unless another commit came first while this one was prepared.
+            agent._conversation.commit(prep.state, base=base)
+        except StateChanged as exc:
+            exc.manifest = dataclasses.replace(
+                prep.manifest, validation="state_conflict", error=str(exc)
+            )
+            self.manifests.append(exc.manifest)
+            agent._emit(ContextBuildEvent(exc.manifest, agent._call))
+            raise
         self.manifests.append(prep.manifest)
         if prep.manifest.purpose != "compaction":
             self._previous = prep.manifest
-        self._agent._emit(ContextBuildEvent(prep.manifest, self._agent._call, prep.request))
-        # Validation passed: the candidate state (compacted, truncated) becomes the working state.
-        self._agent._conversation.commit(prep.state)
+        agent._emit(ContextBuildEvent(prep.manifest, agent._call, prep.request))
 
 
 def _unavailable(request_id: str, purpose: Purpose, model: str, error: str) -> ContextManifest:

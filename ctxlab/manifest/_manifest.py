@@ -45,7 +45,6 @@ Validation = Literal[
     "budget_exceeded",
     "invalid_tool_pairs",
     "state_conflict",
-    "history_conflict",
     "build_failed",
 ]
 """The outcome of a preparation."""

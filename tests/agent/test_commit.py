@@ -206,3 +206,32 @@ async def test_the_config_in_force_gives_the_next_thresholds() -> None:
     agent.context_config = ContextConfig(trigger_ratio=0.5, context_buffer_ratio=0.1)
     assert agent.next_thresholds().trigger_tokens == 1000
     assert agent.next_thresholds().notice_tokens == 800
+
+
+async def test_two_compactions_at_once_one_commits_the_other_is_a_state_conflict() -> None:
+    import asyncio
+
+    from ctxlab.exceptions import StateChanged
+
+    class SlowSummaries(ScriptedModel):
+        async def summarize(self, summary, *, context=None):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(0.01)  # both preparations are in flight at once
+            return await super().summarize(summary, context=context)
+
+    replies = [*(tool_call("fetch", {"page": i}) for i in range(3)), "done"]
+    agent = make(SlowSummaries(replies, context_window=WINDOW))
+    await agent("Read three pages")
+    outcomes = await asyncio.gather(
+        agent.compress_context(force=True),
+        agent.compress_context(force=True),
+        return_exceptions=True,
+    )
+    conflicts = [o for o in outcomes if isinstance(o, StateChanged)]
+    records = [o for o in outcomes if not isinstance(o, BaseException)]
+    assert len(conflicts) == 1 and len(records) == 1 and records[0] is not None
+    assert conflicts[0].manifest is not None
+    assert conflicts[0].manifest.validation == "state_conflict"
+    assert agent.manifests[-1].validation == "state_conflict"
+    # The committed compaction stands, and it is the only one applied.
+    assert agent.context.summary is not None
+    assert agent.context.summary.compacted_messages == records[0].messages_compacted
