@@ -48,8 +48,6 @@ from ctxlab.messages import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
-    messages_from_anthropic,
-    messages_to_anthropic,
 )
 from ctxlab.models import (
     AnthropicModel,
@@ -58,6 +56,8 @@ from ctxlab.models import (
     Model,
     ModelResponse,
     ScriptedModel,
+    messages_from_anthropic,
+    messages_to_anthropic,
 )
 from ctxlab.pipeline import (
     Preparation,

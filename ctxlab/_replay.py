@@ -20,7 +20,8 @@ from ctxlab._state import WorkingState
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import Materials, SystemPart
-from ctxlab.messages import AssistantMessage, UserMessage, messages_from_anthropic
+from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.models import messages_from_anthropic
 from ctxlab.pipeline import (
     Preparation,
     PreparationMemo,

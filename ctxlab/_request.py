@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ctxlab.messages import AssistantMessage, UserMessage, messages_to_anthropic
+from ctxlab.messages import AssistantMessage, UserMessage
 
 __all__ = ["ModelRequest", "ToolSchema"]
 
@@ -33,12 +33,10 @@ class ToolSchema:
         )
 
     def to_anthropic(self) -> dict[str, Any]:
-        """The ``tools`` entry of an Anthropic request."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_schema,
-        }
+        """The ``tools`` entry of an Anthropic request (see `ctxlab.models.tool_to_anthropic`)."""
+        from ctxlab.models._anthropic_format import tool_to_anthropic
+
+        return tool_to_anthropic(self)
 
 
 @dataclass(frozen=True)
@@ -53,10 +51,11 @@ class ModelRequest:
     """Tool schemas (travel in their own request field, counted in the budget)."""
 
     def to_anthropic(self) -> dict[str, Any]:
-        """``system``, ``messages`` and ``tools`` of an Anthropic Messages request."""
-        payload: dict[str, Any] = {"messages": messages_to_anthropic(self.messages)}
-        if self.system:
-            payload["system"] = self.system
-        if self.tools:
-            payload["tools"] = [t.to_anthropic() for t in self.tools]
-        return payload
+        """``system``, ``messages`` and ``tools`` of an Anthropic Messages request.
+
+        A convenience: the wire format lives with the adapter (`ctxlab.models`), imported here
+        only when asked for, so the engine does not depend on any provider's format.
+        """
+        from ctxlab.models._anthropic_format import request_to_anthropic
+
+        return request_to_anthropic(self)

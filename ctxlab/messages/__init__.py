@@ -1,11 +1,14 @@
-"""Messages and content blocks, their JSON form and the Anthropic Messages format."""
+"""Messages and content blocks, and their JSON form.
 
-from ctxlab.messages._anthropic import (
-    messages_from_anthropic,
-    messages_to_anthropic,
-    to_anthropic_block,
-)
+Provider wire formats live with their adapters: the Anthropic Messages format is in
+`ctxlab.models` (``messages_from_anthropic``, ``messages_to_anthropic``, ...).
+"""
+
+from typing import Any
+
 from ctxlab.messages._blocks import (
+    HINT_CLOSE,
+    HINT_OPEN,
     AssistantBlock,
     Base64ImageSource,
     ContentBlock,
@@ -32,6 +35,8 @@ from ctxlab.messages._messages import (
 )
 
 __all__ = [
+    "HINT_CLOSE",
+    "HINT_OPEN",
     "MESSAGES_ADAPTER",
     "MESSAGE_ADAPTER",
     "AssistantBlock",
@@ -52,8 +57,24 @@ __all__ = [
     "UserMessage",
     "dump_messages",
     "find_tool_pair_problems",
-    "messages_from_anthropic",
-    "messages_to_anthropic",
     "parse_messages",
-    "to_anthropic_block",
 ]
+
+_MOVED = ("messages_from_anthropic", "messages_to_anthropic", "to_anthropic_block")
+
+
+def __getattr__(name: str) -> Any:
+    # Deprecated aliases (one release): the Anthropic format moved next to its adapter.
+    if name in _MOVED:
+        import warnings
+
+        from ctxlab.models import _anthropic_format
+
+        warnings.warn(
+            f"ctxlab.messages.{name} moved to ctxlab.models.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(_anthropic_format, name)
+    msg = f"module 'ctxlab.messages' has no attribute {name!r}"
+    raise AttributeError(msg)

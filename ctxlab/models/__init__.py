@@ -1,6 +1,14 @@
-"""Models: the `Model` base, `AnthropicModel`, the offline `DemoModel`, and test models."""
+"""Models: the `Model` base, `AnthropicModel` and the Anthropic wire format, the offline
+`DemoModel`, and test models. A provider is one adapter module plus its format module."""
 
 from ctxlab.models._anthropic import CONTEXT_WINDOWS, AnthropicModel
+from ctxlab.models._anthropic_format import (
+    messages_from_anthropic,
+    messages_to_anthropic,
+    request_to_anthropic,
+    to_anthropic_block,
+    tool_to_anthropic,
+)
 from ctxlab.models._base import (
     Model,
     ModelResponse,
@@ -21,7 +29,12 @@ __all__ = [
     "RequestInfo",
     "RequestPurpose",
     "ScriptedModel",
+    "messages_from_anthropic",
+    "messages_to_anthropic",
     "parse_summary_json",
+    "request_to_anthropic",
     "summary_instruction",
+    "to_anthropic_block",
     "tool_call",
+    "tool_to_anthropic",
 ]

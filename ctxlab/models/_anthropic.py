@@ -21,7 +21,7 @@ from ctxlab.exceptions import (
     UsageError,
 )
 from ctxlab.manifest import ProviderUsage
-from ctxlab.messages import messages_from_anthropic
+from ctxlab.models._anthropic_format import messages_from_anthropic, request_to_anthropic
 from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
 
 __all__ = ["CONTEXT_WINDOWS", "AnthropicModel"]
@@ -112,7 +112,7 @@ class AnthropicModel(Model):
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request`` (cache marks included)."""
-        body = request.to_anthropic()
+        body = request_to_anthropic(request)
         payload: dict[str, Any] = {"model": self.name, "messages": body["messages"]}
         if "tools" in body:
             payload["tools"] = body["tools"]

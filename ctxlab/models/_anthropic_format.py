@@ -1,4 +1,5 @@
-"""Lossless conversion between ctxlab messages and the Anthropic Messages format.
+"""The Anthropic Messages wire format, next to its adapter: lossless conversion of messages,
+tool schemas and whole requests.
 
 ctxlab's blocks mirror Anthropic's, so conversion renames nothing; the one block of ctxlab's own,
 `HintBlock`, travels as a text block wrapped in ``<system-reminder>`` tags and is recognised on the
@@ -10,15 +11,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.messages._blocks import HINT_CLOSE, HINT_OPEN, HintBlock, TextBlock
-from ctxlab.messages._messages import (
+from ctxlab.messages import (
+    HINT_CLOSE,
+    HINT_OPEN,
     AssistantMessage,
+    HintBlock,
+    TextBlock,
     UserMessage,
     parse_messages,
 )
 
-__all__ = ["messages_from_anthropic", "messages_to_anthropic", "to_anthropic_block"]
+__all__ = [
+    "messages_from_anthropic",
+    "messages_to_anthropic",
+    "request_to_anthropic",
+    "to_anthropic_block",
+    "tool_to_anthropic",
+]
 
 _ANTHROPIC_BLOCKS = {"text", "image", "tool_use", "tool_result"}
 
@@ -38,6 +49,21 @@ def messages_to_anthropic(
     return [
         {"role": m.role, "content": [to_anthropic_block(b) for b in m.content]} for m in messages
     ]
+
+
+def tool_to_anthropic(tool: ToolSchema) -> dict[str, Any]:
+    """One ``tools`` entry of an Anthropic request."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def request_to_anthropic(request: ModelRequest) -> dict[str, Any]:
+    """``system``, ``messages`` and ``tools`` of an Anthropic Messages request."""
+    payload: dict[str, Any] = {"messages": messages_to_anthropic(request.messages)}
+    if request.system:
+        payload["system"] = request.system
+    if request.tools:
+        payload["tools"] = [tool_to_anthropic(t) for t in request.tools]
+    return payload
 
 
 def _block_from_anthropic(block: Any, where: str) -> Any:
