@@ -38,6 +38,8 @@ def _search(base: Path, start: Path, regex: re.Pattern[str]) -> list[str]:
 
 def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0) -> list[Tool]:
     """The tools ``list_files``, ``read_file``, ``grep``, ``edit_file`` and ``run_tests``."""
+    # Long on purpose: five small tools that close over the workspace root, kept together so
+    # each one's docstring (what the model reads) sits next to the others.
     base = Path(root).resolve()
 
     def inside(path: str) -> Path:

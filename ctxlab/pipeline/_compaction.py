@@ -276,52 +276,18 @@ async def reduce_conversation(
     prefix, tail = result.conversation[:split], result.conversation[split:]
     if not prefix:
         return result
-    tail_room = max(room - SUMMARY_ALLOWANCE, 0)
-    if cache.messages(tail) > tail_room:
-        # The latest turn alone is too big: its tool results are cut to what is left.
-        results = sum(len(m.tool_results) for m in tail if isinstance(m, UserMessage))
-        other = sum(cache.message(m) for m in tail if not isinstance(m, UserMessage)) + 64
-        per_result = max((tail_room - other) // max(results, 1), 64)
-        tail, cut = truncate_results(tail, per_result, None, cache)
-        result.transforms.extend(cut)
-
-    method: CompactionMethod
-    code: TransformKind
+    tail, cut = _fit_latest_turn(tail, max(room - SUMMARY_ALLOWANCE, 0), cache)
+    result.transforms.extend(cut)
     fields, errors = await _summarize(prefix, summary, config, summarizer, instructions)
-    compacted = len(prefix) + (summary.compacted_messages if summary else 0)
-    if fields is not None:
-        new_summary = Summary(
-            fields=fields, text=render_summary(fields, config), compacted_messages=compacted
-        )
-        method, code = "summary", "history_compaction"
-    elif config.compression_fallback_to_truncation:
-        # The earlier summary's fields are carried, rendered afresh: a note never nests the
-        # previous note, so repeated failures cannot grow it without bound.
-        previous = (
-            f"\nEarlier summary:\n{render_summary(summary.fields, config)}"
-            if summary is not None and summary.fields
-            else ""
-        )
-        note = TRUNCATION_NOTE.format(count=len(prefix), reason=errors[-1], previous=previous)
-        new_summary = Summary(
-            fields=dict(summary.fields) if summary else {},
-            text=note,
-            compacted_messages=compacted,
-            kind="truncation",
-        )
-        method, code = "truncation", "history_truncation"
+    new_summary = _new_summary(fields, errors, prefix, summary, config)
+    if fields is None:
         result.transforms.append(Transform("summary_failed", "", "; ".join(errors)))
-    else:
-        msg = (
-            "summarization failed on every attempt and compression_fallback_to_truncation is "
-            f"off, so the context was left untouched: {'; '.join(errors)}"
-        )
-        raise CompressionError(msg)
     result.conversation, result.summary = tail, new_summary
     after = summary_tokens(new_summary, cache) + cache.messages(tail)
+    code: TransformKind = "history_compaction" if fields is not None else "history_truncation"
     result.transforms.append(Transform(code, f"{len(prefix)} messages", "", before, after))
     result.compaction = CompactionRecord(
-        method=method,
+        method=new_summary.kind,
         tokens_before=before,
         tokens_after=after,
         messages_compacted=len(prefix),
@@ -329,3 +295,51 @@ async def reduce_conversation(
         errors=tuple(errors),
     )
     return result
+
+
+def _fit_latest_turn(
+    tail: Conversation, room: int, cache: TokenCache
+) -> tuple[Conversation, list[Transform]]:
+    """The kept tail cut to ``room`` tokens: when the latest turn alone is too big, its tool
+    results share what is left (never the calls: pairs stay whole)."""
+    if cache.messages(tail) <= room:
+        return tail, []
+    results = sum(len(m.tool_results) for m in tail if isinstance(m, UserMessage))
+    other = sum(cache.message(m) for m in tail if not isinstance(m, UserMessage)) + 64
+    per_result = max((room - other) // max(results, 1), 64)
+    return truncate_results(tail, per_result, None, cache)
+
+
+def _new_summary(
+    fields: dict[str, str] | None,
+    errors: list[str],
+    prefix: Conversation,
+    previous: Summary | None,
+    config: ContextConfig,
+) -> Summary:
+    """The summary standing for ``prefix`` (and ``previous``): the model's fields rendered, or
+    the truncation note when every attempt failed and the fallback is on."""
+    compacted = len(prefix) + (previous.compacted_messages if previous else 0)
+    if fields is not None:
+        text = render_summary(fields, config)
+        return Summary(fields=fields, text=text, compacted_messages=compacted)
+    if not config.compression_fallback_to_truncation:
+        msg = (
+            "summarization failed on every attempt and compression_fallback_to_truncation is "
+            f"off, so the context was left untouched: {'; '.join(errors)}"
+        )
+        raise CompressionError(msg)
+    # The earlier summary's fields are carried, rendered afresh: a note never nests the
+    # previous note, so repeated failures cannot grow it without bound.
+    earlier = (
+        f"\nEarlier summary:\n{render_summary(previous.fields, config)}"
+        if previous is not None and previous.fields
+        else ""
+    )
+    note = TRUNCATION_NOTE.format(count=len(prefix), reason=errors[-1], previous=earlier)
+    return Summary(
+        fields=dict(previous.fields) if previous else {},
+        text=note,
+        compacted_messages=compacted,
+        kind="truncation",
+    )

@@ -120,6 +120,8 @@ async def prepare(
     new (``call_id`` is the deprecated name of ``request_id``). Raises `InvalidToolPairs`,
     `ContextBudgetExceeded` or `CompressionError`, each carrying the failed manifest.
     """
+    # Longer than a screen only by its signature and docstring (the public API); the body is
+    # the eight stages in order, each one call.
     if call_id is not None:
         warnings.warn("prepare(call_id=) is now request_id=", DeprecationWarning, stacklevel=2)
         request_id = request_id or call_id

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ctxlab._config import ContextConfig, TunableField, tunable_fields
 from ctxlab._request import ModelRequest
 from ctxlab.manifest import ContextManifest
-from ctxlab.materials import TextSource
+from ctxlab.materials import SourceRegistration, TextSource
 from ctxlab.messages import HintBlock, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
@@ -249,61 +249,49 @@ class SourcesPanel:
         self.rows = {}
         children: list[w.Widget] = []
         for name, registration in self.agent.sources.items():
-            enabled = w.Checkbox(
-                value=registration.enabled,
-                description="enabled",
-                indent=False,
-                layout=w.Layout(width="90px"),
-            )
-            priority = w.IntText(
-                value=registration.priority or 0,
-                description="priority",
-                layout=w.Layout(width="170px"),
-            )
-            required = w.Checkbox(
-                value=bool(registration.required),
-                description="required",
-                indent=False,
-                disabled=registration.on_failure == "omit",
-                layout=w.Layout(width="90px"),
-            )
-            row: dict[str, Any] = {"enabled": enabled, "priority": priority, "required": required}
-
-            def changed(_: Any, name: str = name) -> None:
-                self.apply(name)
-
-            for control in (enabled, priority, required):
-                control.observe(changed, names="value")
-            parts: list[w.Widget] = [
-                w.HTML(
-                    f"<b>{html.escape(name)}</b> · {html.escape(registration.on_failure)}"
-                    f" · timeout {registration.timeout:g} s",
-                    layout=w.Layout(width="260px"),
-                ),
-                enabled,
-                priority,
-                required,
-            ]
-            box: list[w.Widget] = [w.HBox(parts)]
-            if isinstance(registration.source, TextSource):
-                text = w.Textarea(
-                    value=registration.source.text, layout=w.Layout(width="95%", height="90px")
-                )
-                save = w.Button(description="Save text", icon="save")
-                status = w.HTML()
-                row.update(text=text, save=save, status=status)
-
-                def saved(_: Any, name: str = name) -> None:
-                    self.save_text(name)
-
-                save.on_click(saved)
-                box.append(text)
-                box.append(w.HBox([save, status]))
-            self.rows[name] = row
+            box = self._row(name, registration)
             children.append(
                 w.VBox(box, layout=w.Layout(border="1px solid #ddd", padding="4px", margin="2px"))
             )
         self.widget.children = children or [w.HTML("<i>No sources registered.</i>")]
+
+    def _row(self, name: str, registration: SourceRegistration) -> list[w.Widget]:
+        enabled = w.Checkbox(
+            value=registration.enabled,
+            description="enabled",
+            indent=False,
+            layout=w.Layout(width="90px"),
+        )
+        priority = w.IntText(
+            value=registration.priority or 0, description="priority", layout=w.Layout(width="170px")
+        )
+        required = w.Checkbox(
+            value=bool(registration.required),
+            description="required",
+            indent=False,
+            disabled=registration.on_failure == "omit",
+            layout=w.Layout(width="90px"),
+        )
+        row: dict[str, Any] = {"enabled": enabled, "priority": priority, "required": required}
+        for control in (enabled, priority, required):
+            control.observe(lambda _, name=name: self.apply(name), names="value")
+        title = w.HTML(
+            f"<b>{html.escape(name)}</b> · {html.escape(registration.on_failure)}"
+            f" · timeout {registration.timeout:g} s",
+            layout=w.Layout(width="260px"),
+        )
+        box: list[w.Widget] = [w.HBox([title, enabled, priority, required])]
+        if isinstance(registration.source, TextSource):
+            text = w.Textarea(
+                value=registration.source.text, layout=w.Layout(width="95%", height="90px")
+            )
+            save = w.Button(description="Save text", icon="save")
+            status = w.HTML()
+            row.update(text=text, save=save, status=status)
+            save.on_click(lambda _, name=name: self.save_text(name))
+            box.extend([text, w.HBox([save, status])])
+        self.rows[name] = row
+        return box
 
     def apply(self, name: str) -> None:
         """Apply the controls of ``name`` through its registration (read at the next
