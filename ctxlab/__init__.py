@@ -22,14 +22,25 @@ from ctxlab.exceptions import (
     CompressionError,
     ContextBudgetExceeded,
     CtxlabError,
+    InvalidConversation,
     InvalidToolPairs,
     MessageFormatError,
     OffloadError,
     PreparationError,
+    StateChanged,
     TokenizerDataError,
     UsageError,
 )
-from ctxlab.manifest import ContextManifest, ManifestDiff, ManifestItem, ProviderUsage, Transform
+from ctxlab.manifest import (
+    STEP_COLUMNS,
+    ContextManifest,
+    ManifestDiff,
+    ManifestItem,
+    ProviderUsage,
+    Thresholds,
+    Transform,
+    step_row,
+)
 from ctxlab.materials import (
     ContextBlock,
     ContextRequest,
@@ -61,6 +72,7 @@ from ctxlab.models import (
 )
 from ctxlab.pipeline import (
     Preparation,
+    PreparationMemo,
     Summarizer,
     SummaryRequest,
     WorkspaceOffloader,
@@ -70,9 +82,10 @@ from ctxlab.pipeline import (
 from ctxlab.session import SessionLog
 from ctxlab.tokens import ApproximateCounter, TiktokenCounter, TokenCache, TokenCount, TokenCounter
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
+    "STEP_COLUMNS",
     "Agent",
     "AnthropicModel",
     "ApproximateCounter",
@@ -91,6 +104,7 @@ __all__ = [
     "FunctionModel",
     "HintBlock",
     "ImageBlock",
+    "InvalidConversation",
     "InvalidToolPairs",
     "ManifestDiff",
     "ManifestItem",
@@ -104,10 +118,12 @@ __all__ = [
     "OffloadError",
     "Preparation",
     "PreparationError",
+    "PreparationMemo",
     "ProviderUsage",
     "PruneConfig",
     "ScriptedModel",
     "SessionLog",
+    "StateChanged",
     "Summarizer",
     "Summary",
     "SummaryRequest",
@@ -115,6 +131,7 @@ __all__ = [
     "TaskState",
     "TextBlock",
     "TextSource",
+    "Thresholds",
     "TiktokenCounter",
     "TodoItem",
     "TokenCache",
@@ -141,5 +158,6 @@ __all__ = [
     "messages_to_anthropic",
     "prepare",
     "replay",
+    "step_row",
     "tool",
 ]
