@@ -5,12 +5,14 @@ each assistant message) the new messages arrive and one request is prepared. In 
 
 - ctxlab: `prepare` with a real tokenizer (tiktoken cl100k_base) and a cold cache per session;
 - recount: tokenizing the whole conversation with tiktoken at every step (what a naive harness does);
-- floor: tokenizing each final conversation once (no harness can count with less tokenization);
+- floor: tokenizing, once, exactly the content the replay prepares — System and every message
+  before the last reasoning boundary (what follows the last assistant turn is never prepared);
 - AgentScope 2.0.11: appending the step's messages to a stub-model `Agent` and calling its
   `compress_context()` (which estimates tokens as bytes / 4) — skipped with a note if not installed.
 
-Each contender but recounting runs ``--repeat`` times per session (a cold cache every time) and
-the fastest run is kept.
+Every contender runs ``--repeat`` times per session and the fastest run is kept. Every repeat is
+cold: the transcript is read from disk again (fresh message objects, so no cached content hash
+or token count survives from an earlier repeat) and each contender starts with empty caches.
 
 Usage: python benchmarks/prepare_bench.py [--window 200000] [--limit N] [--repeat 3]
 """
@@ -95,11 +97,17 @@ def run_recount(messages: tuple[Any, ...], system: str) -> list[float]:
     return times
 
 
+def prepared_content(messages: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The messages some step of the replay prepares: everything before the last assistant turn."""
+    steps = boundaries(messages)
+    return messages[: steps[-1]] if steps else ()
+
+
 def run_floor(messages: tuple[Any, ...], system: str) -> float:
     encoding = load_encoding("cl100k_base")
     start = time.perf_counter()
     total = len(encoding.encode_ordinary(system))
-    for message in messages:
+    for message in prepared_content(messages):
         for text in texts_of(message):
             total += len(encoding.encode_ordinary(text))
     return time.perf_counter() - start
@@ -214,8 +222,11 @@ async def main() -> int:
         "--repeat",
         type=int,
         default=3,
-        help="runs per session of ctxlab, the floor and AgentScope; the fastest is kept (the "
-        "machines are shared and noisy). Recounting runs once: it is the slow baseline.",
+        help="cold runs per session of every contender; the fastest is kept (the machines are "
+        "shared and noisy)",
+    )
+    parser.add_argument(
+        "--out", default="benchmarks/results/prepare_bench.json", help="where the rows are saved"
     )
     args = parser.parse_args()
     norm = corpus_dir() / "norm"
@@ -254,18 +265,27 @@ async def main() -> int:
     for path in files:
         transcript = load_transcript(path)
         messages = transcript.messages
-        ours = min(
-            [
-                await run_ctxlab(messages, transcript.system, args.window)
+        runs = []
+        for _ in range(args.repeat):
+            cold = load_transcript(path)  # fresh objects: nothing cached from the last repeat
+            runs.append(await run_ctxlab(cold.messages, cold.system, args.window))
+        ours = min(runs, key=sum)
+        recount = min(
+            (
+                run_recount(load_transcript(path).messages, transcript.system)
                 for _ in range(args.repeat)
-            ],
+            ),
             key=sum,
         )
-        recount = run_recount(messages, transcript.system)
-        floor = min(run_floor(messages, transcript.system) for _ in range(args.repeat))
+        floor = min(
+            run_floor(load_transcript(path).messages, transcript.system) for _ in range(args.repeat)
+        )
         theirs = (
             min(
-                [await peer.run(messages, transcript.system) for _ in range(args.repeat)],
+                [
+                    await peer.run(load_transcript(path).messages, transcript.system)
+                    for _ in range(args.repeat)
+                ],
                 key=sum,
             )
             if peer
@@ -306,14 +326,25 @@ async def main() -> int:
             f"400+ messages: ctxlab p50 max {max(r['ctxlab_p50'] for r in big):.3f} ms; "
             f"recount ÷ ctxlab p50 min {min(r['recount_p50'] / r['ctxlab_p50'] for r in big):.1f}"
         )
+    total_ours = sum(r["ctxlab_total"] for r in rows)
+    total_floor = sum(r["floor"] for r in rows)
+    print(
+        f"whole corpus: ctxlab {total_ours:.0f} ms, floor {total_floor:.0f} ms, ctxlab ÷ floor "
+        f"{total_ours / total_floor:.2f}; within 2× of the floor on "
+        f"{sum(r['ctxlab_total'] <= 2 * r['floor'] for r in rows)} of {len(rows)} sessions"
+    )
     if peer:
+        total_theirs = sum(r["as_total"] for r in rows)
+        faster = sum(r["as_total"] < r["ctxlab_total"] for r in rows)
+        faster_p50 = sum(r["as_p50"] < r["ctxlab_p50"] for r in rows)
         print(
-            f"AgentScope total ÷ ctxlab total, min over sessions: "
-            f"{min(r['as_total'] / r['ctxlab_total'] for r in rows):.1f}"
+            f"whole corpus: AgentScope {total_theirs:.0f} ms, ctxlab ÷ AgentScope "
+            f"{total_ours / total_theirs:.2f}; AgentScope is faster in total on {faster} of "
+            f"{len(rows)} sessions and per step (p50) on {faster_p50}"
         )
-    out = Path("benchmarks/results")
-    out.mkdir(exist_ok=True)
-    (out / "prepare_bench.json").write_text(json.dumps(rows, indent=1))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1))
     return 0
 
 
