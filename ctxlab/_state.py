@@ -47,14 +47,25 @@ class WorkingState(BaseModel):
 
     def append(self, *messages: UserMessage | AssistantMessage) -> WorkingState:
         """A new state with messages appended."""
-        # The parts are already validated models: pydantic's public fast path builds the new
-        # state without revalidating the whole conversation (2 µs instead of ~90 µs at 300
-        # messages; a hand-built object saved another 0.9 µs, not worth relying on internals).
-        return WorkingState.model_construct(
-            conversation=(*self.conversation, *messages),
-            summary=self.summary,
-            revision=self.revision + 1,
+        # Called once per step: the parts are already validated models, so the new state is
+        # built the way pydantic's ``model_construct`` does, minus its generic bookkeeping
+        # (measured: 1.3 µs here, 2.2 µs through ``model_construct``, ~90 µs validating, at
+        # 300 messages). `test_working_state_append_equals_a_validated_state` guards the shortcut.
+        new = object.__new__(WorkingState)
+        _set = object.__setattr__
+        _set(
+            new,
+            "__dict__",
+            {
+                "conversation": (*self.conversation, *messages),
+                "summary": self.summary,
+                "revision": self.revision + 1,
+            },
         )
+        _set(new, "__pydantic_fields_set__", {"conversation", "summary", "revision"})
+        _set(new, "__pydantic_extra__", None)
+        _set(new, "__pydantic_private__", None)
+        return new
 
     @classmethod
     def of(cls, messages: Any) -> WorkingState:

@@ -30,7 +30,8 @@ from ctxlab.pipeline import (
     fixed_part,
     lay_out,
     project,
-    reduce_stage,
+    reduce_conversation,
+    reduction_due,
     scan_conversation,
     validate,
 )
@@ -133,7 +134,9 @@ def test_stage7_layout_orders_system_summary_conversation_transient_references()
     from ctxlab.pipeline._scan import message_items
 
     summary = Summary(text="SUMMARY")
-    layout = lay_out(fixed, summary, 9, conversation, message_items(conversation, c), kept, c)
+    items = message_items(conversation, c)
+    tokens = sum(i.tokens for i in items)
+    layout = lay_out(fixed, summary, 9, conversation, items, tokens, kept, c)
     placements = [i.placement for i in layout.items]
     assert placements == ["system", "tools", "summary", "conversation", "transient", "references"]
     texts = [m.content[0].text for m in layout.request.messages]  # type: ignore[union-attr]
@@ -152,7 +155,10 @@ def test_stage8_validation_checks_pairs_then_budget_and_carries_the_manifest() -
 
     from ctxlab.pipeline._scan import message_items
 
-    layout = lay_out(fixed, None, 0, broken, message_items(broken, c), Budgeted((), {}), c)
+    items = message_items(broken, c)
+    layout = lay_out(
+        fixed, None, 0, broken, items, sum(i.tokens for i in items), Budgeted((), {}), c
+    )
     with pytest.raises(InvalidToolPairs) as caught:
         validate(layout, ToolPairScanner().feed(broken), "reasoning", factory())
     assert caught.value.manifest is not None
@@ -189,25 +195,26 @@ def test_stages2_3_scan_reuses_the_previous_scan_and_matches_a_full_one() -> Non
     assert other.tokens == scan_conversation(messages, ContextConfig(), None, cache())[0].tokens
 
 
-async def test_stage5_reduce_is_skipped_when_nothing_is_due_and_compacts_when_it_is() -> None:
+async def test_stage5_is_due_only_above_its_line_and_compacts_when_it_is() -> None:
     c, config = cache(), ContextConfig()
     scan, _ = scan_conversation(tuple(session(8, output_chars=400)), config, None, c)
-    quiet = await reduce_stage(
-        scan,
+    quiet = ReductionLimits.of(LINES, 0)
+    assert not reduction_due(scan, None, config=config, cache=c, limits=quiet)
+    assert reduction_due(scan, None, config=config, cache=c, limits=quiet, force=True)
+    low = ReductionLimits.of(LINES, 0, trigger_override=10)
+    assert low.trigger_tokens == 10 and quiet.trigger_tokens == LINES.trigger_tokens
+    assert reduction_due(scan, None, config=config, cache=c, limits=low)
+    # A configured light pass makes the stage run even under the line.
+    passes = config.merge(compaction={"truncate_args": {}})
+    assert reduction_due(scan, None, config=passes, cache=c, limits=quiet)
+    due = await reduce_conversation(
+        scan.conversation,
         None,
         config=config,
         cache=c,
-        limits=ReductionLimits.of(LINES, 0),
+        limits=low,
         summarizer=extractive_summarizer,
-    )
-    assert quiet.conversation is scan.conversation and quiet.compaction is None
-    due = await reduce_stage(
-        scan,
-        None,
-        config=config,
-        cache=c,
-        limits=ReductionLimits.of(LINES, 0, trigger_override=10),
-        summarizer=extractive_summarizer,
+        conversation_tokens=scan.tokens,
     )
     assert due.compaction is not None and due.compaction.method == "summary"
     assert due.summary is not None and len(due.conversation) < len(scan.conversation)

@@ -118,14 +118,29 @@ class ConversationOwner:
 
     def _check(self, appended: Sequence[UserMessage | AssistantMessage]) -> ToolPairScanner:
         base = self._scan()
-        before = len(base.problems)
-        scanner = base.copy().feed(appended)
-        found: list[ToolPairProblem | str] = list(scanner.problems[before:])
-        found.extend(
-            f"message {scanner.index - len(appended) + i}: its content is empty"
-            for i, m in enumerate(appended)
-            if not m.content
-        )
+        found: list[ToolPairProblem | str] = []
+        # Checked against the committed scan without copying it (its set of ids grows with the
+        # session): only the appended messages are looked at.
+        pending = dict(base.pending)
+        new_ids: set[str] = set()
+        for offset, message in enumerate(appended):
+            index = base.index + offset
+            if not message.content:
+                found.append(f"message {index}: its content is empty")
+            if isinstance(message, AssistantMessage):
+                found.extend(ToolPairProblem("missing_result", t, at) for t, at in pending.items())
+                pending = {}
+                for use in message.tool_uses:
+                    if use.id in base.seen or use.id in new_ids:
+                        found.append(ToolPairProblem("duplicate_id", use.id, index))
+                    new_ids.add(use.id)
+                    pending[use.id] = index
+                continue
+            for result in message.tool_results:
+                if pending.pop(result.tool_use_id, None) is None:
+                    found.append(ToolPairProblem("orphan_result", result.tool_use_id, index))
+            found.extend(ToolPairProblem("missing_result", t, at) for t, at in pending.items())
+            pending = {}
         if found:
             detail = "; ".join(str(p) for p in found[:3])
             who = (
@@ -140,7 +155,7 @@ class ConversationOwner:
                 "of the assistant message just before it."
             )
             raise InvalidConversation(msg, problems=tuple(found))
-        return scanner
+        return base.feed(appended)
 
 
 def repair_conversation(conversation: Conversation) -> tuple[Conversation, list[str]]:

@@ -14,6 +14,7 @@ __all__ = [
     "TRANSFORM_KINDS",
     "CompactionMethod",
     "CompactionTrigger",
+    "ItemKind",
     "Purpose",
     "TransformEffect",
     "TransformInfo",
@@ -24,6 +25,21 @@ __all__ = [
 Purpose = Literal["reasoning", "compaction", "recovery", "summary"]
 """Why a request is prepared: a reasoning step, a manual or agentic compaction, an overflow
 recovery (the rejected request prepared again, smaller), or a summary request."""
+
+ItemKind = Literal[
+    "system",
+    "tool_schema",
+    "summary",
+    "message",
+    "task",
+    "runtime",
+    "reference",
+    "memory",
+    "knowledge",
+    "notice",
+]
+"""What a manifest item is: System part, tool schema, summary, conversation message, task state,
+runtime or reference material from a source, workspace memory or knowledge, the usage notice."""
 
 CompactionMethod = Literal["summary", "truncation"]
 """How a compaction shortened the conversation: by a structured summary, or (when every summary

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from ctxlab.manifest._kinds import Purpose, TransformKind
+from ctxlab.manifest._kinds import ItemKind, Purpose, TransformKind
 from ctxlab.manifest._thresholds import Thresholds
 
 if TYPE_CHECKING:
@@ -56,8 +56,8 @@ class ManifestItem:
 
     id: str
     """Stable id: ``system/<name>``, ``tool/<name>``, ``message/<hash>``, ``source/<src>/<block>``."""
-    kind: str
-    """``system``, ``tool_schema``, ``summary``, ``message``, ``task_state``, ``runtime``,
+    kind: ItemKind
+    """``system``, ``tool_schema``, ``summary``, ``message``, ``task``, ``runtime``,
     ``reference``, ``memory``, ``knowledge``, ``notice``."""
     placement: Placement
     """Where it is placed in the request."""

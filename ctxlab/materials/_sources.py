@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ctxlab.exceptions import SourceError, SourceUnavailable, UsageError
+from ctxlab.manifest import Purpose
 from ctxlab.materials._block import ContextBlock, Material
 
 __all__ = [
@@ -50,8 +51,8 @@ class ContextRequest:
     session_id: str | None
     request_id: str
     """The id of the request being prepared (the manifest's; the reference's ``callId``)."""
-    purpose: str
-    """``reasoning``, ``recovery`` or ``compaction``."""
+    purpose: Purpose
+    """``reasoning``, ``recovery`` or ``compaction`` (sources are never loaded for summaries)."""
 
     @property
     def call_id(self) -> str:

@@ -11,10 +11,10 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ctxlab._request import ModelRequest
-from ctxlab.manifest import ProviderUsage
+from ctxlab.manifest import ProviderUsage, Purpose
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.tokens import TiktokenCounter, TokenCounter
@@ -28,8 +28,9 @@ __all__ = [
     "summary_instruction",
 ]
 
-RequestPurpose = Literal["reasoning", "recovery", "summary"]
-"""Why the agent calls the model."""
+RequestPurpose = Purpose
+"""Why the agent calls the model: the same `Purpose` as the request's preparation (a model
+sees ``reasoning``, ``recovery`` and ``summary``; a compaction's model call is a summary)."""
 
 TextCallback = Callable[[str], None]
 

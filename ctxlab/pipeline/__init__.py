@@ -8,7 +8,7 @@ from ctxlab.pipeline._compaction import (
     ReductionLimits,
     find_split,
     reduce_conversation,
-    reduce_stage,
+    reduction_due,
 )
 from ctxlab.pipeline._offload import Offloader, WorkspaceOffloader
 from ctxlab.pipeline._prepare import Preparation, PreparationMemo, prepare
@@ -64,7 +64,7 @@ __all__ = [
     "prepare",
     "project",
     "reduce_conversation",
-    "reduce_stage",
+    "reduction_due",
     "render_summary",
     "scan_conversation",
     "truncation_notice",

@@ -28,7 +28,7 @@ __all__ = [
     "compaction_due",
     "find_split",
     "reduce_conversation",
-    "reduce_stage",
+    "reduction_due",
     "summary_tokens",
 ]
 
@@ -159,7 +159,7 @@ def compaction_due(
     return force or (passes.enabled and (by_messages or total > trigger))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # built at every step: a frozen dataclass's __init__ costs 1–2 µs more
 class ReductionLimits:
     """The token lines stage 5 works with."""
 
@@ -189,34 +189,20 @@ class ReductionLimits:
         )
 
 
-async def reduce_stage(
+def reduction_due(
     scan: ConversationScan,
     summary: Summary | None,
     *,
     config: ContextConfig,
     cache: TokenCache,
     limits: ReductionLimits,
-    summarizer: Summarizer | None,
     force: bool = False,
-    instructions: str | None = None,
-) -> Reduction:
-    """Stage 5 on a scanned conversation; skipped outright when nothing can be due (the common
-    step costs one comparison)."""
+) -> bool:
+    """Whether stage 5 has anything to do: a light pass is configured, or compaction is due.
+    When it is not (the common step), the stage is skipped outright."""
     total = limits.fixed_tokens + summary_tokens(summary, cache) + scan.tokens
-    if config.compaction.truncate_args is None and not compaction_due(
+    return config.compaction.truncate_args is not None or compaction_due(
         config.compaction, len(scan.conversation), total, limits.trigger_tokens, force=force
-    ):
-        return Reduction(scan.conversation, summary)
-    return await reduce_conversation(
-        scan.conversation,
-        summary,
-        config=config,
-        cache=cache,
-        limits=limits,
-        summarizer=summarizer,
-        force=force,
-        instructions=instructions,
-        conversation_tokens=scan.tokens,
     )
 
 

@@ -25,8 +25,10 @@ from ctxlab.materials import Materials
 from ctxlab.messages import ToolPairScanner
 from ctxlab.pipeline._compaction import (
     CompactionRecord,
+    Reduction,
     ReductionLimits,
-    reduce_stage,
+    reduce_conversation,
+    reduction_due,
     summary_tokens,
 )
 from ctxlab.pipeline._offload import Offloader
@@ -147,18 +149,25 @@ async def prepare(
     material = budget_materials(
         materials.blocks, cache, excess_without_them=fixed.tokens + floor - lines.input_limit
     )
-    # 5. Conversation reduction (light passes, then compaction when due).
+    # 5. Conversation reduction: light passes, then compaction when due (skipped when nothing is).
+    limits = ReductionLimits.of(lines, fixed.tokens + material.total, compaction_threshold)
+    due = reduction_due(
+        scan, state.summary, config=config, cache=cache, limits=limits, force=force_compaction
+    )
+    reduction = Reduction(scan.conversation, state.summary)
     try:
-        reduction = await reduce_stage(
-            scan,
-            state.summary,
-            config=config,
-            cache=cache,
-            limits=ReductionLimits.of(lines, fixed.tokens + material.total, compaction_threshold),
-            summarizer=summarizer,
-            force=force_compaction,
-            instructions=instructions,
-        )
+        if due:
+            reduction = await reduce_conversation(
+                scan.conversation,
+                state.summary,
+                config=config,
+                cache=cache,
+                limits=limits,
+                summarizer=summarizer,
+                force=force_compaction,
+                instructions=instructions,
+                conversation_tokens=scan.tokens,
+            )
     except PreparationError as exc:
         manifest.transforms.extend(material.transforms)
         exc.manifest = manifest([], "build_failed", str(exc))
@@ -184,7 +193,9 @@ async def prepare(
     manifest.transforms.extend(reduction.transforms)
     # 7. Layout: System → conversation → transient → references; schemas travel apart.
     items = scan.items if unchanged else message_items(conversation, cache)
-    layout = lay_out(fixed, summary, summary_size, conversation, items, material, cache)
+    layout = lay_out(
+        fixed, summary, summary_size, conversation, items, conversation_tokens, material, cache
+    )
     # 8. Validation: tool pairs, then budget.
     pairs = scan.pairs if unchanged else ToolPairScanner().feed(conversation)
     passed = validate(layout, pairs, purpose, manifest)

@@ -14,6 +14,7 @@ from ctxlab._state import Summary
 from ctxlab.exceptions import ContextBudgetExceeded, InvalidToolPairs
 from ctxlab.manifest import (
     ContextManifest,
+    ItemKind,
     ManifestItem,
     Purpose,
     Thresholds,
@@ -109,7 +110,7 @@ def source_failures(materials: Materials) -> list[Transform]:
 # -- 4. Budget -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Budgeted:
     """Material that survived the budget, with its token counts."""
 
@@ -122,7 +123,7 @@ class Budgeted:
     @property
     def total(self) -> int:
         """Tokens of the kept material."""
-        return sum(self.tokens[m.item_id] for m in self.kept)
+        return sum(self.tokens[m.item_id] for m in self.kept) if self.kept else 0
 
     def omit(self, excess: int) -> Budgeted:
         """Drop optional material until ``excess`` tokens are freed (memory → knowledge →
@@ -138,6 +139,10 @@ class Budgeted:
         return Budgeted((*self.kept, *materials), tokens, self.transforms)
 
 
+NO_MATERIAL = Budgeted((), {})
+"""No material at all (shared: a `Budgeted` is never changed in place)."""
+
+
 def material_tokens(materials: Sequence[Material], cache: TokenCache) -> dict[str, int]:
     """Tokens of each material block as placed in the request."""
     return {m.item_id: cache.text(m.render()) + MESSAGE_OVERHEAD for m in materials}
@@ -148,6 +153,8 @@ def budget_materials(
 ) -> Budgeted:
     """Stage 4: count the optional material and omit what would push the request
     ``excess_without_them`` tokens over its limit (that figure excludes the material)."""
+    if not blocks:
+        return NO_MATERIAL  # the common step of a session without material
     budgeted = Budgeted(tuple(blocks), material_tokens(blocks, cache))
     return budgeted.omit(excess_without_them + budgeted.total)
 
@@ -185,7 +192,9 @@ def project(
     if purpose == "summary":
         return budgeted
     if projection is not None:
-        budgeted = budgeted.adding(list(projection(conversation)), cache)
+        projected = projection(conversation)
+        if projected:
+            budgeted = budgeted.adding(list(projected), cache)
     total = base_tokens + budgeted.total
     if total > thresholds.notice_tokens:
         text = usage_notice(total, thresholds.context_size, thresholds.trigger_tokens, tool_enabled)
@@ -217,9 +226,11 @@ class Layout:
 
 def _material_item(material: Material, tokens: int) -> ManifestItem:
     block = material.block
-    kind = material.category
-    if kind == "source":
-        kind = "runtime" if block.placement == "transient" else "reference"  # type: ignore[assignment]
+    kind: ItemKind
+    if material.category == "source":
+        kind = "runtime" if block.placement == "transient" else "reference"
+    else:
+        kind = material.category
     return ManifestItem(
         id=material.item_id,
         kind=kind,
@@ -237,33 +248,47 @@ def lay_out(
     summary_tokens: int,
     conversation: Conversation,
     conversation_items: Sequence[ManifestItem],
+    conversation_tokens: int,
     material: Budgeted,
     cache: TokenCache,
 ) -> Layout:
-    """Stage 7: System → (summary) conversation → transient → references; schemas apart."""
-    items = [*fixed.system_items, *fixed.tool_items]
-    messages: list[UserMessage | AssistantMessage] = []
+    """Stage 7: System → (summary) conversation → transient → references; schemas apart.
+    ``conversation_tokens`` is the total of ``conversation_items`` (known from the scan: the
+    estimate must not cost a pass over the conversation at every step)."""
+    # Built as single tuples: this runs at every step over the whole conversation's items.
+    lead: tuple[UserMessage, ...] = ()
+    summary_items: tuple[ManifestItem, ...] = ()
     if summary is not None:
         digest = cache.text_hash(summary.text)
-        items.append(
+        summary_items = (
             ManifestItem(
                 f"summary/{digest}", "summary", "summary", summary_tokens, digest, role="user"
-            )
+            ),
         )
-        messages.append(UserMessage(content=(TextBlock(text=summary.text),)))
-    messages.extend(conversation)
-    for placement in ("transient", "references"):
-        blocks = [
-            TextBlock(text=m.render()) for m in material.kept if m.block.placement == placement
-        ]
-        if blocks:
-            messages.append(UserMessage(content=tuple(blocks)))
-    material_items = [_material_item(m, material.tokens[m.item_id]) for m in material.kept]
-    estimated = sum(i.tokens for i in (*items, *material_items, *conversation_items))
-    items.extend(conversation_items)
-    items.extend(material_items)
-    request = ModelRequest(system=fixed.system_text, messages=tuple(messages), tools=fixed.tools)
-    return Layout(request, tuple(items), estimated)
+        lead = (UserMessage(content=(TextBlock(text=summary.text),)),)
+    tail: list[UserMessage] = []
+    material_items: tuple[ManifestItem, ...] = ()
+    if material.kept:
+        for placement in ("transient", "references"):
+            blocks = [
+                TextBlock(text=m.render()) for m in material.kept if m.block.placement == placement
+            ]
+            if blocks:
+                tail.append(UserMessage(content=tuple(blocks)))
+        material_items = tuple(_material_item(m, material.tokens[m.item_id]) for m in material.kept)
+    items = (
+        *fixed.system_items,
+        *fixed.tool_items,
+        *summary_items,
+        *conversation_items,
+        *material_items,
+    )
+    estimated = fixed.tokens + (summary_tokens if summary is not None else 0)
+    estimated += conversation_tokens + material.total
+    request = ModelRequest(
+        system=fixed.system_text, messages=(*lead, *conversation, *tail), tools=fixed.tools
+    )
+    return Layout(request, items, estimated)
 
 
 # -- 8. Validation -------------------------------------------------------------------------------

@@ -125,7 +125,7 @@ async def test_requirements_with_revision_checks_and_projection() -> None:
 
 
 async def test_verification_results_go_stale_with_the_subject() -> None:
-    model = ScriptedModel(["a", "b"])
+    model = ScriptedModel(["a", "b", "c", "d"])
     agent = Agent(model=model, counter=ApproximateCounter())
     agent.task_context(include_verification_results=True)
     agent.set_subject_version("commit-1")
@@ -135,23 +135,18 @@ async def test_verification_results_go_stale_with_the_subject() -> None:
     agent.set_subject_version("commit-2")
     await agent("again")
     assert "unit tests: passed (STALE: checked another version)" in (task_material(model, 1) or "")
+    # 000's invalidateSubject: the subject changed, its version is unknown.
+    agent.set_subject_version("commit-3")
+    agent.record_verification("unit tests", passed=True, summary="93 passed")
+    await agent("fresh")
+    assert "STALE" not in (task_material(model, 2) or "")
+    agent.invalidate_subject()
+    assert agent.task.subject_version is None
+    await agent("changed")
+    assert "unit tests: passed (STALE" in (task_material(model, 3) or "")
 
 
 def test_nothing_is_projected_by_default() -> None:
     agent = Agent(model=ScriptedModel([]), counter=ApproximateCounter())
     agent.begin_task("scope", "objective")
     assert agent.project_task(()) == []  # scope alone is shown only with an extended option
-
-
-async def test_invalidate_subject_makes_earlier_verification_stale() -> None:
-    model = ScriptedModel(["a", "b"])
-    agent = Agent(model=model, counter=ApproximateCounter())
-    agent.task_context(include_verification_results=True)
-    agent.set_subject_version("commit-1")
-    agent.record_verification("unit tests", passed=True, summary="92 passed")
-    await agent("go")
-    assert "STALE" not in (task_material(model, 0) or "")
-    agent.invalidate_subject()  # 000's invalidateSubject: the subject changed, version unknown
-    assert agent.task.subject_version is None
-    await agent("again")
-    assert "unit tests: passed (STALE" in (task_material(model, 1) or "")
