@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxlab.manifest import CompactionMethod
-from ctxlab.messages import AssistantMessage, Message, UserMessage
+from ctxlab.messages import AssistantMessage, Message, TextBlock, UserMessage
 
 __all__ = ["Summary", "WorkingState"]
 
@@ -26,6 +27,12 @@ class Summary(BaseModel):
     kind: CompactionMethod = "summary"
     """``summary``, or ``truncation`` when summarization failed and messages were dropped behind
     a note (logs written before 0.2 say ``truncation_note``; they are read as ``truncation``)."""
+
+    @cached_property
+    def content_hash(self) -> str:
+        """The hash of the text the model sees (the manifest's ``summary/<hash>`` id); computed
+        once per summary, not at every step that shows it."""
+        return TextBlock(text=self.text).content_hash
 
     @field_validator("kind", mode="before")
     @classmethod

@@ -43,6 +43,13 @@ __all__ = [
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 Projection = Callable[[Sequence[UserMessage | AssistantMessage]], Sequence[Material]]
 
+
+def text_hash(text: str) -> str:
+    """The content hash a `TextBlock` holding ``text`` has (System parts and tool schemas are
+    itemized once per change, so this is not cached)."""
+    return TextBlock(text=text).content_hash
+
+
 # -- 1. Materials --------------------------------------------------------------------------------
 
 
@@ -76,7 +83,7 @@ def fixed_part(
             "system",
             "system",
             cache.text(p.text) + MESSAGE_OVERHEAD,
-            cache.text_hash(p.text),
+            text_hash(p.text),
         )
         for p in system
     )
@@ -86,7 +93,7 @@ def fixed_part(
             "tool_schema",
             "tools",
             cache.text(t.rendered),
-            cache.text_hash(t.rendered),
+            text_hash(t.rendered),
         )
         for t in tools
     )
@@ -259,7 +266,7 @@ def lay_out(
     lead: tuple[UserMessage, ...] = ()
     summary_items: tuple[ManifestItem, ...] = ()
     if summary is not None:
-        digest = cache.text_hash(summary.text)
+        digest = summary.content_hash
         summary_items = (
             ManifestItem(
                 f"summary/{digest}", "summary", "summary", summary_tokens, digest, role="user"

@@ -45,7 +45,6 @@ class TokenCache:
         self._blocks: dict[str, int] = {}
         self._messages: dict[str, int] = {}
         self._texts: dict[str, int] = {}
-        self._text_hashes: dict[str, str] = {}
         self.counted_blocks = 0
         self.hits = 0
 
@@ -68,20 +67,6 @@ class TokenCache:
         tokens = self.counter.count_text(text)
         self._remember(self._texts, text, tokens)
         return tokens
-
-    def text_hash(self, text: str) -> str:
-        """The content hash a `TextBlock` holding ``text`` would have, cached by value.
-
-        System parts, tool schemas and the summary repeat at every step; hashing them once keeps a
-        step's fixed cost independent of their length.
-        """
-        cached = self._text_hashes.get(text)
-        if cached is None:
-            cached = TextBlock(text=text).content_hash
-            if len(self._text_hashes) >= _MAX_ENTRIES:
-                self._text_hashes.clear()
-            self._text_hashes[text] = cached
-        return cached
 
     def block(self, block: Any) -> int:
         """Tokens of one content block."""
