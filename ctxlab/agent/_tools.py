@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ctxlab._request import ToolSchema
 from ctxlab.exceptions import ToolDefinitionError
-from ctxlab.messages import ImageBlock, TextBlock, ToolResultBlock
+from ctxlab.messages import ImageBlock, TextBlock, ToolResultBlock, decoded_output
 
 __all__ = ["Tool", "ToolOutput", "tool"]
 
@@ -165,15 +165,15 @@ class Tool:
         except Exception as exc:
             return ToolResultBlock(
                 tool_use_id=tool_use_id,
-                content=f"{self.name} failed: {type(exc).__name__}: {exc}",
+                content=decoded_output(f"{self.name} failed: {type(exc).__name__}: {exc}"),
                 is_error=True,
             )
         return ToolResultBlock(tool_use_id=tool_use_id, content=_as_content(output))
 
 
 def _as_content(output: Any) -> str | tuple[TextBlock | ImageBlock, ...]:
-    if isinstance(output, str):
-        return output
+    if isinstance(output, str | bytes | bytearray):
+        return decoded_output(output)
     if isinstance(output, (TextBlock, ImageBlock)):
         return (output,)
     if isinstance(output, (list, tuple)) and all(
@@ -183,9 +183,9 @@ def _as_content(output: Any) -> str | tuple[TextBlock | ImageBlock, ...]:
     if output is None:
         return ""
     try:
-        return json.dumps(output, ensure_ascii=False, default=str, indent=1)
+        return decoded_output(json.dumps(output, ensure_ascii=False, default=str, indent=1))
     except (TypeError, ValueError):
-        return str(output)
+        return decoded_output(str(output))
 
 
 def tool(

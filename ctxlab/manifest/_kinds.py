@@ -62,10 +62,11 @@ TransformKind = Literal[
     "history_compaction",
     "history_truncation",
     "summary_failed",
+    "tool_output_decoded",
 ]
 """Every action a preparation can record in its manifest."""
 
-TransformEffect = Literal["offload", "truncation", "omission", "compaction", "failure"]
+TransformEffect = Literal["offload", "truncation", "omission", "compaction", "failure", "repair"]
 """What a transform did to the request, for counting and drawing."""
 
 
@@ -94,6 +95,7 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
     "history_compaction": TransformInfo("compaction", "conversation", "summarized"),
     "history_truncation": TransformInfo("compaction", "conversation", "dropped"),
     "summary_failed": TransformInfo("failure", "conversation", ""),
+    "tool_output_decoded": TransformInfo("repair", "conversation", ""),
 }
 assert set(TRANSFORM_KINDS) == set(get_args(TransformKind)), "every kind needs its info"
 

@@ -33,8 +33,10 @@ from ctxlab.messages._messages import (
     find_tool_pair_problems,
     parse_messages,
 )
+from ctxlab.messages._text import DECODE_NOTE, clean_text, decoded_output
 
 __all__ = [
+    "DECODE_NOTE",
     "HINT_CLOSE",
     "HINT_OPEN",
     "MESSAGES_ADAPTER",
@@ -55,6 +57,8 @@ __all__ = [
     "UrlImageSource",
     "UserBlock",
     "UserMessage",
+    "clean_text",
+    "decoded_output",
     "dump_messages",
     "find_tool_pair_problems",
     "parse_messages",

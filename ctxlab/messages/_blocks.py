@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ctxlab.messages._text import clean_value
+
 __all__ = [
     "AssistantBlock",
     "Base64ImageSource",
@@ -32,6 +34,12 @@ __all__ = [
 # A hint reaches a provider as text wrapped in this tag; reading it back restores the hint.
 HINT_OPEN = "<system-reminder>"
 HINT_CLOSE = "</system-reminder>"
+
+
+def _valid_text(cls: type, value: Any) -> Any:
+    # Undecodable bytes and lone surrogates would break every later serialization (the log, the
+    # provider request): they are replaced here, once, whatever produced them.
+    return clean_value(value)
 
 
 class _Block(BaseModel):
@@ -59,6 +67,8 @@ class TextBlock(_Block):
     text: str
     """The text."""
 
+    _clean = field_validator("text", mode="before")(_valid_text)
+
 
 class HintBlock(_Block):
     """A note from the harness to the model (an image-limit notice, a compaction hint, ...).
@@ -69,6 +79,8 @@ class HintBlock(_Block):
     type: Literal["hint"] = "hint"
     hint: str
     """What the harness tells the model."""
+
+    _clean = field_validator("hint", mode="before")(_valid_text)
 
     @property
     def rendered(self) -> str:
@@ -116,6 +128,8 @@ class ToolUseBlock(_Block):
     input: dict[str, Any] = Field(default_factory=dict)
     """The arguments, as JSON."""
 
+    _clean = field_validator("id", "name", "input", mode="before")(_valid_text)
+
     @cached_property
     def input_json(self) -> str:
         """The arguments rendered as compact JSON (what is counted and shown)."""
@@ -136,9 +150,13 @@ class ToolResultBlock(_Block):
     is_error: bool | None = None
     """True when the tool failed; None when the producer did not say."""
 
+    _clean = field_validator("tool_use_id", mode="before")(_valid_text)
+
     @field_validator("content", mode="before")
     @classmethod
     def _list_to_tuple(cls, value: Any) -> Any:
+        if isinstance(value, str | bytes | bytearray):
+            return clean_value(value)
         return tuple(value) if isinstance(value, list) else value
 
     @cached_property

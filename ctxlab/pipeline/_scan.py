@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxlab._config import ContextConfig
 from ctxlab.manifest import ManifestItem, Transform
-from ctxlab.messages import AssistantMessage, ToolPairScanner, UserMessage
+from ctxlab.messages import DECODE_NOTE, AssistantMessage, ToolPairScanner, UserMessage
 from ctxlab.pipeline._images import limit_images
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._results import truncate_results
@@ -82,6 +82,20 @@ def _images(conversation: Sequence[UserMessage | AssistantMessage]) -> int:
     return sum(m.image_count for m in conversation if isinstance(m, UserMessage))
 
 
+_DECODE_PREFIX = DECODE_NOTE.split("{", 1)[0]
+
+
+def _decoded(messages: Sequence[UserMessage | AssistantMessage]) -> list[Transform]:
+    # Tool output whose bytes were not all text opens with the decode note (see `decoded_output`).
+    return [
+        Transform("tool_output_decoded", r.tool_use_id, r.text.split("\n", 1)[0])
+        for m in messages
+        if isinstance(m, UserMessage)
+        for r in m.tool_results
+        if r.text.startswith(_DECODE_PREFIX)
+    ]
+
+
 def scan_conversation(
     conversation: Conversation,
     config: ContextConfig,
@@ -129,6 +143,7 @@ def scan_conversation(
         names = _tool_names((*base.conversation, *suffix))
         suffix, moved = evict_large_results(suffix, eviction, offloader, names, cache)
         transforms.extend(moved)
+    transforms.extend(_decoded(suffix))
     suffix, moved = truncate_results(suffix, config.tool_result_limit, offloader, cache)
     transforms.extend(moved)
     seen = dict(base.seen)
