@@ -15,16 +15,19 @@ clear error and never written to.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxlab.exceptions import SessionLogError, SessionNotFound, UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,6 +98,30 @@ class LoggedMessage:
     text: str
 
 
+def _typed_errors(action: str) -> Callable[[F], F]:
+    """Every SQLite failure of a method surfaces as `SessionLogError` naming the file, what was
+    being done and what to do; the caller never sees a raw ``sqlite3`` error."""
+
+    def wrap(method: F) -> F:
+        @functools.wraps(method)
+        def guarded(self: SessionLog, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                hint = (
+                    "another process holds it locked; retry, or close the other writer"
+                    if "locked" in str(exc) or "busy" in str(exc)
+                    else "the file may be damaged; it was left as it is: point the session log "
+                    "at another file, or restore this one from a backup"
+                )
+                msg = f"the session log {self.path} failed while {action}: {exc}. {hint}"
+                raise SessionLogError(msg) from exc
+
+        return guarded  # type: ignore[return-value]
+
+    return wrap
+
+
 class SessionLog:
     """A session log in one SQLite file (created when absent).
 
@@ -122,6 +149,7 @@ class SessionLog:
             self._db.close()
             raise
 
+    @_typed_errors("opening it")
     def _check_or_create(self, existed: bool) -> None:
         try:
             tables = {
@@ -183,6 +211,7 @@ class SessionLog:
     def _transaction(self) -> SessionLog._Tx:
         return SessionLog._Tx(self._db)
 
+    @_typed_errors("committing a turn")
     def commit_turn(
         self,
         key: SessionKey,
@@ -243,6 +272,7 @@ class SessionLog:
         with self._lock:
             return self._db.execute(sql, tuple(params)).fetchall()
 
+    @_typed_errors("reading it")
     def exists(self, key: SessionKey) -> bool:
         """Whether the session has committed turns."""
         return bool(
@@ -252,6 +282,7 @@ class SessionLog:
             )
         )
 
+    @_typed_errors("reading a checkpoint")
     def checkpoint(self, key: SessionKey) -> Checkpoint | None:
         """The latest checkpoint of the session (None for a new session)."""
         rows = self._query(
@@ -261,6 +292,7 @@ class SessionLog:
         )
         return Checkpoint(*rows[0]) if rows else None
 
+    @_typed_errors("reading messages")
     def message_payloads(self, key: SessionKey) -> list[str]:
         """Every logged message of the session, in order (JSON)."""
         return [
@@ -272,6 +304,7 @@ class SessionLog:
             )
         ]
 
+    @_typed_errors("reading events")
     def events(self, key: SessionKey, kind: str | None = None) -> pd.DataFrame:
         """The session's events (seq, turn, kind, payload as a dict)."""
         self._require(key)
@@ -291,6 +324,7 @@ class SessionLog:
             columns=["seq", "turn", "kind", "payload"],
         )
 
+    @_typed_errors("listing sessions")
     def sessions(self, *, user_id: str, agent_id: str | None = None) -> pd.DataFrame:
         """The user's sessions (of one agent when given), newest first."""
         sql = "SELECT agent_id, session_id, created_at, updated_at, turns FROM sessions WHERE user_id=?"
@@ -316,6 +350,7 @@ class SessionLog:
             )
             raise SessionNotFound(msg)
 
+    @_typed_errors("reading history")
     def history(self, key: SessionKey, last_n: int = 20) -> pd.DataFrame:
         """The last ``last_n`` messages of the session (seq, turn, role, text)."""
         if last_n < 1:
@@ -331,6 +366,7 @@ class SessionLog:
 
         return pd.DataFrame(rows[::-1], columns=["seq", "turn", "role", "text"])
 
+    @_typed_errors("searching it")
     def search(
         self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 20
     ) -> pd.DataFrame:
@@ -355,6 +391,7 @@ class SessionLog:
 
         return pd.DataFrame(rows, columns=["agent_id", "session_id", "turn", "role", "snippet"])
 
+    @_typed_errors("checking it")
     def integrity(self) -> str:
         """``PRAGMA integrity_check`` ('ok' when the file is sound)."""
         return str(self._query("PRAGMA integrity_check")[0][0])
