@@ -11,7 +11,14 @@ import string
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "DEFAULT_COMPRESSION_PROMPT",
@@ -357,10 +364,27 @@ def tunable_fields(
 
 
 def require_config(value: object) -> ContextConfig:
-    """``value`` if it is a `ContextConfig`; a `UsageError` naming what was passed otherwise."""
-    if not isinstance(value, ContextConfig):
-        from ctxlab.exceptions import UsageError
+    """``value`` if it is a valid `ContextConfig`; a `UsageError` naming what is wrong otherwise.
 
+    The config is validated again here: ``model_copy(update=...)`` and ``model_construct`` skip
+    validation, and a config that breaks the rules must not reach a preparation.
+    """
+    from ctxlab.exceptions import UsageError
+
+    if not isinstance(value, ContextConfig):
         msg = f"context_config must be a ContextConfig, got {type(value).__name__}"
         raise UsageError(msg)
+    try:
+        type(value).model_validate(value.model_dump())
+    except ValueError as exc:
+        errors = exc.errors() if isinstance(exc, ValidationError) else [{"msg": str(exc)}]
+        detail = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ())) or 'config'}: {e['msg']}" for e in errors
+        )
+        msg = (
+            f"the context config is invalid ({detail}); it was probably built without "
+            "validation (model_copy(update=...) or model_construct). Build it with "
+            "ContextConfig(...) or config.merge(...), which check every rule"
+        )
+        raise UsageError(msg) from exc
     return value

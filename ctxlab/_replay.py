@@ -62,31 +62,73 @@ def corpus_dir() -> Path:
 
 
 def load_transcript(path: str | os.PathLike[str]) -> Transcript:
-    """Read a normalized transcript: a JSON meta line, then one Anthropic-style message a line."""
+    """Read a normalized transcript: a JSON meta line, then one Anthropic-style message a line.
+
+    Raises `MessageFormatError` naming the file and line for anything it cannot read.
+    """
     path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines:
-        msg = f"{path} is empty; expected a meta line and messages"
-        raise MessageFormatError(msg)
-    decoded: list[Any] = []
+    try:
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        at = path.read_bytes()[: exc.start].count(b"\n") + 1
+        msg = f"{path} line {at}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise MessageFormatError(msg) from exc
+    except OSError as exc:
+        msg = f"cannot read the transcript {path}: {exc.strerror or exc}"
+        raise MessageFormatError(msg) from exc
+    decoded: list[tuple[int, Any]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            decoded.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            msg = f"{path} line {number}: not JSON ({exc.msg})"
+            decoded.append((number, json.loads(line)))
+        except (json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            msg = f"{path} line {number}: not JSON ({reason})"
             raise MessageFormatError(msg) from exc
-    meta, raw = decoded[0], decoded[1:]
+    if not decoded:
+        msg = f"{path} is empty; expected a meta line and messages"
+        raise MessageFormatError(msg)
+    (meta_line, meta), raw = decoded[0], decoded[1:]
     if not isinstance(meta, dict) or meta.get("type") != "meta":
-        msg = f"{path}: the first line must be a meta object with type 'meta'"
+        msg = f"{path} line {meta_line}: the first line must be a meta object with type 'meta'"
         raise MessageFormatError(msg)
     return Transcript(
         name=path.stem,
         meta=meta,
-        system=str(meta.get("system") or ""),
-        messages=tuple(messages_from_anthropic(raw)),
+        system=_system_text(meta.get("system"), path, meta_line),
+        messages=tuple(_messages(raw, path)),
     )
+
+
+def _system_text(value: Any, path: Path, line: int) -> str:
+    # A string, or the Anthropic form: a list of text blocks.
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, list) and all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        for b in value
+    ):
+        return "\n\n".join(b["text"] for b in value)
+    msg = (
+        f"{path} line {line}: meta.system must be a string or a list of text blocks, "
+        f"got {type(value).__name__}"
+    )
+    raise MessageFormatError(msg)
+
+
+def _messages(raw: list[tuple[int, Any]], path: Path) -> list[UserMessage | AssistantMessage]:
+    try:
+        return messages_from_anthropic(m for _, m in raw)
+    except MessageFormatError:
+        # Find the line: parse one message at a time (only on the error path).
+        for number, message in raw:
+            try:
+                messages_from_anthropic([message])
+            except MessageFormatError as exc:
+                msg = f"{path} line {number}: {exc}"
+                raise MessageFormatError(msg) from exc
+        raise
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ long pricing log) into a fresh workspace and returns an agent that fixes it with
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
 from pathlib import Path
@@ -37,12 +38,18 @@ DEMO_SYSTEM = (
 
 
 def prepare_workspace(path: str | Path | None = None) -> Path:
-    """Copy the sample project into ``path`` (a new temporary folder when None) and return it.
+    """Copy the sample project into ``path`` and return it. Without a path, a temporary folder
+    is made and removed again when the Python process ends.
 
     Also writes ``logs/pricing.log``: 1,200 deterministic lines of discount computations, long
     enough that grepping it produces a result the pipeline offloads.
     """
-    target = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="ctxlab-demo-"))
+    if path is None:
+        target = Path(tempfile.mkdtemp(prefix="ctxlab-demo-"))
+        # A folder ctxlab made for the demo goes when the process ends; pass a path to keep it.
+        atexit.register(shutil.rmtree, target, ignore_errors=True)
+    else:
+        target = Path(path)
     target.mkdir(parents=True, exist_ok=True)
     if any(target.iterdir()) and not (target / "ledger").is_dir():
         msg = f"{target} is not empty and is not a demo workspace; pass an empty or new folder"

@@ -203,7 +203,18 @@ def _check_blocks(registration: SourceRegistration, result: Any) -> list[Context
         if not isinstance(block, ContextBlock):
             msg = f"source {name!r} returned a {type(block).__name__}; return ContextBlock objects"
             raise SourceError(msg)
-        if not block.id.strip():
+        if block.placement not in ("transient", "references"):
+            # 000: dynamic blocks can never become System (nor anything but runtime or reference).
+            msg = (
+                f"source {name!r} returned block {block.id!r} with placement "
+                f"{block.placement!r}; a source's blocks are 'transient' (ContextBlock.runtime) "
+                "or 'references' (ContextBlock.reference), never System"
+            )
+            raise SourceError(msg)
+        if not isinstance(block.text, str):
+            msg = f"source {name!r} returned block {block.id!r} whose text is not a str"
+            raise SourceError(msg)
+        if not isinstance(block.id, str) or not block.id.strip():
             msg = f"source {name!r} returned a block with an empty id; give every block an id"
             raise SourceError(msg)
         if block.id in seen:

@@ -12,7 +12,7 @@ from typing import Any
 from ctxlab._request import ModelRequest
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ProviderUsage
-from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock
+from ctxlab.messages import AssistantMessage, HintBlock, TextBlock, ToolUseBlock
 from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
 from ctxlab.pipeline import Summarizer, SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCounter
@@ -56,7 +56,15 @@ def _response(
     elif isinstance(reply, (ToolUseBlock, TextBlock)):
         message = AssistantMessage(content=(reply,))
     elif isinstance(reply, Sequence):
-        message = AssistantMessage(content=tuple(reply))
+        parts = tuple(TextBlock(text=p) if isinstance(p, str) else p for p in reply)
+        if not all(isinstance(p, (TextBlock, ToolUseBlock, HintBlock)) for p in parts):
+            kinds = ", ".join(sorted({type(p).__name__ for p in parts}))
+            msg = (
+                f"a scripted reply list may hold str, TextBlock, ToolUseBlock (tool_call(...)) "
+                f"or HintBlock items, got {kinds}"
+            )
+            raise UsageError(msg)
+        message = AssistantMessage(content=parts)
     else:
         msg = (
             f"a scripted reply must be a str, AssistantMessage, ModelResponse, block or list of "

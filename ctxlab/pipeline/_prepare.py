@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxlab._config import ContextConfig
+from ctxlab._config import ContextConfig, require_config
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import WorkingState
 from ctxlab.exceptions import PreparationError
@@ -71,7 +71,8 @@ class PreparationMemo:
             old_config, old_window, lines = self.thresholds
             if old_config is config and old_window == context_window:
                 return lines
-        lines = Thresholds.compute(config, context_window)
+        # Whatever config reaches a preparation is valid: checked once per new config.
+        lines = Thresholds.compute(require_config(config), context_window)
         self.thresholds = (config, context_window, lines)
         return lines
 
