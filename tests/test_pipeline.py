@@ -114,7 +114,7 @@ async def test_tool_result_truncation_marker_and_offload(tmp_path: Path) -> None
     )
     result = prep.state.conversation[-1].content[0]
     assert isinstance(result, ToolResultBlock)
-    path = tmp_path / "context_offload" / "tool_result-call_1.txt"
+    (path,) = (tmp_path / "context_offload").glob("tool_result-call_1-*.txt")
     assert path.read_text() == output
     expected_tail = (
         f"{TRUNCATION_MARKER}\n<system-reminder>The remaining content has been omitted for limited "
@@ -193,7 +193,8 @@ async def test_eviction_by_characters_with_head_and_tail(tmp_path: Path) -> None
     evicted = prep.state.conversation[2].content[0].text
     assert evicted.startswith("HEAD") and evicted.endswith("TAIL")
     assert len(evicted) < 4_400
-    assert (tmp_path / "large_tool_results" / "c1.txt").read_text() == big
+    (evicted_file,) = (tmp_path / "large_tool_results").glob("c1-*.txt")
+    assert evicted_file.read_text() == big
     # read_file is excluded by default.
     assert prep.state.conversation[4].content[0].text == big
     assert [str(t) for t in prep.manifest.transforms] == ["tool_result_offload:c1"]

@@ -7,6 +7,7 @@ No path can leave the workspace.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -15,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from ctxlab.exceptions import OffloadError
 
-__all__ = ["Offloader", "WorkspaceOffloader", "safe_name"]
+__all__ = ["Offloader", "WorkspaceOffloader", "offload_name", "safe_name"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -24,6 +25,14 @@ def safe_name(text: str) -> str:
     """``text`` reduced to characters safe in a file name (ids from providers are not trusted)."""
     cleaned = _UNSAFE.sub("_", text).strip(".") or "item"
     return cleaned[:120]
+
+
+def offload_name(item_id: str, data: bytes) -> str:
+    """A file name unique to this output: a readable prefix of the (untrusted) id plus a short
+    hash of the id and the content, so ids that clean to the same text (``call:1`` and
+    ``call/1``), ids sharing a long prefix, and a repeated id with other output never collide."""
+    digest = hashlib.sha256(item_id.encode("utf-8", "replace") + b"\0" + data).hexdigest()[:12]
+    return f"{safe_name(item_id)[:80]}-{digest}"
 
 
 @runtime_checkable
@@ -56,8 +65,16 @@ class WorkspaceOffloader:
         return target
 
     def write(self, relative_path: str, data: bytes) -> str:
-        """Write atomically; return the absolute path."""
+        """Write atomically; return the absolute path. A file already there is never replaced
+        by other content: the same content is reused, other content gets a numbered name."""
         target = self.resolve(relative_path)
+        stem, suffix = os.path.splitext(relative_path)
+        for number in range(1, 1000):
+            if not target.exists() or _same_content(target, data):
+                break
+            target = self.resolve(f"{stem}-{number}{suffix}")
+        if target.exists():
+            return str(target)  # the same output, written before
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".offload-", suffix=".tmp")
@@ -72,3 +89,10 @@ class WorkspaceOffloader:
             msg = f"could not write offloaded content to {str(target)!r}: {exc}"
             raise OffloadError(msg) from exc
         return str(target)
+
+
+def _same_content(path: Path, data: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False

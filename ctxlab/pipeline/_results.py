@@ -10,7 +10,7 @@ from typing import Any
 from ctxlab.exceptions import OffloadError
 from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, UserMessage
-from ctxlab.pipeline._offload import Offloader, safe_name
+from ctxlab.pipeline._offload import Offloader, offload_name
 from ctxlab.tokens import TokenCache
 
 __all__ = [
@@ -99,10 +99,9 @@ def truncate_results(
         path: str | None = None
         if offloader is not None:
             try:
-                path = offloader.write(
-                    f"context_offload/tool_result-{safe_name(result.tool_use_id)}.txt",
-                    text.encode(),
-                )
+                data = text.encode()
+                name = offload_name(result.tool_use_id, data)
+                path = offloader.write(f"context_offload/tool_result-{name}.txt", data)
             except OffloadError as exc:
                 # The head is kept without a pointer: never a path to a missing file.
                 transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))

@@ -18,7 +18,7 @@ from ctxlab._config import ToolResultEviction
 from ctxlab.exceptions import OffloadError
 from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, ToolResultBlock, UserMessage
-from ctxlab.pipeline._offload import Offloader, safe_name
+from ctxlab.pipeline._offload import Offloader, offload_name
 from ctxlab.pipeline._results import replace_results, with_text
 from ctxlab.tokens import TokenCache
 
@@ -44,9 +44,10 @@ def evict_large_results(
         text = result.text
         if len(text) <= limit or tool_names.get(result.tool_use_id) in config.excluded_tools:
             return result
-        relative = f"{config.eviction_path}/{safe_name(result.tool_use_id)}.txt"
+        data = text.encode()
+        relative = f"{config.eviction_path}/{offload_name(result.tool_use_id, data)}.txt"
         try:
-            path = offloader.write(relative, text.encode())
+            path = offloader.write(relative, data)
         except OffloadError as exc:
             transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))
             return result

