@@ -14,7 +14,10 @@ from ctxlab.tokens import TokenCache
 __all__ = ["PRUNE_NOTE", "prune_tool_output", "truncate_old_arguments"]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
-PRUNE_NOTE = "[... older tool output pruned to save context: {removed} characters removed ...]"
+PRUNE_NOTE = (
+    "[... older tool output pruned to save context: {removed} characters of the output of "
+    "tool call {id} removed ...]"
+)
 
 
 def truncate_old_arguments(
@@ -68,8 +71,15 @@ def prune_tool_output(
     protected = 0
     candidates: dict[int, int] = {}  # id(result) -> tokens saved
     savings = 0
+    newest = True
     for message in reversed(conversation):
-        if not isinstance(message, UserMessage):
+        if not isinstance(message, UserMessage) or not message.tool_results:
+            continue
+        if newest:
+            # The newest output is never pruned, however large: the model has not read it yet.
+            # If it does not fit, compaction cuts it by the documented rule (head + marker).
+            newest = False
+            protected = sum(cache.block(r) for r in message.tool_results)
             continue
         for result in reversed(message.tool_results):
             tokens = cache.block(result)
@@ -92,7 +102,7 @@ def prune_tool_output(
         if id(result) not in candidates:
             return result
         text = result.text
-        note = PRUNE_NOTE.format(removed=len(text) - config.preview_chars)
+        note = PRUNE_NOTE.format(removed=len(text) - config.preview_chars, id=result.tool_use_id)
         new = with_text(result, f"{text[: config.preview_chars]}\n{note}")
         transforms.append(
             Transform(

@@ -91,12 +91,28 @@ def truncate_results(
 
     def replace(result: ToolResultBlock) -> ToolResultBlock:
         before = cache.block(result)
-        text = result.text
-        # Already truncated (the limit is below the marker's own size): do not offload the stub.
-        if before <= limit or (text.endswith("</system-reminder>") and TRUNCATION_MARKER in text):
+        if before <= limit:
             return result
+        text = result.text
         marker_tokens = cache.text(_MARKER_SAMPLE) + 2
         path: str | None = None
+        cut = text.rfind(TRUNCATION_MARKER)
+        if cut >= 0 and text.endswith("</system-reminder>"):
+            # Truncated before (a smaller budget now: the latest turn at compaction). Its head
+            # is cut further; the notice, and the file it points to, stay as they were.
+            notice = text[cut:]
+            head = head_within(
+                text[:cut].rstrip("\n"), limit - marker_tokens, cache.counter.count_text
+            )
+            new = with_text(result, f"{head}\n{notice}" if head else notice)
+            if new.text == text:
+                return result  # the limit is below the notice's own size: nothing more to cut
+            transforms.append(
+                Transform(
+                    "tool_result_truncation", result.tool_use_id, "", before, cache.block(new)
+                )
+            )
+            return new
         if offloader is not None:
             try:
                 data = text.encode()

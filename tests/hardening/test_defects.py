@@ -273,3 +273,32 @@ def test_the_offloader_never_replaces_a_file_with_other_content(tmp_path: Path) 
     second = offloader.write("out/a.txt", b"two")
     assert second != first and Path(first).read_bytes() == b"one"
     assert Path(second).read_bytes() == b"two" and second.endswith("a-1.txt")
+
+
+@pytest.mark.parametrize("chars", [105_000, 210_000])
+async def test_without_a_workspace_the_newest_large_output_is_truncated_never_pruned(
+    chars: int, tiktoken_counter: object
+) -> None:
+    from ctxlab import WorkingState, extractive_summarizer, prepare
+    from ctxlab.pipeline import TRUNCATION_MARKER
+    from tests.helpers import session, tool_turn
+
+    output = "".join(f"row {i}: " + "w" * 70 + "\n" for i in range(chars // 78))
+    messages = (*session(6, output_chars=2000), *tool_turn("big", output))
+    prep = await prepare(
+        WorkingState(conversation=tuple(messages)),
+        context_window=32_000,
+        counter=tiktoken_counter,  # type: ignore[arg-type]
+        summarizer=extractive_summarizer,
+    )
+    newest = prep.state.conversation[-1].content[0].text  # type: ignore[union-attr]
+    assert "pruned" not in newest
+    if TRUNCATION_MARKER in newest:
+        assert newest.endswith(
+            f"{TRUNCATION_MARKER}\n<system-reminder>The remaining content has been omitted for "
+            "limited context.</system-reminder>"
+        )
+        assert newest.startswith("row 0: ") and len(newest) > 20_000  # the head, up to the limit
+    else:
+        assert newest == output
+    assert prep.manifest.estimated_input_tokens <= prep.manifest.input_limit
