@@ -151,8 +151,12 @@ async def replay(
     system: str = "",
     summarizer: Summarizer | None = extractive_summarizer,
     materials: Materials | None = None,
+    max_output_tokens: int | None = None,
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
+
+    ``max_output_tokens`` is the response size the recorded agent asked for (it reserves room
+    when larger than the budget policy's reservation).
 
     Yields one `ReplayStep` per assistant message. Raises the first `PreparationError`.
     """
@@ -182,6 +186,7 @@ async def replay(
             previous=previous,
             request_id=f"step-{index}",
             memo=memo,
+            max_output_tokens=max_output_tokens,
         )
         previous = prep.manifest
         state = prep.state
@@ -197,6 +202,7 @@ async def compare_configs(
     counter: TokenCounter | TokenCache,
     system: str = "",
     summarizer: Summarizer | None = extractive_summarizer,
+    max_output_tokens: int | None = None,
 ) -> pd.DataFrame:
     """Replay ``messages`` under each named config; one row per (config, step), side by side.
 
@@ -225,6 +231,7 @@ async def compare_configs(
                 config=config,
                 system=system,
                 summarizer=summarizer,
+                max_output_tokens=max_output_tokens,
             ):
                 record = replayed.compaction
                 entry = step_row(

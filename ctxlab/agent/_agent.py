@@ -125,6 +125,7 @@ class Agent:
         self._recorder = Recorder(log_, SessionKey(self.agent_id, user_id or "", self.session_id))
         for item in tools:
             self.add_tool(item)
+        self._preparer.require_room(self._config)
         resumed = self._recorder.resume()
         if resumed is not None:
             self._tasks.state = resumed.task
@@ -154,7 +155,7 @@ class Agent:
 
     @context_config.setter
     def context_config(self, config: ContextConfig) -> None:
-        self._config = require_config(config)
+        self._config = self._preparer.require_room(require_config(config))
 
     @property
     def running(self) -> bool:

@@ -18,7 +18,7 @@ from ctxlab._config import ContextConfig
 from ctxlab._request import ModelRequest
 from ctxlab._state import WorkingState
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent
-from ctxlab.exceptions import PreparationError, StateChanged
+from ctxlab.exceptions import PreparationError, StateChanged, UsageError
 from ctxlab.manifest import (
     CompactionTrigger,
     ContextManifest,
@@ -57,7 +57,24 @@ class Preparer:
     def next_thresholds(self, config: ContextConfig | None = None) -> Thresholds:
         """The lines the next request will be prepared with."""
         agent = self._agent
-        return self.memo.thresholds_for(config or agent.context_config, agent.model.context_window)
+        model = agent.model
+        return self.memo.thresholds_for(
+            config or agent.context_config, model.context_window, model.max_output_tokens
+        )
+
+    def require_room(self, config: ContextConfig) -> ContextConfig:
+        """``config``, if it leaves room for input in the model's window; a `UsageError` when
+        the agent is built or configured, not "input limit 0" at the first call."""
+        lines = self.next_thresholds(config)
+        if lines.input_limit <= 0:
+            msg = (
+                f"no room for input: the output reservation ({lines.output_reservation} tokens; "
+                f"the model's max_output_tokens is {self._agent.model.max_output_tokens}) and "
+                f"the safety margin ({lines.safety_margin}) fill the {lines.context_size}-token "
+                "window. Lower the model's max_tokens or budget.output_reservation"
+            )
+            raise UsageError(msg)
+        return config
 
     async def request(self, purpose: Purpose, *, force: bool = False) -> Preparation:
         """Prepare a reasoning (or recovery) request, emit its manifest and commit its state."""
@@ -138,6 +155,7 @@ class Preparer:
                 compaction_threshold=threshold,
                 instructions=instructions,
                 memo=self.memo,
+                max_output_tokens=agent.model.max_output_tokens,
             )
         except PreparationError as exc:
             if exc.manifest is None:

@@ -12,23 +12,30 @@ if TYPE_CHECKING:
 __all__ = ["Thresholds", "input_limit"]
 
 
-def _reservation(context_window: int, policy: BudgetPolicy) -> tuple[int, int]:
-    # 000: one eighth of the window at most 4,096 for the output; 2 % margin; each >= 1 token.
+def _reservation(
+    context_window: int, policy: BudgetPolicy, max_output_tokens: int | None = None
+) -> tuple[int, int]:
+    # 000: one eighth of the window at most 4,096 for the output; 2 % margin; each >= 1 token;
+    # "a larger explicit output request reserves more space".
     reservation = policy.output_reservation or max(1, min(context_window // 8, 4096))
+    reservation = max(reservation, max_output_tokens or 0)
     margin = policy.safety_margin or max(1, context_window * 2 // 100)
     return reservation, margin
 
 
-def input_limit(context_window: int | None, policy: BudgetPolicy) -> int:
+def input_limit(
+    context_window: int | None, policy: BudgetPolicy, max_output_tokens: int | None = None
+) -> int:
     """``window − output reservation − safety margin``, capped by ``max_input_tokens``.
 
-    Defaults: the reservation is one eighth of the window, at most 4,096; the margin is 2 % of
-    the window; each at least one token. An unknown window uses ``unknown_window_input_limit``.
+    Defaults: the reservation is one eighth of the window, at most 4,096, or the request's
+    ``max_output_tokens`` when larger; the margin is 2 % of the window; each at least one token.
+    An unknown window uses ``unknown_window_input_limit``.
     """
     if not context_window:
         limit = policy.unknown_window_input_limit
     else:
-        reservation, margin = _reservation(context_window, policy)
+        reservation, margin = _reservation(context_window, policy, max_output_tokens)
         limit = context_window - reservation - margin
     if policy.max_input_tokens:
         limit = min(limit, policy.max_input_tokens)
@@ -61,12 +68,20 @@ class Thresholds:
     """Tokens kept free against counting error (0 when the window is unknown)."""
 
     @classmethod
-    def compute(cls, config: ContextConfig, context_window: int | None) -> Thresholds:
-        """The lines of ``config`` for a model with ``context_window`` tokens (None: unknown)."""
+    def compute(
+        cls,
+        config: ContextConfig,
+        context_window: int | None,
+        max_output_tokens: int | None = None,
+    ) -> Thresholds:
+        """The lines of ``config`` for a model with ``context_window`` tokens (None: unknown)
+        asked for up to ``max_output_tokens`` per response."""
         context_size = context_window or config.budget.unknown_window_input_limit
-        limit = input_limit(context_window, config.budget)
+        limit = input_limit(context_window, config.budget, max_output_tokens)
         reservation, margin = (
-            _reservation(context_window, config.budget) if context_window else (0, 0)
+            _reservation(context_window, config.budget, max_output_tokens)
+            if context_window
+            else (0, 0)
         )
         return cls(
             context_size=context_size,

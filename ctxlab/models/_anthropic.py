@@ -50,6 +50,16 @@ Larger beta windows (1M tokens on some models) need ``context_window=...`` expli
 _OVERFLOW_PHRASES = ("prompt is too long", "exceeds the context window", "context window")
 
 
+def needs_streaming(model: str, max_tokens: int) -> bool:
+    """Whether the SDK refuses ``max_tokens`` without streaming ("Streaming is required for
+    operations that may take longer than 10 minutes": above 21,333 tokens, or a model's own
+    non-streaming cap)."""
+    from anthropic._constants import MODEL_NONSTREAMING_TOKENS
+
+    cap = MODEL_NONSTREAMING_TOKENS.get(model)
+    return 3600 * max_tokens / 128_000 > 600 or (cap is not None and max_tokens > cap)
+
+
 def context_window_of(model: str) -> int:
     """The context window of ``model`` (200,000 for unknown Claude models)."""
     for prefix in sorted(CONTEXT_WINDOWS, key=len, reverse=True):
@@ -70,8 +80,10 @@ class AnthropicModel(Model):
         api_key: The key; ``ANTHROPIC_API_KEY`` when omitted.
         base_url: Another endpoint (a proxy, or a local test server).
         client: An existing ``anthropic.AsyncAnthropic`` (api_key and base_url are then ignored).
-        max_tokens: Output tokens per request.
-        stream: Stream responses (text arrives as ``text_delta`` events).
+        max_tokens: Output tokens per request; reserved in the window when larger than the
+            budget policy's output reservation.
+        stream: Stream responses (text arrives as ``text_delta`` events). A ``max_tokens`` the
+            SDK refuses without streaming (above 21,333) streams whatever this says.
         prompt_cache: Add cache breakpoints (tools + System, latest message).
         context_window: Override the window (defaults from `CONTEXT_WINDOWS`).
         max_retries: The SDK's own retries of transient errors (429, 529, connection).
@@ -106,6 +118,7 @@ class AnthropicModel(Model):
         self.client = client
         self.name = model
         self.max_tokens = max_tokens
+        self.max_output_tokens = max_tokens
         self.stream = stream
         self.prompt_cache = prompt_cache
         self.context_window = context_window or context_window_of(model)
@@ -145,8 +158,9 @@ class AnthropicModel(Model):
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         payload = self.payload(request)
+        streaming = self.stream or needs_streaming(self.name, self.max_tokens)
         try:
-            if self.stream:
+            if streaming:
                 async with self.client.messages.stream(
                     max_tokens=self.max_tokens, **payload
                 ) as stream:
@@ -162,7 +176,7 @@ class AnthropicModel(Model):
                 raise
             raise translated from exc
         response = _response(message)
-        if not self.stream:
+        if not streaming:
             emit_text(response.message, on_text)
         return response
 

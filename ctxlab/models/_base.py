@@ -60,6 +60,9 @@ class Model(ABC):
     """The model's identifier (shown in manifests)."""
     context_window: int = 200_000
     """Tokens the model accepts (input + output)."""
+    max_output_tokens: int | None = None
+    """The response size each request asks for (None: the budget policy's reservation decides);
+    a larger one reserves more of the window for the output."""
     _counter: TokenCounter | None = None
 
     @property

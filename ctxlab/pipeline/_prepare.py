@@ -58,22 +58,31 @@ class PreparationMemo:
     its cost; a fresh memo (or none) gives the same request and manifest.
     """
 
-    thresholds: tuple[ContextConfig, int | None, Thresholds] | None = None
-    """The lines of the last (config, window): recomputed when either changes."""
+    thresholds: tuple[ContextConfig, int | None, int | None, Thresholds] | None = None
+    """The lines of the last (config, window, output size): recomputed when one changes."""
     fixed: FixedPart | None = None
     """System and tool schemas, itemized: rebuilt when either changes."""
     scan: ConversationScan | None = None
     """The last processed conversation: the next step processes only what was appended."""
 
-    def thresholds_for(self, config: ContextConfig, context_window: int | None) -> Thresholds:
+    def thresholds_for(
+        self,
+        config: ContextConfig,
+        context_window: int | None,
+        max_output_tokens: int | None = None,
+    ) -> Thresholds:
         """The lines of ``config`` at ``context_window``, computed once per change."""
         if self.thresholds is not None:
-            old_config, old_window, lines = self.thresholds
-            if old_config is config and old_window == context_window:
+            old_config, old_window, old_output, lines = self.thresholds
+            if (
+                old_config is config
+                and old_window == context_window
+                and old_output == max_output_tokens
+            ):
                 return lines
         # Whatever config reaches a preparation is valid: checked once per new config.
-        lines = Thresholds.compute(require_config(config), context_window)
-        self.thresholds = (config, context_window, lines)
+        lines = Thresholds.compute(require_config(config), context_window, max_output_tokens)
+        self.thresholds = (config, context_window, max_output_tokens, lines)
         return lines
 
 
@@ -110,6 +119,7 @@ async def prepare(
     instructions: str | None = None,
     projection: Projection | None = None,
     memo: PreparationMemo | None = None,
+    max_output_tokens: int | None = None,
     call_id: str | None = None,
 ) -> Preparation:
     """Prepare the next model request from ``state``.
@@ -120,7 +130,9 @@ async def prepare(
     compacts whatever the size (overflow recovery). ``projection`` returns the task-state
     material for the reduced conversation (never omitted). ``memo`` is the caller's
     `PreparationMemo`: pass the same one at every step of a session to pay only for what is
-    new (``call_id`` is the deprecated name of ``request_id``). Raises `InvalidToolPairs`,
+    new. ``max_output_tokens`` is the response size the request will ask for: a larger one than
+    the budget policy's reservation reserves more (``call_id`` is the deprecated name of
+    ``request_id``). Raises `InvalidToolPairs`,
     `ContextBudgetExceeded` or `CompressionError`, each carrying the failed manifest.
     """
     # Longer than a screen only by its signature and docstring (the public API); the body is
@@ -132,7 +144,7 @@ async def prepare(
     materials = materials or Materials()
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
     memo = memo if memo is not None else PreparationMemo()
-    lines = memo.thresholds_for(config, context_window)
+    lines = memo.thresholds_for(config, context_window, max_output_tokens)
     manifest = ManifestFactory(
         request_id or uuid.uuid4().hex[:16], purpose, model, cache, lines, previous
     )

@@ -139,7 +139,7 @@ async def test_overflow_recovery_through_the_sdk() -> None:
         message("recovered"),
     ]
     with MessagesAPI(script) as api:
-        model = model_for(api, context_window=2_000)
+        model = model_for(api, context_window=2_000, max_tokens=200)
         agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter())
         await agent("Read three pages")
         events = [e async for e in agent.stream_events("And now?")]
@@ -168,7 +168,9 @@ async def test_summary_requests_reuse_the_prefix_and_parse_json() -> None:
     ]
     with MessagesAPI(script) as api:
         agent = Agent(
-            model=model_for(api, context_window=2_000), tools=[fetch], counter=ApproximateCounter()
+            model=model_for(api, context_window=2_000, max_tokens=200),
+            tools=[fetch],
+            counter=ApproximateCounter(),
         )
         await agent("Read three pages")
         record = await agent.compress_context(ContextConfig(trigger_ratio=0.5, reserve_ratio=0.1))
@@ -235,3 +237,55 @@ async def test_parallel_calls_errors_and_denials_through_the_sdk(stream: bool) -
     assert results[0]["content"] == "3" and not results[0].get("is_error")
     assert results[1]["is_error"] is True and "disk full" in results[1]["content"]
     assert results[2]["is_error"] is True and "no fetching" in results[2]["content"]
+
+
+async def test_a_large_max_tokens_reserves_its_room_and_streams_by_itself() -> None:
+    from ctxlab import WorkingState, prepare
+    from ctxlab.widgets import Lab
+
+    with MessagesAPI([message("Done.", input_tokens=30, output_tokens=2)]) as api:
+        model = model_for(api, max_tokens=64_000)  # stream=False: the SDK would refuse it
+        agent = Agent(model=model, counter=ApproximateCounter())
+        lines = agent.next_thresholds()
+        # 000: a larger explicit output request reserves more space.
+        assert lines.output_reservation == 64_000
+        assert lines.input_limit == 200_000 - 64_000 - 4_000
+        reply = await agent("hi")
+    assert reply.content[0].text == "Done."  # type: ignore[union-attr]
+    assert api.requests[0]["stream"] is True and api.requests[0]["max_tokens"] == 64_000
+    assert agent.manifests[-1].input_limit == lines.input_limit
+    lab = Lab(agent)
+    assert lab.budget.trace("input limit").y[-1] == lines.input_limit
+    lab.close()
+    # The same rule in a bare preparation and in a replay.
+    state = WorkingState.of([{"role": "user", "content": "hi"}])
+    prep = await prepare(
+        state, context_window=200_000, counter=ApproximateCounter(), max_output_tokens=64_000
+    )
+    assert prep.manifest.input_limit == lines.input_limit
+
+
+def test_an_output_reservation_larger_than_the_window_is_refused_when_the_agent_is_built() -> None:
+    model = AnthropicModel(
+        "claude-haiku-4-5", api_key="k", context_window=50_000, max_tokens=64_000
+    )
+    with pytest.raises(UsageError, match="no room for input"):
+        Agent(model=model)
+    agent = Agent(model=AnthropicModel("claude-haiku-4-5", api_key="k", context_window=50_000))
+    with pytest.raises(UsageError, match="no room for input"):
+        agent.context_config = ContextConfig().merge(budget={"output_reservation": 60_000})
+
+
+async def test_replay_reserves_the_recorded_output_size() -> None:
+    from ctxlab import compare_configs
+    from ctxlab.messages import AssistantMessage, UserMessage
+
+    messages = [UserMessage(content="hi"), AssistantMessage(content="hello")]
+    frame = await compare_configs(
+        messages,
+        {"default": ContextConfig()},
+        context_window=200_000,
+        counter=ApproximateCounter(),
+        max_output_tokens=64_000,
+    )
+    assert list(frame["input_limit"]) == [200_000 - 64_000 - 4_000]
