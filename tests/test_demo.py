@@ -92,4 +92,4 @@ def test_python_m_ctxlab_demo_runs_headless_under_a_minute(tmp_path: Path) -> No
     for column in ("system", "tools", "convers", "transie", "referen", "transforms"):
         assert column in header
     assert "After: 92 tests, OK." in out
-    assert seconds < 60
+    assert seconds < 30  # about a second here; the subprocess timeout is 60

@@ -96,7 +96,7 @@ async def test_layout_system_first_then_conversation_transient_references() -> N
     assert (item.source_id, item.placement, item.kind) == ("source/docs", "references", "reference")
     assert item.revision == item.content_hash
     assert prep.manifest.validation == "passed"
-    assert prep.state is not None
+    assert prep.state.conversation == tuple(messages)  # nothing to shorten: unchanged
     assert prep.manifest.estimated_input_tokens == sum(prep.manifest.totals.values())
 
 

@@ -168,6 +168,7 @@ async def test_summary_requests_reuse_the_prefix_and_parse_json() -> None:
     ]
     with MessagesAPI(script) as api:
         agent = Agent(
+            system_prompt="Be brief.",
             model=model_for(api, context_window=2_000, max_tokens=200),
             tools=[fetch],
             counter=ApproximateCounter(),
@@ -176,11 +177,7 @@ async def test_summary_requests_reuse_the_prefix_and_parse_json() -> None:
         record = await agent.compress_context(ContextConfig(trigger_ratio=0.5, reserve_ratio=0.1))
     assert record is not None and record.kind == "summary"
     ask = api.requests[-1]
-    assert (
-        ask["system"][0]["text"] == api.requests[-2]["system"][0]["text"]
-        if "system" in ask
-        else True
-    )
+    assert ask["system"][0]["text"] == api.requests[-2]["system"][0]["text"] == "Be brief."
     assert ask["tools"] == api.requests[-2]["tools"]
     assert ask["messages"][0] == api.requests[-2]["messages"][0]  # the same prefix
     assert "task_overview" in json.dumps(ask["messages"][-1])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig
+from ctxlab import ApproximateCounter
 from ctxlab.agent import Agent
 from ctxlab.exceptions import SourceError, SourceUnavailable, UsageError
 from ctxlab.materials import ContextBlock, ContextRequest, TextSource
@@ -294,14 +294,20 @@ async def test_sources_are_not_loaded_for_summaries() -> None:
 
 
 async def test_disabled_source_and_overrides() -> None:
-    notes = TextSource("n")
+    from ctxlab.materials import load_sources
+
+    notes = TextSource("release notes v7")
     agent, model = make(["a", "b"])
     registration = agent.context_source("notes", notes)
-    registration.enabled = False
+    registration.update(enabled=False)
     await agent("go")
     assert material_text(model, 0) == ""
-    registration.enabled, registration.priority = True, 99
+    registration.update(enabled=True, priority=99, required=True)
     await agent("again")
-    assert "n" in material_text(model, 1)
-    config = ContextConfig()
-    assert config.trigger_ratio == 0.8
+    assert "release notes v7" in material_text(model, 1)
+    request = ContextRequest(None, None, None, "r", "reasoning")
+    (loaded,), _ = await load_sources([registration], request)
+    assert (loaded.block.priority, loaded.block.is_required) == (99, True)
+    registration.update(required=False)
+    (loaded,), _ = await load_sources([registration], request)
+    assert loaded.block.is_required is False

@@ -206,7 +206,6 @@ async def test_closing_unsubscribes() -> None:
     lab.close()
     await agent("two")
     assert len(lab.steps) == 1
-    assert ContextConfig().trigger_ratio == 0.8
 
 
 async def test_a_later_display_starts_from_the_current_figure(demo_lab: Lab) -> None:
