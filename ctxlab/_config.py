@@ -364,7 +364,8 @@ def tunable_fields(
 
 
 def require_config(value: object) -> ContextConfig:
-    """``value`` if it is a valid `ContextConfig`; a `UsageError` naming what is wrong otherwise.
+    """``value`` if it is a valid `ContextConfig` (or its validated copy, when it was built
+    without validation but holds valid values); a `UsageError` naming what is wrong otherwise.
 
     The config is validated again here: ``model_copy(update=...)`` and ``model_construct`` skip
     validation, and a config that breaks the rules must not reach a preparation.
@@ -375,8 +376,8 @@ def require_config(value: object) -> ContextConfig:
         msg = f"context_config must be a ContextConfig, got {type(value).__name__}"
         raise UsageError(msg)
     try:
-        type(value).model_validate(value.model_dump())
-    except ValueError as exc:
+        checked = type(value).model_validate(value.model_dump(warnings=False))
+    except Exception as exc:  # a ValidationError, or a value that cannot even be dumped
         errors = exc.errors() if isinstance(exc, ValidationError) else [{"msg": str(exc)}]
         detail = "; ".join(
             f"{'.'.join(str(p) for p in e.get('loc', ())) or 'config'}: {e['msg']}" for e in errors
@@ -387,4 +388,5 @@ def require_config(value: object) -> ContextConfig:
             "ContextConfig(...) or config.merge(...), which check every rule"
         )
         raise UsageError(msg) from exc
-    return value
+    # A bypassed config can hold a plain dict where a section belongs: the checked copy is used.
+    return value if checked == value else checked

@@ -58,8 +58,11 @@ class PreparationMemo:
     its cost; a fresh memo (or none) gives the same request and manifest.
     """
 
-    thresholds: tuple[ContextConfig, int | None, int | None, Thresholds] | None = None
-    """The lines of the last (config, window, output size): recomputed when one changes."""
+    thresholds: tuple[ContextConfig, int | None, int | None, ContextConfig, Thresholds] | None = (
+        None
+    )
+    """The last (config, window, output size), the checked config and its lines: recomputed
+    when one changes."""
     fixed: FixedPart | None = None
     """System and tool schemas, itemized: rebuilt when either changes."""
     scan: ConversationScan | None = None
@@ -72,18 +75,28 @@ class PreparationMemo:
         max_output_tokens: int | None = None,
     ) -> Thresholds:
         """The lines of ``config`` at ``context_window``, computed once per change."""
+        return self.checked(config, context_window, max_output_tokens)[1]
+
+    def checked(
+        self,
+        config: ContextConfig,
+        context_window: int | None,
+        max_output_tokens: int | None = None,
+    ) -> tuple[ContextConfig, Thresholds]:
+        """``config`` validated (whatever reaches a preparation is valid) and its lines; both
+        computed once per new config, window or output size."""
         if self.thresholds is not None:
-            old_config, old_window, old_output, lines = self.thresholds
+            old_config, old_window, old_output, valid, lines = self.thresholds
             if (
                 old_config is config
                 and old_window == context_window
                 and old_output == max_output_tokens
             ):
-                return lines
-        # Whatever config reaches a preparation is valid: checked once per new config.
-        lines = Thresholds.compute(require_config(config), context_window, max_output_tokens)
-        self.thresholds = (config, context_window, max_output_tokens, lines)
-        return lines
+                return valid, lines
+        valid = require_config(config)
+        lines = Thresholds.compute(valid, context_window, max_output_tokens)
+        self.thresholds = (config, context_window, max_output_tokens, valid, lines)
+        return valid, lines
 
 
 @dataclass(frozen=True)
@@ -144,7 +157,7 @@ async def prepare(
     materials = materials or Materials()
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
     memo = memo if memo is not None else PreparationMemo()
-    lines = memo.thresholds_for(config, context_window, max_output_tokens)
+    config, lines = memo.checked(config, context_window, max_output_tokens)
     manifest = ManifestFactory(
         request_id or uuid.uuid4().hex[:16], purpose, model, cache, lines, previous
     )
