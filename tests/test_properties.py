@@ -20,9 +20,11 @@ from ctxlab import (
     InvalidToolPairs,
     Material,
     Materials,
+    Summary,
     SystemPart,
     TextBlock,
     TiktokenCounter,
+    TokenCache,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -32,6 +34,8 @@ from ctxlab import (
     prepare,
 )
 from ctxlab.messages import find_tool_pair_problems
+from ctxlab.pipeline import TRUNCATION_MARKER
+from ctxlab.tokens import IMAGE_TOKENS
 
 WORDS = st.sampled_from(
     ["error", "src/app.py", "def", "return", "pytest", "42", "\n", "ok", "Traceback", "x" * 30]
@@ -63,7 +67,8 @@ def conversations(draw: st.DrawFn) -> tuple[list[Any], bool]:
         calls = draw(st.integers(0, 3))
         blocks: list[Any] = []
         if calls == 0 or draw(st.booleans()):
-            blocks.append(TextBlock(text=draw(text())))
+            # Sometimes a long assistant turn too, so splits land everywhere, not only at results.
+            blocks.append(TextBlock(text=draw(st.one_of(text(), text(), huge_text))))
         ids = []
         for _ in range(calls):
             counter += 1
@@ -93,6 +98,13 @@ def conversations(draw: st.DrawFn) -> tuple[list[Any], bool]:
     unfinished = draw(st.integers(0, 5)) == 0
     if unfinished:
         messages.append(AssistantMessage(content=(ToolUseBlock(id="pending", name="bash"),)))
+        if draw(st.booleans()):
+            # The unfinished call is not last: a user turn follows without its result.
+            messages.append(UserMessage(content=draw(text())))
+    elif draw(st.integers(0, 8)) == 0:
+        # An orphan result: answers a call nobody made.
+        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id="ghost", content="?"),)))
+        unfinished = True  # invalid either way: InvalidToolPairs is the only right outcome
     return messages, unfinished
 
 
@@ -101,6 +113,13 @@ def configs(draw: st.DrawFn) -> ContextConfig:
     trigger = draw(st.floats(0.3, 0.9))
     buffer = draw(st.floats(0.0, trigger - 0.05))
     reserve = draw(st.floats(0.02, trigger - 0.05))
+    passes: dict[str, Any] = {}
+    if draw(st.booleans()):
+        passes["trigger_messages"] = draw(st.integers(4, 30))
+    if draw(st.booleans()):
+        passes["keep_messages"] = draw(st.integers(1, 9))
+    if draw(st.booleans()):
+        passes["truncate_args"] = {"trigger_messages": draw(st.integers(2, 20)), "keep_messages": 2}
     return ContextConfig(
         trigger_ratio=trigger,
         context_buffer_ratio=buffer,
@@ -108,7 +127,19 @@ def configs(draw: st.DrawFn) -> ContextConfig:
         tool_result_limit=draw(st.integers(50, 8_000)),
         max_image_num=draw(st.integers(0, 5)),
         compression_fallback_to_truncation=True,
+        compaction=passes,
     )
+
+
+@st.composite
+def situations(draw: st.DrawFn) -> tuple[Summary | None, bool, bool]:
+    """(an earlier summary, a forced compaction, a summarizer that fails)."""
+    earlier = None
+    if draw(st.integers(0, 3)) == 0:
+        earlier = Summary(
+            fields={"task_overview": "fix"}, text=draw(text(1, 300)), compacted_messages=4
+        )
+    return earlier, draw(st.integers(0, 4)) == 0, draw(st.integers(0, 4)) == 0
 
 
 @st.composite
@@ -128,6 +159,10 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+async def failing_summarizer(request: Any) -> Any:
+    raise RuntimeError("the summary model is down")
+
+
 async def attempt(
     messages: list[Any],
     config: ContextConfig,
@@ -135,17 +170,20 @@ async def attempt(
     mats: Materials,
     counter: Any,
     offload_dir: str,
+    situation: tuple[Summary | None, bool, bool] = (None, False, False),
 ) -> Any:
+    earlier, force, failing = situation
     try:
         return await prepare(
-            WorkingState(conversation=tuple(messages)),
+            WorkingState(conversation=tuple(messages), summary=earlier),
             context_window=window,
             counter=counter,
             config=config,
             materials=mats,
-            summarizer=extractive_summarizer,
+            summarizer=failing_summarizer if failing else extractive_summarizer,
             offloader=WorkspaceOffloader(offload_dir),
             request_id="fixed",
+            force_compaction=force,
         )
     except (ContextBudgetExceeded, InvalidToolPairs) as exc:
         return exc
@@ -162,23 +200,32 @@ def check(
     window: int,
     mats: Materials,
     counter: Any,
+    situation: tuple[Summary | None, bool, bool] = (None, False, False),
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        outcome = run(attempt(messages, config, window, mats, counter, folder))
-        again = run(attempt(messages, config, window, mats, counter, folder))
+        outcome = run(attempt(messages, config, window, mats, counter, folder, situation))
+        again = run(attempt(messages, config, window, mats, counter, folder, situation))
     event(type(outcome).__name__)
     if unfinished:
         assert isinstance(outcome, InvalidToolPairs)
         assert outcome.manifest is not None and outcome.manifest.validation == "invalid_tool_pairs"
         return
     if isinstance(outcome, ContextBudgetExceeded):
-        assert outcome.manifest is not None
-        assert outcome.manifest.validation == "budget_exceeded"
+        failed = outcome.manifest
+        assert failed is not None and failed.validation == "budget_exceeded"
         assert outcome.estimated_tokens > outcome.input_limit
         assert isinstance(again, ContextBudgetExceeded)
+        # Only when nothing reducible is left: no optional material, and the conversation cut
+        # down to its latest turn (the last assistant message and what follows it).
+        optional = {m.item_id for m in mats.blocks if not m.block.is_required}
+        assert not optional & {i.id for i in failed.items}
+        latest = len(messages) - max(
+            i for i, m in enumerate(messages) if isinstance(m, AssistantMessage) or i == 0
+        )
+        assert sum(1 for i in failed.items if i.placement == "conversation") <= latest + 1
         return
     manifest = outcome.manifest
-    event(f"compaction={outcome.compaction.kind if outcome.compaction else None}")
+    event(f"compaction={outcome.compaction.method if outcome.compaction else None}")
     event(f"transforms>0={bool(manifest.transforms)}")
     assert manifest.validation == "passed"
     # It fits.
@@ -198,6 +245,15 @@ def check(
     # Required material is never omitted.
     ids = {i.id for i in manifest.items}
     assert {m.item_id for m in mats.blocks if m.block.is_required} <= ids
+    # Every result fits tool_result_limit; a cut one ends with the marker and the reminder.
+    cache = TokenCache(counter)
+    for message in conversation:
+        for result in getattr(message, "tool_results", ()):
+            if TRUNCATION_MARKER in result.text:
+                assert result.text.endswith("</system-reminder>")
+                assert "<<<TRUNCATED>>>\n<system-reminder>The remaining content" in result.text
+            text_tokens = cache.block(result) - IMAGE_TOKENS * len(result.images)
+            assert text_tokens <= max(config.tool_result_limit, 120) + 16
     # Images within the limit.
     images = sum(m.image_count for m in conversation if isinstance(m, UserMessage))
     assert images <= config.max_image_num
@@ -213,12 +269,16 @@ def check(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example],
 )
-@given(conversations(), configs(), st.integers(3_000, 60_000), materials())
+@given(conversations(), configs(), st.integers(3_000, 60_000), materials(), situations())
 def test_pipeline_promises_approximate(
-    conv: tuple[list[Any], bool], config: ContextConfig, window: int, mats: Materials
+    conv: tuple[list[Any], bool],
+    config: ContextConfig,
+    window: int,
+    mats: Materials,
+    situation: tuple[Summary | None, bool, bool],
 ) -> None:
     messages, unfinished = conv
-    check(messages, unfinished, config, window, mats, ApproximateCounter())
+    check(messages, unfinished, config, window, mats, ApproximateCounter(), situation)
 
 
 @settings(

@@ -96,9 +96,11 @@ def find_split(
     *,
     keep_tokens: int,
     keep_messages: int | None = None,
+    max_tokens: int | None = None,
 ) -> int:
-    """Index of the first kept message: the tail fits ``keep_tokens`` (or ``keep_messages``),
-    starts at a valid boundary and holds at least the latest turn."""
+    """Index of the first kept message: the tail fits ``keep_tokens`` (or ``keep_messages``,
+    never more than ``max_tokens``), starts at a valid boundary and holds at least the latest
+    turn."""
     if not conversation:
         return 0
     latest = next(
@@ -116,7 +118,10 @@ def find_split(
     for index in range(latest - 1, -1, -1):
         tokens += cache.message(conversation[index])
         if keep_messages is not None:
-            if len(conversation) - index > keep_messages:
+            # A message count still never overruns the room the tail was given.
+            if len(conversation) - index > keep_messages or (
+                max_tokens is not None and tokens > max_tokens
+            ):
                 break
         elif tokens > keep_tokens:
             break
@@ -256,7 +261,11 @@ async def reduce_conversation(
     room = limits.input_limit - limits.fixed_tokens - summary_tokens(summary, cache)
     keep = min(limits.reserve_tokens, max(room - SUMMARY_ALLOWANCE, 0))
     split = find_split(
-        result.conversation, cache, keep_tokens=keep, keep_messages=passes.keep_messages
+        result.conversation,
+        cache,
+        keep_tokens=keep,
+        keep_messages=passes.keep_messages,
+        max_tokens=max(room - SUMMARY_ALLOWANCE, 0),
     )
     prefix, tail = result.conversation[:split], result.conversation[split:]
     if not prefix:

@@ -79,8 +79,17 @@ def validate_summary(answer: Any, config: ContextConfig) -> dict[str, str]:
 
 
 def render_summary(fields: Mapping[str, str], config: ContextConfig) -> str:
-    """The summary text the model sees: ``summary_template`` filled with the fields."""
-    return config.summary_template.format(**fields)
+    """The summary text the model sees: ``summary_template`` filled with the fields.
+
+    A field the template names but ``fields`` lacks (an earlier summary made under another
+    schema, a log from an older ctxlab) renders as "(not recorded)" rather than failing.
+    """
+    return config.summary_template.format_map(_Fields(fields))
+
+
+class _Fields(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "(not recorded)"
 
 
 _PATH = re.compile(
