@@ -194,6 +194,18 @@ class CompactionPasses(_Section):
     """Pruning of older tool output before summarizing; None disables it."""
     max_summary_attempts: int = Field(default=3, ge=1, le=10)
     """How many times summarization is tried before the fallback decides."""
+    summary_prompt: str | None = None
+    """000's custom summary template: the whole summary request, with ``{messages}`` standing
+    for the compacted messages as a transcript (None: the conversation prefix followed by
+    ``compression_prompt``, which shares the prompt cache)."""
+
+    @field_validator("summary_prompt")
+    @classmethod
+    def _has_messages(cls, value: str | None) -> str | None:
+        if value is not None and "{messages}" not in value:
+            msg = "compaction.summary_prompt must contain {messages}, where the history goes"
+            raise ValueError(msg)
+        return value
 
 
 class ContextConfig(BaseModel):

@@ -13,7 +13,6 @@ the `MaterialLoader` (system prompt, instructions, workspace material, sources),
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from ctxlab._tasks import TaskOptions, TaskState
 from ctxlab.agent._builtins import COMPRESS_SCHEMA, COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
 from ctxlab.agent._compressor import Compressor
 from ctxlab.agent._conversation import ConversationOwner
-from ctxlab.agent._events import ErrorEvent, Event
+from ctxlab.agent._events import ErrorEvent, Event, Subscribers
 from ctxlab.agent._material_loader import MaterialLoader
 from ctxlab.agent._preparer import Preparer
 from ctxlab.agent._recorder import Recorder
@@ -48,8 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent", "Approver", "PermissionHook"]
 
-log = logging.getLogger("ctxlab.agent")
-
 
 class Agent:
     """A tool-using agent whose every model request is assembled by ctxlab's pipeline.
@@ -70,6 +67,7 @@ class Agent:
         session_id: The session; a new id by default. With a session log holding committed
             turns of (agent id, user id, session id), the agent resumes that working state.
         session_log: A `SessionLog` or the path of its SQLite file.
+        summary_model: A separate model for summaries (000); the agent's model by default.
     """
 
     def __init__(
@@ -89,6 +87,7 @@ class Agent:
         user_id: str | None = None,
         session_id: str | None = None,
         session_log: SessionLog | str | Path | None = None,
+        summary_model: Model | None = None,
     ) -> None:
         if model is None:
             from ctxlab.models import DemoModel
@@ -99,6 +98,7 @@ class Agent:
             raise UsageError(msg)
         self.name = name
         self.model = model
+        self.summary_model = summary_model or model
         self._config = require_config(context_config) if context_config else ContextConfig()
         self.workspace = Path(workspace) if workspace is not None else None
         self.offloader: Offloader | None = (
@@ -109,7 +109,7 @@ class Agent:
         self.user_id = user_id
         self.session_id = session_id or uuid.uuid4().hex
         self.tools: dict[str, Tool] = {}
-        self._subscribers: list[Callable[[Event], Any]] = []
+        self._subscribers = Subscribers()
         self._running = False
         self._call = ""
         self._conversation = ConversationOwner()
@@ -189,22 +189,11 @@ class Agent:
 
     def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
         """Call ``callback(event)`` for every event; returns the function that unsubscribes."""
-        self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._subscribers:
-                self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.subscribe(callback)
 
     def _emit(self, event: Event) -> None:
         self._recorder.record(event)
-        for callback in list(self._subscribers):
-            try:
-                callback(event)
-            except Exception:
-                # A broken observer (a panel) must not break the agent; it is logged, not hidden.
-                log.exception("event subscriber %r failed on %s", callback, event.type)
+        self._subscribers.emit(event)
 
     # -- calls --------------------------------------------------------------------------------
 

@@ -6,8 +6,10 @@ agent call it belongs to. Events are plain frozen dataclasses: cheap to make, sa
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ctxlab._request import ModelRequest
 from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest, ProviderUsage
@@ -22,6 +24,7 @@ __all__ = [
     "Event",
     "ModelResponseEvent",
     "ReplyEvent",
+    "Subscribers",
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",
@@ -186,3 +189,32 @@ Event = (
     | TurnCommittedEvent
 )
 """Any event of the agent."""
+
+
+log = logging.getLogger("ctxlab.agent")
+
+
+class Subscribers:
+    """The callbacks that observe an agent's events."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[[Event], Any]] = []
+
+    def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        """Add ``callback``; returns the function that removes it."""
+        self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    def emit(self, event: Event) -> None:
+        """Hand ``event`` to every callback."""
+        for callback in list(self._callbacks):
+            try:
+                callback(event)
+            except Exception:
+                # A broken observer (a panel) must not break the agent; it is logged, not hidden.
+                log.exception("event subscriber %r failed on %s", callback, event.type)

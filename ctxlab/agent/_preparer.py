@@ -26,12 +26,15 @@ from ctxlab.manifest import (
     Purpose,
     Thresholds,
 )
-from ctxlab.materials import ContextRequest
+from ctxlab.materials import ContextRequest, SystemPart
+from ctxlab.models import summary_model_request
 from ctxlab.pipeline import (
     CompactionRecord,
     Preparation,
     PreparationMemo,
     SummaryRequest,
+    fixed_part,
+    message_items,
     prepare,
 )
 from ctxlab.tokens import TokenCache
@@ -118,7 +121,35 @@ class Preparer:
                 return
 
     async def _summarize(self, request: SummaryRequest) -> Mapping[str, Any]:
-        return await self._agent.model.summarize(request, context=self.last_request)
+        # 000 builds summary requests through the same compiler: each gets its manifest and a
+        # context_build event (purpose "summary"), so what a summary call costs is visible.
+        agent = self._agent
+        model = agent.summary_model
+        sent = summary_model_request(request, self.last_request)
+        manifest = self._summary_manifest(sent, model.name)
+        self.manifests.append(manifest)
+        agent._emit(ContextBuildEvent(manifest, agent._call, sent))
+        return await model.summarize(request, context=self.last_request)
+
+    def _summary_manifest(self, sent: ModelRequest, model: str) -> ContextManifest:
+        lines = self.next_thresholds()
+        fixed = fixed_part((SystemPart("system_prompt", sent.system),), sent.tools, self.cache)
+        messages = message_items(sent.messages, self.cache)
+        items = (*fixed.system_items, *fixed.tool_items, *messages)
+        return ContextManifest(
+            request_id=uuid.uuid4().hex[:16],
+            purpose="summary",
+            model=model,
+            estimated_input_tokens=sum(i.tokens for i in items),
+            input_limit=lines.input_limit,
+            counting_method=self.cache.method,
+            exact=self.cache.exact,
+            items=items,
+            transforms=(),
+            validation="passed",
+            context_size=lines.context_size,
+            thresholds=lines,
+        )
 
     async def _prepare(
         self,

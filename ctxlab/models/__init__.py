@@ -15,6 +15,8 @@ from ctxlab.models._base import (
     RequestPurpose,
     parse_summary_json,
     summary_instruction,
+    summary_model_request,
+    transcript_text,
 )
 from ctxlab.models._demo import DemoModel
 from ctxlab.models._function import FunctionModel, RequestInfo, ScriptedModel, tool_call
@@ -34,7 +36,9 @@ __all__ = [
     "parse_summary_json",
     "request_to_anthropic",
     "summary_instruction",
+    "summary_model_request",
     "to_anthropic_block",
     "tool_call",
     "tool_to_anthropic",
+    "transcript_text",
 ]

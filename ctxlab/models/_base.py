@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ctxlab._request import ModelRequest
 from ctxlab.manifest import ProviderUsage, Purpose
-from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.tokens import TiktokenCounter, TokenCounter
 
@@ -94,17 +100,7 @@ class Model(ABC):
         ``context`` is the last reasoning request: its System text and tools are reused so a
         provider's prompt cache can serve the prefix.
         """
-        messages = list(summary.messages)
-        ask = TextBlock(text=summary_instruction(summary))
-        if messages and isinstance(messages[-1], UserMessage):
-            messages[-1] = UserMessage(content=(*messages[-1].content, ask))
-        else:
-            messages.append(UserMessage(content=(ask,)))
-        request = ModelRequest(
-            system=context.system if context else "",
-            messages=tuple(messages),
-            tools=context.tools if context else (),
-        )
+        request = summary_model_request(summary, context)
         response = await self.request(request, purpose="summary")
         text = "".join(b.text for b in response.message.content if isinstance(b, TextBlock))
         return parse_summary_json(text)
@@ -116,6 +112,43 @@ def emit_text(message: AssistantMessage, on_text: TextCallback | None) -> None:
         for block in message.content:
             if isinstance(block, TextBlock):
                 on_text(block.text)
+
+
+def summary_model_request(summary: SummaryRequest, context: ModelRequest | None) -> ModelRequest:
+    """The request that asks a model for ``summary``: the compacted prefix with the instruction
+    after it, under the last request's System and tools (a cache-friendly prefix); or, with a
+    ``template``, that text alone with ``{messages}`` replaced by the prefix as a transcript."""
+    ask = TextBlock(text=summary_instruction(summary))
+    if summary.template is not None:
+        history = summary.template.replace("{messages}", transcript_text(summary.messages))
+        messages: list[UserMessage | AssistantMessage] = [
+            UserMessage(content=(TextBlock(text=history), ask))
+        ]
+    else:
+        messages = list(summary.messages)
+        if messages and isinstance(messages[-1], UserMessage):
+            messages[-1] = UserMessage(content=(*messages[-1].content, ask))
+        else:
+            messages.append(UserMessage(content=(ask,)))
+    return ModelRequest(
+        system=context.system if context else "",
+        messages=tuple(messages),
+        tools=context.tools if context else (),
+    )
+
+
+def transcript_text(messages: Sequence[UserMessage | AssistantMessage]) -> str:
+    """Messages as a plain transcript (``role: text``, tool calls and results included)."""
+    lines: list[str] = []
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                lines.append(f"{message.role}: {block.text}")
+            elif isinstance(block, ToolUseBlock):
+                lines.append(f"{message.role} called {block.name} {block.input_json}")
+            elif isinstance(block, ToolResultBlock):
+                lines.append(f"tool result ({block.tool_use_id}): {block.text}")
+    return "\n".join(lines)
 
 
 def summary_instruction(summary: SummaryRequest) -> str:

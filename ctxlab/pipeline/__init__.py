@@ -13,7 +13,7 @@ from ctxlab.pipeline._compaction import (
 from ctxlab.pipeline._offload import Offloader, WorkspaceOffloader
 from ctxlab.pipeline._prepare import Preparation, PreparationMemo, prepare
 from ctxlab.pipeline._results import TRUNCATION_MARKER, head_within, truncation_notice
-from ctxlab.pipeline._scan import ConversationScan, scan_conversation
+from ctxlab.pipeline._scan import ConversationScan, message_items, scan_conversation
 from ctxlab.pipeline._stages import (
     Budgeted,
     FixedPart,
@@ -60,6 +60,7 @@ __all__ = [
     "head_within",
     "input_limit",
     "lay_out",
+    "message_items",
     "omit_for_budget",
     "prepare",
     "project",

@@ -148,6 +148,7 @@ async def _summarize(
             prompt=config.compression_prompt,
             instructions=instructions,
             attempt=attempt,
+            template=config.compaction.summary_prompt,
         )
         try:
             return validate_summary(await summarizer(request), config), errors

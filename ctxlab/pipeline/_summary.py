@@ -49,6 +49,9 @@ class SummaryRequest:
     """Extra guidance from the caller (the hint of a manual compression)."""
     attempt: int = 1
     """1 for the first try, then 2, 3, ... on retries."""
+    template: str | None = None
+    """000's summary prompt: when set, the request is this text alone with ``{messages}``
+    replaced by the prefix as a transcript (instead of the prefix plus ``prompt``)."""
 
 
 Summarizer = Callable[[SummaryRequest], Awaitable[Mapping[str, Any]]]

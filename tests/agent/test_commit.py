@@ -116,7 +116,8 @@ async def test_after_an_overflow_retry_the_usage_is_on_the_answered_request() ->
     await agent("Read three pages")
     events = [e async for e in agent.stream_events("And now?")]
     builds = [e.manifest for e in events if e.type == "context_build"]
-    rejected, recovery = builds
+    rejected, summary, recovery = builds
+    assert summary.purpose == "summary"
     assert (rejected.purpose, recovery.purpose) == ("reasoning", "recovery")
     response = next(e for e in events if e.type == "model_response")
     assert response.request_id == recovery.request_id

@@ -49,7 +49,13 @@ async def test_automatic_compaction_fires_above_the_trigger_and_keeps_pairs() ->
     assert agent.context.summary is not None
     assert "/var/log/app-0.log" in agent.context.summary.text  # extractive: paths verbatim
     # Every request fitted and passed validation; the durable history kept everything.
-    builds = [e.manifest for e in events if e.type == "context_build"]
+    builds = [
+        e.manifest for e in events if e.type == "context_build" and e.manifest.purpose != "summary"
+    ]
+    summaries = [
+        e.manifest for e in events if e.type == "context_build" and e.manifest.purpose == "summary"
+    ]
+    assert summaries and all(m.estimated_input_tokens > 0 for m in summaries)  # observable
     assert all(m.validation == "passed" for m in builds)
     assert all(m.estimated_input_tokens <= m.input_limit for m in builds)
     assert len(agent.history) == 16
@@ -177,6 +183,7 @@ async def test_overflow_recovery_compacts_and_retries_once() -> None:
     assert [e.kind for e in events if e.type == "compaction"] == ["overflow"]
     assert [e.manifest.purpose for e in events if e.type == "context_build"] == [
         "reasoning",
+        "summary",
         "recovery",
     ]
     assert events[-1].type == "reply" and events[-1].text == "recovered"
@@ -236,7 +243,11 @@ async def test_compress_context_during_a_call_runs_at_the_next_boundary() -> Non
     agent.subscribe(seen.append)
     await agent("go")
     assert await records[0] is not None
-    kinds = [e.type if e.type != "compaction" else e.kind for e in seen]
+    kinds = [
+        e.type if e.type != "compaction" else e.kind
+        for e in seen
+        if e.type != "context_build" or e.manifest.purpose != "summary"
+    ]
     # Compressed at the boundary after the tool ran, before the next reasoning request.
     assert kinds[kinds.index("manual") - 2 : kinds.index("manual") + 2] == [
         "tool_result",

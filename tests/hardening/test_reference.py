@@ -1,0 +1,61 @@
+"""Rules of the reference harness (000) added by the hardening work."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlab import ApproximateCounter, ContextConfig
+from ctxlab.agent import Agent
+from ctxlab.models import ScriptedModel, tool_call
+
+WINDOW = 2_000
+
+
+def fetch(page: int) -> str:
+    """Fetch a page of the log."""
+    return f"page {page} /var/log/app-{page}.log\n" + "lorem ipsum " * 100
+
+
+async def test_a_separate_summary_model_writes_the_summaries_and_each_request_is_observable() -> (
+    None
+):
+    reasoning = ScriptedModel(
+        [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
+    )
+    summaries = ScriptedModel([], name="summarizer", context_window=WINDOW)
+    agent = Agent(
+        model=reasoning, summary_model=summaries, tools=[fetch], counter=ApproximateCounter()
+    )
+    events = [e async for e in agent.stream_events("read the logs")]
+    assert summaries.summary_requests and not reasoning.summary_requests
+    built = [e for e in events if e.type == "context_build" and e.manifest.purpose == "summary"]
+    assert len(built) == len(summaries.summary_requests)
+    manifest, request = built[0].manifest, built[0].request
+    assert manifest.model == "summarizer" and request is not None
+    # What the summary request holds: the compacted prefix, then the instruction.
+    assert "task_overview" in request.messages[-1].content[-1].text  # type: ignore[union-attr]
+    assert manifest.estimated_input_tokens == sum(i.tokens for i in manifest.items)
+    assert manifest in agent.manifests
+
+
+async def test_a_summary_prompt_with_messages_replaces_the_prefix_by_a_transcript() -> None:
+    from ctxlab.models import summary_model_request
+    from ctxlab.pipeline import SummaryRequest
+
+    config = ContextConfig().merge(
+        compaction={"summary_prompt": "Summarize this session:\n{messages}\n(end)"}
+    )
+    model = ScriptedModel(
+        [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
+    )
+    agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter(), context_config=config)
+    await agent("read the logs")
+    asked: SummaryRequest = model.summary_requests[0]
+    assert asked.template == "Summarize this session:\n{messages}\n(end)"
+    sent = summary_model_request(asked, None)
+    (only,) = sent.messages
+    history = only.content[0].text  # type: ignore[union-attr]
+    assert history.startswith("Summarize this session:\nuser: read the logs")
+    assert "called fetch" in history and "/var/log/app-0.log" in history
+    with pytest.raises(ValueError, match=r"\{messages\}"):
+        ContextConfig().merge(compaction={"summary_prompt": "no placeholder"})
