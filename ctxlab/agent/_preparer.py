@@ -187,6 +187,8 @@ class Preparer:
                 instructions=instructions,
                 memo=self.memo,
                 max_output_tokens=agent.model.max_output_tokens,
+                # 002: the notice is injected only while no task is in progress.
+                usage_notice=not any(t.status == "in_progress" for t in agent.task.todos),
             )
         except PreparationError as exc:
             if exc.manifest is None:

@@ -133,6 +133,7 @@ async def prepare(
     projection: Projection | None = None,
     memo: PreparationMemo | None = None,
     max_output_tokens: int | None = None,
+    usage_notice: bool = True,
     call_id: str | None = None,
 ) -> Preparation:
     """Prepare the next model request from ``state``.
@@ -144,8 +145,9 @@ async def prepare(
     material for the reduced conversation (never omitted). ``memo`` is the caller's
     `PreparationMemo`: pass the same one at every step of a session to pay only for what is
     new. ``max_output_tokens`` is the response size the request will ask for: a larger one than
-    the budget policy's reservation reserves more (``call_id`` is the deprecated name of
-    ``request_id``). Raises `InvalidToolPairs`,
+    the budget policy's reservation reserves more. ``usage_notice=False`` holds the usage notice
+    back (the agent does while a todo item is in progress, as 002 says for plan tasks).
+    ``call_id`` is the deprecated name of ``request_id``. Raises `InvalidToolPairs`,
     `ContextBudgetExceeded` or `CompressionError`, each carrying the failed manifest.
     """
     # Longer than a screen only by its signature and docstring (the public API); the body is
@@ -214,6 +216,7 @@ async def prepare(
         thresholds=lines,
         purpose=purpose,
         tool_enabled=config.compression_tool_enabled,
+        with_notice=usage_notice,
     )
     manifest.transforms.extend(material.transforms)
     manifest.transforms.extend(reduction.transforms)

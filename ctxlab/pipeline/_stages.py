@@ -193,9 +193,11 @@ def project(
     thresholds: Thresholds,
     purpose: Purpose,
     tool_enabled: bool,
+    with_notice: bool = True,
 ) -> Budgeted:
     """Stage 6: task state (from the reduced conversation) and the usage notice join the material,
-    transient material first. ``base_tokens`` is System + tools + summary + conversation."""
+    transient material first. ``base_tokens`` is System + tools + summary + conversation;
+    ``with_notice=False`` holds the usage notice back (002: not while a task is in progress)."""
     if purpose == "summary":
         return budgeted
     if projection is not None:
@@ -203,7 +205,7 @@ def project(
         if projected:
             budgeted = budgeted.adding(list(projected), cache)
     total = base_tokens + budgeted.total
-    if total > thresholds.notice_tokens:
+    if with_notice and total > thresholds.notice_tokens:
         text = usage_notice(total, thresholds.context_size, thresholds.trigger_tokens, tool_enabled)
         notice = Material(
             "runtime/context_usage",

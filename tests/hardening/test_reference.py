@@ -59,3 +59,27 @@ async def test_a_summary_prompt_with_messages_replaces_the_prefix_by_a_transcrip
     assert "called fetch" in history and "/var/log/app-0.log" in history
     with pytest.raises(ValueError, match=r"\{messages\}"):
         ContextConfig().merge(compaction={"summary_prompt": "no placeholder"})
+
+
+async def test_the_usage_notice_waits_while_a_todo_item_is_in_progress() -> None:
+    def notices(model: ScriptedModel) -> list[bool]:
+        return ["Context usage:" in str(r.messages[-1].model_dump()) for r in model.requests]
+
+    todo = {"todos": [{"content": "read the logs", "status": "in_progress"}]}
+    done = {"todos": [{"content": "read the logs", "status": "completed"}]}
+    config = ContextConfig(trigger_ratio=0.9, context_buffer_ratio=0.6)  # notice from 600 tokens
+    script = [
+        tool_call("todo_write", todo),
+        *(tool_call("fetch", {"page": i}) for i in range(3)),
+        tool_call("todo_write", done),
+        "done",
+    ]
+    model = ScriptedModel(script, context_window=WINDOW)
+    agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter(), context_config=config)
+    agent.enable_task_list()
+    await agent("read the logs")
+    seen = notices(model)
+    over = [m.estimated_input_tokens > m.thresholds.notice_tokens for m in agent.manifests]  # type: ignore[union-attr]
+    # Requests 1-4 are made while the item is in progress: held back though over the line.
+    assert any(over[1:5]) and not any(seen[1:5])
+    assert over[-1] and seen[-1]  # the task completed: the notice is back
