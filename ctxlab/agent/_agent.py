@@ -25,6 +25,7 @@ from ctxlab._tasks import TaskOptions, TaskState
 from ctxlab.agent._builtins import COMPRESS_SCHEMA, COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
 from ctxlab.agent._compressor import Compressor
 from ctxlab.agent._conversation import ConversationOwner
+from ctxlab.agent._copy import copy_agent
 from ctxlab.agent._events import ErrorEvent, Event, Subscribers
 from ctxlab.agent._material_loader import MaterialLoader
 from ctxlab.agent._preparer import Preparer
@@ -175,6 +176,11 @@ class Agent:
             raise UsageError(msg)
         self.tools[made.name] = made
         return made
+
+    def copy(self, **overrides: Any) -> Agent:
+        """A new agent from this point (config, sources, task and working state, history); see
+        `copy_agent`. ``agent.copy(context_config=other)`` tries another config from here."""
+        return copy_agent(self, **overrides)
 
     def tool_schemas(self, config: ContextConfig | None = None) -> tuple[ToolSchema, ...]:
         """The tool schemas of the next request (CompressContext when enabled)."""

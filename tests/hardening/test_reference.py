@@ -83,3 +83,33 @@ async def test_the_usage_notice_waits_while_a_todo_item_is_in_progress() -> None
     # Requests 1-4 are made while the item is in progress: held back though over the line.
     assert any(over[1:5]) and not any(seen[1:5])
     assert over[-1] and seen[-1]  # the task completed: the notice is back
+
+
+async def test_a_copy_starts_from_the_same_point_and_goes_its_own_way() -> None:
+    from ctxlab import TextSource
+
+    setups: list[str] = []
+
+    class Notes(TextSource):
+        def __init__(self, text: str) -> None:
+            setups.append("setup")
+            super().__init__(text)
+
+    model = ScriptedModel(["first", "a", "b"], context_window=WINDOW)
+    agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter())
+    registration = agent.context_source("notes", Notes("release notes"), timeout=2)
+    registration.update(priority=7)
+    agent.instruction("style", "Be brief.")
+    agent.enable_task_list()
+    await agent("hello")
+    copy = agent.copy(context_config=ContextConfig(trigger_ratio=0.5))
+    assert setups == ["setup"]  # the source instance is kept, not built again
+    assert copy.sources["notes"].source is agent.sources["notes"].source
+    assert copy.sources["notes"] is not registration and copy.sources["notes"].priority == 7
+    assert copy.instructions == {"style": "Be brief."} and copy.context_config.trigger_ratio == 0.5
+    assert copy.context == agent.context and copy.history == agent.history
+    assert copy.session_id != agent.session_id
+    await copy("only the copy")
+    assert len(copy.history) == len(agent.history) + 2
+    copy.sources["notes"].update(enabled=False)
+    assert agent.sources["notes"].enabled  # independent registrations
