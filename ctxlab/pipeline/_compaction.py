@@ -118,12 +118,16 @@ def find_split(
     for index in range(latest - 1, -1, -1):
         tokens += cache.message(conversation[index])
         if keep_messages is not None:
-            # A message count still never overruns the room the tail was given.
-            if len(conversation) - index > keep_messages or (
-                max_tokens is not None and tokens > max_tokens
-            ):
+            # A message count never overruns the room the tail was given; at a tool pair the
+            # tail expands to the pair's call (000) rather than shrinking below the count.
+            if max_tokens is not None and tokens > max_tokens:
                 break
-        elif tokens > keep_tokens:
+            if _is_boundary(conversation[index]):
+                start = index
+                if len(conversation) - index >= keep_messages:
+                    break
+            continue
+        if tokens > keep_tokens:
             break
         if _is_boundary(conversation[index]):
             start = index
@@ -268,6 +272,19 @@ async def reduce_conversation(
         keep_messages=passes.keep_messages,
         max_tokens=max(room - SUMMARY_ALLOWANCE, 0),
     )
+    by_messages = passes.trigger_messages is not None and (
+        len(result.conversation) >= passes.trigger_messages
+    )
+    if split == 0 and by_messages and passes.keep_messages is None:
+        # The message trigger works on its own: when the token tail would keep every message,
+        # the tail keeps a fifth of the trigger's messages (000 pairs 30 with 10 kept).
+        split = find_split(
+            result.conversation,
+            cache,
+            keep_tokens=keep,
+            keep_messages=max(2, (passes.trigger_messages or 10) // 5),
+            max_tokens=max(room - SUMMARY_ALLOWANCE, 0),
+        )
     prefix, tail = result.conversation[:split], result.conversation[split:]
     if not prefix:
         return result

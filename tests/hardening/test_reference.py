@@ -113,3 +113,33 @@ async def test_a_copy_starts_from_the_same_point_and_goes_its_own_way() -> None:
     assert len(copy.history) == len(agent.history) + 2
     copy.sources["notes"].update(enabled=False)
     assert agent.sources["notes"].enabled  # independent registrations
+
+
+async def test_the_message_trigger_compacts_on_its_own_and_the_tail_expands_at_a_pair() -> None:
+    from ctxlab import WorkingState, extractive_summarizer, prepare
+    from ctxlab.messages import find_tool_pair_problems
+    from tests.helpers import session
+
+    messages = tuple(session(6, output_chars=40))  # 13 small messages: far under any token line
+    config = ContextConfig().merge(compaction={"trigger_messages": 10})
+    prep = await prepare(
+        WorkingState(conversation=messages),
+        context_window=200_000,
+        counter=ApproximateCounter(),
+        config=config,
+        summarizer=extractive_summarizer,
+    )
+    assert prep.compaction is not None  # the token tail alone would have kept all 13
+    assert len(prep.state.conversation) < len(messages)
+    # keep_messages=3 would start the tail at a tool result: it expands to the call instead.
+    config = config.merge(compaction={"keep_messages": 3})
+    prep = await prepare(
+        WorkingState(conversation=messages),
+        context_window=200_000,
+        counter=ApproximateCounter(),
+        config=config,
+        summarizer=extractive_summarizer,
+    )
+    kept = prep.state.conversation
+    assert len(kept) >= 3 and kept[0].role == "assistant"
+    assert find_tool_pair_problems(kept) == []
