@@ -39,7 +39,7 @@ from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.materials import FailurePolicy, Material, SourceRegistration
 from ctxlab.messages import AssistantMessage, HintBlock, Message
 from ctxlab.models import Model
-from ctxlab.pipeline import CompactionRecord, Offloader, WorkspaceOffloader
+from ctxlab.pipeline import CompactionRecord, Offloader, SelectionPolicy, WorkspaceOffloader
 from ctxlab.session import SessionKey, SessionLog
 from ctxlab.tokens import TokenCache, TokenCounter
 
@@ -69,6 +69,7 @@ class Agent:
             turns of (agent id, user id, session id), the agent resumes that working state.
         session_log: A `SessionLog` or the path of its SQLite file.
         summary_model: A separate model for summaries (000); the agent's model by default.
+        selection_policy: The omission order of optional material (000's contextSelectionPolicy).
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class Agent:
         session_id: str | None = None,
         session_log: SessionLog | str | Path | None = None,
         summary_model: Model | None = None,
+        selection_policy: SelectionPolicy | None = None,
     ) -> None:
         if model is None:
             from ctxlab.models import DemoModel
@@ -114,7 +116,7 @@ class Agent:
         self._running = False
         self._call = ""
         self._conversation = ConversationOwner()
-        self._materials = MaterialLoader(system_prompt, self.workspace)
+        self._materials = MaterialLoader(system_prompt, self.workspace, selection_policy)
         self._tasks = TaskBoard()
         self._runner = ToolRunner(self.tools, self._emit, permission=permission, approver=approver)
         self._preparer = Preparer(self, TokenCache(counter or model.counter))

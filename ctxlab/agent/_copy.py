@@ -38,6 +38,7 @@ def copy_agent(agent: Agent, **overrides: Any) -> Agent:
         "agent_id": agent.agent_id,
         "user_id": agent.user_id,
         "summary_model": agent.summary_model,
+        "selection_policy": agent._materials.selection_policy,
         **overrides,
     }
     copy = Agent(**settings)

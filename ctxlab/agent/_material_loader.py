@@ -20,6 +20,7 @@ from ctxlab.materials import (
     load_workspace,
     validate_source_name,
 )
+from ctxlab.pipeline import SelectionPolicy
 
 __all__ = ["MaterialLoader"]
 
@@ -30,8 +31,15 @@ class MaterialLoader:
     """Loads a request's material: workspace material once per agent call (000), sources once
     per preparation (never for summary preparations)."""
 
-    def __init__(self, system_prompt: str, workspace: Path | None) -> None:
+    def __init__(
+        self,
+        system_prompt: str,
+        workspace: Path | None,
+        selection_policy: SelectionPolicy | None = None,
+    ) -> None:
         self.system_prompt = system_prompt
+        self.selection_policy = selection_policy
+        """The omission order of optional material (None: memory → knowledge → sources)."""
         """Persistent behaviour; the first part of the System message."""
         self.workspace = workspace
         self.sources: dict[str, SourceRegistration] = {}

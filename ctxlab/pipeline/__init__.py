@@ -1,7 +1,7 @@
 """The preparation pipeline: from working state to a validated, budgeted model request."""
 
 from ctxlab.manifest import Purpose, Thresholds, input_limit
-from ctxlab.pipeline._budget import OMISSION_ORDER, omit_for_budget
+from ctxlab.pipeline._budget import OMISSION_ORDER, SelectionPolicy, default_order, omit_for_budget
 from ctxlab.pipeline._compaction import (
     CompactionRecord,
     Reduction,
@@ -49,11 +49,13 @@ __all__ = [
     "Purpose",
     "Reduction",
     "ReductionLimits",
+    "SelectionPolicy",
     "Summarizer",
     "SummaryRequest",
     "Thresholds",
     "WorkspaceOffloader",
     "budget_materials",
+    "default_order",
     "extractive_summarizer",
     "find_split",
     "fixed_part",

@@ -3,30 +3,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from ctxlab.exceptions import UsageError
 from ctxlab.manifest import Transform
 from ctxlab.materials import Material
 
-__all__ = ["OMISSION_ORDER", "omit_for_budget"]
+__all__ = [
+    "OMISSION_ORDER",
+    "SelectionPolicy",
+    "default_order",
+    "omit_for_budget",
+    "policy_order",
+]
 
 OMISSION_ORDER = {"memory": 0, "knowledge": 1, "source": 2}
 """Optional material is omitted memory first, then knowledge, then other sources."""
 
 
-def omit_for_budget(
-    materials: Sequence[Material],
-    tokens: dict[str, int],
-    excess: int,
-) -> tuple[list[Material], list[Transform]]:
-    """Drop optional material until ``excess`` tokens are freed (or nothing optional is left).
+SelectionPolicy = Callable[[Sequence[Material]], Sequence[str]]
+"""000's ``contextSelectionPolicy``: given the optional material, the ids to omit, first first.
+Only the ids it returns may be omitted; unknown or repeated ids, required material and System
+parts are refused with a `UsageError`."""
 
-    Order: category (memory → knowledge → source), then lower priority first, then later
-    material first. Task state, notices and required blocks are never omitted.
-    """
-    if excess <= 0:
-        return list(materials), []
-    candidates = sorted(
+
+def default_order(materials: Sequence[Material]) -> list[Material]:
+    """The omission order of optional material: category (memory → knowledge → source), then
+    lower priority first, then later material first."""
+    ranked = sorted(
         (
             (OMISSION_ORDER[m.category], m.block.priority, -index, m)
             for index, m in enumerate(materials)
@@ -34,9 +38,50 @@ def omit_for_budget(
         ),
         key=lambda entry: entry[:3],
     )
+    return [entry[-1] for entry in ranked]
+
+
+def policy_order(materials: Sequence[Material], policy: SelectionPolicy) -> list[Material]:
+    """The omission order ``policy`` returns, checked against 000's rules."""
+    optional = {m.item_id: m for m in materials if m.category in OMISSION_ORDER}
+    chosen = list(policy(tuple(optional.values())))
+    problems: list[str] = []
+    if len(set(chosen)) != len(chosen):
+        problems.append("it returned an id twice")
+    for item_id in chosen:
+        material = optional.get(item_id)
+        if item_id.startswith("system/"):
+            problems.append(f"{item_id!r} is a System instruction")
+        elif material is None:
+            problems.append(f"{item_id!r} is not optional material of this request")
+        elif material.block.is_required:
+            problems.append(f"{item_id!r} is required material")
+    if problems:
+        msg = (
+            f"the context selection policy is invalid: {'; '.join(problems[:3])}. Return ids of "
+            f"the optional material it is given ({', '.join(optional) or 'none'}), each once"
+        )
+        raise UsageError(msg)
+    return [optional[item_id] for item_id in chosen]
+
+
+def omit_for_budget(
+    materials: Sequence[Material],
+    tokens: dict[str, int],
+    excess: int,
+    policy: SelectionPolicy | None = None,
+) -> tuple[list[Material], list[Transform]]:
+    """Drop optional material until ``excess`` tokens are freed (or nothing optional is left).
+
+    Order: ``policy``'s when given, else `default_order`. Task state, notices and required
+    blocks are never omitted.
+    """
+    if excess <= 0:
+        return list(materials), []
+    candidates = default_order(materials) if policy is None else policy_order(materials, policy)
     dropped: set[str] = set()
     transforms: list[Transform] = []
-    for *_, material in candidates:
+    for material in candidates:
         if excess <= 0:
             break
         freed = tokens[material.item_id]

@@ -23,6 +23,7 @@ from ctxlab.exceptions import PreparationError
 from ctxlab.manifest import ContextManifest, Purpose, Thresholds
 from ctxlab.materials import Materials
 from ctxlab.messages import ToolPairScanner
+from ctxlab.pipeline._budget import SelectionPolicy
 from ctxlab.pipeline._compaction import (
     CompactionRecord,
     Reduction,
@@ -134,6 +135,7 @@ async def prepare(
     memo: PreparationMemo | None = None,
     max_output_tokens: int | None = None,
     usage_notice: bool = True,
+    selection_policy: SelectionPolicy | None = None,
     call_id: str | None = None,
 ) -> Preparation:
     """Prepare the next model request from ``state``.
@@ -147,7 +149,9 @@ async def prepare(
     new. ``max_output_tokens`` is the response size the request will ask for: a larger one than
     the budget policy's reservation reserves more. ``usage_notice=False`` holds the usage notice
     back (the agent does while a todo item is in progress, as 002 says for plan tasks).
-    ``call_id`` is the deprecated name of ``request_id``. Raises `InvalidToolPairs`,
+    ``selection_policy`` orders the omission of optional material (000's
+    contextSelectionPolicy). ``call_id`` is the deprecated name of ``request_id``. Raises
+    `InvalidToolPairs`,
     `ContextBudgetExceeded` or `CompressionError`, each carrying the failed manifest.
     """
     # Longer than a screen only by its signature and docstring (the public API); the body is
@@ -175,7 +179,10 @@ async def prepare(
     previous_summary = summary_tokens(state.summary, cache)
     floor = min(scan.tokens, lines.reserve_tokens) + previous_summary
     material = budget_materials(
-        materials.blocks, cache, excess_without_them=fixed.tokens + floor - lines.input_limit
+        materials.blocks,
+        cache,
+        excess_without_them=fixed.tokens + floor - lines.input_limit,
+        policy=selection_policy,
     )
     # 5. Conversation reduction: light passes, then compaction when due (skipped when nothing is).
     limits = ReductionLimits.of(lines, fixed.tokens + material.total, compaction_threshold)

@@ -23,7 +23,7 @@ from ctxlab.manifest import (
 )
 from ctxlab.materials import ContextBlock, Material, Materials, SystemPart
 from ctxlab.messages import AssistantMessage, TextBlock, ToolPairScanner, UserMessage
-from ctxlab.pipeline._budget import omit_for_budget
+from ctxlab.pipeline._budget import SelectionPolicy, omit_for_budget
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
 __all__ = [
@@ -126,6 +126,8 @@ class Budgeted:
     """Tokens by item id, of kept and omitted material alike."""
     transforms: tuple[Transform, ...] = ()
     """The omissions made."""
+    policy: SelectionPolicy | None = None
+    """The caller's omission order (000's contextSelectionPolicy), when it has one."""
 
     @property
     def total(self) -> int:
@@ -137,13 +139,13 @@ class Budgeted:
         sources, lowest priority first)."""
         if excess <= 0:
             return self
-        kept, omitted = omit_for_budget(self.kept, self.tokens, excess)
-        return Budgeted(tuple(kept), self.tokens, (*self.transforms, *omitted))
+        kept, omitted = omit_for_budget(self.kept, self.tokens, excess, self.policy)
+        return Budgeted(tuple(kept), self.tokens, (*self.transforms, *omitted), self.policy)
 
     def adding(self, materials: Sequence[Material], cache: TokenCache) -> Budgeted:
         """These materials added (projections: never omitted)."""
         tokens = {**self.tokens, **material_tokens(materials, cache)}
-        return Budgeted((*self.kept, *materials), tokens, self.transforms)
+        return Budgeted((*self.kept, *materials), tokens, self.transforms, self.policy)
 
 
 NO_MATERIAL = Budgeted((), {})
@@ -156,13 +158,17 @@ def material_tokens(materials: Sequence[Material], cache: TokenCache) -> dict[st
 
 
 def budget_materials(
-    blocks: Sequence[Material], cache: TokenCache, *, excess_without_them: int
+    blocks: Sequence[Material],
+    cache: TokenCache,
+    *,
+    excess_without_them: int,
+    policy: SelectionPolicy | None = None,
 ) -> Budgeted:
     """Stage 4: count the optional material and omit what would push the request
     ``excess_without_them`` tokens over its limit (that figure excludes the material)."""
     if not blocks:
         return NO_MATERIAL  # the common step of a session without material
-    budgeted = Budgeted(tuple(blocks), material_tokens(blocks, cache))
+    budgeted = Budgeted(tuple(blocks), material_tokens(blocks, cache), policy=policy)
     return budgeted.omit(excess_without_them + budgeted.total)
 
 

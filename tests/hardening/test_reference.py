@@ -143,3 +143,37 @@ async def test_the_message_trigger_compacts_on_its_own_and_the_tail_expands_at_a
     kept = prep.state.conversation
     assert len(kept) >= 3 and kept[0].role == "assistant"
     assert find_tool_pair_problems(kept) == []
+
+
+async def test_a_selection_policy_orders_omissions_and_bad_answers_are_refused() -> None:
+    from ctxlab import ContextBlock
+    from ctxlab.exceptions import UsageError
+
+    async def docs(request: object) -> list[ContextBlock]:
+        return [
+            ContextBlock.reference("a", "alpha " * 600),
+            ContextBlock.reference("b", "beta " * 700),
+            ContextBlock.reference("must", "keep " * 10).required(),
+        ]
+
+    def make(policy: object) -> tuple[Agent, ScriptedModel]:
+        model = ScriptedModel(["ok"], context_window=WINDOW)
+        agent = Agent(model=model, counter=ApproximateCounter(), selection_policy=policy)  # type: ignore[arg-type]
+        agent.context_source("docs", docs)
+        return agent, model
+
+    # The default drops the later block first ("b"); the policy says "a" first.
+    agent, model = make(lambda optional: ["source/docs/a", "source/docs/b"])
+    await agent("go")
+    omitted = [t.target for t in agent.manifests[-1].transforms if t.kind == "omitted_for_budget"]
+    assert omitted == ["source/docs/a"]
+    assert "beta" in str(model.requests[-1].messages[-1].model_dump())
+    for bad, reason in [
+        (lambda o: ["source/docs/a", "source/docs/a"], "twice"),
+        (lambda o: ["source/docs/nope"], "not optional material"),
+        (lambda o: ["source/docs/must"], "required"),
+        (lambda o: ["system/system_prompt"], "System"),
+    ]:
+        agent, _ = make(bad)
+        with pytest.raises(UsageError, match=reason):
+            await agent("go")
