@@ -115,6 +115,9 @@ class BudgetPolicy(_Section):
     """Tokens kept free against counting error; 0 uses 2 % of the window (at least 1)."""
     unknown_window_input_limit: int = Field(default=64_000, gt=0)
     """The input limit used when the model's window is unknown."""
+    workspace_max_tokens: int = Field(default=8_000, ge=0)
+    """000's workspace ``maxContextTokens``: workspace material (AGENTS.md, MEMORY.md, knowledge)
+    is cut to this many tokens when prepared; 0 sets no limit. Not the request budget."""
 
 
 class ToolResultEviction(_Section):

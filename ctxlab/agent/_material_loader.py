@@ -4,11 +4,12 @@ instructions, workspace material (``AGENTS.md``, ``MEMORY.md``, knowledge) and c
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import UsageError
-from ctxlab.manifest import Purpose
+from ctxlab.manifest import Purpose, Transform
 from ctxlab.materials import (
     ContextRequest,
     FailurePolicy,
@@ -16,6 +17,7 @@ from ctxlab.materials import (
     Materials,
     SourceRegistration,
     SystemPart,
+    limit_workspace,
     load_sources,
     load_workspace,
     validate_source_name,
@@ -56,11 +58,23 @@ class MaterialLoader:
         """Forget the call's workspace material: the next call reads the files again."""
         self._call_material = None
 
-    async def load(self, purpose: Purpose, request: ContextRequest) -> Materials:
-        """The material of one preparation: System parts, workspace material, sources."""
+    async def load(
+        self,
+        purpose: Purpose,
+        request: ContextRequest,
+        *,
+        count: Callable[[str], int] | None = None,
+        workspace_max_tokens: int = 0,
+    ) -> Materials:
+        """The material of one preparation: System parts, workspace material (cut to
+        ``workspace_max_tokens`` counted with ``count``), sources."""
         workspace = self._call_material
         if workspace is None:
             workspace = await asyncio.to_thread(load_workspace, self.workspace)
+        notes: list[Transform] = []
+        if count is not None and workspace_max_tokens:
+            system_parts, blocks_, notes = limit_workspace(*workspace, workspace_max_tokens, count)
+            workspace = (system_parts, blocks_)
         system: list[SystemPart] = []
         if self.system_prompt:
             system.append(SystemPart("system_prompt", self.system_prompt))
@@ -71,7 +85,12 @@ class MaterialLoader:
         if purpose != "summary" and self.sources:
             loaded, failures = await load_sources(list(self.sources.values()), request)
             blocks.extend(loaded)
-        return Materials(system=tuple(system), blocks=tuple(blocks), failures=tuple(failures))
+        return Materials(
+            system=tuple(system),
+            blocks=tuple(blocks),
+            failures=tuple(failures),
+            notes=tuple(notes),
+        )
 
     def add_source(
         self, name: str, source: Any, *, timeout: float, on_failure: FailurePolicy

@@ -167,7 +167,12 @@ class Preparer:
             identity = ContextRequest(
                 agent.agent_id, agent.user_id, agent.session_id, request_id, purpose
             )
-            materials = await agent._materials.load(purpose, identity)
+            materials = await agent._materials.load(
+                purpose,
+                identity,
+                count=self.cache.text,
+                workspace_max_tokens=config.budget.workspace_max_tokens,
+            )
             return await prepare(
                 agent.context,
                 context_window=agent.model.context_window,

@@ -63,6 +63,7 @@ TransformKind = Literal[
     "history_truncation",
     "summary_failed",
     "tool_output_decoded",
+    "workspace_trimmed",
 ]
 """Every action a preparation can record in its manifest."""
 
@@ -96,6 +97,7 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
     "history_truncation": TransformInfo("compaction", "conversation", "dropped"),
     "summary_failed": TransformInfo("failure", "conversation", ""),
     "tool_output_decoded": TransformInfo("repair", "conversation", ""),
+    "workspace_trimmed": TransformInfo("truncation", "references", "trimmed"),
 }
 assert set(TRANSFORM_KINDS) == set(get_args(TransformKind)), "every kind needs its info"
 

@@ -10,7 +10,7 @@ from ctxlab.materials._sources import (
     load_sources,
     validate_source_name,
 )
-from ctxlab.materials._workspace import load_workspace
+from ctxlab.materials._workspace import limit_workspace, load_workspace
 
 __all__ = [
     "ContextBlock",
@@ -23,6 +23,7 @@ __all__ = [
     "SourceRegistration",
     "SystemPart",
     "TextSource",
+    "limit_workspace",
     "load_sources",
     "load_workspace",
     "validate_source_name",

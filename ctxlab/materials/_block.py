@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ctxlab.manifest import Transform
 
 __all__ = ["ContextBlock", "Material", "MaterialCategory", "Materials", "SystemPart"]
 
@@ -103,3 +106,6 @@ class Materials:
     """Transient and reference material, in order."""
     failures: tuple[tuple[str, str], ...] = ()
     """(source id, reason) of sources that failed with the omit policy."""
+    notes: tuple[Transform, ...] = ()
+    """What loading did to the material (workspace material cut to its limit), for the
+    manifest."""

@@ -170,6 +170,7 @@ async def prepare(
     # 1. Materials: System parts and tool schemas are fixed; loading failures become transforms.
     fixed = memo.fixed = fixed_part(materials.system, tuple(tools), cache, memo.fixed)
     manifest.transforms.extend(source_failures(materials))
+    manifest.transforms.extend(materials.notes)
     # 2. Images, 3. tool results: only what was appended since the memo's scan is processed.
     scan, moved = scan_conversation(state.conversation, config, offloader, cache, memo.scan)
     memo.scan = scan

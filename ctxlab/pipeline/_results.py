@@ -11,7 +11,7 @@ from ctxlab.exceptions import OffloadError
 from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, UserMessage
 from ctxlab.pipeline._offload import Offloader, offload_name
-from ctxlab.tokens import TokenCache
+from ctxlab.tokens import TokenCache, head_within
 
 __all__ = [
     "TRUNCATION_MARKER",
@@ -33,30 +33,6 @@ def truncation_notice(path: str | None) -> str:
     """The marker and system-reminder appended to a truncated result."""
     reminder = _REMINDER + (_REMINDER_PATH.format(path=path) if path else "")
     return f"{TRUNCATION_MARKER}\n<system-reminder>{reminder}</system-reminder>"
-
-
-def head_within(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
-    """The longest prefix of ``text`` (cut at a line end when one is near) with ≤ ``max_tokens``.
-
-    Guesses the cut from the text's characters per token and corrects it in a few counts,
-    instead of tokenizing every candidate prefix.
-    """
-    if max_tokens <= 0 or not text:
-        return ""
-    total = count(text)
-    if total <= max_tokens:
-        return text
-    cut = int(len(text) * max_tokens / total)
-    head = text[:cut]
-    tokens = count(head)
-    while tokens > max_tokens and cut > 0:
-        cut = int(cut * max_tokens / tokens * 0.97)
-        head = text[:cut]
-        tokens = count(head)
-    newline = head.rfind("\n")
-    if newline > len(head) * 0.8:
-        head = head[: newline + 1]
-    return head
 
 
 def with_text(result: ToolResultBlock, text: str) -> ToolResultBlock:

@@ -2,6 +2,7 @@
 
 from ctxlab.tokens._cache import IMAGE_TOKENS, MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD, TokenCache
 from ctxlab.tokens._counter import ApproximateCounter, TokenCount, TokenCounter
+from ctxlab.tokens._head import head_within
 from ctxlab.tokens._tiktoken import ENCODINGS, TiktokenCounter, load_encoding
 
 __all__ = [
@@ -14,5 +15,6 @@ __all__ = [
     "TokenCache",
     "TokenCount",
     "TokenCounter",
+    "head_within",
     "load_encoding",
 ]

@@ -177,3 +177,64 @@ async def test_a_selection_policy_orders_omissions_and_bad_answers_are_refused()
         agent, _ = make(bad)
         with pytest.raises(UsageError, match=reason):
             await agent("go")
+
+
+async def test_workspace_material_is_cut_to_its_own_limit_knowledge_first(tmp_path: object) -> None:
+    from pathlib import Path
+
+    root = Path(str(tmp_path))
+    (root / "AGENTS.md").write_text("Project rules. " * 50)
+    (root / "MEMORY.md").write_bytes(b"Remember caf\xe9. " + b"memo " * 2000)  # not UTF-8
+    (root / "knowledge").mkdir()
+    (root / "knowledge" / "a.md").write_text("alpha " * 3000)
+    (root / "knowledge" / "b.md").write_text("beta " * 3000)
+    model = ScriptedModel(["ok", "ok"], context_window=200_000)
+    agent = Agent(model=model, counter=ApproximateCounter(), workspace=root)
+    await agent("go")
+    manifest = agent.manifests[-1]
+    trimmed = [t for t in manifest.transforms if t.kind == "workspace_trimmed"]
+    assert [t.target for t in trimmed] == ["workspace/knowledge/b.md"]  # the last knowledge first
+    workspace = [i for i in manifest.items if i.id.startswith(("workspace/", "system/workspace"))]
+    assert sum(i.tokens for i in workspace) <= 8_000 + 4 * len(workspace) + 100  # framing
+    assert "Remember caf\ufffd" in str(model.requests[0].messages[-1].model_dump())
+    # The limit is a config field; 0 sets none.
+    agent.context_config = agent.context_config.merge(budget={"workspace_max_tokens": 0})
+    await agent("again")
+    assert not [t for t in agent.manifests[-1].transforms if t.kind == "workspace_trimmed"]
+
+
+def test_limit_workspace_gives_way_knowledge_then_memory_then_agents() -> None:
+    from ctxlab.materials import ContextBlock, Material, SystemPart, limit_workspace
+
+    count = ApproximateCounter().count_text
+    system = (
+        SystemPart("system_prompt", "x" * 4000),
+        SystemPart("workspace/AGENTS.md", "r" * 2000),
+    )
+    blocks = (
+        Material(
+            "workspace/MEMORY.md", "workspace", "memory", ContextBlock.reference("m", "m" * 2000)
+        ),
+        Material(
+            "workspace/knowledge/a.md",
+            "workspace",
+            "knowledge",
+            ContextBlock.reference("a", "a" * 2000),
+        ),
+        Material(
+            "workspace/knowledge/b.md",
+            "workspace",
+            "knowledge",
+            ContextBlock.reference("b", "b" * 2000),
+        ),
+    )
+    new_system, new_blocks, notes = limit_workspace(system, blocks, 700, count)
+    assert [t.target for t in notes] == [
+        "workspace/knowledge/b.md",
+        "workspace/knowledge/a.md",
+        "workspace/MEMORY.md",
+    ]
+    sizes = [count(p.text) for p in new_system[1:]] + [count(m.block.text) for m in new_blocks]
+    assert sum(sizes) <= 700
+    assert new_system[0] is system[0]  # the system prompt is not workspace material
+    assert "read knowledge/b.md for the rest" in new_blocks[2].block.text
