@@ -63,6 +63,13 @@ class TaskOptions(BaseModel):
     """Gives the model a ``propose_requirement`` tool (and implies requirement projection)."""
 
 
+_MODE_RULES = {
+    "plan": "Plan only: read and think, write the plan; do not change code or run anything that "
+    "does. Switch to BUILD when the plan is ready.",
+    "build": "Build: carry out the plan, step by step, and keep it current.",
+}
+
+
 class TaskState(BaseModel):
     """The task state of one session."""
 
@@ -74,6 +81,10 @@ class TaskState(BaseModel):
     requirements: tuple[Requirement, ...] = ()
     subject_version: str | None = None
     verifications: tuple[Verification, ...] = ()
+    mode: Literal["plan", "build"] | None = None
+    """000's PLAN/BUILD mode (None: no mode in use); projected at every model boundary."""
+    plan_path: str | None = None
+    """Where the plan is kept (e.g. ``PLAN.md``), shown with the mode."""
     revision: int = 0
     """Bumped at every change."""
 
@@ -124,6 +135,13 @@ class TaskState(BaseModel):
         kept = tuple(v for v in self.verifications if v.name != verification.name)
         return self._next(verifications=(*kept, verification))
 
+    def with_mode(self, mode: Literal["plan", "build"], plan_path: str | None = None) -> TaskState:
+        """The state in PLAN or BUILD mode (with the plan's path, kept when not given)."""
+        if mode not in ("plan", "build"):
+            msg = f"the mode is 'plan' or 'build', got {mode!r}"
+            raise UsageError(msg)
+        return self._next(mode=mode, plan_path=plan_path or self.plan_path)
+
     def render_todos(self) -> str:
         """The todo list as the model sees it."""
         if not self.todos:
@@ -133,6 +151,12 @@ class TaskState(BaseModel):
     def render(self, options: TaskOptions, *, include_todos: bool = True) -> str:
         """The ``TASK_STATE`` projection under ``options`` ('' when there is nothing to show)."""
         parts: list[str] = []
+        if self.mode is not None:
+            mode = f"Mode: {self.mode.upper()}"
+            if self.plan_path:
+                mode += f" (plan: {self.plan_path})"
+            rule = _MODE_RULES[self.mode]
+            parts.append(f"{mode}\n{rule}")
         extended = (
             options.include_requirements
             or options.include_verification_results

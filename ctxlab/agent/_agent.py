@@ -1,14 +1,9 @@
 """`Agent`: the reasoning–tool–result loop with every request prepared by the pipeline.
 
-One ``await agent(message)`` is one *call*: the message joins the working state, then the loop
-prepares a *request*, sends it, records the answer, runs the *tool calls* it asks for (permission
-first, in parallel) and prepares again, until the model answers with no tool calls.
-
-The agent is a thin facade over collaborators that each own their state: the
-`ConversationOwner` (working state and durable history; the one place the working state changes),
-the `MaterialLoader` (system prompt, instructions, workspace material, sources), the `TaskBoard`
-(task state and its tools), the `Compressor` (manual and agentic compression), the `ToolRunner`
-(permissions and tool execution) and the `Recorder` (the session log).
+One ``await agent(message)`` is one *call*; it makes one or more model *requests*, each of which
+may ask for *tool calls*. The agent is a thin facade over collaborators that own their state
+(see docs/architecture.md): `ConversationOwner`, `MaterialLoader`, `TaskBoard`, `Compressor`,
+`ToolRunner`, `Recorder`, `Preparer` and `StepLoop`.
 """
 
 from __future__ import annotations
@@ -16,13 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ctxlab._config import ContextConfig, require_config
 from ctxlab._request import ToolSchema
 from ctxlab._state import WorkingState
 from ctxlab._tasks import TaskOptions, TaskState
-from ctxlab.agent._builtins import COMPRESS_SCHEMA, COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
+from ctxlab.agent._builtins import BUILTIN_TOOLS, COMPRESS_SCHEMA
 from ctxlab.agent._compressor import Compressor
 from ctxlab.agent._conversation import ConversationOwner
 from ctxlab.agent._copy import copy_agent
@@ -173,7 +168,7 @@ class Agent:
     def add_tool(self, item: Callable[..., Any] | Tool) -> Tool:
         """Register a tool (a typed function or a `Tool`); names must be unique."""
         made = item if isinstance(item, Tool) else Tool.from_function(item)
-        if made.name in self.tools or made.name in (COMPRESS_TOOL, TODO_TOOL, PROPOSE_TOOL):
+        if made.name in self.tools or made.name in BUILTIN_TOOLS:
             msg = f"a tool named {made.name!r} is already registered; rename one of them"
             raise UsageError(msg)
         self.tools[made.name] = made
@@ -317,6 +312,14 @@ class Agent:
     def task_options(self) -> TaskOptions:
         """Which optional task projections are on."""
         return self._tasks.options
+
+    def set_mode(self, mode: Literal["plan", "build"], plan_path: str | None = None) -> None:
+        """000's PLAN/BUILD mode: projected at every model boundary, survives compaction."""
+        self._tasks.state = self._tasks.state.with_mode(mode, plan_path)
+
+    def enable_mode_tool(self) -> None:
+        """Give the model ``switch_mode`` (PLAN ↔ BUILD)."""
+        self._tasks.mode_tool_enabled = True
 
     def enable_task_list(self) -> None:
         """Give the model the ``todo_write`` tool; the current list is projected every step."""

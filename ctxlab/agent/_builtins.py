@@ -6,8 +6,11 @@ from __future__ import annotations
 from ctxlab._request import ToolSchema
 
 __all__ = [
+    "BUILTIN_TOOLS",
     "COMPRESS_SCHEMA",
     "COMPRESS_TOOL",
+    "MODE_SCHEMA",
+    "MODE_TOOL",
     "PROPOSE_SCHEMA",
     "PROPOSE_TOOL",
     "RECEIPT",
@@ -63,5 +66,20 @@ PROPOSE_SCHEMA = ToolSchema(
     "Propose an acceptance criterion for the task; the user confirms or rejects it.",
     {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
 )
+MODE_TOOL = "switch_mode"
+MODE_SCHEMA = ToolSchema(
+    MODE_TOOL,
+    "Switch between PLAN mode (read, think, write the plan) and BUILD mode (carry it out).",
+    {
+        "type": "object",
+        "properties": {
+            "mode": {"enum": ["plan", "build"]},
+            "plan_path": {"type": "string", "description": "Where the plan is kept."},
+        },
+        "required": ["mode"],
+    },
+)
+BUILTIN_TOOLS = frozenset({COMPRESS_TOOL, TODO_TOOL, PROPOSE_TOOL, MODE_TOOL})
+"""Names a user's tool may not take."""
 RECEIPT = "Todo list updated (revision {revision}):\n{todos}"
 SHORTENED_RECEIPT = "[an earlier todo list, superseded; the current one is shown below]"

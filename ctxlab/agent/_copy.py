@@ -48,6 +48,7 @@ def copy_agent(agent: Agent, **overrides: Any) -> Agent:
     copy._tasks.state = agent.task
     copy._tasks.options = agent.task_options
     copy._tasks.todo_enabled = agent._tasks.todo_enabled
+    copy._tasks.mode_tool_enabled = agent._tasks.mode_tool_enabled
     if not copy.history:  # (a copy told to resume a logged session keeps what it resumed)
         copy._conversation.commit(agent.context, history=agent.history)
     return copy

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ctxlab._state import WorkingState
-from ctxlab.agent._builtins import COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
+from ctxlab.agent._builtins import COMPRESS_TOOL, MODE_TOOL, PROPOSE_TOOL, TODO_TOOL
 from ctxlab.agent._events import (
     Event,
     ModelResponseEvent,
@@ -194,6 +194,12 @@ class StepLoop:
                 return agent._tasks.todo_write(use)
 
             handlers[TODO_TOOL] = todo
+        if agent._tasks.mode_tool_enabled:
+
+            async def switch(use: ToolUseBlock) -> ToolResultBlock:
+                return agent._tasks.mode_tool(use)
+
+            handlers[MODE_TOOL] = switch
         if agent._tasks.options.allow_requirement_proposals:
 
             async def propose(use: ToolUseBlock) -> ToolResultBlock:

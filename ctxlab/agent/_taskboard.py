@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ctxlab._request import ToolSchema
 from ctxlab._tasks import TaskOptions, TaskState, TodoItem, Verification
 from ctxlab.agent._builtins import (
+    MODE_SCHEMA,
     PROPOSE_SCHEMA,
     RECEIPT,
     SHORTENED_RECEIPT,
@@ -32,10 +33,14 @@ class TaskBoard:
         """Which optional projections are on."""
         self.todo_enabled = False
         """Whether the model has ``todo_write``."""
+        self.mode_tool_enabled = False
+        """Whether the model has ``switch_mode`` (PLAN/BUILD)."""
 
     def schemas(self) -> list[ToolSchema]:
         """The schemas of the task tools in force."""
         schemas = [TODO_SCHEMA] if self.todo_enabled else []
+        if self.mode_tool_enabled:
+            schemas.append(MODE_SCHEMA)
         if self.options.allow_requirement_proposals:
             schemas.append(PROPOSE_SCHEMA)
         return schemas
@@ -96,6 +101,16 @@ class TaskBoard:
         return ToolResultBlock(
             tool_use_id=use.id, content=f"Proposed {requirement_id}; the user will decide."
         )
+
+    def mode_tool(self, use: ToolUseBlock) -> ToolResultBlock:
+        """The ``switch_mode`` tool."""
+        mode, path = use.input.get("mode"), use.input.get("plan_path")
+        if mode not in ("plan", "build") or (path is not None and not isinstance(path, str)):
+            return ToolResultBlock(
+                tool_use_id=use.id, content="Give mode 'plan' or 'build'.", is_error=True
+            )
+        self.state = self.state.with_mode(mode, path)
+        return ToolResultBlock(tool_use_id=use.id, content=f"Now in {mode.upper()} mode.")
 
     def receipt(self) -> str:
         """The current list as ``todo_write`` reports it."""

@@ -238,3 +238,42 @@ def test_limit_workspace_gives_way_knowledge_then_memory_then_agents() -> None:
     assert sum(sizes) <= 700
     assert new_system[0] is system[0]  # the system prompt is not workspace material
     assert "read knowledge/b.md for the rest" in new_blocks[2].block.text
+
+
+async def test_plan_and_build_mode_is_projected_switchable_and_survives_compaction(
+    tmp_path: object,
+) -> None:
+    from pathlib import Path
+
+    from ctxlab import SessionLog
+
+    def mode_of(request: object) -> str:
+        text = str(request.messages[-1].model_dump())  # type: ignore[attr-defined]
+        return "PLAN" if "Mode: PLAN" in text else "BUILD" if "Mode: BUILD" in text else "-"
+
+    log = SessionLog(Path(str(tmp_path)) / "log.sqlite")
+    script = [
+        *(tool_call("fetch", {"page": i}) for i in range(2)),
+        tool_call("switch_mode", {"mode": "build"}),
+        tool_call("fetch", {"page": 9}),
+        "done",
+    ]
+    model = ScriptedModel(script, context_window=WINDOW)
+    agent = Agent(
+        model=model, tools=[fetch], counter=ApproximateCounter(), session_log=log, session_id="s"
+    )
+    agent.set_mode("plan", plan_path="PLAN.md")
+    agent.enable_mode_tool()
+    await agent("plan the fix")
+    modes = [mode_of(r) for r in model.requests]
+    assert modes[:3] == ["PLAN"] * 3 and modes[3:] == ["BUILD", "BUILD"]
+    assert "Mode: PLAN (plan: PLAN.md)" in str(model.requests[0].messages[-1].model_dump())
+    assert any(s.name == "switch_mode" for s in model.requests[0].tools)
+    assert await agent.compress_context(force=True) is not None
+    assert agent.task.mode == "build" and agent.task.plan_path == "PLAN.md"
+    resumed = Agent(
+        model=ScriptedModel(["ok"]), counter=ApproximateCounter(), session_log=log, session_id="s"
+    )
+    assert resumed.task.mode == "build"
+    await resumed("go on")
+    assert mode_of(resumed.model.requests[0]) == "BUILD"  # type: ignore[attr-defined]
