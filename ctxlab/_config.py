@@ -197,6 +197,10 @@ class CompactionPasses(_Section):
     """Pruning of older tool output before summarizing; None disables it."""
     max_summary_attempts: int = Field(default=3, ge=1, le=10)
     """How many times summarization is tried before the fallback decides."""
+    flush_before_compact: bool = True
+    """000's ``flushBeforeCompact``: before summarizing, an agent with a workspace writes the
+    span's facts (paths, commands, errors) to ``MEMORY.md`` (best effort; see
+    ``ctxlab/agent/_memory_flush.py``)."""
     summary_prompt: str | None = None
     """000's custom summary template: the whole summary request, with ``{messages}`` standing
     for the compacted messages as a transcript (None: the conversation prefix followed by

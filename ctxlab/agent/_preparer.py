@@ -18,6 +18,7 @@ from ctxlab._config import ContextConfig
 from ctxlab._request import ModelRequest
 from ctxlab._state import WorkingState
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent
+from ctxlab.agent._memory_flush import flush_facts
 from ctxlab.exceptions import PreparationError, StateChanged, UsageError
 from ctxlab.manifest import (
     CompactionTrigger,
@@ -25,6 +26,7 @@ from ctxlab.manifest import (
     ProviderUsage,
     Purpose,
     Thresholds,
+    Transform,
 )
 from ctxlab.materials import ContextRequest, SystemPart
 from ctxlab.models import summary_model_request
@@ -125,13 +127,22 @@ class Preparer:
         # context_build event (purpose "summary"), so what a summary call costs is visible.
         agent = self._agent
         model = agent.summary_model
+        notes: tuple[Transform, ...] = ()
+        if (
+            request.attempt == 1
+            and agent.workspace is not None
+            and agent.context_config.compaction.flush_before_compact
+        ):
+            notes = (await flush_facts(agent.workspace, request),)
         sent = summary_model_request(request, self.last_request)
-        manifest = self._summary_manifest(sent, model.name)
+        manifest = self._summary_manifest(sent, model.name, notes)
         self.manifests.append(manifest)
         agent._emit(ContextBuildEvent(manifest, agent._call, sent))
         return await model.summarize(request, context=self.last_request)
 
-    def _summary_manifest(self, sent: ModelRequest, model: str) -> ContextManifest:
+    def _summary_manifest(
+        self, sent: ModelRequest, model: str, transforms: tuple[Transform, ...]
+    ) -> ContextManifest:
         lines = self.next_thresholds()
         fixed = fixed_part((SystemPart("system_prompt", sent.system),), sent.tools, self.cache)
         messages = message_items(sent.messages, self.cache)
@@ -145,7 +156,7 @@ class Preparer:
             counting_method=self.cache.method,
             exact=self.cache.exact,
             items=items,
-            transforms=(),
+            transforms=transforms,
             validation="passed",
             context_size=lines.context_size,
             thresholds=lines,

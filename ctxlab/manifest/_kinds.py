@@ -64,10 +64,14 @@ TransformKind = Literal[
     "summary_failed",
     "tool_output_decoded",
     "workspace_trimmed",
+    "memory_flush",
+    "memory_flush_failed",
 ]
 """Every action a preparation can record in its manifest."""
 
-TransformEffect = Literal["offload", "truncation", "omission", "compaction", "failure", "repair"]
+TransformEffect = Literal[
+    "offload", "truncation", "omission", "compaction", "failure", "repair", "memory"
+]
 """What a transform did to the request, for counting and drawing."""
 
 
@@ -98,6 +102,8 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
     "summary_failed": TransformInfo("failure", "conversation", ""),
     "tool_output_decoded": TransformInfo("repair", "conversation", ""),
     "workspace_trimmed": TransformInfo("truncation", "references", "trimmed"),
+    "memory_flush": TransformInfo("memory", "references", ""),
+    "memory_flush_failed": TransformInfo("failure", "references", ""),
 }
 assert set(TRANSFORM_KINDS) == set(get_args(TransformKind)), "every kind needs its info"
 

@@ -277,3 +277,53 @@ async def test_plan_and_build_mode_is_projected_switchable_and_survives_compacti
     assert resumed.task.mode == "build"
     await resumed("go on")
     assert mode_of(resumed.model.requests[0]) == "BUILD"  # type: ignore[attr-defined]
+
+
+async def test_facts_are_flushed_to_memory_before_compaction_bounded_and_never_blocking(
+    tmp_path: object,
+) -> None:
+    from pathlib import Path
+
+    from ctxlab.agent._memory_flush import HEADER, MAX_FACTS
+
+    root = Path(str(tmp_path))
+    (root / "MEMORY.md").write_text("# Notes\nThe export uses ISO dates.\n")
+    model = ScriptedModel(
+        [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
+    )
+    agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter(), workspace=root)
+    await agent("read the logs")
+    memory = (root / "MEMORY.md").read_text()
+    assert memory.startswith("# Notes\nThe export uses ISO dates.")  # the user's part is kept
+    assert HEADER in memory and "- /var/log/app-0.log" in memory
+    assert memory.count("- /var/log/app-0.log") == 1  # never twice, however many compactions
+    summary = next(m for m in agent.manifests if m.purpose == "summary")
+    assert [t.kind for t in summary.transforms] == ["memory_flush"]
+    # Bounded: the section keeps its newest MAX_FACTS lines.
+    facts = "\n".join(f"- fact {i}" for i in range(MAX_FACTS + 50))
+    (root / "MEMORY.md").write_text(f"{HEADER}\n{facts}\n")
+    agent2 = Agent(
+        model=ScriptedModel(
+            [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
+        ),
+        tools=[fetch],
+        counter=ApproximateCounter(),
+        workspace=root,
+    )
+    await agent2("again")
+    lines = (root / "MEMORY.md").read_text().split(HEADER)[1].strip().splitlines()
+    assert len(lines) == MAX_FACTS and "- fact 0" not in lines
+    # A failed write is recorded and the compaction goes on.
+    (root / "MEMORY.md").unlink()
+    (root / "MEMORY.md").mkdir()
+    agent3 = Agent(
+        model=ScriptedModel(
+            [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
+        ),
+        tools=[fetch],
+        counter=ApproximateCounter(),
+        workspace=root,
+    )
+    await agent3("once more")
+    kinds = [t.kind for m in agent3.manifests for t in m.transforms]
+    assert "memory_flush_failed" in kinds and "history_compaction" in kinds
