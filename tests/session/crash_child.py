@@ -20,7 +20,8 @@ def work(step: int) -> str:
 
 
 def model(request, info):  # type: ignore[no-untyped-def]
-    return tool_call("work", {"step": info.index})
+    # Three parallel calls a step: every turn commits many events, so kills land inside commits.
+    return [tool_call("work", {"step": info.index * 3 + k}) for k in range(3)]
 
 
 async def main(path: str) -> None:
@@ -40,6 +41,9 @@ async def main(path: str) -> None:
             print(f"COMMITTED {event.turn}", flush=True)
 
     agent.subscribe(report)
+    # Warm before READY: the first request would otherwise spend its time loading a tokenizer,
+    # and the parent's kills would all land before any commit.
+    agent.model.counter.count_text("warm up")
     print(f"READY {len(agent.history)}", flush=True)
     await agent("continue the work")
 

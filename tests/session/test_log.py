@@ -208,12 +208,39 @@ def _check_log(db: Path, reported: set[int]) -> int:
         log.close()
 
 
+def _content(db: Path) -> dict[int, list[tuple[str, str]]]:
+    """Every committed turn's events, to check that later crashes never change them."""
+    log = SessionLog(db)
+    try:
+        rows = log._query(
+            "SELECT turn, kind, payload FROM events WHERE agent_id=? AND user_id=? AND session_id=?"
+            " ORDER BY seq",
+            SessionKey("crash", "u1", "s1").params(),
+        )
+    finally:
+        log.close()
+    content: dict[int, list[tuple[str, str]]] = {}
+    for turn, kind, payload in rows:
+        content.setdefault(turn, []).append((kind, payload))
+    return content
+
+
+def _messages(db: Path) -> list[str]:
+    log = SessionLog(db)
+    try:
+        return log.message_payloads(SessionKey("crash", "u1", "s1"))
+    finally:
+        log.close()
+
+
 def test_sigkill_at_random_points_never_loses_or_halves_a_turn(tmp_path: Path) -> None:
     db = tmp_path / "crash.sqlite"
     child = Path(__file__).with_name("crash_child.py")
     rng = random.Random(1234)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     kills, total_turns, deadline = 0, 0, time.monotonic() + 240
+    previous: dict[int, list[tuple[str, str]]] = {}
+    previous_messages: list[str] = []
     while kills < 50 and time.monotonic() < deadline:
         process = subprocess.Popen(
             [sys.executable, str(child), str(db)],
@@ -224,21 +251,31 @@ def test_sigkill_at_random_points_never_loses_or_halves_a_turn(tmp_path: Path) -
         assert process.stdout is not None
         ready = process.stdout.readline().decode()
         assert ready.startswith("READY"), process.stderr.read().decode() if process.stderr else ""
-        time.sleep(rng.uniform(0.0, 0.15))
+        # Seeded, spread over whole turns: wait for a few commits, then a fraction of a turn.
+        lines = [process.stdout.readline().decode() for _ in range(rng.randint(0, 3))]
+        time.sleep(rng.uniform(0.0, 0.02))
         process.send_signal(signal.SIGKILL)
         out, err = process.communicate(timeout=10)
         assert process.returncode == -signal.SIGKILL, err.decode()[-2000:]
         reported = {
             int(line.split()[1])
-            for line in out.decode().splitlines()
+            for line in [*lines, *out.decode().splitlines()]
             if line.startswith("COMMITTED")
         }
         turns = _check_log(db, reported)
         assert turns >= total_turns  # nothing committed is ever lost
+        content = _content(db)
+        for turn, events in previous.items():
+            assert content[turn] == events, f"turn {turn} changed after a later crash"
+        messages = _messages(db)
+        assert messages[: len(previous_messages)] == previous_messages  # earlier turns intact
+        previous, previous_messages = content, messages
         total_turns = turns
         kills += 1
     assert kills >= 50
     assert total_turns >= 10  # the sessions made progress across the kills (about 50 here)
+    sizes = sorted(len(events) for events in previous.values())
+    assert sizes[len(sizes) // 2] >= 5  # most turns are steps of many events, killed mid-way
     # A final resume sees exactly the last checkpoint.
     resumed = Agent(
         name="crash",
