@@ -143,7 +143,8 @@ def scan_conversation(
         names = _tool_names((*base.conversation, *suffix))
         suffix, moved = evict_large_results(suffix, eviction, offloader, names, cache)
         transforms.extend(moved)
-    transforms.extend(_decoded(suffix))
+    if suffix:
+        transforms.extend(_decoded(suffix))
     suffix, moved = truncate_results(suffix, config.tool_result_limit, offloader, cache)
     transforms.extend(moved)
     seen = dict(base.seen)

@@ -221,10 +221,12 @@ def project(
             tag="RUNTIME_STATE",
         )
         budgeted = budgeted.adding([notice], cache)
+    if not budgeted.kept:
+        return budgeted  # the common step of a session without material: nothing to order
     kept = sorted(
         budgeted.kept, key=lambda m: (m.block.placement != "transient", m.category != "task")
     )
-    return Budgeted(tuple(kept), budgeted.tokens, budgeted.transforms)
+    return Budgeted(tuple(kept), budgeted.tokens, budgeted.transforms, budgeted.policy)
 
 
 # -- 7. Layout -----------------------------------------------------------------------------------

@@ -236,3 +236,18 @@ async def test_two_compactions_at_once_one_commits_the_other_is_a_state_conflict
     # The committed compaction stands, and it is the only one applied.
     assert agent.context.summary is not None
     assert agent.context.summary.compacted_messages == records[0].messages_compacted
+
+
+def test_the_validation_values_are_the_produced_ones() -> None:
+    from typing import get_args
+
+    from ctxlab.manifest import Validation
+
+    # history_conflict is never produced (history changes only through the commit point).
+    assert get_args(Validation) == (
+        "passed",
+        "budget_exceeded",
+        "invalid_tool_pairs",
+        "state_conflict",
+        "build_failed",
+    )
