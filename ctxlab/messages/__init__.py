@@ -33,6 +33,7 @@ from ctxlab.messages._messages import (
     find_tool_pair_problems,
     parse_messages,
 )
+from ctxlab.messages._repair import repair_conversation
 from ctxlab.messages._text import DECODE_NOTE, clean_text, decoded_output
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "dump_messages",
     "find_tool_pair_problems",
     "parse_messages",
+    "repair_conversation",
 ]
 
 _MOVED = ("messages_from_anthropic", "messages_to_anthropic", "to_anthropic_block")
