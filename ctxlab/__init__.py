@@ -31,6 +31,7 @@ from ctxlab.exceptions import (
     TokenizerDataError,
     UsageError,
 )
+from ctxlab.io import detect_format, load
 from ctxlab.manifest import (
     STEP_COLUMNS,
     ContextManifest,
@@ -152,7 +153,9 @@ __all__ = [
     "WorkspaceOffloader",
     "__version__",
     "compare_configs",
+    "detect_format",
     "extractive_summarizer",
+    "load",
     "load_transcript",
     "messages_from_anthropic",
     "messages_to_anthropic",

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlab._config import ContextConfig
+from ctxlab._request import ToolSchema
 from ctxlab._state import WorkingState
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.manifest import ContextManifest
+from ctxlab.manifest import ContextManifest, ProviderUsage
 from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.models import messages_from_anthropic
@@ -47,13 +48,18 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Transcript:
-    """A recorded session: its metadata, System text and messages."""
+    """A recorded session: its metadata, System text and messages (see `ctxlab.load`)."""
 
     name: str
     meta: dict[str, Any]
+    """Where it came from, and what was inferred, repaired or dropped on the way in."""
     system: str
     messages: tuple[UserMessage | AssistantMessage, ...]
     extra: dict[str, Any] = field(default_factory=dict)
+    tools: tuple[ToolSchema, ...] = ()
+    """The tool schemas, when the source recorded them."""
+    usage: dict[int, ProviderUsage] = field(default_factory=dict)
+    """The provider's usage, by the index of the assistant message it produced."""
 
 
 def corpus_dir() -> Path:

@@ -177,8 +177,7 @@ async def test_a_broken_stored_state_names_the_repair_and_the_repair_works(
 
 
 def test_repair_conversation_fixes_each_kind_of_break() -> None:
-    from ctxlab.messages import repair_conversation
-    from ctxlab.messages import find_tool_pair_problems
+    from ctxlab.messages import find_tool_pair_problems, repair_conversation
 
     conversation = (
         UserMessage(content="go"),

@@ -1,0 +1,122 @@
+"""Building a valid conversation out of another tool's records.
+
+Importers hand over blocks in the Anthropic shape (dicts) role by role; the builder merges
+consecutive turns of one role (one API response spread over several records, parallel results
+recorded one by one), renames repeated tool-call ids, and finally repairs what is left (every
+call answered, every result with its call) — counting each repair for the transcript's meta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import AssistantMessage, UserMessage, parse_messages, repair_conversation
+
+__all__ = ["ConversationBuilder"]
+
+KEPT_BLOCKS = {"text", "image", "tool_use", "tool_result"}
+
+
+class ConversationBuilder:
+    """Accumulates turns; `finish` returns valid messages and what was repaired."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.turns: list[dict[str, Any]] = []
+        self.usage: dict[int, ProviderUsage] = {}
+        self.dropped: dict[str, int] = {}
+        self.renamed = 0
+        self._seen: set[str] = set()
+        self._rename: dict[str, str] = {}
+
+    def add(
+        self, role: str, blocks: Iterable[Mapping[str, Any]], usage: ProviderUsage | None = None
+    ) -> None:
+        """Add blocks of ``role`` (merged into the previous turn when it has the same role)."""
+        kept: list[dict[str, Any]] = []
+        for block in blocks:
+            kind = block.get("type")
+            if kind not in KEPT_BLOCKS:
+                self.dropped[str(kind)] = self.dropped.get(str(kind), 0) + 1
+                continue
+            kept.append(self._ids(dict(block)))
+        if not kept:
+            return
+        if self.turns and self.turns[-1]["role"] == role:
+            self.turns[-1]["content"].extend(kept)
+        else:
+            self.turns.append({"role": role, "content": kept})
+        if usage is not None and role == "assistant":
+            self.usage[len(self.turns) - 1] = usage
+
+    def add_to(self, index: int, blocks: Iterable[Mapping[str, Any]]) -> None:
+        """Add blocks to the earlier turn ``index`` (one response recorded in pieces, with the
+        results of its first calls already in between)."""
+        kept = [self._ids(dict(b)) for b in blocks if b.get("type") in KEPT_BLOCKS]
+        self.turns[index]["content"].extend(kept)
+
+    def text(self, role: str, text: str, usage: ProviderUsage | None = None) -> None:
+        """Add a plain text turn (nothing when empty)."""
+        if text.strip():
+            self.add(role, [{"type": "text", "text": text}], usage)
+
+    def _ids(self, block: dict[str, Any]) -> dict[str, Any]:
+        # A repeated tool-call id would make the conversation invalid: the later call gets a
+        # __dupN suffix, and the results that follow it are re-pointed.
+        if block["type"] == "tool_use":
+            original = str(block.get("id") or "")
+            new = original or f"call_{len(self._seen) + 1}"
+            number = 1
+            while new in self._seen:
+                number += 1
+                new = f"{original}__dup{number}"
+            if new != original:
+                self.renamed += 1
+            self._seen.add(new)
+            self._rename[original] = new
+            block["id"] = new
+        elif block["type"] == "tool_result":
+            block["tool_use_id"] = self._rename.get(
+                str(block.get("tool_use_id")), block.get("tool_use_id")
+            )
+        return block
+
+    def _order_results(self) -> None:
+        # Results recorded as they finished are put in the order of their calls (as a provider
+        # expects them, and as the other importers write them).
+        for before, turn in zip(self.turns, self.turns[1:], strict=False):
+            if before["role"] != "assistant" or turn["role"] != "user":
+                continue
+            order = {
+                b.get("id"): i for i, b in enumerate(before["content"]) if b["type"] == "tool_use"
+            }
+            results = [b for b in turn["content"] if b["type"] == "tool_result"]
+            if len(results) > 1:
+                results.sort(key=lambda b: order.get(b.get("tool_use_id"), len(order)))
+                rest = [b for b in turn["content"] if b["type"] != "tool_result"]
+                turn["content"] = [*results, *rest]
+
+    def finish(
+        self,
+    ) -> tuple[list[UserMessage | AssistantMessage], dict[str, Any], dict[int, ProviderUsage]]:
+        """The messages (repaired), notes on what was done, and usage by message index."""
+        self._order_results()
+        try:
+            messages = parse_messages(self.turns)
+        except MessageFormatError as exc:
+            msg = f"{self.where}: {exc}"
+            raise MessageFormatError(msg) from exc
+        fixed, repairs = repair_conversation(tuple(messages))
+        notes: dict[str, Any] = {}
+        if self.dropped:
+            notes["dropped_blocks"] = dict(self.dropped)
+        if self.renamed:
+            notes["renamed_tool_ids"] = self.renamed
+        if repairs:
+            notes["repairs"] = repairs
+            notes["synthesized_results"] = sum("added an error result" in r for r in repairs)
+        usage = self.usage if len(fixed) == len(messages) else {}
+        return list(fixed), notes, usage

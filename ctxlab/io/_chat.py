@@ -1,0 +1,205 @@
+"""Chat-message lists: OpenAI Chat Completions (``tool_calls``, ``role: "tool"``, the legacy
+``function_call``), Anthropic Messages, tau-bench episodes (OpenAI messages in ``traj``), and
+mini-SWE-agent trajectories (a ```bash``` block per assistant turn is its tool call)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.manifest import ProviderUsage
+
+__all__ = ["from_anthropic", "from_mini_swe_agent", "from_openai", "is_openai"]
+
+
+def is_openai(messages: Sequence[Any]) -> bool:
+    """Whether role dicts use OpenAI's shape (a ``tool`` role, ``tool_calls``, a system role)."""
+    return any(
+        isinstance(m, Mapping)
+        and (
+            m.get("role") in ("tool", "function", "system", "developer")
+            or "tool_calls" in m
+            or "function_call" in m
+        )
+        for m in messages
+    )
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", "")) if isinstance(part, Mapping) else str(part)
+            for part in content
+        )
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    except json.JSONDecodeError:
+        return {"_raw_arguments": raw}
+    return value if isinstance(value, dict) else {"_arguments": value}
+
+
+def _openai_usage(usage: Any) -> ProviderUsage | None:
+    if not isinstance(usage, Mapping):
+        return None
+    details = usage.get("prompt_tokens_details") or {}
+    cached = int(details.get("cached_tokens") or 0) if isinstance(details, Mapping) else 0
+    # OpenAI's prompt tokens include the cached ones; ctxlab's usage keeps them apart.
+    prompt = int(usage.get("prompt_tokens") or 0)
+    return ProviderUsage(prompt - cached, int(usage.get("completion_tokens") or 0), cached)
+
+
+def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
+    """The conversation and the System text of OpenAI chat messages."""
+    builder = ConversationBuilder(where)
+    system: list[str] = []
+    legacy = 0
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            msg = f"{where} message {index}: not an object with a role"
+            raise MessageFormatError(msg)
+        role = message.get("role")
+        if role in ("system", "developer"):
+            system.append(_text(message.get("content")))
+        elif role == "user":
+            builder.text("user", _text(message.get("content")))
+        elif role == "assistant":
+            blocks: list[dict[str, Any]] = []
+            if _text(message.get("content")).strip():
+                blocks.append({"type": "text", "text": _text(message.get("content"))})
+            calls = message.get("tool_calls") or ()
+            for call in calls if isinstance(calls, list) else ():
+                if not isinstance(call, Mapping):
+                    msg = f"{where} message {index}: a tool call is not an object"
+                    raise MessageFormatError(msg)
+                function = call.get("function")
+                function = function if isinstance(function, Mapping) else {}
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": str(call.get("id") or f"call_{index}"),
+                        "name": str(function.get("name") or "tool"),
+                        "input": _arguments(function.get("arguments")),
+                    }
+                )
+            if isinstance(message.get("function_call"), Mapping):
+                legacy += 1
+                function = message["function_call"]
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": f"function_{legacy}",
+                        "name": str(function.get("name") or "function"),
+                        "input": _arguments(function.get("arguments")),
+                    }
+                )
+            builder.add("assistant", blocks, _openai_usage(message.get("usage")))
+        elif role in ("tool", "function"):
+            call_id = message.get("tool_call_id") if role == "tool" else f"function_{legacy}"
+            builder.add(
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": str(call_id),
+                        "content": _text(message.get("content")),
+                    }
+                ],
+            )
+        else:
+            msg = f"{where} message {index}: unknown role {role!r}"
+            raise MessageFormatError(msg)
+    return builder, "\n\n".join(s for s in system if s)
+
+
+def from_anthropic(messages: Sequence[Any], where: str) -> ConversationBuilder:
+    """The conversation of Anthropic Messages dicts (string or block content)."""
+    builder = ConversationBuilder(where)
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
+            msg = f"{where} message {index}: expected a dict with role 'user' or 'assistant'"
+            raise MessageFormatError(msg)
+        content = message.get("content")
+        if isinstance(content, str):
+            builder.text(message["role"], content)
+        elif isinstance(content, list):
+            builder.add(
+                message["role"],
+                [
+                    b if isinstance(b, Mapping) else {"type": "text", "text": str(b)}
+                    for b in content
+                ],
+            )
+        else:
+            msg = f"{where} message {index}: 'content' must be a string or a list of blocks"
+            raise MessageFormatError(msg)
+    return builder
+
+
+_BASH = re.compile(r"```bash\s*\n(.*?)```", re.DOTALL)
+
+
+def from_mini_swe_agent(data: Mapping[str, Any], where: str) -> tuple[ConversationBuilder, str]:
+    """A mini-SWE-agent ``traj.json``: the one ```bash``` block of an assistant turn is a tool
+    call named ``bash``, and the next user message (``<returncode>``/``<output>``) its result."""
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        msg = f"{where}: a mini-SWE-agent trajectory needs a 'messages' list"
+        raise MessageFormatError(msg)
+    builder = ConversationBuilder(where)
+    system: list[str] = []
+    pending: str | None = None
+    calls = 0
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            msg = f"{where} message {index}: not an object"
+            raise MessageFormatError(msg)
+        role, text = message.get("role"), _text(message.get("content"))
+        if role == "system":
+            system.append(text)
+        elif role == "assistant":
+            extra = message.get("extra") or {}
+            response = extra.get("response") if isinstance(extra, Mapping) else None
+            usage = _openai_usage(response.get("usage")) if isinstance(response, Mapping) else None
+            commands = _BASH.findall(text)
+            if len(commands) == 1:
+                calls += 1
+                pending = f"mini_{calls:04d}"
+                thought = _BASH.sub("", text).strip()
+                blocks: list[dict[str, Any]] = (
+                    [{"type": "text", "text": thought}] if thought else []
+                )
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": pending,
+                        "name": "bash",
+                        "input": {"command": commands[0].strip()},
+                    }
+                )
+                builder.add("assistant", blocks, usage)
+            else:
+                pending = None
+                builder.text("assistant", text, usage)
+        elif role in ("user", "tool"):
+            if pending is not None:
+                builder.add(
+                    "user", [{"type": "tool_result", "tool_use_id": pending, "content": text}]
+                )
+                pending = None
+            else:
+                builder.text("user", text)
+    return builder, "\n\n".join(system)

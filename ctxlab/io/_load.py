@@ -1,0 +1,228 @@
+"""`load`: a session recorded by ctxlab or another tool, as a `Transcript` — the format detected
+from the content (or forced with ``format=``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from ctxlab._replay import Transcript, load_transcript
+from ctxlab._request import ToolSchema
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._chat import from_anthropic, from_mini_swe_agent, from_openai, is_openai
+from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
+
+__all__ = ["FORMATS", "Format", "detect_format", "load"]
+
+Format = Literal["ctxlab", "claude_code", "anthropic", "openai", "mini_swe_agent", "tau_bench"]
+FORMATS: tuple[Format, ...] = (
+    "ctxlab",
+    "claude_code",
+    "anthropic",
+    "openai",
+    "mini_swe_agent",
+    "tau_bench",
+)
+
+
+def _records(path: Path) -> tuple[list[tuple[int, Any]], Any]:
+    """(line number, value) of a JSON Lines file, or the whole JSON document."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = path.read_bytes()[: exc.start].count(b"\n") + 1
+        msg = f"{path} line {at}: not UTF-8 text ({exc.reason})"
+        raise MessageFormatError(msg) from exc
+    except OSError as exc:
+        msg = f"cannot read {path}: {exc.strerror or exc}"
+        raise MessageFormatError(msg) from exc
+    try:
+        return [], json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    records: list[tuple[int, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                records.append((number, json.loads(line)))
+            except (json.JSONDecodeError, RecursionError) as exc:
+                msg = f"{path} line {number}: not JSON"
+                raise MessageFormatError(msg) from exc
+    if not records:
+        msg = f"{path} is empty"
+        raise MessageFormatError(msg)
+    return records, None
+
+
+def detect_format(value: Any) -> Format:
+    """The format of a decoded document or of the first record of a JSON Lines file."""
+    if isinstance(value, Mapping):
+        if value.get("type") == "meta":
+            return "ctxlab"
+        if is_claude_code_line(value):
+            return "claude_code"
+        if "trajectory_format" in value and "messages" in value:
+            return "mini_swe_agent"
+        if "messages" in value and isinstance(value["messages"], list):
+            return "openai" if is_openai(value["messages"]) else "anthropic"
+        if "role" in value:
+            return "openai" if is_openai([value]) else "anthropic"
+    if isinstance(value, list) and value:
+        if all(isinstance(v, Mapping) and "traj" in v for v in value[:3]):
+            return "tau_bench"
+        if all(isinstance(v, Mapping) and "role" in v for v in value[:50]):
+            return "openai" if is_openai(value) else "anthropic"
+    msg = f"cannot tell the format of this session; pass format= one of {', '.join(FORMATS)}"
+    raise MessageFormatError(msg)
+
+
+def load(
+    source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
+    *,
+    format: Format | None = None,
+    episode: int = 0,
+    sidechains: bool = False,
+    name: str | None = None,
+) -> Transcript:
+    """A recorded session as a `Transcript`, from a file or from decoded data.
+
+    Formats: ctxlab's JSONL, Claude Code session JSONL, Anthropic Messages (a list, a request
+    dict with ``system``/``messages``/``tools``, or JSONL), OpenAI Chat Completions messages,
+    mini-SWE-agent ``traj.json`` and tau-bench result files (``episode`` picks one). The
+    conversation is repaired where it must be (every tool call answered, ids unique) and
+    ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
+    file, the line or message, and what is wrong.
+    """
+    try:
+        return _load(source, format, episode, sidechains, name)
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+        if isinstance(exc, MessageFormatError):
+            raise
+        # A record of an unexpected shape deep inside: said as a format error, not a crash.
+        where = str(source) if isinstance(source, str | os.PathLike) else "the data"
+        msg = (
+            f"{where} does not read as a {format or 'recognized'} session: "
+            f"{type(exc).__name__}: {exc}"
+        )
+        raise MessageFormatError(msg) from exc
+
+
+def _load(
+    source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
+    format: Format | None,
+    episode: int,
+    sidechains: bool,
+    name: str | None,
+) -> Transcript:
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        records, document = _records(path)
+        label, stem = str(path), path.name.split(".")[0]
+        first = document if records == [] else records[0][1]
+        kind = format or detect_format(first)
+        if kind == "ctxlab":
+            return load_transcript(path)
+        if kind == "claude_code":
+            builder, meta = from_claude_code(
+                records or [(1, document)], label, sidechains=sidechains
+            )
+            return _transcript(name or stem, builder, meta, "", ())
+        data: Any = document if records == [] else [value for _, value in records]
+    else:
+        data, label, stem = source, "<data>", "session"
+        kind = format or detect_format(data)
+    return _from_data(data, kind, label, name or stem, episode)
+
+
+def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> Transcript:
+    tools: tuple[ToolSchema, ...] = ()
+    meta: dict[str, Any] = {"source": kind}
+    if kind == "tau_bench":
+        if not isinstance(data, list) or not 0 <= episode < len(data):
+            msg = f"{where}: no episode {episode} (the file holds {len(data) if isinstance(data, list) else 0})"
+            raise MessageFormatError(msg)
+        record = data[episode]
+        meta.update({k: record.get(k) for k in ("task_id", "trial", "reward")})
+        traj = record.get("traj") if isinstance(record, Mapping) else None
+        if not isinstance(traj, list):
+            msg = f"{where} episode {episode}: 'traj' must be a list of messages"
+            raise MessageFormatError(msg)
+        builder, system = from_openai(traj, f"{where} episode {episode}")
+        return _transcript(name, builder, meta, system, tools)
+    if kind == "mini_swe_agent":
+        if not isinstance(data, Mapping):
+            msg = f"{where}: a mini-SWE-agent trajectory is a JSON object"
+            raise MessageFormatError(msg)
+        meta.update({k: data.get(k) for k in ("instance_id", "trajectory_format")})
+        builder, system = from_mini_swe_agent(data, where)
+        return _transcript(name, builder, meta, system, tools)
+    system = ""
+    messages = data
+    if isinstance(data, Mapping):
+        messages = data.get("messages", [data])
+        system = _system(data.get("system"))
+        tools = _tools(data.get("tools"), where)
+    if not isinstance(messages, list):
+        msg = f"{where}: expected a list of messages"
+        raise MessageFormatError(msg)
+    if kind == "openai":
+        builder, found = from_openai(messages, where)
+        system = "\n\n".join(s for s in (system, found) if s)
+    elif kind == "anthropic":
+        builder = from_anthropic(messages, where)
+    else:
+        msg = f"{where}: format {kind!r} needs a file path"
+        raise MessageFormatError(msg)
+    return _transcript(name, builder, meta, system, tools)
+
+
+def _system(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n\n".join(str(b.get("text", "")) for b in value if isinstance(b, Mapping))
+    return value if isinstance(value, str) else ""
+
+
+def _tools(value: Any, where: str) -> tuple[ToolSchema, ...]:
+    if not value:
+        return ()
+    tools: list[ToolSchema] = []
+    for index, tool in enumerate(value if isinstance(value, list) else []):
+        if not isinstance(tool, Mapping):
+            msg = f"{where} tool {index}: not an object"
+            raise MessageFormatError(msg)
+        inner = tool.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
+        schema = function.get("input_schema") or function.get("parameters") or {"type": "object"}
+        tools.append(
+            ToolSchema(
+                str(function.get("name") or f"tool_{index}"),
+                str(function.get("description") or ""),
+                dict(schema),
+            )
+        )
+    return tuple(tools)
+
+
+def _transcript(
+    name: str,
+    builder: ConversationBuilder,
+    meta: dict[str, Any],
+    system: str,
+    tools: tuple[ToolSchema, ...],
+) -> Transcript:
+    messages, notes, usage = builder.finish()
+    if not messages:
+        msg = f"{builder.where}: no messages"
+        raise MessageFormatError(msg)
+    return Transcript(
+        name=name,
+        meta={**meta, **notes},
+        system=system,
+        messages=tuple(messages),
+        tools=tools,
+        usage=usage,
+    )

@@ -1,0 +1,231 @@
+"""`ctxlab.load`: sessions of other tools, checked against the normalized corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxlab import ApproximateCounter, ContextConfig, compare_configs, load_transcript
+from ctxlab._replay import corpus_dir
+from ctxlab.exceptions import CtxlabError, MessageFormatError
+from ctxlab.io import detect_format, load
+from ctxlab.messages import AssistantMessage, find_tool_pair_problems
+from tests.conftest import requires_corpus
+
+
+def raw(kind: str, pattern: str) -> list[Path]:
+    return sorted((corpus_dir() / "raw" / kind).glob(pattern))
+
+
+def shape(messages: Any) -> list[tuple[str, ...]]:
+    """Roles and tool-call ids, message by message (what an importer must get right)."""
+    out = []
+    for message in messages:
+        ids = [getattr(b, "id", "") or getattr(b, "tool_use_id", "") for b in message.content]
+        out.append((message.role, *ids))
+    return out
+
+
+@requires_corpus
+@pytest.mark.parametrize("kind", ["claude_code", "mini_swe_agent"])
+def test_raw_sessions_load_like_the_normalized_corpus(kind: str) -> None:
+    pattern = "*.jsonl" if kind == "claude_code" else "*.traj.json"
+    files = raw(kind, pattern)
+    assert files
+    for path in files:
+        stem = path.name.split(".")[0]
+        transcript = load(path)
+        normalized = load_transcript(corpus_dir() / "norm" / f"{kind}__{stem}.jsonl")
+        assert shape(transcript.messages) == shape(normalized.messages), path.name
+        assert find_tool_pair_problems(transcript.messages) == []
+        assert transcript.meta["source"] == kind
+        steps = sum(isinstance(m, AssistantMessage) for m in transcript.messages)
+        assert 0 < len(transcript.usage) <= steps  # the provider's usage per step, where recorded
+    if kind == "mini_swe_agent":
+        assert transcript.messages == normalized.messages  # the same messages, to the letter
+
+
+@requires_corpus
+def test_claude_code_compactions_and_sidechains() -> None:
+    path = next(p for p in raw("claude_code", "*.jsonl") if p.name.startswith("ae4a77f8"))
+    transcript = load(path)
+    (compaction,) = transcript.meta["compactions"]
+    assert compaction["trigger"] == "manual" and compaction["pre_tokens"] == 142431
+    summary = transcript.messages[compaction["summary_index"]]
+    assert summary.role == "user" and "summar" in str(summary.model_dump()).lower()
+    subagent = load(
+        next(path.parent.glob(f"{path.stem}/subagents/agent-a*.jsonl")), sidechains=True
+    )
+    assert subagent.messages and find_tool_pair_problems(subagent.messages) == []
+
+
+@requires_corpus
+def test_tau_bench_episodes_load_like_the_normalized_corpus() -> None:
+    (path,) = raw("tau_bench", "*.json")
+    episodes = json.loads(path.read_text())
+    for norm in sorted((corpus_dir() / "norm").glob("tau_bench__*.jsonl"))[:4]:
+        meta = json.loads(norm.read_text().splitlines()[0])
+        index = next(
+            i
+            for i, e in enumerate(episodes)
+            if e["task_id"] == meta["task_id"] and e["trial"] == meta["trial"]
+        )
+        transcript = load(path, episode=index)
+        normalized = load_transcript(norm)
+        assert len(transcript.messages) == len(normalized.messages)
+        assert find_tool_pair_problems(transcript.messages) == []
+        assert transcript.system == normalized.system
+
+
+@requires_corpus
+async def test_a_loaded_session_replays_without_an_invalid_request() -> None:
+    path = raw("mini_swe_agent", "psf__requests-1142.traj.json")[0]
+    transcript = load(path)
+    frame = await compare_configs(
+        transcript.messages,
+        {"default": ContextConfig()},
+        context_window=32_000,
+        counter=ApproximateCounter(),
+        system=transcript.system,
+    )
+    assert (frame["validation"] == "passed").all()
+    assert (frame["total"] <= frame["input_limit"]).all()
+
+
+def test_openai_messages_with_tools_legacy_functions_and_a_repeated_id() -> None:
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "weather?"}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get", "arguments": '{"city": "Oslo"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "rain"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c1", "function": {"name": "get", "arguments": "not json"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "snow"},
+        {"role": "assistant", "function_call": {"name": "legacy", "arguments": "{}"}},
+        {"role": "function", "name": "legacy", "content": "done"},
+        {"role": "assistant", "content": "Rain, then snow."},
+    ]
+    assert detect_format(messages) == "openai"
+    transcript = load(messages)
+    assert transcript.system == "Be brief."
+    assert find_tool_pair_problems(transcript.messages) == []
+    uses = [b for m in transcript.messages for b in getattr(m, "tool_uses", ())]
+    assert [u.id for u in uses] == ["c1", "c1__dup2", "function_1"]
+    assert uses[0].input == {"city": "Oslo"} and uses[1].input == {"_raw_arguments": "not json"}
+    assert transcript.meta["renamed_tool_ids"] == 1
+
+
+def test_an_anthropic_request_with_system_tools_and_a_missing_result() -> None:
+    request = {
+        "system": [{"type": "text", "text": "Be careful."}],
+        "tools": [
+            {"name": "read", "description": "Read a file", "input_schema": {"type": "object"}}
+        ],
+        "messages": [
+            {"role": "user", "content": "read a.py"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hm", "signature": "x"},
+                    {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}},
+                ],
+            },
+            {"role": "user", "content": "never mind"},
+        ],
+    }
+    transcript = load(request)
+    assert transcript.system == "Be careful." and transcript.tools[0].name == "read"
+    assert find_tool_pair_problems(transcript.messages) == []
+    assert transcript.meta["synthesized_results"] == 1
+    assert transcript.meta["dropped_blocks"] == {"thinking": 1}
+
+
+def test_bad_files_name_the_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "session.jsonl"
+    bad.write_text(
+        '{"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}}\n{oops\n'
+    )
+    with pytest.raises(MessageFormatError, match=r"session.jsonl line 2: not JSON"):
+        load(bad)
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps({"what": "is this"}))
+    with pytest.raises(MessageFormatError, match="pass format="):
+        load(odd)
+
+
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "role",
+                    "content",
+                    "type",
+                    "tool_calls",
+                    "messages",
+                    "traj",
+                    "id",
+                    "text",
+                    "function",
+                    "tool_call_id",
+                    "system",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(json_value)
+def test_any_data_loads_or_raises_a_typed_error(data: Any) -> None:
+    try:
+        transcript = load(data)
+    except CtxlabError as exc:
+        assert str(exc).strip()
+        return
+    assert find_tool_pair_problems(transcript.messages) == []
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.binary(max_size=300)
+    | st.lists(json_value, max_size=4).map(
+        lambda values: "\n".join(json.dumps(v) for v in values).encode()
+    )
+)
+def test_any_file_loads_or_raises_a_typed_error(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(data)
+    try:
+        transcript = load(path)
+    except CtxlabError as exc:
+        assert str(exc).strip()
+        return
+    assert find_tool_pair_problems(transcript.messages) == []
