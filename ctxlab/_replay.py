@@ -158,11 +158,13 @@ async def replay(
     summarizer: Summarizer | None = extractive_summarizer,
     materials: Materials | None = None,
     max_output_tokens: int | None = None,
+    tools: Sequence[ToolSchema] = (),
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
 
     ``max_output_tokens`` is the response size the recorded agent asked for (it reserves room
-    when larger than the budget policy's reservation).
+    when larger than the budget policy's reservation); ``tools`` are its tool schemas (counted
+    in every request, as the recorded agent's were: a transcript's ``tools``).
 
     Yields one `ReplayStep` per assistant message. Raises the first `PreparationError`.
     """
@@ -193,6 +195,7 @@ async def replay(
             request_id=f"step-{index}",
             memo=memo,
             max_output_tokens=max_output_tokens,
+            tools=tools,
         )
         previous = prep.manifest
         state = prep.state
@@ -209,6 +212,7 @@ async def compare_configs(
     system: str = "",
     summarizer: Summarizer | None = extractive_summarizer,
     max_output_tokens: int | None = None,
+    tools: Sequence[ToolSchema] = (),
 ) -> pd.DataFrame:
     """Replay ``messages`` under each named config; one row per (config, step), side by side.
 
@@ -238,6 +242,7 @@ async def compare_configs(
                 system=system,
                 summarizer=summarizer,
                 max_output_tokens=max_output_tokens,
+                tools=tools,
             ):
                 record = replayed.compaction
                 entry = step_row(

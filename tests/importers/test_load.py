@@ -229,3 +229,31 @@ def test_any_file_loads_or_raises_a_typed_error(tmp_path: Path, data: bytes) -> 
         assert str(exc).strip()
         return
     assert find_tool_pair_problems(transcript.messages) == []
+
+
+async def test_replay_counts_the_recorded_tool_schemas() -> None:
+    from ctxlab import ToolSchema
+
+    transcript = load(
+        {
+            "tools": [
+                {
+                    "name": "read",
+                    "description": "Read a file. " * 40,
+                    "input_schema": {"type": "object"},
+                }
+            ],
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+            ],
+        }
+    )
+    assert isinstance(transcript.tools[0], ToolSchema)
+    common = dict(context_window=8_000, counter=ApproximateCounter())
+    bare = await compare_configs(transcript.messages, {"d": ContextConfig()}, **common)
+    full = await compare_configs(
+        transcript.messages, {"d": ContextConfig()}, tools=transcript.tools, **common
+    )
+    assert bare["tools"].iloc[0] == 0 and full["tools"].iloc[0] > 100
+    assert full["total"].iloc[0] == bare["total"].iloc[0] + full["tools"].iloc[0]
