@@ -15,16 +15,20 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import from_anthropic, from_mini_swe_agent, from_openai, is_openai
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
+from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
 
 __all__ = ["FORMATS", "Format", "detect_format", "load"]
 
-Format = Literal["ctxlab", "claude_code", "anthropic", "openai", "mini_swe_agent", "tau_bench"]
+Format = Literal[
+    "ctxlab", "claude_code", "anthropic", "openai", "mini_swe_agent", "swe_agent", "tau_bench"
+]
 FORMATS: tuple[Format, ...] = (
     "ctxlab",
     "claude_code",
     "anthropic",
     "openai",
     "mini_swe_agent",
+    "swe_agent",
     "tau_bench",
 )
 
@@ -67,6 +71,8 @@ def detect_format(value: Any) -> Format:
             return "claude_code"
         if "trajectory_format" in value and "messages" in value:
             return "mini_swe_agent"
+        if is_swe_agent(value):
+            return "swe_agent"
         if "messages" in value and isinstance(value["messages"], list):
             return "openai" if is_openai(value["messages"]) else "anthropic"
         if "role" in value:
@@ -92,7 +98,8 @@ def load(
 
     Formats: ctxlab's JSONL, Claude Code session JSONL, Anthropic Messages (a list, a request
     dict with ``system``/``messages``/``tools``, or JSONL), OpenAI Chat Completions messages,
-    mini-SWE-agent ``traj.json`` and tau-bench result files (``episode`` picks one). The
+    mini-SWE-agent ``traj.json``, SWE-agent ``.traj`` (both history formats) and tau-bench
+    result files (``episode`` picks one). The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
     file, the line or message, and what is wrong.
@@ -152,6 +159,12 @@ def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> 
             msg = f"{where} episode {episode}: 'traj' must be a list of messages"
             raise MessageFormatError(msg)
         builder, system = from_openai(traj, f"{where} episode {episode}")
+        return _transcript(name, builder, meta, system, tools)
+    if kind == "swe_agent":
+        if not isinstance(data, Mapping):
+            msg = f"{where}: a SWE-agent trajectory is a JSON object"
+            raise MessageFormatError(msg)
+        builder, system = from_swe_agent(data, where)
         return _transcript(name, builder, meta, system, tools)
     if kind == "mini_swe_agent":
         if not isinstance(data, Mapping):

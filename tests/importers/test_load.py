@@ -257,3 +257,19 @@ async def test_replay_counts_the_recorded_tool_schemas() -> None:
     )
     assert bare["tools"].iloc[0] == 0 and full["tools"].iloc[0] > 100
     assert full["total"].iloc[0] == bare["total"].iloc[0] + full["tools"].iloc[0]
+
+
+@requires_corpus
+def test_swe_agent_trajectories_in_both_history_formats() -> None:
+    norms = sorted((corpus_dir() / "norm").glob("swe_agent__*.jsonl"))
+    files = raw("swe_agent", "**/*.traj")
+    assert len(files) == len(norms) == 7
+    for path in files:
+        transcript = load(path)
+        normalized = load_transcript(
+            next(n for n in norms if n.name.endswith(f"__{path.stem}.jsonl"))
+        )
+        roles = [(m.role, len(m.content)) for m in transcript.messages]
+        assert roles == [(m.role, len(m.content)) for m in normalized.messages], path.name
+        assert transcript.system == normalized.system
+        assert find_tool_pair_problems(transcript.messages) == []

@@ -1,0 +1,117 @@
+"""SWE-agent trajectories (``.traj``): ``history`` holds the model's view.
+
+Two history formats: with function calling, assistant turns carry ``tool_calls`` (sometimes as
+the string form of a Python list) answered by ``role: "tool"`` messages naming
+``tool_call_ids``; without it (v0), an assistant turn's ``action`` is a shell-level command,
+taken as a call of ``bash`` whose result is the next observation. A history that ends with an
+action gets its result from the last trajectory step's observation.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._chat import _arguments, _text
+
+__all__ = ["from_swe_agent", "is_swe_agent"]
+
+
+def is_swe_agent(value: Any) -> bool:
+    """Whether a decoded document looks like a SWE-agent trajectory."""
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("history"), list)
+        and "trajectory" in value
+    )
+
+
+def _listed(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            parsed = ast.literal_eval(value)  # SWE-agent sometimes writes Python reprs
+        except (ValueError, SyntaxError):
+            try:
+                parsed = json.loads(value)
+            except json.JSONDecodeError:
+                return []
+        return parsed if isinstance(parsed, list) else []
+    return []
+
+
+def _assistant(
+    message: Mapping[str, Any], index: int, text: str
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The blocks of an assistant turn, and the id of a v0 action awaiting its observation."""
+    blocks: list[dict[str, Any]] = []
+    thought = _text(message.get("thought")) if "thought" in message else text
+    if thought.strip():
+        blocks.append({"type": "text", "text": thought})
+    calls = _listed(message.get("tool_calls"))
+    for number, call in enumerate(calls):
+        call = call if isinstance(call, Mapping) else {}
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": str(call.get("id") or f"swe_{index:04d}_{number}"),
+                "name": str(function.get("name") or "tool"),
+                "input": _arguments(function.get("arguments")),
+            }
+        )
+    action = message.get("action")
+    if calls or not isinstance(action, str) or not action.strip():
+        return blocks, None
+    pending = f"swe_{index:04d}"
+    blocks.append({"type": "tool_use", "id": pending, "name": "bash", "input": {"command": action}})
+    return blocks, pending
+
+
+def from_swe_agent(data: Mapping[str, Any], where: str) -> tuple[ConversationBuilder, str]:
+    """The conversation and System text of a SWE-agent trajectory."""
+    history = data.get("history")
+    if not isinstance(history, list):
+        msg = f"{where}: a SWE-agent trajectory needs a 'history' list"
+        raise MessageFormatError(msg)
+    builder = ConversationBuilder(where)
+    system: list[str] = []
+    pending: str | None = None
+    for index, message in enumerate(history):
+        if not isinstance(message, Mapping):
+            msg = f"{where} history {index}: not an object"
+            raise MessageFormatError(msg)
+        role, text = message.get("role"), _text(message.get("content"))
+        if role == "system":
+            system.append(text)
+        elif role == "assistant":
+            blocks, pending = _assistant(message, index, text)
+            builder.add("assistant", blocks)
+        elif role == "tool":
+            for call_id in _listed(message.get("tool_call_ids")) or [message.get("tool_call_id")]:
+                builder.add(
+                    "user", [{"type": "tool_result", "tool_use_id": str(call_id), "content": text}]
+                )
+        elif role == "user":
+            if pending is not None:
+                builder.add(
+                    "user", [{"type": "tool_result", "tool_use_id": pending, "content": text}]
+                )
+                pending = None
+            else:
+                builder.text("user", text)
+    trajectory = data.get("trajectory")
+    if pending is not None and isinstance(trajectory, list) and trajectory:
+        last = trajectory[-1]
+        if isinstance(last, Mapping) and isinstance(last.get("observation"), str):
+            builder.add(
+                "user",
+                [{"type": "tool_result", "tool_use_id": pending, "content": last["observation"]}],
+            )
+    return builder, "\n\n".join(system)
