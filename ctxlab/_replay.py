@@ -61,6 +61,13 @@ class Transcript:
     usage: dict[int, ProviderUsage] = field(default_factory=dict)
     """The provider's usage, by the index of the assistant message it produced."""
 
+    def save(self, path: str | os.PathLike[str], format: str = "ctxlab") -> Path:
+        """Write this transcript as ``ctxlab`` JSONL, an ``anthropic`` request or ``openai``
+        messages; `ctxlab.load` reads each back."""
+        from ctxlab.io._save import save_transcript
+
+        return save_transcript(self, path, format)  # type: ignore[arg-type]
+
 
 def corpus_dir() -> Path:
     """The transcript corpus: ``$CTXLAB_CORPUS``, else ``../shared/corpus``."""
@@ -104,7 +111,38 @@ def load_transcript(path: str | os.PathLike[str]) -> Transcript:
         meta=meta,
         system=_system_text(meta.get("system"), path, meta_line),
         messages=tuple(_messages(raw, path)),
+        tools=_meta_tools(meta.get("tools"), path, meta_line),
+        usage=_meta_usage(meta.get("usage"), path, meta_line),
     )
+
+
+def _meta_tools(value: Any, path: Path, line: int) -> tuple[ToolSchema, ...]:
+    if not value:
+        return ()
+    try:
+        return tuple(
+            ToolSchema(
+                str(t["name"]),
+                str(t.get("description", "")),
+                dict(t.get("input_schema") or {"type": "object"}),
+            )
+            for t in value
+        )
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        msg = f"{path} line {line}: meta.tools must be a list of tool schemas ({exc})"
+        raise MessageFormatError(msg) from exc
+
+
+def _meta_usage(value: Any, path: Path, line: int) -> dict[int, ProviderUsage]:
+    # ctxlab writes {message index: [input, output, cache read, cache write]}; older files and
+    # other writers may hold another shape there, which is not usage to replay.
+    if not isinstance(value, dict):
+        return {}
+    try:
+        return {int(k): ProviderUsage(*(int(x) for x in v)) for k, v in value.items()}
+    except (TypeError, ValueError) as exc:
+        msg = f"{path} line {line}: meta.usage must map message indexes to four counts ({exc})"
+        raise MessageFormatError(msg) from exc
 
 
 def _system_text(value: Any, path: Path, line: int) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ctxlab._config import ContextConfig, require_config
+from ctxlab._replay import Transcript
 from ctxlab._request import ToolSchema
 from ctxlab._state import WorkingState
 from ctxlab._tasks import TaskOptions, TaskState
@@ -22,6 +23,7 @@ from ctxlab.agent._compressor import Compressor
 from ctxlab.agent._conversation import ConversationOwner
 from ctxlab.agent._copy import copy_agent
 from ctxlab.agent._events import ErrorEvent, Event, Subscribers
+from ctxlab.agent._export import agent_transcript
 from ctxlab.agent._material_loader import MaterialLoader
 from ctxlab.agent._preparer import Preparer
 from ctxlab.agent._recorder import Recorder
@@ -175,9 +177,12 @@ class Agent:
         return made
 
     def copy(self, **overrides: Any) -> Agent:
-        """A new agent from this point (config, sources, task and working state, history); see
-        `copy_agent`. ``agent.copy(context_config=other)`` tries another config from here."""
+        """A new agent from this point, e.g. ``agent.copy(context_config=other)``; `copy_agent`."""
         return copy_agent(self, **overrides)
+
+    def transcript(self) -> Transcript:
+        """This session as a `Transcript`: history, system prompt, tools, usage per step."""
+        return agent_transcript(self)
 
     def tool_schemas(self, config: ContextConfig | None = None) -> tuple[ToolSchema, ...]:
         """The tool schemas of the next request (CompressContext when enabled)."""
@@ -243,13 +248,11 @@ class Agent:
         *,
         force: bool = False,
     ) -> CompactionRecord | None:
-        """Compress the working context now if it is above the trigger; a no-op below it.
+        """Compress the working context now if it is above the trigger (a no-op below it; 002).
 
-        ``context_config`` overrides the config for this call only; ``instructions`` (a
-        `HintBlock` or text) guide the summary. Returns what was compacted, or None (nothing
-        changed, no event). A failed summary with ``compression_fallback_to_truncation=False``
-        raises `CompressionError`, the context untouched. While a call runs, this waits for its
-        next step boundary. ``force=True`` compacts whatever the size ("Compact now").
+        ``context_config`` overrides the config once; ``instructions`` guide the summary. Returns
+        the record, or None (nothing changed, no event); while a call runs, waits for its next
+        step boundary. ``force=True`` compacts whatever the size ("Compact now").
         """
         if context_config is not None:
             require_config(context_config)
@@ -261,8 +264,7 @@ class Agent:
         return self._preparer.next_thresholds()
 
     def repair_context(self) -> list[str]:
-        """Make a broken working state valid again (one stored by an older ctxlab); returns what
-        was changed. The durable history and the session log keep the original messages."""
+        """Make a broken stored working state valid; returns what changed (the log keeps all)."""
         return self._conversation.repair()
 
     # -- material: sources and instructions (000) ----------------------------------------------
@@ -289,12 +291,8 @@ class Agent:
     def context_source(
         self, name: str, source: Any, *, timeout: float = 5.0, on_failure: FailurePolicy = "fail"
     ) -> SourceRegistration:
-        """Register a source read before every reasoning request (not at construction).
-
-        ``source`` is a `ContextSource` (async ``load(request)``) or an async callable taking a
-        `ContextRequest` and returning a list of `ContextBlock`. Manifest ids are
-        ``source/<name>/<block id>``.
-        """
+        """Register a source read before every reasoning request: a `ContextSource` or an async
+        callable taking a `ContextRequest`, returning `ContextBlock`s (ids ``source/<name>/…``)."""
         return self._materials.add_source(name, source, timeout=timeout, on_failure=on_failure)
 
     def instruction(self, name: str, text: str) -> None:

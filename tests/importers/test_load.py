@@ -273,3 +273,27 @@ def test_swe_agent_trajectories_in_both_history_formats() -> None:
         assert roles == [(m.role, len(m.content)) for m in normalized.messages], path.name
         assert transcript.system == normalized.system
         assert find_tool_pair_problems(transcript.messages) == []
+
+
+@pytest.mark.parametrize("format", ["ctxlab", "anthropic", "openai"])
+async def test_an_agent_session_saves_and_loads_back(tmp_path: Path, format: str) -> None:
+    from ctxlab.agent import Agent
+    from ctxlab.models import ScriptedModel, tool_call
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    model = ScriptedModel([tool_call("add", {"a": 2, "b": 3}), "It is 5."])
+    agent = Agent(system_prompt="Be brief.", model=model, tools=[add], counter=ApproximateCounter())
+    await agent("What is 2 + 3?")
+    transcript = agent.transcript()
+    assert transcript.tools[0].name == "add" and sorted(transcript.usage) == [1, 3]
+    path = transcript.save(tmp_path / f"session.{format}", format=format)
+    back = load(path)
+    assert back.system == "Be brief."
+    assert [m.model_dump() for m in back.messages] == [m.model_dump() for m in transcript.messages]
+    if format != "openai":
+        assert back.tools == transcript.tools
+    if format == "ctxlab":
+        assert back.usage == transcript.usage

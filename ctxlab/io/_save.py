@@ -1,0 +1,123 @@
+"""Writing a `Transcript`: ctxlab's JSONL (what `load_transcript` reads), an Anthropic Messages
+request, or OpenAI Chat Completions messages — each lossless for what its format can hold."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from ctxlab._replay import Transcript
+from ctxlab.exceptions import UsageError
+from ctxlab.messages import (
+    AssistantMessage,
+    HintBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from ctxlab.models import messages_to_anthropic, tool_to_anthropic
+
+__all__ = ["SaveFormat", "save_transcript", "to_openai"]
+
+SaveFormat = Literal["ctxlab", "anthropic", "openai"]
+
+
+def save_transcript(
+    transcript: Transcript, path: str | os.PathLike[str], format: SaveFormat = "ctxlab"
+) -> Path:
+    """Write ``transcript`` to ``path`` in ``format``; returns the path. `ctxlab.load` reads
+    every one of them back."""
+    target = Path(path)
+    if format == "ctxlab":
+        meta = {
+            **{k: v for k, v in transcript.meta.items() if _jsonable(v)},
+            "type": "meta",
+            "system": transcript.system,
+            "tools": [tool_to_anthropic(t) for t in transcript.tools],
+            "usage": {str(i): list(_usage(u)) for i, u in transcript.usage.items()},
+        }
+        lines = [json.dumps(meta, ensure_ascii=False)]
+        lines += [
+            json.dumps(m, ensure_ascii=False) for m in messages_to_anthropic(transcript.messages)
+        ]
+        text = "\n".join(lines) + "\n"
+    elif format == "anthropic":
+        body: dict[str, Any] = {"messages": messages_to_anthropic(transcript.messages)}
+        if transcript.system:
+            body["system"] = transcript.system
+        if transcript.tools:
+            body["tools"] = [tool_to_anthropic(t) for t in transcript.tools]
+        text = json.dumps(body, ensure_ascii=False, indent=1)
+    elif format == "openai":
+        text = json.dumps(to_openai(transcript), ensure_ascii=False, indent=1)
+    else:
+        msg = f"format must be 'ctxlab', 'anthropic' or 'openai', got {format!r}"
+        raise UsageError(msg)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _usage(usage: Any) -> tuple[int, int, int, int]:
+    return (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_input_tokens,
+        usage.cache_creation_input_tokens,
+    )
+
+
+def to_openai(transcript: Transcript) -> list[dict[str, Any]]:
+    """The transcript as OpenAI Chat Completions messages (images are left out: tool messages
+    carry text only)."""
+    out: list[dict[str, Any]] = []
+    if transcript.system:
+        out.append({"role": "system", "content": transcript.system})
+    for message in transcript.messages:
+        if isinstance(message, AssistantMessage):
+            entry: dict[str, Any] = {
+                "role": "assistant",
+                "content": _plain(message.content) or None,
+            }
+            calls = [
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {"name": b.name, "arguments": b.input_json},
+                }
+                for b in message.content
+                if isinstance(b, ToolUseBlock)
+            ]
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+            continue
+        assert isinstance(message, UserMessage)
+        for block in message.tool_results:
+            out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": block.text})
+        text = _plain(message.content)
+        if text:
+            out.append({"role": "user", "content": text})
+    return out
+
+
+def _plain(blocks: Any) -> str:
+    parts = []
+    for block in blocks:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, HintBlock):
+            parts.append(block.rendered)
+        elif isinstance(block, ToolResultBlock):
+            continue
+    return "\n".join(parts)
