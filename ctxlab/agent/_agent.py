@@ -130,6 +130,7 @@ class Agent:
         if resumed is not None:
             self._tasks.state = resumed.task
             self._conversation.commit(resumed.state, history=resumed.history)
+            self._preparer.manifests.extend(resumed.manifests)
 
     # -- inspection ---------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from ctxlab.agent._events import (
     ToolResultEvent,
 )
 from ctxlab.exceptions import UsageError
+from ctxlab.manifest import ContextManifest, ProviderUsage
 from ctxlab.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, parse_messages
 from ctxlab.session import LoggedMessage, SessionKey, SessionLog
 
@@ -65,6 +66,8 @@ class Resumed:
     state: WorkingState
     task: TaskState
     history: list[Message]
+    manifests: list[ContextManifest] = dataclasses.field(default_factory=list)
+    """The manifests of its past preparations, provider usage attached."""
 
 
 class Recorder:
@@ -94,7 +97,29 @@ class Recorder:
             state=WorkingState.model_validate_json(checkpoint.state),
             task=TaskState.model_validate_json(checkpoint.task),
             history=parse_messages(json.loads(p) for p in payloads),
+            manifests=self._past_manifests(),
         )
+
+    def _past_manifests(self) -> list[ContextManifest]:
+        # The log keeps each manifest as it was built and the usage in the response event that
+        # followed; a manifest that cannot be read back is skipped, never a failed resume.
+        assert self.log is not None
+        manifests: list[ContextManifest] = []
+        by_id: dict[str, int] = {}
+        for kind, payload in self.log.event_payloads(self.key, ("context_build", "model_response")):
+            try:
+                if kind == "context_build":
+                    manifest = ContextManifest.from_dict(payload["context_manifest"])
+                    by_id[manifest.request_id] = len(manifests)
+                    manifests.append(manifest)
+                elif payload.get("usage"):
+                    index = by_id[payload.get("request_id") or payload.get("call_id")]
+                    manifests[index] = manifests[index].with_usage(
+                        ProviderUsage(**payload["usage"])
+                    )
+            except (KeyError, TypeError, ValueError):
+                continue
+        return manifests
 
     async def commit_turn(
         self, messages: list[Message], state: WorkingState, task: TaskState

@@ -9,6 +9,7 @@ hundreds of items per step, and this keeps preparation well under a millisecond.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -212,6 +213,29 @@ class ContextManifest:
         data["thresholds"] = self.thresholds.to_dict() if self.thresholds else None
         data["totals"] = self.totals
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ContextManifest:
+        """A manifest back from `to_dict`'s form (a session log's ``context_build`` record;
+        logs written before 0.2 say ``call_id``)."""
+        lines = data.get("thresholds")
+        usage = data.get("provider_usage")
+        return cls(
+            request_id=str(data.get("request_id") or data.get("call_id") or ""),
+            purpose=data["purpose"],
+            model=str(data.get("model", "")),
+            estimated_input_tokens=int(data["estimated_input_tokens"]),
+            input_limit=int(data["input_limit"]),
+            counting_method=str(data.get("counting_method", "")),
+            exact=bool(data.get("exact", False)),
+            items=tuple(ManifestItem(**item) for item in data.get("items", ())),
+            transforms=tuple(Transform(**t) for t in data.get("transforms", ())),
+            validation=data["validation"],
+            context_size=int(data.get("context_size", 0)),
+            thresholds=Thresholds(**lines) if isinstance(lines, Mapping) else None,
+            provider_usage=ProviderUsage(**usage) if isinstance(usage, Mapping) else None,
+            error=data.get("error"),
+        )
 
     def items_frame(self) -> pd.DataFrame:
         """One row per item: id, kind, placement, tokens, source_id, revision, hash, role."""

@@ -305,6 +305,17 @@ class SessionLog:
         ]
 
     @_typed_errors("reading events")
+    def event_payloads(self, key: SessionKey, kinds: Sequence[str]) -> list[tuple[str, Any]]:
+        """(kind, payload) of the session's events of ``kinds``, in order (no pandas needed)."""
+        marks = ", ".join("?" for _ in kinds)
+        rows = self._query(
+            "SELECT kind, payload FROM events WHERE agent_id=? AND user_id=? AND session_id=?"
+            f" AND kind IN ({marks}) ORDER BY seq",
+            [*key.params(), *kinds],
+        )
+        return [(kind, json.loads(payload)) for kind, payload in rows]
+
+    @_typed_errors("reading events")
     def events(self, key: SessionKey, kind: str | None = None) -> pd.DataFrame:
         """The session's events (seq, turn, kind, payload as a dict)."""
         self._require(key)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from ctxlab._config import ContextConfig
-from ctxlab.agent import Agent, Event
+from ctxlab.agent import Agent, ContextBuildEvent, Event
 from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
@@ -85,9 +85,14 @@ class Lab:
                 self.tabs,
             ]
         )
+        # Steps the agent made before this Lab existed (earlier calls, a resumed session).
+        for manifest in agent.manifests:
+            self.log.feed(ContextBuildEvent(manifest))
         self._unsubscribe = agent.subscribe(self._on_event)
         self._closed = False
         self.budget.update(self.log, self.next_lines())
+        if len(self.log):
+            self.select(len(self.log) - 1)
 
     # -- data ---------------------------------------------------------------------------------
 

@@ -121,7 +121,10 @@ class ContextPanel:
 
     def show(self, step: int, request: ModelRequest | None, cache: TokenCache) -> None:
         if request is None:
-            self.widget.value = f"<i>step {step}: the preparation failed, nothing was sent</i>"
+            self.widget.value = (
+                f"<i>step {step}: no request to show — its preparation failed, or it was made "
+                "before this Lab was opened (the session log keeps manifests, not requests)</i>"
+            )
             return
         parts = [f"<div class='ctxlab-context'><b>Step {step}</b>"]
         parts.append(_details("system", request.system, cache.text(request.system), open_=False))

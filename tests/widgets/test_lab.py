@@ -258,3 +258,36 @@ async def test_the_lab_draws_the_engine_lines_for_the_next_request() -> None:
     lab.config.apply_button.click()
     assert lab.budget.trace("trigger").y[-1] == agent.next_thresholds().trigger_tokens == 5_000
     lab.close()
+
+
+async def test_a_resumed_agent_shows_its_past_steps_with_their_usage(tmp_path: Path) -> None:
+    from ctxlab import SessionLog
+
+    log = SessionLog(tmp_path / "log.sqlite")
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    first = Agent(
+        model=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]),
+        tools=[add],
+        counter=ApproximateCounter(),
+        session_log=log,
+        session_id="s",
+    )
+    await first("1 + 2?")
+    live = Lab(first)  # a Lab made after the call sees it too
+    assert len(live.steps) == 2
+    resumed = Agent(
+        model=ScriptedModel(["ok"]), counter=ApproximateCounter(), session_log=log, session_id="s"
+    )
+    lab = Lab(resumed)
+    steps = lab.steps
+    assert list(steps["request_id"]) == [m.request_id for m in first.manifests]
+    assert steps["usage_input"].notna().all()  # the provider's usage came back from the log
+    assert lab.selected == 1 and len(lab.budget.trace("conversation").x) == 2
+    await lab.send("and 3 + 4?")
+    assert len(lab.steps) == 3
+    lab.close()
+    live.close()
