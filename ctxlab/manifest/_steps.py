@@ -36,21 +36,35 @@ STEP_COLUMNS: tuple[str, ...] = (
     "usage_output",
     "usage_cache_read",
     "usage_cache_write",
+    "usage_total_input",
+    "calibration",
 )
 """The columns of a step table, in order."""
 
 
-def usage_columns(usage: ProviderUsage | None) -> dict[str, int | None]:
-    """The provider-usage columns of a step row (None until the response is known)."""
+def usage_columns(usage: ProviderUsage | None, estimated: int = 0) -> dict[str, float | None]:
+    """The provider-usage columns of a step row (None until the response is known):
+    ``usage_total_input`` is input + cache reads + cache writes, and ``calibration`` that total
+    divided by ctxlab's estimate (1.0: the estimate was exact)."""
     if usage is None:
         return dict.fromkeys(
-            ("usage_input", "usage_output", "usage_cache_read", "usage_cache_write")
+            (
+                "usage_input",
+                "usage_output",
+                "usage_cache_read",
+                "usage_cache_write",
+                "usage_total_input",
+                "calibration",
+            )
         )
+    total = usage.total_input_tokens
     return {
         "usage_input": usage.input_tokens,
         "usage_output": usage.output_tokens,
         "usage_cache_read": usage.cache_read_input_tokens,
         "usage_cache_write": usage.cache_creation_input_tokens,
+        "usage_total_input": total,
+        "calibration": round(total / estimated, 4) if estimated > 0 else None,
     }
 
 
@@ -83,5 +97,5 @@ def step_row(
         "truncations": effects.count("truncation"),
         "compaction": compaction or "",
         "compacted_messages": compacted_messages,
-        **usage_columns(manifest.provider_usage),
+        **usage_columns(manifest.provider_usage, manifest.estimated_input_tokens),
     }

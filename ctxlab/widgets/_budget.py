@@ -81,6 +81,17 @@ class BudgetPanel:
                 hovertemplate=f"{name} after step %{{x}}<br>%{{text}}<extra></extra>",
                 text=[],
             )
+        # What the provider billed as input (input + cache reads + writes), where it reported it:
+        # beside the stacked estimate it shows how far ctxlab's count is from the real one.
+        self.figure.add_scatter(
+            x=[],
+            y=[],
+            name="provider usage",
+            mode="lines+markers",
+            line={"color": "#111111", "width": 1},
+            marker={"size": 4},
+            hovertemplate="step %{x}<br>provider input: %{y} tokens<extra></extra>",
+        )
         self.figure.update_layout(
             height=330,
             margin={"l": 50, "r": 10, "t": 30, "b": 40},
@@ -134,6 +145,18 @@ class BudgetPanel:
                 data[base + offset].x = np.asarray(xs, dtype=float)
                 data[base + offset].y = np.asarray(ys, dtype=float)
                 data[base + offset].text = text
+            self._draw_usage(log)
+
+    def update_usage(self, log: StepLog) -> None:
+        """Redraw only the provider-usage line (a response arrived; nothing else changed)."""
+        with self.figure.batch_update():
+            self._draw_usage(log)
+
+    def _draw_usage(self, log: StepLog) -> None:
+        billed = [r for r in log.rows if r["usage_total_input"] is not None]
+        usage = self.trace("provider usage")
+        usage.x = np.asarray([r["step"] for r in billed], dtype=float)
+        usage.y = np.asarray([r["usage_total_input"] for r in billed], dtype=float)
 
     @staticmethod
     def _compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:

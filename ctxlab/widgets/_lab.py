@@ -119,8 +119,11 @@ class Lab:
 
     def _on_event(self, event: Event) -> None:
         step = self.log.feed(event)
-        if step is None or event.type == "model_response":
-            return  # provider usage lands in the step table; the figure does not plot it
+        if step is None:
+            return
+        if event.type == "model_response":
+            self.budget.update_usage(self.log)  # only the provider-usage line moves
+            return
         self.budget.update(self.log, self.next_lines())
         if event.type == "context_build" and (self.follow or self.selected is None):
             self.select(step)

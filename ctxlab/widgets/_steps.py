@@ -76,7 +76,7 @@ class StepLog:
             index = self._by_request_id.get(event.request_id)
             if index is None or event.usage is None:
                 return None
-            self.rows[index].update(usage_columns(event.usage))
+            self.rows[index].update(usage_columns(event.usage, self.rows[index]["total"]))
             self.manifests[index] = self.manifests[index].with_usage(event.usage)
             self._frame = None
             return index

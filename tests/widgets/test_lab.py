@@ -291,3 +291,12 @@ async def test_a_resumed_agent_shows_its_past_steps_with_their_usage(tmp_path: P
     assert len(lab.steps) == 3
     lab.close()
     live.close()
+
+
+async def test_the_plot_shows_the_provider_usage_beside_the_estimate(demo_lab: Lab) -> None:
+    steps = demo_lab.steps
+    usage = demo_lab.budget.trace("provider usage")
+    assert list(usage.x) == list(steps["step"])
+    assert list(usage.y) == list(steps["usage_total_input"])
+    ratio = steps["usage_total_input"] / steps["total"]
+    assert (abs(steps["calibration"] - ratio) < 1e-3).all()
