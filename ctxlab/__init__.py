@@ -12,6 +12,7 @@ from ctxlab._config import (
     TruncateArgsConfig,
 )
 from ctxlab._replay import Transcript, compare_configs, load_transcript, replay
+from ctxlab._replay_session import ReplaySession
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import Summary, WorkingState
 
@@ -122,6 +123,7 @@ __all__ = [
     "PreparationMemo",
     "ProviderUsage",
     "PruneConfig",
+    "ReplaySession",
     "ScriptedModel",
     "SessionLog",
     "StateChanged",

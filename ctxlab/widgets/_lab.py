@@ -15,10 +15,14 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from ctxlab._config import ContextConfig
+from ctxlab._replay import Transcript
+from ctxlab._replay_session import ReplaySession
 from ctxlab.agent import Agent, ContextBuildEvent, Event
+from ctxlab.exceptions import UsageError
 from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
+from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ConfigPanel, ContextPanel, Controls, ManifestPanel, SourcesPanel
@@ -41,7 +45,7 @@ class Lab:
         follow: Select each new request as it arrives (else keep the user's selection).
     """
 
-    def __init__(self, agent: Agent, *, follow: bool = True) -> None:
+    def __init__(self, agent: Agent | ReplaySession, *, follow: bool = True) -> None:
         self.agent = agent
         self.follow = follow
         self.log = StepLog()
@@ -93,6 +97,41 @@ class Lab:
         self.budget.update(self.log, self.next_lines())
         if len(self.log):
             self.select(len(self.log) - 1)
+        if isinstance(agent, ReplaySession):
+            # A recording is read-only: nothing to send or compact; Config replays it again.
+            for button in (self.controls.send_button, self.controls.compact_button):
+                button.disabled = True
+            self.controls.status.value = (
+                "<span>replay of a recording: read-only; a config applied replays it again</span>"
+            )
+
+    @classmethod
+    async def open(
+        cls,
+        transcript: Transcript,
+        *,
+        context_window: int,
+        config: ContextConfig | None = None,
+        counter: TokenCounter | None = None,
+    ) -> Lab:
+        """A Lab over a recorded session (`ctxlab.load`), replayed through the pipeline under
+        ``config``, with the provider's usage where the recording has it."""
+        session = ReplaySession(
+            transcript, context_window=context_window, config=config, counter=counter
+        )
+        lab = cls(session)
+        await session.run()
+        return lab
+
+    async def replay(self) -> None:
+        """Replay the recording again under the config in force (what Apply does)."""
+        if not isinstance(self.agent, ReplaySession):
+            msg = "only a Lab over a recording replays; this one watches a live agent"
+            raise UsageError(msg)
+        self.log = StepLog()
+        self.selected = None
+        await self.agent.run()
+        self.budget.update(self.log, self.next_lines())
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -131,6 +170,9 @@ class Lab:
             self._render_selection()
 
     def _config_applied(self, config: ContextConfig) -> None:
+        if isinstance(self.agent, ReplaySession):
+            self.task = asyncio.ensure_future(self.replay())
+            return
         self.budget.update(self.log, self.next_lines())
 
     # -- selection ----------------------------------------------------------------------------
@@ -192,7 +234,7 @@ class Lab:
         self.controls.busy(True)
         self.last_error = None
         try:
-            reply = await self.agent(message)
+            reply = await self._live()(message)
         except Exception as exc:
             self.last_error = exc
             self.controls.error(exc)
@@ -212,7 +254,7 @@ class Lab:
     async def compact(self, hint: str = "") -> CompactionRecord | None:
         """Compact the working context now whatever its size (with an optional hint)."""
         try:
-            record = await self.agent.compress_context(instructions=hint or None, force=True)
+            record = await self._live().compress_context(instructions=hint or None, force=True)
         except Exception as exc:
             self.last_error = exc
             self.controls.error(exc)
@@ -228,8 +270,15 @@ class Lab:
 
     def stop(self) -> None:
         """Stop the running call at its next step boundary."""
-        self.agent.stop()
+        if isinstance(self.agent, Agent):
+            self.agent.stop()
         self.controls.status.value = "<span>stopping at the next step…</span>"
+
+    def _live(self) -> Agent:
+        if not isinstance(self.agent, Agent):
+            msg = "this Lab shows a recording: it is read-only (apply a config to replay it)"
+            raise UsageError(msg)
+        return self.agent
 
     # -- display ------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from ctxlab.materials import SourceRegistration, TextSource
 from ctxlab.messages import HintBlock, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
+    from ctxlab._replay_session import ReplaySession
     from ctxlab.agent import Agent
     from ctxlab.tokens import TokenCache
 
@@ -172,7 +173,9 @@ class ConfigPanel:
     """A control per tunable `ContextConfig` field, generated from the config's own metadata
     (title, description, bounds); Apply validates, then sets the agent's config."""
 
-    def __init__(self, agent: Agent, on_applied: Callable[[ContextConfig], None]) -> None:
+    def __init__(
+        self, agent: Agent | ReplaySession, on_applied: Callable[[ContextConfig], None]
+    ) -> None:
         self.agent = agent
         self._on_applied = on_applied
         config = agent.context_config
@@ -239,7 +242,7 @@ def _control(field: TunableField, value: Any) -> w.ValueWidget:
 class SourcesPanel:
     """Registered sources: enable, priority, required; edit the text of text sources."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent | ReplaySession) -> None:
         self.agent = agent
         self.widget = w.VBox()
         self.rows: dict[str, dict[str, Any]] = {}

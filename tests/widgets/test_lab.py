@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -300,3 +301,39 @@ async def test_the_plot_shows_the_provider_usage_beside_the_estimate(demo_lab: L
     assert list(usage.y) == list(steps["usage_total_input"])
     ratio = steps["usage_total_input"] / steps["total"]
     assert (abs(steps["calibration"] - ratio) < 1e-3).all()
+
+
+async def test_a_recording_opens_in_the_lab_replayed_with_its_real_usage() -> None:
+    from ctxlab import load
+    from ctxlab.demo import DEMO_PROMPT, demo_agent
+
+    agent = demo_agent()
+    await agent(DEMO_PROMPT)
+    transcript = load(
+        {
+            "system": agent.system_prompt,
+            "messages": [m.model_dump(mode="json") for m in agent.history],
+        },
+        format="anthropic",
+    )
+    recorded = agent.transcript()
+    transcript = dataclasses.replace(transcript, tools=recorded.tools, usage=recorded.usage)
+    lab = await Lab.open(transcript, context_window=8_000, counter=ApproximateCounter())
+    steps = lab.steps
+    assert len(steps) == sum(m.role == "assistant" for m in agent.history)
+    assert steps["usage_total_input"].notna().all()  # the recording's usage, step by step
+    assert (steps["tools"] > 0).all()  # its tool schemas are counted
+    assert list(lab.budget.trace("provider usage").y) == list(steps["usage_total_input"])
+    assert lab.controls.send_button.disabled and "read-only" in lab.controls.status.value
+    assert await lab.send("hi") is None and "read-only" in str(lab.last_error)
+    # A config applied replays the recording again: here compaction comes much earlier.
+    before = (steps["compaction"] != "").sum()
+    assert before >= 1  # the demo compacts once in 8k
+    lab.config.trigger_ratio.value = 0.3
+    lab.config.reserve_ratio.value = 0.05
+    lab.config.context_buffer_ratio.value = 0.1
+    lab.config.apply_button.click()
+    await lab.task  # type: ignore[misc]
+    assert len(lab.steps) == len(steps)
+    assert (lab.steps["compaction"] != "").sum() > before
+    lab.close()

@@ -1,0 +1,114 @@
+"""`ReplaySession`: a recorded transcript as a source of steps, replayed through the pipeline.
+
+It speaks the part of the agent's interface a Lab observes — ``subscribe``, ``manifests``,
+``context_config`` (a new config replays again), ``next_thresholds`` — and emits the same typed
+events: a ``context_build`` per replayed request and a ``model_response`` carrying the usage the
+provider reported for that step, when the transcript recorded it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ctxlab._config import ContextConfig, require_config
+from ctxlab._replay import Transcript, replay
+from ctxlab.agent._events import (
+    CompactionEvent,
+    ContextBuildEvent,
+    Event,
+    ModelResponseEvent,
+    Subscribers,
+)
+from ctxlab.manifest import ContextManifest, Thresholds
+from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+
+__all__ = ["ReplaySession"]
+
+
+@dataclass(frozen=True)
+class _ModelInfo:
+    name: str
+    context_window: int
+    max_output_tokens: int | None = None
+
+
+class ReplaySession:
+    """A transcript replayed under a config, step by step, without calling a model.
+
+    Args:
+        transcript: What to replay (see `ctxlab.load`).
+        context_window: The window of the model the session is replayed for.
+        config: The config to replay under (the defaults when omitted).
+        counter: How to count tokens (tiktoken cl100k_base when omitted).
+    """
+
+    def __init__(
+        self,
+        transcript: Transcript,
+        *,
+        context_window: int,
+        config: ContextConfig | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.transcript = transcript
+        self.name = transcript.name
+        self.model = _ModelInfo(f"replay of {transcript.name}", context_window)
+        self._config = require_config(config) if config is not None else ContextConfig()
+        self.token_cache = TokenCache(counter or TiktokenCounter())
+        self.sources: dict[str, Any] = {}
+        self.manifests: list[ContextManifest] = []
+        self.running = False
+        self._subscribers = Subscribers()
+
+    @property
+    def context_config(self) -> ContextConfig:
+        """The config of the replay; setting another one takes effect at the next `run`."""
+        return self._config
+
+    @context_config.setter
+    def context_config(self, config: ContextConfig) -> None:
+        self._config = require_config(config)
+
+    def next_thresholds(self) -> Thresholds:
+        """The lines of the config in force."""
+        return Thresholds.compute(self._config, self.model.context_window)
+
+    def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every replayed step; returns the unsubscriber."""
+        return self._subscribers.subscribe(callback)
+
+    async def run(self) -> list[ContextManifest]:
+        """Replay the transcript from the start under the config in force; returns the
+        manifests (also emitted as events)."""
+        self.running = True
+        self.manifests = []
+        try:
+            async for step in replay(
+                self.transcript.messages,
+                context_window=self.model.context_window,
+                counter=self.token_cache,
+                config=self._config,
+                system=self.transcript.system,
+                tools=self.transcript.tools,
+            ):
+                self.manifests.append(step.manifest)
+                self._subscribers.emit(ContextBuildEvent(step.manifest, "replay"))
+                if step.compaction is not None:
+                    self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
+                usage = self.transcript.usage.get(step.index)
+                if usage is not None:
+                    message = self.transcript.messages[step.index]
+                    self._subscribers.emit(
+                        ModelResponseEvent(
+                            message,  # type: ignore[arg-type]
+                            "recorded",
+                            usage,
+                            step.manifest.request_id,
+                            "replay",
+                        )
+                    )
+        finally:
+            self.running = False
+        return self.manifests
