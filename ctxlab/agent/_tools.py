@@ -31,20 +31,15 @@ _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """The description (text before ``Args:``) and per-argument descriptions (Google style)."""
-    doc = inspect.cleandoc(doc)
-    head, _, rest = doc.partition("\nArgs:")
-    params: dict[str, str] = {}
-    current: str | None = None
-    for line in rest.splitlines():
-        if line and not line.startswith(" ") and line.rstrip().endswith(":"):
-            break  # the next section (Returns:, Raises:)
-        match = re.match(r"^\s+(\*{0,2}\w+)(?:\s*\([^)]*\))?:\s*(.*)$", line)
-        if match and len(line) - len(line.lstrip()) <= 4:
-            current = match.group(1).lstrip("*")
-            params[current] = match.group(2).strip()
-        elif current and line.strip():
-            params[current] += " " + line.strip()
+    """The description and per-argument descriptions of a docstring in Google, NumPy or Sphinx
+    (reST) style, read with ``docstring_parser`` (installed with the ``anthropic`` SDK)."""
+    import docstring_parser
+
+    parsed = docstring_parser.parse(inspect.cleandoc(doc))
+    head = "\n\n".join(part for part in (parsed.short_description, parsed.long_description) if part)
+    params = {
+        p.arg_name.lstrip("*"): " ".join((p.description or "").split()) for p in parsed.params
+    }
     return head.strip(), params
 
 

@@ -311,3 +311,24 @@ async def test_context_config_is_replaceable_and_validated() -> None:
     assert agent.context_config.trigger_ratio == 0.5
     with pytest.raises(UsageError):
         agent.context_config = {"trigger_ratio": 0.5}  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "Move a file.\n\nArgs:\n    source: Where it is now.\n    target: Where it goes,\n        relative to the root.\n\nReturns:\n    The new path.",
+        "Move a file.\n\nParameters\n----------\nsource : str\n    Where it is now.\ntarget : str\n    Where it goes,\n    relative to the root.\n\nReturns\n-------\nstr\n    The new path.",
+        "Move a file.\n\n:param source: Where it is now.\n:param target: Where it goes,\n    relative to the root.\n:returns: The new path.",
+    ],
+    ids=["google", "numpy", "sphinx"],
+)
+def test_tool_schemas_read_google_numpy_and_sphinx_docstrings(doc: str) -> None:
+    def move(source: str, target: str) -> str:
+        return target
+
+    move.__doc__ = doc
+    schema = Tool.from_function(move).schema
+    assert schema.description == "Move a file."
+    properties = schema.input_schema["properties"]
+    assert properties["source"]["description"] == "Where it is now."
+    assert properties["target"]["description"] == "Where it goes, relative to the root."
