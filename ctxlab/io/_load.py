@@ -15,18 +15,29 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import from_anthropic, from_mini_swe_agent, from_openai, is_openai
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
+from ctxlab.io._frameworks import from_langchain, from_pydantic_ai, is_langchain, is_pydantic_ai
 from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
 
 __all__ = ["FORMATS", "Format", "detect_format", "load"]
 
 Format = Literal[
-    "ctxlab", "claude_code", "anthropic", "openai", "mini_swe_agent", "swe_agent", "tau_bench"
+    "ctxlab",
+    "claude_code",
+    "anthropic",
+    "openai",
+    "langchain",
+    "pydantic_ai",
+    "mini_swe_agent",
+    "swe_agent",
+    "tau_bench",
 ]
 FORMATS: tuple[Format, ...] = (
     "ctxlab",
     "claude_code",
     "anthropic",
     "openai",
+    "langchain",
+    "pydantic_ai",
     "mini_swe_agent",
     "swe_agent",
     "tau_bench",
@@ -80,6 +91,10 @@ def detect_format(value: Any) -> Format:
     if isinstance(value, list) and value:
         if all(isinstance(v, Mapping) and "traj" in v for v in value[:3]):
             return "tau_bench"
+        if is_pydantic_ai(value):
+            return "pydantic_ai"
+        if is_langchain(value):
+            return "langchain"
         if all(isinstance(v, Mapping) and "role" in v for v in value[:50]):
             return "openai" if is_openai(value) else "anthropic"
     msg = f"cannot tell the format of this session; pass format= one of {', '.join(FORMATS)}"
@@ -182,8 +197,9 @@ def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> 
     if not isinstance(messages, list):
         msg = f"{where}: expected a list of messages"
         raise MessageFormatError(msg)
-    if kind == "openai":
-        builder, found = from_openai(messages, where)
+    if kind in ("openai", "langchain", "pydantic_ai"):
+        read = {"openai": from_openai, "langchain": from_langchain, "pydantic_ai": from_pydantic_ai}
+        builder, found = read[kind](messages, where)
         system = "\n\n".join(s for s in (system, found) if s)
     elif kind == "anthropic":
         builder = from_anthropic(messages, where)

@@ -297,3 +297,81 @@ async def test_an_agent_session_saves_and_loads_back(tmp_path: Path, format: str
         assert back.tools == transcript.tools
     if format == "ctxlab":
         assert back.usage == transcript.usage
+
+
+def test_langchain_message_dicts() -> None:
+    # The shape of langchain_core.messages.messages_to_dict(...).
+    messages = [
+        {"type": "system", "data": {"content": "Be brief.", "type": "system"}},
+        {"type": "human", "data": {"content": "2 + 3?", "type": "human"}},
+        {
+            "type": "ai",
+            "data": {
+                "content": "",
+                "tool_calls": [
+                    {"name": "add", "args": {"a": 2, "b": 3}, "id": "call_1", "type": "tool_call"}
+                ],
+                "usage_metadata": {
+                    "input_tokens": 120,
+                    "output_tokens": 9,
+                    "total_tokens": 129,
+                    "input_token_details": {"cache_read": 100},
+                },
+            },
+        },
+        {"type": "tool", "data": {"content": "5", "tool_call_id": "call_1", "status": "success"}},
+        {"type": "ai", "data": {"content": "5."}},
+    ]
+    assert detect_format(messages) == "langchain"
+    transcript = load(messages)
+    assert transcript.system == "Be brief." and find_tool_pair_problems(transcript.messages) == []
+    assert transcript.messages[1].tool_uses[0].input == {"a": 2, "b": 3}  # type: ignore[union-attr]
+    usage = transcript.usage[1]
+    assert (usage.input_tokens, usage.cache_read_input_tokens, usage.total_input_tokens) == (
+        20,
+        100,
+        120,
+    )
+
+
+def test_pydantic_ai_message_json() -> None:
+    # The shape of pydantic_ai.messages.ModelMessagesTypeAdapter.dump_python(..., mode="json").
+    messages = [
+        {
+            "kind": "request",
+            "parts": [
+                {"part_kind": "system-prompt", "content": "Be brief."},
+                {"part_kind": "user-prompt", "content": "2 + 3?"},
+            ],
+        },
+        {
+            "kind": "response",
+            "parts": [
+                {"part_kind": "thinking", "content": "easy"},
+                {
+                    "part_kind": "tool-call",
+                    "tool_name": "add",
+                    "args": '{"a": 2, "b": 3}',
+                    "tool_call_id": "t1",
+                },
+            ],
+            "usage": {"input_tokens": 50, "output_tokens": 5, "cache_read_tokens": 10},
+            "model_name": "test",
+        },
+        {
+            "kind": "request",
+            "parts": [
+                {"part_kind": "tool-return", "tool_name": "add", "content": 5, "tool_call_id": "t1"}
+            ],
+        },
+        {"kind": "response", "parts": [{"part_kind": "text", "content": "5."}]},
+    ]
+    assert detect_format(messages) == "pydantic_ai"
+    transcript = load(messages)
+    assert transcript.system == "Be brief." and find_tool_pair_problems(transcript.messages) == []
+    assert transcript.meta["dropped_blocks"] == {"thinking": 1}
+    result = transcript.messages[2].content[0]
+    assert result.text == "5"  # type: ignore[union-attr]
+    assert (
+        transcript.usage[1].input_tokens == 40 and transcript.usage[1].cache_read_input_tokens == 10
+    )

@@ -1,0 +1,159 @@
+"""Message histories of agent frameworks: LangChain (``messages_to_dict``) and pydantic-ai
+(``ModelMessagesTypeAdapter`` JSON)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._chat import _arguments, _text
+from ctxlab.manifest import ProviderUsage
+
+__all__ = ["from_langchain", "from_pydantic_ai", "is_langchain", "is_pydantic_ai"]
+
+_LANGCHAIN_TYPES = {"human", "ai", "system", "tool", "function", "chat", "AIMessageChunk"}
+
+
+def is_langchain(value: Sequence[Any]) -> bool:
+    """Whether dicts look like LangChain's ``messages_to_dict`` output."""
+    return all(
+        isinstance(v, Mapping)
+        and v.get("type") in _LANGCHAIN_TYPES
+        and isinstance(v.get("data"), Mapping)
+        for v in value[:20]
+    )
+
+
+def is_pydantic_ai(value: Sequence[Any]) -> bool:
+    """Whether dicts look like pydantic-ai ``ModelMessage`` JSON."""
+    return all(
+        isinstance(v, Mapping)
+        and v.get("kind") in ("request", "response")
+        and isinstance(v.get("parts"), list)
+        for v in value[:20]
+    )
+
+
+def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
+    """The conversation and System text of LangChain message dicts."""
+    builder = ConversationBuilder(where)
+    system: list[str] = []
+    for index, message in enumerate(messages):
+        data = message.get("data") if isinstance(message, Mapping) else None
+        if not isinstance(data, Mapping):
+            msg = f"{where} message {index}: expected {{'type': ..., 'data': {{...}}}}"
+            raise MessageFormatError(msg)
+        kind, content = message.get("type"), data.get("content")
+        if kind == "system":
+            system.append(_text(content))
+        elif kind in ("human", "chat"):
+            builder.text("user", _text(content))
+        elif kind in ("ai", "AIMessageChunk"):
+            blocks: list[dict[str, Any]] = []
+            if _text(content).strip():
+                blocks.append({"type": "text", "text": _text(content)})
+            for number, call in enumerate(data.get("tool_calls") or ()):
+                if isinstance(call, Mapping):
+                    blocks.append(
+                        {
+                            "type": "tool_use",
+                            "id": str(call.get("id") or f"lc_{index}_{number}"),
+                            "name": str(call.get("name") or "tool"),
+                            "input": _arguments(call.get("args")),
+                        }
+                    )
+            builder.add("assistant", blocks, _langchain_usage(data.get("usage_metadata")))
+        elif kind in ("tool", "function"):
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": str(data.get("tool_call_id")),
+                "content": _text(content),
+            }
+            if data.get("status") == "error":
+                result["is_error"] = True
+            builder.add("user", [result])
+        else:
+            msg = f"{where} message {index}: unknown LangChain message type {kind!r}"
+            raise MessageFormatError(msg)
+    return builder, "\n\n".join(system)
+
+
+def _langchain_usage(usage: Any) -> ProviderUsage | None:
+    if not isinstance(usage, Mapping):
+        return None
+    details = usage.get("input_token_details") or {}
+    read = int(details.get("cache_read") or 0) if isinstance(details, Mapping) else 0
+    write = int(details.get("cache_creation") or 0) if isinstance(details, Mapping) else 0
+    # LangChain's input tokens include the cached ones (as OpenTelemetry's do).
+    total = int(usage.get("input_tokens") or 0)
+    return ProviderUsage(
+        max(total - read - write, 0), int(usage.get("output_tokens") or 0), read, write
+    )
+
+
+def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
+    """The conversation and System text of pydantic-ai ``ModelRequest``/``ModelResponse`` JSON."""
+    builder = ConversationBuilder(where)
+    system: list[str] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("parts"), list):
+            msg = f"{where} message {index}: expected {{'kind': ..., 'parts': [...]}}"
+            raise MessageFormatError(msg)
+        if message.get("kind") == "request":
+            for part in message["parts"]:
+                part = part if isinstance(part, Mapping) else {}
+                kind = part.get("part_kind")
+                if kind == "system-prompt":
+                    system.append(_text(part.get("content")))
+                elif kind == "user-prompt":
+                    builder.text("user", _text(part.get("content")))
+                elif kind in ("tool-return", "retry-prompt"):
+                    content = part.get("content")
+                    builder.add(
+                        "user",
+                        [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": str(part.get("tool_call_id")),
+                                "content": content
+                                if isinstance(content, str)
+                                else json.dumps(content, ensure_ascii=False, default=str),
+                                "is_error": kind == "retry-prompt" or None,
+                            }
+                        ],
+                    )
+        else:
+            blocks: list[dict[str, Any]] = []
+            for part in message["parts"]:
+                part = part if isinstance(part, Mapping) else {}
+                if part.get("part_kind") == "text":
+                    blocks.append({"type": "text", "text": _text(part.get("content"))})
+                elif part.get("part_kind") == "tool-call":
+                    blocks.append(
+                        {
+                            "type": "tool_use",
+                            "id": str(part.get("tool_call_id") or f"pai_{index}"),
+                            "name": str(part.get("tool_name") or "tool"),
+                            "input": _arguments(part.get("args")),
+                        }
+                    )
+                else:
+                    blocks.append({"type": str(part.get("part_kind"))})  # counted as dropped
+            builder.add("assistant", blocks, _pydantic_usage(message.get("usage")))
+    return builder, "\n\n".join(system)
+
+
+def _pydantic_usage(usage: Any) -> ProviderUsage | None:
+    if not isinstance(usage, Mapping):
+        return None
+
+    def number(*keys: str) -> int:
+        return next((int(usage[k]) for k in keys if isinstance(usage.get(k), int)), 0)
+
+    read, write = number("cache_read_tokens"), number("cache_write_tokens")
+    total = number("input_tokens", "request_tokens")
+    output = number("output_tokens", "response_tokens")
+    return ProviderUsage(max(total - read - write, 0), output, read, write)
