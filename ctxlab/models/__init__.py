@@ -20,6 +20,8 @@ from ctxlab.models._base import (
 )
 from ctxlab.models._demo import DemoModel
 from ctxlab.models._function import FunctionModel, RequestInfo, ScriptedModel, tool_call
+from ctxlab.models._openai import OpenAIModel
+from ctxlab.models._openai_format import assistant_from_openai, request_to_openai, tool_to_openai
 
 __all__ = [
     "CONTEXT_WINDOWS",
@@ -28,17 +30,21 @@ __all__ = [
     "FunctionModel",
     "Model",
     "ModelResponse",
+    "OpenAIModel",
     "RequestInfo",
     "RequestPurpose",
     "ScriptedModel",
+    "assistant_from_openai",
     "messages_from_anthropic",
     "messages_to_anthropic",
     "parse_summary_json",
     "request_to_anthropic",
+    "request_to_openai",
     "summary_instruction",
     "summary_model_request",
     "to_anthropic_block",
     "tool_call",
     "tool_to_anthropic",
+    "tool_to_openai",
     "transcript_text",
 ]

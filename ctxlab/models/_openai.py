@@ -1,0 +1,186 @@
+"""`OpenAIModel`: OpenAI Chat Completions through the official ``openai`` SDK — and so any
+OpenAI-compatible server (vLLM, Ollama, LM Studio, ...) through ``base_url``.
+
+The SDK is an optional extra (``pip install 'ctxlab[openai]'``), imported when a model is made.
+Errors become ctxlab's with the SDK's exception as their cause; a request over the model's
+context length becomes `ContextOverflowError`, which the agent recovers from.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ctxlab._request import ModelRequest
+from ctxlab.exceptions import (
+    ContextOverflowError,
+    ModelError,
+    OverloadedError,
+    RateLimitError,
+    UsageError,
+)
+from ctxlab.manifest import ProviderUsage
+from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
+from ctxlab.models._openai_format import assistant_from_openai, request_to_openai
+
+__all__ = ["OpenAIModel"]
+
+_OVERFLOW = ("context_length_exceeded", "maximum context length", "context length", "too long")
+
+
+class OpenAIModel(Model):
+    """A Chat Completions model (OpenAI, or any server that speaks the API).
+
+    Args:
+        model: The model name, e.g. ``"gpt-4o"`` or a local model's name.
+        api_key: The key; ``OPENAI_API_KEY`` when omitted (a placeholder is used with
+            ``base_url``, as local servers need none).
+        base_url: An OpenAI-compatible server, e.g. ``http://localhost:8000/v1``.
+        client: An existing ``openai.AsyncOpenAI`` (api_key and base_url are then ignored).
+        context_window: The model's window (128,000 when omitted: set it for local models).
+        max_tokens: Output tokens per request (reserved in the window when set).
+        stream: Stream responses (text arrives as ``text_delta`` events).
+        max_retries: The SDK's own retries of transient errors.
+        **parameters: Passed to every request as they are (``temperature``, ``seed``, ...).
+    """
+
+    def __init__(
+        self,
+        model: str = "gpt-4o",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any = None,
+        context_window: int = 128_000,
+        max_tokens: int | None = None,
+        stream: bool = False,
+        max_retries: int = 2,
+        **parameters: Any,
+    ) -> None:
+        try:
+            import openai
+        except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+            msg = "OpenAIModel needs the openai SDK: pip install 'ctxlab[openai]'"
+            raise UsageError(msg) from exc
+        if client is None:
+            key = api_key or os.environ.get("OPENAI_API_KEY") or ("local" if base_url else None)
+            if not key:
+                msg = "OpenAIModel needs an API key: set OPENAI_API_KEY or pass api_key=..."
+                raise UsageError(msg)
+            client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries)
+        self.client = client
+        self.name = model
+        self.context_window = context_window
+        self.max_output_tokens = max_tokens
+        self.stream = stream
+        self.parameters = parameters
+
+    def payload(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for ``request``."""
+        payload = {"model": self.name, **request_to_openai(request), **self.parameters}
+        if self.max_output_tokens is not None:
+            payload["max_tokens"] = self.max_output_tokens
+        return payload
+
+    async def request(
+        self,
+        request: ModelRequest,
+        *,
+        purpose: RequestPurpose = "reasoning",
+        on_text: TextCallback | None = None,
+    ) -> ModelResponse:
+        payload = self.payload(request)
+        try:
+            if self.stream:
+                return await self._streamed(payload, on_text)
+            completion = await self.client.chat.completions.create(**payload)
+        except Exception as exc:
+            translated = _translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+        choice = completion.choices[0]
+        message = assistant_from_openai(choice.message)
+        emit_text(message, on_text)
+        return ModelResponse(
+            message=message,
+            stop_reason=str(choice.finish_reason or "stop"),
+            usage=_usage(completion.usage),
+            model=str(completion.model or self.name),
+        )
+
+    async def _streamed(
+        self, payload: dict[str, Any], on_text: TextCallback | None
+    ) -> ModelResponse:
+        stream = await self.client.chat.completions.create(
+            **payload, stream=True, stream_options={"include_usage": True}
+        )
+        text: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        usage: Any = None
+        finish = "stop"
+        model = self.name
+        async for chunk in stream:
+            model = chunk.model or model
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content:
+                    text.append(delta.content)
+                    if on_text is not None:
+                        on_text(delta.content)
+                for call in delta.tool_calls or ():
+                    entry = calls.setdefault(
+                        call.index, {"id": "", "function": {"name": "", "arguments": ""}}
+                    )
+                    entry["id"] = call.id or entry["id"]
+                    if call.function is not None:
+                        entry["function"]["name"] += call.function.name or ""
+                        entry["function"]["arguments"] += call.function.arguments or ""
+                finish = choice.finish_reason or finish
+        message = {
+            "content": "".join(text) or None,
+            "tool_calls": [calls[i] for i in sorted(calls)],
+        }
+        return ModelResponse(
+            message=assistant_from_openai(message),
+            stop_reason=str(finish),
+            usage=_usage(usage),
+            model=str(model),
+        )
+
+
+def _usage(usage: Any) -> ProviderUsage | None:
+    if usage is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    # OpenAI's prompt tokens include the cached ones; ctxlab keeps them apart (as Anthropic does).
+    prompt = int(usage.prompt_tokens or 0)
+    return ProviderUsage(prompt - cached, int(usage.completion_tokens or 0), cached)
+
+
+def _translate(exc: Exception) -> Exception:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        status, text = exc.status_code, str(exc)
+        if status in (400, 413) and any(p in text.lower() for p in _OVERFLOW):
+            msg = f"the provider says the request is too long ({status}): {text}"
+            return ContextOverflowError(msg, status_code=status)
+        if status == 429:
+            msg = f"rate-limited by the provider (429): {text}. Wait and retry"
+            return RateLimitError(msg, status_code=status)
+        if status in (502, 503, 529):
+            return OverloadedError(
+                f"the provider is overloaded ({status}): {text}", status_code=status
+            )
+        return ModelError(
+            f"the provider rejected the request ({status}): {text}", status_code=status
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return ModelError(f"cannot reach the server: {exc}. Check base_url and that it runs")
+    if isinstance(exc, openai.OpenAIError):
+        return ModelError(f"the openai SDK failed: {exc}")
+    return exc

@@ -1,0 +1,151 @@
+"""A local HTTP server that speaks the OpenAI Chat Completions API, for `OpenAIModel`'s tests.
+
+It listens on 127.0.0.1, answers ``POST /v1/chat/completions`` from a script — completion
+bodies or errors — as JSON, or as an SSE stream of chunks when the request asks for one (usage
+in a last chunk, as ``stream_options.include_usage`` asks). Every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def completion(
+    content: str | None = None,
+    tool_calls: list[tuple[str, str, dict[str, Any]]] = (),  # type: ignore[assignment]
+    *,
+    prompt_tokens: int = 100,
+    completion_tokens: int = 10,
+    cached_tokens: int = 0,
+) -> dict[str, Any]:
+    """A Chat Completions response body; ``tool_calls`` are (id, name, arguments)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, n, a in tool_calls
+        ]
+    return {
+        "id": "chatcmpl-local",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "local-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens},
+        },
+    }
+
+
+def error(status: int, code: str, text: str) -> tuple[int, dict[str, Any]]:
+    """An API error: HTTP status and body."""
+    return status, {"error": {"message": text, "type": "invalid_request_error", "code": code}}
+
+
+def _chunks(body: dict[str, Any]) -> Iterator[bytes]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
+        data = {
+            "id": body["id"],
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
+            if delta is not None
+            else [],
+            "usage": usage,
+        }
+        return f"data: {json.dumps(data)}\n\n".encode()
+
+    message = body["choices"][0]["message"]
+    yield chunk({"role": "assistant", "content": ""})
+    text = message.get("content") or ""
+    for start in range(0, len(text), 5):
+        yield chunk({"content": text[start : start + 5]})
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        arguments = call["function"]["arguments"]
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": arguments[:3]},
+                    }
+                ]
+            }
+        )
+        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[3:]}}]})
+    yield chunk({}, body["choices"][0]["finish_reason"])
+    yield chunk(None, usage=body["usage"])  # type: ignore[arg-type]
+    yield b"data: [DONE]\n\n"
+
+
+class ChatAPI:
+    """The server; use as a context manager. ``script`` holds the answers."""
+
+    def __init__(self, script: list[Any]) -> None:
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send_json(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                body = json.loads(
+                    self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}"
+                )
+                api.requests.append(body)
+                if not self.path.endswith("/chat/completions") or not api.script:
+                    self._send_json(*error(404, "not_found", f"no answer for {self.path}"))
+                    return
+                answer = api.script.pop(0)
+                if isinstance(answer, tuple):
+                    self._send_json(*answer)
+                    return
+                if body.get("stream"):
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    for part in _chunks(answer):
+                        self.wfile.write(part)
+                        self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self._send_json(200, answer)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> ChatAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
