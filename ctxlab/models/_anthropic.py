@@ -9,6 +9,7 @@ their cause; "prompt is too long" becomes `ContextOverflowError`, which the agen
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
 
@@ -87,6 +88,8 @@ class AnthropicModel(Model):
         prompt_cache: Add cache breakpoints (tools + System, latest message).
         context_window: Override the window (defaults from `CONTEXT_WINDOWS`).
         max_retries: The SDK's own retries of transient errors (429, 529, connection).
+        **parameters: Passed to every request as they are (``temperature``, ``tool_choice``,
+            ``thinking``, ``metadata``, and any other keyword of ``messages.create``).
     """
 
     def __init__(
@@ -101,6 +104,7 @@ class AnthropicModel(Model):
         prompt_cache: bool = True,
         context_window: int | None = None,
         max_retries: int = 2,
+        **parameters: Any,
     ) -> None:
         import anthropic
 
@@ -122,11 +126,28 @@ class AnthropicModel(Model):
         self.stream = stream
         self.prompt_cache = prompt_cache
         self.context_window = context_window or context_window_of(model)
+        reserved = {"model", "messages", "system", "tools", "max_tokens", "stream"}
+        clashing = sorted(reserved & set(parameters))
+        if clashing:
+            msg = f"{', '.join(clashing)}: set by the pipeline or by AnthropicModel's own arguments"
+            raise UsageError(msg)
+        self.parameters = parameters
+        """Extra keywords of every ``messages.create`` call."""
+        # Keywords this SDK's ``create`` does not name travel in the request body as they are.
+        named = set(inspect.signature(client.messages.create).parameters)
+        self._sdk_keywords = {k: v for k, v in parameters.items() if k in named}
+        extra = {k: v for k, v in parameters.items() if k not in named}
+        if extra:
+            self._sdk_keywords["extra_body"] = {**extra, **parameters.get("extra_body", {})}
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request`` (cache marks included)."""
         body = request_to_anthropic(request)
-        payload: dict[str, Any] = {"model": self.name, "messages": body["messages"]}
+        payload: dict[str, Any] = {
+            "model": self.name,
+            "messages": body["messages"],
+            **self._sdk_keywords,
+        }
         if "tools" in body:
             payload["tools"] = body["tools"]
         if "system" in body:
@@ -182,7 +203,8 @@ class AnthropicModel(Model):
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """The exact input tokens of ``request``, counted by the API (``count_tokens``)."""
-        payload = self.payload(request)
+        accepted = inspect.signature(self.client.messages.count_tokens).parameters
+        payload = {k: v for k, v in self.payload(request).items() if k in accepted}
         try:
             result = await self.client.messages.count_tokens(**payload)
         except Exception as exc:

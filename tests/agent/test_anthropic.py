@@ -286,3 +286,17 @@ async def test_replay_reserves_the_recorded_output_size() -> None:
         max_output_tokens=64_000,
     )
     assert list(frame["input_limit"]) == [200_000 - 64_000 - 4_000]
+
+
+async def test_request_parameters_pass_through_and_clashes_are_refused() -> None:
+    with MessagesAPI([message("ok")]) as api:
+        model = model_for(
+            api, temperature=0.2, tool_choice={"type": "auto"}, metadata={"user_id": "u1"}
+        )
+        agent = Agent(model=model, tools=[add], counter=ApproximateCounter())
+        await agent("hi")
+    sent = api.requests[0]
+    assert sent["temperature"] == 0.2 and sent["tool_choice"] == {"type": "auto"}
+    assert sent["metadata"] == {"user_id": "u1"}
+    with pytest.raises(UsageError, match="messages"):
+        AnthropicModel(api_key="k", messages=[])
