@@ -32,6 +32,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ctxlab._replay import Transcript
+
 __all__ = ["SCHEMA_VERSION", "Checkpoint", "SessionKey", "SessionLog"]
 
 SCHEMA_NAME = "ctxlab-session-log"
@@ -303,6 +305,31 @@ class SessionLog:
                 key.params(),
             )
         ]
+
+    def transcript(self, key: SessionKey) -> Transcript:
+        """The session as a `Transcript`: every message (uncompacted), and the provider usage
+        of each step on the assistant message it produced. The log keeps no System prompt and
+        no tool schemas: those come from the agent (``agent.transcript()`` has them)."""
+        from ctxlab._replay import Transcript
+        from ctxlab.manifest import ProviderUsage
+        from ctxlab.messages import parse_messages
+
+        self._require(key)
+        messages = parse_messages(json.loads(p) for p in self.message_payloads(key))
+        usages = [
+            ProviderUsage(**payload["usage"])
+            for _, payload in self.event_payloads(key, ("model_response",))
+            if isinstance(payload.get("usage"), dict)
+        ]
+        replies = [i for i, m in enumerate(messages) if m.role == "assistant"]
+        usage = dict(zip(replies, usages, strict=True)) if len(usages) == len(replies) else {}
+        return Transcript(
+            name=key.session_id,
+            meta={"source": "ctxlab", "agent_id": key.agent_id, "session_id": key.session_id},
+            system="",
+            messages=tuple(messages),
+            usage=usage,
+        )
 
     @_typed_errors("reading events")
     def event_payloads(self, key: SessionKey, kinds: Sequence[str]) -> list[tuple[str, Any]]:

@@ -375,3 +375,29 @@ def test_pydantic_ai_message_json() -> None:
     assert (
         transcript.usage[1].input_tokens == 40 and transcript.usage[1].cache_read_input_tokens == 10
     )
+
+
+async def test_a_session_log_exports_a_transcript_that_replays(tmp_path: Path) -> None:
+    from ctxlab import SessionLog
+    from ctxlab.agent import Agent
+    from ctxlab.models import ScriptedModel, tool_call
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    log = SessionLog(tmp_path / "log.sqlite")
+    agent = Agent(
+        model=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3", "bye"]),
+        tools=[add],
+        counter=ApproximateCounter(),
+        session_log=log,
+        session_id="s",
+    )
+    await agent("1 + 2?")
+    await agent("thanks")
+    transcript = log.transcript(agent.session_key)
+    assert [m.model_dump() for m in transcript.messages] == [m.model_dump() for m in agent.history]
+    assert transcript.usage == agent.transcript().usage and len(transcript.usage) == 3
+    back = load(transcript.save(tmp_path / "out.jsonl"))
+    assert back.messages == transcript.messages and back.usage == transcript.usage
