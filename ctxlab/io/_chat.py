@@ -13,7 +13,14 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.manifest import ProviderUsage
 
-__all__ = ["from_anthropic", "from_mini_swe_agent", "from_openai", "is_openai"]
+__all__ = [
+    "from_anthropic",
+    "from_mini_swe_agent",
+    "from_openai",
+    "from_openai_responses",
+    "is_openai",
+    "is_openai_responses",
+]
 
 
 def is_openai(messages: Sequence[Any]) -> bool:
@@ -202,4 +209,69 @@ def from_mini_swe_agent(data: Mapping[str, Any], where: str) -> tuple[Conversati
                 pending = None
             else:
                 builder.text("user", text)
+    return builder, "\n\n".join(system)
+
+
+_RESPONSES_TYPES = {"message", "function_call", "function_call_output", "reasoning"}
+
+
+def is_openai_responses(items: Sequence[Any]) -> bool:
+    """Whether a list holds OpenAI Responses API input/output items."""
+    typed = [i for i in items[:50] if isinstance(i, Mapping) and "type" in i]
+    return (
+        bool(typed)
+        and all(i.get("type") in _RESPONSES_TYPES for i in typed)
+        and any(
+            i.get("type") in ("function_call", "function_call_output")
+            or (i.get("type") == "message" and "role" in i)
+            for i in typed
+        )
+    )
+
+
+def from_openai_responses(items: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
+    """The conversation and System text of Responses API items (``message``,
+    ``function_call``, ``function_call_output``; ``reasoning`` is counted as dropped)."""
+    builder = ConversationBuilder(where)
+    system: list[str] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            msg = f"{where} item {index}: not an object"
+            raise MessageFormatError(msg)
+        kind = item.get("type", "message")
+        if kind == "message":
+            role, text = item.get("role"), _text(item.get("content"))
+            if role in ("system", "developer"):
+                system.append(text)
+            elif role in ("user", "assistant"):
+                builder.text(role, text)
+            else:
+                msg = f"{where} item {index}: unknown role {role!r}"
+                raise MessageFormatError(msg)
+        elif kind == "function_call":
+            builder.add(
+                "assistant",
+                [
+                    {
+                        "type": "tool_use",
+                        "id": str(item.get("call_id") or item.get("id") or f"fc_{index}"),
+                        "name": str(item.get("name") or "function"),
+                        "input": _arguments(item.get("arguments")),
+                    }
+                ],
+            )
+        elif kind == "function_call_output":
+            output = item.get("output")
+            builder.add(
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": str(item.get("call_id")),
+                        "content": output if isinstance(output, str) else _text(output),
+                    }
+                ],
+            )
+        else:
+            builder.add("assistant", [{"type": str(kind)}])  # counted as dropped
     return builder, "\n\n".join(system)

@@ -13,7 +13,14 @@ from ctxlab._replay import Transcript, load_transcript
 from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._chat import from_anthropic, from_mini_swe_agent, from_openai, is_openai
+from ctxlab.io._chat import (
+    from_anthropic,
+    from_mini_swe_agent,
+    from_openai,
+    from_openai_responses,
+    is_openai,
+    is_openai_responses,
+)
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
 from ctxlab.io._frameworks import from_langchain, from_pydantic_ai, is_langchain, is_pydantic_ai
 from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
@@ -25,6 +32,7 @@ Format = Literal[
     "claude_code",
     "anthropic",
     "openai",
+    "openai_responses",
     "langchain",
     "pydantic_ai",
     "mini_swe_agent",
@@ -36,6 +44,7 @@ FORMATS: tuple[Format, ...] = (
     "claude_code",
     "anthropic",
     "openai",
+    "openai_responses",
     "langchain",
     "pydantic_ai",
     "mini_swe_agent",
@@ -93,6 +102,8 @@ def detect_format(value: Any) -> Format:
             return "tau_bench"
         if is_pydantic_ai(value):
             return "pydantic_ai"
+        if is_openai_responses(value):
+            return "openai_responses"
         if is_langchain(value):
             return "langchain"
         if all(isinstance(v, Mapping) and "role" in v for v in value[:50]):
@@ -197,8 +208,13 @@ def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> 
     if not isinstance(messages, list):
         msg = f"{where}: expected a list of messages"
         raise MessageFormatError(msg)
-    if kind in ("openai", "langchain", "pydantic_ai"):
-        read = {"openai": from_openai, "langchain": from_langchain, "pydantic_ai": from_pydantic_ai}
+    if kind in ("openai", "openai_responses", "langchain", "pydantic_ai"):
+        read = {
+            "openai": from_openai,
+            "openai_responses": from_openai_responses,
+            "langchain": from_langchain,
+            "pydantic_ai": from_pydantic_ai,
+        }
         builder, found = read[kind](messages, where)
         system = "\n\n".join(s for s in (system, found) if s)
     elif kind == "anthropic":

@@ -401,3 +401,37 @@ async def test_a_session_log_exports_a_transcript_that_replays(tmp_path: Path) -
     assert transcript.usage == agent.transcript().usage and len(transcript.usage) == 3
     back = load(transcript.save(tmp_path / "out.jsonl"))
     assert back.messages == transcript.messages and back.usage == transcript.usage
+
+
+def test_openai_responses_items() -> None:
+    items = [
+        {
+            "type": "message",
+            "role": "developer",
+            "content": [{"type": "input_text", "text": "Be brief."}],
+        },
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "weather?"}],
+        },
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {
+            "type": "function_call",
+            "call_id": "fc_1",
+            "name": "get",
+            "arguments": '{"city": "Oslo"}',
+        },
+        {"type": "function_call_output", "call_id": "fc_1", "output": "rain"},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Rain."}],
+        },
+    ]
+    assert detect_format(items) == "openai_responses"
+    transcript = load(items)
+    assert transcript.system == "Be brief." and find_tool_pair_problems(transcript.messages) == []
+    assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
+    assert transcript.messages[1].tool_uses[0].input == {"city": "Oslo"}  # type: ignore[union-attr]
+    assert transcript.meta["dropped_blocks"] == {"reasoning": 1}
