@@ -37,6 +37,7 @@ Format = Literal[
     "pydantic_ai",
     "mini_swe_agent",
     "swe_agent",
+    "openhands",
     "tau_bench",
 ]
 FORMATS: tuple[Format, ...] = (
@@ -49,6 +50,7 @@ FORMATS: tuple[Format, ...] = (
     "pydantic_ai",
     "mini_swe_agent",
     "swe_agent",
+    "openhands",
     "tau_bench",
 )
 
@@ -93,6 +95,8 @@ def detect_format(value: Any) -> Format:
             return "mini_swe_agent"
         if is_swe_agent(value):
             return "swe_agent"
+        if isinstance(value.get("fncall_messages"), list):
+            return "openhands"
         if "messages" in value and isinstance(value["messages"], list):
             return "openai" if is_openai(value["messages"]) else "anthropic"
         if "role" in value:
@@ -192,6 +196,8 @@ def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> 
             raise MessageFormatError(msg)
         builder, system = from_swe_agent(data, where)
         return _transcript(name, builder, meta, system, tools)
+    if kind == "openhands":
+        return _openhands(data, where, name, meta)
     if kind == "mini_swe_agent":
         if not isinstance(data, Mapping):
             msg = f"{where}: a mini-SWE-agent trajectory is a JSON object"
@@ -222,6 +228,24 @@ def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> 
     else:
         msg = f"{where}: format {kind!r} needs a file path"
         raise MessageFormatError(msg)
+    return _transcript(name, builder, meta, system, tools)
+
+
+def _openhands(data: Any, where: str, name: str, meta: dict[str, Any]) -> Transcript:
+    # One OpenHands completion log is one LLM call: the messages it sent (with function calls,
+    # ``fncall_messages``) and its answer (``fncall_response``); the last log of a run holds
+    # the whole conversation.
+    if not isinstance(data, Mapping) or not isinstance(data.get("fncall_messages"), list):
+        msg = f"{where}: an OpenHands completion log needs a 'fncall_messages' list"
+        raise MessageFormatError(msg)
+    messages = list(data["fncall_messages"])
+    response = data.get("fncall_response")
+    if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
+        choice = response["choices"][0] if response["choices"] else {}
+        if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
+            messages.append({**choice["message"], "usage": response.get("usage")})
+    builder, system = from_openai(messages, where)
+    tools = _tools(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
     return _transcript(name, builder, meta, system, tools)
 
 

@@ -435,3 +435,45 @@ def test_openai_responses_items() -> None:
     assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
     assert transcript.messages[1].tool_uses[0].input == {"city": "Oslo"}  # type: ignore[union-attr]
     assert transcript.meta["dropped_blocks"] == {"reasoning": 1}
+
+
+def test_an_openhands_completion_log() -> None:
+    log = {
+        "fncall_messages": [
+            {"role": "system", "content": "You are OpenHands."},
+            {"role": "user", "content": "Fix the bug."},
+            {
+                "role": "assistant",
+                "content": "Looking.",
+                "tool_calls": [
+                    {
+                        "id": "t1",
+                        "type": "function",
+                        "function": {"name": "execute_bash", "arguments": '{"command": "ls"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "t1", "name": "execute_bash", "content": "a.py"},
+        ],
+        "fncall_response": {
+            "choices": [{"message": {"role": "assistant", "content": "Found a.py."}}],
+            "usage": {
+                "prompt_tokens": 900,
+                "completion_tokens": 12,
+                "prompt_tokens_details": {"cached_tokens": 600},
+            },
+        },
+        "kwargs": {
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {"name": "execute_bash", "parameters": {"type": "object"}},
+                }
+            ]
+        },
+    }
+    assert detect_format(log) == "openhands"
+    transcript = load(log)
+    assert transcript.system == "You are OpenHands." and transcript.tools[0].name == "execute_bash"
+    assert transcript.messages[-1].content[0].text == "Found a.py."  # type: ignore[union-attr]
+    assert transcript.usage[3].cache_read_input_tokens == 600
