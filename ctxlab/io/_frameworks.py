@@ -12,7 +12,13 @@ from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import _arguments, _text
 from ctxlab.manifest import ProviderUsage
 
-__all__ = ["from_langchain", "from_pydantic_ai", "is_langchain", "is_pydantic_ai"]
+__all__ = [
+    "as_plain_data",
+    "from_langchain",
+    "from_pydantic_ai",
+    "is_langchain",
+    "is_pydantic_ai",
+]
 
 _LANGCHAIN_TYPES = {"human", "ai", "system", "tool", "function", "chat", "AIMessageChunk"}
 
@@ -103,6 +109,9 @@ def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationB
             msg = f"{where} message {index}: expected {{'kind': ..., 'parts': [...]}}"
             raise MessageFormatError(msg)
         if message.get("kind") == "request":
+            instructions = message.get("instructions")
+            if isinstance(instructions, str) and instructions and instructions not in system:
+                system.append(instructions)
             for part in message["parts"]:
                 part = part if isinstance(part, Mapping) else {}
                 kind = part.get("part_kind")
@@ -157,3 +166,23 @@ def _pydantic_usage(usage: Any) -> ProviderUsage | None:
     total = number("input_tokens", "request_tokens")
     output = number("output_tokens", "response_tokens")
     return ProviderUsage(max(total - read - write, 0), output, read, write)
+
+
+def as_plain_data(items: Sequence[Any]) -> Sequence[Any]:
+    """Framework objects as the dicts their libraries write: LangChain messages through
+    ``messages_to_dict``, pydantic-ai messages through ``ModelMessagesTypeAdapter`` (each library
+    imported only when its objects are given). Other items are returned as they are."""
+    if not items or isinstance(items[0], Mapping):
+        return items
+    module = type(items[0]).__module__
+    if module.startswith("langchain"):
+        from langchain_core.messages import messages_to_dict
+
+        return list(messages_to_dict(list(items)))
+    if module.startswith("pydantic_ai"):
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        return list(ModelMessagesTypeAdapter.dump_python(list(items), mode="json"))
+    if hasattr(items[0], "model_dump"):
+        return [item.model_dump(mode="json") for item in items]
+    return items

@@ -22,7 +22,13 @@ from ctxlab.io._chat import (
     is_openai_responses,
 )
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
-from ctxlab.io._frameworks import from_langchain, from_pydantic_ai, is_langchain, is_pydantic_ai
+from ctxlab.io._frameworks import (
+    as_plain_data,
+    from_langchain,
+    from_pydantic_ai,
+    is_langchain,
+    is_pydantic_ai,
+)
 from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
 
 __all__ = ["FORMATS", "Format", "detect_format", "load"]
@@ -170,7 +176,8 @@ def _load(
             return _transcript(name or stem, builder, meta, "", ())
         data: Any = document if records == [] else [value for _, value in records]
     else:
-        data, label, stem = source, "<data>", "session"
+        data = as_plain_data(source) if isinstance(source, list | tuple) else source
+        label, stem = "<data>", "session"
         kind = format or detect_format(data)
     return _from_data(data, kind, label, name or stem, episode)
 
