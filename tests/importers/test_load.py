@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ctxlab import ApproximateCounter, ContextConfig, compare_configs, load_transcript
 from ctxlab._replay import corpus_dir
 from ctxlab.exceptions import CtxlabError, MessageFormatError
-from ctxlab.io import detect_format, load
+from ctxlab.io import FORMATS, detect_format, load
 from ctxlab.messages import AssistantMessage, find_tool_pair_problems
 from tests.conftest import requires_corpus
 
@@ -477,3 +477,36 @@ def test_an_openhands_completion_log() -> None:
     assert transcript.system == "You are OpenHands." and transcript.tools[0].name == "execute_bash"
     assert transcript.messages[-1].content[0].text == "Found a.py."  # type: ignore[union-attr]
     assert transcript.usage[3].cache_read_input_tokens == 600
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    json_value,
+    st.sampled_from([f for f in FORMATS if f not in ("ctxlab", "claude_code")]),
+)
+def test_every_importer_takes_any_data_or_raises_a_typed_error(data: Any, format: str) -> None:
+    try:
+        transcript = load(data, format=format)  # type: ignore[arg-type]
+    except CtxlabError as exc:
+        assert str(exc).strip()
+        return
+    assert find_tool_pair_problems(transcript.messages) == []
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(json_value, max_size=4), st.sampled_from(["ctxlab", "claude_code"]))
+def test_the_file_importers_take_any_lines_or_raise_a_typed_error(
+    tmp_path: Path, values: list[Any], format: str
+) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(v) for v in values))
+    try:
+        transcript = load(path, format=format)  # type: ignore[arg-type]
+    except CtxlabError as exc:
+        assert str(exc).strip()
+        return
+    assert find_tool_pair_problems(transcript.messages) == []
