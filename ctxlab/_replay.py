@@ -8,7 +8,6 @@ another setting would have budgeted the same work.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlab._config import ContextConfig
+from ctxlab._jsonl import json_lines, read_text
 from ctxlab._request import ToolSchema
 from ctxlab._state import WorkingState
 from ctxlab.exceptions import MessageFormatError
@@ -80,25 +80,7 @@ def load_transcript(path: str | os.PathLike[str]) -> Transcript:
     Raises `MessageFormatError` naming the file and line for anything it cannot read.
     """
     path = Path(path)
-    try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        at = path.read_bytes()[: exc.start].count(b"\n") + 1
-        msg = f"{path} line {at}: not UTF-8 text ({exc.reason} at byte {exc.start})"
-        raise MessageFormatError(msg) from exc
-    except OSError as exc:
-        msg = f"cannot read the transcript {path}: {exc.strerror or exc}"
-        raise MessageFormatError(msg) from exc
-    decoded: list[tuple[int, Any]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            decoded.append((number, json.loads(line)))
-        except (json.JSONDecodeError, RecursionError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            msg = f"{path} line {number}: not JSON ({reason})"
-            raise MessageFormatError(msg) from exc
+    decoded = json_lines(path, read_text(path))
     if not decoded:
         msg = f"{path} is empty; expected a meta line and messages"
         raise MessageFormatError(msg)

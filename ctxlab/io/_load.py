@@ -7,8 +7,9 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+from ctxlab._jsonl import json_lines, read_text
 from ctxlab._replay import Transcript, load_transcript
 from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
@@ -46,44 +47,17 @@ Format = Literal[
     "openhands",
     "tau_bench",
 ]
-FORMATS: tuple[Format, ...] = (
-    "ctxlab",
-    "claude_code",
-    "anthropic",
-    "openai",
-    "openai_responses",
-    "langchain",
-    "pydantic_ai",
-    "mini_swe_agent",
-    "swe_agent",
-    "openhands",
-    "tau_bench",
-)
+FORMATS: tuple[Format, ...] = get_args(Format)
 
 
 def _records(path: Path) -> tuple[list[tuple[int, Any]], Any]:
     """(line number, value) of a JSON Lines file, or the whole JSON document."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        at = path.read_bytes()[: exc.start].count(b"\n") + 1
-        msg = f"{path} line {at}: not UTF-8 text ({exc.reason})"
-        raise MessageFormatError(msg) from exc
-    except OSError as exc:
-        msg = f"cannot read {path}: {exc.strerror or exc}"
-        raise MessageFormatError(msg) from exc
+    text = read_text(path)
     try:
         return [], json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         pass
-    records: list[tuple[int, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                records.append((number, json.loads(line)))
-            except (json.JSONDecodeError, RecursionError) as exc:
-                msg = f"{path} line {number}: not JSON"
-                raise MessageFormatError(msg) from exc
+    records = json_lines(path, text)
     if not records:
         msg = f"{path} is empty"
         raise MessageFormatError(msg)
