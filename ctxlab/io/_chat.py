@@ -20,6 +20,7 @@ __all__ = [
     "from_openai_responses",
     "is_openai",
     "is_openai_responses",
+    "tool_use_of",
 ]
 
 
@@ -59,6 +60,19 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_arguments": value}
 
 
+def tool_use_of(call: Mapping[str, Any], fallback_id: str) -> dict[str, Any]:
+    """An OpenAI-style tool call (``{"id", "function": {"name", "arguments"}}``) as a
+    ``tool_use`` block; ``fallback_id`` when it has no id."""
+    function = call.get("function")
+    function = function if isinstance(function, Mapping) else {}
+    return {
+        "type": "tool_use",
+        "id": str(call.get("id") or fallback_id),
+        "name": str(function.get("name") or "tool"),
+        "input": _arguments(function.get("arguments")),
+    }
+
+
 def _openai_usage(usage: Any) -> ProviderUsage | None:
     if not isinstance(usage, Mapping):
         return None
@@ -92,16 +106,7 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
                 if not isinstance(call, Mapping):
                     msg = f"{where} message {index}: a tool call is not an object"
                     raise MessageFormatError(msg)
-                function = call.get("function")
-                function = function if isinstance(function, Mapping) else {}
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": str(call.get("id") or f"call_{index}"),
-                        "name": str(function.get("name") or "tool"),
-                        "input": _arguments(function.get("arguments")),
-                    }
-                )
+                blocks.append(tool_use_of(call, f"call_{index}"))
             if isinstance(message.get("function_call"), Mapping):
                 legacy += 1
                 function = message["function_call"]

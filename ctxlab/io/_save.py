@@ -9,16 +9,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxlab._replay import Transcript
+from ctxlab._request import ModelRequest
 from ctxlab.exceptions import UsageError
-from ctxlab.messages import (
-    AssistantMessage,
-    HintBlock,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
-from ctxlab.models import messages_to_anthropic, tool_to_anthropic
+from ctxlab.models import messages_to_anthropic, request_to_openai, tool_to_anthropic
 
 __all__ = ["SaveFormat", "save_transcript", "to_openai"]
 
@@ -78,46 +71,8 @@ def _usage(usage: Any) -> tuple[int, int, int, int]:
 
 
 def to_openai(transcript: Transcript) -> list[dict[str, Any]]:
-    """The transcript as OpenAI Chat Completions messages (images are left out: tool messages
-    carry text only)."""
-    out: list[dict[str, Any]] = []
-    if transcript.system:
-        out.append({"role": "system", "content": transcript.system})
-    for message in transcript.messages:
-        if isinstance(message, AssistantMessage):
-            entry: dict[str, Any] = {
-                "role": "assistant",
-                "content": _plain(message.content) or None,
-            }
-            calls = [
-                {
-                    "id": b.id,
-                    "type": "function",
-                    "function": {"name": b.name, "arguments": b.input_json},
-                }
-                for b in message.content
-                if isinstance(b, ToolUseBlock)
-            ]
-            if calls:
-                entry["tool_calls"] = calls
-            out.append(entry)
-            continue
-        assert isinstance(message, UserMessage)
-        for block in message.tool_results:
-            out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": block.text})
-        text = _plain(message.content)
-        if text:
-            out.append({"role": "user", "content": text})
-    return out
-
-
-def _plain(blocks: Any) -> str:
-    parts = []
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, HintBlock):
-            parts.append(block.rendered)
-        elif isinstance(block, ToolResultBlock):
-            continue
-    return "\n".join(parts)
+    """The transcript as OpenAI Chat Completions messages: the adapter's own wire format
+    (`request_to_openai`), so a saved session reads as a request `OpenAIModel` would send."""
+    request = ModelRequest(system=transcript.system, messages=transcript.messages)
+    messages: list[dict[str, Any]] = request_to_openai(request)["messages"]
+    return messages

@@ -16,7 +16,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._chat import _arguments, _text
+from ctxlab.io._chat import _text, tool_use_of
 
 __all__ = ["from_swe_agent", "is_swe_agent"]
 
@@ -56,16 +56,7 @@ def _assistant(
     calls = _listed(message.get("tool_calls"))
     for number, call in enumerate(calls):
         call = call if isinstance(call, Mapping) else {}
-        function = call.get("function")
-        function = function if isinstance(function, Mapping) else {}
-        blocks.append(
-            {
-                "type": "tool_use",
-                "id": str(call.get("id") or f"swe_{index:04d}_{number}"),
-                "name": str(function.get("name") or "tool"),
-                "input": _arguments(function.get("arguments")),
-            }
-        )
+        blocks.append(tool_use_of(call, f"swe_{index:04d}_{number}"))
     action = message.get("action")
     if calls or not isinstance(action, str) or not action.strip():
         return blocks, None
