@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 from pydantic import ValidationError
 
-from ctxlab._config import ContextConfig, TunableField, tunable_fields
+from ctxlab._config import ContextConfig
+from ctxlab._config_fields import TunableField, tunable_fields
 from ctxlab._request import ModelRequest
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SourceRegistration, TextSource
