@@ -43,6 +43,7 @@ __all__ = [
     "corpus_dir",
     "load_transcript",
     "replay",
+    "usage_by_reply",
 ]
 
 
@@ -67,6 +68,15 @@ class Transcript:
         from ctxlab.io._save import save_transcript
 
         return save_transcript(self, path, format)  # type: ignore[arg-type]
+
+
+def usage_by_reply(
+    messages: Sequence[UserMessage | AssistantMessage], usages: Sequence[ProviderUsage]
+) -> dict[int, ProviderUsage]:
+    """The usages of a session's answered requests, in order, placed on the assistant messages
+    they produced — only when every reply has one (a missing one would shift the pairing)."""
+    replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+    return dict(zip(replies, usages, strict=True)) if len(usages) == len(replies) else {}
 
 
 def corpus_dir() -> Path:

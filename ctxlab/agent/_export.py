@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxlab._replay import Transcript
-from ctxlab.manifest import ProviderUsage
-from ctxlab.messages import AssistantMessage
+from ctxlab._replay import Transcript, usage_by_reply
 
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
@@ -23,12 +21,6 @@ def agent_transcript(agent: Agent) -> Transcript:
         for m in agent.manifests
         if m.purpose in ("reasoning", "recovery") and m.provider_usage is not None
     ]
-    replies = [i for i, m in enumerate(history) if isinstance(m, AssistantMessage)]
-    # Usage is placed only when every reply has its request's usage (a refused reply or a model
-    # without usage would shift the pairing).
-    usage: dict[int, ProviderUsage] = (
-        dict(zip(replies, answered, strict=True)) if len(answered) == len(replies) else {}
-    )
     return Transcript(
         name=agent.session_id,
         meta={
@@ -40,5 +32,5 @@ def agent_transcript(agent: Agent) -> Transcript:
         system=agent.system_prompt,
         messages=history,
         tools=agent.tool_schemas(),
-        usage=usage,
+        usage=usage_by_reply(history, answered),
     )

@@ -1,11 +1,6 @@
 """The durable session log (SQLite): events, turns, checkpoints, search."""
 
-from ctxlab.session._log import (
-    SCHEMA_VERSION,
-    Checkpoint,
-    LoggedMessage,
-    SessionKey,
-    SessionLog,
-)
+from ctxlab.session._log import SCHEMA_VERSION, SessionLog
+from ctxlab.session._records import Checkpoint, LoggedMessage, SessionKey
 
 __all__ = ["SCHEMA_VERSION", "Checkpoint", "LoggedMessage", "SessionKey", "SessionLog"]

@@ -15,19 +15,17 @@ clear error and never written to.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import SessionLogError, SessionNotFound, UsageError
-
-F = TypeVar("F", bound=Callable[..., Any])
+from ctxlab.session._errors import _typed_errors
+from ctxlab.session._records import Checkpoint, LoggedMessage, SessionKey
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,60 +66,6 @@ CREATE VIRTUAL TABLE messages_fts USING fts5 (
 );
 """
 _TABLES = {"meta", "sessions", "events", "turns", "checkpoints", "messages_fts"}
-
-
-@dataclass(frozen=True, slots=True)
-class SessionKey:
-    """Who a session belongs to. A missing user is stored as the empty string."""
-
-    agent_id: str
-    user_id: str
-    session_id: str
-
-    def params(self) -> tuple[str, str, str]:
-        return (self.agent_id, self.user_id, self.session_id)
-
-
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """The working state as of a committed turn (JSON documents)."""
-
-    turn: int
-    state: str
-    task: str
-
-
-@dataclass(frozen=True, slots=True)
-class LoggedMessage:
-    """A message for the log: its role, JSON and plain text (indexed for search)."""
-
-    role: str
-    json: str
-    text: str
-
-
-def _typed_errors(action: str) -> Callable[[F], F]:
-    """Every SQLite failure of a method surfaces as `SessionLogError` naming the file, what was
-    being done and what to do; the caller never sees a raw ``sqlite3`` error."""
-
-    def wrap(method: F) -> F:
-        @functools.wraps(method)
-        def guarded(self: SessionLog, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return method(self, *args, **kwargs)
-            except sqlite3.Error as exc:
-                hint = (
-                    "another process holds it locked; retry, or close the other writer"
-                    if "locked" in str(exc) or "busy" in str(exc)
-                    else "the file may be damaged; it was left as it is: point the session log "
-                    "at another file, or restore this one from a backup"
-                )
-                msg = f"the session log {self.path} failed while {action}: {exc}. {hint}"
-                raise SessionLogError(msg) from exc
-
-        return guarded  # type: ignore[return-value]
-
-    return wrap
 
 
 class SessionLog:
@@ -307,29 +251,10 @@ class SessionLog:
         ]
 
     def transcript(self, key: SessionKey) -> Transcript:
-        """The session as a `Transcript`: every message (uncompacted), and the provider usage
-        of each step on the assistant message it produced. The log keeps no System prompt and
-        no tool schemas: those come from the agent (``agent.transcript()`` has them)."""
-        from ctxlab._replay import Transcript
-        from ctxlab.manifest import ProviderUsage
-        from ctxlab.messages import parse_messages
+        """The session as a `Transcript` (see `log_transcript`)."""
+        from ctxlab.session._transcript import log_transcript
 
-        self._require(key)
-        messages = parse_messages(json.loads(p) for p in self.message_payloads(key))
-        usages = [
-            ProviderUsage(**payload["usage"])
-            for _, payload in self.event_payloads(key, ("model_response",))
-            if isinstance(payload.get("usage"), dict)
-        ]
-        replies = [i for i, m in enumerate(messages) if m.role == "assistant"]
-        usage = dict(zip(replies, usages, strict=True)) if len(usages) == len(replies) else {}
-        return Transcript(
-            name=key.session_id,
-            meta={"source": "ctxlab", "agent_id": key.agent_id, "session_id": key.session_id},
-            system="",
-            messages=tuple(messages),
-            usage=usage,
-        )
+        return log_transcript(self, key)
 
     @_typed_errors("reading events")
     def event_payloads(self, key: SessionKey, kinds: Sequence[str]) -> list[tuple[str, Any]]:
