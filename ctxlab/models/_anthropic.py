@@ -120,6 +120,8 @@ class AnthropicModel(Model):
                 api_key=key, base_url=base_url, max_retries=max_retries
             )
         self.client = client
+        self._sdk_error: type[Exception] = anthropic.AnthropicError
+        """The SDK's errors: translated to ctxlab's; anything else propagates as it is."""
         self.name = model
         self.max_tokens = max_tokens
         self.max_output_tokens = max_tokens
@@ -191,11 +193,8 @@ class AnthropicModel(Model):
                     message = await stream.get_final_message()
             else:
                 message = await self.client.messages.create(max_tokens=self.max_tokens, **payload)
-        except Exception as exc:
-            translated = _translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        except self._sdk_error as exc:
+            raise _translate(exc) from exc
         response = _response(message)
         if not streaming:
             emit_text(response.message, on_text)
@@ -207,11 +206,8 @@ class AnthropicModel(Model):
         payload = {k: v for k, v in self.payload(request).items() if k in accepted}
         try:
             result = await self.client.messages.count_tokens(**payload)
-        except Exception as exc:
-            translated = _translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        except self._sdk_error as exc:
+            raise _translate(exc) from exc
         return int(result.input_tokens)
 
 
@@ -235,7 +231,7 @@ def _response(message: Any) -> ModelResponse:
     )
 
 
-def _translate(exc: Exception) -> Exception:
+def _translate(exc: Exception) -> ModelError:
     import anthropic
 
     if isinstance(exc, anthropic.APIStatusError):
@@ -262,6 +258,4 @@ def _translate(exc: Exception) -> Exception:
         )
     if isinstance(exc, anthropic.APIConnectionError):
         return ModelError(f"cannot reach the Anthropic API: {exc}. Check the network or base_url")
-    if isinstance(exc, anthropic.AnthropicError):
-        return ModelError(f"the anthropic SDK failed: {exc}")
-    return exc
+    return ModelError(f"the anthropic SDK failed: {exc}")

@@ -69,6 +69,8 @@ class OpenAIModel(Model):
                 raise UsageError(msg)
             client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries)
         self.client = client
+        self._sdk_error: type[Exception] = openai.OpenAIError
+        """The SDK's errors: translated to ctxlab's; anything else propagates as it is."""
         self.name = model
         self.context_window = context_window
         self.max_output_tokens = max_tokens
@@ -94,11 +96,8 @@ class OpenAIModel(Model):
             if self.stream:
                 return await self._streamed(payload, on_text)
             completion = await self.client.chat.completions.create(**payload)
-        except Exception as exc:
-            translated = _translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        except self._sdk_error as exc:
+            raise _translate(exc) from exc
         choice = completion.choices[0]
         message = assistant_from_openai(choice.message)
         emit_text(message, on_text)
@@ -161,7 +160,7 @@ def _usage(usage: Any) -> ProviderUsage | None:
     return ProviderUsage(prompt - cached, int(usage.completion_tokens or 0), cached)
 
 
-def _translate(exc: Exception) -> Exception:
+def _translate(exc: Exception) -> ModelError:
     import openai
 
     if isinstance(exc, openai.APIStatusError):
@@ -181,6 +180,4 @@ def _translate(exc: Exception) -> Exception:
         )
     if isinstance(exc, openai.APIConnectionError):
         return ModelError(f"cannot reach the server: {exc}. Check base_url and that it runs")
-    if isinstance(exc, openai.OpenAIError):
-        return ModelError(f"the openai SDK failed: {exc}")
-    return exc
+    return ModelError(f"the openai SDK failed: {exc}")
