@@ -8,7 +8,7 @@ call answered, every result with its call) — counting each repair for the tran
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
@@ -118,5 +118,19 @@ class ConversationBuilder:
         if repairs:
             notes["repairs"] = repairs
             notes["synthesized_results"] = sum("added an error result" in r for r in repairs)
-        usage = self.usage if len(fixed) == len(messages) else {}
-        return list(fixed), notes, usage
+        return list(fixed), notes, _moved_usage(self.usage, messages, fixed)
+
+
+def _moved_usage(
+    usage: dict[int, ProviderUsage],
+    before: Sequence[UserMessage | AssistantMessage],
+    after: Sequence[UserMessage | AssistantMessage],
+) -> dict[int, ProviderUsage]:
+    # Repairs add or drop user turns (error results, emptied messages), which shifts indexes:
+    # usage follows its reply by the reply's rank, as long as no reply was removed.
+    old = [i for i, m in enumerate(before) if isinstance(m, AssistantMessage)]
+    new = [i for i, m in enumerate(after) if isinstance(m, AssistantMessage)]
+    if len(old) != len(new):
+        return {}
+    moved = dict(zip(old, new, strict=True))
+    return {moved[i]: u for i, u in usage.items() if i in moved}

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.manifest import ProviderUsage
@@ -20,6 +21,7 @@ __all__ = [
     "from_openai_responses",
     "is_openai",
     "is_openai_responses",
+    "tool_schemas",
     "tool_use_of",
 ]
 
@@ -280,3 +282,26 @@ def from_openai_responses(items: Sequence[Any], where: str) -> tuple[Conversatio
         else:
             builder.add("assistant", [{"type": str(kind)}])  # counted as dropped
     return builder, "\n\n".join(system)
+
+
+def tool_schemas(value: Any, where: str) -> tuple[ToolSchema, ...]:
+    """Tool schemas in Anthropic (``input_schema``), OpenAI (``function.parameters``) or flat
+    (``parameters``) shape."""
+    if not value:
+        return ()
+    tools: list[ToolSchema] = []
+    for index, tool in enumerate(value if isinstance(value, list) else []):
+        if not isinstance(tool, Mapping):
+            msg = f"{where} tool {index}: not an object"
+            raise MessageFormatError(msg)
+        inner = tool.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
+        schema = function.get("input_schema") or function.get("parameters") or {"type": "object"}
+        tools.append(
+            ToolSchema(
+                str(function.get("name") or f"tool_{index}"),
+                str(function.get("description") or ""),
+                dict(schema),
+            )
+        )
+    return tuple(tools)

@@ -183,6 +183,9 @@ def as_plain_data(items: Sequence[Any]) -> Sequence[Any]:
         from pydantic_ai.messages import ModelMessagesTypeAdapter
 
         return list(ModelMessagesTypeAdapter.dump_python(list(items), mode="json"))
+    if module.startswith("opentelemetry") and hasattr(items[0], "to_json"):
+        # SDK spans (an in-memory exporter's ``get_finished_spans()``): their own JSON.
+        return [json.loads(item.to_json()) for item in items]
     if hasattr(items[0], "model_dump"):
         return [item.model_dump(mode="json") for item in items]
     return items

@@ -21,6 +21,7 @@ from ctxlab.io._chat import (
     from_openai_responses,
     is_openai,
     is_openai_responses,
+    tool_schemas,
 )
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
 from ctxlab.io._frameworks import (
@@ -30,6 +31,7 @@ from ctxlab.io._frameworks import (
     is_langchain,
     is_pydantic_ai,
 )
+from ctxlab.io._otel import from_otel, is_otel
 from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
 
 __all__ = ["FORMATS", "Format", "detect_format", "load"]
@@ -46,6 +48,7 @@ Format = Literal[
     "swe_agent",
     "openhands",
     "tau_bench",
+    "otel",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -57,15 +60,42 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], Any]:
         return [], json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         pass
-    records = json_lines(path, text)
+    try:
+        records = json_lines(path, text)
+    except MessageFormatError:
+        # Pretty-printed JSON objects one after another (the OpenTelemetry console exporter).
+        concatenated = _concatenated(text)
+        if concatenated is None:
+            raise
+        records = concatenated
     if not records:
         msg = f"{path} is empty"
         raise MessageFormatError(msg)
     return records, None
 
 
+def _concatenated(text: str) -> list[tuple[int, Any]] | None:
+    decoder = json.JSONDecoder()
+    records: list[tuple[int, Any]] = []
+    position = 0
+    while position < len(text):
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position == len(text):
+            break
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        records.append((text.count("\n", 0, position) + 1, value))
+        position = end
+    return records if len(records) > 1 else None
+
+
 def detect_format(value: Any) -> Format:
     """The format of a decoded document or of the first record of a JSON Lines file."""
+    if is_otel(value):
+        return "otel"
     if isinstance(value, Mapping):
         if value.get("type") == "meta":
             return "ctxlab"
@@ -82,18 +112,25 @@ def detect_format(value: Any) -> Format:
         if "role" in value:
             return "openai" if is_openai([value]) else "anthropic"
     if isinstance(value, list) and value:
-        if all(isinstance(v, Mapping) and "traj" in v for v in value[:3]):
-            return "tau_bench"
-        if is_pydantic_ai(value):
-            return "pydantic_ai"
-        if is_openai_responses(value):
-            return "openai_responses"
-        if is_langchain(value):
-            return "langchain"
-        if all(isinstance(v, Mapping) and "role" in v for v in value[:50]):
-            return "openai" if is_openai(value) else "anthropic"
+        found = _list_format(value)
+        if found is not None:
+            return found
     msg = f"cannot tell the format of this session; pass format= one of {', '.join(FORMATS)}"
     raise MessageFormatError(msg)
+
+
+def _list_format(value: list[Any]) -> Format | None:
+    if all(isinstance(v, Mapping) and "traj" in v for v in value[:3]):
+        return "tau_bench"
+    if is_pydantic_ai(value):
+        return "pydantic_ai"
+    if is_openai_responses(value):
+        return "openai_responses"
+    if is_langchain(value):
+        return "langchain"
+    if all(isinstance(v, Mapping) and "role" in v for v in value[:50]):
+        return "openai" if is_openai(value) else "anthropic"
+    return None
 
 
 def load(
@@ -108,8 +145,10 @@ def load(
 
     Formats: ctxlab's JSONL, Claude Code session JSONL, Anthropic Messages (a list, a request
     dict with ``system``/``messages``/``tools``, or JSONL), OpenAI Chat Completions messages,
-    mini-SWE-agent ``traj.json``, SWE-agent ``.traj`` (both history formats) and tau-bench
-    result files (``episode`` picks one). The
+    mini-SWE-agent ``traj.json``, SWE-agent ``.traj`` (both history formats), OpenHands
+    completion logs, tau-bench result files (``episode`` picks one), LangChain message dicts,
+    pydantic-ai message JSON and OpenTelemetry trace exports (GenAI semantic conventions or
+    OpenInference; ``episode`` picks a conversation). The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
     file, the line or message, and what is wrong.
@@ -171,6 +210,9 @@ def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> 
             raise MessageFormatError(msg)
         builder, system = from_openai(traj, f"{where} episode {episode}")
         return _transcript(name, builder, meta, system, tools)
+    if kind == "otel":
+        builder, system, tools, notes = from_otel(data, where, episode)
+        return _transcript(name, builder, {**meta, **notes}, system, tools)
     if kind == "swe_agent":
         if not isinstance(data, Mapping):
             msg = f"{where}: a SWE-agent trajectory is a JSON object"
@@ -191,7 +233,7 @@ def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> 
     if isinstance(data, Mapping):
         messages = data.get("messages", [data])
         system = _system(data.get("system"))
-        tools = _tools(data.get("tools"), where)
+        tools = tool_schemas(data.get("tools"), where)
     if not isinstance(messages, list):
         msg = f"{where}: expected a list of messages"
         raise MessageFormatError(msg)
@@ -226,7 +268,7 @@ def _openhands(data: Any, where: str, name: str, meta: dict[str, Any]) -> Transc
         if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
             messages.append({**choice["message"], "usage": response.get("usage")})
     builder, system = from_openai(messages, where)
-    tools = _tools(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
+    tools = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
     return _transcript(name, builder, meta, system, tools)
 
 
@@ -234,27 +276,6 @@ def _system(value: Any) -> str:
     if isinstance(value, list):
         return "\n\n".join(str(b.get("text", "")) for b in value if isinstance(b, Mapping))
     return value if isinstance(value, str) else ""
-
-
-def _tools(value: Any, where: str) -> tuple[ToolSchema, ...]:
-    if not value:
-        return ()
-    tools: list[ToolSchema] = []
-    for index, tool in enumerate(value if isinstance(value, list) else []):
-        if not isinstance(tool, Mapping):
-            msg = f"{where} tool {index}: not an object"
-            raise MessageFormatError(msg)
-        inner = tool.get("function")
-        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
-        schema = function.get("input_schema") or function.get("parameters") or {"type": "object"}
-        tools.append(
-            ToolSchema(
-                str(function.get("name") or f"tool_{index}"),
-                str(function.get("description") or ""),
-                dict(schema),
-            )
-        )
-    return tuple(tools)
 
 
 def _transcript(

@@ -16,8 +16,8 @@ Conversation = tuple[UserMessage | AssistantMessage, ...]
 
 def repair_conversation(conversation: Conversation) -> tuple[Conversation, list[str]]:
     """A valid copy of ``conversation`` and what was changed: results without their call (or
-    answering an id twice) are dropped, calls without results get an error result, repeated call
-    ids are dropped, and messages left empty are removed."""
+    answering an id twice) are dropped, calls without results get an error result (the last
+    reply's calls too), repeated call ids are dropped, and messages left empty are removed."""
     notes: list[str] = []
     out: list[UserMessage | AssistantMessage] = []
     seen: set[str] = set()
@@ -55,6 +55,10 @@ def repair_conversation(conversation: Conversation) -> tuple[Conversation, list[
             out.append(message)
         else:
             notes.append("removed a message left empty")
+    if pending:
+        # A session cut off during a tool call: the call is answered so that every request
+        # built from this conversation is valid.
+        out.append(_error_results(pending, notes))
     return tuple(out), notes
 
 

@@ -510,3 +510,24 @@ def test_the_file_importers_take_any_lines_or_raise_a_typed_error(
         assert str(exc).strip()
         return
     assert find_tool_pair_problems(transcript.messages) == []
+
+
+def test_a_session_cut_off_during_a_tool_call_keeps_its_usage() -> None:
+    usage = {"prompt_tokens": 90, "completion_tokens": 5}
+    messages = [
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": "Looking.", "usage": usage},
+        {"role": "user", "content": "go on"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "function": {"name": "ls", "arguments": "{}"}}],
+            "usage": {**usage, "prompt_tokens": 120},
+        },
+    ]
+    transcript = load(messages, format="openai")
+    # The unanswered last call gets an error result; the usage stays on its replies.
+    assert find_tool_pair_problems(transcript.messages) == []
+    assert transcript.meta["synthesized_results"] == 1
+    assert transcript.usage[1].input_tokens == 90
+    assert transcript.usage[3].input_tokens == 120

@@ -1,0 +1,443 @@
+"""OpenTelemetry traces: every LLM span is one request, so any instrumented agent opens as a
+`Transcript`.
+
+Read: OTLP JSON (the file exporter's JSON Lines of ``TracesData``, an OTLP/HTTP JSON body), the
+SDK's own span JSON (``ReadableSpan.to_json()``, what the console exporter prints) and SDK span
+objects. Two conventions carry the content:
+
+- the OpenTelemetry GenAI semantic conventions: ``gen_ai.system_instructions``,
+  ``gen_ai.tool.definitions``, ``gen_ai.input.messages`` / ``gen_ai.output.messages`` as
+  ``{role, parts}`` (``text``, ``tool_call``, ``tool_call_response`` parts), the
+  ``gen_ai.usage.*`` counts — on the span or on its
+  ``gen_ai.client.inference.operation.details`` event (pydantic-ai, the OpenAI Agents SDK, ...);
+- OpenInference (``openinference.span.kind = LLM``): flat ``llm.input_messages.{i}.message.*``,
+  ``llm.output_messages.*``, ``llm.tools.{i}.tool.json_schema``, ``llm.token_count.*``
+  (LangChain/LangGraph, LlamaIndex, ... through OpenInference's instrumentors).
+
+Both count cached tokens inside the input tokens; ctxlab's `ProviderUsage` keeps them apart (as
+Anthropic does), so they are subtracted here.
+
+Every span holds the whole conversation it sent; the transcript is the durable history: what a
+request adds to the previous one's input and output. A request whose input does not extend the
+previous one (the framework compacted or trimmed its history) is counted in ``meta`` as a
+rewrite, and only its new tail joins the transcript.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ctxlab._request import ToolSchema
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._chat import tool_schemas
+from ctxlab.manifest import ProviderUsage
+
+__all__ = ["from_otel", "is_otel"]
+
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+Turn = tuple[str, list[dict[str, Any]]]
+
+
+@dataclass
+class _Span:
+    start: int
+    trace: str
+    name: str
+    attributes: dict[str, Any]
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+@dataclass
+class _Call:
+    """One LLM span, in ctxlab's terms."""
+
+    start: int
+    group: str
+    system: str
+    tools: tuple[ToolSchema, ...]
+    inputs: list[Turn]
+    outputs: list[Turn]
+    usage: ProviderUsage | None
+
+
+def is_otel(value: Any) -> bool:
+    """Whether a decoded document (or first JSON Lines record) is an OTLP or SDK span export."""
+    if isinstance(value, Mapping):
+        if isinstance(value.get("resourceSpans") or value.get("resource_spans"), list):
+            return True
+        return isinstance(value.get("attributes"), Mapping) and isinstance(
+            value.get("context"), Mapping
+        )
+    return bool(value) and isinstance(value, list) and is_otel(value[0])
+
+
+# --- reading spans --------------------------------------------------------------------------
+
+
+def _any_value(value: Any) -> Any:
+    # OTLP JSON wraps every attribute value: {"stringValue": ...}, {"intValue": "12"} (int64 as a
+    # string), {"arrayValue": {"values": [...]}}, {"kvlistValue": {"values": [{key, value}]}}.
+    if not isinstance(value, Mapping):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "arrayValue" in value:
+        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in value:
+        return _key_values((value["kvlistValue"] or {}).get("values") or [])
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    return None
+
+
+def _key_values(items: Any) -> dict[str, Any]:
+    if isinstance(items, Mapping):  # the SDK's JSON: already a plain mapping
+        return dict(items)
+    return {
+        str(item.get("key")): _any_value(item.get("value"))
+        for item in items or ()
+        if isinstance(item, Mapping)
+    }
+
+
+def _nanos(value: Any) -> int:
+    if isinstance(value, int | float):
+        return int(value)
+    if isinstance(value, str) and value:
+        if value.isdigit():
+            return int(value)
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
+    return 0
+
+
+def _otlp_span(span: Mapping[str, Any]) -> _Span:
+    return _Span(
+        start=_nanos(span.get("startTimeUnixNano") or span.get("start_time_unix_nano")),
+        trace=str(span.get("traceId") or span.get("trace_id") or ""),
+        name=str(span.get("name") or ""),
+        attributes=_key_values(span.get("attributes")),
+        events=[
+            (str(e.get("name")), _key_values(e.get("attributes")))
+            for e in span.get("events") or ()
+            if isinstance(e, Mapping)
+        ],
+    )
+
+
+def _sdk_span(span: Mapping[str, Any]) -> _Span:
+    context = span.get("context") or {}
+    return _Span(
+        start=_nanos(span.get("start_time")),
+        trace=str(context.get("trace_id") or ""),
+        name=str(span.get("name") or ""),
+        attributes=dict(span.get("attributes") or {}),
+        events=[
+            (str(e.get("name")), dict(e.get("attributes") or {}))
+            for e in span.get("events") or ()
+            if isinstance(e, Mapping)
+        ],
+    )
+
+
+def _spans(data: Any, where: str) -> list[_Span]:
+    records = data if isinstance(data, list) else [data]
+    spans: list[_Span] = []
+    for number, record in enumerate(records):
+        if not isinstance(record, Mapping):
+            msg = f"{where} record {number}: expected an OTLP TracesData object or a span"
+            raise MessageFormatError(msg)
+        resource_spans = record.get("resourceSpans", record.get("resource_spans"))
+        if resource_spans is None:
+            spans.append(_sdk_span(record))
+            continue
+        for resource in resource_spans or ():
+            for scope in resource.get("scopeSpans") or resource.get("scope_spans") or ():
+                spans.extend(_otlp_span(s) for s in scope.get("spans") or ())
+    return spans
+
+
+# --- one LLM span as a request ----------------------------------------------------------------
+
+
+def _json(value: Any) -> Any:
+    # Structured attributes travel as JSON strings (OTel attributes are flat); a kvlist or array
+    # exporter sends them decoded.
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _part_block(part: Mapping[str, Any]) -> dict[str, Any]:
+    kind = part.get("type")
+    if kind == "text":
+        return {"type": "text", "text": _as_text(part.get("content", ""))}
+    if kind == "tool_call":
+        arguments = _json(part.get("arguments"))
+        return {
+            "type": "tool_use",
+            "id": str(part.get("id") or ""),
+            "name": str(part.get("name") or "tool"),
+            "input": arguments if isinstance(arguments, dict) else {"arguments": arguments},
+        }
+    if kind == "tool_call_response":
+        result = part.get("response", part.get("result", ""))
+        return {
+            "type": "tool_result",
+            "tool_use_id": str(part.get("id") or ""),
+            "content": _as_text(result),
+        }
+    if kind == "blob" and part.get("modality") == "image" and isinstance(part.get("content"), str):
+        data = part["content"]
+        try:
+            base64.b64decode(data, validate=True)
+        except ValueError:
+            return {"type": "blob"}
+        media = str(part.get("mime_type") or "image/png")
+        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+    # reasoning, uri, file, ...: counted as dropped by the builder.
+    return {"type": str(kind)}
+
+
+def _genai_turns(messages: Any) -> tuple[list[Turn], list[str]]:
+    turns: list[Turn] = []
+    system: list[str] = []
+    for message in messages if isinstance(messages, list) else ():
+        if not isinstance(message, Mapping):
+            continue
+        role = message.get("role")
+        parts = [p for p in message.get("parts") or () if isinstance(p, Mapping)]
+        if role == "system":
+            system.extend(_as_text(p.get("content", "")) for p in parts if p.get("type") == "text")
+            continue
+        blocks = [_part_block(p) for p in parts]
+        turns.append(("assistant" if role in ("assistant", "model") else "user", blocks))
+    return turns, system
+
+
+def _genai_call(span: _Span, group: str) -> _Call | None:
+    attrs = dict(span.attributes)
+    for name, event_attrs in span.events:
+        if name == _DETAILS_EVENT:
+            attrs = {**event_attrs, **attrs}
+    if "gen_ai.input.messages" not in attrs and "gen_ai.output.messages" not in attrs:
+        return None
+    inputs, system = _genai_turns(_json(attrs.get("gen_ai.input.messages")))
+    outputs, _ = _genai_turns(_json(attrs.get("gen_ai.output.messages")))
+    instructions = _json(attrs.get("gen_ai.system_instructions"))
+    if isinstance(instructions, str):
+        system.insert(0, instructions)
+    elif isinstance(instructions, list):
+        texts = [_as_text(p.get("content", "")) for p in instructions if isinstance(p, Mapping)]
+        system[:0] = texts
+    return _Call(
+        start=span.start,
+        group=str(attrs.get("gen_ai.conversation.id") or group),
+        system="\n\n".join(s for s in system if s),
+        tools=tool_schemas(_json(attrs.get("gen_ai.tool.definitions")), "gen_ai.tool.definitions"),
+        inputs=inputs,
+        outputs=outputs,
+        usage=_usage(
+            attrs,
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.cache_read.input_tokens",
+            "gen_ai.usage.cache_creation.input_tokens",
+        ),
+    )
+
+
+def _usage(
+    attrs: Mapping[str, Any], total: str, output: str, read: str, write: str
+) -> ProviderUsage | None:
+    if total not in attrs and output not in attrs:
+        return None
+    cached, written = int(attrs.get(read) or 0), int(attrs.get(write) or 0)
+    # Input tokens include the cached ones in both conventions.
+    return ProviderUsage(
+        max(int(attrs.get(total) or 0) - cached - written, 0),
+        int(attrs.get(output) or 0),
+        cached,
+        written,
+    )
+
+
+def _indexed(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """OpenInference's flattened lists: ``prefix.0.rest`` keys as a list of {rest: value}."""
+    items: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, rest = key[len(prefix) :].partition(".")
+        if index.isdigit() and rest:
+            items.setdefault(int(index), {})[rest] = value
+    return [items[i] for i in sorted(items)]
+
+
+def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Turn], list[str]]:
+    turns: list[Turn] = []
+    system: list[str] = []
+    for message in _indexed(attrs, prefix):
+        role = message.get("message.role")
+        content = message.get("message.content")
+        texts = [content] if isinstance(content, str) and content else []
+        texts += [
+            str(part.get("message_content.text", ""))
+            for part in _indexed(message, "message.contents.")
+            if part.get("message_content.type", "text") == "text"
+        ]
+        if role == "system":
+            system.extend(texts)
+            continue
+        if role == "tool":
+            call_id = str(message.get("message.tool_call_id") or "")
+            turns.append(
+                (
+                    "user",
+                    [{"type": "tool_result", "tool_use_id": call_id, "content": "\n".join(texts)}],
+                )
+            )
+            continue
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+        for call in _indexed(message, "message.tool_calls."):
+            arguments = _json(call.get("tool_call.function.arguments"))
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": str(call.get("tool_call.id") or ""),
+                    "name": str(call.get("tool_call.function.name") or "tool"),
+                    "input": arguments if isinstance(arguments, dict) else {"arguments": arguments},
+                }
+            )
+        turns.append(("assistant" if role in ("assistant", "model", "ai") else "user", blocks))
+    return turns, system
+
+
+def _openinference_call(span: _Span, group: str) -> _Call | None:
+    attrs = span.attributes
+    if attrs.get("openinference.span.kind") != "LLM":
+        return None
+    inputs, system = _openinference_turns(attrs, "llm.input_messages.")
+    outputs, _ = _openinference_turns(attrs, "llm.output_messages.")
+    schemas = [_json(t.get("tool.json_schema")) for t in _indexed(attrs, "llm.tools.")]
+    return _Call(
+        start=span.start,
+        group=str(attrs.get("session.id") or group),
+        system="\n\n".join(s for s in system if s),
+        tools=tool_schemas([s for s in schemas if isinstance(s, Mapping)], "llm.tools"),
+        inputs=inputs,
+        outputs=outputs,
+        usage=_usage(
+            attrs,
+            "llm.token_count.prompt",
+            "llm.token_count.completion",
+            "llm.token_count.prompt_details.cache_read",
+            "llm.token_count.prompt_details.cache_write",
+        ),
+    )
+
+
+# --- the conversation of a trace --------------------------------------------------------------
+
+
+def _key(turn: Turn) -> str:
+    return json.dumps(turn, sort_keys=True, ensure_ascii=False)
+
+
+def _new_tail(history: list[str], inputs: list[Turn], keys: list[str]) -> tuple[list[Turn], bool]:
+    """What a request adds to the history it was sent after, and whether it kept that history."""
+    if keys[: len(history)] == history:
+        return inputs[len(history) :], False
+    # The history was rewritten: what follows the last turn both share is new.
+    shared = set(history)
+    last = max((i for i, k in enumerate(keys) if k in shared), default=-1)
+    if last < 0:
+        # Nothing kept verbatim (a summary replaced it all): the turns after the last reply are
+        # new, the rest is the framework's rewrite of history the transcript already holds.
+        replies = [i for i, (role, _) in enumerate(inputs) if role == "assistant"]
+        last = replies[-1] if replies else len(inputs) - 2
+    return inputs[last + 1 :], True
+
+
+def _conversations(calls: list[_Call]) -> list[list[_Call]]:
+    """Calls grouped into conversations, in order of their first request.
+
+    An explicit conversation id (``gen_ai.conversation.id``, OpenInference ``session.id``) groups
+    its calls; calls without one are grouped by trace, and a trace whose first request extends
+    the history of an earlier conversation (separate invocations of one chat model, each its own
+    trace) continues it.
+    """
+    groups: dict[str, list[_Call]] = {}
+    alias: dict[str, str] = {}
+    for call in sorted(calls, key=lambda c: c.start):
+        group = alias.get(call.group, call.group)
+        if group not in groups and call.group.startswith("trace:"):
+            keys = [_key(t) for t in call.inputs]
+            for name, earlier in reversed(groups.items()):
+                last = earlier[-1]
+                history = [_key(t) for t in (*last.inputs, *last.outputs)]
+                if history and keys[: len(history)] == history:
+                    group = alias[call.group] = name
+                    break
+        groups.setdefault(group, []).append(call)
+    return list(groups.values())
+
+
+def from_otel(
+    data: Any, where: str, episode: int = 0
+) -> tuple[ConversationBuilder, str, tuple[ToolSchema, ...], dict[str, Any]]:
+    """The conversation, System text, tool schemas and notes of one conversation of a trace
+    export (``episode`` picks it, in order of first request)."""
+    calls: list[_Call] = []
+    for span in _spans(data, where):
+        trace = f"trace:{span.trace}"
+        call = _genai_call(span, trace) or _openinference_call(span, trace)
+        if call is not None:
+            calls.append(call)
+    if not calls:
+        msg = (
+            f"{where}: no LLM span with content (gen_ai.input.messages / gen_ai.output.messages, "
+            "or OpenInference llm.input_messages); record the trace with message content enabled"
+        )
+        raise MessageFormatError(msg)
+    groups = _conversations(calls)
+    if not 0 <= episode < len(groups):
+        msg = f"{where}: no conversation {episode} (the trace holds {len(groups)})"
+        raise MessageFormatError(msg)
+    chosen = groups[episode]
+    builder = ConversationBuilder(where)
+    history: list[str] = []
+    rewritten: list[int] = []
+    tools: dict[str, ToolSchema] = {}
+    for number, call in enumerate(chosen):
+        keys = [_key(t) for t in call.inputs]
+        tail, was_rewritten = _new_tail(history, call.inputs, keys)
+        if was_rewritten:
+            rewritten.append(number)
+        for role, blocks in tail:
+            builder.add(role, blocks)
+        for index, (role, blocks) in enumerate(call.outputs):
+            builder.add(role, blocks, call.usage if index == 0 else None)
+        history = keys + [_key(t) for t in call.outputs]
+        tools.update({t.name: t for t in call.tools if t.name not in tools})
+    meta: dict[str, Any] = {"requests": len(chosen), "conversations": len(groups)}
+    if rewritten:
+        meta["rewritten_requests"] = rewritten
+    system = next((c.system for c in reversed(chosen) if c.system), "")
+    return builder, system, tuple(tools.values()), meta
