@@ -11,6 +11,7 @@ from ctxlab._config import (
     ToolResultEviction,
     TruncateArgsConfig,
 )
+from ctxlab._observed import ObservedSession
 from ctxlab._replay import Transcript, compare_configs, load_transcript, replay
 from ctxlab._replay_session import ReplaySession
 from ctxlab._request import ModelRequest, ToolSchema
@@ -117,6 +118,7 @@ __all__ = [
     "Model",
     "ModelRequest",
     "ModelResponse",
+    "ObservedSession",
     "OffloadError",
     "Preparation",
     "PreparationError",

@@ -8,39 +8,24 @@ provider reported for that step, when the transcript recorded it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
-from ctxlab._config import ContextConfig, require_config
+from ctxlab._config import ContextConfig
 from ctxlab._replay import Transcript, replay
-from ctxlab.agent._events import (
-    CompactionEvent,
-    ContextBuildEvent,
-    Event,
-    ModelResponseEvent,
-    Subscribers,
-)
-from ctxlab.manifest import ContextManifest, Thresholds
-from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+from ctxlab._step_source import ModelInfo, StepSource
+from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
+from ctxlab.manifest import ContextManifest
+from ctxlab.tokens import TokenCounter
 
 __all__ = ["ReplaySession"]
 
 
-@dataclass(frozen=True)
-class _ModelInfo:
-    name: str
-    context_window: int
-    max_output_tokens: int | None = None
-
-
-class ReplaySession:
+class ReplaySession(StepSource):
     """A transcript replayed under a config, step by step, without calling a model.
 
     Args:
         transcript: What to replay (see `ctxlab.load`).
         context_window: The window of the model the session is replayed for.
-        config: The config to replay under (the defaults when omitted).
+        config: The config to replay under (the defaults when omitted; setting
+            ``context_config`` takes effect at the next `run`).
         counter: How to count tokens (tiktoken cl100k_base when omitted).
     """
 
@@ -52,32 +37,9 @@ class ReplaySession:
         config: ContextConfig | None = None,
         counter: TokenCounter | None = None,
     ) -> None:
+        model = ModelInfo(f"replay of {transcript.name}", context_window)
+        super().__init__(transcript.name, model, config, counter)
         self.transcript = transcript
-        self.name = transcript.name
-        self.model = _ModelInfo(f"replay of {transcript.name}", context_window)
-        self._config = require_config(config) if config is not None else ContextConfig()
-        self.token_cache = TokenCache(counter or TiktokenCounter())
-        self.sources: dict[str, Any] = {}
-        self.manifests: list[ContextManifest] = []
-        self.running = False
-        self._subscribers = Subscribers()
-
-    @property
-    def context_config(self) -> ContextConfig:
-        """The config of the replay; setting another one takes effect at the next `run`."""
-        return self._config
-
-    @context_config.setter
-    def context_config(self, config: ContextConfig) -> None:
-        self._config = require_config(config)
-
-    def next_thresholds(self) -> Thresholds:
-        """The lines of the config in force."""
-        return Thresholds.compute(self._config, self.model.context_window)
-
-    def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
-        """Call ``callback(event)`` for every replayed step; returns the unsubscriber."""
-        return self._subscribers.subscribe(callback)
 
     async def run(self) -> list[ContextManifest]:
         """Replay the transcript from the start under the config in force; returns the

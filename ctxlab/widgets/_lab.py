@@ -17,6 +17,7 @@ import ipywidgets as w
 from ctxlab._config import ContextConfig
 from ctxlab._replay import Transcript
 from ctxlab._replay_session import ReplaySession
+from ctxlab._step_source import StepSource
 from ctxlab.agent import Agent, ContextBuildEvent, Event
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import Thresholds
@@ -45,7 +46,7 @@ class Lab:
         follow: Select each new request as it arrives (else keep the user's selection).
     """
 
-    def __init__(self, agent: Agent | ReplaySession, *, follow: bool = True) -> None:
+    def __init__(self, agent: Agent | StepSource, *, follow: bool = True) -> None:
         self.agent = agent
         self.follow = follow
         self.log = StepLog()
@@ -80,8 +81,9 @@ class Lab:
         self.widget = w.VBox(
             [
                 w.HTML(
-                    f"<b>ctxlab</b> · agent <code>{agent.name}</code> · model "
-                    f"<code>{agent.model.name}</code> · window {agent.model.context_window} tokens"
+                    f"<b>ctxlab</b> · agent <code>{html.escape(agent.name)}</code> · model "
+                    f"<code>{html.escape(agent.model.name)}</code> · window "
+                    f"{agent.model.context_window} tokens"
                 ),
                 self.controls.widget,
                 self.budget.figure,
@@ -97,12 +99,15 @@ class Lab:
         self.budget.update(self.log, self.next_lines())
         if len(self.log):
             self.select(len(self.log) - 1)
-        if isinstance(agent, ReplaySession):
-            # A recording is read-only: nothing to send or compact; Config replays it again.
+        if isinstance(agent, StepSource):
+            # A recording or another framework's agent: nothing to send or compact from here.
             for button in (self.controls.send_button, self.controls.compact_button):
                 button.disabled = True
             self.controls.status.value = (
                 "<span>replay of a recording: read-only; a config applied replays it again</span>"
+                if isinstance(agent, ReplaySession)
+                else "<span>watching an agent of another framework: its own loop sends the "
+                "requests; a config applied takes effect at its next request</span>"
             )
 
     @classmethod

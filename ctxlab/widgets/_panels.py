@@ -21,7 +21,7 @@ from ctxlab.materials import SourceRegistration, TextSource
 from ctxlab.messages import HintBlock, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
-    from ctxlab._replay_session import ReplaySession
+    from ctxlab._step_source import StepSource
     from ctxlab.agent import Agent
     from ctxlab.tokens import TokenCache
 
@@ -175,7 +175,7 @@ class ConfigPanel:
     (title, description, bounds); Apply validates, then sets the agent's config."""
 
     def __init__(
-        self, agent: Agent | ReplaySession, on_applied: Callable[[ContextConfig], None]
+        self, agent: Agent | StepSource, on_applied: Callable[[ContextConfig], None]
     ) -> None:
         self.agent = agent
         self._on_applied = on_applied
@@ -243,7 +243,7 @@ def _control(field: TunableField, value: Any) -> w.ValueWidget:
 class SourcesPanel:
     """Registered sources: enable, priority, required; edit the text of text sources."""
 
-    def __init__(self, agent: Agent | ReplaySession) -> None:
+    def __init__(self, agent: Agent | StepSource) -> None:
         self.agent = agent
         self.widget = w.VBox()
         self.rows: dict[str, dict[str, Any]] = {}

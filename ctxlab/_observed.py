@@ -1,0 +1,209 @@
+"""`ObservedSession`: another framework's agent seen — and, by choice, steered — through ctxlab's
+pipeline, as a source of steps for the Lab.
+
+A framework adapter (`ctxlab.integrations`) hands over the messages its agent is about to send,
+converted to ctxlab's messages. The session keeps its own working state, like an agent: what the
+framework adds since the last request (the model's reply, tool results, a new prompt) is appended,
+the pipeline prepares a request — compaction, truncation, offload and all — and the manifest goes
+to the Lab. In ``"manage"`` mode the adapter sends ctxlab's request instead of the framework's; in
+``"observe"`` mode the framework's messages go out unchanged and the Lab shows what ctxlab would
+have sent.
+
+New messages are found by prefix: the framework's list starts with either what ctxlab returned
+last time (a framework that keeps the processed history, as pydantic-ai does, with its own copy
+of the request it was sending) or what it sent last time (one that keeps its own, as a LangChain
+middleware's ``wrap_model_call``). Anything else
+(the user rewrote the history) starts the working state over from the list as given, counted in
+``resyncs``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from ctxlab._config import ContextConfig
+from ctxlab._replay import Transcript
+from ctxlab._request import ToolSchema
+from ctxlab._state import WorkingState
+from ctxlab._step_source import ModelInfo, StepSource
+from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
+from ctxlab.exceptions import PreparationError
+from ctxlab.manifest import ProviderUsage
+from ctxlab.materials import Materials, SystemPart
+from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.pipeline import PreparationMemo, Summarizer, extractive_summarizer, prepare
+from ctxlab.tokens import TokenCounter
+
+__all__ = ["ObservedSession"]
+
+Message = UserMessage | AssistantMessage
+Mode = Literal["manage", "observe"]
+
+
+class ObservedSession(StepSource):
+    """A live session of another framework's agent, prepared by ctxlab's pipeline step by step.
+
+    Args:
+        context_window: The window of the model the agent calls.
+        mode: ``"manage"`` (the framework sends ctxlab's request) or ``"observe"`` (it sends its
+            own; the Lab shows what ctxlab would send).
+        config: The config in force (the defaults when omitted; a new one applies from the next
+            request).
+        counter: How to count tokens (tiktoken cl100k_base when omitted).
+        summarizer: How compaction summarizes (offline: the extractive summarizer).
+        name: What the Lab calls the session.
+        max_output_tokens: The response size the agent asks for, when known (it reserves room).
+    """
+
+    def __init__(
+        self,
+        *,
+        context_window: int,
+        mode: Mode = "manage",
+        config: ContextConfig | None = None,
+        counter: TokenCounter | None = None,
+        summarizer: Summarizer | None = extractive_summarizer,
+        name: str = "observed agent",
+        max_output_tokens: int | None = None,
+    ) -> None:
+        if mode not in ("manage", "observe"):
+            msg = f"mode must be 'manage' or 'observe', got {mode!r}"
+            raise ValueError(msg)
+        super().__init__(name, ModelInfo(name, context_window, max_output_tokens), config, counter)
+        self.mode: Mode = mode
+        self.summarizer = summarizer
+        self.resyncs = 0
+        """How many times the framework's history matched neither list and the state restarted."""
+        self._state = WorkingState()
+        self._memo = PreparationMemo()
+        self._history: list[Message] = []
+        self._system = ""
+        self._tools: tuple[ToolSchema, ...] = ()
+        self._returned: list[str] = []
+        self.material_messages = 0
+        """How many messages at the end of the last list returned are per-request material."""
+        self._received: list[str] = []
+
+    def _new_messages(self, messages: Sequence[Message]) -> list[Message] | None:
+        hashes = [m.content_hash for m in messages]
+        # pydantic-ai keeps the processed history but its own copy of the request being sent:
+        # ctxlab's list with the framework's last message is a third way to continue.
+        mixed = [*self._returned[:-1], *self._received[-1:]] if self._returned else []
+        for known in (self._returned, mixed, self._received):
+            if hashes[: len(known)] == known:
+                return list(messages[len(known) :])
+        return None
+
+    async def prepare(
+        self,
+        messages: Sequence[Message],
+        *,
+        system: str = "",
+        tools: Sequence[ToolSchema] = (),
+        usage: Mapping[int, ProviderUsage] | None = None,
+    ) -> list[Message]:
+        """The messages to send for the framework's ``messages``: ctxlab's request in
+        ``"manage"`` mode, ``messages`` unchanged in ``"observe"`` mode.
+
+        ``usage`` is the provider's usage by message index, when the framework records it on its
+        replies: the newest reply's usage goes on the request it answered.
+
+        Emits a ``context_build`` event (and a ``compaction`` one when the request compacted).
+        In ``"manage"`` mode a request that cannot fit raises `PreparationError`; in
+        ``"observe"`` mode the failure is only reported.
+        """
+        new = self._new_messages(messages)
+        if new is None:
+            self.resyncs += 1
+            self._state, self._memo = WorkingState(), PreparationMemo()
+            new = list(messages)
+        self._history.extend(new)
+        replies = [m for m in new if isinstance(m, AssistantMessage)]
+        if usage and replies:
+            index = len(messages) - 1 - messages[::-1].index(replies[-1])
+            if index in usage:
+                self.record_response(replies[-1], usage[index])
+        self._received = [m.content_hash for m in messages]
+        self._system, self._tools = system, tuple(tools)
+        if not messages or isinstance(messages[-1], AssistantMessage):
+            # Nothing to answer (a framework that calls its processor on a finished turn).
+            self._returned = list(self._received)
+            return list(messages)
+        if new:
+            self._state = self._state.append(*new)
+        self.running = True
+        try:
+            sent = await self._prepare(messages)
+        finally:
+            self.running = False
+        # The per-request material at the end (transient notices, references) is not history:
+        # a framework that keeps the processed list gives it back, and its adapter drops it.
+        self.material_messages = self._material_count() if self.mode == "manage" else 0
+        kept = sent[: len(sent) - self.material_messages]
+        self._returned = [m.content_hash for m in kept]
+        return sent
+
+    def _material_count(self) -> int:
+        if not self.manifests or self.manifests[-1].validation != "passed":
+            return 0
+        placements = {item.placement for item in self.manifests[-1].items}
+        # One message per material placement present (see the layout stage).
+        return len(placements & {"transient", "references"})
+
+    async def _prepare(self, messages: Sequence[Message]) -> list[Message]:
+        previous = self.manifests[-1] if self.manifests else None
+        materials = (
+            Materials(system=(SystemPart("system_prompt", self._system),))
+            if self._system
+            else Materials()
+        )
+        try:
+            prep = await prepare(
+                self._state,
+                context_window=self.model.context_window,
+                counter=self.token_cache,
+                config=self._config,
+                materials=materials,
+                tools=self._tools,
+                summarizer=self.summarizer,
+                previous=previous,
+                request_id=f"step-{len(self.manifests)}",
+                memo=self._memo,
+                max_output_tokens=self.model.max_output_tokens,
+            )
+        except PreparationError as exc:
+            if exc.manifest is not None:
+                self.manifests.append(exc.manifest)
+                self._subscribers.emit(ContextBuildEvent(exc.manifest, "observed"))
+            if self.mode == "manage":
+                raise
+            return list(messages)
+        self._state = prep.state
+        self.manifests.append(prep.manifest)
+        self._subscribers.emit(ContextBuildEvent(prep.manifest, "observed", prep.request))
+        if prep.compaction is not None:
+            self._subscribers.emit(CompactionEvent("automatic", prep.compaction, "observed"))
+        return list(prep.request.messages) if self.mode == "manage" else list(messages)
+
+    def record_response(
+        self, message: AssistantMessage, usage: ProviderUsage | None, stop_reason: str = ""
+    ) -> None:
+        """Report the model's answer to the last request (its usage goes on that step)."""
+        if not self.manifests:
+            return
+        request_id = self.manifests[-1].request_id
+        self._subscribers.emit(
+            ModelResponseEvent(message, stop_reason or "end_turn", usage, request_id, "observed")
+        )
+
+    def transcript(self) -> Transcript:
+        """Everything the framework's agent said and did so far (the durable history, not the
+        compacted working state), as a `Transcript` to save or replay."""
+        return Transcript(
+            name=self.name,
+            meta={"source": "observed", "resyncs": self.resyncs},
+            system=self._system,
+            messages=tuple(self._history),
+            tools=self._tools,
+        )
