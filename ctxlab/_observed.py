@@ -53,6 +53,7 @@ class ObservedSession(StepSource):
         counter: How to count tokens (tiktoken cl100k_base when omitted).
         summarizer: How compaction summarizes (offline: the extractive summarizer).
         name: What the Lab calls the session.
+        model: The name of the model the agent calls (on every manifest).
         max_output_tokens: The response size the agent asks for, when known (it reserves room).
     """
 
@@ -65,12 +66,15 @@ class ObservedSession(StepSource):
         counter: TokenCounter | None = None,
         summarizer: Summarizer | None = extractive_summarizer,
         name: str = "observed agent",
+        model: str = "",
         max_output_tokens: int | None = None,
     ) -> None:
         if mode not in ("manage", "observe"):
             msg = f"mode must be 'manage' or 'observe', got {mode!r}"
             raise ValueError(msg)
-        super().__init__(name, ModelInfo(name, context_window, max_output_tokens), config, counter)
+        info = ModelInfo(model or "unknown model", context_window, max_output_tokens)
+        super().__init__(name, info, config, counter)
+        self._model_name = model
         self.mode: Mode = mode
         self.summarizer = summarizer
         self.resyncs = 0
@@ -169,6 +173,7 @@ class ObservedSession(StepSource):
                 summarizer=self.summarizer,
                 previous=previous,
                 request_id=f"step-{len(self.manifests)}",
+                model=self._model_name,
                 memo=self._memo,
                 max_output_tokens=self.model.max_output_tokens,
             )

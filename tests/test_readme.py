@@ -80,3 +80,12 @@ async def test_the_replay_and_prepare_snippets_run(
         blocks["What it is"].replace("asyncio.run(prepare(", "(await prepare("), {}
     )
     assert prepared["prep"].manifest.validation == "passed"
+
+
+async def test_the_other_framework_snippet_runs() -> None:
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("pydantic_ai")
+    done = await run(snippets()["Watch an agent of another framework"], {})
+    session, lab = done["session"], done["lab"]
+    assert len(session.manifests) == 1
+    assert len(lab.steps) == 1 and lab.steps["validation"].tolist() == ["passed"]

@@ -1,0 +1,152 @@
+"""ctxlab's pipeline as a LangChain (v1) agent middleware.
+
+```python
+from langchain.agents import create_agent
+from ctxlab import ObservedSession
+from ctxlab.integrations.langchain import ContextMiddleware
+
+session = ObservedSession(context_window=200_000)
+agent = create_agent(model, tools, middleware=[ContextMiddleware(session)])
+lab = Lab(session)                                                  # watch it live
+```
+
+Every model call of the agent passes through ``wrap_model_call``: ctxlab prepares the request
+from the agent's messages, system message and tools, and, in ``"manage"`` mode, the model gets
+ctxlab's messages — for that call only: the agent's state keeps its full history, ctxlab keeps the
+compacted working state. A compaction never leaves a tool message without its call (LangChain's
+``SummarizationMiddleware`` has, langchain#38352). The reply's usage goes on its step at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from ctxlab._observed import ObservedSession
+from ctxlab._replay import Transcript
+from ctxlab.integrations._common import MessageGroups, originals_for, run_sync
+from ctxlab.io import load
+from ctxlab.io._chat import tool_schemas
+from ctxlab.messages import (
+    AssistantMessage,
+    HintBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+__all__ = ["ContextMiddleware"]
+
+Handler = Callable[[ModelRequest], ModelResponse]
+AsyncHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
+
+
+class ContextMiddleware(AgentMiddleware):
+    """A LangChain agent middleware that prepares every model call with ctxlab's pipeline.
+
+    Args:
+        session: The `ObservedSession` that holds the working state and feeds a Lab.
+    """
+
+    def __init__(self, session: ObservedSession) -> None:
+        super().__init__()
+        self.session = session
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> ModelResponse:
+        """Prepare the call with ctxlab, call the model, record the reply's usage."""
+        transcript, tools = self._read(request)
+        sent = run_sync(
+            self.session.prepare(transcript.messages, system=transcript.system, tools=tools)
+        )
+        response = handler(self._request(request, transcript, sent))
+        self._record(response)
+        return response
+
+    async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> ModelResponse:
+        """The async form of `wrap_model_call`."""
+        transcript, tools = self._read(request)
+        sent = await self.session.prepare(
+            transcript.messages, system=transcript.system, tools=tools
+        )
+        response = await handler(self._request(request, transcript, sent))
+        self._record(response)
+        return response
+
+    def _read(self, request: ModelRequest) -> tuple[Transcript, Any]:
+        history: list[BaseMessage] = list(request.messages)
+        if request.system_message is not None:
+            history.insert(0, request.system_message)
+        transcript = load(history, format="langchain", name=self.session.name)
+        schemas = [convert_to_openai_tool(t) for t in request.tools or ()]
+        return transcript, tool_schemas(schemas, "the agent's tools")
+
+    def _request(
+        self,
+        request: ModelRequest,
+        transcript: Transcript,
+        sent: Sequence[UserMessage | AssistantMessage],
+    ) -> ModelRequest:
+        if self.session.mode == "observe":
+            return request
+        originals = originals_for(_groups(request.messages), transcript)
+        messages: list[Any] = []
+        for message in sent:
+            kept = originals.get(message.content_hash)
+            messages.extend(kept if kept is not None else _to_langchain(message))
+        return request.override(messages=messages)
+
+    def _record(self, response: Any) -> None:
+        result = getattr(response, "result", None) or [response]
+        reply = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
+        if reply is None:
+            return
+        transcript = load([reply], format="langchain")
+        message = transcript.messages[0]
+        if isinstance(message, AssistantMessage):
+            self.session.record_response(message, transcript.usage.get(0))
+
+
+def _groups(messages: Sequence[BaseMessage]) -> MessageGroups:
+    # What `load` makes one message of: consecutive human and tool messages are one user turn.
+    groups: MessageGroups = []
+    last = ""
+    for message in messages:
+        role = "assistant" if isinstance(message, AIMessage) else "user"
+        if groups and role == last:
+            groups[-1].append(message)
+        else:
+            groups.append([message])
+        last = role
+    return groups
+
+
+def _to_langchain(message: UserMessage | AssistantMessage) -> list[BaseMessage]:
+    if isinstance(message, AssistantMessage):
+        text = "\n".join(
+            b.text if isinstance(b, TextBlock) else b.rendered
+            for b in message.content
+            if isinstance(b, TextBlock | HintBlock)
+        )
+        calls = [
+            {"id": b.id, "name": b.name, "args": dict(b.input), "type": "tool_call"}
+            for b in message.content
+            if isinstance(b, ToolUseBlock)
+        ]
+        return [AIMessage(content=text, tool_calls=calls)]
+    out: list[BaseMessage] = []
+    for block in message.content:
+        if isinstance(block, ToolResultBlock):
+            status = "error" if block.is_error else "success"
+            out.append(ToolMessage(block.text, tool_call_id=block.tool_use_id, status=status))
+        elif isinstance(block, TextBlock):
+            out.append(HumanMessage(block.text))
+        elif isinstance(block, HintBlock):
+            out.append(HumanMessage(block.rendered))
+        else:
+            out.append(HumanMessage("[image]"))
+    return out
