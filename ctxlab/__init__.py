@@ -11,6 +11,7 @@ from ctxlab._config import (
     ToolResultEviction,
     TruncateArgsConfig,
 )
+from ctxlab._follow import FollowedSession, follow
 from ctxlab._observed import ObservedSession
 from ctxlab._replay import Transcript, compare_configs, load_transcript, replay
 from ctxlab._replay_session import ReplaySession
@@ -104,6 +105,7 @@ __all__ = [
     "ContextSource",
     "CtxlabError",
     "DemoModel",
+    "FollowedSession",
     "FunctionModel",
     "HintBlock",
     "ImageBlock",
@@ -159,6 +161,7 @@ __all__ = [
     "compare_configs",
     "detect_format",
     "extractive_summarizer",
+    "follow",
     "load",
     "load_transcript",
     "messages_from_anthropic",

@@ -89,6 +89,14 @@ class ObservedSession(StepSource):
         """How many messages at the end of the last list returned are per-request material."""
         self._received: list[str] = []
 
+    def reset(self) -> None:
+        """Forget everything: working state, history and manifests (the subscribers stay)."""
+        self._state, self._memo = WorkingState(), PreparationMemo()
+        self._history = []
+        self._returned, self._received = [], []
+        self.manifests = []
+        self.material_messages = 0
+
     def _new_messages(self, messages: Sequence[Message]) -> list[Message] | None:
         hashes = [m.content_hash for m in messages]
         # pydantic-ai keeps the processed history but its own copy of the request being sent:

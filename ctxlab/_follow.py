@@ -1,0 +1,156 @@
+"""`follow`: a Claude Code session file read as it grows, each new request prepared by the
+pipeline and shown in a Lab while the session runs.
+
+Claude Code appends one JSON line per message part; a response can be spread over several lines,
+with the results of its first calls in between. A request is therefore prepared once the reply it
+produced is complete — when a later reply has begun — and the last one when the follower is
+stopped or polled with ``final=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ctxlab._config import ContextConfig
+from ctxlab._observed import ObservedSession
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._claude_code import from_claude_code
+from ctxlab.messages import AssistantMessage
+from ctxlab.tokens import TokenCounter
+
+__all__ = ["FollowedSession", "follow"]
+
+
+class FollowedSession(ObservedSession):
+    """A growing Claude Code session file as a source of steps (see `follow`)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        context_window: int,
+        config: ContextConfig | None = None,
+        counter: TokenCounter | None = None,
+        sidechains: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        super().__init__(
+            context_window=context_window,
+            mode="observe",
+            config=config,
+            counter=counter,
+            name=self.path.stem,
+        )
+        self.sidechains = sidechains
+        self.error: BaseException | None = None
+        """What stopped the background polling, if anything did."""
+        self._offset = 0
+        self._partial = b""
+        self._line = 0
+        self._records: list[tuple[int, Any]] = []
+        self._done = 0  # replies already prepared
+        self.meta: dict[str, Any] = {}
+        """What the importer learned (compactions, models, session id)."""
+        self._task: asyncio.Task[None] | None = None
+
+    def _read_new_lines(self) -> bool:
+        try:
+            size = self.path.stat().st_size
+            if size < self._offset:  # truncated or replaced: start over
+                self._offset, self._partial, self._line, self._records = 0, b"", 0, []
+                self._done = 0
+                self.reset()
+            with self.path.open("rb") as file:
+                file.seek(self._offset)
+                data = file.read()
+        except OSError as exc:
+            msg = f"cannot read {self.path}: {exc.strerror or exc}"
+            raise MessageFormatError(msg) from exc
+        self._offset += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for raw in lines:
+            self._line += 1
+            if not raw.strip():
+                continue
+            try:
+                self._records.append((self._line, json.loads(raw.decode("utf-8"))))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                msg = f"{self.path} line {self._line}: not a JSON line ({exc})"
+                raise MessageFormatError(msg) from exc
+        return bool(lines)
+
+    async def poll(self, *, final: bool = False) -> int:
+        """Read what was appended and prepare the requests whose replies are complete (all of
+        them with ``final=True``); returns how many steps were added."""
+        if not self._read_new_lines() and not final:
+            return 0
+        if not self._records:
+            return 0
+        builder, meta = from_claude_code(self._records, str(self.path), sidechains=self.sidechains)
+        messages, _, usage = builder.finish()
+        replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+        ready = replies if final else replies[:-1]
+        added = 0
+        for index in ready[self._done :]:
+            before = len(self.manifests)
+            await self.prepare(messages[:index])
+            reply = messages[index]
+            if len(self.manifests) > before and isinstance(reply, AssistantMessage):
+                self.record_response(reply, usage.get(index))
+                added += 1
+        self._done = max(self._done, len(ready))
+        self.meta = meta
+        return added
+
+    def start(self, interval: float = 0.5) -> asyncio.Task[None]:
+        """Poll in the background every ``interval`` seconds until `stop` (needs a running event
+        loop, as in a notebook)."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._poll_forever(interval))
+        return self._task
+
+    async def _poll_forever(self, interval: float) -> None:
+        try:
+            while True:
+                await self.poll()
+                await asyncio.sleep(interval)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # kept for the user to read: a background task has no caller
+            self.error = exc
+
+    async def stop(self) -> None:
+        """Stop polling and prepare the last request."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.poll(final=True)
+
+
+async def follow(
+    path: str | os.PathLike[str],
+    *,
+    context_window: int,
+    config: ContextConfig | None = None,
+    counter: TokenCounter | None = None,
+    sidechains: bool = False,
+    interval: float = 0.5,
+) -> FollowedSession:
+    """Follow a Claude Code session file as it grows: what it already holds is prepared now, the
+    rest as it is written (every ``interval`` seconds, in the background). Open the result in a
+    Lab (``Lab(session)``) to watch the session's requests live; ``await session.stop()`` ends it.
+
+    Raises `MessageFormatError` if the file cannot be read or holds a line that is not JSON.
+    """
+    session = FollowedSession(
+        path, context_window=context_window, config=config, counter=counter, sidechains=sidechains
+    )
+    await session.poll()
+    session.start(interval)
+    return session
