@@ -82,6 +82,7 @@ class StepLoop:
                 "session log keeps the original messages), then call the agent again."
             )
             raise InvalidConversation(msg, problems=tuple(problems))
+        await agent.model.load_limits()
         # 000: workspace material is loaded once per agent call.
         await agent._materials.begin_call()
         self._close_interrupted_calls()

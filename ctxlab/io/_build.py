@@ -15,9 +15,51 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import AssistantMessage, UserMessage, parse_messages, repair_conversation
 
-__all__ = ["ConversationBuilder"]
+__all__ = ["ConversationBuilder", "anthropic_block"]
 
-KEPT_BLOCKS = {"text", "image", "tool_use", "tool_result"}
+KEPT_BLOCKS = {
+    "text",
+    "image",
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "document",
+    "provider",
+}
+# Modelled blocks a role cannot hold travel as provider blocks (kept, never sent in a wrong form).
+_ROLE_ONLY = {"user": {"thinking", "redacted_thinking"}, "assistant": {"document"}}
+# The fields of each modelled block; other keys (cache_control, citations, Claude Code's caller)
+# are request annotations, not content.
+_FIELDS = {
+    "text": ("text",),
+    "image": ("source",),
+    "tool_use": ("id", "name", "input"),
+    "tool_result": ("tool_use_id", "content", "is_error"),
+    "thinking": ("thinking", "signature"),
+    "redacted_thinking": ("data",),
+    "document": ("source", "title", "context", "citations"),
+}
+_RESULT_PARTS = ("text", "image", "document")
+
+
+def anthropic_block(block: Mapping[str, Any]) -> dict[str, Any]:
+    """A block recorded in the Anthropic format, for `ConversationBuilder.add`: a type ctxlab
+    has no model of (server tool use and results, MCP blocks, ...) is wrapped as a provider
+    block, kept losslessly; a tool result's parts likewise."""
+    kind = block.get("type")
+    fields = _FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        return {"type": "provider", "data": dict(block)}
+    out = {"type": kind, **{f: block[f] for f in fields if f in block and block[f] is not None}}
+    if kind == "tool_result" and isinstance(out.get("content"), list):
+        out["content"] = [
+            anthropic_block(p)
+            if isinstance(p, Mapping) and p.get("type") in _RESULT_PARTS
+            else {"type": "provider", "data": dict(p) if isinstance(p, Mapping) else {"value": p}}
+            for p in out["content"]
+        ]
+    return out
 
 
 class ConversationBuilder:
@@ -42,6 +84,8 @@ class ConversationBuilder:
             if kind not in KEPT_BLOCKS:
                 self.dropped[str(kind)] = self.dropped.get(str(kind), 0) + 1
                 continue
+            if kind in _ROLE_ONLY.get(role, ()):
+                block = {"type": "provider", "data": dict(block)}
             kept.append(self._ids(dict(block)))
         if not kept:
             return

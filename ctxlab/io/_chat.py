@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._build import ConversationBuilder, anthropic_block
 from ctxlab.manifest import ProviderUsage
 
 __all__ = [
@@ -153,7 +153,9 @@ def from_anthropic(messages: Sequence[Any], where: str) -> ConversationBuilder:
             builder.add(
                 message["role"],
                 [
-                    b if isinstance(b, Mapping) else {"type": "text", "text": str(b)}
+                    anthropic_block(b)
+                    if isinstance(b, Mapping)
+                    else {"type": "text", "text": str(b)}
                     for b in content
                 ],
             )

@@ -10,12 +10,11 @@ system prompt or tool schemas.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._build import ConversationBuilder, anthropic_block
 from ctxlab.manifest import ProviderUsage
 
 __all__ = ["from_claude_code", "is_claude_code_line"]
@@ -52,23 +51,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         return [{"type": "text", "text": content}]
     if not isinstance(content, list):
         return []
-    blocks: list[dict[str, Any]] = []
-    for block in content:
-        if not isinstance(block, Mapping):
-            continue
-        block = dict(block)
-        block.pop("caller", None)  # Claude Code's annotation of who made the call
-        block.pop("cache_control", None)
-        if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-            # Only text and images can be kept inside a result; anything else as its JSON.
-            block["content"] = [
-                part
-                if isinstance(part, Mapping) and part.get("type") in ("text", "image")
-                else {"type": "text", "text": json.dumps(part, ensure_ascii=False)}
-                for part in block["content"]
-            ]
-        blocks.append(block)
-    return blocks
+    return [anthropic_block(block) for block in content if isinstance(block, Mapping)]
 
 
 def from_claude_code(

@@ -149,8 +149,17 @@ def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationB
                             "input": _arguments(part.get("args")),
                         }
                     )
+                elif part.get("part_kind") == "thinking":
+                    blocks.append(
+                        {
+                            "type": "thinking",
+                            "thinking": _text(part.get("content")),
+                            "signature": str(part.get("signature") or ""),
+                        }
+                    )
                 else:
-                    blocks.append({"type": str(part.get("part_kind"))})  # counted as dropped
+                    # Built-in tool calls and returns, files, ...: counted as dropped.
+                    blocks.append({"type": f"pydantic_ai:{part.get('part_kind')}"})
             builder.add("assistant", blocks, _pydantic_usage(message.get("usage")))
     return builder, "\n\n".join(system)
 

@@ -211,8 +211,10 @@ def _part_block(part: Mapping[str, Any]) -> dict[str, Any]:
             return {"type": "blob"}
         media = str(part.get("mime_type") or "image/png")
         return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
-    # reasoning, uri, file, ...: counted as dropped by the builder.
-    return {"type": str(kind)}
+    if kind == "reasoning":
+        return {"type": "thinking", "thinking": _as_text(part.get("content", ""))}
+    # uri, file, ...: counted as dropped by the builder.
+    return {"type": f"otel:{kind}"}
 
 
 def _genai_turns(messages: Any) -> tuple[list[Turn], list[str]]:

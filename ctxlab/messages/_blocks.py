@@ -1,8 +1,9 @@
 """Content blocks: the parts a message is made of.
 
 Block and field names follow the Anthropic Messages format, so that conversion is a re-labelling,
-and add one block of ctxlab's own: `HintBlock`, a harness note to the model that is never mistaken
-for the user's words.
+and add two of ctxlab's own: `HintBlock`, a harness note to the model that is never mistaken for
+the user's words, and `ProviderBlock`, any other provider block (server tools, search results, a
+type ctxlab does not know yet) carried through unchanged.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ __all__ = [
     "AssistantBlock",
     "Base64ImageSource",
     "ContentBlock",
+    "DocumentBlock",
     "HintBlock",
     "ImageBlock",
     "ImageSource",
+    "ProviderBlock",
+    "RedactedThinkingBlock",
     "TextBlock",
+    "ThinkingBlock",
     "ToolResultBlock",
     "ToolResultContent",
     "ToolUseBlock",
@@ -136,7 +141,75 @@ class ToolUseBlock(_Block):
         return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
 
 
-ToolResultContent = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
+class ThinkingBlock(_Block):
+    """The model's visible reasoning (extended thinking), kept as the provider returned it:
+    Anthropic requires the signed block back, unmodified, when a tool call follows it."""
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    """The reasoning text."""
+    signature: str = ""
+    """The provider's signature of the block (empty when the source did not record one)."""
+
+    _clean = field_validator("thinking", mode="before")(_valid_text)
+
+
+class RedactedThinkingBlock(_Block):
+    """Reasoning the provider encrypted: opaque data, sent back as it came."""
+
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+    """The encrypted reasoning."""
+
+
+class DocumentBlock(_Block):
+    """A document (a PDF, plain text, or text parts), with its title, context and citation
+    settings, as in the Anthropic format."""
+
+    type: Literal["document"] = "document"
+    source: dict[str, Any]
+    """``{"type": "base64", "media_type", "data"}``, ``{"type": "text", "media_type", "data"}``,
+    ``{"type": "content", "content": [...]}`` or ``{"type": "url", "url"}``."""
+    title: str | None = None
+    context: str | None = None
+    citations: dict[str, Any] | None = None
+
+    @cached_property
+    def text(self) -> str:
+        """The document's text when it carries text (a text or content source), else ``""``."""
+        kind = self.source.get("type")
+        if kind == "text":
+            return str(self.source.get("data", ""))
+        if kind == "content":
+            parts = self.source.get("content")
+            if isinstance(parts, str):
+                return parts
+            return "\n".join(str(p.get("text", "")) for p in parts or () if isinstance(p, dict))
+        return ""
+
+
+class ProviderBlock(_Block):
+    """A provider block ctxlab has no model of (server tool use and results, MCP blocks, search
+    results, ...): ``data`` is the block exactly as the provider wrote it, sent back as it is."""
+
+    type: Literal["provider"] = "provider"
+    data: dict[str, Any]
+    """The block as the provider wrote it (its own ``type`` included)."""
+
+    @property
+    def kind(self) -> str:
+        """The provider's name for the block, e.g. ``server_tool_use``."""
+        return str(self.data.get("type", "unknown"))
+
+    @cached_property
+    def data_json(self) -> str:
+        """The block as compact JSON (what is counted and shown)."""
+        return json.dumps(self.data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+ToolResultContent = Annotated[
+    TextBlock | ImageBlock | DocumentBlock | ProviderBlock, Field(discriminator="type")
+]
 
 
 class ToolResultBlock(_Block):
@@ -173,9 +246,30 @@ class ToolResultBlock(_Block):
             return ()
         return tuple(part for part in self.content if isinstance(part, ImageBlock))
 
+    @property
+    def other_parts(self) -> tuple[DocumentBlock | ProviderBlock, ...]:
+        """The parts that are neither text nor images (documents, search results, ...)."""
+        if isinstance(self.content, str):
+            return ()
+        return tuple(p for p in self.content if isinstance(p, DocumentBlock | ProviderBlock))
+
 
 UserBlock = Annotated[
-    TextBlock | ImageBlock | ToolResultBlock | HintBlock, Field(discriminator="type")
+    TextBlock | ImageBlock | ToolResultBlock | HintBlock | DocumentBlock | ProviderBlock,
+    Field(discriminator="type"),
 ]
-AssistantBlock = Annotated[TextBlock | ToolUseBlock | HintBlock, Field(discriminator="type")]
-ContentBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | HintBlock
+AssistantBlock = Annotated[
+    TextBlock | ToolUseBlock | HintBlock | ThinkingBlock | RedactedThinkingBlock | ProviderBlock,
+    Field(discriminator="type"),
+]
+ContentBlock = (
+    TextBlock
+    | ImageBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | HintBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | DocumentBlock
+    | ProviderBlock
+)

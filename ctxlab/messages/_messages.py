@@ -134,7 +134,8 @@ def _describe(exc: ValidationError) -> str:
     more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
     hint = (
         " A message is {'role': 'user'|'assistant', 'content': str | list of blocks}; blocks have"
-        " 'type' text, image, tool_use, tool_result or hint."
+        " 'type' text, image, tool_use, tool_result, hint, thinking, redacted_thinking, document"
+        " or provider."
     )
     return f"{where}: {first['msg']}{more}.{hint}"
 

@@ -86,7 +86,8 @@ class AnthropicModel(Model):
         stream: Stream responses (text arrives as ``text_delta`` events). A ``max_tokens`` the
             SDK refuses without streaming (above 21,333) streams whatever this says.
         prompt_cache: Add cache breakpoints (tools + System, latest message).
-        context_window: Override the window (defaults from `CONTEXT_WINDOWS`).
+        context_window: Override the window. Without it the window comes from the Models API
+            at the first call (`load_limits`), else from `CONTEXT_WINDOWS`.
         max_retries: The SDK's own retries of transient errors (429, 529, connection).
         **parameters: Passed to every request as they are (``temperature``, ``tool_choice``,
             ``thinking``, ``metadata``, and any other keyword of ``messages.create``).
@@ -128,6 +129,9 @@ class AnthropicModel(Model):
         self.stream = stream
         self.prompt_cache = prompt_cache
         self.context_window = context_window or context_window_of(model)
+        self.limits_source = "argument" if context_window else "table"
+        """Where ``context_window`` comes from: ``argument``, ``table`` or ``models_api``."""
+        self._limits_loaded = context_window is not None
         reserved = {"model", "messages", "system", "tools", "max_tokens", "stream"}
         clashing = sorted(reserved & set(parameters))
         if clashing:
@@ -141,6 +145,21 @@ class AnthropicModel(Model):
         extra = {k: v for k, v in parameters.items() if k not in named}
         if extra:
             self._sdk_keywords["extra_body"] = {**extra, **parameters.get("extra_body", {})}
+
+    async def load_limits(self) -> None:
+        """The context window from the Models API (``max_input_tokens``), once; the table's
+        when the API is unreachable or does not say. An explicit ``context_window`` wins."""
+        if self._limits_loaded:
+            return
+        self._limits_loaded = True
+        try:
+            info = await self.client.models.retrieve(self.name)
+        except self._sdk_error:
+            return  # offline, a proxy without the route, an unknown alias: the table stands
+        window = getattr(info, "max_input_tokens", None)
+        if isinstance(window, int) and window > 0:
+            self.context_window = window
+            self.limits_source = "models_api"
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request`` (cache marks included)."""
@@ -213,10 +232,10 @@ class AnthropicModel(Model):
 
 def _response(message: Any) -> ModelResponse:
     data = message.model_dump(mode="json", exclude_none=True)
-    content = [
-        block for block in data.get("content", []) if block.get("type") in ("text", "tool_use")
-    ]
-    parsed = messages_from_anthropic([{"role": "assistant", "content": content or ""}])[0]
+    # Every block is kept: thinking must go back signed and unmodified with the tool results
+    # that follow it, and server tool blocks are part of what the model said.
+    content = data.get("content") or ""
+    parsed = messages_from_anthropic([{"role": "assistant", "content": content}])[0]
     usage = data.get("usage") or {}
     return ModelResponse(
         message=parsed,  # type: ignore[arg-type]

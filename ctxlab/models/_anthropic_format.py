@@ -1,9 +1,12 @@
 """The Anthropic Messages wire format, next to its adapter: lossless conversion of messages,
 tool schemas and whole requests.
 
-ctxlab's blocks mirror Anthropic's, so conversion renames nothing; the one block of ctxlab's own,
-`HintBlock`, travels as a text block wrapped in ``<system-reminder>`` tags and is recognised on the
-way back. Anthropic's string shorthand for ``content`` is read as one text block.
+ctxlab's blocks mirror Anthropic's, so conversion renames nothing: text, images, tool use and
+results, thinking and redacted thinking, documents. `HintBlock` travels as a text block wrapped
+in ``<system-reminder>`` tags and is recognised on the way back; a block of any other type (server
+tool use and results, MCP blocks, search results, types added after this release) is carried as a
+`ProviderBlock` and written back exactly as it came. Anthropic's string shorthand for ``content``
+is read as one text block.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from ctxlab.messages import (
     HINT_OPEN,
     AssistantMessage,
     HintBlock,
+    ProviderBlock,
     TextBlock,
+    ToolResultBlock,
     UserMessage,
     parse_messages,
 )
@@ -31,15 +36,31 @@ __all__ = [
     "tool_to_anthropic",
 ]
 
-_ANTHROPIC_BLOCKS = {"text", "image", "tool_use", "tool_result"}
+# Blocks with a model of their own; any other type becomes a ProviderBlock.
+_MODELLED = {
+    "text",
+    "image",
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "document",
+}
+_RESULT_PARTS = {"text", "image", "document"}
 
 
 def to_anthropic_block(block: Any) -> dict[str, Any]:
     """One ctxlab block as an Anthropic content block dict."""
     if isinstance(block, HintBlock):
         return {"type": "text", "text": block.rendered}
-    data: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
-    return data
+    if isinstance(block, ProviderBlock):
+        return dict(block.data)
+    if isinstance(block, ToolResultBlock) and not isinstance(block.content, str):
+        data = block.model_dump(mode="json", exclude_none=True, exclude={"content"})
+        data["content"] = [to_anthropic_block(part) for part in block.content]
+        return data
+    dumped: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
+    return dumped
 
 
 def messages_to_anthropic(
@@ -66,30 +87,29 @@ def request_to_anthropic(request: ModelRequest) -> dict[str, Any]:
     return payload
 
 
-def _block_from_anthropic(block: Any, where: str) -> Any:
+def _block_from_anthropic(block: Any, where: str, *, in_result: bool = False) -> Any:
     if not isinstance(block, Mapping):
         msg = f"{where} is {type(block).__name__}, expected a content block dict with a 'type'"
         raise MessageFormatError(msg)
     kind = block.get("type")
-    if kind not in _ANTHROPIC_BLOCKS:
-        msg = (
-            f"{where} has type {kind!r}; ctxlab reads Anthropic blocks of type "
-            f"{sorted(_ANTHROPIC_BLOCKS)} (drop or convert thinking and server-tool blocks first)"
-        )
+    if not isinstance(kind, str) or not kind:
+        msg = f"{where} has no 'type'; every Anthropic content block names its type"
         raise MessageFormatError(msg)
+    if kind not in (_RESULT_PARTS if in_result else _MODELLED):
+        # Server tool blocks, search results, MCP blocks, newer types: carried unchanged.
+        return {"type": "provider", "data": dict(block)}
     if kind == "text":
         text = block.get("text")
         if isinstance(text, str) and text.startswith(HINT_OPEN) and text.endswith(HINT_CLOSE):
             return {"type": "hint", "hint": text[len(HINT_OPEN) : -len(HINT_CLOSE)]}
         # Citations and cache_control are request annotations, not content: not kept.
         return {"type": "text", "text": text}
-    if kind in ("tool_use", "image"):
-        return {k: v for k, v in block.items() if k != "cache_control"}
     out = {k: v for k, v in block.items() if k != "cache_control"}
     content = out.get("content", "")
-    if isinstance(content, list):
+    if kind == "tool_result" and isinstance(content, list):
         out["content"] = [
-            _block_from_anthropic(p, f"{where}.content[{i}]") for i, p in enumerate(content)
+            _block_from_anthropic(p, f"{where}.content[{i}]", in_result=True)
+            for i, p in enumerate(content)
         ]
     return out
 

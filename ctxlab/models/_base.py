@@ -78,6 +78,11 @@ class Model(ABC):
             self._counter = TiktokenCounter("cl100k_base")
         return self._counter
 
+    async def load_limits(self) -> None:
+        """Learn the model's limits from the provider before the first request (the agent calls
+        this at the start of every call; a model that knows its limits does nothing)."""
+        return None
+
     @abstractmethod
     async def request(
         self,

@@ -9,6 +9,7 @@ from typing import Any
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab.messages import (
     AssistantMessage,
+    DocumentBlock,
     HintBlock,
     ImageBlock,
     TextBlock,
@@ -38,6 +39,9 @@ def _user_parts(message: UserMessage) -> list[dict[str, Any]]:
             parts.append({"type": "text", "text": block.text})
         elif isinstance(block, HintBlock):
             parts.append({"type": "text", "text": block.rendered})
+        elif isinstance(block, DocumentBlock) and block.text:
+            # Chat Completions has no document part: a text document travels as its text.
+            parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
             source = block.source
             url = (

@@ -7,21 +7,34 @@ costs a dictionary look-up per message plus the tokenization of what is new.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import base64
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ctxlab.messages import (
     AssistantMessage,
+    DocumentBlock,
     HintBlock,
     ImageBlock,
+    ProviderBlock,
+    RedactedThinkingBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
 )
 from ctxlab.tokens._counter import TokenCounter
 
-__all__ = ["IMAGE_TOKENS", "MESSAGE_OVERHEAD", "TOOL_BLOCK_OVERHEAD", "TokenCache"]
+__all__ = [
+    "IMAGE_TOKENS",
+    "MESSAGE_OVERHEAD",
+    "PDF_PAGE_TOKENS",
+    "TOOL_BLOCK_OVERHEAD",
+    "TokenCache",
+    "document_tokens",
+]
 
 IMAGE_TOKENS = 1600
 """Tokens assumed per image: Anthropic's figure for a ~1.15 megapixel image, its usual maximum."""
@@ -30,7 +43,29 @@ MESSAGE_OVERHEAD = 4
 TOOL_BLOCK_OVERHEAD = 8
 """Tokens of framing assumed per tool call or tool result (ids, tags)."""
 
+PDF_PAGE_TOKENS = 2_250
+"""Tokens assumed per PDF page: the middle of Anthropic's 1,500–3,000 per page (text and the page
+image), from its PDF-support documentation."""
+
 _MAX_ENTRIES = 200_000
+_PDF_PAGE = re.compile(rb"/Type\s*/Page(?!s)")
+
+
+def document_tokens(block: DocumentBlock, count: Callable[[str], int]) -> int:
+    """Estimated tokens of a document: its text when it carries text, ``PDF_PAGE_TOKENS`` per page
+    of a base64 PDF (pages counted in the PDF's own page objects), the title and context too."""
+    tokens = sum(count(t) for t in (block.title, block.context) if t)
+    if block.text:
+        return tokens + count(block.text)
+    data = block.source.get("data")
+    if block.source.get("type") == "base64" and isinstance(data, str):
+        try:
+            raw = base64.b64decode(data, validate=False)
+        except ValueError:
+            raw = b""
+        pages = len(_PDF_PAGE.findall(raw))
+        return tokens + PDF_PAGE_TOKENS * max(pages, 1)
+    return tokens + PDF_PAGE_TOKENS  # a URL: at least one page
 
 
 class TokenCache:
@@ -104,9 +139,20 @@ class TokenCache:
         if isinstance(block, ToolUseBlock):
             return TOOL_BLOCK_OVERHEAD + count(block.name) + count(block.input_json)
         if isinstance(block, ToolResultBlock):
-            return TOOL_BLOCK_OVERHEAD + count(block.text) + IMAGE_TOKENS * len(block.images)
+            tokens = TOOL_BLOCK_OVERHEAD + count(block.text) + IMAGE_TOKENS * len(block.images)
+            return tokens + sum(self._count_block(p) for p in block.other_parts)
         if isinstance(block, ImageBlock):
             return IMAGE_TOKENS
+        if isinstance(block, ThinkingBlock):
+            # Counted although Anthropic drops earlier turns' thinking from the window: an
+            # over-estimate is safe, an under-estimate overflows.
+            return count(block.thinking)
+        if isinstance(block, RedactedThinkingBlock):
+            return len(block.data) // 4  # opaque: about what the reasoning it hides would cost
+        if isinstance(block, DocumentBlock):
+            return document_tokens(block, count)
+        if isinstance(block, ProviderBlock):
+            return TOOL_BLOCK_OVERHEAD + count(block.data_json)
         msg = f"cannot count tokens of {type(block).__name__}"
         raise TypeError(msg)
 

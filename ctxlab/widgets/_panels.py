@@ -18,7 +18,17 @@ from ctxlab._config_fields import TunableField, tunable_fields
 from ctxlab._request import ModelRequest
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SourceRegistration, TextSource
-from ctxlab.messages import HintBlock, ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from ctxlab.messages import (
+    DocumentBlock,
+    HintBlock,
+    ImageBlock,
+    ProviderBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 if TYPE_CHECKING:
     from ctxlab._step_source import StepSource
@@ -167,6 +177,15 @@ def _block(role: str, block: Any, cache: TokenCache) -> str:
         return _details(f"{role} · hint", block.hint, tokens, open_=True)
     if isinstance(block, ImageBlock):
         return f"<div>{html.escape(role)} · image · {tokens} tokens</div>"
+    if isinstance(block, ThinkingBlock):
+        return _details(f"{role} · thinking", block.thinking, tokens)
+    if isinstance(block, DocumentBlock):
+        title = f"{role} · document" + (f" {block.title}" if block.title else "")
+        return _details(title, block.text or f"({block.source.get('type')} source)", tokens)
+    if isinstance(block, ProviderBlock):
+        return _details(f"{role} · {block.kind}", block.data_json, tokens)
+    if isinstance(block, RedactedThinkingBlock):
+        return f"<div>{html.escape(role)} · redacted thinking · {tokens} tokens</div>"
     return f"<div>{html.escape(role)} · {html.escape(type(block).__name__)}</div>"
 
 

@@ -71,6 +71,28 @@ def _sse(body: dict[str, Any]) -> Iterator[bytes]:
                         "delta": {"type": "text_delta", "text": piece},
                     },
                 )
+        elif block["type"] == "thinking":
+            yield event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            )
+            for delta in (
+                {"type": "thinking_delta", "thinking": block["thinking"]},
+                {"type": "signature_delta", "signature": block["signature"]},
+            ):
+                yield event(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": delta},
+                )
+        elif "input" not in block:  # redacted thinking, server tool results: whole at the start
+            yield event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": block},
+            )
         else:
             empty = {**block, "input": {}}
             yield event(
@@ -104,6 +126,8 @@ class MessagesAPI:
 
     def __init__(self, script: list[Any] | None = None) -> None:
         self.script: list[Any] = list(script or [])
+        self.models: dict[str, dict[str, Any]] = {}
+        """Answers of ``GET /v1/models/{id}``, by model id."""
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         api = self
@@ -119,6 +143,14 @@ class MessagesAPI:
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                # The Models API: what the script's ``models`` say about a model, else 404.
+                name = self.path.split("?")[0].rsplit("/", 1)[-1]
+                if self.path.startswith("/v1/models/") and name in api.models:
+                    self._send_json(200, api.models[name])
+                    return
+                self._send_json(*error(404, "not_found_error", f"no model {name}"))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))

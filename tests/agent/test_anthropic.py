@@ -300,3 +300,75 @@ async def test_request_parameters_pass_through_and_clashes_are_refused() -> None
     assert sent["metadata"] == {"user_id": "u1"}
     with pytest.raises(UsageError, match="messages"):
         AnthropicModel(api_key="k", messages=[])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_thinking_and_server_tool_blocks_go_back_as_they_came(stream: bool) -> None:
+    thinking = {"type": "thinking", "thinking": "2 + 3 needs the tool.", "signature": "sig=="}
+    redacted = {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"}
+    search = {
+        "type": "server_tool_use",
+        "id": "srvtoolu_1",
+        "name": "web_search",
+        "input": {"query": "sum"},
+    }
+    found = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "url": "https://example.org", "title": "Sums"}],
+    }
+    script = [
+        message([thinking, redacted, search, found, tool_use("toolu_1", "add", a=2, b=3)]),
+        message("5."),
+    ]
+    with MessagesAPI(script) as api:
+        agent = Agent(
+            model=model_for(
+                api, stream=stream, thinking={"type": "enabled", "budget_tokens": 1024}
+            ),
+            tools=[add],
+            counter=ApproximateCounter(),
+        )
+        await agent("What is 2 + 3?")
+    second = api.requests[1]
+    assert second["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    sent = second["messages"][1]["content"]
+    # Signed thinking, redacted thinking and the server tool blocks, unchanged, before the call.
+    assert sent[:4] == [thinking, redacted, search, found]
+    assert sent[4]["type"] == "tool_use"
+    # The Context counts them: the thinking text is in the step's conversation tokens.
+    history = agent.context.conversation[1]
+    assert [b.type for b in history.content] == [
+        "thinking",
+        "redacted_thinking",
+        "provider",
+        "provider",
+        "tool_use",
+    ]
+
+
+async def test_the_context_window_comes_from_the_models_api() -> None:
+    with MessagesAPI([message("hi"), message("hi")]) as api:
+        api.models["claude-sonnet-4-6"] = {
+            "type": "model",
+            "id": "claude-sonnet-4-6",
+            "display_name": "Claude Sonnet 4.6",
+            "created_at": "2026-01-01T00:00:00Z",
+            "max_input_tokens": 1_000_000,
+            "max_tokens": 64_000,
+        }
+        model = model_for(api)
+        assert (model.context_window, model.limits_source) == (200_000, "table")
+        agent = Agent(model=model, counter=ApproximateCounter())
+        await agent("hi")
+        assert (model.context_window, model.limits_source) == (1_000_000, "models_api")
+        assert agent.manifests[-1].context_size == 1_000_000
+        # An explicit window wins and the API is not asked.
+        fixed = model_for(api, context_window=150_000)
+        await Agent(model=fixed, counter=ApproximateCounter())("hi")
+        assert (fixed.context_window, fixed.limits_source) == (150_000, "argument")
+    # Unreachable (the route answers 404): the table stands.
+    with MessagesAPI([message("hi")]) as api:
+        model = model_for(api)
+        await Agent(model=model, counter=ApproximateCounter())("hi")
+        assert (model.context_window, model.limits_source) == (200_000, "table")

@@ -153,7 +153,7 @@ def test_load_transcript_names_file_and_line_for_bad_bytes_and_a_bad_system(
         + "\n"
         + json.dumps({"role": "user", "content": "hi"})
         + "\n\n"
-        + json.dumps({"role": "user", "content": [{"type": "nope"}]})
+        + json.dumps({"role": "user", "content": [{"type": "image"}]})  # no source
         + "\n"
     )
     with pytest.raises(MessageFormatError, match=r"blocks.jsonl line 4: "):

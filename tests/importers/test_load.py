@@ -23,10 +23,15 @@ def raw(kind: str, pattern: str) -> list[Path]:
 
 
 def shape(messages: Any) -> list[tuple[str, ...]]:
-    """Roles and tool-call ids, message by message (what an importer must get right)."""
+    """Roles and tool-call ids, message by message (what an importer must get right). Thinking
+    is left out: the normalized corpus dropped it, ctxlab keeps it."""
     out = []
     for message in messages:
-        ids = [getattr(b, "id", "") or getattr(b, "tool_use_id", "") for b in message.content]
+        ids = [
+            getattr(b, "id", "") or getattr(b, "tool_use_id", "")
+            for b in message.content
+            if b.type not in ("thinking", "redacted_thinking")
+        ]
         out.append((message.role, *ids))
     return out
 
@@ -154,7 +159,9 @@ def test_an_anthropic_request_with_system_tools_and_a_missing_result() -> None:
     assert transcript.system == "Be careful." and transcript.tools[0].name == "read"
     assert find_tool_pair_problems(transcript.messages) == []
     assert transcript.meta["synthesized_results"] == 1
-    assert transcript.meta["dropped_blocks"] == {"thinking": 1}
+    assert "dropped_blocks" not in transcript.meta
+    thinking = transcript.messages[1].content[0]
+    assert (thinking.type, thinking.thinking, thinking.signature) == ("thinking", "hm", "x")  # type: ignore[union-attr]
 
 
 def test_bad_files_name_the_file_and_line(tmp_path: Path) -> None:
@@ -369,7 +376,8 @@ def test_pydantic_ai_message_json() -> None:
     assert detect_format(messages) == "pydantic_ai"
     transcript = load(messages)
     assert transcript.system == "Be brief." and find_tool_pair_problems(transcript.messages) == []
-    assert transcript.meta["dropped_blocks"] == {"thinking": 1}
+    assert "dropped_blocks" not in transcript.meta
+    assert transcript.messages[1].content[0].thinking == "easy"  # type: ignore[union-attr]
     result = transcript.messages[2].content[0]
     assert result.text == "5"  # type: ignore[union-attr]
     assert (

@@ -15,6 +15,7 @@ from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from pydantic import Field
 
 from ctxlab.integrations.langchain import ContextMiddleware
 
@@ -24,7 +25,7 @@ READS = 10
 class _Model(GenericFakeChatModel):
     """LangChain's fake chat model, recording what it is sent; tools bound as given."""
 
-    sent: list[list[BaseMessage]] = []
+    sent: list[list[BaseMessage]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         return self

@@ -1,0 +1,153 @@
+"""Thinking, redacted thinking, documents and server-tool blocks: kept losslessly on the way in,
+written back unchanged, counted in the budget."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxlab import ApproximateCounter, load
+from ctxlab.messages import DocumentBlock, ProviderBlock, ThinkingBlock, find_tool_pair_problems
+from ctxlab.tokens import PDF_PAGE_TOKENS, TokenCache
+
+
+def _pdf(pages: int) -> str:
+    objects = b"".join(b"<< /Type /Page /Parent 2 0 R >>\n" for _ in range(pages))
+    return base64.b64encode(b"%PDF-1.4\n<< /Type /Pages /Count 3 >>\n" + objects).decode()
+
+
+MESSAGES: list[dict[str, Any]] = [
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "document",
+                "source": {"type": "base64", "media_type": "application/pdf", "data": _pdf(3)},
+                "title": "spec.pdf",
+            },
+            {
+                "type": "document",
+                "source": {
+                    "type": "text",
+                    "media_type": "text/plain",
+                    "data": "Rule 7: no overflow.",
+                },
+                "citations": {"enabled": True},
+            },
+            {"type": "text", "text": "Does the spec allow it?"},
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "Check rule 7, then search.", "signature": "c2ln"},
+            {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_1",
+                "name": "web_search",
+                "input": {"query": "rule 7"},
+            },
+            {
+                "type": "web_search_tool_result",
+                "tool_use_id": "srvtoolu_1",
+                "content": [
+                    {"type": "web_search_result", "url": "https://example.org/7", "title": "Rule 7"}
+                ],
+            },
+            {"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"pattern": "overflow"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": [
+                    {"type": "text", "text": "spec.md:7: no overflow"},
+                    {
+                        "type": "search_result",
+                        "source": "spec.md",
+                        "title": "spec",
+                        "content": [{"type": "text", "text": "no overflow"}],
+                    },
+                ],
+            }
+        ],
+    },
+    {"role": "assistant", "content": [{"type": "text", "text": "No: rule 7 forbids it."}]},
+]
+
+
+def test_every_block_is_kept_and_written_back_unchanged(tmp_path: Path) -> None:
+    transcript = load({"messages": MESSAGES})
+    assert "dropped_blocks" not in transcript.meta
+    assert find_tool_pair_problems(transcript.messages) == []
+    kinds = [b.type for m in transcript.messages for b in m.content]
+    assert kinds == [
+        "document",
+        "document",
+        "text",
+        "thinking",
+        "redacted_thinking",
+        "provider",
+        "provider",
+        "tool_use",
+        "tool_result",
+        "text",
+    ]
+    saved = transcript.save(tmp_path / "out.json", format="anthropic")
+    assert json.loads(saved.read_text())["messages"] == MESSAGES
+    again = load(saved)
+    assert again.messages == transcript.messages
+    ctxlab_file = transcript.save(tmp_path / "out.jsonl")
+    assert load(ctxlab_file).messages == transcript.messages
+
+
+def test_the_new_blocks_are_counted() -> None:
+    cache = TokenCache(ApproximateCounter())
+    transcript = load({"messages": MESSAGES})
+    pdf, text_doc = transcript.messages[0].content[:2]
+    assert isinstance(pdf, DocumentBlock) and isinstance(text_doc, DocumentBlock)
+    assert cache.block(pdf) == 3 * PDF_PAGE_TOKENS + cache.text("spec.pdf")
+    assert cache.block(text_doc) == cache.text("Rule 7: no overflow.")
+    thinking = transcript.messages[1].content[0]
+    assert isinstance(thinking, ThinkingBlock)
+    assert cache.block(thinking) == cache.text("Check rule 7, then search.")
+    search = transcript.messages[1].content[3]
+    assert isinstance(search, ProviderBlock) and search.kind == "web_search_tool_result"
+    assert cache.block(search) > cache.text("https://example.org/7")
+    result = transcript.messages[2].content[0]
+    # The search result inside the tool result counts too.
+    assert cache.block(result) > cache.text("spec.md:7: no overflow") + 8
+
+
+def test_a_claude_code_session_keeps_its_thinking(tmp_path: Path) -> None:
+    lines = [
+        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
+        {
+            "type": "assistant",
+            "sessionId": "s",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": "Greet back.", "signature": "s1"}],
+            },
+        },
+        {
+            "type": "assistant",
+            "sessionId": "s",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Hello.", "citations": None}],
+            },
+        },
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    transcript = load(path)
+    assert [b.type for b in transcript.messages[1].content] == ["thinking", "text"]
