@@ -1,7 +1,7 @@
-"""The tour in real JupyterLab, in headless Chromium: the dashboard renders and works.
+"""The notebooks in real JupyterLab, in headless Chromium: the dashboard renders and works.
 
-Starts JupyterLab on 127.0.0.1 (a free port, a temporary root holding a copy of the tour), opens
-the notebook, runs all cells, and checks: the budget plot has one x per reasoning request, the
+Starts JupyterLab on 127.0.0.1 (a free port, a temporary root holding a copy of the notebooks and
+the session fixtures they read), opens a notebook, runs all cells, and checks. The tour: the budget plot has one x per reasoning request, the
 manifest table and the sliders are there, "Compact now" adds a compaction marker, and a tool
 output holding ``<img src=x onerror=alert(1)>`` shows as text and fires no dialog. Screenshots go
 to the test's temporary folder; every server started is stopped.
@@ -20,6 +20,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,9 @@ if not CHROMIUM.exists():
         allow_module_level=True,
     )
 
-TOUR = Path(__file__).parents[2] / "notebooks" / "01_tour.ipynb"
+REPO = Path(__file__).parents[2]
+TOUR = REPO / "notebooks" / "01_tour.ipynb"
+SESSIONS = REPO / "notebooks" / "03_your_own_sessions.ipynb"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -53,11 +56,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def jupyterlab(tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def jupyterlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp_path = tmp_path_factory.mktemp("jupyterlab")
     root = tmp_path / "root"
-    root.mkdir()
-    shutil.copy(TOUR, root / TOUR.name)
+    (root / "notebooks").mkdir(parents=True)
+    for notebook in (TOUR, SESSIONS):
+        shutil.copy(notebook, root / "notebooks" / notebook.name)
+    shutil.copytree(REPO / "tests" / "fixtures", root / "tests" / "fixtures")
     port = _free_port()
     log = (tmp_path / "jupyterlab.log").open("w")
     server = subprocess.Popen(
@@ -74,6 +80,7 @@ def jupyterlab(tmp_path: Path) -> Iterator[str]:
             "--ServerApp.password=",
             "--ServerApp.disable_check_xsrf=True",
             f"--ServerApp.root_dir={root}",
+            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -117,6 +124,33 @@ def _plot_counts(page: object) -> dict[str, int]:
     )
 
 
+def _run_all(page: Any, base: str, notebook: str) -> None:
+    """Open ``notebook`` in a fresh workspace of its own (nothing restored from another test),
+    wait for its kernel, run all cells."""
+    name = notebook.split(".")[0].replace("_", "-")
+    page.goto(
+        f"{base}/lab/workspaces/{name}/tree/notebooks/{notebook}?reset",
+        wait_until="domcontentloaded",
+    )
+    page.wait_for_function(
+        "window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext"
+        f" && window.jupyterapp.shell.currentWidget.context.path.endsWith('{notebook}')",
+        timeout=90_000,
+    )
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    page.evaluate(
+        """async () => {
+            const nb = window.jupyterapp.shell.currentWidget;
+            await nb.context.ready; await nb.sessionContext.ready;
+            while (!nb.sessionContext.session?.kernel
+                   || nb.sessionContext.session.kernel.status !== 'idle')
+                await new Promise(r => setTimeout(r, 100));
+        }"""
+    )
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
 def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> None:
     dialogs: list[str] = []
     with playwright.sync_playwright() as p:
@@ -124,23 +158,7 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> N
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(f"{jupyterlab}/lab/tree/{TOUR.name}", wait_until="domcontentloaded")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            page.wait_for_function(
-                "window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                " && window.jupyterapp.shell.currentWidget.sessionContext",
-                timeout=90_000,
-            )
-            page.evaluate(
-                """async () => {
-                    const nb = window.jupyterapp.shell.currentWidget;
-                    await nb.context.ready; await nb.sessionContext.ready;
-                    while (!nb.sessionContext.session?.kernel
-                           || nb.sessionContext.session.kernel.status !== 'idle')
-                        await new Promise(r => setTimeout(r, 100));
-                }"""
-            )
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            _run_all(page, jupyterlab, TOUR.name)
             # The last cell prints this; everything before it has run.
             page.wait_for_function(
                 "document.body.innerText.includes('window 32000')", timeout=180_000
@@ -190,3 +208,33 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> N
         finally:
             browser.close()
     assert (tmp_path / "final.png").stat().st_size > 0
+
+
+def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, tmp_path: Path) -> None:
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _run_all(page, jupyterlab, SESSIONS.name)
+            try:
+                page.wait_for_function(
+                    "document.body.innerText.includes('followed 5 requests')", timeout=120_000
+                )
+            finally:
+                page.screenshot(path=str(tmp_path / "sessions-run.png"), full_page=True)
+                text = page.inner_text(".jp-Notebook")
+                (tmp_path / "sessions.txt").write_text(text)
+            assert "Traceback" not in text, text[text.find("Traceback") - 500 :][:3000]
+            # The first Lab is the Claude Code session: five requests, the billed input drawn.
+            usage = page.evaluate(
+                """() => {
+                    const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.data);
+                    const t = gd && gd.data.find(t => t.name === 'provider usage');
+                    const c = gd && gd.data.find(t => t.name === 'conversation');
+                    return t && {x: t.x.length, y: [...t.y], steps: c.x.length};
+                }"""
+            )
+            page.screenshot(path=str(tmp_path / "sessions.png"), full_page=True)
+            assert usage == {"x": 5, "y": [14230, 19950, 20056, 14358, 14414], "steps": 5}
+        finally:
+            browser.close()
