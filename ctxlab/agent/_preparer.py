@@ -19,7 +19,7 @@ from ctxlab._request import ModelRequest
 from ctxlab._state import WorkingState
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent
 from ctxlab.agent._memory_flush import flush_facts
-from ctxlab.exceptions import PreparationError, StateChanged, UsageError
+from ctxlab.exceptions import ModelError, PreparationError, StateChanged, UsageError
 from ctxlab.manifest import (
     CompactionTrigger,
     ContextManifest,
@@ -85,11 +85,34 @@ class Preparer:
         """Prepare a reasoning (or recovery) request, emit its manifest and commit its state."""
         base = self._agent.context
         prep = await self._prepare(purpose, force=force)
+        if self._agent.model.exact_counts:
+            prep = await self._counted(prep, purpose, force)
         self._publish(prep, base)
         if prep.compaction is not None:
             trigger: CompactionTrigger = "overflow" if purpose == "recovery" else "automatic"
             self._agent._emit(CompactionEvent(trigger, prep.compaction, self._agent._call))
         return prep
+
+    async def _counted(self, prep: Preparation, purpose: Purpose, force: bool) -> Preparation:
+        # The provider's count of what is about to be sent. The estimate decides the budget (a
+        # count per block over the network would be far too slow); the exact count catches an
+        # estimate that let through a request the provider would refuse: compact, once.
+        model = self._agent.model
+        try:
+            exact = await model.count_tokens(prep.request)
+        except ModelError:
+            return prep  # counting is an extra: a failed count changes nothing
+        manifest = dataclasses.replace(prep.manifest, exact_input_tokens=exact)
+        prep = dataclasses.replace(prep, manifest=manifest)
+        if exact <= manifest.input_limit or force or purpose != "reasoning":
+            return prep
+        retry = await self._prepare(purpose, force=True)
+        try:
+            exact = await model.count_tokens(retry.request)
+        except ModelError:
+            return retry
+        manifest = dataclasses.replace(retry.manifest, exact_input_tokens=exact)
+        return dataclasses.replace(retry, manifest=manifest)
 
     async def compact(
         self,

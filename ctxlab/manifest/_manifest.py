@@ -167,6 +167,9 @@ class ContextManifest:
     """Provider-reported usage, attached after the response."""
     error: str | None = None
     """The failure's message when validation did not pass."""
+    exact_input_tokens: int | None = None
+    """The request's input tokens counted by the provider before sending (a model with exact
+    counting switched on, e.g. ``AnthropicModel(exact_counts=True)``); None otherwise."""
 
     @property
     def call_id(self) -> str:
@@ -235,6 +238,7 @@ class ContextManifest:
             thresholds=Thresholds(**lines) if isinstance(lines, Mapping) else None,
             provider_usage=ProviderUsage(**usage) if isinstance(usage, Mapping) else None,
             error=data.get("error"),
+            exact_input_tokens=data.get("exact_input_tokens"),
         )
 
     def items_frame(self) -> pd.DataFrame:

@@ -89,6 +89,10 @@ class AnthropicModel(Model):
         context_window: Override the window. Without it the window comes from the Models API
             at the first call (`load_limits`), else from `CONTEXT_WINDOWS`.
         max_retries: The SDK's own retries of transient errors (429, 529, connection).
+        exact_counts: Count every reasoning request with the API's ``count_tokens`` before
+            sending it: the count goes on the manifest (``exact_input_tokens``), and a request the
+            estimate let through but the exact count finds over the input limit is compacted
+            first. One more API call per step.
         **parameters: Passed to every request as they are (``temperature``, ``tool_choice``,
             ``thinking``, ``metadata``, and any other keyword of ``messages.create``).
     """
@@ -105,6 +109,7 @@ class AnthropicModel(Model):
         prompt_cache: bool = True,
         context_window: int | None = None,
         max_retries: int = 2,
+        exact_counts: bool = False,
         **parameters: Any,
     ) -> None:
         import anthropic
@@ -127,6 +132,7 @@ class AnthropicModel(Model):
         self.max_tokens = max_tokens
         self.max_output_tokens = max_tokens
         self.stream = stream
+        self.exact_counts = exact_counts
         self.prompt_cache = prompt_cache
         self.context_window = context_window or context_window_of(model)
         self.limits_source = "argument" if context_window else "table"

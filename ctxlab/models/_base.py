@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab._request import ModelRequest
+from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ProviderUsage, Purpose
 from ctxlab.messages import (
     AssistantMessage,
@@ -77,6 +78,14 @@ class Model(ABC):
         if self._counter is None:
             self._counter = TiktokenCounter("cl100k_base")
         return self._counter
+
+    exact_counts: bool = False
+    """Whether the agent asks `count_tokens` for every reasoning request before sending it."""
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The provider's exact input-token count of ``request`` (models that can)."""
+        msg = f"{type(self).__name__} cannot count tokens exactly; its estimates are all there is"
+        raise UsageError(msg)
 
     async def load_limits(self) -> None:
         """Learn the model's limits from the provider before the first request (the agent calls

@@ -127,6 +127,8 @@ class MessagesAPI:
     def __init__(self, script: list[Any] | None = None) -> None:
         self.script: list[Any] = list(script or [])
         self.models: dict[str, dict[str, Any]] = {}
+        self.count_factor = 1.0
+        """``count_tokens`` answers a quarter of the body's characters times this."""
         """Answers of ``GET /v1/models/{id}``, by model id."""
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -158,7 +160,8 @@ class MessagesAPI:
                 api.requests.append(body)
                 api.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.startswith("/v1/messages/count_tokens"):
-                    self._send_json(200, {"input_tokens": len(json.dumps(body)) // 4})
+                    tokens = int(len(json.dumps(body)) // 4 * api.count_factor)
+                    self._send_json(200, {"input_tokens": tokens})
                     return
                 if not self.path.startswith("/v1/messages"):
                     self._send_json(*error(404, "not_found_error", f"no route {self.path}"))

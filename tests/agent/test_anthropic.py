@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig
@@ -372,3 +374,48 @@ async def test_the_context_window_comes_from_the_models_api() -> None:
         model = model_for(api)
         await Agent(model=model, counter=ApproximateCounter())("hi")
         assert (model.context_window, model.limits_source) == (200_000, "table")
+
+
+async def test_exact_counts_go_on_the_manifest_and_catch_an_underestimate() -> None:
+    script = [
+        message([tool_use("toolu_1", "fetch", page=1)]),
+        message([tool_use("toolu_2", "fetch", page=2)]),
+        message("Both pages read."),
+    ]
+    with MessagesAPI(script) as api:
+        model = model_for(api, exact_counts=True, context_window=12_000, max_tokens=1024)
+        events: list[object] = []
+        agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter())
+        agent.subscribe(events.append)
+        await agent("Read pages 1 and 2.")
+        counted = [r for r in api.requests if "max_tokens" not in r]
+        sent = [r for r in api.requests if "max_tokens" in r]
+        assert len(counted) == len(sent) == 3
+        exact = [m.exact_input_tokens for m in agent.manifests if m.purpose == "reasoning"]
+        assert exact == [len(json.dumps(r)) // 4 for r in counted]
+        assert not any(e.type == "compaction" for e in events)  # type: ignore[attr-defined]
+
+    # A provider that counts far more than the estimate: the last request is compacted first
+    # (the model writes the summary).
+    summary = {
+        "task_overview": "read pages 1 and 2",
+        "current_state": "both read",
+        "important_discoveries": "/var/log/app-1.log",
+        "next_steps": "answer",
+        "context_to_preserve": "/var/log/app-2.log",
+    }
+    with MessagesAPI([*script[:2], message(json.dumps(summary)), script[2]]) as api:
+        api.count_factor = 4.0
+        model = model_for(api, exact_counts=True, context_window=3_500, max_tokens=512)
+        events = []
+        agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter())
+        agent.subscribe(events.append)
+        await agent("Read pages 1 and 2.")
+        compactions = [e for e in events if e.type == "compaction"]  # type: ignore[attr-defined]
+        assert compactions
+        last = agent.manifests[-1]
+        # The estimate alone would have sent it: the exact count was over the limit.
+        assert last.estimated_input_tokens < last.input_limit
+        assert last.exact_input_tokens is not None
+        assert last.exact_input_tokens <= last.input_limit
+        assert "summary" in json.dumps(api.requests[-1]["messages"][0]).lower()
