@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from ctxlab._replay import Transcript
-from ctxlab.messages import AssistantMessage, ToolUseBlock, UserMessage
 
-__all__ = ["MessageGroups", "originals_for", "run_sync", "tool_names"]
+__all__ = ["MessageGroups", "originals_for", "run_sync"]
 
 T = TypeVar("T")
 MessageGroups = list[list[Any]]
@@ -23,17 +22,6 @@ def originals_for(groups: MessageGroups, transcript: Transcript) -> dict[str, li
     if len(groups) != len(transcript.messages):
         return {}
     return {m.content_hash: g for m, g in zip(transcript.messages, groups, strict=True)}
-
-
-def tool_names(messages: Sequence[UserMessage | AssistantMessage]) -> dict[str, str]:
-    """Tool name by call id (a framework's tool result needs its tool's name)."""
-    return {
-        b.id: b.name
-        for m in messages
-        if isinstance(m, AssistantMessage)
-        for b in m.content
-        if isinstance(b, ToolUseBlock)
-    }
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:

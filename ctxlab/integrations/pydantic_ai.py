@@ -38,7 +38,7 @@ from pydantic_ai.messages import (
 
 from ctxlab._observed import ObservedSession
 from ctxlab._request import ToolSchema
-from ctxlab.integrations._common import MessageGroups, originals_for, tool_names
+from ctxlab.integrations._common import MessageGroups, originals_for
 from ctxlab.io import load
 from ctxlab.messages import (
     AssistantMessage,
@@ -47,6 +47,7 @@ from ctxlab.messages import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    tool_names,
 )
 
 __all__ = ["ContextProcessor"]

@@ -13,20 +13,17 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.manifest import ProviderUsage
-from ctxlab.messages import AssistantMessage, UserMessage, parse_messages, repair_conversation
+from ctxlab.messages import (
+    ANTHROPIC_BLOCK_TYPES,
+    AssistantMessage,
+    UserMessage,
+    parse_messages,
+    repair_conversation,
+)
 
 __all__ = ["ConversationBuilder", "anthropic_block"]
 
-KEPT_BLOCKS = {
-    "text",
-    "image",
-    "tool_use",
-    "tool_result",
-    "thinking",
-    "redacted_thinking",
-    "document",
-    "provider",
-}
+KEPT_BLOCKS = ANTHROPIC_BLOCK_TYPES | {"provider"}
 # Modelled blocks a role cannot hold travel as provider blocks (kept, never sent in a wrong form).
 _ROLE_ONLY = {"user": {"thinking", "redacted_thinking"}, "assistant": {"document"}}
 # The fields of each modelled block; other keys (cache_control, citations, Claude Code's caller)

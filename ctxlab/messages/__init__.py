@@ -7,6 +7,7 @@ Provider wire formats live with their adapters: the Anthropic Messages format is
 from typing import Any
 
 from ctxlab.messages._blocks import (
+    ANTHROPIC_BLOCK_TYPES,
     HINT_CLOSE,
     HINT_OPEN,
     AssistantBlock,
@@ -36,11 +37,13 @@ from ctxlab.messages._messages import (
     dump_messages,
     find_tool_pair_problems,
     parse_messages,
+    tool_names,
 )
 from ctxlab.messages._repair import repair_conversation
 from ctxlab.messages._text import DECODE_NOTE, clean_text, decoded_output
 
 __all__ = [
+    "ANTHROPIC_BLOCK_TYPES",
     "DECODE_NOTE",
     "HINT_CLOSE",
     "HINT_OPEN",
@@ -72,6 +75,7 @@ __all__ = [
     "find_tool_pair_problems",
     "parse_messages",
     "repair_conversation",
+    "tool_names",
 ]
 
 _MOVED = ("messages_from_anthropic", "messages_to_anthropic", "to_anthropic_block")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ctxlab.messages._text import clean_value
 
 __all__ = [
+    "ANTHROPIC_BLOCK_TYPES",
     "AssistantBlock",
     "Base64ImageSource",
     "ContentBlock",
@@ -35,6 +36,11 @@ __all__ = [
     "UrlImageSource",
     "UserBlock",
 ]
+
+ANTHROPIC_BLOCK_TYPES = frozenset(
+    {"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
+)
+"""The Anthropic block types ctxlab has a model of (any other is carried as a `ProviderBlock`)."""
 
 # A hint reaches a provider as text wrapped in this tag; reading it back restores the hint.
 HINT_OPEN = "<system-reminder>"

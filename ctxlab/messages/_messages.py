@@ -31,6 +31,7 @@ __all__ = [
     "dump_messages",
     "find_tool_pair_problems",
     "parse_messages",
+    "tool_names",
 ]
 
 
@@ -222,6 +223,17 @@ class ToolPairScanner:
                 *(ToolPairProblem("missing_result", tid, at) for tid, at in self.pending.items()),
             ]
         return list(self.problems)
+
+
+def tool_names(conversation: Iterable[UserMessage | AssistantMessage]) -> dict[str, str]:
+    """The tool name of every call in ``conversation``, by call id (a tool result names only
+    its call's id)."""
+    return {
+        use.id: use.name
+        for m in conversation
+        if isinstance(m, AssistantMessage)
+        for use in m.tool_uses
+    }
 
 
 def find_tool_pair_problems(

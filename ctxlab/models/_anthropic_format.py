@@ -17,6 +17,7 @@ from typing import Any
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import (
+    ANTHROPIC_BLOCK_TYPES,
     HINT_CLOSE,
     HINT_OPEN,
     AssistantMessage,
@@ -36,16 +37,6 @@ __all__ = [
     "tool_to_anthropic",
 ]
 
-# Blocks with a model of their own; any other type becomes a ProviderBlock.
-_MODELLED = {
-    "text",
-    "image",
-    "tool_use",
-    "tool_result",
-    "thinking",
-    "redacted_thinking",
-    "document",
-}
 _RESULT_PARTS = {"text", "image", "document"}
 
 
@@ -95,7 +86,7 @@ def _block_from_anthropic(block: Any, where: str, *, in_result: bool = False) ->
     if not isinstance(kind, str) or not kind:
         msg = f"{where} has no 'type'; every Anthropic content block names its type"
         raise MessageFormatError(msg)
-    if kind not in (_RESULT_PARTS if in_result else _MODELLED):
+    if kind not in (_RESULT_PARTS if in_result else ANTHROPIC_BLOCK_TYPES):
         # Server tool blocks, search results, MCP blocks, newer types: carried unchanged.
         return {"type": "provider", "data": dict(block)}
     if kind == "text":

@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxlab._config import ContextConfig
 from ctxlab.manifest import ManifestItem, Transform
-from ctxlab.messages import DECODE_NOTE, AssistantMessage, ToolPairScanner, UserMessage
+from ctxlab.messages import DECODE_NOTE, AssistantMessage, ToolPairScanner, UserMessage, tool_names
 from ctxlab.pipeline._images import limit_images
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._results import truncate_results
@@ -67,15 +67,6 @@ def message_items(
             )
         )
     return items
-
-
-def _tool_names(conversation: Sequence[UserMessage | AssistantMessage]) -> dict[str, str]:
-    return {
-        use.id: use.name
-        for m in conversation
-        if isinstance(m, AssistantMessage)
-        for use in m.tool_uses
-    }
 
 
 def _images(conversation: Sequence[UserMessage | AssistantMessage]) -> int:
@@ -140,7 +131,7 @@ def scan_conversation(
         )
     ):
         # Calls of the new results may sit in the processed prefix.
-        names = _tool_names((*base.conversation, *suffix))
+        names = tool_names((*base.conversation, *suffix))
         suffix, moved = evict_large_results(suffix, eviction, offloader, names, cache)
         transforms.extend(moved)
     if suffix:
