@@ -280,6 +280,7 @@ async def compare_configs(
                     step=step,
                     compaction=record.method if record else None,
                     compacted_messages=record.messages_compacted if record else 0,
+                    retention=record.retention.core if record and record.retention else None,
                 )
                 rows.append({"config": name, "index": replayed.index, **entry})
                 step += 1

@@ -33,6 +33,7 @@ STEP_COLUMNS: tuple[str, ...] = (
     "truncations",
     "compaction",
     "compacted_messages",
+    "retention",
     "usage_input",
     "usage_output",
     "usage_cache_read",
@@ -76,9 +77,11 @@ def step_row(
     call: str = "",
     compaction: CompactionMethod | None = None,
     compacted_messages: int = 0,
+    retention: float | None = None,
 ) -> dict[str, Any]:
     """The row of request ``step``: tokens by placement, lines, validation, transforms counted
-    by effect, the compaction it performed and the provider usage (when known)."""
+    by effect, the compaction it performed (and ``retention``: the share of the compacted span's
+    paths, commands and numbers the request still holds) and the provider usage (when known)."""
     effects = [transform_info(t.kind).effect for t in manifest.transforms]
     lines = manifest.thresholds
     return {
@@ -99,5 +102,6 @@ def step_row(
         "truncations": effects.count("truncation"),
         "compaction": compaction or "",
         "compacted_messages": compacted_messages,
+        "retention": retention,
         **usage_columns(manifest.provider_usage, manifest.estimated_input_tokens),
     }

@@ -16,6 +16,7 @@ from ctxlab._state import Summary
 from ctxlab.exceptions import CompressionError
 from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.pipeline._artifacts import Retention, artifacts_of, reachable_text, retention
 from ctxlab.pipeline._passes import prune_tool_output, truncate_old_arguments
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._scan import ConversationScan
@@ -40,6 +41,9 @@ NOTICE_ALLOWANCE = 80
 SUMMARY_ALLOWANCE = 2_000
 """Tokens set aside for a new summary when sizing the kept tail."""
 
+MIN_SUMMARY_BUDGET = 256
+"""The smallest budget a summary is given, however full the window."""
+
 TRUNCATION_NOTE = (
     "<system-info>{count} earlier messages were removed to fit the context window; no summary "
     "of them could be made ({reason}). Re-read files and re-run checks rather than relying on "
@@ -63,6 +67,9 @@ class CompactionRecord:
     """Summarization attempts made."""
     errors: tuple[str, ...] = ()
     """Why attempts failed."""
+    retention: Retention | None = None
+    """How much of the compacted span's artifacts (paths, commands, numbers, ...) the
+    conversation that follows still holds — summary and kept messages."""
 
     @property
     def kind(self) -> CompactionMethod:
@@ -140,6 +147,8 @@ async def _summarize(
     config: ContextConfig,
     summarizer: Summarizer | None,
     instructions: str | None,
+    budget: int,
+    cache: TokenCache,
 ) -> tuple[dict[str, str] | None, list[str]]:
     errors: list[str] = []
     if summarizer is None:
@@ -153,6 +162,8 @@ async def _summarize(
             instructions=instructions,
             attempt=attempt,
             template=config.compaction.summary_prompt,
+            budget_tokens=budget,
+            count=cache.text,
         )
         try:
             return validate_summary(await summarizer(request), config), errors
@@ -290,7 +301,11 @@ async def reduce_conversation(
         return result
     tail, cut = _fit_latest_turn(tail, max(room - SUMMARY_ALLOWANCE, 0), cache)
     result.transforms.extend(cut)
-    fields, errors = await _summarize(prefix, summary, config, summarizer, instructions)
+    # The summary may take the reserve (what the tail was sized by), never more than is left.
+    budget = min(limits.reserve_tokens, max(room - cache.messages(tail) - 64, MIN_SUMMARY_BUDGET))
+    fields, errors = await _summarize(
+        prefix, summary, config, summarizer, instructions, budget, cache
+    )
     new_summary = _new_summary(fields, errors, prefix, summary, config)
     if fields is None:
         result.transforms.append(Transform("summary_failed", "", "; ".join(errors)))
@@ -299,8 +314,9 @@ async def reduce_conversation(
     code: TransformKind = "history_compaction" if fields is not None else "history_truncation"
     result.transforms.append(Transform(code, f"{len(prefix)} messages", "", before, after))
     attempts = len(errors) + (1 if fields is not None else 0)
+    kept = retention(artifacts_of(prefix), reachable_text(tail, new_summary.text))
     result.compaction = CompactionRecord(
-        new_summary.kind, before, after, len(prefix), attempts, tuple(errors)
+        new_summary.kind, before, after, len(prefix), attempts, tuple(errors), kept
     )
     return result
 

@@ -2,15 +2,15 @@
 
 A summarizer is any async callable taking a `SummaryRequest` and returning a mapping of the
 schema's fields to text; the agent's model supplies one. `extractive_summarizer` is a
-deterministic one that keeps paths, commands and errors verbatim (for tests, replays and the
-offline demo model).
+deterministic one that keeps the task statement and the span's salient artifacts (paths, every
+tool call's salient input, numbers, errors) verbatim within its budget (for tests, replays and
+the offline demo model).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab._config import ContextConfig
@@ -19,10 +19,11 @@ from ctxlab.messages import (
     AssistantMessage,
     HintBlock,
     TextBlock,
-    ToolResultBlock,
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.pipeline._artifacts import Artifacts, artifacts_of, salient_input
+from ctxlab.tokens import head_within
 
 __all__ = [
     "Summarizer",
@@ -52,6 +53,10 @@ class SummaryRequest:
     template: str | None = None
     """000's summary prompt: when set, the request is this text alone with ``{messages}``
     replaced by the prefix as a transcript (instead of the prefix plus ``prompt``)."""
+    budget_tokens: int | None = None
+    """Tokens the rendered summary may take (the pipeline sets it from the reserve)."""
+    count: Callable[[str], int] | None = field(default=None, compare=False, repr=False)
+    """The pipeline's token counter, for summarizers that fit themselves to the budget."""
 
 
 Summarizer = Callable[[SummaryRequest], Awaitable[Mapping[str, Any]]]
@@ -95,20 +100,14 @@ class _Fields(dict[str, str]):
         return "(not recorded)"
 
 
-_PATH = re.compile(
-    r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|\b[\w-]+\.(?:py|js|ts|md|txt|json|toml|yaml|yml|cfg|ini|rs|go|java|c|h|cpp|sh)\b"
-)
-_ERROR = re.compile(
-    r"^.*(?:\w*(?:Error|Exception)\b|\bFAILED\b|\bTraceback\b|\berror:|\bfailed\b).*$", re.MULTILINE
-)
+TASK_SHARE = 0.4
+"""The share of a summary's budget the offline summarizer gives the task statement."""
+
+_DEFAULT_BUDGET = 2_000
 
 
-_MAX_PRESERVED = 60
-
-
-def _first_line(text: str, limit: int = 200) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+def _approximate(text: str) -> int:
+    return len(text) // 4 + 1
 
 
 def _texts(message: UserMessage | AssistantMessage) -> list[str]:
@@ -117,67 +116,108 @@ def _texts(message: UserMessage | AssistantMessage) -> list[str]:
     ]
 
 
-def _unique(items: Sequence[str], limit: int) -> list[str]:
-    seen: dict[str, None] = {}
-    for item in items:
-        seen.setdefault(item, None)
-    return list(seen)[:limit]
-
-
-async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
-    """A deterministic summary that quotes instead of paraphrasing.
-
-    The task is the first user words; the state lists the last actions; discoveries are error
-    lines; context to preserve lists file paths and commands verbatim.
-    """
-    user_texts = [t for m in request.messages if isinstance(m, UserMessage) for t in _texts(m)]
-    actions: list[str] = []
-    commands: list[str] = []
-    paths: list[str] = []
-    errors: list[str] = []
-    for message in request.messages:
-        for block in message.content:
-            if isinstance(block, ToolUseBlock):
-                actions.append(f"{block.name}({_first_line(block.input_json, 120)})")
-                for value in block.input.values():
-                    if isinstance(value, str):
-                        paths.extend(_PATH.findall(value))
-                        if block.name in ("bash", "Bash", "shell", "execute", "run"):
-                            commands.append(_first_line(value, 160))
-            elif isinstance(block, ToolResultBlock):
-                errors.extend(_first_line(e, 160) for e in _ERROR.findall(block.text[:20_000]))
-                paths.extend(_PATH.findall(block.text[:5_000]))
-            elif isinstance(block, TextBlock):
-                paths.extend(_PATH.findall(block.text[:5_000]))
+def _task(request: SummaryRequest, count: Callable[[str], int], budget: int) -> str:
     previous = request.previous_summary
-    task = _first_line(user_texts[0], 400) if user_texts else "(no user request in this span)"
     if previous is not None and previous.fields.get("task_overview"):
-        task = previous.fields["task_overview"]
-    last_assistant = next(
+        return previous.fields["task_overview"]  # already cut to its budget when first written
+    first = next((m for m in request.messages if isinstance(m, UserMessage) and _texts(m)), None)
+    if first is None:
+        return "(no user request in this span)"
+    task = "\n".join(_texts(first)).strip()
+    if count(task) <= budget:
+        return task
+    head = head_within(task, budget, count)
+    return f"{head}\n[... the task statement continues; cut at {budget} tokens]"
+
+
+def _state(request: SummaryRequest) -> str:
+    actions = [
+        f"{b.name}: {salient_input(b)}"
+        for m in request.messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ToolUseBlock)
+    ]
+    state = f"{len(request.messages)} messages compacted; last actions: " + "; ".join(
+        actions[-3:] or ["none"]
+    )
+    last = next(
         (
-            _first_line(" ".join(_texts(m)), 300)
+            " ".join(_texts(m))
             for m in reversed(request.messages)
             if isinstance(m, AssistantMessage) and _texts(m)
         ),
         "",
     )
-    state = f"{len(request.messages)} messages compacted; last actions: " + "; ".join(
-        actions[-5:] or ["none"]
-    )
-    if last_assistant:
-        state += f"\nLast assistant note: {last_assistant}"
-    preserve = _unique(paths, 40) + [f"$ {c}" for c in _unique(commands, 20)]
-    if previous is not None and previous.fields.get("context_to_preserve"):
-        # Carry earlier artifacts forward, newest kept when the list is full, so that repeated
-        # compactions do not grow the summary without bound.
-        earlier = previous.fields["context_to_preserve"].splitlines()
-        preserve = _unique([*earlier, *preserve], 10_000)[-_MAX_PRESERVED:]
+    if last:
+        state += f"\nLast assistant note: {' '.join(last.split())[:300]}"
     if request.instructions:
         state += f"\nCaller's instructions: {request.instructions}"
+    return state
+
+
+def _preserve(span: Artifacts, earlier: Sequence[str]) -> list[str]:
+    """``context_to_preserve`` as lines, most important first: this span's commands, paths and
+    numbers, then what earlier summaries preserved, then identifiers."""
+    lines = [f"$ {c}" for c in span.commands]
+    lines.extend(span.paths)  # one a line: each stays a fact of its own (the memory flush)
+    if span.numbers:
+        lines.append("Numbers: " + ", ".join(span.numbers))
+    lines.extend(e for e in earlier if e not in lines)
+    if span.identifiers:
+        lines.append("Names: " + ", ".join(span.identifiers))
+    return lines
+
+
+def _fit(lines: list[str], budget: int, count: Callable[[str], int]) -> list[str]:
+    """The first lines that fit ``budget`` tokens (a long last line is cut at a comma)."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        tokens = count(line) + 1
+        if used + tokens <= budget:
+            kept.append(line)
+            used += tokens
+            continue
+        room = budget - used
+        if room > 16 and ", " in line:
+            head = head_within(line.replace(", ", ",\n"), room, count).replace(",\n", ", ")
+            kept.append(head.rstrip(", "))
+            break
+        # A line too long for what is left is skipped: shorter ones after it may still fit.
+    return kept
+
+
+async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
+    """A deterministic summary that quotes instead of paraphrasing, within the request's budget.
+
+    The task is the first user message, whole up to `TASK_SHARE` of the budget (an earlier
+    summary's task carried forward); the state names the last actions; discoveries are the
+    span's error lines; context to preserve lists every tool call's salient input (whatever the
+    tool), the paths, numbers and names of the span (see `ctxlab.pipeline._artifacts`), then what
+    earlier summaries preserved — cut, least important first, to the budget.
+    """
+    count = request.count or _approximate
+    budget = request.budget_tokens or _DEFAULT_BUDGET
+    span = artifacts_of(request.messages)
+    task = _task(request, count, int(budget * TASK_SHARE))
+    state = _state(request)
+    next_steps = "Continue from the last action above; re-read files before editing them."
+    # What is left after the fixed fields (and the template's headings, ~60 tokens).
+    left = budget - count(task) - count(state) - count(next_steps) - 60
+    earlier: list[str] = []
+    previous = request.previous_summary
+    if previous is not None and previous.fields.get("context_to_preserve"):
+        earlier = previous.fields["context_to_preserve"].splitlines()
+    errors = list(span.errors)
+    preserve = _fit(
+        _preserve(span, earlier), max(left - min(count("\n".join(errors)), left // 5), 0), count
+    )
+    discoveries = _fit(errors, max(left - count("\n".join(preserve)), 0), count)
     return {
         "task_overview": task,
         "current_state": state,
-        "important_discoveries": "\n".join(_unique(errors, 20)) or "none recorded",
-        "next_steps": "Continue from the last action above; re-read files before editing them.",
+        "important_discoveries": "\n".join(discoveries) or "none recorded",
+        "next_steps": next_steps,
         "context_to_preserve": "\n".join(preserve) or "none",
     }

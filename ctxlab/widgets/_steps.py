@@ -99,6 +99,8 @@ class StepLog:
             if within:
                 self.rows[step]["compaction"] = event.method
                 self.rows[step]["compacted_messages"] = event.record.messages_compacted
+                kept = event.record.retention
+                self.rows[step]["retention"] = kept.core if kept is not None else None
                 self._frame = None
             return step
         return None
