@@ -7,12 +7,14 @@ from ctxlab._config import (
     BudgetPolicy,
     CompactionPasses,
     ContextConfig,
+    MaskConfig,
     PruneConfig,
     ToolResultEviction,
     TruncateArgsConfig,
 )
 from ctxlab._follow import FollowedSession, follow
 from ctxlab._observed import ObservedSession
+from ctxlab._presets import PRESETS
 from ctxlab._replay import Transcript, compare_configs, load_transcript, replay
 from ctxlab._replay_session import ReplaySession
 from ctxlab._request import ModelRequest, ToolSchema
@@ -93,6 +95,7 @@ from ctxlab.tokens import ApproximateCounter, TiktokenCounter, TokenCache, Token
 __version__ = "0.2.0"
 
 __all__ = [
+    "PRESETS",
     "STEP_COLUMNS",
     "Agent",
     "AnthropicModel",
@@ -118,6 +121,7 @@ __all__ = [
     "InvalidToolPairs",
     "ManifestDiff",
     "ManifestItem",
+    "MaskConfig",
     "Material",
     "Materials",
     "Message",

@@ -179,6 +179,17 @@ class PruneConfig(_Section):
     """Characters of each pruned output that stay in context."""
 
 
+class MaskConfig(_Section):
+    """Light pass at every request: observation masking. Tool outputs older than the latest
+    ``keep_turns`` assistant turns are replaced by a placeholder; the calls stay, nothing is
+    summarized (JetBrains, "The Complexity Trap", arXiv 2508.21433, keeps the latest 10 turns)."""
+
+    keep_turns: int = Field(default=10, ge=1)
+    """Tool outputs of the latest this many assistant turns are kept whole."""
+    placeholder: str = "[older tool output omitted; re-run the call if it is needed]"
+    """What a masked output becomes."""
+
+
 class CompactionPasses(_Section):
     """Conversation reduction besides the ratio trigger: message triggers and light passes."""
 
@@ -192,6 +203,9 @@ class CompactionPasses(_Section):
     """Truncation of old tool arguments; off until configured."""
     prune: PruneConfig | None = PruneConfig()
     """Pruning of older tool output before summarizing; None disables it."""
+    mask: MaskConfig | None = None
+    """Observation masking at every request (off by default; the ``observation_masking``
+    preset turns it on)."""
     max_summary_attempts: int = Field(default=3, ge=1, le=10)
     """How many times summarization is tried before the fallback decides."""
     flush_before_compact: bool = True
@@ -304,6 +318,16 @@ class ContextConfig(BaseModel):
         if isinstance(required, list) and required:
             return tuple(str(name) for name in required)
         return tuple(self.summary_schema["properties"])
+
+    @classmethod
+    def preset(cls, name: str) -> ContextConfig:
+        """A named starting point, each from a public source its docstring cites:
+        ``ctxlab``, ``agentscope`` (002), ``harness`` (the reference Java harness, 000),
+        ``langchain`` (``SummarizationMiddleware``), ``observation_masking`` (JetBrains,
+        arXiv 2508.21433). See ``ctxlab/_presets.py``."""
+        from ctxlab._presets import preset
+
+        return preset(name)
 
     def merge(self, **overrides: Any) -> ContextConfig:
         """A new config with ``overrides`` applied and validated (nested sections take dicts)."""

@@ -17,7 +17,7 @@ from ctxlab.exceptions import CompressionError
 from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline._artifacts import Retention, artifacts_of, reachable_text, retention
-from ctxlab.pipeline._passes import prune_tool_output, truncate_old_arguments
+from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._scan import ConversationScan
 from ctxlab.pipeline._summary import Summarizer, SummaryRequest, render_summary, validate_summary
@@ -222,7 +222,8 @@ def reduction_due(
     """Whether stage 5 has anything to do: a light pass is configured, or compaction is due.
     When it is not (the common step), the stage is skipped outright."""
     total = limits.fixed_tokens + summary_tokens(summary, cache) + scan.tokens
-    return config.compaction.truncate_args is not None or compaction_due(
+    light = config.compaction.truncate_args is not None or config.compaction.mask is not None
+    return light or compaction_due(
         config.compaction, len(scan.conversation), total, limits.trigger_tokens, force=force
     )
 
@@ -251,6 +252,11 @@ async def reduce_conversation(
             conversation, passes.truncate_args, conversation_tokens
         )
         result.transforms.extend(moved)
+    if passes.mask is not None:
+        masked, hidden = mask_observations(result.conversation, passes.mask)
+        if hidden:
+            result.conversation = masked
+            result.transforms.extend(hidden)
 
     def total() -> int:
         # The caller's count is reused while the conversation is unchanged (the common case).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ctxlab._config import PruneConfig, TruncateArgsConfig
+from ctxlab._config import MaskConfig, PruneConfig, TruncateArgsConfig
 from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.pipeline._results import replace_results, with_text
@@ -116,3 +116,28 @@ def prune_tool_output(
         for m in conversation
     )
     return out, transforms
+
+
+def mask_observations(
+    conversation: Sequence[UserMessage | AssistantMessage], config: MaskConfig
+) -> tuple[Conversation, list[Transform]]:
+    """Replace the tool outputs older than the latest ``keep_turns`` assistant turns by the
+    placeholder (already masked outputs are left as they are, so the prefix stays stable)."""
+    turns = [i for i, m in enumerate(conversation) if isinstance(m, AssistantMessage)]
+    if len(turns) <= config.keep_turns:
+        return tuple(conversation), []
+    end = turns[-config.keep_turns]
+    out: list[UserMessage | AssistantMessage] = list(conversation)
+    transforms: list[Transform] = []
+    for index in range(end):
+        message = conversation[index]
+        if not isinstance(message, UserMessage) or not message.tool_results:
+            continue
+        blocks: list[Any] = []
+        for block in message.content:
+            if isinstance(block, ToolResultBlock) and block.content != config.placeholder:
+                transforms.append(Transform("observation_mask", block.tool_use_id))
+                block = block.evolve(content=config.placeholder)
+            blocks.append(block)
+        out[index] = UserMessage(content=tuple(blocks))
+    return tuple(out), transforms

@@ -1,0 +1,106 @@
+"""Named starting points for `ContextConfig`, each taken from a public source it cites.
+
+`ContextConfig.preset(name)` returns one; `PRESETS` lists them. They are approximations where a
+source's policy is not ctxlab's: each docstring says what maps to what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxlab._config import ContextConfig
+
+__all__ = ["PRESETS", "preset"]
+
+
+def _ctxlab() -> ContextConfig:
+    """ctxlab's defaults: AgentScope's ratios (trigger 0.8, reserve 0.1) with the reference
+    harness's light passes (pruning older tool output within compaction, offloading results
+    over 80,000 characters) and the extractive summary kept within the reserve."""
+    from ctxlab._config import ContextConfig
+
+    return ContextConfig()
+
+
+def _agentscope() -> ContextConfig:
+    """AgentScope's Python defaults, from its "Compress Context" documentation (reference 002):
+    ``trigger_ratio=0.8``, ``reserve_ratio=0.1``, ``tool_result_limit=3000``,
+    ``max_image_num=5``, ``context_buffer_ratio=0.2``, no compression tool, fallback to
+    truncation. AgentScope has no pruning pass and no offloading: both are off here."""
+    from ctxlab._config import CompactionPasses, ContextConfig, ToolResultEviction
+
+    return ContextConfig(
+        trigger_ratio=0.8,
+        reserve_ratio=0.1,
+        tool_result_limit=3000,
+        max_image_num=5,
+        context_buffer_ratio=0.2,
+        compaction=CompactionPasses(prune=None, flush_before_compact=False),
+        tool_result_eviction=ToolResultEviction(enabled=False),
+    )
+
+
+def _harness() -> ContextConfig:
+    """The reference Java harness's defaults (reference 000, "Budget and compaction
+    defaults"): compaction at 50 messages or at the conversation's token allowance (the input
+    limit: ``trigger_ratio`` at its 0.9 cap), a tail of about a quarter of the allowance
+    (``reserve_ratio=0.2``; the harness bounds it to 2,000–8,000 tokens), pruning of older tool
+    output (40,000 protected, 20,000 prunable, 2,000-character previews), offloading of results
+    over 80,000 characters, ``flushBeforeCompact`` on."""
+    from ctxlab._config import CompactionPasses, ContextConfig
+
+    return ContextConfig(
+        trigger_ratio=0.9,
+        reserve_ratio=0.2,
+        compaction=CompactionPasses(trigger_messages=50),
+    )
+
+
+def _langchain() -> ContextConfig:
+    """LangChain's ``SummarizationMiddleware`` (langchain 1.x, ``agents/middleware/
+    summarization.py``): keeps the latest 20 messages (``keep=("messages", 20)``, its default)
+    and triggers at 80 % of the model's input tokens (``trigger=("fraction", 0.8)``, the
+    example of its docstring: it has no trigger by default). No pruning, no offloading."""
+    from ctxlab._config import CompactionPasses, ContextConfig, ToolResultEviction
+
+    return ContextConfig(
+        trigger_ratio=0.8,
+        compaction=CompactionPasses(keep_messages=20, prune=None, flush_before_compact=False),
+        tool_result_eviction=ToolResultEviction(enabled=False),
+    )
+
+
+def _observation_masking() -> ContextConfig:
+    """Observation masking (Lindenbauer et al., "The Complexity Trap: Simple Observation
+    Masking Is as Efficient as LLM Summarization for Agent Context Management", JetBrains,
+    arXiv 2508.21433): tool outputs older than the latest 10 turns become a placeholder at every
+    request, nothing is summarized — the paper found it halves cost and matches LLM
+    summarization on SWE-bench agents. A summary remains only as the last resort at the 0.9
+    cap, so that a session never overflows."""
+    from ctxlab._config import CompactionPasses, ContextConfig, MaskConfig
+
+    return ContextConfig(
+        trigger_ratio=0.9,
+        compaction=CompactionPasses(mask=MaskConfig(keep_turns=10), prune=None),
+    )
+
+
+PRESETS: dict[str, Callable[[], ContextConfig]] = {
+    "ctxlab": _ctxlab,
+    "agentscope": _agentscope,
+    "harness": _harness,
+    "langchain": _langchain,
+    "observation_masking": _observation_masking,
+}
+"""Preset name → factory; each factory's docstring cites its source."""
+
+
+def preset(name: str) -> ContextConfig:
+    """The config named ``name`` (one of `PRESETS`)."""
+    factory = PRESETS.get(name)
+    if factory is None:
+        msg = f"no preset {name!r}; choose one of {', '.join(PRESETS)}"
+        raise ValueError(msg)
+    return factory()

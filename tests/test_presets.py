@@ -1,0 +1,58 @@
+"""Presets: each validates, cites its source and behaves as its source says."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlab import PRESETS, ApproximateCounter, ContextConfig, replay
+from ctxlab._presets import PRESETS as FACTORIES
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_validates_and_cites_its_source(name: str) -> None:
+    config = ContextConfig.preset(name)
+    assert ContextConfig.model_validate(config.model_dump()) == config
+    doc = FACTORIES[name].__doc__ or ""
+    assert any(s in doc for s in ("reference", "arXiv", "langchain", "defaults")), name
+
+
+def test_presets_differ_where_their_sources_do() -> None:
+    agentscope = ContextConfig.preset("agentscope")
+    assert (agentscope.trigger_ratio, agentscope.reserve_ratio) == (0.8, 0.1)
+    assert agentscope.tool_result_limit == 3000 and agentscope.compaction.prune is None
+    assert ContextConfig.preset("harness").compaction.trigger_messages == 50
+    assert ContextConfig.preset("langchain").compaction.keep_messages == 20
+    masking = ContextConfig.preset("observation_masking")
+    assert masking.compaction.mask is not None and masking.compaction.mask.keep_turns == 10
+    with pytest.raises(ValueError, match="no preset 'nope'; choose one of ctxlab"):
+        ContextConfig.preset("nope")
+
+
+async def test_observation_masking_hides_old_outputs_and_never_summarizes() -> None:
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Inspect the logs.")]
+    for n in range(15):
+        use = ToolUseBlock(id=f"c{n}", name="read", input={"path": f"log{n}.txt"})
+        messages.append(AssistantMessage(content=(use,)))
+        messages.append(
+            UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=f"line {n}\n" * 50),))
+        )
+    messages.append(AssistantMessage(content="done"))
+    config = ContextConfig.preset("observation_masking")
+    steps = [
+        s
+        async for s in replay(
+            messages, context_window=200_000, counter=ApproximateCounter(), config=config
+        )
+    ]
+    assert all(s.compaction is None for s in steps)
+    last = steps[-1].state.conversation
+    results = [b for m in last if isinstance(m, UserMessage) for b in m.tool_results]
+    placeholder = config.compaction.mask.placeholder  # type: ignore[union-attr]
+    masked = [r for r in results if r.content == placeholder]
+    assert len(masked) == 5  # 15 turns, the latest 10 kept whole
+    assert [r.tool_use_id for r in masked] == ["c0", "c1", "c2", "c3", "c4"]
+    assert any(t.kind == "observation_mask" for t in steps[-1].manifest.transforms)
+    # Masked outputs stay masked, unchanged: the earlier prefix is identical from step to step.
+    before = steps[-2].state.conversation
+    assert before[:9] == last[:9]
