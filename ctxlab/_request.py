@@ -49,6 +49,9 @@ class ModelRequest:
     """Summary, conversation, transient material and references, in that order."""
     tools: tuple[ToolSchema, ...] = ()
     """Tool schemas (travel in their own request field, counted in the budget)."""
+    material_messages: int = 0
+    """How many messages at the end are per-request material (transient, references): a
+    provider's prompt cache should end before them, where the next request still matches."""
 
     def to_anthropic(self) -> dict[str, Any]:
         """``system``, ``messages`` and ``tools`` of an Anthropic Messages request.

@@ -186,16 +186,19 @@ class AnthropicModel(Model):
                 payload["system"][-1] = _cached(payload["system"][-1])
             elif "tools" in payload:
                 payload["tools"][-1] = _cached(payload["tools"][-1])
+            # ... on the last message the next request will still share: the material after
+            # it (usage notice, references) changes from request to request.
             messages = payload["messages"]
-            if messages:
-                last = dict(messages[-1])
-                content = last["content"]
+            point = len(messages) - 1 - request.material_messages
+            if 0 <= point < len(messages):
+                marked = dict(messages[point])
+                content = marked["content"]
                 if isinstance(content, str):
                     content = [{"type": "text", "text": content}]
                 if content:
                     content = [*content[:-1], _cached(content[-1])]
-                last["content"] = content
-                messages[-1] = last
+                marked["content"] = content
+                messages[point] = marked
         return payload
 
     async def request(

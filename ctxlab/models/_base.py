@@ -129,10 +129,15 @@ def emit_text(message: AssistantMessage, on_text: TextCallback | None) -> None:
 
 
 def summary_model_request(summary: SummaryRequest, context: ModelRequest | None) -> ModelRequest:
-    """The request that asks a model for ``summary``: the compacted prefix with the instruction
-    after it, under the last request's System and tools (a cache-friendly prefix); or, with a
-    ``template``, that text alone with ``{messages}`` replaced by the prefix as a transcript."""
+    """The request that asks a model for ``summary``. With ``context`` (the last request, whose
+    prefix the provider has cached): that request's messages again, then what arrived since and
+    the instruction to summarize all but the kept tail — read from the cache. Without it: the
+    compacted prefix with the instruction after it, under no System. With a ``template``: that
+    text alone with ``{messages}`` replaced by the prefix as a transcript."""
     ask = TextBlock(text=summary_instruction(summary))
+    cached = _after_cached_prefix(summary, context) if summary.template is None else None
+    if cached is not None:
+        return cached
     if summary.template is not None:
         history = summary.template.replace("{messages}", transcript_text(summary.messages))
         messages: list[UserMessage | AssistantMessage] = [
@@ -149,6 +154,36 @@ def summary_model_request(summary: SummaryRequest, context: ModelRequest | None)
         messages=tuple(messages),
         tools=context.tools if context else (),
     )
+
+
+def _after_cached_prefix(
+    summary: SummaryRequest, context: ModelRequest | None
+) -> ModelRequest | None:
+    # The last request's messages (up to its per-request material) are in the provider's cache:
+    # sent again first, with what arrived since and the instruction after them, the summary
+    # call reads them at the cache price instead of paying the whole span again.
+    if context is None:
+        return None
+    sent = list(context.messages[: len(context.messages) - context.material_messages])
+    previous = summary.previous_summary
+    lead = UserMessage(content=(TextBlock(text=previous.text),)) if previous else None
+    conversation = sent[1:] if lead is not None and sent[:1] == [lead] else sent
+    full = (*summary.messages, *summary.kept)
+    if (lead is not None and sent[:1] != [lead]) or len(conversation) > len(full):
+        return None
+    if any(a.role != b.role for a, b in zip(conversation, full, strict=False)):
+        return None
+    messages = [*sent, *full[len(conversation) :]]
+    ask = TextBlock(
+        text=summary_instruction(summary)
+        + f"\n\nSummarize the conversation above except its last {len(summary.kept)} messages, "
+        "which stay in your context."
+    )
+    if messages and isinstance(messages[-1], UserMessage):
+        messages[-1] = UserMessage(content=(*messages[-1].content, ask))
+    else:
+        messages.append(UserMessage(content=(ask,)))
+    return ModelRequest(system=context.system, messages=tuple(messages), tools=context.tools)
 
 
 def transcript_text(messages: Sequence[UserMessage | AssistantMessage]) -> str:

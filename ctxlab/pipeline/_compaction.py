@@ -149,6 +149,7 @@ async def _summarize(
     instructions: str | None,
     budget: int,
     cache: TokenCache,
+    kept: Conversation = (),
 ) -> tuple[dict[str, str] | None, list[str]]:
     errors: list[str] = []
     if summarizer is None:
@@ -164,6 +165,7 @@ async def _summarize(
             template=config.compaction.summary_prompt,
             budget_tokens=budget,
             count=cache.text,
+            kept=tuple(kept),
         )
         try:
             return validate_summary(await summarizer(request), config), errors
@@ -310,7 +312,7 @@ async def reduce_conversation(
     # The summary may take the reserve (what the tail was sized by), never more than is left.
     budget = min(limits.reserve_tokens, max(room - cache.messages(tail) - 64, MIN_SUMMARY_BUDGET))
     fields, errors = await _summarize(
-        prefix, summary, config, summarizer, instructions, budget, cache
+        prefix, summary, config, summarizer, instructions, budget, cache, tail
     )
     new_summary = _new_summary(fields, errors, prefix, summary, config)
     if fields is None:

@@ -303,7 +303,10 @@ def lay_out(
     estimated = fixed.tokens + (summary_tokens if summary is not None else 0)
     estimated += conversation_tokens + material.total
     request = ModelRequest(
-        system=fixed.system_text, messages=(*lead, *conversation, *tail), tools=fixed.tools
+        system=fixed.system_text,
+        messages=(*lead, *conversation, *tail),
+        tools=fixed.tools,
+        material_messages=len(tail),
     )
     return Layout(request, items, estimated)
 

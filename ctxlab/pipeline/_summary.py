@@ -57,6 +57,9 @@ class SummaryRequest:
     """Tokens the rendered summary may take (the pipeline sets it from the reserve)."""
     count: Callable[[str], int] | None = field(default=None, compare=False, repr=False)
     """The pipeline's token counter, for summarizers that fit themselves to the budget."""
+    kept: tuple[UserMessage | AssistantMessage, ...] = ()
+    """The tail that stays in context after the summary (a model summarizer may be shown it,
+    so that its request starts with what the provider already cached)."""
 
 
 Summarizer = Callable[[SummaryRequest], Awaitable[Mapping[str, Any]]]
@@ -102,6 +105,15 @@ class _Fields(dict[str, str]):
 
 TASK_SHARE = 0.4
 """The share of a summary's budget the offline summarizer gives the task statement."""
+
+EXTRA_SHARE = 0.15
+"""The share of a summary's budget the offline summarizer gives what is not the task or the
+span's core artifacts: error lines, names, what earlier summaries preserved."""
+
+
+def _tokens(lines: Sequence[str], count: Callable[[str], int]) -> int:
+    return sum(count(line) + 1 for line in lines)
+
 
 _DEFAULT_BUDGET = 2_000
 
@@ -156,16 +168,12 @@ def _state(request: SummaryRequest) -> str:
     return state
 
 
-def _preserve(span: Artifacts, earlier: Sequence[str]) -> list[str]:
-    """``context_to_preserve`` as lines, most important first: this span's commands, paths and
-    numbers, then what earlier summaries preserved, then identifiers."""
+def _core(span: Artifacts) -> list[str]:
+    """This span's commands, paths and numbers: what compaction is tuned to keep."""
     lines = [f"$ {c}" for c in span.commands]
     lines.extend(span.paths)  # one a line: each stays a fact of its own (the memory flush)
     if span.numbers:
         lines.append("Numbers: " + ", ".join(span.numbers))
-    lines.extend(e for e in earlier if e not in lines)
-    if span.identifiers:
-        lines.append("Names: " + ", ".join(span.identifiers))
     return lines
 
 
@@ -194,8 +202,9 @@ async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
     The task is the first user message, whole up to `TASK_SHARE` of the budget (an earlier
     summary's task carried forward); the state names the last actions; discoveries are the
     span's error lines; context to preserve lists every tool call's salient input (whatever the
-    tool), the paths, numbers and names of the span (see `ctxlab.pipeline._artifacts`), then what
-    earlier summaries preserved — cut, least important first, to the budget.
+    tool), the paths and numbers of the span (see `ctxlab.pipeline._artifacts`) within the
+    budget, then names and what earlier summaries preserved within `EXTRA_SHARE` of it (error
+    lines share that part): a summary is as long as its content, never padded to the budget.
     """
     count = request.count or _approximate
     budget = request.budget_tokens or _DEFAULT_BUDGET
@@ -209,11 +218,16 @@ async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
     previous = request.previous_summary
     if previous is not None and previous.fields.get("context_to_preserve"):
         earlier = previous.fields["context_to_preserve"].splitlines()
-    errors = list(span.errors)
-    preserve = _fit(
-        _preserve(span, earlier), max(left - min(count("\n".join(errors)), left // 5), 0), count
-    )
-    discoveries = _fit(errors, max(left - count("\n".join(preserve)), 0), count)
+    core = _fit(_core(span), max(left, 0), count)
+    # The rest is worth keeping but is not what the next steps stand on: it gets at most
+    # `EXTRA_SHARE` of the budget, so that a summary is no larger than it needs to be (every
+    # token of it is written again after each compaction).
+    extra = min(max(left - _tokens(core, count), 0), int(budget * EXTRA_SHARE))
+    discoveries = _fit(list(span.errors), extra // 2, count)
+    names = [f"Names: {', '.join(span.identifiers)}"] if span.identifiers else []
+    carried = [e for e in earlier if e not in core]
+    more = _fit([*carried, *names], extra - _tokens(discoveries, count), count)
+    preserve = [*core, *more]
     return {
         "task_overview": task,
         "current_state": state,

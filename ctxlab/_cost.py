@@ -1,0 +1,248 @@
+"""What a sequence of requests costs with prompt caching: cache reads and writes per request
+from the prefix it shares with earlier ones, following the providers' published rules.
+
+- **Anthropic** (``CacheRules.anthropic()``): a request caches the prefix up to each of its
+  breakpoints (ctxlab's adapter sends two: after tools + System, and on the latest message); a
+  later request reads the longest cached prefix it starts with; what it writes beyond that is
+  billed at 1.25× the input price (5-minute TTL; 2× for 1 hour), reads at 0.1×. A prefix shorter
+  than the model's minimum cacheable length (1,024 tokens for Sonnet and Opus, 2,048 for Haiku)
+  is neither written nor read.
+- **OpenAI** (``CacheRules.openai()``): automatic from 1,024 tokens, in 128-token steps, reads
+  at the model's cached-input price, no write premium.
+- ``CacheRules.none()``: every input token at the input price.
+
+Simplifications, said once: every earlier request is assumed within the cache's TTL (a replay
+has no clock), Anthropic's 20-block look-back before a breakpoint is not modelled, and a
+request's tokens are ctxlab's estimates. Prices are USD per million tokens from the providers'
+public pricing pages as published in 2025 (``PRICES``; edit or pass your own `Price`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ctxlab.manifest import ContextManifest
+
+__all__ = [
+    "PRICES",
+    "CacheRules",
+    "Price",
+    "RequestCost",
+    "RequestShape",
+    "price_for",
+    "request_costs",
+    "shape_of",
+]
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write: float
+    """Writing the cache (Anthropic: 1.25× input for the 5-minute TTL; OpenAI: the input price)."""
+    cache_read: float
+    """Reading the cache (Anthropic: 0.1× input; OpenAI: the cached-input price)."""
+    cache_write_1h: float | None = None
+    """Anthropic's 1-hour TTL write (2× input)."""
+
+
+def _anthropic(input_price: float, output_price: float) -> Price:
+    return Price(input_price, output_price, input_price * 1.25, input_price * 0.1, input_price * 2)
+
+
+PRICES: dict[str, Price] = {
+    # Anthropic, anthropic.com/pricing (2025): input, output; cache write 1.25×, read 0.1×.
+    "claude-opus-4": _anthropic(15.0, 75.0),
+    "claude-opus-4-1": _anthropic(15.0, 75.0),
+    "claude-opus-4-5": _anthropic(5.0, 25.0),
+    "claude-sonnet-4": _anthropic(3.0, 15.0),
+    "claude-sonnet-4-5": _anthropic(3.0, 15.0),
+    "claude-sonnet-4-6": _anthropic(3.0, 15.0),
+    "claude-haiku-4-5": _anthropic(1.0, 5.0),
+    "claude-3-5-haiku": _anthropic(0.8, 4.0),
+    # OpenAI, platform.openai.com/docs/pricing (2025): input, output, cached input.
+    "gpt-4.1": Price(2.0, 8.0, 2.0, 0.5),
+    "gpt-4.1-mini": Price(0.4, 1.6, 0.4, 0.1),
+    "gpt-4o": Price(2.5, 10.0, 2.5, 1.25),
+    "gpt-4o-mini": Price(0.15, 0.6, 0.15, 0.075),
+    "gpt-5": Price(1.25, 10.0, 1.25, 0.125),
+    "gpt-5-mini": Price(0.25, 2.0, 0.25, 0.025),
+}
+"""Prices by model name (a dated suffix is matched by prefix: ``claude-sonnet-4-5-20250929``)."""
+
+
+def price_for(model: str) -> Price:
+    """The price of ``model``: an exact name, else the longest known name it starts with;
+    ``claude-sonnet-4-6``'s when nothing matches (a stated default, not a guess of the model)."""
+    if model in PRICES:
+        return PRICES[model]
+    matches = [name for name in PRICES if model.startswith(name)]
+    return PRICES[max(matches, key=len)] if matches else PRICES["claude-sonnet-4-6"]
+
+
+@dataclass(frozen=True)
+class CacheRules:
+    """How a provider caches prompt prefixes (see the module's documentation)."""
+
+    kind: Literal["anthropic", "openai", "none"] = "anthropic"
+    min_tokens: int = 1024
+    """The shortest cacheable prefix."""
+    ttl: Literal["5m", "1h"] = "5m"
+    """Anthropic's cache lifetime: what a write costs."""
+    step: int = 1
+    """Cached lengths are multiples of this (OpenAI: 128)."""
+
+    @classmethod
+    def anthropic(cls, min_tokens: int = 1024, ttl: Literal["5m", "1h"] = "5m") -> CacheRules:
+        """Anthropic's explicit breakpoints (2,048 minimum for Haiku models)."""
+        return cls("anthropic", min_tokens, ttl)
+
+    @classmethod
+    def openai(cls) -> CacheRules:
+        """OpenAI's automatic prefix cache: from 1,024 tokens, in 128-token steps."""
+        return cls("openai", 1024, "5m", 128)
+
+    @classmethod
+    def none(cls) -> CacheRules:
+        """No cache: every input token at the input price."""
+        return cls("none", 0)
+
+
+@dataclass(frozen=True)
+class RequestShape:
+    """A request as the cost model sees it: its parts in provider order (a key that changes
+    when the part's content does, and its tokens), where the cache breakpoints sit (indexes of
+    the parts they follow) and the tokens of its answer."""
+
+    keys: tuple[str, ...]
+    tokens: tuple[int, ...]
+    breakpoints: tuple[int, ...] = ()
+    output_tokens: int = 0
+    purpose: str = "reasoning"
+
+
+@dataclass(frozen=True)
+class RequestCost:
+    """Input tokens by how they are billed, the output, and the cost in USD."""
+
+    uncached: int
+    cache_write: int
+    cache_read: int
+    output: int
+    cost: float
+    purpose: str = "reasoning"
+
+    @property
+    def input_tokens(self) -> int:
+        """All input tokens, however billed."""
+        return self.uncached + self.cache_write + self.cache_read
+
+
+def shape_of(manifest: ContextManifest, output_tokens: int = 0) -> RequestShape:
+    """The shape of a prepared request: tools and System first (the provider's order), then
+    summary, conversation and material; breakpoints as ctxlab's Anthropic adapter sends them
+    (after tools + System, and after the conversation, before per-request material)."""
+    fixed = [i for i in manifest.items if i.placement in ("tools", "system")]
+    fixed.sort(key=lambda i: i.placement != "tools")
+    rest = [i for i in manifest.items if i.placement not in ("tools", "system")]
+    items = [*fixed, *rest]
+    # The second breakpoint ends the part the next request shares: before per-request material.
+    stable = [n for n, i in enumerate(items) if i.placement not in ("transient", "references")]
+    breakpoints = tuple(sorted({len(fixed) - 1, stable[-1] if stable else -1} - {-1}))
+    return RequestShape(
+        tuple(f"{i.id}#{i.content_hash}" for i in items),
+        tuple(i.tokens for i in items),
+        breakpoints,
+        output_tokens,
+        manifest.purpose,
+    )
+
+
+@dataclass
+class _Cache:
+    entries: dict[bytes, int] = field(default_factory=dict)  # prefix digest -> its tokens
+
+
+def _digests(keys: Sequence[str]) -> list[bytes]:
+    running = hashlib.blake2b(digest_size=16)
+    out: list[bytes] = []
+    for key in keys:
+        running.update(key.encode())
+        running.update(b"\0")
+        out.append(running.copy().digest())
+    return out
+
+
+def request_costs(
+    shapes: Sequence[RequestShape], price: Price, rules: CacheRules | None = None
+) -> list[RequestCost]:
+    """The cost of each request in order, each reading what the earlier ones cached."""
+    rules = rules or CacheRules.anthropic()
+    cache = _Cache()
+    costs: list[RequestCost] = []
+    write_price = price.cache_write
+    if rules.ttl == "1h" and price.cache_write_1h is not None:
+        write_price = price.cache_write_1h
+    for shape in shapes:
+        digests = _digests(shape.keys)
+        cumulative: list[int] = []
+        total = 0
+        for tokens in shape.tokens:
+            total += tokens
+            cumulative.append(total)
+        read = write = 0
+        if rules.kind == "anthropic":
+            read, write = _anthropic_cache(cache, digests, cumulative, shape.breakpoints, rules)
+        elif rules.kind == "openai":
+            read = _openai_cache(cache, digests, cumulative, rules)
+        uncached = total - read - write
+        cost = (
+            uncached * price.input
+            + write * write_price
+            + read * price.cache_read
+            + shape.output_tokens * price.output
+        ) / 1_000_000
+        costs.append(RequestCost(uncached, write, read, shape.output_tokens, cost, shape.purpose))
+    return costs
+
+
+def _anthropic_cache(
+    cache: _Cache,
+    digests: list[bytes],
+    cumulative: list[int],
+    breakpoints: Sequence[int],
+    rules: CacheRules,
+) -> tuple[int, int]:
+    read = 0
+    for index in range(len(digests) - 1, -1, -1):
+        if digests[index] in cache.entries:
+            read = cumulative[index]
+            break
+    written_to = read
+    for point in breakpoints:
+        if point < 0 or point >= len(digests) or cumulative[point] < rules.min_tokens:
+            continue
+        cache.entries[digests[point]] = cumulative[point]
+        written_to = max(written_to, cumulative[point])
+    return read, written_to - read
+
+
+def _openai_cache(
+    cache: _Cache, digests: list[bytes], cumulative: list[int], rules: CacheRules
+) -> int:
+    read = 0
+    for index in range(len(digests) - 1, -1, -1):
+        if digests[index] in cache.entries:
+            read = cumulative[index]
+            break
+    for index, digest in enumerate(digests):
+        cache.entries[digest] = cumulative[index]
+    if read < rules.min_tokens:
+        return 0
+    return read - read % rules.step
