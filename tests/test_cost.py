@@ -1,0 +1,99 @@
+"""The cache and cost model on hand-made request sequences with known hits, and WhatIf."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlab import ApproximateCounter, ContextConfig, Transcript
+from ctxlab._cost import PRICES, CacheRules, Price, RequestShape, price_for, request_costs
+from ctxlab._whatif import WhatIf
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+
+PRICE = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3, cache_write_1h=6.0)
+
+
+def shape(*parts: tuple[str, int], points: tuple[int, ...], output: int = 0) -> RequestShape:
+    return RequestShape(tuple(k for k, _ in parts), tuple(t for _, t in parts), points, output)
+
+
+def test_anthropic_reads_what_earlier_breakpoints_wrote() -> None:
+    sys, m1, m2 = ("sys", 2000), ("m1", 500), ("m2", 300)
+    first = shape(sys, m1, points=(0, 1), output=100)
+    second = shape(sys, m1, m2, ("notice", 50), points=(0, 2))  # material after the breakpoint
+    third = shape(sys, ("summary", 400), ("m3", 200), points=(0, 2))  # after a compaction
+    a, b, c = request_costs([first, second, third], PRICE, CacheRules.anthropic())
+    assert (a.cache_read, a.cache_write, a.uncached, a.output) == (0, 2500, 0, 100)
+    assert a.cost == pytest.approx((2500 * 3.75 + 100 * 15) / 1e6)
+    assert (b.cache_read, b.cache_write, b.uncached) == (2500, 300, 50)
+    assert b.cost == pytest.approx((2500 * 0.3 + 300 * 3.75 + 50 * 3) / 1e6)
+    # Only tools + System survive a compaction; the rest is written again.
+    assert (c.cache_read, c.cache_write, c.uncached) == (2000, 600, 0)
+
+
+def test_short_prefixes_are_not_cached_and_the_1h_ttl_costs_more() -> None:
+    small = shape(("sys", 300), ("m1", 200), points=(0, 1))
+    (only,) = request_costs([small], PRICE, CacheRules.anthropic())
+    assert (only.cache_write, only.uncached) == (0, 500)
+    long = shape(("sys", 3000), points=(0,))
+    five, hour = (
+        request_costs([long], PRICE, CacheRules.anthropic(ttl=t))[0] for t in ("5m", "1h")
+    )
+    assert hour.cost / five.cost == pytest.approx(6.0 / 3.75)
+
+
+def test_openai_caches_automatically_in_128_token_steps() -> None:
+    first = shape(("sys", 1500), ("m1", 100), points=())
+    second = shape(("sys", 1500), ("m1", 100), ("m2", 50), points=())
+    gpt = PRICES["gpt-4.1"]
+    a, b = request_costs([first, second], gpt, CacheRules.openai())
+    assert (a.cache_read, a.uncached) == (0, 1600)
+    assert (b.cache_read, b.cache_write, b.uncached) == (1536, 0, 114)
+    (none,) = request_costs([first], gpt, CacheRules.none())
+    assert none.uncached == 1600
+
+
+def test_prices_match_dated_model_names() -> None:
+    assert price_for("claude-sonnet-4-5-20250929") == PRICES["claude-sonnet-4-5"]
+    assert price_for("claude-haiku-4-5") == PRICES["claude-haiku-4-5"]
+    assert price_for("some-local-model") == PRICES["claude-sonnet-4-6"]
+
+
+def _session(turns: int) -> Transcript:
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Read every log.")]
+    for n in range(turns):
+        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat /var/log/app{n}.log"})
+        messages.append(AssistantMessage(content=(use,)))
+        text = f"/var/log/app{n}.log: request {1000 + n} failed\n" * 60
+        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
+    messages.append(AssistantMessage(content="All logs read."))
+    return Transcript(name="logs", meta={}, system="You read logs.", messages=tuple(messages))
+
+
+async def test_what_if_compares_configs_against_no_compaction() -> None:
+    configs = {
+        "ctxlab": ContextConfig.preset("ctxlab"),
+        "agentscope": ContextConfig.preset("agentscope"),
+        "masking": ContextConfig.preset("observation_masking"),
+    }
+    what = WhatIf(_session(30), configs, context_window=8_000, counter=ApproximateCounter())
+    await what.run()
+    table = what.table()
+    assert list(table.index) == ["ctxlab", "agentscope", "masking"]
+    assert (table["requests"] == 31).all()
+    assert table.loc["ctxlab", "compactions"] > 0
+    assert table.loc["ctxlab", "cost_vs_no_compaction"] < 1
+    assert table.loc["ctxlab", "retention"] == 1.0
+    assert table.loc["ctxlab", "summary_calls"] == table.loc["ctxlab", "compactions"]
+    assert (table["errors"] == 0).all()
+    steps = what.steps()
+    ctx = steps[steps["config"] == "ctxlab"]
+    assert ctx["cumulative_cost"].is_monotonic_increasing
+    assert ctx["cost"].sum() == pytest.approx(table.loc["ctxlab", "cost"])
+    # What one config sent at a step that the other did not.
+    diff = what.diff("ctxlab", "masking", 30)
+    assert set(diff["side"]) == {"only in ctxlab", "only in masking"}
+    # A new config under an old name replays that one only.
+    before = what.runs["agentscope"].steps
+    run = await what.set_config("ctxlab", ContextConfig(trigger_ratio=0.5))
+    assert what.runs["agentscope"].steps is before
+    assert len([s for s in run.steps if s.compaction]) >= table.loc["ctxlab", "compactions"]
