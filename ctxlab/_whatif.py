@@ -74,6 +74,10 @@ class WhatIf:
         price: The model's `Price` (``price_for(model)`` when omitted; Claude Sonnet's when the
             transcript names no model).
         rules: The provider's `CacheRules` (Anthropic's when omitted).
+        summary_calls: Price a model call per compaction (True: the agent's model writes the
+            summaries); False when summaries are made offline (`extractive_summarizer` as the
+            agent's summarizer), which costs no call — the summary's tokens are still paid in
+            every request that carries it.
     """
 
     def __init__(
@@ -85,6 +89,7 @@ class WhatIf:
         counter: TokenCounter | None = None,
         price: Price | None = None,
         rules: CacheRules | None = None,
+        summary_calls: bool = True,
     ) -> None:
         if not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
@@ -95,6 +100,7 @@ class WhatIf:
         models = transcript.meta.get("models") or [""]
         self.price = price or price_for(str(models[0]))
         self.rules = rules or CacheRules.anthropic()
+        self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in configs.items()}
         self._baseline: list[RequestCost] | None = None
 
@@ -135,7 +141,7 @@ class WhatIf:
         previous: RequestShape | None = None
         for step in run.steps:
             record = step.compaction
-            if record is not None:
+            if record is not None and self.summary_calls:
                 shapes.append(self._summary_call(step, record.tokens_before, previous))
             previous = shape_of(step.manifest, self._output(step))
             shapes.append(previous)

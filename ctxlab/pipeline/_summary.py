@@ -168,12 +168,15 @@ def _state(request: SummaryRequest) -> str:
     return state
 
 
-def _core(span: Artifacts) -> list[str]:
-    """This span's commands, paths and numbers: what compaction is tuned to keep."""
+def _core(span: Artifacts, task: str) -> list[str]:
+    """This span's commands, paths and numbers: what compaction is tuned to keep. A path or
+    number the commands or the task already spell out is not listed twice."""
     lines = [f"$ {c}" for c in span.commands]
-    lines.extend(span.paths)  # one a line: each stays a fact of its own (the memory flush)
-    if span.numbers:
-        lines.append("Numbers: " + ", ".join(span.numbers))
+    said = " ".join([task, *lines])
+    lines.extend(p for p in span.paths if p not in said)  # one a line: a fact each
+    numbers = [n for n in span.numbers if n not in said]
+    if numbers:
+        lines.append("Numbers: " + ", ".join(numbers))
     return lines
 
 
@@ -218,7 +221,7 @@ async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
     previous = request.previous_summary
     if previous is not None and previous.fields.get("context_to_preserve"):
         earlier = previous.fields["context_to_preserve"].splitlines()
-    core = _fit(_core(span), max(left, 0), count)
+    core = _fit(_core(span, " ".join(task.split())), max(left, 0), count)
     # The rest is worth keeping but is not what the next steps stand on: it gets at most
     # `EXTRA_SHARE` of the budget, so that a summary is no larger than it needs to be (every
     # token of it is written again after each compaction).

@@ -1,0 +1,201 @@
+"""What-if benchmark: replay latency after the first load, retention over the corpus, and the
+cost of each preset relative to sending the whole session at every step — all in one run.
+
+    python benchmarks/whatif_bench.py [--window 32000] [--repeat 5] [--out results.json]
+
+1. **Latency**: a 500-step session (real corpus sessions stitched end to end, tool ids renamed)
+   replayed by `WhatIf` at a 32k window with tiktoken. First load (cold token cache), then a
+   new trigger ratio re-replayed `--repeat` times (counts reused); the baseline measured in the
+   same run is the same re-replay from a cold cache (a fresh `WhatIf` each time). Budget: 200 ms.
+2. **Retention**: every compaction of every corpus session, per preset: the share of the
+   compacted span's paths, commands, numbers (and names, error lines) the next request holds,
+   and whether the task statement (the first user message) is still there verbatim.
+3. **Cost**: per preset, summed over the corpus at one price (Claude Sonnet's), relative to no
+   compaction under the same cache model (Anthropic, 5-minute TTL): the input side alone
+   (reasoning outputs are the same under every config) and all of it, with summaries written
+   by a model call or made offline.
+
+Needs the corpus (``$CTXLAB_CORPUS``, default ``../shared/corpus``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ctxlab import ContextConfig, TiktokenCounter, Transcript, load_transcript
+from ctxlab._cost import PRICES
+from ctxlab._replay import corpus_dir
+from ctxlab._whatif import WhatIf
+from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.pipeline._artifacts import ARTIFACT_KINDS
+
+PRESETS = ("ctxlab", "agentscope", "harness", "langchain", "observation_masking")
+
+
+def sessions() -> list[Transcript]:
+    folder = corpus_dir() / "norm"
+    files = sorted(folder.glob("*.jsonl"))
+    if not files:
+        sys.exit(f"no corpus at {folder}: set CTXLAB_CORPUS")
+    return [load_transcript(f) for f in files]
+
+
+def stitched(transcripts: list[Transcript], steps: int = 500) -> Transcript:
+    """Sessions end to end until ``steps`` replies, tool ids made unique per session."""
+    messages: list[UserMessage | AssistantMessage] = []
+    replies = 0
+    for number, transcript in enumerate(transcripts):
+        for message in transcript.messages:
+            if isinstance(message, AssistantMessage):
+                if replies == steps:
+                    return Transcript("stitched", {}, "", tuple(messages))
+                replies += 1
+            blocks: list[Any] = []
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    block = block.evolve(id=f"{block.id}-{number}")
+                elif isinstance(block, ToolResultBlock):
+                    block = block.evolve(tool_use_id=f"{block.tool_use_id}-{number}")
+                blocks.append(block)
+            if messages and messages[-1].role == message.role:
+                merged = (*messages[-1].content, *blocks)
+                messages[-1] = type(message)(content=merged)  # type: ignore[arg-type]
+            else:
+                messages.append(type(message)(content=tuple(blocks)))  # type: ignore[arg-type]
+    return Transcript("stitched", {}, "", tuple(messages))
+
+
+async def latency(session: Transcript, window: int, repeat: int) -> dict[str, float]:
+    what = WhatIf(session, {"tuned": ContextConfig()}, context_window=window)
+    started = time.perf_counter()
+    await what.run()
+    first = (time.perf_counter() - started) * 1000
+    warm, cold = [], []
+    for n in range(repeat):
+        config = ContextConfig(trigger_ratio=0.5 + 0.05 * n)
+        started = time.perf_counter()
+        await what.set_config("tuned", config)
+        warm.append((time.perf_counter() - started) * 1000)
+        fresh = WhatIf(session, {"tuned": config}, context_window=window, counter=TiktokenCounter())
+        started = time.perf_counter()
+        await fresh.run()
+        cold.append((time.perf_counter() - started) * 1000)
+    return {
+        "steps": sum(isinstance(m, AssistantMessage) for m in session.messages),
+        "first_load_ms": first,
+        "re_replay_ms": statistics.median(warm),
+        "cold_replay_ms": statistics.median(cold),
+    }
+
+
+def _task_kept(transcript: Transcript, what: WhatIf, name: str) -> tuple[int, int]:
+    first = next(m for m in transcript.messages if isinstance(m, UserMessage))
+    task = " ".join(b.text for b in first.content if isinstance(b, TextBlock)).strip()
+    kept = total = 0
+    for step in what.runs[name].steps:
+        if step.compaction is None:
+            continue
+        total += 1
+        summary = step.state.summary.text if step.state.summary else ""
+        texts = [summary, *(str(m.model_dump()) for m in step.state.conversation)]
+        kept += any(task[:2000] in t for t in texts)
+    return kept, total
+
+
+async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str, Any]:
+    price = PRICES["claude-sonnet-4-6"]
+    kept = {p: dict.fromkeys(ARTIFACT_KINDS, 0) for p in PRESETS}
+    total = {p: dict.fromkeys(ARTIFACT_KINDS, 0) for p in PRESETS}
+    worst = dict.fromkeys(PRESETS, 1.0)
+    tasks = {p: [0, 0] for p in PRESETS}
+    cost = {p: {"input_model": 0.0, "all_model": 0.0, "input_offline": 0.0} for p in PRESETS}
+    base = {"input": 0.0, "all": 0.0}
+    counter = TiktokenCounter()
+    for transcript in transcripts:
+        configs = {p: ContextConfig.preset(p) for p in PRESETS}
+        what = WhatIf(transcript, configs, context_window=window, counter=counter, price=price)
+        await what.run()
+        outputs = sum(c.output for c in what.baseline) * price.output / 1e6
+        base["all"] += sum(c.cost for c in what.baseline)
+        base["input"] += sum(c.cost for c in what.baseline) - outputs
+        for name, run in what.runs.items():
+            for step in run.steps:
+                record = step.compaction
+                if record is None or record.retention is None:
+                    continue
+                for kind in ARTIFACT_KINDS:
+                    kept[name][kind] += record.retention.kept.get(kind, 0)
+                    total[name][kind] += record.retention.total.get(kind, 0)
+                core = record.retention.core
+                worst[name] = min(worst[name], core if core is not None else 1.0)
+            k, t = _task_kept(transcript, what, name)
+            tasks[name][0] += k
+            tasks[name][1] += t
+            reasoning_out = sum(c.output for c in run.costs if c.purpose != "summary")
+            all_cost = run.cost
+            cost[name]["all_model"] += all_cost
+            cost[name]["input_model"] += all_cost - reasoning_out * price.output / 1e6
+            summary_cost = sum(c.cost for c in run.costs if c.purpose == "summary")
+            cost[name]["input_offline"] += (
+                all_cost - summary_cost - reasoning_out * price.output / 1e6
+            )
+    out: dict[str, Any] = {}
+    for name in PRESETS:
+        share = {
+            k: kept[name][k] / total[name][k] if total[name][k] else None for k in ARTIFACT_KINDS
+        }
+        core_total = sum(total[name][k] for k in ("paths", "commands", "numbers"))
+        core_kept = sum(kept[name][k] for k in ("paths", "commands", "numbers"))
+        out[name] = {
+            "compactions": tasks[name][1],
+            "retention": share,
+            "retention_core": core_kept / core_total if core_total else None,
+            "retention_core_worst": worst[name],
+            "task_kept": f"{tasks[name][0]}/{tasks[name][1]}",
+            "cost_input_vs_none (model summaries)": cost[name]["input_model"] / base["input"],
+            "cost_input_vs_none (offline summaries)": cost[name]["input_offline"] / base["input"],
+            "cost_all_vs_none (model summaries)": cost[name]["all_model"] / base["all"],
+        }
+    return out
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--window", type=int, default=32_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    transcripts = sessions()
+    timing = await latency(stitched(transcripts), args.window, args.repeat)
+    print(
+        f"latency: {timing['steps']} steps; first load {timing['first_load_ms']:.0f} ms; "
+        f"re-replay {timing['re_replay_ms']:.0f} ms (budget 200 ms: "
+        f"{timing['re_replay_ms'] / 200:.2f}x); cold replay {timing['cold_replay_ms']:.0f} ms "
+        f"(re-replay / cold {timing['re_replay_ms'] / timing['cold_replay_ms']:.2f})"
+    )
+    figures = await corpus_figures(transcripts, args.window)
+    for name, row in figures.items():
+        retention = ", ".join(f"{k} {v:.3f}" for k, v in row["retention"].items() if v is not None)
+        print(
+            f"{name:20} compactions {row['compactions']:3}  core retention "
+            f"{row['retention_core'] or 0:.3f} (worst {row['retention_core_worst']:.3f}; "
+            f"{retention}); task kept {row['task_kept']}"
+        )
+        print(
+            f"{'':20} cost vs no compaction: input {row['cost_input_vs_none (model summaries)']:.3f}"
+            f" (model summaries), {row['cost_input_vs_none (offline summaries)']:.3f} (offline);"
+            f" all {row['cost_all_vs_none (model summaries)']:.3f}"
+        )
+    if args.out:
+        args.out.write_text(json.dumps({"latency": timing, "corpus": figures}, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
