@@ -1,0 +1,229 @@
+"""The what-if lab: one recorded session replayed under several configs, side by side.
+
+A plotly ``FigureWidget`` overlays each config's tokens per request (and the provider's billed
+input when the transcript has it); a table compares tokens sent, cost, compactions, retention,
+peak and failures; sliders retune one config and replay it at once (token counts are reused:
+a 500-step session re-replays in about a tenth of a second); any step of any config opens in the
+manifest panel, and two configs can be compared item by item at that step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from collections.abc import Mapping
+from typing import Any
+
+import ipywidgets as w
+import plotly.graph_objects as go
+
+from ctxlab._config import ContextConfig
+from ctxlab._replay import Transcript
+from ctxlab._whatif import WhatIf
+from ctxlab.tokens import TokenCounter
+from ctxlab.widgets._panels import ManifestPanel, _table
+
+__all__ = ["WhatIfLab"]
+
+_DEFAULT_PRESETS = ("ctxlab", "agentscope", "observation_masking")
+_TABLE_COLUMNS = (
+    "requests",
+    "tokens_sent",
+    "cost",
+    "cost_vs_no_compaction",
+    "compactions",
+    "retention",
+    "retention_min",
+    "peak",
+    "errors",
+)
+_SLIDERS = {
+    "trigger_ratio": (0.1, 0.9, 0.05),
+    "reserve_ratio": (0.02, 0.5, 0.01),
+}
+
+
+def _cell(value: Any) -> str:
+    if value is None or value != value:  # None or NaN
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4f}" if value < 10 else f"{value:,.0f}"
+    return str(value)
+
+
+class WhatIfLab:
+    """Several configs over one transcript (see the module's documentation). Build it with
+    `open`; display ``lab`` (or ``lab.widget``)."""
+
+    def __init__(self, what: WhatIf) -> None:
+        self.what = what
+        self.task: asyncio.Task[Any] | None = None
+        names = list(what.runs)
+        self.figure = go.FigureWidget(
+            layout={
+                "height": 340,
+                "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
+                "xaxis": {"title": "request"},
+                "yaxis": {"title": "input tokens"},
+                "legend": {"orientation": "h", "y": 1.12},
+                "hovermode": "x unified",
+            }
+        )
+        self.table = w.HTML()
+        self.config_picker = w.Dropdown(options=names, value=names[0], description="tune")
+        self.sliders = {
+            name: w.FloatSlider(
+                min=lo,
+                max=hi,
+                step=step,
+                description=name.replace("_", " "),
+                style={"description_width": "110px"},
+                continuous_update=False,
+            )
+            for name, (lo, hi, step) in _SLIDERS.items()
+        }
+        self.status = w.HTML()
+        self.step = w.IntSlider(min=0, max=0, description="step", continuous_update=False)
+        self.step_config = w.Dropdown(options=names, value=names[0], description="config")
+        self.manifest = ManifestPanel()
+        self.diff_a = w.Dropdown(options=names, value=names[0], description="A")
+        self.diff_b = w.Dropdown(options=names, value=names[-1], description="B")
+        self.diff = w.HTML()
+        self._syncing = False
+        self.config_picker.observe(lambda _: self._load_sliders(), names="value")
+        for slider in self.sliders.values():
+            slider.observe(self._slider_moved, names="value")
+        for control in (self.step, self.step_config, self.diff_a, self.diff_b):
+            control.observe(lambda _: self._render_step(), names="value")
+        self.widget = w.VBox(
+            [
+                w.HTML(
+                    f"<b>ctxlab what-if</b> · {html.escape(what.transcript.name)} · window "
+                    f"{what.context_window} tokens · {len(names)} configs"
+                ),
+                self.figure,
+                self.table,
+                w.HBox([self.config_picker, *self.sliders.values()]),
+                self.status,
+                w.HBox([self.step_config, self.step]),
+                self.manifest.widget,
+                w.HTML("<b>What A sent that B did not, and the reverse, at this step</b>"),
+                w.HBox([self.diff_a, self.diff_b]),
+                self.diff,
+            ]
+        )
+        self._load_sliders()
+        self.redraw()
+
+    @classmethod
+    async def open(
+        cls,
+        transcript: Transcript,
+        configs: Mapping[str, ContextConfig] | None = None,
+        *,
+        context_window: int,
+        counter: TokenCounter | None = None,
+    ) -> WhatIfLab:
+        """Replay ``transcript`` under ``configs`` (three presets when omitted: ctxlab's
+        defaults, AgentScope's, observation masking) and show them."""
+        chosen = (
+            dict(configs) if configs else {n: ContextConfig.preset(n) for n in _DEFAULT_PRESETS}
+        )
+        what = WhatIf(transcript, chosen, context_window=context_window, counter=counter)
+        await what.run()
+        return cls(what)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"WhatIfLab(session={self.what.transcript.name!r}, configs={list(self.what.runs)})"
+
+    # -- tuning -------------------------------------------------------------------------------
+
+    def _load_sliders(self) -> None:
+        config = self.what.runs[self.config_picker.value].config
+        self._syncing = True
+        try:
+            for name, slider in self.sliders.items():
+                slider.value = getattr(config, name)
+        finally:
+            self._syncing = False
+
+    def _slider_moved(self, change: dict[str, Any]) -> None:
+        if self._syncing:
+            return
+        values = {name: slider.value for name, slider in self.sliders.items()}
+        self.task = asyncio.ensure_future(self.tune(self.config_picker.value, **values))
+
+    async def tune(self, name: str, **fields: Any) -> None:
+        """Change fields of config ``name`` (e.g. ``trigger_ratio=0.6``), replay it, redraw.
+        An invalid combination is shown in the status line and changes nothing."""
+        run = self.what.runs[name]
+        try:
+            config = ContextConfig.model_validate({**run.config.model_dump(), **fields})
+        except ValueError as exc:
+            self.status.value = f"<span style='color:#c00'>{html.escape(str(exc))}</span>"
+            return
+        done = await self.what.set_config(name, config)
+        self.status.value = html.escape(
+            f"{name}: replayed {len(done.steps)} requests in {done.seconds * 1000:.0f} ms"
+        )
+        self.redraw()
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def redraw(self) -> None:
+        """Redraw the curves, the table and the selected step."""
+        traces: list[Any] = []
+        for name, run in self.what.runs.items():
+            totals = [m.estimated_input_tokens for m in run.manifests]
+            traces.append(go.Scatter(x=list(range(len(totals))), y=totals, name=name, mode="lines"))
+        usage = self._usage()
+        if usage:
+            traces.append(
+                go.Scatter(
+                    x=list(range(len(usage))),
+                    y=usage,
+                    name="provider usage",
+                    mode="lines",
+                    line={"dash": "dot", "color": "#888"},
+                )
+            )
+        with self.figure.batch_update():
+            self.figure.data = ()
+            self.figure.add_traces(traces)
+        frame = self.what.table()
+        rows = [
+            [name, *(_cell(frame.loc[name, c]) for c in _TABLE_COLUMNS)] for name in frame.index
+        ]
+        self.table.value = _table(rows, ["config", *_TABLE_COLUMNS], "ctxlab-whatif")
+        longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
+        self.step.max = max(longest - 1, 0)
+        self._render_step()
+
+    def _usage(self) -> list[int | None]:
+        transcript = self.what.transcript
+        if not transcript.usage:
+            return []
+        run = next(iter(self.what.runs.values()))
+        return [
+            u.total_input_tokens if (u := transcript.usage.get(s.index)) else None
+            for s in run.steps
+        ]
+
+    def _render_step(self) -> None:
+        step = self.step.value
+        manifests = self.what.runs[self.step_config.value].manifests
+        if step < len(manifests):
+            self.manifest.show(step, manifests[step])
+        a, b = self.diff_a.value, self.diff_b.value
+        if a == b or step >= min(len(self.what.runs[a].steps), len(self.what.runs[b].steps)):
+            self.diff.value = "<i>pick two configs that both reached this step</i>"
+            return
+        frame = self.what.diff(a, b, step)
+        rows = [
+            [r.side, r.id, r.kind, r.placement, r.role or "", r.tokens] for r in frame.itertuples()
+        ]
+        columns = ["side", "item", "kind", "placement", "role", "tokens"]
+        self.diff.value = _table(rows, columns, "ctxlab-diff") if rows else "<i>the same items</i>"

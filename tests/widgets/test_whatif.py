@@ -1,0 +1,76 @@
+"""The what-if lab, driven from Python: curves, table, sliders, selected step, diff."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlab import ApproximateCounter, ContextConfig, Transcript
+from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+
+pytest.importorskip("ipywidgets")
+
+from ctxlab.widgets import WhatIfLab
+
+
+def _session(turns: int = 24) -> Transcript:
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Read every log.")]
+    usage = {}
+    for n in range(turns):
+        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat /var/log/app{n}.log"})
+        usage[len(messages)] = ProviderUsage(10, 5, 300 * n, 300)
+        messages.append(AssistantMessage(content=(use,)))
+        text = f"<b>app{n}</b> request {1000 + n} failed\n" * 60
+        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
+    usage[len(messages)] = ProviderUsage(10, 5, 300 * turns, 300)
+    messages.append(AssistantMessage(content="All read."))
+    return Transcript("logs <script>", {}, "You read logs.", tuple(messages), usage=usage)
+
+
+async def _lab() -> WhatIfLab:
+    return await WhatIfLab.open(_session(), context_window=8_000, counter=ApproximateCounter())
+
+
+async def test_curves_table_and_usage_for_every_config() -> None:
+    lab = await _lab()
+    names = [t.name for t in lab.figure.data]
+    assert names == ["ctxlab", "agentscope", "observation_masking", "provider usage"]
+    assert all(len(t.x) == 25 for t in lab.figure.data)
+    assert lab.figure.data[-1].y[1] == 10 + 300 + 300
+    for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_no_compaction"):
+        assert name in lab.table.value
+    assert "&lt;script&gt;" in lab.widget.children[0].value  # the session's name, escaped
+
+
+async def test_a_slider_replays_its_config_and_redraws() -> None:
+    lab = await _lab()
+    before = list(lab.figure.data[0].y)
+    lab.config_picker.value = "ctxlab"
+    lab.sliders["trigger_ratio"].value = 0.4
+    assert lab.task is not None
+    await lab.task
+    after = list(lab.figure.data[0].y)
+    assert after != before and max(after) < max(before)
+    assert lab.what.runs["ctxlab"].config.trigger_ratio == 0.4
+    assert "ctxlab: replayed 25 requests" in lab.status.value
+    # Another config's sliders show its own values.
+    lab.config_picker.value = "agentscope"
+    assert lab.sliders["trigger_ratio"].value == 0.8
+
+
+async def test_an_invalid_combination_is_shown_and_changes_nothing() -> None:
+    lab = await _lab()
+    await lab.tune("ctxlab", reserve_ratio=0.85, trigger_ratio=0.5)
+    assert "reserve" in lab.status.value.lower()
+    assert lab.what.runs["ctxlab"].config == ContextConfig.preset("ctxlab")
+
+
+async def test_a_step_opens_in_the_manifest_panel_and_two_configs_diff() -> None:
+    lab = await _lab()
+    lab.step_config.value = "agentscope"
+    lab.step.value = 20
+    assert "20" in lab.manifest.header.value
+    lab.diff_a.value, lab.diff_b.value = "ctxlab", "observation_masking"
+    assert "only in ctxlab" in lab.diff.value and "only in observation_masking" in lab.diff.value
+    lab.diff_b.value = "ctxlab"
+    assert "pick two configs" in lab.diff.value
