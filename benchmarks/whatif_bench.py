@@ -166,6 +166,60 @@ async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str
     return out
 
 
+async def model_summaries() -> list[dict[str, Any]]:
+    """Claude Code's own compaction summaries (written by Claude) in the corpus's raw sessions,
+    against the offline summarizer given the same span and the same number of tokens."""
+    from ctxlab import load
+    from ctxlab.pipeline import SummaryRequest, extractive_summarizer, render_summary
+    from ctxlab.pipeline._artifacts import artifacts_of, reachable_text, retention
+
+    counter = TiktokenCounter()
+    config = ContextConfig()
+    rows: list[dict[str, Any]] = []
+    for path in sorted((corpus_dir() / "raw" / "claude_code").glob("*.jsonl")):
+        transcript = load(path)
+        start = 0
+        for compaction in transcript.meta.get("compactions", []):
+            index = compaction.get("summary_index")
+            if index is None:
+                continue
+            summary = " ".join(
+                b.text
+                for b in transcript.messages[index].content
+                if isinstance(b, TextBlock) and "summar" in b.text.lower()
+            )
+            span = transcript.messages[start:index]
+            start = index
+            if not summary or not span:
+                continue
+            budget = counter.count_text(summary)
+            request = SummaryRequest(
+                span,
+                None,
+                config.summary_schema,
+                config.compression_prompt,
+                budget_tokens=budget,
+                count=counter.count_text,
+            )
+            ours = render_summary(await extractive_summarizer(request), config)
+            found = artifacts_of(span)
+            model = retention(found, reachable_text([], summary))
+            offline = retention(found, reachable_text([], ours))
+            rows.append(
+                {
+                    "session": path.stem[:8],
+                    "span_messages": len(span),
+                    "summary_tokens": budget,
+                    "offline_tokens": counter.count_text(ours),
+                    "model": {k: model.share(k) for k in ARTIFACT_KINDS},
+                    "model_core": model.core,
+                    "offline": {k: offline.share(k) for k in ARTIFACT_KINDS},
+                    "offline_core": offline.core,
+                }
+            )
+    return rows
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--window", type=int, default=32_000)
@@ -193,8 +247,17 @@ async def main() -> None:
             f" (model summaries), {row['cost_input_vs_none (offline summaries)']:.3f} (offline);"
             f" all {row['cost_all_vs_none (model summaries)']:.3f}"
         )
+    summaries = await model_summaries()
+    for row in summaries:
+        print(
+            f"Claude Code summary {row['session']} ({row['span_messages']} messages, "
+            f"{row['summary_tokens']} tokens): model keeps {row['model_core']:.3f} of paths, "
+            f"commands and numbers; the offline summary in as many tokens "
+            f"({row['offline_tokens']}) {row['offline_core']:.3f}"
+        )
     if args.out:
-        args.out.write_text(json.dumps({"latency": timing, "corpus": figures}, indent=2))
+        payload = {"latency": timing, "corpus": figures, "model_summaries": summaries}
+        args.out.write_text(json.dumps(payload, indent=2))
 
 
 if __name__ == "__main__":

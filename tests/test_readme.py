@@ -89,3 +89,17 @@ async def test_the_other_framework_snippet_runs() -> None:
     session, lab = done["session"], done["lab"]
     assert len(session.manifests) == 1
     assert len(lab.steps) == 1 and lab.steps["validation"].tolist() == ["passed"]
+
+
+async def test_the_what_if_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("ipywidgets")
+    from ctxlab.demo import DEMO_PROMPT, demo_agent
+
+    monkeypatch.chdir(tmp_path)
+    agent = demo_agent(tmp_path / "ws")
+    await agent(DEMO_PROMPT)
+    agent.transcript().save(tmp_path / "session.jsonl")
+    done = await run(snippets()["Tune compaction: what-if, cost and retention"], {})
+    table = done["lab"].what.table()
+    assert list(table.index) == ["ctxlab", "agentscope", "observation_masking"]
+    assert (table["errors"] == 0).all()

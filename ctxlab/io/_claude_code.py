@@ -108,8 +108,9 @@ def from_claude_code(
                 if builder.turns and builder.turns[-1]["role"] == "assistant":
                     response_turn[response] = len(builder.turns) - 1
         else:
-            if record.get("isCompactSummary") and meta["compactions"]:
-                meta["compactions"][-1]["summary_index"] = len(builder.turns)
             builder.add("user", _blocks(message.get("content")))
+            if record.get("isCompactSummary") and meta["compactions"]:
+                # After adding: a summary that arrives after tool results joins their turn.
+                meta["compactions"][-1]["summary_index"] = len(builder.turns) - 1
     meta["models"] = models
     return builder, meta

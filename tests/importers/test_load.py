@@ -539,3 +539,12 @@ def test_a_session_cut_off_during_a_tool_call_keeps_its_usage() -> None:
     assert transcript.meta["synthesized_results"] == 1
     assert transcript.usage[1].input_tokens == 90
     assert transcript.usage[3].input_tokens == 120
+
+
+def test_a_compact_summary_after_tool_results_is_found_in_their_turn() -> None:
+    fixture = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+    transcript = load(fixture)
+    (compaction,) = transcript.meta["compactions"]
+    summary = transcript.messages[compaction["summary_index"]]
+    texts = [b.text for b in summary.content if b.type == "text"]  # type: ignore[union-attr]
+    assert any("being continued from a previous conversation" in t for t in texts)
