@@ -1,7 +1,8 @@
 """The what-if lab: one recorded session replayed under several configs, side by side.
 
-A plotly ``FigureWidget`` overlays each config's tokens per request (and the provider's billed
-input when the transcript has it); a table compares tokens sent, cost, compactions, retention,
+A plotly ``FigureWidget`` overlays each config's tokens per request and, dashed on the right
+axis, its cumulative cost (summary calls included), with the provider's billed input when the
+transcript has it; a table compares tokens sent, cost, compactions, retention,
 peak and failures; sliders retune one config and replay it at once (token counts are reused:
 a 500-step session re-replays in about a tenth of a second); any step of any config opens in the
 manifest panel, and two configs can be compared item by item at that step.
@@ -37,6 +38,7 @@ _TABLE_COLUMNS = (
     "peak",
     "errors",
 )
+_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 _SLIDERS = {
     "trigger_ratio": (0.1, 0.9, 0.05),
     "reserve_ratio": (0.02, 0.5, 0.01),
@@ -65,6 +67,7 @@ class WhatIfLab:
                 "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
                 "xaxis": {"title": "request"},
                 "yaxis": {"title": "input tokens"},
+                "yaxis2": {"title": "cumulative cost (USD)", "overlaying": "y", "side": "right"},
                 "legend": {"orientation": "h", "y": 1.12},
                 "hovermode": "x unified",
             }
@@ -176,9 +179,24 @@ class WhatIfLab:
     def redraw(self) -> None:
         """Redraw the curves, the table and the selected step."""
         traces: list[Any] = []
-        for name, run in self.what.runs.items():
+        steps = self.what.steps()
+        for number, (name, run) in enumerate(self.what.runs.items()):
             totals = [m.estimated_input_tokens for m in run.manifests]
-            traces.append(go.Scatter(x=list(range(len(totals))), y=totals, name=name, mode="lines"))
+            color = _COLORS[number % len(_COLORS)]
+            x = list(range(len(totals)))
+            traces.append(go.Scatter(x=x, y=totals, name=name, mode="lines", line={"color": color}))
+            spent = steps[steps["config"] == name]["cumulative_cost"].tolist() if len(steps) else []
+            traces.append(
+                go.Scatter(
+                    x=x[: len(spent)],
+                    y=spent,
+                    name=f"{name} cost",
+                    mode="lines",
+                    yaxis="y2",
+                    line={"color": color, "dash": "dash", "width": 1},
+                    hovertemplate="%{y:$.4f} so far<extra>" + html.escape(name) + "</extra>",
+                )
+            )
         usage = self._usage()
         if usage:
             traces.append(

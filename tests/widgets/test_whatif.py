@@ -34,8 +34,12 @@ async def _lab() -> WhatIfLab:
 async def test_curves_table_and_usage_for_every_config() -> None:
     lab = await _lab()
     names = [t.name for t in lab.figure.data]
-    assert names == ["ctxlab", "agentscope", "observation_masking", "provider usage"]
+    configs = ["ctxlab", "agentscope", "observation_masking"]
+    assert names == [*(n for c in configs for n in (c, f"{c} cost")), "provider usage"]
     assert all(len(t.x) == 25 for t in lab.figure.data)
+    cost = lab.figure.data[1]
+    assert cost.yaxis == "y2" and list(cost.y) == sorted(cost.y)
+    assert cost.y[-1] == pytest.approx(lab.what.table().loc["ctxlab", "cost"])
     assert lab.figure.data[-1].y[1] == 10 + 300 + 300
     for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_no_compaction"):
         assert name in lab.table.value
