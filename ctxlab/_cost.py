@@ -32,6 +32,7 @@ __all__ = [
     "Price",
     "RequestCost",
     "RequestShape",
+    "costs_of_manifests",
     "price_for",
     "request_costs",
     "shape_of",
@@ -246,3 +247,30 @@ def _openai_cache(
     if read < rules.min_tokens:
         return 0
     return read - read % rules.step
+
+
+def costs_of_manifests(
+    manifests: Sequence[ContextManifest],
+    price: Price | None = None,
+    rules: CacheRules | None = None,
+) -> list[RequestCost]:
+    """The cost of a live session's requests (reasoning and summary calls, in the order they
+    were sent): outputs from the provider's usage where known; a summary call's output is the
+    summary the next request carries. The price and cache rules follow the first manifest's
+    model unless given (OpenAI's rules for ``gpt-*``/``o*`` models, else Anthropic's)."""
+    if not manifests:
+        return []
+    model = manifests[0].model
+    price = price or price_for(model)
+    if rules is None:
+        openai = model.startswith(("gpt-", "o1", "o3", "o4"))
+        rules = CacheRules.openai() if openai else CacheRules.anthropic()
+    shapes: list[RequestShape] = []
+    for index, manifest in enumerate(manifests):
+        usage = manifest.provider_usage
+        output = usage.output_tokens if usage is not None else 0
+        if manifest.purpose == "summary" and usage is None:
+            following = next((m for m in manifests[index + 1 :] if m.purpose != "summary"), None)
+            output = following.totals.get("summary", 0) if following is not None else 0
+        shapes.append(shape_of(manifest, output))
+    return request_costs(shapes, price, rules)

@@ -6,9 +6,11 @@ Columns are kept as growing lists; the DataFrame is built only when asked for.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxlab._cost import costs_of_manifests
 from ctxlab._request import ModelRequest
 from ctxlab.agent import (
     CompactionEvent,
@@ -59,6 +61,8 @@ class StepLog:
     rows: list[dict[str, Any]] = field(default_factory=list)
     manifests: list[ContextManifest] = field(default_factory=list)
     requests: list[ModelRequest | None] = field(default_factory=list)
+    sent: list[ContextManifest] = field(default_factory=list)
+    """Every request in the order it was sent, summary calls included (what the costs price)."""
     compactions: list[CompactionMark] = field(default_factory=list)
     _by_request_id: dict[str, int] = field(default_factory=dict)
     _frame: Any = None
@@ -69,6 +73,9 @@ class StepLog:
         if isinstance(event, ContextBuildEvent):
             manifest = event.manifest
             self._last_purpose = manifest.purpose
+            if manifest.purpose == "summary":
+                self.sent.append(manifest)  # priced with the step it belongs to
+                self._frame = None
             if manifest.purpose not in REASONING:
                 return None
             return self._add(event, manifest)
@@ -77,7 +84,9 @@ class StepLog:
             if index is None or event.usage is None:
                 return None
             self.rows[index].update(usage_columns(event.usage, self.rows[index]["total"]))
-            self.manifests[index] = self.manifests[index].with_usage(event.usage)
+            answered = self.manifests[index]
+            self.manifests[index] = answered.with_usage(event.usage)
+            self.sent = [self.manifests[index] if m is answered else m for m in self.sent]
             self._frame = None
             return index
         if isinstance(event, CompactionEvent):
@@ -109,6 +118,7 @@ class StepLog:
         step = len(self.rows)
         self.rows.append(step_row(manifest, step=step, call=event.call))
         self.manifests.append(manifest)
+        self.sent.append(manifest)
         self.requests.append(event.request)
         self._by_request_id[manifest.request_id] = step
         self._frame = None
@@ -120,8 +130,22 @@ class StepLog:
             import pandas as pd
 
             self._frame = pd.DataFrame(self.rows, columns=list(STEP_COLUMNS))
+            self._frame["cost"], self._frame["cumulative_cost"] = self._costs()
         frame: pd.DataFrame = self._frame
         return frame
+
+    def _costs(self) -> tuple[list[float], list[float]]:
+        # Each step's request plus the summary calls made since the previous step.
+        per_step = [0.0] * len(self.rows)
+        step = 0
+        for manifest, cost in zip(self.sent, costs_of_manifests(self.sent), strict=True):
+            if manifest.purpose == "summary":
+                if step < len(per_step):
+                    per_step[step] += cost.cost
+                continue
+            per_step[step] += cost.cost
+            step += 1
+        return per_step, list(itertools.accumulate(per_step))
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxlab._cost import costs_of_manifests
+
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
 
@@ -34,8 +36,15 @@ async def demo_lab(tmp_path: Path) -> Lab:
 async def test_steps_frame_and_figure_follow_the_session(demo_lab: Lab) -> None:
     lab = demo_lab
     steps = lab.steps
-    assert list(steps.columns) == list(STEP_COLUMNS)
+    assert list(steps.columns) == [*STEP_COLUMNS, "cost", "cumulative_cost"]
     assert len(steps) == len([m for m in lab.agent.manifests if m.purpose == "reasoning"])
+    # What each request cost with the prompt cache; a compaction's step carries its summary call.
+    assert (steps["cost"] > 0).all() and steps["cumulative_cost"].is_monotonic_increasing
+    summaries = [m for m in lab.log.sent if m.purpose == "summary"]
+    assert summaries and len(lab.log.sent) == len(steps) + len(summaries)
+    assert steps["cumulative_cost"].iloc[-1] == pytest.approx(
+        sum(c.cost for c in costs_of_manifests(lab.log.sent))
+    )
     assert (steps["validation"] == "passed").all()
     assert steps["usage_input"].notna().all()
     # One x per request in every stacked area, with the manifest's tokens.
