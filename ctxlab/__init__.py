@@ -12,6 +12,7 @@ from ctxlab._config import (
     ToolResultEviction,
     TruncateArgsConfig,
 )
+from ctxlab._cost import PRICES, CacheRules, Price
 from ctxlab._follow import FollowedSession, follow
 from ctxlab._observed import ObservedSession
 from ctxlab._presets import PRESETS
@@ -19,9 +20,11 @@ from ctxlab._replay import Transcript, compare_configs, load_transcript, replay
 from ctxlab._replay_session import ReplaySession
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import Summary, WorkingState
+from ctxlab._sweep import SWEEP_COLUMNS, sweep
 
 # The agent layer, re-exported last: it builds on everything above.
 from ctxlab._tasks import TaskState, TodoItem
+from ctxlab._whatif import WhatIf
 from ctxlab.agent import Agent, Tool, tool
 from ctxlab.exceptions import (
     CompressionError,
@@ -96,12 +99,15 @@ __version__ = "0.2.0"
 
 __all__ = [
     "PRESETS",
+    "PRICES",
     "STEP_COLUMNS",
+    "SWEEP_COLUMNS",
     "Agent",
     "AnthropicModel",
     "ApproximateCounter",
     "AssistantMessage",
     "BudgetPolicy",
+    "CacheRules",
     "CompactionPasses",
     "CompressionError",
     "ContextBlock",
@@ -134,6 +140,7 @@ __all__ = [
     "Preparation",
     "PreparationError",
     "PreparationMemo",
+    "Price",
     "ProviderBlock",
     "ProviderUsage",
     "PruneConfig",
@@ -167,6 +174,7 @@ __all__ = [
     "TruncateArgsConfig",
     "UsageError",
     "UserMessage",
+    "WhatIf",
     "WorkingState",
     "WorkspaceOffloader",
     "__version__",
@@ -181,5 +189,6 @@ __all__ = [
     "prepare",
     "replay",
     "step_row",
+    "sweep",
     "tool",
 ]

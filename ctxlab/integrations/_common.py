@@ -3,14 +3,11 @@ merges them, so that a message ctxlab left unchanged goes back as the framework'
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from ctxlab._replay import Transcript
 
-__all__ = ["MessageGroups", "originals_for", "run_sync"]
+__all__ = ["MessageGroups", "originals_for"]
 
 T = TypeVar("T")
 MessageGroups = list[list[Any]]
@@ -22,14 +19,3 @@ def originals_for(groups: MessageGroups, transcript: Transcript) -> dict[str, li
     if len(groups) != len(transcript.messages):
         return {}
     return {m.content_hash: g for m, g in zip(transcript.messages, groups, strict=True)}
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from synchronous framework code, also where an event loop is already
-    running in this thread (a notebook cell calling ``agent.invoke``)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()

@@ -28,7 +28,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ctxlab._observed import ObservedSession
 from ctxlab._replay import Transcript
-from ctxlab.integrations._common import MessageGroups, originals_for, run_sync
+from ctxlab._sync import run_sync
+from ctxlab.integrations._common import MessageGroups, originals_for
 from ctxlab.io import load
 from ctxlab.io._chat import tool_schemas
 from ctxlab.messages import (

@@ -1,0 +1,322 @@
+"""`sweep`: many sessions × many configs × windows, in-process, on any
+``concurrent.futures.Executor``, or on a Dask cluster — one row per case.
+
+Work is grouped by (session, window): one task replays every config of that group with one
+`WhatIf` (token counts shared), so a session travels to a worker once per window — on Dask,
+once per worker (it is scattered). A case that raises is a row with its error, never a lost
+sweep. Finished groups are written to a Parquet cache keyed by the session's content, the
+config and ctxlab's version: a second sweep computes only new cases. Progress is a ``tqdm.auto``
+bar; interrupting (Ctrl-C, the notebook's stop button) cancels what is pending and returns what
+finished, with ``frame.attrs["interrupted"] = True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future, as_completed
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxlab._config import ContextConfig
+from ctxlab._cost import CacheRules, Price
+from ctxlab._replay import Transcript
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SWEEP_COLUMNS", "sweep"]
+
+SWEEP_COLUMNS = (
+    "session",
+    "config",
+    "window",
+    "requests",
+    "tokens_sent",
+    "cost",
+    "cost_vs_no_compaction",
+    "compactions",
+    "retention",
+    "retention_min",
+    "peak",
+    "errors",
+    "error",
+)
+"""The columns of a sweep's frame, in order."""
+
+Case = tuple[str, str, int]
+
+# Counts stay integers (nullable: an error row has none).
+_INTEGERS = dict.fromkeys(
+    ("window", "requests", "tokens_sent", "compactions", "peak", "errors"), "Int64"
+)
+
+
+def _version() -> str:
+    from ctxlab import __version__
+
+    return __version__
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def transcript_key(transcript: Transcript) -> str:
+    """A hash of what a replay depends on: system, tools and messages."""
+    from ctxlab.messages import dump_messages
+
+    tools = [(t.name, t.description, t.input_schema) for t in transcript.tools]
+    return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}")
+
+
+def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) -> str:
+    return _digest(f"{session_key}|{config.model_dump_json()}|{window}|{_version()}|{extra}")
+
+
+def run_group(
+    transcript: Transcript,
+    window: int,
+    configs: Mapping[str, ContextConfig],
+    price: Price | None,
+    rules: CacheRules | None,
+    summary_calls: bool,
+) -> list[dict[str, Any]]:
+    """Every config of one (session, window): the rows of the sweep (run on a worker). One
+    `WhatIf` serves them all, so the session is tokenized once."""
+    from ctxlab._sync import run_sync
+    from ctxlab._whatif import WhatIf
+
+    what = WhatIf(
+        transcript,
+        configs,
+        context_window=window,
+        price=price,
+        rules=rules,
+        summary_calls=summary_calls,
+    )
+    failures: dict[str, str] = {}
+    for name in configs:
+        try:
+            run_sync(what.run(name))
+        except Exception as exc:  # a failing case is a row, never a lost sweep
+            failures[name] = f"{type(exc).__name__}: {exc}"
+    table = what.table()
+    rows: list[dict[str, Any]] = []
+    for name in configs:
+        base = {"session": transcript.name, "config": name, "window": window}
+        if name in failures:
+            rows.append({**base, "error": failures[name]})
+            continue
+        row = table.loc[name]
+        rows.append({**base, **{c: _plain(row[c]) for c in SWEEP_COLUMNS[3:-1]}, "error": None})
+    return rows
+
+
+def _plain(value: Any) -> Any:
+    # numpy scalars as Python numbers: identical frames whichever process made them.
+    return value.item() if hasattr(value, "item") else value
+
+
+def _load(items: Iterable[Transcript | str | os.PathLike[str]]) -> list[Transcript]:
+    from ctxlab.io import load
+
+    out: list[Transcript] = []
+    names: set[str] = set()
+    for item in items:
+        transcript = item if isinstance(item, Transcript) else load(item)
+        name, number = transcript.name, 1
+        while name in names:  # the frame is keyed by session name
+            number += 1
+            name = f"{transcript.name}#{number}"
+        names.add(name)
+        if name != transcript.name:
+            transcript = Transcript(
+                name,
+                transcript.meta,
+                transcript.system,
+                transcript.messages,
+                transcript.extra,
+                transcript.tools,
+                transcript.usage,
+            )
+        out.append(transcript)
+    return out
+
+
+def sweep(
+    transcripts: Iterable[Transcript | str | os.PathLike[str]],
+    configs: Mapping[str, ContextConfig],
+    windows: Sequence[int] = (32_000,),
+    *,
+    cases: Iterable[Case] | None = None,
+    executor: Any = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    price: Price | None = None,
+    rules: CacheRules | None = None,
+    summary_calls: bool = True,
+) -> pd.DataFrame:
+    """Replay every (session, config, window) — the cartesian product, or the explicit
+    ``cases`` — and return one row per case (`SWEEP_COLUMNS`; see `ctxlab.WhatIf` for what each
+    figure means).
+
+    Args:
+        transcripts: `Transcript` objects or paths `ctxlab.load` reads.
+        configs: Config name → `ContextConfig`.
+        windows: Context windows to replay at.
+        cases: Explicit ``(session name, config name, window)`` triples instead of the product.
+        executor: None (in this process), a ``concurrent.futures.Executor``, or a
+            ``dask.distributed.Client`` (a ``LocalCluster`` or a scheduler's address).
+        cache_dir: A folder for the Parquet cache of finished cases (none when omitted).
+        progress: Show a ``tqdm.auto`` progress bar.
+        price, rules, summary_calls: The cost model (see `WhatIf`).
+    """
+    import pandas as pd
+
+    sessions = {t.name: t for t in _load(transcripts)}
+    if not configs or not sessions:
+        msg = "sweep needs at least one session and one named config"
+        raise ValueError(msg)
+    wanted = (
+        list(cases)
+        if cases is not None
+        else [(s, c, w) for s in sessions for c in configs for w in windows]
+    )
+    unknown = [c for c in wanted if c[0] not in sessions or c[1] not in configs]
+    if unknown:
+        msg = f"cases name unknown sessions or configs: {unknown[:3]}"
+        raise ValueError(msg)
+    extra = f"{price}|{rules}|{summary_calls}"
+    cache = _Cache(Path(cache_dir), extra) if cache_dir is not None else None
+    keys = {name: transcript_key(t) for name, t in sessions.items()} if cache else {}
+    rows: list[dict[str, Any]] = []
+    groups: dict[tuple[str, int], dict[str, ContextConfig]] = {}
+    for session, config, window in wanted:
+        found = cache.get(keys[session], configs[config], window) if cache else None
+        if found is not None:
+            rows.append({**found, "session": session, "config": config, "window": window})
+        else:
+            groups.setdefault((session, window), {})[config] = configs[config]
+    computed, interrupted = _compute(
+        sessions, groups, executor, progress, (price, rules, summary_calls)
+    )
+    for row in computed:
+        if cache is not None and row.get("error") is None:
+            cache.put(keys[row["session"]], configs[row["config"]], row["window"], row)
+    rows.extend(computed)
+    order = {case: n for n, case in enumerate(wanted)}
+    rows.sort(key=lambda r: order.get((r["session"], r["config"], r["window"]), len(order)))
+    frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).astype(_INTEGERS)
+    frame.attrs.update(computed=len(computed), cached=len(rows) - len(computed))
+    frame.attrs["interrupted"] = interrupted
+    return frame
+
+
+def _compute(
+    sessions: Mapping[str, Transcript],
+    groups: Mapping[tuple[str, int], Mapping[str, ContextConfig]],
+    executor: Any,
+    progress: bool,
+    model: tuple[Price | None, CacheRules | None, bool],
+) -> tuple[list[dict[str, Any]], bool]:
+    from tqdm.auto import tqdm
+
+    rows: list[dict[str, Any]] = []
+    bar = tqdm(total=sum(len(c) for c in groups.values()), disable=not progress, unit="case")
+    try:
+        if executor is None:
+            for (session, window), configs in groups.items():
+                rows.extend(run_group(sessions[session], window, dict(configs), *model))
+                bar.update(len(configs))
+            return rows, False
+        futures = _submit(executor, sessions, groups, model)
+        completed: Any = as_completed
+        if _is_dask(executor):
+            import distributed  # Dask futures are not the standard library's
+
+            completed = distributed.as_completed
+        seen: set[int] = set()
+        try:
+            for future in completed(futures):
+                seen.add(id(future))
+                done = future.result()
+                rows.extend(done)
+                bar.update(len(done))
+        except KeyboardInterrupt:
+            # Keep every group that had finished, cancel the rest.
+            for future in futures:
+                if id(future) in seen or not future.done():
+                    future.cancel()
+                    continue
+                try:
+                    rows.extend(future.result())
+                except BaseException:
+                    pass
+            return rows, True
+        return rows, False
+    except KeyboardInterrupt:
+        return rows, True
+    finally:
+        bar.close()
+
+
+def _is_dask(executor: Any) -> bool:
+    return hasattr(executor, "scatter") and hasattr(executor, "get_executor")
+
+
+def _submit(
+    executor: Any,
+    sessions: Mapping[str, Transcript],
+    groups: Mapping[tuple[str, int], Mapping[str, ContextConfig]],
+    model: tuple[Price | None, CacheRules | None, bool],
+) -> list[Future[list[dict[str, Any]]]]:
+    if _is_dask(executor):
+        # A Dask client: each session goes to the cluster once; tasks refer to it.
+        used = sorted({s for s, _ in groups})
+        scattered = executor.scatter([sessions[s] for s in used], hash=False)
+        refs: dict[str, Any] = dict(zip(used, scattered, strict=True))
+        return [
+            executor.submit(run_group, refs[s], w, dict(c), *model, pure=False)
+            for (s, w), c in groups.items()
+        ]
+    if not isinstance(executor, Executor):
+        msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
+        raise TypeError(msg)
+    return [
+        executor.submit(run_group, sessions[s], w, dict(c), *model) for (s, w), c in groups.items()
+    ]
+
+
+class _Cache:
+    """One Parquet file per finished case, named by its key."""
+
+    def __init__(self, folder: Path, extra: str) -> None:
+        self.folder = folder
+        self.extra = extra
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, session: str, config: ContextConfig, window: int) -> Path:
+        return self.folder / f"{_case_key(session, config, window, self.extra)}.parquet"
+
+    def get(self, session: str, config: ContextConfig, window: int) -> dict[str, Any] | None:
+        import pandas as pd
+
+        path = self._path(session, config, window)
+        if not path.exists():
+            return None
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError):
+            return None  # a damaged entry is computed again
+        return {str(k): v for k, v in frame.iloc[0].to_dict().items()} if len(frame) else None
+
+    def put(self, session: str, config: ContextConfig, window: int, row: Mapping[str, Any]) -> None:
+        import pandas as pd
+
+        path = self._path(session, config, window)
+        partial = path.with_suffix(".partial")
+        pd.DataFrame([dict(row)], columns=list(SWEEP_COLUMNS)).to_parquet(partial)
+        partial.replace(path)  # never a half-written entry under the real name

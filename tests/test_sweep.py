@@ -1,0 +1,120 @@
+"""`sweep`: in-process, on an executor, on a real Dask LocalCluster; errors as rows; the cache."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from ctxlab import SWEEP_COLUMNS, ContextConfig, Transcript, sweep
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+
+
+def _session(name: str, turns: int) -> Transcript:
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content=f"Task {name}.")]
+    for n in range(turns):
+        use = ToolUseBlock(
+            id=f"c{n}", name="bash", input={"command": f"grep -n err /srv/{name}/{n}.log"}
+        )
+        messages.append(AssistantMessage(content=(use,)))
+        text = f"/srv/{name}/{n}.log:{100 + n}: error {n}\n" * 50
+        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
+    messages.append(AssistantMessage(content="Done."))
+    return Transcript(name, {}, "You triage logs.", tuple(messages))
+
+
+SESSIONS = [_session("alpha", 14), _session("beta", 9)]
+CONFIGS = {
+    "ctxlab": ContextConfig.preset("ctxlab"),
+    "agentscope": ContextConfig.preset("agentscope"),
+}
+WINDOWS = (6_000, 12_000)
+
+
+def test_the_product_in_process() -> None:
+    frame = sweep(SESSIONS, CONFIGS, WINDOWS, progress=False)
+    assert list(frame.columns) == list(SWEEP_COLUMNS)
+    assert len(frame) == 2 * 2 * 2
+    assert frame["error"].isna().all()
+    first = frame.iloc[0]
+    assert (first["session"], first["config"], first["window"]) == ("alpha", "ctxlab", 6_000)
+    assert (frame["requests"] == frame["session"].map({"alpha": 15, "beta": 10})).all()
+    small = frame[frame["window"] == 6_000]
+    assert (small["compactions"] > 0).all() and (small["retention"] == 1.0).all()
+
+
+def test_a_dask_local_cluster_gives_the_same_frame() -> None:
+    distributed = pytest.importorskip("distributed")
+    expected = sweep(SESSIONS, CONFIGS, WINDOWS, progress=False)
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            host="127.0.0.1",
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        frame = sweep(SESSIONS, CONFIGS, WINDOWS, executor=client, progress=False)
+    pd.testing.assert_frame_equal(frame, expected)
+
+
+def test_a_case_that_raises_is_a_row_with_its_error() -> None:
+    broken = ContextConfig.model_construct(**{**ContextConfig().__dict__, "trigger_ratio": "high"})
+    configs = {"good": ContextConfig(), "broken": broken}
+    with ThreadPoolExecutor(2) as pool:
+        frame = sweep(SESSIONS, configs, (6_000,), executor=pool, progress=False)
+    bad = frame[frame["config"] == "broken"]
+    assert len(bad) == 2 and bad["error"].str.contains("config is invalid").all()
+    assert bad["requests"].isna().all()
+    assert frame[frame["config"] == "good"]["error"].isna().all()
+
+
+def test_explicit_cases_and_bad_names() -> None:
+    frame = sweep(SESSIONS, CONFIGS, cases=[("beta", "agentscope", 6_000)], progress=False)
+    assert frame[["session", "config", "window"]].values.tolist() == [["beta", "agentscope", 6_000]]
+    with pytest.raises(ValueError, match="unknown sessions or configs"):
+        sweep(SESSIONS, CONFIGS, cases=[("gamma", "ctxlab", 6_000)], progress=False)
+
+
+def test_the_cache_computes_only_new_cases(tmp_path: Path) -> None:
+    first = sweep(SESSIONS, CONFIGS, WINDOWS, cache_dir=tmp_path, progress=False)
+    assert first.attrs["computed"] == 8 and first.attrs["cached"] == 0
+    again = sweep(SESSIONS, CONFIGS, WINDOWS, cache_dir=tmp_path, progress=False)
+    assert again.attrs["computed"] == 0 and again.attrs["cached"] == 8
+    pd.testing.assert_frame_equal(again, first)
+    changed = {**CONFIGS, "ctxlab": ContextConfig(trigger_ratio=0.5)}
+    third = sweep(SESSIONS, changed, WINDOWS, cache_dir=tmp_path, progress=False)
+    assert third.attrs["computed"] == 4  # the changed config's cases only
+    edited = [_session("alpha", 15), SESSIONS[1]]  # another session content: another key
+    assert (
+        sweep(edited, CONFIGS, WINDOWS, cache_dir=tmp_path, progress=False).attrs["computed"] == 4
+    )
+
+
+class _Interrupting(Executor):
+    """Runs the first group, then the user presses stop."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.calls += 1
+        if self.calls == 1:
+            future.set_result(fn(*args, **kwargs))
+        else:
+            future.set_exception(KeyboardInterrupt())
+        return future
+
+
+def test_an_interrupted_sweep_returns_what_finished() -> None:
+    frame = sweep(SESSIONS, CONFIGS, WINDOWS, executor=_Interrupting(), progress=False)
+    assert frame.attrs["interrupted"] is True
+    assert 0 < len(frame) < 8 and frame["error"].isna().all()
