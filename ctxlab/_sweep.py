@@ -251,10 +251,8 @@ def _compute(
                 if id(future) in seen or not future.done():
                     future.cancel()
                     continue
-                try:
+                with contextlib.suppress(BaseException):  # a stopped group is not returned
                     rows.extend(future.result())
-                except BaseException:
-                    pass
             return rows, True
         return rows, False
     except KeyboardInterrupt:
