@@ -1,4 +1,5 @@
-"""``python -m ctxlab demo``: run a demo session headless and print one row per preparation."""
+"""``python -m ctxlab demo``: run a demo session headless and print one row per preparation.
+``python -m ctxlab sweep``: replay sessions under presets and windows; one row per case."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import os
 import sys
 import time
+from typing import Any
 
 from ctxlab.agent import CompactionEvent, ContextBuildEvent, Event, ReplyEvent
 from ctxlab.demo import DEMO_PROMPT, demo_agent
@@ -75,6 +77,56 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
     return 0
 
 
+def run_sweep(args: argparse.Namespace) -> int:
+    """``python -m ctxlab sweep``: the frame as CSV (to ``--out`` or standard output)."""
+    from ctxlab import PRESETS, ContextConfig, sweep
+    from ctxlab.exceptions import CtxlabError
+
+    names = args.presets or list(PRESETS)
+    unknown = [n for n in names if n not in PRESETS]
+    if unknown:
+        print(f"unknown preset {unknown[0]!r}; choose from {', '.join(PRESETS)}", file=sys.stderr)
+        return 2
+    configs = {name: ContextConfig.preset(name) for name in names}
+    windows = args.windows or [32_000]
+    client = None
+    try:
+        if args.scheduler or args.workers:
+            import importlib
+            import logging
+
+            # Untyped for mypy: a Dask client is only handed on to `sweep`.
+            dask: Any = importlib.import_module("distributed")
+            client = (
+                dask.Client(args.scheduler)
+                if args.scheduler
+                else dask.Client(
+                    dask.LocalCluster(
+                        n_workers=args.workers,
+                        threads_per_worker=1,
+                        dashboard_address=None,
+                        host="127.0.0.1",
+                        silence_logs=logging.ERROR,
+                    )
+                )
+            )
+        frame = sweep(args.sessions, configs, windows, executor=client, cache_dir=args.cache)
+    except CtxlabError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    finally:
+        if client is not None:
+            client.close()
+    text = frame.to_csv(index=False)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as file:
+            file.write(text)
+        print(f"{len(frame)} cases -> {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ctxlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -87,7 +139,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="MODEL",
         help="use Claude (e.g. claude-sonnet-4-6) instead of the demo model; needs ANTHROPIC_API_KEY",
     )
+    batch = sub.add_parser("sweep", help="replay sessions under presets and windows (a CSV)")
+    batch.add_argument("sessions", nargs="+", help="session files ctxlab.load reads")
+    batch.add_argument(
+        "--preset", action="append", dest="presets", help="a preset (repeat; default: all)"
+    )
+    batch.add_argument("--window", action="append", type=int, dest="windows", help="(repeat)")
+    batch.add_argument("--workers", type=int, default=0, help="Dask LocalCluster workers")
+    batch.add_argument("--scheduler", help="a Dask scheduler's address instead")
+    batch.add_argument("--cache", help="a folder for the Parquet cache of finished cases")
+    batch.add_argument("--out", help="write the frame here as CSV (default: print it)")
     args = parser.parse_args(argv)
+    if args.command == "sweep":
+        return run_sweep(args)
     if args.claude:
         if not os.environ.get("ANTHROPIC_API_KEY"):
             print("--claude needs ANTHROPIC_API_KEY in the environment", file=sys.stderr)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlab._config import ContextConfig
 from ctxlab._cost import CacheRules, Price
 from ctxlab._replay import Transcript
+from ctxlab.exceptions import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -292,6 +293,11 @@ class _Cache:
     """One Parquet file per finished case, named by its key."""
 
     def __init__(self, folder: Path, extra: str) -> None:
+        try:
+            import pyarrow  # noqa: F401 - pandas writes Parquet through it
+        except ImportError as exc:
+            msg = "cache_dir= needs pyarrow for its Parquet files: pip install 'ctxlab[sweep]'"
+            raise UsageError(msg) from exc
         self.folder = folder
         self.extra = extra
         folder.mkdir(parents=True, exist_ok=True)

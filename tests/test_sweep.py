@@ -118,3 +118,21 @@ def test_an_interrupted_sweep_returns_what_finished() -> None:
     frame = sweep(SESSIONS, CONFIGS, WINDOWS, executor=_Interrupting(), progress=False)
     assert frame.attrs["interrupted"] is True
     assert 0 < len(frame) < 8 and frame["error"].isna().all()
+
+
+def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxlab.__main__ import main
+
+    paths = [SESSIONS[0].save(tmp_path / "alpha.jsonl"), SESSIONS[1].save(tmp_path / "beta.jsonl")]
+    out = tmp_path / "sweep.csv"
+    args = ["sweep", *map(str, paths), "--preset", "ctxlab", "--preset", "langchain"]
+    assert main([*args, "--window", "6000", "--out", str(out), "--cache", str(tmp_path / "c")]) == 0
+    frame = pd.read_csv(out)
+    assert frame[["session", "config"]].values.tolist() == [
+        ["alpha", "ctxlab"],
+        ["alpha", "langchain"],
+        ["beta", "ctxlab"],
+        ["beta", "langchain"],
+    ]
+    assert main(["sweep", str(paths[0]), "--preset", "nope"]) == 2
+    assert "unknown preset 'nope'" in capsys.readouterr().err

@@ -1,0 +1,125 @@
+"""Charts of a sweep (`ctxlab.sweep`'s frame): the cost/retention trade-off per config, and a
+config × session heatmap. Plain plotly figures: they render in a notebook, in HTML and offline.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+from ctxlab._config import ContextConfig
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["pareto_chart", "pareto_front", "sweep_heatmap"]
+
+_HOVER_FIELDS = ("trigger_ratio", "reserve_ratio", "tool_result_limit")
+
+
+def pareto_front(
+    points: pd.DataFrame, cost: str = "cost", retention: str = "retention"
+) -> list[str]:
+    """The index labels no other point beats on both (cheaper and at least as retentive, or
+    as cheap and more retentive), cheapest first."""
+    ordered = points.sort_values([cost, retention], ascending=[True, False])
+    front: list[str] = []
+    best = float("-inf")
+    for label, row in ordered.iterrows():
+        if row[retention] > best:
+            front.append(str(label))
+            best = row[retention]
+    return front
+
+
+def _summary(frame: pd.DataFrame) -> pd.DataFrame:
+    ok = frame[frame["error"].isna()]
+    grouped = ok.groupby(["config", "window"], sort=False)
+    return grouped.agg(
+        cost=("cost_vs_no_compaction", "mean"),
+        retention=("retention", lambda s: s.dropna().mean() if s.notna().any() else 1.0),
+        sessions=("session", "nunique"),
+    )
+
+
+def pareto_chart(
+    frame: pd.DataFrame, configs: Mapping[str, ContextConfig] | None = None
+) -> go.Figure:
+    """Cost (relative to no compaction) against retention, one point per config and window,
+    averaged over sessions; the Pareto front joined by a line; hover names the config (and its
+    main settings when ``configs`` is given)."""
+    summary = _summary(frame)
+    figure = go.Figure()
+    for window in summary.index.get_level_values("window").unique():
+        part: pd.DataFrame = summary.xs(window, level="window")  # type: ignore[assignment]
+        hover = [_hover(str(name), row, configs) for name, row in part.iterrows()]
+        figure.add_trace(
+            go.Scatter(
+                x=part["cost"],
+                y=part["retention"],
+                mode="markers+text",
+                text=[str(n) for n in part.index],
+                textposition="top center",
+                name=f"window {window:,}",
+                hovertext=hover,
+                hoverinfo="text",
+                marker={"size": 11},
+            )
+        )
+        front = pareto_front(part)
+        figure.add_trace(
+            go.Scatter(
+                x=part.loc[front, "cost"],
+                y=part.loc[front, "retention"],
+                mode="lines",
+                name=f"Pareto front ({window:,})",
+                line={"dash": "dot", "width": 1},
+                hoverinfo="skip",
+            )
+        )
+    figure.update_layout(
+        xaxis_title="cost relative to no compaction (lower is cheaper)",
+        yaxis_title="retention of paths, commands, numbers",
+        height=420,
+        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+    )
+    return figure
+
+
+def _hover(name: str, row: Any, configs: Mapping[str, ContextConfig] | None) -> str:
+    lines = [
+        f"<b>{html.escape(name)}</b>",
+        f"cost {row['cost']:.3f} of no compaction",
+        f"retention {row['retention']:.3f} over {int(row['sessions'])} sessions",
+    ]
+    if configs and name in configs:
+        lines += [f"{f} = {getattr(configs[name], f)}" for f in _HOVER_FIELDS]
+    return "<br>".join(lines)
+
+
+def sweep_heatmap(
+    frame: pd.DataFrame, value: str = "cost_vs_no_compaction", window: int | None = None
+) -> go.Figure:
+    """``value`` for every config (rows) × session (columns) at one window (the first when
+    omitted)."""
+    chosen = window if window is not None else int(frame["window"].iloc[0])
+    part = frame[frame["window"] == chosen]
+    table = part.pivot_table(index="config", columns="session", values=value, sort=False)
+    figure = go.Figure(
+        go.Heatmap(
+            z=table.values,
+            x=[str(c) for c in table.columns],
+            y=[str(i) for i in table.index],
+            colorbar={"title": value},
+            hovertemplate="%{y} · %{x}<br>%{z:.3f}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title=f"{value} at a {chosen:,}-token window",
+        height=120 + 40 * len(table.index),
+        xaxis={"showticklabels": len(table.columns) <= 20},
+    )
+    return figure

@@ -1,0 +1,58 @@
+"""The sweep charts: Pareto front and chart, heatmap."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("plotly")
+
+from ctxlab import ContextConfig
+from ctxlab.widgets import pareto_chart, pareto_front, sweep_heatmap
+
+
+def _frame() -> pd.DataFrame:
+    rows = []
+    figures = {
+        "cheap": (0.4, 0.90),
+        "balanced": (0.5, 0.99),
+        "costly": (0.7, 1.0),
+        "bad": (0.8, 0.95),
+    }
+    for session in ("s1", "s2"):
+        for config, (cost, kept) in figures.items():
+            rows.append(
+                {
+                    "session": session,
+                    "config": config,
+                    "window": 32_000,
+                    "cost_vs_no_compaction": cost,
+                    "retention": kept,
+                    "error": None,
+                }
+            )
+    rows.append({"session": "s3", "config": "bad", "window": 32_000, "error": "boom"})
+    return pd.DataFrame(rows)
+
+
+def test_the_front_holds_the_configs_nothing_beats() -> None:
+    points = pd.DataFrame(
+        {"cost": [0.4, 0.5, 0.7, 0.8, 0.5], "retention": [0.9, 0.99, 1.0, 0.95, 0.9]},
+        index=["cheap", "balanced", "costly", "bad", "worse"],
+    )
+    assert pareto_front(points) == ["cheap", "balanced", "costly"]
+
+
+def test_the_pareto_chart_and_heatmap() -> None:
+    configs = {"balanced": ContextConfig(trigger_ratio=0.6)}
+    figure = pareto_chart(_frame(), configs)
+    points, front = figure.data
+    assert list(points.text) == ["cheap", "balanced", "costly", "bad"]
+    assert list(points.x) == [0.4, 0.5, 0.7, 0.8]  # error rows left out of the means
+    assert list(front.x) == [0.4, 0.5, 0.7]
+    assert "trigger_ratio = 0.6" in points.hovertext[1] and "over 2 sessions" in points.hovertext[1]
+    heat = sweep_heatmap(_frame())
+    (trace,) = heat.data
+    assert list(trace.y) == ["cheap", "balanced", "costly", "bad"]
+    assert list(trace.x) == ["s1", "s2"]
+    assert trace.z[0][0] == 0.4
