@@ -272,6 +272,11 @@ def _submit(
     groups: Mapping[tuple[str, int], Mapping[str, ContextConfig]],
     model: tuple[Price | None, CacheRules | None, bool],
 ) -> list[Future[list[dict[str, Any]]]]:
+    # The longest sessions first: the last tasks to finish are short ones, so workers stay busy
+    # to the end instead of one of them finishing a long session alone.
+    groups = dict(
+        sorted(groups.items(), key=lambda g: -len(sessions[g[0][0]].messages) * len(g[1]))
+    )
     if _is_dask(executor):
         # A Dask client: each session goes to the cluster once; tasks refer to it.
         used = sorted({s for s, _ in groups})
