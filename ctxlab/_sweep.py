@@ -1,9 +1,9 @@
 """`sweep`: many sessions × many configs × windows, in-process, on any
 ``concurrent.futures.Executor``, or on a Dask cluster — one row per case.
 
-Work is grouped by (session, window): one task replays every config of that group with one
-`WhatIf` (token counts shared), so a session travels to a worker once per window — on Dask,
-once per worker (it is scattered). A case that raises is a row with its error, never a lost
+Work is grouped by session: one task replays every config at every window of that session
+with one shared token cache, so a session is tokenized once and travels to a worker once (on
+Dask it is scattered to the cluster). A case that raises is a row with its error, never a lost
 sweep. Finished groups are written to a Parquet cache keyed by the session's content, the
 config and ctxlab's version: a second sweep computes only new cases. Progress is a ``tqdm.auto``
 bar; interrupting (Ctrl-C, the notebook's stop button) cancels what is pending and returns what
@@ -79,40 +79,45 @@ def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) 
 
 def run_group(
     transcript: Transcript,
-    window: int,
+    windows: Sequence[int] | int,
     configs: Mapping[str, ContextConfig],
     price: Price | None,
     rules: CacheRules | None,
     summary_calls: bool,
 ) -> list[dict[str, Any]]:
-    """Every config of one (session, window): the rows of the sweep (run on a worker). One
-    `WhatIf` serves them all, so the session is tokenized once."""
+    """Every config of one session at each window: the rows of the sweep (run on a worker).
+    The session is tokenized once for all of them (one shared `TokenCache`)."""
     from ctxlab._sync import run_sync
     from ctxlab._whatif import WhatIf
+    from ctxlab.tokens import TiktokenCounter, TokenCache
 
-    what = WhatIf(
-        transcript,
-        configs,
-        context_window=window,
-        price=price,
-        rules=rules,
-        summary_calls=summary_calls,
-    )
-    failures: dict[str, str] = {}
-    for name in configs:
-        try:
-            run_sync(what.run(name))
-        except Exception as exc:  # a failing case is a row, never a lost sweep
-            failures[name] = f"{type(exc).__name__}: {exc}"
-    table = what.table()
+    cache = TokenCache(TiktokenCounter())
     rows: list[dict[str, Any]] = []
-    for name in configs:
-        base = {"session": transcript.name, "config": name, "window": window}
-        if name in failures:
-            rows.append({**base, "error": failures[name]})
-            continue
-        row = table.loc[name]
-        rows.append({**base, **{c: _plain(row[c]) for c in SWEEP_COLUMNS[3:-1]}, "error": None})
+    for window in [windows] if isinstance(windows, int) else windows:
+        what = WhatIf(
+            transcript,
+            configs,
+            context_window=window,
+            counter=cache,
+            price=price,
+            rules=rules,
+            summary_calls=summary_calls,
+        )
+        failures: dict[str, str] = {}
+        for name in configs:
+            try:
+                run_sync(what.run(name))
+            except Exception as exc:  # a failing case is a row, never a lost sweep
+                failures[name] = f"{type(exc).__name__}: {exc}"
+        table = what.table()
+        for name in configs:
+            base = {"session": transcript.name, "config": name, "window": window}
+            if name in failures:
+                rows.append({**base, "error": failures[name]})
+                continue
+            row = table.loc[name]
+            values = {c: _plain(row[c]) for c in SWEEP_COLUMNS[3:-1]}
+            rows.append({**base, **values, "error": None})
     return rows
 
 
@@ -194,15 +199,15 @@ def sweep(
     cache = _Cache(Path(cache_dir), extra) if cache_dir is not None else None
     keys = {name: transcript_key(t) for name, t in sessions.items()} if cache else {}
     rows: list[dict[str, Any]] = []
-    groups: dict[tuple[str, int], dict[str, ContextConfig]] = {}
+    pending: dict[tuple[str, int], dict[str, ContextConfig]] = {}
     for session, config, window in wanted:
         found = cache.get(keys[session], configs[config], window) if cache else None
         if found is not None:
             rows.append({**found, "session": session, "config": config, "window": window})
         else:
-            groups.setdefault((session, window), {})[config] = configs[config]
+            pending.setdefault((session, window), {})[config] = configs[config]
     computed, interrupted = _compute(
-        sessions, groups, executor, progress, (price, rules, summary_calls)
+        sessions, _by_session(pending), executor, progress, (price, rules, summary_calls)
     )
     for row in computed:
         if cache is not None and row.get("error") is None:
@@ -216,9 +221,23 @@ def sweep(
     return frame
 
 
+Group = tuple[str, tuple[int, ...], dict[str, ContextConfig]]
+
+
+def _by_session(pending: Mapping[tuple[str, int], dict[str, ContextConfig]]) -> list[Group]:
+    """The windows of one session that need the same configs, in one task (one tokenization)."""
+    merged: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    chosen: dict[tuple[str, tuple[str, ...]], dict[str, ContextConfig]] = {}
+    for (session, window), configs in pending.items():
+        key = (session, tuple(configs))
+        merged.setdefault(key, []).append(window)
+        chosen[key] = configs
+    return [(s, tuple(merged[(s, c)]), chosen[(s, c)]) for s, c in merged]
+
+
 def _compute(
     sessions: Mapping[str, Transcript],
-    groups: Mapping[tuple[str, int], Mapping[str, ContextConfig]],
+    groups: list[Group],
     executor: Any,
     progress: bool,
     model: tuple[Price | None, CacheRules | None, bool],
@@ -226,12 +245,13 @@ def _compute(
     from tqdm.auto import tqdm
 
     rows: list[dict[str, Any]] = []
-    bar = tqdm(total=sum(len(c) for c in groups.values()), disable=not progress, unit="case")
+    bar = tqdm(total=sum(len(w) * len(c) for _, w, c in groups), disable=not progress, unit="case")
     try:
         if executor is None:
-            for (session, window), configs in groups.items():
-                rows.extend(run_group(sessions[session], window, dict(configs), *model))
-                bar.update(len(configs))
+            for session, windows, configs in groups:
+                done = run_group(sessions[session], windows, configs, *model)
+                rows.extend(done)
+                bar.update(len(done))
             return rows, False
         futures = _submit(executor, sessions, groups, model)
         completed: Any = as_completed
@@ -269,29 +289,22 @@ def _is_dask(executor: Any) -> bool:
 def _submit(
     executor: Any,
     sessions: Mapping[str, Transcript],
-    groups: Mapping[tuple[str, int], Mapping[str, ContextConfig]],
+    groups: list[Group],
     model: tuple[Price | None, CacheRules | None, bool],
 ) -> list[Future[list[dict[str, Any]]]]:
     # The longest sessions first: the last tasks to finish are short ones, so workers stay busy
     # to the end instead of one of them finishing a long session alone.
-    groups = dict(
-        sorted(groups.items(), key=lambda g: -len(sessions[g[0][0]].messages) * len(g[1]))
-    )
+    groups = sorted(groups, key=lambda g: -len(sessions[g[0]].messages) * len(g[1]) * len(g[2]))
     if _is_dask(executor):
         # A Dask client: each session goes to the cluster once; tasks refer to it.
-        used = sorted({s for s, _ in groups})
+        used = sorted({s for s, _, _ in groups})
         scattered = executor.scatter([sessions[s] for s in used], hash=False)
         refs: dict[str, Any] = dict(zip(used, scattered, strict=True))
-        return [
-            executor.submit(run_group, refs[s], w, dict(c), *model, pure=False)
-            for (s, w), c in groups.items()
-        ]
+        return [executor.submit(run_group, refs[s], w, c, *model, pure=False) for s, w, c in groups]
     if not isinstance(executor, Executor):
         msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
         raise TypeError(msg)
-    return [
-        executor.submit(run_group, sessions[s], w, dict(c), *model) for (s, w), c in groups.items()
-    ]
+    return [executor.submit(run_group, sessions[s], w, c, *model) for s, w, c in groups]
 
 
 class _Cache:

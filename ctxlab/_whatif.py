@@ -70,7 +70,8 @@ class WhatIf:
         transcript: The session (`ctxlab.load`).
         configs: Name → config (presets: ``ContextConfig.preset(...)``).
         context_window: The window to replay for.
-        counter: How to count tokens (tiktoken cl100k_base when omitted).
+        counter: How to count tokens (tiktoken cl100k_base when omitted), or a `TokenCache`
+            to share counts with other what-ifs of the same session.
         price: The model's `Price` (``price_for(model)`` when omitted; Claude Sonnet's when the
             transcript names no model).
         rules: The provider's `CacheRules` (Anthropic's when omitted).
@@ -86,7 +87,7 @@ class WhatIf:
         configs: Mapping[str, ContextConfig],
         *,
         context_window: int,
-        counter: TokenCounter | None = None,
+        counter: TokenCounter | TokenCache | None = None,
         price: Price | None = None,
         rules: CacheRules | None = None,
         summary_calls: bool = True,
@@ -96,7 +97,10 @@ class WhatIf:
             raise ValueError(msg)
         self.transcript = transcript
         self.context_window = context_window
-        self.cache = TokenCache(counter or TiktokenCounter())
+        # A `TokenCache` may be shared by several what-ifs of one session (other windows).
+        self.cache = (
+            counter if isinstance(counter, TokenCache) else TokenCache(counter or TiktokenCounter())
+        )
         models = transcript.meta.get("models") or [""]
         self.price = price or price_for(str(models[0]))
         self.rules = rules or CacheRules.anthropic()
