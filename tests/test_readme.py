@@ -103,3 +103,14 @@ async def test_the_what_if_snippet_runs(tmp_path: Path, monkeypatch: pytest.Monk
     table = done["lab"].what.table()
     assert list(table.index) == ["ctxlab", "agentscope", "observation_masking"]
     assert (table["errors"] == 0).all()
+
+
+async def test_the_sweep_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxlab.demo import DEMO_PROMPT, demo_agent
+
+    monkeypatch.chdir(tmp_path)
+    agent = demo_agent(tmp_path / "ws")
+    await agent(DEMO_PROMPT)
+    agent.transcript().save(tmp_path / "session.jsonl")
+    done = await run(snippets()["Sweeps: many sessions × many configs, on Dask"], {})
+    assert len(done["frame"]) == 5 * 2 and done["frame"]["error"].isna().all()
