@@ -37,7 +37,7 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
         + " ".join(f"{c[:7]:>7}" for c in PLACEMENTS)
         + f" {'total/limit':>15} {'valid':<8} transforms"
     )
-    step = 0
+    step = -1  # numbered from 0, as in the Lab and its step table
     last: ContextBuildEvent | None = None
     compactions: list[str] = []
     reply = ""
@@ -72,7 +72,7 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
         if transform_info(t.kind).effect == "offload"
     )
     compacted = sum(1 for e in events if isinstance(e, CompactionEvent))
-    print(f"\n{step} preparations, {offloads} offloads, {compacted} compactions, {seconds:.1f} s\n")
+    print(f"\n{step + 1} preparations, {offloads} offloads, {compacted} compactions, {seconds:.1f} s\n")
     print(reply)
     return 0
 

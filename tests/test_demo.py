@@ -91,5 +91,7 @@ def test_python_m_ctxlab_demo_runs_headless_under_a_minute(tmp_path: Path) -> No
     header = next(line for line in out.splitlines() if line.strip().startswith("step"))
     for column in ("system", "tools", "convers", "transie", "referen", "transforms"):
         assert column in header
+    rows = out.splitlines()[out.splitlines().index(header) + 1 :]
+    assert rows[0].split()[0] == "0"  # numbered from 0, as in the Lab
     assert "After: 92 tests, OK." in out
     assert seconds < 30  # about a second here; the subprocess timeout is 60

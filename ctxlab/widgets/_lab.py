@@ -19,8 +19,8 @@ from ctxlab._replay import Transcript
 from ctxlab._replay_session import ReplaySession
 from ctxlab._step_source import StepSource
 from ctxlab.agent import Agent, ContextBuildEvent, Event
-from ctxlab.exceptions import UsageError
-from ctxlab.manifest import Thresholds
+from ctxlab.exceptions import CallStopped, UsageError
+from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
 from ctxlab.tokens import TokenCounter
@@ -148,11 +148,19 @@ class Lab:
 
     def items(self, step: int = -1) -> pd.DataFrame:
         """The items of request ``step`` (the latest by default), one row each."""
-        return self.log.manifests[step].items_frame()
+        return self._manifest(step).items_frame()
 
     def transforms(self, step: int = -1) -> pd.DataFrame:
         """The transforms of request ``step`` (the latest by default), one row each."""
-        return self.log.manifests[step].transforms_frame()
+        return self._manifest(step).transforms_frame()
+
+    def _manifest(self, step: int) -> ContextManifest:
+        count = len(self.log)
+        if not -count <= step < count:
+            where = f"steps 0 to {count - 1} (or -1 for the latest)" if count else "no step yet"
+            msg = f"no step {step}: this Lab has {where}"
+            raise UsageError(msg)
+        return self.log.manifests[step]
 
     def next_lines(self) -> Thresholds:
         """The lines (usage notice, trigger, input limit, ...) the next request will use, as
@@ -229,20 +237,30 @@ class Lab:
             )
             return None
         self.controls.busy(True)  # at once: the click must not be repeatable before the task runs
-        self.task = asyncio.ensure_future(self.send(message))
+        self.task = asyncio.ensure_future(self.send(message, raise_errors=False))
         return self.task
 
-    async def send(self, message: str) -> AssistantMessage | None:
-        """Run one call of the agent while the panels update; errors are shown, then returned
-        as None (the exception is kept in ``lab.last_error``)."""
+    async def send(self, message: str, *, raise_errors: bool = True) -> AssistantMessage | None:
+        """Run one call of the agent while the panels update. A failure is shown in the status
+        line, kept in ``lab.last_error`` and raised (``raise_errors=False``, what the Send
+        button uses, returns None instead). A Stop is not a failure: the call ends, the
+        conversation is kept, and None is returned."""
         self.sources.refresh()
         self.controls.busy(True)
         self.last_error = None
         try:
             reply = await self._live()(message)
+        except CallStopped:
+            self.controls.status.value = (
+                f"<span>stopped after {len(self.log)} requests · the conversation is kept; "
+                "Send continues it</span>"
+            )
+            return None
         except Exception as exc:
             self.last_error = exc
             self.controls.error(exc)
+            if raise_errors:
+                raise
             return None
         finally:
             self.controls.stop_button.disabled = True
@@ -265,7 +283,11 @@ class Lab:
             self.controls.error(exc)
             return None
         if record is None:
-            self.controls.status.value = "<span>nothing to compact yet</span>"
+            size = len(self._live().context.conversation)
+            self.controls.status.value = html.escape(
+                f"nothing to compact: the {size} messages in context all fit the kept tail "
+                "(compaction keeps the latest turns whole)"
+            )
         else:
             self.controls.status.value = (
                 f"<span>compacted {record.messages_compacted} messages: "

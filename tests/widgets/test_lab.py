@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab._cost import costs_of_manifests
+from ctxlab.exceptions import UsageError
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
@@ -197,15 +198,26 @@ async def test_controls_send_compact_and_stop(tmp_path: Path) -> None:
     stopping.controls.stop_button.click()
     gate.set()
     await task  # type: ignore[misc]
-    assert "CallStopped" in stopping.controls.status.value
+    # A Stop is not an error: said plainly, not in red, and nothing raised.
+    assert "stopped after" in stopping.controls.status.value
+    assert "color:#c00" not in stopping.controls.status.value and stopping.last_error is None
     assert stopping.start("   ") is None and "Type a message" in stopping.controls.status.value
 
 
 async def test_errors_are_shown_not_swallowed() -> None:
     lab = Lab(Agent(model=ScriptedModel([]), counter=ApproximateCounter()))
-    assert await lab.send("hi") is None
-    assert "ran out of replies" in lab.controls.status.value
+    with pytest.raises(Exception, match="ran out of replies"):
+        await lab.send("hi")  # code gets the exception ...
+    assert "ran out of replies" in lab.controls.status.value  # ... and the panel shows it
     assert lab.last_error is not None
+    # The Send button's path shows it without raising into the event loop.
+    task = lab.start("again")
+    assert task is not None and await task is None
+    assert "ran out of replies" in lab.controls.status.value
+    with pytest.raises(UsageError, match=r"no step 100: this Lab has steps 0 to 1"):
+        lab.items(100)
+    with pytest.raises(UsageError, match="no step yet"):
+        Lab(Agent(model=ScriptedModel([]), counter=ApproximateCounter())).transforms()
 
 
 async def test_closing_unsubscribes() -> None:
@@ -334,7 +346,8 @@ async def test_a_recording_opens_in_the_lab_replayed_with_its_real_usage() -> No
     assert (steps["tools"] > 0).all()  # its tool schemas are counted
     assert list(lab.budget.trace("provider usage").y) == list(steps["usage_total_input"])
     assert lab.controls.send_button.disabled and "read-only" in lab.controls.status.value
-    assert await lab.send("hi") is None and "read-only" in str(lab.last_error)
+    with pytest.raises(UsageError, match="read-only"):
+        await lab.send("hi")
     # A config applied replays the recording again: here compaction comes much earlier.
     before = (steps["compaction"] != "").sum()
     assert before >= 1  # the demo compacts once in 8k
