@@ -72,7 +72,9 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
         if transform_info(t.kind).effect == "offload"
     )
     compacted = sum(1 for e in events if isinstance(e, CompactionEvent))
-    print(f"\n{step + 1} preparations, {offloads} offloads, {compacted} compactions, {seconds:.1f} s\n")
+    print(
+        f"\n{step + 1} preparations, {offloads} offloads, {compacted} compactions, {seconds:.1f} s\n"
+    )
     print(reply)
     return 0
 

@@ -319,6 +319,11 @@ class ContextConfig(BaseModel):
             return tuple(str(name) for name in required)
         return tuple(self.summary_schema["properties"])
 
+    def _repr_html_(self) -> str:
+        from ctxlab._html import config_html
+
+        return config_html(self)
+
     @classmethod
     def preset(cls, name: str) -> ContextConfig:
         """A named starting point, each from a public source its docstring cites:

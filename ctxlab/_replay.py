@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Transcript:
     """A recorded session: its metadata, System text and messages (see `ctxlab.load`)."""
 
@@ -61,6 +61,17 @@ class Transcript:
     """The tool schemas, when the source recorded them."""
     usage: dict[int, ProviderUsage] = field(default_factory=dict)
     """The provider's usage, by the index of the assistant message it produced."""
+
+    def __repr__(self) -> str:
+        return (
+            f"Transcript({self.name!r}, {len(self.messages)} messages, {len(self.tools)} tools, "
+            f"usage on {len(self.usage)} steps, source={self.meta.get('source', 'ctxlab')!r})"
+        )
+
+    def _repr_html_(self) -> str:
+        from ctxlab._html import transcript_html
+
+        return transcript_html(self)
 
     def save(self, path: str | os.PathLike[str], format: str = "ctxlab") -> Path:
         """Write this transcript as ``ctxlab`` JSONL, an ``anthropic`` request or ``openai``

@@ -171,6 +171,18 @@ class ContextManifest:
     """The request's input tokens counted by the provider before sending (a model with exact
     counting switched on, e.g. ``AnthropicModel(exact_counts=True)``); None otherwise."""
 
+    def __repr__(self) -> str:
+        return (
+            f"ContextManifest({self.request_id!r}, {self.purpose}, "
+            f"{self.estimated_input_tokens}/{self.input_limit} tokens, {len(self.items)} items, "
+            f"{len(self.transforms)} transforms, {self.validation})"
+        )
+
+    def _repr_html_(self) -> str:
+        from ctxlab._html import manifest_html
+
+        return manifest_html(self)
+
     @property
     def call_id(self) -> str:
         """Deprecated alias of `request_id` (kept for one release)."""

@@ -318,7 +318,25 @@ class Lab:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         self.budget.resync()  # a second display of the dashboard must show today's figure
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        # Beside the live widget, a static snapshot: what a viewer without a kernel shows.
+        bundle["text/html"] = self.snapshot_html()
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+    def snapshot_html(self) -> str:
+        """The dashboard as static HTML: budget bars per request, the latest manifest."""
+        from ctxlab._html import manifest_html, steps_html
+
+        agent = self.agent
+        head = (
+            f"<b>ctxlab Lab</b> · agent <code>{html.escape(agent.name)}</code> · model "
+            f"<code>{html.escape(agent.model.name)}</code> · window "
+            f"{agent.model.context_window:,} tokens · {len(self.log)} requests"
+        )
+        marks = [c.step for c in self.log.compactions]
+        latest = manifest_html(self.log.manifests[-1]) if len(self.log) else ""
+        return f"<div>{head}{steps_html(self.log.manifests, marks)}{latest}</div>"
 
     def __repr__(self) -> str:
         return f"Lab(agent={self.agent.name!r}, steps={len(self.log)})"

@@ -1,0 +1,60 @@
+"""Static HTML and short reprs: what a notebook shows without a kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlab import ApproximateCounter, ContextConfig, ScriptedModel, Transcript
+from ctxlab.agent import Agent
+from ctxlab.messages import AssistantMessage, UserMessage
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+async def _agent() -> Agent:
+    agent = Agent(
+        name=f"agent {XSS}", model=ScriptedModel(["one", "two"]), counter=ApproximateCounter()
+    )
+    await agent(f"hello {XSS}")
+    await agent("again")
+    return agent
+
+
+async def test_a_manifest_is_short_as_text_and_whole_as_html() -> None:
+    manifest = (await _agent()).manifests[-1]
+    text = repr(manifest)
+    assert len(text) < 200 and "items" in text and "passed" in text
+    page = manifest._repr_html_()
+    assert "conversation" in page and f"{manifest.estimated_input_tokens:,}" in page
+    assert all(item.id in page for item in manifest.items)
+
+
+def test_a_config_shows_what_differs_from_the_defaults() -> None:
+    page = ContextConfig(trigger_ratio=0.6)._repr_html_()
+    assert "<b>0.6</b>" in page and "Trigger ratio" in page
+    assert "<b>0.1</b>" not in page  # the reserve ratio is the default
+
+
+def test_a_transcript_at_a_glance_escapes_what_it_quotes() -> None:
+    transcript = Transcript(
+        f"session {XSS}",
+        {"source": "claude_code"},
+        "",
+        (UserMessage(content=f"fix {XSS}"), AssistantMessage(content="ok")),
+    )
+    assert repr(transcript).startswith("Transcript('session")
+    page = transcript._repr_html_()
+    assert "claude_code" in page and XSS not in page and "&lt;img" in page
+
+
+async def test_the_lab_carries_a_static_snapshot_beside_the_widget() -> None:
+    pytest.importorskip("ipywidgets")
+    from ctxlab.widgets import Lab
+
+    lab = Lab(await _agent())
+    bundle = lab._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    page = bundle["text/html"]
+    assert "2 requests" in page and page.count("■") >= 6
+    assert XSS not in page and "&lt;img" in page
+    assert bundle["text/plain"].startswith("Lab(")
