@@ -1,5 +1,6 @@
 """The context build manifest: items, transforms, validation, totals, thresholds and diffs."""
 
+from ctxlab.manifest._explain import ItemRow, explain_transform, item_rows
 from ctxlab.manifest._kinds import (
     TRANSFORM_KINDS,
     CompactionMethod,
@@ -32,6 +33,7 @@ __all__ = [
     "CompactionTrigger",
     "ContextManifest",
     "ItemKind",
+    "ItemRow",
     "ManifestDiff",
     "ManifestItem",
     "Placement",
@@ -43,7 +45,9 @@ __all__ = [
     "TransformInfo",
     "TransformKind",
     "Validation",
+    "explain_transform",
     "input_limit",
+    "item_rows",
     "step_row",
     "transform_info",
     "usage_columns",

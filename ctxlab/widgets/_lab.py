@@ -205,7 +205,7 @@ class Lab:
         self.map.show(manifest)
         # Only the visible tab is rendered: a long session stays fast while the call runs.
         if self.tabs.selected_index == 0:
-            self.manifest.show(self.selected, manifest)
+            self.manifest.show(self.selected, manifest, self.log.requests[self.selected])
         elif self.tabs.selected_index == 1:
             self.context.show(
                 self.selected, self.log.requests[self.selected], self.agent.token_cache
@@ -222,7 +222,11 @@ class Lab:
         self.manifest.highlight = change["new"]
         if self.selected is not None:
             self.tabs.selected_index = 0
-            self.manifest.show(self.selected, self.log.manifests[self.selected])
+            self.manifest.show(
+                self.selected,
+                self.log.manifests[self.selected],
+                self.log.requests[self.selected],
+            )
 
     # -- actions ------------------------------------------------------------------------------
 

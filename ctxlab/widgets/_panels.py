@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ctxlab._config import ContextConfig
 from ctxlab._config_fields import TunableField, tunable_fields
 from ctxlab._request import ModelRequest
-from ctxlab.manifest import ContextManifest
+from ctxlab.manifest import ContextManifest, item_rows
 from ctxlab.materials import SourceRegistration, TextSource
 from ctxlab.messages import (
     DocumentBlock,
@@ -78,7 +78,11 @@ class ManifestPanel:
         )
         self.highlight = ""
 
-    def show(self, step: int, manifest: ContextManifest) -> None:
+    def show(
+        self, step: int, manifest: ContextManifest, request: ModelRequest | None = None
+    ) -> None:
+        """Show request ``step``: each item described (with ``request``, the messages it stands
+        for: role, tool, preview), what was done to it and why."""
         error = (
             f"<br><span style='color:#c00'>{html.escape(manifest.error)}</span>"
             if manifest.error
@@ -90,12 +94,20 @@ class ManifestPanel:
             f"{manifest.estimated_input_tokens} / {manifest.input_limit} tokens "
             f"({html.escape(manifest.counting_method)}{', exact' if manifest.exact else ''}){error}"
         )
-        columns = ["id", "kind", "placement", "tokens", "source_id", "revision", "content_hash"]
+        columns = ["placement", "role", "what", "tokens", "done", "why", "id"]
         rows = [
-            [*(getattr(item, c) for c in columns), "◀" if item.id == self.highlight else ""]
-            for item in manifest.items
+            [
+                r.placement,
+                r.role or r.kind,
+                r.label,
+                r.tokens,
+                ", ".join(r.badges),
+                r.why,
+                r.id + (" ◀" if r.id == self.highlight else ""),
+            ]
+            for r in item_rows(manifest, request)
         ]
-        self.items.value = _table(rows, [*columns, ""], "ctxlab-items")
+        self.items.value = _table(rows, columns, "ctxlab-items")
         options = ["", *(item.id for item in manifest.items)]
         with self.picker.hold_trait_notifications():
             if list(self.picker.options) != options:

@@ -359,3 +359,31 @@ async def test_a_recording_opens_in_the_lab_replayed_with_its_real_usage() -> No
     assert len(lab.steps) == len(steps)
     assert (lab.steps["compaction"] != "").sum() > before
     lab.close()
+
+
+async def test_items_say_what_they_are_what_was_done_and_why(demo_lab: Lab) -> None:
+    from ctxlab.manifest import item_rows
+
+    lab = demo_lab
+    described = [
+        (step, row)
+        for step, (manifest, request) in enumerate(
+            zip(lab.log.manifests, lab.log.requests, strict=True)
+        )
+        for row in item_rows(manifest, request)
+    ]
+    labels = [row.label for _, row in described]
+    assert any(label.startswith("user: ") for label in labels)
+    assert any(label.startswith("tool call ") for label in labels)
+    assert any(label.startswith("tool result of ") for label in labels)
+    assert not any(label.startswith("message/") for label in labels)  # never a bare hash
+    offloaded = [row for _, row in described if "offloaded" in row.badges]
+    assert offloaded and "written to" in offloaded[0].why
+    summarized = [row for _, row in described if "summarized" in row.badges]
+    assert summarized and "% of the window" in summarized[0].why
+    # The panel shows the same words for the selected step.
+    step = next(s for s, row in described if "summarized" in row.badges)
+    lab.select(step)
+    assert (
+        "summarized" in lab.manifest.items.value and "% of the window" in lab.manifest.items.value
+    )

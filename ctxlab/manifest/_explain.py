@@ -1,0 +1,147 @@
+"""A request's items in words: what each is (role, tool, a preview), what was done to it, and
+why — computed here so that every view (the Lab, static HTML) says the same."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ctxlab.manifest._kinds import transform_info
+from ctxlab.manifest._manifest import ContextManifest, Transform
+
+if TYPE_CHECKING:
+    from ctxlab._request import ModelRequest
+    from ctxlab.messages import AssistantMessage, UserMessage
+
+__all__ = ["ItemRow", "explain_transform", "item_rows"]
+
+_PREVIEW = 80
+_BADGES = {
+    "tool_result_truncation": "truncated",
+    "tool_result_offload": "offloaded",
+    "image_offload": "offloaded",
+    "image_drop": "dropped",
+    "omitted_for_budget": "omitted",
+    "args_truncation": "args cut",
+    "tool_output_prune": "pruned",
+    "observation_mask": "masked",
+    "history_compaction": "summarized",
+    "history_truncation": "dropped",
+}
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One item of a request, described."""
+
+    id: str
+    kind: str
+    placement: str
+    role: str
+    label: str
+    """What it is: ``user: Fix the crash…``, ``tool result of bash``, ``summary``, ..."""
+    tokens: int
+    badges: tuple[str, ...]
+    """What was done to it: truncated, offloaded, masked, ..."""
+    why: str
+    """The reason in words."""
+
+
+def _tokens(value: int | None) -> str:
+    return f"{value:,}" if value is not None else "?"
+
+
+def explain_transform(transform: Transform, manifest: ContextManifest) -> str:
+    """The reason for one transform, in words."""
+    kind, before, after = transform.kind, transform.tokens_before, transform.tokens_after
+    lines = manifest.thresholds
+    if kind in ("history_compaction", "history_truncation"):
+        done = (
+            "summarized" if kind == "history_compaction" else "dropped (no summary could be made)"
+        )
+        why = ""
+        if lines is not None and lines.context_size:
+            share = 100 * lines.trigger_tokens / lines.context_size
+            why = f": the request reached the trigger ({lines.trigger_tokens:,} tokens, {share:.0f} % of the window)"
+        return f"{transform.target} {done}, {_tokens(before)} → {_tokens(after)} tokens{why}"
+    if kind == "tool_result_truncation":
+        return f"cut from {_tokens(before)} to {_tokens(after)} tokens: over the tool result limit"
+    if kind == "tool_result_offload":
+        return f"written to {transform.detail or 'the workspace'}; a preview of {_tokens(after)} tokens stays"
+    if kind == "omitted_for_budget":
+        return f"left out to fit the input limit (frees {_tokens(before)} tokens)"
+    if kind == "observation_mask":
+        return "older tool output replaced by a placeholder (observation masking)"
+    if kind == "tool_output_prune":
+        return f"older tool output cut to a preview ({_tokens(before)} → {_tokens(after)} tokens)"
+    if kind == "args_truncation":
+        return "long arguments of an old tool call shortened"
+    info = transform_info(kind)
+    return f"{kind.replace('_', ' ')} ({info.effect})" + (
+        f": {transform.detail}" if transform.detail else ""
+    )
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
+
+
+def _label(message: UserMessage | AssistantMessage, names: dict[str, str]) -> str:
+    from ctxlab.messages import TextBlock, ToolResultBlock, ToolUseBlock
+
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, ToolUseBlock):
+            parts.append(f"tool call {block.name}: {_preview(block.input_json)}")
+        elif isinstance(block, ToolResultBlock):
+            error = " (error)" if block.is_error else ""
+            parts.append(
+                f"tool result of {names.get(block.tool_use_id, 'a tool')}{error}: {_preview(block.text)}"
+            )
+        elif isinstance(block, TextBlock) and block.text.strip():
+            parts.append(f"{message.role}: {_preview(block.text)}")
+    return " · ".join(parts[:3]) + (f" · +{len(parts) - 3} more" if len(parts) > 3 else "")
+
+
+def item_rows(manifest: ContextManifest, request: ModelRequest | None = None) -> list[ItemRow]:
+    """Every item of ``manifest`` described (with ``request``, the messages it stands for)."""
+    from ctxlab.messages import ToolResultBlock, tool_names
+
+    messages: Sequence[UserMessage | AssistantMessage] = request.messages if request else ()
+    by_hash = {m.content_hash: m for m in messages}
+    names = tool_names(messages)
+    holder = {
+        b.tool_use_id: f"message/{m.content_hash}"
+        for m in messages
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    }
+    summary = next((i.id for i in manifest.items if i.kind == "summary"), "")
+    done: dict[str, list[Transform]] = {}
+    for transform in manifest.transforms:
+        target = holder.get(transform.target, transform.target)
+        if transform.kind in ("history_compaction", "history_truncation") and summary:
+            target = summary  # the summary stands for what was compacted
+        done.setdefault(target, []).append(transform)
+    rows: list[ItemRow] = []
+    for item in manifest.items:
+        message = by_hash.get(item.content_hash) if item.kind == "message" else None
+        label = _label(message, names) if message is not None else _item_label(item.id, item.kind)
+        acted = done.get(item.id, [])
+        badges = tuple(dict.fromkeys(_BADGES[t.kind] for t in acted if t.kind in _BADGES))
+        why = "; ".join(explain_transform(t, manifest) for t in acted)
+        rows.append(
+            ItemRow(
+                item.id, item.kind, item.placement, item.role or "", label, item.tokens, badges, why
+            )
+        )
+    return rows
+
+
+def _item_label(item_id: str, kind: str) -> str:
+    head, _, rest = item_id.partition("/")
+    if kind == "summary":
+        return "summary of the earlier conversation"
+    return f"{head} {rest}".strip() if rest else item_id
