@@ -70,7 +70,7 @@ class Lab:
         )
         for index, title in enumerate(_TABS):
             self.tabs.set_title(index, title)
-        self.tabs.observe(lambda _: self._render_selection(), names="selected_index")
+        self.tabs.observe(lambda _: self._tab_changed(), names="selected_index")
         self.map.observe(self._map_selected, names="selected")
         self.manifest.picker.observe(self._picker_selected, names="value")
         self.controls.send_button.on_click(lambda _: self.start(self.controls.prompt.value))
@@ -177,6 +177,8 @@ class Lab:
             self.budget.update_usage(self.log)  # only the provider-usage line moves
             return
         self.budget.update(self.log, self.next_lines())
+        if event.type == "context_build":
+            self.sources.sync()  # a source edited in code shows in its editor
         if event.type == "context_build" and (self.follow or self.selected is None):
             self.select(step)
         elif event.type == "compaction" and self.selected == step:
@@ -196,6 +198,11 @@ class Lab:
             return
         self.selected = step
         self.budget.select(step)
+        self._render_selection()
+
+    def _tab_changed(self) -> None:
+        if self.tabs.selected_index == 3:
+            self.sources.sync()
         self._render_selection()
 
     def _render_selection(self) -> None:

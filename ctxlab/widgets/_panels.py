@@ -314,9 +314,9 @@ class SourcesPanel:
         for control in (enabled, priority, required):
             control.observe(lambda _, name=name: self.apply(name), names="value")
         title = w.HTML(
-            f"<b>{html.escape(name)}</b> · {html.escape(registration.on_failure)}"
+            f"<b>{html.escape(name)}</b> · on failure: {html.escape(registration.on_failure)}"
             f" · timeout {registration.timeout:g} s",
-            layout=w.Layout(width="260px"),
+            layout=w.Layout(width="300px"),
         )
         box: list[w.Widget] = [w.HBox([title, enabled, priority, required])]
         if isinstance(registration.source, TextSource):
@@ -325,7 +325,7 @@ class SourcesPanel:
             )
             save = w.Button(description="Save text", icon="save")
             status = w.HTML()
-            row.update(text=text, save=save, status=status)
+            row.update(text=text, save=save, status=status, synced=registration.source.text)
             save.on_click(lambda _, name=name: self.save_text(name))
             box.extend([text, w.HBox([save, status])])
         self.rows[name] = row
@@ -342,13 +342,37 @@ class SourcesPanel:
             required=None if registration.on_failure == "omit" else row["required"].value,
         )
 
+    def sync(self) -> None:
+        """Show text changed in code (``source.text = ...``) in its editor — unless the editor
+        holds unsaved edits, which are kept and flagged instead."""
+        self.refresh()
+        for name, row in self.rows.items():
+            source = self.agent.sources[name].source if name in self.agent.sources else None
+            if "text" not in row or not isinstance(source, TextSource):
+                continue
+            if source.text == row["synced"]:
+                continue
+            if row["text"].value == row["synced"]:
+                row["text"].value = row["synced"] = source.text
+                row["status"].value = "updated from code"
+            else:
+                row["status"].value = (
+                    "<span style='color:#c00'>changed in code too: Save overwrites it with "
+                    "this editor's text</span>"
+                )
+
     def save_text(self, name: str) -> None:
-        """Set the text source's text from the editor."""
+        """Set the text source's text from the editor (the editor's text wins; a change made
+        in code meanwhile is said, then overwritten)."""
         source = self.agent.sources[name].source
         assert isinstance(source, TextSource)
         row = self.rows[name]
-        source.text = row["text"].value
-        row["status"].value = f"saved (revision edit-{source.revision}); read at the next request"
+        overwrote = source.text != row["synced"]
+        source.text = row["synced"] = row["text"].value
+        note = " (it had been changed in code)" if overwrote else ""
+        row["status"].value = html.escape(
+            f"saved (revision edit-{source.revision}){note}; read at the next request"
+        )
 
 
 class Controls:

@@ -163,6 +163,27 @@ async def test_sources_panel_toggles_and_edits_text(tmp_path: Path) -> None:
     assert "source/notes/notes" not in {i.id for i in lab.log.manifests[-1].items}
     row["enabled"].value, row["priority"].value, row["required"].value = True, 7, True
     assert agent.sources["notes"].priority == 7 and agent.sources["notes"].required is True
+    assert "on failure: fail" in lab.sources.widget.children[0].children[0].children[0].value
+
+
+async def test_the_source_editor_follows_code_and_never_writes_stale_text() -> None:
+    notes = TextSource("first notes", id="notes")
+    agent = Agent(model=ScriptedModel(["a", "b"]), counter=ApproximateCounter())
+    agent.context_source("notes", notes)
+    lab = Lab(agent)
+    row = lab.sources.rows["notes"]
+    notes.text = "changed in code"
+    await lab.send("go")  # the Lab sees a request: the editor shows the new text
+    assert row["text"].value == "changed in code" and "updated from code" in row["status"].value
+    row["save"].click()  # saving an untouched editor keeps the code's text
+    assert notes.text == "changed in code"
+    # Both changed: the editor keeps the user's edit and says so; Save is the user's choice.
+    row["text"].value = "my edit"
+    notes.text = "code again"
+    lab.tabs.selected_index = 3
+    assert row["text"].value == "my edit" and "changed in code too" in row["status"].value
+    row["save"].click()
+    assert notes.text == "my edit" and "had been changed in code" in row["status"].value
 
 
 async def test_controls_send_compact_and_stop(tmp_path: Path) -> None:
