@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["Lab"]
 
 _TABS = ("Manifest", "Context", "Config", "Sources")
+FREQUENT_WINDOW = 12
+"""Requests looked back on when judging whether compactions come too often."""
+FREQUENT_COMPACTIONS = 4
+"""Compactions within `FREQUENT_WINDOW` requests that make the Lab warn."""
 
 
 class Lab:
@@ -183,6 +187,20 @@ class Lab:
             self.select(step)
         elif event.type == "compaction" and self.selected == step:
             self._render_selection()
+        if event.type == "compaction":
+            self._warn_if_frequent()
+
+    def _warn_if_frequent(self) -> None:
+        recent = self.log.recent_compactions(FREQUENT_WINDOW)
+        if recent < FREQUENT_COMPACTIONS:
+            return
+        lines = self.next_lines()
+        self.controls.warning.value = html.escape(
+            f"{recent} compactions in the last {FREQUENT_WINDOW} requests: the trigger "
+            f"({lines.trigger_tokens:,} tokens) leaves little room above what a compaction keeps "
+            f"({lines.reserve_tokens:,}-token tail plus the summary). Raise the trigger ratio or "
+            "lower the reserve ratio in Config."
+        )
 
     def _config_applied(self, config: ContextConfig) -> None:
         if isinstance(self.agent, ReplaySession):

@@ -213,14 +213,41 @@ class ConfigPanel:
         config = agent.context_config
         self.controls: dict[str, w.ValueWidget] = {}
         """The control of each field, by field name (also reachable as ``panel.<name>``)."""
+        self.in_tokens: dict[str, w.HTML] = {}
+        """For each ratio, what it is in tokens of this model's window."""
+        rows: list[w.Widget] = []
         for field in tunable_fields(type(config)):
             control = _control(field, getattr(config, field.name))
             self.controls[field.name] = control
             setattr(self, field.name, control)
+            if field.kind == "float" and field.name.endswith("_ratio"):
+                note = self.in_tokens[field.name] = w.HTML()
+                control.observe(lambda _, n=field.name: self._show_tokens(n), names="value")
+                self._show_tokens(field.name)
+                rows.append(w.HBox([control, note]))
+            else:
+                rows.append(control)
         self.apply_button = w.Button(description="Apply", button_style="primary", icon="check")
+        self.reset_button = w.Button(description="Defaults", icon="undo")
         self.status = w.HTML()
         self.apply_button.on_click(lambda _: self.apply())
-        self.widget = w.VBox([*self.controls.values(), w.HBox([self.apply_button, self.status])])
+        self.reset_button.on_click(lambda _: self.reset())
+        self.widget = w.VBox([*rows, w.HBox([self.apply_button, self.reset_button, self.status])])
+
+    def _show_tokens(self, name: str) -> None:
+        window = self.agent.model.context_window
+        value = self.controls[name].value
+        self.in_tokens[name].value = (
+            f"<span style='color:#555'>= {int(value * window):,} tokens of the "
+            f"{window:,}-token window</span>"
+        )
+
+    def reset(self) -> None:
+        """Put every control back to the defaults of the config's type (Apply applies them)."""
+        default = type(self.agent.context_config)()
+        for name, control in self.controls.items():
+            control.value = getattr(default, name)
+        self.status.value = "<span>defaults shown; Apply to use them</span>"
 
     def values(self) -> dict[str, Any]:
         """The fields as the controls set them."""
@@ -244,10 +271,11 @@ class ConfigPanel:
 
 
 def _control(field: TunableField, value: Any) -> w.ValueWidget:
-    style = {"description_width": "170px"}
+    style = {"description_width": "240px"}
     tooltip = " ".join(field.description.split())
+    label = field.title or field.name.replace("_", " ")
     if field.kind == "bool":
-        return w.Checkbox(value=value, description=field.name, tooltip=tooltip)
+        return w.Checkbox(value=value, description=label, tooltip=tooltip, style=style)
     if field.kind == "float":
         return w.FloatSlider(
             value=value,
@@ -256,16 +284,16 @@ def _control(field: TunableField, value: Any) -> w.ValueWidget:
             step=0.01,
             continuous_update=False,
             readout_format=".2f",
-            description=field.name,
+            description=label,
             tooltip=tooltip,
             style=style,
-            layout=w.Layout(width="460px"),
+            layout=w.Layout(width="540px"),
         )
     return w.BoundedIntText(
         value=value,
         min=int(field.minimum) if field.minimum is not None else 0,
         max=int(field.maximum) if field.maximum is not None else 10_000_000,
-        description=field.name,
+        description=label,
         tooltip=tooltip,
         style=style,
     )
@@ -389,11 +417,14 @@ class Controls:
             description="Stop", button_style="warning", icon="stop", disabled=True
         )
         self.status = w.HTML("<span>idle</span>")
+        self.warning = w.HTML()
+        """A standing warning (compactions coming too often), apart from the status line."""
         self.widget = w.VBox(
             [
                 w.HBox([self.prompt, self.send_button, self.stop_button]),
                 w.HBox([self.hint, self.compact_button]),
                 self.status,
+                self.warning,
             ]
         )
 

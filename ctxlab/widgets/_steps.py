@@ -147,5 +147,10 @@ class StepLog:
             step += 1
         return per_step, list(itertools.accumulate(per_step))
 
+    def recent_compactions(self, requests: int) -> int:
+        """Compactions among the latest ``requests`` requests."""
+        first = len(self.rows) - requests
+        return sum(1 for mark in self.compactions if mark.step >= first)
+
     def __len__(self) -> int:
         return len(self.rows)

@@ -408,3 +408,26 @@ async def test_items_say_what_they_are_what_was_done_and_why(demo_lab: Lab) -> N
     assert (
         "summarized" in lab.manifest.items.value and "% of the window" in lab.manifest.items.value
     )
+
+
+async def test_config_speaks_in_titles_and_tokens_and_warns_of_frequent_compaction(
+    tmp_path: Path,
+) -> None:
+    agent = demo_agent(tmp_path / "ws")
+    lab = Lab(agent)
+    panel = lab.config
+    trigger = panel.controls["trigger_ratio"]
+    assert trigger.description == "Trigger ratio"
+    window = agent.model.context_window
+    assert f"= {int(0.8 * window):,} tokens of the {window:,}-token window" in (
+        panel.in_tokens["trigger_ratio"].value
+    )
+    trigger.value = 0.3
+    assert f"= {int(0.3 * window):,} tokens" in panel.in_tokens["trigger_ratio"].value
+    assert panel.apply() is not None
+    await lab.send(DEMO_PROMPT)
+    compactions = lab.log.recent_compactions(12)
+    assert compactions >= 4
+    assert f"{compactions} compactions in the last 12 requests" in lab.controls.warning.value
+    panel.reset()
+    assert trigger.value == 0.8 and "Apply to use them" in panel.status.value
