@@ -55,7 +55,7 @@ class BudgetPanel:
                 stackgroup="tokens",
                 mode="lines",
                 line={"width": 0.5, "color": COLORS[placement]},
-                hovertemplate=f"step %{{x}}<br>{placement}: %{{y}} tokens<extra></extra>",
+                hovertemplate=f"{placement}: %{{y:,}}<extra></extra>",
             )
         for _, label, color in LINES:
             self.figure.add_scatter(
@@ -64,7 +64,7 @@ class BudgetPanel:
                 name=label,
                 mode="lines",
                 line={"dash": "dash", "color": color, "width": 1.5},
-                hovertemplate=f"{label}: %{{y}} tokens<extra></extra>",
+                hovertemplate=f"{label}: %{{y:,}}<extra></extra>",
             )
         for name, symbol, color in MARKERS:
             self.figure.add_scatter(
@@ -78,7 +78,7 @@ class BudgetPanel:
                     "color": color,
                     "line": {"width": 1, "color": "#333"},
                 },
-                hovertemplate=f"{name} after step %{{x}}<br>%{{text}}<extra></extra>",
+                hovertemplate="%{text}<extra></extra>",
                 text=[],
             )
         # What the provider billed as input (input + cache reads + writes), where it reported it:
@@ -90,16 +90,38 @@ class BudgetPanel:
             mode="lines+markers",
             line={"color": "#111111", "width": 1},
             marker={"size": 4},
-            hovertemplate="step %{x}<br>provider input: %{y} tokens<extra></extra>",
+            hovertemplate="provider billed input: %{y:,}<extra></extra>",
+        )
+        # Invisible lines that lead the unified hover: the step's total, and its share of the
+        # input limit (on a hidden axis of its own). Numbers only: an update stays cheap.
+        self.figure.add_scatter(
+            x=[],
+            y=[],
+            name="total",
+            mode="lines",
+            showlegend=False,
+            line={"width": 0, "color": "rgba(0,0,0,0)"},
+            hovertemplate="<b>total %{y:,} tokens</b><extra></extra>",
+        )
+        self.figure.add_scatter(
+            x=[],
+            y=[],
+            name="share",
+            mode="lines",
+            showlegend=False,
+            yaxis="y2",
+            line={"width": 0, "color": "rgba(0,0,0,0)"},
+            hovertemplate="%{y:.0f} % of the input limit<extra></extra>",
         )
         self.figure.update_layout(
             height=330,
             margin={"l": 50, "r": 10, "t": 30, "b": 40},
             title={"text": "Tokens per reasoning request", "x": 0.01, "font": {"size": 13}},
-            xaxis={"title": "request", "rangemode": "tozero"},
+            xaxis={"title": "request", "rangemode": "tozero", "tick0": 0, "dtick": 1},
             yaxis={"title": "tokens", "rangemode": "tozero"},
+            yaxis2={"overlaying": "y", "visible": False, "range": [0, 100]},
             legend={"orientation": "h", "y": -0.25},
-            hovermode="closest",
+            hovermode="x unified",
         )
         for trace in self.figure.data:
             trace.on_click(self._clicked)
@@ -146,6 +168,20 @@ class BudgetPanel:
                 data[base + offset].y = np.asarray(ys, dtype=float)
                 data[base + offset].text = text
             self._draw_usage(log)
+            self._draw_total(log)
+            # Whole requests only on the x axis, about ten ticks whatever the length.
+            self.figure.layout.xaxis.dtick = max(1, -(-count // 10))
+
+    def _draw_total(self, log: StepLog) -> None:
+        rows = log.rows
+        count = len(rows)
+        totals = np.fromiter((r["total"] for r in rows), dtype=np.int64, count=count)
+        limits = np.fromiter((r["input_limit"] or 0 for r in rows), dtype=np.float64, count=count)
+        x = np.arange(count)
+        total, share = self.trace("total"), self.trace("share")
+        total.x, total.y = x, totals
+        share.x = x
+        share.y = np.divide(100 * totals, limits, out=np.zeros(count), where=limits > 0)
 
     def update_usage(self, log: StepLog) -> None:
         """Redraw only the provider-usage line (a response arrived; nothing else changed)."""
@@ -170,7 +206,8 @@ class BudgetPanel:
             xs.append(mark.step + (0 if mark.within else 0.5))
             removed = 0 if mark.within else mark.tokens_before - mark.tokens_after
             ys.append(max(total - removed, 0))
-            text.append(f"{mark.label}: {mark.tokens_before} -> {mark.tokens_after}")
+            where = f"in request {mark.step}" if mark.within else f"after request {mark.step}"
+            text.append(f"{mark.label} {where}: {mark.tokens_before:,} → {mark.tokens_after:,}")
         return xs, ys, text
 
     def resync(self) -> None:

@@ -431,3 +431,20 @@ async def test_config_speaks_in_titles_and_tokens_and_warns_of_frequent_compacti
     assert f"{compactions} compactions in the last 12 requests" in lab.controls.warning.value
     panel.reset()
     assert trigger.value == 0.8 and "Apply to use them" in panel.status.value
+
+
+async def test_the_plot_hover_says_each_steps_total_share_and_events(demo_lab: Lab) -> None:
+    lab = demo_lab
+    figure = lab.budget.figure
+    assert figure.layout.hovermode == "x unified"
+    total = lab.budget.trace("total")
+    steps = lab.steps
+    assert list(total.y) == list(steps["total"])
+    share = lab.budget.trace("share")
+    assert share.y[0] == pytest.approx(100 * steps["total"].iloc[0] / steps["input_limit"].iloc[0])
+    assert "% of the input limit" in share.hovertemplate
+    compacted = int(steps.index[steps["compaction"] != ""][0])
+    marks = lab.budget.trace("compaction").text
+    assert f"in request {compacted}" in marks[0] and "→" in marks[0]
+    # Whole requests on the x axis, however few.
+    assert figure.layout.xaxis.tick0 == 0 and float(figure.layout.xaxis.dtick).is_integer()
