@@ -7,6 +7,7 @@ reaches an HTML widget (`html.escape`, DataFrames with ``escape=True``), never i
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -248,6 +249,11 @@ class ConfigPanel:
         for name, control in self.controls.items():
             control.value = getattr(default, name)
         self.status.value = "<span>defaults shown; Apply to use them</span>"
+
+    @property
+    def message(self) -> str:
+        """The status line as plain text (what Apply or Defaults last said)."""
+        return html.unescape(re.sub(r"<[^>]+>", "", self.status.value))
 
     def values(self) -> dict[str, Any]:
         """The fields as the controls set them."""

@@ -131,6 +131,8 @@ async def test_config_panel_refuses_invalid_and_applies_valid_from_the_next_step
     assert (
         "Not applied" in lab.config.status.value
         and "context_buffer_ratio" in lab.config.status.value
+        and lab.config.message.startswith("Not applied: context_buffer_ratio")
+        and "<" not in lab.config.message
     )
     assert agent.context_config == before
     lab.config.context_buffer_ratio.value = 0.2
