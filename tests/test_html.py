@@ -58,3 +58,17 @@ async def test_the_lab_carries_a_static_snapshot_beside_the_widget() -> None:
     assert "2 requests" in page and page.count("■") >= 6
     assert XSS not in page and "&lt;img" in page
     assert bundle["text/plain"].startswith("Lab(")
+
+
+async def test_a_lab_writes_a_self_contained_report(tmp_path: object) -> None:
+    pytest.importorskip("ipywidgets")
+    from pathlib import Path
+
+    from ctxlab.widgets import Lab
+
+    lab = Lab(await _agent())
+    path = lab.report(Path(str(tmp_path)) / "session.html")
+    page = path.read_text()
+    assert page.startswith("<!doctype html>") and "<script" not in page
+    assert page.count("<details") == 2 and "request 1" in page
+    assert XSS not in page

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import html
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
@@ -352,6 +354,27 @@ class Lab:
         bundle["text/html"] = self.snapshot_html()
         bundle["text/plain"] = repr(self)
         return bundle
+
+    def report(self, path: str | os.PathLike[str]) -> Path:
+        """Write the session as one self-contained HTML file (no script, opens in any
+        browser): the budget bars of every request, then each request's items, what was done to
+        them and why."""
+        from ctxlab._html import manifest_html
+
+        sections = [
+            f"<details{' open' if n == len(self.log) - 1 else ''}><summary>request {n}</summary>"
+            f"{manifest_html(m)}</details>"
+            for n, m in enumerate(self.log.manifests)
+        ]
+        title = html.escape(f"ctxlab · {self.agent.name}")
+        page = (
+            f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
+            f"<body style='font-family:sans-serif;max-width:1100px;margin:auto'>"
+            f"{self.snapshot_html()}<h3>Every request</h3>{''.join(sections)}</body></html>"
+        )
+        target = Path(path)
+        target.write_text(page, encoding="utf-8")
+        return target
 
     def snapshot_html(self) -> str:
         """The dashboard as static HTML: budget bars per request, the latest manifest."""
