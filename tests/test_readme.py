@@ -49,13 +49,9 @@ async def test_the_lab_and_agent_snippets_run(
 
 
 async def test_the_sources_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxlab.models import ScriptedModel
-
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ws").mkdir()
-    done = await run(
-        snippets()["Sources, task state, the session log"], {"model": ScriptedModel([])}
-    )
+    done = await run(snippets()["Sources, task state, the session log"], {})  # as written
     agent = done["agent"]
     assert set(agent.sources) == {"change-record", "notes"}
     assert len(done["agent"].session_search("export")) == 0  # a fresh log: nothing said yet
@@ -114,3 +110,30 @@ async def test_the_sweep_snippet_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     agent.transcript().save(tmp_path / "session.jsonl")
     done = await run(snippets()["Sweeps: many sessions × many configs, on Dask"], {})
     assert len(done["frame"]) == 5 * 2 and done["frame"]["error"].isna().all()
+
+
+TESTED = {
+    "The Lab: watch and steer an agent in a notebook",
+    "An agent in five lines",
+    "Sources, task state, the session log",
+    "Replay under other settings",
+    "What it is",
+    "Watch an agent of another framework",
+    "Tune compaction: what-if, cost and retention",
+    "Sweeps: many sessions × many configs, on Dask",
+}
+
+
+def test_every_python_block_runs_in_a_test_or_says_why_not() -> None:
+    heading, first_under_heading = "", True
+    untested: list[str] = []
+    lines = README.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("#"):
+            heading, first_under_heading = line.lstrip("# ").strip(), True
+        elif line.startswith("```python"):
+            marked = number > 0 and lines[number - 1].startswith("<!-- illustrative:")
+            if not marked and not (first_under_heading and heading in TESTED):
+                untested.append(f"line {number + 1} under {heading!r}")
+            first_under_heading = False
+    assert untested == []
