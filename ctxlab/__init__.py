@@ -192,3 +192,10 @@ __all__ = [
     "sweep",
     "tool",
 ]
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext ctxlab``: the ``%%ctx`` and ``%ctx_budget`` magics (needs the widgets extra)."""
+    from ctxlab.widgets._magics import load_ipython_extension as load
+
+    load(ipython)

@@ -27,6 +27,7 @@ from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._budget import BudgetPanel
+from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ConfigPanel, ContextPanel, Controls, ManifestPanel, SourcesPanel
 from ctxlab.widgets._steps import StepLog
@@ -97,6 +98,7 @@ class Lab:
                 self.tabs,
             ]
         )
+        remember(self)  # the current Lab of %%ctx and %ctx_budget
         # Steps the agent made before this Lab existed (earlier calls, a resumed session).
         for manifest in agent.manifests:
             self.log.feed(ContextBuildEvent(manifest))
@@ -348,6 +350,7 @@ class Lab:
             self.widget.close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        remember(self)
         self.budget.resync()  # a second display of the dashboard must show today's figure
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         # Beside the live widget, a static snapshot: what a viewer without a kernel shows.

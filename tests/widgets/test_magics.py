@@ -1,0 +1,55 @@
+"""``%load_ext ctxlab``: ``%%ctx`` sends a cell to the current Lab, ``%ctx_budget`` one line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctxlab import ApproximateCounter, ScriptedModel
+from ctxlab.agent import Agent
+from ctxlab.exceptions import UsageError
+
+pytest.importorskip("IPython")
+
+from ctxlab.widgets import Lab
+from ctxlab.widgets import _magics as magics
+
+
+class _Shell:
+    """The part of IPython's shell an extension uses: registered magics, by kind and name."""
+
+    def __init__(self) -> None:
+        self.magics: dict[tuple[str, str], Any] = {}
+
+    def register_magic_function(self, func: Any, magic_kind: str, magic_name: str) -> None:
+        self.magics[(magic_kind, magic_name)] = func
+
+
+async def test_the_magics_drive_the_current_lab(capsys: pytest.CaptureFixture[str]) -> None:
+    import ctxlab
+
+    shell = _Shell()
+    ctxlab.load_ipython_extension(shell)
+    ctx, budget = shell.magics[("cell", "ctx")], shell.magics[("line", "ctx_budget")]
+    lab = Lab(Agent(model=ScriptedModel(["first", "second"]), counter=ApproximateCounter()))
+    budget("")
+    assert capsys.readouterr().out.strip() == "no request yet"
+    task = ctx("", "What is in the log?\n")
+    assert task is not None
+    await task
+    assert lab.agent.history[0].content[0].text == "What is in the log?"  # type: ignore[union-attr]
+    budget("")
+    line = capsys.readouterr().out
+    assert line.startswith("request 0: ") and "tokens (" in line and "trigger at" in line
+    # The Lab displayed last is the current one.
+    other = Lab(Agent(model=ScriptedModel(["x"]), counter=ApproximateCounter()))
+    assert magics.current_lab() is other
+    lab._repr_mimebundle_()
+    assert magics.current_lab() is lab
+
+
+def test_without_a_lab_the_magic_says_what_to_do() -> None:
+    magics._current.clear()
+    with pytest.raises(UsageError, match="no Lab yet"):
+        magics.current_lab()
