@@ -237,7 +237,10 @@ class Lab:
             self.manifest.show(self.selected, manifest, self.log.requests[self.selected])
         elif self.tabs.selected_index == 1:
             self.context.show(
-                self.selected, self.log.requests[self.selected], self.agent.token_cache
+                self.selected,
+                self.log.requests[self.selected],
+                self.agent.token_cache,
+                manifest,
             )
 
     def _picker_selected(self, change: dict[str, Any]) -> None:

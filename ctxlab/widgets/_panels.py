@@ -7,6 +7,7 @@ reaches an HTML widget (`html.escape`, DataFrames with ``escape=True``), never i
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from ctxlab.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    tool_names,
 )
 
 if TYPE_CHECKING:
@@ -144,24 +146,47 @@ class ContextPanel:
     def __init__(self) -> None:
         self.widget = w.HTML(layout=w.Layout(max_height="520px", overflow="auto"))
 
-    def show(self, step: int, request: ModelRequest | None, cache: TokenCache) -> None:
+    def show(
+        self,
+        step: int,
+        request: ModelRequest | None,
+        cache: TokenCache,
+        manifest: ContextManifest | None = None,
+    ) -> None:
+        """Show request ``step``; with its ``manifest``, System and tool schemas carry the
+        manifest's token counts (one count per item, the same in every panel)."""
         if request is None:
             self.widget.value = (
                 f"<i>step {step}: no request to show — its preparation failed, or it was made "
                 "before this Lab was opened (the session log keeps manifests, not requests)</i>"
             )
             return
+        counted = {i.id: i.tokens for i in manifest.items} if manifest is not None else {}
+        system = sum(t for i, t in counted.items() if i.startswith("system/"))
         parts = [f"<div class='ctxlab-context'><b>Step {step}</b>"]
-        parts.append(_details("system", request.system, cache.text(request.system), open_=False))
+        parts.append(
+            _details("system", request.system, system or cache.text(request.system), open_=False)
+        )
         for tool in request.tools:
-            parts.append(
-                _details(f"tool schema {tool.name}", tool.rendered, cache.text(tool.rendered))
-            )
+            tokens = counted.get(f"tool/{tool.name}") or cache.text(tool.rendered)
+            parts.append(_details(f"tool schema {tool.name}", tool.rendered, tokens))
+        names = tool_names(request.messages)
         for message in request.messages:
             for block in message.content:
-                parts.append(_block(message.role, block, cache))
+                parts.append(_block(message.role, block, cache, names))
         parts.append("</div>")
         self.widget.value = "".join(parts)
+
+
+def _pretty(text: str) -> str:
+    """JSON laid out for reading; anything else as it is."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return text
+    try:
+        return json.dumps(json.loads(stripped), indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return text
 
 
 def _details(title: str, text: str, tokens: int, *, open_: bool = False) -> str:
@@ -177,13 +202,17 @@ def _details(title: str, text: str, tokens: int, *, open_: bool = False) -> str:
     )
 
 
-def _block(role: str, block: Any, cache: TokenCache) -> str:
+def _block(role: str, block: Any, cache: TokenCache, names: dict[str, str] | None = None) -> str:
     tokens = cache.block(block)
     if isinstance(block, ToolResultBlock):
-        title = f"{role} · tool result {block.tool_use_id}" + (" (error)" if block.is_error else "")
-        return _details(title, block.text, tokens)
+        name = (names or {}).get(block.tool_use_id, "a tool")
+        title = f"{role} · tool result of {name} ({block.tool_use_id})" + (
+            " (error)" if block.is_error else ""
+        )
+        return _details(title, _pretty(block.text), tokens)
     if isinstance(block, ToolUseBlock):
-        return _details(f"{role} · tool call {block.name}", block.input_json, tokens, open_=True)
+        shown = json.dumps(block.input, indent=2, ensure_ascii=False)
+        return _details(f"{role} · tool call {block.name} ({block.id})", shown, tokens, open_=True)
     if isinstance(block, TextBlock):
         return _details(f"{role} · text", block.text, tokens, open_=True)
     if isinstance(block, HintBlock):

@@ -450,3 +450,22 @@ async def test_the_plot_hover_says_each_steps_total_share_and_events(demo_lab: L
     assert f"in request {compacted}" in marks[0] and "→" in marks[0]
     # Whole requests on the x axis, however few.
     assert figure.layout.xaxis.tick0 == 0 and float(figure.layout.xaxis.dtick).is_integer()
+
+
+async def test_the_context_view_names_tools_formats_json_and_counts_like_the_manifest() -> None:
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return '{"key": "%s", "values": [1, 2]}' % key
+
+    model = ScriptedModel([tool_call("lookup", {"key": "a"}), "done"])
+    lab = Lab(
+        Agent(system_prompt="Be brief.", model=model, tools=[lookup], counter=ApproximateCounter())
+    )
+    await lab.send("go")
+    lab.tabs.selected_index = 1
+    lab.select(1)
+    page = lab.context.widget.value
+    assert "tool result of lookup (" in page and "tool call lookup (" in page
+    assert "&quot;values&quot;: [\n    1," in page  # the result's JSON, laid out
+    system = sum(i.tokens for i in lab.log.manifests[1].items if i.id.startswith("system/"))
+    assert f"system · {system} tokens" in page
