@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -455,7 +456,7 @@ async def test_the_plot_hover_says_each_steps_total_share_and_events(demo_lab: L
 async def test_the_context_view_names_tools_formats_json_and_counts_like_the_manifest() -> None:
     def lookup(key: str) -> str:
         """Look a key up."""
-        return '{"key": "%s", "values": [1, 2]}' % key
+        return json.dumps({"key": key, "values": [1, 2]})
 
     model = ScriptedModel([tool_call("lookup", {"key": "a"}), "done"])
     lab = Lab(
