@@ -32,6 +32,14 @@ function render({ model, el }) {
     key.append(swatch, document.createTextNode(name));
     legend.append(key);
   }
+  // The faded, hatched segments: what this request no longer holds.
+  const ghostKey = document.createElement("span");
+  ghostKey.className = "ctxlab-map-key";
+  const ghostSwatch = document.createElement("i");
+  ghostSwatch.className = "ctxlab-seg ghost";
+  ghostSwatch.style.background = "#999";
+  ghostKey.append(ghostSwatch, document.createTextNode("removed (omitted, offloaded, summarized)"));
+  legend.append(ghostKey);
 
   function describe(item) {
     const parts = [item.id, `${item.placement}`, `${item.tokens} tokens`];
@@ -59,13 +67,18 @@ function render({ model, el }) {
     strip.replaceChildren(fragment);
     const lines = model.get("marks") || {};
     const markFragment = document.createDocumentFragment();
+    let row = 0;
     for (const [name, tokens] of Object.entries(lines)) {
       const mark = document.createElement("div");
       mark.className = "ctxlab-mark";
-      mark.style.left = `${Math.min(100, (100 * tokens) / scale)}%`;
+      const at = Math.min(100, (100 * tokens) / scale);
+      mark.style.left = `${at}%`;
       mark.title = `${name}: ${tokens} tokens`;
       const label = document.createElement("span");
-      label.textContent = name;
+      label.textContent = `${name} ${tokens.toLocaleString()}`;
+      // Near the right end the label goes to the left of its line, so it is never clipped.
+      if (at > 80) label.className = "left";
+      label.style.top = `${12 * row++}px`; // one row each: close lines never overlap
       mark.append(label);
       markFragment.append(mark);
     }

@@ -57,6 +57,10 @@ def map_items(manifest: ContextManifest) -> list[dict[str, Any]]:
     return items
 
 
+HEADROOM = 1.08
+"""The strip spans this much more than the request's total or limit, whichever is larger."""
+
+
 class ContextMap(anywidget.AnyWidget):
     """One request as a strip: segments sized by tokens, coloured by placement; click selects."""
 
@@ -79,4 +83,6 @@ class ContextMap(anywidget.AnyWidget):
                 "trigger": lines.trigger_tokens if lines else 0,
                 "input limit": manifest.input_limit,
             }
-            self.scale = max(total, manifest.input_limit, 1)
+            # Headroom past the largest of total and limit: the input-limit mark and its label
+            # stay inside the strip instead of on its right edge.
+            self.scale = max(round(max(total, manifest.input_limit, 1) * HEADROOM), 1)

@@ -470,3 +470,13 @@ async def test_the_context_view_names_tools_formats_json_and_counts_like_the_man
     assert "&quot;values&quot;: [\n    1," in page  # the result's JSON, laid out
     system = sum(i.tokens for i in lab.log.manifests[1].items if i.id.startswith("system/"))
     assert f"system · {system} tokens" in page
+
+
+async def test_the_map_leaves_room_for_the_input_limit_mark(demo_lab: Lab) -> None:
+    from ctxlab.widgets._map import HEADROOM
+
+    manifest = demo_lab.log.manifests[-1]
+    demo_lab.map.show(manifest)
+    largest = max(manifest.estimated_input_tokens, manifest.input_limit)
+    assert demo_lab.map.scale == round(largest * HEADROOM) > manifest.input_limit
+    assert demo_lab.map.marks["input limit"] == manifest.input_limit
