@@ -196,7 +196,40 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> N
                 timeout=30_000,
             )
 
+            # Hovering the plot reads, for that request, its total and its share of the limit.
+            drag = page.locator(".js-plotly-plot .nsewdrag").first
+            drag.scroll_into_view_if_needed()
+            box = drag.bounding_box()
+            assert box is not None
+            page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.5)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.hoverlayer')].some(h =>"
+                " h.textContent.includes('% of the input limit')"
+                " && h.textContent.includes('total'))",
+                timeout=15_000,
+            )
+            page.screenshot(path=str(tmp_path / "hover.png"))
+
+            # Moving the trigger slider and applying moves the trigger line's next point.
+            last_trigger = (
+                "() => { const gd = [...document.querySelectorAll('.js-plotly-plot')]"
+                ".find(g => g.data); const t = gd.data.find(t => t.name === 'trigger');"
+                " return t.y[t.y.length - 1]; }"
+            )
+            before_trigger = page.evaluate(last_trigger)
+            page.get_by_role("tab", name="Config").first.click()
+            slider = page.locator(".widget-slider", has_text="Trigger ratio").first
+            slider.scroll_into_view_if_needed()
+            handle = slider.locator(".noUi-handle").first
+            handle.focus()
+            for _ in range(10):
+                handle.press("ArrowLeft")
+            page.get_by_role("button", name="Apply").first.click()
+            page.wait_for_function(f"() => ({last_trigger})() < {before_trigger}", timeout=15_000)
+            page.screenshot(path=str(tmp_path / "slider.png"))
+
             # The untrusted template is shown as text in the Context tab, never as markup.
+            page.get_by_role("tab", name="Context").first.click()
             context = page.locator(".ctxlab-context").first
             context.scroll_into_view_if_needed()
             page.screenshot(path=str(tmp_path / "context.png"))
