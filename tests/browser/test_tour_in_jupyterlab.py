@@ -1,10 +1,14 @@
 """The notebooks in real JupyterLab, in headless Chromium: the dashboard renders and works.
 
 Starts JupyterLab on 127.0.0.1 (a free port, a temporary root holding a copy of the notebooks and
-the session fixtures they read), opens a notebook, runs all cells, and checks. The tour: the budget plot has one x per reasoning request, the
-manifest table and the sliders are there, "Compact now" adds a compaction marker, and a tool
-output holding ``<img src=x onerror=alert(1)>`` shows as text and fires no dialog. Screenshots go
-to the test's temporary folder; every server started is stopped.
+the session fixtures they read), opens a notebook in a workspace of its own, runs all cells, and
+checks. The tour: the budget plot has one x per reasoning request, the manifest table and the
+sliders are there, hovering the plot reads a request's total and its share of the limit, moving
+the trigger slider and applying moves the trigger line, "Compact now" adds a compaction marker,
+and a tool output holding ``<img src=x onerror=alert(1)>`` shows as text and fires no dialog.
+Your own sessions: a Claude Code session opened in the Lab draws the provider's billed usage
+beside the estimate. Screenshots go to the test's temporary folder; every server started is
+stopped.
 """
 
 from __future__ import annotations
