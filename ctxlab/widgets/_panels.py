@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["ConfigPanel", "ContextPanel", "Controls", "ManifestPanel", "SourcesPanel"]
 
 PREVIEW_CHARS = 3_000
+EMPTY = "<i>No request yet: send a message (or open a recording) and its request shows here.</i>"
 
 
 def _table(rows: list[list[Any]], columns: list[str], css: str) -> str:
@@ -80,6 +81,8 @@ class ManifestPanel:
             layout=w.Layout(max_height="520px", overflow="auto"),
         )
         self.highlight = ""
+        self.header.value = EMPTY
+        self.items.value = self.transforms.value = self.diff.value = "<i>–</i>"
 
     def show(
         self, step: int, manifest: ContextManifest, request: ModelRequest | None = None
@@ -144,7 +147,7 @@ class ContextPanel:
     """What the model saw at one step: System, messages, material; tool output escaped."""
 
     def __init__(self) -> None:
-        self.widget = w.HTML(layout=w.Layout(max_height="520px", overflow="auto"))
+        self.widget = w.HTML(EMPTY, layout=w.Layout(max_height="520px", overflow="auto"))
 
     def show(
         self,

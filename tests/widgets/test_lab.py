@@ -480,3 +480,11 @@ async def test_the_map_leaves_room_for_the_input_limit_mark(demo_lab: Lab) -> No
     largest = max(manifest.estimated_input_tokens, manifest.input_limit)
     assert demo_lab.map.scale == round(largest * HEADROOM) > manifest.input_limit
     assert demo_lab.map.marks["input limit"] == manifest.input_limit
+
+
+def test_an_empty_lab_says_so_and_draws_whole_requests() -> None:
+    lab = Lab(Agent(model=ScriptedModel([]), counter=ApproximateCounter()))
+    assert "No request yet" in lab.manifest.header.value
+    assert "No request yet" in lab.context.widget.value
+    assert lab.budget.figure.layout.xaxis.dtick == 1 and lab.steps.empty
+    assert "no requests yet" in lab.snapshot_html()
