@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from ctxlab._config import ContextConfig
 from ctxlab._replay import Transcript
+from ctxlab._request import ModelRequest
 from ctxlab._whatif import WhatIf
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._panels import ManifestPanel, _table
@@ -232,9 +233,12 @@ class WhatIfLab:
 
     def _render_step(self) -> None:
         step = self.step.value
-        manifests = self.what.runs[self.step_config.value].manifests
-        if step < len(manifests):
-            self.manifest.show(step, manifests[step])
+        run = self.what.runs[self.step_config.value]
+        if step < len(run.steps):
+            # A replay keeps the state, not the request: its messages describe the items.
+            state = run.steps[step].state
+            request = ModelRequest(system="", messages=state.conversation)
+            self.manifest.show(step, run.steps[step].manifest, request)
         a, b = self.diff_a.value, self.diff_b.value
         if a == b or step >= min(len(self.what.runs[a].steps), len(self.what.runs[b].steps)):
             self.diff.value = "<i>pick two configs that both reached this step</i>"
