@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlab._config import ContextConfig
 from ctxlab._cost import CacheRules, Price
 from ctxlab._replay import Transcript
+from ctxlab._whatif import COMPARISON_COLUMNS
 from ctxlab.exceptions import UsageError
 
 if TYPE_CHECKING:
@@ -30,21 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SWEEP_COLUMNS", "sweep"]
 
-SWEEP_COLUMNS = (
-    "session",
-    "config",
-    "window",
-    "requests",
-    "tokens_sent",
-    "cost",
-    "cost_vs_no_compaction",
-    "compactions",
-    "retention",
-    "retention_min",
-    "peak",
-    "errors",
-    "error",
-)
+SWEEP_COLUMNS = ("session", "config", "window", *COMPARISON_COLUMNS, "error")
 """The columns of a sweep's frame, in order."""
 
 Case = tuple[str, str, int]
@@ -116,7 +103,7 @@ def run_group(
                 rows.append({**base, "error": failures[name]})
                 continue
             row = table.loc[name]
-            values = {c: _plain(row[c]) for c in SWEEP_COLUMNS[3:-1]}
+            values = {c: _plain(row[c]) for c in COMPARISON_COLUMNS}
             rows.append({**base, **values, "error": None})
     return rows
 

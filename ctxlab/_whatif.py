@@ -32,7 +32,20 @@ from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ConfigRun", "WhatIf"]
+__all__ = ["COMPARISON_COLUMNS", "ConfigRun", "WhatIf"]
+
+COMPARISON_COLUMNS = (
+    "requests",
+    "tokens_sent",
+    "cost",
+    "cost_vs_no_compaction",
+    "compactions",
+    "retention",
+    "retention_min",
+    "peak",
+    "errors",
+)
+"""The figures `WhatIf.table` gives per config (besides ``replay_ms``), in order."""
 
 SUMMARY_PROMPT_TOKENS = 300
 """Tokens assumed for the instruction of a summary call (ctxlab's prompt is about 250)."""

@@ -21,24 +21,13 @@ import plotly.graph_objects as go
 from ctxlab._config import ContextConfig
 from ctxlab._replay import Transcript
 from ctxlab._request import ModelRequest
-from ctxlab._whatif import WhatIf
+from ctxlab._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._panels import ManifestPanel, _table
 
 __all__ = ["WhatIfLab"]
 
 _DEFAULT_PRESETS = ("ctxlab", "agentscope", "observation_masking")
-_TABLE_COLUMNS = (
-    "requests",
-    "tokens_sent",
-    "cost",
-    "cost_vs_no_compaction",
-    "compactions",
-    "retention",
-    "retention_min",
-    "peak",
-    "errors",
-)
 _COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 _SLIDERS = {
     "trigger_ratio": (0.1, 0.9, 0.05),
@@ -214,9 +203,9 @@ class WhatIfLab:
             self.figure.add_traces(traces)
         frame = self.what.table()
         rows = [
-            [name, *(_cell(frame.loc[name, c]) for c in _TABLE_COLUMNS)] for name in frame.index
+            [name, *(_cell(frame.loc[name, c]) for c in COMPARISON_COLUMNS)] for name in frame.index
         ]
-        self.table.value = _table(rows, ["config", *_TABLE_COLUMNS], "ctxlab-whatif")
+        self.table.value = _table(rows, ["config", *COMPARISON_COLUMNS], "ctxlab-whatif")
         longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
         self.step.max = max(longest - 1, 0)
         self._render_step()
