@@ -11,9 +11,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ctxlab._config import ContextConfig
     from ctxlab._replay import Transcript
+    from ctxlab.agent import Agent
     from ctxlab.manifest import ContextManifest
 
-__all__ = ["config_html", "manifest_html", "steps_html", "table_html", "transcript_html"]
+__all__ = [
+    "agent_html",
+    "config_html",
+    "manifest_html",
+    "steps_html",
+    "table_html",
+    "transcript_html",
+]
 
 _STYLE = "border-collapse:collapse;font-size:12px"
 _MAX_ROWS = 40
@@ -146,3 +154,21 @@ def steps_html(manifests: Sequence[ContextManifest], marks: Iterable[int] = ()) 
     )
     legend = " ".join(f"<span style='color:{c}'>■</span> {p}" for p, c in PLACEMENT_COLORS.items())
     return f"<table style='{_STYLE};width:100%'>{rows}</table><div>{legend} · ★ compaction</div>"
+
+
+def agent_html(agent: Agent) -> str:
+    """The agent at a glance: model, window, what its context holds, its latest request."""
+    model = agent.model
+    facts: list[list[Any]] = [
+        ["model", f"{model.name} ({model.context_window:,}-token window)"],
+        ["tools", ", ".join(t.name for t in agent.tool_schemas()) or "none"],
+        [
+            "in context",
+            f"{len(agent.context.conversation)} messages"
+            + (" and a summary" if agent.context.summary else ""),
+        ],
+        ["said in all", f"{len(agent.history)} messages"],
+        ["requests prepared", len(agent.manifests)],
+    ]
+    latest = manifest_html(agent.manifests[-1]) if agent.manifests else ""
+    return f"<b>Agent {_e(agent.name)}</b>" + table_html(facts, ["", ""]) + latest

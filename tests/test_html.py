@@ -72,3 +72,11 @@ async def test_a_lab_writes_a_self_contained_report(tmp_path: object) -> None:
     assert page.startswith("<!doctype html>") and "<script" not in page
     assert page.count("<details") == 2 and "request 1" in page
     assert XSS not in page
+
+
+async def test_an_agent_at_a_glance() -> None:
+    agent = await _agent()
+    page = agent._repr_html_()
+    assert "&lt;img" in page and XSS not in page
+    assert "4 messages" in page and "requests prepared" in page
+    assert f"{agent.manifests[-1].estimated_input_tokens:,}" in page

@@ -1,10 +1,7 @@
-"""`Agent`: the reasoning–tool–result loop with every request prepared by the pipeline.
-
-One ``await agent(message)`` is one *call*; it makes one or more model *requests*, each of which
-may ask for *tool calls*. The agent is a thin facade over collaborators that own their state
-(see docs/architecture.md): `ConversationOwner`, `MaterialLoader`, `TaskBoard`, `Compressor`,
-`ToolRunner`, `Recorder`, `Preparer` and `StepLoop`.
-"""
+"""`Agent`: the reasoning–tool–result loop with every request prepared by the pipeline. One
+``await agent(message)`` is one *call* of one or more model *requests*. A thin facade over
+collaborators that own their state (docs/architecture.md): `ConversationOwner`,
+`MaterialLoader`, `TaskBoard`, `Compressor`, `ToolRunner`, `Recorder`, `Preparer`, `StepLoop`."""
 
 from __future__ import annotations
 
@@ -14,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ctxlab._config import ContextConfig, require_config
+from ctxlab._html import agent_html
 from ctxlab._replay import Transcript
 from ctxlab._request import ToolSchema
 from ctxlab._state import WorkingState
@@ -369,7 +367,9 @@ class Agent:
         """The ``TASK_STATE`` material for a request whose conversation is ``conversation``."""
         return self._tasks.project(conversation)
 
-    # -- session log (000) --------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        """The agent at a glance, as static HTML (what a notebook shows without a kernel)."""
+        return agent_html(self)
 
     @property
     def session_log(self) -> SessionLog | None:
