@@ -137,21 +137,25 @@ class BudgetPanel:
 
     def update(self, log: StepLog, next_lines: Thresholds) -> None:
         """Redraw from ``log``; ``next_lines`` are the thresholds the next request will use."""
+        # int32, not NumPy's default int64: JavaScript has no int64 typed array, so plotly would
+        # send int64 as lists that ipywidgets then walks item by item (measured: 7.7 → 4.3 ms a
+        # step at 1,000 steps). Token counts fit in int32.
         rows = log.rows
         count = len(rows)
-        x = np.arange(count)
+        x = np.arange(count, dtype=np.int32)
         data = self.figure.data
         with self.figure.batch_update():
             for index, placement in enumerate(PLACEMENTS):
                 data[index].x = x
                 data[index].y = np.fromiter(
-                    (r[placement] for r in rows), dtype=np.int64, count=count
+                    (r[placement] for r in rows), dtype=np.int32, count=count
                 )
-            line_x = np.arange(count + 1)
+            line_x = np.arange(count + 1, dtype=np.int32)
             for offset, (key, _, _) in enumerate(LINES):
-                values = np.fromiter((r[key] for r in rows), dtype=np.int64, count=count)
+                values = np.fromiter((r[key] for r in rows), dtype=np.int32, count=count)
                 data[len(PLACEMENTS) + offset].x = line_x
-                data[len(PLACEMENTS) + offset].y = np.append(values, getattr(next_lines, key))
+                upcoming = np.asarray([getattr(next_lines, key)], dtype=np.int32)
+                data[len(PLACEMENTS) + offset].y = np.concatenate([values, upcoming])
             base = len(PLACEMENTS) + len(LINES)
             marks = [self._compaction_marks(log)]
             for key in ("offloads", "omissions"):
@@ -175,13 +179,13 @@ class BudgetPanel:
     def _draw_total(self, log: StepLog) -> None:
         rows = log.rows
         count = len(rows)
-        totals = np.fromiter((r["total"] for r in rows), dtype=np.int64, count=count)
+        totals = np.fromiter((r["total"] for r in rows), dtype=np.int32, count=count)
         limits = np.fromiter((r["input_limit"] or 0 for r in rows), dtype=np.float64, count=count)
-        x = np.arange(count)
+        x = np.arange(count, dtype=np.int32)
         total, share = self.trace("total"), self.trace("share")
         total.x, total.y = x, totals
         share.x = x
-        share.y = np.divide(100 * totals, limits, out=np.zeros(count), where=limits > 0)
+        share.y = np.divide(100.0 * totals, limits, out=np.zeros(count), where=limits > 0)
 
     def update_usage(self, log: StepLog) -> None:
         """Redraw only the provider-usage line (a response arrived; nothing else changed)."""

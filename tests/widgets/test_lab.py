@@ -488,3 +488,10 @@ def test_an_empty_lab_says_so_and_draws_whole_requests() -> None:
     assert "No request yet" in lab.context.widget.value
     assert lab.budget.figure.layout.xaxis.dtick == 1 and lab.steps.empty
     assert "no requests yet" in lab.snapshot_html()
+
+
+async def test_the_plot_sends_typed_arrays(demo_lab: Lab) -> None:
+    # int64 has no JavaScript typed array: plotly would send it as lists, slow to serialize.
+    for name in ("conversation", "trigger", "total"):
+        trace = demo_lab.budget.trace(name)
+        assert str(trace.x.dtype) == str(trace.y.dtype) == "int32"
