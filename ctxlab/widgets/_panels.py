@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["ConfigPanel", "ContextPanel", "Controls", "ManifestPanel", "SourcesPanel"]
 
 PREVIEW_CHARS = 3_000
+ITEM_COLUMNS = ("placement", "role", "what", "tokens", "done", "why", "id")
 EMPTY = "<i>No request yet: send a message (or open a recording) and its request shows here.</i>"
 
 
@@ -66,12 +67,30 @@ class ManifestPanel:
         )
         """Selects an item here and in the context map."""
         self.items = w.HTML()
+        self.filter = w.Text(
+            placeholder="filter: role, tool, text, placement…", layout=w.Layout(width="40%")
+        )
+        """Keeps the items whose row contains this text (case-insensitive)."""
+        self.sort = w.Dropdown(
+            options=[
+                ("request order", ""),
+                ("tokens, largest first", "tokens"),
+                ("placement", "placement"),
+                ("what was done", "done"),
+            ],
+            value="",
+            description="sort",
+            layout=w.Layout(width="260px"),
+        )
+        self.filter.observe(lambda _: self._render_items(), names="value")
+        self.sort.observe(lambda _: self._render_items(), names="value")
+        self._rows: list[list[Any]] = []
         self.transforms = w.HTML()
         self.diff = w.HTML()
         self.widget = w.VBox(
             [
                 self.header,
-                w.HTML("<b>Items</b>"),
+                w.HBox([w.HTML("<b>Items</b>"), self.filter, self.sort, self.picker]),
                 self.items,
                 w.HTML("<b>Transforms</b>"),
                 self.transforms,
@@ -100,8 +119,7 @@ class ManifestPanel:
             f"{manifest.estimated_input_tokens} / {manifest.input_limit} tokens "
             f"({html.escape(manifest.counting_method)}{', exact' if manifest.exact else ''}){error}"
         )
-        columns = ["placement", "role", "what", "tokens", "done", "why", "id"]
-        rows = [
+        self._rows = [
             [
                 r.placement,
                 r.role or r.kind,
@@ -113,7 +131,7 @@ class ManifestPanel:
             ]
             for r in item_rows(manifest, request)
         ]
-        self.items.value = _table(rows, columns, "ctxlab-items")
+        self._render_items()
         options = ["", *(item.id for item in manifest.items)]
         with self.picker.hold_trait_notifications():
             if list(self.picker.options) != options:
@@ -141,6 +159,18 @@ class ManifestPanel:
                         + ", ".join(f"{html.escape(i)} ({a}→{b})" for i, a, b in list(changes)[:30])
                     )
             self.diff.value = "<br>".join(parts) or "<i>no change</i>"
+
+    def _render_items(self) -> None:
+        needle = self.filter.value.strip().lower()
+        rows = [r for r in self._rows if not needle or needle in " ".join(map(str, r)).lower()]
+        key = self.sort.value
+        if key == "tokens":
+            rows.sort(key=lambda r: -int(r[3]))
+        elif key in ("placement", "done"):
+            index = ITEM_COLUMNS.index(key)
+            rows.sort(key=lambda r: (str(r[index]) == "", str(r[index])))
+        shown = f"<i>{len(rows)} of {len(self._rows)} items</i>" if needle else ""
+        self.items.value = shown + _table(rows, list(ITEM_COLUMNS), "ctxlab-items")
 
 
 class ContextPanel:

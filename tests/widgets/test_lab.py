@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -495,3 +496,23 @@ async def test_the_plot_sends_typed_arrays(demo_lab: Lab) -> None:
     for name in ("conversation", "trigger", "total"):
         trace = demo_lab.budget.trace(name)
         assert str(trace.x.dtype) == str(trace.y.dtype) == "int32"
+
+
+async def test_the_items_table_filters_and_sorts(demo_lab: Lab) -> None:
+    lab = demo_lab
+    lab.select(len(lab.log) - 1)
+    panel = lab.manifest
+    everything = panel.items.value.count("<tr>") - 1
+    panel.filter.value = "tool result of"
+    kept = panel.items.value.count("<tr>") - 1
+    assert 0 < kept < everything and f"{kept} of {everything} items" in panel.items.value
+    panel.filter.value = ""
+    panel.sort.value = "tokens"
+    tokens = [
+        int(cell)
+        for cell in re.findall(
+            r"<tr><td>[^<]*</td><td>[^<]*</td><td>[^<]*</td><td>(\d+)</td>", panel.items.value
+        )
+    ]
+    assert tokens == sorted(tokens, reverse=True) and len(tokens) == everything
+    assert panel.picker in panel.widget.children[1].children  # the item picker is shown
