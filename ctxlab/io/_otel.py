@@ -3,7 +3,7 @@
 
 Read: OTLP JSON (the file exporter's JSON Lines of ``TracesData``, an OTLP/HTTP JSON body), the
 SDK's own span JSON (``ReadableSpan.to_json()``, what the console exporter prints) and SDK span
-objects. Two conventions carry the content:
+objects (read into plain spans by `ctxlab.io._otel_spans`). Two conventions carry the content:
 
 - the OpenTelemetry GenAI semantic conventions: ``gen_ai.system_instructions``,
   ``gen_ai.tool.definitions``, ``gen_ai.input.messages`` / ``gen_ai.output.messages`` as
@@ -28,14 +28,14 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
+from ctxlab.io._otel_spans import Span, is_otel, spans_of
 from ctxlab.manifest import ProviderUsage
 
 __all__ = ["from_otel", "is_otel"]
@@ -43,15 +43,6 @@ __all__ = ["from_otel", "is_otel"]
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 Turn = tuple[str, list[dict[str, Any]]]
-
-
-@dataclass
-class _Span:
-    start: int
-    trace: str
-    name: str
-    attributes: dict[str, Any]
-    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass
@@ -65,105 +56,6 @@ class _Call:
     inputs: list[Turn]
     outputs: list[Turn]
     usage: ProviderUsage | None
-
-
-def is_otel(value: Any) -> bool:
-    """Whether a decoded document (or first JSON Lines record) is an OTLP or SDK span export."""
-    if isinstance(value, Mapping):
-        if isinstance(value.get("resourceSpans") or value.get("resource_spans"), list):
-            return True
-        return isinstance(value.get("attributes"), Mapping) and isinstance(
-            value.get("context"), Mapping
-        )
-    return bool(value) and isinstance(value, list) and is_otel(value[0])
-
-
-# --- reading spans --------------------------------------------------------------------------
-
-
-def _any_value(value: Any) -> Any:
-    # OTLP JSON wraps every attribute value: {"stringValue": ...}, {"intValue": "12"} (int64 as a
-    # string), {"arrayValue": {"values": [...]}}, {"kvlistValue": {"values": [{key, value}]}}.
-    if not isinstance(value, Mapping):
-        return value
-    for key in ("stringValue", "boolValue", "doubleValue"):
-        if key in value:
-            return value[key]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
-    if "kvlistValue" in value:
-        return _key_values((value["kvlistValue"] or {}).get("values") or [])
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    return None
-
-
-def _key_values(items: Any) -> dict[str, Any]:
-    if isinstance(items, Mapping):  # the SDK's JSON: already a plain mapping
-        return dict(items)
-    return {
-        str(item.get("key")): _any_value(item.get("value"))
-        for item in items or ()
-        if isinstance(item, Mapping)
-    }
-
-
-def _nanos(value: Any) -> int:
-    if isinstance(value, int | float):
-        return int(value)
-    if isinstance(value, str) and value:
-        if value.isdigit():
-            return int(value)
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
-    return 0
-
-
-def _otlp_span(span: Mapping[str, Any]) -> _Span:
-    return _Span(
-        start=_nanos(span.get("startTimeUnixNano") or span.get("start_time_unix_nano")),
-        trace=str(span.get("traceId") or span.get("trace_id") or ""),
-        name=str(span.get("name") or ""),
-        attributes=_key_values(span.get("attributes")),
-        events=[
-            (str(e.get("name")), _key_values(e.get("attributes")))
-            for e in span.get("events") or ()
-            if isinstance(e, Mapping)
-        ],
-    )
-
-
-def _sdk_span(span: Mapping[str, Any]) -> _Span:
-    context = span.get("context") or {}
-    return _Span(
-        start=_nanos(span.get("start_time")),
-        trace=str(context.get("trace_id") or ""),
-        name=str(span.get("name") or ""),
-        attributes=dict(span.get("attributes") or {}),
-        events=[
-            (str(e.get("name")), dict(e.get("attributes") or {}))
-            for e in span.get("events") or ()
-            if isinstance(e, Mapping)
-        ],
-    )
-
-
-def _spans(data: Any, where: str) -> list[_Span]:
-    records = data if isinstance(data, list) else [data]
-    spans: list[_Span] = []
-    for number, record in enumerate(records):
-        if not isinstance(record, Mapping):
-            msg = f"{where} record {number}: expected an OTLP TracesData object or a span"
-            raise MessageFormatError(msg)
-        resource_spans = record.get("resourceSpans", record.get("resource_spans"))
-        if resource_spans is None:
-            spans.append(_sdk_span(record))
-            continue
-        for resource in resource_spans or ():
-            for scope in resource.get("scopeSpans") or resource.get("scope_spans") or ():
-                spans.extend(_otlp_span(s) for s in scope.get("spans") or ())
-    return spans
 
 
 # --- one LLM span as a request ----------------------------------------------------------------
@@ -233,7 +125,7 @@ def _genai_turns(messages: Any) -> tuple[list[Turn], list[str]]:
     return turns, system
 
 
-def _genai_call(span: _Span, group: str) -> _Call | None:
+def _genai_call(span: Span, group: str) -> _Call | None:
     attrs = dict(span.attributes)
     for name, event_attrs in span.events:
         if name == _DETAILS_EVENT:
@@ -331,7 +223,7 @@ def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Tu
     return turns, system
 
 
-def _openinference_call(span: _Span, group: str) -> _Call | None:
+def _openinference_call(span: Span, group: str) -> _Call | None:
     attrs = span.attributes
     if attrs.get("openinference.span.kind") != "LLM":
         return None
@@ -407,7 +299,7 @@ def from_otel(
     """The conversation, System text, tool schemas and notes of one conversation of a trace
     export (``episode`` picks it, in order of first request)."""
     calls: list[_Call] = []
-    for span in _spans(data, where):
+    for span in spans_of(data, where):
         trace = f"trace:{span.trace}"
         call = _genai_call(span, trace) or _openinference_call(span, trace)
         if call is not None:
