@@ -27,9 +27,10 @@ from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._budget import BudgetPanel
+from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
-from ctxlab.widgets._panels import ConfigPanel, ContextPanel, Controls, ManifestPanel, SourcesPanel
+from ctxlab.widgets._panels import ContextPanel, ManifestPanel
 from ctxlab.widgets._steps import StepLog
 
 if TYPE_CHECKING:
