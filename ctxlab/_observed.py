@@ -151,17 +151,9 @@ class ObservedSession(StepSource):
             self.running = False
         # The per-request material at the end (transient notices, references) is not history:
         # a framework that keeps the processed list gives it back, and its adapter drops it.
-        self.material_messages = self._material_count() if self.mode == "manage" else 0
         kept = sent[: len(sent) - self.material_messages]
         self._returned = [m.content_hash for m in kept]
         return sent
-
-    def _material_count(self) -> int:
-        if not self.manifests or self.manifests[-1].validation != "passed":
-            return 0
-        placements = {item.placement for item in self.manifests[-1].items}
-        # One message per material placement present (see the layout stage).
-        return len(placements & {"transient", "references"})
 
     async def _prepare(self, messages: Sequence[Message]) -> list[Message]:
         previous = self.manifests[-1] if self.manifests else None
@@ -186,6 +178,7 @@ class ObservedSession(StepSource):
                 max_output_tokens=self.model.max_output_tokens,
             )
         except PreparationError as exc:
+            self.material_messages = 0
             if exc.manifest is not None:
                 self.manifests.append(exc.manifest)
                 self._subscribers.emit(ContextBuildEvent(exc.manifest, "observed"))
@@ -197,7 +190,11 @@ class ObservedSession(StepSource):
         self._subscribers.emit(ContextBuildEvent(prep.manifest, "observed", prep.request))
         if prep.compaction is not None:
             self._subscribers.emit(CompactionEvent("automatic", prep.compaction, "observed"))
-        return list(prep.request.messages) if self.mode == "manage" else list(messages)
+        if self.mode == "observe":
+            self.material_messages = 0
+            return list(messages)
+        self.material_messages = prep.request.material_messages
+        return list(prep.request.messages)
 
     def record_response(
         self, message: AssistantMessage, usage: ProviderUsage | None, stop_reason: str = ""
