@@ -126,6 +126,8 @@ class RequestShape:
     breakpoints: tuple[int, ...] = ()
     output_tokens: int = 0
     purpose: str = "reasoning"
+    fixed: int = 0
+    """How many leading parts are tool schemas and System (what every request repeats)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ def shape_of(manifest: ContextManifest, output_tokens: int = 0) -> RequestShape:
         breakpoints,
         output_tokens,
         manifest.purpose,
+        len(fixed),
     )
 
 
@@ -213,6 +216,14 @@ def request_costs(
     return costs
 
 
+def _longest_cached(cache: _Cache, digests: list[bytes], cumulative: list[int]) -> int:
+    """Tokens of the longest prefix of this request that an earlier one cached (0: none)."""
+    for index in range(len(digests) - 1, -1, -1):
+        if digests[index] in cache.entries:
+            return cumulative[index]
+    return 0
+
+
 def _anthropic_cache(
     cache: _Cache,
     digests: list[bytes],
@@ -220,11 +231,7 @@ def _anthropic_cache(
     breakpoints: Sequence[int],
     rules: CacheRules,
 ) -> tuple[int, int]:
-    read = 0
-    for index in range(len(digests) - 1, -1, -1):
-        if digests[index] in cache.entries:
-            read = cumulative[index]
-            break
+    read = _longest_cached(cache, digests, cumulative)
     written_to = read
     for point in breakpoints:
         if point < 0 or point >= len(digests) or cumulative[point] < rules.min_tokens:
@@ -237,11 +244,7 @@ def _anthropic_cache(
 def _openai_cache(
     cache: _Cache, digests: list[bytes], cumulative: list[int], rules: CacheRules
 ) -> int:
-    read = 0
-    for index in range(len(digests) - 1, -1, -1):
-        if digests[index] in cache.entries:
-            read = cumulative[index]
-            break
+    read = _longest_cached(cache, digests, cumulative)
     for index, digest in enumerate(digests):
         cache.entries[digest] = cumulative[index]
     if read < rules.min_tokens:

@@ -172,13 +172,12 @@ class WhatIf:
         summary = step.state.summary
         output = self.cache.text(summary.text) if summary is not None else 0
         if previous is None or not previous.breakpoints:
-            fixed = [i for i in step.manifest.items if i.placement in ("tools", "system")]
-            keys = (*(f"{i.id}#{i.content_hash}" for i in fixed), "summary-input")
-            tokens = (*(i.tokens for i in fixed), before + SUMMARY_PROMPT_TOKENS)
+            fixed = shape_of(step.manifest)
+            keys = (*fixed.keys[: fixed.fixed], "summary-input")
+            tokens = (*fixed.tokens[: fixed.fixed], before + SUMMARY_PROMPT_TOKENS)
             return RequestShape(keys, tokens, (len(tokens) - 1,), output, "summary")
         end = previous.breakpoints[-1] + 1
-        fixed_end = previous.breakpoints[0] + 1 if len(previous.breakpoints) > 1 else 0
-        sent = sum(previous.tokens[fixed_end:end])
+        sent = sum(previous.tokens[previous.fixed : end])
         new = max(before - sent, 0) + SUMMARY_PROMPT_TOKENS
         keys = (*previous.keys[:end], f"summary-new/{step.manifest.request_id}")
         tokens = (*previous.tokens[:end], new)
@@ -197,8 +196,7 @@ class WhatIf:
         fixed_tokens: tuple[int, ...] = ()
         if run is not None:
             first = shape_of(run.steps[0].manifest)
-            n = sum(1 for i in run.steps[0].manifest.items if i.placement in ("tools", "system"))
-            fixed_keys, fixed_tokens = first.keys[:n], first.tokens[:n]
+            fixed_keys, fixed_tokens = first.keys[: first.fixed], first.tokens[: first.fixed]
         keys, tokens = list(fixed_keys), list(fixed_tokens)
         shapes: list[RequestShape] = []
         for message in self.transcript.messages:
