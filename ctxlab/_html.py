@@ -27,12 +27,14 @@ _STYLE = "border-collapse:collapse;font-size:12px"
 _MAX_ROWS = 40
 PLACEMENT_COLORS = {
     "system": "#4c78a8",
-    "tools": "#9ecae9",
-    "summary": "#f58518",
-    "conversation": "#54a24b",
-    "transient": "#e45756",
-    "references": "#b279a2",
+    "tools": "#72b7b2",
+    "summary": "#b279a2",
+    "conversation": "#f58518",
+    "transient": "#54a24b",
+    "references": "#eeca3b",
 }
+"""One colour per placement, for every view: the Lab's plot, the static snapshot (and the
+context map's front end, `widgets/context_map.js`, which repeats them)."""
 
 
 def _e(value: Any) -> str:

@@ -16,19 +16,12 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ctxlab._html import PLACEMENT_COLORS
 from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.widgets._steps import StepLog
 
 __all__ = ["BudgetPanel"]
 
-COLORS = {
-    "system": "#4c78a8",
-    "tools": "#72b7b2",
-    "summary": "#b279a2",
-    "conversation": "#f58518",
-    "transient": "#54a24b",
-    "references": "#eeca3b",
-}
 LINES = (
     ("notice_tokens", "usage notice", "#888888"),
     ("trigger_tokens", "trigger", "#d62728"),
@@ -54,7 +47,7 @@ class BudgetPanel:
                 name=placement,
                 stackgroup="tokens",
                 mode="lines",
-                line={"width": 0.5, "color": COLORS[placement]},
+                line={"width": 0.5, "color": PLACEMENT_COLORS[placement]},
                 hovertemplate=f"{placement}: %{{y:,}}<extra></extra>",
             )
         for _, label, color in LINES:
