@@ -15,6 +15,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import (
     ANTHROPIC_BLOCK_TYPES,
+    RESULT_PART_TYPES,
     AssistantMessage,
     UserMessage,
     parse_messages,
@@ -37,7 +38,6 @@ _FIELDS = {
     "redacted_thinking": ("data",),
     "document": ("source", "title", "context", "citations"),
 }
-_RESULT_PARTS = ("text", "image", "document")
 
 
 def anthropic_block(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,7 +52,7 @@ def anthropic_block(block: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "tool_result" and isinstance(out.get("content"), list):
         out["content"] = [
             anthropic_block(p)
-            if isinstance(p, Mapping) and p.get("type") in _RESULT_PARTS
+            if isinstance(p, Mapping) and p.get("type") in RESULT_PART_TYPES
             else {"type": "provider", "data": dict(p) if isinstance(p, Mapping) else {"value": p}}
             for p in out["content"]
         ]

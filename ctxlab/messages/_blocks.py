@@ -19,6 +19,7 @@ from ctxlab.messages._text import clean_value
 
 __all__ = [
     "ANTHROPIC_BLOCK_TYPES",
+    "RESULT_PART_TYPES",
     "AssistantBlock",
     "Base64ImageSource",
     "ContentBlock",
@@ -41,6 +42,8 @@ ANTHROPIC_BLOCK_TYPES = frozenset(
     {"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
 )
 """The Anthropic block types ctxlab has a model of (any other is carried as a `ProviderBlock`)."""
+RESULT_PART_TYPES = frozenset({"text", "image", "document"})
+"""The modelled types a tool result's content may hold (any other is a `ProviderBlock` there)."""
 
 # A hint reaches a provider as text wrapped in this tag; reading it back restores the hint.
 HINT_OPEN = "<system-reminder>"

@@ -20,6 +20,7 @@ from ctxlab.messages import (
     ANTHROPIC_BLOCK_TYPES,
     HINT_CLOSE,
     HINT_OPEN,
+    RESULT_PART_TYPES,
     AssistantMessage,
     HintBlock,
     ProviderBlock,
@@ -36,8 +37,6 @@ __all__ = [
     "to_anthropic_block",
     "tool_to_anthropic",
 ]
-
-_RESULT_PARTS = {"text", "image", "document"}
 
 
 def to_anthropic_block(block: Any) -> dict[str, Any]:
@@ -86,7 +85,7 @@ def _block_from_anthropic(block: Any, where: str, *, in_result: bool = False) ->
     if not isinstance(kind, str) or not kind:
         msg = f"{where} has no 'type'; every Anthropic content block names its type"
         raise MessageFormatError(msg)
-    if kind not in (_RESULT_PARTS if in_result else ANTHROPIC_BLOCK_TYPES):
+    if kind not in (RESULT_PART_TYPES if in_result else ANTHROPIC_BLOCK_TYPES):
         # Server tool blocks, search results, MCP blocks, newer types: carried unchanged.
         return {"type": "provider", "data": dict(block)}
     if kind == "text":
