@@ -3,13 +3,12 @@ merges them, so that a message ctxlab left unchanged goes back as the framework'
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from ctxlab._replay import Transcript
 
 __all__ = ["MessageGroups", "originals_for"]
 
-T = TypeVar("T")
 MessageGroups = list[list[Any]]
 
 
