@@ -1,6 +1,7 @@
 """The Budget panel: tokens by placement per reasoning request, thresholds, and markers.
 
-A plotly ``FigureWidget``: one x per request; stacked areas by placement (system, tool schemas,
+A plotly figure shown by `LivePlot` (plotly.js is not stored in the widget state): one x per
+request; stacked areas by placement (system, tool schemas,
 summary, conversation, transient, references); the lines of the usage notice, the trigger and the
 input limit as they were at each request, extended one x to the right with the values the current
 config will apply next (so moving a slider moves them at once); markers where a compaction, an
@@ -10,7 +11,6 @@ offload or an omission happened. Clicking a point selects that step.
 from __future__ import annotations
 
 from collections.abc import Callable
-from copy import deepcopy
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from ctxlab._html import PLACEMENT_COLORS
 from ctxlab.manifest import PLACEMENTS, Thresholds
+from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
 
 __all__ = ["BudgetPanel"]
@@ -38,10 +39,10 @@ class BudgetPanel:
     """The figure and how it follows a `StepLog`."""
 
     def __init__(self, on_select: Callable[[int], None]) -> None:
-        self.figure = go.FigureWidget()
+        figure = go.Figure()
         self._on_select = on_select
         for placement in PLACEMENTS:
-            self.figure.add_scatter(
+            figure.add_scatter(
                 x=[],
                 y=[],
                 name=placement,
@@ -51,7 +52,7 @@ class BudgetPanel:
                 hovertemplate=f"{placement}: %{{y:,}}<extra></extra>",
             )
         for _, label, color in LINES:
-            self.figure.add_scatter(
+            figure.add_scatter(
                 x=[],
                 y=[],
                 name=label,
@@ -60,7 +61,7 @@ class BudgetPanel:
                 hovertemplate=f"{label}: %{{y:,}}<extra></extra>",
             )
         for name, symbol, color in MARKERS:
-            self.figure.add_scatter(
+            figure.add_scatter(
                 x=[],
                 y=[],
                 name=name,
@@ -76,7 +77,7 @@ class BudgetPanel:
             )
         # What the provider billed as input (input + cache reads + writes), where it reported it:
         # beside the stacked estimate it shows how far ctxlab's count is from the real one.
-        self.figure.add_scatter(
+        figure.add_scatter(
             x=[],
             y=[],
             name="provider usage",
@@ -87,7 +88,7 @@ class BudgetPanel:
         )
         # Invisible lines that lead the unified hover: the step's total, and its share of the
         # input limit (on a hidden axis of its own). Numbers only: an update stays cheap.
-        self.figure.add_scatter(
+        figure.add_scatter(
             x=[],
             y=[],
             name="total",
@@ -96,7 +97,7 @@ class BudgetPanel:
             line={"width": 0, "color": "rgba(0,0,0,0)"},
             hovertemplate="<b>total %{y:,} tokens</b><extra></extra>",
         )
-        self.figure.add_scatter(
+        figure.add_scatter(
             x=[],
             y=[],
             name="share",
@@ -106,7 +107,7 @@ class BudgetPanel:
             line={"width": 0, "color": "rgba(0,0,0,0)"},
             hovertemplate="%{y:.0f} % of the input limit<extra></extra>",
         )
-        self.figure.update_layout(
+        figure.update_layout(
             height=330,
             margin={"l": 50, "r": 10, "t": 30, "b": 40},
             title={"text": "Tokens per reasoning request", "x": 0.01, "font": {"size": 13}},
@@ -116,39 +117,41 @@ class BudgetPanel:
             legend={"orientation": "h", "y": -0.25},
             hovermode="x unified",
         )
-        for trace in self.figure.data:
-            trace.on_click(self._clicked)
+        self.plot = LivePlot(figure)
+        self.plot.view.on_click(self._clicked)
         self.selected: int | None = None
 
-    def trace(self, name: str) -> Any:
-        """The trace called ``name`` (a placement, a line label or a marker name)."""
-        return next(t for t in self.figure.data if t.name == name)
+    def trace(self, name: str) -> dict[str, Any]:
+        """The trace called ``name`` (a placement, a line label or a marker name), as shown."""
+        return self.plot.trace(name)
 
-    def _clicked(self, trace: Any, points: Any, state: Any) -> None:
-        if points.xs:
-            self._on_select(round(float(points.xs[0])))
+    def _clicked(self, x: float, trace: str) -> None:
+        self._on_select(round(x))
 
-    def update(self, log: StepLog, next_lines: Thresholds) -> None:
-        """Redraw from ``log``; ``next_lines`` are the thresholds the next request will use."""
+    def update(self, log: StepLog, next_lines: Thresholds, select: int | None = None) -> None:
+        """Redraw from ``log``; ``next_lines`` are the thresholds the next request will use.
+
+        ``select`` also moves the selection line there, in the same update of the view.
+        """
         # int32, not NumPy's default int64: JavaScript has no int64 typed array, so plotly would
         # send int64 as lists that ipywidgets then walks item by item (measured: 7.7 → 4.3 ms a
         # step at 1,000 steps). Token counts fit in int32.
         rows = log.rows
         count = len(rows)
         x = np.arange(count, dtype=np.int32)
-        data = self.figure.data
-        with self.figure.batch_update():
+        data = self.plot.data
+        with self.plot.batch_update():
             for index, placement in enumerate(PLACEMENTS):
-                data[index].x = x
-                data[index].y = np.fromiter(
+                data[index]["x"] = x
+                data[index]["y"] = np.fromiter(
                     (r[placement] for r in rows), dtype=np.int32, count=count
                 )
             line_x = np.arange(count + 1, dtype=np.int32)
             for offset, (key, _, _) in enumerate(LINES):
                 values = np.fromiter((r[key] for r in rows), dtype=np.int32, count=count)
-                data[len(PLACEMENTS) + offset].x = line_x
+                data[len(PLACEMENTS) + offset]["x"] = line_x
                 upcoming = np.asarray([getattr(next_lines, key)], dtype=np.int32)
-                data[len(PLACEMENTS) + offset].y = np.concatenate([values, upcoming])
+                data[len(PLACEMENTS) + offset]["y"] = np.concatenate([values, upcoming])
             base = len(PLACEMENTS) + len(LINES)
             marks = [self._compaction_marks(log)]
             for key in ("offloads", "omissions"):
@@ -161,13 +164,17 @@ class BudgetPanel:
                     )
                 )
             for offset, (xs, ys, text) in enumerate(marks):
-                data[base + offset].x = np.asarray(xs, dtype=float)
-                data[base + offset].y = np.asarray(ys, dtype=float)
-                data[base + offset].text = text
+                data[base + offset]["x"] = np.asarray(xs, dtype=float)
+                data[base + offset]["y"] = np.asarray(ys, dtype=float)
+                data[base + offset]["text"] = text
             self._draw_usage(log)
             self._draw_total(log)
             # Whole requests only on the x axis, about ten ticks whatever the length.
-            self.figure.layout.xaxis.dtick = max(1, -(-count // 10))
+            dtick = max(1, -(-count // 10))
+            if self.plot.layout["xaxis"].get("dtick") != dtick:
+                self.plot.relayout(xaxis={**self.plot.layout["xaxis"], "dtick": dtick})
+            if select is not None:
+                self._draw_selection(select)
 
     def _draw_total(self, log: StepLog) -> None:
         rows = log.rows
@@ -176,20 +183,20 @@ class BudgetPanel:
         limits = np.fromiter((r["input_limit"] or 0 for r in rows), dtype=np.float64, count=count)
         x = np.arange(count, dtype=np.int32)
         total, share = self.trace("total"), self.trace("share")
-        total.x, total.y = x, totals
-        share.x = x
-        share.y = np.divide(100.0 * totals, limits, out=np.zeros(count), where=limits > 0)
+        total["x"], total["y"] = x, totals
+        share["x"] = x
+        share["y"] = np.divide(100.0 * totals, limits, out=np.zeros(count), where=limits > 0)
 
     def update_usage(self, log: StepLog) -> None:
         """Redraw only the provider-usage line (a response arrived; nothing else changed)."""
-        with self.figure.batch_update():
+        with self.plot.batch_update():
             self._draw_usage(log)
 
     def _draw_usage(self, log: StepLog) -> None:
         billed = [r for r in log.rows if r["usage_total_input"] is not None]
         usage = self.trace("provider usage")
-        usage.x = np.asarray([r["step"] for r in billed], dtype=float)
-        usage.y = np.asarray([r["usage_total_input"] for r in billed], dtype=float)
+        usage["x"] = np.asarray([r["step"] for r in billed], dtype=float)
+        usage["y"] = np.asarray([r["usage_total_input"] for r in billed], dtype=float)
 
     @staticmethod
     def _compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
@@ -207,26 +214,23 @@ class BudgetPanel:
             text.append(f"{mark.label} {where}: {mark.tokens_before:,} → {mark.tokens_after:,}")
         return xs, ys, text
 
-    def resync(self) -> None:
-        """Put the current figure into the widget's synced state.
-
-        Updates reach open views as one-off messages; a view opened later (the dashboard shown
-        again) starts from the synced state, which would otherwise still be the first figure.
-        """
-        self.figure._widget_layout = deepcopy(self.figure._layout_obj._props)
-        self.figure._widget_data = deepcopy(self.figure._data)
-
     def select(self, step: int) -> None:
         """Draw the selection line at ``step``."""
+        with self.plot.batch_update():
+            self._draw_selection(step)
+
+    def _draw_selection(self, step: int) -> None:
         self.selected = step
-        self.figure.layout.shapes = [
-            {
-                "type": "line",
-                "x0": step,
-                "x1": step,
-                "yref": "paper",
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": "#444", "width": 1, "dash": "dot"},
-            }
-        ]
+        self.plot.relayout(
+            shapes=[
+                {
+                    "type": "line",
+                    "x0": step,
+                    "x1": step,
+                    "yref": "paper",
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": "#444", "width": 1, "dash": "dot"},
+                }
+            ]
+        )

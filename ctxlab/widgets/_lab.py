@@ -94,7 +94,7 @@ class Lab:
                     f"{agent.model.context_window} tokens"
                 ),
                 self.controls.widget,
-                self.budget.figure,
+                self.budget.plot.view,
                 self.map,
                 self.tabs,
             ]
@@ -185,11 +185,13 @@ class Lab:
         if event.type == "model_response":
             self.budget.update_usage(self.log)  # only the provider-usage line moves
             return
-        self.budget.update(self.log, self.next_lines())
+        follow = event.type == "context_build" and (self.follow or self.selected is None)
+        # The selection line moves in the same update of the plot as the new request.
+        self.budget.update(self.log, self.next_lines(), select=step if follow else None)
         if event.type == "context_build":
             self.sources.sync()  # a source edited in code shows in its editor
-        if event.type == "context_build" and (self.follow or self.selected is None):
-            self.select(step)
+        if follow:
+            self.select(step, plot=False)
         elif event.type == "compaction" and self.selected == step:
             self._render_selection()
         if event.type == "compaction":
@@ -215,12 +217,13 @@ class Lab:
 
     # -- selection ----------------------------------------------------------------------------
 
-    def select(self, step: int) -> None:
+    def select(self, step: int, *, plot: bool = True) -> None:
         """Show request ``step`` in the plot, the map, the manifest and the context panels."""
         if not 0 <= step < len(self.log):
             return
         self.selected = step
-        self.budget.select(step)
+        if plot:
+            self.budget.select(step)
         self._render_selection()
 
     def _tab_changed(self) -> None:
@@ -355,7 +358,6 @@ class Lab:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         remember(self)
-        self.budget.resync()  # a second display of the dashboard must show today's figure
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         # Beside the live widget, a static snapshot: what a viewer without a kernel shows.
         bundle["text/html"] = self.snapshot_html()

@@ -1,6 +1,6 @@
 """The what-if lab: one recorded session replayed under several configs, side by side.
 
-A plotly ``FigureWidget`` overlays each config's tokens per request and, dashed on the right
+A plotly figure (a `LivePlot`, plotly.js kept out of the saved widget state) overlays each config's tokens per request and, dashed on the right
 axis, its cumulative cost (summary calls included), with the provider's billed input when the
 transcript has it; a table compares tokens sent, cost, compactions, retention,
 peak and failures; sliders retune one config and replay it at once (token counts are reused:
@@ -24,6 +24,7 @@ from ctxlab._request import ModelRequest
 from ctxlab._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._panels import ManifestPanel, _table
+from ctxlab.widgets._plot import LivePlot
 
 __all__ = ["WhatIfLab"]
 
@@ -51,16 +52,22 @@ class WhatIfLab:
         self.what = what
         self.task: asyncio.Task[Any] | None = None
         names = list(what.runs)
-        self.figure = go.FigureWidget(
-            layout={
-                "height": 340,
-                "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
-                "xaxis": {"title": "request"},
-                "yaxis": {"title": "input tokens"},
-                "yaxis2": {"title": "cumulative cost (USD)", "overlaying": "y", "side": "right"},
-                "legend": {"orientation": "h", "y": 1.12},
-                "hovermode": "x unified",
-            }
+        self.plot = LivePlot(
+            go.Figure(
+                layout={
+                    "height": 340,
+                    "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
+                    "xaxis": {"title": "request"},
+                    "yaxis": {"title": "input tokens"},
+                    "yaxis2": {
+                        "title": "cumulative cost (USD)",
+                        "overlaying": "y",
+                        "side": "right",
+                    },
+                    "legend": {"orientation": "h", "y": 1.12},
+                    "hovermode": "x unified",
+                }
+            )
         )
         self.table = w.HTML()
         self.config_picker = w.Dropdown(options=names, value=names[0], description="tune")
@@ -94,7 +101,7 @@ class WhatIfLab:
                     f"<b>ctxlab what-if</b> · {html.escape(what.transcript.name)} · window "
                     f"{what.context_window} tokens · {len(names)} configs"
                 ),
-                self.figure,
+                self.plot.view,
                 self.table,
                 w.HBox([self.config_picker, *self.sliders.values()]),
                 self.status,
@@ -198,9 +205,7 @@ class WhatIfLab:
                     line={"dash": "dot", "color": "#888"},
                 )
             )
-        with self.figure.batch_update():
-            self.figure.data = ()
-            self.figure.add_traces(traces)
+        self.plot.set_figure(go.Figure(traces, layout=self.plot.layout))
         frame = self.what.table()
         rows = [
             [name, *(_cell(frame.loc[name, c]) for c in COMPARISON_COLUMNS)] for name in frame.index

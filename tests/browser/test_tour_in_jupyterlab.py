@@ -116,6 +116,22 @@ def jupyterlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
+def _hover(page: Any, box: dict[str, float], shown: str) -> None:
+    """Move over the plot as a hand does, in small steps, until ``shown`` (JS) is true.
+
+    A redraw (the kernel's last updates can still be arriving) clears a hover label, so the
+    pointer moves again rather than waiting on one move.
+    """
+    for attempt in range(10):
+        page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.3)
+        x = box["x"] + box["width"] * (0.5 + 0.02 * attempt)
+        page.mouse.move(x, box["y"] + box["height"] * 0.5, steps=8)
+        if page.evaluate(f"() => {shown}"):
+            return
+        page.wait_for_timeout(500)
+    raise AssertionError(f"no hover label with {shown!r} after 10 moves over the plot")
+
+
 def _plot_counts(page: object) -> dict[str, int]:
     return page.evaluate(  # type: ignore[attr-defined, no-any-return]
         """() => {
@@ -205,12 +221,12 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> N
             drag.scroll_into_view_if_needed()
             box = drag.bounding_box()
             assert box is not None
-            page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.5)
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.hoverlayer')].some(h =>"
+            _hover(
+                page,
+                box,
+                "[...document.querySelectorAll('.hoverlayer')].some(h =>"
                 " h.textContent.includes('% of the input limit')"
                 " && h.textContent.includes('total'))",
-                timeout=15_000,
             )
             page.screenshot(path=str(tmp_path / "hover.png"))
 

@@ -16,7 +16,6 @@ from ctxlab.exceptions import UsageError
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
 
-from plotly.callbacks import InputDeviceState, Points
 
 from ctxlab import ApproximateCounter, ContextConfig, TextSource
 from ctxlab.agent import Agent
@@ -53,29 +52,26 @@ async def test_steps_frame_and_figure_follow_the_session(demo_lab: Lab) -> None:
     # One x per request in every stacked area, with the manifest's tokens.
     for placement in PLACEMENTS:
         trace = lab.budget.trace(placement)
-        assert list(trace.x) == list(range(len(steps)))
-        assert list(trace.y) == list(steps[placement])
-    assert lab.budget.trace("conversation").stackgroup == "tokens"
+        assert list(trace["x"]) == list(range(len(steps)))
+        assert list(trace["y"]) == list(steps[placement])
+    assert lab.budget.trace("conversation")["stackgroup"] == "tokens"
     # Threshold lines: one value per request plus the next request's.
     limit = lab.budget.trace("input limit")
-    assert len(limit.x) == len(steps) + 1 and limit.y[-1] == lab.next_lines()["input_limit"]
+    assert len(limit["x"]) == len(steps) + 1 and limit["y"][-1] == lab.next_lines()["input_limit"]
     compacted = steps.index[steps["compaction"] == "summary"].tolist()
-    assert list(lab.budget.trace("compaction").x) == compacted
+    assert list(lab.budget.trace("compaction")["x"]) == compacted
     offloaded = steps.index[steps["offloads"] > 0].tolist()
-    assert list(lab.budget.trace("offload").x) == offloaded and offloaded
+    assert list(lab.budget.trace("offload")["x"]) == offloaded and offloaded
     assert len(lab.items(3)) == len(lab.log.manifests[3].items)
     assert "tool_result_offload" in set(lab.transforms(offloaded[0])["kind"])
 
 
 async def test_clicking_a_point_selects_the_step_everywhere(demo_lab: Lab) -> None:
     lab = demo_lab
-    trace = lab.budget.trace("conversation")
-    trace._dispatch_on_click(
-        Points(point_inds=[2], xs=[2], ys=[0], trace_name="conversation", trace_index=3),
-        InputDeviceState(),
-    )
+    # What the browser view sends when a point is clicked (widgets/plot.js).
+    lab.budget.plot.view._message(None, {"type": "click", "x": 2, "trace": "conversation"}, [])
     assert lab.selected == 2
-    assert lab.budget.figure.layout.shapes[0].x0 == 2
+    assert lab.budget.plot.view.layout["shapes"][0]["x0"] == 2  # what the view draws
     assert "<b>Step 2</b>" in lab.manifest.header.value
     assert sum(i["tokens"] for i in lab.map.items if not i["ghost"]) == sum(
         i.tokens for i in lab.log.manifests[2].items
@@ -144,7 +140,7 @@ async def test_config_panel_refuses_invalid_and_applies_valid_from_the_next_step
     assert agent.context_config.trigger_ratio == 0.5
     # The trigger line moves at once (its next point), the recorded request keeps its value.
     trigger = lab.budget.trace("trigger")
-    assert trigger.y[-1] == 5_000 and trigger.y[0] == 8_000
+    assert trigger["y"][-1] == 5_000 and trigger["y"][0] == 8_000
     await lab.send("second")
     assert list(lab.steps["trigger_tokens"]) == [8_000, 5_000]
 
@@ -197,11 +193,11 @@ async def test_controls_send_compact_and_stop(tmp_path: Path) -> None:
     assert lab.task is not None and lab.controls.send_button.disabled
     await lab.task
     assert not lab.controls.send_button.disabled and "done" in lab.controls.status.value
-    marks = len(lab.budget.trace("compaction").x)
+    marks = len(lab.budget.trace("compaction")["x"])
     lab.controls.hint.value = "Keep ledger/totals.py"
     lab.controls.compact_button.click()
     await asyncio.sleep(0.2)
-    assert len(lab.budget.trace("compaction").x) == marks + 1
+    assert len(lab.budget.trace("compaction")["x"]) == marks + 1
     assert "compacted" in lab.controls.status.value
 
     gate = asyncio.Event()
@@ -256,13 +252,13 @@ async def test_closing_unsubscribes() -> None:
 
 
 async def test_a_later_display_starts_from_the_current_figure(demo_lab: Lab) -> None:
+    # A view opened later (the dashboard shown again) starts from the synced state: it must be
+    # the figure as it is now, not as it was created.
     lab = demo_lab
-    synced = {t["name"]: len(t.get("x", [])) for t in lab.budget.figure._widget_data}
-    assert synced.get("conversation", 0) == 0  # the state synced at creation: an empty figure
-    bundle = lab._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-    synced = {t["name"]: len(t.get("x", [])) for t in lab.budget.figure._widget_data}
-    assert synced["conversation"] == len(lab.steps)
+    state = lab.budget.plot.view.get_state()
+    synced = {t["name"]: t.get("x") for t in state["data"]}
+    assert synced["conversation"]["buffer"].nbytes == 4 * len(lab.steps)
+    assert state["layout"]["shapes"][0]["x0"] == lab.selected
 
 
 def test_the_config_panel_is_generated_from_the_config_metadata() -> None:
@@ -303,7 +299,7 @@ async def test_the_lab_draws_the_engine_lines_for_the_next_request() -> None:
     assert lab.next_lines() == agent.next_thresholds()
     lab.config.trigger_ratio.value = 0.5
     lab.config.apply_button.click()
-    assert lab.budget.trace("trigger").y[-1] == agent.next_thresholds().trigger_tokens == 5_000
+    assert lab.budget.trace("trigger")["y"][-1] == agent.next_thresholds().trigger_tokens == 5_000
     lab.close()
 
 
@@ -333,7 +329,7 @@ async def test_a_resumed_agent_shows_its_past_steps_with_their_usage(tmp_path: P
     steps = lab.steps
     assert list(steps["request_id"]) == [m.request_id for m in first.manifests]
     assert steps["usage_input"].notna().all()  # the provider's usage came back from the log
-    assert lab.selected == 1 and len(lab.budget.trace("conversation").x) == 2
+    assert lab.selected == 1 and len(lab.budget.trace("conversation")["x"]) == 2
     await lab.send("and 3 + 4?")
     assert len(lab.steps) == 3
     lab.close()
@@ -343,8 +339,8 @@ async def test_a_resumed_agent_shows_its_past_steps_with_their_usage(tmp_path: P
 async def test_the_plot_shows_the_provider_usage_beside_the_estimate(demo_lab: Lab) -> None:
     steps = demo_lab.steps
     usage = demo_lab.budget.trace("provider usage")
-    assert list(usage.x) == list(steps["step"])
-    assert list(usage.y) == list(steps["usage_total_input"])
+    assert list(usage["x"]) == list(steps["step"])
+    assert list(usage["y"]) == list(steps["usage_total_input"])
     ratio = steps["usage_total_input"] / steps["total"]
     assert (abs(steps["calibration"] - ratio) < 1e-3).all()
 
@@ -369,7 +365,7 @@ async def test_a_recording_opens_in_the_lab_replayed_with_its_real_usage() -> No
     assert len(steps) == sum(m.role == "assistant" for m in agent.history)
     assert steps["usage_total_input"].notna().all()  # the recording's usage, step by step
     assert (steps["tools"] > 0).all()  # its tool schemas are counted
-    assert list(lab.budget.trace("provider usage").y) == list(steps["usage_total_input"])
+    assert list(lab.budget.trace("provider usage")["y"]) == list(steps["usage_total_input"])
     assert lab.controls.send_button.disabled and "read-only" in lab.controls.status.value
     with pytest.raises(UsageError, match="read-only"):
         await lab.send("hi")
@@ -439,19 +435,21 @@ async def test_config_speaks_in_titles_and_tokens_and_warns_of_frequent_compacti
 
 async def test_the_plot_hover_says_each_steps_total_share_and_events(demo_lab: Lab) -> None:
     lab = demo_lab
-    figure = lab.budget.figure
-    assert figure.layout.hovermode == "x unified"
+    layout = lab.budget.plot.view.layout
+    assert layout["hovermode"] == "x unified"
     total = lab.budget.trace("total")
     steps = lab.steps
-    assert list(total.y) == list(steps["total"])
+    assert list(total["y"]) == list(steps["total"])
     share = lab.budget.trace("share")
-    assert share.y[0] == pytest.approx(100 * steps["total"].iloc[0] / steps["input_limit"].iloc[0])
-    assert "% of the input limit" in share.hovertemplate
+    assert share["y"][0] == pytest.approx(
+        100 * steps["total"].iloc[0] / steps["input_limit"].iloc[0]
+    )
+    assert "% of the input limit" in share["hovertemplate"]
     compacted = int(steps.index[steps["compaction"] != ""][0])
-    marks = lab.budget.trace("compaction").text
+    marks = lab.budget.trace("compaction")["text"]
     assert f"in request {compacted}" in marks[0] and "→" in marks[0]
     # Whole requests on the x axis, however few.
-    assert figure.layout.xaxis.tick0 == 0 and float(figure.layout.xaxis.dtick).is_integer()
+    assert layout["xaxis"]["tick0"] == 0 and float(layout["xaxis"]["dtick"]).is_integer()
 
 
 async def test_the_context_view_names_tools_formats_json_and_counts_like_the_manifest() -> None:
@@ -487,15 +485,18 @@ def test_an_empty_lab_says_so_and_draws_whole_requests() -> None:
     lab = Lab(Agent(model=ScriptedModel([]), counter=ApproximateCounter()))
     assert "No request yet" in lab.manifest.header.value
     assert "No request yet" in lab.context.widget.value
-    assert lab.budget.figure.layout.xaxis.dtick == 1 and lab.steps.empty
+    assert lab.budget.plot.view.layout["xaxis"]["dtick"] == 1 and lab.steps.empty
     assert "no requests yet" in lab.snapshot_html()
 
 
 async def test_the_plot_sends_typed_arrays(demo_lab: Lab) -> None:
-    # int64 has no JavaScript typed array: plotly would send it as lists, slow to serialize.
+    # The view receives arrays as binary buffers of a JavaScript typed-array type (int64 has
+    # none, and lists are slow to serialize).
+    sent = {t["name"]: t for t in demo_lab.budget.plot.view.data}
     for name in ("conversation", "trigger", "total"):
-        trace = demo_lab.budget.trace(name)
-        assert str(trace.x.dtype) == str(trace.y.dtype) == "int32"
+        for axis in ("x", "y"):
+            assert sent[name][axis]["dtype"] == "int32"
+            assert isinstance(sent[name][axis]["buffer"], memoryview)
 
 
 async def test_the_items_table_filters_and_sorts(demo_lab: Lab) -> None:

@@ -33,14 +33,14 @@ async def _lab() -> WhatIfLab:
 
 async def test_curves_table_and_usage_for_every_config() -> None:
     lab = await _lab()
-    names = [t.name for t in lab.figure.data]
+    names = [t["name"] for t in lab.plot.data]
     configs = ["ctxlab", "agentscope", "observation_masking"]
     assert names == [*(n for c in configs for n in (c, f"{c} cost")), "provider usage"]
-    assert all(len(t.x) == 25 for t in lab.figure.data)
-    cost = lab.figure.data[1]
-    assert cost.yaxis == "y2" and list(cost.y) == sorted(cost.y)
-    assert cost.y[-1] == pytest.approx(lab.what.table().loc["ctxlab", "cost"])
-    assert lab.figure.data[-1].y[1] == 10 + 300 + 300
+    assert all(len(t["x"]) == 25 for t in lab.plot.data)
+    cost = lab.plot.data[1]
+    assert cost["yaxis"] == "y2" and list(cost["y"]) == sorted(cost["y"])
+    assert cost["y"][-1] == pytest.approx(lab.what.table().loc["ctxlab", "cost"])
+    assert lab.plot.data[-1]["y"][1] == 10 + 300 + 300
     for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_no_compaction"):
         assert name in lab.table.value
     assert "&lt;script&gt;" in lab.widget.children[0].value  # the session's name, escaped
@@ -48,12 +48,12 @@ async def test_curves_table_and_usage_for_every_config() -> None:
 
 async def test_a_slider_replays_its_config_and_redraws() -> None:
     lab = await _lab()
-    before = list(lab.figure.data[0].y)
+    before = list(lab.plot.data[0]["y"])
     lab.config_picker.value = "ctxlab"
     lab.sliders["trigger_ratio"].value = 0.4
     assert lab.task is not None
     await lab.task
-    after = list(lab.figure.data[0].y)
+    after = list(lab.plot.data[0]["y"])
     assert after != before and max(after) < max(before)
     assert lab.what.runs["ctxlab"].config.trigger_ratio == 0.4
     assert "ctxlab: replayed 25 requests" in lab.status.value

@@ -1,0 +1,130 @@
+"""A live plotly figure whose widget state does not carry plotly.js.
+
+plotly's ``FigureWidget`` keeps its ~5 MB JavaScript bundle in the widget's state, so a notebook
+saved with widget state (what ``nbconvert --execute`` and JupyterLab's "save widget state" do) is
+5 MB per notebook. `LivePlot` keeps a plain ``go.Figure`` on the Python side and shows it in
+`PlotView`, a small anywidget (``widgets/plot.js``): the kernel sends plotly.js once per page as
+a custom message, which is never saved, and the figure travels as synced state with its arrays as
+binary buffers. Without a kernel, a viewer of the saved state falls back to plotly's CDN.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+
+import anywidget
+import numpy as np
+import plotly
+import plotly.graph_objects as go
+import traitlets
+
+from ctxlab.widgets._map import _static
+
+__all__ = ["LivePlot", "PlotView"]
+
+
+@functools.cache
+def _plotly_js() -> bytes:
+    return resources.files("plotly").joinpath("package_data/plotly.min.js").read_bytes()
+
+
+def _to_wire(value: Any) -> Any:
+    """JSON-ready figure state: NumPy arrays become ``{dtype, buffer}`` (sent as binary)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype == np.int64:
+            # JavaScript has no int64 typed array; token counts and indices fit in int32.
+            value = value.astype(np.int32)
+        if value.dtype.kind in "iuf" and value.ndim == 1:
+            contiguous = np.ascontiguousarray(value)
+            return {"dtype": str(contiguous.dtype), "buffer": contiguous.data}
+        return value.tolist()
+    if isinstance(value, dict):
+        return {key: _to_wire(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_to_wire(item) for item in value]
+    return value
+
+
+class PlotView(anywidget.AnyWidget):
+    """Draws a figure's ``data`` and ``layout`` with plotly.js, full width."""
+
+    _esm = _static() / "plot.js"
+    # Two traits: a new selection line changes only the layout, new points only the data, and
+    # traitlets sends only the one that changed (the layout's template alone is ~8 kB).
+    data: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    layout = traitlets.Dict().tag(sync=True)
+    plotly_version = traitlets.Unicode(plotly.__version__).tag(sync=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._click_handlers: list[Callable[[float, str], None]] = []
+        self.on_msg(self._message)
+
+    def on_click(self, handler: Callable[[float, str], None]) -> None:
+        """Call ``handler(x, trace_name)`` when a point is clicked in the browser."""
+        self._click_handlers.append(handler)
+
+    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        if content.get("type") == "need-plotly":
+            self.send({"type": "plotly-js"}, buffers=[_plotly_js()])
+        elif content.get("type") == "click":
+            x = content.get("x")
+            if isinstance(x, int | float):
+                for handler in self._click_handlers:
+                    handler(float(x), str(content.get("trace", "")))
+
+
+class LivePlot:
+    """A figure as plain plotly JSON, edited from Python, and the `PlotView` that shows it.
+
+    Built from a validated ``go.Figure``; after that the hot path is plain dicts and NumPy
+    arrays (plotly's validation of every assignment cost more than the rest of a Lab update).
+    Edit traces through `trace` and the layout through `relayout`, inside ``with
+    plot.batch_update():`` or followed by `push`.
+    """
+
+    def __init__(self, figure: go.Figure | None = None) -> None:
+        self.view = PlotView()
+        self.data: list[dict[str, Any]] = []
+        self.layout: dict[str, Any] = {}
+        self._layout_changed = True
+        self.set_figure(figure if figure is not None else go.Figure())
+
+    def set_figure(self, figure: go.Figure) -> None:
+        """Replace every trace and the layout with ``figure``'s, and show it."""
+        plotly_json = figure.to_plotly_json()
+        self.data = list(plotly_json["data"])
+        self.layout = dict(plotly_json["layout"])
+        self._layout_changed = True
+        self.push()
+
+    def trace(self, name: str) -> dict[str, Any]:
+        """The trace called ``name``, as a dict to edit (``trace["y"] = array``)."""
+        return next(t for t in self.data if t.get("name") == name)
+
+    def relayout(self, **changes: Any) -> None:
+        """Set top-level layout keys (``shapes=[...]``, ``xaxis={...}``)."""
+        self.layout.update(changes)
+        self._layout_changed = True
+
+    @contextmanager
+    def batch_update(self) -> Iterator[LivePlot]:
+        """Edit traces and layout; the view is updated once, on leaving the block."""
+        yield self
+        self.push()
+
+    def push(self) -> None:
+        """Send the current figure to the view: the traces, and the layout if it changed."""
+        # Converted here, not in a serializer: the new value is a fresh structure that traitlets
+        # can compare with the old one (the traces are edited in place).
+        with self.view.hold_sync():
+            self.view.data = _to_wire(self.data)
+            if self._layout_changed:
+                self.view.layout = _to_wire(self.layout)
+                self._layout_changed = False

@@ -1,0 +1,57 @@
+"""The plot view: plotly.js on request instead of in the widget state, figures as buffers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("plotly")
+
+import plotly.graph_objects as go
+
+from ctxlab.widgets._plot import LivePlot
+
+
+def _capture(plot: LivePlot) -> list[tuple[dict[str, object], list[object]]]:
+    sent: list[tuple[dict[str, object], list[object]]] = []
+    plot.view._send = lambda msg, buffers=None: sent.append((msg, list(buffers or [])))  # type: ignore[method-assign]
+    return sent
+
+
+def test_the_saved_state_is_small_and_plotly_js_comes_on_request() -> None:
+    plot = LivePlot(go.Figure(go.Scatter(x=[0, 1], y=[3, 4], name="a")))
+    # What a notebook saves: the module and the figure, not the 5 MB bundle.
+    assert len(plot.view._esm) < 20_000
+    assert "plotly" not in str(plot.view.get_state().keys() - {"plotly_version"})
+    sent = _capture(plot)
+    plot.view._message(plot.view, {"type": "need-plotly"}, [])
+    message, buffers = sent[-1]
+    assert message["content"] == {"type": "plotly-js"}  # type: ignore[comparison-overlap]
+    script = bytes(buffers[0])  # type: ignore[arg-type]
+    assert len(script) > 1_000_000 and b"plotly.js" in script[:400]
+
+
+def test_edits_reach_the_view_as_typed_buffers_and_layout_only_when_changed() -> None:
+    plot = LivePlot(go.Figure(go.Scatter(x=[], y=[], name="a")))
+    sent = _capture(plot)
+    with plot.batch_update():
+        plot.trace("a")["y"] = np.arange(3, dtype=np.int64)
+    state = sent[-1][0]["state"]
+    assert set(state) == {"data"}  # type: ignore[arg-type]
+    assert np.frombuffer(sent[-1][1][0], dtype=np.int32).tolist() == [0, 1, 2]  # type: ignore[call-overload]
+    with plot.batch_update():
+        plot.relayout(shapes=[{"type": "line", "x0": 1}])
+    assert sent[-1][0]["state"]["layout"]["shapes"][0]["x0"] == 1  # type: ignore[index]
+    before = len(sent)
+    plot.push()  # nothing changed: nothing sent
+    assert len(sent) == before
+
+
+def test_clicks_from_the_browser_reach_handlers_and_junk_is_ignored() -> None:
+    plot = LivePlot()
+    clicks: list[tuple[float, str]] = []
+    plot.view.on_click(lambda x, name: clicks.append((x, name)))
+    plot.view._message(plot.view, {"type": "click", "x": 3, "trace": "system"}, [])
+    plot.view._message(plot.view, {"type": "click", "x": "<b>"}, [])
+    plot.view._message(plot.view, "not a dict", [])
+    assert clicks == [(3.0, "system")]
