@@ -18,6 +18,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "DEFAULT_COMPRESSION_PROMPT",
@@ -93,6 +94,14 @@ DEFAULT_COMPRESSION_PROMPT = (
 """The instruction that asks the model for a summary."""
 
 
+def _rule_broken(message: str) -> PydanticCustomError:
+    """A broken rule between fields, reported in the ValidationError as the sentence itself.
+
+    (A plain ``ValueError`` would read "Value error, ..." in ``error.errors()[0]["msg"]``.)
+    """
+    return PydanticCustomError("config_rule", message)
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
@@ -149,7 +158,7 @@ class ToolResultEviction(_Section):
                 f"tool_result_eviction.preview_chars ({self.preview_chars}) × 2 must be smaller "
                 f"than max_result_chars ({self.max_result_chars}), or nothing would be offloaded"
             )
-            raise ValueError(msg)
+            raise _rule_broken(msg)
         return self
 
 
@@ -294,13 +303,13 @@ class ContextConfig(BaseModel):
                 f"trigger_ratio ({self.trigger_ratio}), so that the agent is warned before the "
                 "hard compression threshold"
             )
-            raise ValueError(msg)
+            raise _rule_broken(msg)
         if self.reserve_ratio >= self.trigger_ratio:
             msg = (
                 f"reserve_ratio ({self.reserve_ratio}) must be smaller than trigger_ratio "
                 f"({self.trigger_ratio}), or a compaction could not shrink the context"
             )
-            raise ValueError(msg)
+            raise _rule_broken(msg)
         names = {name for _, name, _, _ in string.Formatter().parse(self.summary_template) if name}
         unknown = names - set(self.summary_schema["properties"])
         if unknown:
@@ -308,7 +317,7 @@ class ContextConfig(BaseModel):
                 f"summary_template uses {sorted(unknown)}, which summary_schema does not define "
                 f"(its fields: {sorted(self.summary_schema['properties'])})"
             )
-            raise ValueError(msg)
+            raise _rule_broken(msg)
         return self
 
     @property

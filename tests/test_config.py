@@ -89,3 +89,13 @@ def test_custom_schema_and_template() -> None:
 def test_thresholds() -> None:
     lines = ContextConfig().thresholds(100_000)
     assert lines == {"notice_tokens": 60_000, "trigger_tokens": 80_000, "reserve_tokens": 10_000}
+
+
+def test_a_broken_rule_between_fields_reads_as_the_sentence() -> None:
+    with pytest.raises(ValidationError) as info:
+        ContextConfig(trigger_ratio=0.5, context_buffer_ratio=0.6)
+    message = info.value.errors()[0]["msg"]
+    assert message.startswith("context_buffer_ratio (0.6) must be smaller than trigger_ratio")
+    with pytest.raises(ValidationError) as info:
+        ContextConfig(tool_result_eviction={"max_result_chars": 100, "preview_chars": 60})
+    assert info.value.errors()[0]["msg"].startswith("tool_result_eviction.preview_chars (60)")
