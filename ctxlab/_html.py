@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ctxlab._config import ContextConfig
     from ctxlab._replay import Transcript
+    from ctxlab._step_source import StepSource
     from ctxlab.agent import Agent
     from ctxlab.manifest import ContextManifest
 
@@ -174,3 +175,30 @@ def agent_html(agent: Agent) -> str:
     ]
     latest = manifest_html(agent.manifests[-1]) if agent.manifests else ""
     return f"<b>Agent {_e(agent.name)}</b>" + table_html(facts, ["", ""]) + latest
+
+
+def snapshot_html(
+    agent: Agent | StepSource, manifests: Sequence[ContextManifest], marks: Iterable[int] = ()
+) -> str:
+    """A Lab as static HTML: its header, budget bars per request, the latest manifest."""
+    head = (
+        f"<b>ctxlab Lab</b> · agent <code>{_e(agent.name)}</code> · model "
+        f"<code>{_e(agent.model.name)}</code> · window "
+        f"{agent.model.context_window:,} tokens · {len(manifests)} requests"
+    )
+    latest = manifest_html(manifests[-1]) if manifests else ""
+    return f"<div>{head}{steps_html(manifests, marks)}{latest}</div>"
+
+
+def report_html(title: str, snapshot: str, manifests: Sequence[ContextManifest]) -> str:
+    """A self-contained page: ``snapshot``, then every request's manifest (the last open)."""
+    sections = [
+        f"<details{' open' if n == len(manifests) - 1 else ''}><summary>request {n}</summary>"
+        f"{manifest_html(m)}</details>"
+        for n, m in enumerate(manifests)
+    ]
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title></head>"
+        f"<body style='font-family:sans-serif;max-width:1100px;margin:auto'>"
+        f"{snapshot}<h3>Every request</h3>{''.join(sections)}</body></html>"
+    )

@@ -13,15 +13,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import ipywidgets as w
 import numpy as np
 import plotly.graph_objects as go
 
 from ctxlab._html import PLACEMENT_COLORS
+from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
 
-__all__ = ["BudgetPanel"]
+__all__ = ["UNITS", "BudgetPanel"]
+
+UNITS = {"tokens": "tokens", "percent": "% of the input limit"}
+"""The y axis's units: their names and axis titles."""
+
+
+def _template(label: str, units: str) -> str:
+    value = "%{y:,}" if units == "tokens" else "%{y:.1f} %"
+    return f"{label}: {value}<extra></extra>"
+
 
 LINES = (
     ("notice_tokens", "usage notice", "#888888"),
@@ -38,7 +49,9 @@ MARKERS = (
 class BudgetPanel:
     """The figure and how it follows a `StepLog`."""
 
-    def __init__(self, on_select: Callable[[int], None]) -> None:
+    def __init__(
+        self, on_select: Callable[[int], None], on_units: Callable[[], None] | None = None
+    ) -> None:
         figure = go.Figure()
         self._on_select = on_select
         for placement in PLACEMENTS:
@@ -46,19 +59,21 @@ class BudgetPanel:
                 x=[],
                 y=[],
                 name=placement,
+                meta=placement,  # the label of its hover line, in either units
                 stackgroup="tokens",
                 mode="lines",
                 line={"width": 0.5, "color": PLACEMENT_COLORS[placement]},
-                hovertemplate=f"{placement}: %{{y:,}}<extra></extra>",
+                hovertemplate=_template(placement, "tokens"),
             )
         for _, label, color in LINES:
             figure.add_scatter(
                 x=[],
                 y=[],
                 name=label,
+                meta=label,
                 mode="lines",
                 line={"dash": "dash", "color": color, "width": 1.5},
-                hovertemplate=f"{label}: %{{y:,}}<extra></extra>",
+                hovertemplate=_template(label, "tokens"),
             )
         for name, symbol, color in MARKERS:
             figure.add_scatter(
@@ -81,10 +96,11 @@ class BudgetPanel:
             x=[],
             y=[],
             name="provider usage",
+            meta="provider billed input",
             mode="lines+markers",
             line={"color": "#111111", "width": 1},
             marker={"size": 4},
-            hovertemplate="provider billed input: %{y:,}<extra></extra>",
+            hovertemplate=_template("provider billed input", "tokens"),
         )
         # Invisible lines that lead the unified hover: the step's total, and its share of the
         # input limit (on a hidden axis of its own). Numbers only: an update stays cheap.
@@ -95,7 +111,7 @@ class BudgetPanel:
             mode="lines",
             showlegend=False,
             line={"width": 0, "color": "rgba(0,0,0,0)"},
-            hovertemplate="<b>total %{y:,} tokens</b><extra></extra>",
+            hovertemplate="<b>total %{customdata:,} tokens</b><extra></extra>",
         )
         figure.add_scatter(
             x=[],
@@ -111,7 +127,13 @@ class BudgetPanel:
             height=330,
             margin={"l": 50, "r": 10, "t": 30, "b": 40},
             title={"text": "Tokens per reasoning request", "x": 0.01, "font": {"size": 13}},
-            xaxis={"title": "request", "rangemode": "tozero", "tick0": 0, "dtick": 1},
+            xaxis={
+                "title": "request",
+                "rangemode": "tozero",
+                "tick0": 0,
+                "dtick": 1,
+                "unifiedhovertitle": {"text": "request %{x}"},
+            },
             yaxis={"title": "tokens", "rangemode": "tozero"},
             yaxis2={"overlaying": "y", "visible": False, "range": [0, 100]},
             legend={"orientation": "h", "y": -0.25},
@@ -120,6 +142,48 @@ class BudgetPanel:
         self.plot = LivePlot(figure)
         self.plot.view.on_click(self._clicked)
         self.selected: int | None = None
+        self.units = "tokens"
+        """``"tokens"``, or ``"percent"``: every value as a share of its request's input limit."""
+        self._limits = np.ones(1)
+        self.units_picker = w.ToggleButtons(
+            options=[(label, key) for key, label in UNITS.items()],
+            value="tokens",
+            description="plot in",
+            style={"button_width": "auto"},
+        )
+        """The y axis's units; ``on_units`` is called to redraw when they change."""
+
+        def picked(change: dict[str, Any]) -> None:
+            self.set_units(change["new"])
+            if on_units is not None:
+                on_units()
+
+        self.units_picker.observe(picked, names="value")
+        self.widget = w.VBox([self.units_picker, self.plot.view])
+
+    def set_units(self, units: str) -> None:
+        """Plot tokens (``"tokens"``) or shares of each request's input limit (``"percent"``);
+        call `update` afterwards to redraw."""
+        if units not in UNITS:
+            msg = f"units must be one of {list(UNITS)}, got {units!r}"
+            raise UsageError(msg)
+        self.units = units
+        self.units_picker.value = units
+        for trace in self.plot.data:
+            label = trace.get("meta")
+            if label:
+                trace["hovertemplate"] = _template(label, units)
+        self.plot.relayout(
+            yaxis={**self.plot.layout["yaxis"], "title": {"text": UNITS[units]}},
+            title={**self.plot.layout["title"], "text": f"{UNITS[units].capitalize()} per request"},
+        )
+
+    def _scaled(self, values: np.ndarray, steps: np.ndarray | None = None) -> np.ndarray:
+        """``values`` in the current units (``steps``: the row of each value, default 0..n-1)."""
+        if self.units == "tokens":
+            return values
+        limits = self._limits[: len(values)] if steps is None else self._limits[steps]
+        return 100.0 * values / limits
 
     def trace(self, name: str) -> dict[str, Any]:
         """The trace called ``name`` (a placement, a line label or a marker name), as shown."""
@@ -140,18 +204,22 @@ class BudgetPanel:
         count = len(rows)
         x = np.arange(count, dtype=np.int32)
         data = self.plot.data
+        limits = np.fromiter((r["input_limit"] or 0 for r in rows), dtype=np.float64, count=count)
+        self._limits = np.maximum(np.append(limits, next_lines.input_limit), 1.0)
         with self.plot.batch_update():
             for index, placement in enumerate(PLACEMENTS):
                 data[index]["x"] = x
-                data[index]["y"] = np.fromiter(
-                    (r[placement] for r in rows), dtype=np.int32, count=count
+                data[index]["y"] = self._scaled(
+                    np.fromiter((r[placement] for r in rows), dtype=np.int32, count=count)
                 )
             line_x = np.arange(count + 1, dtype=np.int32)
             for offset, (key, _, _) in enumerate(LINES):
                 values = np.fromiter((r[key] for r in rows), dtype=np.int32, count=count)
                 data[len(PLACEMENTS) + offset]["x"] = line_x
                 upcoming = np.asarray([getattr(next_lines, key)], dtype=np.int32)
-                data[len(PLACEMENTS) + offset]["y"] = np.concatenate([values, upcoming])
+                data[len(PLACEMENTS) + offset]["y"] = self._scaled(
+                    np.concatenate([values, upcoming])
+                )
             base = len(PLACEMENTS) + len(LINES)
             marks = [self._compaction_marks(log)]
             for key in ("offloads", "omissions"):
@@ -164,8 +232,11 @@ class BudgetPanel:
                     )
                 )
             for offset, (xs, ys, text) in enumerate(marks):
-                data[base + offset]["x"] = np.asarray(xs, dtype=float)
-                data[base + offset]["y"] = np.asarray(ys, dtype=float)
+                at = np.asarray(xs, dtype=float)
+                data[base + offset]["x"] = at
+                data[base + offset]["y"] = self._scaled(
+                    np.asarray(ys, dtype=float), np.clip(at.astype(np.int64), 0, count)
+                )
                 data[base + offset]["text"] = text
             self._draw_usage(log)
             self._draw_total(log)
@@ -183,7 +254,7 @@ class BudgetPanel:
         limits = np.fromiter((r["input_limit"] or 0 for r in rows), dtype=np.float64, count=count)
         x = np.arange(count, dtype=np.int32)
         total, share = self.trace("total"), self.trace("share")
-        total["x"], total["y"] = x, totals
+        total["x"], total["y"], total["customdata"] = x, self._scaled(totals), totals
         share["x"] = x
         share["y"] = np.divide(100.0 * totals, limits, out=np.zeros(count), where=limits > 0)
 
@@ -195,8 +266,11 @@ class BudgetPanel:
     def _draw_usage(self, log: StepLog) -> None:
         billed = [r for r in log.rows if r["usage_total_input"] is not None]
         usage = self.trace("provider usage")
-        usage["x"] = np.asarray([r["step"] for r in billed], dtype=float)
-        usage["y"] = np.asarray([r["usage_total_input"] for r in billed], dtype=float)
+        steps = np.asarray([r["step"] for r in billed], dtype=np.int64)
+        usage["x"] = steps.astype(float)
+        usage["y"] = self._scaled(
+            np.asarray([r["usage_total_input"] for r in billed], dtype=float), steps
+        )
 
     @staticmethod
     def _compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:

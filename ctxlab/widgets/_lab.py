@@ -61,7 +61,7 @@ class Lab:
         self.selected: int | None = None
         self.task: asyncio.Task[Any] | None = None
         self.last_error: BaseException | None = None
-        self.budget = BudgetPanel(self.select)
+        self.budget = BudgetPanel(self.select, on_units=self._redraw)
         self.map = ContextMap()
         self.manifest = ManifestPanel()
         self.context = ContextPanel()
@@ -79,8 +79,8 @@ class Lab:
         for index, title in enumerate(_TABS):
             self.tabs.set_title(index, title)
         self.tabs.observe(lambda _: self._tab_changed(), names="selected_index")
-        self.map.observe(self._map_selected, names="selected")
-        self.manifest.picker.observe(self._picker_selected, names="value")
+        self.map.observe(lambda change: self.open_item(change["new"]), names="selected")
+        self.manifest.table.observe(lambda change: self.open_item(change["new"]), names="selected")
         self.controls.send_button.on_click(lambda _: self.start(self.controls.prompt.value))
         self.controls.compact_button.on_click(
             lambda _: self.start_compaction(self.controls.hint.value)
@@ -94,7 +94,7 @@ class Lab:
                     f"{agent.model.context_window} tokens"
                 ),
                 self.controls.widget,
-                self.budget.plot.view,
+                self.budget.widget,
                 self.map,
                 self.tabs,
             ]
@@ -197,6 +197,9 @@ class Lab:
         if event.type == "compaction":
             self._warn_if_frequent()
 
+    def _redraw(self) -> None:
+        self.budget.update(self.log, self.next_lines(), select=self.selected)
+
     def _warn_if_frequent(self) -> None:
         recent = self.log.recent_compactions(FREQUENT_WINDOW)
         if recent < FREQUENT_COMPACTIONS:
@@ -247,22 +250,21 @@ class Lab:
                 manifest,
             )
 
-    def _picker_selected(self, change: dict[str, Any]) -> None:
-        # The reverse of a click on the map: the item chosen here is outlined there.
-        if change["new"] != self.map.selected:
-            self.map.selected = change["new"] or ""
+    def open_item(self, item_id: str) -> None:
+        """Open item ``item_id`` of the selected request: outlined in the map, marked in the
+        Manifest table, and its block opened at the top of the Context tab.
 
-    def _map_selected(self, change: dict[str, Any]) -> None:
-        if change["new"] == self.manifest.highlight:
+        What a click on a map segment or a table row does.
+        """
+        if not item_id or item_id == self.manifest.highlight or self.selected is None:
             return
-        self.manifest.highlight = change["new"]
-        if self.selected is not None:
-            self.tabs.selected_index = 0
-            self.manifest.show(
-                self.selected,
-                self.log.manifests[self.selected],
-                self.log.requests[self.selected],
-            )
+        self.manifest.highlight = self.context.focus = item_id
+        self.map.selected = item_id
+        self.manifest.table.selected = item_id
+        if self.tabs.selected_index == 1:
+            self._render_selection()
+        else:
+            self.tabs.selected_index = 1  # renders the Context tab
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -368,36 +370,19 @@ class Lab:
         """Write the session as one self-contained HTML file (no script, opens in any
         browser): the budget bars of every request, then each request's items, what was done to
         them and why."""
-        from ctxlab._html import manifest_html
+        from ctxlab._html import report_html
 
-        sections = [
-            f"<details{' open' if n == len(self.log) - 1 else ''}><summary>request {n}</summary>"
-            f"{manifest_html(m)}</details>"
-            for n, m in enumerate(self.log.manifests)
-        ]
-        title = html.escape(f"ctxlab · {self.agent.name}")
-        page = (
-            f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
-            f"<body style='font-family:sans-serif;max-width:1100px;margin:auto'>"
-            f"{self.snapshot_html()}<h3>Every request</h3>{''.join(sections)}</body></html>"
-        )
+        page = report_html(f"ctxlab · {self.agent.name}", self.snapshot_html(), self.log.manifests)
         target = Path(path)
         target.write_text(page, encoding="utf-8")
         return target
 
     def snapshot_html(self) -> str:
         """The dashboard as static HTML: budget bars per request, the latest manifest."""
-        from ctxlab._html import manifest_html, steps_html
+        from ctxlab._html import snapshot_html
 
-        agent = self.agent
-        head = (
-            f"<b>ctxlab Lab</b> · agent <code>{html.escape(agent.name)}</code> · model "
-            f"<code>{html.escape(agent.model.name)}</code> · window "
-            f"{agent.model.context_window:,} tokens · {len(self.log)} requests"
-        )
         marks = [c.step for c in self.log.compactions]
-        latest = manifest_html(self.log.manifests[-1]) if len(self.log) else ""
-        return f"<div>{head}{steps_html(self.log.manifests, marks)}{latest}</div>"
+        return snapshot_html(self.agent, self.log.manifests, marks)
 
     def __repr__(self) -> str:
         return f"Lab(agent={self.agent.name!r}, steps={len(self.log)})"

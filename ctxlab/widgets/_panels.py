@@ -27,6 +27,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     tool_names,
 )
+from ctxlab.widgets._table import DataTable
 
 if TYPE_CHECKING:
     from ctxlab.tokens import TokenCache
@@ -55,36 +56,15 @@ class ManifestPanel:
 
     def __init__(self) -> None:
         self.header = w.HTML()
-        self.picker = w.Dropdown(
-            options=[""], value="", description="item", layout=w.Layout(width="60%")
-        )
-        """Selects an item here and in the context map."""
-        self.items = w.HTML()
-        self.filter = w.Text(
-            placeholder="filter: role, tool, text, placement…", layout=w.Layout(width="40%")
-        )
-        """Keeps the items whose row contains this text (case-insensitive)."""
-        self.sort = w.Dropdown(
-            options=[
-                ("request order", ""),
-                ("tokens, largest first", "tokens"),
-                ("placement", "placement"),
-                ("what was done", "done"),
-            ],
-            value="",
-            description="sort",
-            layout=w.Layout(width="260px"),
-        )
-        self.filter.observe(lambda _: self._render_items(), names="value")
-        self.sort.observe(lambda _: self._render_items(), names="value")
-        self._rows: list[list[Any]] = []
+        self.table = DataTable(columns=list(ITEM_COLUMNS), key="id", css_class="ctxlab-items")
+        """The items: click a header to sort, type to filter, click a row to open its block."""
         self.transforms = w.HTML()
         self.diff = w.HTML()
         self.widget = w.VBox(
             [
                 self.header,
-                w.HBox([w.HTML("<b>Items</b>"), self.filter, self.sort, self.picker]),
-                self.items,
+                w.HTML("<b>Items</b> · click a header to sort, a row to open its block"),
+                self.table,
                 w.HTML("<b>Transforms</b>"),
                 self.transforms,
                 w.HTML("<b>Diff to the previous request</b>"),
@@ -94,7 +74,7 @@ class ManifestPanel:
         )
         self.highlight = ""
         self.header.value = EMPTY
-        self.items.value = self.transforms.value = self.diff.value = "<i>–</i>"
+        self.transforms.value = self.diff.value = "<i>–</i>"
 
     def show(
         self, step: int, manifest: ContextManifest, request: ModelRequest | None = None
@@ -112,24 +92,14 @@ class ManifestPanel:
             f"{manifest.estimated_input_tokens} / {manifest.input_limit} tokens "
             f"({html.escape(manifest.counting_method)}{', exact' if manifest.exact else ''}){error}"
         )
-        self._rows = [
-            [
-                r.placement,
-                r.role or r.kind,
-                r.label,
-                r.tokens,
-                ", ".join(r.badges),
-                r.why,
-                r.id + (" ◀" if r.id == self.highlight else ""),
-            ]
+        rows = [
+            [r.placement, r.role or r.kind, r.label, r.tokens, ", ".join(r.badges), r.why, r.id]
             for r in item_rows(manifest, request)
         ]
-        self._render_items()
-        options = ["", *(item.id for item in manifest.items)]
-        with self.picker.hold_trait_notifications():
-            if list(self.picker.options) != options:
-                self.picker.options = options
-            self.picker.value = self.highlight if self.highlight in options else ""
+        with self.table.hold_sync():
+            self.table.rows = rows
+            present = any(row[-1] == self.highlight for row in rows)
+            self.table.selected = self.highlight if present else ""
         t_columns = ["kind", "target", "detail", "tokens_before", "tokens_after"]
         t_rows = [[str(t), *(getattr(t, c) for c in t_columns)] for t in manifest.transforms]
         self.transforms.value = (
@@ -153,24 +123,14 @@ class ManifestPanel:
                     )
             self.diff.value = "<br>".join(parts) or "<i>no change</i>"
 
-    def _render_items(self) -> None:
-        needle = self.filter.value.strip().lower()
-        rows = [r for r in self._rows if not needle or needle in " ".join(map(str, r)).lower()]
-        key = self.sort.value
-        if key == "tokens":
-            rows.sort(key=lambda r: -int(r[3]))
-        elif key in ("placement", "done"):
-            index = ITEM_COLUMNS.index(key)
-            rows.sort(key=lambda r: (str(r[index]) == "", str(r[index])))
-        shown = f"<i>{len(rows)} of {len(self._rows)} items</i>" if needle else ""
-        self.items.value = shown + _table(rows, list(ITEM_COLUMNS), "ctxlab-items")
-
 
 class ContextPanel:
     """What the model saw at one step: System, messages, material; tool output escaped."""
 
     def __init__(self) -> None:
         self.widget = w.HTML(EMPTY, layout=w.Layout(max_height="520px", overflow="auto"))
+        self.focus = ""
+        """The id of the item whose block opens at the top (a click on the map or a row)."""
 
     def show(
         self,
@@ -201,7 +161,44 @@ class ContextPanel:
             for block in message.content:
                 parts.append(_block(message.role, block, cache, names))
         parts.append("</div>")
+        focused = self._focused(request, manifest, cache, names, system)
+        if focused:
+            parts.insert(1, focused)
         self.widget.value = "".join(parts)
+
+    def _focused(
+        self,
+        request: ModelRequest,
+        manifest: ContextManifest | None,
+        cache: TokenCache,
+        names: dict[str, str],
+        system_tokens: int,
+    ) -> str:
+        """The selected item's block(s), open, framed at the top; "" if it is not here."""
+        item = next((i for i in manifest.items if i.id == self.focus), None) if manifest else None
+        if item is None:
+            return ""
+        if item.id.startswith("system/"):
+            blocks = _details("system", request.system, system_tokens, open_=True)
+        elif item.id.startswith("tool/"):
+            tool = next((t for t in request.tools if f"tool/{t.name}" == item.id), None)
+            if tool is None:
+                return ""
+            blocks = _details(f"tool schema {tool.name}", tool.rendered, item.tokens, open_=True)
+        else:
+            message = next(
+                (m for m in request.messages if m.content_hash == item.content_hash), None
+            )
+            if message is None:
+                return ""
+            blocks = "".join(
+                _block(message.role, b, cache, names, open_=True) for b in message.content
+            )
+        return (
+            "<div class='ctxlab-focus' style='border:2px solid #e0b100;padding:4px;margin:4px 0'>"
+            f"<b>Selected item</b> {html.escape(item.id)} · {html.escape(item.placement)} · "
+            f"{item.tokens} tokens{blocks}</div>"
+        )
 
 
 def _pretty(text: str) -> str:
@@ -228,14 +225,22 @@ def _details(title: str, text: str, tokens: int, *, open_: bool = False) -> str:
     )
 
 
-def _block(role: str, block: Any, cache: TokenCache, names: dict[str, str] | None = None) -> str:
+def _block(
+    role: str,
+    block: Any,
+    cache: TokenCache,
+    names: dict[str, str] | None = None,
+    *,
+    open_: bool = False,
+) -> str:
+    """One block as a collapsible section; ``open_`` opens even those shown closed by default."""
     tokens = cache.block(block)
     if isinstance(block, ToolResultBlock):
         name = (names or {}).get(block.tool_use_id, "a tool")
         title = f"{role} · tool result of {name} ({block.tool_use_id})" + (
             " (error)" if block.is_error else ""
         )
-        return _details(title, _pretty(block.text), tokens)
+        return _details(title, _pretty(block.text), tokens, open_=open_)
     if isinstance(block, ToolUseBlock):
         shown = json.dumps(block.input, indent=2, ensure_ascii=False)
         return _details(f"{role} · tool call {block.name} ({block.id})", shown, tokens, open_=True)
@@ -246,12 +251,14 @@ def _block(role: str, block: Any, cache: TokenCache, names: dict[str, str] | Non
     if isinstance(block, ImageBlock):
         return f"<div>{html.escape(role)} · image · {tokens} tokens</div>"
     if isinstance(block, ThinkingBlock):
-        return _details(f"{role} · thinking", block.thinking, tokens)
+        return _details(f"{role} · thinking", block.thinking, tokens, open_=open_)
     if isinstance(block, DocumentBlock):
         title = f"{role} · document" + (f" {block.title}" if block.title else "")
-        return _details(title, block.text or f"({block.source.get('type')} source)", tokens)
+        return _details(
+            title, block.text or f"({block.source.get('type')} source)", tokens, open_=open_
+        )
     if isinstance(block, ProviderBlock):
-        return _details(f"{role} · {block.kind}", block.data_json, tokens)
+        return _details(f"{role} · {block.kind}", block.data_json, tokens, open_=open_)
     if isinstance(block, RedactedThinkingBlock):
         return f"<div>{html.escape(role)} · redacted thinking · {tokens} tokens</div>"
     return f"<div>{html.escape(role)} · {html.escape(type(block).__name__)}</div>"

@@ -2,12 +2,14 @@
 
 Starts JupyterLab on 127.0.0.1 (a free port, a temporary root holding a copy of the notebooks and
 the session fixtures they read), opens a notebook in a workspace of its own, runs all cells, and
-checks. The tour: the budget plot has one x per reasoning request, the manifest table and the
-sliders are there, hovering the plot reads a request's total and its share of the limit, moving
-the trigger slider and applying moves the trigger line, "Compact now" adds a compaction marker,
-and a tool output holding ``<img src=x onerror=alert(1)>`` shows as text and fires no dialog.
-Your own sessions: a Claude Code session opened in the Lab draws the provider's billed usage
-beside the estimate. Screenshots go to the test's temporary folder; every server started is
+checks. The tour: the budget plot has one x per reasoning request, hovering the plot reads a
+request's total and its share of the limit, a click on the items table's tokens header sorts it
+both ways and typing filters it, a click on a map segment opens its block in the Context tab,
+moving the trigger slider and applying moves the trigger line, "Compact now" adds a compaction
+marker, and a tool output holding ``<img src=x onerror=alert(1)>`` shows as text and fires no
+dialog. Your own sessions: a Claude Code session opened in the Lab draws the provider's billed
+usage beside the estimate. Screenshots are kept as the tests' artifacts in
+``$CTXLAB_ARTIFACTS`` (default ``build/browser-artifacts/<test>``); every server started is
 stopped.
 """
 
@@ -68,6 +70,10 @@ def jupyterlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for notebook in (TOUR, SESSIONS):
         shutil.copy(notebook, root / "notebooks" / notebook.name)
     shutil.copytree(REPO / "tests" / "fixtures", root / "tests" / "fixtures")
+    # No "get notified about Jupyter news?" toast over the dashboard in the screenshots.
+    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     port = _free_port()
     log = (tmp_path / "jupyterlab.log").open("w")
     server = subprocess.Popen(
@@ -85,6 +91,7 @@ def jupyterlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "--ServerApp.disable_check_xsrf=True",
             f"--ServerApp.root_dir={root}",
             f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+            f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -114,6 +121,14 @@ def jupyterlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(5)
         log.close()
+
+
+TOKENS_COLUMN = (
+    "() => { const t = document.querySelector('table.ctxlab-items');"
+    " const at = [...t.tHead.rows[0].cells].findIndex(c => c.dataset.column === 'tokens');"
+    " return [...t.tBodies[0].rows].map(r => Number(r.cells[at].textContent)); }"
+)
+"""The tokens column of the first items table, as the reader sees it (JS)."""
 
 
 def _hover(page: Any, box: dict[str, float], shown: str) -> None:
@@ -171,7 +186,20 @@ def _run_all(page: Any, base: str, notebook: str) -> None:
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 
-def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> None:
+@pytest.fixture
+def shots(request: pytest.FixtureRequest) -> Path:
+    """Where a test's screenshots are kept, after the run too: the test's artifacts.
+
+    ``$CTXLAB_ARTIFACTS`` (default ``build/browser-artifacts``) / the test's name; CI keeps it.
+    """
+    root = Path(os.environ.get("CTXLAB_ARTIFACTS", REPO / "build" / "browser-artifacts"))
+    folder = root / request.node.name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def test_tour_runs_and_the_dashboard_works(jupyterlab: str, shots: Path) -> None:
     dialogs: list[str] = []
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
@@ -183,7 +211,7 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> N
             page.wait_for_function(
                 "document.body.innerText.includes('window 32000')", timeout=180_000
             )
-            page.screenshot(path=str(tmp_path / "after-run.png"))
+            page.screenshot(path=str(shots / "after-run.png"))
             text = page.inner_text(".jp-Notebook")
             assert "Traceback" not in text, text[text.find("Traceback") - 500 :][:3000]
             requests = int(re.search(r"(\d+) requests in all", text).group(1))  # type: ignore[union-attr]
@@ -228,7 +256,44 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> N
                 " h.textContent.includes('% of the input limit')"
                 " && h.textContent.includes('total'))",
             )
-            page.screenshot(path=str(tmp_path / "hover.png"))
+            page.screenshot(path=str(shots / "hover.png"))
+
+            # The items table: a header click sorts (ascending, then descending), typing filters.
+            page.get_by_role("tab", name="Manifest").first.click()
+            header = page.locator("table.ctxlab-items th[data-column='tokens']").first
+            header.scroll_into_view_if_needed()
+            header.click()
+            page.wait_for_function(
+                f"() => {{ const v = ({TOKENS_COLUMN})(); return v.length > 2"
+                " && v.every((x, i) => i === 0 || v[i - 1] <= x); }"
+            )
+            header.click()
+            page.wait_for_function(
+                f"() => {{ const v = ({TOKENS_COLUMN})(); return v.length > 2"
+                " && v.every((x, i) => i === 0 || v[i - 1] >= x)"
+                " && v[0] > v[v.length - 1]; }"
+            )
+            assert "▼" in header.inner_text()
+            every = len(page.evaluate(f"({TOKENS_COLUMN})"))
+            page.locator(".ctxlab-table-filter").first.fill("tool result of")
+            page.wait_for_function(
+                "() => { const rows = [...document.querySelector('table.ctxlab-items')"
+                ".tBodies[0].rows]; return rows.length > 0 && rows.length < "
+                + str(every)
+                + " && rows.every(r => r.cells[2].textContent.startsWith('tool result of')); }"
+            )
+            page.screenshot(path=str(shots / "table-sorted-filtered.png"))
+            page.locator(".ctxlab-table-filter").first.fill("")
+
+            # A click on a map segment opens its block at the top of the Context tab.
+            segment = page.locator(".ctxlab-map .ctxlab-seg:not(.ghost)").nth(1)
+            segment.scroll_into_view_if_needed()
+            segment.click()
+            page.wait_for_selector(".ctxlab-context .ctxlab-focus", timeout=15_000)
+            focus = page.locator(".ctxlab-context .ctxlab-focus").first
+            assert "Selected item" in focus.inner_text()
+            assert focus.locator("details[open]").count() >= 1
+            page.screenshot(path=str(shots / "map-click.png"))
 
             # Moving the trigger slider and applying moves the trigger line's next point.
             last_trigger = (
@@ -246,24 +311,24 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, tmp_path: Path) -> N
                 handle.press("ArrowLeft")
             page.get_by_role("button", name="Apply").first.click()
             page.wait_for_function(f"() => ({last_trigger})() < {before_trigger}", timeout=15_000)
-            page.screenshot(path=str(tmp_path / "slider.png"))
+            page.screenshot(path=str(shots / "slider.png"))
 
             # The untrusted template is shown as text in the Context tab, never as markup.
             page.get_by_role("tab", name="Context").first.click()
             context = page.locator(".ctxlab-context").first
             context.scroll_into_view_if_needed()
-            page.screenshot(path=str(tmp_path / "context.png"))
+            page.screenshot(path=str(shots / "context.png"))
             assert XSS in (context.text_content() or "")  # collapsed <details> included
             assert page.locator('.ctxlab-context img, img[src="x"]').count() == 0
             page.wait_for_timeout(500)
             assert dialogs == []
-            page.screenshot(path=str(tmp_path / "final.png"), full_page=True)
+            page.screenshot(path=str(shots / "final.png"), full_page=True)
         finally:
             browser.close()
-    assert (tmp_path / "final.png").stat().st_size > 0
+    assert (shots / "final.png").stat().st_size > 0
 
 
-def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, tmp_path: Path) -> None:
+def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Path) -> None:
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
         try:
@@ -274,9 +339,9 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, tmp_path:
                     "document.body.innerText.includes('followed 5 requests')", timeout=120_000
                 )
             finally:
-                page.screenshot(path=str(tmp_path / "sessions-run.png"), full_page=True)
+                page.screenshot(path=str(shots / "sessions-run.png"), full_page=True)
                 text = page.inner_text(".jp-Notebook")
-                (tmp_path / "sessions.txt").write_text(text)
+                (shots / "sessions.txt").write_text(text)
             assert "Traceback" not in text, text[text.find("Traceback") - 500 :][:3000]
             # The first Lab is the Claude Code session: five requests, the billed input drawn.
             usage = page.evaluate(
@@ -287,7 +352,7 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, tmp_path:
                     return t && {x: t.x.length, y: [...t.y], steps: c.x.length};
                 }"""
             )
-            page.screenshot(path=str(tmp_path / "sessions.png"), full_page=True)
+            page.screenshot(path=str(shots / "sessions.png"), full_page=True)
             assert usage == {"x": 5, "y": [14230, 19950, 20056, 14358, 14414], "steps": 5}
         finally:
             browser.close()

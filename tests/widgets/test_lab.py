@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from ctxlab.exceptions import UsageError
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
-
+import numpy as np
 
 from ctxlab import ApproximateCounter, ContextConfig, TextSource
 from ctxlab.agent import Agent
@@ -82,7 +81,7 @@ async def test_manifest_panel_shows_items_transforms_and_diff(demo_lab: Lab) -> 
     lab = demo_lab
     step = int(lab.steps.index[lab.steps["offloads"] > 0][0])
     lab.select(step)
-    assert "ctxlab-items" in lab.manifest.items.value
+    assert len(lab.manifest.table.rows) == len(lab.log.manifests[step].items)
     assert "tool_result_offload" in lab.manifest.transforms.value
     assert "appeared" in lab.manifest.diff.value
     lab.select(0)
@@ -90,14 +89,20 @@ async def test_manifest_panel_shows_items_transforms_and_diff(demo_lab: Lab) -> 
     # The context map's ghost shows what the offload removed; selecting a segment highlights it.
     lab.select(step)
     assert any(i["ghost"] == "offloaded" for i in lab.map.items)
-    item = lab.log.manifests[step].items[-1].id
-    lab.map.selected = item
-    assert "◀" in lab.manifest.items.value
-    assert lab.manifest.picker.value == item
-    # The reverse: choosing an item in the Manifest panel outlines it in the map.
-    other = lab.log.manifests[step].items[0].id
-    lab.manifest.picker.value = other
-    assert lab.map.selected == other
+    # A click on a map segment opens its block at the top of the Context tab and marks its row.
+    manifest = lab.log.manifests[step]
+    item = next(i for i in manifest.items if i.kind == "message")
+    lab.map.selected = item.id
+    assert lab.tabs.selected_index == 1
+    page = lab.context.widget.value
+    assert page.index("ctxlab-focus") < page.index("system ·")  # at the top
+    assert f"Selected item</b> {item.id}" in page and f"{item.tokens} tokens" in page
+    assert lab.manifest.table.selected == item.id
+    # The reverse: a click on a row (what table.js sends) outlines it in the map and opens it.
+    system = next(i for i in manifest.items if i.id.startswith("system/"))
+    lab.manifest.table.selected = system.id
+    assert lab.map.selected == system.id
+    assert f"Selected item</b> {system.id}" in lab.context.widget.value
 
 
 async def test_context_panel_escapes_tool_output(tmp_path: Path) -> None:
@@ -405,9 +410,8 @@ async def test_items_say_what_they_are_what_was_done_and_why(demo_lab: Lab) -> N
     # The panel shows the same words for the selected step.
     step = next(s for s, row in described if "summarized" in row.badges)
     lab.select(step)
-    assert (
-        "summarized" in lab.manifest.items.value and "% of the window" in lab.manifest.items.value
-    )
+    shown = [" ".join(map(str, row)) for row in lab.manifest.table.visible_rows()]
+    assert any("summarized" in row and "% of the window" in row for row in shown)
 
 
 async def test_config_speaks_in_titles_and_tokens_and_warns_of_frequent_compaction(
@@ -502,18 +506,44 @@ async def test_the_plot_sends_typed_arrays(demo_lab: Lab) -> None:
 async def test_the_items_table_filters_and_sorts(demo_lab: Lab) -> None:
     lab = demo_lab
     lab.select(len(lab.log) - 1)
-    panel = lab.manifest
-    everything = panel.items.value.count("<tr>") - 1
-    panel.filter.value = "tool result of"
-    kept = panel.items.value.count("<tr>") - 1
-    assert 0 < kept < everything and f"{kept} of {everything} items" in panel.items.value
-    panel.filter.value = ""
-    panel.sort.value = "tokens"
-    tokens = [
-        int(cell)
-        for cell in re.findall(
-            r"<tr><td>[^<]*</td><td>[^<]*</td><td>[^<]*</td><td>(\d+)</td>", panel.items.value
-        )
-    ]
+    table = lab.manifest.table
+    everything = len(table.visible_rows())
+    assert everything == len(lab.log.manifests[-1].items)
+    table.filter = "TOOL RESULT OF"  # what the filter box sends; case does not matter
+    kept = table.visible_rows()
+    assert 0 < len(kept) < everything and all("tool result of" in row[2] for row in kept)
+    table.filter = ""
+    column = list(table.columns).index("tokens")
+    table.sort = ["tokens", "desc"]  # what a click on the header sends (twice: asc, then desc)
+    tokens = [row[column] for row in table.visible_rows()]
     assert tokens == sorted(tokens, reverse=True) and len(tokens) == everything
-    assert panel.picker in panel.widget.children[1].children  # the item picker is shown
+    table.sort = ["tokens", "asc"]
+    assert [row[column] for row in table.visible_rows()] == sorted(tokens)
+    table.sort = ["", ""]
+    assert table.visible_rows() == table.rows
+    with pytest.raises(Exception, match="cannot sort by 'nope'"):
+        table.sort = ["nope", "asc"]
+
+
+async def test_the_plot_can_show_shares_of_the_input_limit(demo_lab: Lab) -> None:
+    lab = demo_lab
+    steps = lab.steps
+    tokens = list(lab.budget.trace("conversation")["y"])
+    lab.budget.units_picker.value = "percent"  # the toggle above the plot
+    view = {t["name"]: t for t in lab.budget.plot.view.data}
+    conversation = np.frombuffer(view["conversation"]["y"]["buffer"], dtype=np.float64)
+    expected = 100 * steps["conversation"] / steps["input_limit"]
+    assert conversation.tolist() == pytest.approx(expected.tolist())
+    assert view["conversation"]["hovertemplate"].startswith("conversation: %{y:.1f} %")
+    # The hover still gives the total in tokens; the axis says what it shows.
+    assert list(lab.budget.trace("total")["customdata"]) == list(steps["total"])
+    assert lab.budget.plot.view.layout["yaxis"]["title"]["text"] == "% of the input limit"
+    trigger = lab.budget.trace("trigger")["y"]
+    assert trigger[-1] == pytest.approx(
+        100 * lab.next_lines().trigger_tokens / lab.next_lines().input_limit
+    )
+    lab.budget.units_picker.value = "tokens"
+    assert list(lab.budget.trace("conversation")["y"]) == tokens
+    assert lab.budget.plot.view.layout["xaxis"]["unifiedhovertitle"]["text"] == "request %{x}"
+    with pytest.raises(UsageError, match="units must be one of"):
+        lab.budget.set_units("bytes")

@@ -74,7 +74,8 @@ async def test_a_step_opens_in_the_manifest_panel_and_two_configs_diff() -> None
     lab.step_config.value = "agentscope"
     lab.step.value = 20
     assert "20" in lab.manifest.header.value
-    assert "tool call bash" in lab.manifest.items.value  # items described, not bare hashes
+    labels = [row[2] for row in lab.manifest.table.rows]
+    assert any(label.startswith("tool call bash") for label in labels)  # not bare hashes
     lab.diff_a.value, lab.diff_b.value = "ctxlab", "observation_masking"
     assert "only in ctxlab" in lab.diff.value and "only in observation_masking" in lab.diff.value
     lab.diff_b.value = "ctxlab"

@@ -1,0 +1,80 @@
+"""`DataTable`: a sortable, filterable table of text cells, ctxlab's own anywidget.
+
+Chosen over a grid package (ipydatagrid, itables): the tables here hold at most a few hundred
+rows of short text, so a plain HTML table renders them at once; a grid widget would add a
+dependency and a front end of its own (ipydatagrid does not render in Colab), while this one
+runs wherever anywidget does. Clicking a header sorts (ascending, descending, original order),
+the filter box keeps the rows containing its text, clicking a row selects it. Both are synced:
+`visible_rows` is what the reader sees, computed by the same rules as ``widgets/table.js``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ctxlab.widgets._map import _static
+
+__all__ = ["DataTable"]
+
+SORT_DIRECTIONS = ("asc", "desc")
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == ""
+
+
+def _sort_key(value: Any) -> tuple[int, float, str]:
+    # Numbers numerically, text case-insensitively (the order of widgets/table.js's compare).
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, str(value).lower())
+
+
+class DataTable(anywidget.AnyWidget):
+    """Rows of cells under ``columns``; ``key`` names the column that identifies a row."""
+
+    _esm = _static() / "table.js"
+    _css = _static() / "table.css"
+    columns = traitlets.List(trait=traitlets.Unicode()).tag(sync=True)
+    rows = traitlets.List(trait=traitlets.List()).tag(sync=True)
+    key = traitlets.Unicode("").tag(sync=True)
+    """The column whose value a click on the row puts in `selected`."""
+    filter = traitlets.Unicode("").tag(sync=True)
+    """Keep the rows whose cells contain this text (case-insensitive)."""
+    sort = traitlets.List(trait=traitlets.Unicode(), default_value=["", ""]).tag(sync=True)
+    """``[column, "asc" | "desc"]``; ``["", ""]`` keeps the rows' own order."""
+    selected = traitlets.Unicode("").tag(sync=True)
+    css_class = traitlets.Unicode("").tag(sync=True)
+
+    @traitlets.validate("sort")
+    def _valid_sort(self, proposal: dict[str, Any]) -> list[str]:
+        value = list(proposal["value"])
+        if value in ([], ["", ""]):
+            return ["", ""]
+        if len(value) != 2 or value[1] not in SORT_DIRECTIONS:
+            msg = f'sort must be [column, "asc" or "desc"], or ["", ""]; got {value!r}'
+            raise traitlets.TraitError(msg)
+        if value[0] not in self.columns:
+            msg = f"cannot sort by {value[0]!r}: the columns are {list(self.columns)}"
+            raise traitlets.TraitError(msg)
+        return value
+
+    def visible_rows(self) -> list[list[Any]]:
+        """The rows as shown: filtered by `filter`, ordered by `sort`."""
+        needle = self.filter.strip().lower()
+        rows = [
+            row
+            for row in self.rows
+            if not needle or needle in " ".join("" if c is None else str(c) for c in row).lower()
+        ]
+        column, direction = self.sort if len(self.sort) == 2 else ("", "")
+        if column in self.columns and direction in SORT_DIRECTIONS:
+            at = self.columns.index(column)
+            filled = [r for r in rows if not _empty(r[at])]
+            empty = [r for r in rows if _empty(r[at])]  # last, in either direction
+            filled.sort(key=lambda r: _sort_key(r[at]), reverse=direction == "desc")
+            rows = filled + empty
+        return rows

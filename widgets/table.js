@@ -1,0 +1,133 @@
+// A sortable, filterable table of text cells, ctxlab's own (no grid dependency: it must work
+// wherever anywidget does — JupyterLab 4, Notebook 7, VS Code, Colab).
+//
+// Sorting and filtering happen here, at once, and are written back to the model (`sort`,
+// `filter`) so Python sees what the reader sees; `DataTable.visible_rows()` applies the same
+// rules. Cells are set as textContent: tool output is never interpreted as markup.
+
+function isNumber(value) {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+// Numbers numerically, text case-insensitively; empty cells last in either direction.
+function compare(a, b) {
+  const emptyA = a === null || a === undefined || a === "";
+  const emptyB = b === null || b === undefined || b === "";
+  if (emptyA || emptyB) return emptyA === emptyB ? 0 : emptyA ? 1 : -1;
+  if (isNumber(a) !== isNumber(b)) return isNumber(a) ? -1 : 1;
+  if (isNumber(a)) return a - b;
+  const x = String(a).toLowerCase();
+  const y = String(b).toLowerCase();
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function visibleRows(model) {
+  const columns = model.get("columns");
+  const needle = model.get("filter").trim().toLowerCase();
+  let rows = model.get("rows").map((row, index) => ({ row, index }));
+  if (needle) {
+    rows = rows.filter(({ row }) =>
+      row.map((cell) => (cell === null ? "" : String(cell))).join(" ").toLowerCase().includes(needle),
+    );
+  }
+  const [column, direction] = model.get("sort");
+  const at = columns.indexOf(column);
+  if (at >= 0 && (direction === "asc" || direction === "desc")) {
+    const sign = direction === "asc" ? 1 : -1;
+    rows.sort((p, q) => {
+      const a = p.row[at];
+      const b = q.row[at];
+      const emptyA = a === null || a === "";
+      const emptyB = b === null || b === "";
+      if (emptyA || emptyB) return compare(a, b) || p.index - q.index;
+      return sign * compare(a, b) || p.index - q.index;
+    });
+  }
+  return rows.map(({ row }) => row);
+}
+
+// A click on a header: ascending, then descending, then back to the original order.
+function nextSort(current, column) {
+  const [col, direction] = current;
+  if (col !== column) return [column, "asc"];
+  if (direction === "asc") return [column, "desc"];
+  return ["", ""];
+}
+
+function render({ model, el }) {
+  el.classList.add("ctxlab-table");
+  const bar = document.createElement("div");
+  bar.className = "ctxlab-table-bar";
+  const input = document.createElement("input");
+  input.type = "search";
+  input.className = "ctxlab-table-filter";
+  input.placeholder = "filter: any text in a row…";
+  const count = document.createElement("span");
+  count.className = "ctxlab-table-count";
+  bar.append(input, count);
+  const scroller = document.createElement("div");
+  scroller.className = "ctxlab-table-scroll";
+  const table = document.createElement("table");
+  scroller.appendChild(table);
+  el.append(bar, scroller);
+
+  input.addEventListener("input", () => {
+    model.set("filter", input.value);
+    model.save_changes();
+  });
+
+  function draw() {
+    const columns = model.get("columns");
+    const key = columns.indexOf(model.get("key"));
+    const [sortColumn, direction] = model.get("sort");
+    const rows = visibleRows(model);
+    const total = model.get("rows").length;
+    if (input.value !== model.get("filter")) input.value = model.get("filter");
+    count.textContent = rows.length === total ? `${total} rows` : `${rows.length} of ${total} rows`;
+    table.className = `dataframe ${model.get("css_class")}`;
+    table.replaceChildren();
+    const head = table.createTHead().insertRow();
+    for (const column of columns) {
+      const th = document.createElement("th");
+      th.textContent = column;
+      th.title = "sort by " + column;
+      th.dataset.column = column;
+      if (column === sortColumn && direction) {
+        th.classList.add("sorted");
+        th.textContent += direction === "asc" ? " ▲" : " ▼";
+        th.setAttribute("aria-sort", direction === "asc" ? "ascending" : "descending");
+      }
+      th.addEventListener("click", () => {
+        model.set("sort", nextSort(model.get("sort"), column));
+        model.save_changes();
+      });
+      head.appendChild(th);
+    }
+    const body = table.createTBody();
+    const selected = model.get("selected");
+    for (const row of rows) {
+      const tr = body.insertRow();
+      const id = key >= 0 ? String(row[key]) : "";
+      if (id && id === selected) tr.classList.add("selected");
+      for (const cell of row) {
+        const td = tr.insertCell();
+        td.textContent = cell === null ? "" : String(cell);
+      }
+      if (key >= 0) {
+        tr.addEventListener("click", () => {
+          model.set("selected", id);
+          model.save_changes();
+        });
+      }
+    }
+  }
+
+  draw();
+  const names = ["rows", "columns", "filter", "sort", "selected", "key", "css_class"];
+  for (const name of names) model.on(`change:${name}`, draw);
+  return () => {
+    for (const name of names) model.off(`change:${name}`, draw);
+  };
+}
+
+export default { render };
