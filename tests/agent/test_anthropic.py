@@ -262,7 +262,7 @@ async def test_a_large_max_tokens_reserves_its_room_and_streams_by_itself() -> N
     assert api.requests[0]["stream"] is True and api.requests[0]["max_tokens"] == 64_000
     assert agent.manifests[-1].input_limit == lines.input_limit
     lab = Lab(agent)
-    assert lab.budget.trace("input limit").y[-1] == lines.input_limit
+    assert lab.budget.trace("input limit")["y"][-1] == lines.input_limit
     lab.close()
     # The same rule in a bare preparation and in a replay.
     state = WorkingState.of([{"role": "user", "content": "hi"}])
