@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ctxlab-installed
 
-.PHONY: test lab bench lint typecheck unit browser notebooks clean
+.PHONY: test lab bench lint typecheck unit browser notebooks binder docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,7 +20,18 @@ typecheck: $(STAMP)
 	$(PY) -m mypy
 
 unit: $(STAMP)
-	$(PY) -m pytest tests --ignore=tests/browser
+	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/binder
+
+# Binder as repo2docker builds it (binder/runtime.txt's Python, binder/requirements.txt from the
+# repository root), in a fresh venv, then the tour there. The packages are downloaded first, so
+# the test itself is offline.
+WHEELHOUSE := build/wheelhouse
+$(WHEELHOUSE)/.done: binder/requirements.txt pyproject.toml
+	$(PY) -m pip download --quiet -d $(WHEELHOUSE) -r binder/requirements.txt nbval hatchling
+	touch $@
+
+binder: $(STAMP) $(WHEELHOUSE)/.done
+	$(PY) -m pytest tests/binder
 
 # JupyterLab in headless Chromium (Debian's `chromium`; skipped with the reason when absent).
 browser: $(STAMP)
@@ -29,7 +40,7 @@ browser: $(STAMP)
 notebooks: $(STAMP)
 	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks
 
-test: lint typecheck unit notebooks browser
+test: lint typecheck unit notebooks browser binder
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/01_tour.ipynb
