@@ -40,6 +40,11 @@ browser: $(STAMP)
 notebooks: $(STAMP)
 	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks
 
+# The docs site, strictly (warnings and broken links fail), into build/site; tests/test_docs_site.py
+# runs the same build in `make test`.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
 test: lint typecheck unit notebooks browser binder
 
 lab: $(STAMP)

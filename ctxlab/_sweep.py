@@ -165,7 +165,9 @@ def sweep(
             ``dask.distributed.Client`` (a ``LocalCluster`` or a scheduler's address).
         cache_dir: A folder for the Parquet cache of finished cases (none when omitted).
         progress: Show a ``tqdm.auto`` progress bar.
-        price, rules, summary_calls: The cost model (see `WhatIf`).
+        price: The model's prices (the cost model of `WhatIf`).
+        rules: The provider's prompt-cache rules (see `WhatIf`).
+        summary_calls: Price the summary calls too (see `WhatIf`).
     """
     import pandas as pd
 

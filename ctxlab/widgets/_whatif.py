@@ -134,7 +134,11 @@ class WhatIfLab:
         return cls(what)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        # Beside the live widget, what a viewer without a kernel shows: the comparison table.
+        bundle["text/html"] = self.widget.children[0].value + self.table.value
+        bundle["text/plain"] = repr(self)
+        return bundle
 
     def __repr__(self) -> str:
         return f"WhatIfLab(session={self.what.transcript.name!r}, configs={list(self.what.runs)})"

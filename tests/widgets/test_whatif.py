@@ -80,3 +80,12 @@ async def test_a_step_opens_in_the_manifest_panel_and_two_configs_diff() -> None
     assert "only in ctxlab" in lab.diff.value and "only in observation_masking" in lab.diff.value
     lab.diff_b.value = "ctxlab"
     assert "pick two configs" in lab.diff.value
+
+
+async def test_without_a_kernel_the_comparison_table_shows() -> None:
+    lab = await _lab()
+    bundle = lab._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    page = bundle["text/html"]
+    assert "cost_vs_no_compaction" in page and "observation_masking" in page
+    assert "<script" not in page  # the session's name is escaped

@@ -1,0 +1,110 @@
+"""MkDocs hooks: the pages generated at build time, before MkDocs collects the files.
+
+- ``docs/api/``: one page per public name of ``ctxlab.__all__`` (mkdocstrings renders its
+  docstring and signature), an index grouped by module, and their place in the nav.
+- ``docs/notebooks/``: every notebook of ``notebooks/``, executed there (its relative paths hold)
+  with nbclient, outputs kept, so the site shows them as a reader of the repository would after
+  "Run all". Set ``CTXLAB_DOCS_EXECUTE=0`` to copy them unexecuted (a quick preview).
+
+Both folders are generated (and ignored by git). A file is rewritten only when its content
+changed, so ``mkdocs serve`` does not rebuild in a loop.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+GROUPS = {
+    "agent": "Agent, tools and events",
+    "models": "Models",
+    "messages": "Messages",
+    "pipeline": "Pipeline",
+    "manifest": "Manifest",
+    "materials": "Sources and materials",
+    "tokens": "Token counting",
+    "session": "Session log",
+    "io": "Importing sessions",
+}
+
+
+def _write(path: Path, text: str) -> None:
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _group(obj: Any) -> str:
+    module = getattr(obj, "__module__", "") or ""
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in GROUPS:
+        return GROUPS[parts[1]]
+    return "Configuration, replay and tuning"
+
+
+def api_pages(folder: Path) -> list[dict[str, Any]]:
+    """Write one page per public name; return the nav entries, grouped."""
+    import ctxlab
+
+    groups: dict[str, list[str]] = defaultdict(list)
+    for name in ctxlab.__all__:
+        if name.startswith("__"):
+            continue
+        obj = getattr(ctxlab, name)
+        groups[_group(obj) if inspect.isclass(obj) or callable(obj) else "Constants"].append(name)
+        _write(folder / f"{name}.md", f"::: ctxlab.{name}\n")
+    lines = [
+        "# API reference\n",
+        f"Every public name of `ctxlab` (version {ctxlab.__version__}), from its docstring. "
+        "The notebook layer is in `ctxlab.widgets` (`Lab`, `WhatIfLab`), the demo in "
+        "`ctxlab.demo`.\n",
+    ]
+    nav: list[dict[str, Any]] = [{"Overview": "api/index.md"}]
+    for group in sorted(groups):
+        names = sorted(groups[group], key=str.lower)
+        lines.append(f"\n## {group}\n")
+        lines.extend(f"- [`{n}`]({n}.md)" for n in names)
+        nav.append({group: [{n: f"api/{n}.md"} for n in names]})
+    _write(folder / "index.md", "\n".join(lines) + "\n")
+    return nav
+
+
+def notebooks(source: Path, target: Path) -> None:
+    """Execute every notebook of ``source`` in ``source`` and write it, outputs kept, to
+    ``target``."""
+    import nbformat
+
+    execute = os.environ.get("CTXLAB_DOCS_EXECUTE", "1") != "0"
+    # plotly's default in a kernel without a front end is its JSON mimetype alone, which a
+    # static page cannot draw: add HTML that loads plotly.js from its CDN (the kernels inherit).
+    os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype+notebook_connected")
+    for path in sorted(source.glob("*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        if execute:
+            from nbclient import NotebookClient
+
+            NotebookClient(
+                notebook,
+                timeout=600,
+                kernel_name="python3",
+                # Without widget state the page shows each widget's static HTML (the Lab's
+                # snapshot, the what-if table): a static site has no kernel to draw them.
+                store_widget_state=False,
+                resources={"metadata": {"path": str(source)}},
+            ).execute()
+        _write(target / path.name, nbformat.writes(notebook))
+
+
+def on_config(config: Any) -> Any:
+    docs = Path(config["docs_dir"])
+    entries = api_pages(docs / "api")
+    for index, entry in enumerate(config["nav"]):
+        if isinstance(entry, dict) and "API reference" in entry:
+            config["nav"][index] = {"API reference": entries}
+    notebooks(REPO / "notebooks", docs / "notebooks")
+    return config

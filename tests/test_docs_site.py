@@ -1,0 +1,111 @@
+"""The docs site, built as `make docs` builds it: strict, every public name, every notebook."""
+
+from __future__ import annotations
+
+import html
+import inspect
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ctxlab
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytest.importorskip("mkdocs")
+pytest.importorskip("mkdocstrings")
+pytest.importorskip("mkdocs_jupyter")
+
+
+def _build(config: Path, site: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **env},
+        timeout=1200,
+    )
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    result = _build(REPO / "mkdocs.yml", out)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+    return out
+
+
+def _text(page: Path) -> str:
+    raw = page.read_text(encoding="utf-8")
+    raw = re.sub(r"<script.*?</script>", " ", raw, flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", raw)))
+
+
+def _plain(text: str) -> str:
+    # Markup and spacing apart (markdown turns `x` into code, and tags leave spaces around it).
+    return re.sub(r"[\s`*]+", "", text)
+
+
+def test_every_public_name_has_a_page_with_its_docstring(site: Path) -> None:
+    missing = []
+    for name in ctxlab.__all__:
+        if name == "__version__":
+            continue
+        page = site / "api" / name / "index.html"
+        if not page.is_file():
+            missing.append(f"{name}: no page")
+            continue
+        text = _plain(_text(page))
+        obj = getattr(ctxlab, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            first = _plain((inspect.getdoc(obj) or "").split("\n\n")[0])
+            if not first or first[:60] not in text:
+                missing.append(f"{name}: docstring {first[:60]!r} not on its page")
+        elif "doc doc-contents" not in page.read_text(encoding="utf-8"):
+            missing.append(f"{name}: no documentation on its page")
+    assert not missing, missing
+    index = _text(site / "api" / "index.html")
+    assert all(name in index for name in ctxlab.__all__ if name != "__version__")
+
+
+def test_every_notebook_is_rendered_with_its_outputs(site: Path) -> None:
+    notebooks = sorted((REPO / "notebooks").glob("*.ipynb"))
+    assert notebooks
+    for notebook in notebooks:
+        page = site / "notebooks" / notebook.stem / "index.html"
+        assert page.is_file(), f"{notebook.name} is not in the site"
+        assert "jp-OutputArea" in page.read_text(encoding="utf-8"), f"{notebook.name}: no output"
+    tour = _text(site / "notebooks" / "01_tour" / "index.html")
+    assert re.search(r"\d+ requests in all", tour)  # an output of the executed tour
+    assert "ctxlab Lab" in tour  # the Lab's static snapshot, not "Loading widget…"
+
+
+def test_the_concept_and_howto_pages_are_there_and_cite_the_guides_by_name(site: Path) -> None:
+    for page in ("getting-started", "concepts/pipeline", "concepts/compaction", "howto/sweep"):
+        assert (site / page / "index.html").is_file(), page
+    pipeline = _text(site / "concepts" / "pipeline" / "index.html")
+    assert "Context management" in pipeline and "Compress Context" in pipeline
+    for source in [*(REPO / "docs").rglob("*.md"), REPO / "README.md"]:
+        if "api" in source.parts or "notebooks" in source.parts:
+            continue
+        numbers = re.findall(r"(?<![\d,.])\b00[02]\b(?![\d,])", source.read_text(encoding="utf-8"))
+        assert not numbers, f"{source}: cites an internal document number"
+
+
+def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    shutil.copytree(REPO / "docs", docs, ignore=shutil.ignore_patterns("api", "notebooks"))
+    (docs / "getting-started.md").write_text("# Start\n\nSee [the missing page](nowhere.md).\n")
+    config = (REPO / "mkdocs.yml").read_text()
+    config = config.replace("docs_dir: docs", f"docs_dir: {docs}")
+    config = config.replace("  - docs/hooks.py", f"  - {docs / 'hooks.py'}")
+    (tmp_path / "mkdocs.yml").write_text(config)
+    result = _build(tmp_path / "mkdocs.yml", tmp_path / "site", CTXLAB_DOCS_EXECUTE="0")
+    assert result.returncode != 0
+    assert "nowhere.md" in result.stdout + result.stderr
