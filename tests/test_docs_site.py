@@ -84,6 +84,7 @@ def test_every_notebook_is_rendered_with_its_outputs(site: Path) -> None:
     tour = _text(site / "notebooks" / "01_tour" / "index.html")
     assert re.search(r"\d+ requests in all", tour)  # an output of the executed tour
     assert "ctxlab Lab" in tour  # the Lab's static snapshot, not "Loading widget…"
+    assert re.search(r"window [\d,]+ tokens · [1-9]\d* requests", tour)  # after the session
 
 
 def test_the_concept_and_howto_pages_are_there_and_cite_the_guides_by_name(site: Path) -> None:
