@@ -28,21 +28,39 @@ function injectScript(source) {
   });
 }
 
+function cdn(model) {
+  return `https://cdn.plot.ly/plotly-${model.get("plotly_js_version")}.min.js`;
+}
+
 function loadPlotly(model) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (plotly) return plotly;
   plotly = new Promise((resolve, reject) => {
     const fallback = setTimeout(() => {
       model.off("msg:custom", onMessage);
-      const version = model.get("plotly_version");
-      injectScript(`https://cdn.plot.ly/plotly-${version}.min.js`).then(resolve, reject);
+      injectScript(cdn(model)).then(resolve, reject);
     }, WAIT_FOR_KERNEL_MS);
     function onMessage(message, buffers) {
       if (!message || message.type !== "plotly-js") return;
       clearTimeout(fallback);
       model.off("msg:custom", onMessage);
       const blob = new Blob([buffers[0]], { type: "text/javascript" });
-      injectScript(URL.createObjectURL(blob)).then(resolve, reject);
+      // A front end whose content policy refuses blob: scripts (some webviews) may still allow
+      // evaluating the same text; failing both, plotly's CDN.
+      injectScript(URL.createObjectURL(blob))
+        .catch(() => {
+          const define = window.define;
+          window.define = undefined;
+          try {
+            (0, eval)(new TextDecoder().decode(buffers[0]));
+          } finally {
+            window.define = define;
+          }
+          if (!window.Plotly) throw new Error("plotly.js did not evaluate");
+          return window.Plotly;
+        })
+        .catch(() => injectScript(cdn(model)))
+        .then(resolve, reject);
     }
     model.on("msg:custom", onMessage);
     model.send({ type: "need-plotly" });

@@ -18,9 +18,9 @@ from typing import Any
 
 import anywidget
 import numpy as np
-import plotly
 import plotly.graph_objects as go
 import traitlets
+from plotly.offline import get_plotlyjs_version
 
 from ctxlab.widgets._map import _static
 
@@ -57,7 +57,8 @@ class PlotView(anywidget.AnyWidget):
     # traitlets sends only the one that changed (the layout's template alone is ~8 kB).
     data: traitlets.List[Any] = traitlets.List().tag(sync=True)
     layout = traitlets.Dict().tag(sync=True)
-    plotly_version = traitlets.Unicode(plotly.__version__).tag(sync=True)
+    plotly_js_version = traitlets.Unicode(get_plotlyjs_version()).tag(sync=True)
+    """The plotly.js the kernel has (not the Python package's version): the CDN fallback's."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
