@@ -239,7 +239,7 @@ class BudgetPanel:
                 )
                 data[base + offset]["text"] = text
             self._draw_usage(log)
-            self._draw_total(log)
+            self._draw_total(log, limits)
             # Whole requests only on the x axis, about ten ticks whatever the length.
             dtick = max(1, -(-count // 10))
             if self.plot.layout["xaxis"].get("dtick") != dtick:
@@ -247,11 +247,11 @@ class BudgetPanel:
             if select is not None:
                 self._draw_selection(select)
 
-    def _draw_total(self, log: StepLog) -> None:
+    def _draw_total(self, log: StepLog, limits: np.ndarray) -> None:
+        # ``limits``: each request's input limit (0 where unknown), as `update` read them.
         rows = log.rows
         count = len(rows)
         totals = np.fromiter((r["total"] for r in rows), dtype=np.int32, count=count)
-        limits = np.fromiter((r["input_limit"] or 0 for r in rows), dtype=np.float64, count=count)
         x = np.arange(count, dtype=np.int32)
         total, share = self.trace("total"), self.trace("share")
         total["x"], total["y"], total["customdata"] = x, self._scaled(totals), totals
