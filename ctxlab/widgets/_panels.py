@@ -149,10 +149,9 @@ class ContextPanel:
             return
         counted = {i.id: i.tokens for i in manifest.items} if manifest is not None else {}
         system = sum(t for i, t in counted.items() if i.startswith("system/"))
+        system = system or cache.text(request.system)  # one count, here and in the focus
         parts = [f"<div class='ctxlab-context'><b>Step {step}</b>"]
-        parts.append(
-            _details("system", request.system, system or cache.text(request.system), open_=False)
-        )
+        parts.append(_details("system", request.system, system, open_=False))
         for tool in request.tools:
             tokens = counted.get(f"tool/{tool.name}") or cache.text(tool.rendered)
             parts.append(_details(f"tool schema {tool.name}", tool.rendered, tokens))

@@ -1,9 +1,9 @@
 """The what-if lab: one recorded session replayed under several configs, side by side.
 
-A plotly figure (a `LivePlot`, plotly.js kept out of the saved widget state) overlays each config's tokens per request and, dashed on the right
-axis, its cumulative cost (summary calls included), with the provider's billed input when the
-transcript has it; a table compares tokens sent, cost, compactions, retention,
-peak and failures; sliders retune one config and replay it at once (token counts are reused:
+A plotly figure (a `LivePlot`, plotly.js kept out of the saved widget state) overlays each
+config's tokens per request and, dashed on the right axis, its cumulative cost (summary calls
+included), with the provider's billed input when the transcript has it; a table compares tokens
+sent, cost, compactions, retention, peak and failures; sliders retune one config and replay it at once (token counts are reused:
 a 500-step session re-replays in about a tenth of a second); any step of any config opens in the
 manifest panel, and two configs can be compared item by item at that step.
 """
@@ -95,12 +95,13 @@ class WhatIfLab:
             slider.observe(self._slider_moved, names="value")
         for control in (self.step, self.step_config, self.diff_a, self.diff_b):
             control.observe(lambda _: self._render_step(), names="value")
+        self.header = w.HTML(
+            f"<b>ctxlab what-if</b> · {html.escape(what.transcript.name)} · window "
+            f"{what.context_window} tokens · {len(names)} configs"
+        )
         self.widget = w.VBox(
             [
-                w.HTML(
-                    f"<b>ctxlab what-if</b> · {html.escape(what.transcript.name)} · window "
-                    f"{what.context_window} tokens · {len(names)} configs"
-                ),
+                self.header,
                 self.plot.view,
                 self.table,
                 w.HBox([self.config_picker, *self.sliders.values()]),
@@ -136,7 +137,7 @@ class WhatIfLab:
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         # Beside the live widget, what a viewer without a kernel shows: the comparison table.
-        bundle["text/html"] = self.widget.children[0].value + self.table.value
+        bundle["text/html"] = self.header.value + self.table.value
         bundle["text/plain"] = repr(self)
         return bundle
 
