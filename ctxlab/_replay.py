@@ -207,7 +207,9 @@ async def replay(
     when larger than the budget policy's reservation); ``tools`` are its tool schemas (counted
     in every request, as the recorded agent's were: a transcript's ``tools``).
 
-    Yields one `ReplayStep` per assistant message. Raises the first `PreparationError`.
+    Yields one `ReplayStep` per assistant message after the first user message (assistant
+    messages before it cannot be requested: no request may start with one). Raises the first
+    `PreparationError`.
     """
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
@@ -218,7 +220,11 @@ async def replay(
     # The previous step's assistant message and the user messages since: appended in one go.
     pending: list[UserMessage | AssistantMessage] = []
     previous: ContextManifest | None = None
-    for index, message in enumerate(messages):
+    # No request can start with an assistant turn: a recording that begins with one (a
+    # continued session, an export that lost the prompt) replays from its first user message.
+    start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages))
+    for index in range(start, len(messages)):
+        message = messages[index]
         if isinstance(message, UserMessage):
             pending.append(message)
             continue

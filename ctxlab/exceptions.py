@@ -21,6 +21,7 @@ __all__ = [
     "ContextOverflowError",
     "CtxlabError",
     "InvalidConversation",
+    "InvalidConversationStart",
     "InvalidToolPairs",
     "MaxStepsExceeded",
     "MessageFormatError",
@@ -71,6 +72,12 @@ class PreparationError(CtxlabError):
 
 class InvalidToolPairs(PreparationError):
     """The conversation has a tool result without its call, or a call without its result."""
+
+
+class InvalidConversationStart(PreparationError):
+    """The request would hold no messages, or start with an assistant turn: providers reject
+    both (the Messages API needs a first user message). Its manifest says
+    ``invalid_conversation``."""
 
 
 class ContextBudgetExceeded(PreparationError):

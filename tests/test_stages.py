@@ -148,7 +148,7 @@ def test_stage8_validation_checks_pairs_then_budget_and_carries_the_manifest() -
     c = cache()
     fixed = fixed_part((), (), c)
     turn = tool_turn("c1", "out")
-    broken = (turn[0],)
+    broken = (UserMessage(content="go"), turn[0])
 
     def factory() -> ManifestFactory:
         return ManifestFactory("r1", "reasoning", "m", c, LINES, None)

@@ -45,6 +45,7 @@ Validation = Literal[
     "passed",
     "budget_exceeded",
     "invalid_tool_pairs",
+    "invalid_conversation",
     "state_conflict",
     "build_failed",
 ]

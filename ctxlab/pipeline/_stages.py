@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import Summary
-from ctxlab.exceptions import ContextBudgetExceeded, InvalidToolPairs
+from ctxlab.exceptions import ContextBudgetExceeded, InvalidConversationStart, InvalidToolPairs
 from ctxlab.manifest import (
     ContextManifest,
     ItemKind,
@@ -355,8 +355,21 @@ class ManifestFactory:
 def validate(
     layout: Layout, pairs: ToolPairScanner, purpose: Purpose, manifest: ManifestFactory
 ) -> ContextManifest:
-    """Stage 8: tool pairs, then budget. Returns the passed manifest or raises
-    `InvalidToolPairs` / `ContextBudgetExceeded` carrying the failed one."""
+    """Stage 8: the conversation's start, tool pairs, then budget. Returns the passed manifest
+    or raises `InvalidConversationStart` / `InvalidToolPairs` / `ContextBudgetExceeded`
+    carrying the failed one."""
+    messages = layout.request.messages
+    # A compaction request is never sent: only what goes to a provider must start with a user.
+    if purpose != "compaction" and (not messages or messages[0].role != "user"):
+        msg = (
+            "the request holds no messages: a provider needs at least one user message; send a "
+            "prompt first"
+            if not messages
+            else "the request starts with an assistant turn, which providers reject: the "
+            "conversation must begin with a user message (replays start at the first one)"
+        )
+        failed = manifest(layout.items, "invalid_conversation", msg, layout.estimated_tokens)
+        raise InvalidConversationStart(msg, manifest=failed)
     problems = pairs.finish(allow_unfinished=purpose == "compaction")
     if problems:
         detail = "; ".join(str(p) for p in problems[:3])

@@ -247,6 +247,7 @@ def test_the_validation_values_are_the_produced_ones() -> None:
         "passed",
         "budget_exceeded",
         "invalid_tool_pairs",
+        "invalid_conversation",
         "state_conflict",
         "build_failed",
     )
