@@ -7,9 +7,10 @@ cost of each preset relative to sending the whole session at every step — all 
    replayed by `WhatIf` at a 32k window with tiktoken. First load (cold token cache), then a
    new trigger ratio re-replayed `--repeat` times (counts reused); the baseline measured in the
    same run is the same re-replay from a cold cache (a fresh `WhatIf` each time). Budget: 200 ms.
-2. **Retention**: every compaction of every corpus session, per preset: the share of the
-   compacted span's paths, commands, numbers (and names, error lines) the next request holds,
-   and whether the task statement (the first user message) is still there verbatim.
+2. **Retention** (`ctxlab.retention`, measured on the original messages): every compaction of
+   every corpus session, per preset and category (task lines, user instructions, files, edits,
+   whole commands, outcomes, numbers the agent wrote, output-only paths): the share the next
+   request holds, the share in the summary, and the control — the kept tail alone.
 3. **Cost**: per preset, summed over the corpus at one price (Claude Sonnet's), relative to no
    compaction under the same cache model (Anthropic, 5-minute TTL): the input side alone
    (reasoning outputs are the same under every config) and all of it, with summaries written
@@ -34,7 +35,7 @@ from ctxlab._cost import PRICES
 from ctxlab._replay import corpus_dir
 from ctxlab._whatif import WhatIf
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
-from ctxlab.pipeline._artifacts import ARTIFACT_KINDS
+from ctxlab.retention import CATEGORIES, measure_retention
 
 PRESETS = ("ctxlab", "agentscope", "harness", "langchain", "observation_masking")
 
@@ -95,26 +96,12 @@ async def latency(session: Transcript, window: int, repeat: int) -> dict[str, fl
     }
 
 
-def _task_kept(transcript: Transcript, what: WhatIf, name: str) -> tuple[int, int]:
-    first = next(m for m in transcript.messages if isinstance(m, UserMessage))
-    task = " ".join(b.text for b in first.content if isinstance(b, TextBlock)).strip()
-    kept = total = 0
-    for step in what.runs[name].steps:
-        if step.compaction is None:
-            continue
-        total += 1
-        summary = step.state.summary.text if step.state.summary else ""
-        texts = [summary, *(str(m.model_dump()) for m in step.state.conversation)]
-        kept += any(task[:2000] in t for t in texts)
-    return kept, total
-
-
 async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str, Any]:
     price = PRICES["claude-sonnet-4-6"]
-    kept = {p: dict.fromkeys(ARTIFACT_KINDS, 0) for p in PRESETS}
-    total = {p: dict.fromkeys(ARTIFACT_KINDS, 0) for p in PRESETS}
+    # Per preset and category: items, kept (summary or tail), in the summary, in the tail alone.
+    sums = {p: {c: [0, 0, 0, 0] for c in CATEGORIES} for p in PRESETS}
     worst = dict.fromkeys(PRESETS, 1.0)
-    tasks = {p: [0, 0] for p in PRESETS}
+    compactions = dict.fromkeys(PRESETS, 0)
     cost = {p: {"input_model": 0.0, "all_model": 0.0, "input_offline": 0.0} for p in PRESETS}
     base = {"input": 0.0, "all": 0.0}
     counter = TiktokenCounter()
@@ -130,14 +117,16 @@ async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str
                 record = step.compaction
                 if record is None or record.retention is None:
                     continue
-                for kind in ARTIFACT_KINDS:
-                    kept[name][kind] += record.retention.kept.get(kind, 0)
-                    total[name][kind] += record.retention.total.get(kind, 0)
+                compactions[name] += 1
+                for category in CATEGORIES:
+                    r = record.retention[category]
+                    row = sums[name][category]
+                    row[0] += r.total
+                    row[1] += r.kept
+                    row[2] += r.in_summary
+                    row[3] += r.in_tail
                 core = record.retention.core
                 worst[name] = min(worst[name], core if core is not None else 1.0)
-            k, t = _task_kept(transcript, what, name)
-            tasks[name][0] += k
-            tasks[name][1] += t
             reasoning_out = sum(c.output for c in run.costs if c.purpose != "summary")
             all_cost = run.cost
             cost[name]["all_model"] += all_cost
@@ -148,17 +137,15 @@ async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str
             )
     out: dict[str, Any] = {}
     for name in PRESETS:
-        share = {
-            k: kept[name][k] / total[name][k] if total[name][k] else None for k in ARTIFACT_KINDS
+        by_category = {
+            c: {"items": t, "kept": k / t, "in_summary": m / t, "control": a / t}
+            for c, (t, k, m, a) in sums[name].items()
+            if t
         }
-        core_total = sum(total[name][k] for k in ("paths", "commands", "numbers"))
-        core_kept = sum(kept[name][k] for k in ("paths", "commands", "numbers"))
         out[name] = {
-            "compactions": tasks[name][1],
-            "retention": share,
-            "retention_core": core_kept / core_total if core_total else None,
-            "retention_core_worst": worst[name],
-            "task_kept": f"{tasks[name][0]}/{tasks[name][1]}",
+            "compactions": compactions[name],
+            "retention": by_category,
+            "retention_worst": worst[name],
             "cost_input_vs_none (model summaries)": cost[name]["input_model"] / base["input"],
             "cost_input_vs_none (offline summaries)": cost[name]["input_offline"] / base["input"],
             "cost_all_vs_none (model summaries)": cost[name]["all_model"] / base["all"],
@@ -171,7 +158,6 @@ async def model_summaries() -> list[dict[str, Any]]:
     against the offline summarizer given the same span and the same number of tokens."""
     from ctxlab import load
     from ctxlab.pipeline import SummaryRequest, extractive_summarizer, render_summary
-    from ctxlab.pipeline._artifacts import artifacts_of, reachable_text, retention
 
     counter = TiktokenCounter()
     config = ContextConfig()
@@ -202,18 +188,17 @@ async def model_summaries() -> list[dict[str, Any]]:
                 count=counter.count_text,
             )
             ours = render_summary(await extractive_summarizer(request), config)
-            found = artifacts_of(span)
-            model = retention(found, reachable_text([], summary))
-            offline = retention(found, reachable_text([], ours))
+            model = measure_retention(span, summary, ())
+            offline = measure_retention(span, ours, ())
             rows.append(
                 {
                     "session": path.stem[:8],
                     "span_messages": len(span),
                     "summary_tokens": budget,
                     "offline_tokens": counter.count_text(ours),
-                    "model": {k: model.share(k) for k in ARTIFACT_KINDS},
+                    "model": {k: model.share(k) for k in CATEGORIES},
                     "model_core": model.core,
-                    "offline": {k: offline.share(k) for k in ARTIFACT_KINDS},
+                    "offline": {k: offline.share(k) for k in CATEGORIES},
                     "offline_core": offline.core,
                 }
             )
@@ -235,13 +220,14 @@ async def main() -> None:
         f"(re-replay / cold {timing['re_replay_ms'] / timing['cold_replay_ms']:.2f})"
     )
     figures = await corpus_figures(transcripts, args.window)
+    print("retention by category: kept (in the summary / the kept tail alone = control)")
     for name, row in figures.items():
-        retention = ", ".join(f"{k} {v:.3f}" for k, v in row["retention"].items() if v is not None)
-        print(
-            f"{name:20} compactions {row['compactions']:3}  core retention "
-            f"{row['retention_core'] or 0:.3f} (worst {row['retention_core_worst']:.3f}; "
-            f"{retention}); task kept {row['task_kept']}"
-        )
+        print(f"{name:20} compactions {row['compactions']:3}  worst {row['retention_worst']:.3f}")
+        for category, r in row["retention"].items():
+            print(
+                f"{'':22}{category:13} {r['kept']:.3f} ({r['in_summary']:.3f} / "
+                f"control {r['control']:.3f}) of {r['items']}"
+            )
         print(
             f"{'':20} cost vs no compaction: input {row['cost_input_vs_none (model summaries)']:.3f}"
             f" (model summaries), {row['cost_input_vs_none (offline summaries)']:.3f} (offline);"
@@ -251,9 +237,9 @@ async def main() -> None:
     for row in summaries:
         print(
             f"Claude Code summary {row['session']} ({row['span_messages']} messages, "
-            f"{row['summary_tokens']} tokens): model keeps {row['model_core']:.3f} of paths, "
-            f"commands and numbers; the offline summary in as many tokens "
-            f"({row['offline_tokens']}) {row['offline_core']:.3f}"
+            f"{row['summary_tokens']} tokens): model keeps {row['model_core'] or 0:.3f} "
+            f"(retention over the target categories); the offline summary in as many tokens "
+            f"({row['offline_tokens']}) {row['offline_core'] or 0:.3f}"
         )
     if args.out:
         payload = {"latency": timing, "corpus": figures, "model_summaries": summaries}

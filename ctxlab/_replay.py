@@ -8,6 +8,7 @@ another setting would have budgeted the same work.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from ctxlab.pipeline import (
     prepare,
 )
 from ctxlab.pipeline._compaction import CompactionRecord
+from ctxlab.retention import compaction_retention, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
 
 if TYPE_CHECKING:
@@ -245,8 +247,21 @@ async def replay(
             tools=tools,
         )
         previous = prep.manifest
+        before = state.summary.compacted_messages if state.summary else 0
         state = prep.state
-        yield ReplayStep(index, prep.manifest, prep.compaction, state)
+        record = prep.compaction
+        if record is not None and state.summary is not None:
+            # Graded on the recording's original messages (before truncation and offload),
+            # by an extractor the summarizer never uses.
+            kept = compaction_retention(
+                messages[start:index],
+                state.summary.text,
+                state.conversation,
+                compacted=state.summary.compacted_messages,
+                before=before,
+            )
+            record = dataclasses.replace(record, retention=kept)
+        yield ReplayStep(index, prep.manifest, record, state)
         pending.append(message)
 
 
@@ -297,7 +312,8 @@ async def compare_configs(
                     step=step,
                     compaction=record.method if record else None,
                     compacted_messages=record.messages_compacted if record else 0,
-                    retention=record.retention.core if record and record.retention else None,
+                    retention=retention_columns(record)["retention"],
+                    retention_control=retention_columns(record)["retention_control"],
                 )
                 rows.append({"config": name, "index": replayed.index, **entry})
                 step += 1

@@ -24,6 +24,9 @@ class Summary(BaseModel):
     """The rendered text the model sees (``summary_template`` applied, or the note)."""
     compacted_messages: int = 0
     """How many messages this summary stands for, over all compactions."""
+    task: str = ""
+    """The user's first message, kept verbatim before the summary's fields (in ``text``), and
+    carried from summary to summary; empty when the summary states the task itself."""
     kind: CompactionMethod = "summary"
     """``summary``, or ``truncation`` when summarization failed and messages were dropped behind
     a note (logs written before 0.2 say ``truncation_note``; they are read as ``truncation``)."""

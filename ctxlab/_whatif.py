@@ -27,6 +27,7 @@ from ctxlab._replay import ReplayStep, Transcript, replay
 from ctxlab.exceptions import PreparationError
 from ctxlab.manifest import ContextManifest, step_row
 from ctxlab.messages import AssistantMessage
+from ctxlab.retention import retention_columns
 from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ COMPARISON_COLUMNS = (
     "compactions",
     "retention",
     "retention_min",
+    "retention_control",
     "peak",
     "errors",
 )
@@ -240,9 +242,8 @@ class WhatIf:
                             step=index,
                             compaction=record.method if record else None,
                             compacted_messages=record.messages_compacted if record else 0,
-                            retention=record.retention.core
-                            if record and record.retention
-                            else None,
+                            retention=retention_columns(record)["retention"],
+                            retention_control=retention_columns(record)["retention_control"],
                         ),
                         "cache_read": cost.cache_read,
                         "cache_write": cost.cache_write,
@@ -292,6 +293,7 @@ def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
 def _row(run: ConfigRun, base: float) -> dict[str, Any]:
     records = [s.compaction for s in run.steps if s.compaction is not None]
     kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
+    control = [c for r in records if r.retention and (c := r.retention.control_share()) is not None]
     manifests = run.manifests
     return {
         "config": run.name,
@@ -303,6 +305,7 @@ def _row(run: ConfigRun, base: float) -> dict[str, Any]:
         "summary_calls": sum(1 for c in run.costs if c.purpose == "summary"),
         "retention": sum(kept) / len(kept) if kept else None,
         "retention_min": min(kept) if kept else None,
+        "retention_control": sum(control) / len(control) if control else None,
         "peak": max((m.estimated_input_tokens for m in manifests), default=0),
         "errors": sum(1 for m in manifests if m.validation != "passed") + (1 if run.error else 0),
         "replay_ms": run.seconds * 1000,

@@ -1,11 +1,21 @@
-"""Salient artifacts, retention after a compaction, and the offline summarizer that keeps them."""
+"""Retention measured on the original span by an extractor no summarizer uses; the control
+(kept tail alone); and the offline handover summary graded by it."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from ctxlab import ApproximateCounter, ContextConfig, replay
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.pipeline._artifacts import artifacts_of, reachable_text, retention, salient_input
+from ctxlab.retention import holds, inventory, measure_retention
 from ctxlab.tokens import TokenCache
 
 
@@ -13,125 +23,216 @@ def call(id: str, name: str, **input: object) -> AssistantMessage:
     return AssistantMessage(content=(ToolUseBlock(id=id, name=name, input=input),))
 
 
-def result(id: str, text: str) -> UserMessage:
-    return UserMessage(content=(ToolResultBlock(tool_use_id=id, content=text),))
+def result(id: str, text: str, is_error: bool = False) -> UserMessage:
+    return UserMessage(content=(ToolResultBlock(tool_use_id=id, content=text, is_error=is_error),))
 
 
+TASK = "Fix the crash in src/app/models.py when the port is 8080.\nKeep the public API unchanged."
 SPAN = (
-    UserMessage(content="Fix the crash in src/app/models.py when the port is 8080 (v2.31.0)."),
-    call("a", "execute_bash", command="cd /repo && python -m pytest tests/test_models.py -x"),
+    UserMessage(content=TASK),
+    AssistantMessage(
+        content=(
+            TextBlock(text="First I run the tests of load_user at line 1142."),
+            ToolUseBlock(
+                id="a", name="bash", input={"command": "cd /repo && pytest tests/test_models.py"}
+            ),
+        )
+    ),
     result(
         "a",
-        "tests/test_models.py::test_save FAILED\nE   KeyError: 'user_id'\n"
-        "collected 12 items; ERROR at line 1142 of src/app/models.py",
+        "FAILED tests/test_models.py::test_save - KeyError\nE   KeyError: 'user_id'\n"
+        "<returncode>1</returncode>",
     ),
-    call("b", "str_replace_editor", path="/repo/src/app/models.py", old_str="x", new_str="y"),
-    result("b", "ok"),
-    AssistantMessage(content="The `load_user` helper in models.UserStore drops user_id."),
-    call("c", "search", query="user_id default"),
-    result("c", "\n".join(f"pkg/mod{n}/file{n}.py" for n in range(30))),
+    call("b", "str_replace_editor", command="view", path="/repo/src/app/models.py"),
+    result("b", "   1 class UserStore:\n" + "\n".join(f"pkg/mod{n}/file{n}.py" for n in range(5))),
+    UserMessage(content="Also, do not touch the migrations folder."),
+    call(
+        "c",
+        "str_replace_editor",
+        command="str_replace",
+        path="/repo/src/app/models.py",
+        old_str="user['user_id']",
+        new_str="user.get('user_id')",
+    ),
+    result("c", "The file /repo/src/app/models.py has been edited."),
+    call("d", "bash", command="cd /repo && pytest tests/test_models.py"),
+    result("d", "1 passed in 0.12s\n<returncode>0</returncode>"),
 )
 
 
-def test_artifacts_of_a_hand_made_span() -> None:
-    found = artifacts_of(SPAN)
-    # Every tool's salient input, whatever the tool is called.
-    assert found.commands == (
-        "cd /repo && python -m pytest tests/test_models.py -x",
-        "/repo/src/app/models.py",
-        "user_id default",
+def test_the_inventory_of_a_hand_made_span_by_category() -> None:
+    found = inventory(SPAN)
+    assert found.of("task") == (
+        "Fix the crash in src/app/models.py when the port is 8080.",
+        "Keep the public API unchanged.",
     )
-    assert "src/app/models.py" in found.paths and "/repo/src/app/models.py" in found.paths
-    assert "tests/test_models.py" in found.paths
-    # A listing contributes its first 20 paths, not all 30.
-    assert sum(p.startswith("pkg/") for p in found.paths) == 20
-    assert found.numbers == ("8080", "v2.31.0", "1142")
-    assert "load_user" in found.identifiers and "models.UserStore" in found.identifiers
-    assert any("KeyError: 'user_id'" in e for e in found.errors)
-    assert any("FAILED" in e for e in found.errors)
+    assert found.of("instructions") == ("Also, do not touch the migrations folder.",)
+    # An editor's sub-command is an action on a file, not a command; commands are whole.
+    assert found.of("commands") == ("cd /repo && pytest tests/test_models.py",)
+    assert found.actions["/repo/src/app/models.py"] == "edited"
+    assert found.actions["tests/test_models.py"] == "run"
+    assert found.of("edits") == ("/repo/src/app/models.py",)
+    # Outcomes come from the *last* run of each command: it passed, so no error is a target.
+    assert found.of("outcomes") == ()
+    assert "1142" in found.of("numbers") and "load_user" in found.of("numbers")
+    # Paths and numbers only tool output named are reported apart, not targets.
+    assert "pkg/mod3/file3.py" in found.of("output_only")
+    assert "pkg/mod3/file3.py" not in found.of("files")
 
 
-def test_salient_input_falls_back_to_the_longest_string() -> None:
-    use = ToolUseBlock(id="x", name="do", input={"flag": True, "a": "short", "b": "the long one"})
-    assert salient_input(use) == "the long one"
-
-
-def test_retention_counts_what_the_next_request_still_holds() -> None:
-    span = artifacts_of(SPAN)
-    text = reachable_text(
-        [call("d", "execute_bash", command="git diff")],
-        "Files: src/app/models.py. Ran: cd /repo && python -m pytest tests/test_models.py -x "
-        "on port 8080",
+def test_outcomes_are_the_failures_of_the_last_run() -> None:
+    failing = (*SPAN[:8], call("d", "bash", command="cd /repo && pytest tests/test_models.py"))
+    failing += (result("d", "FAILED tests/test_models.py::test_load\nE   ValueError: bad id"),)
+    assert inventory(failing).of("outcomes") == (
+        "tests/test_models.py::test_load",
+        "FAILED tests/test_models.py::test_load",
+        "ValueError: bad id",
     )
-    kept = retention(span, text)
-    assert kept.kept["commands"] == 1 and kept.total["commands"] == 3
-    assert kept.kept["numbers"] == 1 and set(kept.lost["numbers"]) == {"v2.31.0", "1142"}
-    assert kept.share("commands") == 1 / 3
-    assert retention(span, "").core == 0.0
-    assert retention(artifacts_of([UserMessage(content="hi")]), "").core is None
 
 
-async def test_the_offline_summary_keeps_the_task_and_every_tools_artifacts() -> None:
+def test_matching_is_on_word_boundaries_and_paths_by_their_last_two_components() -> None:
+    assert not holds("# Task Overview of the work", "view")
+    assert holds("then view it", "view")
+    assert holds("edited app/models.py", "/repo/src/app/models.py", path=True)
+    assert not holds("edited models.py", "/repo/src/app/models.py", path=True)
+    assert not holds("port 80800", "8080")
+    # A prefix of a command is not the command.
+    assert not holds("$ mv a b", "mv a b && mv c d && pytest")
+
+
+def test_retention_splits_summary_and_tail_and_the_control_is_the_tail_alone() -> None:
+    tail = SPAN[8:]
+    summary = (
+        "Task: Fix the crash in src/app/models.py when the port is 8080. Keep the public API "
+        "unchanged. User: Also, do not touch the migrations folder. Changed app/models.py."
+    )
+    kept = measure_retention(SPAN[:8], summary, tail)
+    assert kept["task"].kept == 2 and kept["task"].in_summary == 2 and kept["task"].in_tail == 0
+    assert kept["instructions"].share == 1.0
+    # The command is in the kept tail (run again there), not in the summary.
+    assert kept["commands"].in_tail == 1 and kept["commands"].in_summary == 0
+    assert kept["files"].kept == kept["files"].total
+    control = measure_retention(SPAN[:8], "", tail)
+    assert control.share() == control.control_share() == kept.control_share()
+    assert control["task"].share == 0.0 and kept.share() > control.share()  # type: ignore[operator]
+
+
+async def test_a_summary_of_paths_only_scores_low_on_task_and_instructions() -> None:
+    # The control of the headline figure: a summarizer that lists what an artifact metric
+    # would count (paths, commands) but drops the task and the user's words.
+    found = inventory(SPAN[:8])
+    listing = "\n".join([*found.of("files"), *found.of("commands")])
+    poor = measure_retention(SPAN[:8], listing, SPAN[8:])
+    assert poor["task"].share == 0.0 and poor["instructions"].share == 0.0
     cache = TokenCache(ApproximateCounter())
-    task = "Fix the crash in src/app/models.py when the port is 8080 (v2.31.0).\n" + "\n".join(
-        f"Detail {n}: the reproduction needs step {n}." for n in range(40)
-    )
-    span = (UserMessage(content=task), *SPAN[1:])
-    request = SummaryRequest(
-        messages=span,
-        previous_summary=None,
-        schema=ContextConfig().summary_schema,
-        prompt="",
-        budget_tokens=1_500,
-        count=cache.text,
-    )
-    fields = await extractive_summarizer(request)
-    assert fields["task_overview"] == task  # whole: it fits its share of the budget
-    text = "\n".join(fields.values())
-    assert retention(artifacts_of(span), " ".join(text.split())).core == 1.0
-    assert sum(cache.text(v) for v in fields.values()) <= 1_500
-    # A budget too small for everything: the summary stays within it, the task is cut and says so.
-    small = await extractive_summarizer(
+    fields = await extractive_summarizer(
         SummaryRequest(
-            span, None, ContextConfig().summary_schema, "", budget_tokens=400, count=cache.text
+            SPAN[:8], None, ContextConfig().summary_schema, "", budget_tokens=800, count=cache.text
         )
     )
-    assert sum(cache.text(v) for v in small.values()) <= 400 + 60
-    assert "cut at 160 tokens" in small["task_overview"]
-    assert small["context_to_preserve"].startswith("$ cd /repo && python -m pytest")
+    good = measure_retention(SPAN[:8], "\n".join(fields.values()), SPAN[8:])
+    assert good["task"].share == 1.0 and good["instructions"].share == 1.0
+    assert good.share() > poor.share() + 0.3  # type: ignore[operator]
 
 
-async def test_a_replayed_compaction_reports_its_retention() -> None:
+async def test_the_offline_summary_is_a_handover() -> None:
+    cache = TokenCache(ApproximateCounter())
+    span = (
+        *SPAN[:8],
+        AssistantMessage(content="Next I will add a regression test for the missing user_id."),
+    )
+    fields = await extractive_summarizer(
+        SummaryRequest(
+            span, None, ContextConfig().summary_schema, "", budget_tokens=800, count=cache.text
+        )
+    )
+    assert fields["task_overview"].startswith(TASK)
+    assert "- Also, do not touch the migrations folder." in fields["task_overview"]
+    # What changed, short old → new; the command with its outcome; the error and its state.
+    assert "`user['user_id']` → `user.get('user_id')`" in fields["current_state"]
+    assert "$ cd /repo && pytest tests/test_models.py  → exit 1" in fields["context_to_preserve"]
+    assert "KeyError: 'user_id' — not yet fixed" in fields["important_discoveries"]
+    # The next steps are the agent's last stated intent, not a fixed line.
+    assert fields["next_steps"] == "Next I will add a regression test for the missing user_id."
+    # A directory listing in an output is not quoted.
+    assert "pkg/mod3" not in "\n".join(fields.values())
+    assert sum(cache.text(v) for v in fields.values()) <= 800
+
+
+async def test_an_error_fixed_by_a_later_run_is_reported_fixed() -> None:
+    cache = TokenCache(ApproximateCounter())
+    fields = await extractive_summarizer(
+        SummaryRequest(
+            SPAN, None, ContextConfig().summary_schema, "", budget_tokens=800, count=cache.text
+        )
+    )
+    assert "KeyError: 'user_id' — fixed" in fields["important_discoveries"]
+    assert "→ exit 0" in fields["context_to_preserve"]
+
+
+async def test_the_offline_summary_stays_within_a_small_budget_and_keeps_the_user_first() -> None:
+    cache = TokenCache(ApproximateCounter())
+    commands = [
+        m
+        for n in range(40)
+        for m in (call(f"x{n}", "bash", command=f"grep -rn token_{n} src/"), result(f"x{n}", "x"))
+    ]
+    span = (*SPAN[:8], *commands)
+    fields = await extractive_summarizer(
+        SummaryRequest(
+            span, None, ContextConfig().summary_schema, "", budget_tokens=300, count=cache.text
+        )
+    )
+    assert sum(cache.text(v) + 1 for v in fields.values()) <= 300
+    assert "Also, do not touch the migrations folder." in fields["task_overview"]
+    # Short of room, the oldest commands go first: the latest stays.
+    assert "grep -rn token_39 src/" in fields["context_to_preserve"]
+    assert "grep -rn token_0 src/" not in fields["context_to_preserve"]
+
+
+async def test_a_replayed_compaction_is_graded_on_the_original_messages() -> None:
+    # The failure is past what the truncation keeps of the result: graded on the original,
+    # it is an outcome the summary had to carry.
     messages: list[UserMessage | AssistantMessage] = [
         UserMessage(content="Find why the job fails; logs are under /var/log/jobs.")
     ]
-    for n in range(12):
-        messages.append(call(f"c{n}", "run_shell", cmd=f"grep -n timeout /var/log/jobs/job{n}.log"))
-        messages.append(result(f"c{n}", f"job{n}.log:{100 + n}: timeout after 30s\n" * 80))
-    messages.append(AssistantMessage(content="All twelve jobs time out at 30 s."))
+    for n in range(30):
+        messages.append(call(f"c{n}", "bash", command=f"grep -n timeout /var/log/jobs/job{n}.log"))
+        body = f"job{n}.log:{100 + n}: timeout after 30s\n" * 300
+        messages.append(result(f"c{n}", body + f"RuntimeError: job {n} gave up"))
+    messages.append(AssistantMessage(content="All thirty jobs time out at 30 s."))
+    config = ContextConfig(tool_result_limit=200)
     records = [
         step.compaction
-        async for step in replay(messages, context_window=6_000, counter=ApproximateCounter())
+        async for step in replay(
+            messages, context_window=6_000, counter=ApproximateCounter(), config=config
+        )
         if step.compaction is not None
     ]
-    assert records
-    for record in records:
-        assert record.retention is not None
-        assert record.retention.core == 1.0
-        assert record.retention.total["commands"] > 0
+    assert records and all(r.retention is not None for r in records)
+    first = records[0].retention
+    assert first is not None
+    assert first["commands"].total > 0 and first["commands"].share == 1.0
+    assert any("RuntimeError: job" in o for o in inventory(messages[:3]).of("outcomes"))
+    assert first["outcomes"].total > 0
+    # The task line is held at every compaction (the pinned first message).
+    assert all(r.retention and r.retention["task"].share == 1.0 for r in records)
 
 
-async def test_compare_configs_reports_retention_per_compaction() -> None:
-    from ctxlab import compare_configs
+def test_the_summarizer_and_the_metric_share_no_code() -> None:
+    root = Path(__file__).parent.parent / "ctxlab"
 
-    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Check the jobs.")]
-    for n in range(12):
-        messages.append(call(f"c{n}", "run_shell", cmd=f"grep -n timeout /var/log/jobs/job{n}.log"))
-        messages.append(result(f"c{n}", f"job{n}.log:{100 + n}: timeout after 30s\n" * 80))
-    messages.append(AssistantMessage(content="done"))
-    frame = await compare_configs(
-        messages, {"d": ContextConfig()}, context_window=6_000, counter=ApproximateCounter()
-    )
-    compacted = frame[frame["compaction"] != ""]
-    assert len(compacted) > 0 and (compacted["retention"] == 1.0).all()
-    assert frame[frame["compaction"] == ""]["retention"].isna().all()
+    def imports(path: Path) -> set[str]:
+        tree = ast.parse(path.read_text())
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        return names
+
+    summarizer = imports(root / "pipeline" / "_handover.py")
+    assert not any(n.startswith("ctxlab.retention") for n in summarizer)
+    for module in (root / "retention").glob("*.py"):
+        assert not any(n.startswith("ctxlab.pipeline") for n in imports(module)), module

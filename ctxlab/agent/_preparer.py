@@ -19,7 +19,13 @@ from ctxlab._request import ModelRequest
 from ctxlab._state import WorkingState
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent
 from ctxlab.agent._memory_flush import flush_facts
-from ctxlab.exceptions import ModelError, PreparationError, StateChanged, UsageError
+from ctxlab.exceptions import (
+    ContextOverflowError,
+    ModelError,
+    PreparationError,
+    StateChanged,
+    UsageError,
+)
 from ctxlab.manifest import (
     CompactionTrigger,
     ContextManifest,
@@ -157,32 +163,52 @@ class Preparer:
             and agent.context_config.compaction.flush_before_compact
         ):
             notes = (await flush_facts(agent.workspace, request),)
-        sent = summary_model_request(request, self.last_request)
-        manifest = self._summary_manifest(sent, model.name, notes)
+        lines = self.next_thresholds()
+        limit = request.input_limit or lines.input_limit
+        # The cached form (the last request again, then the instruction) reads the provider's
+        # cache, but is the larger one: when it does not fit, the span alone is sent (the
+        # pipeline has cut the span into pieces that fit that way).
+        context = self.last_request
+        sent = summary_model_request(request, context)
+        manifest = self._summary_manifest(sent, model.name, notes, limit)
+        if manifest.validation != "passed" and context is not None:
+            context = None
+            sent = summary_model_request(request, None)
+            manifest = self._summary_manifest(sent, model.name, notes, limit)
         self.manifests.append(manifest)
         agent._emit(ContextBuildEvent(manifest, agent._call, sent))
-        return await model.summarize(request, context=self.last_request)
+        if manifest.validation != "passed":
+            # Never sent: the pipeline answers an overflow with smaller pieces.
+            raise ContextOverflowError(manifest.error or "the summary request is too long")
+        return await model.summarize(request, context=context)
 
     def _summary_manifest(
-        self, sent: ModelRequest, model: str, transforms: tuple[Transform, ...]
+        self, sent: ModelRequest, model: str, transforms: tuple[Transform, ...], limit: int
     ) -> ContextManifest:
+        """A summary request's manifest, validated like any request: over ``limit`` (the window
+        less the summary's answer) it says ``budget_exceeded``."""
         lines = self.next_thresholds()
         fixed = fixed_part((SystemPart("system_prompt", sent.system),), sent.tools, self.cache)
         messages = message_items(sent.messages, self.cache)
         items = (*fixed.system_items, *fixed.tool_items, *messages)
+        estimated = sum(i.tokens for i in items)
+        over = estimated > limit
         return ContextManifest(
             request_id=uuid.uuid4().hex[:16],
             purpose="summary",
             model=model,
-            estimated_input_tokens=sum(i.tokens for i in items),
-            input_limit=lines.input_limit,
+            estimated_input_tokens=estimated,
+            input_limit=limit,
             counting_method=self.cache.method,
             exact=self.cache.exact,
             items=items,
             transforms=transforms,
-            validation="passed",
+            validation="budget_exceeded" if over else "passed",
             context_size=lines.context_size,
             thresholds=lines,
+            error=f"the summary request needs {estimated} tokens; its limit is {limit}"
+            if over
+            else None,
         )
 
     async def _prepare(

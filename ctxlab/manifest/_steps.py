@@ -34,6 +34,7 @@ STEP_COLUMNS: tuple[str, ...] = (
     "compaction",
     "compacted_messages",
     "retention",
+    "retention_control",
     "usage_input",
     "usage_output",
     "usage_cache_read",
@@ -78,10 +79,12 @@ def step_row(
     compaction: CompactionMethod | None = None,
     compacted_messages: int = 0,
     retention: float | None = None,
+    retention_control: float | None = None,
 ) -> dict[str, Any]:
     """The row of request ``step``: tokens by placement, lines, validation, transforms counted
-    by effect, the compaction it performed (and ``retention``: the share of the compacted span's
-    paths, commands and numbers the request still holds) and the provider usage (when known)."""
+    by effect, the compaction it performed (``retention``: the share of the compacted span's
+    items the request still holds, `ctxlab.retention`; ``retention_control``: what its kept tail
+    alone holds) and the provider usage (when known)."""
     effects = [transform_info(t.kind).effect for t in manifest.transforms]
     lines = manifest.thresholds
     return {
@@ -103,5 +106,6 @@ def step_row(
         "compaction": compaction or "",
         "compacted_messages": compacted_messages,
         "retention": retention,
+        "retention_control": retention_control,
         **usage_columns(manifest.provider_usage, manifest.estimated_input_tokens),
     }

@@ -24,6 +24,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline import SummaryRequest
+from ctxlab.pipeline._summary import summary_instruction
 from ctxlab.tokens import TiktokenCounter, TokenCounter
 
 __all__ = [
@@ -198,23 +199,6 @@ def transcript_text(messages: Sequence[UserMessage | AssistantMessage]) -> str:
             elif isinstance(block, ToolResultBlock):
                 lines.append(f"tool result ({block.tool_use_id}): {block.text}")
     return "\n".join(lines)
-
-
-def summary_instruction(summary: SummaryRequest) -> str:
-    """The user text that asks for a summary: prompt, earlier summary, hint, schema."""
-    parts = [summary.prompt]
-    if summary.previous_summary is not None:
-        parts.append(
-            "An earlier summary stands for the history before these messages; carry its facts "
-            f"forward:\n{summary.previous_summary.text}"
-        )
-    if summary.instructions:
-        parts.append(f"Instructions for this summary: {summary.instructions}")
-    parts.append(
-        "Answer with one JSON object and nothing else, matching this JSON Schema:\n"
-        + json.dumps(summary.schema, ensure_ascii=False)
-    )
-    return "\n\n".join(parts)
 
 
 def parse_summary_json(text: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from ctxlab.pipeline._compaction import (
     reduce_conversation,
     reduction_due,
 )
+from ctxlab.pipeline._handover import extractive_summarizer
 from ctxlab.pipeline._offload import Offloader, WorkspaceOffloader
 from ctxlab.pipeline._prepare import Preparation, PreparationMemo, prepare
 from ctxlab.pipeline._results import TRUNCATION_MARKER, head_within, truncation_notice
@@ -29,8 +30,8 @@ from ctxlab.pipeline._stages import (
 from ctxlab.pipeline._summary import (
     Summarizer,
     SummaryRequest,
-    extractive_summarizer,
     render_summary,
+    summary_instruction,
     validate_summary,
 )
 
@@ -70,6 +71,7 @@ __all__ = [
     "reduction_due",
     "render_summary",
     "scan_conversation",
+    "summary_instruction",
     "truncation_notice",
     "usage_notice",
     "validate",

@@ -13,14 +13,20 @@ from dataclasses import dataclass, field
 
 from ctxlab._config import CompactionPasses, ContextConfig
 from ctxlab._state import Summary
-from ctxlab.exceptions import CompressionError
+from ctxlab.exceptions import CompressionError, ContextOverflowError
 from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
-from ctxlab.messages import AssistantMessage, UserMessage
-from ctxlab.pipeline._artifacts import Retention, artifacts_of, reachable_text, retention
+from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._scan import ConversationScan
-from ctxlab.pipeline._summary import Summarizer, SummaryRequest, render_summary, validate_summary
+from ctxlab.pipeline._summary import (
+    Summarizer,
+    SummaryRequest,
+    render_summary,
+    summary_instruction,
+    validate_summary,
+)
+from ctxlab.retention import Retention
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
 __all__ = [
@@ -43,6 +49,13 @@ SUMMARY_ALLOWANCE = 2_000
 
 MIN_SUMMARY_BUDGET = 256
 """The smallest budget a summary is given, however full the window."""
+
+PINNED_TASK_SHARE = 0.4
+"""The user's first message is kept verbatim beside the summary while it takes at most this
+share of the input limit (a larger one is left to the summary, which states the task)."""
+
+TASK_HEADING = "<system-info>The user's first message (the task), kept verbatim:\n"
+TASK_END = "</system-info>"
 
 TRUNCATION_NOTE = (
     "<system-info>{count} earlier messages were removed to fit the context window; no summary "
@@ -68,8 +81,9 @@ class CompactionRecord:
     errors: tuple[str, ...] = ()
     """Why attempts failed."""
     retention: Retention | None = None
-    """How much of the compacted span's artifacts (paths, commands, numbers, ...) the
-    conversation that follows still holds — summary and kept messages."""
+    """What the request after the compaction still holds of the compacted span, measured on
+    the original messages by `ctxlab.retention` (set by whoever holds them — a replay, the
+    agent — never by the pipeline, which would grade its own work)."""
 
     @property
     def kind(self) -> CompactionMethod:
@@ -141,34 +155,105 @@ def find_split(
     return start
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """What every summary request of one compaction shares."""
+
+    config: ContextConfig
+    summarizer: Summarizer
+    instructions: str | None
+    budget: int
+    cache: TokenCache
+    kept: Conversation
+    pinned_task: str | None
+    input_limit: int
+
+
+def _request(
+    ask: _Ask, messages: Conversation, previous: Summary | None, attempt: int, kept: Conversation
+) -> SummaryRequest:
+    return SummaryRequest(
+        messages=messages,
+        previous_summary=previous,
+        schema=ask.config.summary_schema,
+        prompt=ask.config.compression_prompt,
+        instructions=ask.instructions,
+        attempt=attempt,
+        template=ask.config.compaction.summary_prompt,
+        budget_tokens=ask.budget,
+        count=ask.cache.text,
+        kept=kept,
+        pinned_task=ask.pinned_task,
+        input_limit=ask.input_limit,
+    )
+
+
+def summary_request_tokens(request: SummaryRequest, cache: TokenCache) -> int:
+    """The input tokens of the plain request for ``request`` (its span, then the instruction;
+    no System, no tools): what a summary call must fit when its cached form does not."""
+    instruction = cache.text(summary_instruction(request)) + MESSAGE_OVERHEAD
+    return cache.messages(request.messages) + instruction
+
+
+def _chunks(
+    ask: _Ask, prefix: Conversation, previous: Summary | None, limit: int
+) -> list[Conversation]:
+    """``prefix`` in pieces whose summary requests each fit ``limit`` (with a running summary
+    of ``ask.budget`` tokens carried in each); pieces start at valid boundaries, so no tool
+    pair is split; a message too large alone has its tool results cut for the request."""
+    probe = _request(ask, (), previous, 1, ())
+    carried = max(ask.budget, summary_tokens(previous, ask.cache))
+    room = max(limit - summary_request_tokens(probe, ask.cache) - carried - 64, 256)
+    pieces: list[Conversation] = []
+    start = 0
+    while start < len(prefix):
+        end, used = start, 0
+        while end < len(prefix):
+            size = ask.cache.message(prefix[end])
+            if used + size > room and end > start and _is_boundary(prefix[end]):
+                break
+            used += size
+            end += 1
+        piece = prefix[start:end]
+        if ask.cache.messages(piece) > room:
+            results = sum(len(m.tool_results) for m in piece if isinstance(m, UserMessage))
+            per_result = max((room - 64) // max(results, 1) - 64, 64)
+            piece, _ = truncate_results(piece, per_result, None, ask.cache)
+        pieces.append(piece)
+        start = end
+    return pieces
+
+
 async def _summarize(
-    prefix: Conversation,
-    previous: Summary | None,
-    config: ContextConfig,
-    summarizer: Summarizer | None,
-    instructions: str | None,
-    budget: int,
-    cache: TokenCache,
-    kept: Conversation = (),
+    prefix: Conversation, previous: Summary | None, ask: _Ask
 ) -> tuple[dict[str, str] | None, list[str]]:
+    """The fields for ``prefix``, retried up to ``max_summary_attempts``. A span whose request
+    would not fit ``ask.input_limit`` is summarized in pieces, each carrying the summary so far
+    (a rolling summary); a model that answers a request with `ContextOverflowError` is asked
+    again in pieces half the size."""
     errors: list[str] = []
-    if summarizer is None:
-        return None, ["no summarizer is attached"]
-    for attempt in range(1, config.compaction.max_summary_attempts + 1):
-        request = SummaryRequest(
-            messages=prefix,
-            previous_summary=previous,
-            schema=config.summary_schema,
-            prompt=config.compression_prompt,
-            instructions=instructions,
-            attempt=attempt,
-            template=config.compaction.summary_prompt,
-            budget_tokens=budget,
-            count=cache.text,
-            kept=tuple(kept),
+    limit = ask.input_limit
+    for attempt in range(1, ask.config.compaction.max_summary_attempts + 1):
+        whole = _request(ask, prefix, previous, attempt, ask.kept)
+        pieces = (
+            [prefix]
+            if summary_request_tokens(whole, ask.cache) <= limit
+            else _chunks(ask, prefix, previous, limit)
         )
+        running = previous
         try:
-            return validate_summary(await summarizer(request), config), errors
+            fields: dict[str, str] = {}
+            for index, piece in enumerate(pieces):
+                last = index == len(pieces) - 1
+                request = _request(ask, piece, running, attempt, ask.kept if last else ())
+                fields = validate_summary(await ask.summarizer(request), ask.config)
+                if not last:
+                    text = render_summary(fields, ask.config)
+                    running = Summary(fields=fields, text=text, task=ask.pinned_task or "")
+            return fields, errors
+        except ContextOverflowError as exc:
+            errors.append(f"attempt {attempt}: the summary request was too long ({exc})")
+            limit = max(limit // 2, MIN_SUMMARY_BUDGET * 4)
         except Exception as exc:
             errors.append(f"attempt {attempt}: {type(exc).__name__}: {exc}")
     return None, errors
@@ -194,6 +279,18 @@ class ReductionLimits:
     """Target size of the kept tail."""
     input_limit: int
     """The request's hard limit."""
+    context_size: int = 0
+    """The window the lines refer to (0: unknown)."""
+    safety_margin: int = 0
+
+    def summary_limit(self, budget: int) -> int:
+        """The input limit of a summary request whose answer may take ``budget`` tokens: the
+        window less that answer (JSON adds about a fifth) and the margin, never above the
+        reasoning requests' limit."""
+        if not self.context_size:
+            return self.input_limit
+        answer = int(budget * 1.2) + 64
+        return max(min(self.input_limit, self.context_size - answer - self.safety_margin), 0)
 
     @classmethod
     def of(
@@ -209,6 +306,8 @@ class ReductionLimits:
             trigger_tokens=lines.trigger_tokens if trigger_override is None else trigger_override,
             reserve_tokens=lines.reserve_tokens,
             input_limit=lines.input_limit,
+            context_size=lines.context_size if lines.output_reservation else 0,
+            safety_margin=lines.safety_margin,
         )
 
 
@@ -282,7 +381,11 @@ async def reduce_conversation(
             return result
 
     before = summary_tokens(summary, cache) + cache.messages(result.conversation)
-    room = limits.input_limit - limits.fixed_tokens - summary_tokens(summary, cache)
+    task = _pinned_task(result.conversation, summary, cache, limits)
+    task_tokens = cache.text(TASK_HEADING + task + TASK_END) if task is not None else 0
+    room = (
+        limits.input_limit - limits.fixed_tokens - max(summary_tokens(summary, cache), task_tokens)
+    )
     keep = min(limits.reserve_tokens, max(room - SUMMARY_ALLOWANCE, 0))
     split = find_split(
         result.conversation,
@@ -311,10 +414,21 @@ async def reduce_conversation(
     result.transforms.extend(cut)
     # The summary may take the reserve (what the tail was sized by), never more than is left.
     budget = min(limits.reserve_tokens, max(room - cache.messages(tail) - 64, MIN_SUMMARY_BUDGET))
-    fields, errors = await _summarize(
-        prefix, summary, config, summarizer, instructions, budget, cache, tail
-    )
-    new_summary = _new_summary(fields, errors, prefix, summary, config)
+    if summarizer is None:
+        fields, errors = None, ["no summarizer is attached"]
+    else:
+        ask = _Ask(
+            config,
+            summarizer,
+            instructions,
+            budget,
+            cache,
+            tail,
+            task,
+            limits.summary_limit(budget),
+        )
+        fields, errors = await _summarize(prefix, summary, ask)
+    new_summary = _new_summary(fields, errors, prefix, summary, config, task)
     if fields is None:
         result.transforms.append(Transform("summary_failed", "", "; ".join(errors)))
     result.conversation, result.summary = tail, new_summary
@@ -322,11 +436,27 @@ async def reduce_conversation(
     code: TransformKind = "history_compaction" if fields is not None else "history_truncation"
     result.transforms.append(Transform(code, f"{len(prefix)} messages", "", before, after))
     attempts = len(errors) + (1 if fields is not None else 0)
-    kept = retention(artifacts_of(prefix), reachable_text(tail, new_summary.text))
     result.compaction = CompactionRecord(
-        new_summary.kind, before, after, len(prefix), attempts, tuple(errors), kept
+        new_summary.kind, before, after, len(prefix), attempts, tuple(errors)
     )
     return result
+
+
+def _pinned_task(
+    conversation: Conversation, summary: Summary | None, cache: TokenCache, limits: ReductionLimits
+) -> str | None:
+    """The user's first message, kept verbatim beside every summary: carried from the standing
+    summary, or read from the conversation at the first compaction — unless it is too large
+    (`PINNED_TASK_SHARE` of the input limit), when the summary states the task instead."""
+    if summary is not None:
+        return summary.task or None
+    first = conversation[0] if conversation else None
+    if not isinstance(first, UserMessage) or first.tool_results:
+        return None
+    text = "\n".join(b.text for b in first.content if isinstance(b, TextBlock)).strip()
+    if not text or cache.text(text) > limits.input_limit * PINNED_TASK_SHARE:
+        return None
+    return text
 
 
 def _fit_latest_turn(
@@ -342,19 +472,26 @@ def _fit_latest_turn(
     return truncate_results(tail, per_result, None, cache)
 
 
+def summary_text(rendered: str, task: str | None) -> str:
+    """What the model sees of a summary: the summary, then the pinned task (when there is one)."""
+    return f"{rendered}\n\n{TASK_HEADING}{task}{TASK_END}" if task else rendered
+
+
 def _new_summary(
     fields: dict[str, str] | None,
     errors: list[str],
     prefix: Conversation,
     previous: Summary | None,
     config: ContextConfig,
+    task: str | None = None,
 ) -> Summary:
     """The summary standing for ``prefix`` (and ``previous``): the model's fields rendered, or
-    the truncation note when every attempt failed and the fallback is on."""
+    the truncation note when every attempt failed and the fallback is on; the pinned ``task``
+    before either."""
     compacted = len(prefix) + (previous.compacted_messages if previous else 0)
     if fields is not None:
-        text = render_summary(fields, config)
-        return Summary(fields=fields, text=text, compacted_messages=compacted)
+        text = summary_text(render_summary(fields, config), task)
+        return Summary(fields=fields, text=text, compacted_messages=compacted, task=task or "")
     if not config.compression_fallback_to_truncation:
         msg = (
             "summarization failed on every attempt and compression_fallback_to_truncation is "
@@ -371,7 +508,8 @@ def _new_summary(
     note = TRUNCATION_NOTE.format(count=len(prefix), reason=errors[-1], previous=earlier)
     return Summary(
         fields=dict(previous.fields) if previous else {},
-        text=note,
+        text=summary_text(note, task),
+        task=task or "",
         compacted_messages=compacted,
         kind="truncation",
     )

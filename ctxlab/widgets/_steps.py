@@ -26,6 +26,7 @@ from ctxlab.manifest import (
     step_row,
     usage_columns,
 )
+from ctxlab.retention import retention_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,8 +109,7 @@ class StepLog:
             if within:
                 self.rows[step]["compaction"] = event.method
                 self.rows[step]["compacted_messages"] = event.record.messages_compacted
-                kept = event.record.retention
-                self.rows[step]["retention"] = kept.core if kept is not None else None
+                self.rows[step].update(retention_columns(event.record))
                 self._frame = None
             return step
         return None

@@ -47,7 +47,9 @@ async def test_automatic_compaction_fires_above_the_trigger_and_keeps_pairs() ->
     assert compactions and compactions[0].kind == "automatic"
     assert compactions[0].tokens_after < compactions[0].tokens_before
     assert agent.context.summary is not None
-    assert "/var/log/app-0.log" in agent.context.summary.text  # extractive: paths verbatim
+    # The offline handover: the task verbatim beside it, each call whole with its outcome.
+    assert "Read the logs of /var/log" in agent.context.summary.text
+    assert '$ fetch {"page": 0}  → ok' in agent.context.summary.text
     # Every request fitted and passed validation; the durable history kept everything.
     builds = [
         e.manifest for e in events if e.type == "context_build" and e.manifest.purpose != "summary"
@@ -60,6 +62,54 @@ async def test_automatic_compaction_fires_above_the_trigger_and_keeps_pairs() ->
     assert all(m.estimated_input_tokens <= m.input_limit for m in builds)
     assert len(agent.history) == 16
     assert len(agent.context.conversation) < len(agent.history)
+
+
+def big_fetch(page: int) -> str:
+    """Fetch a long page of the log."""
+    return f"page {page}\n" + "lorem ipsum " * 500  # about 1,500 tokens
+
+
+async def test_summary_requests_through_the_agent_fit_the_window() -> None:
+    # A 4,000-token window and ~1,500-token results: every summary request sent is validated
+    # and within the window less its answer (the pieces themselves: tests/test_pipeline.py).
+    model = ScriptedModel(
+        [*(tool_call("big_fetch", {"page": i}) for i in range(6)), "done"], context_window=4_000
+    )
+    agent = Agent(
+        model=model,
+        tools=[big_fetch],
+        counter=ApproximateCounter(),
+        context_config=ContextConfig(tool_result_limit=2_000),
+    )
+    events = [e async for e in agent.stream_events("Read the long logs")]
+    summaries = [
+        e.manifest for e in events if e.type == "context_build" and e.manifest.purpose == "summary"
+    ]
+    assert summaries
+    assert all(m.validation == "passed" for m in summaries)
+    assert all(m.estimated_input_tokens <= m.input_limit < 4_000 * 0.95 for m in summaries)
+    assert all(r.input_limit is not None and r.input_limit < 4_000 for r in model.summary_requests)
+
+
+async def test_a_summary_request_over_its_limit_is_reported_and_never_sent() -> None:
+    from ctxlab.pipeline import SummaryRequest
+
+    model = ScriptedModel(rounds(7), context_window=WINDOW)
+    agent = make(model)
+    await agent("Read the logs of /var/log")
+    request = SummaryRequest(
+        messages=tuple(agent.history),
+        previous_summary=None,
+        schema=ContextConfig().summary_schema,
+        prompt="Summarize.",
+        input_limit=500,
+    )
+    sent_before = len(model.summary_requests)
+    with pytest.raises(ContextOverflowError, match="limit is 500"):
+        await agent._preparer._summarize(request)
+    assert agent.manifests[-1].purpose == "summary"
+    assert agent.manifests[-1].validation == "budget_exceeded"
+    assert len(model.summary_requests) == sent_before
 
 
 async def test_manual_compression_is_a_noop_below_the_trigger() -> None:

@@ -1,0 +1,414 @@
+"""The offline summarizer: a handover an agent can continue from, written without a model.
+
+It fills the five fields of the summary schema from what the span *did*, deterministically:
+
+- ``task_overview``: the task (when the pipeline keeps the first user message verbatim beside
+  the summary, a pointer to it; otherwise the message whole, cut at a line end only when it
+  alone would exceed half the budget), then every later user instruction verbatim;
+- ``current_state``: the files changed and what changed (``old → new``, one short line each),
+  the plan (the latest todo list), the last action and its outcome;
+- ``important_discoveries``: the errors met, each with whether a later run got past it;
+- ``next_steps``: the agent's last stated intent (whole sentences), then the open todo items;
+- ``context_to_preserve``: the commands run, whole, each with its outcome; the files read; the
+  numbers and names the agent wrote.
+
+What does not fit the budget goes in a stated order (the oldest commands and the names first;
+instructions, edits and the plan last); nothing is cut mid-word, directory listings and rulers
+are never quoted. An earlier summary's lines are carried forward behind the new span's. This
+module reads messages with its own rules: it shares no code with `ctxlab.retention`, which
+grades it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ctxlab.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from ctxlab.pipeline._summary import SummaryRequest
+
+__all__ = ["extractive_summarizer"]
+
+Message = UserMessage | AssistantMessage
+Count = Callable[[str], int]
+
+_DEFAULT_BUDGET = 2_000
+_TEMPLATE_TOKENS = 60  # the template's headings
+_SHELL = ("command", "cmd", "script")
+_EDITOR = {"view", "create", "str_replace", "insert", "undo_edit"}
+_FILE_ARGS = ("file_path", "path", "filename", "notebook_path", "file")
+_READERS = {"read", "view", "open", "glob", "grep", "ls", "notebookread"}
+_WRITERS = {"write", "create"}
+_EDITORS = {"edit", "multiedit", "str_replace", "notebookedit", "apply_patch", "insert"}
+# What an edit writes is the file's content, not a value the agent reasoned with.
+_CONTENT_ARGS = {"content", "old_string", "new_string", "old_str", "new_str", "file_text"}
+_TODO_TOOLS = {"todowrite", "todo_write", "update_plan", "write_todos"}
+_TAGS = re.compile(
+    r"<system-reminder>.*?</system-reminder>|<(command-\w+|local-command-\w+)>.*?</\1>", re.DOTALL
+)
+_EXIT = re.compile(r"<returncode>(-?\d+)</returncode>|\b[Ee]xit (?:code|status):? ?(-?\d+)")
+_TEST_TALLY = re.compile(
+    r"=+ (.*\b(?:passed|failed|error|errors|skipped)\b.*?) =+$|^(FAILED \(.*\)|OK(?: \(.*\))?)$"
+    r"|^(Ran \d+ tests? in .*)$",
+    re.MULTILINE,
+)
+_FAILURE = re.compile(
+    r"^(?:E +)?\s*((?:[\w.]+(?:Error|Exception)\b(?::.*)?)|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*"
+    r"|fatal: .*)$",
+    re.MULTILINE,
+)
+_WORD_FILE = re.compile(
+    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|ts|tsx|md|rst|txt|json|toml|"
+    r"ya?ml|cfg|ini|rs|go|java|c|h|cpp|sh|html|css|ex|exs|rb)\b"
+)
+_VALUE = re.compile(
+    r"(?<![\w.])(?:v?\d+(?:\.\d+)+|\d{2,})(?![\w.]*\w)"
+    r"|(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"
+    r"|(?<![\w.])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
+    r"|(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
+)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_INTENT = re.compile(
+    r"\b(?:next|now|then|I'll|I will|let me|let's|need to|should|will|going to|todo|remaining)\b",
+    re.IGNORECASE,
+)
+_HEADING = "User instructions since, verbatim:"
+_POINTER = "The task: the user's first message, quoted below."
+_LONG_COMMAND = 1_500  # characters: a longer command (a whole file in a heredoc) goes last
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """``text``'s first non-empty line, flattened, cut at a word end with an ellipsis."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    flat = _flat(line)
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0] + " …"
+
+
+@dataclass
+class _Unit:
+    """A line of the summary: the field it goes in, its rank when the budget is short (lower
+    goes first), and its position (lines are written in the order they happened)."""
+
+    field: str
+    text: str
+    rank: int
+    order: int = 0
+
+
+@dataclass
+class _Span:
+    """What the span did, read once."""
+
+    users: list[str] = field(default_factory=list)
+    edits: dict[str, list[str]] = field(default_factory=dict)
+    reads: list[str] = field(default_factory=list)
+    commands: list[tuple[str, str]] = field(default_factory=list)  # (command, outcome)
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (error, command)
+    todos: list[str] = field(default_factory=list)
+    values: list[str] = field(default_factory=list)
+    last_text: str = ""
+    last_action: str = ""
+
+
+def _outcome(output: str, is_error: bool) -> str:
+    text = output[:40_000]
+    parts: list[str] = []
+    code = _EXIT.search(text)
+    if code:
+        parts.append(f"exit {code.group(1) or code.group(2)}")
+    elif is_error:
+        parts.append("failed")
+    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(text)]
+    if tally:
+        parts.append(_flat(tally[-1]))
+    failures = _FAILURE.findall(text)
+    if failures:
+        parts.append(_short(failures[-1], 160))
+    parts = list(dict.fromkeys(parts))
+    return "; ".join(parts) or ("no output" if not text.strip() else "ok")
+
+
+def _shell(block: ToolUseBlock) -> str | None:
+    for key in _SHELL:
+        value = block.input.get(key)
+        if isinstance(value, str) and value.strip():
+            if value.strip() in _EDITOR:
+                return None
+            return _flat(value)
+    return None
+
+
+def _file_arg(block: ToolUseBlock) -> str | None:
+    for key in _FILE_ARGS:
+        value = block.input.get(key)
+        if isinstance(value, str) and value.strip() and "\n" not in value:
+            return value.strip()
+    return None
+
+
+def _edit_line(block: ToolUseBlock, name: str) -> str:
+    values = block.input
+    old = values.get("old_string", values.get("old_str"))
+    new = values.get("new_string", values.get("new_str"))
+    if isinstance(old, str) and isinstance(new, str):
+        return f"`{_short(old, 60)}` → `{_short(new, 60)}`"
+    if name in _WRITERS or values.get("command") == "create":
+        content = values.get("content", values.get("file_text", ""))
+        lines = len(str(content).splitlines())
+        return f"written ({lines} lines)"
+    return "edited"
+
+
+def _todos(block: ToolUseBlock) -> list[str]:
+    items = block.input.get("todos") or block.input.get("plan") or []
+    out: list[str] = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict):
+            text = item.get("content") or item.get("step") or item.get("title") or ""
+            status = item.get("status", "")
+            if text:
+                out.append(f"[{status or 'pending'}] {_short(str(text), 120)}")
+    return out
+
+
+def _read_span(messages: Iterable[Message]) -> _Span:
+    span = _Span()
+    calls: dict[str, tuple[str, ToolUseBlock]] = {}
+    for message in messages:
+        if isinstance(message, UserMessage):
+            if not message.tool_results:
+                text = _TAGS.sub(
+                    " ", "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+                )
+                span.users.extend(_flat(ln) for ln in text.splitlines() if len(_flat(ln)) > 2)
+            for result in message.tool_results:
+                _result(span, calls.pop(result.tool_use_id, None), result)
+            continue
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text.strip():
+                span.last_text = block.text
+                span.values.extend(_VALUE.findall(block.text))
+            elif isinstance(block, ToolUseBlock):
+                calls[block.id] = (_call(span, block), block)
+    for command, _block in calls.values():  # calls whose results are not in the span
+        if command:
+            span.commands.append((command, "no result yet"))
+    return span
+
+
+def _call(span: _Span, block: ToolUseBlock) -> str:
+    name = block.name.lower()
+    if name in _TODO_TOOLS:
+        span.todos = _todos(block) or span.todos
+        span.last_action = f"{block.name}: plan updated"
+        return ""
+    command = _shell(block)
+    path = _file_arg(block)
+    sub = str(block.input.get("command", "")).strip()
+    if command is not None:
+        span.values.extend(_VALUE.findall(command))
+        span.last_action = f"$ {_short(command, 200)}"
+        for found in _WORD_FILE.findall(command):
+            span.reads.append(found)
+        return command
+    for key, value in block.input.items():
+        if isinstance(value, str) and key not in _CONTENT_ARGS:
+            span.values.extend(_VALUE.findall(value))
+    if path is not None:
+        if name in _EDITORS | _WRITERS or sub in _EDITOR - {"view"}:
+            span.edits.setdefault(path, []).append(_edit_line(block, name))
+            span.last_action = f"{block.name} {path}"
+        else:
+            span.reads.append(path)
+            span.last_action = f"{block.name} {path}"
+        return ""
+    args = json.dumps(block.input, ensure_ascii=False, sort_keys=True)
+    span.last_action = f"{block.name} {_short(args, 200)}"
+    return f"{block.name} {args}" if len(args) <= 400 else ""
+
+
+def _result(span: _Span, call: tuple[str, ToolUseBlock] | None, result: ToolResultBlock) -> None:
+    if call is None:
+        return
+    command, _block = call
+    if not command:
+        return
+    outcome = _outcome(result.text, bool(result.is_error))
+    span.commands.append((command, outcome))
+    failures = _FAILURE.findall(result.text[:40_000])
+    for failure in list(dict.fromkeys(failures))[-6:]:
+        span.errors.append((_short(failure, 200), command))
+    if span.last_action == f"$ {_short(command, 200)}":
+        span.last_action += f" → {outcome}"
+
+
+def _fixed(error: str, command: str, commands: list[tuple[str, str]]) -> str:
+    # Fixed when the same command ran again later and that run no longer showed the error.
+    later = [o for c, o in commands if c == command]
+    if len(later) > 1 and error[:60] not in later[-1]:
+        return "fixed (a later run of the same command passed it)"
+    return "not yet fixed"
+
+
+def _intent(text: str) -> list[str]:
+    sentences = [_flat(s) for s in _SENTENCE.findall(text) if len(_flat(s)) > 8]
+    wanted = [s for s in sentences if _INTENT.search(s)]
+    return (wanted or sentences)[-2:]
+
+
+def _task_units(
+    request: SummaryRequest, span: _Span, old: dict[str, str], count: Count, budget: int
+) -> list[_Unit]:
+    units: list[_Unit] = []
+    # task_overview: the task, then every later user line verbatim.
+    users = span.users
+    if request.pinned_task is not None:
+        units.append(_Unit("task_overview", _POINTER, 0))
+        pinned = _flat(request.pinned_task)
+        users = [u for u in users if u not in pinned]
+        carried = old.get("task_overview", "").splitlines()
+        units.extend(_Unit("task_overview", ln, 0) for ln in carried if ln and ln != _POINTER)
+    elif old.get("task_overview"):
+        units.extend(_Unit("task_overview", ln, 0) for ln in old["task_overview"].splitlines())
+    elif users:
+        task = _task_text(request, count, budget // 2)
+        units.append(_Unit("task_overview", task, 0))
+        users = users[len(task.splitlines()) :] if task else users
+    said = {u.text for u in units}
+    later = [u for u in dict.fromkeys(users) if f"- {u}" not in said and u not in said]
+    if later:
+        if _HEADING not in said:
+            units.append(_Unit("task_overview", _HEADING, 0))
+        units.extend(_Unit("task_overview", f"- {u}", 0) for u in later)
+    return units
+
+
+def _units(request: SummaryRequest, span: _Span, count: Count, budget: int) -> list[_Unit]:
+    previous = request.previous_summary
+    old = previous.fields if previous is not None else {}
+    units = _task_units(request, span, old, count, budget)
+    # current_state: files changed, the plan, the last action.
+    for path, changes in span.edits.items():
+        units.append(_Unit("current_state", f"Changed {path}: {'; '.join(changes[-3:])}", 1))
+    for line in span.todos:
+        units.append(_Unit("current_state", f"Plan {line}", 1))
+    if span.last_action:
+        units.append(_Unit("current_state", f"Last action: {span.last_action}", 1))
+    _carry(units, old, "current_state", 5, keep=lambda ln: ln.startswith("Changed "))
+    # important_discoveries: errors met and whether they were fixed.
+    for error, command in dict.fromkeys(span.errors):
+        state = _fixed(error, command, span.commands)
+        units.append(_Unit("important_discoveries", f"{error} — {state}", 3))
+    _carry(units, old, "important_discoveries", 6)
+    # next_steps: the agent's last stated intent, then open todo items.
+    for sentence in _intent(span.last_text):
+        units.append(_Unit("next_steps", sentence, 2))
+    units.extend(
+        _Unit("next_steps", f"Open: {t}", 2) for t in span.todos if not t.startswith("[completed]")
+    )
+    if not any(u.field == "next_steps" for u in units) and span.last_action:
+        units.append(_Unit("next_steps", f"Continue after: {span.last_action}", 2))
+    # context_to_preserve: commands with outcomes (recent first), files read, values written.
+    for index, (command, outcome) in enumerate(span.commands):
+        recent = len(span.commands) - index
+        rank = 8 if len(command) > _LONG_COMMAND else 4 + min(recent // 15, 2)
+        units.append(_Unit("context_to_preserve", f"$ {command}  → {outcome}", rank))
+    _carry(units, old, "context_to_preserve", 7, keep=lambda ln: ln.startswith("$ "))
+    written = " ".join(u.text for u in units)
+    reads = [p for p in dict.fromkeys(span.reads) if p not in written]
+    if reads:
+        units.append(_Unit("context_to_preserve", "Files read: " + ", ".join(reads), 6))
+    written += " " + " ".join(reads)
+    values = [v for v in dict.fromkeys(span.values) if v not in written]
+    if values:
+        units.append(_Unit("context_to_preserve", "Values and names: " + ", ".join(values), 7))
+    _carry(units, old, "context_to_preserve", 9, keep=lambda ln: not ln.startswith("$ "))
+    for order, unit in enumerate(units):
+        unit.order = order
+    return units
+
+
+def _carry(
+    units: list[_Unit],
+    old: dict[str, str],
+    name: str,
+    rank: int,
+    keep: Callable[[str], bool] = lambda _: True,
+) -> None:
+    """An earlier summary's lines of ``name``, behind this span's, unless already said."""
+    said = {u.text for u in units}
+    carried = [ln for ln in old.get(name, "").splitlines() if ln.strip() and keep(ln)]
+    units[0:0] = [_Unit(name, ln, rank) for ln in carried if ln not in said]
+
+
+def _task_text(request: SummaryRequest, count: Count, budget: int) -> str:
+    first = next(
+        (m for m in request.messages if isinstance(m, UserMessage) and not m.tool_results), None
+    )
+    if first is None:
+        return ""
+    lines = [
+        ln
+        for ln in _TAGS.sub(
+            " ", "\n".join(b.text for b in first.content if isinstance(b, TextBlock))
+        ).splitlines()
+        if ln.strip()
+    ]
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        used += count(line) + 1
+        if used > budget:
+            kept.append(f"[the task continues for {len(lines) - len(kept)} more lines]")
+            break
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _fit(units: list[_Unit], budget: int, count: Count) -> list[_Unit]:
+    """The units that fit ``budget``: taken by rank, the most recent first within a rank;
+    a unit too large for what is left is skipped (smaller ones may still fit)."""
+    chosen: list[_Unit] = []
+    used = 0
+    for unit in sorted(units, key=lambda u: (u.rank, -u.order)):
+        tokens = count(unit.text) + 1
+        if used + tokens <= budget:
+            chosen.append(unit)
+            used += tokens
+    return sorted(chosen, key=lambda u: u.order)
+
+
+async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
+    """A deterministic handover summary within the request's budget (see the module's
+    documentation for what each field holds and what goes first when space is short)."""
+    count = request.count or (lambda text: len(text) // 4 + 1)
+    budget = request.budget_tokens or _DEFAULT_BUDGET
+    span = _read_span(request.messages)
+    units = _fit(_units(request, span, count, budget), budget - _TEMPLATE_TOKENS, count)
+    fields = {
+        name: "\n".join(u.text for u in units if u.field == name)
+        for name in (
+            "task_overview",
+            "current_state",
+            "important_discoveries",
+            "next_steps",
+            "context_to_preserve",
+        )
+    }
+    if request.instructions:
+        fields["current_state"] += f"\nCaller's instructions: {request.instructions}"
+    return {name: text or "none recorded" for name, text in fields.items()}

@@ -1,0 +1,251 @@
+"""Which of a span's items the request after a compaction still holds, split by where: in the
+summary, in the kept tail — and the control, what the kept tail alone would keep (no summary).
+
+Matching is on the text a model reads (texts, tool inputs and outputs), white space collapsed
+on both sides, at word boundaries: ``view`` is not found inside "Overview". A path counts as
+kept when the request holds it, or its last two components (summaries write relative paths).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ctxlab.messages import (
+    AssistantMessage,
+    HintBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from ctxlab.retention._extract import CATEGORIES, TARGETS, Inventory, collapse, inventory
+
+__all__ = [
+    "CategoryRetention",
+    "Retention",
+    "compaction_retention",
+    "holds",
+    "measure_retention",
+    "request_text",
+    "retention_columns",
+]
+
+Message = UserMessage | AssistantMessage
+_PATH_CATEGORIES = ("files", "edits")
+
+
+@dataclass(frozen=True)
+class CategoryRetention:
+    """One category's items after a compaction."""
+
+    total: int = 0
+    kept: int = 0
+    """In the next request at all (summary or tail)."""
+    in_summary: int = 0
+    in_tail: int = 0
+    """In the kept tail: what the control (no summary) keeps."""
+    lost: tuple[str, ...] = ()
+
+    @property
+    def share(self) -> float | None:
+        """The share kept; None without items."""
+        return self.kept / self.total if self.total else None
+
+    @property
+    def control(self) -> float | None:
+        """The share the kept tail alone holds (the control: no summary)."""
+        return self.in_tail / self.total if self.total else None
+
+
+@dataclass(frozen=True)
+class Retention:
+    """What a compaction kept of its span, by category (see `ctxlab.retention`)."""
+
+    categories: Mapping[str, CategoryRetention] = field(default_factory=dict)
+
+    def __getitem__(self, category: str) -> CategoryRetention:
+        return self.categories.get(category, CategoryRetention())
+
+    def share(self, *categories: str) -> float | None:
+        """The mean of the categories' shares (`TARGETS` when none are named), over those that
+        have items; None when none has."""
+        return _mean(self[c].share for c in categories or TARGETS)
+
+    def control_share(self, *categories: str) -> float | None:
+        """The same mean for the kept tail alone (no summary): the figure the summary must beat."""
+        return _mean(self[c].control for c in categories or TARGETS)
+
+    @property
+    def core(self) -> float | None:
+        """The headline figure: `share` over `TARGETS`."""
+        return self.share()
+
+    @property
+    def lost(self) -> dict[str, tuple[str, ...]]:
+        """The items no longer in the request, by category."""
+        return {c: r.lost for c, r in self.categories.items() if r.lost}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per category: total, kept, in summary, in tail, share, control."""
+        return [
+            {
+                "category": c,
+                "total": r.total,
+                "kept": r.kept,
+                "in_summary": r.in_summary,
+                "in_tail": r.in_tail,
+                "share": r.share,
+                "control": r.control,
+            }
+            for c in CATEGORIES
+            if (r := self[c]).total
+        ]
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def request_text(messages: Iterable[Message], *extra: str) -> str:
+    """Everything the model can read in ``messages`` (and ``extra``), white space collapsed."""
+    parts: list[str] = list(extra)
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                parts.append(block.text)
+            elif isinstance(block, HintBlock):
+                parts.append(block.hint)
+            elif isinstance(block, ToolUseBlock):
+                parts.extend(_strings(block.input))
+            elif isinstance(block, ToolResultBlock):
+                parts.append(block.text)
+    return collapse(" ".join(parts))
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _occurs(text: str, item: str) -> bool:
+    # str.find, then the characters either side: a word character at an end of the item must
+    # not continue a longer word in the text (regexes compiled per item cost 20x more).
+    head, tail = _word(item[0]), _word(item[-1])
+    start = text.find(item)
+    while start != -1:
+        end = start + len(item)
+        if not (head and start > 0 and _word(text[start - 1])) and not (
+            tail and end < len(text) and _word(text[end])
+        ):
+            return True
+        start = text.find(item, start + 1)
+    return False
+
+
+def holds(text: str, item: str, *, path: bool = False) -> bool:
+    """Whether ``text`` (collapsed) holds ``item`` at word boundaries; a path also by its last
+    two components."""
+    if not item:
+        return False
+    forms = [item]
+    if path:
+        parts = [p for p in item.split("/") if p not in ("", ".")]
+        if len(parts) >= 2:
+            forms.append("/".join(parts[-2:]))
+        elif parts:
+            forms.append(parts[-1])
+    return any(_occurs(text, form) for form in forms)
+
+
+def measure_retention(
+    span: Sequence[Message],
+    summary: str,
+    tail: Sequence[Message],
+    *,
+    users: Sequence[Message] | None = None,
+) -> Retention:
+    """What the request after a compaction keeps of ``span`` (the *original* messages it
+    compacted): ``summary`` is the summary's text, ``tail`` the messages it kept, as sent.
+    ``users`` are the messages whose user lines are targets (default ``span``; pass every
+    message before the tail to hold the task and instructions at every compaction)."""
+    found = inventory(span, users=users)
+    return _measure(found, collapse(summary), request_text(tail))
+
+
+def _measure(found: Inventory, summary: str, tail: str) -> Retention:
+    out: dict[str, CategoryRetention] = {}
+    for category in CATEGORIES:
+        items = found.of(category)
+        if not items:
+            continue
+        path = category in _PATH_CATEGORIES
+        in_summary = [holds(summary, i, path=path) for i in items]
+        in_tail = [holds(tail, i, path=path) for i in items]
+        lost = tuple(i for i, s, t in zip(items, in_summary, in_tail, strict=True) if not s | t)
+        out[category] = CategoryRetention(
+            total=len(items),
+            kept=len(items) - len(lost),
+            in_summary=sum(in_summary),
+            in_tail=sum(in_tail),
+            lost=lost,
+        )
+    return Retention(out)
+
+
+def _same_turn(a: Message, b: Message) -> bool:
+    # The tail as sent may be cut (truncated results), never reordered: role and tool ids
+    # identify a turn.
+    if a.role != b.role:
+        return False
+    if isinstance(a, AssistantMessage) and isinstance(b, AssistantMessage):
+        return [u.id for u in a.tool_uses] == [u.id for u in b.tool_uses]
+    if isinstance(a, UserMessage) and isinstance(b, UserMessage):
+        return [r.tool_use_id for r in a.tool_results] == [r.tool_use_id for r in b.tool_results]
+    return False
+
+
+def compaction_retention(
+    originals: Sequence[Message],
+    summary: str,
+    tail: Sequence[Message],
+    *,
+    compacted: int,
+    before: int,
+) -> Retention | None:
+    """The retention of a compaction from the session's *original* messages: ``originals``
+    are the messages the working conversation was built from, in order; the compaction left
+    ``compacted`` of them behind its summary (``before`` were behind the previous one). None
+    when the tail does not line up with ``originals`` (a state not built from them)."""
+    if compacted > len(originals) or before > compacted:
+        return None
+    if tail and (compacted >= len(originals) or not _same_turn(originals[compacted], tail[0])):
+        return None
+    return measure_retention(
+        originals[before:compacted], summary, tail, users=originals[:compacted]
+    )
+
+
+class _HasRetention(Protocol):
+    @property
+    def retention(self) -> Retention | None: ...
+
+
+def retention_columns(record: _HasRetention | None) -> dict[str, float | None]:
+    """A compaction record's ``retention`` and ``retention_control`` step-table columns."""
+    kept = record.retention if record is not None else None
+    if kept is None:
+        return {"retention": None, "retention_control": None}
+    return {"retention": kept.core, "retention_control": kept.control_share()}
