@@ -15,6 +15,7 @@ from ctxlab.agent._events import (
     ToolResultEvent,
     TurnCommittedEvent,
 )
+from ctxlab.agent._playback import Playback, play, recorded_model, recorded_tools
 from ctxlab.agent._tools import Tool, tool
 
 __all__ = [
@@ -30,11 +31,15 @@ __all__ = [
     "Event",
     "ModelResponseEvent",
     "PermissionHook",
+    "Playback",
     "ReplyEvent",
     "TextDeltaEvent",
     "Tool",
     "ToolCallEvent",
     "ToolResultEvent",
     "TurnCommittedEvent",
+    "play",
+    "recorded_model",
+    "recorded_tools",
     "tool",
 ]

@@ -160,7 +160,7 @@ class _Ask:
     """What every summary request of one compaction shares."""
 
     config: ContextConfig
-    summarizer: Summarizer
+    summarizer: Summarizer | None
     instructions: str | None
     budget: int
     cache: TokenCache
@@ -231,6 +231,8 @@ async def _summarize(
     would not fit ``ask.input_limit`` is summarized in pieces, each carrying the summary so far
     (a rolling summary); a model that answers a request with `ContextOverflowError` is asked
     again in pieces half the size."""
+    if ask.summarizer is None:
+        return None, ["no summarizer is attached"]
     errors: list[str] = []
     limit = ask.input_limit
     for attempt in range(1, ask.config.compaction.max_summary_attempts + 1):
@@ -412,22 +414,14 @@ async def reduce_conversation(
         return result
     tail, cut = _fit_latest_turn(tail, max(room - SUMMARY_ALLOWANCE, 0), cache)
     result.transforms.extend(cut)
+    if task is not None:
+        task, room = _fit_task(task, tail, limits, cache)
     # The summary may take the reserve (what the tail was sized by), never more than is left.
     budget = min(limits.reserve_tokens, max(room - cache.messages(tail) - 64, MIN_SUMMARY_BUDGET))
-    if summarizer is None:
-        fields, errors = None, ["no summarizer is attached"]
-    else:
-        ask = _Ask(
-            config,
-            summarizer,
-            instructions,
-            budget,
-            cache,
-            tail,
-            task,
-            limits.summary_limit(budget),
-        )
-        fields, errors = await _summarize(prefix, summary, ask)
+    ask = _Ask(
+        config, summarizer, instructions, budget, cache, tail, task, limits.summary_limit(budget)
+    )
+    fields, errors = await _summarize(prefix, summary, ask)
     new_summary = _new_summary(fields, errors, prefix, summary, config, task)
     if fields is None:
         result.transforms.append(Transform("summary_failed", "", "; ".join(errors)))
@@ -457,6 +451,36 @@ def _pinned_task(
     if not text or cache.text(text) > limits.input_limit * PINNED_TASK_SHARE:
         return None
     return text
+
+
+def _fit_task(
+    task: str, tail: Conversation, limits: ReductionLimits, cache: TokenCache
+) -> tuple[str | None, int]:
+    """The pinned task beside this tail, and the room left for summary and tail. A latest turn
+    too large to leave the task its room cuts it at a line end to what is left (the summary's
+    smallest budget kept free), or unpins it."""
+    left = limits.input_limit - limits.fixed_tokens - cache.messages(tail) - MIN_SUMMARY_BUDGET
+    fitted = _cut_task(task, left - 64, cache)
+    tokens = cache.text(TASK_HEADING + fitted + TASK_END) if fitted is not None else 0
+    return fitted, limits.input_limit - limits.fixed_tokens - tokens
+
+
+def _cut_task(task: str, room: int, cache: TokenCache) -> str | None:
+    """``task`` whole when it fits ``room`` tokens, else its first lines that do (with a note
+    saying how many were left out); None when not even a few lines fit."""
+    if cache.text(TASK_HEADING + task + TASK_END) <= room:
+        return task
+    lines = task.splitlines()
+    kept: list[str] = []
+    used = cache.text(TASK_HEADING + TASK_END) + 24
+    for line in lines:
+        used += cache.text(line) + 1
+        if used > room:
+            break
+        kept.append(line)
+    if len(kept) < 3:
+        return None
+    return "\n".join(kept) + f"\n[the first message continues for {len(lines) - len(kept)} lines]"
 
 
 def _fit_latest_turn(
