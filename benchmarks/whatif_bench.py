@@ -1,5 +1,5 @@
 """What-if benchmark: replay latency after the first load, retention over the corpus, and the
-cost of each preset relative to sending the whole session at every step — all in one run.
+cost of each preset relative to a baseline that can run and to never compacting — in one run.
 
     python benchmarks/whatif_bench.py [--window 32000] [--repeat 5] [--out results.json]
 
@@ -11,10 +11,11 @@ cost of each preset relative to sending the whole session at every step — all 
    every corpus session, per preset and category (task lines, user instructions, files, edits,
    whole commands, outcomes, numbers the agent wrote, output-only paths): the share the next
    request holds, the share in the summary, and the control — the kept tail alone.
-3. **Cost**: per preset, summed over the corpus at one price (Claude Sonnet's), relative to no
-   compaction under the same cache model (Anthropic, 5-minute TTL): the input side alone
-   (reasoning outputs are the same under every config) and all of it, with summaries written
-   by a model call or made offline.
+3. **Cost**: per preset, summed over the corpus at one price (Claude Sonnet's) under the same
+   cache model (Anthropic, 5-minute TTL), relative to the feasible baseline (no summary, the
+   oldest turns dropped to fit the window) — all-in, the input side, offline summaries (no
+   summary calls), the per-session range — and to never compacting (the whole session at
+   every step, which passes the window: how many requests is printed).
 
 Needs the corpus (``$CTXLAB_CORPUS``, default ``../shared/corpus``).
 """
@@ -102,17 +103,26 @@ async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str
     sums = {p: {c: [0, 0, 0, 0] for c in CATEGORIES} for p in PRESETS}
     worst = dict.fromkeys(PRESETS, 1.0)
     compactions = dict.fromkeys(PRESETS, 0)
-    cost = {p: {"input_model": 0.0, "all_model": 0.0, "input_offline": 0.0} for p in PRESETS}
-    base = {"input": 0.0, "all": 0.0}
+    # Sums over the corpus (USD): each preset with model summaries, its input side, and the
+    # offline variant (no summary calls); the two references; per-session ratios for ranges.
+    cost = {p: {"all": 0.0, "input": 0.0, "offline": 0.0} for p in PRESETS}
+    refs = {r: {"all": 0.0, "input": 0.0, "unsent": 0} for r in ("baseline", "unlimited")}
+    ratios: dict[str, list[float]] = {p: [] for p in PRESETS}
+    failed = dict.fromkeys(PRESETS, 0)
     counter = TiktokenCounter()
     for transcript in transcripts:
         configs = {p: ContextConfig.preset(p) for p in PRESETS}
         what = WhatIf(transcript, configs, context_window=window, counter=counter, price=price)
         await what.run()
-        outputs = sum(c.output for c in what.baseline) * price.output / 1e6
-        base["all"] += sum(c.cost for c in what.baseline)
-        base["input"] += sum(c.cost for c in what.baseline) - outputs
+        references = what.references()
+        for key, row in zip(("baseline", "unlimited"), references.itertuples(), strict=True):
+            refs[key]["all"] += row.cost
+            refs[key]["input"] += row.input_cost
+            refs[key]["unsent"] += row.over_limit
+        feasible = float(references["cost"].iloc[0]) or 1.0
         for name, run in what.runs.items():
+            failed[name] += 1 if run.error else 0
+            ratios[name].append(run.cost / feasible)
             for step in run.steps:
                 record = step.compaction
                 if record is None or record.retention is None:
@@ -127,14 +137,11 @@ async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str
                     row[3] += r.in_tail
                 core = record.retention.core
                 worst[name] = min(worst[name], core if core is not None else 1.0)
-            reasoning_out = sum(c.output for c in run.costs if c.purpose != "summary")
-            all_cost = run.cost
-            cost[name]["all_model"] += all_cost
-            cost[name]["input_model"] += all_cost - reasoning_out * price.output / 1e6
+            outputs = sum(c.output for c in run.costs) * price.output / 1e6
             summary_cost = sum(c.cost for c in run.costs if c.purpose == "summary")
-            cost[name]["input_offline"] += (
-                all_cost - summary_cost - reasoning_out * price.output / 1e6
-            )
+            cost[name]["all"] += run.cost
+            cost[name]["input"] += run.cost - outputs
+            cost[name]["offline"] += run.cost - summary_cost
     out: dict[str, Any] = {}
     for name in PRESETS:
         by_category = {
@@ -146,10 +153,14 @@ async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str
             "compactions": compactions[name],
             "retention": by_category,
             "retention_worst": worst[name],
-            "cost_input_vs_none (model summaries)": cost[name]["input_model"] / base["input"],
-            "cost_input_vs_none (offline summaries)": cost[name]["input_offline"] / base["input"],
-            "cost_all_vs_none (model summaries)": cost[name]["all_model"] / base["all"],
+            "all_vs_baseline": cost[name]["all"] / refs["baseline"]["all"],
+            "input_vs_baseline": cost[name]["input"] / refs["baseline"]["input"],
+            "offline_all_vs_baseline": cost[name]["offline"] / refs["baseline"]["all"],
+            "all_vs_never_compact": cost[name]["all"] / refs["unlimited"]["all"],
+            "session_range_vs_baseline": (min(ratios[name]), max(ratios[name])),
+            "replays_failed": failed[name],
         }
+    out["references"] = refs
     return out
 
 
@@ -221,18 +232,27 @@ async def main() -> None:
     )
     figures = await corpus_figures(transcripts, args.window)
     print("retention by category: kept (in the summary / the kept tail alone = control)")
-    for name, row in figures.items():
+    for name in PRESETS:
+        row = figures[name]
         print(f"{name:20} compactions {row['compactions']:3}  worst {row['retention_worst']:.3f}")
         for category, r in row["retention"].items():
             print(
                 f"{'':22}{category:13} {r['kept']:.3f} ({r['in_summary']:.3f} / "
                 f"control {r['control']:.3f}) of {r['items']}"
             )
+        low, high = row["session_range_vs_baseline"]
         print(
-            f"{'':20} cost vs no compaction: input {row['cost_input_vs_none (model summaries)']:.3f}"
-            f" (model summaries), {row['cost_input_vs_none (offline summaries)']:.3f} (offline);"
-            f" all {row['cost_all_vs_none (model summaries)']:.3f}"
+            f"{'':22}cost vs the feasible baseline: all-in {row['all_vs_baseline']:.3f} "
+            f"(sessions {low:.2f}-{high:.2f}), input {row['input_vs_baseline']:.3f}, offline "
+            f"summaries {row['offline_all_vs_baseline']:.3f}; vs never compacting (unlimited "
+            f"window) {row['all_vs_never_compact']:.3f}; replays failed {row['replays_failed']}"
         )
+    refs = figures["references"]
+    print(
+        f"references: drop-oldest baseline ${refs['baseline']['all']:.2f} "
+        f"({refs['baseline']['unsent']} requests could not be sent); never compacting "
+        f"${refs['unlimited']['all']:.2f} ({refs['unlimited']['unsent']} requests over the limit)"
+    )
     summaries = await model_summaries()
     for row in summaries:
         print(

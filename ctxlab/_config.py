@@ -197,6 +197,10 @@ class MaskConfig(_Section):
     """Tool outputs of the latest this many assistant turns are kept whole."""
     placeholder: str = "[older tool output omitted; re-run the call if it is needed]"
     """What a masked output becomes."""
+    clear_at_least: int = Field(default=0, ge=0)
+    """Mask only when the outputs due to be masked hold at least this many tokens, then all of
+    them at once (Anthropic's ``clear_at_least``): each clear rewrites the cached prefix after
+    it, so clearing in batches keeps the prompt cache between clears. 0: at every request."""
 
 
 class CompactionPasses(_Section):

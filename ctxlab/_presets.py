@@ -72,18 +72,27 @@ def _langchain() -> ContextConfig:
     )
 
 
+MASK_CLEAR_AT_LEAST = 8_000
+"""Tokens the observation-masking preset clears at once (Anthropic's ``clear_at_least``): a
+clear rewrites the cached prefix after it, so masking one output per step would rewrite the
+cache at every step; batches of this size let the cache hold between clears."""
+
+
 def _observation_masking() -> ContextConfig:
     """Observation masking (Lindenbauer et al., "The Complexity Trap: Simple Observation
     Masking Is as Efficient as LLM Summarization for Agent Context Management", JetBrains,
     arXiv 2508.21433): tool outputs older than the latest 10 turns become a placeholder at every
-    request, nothing is summarized — the paper found it halves cost and matches LLM
+    request — in batches of at least `MASK_CLEAR_AT_LEAST` tokens, so that a prompt cache holds
+    between clears — nothing is summarized; the paper found it halves cost and matches LLM
     summarization on SWE-bench agents. A summary remains only as the last resort at the 0.9
     cap, so that a session never overflows."""
     from ctxlab._config import CompactionPasses, ContextConfig, MaskConfig
 
     return ContextConfig(
         trigger_ratio=0.9,
-        compaction=CompactionPasses(mask=MaskConfig(keep_turns=10), prune=None),
+        compaction=CompactionPasses(
+            mask=MaskConfig(keep_turns=10, clear_at_least=MASK_CLEAR_AT_LEAST), prune=None
+        ),
     )
 
 

@@ -1,6 +1,12 @@
 """What-if: one recorded session replayed under several configs, side by side — tokens sent,
-cost with prompt caching, compactions, retention, peak, failures — against the same session sent
-whole at every step (no compaction).
+cost with prompt caching, compactions, retention, peak, failures — against two references:
+
+- the **baseline**, a policy that can run at this window: no summary, the oldest turns dropped
+  (whole: a call never without its result; the first user message kept) until the request fits
+  the input limit, as a harness without compaction does;
+- **no compaction**: the whole session sent at every step, as if the window were unlimited —
+  labelled as what it is, since where a request passes the limit a provider rejects it
+  (`WhatIf.references()` says how many).
 
 Token counts are shared by every config (one `TokenCache`): the first replay tokenizes, the
 others look counts up, so moving a slider re-replays one config in a fraction of the first load.
@@ -8,8 +14,9 @@ others look counts up, so moving a slider re-replays one config in a fraction of
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +31,13 @@ from ctxlab._cost import (
     shape_of,
 )
 from ctxlab._replay import ReplayStep, Transcript, replay
+from ctxlab._state import Summary
 from ctxlab.exceptions import PreparationError
-from ctxlab.manifest import ContextManifest, step_row
-from ctxlab.messages import AssistantMessage
+from ctxlab.manifest import ContextManifest, Thresholds, step_row
+from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.pipeline import SummaryRequest, summary_instruction
 from ctxlab.retention import retention_columns
-from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+from ctxlab.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCache, TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,6 +48,7 @@ COMPARISON_COLUMNS = (
     "requests",
     "tokens_sent",
     "cost",
+    "cost_vs_baseline",
     "cost_vs_no_compaction",
     "compactions",
     "retention",
@@ -48,9 +58,6 @@ COMPARISON_COLUMNS = (
     "errors",
 )
 """The figures `WhatIf.table` gives per config (besides ``replay_ms``), in order."""
-
-SUMMARY_PROMPT_TOKENS = 300
-"""Tokens assumed for the instruction of a summary call (ctxlab's prompt is about 250)."""
 
 
 @dataclass
@@ -121,7 +128,9 @@ class WhatIf:
         self.rules = rules or CacheRules.anthropic()
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in configs.items()}
-        self._baseline: list[RequestCost] | None = None
+        self._feasible: list[RequestCost] | None = None
+        self._unlimited: list[RequestCost] | None = None
+        self._unsent: dict[bool, int] = {True: 0, False: 0}
 
     async def run(self, *names: str) -> None:
         """Replay the named configs (all when none is named) and price them."""
@@ -158,57 +167,151 @@ class WhatIf:
     def _shapes(self, run: ConfigRun) -> list[RequestShape]:
         shapes: list[RequestShape] = []
         previous: RequestShape | None = None
+        earlier: Summary | None = None
         for step in run.steps:
             record = step.compaction
             if record is not None and self.summary_calls:
-                shapes.append(self._summary_call(step, record.tokens_before, previous))
+                shapes.extend(self._summary_calls(run.config, step, earlier, previous))
             previous = shape_of(step.manifest, self._output(step))
             shapes.append(previous)
+            earlier = step.state.summary
         return shapes
 
-    def _summary_call(
-        self, step: ReplayStep, before: int, previous: RequestShape | None
-    ) -> RequestShape:
-        # As ctxlab's model adapters send it: the last request's messages up to its material
-        # (cached), what arrived since and the instruction (new), a breakpoint on the end.
+    def _summary_calls(
+        self,
+        config: ContextConfig,
+        step: ReplayStep,
+        earlier: Summary | None,
+        previous: RequestShape | None,
+    ) -> list[RequestShape]:
+        """The summary calls of a compaction, priced from the requests the agent would build:
+        the real instruction (with the earlier summary it re-sends), the cached form (the last
+        request again, then what arrived since) when it fits the summary's limit, else the
+        span alone — in pieces when that does not fit either; each answers with the JSON of
+        the fields."""
+        record = step.compaction
         summary = step.state.summary
-        output = self.cache.text(summary.text) if summary is not None else 0
-        if previous is None or not previous.breakpoints:
-            fixed = shape_of(step.manifest)
-            keys = (*fixed.keys[: fixed.fixed], "summary-input")
-            tokens = (*fixed.tokens[: fixed.fixed], before + SUMMARY_PROMPT_TOKENS)
-            return RequestShape(keys, tokens, (len(tokens) - 1,), output, "summary")
-        end = previous.breakpoints[-1] + 1
-        sent = sum(previous.tokens[previous.fixed : end])
-        new = max(before - sent, 0) + SUMMARY_PROMPT_TOKENS
-        keys = (*previous.keys[:end], f"summary-new/{step.manifest.request_id}")
-        tokens = (*previous.tokens[:end], new)
-        return RequestShape(keys, tokens, (*previous.breakpoints, len(keys) - 1), output, "summary")
+        if record is None or summary is None:
+            return []
+        ask = SummaryRequest(
+            messages=(),
+            previous_summary=earlier,
+            schema=config.summary_schema,
+            prompt=config.compression_prompt,
+            pinned_task=summary.task or None,
+        )
+        instruction = self.cache.text(summary_instruction(ask)) + MESSAGE_OVERHEAD
+        answer = self.cache.text(json.dumps(summary.fields, ensure_ascii=False))
+        lines = step.manifest.thresholds
+        limit = _summary_limit(lines, answer)
+        tail = step.manifest.totals.get("conversation", 0)
+        old = self.cache.text(earlier.text) + MESSAGE_OVERHEAD if earlier is not None else 0
+        span = max(record.tokens_before - old - tail, 0)  # the compacted messages alone
+        key = step.manifest.request_id
+        if previous is not None and previous.breakpoints:
+            end = previous.breakpoints[-1] + 1
+            sent = sum(previous.tokens[previous.fixed : end])
+            new = max(record.tokens_before - old - sent, 0) + instruction
+            if sum(previous.tokens[:end]) + new <= limit:
+                keys = (*previous.keys[:end], f"summary-new/{key}")
+                tokens = (*previous.tokens[:end], new)
+                points = (*previous.breakpoints, len(keys) - 1)
+                return [RequestShape(keys, tokens, points, answer, "summary")]
+        # The span alone (no System, no tools), in as many pieces as its limit needs; each
+        # piece after the first re-sends the summary so far.
+        room = max(limit - instruction - answer, 1)
+        pieces = max(1, -(-span // room))
+        shapes = []
+        for n in range(pieces):
+            part = span // pieces + (answer if n else 0) + instruction
+            shapes.append(RequestShape((f"summary/{key}/{n}",), (part,), (0,), answer, "summary"))
+        return shapes
+
+    @property
+    def no_compaction(self) -> list[RequestCost]:
+        """The session sent whole at every step (no compaction, no truncation), same cache: as
+        if the window were unlimited (`references` counts the requests over the limit)."""
+        if self._unlimited is None:
+            shapes = self._reference_shapes(limit=None)
+            self._unlimited = request_costs(shapes, self.price, self.rules)
+        return self._unlimited
 
     @property
     def baseline(self) -> list[RequestCost]:
-        """The session sent whole at every step (no compaction, no truncation), same cache."""
-        if self._baseline is None:
-            self._baseline = request_costs(self._baseline_shapes(), self.price, self.rules)
-        return self._baseline
+        """A policy that fits the window: no summary; the oldest turns dropped whole (the first
+        user message kept) until each request fits the input limit. A request whose latest turn
+        alone cannot fit is not sent (and not priced: `references` counts it)."""
+        if self._feasible is None:
+            shapes = self._reference_shapes(limit=self._input_limit())
+            self._feasible = request_costs(shapes, self.price, self.rules)
+        return self._feasible
 
-    def _baseline_shapes(self) -> list[RequestShape]:
+    def _input_limit(self) -> int:
         run = next((r for r in self.runs.values() if r.steps), None)
-        fixed_keys: tuple[str, ...] = ()
-        fixed_tokens: tuple[int, ...] = ()
-        if run is not None:
-            first = shape_of(run.steps[0].manifest)
-            fixed_keys, fixed_tokens = first.keys[: first.fixed], first.tokens[: first.fixed]
-        keys, tokens = list(fixed_keys), list(fixed_tokens)
+        return run.steps[0].manifest.input_limit if run is not None else self.context_window
+
+    def _fixed(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        run = next((r for r in self.runs.values() if r.steps), None)
+        if run is None:
+            return (), ()
+        first = shape_of(run.steps[0].manifest)
+        return first.keys[: first.fixed], first.tokens[: first.fixed]
+
+    def _reference_shapes(self, limit: int | None) -> list[RequestShape]:
+        fixed_keys, fixed_tokens = self._fixed()
+        messages = self.transcript.messages
+        start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), None)
         shapes: list[RequestShape] = []
-        for message in self.transcript.messages:
-            if isinstance(message, AssistantMessage) and len(keys) > len(fixed_keys):
-                output = self.cache.message(message)
-                points = (len(fixed_keys) - 1, len(keys) - 1)
-                shapes.append(RequestShape(tuple(keys), tuple(tokens), points, output))
-            keys.append(message.content_hash)
-            tokens.append(self.cache.message(message))
+        self._unsent[limit is not None] = 0
+        if start is None:
+            return shapes
+        keys = [m.content_hash for m in messages]
+        tokens = [self.cache.message(m) for m in messages]
+        fixed = sum(fixed_tokens)
+        first = 0  # index, after the pinned first message, of the first message sent
+        for index in range(start + 1, len(messages)):
+            message = messages[index]
+            if not isinstance(message, AssistantMessage):
+                continue
+            sent = list(range(start + 1, index))
+            if limit is not None:
+                first = _fit_from(messages, tokens, start, index, first, limit - fixed)
+                if first < 0:
+                    self._unsent[True] += 1
+                    first = 0
+                    continue
+                sent = [i for i in sent if i >= first]
+            elif fixed + tokens[start] + sum(tokens[i] for i in sent) > self._input_limit():
+                self._unsent[False] += 1
+            parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent))
+            parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent))
+            points = (len(fixed_keys) - 1, len(parts_keys) - 1)
+            shapes.append(RequestShape(parts_keys, parts_tokens, points, tokens[index]))
         return shapes
+
+    def references(self) -> pd.DataFrame:
+        """The two references, one row each: requests priced, requests that could not be sent
+        at this window, input cost, output cost and all-in cost (USD)."""
+        import pandas as pd
+
+        rows = []
+        for name, costs, feasible in (
+            ("baseline (drop oldest turns to fit)", self.baseline, True),
+            ("no compaction (unlimited window)", self.no_compaction, False),
+        ):
+            output = sum(c.output for c in costs) * self.price.output / 1e6
+            total = sum(c.cost for c in costs)
+            rows.append(
+                {
+                    "reference": name,
+                    "requests": len(costs),
+                    "over_limit": self._unsent[feasible],
+                    "input_cost": total - output,
+                    "output_cost": output,
+                    "cost": total,
+                }
+            )
+        return pd.DataFrame(rows).set_index("reference")
 
     def table(self) -> pd.DataFrame:
         """One row per config: requests, input tokens sent, cost (USD and relative to no
@@ -216,8 +319,9 @@ class WhatIf:
         request, failed preparations, replay time."""
         import pandas as pd
 
-        base = sum(c.cost for c in self.baseline) or 1.0
-        rows = [_row(run, base) for run in self.runs.values()]
+        feasible = sum(c.cost for c in self.baseline) or 1.0
+        unlimited = sum(c.cost for c in self.no_compaction) or 1.0
+        rows = [_row(run, feasible, unlimited) for run in self.runs.values()]
         return pd.DataFrame(rows).set_index("config")
 
     def steps(self) -> pd.DataFrame:
@@ -290,7 +394,43 @@ def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
     return out
 
 
-def _row(run: ConfigRun, base: float) -> dict[str, Any]:
+def _summary_limit(lines: Thresholds | None, answer: int) -> int:
+    # As the pipeline's ReductionLimits.summary_limit: the window less the answer and margin.
+    if lines is None or not lines.output_reservation:
+        return lines.input_limit if lines is not None else 0
+    room = lines.context_size - (int(answer * 1.2) + 64) - lines.safety_margin
+    return max(min(lines.input_limit, room), 0)
+
+
+def _fit_from(
+    messages: Sequence[UserMessage | AssistantMessage],
+    tokens: Sequence[int],
+    pinned: int,
+    end: int,
+    first: int,
+    room: int,
+) -> int:
+    """The first message index (after ``pinned``, never before ``first``: a dropped turn stays
+    dropped) from which ``messages[first:end]`` plus the pinned one fit ``room``, starting at an
+    assistant turn so that no result is sent without its call; -1 when even the latest turn
+    alone does not fit."""
+    first = max(first, pinned + 1)
+    # The latest turn (the last call and its results) is what the request answers: never dropped.
+    latest = next(
+        (i for i in range(end - 1, first - 1, -1) if isinstance(messages[i], AssistantMessage)),
+        first,
+    )
+    used = tokens[pinned] + sum(tokens[first:end])
+    while used > room and first < latest:
+        used -= tokens[first]
+        first += 1
+        while first < latest and not isinstance(messages[first], AssistantMessage):
+            used -= tokens[first]
+            first += 1
+    return first if used <= room else -1
+
+
+def _row(run: ConfigRun, feasible: float, unlimited: float) -> dict[str, Any]:
     records = [s.compaction for s in run.steps if s.compaction is not None]
     kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
     control = [c for r in records if r.retention and (c := r.retention.control_share()) is not None]
@@ -300,7 +440,8 @@ def _row(run: ConfigRun, base: float) -> dict[str, Any]:
         "requests": len(manifests),
         "tokens_sent": sum(c.input_tokens for c in run.costs),
         "cost": run.cost,
-        "cost_vs_no_compaction": run.cost / base,
+        "cost_vs_baseline": run.cost / feasible,
+        "cost_vs_no_compaction": run.cost / unlimited,
         "compactions": len(records),
         "summary_calls": sum(1 for c in run.costs if c.purpose == "summary"),
         "retention": sum(kept) / len(kept) if kept else None,

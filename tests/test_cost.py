@@ -81,7 +81,23 @@ async def test_what_if_compares_configs_against_no_compaction() -> None:
     assert list(table.index) == ["ctxlab", "agentscope", "masking"]
     assert (table["requests"] == 31).all()
     assert table.loc["ctxlab", "compactions"] > 0
-    assert table.loc["ctxlab", "cost_vs_no_compaction"] < 1
+    # Against the policy that can run at this window (drop the oldest turns to fit) compaction
+    # is cheaper; against the whole session at every step (which a provider would reject)
+    # it is not: the unlimited figure is kept, and says how many requests could not be sent.
+    assert (
+        table.loc["ctxlab", "cost_vs_baseline"] < 1 < table.loc["ctxlab", "cost_vs_no_compaction"]
+    )
+    references = what.references()
+    assert references["over_limit"].tolist()[0] == 0
+    limit = what.runs["ctxlab"].steps[0].manifest.input_limit
+    history = 0
+    over = 0
+    for message in what.transcript.messages:
+        if isinstance(message, AssistantMessage) and history + 8 > limit:  # + System
+            over += 1
+        history += what.cache.message(message)
+    assert references["over_limit"].tolist()[1] == over > 0
+    assert max(c.input_tokens for c in what.baseline) <= limit
     assert table.loc["ctxlab", "retention"] == 1.0
     assert table.loc["ctxlab", "summary_calls"] == table.loc["ctxlab", "compactions"]
     assert (table["errors"] == 0).all()
@@ -97,3 +113,58 @@ async def test_what_if_compares_configs_against_no_compaction() -> None:
     run = await what.set_config("ctxlab", ContextConfig(trigger_ratio=0.5))
     assert what.runs["agentscope"].steps is before
     assert len([s for s in run.steps if s.compaction]) >= table.loc["ctxlab", "compactions"]
+
+
+def test_the_baseline_drops_the_oldest_turns_whole_and_keeps_the_first_message() -> None:
+    from ctxlab._whatif import _fit_from
+
+    task = UserMessage(content="task")
+    call = AssistantMessage(content=(ToolUseBlock(id="a", name="bash", input={}),))
+    result = UserMessage(content=(ToolResultBlock(tool_use_id="a", content="x"),))
+    messages = [task, call, result, call, result, call]
+    tokens = [100, 50, 50, 50, 50, 50]
+    # 100 + 4 x 50 = 300 > 260: the oldest turn (call and result) goes, never half of it.
+    assert _fit_from(messages, tokens, 0, 5, 0, 260) == 3
+    assert _fit_from(messages, tokens, 0, 5, 0, 300) == 1
+    # A dropped turn stays dropped (the cached prefix is not rebuilt backwards).
+    assert _fit_from(messages, tokens, 0, 5, 3, 300) == 3
+    # Not even the latest turn fits beside the first message: the request cannot be sent.
+    assert _fit_from(messages, tokens, 0, 5, 0, 120) == -1
+
+
+async def test_summary_calls_are_priced_from_the_request_they_send() -> None:
+    import json
+
+    from ctxlab.pipeline import SummaryRequest, summary_instruction
+
+    what = WhatIf(
+        _session(30),
+        {"ctxlab": ContextConfig.preset("ctxlab")},
+        context_window=8_000,
+        counter=ApproximateCounter(),
+    )
+    await what.run()
+    run = what.runs["ctxlab"]
+    calls = [c for c in run.costs if c.purpose == "summary"]
+    compacted = [s for s in run.steps if s.compaction is not None]
+    assert len(calls) == len(compacted) >= 2
+    for call, step in zip(calls, compacted, strict=True):
+        summary = step.state.summary
+        assert summary is not None
+        # The answer is the JSON of the fields, not the rendered text.
+        assert call.output == what.cache.text(json.dumps(summary.fields, ensure_ascii=False))
+        # Every call fits the window less its answer, and holds at least its instruction.
+        assert call.input_tokens + call.output <= 8_000
+    second = compacted[1]
+    instruction = summary_instruction(
+        SummaryRequest(
+            (),
+            compacted[0].state.summary,
+            ContextConfig().summary_schema,
+            ContextConfig().compression_prompt,
+            pinned_task=second.state.summary.task or None,  # type: ignore[union-attr]
+        )
+    )
+    # The second call re-sends the first summary inside its instruction.
+    assert calls[1].input_tokens > what.cache.text(instruction)
+    assert what.cache.text(instruction) > what.cache.text(compacted[0].state.summary.text)  # type: ignore[union-attr]

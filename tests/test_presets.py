@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxlab import PRESETS, ApproximateCounter, ContextConfig, replay
+from ctxlab._config import CompactionPasses, MaskConfig
 from ctxlab._presets import PRESETS as FACTORIES
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
@@ -38,7 +39,13 @@ async def test_observation_masking_hides_old_outputs_and_never_summarizes() -> N
             UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=f"line {n}\n" * 50),))
         )
     messages.append(AssistantMessage(content="done"))
-    config = ContextConfig.preset("observation_masking")
+    preset = ContextConfig.preset("observation_masking")
+    assert preset.compaction.mask is not None and preset.compaction.mask.clear_at_least > 0
+    # At every request (no batching), to see the pass itself; batches: the next test.
+    config = ContextConfig(
+        trigger_ratio=0.9,
+        compaction=CompactionPasses(mask=MaskConfig(keep_turns=10), prune=None),
+    )
     steps = [
         s
         async for s in replay(
@@ -56,3 +63,33 @@ async def test_observation_masking_hides_old_outputs_and_never_summarizes() -> N
     # Masked outputs stay masked, unchanged: the earlier prefix is identical from step to step.
     before = steps[-2].state.conversation
     assert before[:9] == last[:9]
+
+
+async def test_observation_masking_clears_in_batches_so_the_cached_prefix_holds() -> None:
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Inspect the logs.")]
+    for n in range(20):
+        use = ToolUseBlock(id=f"c{n}", name="read", input={"path": f"log{n}.txt"})
+        messages.append(AssistantMessage(content=(use,)))
+        text = f"line {n}\n" * 50  # about 100 tokens
+        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
+    messages.append(AssistantMessage(content="done"))
+    counter = ApproximateCounter()
+    per_output = counter.count_text("line 1\n" * 50)
+    config = ContextConfig(
+        trigger_ratio=0.9,
+        compaction=CompactionPasses(
+            mask=MaskConfig(keep_turns=10, clear_at_least=3 * per_output), prune=None
+        ),
+    )
+    steps = [
+        s async for s in replay(messages, context_window=200_000, counter=counter, config=config)
+    ]
+    clears = [
+        [t.detail for t in s.manifest.transforms if t.kind == "observation_mask"] for s in steps
+    ]
+    cleared = [c for c in clears if c]
+    # 10 outputs become old over the session; they are cleared three or more at a time, never
+    # one per step (which would rewrite the cached prefix at every request).
+    assert cleared and all(len(c) >= 3 for c in cleared)
+    assert len(cleared) <= 10 // 3
+    assert sum(len(c) for c in cleared) >= 9

@@ -356,7 +356,7 @@ async def reduce_conversation(
         )
         result.transforms.extend(moved)
     if passes.mask is not None:
-        masked, hidden = mask_observations(result.conversation, passes.mask)
+        masked, hidden = mask_observations(result.conversation, passes.mask, cache)
         if hidden:
             result.conversation = masked
             result.transforms.extend(hidden)

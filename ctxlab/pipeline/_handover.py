@@ -81,6 +81,8 @@ _INTENT = re.compile(
     re.IGNORECASE,
 )
 _HEADING = "User instructions since, verbatim:"
+_RECORDED_SUMMARY = "This session is being continued from a previous conversation"
+_INSTRUCTION_SHARE = 0.4  # of the budget, for the user's later lines before anything else
 _POINTER = "The task: the user's first message, quoted below."
 _LONG_COMMAND = 1_500  # characters: a longer command (a whole file in a heredoc) goes last
 
@@ -122,6 +124,8 @@ class _Span:
     values: list[str] = field(default_factory=list)
     last_text: str = ""
     last_action: str = ""
+    recorded: list[str] = field(default_factory=list)
+    """The lines of a summary the recorded harness wrote (Claude Code's compaction summary)."""
 
 
 def _outcome(output: str, is_error: bool) -> str:
@@ -194,7 +198,11 @@ def _read_span(messages: Iterable[Message]) -> _Span:
                 text = _TAGS.sub(
                     " ", "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
                 )
-                span.users.extend(_flat(ln) for ln in text.splitlines() if len(_flat(ln)) > 2)
+                lines = [_flat(ln) for ln in text.splitlines() if len(_flat(ln)) > 2]
+                if lines and lines[0].startswith(_RECORDED_SUMMARY):
+                    span.recorded.extend(lines)  # a harness's summary, not the user's words
+                else:
+                    span.users.extend(lines)
             for result in message.tool_results:
                 _result(span, calls.pop(result.tool_use_id, None), result)
             continue
@@ -293,7 +301,14 @@ def _task_units(
     if later:
         if _HEADING not in said:
             units.append(_Unit("task_overview", _HEADING, 0))
-        units.extend(_Unit("task_overview", f"- {u}", 0) for u in later)
+        # The user's words come first, up to a share of the budget: a pasted log must not
+        # push out everything else; what is past the share is kept if room remains.
+        used = 0
+        for line in later:
+            used += count(line) + 3
+            rank = 0 if used <= budget * _INSTRUCTION_SHARE else 5
+            units.append(_Unit("task_overview", f"- {line}", rank))
+    units.extend(_Unit("important_discoveries", line, 9) for line in span.recorded)
     return units
 
 

@@ -119,14 +119,27 @@ def prune_tool_output(
 
 
 def mask_observations(
-    conversation: Sequence[UserMessage | AssistantMessage], config: MaskConfig
+    conversation: Sequence[UserMessage | AssistantMessage],
+    config: MaskConfig,
+    cache: TokenCache | None = None,
 ) -> tuple[Conversation, list[Transform]]:
     """Replace the tool outputs older than the latest ``keep_turns`` assistant turns by the
-    placeholder (already masked outputs are left as they are, so the prefix stays stable)."""
+    placeholder (already masked outputs are left as they are, so the prefix stays stable) —
+    only once they hold ``clear_at_least`` tokens (counted with ``cache``), all at once."""
     turns = [i for i, m in enumerate(conversation) if isinstance(m, AssistantMessage)]
     if len(turns) <= config.keep_turns:
         return tuple(conversation), []
     end = turns[-config.keep_turns]
+    if config.clear_at_least and cache is not None:
+        due = sum(
+            cache.block(block)
+            for message in conversation[:end]
+            if isinstance(message, UserMessage)
+            for block in message.tool_results
+            if block.content != config.placeholder
+        )
+        if due < config.clear_at_least:
+            return tuple(conversation), []
     out: list[UserMessage | AssistantMessage] = list(conversation)
     transforms: list[Transform] = []
     for index in range(end):
