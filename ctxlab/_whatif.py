@@ -31,11 +31,11 @@ from ctxlab._cost import (
     shape_of,
 )
 from ctxlab._replay import ReplayStep, Transcript, replay
-from ctxlab._state import Summary
 from ctxlab.exceptions import PreparationError
-from ctxlab.manifest import ContextManifest, Thresholds, step_row
+from ctxlab.manifest import ContextManifest, step_row
 from ctxlab.messages import AssistantMessage, UserMessage
-from ctxlab.pipeline import SummaryRequest, summary_instruction
+from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.pipeline._summary import instruction_tokens
 from ctxlab.retention import retention_columns
 from ctxlab.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCache, TokenCounter
 
@@ -73,6 +73,11 @@ class ConfigRun:
     """Why the replay stopped early, if it did."""
     seconds: float = 0.0
     """How long the replay took."""
+    summary_requests: dict[int, list[tuple[SummaryRequest, dict[str, Any]]]] = field(
+        default_factory=dict
+    )
+    """The summary requests each compacting step made (by step position), with their answers:
+    one, or one per piece when the span did not fit a single request."""
 
     @property
     def manifests(self) -> list[ContextManifest]:
@@ -145,7 +150,15 @@ class WhatIf:
 
     async def _replay(self, run: ConfigRun) -> None:
         started = time.perf_counter()
-        run.steps, run.error = [], None
+        run.steps, run.error, run.summary_requests = [], None, {}
+        asked: list[tuple[SummaryRequest, dict[str, Any]]] = []
+
+        async def summarizer(request: SummaryRequest) -> dict[str, Any]:
+            # The requests the pipeline built, so that summary calls are priced from them.
+            answer = await extractive_summarizer(request)
+            asked.append((request, answer))
+            return answer
+
         try:
             async for step in replay(
                 self.transcript.messages,
@@ -154,7 +167,11 @@ class WhatIf:
                 config=run.config,
                 system=self.transcript.system,
                 tools=self.transcript.tools,
+                summarizer=summarizer,
             ):
+                if asked:
+                    run.summary_requests[len(run.steps)] = list(asked)
+                    asked.clear()
                 run.steps.append(step)
         except PreparationError as exc:
             run.error = str(exc)
@@ -167,64 +184,51 @@ class WhatIf:
     def _shapes(self, run: ConfigRun) -> list[RequestShape]:
         shapes: list[RequestShape] = []
         previous: RequestShape | None = None
-        earlier: Summary | None = None
-        for step in run.steps:
+        for position, step in enumerate(run.steps):
             record = step.compaction
             if record is not None and self.summary_calls:
-                shapes.extend(self._summary_calls(run.config, step, earlier, previous))
+                asked = run.summary_requests.get(position, [])
+                shapes.extend(self._summary_calls(step, asked, previous))
             previous = shape_of(step.manifest, self._output(step))
             shapes.append(previous)
-            earlier = step.state.summary
         return shapes
 
     def _summary_calls(
         self,
-        config: ContextConfig,
         step: ReplayStep,
-        earlier: Summary | None,
+        asked: Sequence[tuple[SummaryRequest, dict[str, Any]]],
         previous: RequestShape | None,
     ) -> list[RequestShape]:
-        """The summary calls of a compaction, priced from the requests the agent would build:
-        the real instruction (with the earlier summary it re-sends), the cached form (the last
-        request again, then what arrived since) when it fits the summary's limit, else the
-        span alone — in pieces when that does not fit either; each answers with the JSON of
-        the fields."""
-        record = step.compaction
-        summary = step.state.summary
-        if record is None or summary is None:
+        """The summary calls of a compaction, priced from the requests the pipeline built (the
+        last attempt's): the real instruction (with the earlier summary it re-sends) and the
+        JSON answer; sent in the cached form (the last request again, then what arrived since)
+        when that fits the request's limit, as the agent does, else the span alone."""
+        if not asked:
             return []
-        ask = SummaryRequest(
-            messages=(),
-            previous_summary=earlier,
-            schema=config.summary_schema,
-            prompt=config.compression_prompt,
-            pinned_task=summary.task or None,
-        )
-        instruction = self.cache.text(summary_instruction(ask)) + MESSAGE_OVERHEAD
-        answer = self.cache.text(json.dumps(summary.fields, ensure_ascii=False))
-        lines = step.manifest.thresholds
-        limit = _summary_limit(lines, answer)
-        tail = step.manifest.totals.get("conversation", 0)
-        old = self.cache.text(earlier.text) + MESSAGE_OVERHEAD if earlier is not None else 0
-        span = max(record.tokens_before - old - tail, 0)  # the compacted messages alone
+        attempt = max(r.attempt for r, _ in asked)
+        calls = [(r, a) for r, a in asked if r.attempt == attempt]
         key = step.manifest.request_id
-        if previous is not None and previous.breakpoints:
-            end = previous.breakpoints[-1] + 1
-            sent = sum(previous.tokens[previous.fixed : end])
-            new = max(record.tokens_before - old - sent, 0) + instruction
-            if sum(previous.tokens[:end]) + new <= limit:
-                keys = (*previous.keys[:end], f"summary-new/{key}")
-                tokens = (*previous.tokens[:end], new)
-                points = (*previous.breakpoints, len(keys) - 1)
-                return [RequestShape(keys, tokens, points, answer, "summary")]
-        # The span alone (no System, no tools), in as many pieces as its limit needs; each
-        # piece after the first re-sends the summary so far.
-        room = max(limit - instruction - answer, 1)
-        pieces = max(1, -(-span // room))
-        shapes = []
-        for n in range(pieces):
-            part = span // pieces + (answer if n else 0) + instruction
-            shapes.append(RequestShape((f"summary/{key}/{n}",), (part,), (0,), answer, "summary"))
+        shapes: list[RequestShape] = []
+        for n, (request, answer) in enumerate(calls):
+            instruction = instruction_tokens(request, self.cache.text) + MESSAGE_OVERHEAD
+            output = self.cache.text(json.dumps(answer, ensure_ascii=False))
+            limit = request.input_limit or step.manifest.input_limit
+            span = self.cache.messages(request.messages)
+            if len(calls) == 1 and previous is not None and previous.breakpoints:
+                end = previous.breakpoints[-1] + 1
+                sent = sum(previous.tokens[previous.fixed : end])
+                record = step.compaction
+                before = record.tokens_before if record is not None else 0
+                old = request.previous_summary
+                carried = self.cache.text(old.text) + MESSAGE_OVERHEAD if old is not None else 0
+                new = max(before - carried - sent, 0) + instruction
+                if sum(previous.tokens[:end]) + new <= limit:
+                    keys = (*previous.keys[:end], f"summary-new/{key}")
+                    tokens = (*previous.tokens[:end], new)
+                    points = (*previous.breakpoints, len(keys) - 1)
+                    return [RequestShape(keys, tokens, points, output, "summary")]
+            keys = (f"summary/{key}/{n}",)
+            shapes.append(RequestShape(keys, (span + instruction,), (0,), output, "summary"))
         return shapes
 
     @property
@@ -240,7 +244,8 @@ class WhatIf:
     def baseline(self) -> list[RequestCost]:
         """A policy that fits the window: no summary; the oldest turns dropped whole (the first
         user message kept) until each request fits the input limit. A request whose latest turn
-        alone cannot fit is not sent (and not priced: `references` counts it)."""
+        alone cannot fit has that turn's results cut to what is left (`references` counts
+        them)."""
         if self._feasible is None:
             shapes = self._reference_shapes(limit=self._input_limit())
             self._feasible = request_costs(shapes, self.price, self.rules)
@@ -274,24 +279,33 @@ class WhatIf:
             if not isinstance(message, AssistantMessage):
                 continue
             sent = list(range(start + 1, index))
+            cut: tuple[int, ...] = ()
             if limit is not None:
-                first = _fit_from(messages, tokens, start, index, first, limit - fixed)
-                if first < 0:
+                fitted = _fit_from(messages, tokens, start, index, first, limit - fixed)
+                if fitted < 0:
+                    # Even the latest turn alone does not fit: its results are cut to what is
+                    # left (as a harness without compaction must), and the request counted.
                     self._unsent[True] += 1
-                    first = 0
-                    continue
-                sent = [i for i in sent if i >= first]
+                    fitted = _latest_turn(messages, start, index)
+                    room = limit - fixed - tokens[start] - tokens[fitted]
+                    cut = (max(room, 0),)
+                    sent = [fitted]
+                else:
+                    sent = [i for i in sent if i >= fitted]
+                first = fitted
             elif fixed + tokens[start] + sum(tokens[i] for i in sent) > self._input_limit():
                 self._unsent[False] += 1
-            parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent))
-            parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent))
+            cut_keys = tuple(f"cut/{index}" for _ in cut)
+            parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent), *cut_keys)
+            parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent), *cut)
             points = (len(fixed_keys) - 1, len(parts_keys) - 1)
             shapes.append(RequestShape(parts_keys, parts_tokens, points, tokens[index]))
         return shapes
 
     def references(self) -> pd.DataFrame:
-        """The two references, one row each: requests priced, requests that could not be sent
-        at this window, input cost, output cost and all-in cost (USD)."""
+        """The two references, one row each: requests, ``over_limit`` (for the baseline: requests
+        whose latest turn had to be cut to fit; for no compaction: requests over the input
+        limit, which a provider would reject), input cost, output cost and all-in cost (USD)."""
         import pandas as pd
 
         rows = []
@@ -394,12 +408,11 @@ def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
     return out
 
 
-def _summary_limit(lines: Thresholds | None, answer: int) -> int:
-    # As the pipeline's ReductionLimits.summary_limit: the window less the answer and margin.
-    if lines is None or not lines.output_reservation:
-        return lines.input_limit if lines is not None else 0
-    room = lines.context_size - (int(answer * 1.2) + 64) - lines.safety_margin
-    return max(min(lines.input_limit, room), 0)
+def _latest_turn(messages: Sequence[UserMessage | AssistantMessage], pinned: int, end: int) -> int:
+    return next(
+        (i for i in range(end - 1, pinned, -1) if isinstance(messages[i], AssistantMessage)),
+        pinned + 1,
+    )
 
 
 def _fit_from(

@@ -22,8 +22,8 @@ from ctxlab.pipeline._scan import ConversationScan
 from ctxlab.pipeline._summary import (
     Summarizer,
     SummaryRequest,
+    instruction_tokens,
     render_summary,
-    summary_instruction,
     validate_summary,
 )
 from ctxlab.retention import Retention
@@ -191,7 +191,7 @@ def _request(
 def summary_request_tokens(request: SummaryRequest, cache: TokenCache) -> int:
     """The input tokens of the plain request for ``request`` (its span, then the instruction;
     no System, no tools): what a summary call must fit when its cached form does not."""
-    instruction = cache.text(summary_instruction(request)) + MESSAGE_OVERHEAD
+    instruction = instruction_tokens(request, cache.text) + MESSAGE_OVERHEAD
     return cache.messages(request.messages) + instruction
 
 

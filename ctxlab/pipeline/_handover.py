@@ -128,6 +128,22 @@ class _Span:
     """The lines of a summary the recorded harness wrote (Claude Code's compaction summary)."""
 
 
+_seen: dict[tuple[str, bool], tuple[str, tuple[str, ...]]] = {}
+
+
+def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
+    """A result's outcome and failure lines, kept per text (a replay under several configs
+    summarizes the same results again)."""
+    key = (output, is_error)
+    found = _seen.get(key)
+    if found is None:
+        if len(_seen) > 20_000:
+            _seen.clear()
+        failures = tuple(dict.fromkeys(_FAILURE.findall(output[:40_000])))
+        found = _seen[key] = (_outcome(output, is_error), failures)
+    return found
+
+
 def _outcome(output: str, is_error: bool) -> str:
     text = output[:40_000]
     parts: list[str] = []
@@ -255,10 +271,9 @@ def _result(span: _Span, call: tuple[str, ToolUseBlock] | None, result: ToolResu
     command, _block = call
     if not command:
         return
-    outcome = _outcome(result.text, bool(result.is_error))
+    outcome, failures = _read_result(result.text, bool(result.is_error))
     span.commands.append((command, outcome))
-    failures = _FAILURE.findall(result.text[:40_000])
-    for failure in list(dict.fromkeys(failures))[-6:]:
+    for failure in failures[-6:]:
         span.errors.append((_short(failure, 200), command))
     if span.last_action == f"$ {_short(command, 200)}":
         span.last_action += f" → {outcome}"

@@ -221,6 +221,11 @@ def project(
             tag="RUNTIME_STATE",
         )
         budgeted = budgeted.adding([notice], cache)
+    # Task state and the notice are added after stage 4's omission: when they push the request
+    # over its limit, optional material makes room for them (they are never omitted).
+    over = base_tokens + budgeted.total - thresholds.input_limit
+    if over > 0:
+        budgeted = budgeted.omit(over)
     if not budgeted.kept:
         return budgeted  # the common step of a session without material: nothing to order
     kept = sorted(

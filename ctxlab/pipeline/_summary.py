@@ -20,6 +20,7 @@ from ctxlab.messages import AssistantMessage, UserMessage
 __all__ = [
     "Summarizer",
     "SummaryRequest",
+    "instruction_tokens",
     "render_summary",
     "summary_instruction",
     "validate_summary",
@@ -101,9 +102,7 @@ class _Fields(dict[str, str]):
         return "(not recorded)"
 
 
-def summary_instruction(summary: SummaryRequest) -> str:
-    """The user text that asks a model for ``summary``: the prompt, the pinned task's note, the
-    earlier summary, the caller's hint and the schema."""
+def _instruction_parts(summary: SummaryRequest) -> list[str]:
     parts = [summary.prompt]
     if summary.pinned_task is not None:
         parts.append(
@@ -114,12 +113,31 @@ def summary_instruction(summary: SummaryRequest) -> str:
     if summary.previous_summary is not None:
         parts.append(
             "An earlier summary stands for the history before these messages; carry its facts "
-            f"forward:\n{summary.previous_summary.text}"
+            "forward:"
         )
+        parts.append(summary.previous_summary.text)
     if summary.instructions:
         parts.append(f"Instructions for this summary: {summary.instructions}")
     parts.append(
         "Answer with one JSON object and nothing else, matching this JSON Schema:\n"
         + json.dumps(summary.schema, ensure_ascii=False)
     )
+    return parts
+
+
+def summary_instruction(summary: SummaryRequest) -> str:
+    """The user text that asks a model for ``summary``: the prompt, the pinned task's note, the
+    earlier summary, the caller's hint and the schema."""
+    parts = _instruction_parts(summary)
+    if summary.previous_summary is not None:
+        # The earlier summary follows its heading on the next line.
+        at = parts.index(summary.previous_summary.text)
+        parts[at - 1 : at + 1] = [f"{parts[at - 1]}\n{parts[at]}"]
     return "\n\n".join(parts)
+
+
+def instruction_tokens(summary: SummaryRequest, count: Callable[[str], int]) -> int:
+    """The tokens of `summary_instruction`, counted part by part (each part is counted once
+    and looked up after: the earlier summary is the same text every request re-sends)."""
+    parts = _instruction_parts(summary)
+    return sum(count(part) for part in parts) + len(parts)

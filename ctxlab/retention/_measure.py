@@ -185,15 +185,38 @@ def measure_retention(
     return _measure(found, collapse(summary), request_text(tail))
 
 
+_EDGE = "\"'`()[]{}<>,;:!?*"
+
+
+def _words(text: str) -> set[str]:
+    words = {w.strip(_EDGE) for w in text.split()}
+    return words | {w.rstrip(".") for w in words}
+
+
+def _in_words(words: set[str], item: str) -> bool:
+    if item in words:
+        return True
+    parts = [p for p in item.split("/") if p not in ("", ".")]
+    return len(parts) >= 2 and "/".join(parts[-2:]) in words
+
+
 def _measure(found: Inventory, summary: str, tail: str) -> Retention:
     out: dict[str, CategoryRetention] = {}
+    summary_words = _words(summary) if found.of("output_only") else set()
+    tail_words = _words(tail) if found.of("output_only") else set()
     for category in CATEGORIES:
         items = found.of(category)
         if not items:
             continue
         path = category in _PATH_CATEGORIES
-        in_summary = [holds(summary, i, path=path) for i in items]
-        in_tail = [holds(tail, i, path=path) for i in items]
+        if category == "output_only":
+            # Reported, not a target, and by far the largest category (thousands of items):
+            # matched as whole words of the text, which is what a path or number in it is.
+            in_summary = [_in_words(summary_words, i) for i in items]
+            in_tail = [_in_words(tail_words, i) for i in items]
+        else:
+            in_summary = [holds(summary, i, path=path) for i in items]
+            in_tail = [holds(tail, i, path=path) for i in items]
         lost = tuple(i for i, s, t in zip(items, in_summary, in_tail, strict=True) if not s | t)
         out[category] = CategoryRetention(
             total=len(items),
