@@ -60,8 +60,15 @@ def transcript_key(transcript: Transcript) -> str:
     return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}")
 
 
+FIGURES = "retention-measured-1"
+"""What the cached figures mean: bumped when a figure's definition changes within a version
+(retention measured on the original messages; cost against the feasible baseline), so that a
+cache never serves figures of another definition."""
+
+
 def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) -> str:
-    return _digest(f"{session_key}|{config.model_dump_json()}|{window}|{_version()}|{extra}")
+    key = f"{session_key}|{config.model_dump_json()}|{window}|{_version()}|{FIGURES}|{extra}"
+    return _digest(key)
 
 
 def run_group(

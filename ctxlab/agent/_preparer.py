@@ -35,6 +35,7 @@ from ctxlab.manifest import (
     Transform,
 )
 from ctxlab.materials import ContextRequest, SystemPart
+from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.models import summary_model_request
 from ctxlab.pipeline import (
     CompactionRecord,
@@ -45,6 +46,7 @@ from ctxlab.pipeline import (
     message_items,
     prepare,
 )
+from ctxlab.retention import compaction_retention
 from ctxlab.tokens import TokenCache
 
 if TYPE_CHECKING:
@@ -95,9 +97,29 @@ class Preparer:
             prep = await self._counted(prep, purpose, force)
         self._publish(prep, base)
         if prep.compaction is not None:
+            record = self._graded(prep, base)
+            prep = dataclasses.replace(prep, compaction=record)
             trigger: CompactionTrigger = "overflow" if purpose == "recovery" else "automatic"
-            self._agent._emit(CompactionEvent(trigger, prep.compaction, self._agent._call))
+            self._agent._emit(CompactionEvent(trigger, record, self._agent._call))
         return prep
+
+    def _graded(self, prep: Preparation, base: WorkingState) -> CompactionRecord:
+        """The compaction's record with its retention, measured on the agent's durable
+        history (the original messages, before truncation and offload) — never by the pipeline
+        that compacted."""
+        record, summary = prep.compaction, prep.state.summary
+        assert record is not None  # graded only where a compaction happened
+        if summary is None:
+            return record
+        history = [m for m in self._agent.history if isinstance(m, UserMessage | AssistantMessage)]
+        kept = compaction_retention(
+            history,
+            summary.text,
+            prep.state.conversation,
+            compacted=summary.compacted_messages,
+            before=base.summary.compacted_messages if base.summary else 0,
+        )
+        return dataclasses.replace(record, retention=kept)
 
     async def _counted(self, prep: Preparation, purpose: Purpose, force: bool) -> Preparation:
         # The provider's count of what is about to be sent. The estimate decides the budget (a
@@ -138,8 +160,9 @@ class Preparer:
         if prep.compaction is None:
             return None  # light passes alone do not make a compression: nothing is kept
         self._publish(prep, base)
-        self._agent._emit(CompactionEvent(trigger, prep.compaction, self._agent._call))
-        return prep.compaction
+        record = self._graded(prep, base)
+        self._agent._emit(CompactionEvent(trigger, record, self._agent._call))
+        return record
 
     def attach_usage(self, request_id: str, usage: ProviderUsage) -> None:
         """Put the provider's usage on the manifest of the request it answered."""

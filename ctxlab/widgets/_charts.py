@@ -39,7 +39,7 @@ def _summary(frame: pd.DataFrame) -> pd.DataFrame:
     ok = frame[frame["error"].isna()]
     grouped = ok.groupby(["config", "window"], sort=False)
     return grouped.agg(
-        cost=("cost_vs_no_compaction", "mean"),
+        cost=("cost_vs_baseline", "mean"),
         retention=("retention", lambda s: s.dropna().mean() if s.notna().any() else 1.0),
         sessions=("session", "nunique"),
     )
@@ -48,7 +48,8 @@ def _summary(frame: pd.DataFrame) -> pd.DataFrame:
 def pareto_chart(
     frame: pd.DataFrame, configs: Mapping[str, ContextConfig] | None = None
 ) -> go.Figure:
-    """Cost (relative to no compaction) against retention, one point per config and window,
+    """Cost (relative to the feasible baseline: no summary, the oldest turns dropped to fit)
+    against retention, one point per config and window,
     averaged over sessions; the Pareto front joined by a line; hover names the config (and its
     main settings when ``configs`` is given)."""
     summary = _summary(frame)
@@ -81,8 +82,8 @@ def pareto_chart(
             )
         )
     figure.update_layout(
-        xaxis_title="cost relative to no compaction (lower is cheaper)",
-        yaxis_title="retention of paths, commands, numbers",
+        xaxis_title="cost relative to dropping the oldest turns to fit (lower is cheaper)",
+        yaxis_title="retention (measured on the original messages)",
         height=420,
         margin={"l": 60, "r": 20, "t": 30, "b": 50},
     )
@@ -92,7 +93,7 @@ def pareto_chart(
 def _hover(name: str, row: Any, configs: Mapping[str, ContextConfig] | None) -> str:
     lines = [
         f"<b>{html.escape(name)}</b>",
-        f"cost {row['cost']:.3f} of no compaction",
+        f"cost {row['cost']:.3f} of the baseline (drop oldest turns)",
         f"retention {row['retention']:.3f} over {int(row['sessions'])} sessions",
     ]
     if configs and name in configs:
@@ -101,7 +102,7 @@ def _hover(name: str, row: Any, configs: Mapping[str, ContextConfig] | None) -> 
 
 
 def sweep_heatmap(
-    frame: pd.DataFrame, value: str = "cost_vs_no_compaction", window: int | None = None
+    frame: pd.DataFrame, value: str = "cost_vs_baseline", window: int | None = None
 ) -> go.Figure:
     """``value`` for every config (rows) × session (columns) at one window (the first when
     omitted)."""

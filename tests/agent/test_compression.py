@@ -316,3 +316,31 @@ async def test_repeated_fallbacks_do_not_grow_the_note() -> None:
     assert kinds.count("fallback") >= 5
     assert agent.context.summary is not None
     assert len(agent.context.summary.text) < 600
+
+
+def shell(command: str) -> str:
+    """Run a shell command."""
+    return "progress ...\n" * 400 + f"RuntimeError: {command} gave up"
+
+
+async def test_a_live_compaction_is_graded_on_the_durable_history() -> None:
+    # The failure sits past what the truncation keeps of each result: the working context
+    # never held it, the durable history does, and retention is measured on the history.
+    model = ScriptedModel(
+        [*(tool_call("shell", {"command": f"make step{i}"}) for i in range(16)), "done"],
+        context_window=4_000,
+    )
+    agent = Agent(
+        model=model,
+        tools=[shell],
+        counter=ApproximateCounter(),
+        context_config=ContextConfig(tool_result_limit=300),
+    )
+    events = [e async for e in agent.stream_events("Run the job")]
+    records = [e.record for e in events if e.type == "compaction"]
+    assert records and all(r.retention is not None for r in records)
+    first = records[0].retention
+    assert first is not None
+    assert first["task"].share == 1.0
+    assert first["outcomes"].total > 0  # only the original results hold the RuntimeError lines
+    assert first.control_share() is not None and first.control_share() < first.share()  # type: ignore[operator]

@@ -26,7 +26,7 @@ def _frame() -> pd.DataFrame:
                     "session": session,
                     "config": config,
                     "window": 32_000,
-                    "cost_vs_no_compaction": cost,
+                    "cost_vs_baseline": cost,
                     "retention": kept,
                     "error": None,
                 }
