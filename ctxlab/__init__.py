@@ -93,6 +93,7 @@ from ctxlab.pipeline import (
     extractive_summarizer,
     prepare,
 )
+from ctxlab.retention import CategoryRetention, Retention, measure_retention
 from ctxlab.session import SessionLog
 from ctxlab.tokens import ApproximateCounter, TiktokenCounter, TokenCache, TokenCount, TokenCounter
 
@@ -109,6 +110,7 @@ __all__ = [
     "AssistantMessage",
     "BudgetPolicy",
     "CacheRules",
+    "CategoryRetention",
     "CompactionPasses",
     "CompressionError",
     "ContextBlock",
@@ -148,6 +150,7 @@ __all__ = [
     "PruneConfig",
     "RedactedThinkingBlock",
     "ReplaySession",
+    "Retention",
     "ScriptedModel",
     "SessionLog",
     "StateChanged",
@@ -186,6 +189,7 @@ __all__ = [
     "follow",
     "load",
     "load_transcript",
+    "measure_retention",
     "messages_from_anthropic",
     "messages_to_anthropic",
     "prepare",
