@@ -83,13 +83,18 @@ DEFAULT_SUMMARY_TEMPLATE = (
 
 DEFAULT_COMPRESSION_PROMPT = (
     "<system-hint>The conversation above is about to be replaced by a summary, so that you can "
-    "continue the task in a fresh context window. Write that summary: structured, concise and "
-    "actionable, filling every field of the schema.\n"
+    "continue the task in a fresh context window. Write that summary as a handover: structured, "
+    "concise and actionable, filling every field of the schema.\n"
+    "Include: every instruction the user gave after the task, verbatim; each file you changed "
+    "and what changed (old → new, one short line); each command you ran, whole, with its "
+    "outcome (exit status, failing tests, the error); the errors you met and whether they are "
+    "fixed; the plan or todo list with each item's status; and next steps from what you meant "
+    "to do next.\n"
     "The history it stands for will be gone, so make every reference self-contained: write file "
     "paths, symbol names, identifiers, URLs, commands and error messages verbatim, never 'this "
-    "file' or 'the error above'; give absolute dates; list the work still in flight with its "
-    "status (done, pending, blocked) and who asked for it (the user or you). If an earlier "
-    "summary is part of the conversation, carry its content forward.</system-hint>"
+    "file' or 'the error above'; give absolute dates. Do not quote directory listings or long "
+    "outputs. If an earlier summary is part of the conversation, carry its content "
+    "forward.</system-hint>"
 )
 """The instruction that asks the model for a summary."""
 

@@ -328,15 +328,45 @@ class WhatIf:
         return pd.DataFrame(rows).set_index("reference")
 
     def table(self) -> pd.DataFrame:
-        """One row per config: requests, input tokens sent, cost (USD and relative to no
-        compaction), compactions, retention of paths/commands/numbers (mean and worst), peak
-        request, failed preparations, replay time."""
+        """One row per config: requests, input tokens sent, cost (USD all-in, its input and
+        output parts, and relative to the feasible baseline and to never compacting),
+        compactions, retention (mean and worst compaction, and the control: the kept tail
+        alone), peak request, failed preparations, replay time."""
         import pandas as pd
 
         feasible = sum(c.cost for c in self.baseline) or 1.0
         unlimited = sum(c.cost for c in self.no_compaction) or 1.0
-        rows = [_row(run, feasible, unlimited) for run in self.runs.values()]
+        rows = [_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
         return pd.DataFrame(rows).set_index("config")
+
+    def retention(self) -> pd.DataFrame:
+        """Retention by config and category, summed over the compactions: items, kept (in the
+        summary or the kept tail), in the summary, and the control — in the kept tail alone —
+        each also as a share."""
+        import pandas as pd
+
+        rows: list[dict[str, Any]] = []
+        for run in self.runs.values():
+            sums: dict[str, list[int]] = {}
+            for step in run.steps:
+                kept = step.compaction.retention if step.compaction is not None else None
+                for row in kept.rows() if kept is not None else ():
+                    acc = sums.setdefault(row["category"], [0, 0, 0, 0])
+                    for n, key in enumerate(("total", "kept", "in_summary", "in_tail")):
+                        acc[n] += row[key]
+            for category, (total, kept_, in_summary, in_tail) in sums.items():
+                rows.append(
+                    {
+                        "config": run.name,
+                        "category": category,
+                        "items": total,
+                        "kept": kept_ / total,
+                        "in_summary": in_summary / total,
+                        "control": in_tail / total,
+                    }
+                )
+        columns = ["config", "category", "items", "kept", "in_summary", "control"]
+        return pd.DataFrame(rows, columns=columns)
 
     def steps(self) -> pd.DataFrame:
         """One row per (config, reasoning request): the step table's columns plus cache and
@@ -443,8 +473,9 @@ def _fit_from(
     return first if used <= room else -1
 
 
-def _row(run: ConfigRun, feasible: float, unlimited: float) -> dict[str, Any]:
+def _row(run: ConfigRun, feasible: float, unlimited: float, price: Price) -> dict[str, Any]:
     records = [s.compaction for s in run.steps if s.compaction is not None]
+    output_cost = sum(c.output for c in run.costs) * price.output / 1e6
     kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
     control = [c for r in records if r.retention and (c := r.retention.control_share()) is not None]
     manifests = run.manifests
@@ -453,6 +484,8 @@ def _row(run: ConfigRun, feasible: float, unlimited: float) -> dict[str, Any]:
         "requests": len(manifests),
         "tokens_sent": sum(c.input_tokens for c in run.costs),
         "cost": run.cost,
+        "input_cost": run.cost - output_cost,
+        "output_cost": output_cost,
         "cost_vs_baseline": run.cost / feasible,
         "cost_vs_no_compaction": run.cost / unlimited,
         "compactions": len(records),

@@ -168,3 +168,25 @@ async def test_summary_calls_are_priced_from_the_request_they_send() -> None:
     # The second call re-sends the first summary inside its instruction.
     assert calls[1].input_tokens > what.cache.text(instruction)
     assert what.cache.text(instruction) > what.cache.text(compacted[0].state.summary.text)  # type: ignore[union-attr]
+
+
+async def test_the_retention_frame_sums_the_compactions_and_the_cost_splits() -> None:
+    what = WhatIf(
+        _session(30),
+        {"ctxlab": ContextConfig.preset("ctxlab")},
+        context_window=8_000,
+        counter=ApproximateCounter(),
+    )
+    await what.run()
+    frame = what.retention().set_index("category")
+    records = [s.compaction.retention for s in what.runs["ctxlab"].steps if s.compaction]
+    commands = [r["commands"] for r in records if r is not None]
+    assert frame.loc["commands", "items"] == sum(c.total for c in commands) > 0
+    assert frame.loc["commands", "control"] == pytest.approx(
+        sum(c.in_tail for c in commands) / sum(c.total for c in commands)
+    )
+    assert frame.loc["task", "kept"] == 1.0 and frame.loc["task", "control"] == 0.0
+    row = what.table().loc["ctxlab"]
+    outputs = sum(c.output for c in what.runs["ctxlab"].costs)
+    assert row["output_cost"] == pytest.approx(outputs * what.price.output / 1e6)
+    assert row["input_cost"] + row["output_cost"] == pytest.approx(row["cost"])
