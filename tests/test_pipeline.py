@@ -363,6 +363,45 @@ async def test_compaction_summarizes_prefix_and_keeps_tail() -> None:
     assert prep.manifest.estimated_input_tokens <= prep.manifest.input_limit
 
 
+async def test_a_span_larger_than_the_window_is_summarized_in_pieces_that_fit() -> None:
+    # One result of ~10,000 tokens in the span, a 4,000-token window: no single summary request
+    # could hold the span. Every request the summarizer gets fits its limit; the pieces cover
+    # the span in order, the huge result cut for its request only.
+    messages = [
+        UserMessage(content="Read the dump."),
+        *tool_turn("big", "dump line\n" * 4_000),
+        *(m for i in range(12) for m in tool_turn(f"c{i}", f"line {i}\n" + "x" * 400)),
+    ]
+    seen: list[SummaryRequest] = []
+
+    async def summarizer(request: SummaryRequest) -> Mapping[str, Any]:
+        seen.append(request)
+        return FIELDS
+
+    cache = TokenCache(ApproximateCounter())
+    prep = await prepare(
+        state_of(messages),
+        context_window=4_000,
+        counter=cache,
+        config=_compaction_config(tool_result_limit=50_000),
+        summarizer=summarizer,
+    )
+    assert prep.compaction is not None and len(seen) >= 2
+    assert cache.messages(messages) > 4_000
+    for request in seen:
+        assert request.input_limit is not None
+        assert summary_request_tokens(request, cache) <= request.input_limit < 4_000
+    sent = [m for request in seen for m in request.messages]
+    assert [m.role for m in sent] == [m.role for m in messages[: len(sent)]]
+    big = next(
+        m
+        for m in sent
+        if isinstance(m, UserMessage) and m.tool_results and m.tool_results[0].tool_use_id == "big"
+    )
+    assert TRUNCATION_MARKER in big.tool_results[0].text
+    assert prep.state.conversation == tuple(messages[len(sent) :])
+
+
 async def test_no_compaction_below_trigger() -> None:
     async def never(request: SummaryRequest) -> Mapping[str, Any]:
         raise AssertionError("must not be called")

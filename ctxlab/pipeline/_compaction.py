@@ -209,19 +209,36 @@ def _chunks(
     while start < len(prefix):
         end, used = start, 0
         while end < len(prefix):
-            size = ask.cache.message(prefix[end])
-            if used + size > room and end > start and _is_boundary(prefix[end]):
+            # A turn at a time: a boundary message and the results that answer it.
+            after = end + 1
+            while after < len(prefix) and not _is_boundary(prefix[after]):
+                after += 1
+            size = ask.cache.messages(prefix[end:after])
+            if used + size > room and end > start:
                 break
             used += size
-            end += 1
+            end = after
         piece = prefix[start:end]
-        if ask.cache.messages(piece) > room:
-            results = sum(len(m.tool_results) for m in piece if isinstance(m, UserMessage))
-            per_result = max((room - 64) // max(results, 1) - 64, 64)
-            piece, _ = truncate_results(piece, per_result, None, ask.cache)
+        over = ask.cache.messages(piece) - room
+        if over > 0:
+            piece, _ = truncate_results(piece, _result_cap(piece, over, ask.cache), None, ask.cache)
         pieces.append(piece)
         start = end
     return pieces
+
+
+def _result_cap(piece: Conversation, over: int, cache: TokenCache) -> int:
+    """The largest per-result size that frees ``over`` tokens of ``piece`` (only the largest
+    results are cut, each to the same size)."""
+    sizes = sorted(
+        (cache.block(r) for m in piece if isinstance(m, UserMessage) for r in m.tool_results),
+        reverse=True,
+    )
+    cap = sizes[0] if sizes else 0
+    # Each cut result gains the truncation marker (about 40 tokens).
+    while cap > 64 and sum(size - cap - 40 for size in sizes if size > cap) < over:
+        cap = max(cap - max(cap // 8, 16), 64)
+    return cap
 
 
 async def _summarize(

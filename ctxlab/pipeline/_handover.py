@@ -84,6 +84,7 @@ _HEADING = "User instructions since, verbatim:"
 _RECORDED_SUMMARY = "This session is being continued from a previous conversation"
 _INSTRUCTION_SHARE = 0.4  # of the budget, for the user's later lines before anything else
 _POINTER = "The task: the user's first message, quoted below."
+_VALUES_PER_LINE = 12
 _LONG_COMMAND = 1_500  # characters: a longer command (a whole file in a heredoc) goes last
 
 
@@ -243,15 +244,14 @@ def _call(span: _Span, block: ToolUseBlock) -> str:
     command = _shell(block)
     path = _file_arg(block)
     sub = str(block.input.get("command", "")).strip()
+    for key, value in block.input.items():
+        if isinstance(value, str) and key not in _CONTENT_ARGS:
+            span.values.extend(_VALUE.findall(value))
     if command is not None:
-        span.values.extend(_VALUE.findall(command))
         span.last_action = f"$ {_short(command, 200)}"
         for found in _WORD_FILE.findall(command):
             span.reads.append(found)
         return command
-    for key, value in block.input.items():
-        if isinstance(value, str) and key not in _CONTENT_ARGS:
-            span.values.extend(_VALUE.findall(value))
     if path is not None:
         if name in _EDITORS | _WRITERS or sub in _EDITOR - {"view"}:
             span.edits.setdefault(path, []).append(_edit_line(block, name))
@@ -363,9 +363,14 @@ def _units(request: SummaryRequest, span: _Span, count: Count, budget: int) -> l
     if reads:
         units.append(_Unit("context_to_preserve", "Files read: " + ", ".join(reads), 6))
     written += " " + " ".join(reads)
-    values = [v for v in dict.fromkeys(span.values) if v not in written]
+    # Already written as a word of its own (inside a longer name it is not written).
+    words = {w.strip(".") for w in re.findall(r"[\w.]+", written)}
+    values = [v for v in dict.fromkeys(span.values) if v not in words]
     if values:
-        units.append(_Unit("context_to_preserve", "Values and names: " + ", ".join(values), 7))
+        # In lines of a few: what does not fit goes a line at a time, the oldest first.
+        for start in range(0, len(values), _VALUES_PER_LINE):
+            chunk = ", ".join(values[start : start + _VALUES_PER_LINE])
+            units.append(_Unit("context_to_preserve", f"Values and names: {chunk}", 5))
     _carry(units, old, "context_to_preserve", 9, keep=lambda ln: not ln.startswith("$ "))
     for order, unit in enumerate(units):
         unit.order = order
