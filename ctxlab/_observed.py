@@ -19,6 +19,7 @@ middleware's ``wrap_model_call``). Anything else
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -33,6 +34,7 @@ from ctxlab.manifest import ProviderUsage
 from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline import PreparationMemo, Summarizer, extractive_summarizer, prepare
+from ctxlab.retention import compaction_retention
 from ctxlab.tokens import TokenCounter
 
 __all__ = ["ObservedSession"]
@@ -185,11 +187,24 @@ class ObservedSession(StepSource):
             if self.mode == "manage":
                 raise
             return list(messages)
+        before = self._state.summary.compacted_messages if self._state.summary else 0
         self._state = prep.state
         self.manifests.append(prep.manifest)
         self._subscribers.emit(ContextBuildEvent(prep.manifest, "observed", prep.request))
         if prep.compaction is not None:
-            self._subscribers.emit(CompactionEvent("automatic", prep.compaction, "observed"))
+            record = prep.compaction
+            if prep.state.summary is not None:
+                # Graded on the framework's own messages (the durable history), not the
+                # compacted working state.
+                kept = compaction_retention(
+                    self._history,
+                    prep.state.summary.text,
+                    prep.state.conversation,
+                    compacted=prep.state.summary.compacted_messages,
+                    before=before,
+                )
+                record = dataclasses.replace(record, retention=kept)
+            self._subscribers.emit(CompactionEvent("automatic", record, "observed"))
         if self.mode == "observe":
             self.material_messages = 0
             return list(messages)

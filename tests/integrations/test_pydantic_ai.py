@@ -84,6 +84,9 @@ async def test_a_managed_agent_sends_ctxlabs_requests() -> None:
     # The model saw ctxlab's requests: compacted, and never a result without its call.
     compacted = [e for e in events if e.type == "compaction"]
     assert compacted, "a 6k window must compact twelve 1.2k-token results"
+    # Each compaction graded on the framework's own history: the task stays verbatim.
+    kept = [e.record.retention for e in compacted]
+    assert all(k is not None and k["task"].share == 1.0 for k in kept)
     assert all(_pairs_problems(messages) == [] for messages in seen)
     assert len(seen[-1]) < 2 * READS + 1
     summary = seen[-1][0]
