@@ -99,7 +99,10 @@ async def test_what_if_compares_configs_against_no_compaction() -> None:
     assert references["over_limit"].tolist()[1] == over > 0
     assert max(c.input_tokens for c in what.baseline) <= limit
     assert table.loc["ctxlab", "retention"] == 1.0
-    assert table.loc["ctxlab", "summary_calls"] == table.loc["ctxlab", "compactions"]
+    # One call per compaction, or one per piece where the span did not fit a single request.
+    asked = what.runs["ctxlab"].summary_requests
+    assert table.loc["ctxlab", "summary_calls"] == sum(len(v) for v in asked.values())
+    assert table.loc["ctxlab", "summary_calls"] >= table.loc["ctxlab", "compactions"]
     assert (table["errors"] == 0).all()
     steps = what.steps()
     ctx = steps[steps["config"] == "ctxlab"]
@@ -113,6 +116,18 @@ async def test_what_if_compares_configs_against_no_compaction() -> None:
     run = await what.set_config("ctxlab", ContextConfig(trigger_ratio=0.5))
     assert what.runs["agentscope"].steps is before
     assert len([s for s in run.steps if s.compaction]) >= table.loc["ctxlab", "compactions"]
+
+
+async def _ctxlab_what_if() -> WhatIf:
+    """The 30-turn log session under ctxlab's preset at an 8,000-token window (it compacts)."""
+    what = WhatIf(
+        _session(30),
+        {"ctxlab": ContextConfig.preset("ctxlab")},
+        context_window=8_000,
+        counter=ApproximateCounter(),
+    )
+    await what.run()
+    return what
 
 
 def test_the_baseline_drops_the_oldest_turns_whole_and_keeps_the_first_message() -> None:
@@ -135,49 +150,29 @@ def test_the_baseline_drops_the_oldest_turns_whole_and_keeps_the_first_message()
 async def test_summary_calls_are_priced_from_the_request_they_send() -> None:
     import json
 
-    from ctxlab.pipeline import SummaryRequest, summary_instruction
+    from ctxlab.pipeline import summary_instruction
 
-    what = WhatIf(
-        _session(30),
-        {"ctxlab": ContextConfig.preset("ctxlab")},
-        context_window=8_000,
-        counter=ApproximateCounter(),
-    )
-    await what.run()
+    what = await _ctxlab_what_if()
     run = what.runs["ctxlab"]
     calls = [c for c in run.costs if c.purpose == "summary"]
-    compacted = [s for s in run.steps if s.compaction is not None]
-    assert len(calls) == len(compacted) >= 2
-    for call, step in zip(calls, compacted, strict=True):
-        summary = step.state.summary
-        assert summary is not None
+    asked = [
+        pair for position in sorted(run.summary_requests) for pair in run.summary_requests[position]
+    ]
+    assert len(calls) == len(asked) >= 3
+    for call, (request, answer) in zip(calls, asked, strict=True):
         # The answer is the JSON of the fields, not the rendered text.
-        assert call.output == what.cache.text(json.dumps(summary.fields, ensure_ascii=False))
-        # Every call fits the window less its answer, and holds at least its instruction.
+        assert call.output == what.cache.text(json.dumps(answer, ensure_ascii=False))
+        # Each call fits the window less its answer, and holds at least its span.
         assert call.input_tokens + call.output <= 8_000
-    second = compacted[1]
-    instruction = summary_instruction(
-        SummaryRequest(
-            (),
-            compacted[0].state.summary,
-            ContextConfig().summary_schema,
-            ContextConfig().compression_prompt,
-            pinned_task=second.state.summary.task or None,  # type: ignore[union-attr]
-        )
-    )
-    # The second call re-sends the first summary inside its instruction.
-    assert calls[1].input_tokens > what.cache.text(instruction)
-    assert what.cache.text(instruction) > what.cache.text(compacted[0].state.summary.text)  # type: ignore[union-attr]
+        assert call.input_tokens >= what.cache.messages(request.messages)
+    # A call after the first compaction re-sends the earlier summary in its instruction.
+    later = next(r for r, _ in asked if r.previous_summary is not None)
+    instruction = what.cache.text(summary_instruction(later))
+    assert instruction > what.cache.text(later.previous_summary.text)  # type: ignore[union-attr]
 
 
 async def test_the_retention_frame_sums_the_compactions_and_the_cost_splits() -> None:
-    what = WhatIf(
-        _session(30),
-        {"ctxlab": ContextConfig.preset("ctxlab")},
-        context_window=8_000,
-        counter=ApproximateCounter(),
-    )
-    await what.run()
+    what = await _ctxlab_what_if()
     frame = what.retention().set_index("category")
     records = [s.compaction.retention for s in what.runs["ctxlab"].steps if s.compaction]
     commands = [r["commands"] for r in records if r is not None]

@@ -129,6 +129,9 @@ def emit_text(message: AssistantMessage, on_text: TextCallback | None) -> None:
                 on_text(block.text)
 
 
+_CONTINUED = "(An earlier part of this conversation is summarized elsewhere; it goes on here.)"
+
+
 def summary_model_request(summary: SummaryRequest, context: ModelRequest | None) -> ModelRequest:
     """The request that asks a model for ``summary``. With ``context`` (the last request, whose
     prefix the provider has cached): that request's messages again, then what arrived since and
@@ -146,6 +149,9 @@ def summary_model_request(summary: SummaryRequest, context: ModelRequest | None)
         ]
     else:
         messages = list(summary.messages)
+        if messages and not isinstance(messages[0], UserMessage):
+            # A piece of a span may start at an assistant turn; a request may not.
+            messages.insert(0, UserMessage(content=(TextBlock(text=_CONTINUED),)))
         if messages and isinstance(messages[-1], UserMessage):
             messages[-1] = UserMessage(content=(*messages[-1].content, ask))
         else:

@@ -15,7 +15,7 @@ from ctxlab._config import CompactionPasses, ContextConfig
 from ctxlab._state import Summary
 from ctxlab.exceptions import CompressionError, ContextOverflowError
 from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
-from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
 from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._scan import ConversationScan
@@ -27,7 +27,7 @@ from ctxlab.pipeline._summary import (
     validate_summary,
 )
 from ctxlab.retention import Retention
-from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
+from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache, head_within
 
 __all__ = [
     "CompactionRecord",
@@ -49,6 +49,10 @@ SUMMARY_ALLOWANCE = 2_000
 
 MIN_SUMMARY_BUDGET = 256
 """The smallest budget a summary is given, however full the window."""
+
+SUMMARY_MARGIN = 0.97
+"""The share of a summary request's limit its pieces are sized to (the rest absorbs how a
+model adapter frames the request)."""
 
 PINNED_TASK_SHARE = 0.4
 """The user's first message is kept verbatim beside the summary while it takes at most this
@@ -222,9 +226,66 @@ def _chunks(
         over = ask.cache.messages(piece) - room
         if over > 0:
             piece, _ = truncate_results(piece, _result_cap(piece, over, ask.cache), None, ask.cache)
+            over = ask.cache.messages(piece) - room
+        if over > 0:  # a turn too large in its own text (a pasted log, a long reply)
+            piece = _cut_texts(piece, over, ask.cache)
         pieces.append(piece)
         start = end
     return pieces
+
+
+_CUT_NOTE = "[... cut here for the summary request]"
+
+
+def _cut_input(block: ToolUseBlock, keep: int, cache: TokenCache) -> ToolUseBlock:
+    """``block`` with its longest string argument cut so the call takes about ``keep`` tokens
+    (a file's content the agent wrote, a long script)."""
+    strings = {k: v for k, v in block.input.items() if isinstance(v, str)}
+    if not strings:
+        return block
+    key = max(strings, key=lambda k: len(strings[k]))
+    rest = cache.block(block) - cache.text(strings[key])
+    head = head_within(strings[key], max(keep - rest, 16), cache.counter.count_text)
+    return block.evolve(input={**block.input, key: f"{head}\n{_CUT_NOTE}"})
+
+
+def _cut_texts(piece: Conversation, over: int, cache: TokenCache) -> Conversation:
+    """``piece`` with its largest text blocks cut at a line end until ``over`` tokens are
+    freed, for the summary request only (the conversation keeps them whole)."""
+    out = list(piece)
+    while over > 0:
+        found = max(
+            (
+                (cache.block(b), i, j)
+                for i, m in enumerate(out)
+                for j, b in enumerate(m.content)
+                if isinstance(b, TextBlock | ToolUseBlock)
+            ),
+            default=None,
+        )
+        if found is None or found[0] <= 64:
+            break
+        size, i, j = found
+        block = out[i].content[j]
+        keep = max(size - over - 32, 32)
+        cut: TextBlock | ToolUseBlock
+        if isinstance(block, TextBlock):
+            head = head_within(block.text, keep, cache.counter.count_text)
+            cut = block.evolve(text=f"{head}\n{_CUT_NOTE}")
+        else:
+            assert isinstance(block, ToolUseBlock)
+            cut = _cut_input(block, keep, cache)
+            if cut == block:
+                break
+        content = (*out[i].content[:j], cut, *out[i].content[j + 1 :])
+        message = out[i]
+        out[i] = (
+            UserMessage(content=content)
+            if isinstance(message, UserMessage)
+            else AssistantMessage(content=content)
+        )
+        over -= size - cache.block(cut)
+    return tuple(out)
 
 
 def _result_cap(piece: Conversation, over: int, cache: TokenCache) -> int:
@@ -251,7 +312,9 @@ async def _summarize(
     if ask.summarizer is None:
         return None, ["no summarizer is attached"]
     errors: list[str] = []
-    limit = ask.input_limit
+    # Pieces are sized from this estimate; a model adapter's own framing of the request may
+    # add a little, so the estimate keeps a margin below the limit.
+    limit = int(ask.input_limit * SUMMARY_MARGIN)
     for attempt in range(1, ask.config.compaction.max_summary_attempts + 1):
         whole = _request(ask, prefix, previous, attempt, ask.kept)
         pieces = (

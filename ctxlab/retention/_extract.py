@@ -73,7 +73,7 @@ _HARNESS_TAG = re.compile(
     r".*?</\1>",
     re.DOTALL,
 )
-_EDGE = "\"'`()[]{}<>,;:!?*"
+_SPLIT = re.compile(r"[\s:=,;()\[\]{}<>\"'`|]+")
 _HARNESS_SUMMARY = "This session is being continued from a previous conversation"
 _LETTERS = re.compile(r"[^\W\d_]")
 _PATH_KEYS = ("path", "file_path", "filename", "file", "notebook_path", "file_name", "dir")
@@ -334,9 +334,7 @@ def inventory(messages: Sequence[Message], *, users: Sequence[Message] | None = 
     for output in last_run.values():
         out["outcomes"].extend(_outcomes(output))
     # Whole words of what the agent and the user wrote (paths and numbers are words).
-    said = {
-        w.strip(_EDGE) for t in (*agent_text, *out["task"], *out["instructions"]) for w in t.split()
-    }
+    said = {w for t in (*agent_text, *out["task"], *out["instructions"]) for w in _SPLIT.split(t)}
     for text in output_text:
         for value in _output_values(text):
             if value not in said:

@@ -8,6 +8,7 @@ kept when the request holds it, or its last two components (summaries write rela
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -185,12 +186,17 @@ def measure_retention(
     return _measure(found, collapse(summary), request_text(tail))
 
 
-_EDGE = "\"'`()[]{}<>,;:!?*"
+_SPLIT = re.compile(r"[\s:=,;()\[\]{}<>\"'`|]+")
 
 
 def _words(text: str) -> set[str]:
-    words = {w.strip(_EDGE) for w in text.split()}
-    return words | {w.rstrip(".") for w in words}
+    # ``src/a.py:12:`` and ``path=src/a.py`` hold the word ``src/a.py``.
+    words = set(_SPLIT.split(text))
+    words |= {w.rstrip(".") for w in words}
+    # A path is also held by a longer path ending with it: ``/testbed/src/a.py`` holds
+    # ``src/a.py`` (as word-boundary matching finds it).
+    suffixes = {w[i + 1 :] for w in words if "/" in w for i, c in enumerate(w) if c == "/"}
+    return words | suffixes
 
 
 def _in_words(words: set[str], item: str) -> bool:
