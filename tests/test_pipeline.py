@@ -711,3 +711,62 @@ def test_working_state_append_equals_a_validated_state() -> None:
     assert grown.model_fields_set == {"conversation", "summary", "revision"}
     with pytest.raises(ValidationError):
         grown.revision = 9  # still frozen
+
+
+async def test_a_turn_too_large_in_its_own_input_is_cut_for_the_summary_request_only() -> None:
+    # A call whose input is a whole file (~8,000 tokens), no result large: the turn is cut in
+    # its input for the request; the conversation is not touched.
+    write = AssistantMessage(
+        content=(
+            ToolUseBlock(
+                id="w", name="Write", input={"file_path": "a.py", "content": "x = 1\n" * 5_000}
+            ),
+        )
+    )
+    messages = [
+        UserMessage(content="Write the file."),
+        write,
+        UserMessage(content=(ToolResultBlock(tool_use_id="w", content="written"),)),
+        *(m for i in range(8) for m in tool_turn(f"c{i}", f"line {i}\n" + "x" * 400)),
+    ]
+    seen: list[SummaryRequest] = []
+
+    async def summarizer(request: SummaryRequest) -> Mapping[str, Any]:
+        seen.append(request)
+        return FIELDS
+
+    cache = TokenCache(ApproximateCounter())
+    prep = await prepare(
+        state_of(messages),
+        context_window=6_000,
+        counter=cache,
+        config=_compaction_config(tool_result_limit=50_000),
+        summarizer=summarizer,
+    )
+    assert prep.compaction is not None and seen
+    for request in seen:
+        assert request.input_limit is not None
+        assert summary_request_tokens(request, cache) <= request.input_limit
+    cut = next(
+        m
+        for r in seen
+        for m in r.messages
+        if isinstance(m, AssistantMessage) and m.tool_uses and m.tool_uses[0].id == "w"
+    )
+    assert "[... cut here for the summary request]" in cut.tool_uses[0].input["content"]
+    assert write.tool_uses[0].input["content"] == "x = 1\n" * 5_000  # the original is whole
+
+
+def test_a_summary_request_never_starts_with_an_assistant_turn() -> None:
+    from ctxlab.models import summary_model_request
+
+    piece = (
+        AssistantMessage(content=(ToolUseBlock(id="a", name="bash", input={"cmd": "ls"}),)),
+        UserMessage(content=(ToolResultBlock(tool_use_id="a", content="x"),)),
+    )
+    request = summary_model_request(
+        SummaryRequest(piece, None, ContextConfig().summary_schema, "Summarize."), None
+    )
+    assert request.messages[0].role == "user"
+    assert request.messages[1:3] == (piece[0], request.messages[2])
+    assert "Summarize." in request.messages[-1].content[-1].text  # type: ignore[union-attr]
