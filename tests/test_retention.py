@@ -236,3 +236,30 @@ def test_the_summarizer_and_the_metric_share_no_code() -> None:
     assert not any(n.startswith("ctxlab.retention") for n in summarizer)
     for module in (root / "retention").glob("*.py"):
         assert not any(n.startswith("ctxlab.pipeline") for n in imports(module)), module
+
+
+async def test_the_task_and_the_users_instructions_survive_every_compaction() -> None:
+    # Three compactions or more; the user speaks once, early. At the last compaction the task
+    # (kept verbatim beside the summary) and the instruction (carried from summary to summary)
+    # are still in the request.
+    task = "Find why the nightly job fails.\nThe logs are under /var/log/jobs."
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content=task)]
+    for n in range(40):
+        if n == 3:
+            messages.append(AssistantMessage(content="Looking at the first logs."))
+            messages.append(UserMessage(content="Ignore the job named legacy-sync, it is retired."))
+        messages.append(call(f"c{n}", "bash", command=f"grep -n timeout /var/log/jobs/job{n}.log"))
+        messages.append(result(f"c{n}", f"job{n}.log:{100 + n}: timeout after 30s\n" * 40))
+    messages.append(AssistantMessage(content="All jobs time out at 30 s."))
+    records = [
+        step
+        async for step in replay(messages, context_window=6_000, counter=ApproximateCounter())
+        if step.compaction is not None
+    ]
+    assert len(records) >= 3
+    last = records[-1]
+    assert last.state.summary is not None and last.state.summary.task == task
+    kept = last.compaction.retention  # type: ignore[union-attr]
+    assert kept is not None
+    assert kept["task"].share == 1.0 and kept["task"].in_summary == kept["task"].total
+    assert kept["instructions"].total == 1 and kept["instructions"].share == 1.0
