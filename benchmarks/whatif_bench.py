@@ -250,7 +250,7 @@ async def main() -> None:
     refs = figures["references"]
     print(
         f"references: drop-oldest baseline ${refs['baseline']['all']:.2f} "
-        f"({refs['baseline']['unsent']} requests could not be sent); never compacting "
+        f"({refs['baseline']['unsent']} requests had their latest turn cut to fit); never compacting "
         f"${refs['unlimited']['all']:.2f} ({refs['unlimited']['unsent']} requests over the limit)"
     )
     summaries = await model_summaries()
