@@ -84,6 +84,7 @@ def pareto_chart(
     figure.update_layout(
         xaxis_title="cost relative to dropping the oldest turns to fit (lower is cheaper)",
         yaxis_title="retention (measured on the original messages)",
+        yaxis_range=[0, 1.05],  # a share: 0 to 1, whatever the points
         height=420,
         margin={"l": 60, "r": 20, "t": 30, "b": 50},
     )

@@ -51,6 +51,7 @@ def test_the_pareto_chart_and_heatmap() -> None:
     assert list(points.x) == [0.4, 0.5, 0.7, 0.8]  # error rows left out of the means
     assert list(front.x) == [0.4, 0.5, 0.7]
     assert "trigger_ratio = 0.6" in points.hovertext[1] and "over 2 sessions" in points.hovertext[1]
+    assert tuple(figure.layout.yaxis.range) == (0, 1.05)  # retention is a share
     heat = sweep_heatmap(_frame())
     (trace,) = heat.data
     assert list(trace.y) == ["cheap", "balanced", "costly", "bad"]
