@@ -185,10 +185,13 @@ class ReplayStep:
     """One prepared request of a replay."""
 
     index: int
-    """Index of the assistant message this request produced in the recording."""
+    """Index of the assistant message this request produced in the recording (a message index,
+    not a request number: print `request` for that)."""
     manifest: ContextManifest
     compaction: CompactionRecord | None
     state: WorkingState
+    request: int = 0
+    """This request's number in the replay, from 0: the plot's x, the step tables' ``step``."""
 
 
 async def replay(
@@ -225,6 +228,7 @@ async def replay(
     # No request can start with an assistant turn: a recording that begins with one (a
     # continued session, an export that lost the prompt) replays from its first user message.
     start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages))
+    requests = 0
     for index in range(start, len(messages)):
         message = messages[index]
         if isinstance(message, UserMessage):
@@ -261,7 +265,8 @@ async def replay(
                 before=before,
             )
             record = dataclasses.replace(record, retention=kept)
-        yield ReplayStep(index, prep.manifest, record, state)
+        yield ReplayStep(index, prep.manifest, record, state, requests)
+        requests += 1
         pending.append(message)
 
 

@@ -58,3 +58,14 @@ async def test_a_replay_of_a_recording_that_starts_with_the_assistant_begins_at_
     assert [s.index for s in steps] == [3, 5]
     assert all(s.manifest.validation == "passed" for s in steps)
     assert steps[0].state.conversation[0] == messages[2]
+
+
+async def test_replay_steps_number_requests_apart_from_message_indexes() -> None:
+    messages = [
+        UserMessage(content="go"),
+        AssistantMessage(content=(TextBlock(text="one"),)),
+        UserMessage(content="again"),
+        AssistantMessage(content=(TextBlock(text="two"),)),
+    ]
+    steps = [s async for s in replay(messages, context_window=8_000, counter=ApproximateCounter())]
+    assert [(s.request, s.index) for s in steps] == [(0, 1), (1, 3)]
