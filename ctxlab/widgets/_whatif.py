@@ -174,6 +174,11 @@ class WhatIfLab:
         self.status.value = html.escape(
             f"{name}: replayed {len(done.steps)} requests in {done.seconds * 1000:.0f} ms"
         )
+        # A change made from code shows in the widgets: the tuned config, its values.
+        if self.config_picker.value != name:
+            self.config_picker.value = name  # loads its sliders
+        else:
+            self._load_sliders()
         self.redraw()
 
     # -- drawing ------------------------------------------------------------------------------

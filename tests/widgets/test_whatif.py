@@ -41,7 +41,7 @@ async def test_curves_table_and_usage_for_every_config() -> None:
     assert cost["yaxis"] == "y2" and list(cost["y"]) == sorted(cost["y"])
     assert cost["y"][-1] == pytest.approx(lab.what.table().loc["ctxlab", "cost"])
     assert lab.plot.data[-1]["y"][1] == 10 + 300 + 300
-    for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_no_compaction"):
+    for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_baseline"):
         assert name in lab.table.value
     assert "&lt;script&gt;" in lab.widget.children[0].value  # the session's name, escaped
 
@@ -60,6 +60,16 @@ async def test_a_slider_replays_its_config_and_redraws() -> None:
     # Another config's sliders show its own values.
     lab.config_picker.value = "agentscope"
     assert lab.sliders["trigger_ratio"].value == 0.8
+
+
+async def test_tuning_from_code_moves_the_sliders() -> None:
+    lab = await _lab()
+    lab.config_picker.value = "agentscope"
+    await lab.tune("ctxlab", trigger_ratio=0.6)
+    # The widgets show what code changed: the tuned config is picked, its slider reads 0.6.
+    assert lab.config_picker.value == "ctxlab"
+    assert lab.sliders["trigger_ratio"].value == 0.6
+    assert lab.task is None  # loading the sliders did not start another replay
 
 
 async def test_an_invalid_combination_is_shown_and_changes_nothing() -> None:
