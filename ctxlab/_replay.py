@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab._config import ContextConfig
 from ctxlab._jsonl import json_lines, read_text
-from ctxlab._request import ToolSchema
+from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab._state import WorkingState
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.manifest import ContextManifest, ProviderUsage
@@ -186,12 +186,15 @@ class ReplayStep:
 
     index: int
     """Index of the assistant message this request produced in the recording (a message index,
-    not a request number: print `request` for that)."""
+    not a request number: print `number` for that)."""
     manifest: ContextManifest
     compaction: CompactionRecord | None
     state: WorkingState
-    request: int = 0
+    number: int = 0
     """This request's number in the replay, from 0: the plot's x, the step tables' ``step``."""
+    request: ModelRequest | None = field(default=None, repr=False, compare=False)
+    """The request as prepared (what a model would be sent): the Lab's panels show it. A
+    what-if keeps its steps without it (the manifest and state say what it held)."""
 
 
 async def replay(
@@ -265,7 +268,7 @@ async def replay(
                 before=before,
             )
             record = dataclasses.replace(record, retention=kept)
-        yield ReplayStep(index, prep.manifest, record, state, requests)
+        yield ReplayStep(index, prep.manifest, record, state, requests, prep.request)
         requests += 1
         pending.append(message)
 

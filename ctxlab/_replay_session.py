@@ -56,7 +56,7 @@ class ReplaySession(StepSource):
                 tools=self.transcript.tools,
             ):
                 self.manifests.append(step.manifest)
-                self._subscribers.emit(ContextBuildEvent(step.manifest, "replay"))
+                self._subscribers.emit(ContextBuildEvent(step.manifest, "replay", step.request))
                 if step.compaction is not None:
                     self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
                 usage = self.transcript.usage.get(step.index)

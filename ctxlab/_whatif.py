@@ -14,6 +14,7 @@ others look counts up, so moving a slider re-replays one config in a fraction of
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -172,7 +173,9 @@ class WhatIf:
                 if asked:
                     run.summary_requests[len(run.steps)] = list(asked)
                     asked.clear()
-                run.steps.append(step)
+                # Without the request: a what-if keeps every step of every config, and each
+                # request would hold the whole conversation again.
+                run.steps.append(dataclasses.replace(step, request=None))
         except PreparationError as exc:
             run.error = str(exc)
         run.costs = request_costs(self._shapes(run), self.price, self.rules)

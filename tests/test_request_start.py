@@ -68,4 +68,4 @@ async def test_replay_steps_number_requests_apart_from_message_indexes() -> None
         AssistantMessage(content=(TextBlock(text="two"),)),
     ]
     steps = [s async for s in replay(messages, context_window=8_000, counter=ApproximateCounter())]
-    assert [(s.request, s.index) for s in steps] == [(0, 1), (1, 3)]
+    assert [(s.number, s.index) for s in steps] == [(0, 1), (1, 3)]

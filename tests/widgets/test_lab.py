@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import html
 import json
 from pathlib import Path
 
@@ -372,6 +373,17 @@ async def test_a_recording_opens_in_the_lab_replayed_with_its_real_usage() -> No
     assert (steps["tools"] > 0).all()  # its tool schemas are counted
     assert list(lab.budget.trace("provider usage")["y"]) == list(steps["usage_total_input"])
     assert lab.controls.send_button.disabled and "read-only" in lab.controls.status.value
+    # The recorded content reaches the panels, as with a live agent: the Context tab shows the
+    # request's blocks, the items say what they are (not bare message hashes).
+    from ctxlab.manifest import item_rows
+
+    lab.tabs.selected_index = 1  # the Context tab
+    lab.select(2)
+    assert "no request to show" not in lab.context.widget.value
+    assert html.escape(DEMO_PROMPT.split("\n")[0][:40]) in lab.context.widget.value
+    rows = item_rows(lab.log.manifests[2], lab.log.requests[2])
+    assert any(row.label.startswith(("tool call", "tool result")) for row in rows)
+    assert not any(row.label.startswith("message ") for row in rows)
     with pytest.raises(UsageError, match="read-only"):
         await lab.send("hi")
     # A config applied replays the recording again: here compaction comes much earlier.
