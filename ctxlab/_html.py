@@ -156,7 +156,15 @@ def steps_html(manifests: Sequence[ContextManifest], marks: Iterable[int] = ()) 
         for n, m in enumerate(manifests[-_MAX_ROWS:], start=max(len(manifests) - _MAX_ROWS, 0))
     )
     legend = " ".join(f"<span style='color:{c}'>■</span> {p}" for p, c in PLACEMENT_COLORS.items())
-    return f"<table style='{_STYLE};width:100%'>{rows}</table><div>{legend} · ★ compaction</div>"
+    shown = (
+        f"<div><i>the last {_MAX_ROWS} of {len(manifests)} requests</i></div>"
+        if len(manifests) > _MAX_ROWS
+        else ""
+    )
+    return (
+        f"{shown}<table style='{_STYLE};width:100%'>{rows}</table>"
+        f"<div>{legend} · ★ compaction</div>"
+    )
 
 
 def agent_html(agent: Agent) -> str:

@@ -80,3 +80,38 @@ async def test_an_agent_at_a_glance() -> None:
     assert "&lt;img" in page and XSS not in page
     assert "4 messages" in page and "requests prepared" in page
     assert f"{agent.manifests[-1].estimated_input_tokens:,}" in page
+
+
+def test_a_long_session_says_how_much_of_it_the_static_plot_shows() -> None:
+    from ctxlab._html import steps_html
+    from ctxlab.manifest import ContextManifest
+
+    def manifest(n: int) -> ContextManifest:
+        return ContextManifest(
+            request_id=f"r{n}",
+            purpose="reasoning",
+            model="m",
+            estimated_input_tokens=100 + n,
+            input_limit=1_000,
+            counting_method="approximate",
+            exact=False,
+            items=(),
+            transforms=(),
+            validation="passed",
+        )
+
+    long = steps_html([manifest(n) for n in range(217)])
+    assert "the last 40 of 217 requests" in long
+    assert ">216<" in long and ">176<" not in long  # the rows are the last 40, numbered as such
+    assert "the last" not in steps_html([manifest(n) for n in range(12)])
+
+
+def test_threshold_lines_are_rounded_not_truncated() -> None:
+    from ctxlab.manifest import Thresholds
+
+    lines = Thresholds.compute(
+        ContextConfig(trigger_ratio=0.3, context_buffer_ratio=0.2, reserve_ratio=0.1), 200_000
+    )
+    # (0.3 − 0.2) × 200,000 is 19,999.999… in floating point.
+    assert lines.notice_tokens == 20_000 and lines.reserve_tokens == 20_000
+    assert lines.trigger_tokens == 60_000

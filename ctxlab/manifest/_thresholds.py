@@ -85,9 +85,12 @@ class Thresholds:
         )
         return cls(
             context_size=context_size,
-            notice_tokens=int((config.trigger_ratio - config.context_buffer_ratio) * context_size),
-            trigger_tokens=min(int(config.trigger_ratio * context_size), limit),
-            reserve_tokens=int(config.reserve_ratio * context_size),
+            # Rounded, not truncated: (0.3 − 0.2) × 200,000 is 19,999.999… in floating point.
+            notice_tokens=round(
+                (config.trigger_ratio - config.context_buffer_ratio) * context_size
+            ),
+            trigger_tokens=min(round(config.trigger_ratio * context_size), limit),
+            reserve_tokens=round(config.reserve_ratio * context_size),
             input_limit=limit,
             output_reservation=reservation,
             safety_margin=margin,
