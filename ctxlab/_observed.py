@@ -187,23 +187,14 @@ class ObservedSession(StepSource):
             if self.mode == "manage":
                 raise
             return list(messages)
-        before = self._state.summary.compacted_messages if self._state.summary else 0
-        self._state = prep.state
+        before, self._state = self._state, prep.state
         self.manifests.append(prep.manifest)
         self._subscribers.emit(ContextBuildEvent(prep.manifest, "observed", prep.request))
         if prep.compaction is not None:
-            record = prep.compaction
-            if prep.state.summary is not None:
-                # Graded on the framework's own messages (the durable history), not the
-                # compacted working state.
-                kept = compaction_retention(
-                    self._history,
-                    prep.state.summary.text,
-                    prep.state.conversation,
-                    compacted=prep.state.summary.compacted_messages,
-                    before=before,
-                )
-                record = dataclasses.replace(record, retention=kept)
+            # Graded on the framework's own messages (the durable history), not the compacted
+            # working state.
+            kept = compaction_retention(self._history, before, prep.state)
+            record = dataclasses.replace(prep.compaction, retention=kept)
             self._subscribers.emit(CompactionEvent("automatic", record, "observed"))
         if self.mode == "observe":
             self.material_messages = 0

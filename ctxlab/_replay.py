@@ -254,20 +254,13 @@ async def replay(
             tools=tools,
         )
         previous = prep.manifest
-        before = state.summary.compacted_messages if state.summary else 0
-        state = prep.state
         record = prep.compaction
-        if record is not None and state.summary is not None:
+        if record is not None:
             # Graded on the recording's original messages (before truncation and offload),
             # by an extractor the summarizer never uses.
-            kept = compaction_retention(
-                messages[start:index],
-                state.summary.text,
-                state.conversation,
-                compacted=state.summary.compacted_messages,
-                before=before,
-            )
+            kept = compaction_retention(messages[start:index], state, prep.state)
             record = dataclasses.replace(record, retention=kept)
+        state = prep.state
         yield ReplayStep(index, prep.manifest, record, state, requests, prep.request)
         requests += 1
         pending.append(message)

@@ -107,19 +107,10 @@ class Preparer:
         """The compaction's record with its retention, measured on the agent's durable
         history (the original messages, before truncation and offload) — never by the pipeline
         that compacted."""
-        record, summary = prep.compaction, prep.state.summary
-        assert record is not None  # graded only where a compaction happened
-        if summary is None:
-            return record
+        assert prep.compaction is not None  # graded only where a compaction happened
         history = [m for m in self._agent.history if isinstance(m, UserMessage | AssistantMessage)]
-        kept = compaction_retention(
-            history,
-            summary.text,
-            prep.state.conversation,
-            compacted=summary.compacted_messages,
-            before=base.summary.compacted_messages if base.summary else 0,
-        )
-        return dataclasses.replace(record, retention=kept)
+        kept = compaction_retention(history, base, prep.state)
+        return dataclasses.replace(prep.compaction, retention=kept)
 
     async def _counted(self, prep: Preparation, purpose: Purpose, force: bool) -> Preparation:
         # The provider's count of what is about to be sent. The estimate decides the budget (a

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxlab.messages import (
     AssistantMessage,
@@ -22,6 +22,9 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.retention._extract import CATEGORIES, TARGETS, Inventory, collapse, inventory
+
+if TYPE_CHECKING:
+    from ctxlab._state import WorkingState
 
 __all__ = [
     "CategoryRetention",
@@ -247,23 +250,23 @@ def _same_turn(a: Message, b: Message) -> bool:
 
 
 def compaction_retention(
-    originals: Sequence[Message],
-    summary: str,
-    tail: Sequence[Message],
-    *,
-    compacted: int,
-    before: int,
+    originals: Sequence[Message], before: WorkingState, after: WorkingState
 ) -> Retention | None:
-    """The retention of a compaction from the session's *original* messages: ``originals``
-    are the messages the working conversation was built from, in order; the compaction left
-    ``compacted`` of them behind its summary (``before`` were behind the previous one). None
-    when the tail does not line up with ``originals`` (a state not built from them)."""
-    if compacted > len(originals) or before > compacted:
+    """The retention of the compaction that turned working state ``before`` into ``after``,
+    from the session's *original* messages: ``originals`` are the messages the working
+    conversation was built from, in order. None when ``after`` holds no summary, or its tail
+    does not line up with ``originals`` (a state not built from them)."""
+    summary = after.summary
+    if summary is None:
+        return None
+    earlier = before.summary.compacted_messages if before.summary is not None else 0
+    compacted, tail = summary.compacted_messages, after.conversation
+    if compacted > len(originals) or earlier > compacted:
         return None
     if tail and (compacted >= len(originals) or not _same_turn(originals[compacted], tail[0])):
         return None
     return measure_retention(
-        originals[before:compacted], summary, tail, users=originals[:compacted]
+        originals[earlier:compacted], summary.text, tail, users=originals[:compacted]
     )
 
 
