@@ -308,13 +308,14 @@ async def compare_configs(
                 tools=tools,
             ):
                 record = replayed.compaction
+                kept = retention_columns(record)
                 entry = step_row(
                     replayed.manifest,
                     step=step,
                     compaction=record.method if record else None,
                     compacted_messages=record.messages_compacted if record else 0,
-                    retention=retention_columns(record)["retention"],
-                    retention_control=retention_columns(record)["retention_control"],
+                    retention=kept["retention"],
+                    retention_control=kept["retention_control"],
                 )
                 rows.append({"config": name, "index": replayed.index, **entry})
                 step += 1

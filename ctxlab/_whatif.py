@@ -31,10 +31,10 @@ from ctxlab._cost import (
     request_costs,
     shape_of,
 )
+from ctxlab._references import References, output_cost, reference_shapes
 from ctxlab._replay import ReplayStep, Transcript, replay
 from ctxlab.exceptions import PreparationError
 from ctxlab.manifest import ContextManifest, step_row
-from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.pipeline._summary import instruction_tokens
 from ctxlab.retention import retention_columns
@@ -134,9 +134,7 @@ class WhatIf:
         self.rules = rules or CacheRules.anthropic()
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in configs.items()}
-        self._feasible: list[RequestCost] | None = None
-        self._unlimited: list[RequestCost] | None = None
-        self._unsent: dict[bool, int] = {True: 0, False: 0}
+        self._priced: tuple[References, References] | None = None
 
     async def run(self, *names: str) -> None:
         """Replay the named configs (all when none is named) and price them."""
@@ -238,10 +236,7 @@ class WhatIf:
     def no_compaction(self) -> list[RequestCost]:
         """The session sent whole at every step (no compaction, no truncation), same cache: as
         if the window were unlimited (`references` counts the requests over the limit)."""
-        if self._unlimited is None:
-            shapes = self._reference_shapes(limit=None)
-            self._unlimited = request_costs(shapes, self.price, self.rules)
-        return self._unlimited
+        return self._references()[1].costs
 
     @property
     def baseline(self) -> list[RequestCost]:
@@ -249,61 +244,28 @@ class WhatIf:
         user message kept) until each request fits the input limit. A request whose latest turn
         alone cannot fit has that turn's results cut to what is left (`references` counts
         them)."""
-        if self._feasible is None:
-            shapes = self._reference_shapes(limit=self._input_limit())
-            self._feasible = request_costs(shapes, self.price, self.rules)
-        return self._feasible
+        return self._references()[0].costs
 
-    def _input_limit(self) -> int:
-        run = next((r for r in self.runs.values() if r.steps), None)
-        return run.steps[0].manifest.input_limit if run is not None else self.context_window
-
-    def _fixed(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
-        run = next((r for r in self.runs.values() if r.steps), None)
-        if run is None:
-            return (), ()
-        first = shape_of(run.steps[0].manifest)
-        return first.keys[: first.fixed], first.tokens[: first.fixed]
-
-    def _reference_shapes(self, limit: int | None) -> list[RequestShape]:
-        fixed_keys, fixed_tokens = self._fixed()
-        messages = self.transcript.messages
-        start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), None)
-        shapes: list[RequestShape] = []
-        self._unsent[limit is not None] = 0
-        if start is None:
-            return shapes
-        keys = [m.content_hash for m in messages]
-        tokens = [self.cache.message(m) for m in messages]
-        fixed = sum(fixed_tokens)
-        first = 0  # index, after the pinned first message, of the first message sent
-        for index in range(start + 1, len(messages)):
-            message = messages[index]
-            if not isinstance(message, AssistantMessage):
-                continue
-            sent = list(range(start + 1, index))
-            cut: tuple[int, ...] = ()
-            if limit is not None:
-                fitted = _fit_from(messages, tokens, start, index, first, limit - fixed)
-                if fitted < 0:
-                    # Even the latest turn alone does not fit: its results are cut to what is
-                    # left (as a harness without compaction must), and the request counted.
-                    self._unsent[True] += 1
-                    fitted = _latest_turn(messages, start, index)
-                    room = limit - fixed - tokens[start] - tokens[fitted]
-                    cut = (max(room, 0),)
-                    sent = [fitted]
-                else:
-                    sent = [i for i in sent if i >= fitted]
-                first = fitted
-            elif fixed + tokens[start] + sum(tokens[i] for i in sent) > self._input_limit():
-                self._unsent[False] += 1
-            cut_keys = tuple(f"cut/{index}" for _ in cut)
-            parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent), *cut_keys)
-            parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent), *cut)
-            points = (len(fixed_keys) - 1, len(parts_keys) - 1)
-            shapes.append(RequestShape(parts_keys, parts_tokens, points, tokens[index]))
-        return shapes
+    def _references(self) -> tuple[References, References]:
+        """The baseline and never-compacting, priced once (they depend on the session alone)."""
+        if self._priced is None:
+            run = next((r for r in self.runs.values() if r.steps), None)
+            first = shape_of(run.steps[0].manifest) if run is not None else None
+            fixed = (first.keys[: first.fixed], first.tokens[: first.fixed]) if first else ((), ())
+            limit = run.steps[0].manifest.input_limit if run is not None else self.context_window
+            messages = self.transcript.messages
+            feasible, unlimited = (
+                reference_shapes(messages, self.cache, fixed, limit, cap) for cap in (limit, None)
+            )
+            self._priced = (
+                References(
+                    request_costs(feasible.shapes, self.price, self.rules), feasible.over_limit
+                ),
+                References(
+                    request_costs(unlimited.shapes, self.price, self.rules), unlimited.over_limit
+                ),
+            )
+        return self._priced
 
     def references(self) -> pd.DataFrame:
         """The two references, one row each: requests, ``over_limit`` (for the baseline: requests
@@ -312,17 +274,15 @@ class WhatIf:
         import pandas as pd
 
         rows = []
-        for name, costs, feasible in (
-            ("baseline (drop oldest turns to fit)", self.baseline, True),
-            ("no compaction (unlimited window)", self.no_compaction, False),
-        ):
-            output = sum(c.output for c in costs) * self.price.output / 1e6
-            total = sum(c.cost for c in costs)
+        names = ("baseline (drop oldest turns to fit)", "no compaction (unlimited window)")
+        for name, reference in zip(names, self._references(), strict=True):
+            output = output_cost(reference.costs, self.price)
+            total = sum(c.cost for c in reference.costs)
             rows.append(
                 {
                     "reference": name,
-                    "requests": len(costs),
-                    "over_limit": self._unsent[feasible],
+                    "requests": len(reference.costs),
+                    "over_limit": reference.over_limit,
                     "input_cost": total - output,
                     "output_cost": output,
                     "cost": total,
@@ -383,6 +343,7 @@ class WhatIf:
             cumulative = 0.0
             for index, (step, cost) in enumerate(zip(run.steps, reasoning, strict=False)):
                 record = step.compaction
+                kept = retention_columns(record)
                 step_cost = cost.cost + extra.get(index, 0.0)
                 cumulative += step_cost
                 rows.append(
@@ -393,8 +354,8 @@ class WhatIf:
                             step=index,
                             compaction=record.method if record else None,
                             compacted_messages=record.messages_compacted if record else 0,
-                            retention=retention_columns(record)["retention"],
-                            retention_control=retention_columns(record)["retention_control"],
+                            retention=kept["retention"],
+                            retention_control=kept["retention_control"],
                         ),
                         "cache_read": cost.cache_read,
                         "cache_write": cost.cache_write,
@@ -441,44 +402,9 @@ def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
     return out
 
 
-def _latest_turn(messages: Sequence[UserMessage | AssistantMessage], pinned: int, end: int) -> int:
-    return next(
-        (i for i in range(end - 1, pinned, -1) if isinstance(messages[i], AssistantMessage)),
-        pinned + 1,
-    )
-
-
-def _fit_from(
-    messages: Sequence[UserMessage | AssistantMessage],
-    tokens: Sequence[int],
-    pinned: int,
-    end: int,
-    first: int,
-    room: int,
-) -> int:
-    """The first message index (after ``pinned``, never before ``first``: a dropped turn stays
-    dropped) from which ``messages[first:end]`` plus the pinned one fit ``room``, starting at an
-    assistant turn so that no result is sent without its call; -1 when even the latest turn
-    alone does not fit."""
-    first = max(first, pinned + 1)
-    # The latest turn (the last call and its results) is what the request answers: never dropped.
-    latest = next(
-        (i for i in range(end - 1, first - 1, -1) if isinstance(messages[i], AssistantMessage)),
-        first,
-    )
-    used = tokens[pinned] + sum(tokens[first:end])
-    while used > room and first < latest:
-        used -= tokens[first]
-        first += 1
-        while first < latest and not isinstance(messages[first], AssistantMessage):
-            used -= tokens[first]
-            first += 1
-    return first if used <= room else -1
-
-
 def _row(run: ConfigRun, feasible: float, unlimited: float, price: Price) -> dict[str, Any]:
     records = [s.compaction for s in run.steps if s.compaction is not None]
-    output_cost = sum(c.output for c in run.costs) * price.output / 1e6
+    spent_on_output = output_cost(run.costs, price)
     kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
     control = [c for r in records if r.retention and (c := r.retention.control_share()) is not None]
     manifests = run.manifests
@@ -487,8 +413,8 @@ def _row(run: ConfigRun, feasible: float, unlimited: float, price: Price) -> dic
         "requests": len(manifests),
         "tokens_sent": sum(c.input_tokens for c in run.costs),
         "cost": run.cost,
-        "input_cost": run.cost - output_cost,
-        "output_cost": output_cost,
+        "input_cost": run.cost - spent_on_output,
+        "output_cost": spent_on_output,
         "cost_vs_baseline": run.cost / feasible,
         "cost_vs_no_compaction": run.cost / unlimited,
         "compactions": len(records),

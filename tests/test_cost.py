@@ -131,7 +131,7 @@ async def _ctxlab_what_if() -> WhatIf:
 
 
 def test_the_baseline_drops_the_oldest_turns_whole_and_keeps_the_first_message() -> None:
-    from ctxlab._whatif import _fit_from
+    from ctxlab._references import fit_from as _fit_from
 
     task = UserMessage(content="task")
     call = AssistantMessage(content=(ToolUseBlock(id="a", name="bash", input={}),))

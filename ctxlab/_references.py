@@ -1,0 +1,125 @@
+"""The policies a what-if compares configs against, priced with the same cache model:
+
+- **drop the oldest turns to fit** (the baseline): no summary; the first user message kept, the
+  oldest turns dropped whole — a call never without its result, a dropped turn never brought
+  back — until the request fits the input limit; a latest turn too large alone has its results
+  cut to what is left, as a harness without compaction must;
+- **never compact**: the whole session at every step, as if the window were unlimited (the
+  requests over the limit are counted: a provider would reject them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxlab._cost import Price, RequestCost, RequestShape
+from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.tokens import TokenCache
+
+__all__ = ["ReferenceShapes", "References", "output_cost", "reference_shapes"]
+
+Message = UserMessage | AssistantMessage
+
+
+@dataclass(frozen=True)
+class ReferenceShapes:
+    """A reference policy's requests, and how many passed (or had to be cut to) the limit."""
+
+    shapes: list[RequestShape]
+    over_limit: int
+
+
+@dataclass(frozen=True)
+class References:
+    """A reference policy's priced requests, and how many passed (or had to be cut to) the
+    limit."""
+
+    costs: list[RequestCost]
+    over_limit: int
+
+
+def output_cost(costs: Sequence[RequestCost], price: Price) -> float:
+    """What the answers of ``costs`` cost (USD)."""
+    return sum(c.output for c in costs) * price.output / 1e6
+
+
+def reference_shapes(
+    messages: Sequence[Message],
+    cache: TokenCache,
+    fixed: tuple[tuple[str, ...], tuple[int, ...]],
+    input_limit: int,
+    limit: int | None,
+) -> ReferenceShapes:
+    """The requests of a reference policy over ``messages``: ``fixed`` are the tool and System
+    parts (keys, tokens) every request repeats; ``limit`` None never compacts (and counts the
+    requests over ``input_limit``), else the oldest turns are dropped to fit ``limit``."""
+    fixed_keys, fixed_tokens = fixed
+    start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), None)
+    shapes: list[RequestShape] = []
+    over = 0
+    if start is None:
+        return ReferenceShapes(shapes, over)
+    keys = [m.content_hash for m in messages]
+    tokens = [cache.message(m) for m in messages]
+    base = sum(fixed_tokens)
+    first = 0  # index, after the pinned first message, of the first message sent
+    for index in range(start + 1, len(messages)):
+        if not isinstance(messages[index], AssistantMessage):
+            continue
+        sent = list(range(start + 1, index))
+        cut: tuple[int, ...] = ()
+        if limit is not None:
+            fitted = fit_from(messages, tokens, start, index, first, limit - base)
+            if fitted < 0:
+                # Even the latest turn alone does not fit: its results are cut to what is
+                # left, and the request counted.
+                over += 1
+                fitted = latest_turn(messages, start, index)
+                cut = (max(limit - base - tokens[start] - tokens[fitted], 0),)
+                sent = [fitted]
+            else:
+                sent = [i for i in sent if i >= fitted]
+            first = fitted
+        elif base + tokens[start] + sum(tokens[i] for i in sent) > input_limit:
+            over += 1
+        parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent))
+        parts_keys += tuple(f"cut/{index}" for _ in cut)
+        parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent), *cut)
+        points = (len(fixed_keys) - 1, len(parts_keys) - 1)
+        shapes.append(RequestShape(parts_keys, parts_tokens, points, tokens[index]))
+    return ReferenceShapes(shapes, over)
+
+
+def latest_turn(messages: Sequence[Message], pinned: int, end: int) -> int:
+    """The index of the last assistant message before ``end`` (after ``pinned``), where the
+    latest turn starts; ``pinned + 1`` when there is none."""
+    return next(
+        (i for i in range(end - 1, pinned, -1) if isinstance(messages[i], AssistantMessage)),
+        pinned + 1,
+    )
+
+
+def fit_from(
+    messages: Sequence[Message],
+    tokens: Sequence[int],
+    pinned: int,
+    end: int,
+    first: int,
+    room: int,
+) -> int:
+    """The first message index (after ``pinned``, never before ``first``: a dropped turn stays
+    dropped) from which ``messages[first:end]`` plus the pinned one fit ``room``, starting at an
+    assistant turn so that no result is sent without its call; -1 when even the latest turn
+    alone does not fit."""
+    first = max(first, pinned + 1)
+    # The latest turn (the last call and its results) is what the request answers: never dropped.
+    latest = max(latest_turn(messages, pinned, end), first)
+    used = tokens[pinned] + sum(tokens[first:end])
+    while used > room and first < latest:
+        used -= tokens[first]
+        first += 1
+        while first < latest and not isinstance(messages[first], AssistantMessage):
+            used -= tokens[first]
+            first += 1
+    return first if used <= room else -1
