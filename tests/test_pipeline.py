@@ -35,7 +35,7 @@ from ctxlab import (
 from ctxlab._config import BudgetPolicy
 from ctxlab.exceptions import OffloadError
 from ctxlab.pipeline import TRUNCATION_MARKER, input_limit
-from ctxlab.pipeline._compaction import summary_request_tokens
+from ctxlab.pipeline._summary_calls import summary_request_tokens
 from ctxlab.tokens import TokenCache
 from tests.helpers import session, tool_turn
 

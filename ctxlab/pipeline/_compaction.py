@@ -13,21 +13,23 @@ from dataclasses import dataclass, field
 
 from ctxlab._config import CompactionPasses, ContextConfig
 from ctxlab._state import Summary
-from ctxlab.exceptions import CompressionError, ContextOverflowError
+from ctxlab.exceptions import CompressionError
 from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
-from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
+from ctxlab.pipeline._pinned_task import fit_task, pinned_task, summary_text, task_tokens
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._scan import ConversationScan
-from ctxlab.pipeline._summary import (
-    Summarizer,
-    SummaryRequest,
-    instruction_tokens,
-    render_summary,
-    validate_summary,
+from ctxlab.pipeline._summary import Summarizer, render_summary
+from ctxlab.pipeline._summary_calls import (
+    MIN_SUMMARY_BUDGET,
+    SummaryAsk,
+    is_boundary,
+    summarize,
+    summary_tokens,
 )
 from ctxlab.retention import Retention
-from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache, head_within
+from ctxlab.tokens import TokenCache
 
 __all__ = [
     "CompactionRecord",
@@ -46,20 +48,6 @@ NOTICE_ALLOWANCE = 80
 
 SUMMARY_ALLOWANCE = 2_000
 """Tokens set aside for a new summary when sizing the kept tail."""
-
-MIN_SUMMARY_BUDGET = 256
-"""The smallest budget a summary is given, however full the window."""
-
-SUMMARY_MARGIN = 0.97
-"""The share of a summary request's limit its pieces are sized to (the rest absorbs how a
-model adapter frames the request)."""
-
-PINNED_TASK_SHARE = 0.4
-"""The user's first message is kept verbatim beside the summary while it takes at most this
-share of the input limit (a larger one is left to the summary, which states the task)."""
-
-TASK_HEADING = "<system-info>The user's first message (the task), kept verbatim:\n"
-TASK_END = "</system-info>"
 
 TRUNCATION_NOTE = (
     "<system-info>{count} earlier messages were removed to fit the context window; no summary "
@@ -105,16 +93,6 @@ class Reduction:
     compaction: CompactionRecord | None = None
 
 
-def summary_tokens(summary: Summary | None, cache: TokenCache) -> int:
-    """Tokens of the summary message."""
-    return 0 if summary is None else cache.text(summary.text) + MESSAGE_OVERHEAD
-
-
-def _is_boundary(message: UserMessage | AssistantMessage) -> bool:
-    # A kept tail may start at an assistant turn or at a user turn that answers no call.
-    return isinstance(message, AssistantMessage) or not message.tool_results
-
-
 def find_split(
     conversation: Sequence[UserMessage | AssistantMessage],
     cache: TokenCache,
@@ -136,7 +114,7 @@ def find_split(
         ),
         len(conversation) - 1,
     )
-    while latest > 0 and not _is_boundary(conversation[latest]):
+    while latest > 0 and not is_boundary(conversation[latest]):
         latest -= 1
     start = latest
     tokens = cache.messages(conversation[latest:])
@@ -147,198 +125,16 @@ def find_split(
             # tail expands to the pair's call (000) rather than shrinking below the count.
             if max_tokens is not None and tokens > max_tokens:
                 break
-            if _is_boundary(conversation[index]):
+            if is_boundary(conversation[index]):
                 start = index
                 if len(conversation) - index >= keep_messages:
                     break
             continue
         if tokens > keep_tokens:
             break
-        if _is_boundary(conversation[index]):
+        if is_boundary(conversation[index]):
             start = index
     return start
-
-
-@dataclass(frozen=True)
-class _Ask:
-    """What every summary request of one compaction shares."""
-
-    config: ContextConfig
-    summarizer: Summarizer | None
-    instructions: str | None
-    budget: int
-    cache: TokenCache
-    kept: Conversation
-    pinned_task: str | None
-    input_limit: int
-
-
-def _request(
-    ask: _Ask, messages: Conversation, previous: Summary | None, attempt: int, kept: Conversation
-) -> SummaryRequest:
-    return SummaryRequest(
-        messages=messages,
-        previous_summary=previous,
-        schema=ask.config.summary_schema,
-        prompt=ask.config.compression_prompt,
-        instructions=ask.instructions,
-        attempt=attempt,
-        template=ask.config.compaction.summary_prompt,
-        budget_tokens=ask.budget,
-        count=ask.cache.text,
-        kept=kept,
-        pinned_task=ask.pinned_task,
-        input_limit=ask.input_limit,
-    )
-
-
-def summary_request_tokens(request: SummaryRequest, cache: TokenCache) -> int:
-    """The input tokens of the plain request for ``request`` (its span, then the instruction;
-    no System, no tools): what a summary call must fit when its cached form does not."""
-    instruction = instruction_tokens(request, cache.text) + MESSAGE_OVERHEAD
-    return cache.messages(request.messages) + instruction
-
-
-def _chunks(
-    ask: _Ask, prefix: Conversation, previous: Summary | None, limit: int
-) -> list[Conversation]:
-    """``prefix`` in pieces whose summary requests each fit ``limit`` (with a running summary
-    of ``ask.budget`` tokens carried in each); pieces start at valid boundaries, so no tool
-    pair is split; a message too large alone has its tool results cut for the request."""
-    probe = _request(ask, (), previous, 1, ())
-    carried = max(ask.budget, summary_tokens(previous, ask.cache))
-    room = max(limit - summary_request_tokens(probe, ask.cache) - carried - 64, 256)
-    pieces: list[Conversation] = []
-    start = 0
-    while start < len(prefix):
-        end, used = start, 0
-        while end < len(prefix):
-            # A turn at a time: a boundary message and the results that answer it.
-            after = end + 1
-            while after < len(prefix) and not _is_boundary(prefix[after]):
-                after += 1
-            size = ask.cache.messages(prefix[end:after])
-            if used + size > room and end > start:
-                break
-            used += size
-            end = after
-        piece = prefix[start:end]
-        over = ask.cache.messages(piece) - room
-        if over > 0:
-            piece, _ = truncate_results(piece, _result_cap(piece, over, ask.cache), None, ask.cache)
-            over = ask.cache.messages(piece) - room
-        if over > 0:  # a turn too large in its own text (a pasted log, a long reply)
-            piece = _cut_texts(piece, over, ask.cache)
-        pieces.append(piece)
-        start = end
-    return pieces
-
-
-_CUT_NOTE = "[... cut here for the summary request]"
-
-
-def _cut_input(block: ToolUseBlock, keep: int, cache: TokenCache) -> ToolUseBlock:
-    """``block`` with its longest string argument cut so the call takes about ``keep`` tokens
-    (a file's content the agent wrote, a long script)."""
-    strings = {k: v for k, v in block.input.items() if isinstance(v, str)}
-    if not strings:
-        return block
-    key = max(strings, key=lambda k: len(strings[k]))
-    rest = cache.block(block) - cache.text(strings[key])
-    head = head_within(strings[key], max(keep - rest, 16), cache.counter.count_text)
-    return block.evolve(input={**block.input, key: f"{head}\n{_CUT_NOTE}"})
-
-
-def _cut_texts(piece: Conversation, over: int, cache: TokenCache) -> Conversation:
-    """``piece`` with its largest text blocks cut at a line end until ``over`` tokens are
-    freed, for the summary request only (the conversation keeps them whole)."""
-    out = list(piece)
-    while over > 0:
-        found = max(
-            (
-                (cache.block(b), i, j)
-                for i, m in enumerate(out)
-                for j, b in enumerate(m.content)
-                if isinstance(b, TextBlock | ToolUseBlock)
-            ),
-            default=None,
-        )
-        if found is None or found[0] <= 64:
-            break
-        size, i, j = found
-        block = out[i].content[j]
-        keep = max(size - over - 32, 32)
-        cut: TextBlock | ToolUseBlock
-        if isinstance(block, TextBlock):
-            head = head_within(block.text, keep, cache.counter.count_text)
-            cut = block.evolve(text=f"{head}\n{_CUT_NOTE}")
-        else:
-            assert isinstance(block, ToolUseBlock)
-            cut = _cut_input(block, keep, cache)
-            if cut == block:
-                break
-        content = (*out[i].content[:j], cut, *out[i].content[j + 1 :])
-        message = out[i]
-        out[i] = (
-            UserMessage(content=content)
-            if isinstance(message, UserMessage)
-            else AssistantMessage(content=content)
-        )
-        over -= size - cache.block(cut)
-    return tuple(out)
-
-
-def _result_cap(piece: Conversation, over: int, cache: TokenCache) -> int:
-    """The largest per-result size that frees ``over`` tokens of ``piece`` (only the largest
-    results are cut, each to the same size)."""
-    sizes = sorted(
-        (cache.block(r) for m in piece if isinstance(m, UserMessage) for r in m.tool_results),
-        reverse=True,
-    )
-    cap = sizes[0] if sizes else 0
-    # Each cut result gains the truncation marker (about 40 tokens).
-    while cap > 64 and sum(size - cap - 40 for size in sizes if size > cap) < over:
-        cap = max(cap - max(cap // 8, 16), 64)
-    return cap
-
-
-async def _summarize(
-    prefix: Conversation, previous: Summary | None, ask: _Ask
-) -> tuple[dict[str, str] | None, list[str]]:
-    """The fields for ``prefix``, retried up to ``max_summary_attempts``. A span whose request
-    would not fit ``ask.input_limit`` is summarized in pieces, each carrying the summary so far
-    (a rolling summary); a model that answers a request with `ContextOverflowError` is asked
-    again in pieces half the size."""
-    if ask.summarizer is None:
-        return None, ["no summarizer is attached"]
-    errors: list[str] = []
-    # Pieces are sized from this estimate; a model adapter's own framing of the request may
-    # add a little, so the estimate keeps a margin below the limit.
-    limit = int(ask.input_limit * SUMMARY_MARGIN)
-    for attempt in range(1, ask.config.compaction.max_summary_attempts + 1):
-        whole = _request(ask, prefix, previous, attempt, ask.kept)
-        pieces = (
-            [prefix]
-            if summary_request_tokens(whole, ask.cache) <= limit
-            else _chunks(ask, prefix, previous, limit)
-        )
-        running = previous
-        try:
-            fields: dict[str, str] = {}
-            for index, piece in enumerate(pieces):
-                last = index == len(pieces) - 1
-                request = _request(ask, piece, running, attempt, ask.kept if last else ())
-                fields = validate_summary(await ask.summarizer(request), ask.config)
-                if not last:
-                    text = render_summary(fields, ask.config)
-                    running = Summary(fields=fields, text=text, task=ask.pinned_task or "")
-            return fields, errors
-        except ContextOverflowError as exc:
-            errors.append(f"attempt {attempt}: the summary request was too long ({exc})")
-            limit = max(limit // 2, MIN_SUMMARY_BUDGET * 4)
-        except Exception as exc:
-            errors.append(f"attempt {attempt}: {type(exc).__name__}: {exc}")
-    return None, errors
 
 
 def compaction_due(
@@ -463,11 +259,9 @@ async def reduce_conversation(
             return result
 
     before = summary_tokens(summary, cache) + cache.messages(result.conversation)
-    task = _pinned_task(result.conversation, summary, cache, limits)
-    task_tokens = cache.text(TASK_HEADING + task + TASK_END) if task is not None else 0
-    room = (
-        limits.input_limit - limits.fixed_tokens - max(summary_tokens(summary, cache), task_tokens)
-    )
+    task = pinned_task(result.conversation, summary, cache, limits)
+    pinned = task_tokens(task, cache)
+    room = limits.input_limit - limits.fixed_tokens - max(summary_tokens(summary, cache), pinned)
     keep = min(limits.reserve_tokens, max(room - SUMMARY_ALLOWANCE, 0))
     split = find_split(
         result.conversation,
@@ -495,13 +289,13 @@ async def reduce_conversation(
     tail, cut = _fit_latest_turn(tail, max(room - SUMMARY_ALLOWANCE, 0), cache)
     result.transforms.extend(cut)
     if task is not None:
-        task, room = _fit_task(task, tail, limits, cache)
+        task, room = fit_task(task, tail, limits, cache)
     # The summary may take the reserve (what the tail was sized by), never more than is left.
     budget = min(limits.reserve_tokens, max(room - cache.messages(tail) - 64, MIN_SUMMARY_BUDGET))
-    ask = _Ask(
+    ask = SummaryAsk(
         config, summarizer, instructions, budget, cache, tail, task, limits.summary_limit(budget)
     )
-    fields, errors = await _summarize(prefix, summary, ask)
+    fields, errors = await summarize(prefix, summary, ask)
     new_summary = _new_summary(fields, errors, prefix, summary, config, task)
     if fields is None:
         result.transforms.append(Transform("summary_failed", "", "; ".join(errors)))
@@ -516,53 +310,6 @@ async def reduce_conversation(
     return result
 
 
-def _pinned_task(
-    conversation: Conversation, summary: Summary | None, cache: TokenCache, limits: ReductionLimits
-) -> str | None:
-    """The user's first message, kept verbatim beside every summary: carried from the standing
-    summary, or read from the conversation at the first compaction — unless it is too large
-    (`PINNED_TASK_SHARE` of the input limit), when the summary states the task instead."""
-    if summary is not None:
-        return summary.task or None
-    first = conversation[0] if conversation else None
-    if not isinstance(first, UserMessage) or first.tool_results:
-        return None
-    text = "\n".join(b.text for b in first.content if isinstance(b, TextBlock)).strip()
-    if not text or cache.text(text) > limits.input_limit * PINNED_TASK_SHARE:
-        return None
-    return text
-
-
-def _fit_task(
-    task: str, tail: Conversation, limits: ReductionLimits, cache: TokenCache
-) -> tuple[str | None, int]:
-    """The pinned task beside this tail, and the room left for summary and tail. A latest turn
-    too large to leave the task its room cuts it at a line end to what is left (the summary's
-    smallest budget kept free), or unpins it."""
-    left = limits.input_limit - limits.fixed_tokens - cache.messages(tail) - MIN_SUMMARY_BUDGET
-    fitted = _cut_task(task, left - 64, cache)
-    tokens = cache.text(TASK_HEADING + fitted + TASK_END) if fitted is not None else 0
-    return fitted, limits.input_limit - limits.fixed_tokens - tokens
-
-
-def _cut_task(task: str, room: int, cache: TokenCache) -> str | None:
-    """``task`` whole when it fits ``room`` tokens, else its first lines that do (with a note
-    saying how many were left out); None when not even a few lines fit."""
-    if cache.text(TASK_HEADING + task + TASK_END) <= room:
-        return task
-    lines = task.splitlines()
-    kept: list[str] = []
-    used = cache.text(TASK_HEADING + TASK_END) + 24
-    for line in lines:
-        used += cache.text(line) + 1
-        if used > room:
-            break
-        kept.append(line)
-    if len(kept) < 3:
-        return None
-    return "\n".join(kept) + f"\n[the first message continues for {len(lines) - len(kept)} lines]"
-
-
 def _fit_latest_turn(
     tail: Conversation, room: int, cache: TokenCache
 ) -> tuple[Conversation, list[Transform]]:
@@ -574,11 +321,6 @@ def _fit_latest_turn(
     other = sum(cache.message(m) for m in tail if not isinstance(m, UserMessage)) + 64
     per_result = max((room - other) // max(results, 1), 64)
     return truncate_results(tail, per_result, None, cache)
-
-
-def summary_text(rendered: str, task: str | None) -> str:
-    """What the model sees of a summary: the summary, then the pinned task (when there is one)."""
-    return f"{rendered}\n\n{TASK_HEADING}{task}{TASK_END}" if task else rendered
 
 
 def _new_summary(

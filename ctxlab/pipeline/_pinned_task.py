@@ -1,0 +1,82 @@
+"""The pinned task: the user's first message, kept verbatim beside every summary (and carried
+from summary to summary) while it is small enough; cut at a line end, or left to the summary,
+when it is not."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ctxlab._state import Summary
+from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.pipeline._summary_calls import MIN_SUMMARY_BUDGET
+from ctxlab.tokens import TokenCache
+
+if TYPE_CHECKING:
+    from ctxlab.pipeline._compaction import ReductionLimits
+
+__all__ = ["PINNED_TASK_SHARE", "fit_task", "pinned_task", "summary_text", "task_tokens"]
+
+Conversation = tuple[UserMessage | AssistantMessage, ...]
+
+PINNED_TASK_SHARE = 0.4
+"""The user's first message is kept verbatim beside the summary while it takes at most this
+share of the input limit (a larger one is left to the summary, which states the task)."""
+
+TASK_HEADING = "<system-info>The user's first message (the task), kept verbatim:\n"
+TASK_END = "</system-info>"
+
+
+def task_tokens(task: str | None, cache: TokenCache) -> int:
+    """Tokens the pinned ``task`` adds to the summary message (0 without one)."""
+    return cache.text(TASK_HEADING + task + TASK_END) if task is not None else 0
+
+
+def summary_text(rendered: str, task: str | None) -> str:
+    """What the model sees of a summary: the summary, then the pinned task (when there is one)."""
+    return f"{rendered}\n\n{TASK_HEADING}{task}{TASK_END}" if task else rendered
+
+
+def pinned_task(
+    conversation: Conversation, summary: Summary | None, cache: TokenCache, limits: ReductionLimits
+) -> str | None:
+    """The user's first message, kept verbatim beside every summary: carried from the standing
+    summary, or read from the conversation at the first compaction — unless it is too large
+    (`PINNED_TASK_SHARE` of the input limit), when the summary states the task instead."""
+    if summary is not None:
+        return summary.task or None
+    first = conversation[0] if conversation else None
+    if not isinstance(first, UserMessage) or first.tool_results:
+        return None
+    text = "\n".join(b.text for b in first.content if isinstance(b, TextBlock)).strip()
+    if not text or cache.text(text) > limits.input_limit * PINNED_TASK_SHARE:
+        return None
+    return text
+
+
+def fit_task(
+    task: str, tail: Conversation, limits: ReductionLimits, cache: TokenCache
+) -> tuple[str | None, int]:
+    """The pinned task beside this tail, and the room left for summary and tail. A latest turn
+    too large to leave the task its room cuts it at a line end to what is left (the summary's
+    smallest budget kept free), or unpins it."""
+    left = limits.input_limit - limits.fixed_tokens - cache.messages(tail) - MIN_SUMMARY_BUDGET
+    fitted = _cut_task(task, left - 64, cache)
+    return fitted, limits.input_limit - limits.fixed_tokens - task_tokens(fitted, cache)
+
+
+def _cut_task(task: str, room: int, cache: TokenCache) -> str | None:
+    """``task`` whole when it fits ``room`` tokens, else its first lines that do (with a note
+    saying how many were left out); None when not even a few lines fit."""
+    if task_tokens(task, cache) <= room:
+        return task
+    lines = task.splitlines()
+    kept: list[str] = []
+    used = cache.text(TASK_HEADING + TASK_END) + 24
+    for line in lines:
+        used += cache.text(line) + 1
+        if used > room:
+            break
+        kept.append(line)
+    if len(kept) < 3:
+        return None
+    return "\n".join(kept) + f"\n[the first message continues for {len(lines) - len(kept)} lines]"
