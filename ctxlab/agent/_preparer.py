@@ -184,11 +184,11 @@ class Preparer:
         # pipeline has cut the span into pieces that fit that way).
         context = self.last_request
         sent = summary_model_request(request, context)
-        manifest = self._summary_manifest(sent, model.name, notes, limit)
+        manifest = self._summary_manifest(sent, model.name, notes, lines, limit)
         if manifest.validation != "passed" and context is not None:
             context = None
             sent = summary_model_request(request, None)
-            manifest = self._summary_manifest(sent, model.name, notes, limit)
+            manifest = self._summary_manifest(sent, model.name, notes, lines, limit)
         self.manifests.append(manifest)
         agent._emit(ContextBuildEvent(manifest, agent._call, sent))
         if manifest.validation != "passed":
@@ -197,11 +197,15 @@ class Preparer:
         return await model.summarize(request, context=context)
 
     def _summary_manifest(
-        self, sent: ModelRequest, model: str, transforms: tuple[Transform, ...], limit: int
+        self,
+        sent: ModelRequest,
+        model: str,
+        transforms: tuple[Transform, ...],
+        lines: Thresholds,
+        limit: int,
     ) -> ContextManifest:
         """A summary request's manifest, validated like any request: over ``limit`` (the window
         less the summary's answer) it says ``budget_exceeded``."""
-        lines = self.next_thresholds()
         fixed = fixed_part((SystemPart("system_prompt", sent.system),), sent.tools, self.cache)
         messages = message_items(sent.messages, self.cache)
         items = (*fixed.system_items, *fixed.tool_items, *messages)

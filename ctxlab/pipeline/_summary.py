@@ -102,42 +102,45 @@ class _Fields(dict[str, str]):
         return "(not recorded)"
 
 
-def _instruction_parts(summary: SummaryRequest) -> list[str]:
-    parts = [summary.prompt]
+def _paragraphs(summary: SummaryRequest) -> list[list[str]]:
+    """The instruction's paragraphs, each a list of lines: the earlier summary is a line of its
+    own, so that it is counted as the same text every request re-sends."""
+    paragraphs = [[summary.prompt]]
     if summary.pinned_task is not None:
-        parts.append(
-            "The user's first message is kept verbatim beside your summary: do not repeat it; "
-            "in task_overview, state the goal in one line and quote every later instruction of "
-            "the user verbatim."
+        paragraphs.append(
+            [
+                "The user's first message is kept verbatim beside your summary: do not repeat "
+                "it; in task_overview, state the goal in one line and quote every later "
+                "instruction of the user verbatim."
+            ]
         )
     if summary.previous_summary is not None:
-        parts.append(
-            "An earlier summary stands for the history before these messages; carry its facts "
-            "forward:"
+        paragraphs.append(
+            [
+                "An earlier summary stands for the history before these messages; carry its "
+                "facts forward:",
+                summary.previous_summary.text,
+            ]
         )
-        parts.append(summary.previous_summary.text)
     if summary.instructions:
-        parts.append(f"Instructions for this summary: {summary.instructions}")
-    parts.append(
-        "Answer with one JSON object and nothing else, matching this JSON Schema:\n"
-        + json.dumps(summary.schema, ensure_ascii=False)
+        paragraphs.append([f"Instructions for this summary: {summary.instructions}"])
+    paragraphs.append(
+        [
+            "Answer with one JSON object and nothing else, matching this JSON Schema:",
+            json.dumps(summary.schema, ensure_ascii=False),
+        ]
     )
-    return parts
+    return paragraphs
 
 
 def summary_instruction(summary: SummaryRequest) -> str:
     """The user text that asks a model for ``summary``: the prompt, the pinned task's note, the
     earlier summary, the caller's hint and the schema."""
-    parts = _instruction_parts(summary)
-    if summary.previous_summary is not None:
-        # The earlier summary follows its heading on the next line.
-        at = parts.index(summary.previous_summary.text)
-        parts[at - 1 : at + 1] = [f"{parts[at - 1]}\n{parts[at]}"]
-    return "\n\n".join(parts)
+    return "\n\n".join("\n".join(lines) for lines in _paragraphs(summary))
 
 
 def instruction_tokens(summary: SummaryRequest, count: Callable[[str], int]) -> int:
-    """The tokens of `summary_instruction`, counted part by part (each part is counted once
+    """The tokens of `summary_instruction`, counted line by line (each line is counted once
     and looked up after: the earlier summary is the same text every request re-sends)."""
-    parts = _instruction_parts(summary)
-    return sum(count(part) for part in parts) + len(parts)
+    lines = [line for paragraph in _paragraphs(summary) for line in paragraph]
+    return sum(count(line) for line in lines) + len(lines)
