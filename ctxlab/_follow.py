@@ -19,6 +19,7 @@ from typing import Any
 from ctxlab._config import ContextConfig
 from ctxlab._observed import ObservedSession
 from ctxlab.exceptions import MessageFormatError
+from ctxlab._recorded import place_compactions
 from ctxlab.io._claude_code import from_claude_code
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import TokenCounter
@@ -93,6 +94,7 @@ class FollowedSession(ObservedSession):
             return 0
         builder, meta = from_claude_code(self._records, str(self.path), sidechains=self.sidechains)
         messages, _, usage = builder.finish()
+        place_compactions(meta, messages)
         replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
         ready = replies if final else replies[:-1]
         added = 0

@@ -1,32 +1,65 @@
-"""`ReplaySession`: a recorded transcript as a source of steps, replayed through the pipeline.
+"""`ReplaySession`: a recorded transcript as a source of steps, in one of two views.
+
+- ``view="replayed"`` — ctxlab's pipeline over the recorded conversation, under a config (a new
+  config replays again): what ctxlab would have sent, the view the what-if lab compares;
+- ``view="recorded"`` — the requests the recorded agent itself sent, rebuilt from the file
+  (`ctxlab.recorded_requests`): after each of the session's own compactions the conversation
+  restarts from its summary, as the agent's did. This is what the provider billed.
 
 It speaks the part of the agent's interface a Lab observes — ``subscribe``, ``manifests``,
-``context_config`` (a new config replays again), ``next_thresholds`` — and emits the same typed
-events: a ``context_build`` per replayed request and a ``model_response`` carrying the usage the
-provider reported for that step, when the transcript recorded it.
+``context_config``, ``next_thresholds`` — and emits the same typed events: a ``context_build``
+per request (with the request itself, so every panel shows the recorded content) and a
+``model_response`` carrying the usage the provider reported, when the transcript recorded it.
+The session's own compactions are marked in both views: a ``recorded_compaction`` transform on
+the first request after each.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from typing import Literal
+
 from ctxlab._config import ContextConfig
+from ctxlab._recorded import (
+    RecordedCompaction,
+    recorded_compactions,
+    recorded_manifest,
+    recorded_requests,
+    unrecorded_parts,
+)
 from ctxlab._replay import Transcript, replay
+from ctxlab._request import ModelRequest
 from ctxlab._step_source import ModelInfo, StepSource
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
-from ctxlab.manifest import ContextManifest
+from ctxlab.exceptions import UsageError
+from ctxlab.manifest import ContextManifest, Transform
+from ctxlab.messages import AssistantMessage
+from ctxlab.pipeline._stages import fixed_part
+from ctxlab.materials import SystemPart
 from ctxlab.tokens import TokenCounter
 
-__all__ = ["ReplaySession"]
+__all__ = ["VIEWS", "ReplaySession", "View"]
+
+View = Literal["replayed", "recorded"]
+VIEWS: dict[View, str] = {
+    "recorded": "as recorded",
+    "replayed": "replayed under a config",
+}
+"""The two views of a recording, and how they are named in the Lab."""
 
 
 class ReplaySession(StepSource):
-    """A transcript replayed under a config, step by step, without calling a model.
+    """A transcript shown step by step, without calling a model.
 
     Args:
-        transcript: What to replay (see `ctxlab.load`).
+        transcript: What to show (see `ctxlab.load`).
         context_window: The window of the model the session is replayed for.
         config: The config to replay under (the defaults when omitted; setting
             ``context_config`` takes effect at the next `run`).
         counter: How to count tokens (tiktoken cl100k_base when omitted).
+        view: ``"replayed"`` (ctxlab's pipeline under ``config``) or ``"recorded"`` (the
+            requests the recorded agent sent); see the module's docstring.
     """
 
     def __init__(
@@ -36,41 +69,121 @@ class ReplaySession(StepSource):
         context_window: int,
         config: ContextConfig | None = None,
         counter: TokenCounter | None = None,
+        view: View = "replayed",
     ) -> None:
+        if view not in VIEWS:
+            msg = f"view must be one of {list(VIEWS)}, got {view!r}"
+            raise UsageError(msg)
         model = ModelInfo(f"replay of {transcript.name}", context_window)
         super().__init__(transcript.name, model, config, counter)
         self.transcript = transcript
+        self.view: View = view
+        self.compactions: tuple[RecordedCompaction, ...] = recorded_compactions(transcript)
+        """The recorded session's own compactions."""
+        self.unrecorded: list[str] = unrecorded_parts(transcript)
+        """What the file does not record of the requests (System prompt, tool schemas, ...)."""
+        self.on_progress: Callable[[int, int], None] | None = None
+        """Called with (requests done, requests in all) as a run goes."""
+
+    @property
+    def request_count(self) -> int:
+        """How many requests a run shows (one per reply after the first user message)."""
+        return len(recorded_requests(self.transcript))
 
     async def run(self) -> list[ContextManifest]:
-        """Replay the transcript from the start under the config in force; returns the
-        manifests (also emitted as events)."""
+        """Show the transcript from the start in the view in force (a replay under the config
+        in force); returns the manifests (also emitted as events)."""
         self.running = True
         self.manifests = []
         try:
-            async for step in replay(
-                self.transcript.messages,
-                context_window=self.model.context_window,
-                counter=self.token_cache,
-                config=self._config,
-                system=self.transcript.system,
-                tools=self.transcript.tools,
-            ):
-                self.manifests.append(step.manifest)
-                self._subscribers.emit(ContextBuildEvent(step.manifest, "replay", step.request))
-                if step.compaction is not None:
-                    self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
-                usage = self.transcript.usage.get(step.index)
-                if usage is not None:
-                    message = self.transcript.messages[step.index]
-                    self._subscribers.emit(
-                        ModelResponseEvent(
-                            message,  # type: ignore[arg-type]
-                            "recorded",
-                            usage,
-                            step.manifest.request_id,
-                            "replay",
-                        )
-                    )
+            if self.view == "recorded":
+                self._run_recorded()
+            else:
+                await self._run_replayed()
         finally:
             self.running = False
         return self.manifests
+
+    def _progress(self, done: int, total: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(done, total)
+
+    def _run_recorded(self) -> None:
+        transcript = self.transcript
+        system = (SystemPart("system_prompt", transcript.system),) if transcript.system else ()
+        fixed = fixed_part(system, transcript.tools, self.token_cache)
+        notes = (
+            (f"not recorded in the file: {', '.join(self.unrecorded)}",) if self.unrecorded else ()
+        )
+        requests = recorded_requests(transcript)
+        previous: ContextManifest | None = None
+        for request in requests:
+            manifest = recorded_manifest(
+                request,
+                self.token_cache,
+                context_window=self.model.context_window,
+                previous=previous,
+                fixed_items=(*fixed.system_items, *fixed.tool_items),
+                notes=notes,
+            )
+            previous = manifest
+            self.manifests.append(manifest)
+            sent = ModelRequest(fixed.system_text, request.messages, transcript.tools)
+            self._subscribers.emit(ContextBuildEvent(manifest, "recorded", sent))
+            self._respond(request.reply, manifest)
+            self._progress(request.number + 1, len(requests))
+
+    async def _run_replayed(self) -> None:
+        transcript = self.transcript
+        after = {c.replies_before: c for c in self.compactions}
+        total = self.request_count
+        replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
+        rank_of = {index: rank for rank, index in enumerate(replies)}
+        models = transcript.meta.get("reply_models")
+        models = models if isinstance(models, dict) else {}
+        async for step in replay(
+            transcript.messages,
+            context_window=self.model.context_window,
+            counter=self.token_cache,
+            config=self._config,
+            system=transcript.system,
+            tools=transcript.tools,
+        ):
+            manifest = step.manifest
+            model = models.get(str(rank_of[step.index]))
+            if model:
+                # The request stands for the recorded one, for the model that answered it.
+                manifest = dataclasses.replace(manifest, model=model)
+            marked = after.get(rank_of[step.index])
+            if marked is not None:
+                # Where the recorded agent compacted: marked on ctxlab's request at that point.
+                usage = transcript.usage.get(step.index)
+                mark = Transform(
+                    "recorded_compaction",
+                    "",
+                    marked.trigger,
+                    marked.pre_tokens,
+                    usage.total_input_tokens if usage else None,
+                )
+                manifest = dataclasses.replace(manifest, transforms=(*manifest.transforms, mark))
+            self.manifests.append(manifest)
+            self._subscribers.emit(ContextBuildEvent(manifest, "replay", step.request))
+            if step.compaction is not None:
+                self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
+            self._respond(step.index, manifest)
+            self._progress(step.number + 1, total)
+
+    def _respond(self, index: int, manifest: ContextManifest) -> None:
+        usage = self.transcript.usage.get(index)
+        if usage is None:
+            return
+        message = self.transcript.messages[index]
+        self._subscribers.emit(
+            ModelResponseEvent(
+                message,  # type: ignore[arg-type]
+                "recorded",
+                usage,
+                manifest.request_id,
+                "replay" if self.view == "replayed" else "recorded",
+            )
+        )

@@ -63,6 +63,9 @@ def from_claude_code(
     models: list[str] = []
     seen_responses: set[str] = set()
     response_turn: dict[str, int] = {}
+    # The model of each reply with usage, by the reply's rank (not its message index, which
+    # repairs may shift): a session can switch models (``/model``).
+    reply_models: dict[str, str] = {}
     for number, record in records:
         if not isinstance(record, Mapping):
             msg = f"{where} line {number}: not a JSON object"
@@ -76,7 +79,9 @@ def from_claude_code(
                 {
                     "trigger": data.get("trigger"),
                     "pre_tokens": data.get("preTokens"),
-                    "message_index": len(builder.turns),
+                    # Placed by the replies before it: repairs after import shift message
+                    # indexes, never the order of replies (see `place_compactions`).
+                    "replies_before": sum(t["role"] == "assistant" for t in builder.turns),
                 }
             )
             continue
@@ -89,15 +94,18 @@ def from_claude_code(
         meta.setdefault("session_id", record.get("sessionId"))
         if kind == "assistant":
             response = str(message.get("id") or number)
-            usage = None if response in seen_responses else _usage(message)
-            seen_responses.add(response)
-            if message.get("model") and message["model"] not in models:
-                models.append(message["model"])
+            model = message.get("model")
+            if isinstance(model, str) and model and model not in models:
+                models.append(model)
             blocks = [
                 b
                 for b in _blocks(message.get("content"))
                 if b.get("type") != "text" or str(b.get("text", "")).strip()
             ]
+            if not blocks:
+                continue  # an empty first line ("\n\n") must not take the response's usage
+            usage = None if response in seen_responses else _usage(message)
+            seen_responses.add(response)
             earlier = response_turn.get(response)
             if earlier is not None and earlier == len(builder.turns) - 2:
                 # The same response, its first calls' results recorded in between: its blocks
@@ -107,10 +115,17 @@ def from_claude_code(
                 builder.add("assistant", blocks, usage)
                 if builder.turns and builder.turns[-1]["role"] == "assistant":
                     response_turn[response] = len(builder.turns) - 1
+            if usage is not None and isinstance(model, str) and model:
+                rank = sum(t["role"] == "assistant" for t in builder.turns) - 1
+                reply_models[str(rank)] = model
         else:
-            builder.add("user", _blocks(message.get("content")))
-            if record.get("isCompactSummary") and meta["compactions"]:
-                # After adding: a summary that arrives after tool results joins their turn.
-                meta["compactions"][-1]["summary_index"] = len(builder.turns) - 1
+            blocks = _blocks(message.get("content"))
+            if record.get("isCompactSummary") and meta["compactions"] and blocks:
+                # A summary that arrives after tool results joins their turn: where it starts
+                # is found again by its opening words.
+                head = str(blocks[0].get("text", ""))[:200]
+                meta["compactions"][-1]["summary_head"] = head
+            builder.add("user", blocks)
     meta["models"] = models
+    meta["reply_models"] = reply_models
     return builder, meta

@@ -23,6 +23,7 @@ from ctxlab.io._chat import (
     is_openai_responses,
     tool_schemas,
 )
+from ctxlab._recorded import place_compactions
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
 from ctxlab.io._frameworks import (
     as_plain_data,
@@ -289,6 +290,7 @@ def _transcript(
     if not messages:
         msg = f"{builder.where}: no messages"
         raise MessageFormatError(msg)
+    place_compactions(meta, messages)
     return Transcript(
         name=name,
         meta={**meta, **notes},

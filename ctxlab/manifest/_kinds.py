@@ -67,6 +67,7 @@ TransformKind = Literal[
     "workspace_trimmed",
     "memory_flush",
     "memory_flush_failed",
+    "recorded_compaction",
 ]
 """Every action a preparation can record in its manifest."""
 
@@ -106,6 +107,8 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
     "workspace_trimmed": TransformInfo("truncation", "references", "trimmed"),
     "memory_flush": TransformInfo("memory", "references", ""),
     "memory_flush_failed": TransformInfo("failure", "references", ""),
+    # Not ctxlab's doing: the recorded agent's own compaction, shown where its requests restart.
+    "recorded_compaction": TransformInfo("compaction", "conversation", "recorded compaction"),
 }
 assert set(TRANSFORM_KINDS) == set(get_args(TransformKind)), "every kind needs its info"
 

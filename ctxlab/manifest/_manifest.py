@@ -171,6 +171,9 @@ class ContextManifest:
     exact_input_tokens: int | None = None
     """The request's input tokens counted by the provider before sending (a model with exact
     counting switched on, e.g. ``AnthropicModel(exact_counts=True)``); None otherwise."""
+    notes: tuple[str, ...] = ()
+    """What the request held that its items cannot show (a recording's unrecorded System
+    prompt and tool schemas, with the estimate of their size)."""
 
     def __repr__(self) -> str:
         return (
@@ -252,6 +255,7 @@ class ContextManifest:
             provider_usage=ProviderUsage(**usage) if isinstance(usage, Mapping) else None,
             error=data.get("error"),
             exact_input_tokens=data.get("exact_input_tokens"),
+            notes=tuple(str(n) for n in data.get("notes") or ()),
         )
 
     def items_frame(self) -> pd.DataFrame:

@@ -33,6 +33,7 @@ STEP_COLUMNS: tuple[str, ...] = (
     "truncations",
     "compaction",
     "compacted_messages",
+    "recorded_compaction",
     "retention",
     "retention_control",
     "usage_input",
@@ -41,6 +42,7 @@ STEP_COLUMNS: tuple[str, ...] = (
     "usage_cache_write",
     "usage_total_input",
     "calibration",
+    "calibrated",
 )
 """The columns of a step table, in order."""
 
@@ -82,7 +84,8 @@ def step_row(
     retention_control: float | None = None,
 ) -> dict[str, Any]:
     """The row of request ``step``: tokens by placement, lines, validation, transforms counted
-    by effect, the compaction it performed (``retention``: the share of the compacted span's
+    by effect, the compaction it performed (``recorded_compaction``: the trigger of the
+    recorded session's own compaction just before it, when replaying a recording; ``retention``: the share of the compacted span's
     items the request still holds, `ctxlab.retention`; ``retention_control``: what its kept tail
     alone holds) and the provider usage (when known)."""
     effects = [transform_info(t.kind).effect for t in manifest.transforms]
@@ -105,7 +108,14 @@ def step_row(
         "truncations": effects.count("truncation"),
         "compaction": compaction or "",
         "compacted_messages": compacted_messages,
+        # The recorded session's own compaction just before this request (its trigger), not
+        # ctxlab's: a recording's requests restart from its summary there.
+        "recorded_compaction": next(
+            (t.detail or "recorded" for t in manifest.transforms if t.kind == "recorded_compaction"),
+            "",
+        ),
         "retention": retention,
         "retention_control": retention_control,
         **usage_columns(manifest.provider_usage, manifest.estimated_input_tokens),
+        "calibrated": None,
     }

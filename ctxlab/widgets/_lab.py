@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
+from ctxlab._calibration import Calibration, calibrate
 from ctxlab._config import ContextConfig
 from ctxlab._replay import Transcript
-from ctxlab._replay_session import ReplaySession
+from ctxlab._replay_session import VIEWS, ReplaySession, View
 from ctxlab._step_source import StepSource
 from ctxlab.agent import Agent, ContextBuildEvent, Event
 from ctxlab.exceptions import CallStopped, UsageError
@@ -31,6 +32,7 @@ from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
+from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog
 
 if TYPE_CHECKING:
@@ -86,19 +88,38 @@ class Lab:
             lambda _: self.start_compaction(self.controls.hint.value)
         )
         self.controls.stop_button.on_click(lambda _: self.stop())
+        self.header = w.HTML()
+        """The Lab's first line: agent, model, window — and for a recording its view, what the
+        file does not record and how the estimates compare with the bill."""
+        self.view_picker: w.ToggleButtons | None = None
+        """A recording's two views (`VIEWS`): picking one shows the recording that way."""
+        self.calibration: Calibration | None = None
+        """The estimates reconciled with the provider's bill (`ctxlab.calibrate`), where usage
+        was recorded or reported; fills the steps' ``calibrated`` column."""
+        top: list[w.Widget] = [self.header]
+        if isinstance(agent, ReplaySession):
+            self.view_picker = w.ToggleButtons(
+                options=[(label, key) for key, label in VIEWS.items()],
+                value=agent.view,
+                description="view",
+                style={"button_width": "auto"},
+            )
+            self.view_picker.observe(lambda c: self.show_view(c["new"]), names="value")
+            top.append(self.view_picker)
+            if agent.transcript.usage:
+                self.calibration = calibrate(agent.transcript, agent.token_cache)
+                self.log.calibrate(self.calibration, segmented=agent.view == "recorded")
         self.widget = w.VBox(
             [
-                w.HTML(
-                    f"<b>ctxlab</b> · agent <code>{html.escape(agent.name)}</code> · model "
-                    f"<code>{html.escape(agent.model.name)}</code> · window "
-                    f"{agent.model.context_window} tokens"
-                ),
+                *top,
                 self.controls.widget,
                 self.budget.widget,
                 self.map,
                 self.tabs,
             ]
         )
+        self._update_header()
+        self._static = StaticView(self)
         remember(self)  # the current Lab of %%ctx and %ctx_budget
         # Steps the agent made before this Lab existed (earlier calls, a resumed session).
         for manifest in agent.manifests:
@@ -127,25 +148,80 @@ class Lab:
         context_window: int,
         config: ContextConfig | None = None,
         counter: TokenCounter | None = None,
+        view: View = "replayed",
     ) -> Lab:
-        """A Lab over a recorded session (`ctxlab.load`), replayed through the pipeline under
-        ``config``, with the provider's usage where the recording has it."""
+        """A Lab over a recorded session (`ctxlab.load`), with the provider's usage where the
+        recording has it, in one of two views (the Lab's *view* buttons switch):
+        ``"replayed"`` — ctxlab's pipeline over the conversation under ``config``;
+        ``"recorded"`` — the requests the recorded agent itself sent, restarted from the
+        summary after each of its own compactions (what the provider billed)."""
         session = ReplaySession(
-            transcript, context_window=context_window, config=config, counter=counter
+            transcript, context_window=context_window, config=config, counter=counter, view=view
         )
         lab = cls(session)
-        await session.run()
+        await lab.replay()
         return lab
 
     async def replay(self) -> None:
-        """Replay the recording again under the config in force (what Apply does)."""
-        if not isinstance(self.agent, ReplaySession):
+        """Show the recording again from the start in its view — replayed under the config in
+        force (what Apply does), or as recorded — with progress in the status line."""
+        agent = self.agent
+        if not isinstance(agent, ReplaySession):
             msg = "only a Lab over a recording replays; this one watches a live agent"
             raise UsageError(msg)
+        before = self._summary() if len(self.log) else None
         self.log = StepLog()
+        if self.calibration is not None:
+            self.log.calibrate(self.calibration, segmented=agent.view == "recorded")
         self.selected = None
-        await self.agent.run()
+        total = agent.request_count
+        verb = "replaying" if agent.view == "replayed" else "reading"
+        self.controls.status.value = html.escape(f"{verb} {total:,} requests…")
+
+        def progress(done: int, total: int) -> None:
+            # Every 25 requests: a status update is a message to the browser.
+            if done % 25 == 0 or done == total:
+                self.controls.status.value = html.escape(f"{verb} {total:,} requests… {done:,} done")
+
+        agent.on_progress = progress
+        try:
+            await agent.run()
+        finally:
+            agent.on_progress = None
         self.budget.update(self.log, self.next_lines())
+        if len(self.log):
+            self.select(len(self.log) - 1)
+        after = self._summary()
+        what = "replayed under the config in force" if agent.view == "replayed" else "as recorded"
+        change = f" (was {before})" if before is not None and before != after else ""
+        self.controls.status.value = html.escape(
+            f"read-only recording · {len(self.log):,} requests {what}: {after}{change}"
+        )
+        self._update_header()
+        self._static.refresh(force=True)
+
+    def _summary(self) -> str:
+        frame = self.log.rows
+        ours = sum(1 for r in frame if r["compaction"])
+        peak = max((r["total"] for r in frame), default=0)
+        return f"{ours} ctxlab compactions, peak {peak:,} tokens"
+
+    def show_view(self, view: View) -> asyncio.Task[Any] | None:
+        """Show a recording ``"recorded"`` or ``"replayed"`` (what the view buttons do); returns
+        the task that replays it (await it in a cell), None when nothing changes."""
+        if not isinstance(self.agent, ReplaySession):
+            msg = "only a Lab over a recording has views; this one watches a live agent"
+            raise UsageError(msg)
+        if view not in VIEWS:
+            msg = f"view must be one of {list(VIEWS)}, got {view!r}"
+            raise UsageError(msg)
+        if self.agent.view == view and len(self.log):
+            return None
+        self.agent.view = view
+        if self.view_picker is not None:
+            self.view_picker.value = view  # the observer finds the view in force: no-op
+        self.task = asyncio.ensure_future(self.replay())
+        return self.task
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -196,6 +272,7 @@ class Lab:
             self._render_selection()
         if event.type == "compaction":
             self._warn_if_frequent()
+        self._static.refresh()
 
     def _redraw(self) -> None:
         self.budget.update(self.log, self.next_lines(), select=self.selected)
@@ -214,9 +291,59 @@ class Lab:
 
     def _config_applied(self, config: ContextConfig) -> None:
         if isinstance(self.agent, ReplaySession):
+            if self.agent.view == "recorded":
+                # A config changes ctxlab's requests, not the recorded ones: show those.
+                self.config.status.value = html.escape(
+                    "Applied: the recording is replayed under it (view: replayed under a config)"
+                )
+                self.agent.view = "replayed"
+                if self.view_picker is not None:
+                    self.view_picker.value = "replayed"
+            else:
+                self.config.status.value = html.escape("Applied: the recording is replayed under it")
             self.task = asyncio.ensure_future(self.replay())
             return
         self.budget.update(self.log, self.next_lines())
+
+    def _update_header(self) -> None:
+        agent = self.agent
+        parts = [
+            "<b>ctxlab</b>",
+            f"agent <code>{html.escape(agent.name)}</code>",
+            f"model <code>{html.escape(agent.model.name)}</code>",
+            f"window {agent.model.context_window:,} tokens",
+        ]
+        notes: list[str] = []
+        if isinstance(agent, ReplaySession):
+            parts.append(f"view: <b>{html.escape(VIEWS[agent.view])}</b>")
+            fit = self.calibration.fit() if self.calibration is not None else None
+            if agent.unrecorded:
+                missing = ", ".join(agent.unrecorded)
+                estimate = (
+                    f" — about {fit.fixed[min(fit.fixed)]:,.0f} billed tokens a request, "
+                    "estimated from the first requests' bill"
+                    if fit is not None
+                    else " — no usage recorded to estimate them from"
+                )
+                notes.append(f"not recorded in the file: {html.escape(missing)}{estimate}")
+            if agent.compactions:
+                notes.append(
+                    f"{len(agent.compactions)} recorded compaction"
+                    f"{'s' if len(agent.compactions) != 1 else ''} (the session's own, marked ◆)"
+                )
+        if self.calibration is not None and self.calibration.fits:
+            fit = self.calibration.fit()
+            error = self.calibration.median_error
+            if fit is not None and error is not None:
+                notes.append(
+                    f"calibration: {fit.ratio:.3f} billed tokens per estimated token, "
+                    f"median error {error:.1%} after calibration "
+                    f"({self.calibration.raw_median_error or 0:.0%} before)"
+                )
+        text = " · ".join(parts)
+        if notes:
+            text += "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
+        self.header.value = text
 
     # -- selection ----------------------------------------------------------------------------
 
@@ -307,6 +434,8 @@ class Lab:
         finally:
             self.controls.stop_button.disabled = True
             self.controls.send_button.disabled = False
+        self._recalibrate()
+        self._static.refresh(force=True)
         text = "".join(getattr(b, "text", "") for b in reply.content)
         self.controls.status.value = f"<span>done · {len(self.log)} requests</span>"
         self.controls.status.value += f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
@@ -324,6 +453,7 @@ class Lab:
             self.last_error = exc
             self.controls.error(exc)
             return None
+        self._static.refresh(force=True)
         if record is None:
             size = len(self._live().context.conversation)
             self.controls.status.value = html.escape(
@@ -336,6 +466,15 @@ class Lab:
                 f"{record.tokens_before} → {record.tokens_after} tokens</span>"
             )
         return record
+
+    def _recalibrate(self) -> None:
+        # A live agent's estimates against its provider's usage, refitted after each call.
+        if isinstance(self.agent, ReplaySession):
+            return
+        if any(r["usage_total_input"] for r in self.log.rows):
+            self.calibration = self.log.fit_calibration()
+            self.log.calibrate(self.calibration)
+            self._update_header()
 
     def stop(self) -> None:
         """Stop the running call at its next step boundary."""
@@ -357,6 +496,15 @@ class Lab:
             self._unsubscribe()
             self._closed = True
             self.widget.close()
+
+    def _ipython_display_(self) -> None:
+        # Two outputs: the live widget, and the snapshot a viewer without a kernel shows (kept
+        # at the latest state: see `StaticView`).
+        from IPython.display import display
+
+        remember(self)
+        display(self.widget)
+        self._static.display()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         remember(self)

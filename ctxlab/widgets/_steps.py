@@ -10,6 +10,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxlab._calibration import Calibration, CalibrationPoint, fit_points
 from ctxlab._cost import costs_of_manifests
 from ctxlab._request import ModelRequest
 from ctxlab.agent import (
@@ -65,6 +66,11 @@ class StepLog:
     sent: list[ContextManifest] = field(default_factory=list)
     """Every request in the order it was sent, summary calls included (what the costs price)."""
     compactions: list[CompactionMark] = field(default_factory=list)
+    calibration: Calibration | None = None
+    """Estimates reconciled with the bill (see `calibrate`); fills the ``calibrated`` column."""
+    segmented: bool = False
+    """Whether the recorded compactions restart the requests (a recording *as recorded*): the
+    calibration's fixed part is then the one measured after the latest."""
     _by_request_id: dict[str, int] = field(default_factory=dict)
     _frame: Any = None
     _last_purpose: str = ""
@@ -114,6 +120,42 @@ class StepLog:
             return step
         return None
 
+    def calibrate(self, calibration: Calibration | None, *, segmented: bool = False) -> None:
+        """Fill the ``calibrated`` column of every row (and of rows to come) from
+        ``calibration``."""
+        self.calibration, self.segmented = calibration, segmented
+        for step in range(len(self.rows)):
+            self._calibrate_row(step)
+        self._frame = None
+
+    def fit_calibration(self) -> Calibration:
+        """Fit a calibration on this log's own requests with usage (a live agent's)."""
+        points = [
+            CalibrationPoint(
+                row["step"],
+                row["total"],
+                row["usage_total_input"],
+                self._segment(step),
+                self.manifests[step].model,
+            )
+            for step, row in enumerate(self.rows)
+            if row["usage_total_input"] and row["total"] >= 0
+        ]
+        return fit_points(points)
+
+    def _segment(self, step: int) -> int:
+        if not self.segmented:
+            return 0
+        return sum(1 for row in self.rows[: step + 1] if row["recorded_compaction"])
+
+    def _calibrate_row(self, step: int) -> None:
+        row = self.rows[step]
+        if self.calibration is None or row["total"] < 0:
+            row["calibrated"] = None
+            return
+        model = self.manifests[step].model or None
+        row["calibrated"] = self.calibration.calibrated(row["total"], self._segment(step), model)
+
     def _add(self, event: ContextBuildEvent, manifest: ContextManifest) -> int:
         step = len(self.rows)
         self.rows.append(step_row(manifest, step=step, call=event.call))
@@ -121,6 +163,8 @@ class StepLog:
         self.sent.append(manifest)
         self.requests.append(event.request)
         self._by_request_id[manifest.request_id] = step
+        if self.calibration is not None:
+            self._calibrate_row(step)
         self._frame = None
         return step
 

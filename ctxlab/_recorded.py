@@ -1,0 +1,243 @@
+"""A recording *as recorded*: the requests the recorded agent itself sent, rebuilt from the file.
+
+A replay (`ctxlab.replay`) asks what ctxlab's pipeline would have sent; this module asks what
+the recorded agent did send — the conversation as it grew, restarted from the summary after each
+of the session's own compactions (a Claude Code ``/compact``, manual or automatic), exactly as the
+agent restarted it. Those are the requests the provider billed, so they are what the bill is
+compared with (`ctxlab.calibrate`).
+
+What a recording does not hold — the System prompt and tool schemas of a Claude Code session,
+thinking the provider redacted — cannot be rebuilt; `unrecorded_parts` names it, and the
+calibration estimates its size from the billed usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.manifest import ContextManifest, ManifestItem, ProviderUsage, Transform
+from ctxlab.messages import AssistantMessage, RedactedThinkingBlock, ThinkingBlock, UserMessage
+from ctxlab.pipeline._scan import message_items
+from ctxlab.tokens import TokenCache
+
+if TYPE_CHECKING:
+    from ctxlab._replay import Transcript
+
+__all__ = [
+    "RecordedCompaction",
+    "RecordedRequest",
+    "place_compactions",
+    "recorded_compactions",
+    "recorded_manifest",
+    "recorded_requests",
+    "unrecorded_parts",
+]
+
+Message = UserMessage | AssistantMessage
+
+
+@dataclass(frozen=True)
+class RecordedCompaction:
+    """One of the recorded session's own compactions (not ctxlab's)."""
+
+    index: int
+    """The message holding the summary: the recorded conversation restarts there."""
+    block: int
+    """The summary's first block in that message (earlier blocks are results from before)."""
+    trigger: str
+    """``manual`` (``/compact``), ``auto``, or what the recording called it."""
+    pre_tokens: int | None
+    """The context size the recording says it had before (Claude Code's ``preTokens``)."""
+    replies_before: int
+    """Replies (assistant messages) recorded before it: the requests it falls between."""
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the recorded agent sent, as far as the file shows it."""
+
+    number: int
+    """Its number among the recording's requests, from 0 (the plot's x)."""
+    reply: int
+    """The message index of the reply it produced."""
+    start: int
+    """The first message it held (0, or a recorded compaction's summary message)."""
+    messages: tuple[Message, ...]
+    """The conversation it sent, from ``start``: the summary alone opens it after a compaction."""
+    segment: int
+    """How many recorded compactions came before it."""
+    usage: ProviderUsage | None
+    """What the provider billed for it, when recorded."""
+    model: str | None
+    """The model that answered it, when recorded."""
+    compaction: RecordedCompaction | None = None
+    """The recorded compaction it is the first request after."""
+
+
+def place_compactions(meta: dict[str, Any], messages: Sequence[Message]) -> None:
+    """Give each of ``meta['compactions']`` its ``summary_index`` and ``summary_block`` in the
+    final ``messages`` (an importer records ``replies_before`` and the summary's opening words
+    while reading; repairs may move message indexes afterwards, never the order of replies)."""
+    compactions = meta.get("compactions")
+    if not isinstance(compactions, list):
+        return
+    replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+    for record in compactions:
+        if not isinstance(record, dict) or "replies_before" not in record:
+            continue
+        rank = int(record["replies_before"])
+        # The summary sits in the user message just before the first reply after the boundary
+        # (the last message when the session ended right after compacting).
+        after = replies[rank] if rank < len(replies) else len(messages)
+        index = after - 1
+        while index > 0 and not isinstance(messages[index], UserMessage):
+            index -= 1
+        head = str(record.get("summary_head") or "")
+        block = 0
+        if index >= 0 and head:
+            texts = [getattr(b, "text", None) for b in messages[index].content]
+            block = next(
+                (k for k, t in enumerate(texts) if isinstance(t, str) and t.startswith(head[:80])),
+                0,
+            )
+        record["summary_index"] = max(index, 0)
+        record["summary_block"] = block
+
+
+def recorded_compactions(transcript: Transcript) -> tuple[RecordedCompaction, ...]:
+    """The recorded session's own compactions, in order (from ``transcript.meta``; empty when
+    the source records none)."""
+    out: list[RecordedCompaction] = []
+    for record in transcript.meta.get("compactions") or ():
+        if not isinstance(record, Mapping) or "summary_index" not in record:
+            continue
+        index = int(record["summary_index"])
+        if not 0 <= index < len(transcript.messages):
+            continue
+        pre = record.get("pre_tokens")
+        out.append(
+            RecordedCompaction(
+                index=index,
+                block=int(record.get("summary_block") or 0),
+                trigger=str(record.get("trigger") or "unknown"),
+                pre_tokens=int(pre) if isinstance(pre, int | float) else None,
+                replies_before=int(record.get("replies_before") or 0),
+            )
+        )
+    return tuple(sorted(out, key=lambda c: c.index))
+
+
+def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
+    """The requests the recorded agent sent: one per reply after the first user message, each
+    holding the conversation since the session start or its latest recorded compaction."""
+    messages = transcript.messages
+    compactions = {c.index: c for c in recorded_compactions(transcript)}
+    models = transcript.meta.get("reply_models")
+    models = models if isinstance(models, Mapping) else {}
+    out: list[RecordedRequest] = []
+    start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages))
+    opening: Message | None = None  # the summary message, cut to the summary's blocks
+    segment = 0
+    pending: RecordedCompaction | None = None
+    rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
+    for index in range(start, len(messages)):
+        message = messages[index]
+        compaction = compactions.get(index)
+        if compaction is not None:
+            start, segment, pending = index, segment + 1, compaction
+            opening = UserMessage(content=message.content[compaction.block :])  # type: ignore[arg-type]
+        if not isinstance(message, AssistantMessage):
+            continue
+        sent = messages[start:index]
+        if opening is not None and sent:
+            sent = (opening, *sent[1:])
+        out.append(
+            RecordedRequest(
+                number=len(out),
+                reply=index,
+                start=start,
+                messages=tuple(sent),
+                segment=segment,
+                usage=transcript.usage.get(index),
+                model=models.get(str(rank)) or _single_model(transcript),
+                compaction=pending,
+            )
+        )
+        pending = None
+        rank += 1
+    return out
+
+
+def _single_model(transcript: Transcript) -> str | None:
+    models = transcript.meta.get("models")
+    if isinstance(models, list) and len(models) == 1:
+        return str(models[0])
+    return None
+
+
+def unrecorded_parts(transcript: Transcript) -> list[str]:
+    """What the requests held that the file does not: ``System prompt``, ``tool schemas``,
+    ``redacted thinking`` (empty when the recording holds all of it)."""
+    parts: list[str] = []
+    if not transcript.system:
+        parts.append("System prompt")
+    if not transcript.tools and any(
+        getattr(b, "type", "") == "tool_use"
+        for m in transcript.messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+    ):
+        parts.append("tool schemas")
+    if any(
+        isinstance(b, RedactedThinkingBlock) or (isinstance(b, ThinkingBlock) and not b.thinking)
+        for m in transcript.messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+    ):
+        parts.append("redacted thinking")
+    return parts
+
+
+def recorded_manifest(
+    request: RecordedRequest,
+    cache: TokenCache,
+    *,
+    context_window: int,
+    previous: ContextManifest | None,
+    fixed_items: tuple[ManifestItem, ...] = (),
+    notes: tuple[str, ...] = (),
+) -> ContextManifest:
+    """The manifest of a recorded request: its messages as items (what a replayed manifest
+    shows), the recorded compaction it follows as a ``recorded_compaction`` transform, and
+    ``notes`` on what the file does not record."""
+    items = (*fixed_items, *message_items(request.messages, cache))
+    transforms: tuple[Transform, ...] = ()
+    compaction = request.compaction
+    if compaction is not None:
+        opening = items[len(fixed_items)].id if len(items) > len(fixed_items) else ""
+        after = request.usage.total_input_tokens if request.usage else None
+        # detail: the trigger (``manual``, ``auto``); tokens: the recording's own before (its
+        # ``preTokens``) and the bill of this first request after.
+        transforms = (
+            Transform(
+                "recorded_compaction", opening, compaction.trigger, compaction.pre_tokens, after
+            ),
+        )
+    return ContextManifest(
+        request_id=f"recorded-{request.number}",
+        purpose="reasoning",
+        model=request.model or "",
+        estimated_input_tokens=sum(i.tokens for i in items),
+        input_limit=context_window,
+        counting_method=cache.method,
+        exact=False,
+        items=items,
+        transforms=transforms,
+        validation="passed",
+        context_size=context_window,
+        previous_items=previous.items if previous is not None else None,
+        provider_usage=request.usage,
+        notes=notes,
+    )

@@ -1,0 +1,66 @@
+"""The Lab's static snapshot as an output of its own, kept at the latest state.
+
+A viewer without a kernel — nbconvert's HTML opened offline, the docs site, a notebook viewer —
+cannot draw widgets: it shows the HTML beside them. Frozen at display time that HTML would say
+"0 requests" for a Lab displayed before its session ran, so the Lab displays its snapshot as a
+second output with a display id and updates it (throttled, and at the end of every call) as the
+session runs; an executed notebook keeps the last one. Where the widgets do render, the context
+map's script marks the output area ``ctxlab-live`` and a style rule hides the snapshot.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxlab.widgets._lab import Lab
+
+__all__ = ["REFRESH_SECONDS", "StaticView"]
+
+REFRESH_SECONDS = 2.0
+"""The least time between two updates while a session runs (each is a message to the page)."""
+
+
+class StaticView:
+    """The displays of one Lab's snapshot and how they are kept current."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self.display_ids: list[str] = []
+        """One per time the Lab was displayed."""
+        self._last = 0.0
+        self.updates = 0
+        """How many updates were sent (what a test reads)."""
+
+    def bundle(self) -> dict[str, Any]:
+        """The snapshot's output: HTML hidden where the widgets render, and plain text."""
+        return {
+            "text/html": f"<div class='ctxlab-static'>{self.lab.snapshot_html()}</div>",
+            "text/plain": f"[ctxlab snapshot: {len(self.lab.log)} requests]",
+        }
+
+    def display(self) -> None:
+        """Display the snapshot as a new output, remembered for updates."""
+        from IPython.display import display
+
+        handle = display(self.bundle(), raw=True, display_id=True)
+        if handle is not None:
+            self.display_ids.append(handle.display_id)
+        self._last = time.monotonic()
+
+    def refresh(self, *, force: bool = False) -> None:
+        """Update every display of the snapshot (at most every `REFRESH_SECONDS` unless
+        ``force``)."""
+        if not self.display_ids:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < REFRESH_SECONDS:
+            return
+        from IPython.display import update_display
+
+        self._last = now
+        bundle = self.bundle()
+        for display_id in self.display_ids:
+            update_display(bundle, raw=True, display_id=display_id)
+        self.updates += 1

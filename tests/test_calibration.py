@@ -1,0 +1,184 @@
+"""A recording as recorded, and its estimates reconciled with the bill.
+
+The billed figures the corpus tests compare with are read from the raw Claude Code files here,
+by a few lines of JSON parsing that share nothing with ctxlab's importer.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+from pathlib import Path
+
+import pytest
+
+from ctxlab import load
+from ctxlab._calibration import CalibrationPoint, calibrate, fit_points
+from ctxlab._recorded import recorded_compactions, recorded_requests, unrecorded_parts
+from ctxlab._replay import Transcript, corpus_dir
+from ctxlab.messages import TextBlock
+
+FIXTURE = Path(__file__).parent / "fixtures" / "sessions" / "claude_code_session.jsonl"
+CLAUDE_CODE = sorted((corpus_dir() / "raw" / "claude_code").glob("*.jsonl"))
+requires_claude_code = pytest.mark.skipif(
+    not CLAUDE_CODE,
+    reason="no Claude Code sessions: set CTXLAB_CORPUS to the folder holding raw/claude_code",
+)
+
+
+def _points(fixed: dict[int, float], ratio: float) -> list[CalibrationPoint]:
+    sizes = [40, 900, 2_500, 6_000, 9_000, 15_000, 22_000, 31_000, 45_000, 60_000]
+    points = []
+    for segment, part in fixed.items():
+        for size in sizes:
+            billed = round(part + ratio * size)
+            points.append(CalibrationPoint(len(points), size, billed, segment, "m"))
+    return points
+
+
+def test_a_bill_that_is_fixed_plus_ratio_is_fitted_exactly() -> None:
+    calibration = fit_points(_points({0: 26_000, 1: 33_000}, 1.28))
+    fit = calibration.fit()
+    assert fit is not None
+    assert fit.ratio == pytest.approx(1.28, abs=1e-3)
+    assert fit.fixed[0] == pytest.approx(26_000, abs=2)
+    assert fit.fixed[1] == pytest.approx(33_000, abs=2)
+    assert calibration.median_error == pytest.approx(0.0, abs=1e-4)
+    # The raw estimate is far off: what calibration is for.
+    assert calibration.raw_median_error is not None and calibration.raw_median_error > 0.2
+    assert (calibration.frame()["flag"] == "").all()
+
+
+def test_a_bill_paired_with_the_wrong_requests_is_not_reconciled() -> None:
+    # The control: the same bills shuffled among the requests must not fit.
+    points = _points({0: 26_000}, 1.28)
+    bills = [p.billed for p in points]
+    random.Random(7).shuffle(bills)
+    shuffled = [
+        CalibrationPoint(p.number, p.estimate, b, p.segment, p.model)
+        for p, b in zip(points, bills, strict=True)
+    ]
+    calibration = fit_points(shuffled)
+    assert calibration.median_error is not None and calibration.median_error > 0.15
+    flagged = calibration.frame().query("flag != ''")
+    assert len(flagged) >= 3 and set(flagged["flag"]) == {"not explained by the recording"}
+
+
+def test_models_are_fitted_apart() -> None:
+    points = _points({0: 26_000}, 1.28) + [
+        CalibrationPoint(100 + p.number, p.estimate, round(29_000 + 1.45 * p.estimate), 0, "h")
+        for p in _points({0: 0}, 1.0)
+    ]
+    calibration = fit_points(points)
+    assert {f.model for f in calibration.fits} == {"m", "h"}
+    fit_h = calibration.fit("h")
+    assert fit_h is not None
+    assert fit_h.ratio == pytest.approx(1.45, abs=1e-3)
+    assert fit_h.fixed[0] == pytest.approx(29_000, abs=2)
+    assert "1.450 billed tokens per estimated token" in calibration.describe()
+
+
+def test_the_fixture_restarts_from_its_summary_after_the_recorded_compaction() -> None:
+    transcript = load(FIXTURE)
+    (compaction,) = recorded_compactions(transcript)
+    assert (compaction.trigger, compaction.pre_tokens) == ("manual", 20_900)
+    requests = recorded_requests(transcript)
+    assert [r.number for r in requests] == [0, 1, 2, 3, 4]
+    assert [r.segment for r in requests] == [0, 0, 0, 1, 1]
+    after = requests[3]
+    assert after.compaction == compaction and requests[4].compaction is None
+    # The request after it opens with the summary alone (not the results before it).
+    (opening,) = after.messages
+    (block,) = opening.content
+    assert isinstance(block, TextBlock)
+    assert block.text.startswith("This session is being continued")
+    billed = [r.usage.total_input_tokens for r in requests if r.usage]
+    assert billed == [14_230, 19_950, 20_056, 14_358, 14_414]
+    assert unrecorded_parts(transcript) == ["System prompt", "tool schemas"]
+
+
+def test_a_transcript_with_system_and_tools_has_nothing_unrecorded() -> None:
+    transcript = load(FIXTURE)
+    from ctxlab import ToolSchema
+
+    whole = Transcript(
+        transcript.name,
+        transcript.meta,
+        "You are a careful engineer.",
+        transcript.messages,
+        tools=(ToolSchema("Bash", "run a command", {"type": "object"}),),
+        usage=transcript.usage,
+    )
+    assert unrecorded_parts(whole) == []
+
+
+# -- real Claude Code sessions ------------------------------------------------------------------
+
+
+def _raw_bills(path: Path) -> list[int]:
+    """Input + cache read + cache write of each main-chain API response, in order, by message id
+    — straight from the file."""
+    seen: dict[str, int] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        message = record.get("message")
+        if record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        usage = message.get("usage") or {}
+        key = message.get("id")
+        if key in seen or not usage:
+            continue
+        seen[key] = sum(
+            int(usage.get(k) or 0)
+            for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        )
+    return list(seen.values())
+
+
+def _raw_boundaries(path: Path) -> int:
+    return sum(
+        1
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if '"compact_boundary"' in line and json.loads(line).get("subtype") == "compact_boundary"
+    )
+
+
+@requires_claude_code
+@pytest.mark.parametrize("path", CLAUDE_CODE, ids=lambda p: p.name[:8])
+def test_real_sessions_reconcile_within_five_percent(path: Path) -> None:
+    transcript = load(path)
+    assert len(recorded_compactions(transcript)) == _raw_boundaries(path) >= 1
+    calibration = calibrate(transcript)
+    frame = calibration.frame()
+    # Every billed response is there, paired in order.
+    assert sorted(frame["billed"]) == sorted(_raw_bills(path))
+    assert calibration.median_error is not None and calibration.median_error <= 0.05
+    for segment, errors in frame.groupby("segment")["error"]:
+        assert statistics.median(errors) <= 0.05, f"segment {segment}"
+    assert calibration.raw_median_error is not None and calibration.raw_median_error > 0.2
+    # System + tools of Claude Code: some 20–35k tokens, read from the first requests.
+    main = calibration.fit()
+    assert main is not None and 15_000 < main.fixed[0] < 40_000
+    assert 1.05 < main.ratio < 1.8
+
+
+@requires_claude_code
+def test_real_sessions_without_their_compactions_do_not_reconcile() -> None:
+    # The control: the same session read as if it never compacted overestimates every request
+    # after the compaction.
+    path = CLAUDE_CODE[0]
+    transcript = load(path)
+    blind = Transcript(
+        transcript.name,
+        {**transcript.meta, "compactions": []},
+        transcript.system,
+        transcript.messages,
+        usage=transcript.usage,
+    )
+    honest = calibrate(transcript).frame()
+    wrong = calibrate(blind).frame()
+    after = honest["segment"] == 1
+    assert after.any()
+    assert wrong[after.to_numpy()]["error"].median() > 5 * honest[after]["error"].median()
+    assert wrong[after.to_numpy()]["error"].median() > 0.3
