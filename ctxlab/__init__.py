@@ -3,6 +3,7 @@
 The engine (this package minus ``ctxlab.widgets``) never imports Jupyter or plotting code.
 """
 
+from ctxlab._calibration import Calibration, CalibrationFit, calibrate
 from ctxlab._config import (
     BudgetPolicy,
     CompactionPasses,
@@ -16,6 +17,13 @@ from ctxlab._cost import PRICES, CacheRules, Price
 from ctxlab._follow import FollowedSession, follow
 from ctxlab._observed import ObservedSession
 from ctxlab._presets import PRESETS
+from ctxlab._recorded import (
+    RecordedCompaction,
+    RecordedRequest,
+    recorded_compactions,
+    recorded_requests,
+    unrecorded_parts,
+)
 from ctxlab._replay import Transcript, compare_configs, load_transcript, replay
 from ctxlab._replay_session import ReplaySession
 from ctxlab._request import ModelRequest, ToolSchema
@@ -110,6 +118,8 @@ __all__ = [
     "AssistantMessage",
     "BudgetPolicy",
     "CacheRules",
+    "Calibration",
+    "CalibrationFit",
     "CategoryRetention",
     "CompactionPasses",
     "CompressionError",
@@ -148,6 +158,8 @@ __all__ = [
     "ProviderBlock",
     "ProviderUsage",
     "PruneConfig",
+    "RecordedCompaction",
+    "RecordedRequest",
     "RedactedThinkingBlock",
     "ReplaySession",
     "Retention",
@@ -183,6 +195,7 @@ __all__ = [
     "WorkingState",
     "WorkspaceOffloader",
     "__version__",
+    "calibrate",
     "compare_configs",
     "detect_format",
     "extractive_summarizer",
@@ -193,10 +206,13 @@ __all__ = [
     "messages_from_anthropic",
     "messages_to_anthropic",
     "prepare",
+    "recorded_compactions",
+    "recorded_requests",
     "replay",
     "step_row",
     "sweep",
     "tool",
+    "unrecorded_parts",
 ]
 
 

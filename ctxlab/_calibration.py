@@ -231,7 +231,9 @@ def _iqr(values: Sequence[float]) -> tuple[float, float]:
     return quartiles[0], quartiles[2]
 
 
-def calibrate(transcript: Transcript, counter: TokenCounter | TokenCache | None = None) -> Calibration:
+def calibrate(
+    transcript: Transcript, counter: TokenCounter | TokenCache | None = None
+) -> Calibration:
     """Reconcile ctxlab's estimates of a recording's requests, *as recorded*
     (`ctxlab.recorded_requests`), with the usage it recorded; see `Calibration`.
 

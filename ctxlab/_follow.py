@@ -18,8 +18,8 @@ from typing import Any
 
 from ctxlab._config import ContextConfig
 from ctxlab._observed import ObservedSession
-from ctxlab.exceptions import MessageFormatError
 from ctxlab._recorded import place_compactions
+from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._claude_code import from_claude_code
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import TokenCounter

@@ -147,7 +147,7 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
         compaction = compactions.get(index)
         if compaction is not None:
             start, segment, pending = index, segment + 1, compaction
-            opening = UserMessage(content=message.content[compaction.block :])  # type: ignore[arg-type]
+            opening = UserMessage(content=message.content[compaction.block :])
         if not isinstance(message, AssistantMessage):
             continue
         sent = messages[start:index]

@@ -34,9 +34,9 @@ from ctxlab._step_source import ModelInfo, StepSource
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ContextManifest, Transform
+from ctxlab.materials import SystemPart
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline._stages import fixed_part
-from ctxlab.materials import SystemPart
 from ctxlab.tokens import TokenCounter
 
 __all__ = ["VIEWS", "ReplaySession", "View"]

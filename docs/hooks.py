@@ -58,6 +58,14 @@ def api_pages(folder: Path) -> list[dict[str, Any]]:
         obj = getattr(ctxlab, name)
         groups[_group(obj) if inspect.isclass(obj) or callable(obj) else "Constants"].append(name)
         _write(folder / f"{name}.md", f"::: ctxlab.{name}\n")
+    # The notebook layer: the Lab and the what-if lab, from ``ctxlab.widgets``.
+    from ctxlab import widgets
+
+    for name in widgets.__all__:
+        if name in ctxlab.__all__:
+            continue
+        groups["Notebook widgets (ctxlab.widgets)"].append(name)
+        _write(folder / f"{name}.md", f"::: ctxlab.widgets.{name}\n")
     lines = [
         "# API reference\n",
         f"Every public name of `ctxlab` (version {ctxlab.__version__}), from its docstring. "

@@ -57,7 +57,7 @@ def test_every_public_name_has_a_page_with_its_docstring(site: Path) -> None:
     for name in ctxlab.__all__:
         if name == "__version__":
             continue
-        page = site / "api" / name / "index.html"
+        page = site / "api" / f"{name}.html"
         if not page.is_file():
             missing.append(f"{name}: no page")
             continue
@@ -78,10 +78,10 @@ def test_every_notebook_is_rendered_with_its_outputs(site: Path) -> None:
     notebooks = sorted((REPO / "notebooks").glob("*.ipynb"))
     assert notebooks
     for notebook in notebooks:
-        page = site / "notebooks" / notebook.stem / "index.html"
+        page = site / "notebooks" / f"{notebook.stem}.html"
         assert page.is_file(), f"{notebook.name} is not in the site"
         assert "jp-OutputArea" in page.read_text(encoding="utf-8"), f"{notebook.name}: no output"
-    tour = _text(site / "notebooks" / "01_tour" / "index.html")
+    tour = _text(site / "notebooks" / "01_tour.html")
     assert re.search(r"\d+ requests in all", tour)  # an output of the executed tour
     assert "ctxlab Lab" in tour  # the Lab's static snapshot, not "Loading widget…"
     assert re.search(r"window [\d,]+ tokens · [1-9]\d* requests", tour)  # after the session
@@ -89,8 +89,8 @@ def test_every_notebook_is_rendered_with_its_outputs(site: Path) -> None:
 
 def test_the_concept_and_howto_pages_are_there_and_cite_the_guides_by_name(site: Path) -> None:
     for page in ("getting-started", "concepts/pipeline", "concepts/compaction", "howto/sweep"):
-        assert (site / page / "index.html").is_file(), page
-    pipeline = _text(site / "concepts" / "pipeline" / "index.html")
+        assert (site / f"{page}.html").is_file(), page
+    pipeline = _text(site / "concepts" / "pipeline.html")
     assert "Context management" in pipeline and "Compress Context" in pipeline
     for source in [*(REPO / "docs").rglob("*.md"), REPO / "README.md"]:
         if "api" in source.parts or "notebooks" in source.parts:
@@ -110,3 +110,36 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     result = _build(tmp_path / "mkdocs.yml", tmp_path / "site", CTXLAB_DOCS_EXECUTE="0")
     assert result.returncode != 0
     assert "nowhere.md" in result.stdout + result.stderr
+
+
+def test_the_site_works_opened_from_disk(site: Path) -> None:
+    # Links name pages (``x.html``), not folders a file:// browser would list.
+    broken = []
+    for page in site.rglob("*.html"):
+        for href in re.findall(r'href="([^"#?]+)', page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:|//", href):
+                continue
+            target = (page.parent / href).resolve()
+            if target.is_dir() or not target.exists():
+                broken.append(f"{page.relative_to(site)} → {href}")
+    assert not broken, broken[:20]
+    # The search index travels with the pages (the offline plugin): nothing to fetch.
+    assert list(site.rglob("search_index.js")) or "search_index" in _text(site / "index.html")
+
+
+def test_the_lab_and_the_whatif_lab_have_api_pages(site: Path) -> None:
+    from ctxlab.widgets import Lab, WhatIfLab
+
+    for obj in (Lab, WhatIfLab):
+        page = site / "api" / f"{obj.__name__}.html"
+        first = _plain((inspect.getdoc(obj) or "").split("\n\n")[0])
+        assert page.is_file() and first[:60] in _plain(_text(page)), obj.__name__
+    assert "Lab" in _text(site / "api" / "index.html")
+
+
+def test_getting_started_shows_a_picture_of_the_lab(site: Path) -> None:
+    page = (site / "getting-started.html").read_text(encoding="utf-8")
+    images = re.findall(r'<img[^>]+src="([^"]+)"', page)
+    assert any("lab" in src for src in images), images
+    for src in images:
+        assert (site / src).is_file(), src

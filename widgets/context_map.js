@@ -12,8 +12,26 @@ const COLORS = {
   references: "#eeca3b",
 };
 
+// Where the widgets render, the Lab's static snapshot (its second output, for viewers without a
+// kernel) is hidden: the output area is marked live and one style rule hides the snapshot.
+function markLive(el, tries = 20) {
+  const area = el.closest(".jp-OutputArea, .output_area, .output, .cell-output-container");
+  if (!area) {
+    if (tries > 0) setTimeout(() => markLive(el, tries - 1), 100); // not attached yet
+    return;
+  }
+  area.classList.add("ctxlab-live");
+  if (!document.getElementById("ctxlab-live-style")) {
+    const style = document.createElement("style");
+    style.id = "ctxlab-live-style";
+    style.textContent = ".ctxlab-live .ctxlab-static { display: none; }";
+    document.head.append(style);
+  }
+}
+
 function render({ model, el }) {
   el.classList.add("ctxlab-map");
+  markLive(el);
   const legend = document.createElement("div");
   legend.className = "ctxlab-map-legend";
   const strip = document.createElement("div");
@@ -58,7 +76,7 @@ function render({ model, el }) {
     for (const item of items) {
       const seg = document.createElement("div");
       seg.className = "ctxlab-seg" + (item.ghost ? " ghost" : "") + (item.id === selected ? " selected" : "");
-      seg.style.width = `${(100 * item.tokens) / scale}%`;
+      seg.style.width = `${(100 * (item.width ?? item.tokens)) / scale}%`;
       seg.style.background = COLORS[item.placement] || "#999";
       seg.title = describe(item);
       seg.dataset.id = item.id;

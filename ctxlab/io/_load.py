@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ctxlab._jsonl import json_lines, read_text
+from ctxlab._recorded import place_compactions
 from ctxlab._replay import Transcript, load_transcript
 from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
@@ -23,7 +24,6 @@ from ctxlab.io._chat import (
     is_openai_responses,
     tool_schemas,
 )
-from ctxlab._recorded import place_compactions
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
 from ctxlab.io._frameworks import (
     as_plain_data,

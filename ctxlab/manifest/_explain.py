@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ctxlab._request import ModelRequest
     from ctxlab.messages import AssistantMessage, UserMessage
 
-__all__ = ["ItemRow", "explain_transform", "item_rows"]
+__all__ = ["ItemRow", "explain_transform", "item_rows", "message_label"]
 
 _PREVIEW = 80
 _BADGES = {
@@ -28,6 +28,7 @@ _BADGES = {
     "observation_mask": "masked",
     "history_compaction": "summarized",
     "history_truncation": "dropped",
+    "recorded_compaction": "recorded compaction",
 }
 
 
@@ -65,6 +66,12 @@ def explain_transform(transform: Transform, manifest: ContextManifest) -> str:
             share = 100 * lines.trigger_tokens / lines.context_size
             why = f": the request reached the trigger ({lines.trigger_tokens:,} tokens, {share:.0f} % of the window)"
         return f"{transform.target} {done}, {_tokens(before)} → {_tokens(after)} tokens{why}"
+    if kind == "recorded_compaction":
+        after_text = f"; this request was billed {after:,} tokens" if after is not None else ""
+        return (
+            f"the recorded session's own compaction ({transform.detail or 'trigger unknown'}) "
+            f"just before: {_tokens(before)} tokens before, by the recording{after_text}"
+        )
     if kind == "tool_result_truncation":
         return f"cut from {_tokens(before)} to {_tokens(after)} tokens: over the tool result limit"
     if kind == "tool_result_offload":
@@ -88,7 +95,9 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
 
 
-def _label(message: UserMessage | AssistantMessage, names: dict[str, str]) -> str:
+def message_label(message: UserMessage | AssistantMessage, names: dict[str, str]) -> str:
+    """What a message is, in a line: ``user: Fix the crash…``, ``tool result of bash: …``
+    (``names``: tool names by call id, `tool_names`)."""
     from ctxlab.messages import TextBlock, ToolResultBlock, ToolUseBlock
 
     parts: list[str] = []
@@ -128,7 +137,11 @@ def item_rows(manifest: ContextManifest, request: ModelRequest | None = None) ->
     rows: list[ItemRow] = []
     for item in manifest.items:
         message = by_hash.get(item.content_hash) if item.kind == "message" else None
-        label = _label(message, names) if message is not None else _item_label(item.id, item.kind)
+        label = (
+            message_label(message, names)
+            if message is not None
+            else _item_label(item.id, item.kind)
+        )
         acted = done.get(item.id, [])
         badges = tuple(dict.fromkeys(_BADGES[t.kind] for t in acted if t.kind in _BADGES))
         why = "; ".join(explain_transform(t, manifest) for t in acted)

@@ -108,7 +108,8 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
     "memory_flush": TransformInfo("memory", "references", ""),
     "memory_flush_failed": TransformInfo("failure", "references", ""),
     # Not ctxlab's doing: the recorded agent's own compaction, shown where its requests restart.
-    "recorded_compaction": TransformInfo("compaction", "conversation", "recorded compaction"),
+    # No ghost: its tokens are the recording's (the provider's), not ctxlab's estimate.
+    "recorded_compaction": TransformInfo("compaction", "conversation", ""),
 }
 assert set(TRANSFORM_KINDS) == set(get_args(TransformKind)), "every kind needs its info"
 

@@ -111,7 +111,11 @@ def step_row(
         # The recorded session's own compaction just before this request (its trigger), not
         # ctxlab's: a recording's requests restart from its summary there.
         "recorded_compaction": next(
-            (t.detail or "recorded" for t in manifest.transforms if t.kind == "recorded_compaction"),
+            (
+                t.detail or "recorded"
+                for t in manifest.transforms
+                if t.kind == "recorded_compaction"
+            ),
             "",
         ),
         "retention": retention,

@@ -43,6 +43,8 @@ MARKERS = (
     ("compaction", "star", "#9467bd"),
     ("offload", "triangle-up", "#17becf"),
     ("omission", "x", "#e377c2"),
+    # The recorded session's own compactions (a Claude Code /compact), not ctxlab's.
+    ("recorded compaction", "diamond", "#ff7f0e"),
 )
 
 
@@ -101,6 +103,17 @@ class BudgetPanel:
             line={"color": "#111111", "width": 1},
             marker={"size": 4},
             hovertemplate=_template("provider billed input", "tokens"),
+        )
+        # ctxlab's estimate calibrated to the provider's tokenizer and the unrecorded fixed part
+        # (`ctxlab.calibrate`), where a calibration is known: comparable to the billed line.
+        figure.add_scatter(
+            x=[],
+            y=[],
+            name="calibrated estimate",
+            meta="calibrated estimate",
+            mode="lines",
+            line={"color": "#111111", "width": 1, "dash": "dot"},
+            hovertemplate=_template("calibrated estimate", "tokens"),
         )
         # Invisible lines that lead the unified hover: the step's total, and its share of the
         # input limit (on a hidden axis of its own). Numbers only: an update stays cheap.
@@ -231,6 +244,7 @@ class BudgetPanel:
                         [f"{r[key]} {key}" for r in hits],
                     )
                 )
+            marks.append(self._recorded_marks(log))
             for offset, (xs, ys, text) in enumerate(marks):
                 at = np.asarray(xs, dtype=float)
                 data[base + offset]["x"] = at
@@ -240,6 +254,20 @@ class BudgetPanel:
                 data[base + offset]["text"] = text
             self._draw_usage(log)
             self._draw_total(log, limits)
+            # The last x of the lines is no request yet: the lines the next one will use.
+            self.plot.relayout(
+                annotations=[
+                    {
+                        "x": count,
+                        "y": 1,
+                        "yref": "paper",
+                        "yanchor": "bottom",
+                        "text": "next request",
+                        "showarrow": False,
+                        "font": {"size": 10, "color": "#777"},
+                    }
+                ]
+            )
             # Whole requests only on the x axis, about ten ticks whatever the length.
             dtick = max(1, -(-count // 10))
             if self.plot.layout["xaxis"].get("dtick") != dtick:
@@ -258,6 +286,29 @@ class BudgetPanel:
         share["x"] = x
         share["y"] = np.divide(100.0 * totals, limits, out=np.zeros(count), where=limits > 0)
 
+    @staticmethod
+    def _recorded_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
+        # Half a step before the first request after it, on the bill of that request (what the
+        # session's context came down to), or its estimate when nothing was billed.
+        xs: list[float] = []
+        ys: list[float] = []
+        text: list[str] = []
+        for step, manifest in enumerate(log.manifests):
+            for t in manifest.transforms:
+                if t.kind != "recorded_compaction":
+                    continue
+                after = t.tokens_after
+                row = log.rows[step]
+                xs.append(step - 0.5)
+                ys.append(after if after is not None else row["total"])
+                before = f"{t.tokens_before:,}" if t.tokens_before is not None else "?"
+                billed = f"{after:,} billed" if after is not None else "not billed"
+                text.append(
+                    f"recorded compaction ({t.detail or 'trigger unknown'}) before request "
+                    f"{step}: {before} → {billed}"
+                )
+        return xs, ys, text
+
     def update_usage(self, log: StepLog) -> None:
         """Redraw only the provider-usage line (a response arrived; nothing else changed)."""
         with self.plot.batch_update():
@@ -270,6 +321,13 @@ class BudgetPanel:
         usage["x"] = steps.astype(float)
         usage["y"] = self._scaled(
             np.asarray([r["usage_total_input"] for r in billed], dtype=float), steps
+        )
+        known = [r for r in log.rows if r["calibrated"] is not None]
+        calibrated = self.trace("calibrated estimate")
+        at = np.asarray([r["step"] for r in known], dtype=np.int64)
+        calibrated["x"] = at.astype(float)
+        calibrated["y"] = self._scaled(
+            np.asarray([r["calibrated"] for r in known], dtype=float), at
         )
 
     @staticmethod

@@ -33,6 +33,7 @@ class ConfigPanel:
         self.agent = agent
         self._on_applied = on_applied
         config = agent.context_config
+        self._synced = config  # the config the controls show
         self.controls: dict[str, w.ValueWidget] = {}
         """The control of each field, by field name (also reachable as ``panel.<name>``)."""
         self.in_tokens: dict[str, w.HTML] = {}
@@ -64,6 +65,18 @@ class ConfigPanel:
             f"{window:,}-token window</span>"
         )
 
+    def sync(self) -> None:
+        """Move every control to the config in force when it was assigned from code since (a
+        control moved but not yet applied is left alone otherwise)."""
+        config = self.agent.context_config
+        if config is self._synced:
+            return
+        self._synced = config
+        for name, control in self.controls.items():
+            value = getattr(config, name)
+            if control.value != value:
+                control.value = value
+
     def reset(self) -> None:
         """Put every control back to the defaults of the config's type (Apply applies them)."""
         default = type(self.agent.context_config)()
@@ -90,6 +103,7 @@ class ConfigPanel:
             self.status.value = f"<span style='color:#c00'>Not applied: {html.escape(text)}</span>"
             return None
         self.agent.context_config = config
+        self._synced = self.agent.context_config
         self.status.value = (
             "<span style='color:#080'>Applied: in force from the next request</span>"
         )
@@ -99,10 +113,18 @@ class ConfigPanel:
 
 def _control(field: TunableField, value: Any) -> w.ValueWidget:
     style = {"description_width": "240px"}
-    tooltip = " ".join(field.description.split())
+    # The description is reStructuredText: ``name`` reads as name in a tooltip.
+    tooltip = re.sub(r"``([^`]*)``", r"\1", " ".join(field.description.split()))
     label = field.title or field.name.replace("_", " ")
     if field.kind == "bool":
-        return w.Checkbox(value=value, description=label, tooltip=tooltip, style=style)
+        # Not indented, and wide enough: the label sits after the box, whole.
+        return w.Checkbox(
+            value=value,
+            description=label,
+            tooltip=tooltip,
+            indent=False,
+            layout=w.Layout(width="540px", margin="2px 0 2px 244px"),
+        )
     if field.kind == "float":
         return w.FloatSlider(
             value=value,
@@ -123,6 +145,7 @@ def _control(field: TunableField, value: Any) -> w.ValueWidget:
         description=label,
         tooltip=tooltip,
         style=style,
+        layout=w.Layout(width="400px"),  # 240 of label, room for a seven-digit value
     )
 
 

@@ -181,7 +181,9 @@ class Lab:
         def progress(done: int, total: int) -> None:
             # Every 25 requests: a status update is a message to the browser.
             if done % 25 == 0 or done == total:
-                self.controls.status.value = html.escape(f"{verb} {total:,} requests… {done:,} done")
+                self.controls.status.value = html.escape(
+                    f"{verb} {total:,} requests… {done:,} done"
+                )
 
         agent.on_progress = progress
         try:
@@ -242,8 +244,10 @@ class Lab:
     def _manifest(self, step: int) -> ContextManifest:
         count = len(self.log)
         if not -count <= step < count:
-            where = f"steps 0 to {count - 1} (or -1 for the latest)" if count else "no step yet"
-            msg = f"no step {step}: this Lab has {where}"
+            where = (
+                f"requests 0 to {count - 1} (or -1 for the latest)" if count else "no request yet"
+            )
+            msg = f"no request {step}: this Lab has {where}"
             raise UsageError(msg)
         return self.log.manifests[step]
 
@@ -266,6 +270,7 @@ class Lab:
         self.budget.update(self.log, self.next_lines(), select=step if follow else None)
         if event.type == "context_build":
             self.sources.sync()  # a source edited in code shows in its editor
+            self.config.sync()  # and a config assigned in code in the Config tab
         if follow:
             self.select(step, plot=False)
         elif event.type == "compaction" and self.selected == step:
@@ -300,7 +305,9 @@ class Lab:
                 if self.view_picker is not None:
                     self.view_picker.value = "replayed"
             else:
-                self.config.status.value = html.escape("Applied: the recording is replayed under it")
+                self.config.status.value = html.escape(
+                    "Applied: the recording is replayed under it"
+                )
             self.task = asyncio.ensure_future(self.replay())
             return
         self.budget.update(self.log, self.next_lines())
@@ -342,7 +349,11 @@ class Lab:
                 )
         text = " · ".join(parts)
         if notes:
-            text += "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
+            text += (
+                "<br><span class='ctxlab-notes' style='color:#555'>"
+                + "<br>".join(notes)
+                + "</span>"
+            )
         self.header.value = text
 
     # -- selection ----------------------------------------------------------------------------
@@ -357,6 +368,8 @@ class Lab:
         self._render_selection()
 
     def _tab_changed(self) -> None:
+        if self.tabs.selected_index == 2:
+            self.config.sync()
         if self.tabs.selected_index == 3:
             self.sources.sync()
         self._render_selection()
@@ -368,7 +381,14 @@ class Lab:
         self.map.show(manifest)
         # Only the visible tab is rendered: a long session stays fast while the call runs.
         if self.tabs.selected_index == 0:
-            self.manifest.show(self.selected, manifest, self.log.requests[self.selected])
+            step = self.selected
+            self.manifest.show(
+                step,
+                manifest,
+                self.log.requests[step],
+                calibrated=self.log.rows[step]["calibrated"],
+                previous=self.log.requests[step - 1] if step > 0 else None,
+            )
         elif self.tabs.selected_index == 1:
             self.context.show(
                 self.selected,
@@ -503,7 +523,9 @@ class Lab:
         from IPython.display import display
 
         remember(self)
-        display(self.widget)
+        bundle = dict(self.widget._repr_mimebundle_() or {})
+        bundle["text/plain"] = repr(self)  # not the widget tree's repr, where it is all one sees
+        display(bundle, raw=True)  # type: ignore[no-untyped-call]
         self._static.display()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

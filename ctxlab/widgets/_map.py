@@ -54,7 +54,24 @@ def map_items(manifest: ContextManifest) -> list[dict[str, Any]]:
                 "ghost": info.label,
             }
         )
+    _shrink_ghosts(items, max(manifest.input_limit, 1))
     return items
+
+
+GHOST_SHARE = 0.25
+"""The most of the strip what was taken away may take: a 55,000-token offloaded output must
+not squeeze what was sent, and the threshold marks, into a corner."""
+
+
+def _shrink_ghosts(items: list[dict[str, Any]], limit: int) -> None:
+    # ``width``: the tokens a segment is drawn as (its ``tokens`` stay the true count, shown on
+    # hover). Ghosts past their share are drawn smaller, in proportion.
+    sent = sum(i["tokens"] for i in items if not i["ghost"])
+    ghosts = sum(i["tokens"] for i in items if i["ghost"])
+    room = GHOST_SHARE * max(sent, limit)
+    factor = min(1.0, room / ghosts) if ghosts else 1.0
+    for item in items:
+        item["width"] = item["tokens"] * factor if item["ghost"] else item["tokens"]
 
 
 HEADROOM = 1.08
@@ -74,7 +91,7 @@ class ContextMap(anywidget.AnyWidget):
     def show(self, manifest: ContextManifest) -> None:
         """Display ``manifest``'s request, scaled to its input limit."""
         items = map_items(manifest)
-        total = sum(i["tokens"] for i in items)
+        total = sum(i["width"] for i in items)
         with self.hold_sync():
             self.items = items
             lines = manifest.thresholds

@@ -15,6 +15,7 @@ import ipywidgets as w
 
 from ctxlab._request import ModelRequest
 from ctxlab.manifest import ContextManifest, item_rows
+from ctxlab.manifest._explain import explain_transform, message_label
 from ctxlab.messages import (
     DocumentBlock,
     HintBlock,
@@ -36,6 +37,8 @@ __all__ = ["ContextPanel", "ManifestPanel"]
 
 PREVIEW_CHARS = 3_000
 ITEM_COLUMNS = ("placement", "role", "what", "tokens", "done", "why", "id")
+DIFF_SHOWN = 20
+"""Items named per list of a diff; the rest are counted."""
 EMPTY = "<i>No request yet: send a message (or open a recording) and its request shows here.</i>"
 
 
@@ -77,24 +80,54 @@ class ManifestPanel:
         self.transforms.value = self.diff.value = "<i>–</i>"
 
     def show(
-        self, step: int, manifest: ContextManifest, request: ModelRequest | None = None
+        self,
+        step: int,
+        manifest: ContextManifest,
+        request: ModelRequest | None = None,
+        *,
+        calibrated: int | None = None,
+        previous: ModelRequest | None = None,
     ) -> None:
         """Show request ``step``: each item described (with ``request``, the messages it stands
-        for: role, tool, preview), what was done to it and why."""
+        for: role, tool, preview), what was done to it and why; the estimate beside the bill
+        (``calibrated``: the calibrated estimate); the diff, named from ``previous`` (the
+        previous request) where it helps."""
         error = (
             f"<br><span style='color:#c00'>{html.escape(manifest.error)}</span>"
             if manifest.error
             else ""
         )
-        self.header.value = (
-            f"<b>Step {step}</b> · {html.escape(manifest.purpose)} · request {html.escape(manifest.request_id)}"
-            f" · validation <b>{html.escape(manifest.validation)}</b> · "
-            f"{manifest.estimated_input_tokens} / {manifest.input_limit} tokens "
-            f"({html.escape(manifest.counting_method)}{', exact' if manifest.exact else ''}){error}"
+        usage = manifest.provider_usage
+        bill = ""
+        if usage is not None:
+            billed = usage.total_input_tokens
+            bill = f" · billed <b>{billed:,}</b> (input + cache read + cache write)"
+            if calibrated is not None and billed:
+                bill += (
+                    f" · calibrated estimate {calibrated:,} ({(calibrated - billed) / billed:+.1%})"
+                )
+        notes = "".join(
+            f"<br><span class='ctxlab-note' style='color:#555'>{html.escape(n)}</span>"
+            for n in manifest.notes
         )
+        marks = "".join(
+            f"<br><span class='ctxlab-recorded-compaction' style='color:#b35900'>◆ recorded "
+            f"compaction: {html.escape(explain_transform(t, manifest))}</span>"
+            for t in manifest.transforms
+            if t.kind == "recorded_compaction"
+        )
+        self.header.value = (
+            f"<b>Request {step}</b> · {html.escape(manifest.purpose)} · id "
+            f"<code>{html.escape(manifest.request_id)}</code> · validation "
+            f"<b>{html.escape(manifest.validation)}</b> · estimate "
+            f"{manifest.estimated_input_tokens:,} / {manifest.input_limit:,} tokens "
+            f"({html.escape(manifest.counting_method)}{', exact' if manifest.exact else ''})"
+            f"{bill}{error}{marks}{notes}"
+        )
+        described = item_rows(manifest, request)
         rows = [
             [r.placement, r.role or r.kind, r.label, r.tokens, ", ".join(r.badges), r.why, r.id]
-            for r in item_rows(manifest, request)
+            for r in described
         ]
         with self.table.hold_sync():
             self.table.rows = rows
@@ -105,23 +138,47 @@ class ManifestPanel:
         self.transforms.value = (
             _table(t_rows, ["code", *t_columns], "ctxlab-transforms") if t_rows else "<i>none</i>"
         )
-        diff = manifest.diff
-        if diff is None:
-            self.diff.value = "<i>first request</i>"
-        else:
-            parts = []
-            for label, ids in (("appeared", diff.added), ("dropped", diff.removed)):
-                if ids:
-                    parts.append(
-                        f"<b>{label}</b>: " + ", ".join(html.escape(i) for i in list(ids)[:30])
-                    )
-            for label, changes in (("shrank", diff.shrank), ("grew", diff.grew)):
-                if changes:
-                    parts.append(
-                        f"<b>{label}</b>: "
-                        + ", ".join(f"{html.escape(i)} ({a}→{b})" for i, a, b in list(changes)[:30])
-                    )
-            self.diff.value = "<br>".join(parts) or "<i>no change</i>"
+        self.diff.value = _diff_html(manifest, described, previous)
+
+
+def _diff_html(
+    manifest: ContextManifest, described: list[Any], previous: ModelRequest | None
+) -> str:
+    diff = manifest.diff
+    if diff is None:
+        return "<i>first request</i>"
+    labels = {r.id: r.label for r in described}
+    if previous is not None and diff.removed and manifest.previous_items is not None:
+        # The dropped items are named from the previous request's messages.
+        by_hash = {m.content_hash: m for m in previous.messages}
+        names = tool_names(previous.messages)
+        for item in manifest.previous_items:
+            message = by_hash.get(item.content_hash)
+            if message is not None:
+                labels.setdefault(item.id, message_label(message, names))
+
+    def named(item_id: str) -> str:
+        label = labels.get(item_id)
+        return html.escape(f"{label} ({item_id})" if label else item_id)
+
+    parts = []
+    for label, ids in (("appeared", diff.added), ("dropped", diff.removed)):
+        if ids:
+            shown = [f"<li>{named(i)}</li>" for i in ids[:DIFF_SHOWN]]
+            more = f"<li>… and {len(ids) - DIFF_SHOWN:,} more</li>" if len(ids) > DIFF_SHOWN else ""
+            parts.append(f"<b>{label}</b> ({len(ids):,})<ul>{''.join(shown)}{more}</ul>")
+    for label, changes in (("shrank", diff.shrank), ("grew", diff.grew)):
+        if changes:
+            shown = [
+                f"<li>{named(i)}: {a:,} → {b:,} tokens</li>" for i, a, b in changes[:DIFF_SHOWN]
+            ]
+            more = (
+                f"<li>… and {len(changes) - DIFF_SHOWN:,} more</li>"
+                if len(changes) > DIFF_SHOWN
+                else ""
+            )
+            parts.append(f"<b>{label}</b> ({len(changes):,})<ul>{''.join(shown)}{more}</ul>")
+    return "".join(parts) or "<i>no change</i>"
 
 
 class ContextPanel:
@@ -143,14 +200,14 @@ class ContextPanel:
         manifest's token counts (one count per item, the same in every panel)."""
         if request is None:
             self.widget.value = (
-                f"<i>step {step}: no request to show — its preparation failed, or it was made "
+                f"<i>request {step}: no request to show — its preparation failed, or it was made "
                 "before this Lab was opened (the session log keeps manifests, not requests)</i>"
             )
             return
         counted = {i.id: i.tokens for i in manifest.items} if manifest is not None else {}
         system = sum(t for i, t in counted.items() if i.startswith("system/"))
         system = system or cache.text(request.system)  # one count, here and in the focus
-        parts = [f"<div class='ctxlab-context'><b>Step {step}</b>"]
+        parts = [f"<div class='ctxlab-context'><b>Request {step}</b>"]
         parts.append(_details("system", request.system, system, open_=False))
         for tool in request.tools:
             tokens = counted.get(f"tool/{tool.name}") or cache.text(tool.rendered)

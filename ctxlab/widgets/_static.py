@@ -44,7 +44,7 @@ class StaticView:
         """Display the snapshot as a new output, remembered for updates."""
         from IPython.display import display
 
-        handle = display(self.bundle(), raw=True, display_id=True)
+        handle = display(self.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
         if handle is not None:
             self.display_ids.append(handle.display_id)
         self._last = time.monotonic()
@@ -62,5 +62,5 @@ class StaticView:
         self._last = now
         bundle = self.bundle()
         for display_id in self.display_ids:
-            update_display(bundle, raw=True, display_id=display_id)
+            update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
         self.updates += 1

@@ -72,7 +72,7 @@ async def test_clicking_a_point_selects_the_step_everywhere(demo_lab: Lab) -> No
     lab.budget.plot.view._message(None, {"type": "click", "x": 2, "trace": "conversation"}, [])
     assert lab.selected == 2
     assert lab.budget.plot.view.layout["shapes"][0]["x0"] == 2  # what the view draws
-    assert "<b>Step 2</b>" in lab.manifest.header.value
+    assert "<b>Request 2</b>" in lab.manifest.header.value
     assert sum(i["tokens"] for i in lab.map.items if not i["ghost"]) == sum(
         i.tokens for i in lab.log.manifests[2].items
     )
@@ -241,9 +241,9 @@ async def test_errors_are_shown_not_swallowed() -> None:
     task = lab.start("again")
     assert task is not None and await task is None
     assert "ran out of replies" in lab.controls.status.value
-    with pytest.raises(UsageError, match=r"no step 100: this Lab has steps 0 to 1"):
+    with pytest.raises(UsageError, match=r"no request 100: this Lab has requests 0 to 1"):
         lab.items(100)
-    with pytest.raises(UsageError, match="no step yet"):
+    with pytest.raises(UsageError, match="no request yet"):
         Lab(Agent(model=ScriptedModel([]), counter=ApproximateCounter())).transforms()
 
 
