@@ -142,27 +142,38 @@ def transcript_html(transcript: Transcript) -> str:
     return f"<b>Transcript {_e(transcript.name)}</b>" + table_html(facts, ["", ""])
 
 
-def steps_html(manifests: Sequence[ContextManifest], marks: Iterable[int] = ()) -> str:
+def steps_html(
+    manifests: Sequence[ContextManifest], marks: Iterable[int] = (), limit: int | None = _MAX_ROWS
+) -> str:
     """One bar per request, tokens by placement against the largest input limit (compaction
-    steps marked): the Lab's budget plot as static HTML."""
+    steps marked): the Lab's budget plot as static HTML — the latest ``limit`` requests, with a
+    line saying so (all of them when ``limit`` is None).
+
+    Rows are flex boxes, not a table: notebook and docs themes restyle tables (right-aligned
+    cells, inline-block tables), which squeezed the bars and clipped the totals."""
     if not manifests:
         return "<i>no requests yet</i>"
     scale = max(max(m.input_limit, m.estimated_input_tokens) for m in manifests)
     marked = set(marks)
+    first = 0 if limit is None else max(len(manifests) - limit, 0)
+    cell = "font-size:11px;white-space:nowrap;flex:none"
     rows = "".join(
-        f"<tr><td style='padding:0 6px;font-size:11px'>{n}{' ★' if n in marked else ''}</td>"
-        f"<td style='width:100%'>{_bar(m.totals, scale)}</td>"
-        f"<td style='padding:0 6px;font-size:11px'>{m.estimated_input_tokens:,}</td></tr>"
-        for n, m in enumerate(manifests[-_MAX_ROWS:], start=max(len(manifests) - _MAX_ROWS, 0))
+        f"<div style='display:flex;align-items:center;gap:6px;width:100%'>"
+        f"<div style='{cell};width:4.5em;text-align:left'>{n}{' ★' if n in marked else ''}</div>"
+        f"<div style='flex:1 1 auto;min-width:0'>{_bar(m.totals, scale)}</div>"
+        f"<div style='{cell};width:6.5em;text-align:right'>{m.estimated_input_tokens:,}</div>"
+        "</div>"
+        for n, m in enumerate(manifests[first:], start=first)
     )
     legend = " ".join(f"<span style='color:{c}'>■</span> {p}" for p, c in PLACEMENT_COLORS.items())
     shown = (
-        f"<div><i>the last {_MAX_ROWS} of {len(manifests)} requests</i></div>"
-        if len(manifests) > _MAX_ROWS
+        f"<div><i>the last {len(manifests) - first} of {len(manifests)} requests "
+        f"(requests {first} to {len(manifests) - 1})</i></div>"
+        if first
         else ""
     )
     return (
-        f"{shown}<table style='{_STYLE};width:100%'>{rows}</table>"
+        f"{shown}<div class='ctxlab-steps' style='{_STYLE};width:100%;min-width:20em'>{rows}</div>"
         f"<div>{legend} · ★ compaction</div>"
     )
 
@@ -186,16 +197,20 @@ def agent_html(agent: Agent) -> str:
 
 
 def snapshot_html(
-    agent: Agent | StepSource, manifests: Sequence[ContextManifest], marks: Iterable[int] = ()
+    agent: Agent | StepSource,
+    manifests: Sequence[ContextManifest],
+    marks: Iterable[int] = (),
+    limit: int | None = _MAX_ROWS,
 ) -> str:
-    """A Lab as static HTML: its header, budget bars per request, the latest manifest."""
+    """A Lab as static HTML: its header, budget bars per request (the latest ``limit``; all of
+    them when None), the latest manifest."""
     head = (
         f"<b>ctxlab Lab</b> · agent <code>{_e(agent.name)}</code> · model "
         f"<code>{_e(agent.model.name)}</code> · window "
         f"{agent.model.context_window:,} tokens · {len(manifests)} requests"
     )
     latest = manifest_html(manifests[-1]) if manifests else ""
-    return f"<div>{head}{steps_html(manifests, marks)}{latest}</div>"
+    return f"<div>{head}{steps_html(manifests, marks, limit)}{latest}</div>"
 
 
 def report_html(title: str, snapshot: str, manifests: Sequence[ContextManifest]) -> str:

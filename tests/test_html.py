@@ -101,9 +101,15 @@ def test_a_long_session_says_how_much_of_it_the_static_plot_shows() -> None:
         )
 
     long = steps_html([manifest(n) for n in range(217)])
-    assert "the last 40 of 217 requests" in long
+    assert "the last 40 of 217 requests (requests 177 to 216)" in long
     assert ">216<" in long and ">176<" not in long  # the rows are the last 40, numbered as such
     assert "the last" not in steps_html([manifest(n) for n in range(12)])
+    # A report shows every request.
+    every = steps_html([manifest(n) for n in range(217)], limit=None)
+    assert "the last" not in every and ">0<" in every and ">216<" in every
+    assert every.count("width:6.5em") == 217
+    # No table for a theme to restyle: the rows are flex boxes.
+    assert "<table" not in long and "display:flex" in long
 
 
 def test_threshold_lines_are_rounded_not_truncated() -> None:

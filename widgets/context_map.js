@@ -111,6 +111,7 @@ function render({ model, el }) {
     if (!seg) return;
     model.set("selected", seg.dataset.id);
     model.save_changes();
+    model.send({ type: "open", id: seg.dataset.id }); // opens again when already selected
   });
   strip.addEventListener("mouseover", (event) => {
     const seg = event.target.closest(".ctxlab-seg");

@@ -117,6 +117,8 @@ function render({ model, el }) {
         tr.addEventListener("click", () => {
           model.set("selected", id);
           model.save_changes();
+          // Said even when the row was already selected (no change to sync): it opens again.
+          model.send({ type: "open", id });
         });
       }
     }

@@ -40,9 +40,14 @@ def _summary(frame: pd.DataFrame) -> pd.DataFrame:
     grouped = ok.groupby(["config", "window"], sort=False)
     return grouped.agg(
         cost=("cost_vs_baseline", "mean"),
-        retention=("retention", lambda s: s.dropna().mean() if s.notna().any() else 1.0),
+        # None compacted: nothing was lost, but nothing was measured either (NaN, not 1.0).
+        retention=("retention", "mean"),
         sessions=("session", "nunique"),
     )
+
+
+_POSITIONS = ("top center", "bottom center", "middle right", "middle left")
+"""Label positions taken in turn along the cost axis: close points' labels do not pile up."""
 
 
 def pareto_chart(
@@ -56,21 +61,29 @@ def pareto_chart(
     figure = go.Figure()
     for window in summary.index.get_level_values("window").unique():
         part: pd.DataFrame = summary.xs(window, level="window")  # type: ignore[assignment]
+        part = part.sort_values("cost")
+        measured = part["retention"].notna()
         hover = [_hover(str(name), row, configs) for name, row in part.iterrows()]
         figure.add_trace(
             go.Scatter(
                 x=part["cost"],
-                y=part["retention"],
+                # A config that never compacted sits at the top, drawn open: nothing lost,
+                # nothing measured.
+                y=part["retention"].fillna(1.0),
                 mode="markers+text",
                 text=[str(n) for n in part.index],
-                textposition="top center",
+                textposition=[_POSITIONS[i % len(_POSITIONS)] for i in range(len(part))],
+                textfont={"size": 10},
                 name=f"window {window:,}",
                 hovertext=hover,
                 hoverinfo="text",
-                marker={"size": 11},
+                marker={
+                    "size": 11,
+                    "symbol": ["circle" if m else "circle-open" for m in measured],
+                },
             )
         )
-        front = pareto_front(part)
+        front = pareto_front(part.fillna({"retention": 1.0}))
         figure.add_trace(
             go.Scatter(
                 x=part.loc[front, "cost"],
@@ -95,7 +108,11 @@ def _hover(name: str, row: Any, configs: Mapping[str, ContextConfig] | None) -> 
     lines = [
         f"<b>{html.escape(name)}</b>",
         f"cost {row['cost']:.3f} of the baseline (drop oldest turns)",
-        f"retention {row['retention']:.3f} over {int(row['sessions'])} sessions",
+        (
+            f"retention {row['retention']:.3f} over {int(row['sessions'])} sessions"
+            if row["retention"] == row["retention"]  # not NaN
+            else f"no compaction in its {int(row['sessions'])} sessions: retention not measured"
+        ),
     ]
     if configs and name in configs:
         lines += [f"{f} = {getattr(configs[name], f)}" for f in _HOVER_FIELDS]

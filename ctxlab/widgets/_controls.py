@@ -263,8 +263,11 @@ class Controls:
             placeholder="optional hint for the summary", layout=w.Layout(width="60%")
         )
         self.compact_button = w.Button(description="Compact now", icon="compress")
-        self.stop_button = w.Button(
-            description="Stop", button_style="warning", icon="stop", disabled=True
+        self.stop_button = w.Button(description="Stop", button_style="", icon="stop", disabled=True)
+        # Orange only while a call runs: a disabled button in its colour looked pressable.
+        self.stop_button.observe(
+            lambda c: setattr(self.stop_button, "button_style", "" if c["new"] else "warning"),
+            names="disabled",
         )
         self.status = w.HTML("<span>idle</span>")
         self.warning = w.HTML()

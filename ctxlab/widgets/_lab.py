@@ -34,6 +34,7 @@ from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
 from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog
+from ctxlab.widgets._table import Opener
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,6 +84,9 @@ class Lab:
         self.tabs.observe(lambda _: self._tab_changed(), names="selected_index")
         self.map.observe(lambda change: self.open_item(change["new"]), names="selected")
         self.manifest.table.observe(lambda change: self.open_item(change["new"]), names="selected")
+        # A click on what is already selected changes no trait: the views say so in a message.
+        for view in (self.map, self.manifest.table):
+            Opener(view)(lambda item_id: self.open_item(item_id, again=True))
         self.controls.send_button.on_click(lambda _: self.start(self.controls.prompt.value))
         self.controls.compact_button.on_click(
             lambda _: self.start_compaction(self.controls.hint.value)
@@ -397,14 +401,16 @@ class Lab:
                 manifest,
             )
 
-    def open_item(self, item_id: str) -> None:
+    def open_item(self, item_id: str, *, again: bool = False) -> None:
         """Open item ``item_id`` of the selected request: outlined in the map, marked in the
         Manifest table, and its block opened at the top of the Context tab.
 
         What a click on a map segment or a table row does.
         """
-        if not item_id or item_id == self.manifest.highlight or self.selected is None:
+        if not item_id or self.selected is None:
             return
+        if item_id == self.manifest.highlight and (not again or self.tabs.selected_index == 1):
+            return  # already open (a click's trait change opens it before its message)
         self.manifest.highlight = self.context.focus = item_id
         self.map.selected = item_id
         self.manifest.table.selected = item_id
@@ -540,9 +546,12 @@ class Lab:
         """Write the session as one self-contained HTML file (no script, opens in any
         browser): the budget bars of every request, then each request's items, what was done to
         them and why."""
-        from ctxlab._html import report_html
+        from ctxlab._html import report_html, snapshot_html
 
-        page = report_html(f"ctxlab · {self.agent.name}", self.snapshot_html(), self.log.manifests)
+        # Every request's bar, not the snapshot's latest 40: a report is read in full.
+        marks = [c.step for c in self.log.compactions]
+        snapshot = snapshot_html(self.agent, self.log.manifests, marks, limit=None)
+        page = report_html(f"ctxlab · {self.agent.name}", snapshot, self.log.manifests)
         target = Path(path)
         target.write_text(page, encoding="utf-8")
         return target

@@ -73,7 +73,8 @@ class ManifestPanel:
                 w.HTML("<b>Diff to the previous request</b>"),
                 self.diff,
             ],
-            layout=w.Layout(max_height="520px", overflow="auto"),
+            # No scroll area of its own: the items table scrolls in its (sticky header) box, and
+            # a scroll area around another garbled the header and hid the right-hand columns.
         )
         self.highlight = ""
         self.header.value = EMPTY

@@ -10,6 +10,7 @@ the filter box keeps the rows containing its text, clicking a row selects it. Bo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anywidget
@@ -78,3 +79,20 @@ class DataTable(anywidget.AnyWidget):
             filled.sort(key=lambda r: _sort_key(r[at]), reverse=direction == "desc")
             rows = filled + empty
         return rows
+
+
+class Opener:
+    """Calls back on a view's ``{"type": "open", "id": ...}`` message: a click on an item,
+    already selected or not (a click on the selected one changes no trait)."""
+
+    def __init__(self, widget: Any) -> None:
+        self._callbacks: list[Callable[[str], None]] = []
+        widget.on_msg(self._message)
+
+    def __call__(self, callback: Callable[[str], None]) -> None:
+        self._callbacks.append(callback)
+
+    def _message(self, _: Any, content: dict[str, Any], buffers: list[bytes]) -> None:
+        if isinstance(content, dict) and content.get("type") == "open":
+            for callback in self._callbacks:
+                callback(str(content.get("id") or ""))

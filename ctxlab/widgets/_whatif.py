@@ -29,6 +29,12 @@ from ctxlab.widgets._plot import LivePlot
 __all__ = ["WhatIfLab"]
 
 _DEFAULT_PRESETS = ("ctxlab", "agentscope", "observation_masking")
+_HEADERS = {
+    "cost": "cost (USD)",
+    "input_cost": "input cost (USD)",
+    "output_cost": "output cost (USD)",
+}
+"""Table headers with their unit."""
 _COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 _SLIDERS = {
     "trigger_ratio": (0.1, 0.9, 0.05),
@@ -57,7 +63,7 @@ class WhatIfLab:
                 layout={
                     "height": 340,
                     "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
-                    "xaxis": {"title": "request"},
+                    "xaxis": {"title": "request", "unifiedhovertitle": {"text": "request %{x}"}},
                     "yaxis": {"title": "input tokens"},
                     "yaxis2": {
                         "title": "cumulative cost (USD)",
@@ -77,7 +83,7 @@ class WhatIfLab:
                 max=hi,
                 step=step,
                 description=name.replace("_", " "),
-                style={"description_width": "110px"},
+                style={"description_width": "130px"},
                 continuous_update=False,
             )
             for name, (lo, hi, step) in _SLIDERS.items()
@@ -191,7 +197,16 @@ class WhatIfLab:
             totals = [m.estimated_input_tokens for m in run.manifests]
             color = _COLORS[number % len(_COLORS)]
             x = list(range(len(totals)))
-            traces.append(go.Scatter(x=x, y=totals, name=name, mode="lines", line={"color": color}))
+            traces.append(
+                go.Scatter(
+                    x=x,
+                    y=totals,
+                    name=name,
+                    mode="lines",
+                    line={"color": color},
+                    hovertemplate="%{y:,} tokens<extra>" + html.escape(name) + "</extra>",
+                )
+            )
             spent = steps[steps["config"] == name]["cumulative_cost"].tolist() if len(steps) else []
             traces.append(
                 go.Scatter(
@@ -210,17 +225,27 @@ class WhatIfLab:
                 go.Scatter(
                     x=list(range(len(usage))),
                     y=usage,
-                    name="provider usage",
+                    name="billed (as recorded)",
                     mode="lines",
                     line={"dash": "dot", "color": "#888"},
+                    hovertemplate="%{y:,} tokens billed<extra>as recorded</extra>",
                 )
             )
-        self.plot.set_figure(go.Figure(traces, layout=self.plot.layout))
+        layout = self.plot.layout
+        # The axis fits the configs' curves: a recording billed at a larger window (200k)
+        # would squash a 32k what-if flat; its line is cut at the top instead.
+        peak = max(
+            (m.estimated_input_tokens for r in self.what.runs.values() for m in r.manifests),
+            default=0,
+        )
+        layout["yaxis"] = {**layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.1]}
+        self.plot.set_figure(go.Figure(traces, layout=layout))
         frame = self.what.table()
         rows = [
             [name, *(_cell(frame.loc[name, c]) for c in COMPARISON_COLUMNS)] for name in frame.index
         ]
-        self.table.value = _table(rows, ["config", *COMPARISON_COLUMNS], "ctxlab-whatif")
+        headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
+        self.table.value = _table(rows, ["config", *headers], "ctxlab-whatif")
         longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
         self.step.max = max(longest - 1, 0)
         self._render_step()

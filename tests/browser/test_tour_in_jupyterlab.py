@@ -354,5 +354,123 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Pa
             )
             page.screenshot(path=str(shots / "sessions.png"), full_page=True)
             assert usage == {"x": 5, "y": [14230, 19950, 20056, 14358, 14414], "steps": 5}
+
+            # The recording's content reaches the panels: an item preview in the Manifest tab.
+            # (JupyterLab renders only the cells in view: go back to the first Lab's cell.)
+            page.evaluate(
+                """async () => {
+                    const nb = window.jupyterapp.shell.currentWidget.content;
+                    const at = nb.widgets.findIndex(c => c.model.sharedModel.source
+                        .startsWith("lab = await Lab.open(claude"));
+                    nb.activeCellIndex = at;
+                    await nb.scrollToItem(at, 'start');
+                }"""
+            )
+            page.wait_for_selector(".ctxlab-notes", state="visible", timeout=30_000)
+            lab = page.locator(".widget-vbox", has=page.locator(".ctxlab-notes")).last
+            lab.scroll_into_view_if_needed()
+            header = lab.locator(".ctxlab-notes").first.inner_text()
+            assert "not recorded in the file: System prompt, tool schemas" in header, header
+            assert "1 recorded compaction" in header, header
+            whats = page.evaluate(
+                "() => [...document.querySelector('table.ctxlab-items').tBodies[0].rows]"
+                ".map(r => r.cells[2].textContent)"
+            )
+            assert any(w.startswith("user: The ingest workers time out") for w in whats), whats
+            # The session's own compaction is marked on the plot, between requests 2 and 3.
+            marker = page.evaluate(
+                """() => {
+                    const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.data);
+                    const t = gd.data.find(t => t.name === 'recorded compaction');
+                    return t && {x: [...t.x], text: [...t.text]};
+                }"""
+            )
+            assert marker["x"] == [2.5], marker
+            assert marker["text"][0].startswith("recorded compaction (manual) before request 3")
+            assert page.locator(".ctxlab-static:visible").count() == 0  # the widgets render
+            lab.screenshot(path=str(shots / "recording-lab.png"))
+            if os.environ.get("CTXLAB_UPDATE_DOCS_SCREENSHOT"):
+                lab.screenshot(path=str(REPO / "docs" / "images" / "lab.png"))
+
+            # A block of the recording in the Context tab.
+            page.get_by_role("tab", name="Context").first.click()
+            context = page.locator(".ctxlab-context").first
+            context.wait_for(timeout=15_000)
+            assert "ingest workers time out" in (context.text_content() or "")
+            page.screenshot(path=str(shots / "recording-context.png"))
+
+            # Apply replays the recording, with progress in the status line.
+            page.evaluate(
+                r"""() => {
+                    window.ctxlabStatus = [];
+                    // What each change put on the page (the status line is an HTML widget).
+                    new MutationObserver(records => {
+                        for (const r of records) {
+                            const text = (r.target.textContent || '').slice(0, 200);
+                            const m = text.match(/replaying \d+ requests…/);
+                            if (m && !window.ctxlabStatus.includes(m[0])) window.ctxlabStatus.push(m[0]);
+                        }
+                    }).observe(document.body, {subtree: true, childList: true, characterData: true});
+                }"""
+            )
+            page.get_by_role("tab", name="Config").first.click()
+            page.get_by_role("button", name="Apply").first.click()
+            page.wait_for_function(
+                "document.body.innerText.includes("
+                "'read-only recording · 5 requests replayed under the config in force')",
+                timeout=30_000,
+            )
+            assert "replaying 5 requests…" in page.evaluate("window.ctxlabStatus")
+            page.screenshot(path=str(shots / "recording-applied.png"))
         finally:
             browser.close()
+
+
+def test_the_executed_tour_converted_to_html_reads_offline(tmp_path: Path, shots: Path) -> None:
+    """nbconvert's HTML of the executed tour (widget state stored, as ``jupyter nbconvert
+    --execute`` does), opened with the network blocked: the Lab's snapshot shows the session's
+    final request count."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    notebook = nbformat.read(TOUR, as_version=4)
+    NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(TOUR.parent)}},
+    ).execute()
+    assert "widgets" in notebook.metadata  # the state nbconvert's page would draw widgets from
+    body, _ = HTMLExporter().from_notebook_node(notebook)
+    page_path = tmp_path / "tour.html"
+    page_path.write_text(body, encoding="utf-8")
+    printed = "\n".join(
+        o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs
+    )
+    requests = int(re.search(r"(\d+) requests in all", printed).group(1))  # type: ignore[union-attr]
+    blocked: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            context = browser.new_context(offline=True)
+            context.route(
+                "**/*",
+                lambda route: (
+                    route.continue_()
+                    if route.request.url.startswith("file:")
+                    else (blocked.append(route.request.url), route.abort())
+                ),
+            )
+            page = context.new_page()
+            page.goto(page_path.as_uri(), wait_until="load")
+            page.wait_for_timeout(1000)
+            snapshot = page.locator(".ctxlab-static").first
+            assert snapshot.is_visible()
+            text = snapshot.inner_text()
+            page.screenshot(path=str(shots / "tour-offline.png"), full_page=True)
+            assert f"{requests} requests" in text, text[:500]
+            assert "no requests yet" not in text
+        finally:
+            browser.close()
+    assert blocked  # the page did try its CDNs: the snapshot shows without them

@@ -57,3 +57,15 @@ def test_the_pareto_chart_and_heatmap() -> None:
     assert list(trace.y) == ["cheap", "balanced", "costly", "bad"]
     assert list(trace.x) == ["s1", "s2"]
     assert trace.z[0][0] == 0.4
+
+
+def test_a_config_that_never_compacted_is_drawn_open_not_at_a_measured_one() -> None:
+    frame = _frame()
+    frame.loc[frame["config"] == "costly", "retention"] = None  # compacted in no session
+    (points, _) = pareto_chart(frame).data
+    at = list(points.text).index("costly")
+    assert points.y[at] == 1.0 and points.marker.symbol[at] == "circle-open"
+    assert "retention not measured" in points.hovertext[at]
+    assert points.marker.symbol[0] == "circle"
+    # Neighbours' labels take turns around their points.
+    assert len(set(points.textposition)) == 4

@@ -79,3 +79,31 @@ def test_a_long_diff_says_how_many_it_leaves_out() -> None:
     assert f"message/{DIFF_SHOWN - 1:04d}" in shown and f"message/{DIFF_SHOWN:04d}" not in shown
     assert f"… and {169 - DIFF_SHOWN} more" in shown
     assert "<b>appeared</b> (1)" in shown
+
+
+def test_stop_is_coloured_only_while_it_can_stop() -> None:
+    from ctxlab.widgets._controls import Controls
+
+    controls = Controls()
+    assert controls.stop_button.disabled and controls.stop_button.button_style == ""
+    controls.busy(True)
+    assert not controls.stop_button.disabled and controls.stop_button.button_style == "warning"
+    controls.busy(False)
+    assert controls.stop_button.button_style == ""
+
+
+async def test_a_click_on_the_selected_row_opens_the_context_tab_again() -> None:
+    from pathlib import Path
+
+    from ctxlab import load
+    from ctxlab.widgets import Lab
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+    lab = await Lab.open(load(fixture), context_window=200_000)
+    item = lab.manifest.table.rows[0][-1]
+    lab.manifest.table.selected = item  # the first click: the trait changes
+    assert lab.tabs.selected_index == 1 and lab.context.focus == item
+    lab.tabs.selected_index = 0  # back to the Manifest tab; the row stays selected
+    # The second click on it changes no trait; the view's message opens it again.
+    lab.manifest.table._handle_custom_msg({"type": "open", "id": item}, [])
+    assert lab.tabs.selected_index == 1

@@ -35,14 +35,19 @@ async def test_curves_table_and_usage_for_every_config() -> None:
     lab = await _lab()
     names = [t["name"] for t in lab.plot.data]
     configs = ["ctxlab", "agentscope", "observation_masking"]
-    assert names == [*(n for c in configs for n in (c, f"{c} cost")), "provider usage"]
+    assert names == [*(n for c in configs for n in (c, f"{c} cost")), "billed (as recorded)"]
     assert all(len(t["x"]) == 25 for t in lab.plot.data)
     cost = lab.plot.data[1]
     assert cost["yaxis"] == "y2" and list(cost["y"]) == sorted(cost["y"])
     assert cost["y"][-1] == pytest.approx(lab.what.table().loc["ctxlab", "cost"])
     assert lab.plot.data[-1]["y"][1] == 10 + 300 + 300
-    for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_baseline"):
+    for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_baseline", "cost (USD)"):
         assert name in lab.table.value
+    # The hover reads "request 3", tokens in full; the axis fits the configs' curves.
+    assert lab.plot.layout["xaxis"]["unifiedhovertitle"]["text"] == "request %{x}"
+    assert lab.plot.data[0]["hovertemplate"].startswith("%{y:,} tokens")
+    peak = max(m.estimated_input_tokens for r in lab.what.runs.values() for m in r.manifests)
+    assert lab.plot.layout["yaxis"]["range"] == [0, pytest.approx(peak * 1.1)]
     assert "&lt;script&gt;" in lab.widget.children[0].value  # the session's name, escaped
 
 
