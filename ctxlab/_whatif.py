@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxlab._calibration import Calibration, calibrate
 from ctxlab._config import ContextConfig
 from ctxlab._cost import (
     CacheRules,
@@ -124,6 +125,7 @@ class WhatIf:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
             raise ValueError(msg)
         self.transcript = transcript
+        self._calibration: Calibration | None = None
         self.context_window = context_window
         # A `TokenCache` may be shared by several what-ifs of one session (other windows).
         self.cache = (
@@ -300,7 +302,31 @@ class WhatIf:
         feasible = sum(c.cost for c in self.baseline) or 1.0
         unlimited = sum(c.cost for c in self.no_compaction) or 1.0
         rows = [_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
-        return pd.DataFrame(rows).set_index("config")
+        frame = pd.DataFrame(rows).set_index("config")
+        calibration = self.calibration
+        fit = calibration.fit() if calibration is not None else None
+        if fit is not None:
+            # The recording billed its requests: the tokens sent in the provider's tokens too.
+            frame["tokens_sent_calibrated"] = [
+                sum(fit.calibrated(m.estimated_input_tokens) for m in run.manifests)
+                for run in self.runs.values()
+            ]
+            frame.attrs["calibration"] = (
+                "tokens_sent_calibrated is in the provider's tokens: ctxlab's estimates times "
+                f"{fit.ratio:.3f}, plus the unrecorded fixed part ({fit.fixed[min(fit.fixed)]:,.0f} "
+                "a request), both measured on this recording's usage (ctxlab.calibrate)"
+            )
+        return frame
+
+    @property
+    def calibration(self) -> Calibration | None:
+        """The recording's estimates reconciled with its bill (None without usage): what
+        ``tokens_sent_calibrated`` in `table` uses."""
+        if not self.transcript.usage:
+            return None
+        if self._calibration is None:
+            self._calibration = calibrate(self.transcript, self.cache)
+        return self._calibration
 
     def retention(self) -> pd.DataFrame:
         """Retention by config and category, summed over the compactions: items, kept (in the

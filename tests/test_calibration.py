@@ -182,3 +182,25 @@ def test_real_sessions_without_their_compactions_do_not_reconcile() -> None:
     assert after.any()
     assert wrong[after.to_numpy()]["error"].median() > 5 * honest[after]["error"].median()
     assert wrong[after.to_numpy()]["error"].median() > 0.3
+
+
+async def test_whatif_figures_on_a_billed_session_come_in_calibrated_tokens_too() -> None:
+    from ctxlab import ContextConfig, WhatIf
+
+    what = WhatIf(load(FIXTURE), {"default": ContextConfig()}, context_window=200_000)
+    await what.run()
+    table = what.table()
+    fit = what.calibration.fit() if what.calibration else None
+    assert fit is not None
+    run = what.runs["default"]
+    expected = sum(
+        round(fit.fixed[0] + fit.ratio * m.estimated_input_tokens) for m in run.manifests
+    )
+    assert table.loc["default", "tokens_sent_calibrated"] == expected
+    assert "provider's tokens" in table.attrs["calibration"]
+    # A recording without usage has nothing to calibrate with: no such column.
+    bare = Transcript("bare", {}, "", load(FIXTURE).messages)
+    plain_what = WhatIf(bare, {"default": ContextConfig()}, context_window=200_000)
+    await plain_what.run()
+    plain = plain_what.table()
+    assert "tokens_sent_calibrated" not in plain and "calibration" not in plain.attrs

@@ -246,6 +246,16 @@ class WhatIfLab:
         ]
         headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
         self.table.value = _table(rows, ["config", *headers], "ctxlab-whatif")
+        note = frame.attrs.get("calibration")
+        if note and "tokens_sent_calibrated" in frame:
+            sent = ", ".join(
+                f"{html.escape(str(n))} {int(v):,}"
+                for n, v in frame["tokens_sent_calibrated"].items()
+            )
+            self.table.value += (
+                f"<div class='ctxlab-calibrated' style='color:#555'>in the provider's tokens: "
+                f"{sent} — {html.escape(note)}</div>"
+            )
         longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
         self.step.max = max(longest - 1, 0)
         self._render_step()

@@ -388,9 +388,15 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Pa
             assert marker["x"] == [2.5], marker
             assert marker["text"][0].startswith("recorded compaction (manual) before request 3")
             assert page.locator(".ctxlab-static:visible").count() == 0  # the widgets render
+            # Tall enough for the whole Lab: JupyterLab clips what is outside its panel.
+            page.set_viewport_size({"width": 1400, "height": 2400})
+            page.wait_for_timeout(500)
+            lab.scroll_into_view_if_needed()
             lab.screenshot(path=str(shots / "recording-lab.png"))
             if os.environ.get("CTXLAB_UPDATE_DOCS_SCREENSHOT"):
+                # The picture of the getting-started page (docs/images/lab.png).
                 lab.screenshot(path=str(REPO / "docs" / "images" / "lab.png"))
+            page.set_viewport_size({"width": 1400, "height": 1000})
 
             # A block of the recording in the Context tab.
             page.get_by_role("tab", name="Context").first.click()
@@ -403,14 +409,19 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Pa
             page.evaluate(
                 r"""() => {
                     window.ctxlabStatus = [];
-                    // What each change put on the page (the status line is an HTML widget).
+                    // What each change put on the page (the status line is an HTML widget,
+                    // whose new value arrives as new nodes): read the nodes added, which keep
+                    // their text after a later value replaces them.
                     new MutationObserver(records => {
                         for (const r of records) {
-                            const text = (r.target.textContent || '').slice(0, 200);
-                            const m = text.match(/replaying \d+ requests…/);
-                            if (m && !window.ctxlabStatus.includes(m[0])) window.ctxlabStatus.push(m[0]);
+                            for (const node of r.addedNodes) {
+                                const text = (node.textContent || '').slice(0, 300);
+                                const m = text.match(/replaying \d+ requests…/);
+                                if (m && !window.ctxlabStatus.includes(m[0]))
+                                    window.ctxlabStatus.push(m[0]);
+                            }
                         }
-                    }).observe(document.body, {subtree: true, childList: true, characterData: true});
+                    }).observe(document.body, {subtree: true, childList: true});
                 }"""
             )
             page.get_by_role("tab", name="Config").first.click()
