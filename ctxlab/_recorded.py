@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.manifest import ContextManifest, ManifestItem, ProviderUsage, Transform
-from ctxlab.messages import AssistantMessage, RedactedThinkingBlock, ThinkingBlock, UserMessage
+from ctxlab.messages import (
+    AssistantMessage,
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    UserMessage,
+)
 from ctxlab.pipeline._scan import message_items
 from ctxlab.tokens import TokenCache
 
@@ -52,6 +58,23 @@ class RecordedCompaction:
     """The context size the recording says it had before (Claude Code's ``preTokens``)."""
     replies_before: int
     """Replies (assistant messages) recorded before it: the requests it falls between."""
+    kind: str = "compact"
+    """``compact`` (a summary replaces the conversation, which restarts from it) or
+    ``microcompact`` (old tool results cleared in place: ``tool_ids``)."""
+    tool_ids: tuple[str, ...] = ()
+    """For a microcompact: the calls whose results the requests after it no longer hold."""
+    tokens_saved: int | None = None
+    """For a microcompact: what the recording says it saved."""
+
+    @property
+    def detail(self) -> str:
+        """How a manifest names it: the trigger (``manual``, ``auto``), with ``microcompact``
+        for one."""
+        return self.trigger if self.kind == "compact" else f"{self.trigger} microcompact"
+
+
+CLEARED = "[Old tool result content cleared]"
+"""What Claude Code sends in place of a result a microcompact cleared."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +140,7 @@ def recorded_compactions(transcript: Transcript) -> tuple[RecordedCompaction, ..
         if not 0 <= index < len(transcript.messages):
             continue
         pre = record.get("pre_tokens")
+        saved = record.get("tokens_saved")
         out.append(
             RecordedCompaction(
                 index=index,
@@ -124,35 +148,50 @@ def recorded_compactions(transcript: Transcript) -> tuple[RecordedCompaction, ..
                 trigger=str(record.get("trigger") or "unknown"),
                 pre_tokens=int(pre) if isinstance(pre, int | float) else None,
                 replies_before=int(record.get("replies_before") or 0),
+                kind="microcompact" if record.get("kind") == "microcompact" else "compact",
+                tool_ids=tuple(str(i) for i in record.get("tool_ids") or ()),
+                tokens_saved=int(saved) if isinstance(saved, int | float) else None,
             )
         )
-    return tuple(sorted(out, key=lambda c: c.index))
+    return tuple(sorted(out, key=lambda c: c.replies_before))
 
 
 def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     """The requests the recorded agent sent: one per reply after the first user message, each
-    holding the conversation since the session start or its latest recorded compaction."""
+    holding the conversation since the session start or its latest recorded compaction (and,
+    after a microcompact, the placeholder Claude Code sends for each result it cleared)."""
     messages = transcript.messages
-    compactions = {c.index: c for c in recorded_compactions(transcript)}
+    by_reply: dict[int, list[RecordedCompaction]] = {}
+    for compaction in recorded_compactions(transcript):
+        by_reply.setdefault(compaction.replies_before, []).append(compaction)
     models = transcript.meta.get("reply_models")
     models = models if isinstance(models, Mapping) else {}
     out: list[RecordedRequest] = []
     start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages))
     opening: Message | None = None  # the summary message, cut to the summary's blocks
+    cleared: set[str] = set()  # the calls whose results a microcompact cleared
     segment = 0
-    pending: RecordedCompaction | None = None
     rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
     for index in range(start, len(messages)):
         message = messages[index]
-        compaction = compactions.get(index)
-        if compaction is not None:
-            start, segment, pending = index, segment + 1, compaction
-            opening = UserMessage(content=message.content[compaction.block :])
         if not isinstance(message, AssistantMessage):
             continue
+        pending: RecordedCompaction | None = None
+        # The compactions between the previous reply and this one: this request is the first
+        # after them.
+        for compaction in by_reply.get(rank, ()):
+            segment, pending = segment + 1, compaction
+            if compaction.kind == "microcompact":
+                cleared |= set(compaction.tool_ids)
+            elif compaction.index < index:
+                start = compaction.index
+                opening = UserMessage(content=messages[start].content[compaction.block :])
+                cleared = set()
         sent = messages[start:index]
         if opening is not None and sent:
             sent = (opening, *sent[1:])
+        if cleared:
+            sent = tuple(_cleared(m, cleared) for m in sent)
         out.append(
             RecordedRequest(
                 number=len(out),
@@ -165,9 +204,22 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
                 compaction=pending,
             )
         )
-        pending = None
         rank += 1
     return out
+
+
+def _cleared(message: Message, cleared: set[str]) -> Message:
+    if not isinstance(message, UserMessage) or not any(
+        r.tool_use_id in cleared for r in message.tool_results
+    ):
+        return message
+    content = tuple(
+        b.evolve(content=CLEARED)
+        if isinstance(b, ToolResultBlock) and b.tool_use_id in cleared
+        else b
+        for b in message.content
+    )
+    return UserMessage(content=content)
 
 
 def _single_model(transcript: Transcript) -> str | None:
@@ -222,7 +274,7 @@ def recorded_manifest(
         # ``preTokens``) and the bill of this first request after.
         transforms = (
             Transform(
-                "recorded_compaction", opening, compaction.trigger, compaction.pre_tokens, after
+                "recorded_compaction", opening, compaction.detail, compaction.pre_tokens, after
             ),
         )
     return ContextManifest(

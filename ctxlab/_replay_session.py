@@ -135,6 +135,7 @@ class ReplaySession(StepSource):
 
     async def _run_replayed(self) -> None:
         transcript = self.transcript
+        # The last of those between two replies marks the request (all are in the recording).
         after = {c.replies_before: c for c in self.compactions}
         total = self.request_count
         replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
@@ -161,7 +162,7 @@ class ReplaySession(StepSource):
                 mark = Transform(
                     "recorded_compaction",
                     "",
-                    marked.trigger,
+                    marked.detail,
                     marked.pre_tokens,
                     usage.total_input_tokens if usage else None,
                 )

@@ -204,3 +204,79 @@ async def test_whatif_figures_on_a_billed_session_come_in_calibrated_tokens_too(
     await plain_what.run()
     plain = plain_what.table()
     assert "tokens_sent_calibrated" not in plain and "calibration" not in plain.attrs
+
+
+def _line(kind: str, content: object, **extra: object) -> str:
+    message: dict[str, object] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=extra.pop("id"), model="claude-sonnet-4-6", usage=extra.pop("usage"))
+    return json.dumps({"type": kind, "sessionId": "s", "message": message, **extra})
+
+
+def _usage(n: int) -> dict[str, int]:
+    return {"input_tokens": 3, "cache_read_input_tokens": n, "cache_creation_input_tokens": 0}
+
+
+def test_a_microcompact_clears_the_results_it_names_in_the_requests_after_it(
+    tmp_path: Path,
+) -> None:
+    call = {"type": "tool_use", "id": "toolu_a", "name": "Read", "input": {"file_path": "big.py"}}
+    lines = [
+        _line("user", "Read big.py and fix it."),
+        _line("assistant", [call], id="m1", usage=_usage(20_000)),
+        _line(
+            "user", [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "x = 1\n" * 3000}]
+        ),
+        _line("assistant", [{"type": "text", "text": "Read it."}], id="m2", usage=_usage(29_000)),
+        _line("user", "Now fix the bug."),
+        json.dumps(
+            {
+                "type": "system",
+                "subtype": "microcompact_boundary",
+                "sessionId": "s",
+                "microcompactMetadata": {
+                    "trigger": "auto",
+                    "preTokens": 29_100,
+                    "tokensSaved": 8_900,
+                    "compactedToolIds": ["toolu_a"],
+                },
+            }
+        ),
+        _line("assistant", [{"type": "text", "text": "Fixed."}], id="m3", usage=_usage(20_300)),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    transcript = load(path)
+    (compaction,) = recorded_compactions(transcript)
+    assert (compaction.kind, compaction.tool_ids, compaction.tokens_saved) == (
+        "microcompact",
+        ("toolu_a",),
+        8_900,
+    )
+    _, second, third = recorded_requests(transcript)
+    assert third.compaction == compaction and third.segment == 1 and second.segment == 0
+    # Not a restart: the whole conversation is still sent, the cleared result as a placeholder.
+    assert third.start == 0 and len(third.messages) == 5
+    result = third.messages[2].tool_results[0]  # type: ignore[union-attr]
+    assert result.text == "[Old tool result content cleared]"
+    assert second.messages[2].tool_results[0].text.startswith("x = 1")  # type: ignore[union-attr]
+
+
+def test_a_summary_without_its_boundary_is_a_recorded_compaction(tmp_path: Path) -> None:
+    lines = [
+        _line(
+            "user",
+            "This session is being continued from a previous conversation. Summary: fix big.py.",
+            isCompactSummary=True,
+        ),
+        _line("assistant", [{"type": "text", "text": "On it."}], id="m1", usage=_usage(24_000)),
+        _line("user", "Go on."),
+        _line("assistant", [{"type": "text", "text": "Done."}], id="m2", usage=_usage(24_100)),
+    ]
+    path = tmp_path / "continued.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    transcript = load(path)
+    (compaction,) = recorded_compactions(transcript)
+    assert (compaction.kind, compaction.trigger, compaction.index) == ("compact", "unknown", 0)
+    first, second = recorded_requests(transcript)
+    assert first.compaction == compaction and second.compaction is None

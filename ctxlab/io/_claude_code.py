@@ -3,7 +3,9 @@
 One API response is spread over several lines (one per content block, the same
 ``message.id``) and parallel tool results are one line each: consecutive turns of one role are
 merged. Progress, file-history and system lines are skipped; ``compact_boundary`` lines become
-compaction records and the summary message that follows (``isCompactSummary``) is marked.
+compaction records and the summary message that follows (``isCompactSummary``) is marked (a
+summary without a boundary is a compaction too); ``microcompact_boundary`` lines (old tool
+results cleared in place) are recorded with the calls they cleared.
 Subagent turns (``isSidechain``) are left out unless asked for. Claude Code does not record its
 system prompt or tool schemas.
 """
@@ -73,17 +75,10 @@ def from_claude_code(
         if record.get("isSidechain") and not sidechains:
             continue
         kind = record.get("type")
-        if kind == "system" and record.get("subtype") == "compact_boundary":
-            data = record.get("compactMetadata") or {}
-            meta["compactions"].append(
-                {
-                    "trigger": data.get("trigger"),
-                    "pre_tokens": data.get("preTokens"),
-                    # Placed by the replies before it: repairs after import shift message
-                    # indexes, never the order of replies (see `place_compactions`).
-                    "replies_before": sum(t["role"] == "assistant" for t in builder.turns),
-                }
-            )
+        if kind == "system":
+            boundary = _boundary(record, sum(t["role"] == "assistant" for t in builder.turns))
+            if boundary is not None:
+                meta["compactions"].append(boundary)
             continue
         if kind not in ("user", "assistant"):
             continue
@@ -120,12 +115,54 @@ def from_claude_code(
                 reply_models[str(rank)] = model
         else:
             blocks = _blocks(message.get("content"))
-            if record.get("isCompactSummary") and meta["compactions"] and blocks:
-                # A summary that arrives after tool results joins their turn: where it starts
-                # is found again by its opening words.
-                head = str(blocks[0].get("text", ""))[:200]
-                meta["compactions"][-1]["summary_head"] = head
+            if record.get("isCompactSummary") and blocks:
+                replies = sum(t["role"] == "assistant" for t in builder.turns)
+                _mark_summary(meta["compactions"], blocks, replies)
             builder.add("user", blocks)
     meta["models"] = models
     meta["reply_models"] = reply_models
     return builder, meta
+
+
+def _boundary(record: Mapping[str, Any], replies: int) -> dict[str, Any] | None:
+    """A compaction record of a ``compact_boundary`` or ``microcompact_boundary`` system line
+    (None for other system lines), placed by the ``replies`` recorded before it: repairs after
+    import shift message indexes, never the order of replies (see `place_compactions`)."""
+    subtype = record.get("subtype")
+    if subtype == "compact_boundary":
+        data = record.get("compactMetadata") or {}
+        return {
+            "kind": "compact",
+            "trigger": data.get("trigger"),
+            "pre_tokens": data.get("preTokens"),
+            "replies_before": replies,
+        }
+    if subtype == "microcompact_boundary":
+        # Old tool results cleared in place (no summary): the requests after it carry a
+        # placeholder for each of ``compactedToolIds``.
+        data = record.get("microcompactMetadata") or {}
+        ids = data.get("compactedToolIds")
+        return {
+            "kind": "microcompact",
+            "trigger": data.get("trigger"),
+            "pre_tokens": data.get("preTokens"),
+            "tokens_saved": data.get("tokensSaved"),
+            "tool_ids": [str(i) for i in ids] if isinstance(ids, list) else [],
+            "replies_before": replies,
+        }
+    return None
+
+
+def _mark_summary(
+    compactions: list[dict[str, Any]], blocks: list[dict[str, Any]], replies: int
+) -> None:
+    last = compactions[-1] if compactions else None
+    if last is None or last.get("kind") != "compact" or "summary_head" in last:
+        # A summary without its boundary (a session continued in a new file, an older Claude
+        # Code): the compaction is known from the summary alone.
+        compactions.append(
+            {"kind": "compact", "trigger": None, "pre_tokens": None, "replies_before": replies}
+        )
+    # A summary that arrives after tool results joins their turn: where it starts is found
+    # again by its opening words.
+    compactions[-1]["summary_head"] = str(blocks[0].get("text", ""))[:200]

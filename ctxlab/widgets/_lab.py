@@ -500,6 +500,7 @@ class Lab:
         if any(r["usage_total_input"] for r in self.log.rows):
             self.calibration = self.log.fit_calibration()
             self.log.calibrate(self.calibration)
+            self.budget.update_usage(self.log)  # the calibrated line with the billed one
             self._update_header()
 
     def stop(self) -> None:

@@ -171,3 +171,19 @@ async def test_the_static_snapshot_follows_the_session(
     count = len(lab.log)
     assert count > 1 and f"{count} requests" in latest["text/html"]
     assert latest["text/plain"] == f"[ctxlab snapshot: {count} requests]"
+
+
+async def test_a_live_agent_is_calibrated_from_its_usage(tmp_path: Path) -> None:
+    lab = Lab(demo_agent(tmp_path / "ws"))
+    assert lab.calibration is None
+    await lab.send(DEMO_PROMPT)
+    steps = lab.steps
+    billed = steps["usage_total_input"].notna()
+    assert billed.all() and lab.calibration is not None
+    fit = lab.calibration.fit()
+    assert fit is not None
+    # Each request's calibrated estimate is the fit applied to its own estimate.
+    expected = [fit.calibrated(int(t)) for t in steps["total"]]
+    assert list(steps["calibrated"]) == expected
+    assert "calibration:" in lab.header.value
+    assert list(lab.budget.trace("calibrated estimate")["y"]) == expected
