@@ -13,6 +13,7 @@ calibration estimates its size from the billed usage.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -95,8 +96,16 @@ class RecordedRequest:
     """What the provider billed for it, when recorded."""
     model: str | None
     """The model that answered it, when recorded."""
-    compaction: RecordedCompaction | None = None
-    """The recorded compaction it is the first request after."""
+    compactions: tuple[RecordedCompaction, ...] = ()
+    """The recorded compactions it is the first request after (usually none or one)."""
+    compactions_after: tuple[RecordedCompaction, ...] = ()
+    """For the last request only: compactions recorded after it, with no request after them
+    (a session that ended on ``/compact``)."""
+
+    @property
+    def compaction(self) -> RecordedCompaction | None:
+        """The latest of `compactions`, if any."""
+        return self.compactions[-1] if self.compactions else None
 
 
 def place_compactions(meta: dict[str, Any], messages: Sequence[Message]) -> None:
@@ -176,11 +185,11 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
         message = messages[index]
         if not isinstance(message, AssistantMessage):
             continue
-        pending: RecordedCompaction | None = None
+        pending = tuple(by_reply.get(rank, ()))
         # The compactions between the previous reply and this one: this request is the first
         # after them.
-        for compaction in by_reply.get(rank, ()):
-            segment, pending = segment + 1, compaction
+        for compaction in pending:
+            segment += 1
             if compaction.kind == "microcompact":
                 cleared |= set(compaction.tool_ids)
             elif compaction.index < index:
@@ -201,10 +210,13 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
                 segment=segment,
                 usage=transcript.usage.get(index),
                 model=models.get(str(rank)) or _single_model(transcript),
-                compaction=pending,
+                compactions=pending,
             )
         )
         rank += 1
+    trailing = tuple(c for r, cs in by_reply.items() if r >= rank for c in cs)
+    if out and trailing:
+        out[-1] = dataclasses.replace(out[-1], compactions_after=trailing)
     return out
 
 
@@ -252,6 +264,23 @@ def unrecorded_parts(transcript: Transcript) -> list[str]:
     return parts
 
 
+AFTER = "after"
+"""The target of a ``recorded_compaction`` transform for a compaction after the request (the
+session's last), not before it."""
+
+
+def recorded_transforms(
+    compactions: tuple[RecordedCompaction, ...], target: str, billed: int | None
+) -> tuple[Transform, ...]:
+    """A ``recorded_compaction`` transform per compaction: detail the trigger (``manual``,
+    ``auto``, ``auto microcompact``), tokens the recording's own before (its ``preTokens``) and
+    the bill of the first request after (``billed``)."""
+    return tuple(
+        Transform("recorded_compaction", target, c.detail, c.pre_tokens, billed)
+        for c in compactions
+    )
+
+
 def recorded_manifest(
     request: RecordedRequest,
     cache: TokenCache,
@@ -265,18 +294,11 @@ def recorded_manifest(
     shows), the recorded compaction it follows as a ``recorded_compaction`` transform, and
     ``notes`` on what the file does not record."""
     items = (*fixed_items, *message_items(request.messages, cache))
-    transforms: tuple[Transform, ...] = ()
-    compaction = request.compaction
-    if compaction is not None:
-        opening = items[len(fixed_items)].id if len(items) > len(fixed_items) else ""
-        after = request.usage.total_input_tokens if request.usage else None
-        # detail: the trigger (``manual``, ``auto``); tokens: the recording's own before (its
-        # ``preTokens``) and the bill of this first request after.
-        transforms = (
-            Transform(
-                "recorded_compaction", opening, compaction.detail, compaction.pre_tokens, after
-            ),
-        )
+    opening = items[len(fixed_items)].id if len(items) > len(fixed_items) else ""
+    billed = request.usage.total_input_tokens if request.usage else None
+    transforms = recorded_transforms(request.compactions, opening, billed) + recorded_transforms(
+        request.compactions_after, AFTER, None
+    )
     return ContextManifest(
         request_id=f"recorded-{request.number}",
         purpose="reasoning",

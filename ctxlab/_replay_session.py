@@ -22,10 +22,12 @@ from typing import Literal
 
 from ctxlab._config import ContextConfig
 from ctxlab._recorded import (
+    AFTER,
     RecordedCompaction,
     recorded_compactions,
     recorded_manifest,
     recorded_requests,
+    recorded_transforms,
     unrecorded_parts,
 )
 from ctxlab._replay import Transcript, replay
@@ -33,7 +35,7 @@ from ctxlab._request import ModelRequest
 from ctxlab._step_source import ModelInfo, StepSource
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.exceptions import UsageError
-from ctxlab.manifest import ContextManifest, Transform
+from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SystemPart
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline._stages import fixed_part
@@ -135,8 +137,10 @@ class ReplaySession(StepSource):
 
     async def _run_replayed(self) -> None:
         transcript = self.transcript
-        # The last of those between two replies marks the request (all are in the recording).
-        after = {c.replies_before: c for c in self.compactions}
+        # The compactions between two replies mark ctxlab's request for the later one.
+        before: dict[int, list[RecordedCompaction]] = {}
+        for compaction in self.compactions:
+            before.setdefault(compaction.replies_before, []).append(compaction)
         total = self.request_count
         replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
         rank_of = {index: rank for rank, index in enumerate(replies)}
@@ -155,18 +159,17 @@ class ReplaySession(StepSource):
             if model:
                 # The request stands for the recorded one, for the model that answered it.
                 manifest = dataclasses.replace(manifest, model=model)
-            marked = after.get(rank_of[step.index])
-            if marked is not None:
+            rank = rank_of[step.index]
+            usage = transcript.usage.get(step.index)
+            marks = recorded_transforms(
+                tuple(before.get(rank, ())), "", usage.total_input_tokens if usage else None
+            )
+            if rank == len(replies) - 1:  # the last: what the session recorded after it
+                later = tuple(c for r, cs in before.items() if r > rank for c in cs)
+                marks += recorded_transforms(later, AFTER, None)
+            if marks:
                 # Where the recorded agent compacted: marked on ctxlab's request at that point.
-                usage = transcript.usage.get(step.index)
-                mark = Transform(
-                    "recorded_compaction",
-                    "",
-                    marked.detail,
-                    marked.pre_tokens,
-                    usage.total_input_tokens if usage else None,
-                )
-                manifest = dataclasses.replace(manifest, transforms=(*manifest.transforms, mark))
+                manifest = dataclasses.replace(manifest, transforms=(*manifest.transforms, *marks))
             self.manifests.append(manifest)
             self._subscribers.emit(ContextBuildEvent(manifest, "replay", step.request))
             if step.compaction is not None:

@@ -280,3 +280,40 @@ def test_a_summary_without_its_boundary_is_a_recorded_compaction(tmp_path: Path)
     assert (compaction.kind, compaction.trigger, compaction.index) == ("compact", "unknown", 0)
     first, second = recorded_requests(transcript)
     assert first.compaction == compaction and second.compaction is None
+
+
+def test_a_compaction_the_session_ended_on_is_marked_after_the_last_request(
+    tmp_path: Path,
+) -> None:
+    lines = [
+        _line("user", "Fix big.py."),
+        _line("assistant", [{"type": "text", "text": "Fixed."}], id="m1", usage=_usage(24_000)),
+        _line("user", "<command-name>/compact</command-name>"),
+        json.dumps(
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "sessionId": "s",
+                "compactMetadata": {"trigger": "manual", "preTokens": 24_100},
+            }
+        ),
+        _line("user", "This session is being continued. Summary: fixed.", isCompactSummary=True),
+    ]
+    path = tmp_path / "ended.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    transcript = load(path)
+    (only,) = recorded_requests(transcript)
+    assert only.compactions == () and len(only.compactions_after) == 1
+    from ctxlab._recorded import recorded_manifest
+    from ctxlab.tokens import TiktokenCounter, TokenCache
+
+    manifest = recorded_manifest(
+        only, TokenCache(TiktokenCounter()), context_window=200_000, previous=None
+    )
+    (mark,) = manifest.transforms
+    assert (mark.kind, mark.target, mark.detail, mark.tokens_before) == (
+        "recorded_compaction",
+        "after",
+        "manual",
+        24_100,
+    )

@@ -68,9 +68,14 @@ def explain_transform(transform: Transform, manifest: ContextManifest) -> str:
         return f"{transform.target} {done}, {_tokens(before)} → {_tokens(after)} tokens{why}"
     if kind == "recorded_compaction":
         after_text = f"; this request was billed {after:,} tokens" if after is not None else ""
+        when = (
+            "after this request, the session's last"
+            if transform.target == "after"
+            else "just before"
+        )
         return (
             f"the recorded session's own compaction ({transform.detail or 'trigger unknown'}) "
-            f"just before: {_tokens(before)} tokens before, by the recording{after_text}"
+            f"{when}: {_tokens(before)} tokens before, by the recording{after_text}"
         )
     if kind == "tool_result_truncation":
         return f"cut from {_tokens(before)} to {_tokens(after)} tokens: over the tool result limit"

@@ -299,13 +299,14 @@ class BudgetPanel:
                     continue
                 after = t.tokens_after
                 row = log.rows[step]
-                xs.append(step - 0.5)
+                late = t.target == "after"  # the session's last: after this request
+                xs.append(step + 0.5 if late else step - 0.5)
                 ys.append(after if after is not None else row["total"])
                 before = f"{t.tokens_before:,}" if t.tokens_before is not None else "?"
-                billed = f"{after:,} billed" if after is not None else "not billed"
+                billed = f"{after:,} billed" if after is not None else "no request after it"
                 text.append(
-                    f"recorded compaction ({t.detail or 'trigger unknown'}) before request "
-                    f"{step}: {before} → {billed}"
+                    f"recorded compaction ({t.detail or 'trigger unknown'}) "
+                    f"{'after' if late else 'before'} request {step}: {before} → {billed}"
                 )
         return xs, ys, text
 
