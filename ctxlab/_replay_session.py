@@ -37,7 +37,7 @@ from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelRespon
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SystemPart
-from ctxlab.messages import AssistantMessage
+from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline._stages import fixed_part
 from ctxlab.tokens import TokenCounter
 
@@ -90,7 +90,11 @@ class ReplaySession(StepSource):
     @property
     def request_count(self) -> int:
         """How many requests a run shows (one per reply after the first user message)."""
-        return len(recorded_requests(self.transcript))
+        messages = self.transcript.messages
+        first = next(
+            (i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages)
+        )
+        return sum(isinstance(m, AssistantMessage) for m in messages[first:])
 
     async def run(self) -> list[ContextManifest]:
         """Show the transcript from the start in the view in force (a replay under the config
