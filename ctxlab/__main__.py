@@ -16,11 +16,14 @@ from ctxlab.manifest import PLACEMENTS, step_row, transform_info
 from ctxlab.models import AnthropicModel, DemoModel, Model
 
 
-def _row(step: int, event: ContextBuildEvent, compactions: list[str]) -> str:
-    row = step_row(event.manifest, step=step, call=event.call)
+def _row(step: int | None, event: ContextBuildEvent, compactions: list[str]) -> str:
+    # ``step``: the request's number as the Lab shows it; None for a summary request, which
+    # the Lab prices with its reasoning request and does not number.
+    row = step_row(event.manifest, step=step or 0, call=event.call)
     kinds = ",".join(sorted({t.kind for t in event.manifest.transforms}))
+    number = f"{step:>4}" if step is not None else "   ·"
     return (
-        f"{step:>4} {row['purpose']:<10} "
+        f"{number} {row['purpose']:<10} "
         + " ".join(f"{row[c]:>7}" for c in PLACEMENTS)
         + f" {row['total']:>7}/{row['input_limit']:<7} {row['validation']:<8} "
         + (kinds or "-")
@@ -33,11 +36,12 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
     agent = demo_agent(workspace, model=model)
     print(f"workspace: {agent.workspace}\nmodel: {model.name} (window {model.context_window})\n")
     print(
-        f"{'step':>4} {'purpose':<10} "
+        f"{'req':>4} {'purpose':<10} "
         + " ".join(f"{c[:7]:>7}" for c in PLACEMENTS)
         + f" {'total/limit':>15} {'valid':<8} transforms"
     )
-    step = -1  # numbered from 0, as in the Lab and its step table
+    step = -1  # reasoning requests, numbered from 0 as in the Lab and its step table
+    prepared = 0
     last: ContextBuildEvent | None = None
     compactions: list[str] = []
     reply = ""
@@ -46,7 +50,8 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
     def flush() -> None:
         nonlocal last, compactions
         if last is not None:
-            print(_row(step, last, compactions))
+            numbered = last.manifest.purpose in ("reasoning", "recovery")
+            print(_row(step if numbered else None, last, compactions))
         last, compactions = None, []
 
     events: list[Event] = []
@@ -54,7 +59,9 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
         events.append(event)
         if isinstance(event, ContextBuildEvent):
             flush()
-            step += 1
+            prepared += 1
+            if event.manifest.purpose in ("reasoning", "recovery"):
+                step += 1
             last = event
         elif isinstance(event, CompactionEvent):
             compactions.append(
@@ -73,7 +80,8 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
     )
     compacted = sum(1 for e in events if isinstance(e, CompactionEvent))
     print(
-        f"\n{step + 1} preparations, {offloads} offloads, {compacted} compactions, {seconds:.1f} s\n"
+        f"\n{step + 1} requests ({prepared} preparations with the summary requests), "
+        f"{offloads} offloads, {compacted} compactions, {seconds:.1f} s\n"
     )
     print(reply)
     return 0

@@ -88,10 +88,20 @@ def test_python_m_ctxlab_demo_runs_headless_under_a_minute(tmp_path: Path) -> No
     out = completed.stdout
     assert "tool_result_offload" in out
     assert "[automatic" in out and "history_compaction" in out
-    header = next(line for line in out.splitlines() if line.strip().startswith("step"))
+    header = next(line for line in out.splitlines() if line.strip().startswith("req"))
     for column in ("system", "tools", "convers", "transie", "referen", "transforms"):
         assert column in header
-    rows = out.splitlines()[out.splitlines().index(header) + 1 :]
-    assert rows[0].split()[0] == "0"  # numbered from 0, as in the Lab
+    lines = out.splitlines()
+    rows = [
+        r
+        for r in lines[lines.index(header) + 1 :]
+        if r.split() and r.split()[1] in ("reasoning", "summary", "recovery")
+    ]
+    # Reasoning requests numbered from 0 as in the Lab; summary requests are not numbered.
+    numbers = [r.split()[0] for r in rows if r.split()[1] != "summary"]
+    assert numbers == [str(n) for n in range(len(numbers))]
+    assert all(r.split()[0] == "·" for r in rows if r.split()[1] == "summary")
+    assert any(r.split()[1] == "summary" for r in rows)
+    assert f"\n{len(numbers)} requests (" in out
     assert "After: 92 tests, OK." in out
     assert seconds < 30  # about a second here; the subprocess timeout is 60
