@@ -60,8 +60,9 @@ class ReplaySession(StepSource):
         config: The config to replay under (the defaults when omitted; setting
             ``context_config`` takes effect at the next `run`).
         counter: How to count tokens (tiktoken cl100k_base when omitted).
-        view: ``"replayed"`` (ctxlab's pipeline under ``config``) or ``"recorded"`` (the
-            requests the recorded agent sent); see the module's docstring.
+        view: ``"recorded"`` (the requests the recorded agent sent, the default: a recording
+            shows what it holds) or ``"replayed"`` (ctxlab's pipeline under ``config``); see the
+            module's docstring.
     """
 
     def __init__(
@@ -71,7 +72,7 @@ class ReplaySession(StepSource):
         context_window: int,
         config: ContextConfig | None = None,
         counter: TokenCounter | None = None,
-        view: View = "replayed",
+        view: View = "recorded",
     ) -> None:
         if view not in VIEWS:
             msg = f"view must be one of {list(VIEWS)}, got {view!r}"

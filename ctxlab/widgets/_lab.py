@@ -152,13 +152,14 @@ class Lab:
         context_window: int,
         config: ContextConfig | None = None,
         counter: TokenCounter | None = None,
-        view: View = "replayed",
+        view: View = "recorded",
     ) -> Lab:
         """A Lab over a recorded session (`ctxlab.load`), with the provider's usage where the
         recording has it, in one of two views (the Lab's *view* buttons switch):
-        ``"replayed"`` — ctxlab's pipeline over the conversation under ``config``;
-        ``"recorded"`` — the requests the recorded agent itself sent, restarted from the
-        summary after each of its own compactions (what the provider billed)."""
+        ``"recorded"`` (the default) — the requests the recorded agent itself sent, restarted
+        from the summary after each of its own compactions (what the provider billed);
+        ``"replayed"`` — ctxlab's pipeline over the conversation under ``config`` (what Apply
+        shows)."""
         session = ReplaySession(
             transcript, context_window=context_window, config=config, counter=counter, view=view
         )

@@ -366,7 +366,9 @@ async def test_a_recording_opens_in_the_lab_replayed_with_its_real_usage() -> No
     )
     recorded = agent.transcript()
     transcript = dataclasses.replace(transcript, tools=recorded.tools, usage=recorded.usage)
-    lab = await Lab.open(transcript, context_window=8_000, counter=ApproximateCounter())
+    lab = await Lab.open(
+        transcript, context_window=8_000, counter=ApproximateCounter(), view="replayed"
+    )
     steps = lab.steps
     assert len(steps) == sum(m.role == "assistant" for m in agent.history)
     assert steps["usage_total_input"].notna().all()  # the recording's usage, step by step

@@ -109,7 +109,7 @@ async def test_apply_on_a_recording_shows_progress_and_what_changed(recorded: La
 
 async def test_numbering_matches_between_plot_tables_and_replay_steps() -> None:
     transcript = load(FIXTURE)
-    lab = await Lab.open(transcript, context_window=200_000)
+    lab = await Lab.open(transcript, context_window=200_000, view="replayed")
     numbers = [
         s.number
         async for s in replay(
