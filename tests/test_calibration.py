@@ -317,3 +317,19 @@ def test_a_compaction_the_session_ended_on_is_marked_after_the_last_request(
         "manual",
         24_100,
     )
+
+
+def test_a_claude_code_file_may_open_with_a_newer_kind_of_line(tmp_path: Path) -> None:
+    queue = {"type": "queue-operation", "operation": "enqueue", "sessionId": "s", "content": "hi"}
+    lines = [
+        json.dumps(queue),
+        _line("user", "Fix big.py."),
+        _line("assistant", [{"type": "text", "text": "Fixed."}], id="m1", usage=_usage(24_000)),
+    ]
+    path = tmp_path / "queued.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    transcript = load(path)
+    assert transcript.meta["source"] == "claude_code"
+    assert [r.usage.total_input_tokens for r in recorded_requests(transcript) if r.usage] == [
+        24_003
+    ]

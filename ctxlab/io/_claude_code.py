@@ -25,13 +25,15 @@ _LINE_TYPES = {"user", "assistant", "progress", "system", "file-history-snapshot
 
 
 def is_claude_code_line(record: Any) -> bool:
-    """Whether a decoded JSONL line looks like a Claude Code session line."""
-    return (
-        isinstance(record, Mapping)
-        and isinstance(record.get("type"), str)
-        and record.get("type") in _LINE_TYPES
-        and ("sessionId" in record or "messageId" in record or "leafUuid" in record)
-    )
+    """Whether a decoded JSONL line looks like a Claude Code session line: a typed record with
+    Claude Code's ids. Its own line types, or any other carrying a ``sessionId`` (newer
+    versions add kinds — ``queue-operation``, ``attachment``, ``custom-title`` — that a file
+    may open with)."""
+    if not isinstance(record, Mapping) or not isinstance(record.get("type"), str):
+        return False
+    if record["type"] in _LINE_TYPES:
+        return "sessionId" in record or "messageId" in record or "leafUuid" in record
+    return isinstance(record.get("sessionId"), str) and "role" not in record
 
 
 def _usage(message: Mapping[str, Any]) -> ProviderUsage | None:
