@@ -84,10 +84,11 @@ def step_row(
     retention_control: float | None = None,
 ) -> dict[str, Any]:
     """The row of request ``step``: tokens by placement, lines, validation, transforms counted
-    by effect, the compaction it performed (``recorded_compaction``: the trigger of the
-    recorded session's own compaction just before it, when replaying a recording; ``retention``: the share of the compacted span's
+    by effect, the compaction it performed (``retention``: the share of the compacted span's
     items the request still holds, `ctxlab.retention`; ``retention_control``: what its kept tail
-    alone holds) and the provider usage (when known)."""
+    alone holds), the recorded session's own compaction next to it (``recorded_compaction``:
+    its trigger, ``manual (after)`` for one the session ended on) and the provider usage (when
+    known)."""
     effects = [transform_info(t.kind).effect for t in manifest.transforms]
     lines = manifest.thresholds
     return {
@@ -108,18 +109,19 @@ def step_row(
         "truncations": effects.count("truncation"),
         "compaction": compaction or "",
         "compacted_messages": compacted_messages,
-        # The recorded session's own compaction just before this request (its trigger), not
-        # ctxlab's: a recording's requests restart from its summary there.
-        "recorded_compaction": next(
-            (
-                t.detail or "recorded"
-                for t in manifest.transforms
-                if t.kind == "recorded_compaction"
-            ),
-            "",
-        ),
+        "recorded_compaction": _recorded_compaction(manifest),
         "retention": retention,
         "retention_control": retention_control,
         **usage_columns(manifest.provider_usage, manifest.estimated_input_tokens),
         "calibrated": None,
     }
+
+
+def _recorded_compaction(manifest: ContextManifest) -> str:
+    # The recorded session's own compactions (not ctxlab's) marked on this request: the
+    # trigger of the last, "(after)" when it came after the session's last request.
+    marks = [t for t in manifest.transforms if t.kind == "recorded_compaction"]
+    if not marks:
+        return ""
+    last = marks[-1]
+    return (last.detail or "recorded") + (" (after)" if last.target == "after" else "")

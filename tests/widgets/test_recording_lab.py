@@ -187,3 +187,40 @@ async def test_a_live_agent_is_calibrated_from_its_usage(tmp_path: Path) -> None
     assert list(steps["calibrated"]) == expected
     assert "calibration:" in lab.header.value
     assert list(lab.budget.trace("calibrated estimate")["y"]) == expected
+
+
+@pytest.mark.parametrize("view", ["recorded", "replayed"])
+async def test_a_compaction_the_session_ended_on_is_marked_after_its_last_request(
+    tmp_path: Path, view: str
+) -> None:
+    import json
+
+    def line(kind: str, content: object, **extra: object) -> str:
+        message: dict[str, object] = {"role": kind, "content": content}
+        if kind == "assistant":
+            message.update(id=extra.pop("id"), model="m", usage={"input_tokens": 9})
+        return json.dumps({"type": kind, "sessionId": "s", "message": message, **extra})
+
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "sessionId": "s",
+        "compactMetadata": {"trigger": "manual", "preTokens": 900},
+    }
+    path = tmp_path / "ended.jsonl"
+    lines = [
+        line("user", "Fix big.py."),
+        line("assistant", [{"type": "text", "text": "Looking."}], id="m1"),
+        line("user", "Go on."),
+        line("assistant", [{"type": "text", "text": "Fixed."}], id="m2"),
+        json.dumps(boundary),
+        line("user", "This session is being continued. Summary: fixed.", isCompactSummary=True),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    lab = await Lab.open(load(path), context_window=8_000, view=view)  # type: ignore[arg-type]
+    assert list(lab.steps["recorded_compaction"]) == ["", "manual (after)"]
+    marker = lab.budget.trace("recorded compaction")
+    assert list(marker["x"]) == [1.5]
+    assert list(marker["text"]) == [
+        "recorded compaction (manual) after request 1: 900 → no request after it"
+    ]
