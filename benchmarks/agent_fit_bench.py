@@ -15,8 +15,8 @@ import asyncio
 from collections import Counter
 
 from ctxlab import TiktokenCounter, load_transcript
-from ctxlab._replay import corpus_dir
 from ctxlab.agent import Agent, play, recorded_model, recorded_tools
+from ctxlab.io._transcript import corpus_dir
 
 
 async def one(path, window: int, counter: TiktokenCounter) -> dict[str, object]:

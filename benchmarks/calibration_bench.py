@@ -28,8 +28,8 @@ import sys
 from pathlib import Path
 
 from ctxlab import calibrate, load
-from ctxlab._calibration import CalibrationPoint, fit_points
-from ctxlab._replay import Transcript, corpus_dir
+from ctxlab.analysis._calibration import CalibrationPoint, fit_points
+from ctxlab.io._transcript import Transcript, corpus_dir
 
 
 def raw_bills(path: Path) -> list[int]:

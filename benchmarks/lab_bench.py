@@ -16,8 +16,9 @@ import asyncio
 import time
 
 from ctxlab import ContextConfig, TiktokenCounter, TokenCache, extractive_summarizer
-from ctxlab._replay import corpus_dir, load_transcript, replay
 from ctxlab.agent import Agent, ContextBuildEvent, ModelResponseEvent
+from ctxlab.analysis._replay import replay
+from ctxlab.io._transcript import corpus_dir, load_transcript
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.models import ScriptedModel

@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from ctxlab import ContextConfig, TiktokenCounter
-from ctxlab._replay import corpus_dir, load_transcript
 from ctxlab.agent import Agent
+from ctxlab.io._transcript import corpus_dir, load_transcript
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
 from ctxlab.models import FunctionModel, ModelResponse

@@ -38,7 +38,8 @@ from ctxlab import (
     UserMessage,
     extractive_summarizer,
 )
-from ctxlab._replay import corpus_dir, load_transcript, replay
+from ctxlab.analysis._replay import replay
+from ctxlab.io._transcript import corpus_dir, load_transcript
 from ctxlab.tokens import load_encoding
 
 

@@ -21,7 +21,7 @@ import sys
 import time
 
 from ctxlab import ContextConfig, load_transcript, sweep
-from ctxlab._replay import corpus_dir
+from ctxlab.io._transcript import corpus_dir
 
 CONFIGS = {
     **{

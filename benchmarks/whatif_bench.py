@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab import ContextConfig, TiktokenCounter, Transcript, load_transcript
-from ctxlab._cost import PRICES
-from ctxlab._replay import corpus_dir
-from ctxlab._whatif import WhatIf
+from ctxlab.analysis._cost import PRICES
+from ctxlab.analysis._whatif import WhatIf
+from ctxlab.io._transcript import corpus_dir
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.retention import CATEGORIES, measure_retention
 

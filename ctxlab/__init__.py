@@ -3,8 +3,21 @@
 The engine (this package minus ``ctxlab.widgets``) never imports Jupyter or plotting code.
 """
 
-from ctxlab._calibration import Calibration, CalibrationFit, calibrate
-from ctxlab._config import (
+from ctxlab._version import __version__
+from ctxlab.agent import Agent, Tool, tool
+from ctxlab.analysis._calibration import Calibration, CalibrationFit, calibrate
+from ctxlab.analysis._cost import PRICES, CacheRules, Price
+from ctxlab.analysis._recorded import (
+    RecordedCompaction,
+    RecordedRequest,
+    recorded_compactions,
+    recorded_requests,
+    unrecorded_parts,
+)
+from ctxlab.analysis._replay import compare_configs, replay
+from ctxlab.analysis._sweep import SWEEP_COLUMNS, sweep
+from ctxlab.analysis._whatif import WhatIf
+from ctxlab.config._config import (
     BudgetPolicy,
     CompactionPasses,
     ContextConfig,
@@ -13,27 +26,7 @@ from ctxlab._config import (
     ToolResultEviction,
     TruncateArgsConfig,
 )
-from ctxlab._cost import PRICES, CacheRules, Price
-from ctxlab._follow import FollowedSession, follow
-from ctxlab._observed import ObservedSession
-from ctxlab._presets import PRESETS
-from ctxlab._recorded import (
-    RecordedCompaction,
-    RecordedRequest,
-    recorded_compactions,
-    recorded_requests,
-    unrecorded_parts,
-)
-from ctxlab._replay import Transcript, compare_configs, load_transcript, replay
-from ctxlab._replay_session import ReplaySession
-from ctxlab._request import ModelRequest, ToolSchema
-from ctxlab._state import Summary, WorkingState
-from ctxlab._sweep import SWEEP_COLUMNS, sweep
-
-# The agent layer, re-exported last: it builds on everything above.
-from ctxlab._tasks import TaskState, TodoItem
-from ctxlab._whatif import WhatIf
-from ctxlab.agent import Agent, Tool, tool
+from ctxlab.config._presets import PRESETS
 from ctxlab.exceptions import (
     CompressionError,
     ContextBudgetExceeded,
@@ -49,6 +42,7 @@ from ctxlab.exceptions import (
     UsageError,
 )
 from ctxlab.io import detect_format, load
+from ctxlab.io._transcript import Transcript, load_transcript
 from ctxlab.manifest import (
     STEP_COLUMNS,
     ContextManifest,
@@ -68,6 +62,9 @@ from ctxlab.materials import (
     SystemPart,
     TextSource,
 )
+
+# The agent layer, re-exported last: it builds on everything above.
+from ctxlab.materials._tasks import TaskState, TodoItem
 from ctxlab.messages import (
     AssistantMessage,
     DocumentBlock,
@@ -82,6 +79,8 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.messages._request import ModelRequest, ToolSchema
+from ctxlab.messages._state import Summary, WorkingState
 from ctxlab.models import (
     AnthropicModel,
     DemoModel,
@@ -103,9 +102,10 @@ from ctxlab.pipeline import (
 )
 from ctxlab.retention import CategoryRetention, Retention, measure_retention
 from ctxlab.session import SessionLog
+from ctxlab.sources._follow import FollowedSession, follow
+from ctxlab.sources._observed import ObservedSession
+from ctxlab.sources._replay import ReplaySession
 from ctxlab.tokens import ApproximateCounter, TiktokenCounter, TokenCache, TokenCount, TokenCounter
-
-__version__ = "0.2.0"
 
 __all__ = [
     "PRESETS",
@@ -218,6 +218,7 @@ __all__ = [
 
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext ctxlab``: the ``%%ctx`` and ``%ctx_budget`` magics (needs the widgets extra)."""
+    # Imported here: the widgets are an optional extra, and the engine never imports Jupyter.
     from ctxlab.widgets._magics import load_ipython_extension as load
 
     load(ipython)

@@ -10,8 +10,10 @@ import sys
 import time
 from typing import Any
 
+from ctxlab import PRESETS, ContextConfig, sweep
 from ctxlab.agent import CompactionEvent, ContextBuildEvent, Event, ReplyEvent
 from ctxlab.demo import DEMO_PROMPT, demo_agent
+from ctxlab.exceptions import CtxlabError
 from ctxlab.manifest import PLACEMENTS, step_row, transform_info
 from ctxlab.models import AnthropicModel, DemoModel, Model
 
@@ -89,9 +91,6 @@ async def run_demo(prompt: str, workspace: str | None, model: Model) -> int:
 
 def run_sweep(args: argparse.Namespace) -> int:
     """``python -m ctxlab sweep``: the frame as CSV (to ``--out`` or standard output)."""
-    from ctxlab import PRESETS, ContextConfig, sweep
-    from ctxlab.exceptions import CtxlabError
-
     names = args.presets or list(PRESETS)
     unknown = [n for n in names if n not in PRESETS]
     if unknown:

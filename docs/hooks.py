@@ -30,6 +30,9 @@ GROUPS = {
     "tokens": "Token counting",
     "session": "Session log",
     "io": "Importing sessions",
+    "config": "Configuration",
+    "analysis": "Replay, what-if and calibration",
+    "sources": "Step sources (recordings, other frameworks)",
 }
 
 

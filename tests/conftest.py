@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab import ApproximateCounter, TiktokenCounter
-from ctxlab._replay import corpus_dir
+from ctxlab.io._transcript import corpus_dir
 
 
 @pytest.fixture(scope="session")

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from ctxlab import load
-from ctxlab._calibration import CalibrationPoint, calibrate, fit_points
-from ctxlab._recorded import recorded_compactions, recorded_requests, unrecorded_parts
-from ctxlab._replay import Transcript, corpus_dir
+from ctxlab.analysis._calibration import CalibrationPoint, calibrate, fit_points
+from ctxlab.analysis._recorded import recorded_compactions, recorded_requests, unrecorded_parts
+from ctxlab.io._transcript import Transcript, corpus_dir
 from ctxlab.messages import TextBlock
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sessions" / "claude_code_session.jsonl"
@@ -304,7 +304,7 @@ def test_a_compaction_the_session_ended_on_is_marked_after_the_last_request(
     transcript = load(path)
     (only,) = recorded_requests(transcript)
     assert only.compactions == () and len(only.compactions_after) == 1
-    from ctxlab._recorded import recorded_manifest
+    from ctxlab.analysis._recorded import recorded_manifest
     from ctxlab.tokens import TiktokenCounter, TokenCache
 
     manifest = recorded_manifest(

@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from ctxlab import ContextConfig
-from ctxlab._config import DEFAULT_SUMMARY_SCHEMA, SUMMARY_FIELDS
+from ctxlab.config._config import DEFAULT_SUMMARY_SCHEMA, SUMMARY_FIELDS
 
 
 def test_defaults_follow_the_reference() -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from ctxlab import TiktokenCounter
-from ctxlab._replay import load_transcript, replay
+from ctxlab.analysis._replay import replay
+from ctxlab.io._transcript import load_transcript
 from ctxlab.messages import find_tool_pair_problems
 from tests.conftest import corpus_files, requires_corpus
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript
-from ctxlab._cost import PRICES, CacheRules, Price, RequestShape, price_for, request_costs
-from ctxlab._whatif import WhatIf
+from ctxlab.analysis._cost import PRICES, CacheRules, Price, RequestShape, price_for, request_costs
+from ctxlab.analysis._whatif import WhatIf
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
 PRICE = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3, cache_write_1h=6.0)
@@ -131,7 +131,7 @@ async def _ctxlab_what_if() -> WhatIf:
 
 
 def test_the_baseline_drops_the_oldest_turns_whole_and_keeps_the_first_message() -> None:
-    from ctxlab._references import fit_from as _fit_from
+    from ctxlab.analysis._references import fit_from as _fit_from
 
     task = UserMessage(content="task")
     call = AssistantMessage(content=(ToolUseBlock(id="a", name="bash", input={}),))

@@ -83,8 +83,8 @@ async def test_an_agent_at_a_glance() -> None:
 
 
 def test_a_long_session_says_how_much_of_it_the_static_plot_shows() -> None:
-    from ctxlab._html import steps_html
     from ctxlab.manifest import ContextManifest
+    from ctxlab.widgets._snapshot import steps_html
 
     def manifest(n: int) -> ContextManifest:
         return ContextManifest(

@@ -13,7 +13,7 @@ from ctxlab import (
     WorkingState,
     prepare,
 )
-from ctxlab._replay import replay
+from ctxlab.analysis._replay import replay
 
 
 async def test_a_request_with_no_messages_fails_validation_and_says_so() -> None:

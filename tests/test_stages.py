@@ -130,7 +130,7 @@ def test_stage7_layout_orders_system_summary_conversation_transient_references()
     doc = material("doc", "source", 10)
     kept = Budgeted((runtime, doc), {runtime.item_id: 5, doc.item_id: 7})
     conversation = (UserMessage(content="hi"),)
-    from ctxlab._state import Summary
+    from ctxlab.messages._state import Summary
     from ctxlab.pipeline._scan import message_items
 
     summary = Summary(text="SUMMARY")

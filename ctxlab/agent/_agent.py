@@ -10,18 +10,13 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ctxlab._config import ContextConfig, require_config
-from ctxlab._html import agent_html
-from ctxlab._replay import Transcript
-from ctxlab._request import ToolSchema
-from ctxlab._state import WorkingState
-from ctxlab._tasks import TaskOptions, TaskState
 from ctxlab.agent._builtins import BUILTIN_TOOLS, COMPRESS_SCHEMA
 from ctxlab.agent._compressor import Compressor
 from ctxlab.agent._conversation import ConversationOwner
 from ctxlab.agent._copy import copy_agent
 from ctxlab.agent._events import ErrorEvent, Event, Subscribers
 from ctxlab.agent._export import agent_transcript
+from ctxlab.agent._html import agent_html
 from ctxlab.agent._material_loader import MaterialLoader
 from ctxlab.agent._preparer import Preparer
 from ctxlab.agent._recorder import Recorder
@@ -29,11 +24,16 @@ from ctxlab.agent._runner import Approver, PermissionHook, ToolRunner
 from ctxlab.agent._step import StepLoop, stream_call
 from ctxlab.agent._taskboard import TaskBoard
 from ctxlab.agent._tools import Tool
+from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import AgentBusy, UsageError
+from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.materials import FailurePolicy, Material, SourceRegistration
+from ctxlab.materials._tasks import TaskOptions, TaskState
 from ctxlab.messages import AssistantMessage, HintBlock, Message
-from ctxlab.models import Model
+from ctxlab.messages._request import ToolSchema
+from ctxlab.messages._state import WorkingState
+from ctxlab.models import DemoModel, Model
 from ctxlab.pipeline import CompactionRecord, Offloader, SelectionPolicy, WorkspaceOffloader
 from ctxlab.session import SessionKey, SessionLog
 from ctxlab.tokens import TokenCache, TokenCounter
@@ -88,8 +88,6 @@ class Agent:
         selection_policy: SelectionPolicy | None = None,
     ) -> None:
         if model is None:
-            from ctxlab.models import DemoModel
-
             model = DemoModel()
         if not isinstance(model, Model):
             msg = f"model must be a ctxlab Model (AnthropicModel, DemoModel, ...), got {model!r}"

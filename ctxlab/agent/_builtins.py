@@ -3,7 +3,7 @@ propose_requirement)."""
 
 from __future__ import annotations
 
-from ctxlab._request import ToolSchema
+from ctxlab.messages._request import ToolSchema
 
 __all__ = [
     "BUILTIN_TOOLS",

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from ctxlab._config import ContextConfig
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import CompressionError
 from ctxlab.manifest import CompactionTrigger, Thresholds
 from ctxlab.messages import ToolResultBlock, ToolUseBlock

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxlab._state import WorkingState
 from ctxlab.exceptions import InvalidConversation, StateChanged
 from ctxlab.messages import (
     AssistantMessage,
@@ -20,6 +19,7 @@ from ctxlab.messages import (
     UserMessage,
     repair_conversation,
 )
+from ctxlab.messages._state import WorkingState
 
 __all__ = ["ConversationOwner"]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.exceptions import AgentBusy
+
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
 
@@ -17,11 +19,7 @@ def copy_agent(agent: Agent, **overrides: Any) -> Agent:
     ``context_config=...``). Source registrations are copied with their options and keep their
     source instances (000: without re-running any setup). The copy gets a new session id, so
     the two never write into one session of a shared log."""
-    from ctxlab.agent._agent import Agent
-
     if agent.running:
-        from ctxlab.exceptions import AgentBusy
-
         msg = "copy the agent between calls: a call is running"
         raise AgentBusy(msg)
     settings: dict[str, Any] = {
@@ -41,7 +39,7 @@ def copy_agent(agent: Agent, **overrides: Any) -> Agent:
         "selection_policy": agent._materials.selection_policy,
         **overrides,
     }
-    copy = Agent(**settings)
+    copy = type(agent)(**settings)  # the agent's own class: a subclass copies as itself
     for name, registration in agent.sources.items():
         copy.sources[name] = dataclasses.replace(registration)
     copy.instructions.update(agent.instructions)

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab._request import ModelRequest
 from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest, ProviderUsage
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock
+from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import CompactionRecord
 
 __all__ = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxlab._replay import Transcript, usage_by_reply
+from ctxlab.io._transcript import Transcript, usage_by_reply
 
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent

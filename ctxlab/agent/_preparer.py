@@ -14,11 +14,9 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxlab._config import ContextConfig
-from ctxlab._request import ModelRequest
-from ctxlab._state import WorkingState
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent
 from ctxlab.agent._memory_flush import flush_facts
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import (
     ContextOverflowError,
     ModelError,
@@ -36,6 +34,8 @@ from ctxlab.manifest import (
 )
 from ctxlab.materials import ContextRequest, SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages._request import ModelRequest
+from ctxlab.messages._state import WorkingState
 from ctxlab.models import summary_model_request
 from ctxlab.pipeline import (
     CompactionRecord,

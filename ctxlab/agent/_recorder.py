@@ -9,8 +9,6 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ctxlab._state import WorkingState
-from ctxlab._tasks import TaskState
 from ctxlab.agent._events import (
     CompactionEvent,
     ContextBuildEvent,
@@ -21,7 +19,9 @@ from ctxlab.agent._events import (
 )
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ContextManifest, ProviderUsage
+from ctxlab.materials._tasks import TaskState
 from ctxlab.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, parse_messages
+from ctxlab.messages._state import WorkingState
 from ctxlab.session import LoggedMessage, SessionKey, SessionLog
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxlab._state import WorkingState
 from ctxlab.agent._builtins import COMPRESS_TOOL, MODE_TOOL, PROPOSE_TOOL, TODO_TOOL
 from ctxlab.agent._events import (
     Event,
@@ -32,6 +31,7 @@ from ctxlab.messages import (
     UserMessage,
     parse_messages,
 )
+from ctxlab.messages._state import WorkingState
 from ctxlab.models import ModelResponse
 from ctxlab.pipeline import Preparation
 

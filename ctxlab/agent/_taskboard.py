@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxlab._request import ToolSchema
-from ctxlab._tasks import TaskOptions, TaskState, TodoItem, Verification
 from ctxlab.agent._builtins import (
     MODE_SCHEMA,
     PROPOSE_SCHEMA,
@@ -16,7 +14,9 @@ from ctxlab.agent._builtins import (
     TODO_SCHEMA,
 )
 from ctxlab.materials import ContextBlock, Material
+from ctxlab.materials._tasks import TaskOptions, TaskState, TodoItem, Verification
 from ctxlab.messages import Message, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages._request import ToolSchema
 
 __all__ = ["TaskBoard"]
 

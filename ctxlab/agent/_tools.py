@@ -18,9 +18,9 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ctxlab._request import ToolSchema
 from ctxlab.exceptions import ToolDefinitionError
 from ctxlab.messages import ImageBlock, TextBlock, ToolResultBlock, decoded_output
+from ctxlab.messages._request import ToolSchema
 
 __all__ = ["Tool", "ToolOutput", "tool"]
 

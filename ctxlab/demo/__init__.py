@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ctxlab._config import ContextConfig
 from ctxlab.agent import Agent
+from ctxlab.config._config import ContextConfig
 from ctxlab.demo._tools import workspace_tools
 from ctxlab.models import DemoModel, Model
 

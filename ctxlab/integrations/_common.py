@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlab._replay import Transcript
+from ctxlab.io._transcript import Transcript
 
 __all__ = ["MessageGroups", "originals_for"]
 

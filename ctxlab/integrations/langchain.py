@@ -26,12 +26,11 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ctxlab._observed import ObservedSession
-from ctxlab._replay import Transcript
-from ctxlab._sync import run_sync
+from ctxlab.analysis._sync import run_sync
 from ctxlab.integrations._common import MessageGroups, originals_for
 from ctxlab.io import load
 from ctxlab.io._chat import tool_schemas
+from ctxlab.io._transcript import Transcript
 from ctxlab.messages import (
     AssistantMessage,
     HintBlock,
@@ -40,6 +39,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.sources._observed import ObservedSession
 
 __all__ = ["ContextMiddleware"]
 

@@ -36,8 +36,6 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from ctxlab._observed import ObservedSession
-from ctxlab._request import ToolSchema
 from ctxlab.integrations._common import MessageGroups, originals_for
 from ctxlab.io import load
 from ctxlab.messages import (
@@ -49,6 +47,8 @@ from ctxlab.messages import (
     UserMessage,
     tool_names,
 )
+from ctxlab.messages._request import ToolSchema
+from ctxlab.sources._observed import ObservedSession
 
 __all__ = ["ContextProcessor"]
 

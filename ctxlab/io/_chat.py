@@ -9,10 +9,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, anthropic_block
 from ctxlab.manifest import ProviderUsage
+from ctxlab.messages._request import ToolSchema
 
 __all__ = [
     "from_anthropic",

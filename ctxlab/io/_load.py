@@ -9,10 +9,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from ctxlab._jsonl import json_lines, read_text
-from ctxlab._recorded import place_compactions
-from ctxlab._replay import Transcript, load_transcript
-from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import (
@@ -25,6 +21,7 @@ from ctxlab.io._chat import (
     tool_schemas,
 )
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
+from ctxlab.io._compactions import place_compactions
 from ctxlab.io._frameworks import (
     as_plain_data,
     from_langchain,
@@ -34,6 +31,9 @@ from ctxlab.io._frameworks import (
 )
 from ctxlab.io._otel import from_otel, is_otel
 from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
+from ctxlab.io._transcript import Transcript, load_transcript
+from ctxlab.messages._request import ToolSchema
+from ctxlab.util._jsonl import json_lines, read_text
 
 __all__ = ["FORMATS", "Format", "detect_format", "load"]
 

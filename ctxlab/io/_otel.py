@@ -31,12 +31,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab._request import ToolSchema
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
 from ctxlab.io._otel_spans import Span, is_otel, spans_of
 from ctxlab.manifest import ProviderUsage
+from ctxlab.messages._request import ToolSchema
 
 __all__ = ["from_otel", "is_otel"]
 

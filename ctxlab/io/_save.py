@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ctxlab._replay import Transcript
-from ctxlab._request import ModelRequest
 from ctxlab.exceptions import UsageError
+from ctxlab.messages._request import ModelRequest
 from ctxlab.models import messages_to_anthropic, request_to_openai, tool_to_anthropic
+
+if TYPE_CHECKING:
+    from ctxlab.io._transcript import Transcript
 
 __all__ = ["SaveFormat", "save_transcript", "to_openai"]
 

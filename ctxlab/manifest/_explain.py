@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from ctxlab.manifest._kinds import transform_info
 from ctxlab.manifest._manifest import ContextManifest, Transform
+from ctxlab.messages import TextBlock, ToolResultBlock, ToolUseBlock, tool_names
 
 if TYPE_CHECKING:
-    from ctxlab._request import ModelRequest
     from ctxlab.messages import AssistantMessage, UserMessage
+    from ctxlab.messages._request import ModelRequest
 
 __all__ = ["ItemRow", "explain_transform", "item_rows", "message_label"]
 
@@ -103,8 +104,6 @@ def _preview(text: str) -> str:
 def message_label(message: UserMessage | AssistantMessage, names: dict[str, str]) -> str:
     """What a message is, in a line: ``user: Fix the crash…``, ``tool result of bash: …``
     (``names``: tool names by call id, `tool_names`)."""
-    from ctxlab.messages import TextBlock, ToolResultBlock, ToolUseBlock
-
     parts: list[str] = []
     for block in message.content:
         if isinstance(block, ToolUseBlock):
@@ -121,8 +120,6 @@ def message_label(message: UserMessage | AssistantMessage, names: dict[str, str]
 
 def item_rows(manifest: ContextManifest, request: ModelRequest | None = None) -> list[ItemRow]:
     """Every item of ``manifest`` described (with ``request``, the messages it stands for)."""
-    from ctxlab.messages import ToolResultBlock, tool_names
-
     messages: Sequence[UserMessage | AssistantMessage] = request.messages if request else ()
     by_hash = {m.content_hash: m for m in messages}
     names = tool_names(messages)

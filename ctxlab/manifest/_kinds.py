@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from ctxlab.messages._state import CompactionMethod
+
 __all__ = [
     "TRANSFORM_KINDS",
     "CompactionMethod",
@@ -41,9 +43,8 @@ ItemKind = Literal[
 """What a manifest item is: System part, tool schema, summary, conversation message, task state,
 runtime or reference material from a source, workspace memory or knowledge, the usage notice."""
 
-CompactionMethod = Literal["summary", "truncation"]
-"""How a compaction shortened the conversation: by a structured summary, or (when every summary
-attempt failed and the fallback is on) by dropping the oldest messages behind a note."""
+# CompactionMethod (how a compaction shortened the conversation) is defined with the state it
+# describes, in ``ctxlab.messages``; re-exported here with the other kinds.
 
 CompactionTrigger = Literal["automatic", "manual", "agentic", "overflow"]
 """What started a compaction: the trigger line, `compress_context()`, the CompressContext tool,

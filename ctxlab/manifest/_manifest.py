@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from ctxlab.manifest._html import manifest_html
 from ctxlab.manifest._kinds import ItemKind, Purpose, TransformKind
 from ctxlab.manifest._thresholds import Thresholds
 
@@ -183,8 +184,6 @@ class ContextManifest:
         )
 
     def _repr_html_(self) -> str:
-        from ctxlab._html import manifest_html
-
         return manifest_html(self)
 
     @property

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctxlab._config import BudgetPolicy, ContextConfig
+    from ctxlab.config._config import BudgetPolicy, ContextConfig
 
 __all__ = ["Thresholds", "input_limit"]
 

@@ -80,21 +80,20 @@ __all__ = [
     "tool_names",
 ]
 
-_MOVED = ("messages_from_anthropic", "messages_to_anthropic", "to_anthropic_block")
+MOVED: dict[str, Any] = {}
+"""Deprecated aliases (one release): names that moved to ``ctxlab.models`` with the Anthropic
+format, registered there when it loads (this package imports no adapter)."""
 
 
 def __getattr__(name: str) -> Any:
-    # Deprecated aliases (one release): the Anthropic format moved next to its adapter.
-    if name in _MOVED:
+    if name in MOVED:
         import warnings
-
-        from ctxlab.models import _anthropic_format
 
         warnings.warn(
             f"ctxlab.messages.{name} moved to ctxlab.models.{name}",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(_anthropic_format, name)
+        return MOVED[name]
     msg = f"module 'ctxlab.messages' has no attribute {name!r}"
     raise AttributeError(msg)

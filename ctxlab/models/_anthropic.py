@@ -13,7 +13,6 @@ import inspect
 import os
 from typing import Any
 
-from ctxlab._request import ModelRequest
 from ctxlab.exceptions import (
     ContextOverflowError,
     ModelError,
@@ -22,6 +21,7 @@ from ctxlab.exceptions import (
     UsageError,
 )
 from ctxlab.manifest import ProviderUsage
+from ctxlab.messages._request import ModelRequest
 from ctxlab.models._anthropic_format import messages_from_anthropic, request_to_anthropic
 from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import (
     ANTHROPIC_BLOCK_TYPES,
     HINT_CLOSE,
     HINT_OPEN,
+    MOVED,
     RESULT_PART_TYPES,
     AssistantMessage,
     HintBlock,
@@ -29,6 +29,7 @@ from ctxlab.messages import (
     UserMessage,
     parse_messages,
 )
+from ctxlab.messages._request import WIRE_FORMATS, ModelRequest, ToolSchema
 
 __all__ = [
     "messages_from_anthropic",
@@ -126,3 +127,14 @@ def messages_from_anthropic(
             raise MessageFormatError(msg)
         converted.append({"role": message.get("role"), "content": blocks})
     return parse_messages(converted)
+
+
+# What the layers below offer without importing this module: the request type's `to_anthropic`
+# and the deprecated ``ctxlab.messages`` aliases.
+WIRE_FORMATS["anthropic_request"] = request_to_anthropic
+WIRE_FORMATS["anthropic_tool"] = tool_to_anthropic
+MOVED.update(
+    messages_from_anthropic=messages_from_anthropic,
+    messages_to_anthropic=messages_to_anthropic,
+    to_anthropic_block=to_anthropic_block,
+)

@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab._request import ModelRequest
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ProviderUsage, Purpose
 from ctxlab.messages import (
@@ -23,6 +22,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.pipeline._summary import summary_instruction
 from ctxlab.tokens import TiktokenCounter, TokenCounter

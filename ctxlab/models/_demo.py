@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ctxlab._request import ModelRequest
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import (
     AssistantMessage,
@@ -29,6 +28,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.messages._request import ModelRequest
 from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import ApproximateCounter

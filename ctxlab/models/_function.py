@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab._request import ModelRequest
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import AssistantMessage, HintBlock, TextBlock, ToolUseBlock
+from ctxlab.messages._request import ModelRequest
 from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
 from ctxlab.pipeline import Summarizer, SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCounter

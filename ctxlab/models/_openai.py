@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ctxlab._request import ModelRequest
 from ctxlab.exceptions import (
     ContextOverflowError,
     ModelError,
@@ -20,6 +19,7 @@ from ctxlab.exceptions import (
     UsageError,
 )
 from ctxlab.manifest import ProviderUsage
+from ctxlab.messages._request import ModelRequest
 from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
 from ctxlab.models._openai_format import assistant_from_openai, request_to_openai
 

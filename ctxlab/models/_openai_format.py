@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ctxlab._request import ModelRequest, ToolSchema
 from ctxlab.messages import (
     AssistantMessage,
     DocumentBlock,
@@ -16,6 +15,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.messages._request import ModelRequest, ToolSchema
 
 __all__ = ["assistant_from_openai", "request_to_openai", "tool_to_openai"]
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ctxlab._config import CompactionPasses, ContextConfig
-from ctxlab._state import Summary
+from ctxlab.config._config import CompactionPasses, ContextConfig
 from ctxlab.exceptions import CompressionError
 from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages._state import Summary
 from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
 from ctxlab.pipeline._pinned_task import fit_task, pinned_task, summary_text, task_tokens
 from ctxlab.pipeline._results import truncate_results

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxlab._state import Summary
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.messages._state import Summary
 from ctxlab.pipeline._summary_calls import MIN_SUMMARY_BUDGET
 from ctxlab.tokens import TokenCache
 

@@ -16,13 +16,13 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxlab._config import ContextConfig, require_config
-from ctxlab._request import ModelRequest, ToolSchema
-from ctxlab._state import WorkingState
+from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import PreparationError
 from ctxlab.manifest import ContextManifest, Purpose, Thresholds
 from ctxlab.materials import Materials
 from ctxlab.messages import ToolPairScanner
+from ctxlab.messages._request import ModelRequest, ToolSchema
+from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline._budget import SelectionPolicy
 from ctxlab.pipeline._compaction import (
     CompactionRecord,

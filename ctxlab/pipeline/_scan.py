@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlab._config import ContextConfig
+from ctxlab.config._config import ContextConfig
 from ctxlab.manifest import ManifestItem, Transform
 from ctxlab.messages import DECODE_NOTE, AssistantMessage, ToolPairScanner, UserMessage, tool_names
 from ctxlab.pipeline._images import limit_images

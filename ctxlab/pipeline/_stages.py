@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ctxlab._request import ModelRequest, ToolSchema
-from ctxlab._state import Summary
 from ctxlab.exceptions import ContextBudgetExceeded, InvalidConversationStart, InvalidToolPairs
 from ctxlab.manifest import (
     ContextManifest,
@@ -23,6 +21,8 @@ from ctxlab.manifest import (
 )
 from ctxlab.materials import ContextBlock, Material, Materials, SystemPart
 from ctxlab.messages import AssistantMessage, TextBlock, ToolPairScanner, UserMessage
+from ctxlab.messages._request import ModelRequest, ToolSchema
+from ctxlab.messages._state import Summary
 from ctxlab.pipeline._budget import SelectionPolicy, omit_for_budget
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 

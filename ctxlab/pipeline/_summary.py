@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlab._config import ContextConfig
-from ctxlab._state import Summary
+from ctxlab.config._config import ContextConfig
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages._state import Summary
 
 __all__ = [
     "Summarizer",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxlab._config import ContextConfig
-from ctxlab._state import Summary
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import ContextOverflowError
 from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
+from ctxlab.messages._state import Summary
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._summary import (
     Summarizer,

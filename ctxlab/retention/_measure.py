@@ -24,7 +24,7 @@ from ctxlab.messages import (
 from ctxlab.retention._extract import CATEGORIES, TARGETS, Inventory, collapse, inventory
 
 if TYPE_CHECKING:
-    from ctxlab._state import WorkingState
+    from ctxlab.messages._state import WorkingState
 
 __all__ = [
     "CategoryRetention",

@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any
 from ctxlab.exceptions import SessionLogError, SessionNotFound, UsageError
 from ctxlab.session._errors import _typed_errors
 from ctxlab.session._records import Checkpoint, LoggedMessage, SessionKey
+from ctxlab.session._transcript import log_transcript
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ctxlab._replay import Transcript
+    from ctxlab.io._transcript import Transcript
 
 __all__ = ["SCHEMA_VERSION", "Checkpoint", "SessionKey", "SessionLog"]
 
@@ -252,8 +253,6 @@ class SessionLog:
 
     def transcript(self, key: SessionKey) -> Transcript:
         """The session as a `Transcript` (see `log_transcript`)."""
-        from ctxlab.session._transcript import log_transcript
-
         return log_transcript(self, key)
 
     @_typed_errors("reading events")

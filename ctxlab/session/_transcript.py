@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from ctxlab._replay import Transcript, usage_by_reply
+from ctxlab.io._transcript import Transcript, usage_by_reply
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import parse_messages
-from ctxlab.session._log import SessionLog
 from ctxlab.session._records import SessionKey
+
+if TYPE_CHECKING:
+    from ctxlab.session._log import SessionLog
 
 __all__ = ["log_transcript"]
 

@@ -17,9 +17,9 @@ import ipywidgets as w
 import numpy as np
 import plotly.graph_objects as go
 
-from ctxlab._html import PLACEMENT_COLORS
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
+from ctxlab.util._html import PLACEMENT_COLORS
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
-from ctxlab._config import ContextConfig
+from ctxlab.config._config import ContextConfig
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 from pydantic import ValidationError
 
-from ctxlab._config import ContextConfig
-from ctxlab._config_fields import TunableField, tunable_fields
+from ctxlab.config._config import ContextConfig
+from ctxlab.config._fields import TunableField, tunable_fields
 from ctxlab.materials import SourceRegistration, TextSource
 
 if TYPE_CHECKING:
-    from ctxlab._step_source import StepSource
     from ctxlab.agent import Agent
+    from ctxlab.sources._base import StepSource
 
 __all__ = ["ConfigPanel", "Controls", "SourcesPanel"]
 

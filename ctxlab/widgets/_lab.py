@@ -16,22 +16,23 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from ctxlab._calibration import Calibration, calibrate
-from ctxlab._config import ContextConfig
-from ctxlab._replay import Transcript
-from ctxlab._replay_session import VIEWS, ReplaySession, View
-from ctxlab._step_source import StepSource
 from ctxlab.agent import Agent, ContextBuildEvent, Event
+from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import CallStopped, UsageError
+from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
+from ctxlab.sources._base import StepSource
+from ctxlab.sources._replay import VIEWS, ReplaySession, View
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
+from ctxlab.widgets._snapshot import report_html, snapshot_html
 from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog
 from ctxlab.widgets._table import Opener
@@ -548,8 +549,6 @@ class Lab:
         """Write the session as one self-contained HTML file (no script, opens in any
         browser): the budget bars of every request, then each request's items, what was done to
         them and why."""
-        from ctxlab._html import report_html, snapshot_html
-
         # Every request's bar, not the snapshot's latest 40: a report is read in full.
         marks = [c.step for c in self.log.compactions]
         snapshot = snapshot_html(self.agent, self.log.manifests, marks, limit=None)
@@ -560,8 +559,6 @@ class Lab:
 
     def snapshot_html(self) -> str:
         """The dashboard as static HTML: budget bars per request, the latest manifest."""
-        from ctxlab._html import snapshot_html
-
         marks = [c.step for c in self.log.compactions]
         return snapshot_html(self.agent, self.log.manifests, marks)
 

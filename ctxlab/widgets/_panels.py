@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from ctxlab._request import ModelRequest
 from ctxlab.manifest import ContextManifest, item_rows
 from ctxlab.manifest._explain import explain_transform, message_label
 from ctxlab.messages import (
@@ -28,6 +27,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     tool_names,
 )
+from ctxlab.messages._request import ModelRequest
 from ctxlab.widgets._table import DataTable
 
 if TYPE_CHECKING:

@@ -10,15 +10,14 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ctxlab._calibration import Calibration, CalibrationPoint, fit_points
-from ctxlab._cost import costs_of_manifests
-from ctxlab._request import ModelRequest
 from ctxlab.agent import (
     CompactionEvent,
     ContextBuildEvent,
     Event,
     ModelResponseEvent,
 )
+from ctxlab.analysis._calibration import Calibration, CalibrationPoint, fit_points
+from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.manifest import (
     STEP_COLUMNS,
     CompactionMethod,
@@ -27,6 +26,7 @@ from ctxlab.manifest import (
     step_row,
     usage_columns,
 )
+from ctxlab.messages._request import ModelRequest
 from ctxlab.retention import retention_columns
 
 if TYPE_CHECKING:

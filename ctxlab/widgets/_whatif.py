@@ -18,10 +18,10 @@ from typing import Any
 import ipywidgets as w
 import plotly.graph_objects as go
 
-from ctxlab._config import ContextConfig
-from ctxlab._replay import Transcript
-from ctxlab._request import ModelRequest
-from ctxlab._whatif import COMPARISON_COLUMNS, WhatIf
+from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
+from ctxlab.config._config import ContextConfig
+from ctxlab.io._transcript import Transcript
+from ctxlab.messages._request import ModelRequest
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._panels import ManifestPanel, _table
 from ctxlab.widgets._plot import LivePlot

@@ -88,8 +88,8 @@ async def test_count_tokens_is_exact_from_the_api() -> None:
     with MessagesAPI() as api:
         model = model_for(api)
         agent = Agent(model=model, tools=[add], counter=ApproximateCounter())
-        from ctxlab._request import ModelRequest
         from ctxlab.messages import UserMessage
+        from ctxlab.messages._request import ModelRequest
 
         request = ModelRequest(
             system="s", messages=(UserMessage(content="hello"),), tools=agent.tool_schemas()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ctxlab import TiktokenCounter
-from ctxlab._replay import corpus_dir, load_transcript
 from ctxlab.agent import Agent, play, recorded_model, recorded_tools
+from ctxlab.io._transcript import corpus_dir, load_transcript
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from tests.conftest import requires_corpus
 

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxlab import ApproximateCounter, ContextConfig, compare_configs, load_transcript
-from ctxlab._replay import corpus_dir
 from ctxlab.exceptions import CtxlabError, MessageFormatError
 from ctxlab.io import FORMATS, detect_format, load
+from ctxlab.io._transcript import corpus_dir
 from ctxlab.messages import AssistantMessage, find_tool_pair_problems
 from tests.conftest import requires_corpus
 

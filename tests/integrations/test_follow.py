@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ctxlab import ApproximateCounter, CtxlabError, follow, load
-from ctxlab._replay import corpus_dir
+from ctxlab.io._transcript import corpus_dir
 from ctxlab.messages import AssistantMessage
 from tests.conftest import requires_corpus
 

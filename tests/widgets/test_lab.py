@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab._cost import costs_of_manifests
+from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.exceptions import UsageError
 
 pytest.importorskip("ipywidgets")
@@ -270,11 +270,11 @@ async def test_a_later_display_starts_from_the_current_figure(demo_lab: Lab) -> 
 def test_the_config_panel_is_generated_from_the_config_metadata() -> None:
     from pydantic import Field
 
-    from ctxlab import _config_fields
+    from ctxlab.config import _fields as _config_fields
 
     agent = Agent(model=ScriptedModel([]), counter=ApproximateCounter())
     lab = Lab(agent)
-    names = [f.name for f in _config_fields.tunable_fields()]
+    names = [f.name for f in _config_fields.tunable_fields(ContextConfig)]
     assert list(lab.config.controls) == names
     assert "trigger_ratio" in names and "compression_tool_enabled" in names
     assert "summary_schema" not in names and "budget" not in names

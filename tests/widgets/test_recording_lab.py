@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 
 from ctxlab import ContextConfig, load
-from ctxlab._replay import replay
+from ctxlab.analysis._replay import replay
 from ctxlab.demo import DEMO_PROMPT, demo_agent
 from ctxlab.tokens import TiktokenCounter, TokenCache
 from ctxlab.widgets import Lab

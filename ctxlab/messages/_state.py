@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ctxlab.manifest import CompactionMethod
-from ctxlab.messages import AssistantMessage, Message, TextBlock, UserMessage
+from ctxlab.messages._blocks import TextBlock
+from ctxlab.messages._messages import AssistantMessage, Message, UserMessage, parse_messages
+
+CompactionMethod = Literal["summary", "truncation"]
+"""How a compaction shortened the conversation: by a structured summary, or (when every summary
+attempt failed and the fallback is on) by dropping the oldest messages behind a note. Defined
+with the state it describes; ``ctxlab.manifest`` re-exports it."""
 
 __all__ = ["Summary", "WorkingState"]
 
@@ -80,6 +85,4 @@ class WorkingState(BaseModel):
     @classmethod
     def of(cls, messages: Any) -> WorkingState:
         """A state holding ``messages`` (any iterable of messages or message dicts)."""
-        from ctxlab.messages import parse_messages
-
         return cls(conversation=tuple(parse_messages(messages)))

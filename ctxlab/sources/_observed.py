@@ -23,18 +23,18 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from ctxlab._config import ContextConfig
-from ctxlab._replay import Transcript
-from ctxlab._request import ToolSchema
-from ctxlab._state import WorkingState
-from ctxlab._step_source import ModelInfo, StepSource
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError
+from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ProviderUsage
 from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages._request import ToolSchema
+from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import PreparationMemo, Summarizer, extractive_summarizer, prepare
 from ctxlab.retention import compaction_retention
+from ctxlab.sources._base import ModelInfo, StepSource
 from ctxlab.tokens import TokenCounter
 
 __all__ = ["ObservedSession"]

@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages._messages import AssistantMessage, UserMessage
 
-__all__ = ["ModelRequest", "ToolSchema"]
+__all__ = ["WIRE_FORMATS", "ModelRequest", "ToolSchema"]
+
+WIRE_FORMATS: dict[str, Callable[[Any], dict[str, Any]]] = {}
+"""Converters to a provider's wire format, by name (``anthropic_request``, ``anthropic_tool``),
+registered by the adapters in ``ctxlab.models`` when they load: the request type stays below the
+adapters and imports none of them."""
+
+
+def _wire(kind: str, value: Any) -> dict[str, Any]:
+    convert = WIRE_FORMATS.get(kind)
+    if convert is None:  # only if ctxlab.models was never imported (``import ctxlab`` does)
+        msg = f"no {kind} converter registered: import ctxlab.models first"
+        raise LookupError(msg)
+    return convert(value)
 
 
 @dataclass(frozen=True)
@@ -33,10 +47,9 @@ class ToolSchema:
         )
 
     def to_anthropic(self) -> dict[str, Any]:
-        """The ``tools`` entry of an Anthropic request (see `ctxlab.models.tool_to_anthropic`)."""
-        from ctxlab.models._anthropic_format import tool_to_anthropic
-
-        return tool_to_anthropic(self)
+        """The ``tools`` entry of an Anthropic request (`ctxlab.models.tool_to_anthropic`, the
+        adapter's function; this is a convenience alias)."""
+        return _wire("anthropic_tool", self)
 
 
 @dataclass(frozen=True)
@@ -56,9 +69,8 @@ class ModelRequest:
     def to_anthropic(self) -> dict[str, Any]:
         """``system``, ``messages`` and ``tools`` of an Anthropic Messages request.
 
-        A convenience: the wire format lives with the adapter (`ctxlab.models`), imported here
-        only when asked for, so the engine does not depend on any provider's format.
+        A convenience alias of `ctxlab.models.request_to_anthropic`: the wire format lives with
+        the adapter, which registers it (`WIRE_FORMATS`), so the request type depends on no
+        provider's format.
         """
-        from ctxlab.models._anthropic_format import request_to_anthropic
-
-        return request_to_anthropic(self)
+        return _wire("anthropic_request", self)

@@ -4,9 +4,10 @@ config's own metadata (titles, descriptions, bounds)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ctxlab._config import ContextConfig
+if TYPE_CHECKING:
+    from ctxlab.config._config import ContextConfig
 
 __all__ = ["TunableField", "tunable_fields"]
 
@@ -25,14 +26,12 @@ class TunableField:
     """The largest allowed value (inclusive), or the largest a control should offer."""
 
 
-def tunable_fields(
-    config_type: type[ContextConfig] | None = None,
-) -> tuple[TunableField, ...]:
+def tunable_fields(config_type: type[ContextConfig]) -> tuple[TunableField, ...]:
     """The top-level fields of type float, int or bool of ``config_type`` (`ContextConfig` or a
     subclass), with their titles, descriptions and bounds: a new such field appears in the Config
     panel without editing it."""
     fields: list[TunableField] = []
-    for name, info in (config_type or ContextConfig).model_fields.items():
+    for name, info in config_type.model_fields.items():
         kinds: dict[Any, Literal["float", "int", "bool"]] = {
             float: "float",
             int: "int",

@@ -21,9 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ctxlab._calibration import Calibration, calibrate
-from ctxlab._config import ContextConfig
-from ctxlab._cost import (
+from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.analysis._cost import (
     CacheRules,
     Price,
     RequestCost,
@@ -32,9 +31,11 @@ from ctxlab._cost import (
     request_costs,
     shape_of,
 )
-from ctxlab._references import References, output_cost, reference_shapes
-from ctxlab._replay import ReplayStep, Transcript, replay
+from ctxlab.analysis._references import References, output_cost, reference_shapes
+from ctxlab.analysis._replay import ReplayStep, replay
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError
+from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, step_row
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.pipeline._summary import instruction_tokens

@@ -14,9 +14,9 @@ calibration estimates its size from the billed usage.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ctxlab.manifest import ContextManifest, ManifestItem, ProviderUsage, Transform
 from ctxlab.messages import (
@@ -30,12 +30,11 @@ from ctxlab.pipeline._scan import message_items
 from ctxlab.tokens import TokenCache
 
 if TYPE_CHECKING:
-    from ctxlab._replay import Transcript
+    from ctxlab.io._transcript import Transcript
 
 __all__ = [
     "RecordedCompaction",
     "RecordedRequest",
-    "place_compactions",
     "recorded_compactions",
     "recorded_manifest",
     "recorded_requests",
@@ -106,36 +105,6 @@ class RecordedRequest:
     def compaction(self) -> RecordedCompaction | None:
         """The latest of `compactions`, if any."""
         return self.compactions[-1] if self.compactions else None
-
-
-def place_compactions(meta: dict[str, Any], messages: Sequence[Message]) -> None:
-    """Give each of ``meta['compactions']`` its ``summary_index`` and ``summary_block`` in the
-    final ``messages`` (an importer records ``replies_before`` and the summary's opening words
-    while reading; repairs may move message indexes afterwards, never the order of replies)."""
-    compactions = meta.get("compactions")
-    if not isinstance(compactions, list):
-        return
-    replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
-    for record in compactions:
-        if not isinstance(record, dict) or "replies_before" not in record:
-            continue
-        rank = int(record["replies_before"])
-        # The summary sits in the user message just before the first reply after the boundary
-        # (the last message when the session ended right after compacting).
-        after = replies[rank] if rank < len(replies) else len(messages)
-        index = after - 1
-        while index > 0 and not isinstance(messages[index], UserMessage):
-            index -= 1
-        head = str(record.get("summary_head") or "")
-        block = 0
-        if index >= 0 and head:
-            texts = [getattr(b, "text", None) for b in messages[index].content]
-            block = next(
-                (k for k, t in enumerate(texts) if isinstance(t, str) and t.startswith(head[:80])),
-                0,
-            )
-        record["summary_index"] = max(index, 0)
-        record["summary_block"] = block
 
 
 def recorded_compactions(transcript: Transcript) -> tuple[RecordedCompaction, ...]:

@@ -28,11 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ctxlab.analysis._recorded import recorded_requests
+from ctxlab.io._transcript import Transcript
+from ctxlab.messages import UserMessage
+from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+
 if TYPE_CHECKING:
     import pandas as pd
-
-    from ctxlab._replay import Transcript
-    from ctxlab.tokens import TokenCache, TokenCounter
 
 __all__ = ["FLAG_ERROR", "Calibration", "CalibrationFit", "CalibrationPoint", "calibrate"]
 
@@ -241,10 +243,6 @@ def calibrate(
     session start or the latest recorded compaction, plus the System prompt and tool schemas
     when the file has them.
     """
-    from ctxlab._recorded import recorded_requests
-    from ctxlab.messages import UserMessage
-    from ctxlab.tokens import TiktokenCounter, TokenCache
-
     if counter is None:
         counter = TiktokenCounter()
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)

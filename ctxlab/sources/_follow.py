@@ -16,12 +16,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ctxlab._config import ContextConfig
-from ctxlab._observed import ObservedSession
-from ctxlab._recorded import place_compactions
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._claude_code import from_claude_code
+from ctxlab.io._compactions import place_compactions
 from ctxlab.messages import AssistantMessage
+from ctxlab.sources._observed import ObservedSession
 from ctxlab.tokens import TokenCounter
 
 __all__ = ["FollowedSession", "follow"]

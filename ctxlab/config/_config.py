@@ -8,6 +8,7 @@ the request budget, large-tool-result eviction and the light compaction passes.
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import (
@@ -19,6 +20,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from ctxlab.config._html import config_html
+from ctxlab.exceptions import UsageError
 
 __all__ = [
     "DEFAULT_COMPRESSION_PROMPT",
@@ -105,6 +109,11 @@ def _rule_broken(message: str) -> PydanticCustomError:
     (A plain ``ValueError`` would read "Value error, ..." in ``error.errors()[0]["msg"]``.)
     """
     return PydanticCustomError("config_rule", message)
+
+
+PRESET_FACTORIES: dict[str, Callable[[], ContextConfig]] = {}
+"""Preset name → factory, for `ContextConfig.preset`: filled by ``config/_presets.py`` when the
+package loads (the presets build ContextConfigs, so this module cannot import them)."""
 
 
 class _Section(BaseModel):
@@ -338,8 +347,6 @@ class ContextConfig(BaseModel):
         return tuple(self.summary_schema["properties"])
 
     def _repr_html_(self) -> str:
-        from ctxlab._html import config_html
-
         return config_html(self)
 
     @classmethod
@@ -347,10 +354,12 @@ class ContextConfig(BaseModel):
         """A named starting point, each from a public source its docstring cites:
         ``ctxlab``, ``agentscope`` (002), ``harness`` (the reference Java harness, 000),
         ``langchain`` (``SummarizationMiddleware``), ``observation_masking`` (JetBrains,
-        arXiv 2508.21433). See ``ctxlab/_presets.py``."""
-        from ctxlab._presets import preset
-
-        return preset(name)
+        arXiv 2508.21433). See ``ctxlab/config/_presets.py``."""
+        factory = PRESET_FACTORIES.get(name)
+        if factory is None:
+            msg = f"no preset {name!r}; choose one of {', '.join(PRESET_FACTORIES)}"
+            raise ValueError(msg)
+        return factory()
 
     def merge(self, **overrides: Any) -> ContextConfig:
         """A new config with ``overrides`` applied and validated (nested sections take dicts)."""
@@ -387,8 +396,6 @@ def require_config(value: object) -> ContextConfig:
     The config is validated again here: ``model_copy(update=...)`` and ``model_construct`` skip
     validation, and a config that breaks the rules must not reach a preparation.
     """
-    from ctxlab.exceptions import UsageError
-
     if not isinstance(value, ContextConfig):
         msg = f"context_config must be a ContextConfig, got {type(value).__name__}"
         raise UsageError(msg)

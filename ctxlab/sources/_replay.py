@@ -20,8 +20,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Literal
 
-from ctxlab._config import ContextConfig
-from ctxlab._recorded import (
+from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
+from ctxlab.analysis._recorded import (
     AFTER,
     RecordedCompaction,
     recorded_compactions,
@@ -30,15 +30,16 @@ from ctxlab._recorded import (
     recorded_transforms,
     unrecorded_parts,
 )
-from ctxlab._replay import Transcript, replay
-from ctxlab._request import ModelRequest
-from ctxlab._step_source import ModelInfo, StepSource
-from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
+from ctxlab.analysis._replay import replay
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import UsageError
+from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline._stages import fixed_part
+from ctxlab.sources._base import ModelInfo, StepSource
 from ctxlab.tokens import TokenCounter
 
 __all__ = ["VIEWS", "ReplaySession", "View"]

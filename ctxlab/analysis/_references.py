@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxlab._cost import Price, RequestCost, RequestShape
+from ctxlab.analysis._cost import Price, RequestCost, RequestShape
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.tokens import TokenCache
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab._config import ContextConfig, require_config
 from ctxlab.agent._events import Event, Subscribers
+from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
 

@@ -20,11 +20,16 @@ from concurrent.futures import Executor, Future, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxlab._config import ContextConfig
-from ctxlab._cost import CacheRules, Price
-from ctxlab._replay import Transcript
-from ctxlab._whatif import COMPARISON_COLUMNS
+from ctxlab._version import __version__
+from ctxlab.analysis._cost import CacheRules, Price
+from ctxlab.analysis._sync import run_sync
+from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import UsageError
+from ctxlab.io import load
+from ctxlab.io._transcript import Transcript
+from ctxlab.messages import dump_messages
+from ctxlab.tokens import TiktokenCounter, TokenCache
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,8 +48,6 @@ _INTEGERS = dict.fromkeys(
 
 
 def _version() -> str:
-    from ctxlab import __version__
-
     return __version__
 
 
@@ -54,8 +57,6 @@ def _digest(text: str) -> str:
 
 def transcript_key(transcript: Transcript) -> str:
     """A hash of what a replay depends on: system, tools and messages."""
-    from ctxlab.messages import dump_messages
-
     tools = [(t.name, t.description, t.input_schema) for t in transcript.tools]
     return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}")
 
@@ -81,10 +82,6 @@ def run_group(
 ) -> list[dict[str, Any]]:
     """Every config of one session at each window: the rows of the sweep (run on a worker).
     The session is tokenized once for all of them (one shared `TokenCache`)."""
-    from ctxlab._sync import run_sync
-    from ctxlab._whatif import WhatIf
-    from ctxlab.tokens import TiktokenCounter, TokenCache
-
     cache = TokenCache(TiktokenCounter())
     rows: list[dict[str, Any]] = []
     for window in [windows] if isinstance(windows, int) else windows:
@@ -121,8 +118,6 @@ def _plain(value: Any) -> Any:
 
 
 def _load(items: Iterable[Transcript | str | os.PathLike[str]]) -> list[Transcript]:
-    from ctxlab.io import load
-
     out: list[Transcript] = []
     names: set[str] = set()
     for item in items:

@@ -7,10 +7,14 @@ source's policy is not ctxlab's: each docstring says what maps to what.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ctxlab._config import ContextConfig
+from ctxlab.config._config import (
+    PRESET_FACTORIES,
+    CompactionPasses,
+    ContextConfig,
+    MaskConfig,
+    ToolResultEviction,
+)
 
 __all__ = ["PRESETS", "preset"]
 
@@ -19,7 +23,6 @@ def _ctxlab() -> ContextConfig:
     """ctxlab's defaults: AgentScope's ratios (trigger 0.8, reserve 0.1) with the reference
     harness's light passes (pruning older tool output within compaction, offloading results
     over 80,000 characters) and the extractive summary kept within the reserve."""
-    from ctxlab._config import ContextConfig
 
     return ContextConfig()
 
@@ -29,7 +32,6 @@ def _agentscope() -> ContextConfig:
     ``trigger_ratio=0.8``, ``reserve_ratio=0.1``, ``tool_result_limit=3000``,
     ``max_image_num=5``, ``context_buffer_ratio=0.2``, no compression tool, fallback to
     truncation. AgentScope has no pruning pass and no offloading: both are off here."""
-    from ctxlab._config import CompactionPasses, ContextConfig, ToolResultEviction
 
     return ContextConfig(
         trigger_ratio=0.8,
@@ -49,7 +51,6 @@ def _harness() -> ContextConfig:
     (``reserve_ratio=0.2``; the harness bounds it to 2,000–8,000 tokens), pruning of older tool
     output (40,000 protected, 20,000 prunable, 2,000-character previews), offloading of results
     over 80,000 characters, ``flushBeforeCompact`` on."""
-    from ctxlab._config import CompactionPasses, ContextConfig
 
     return ContextConfig(
         trigger_ratio=0.9,
@@ -63,7 +64,6 @@ def _langchain() -> ContextConfig:
     summarization.py``): keeps the latest 20 messages (``keep=("messages", 20)``, its default)
     and triggers at 80 % of the model's input tokens (``trigger=("fraction", 0.8)``, the
     example of its docstring: it has no trigger by default). No pruning, no offloading."""
-    from ctxlab._config import CompactionPasses, ContextConfig, ToolResultEviction
 
     return ContextConfig(
         trigger_ratio=0.8,
@@ -86,7 +86,6 @@ def _observation_masking() -> ContextConfig:
     between clears — nothing is summarized; the paper found it halves cost and matches LLM
     summarization on SWE-bench agents. A summary remains only as the last resort at the 0.9
     cap, so that a session never overflows."""
-    from ctxlab._config import CompactionPasses, ContextConfig, MaskConfig
 
     return ContextConfig(
         trigger_ratio=0.9,
@@ -104,6 +103,7 @@ PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "observation_masking": _observation_masking,
 }
 """Preset name → factory; each factory's docstring cites its source."""
+PRESET_FACTORIES.update(PRESETS)  # what ContextConfig.preset reads
 
 
 def preset(name: str) -> ContextConfig:

@@ -1,0 +1,36 @@
+"""Analysis of recorded sessions, no model called: replay under a config, what-if comparisons
+priced with prompt caching, sweeps, a recording's own requests *as recorded*, and estimates
+reconciled with the bill."""
+
+from ctxlab.analysis._calibration import Calibration, CalibrationFit, calibrate
+from ctxlab.analysis._cost import PRICES, CacheRules, Price
+from ctxlab.analysis._recorded import (
+    RecordedCompaction,
+    RecordedRequest,
+    recorded_compactions,
+    recorded_requests,
+    unrecorded_parts,
+)
+from ctxlab.analysis._replay import ReplayStep, compare_configs, replay
+from ctxlab.analysis._sweep import SWEEP_COLUMNS, sweep
+from ctxlab.analysis._whatif import WhatIf
+
+__all__ = [
+    "PRICES",
+    "SWEEP_COLUMNS",
+    "CacheRules",
+    "Calibration",
+    "CalibrationFit",
+    "Price",
+    "RecordedCompaction",
+    "RecordedRequest",
+    "ReplayStep",
+    "WhatIf",
+    "calibrate",
+    "compare_configs",
+    "recorded_compactions",
+    "recorded_requests",
+    "replay",
+    "sweep",
+    "unrecorded_parts",
+]

@@ -1,0 +1,173 @@
+"""`Transcript`: a recorded session — its metadata, System text, messages, tool schemas and the
+provider's usage — and ctxlab's own JSONL form of it (`load_transcript`; `ctxlab.load` reads
+every other format into one)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._save import save_transcript
+from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.messages._request import ToolSchema
+from ctxlab.models import messages_from_anthropic
+from ctxlab.util._html import escape, table_html
+from ctxlab.util._jsonl import json_lines, read_text
+
+__all__ = ["Transcript", "corpus_dir", "load_transcript", "usage_by_reply"]
+
+
+@dataclass(frozen=True, repr=False)
+class Transcript:
+    """A recorded session: its metadata, System text and messages (see `ctxlab.load`)."""
+
+    name: str
+    meta: dict[str, Any]
+    """Where it came from, and what was inferred, repaired or dropped on the way in."""
+    system: str
+    messages: tuple[UserMessage | AssistantMessage, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+    tools: tuple[ToolSchema, ...] = ()
+    """The tool schemas, when the source recorded them."""
+    usage: dict[int, ProviderUsage] = field(default_factory=dict)
+    """The provider's usage, by the index of the assistant message it produced."""
+
+    def __repr__(self) -> str:
+        return (
+            f"Transcript({self.name!r}, {len(self.messages)} messages, {len(self.tools)} tools, "
+            f"usage on {len(self.usage)} steps, source={self.meta.get('source', 'ctxlab')!r})"
+        )
+
+    def _repr_html_(self) -> str:
+        return transcript_html(self)
+
+    def save(self, path: str | os.PathLike[str], format: str = "ctxlab") -> Path:
+        """Write this transcript as ``ctxlab`` JSONL, an ``anthropic`` request or ``openai``
+        messages; `ctxlab.load` reads each back."""
+        return save_transcript(self, path, format)  # type: ignore[arg-type]
+
+
+def usage_by_reply(
+    messages: Sequence[UserMessage | AssistantMessage], usages: Sequence[ProviderUsage]
+) -> dict[int, ProviderUsage]:
+    """The usages of a session's answered requests, in order, placed on the assistant messages
+    they produced — only when every reply has one (a missing one would shift the pairing)."""
+    replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+    return dict(zip(replies, usages, strict=True)) if len(usages) == len(replies) else {}
+
+
+def corpus_dir() -> Path:
+    """The transcript corpus: ``$CTXLAB_CORPUS``, else ``../shared/corpus``."""
+    return Path(os.environ.get("CTXLAB_CORPUS", "../shared/corpus"))
+
+
+def load_transcript(path: str | os.PathLike[str]) -> Transcript:
+    """Read a normalized transcript: a JSON meta line, then one Anthropic-style message a line.
+
+    Raises `MessageFormatError` naming the file and line for anything it cannot read.
+    """
+    path = Path(path)
+    decoded = json_lines(path, read_text(path))
+    if not decoded:
+        msg = f"{path} is empty; expected a meta line and messages"
+        raise MessageFormatError(msg)
+    (meta_line, meta), raw = decoded[0], decoded[1:]
+    if not isinstance(meta, dict) or meta.get("type") != "meta":
+        msg = f"{path} line {meta_line}: the first line must be a meta object with type 'meta'"
+        raise MessageFormatError(msg)
+    return Transcript(
+        name=path.stem,
+        meta=meta,
+        system=_system_text(meta.get("system"), path, meta_line),
+        messages=tuple(_messages(raw, path)),
+        tools=_meta_tools(meta.get("tools"), path, meta_line),
+        usage=_meta_usage(meta.get("usage"), path, meta_line),
+    )
+
+
+def _meta_tools(value: Any, path: Path, line: int) -> tuple[ToolSchema, ...]:
+    if not value:
+        return ()
+    try:
+        return tuple(
+            ToolSchema(
+                str(t["name"]),
+                str(t.get("description", "")),
+                dict(t.get("input_schema") or {"type": "object"}),
+            )
+            for t in value
+        )
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        msg = f"{path} line {line}: meta.tools must be a list of tool schemas ({exc})"
+        raise MessageFormatError(msg) from exc
+
+
+def _meta_usage(value: Any, path: Path, line: int) -> dict[int, ProviderUsage]:
+    # ctxlab writes {message index: [input, output, cache read, cache write]}; older files and
+    # other writers may hold another shape there, which is not usage to replay.
+    if not isinstance(value, dict):
+        return {}
+    try:
+        return {int(k): ProviderUsage(*(int(x) for x in v)) for k, v in value.items()}
+    except (TypeError, ValueError) as exc:
+        msg = f"{path} line {line}: meta.usage must map message indexes to four counts ({exc})"
+        raise MessageFormatError(msg) from exc
+
+
+def _system_text(value: Any, path: Path, line: int) -> str:
+    # A string, or the Anthropic form: a list of text blocks.
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, list) and all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        for b in value
+    ):
+        return "\n\n".join(b["text"] for b in value)
+    msg = (
+        f"{path} line {line}: meta.system must be a string or a list of text blocks, "
+        f"got {type(value).__name__}"
+    )
+    raise MessageFormatError(msg)
+
+
+def _messages(raw: list[tuple[int, Any]], path: Path) -> list[UserMessage | AssistantMessage]:
+    try:
+        return messages_from_anthropic(m for _, m in raw)
+    except MessageFormatError:
+        # Find the line: parse one message at a time (only on the error path).
+        for number, message in raw:
+            try:
+                messages_from_anthropic([message])
+            except MessageFormatError as exc:
+                msg = f"{path} line {number}: {exc}"
+                raise MessageFormatError(msg) from exc
+        raise
+
+
+def transcript_html(transcript: Transcript) -> str:
+    """A recorded session at a glance: where it came from, its size, its first words."""
+    roles: dict[str, int] = {}
+    calls = 0
+    for message in transcript.messages:
+        roles[message.role] = roles.get(message.role, 0) + 1
+        calls += len(getattr(message, "tool_uses", ()))
+    first = next(
+        (b.text for m in transcript.messages for b in m.content if isinstance(b, TextBlock)), ""
+    )
+    facts = [
+        ["source", transcript.meta.get("source", "ctxlab")],
+        [
+            "messages",
+            f"{len(transcript.messages)} ({roles.get('user', 0)} user, {roles.get('assistant', 0)} assistant)",
+        ],
+        ["tool calls", calls],
+        ["tool schemas", len(transcript.tools)],
+        ["steps with provider usage", len(transcript.usage)],
+        ["first user words", first[:300] + ("…" if len(first) > 300 else "")],
+    ]
+    return f"<b>Transcript {escape(transcript.name)}</b>" + table_html(facts, ["", ""])
