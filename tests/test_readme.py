@@ -54,7 +54,7 @@ async def test_the_sources_snippet_runs(tmp_path: Path, monkeypatch: pytest.Monk
     done = await run(snippets()["Sources, task state, the session log"], {})  # as written
     agent = done["agent"]
     assert set(agent.sources) == {"change-record", "notes"}
-    assert len(done["agent"].session_search("export")) == 0  # a fresh log: nothing said yet
+    assert len(done["agent"].log.search("export")) == 0  # a fresh log: nothing said yet
 
 
 async def test_the_replay_and_prepare_snippets_run(

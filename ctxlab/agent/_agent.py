@@ -6,9 +6,10 @@ collaborators that own their state (docs/architecture.md): `ConversationOwner`,
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._builtins import BUILTIN_TOOLS, COMPRESS_SCHEMA
 from ctxlab.agent._compressor import Compressor
@@ -16,6 +17,7 @@ from ctxlab.agent._conversation import ConversationOwner
 from ctxlab.agent._copy import copy_agent
 from ctxlab.agent._events import ErrorEvent, Event, Subscribers
 from ctxlab.agent._export import agent_transcript
+from ctxlab.agent._facets import AgentLog, AgentTasks
 from ctxlab.agent._html import agent_html
 from ctxlab.agent._material_loader import MaterialLoader
 from ctxlab.agent._preparer import Preparer
@@ -28,9 +30,8 @@ from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import AgentBusy, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
-from ctxlab.materials import FailurePolicy, Material, SourceRegistration
-from ctxlab.materials._tasks import TaskOptions, TaskState
-from ctxlab.messages import AssistantMessage, HintBlock, Message
+from ctxlab.materials import FailurePolicy, SourceRegistration
+from ctxlab.messages import AssistantMessage, HintBlock
 from ctxlab.messages._request import ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import DemoModel, Model
@@ -39,9 +40,33 @@ from ctxlab.session import SessionKey, SessionLog
 from ctxlab.tokens import TokenCache, TokenCounter
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 __all__ = ["Agent", "Approver", "PermissionHook"]
+
+
+_MOVED = {
+    "task": ("tasks", "state"),
+    "task_options": ("tasks", "options"),
+    "set_mode": ("tasks", "set_mode"),
+    "enable_mode_tool": ("tasks", "enable_mode_tool"),
+    "enable_task_list": ("tasks", "enable_list"),
+    "task_context": ("tasks", "context"),
+    "begin_task": ("tasks", "begin"),
+    "propose_requirement": ("tasks", "propose_requirement"),
+    "decide_requirement": ("tasks", "decide_requirement"),
+    "set_subject_version": ("tasks", "set_subject_version"),
+    "invalidate_subject": ("tasks", "invalidate_subject"),
+    "record_verification": ("tasks", "record_verification"),
+    "project_task": ("tasks", "project"),
+    "session_log": ("log", "store"),
+    "session_key": ("log", "key"),
+    "session_list": ("log", "sessions"),
+    "session_history": ("log", "history"),
+    "session_search": ("log", "search"),
+    "enable_session_tools": ("log", "enable_tools"),
+}
+"""Agent members before 0.3 → (facet, its name): kept working, with a DeprecationWarning."""
 
 
 class Agent:
@@ -111,6 +136,7 @@ class Agent:
         self._conversation = ConversationOwner()
         self._materials = MaterialLoader(system_prompt, self.workspace, selection_policy)
         self._tasks = TaskBoard()
+        self._task_facet = AgentTasks(self._tasks)
         self._runner = ToolRunner(self.tools, self._emit, permission=permission, approver=approver)
         self._preparer = Preparer(self, TokenCache(counter or model.counter))
         self._compressor = Compressor(self._preparer.compact)
@@ -119,6 +145,7 @@ class Agent:
             session_log if isinstance(session_log, SessionLog | None) else SessionLog(session_log)
         )
         self._recorder = Recorder(log_, SessionKey(self.agent_id, user_id or "", self.session_id))
+        self._log_facet = AgentLog(self._recorder, self.add_tool)
         for item in tools:
             self.add_tool(item)
         self._preparer.require_room(self._config)
@@ -296,102 +323,31 @@ class Agent:
         """Add (or replace) a named instruction, placed in System as ``system/instruction/<name>``."""
         self._materials.add_instruction(name, text)
 
-    # -- task state (000) ---------------------------------------------------------------------
+    # -- task state and session log: facets of their own ----------------------------------
 
     @property
-    def task(self) -> TaskState:
-        """The task state (todo list, requirements, verification); survives compaction."""
-        return self._tasks.state
+    def tasks(self) -> AgentTasks:
+        """The task state (todo list, requirements, verification, PLAN/BUILD mode) and what
+        steers it: ``agent.tasks.state``, ``agent.tasks.enable_list()``, ..."""
+        return self._task_facet
 
     @property
-    def task_options(self) -> TaskOptions:
-        """Which optional task projections are on."""
-        return self._tasks.options
+    def log(self) -> AgentLog:
+        """The session log and its queries: ``agent.log.store``, ``agent.log.search(...)``."""
+        return self._log_facet
 
-    def set_mode(self, mode: Literal["plan", "build"], plan_path: str | None = None) -> None:
-        """000's PLAN/BUILD mode: projected at every model boundary, survives compaction."""
-        self._tasks.state = self._tasks.state.with_mode(mode, plan_path)
-
-    def enable_mode_tool(self) -> None:
-        """Give the model ``switch_mode`` (PLAN ↔ BUILD)."""
-        self._tasks.mode_tool_enabled = True
-
-    def enable_task_list(self) -> None:
-        """Give the model the ``todo_write`` tool; the current list is projected every step."""
-        self._tasks.todo_enabled = True
-
-    def task_context(
-        self,
-        *,
-        include_requirements: bool = False,
-        include_verification_results: bool = False,
-        allow_requirement_proposals: bool = False,
-    ) -> None:
-        """Choose the optional task projections (replaces the previous choice)."""
-        self._tasks.options = TaskOptions(
-            include_requirements=include_requirements,
-            include_verification_results=include_verification_results,
-            allow_requirement_proposals=allow_requirement_proposals,
+    def __getattr__(self, name: str) -> Any:
+        # The names the task state and the session log had on the agent itself (one release).
+        moved = _MOVED.get(name)
+        if moved is None:
+            msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+            raise AttributeError(msg)
+        facet, attribute = moved
+        warnings.warn(
+            f"Agent.{name} moved to Agent.{facet}.{attribute}", DeprecationWarning, stacklevel=2
         )
-
-    def begin_task(self, scope: str, objective: str) -> None:
-        """Set the task's identity and objective."""
-        self._tasks.begin(scope, objective)
-
-    def propose_requirement(self, text: str) -> str:
-        """Add a proposed requirement; returns its id."""
-        return self._tasks.propose(text)
-
-    def decide_requirement(
-        self, requirement_id: str, *, accept: bool, expected_revision: int
-    ) -> None:
-        """Confirm or reject a requirement; `StateConflict` when the state moved on."""
-        self._tasks.decide(requirement_id, accept=accept, expected_revision=expected_revision)
-
-    def set_subject_version(self, version: str) -> None:
-        """Record which version of the subject checks refer to."""
-        self._tasks.set_subject_version(version)
-
-    def invalidate_subject(self) -> None:
-        """Mark the subject as changed (000's ``invalidateSubject``): earlier verification
-        results become stale."""
-        self._tasks.set_subject_version(None)
-
-    def record_verification(self, name: str, *, passed: bool, summary: str = "") -> None:
-        """Store a verification result against the current subject version."""
-        self._tasks.record_verification(name, passed=passed, summary=summary)
-
-    def project_task(self, conversation: Sequence[Message]) -> list[Material]:
-        """The ``TASK_STATE`` material for a request whose conversation is ``conversation``."""
-        return self._tasks.project(conversation)
+        return getattr(getattr(self, facet), attribute)
 
     def _repr_html_(self) -> str:
         """The agent at a glance, as static HTML (what a notebook shows without a kernel)."""
         return agent_html(self)
-
-    @property
-    def session_log(self) -> SessionLog | None:
-        """The session log, when the agent has one."""
-        return self._recorder.log
-
-    @property
-    def session_key(self) -> SessionKey:
-        """(agent id, user id, session id) in the session log."""
-        return self._recorder.key
-
-    def session_list(self) -> pd.DataFrame:
-        """This user's sessions of this agent, as a DataFrame."""
-        return self._recorder.sessions()
-
-    def session_history(self, session_id: str | None = None, last_n: int = 20) -> pd.DataFrame:
-        """The last messages of a session of this user (this one by default), as a DataFrame."""
-        return self._recorder.history(session_id, last_n)
-
-    def session_search(self, query: str, limit: int = 20) -> pd.DataFrame:
-        """This user's messages with this agent matching ``query`` (full-text), as a DataFrame."""
-        return self._recorder.search(query, limit)
-
-    def enable_session_tools(self) -> None:
-        """Give the model ``session_list``, ``session_history`` and ``session_search``."""
-        for fn in self._recorder.session_tools(self):
-            self.add_tool(fn)

@@ -43,8 +43,8 @@ def copy_agent(agent: Agent, **overrides: Any) -> Agent:
     for name, registration in agent.sources.items():
         copy.sources[name] = dataclasses.replace(registration)
     copy.instructions.update(agent.instructions)
-    copy._tasks.state = agent.task
-    copy._tasks.options = agent.task_options
+    copy._tasks.state = agent.tasks.state
+    copy._tasks.options = agent.tasks.options
     copy._tasks.todo_enabled = agent._tasks.todo_enabled
     copy._tasks.mode_tool_enabled = agent._tasks.mode_tool_enabled
     if not copy.history:  # (a copy told to resume a logged session keeps what it resumed)

@@ -271,7 +271,7 @@ class Preparer:
                 memo=self.memo,
                 max_output_tokens=agent.model.max_output_tokens,
                 # 002: the notice is injected only while no task is in progress.
-                usage_notice=not any(t.status == "in_progress" for t in agent.task.todos),
+                usage_notice=not any(t.status == "in_progress" for t in agent.tasks.state.todos),
                 selection_policy=agent._materials.selection_policy,
             )
         except PreparationError as exc:

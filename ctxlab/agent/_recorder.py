@@ -164,12 +164,13 @@ class Recorder:
         )
 
     def session_tools(self, agent: Any) -> list[Callable[..., str]]:
-        """``session_list``, ``session_history`` and ``session_search`` as tools of ``agent``."""
+        """``session_list``, ``session_history`` and ``session_search`` as tools over ``agent``
+        (an agent's `AgentLog`)."""
         self.require_log()
 
         def session_list() -> str:
             """List your earlier sessions with this user."""
-            return str(agent.session_list().to_string(index=False))
+            return str(agent.sessions().to_string(index=False))
 
         def session_history(session_id: str, last_n: int = 20) -> str:
             """Read the last messages of one of your sessions.
@@ -178,7 +179,7 @@ class Recorder:
                 session_id: The session, from session_list.
                 last_n: How many messages.
             """
-            return str(agent.session_history(session_id, last_n).to_string(index=False))
+            return str(agent.history(session_id, last_n).to_string(index=False))
 
         def session_search(query: str) -> str:
             """Search your conversations with this user for words.
@@ -186,7 +187,7 @@ class Recorder:
             Args:
                 query: Words to find.
             """
-            found = agent.session_search(query)
+            found = agent.search(query)
             return found.to_string(index=False) if len(found) else f"nothing matches {query!r}"
 
         return [session_list, session_history, session_search]

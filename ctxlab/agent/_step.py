@@ -112,7 +112,7 @@ class StepLoop:
     async def _commit_turn(self) -> None:
         agent = self._agent
         messages = agent._conversation.take_unlogged()
-        turn = await agent._recorder.commit_turn(messages, agent.context, agent.task)
+        turn = await agent._recorder.commit_turn(messages, agent.context, agent.tasks.state)
         if turn is not None:
             agent._emit(TurnCommittedEvent(turn, len(messages), agent._call))
 

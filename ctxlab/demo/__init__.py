@@ -101,5 +101,5 @@ def demo_agent(
         workspace=root,
         **kwargs,
     )
-    agent.enable_task_list()
+    agent.tasks.enable_list()
     return agent

@@ -38,8 +38,8 @@ def make(model: ScriptedModel, log: SessionLog | None = None) -> Agent:
 
 
 def snapshot(agent: Agent) -> tuple[object, ...]:
-    log = agent.session_log
-    logged = len(log.message_payloads(agent.session_key)) if log is not None else 0
+    log = agent.log.store
+    logged = len(log.message_payloads(agent.log.key)) if log is not None else 0
     return (agent.context, agent.history, logged)
 
 
@@ -161,11 +161,11 @@ async def test_a_broken_stored_state_names_the_repair_and_the_repair_works(
         ]
     )
     log.commit_turn(
-        agent.session_key,
+        agent.log.key,
         events=[],
         messages=[],
         state=broken.model_dump_json(),
-        task=agent.task.model_dump_json(),
+        task=agent.tasks.state.model_dump_json(),
     )
     resumed = make(ScriptedModel(["after repair"], context_window=WINDOW), log)
     with pytest.raises(InvalidConversation, match=r"repair_context\(\)"):

@@ -47,7 +47,7 @@ async def test_todo_write_receipts_projection_and_shortening() -> None:
     ]
     model = ScriptedModel(script)
     agent = Agent(model=model, counter=ApproximateCounter())
-    agent.enable_task_list()
+    agent.tasks.enable_list()
     await agent("go")
     assert any(t.name == "todo_write" for t in model.requests[0].tools)
     # The receipt is in the conversation, current and whole: no duplicate projection.
@@ -58,7 +58,7 @@ async def test_todo_write_receipts_projection_and_shortening() -> None:
     assert results(model, 2)[1] == "Todo list updated (revision 2):\n[x] reproduce\n[~] fix"
     kept = [r.text for m in agent.history if isinstance(m, UserMessage) for r in m.tool_results]
     assert kept[0].startswith("Todo list updated (revision 1)")
-    assert [t.status for t in agent.task.todos] == ["completed", "in_progress"]
+    assert [t.status for t in agent.tasks.state.todos] == ["completed", "in_progress"]
 
 
 async def test_the_todo_list_survives_a_forced_compaction() -> None:
@@ -69,7 +69,7 @@ async def test_the_todo_list_survives_a_forced_compaction() -> None:
     ]
     model = ScriptedModel(script, context_window=2_000)
     agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter())
-    agent.enable_task_list()
+    agent.tasks.enable_list()
     events = [e async for e in agent.stream_events("go")]
     compacted_at = next(
         i
@@ -97,10 +97,10 @@ async def test_invalid_todo_lists_are_error_results() -> None:
         [tool_call("todo_write", {"todos": [{"content": "", "status": "done"}]}), "ok"]
     )
     agent = Agent(model=model, counter=ApproximateCounter())
-    agent.enable_task_list()
+    agent.tasks.enable_list()
     await agent("go")
     assert results(model, 1)[0].startswith("Invalid todo list")
-    assert agent.task.todos == ()
+    assert agent.tasks.state.todos == ()
 
 
 async def test_requirements_with_revision_checks_and_projection() -> None:
@@ -108,18 +108,20 @@ async def test_requirements_with_revision_checks_and_projection() -> None:
         [tool_call("propose_requirement", {"text": "Keep the CSV header"}), "ok", "ok"]
     )
     agent = Agent(model=model, counter=ApproximateCounter())
-    agent.task_context(allow_requirement_proposals=True)
-    agent.begin_task("export-42", "Fix the report export")
+    agent.tasks.context(allow_requirement_proposals=True)
+    agent.tasks.begin("export-42", "Fix the report export")
     await agent("go")
-    assert [r.text for r in agent.task.requirements] == ["Keep the CSV header"]
+    assert [r.text for r in agent.tasks.state.requirements] == ["Keep the CSV header"]
     material = task_material(model, 1) or ""
     assert "Objective: Fix the report export" in material and "R1 [proposed]" in material
-    stale = agent.task.revision - 1
+    stale = agent.tasks.state.revision - 1
     with pytest.raises(StateConflict, match="changed since it was read"):
-        agent.decide_requirement("R1", accept=True, expected_revision=stale)
-    agent.decide_requirement("R1", accept=True, expected_revision=agent.task.revision)
+        agent.tasks.decide_requirement("R1", accept=True, expected_revision=stale)
+    agent.tasks.decide_requirement("R1", accept=True, expected_revision=agent.tasks.state.revision)
     with pytest.raises(UsageError, match="no requirement 'R9'"):
-        agent.decide_requirement("R9", accept=True, expected_revision=agent.task.revision)
+        agent.tasks.decide_requirement(
+            "R9", accept=True, expected_revision=agent.tasks.state.revision
+        )
     await agent("next")
     assert "R1 [confirmed] Keep the CSV header" in (task_material(model, 2) or "")
 
@@ -127,26 +129,26 @@ async def test_requirements_with_revision_checks_and_projection() -> None:
 async def test_verification_results_go_stale_with_the_subject() -> None:
     model = ScriptedModel(["a", "b", "c", "d"])
     agent = Agent(model=model, counter=ApproximateCounter())
-    agent.task_context(include_verification_results=True)
-    agent.set_subject_version("commit-1")
-    agent.record_verification("unit tests", passed=True, summary="92 passed")
+    agent.tasks.context(include_verification_results=True)
+    agent.tasks.set_subject_version("commit-1")
+    agent.tasks.record_verification("unit tests", passed=True, summary="92 passed")
     await agent("go")
     assert "- unit tests: passed 92 passed" in (task_material(model, 0) or "")
-    agent.set_subject_version("commit-2")
+    agent.tasks.set_subject_version("commit-2")
     await agent("again")
     assert "unit tests: passed (STALE: checked another version)" in (task_material(model, 1) or "")
     # 000's invalidateSubject: the subject changed, its version is unknown.
-    agent.set_subject_version("commit-3")
-    agent.record_verification("unit tests", passed=True, summary="93 passed")
+    agent.tasks.set_subject_version("commit-3")
+    agent.tasks.record_verification("unit tests", passed=True, summary="93 passed")
     await agent("fresh")
     assert "STALE" not in (task_material(model, 2) or "")
-    agent.invalidate_subject()
-    assert agent.task.subject_version is None
+    agent.tasks.invalidate_subject()
+    assert agent.tasks.state.subject_version is None
     await agent("changed")
     assert "unit tests: passed (STALE" in (task_material(model, 3) or "")
 
 
 def test_nothing_is_projected_by_default() -> None:
     agent = Agent(model=ScriptedModel([]), counter=ApproximateCounter())
-    agent.begin_task("scope", "objective")
-    assert agent.project_task(()) == []  # scope alone is shown only with an extended option
+    agent.tasks.begin("scope", "objective")
+    assert agent.tasks.project(()) == []  # scope alone is shown only with an extended option

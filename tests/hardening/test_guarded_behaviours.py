@@ -145,7 +145,7 @@ async def test_each_event_is_logged_once(tmp_path: Path) -> None:
     )
     await agent("first")
     await agent("second")
-    events = log.events(agent.session_key)
+    events = log.events(agent.log.key)
     builds = events[events["kind"] == "context_build"]
     ids = [p["context_manifest"]["request_id"] for p in builds["payload"]]
     assert ids == [m.request_id for m in agent.manifests]  # each once, in order

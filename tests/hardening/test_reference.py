@@ -76,7 +76,7 @@ async def test_the_usage_notice_waits_while_a_todo_item_is_in_progress() -> None
     ]
     model = ScriptedModel(script, context_window=WINDOW)
     agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter(), context_config=config)
-    agent.enable_task_list()
+    agent.tasks.enable_list()
     await agent("read the logs")
     seen = notices(model)
     over = [m.estimated_input_tokens > m.thresholds.notice_tokens for m in agent.manifests]  # type: ignore[union-attr]
@@ -100,7 +100,7 @@ async def test_a_copy_starts_from_the_same_point_and_goes_its_own_way() -> None:
     registration = agent.context_source("notes", Notes("release notes"), timeout=2)
     registration.update(priority=7)
     agent.instruction("style", "Be brief.")
-    agent.enable_task_list()
+    agent.tasks.enable_list()
     await agent("hello")
     copy = agent.copy(context_config=ContextConfig(trigger_ratio=0.5))
     assert setups == ["setup"]  # the source instance is kept, not built again
@@ -262,19 +262,19 @@ async def test_plan_and_build_mode_is_projected_switchable_and_survives_compacti
     agent = Agent(
         model=model, tools=[fetch], counter=ApproximateCounter(), session_log=log, session_id="s"
     )
-    agent.set_mode("plan", plan_path="PLAN.md")
-    agent.enable_mode_tool()
+    agent.tasks.set_mode("plan", plan_path="PLAN.md")
+    agent.tasks.enable_mode_tool()
     await agent("plan the fix")
     modes = [mode_of(r) for r in model.requests]
     assert modes[:3] == ["PLAN"] * 3 and modes[3:] == ["BUILD", "BUILD"]
     assert "Mode: PLAN (plan: PLAN.md)" in str(model.requests[0].messages[-1].model_dump())
     assert any(s.name == "switch_mode" for s in model.requests[0].tools)
     assert await agent.compress_context(force=True) is not None
-    assert agent.task.mode == "build" and agent.task.plan_path == "PLAN.md"
+    assert agent.tasks.state.mode == "build" and agent.tasks.state.plan_path == "PLAN.md"
     resumed = Agent(
         model=ScriptedModel(["ok"]), counter=ApproximateCounter(), session_log=log, session_id="s"
     )
-    assert resumed.task.mode == "build"
+    assert resumed.tasks.state.mode == "build"
     await resumed("go on")
     assert mode_of(resumed.model.requests[0]) == "BUILD"  # type: ignore[attr-defined]
 

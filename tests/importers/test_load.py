@@ -404,7 +404,7 @@ async def test_a_session_log_exports_a_transcript_that_replays(tmp_path: Path) -
     )
     await agent("1 + 2?")
     await agent("thanks")
-    transcript = log.transcript(agent.session_key)
+    transcript = log.transcript(agent.log.key)
     assert [m.model_dump() for m in transcript.messages] == [m.model_dump() for m in agent.history]
     assert transcript.usage == agent.transcript().usage and len(transcript.usage) == 3
     back = load(transcript.save(tmp_path / "out.jsonl"))

@@ -44,12 +44,12 @@ def make(
 async def test_an_agent_with_the_same_ids_resumes_the_committed_state(tmp_path: Path) -> None:
     db = tmp_path / "log.sqlite"
     first = make(db, [tool_call("fetch", {"page": 1}), "Read page one."])
-    first.begin_task("logs", "read them")
+    first.tasks.begin("logs", "read them")
     await first("Read page 1")
     second = make(db, ["Page one was about lorem ipsum."])
     assert second.context == first.context
     assert second.history == first.history
-    assert second.task == first.task
+    assert second.tasks.state == first.tasks.state
     await second("What was on it?")
     assert len(second.history) == 6
     # Another session id starts empty.
@@ -63,10 +63,10 @@ async def test_compaction_never_rewrites_the_log(tmp_path: Path) -> None:
     await agent("Read the logs")
     assert agent.context.summary is not None
     log = SessionLog(db)
-    assert len(log.message_payloads(agent.session_key)) == len(agent.history) == 16
-    kinds = set(log.events(agent.session_key)["kind"])
+    assert len(log.message_payloads(agent.log.key)) == len(agent.history) == 16
+    kinds = set(log.events(agent.log.key)["kind"])
     assert {"message", "context_build", "compaction", "model_response", "tool_result"} <= kinds
-    builds = log.events(agent.session_key, "context_build")
+    builds = log.events(agent.log.key, "context_build")
     manifest = builds["payload"].iloc[0]["context_manifest"]
     assert manifest["validation"] == "passed" and manifest["items"]
     # The resumed agent gets the compacted working state and the full history.
@@ -83,22 +83,22 @@ async def test_session_calls_and_tools_are_scoped_to_the_user(tmp_path: Path) ->
     await alice("Find the invoice INV-2042 in /var/log")
     bob = make(db, ["Bob's answer"], user="bob", session="b1")
     await bob("Where is my invoice?")
-    assert list(alice.session_list()["session_id"]) == ["a1"]
-    assert list(bob.session_list()["session_id"]) == ["b1"]
-    found = alice.session_search("INV-2042")
+    assert list(alice.log.sessions()["session_id"]) == ["a1"]
+    assert list(bob.log.sessions()["session_id"]) == ["b1"]
+    found = alice.log.search("INV-2042")
     assert list(found["session_id"]) == ["a1"] and "[INV" in found["snippet"].iloc[0]
-    assert bob.session_search("INV-2042").empty
-    assert bob.session_search("app-7.log").empty
-    assert len(alice.session_search("/var/log/app-7.log")) == 1
-    history = alice.session_history(last_n=2)
+    assert bob.log.search("INV-2042").empty
+    assert bob.log.search("app-7.log").empty
+    assert len(alice.log.search("/var/log/app-7.log")) == 1
+    history = alice.log.history(last_n=2)
     assert list(history["role"]) == ["user", "assistant"]
     assert history["text"].iloc[-1] == "Alice's answer"
     with pytest.raises(SessionNotFound, match="no session 'a1'"):
-        bob.session_history("a1")
+        bob.log.history("a1")
     with pytest.raises(SessionNotFound):
-        alice.session_history("does-not-exist")
+        alice.log.history("does-not-exist")
     with pytest.raises(UsageError, match="empty"):
-        alice.session_search("  ")
+        alice.log.search("  ")
 
     # The same, as the agent's tools.
     tools_model = ScriptedModel(
@@ -119,7 +119,7 @@ async def test_session_calls_and_tools_are_scoped_to_the_user(tmp_path: Path) ->
         user_id="bob",
         session_id="b2",
     )
-    snoop.enable_session_tools()
+    snoop.log.enable_tools()
     await snoop("What did others do?")
     results = [
         r
@@ -175,8 +175,8 @@ async def test_two_agents_writing_two_sessions_at_once_lose_nothing(tmp_path: Pa
     await asyncio.gather(first("go"), second("go"))
     log = SessionLog(db)
     for a in (first, second):
-        assert len(log.message_payloads(a.session_key)) == len(a.history) == 2 * steps + 2
-        assert log.checkpoint(a.session_key).turn == steps + 2  # type: ignore[union-attr]
+        assert len(log.message_payloads(a.log.key)) == len(a.history) == 2 * steps + 2
+        assert log.checkpoint(a.log.key).turn == steps + 2  # type: ignore[union-attr]
     assert log.integrity() == "ok"
 
 
@@ -286,6 +286,6 @@ def test_sigkill_at_random_points_never_loses_or_halves_a_turn(tmp_path: Path) -
         session_id="s1",
     )
     log = SessionLog(db)
-    checkpoint = log.checkpoint(resumed.session_key)
+    checkpoint = log.checkpoint(resumed.log.key)
     assert checkpoint is not None and checkpoint.turn == total_turns
     assert resumed.context.model_dump_json() == checkpoint.state
