@@ -1,8 +1,21 @@
-"""Builders of conversations for the pipeline tests."""
+"""Builders shared by the tests: conversations, and one preparation of them."""
 
 from __future__ import annotations
 
-from ctxlab import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from collections.abc import Sequence
+from typing import Any
+
+from ctxlab import (
+    ApproximateCounter,
+    AssistantMessage,
+    ContextConfig,
+    Preparation,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    WorkingState,
+    prepare,
+)
 
 Conversation = list[UserMessage | AssistantMessage]
 
@@ -21,3 +34,21 @@ def session(turns: int, output_chars: int = 400, task: str = "Fix src/app.py") -
     for i in range(turns):
         messages += tool_turn(f"call_{i}", f"line {i}\n" + "x" * output_chars, arg=f"cat f{i}.py")
     return messages
+
+
+async def prepared(
+    messages: Sequence[UserMessage | AssistantMessage],
+    *,
+    context_window: int,
+    config: ContextConfig | None = None,
+    **options: Any,
+) -> Preparation:
+    """``messages`` prepared once from an empty working state, counted approximately (the
+    pipeline tests' usual call; ``options`` go to `prepare`)."""
+    return await prepare(
+        WorkingState(conversation=tuple(messages)),
+        context_window=context_window,
+        counter=ApproximateCounter(),
+        config=config,
+        **options,
+    )

@@ -153,3 +153,10 @@ def test_every_import_inside_a_function_says_why() -> None:
 def test_the_root_holds_no_loose_modules() -> None:
     loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name not in ROOT_ALLOWED)
     assert not loose, f"modules at the package root, not in a concept package: {loose}"
+
+
+def test_every_package_has_a_test_folder() -> None:
+    tests = Path(__file__).parent
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    missing = [name for name in packages if not list((tests / name).glob("test_*.py"))]
+    assert not missing, f"packages without tests/<package>/test_*.py: {missing}"

@@ -6,6 +6,8 @@ usage notice 1,200, input limit 1,710. Each ``fetch`` result is about 300 tokens
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, HintBlock
@@ -69,19 +71,26 @@ def big_fetch(page: int) -> str:
     return f"page {page}\n" + "lorem ipsum " * 500  # about 1,500 tokens
 
 
-async def test_summary_requests_through_the_agent_fit_the_window() -> None:
-    # A 4,000-token window and ~1,500-token results: every summary request sent is validated
-    # and within the window less its answer (the pieces themselves: tests/test_pipeline.py).
-    model = ScriptedModel(
-        [*(tool_call("big_fetch", {"page": i}) for i in range(6)), "done"], context_window=4_000
-    )
+async def _events(
+    calls: list[Any], tool: Any, result_limit: int, prompt: str
+) -> tuple[list[Any], ScriptedModel]:
+    """The events of one call of an agent that makes ``calls`` in a 4,000-token window, and
+    its model (which keeps the requests it was sent)."""
+    model = ScriptedModel([*calls, "done"], context_window=4_000)
     agent = Agent(
         model=model,
-        tools=[big_fetch],
+        tools=[tool],
         counter=ApproximateCounter(),
-        context_config=ContextConfig(tool_result_limit=2_000),
+        context_config=ContextConfig(tool_result_limit=result_limit),
     )
-    events = [e async for e in agent.stream_events("Read the long logs")]
+    return [e async for e in agent.stream_events(prompt)], model
+
+
+async def test_summary_requests_through_the_agent_fit_the_window() -> None:
+    # A 4,000-token window and ~1,500-token results: every summary request sent is validated
+    # and within the window less its answer (the pieces: tests/pipeline/test_pipeline.py).
+    calls = [tool_call("big_fetch", {"page": i}) for i in range(6)]
+    events, model = await _events(calls, big_fetch, 2_000, "Read the long logs")
     summaries = [
         e.manifest for e in events if e.type == "context_build" and e.manifest.purpose == "summary"
     ]
@@ -326,17 +335,8 @@ def shell(command: str) -> str:
 async def test_a_live_compaction_is_graded_on_the_durable_history() -> None:
     # The failure sits past what the truncation keeps of each result: the working context
     # never held it, the durable history does, and retention is measured on the history.
-    model = ScriptedModel(
-        [*(tool_call("shell", {"command": f"make step{i}"}) for i in range(16)), "done"],
-        context_window=4_000,
-    )
-    agent = Agent(
-        model=model,
-        tools=[shell],
-        counter=ApproximateCounter(),
-        context_config=ContextConfig(tool_result_limit=300),
-    )
-    events = [e async for e in agent.stream_events("Run the job")]
+    calls = [tool_call("shell", {"command": f"make step{i}"}) for i in range(16)]
+    events, _ = await _events(calls, shell, 300, "Run the job")
     records = [e.record for e in events if e.type == "compaction"]
     assert records and all(r.retention is not None for r in records)
     first = records[0].retention

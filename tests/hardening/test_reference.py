@@ -116,29 +116,21 @@ async def test_a_copy_starts_from_the_same_point_and_goes_its_own_way() -> None:
 
 
 async def test_the_message_trigger_compacts_on_its_own_and_the_tail_expands_at_a_pair() -> None:
-    from ctxlab import WorkingState, extractive_summarizer, prepare
+    from ctxlab import extractive_summarizer
     from ctxlab.messages import find_tool_pair_problems
-    from tests.helpers import session
+    from tests.helpers import prepared, session
 
     messages = tuple(session(6, output_chars=40))  # 13 small messages: far under any token line
     config = ContextConfig().merge(compaction={"trigger_messages": 10})
-    prep = await prepare(
-        WorkingState(conversation=messages),
-        context_window=200_000,
-        counter=ApproximateCounter(),
-        config=config,
-        summarizer=extractive_summarizer,
+    prep = await prepared(
+        messages, context_window=200_000, config=config, summarizer=extractive_summarizer
     )
     assert prep.compaction is not None  # the token tail alone would have kept all 13
     assert len(prep.state.conversation) < len(messages)
     # keep_messages=3 would start the tail at a tool result: it expands to the call instead.
     config = config.merge(compaction={"keep_messages": 3})
-    prep = await prepare(
-        WorkingState(conversation=messages),
-        context_window=200_000,
-        counter=ApproximateCounter(),
-        config=config,
-        summarizer=extractive_summarizer,
+    prep = await prepared(
+        messages, context_window=200_000, config=config, summarizer=extractive_summarizer
     )
     kept = prep.state.conversation
     assert len(kept) >= 3 and kept[0].role == "assistant"
@@ -279,6 +271,14 @@ async def test_plan_and_build_mode_is_projected_switchable_and_survives_compacti
     assert mode_of(resumed.model.requests[0]) == "BUILD"  # type: ignore[attr-defined]
 
 
+def _fetching_agent(root: object) -> Agent:
+    """An agent that fetches seven pages into a small window (it compacts), in ``root``."""
+    model = ScriptedModel(
+        [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
+    )
+    return Agent(model=model, tools=[fetch], counter=ApproximateCounter(), workspace=root)
+
+
 async def test_facts_are_flushed_to_memory_before_compaction_bounded_and_never_blocking(
     tmp_path: object,
 ) -> None:
@@ -288,10 +288,7 @@ async def test_facts_are_flushed_to_memory_before_compaction_bounded_and_never_b
 
     root = Path(str(tmp_path))
     (root / "MEMORY.md").write_text("# Notes\nThe export uses ISO dates.\n")
-    model = ScriptedModel(
-        [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
-    )
-    agent = Agent(model=model, tools=[fetch], counter=ApproximateCounter(), workspace=root)
+    agent = _fetching_agent(root)
     await agent("read the logs")
     memory = (root / "MEMORY.md").read_text()
     assert memory.startswith("# Notes\nThe export uses ISO dates.")  # the user's part is kept
@@ -303,28 +300,13 @@ async def test_facts_are_flushed_to_memory_before_compaction_bounded_and_never_b
     # Bounded: the section keeps its newest MAX_FACTS lines.
     facts = "\n".join(f"- fact {i}" for i in range(MAX_FACTS + 50))
     (root / "MEMORY.md").write_text(f"{HEADER}\n{facts}\n")
-    agent2 = Agent(
-        model=ScriptedModel(
-            [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
-        ),
-        tools=[fetch],
-        counter=ApproximateCounter(),
-        workspace=root,
-    )
-    await agent2("again")
+    await _fetching_agent(root)("again")
     lines = (root / "MEMORY.md").read_text().split(HEADER)[1].strip().splitlines()
     assert len(lines) == MAX_FACTS and "- fact 0" not in lines
     # A failed write is recorded and the compaction goes on.
     (root / "MEMORY.md").unlink()
     (root / "MEMORY.md").mkdir()
-    agent3 = Agent(
-        model=ScriptedModel(
-            [*(tool_call("fetch", {"page": i}) for i in range(7)), "done"], context_window=WINDOW
-        ),
-        tools=[fetch],
-        counter=ApproximateCounter(),
-        workspace=root,
-    )
+    agent3 = _fetching_agent(root)
     await agent3("once more")
     kinds = [t.kind for m in agent3.manifests for t in m.transforms]
     assert "memory_flush_failed" in kinds and "history_compaction" in kinds

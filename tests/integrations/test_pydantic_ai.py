@@ -67,16 +67,22 @@ def _agent(processor: ContextProcessor, seen: list[list[ModelMessage]]) -> Agent
     return agent
 
 
-async def test_a_managed_agent_sends_ctxlabs_requests() -> None:
+def _watched(**options: Any) -> tuple[ObservedSession, list[Any], list[list[ModelMessage]]]:
+    """A session watching a 6,000-token window (trigger 0.5), the events it emits, and a list
+    for the requests the model will see."""
     session = ObservedSession(
         context_window=6_000,
         counter=ApproximateCounter(),
         config=ContextConfig(trigger_ratio=0.5),
-        name="log reader",
+        **options,
     )
     events: list[Any] = []
     session.subscribe(events.append)
-    seen: list[list[ModelMessage]] = []
+    return session, events, []
+
+
+async def test_a_managed_agent_sends_ctxlabs_requests() -> None:
+    session, events, seen = _watched(name="log reader")
     run = await _agent(ContextProcessor(session, tools=[SCHEMA]), seen).run("Read the log.")
     assert run.output.startswith("Read everything")
     assert len(session.manifests) == len(seen) == READS + 1
@@ -103,15 +109,7 @@ async def test_a_managed_agent_sends_ctxlabs_requests() -> None:
 
 
 async def test_an_observed_agent_sends_its_own_messages() -> None:
-    session = ObservedSession(
-        context_window=6_000,
-        counter=ApproximateCounter(),
-        config=ContextConfig(trigger_ratio=0.5),
-        mode="observe",
-    )
-    events: list[Any] = []
-    session.subscribe(events.append)
-    seen: list[list[ModelMessage]] = []
+    session, events, seen = _watched(mode="observe")
     await _agent(ContextProcessor(session, tools=[SCHEMA]), seen).run("Read the log.")
     assert len(session.manifests) == READS + 1
     # Untouched: the last request holds every call and result the agent made.

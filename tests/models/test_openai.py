@@ -10,8 +10,7 @@ from ctxlab import ApproximateCounter
 from ctxlab.agent import Agent
 from ctxlab.exceptions import ContextOverflowError, ModelError, RateLimitError
 from ctxlab.models import OpenAIModel, ScriptedModel
-
-from .chat_api import ChatAPI, completion, error
+from tests.models.chat_api import ChatAPI, completion, error
 
 
 def add(a: int, b: int) -> int:

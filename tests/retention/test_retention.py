@@ -220,7 +220,7 @@ async def test_a_replayed_compaction_is_graded_on_the_original_messages() -> Non
 
 
 def test_the_summarizer_and_the_metric_share_no_code() -> None:
-    root = Path(__file__).parent.parent / "ctxlab"
+    root = Path(__file__).parents[2] / "ctxlab"
 
     def imports(path: Path) -> set[str]:
         tree = ast.parse(path.read_text())

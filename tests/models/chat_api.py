@@ -8,10 +8,10 @@ in a last chunk, as ``stream_options.include_usage`` asks). Every request body i
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.models._local_server import JSONHandler, LocalServer
 
 
 def completion(
@@ -94,7 +94,7 @@ def _chunks(body: dict[str, Any]) -> Iterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
-class ChatAPI:
+class ChatAPI(LocalServer):
     """The server; use as a context manager. ``script`` holds the answers."""
 
     def __init__(self, script: list[Any]) -> None:
@@ -102,50 +102,13 @@ class ChatAPI:
         self.requests: list[dict[str, Any]] = []
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send_json(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
-                body = json.loads(
-                    self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}"
-                )
+                body = self.read_json()
                 api.requests.append(body)
                 if not self.path.endswith("/chat/completions") or not api.script:
-                    self._send_json(*error(404, "not_found", f"no answer for {self.path}"))
+                    self.send_json(*error(404, "not_found", f"no answer for {self.path}"))
                     return
-                answer = api.script.pop(0)
-                if isinstance(answer, tuple):
-                    self._send_json(*answer)
-                    return
-                if body.get("stream"):
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.end_headers()
-                    for part in _chunks(answer):
-                        self.wfile.write(part)
-                        self.wfile.flush()
-                    self.close_connection = True
-                    return
-                self._send_json(200, answer)
+                self.answer(api.script.pop(0), body, _chunks)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> ChatAPI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        super().__init__(Handler, "/v1")

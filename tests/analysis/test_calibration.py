@@ -19,7 +19,7 @@ from ctxlab.analysis._recorded import recorded_compactions, recorded_requests, u
 from ctxlab.io._transcript import Transcript, corpus_dir
 from ctxlab.messages import TextBlock
 
-FIXTURE = Path(__file__).parent / "fixtures" / "sessions" / "claude_code_session.jsonl"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
 CLAUDE_CODE = sorted((corpus_dir() / "raw" / "claude_code").glob("*.jsonl"))
 requires_claude_code = pytest.mark.skipif(
     not CLAUDE_CODE,

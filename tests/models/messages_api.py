@@ -8,10 +8,10 @@ dicts, or errors — as JSON or as an SSE stream when the request asks for one, 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.models._local_server import JSONHandler, LocalServer
 
 
 def message(
@@ -121,7 +121,7 @@ def _sse(body: dict[str, Any]) -> Iterator[bytes]:
     yield event("message_stop", {"type": "message_stop"})
 
 
-class MessagesAPI:
+class MessagesAPI(LocalServer):
     """The server; use as a context manager. ``script`` holds the answers to /v1/messages."""
 
     def __init__(self, script: list[Any] | None = None) -> None:
@@ -134,66 +134,29 @@ class MessagesAPI:
         self.headers: list[dict[str, str]] = []
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # keep test output clean
-                pass
-
-            def _send_json(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JSONHandler):
             def do_GET(self) -> None:
                 # The Models API: what the script's ``models`` say about a model, else 404.
                 name = self.path.split("?")[0].rsplit("/", 1)[-1]
                 if self.path.startswith("/v1/models/") and name in api.models:
-                    self._send_json(200, api.models[name])
+                    self.send_json(200, api.models[name])
                     return
-                self._send_json(*error(404, "not_found_error", f"no model {name}"))
+                self.send_json(*error(404, "not_found_error", f"no model {name}"))
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = self.read_json()
                 api.requests.append(body)
                 api.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.startswith("/v1/messages/count_tokens"):
                     tokens = int(len(json.dumps(body)) // 4 * api.count_factor)
-                    self._send_json(200, {"input_tokens": tokens})
+                    self.send_json(200, {"input_tokens": tokens})
                     return
                 if not self.path.startswith("/v1/messages"):
-                    self._send_json(*error(404, "not_found_error", f"no route {self.path}"))
+                    self.send_json(*error(404, "not_found_error", f"no route {self.path}"))
                     return
                 if not api.script:
-                    self._send_json(*error(500, "api_error", "the local server's script is empty"))
+                    self.send_json(*error(500, "api_error", "the local server's script is empty"))
                     return
-                answer = api.script.pop(0)
-                if isinstance(answer, tuple):
-                    self._send_json(*answer)
-                    return
-                if body.get("stream"):
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.send_header("cache-control", "no-cache")
-                    self.end_headers()
-                    for chunk in _sse(answer):
-                        self.wfile.write(chunk)
-                        self.wfile.flush()
-                    self.close_connection = True
-                    return
-                self._send_json(200, answer)
+                self.answer(api.script.pop(0), body, _sse)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> MessagesAPI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        super().__init__(Handler)

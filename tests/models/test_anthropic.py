@@ -16,8 +16,7 @@ from ctxlab.exceptions import (
     UsageError,
 )
 from ctxlab.models import AnthropicModel
-
-from .messages_api import MessagesAPI, error, message
+from tests.models.messages_api import MessagesAPI, error, message
 
 
 def add(a: int, b: int) -> int:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from ctxlab import (
     InvalidToolPairs,
     Material,
     Materials,
+    Preparation,
     SummaryRequest,
     SystemPart,
     TextBlock,
@@ -37,7 +38,7 @@ from ctxlab.exceptions import OffloadError
 from ctxlab.pipeline import TRUNCATION_MARKER, input_limit
 from ctxlab.pipeline._summary_calls import summary_request_tokens
 from ctxlab.tokens import TokenCache
-from tests.helpers import session, tool_turn
+from tests.helpers import prepared, session, tool_turn
 
 FIELDS = {
     "task_overview": "fix src/app.py",
@@ -76,10 +77,9 @@ async def test_layout_system_first_then_conversation_transient_references() -> N
             Material("source/rec/st", "source/rec", "source", ContextBlock.runtime("st", "open")),
         ),
     )
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=100_000,
-        counter=ApproximateCounter(),
         materials=materials,
         tools=[ToolSchema("bash", "run a command")],
     )
@@ -147,10 +147,9 @@ async def test_tool_result_truncation_marker_and_offload(tmp_path: Path) -> None
 
 async def test_truncation_without_offloader_has_no_path() -> None:
     messages = [UserMessage(content="go"), *tool_turn("c", "z " * 5000)]
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=100_000,
-        counter=ApproximateCounter(),
         config=ContextConfig(tool_result_limit=100),
     )
     text = prep.state.conversation[-1].content[0].text
@@ -168,10 +167,9 @@ class BrokenOffloader:
 async def test_failed_offload_keeps_original_for_eviction() -> None:
     big = "q" * 90_000
     messages = [UserMessage(content="go"), *tool_turn("c", big)]
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=1_000_000,
-        counter=ApproximateCounter(),
         offloader=BrokenOffloader(),
     )
     assert prep.state.conversation[-1].content[0].text == big
@@ -186,10 +184,9 @@ async def test_eviction_by_characters_with_head_and_tail(tmp_path: Path) -> None
         *tool_turn("c1", big),
         *tool_turn("c2", big, name="read_file"),
     ]
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=1_000_000,
-        counter=ApproximateCounter(),
         offloader=WorkspaceOffloader(tmp_path),
     )
     evicted = prep.state.conversation[2].content[0].text
@@ -240,10 +237,9 @@ async def test_image_limit_offloads_oldest(tmp_path: Path) -> None:
         m for pair in zip(messages, [AssistantMessage(content="ok")] * 4, strict=True) for m in pair
     ][:-1]
     config = ContextConfig(max_image_num=2)
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=100_000,
-        counter=ApproximateCounter(),
         config=config,
         offloader=WorkspaceOffloader(tmp_path),
     )
@@ -255,10 +251,9 @@ async def test_image_limit_offloads_oldest(tmp_path: Path) -> None:
     saved = sorted((tmp_path / "context_offload" / "images").iterdir())
     assert [p.read_bytes() for p in saved] == sorted([b"png-0", b"png-1"])
     # Without an offloader the images are dropped with a hint that says so.
-    dropped = await prepare(
-        state_of(messages),
+    dropped = await prepared(
+        messages,
         context_window=100_000,
-        counter=ApproximateCounter(),
         config=ContextConfig(max_image_num=0),
     )
     assert [t.kind for t in dropped.manifest.transforms] == ["image_drop"] * 4
@@ -323,21 +318,29 @@ def _compaction_config(**kw: Any) -> ContextConfig:
     return ContextConfig(trigger_ratio=0.5, reserve_ratio=0.2, context_buffer_ratio=0.1, **kw)
 
 
-async def test_compaction_summarizes_prefix_and_keeps_tail() -> None:
-    messages = session(30, output_chars=400)  # ~3,400 tokens at 4 chars/token
+async def _compacted(
+    messages: Sequence[UserMessage | AssistantMessage], window: int, **config: Any
+) -> tuple[Preparation, list[SummaryRequest]]:
+    """``messages`` prepared at ``window`` under the compaction config, with a summarizer that
+    keeps every request it is sent (and answers FIELDS)."""
     seen: list[SummaryRequest] = []
 
     async def summarizer(request: SummaryRequest) -> Mapping[str, Any]:
         seen.append(request)
         return FIELDS
 
-    prep = await prepare(
-        state_of(messages),
-        context_window=4_000,
-        counter=ApproximateCounter(),
-        config=_compaction_config(),
+    prep = await prepared(
+        messages,
+        context_window=window,
+        config=_compaction_config(**config),
         summarizer=summarizer,
     )
+    return prep, seen
+
+
+async def test_compaction_summarizes_prefix_and_keeps_tail() -> None:
+    messages = session(30, output_chars=400)  # ~3,400 tokens at 4 chars/token
+    prep, seen = await _compacted(messages, 4_000)
     assert prep.compaction is not None and prep.compaction.kind == "summary"
     summary = prep.state.summary
     assert summary is not None
@@ -372,20 +375,8 @@ async def test_a_span_larger_than_the_window_is_summarized_in_pieces_that_fit() 
         *tool_turn("big", "dump line\n" * 4_000),
         *(m for i in range(12) for m in tool_turn(f"c{i}", f"line {i}\n" + "x" * 400)),
     ]
-    seen: list[SummaryRequest] = []
-
-    async def summarizer(request: SummaryRequest) -> Mapping[str, Any]:
-        seen.append(request)
-        return FIELDS
-
+    prep, seen = await _compacted(messages, 4_000, tool_result_limit=50_000)
     cache = TokenCache(ApproximateCounter())
-    prep = await prepare(
-        state_of(messages),
-        context_window=4_000,
-        counter=cache,
-        config=_compaction_config(tool_result_limit=50_000),
-        summarizer=summarizer,
-    )
     assert prep.compaction is not None and len(seen) >= 2
     assert cache.messages(messages) > 4_000
     for request in seen:
@@ -446,10 +437,9 @@ async def _failing(request: SummaryRequest) -> Mapping[str, Any]:
 
 async def test_summary_failure_falls_back_to_truncation() -> None:
     messages = session(30)
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=4_000,
-        counter=ApproximateCounter(),
         config=_compaction_config(),
         summarizer=_failing,
     )
@@ -496,10 +486,9 @@ async def test_unfinished_call_is_kept_through_compaction() -> None:
             )
         ),
     ]
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=4_000,
-        counter=ApproximateCounter(),
         config=_compaction_config(),
         summarizer=fixed_summary,
         purpose="compaction",
@@ -514,10 +503,9 @@ async def test_unfinished_call_is_kept_through_compaction() -> None:
 
 async def test_latest_turn_is_kept_and_truncated_if_it_must_be() -> None:
     messages = [*session(10), *tool_turn("huge", "h" * 40_000)]
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=8_000,
-        counter=ApproximateCounter(),
         config=_compaction_config(),
         summarizer=fixed_summary,
     )
@@ -567,10 +555,9 @@ async def test_prune_frees_old_output_before_summarizing() -> None:
     async def never(request: SummaryRequest) -> Mapping[str, Any]:
         raise AssertionError("pruning should have been enough")
 
-    prep = await prepare(
-        state_of(messages),
+    prep = await prepared(
+        messages,
         context_window=150_000,
-        counter=ApproximateCounter(),
         config=config,
         summarizer=never,
     )
@@ -729,20 +716,8 @@ async def test_a_turn_too_large_in_its_own_input_is_cut_for_the_summary_request_
         UserMessage(content=(ToolResultBlock(tool_use_id="w", content="written"),)),
         *(m for i in range(8) for m in tool_turn(f"c{i}", f"line {i}\n" + "x" * 400)),
     ]
-    seen: list[SummaryRequest] = []
-
-    async def summarizer(request: SummaryRequest) -> Mapping[str, Any]:
-        seen.append(request)
-        return FIELDS
-
+    prep, seen = await _compacted(messages, 6_000, tool_result_limit=50_000)
     cache = TokenCache(ApproximateCounter())
-    prep = await prepare(
-        state_of(messages),
-        context_window=6_000,
-        counter=cache,
-        config=_compaction_config(tool_result_limit=50_000),
-        summarizer=summarizer,
-    )
     assert prep.compaction is not None and seen
     for request in seen:
         assert request.input_limit is not None
