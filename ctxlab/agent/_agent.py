@@ -9,7 +9,7 @@ import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxlab.agent._builtins import BUILTIN_TOOLS, COMPRESS_SCHEMA
 from ctxlab.agent._compressor import Compressor
@@ -26,6 +26,7 @@ from ctxlab.agent._runner import Approver, PermissionHook, ToolRunner
 from ctxlab.agent._step import StepLoop, stream_call
 from ctxlab.agent._taskboard import TaskBoard
 from ctxlab.agent._tools import Tool
+from ctxlab.agent._watched import Capabilities
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import AgentBusy, UsageError
 from ctxlab.io._transcript import Transcript
@@ -91,6 +92,10 @@ class Agent:
         summary_model: A separate model for summaries (000); the agent's model by default.
         selection_policy: The omission order of optional material (000's contextSelectionPolicy).
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities()
+    """What a Lab can do with it: everything (send, compact, stop; a config applies at the
+    next request)."""
 
     def __init__(
         self,

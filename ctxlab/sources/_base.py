@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.agent._events import Event, Subscribers
+from ctxlab.agent._watched import Capabilities
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
@@ -26,7 +27,14 @@ class ModelInfo:
 
 class StepSource:
     """Base of `ReplaySession` and `ObservedSession`: the part of the agent's interface a Lab
-    observes (``subscribe``, ``manifests``, ``context_config``, ``next_thresholds``)."""
+    observes (``subscribe``, ``manifests``, ``context_config``, ``next_thresholds``: the
+    `Watched` contract)."""
+
+    capabilities = Capabilities(
+        read_only=True,
+        note="watching an agent of another framework: its own loop sends the requests; a "
+        "config applied takes effect at its next request",
+    )
 
     def __init__(
         self,

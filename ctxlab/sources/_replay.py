@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
+from ctxlab.agent._watched import Capabilities
 from ctxlab.analysis._recorded import (
     AFTER,
     RecordedCompaction,
@@ -65,6 +66,12 @@ class ReplaySession(StepSource):
             shows what it holds) or ``"replayed"`` (ctxlab's pipeline under ``config``); see the
             module's docstring.
     """
+
+    capabilities = Capabilities(
+        read_only=True,
+        replays=True,
+        note="replay of a recording: read-only; a config applied replays it again",
+    )
 
     def __init__(
         self,

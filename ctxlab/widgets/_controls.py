@@ -17,8 +17,7 @@ from ctxlab.config._fields import TunableField, tunable_fields
 from ctxlab.materials import SourceRegistration, TextSource
 
 if TYPE_CHECKING:
-    from ctxlab.agent import Agent
-    from ctxlab.sources._base import StepSource
+    from ctxlab.agent._watched import Watched
 
 __all__ = ["ConfigPanel", "Controls", "SourcesPanel"]
 
@@ -27,9 +26,7 @@ class ConfigPanel:
     """A control per tunable `ContextConfig` field, generated from the config's own metadata
     (title, description, bounds); Apply validates, then sets the agent's config."""
 
-    def __init__(
-        self, agent: Agent | StepSource, on_applied: Callable[[ContextConfig], None]
-    ) -> None:
+    def __init__(self, agent: Watched, on_applied: Callable[[ContextConfig], None]) -> None:
         self.agent = agent
         self._on_applied = on_applied
         config = agent.context_config
@@ -152,7 +149,7 @@ def _control(field: TunableField, value: Any) -> w.ValueWidget:
 class SourcesPanel:
     """Registered sources: enable, priority, required; edit the text of text sources."""
 
-    def __init__(self, agent: Agent | StepSource) -> None:
+    def __init__(self, agent: Watched) -> None:
         self.agent = agent
         self.widget = w.VBox()
         self.rows: dict[str, dict[str, Any]] = {}

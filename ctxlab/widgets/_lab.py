@@ -12,7 +12,7 @@ import asyncio
 import html
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import ipywidgets as w
 
@@ -24,7 +24,6 @@ from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
-from ctxlab.sources._base import StepSource
 from ctxlab.sources._replay import VIEWS, ReplaySession, View
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._budget import BudgetPanel
@@ -39,6 +38,8 @@ from ctxlab.widgets._table import Opener
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ctxlab.agent._watched import Watched
 
 __all__ = ["Lab"]
 
@@ -58,7 +59,7 @@ class Lab:
         follow: Select each new request as it arrives (else keep the user's selection).
     """
 
-    def __init__(self, agent: Agent | StepSource, *, follow: bool = True) -> None:
+    def __init__(self, agent: Watched, *, follow: bool = True) -> None:
         self.agent = agent
         self.follow = follow
         self.log = StepLog()
@@ -102,18 +103,19 @@ class Lab:
         """The estimates reconciled with the provider's bill (`ctxlab.calibrate`), where usage
         was recorded or reported; fills the steps' ``calibrated`` column."""
         top: list[w.Widget] = [self.header]
-        if isinstance(agent, ReplaySession):
+        recording = self._recording()
+        if recording is not None:
             self.view_picker = w.ToggleButtons(
                 options=[(label, key) for key, label in VIEWS.items()],
-                value=agent.view,
+                value=recording.view,
                 description="view",
                 style={"button_width": "auto"},
             )
             self.view_picker.observe(lambda c: self.show_view(c["new"]), names="value")
             top.append(self.view_picker)
-            if agent.transcript.usage:
-                self.calibration = calibrate(agent.transcript, agent.token_cache)
-                self.log.calibrate(self.calibration, segmented=agent.view == "recorded")
+            if recording.transcript.usage:
+                self.calibration = calibrate(recording.transcript, recording.token_cache)
+                self.log.calibrate(self.calibration, segmented=recording.view == "recorded")
         self.widget = w.VBox(
             [
                 *top,
@@ -134,16 +136,11 @@ class Lab:
         self.budget.update(self.log, self.next_lines())
         if len(self.log):
             self.select(len(self.log) - 1)
-        if isinstance(agent, StepSource):
+        if agent.capabilities.read_only:
             # A recording or another framework's agent: nothing to send or compact from here.
             for button in (self.controls.send_button, self.controls.compact_button):
                 button.disabled = True
-            self.controls.status.value = (
-                "<span>replay of a recording: read-only; a config applied replays it again</span>"
-                if isinstance(agent, ReplaySession)
-                else "<span>watching an agent of another framework: its own loop sends the "
-                "requests; a config applied takes effect at its next request</span>"
-            )
+            self.controls.status.value = f"<span>{html.escape(agent.capabilities.note)}</span>"
 
     @classmethod
     async def open(
@@ -171,8 +168,8 @@ class Lab:
     async def replay(self) -> None:
         """Show the recording again from the start in its view — replayed under the config in
         force (what Apply does), or as recorded — with progress in the status line."""
-        agent = self.agent
-        if not isinstance(agent, ReplaySession):
+        agent = self._recording()
+        if agent is None:
             msg = "only a Lab over a recording replays; this one watches a live agent"
             raise UsageError(msg)
         before = self._summary() if len(self.log) else None
@@ -202,8 +199,11 @@ class Lab:
         after = self._summary()
         what = "replayed under the config in force" if agent.view == "replayed" else "as recorded"
         change = f" (was {before})" if before is not None and before != after else ""
+        # The progress line stays, finished: a replay of a few requests is over before a
+        # reader sees its progress.
         self.controls.status.value = html.escape(
-            f"read-only recording · {len(self.log):,} requests {what}: {after}{change}"
+            f"{verb} {total:,} requests… done · read-only recording · {len(self.log):,} "
+            f"requests {what}: {after}{change}"
         )
         self._update_header()
         self._static.refresh(force=True)
@@ -217,15 +217,16 @@ class Lab:
     def show_view(self, view: View) -> asyncio.Task[Any] | None:
         """Show a recording ``"recorded"`` or ``"replayed"`` (what the view buttons do); returns
         the task that replays it (await it in a cell), None when nothing changes."""
-        if not isinstance(self.agent, ReplaySession):
+        recording = self._recording()
+        if recording is None:
             msg = "only a Lab over a recording has views; this one watches a live agent"
             raise UsageError(msg)
         if view not in VIEWS:
             msg = f"view must be one of {list(VIEWS)}, got {view!r}"
             raise UsageError(msg)
-        if self.agent.view == view and len(self.log):
+        if recording.view == view and len(self.log):
             return None
-        self.agent.view = view
+        recording.view = view
         if self.view_picker is not None:
             self.view_picker.value = view  # the observer finds the view in force: no-op
         self.task = asyncio.ensure_future(self.replay())
@@ -301,13 +302,14 @@ class Lab:
         )
 
     def _config_applied(self, config: ContextConfig) -> None:
-        if isinstance(self.agent, ReplaySession):
-            if self.agent.view == "recorded":
+        recording = self._recording()
+        if recording is not None:
+            if recording.view == "recorded":
                 # A config changes ctxlab's requests, not the recorded ones: show those.
                 self.config.status.value = html.escape(
                     "Applied: the recording is replayed under it (view: replayed under a config)"
                 )
-                self.agent.view = "replayed"
+                recording.view = "replayed"
                 if self.view_picker is not None:
                     self.view_picker.value = "replayed"
             else:
@@ -327,11 +329,12 @@ class Lab:
             f"window {agent.model.context_window:,} tokens",
         ]
         notes: list[str] = []
-        if isinstance(agent, ReplaySession):
-            parts.append(f"view: <b>{html.escape(VIEWS[agent.view])}</b>")
+        recording = self._recording()
+        if recording is not None:
+            parts.append(f"view: <b>{html.escape(VIEWS[recording.view])}</b>")
             fit = self.calibration.fit() if self.calibration is not None else None
-            if agent.unrecorded:
-                missing = ", ".join(agent.unrecorded)
+            if recording.unrecorded:
+                missing = ", ".join(recording.unrecorded)
                 estimate = (
                     f" — about {fit.fixed[min(fit.fixed)]:,.0f} billed tokens a request, "
                     "estimated from the first requests' bill"
@@ -339,10 +342,11 @@ class Lab:
                     else " — no usage recorded to estimate them from"
                 )
                 notes.append(f"not recorded in the file: {html.escape(missing)}{estimate}")
-            if agent.compactions:
+            if recording.compactions:
+                count = len(recording.compactions)
                 notes.append(
-                    f"{len(agent.compactions)} recorded compaction"
-                    f"{'s' if len(agent.compactions) != 1 else ''} (the session's own, marked ◆)"
+                    f"{count} recorded compaction{'s' if count != 1 else ''} "
+                    "(the session's own, marked ◆)"
                 )
         if self.calibration is not None and self.calibration.fits:
             fit = self.calibration.fit()
@@ -497,7 +501,7 @@ class Lab:
 
     def _recalibrate(self) -> None:
         # A live agent's estimates against its provider's usage, refitted after each call.
-        if isinstance(self.agent, ReplaySession):
+        if self.agent.capabilities.replays:
             return
         if any(r["usage_total_input"] for r in self.log.rows):
             self.calibration = self.log.fit_calibration()
@@ -507,15 +511,20 @@ class Lab:
 
     def stop(self) -> None:
         """Stop the running call at its next step boundary."""
-        if isinstance(self.agent, Agent):
-            self.agent.stop()
+        if not self.agent.capabilities.read_only:
+            cast(Agent, self.agent).stop()
         self.controls.status.value = "<span>stopping at the next step…</span>"
 
     def _live(self) -> Agent:
-        if not isinstance(self.agent, Agent):
+        if self.agent.capabilities.read_only:
             msg = "this Lab shows a recording: it is read-only (apply a config to replay it)"
             raise UsageError(msg)
-        return self.agent
+        return cast(Agent, self.agent)
+
+    def _recording(self) -> ReplaySession | None:
+        # What only a recording has (its views, transcript, recorded compactions), when the
+        # source says it replays.
+        return cast(ReplaySession, self.agent) if self.agent.capabilities.replays else None
 
     # -- display ------------------------------------------------------------------------------
 

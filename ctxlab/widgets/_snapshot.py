@@ -10,9 +10,8 @@ from ctxlab.manifest._html import manifest_html
 from ctxlab.util._html import MAX_ROWS, PLACEMENT_COLORS, STYLE, bar_html, escape
 
 if TYPE_CHECKING:
-    from ctxlab.agent import Agent
+    from ctxlab.agent._watched import Watched
     from ctxlab.manifest import ContextManifest
-    from ctxlab.sources._base import StepSource
 
 __all__ = ["report_html", "snapshot_html", "steps_html"]
 
@@ -54,7 +53,7 @@ def steps_html(
 
 
 def snapshot_html(
-    agent: Agent | StepSource,
+    agent: Watched,
     manifests: Sequence[ContextManifest],
     marks: Iterable[int] = (),
     limit: int | None = MAX_ROWS,

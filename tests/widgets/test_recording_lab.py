@@ -101,7 +101,7 @@ async def test_apply_on_a_recording_shows_progress_and_what_changed(recorded: La
     await lab.task
     assert seen[0] == "replaying 5 requests…"
     assert seen[-1].startswith(
-        "read-only recording · 5 requests replayed under the config in force"
+        "replaying 5 requests… done · read-only recording · 5 requests replayed under the config"
     )
     assert lab.agent.context_config.trigger_ratio == 0.5
     assert lab.view_picker is not None and lab.view_picker.value == "replayed"
