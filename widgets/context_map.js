@@ -3,14 +3,8 @@
 // Plain ES module for anywidget, no build step. Untrusted text (ids, sources) goes through
 // textContent and the title attribute only, never innerHTML.
 
-const COLORS = {
-  system: "#4c78a8",
-  tools: "#72b7b2",
-  summary: "#b279a2",
-  conversation: "#f58518",
-  transient: "#54a24b",
-  references: "#eeca3b",
-};
+// The placement colours come from Python (the `colors` trait: `ctxlab.util._html.PLACEMENT_COLORS`,
+// the one table every view uses).
 
 // Where the widgets render, the Lab's static snapshot (its second output, for viewers without a
 // kernel) is hidden: the output area is marked live and one style rule hides the snapshot.
@@ -42,6 +36,7 @@ function render({ model, el }) {
   info.className = "ctxlab-map-info";
   el.append(legend, strip, marks, info);
 
+  const COLORS = model.get("colors") || {};
   for (const [name, color] of Object.entries(COLORS)) {
     const key = document.createElement("span");
     key.className = "ctxlab-map-key";
@@ -118,11 +113,12 @@ function render({ model, el }) {
     if (seg) info.textContent = seg.title;
   });
 
-  model.on("change:items", draw);
-  model.on("change:selected", draw);
-  model.on("change:marks", draw);
-  model.on("change:scale", draw);
+  const names = ["items", "selected", "marks", "scale"];
+  for (const name of names) model.on(`change:${name}`, draw);
   draw();
+  return () => {
+    for (const name of names) model.off(`change:${name}`, draw);
+  };
 }
 
 export default { render };

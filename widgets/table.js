@@ -97,10 +97,6 @@ function render({ model, el }) {
         th.textContent += direction === "asc" ? " ▲" : " ▼";
         th.setAttribute("aria-sort", direction === "asc" ? "ascending" : "descending");
       }
-      th.addEventListener("click", () => {
-        model.set("sort", nextSort(model.get("sort"), column));
-        model.save_changes();
-      });
       head.appendChild(th);
     }
     const body = table.createTBody();
@@ -109,26 +105,39 @@ function render({ model, el }) {
       const tr = body.insertRow();
       const id = key >= 0 ? String(row[key]) : "";
       if (id && id === selected) tr.classList.add("selected");
+      if (key >= 0) tr.dataset.id = id;
       for (const cell of row) {
         const td = tr.insertCell();
         td.textContent = cell === null ? "" : String(cell);
       }
-      if (key >= 0) {
-        tr.addEventListener("click", () => {
-          model.set("selected", id);
-          model.save_changes();
-          // Said even when the row was already selected (no change to sync): it opens again.
-          model.send({ type: "open", id });
-        });
-      }
     }
   }
+
+  // One delegated listener for every header and row, whatever the redraws (as the context
+  // map does): a header sorts, a row with a key is selected and opened.
+  function clicked(event) {
+    const th = event.target.closest("th[data-column]");
+    if (th && table.tHead && table.tHead.contains(th)) {
+      model.set("sort", nextSort(model.get("sort"), th.dataset.column));
+      model.save_changes();
+      return;
+    }
+    const tr = event.target.closest("tr[data-id]");
+    if (tr && table.tBodies[0] && table.tBodies[0].contains(tr)) {
+      model.set("selected", tr.dataset.id);
+      model.save_changes();
+      // Said even when the row was already selected (no change to sync): it opens again.
+      model.send({ type: "open", id: tr.dataset.id });
+    }
+  }
+  table.addEventListener("click", clicked);
 
   draw();
   const names = ["rows", "columns", "filter", "sort", "selected", "key", "css_class"];
   for (const name of names) model.on(`change:${name}`, draw);
   return () => {
     for (const name of names) model.off(`change:${name}`, draw);
+    table.removeEventListener("click", clicked);
   };
 }
 

@@ -55,45 +55,40 @@ def _tokens(value: int | None) -> str:
 
 
 def explain_transform(transform: Transform, manifest: ContextManifest) -> str:
-    """The reason for one transform, in words."""
-    kind, before, after = transform.kind, transform.tokens_before, transform.tokens_after
+    """The reason for one transform, in words: its kind's template (`TransformInfo.why`) filled
+    from the transform and the manifest's lines."""
+    info = transform_info(transform.kind)
+    if not info.why:
+        detail = f": {transform.detail}" if transform.detail else ""
+        return f"{transform.kind.replace('_', ' ')} ({info.effect}){detail}"
     lines = manifest.thresholds
-    if kind in ("history_compaction", "history_truncation"):
-        done = (
-            "summarized" if kind == "history_compaction" else "dropped (no summary could be made)"
+    trigger = ""
+    if lines is not None and lines.context_size:
+        share = 100 * lines.trigger_tokens / lines.context_size
+        trigger = (
+            f": the request reached the trigger ({lines.trigger_tokens:,} tokens, "
+            f"{share:.0f} % of the window)"
         )
-        why = ""
-        if lines is not None and lines.context_size:
-            share = 100 * lines.trigger_tokens / lines.context_size
-            why = f": the request reached the trigger ({lines.trigger_tokens:,} tokens, {share:.0f} % of the window)"
-        return f"{transform.target} {done}, {_tokens(before)} → {_tokens(after)} tokens{why}"
-    if kind == "recorded_compaction":
-        after_text = f"; this request was billed {after:,} tokens" if after is not None else ""
-        when = (
-            "after this request, the session's last"
-            if transform.target == "after"
-            else "just before"
-        )
-        return (
-            f"the recorded session's own compaction ({transform.detail or 'trigger unknown'}) "
-            f"{when}: {_tokens(before)} tokens before, by the recording{after_text}"
-        )
-    if kind == "tool_result_truncation":
-        return f"cut from {_tokens(before)} to {_tokens(after)} tokens: over the tool result limit"
-    if kind == "tool_result_offload":
-        return f"written to {transform.detail or 'the workspace'}; a preview of {_tokens(after)} tokens stays"
-    if kind == "omitted_for_budget":
-        return f"left out to fit the input limit (frees {_tokens(before)} tokens)"
-    if kind == "observation_mask":
-        return "older tool output replaced by a placeholder (observation masking)"
-    if kind == "tool_output_prune":
-        return f"older tool output cut to a preview ({_tokens(before)} → {_tokens(after)} tokens)"
-    if kind == "args_truncation":
-        return "long arguments of an old tool call shortened"
-    info = transform_info(kind)
-    return f"{kind.replace('_', ' ')} ({info.effect})" + (
-        f": {transform.detail}" if transform.detail else ""
+    after = transform.tokens_after
+    return info.why.format(
+        target=transform.target,
+        detail=transform.detail or _DETAIL_DEFAULTS.get(transform.kind, ""),
+        before=_tokens(transform.tokens_before),
+        after=_tokens(after),
+        trigger=trigger,
+        # A recorded compaction: before the request it is marked on, or after the last.
+        when="after this request, the session's last"
+        if transform.target == "after"
+        else "just before",
+        billed=f"; this request was billed {after:,} tokens" if after is not None else "",
     )
+
+
+_DETAIL_DEFAULTS = {
+    "tool_result_offload": "the workspace",
+    "recorded_compaction": "trigger unknown",
+}
+"""What a template says where the transform has no detail."""
 
 
 def _preview(text: str) -> str:

@@ -88,21 +88,62 @@ class TransformInfo:
     """Where the material it shrank or removed sat."""
     label: str
     """How the Lab names what was taken away ("" when nothing is drawn)."""
+    why: str = ""
+    """Why it was done, in words: a template over ``{target}``, ``{detail}``, ``{before}`` and
+    ``{after}`` (tokens, formatted) and ``{trigger}`` (the trigger line, when known); "" falls
+    back to the kind's name and detail (`ctxlab.manifest.explain_transform`)."""
 
 
 TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
-    "tool_result_offload": TransformInfo("offload", "conversation", "offloaded"),
-    "tool_result_truncation": TransformInfo("truncation", "conversation", "truncated"),
+    "tool_result_offload": TransformInfo(
+        "offload",
+        "conversation",
+        "offloaded",
+        "written to {detail}; a preview of {after} tokens stays",
+    ),
+    "tool_result_truncation": TransformInfo(
+        "truncation",
+        "conversation",
+        "truncated",
+        "cut from {before} to {after} tokens: over the tool result limit",
+    ),
     "offload_failed": TransformInfo("failure", "conversation", ""),
     "image_offload": TransformInfo("offload", "conversation", "image offloaded"),
     "image_drop": TransformInfo("omission", "conversation", "image dropped"),
-    "omitted_for_budget": TransformInfo("omission", "references", "omitted for budget"),
+    "omitted_for_budget": TransformInfo(
+        "omission",
+        "references",
+        "omitted for budget",
+        "left out to fit the input limit (frees {before} tokens)",
+    ),
     "source_unavailable": TransformInfo("failure", "references", ""),
-    "args_truncation": TransformInfo("truncation", "conversation", ""),
-    "tool_output_prune": TransformInfo("truncation", "conversation", ""),
-    "observation_mask": TransformInfo("truncation", "conversation", "masked"),
-    "history_compaction": TransformInfo("compaction", "conversation", "summarized"),
-    "history_truncation": TransformInfo("compaction", "conversation", "dropped"),
+    "args_truncation": TransformInfo(
+        "truncation", "conversation", "", "long arguments of an old tool call shortened"
+    ),
+    "tool_output_prune": TransformInfo(
+        "truncation",
+        "conversation",
+        "",
+        "older tool output cut to a preview ({before} → {after} tokens)",
+    ),
+    "observation_mask": TransformInfo(
+        "truncation",
+        "conversation",
+        "masked",
+        "older tool output replaced by a placeholder (observation masking)",
+    ),
+    "history_compaction": TransformInfo(
+        "compaction",
+        "conversation",
+        "summarized",
+        "{target} summarized, {before} → {after} tokens{trigger}",
+    ),
+    "history_truncation": TransformInfo(
+        "compaction",
+        "conversation",
+        "dropped",
+        "{target} dropped (no summary could be made), {before} → {after} tokens{trigger}",
+    ),
     "summary_failed": TransformInfo("failure", "conversation", ""),
     "tool_output_decoded": TransformInfo("repair", "conversation", ""),
     "workspace_trimmed": TransformInfo("truncation", "references", "trimmed"),
@@ -110,7 +151,13 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
     "memory_flush_failed": TransformInfo("failure", "references", ""),
     # Not ctxlab's doing: the recorded agent's own compaction, shown where its requests restart.
     # No ghost: its tokens are the recording's (the provider's), not ctxlab's estimate.
-    "recorded_compaction": TransformInfo("compaction", "conversation", ""),
+    "recorded_compaction": TransformInfo(
+        "compaction",
+        "conversation",
+        "",
+        "the recorded session's own compaction ({detail}) {when}: {before} tokens before, by "
+        "the recording{billed}",
+    ),
 }
 assert set(TRANSFORM_KINDS) == set(get_args(TransformKind)), "every kind needs its info"
 

@@ -25,7 +25,7 @@ PLACEMENT_COLORS = {
     "references": "#eeca3b",
 }
 """One colour per placement, for every view: the Lab's plot, the static snapshot (and the
-context map's front end, `widgets/context_map.js`, which repeats them)."""
+context map's front end, `widgets/context_map.js`, which receives them as its `colors` trait)."""
 
 
 def escape(value: Any) -> str:

@@ -13,6 +13,7 @@ import anywidget
 import traitlets
 
 from ctxlab.manifest import ContextManifest, transform_info
+from ctxlab.util._html import PLACEMENT_COLORS
 
 __all__ = ["ContextMap", "map_items"]
 
@@ -85,6 +86,8 @@ class ContextMap(anywidget.AnyWidget):
     _css = _static() / "context_map.css"
     items = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
+    colors = traitlets.Dict(dict(PLACEMENT_COLORS)).tag(sync=True)
+    """Placement → colour, from the one table every view uses."""
     marks = traitlets.Dict().tag(sync=True)
     scale = traitlets.Int(1).tag(sync=True)
 

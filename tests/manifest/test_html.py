@@ -121,3 +121,52 @@ def test_threshold_lines_are_rounded_not_truncated() -> None:
     # (0.3 − 0.2) × 200,000 is 19,999.999… in floating point.
     assert lines.notice_tokens == 20_000 and lines.reserve_tokens == 20_000
     assert lines.trigger_tokens == 60_000
+
+
+def test_every_transform_explains_itself_from_its_kind() -> None:
+    from ctxlab.manifest import TRANSFORM_KINDS, ContextManifest, Thresholds, Transform
+    from ctxlab.manifest._explain import explain_transform
+
+    lines = Thresholds(
+        context_size=10_000,
+        notice_tokens=6_000,
+        trigger_tokens=8_000,
+        reserve_tokens=1_000,
+        input_limit=9_000,
+    )
+    manifest = ContextManifest(
+        request_id="r",
+        purpose="reasoning",
+        model="m",
+        estimated_input_tokens=0,
+        input_limit=9_000,
+        counting_method="approximate",
+        exact=False,
+        items=(),
+        transforms=(),
+        validation="passed",
+        thresholds=lines,
+    )
+
+    def why(kind: str, **fields: object) -> str:
+        return explain_transform(Transform(kind, **fields), manifest)  # type: ignore[arg-type]
+
+    assert why("tool_result_truncation", tokens_before=9_000, tokens_after=500) == (
+        "cut from 9,000 to 500 tokens: over the tool result limit"
+    )
+    assert why("tool_result_offload", detail="out/x.txt", tokens_after=120) == (
+        "written to out/x.txt; a preview of 120 tokens stays"
+    )
+    assert why("tool_result_offload", tokens_after=120).startswith("written to the workspace")
+    assert why("history_compaction", target="m/1", tokens_before=9_100, tokens_after=900) == (
+        "m/1 summarized, 9,100 → 900 tokens: the request reached the trigger (8,000 tokens, "
+        "80 % of the window)"
+    )
+    assert why("recorded_compaction", target="after", detail="manual", tokens_before=24_100) == (
+        "the recorded session's own compaction (manual) after this request, the session's "
+        "last: 24,100 tokens before, by the recording"
+    )
+    assert why("summary_failed", detail="boom") == "summary failed (failure): boom"
+    # Every kind's template fills without a missing field.
+    for kind in TRANSFORM_KINDS:
+        assert why(kind, target="t", detail="d", tokens_before=2, tokens_after=1)
