@@ -71,6 +71,9 @@ class StepLog:
     segmented: bool = False
     """Whether the recorded compactions restart the requests (a recording *as recorded*): the
     calibration's fixed part is then the one measured after the latest."""
+    _recorded: list[int] = field(default_factory=list)
+    """The recorded compactions up to and including each row (kept as rows are added: the
+    segment of a row, without a pass over the rows before it)."""
     _by_request_id: dict[str, int] = field(default_factory=dict)
     _frame: Any = None
     _last_purpose: str = ""
@@ -144,9 +147,7 @@ class StepLog:
         return fit_points(points)
 
     def _segment(self, step: int) -> int:
-        if not self.segmented:
-            return 0
-        return sum(1 for row in self.rows[: step + 1] if row["recorded_compaction"])
+        return self._recorded[step] if self.segmented else 0
 
     def _calibrate_row(self, step: int) -> None:
         row = self.rows[step]
@@ -159,6 +160,8 @@ class StepLog:
     def _add(self, event: ContextBuildEvent, manifest: ContextManifest) -> int:
         step = len(self.rows)
         self.rows.append(step_row(manifest, step=step, call=event.call))
+        before = self._recorded[-1] if self._recorded else 0
+        self._recorded.append(before + bool(self.rows[step]["recorded_compaction"]))
         self.manifests.append(manifest)
         self.sent.append(manifest)
         self.requests.append(event.request)

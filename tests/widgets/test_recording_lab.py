@@ -36,6 +36,8 @@ async def test_as_recorded_the_requests_restart_from_the_recorded_summary(record
     errors = abs(steps["calibrated"] - steps["usage_total_input"]) / steps["usage_total_input"]
     assert errors.max() < 0.10, errors.tolist()
     assert lab.calibration is not None and lab.calibration.median_error is not None
+    # The Lab's rows carry what the calibration says of each request, segment by segment.
+    assert list(steps["calibrated"]) == list(lab.calibration.frame()["calibrated"])
 
 
 async def test_the_header_says_what_the_file_does_not_record(recorded: Lab) -> None:
