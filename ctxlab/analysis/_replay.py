@@ -34,7 +34,7 @@ from ctxlab.tokens import TokenCache, TokenCounter
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ReplayStep", "compare_configs", "replay"]
+__all__ = ["ReplayStep", "compare_configs", "replay", "replay_row"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,21 @@ async def replay(
         pending.append(message)
 
 
+def replay_row(step: ReplayStep, number: int) -> dict[str, Any]:
+    """The step table's row (`step_row`) of replayed request ``number``, with the compaction it
+    made and that compaction's retention."""
+    record = step.compaction
+    kept = retention_columns(record)
+    return step_row(
+        step.manifest,
+        step=number,
+        compaction=record.method if record else None,
+        compacted_messages=record.messages_compacted if record else 0,
+        retention=kept["retention"],
+        retention_control=kept["retention_control"],
+    )
+
+
 async def compare_configs(
     messages: Sequence[UserMessage | AssistantMessage],
     configs: Mapping[str, ContextConfig],
@@ -161,16 +176,7 @@ async def compare_configs(
                 max_output_tokens=max_output_tokens,
                 tools=tools,
             ):
-                record = replayed.compaction
-                kept = retention_columns(record)
-                entry = step_row(
-                    replayed.manifest,
-                    step=step,
-                    compaction=record.method if record else None,
-                    compacted_messages=record.messages_compacted if record else 0,
-                    retention=kept["retention"],
-                    retention_control=kept["retention_control"],
-                )
+                entry = replay_row(replayed, step)
                 rows.append({"config": name, "index": replayed.index, **entry})
                 step += 1
         except PreparationError as exc:

@@ -32,14 +32,13 @@ from ctxlab.analysis._cost import (
     shape_of,
 )
 from ctxlab.analysis._references import References, output_cost, reference_shapes
-from ctxlab.analysis._replay import ReplayStep, replay
+from ctxlab.analysis._replay import ReplayStep, replay, replay_row
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest, step_row
+from ctxlab.manifest import ContextManifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.pipeline._summary import instruction_tokens
-from ctxlab.retention import retention_columns
 from ctxlab.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCache, TokenCounter
 
 if TYPE_CHECKING:
@@ -369,21 +368,12 @@ class WhatIf:
             extra = _summary_costs_by_step(run)
             cumulative = 0.0
             for index, (step, cost) in enumerate(zip(run.steps, reasoning, strict=False)):
-                record = step.compaction
-                kept = retention_columns(record)
                 step_cost = cost.cost + extra.get(index, 0.0)
                 cumulative += step_cost
                 rows.append(
                     {
                         "config": run.name,
-                        **step_row(
-                            step.manifest,
-                            step=index,
-                            compaction=record.method if record else None,
-                            compacted_messages=record.messages_compacted if record else 0,
-                            retention=kept["retention"],
-                            retention_control=kept["retention_control"],
-                        ),
+                        **replay_row(step, index),
                         "cache_read": cost.cache_read,
                         "cache_write": cost.cache_write,
                         "uncached": cost.uncached,
