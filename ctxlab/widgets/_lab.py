@@ -28,6 +28,7 @@ from ctxlab.sources._replay import VIEWS, ReplaySession, View
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
+from ctxlab.widgets._header import header_html
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
@@ -172,7 +173,7 @@ class Lab:
         if agent is None:
             msg = "only a Lab over a recording replays; this one watches a live agent"
             raise UsageError(msg)
-        before = self._summary() if len(self.log) else None
+        before = self.log.summary() if len(self.log) else None
         self.log = StepLog()
         if self.calibration is not None:
             self.log.calibrate(self.calibration, segmented=agent.view == "recorded")
@@ -196,7 +197,7 @@ class Lab:
         self.budget.update(self.log, self.next_lines())
         if len(self.log):
             self.select(len(self.log) - 1)
-        after = self._summary()
+        after = self.log.summary()
         what = "replayed under the config in force" if agent.view == "replayed" else "as recorded"
         change = f" (was {before})" if before is not None and before != after else ""
         # The progress line stays, finished: a replay of a few requests is over before a
@@ -207,12 +208,6 @@ class Lab:
         )
         self._update_header()
         self._static.refresh(force=True)
-
-    def _summary(self) -> str:
-        frame = self.log.rows
-        ours = sum(1 for r in frame if r["compaction"])
-        peak = max((r["total"] for r in frame), default=0)
-        return f"{ours} ctxlab compactions, peak {peak:,} tokens"
 
     def show_view(self, view: View) -> asyncio.Task[Any] | None:
         """Show a recording ``"recorded"`` or ``"replayed"`` (what the view buttons do); returns
@@ -321,50 +316,7 @@ class Lab:
         self.budget.update(self.log, self.next_lines())
 
     def _update_header(self) -> None:
-        agent = self.agent
-        parts = [
-            "<b>ctxlab</b>",
-            f"agent <code>{html.escape(agent.name)}</code>",
-            f"model <code>{html.escape(agent.model.name)}</code>",
-            f"window {agent.model.context_window:,} tokens",
-        ]
-        notes: list[str] = []
-        recording = self._recording()
-        if recording is not None:
-            parts.append(f"view: <b>{html.escape(VIEWS[recording.view])}</b>")
-            fit = self.calibration.fit() if self.calibration is not None else None
-            if recording.unrecorded:
-                missing = ", ".join(recording.unrecorded)
-                estimate = (
-                    f" — about {fit.fixed[min(fit.fixed)]:,.0f} billed tokens a request, "
-                    "estimated from the first requests' bill"
-                    if fit is not None
-                    else " — no usage recorded to estimate them from"
-                )
-                notes.append(f"not recorded in the file: {html.escape(missing)}{estimate}")
-            if recording.compactions:
-                count = len(recording.compactions)
-                notes.append(
-                    f"{count} recorded compaction{'s' if count != 1 else ''} "
-                    "(the session's own, marked ◆)"
-                )
-        if self.calibration is not None and self.calibration.fits:
-            fit = self.calibration.fit()
-            error = self.calibration.median_error
-            if fit is not None and error is not None:
-                notes.append(
-                    f"calibration: {fit.ratio:.3f} billed tokens per estimated token, "
-                    f"median error {error:.1%} after calibration "
-                    f"({self.calibration.raw_median_error or 0:.0%} before)"
-                )
-        text = " · ".join(parts)
-        if notes:
-            text += (
-                "<br><span class='ctxlab-notes' style='color:#555'>"
-                + "<br>".join(notes)
-                + "</span>"
-            )
-        self.header.value = text
+        self.header.value = header_html(self.agent, self._recording(), self.calibration)
 
     # -- selection ----------------------------------------------------------------------------
 

@@ -194,6 +194,13 @@ class StepLog:
             step += 1
         return per_step, list(itertools.accumulate(per_step))
 
+    def summary(self) -> str:
+        """ctxlab's compactions and the peak request, in words (what a replay's status line
+        compares before and after)."""
+        ours = sum(1 for r in self.rows if r["compaction"])
+        peak = max((r["total"] for r in self.rows), default=0)
+        return f"{ours} ctxlab compactions, peak {peak:,} tokens"
+
     def recent_compactions(self, requests: int) -> int:
         """Compactions among the latest ``requests`` requests."""
         first = len(self.rows) - requests

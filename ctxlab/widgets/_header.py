@@ -1,0 +1,60 @@
+"""The Lab's first line: agent, model, window — and for a recording its view, what the file does
+not record and how the estimates compare with the bill."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from ctxlab.sources._replay import VIEWS
+
+if TYPE_CHECKING:
+    from ctxlab.agent._watched import Watched
+    from ctxlab.analysis import Calibration
+    from ctxlab.sources import ReplaySession
+
+__all__ = ["header_html"]
+
+
+def header_html(
+    agent: Watched, recording: ReplaySession | None, calibration: Calibration | None
+) -> str:
+    """The header of a Lab over ``agent`` (``recording``: the same, when it is a recording)."""
+    parts = [
+        "<b>ctxlab</b>",
+        f"agent <code>{html.escape(agent.name)}</code>",
+        f"model <code>{html.escape(agent.model.name)}</code>",
+        f"window {agent.model.context_window:,} tokens",
+    ]
+    notes: list[str] = []
+    fit = calibration.fit() if calibration is not None else None
+    if recording is not None:
+        parts.append(f"view: <b>{html.escape(VIEWS[recording.view])}</b>")
+        if recording.unrecorded:
+            missing = ", ".join(recording.unrecorded)
+            estimate = (
+                f" — about {fit.fixed[min(fit.fixed)]:,.0f} billed tokens a request, "
+                "estimated from the first requests' bill"
+                if fit is not None
+                else " — no usage recorded to estimate them from"
+            )
+            notes.append(f"not recorded in the file: {html.escape(missing)}{estimate}")
+        if recording.compactions:
+            count = len(recording.compactions)
+            notes.append(
+                f"{count} recorded compaction{'s' if count != 1 else ''} "
+                "(the session's own, marked ◆)"
+            )
+    error = calibration.median_error if calibration is not None else None
+    if calibration is not None and fit is not None and error is not None:
+        notes.append(
+            f"calibration: {fit.ratio:.3f} billed tokens per estimated token, "
+            f"median error {error:.1%} after calibration "
+            f"({calibration.raw_median_error or 0:.0%} before)"
+        )
+    text = " · ".join(parts)
+    if notes:
+        text += (
+            "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
+        )
+    return text
