@@ -17,16 +17,16 @@ from ctxlab.analysis._recorded import (
 from ctxlab.analysis._replay import compare_configs, replay
 from ctxlab.analysis._sweep import SWEEP_COLUMNS, sweep
 from ctxlab.analysis._whatif import WhatIf
-from ctxlab.config._config import (
+from ctxlab.config._config import ContextConfig
+from ctxlab.config._presets import PRESETS
+from ctxlab.config._sections import (
     BudgetPolicy,
     CompactionPasses,
-    ContextConfig,
     MaskConfig,
     PruneConfig,
     ToolResultEviction,
     TruncateArgsConfig,
 )
-from ctxlab.config._presets import PRESETS
 from ctxlab.exceptions import (
     CompressionError,
     ContextBudgetExceeded,

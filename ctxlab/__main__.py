@@ -8,14 +8,16 @@ import asyncio
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from ctxlab import PRESETS, ContextConfig, sweep
 from ctxlab.agent import CompactionEvent, ContextBuildEvent, Event, ReplyEvent
 from ctxlab.demo import DEMO_PROMPT, demo_agent
-from ctxlab.exceptions import CtxlabError
+from ctxlab.exceptions import CtxlabError, WriteError
 from ctxlab.manifest import PLACEMENTS, step_row, transform_info
 from ctxlab.models import AnthropicModel, DemoModel, Model
+from ctxlab.util._files import write_atomic
 
 
 def _row(step: int | None, event: ContextBuildEvent, compactions: list[str]) -> str:
@@ -98,6 +100,11 @@ def run_sweep(args: argparse.Namespace) -> int:
         return 2
     configs = {name: ContextConfig.preset(name) for name in names}
     windows = args.windows or [32_000]
+    problem = _out_problem(args.out)
+    if problem:
+        # Before the sweep runs, not after: its results would have nowhere to go.
+        print(problem, file=sys.stderr)
+        return 2
     client = None
     try:
         if args.scheduler or args.workers:
@@ -128,12 +135,29 @@ def run_sweep(args: argparse.Namespace) -> int:
             client.close()
     text = frame.to_csv(index=False)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as file:
-            file.write(text)
+        try:
+            write_atomic(args.out, text, what="sweep's results")
+        except WriteError as exc:
+            # The sweep ran: its frame goes to standard output rather than being lost.
+            print(f"{exc}; the results follow on standard output", file=sys.stderr)
+            sys.stdout.write(text)
+            return 2
         print(f"{len(frame)} cases -> {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _out_problem(out: str | None) -> str | None:
+    # What would stop the results being written to ``--out``, checked before a long sweep.
+    if not out:
+        return None
+    path = Path(out)
+    if path.is_dir():
+        return f"--out {out!r} is a folder; give a file name such as {str(path / 'sweep.csv')!r}"
+    if not path.parent.is_dir():
+        return f"--out {out!r}: the folder {str(path.parent)!r} does not exist; create it first"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,6 +39,7 @@ __all__ = [
     "TokenizerDataError",
     "ToolDefinitionError",
     "UsageError",
+    "WriteError",
 ]
 
 
@@ -56,6 +57,12 @@ class MessageFormatError(CtxlabError, ValueError):
 
 class TokenizerDataError(CtxlabError):
     """The tokenizer data shipped with ctxlab is missing or fails its checksum."""
+
+
+class WriteError(CtxlabError, OSError):
+    """A file ctxlab was asked to write (a saved transcript, a report, a sweep's results) could
+    not be written. What was at that path before is untouched: files are written whole to a
+    temporary name beside the target, then renamed over it."""
 
 
 class OffloadError(CtxlabError):

@@ -38,6 +38,10 @@ ROOT_ALLOWED = {"__init__.py", "__main__.py", "_version.py", "exceptions.py"}
 """The only modules at the package root; everything else lives in a package named for its
 concept."""
 MAX_LOCAL = 8
+MAX_MODULE_LINES = 400
+"""A module longer than this holds more than one concept: split it by concept."""
+LONG_FUNCTION = 80
+"""A function longer than this (signature and docstring included) says why in a comment."""
 
 
 def _module(path: Path) -> str:
@@ -160,3 +164,34 @@ def test_every_package_has_a_test_folder() -> None:
     packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
     missing = [name for name in packages if not list((tests / name).glob("test_*.py"))]
     assert not missing, f"packages without tests/<package>/test_*.py: {missing}"
+
+
+def test_no_module_is_longer_than_its_concept() -> None:
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split by concept): {long}"
+
+
+def test_every_long_function_says_why() -> None:
+    silent = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            assert node.end_lineno is not None
+            if node.end_lineno - node.lineno + 1 <= LONG_FUNCTION:
+                continue
+            # The reason sits at the top of the body: before the first statement, or in the
+            # three lines after the docstring.
+            first = node.body[0]
+            docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            end = (first.end_lineno or first.lineno) + 3 if docstring else first.lineno
+            head = lines[node.lineno - 1 : end]
+            if not any(line.strip().startswith("#") for line in head):
+                silent.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
+    assert not silent, f"functions over {LONG_FUNCTION} lines without a comment why: {silent}"

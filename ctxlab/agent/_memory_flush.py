@@ -11,12 +11,12 @@ must not block the compaction.
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from pathlib import Path
 
+from ctxlab.exceptions import WriteError
 from ctxlab.manifest import Transform
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.util._files import write_atomic
 
 __all__ = ["HEADER", "MAX_FACTS", "flush_facts"]
 
@@ -39,7 +39,7 @@ async def flush_facts(workspace: Path, request: SummaryRequest) -> Transform:
     path = workspace / "MEMORY.md"
     try:
         written = await asyncio.to_thread(_merge, path, candidates)  # off the event loop
-    except OSError as exc:
+    except (OSError, WriteError) as exc:
         return Transform(
             "memory_flush_failed", "workspace/MEMORY.md", f"{type(exc).__name__}: {exc}"
         )
@@ -57,12 +57,5 @@ def _merge(path: Path, candidates: list[str]) -> int:
     body = "\n".join(facts[-MAX_FACTS:])
     merged = f"{before.rstrip()}\n\n{HEADER}\n{body}\n".lstrip()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".memory-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(merged)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, merged, what="memory file")
     return len(new)

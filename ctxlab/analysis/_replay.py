@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError
-from ctxlab.manifest import STEP_COLUMNS, ContextManifest, step_row
+from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, step_row
 from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
@@ -123,7 +123,7 @@ async def replay(
         pending.append(message)
 
 
-def replay_row(step: ReplayStep, number: int) -> dict[str, Any]:
+def replay_row(step: ReplayStep, number: int) -> StepRow:
     """The step table's row (`step_row`) of replayed request ``number``, with the compaction it
     made and that compaction's retention."""
     record = step.compaction

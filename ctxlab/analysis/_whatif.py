@@ -15,9 +15,8 @@ others look counts up, so moving a slider re-replays one config in a fraction of
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,20 +25,19 @@ from ctxlab.analysis._cost import (
     CacheRules,
     Price,
     RequestCost,
-    RequestShape,
     price_for,
     request_costs,
     shape_of,
 )
 from ctxlab.analysis._references import References, output_cost, reference_shapes
 from ctxlab.analysis._replay import ReplayStep, replay, replay_row
+from ctxlab.analysis._shapes import priced_shapes
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.pipeline._summary import instruction_tokens
-from ctxlab.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCache, TokenCounter
+from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -178,61 +176,14 @@ class WhatIf:
                 run.steps.append(dataclasses.replace(step, request=None))
         except PreparationError as exc:
             run.error = str(exc)
-        run.costs = request_costs(self._shapes(run), self.price, self.rules)
+        shapes = priced_shapes(
+            run.steps,
+            run.summary_requests if self.summary_calls else {},
+            self.transcript.messages,
+            self.cache,
+        )
+        run.costs = request_costs(shapes, self.price, self.rules)
         run.seconds = time.perf_counter() - started
-
-    def _output(self, step: ReplayStep) -> int:
-        return self.cache.message(self.transcript.messages[step.index])
-
-    def _shapes(self, run: ConfigRun) -> list[RequestShape]:
-        shapes: list[RequestShape] = []
-        previous: RequestShape | None = None
-        for position, step in enumerate(run.steps):
-            record = step.compaction
-            if record is not None and self.summary_calls:
-                asked = run.summary_requests.get(position, [])
-                shapes.extend(self._summary_calls(step, asked, previous))
-            previous = shape_of(step.manifest, self._output(step))
-            shapes.append(previous)
-        return shapes
-
-    def _summary_calls(
-        self,
-        step: ReplayStep,
-        asked: Sequence[tuple[SummaryRequest, dict[str, Any]]],
-        previous: RequestShape | None,
-    ) -> list[RequestShape]:
-        """The summary calls of a compaction, priced from the requests the pipeline built (the
-        last attempt's): the real instruction (with the earlier summary it re-sends) and the
-        JSON answer; sent in the cached form (the last request again, then what arrived since)
-        when that fits the request's limit, as the agent does, else the span alone."""
-        if not asked:
-            return []
-        attempt = max(r.attempt for r, _ in asked)
-        calls = [(r, a) for r, a in asked if r.attempt == attempt]
-        key = step.manifest.request_id
-        shapes: list[RequestShape] = []
-        for n, (request, answer) in enumerate(calls):
-            instruction = instruction_tokens(request, self.cache.text) + MESSAGE_OVERHEAD
-            output = self.cache.text(json.dumps(answer, ensure_ascii=False))
-            limit = request.input_limit or step.manifest.input_limit
-            span = self.cache.messages(request.messages)
-            if len(calls) == 1 and previous is not None and previous.breakpoints:
-                end = previous.breakpoints[-1] + 1
-                sent = sum(previous.tokens[previous.fixed : end])
-                record = step.compaction
-                before = record.tokens_before if record is not None else 0
-                old = request.previous_summary
-                carried = self.cache.text(old.text) + MESSAGE_OVERHEAD if old is not None else 0
-                new = max(before - carried - sent, 0) + instruction
-                if sum(previous.tokens[:end]) + new <= limit:
-                    keys = (*previous.keys[:end], f"summary-new/{key}")
-                    tokens = (*previous.tokens[:end], new)
-                    points = (*previous.breakpoints, len(keys) - 1)
-                    return [RequestShape(keys, tokens, points, output, "summary")]
-            keys = (f"summary/{key}/{n}",)
-            shapes.append(RequestShape(keys, (span + instruction,), (0,), output, "summary"))
-        return shapes
 
     @property
     def no_compaction(self) -> list[RequestCost]:

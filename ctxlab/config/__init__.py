@@ -1,17 +1,17 @@
 """The context configuration: `ContextConfig` and its parts, the tunable fields the Lab draws as
 controls, and the presets that reproduce other frameworks' policies."""
 
-from ctxlab.config._config import (
+from ctxlab.config._config import ContextConfig
+from ctxlab.config._fields import TunableField, tunable_fields
+from ctxlab.config._presets import PRESETS
+from ctxlab.config._sections import (
     BudgetPolicy,
     CompactionPasses,
-    ContextConfig,
     MaskConfig,
     PruneConfig,
     ToolResultEviction,
     TruncateArgsConfig,
 )
-from ctxlab.config._fields import TunableField, tunable_fields
-from ctxlab.config._presets import PRESETS
 
 __all__ = [
     "PRESETS",

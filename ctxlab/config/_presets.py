@@ -8,13 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ctxlab.config._config import (
-    PRESET_FACTORIES,
-    CompactionPasses,
-    ContextConfig,
-    MaskConfig,
-    ToolResultEviction,
-)
+from ctxlab.config._config import PRESET_FACTORIES, ContextConfig
+from ctxlab.config._sections import CompactionPasses, MaskConfig, ToolResultEviction
 
 __all__ = ["PRESETS", "preset"]
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ctxlab.exceptions import UsageError
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import messages_to_anthropic, request_to_openai, tool_to_anthropic
+from ctxlab.util._files import write_atomic
 
 if TYPE_CHECKING:
     from ctxlab.io._transcript import Transcript
@@ -51,8 +52,7 @@ def save_transcript(
     else:
         msg = f"format must be 'ctxlab', 'anthropic' or 'openai', got {format!r}"
         raise UsageError(msg)
-    target.write_text(text, encoding="utf-8")
-    return target
+    return write_atomic(target, text, what="transcript")
 
 
 def _jsonable(value: Any) -> bool:

@@ -22,7 +22,7 @@ from ctxlab.manifest._manifest import (
     Transform,
     Validation,
 )
-from ctxlab.manifest._steps import STEP_COLUMNS, step_row, usage_columns
+from ctxlab.manifest._steps import STEP_COLUMNS, StepRow, step_row, usage_columns
 from ctxlab.manifest._thresholds import Thresholds, input_limit
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "Placement",
     "ProviderUsage",
     "Purpose",
+    "StepRow",
     "Thresholds",
     "Transform",
     "TransformEffect",

@@ -5,7 +5,7 @@ Built here once, from a manifest, so the three never disagree on what a column m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ctxlab.manifest._kinds import CompactionMethod, transform_info
 from ctxlab.manifest._manifest import PLACEMENTS
@@ -13,7 +13,7 @@ from ctxlab.manifest._manifest import PLACEMENTS
 if TYPE_CHECKING:
     from ctxlab.manifest._manifest import ContextManifest, ProviderUsage
 
-__all__ = ["STEP_COLUMNS", "step_row", "usage_columns"]
+__all__ = ["STEP_COLUMNS", "StepRow", "UsageColumns", "step_row", "usage_columns"]
 
 STEP_COLUMNS: tuple[str, ...] = (
     "step",
@@ -47,30 +47,70 @@ STEP_COLUMNS: tuple[str, ...] = (
 """The columns of a step table, in order."""
 
 
-def usage_columns(usage: ProviderUsage | None, estimated: int = 0) -> dict[str, float | None]:
+class UsageColumns(TypedDict):
+    """The provider-usage columns of a step row: None until the response is known."""
+
+    usage_input: int | None
+    usage_output: int | None
+    usage_cache_read: int | None
+    usage_cache_write: int | None
+    usage_total_input: int | None
+    calibration: float | None
+
+
+class StepRow(UsageColumns):
+    """One row of a step table (`STEP_COLUMNS`, in that order), as `step_row` builds it."""
+
+    step: int
+    request_id: str
+    call: str
+    purpose: str
+    system: int
+    tools: int
+    summary: int
+    conversation: int
+    transient: int
+    references: int
+    total: int
+    exact_input: int | None
+    input_limit: int
+    notice_tokens: int
+    trigger_tokens: int
+    validation: str
+    transforms: int
+    offloads: int
+    omissions: int
+    truncations: int
+    compaction: str
+    compacted_messages: int
+    recorded_compaction: str
+    retention: float | None
+    retention_control: float | None
+    calibrated: int | None
+
+
+def usage_columns(usage: ProviderUsage | None, estimated: int = 0) -> UsageColumns:
     """The provider-usage columns of a step row (None until the response is known):
     ``usage_total_input`` is input + cache reads + cache writes, and ``calibration`` that total
     divided by ctxlab's estimate (1.0: the estimate was exact)."""
     if usage is None:
-        return dict.fromkeys(
-            (
-                "usage_input",
-                "usage_output",
-                "usage_cache_read",
-                "usage_cache_write",
-                "usage_total_input",
-                "calibration",
-            )
+        return UsageColumns(
+            usage_input=None,
+            usage_output=None,
+            usage_cache_read=None,
+            usage_cache_write=None,
+            usage_total_input=None,
+            calibration=None,
         )
     total = usage.total_input_tokens
-    return {
-        "usage_input": usage.input_tokens,
-        "usage_output": usage.output_tokens,
-        "usage_cache_read": usage.cache_read_input_tokens,
-        "usage_cache_write": usage.cache_creation_input_tokens,
-        "usage_total_input": total,
-        "calibration": round(total / estimated, 4) if estimated > 0 else None,
-    }
+    return UsageColumns(
+        usage_input=usage.input_tokens,
+        usage_output=usage.output_tokens,
+        usage_cache_read=usage.cache_read_input_tokens,
+        usage_cache_write=usage.cache_creation_input_tokens,
+        usage_total_input=total,
+        calibration=round(total / estimated, 4) if estimated > 0 else None,
+    )
 
 
 def step_row(
@@ -82,7 +122,7 @@ def step_row(
     compacted_messages: int = 0,
     retention: float | None = None,
     retention_control: float | None = None,
-) -> dict[str, Any]:
+) -> StepRow:
     """The row of request ``step``: tokens by placement, lines, validation, transforms counted
     by effect, the compaction it performed (``retention``: the share of the compacted span's
     items the request still holds, `ctxlab.retention`; ``retention_control``: what its kept tail
@@ -91,30 +131,36 @@ def step_row(
     known)."""
     effects = [transform_info(t.kind).effect for t in manifest.transforms]
     lines = manifest.thresholds
-    return {
-        "step": step,
-        "request_id": manifest.request_id,
-        "call": call,
-        "purpose": manifest.purpose,
-        **manifest.totals,
-        "total": manifest.estimated_input_tokens,
-        "exact_input": manifest.exact_input_tokens,
-        "input_limit": manifest.input_limit,
-        "notice_tokens": lines.notice_tokens if lines else 0,
-        "trigger_tokens": lines.trigger_tokens if lines else 0,
-        "validation": manifest.validation,
-        "transforms": len(effects),
-        "offloads": effects.count("offload"),
-        "omissions": effects.count("omission"),
-        "truncations": effects.count("truncation"),
-        "compaction": compaction or "",
-        "compacted_messages": compacted_messages,
-        "recorded_compaction": _recorded_compaction(manifest),
-        "retention": retention,
-        "retention_control": retention_control,
+    totals = manifest.totals
+    return StepRow(
+        step=step,
+        request_id=manifest.request_id,
+        call=call,
+        purpose=manifest.purpose,
+        system=totals["system"],
+        tools=totals["tools"],
+        summary=totals["summary"],
+        conversation=totals["conversation"],
+        transient=totals["transient"],
+        references=totals["references"],
+        total=manifest.estimated_input_tokens,
+        exact_input=manifest.exact_input_tokens,
+        input_limit=manifest.input_limit,
+        notice_tokens=lines.notice_tokens if lines else 0,
+        trigger_tokens=lines.trigger_tokens if lines else 0,
+        validation=manifest.validation,
+        transforms=len(effects),
+        offloads=effects.count("offload"),
+        omissions=effects.count("omission"),
+        truncations=effects.count("truncation"),
+        compaction=compaction or "",
+        compacted_messages=compacted_messages,
+        recorded_compaction=_recorded_compaction(manifest),
+        retention=retention,
+        retention_control=retention_control,
         **usage_columns(manifest.provider_usage, manifest.estimated_input_tokens),
-        "calibrated": None,
-    }
+        calibrated=None,
+    )
 
 
 def _recorded_compaction(manifest: ContextManifest) -> str:

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctxlab.config._config import BudgetPolicy, ContextConfig
+    from ctxlab.config._config import ContextConfig
+    from ctxlab.config._sections import BudgetPolicy
 
 __all__ = ["Thresholds", "input_limit"]
 

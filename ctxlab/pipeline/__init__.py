@@ -11,6 +11,7 @@ from ctxlab.pipeline._compaction import (
     reduction_due,
 )
 from ctxlab.pipeline._handover import extractive_summarizer
+from ctxlab.pipeline._layout import Layout, ManifestFactory, lay_out, validate
 from ctxlab.pipeline._offload import Offloader, WorkspaceOffloader
 from ctxlab.pipeline._prepare import Preparation, PreparationMemo, prepare
 from ctxlab.pipeline._results import TRUNCATION_MARKER, head_within, truncation_notice
@@ -18,14 +19,10 @@ from ctxlab.pipeline._scan import ConversationScan, message_items, scan_conversa
 from ctxlab.pipeline._stages import (
     Budgeted,
     FixedPart,
-    Layout,
-    ManifestFactory,
     budget_materials,
     fixed_part,
-    lay_out,
     project,
     usage_notice,
-    validate,
 )
 from ctxlab.pipeline._summary import (
     Summarizer,

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ctxlab.config._config import CompactionPasses, ContextConfig
+from ctxlab.config._config import ContextConfig
+from ctxlab.config._sections import CompactionPasses
 from ctxlab.exceptions import CompressionError
 from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
 from ctxlab.messages import AssistantMessage, UserMessage

@@ -21,18 +21,16 @@ grades it.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ctxlab.messages import (
     AssistantMessage,
     TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
     UserMessage,
 )
+from ctxlab.pipeline._span import TAGS, Span, flat, read_span
 from ctxlab.pipeline._summary import SummaryRequest
 
 __all__ = ["extractive_summarizer"]
@@ -42,63 +40,16 @@ Count = Callable[[str], int]
 
 _DEFAULT_BUDGET = 2_000
 _TEMPLATE_TOKENS = 60  # the template's headings
-_SHELL = ("command", "cmd", "script")
-_EDITOR = {"view", "create", "str_replace", "insert", "undo_edit"}
-_FILE_ARGS = ("file_path", "path", "filename", "notebook_path", "file")
-_READERS = {"read", "view", "open", "glob", "grep", "ls", "notebookread"}
-_WRITERS = {"write", "create"}
-_EDITORS = {"edit", "multiedit", "str_replace", "notebookedit", "apply_patch", "insert"}
-# What an edit writes is the file's content, not a value the agent reasoned with.
-_CONTENT_ARGS = {"content", "old_string", "new_string", "old_str", "new_str", "file_text"}
-_TODO_TOOLS = {"todowrite", "todo_write", "update_plan", "write_todos"}
-_TAGS = re.compile(
-    r"<system-reminder>.*?</system-reminder>|<(command-\w+|local-command-\w+)>.*?</\1>", re.DOTALL
-)
-_EXIT = re.compile(r"<returncode>(-?\d+)</returncode>|\b[Ee]xit (?:code|status):? ?(-?\d+)")
-_TEST_TALLY = re.compile(
-    r"=+ (.*\b(?:passed|failed|error|errors|skipped)\b.*?) =+$|^(FAILED \(.*\)|OK(?: \(.*\))?)$"
-    r"|^(Ran \d+ tests? in .*)$",
-    re.MULTILINE,
-)
-_FAILURE = re.compile(
-    r"^(?:E +)?\s*((?:[\w.]+(?:Error|Exception)\b(?::.*)?)|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*"
-    r"|fatal: .*)$",
-    re.MULTILINE,
-)
-_WORD_FILE = re.compile(
-    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|ts|tsx|md|rst|txt|json|toml|"
-    r"ya?ml|cfg|ini|rs|go|java|c|h|cpp|sh|html|css|ex|exs|rb)\b"
-)
-_VALUE = re.compile(
-    r"(?<![\w.])(?:v?\d+(?:\.\d+)+|\d{2,})(?![\w.]*\w)"
-    r"|(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"
-    r"|(?<![\w.])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
-    r"|(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
-)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _INTENT = re.compile(
     r"\b(?:next|now|then|I'll|I will|let me|let's|need to|should|will|going to|todo|remaining)\b",
     re.IGNORECASE,
 )
 _HEADING = "User instructions since, verbatim:"
-_RECORDED_SUMMARY = "This session is being continued from a previous conversation"
 _INSTRUCTION_SHARE = 0.4  # of the budget, for the user's later lines before anything else
 _POINTER = "The task: the user's first message, quoted below."
 _VALUES_PER_LINE = 12
 _LONG_COMMAND = 1_500  # characters: a longer command (a whole file in a heredoc) goes last
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _short(text: str, limit: int = 80) -> str:
-    """``text``'s first non-empty line, flattened, cut at a word end with an ellipsis."""
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    flat = _flat(line)
-    if len(flat) <= limit:
-        return flat
-    return flat[:limit].rsplit(" ", 1)[0] + " …"
 
 
 @dataclass
@@ -112,173 +63,6 @@ class _Unit:
     order: int = 0
 
 
-@dataclass
-class _Span:
-    """What the span did, read once."""
-
-    users: list[str] = field(default_factory=list)
-    edits: dict[str, list[str]] = field(default_factory=dict)
-    reads: list[str] = field(default_factory=list)
-    commands: list[tuple[str, str]] = field(default_factory=list)  # (command, outcome)
-    errors: list[tuple[str, str]] = field(default_factory=list)  # (error, command)
-    todos: list[str] = field(default_factory=list)
-    values: list[str] = field(default_factory=list)
-    last_text: str = ""
-    last_action: str = ""
-    recorded: list[str] = field(default_factory=list)
-    """The lines of a summary the recorded harness wrote (Claude Code's compaction summary)."""
-
-
-_seen: dict[tuple[str, bool], tuple[str, tuple[str, ...]]] = {}
-
-
-def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
-    """A result's outcome and failure lines, kept per text (a replay under several configs
-    summarizes the same results again)."""
-    key = (output, is_error)
-    found = _seen.get(key)
-    if found is None:
-        if len(_seen) > 20_000:
-            _seen.clear()
-        failures = tuple(dict.fromkeys(_FAILURE.findall(output[:40_000])))
-        found = _seen[key] = (_outcome(output, is_error), failures)
-    return found
-
-
-def _outcome(output: str, is_error: bool) -> str:
-    text = output[:40_000]
-    parts: list[str] = []
-    code = _EXIT.search(text)
-    if code:
-        parts.append(f"exit {code.group(1) or code.group(2)}")
-    elif is_error:
-        parts.append("failed")
-    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(text)]
-    if tally:
-        parts.append(_flat(tally[-1]))
-    failures = _FAILURE.findall(text)
-    if failures:
-        parts.append(_short(failures[-1], 160))
-    parts = list(dict.fromkeys(parts))
-    return "; ".join(parts) or ("no output" if not text.strip() else "ok")
-
-
-def _shell(block: ToolUseBlock) -> str | None:
-    for key in _SHELL:
-        value = block.input.get(key)
-        if isinstance(value, str) and value.strip():
-            if value.strip() in _EDITOR:
-                return None
-            return _flat(value)
-    return None
-
-
-def _file_arg(block: ToolUseBlock) -> str | None:
-    for key in _FILE_ARGS:
-        value = block.input.get(key)
-        if isinstance(value, str) and value.strip() and "\n" not in value:
-            return value.strip()
-    return None
-
-
-def _edit_line(block: ToolUseBlock, name: str) -> str:
-    values = block.input
-    old = values.get("old_string", values.get("old_str"))
-    new = values.get("new_string", values.get("new_str"))
-    if isinstance(old, str) and isinstance(new, str):
-        return f"`{_short(old, 60)}` → `{_short(new, 60)}`"
-    if name in _WRITERS or values.get("command") == "create":
-        content = values.get("content", values.get("file_text", ""))
-        lines = len(str(content).splitlines())
-        return f"written ({lines} lines)"
-    return "edited"
-
-
-def _todos(block: ToolUseBlock) -> list[str]:
-    items = block.input.get("todos") or block.input.get("plan") or []
-    out: list[str] = []
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict):
-            text = item.get("content") or item.get("step") or item.get("title") or ""
-            status = item.get("status", "")
-            if text:
-                out.append(f"[{status or 'pending'}] {_short(str(text), 120)}")
-    return out
-
-
-def _read_span(messages: Iterable[Message]) -> _Span:
-    span = _Span()
-    calls: dict[str, tuple[str, ToolUseBlock]] = {}
-    for message in messages:
-        if isinstance(message, UserMessage):
-            if not message.tool_results:
-                text = _TAGS.sub(
-                    " ", "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
-                )
-                lines = [_flat(ln) for ln in text.splitlines() if len(_flat(ln)) > 2]
-                if lines and lines[0].startswith(_RECORDED_SUMMARY):
-                    span.recorded.extend(lines)  # a harness's summary, not the user's words
-                else:
-                    span.users.extend(lines)
-            for result in message.tool_results:
-                _result(span, calls.pop(result.tool_use_id, None), result)
-            continue
-        for block in message.content:
-            if isinstance(block, TextBlock) and block.text.strip():
-                span.last_text = block.text
-                span.values.extend(_VALUE.findall(block.text))
-            elif isinstance(block, ToolUseBlock):
-                calls[block.id] = (_call(span, block), block)
-    for command, _block in calls.values():  # calls whose results are not in the span
-        if command:
-            span.commands.append((command, "no result yet"))
-    return span
-
-
-def _call(span: _Span, block: ToolUseBlock) -> str:
-    name = block.name.lower()
-    if name in _TODO_TOOLS:
-        span.todos = _todos(block) or span.todos
-        span.last_action = f"{block.name}: plan updated"
-        return ""
-    command = _shell(block)
-    path = _file_arg(block)
-    sub = str(block.input.get("command", "")).strip()
-    for key, value in block.input.items():
-        if isinstance(value, str) and key not in _CONTENT_ARGS:
-            span.values.extend(_VALUE.findall(value))
-    if command is not None:
-        span.last_action = f"$ {_short(command, 200)}"
-        for found in _WORD_FILE.findall(command):
-            span.reads.append(found)
-        return command
-    if path is not None:
-        if name in _EDITORS | _WRITERS or sub in _EDITOR - {"view"}:
-            span.edits.setdefault(path, []).append(_edit_line(block, name))
-            span.last_action = f"{block.name} {path}"
-        else:
-            span.reads.append(path)
-            span.last_action = f"{block.name} {path}"
-        return ""
-    args = json.dumps(block.input, ensure_ascii=False, sort_keys=True)
-    span.last_action = f"{block.name} {_short(args, 200)}"
-    return f"{block.name} {args}" if len(args) <= 400 else ""
-
-
-def _result(span: _Span, call: tuple[str, ToolUseBlock] | None, result: ToolResultBlock) -> None:
-    if call is None:
-        return
-    command, _block = call
-    if not command:
-        return
-    outcome, failures = _read_result(result.text, bool(result.is_error))
-    span.commands.append((command, outcome))
-    for failure in failures[-6:]:
-        span.errors.append((_short(failure, 200), command))
-    if span.last_action == f"$ {_short(command, 200)}":
-        span.last_action += f" → {outcome}"
-
-
 def _fixed(error: str, command: str, commands: list[tuple[str, str]]) -> str:
     # Fixed when the same command ran again later and that run no longer showed the error.
     later = [o for c, o in commands if c == command]
@@ -288,20 +72,20 @@ def _fixed(error: str, command: str, commands: list[tuple[str, str]]) -> str:
 
 
 def _intent(text: str) -> list[str]:
-    sentences = [_flat(s) for s in _SENTENCE.findall(text) if len(_flat(s)) > 8]
+    sentences = [flat(s) for s in _SENTENCE.findall(text) if len(flat(s)) > 8]
     wanted = [s for s in sentences if _INTENT.search(s)]
     return (wanted or sentences)[-2:]
 
 
 def _task_units(
-    request: SummaryRequest, span: _Span, old: dict[str, str], count: Count, budget: int
+    request: SummaryRequest, span: Span, old: dict[str, str], count: Count, budget: int
 ) -> list[_Unit]:
     units: list[_Unit] = []
     # task_overview: the task, then every later user line verbatim.
     users = span.users
     if request.pinned_task is not None:
         units.append(_Unit("task_overview", _POINTER, 0))
-        pinned = _flat(request.pinned_task)
+        pinned = flat(request.pinned_task)
         users = [u for u in users if u not in pinned]
         carried = old.get("task_overview", "").splitlines()
         units.extend(_Unit("task_overview", ln, 0) for ln in carried if ln and ln != _POINTER)
@@ -327,7 +111,7 @@ def _task_units(
     return units
 
 
-def _units(request: SummaryRequest, span: _Span, count: Count, budget: int) -> list[_Unit]:
+def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> list[_Unit]:
     previous = request.previous_summary
     old = previous.fields if previous is not None else {}
     units = _task_units(request, span, old, count, budget)
@@ -398,7 +182,7 @@ def _task_text(request: SummaryRequest, count: Count, budget: int) -> str:
         return ""
     lines = [
         ln
-        for ln in _TAGS.sub(
+        for ln in TAGS.sub(
             " ", "\n".join(b.text for b in first.content if isinstance(b, TextBlock))
         ).splitlines()
         if ln.strip()
@@ -432,7 +216,7 @@ async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
     documentation for what each field holds and what goes first when space is short)."""
     count = request.count or (lambda text: len(text) // 4 + 1)
     budget = request.budget_tokens or _DEFAULT_BUDGET
-    span = _read_span(request.messages)
+    span = read_span(request.messages)
     units = _fit(_units(request, span, count, budget), budget - _TEMPLATE_TOKENS, count)
     fields = {
         name: "\n".join(u.text for u in units if u.field == name)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ctxlab.exceptions import OffloadError
+from ctxlab.exceptions import OffloadError, WriteError
+from ctxlab.util._files import write_atomic
 
 __all__ = ["Offloader", "WorkspaceOffloader", "offload_name", "safe_name"]
 
@@ -77,15 +77,8 @@ class WorkspaceOffloader:
             return str(target)  # the same output, written before
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".offload-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError as exc:
+            write_atomic(target, data, what="offloaded content")
+        except (OSError, WriteError) as exc:
             msg = f"could not write offloaded content to {str(target)!r}: {exc}"
             raise OffloadError(msg) from exc
         return str(target)

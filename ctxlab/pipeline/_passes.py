@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ctxlab.config._config import MaskConfig, PruneConfig, TruncateArgsConfig
+from ctxlab.config._sections import MaskConfig, PruneConfig, TruncateArgsConfig
 from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.pipeline._results import replace_results, with_text

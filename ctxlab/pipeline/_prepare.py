@@ -32,18 +32,16 @@ from ctxlab.pipeline._compaction import (
     reduction_due,
     summary_tokens,
 )
+from ctxlab.pipeline._layout import ManifestFactory, lay_out, validate
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._scan import ConversationScan, message_items, scan_conversation
 from ctxlab.pipeline._stages import (
     FixedPart,
-    ManifestFactory,
     Projection,
     budget_materials,
     fixed_part,
-    lay_out,
     project,
     source_failures,
-    validate,
 )
 from ctxlab.pipeline._summary import Summarizer
 from ctxlab.tokens import TokenCache, TokenCounter

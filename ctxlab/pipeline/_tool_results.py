@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxlab.config._config import ToolResultEviction
+from ctxlab.config._sections import ToolResultEviction
 from ctxlab.exceptions import OffloadError
 from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, ToolResultBlock, UserMessage

@@ -11,9 +11,10 @@ from ctxlab.sources._replay import VIEWS
 if TYPE_CHECKING:
     from ctxlab.agent._watched import Watched
     from ctxlab.analysis import Calibration
+    from ctxlab.manifest import Thresholds
     from ctxlab.sources import ReplaySession
 
-__all__ = ["header_html"]
+__all__ = ["frequent_warning", "header_html"]
 
 
 def header_html(
@@ -58,3 +59,14 @@ def header_html(
             "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
         )
     return text
+
+
+def frequent_warning(recent: int, window: int, lines: Thresholds) -> str:
+    """The warning line when ``recent`` compactions came within ``window`` requests: what the
+    thresholds leave between them and what to change."""
+    return html.escape(
+        f"{recent} compactions in the last {window} requests: the trigger "
+        f"({lines.trigger_tokens:,} tokens) leaves little room above what a compaction keeps "
+        f"({lines.reserve_tokens:,}-token tail plus the summary). Raise the trigger ratio or "
+        "lower the reserve ratio in Config."
+    )

@@ -16,22 +16,25 @@ from typing import TYPE_CHECKING, Any, cast
 
 import ipywidgets as w
 
-from ctxlab.agent import Agent, ContextBuildEvent, Event
-from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.agent import ContextBuildEvent, Event
+from ctxlab.analysis._calibration import Calibration
 from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import CallStopped, UsageError
+from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
-from ctxlab.sources._replay import VIEWS, ReplaySession, View
+from ctxlab.sources._replay import ReplaySession, View
 from ctxlab.tokens import TokenCounter
+from ctxlab.util._files import write_atomic
 from ctxlab.widgets._budget import BudgetPanel
+from ctxlab.widgets._calls import LiveCalls
 from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
-from ctxlab.widgets._header import header_html
+from ctxlab.widgets._header import frequent_warning, header_html
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
+from ctxlab.widgets._recording import RecordingView
 from ctxlab.widgets._snapshot import report_html, snapshot_html
 from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog
@@ -74,14 +77,10 @@ class Lab:
         self.config = ConfigPanel(agent, self._config_applied)
         self.sources = SourcesPanel(agent)
         self.controls = Controls()
-        self.tabs = w.Tab(
-            children=[
-                self.manifest.widget,
-                self.context.widget,
-                self.config.widget,
-                self.sources.widget,
-            ]
-        )
+        self.calls = LiveCalls(self)
+        """Send, Compact and Stop on a live agent (`LiveCalls`)."""
+        panels = (self.manifest, self.context, self.config, self.sources)
+        self.tabs = w.Tab(children=[panel.widget for panel in panels])
         for index, title in enumerate(_TABS):
             self.tabs.set_title(index, title)
         self.tabs.observe(lambda _: self._tab_changed(), names="selected_index")
@@ -98,34 +97,16 @@ class Lab:
         self.header = w.HTML()
         """The Lab's first line: agent, model, window — and for a recording its view, what the
         file does not record and how the estimates compare with the bill."""
-        self.view_picker: w.ToggleButtons | None = None
-        """A recording's two views (`VIEWS`): picking one shows the recording that way."""
-        self.calibration: Calibration | None = None
-        """The estimates reconciled with the provider's bill (`ctxlab.calibrate`), where usage
-        was recorded or reported; fills the steps' ``calibrated`` column."""
+        self.recording: RecordingView | None = None
+        """A recording's views, replay and bill (`RecordingView`); None over a live agent."""
         top: list[w.Widget] = [self.header]
         recording = self._recording()
         if recording is not None:
-            self.view_picker = w.ToggleButtons(
-                options=[(label, key) for key, label in VIEWS.items()],
-                value=recording.view,
-                description="view",
-                style={"button_width": "auto"},
-            )
-            self.view_picker.observe(lambda c: self.show_view(c["new"]), names="value")
-            top.append(self.view_picker)
-            if recording.transcript.usage:
-                self.calibration = calibrate(recording.transcript, recording.token_cache)
-                self.log.calibrate(self.calibration, segmented=recording.view == "recorded")
-        self.widget = w.VBox(
-            [
-                *top,
-                self.controls.widget,
-                self.budget.widget,
-                self.map,
-                self.tabs,
-            ]
-        )
+            self.recording = RecordingView(self, recording)
+            self.log = self.recording.new_log()
+            top.append(self.recording.picker)
+        self._calibration: Calibration | None = None  # a live agent's, refitted after each call
+        self.widget = w.VBox([*top, self.controls.widget, self.budget.widget, self.map, self.tabs])
         self._update_header()
         self._static = StaticView(self)
         remember(self)  # the current Lab of %%ctx and %ctx_budget
@@ -169,63 +150,33 @@ class Lab:
     async def replay(self) -> None:
         """Show the recording again from the start in its view — replayed under the config in
         force (what Apply does), or as recorded — with progress in the status line."""
-        agent = self._recording()
-        if agent is None:
+        if self.recording is None:
             msg = "only a Lab over a recording replays; this one watches a live agent"
             raise UsageError(msg)
-        before = self.log.summary() if len(self.log) else None
-        self.log = StepLog()
-        if self.calibration is not None:
-            self.log.calibrate(self.calibration, segmented=agent.view == "recorded")
-        self.selected = None
-        total = agent.request_count
-        verb = "replaying" if agent.view == "replayed" else "reading"
-        self.controls.status.value = html.escape(f"{verb} {total:,} requests…")
-
-        def progress(done: int, total: int) -> None:
-            # Every 25 requests: a status update is a message to the browser.
-            if done % 25 == 0 or done == total:
-                self.controls.status.value = html.escape(
-                    f"{verb} {total:,} requests… {done:,} done"
-                )
-
-        agent.on_progress = progress
-        try:
-            await agent.run()
-        finally:
-            agent.on_progress = None
-        self.budget.update(self.log, self.next_lines())
-        if len(self.log):
-            self.select(len(self.log) - 1)
-        after = self.log.summary()
-        what = "replayed under the config in force" if agent.view == "replayed" else "as recorded"
-        change = f" (was {before})" if before is not None and before != after else ""
-        # The progress line stays, finished: a replay of a few requests is over before a
-        # reader sees its progress.
-        self.controls.status.value = html.escape(
-            f"{verb} {total:,} requests… done · read-only recording · {len(self.log):,} "
-            f"requests {what}: {after}{change}"
-        )
+        await self.recording.replay()
         self._update_header()
         self._static.refresh(force=True)
 
     def show_view(self, view: View) -> asyncio.Task[Any] | None:
         """Show a recording ``"recorded"`` or ``"replayed"`` (what the view buttons do); returns
         the task that replays it (await it in a cell), None when nothing changes."""
-        recording = self._recording()
-        if recording is None:
+        if self.recording is None:
             msg = "only a Lab over a recording has views; this one watches a live agent"
             raise UsageError(msg)
-        if view not in VIEWS:
-            msg = f"view must be one of {list(VIEWS)}, got {view!r}"
-            raise UsageError(msg)
-        if recording.view == view and len(self.log):
-            return None
-        recording.view = view
-        if self.view_picker is not None:
-            self.view_picker.value = view  # the observer finds the view in force: no-op
-        self.task = asyncio.ensure_future(self.replay())
-        return self.task
+        return self.recording.show(view)
+
+    @property
+    def view_picker(self) -> w.ToggleButtons | None:
+        """A recording's two views (`VIEWS`): picking one shows the recording that way."""
+        return self.recording.picker if self.recording is not None else None
+
+    @property
+    def calibration(self) -> Calibration | None:
+        """The estimates reconciled with the provider's bill (`ctxlab.calibrate`), where usage
+        was recorded or reported; fills the steps' ``calibrated`` column."""
+        if self.recording is not None:
+            return self.recording.calibration
+        return self._calibration
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -286,32 +237,14 @@ class Lab:
 
     def _warn_if_frequent(self) -> None:
         recent = self.log.recent_compactions(FREQUENT_WINDOW)
-        if recent < FREQUENT_COMPACTIONS:
-            return
-        lines = self.next_lines()
-        self.controls.warning.value = html.escape(
-            f"{recent} compactions in the last {FREQUENT_WINDOW} requests: the trigger "
-            f"({lines.trigger_tokens:,} tokens) leaves little room above what a compaction keeps "
-            f"({lines.reserve_tokens:,}-token tail plus the summary). Raise the trigger ratio or "
-            "lower the reserve ratio in Config."
-        )
+        if recent >= FREQUENT_COMPACTIONS:
+            self.controls.warning.value = frequent_warning(
+                recent, FREQUENT_WINDOW, self.next_lines()
+            )
 
     def _config_applied(self, config: ContextConfig) -> None:
-        recording = self._recording()
-        if recording is not None:
-            if recording.view == "recorded":
-                # A config changes ctxlab's requests, not the recorded ones: show those.
-                self.config.status.value = html.escape(
-                    "Applied: the recording is replayed under it (view: replayed under a config)"
-                )
-                recording.view = "replayed"
-                if self.view_picker is not None:
-                    self.view_picker.value = "replayed"
-            else:
-                self.config.status.value = html.escape(
-                    "Applied: the recording is replayed under it"
-                )
-            self.task = asyncio.ensure_future(self.replay())
+        if self.recording is not None:
+            self.recording.config_applied()
             return
         self.budget.update(self.log, self.next_lines())
 
@@ -377,53 +310,18 @@ class Lab:
         else:
             self.tabs.selected_index = 1  # renders the Context tab
 
-    # -- actions ------------------------------------------------------------------------------
+    # -- actions (a live agent's: `LiveCalls`) ------------------------------------------------
 
     def start(self, message: str) -> asyncio.Task[Any] | None:
         """Start a call in the background (what Send does); returns its task."""
-        if not message.strip():
-            self.controls.status.value = "<span style='color:#c00'>Type a message first.</span>"
-            return None
-        if self.task is not None and not self.task.done():
-            self.controls.status.value = (
-                "<span style='color:#c00'>A call is running; wait or Stop.</span>"
-            )
-            return None
-        self.controls.busy(True)  # at once: the click must not be repeatable before the task runs
-        self.task = asyncio.ensure_future(self.send(message, raise_errors=False))
-        return self.task
+        return self.calls.start(message)
 
     async def send(self, message: str, *, raise_errors: bool = True) -> AssistantMessage | None:
         """Run one call of the agent while the panels update. A failure is shown in the status
         line, kept in ``lab.last_error`` and raised (``raise_errors=False``, what the Send
         button uses, returns None instead). A Stop is not a failure: the call ends, the
         conversation is kept, and None is returned."""
-        self.sources.refresh()
-        self.controls.busy(True)
-        self.last_error = None
-        try:
-            reply = await self._live()(message)
-        except CallStopped:
-            self.controls.status.value = (
-                f"<span>stopped after {len(self.log)} requests · the conversation is kept; "
-                "Send continues it</span>"
-            )
-            return None
-        except Exception as exc:
-            self.last_error = exc
-            self.controls.error(exc)
-            if raise_errors:
-                raise
-            return None
-        finally:
-            self.controls.stop_button.disabled = True
-            self.controls.send_button.disabled = False
-        self._recalibrate()
-        self._static.refresh(force=True)
-        text = "".join(getattr(b, "text", "") for b in reply.content)
-        self.controls.status.value = f"<span>done · {len(self.log)} requests</span>"
-        self.controls.status.value += f"<pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
-        return reply
+        return await self.calls.send(message, raise_errors=raise_errors)
 
     def start_compaction(self, hint: str = "") -> asyncio.Task[Any]:
         """Compact now, in the background (what the button does); returns the task."""
@@ -431,47 +329,21 @@ class Lab:
 
     async def compact(self, hint: str = "") -> CompactionRecord | None:
         """Compact the working context now whatever its size (with an optional hint)."""
-        try:
-            record = await self._live().compress_context(instructions=hint or None, force=True)
-        except Exception as exc:
-            self.last_error = exc
-            self.controls.error(exc)
-            return None
-        self._static.refresh(force=True)
-        if record is None:
-            size = len(self._live().context.conversation)
-            self.controls.status.value = html.escape(
-                f"nothing to compact: the {size} messages in context all fit the kept tail "
-                "(compaction keeps the latest turns whole)"
-            )
-        else:
-            self.controls.status.value = (
-                f"<span>compacted {record.messages_compacted} messages: "
-                f"{record.tokens_before} → {record.tokens_after} tokens</span>"
-            )
-        return record
+        return await self.calls.compact(hint)
+
+    def stop(self) -> None:
+        """Stop the running call at its next step boundary."""
+        self.calls.stop()
 
     def _recalibrate(self) -> None:
         # A live agent's estimates against its provider's usage, refitted after each call.
         if self.agent.capabilities.replays:
             return
         if any(r["usage_total_input"] for r in self.log.rows):
-            self.calibration = self.log.fit_calibration()
-            self.log.calibrate(self.calibration)
+            self._calibration = self.log.fit_calibration()
+            self.log.calibrate(self._calibration)
             self.budget.update_usage(self.log)  # the calibrated line with the billed one
             self._update_header()
-
-    def stop(self) -> None:
-        """Stop the running call at its next step boundary."""
-        if not self.agent.capabilities.read_only:
-            cast(Agent, self.agent).stop()
-        self.controls.status.value = "<span>stopping at the next step…</span>"
-
-    def _live(self) -> Agent:
-        if self.agent.capabilities.read_only:
-            msg = "this Lab shows a recording: it is read-only (apply a config to replay it)"
-            raise UsageError(msg)
-        return cast(Agent, self.agent)
 
     def _recording(self) -> ReplaySession | None:
         # What only a recording has (its views, transcript, recorded compactions), when the
@@ -514,9 +386,7 @@ class Lab:
         marks = [c.step for c in self.log.compactions]
         snapshot = snapshot_html(self.agent, self.log.manifests, marks, limit=None)
         page = report_html(f"ctxlab · {self.agent.name}", snapshot, self.log.manifests)
-        target = Path(path)
-        target.write_text(page, encoding="utf-8")
-        return target
+        return write_atomic(path, page, what="report")
 
     def snapshot_html(self) -> str:
         """The dashboard as static HTML: budget bars per request, the latest manifest."""

@@ -23,6 +23,7 @@ from ctxlab.manifest import (
     CompactionMethod,
     CompactionTrigger,
     ContextManifest,
+    StepRow,
     step_row,
     usage_columns,
 )
@@ -60,7 +61,7 @@ class CompactionMark:
 class StepLog:
     """Rows of reasoning requests and the compactions between them."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[StepRow] = field(default_factory=list)
     manifests: list[ContextManifest] = field(default_factory=list)
     requests: list[ModelRequest | None] = field(default_factory=list)
     sent: list[ContextManifest] = field(default_factory=list)
@@ -93,7 +94,9 @@ class StepLog:
             index = self._by_request_id.get(event.request_id)
             if index is None or event.usage is None:
                 return None
-            self.rows[index].update(usage_columns(event.usage, self.rows[index]["total"]))
+            row = self.rows[index]
+            # (mypy does not take a parent TypedDict as part of its child: the ignore.)
+            row.update(usage_columns(event.usage, row["total"]))  # type: ignore[typeddict-item]
             answered = self.manifests[index]
             self.manifests[index] = answered.with_usage(event.usage)
             self.sent = [self.manifests[index] if m is answered else m for m in self.sent]
@@ -118,7 +121,9 @@ class StepLog:
             if within:
                 self.rows[step]["compaction"] = event.method
                 self.rows[step]["compacted_messages"] = event.record.messages_compacted
-                self.rows[step].update(retention_columns(event.record))
+                kept = retention_columns(event.record)
+                self.rows[step]["retention"] = kept["retention"]
+                self.rows[step]["retention_control"] = kept["retention_control"]
                 self._frame = None
             return step
         return None

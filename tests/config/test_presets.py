@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ctxlab import PRESETS, ApproximateCounter, ContextConfig, replay
-from ctxlab.config._config import CompactionPasses, MaskConfig
 from ctxlab.config._presets import PRESETS as FACTORIES
+from ctxlab.config._sections import CompactionPasses, MaskConfig
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
 

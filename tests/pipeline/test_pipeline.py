@@ -33,7 +33,7 @@ from ctxlab import (
     extractive_summarizer,
     prepare,
 )
-from ctxlab.config._config import BudgetPolicy
+from ctxlab.config._sections import BudgetPolicy
 from ctxlab.exceptions import OffloadError
 from ctxlab.pipeline import TRUNCATION_MARKER, input_limit
 from ctxlab.pipeline._summary_calls import summary_request_tokens

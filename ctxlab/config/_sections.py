@@ -1,0 +1,163 @@
+"""The sections of `ContextConfig`: the request budget, tool-result eviction, argument
+truncation, pruning, masking and the light compaction passes — each a frozen model that refuses
+unknown fields, with the rules between its own fields."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+__all__ = [
+    "BudgetPolicy",
+    "CompactionPasses",
+    "MaskConfig",
+    "PruneConfig",
+    "ToolResultEviction",
+    "TruncateArgsConfig",
+    "rule_broken",
+]
+
+
+def rule_broken(message: str) -> PydanticCustomError:
+    """A broken rule between fields, reported in the ValidationError as the sentence itself.
+
+    (A plain ``ValueError`` would read "Value error, ..." in ``error.errors()[0]["msg"]``.)
+    """
+    return PydanticCustomError("config_rule", message)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+class BudgetPolicy(_Section):
+    """How the input limit of a request is derived from the model's context window.
+
+    ``input_limit = window − output_reservation − safety_margin``, capped by
+    ``max_input_tokens``.
+    """
+
+    max_input_tokens: int = Field(default=0, ge=0)
+    """An explicit cap on input tokens; 0 derives the limit from the model window."""
+    output_reservation: int = Field(default=0, ge=0)
+    """Tokens kept free for the response; 0 uses one eighth of the window, at most 4,096."""
+    safety_margin: int = Field(default=0, ge=0)
+    """Tokens kept free against counting error; 0 uses 2 % of the window (at least 1)."""
+    unknown_window_input_limit: int = Field(default=64_000, gt=0)
+    """The input limit used when the model's window is unknown."""
+    workspace_max_tokens: int = Field(default=8_000, ge=0)
+    """000's workspace ``maxContextTokens``: workspace material (AGENTS.md, MEMORY.md, knowledge)
+    is cut to this many tokens when prepared; 0 sets no limit. Not the request budget."""
+
+
+class ToolResultEviction(_Section):
+    """Offload of very large tool results by characters, with a head and tail preview.
+
+    Applied before the next request when a workspace offloader is attached; the token-based
+    truncation of ``tool_result_limit`` applies after it in every case.
+    """
+
+    enabled: bool = True
+    """Whether this pass runs."""
+    max_result_chars: int = Field(default=80_000, gt=0)
+    """Results longer than this many characters are offloaded."""
+    preview_chars: int = Field(default=2_000, ge=0)
+    """Characters kept from the head and from the tail."""
+    eviction_path: str = "large_tool_results"
+    """Folder inside the workspace where the full results are written."""
+    excluded_tools: tuple[str, ...] = (
+        "read_file",
+        "write_file",
+        "edit_file",
+        "memory_search",
+        "memory_get",
+        "session_search",
+    )
+    """Tools whose results are never evicted by this pass (prefer paginated reads for them)."""
+
+    @model_validator(mode="after")
+    def _preview_fits(self) -> ToolResultEviction:
+        if 2 * self.preview_chars >= self.max_result_chars:
+            msg = (
+                f"tool_result_eviction.preview_chars ({self.preview_chars}) × 2 must be smaller "
+                f"than max_result_chars ({self.max_result_chars}), or nothing would be offloaded"
+            )
+            raise rule_broken(msg)
+        return self
+
+
+class TruncateArgsConfig(_Section):
+    """Light pass: shorten long string arguments of old tool calls."""
+
+    trigger_messages: int = Field(default=25, gt=0)
+    """Run when the conversation has at least this many messages..."""
+    trigger_tokens: int = Field(default=40_000, gt=0)
+    """...or at least this many tokens."""
+    keep_messages: int = Field(default=20, ge=0)
+    """The latest messages are never touched."""
+    max_arg_length: int = Field(default=2_000, gt=20)
+    """Strings longer than this are eligible; they keep their first 20 characters."""
+    truncation_text: str = "... [argument truncated] ..."
+    """Appended to a truncated argument."""
+
+
+class PruneConfig(_Section):
+    """Light pass within compaction: replace older tool output by a preview."""
+
+    protect_tokens: int = Field(default=40_000, ge=0)
+    """The latest tool output, up to this many tokens, is never pruned."""
+    minimum_prunable_tokens: int = Field(default=20_000, ge=0)
+    """Pruning runs only when at least this many tokens could be freed."""
+    preview_chars: int = Field(default=2_000, ge=0)
+    """Characters of each pruned output that stay in context."""
+
+
+class MaskConfig(_Section):
+    """Light pass at every request: observation masking. Tool outputs older than the latest
+    ``keep_turns`` assistant turns are replaced by a placeholder; the calls stay, nothing is
+    summarized (JetBrains, "The Complexity Trap", arXiv 2508.21433, keeps the latest 10 turns)."""
+
+    keep_turns: int = Field(default=10, ge=1)
+    """Tool outputs of the latest this many assistant turns are kept whole."""
+    placeholder: str = "[older tool output omitted; re-run the call if it is needed]"
+    """What a masked output becomes."""
+    clear_at_least: int = Field(default=0, ge=0)
+    """Mask only when the outputs due to be masked hold at least this many tokens, then all of
+    them at once (Anthropic's ``clear_at_least``): each clear rewrites the cached prefix after
+    it, so clearing in batches keeps the prompt cache between clears. 0: at every request."""
+
+
+class CompactionPasses(_Section):
+    """Conversation reduction besides the ratio trigger: message triggers and light passes."""
+
+    enabled: bool = True
+    """When False, the conversation is never summarized or truncated automatically."""
+    trigger_messages: int | None = Field(default=None, gt=1)
+    """Also compact when the conversation has this many messages (off by default)."""
+    keep_messages: int | None = Field(default=None, gt=0)
+    """Keep this many latest messages instead of ``reserve_ratio × context size`` tokens."""
+    truncate_args: TruncateArgsConfig | None = None
+    """Truncation of old tool arguments; off until configured."""
+    prune: PruneConfig | None = PruneConfig()
+    """Pruning of older tool output before summarizing; None disables it."""
+    mask: MaskConfig | None = None
+    """Observation masking at every request (off by default; the ``observation_masking``
+    preset turns it on)."""
+    max_summary_attempts: int = Field(default=3, ge=1, le=10)
+    """How many times summarization is tried before the fallback decides."""
+    flush_before_compact: bool = True
+    """000's ``flushBeforeCompact``: before summarizing, an agent with a workspace writes the
+    span's facts (paths, commands, errors) to ``MEMORY.md`` (best effort; see
+    ``ctxlab/agent/_memory_flush.py``)."""
+    summary_prompt: str | None = None
+    """000's custom summary template: the whole summary request, with ``{messages}`` standing
+    for the compacted messages as a transcript (None: the conversation prefix followed by
+    ``compression_prompt``, which shares the prompt cache)."""
+
+    @field_validator("summary_prompt")
+    @classmethod
+    def _has_messages(cls, value: str | None) -> str | None:
+        if value is not None and "{messages}" not in value:
+            msg = "compaction.summary_prompt must contain {messages}, where the history goes"
+            raise ValueError(msg)
+        return value

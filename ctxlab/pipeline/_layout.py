@@ -1,0 +1,201 @@
+"""Stages 7 and 8 of the pipeline: the request laid out in its order, then validated.
+
+Layout puts System first, then the summary and the conversation, then transient material and
+references (tool schemas apart); validation checks the conversation's start, the tool pairs and
+the budget, and builds the manifest for success and failure alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ctxlab.exceptions import ContextBudgetExceeded, InvalidConversationStart, InvalidToolPairs
+from ctxlab.manifest import (
+    ContextManifest,
+    ItemKind,
+    ManifestItem,
+    Purpose,
+    Thresholds,
+    Transform,
+    Validation,
+)
+from ctxlab.materials import Material
+from ctxlab.messages import AssistantMessage, TextBlock, ToolPairScanner, UserMessage
+from ctxlab.messages._request import ModelRequest
+from ctxlab.messages._state import Summary
+from ctxlab.pipeline._stages import Budgeted, FixedPart
+from ctxlab.tokens import TokenCache
+
+__all__ = ["Layout", "ManifestFactory", "lay_out", "validate"]
+
+Conversation = tuple[UserMessage | AssistantMessage, ...]
+
+
+# -- 7. Layout -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Stage 7's output: the request and its items, in request order."""
+
+    request: ModelRequest
+    items: tuple[ManifestItem, ...]
+    estimated_tokens: int
+
+
+def _material_item(material: Material, tokens: int) -> ManifestItem:
+    block = material.block
+    kind: ItemKind
+    if material.category == "source":
+        kind = "runtime" if block.placement == "transient" else "reference"
+    else:
+        kind = material.category
+    return ManifestItem(
+        id=material.item_id,
+        kind=kind,
+        placement=block.placement,
+        tokens=tokens,
+        content_hash=block.content_hash,
+        source_id=material.source_id,
+        revision=block.revision or block.content_hash,
+    )
+
+
+def lay_out(
+    fixed: FixedPart,
+    summary: Summary | None,
+    summary_tokens: int,
+    conversation: Conversation,
+    conversation_items: Sequence[ManifestItem],
+    conversation_tokens: int,
+    material: Budgeted,
+    cache: TokenCache,
+) -> Layout:
+    """Stage 7: System → (summary) conversation → transient → references; schemas apart.
+    ``conversation_tokens`` is the total of ``conversation_items`` (known from the scan: the
+    estimate must not cost a pass over the conversation at every step)."""
+    # Built as single tuples: this runs at every step over the whole conversation's items.
+    lead: tuple[UserMessage, ...] = ()
+    summary_items: tuple[ManifestItem, ...] = ()
+    if summary is not None:
+        digest = summary.content_hash
+        summary_items = (
+            ManifestItem(
+                f"summary/{digest}", "summary", "summary", summary_tokens, digest, role="user"
+            ),
+        )
+        lead = (UserMessage(content=(TextBlock(text=summary.text),)),)
+    tail: list[UserMessage] = []
+    material_items: tuple[ManifestItem, ...] = ()
+    if material.kept:
+        for placement in ("transient", "references"):
+            blocks = [
+                TextBlock(text=m.render()) for m in material.kept if m.block.placement == placement
+            ]
+            if blocks:
+                tail.append(UserMessage(content=tuple(blocks)))
+        material_items = tuple(_material_item(m, material.tokens[m.item_id]) for m in material.kept)
+    items = (
+        *fixed.system_items,
+        *fixed.tool_items,
+        *summary_items,
+        *conversation_items,
+        *material_items,
+    )
+    estimated = fixed.tokens + (summary_tokens if summary is not None else 0)
+    estimated += conversation_tokens + material.total
+    request = ModelRequest(
+        system=fixed.system_text,
+        messages=(*lead, *conversation, *tail),
+        tools=fixed.tools,
+        material_messages=len(tail),
+    )
+    return Layout(request, items, estimated)
+
+
+# -- 8. Validation -------------------------------------------------------------------------------
+
+
+@dataclass
+class ManifestFactory:
+    """Builds this preparation's manifest, for success and failure alike."""
+
+    request_id: str
+    purpose: Purpose
+    model: str
+    cache: TokenCache
+    thresholds: Thresholds
+    previous: ContextManifest | None
+    transforms: list[Transform] = field(default_factory=list)
+
+    def __call__(
+        self,
+        items: Sequence[ManifestItem],
+        validation: Validation,
+        error: str | None = None,
+        estimated: int = -1,
+    ) -> ContextManifest:
+        # An early failure has no statistics: -1 tokens and an "unavailable" method.
+        return ContextManifest(
+            request_id=self.request_id,
+            purpose=self.purpose,
+            model=self.model,
+            estimated_input_tokens=estimated,
+            input_limit=self.thresholds.input_limit,
+            counting_method=self.cache.method if items else "unavailable",
+            exact=self.cache.exact and bool(items),
+            items=tuple(items),
+            transforms=tuple(self.transforms),
+            validation=validation,
+            context_size=self.thresholds.context_size,
+            thresholds=self.thresholds,
+            error=error,
+            previous_items=self.previous.items if self.previous is not None else None,
+        )
+
+
+def validate(
+    layout: Layout, pairs: ToolPairScanner, purpose: Purpose, manifest: ManifestFactory
+) -> ContextManifest:
+    """Stage 8: the conversation's start, tool pairs, then budget. Returns the passed manifest
+    or raises `InvalidConversationStart` / `InvalidToolPairs` / `ContextBudgetExceeded`
+    carrying the failed one."""
+    messages = layout.request.messages
+    # A compaction request is never sent: only what goes to a provider must start with a user.
+    if purpose != "compaction" and (not messages or messages[0].role != "user"):
+        msg = (
+            "the request holds no messages: a provider needs at least one user message; send a "
+            "prompt first"
+            if not messages
+            else "the request starts with an assistant turn, which providers reject: the "
+            "conversation must begin with a user message (replays start at the first one)"
+        )
+        failed = manifest(layout.items, "invalid_conversation", msg, layout.estimated_tokens)
+        raise InvalidConversationStart(msg, manifest=failed)
+    problems = pairs.finish(allow_unfinished=purpose == "compaction")
+    if problems:
+        detail = "; ".join(str(p) for p in problems[:3])
+        msg = (
+            f"the conversation has broken tool exchanges: {detail}. Every tool_use needs a "
+            "tool_result in the next user message, and every tool_result its tool_use."
+        )
+        failed = manifest(layout.items, "invalid_tool_pairs", msg, layout.estimated_tokens)
+        raise InvalidToolPairs(msg, manifest=failed)
+    limit = manifest.thresholds.input_limit
+    if layout.estimated_tokens > limit:
+        totals = manifest(layout.items, "budget_exceeded").totals
+        parts = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
+        msg = (
+            f"the request needs {layout.estimated_tokens} tokens ({parts}) but the input limit is "
+            f"{limit}. Compaction cannot remove System, tool schemas, required material, the "
+            "summary or the latest turn: shorten them, raise budget.max_input_tokens, or use a "
+            "model with a larger window"
+        )
+        raise ContextBudgetExceeded(
+            msg,
+            estimated_tokens=layout.estimated_tokens,
+            input_limit=limit,
+            manifest=manifest(layout.items, "budget_exceeded", msg, layout.estimated_tokens),
+        )
+    return manifest(layout.items, "passed", None, layout.estimated_tokens)

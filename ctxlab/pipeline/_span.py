@@ -1,0 +1,241 @@
+"""What a span of conversation did, read once for the offline summarizer (`_handover.py`):
+the user's lines, the files read and edited, the commands run with their outcomes, the errors
+met, the plan, the values the agent wrote, its last words and action.
+
+The rules are this module's own: it shares no code with `ctxlab.retention`, which grades the
+summaries written from it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ctxlab.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+__all__ = ["TAGS", "Span", "flat", "read_span", "short"]
+
+Message = UserMessage | AssistantMessage
+
+_SHELL = ("command", "cmd", "script")
+_EDITOR = {"view", "create", "str_replace", "insert", "undo_edit"}
+_FILE_ARGS = ("file_path", "path", "filename", "notebook_path", "file")
+_READERS = {"read", "view", "open", "glob", "grep", "ls", "notebookread"}
+_WRITERS = {"write", "create"}
+_EDITORS = {"edit", "multiedit", "str_replace", "notebookedit", "apply_patch", "insert"}
+# What an edit writes is the file's content, not a value the agent reasoned with.
+_CONTENT_ARGS = {"content", "old_string", "new_string", "old_str", "new_str", "file_text"}
+_TODO_TOOLS = {"todowrite", "todo_write", "update_plan", "write_todos"}
+TAGS = re.compile(
+    r"<system-reminder>.*?</system-reminder>|<(command-\w+|local-command-\w+)>.*?</\1>", re.DOTALL
+)
+_EXIT = re.compile(r"<returncode>(-?\d+)</returncode>|\b[Ee]xit (?:code|status):? ?(-?\d+)")
+_TEST_TALLY = re.compile(
+    r"=+ (.*\b(?:passed|failed|error|errors|skipped)\b.*?) =+$|^(FAILED \(.*\)|OK(?: \(.*\))?)$"
+    r"|^(Ran \d+ tests? in .*)$",
+    re.MULTILINE,
+)
+_FAILURE = re.compile(
+    r"^(?:E +)?\s*((?:[\w.]+(?:Error|Exception)\b(?::.*)?)|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*"
+    r"|fatal: .*)$",
+    re.MULTILINE,
+)
+_WORD_FILE = re.compile(
+    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|ts|tsx|md|rst|txt|json|toml|"
+    r"ya?ml|cfg|ini|rs|go|java|c|h|cpp|sh|html|css|ex|exs|rb)\b"
+)
+_VALUE = re.compile(
+    r"(?<![\w.])(?:v?\d+(?:\.\d+)+|\d{2,})(?![\w.]*\w)"
+    r"|(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"
+    r"|(?<![\w.])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
+    r"|(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
+)
+_RECORDED_SUMMARY = "This session is being continued from a previous conversation"
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def short(text: str, limit: int = 80) -> str:
+    """``text``'s first non-empty line, flattened, cut at a word end with an ellipsis."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    one = flat(line)
+    if len(one) <= limit:
+        return one
+    return one[:limit].rsplit(" ", 1)[0] + " …"
+
+
+@dataclass
+class Span:
+    """What the span did, read once."""
+
+    users: list[str] = field(default_factory=list)
+    edits: dict[str, list[str]] = field(default_factory=dict)
+    reads: list[str] = field(default_factory=list)
+    commands: list[tuple[str, str]] = field(default_factory=list)  # (command, outcome)
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (error, command)
+    todos: list[str] = field(default_factory=list)
+    values: list[str] = field(default_factory=list)
+    last_text: str = ""
+    last_action: str = ""
+    recorded: list[str] = field(default_factory=list)
+    """The lines of a summary the recorded harness wrote (Claude Code's compaction summary)."""
+
+
+_seen: dict[tuple[str, bool], tuple[str, tuple[str, ...]]] = {}
+
+
+def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
+    """A result's outcome and failure lines, kept per text (a replay under several configs
+    summarizes the same results again)."""
+    key = (output, is_error)
+    found = _seen.get(key)
+    if found is None:
+        if len(_seen) > 20_000:
+            _seen.clear()
+        failures = tuple(dict.fromkeys(_FAILURE.findall(output[:40_000])))
+        found = _seen[key] = (_outcome(output, is_error), failures)
+    return found
+
+
+def _outcome(output: str, is_error: bool) -> str:
+    text = output[:40_000]
+    parts: list[str] = []
+    code = _EXIT.search(text)
+    if code:
+        parts.append(f"exit {code.group(1) or code.group(2)}")
+    elif is_error:
+        parts.append("failed")
+    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(text)]
+    if tally:
+        parts.append(flat(tally[-1]))
+    failures = _FAILURE.findall(text)
+    if failures:
+        parts.append(short(failures[-1], 160))
+    parts = list(dict.fromkeys(parts))
+    return "; ".join(parts) or ("no output" if not text.strip() else "ok")
+
+
+def _shell(block: ToolUseBlock) -> str | None:
+    for key in _SHELL:
+        value = block.input.get(key)
+        if isinstance(value, str) and value.strip():
+            if value.strip() in _EDITOR:
+                return None
+            return flat(value)
+    return None
+
+
+def _file_arg(block: ToolUseBlock) -> str | None:
+    for key in _FILE_ARGS:
+        value = block.input.get(key)
+        if isinstance(value, str) and value.strip() and "\n" not in value:
+            return value.strip()
+    return None
+
+
+def _edit_line(block: ToolUseBlock, name: str) -> str:
+    values = block.input
+    old = values.get("old_string", values.get("old_str"))
+    new = values.get("new_string", values.get("new_str"))
+    if isinstance(old, str) and isinstance(new, str):
+        return f"`{short(old, 60)}` → `{short(new, 60)}`"
+    if name in _WRITERS or values.get("command") == "create":
+        content = values.get("content", values.get("file_text", ""))
+        lines = len(str(content).splitlines())
+        return f"written ({lines} lines)"
+    return "edited"
+
+
+def _todos(block: ToolUseBlock) -> list[str]:
+    items = block.input.get("todos") or block.input.get("plan") or []
+    out: list[str] = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict):
+            text = item.get("content") or item.get("step") or item.get("title") or ""
+            status = item.get("status", "")
+            if text:
+                out.append(f"[{status or 'pending'}] {short(str(text), 120)}")
+    return out
+
+
+def read_span(messages: Iterable[Message]) -> Span:
+    span = Span()
+    calls: dict[str, tuple[str, ToolUseBlock]] = {}
+    for message in messages:
+        if isinstance(message, UserMessage):
+            if not message.tool_results:
+                text = TAGS.sub(
+                    " ", "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+                )
+                lines = [flat(ln) for ln in text.splitlines() if len(flat(ln)) > 2]
+                if lines and lines[0].startswith(_RECORDED_SUMMARY):
+                    span.recorded.extend(lines)  # a harness's summary, not the user's words
+                else:
+                    span.users.extend(lines)
+            for result in message.tool_results:
+                _result(span, calls.pop(result.tool_use_id, None), result)
+            continue
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text.strip():
+                span.last_text = block.text
+                span.values.extend(_VALUE.findall(block.text))
+            elif isinstance(block, ToolUseBlock):
+                calls[block.id] = (_call(span, block), block)
+    for command, _block in calls.values():  # calls whose results are not in the span
+        if command:
+            span.commands.append((command, "no result yet"))
+    return span
+
+
+def _call(span: Span, block: ToolUseBlock) -> str:
+    name = block.name.lower()
+    if name in _TODO_TOOLS:
+        span.todos = _todos(block) or span.todos
+        span.last_action = f"{block.name}: plan updated"
+        return ""
+    command = _shell(block)
+    path = _file_arg(block)
+    sub = str(block.input.get("command", "")).strip()
+    for key, value in block.input.items():
+        if isinstance(value, str) and key not in _CONTENT_ARGS:
+            span.values.extend(_VALUE.findall(value))
+    if command is not None:
+        span.last_action = f"$ {short(command, 200)}"
+        for found in _WORD_FILE.findall(command):
+            span.reads.append(found)
+        return command
+    if path is not None:
+        if name in _EDITORS | _WRITERS or sub in _EDITOR - {"view"}:
+            span.edits.setdefault(path, []).append(_edit_line(block, name))
+            span.last_action = f"{block.name} {path}"
+        else:
+            span.reads.append(path)
+            span.last_action = f"{block.name} {path}"
+        return ""
+    args = json.dumps(block.input, ensure_ascii=False, sort_keys=True)
+    span.last_action = f"{block.name} {short(args, 200)}"
+    return f"{block.name} {args}" if len(args) <= 400 else ""
+
+
+def _result(span: Span, call: tuple[str, ToolUseBlock] | None, result: ToolResultBlock) -> None:
+    if call is None:
+        return
+    command, _block = call
+    if not command:
+        return
+    outcome, failures = _read_result(result.text, bool(result.is_error))
+    span.commands.append((command, outcome))
+    for failure in failures[-6:]:
+        span.errors.append((short(failure, 200), command))
+    if span.last_action == f"$ {short(command, 200)}":
+        span.last_action += f" → {outcome}"

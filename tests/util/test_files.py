@@ -1,0 +1,72 @@
+"""Writing a user's file whole or not at all (`ctxlab.util._files.write_atomic`), and the
+writers that use it: `Transcript.save`, `Lab.report`, the sweep CLI's ``--out``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxlab import Transcript, load
+from ctxlab.__main__ import main
+from ctxlab.exceptions import WriteError
+from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.util._files import write_atomic
+
+
+def _transcript() -> Transcript:
+    return Transcript(
+        name="t",
+        meta={},
+        system="",
+        messages=(
+            UserMessage(content=(TextBlock(text="hello"),)),
+            AssistantMessage(content=(TextBlock(text="hi there"),)),
+        ),
+    )
+
+
+def test_a_failed_write_leaves_the_previous_file_and_no_fragment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "session.jsonl"
+    target.write_text("the previous session\n", encoding="utf-8")
+    real = os.fsync
+
+    def disk_full(fd: int) -> None:
+        real(fd)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(WriteError, match=r"No space left on device.*unchanged"):
+        _transcript().save(target)
+    assert target.read_text(encoding="utf-8") == "the previous session\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
+
+
+def test_a_write_replaces_the_file_whole(tmp_path: Path) -> None:
+    target = tmp_path / "session.jsonl"
+    target.write_text("old\n" * 1000, encoding="utf-8")
+    _transcript().save(target)
+    assert [m.content[0].text for m in load(target).messages] == ["hello", "hi there"]  # type: ignore[union-attr]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
+
+
+def test_a_missing_folder_or_a_folder_as_target_is_named(tmp_path: Path) -> None:
+    with pytest.raises(WriteError, match="does not exist; create it first"):
+        write_atomic(tmp_path / "missing" / "x.html", "x", what="report")
+    with pytest.raises(WriteError, match="it is a folder"):
+        write_atomic(tmp_path, "x", what="report")
+
+
+def test_the_sweep_cli_refuses_an_unwritable_out_before_it_sweeps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere" / "sweep.csv"
+    # No session given: had the check come after the sweep, the error would be about sessions.
+    assert main(["sweep", "--out", str(missing), str(tmp_path / "none.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist; create it first" in err and "Traceback" not in err
+    assert main(["sweep", "--out", str(tmp_path), str(tmp_path / "none.jsonl")]) == 2
+    assert "is a folder" in capsys.readouterr().err
