@@ -1,63 +1,40 @@
 """ctxlab: see and steer what goes into each model request of an LLM agent.
 
 The engine (this package minus ``ctxlab.widgets``) never imports Jupyter or plotting code.
+
+``__all__`` holds what a notebook imports: the agent, configs and sources, messages, models,
+loading and replaying recordings, the what-if and sweeps, the common errors. Every other public
+name lives in the package of its concept (``ctxlab.messages``, ``ctxlab.manifest``,
+``ctxlab.analysis``, ...) and is still importable from here (`PACKAGE_NAMES`).
 """
+
+import importlib
+from typing import Any
 
 from ctxlab._version import __version__
 from ctxlab.agent import Agent, Tool, tool
-from ctxlab.analysis._calibration import Calibration, CalibrationFit, calibrate
-from ctxlab.analysis._cost import PRICES, CacheRules, Price
-from ctxlab.analysis._recorded import (
-    RecordedCompaction,
-    RecordedRequest,
-    recorded_compactions,
-    recorded_requests,
-    unrecorded_parts,
-)
+from ctxlab.analysis._calibration import calibrate
+from ctxlab.analysis._cost import PRICES, Price
+from ctxlab.analysis._recorded import recorded_compactions, recorded_requests
 from ctxlab.analysis._replay import compare_configs, replay
-from ctxlab.analysis._sweep import SWEEP_COLUMNS, sweep
+from ctxlab.analysis._sweep import sweep
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.config._config import ContextConfig
 from ctxlab.config._presets import PRESETS
-from ctxlab.config._sections import (
-    BudgetPolicy,
-    CompactionPasses,
-    MaskConfig,
-    PruneConfig,
-    ToolResultEviction,
-    TruncateArgsConfig,
-)
 from ctxlab.exceptions import (
-    CompressionError,
     ContextBudgetExceeded,
     CtxlabError,
-    InvalidConversation,
-    InvalidConversationStart,
-    InvalidToolPairs,
     MessageFormatError,
-    OffloadError,
     PreparationError,
-    StateChanged,
-    TokenizerDataError,
     UsageError,
 )
 from ctxlab.io import detect_format, load
 from ctxlab.io._transcript import Transcript, load_transcript
-from ctxlab.manifest import (
-    STEP_COLUMNS,
-    ContextManifest,
-    ManifestDiff,
-    ManifestItem,
-    ProviderUsage,
-    Thresholds,
-    Transform,
-    step_row,
-)
+from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.materials import (
     ContextBlock,
     ContextRequest,
     ContextSource,
-    Material,
     Materials,
     SystemPart,
     TextSource,
@@ -67,62 +44,30 @@ from ctxlab.materials import (
 from ctxlab.materials._tasks import TaskState, TodoItem
 from ctxlab.messages import (
     AssistantMessage,
-    DocumentBlock,
     HintBlock,
     ImageBlock,
-    Message,
-    ProviderBlock,
-    RedactedThinkingBlock,
     TextBlock,
-    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
 )
-from ctxlab.messages._request import ModelRequest, ToolSchema
-from ctxlab.messages._state import Summary, WorkingState
-from ctxlab.models import (
-    AnthropicModel,
-    DemoModel,
-    FunctionModel,
-    Model,
-    ModelResponse,
-    ScriptedModel,
-    messages_from_anthropic,
-    messages_to_anthropic,
-)
-from ctxlab.pipeline import (
-    Preparation,
-    PreparationMemo,
-    Summarizer,
-    SummaryRequest,
-    WorkspaceOffloader,
-    extractive_summarizer,
-    prepare,
-)
-from ctxlab.retention import CategoryRetention, Retention, measure_retention
+from ctxlab.messages._state import WorkingState
+from ctxlab.models import AnthropicModel, DemoModel, FunctionModel, Model, ScriptedModel
+from ctxlab.pipeline import extractive_summarizer, prepare
+from ctxlab.retention import measure_retention
 from ctxlab.session import SessionLog
-from ctxlab.sources._follow import FollowedSession, follow
+from ctxlab.sources._follow import follow
 from ctxlab.sources._observed import ObservedSession
 from ctxlab.sources._replay import ReplaySession
-from ctxlab.tokens import ApproximateCounter, TiktokenCounter, TokenCache, TokenCount, TokenCounter
+from ctxlab.tokens import ApproximateCounter, TiktokenCounter
 
 __all__ = [
     "PRESETS",
     "PRICES",
-    "STEP_COLUMNS",
-    "SWEEP_COLUMNS",
     "Agent",
     "AnthropicModel",
     "ApproximateCounter",
     "AssistantMessage",
-    "BudgetPolicy",
-    "CacheRules",
-    "Calibration",
-    "CalibrationFit",
-    "CategoryRetention",
-    "CompactionPasses",
-    "CompressionError",
     "ContextBlock",
     "ContextBudgetExceeded",
     "ContextConfig",
@@ -131,69 +76,33 @@ __all__ = [
     "ContextSource",
     "CtxlabError",
     "DemoModel",
-    "DocumentBlock",
-    "FollowedSession",
     "FunctionModel",
     "HintBlock",
     "ImageBlock",
-    "InvalidConversation",
-    "InvalidConversationStart",
-    "InvalidToolPairs",
-    "ManifestDiff",
-    "ManifestItem",
-    "MaskConfig",
-    "Material",
     "Materials",
-    "Message",
     "MessageFormatError",
     "Model",
-    "ModelRequest",
-    "ModelResponse",
     "ObservedSession",
-    "OffloadError",
-    "Preparation",
     "PreparationError",
-    "PreparationMemo",
     "Price",
-    "ProviderBlock",
-    "ProviderUsage",
-    "PruneConfig",
-    "RecordedCompaction",
-    "RecordedRequest",
-    "RedactedThinkingBlock",
     "ReplaySession",
-    "Retention",
     "ScriptedModel",
     "SessionLog",
-    "StateChanged",
-    "Summarizer",
-    "Summary",
-    "SummaryRequest",
     "SystemPart",
     "TaskState",
     "TextBlock",
     "TextSource",
-    "ThinkingBlock",
     "Thresholds",
     "TiktokenCounter",
     "TodoItem",
-    "TokenCache",
-    "TokenCount",
-    "TokenCounter",
-    "TokenizerDataError",
     "Tool",
     "ToolResultBlock",
-    "ToolResultEviction",
-    "ToolSchema",
     "ToolUseBlock",
     "Transcript",
-    "Transform",
-    "TruncateArgsConfig",
     "UsageError",
     "UserMessage",
     "WhatIf",
     "WorkingState",
-    "WorkspaceOffloader",
     "__version__",
     "calibrate",
     "compare_configs",
@@ -203,17 +112,83 @@ __all__ = [
     "load",
     "load_transcript",
     "measure_retention",
-    "messages_from_anthropic",
-    "messages_to_anthropic",
     "prepare",
     "recorded_compactions",
     "recorded_requests",
     "replay",
-    "step_row",
     "sweep",
     "tool",
-    "unrecorded_parts",
 ]
+
+PACKAGE_NAMES: dict[str, str] = {
+    "BudgetPolicy": "ctxlab.config",
+    "CacheRules": "ctxlab.analysis",
+    "Calibration": "ctxlab.analysis",
+    "CalibrationFit": "ctxlab.analysis",
+    "CategoryRetention": "ctxlab.retention",
+    "CompactionPasses": "ctxlab.config",
+    "CompressionError": "ctxlab.exceptions",
+    "DocumentBlock": "ctxlab.messages",
+    "FollowedSession": "ctxlab.sources",
+    "InvalidConversation": "ctxlab.exceptions",
+    "InvalidConversationStart": "ctxlab.exceptions",
+    "InvalidToolPairs": "ctxlab.exceptions",
+    "ManifestDiff": "ctxlab.manifest",
+    "ManifestItem": "ctxlab.manifest",
+    "MaskConfig": "ctxlab.config",
+    "Material": "ctxlab.materials",
+    "Message": "ctxlab.messages",
+    "ModelRequest": "ctxlab.messages",
+    "ModelResponse": "ctxlab.models",
+    "OffloadError": "ctxlab.exceptions",
+    "Preparation": "ctxlab.pipeline",
+    "PreparationMemo": "ctxlab.pipeline",
+    "ProviderBlock": "ctxlab.messages",
+    "ProviderUsage": "ctxlab.messages",
+    "PruneConfig": "ctxlab.config",
+    "RecordedCompaction": "ctxlab.analysis",
+    "RecordedRequest": "ctxlab.analysis",
+    "RedactedThinkingBlock": "ctxlab.messages",
+    "Retention": "ctxlab.retention",
+    "STEP_COLUMNS": "ctxlab.manifest",
+    "SWEEP_COLUMNS": "ctxlab.analysis",
+    "StateChanged": "ctxlab.exceptions",
+    "Summarizer": "ctxlab.pipeline",
+    "Summary": "ctxlab.messages",
+    "SummaryRequest": "ctxlab.pipeline",
+    "ThinkingBlock": "ctxlab.messages",
+    "TokenCache": "ctxlab.tokens",
+    "TokenCount": "ctxlab.tokens",
+    "TokenCounter": "ctxlab.tokens",
+    "TokenizerDataError": "ctxlab.exceptions",
+    "ToolResultEviction": "ctxlab.config",
+    "ToolSchema": "ctxlab.messages",
+    "Transform": "ctxlab.manifest",
+    "TruncateArgsConfig": "ctxlab.config",
+    "WorkspaceOffloader": "ctxlab.pipeline",
+    "messages_from_anthropic": "ctxlab.models",
+    "messages_to_anthropic": "ctxlab.models",
+    "step_row": "ctxlab.manifest",
+    "unrecorded_parts": "ctxlab.analysis",
+}
+"""Public names importable from ``ctxlab`` for code written against earlier releases, but not
+in ``__all__``: each is documented, and best imported, from its package (the value)."""
+
+
+def __getattr__(name: str) -> Any:
+    # The names of `PACKAGE_NAMES`, looked up in their package on first use (each package is
+    # loaded by ``import ctxlab`` already: this is a lookup, not a lazy import).
+    package = PACKAGE_NAMES.get(name)
+    if package is None:
+        msg = f"module 'ctxlab' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(package), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *PACKAGE_NAMES})
 
 
 def load_ipython_extension(ipython: object) -> None:

@@ -1,6 +1,7 @@
 """MkDocs hooks: the pages generated at build time, before MkDocs collects the files.
 
-- ``docs/api/``: one page per public name of ``ctxlab.__all__`` (mkdocstrings renders its
+- ``docs/api/``: one page per public name (``ctxlab.__all__`` and ``ctxlab.PACKAGE_NAMES``,
+  documented under its package; mkdocstrings renders its
   docstring and signature), an index grouped by module, and their place in the nav.
 - ``docs/notebooks/``: every notebook of ``notebooks/``, executed there (its relative paths hold)
   with nbclient, outputs kept, so the site shows them as a reader of the repository would after
@@ -55,12 +56,20 @@ def api_pages(folder: Path) -> list[dict[str, Any]]:
     import ctxlab
 
     groups: dict[str, list[str]] = defaultdict(list)
+    paths: dict[str, str] = {}  # a name documented under its package: that package
     for name in ctxlab.__all__:
         if name.startswith("__"):
             continue
         obj = getattr(ctxlab, name)
         groups[_group(obj) if inspect.isclass(obj) or callable(obj) else "Constants"].append(name)
         _write(folder / f"{name}.md", f"::: ctxlab.{name}\n")
+    # The other public names, documented where they live (importable from ``ctxlab`` too).
+    for name, package in sorted(ctxlab.PACKAGE_NAMES.items()):
+        obj = getattr(ctxlab, name)
+        group = _group(obj) if inspect.isclass(obj) or callable(obj) else "Constants"
+        groups[group].append(name)
+        paths[name] = package
+        _write(folder / f"{name}.md", f"::: {package}.{name}\n")
     # The notebook layer: the Lab and the what-if lab, from ``ctxlab.widgets``.
     from ctxlab import widgets
 
@@ -72,14 +81,18 @@ def api_pages(folder: Path) -> list[dict[str, Any]]:
     lines = [
         "# API reference\n",
         f"Every public name of `ctxlab` (version {ctxlab.__version__}), from its docstring. "
-        "The notebook layer is in `ctxlab.widgets` (`Lab`, `WhatIfLab`), the demo in "
+        "`from ctxlab import ...` gives the names a notebook uses (`ctxlab.__all__`); a name "
+        "shown with its package lives there (and is importable from `ctxlab` too). The "
+        "notebook layer is in `ctxlab.widgets` (`Lab`, `WhatIfLab`), the demo in "
         "`ctxlab.demo`.\n",
     ]
     nav: list[dict[str, Any]] = [{"Overview": "api/index.md"}]
     for group in sorted(groups):
         names = sorted(groups[group], key=str.lower)
         lines.append(f"\n## {group}\n")
-        lines.extend(f"- [`{n}`]({n}.md)" for n in names)
+        lines.extend(
+            f"- [`{n}`]({n}.md)" + (f" (`{paths[n]}`)" if n in paths else "") for n in names
+        )
         nav.append({group: [{n: f"api/{n}.md"} for n in names]})
     _write(folder / "index.md", "\n".join(lines) + "\n")
     return nav

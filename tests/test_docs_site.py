@@ -54,7 +54,7 @@ def _plain(text: str) -> str:
 
 def test_every_public_name_has_a_page_with_its_docstring(site: Path) -> None:
     missing = []
-    for name in ctxlab.__all__:
+    for name in [*ctxlab.__all__, *ctxlab.PACKAGE_NAMES]:
         if name == "__version__":
             continue
         page = site / "api" / f"{name}.html"
@@ -71,7 +71,9 @@ def test_every_public_name_has_a_page_with_its_docstring(site: Path) -> None:
             missing.append(f"{name}: no documentation on its page")
     assert not missing, missing
     index = _text(site / "api" / "index.html")
-    assert all(name in index for name in ctxlab.__all__ if name != "__version__")
+    assert all(
+        name in index for name in [*ctxlab.__all__, *ctxlab.PACKAGE_NAMES] if name != "__version__"
+    )
 
 
 def test_every_notebook_is_rendered_with_its_outputs(site: Path) -> None:

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("materials",),
     ("pipeline",),
     ("models",),
+    ("events",),
     ("io",),
     ("session",),
     ("agent",),

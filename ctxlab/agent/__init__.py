@@ -2,7 +2,9 @@
 
 from ctxlab.agent._agent import Agent, Approver, PermissionHook
 from ctxlab.agent._builtins import COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
-from ctxlab.agent._events import (
+from ctxlab.agent._playback import Playback, play, recorded_model, recorded_tools
+from ctxlab.agent._tools import Tool, tool
+from ctxlab.events import (
     CompactionEvent,
     CompactionKind,
     ContextBuildEvent,
@@ -15,8 +17,6 @@ from ctxlab.agent._events import (
     ToolResultEvent,
     TurnCommittedEvent,
 )
-from ctxlab.agent._playback import Playback, play, recorded_model, recorded_tools
-from ctxlab.agent._tools import Tool, tool
 
 __all__ = [
     "COMPRESS_TOOL",

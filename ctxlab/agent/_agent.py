@@ -1,7 +1,7 @@
 """`Agent`: the reasoning–tool–result loop with every request prepared by the pipeline. One
 ``await agent(message)`` is one *call* of one or more model *requests*. A thin facade over
 collaborators that own their state (docs/architecture.md): `ConversationOwner`,
-`MaterialLoader`, `TaskBoard`, `Compressor`, `ToolRunner`, `Recorder`, `Preparer`, `StepLoop`."""
+`MaterialLoader`, `TaskBoard`, `Compactor`, `ToolRunner`, `Recorder`, `Preparer`, `StepLoop`."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxlab.agent._builtins import BUILTIN_TOOLS, COMPRESS_SCHEMA
-from ctxlab.agent._compressor import Compressor
+from ctxlab.agent._compactor import Compactor
 from ctxlab.agent._conversation import ConversationOwner
 from ctxlab.agent._copy import copy_agent
-from ctxlab.agent._events import ErrorEvent, Event, Subscribers
 from ctxlab.agent._export import agent_transcript
 from ctxlab.agent._facets import AgentLog, AgentTasks
 from ctxlab.agent._html import agent_html
@@ -28,6 +27,7 @@ from ctxlab.agent._taskboard import TaskBoard
 from ctxlab.agent._tools import Tool
 from ctxlab.agent._watched import Capabilities
 from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.events import ErrorEvent, Event, Subscribers
 from ctxlab.exceptions import AgentBusy, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
@@ -144,7 +144,7 @@ class Agent:
         self._task_facet = AgentTasks(self._tasks)
         self._runner = ToolRunner(self.tools, self._emit, permission=permission, approver=approver)
         self._preparer = Preparer(self, TokenCache(counter or model.counter))
-        self._compressor = Compressor(self._preparer.compact)
+        self._compactor = Compactor(self._preparer.compact)
         self._loop = StepLoop(self)
         log_ = (
             session_log if isinstance(session_log, SessionLog | None) else SessionLog(session_log)
@@ -258,7 +258,7 @@ class Agent:
         finally:
             self._running = False
             self._materials.end_call()
-            self._compressor.after_call()
+            self._compactor.after_call()
 
     def stream_events(self, message: Any = None) -> AsyncIterator[Event]:
         """Run one call and yield its events as they happen; the call's error is re-raised."""
@@ -286,7 +286,7 @@ class Agent:
         if context_config is not None:
             require_config(context_config)
         hint = instructions.hint if isinstance(instructions, HintBlock) else instructions
-        return await self._compressor.compress(context_config, hint, force, running=self._running)
+        return await self._compactor.compress(context_config, hint, force, running=self._running)
 
     def next_thresholds(self) -> Thresholds:
         """The token lines (usage notice, trigger, input limit, ...) of the next request."""

@@ -14,9 +14,9 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.agent._events import CompactionEvent, ContextBuildEvent
 from ctxlab.agent._memory_flush import flush_facts
 from ctxlab.config._config import ContextConfig
+from ctxlab.events import CompactionEvent, ContextBuildEvent
 from ctxlab.exceptions import (
     ContextOverflowError,
     ModelError,
@@ -24,16 +24,9 @@ from ctxlab.exceptions import (
     StateChanged,
     UsageError,
 )
-from ctxlab.manifest import (
-    CompactionTrigger,
-    ContextManifest,
-    ProviderUsage,
-    Purpose,
-    Thresholds,
-    Transform,
-)
+from ctxlab.manifest import CompactionTrigger, ContextManifest, Purpose, Thresholds, Transform
 from ctxlab.materials import ContextRequest, SystemPart
-from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import summary_model_request

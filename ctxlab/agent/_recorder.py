@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.agent._events import (
+from ctxlab.events import (
     CompactionEvent,
     ContextBuildEvent,
     ErrorEvent,
@@ -18,9 +18,16 @@ from ctxlab.agent._events import (
     ToolResultEvent,
 )
 from ctxlab.exceptions import UsageError
-from ctxlab.manifest import ContextManifest, ProviderUsage
+from ctxlab.manifest import ContextManifest
 from ctxlab.materials._tasks import TaskState
-from ctxlab.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, parse_messages
+from ctxlab.messages import (
+    Message,
+    ProviderUsage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    parse_messages,
+)
 from ctxlab.messages._state import WorkingState
 from ctxlab.session import LoggedMessage, SessionKey, SessionLog
 

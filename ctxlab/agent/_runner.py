@@ -8,8 +8,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal
 
-from ctxlab.agent._events import Event, ToolCallEvent, ToolResultEvent
 from ctxlab.agent._tools import Tool
+from ctxlab.events import Event, ToolCallEvent, ToolResultEvent
 from ctxlab.exceptions import UsageError
 from ctxlab.messages import ToolResultBlock, ToolUseBlock
 

@@ -8,14 +8,14 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._builtins import COMPRESS_TOOL, MODE_TOOL, PROPOSE_TOOL, TODO_TOOL
-from ctxlab.agent._events import (
+from ctxlab.agent._runner import BuiltinHandler
+from ctxlab.events import (
     Event,
     ModelResponseEvent,
     ReplyEvent,
     TextDeltaEvent,
     TurnCommittedEvent,
 )
-from ctxlab.agent._runner import BuiltinHandler
 from ctxlab.exceptions import (
     CallStopped,
     ContextOverflowError,
@@ -98,7 +98,7 @@ class StepLoop:
                     "the call was stopped; the conversation is kept and the next call continues it"
                 )
                 raise CallStopped(msg)
-            await agent._compressor.at_boundary()
+            await agent._compactor.at_boundary()
             reply = await self._step()
             await self._commit_turn()
             if reply is not None:
@@ -186,7 +186,7 @@ class StepLoop:
         if config.compression_tool_enabled:
 
             async def compress(use: ToolUseBlock) -> ToolResultBlock:
-                return await agent._compressor.tool(use, config, agent.next_thresholds())
+                return await agent._compactor.tool(use, config, agent.next_thresholds())
 
             handlers[COMPRESS_TOOL] = compress
         if agent._tasks.todo_enabled:

@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ctxlab.manifest import ContextManifest, ManifestItem, ProviderUsage, Transform
+from ctxlab.manifest import ContextManifest, ManifestItem, Transform
 from ctxlab.messages import (
     AssistantMessage,
+    ProviderUsage,
     RedactedThinkingBlock,
     ThinkingBlock,
     ToolResultBlock,

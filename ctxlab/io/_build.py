@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import (
     ANTHROPIC_BLOCK_TYPES,
     RESULT_PART_TYPES,
     AssistantMessage,
+    ProviderUsage,
     UserMessage,
     parse_messages,
     repair_conversation,

@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, anthropic_block
-from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
 
 __all__ = [

@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, anthropic_block
-from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_claude_code", "is_claude_code_line"]
 

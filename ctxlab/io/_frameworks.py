@@ -10,7 +10,7 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import _arguments, _text
-from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import ProviderUsage
 
 __all__ = [
     "as_plain_data",

@@ -35,7 +35,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
 from ctxlab.io._otel_spans import Span, is_otel, spans_of
-from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
 
 __all__ = ["from_otel", "is_otel"]

@@ -12,8 +12,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._save import save_transcript
-from ctxlab.manifest import ProviderUsage
-from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.messages import AssistantMessage, ProviderUsage, TextBlock, UserMessage
 from ctxlab.messages._request import ToolSchema
 from ctxlab.models import messages_from_anthropic
 from ctxlab.util._html import escape, table_html

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ctxlab.manifest._html import manifest_html
 from ctxlab.manifest._kinds import ItemKind, Purpose, TransformKind
 from ctxlab.manifest._thresholds import Thresholds
+from ctxlab.messages._usage import ProviderUsage
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,21 +99,6 @@ class Transform:
         if self.detail and self.kind == "source_unavailable":
             parts.append(self.detail)
         return ":".join(parts)
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderUsage:
-    """What the provider billed for the request (known only after the response)."""
-
-    input_tokens: int
-    output_tokens: int
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-
-    @property
-    def total_input_tokens(self) -> int:
-        """Input plus cache reads and writes: comparable to the manifest's estimate."""
-        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
 
 @dataclass(frozen=True, slots=True)

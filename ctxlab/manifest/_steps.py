@@ -11,7 +11,8 @@ from ctxlab.manifest._kinds import CompactionMethod, transform_info
 from ctxlab.manifest._manifest import PLACEMENTS
 
 if TYPE_CHECKING:
-    from ctxlab.manifest._manifest import ContextManifest, ProviderUsage
+    from ctxlab.manifest._manifest import ContextManifest
+    from ctxlab.messages import ProviderUsage
 
 __all__ = ["STEP_COLUMNS", "StepRow", "UsageColumns", "step_row", "usage_columns"]
 

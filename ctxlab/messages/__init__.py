@@ -41,7 +41,10 @@ from ctxlab.messages._messages import (
     tool_names,
 )
 from ctxlab.messages._repair import repair_conversation
+from ctxlab.messages._request import ModelRequest, ToolSchema
+from ctxlab.messages._state import CompactionMethod, Summary, WorkingState
 from ctxlab.messages._text import DECODE_NOTE, clean_text, decoded_output
+from ctxlab.messages._usage import ProviderUsage
 
 __all__ = [
     "ANTHROPIC_BLOCK_TYPES",
@@ -54,23 +57,29 @@ __all__ = [
     "AssistantBlock",
     "AssistantMessage",
     "Base64ImageSource",
+    "CompactionMethod",
     "ContentBlock",
     "DocumentBlock",
     "HintBlock",
     "ImageBlock",
     "ImageSource",
     "Message",
+    "ModelRequest",
     "ProviderBlock",
+    "ProviderUsage",
     "RedactedThinkingBlock",
+    "Summary",
     "TextBlock",
     "ThinkingBlock",
     "ToolPairProblem",
     "ToolPairScanner",
     "ToolResultBlock",
+    "ToolSchema",
     "ToolUseBlock",
     "UrlImageSource",
     "UserBlock",
     "UserMessage",
+    "WorkingState",
     "clean_text",
     "decoded_output",
     "dump_messages",

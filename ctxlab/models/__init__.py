@@ -1,6 +1,10 @@
 """Models: the `Model` base, `AnthropicModel` and the Anthropic wire format, the offline
 `DemoModel`, and test models. A provider is one adapter module plus its format module."""
 
+import warnings as _warnings
+from typing import Any as _Any
+
+from ctxlab.manifest import Purpose as _Purpose
 from ctxlab.models._anthropic import CONTEXT_WINDOWS, AnthropicModel
 from ctxlab.models._anthropic_format import (
     messages_from_anthropic,
@@ -12,7 +16,6 @@ from ctxlab.models._anthropic_format import (
 from ctxlab.models._base import (
     Model,
     ModelResponse,
-    RequestPurpose,
     parse_summary_json,
     summary_instruction,
     summary_model_request,
@@ -32,7 +35,6 @@ __all__ = [
     "ModelResponse",
     "OpenAIModel",
     "RequestInfo",
-    "RequestPurpose",
     "ScriptedModel",
     "assistant_from_openai",
     "messages_from_anthropic",
@@ -48,3 +50,16 @@ __all__ = [
     "tool_to_openai",
     "transcript_text",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    # One name per concept: why a model is called is the request's `Purpose`.
+    if name == "RequestPurpose":
+        _warnings.warn(
+            "ctxlab.models.RequestPurpose is now ctxlab.manifest.Purpose (the same type)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _Purpose
+    msg = f"module 'ctxlab.models' has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -20,10 +20,10 @@ from ctxlab.exceptions import (
     RateLimitError,
     UsageError,
 )
-from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models._anthropic_format import messages_from_anthropic, request_to_anthropic
-from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
+from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text
 
 __all__ = ["CONTEXT_WINDOWS", "AnthropicModel"]
 
@@ -205,7 +205,7 @@ class AnthropicModel(Model):
         self,
         request: ModelRequest,
         *,
-        purpose: RequestPurpose = "reasoning",
+        purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         payload = self.payload(request)

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.exceptions import UsageError
-from ctxlab.manifest import ProviderUsage, Purpose
+from ctxlab.manifest import Purpose
 from ctxlab.messages import (
     AssistantMessage,
+    ProviderUsage,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -30,15 +31,11 @@ from ctxlab.tokens import TiktokenCounter, TokenCounter
 __all__ = [
     "Model",
     "ModelResponse",
-    "RequestPurpose",
+    "Purpose",
     "emit_text",
     "parse_summary_json",
     "summary_instruction",
 ]
-
-RequestPurpose = Purpose
-"""Why the agent calls the model: the same `Purpose` as the request's preparation (a model
-sees ``reasoning``, ``recovery`` and ``summary``; a compaction's model call is a summary)."""
 
 TextCallback = Callable[[str], None]
 
@@ -98,7 +95,7 @@ class Model(ABC):
         self,
         request: ModelRequest,
         *,
-        purpose: RequestPurpose = "reasoning",
+        purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         """Send ``request`` and return the response.

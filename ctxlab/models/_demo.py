@@ -20,16 +20,16 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import (
     AssistantMessage,
+    ProviderUsage,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
 )
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback
+from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import ApproximateCounter
 
@@ -94,7 +94,7 @@ class DemoModel(Model):
         self,
         request: ModelRequest,
         *,
-        purpose: RequestPurpose = "reasoning",
+        purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         if self.delay:

@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.exceptions import UsageError
-from ctxlab.manifest import ProviderUsage
-from ctxlab.messages import AssistantMessage, HintBlock, TextBlock, ToolUseBlock
+from ctxlab.messages import AssistantMessage, HintBlock, ProviderUsage, TextBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
+from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text
 from ctxlab.pipeline import Summarizer, SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCounter
 
@@ -35,7 +34,7 @@ def tool_call(
 class RequestInfo:
     """What a `FunctionModel` function learns besides the request."""
 
-    purpose: RequestPurpose
+    purpose: Purpose
     """``reasoning``, ``recovery`` or ``summary``."""
     index: int
     """0 for the model's first request, then 1, 2, ..."""
@@ -110,7 +109,7 @@ class FunctionModel(Model):
         self,
         request: ModelRequest,
         *,
-        purpose: RequestPurpose = "reasoning",
+        purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         self.requests.append(request)
@@ -165,7 +164,7 @@ class ScriptedModel(Model):
         self,
         request: ModelRequest,
         *,
-        purpose: RequestPurpose = "reasoning",
+        purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         self.requests.append(request)

@@ -18,9 +18,9 @@ from ctxlab.exceptions import (
     RateLimitError,
     UsageError,
 )
-from ctxlab.manifest import ProviderUsage
+from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, RequestPurpose, TextCallback, emit_text
+from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text
 from ctxlab.models._openai_format import assistant_from_openai, request_to_openai
 
 __all__ = ["OpenAIModel"]
@@ -88,7 +88,7 @@ class OpenAIModel(Model):
         self,
         request: ModelRequest,
         *,
-        purpose: RequestPurpose = "reasoning",
+        purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         payload = self.payload(request)

@@ -6,8 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ctxlab.io._transcript import Transcript, usage_by_reply
-from ctxlab.manifest import ProviderUsage
-from ctxlab.messages import parse_messages
+from ctxlab.messages import ProviderUsage, parse_messages
 from ctxlab.session._records import SessionKey
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab.agent._events import Event, Subscribers
 from ctxlab.agent._watched import Capabilities
 from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.events import Event, Subscribers
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
 

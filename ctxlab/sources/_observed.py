@@ -23,13 +23,12 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.config._config import ContextConfig
+from ctxlab.events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.exceptions import PreparationError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ProviderUsage
 from ctxlab.materials import Materials, SystemPart
-from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
 from ctxlab.messages._request import ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import PreparationMemo, Summarizer, extractive_summarizer, prepare

@@ -20,7 +20,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Literal
 
-from ctxlab.agent._events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.agent._watched import Capabilities
 from ctxlab.analysis._recorded import (
     AFTER,
@@ -33,6 +32,7 @@ from ctxlab.analysis._recorded import (
 )
 from ctxlab.analysis._replay import replay
 from ctxlab.config._config import ContextConfig
+from ctxlab.events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest

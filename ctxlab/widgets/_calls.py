@@ -73,7 +73,7 @@ class LiveCalls:
         finally:
             controls.stop_button.disabled = True
             controls.send_button.disabled = False
-        lab._recalibrate()
+        self.recalibrate()
         lab._static.refresh(force=True)
         text = "".join(getattr(b, "text", "") for b in reply.content)
         controls.status.value = f"<span>done · {len(lab.log)} requests</span>"
@@ -102,6 +102,16 @@ class LiveCalls:
                 f"{record.tokens_before} → {record.tokens_after} tokens</span>"
             )
         return record
+
+    def recalibrate(self) -> None:
+        """Refit the live agent's estimates against its provider's usage (after each call)."""
+        lab = self.lab
+        if lab.agent.capabilities.replays or not any(r["usage_total_input"] for r in lab.log.rows):
+            return
+        lab._calibration = lab.log.fit_calibration()
+        lab.log.calibrate(lab._calibration)
+        lab.budget.update_usage(lab.log)  # the calibrated line with the billed one
+        lab._update_header()
 
     def stop(self) -> None:
         """Stop the running call at its next step boundary."""

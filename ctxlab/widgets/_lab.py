@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 import html
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import ipywidgets as w
 
-from ctxlab.agent import ContextBuildEvent, Event
 from ctxlab.analysis._calibration import Calibration
 from ctxlab.config._config import ContextConfig
+from ctxlab.events import CompactionEvent, ContextBuildEvent, Event, ModelResponseEvent
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
@@ -115,7 +116,7 @@ class Lab:
             self.log.feed(ContextBuildEvent(manifest))
         self._unsubscribe = agent.subscribe(self._on_event)
         self._closed = False
-        self.budget.update(self.log, self.next_lines())
+        self.budget.update(self.log, self.next_thresholds())
         if len(self.log):
             self.select(len(self.log) - 1)
         if agent.capabilities.read_only:
@@ -204,10 +205,15 @@ class Lab:
             raise UsageError(msg)
         return self.log.manifests[step]
 
-    def next_lines(self) -> Thresholds:
-        """The lines (usage notice, trigger, input limit, ...) the next request will use, as
-        the engine computes them."""
+    def next_thresholds(self) -> Thresholds:
+        """The thresholds (usage notice, trigger, input limit, ...) the next request will use,
+        as the engine computes them (the plot draws them as lines)."""
         return self.agent.next_thresholds()
+
+    def next_lines(self) -> Thresholds:
+        """Deprecated: `next_thresholds` (one name for the thresholds)."""
+        warnings.warn("Lab.next_lines() is now Lab.next_thresholds()", DeprecationWarning, 2)
+        return self.next_thresholds()
 
     # -- events -------------------------------------------------------------------------------
 
@@ -215,38 +221,39 @@ class Lab:
         step = self.log.feed(event)
         if step is None:
             return
-        if event.type == "model_response":
+        if isinstance(event, ModelResponseEvent):
             self.budget.update_usage(self.log)  # only the provider-usage line moves
             return
-        follow = event.type == "context_build" and (self.follow or self.selected is None)
+        built = isinstance(event, ContextBuildEvent)
+        follow = built and (self.follow or self.selected is None)
         # The selection line moves in the same update of the plot as the new request.
-        self.budget.update(self.log, self.next_lines(), select=step if follow else None)
-        if event.type == "context_build":
+        self.budget.update(self.log, self.next_thresholds(), select=step if follow else None)
+        if built:
             self.sources.sync()  # a source edited in code shows in its editor
             self.config.sync()  # and a config assigned in code in the Config tab
         if follow:
             self.select(step, plot=False)
-        elif event.type == "compaction" and self.selected == step:
+        elif isinstance(event, CompactionEvent) and self.selected == step:
             self._render_selection()
-        if event.type == "compaction":
+        if isinstance(event, CompactionEvent):
             self._warn_if_frequent()
         self._static.refresh()
 
     def _redraw(self) -> None:
-        self.budget.update(self.log, self.next_lines(), select=self.selected)
+        self.budget.update(self.log, self.next_thresholds(), select=self.selected)
 
     def _warn_if_frequent(self) -> None:
         recent = self.log.recent_compactions(FREQUENT_WINDOW)
         if recent >= FREQUENT_COMPACTIONS:
             self.controls.warning.value = frequent_warning(
-                recent, FREQUENT_WINDOW, self.next_lines()
+                recent, FREQUENT_WINDOW, self.next_thresholds()
             )
 
     def _config_applied(self, config: ContextConfig) -> None:
         if self.recording is not None:
             self.recording.config_applied()
             return
-        self.budget.update(self.log, self.next_lines())
+        self.budget.update(self.log, self.next_thresholds())
 
     def _update_header(self) -> None:
         self.header.value = header_html(self.agent, self._recording(), self.calibration)
@@ -334,16 +341,6 @@ class Lab:
     def stop(self) -> None:
         """Stop the running call at its next step boundary."""
         self.calls.stop()
-
-    def _recalibrate(self) -> None:
-        # A live agent's estimates against its provider's usage, refitted after each call.
-        if self.agent.capabilities.replays:
-            return
-        if any(r["usage_total_input"] for r in self.log.rows):
-            self._calibration = self.log.fit_calibration()
-            self.log.calibrate(self._calibration)
-            self.budget.update_usage(self.log)  # the calibrated line with the billed one
-            self._update_header()
 
     def _recording(self) -> ReplaySession | None:
         # What only a recording has (its views, transcript, recorded compactions), when the

@@ -77,7 +77,7 @@ class RecordingView:
             await recording.run()
         finally:
             recording.on_progress = None
-        lab.budget.update(lab.log, lab.next_lines())
+        lab.budget.update(lab.log, lab.next_thresholds())
         if len(lab.log):
             lab.select(len(lab.log) - 1)
         after = lab.log.summary()

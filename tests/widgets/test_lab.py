@@ -57,7 +57,9 @@ async def test_steps_frame_and_figure_follow_the_session(demo_lab: Lab) -> None:
     assert lab.budget.trace("conversation")["stackgroup"] == "tokens"
     # Threshold lines: one value per request plus the next request's.
     limit = lab.budget.trace("input limit")
-    assert len(limit["x"]) == len(steps) + 1 and limit["y"][-1] == lab.next_lines()["input_limit"]
+    assert (
+        len(limit["x"]) == len(steps) + 1 and limit["y"][-1] == lab.next_thresholds()["input_limit"]
+    )
     compacted = steps.index[steps["compaction"] == "summary"].tolist()
     assert list(lab.budget.trace("compaction")["x"]) == compacted
     offloaded = steps.index[steps["offloads"] > 0].tolist()
@@ -302,7 +304,9 @@ def test_the_config_panel_is_generated_from_the_config_metadata() -> None:
 async def test_the_lab_draws_the_engine_lines_for_the_next_request() -> None:
     agent = Agent(model=ScriptedModel([], context_window=10_000), counter=ApproximateCounter())
     lab = Lab(agent)
-    assert lab.next_lines() == agent.next_thresholds()
+    assert lab.next_thresholds() == agent.next_thresholds()
+    with pytest.warns(DeprecationWarning, match="next_thresholds"):
+        assert lab.next_lines() == agent.next_thresholds()
     lab.config.trigger_ratio.value = 0.5
     lab.config.apply_button.click()
     assert lab.budget.trace("trigger")["y"][-1] == agent.next_thresholds().trigger_tokens == 5_000
@@ -554,7 +558,7 @@ async def test_the_plot_can_show_shares_of_the_input_limit(demo_lab: Lab) -> Non
     assert lab.budget.plot.view.layout["yaxis"]["title"]["text"] == "% of the input limit"
     trigger = lab.budget.trace("trigger")["y"]
     assert trigger[-1] == pytest.approx(
-        100 * lab.next_lines().trigger_tokens / lab.next_lines().input_limit
+        100 * lab.next_thresholds().trigger_tokens / lab.next_thresholds().input_limit
     )
     lab.budget.units_picker.value = "tokens"
     assert list(lab.budget.trace("conversation")["y"]) == tokens

@@ -1,4 +1,4 @@
-"""`Compressor`: manual and agentic compression of the working context (002's
+"""`Compactor`: manual and agentic compression of the working context (002's
 ``compress_context`` and the CompressContext tool), queued to a step boundary while a call runs."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from ctxlab.manifest import CompactionTrigger, Thresholds
 from ctxlab.messages import ToolResultBlock, ToolUseBlock
 from ctxlab.pipeline import CompactionRecord
 
-__all__ = ["CompactFn", "Compressor", "PendingCompaction"]
+__all__ = ["CompactFn", "Compactor", "PendingCompaction"]
 
 CompactFn = Callable[
     [ContextConfig | None, str | None, bool, int | None, CompactionTrigger],
@@ -33,7 +33,7 @@ class PendingCompaction:
     future: asyncio.Future[CompactionRecord | None]
 
 
-class Compressor:
+class Compactor:
     """Runs compressions now, or at the next step boundary of a running call."""
 
     def __init__(self, compact: CompactFn) -> None:

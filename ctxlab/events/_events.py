@@ -1,7 +1,10 @@
-"""The agent's typed events: what `Agent.stream_events` yields and subscribers receive.
+"""The typed events of an agent run: what `Agent.stream_events` yields and what subscribers
+(the Lab, the session recorder) receive — and what every step source emits in the agent's place.
 
 Every event has a ``type`` string (``context_build``, ``model_response``, ...) and the id of the
 agent call it belongs to. Events are plain frozen dataclasses: cheap to make, safe to keep.
+Consumers dispatch on the class (``isinstance`` or ``match``), which the type checker follows;
+``type`` is the name an event has when it is serialised (the session log, JSON).
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest, ProviderUsage
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock
+from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest
+from ctxlab.messages import AssistantMessage, ProviderUsage, ToolResultBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import CompactionRecord
 
