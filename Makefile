@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ctxlab-installed
 
-.PHONY: test lab bench lint typecheck unit browser notebooks binder docs clean
+.PHONY: test lab bench lint typecheck unit js browser notebooks binder docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(PY) -m pytest tests --ignore=tests/browser --ignore=tests/binder
+
+# The front ends (widgets/*.js) on a fake model and DOM, in node's own test runner: no browser,
+# no build step, no npm package.
+js:
+	node --test tests/js/
 
 # Binder as repo2docker builds it (binder/runtime.txt's Python, binder/requirements.txt from the
 # repository root), in a fresh venv, then the tour there. The packages are downloaded first, so
@@ -45,7 +50,7 @@ notebooks: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
-test: lint typecheck unit notebooks browser binder
+test: lint typecheck unit js notebooks browser binder
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/01_tour.ipynb

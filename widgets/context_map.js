@@ -101,23 +101,27 @@ function render({ model, el }) {
   }
 
   // Event delegation: one listener for any number of segments.
-  strip.addEventListener("click", (event) => {
+  function clicked(event) {
     const seg = event.target.closest(".ctxlab-seg");
     if (!seg) return;
     model.set("selected", seg.dataset.id);
     model.save_changes();
     model.send({ type: "open", id: seg.dataset.id }); // opens again when already selected
-  });
-  strip.addEventListener("mouseover", (event) => {
+  }
+  function hovered(event) {
     const seg = event.target.closest(".ctxlab-seg");
     if (seg) info.textContent = seg.title;
-  });
+  }
+  strip.addEventListener("click", clicked);
+  strip.addEventListener("mouseover", hovered);
 
   const names = ["items", "selected", "marks", "scale"];
   for (const name of names) model.on(`change:${name}`, draw);
   draw();
   return () => {
     for (const name of names) model.off(`change:${name}`, draw);
+    strip.removeEventListener("click", clicked);
+    strip.removeEventListener("mouseover", hovered);
   };
 }
 

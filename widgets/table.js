@@ -1,53 +1,22 @@
 // A sortable, filterable table of text cells, ctxlab's own (no grid dependency: it must work
 // wherever anywidget does — JupyterLab 4, Notebook 7, VS Code, Colab).
 //
-// Sorting and filtering happen here, at once, and are written back to the model (`sort`,
-// `filter`) so Python sees what the reader sees; `DataTable.visible_rows()` applies the same
-// rules. Cells are set as textContent: tool output is never interpreted as markup.
+// The rules are Python's (`ctxlab.widgets._table.DataTable`): this view writes what the reader
+// asks (`filter`, `sort`) to the model and draws the rows Python answers with (`order`: the
+// indices of the visible rows, in order). Cells are set as textContent: tool output is never
+// interpreted as markup.
 
-function isNumber(value) {
-  return typeof value === "number" && Number.isFinite(value);
-}
-
-// Numbers numerically, text case-insensitively; empty cells last in either direction.
-function compare(a, b) {
-  const emptyA = a === null || a === undefined || a === "";
-  const emptyB = b === null || b === undefined || b === "";
-  if (emptyA || emptyB) return emptyA === emptyB ? 0 : emptyA ? 1 : -1;
-  if (isNumber(a) !== isNumber(b)) return isNumber(a) ? -1 : 1;
-  if (isNumber(a)) return a - b;
-  const x = String(a).toLowerCase();
-  const y = String(b).toLowerCase();
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-function visibleRows(model) {
-  const columns = model.get("columns");
-  const needle = model.get("filter").trim().toLowerCase();
-  let rows = model.get("rows").map((row, index) => ({ row, index }));
-  if (needle) {
-    rows = rows.filter(({ row }) =>
-      row.map((cell) => (cell === null ? "" : String(cell))).join(" ").toLowerCase().includes(needle),
-    );
-  }
-  const [column, direction] = model.get("sort");
-  const at = columns.indexOf(column);
-  if (at >= 0 && (direction === "asc" || direction === "desc")) {
-    const sign = direction === "asc" ? 1 : -1;
-    rows.sort((p, q) => {
-      const a = p.row[at];
-      const b = q.row[at];
-      const emptyA = a === null || a === "";
-      const emptyB = b === null || b === "";
-      if (emptyA || emptyB) return compare(a, b) || p.index - q.index;
-      return sign * compare(a, b) || p.index - q.index;
-    });
-  }
-  return rows.map(({ row }) => row);
+// The rows to draw: `order`'s indices into `rows` (an index past the rows — new rows whose
+// order is still on its way — is skipped).
+export function orderedRows(model) {
+  const rows = model.get("rows") || [];
+  const order = model.get("order");
+  if (!Array.isArray(order)) return rows;
+  return order.filter((i) => i >= 0 && i < rows.length).map((i) => rows[i]);
 }
 
 // A click on a header: ascending, then descending, then back to the original order.
-function nextSort(current, column) {
+export function nextSort(current, column) {
   const [col, direction] = current;
   if (col !== column) return [column, "asc"];
   if (direction === "asc") return [column, "desc"];
@@ -80,7 +49,7 @@ function render({ model, el }) {
     const columns = model.get("columns");
     const key = columns.indexOf(model.get("key"));
     const [sortColumn, direction] = model.get("sort");
-    const rows = visibleRows(model);
+    const rows = orderedRows(model);
     const total = model.get("rows").length;
     if (input.value !== model.get("filter")) input.value = model.get("filter");
     count.textContent = rows.length === total ? `${total} rows` : `${rows.length} of ${total} rows`;
@@ -133,7 +102,7 @@ function render({ model, el }) {
   table.addEventListener("click", clicked);
 
   draw();
-  const names = ["rows", "columns", "filter", "sort", "selected", "key", "css_class"];
+  const names = ["rows", "order", "columns", "filter", "sort", "selected", "key", "css_class"];
   for (const name of names) model.on(`change:${name}`, draw);
   return () => {
     for (const name of names) model.off(`change:${name}`, draw);

@@ -4,8 +4,10 @@ Chosen over a grid package (ipydatagrid, itables): the tables here hold at most 
 rows of short text, so a plain HTML table renders them at once; a grid widget would add a
 dependency and a front end of its own (ipydatagrid does not render in Colab), while this one
 runs wherever anywidget does. Clicking a header sorts (ascending, descending, original order),
-the filter box keeps the rows containing its text, clicking a row selects it. Both are synced:
-`visible_rows` is what the reader sees, computed by the same rules as ``widgets/table.js``.
+the filter box keeps the rows containing its text, clicking a row selects it. The rules live
+here only: the front end writes ``filter`` and ``sort``, Python answers with ``order`` (the
+visible rows' indices), and ``widgets/table.js`` draws the rows in that order — so
+`visible_rows` is what the reader sees by construction.
 """
 
 from __future__ import annotations
@@ -49,6 +51,17 @@ class DataTable(anywidget.AnyWidget):
     """``[column, "asc" | "desc"]``; ``["", ""]`` keeps the rows' own order."""
     selected = traitlets.Unicode("").tag(sync=True)
     css_class = traitlets.Unicode("").tag(sync=True)
+    order = traitlets.List(trait=traitlets.Int()).tag(sync=True)
+    """The indices into `rows` of the rows shown, in the order shown (set here, from
+    `filter` and `sort`; the front end only draws it)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.observe(lambda _: self._reorder(), names=["rows", "columns", "filter", "sort"])
+        self._reorder()
+
+    def _reorder(self) -> None:
+        self.order = self._visible_indices()
 
     @traitlets.validate("sort")
     def _valid_sort(self, proposal: dict[str, Any]) -> list[str]:
@@ -64,21 +77,28 @@ class DataTable(anywidget.AnyWidget):
         return value
 
     def visible_rows(self) -> list[list[Any]]:
-        """The rows as shown: filtered by `filter`, ordered by `sort`."""
+        """The rows as shown: filtered by `filter`, ordered by `sort` (`order`'s rows)."""
+        return [self.rows[i] for i in self.order]
+
+    def _visible_indices(self) -> list[int]:
+        # Filter: a row whose cells, joined, contain the needle (case-insensitive). Sort: by
+        # one column, numbers before text, text case-insensitively, empty cells last in either
+        # direction, ties in the rows' own order.
         needle = self.filter.strip().lower()
-        rows = [
-            row
-            for row in self.rows
+        rows = self.rows
+        kept = [
+            index
+            for index, row in enumerate(rows)
             if not needle or needle in " ".join("" if c is None else str(c) for c in row).lower()
         ]
         column, direction = self.sort if len(self.sort) == 2 else ("", "")
         if column in self.columns and direction in SORT_DIRECTIONS:
             at = self.columns.index(column)
-            filled = [r for r in rows if not _empty(r[at])]
-            empty = [r for r in rows if _empty(r[at])]  # last, in either direction
-            filled.sort(key=lambda r: _sort_key(r[at]), reverse=direction == "desc")
-            rows = filled + empty
-        return rows
+            filled = [i for i in kept if not _empty(rows[i][at])]
+            empty = [i for i in kept if _empty(rows[i][at])]
+            filled.sort(key=lambda i: _sort_key(rows[i][at]), reverse=direction == "desc")
+            kept = filled + empty
+        return kept
 
 
 class Opener:

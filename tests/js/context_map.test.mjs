@@ -1,0 +1,87 @@
+// The context map's front end (widgets/context_map.js) on a fake model and DOM: segments sized
+// by tokens and coloured from Python's trait, ghosts marked, ids and sources inert, one
+// delegated click that selects and opens, and a teardown that leaves nothing listening.
+import assert from "node:assert/strict";
+import { beforeEach, test } from "node:test";
+
+import { FakeModel, PAYLOAD, installDocument, tagsBelow } from "./fake.mjs";
+
+installDocument();
+const { default: widget } = await import("../../widgets/context_map.js");
+
+let model;
+let el;
+let teardown;
+
+beforeEach(() => {
+  model = new FakeModel({
+    colors: { system: "#111111", conversation: "#222222" },
+    items: [
+      { id: "system/0", placement: "system", tokens: 100 },
+      { id: PAYLOAD, placement: "conversation", tokens: 300, source: PAYLOAD },
+      { id: "msg/old", placement: "conversation", tokens: 100, ghost: "summarized" },
+    ],
+    selected: "",
+    marks: { trigger: 450 },
+    scale: 500,
+  });
+  // In an output area, as in JupyterLab: the view marks it live (the snapshot hides).
+  const area = document.createElement("div");
+  area.className = "jp-OutputArea";
+  el = document.createElement("div");
+  area.append(el);
+  teardown = widget.render({ model, el });
+});
+
+test("the output area is marked live and one style rule hides the static snapshot", () => {
+  assert.ok(el.parentNode.classList.contains("ctxlab-live"));
+  const style = document.getElementById("ctxlab-live-style");
+  assert.equal(style.textContent, ".ctxlab-live .ctxlab-static { display: none; }");
+});
+
+const segments = () => el.querySelectorAll(".ctxlab-seg").filter((s) => s.dataset.id !== undefined);
+
+test("segments are sized by tokens over the scale and coloured from the colors trait", () => {
+  const [system, payload, ghost] = segments();
+  assert.equal(system.style.width, "20%");
+  assert.equal(payload.style.width, "60%");
+  assert.equal(system.style.background, "#111111");
+  assert.equal(payload.style.background, "#222222");
+  assert.ok(ghost.classList.contains("ghost"));
+  assert.match(ghost.title, /\(summarized\)$/);
+  // The legend names the colours Python sent, in its order.
+  const keys = el.querySelectorAll(".ctxlab-map-key").map((k) => k.textContent);
+  assert.deepEqual(keys.slice(0, 2), ["system", "conversation"]);
+  const mark = el.querySelectorAll(".ctxlab-mark")[0];
+  assert.equal(mark.style.left, "90%");
+  assert.equal(mark.children[0].className, "left"); // near the right end: label to the left
+});
+
+test("an id or source with markup stays text", () => {
+  const payload = segments()[1];
+  assert.equal(payload.dataset.id, PAYLOAD);
+  assert.ok(payload.title.includes(`source ${PAYLOAD}`));
+  model.update("selected", PAYLOAD);
+  assert.ok(el.querySelectorAll(".ctxlab-map-info")[0].textContent.startsWith(PAYLOAD));
+  assert.deepEqual([...tagsBelow(el)].sort(), ["div", "i", "span"]);
+  assert.equal(globalThis.pwned, undefined);
+});
+
+test("a click selects the segment and asks Python to open it, again when selected", () => {
+  segments()[0].dispatch("click");
+  assert.equal(model.get("selected"), "system/0");
+  assert.deepEqual(model.sent, [{ type: "open", id: "system/0" }]);
+  assert.ok(segments()[0].classList.contains("selected"));
+  segments()[0].dispatch("click");
+  assert.equal(model.sent.length, 2);
+  segments()[2].dispatch("mouseover");
+  assert.equal(el.querySelectorAll(".ctxlab-map-info")[0].textContent, segments()[2].title);
+});
+
+test("teardown removes every model handler and DOM listener", () => {
+  const strip = el.querySelectorAll(".ctxlab-map-strip")[0];
+  assert.ok(strip.listenerCount() > 0 && model.handlerCount() > 0);
+  teardown();
+  assert.equal(model.handlerCount(), 0);
+  assert.equal(strip.listenerCount(), 0);
+});
