@@ -1,4 +1,6 @@
-"""Rules of the reference harness (000) added by the hardening work."""
+"""Rules of the two reference guides (000: ratio-triggered compression; 002: the harness), each
+tested at the agent: summary model and prompt, usage notice, copies, triggers, selection
+policy, workspace limits, plan/build mode, the memory flush."""
 
 from __future__ import annotations
 
