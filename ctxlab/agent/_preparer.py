@@ -31,6 +31,8 @@ from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import summary_model_request
 from ctxlab.pipeline import (
+    CallerInputs,
+    CompactionOrder,
     CompactionRecord,
     Preparation,
     PreparationMemo,
@@ -251,21 +253,23 @@ class Preparer:
                 config=config,
                 materials=materials,
                 request_id=request_id,
-                projection=agent._tasks.project,
                 tools=agent.tool_schemas(config),
                 summarizer=self._summarize,
                 offloader=agent.offloader,
                 purpose=purpose,
                 model=agent.model.name,
                 previous=self._previous,
-                force_compaction=force,
-                compaction_threshold=threshold,
-                instructions=instructions,
                 memo=self.memo,
                 max_output_tokens=agent.model.max_output_tokens,
-                # 002: the notice is injected only while no task is in progress.
-                usage_notice=not any(t.status == "in_progress" for t in agent.tasks.state.todos),
-                selection_policy=agent._materials.selection_policy,
+                caller=CallerInputs(
+                    projection=agent._tasks.project,
+                    # 002: the notice is injected only while no task is in progress.
+                    usage_notice=not any(
+                        t.status == "in_progress" for t in agent.tasks.state.todos
+                    ),
+                    selection_policy=agent._materials.selection_policy,
+                ),
+                compaction=CompactionOrder(force, threshold, instructions),
             )
         except PreparationError as exc:
             if exc.manifest is None:

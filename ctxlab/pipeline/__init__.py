@@ -13,7 +13,13 @@ from ctxlab.pipeline._compaction import (
 from ctxlab.pipeline._handover import extractive_summarizer
 from ctxlab.pipeline._layout import Layout, ManifestFactory, lay_out, validate
 from ctxlab.pipeline._offload import Offloader, WorkspaceOffloader
-from ctxlab.pipeline._prepare import Preparation, PreparationMemo, prepare
+from ctxlab.pipeline._prepare import (
+    CallerInputs,
+    CompactionOrder,
+    Preparation,
+    PreparationMemo,
+    prepare,
+)
 from ctxlab.pipeline._results import TRUNCATION_MARKER, head_within, truncation_notice
 from ctxlab.pipeline._scan import ConversationScan, message_items, scan_conversation
 from ctxlab.pipeline._stages import (
@@ -36,6 +42,8 @@ __all__ = [
     "OMISSION_ORDER",
     "TRUNCATION_MARKER",
     "Budgeted",
+    "CallerInputs",
+    "CompactionOrder",
     "CompactionRecord",
     "ConversationScan",
     "FixedPart",

@@ -11,10 +11,12 @@ owns and passes in: nothing is parked on the token counter or in a process-wide 
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import PreparationError
@@ -46,7 +48,14 @@ from ctxlab.pipeline._stages import (
 from ctxlab.pipeline._summary import Summarizer
 from ctxlab.tokens import TokenCache, TokenCounter
 
-__all__ = ["Preparation", "PreparationMemo", "Purpose", "prepare"]
+__all__ = [
+    "CallerInputs",
+    "CompactionOrder",
+    "Preparation",
+    "PreparationMemo",
+    "Purpose",
+    "prepare",
+]
 
 
 @dataclass
@@ -112,6 +121,44 @@ class Preparation:
     """The compaction this preparation performed, if any."""
 
 
+@dataclass(frozen=True)
+class CallerInputs:
+    """What the agent that calls `prepare` contributes besides its state and materials."""
+
+    projection: Projection | None = None
+    """The task-state material for the reduced conversation (never omitted)."""
+    usage_notice: bool = True
+    """False holds the usage notice back (the agent does while a todo item is in progress, as
+    002 says for plan tasks)."""
+    selection_policy: SelectionPolicy | None = None
+    """Orders the omission of optional material (000's contextSelectionPolicy)."""
+
+
+@dataclass(frozen=True)
+class CompactionOrder:
+    """How this one request compacts, against the config's defaults."""
+
+    force: bool = False
+    """Compact whatever the size (overflow recovery, "Compact now")."""
+    threshold: int | None = None
+    """Replaces the trigger line for this request (the CompressContext tool compacts from the
+    usage-notice line)."""
+    instructions: str | None = None
+    """A hint for the summary ("keep every file path")."""
+
+
+_LEGACY = {
+    "projection": ("caller", "projection"),
+    "usage_notice": ("caller", "usage_notice"),
+    "selection_policy": ("caller", "selection_policy"),
+    "force_compaction": ("compaction", "force"),
+    "compaction_threshold": ("compaction", "threshold"),
+    "instructions": ("compaction", "instructions"),
+    "call_id": ("", "request_id"),
+}
+"""`prepare`'s keyword arguments before they were grouped: accepted with a warning."""
+
+
 async def prepare(
     state: WorkingState,
     *,
@@ -126,37 +173,31 @@ async def prepare(
     request_id: str | None = None,
     model: str = "",
     previous: ContextManifest | None = None,
-    force_compaction: bool = False,
-    compaction_threshold: int | None = None,
-    instructions: str | None = None,
-    projection: Projection | None = None,
     memo: PreparationMemo | None = None,
     max_output_tokens: int | None = None,
-    usage_notice: bool = True,
-    selection_policy: SelectionPolicy | None = None,
-    call_id: str | None = None,
+    caller: CallerInputs | None = None,
+    compaction: CompactionOrder | None = None,
+    **legacy: Any,
 ) -> Preparation:
     """Prepare the next model request from ``state``.
 
     Stages, in order: materials, images, tool results, budget, conversation reduction,
-    projection, layout, validation. ``compaction_threshold`` replaces the trigger line for this
-    request (the CompressContext tool compacts from the usage-notice line); ``force_compaction``
-    compacts whatever the size (overflow recovery). ``projection`` returns the task-state
-    material for the reduced conversation (never omitted). ``memo`` is the caller's
-    `PreparationMemo`: pass the same one at every step of a session to pay only for what is
-    new. ``max_output_tokens`` is the response size the request will ask for: a larger one than
-    the budget policy's reservation reserves more. ``usage_notice=False`` holds the usage notice
-    back (the agent does while a todo item is in progress, as 002 says for plan tasks).
-    ``selection_policy`` orders the omission of optional material (000's
-    contextSelectionPolicy). ``call_id`` is the deprecated name of ``request_id``. Raises
-    `InvalidToolPairs`,
-    `ContextBudgetExceeded` or `CompressionError`, each carrying the failed manifest.
+    projection, layout, validation. ``memo`` is the caller's `PreparationMemo`: pass the same
+    one at every step of a session to pay only for what is new. ``max_output_tokens`` is the
+    response size the request will ask for: a larger one than the budget policy's reservation
+    reserves more. ``caller`` is what the calling agent contributes (`CallerInputs`: task-state
+    projection, usage notice, selection policy); ``compaction`` how this request compacts
+    (`CompactionOrder`: forced, another threshold, a hint). The former keywords
+    (``projection=``, ``force_compaction=``, ``call_id=``, ...) still work, with a
+    `DeprecationWarning`. Raises `InvalidToolPairs`, `ContextBudgetExceeded` or
+    `CompressionError`, each carrying the failed manifest.
     """
     # Longer than a screen only by its signature and docstring (the public API); the body is
     # the eight stages in order, each one call.
-    if call_id is not None:
-        warnings.warn("prepare(call_id=) is now request_id=", DeprecationWarning, stacklevel=2)
-        request_id = request_id or call_id
+    if legacy:
+        caller, compaction, request_id = _grouped(legacy, caller, compaction, request_id)
+    caller = caller or CallerInputs()
+    order = compaction or CompactionOrder()
     config = config or ContextConfig()
     materials = materials or Materials()
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
@@ -181,12 +222,12 @@ async def prepare(
         materials.blocks,
         cache,
         excess_without_them=fixed.tokens + floor - lines.input_limit,
-        policy=selection_policy,
+        policy=caller.selection_policy,
     )
     # 5. Conversation reduction: light passes, then compaction when due (skipped when nothing is).
-    limits = ReductionLimits.of(lines, fixed.tokens + material.total, compaction_threshold)
+    limits = ReductionLimits.of(lines, fixed.tokens + material.total, order.threshold)
     due = reduction_due(
-        scan, state.summary, config=config, cache=cache, limits=limits, force=force_compaction
+        scan, state.summary, config=config, cache=cache, limits=limits, force=order.force
     )
     reduction = Reduction(scan.conversation, state.summary)
     try:
@@ -198,8 +239,8 @@ async def prepare(
                 cache=cache,
                 limits=limits,
                 summarizer=summarizer,
-                force=force_compaction,
-                instructions=instructions,
+                force=order.force,
+                instructions=order.instructions,
                 conversation_tokens=scan.tokens,
             )
     except PreparationError as exc:
@@ -217,12 +258,12 @@ async def prepare(
         material,
         conversation,
         cache=cache,
-        projection=projection,
+        projection=caller.projection,
         base_tokens=fixed.tokens + history,
         thresholds=lines,
         purpose=purpose,
         tool_enabled=config.compression_tool_enabled,
-        with_notice=usage_notice,
+        with_notice=caller.usage_notice,
     )
     manifest.transforms.extend(material.transforms)
     manifest.transforms.extend(reduction.transforms)
@@ -242,3 +283,31 @@ async def prepare(
         else state
     )
     return Preparation(layout.request, passed, new_state, reduction.compaction)
+
+
+def _grouped(
+    legacy: dict[str, Any],
+    caller: CallerInputs | None,
+    compaction: CompactionOrder | None,
+    request_id: str | None,
+) -> tuple[CallerInputs | None, CompactionOrder | None, str | None]:
+    # The former keywords of `prepare`, folded into their groups with a warning each.
+    unknown = sorted(set(legacy) - set(_LEGACY))
+    if unknown:
+        msg = f"prepare() got an unexpected keyword argument {unknown[0]!r}"
+        raise TypeError(msg)
+    groups: dict[str, dict[str, Any]] = {"caller": {}, "compaction": {}}
+    for name, value in legacy.items():
+        group, field = _LEGACY[name]
+        kind = "CallerInputs" if group == "caller" else "CompactionOrder"
+        new = f"{group}={kind}({field}=...)" if group else "request_id="
+        warnings.warn(f"prepare({name}=) is now {new}", DeprecationWarning, stacklevel=3)
+        if group:
+            groups[group][field] = value
+        else:
+            request_id = request_id or value
+    if groups["caller"]:
+        caller = dataclasses.replace(caller or CallerInputs(), **groups["caller"])
+    if groups["compaction"]:
+        compaction = dataclasses.replace(compaction or CompactionOrder(), **groups["compaction"])
+    return caller, compaction, request_id

@@ -35,7 +35,7 @@ from ctxlab import (
 )
 from ctxlab.config._sections import BudgetPolicy
 from ctxlab.exceptions import OffloadError
-from ctxlab.pipeline import TRUNCATION_MARKER, input_limit
+from ctxlab.pipeline import TRUNCATION_MARKER, CompactionOrder, input_limit
 from ctxlab.pipeline._summary_calls import summary_request_tokens
 from ctxlab.tokens import TokenCache
 from tests.helpers import prepared, session, tool_turn
@@ -421,7 +421,7 @@ async def test_instructions_reach_the_summarizer_and_retry_succeeds() -> None:
         counter=ApproximateCounter(),
         config=_compaction_config(),
         summarizer=flaky,
-        instructions="keep every path",
+        compaction=CompactionOrder(instructions="keep every path"),
     )
     assert sorted({c.attempt for c in calls}) == [1, 2, 3]
     assert {c.instructions for c in calls} == {"keep every path"}
@@ -492,7 +492,7 @@ async def test_unfinished_call_is_kept_through_compaction() -> None:
         config=_compaction_config(),
         summarizer=fixed_summary,
         purpose="compaction",
-        force_compaction=True,
+        compaction=CompactionOrder(force=True),
     )
     assert prep.state.conversation[-1] == messages[-1]
     assert prep.compaction is not None

@@ -34,7 +34,7 @@ from ctxlab import (
     prepare,
 )
 from ctxlab.messages import find_tool_pair_problems
-from ctxlab.pipeline import TRUNCATION_MARKER
+from ctxlab.pipeline import TRUNCATION_MARKER, CompactionOrder
 from ctxlab.tokens import IMAGE_TOKENS
 
 WORDS = st.sampled_from(
@@ -183,7 +183,7 @@ async def attempt(
             summarizer=failing_summarizer if failing else extractive_summarizer,
             offloader=WorkspaceOffloader(offload_dir),
             request_id="fixed",
-            force_compaction=force,
+            compaction=CompactionOrder(force=force),
         )
     except (ContextBudgetExceeded, InvalidToolPairs) as exc:
         return exc

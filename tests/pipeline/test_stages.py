@@ -237,3 +237,37 @@ async def test_a_memo_changes_the_cost_never_the_result_and_is_not_shared() -> N
     assert memo_a.scan is not None and memo_b.scan is not None
     assert len(memo_a.scan.conversation) != len(memo_b.scan.conversation)
     assert not hasattr(shared, "memo")
+
+
+async def test_the_former_keywords_of_prepare_still_work_with_a_warning() -> None:
+    from ctxlab import ApproximateCounter, WorkingState, prepare
+    from ctxlab.messages import TextBlock, UserMessage
+    from ctxlab.pipeline import CallerInputs, CompactionOrder
+
+    state = WorkingState(conversation=(UserMessage(content=(TextBlock(text="hello there"),)),))
+    grouped = await prepare(
+        state,
+        context_window=8_000,
+        counter=ApproximateCounter(),
+        request_id="r1",
+        caller=CallerInputs(usage_notice=False),
+        compaction=CompactionOrder(threshold=10),
+    )
+    with pytest.warns(DeprecationWarning) as warned:
+        former = await prepare(
+            state,
+            context_window=8_000,
+            counter=ApproximateCounter(),
+            call_id="r1",
+            usage_notice=False,
+            compaction_threshold=10,
+        )
+    assert sorted(str(w.message) for w in warned) == [
+        "prepare(call_id=) is now request_id=",
+        "prepare(compaction_threshold=) is now compaction=CompactionOrder(threshold=...)",
+        "prepare(usage_notice=) is now caller=CallerInputs(usage_notice=...)",
+    ]
+    assert former.request == grouped.request
+    assert former.manifest.request_id == grouped.manifest.request_id == "r1"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'windw'"):
+        await prepare(state, context_window=8_000, counter=ApproximateCounter(), windw=3)
