@@ -158,16 +158,17 @@ export class Element extends Node {
     walk(this);
     return found;
   }
-  // Tables, as the items table builds them.
+  // Tables, as the items table builds them: each adds its part as the last child.
+  adding(tag) {
+    const part = new Element(tag);
+    this.append(part);
+    return part;
+  }
   createTHead() {
-    const head = new Element("thead");
-    this.append(head);
-    return head;
+    return this.adding("thead");
   }
   createTBody() {
-    const body = new Element("tbody");
-    this.append(body);
-    return body;
+    return this.adding("tbody");
   }
   get tHead() {
     return this.children.find((c) => c.tagName === "THEAD") || null;
@@ -176,14 +177,10 @@ export class Element extends Node {
     return this.children.filter((c) => c.tagName === "TBODY");
   }
   insertRow() {
-    const row = new Element("tr");
-    this.append(row);
-    return row;
+    return this.adding("tr");
   }
   insertCell() {
-    const cell = new Element("td");
-    this.append(cell);
-    return cell;
+    return this.adding("td");
   }
 }
 
