@@ -202,14 +202,21 @@ async def test_agentic_compression_notice_and_tool() -> None:
     assert results[-1].startswith("Compressed ")
     assert [e.kind for e in events if e.type == "compaction"] == ["agentic"]
     assert model.summary_requests[-1].instructions == "keep paths"
-    # The usage notice appeared once the input passed the line, and not before.
-    noticed = [
-        any(i.id == "runtime/context_usage" for i in e.manifest.items)
+    # The usage notice is in exactly the requests whose input, without it, passed the line.
+    built = [
+        e.manifest
         for e in events
         if e.type == "context_build" and e.manifest.purpose == "reasoning"
     ]
+    noticed = [any(i.id == "runtime/context_usage" for i in m.items) for m in built]
+    passed = [
+        m.estimated_input_tokens - sum(i.tokens for i in m.items if i.id == "runtime/context_usage")
+        > m.thresholds.notice_tokens
+        for m in built
+        if m.thresholds is not None
+    ]
+    assert noticed == passed and True in noticed and False in noticed
     first = noticed.index(True)
-    assert not any(noticed[:first])
     notice = model.requests[first].messages[-1]
     assert isinstance(notice, UserMessage)
     assert "CompressContext" in notice.content[0].text  # type: ignore[union-attr]

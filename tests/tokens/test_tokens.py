@@ -8,7 +8,7 @@ import pytest
 from ctxlab import ApproximateCounter, TiktokenCounter, TokenCache, UserMessage
 from ctxlab.exceptions import TokenizerDataError, UsageError
 from ctxlab.messages import ToolResultBlock
-from ctxlab.tokens import _tiktoken
+from ctxlab.tokens import MESSAGE_OVERHEAD, _tiktoken
 
 
 def test_tiktoken_counts_known_strings_offline(tiktoken_counter: TiktokenCounter) -> None:
@@ -72,7 +72,14 @@ def test_cache_counts_only_new_blocks() -> None:
     cache = TokenCache(counter)
     first = UserMessage(content="first message")
     second = UserMessage(content=(ToolResultBlock(tool_use_id="t", content="x" * 400),))
-    assert cache.messages([first, second]) == cache.messages([first, second])
+    # Counted once, then looked up: the same total as the counter gives, with no new counting.
+    total = cache.messages([first, second])
+    assert total == TokenCache(ApproximateCounter()).messages([first, second])  # a cold cache
+    assert cache.message(first) == MESSAGE_OVERHEAD + ApproximateCounter().count_text(
+        "first message"
+    )
+    counted = len(counter.calls)
+    assert cache.messages([first, second]) == total and len(counter.calls) == counted
     assert cache.counted_blocks == 2
     calls = len(counter.calls)
     third = UserMessage(content="third")
