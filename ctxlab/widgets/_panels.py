@@ -242,6 +242,20 @@ class ContextPanel:
             if tool is None:
                 return ""
             blocks = _details(f"tool schema {tool.name}", tool.rendered, item.tokens, open_=True)
+        elif item.placement in ("transient", "references"):
+            # Material travels as one text block each in the request's last user messages,
+            # opening with its tag and id (`Material.render`).
+            tail = request.messages[len(request.messages) - request.material_messages :]
+            marker = f' id="{item.id}">'
+            found = [
+                b
+                for m in tail
+                for b in m.content
+                if isinstance(b, TextBlock) and marker in b.text.split("\n", 1)[0]
+            ]
+            if not found:
+                return ""
+            blocks = "".join(_block("user", b, cache, names, open_=True) for b in found)
         else:
             message = next(
                 (m for m in request.messages if m.content_hash == item.content_hash), None

@@ -565,3 +565,16 @@ async def test_the_plot_can_show_shares_of_the_input_limit(demo_lab: Lab) -> Non
     assert lab.budget.plot.view.layout["xaxis"]["unifiedhovertitle"]["text"] == "request %{x}"
     with pytest.raises(UsageError, match="units must be one of"):
         lab.budget.set_units("bytes")
+
+
+async def test_opening_a_source_item_shows_its_block_at_the_top_of_the_context_tab() -> None:
+    agent = Agent(model=ScriptedModel(["a"]), counter=ApproximateCounter())
+    agent.context_source("notes", TextSource("the release is on Friday", id="plan"))
+    lab = Lab(agent)
+    await lab.send("when is the release?")
+    lab.open_item("source/notes/plan")
+    assert lab.tabs.selected_index == 1
+    page = lab.context.widget.value
+    focus = page[page.index("ctxlab-focus") : page.index("</div>", page.index("ctxlab-focus"))]
+    assert "Selected item</b> source/notes/plan · references" in focus
+    assert "the release is on Friday" in focus
