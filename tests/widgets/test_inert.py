@@ -124,6 +124,6 @@ async def test_a_recording_and_the_what_if_lab_render_every_payload_inert() -> N
     )
     await what.run()
     whatif = WhatIfLab(what)
-    pages += _html_values(whatif.widget) + [transcript._repr_html_(), ContextConfig()._repr_html_()]
+    pages += [*_html_values(whatif.widget), transcript._repr_html_(), ContextConfig()._repr_html_()]
     assert any("&lt;img" in p for p in pages)
     _assert_inert(pages)
