@@ -22,7 +22,7 @@ def test_langchain_objects_and_their_dicts() -> None:
                 "input_tokens": 120,
                 "output_tokens": 9,
                 "total_tokens": 129,
-                "input_token_details": {"cache_read": 100},
+                "input_token_details": {"cache_read": 100, "cache_creation": 15},
             },
         ),
         messages.ToolMessage("5", tool_call_id="call_1"),
@@ -35,7 +35,10 @@ def test_langchain_objects_and_their_dicts() -> None:
         assert transcript.system == "Be brief."
         assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
         assert find_tool_pair_problems(transcript.messages) == []
-        assert transcript.usage[1].cache_read_input_tokens == 100
+        usage = transcript.usage[1]
+        # LangChain's input tokens include the cache's reads and writes: 120 = 5 + 100 + 15.
+        assert (usage.input_tokens, usage.cache_read_input_tokens) == (5, 100)
+        assert (usage.cache_creation_input_tokens, usage.total_input_tokens) == (15, 120)
 
 
 async def test_a_pydantic_ai_run_with_its_test_model() -> None:
@@ -60,3 +63,30 @@ async def test_a_pydantic_ai_run_with_its_test_model() -> None:
         uses = [b for m in transcript.messages for b in getattr(m, "tool_uses", ())]
         assert [u.name for u in uses] == ["add"]
         assert sorted(transcript.usage) == [1, 3]  # a usage per model response
+
+
+def test_pydantic_ai_usage_splits_the_cache_out_of_the_input() -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai.messages import (
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        UserPromptPart,
+    )
+    from pydantic_ai.usage import RequestUsage
+
+    history = [
+        ModelRequest(parts=[UserPromptPart("hello")]),
+        ModelResponse(
+            parts=[TextPart("hi")],
+            usage=RequestUsage(
+                input_tokens=1_000, output_tokens=7, cache_read_tokens=800, cache_write_tokens=150
+            ),
+        ),
+    ]
+    as_json = json.loads(ModelMessagesTypeAdapter.dump_json(history))
+    usage = load(as_json).usage[1]
+    # pydantic-ai's input tokens include the cache's reads and writes: 1,000 = 50 + 800 + 150.
+    assert (usage.input_tokens, usage.cache_read_input_tokens) == (50, 800)
+    assert (usage.cache_creation_input_tokens, usage.output_tokens) == (150, 7)

@@ -125,7 +125,15 @@ def test_openai_messages_with_tools_legacy_functions_and_a_repeated_id() -> None
         {"role": "tool", "tool_call_id": "c1", "content": "snow"},
         {"role": "assistant", "function_call": {"name": "legacy", "arguments": "{}"}},
         {"role": "function", "name": "legacy", "content": "done"},
-        {"role": "assistant", "content": "Rain, then snow."},
+        {
+            "role": "assistant",
+            "content": "Rain, then snow.",
+            "usage": {
+                "prompt_tokens": 1_200,
+                "completion_tokens": 6,
+                "prompt_tokens_details": {"cached_tokens": 1_024},
+            },
+        },
     ]
     assert detect_format(messages) == "openai"
     transcript = load(messages)
@@ -135,6 +143,13 @@ def test_openai_messages_with_tools_legacy_functions_and_a_repeated_id() -> None
     assert [u.id for u in uses] == ["c1", "c1__dup2", "function_1"]
     assert uses[0].input == {"city": "Oslo"} and uses[1].input == {"_raw_arguments": "not json"}
     assert transcript.meta["renamed_tool_ids"] == 1
+    # OpenAI's prompt tokens include the cached ones: 1,200 = 176 + 1,024.
+    (usage,) = transcript.usage.values()
+    assert (usage.input_tokens, usage.cache_read_input_tokens, usage.output_tokens) == (
+        176,
+        1_024,
+        6,
+    )
 
 
 def test_an_anthropic_request_with_system_tools_and_a_missing_result() -> None:

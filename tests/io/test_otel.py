@@ -143,14 +143,16 @@ async def test_a_history_rewritten_by_the_framework_keeps_the_durable_history() 
     assert find_tool_pair_problems(transcript.messages) == []
 
 
-def _span(attributes: dict[str, Any], start: int = 1) -> dict[str, Any]:
+def _span(
+    attributes: dict[str, Any], start: int = 1, trace: str = "5b8efff798038103d269b633813fc60c"
+) -> dict[str, Any]:
     def value(v: Any) -> dict[str, Any]:
         if isinstance(v, int):
             return {"intValue": str(v)}
         return {"stringValue": v if isinstance(v, str) else json.dumps(v)}
 
     return {
-        "traceId": "5b8efff798038103d269b633813fc60c",
+        "traceId": trace,
         "spanId": "eee19b7ec3c1b174",
         "name": "chat",
         "startTimeUnixNano": str(start),
@@ -271,3 +273,55 @@ def test_any_genai_span_content_loads_or_raises_a_typed_error(
         assert str(exc).strip()
         return
     assert find_tool_pair_problems(transcript.messages) == []
+
+
+def _chat(conversation: str, said: str, answered: str, start: int, trace: str) -> dict[str, Any]:
+    return _span(
+        {
+            "gen_ai.conversation.id": conversation,
+            "gen_ai.input.messages": [
+                {"role": "user", "parts": [{"type": "text", "content": said}]}
+            ],
+            "gen_ai.output.messages": [
+                {"role": "assistant", "parts": [{"type": "text", "content": answered}]}
+            ],
+        },
+        start,
+        trace,
+    )
+
+
+def test_a_conversation_id_groups_calls_across_traces_and_splits_one_trace() -> None:
+    # Each call sends only its new message (the framework keeps the history server-side), so
+    # only the conversation id can join the two calls of chat A, made in different traces.
+    body = _body(
+        _chat("chat-A", "first for A", "answer A1", 1, "a" * 32),
+        _chat("chat-B", "first for B", "answer B1", 2, "a" * 32),
+        _chat("chat-A", "second for A", "answer A2", 3, "b" * 32),
+    )
+    first, second = load(body), load(body, episode=1)
+    assert first.meta["conversations"] == 2
+    texts = [m.content[0].text for m in first.messages]  # type: ignore[union-attr]
+    assert texts == ["first for A", "answer A1", "second for A", "answer A2"]
+    assert [m.content[0].text for m in second.messages] == ["first for B", "answer B1"]  # type: ignore[union-attr]
+
+
+def test_a_trace_that_extends_an_earlier_history_continues_its_conversation() -> None:
+    # No conversation id: the second invocation's request repeats the first's exchange.
+    def chat(inputs: list[tuple[str, str]], answer: str, start: int, trace: str) -> dict[str, Any]:
+        messages = [{"role": r, "parts": [{"type": "text", "content": t}]} for r, t in inputs]
+        output = [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+        attributes = {"gen_ai.input.messages": messages, "gen_ai.output.messages": output}
+        return _span(attributes, start, trace)
+
+    body = _body(
+        chat([("user", "hi")], "hello", 1, "c" * 32),
+        chat([("user", "other chat")], "sure", 2, "d" * 32),
+        chat(
+            [("user", "hi"), ("assistant", "hello"), ("user", "and now?")], "now this", 3, "e" * 32
+        ),
+    )
+    transcript = load(body)
+    assert transcript.meta["conversations"] == 2
+    texts = [m.content[0].text for m in transcript.messages]  # type: ignore[union-attr]
+    assert texts == ["hi", "hello", "and now?", "now this"]
