@@ -263,3 +263,22 @@ async def test_the_task_and_the_users_instructions_survive_every_compaction() ->
     assert kept is not None
     assert kept["task"].share == 1.0 and kept["task"].in_summary == kept["task"].total
     assert kept["instructions"].total == 1 and kept["instructions"].share == 1.0
+
+
+def test_names_and_numbers_the_agent_put_in_a_tool_input_are_targets_but_not_file_contents() -> (
+    None
+):
+    span = (
+        UserMessage(content="Tune the cache."),
+        call("q", "configure", settings={"cache_ttl_seconds": 3600, "label": "warm_start_v2"}),
+        result("q", "ok"),
+        call(
+            "w", "write", file_path="src/conf.py", content="MAX_ENTRIES = 98765\nuse_lru_policy()"
+        ),
+        result("w", "written"),
+    )
+    numbers = inventory(span).of("numbers")
+    # Strings in the input, nested ones too, are what the agent chose.
+    assert "warm_start_v2" in numbers
+    # What it wrote into a file is the file's content, not a value it must remember.
+    assert "98765" not in numbers and "use_lru_policy" not in numbers

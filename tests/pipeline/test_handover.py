@@ -1,0 +1,154 @@
+"""The offline summarizer's handover across compactions: what an earlier summary said is
+carried into the next (the task, the changes, the errors, the commands, the values), what only
+described its own span (its last action) is not, and each field reads the span in the order it
+happened."""
+
+from __future__ import annotations
+
+from ctxlab import ApproximateCounter, ContextConfig
+from ctxlab.messages import (
+    AssistantMessage,
+    Summary,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.tokens import TokenCache
+
+PREVIOUS = Summary(
+    fields={
+        "task_overview": "Migrate the billing service to the new tax tables.",
+        "current_state": "Changed src/tax.py: `RATE = 0.2` → `RATE = rates()`\n"
+        "Last action: $ pytest tests/test_tax.py",
+        "important_discoveries": "KeyError: 'region' — not yet fixed",
+        "next_steps": "Run the tax tests.",
+        "context_to_preserve": "$ make migrate  → exit 0\nValues and names: INV-2042, 8443",
+    },
+    text="(the earlier summary)",
+)
+
+
+def _call(id: str, **input: object) -> AssistantMessage:
+    return AssistantMessage(content=(ToolUseBlock(id=id, name="bash", input=input),))
+
+
+def _result(id: str, text: str) -> UserMessage:
+    return UserMessage(content=(ToolResultBlock(tool_use_id=id, content=text),))
+
+
+SPAN = (
+    _call("a", command="pytest tests/test_invoice.py"),
+    _result("a", "3 passed in 0.4s\n<returncode>0</returncode>"),
+    AssistantMessage(
+        content=(
+            TextBlock(text="Now the currency module."),
+            ToolUseBlock(
+                id="b",
+                name="edit",
+                input={"file_path": "src/currency.py", "old_string": "EUR", "new_string": "CUR"},
+            ),
+        )
+    ),
+    _result("b", "edited"),
+    AssistantMessage(
+        content=(
+            ToolUseBlock(
+                id="c",
+                name="edit",
+                input={"file_path": "src/currency.py", "old_string": "USD", "new_string": "CUR2"},
+            ),
+        )
+    ),
+    _result("c", "edited"),
+    _call("d", command="grep -rn round_half src/ --include=*.py", label="retry_budget_9121"),
+    _result("d", "src/currency.py:12: round_half"),
+    AssistantMessage(
+        content=(
+            ToolUseBlock(
+                id="w",
+                name="write",
+                input={"file_path": "src/cents.py", "content": "def round_to_cents(x): ..."},
+            ),
+        )
+    ),
+    _result("w", "written"),
+    AssistantMessage(content="Next I will run the currency tests."),
+)
+
+
+async def _summary(previous: Summary | None, span: tuple[object, ...] = SPAN) -> dict[str, str]:
+    cache = TokenCache(ApproximateCounter())
+    request = SummaryRequest(
+        span,  # type: ignore[arg-type]
+        previous,
+        ContextConfig().summary_schema,
+        "",
+        budget_tokens=1_500,
+        count=cache.text,
+    )
+    return await extractive_summarizer(request)
+
+
+async def test_an_earlier_summary_is_carried_into_the_next() -> None:
+    fields = await _summary(PREVIOUS)
+    # The task as the earlier summary stated it (the span has no first user message).
+    assert fields["task_overview"].splitlines()[0] == PREVIOUS.fields["task_overview"]
+    # Its changes, errors, commands and values, behind this span's own.
+    assert "Changed src/tax.py: `RATE = 0.2` → `RATE = rates()`" in fields["current_state"]
+    assert "KeyError: 'region' — not yet fixed" in fields["important_discoveries"]
+    assert "$ make migrate  → exit 0" in fields["context_to_preserve"]
+    assert "Values and names: INV-2042, 8443" in fields["context_to_preserve"]
+    # Its last action described its own span: this span's last action replaces it.
+    assert "Last action: $ pytest tests/test_tax.py" not in fields["current_state"]
+    assert "Last action: write src/cents.py" in fields["current_state"]
+
+
+async def test_without_an_earlier_summary_nothing_is_invented() -> None:
+    fields = await _summary(None)
+    text = "\n".join(fields.values())
+    for earlier in ("src/tax.py", "KeyError", "make migrate", "INV-2042", "billing service"):
+        assert earlier not in text
+
+
+async def test_each_field_reads_the_span_in_order_and_keeps_the_latest() -> None:
+    fields = await _summary(None)
+    # Both edits of one file, in the order made.
+    assert "Changed src/currency.py: `EUR` → `CUR`; `USD` → `CUR2`" in fields["current_state"]
+    # The commands with their outcomes, oldest first.
+    preserve = fields["context_to_preserve"]
+    assert preserve.index("$ pytest tests/test_invoice.py  → exit 0") < preserve.index(
+        "$ grep -rn round_half src/"
+    )
+    assert fields["next_steps"] == "Next I will run the currency tests."
+
+
+async def test_names_and_numbers_in_a_tool_input_are_kept() -> None:
+    # A value the agent passed as an argument (not a file's content) is something it chose.
+    fields = await _summary(None)
+    assert "retry_budget_9121" in fields["context_to_preserve"]
+    # What it wrote into a file is not a value to keep: it is in the file.
+    assert "Changed src/cents.py: written (1 lines)" in fields["current_state"]
+    assert "round_to_cents" not in "\n".join(fields.values())
+
+
+async def test_only_the_last_three_changes_of_a_file_are_described() -> None:
+    edits = tuple(
+        message
+        for n in range(5)
+        for message in (
+            AssistantMessage(
+                content=(
+                    ToolUseBlock(
+                        id=f"e{n}",
+                        name="edit",
+                        input={"file_path": "a.py", "old_string": f"v{n}", "new_string": f"w{n}"},
+                    ),
+                )
+            ),
+            _result(f"e{n}", "edited"),
+        )
+    )
+    fields = await _summary(None, edits)
+    assert "Changed a.py: `v2` → `w2`; `v3` → `w3`; `v4` → `w4`" in fields["current_state"]
