@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from ctxlab.config._config import ContextConfig
-from ctxlab.events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
+from ctxlab.events import CompactionEvent, ContextBuildEvent, ErrorEvent, ModelResponseEvent
 from ctxlab.exceptions import PreparationError
 from ctxlab.io._transcript import Transcript
 from ctxlab.materials import Materials, SystemPart
@@ -89,6 +89,8 @@ class ObservedSession(StepSource):
         self.material_messages = 0
         """How many messages at the end of the last list returned are per-request material."""
         self._received: list[str] = []
+        self.last_error: BaseException | None = None
+        """The last failure of ctxlab's own in ``"observe"`` mode (recorded, never raised)."""
 
     def reset(self) -> None:
         """Forget everything: working state, history and manifests (the subscribers stay)."""
@@ -124,8 +126,31 @@ class ObservedSession(StepSource):
 
         Emits a ``context_build`` event (and a ``compaction`` one when the request compacted).
         In ``"manage"`` mode a request that cannot fit raises `PreparationError`; in
-        ``"observe"`` mode the failure is only reported.
+        ``"observe"`` mode no failure of ctxlab's reaches the framework: it is recorded (an
+        ``error`` event, the failed manifest, `last_error`) and ``messages`` go out unchanged.
         """
+        if self.mode == "manage":
+            return await self._prepare_step(messages, system, tools, usage)
+        try:
+            return await self._prepare_step(messages, system, tools, usage)
+        except Exception as exc:
+            # Observing must never break the agent it watches. The state may be part-way
+            # through this step: the next call starts it again from the framework's messages.
+            self.running = False
+            self.material_messages = 0
+            self.last_error = exc
+            self._state, self._memo, self._history = WorkingState(), PreparationMemo(), []
+            self._returned, self._received = [], []
+            self._subscribers.emit(ErrorEvent(exc, "observed"))
+            return list(messages)
+
+    async def _prepare_step(
+        self,
+        messages: Sequence[Message],
+        system: str,
+        tools: Sequence[ToolSchema],
+        usage: Mapping[int, ProviderUsage] | None,
+    ) -> list[Message]:
         new = self._new_messages(messages)
         if new is None:
             self.resyncs += 1
@@ -183,9 +208,7 @@ class ObservedSession(StepSource):
             if exc.manifest is not None:
                 self.manifests.append(exc.manifest)
                 self._subscribers.emit(ContextBuildEvent(exc.manifest, "observed"))
-            if self.mode == "manage":
-                raise
-            return list(messages)
+            raise
         before, self._state = self._state, prep.state
         self.manifests.append(prep.manifest)
         self._subscribers.emit(ContextBuildEvent(prep.manifest, "observed", prep.request))

@@ -136,3 +136,22 @@ def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     ]
     assert main(["sweep", str(paths[0]), "--preset", "nope"]) == 2
     assert "unknown preset 'nope'" in capsys.readouterr().err
+
+
+def test_the_cache_is_keyed_by_ctxlabs_version_and_the_sessions_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxlab.analysis import _sweep
+    from ctxlab.messages import ToolSchema
+
+    one = [SESSIONS[1]]
+    assert sweep(one, CONFIGS, (6_000,), cache_dir=tmp_path, progress=False).attrs["computed"] == 2
+    # Another session's tools: the replays count other schemas, so nothing may be served.
+    schema = ToolSchema("grep", "Search files.", {"type": "object", "properties": {}})
+    tooled = [Transcript("beta", {}, "You triage logs.", SESSIONS[1].messages, tools=(schema,))]
+    assert (
+        sweep(tooled, CONFIGS, (6_000,), cache_dir=tmp_path, progress=False).attrs["computed"] == 2
+    )
+    # Another version of ctxlab: its figures may differ, so nothing may be served either.
+    monkeypatch.setattr(_sweep, "__version__", "99.0.0")
+    assert sweep(one, CONFIGS, (6_000,), cache_dir=tmp_path, progress=False).attrs["computed"] == 2

@@ -116,12 +116,18 @@ def test_an_observed_agent_sends_its_own_messages() -> None:
 
 async def test_the_async_path() -> None:
     session = _session()
+    events: list[Any] = []
+    session.subscribe(events.append)
     model = _Model(messages=iter(_replies()), sent=[])
     agent = create_agent(model, [read], middleware=[ContextMiddleware(session)])
     state = await agent.ainvoke({"messages": [HumanMessage("Read the log.")]})
     assert state["messages"][-1].content == "Done."
     assert len(session.manifests) == READS + 1
     assert all(_problems(sent) == [] for sent in model.sent)
+    # Each reply's usage is on the request it answered, as on the sync path.
+    usage = [e for e in events if e.type == "model_response"]
+    assert [e.request_id for e in usage] == [m.request_id for m in session.manifests]
+    assert [e.usage.input_tokens for e in usage] == [500] * (READS + 1)
 
 
 def test_a_lab_watches_the_agent_live() -> None:
