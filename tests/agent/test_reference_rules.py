@@ -67,8 +67,10 @@ async def test_the_usage_notice_waits_while_a_todo_item_is_in_progress() -> None
     def notices(model: ScriptedModel) -> list[bool]:
         return ["Context usage:" in str(r.messages[-1].model_dump()) for r in model.requests]
 
-    todo = {"todos": [{"content": "read the logs", "status": "in_progress"}]}
-    done = {"todos": [{"content": "read the logs", "status": "completed"}]}
+    # The item in progress is not the first: any item in progress holds the notice back.
+    plan = {"content": "plan the reading", "status": "completed"}
+    todo = {"todos": [plan, {"content": "read the logs", "status": "in_progress"}]}
+    done = {"todos": [plan, {"content": "read the logs", "status": "completed"}]}
     config = ContextConfig(trigger_ratio=0.9, context_buffer_ratio=0.6)  # notice from 600 tokens
     script = [
         tool_call("todo_write", todo),
@@ -103,8 +105,17 @@ async def test_a_copy_starts_from_the_same_point_and_goes_its_own_way() -> None:
     registration.update(priority=7)
     agent.instruction("style", "Be brief.")
     agent.tasks.enable_list()
+    agent.tasks.begin("release", "write the release notes")
+    agent.tasks.set_mode("plan", "docs/PLAN.md")
     await agent("hello")
     copy = agent.copy(context_config=ContextConfig(trigger_ratio=0.5))
+    # The task state is the agent's as it is now, and its own from here on.
+    assert copy.tasks.state == agent.tasks.state
+    assert (copy.tasks.state.mode, copy.tasks.state.plan_path) == ("plan", "docs/PLAN.md")
+    copy.tasks.set_mode("build")
+    assert agent.tasks.state.mode == "plan"
+    # A switch to BUILD keeps the plan's path: the build follows that plan.
+    assert (copy.tasks.state.mode, copy.tasks.state.plan_path) == ("build", "docs/PLAN.md")
     assert setups == ["setup"]  # the source instance is kept, not built again
     assert copy.sources["notes"].source is agent.sources["notes"].source
     assert copy.sources["notes"] is not registration and copy.sources["notes"].priority == 7
@@ -141,7 +152,7 @@ async def test_the_message_trigger_compacts_on_its_own_and_the_tail_expands_at_a
 
 async def test_a_selection_policy_orders_omissions_and_bad_answers_are_refused() -> None:
     from ctxlab import ContextBlock
-    from ctxlab.exceptions import UsageError
+    from ctxlab.exceptions import ContextBudgetExceeded, UsageError
 
     async def docs(request: object) -> list[ContextBlock]:
         return [
@@ -162,6 +173,16 @@ async def test_a_selection_policy_orders_omissions_and_bad_answers_are_refused()
     omitted = [t.target for t in agent.manifests[-1].transforms if t.kind == "omitted_for_budget"]
     assert omitted == ["source/docs/a"]
     assert "beta" in str(model.requests[-1].messages[-1].model_dump())
+    # Only what the policy names may go: "b" is never dropped behind the user's back, even when
+    # dropping "a" is not enough (the request then fails, with what was kept).
+    agent, model = make(lambda optional: [m.item_id for m in optional if m.item_id.endswith("/a")])
+    agent.context_source("more", lambda request: _more())
+    with pytest.raises(ContextBudgetExceeded):
+        await agent("go")
+    failed = agent.manifests[-1]
+    omitted = [t.target for t in failed.transforms if t.kind == "omitted_for_budget"]
+    assert omitted == ["source/docs/a"]
+    assert "source/docs/b" in {i.id for i in failed.items}
     for bad, reason in [
         (lambda o: ["source/docs/a", "source/docs/a"], "twice"),
         (lambda o: ["source/docs/nope"], "not optional material"),
@@ -171,6 +192,12 @@ async def test_a_selection_policy_orders_omissions_and_bad_answers_are_refused()
         agent, _ = make(bad)
         with pytest.raises(UsageError, match=reason):
             await agent("go")
+
+
+async def _more() -> list[object]:
+    from ctxlab import ContextBlock
+
+    return [ContextBlock.reference("c", "gamma " * 500)]
 
 
 async def test_workspace_material_is_cut_to_its_own_limit_knowledge_first(tmp_path: object) -> None:
@@ -289,7 +316,9 @@ async def test_facts_are_flushed_to_memory_before_compaction_bounded_and_never_b
     from ctxlab.agent._memory_flush import HEADER, MAX_FACTS
 
     root = Path(str(tmp_path))
-    (root / "MEMORY.md").write_text("# Notes\nThe export uses ISO dates.\n")
+    # A fact already in the user's part of the file is not written again in ctxlab's section.
+    known = '- $ fetch {"page": 1}  → ok'
+    (root / "MEMORY.md").write_text(f"# Notes\nThe export uses ISO dates.\n{known}\n")
     agent = _fetching_agent(root)
     await agent("read the logs")
     memory = (root / "MEMORY.md").read_text()
@@ -297,6 +326,7 @@ async def test_facts_are_flushed_to_memory_before_compaction_bounded_and_never_b
     fact = '- $ fetch {"page": 0}  → ok'
     assert HEADER in memory and fact in memory
     assert memory.count(fact) == 1  # never twice, however many compactions
+    assert memory.count(known) == 1 and memory.index(known) < memory.index(HEADER)
     summary = next(m for m in agent.manifests if m.purpose == "summary")
     assert [t.kind for t in summary.transforms] == ["memory_flush"]
     # Bounded: the section keeps its newest MAX_FACTS lines.

@@ -75,3 +75,14 @@ async def test_without_a_workspace_the_newest_large_output_is_truncated_never_pr
     else:
         assert newest == output
     assert prep.manifest.estimated_input_tokens <= prep.manifest.input_limit
+
+
+def test_an_offload_name_is_unique_to_the_id_and_the_content() -> None:
+    from ctxlab.pipeline._offload import offload_name
+
+    first, second = offload_name("call_1", b"first output"), offload_name("call_1", b"other")
+    assert first != second  # one id, two outputs: two names, neither overwrites the other
+    assert first.startswith("call_1-") and second.startswith("call_1-")
+    assert offload_name("call_1", b"first output") == first  # the same output: the same file
+    # Ids that clean to the same text still get their own names.
+    assert offload_name("call:1", b"x") != offload_name("call/1", b"x")
