@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ctxlab-installed
 
-.PHONY: test lab bench lint typecheck unit js browser notebooks binder docs clean
+.PHONY: test lab bench lint typecheck unit js browser notebooks binder docs mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,13 @@ test: lint typecheck unit js notebooks browser binder
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/01_tour.ipynb
 
+# Mutation testing (mutmut) of MODULE (default: the modules of ctxlab/ the working tree or the
+# last commit changed) against TESTS (default: each module's tests/<package>/); prints the
+# survivors and the score. Not part of `make test`: see docs/contributing.md.
+mutate: $(STAMP)
+	$(PY) -m pip install --quiet 'mutmut==3.8.1'
+	$(PY) tests/mutate.py $(MODULE) $(if $(TESTS),--tests $(TESTS))
+
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'agentscope==2.0.11'
 	$(PY) benchmarks/prepare_bench.py
@@ -62,4 +69,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/lab_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build/mutate

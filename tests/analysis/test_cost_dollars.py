@@ -86,3 +86,62 @@ def test_a_summary_call_is_billed_for_the_summary_it_wrote() -> None:
     # conversation breakpoint of this request is past 1,024, so it is written).
     assert (call.cache_read, call.cache_write, call.uncached) == (1_200, 800, 0)
     assert call.cost == pytest.approx((1_200 * 0.3 + 800 * 3.75 + 150 * 15) / 1e6)
+
+
+def _openai(items: list[ManifestItem], model: str, output: int = 0) -> ContextManifest:
+    manifest = _manifest(items, output=output)
+    return ContextManifest(**{**manifest.__dict__, "model": model})
+
+
+def test_tools_come_before_system_in_the_provider_order_whatever_the_manifest_order() -> None:
+    shape = shape_of(_manifest([FIXED[1], FIXED[0], *FIRST[2:]]))
+    assert shape.keys[:2] == ("tool/bash#tool/bash-1", "system/prompt#system/prompt-1")
+    assert shape.tokens[:2] == (500, 700)
+
+
+def test_a_breakpoint_at_exactly_the_minimum_length_is_cached() -> None:
+    from ctxlab.analysis._cost import CacheRules, request_costs
+
+    items = [_item("tool/t", "tools", 324), _item("system/s", "system", 700)]  # 1,024 exactly
+    shapes = [shape_of(_manifest([*items, _item("message/a", "conversation", 10)]))] * 2
+    first, second = request_costs(shapes, PRICES[SONNET], CacheRules.anthropic())
+    assert first.cache_write == 1_034 and second.cache_read == 1_034
+    # One token short of the minimum: nothing is cached at the first breakpoint.
+    short = [_item("tool/t", "tools", 323), _item("system/s", "system", 700)]
+    shapes = [shape_of(_manifest([*short, _item("message/a", "conversation", 10)]))] * 2
+    first, second = request_costs(shapes, PRICES[SONNET], CacheRules.anthropic(min_tokens=2_048))
+    assert (first.cache_write, second.cache_read, second.uncached) == (0, 0, 1_033)
+
+
+def test_openai_models_are_priced_with_openais_automatic_cache() -> None:
+    for model in ("gpt-4o", "o3-mini", "o1-preview", "o4-mini"):
+        first, second = costs_of_manifests(
+            [_openai(FIRST, model, output=10), _openai(SECOND, model, output=10)]
+        )
+        # No write premium; the second reads the longest earlier prefix, in 128-token steps:
+        # the first request's whole prefix up to the changed notice (2,400 → 2,304).
+        assert first.cache_write == 0 and first.cache_read == 0
+        assert second.cache_read == 2_304, model
+    first, second = costs_of_manifests([_openai(FIRST, "gpt-4o"), _openai(SECOND, "gpt-4o")])
+    assert second.cost == pytest.approx(((3_000 - 2_304) * 2.5 + 2_304 * 1.25) / 1e6)
+
+
+def test_without_a_cache_every_input_token_is_billed_at_the_input_price() -> None:
+    from ctxlab.analysis._cost import CacheRules
+
+    costs = costs_of_manifests(
+        [_manifest(FIRST, output=50), _manifest(SECOND, output=80)], rules=CacheRules.none()
+    )
+    assert [(c.uncached, c.cache_write, c.cache_read) for c in costs] == [
+        (2_700, 0, 0),
+        (3_000, 0, 0),
+    ]
+    assert sum(c.cost for c in costs) == pytest.approx((5_700 * 3 + 130 * 15) / 1e6)
+
+
+def test_outputs_come_from_the_usage_and_a_trailing_summary_call_bills_nothing() -> None:
+    reasoning_without_usage = _manifest(FIRST)
+    summary_with_usage = _manifest(FIXED, "summary", output=222)
+    last_summary = _manifest(FIXED, "summary")
+    costs = costs_of_manifests([reasoning_without_usage, summary_with_usage, last_summary])
+    assert [c.output for c in costs] == [0, 222, 0]
