@@ -86,3 +86,38 @@ async def test_a_replay_that_stops_counts_as_an_error_and_keeps_its_requests() -
     assert row["requests"] == len(run.steps) > 10
     assert all(s.manifest.validation == "passed" for s in run.steps)
     assert row["errors"] == 1
+
+
+async def test_every_figure_of_a_row_is_its_runs_own() -> None:
+    from ctxlab.analysis._cost import PRICES
+    from ctxlab.messages import ToolSchema
+
+    tool = ToolSchema("bash", "Run a command.", {"type": "object", "properties": {}})
+    base = _session(40)
+    transcript = Transcript(
+        base.name, {"models": ["gpt-4o-2024-08-06"]}, base.system, base.messages, tools=(tool,)
+    )
+    what = WhatIf(transcript, CONFIGS, context_window=8_000, counter=ApproximateCounter())
+    await what.run()
+    assert what.price == PRICES["gpt-4o"]  # from the recording's model, dated name and all
+    run, row = what.runs["ctxlab"], what.table().loc["ctxlab"]
+    manifests = [s.manifest for s in run.steps]
+    # The recording's System and tools are in every replayed request.
+    assert all(m.totals["tools"] > 0 and m.totals["system"] > 0 for m in manifests)
+    assert row["tokens_sent"] == sum(c.uncached + c.cache_write + c.cache_read for c in run.costs)
+    assert row["peak"] == max(m.estimated_input_tokens for m in manifests)
+    assert row["cost"] == pytest.approx(sum(c.cost for c in run.costs))
+    assert row["cost_vs_baseline"] == pytest.approx(
+        row["cost"] / sum(c.cost for c in what.baseline)
+    )
+    assert row["cost_vs_no_compaction"] == pytest.approx(
+        row["cost"] / sum(c.cost for c in what.no_compaction)
+    )
+    controls = [
+        s.compaction.retention.control_share()
+        for s in run.steps
+        if s.compaction is not None and s.compaction.retention is not None
+    ]
+    assert row["retention_control"] == pytest.approx(sum(controls) / len(controls))
+    assert row["retention_control"] < row["retention"]  # the tail alone holds less
+    assert 0 < row["replay_ms"] < 60_000 and row["errors"] == 0
