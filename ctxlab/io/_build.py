@@ -67,6 +67,8 @@ class ConversationBuilder:
         self.turns: list[dict[str, Any]] = []
         self.usage: dict[int, ProviderUsage] = {}
         self.dropped: dict[str, int] = {}
+        self.skipped: dict[str, int] = {}
+        """Records of the source not turned into messages, by reason (`skip`)."""
         self.renamed = 0
         self._seen: set[str] = set()
         self._rename: dict[str, str] = {}
@@ -92,6 +94,12 @@ class ConversationBuilder:
             self.turns.append({"role": role, "content": kept})
         if usage is not None and role == "assistant":
             self.usage[len(self.turns) - 1] = usage
+
+    def skip(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` records of the source that are not messages (``meta["skipped"]``:
+        nothing a file holds is dropped without saying so)."""
+        if count > 0:
+            self.skipped[reason] = self.skipped.get(reason, 0) + count
 
     def add_to(self, index: int, blocks: Iterable[Mapping[str, Any]]) -> None:
         """Add blocks to the earlier turn ``index`` (one response recorded in pieces, with the
@@ -154,6 +162,8 @@ class ConversationBuilder:
         notes: dict[str, Any] = {}
         if self.dropped:
             notes["dropped_blocks"] = dict(self.dropped)
+        if self.skipped:
+            notes["skipped"] = dict(self.skipped)
         if self.renamed:
             notes["renamed_tool_ids"] = self.renamed
         if repairs:

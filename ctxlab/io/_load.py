@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -29,6 +29,12 @@ from ctxlab.io._frameworks import (
     is_langchain,
     is_pydantic_ai,
 )
+from ctxlab.io._gemini import (
+    from_gemini_cli,
+    from_gemini_contents,
+    is_gemini_cli,
+    is_gemini_contents,
+)
 from ctxlab.io._otel import from_otel, is_otel
 from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
 from ctxlab.io._transcript import Transcript, load_transcript
@@ -50,6 +56,8 @@ Format = Literal[
     "openhands",
     "tau_bench",
     "otel",
+    "gemini_cli",
+    "gemini",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -102,6 +110,8 @@ def detect_format(value: Any) -> Format:
             return "ctxlab"
         if is_claude_code_line(value):
             return "claude_code"
+        if is_gemini_cli(value):
+            return "gemini_cli"
         if "trajectory_format" in value and "messages" in value:
             return "mini_swe_agent"
         if is_swe_agent(value):
@@ -125,6 +135,8 @@ def _list_format(value: list[Any]) -> Format | None:
         return "tau_bench"
     if is_pydantic_ai(value):
         return "pydantic_ai"
+    if is_gemini_contents(value):
+        return "gemini"
     if is_openai_responses(value):
         return "openai_responses"
     if is_langchain(value):
@@ -148,8 +160,10 @@ def load(
     dict with ``system``/``messages``/``tools``, or JSONL), OpenAI Chat Completions messages,
     mini-SWE-agent ``traj.json``, SWE-agent ``.traj`` (both history formats), OpenHands
     completion logs, tau-bench result files (``episode`` picks one), LangChain message dicts,
-    pydantic-ai message JSON and OpenTelemetry trace exports (GenAI semantic conventions or
-    OpenInference; ``episode`` picks a conversation). The
+    pydantic-ai message JSON, OpenTelemetry trace exports (GenAI semantic conventions or
+    OpenInference; ``episode`` picks a conversation), Gemini CLI sessions (``session-*.jsonl``
+    or ``.json``) and Gemini API contents. What a file holds that is not a message (a CLI's
+    info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
     file, the line or message, and what is wrong.
@@ -197,38 +211,67 @@ def _load(
 
 
 def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> Transcript:
-    tools: tuple[ToolSchema, ...] = ()
     meta: dict[str, Any] = {"source": kind}
-    if kind == "tau_bench":
-        if not isinstance(data, list) or not 0 <= episode < len(data):
-            msg = f"{where}: no episode {episode} (the file holds {len(data) if isinstance(data, list) else 0})"
-            raise MessageFormatError(msg)
-        record = data[episode]
-        meta.update({k: record.get(k) for k in ("task_id", "trial", "reward")})
-        traj = record.get("traj") if isinstance(record, Mapping) else None
-        if not isinstance(traj, list):
-            msg = f"{where} episode {episode}: 'traj' must be a list of messages"
-            raise MessageFormatError(msg)
-        builder, system = from_openai(traj, f"{where} episode {episode}")
-        return _transcript(name, builder, meta, system, tools)
-    if kind == "otel":
-        builder, system, tools, notes = from_otel(data, where, episode)
-        return _transcript(name, builder, {**meta, **notes}, system, tools)
-    if kind == "swe_agent":
-        if not isinstance(data, Mapping):
-            msg = f"{where}: a SWE-agent trajectory is a JSON object"
-            raise MessageFormatError(msg)
-        builder, system = from_swe_agent(data, where)
-        return _transcript(name, builder, meta, system, tools)
-    if kind == "openhands":
-        return _openhands(data, where, name, meta)
-    if kind == "mini_swe_agent":
-        if not isinstance(data, Mapping):
-            msg = f"{where}: a mini-SWE-agent trajectory is a JSON object"
-            raise MessageFormatError(msg)
-        meta.update({k: data.get(k) for k in ("instance_id", "trajectory_format")})
-        builder, system = from_mini_swe_agent(data, where)
-        return _transcript(name, builder, meta, system, tools)
+    document = _DOCUMENTS.get(kind)
+    if document is not None:
+        return document(data, where, name, episode, meta)
+    return _messages(data, kind, where, name, meta)
+
+
+def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, list) or not 0 <= episode < len(data):
+        held = len(data) if isinstance(data, list) else 0
+        msg = f"{where}: no episode {episode} (the file holds {held})"
+        raise MessageFormatError(msg)
+    record = data[episode]
+    meta.update({k: record.get(k) for k in ("task_id", "trial", "reward")})
+    traj = record.get("traj") if isinstance(record, Mapping) else None
+    if not isinstance(traj, list):
+        msg = f"{where} episode {episode}: 'traj' must be a list of messages"
+        raise MessageFormatError(msg)
+    builder, system = from_openai(traj, f"{where} episode {episode}")
+    return _transcript(name, builder, meta, system, ())
+
+
+def _otel(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    builder, system, tools, notes = from_otel(data, where, episode)
+    return _transcript(name, builder, {**meta, **notes}, system, tools)
+
+
+def _gemini_cli(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    builder, notes = from_gemini_cli(data if isinstance(data, list) else [data], where)
+    return _transcript(name, builder, {**meta, **notes}, "", ())
+
+
+def _gemini(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, list):
+        msg = f"{where}: Gemini contents are a list of {{role, parts}} objects"
+        raise MessageFormatError(msg)
+    return _transcript(name, from_gemini_contents(data, where), meta, "", ())
+
+
+def _swe_agent(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: a SWE-agent trajectory is a JSON object"
+        raise MessageFormatError(msg)
+    builder, system = from_swe_agent(data, where)
+    return _transcript(name, builder, meta, system, ())
+
+
+def _mini_swe_agent(
+    data: Any, where: str, name: str, episode: int, meta: dict[str, Any]
+) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: a mini-SWE-agent trajectory is a JSON object"
+        raise MessageFormatError(msg)
+    meta.update({k: data.get(k) for k in ("instance_id", "trajectory_format")})
+    builder, system = from_mini_swe_agent(data, where)
+    return _transcript(name, builder, meta, system, ())
+
+
+def _messages(data: Any, kind: Format, where: str, name: str, meta: dict[str, Any]) -> Transcript:
+    # The formats that are a list of messages, or a request holding one.
+    tools: tuple[ToolSchema, ...] = ()
     system = ""
     messages = data
     if isinstance(data, Mapping):
@@ -255,7 +298,7 @@ def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> 
     return _transcript(name, builder, meta, system, tools)
 
 
-def _openhands(data: Any, where: str, name: str, meta: dict[str, Any]) -> Transcript:
+def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     # One OpenHands completion log is one LLM call: the messages it sent (with function calls,
     # ``fncall_messages``) and its answer (``fncall_response``); the last log of a run holds
     # the whole conversation.
@@ -299,3 +342,15 @@ def _transcript(
         tools=tools,
         usage=usage,
     )
+
+
+_DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]] = {
+    "tau_bench": _tau_bench,
+    "otel": _otel,
+    "gemini_cli": _gemini_cli,
+    "gemini": _gemini,
+    "swe_agent": _swe_agent,
+    "openhands": _openhands,
+    "mini_swe_agent": _mini_swe_agent,
+}
+"""The formats read as a whole document (one reader each), not as a list of messages."""

@@ -1,0 +1,277 @@
+"""Gemini CLI sessions and Gemini API contents.
+
+Gemini CLI records a chat in ``~/.gemini/tmp/<project>/chats/session-*.jsonl`` (older versions:
+one ``session-*.json``). Read from its own code (google-gemini/gemini-cli,
+``packages/core/src/services/chatRecordingService.ts`` and ``chatRecordingTypes.ts``,
+``packages/core/src/utils/sessionUtils.ts``, 2026):
+
+- a JSONL file holds a metadata line (``sessionId``, ``projectHash``, ``startTime``), then one
+  line per message record (``id``, ``timestamp``, ``type``: ``user``, ``gemini``, ``info``,
+  ``error``, ``warning``; ``content``: a Gemini ``PartListUnion``); a later line with the same
+  ``id`` replaces the record in place; ``{"$rewindTo": id}`` drops that message and all after it;
+  ``{"$set": {...}}`` updates the metadata, and with ``messages`` replaces them all;
+- a ``gemini`` record carries ``toolCalls`` (``id``, ``name``, ``args``, ``result``: parts with a
+  ``functionResponse``), ``thoughts`` (summaries), ``tokens`` (``input`` — the prompt, cached
+  tokens included —, ``output``, ``cached``, ``thoughts``, ``tool``, ``total``) and ``model``;
+- the conversation the CLI resumes from is rebuilt as Gemini contents: ``info``/``error``/
+  ``warning`` records and user lines that are commands (``/``, ``?``) or injected context are
+  not part of it.
+
+A list of Gemini API contents (``{"role": "user" | "model", "parts": [...]}``: ``text``,
+``thought``, ``functionCall``, ``functionResponse``, ``inlineData``) loads too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.messages import ProviderUsage
+
+__all__ = ["from_gemini_cli", "from_gemini_contents", "is_gemini_cli", "is_gemini_contents"]
+
+_RECORD_TYPES = {"user", "gemini", "info", "error", "warning"}
+_NOT_CONVERSATION = {"info", "error", "warning"}
+_IGNORED_USER = ("/", "?", "<session_context>", "<hook_context>")
+
+
+def is_gemini_cli(value: Any) -> bool:
+    """A Gemini CLI session: its metadata (``sessionId`` + ``projectHash``) or a message record."""
+    if not isinstance(value, Mapping):
+        return False
+    if isinstance(value.get("sessionId"), str) and isinstance(value.get("projectHash"), str):
+        return True
+    return (
+        isinstance(value.get("id"), str)
+        and value.get("type") in _RECORD_TYPES
+        and "content" in value
+        and "timestamp" in value
+    )
+
+
+def is_gemini_contents(value: Any) -> bool:
+    """A list of Gemini API contents: ``role`` user/model with ``parts``, one ``model`` at least
+    or a part only Gemini writes."""
+    if not isinstance(value, list) or not value:
+        return False
+    head = value[:20]
+    if not all(isinstance(v, Mapping) and isinstance(v.get("parts"), list) for v in head):
+        return False
+    roles = {v.get("role") for v in head}
+    gemini_parts = any(
+        isinstance(p, Mapping) and ("functionCall" in p or "functionResponse" in p)
+        for v in head
+        for p in v["parts"]
+    )
+    return roles <= {"user", "model", "function", None} and ("model" in roles or gemini_parts)
+
+
+def _records(lines: Sequence[Any], where: str) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
+    """The message records in force after every update, rewind and checkpoint, and the
+    metadata — as the CLI's own loader reads the file."""
+    records: dict[str, Mapping[str, Any]] = {}
+    meta: dict[str, Any] = {}
+    for number, line in enumerate(lines, 1):
+        if not isinstance(line, Mapping):
+            msg = f"{where} record {number}: not an object"
+            raise MessageFormatError(msg)
+        if isinstance(line.get("$rewindTo"), str):
+            ids = list(records)
+            cut = ids.index(line["$rewindTo"]) if line["$rewindTo"] in records else 0
+            for gone in ids[cut:]:
+                del records[gone]
+        elif isinstance(line.get("$set"), Mapping):
+            update = line["$set"]
+            if isinstance(update.get("messages"), list):
+                records = {m["id"]: m for m in update["messages"] if _is_message(m)}
+            meta.update({k: v for k, v in update.items() if k != "messages"})
+        elif _is_message(line):
+            records[line["id"]] = line  # a later line with this id replaces it in place
+        elif isinstance(line.get("sessionId"), str):
+            meta.update({k: v for k, v in line.items() if k != "messages"})
+            for message in line.get("messages") or ():
+                if _is_message(message):
+                    records[message["id"]] = message
+        else:
+            msg = f"{where} record {number}: neither a message nor session metadata"
+            raise MessageFormatError(msg)
+    return list(records.values()), meta
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get("id"), str) and "type" in value
+
+
+def _parts(content: Any) -> list[Any]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"text": content}]
+    if isinstance(content, list):
+        return [{"text": p} if isinstance(p, str) else p for p in content]
+    return [content]
+
+
+def _text_of(parts: Sequence[Any]) -> str:
+    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, Mapping))
+
+
+def from_gemini_cli(lines: Sequence[Any], where: str) -> tuple[ConversationBuilder, dict[str, Any]]:
+    """The conversation of a Gemini CLI session (its records or JSON lines) and its notes."""
+    records, meta = _records(lines, where)
+    builder = ConversationBuilder(where)
+    calls = _CallIds()
+    models: list[str] = []
+    for record in records:
+        kind = record.get("type")
+        parts = _parts(record.get("content"))
+        if kind in _NOT_CONVERSATION:
+            builder.skip(f"{kind} record")
+            continue
+        if kind == "user":
+            text = _text_of(parts).strip()
+            if not text or text.startswith(_IGNORED_USER):
+                builder.skip("command or injected context")
+                continue
+            builder.add("user", _blocks(parts, calls, builder))
+            continue
+        if kind != "gemini":
+            builder.skip(f"{kind} record")
+            continue
+        if isinstance(record.get("model"), str) and record["model"] not in models:
+            models.append(record["model"])
+        tool_calls = [c for c in record.get("toolCalls") or () if isinstance(c, Mapping)]
+        blocks = _blocks(parts, calls, builder)
+        in_content = any(isinstance(p, Mapping) and "functionCall" in p for p in parts)
+        if not in_content:  # a legacy record: the calls are in toolCalls only
+            for call in tool_calls:
+                blocks.append(calls.use(call.get("name"), call.get("args"), call.get("id")))
+        thoughts = record.get("thoughts") or ()
+        builder.skip("thought summary", len(thoughts) if isinstance(thoughts, list) else 0)
+        builder.add("assistant", blocks, _usage(record.get("tokens")))
+        results: list[dict[str, Any]] = []
+        for call in tool_calls:
+            result = call.get("result")
+            if result is None:
+                continue
+            for part in _parts(result):
+                if isinstance(part, Mapping) and isinstance(part.get("functionResponse"), Mapping):
+                    results.append(calls.result(part["functionResponse"], call.get("id")))
+                elif isinstance(part, Mapping) and "text" in part:
+                    results.append(
+                        calls.result(
+                            {"name": call.get("name"), "response": {"output": part["text"]}},
+                            call.get("id"),
+                        )
+                    )
+        builder.add("user", results)
+    notes: dict[str, Any] = {
+        k: meta[k] for k in ("sessionId", "projectHash", "startTime", "kind") if k in meta
+    }
+    if models:
+        notes["models"] = models
+    return builder, notes
+
+
+def from_gemini_contents(contents: Sequence[Any], where: str) -> ConversationBuilder:
+    """The conversation of Gemini API contents (``role`` user/model, ``parts``)."""
+    builder = ConversationBuilder(where)
+    calls = _CallIds()
+    for index, content in enumerate(contents):
+        if not isinstance(content, Mapping) or not isinstance(content.get("parts"), list):
+            msg = f"{where} content {index}: expected an object with a 'parts' list"
+            raise MessageFormatError(msg)
+        role = "assistant" if content.get("role") == "model" else "user"
+        builder.add(role, _blocks(content["parts"], calls, builder))
+    return builder
+
+
+def _blocks(
+    parts: Sequence[Any], calls: _CallIds, builder: ConversationBuilder
+) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if not isinstance(part, Mapping):
+            builder.skip("unreadable part")
+            continue
+        if part.get("thought") is True:
+            builder.skip("thought")
+            continue
+        if isinstance(part.get("functionCall"), Mapping):
+            call = part["functionCall"]
+            blocks.append(calls.use(call.get("name"), call.get("args"), call.get("id")))
+        elif isinstance(part.get("functionResponse"), Mapping):
+            blocks.append(calls.result(part["functionResponse"]))
+        elif isinstance(part.get("text"), str):
+            if part["text"].strip():
+                blocks.append({"type": "text", "text": part["text"]})
+        elif isinstance(part.get("inlineData"), Mapping):
+            data = part["inlineData"]
+            media = str(data.get("mimeType") or "")
+            if media.startswith("image/"):
+                source = {"type": "base64", "media_type": media, "data": data.get("data", "")}
+                blocks.append({"type": "image", "source": source})
+            else:
+                blocks.append({"type": "provider", "data": dict(part)})
+        else:
+            blocks.append({"type": "provider", "data": dict(part)})  # kept, never sent wrong
+    return blocks
+
+
+class _CallIds:
+    """Pairs calls and responses: by id when Gemini gave one, else by name in call order."""
+
+    def __init__(self) -> None:
+        self.open: list[tuple[str, str]] = []  # (id, name) of calls without their response
+        self.count = 0
+
+    def use(self, name: Any, args: Any, id: Any = None) -> dict[str, Any]:
+        self.count += 1
+        call_id = str(id) if id else f"gemini_call_{self.count}"
+        self.open.append((call_id, str(name or "function")))
+        inputs = args if isinstance(args, Mapping) else {"args": args} if args is not None else {}
+        return {
+            "type": "tool_use",
+            "id": call_id,
+            "name": str(name or "function"),
+            "input": dict(inputs),
+        }
+
+    def result(self, response: Mapping[str, Any], id: Any = None) -> dict[str, Any]:
+        wanted = str(response.get("id") or id or "")
+        name = str(response.get("name") or "")
+        match = next((o for o in self.open if wanted and o[0] == wanted), None)
+        match = match or next((o for o in self.open if o[1] == name), None)
+        match = match or (self.open[0] if self.open and not wanted else None)
+        call_id = match[0] if match else wanted or f"gemini_call_{self.count}"
+        if match:
+            self.open.remove(match)
+        body = response.get("response")
+        error = isinstance(body, Mapping) and "error" in body and "output" not in body
+        if isinstance(body, Mapping) and len(body) == 1 and ("output" in body or "error" in body):
+            text = body.get("output", body.get("error"))
+            content = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+        else:
+            content = json.dumps(body, ensure_ascii=False) if body is not None else ""
+        return {
+            "type": "tool_result",
+            "tool_use_id": call_id,
+            "content": content,
+            "is_error": error,
+        }
+
+
+def _usage(tokens: Any) -> ProviderUsage | None:
+    # Gemini's prompt count includes the cached tokens; ctxlab keeps them apart.
+    if not isinstance(tokens, Mapping):
+        return None
+
+    def number(key: str) -> int:
+        value = tokens.get(key)
+        return int(value) if isinstance(value, int | float) else 0
+
+    cached = number("cached")
+    return ProviderUsage(max(number("input") - cached, 0), number("output"), cached, 0)
