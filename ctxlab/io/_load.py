@@ -21,6 +21,7 @@ from ctxlab.io._chat import (
     tool_schemas,
 )
 from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
+from ctxlab.io._codex import from_codex, is_codex_line
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._frameworks import (
     as_plain_data,
@@ -58,6 +59,7 @@ Format = Literal[
     "otel",
     "gemini_cli",
     "gemini",
+    "codex",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -112,6 +114,8 @@ def detect_format(value: Any) -> Format:
             return "claude_code"
         if is_gemini_cli(value):
             return "gemini_cli"
+        if is_codex_line(value):
+            return "codex"
         if "trajectory_format" in value and "messages" in value:
             return "mini_swe_agent"
         if is_swe_agent(value):
@@ -133,6 +137,8 @@ def detect_format(value: Any) -> Format:
 def _list_format(value: list[Any]) -> Format | None:
     if all(isinstance(v, Mapping) and "traj" in v for v in value[:3]):
         return "tau_bench"
+    if is_codex_line(value[0]):
+        return "codex"
     if is_pydantic_ai(value):
         return "pydantic_ai"
     if is_gemini_contents(value):
@@ -162,7 +168,7 @@ def load(
     completion logs, tau-bench result files (``episode`` picks one), LangChain message dicts,
     pydantic-ai message JSON, OpenTelemetry trace exports (GenAI semantic conventions or
     OpenInference; ``episode`` picks a conversation), Gemini CLI sessions (``session-*.jsonl``
-    or ``.json``) and Gemini API contents. What a file holds that is not a message (a CLI's
+    or ``.json``), Gemini API contents and Codex CLI rollouts (``rollout-*.jsonl``). What a file holds that is not a message (a CLI's
     info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
@@ -248,6 +254,12 @@ def _gemini(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]
         msg = f"{where}: Gemini contents are a list of {{role, parts}} objects"
         raise MessageFormatError(msg)
     return _transcript(name, from_gemini_contents(data, where), meta, "", ())
+
+
+def _codex(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    lines = data if isinstance(data, list) else [data]
+    builder, system, notes = from_codex(enumerate(lines, 1), where)
+    return _transcript(name, builder, {**meta, **notes}, system, ())
 
 
 def _swe_agent(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -349,6 +361,7 @@ _DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]
     "otel": _otel,
     "gemini_cli": _gemini_cli,
     "gemini": _gemini,
+    "codex": _codex,
     "swe_agent": _swe_agent,
     "openhands": _openhands,
     "mini_swe_agent": _mini_swe_agent,

@@ -1,0 +1,227 @@
+"""Codex CLI rollouts: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``.
+
+Read from Codex's own types (openai/codex, ``codex-rs/protocol/src/protocol.rs``:
+``RolloutLine``, ``RolloutItem``, ``CompactedItem``, ``TokenCountEvent``; ``models.rs``:
+``ResponseItem``, ``ContentItem``, ``FunctionCallOutputPayload``; 2025–2026). Each line is
+``{"timestamp", "type", "payload"}`` with ``type`` one of:
+
+- ``session_meta``: the session's id, cwd, CLI version (and its base instructions);
+- ``response_item``: what the model saw or said — ``message`` (``role`` user / assistant /
+  developer / system, ``content`` of ``input_text``/``output_text``/``input_image``),
+  ``function_call`` (``name``, ``arguments`` as a JSON string, ``call_id``) and
+  ``function_call_output`` (``output``: a string, content items, or ``{content, success}``),
+  ``custom_tool_call``/``custom_tool_call_output`` (free-form input, e.g. ``apply_patch``),
+  ``local_shell_call`` (``action.command``), ``reasoning`` (summaries, often encrypted),
+  ``web_search_call``, ``ghost_snapshot``, ``compaction``;
+- ``compacted``: Codex's own compaction (``message``: the summary the history restarts from);
+- ``turn_context``: the model and policies of the turn that follows;
+- ``event_msg``: UI events (mostly echoes of the items), among them ``token_count`` with the
+  usage of the last model call (``last_token_usage``: ``input_tokens`` — cached ones included —,
+  ``cached_input_tokens``, ``output_tokens``).
+
+Developer and system messages become the transcript's System text; reasoning, UI events and
+snapshots are counted in ``meta["skipped"]``; each ``compacted`` line is a recorded compaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.messages import ProviderUsage
+
+__all__ = ["from_codex", "is_codex_line"]
+
+_LINE_TYPES = {"session_meta", "response_item", "compacted", "turn_context", "event_msg"}
+
+
+def is_codex_line(value: Any) -> bool:
+    """A Codex rollout line: ``timestamp``, a rollout item ``type`` and its ``payload``."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("type") in _LINE_TYPES
+        and "payload" in value
+        and "timestamp" in value
+    )
+
+
+def from_codex(
+    records: Iterable[tuple[int, Any]], where: str
+) -> tuple[ConversationBuilder, str, dict[str, Any]]:
+    """The conversation, System text and notes of a rollout's (line number, line) pairs."""
+    builder = ConversationBuilder(where)
+    reader = _Reader(builder)
+    for number, line in records:
+        if not is_codex_line(line) or not isinstance(line["payload"], Mapping):
+            msg = f"{where} line {number}: not a Codex rollout line (timestamp, type, payload)"
+            raise MessageFormatError(msg)
+        reader.line(line["type"], line["payload"])
+    return builder, "\n\n".join(reader.system), reader.meta
+
+
+class _Reader:
+    def __init__(self, builder: ConversationBuilder) -> None:
+        self.builder = builder
+        self.system: list[str] = []
+        self.meta: dict[str, Any] = {"compactions": [], "models": []}
+
+    def line(self, kind: str, payload: Mapping[str, Any]) -> None:
+        if kind == "response_item":
+            self.item(payload)
+        elif kind == "session_meta":
+            for key, name in (("id", "session_id"), ("cwd", "cwd"), ("cli_version", "cli_version")):
+                if isinstance(payload.get(key), str):
+                    self.meta.setdefault(name, payload[key])
+            base = payload.get("base_instructions") or payload.get("instructions")
+            text = base.get("text") if isinstance(base, Mapping) else base
+            if isinstance(text, str) and text.strip():
+                self.system.append(text)
+        elif kind == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and model not in self.meta["models"]:
+                self.meta["models"].append(model)
+        elif kind == "compacted":
+            self.compacted(payload)
+        elif payload.get("type") == "token_count":
+            self.usage(payload.get("info"))
+        else:
+            self.builder.skip(f"event {payload.get('type') or 'unknown'}")
+
+    def item(self, item: Mapping[str, Any]) -> None:
+        kind = item.get("type")
+        if kind == "message":
+            role = item.get("role")
+            blocks = _content(item.get("content"))
+            if role in ("developer", "system"):
+                text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
+                if text.strip():
+                    self.system.append(text)
+                return
+            self.builder.add("assistant" if role == "assistant" else "user", blocks)
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            self.builder.add("assistant", [_call(item)])
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self.builder.add("user", [_output(item)])
+        elif kind == "web_search_call":
+            self.builder.add("assistant", [{"type": "provider", "data": dict(item)}])
+        else:
+            self.builder.skip(str(kind or "unknown item"))  # reasoning, snapshots, compaction
+
+    def compacted(self, payload: Mapping[str, Any]) -> None:
+        summary = payload.get("message")
+        if not isinstance(summary, str) or not summary.strip():
+            self.builder.skip("empty compaction")
+            return
+        replies = sum(t["role"] == "assistant" for t in self.builder.turns)
+        self.meta["compactions"].append(
+            {
+                "kind": "compact",
+                "trigger": "auto",
+                "replies_before": replies,
+                "summary_head": summary[:200],
+            }
+        )
+        self.builder.text("user", summary)
+        history = payload.get("replacement_history")
+        if isinstance(history, list):
+            self.builder.skip("replacement history item", len(history))
+
+    def usage(self, info: Any) -> None:
+        last = info.get("last_token_usage") if isinstance(info, Mapping) else None
+        if not isinstance(last, Mapping):
+            self.builder.skip("event token_count")
+            return
+        turn = next(
+            (
+                i
+                for i in range(len(self.builder.turns) - 1, -1, -1)
+                if self.builder.turns[i]["role"] == "assistant"
+            ),
+            None,
+        )
+        if turn is None:
+            return
+
+        def number(key: str) -> int:
+            value = last.get(key)
+            return int(value) if isinstance(value, int | float) else 0
+
+        # OpenAI's input tokens include the cached ones; ctxlab keeps them apart.
+        cached = number("cached_input_tokens")
+        usage = ProviderUsage(
+            max(number("input_tokens") - cached, 0), number("output_tokens"), cached, 0
+        )
+        self.builder.usage[turn] = usage
+
+
+def _content(items: Any) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type")
+        if kind in ("input_text", "output_text", "text") and isinstance(item.get("text"), str):
+            if item["text"].strip():
+                blocks.append({"type": "text", "text": item["text"]})
+        elif kind == "input_image" and isinstance(item.get("image_url"), str):
+            blocks.append(_image(item["image_url"]))
+        else:
+            blocks.append({"type": "provider", "data": dict(item)})
+    return blocks
+
+
+def _image(url: str) -> dict[str, Any]:
+    if url.startswith("data:") and ";base64," in url:
+        media, data = url[5:].split(";base64,", 1)
+        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _call(item: Mapping[str, Any]) -> dict[str, Any]:
+    call_id = str(item.get("call_id") or item.get("id") or "")
+    if item.get("type") == "local_shell_call":
+        action = item.get("action")
+        inputs = dict(action) if isinstance(action, Mapping) else {}
+        return {"type": "tool_use", "id": call_id, "name": "local_shell", "input": inputs}
+    if item.get("type") == "custom_tool_call":
+        raw = item.get("input")
+        return {
+            "type": "tool_use",
+            "id": call_id,
+            "name": str(item.get("name") or "tool"),
+            "input": {"input": raw},
+        }
+    arguments = item.get("arguments")
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        parsed = None
+    arguments_read = dict(parsed) if isinstance(parsed, Mapping) else {"_raw_arguments": arguments}
+    return {
+        "type": "tool_use",
+        "id": call_id,
+        "name": str(item.get("name") or "function"),
+        "input": arguments_read,
+    }
+
+
+def _output(item: Mapping[str, Any]) -> dict[str, Any]:
+    output = item.get("output")
+    error = False
+    if isinstance(output, Mapping):  # the failure shape: {content, success: false}
+        error = output.get("success") is False
+        output = output.get("content", "")
+    if isinstance(output, list):  # content items (text, images) from an MCP tool
+        parts = _content(output)
+        content: Any = [p for p in parts if p["type"] in ("text", "image")] or json.dumps(output)
+    else:
+        content = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    return {
+        "type": "tool_result",
+        "tool_use_id": str(item.get("call_id") or ""),
+        "content": content,
+        "is_error": error,
+    }
