@@ -28,7 +28,7 @@ from ctxlab.exceptions import (
     PreparationError,
     UsageError,
 )
-from ctxlab.io import detect_format, load
+from ctxlab.io import detect_format, load, sessions
 from ctxlab.io._transcript import Transcript, load_transcript
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.materials import (
@@ -116,6 +116,7 @@ __all__ = [
     "recorded_compactions",
     "recorded_requests",
     "replay",
+    "sessions",
     "sweep",
     "tool",
 ]

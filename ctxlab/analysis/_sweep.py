@@ -159,7 +159,8 @@ def sweep(
     figure means).
 
     Args:
-        transcripts: `Transcript` objects or paths `ctxlab.load` reads.
+        transcripts: `Transcript` objects or paths `ctxlab.load` reads, or the frame of
+            `ctxlab.sessions` (its files that loaded: a row with a ``problem`` is left out).
         configs: Config name → `ContextConfig`.
         windows: Context windows to replay at.
         cases: Explicit ``(session name, config name, window)`` triples instead of the product.
@@ -173,6 +174,10 @@ def sweep(
     """
     import pandas as pd
 
+    if hasattr(transcripts, "columns") and "path" in transcripts.columns:  # a sessions() frame
+        listing: Any = transcripts
+        ok = listing["problem"].isna() if "problem" in listing.columns else [True] * len(listing)
+        transcripts = [p for p, fine in zip(listing["path"], ok, strict=True) if fine]
     sessions = {t.name: t for t in _load(transcripts)}
     if not configs or not sessions:
         msg = "sweep needs at least one session and one named config"

@@ -35,7 +35,7 @@ from ctxlab.widgets._header import frequent_warning, header_html
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
-from ctxlab.widgets._recording import RecordingView
+from ctxlab.widgets._recording import RecordingView, transcript_of
 from ctxlab.widgets._snapshot import report_html, snapshot_html
 from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog
@@ -128,7 +128,7 @@ class Lab:
     @classmethod
     async def open(
         cls,
-        transcript: Transcript,
+        transcript: Transcript | str | os.PathLike[str] | Any,
         *,
         context_window: int,
         config: ContextConfig | None = None,
@@ -140,9 +140,13 @@ class Lab:
         ``"recorded"`` (the default) — the requests the recorded agent itself sent, restarted
         from the summary after each of its own compactions (what the provider billed);
         ``"replayed"`` — ctxlab's pipeline over the conversation under ``config`` (what Apply
-        shows)."""
+        shows). ``transcript`` may also be a path, or a row of `ctxlab.sessions`."""
         session = ReplaySession(
-            transcript, context_window=context_window, config=config, counter=counter, view=view
+            transcript_of(transcript),
+            context_window=context_window,
+            config=config,
+            counter=counter,
+            view=view,
         )
         lab = cls(session)
         await lab.replay()
