@@ -1,11 +1,10 @@
 """Chat-message lists: OpenAI Chat Completions (``tool_calls``, ``role: "tool"``, the legacy
-``function_call``), Anthropic Messages, tau-bench episodes (OpenAI messages in ``traj``), and
-mini-SWE-agent trajectories (a ```bash``` block per assistant turn is its tool call)."""
+``function_call``), Anthropic Messages, tau-bench episodes (OpenAI messages in ``traj``) and the
+OpenAI Responses API's items."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +15,6 @@ from ctxlab.messages._request import ToolSchema
 
 __all__ = [
     "from_anthropic",
-    "from_mini_swe_agent",
     "from_openai",
     "from_openai_responses",
     "is_openai",
@@ -75,7 +73,8 @@ def tool_use_of(call: Mapping[str, Any], fallback_id: str) -> dict[str, Any]:
     }
 
 
-def _openai_usage(usage: Any) -> ProviderUsage | None:
+def openai_usage(usage: Any) -> ProviderUsage | None:
+    """OpenAI-style usage (``prompt_tokens`` with ``cached_tokens`` among them) as ctxlab's."""
     if not isinstance(usage, Mapping):
         return None
     details = usage.get("prompt_tokens_details") or {}
@@ -120,7 +119,7 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
                         "input": _arguments(function.get("arguments")),
                     }
                 )
-            builder.add("assistant", blocks, _openai_usage(message.get("usage")))
+            builder.add("assistant", blocks, openai_usage(message.get("usage")))
         elif role in ("tool", "function"):
             call_id = message.get("tool_call_id") if role == "tool" else f"function_{legacy}"
             builder.add(
@@ -163,62 +162,6 @@ def from_anthropic(messages: Sequence[Any], where: str) -> ConversationBuilder:
             msg = f"{where} message {index}: 'content' must be a string or a list of blocks"
             raise MessageFormatError(msg)
     return builder
-
-
-_BASH = re.compile(r"```bash\s*\n(.*?)```", re.DOTALL)
-
-
-def from_mini_swe_agent(data: Mapping[str, Any], where: str) -> tuple[ConversationBuilder, str]:
-    """A mini-SWE-agent ``traj.json``: the one ```bash``` block of an assistant turn is a tool
-    call named ``bash``, and the next user message (``<returncode>``/``<output>``) its result."""
-    messages = data.get("messages")
-    if not isinstance(messages, list):
-        msg = f"{where}: a mini-SWE-agent trajectory needs a 'messages' list"
-        raise MessageFormatError(msg)
-    builder = ConversationBuilder(where)
-    system: list[str] = []
-    pending: str | None = None
-    calls = 0
-    for index, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            msg = f"{where} message {index}: not an object"
-            raise MessageFormatError(msg)
-        role, text = message.get("role"), _text(message.get("content"))
-        if role == "system":
-            system.append(text)
-        elif role == "assistant":
-            extra = message.get("extra") or {}
-            response = extra.get("response") if isinstance(extra, Mapping) else None
-            usage = _openai_usage(response.get("usage")) if isinstance(response, Mapping) else None
-            commands = _BASH.findall(text)
-            if len(commands) == 1:
-                calls += 1
-                pending = f"mini_{calls:04d}"
-                thought = _BASH.sub("", text).strip()
-                blocks: list[dict[str, Any]] = (
-                    [{"type": "text", "text": thought}] if thought else []
-                )
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": pending,
-                        "name": "bash",
-                        "input": {"command": commands[0].strip()},
-                    }
-                )
-                builder.add("assistant", blocks, usage)
-            else:
-                pending = None
-                builder.text("assistant", text, usage)
-        elif role in ("user", "tool"):
-            if pending is not None:
-                builder.add(
-                    "user", [{"type": "tool_result", "tool_use_id": pending, "content": text}]
-                )
-                pending = None
-            else:
-                builder.text("user", text)
-    return builder, "\n\n".join(system)
 
 
 _RESPONSES_TYPES = {"message", "function_call", "function_call_output", "reasoning"}

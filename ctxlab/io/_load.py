@@ -13,7 +13,6 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import (
     from_anthropic,
-    from_mini_swe_agent,
     from_openai,
     from_openai_responses,
     is_openai,
@@ -36,6 +35,7 @@ from ctxlab.io._gemini import (
     is_gemini_cli,
     is_gemini_contents,
 )
+from ctxlab.io._mini_swe_agent import from_mini_swe_agent, is_mini_swe_agent_list
 from ctxlab.io._otel import from_otel, is_otel
 from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
 from ctxlab.io._transcript import Transcript, load_transcript
@@ -147,6 +147,8 @@ def _list_format(value: list[Any]) -> Format | None:
         return "openai_responses"
     if is_langchain(value):
         return "langchain"
+    if is_mini_swe_agent_list(value):
+        return "mini_swe_agent"
     if all(isinstance(v, Mapping) and "role" in v for v in value[:50]):
         return "openai" if is_openai(value) else "anthropic"
     return None
@@ -273,12 +275,8 @@ def _swe_agent(data: Any, where: str, name: str, episode: int, meta: dict[str, A
 def _mini_swe_agent(
     data: Any, where: str, name: str, episode: int, meta: dict[str, Any]
 ) -> Transcript:
-    if not isinstance(data, Mapping):
-        msg = f"{where}: a mini-SWE-agent trajectory is a JSON object"
-        raise MessageFormatError(msg)
-    meta.update({k: data.get(k) for k in ("instance_id", "trajectory_format")})
-    builder, system = from_mini_swe_agent(data, where)
-    return _transcript(name, builder, meta, system, ())
+    builder, system, notes = from_mini_swe_agent(data, where)
+    return _transcript(name, builder, {**meta, **notes}, system, ())
 
 
 def _messages(data: Any, kind: Format, where: str, name: str, meta: dict[str, Any]) -> Transcript:

@@ -1,0 +1,180 @@
+"""mini-SWE-agent trajectories, 1.x (actions in the text) and 2.x (tool calls).
+
+Read from mini-SWE-agent's own code (SWE-agent/mini-swe-agent, ``agents/default.py``: the saved
+``{"info", "messages", "trajectory_format"}``; ``models/utils/actions_text.py`` and
+``actions_toolcall.py``: how actions are parsed and observations written; 2025–2026):
+
+- every message is an OpenAI-style dict with an ``extra`` of mini's own: the assistant's parsed
+  ``actions`` (``{"command", "tool_call_id"?}``) and the provider ``response`` (with its usage);
+- **text-based** models (1.x, and 2.x's ``*_textbased`` models) write the action in the reply —
+  ```` ```mswea_bash_command ```` (earlier ```` ```bash ````) or ``<mswea_bash_command>`` — and
+  the observation comes back as a ``user`` message, one per action;
+- **tool-calling** models (2.x) reply with ``tool_calls`` and get ``role: "tool"`` observations
+  with their ``tool_call_id``; commands a human typed are ``user`` messages;
+- the run ends with a ``role: "exit"`` message (its exit status and submission).
+
+A trajectory loads from the saved object or from its bare message list.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._chat import openai_usage
+
+__all__ = ["from_mini_swe_agent", "is_mini_swe_agent_list"]
+
+_ACTION = re.compile(
+    r"```(?:mswea_bash_command|bash)[ \t]*\n(.*?)\n?```|<mswea_bash_command>(.*?)</mswea_bash_command>",
+    re.DOTALL,
+)
+
+
+def is_mini_swe_agent_list(messages: Sequence[Any]) -> bool:
+    """A bare list of mini-SWE-agent messages: mini's ``extra`` (parsed actions), an ``exit``
+    message, or its action fences."""
+    dicts = [m for m in messages if isinstance(m, Mapping)]
+    if not dicts or len(dicts) != len(messages) or not all("role" in m for m in dicts):
+        return False
+    for message in dicts:
+        extra = message.get("extra")
+        if message.get("role") == "exit" or (isinstance(extra, Mapping) and "actions" in extra):
+            return True
+        content = message.get("content")
+        if (
+            message.get("role") == "assistant"
+            and isinstance(content, str)
+            and "mswea_bash_command" in content
+        ):
+            return True
+    return False
+
+
+def from_mini_swe_agent(data: Any, where: str) -> tuple[ConversationBuilder, str, dict[str, Any]]:
+    """The conversation, System text and notes of a trajectory (the saved object or its list)."""
+    messages = data.get("messages") if isinstance(data, Mapping) else data
+    if not isinstance(messages, list):
+        msg = f"{where}: a mini-SWE-agent trajectory needs a 'messages' list"
+        raise MessageFormatError(msg)
+    builder = ConversationBuilder(where)
+    system: list[str] = []
+    notes = _notes(data) if isinstance(data, Mapping) else {}
+    pending: list[str] = []  # text-based calls waiting for their observation, in order
+    calls = 0
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            msg = f"{where} message {index}: not an object"
+            raise MessageFormatError(msg)
+        role = message.get("role")
+        text = _text(message.get("content"))
+        extra = _mapping(message.get("extra"))
+        if role == "system":
+            system.append(text)
+        elif role == "exit":
+            builder.skip("exit message")
+            notes.setdefault("exit_status", extra.get("exit_status") or text)
+        elif role == "assistant":
+            response = extra.get("response")
+            usage = openai_usage(response.get("usage")) if isinstance(response, Mapping) else None
+            blocks, new = _assistant(message, text, extra, calls)
+            calls += len(new)
+            pending = [] if message.get("tool_calls") else new
+            builder.add("assistant", blocks, usage)
+            if not blocks:
+                builder.skip("empty reply")
+        elif role == "tool":
+            call_id = str(message.get("tool_call_id") or "")
+            builder.add("user", [{"type": "tool_result", "tool_use_id": call_id, "content": text}])
+        elif role == "user":
+            if pending:
+                builder.add(
+                    "user",
+                    [{"type": "tool_result", "tool_use_id": pending.pop(0), "content": text}],
+                )
+            else:
+                builder.text("user", text)
+        else:
+            builder.skip(f"{role} message")
+    return builder, "\n\n".join(system), notes
+
+
+def _assistant(
+    message: Mapping[str, Any], text: str, extra: Mapping[str, Any], calls: int
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The reply's blocks and the ids of the text-based calls it made."""
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list) and tool_calls:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+        for call in tool_calls:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping):
+                continue
+            arguments = function.get("arguments")
+            try:
+                parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+            except ValueError:
+                parsed = None
+            inputs = dict(parsed) if isinstance(parsed, Mapping) else {"_raw_arguments": arguments}
+            call_id = str(call.get("id") or f"mini_{calls + len(blocks) + 1:04d}")
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call_id,
+                    "name": str(function.get("name") or "bash"),
+                    "input": inputs,
+                }
+            )
+        return blocks, []
+    # Text-based: the parsed actions when mini saved them, else its own patterns — where it
+    # finds exactly one (more, or none, is a format error: nothing ran, the next user message
+    # says so).
+    actions = extra.get("actions")
+    if isinstance(actions, list):
+        commands = [str(a.get("command", "")) for a in actions if isinstance(a, Mapping)]
+    else:
+        found = [(a or b).strip() for a, b in _ACTION.findall(text)]
+        commands = found if len(found) == 1 else []
+    thought = _ACTION.sub("", text).strip() if commands else text
+    blocks = [{"type": "text", "text": thought}] if thought.strip() else []
+    ids = [f"mini_{calls + n + 1:04d}" for n in range(len(commands))]
+    blocks += [
+        {"type": "tool_use", "id": call_id, "name": "bash", "input": {"command": command}}
+        for call_id, command in zip(ids, commands, strict=True)
+    ]
+    return blocks, ids
+
+
+def _notes(data: Mapping[str, Any]) -> dict[str, Any]:
+    notes: dict[str, Any] = {k: data[k] for k in ("instance_id", "trajectory_format") if k in data}
+    info = _mapping(data.get("info"))
+    for key in ("exit_status", "mini_version"):
+        if info.get(key):
+            notes[key] = info[key]
+    stats = _mapping(info.get("model_stats"))
+    if "api_calls" in stats:
+        notes["api_calls"] = stats["api_calls"]
+    model = _mapping(_mapping(info.get("config")).get("model"))
+    if isinstance(model.get("model_name"), str):
+        notes["models"] = [model["model_name"]]
+    return notes
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, Mapping) and p.get("type") == "text"
+        )
+    return "" if content is None else str(content)
