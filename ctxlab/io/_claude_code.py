@@ -6,8 +6,11 @@ merged. Progress, file-history and system lines are skipped; ``compact_boundary`
 compaction records and the summary message that follows (``isCompactSummary``) is marked (a
 summary without a boundary is a compaction too); ``microcompact_boundary`` lines (old tool
 results cleared in place) are recorded with the calls they cleared.
-Subagent turns (``isSidechain``) are left out unless asked for. Claude Code does not record its
-system prompt or tool schemas.
+Subagents (Task calls) are conversations of their own: ``agent_progress`` lines of the main
+file and sidechain lines (``isSidechain``), grouped by the Task call or agent; the main thread
+keeps the Task's real result, and ``load(path, episode=N)`` opens the N-th subagent
+(``meta["subagents"]`` lists them). Claude Code does not record its system prompt or tool
+schemas.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, anthropic_block
 from ctxlab.messages import ProviderUsage
 
-__all__ = ["from_claude_code", "is_claude_code_line"]
+__all__ = ["from_claude_code", "is_claude_code_line", "subagent_records"]
 
 _LINE_TYPES = {"user", "assistant", "progress", "system", "file-history-snapshot", "summary"}
 
@@ -58,10 +61,55 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return [anthropic_block(block) for block in content if isinstance(block, Mapping)]
 
 
+def subagent_records(
+    records: Iterable[tuple[int, Any]],
+) -> tuple[list[tuple[int, Any]], dict[str, list[tuple[int, Any]]]]:
+    """The main thread's lines, and each subagent's message lines by the Task call that started
+    it: ``agent_progress`` lines (their ``data.message``, under ``parentToolUseID``) and
+    sidechain lines (``isSidechain``, under their ``agentId``). A file holding sidechain lines
+    only (a subagent's own ``agent-*.jsonl``) is that agent's main thread."""
+    main: list[tuple[int, Any]] = []
+    agents: dict[str, list[tuple[int, Any]]] = {}
+    seen: set[str] = set()
+    side: list[tuple[int, Any]] = []
+    for number, record in records:
+        if not isinstance(record, Mapping):
+            main.append((number, record))
+            continue
+        data = record.get("data")
+        if record.get("type") == "progress" and isinstance(data, Mapping):
+            message = data.get("message")
+            if data.get("type") == "agent_progress" and isinstance(message, Mapping):
+                key = str(record.get("parentToolUseID") or data.get("agentId") or "agent")
+                uuid = str(message.get("uuid") or "")
+                if uuid and uuid in seen:
+                    continue  # the same message reported again
+                seen.add(uuid)
+                agents.setdefault(key, []).append((number, message))
+                continue
+        if record.get("isSidechain"):
+            side.append((number, record))
+            continue
+        main.append((number, record))
+    if side and not any(
+        isinstance(r, Mapping) and r.get("type") in ("user", "assistant") for _, r in main
+    ):
+        # A subagent's own file: its lines are the conversation.
+        return [*main, *((n, {**r, "isSidechain": False}) for n, r in side)], agents
+    for number, record in side:
+        key = str(record.get("agentId") or "sidechain")
+        agents.setdefault(key, []).append((number, {**record, "isSidechain": False}))
+    return main, agents
+
+
 def from_claude_code(
     records: Iterable[tuple[int, Any]], where: str, *, sidechains: bool = False
 ) -> tuple[ConversationBuilder, dict[str, Any]]:
-    """The conversation of (line number, decoded line) pairs, and the meta learned on the way."""
+    """The conversation of (line number, decoded line) pairs, and the meta learned on the way.
+
+    Every line that is not a message is counted in ``meta["skipped"]`` by its kind (progress,
+    file-history snapshots, queue operations, other system lines, attachments, sidechain lines
+    left out, lines of an unknown shape)."""
     builder = ConversationBuilder(where)
     meta: dict[str, Any] = {"source": "claude_code", "compactions": []}
     models: list[str] = []
@@ -75,14 +123,18 @@ def from_claude_code(
             msg = f"{where} line {number}: not a JSON object"
             raise MessageFormatError(msg)
         if record.get("isSidechain") and not sidechains:
+            builder.skip("sidechain")
             continue
         kind = record.get("type")
         if kind == "system":
             boundary = _boundary(record, sum(t["role"] == "assistant" for t in builder.turns))
             if boundary is not None:
                 meta["compactions"].append(boundary)
+            else:
+                builder.skip(f"system {record.get('subtype') or 'line'}")
             continue
         if kind not in ("user", "assistant"):
+            builder.skip(_kind_of(record))
             continue
         message = record.get("message")
         if not isinstance(message, Mapping):
@@ -100,7 +152,9 @@ def from_claude_code(
                 if b.get("type") != "text" or str(b.get("text", "")).strip()
             ]
             if not blocks:
-                continue  # an empty first line ("\n\n") must not take the response's usage
+                # An empty first line ("\n\n") must not take the response's usage.
+                builder.skip("empty reply line")
+                continue
             usage = None if response in seen_responses else _usage(message)
             seen_responses.add(response)
             earlier = response_turn.get(response)
@@ -124,6 +178,18 @@ def from_claude_code(
     meta["models"] = models
     meta["reply_models"] = reply_models
     return builder, meta
+
+
+def _kind_of(record: Mapping[str, Any]) -> str:
+    # What a line that is not a message is, for meta["skipped"].
+    kind = record.get("type")
+    if kind == "progress":
+        data = record.get("data")
+        sub = data.get("type") if isinstance(data, Mapping) else None
+        return f"progress {sub}" if sub else "progress"
+    if isinstance(kind, str):
+        return kind
+    return "line of an unknown shape"
 
 
 def _boundary(record: Mapping[str, Any], replies: int) -> dict[str, Any] | None:

@@ -19,7 +19,7 @@ from ctxlab.io._chat import (
     is_openai_responses,
     tool_schemas,
 )
-from ctxlab.io._claude_code import from_claude_code, is_claude_code_line
+from ctxlab.io._claude_code import from_claude_code, is_claude_code_line, subagent_records
 from ctxlab.io._codex import from_codex, is_codex_line
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._frameworks import (
@@ -206,16 +206,45 @@ def _load(
         if kind == "ctxlab":
             return load_transcript(path)
         if kind == "claude_code":
-            builder, meta = from_claude_code(
-                records or [(1, document)], label, sidechains=sidechains
+            return _claude_code(
+                records or [(1, document)], label, name or stem, episode, sidechains
             )
-            return _transcript(name or stem, builder, meta, "", ())
         data: Any = document if records == [] else [value for _, value in records]
     else:
         data = as_plain_data(source) if isinstance(source, list | tuple) else source
         label, stem = "<data>", "session"
         kind = format or detect_format(data)
     return _from_data(data, kind, label, name or stem, episode)
+
+
+def _claude_code(
+    records: list[tuple[int, Any]], where: str, name: str, episode: int, sidechains: bool
+) -> Transcript:
+    # Episode 0 is the main thread; episode N the N-th subagent (in order of first line).
+    if sidechains:  # the former splice of every subagent into the main thread
+        builder, meta = from_claude_code(records, where, sidechains=True)
+        return _transcript(name, builder, meta, "", ())
+    main, agents = subagent_records(records)
+    listed: list[dict[str, Any]] = [
+        {"episode": n, "task_call_id": key, "lines": len(lines)}
+        for n, (key, lines) in enumerate(agents.items(), 1)
+    ]
+    if episode:
+        if not 0 < episode <= len(listed):
+            msg = (
+                f"{where}: no subagent {episode} (the session has {len(listed)}; episode 0 is "
+                "the main thread)"
+            )
+            raise MessageFormatError(msg)
+        key = listed[episode - 1]["task_call_id"]
+        builder, meta = from_claude_code(agents[key], f"{where} subagent {episode}")
+        meta.update(subagent_of=key)
+        return _transcript(f"{name}#{episode}", builder, meta, "", ())
+    builder, meta = from_claude_code(main, where)
+    if listed:
+        meta["subagents"] = listed
+        builder.skip("subagent line", sum(item["lines"] for item in listed))
+    return _transcript(name, builder, meta, "", ())
 
 
 def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> Transcript:

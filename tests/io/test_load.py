@@ -563,3 +563,37 @@ def test_a_compact_summary_after_tool_results_is_found_in_their_turn() -> None:
     summary = transcript.messages[compaction["summary_index"]]
     texts = [b.text for b in summary.content if b.type == "text"]  # type: ignore[union-attr]
     assert any("being continued from a previous conversation" in t for t in texts)
+
+
+@requires_corpus
+def test_every_line_of_a_claude_code_session_is_a_message_or_counted() -> None:
+    # Counted from the raw lines, independently: user/assistant lines of the main thread are
+    # messages; compaction boundaries are recorded; everything else is in meta["skipped"].
+    for path in raw("claude_code", "*.jsonl")[:6]:
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        messages = sum(
+            1 for r in lines if r.get("type") in ("user", "assistant") and not r.get("isSidechain")
+        )
+        boundaries = sum(
+            1
+            for r in lines
+            if r.get("type") == "system"
+            and r.get("subtype") in ("compact_boundary", "microcompact_boundary")
+        )
+        transcript = load(path)
+        skipped = transcript.meta.get("skipped", {})
+        subagent_lines = skipped.get("subagent line", 0)
+        others = sum(
+            v for k, v in skipped.items() if k not in ("subagent line", "empty reply line")
+        )
+        # A subagent's lines are agent_progress lines of the file: counted once, as subagents'.
+        progress_agents = sum(
+            1
+            for r in lines
+            if r.get("type") == "progress" and r["data"].get("type") == "agent_progress"
+        )
+        assert subagent_lines <= progress_agents + sum(1 for r in lines if r.get("isSidechain"))
+        assert messages + boundaries + others + progress_agents + sum(
+            1 for r in lines if r.get("isSidechain")
+        ) == len(lines), path.name
+        assert sum(e["lines"] for e in transcript.meta.get("subagents", [])) == subagent_lines

@@ -1,0 +1,132 @@
+"""Claude Code subagents as conversations of their own: sidechain lines and agent_progress
+lines grouped by the Task call, the main thread keeping the Task's real result, a subagent's
+own file, and every other line counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io import load
+from ctxlab.messages import find_tool_pair_problems
+
+
+def _line(kind: str, content: Any, **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(
+            id=extra.pop("mid", "msg_x"),
+            model="claude-sonnet-4-5",
+            usage={"input_tokens": 10, "output_tokens": 5},
+        )
+    return {
+        "type": kind,
+        "sessionId": "s1",
+        "uuid": extra.pop("uuid", "u"),
+        "message": message,
+        **extra,
+    }
+
+
+def _session(tmp_path: Path) -> Path:
+    task = {
+        "type": "tool_use",
+        "id": "toolu_task",
+        "name": "Task",
+        "input": {"prompt": "Find the config loader"},
+    }
+    lines = [
+        {"type": "queue-operation", "operation": "enqueue", "sessionId": "s1", "timestamp": "t"},
+        _line("user", "Refactor the config loader", uuid="u1"),
+        _line("assistant", [task], mid="m1", uuid="a1"),
+        # The subagent, as sidechain lines (its own conversation, under its agent id).
+        _line("user", "Find the config loader", uuid="s1", isSidechain=True, agentId="ag1"),
+        _line(
+            "assistant",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_grep",
+                    "name": "Grep",
+                    "input": {"pattern": "load_config"},
+                }
+            ],
+            mid="m2",
+            uuid="s2",
+            isSidechain=True,
+            agentId="ag1",
+        ),
+        _line(
+            "user",
+            [{"type": "tool_result", "tool_use_id": "toolu_grep", "content": "src/config.py:12"}],
+            uuid="s3",
+            isSidechain=True,
+            agentId="ag1",
+        ),
+        _line(
+            "assistant",
+            [{"type": "text", "text": "It is in src/config.py."}],
+            mid="m3",
+            uuid="s4",
+            isSidechain=True,
+            agentId="ag1",
+        ),
+        {
+            "type": "attachment",
+            "sessionId": "s1",
+            "attachment": {"type": "file", "content": "x" * 500},
+        },
+        # The Task's real result in the main thread.
+        _line(
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_task",
+                    "content": "It is in src/config.py.",
+                }
+            ],
+            uuid="u2",
+        ),
+        _line(
+            "assistant", [{"type": "text", "text": "Found it; refactoring."}], mid="m4", uuid="a2"
+        ),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def test_the_main_thread_keeps_the_tasks_real_result_and_lists_its_subagent(tmp_path: Path) -> None:
+    transcript = load(_session(tmp_path))
+    assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
+    (result,) = transcript.messages[2].tool_results  # type: ignore[union-attr]
+    assert (result.tool_use_id, result.text) == ("toolu_task", "It is in src/config.py.")
+    assert not result.is_error  # the real result, not "No result was recorded"
+    assert transcript.meta["subagents"] == [{"episode": 1, "task_call_id": "ag1", "lines": 4}]
+    assert transcript.meta["skipped"] == {"queue-operation": 1, "attachment": 1, "subagent line": 4}
+    assert "repairs" not in transcript.meta
+
+
+def test_a_subagent_opens_as_its_own_conversation(tmp_path: Path) -> None:
+    agent = load(_session(tmp_path), episode=1)
+    assert [m.role for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert agent.messages[0].content[0].text == "Find the config loader"  # type: ignore[union-attr]
+    assert agent.messages[1].tool_uses[0].name == "Grep"  # type: ignore[union-attr]
+    assert find_tool_pair_problems(agent.messages) == []
+    assert agent.meta["subagent_of"] == "ag1" and agent.name == "session#1"
+    with pytest.raises(MessageFormatError, match=r"no subagent 2 .*has 1; episode 0 is the main"):
+        load(_session(tmp_path), episode=2)
+
+
+def test_a_subagents_own_file_loads_as_its_conversation(tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in _session(tmp_path).read_text().splitlines()]
+    alone = tmp_path / "agent-ag1.jsonl"
+    alone.write_text("\n".join(json.dumps(r) for r in lines if r.get("isSidechain")) + "\n")
+    transcript = load(alone)
+    assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
+    assert transcript.messages[-1].content[0].text == "It is in src/config.py."  # type: ignore[union-attr]
