@@ -67,6 +67,8 @@ class ConversationBuilder:
         self.turns: list[dict[str, Any]] = []
         self.usage: dict[int, ProviderUsage] = {}
         self.dropped: dict[str, int] = {}
+        self.notes: dict[str, Any] = {}
+        """What an importer learned or did on the way, for the transcript's meta."""
         self.skipped: dict[str, int] = {}
         """Records of the source not turned into messages, by reason (`skip`)."""
         self.renamed = 0
@@ -159,7 +161,7 @@ class ConversationBuilder:
             msg = f"{self.where}: {exc}"
             raise MessageFormatError(msg) from exc
         fixed, repairs = repair_conversation(tuple(messages))
-        notes: dict[str, Any] = {}
+        notes: dict[str, Any] = dict(self.notes)
         if self.dropped:
             notes["dropped_blocks"] = dict(self.dropped)
         if self.skipped:

@@ -5,6 +5,7 @@ OpenAI Responses API's items."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -139,29 +140,79 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
 
 
 def from_anthropic(messages: Sequence[Any], where: str) -> ConversationBuilder:
-    """The conversation of Anthropic Messages dicts (string or block content)."""
+    """The conversation of Anthropic Messages dicts (string or block content). Results a harness
+    wrote back as text (Cline and Roo Code: ``[read_file for 'x'] Result:`` then the output)
+    become the tool results of the calls they answer."""
     builder = ConversationBuilder(where)
+    pending: list[tuple[str, str]] = []  # (id, name) of the last reply's calls
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
             msg = f"{where} message {index}: expected a dict with role 'user' or 'assistant'"
             raise MessageFormatError(msg)
         content = message.get("content")
         if isinstance(content, str):
-            builder.text(message["role"], content)
-        elif isinstance(content, list):
-            builder.add(
-                message["role"],
-                [
-                    anthropic_block(b)
-                    if isinstance(b, Mapping)
-                    else {"type": "text", "text": str(b)}
-                    for b in content
-                ],
-            )
-        else:
+            content = [{"type": "text", "text": content}] if content.strip() else []
+        if not isinstance(content, list):
             msg = f"{where} message {index}: 'content' must be a string or a list of blocks"
             raise MessageFormatError(msg)
+        blocks = [
+            anthropic_block(b) if isinstance(b, Mapping) else {"type": "text", "text": str(b)}
+            for b in content
+        ]
+        if message["role"] == "assistant":
+            pending = [
+                (str(b.get("id")), str(b.get("name"))) for b in blocks if b["type"] == "tool_use"
+            ]
+        elif pending and not any(b["type"] == "tool_result" for b in blocks):
+            blocks, paired = _text_results(blocks, pending)
+            if paired:
+                builder.notes["text_results_paired"] = (
+                    builder.notes.get("text_results_paired", 0) + paired
+                )
+            pending = []
+        else:
+            pending = []
+        builder.add(message["role"], blocks)
     return builder
+
+
+_TEXT_RESULT = re.compile(r"^\[(?P<name>[\w.:-]+)(?: for [^\n]*?)?\] Result:[ \t]*\n?", re.DOTALL)
+
+
+def _text_results(
+    blocks: list[dict[str, Any]], pending: list[tuple[str, str]]
+) -> tuple[list[dict[str, Any]], int]:
+    """``blocks`` with each text-encoded result (a ``[name ...] Result:`` header, then its
+    output up to the next header or the harness's ``<environment_details>``) as the tool result
+    of the pending call of that name."""
+    out: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    open_calls = list(pending)
+    paired = 0
+    for block in blocks:
+        text = block.get("text") if block["type"] == "text" else None
+        header = _TEXT_RESULT.match(text) if isinstance(text, str) else None
+        if header is not None and open_calls:
+            name = header.group("name")
+            call = next((c for c in open_calls if c[1] == name), open_calls[0])
+            open_calls.remove(call)
+            current = {"type": "tool_result", "tool_use_id": call[0], "content": []}
+            out.append(current)
+            paired += 1
+            rest = text[header.end() :] if isinstance(text, str) else ""
+            if rest.strip():
+                current["content"].append({"type": "text", "text": rest})
+            continue
+        ends = isinstance(text, str) and text.lstrip().startswith("<environment_details>")
+        if current is not None and not ends and block["type"] in ("text", "image"):
+            current["content"].append(block)
+            continue
+        current = None
+        out.append(block)
+    for result in out:
+        if result["type"] == "tool_result" and not result["content"]:
+            result["content"] = "(no output)"
+    return out, paired
 
 
 _RESPONSES_TYPES = {"message", "function_call", "function_call_output", "reasoning"}
