@@ -1,8 +1,9 @@
 """`sessions`: a folder of recorded sessions as a table, one row per file.
 
 Point it at ``~/.claude/projects``, ``~/.codex/sessions``, ``~/.gemini/tmp`` or any folder:
-every file that could be a session (``.jsonl``, ``.json``) gets a row — the format detected,
-its models, requests, tool calls, the conversation's size, what the provider billed, its own
+every file that could be a session (``.jsonl``, ``.json``, aider's history) gets a row — the
+format detected, its models, requests, tool calls, the conversation's size, what the provider
+billed, its own
 compactions, what was skipped or repaired — or, when it does not load, the reason in
 ``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
 interpreter lock), with a progress bar.
@@ -56,7 +57,7 @@ _COUNTS = (
     "skipped",
     "repairs",
 )
-SUFFIXES = (".jsonl", ".json")
+SUFFIXES = (".jsonl", ".json", ".aider.chat.history.md")
 """The files `sessions` reads."""
 _PARALLEL_FROM = 24  # files: below this, starting processes costs more than it saves
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._aider import from_aider, is_aider_history
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import (
     from_anthropic,
@@ -60,6 +61,7 @@ Format = Literal[
     "gemini_cli",
     "gemini",
     "codex",
+    "aider",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -170,7 +172,8 @@ def load(
     completion logs, tau-bench result files (``episode`` picks one), LangChain message dicts,
     pydantic-ai message JSON, OpenTelemetry trace exports (GenAI semantic conventions or
     OpenInference; ``episode`` picks a conversation), Gemini CLI sessions (``session-*.jsonl``
-    or ``.json``), Gemini API contents and Codex CLI rollouts (``rollout-*.jsonl``). What a file holds that is not a message (a CLI's
+    or ``.json``), Gemini API contents, Codex CLI rollouts (``rollout-*.jsonl``) and aider's
+    ``.aider.chat.history.md`` (``episode`` picks a run). What a file holds that is not a message (a CLI's
     info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
@@ -199,6 +202,17 @@ def _load(
 ) -> Transcript:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
+        if format == "aider" or (format is None and _starts_as_aider(path)):
+            builder, notes = from_aider(read_text(path), str(path), episode)
+            meta = {"source": "aider", **notes}
+            # Named for the folder it is in: aider keeps one history per repository.
+            return _transcript(
+                name or path.resolve().parent.name or "aider",
+                builder,
+                meta,
+                "",
+                (),
+            )
         records, document = _records(path)
         label, stem = str(path), path.name.split(".")[0]
         first = document if records == [] else records[0][1]
@@ -215,6 +229,16 @@ def _load(
         label, stem = "<data>", "session"
         kind = format or detect_format(data)
     return _from_data(data, kind, label, name or stem, episode)
+
+
+def _starts_as_aider(path: Path) -> bool:
+    # A Markdown chat history, not JSON: known from its first bytes.
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return False
+    return is_aider_history(head.decode("utf-8", "replace"))
 
 
 def _claude_code(

@@ -29,6 +29,7 @@ def _folder(tmp_path: Path) -> Path:
         (FIXTURES / "gemini" / "session-2026-03-02T10-00-4a1c.jsonl", root / "gemini"),
     ]:
         shutil.copy(source, target)
+    shutil.copy(FIXTURES / "aider" / ".aider.chat.history.md", root)
     (root / "broken.jsonl").write_text('{"type": "user", "message": \n')
     (root / "notes.txt").write_text("not a session")  # not a session file: not listed
     (root / ".cache").mkdir()
@@ -46,6 +47,7 @@ def test_every_session_file_is_a_row_loaded_or_with_its_problem(tmp_path: Path) 
         Path(p).name: row for p, row in zip(frame["path"], frame.to_dict("records"), strict=True)
     }
     assert sorted(by_name) == [
+        ".aider.chat.history.md",
         "broken.jsonl",
         "chat.json",
         "rollout-2026-02-10T09-00-00-019a-demo.jsonl",
@@ -75,7 +77,7 @@ def test_processes_give_the_same_rows(tmp_path: Path) -> None:
         (root / f"chat{n}.json").write_text((root / "chat.json").read_text())
     alone = sessions(root, progress=False, workers=1)
     parallel = sessions(root, progress=False, workers=2)
-    assert len(parallel) == 34
+    assert len(parallel) == 35
     assert parallel.drop(columns="modified").equals(alone.drop(columns="modified"))
 
 
@@ -88,7 +90,7 @@ async def test_a_row_opens_in_the_lab_and_the_frame_sweeps(tmp_path: Path) -> No
     lab = await Lab.open(codex, context_window=32_000, counter=ApproximateCounter())
     assert len(lab.steps) == 5
     result = sweep(frame, {"default": ContextConfig()}, (32_000,), progress=False)
-    assert len(result) == 3  # the three files that loaded; the broken one is left out
+    assert len(result) == 4  # the four files that loaded; the broken one is left out
 
 
 def test_a_path_that_is_not_a_folder_is_refused(tmp_path: Path) -> None:

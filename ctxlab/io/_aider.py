@@ -1,0 +1,106 @@
+"""aider's chat history: ``.aider.chat.history.md`` in a repository.
+
+Read from aider's own writer (Aider-AI/aider, ``aider/io.py``: ``InputOutput.user_input``,
+``ai_output``, ``tool_output`` and ``append_chat_history``; 2024–2026), which appends Markdown:
+
+- ``# aider chat started at <time>`` opens each run (one file holds many: ``episode`` picks one);
+- the user's input, every line prefixed ``#### `` (the lines of one input joined by a
+  two-space line break);
+- the model's reply as it is;
+- aider's own output (commands, applied edits, commits, token reports) as ``> `` quoted lines —
+  not a message; a token report (``> Tokens: 2.4k sent, 1.1k cache hit, 180 received.``) is the
+  usage of the reply before it.
+
+aider records no tool calls: it edits files from the reply's text (search/replace blocks).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.messages import ProviderUsage
+
+__all__ = ["from_aider", "is_aider_history"]
+
+_START = "# aider chat started at "
+_TOKENS = re.compile(r"^Tokens:\s*(?P<body>.*)$")
+_COUNT = re.compile(
+    r"(?P<number>[\d.,]+)\s*(?P<unit>[kKmM]?)\s+(?P<what>sent|received|cache write|cache hit)"
+)
+
+
+def is_aider_history(text: str) -> bool:
+    """Whether ``text`` is an aider chat history (it opens with a run's header)."""
+    return text.lstrip().startswith(_START)
+
+
+def from_aider(
+    text: str, where: str, episode: int = 0
+) -> tuple[ConversationBuilder, dict[str, Any]]:
+    """The conversation of run ``episode`` of an aider history, and its notes."""
+    runs = [part for part in re.split(rf"(?m)^{re.escape(_START)}", text) if part.strip()]
+    if not 0 <= episode < len(runs):
+        msg = f"{where}: no run {episode} (the history holds {len(runs)} runs, from 0)"
+        raise MessageFormatError(msg)
+    run = runs[episode]
+    started, _, body = run.partition("\n")
+    builder = ConversationBuilder(where)
+    notes: dict[str, Any] = {"runs": len(runs), "started": started.strip()}
+    user: list[str] = []
+    reply: list[str] = []
+    aider_lines = 0
+
+    def flush_user() -> None:
+        if user:
+            builder.text("user", "\n".join(user).strip())
+            user.clear()
+
+    def flush_reply() -> None:
+        if reply and "\n".join(reply).strip():
+            builder.text("assistant", "\n".join(reply).strip())
+        reply.clear()
+
+    for line in body.splitlines():
+        if line.startswith("#### ") or line == "####":
+            flush_reply()
+            user.append(line[5:].rstrip())
+        elif line.startswith("> ") or line == ">":
+            flush_user()
+            flush_reply()
+            aider_lines += 1
+            usage = _usage(line[1:].strip())
+            if usage is not None:
+                turn = next(
+                    (
+                        i
+                        for i in range(len(builder.turns) - 1, -1, -1)
+                        if builder.turns[i]["role"] == "assistant"
+                    ),
+                    None,
+                )
+                if turn is not None:
+                    builder.usage[turn] = usage
+        else:
+            flush_user()
+            reply.append(line)
+    flush_user()
+    flush_reply()
+    builder.skip("aider output line", aider_lines)
+    return builder, notes
+
+
+def _usage(line: str) -> ProviderUsage | None:
+    match = _TOKENS.match(line)
+    if match is None:
+        return None
+    counts = {"sent": 0, "received": 0, "cache write": 0, "cache hit": 0}
+    for part in _COUNT.finditer(match.group("body")):
+        number = float(part.group("number").replace(",", ""))
+        scale = {"k": 1_000, "m": 1_000_000}.get(part.group("unit").lower(), 1)
+        counts[part.group("what")] = round(number * scale)
+    # aider's "sent" counts every prompt token, the cache's reads and writes among them.
+    uncached = max(counts["sent"] - counts["cache write"] - counts["cache hit"], 0)
+    return ProviderUsage(uncached, counts["received"], counts["cache hit"], counts["cache write"])
