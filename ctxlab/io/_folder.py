@@ -3,9 +3,8 @@
 Point it at ``~/.claude/projects``, ``~/.codex/sessions``, ``~/.gemini/tmp`` or any folder:
 every file that could be a session (``.jsonl``, ``.json``, aider's history) gets a row — the
 format detected, its models, requests, tool calls, the conversation's size, what the provider
-billed, its own
-compactions, what was skipped or repaired — or, when it does not load, the reason in
-``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
+billed, its own compactions, what was skipped or repaired — or, when it does not load, the
+reason in ``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
 interpreter lock), with a progress bar.
 """
 
