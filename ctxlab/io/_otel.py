@@ -2,7 +2,7 @@
 `Transcript`.
 
 Read: OTLP JSON (the file exporter's JSON Lines of ``TracesData``, an OTLP/HTTP JSON body), the
-SDK's own span JSON (``ReadableSpan.to_json()``, what the console exporter prints) and SDK span
+SDK's own span JSON (``ReadableSpan.tojson_value()``, what the console exporter prints) and SDK span
 objects (read into plain spans by `ctxlab.io._otel_spans`). Two conventions carry the content:
 
 - the OpenTelemetry GenAI semantic conventions: ``gen_ai.system_instructions``,
@@ -25,7 +25,6 @@ rewrite, and only its new tail joins the transcript.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +33,14 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
+from ctxlab.io._otel_messages import (
+    Turn,
+    as_text,
+    genai_turns,
+    indexed,
+    indexed_prompts,
+    json_value,
+)
 from ctxlab.io._otel_spans import Span, is_otel, spans_of
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
@@ -41,8 +48,6 @@ from ctxlab.messages._request import ToolSchema
 __all__ = ["from_otel", "is_otel"]
 
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-
-Turn = tuple[str, list[dict[str, Any]]]
 
 
 @dataclass
@@ -61,90 +66,29 @@ class _Call:
 # --- one LLM span as a request ----------------------------------------------------------------
 
 
-def _json(value: Any) -> Any:
-    # Structured attributes travel as JSON strings (OTel attributes are flat); a kvlist or array
-    # exporter sends them decoded.
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _part_block(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind = part.get("type")
-    if kind == "text":
-        return {"type": "text", "text": _as_text(part.get("content", ""))}
-    if kind == "tool_call":
-        arguments = _json(part.get("arguments"))
-        return {
-            "type": "tool_use",
-            "id": str(part.get("id") or ""),
-            "name": str(part.get("name") or "tool"),
-            "input": arguments if isinstance(arguments, dict) else {"arguments": arguments},
-        }
-    if kind == "tool_call_response":
-        result = part.get("response", part.get("result", ""))
-        return {
-            "type": "tool_result",
-            "tool_use_id": str(part.get("id") or ""),
-            "content": _as_text(result),
-        }
-    if kind == "blob" and part.get("modality") == "image" and isinstance(part.get("content"), str):
-        data = part["content"]
-        try:
-            base64.b64decode(data, validate=True)
-        except ValueError:
-            return {"type": "blob"}
-        media = str(part.get("mime_type") or "image/png")
-        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
-    if kind == "reasoning":
-        return {"type": "thinking", "thinking": _as_text(part.get("content", ""))}
-    # uri, file, ...: counted as dropped by the builder.
-    return {"type": f"otel:{kind}"}
-
-
-def _genai_turns(messages: Any) -> tuple[list[Turn], list[str]]:
-    turns: list[Turn] = []
-    system: list[str] = []
-    for message in messages if isinstance(messages, list) else ():
-        if not isinstance(message, Mapping):
-            continue
-        role = message.get("role")
-        parts = [p for p in message.get("parts") or () if isinstance(p, Mapping)]
-        if role == "system":
-            system.extend(_as_text(p.get("content", "")) for p in parts if p.get("type") == "text")
-            continue
-        blocks = [_part_block(p) for p in parts]
-        turns.append(("assistant" if role in ("assistant", "model") else "user", blocks))
-    return turns, system
-
-
 def _genai_call(span: Span, group: str) -> _Call | None:
     attrs = dict(span.attributes)
     for name, event_attrs in span.events:
         if name == _DETAILS_EVENT:
             attrs = {**event_attrs, **attrs}
+    indexed_prompts(attrs)
     if "gen_ai.input.messages" not in attrs and "gen_ai.output.messages" not in attrs:
         return None
-    inputs, system = _genai_turns(_json(attrs.get("gen_ai.input.messages")))
-    outputs, _ = _genai_turns(_json(attrs.get("gen_ai.output.messages")))
-    instructions = _json(attrs.get("gen_ai.system_instructions"))
+    inputs, system = genai_turns(json_value(attrs.get("gen_ai.input.messages")))
+    outputs, _ = genai_turns(json_value(attrs.get("gen_ai.output.messages")))
+    instructions = json_value(attrs.get("gen_ai.system_instructions"))
     if isinstance(instructions, str):
         system.insert(0, instructions)
     elif isinstance(instructions, list):
-        texts = [_as_text(p.get("content", "")) for p in instructions if isinstance(p, Mapping)]
+        texts = [as_text(p.get("content", "")) for p in instructions if isinstance(p, Mapping)]
         system[:0] = texts
     return _Call(
         start=span.start,
         group=str(attrs.get("gen_ai.conversation.id") or group),
         system="\n\n".join(s for s in system if s),
-        tools=tool_schemas(_json(attrs.get("gen_ai.tool.definitions")), "gen_ai.tool.definitions"),
+        tools=tool_schemas(
+            json_value(attrs.get("gen_ai.tool.definitions")), "gen_ai.tool.definitions"
+        ),
         inputs=inputs,
         outputs=outputs,
         usage=_usage(
@@ -172,28 +116,16 @@ def _usage(
     )
 
 
-def _indexed(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """OpenInference's flattened lists: ``prefix.0.rest`` keys as a list of {rest: value}."""
-    items: dict[int, dict[str, Any]] = {}
-    for key, value in attrs.items():
-        if not key.startswith(prefix):
-            continue
-        index, _, rest = key[len(prefix) :].partition(".")
-        if index.isdigit() and rest:
-            items.setdefault(int(index), {})[rest] = value
-    return [items[i] for i in sorted(items)]
-
-
 def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Turn], list[str]]:
     turns: list[Turn] = []
     system: list[str] = []
-    for message in _indexed(attrs, prefix):
+    for message in indexed(attrs, prefix):
         role = message.get("message.role")
         content = message.get("message.content")
         texts = [content] if isinstance(content, str) and content else []
         texts += [
             str(part.get("message_content.text", ""))
-            for part in _indexed(message, "message.contents.")
+            for part in indexed(message, "message.contents.")
             if part.get("message_content.type", "text") == "text"
         ]
         if role == "system":
@@ -209,8 +141,8 @@ def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Tu
             )
             continue
         blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
-        for call in _indexed(message, "message.tool_calls."):
-            arguments = _json(call.get("tool_call.function.arguments"))
+        for call in indexed(message, "message.tool_calls."):
+            arguments = json_value(call.get("tool_call.function.arguments"))
             blocks.append(
                 {
                     "type": "tool_use",
@@ -229,7 +161,7 @@ def _openinference_call(span: Span, group: str) -> _Call | None:
         return None
     inputs, system = _openinference_turns(attrs, "llm.input_messages.")
     outputs, _ = _openinference_turns(attrs, "llm.output_messages.")
-    schemas = [_json(t.get("tool.json_schema")) for t in _indexed(attrs, "llm.tools.")]
+    schemas = [json_value(t.get("tool.json_schema")) for t in indexed(attrs, "llm.tools.")]
     return _Call(
         start=span.start,
         group=str(attrs.get("session.id") or group),

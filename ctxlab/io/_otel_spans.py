@@ -1,7 +1,14 @@
-"""Reading OpenTelemetry span exports, whatever their shape: OTLP JSON (``TracesData`` /
-OTLP/HTTP bodies, attribute values wrapped as ``AnyValue``), the SDK's own span JSON
-(``ReadableSpan.to_json()``) — as plain spans: start time, trace, name, attributes, events.
-What the spans mean for a conversation is `ctxlab.io._otel`'s business."""
+"""Reading OpenTelemetry span exports, whatever their shape — as plain spans: start time,
+trace, name, attributes, events. What the spans mean for a conversation is
+`ctxlab.io._otel`'s business.
+
+- OTLP JSON (``TracesData`` / OTLP/HTTP bodies, values wrapped as ``AnyValue``), also as Tempo
+  exports it (``batches`` of ``instrumentationLibrarySpans``, OTLP's older field names);
+- the SDK's span JSON (``ReadableSpan.to_json()``), and the span JSON of tools built on it:
+  Phoenix (the kind in a top-level ``span_kind``, attributes nested: ``{"llm": {...}}``),
+  any-agent (``{"spans": [...]}``, its ``AgentSpan.model_dump()``);
+- Jaeger's JSON (``{"data": [{"traceID", "spans": [{"tags": [{key, type, value}]}]}]}``).
+"""
 
 from __future__ import annotations
 
@@ -25,14 +32,32 @@ class Span:
 
 
 def is_otel(value: Any) -> bool:
-    """Whether a decoded document (or first JSON Lines record) is an OTLP or SDK span export."""
+    """Whether a decoded document (or first JSON Lines record) is a span export of one of the
+    shapes this module reads."""
     if isinstance(value, Mapping):
-        if isinstance(value.get("resourceSpans") or value.get("resource_spans"), list):
+        for key in ("resourceSpans", "resource_spans", "batches"):
+            if isinstance(value.get(key), list):
+                return True
+        if _is_jaeger(value):
             return True
+        spans = value.get("spans")
+        if isinstance(spans, list) and spans and not isinstance(value.get("messages"), list):
+            return is_otel(spans[0])
         return isinstance(value.get("attributes"), Mapping) and isinstance(
             value.get("context"), Mapping
         )
     return bool(value) and isinstance(value, list) and is_otel(value[0])
+
+
+def _is_jaeger(value: Mapping[str, Any]) -> bool:
+    data = value.get("data")
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and isinstance(data[0], Mapping)
+        and "traceID" in data[0]
+        and isinstance(data[0].get("spans"), list)
+    )
 
 
 # --- reading spans --------------------------------------------------------------------------
@@ -91,13 +116,38 @@ def _otlp_span(span: Mapping[str, Any]) -> Span:
     )
 
 
+def _flat(attributes: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested attributes (Phoenix: ``{"llm": {"input_messages": [{"message": ...}]}}``) as the
+    flat dotted keys OTLP carries (``llm.input_messages.0.message.role``); flat ones as they are."""
+    out: dict[str, Any] = {}
+    for key, value in attributes.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{name}."))
+        elif (
+            prefix
+            and isinstance(value, list)
+            and value
+            and all(isinstance(v, Mapping) for v in value)
+        ):
+            for index, item in enumerate(value):
+                out.update(_flat(item, f"{name}.{index}."))
+        else:
+            out[name] = value
+    return out
+
+
 def _sdk_span(span: Mapping[str, Any]) -> Span:
     context = span.get("context") or {}
+    attributes = _flat(span.get("attributes") or {})
+    kind = span.get("span_kind")
+    if isinstance(kind, str) and "openinference.span.kind" not in attributes:
+        attributes["openinference.span.kind"] = kind  # Phoenix keeps it beside the attributes
     return Span(
         start=_nanos(span.get("start_time")),
         trace=str(context.get("trace_id") or ""),
         name=str(span.get("name") or ""),
-        attributes=dict(span.get("attributes") or {}),
+        attributes=attributes,
         events=[
             (str(e.get("name")), dict(e.get("attributes") or {}))
             for e in span.get("events") or ()
@@ -106,18 +156,72 @@ def _sdk_span(span: Mapping[str, Any]) -> Span:
     )
 
 
+def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
+    spans: list[Span] = []
+    for trace in record.get("data") or ():
+        if not isinstance(trace, Mapping):
+            continue
+        for span in trace.get("spans") or ():
+            if not isinstance(span, Mapping):
+                continue
+            tags = {
+                str(t.get("key")): t.get("value")
+                for t in span.get("tags") or ()
+                if isinstance(t, Mapping)
+            }
+            logs = [
+                (
+                    "log",
+                    {
+                        str(f.get("key")): f.get("value")
+                        for f in log.get("fields") or ()
+                        if isinstance(f, Mapping)
+                    },
+                )
+                for log in span.get("logs") or ()
+                if isinstance(log, Mapping)
+            ]
+            spans.append(
+                Span(
+                    start=int(span.get("startTime") or 0) * 1_000,  # microseconds
+                    trace=str(span.get("traceID") or trace.get("traceID") or ""),
+                    name=str(span.get("operationName") or ""),
+                    attributes=tags,
+                    events=logs,
+                )
+            )
+    return spans
+
+
 def spans_of(data: Any, where: str) -> list[Span]:
+    if (
+        isinstance(data, Mapping)
+        and isinstance(data.get("spans"), list)
+        and "resourceSpans" not in data
+    ):
+        data = data["spans"]  # any-agent's trace: {"spans": [...]}
     records = data if isinstance(data, list) else [data]
     spans: list[Span] = []
     for number, record in enumerate(records):
         if not isinstance(record, Mapping):
             msg = f"{where} record {number}: expected an OTLP TracesData object or a span"
             raise MessageFormatError(msg)
-        resource_spans = record.get("resourceSpans", record.get("resource_spans"))
+        if _is_jaeger(record):
+            spans.extend(_jaeger_spans(record))
+            continue
+        resource_spans = record.get(
+            "resourceSpans", record.get("resource_spans", record.get("batches"))
+        )
         if resource_spans is None:
             spans.append(_sdk_span(record))
             continue
         for resource in resource_spans or ():
-            for scope in resource.get("scopeSpans") or resource.get("scope_spans") or ():
+            scopes = (
+                resource.get("scopeSpans")
+                or resource.get("scope_spans")
+                or resource.get("instrumentationLibrarySpans")  # OTLP before 0.15 (Tempo)
+                or ()
+            )
+            for scope in scopes:
                 spans.extend(_otlp_span(s) for s in scope.get("spans") or ())
     return spans
