@@ -85,6 +85,13 @@ class ConversationBuilder:
             if kind not in KEPT_BLOCKS:
                 self.dropped[str(kind)] = self.dropped.get(str(kind), 0) + 1
                 continue
+            if kind == "tool_result" and not (
+                isinstance(block.get("tool_use_id"), str) and block["tool_use_id"]
+            ):
+                # A result that names no call is an orphan: left out and counted, not a reason
+                # to refuse the whole file.
+                self.skip("tool result without a call id")
+                continue
             if kind in _ROLE_ONLY.get(role, ()):
                 block = {"type": "provider", "data": dict(block)}
             kept.append(self._ids(dict(block)))
@@ -130,6 +137,13 @@ class ConversationBuilder:
             self._rename[original] = new
             block["id"] = new
         elif block["type"] == "tool_result":
+            if not isinstance(block.get("tool_use_id"), str) or not block["tool_use_id"]:
+                # A result that names no call: an orphan the repair drops and counts, not a
+                # reason to refuse the whole file.
+                block["tool_use_id"] = ""
+                self.notes["results_without_call_id"] = (
+                    self.notes.get("results_without_call_id", 0) + 1
+                )
             block["tool_use_id"] = self._rename.get(
                 str(block.get("tool_use_id")), block.get("tool_use_id")
             )

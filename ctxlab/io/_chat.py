@@ -25,17 +25,60 @@ __all__ = [
 ]
 
 
+_OPENAI_PARTS = {"image_url", "input_audio", "file"}
+"""Content part types only OpenAI's Chat Completions has."""
+
+
 def is_openai(messages: Sequence[Any]) -> bool:
-    """Whether role dicts use OpenAI's shape (a ``tool`` role, ``tool_calls``, a system role)."""
+    """Whether role dicts use OpenAI's shape (a ``tool`` role, ``tool_calls``, a system role,
+    an ``image_url`` part)."""
     return any(
         isinstance(m, Mapping)
         and (
             m.get("role") in ("tool", "function", "system", "developer")
             or "tool_calls" in m
             or "function_call" in m
+            or (
+                isinstance(m.get("content"), list)
+                and any(
+                    isinstance(p, Mapping) and p.get("type") in _OPENAI_PARTS for p in m["content"]
+                )
+            )
         )
         for m in messages
     )
+
+
+def _user_blocks(content: Any) -> list[dict[str, Any]]:
+    """A user message's content parts as blocks: text, images (``image_url``: a data URL or a
+    link), anything else kept as a provider block — never dropped."""
+    if not isinstance(content, list):
+        text = _text(content)
+        return [{"type": "text", "text": text}] if text.strip() else []
+    blocks: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, str):
+            blocks.append({"type": "text", "text": part})
+        elif not isinstance(part, Mapping):
+            continue
+        elif part.get("type") == "text" and isinstance(part.get("text"), str):
+            if part["text"].strip():
+                blocks.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "image_url" and isinstance(part.get("image_url"), Mapping):
+            url = str(part["image_url"].get("url") or "")
+            if url.startswith("data:") and ";base64," in url:
+                media, data = url[5:].split(";base64,", 1)
+                blocks.append(
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": media, "data": data},
+                    }
+                )
+            else:
+                blocks.append({"type": "image", "source": {"type": "url", "url": url}})
+        else:
+            blocks.append({"type": "provider", "data": dict(part)})
+    return blocks
 
 
 def _text(content: Any) -> str:
@@ -98,7 +141,7 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
         if role in ("system", "developer"):
             system.append(_text(message.get("content")))
         elif role == "user":
-            builder.text("user", _text(message.get("content")))
+            builder.add("user", _user_blocks(message.get("content")))
         elif role == "assistant":
             blocks: list[dict[str, Any]] = []
             if _text(message.get("content")).strip():

@@ -290,6 +290,14 @@ def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, A
     if not isinstance(traj, list):
         msg = f"{where} episode {episode}: 'traj' must be a list of messages"
         raise MessageFormatError(msg)
+    if not traj:
+        info = record.get("info") if isinstance(record.get("info"), Mapping) else {}
+        why = info.get("error") or info.get("traceback") or "no reason recorded"
+        msg = (
+            f"{where} episode {episode} (task {record.get('task_id')!r}) recorded no messages: "
+            f"the episode errored ({str(why)[:200]}); pick another with episode="
+        )
+        raise MessageFormatError(msg)
     builder, system = from_openai(traj, f"{where} episode {episode}")
     return _transcript(name, builder, meta, system, ())
 

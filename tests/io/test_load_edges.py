@@ -1,0 +1,69 @@
+"""Loading without losing or refusing what it need not: an image through an OpenAI round trip,
+a result that names no call, an errored tau-bench episode said as such."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from ctxlab import Transcript, load
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.messages import AssistantMessage, ImageBlock, TextBlock, UserMessage
+
+
+@pytest.mark.parametrize("format", ["openai", "anthropic", "ctxlab"])
+def test_an_image_survives_a_save_and_load_round_trip(tmp_path: Path, format: str) -> None:
+    data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
+    image = ImageBlock(source={"type": "base64", "media_type": "image/png", "data": data})
+    messages = (
+        UserMessage(content=(TextBlock(text="what is in this picture?"), image)),
+        AssistantMessage(content="A blank image."),
+    )
+    transcript = Transcript("pic", {}, "", messages)
+    path = transcript.save(tmp_path / f"pic.{format}.json", format=format)  # type: ignore[arg-type]
+    back = load(path)
+    assert back.messages == messages
+    assert "skipped" not in back.meta and "dropped_blocks" not in back.meta
+
+
+def test_a_result_without_a_call_id_is_left_out_and_counted_not_refused() -> None:
+    history = [
+        {"role": "user", "content": "run it"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "a", "name": "bash", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "content": "orphan output"}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    transcript = load(history, format="anthropic")
+    assert transcript.meta["skipped"] == {"tool result without a call id": 1}
+    assert transcript.meta["synthesized_results"] == 1  # the call itself, answered by a repair
+    texts = [b.text for m in transcript.messages for b in m.content if b.type == "text"]  # type: ignore[union-attr]
+    assert texts == ["run it", "done"]  # nothing else lost
+
+
+def test_an_errored_tau_bench_episode_says_so() -> None:
+    results = [
+        {
+            "task_id": 7,
+            "trial": 0,
+            "reward": 0.0,
+            "info": {"error": "RateLimitError: 429"},
+            "traj": [],
+        },
+        {
+            "task_id": 8,
+            "trial": 0,
+            "reward": 1.0,
+            "info": {},
+            "traj": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+        },
+    ]
+    with pytest.raises(
+        MessageFormatError, match=r"task 7.*recorded no messages.*RateLimitError: 429.*episode="
+    ):
+        load(results, format="tau_bench")
+    assert len(load(results, format="tau_bench", episode=1).messages) == 2
