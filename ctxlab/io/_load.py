@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._aider import from_aider, is_aider_history
-from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import (
     from_anthropic,
     from_openai,
@@ -20,9 +19,8 @@ from ctxlab.io._chat import (
     is_openai_responses,
     tool_schemas,
 )
-from ctxlab.io._claude_code import from_claude_code, is_claude_code_line, subagent_records
-from ctxlab.io._codex import from_codex, is_codex_line
-from ctxlab.io._compactions import place_compactions
+from ctxlab.io._claude_code import is_claude_code_line
+from ctxlab.io._codex import is_codex_line
 from ctxlab.io._frameworks import (
     as_plain_data,
     from_langchain,
@@ -31,14 +29,13 @@ from ctxlab.io._frameworks import (
     is_pydantic_ai,
 )
 from ctxlab.io._gemini import (
-    from_gemini_cli,
-    from_gemini_contents,
     is_gemini_cli,
     is_gemini_contents,
 )
-from ctxlab.io._mini_swe_agent import from_mini_swe_agent, is_mini_swe_agent_list
-from ctxlab.io._otel import from_otel, is_otel
-from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
+from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
+from ctxlab.io._otel import is_otel
+from ctxlab.io._readers import DOCUMENTS, claude_code, transcript_of
+from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, load_transcript
 from ctxlab.messages._request import ToolSchema
 from ctxlab.util._jsonl import json_lines, read_text
@@ -206,7 +203,7 @@ def _load(
             builder, notes = from_aider(read_text(path), str(path), episode)
             meta = {"source": "aider", **notes}
             # Named for the folder it is in: aider keeps one history per repository.
-            return _transcript(
+            return transcript_of(
                 name or path.resolve().parent.name or "aider",
                 builder,
                 meta,
@@ -220,9 +217,7 @@ def _load(
         if kind == "ctxlab":
             return load_transcript(path)
         if kind == "claude_code":
-            return _claude_code(
-                records or [(1, document)], label, name or stem, episode, sidechains
-            )
+            return claude_code(records or [(1, document)], label, name or stem, episode, sidechains)
         data: Any = document if records == [] else [value for _, value in records]
     else:
         data = as_plain_data(source) if isinstance(source, list | tuple) else source
@@ -241,103 +236,12 @@ def _starts_as_aider(path: Path) -> bool:
     return is_aider_history(head.decode("utf-8", "replace"))
 
 
-def _claude_code(
-    records: list[tuple[int, Any]], where: str, name: str, episode: int, sidechains: bool
-) -> Transcript:
-    # Episode 0 is the main thread; episode N the N-th subagent (in order of first line).
-    if sidechains:  # the former splice of every subagent into the main thread
-        builder, meta = from_claude_code(records, where, sidechains=True)
-        return _transcript(name, builder, meta, "", ())
-    main, agents = subagent_records(records)
-    listed: list[dict[str, Any]] = [
-        {"episode": n, "task_call_id": key, "lines": len(lines)}
-        for n, (key, lines) in enumerate(agents.items(), 1)
-    ]
-    if episode:
-        if not 0 < episode <= len(listed):
-            msg = (
-                f"{where}: no subagent {episode} (the session has {len(listed)}; episode 0 is "
-                "the main thread)"
-            )
-            raise MessageFormatError(msg)
-        key = listed[episode - 1]["task_call_id"]
-        builder, meta = from_claude_code(agents[key], f"{where} subagent {episode}")
-        meta.update(subagent_of=key)
-        return _transcript(f"{name}#{episode}", builder, meta, "", ())
-    builder, meta = from_claude_code(main, where)
-    if listed:
-        meta["subagents"] = listed
-        builder.skip("subagent line", sum(item["lines"] for item in listed))
-    return _transcript(name, builder, meta, "", ())
-
-
 def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> Transcript:
     meta: dict[str, Any] = {"source": kind}
-    document = _DOCUMENTS.get(kind)
+    document = DOCUMENTS.get(kind)
     if document is not None:
         return document(data, where, name, episode, meta)
     return _messages(data, kind, where, name, meta)
-
-
-def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    if not isinstance(data, list) or not 0 <= episode < len(data):
-        held = len(data) if isinstance(data, list) else 0
-        msg = f"{where}: no episode {episode} (the file holds {held})"
-        raise MessageFormatError(msg)
-    record = data[episode]
-    meta.update({k: record.get(k) for k in ("task_id", "trial", "reward")})
-    traj = record.get("traj") if isinstance(record, Mapping) else None
-    if not isinstance(traj, list):
-        msg = f"{where} episode {episode}: 'traj' must be a list of messages"
-        raise MessageFormatError(msg)
-    if not traj:
-        info = record.get("info") if isinstance(record.get("info"), Mapping) else {}
-        why = info.get("error") or info.get("traceback") or "no reason recorded"
-        msg = (
-            f"{where} episode {episode} (task {record.get('task_id')!r}) recorded no messages: "
-            f"the episode errored ({str(why)[:200]}); pick another with episode="
-        )
-        raise MessageFormatError(msg)
-    builder, system = from_openai(traj, f"{where} episode {episode}")
-    return _transcript(name, builder, meta, system, ())
-
-
-def _otel(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    builder, system, tools, notes = from_otel(data, where, episode)
-    return _transcript(name, builder, {**meta, **notes}, system, tools)
-
-
-def _gemini_cli(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    builder, notes = from_gemini_cli(data if isinstance(data, list) else [data], where)
-    return _transcript(name, builder, {**meta, **notes}, "", ())
-
-
-def _gemini(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    if not isinstance(data, list):
-        msg = f"{where}: Gemini contents are a list of {{role, parts}} objects"
-        raise MessageFormatError(msg)
-    return _transcript(name, from_gemini_contents(data, where), meta, "", ())
-
-
-def _codex(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    lines = data if isinstance(data, list) else [data]
-    builder, system, notes = from_codex(enumerate(lines, 1), where)
-    return _transcript(name, builder, {**meta, **notes}, system, ())
-
-
-def _swe_agent(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    if not isinstance(data, Mapping):
-        msg = f"{where}: a SWE-agent trajectory is a JSON object"
-        raise MessageFormatError(msg)
-    builder, system = from_swe_agent(data, where)
-    return _transcript(name, builder, meta, system, ())
-
-
-def _mini_swe_agent(
-    data: Any, where: str, name: str, episode: int, meta: dict[str, Any]
-) -> Transcript:
-    builder, system, notes = from_mini_swe_agent(data, where)
-    return _transcript(name, builder, {**meta, **notes}, system, ())
 
 
 def _messages(data: Any, kind: Format, where: str, name: str, meta: dict[str, Any]) -> Transcript:
@@ -366,63 +270,10 @@ def _messages(data: Any, kind: Format, where: str, name: str, meta: dict[str, An
     else:
         msg = f"{where}: format {kind!r} needs a file path"
         raise MessageFormatError(msg)
-    return _transcript(name, builder, meta, system, tools)
-
-
-def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    # One OpenHands completion log is one LLM call: the messages it sent (with function calls,
-    # ``fncall_messages``) and its answer (``fncall_response``); the last log of a run holds
-    # the whole conversation.
-    if not isinstance(data, Mapping) or not isinstance(data.get("fncall_messages"), list):
-        msg = f"{where}: an OpenHands completion log needs a 'fncall_messages' list"
-        raise MessageFormatError(msg)
-    messages = list(data["fncall_messages"])
-    response = data.get("fncall_response")
-    if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
-        choice = response["choices"][0] if response["choices"] else {}
-        if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
-            messages.append({**choice["message"], "usage": response.get("usage")})
-    builder, system = from_openai(messages, where)
-    tools = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
-    return _transcript(name, builder, meta, system, tools)
+    return transcript_of(name, builder, meta, system, tools)
 
 
 def _system(value: Any) -> str:
     if isinstance(value, list):
         return "\n\n".join(str(b.get("text", "")) for b in value if isinstance(b, Mapping))
     return value if isinstance(value, str) else ""
-
-
-def _transcript(
-    name: str,
-    builder: ConversationBuilder,
-    meta: dict[str, Any],
-    system: str,
-    tools: tuple[ToolSchema, ...],
-) -> Transcript:
-    messages, notes, usage = builder.finish()
-    if not messages:
-        msg = f"{builder.where}: no messages"
-        raise MessageFormatError(msg)
-    place_compactions(meta, messages)
-    return Transcript(
-        name=name,
-        meta={**meta, **notes},
-        system=system,
-        messages=tuple(messages),
-        tools=tools,
-        usage=usage,
-    )
-
-
-_DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]] = {
-    "tau_bench": _tau_bench,
-    "otel": _otel,
-    "gemini_cli": _gemini_cli,
-    "gemini": _gemini,
-    "codex": _codex,
-    "swe_agent": _swe_agent,
-    "openhands": _openhands,
-    "mini_swe_agent": _mini_swe_agent,
-}
-"""The formats read as a whole document (one reader each), not as a list of messages."""

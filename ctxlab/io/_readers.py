@@ -1,0 +1,167 @@
+"""The readers of the formats that are one whole document (or a file of records) rather than a
+list of messages — each hands its conversation to a `ConversationBuilder` — and the
+`Transcript` every reader ends in. `ctxlab.io._load` picks the reader."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._chat import from_openai, tool_schemas
+from ctxlab.io._claude_code import from_claude_code, subagent_records
+from ctxlab.io._codex import from_codex
+from ctxlab.io._compactions import place_compactions
+from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
+from ctxlab.io._mini_swe_agent import from_mini_swe_agent
+from ctxlab.io._otel import from_otel
+from ctxlab.io._swe_agent import from_swe_agent
+from ctxlab.io._transcript import Transcript
+from ctxlab.messages._request import ToolSchema
+
+__all__ = ["DOCUMENTS", "claude_code", "transcript_of"]
+
+
+def claude_code(
+    records: list[tuple[int, Any]], where: str, name: str, episode: int, sidechains: bool
+) -> Transcript:
+    # Episode 0 is the main thread; episode N the N-th subagent (in order of first line).
+    if sidechains:  # the former splice of every subagent into the main thread
+        builder, meta = from_claude_code(records, where, sidechains=True)
+        return transcript_of(name, builder, meta, "", ())
+    main, agents = subagent_records(records)
+    listed: list[dict[str, Any]] = [
+        {"episode": n, "task_call_id": key, "lines": len(lines)}
+        for n, (key, lines) in enumerate(agents.items(), 1)
+    ]
+    if episode:
+        if not 0 < episode <= len(listed):
+            msg = (
+                f"{where}: no subagent {episode} (the session has {len(listed)}; episode 0 is "
+                "the main thread)"
+            )
+            raise MessageFormatError(msg)
+        key = listed[episode - 1]["task_call_id"]
+        builder, meta = from_claude_code(agents[key], f"{where} subagent {episode}")
+        meta.update(subagent_of=key)
+        return transcript_of(f"{name}#{episode}", builder, meta, "", ())
+    builder, meta = from_claude_code(main, where)
+    if listed:
+        meta["subagents"] = listed
+        builder.skip("subagent line", sum(item["lines"] for item in listed))
+    return transcript_of(name, builder, meta, "", ())
+
+
+def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, list) or not 0 <= episode < len(data):
+        held = len(data) if isinstance(data, list) else 0
+        msg = f"{where}: no episode {episode} (the file holds {held})"
+        raise MessageFormatError(msg)
+    record = data[episode]
+    meta.update({k: record.get(k) for k in ("task_id", "trial", "reward")})
+    traj = record.get("traj") if isinstance(record, Mapping) else None
+    if not isinstance(traj, list):
+        msg = f"{where} episode {episode}: 'traj' must be a list of messages"
+        raise MessageFormatError(msg)
+    if not traj:
+        info = record.get("info") if isinstance(record.get("info"), Mapping) else {}
+        why = info.get("error") or info.get("traceback") or "no reason recorded"
+        msg = (
+            f"{where} episode {episode} (task {record.get('task_id')!r}) recorded no messages: "
+            f"the episode errored ({str(why)[:200]}); pick another with episode="
+        )
+        raise MessageFormatError(msg)
+    builder, system = from_openai(traj, f"{where} episode {episode}")
+    return transcript_of(name, builder, meta, system, ())
+
+
+def _otel(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    builder, system, tools, notes = from_otel(data, where, episode)
+    return transcript_of(name, builder, {**meta, **notes}, system, tools)
+
+
+def _gemini_cli(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    builder, notes = from_gemini_cli(data if isinstance(data, list) else [data], where)
+    return transcript_of(name, builder, {**meta, **notes}, "", ())
+
+
+def _gemini(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, list):
+        msg = f"{where}: Gemini contents are a list of {{role, parts}} objects"
+        raise MessageFormatError(msg)
+    return transcript_of(name, from_gemini_contents(data, where), meta, "", ())
+
+
+def _codex(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    lines = data if isinstance(data, list) else [data]
+    builder, system, notes = from_codex(enumerate(lines, 1), where)
+    return transcript_of(name, builder, {**meta, **notes}, system, ())
+
+
+def _swe_agent(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: a SWE-agent trajectory is a JSON object"
+        raise MessageFormatError(msg)
+    builder, system = from_swe_agent(data, where)
+    return transcript_of(name, builder, meta, system, ())
+
+
+def _mini_swe_agent(
+    data: Any, where: str, name: str, episode: int, meta: dict[str, Any]
+) -> Transcript:
+    builder, system, notes = from_mini_swe_agent(data, where)
+    return transcript_of(name, builder, {**meta, **notes}, system, ())
+
+
+def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    # One OpenHands completion log is one LLM call: the messages it sent (with function calls,
+    # ``fncall_messages``) and its answer (``fncall_response``); the last log of a run holds
+    # the whole conversation.
+    if not isinstance(data, Mapping) or not isinstance(data.get("fncall_messages"), list):
+        msg = f"{where}: an OpenHands completion log needs a 'fncall_messages' list"
+        raise MessageFormatError(msg)
+    messages = list(data["fncall_messages"])
+    response = data.get("fncall_response")
+    if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
+        choice = response["choices"][0] if response["choices"] else {}
+        if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
+            messages.append({**choice["message"], "usage": response.get("usage")})
+    builder, system = from_openai(messages, where)
+    tools = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
+    return transcript_of(name, builder, meta, system, tools)
+
+
+def transcript_of(
+    name: str,
+    builder: ConversationBuilder,
+    meta: dict[str, Any],
+    system: str,
+    tools: tuple[ToolSchema, ...],
+) -> Transcript:
+    messages, notes, usage = builder.finish()
+    if not messages:
+        msg = f"{builder.where}: no messages"
+        raise MessageFormatError(msg)
+    place_compactions(meta, messages)
+    return Transcript(
+        name=name,
+        meta={**meta, **notes},
+        system=system,
+        messages=tuple(messages),
+        tools=tools,
+        usage=usage,
+    )
+
+
+DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]] = {
+    "tau_bench": _tau_bench,
+    "otel": _otel,
+    "gemini_cli": _gemini_cli,
+    "gemini": _gemini,
+    "codex": _codex,
+    "swe_agent": _swe_agent,
+    "openhands": _openhands,
+    "mini_swe_agent": _mini_swe_agent,
+}
+"""The formats read as a whole document (one reader each), not as a list of messages."""
