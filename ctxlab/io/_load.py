@@ -33,6 +33,7 @@ from ctxlab.io._gemini import (
     is_gemini_contents,
 )
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
+from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._otel import is_otel
 from ctxlab.io._readers import DOCUMENTS, claude_code, transcript_of
 from ctxlab.io._swe_agent import is_swe_agent
@@ -119,7 +120,7 @@ def detect_format(value: Any) -> Format:
             return "mini_swe_agent"
         if is_swe_agent(value):
             return "swe_agent"
-        if isinstance(value.get("fncall_messages"), list):
+        if isinstance(value.get("fncall_messages"), list) or is_openhands_events(value):
             return "openhands"
         if "messages" in value and isinstance(value["messages"], list):
             return "openai" if is_openai(value["messages"]) else "anthropic"
@@ -138,6 +139,8 @@ def _list_format(value: list[Any]) -> Format | None:
         return "tau_bench"
     if is_codex_line(value[0]):
         return "codex"
+    if is_openhands_events(value):
+        return "openhands"
     if is_pydantic_ai(value):
         return "pydantic_ai"
     if is_gemini_contents(value):

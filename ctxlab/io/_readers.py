@@ -15,6 +15,7 @@ from ctxlab.io._codex import from_codex
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
+from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
 from ctxlab.io._otel import from_otel
 from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
@@ -115,12 +116,20 @@ def _mini_swe_agent(
 
 
 def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    # One OpenHands completion log is one LLM call: the messages it sent (with function calls,
-    # ``fncall_messages``) and its answer (``fncall_response``); the last log of a run holds
-    # the whole conversation.
-    if not isinstance(data, Mapping) or not isinstance(data.get("fncall_messages"), list):
-        msg = f"{where}: an OpenHands completion log needs a 'fncall_messages' list"
-        raise MessageFormatError(msg)
+    # An event history (an evaluation's output, a trajectory export) — or one completion log:
+    # one LLM call, the messages it sent (``fncall_messages``) and its answer
+    # (``fncall_response``); the last log of a run holds the whole conversation.
+    if not (isinstance(data, Mapping) and isinstance(data.get("fncall_messages"), list)):
+        if not is_openhands_events(data) and not (
+            isinstance(data, list) and data and is_openhands_events(data[0])
+        ):
+            msg = (
+                f"{where}: an OpenHands file is an event history (a 'history' list, or a list of "
+                "events) or a completion log (a 'fncall_messages' list)"
+            )
+            raise MessageFormatError(msg)
+        events, notes = openhands_events_of(data, where, episode)
+        return transcript_of(name, from_openhands_events(events, where), {**meta, **notes}, "", ())
     messages = list(data["fncall_messages"])
     response = data.get("fncall_response")
     if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
