@@ -185,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "sweep":
         return run_sweep(args)
+    if args.window is not None and args.window <= 0:
+        print(f"--window must be a positive number of tokens, got {args.window}", file=sys.stderr)
+        return 2
     if args.claude:
         if not os.environ.get("ANTHROPIC_API_KEY"):
             print("--claude needs ANTHROPIC_API_KEY in the environment", file=sys.stderr)
@@ -192,7 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         model: Model = AnthropicModel(args.claude)
     else:
         model = DemoModel(context_window=args.window) if args.window else DemoModel()
-    return asyncio.run(run_demo(args.prompt, args.workspace, model))
+    try:
+        return asyncio.run(run_demo(args.prompt, args.workspace, model))
+    except CtxlabError as exc:
+        # A bad argument or folder: the message says what to do; never a traceback.
+        print(exc, file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

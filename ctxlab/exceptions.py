@@ -39,6 +39,7 @@ __all__ = [
     "TokenizerDataError",
     "ToolDefinitionError",
     "UsageError",
+    "WorkspaceExists",
     "WriteError",
 ]
 
@@ -63,6 +64,11 @@ class WriteError(CtxlabError, OSError):
     """A file ctxlab was asked to write (a saved transcript, a report, a sweep's results) could
     not be written. What was at that path before is untouched: files are written whole to a
     temporary name beside the target, then renamed over it."""
+
+
+class WorkspaceExists(UsageError, FileExistsError):
+    """A folder given for the demo's sample project holds files ctxlab did not put there;
+    nothing was written to it."""
 
 
 class OffloadError(CtxlabError):

@@ -15,6 +15,7 @@ from typing import Any
 from ctxlab.agent import Agent
 from ctxlab.config._config import ContextConfig
 from ctxlab.demo._tools import workspace_tools
+from ctxlab.exceptions import WorkspaceExists
 from ctxlab.models import DemoModel, Model
 
 __all__ = [
@@ -27,6 +28,10 @@ __all__ = [
 ]
 
 PROJECT = Path(__file__).parent / "project"
+
+MARKER = ".ctxlab-demo"
+"""The file that marks a folder as a demo workspace ctxlab made (and may copy over again)."""
+
 
 DEMO_PROMPT = "The test suite of the ledger project fails. Find the bug, fix it and verify."
 """The prompt the tour and ``python -m ctxlab demo`` start with."""
@@ -50,10 +55,25 @@ def prepare_workspace(path: str | Path | None = None) -> Path:
         atexit.register(shutil.rmtree, target, ignore_errors=True)
     else:
         target = Path(path)
+    if target.exists() and not target.is_dir():
+        msg = f"{target} is a file, not a folder; pass an empty or new folder for the demo"
+        raise WorkspaceExists(msg)
     target.mkdir(parents=True, exist_ok=True)
-    if any(target.iterdir()) and not (target / "ledger").is_dir():
-        msg = f"{target} is not empty and is not a demo workspace; pass an empty or new folder"
-        raise FileExistsError(msg)
+    # Only a folder ctxlab made for the demo (its marker) is written over: a folder of the
+    # user's, even one with a ledger/ of its own, never is.
+    if any(target.iterdir()) and not (target / MARKER).is_file():
+        clashes = sorted(
+            str(p.relative_to(PROJECT))
+            for p in PROJECT.rglob("*")
+            if (target / p.relative_to(PROJECT)).exists() and p.is_file()
+        )
+        would = f" (it would overwrite {', '.join(clashes[:5])})" if clashes else ""
+        msg = (
+            f"{target} is not empty and is not a demo workspace ctxlab made{would}; pass an "
+            "empty or new folder"
+        )
+        raise WorkspaceExists(msg)
+    (target / MARKER).write_text("A ctxlab demo workspace: ctxlab may write over it.\n")
     shutil.copytree(
         PROJECT, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
     )

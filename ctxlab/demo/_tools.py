@@ -17,7 +17,7 @@ from ctxlab.agent import Tool
 
 __all__ = ["workspace_tools"]
 
-_SKIP = {".git", "__pycache__", ".venv", "context_offload", "large_tool_results"}
+_SKIP = {".git", "__pycache__", ".venv", "context_offload", "large_tool_results", ".ctxlab-demo"}
 
 
 def _search(base: Path, start: Path, regex: re.Pattern[str]) -> list[str]:

@@ -74,6 +74,36 @@ def test_prepare_workspace_refuses_a_foreign_folder(tmp_path: Path) -> None:
     assert (tmp_path / "mine.txt").read_text() == "keep me"
 
 
+def test_a_users_own_ledger_project_is_never_overwritten(tmp_path: Path) -> None:
+    # A folder that happens to hold a ledger/ of its own is the user's, not a demo workspace.
+    (tmp_path / "ledger").mkdir()
+    (tmp_path / "ledger" / "money.py").write_text("MY CODE")
+    (tmp_path / "README.md").write_text("my readme")
+    with pytest.raises(FileExistsError, match=r"would overwrite README\.md"):
+        prepare_workspace(tmp_path)
+    assert (tmp_path / "ledger" / "money.py").read_text() == "MY CODE"
+    assert (tmp_path / "README.md").read_text() == "my readme"
+    # A workspace the demo made is reused.
+    made = prepare_workspace(tmp_path / "ws")
+    assert prepare_workspace(made) == made
+
+
+def test_the_demo_cli_says_what_is_wrong_and_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    for argv, said in [
+        (["demo", "--workspace", str(tmp_path)], "not a demo workspace"),
+        (["demo", "--workspace", str(tmp_path / "notes.txt")], "is a file"),
+        (["demo", "--window", "0"], "--window must be a positive"),
+        (["demo", "--window", "-5"], "--window must be a positive"),
+    ]:
+        completed = subprocess.run(
+            [sys.executable, "-m", "ctxlab", *argv], capture_output=True, text=True, check=False
+        )
+        assert completed.returncode == 2, argv
+        assert said in completed.stderr and "Traceback" not in completed.stderr
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 def test_python_m_ctxlab_demo_runs_headless_under_a_minute(tmp_path: Path) -> None:
     start = time.perf_counter()
     completed = subprocess.run(
