@@ -59,7 +59,7 @@ def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0)
         rows = []
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP)
-            for name in sorted(filenames):
+            for name in sorted(n for n in filenames if n not in _SKIP):
                 file = Path(dirpath) / name
                 rows.append(f"{file.relative_to(base)}  ({file.stat().st_size} bytes)")
         return "\n".join(rows) or "(no files)"
