@@ -106,5 +106,5 @@ class MaterialLoader:
 
     def add_instruction(self, name: str, text: str) -> None:
         """Add (or replace) a named instruction."""
-        validate_source_name(name)
+        validate_source_name(name, "instruction")
         self.instructions[name] = text

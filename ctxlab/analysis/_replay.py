@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import PreparationError
+from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, step_row
 from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage
@@ -161,7 +161,7 @@ async def compare_configs(
 
     if not configs:
         msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
-        raise ValueError(msg)
+        raise UsageError(msg)
     rows: list[dict[str, Any]] = []
     for name, config in configs.items():
         step = 0

@@ -181,7 +181,7 @@ def sweep(
     sessions = {t.name: t for t in _load(transcripts)}
     if not configs or not sessions:
         msg = "sweep needs at least one session and one named config"
-        raise ValueError(msg)
+        raise UsageError(msg)
     wanted = (
         list(cases)
         if cases is not None
@@ -190,7 +190,7 @@ def sweep(
     unknown = [c for c in wanted if c[0] not in sessions or c[1] not in configs]
     if unknown:
         msg = f"cases name unknown sessions or configs: {unknown[:3]}"
-        raise ValueError(msg)
+        raise UsageError(msg)
     extra = f"{price}|{rules}|{summary_calls}"
     cache = _Cache(Path(cache_dir), extra) if cache_dir is not None else None
     keys = {name: transcript_key(t) for name, t in sessions.items()} if cache else {}
@@ -299,7 +299,7 @@ def _submit(
         return [executor.submit(run_group, refs[s], w, c, *model, pure=False) for s, w, c in groups]
     if not isinstance(executor, Executor):
         msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
-        raise TypeError(msg)
+        raise UsageError(msg)
     return [executor.submit(run_group, sessions[s], w, c, *model) for s, w, c in groups]
 
 

@@ -33,7 +33,7 @@ from ctxlab.analysis._references import References, output_cost, reference_shape
 from ctxlab.analysis._replay import ReplayStep, replay, replay_row
 from ctxlab.analysis._shapes import priced_shapes
 from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import PreparationError
+from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
@@ -121,7 +121,7 @@ class WhatIf:
     ) -> None:
         if not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
-            raise ValueError(msg)
+            raise UsageError(msg)
         self.transcript = transcript
         self._calibration: Calibration | None = None
         self.context_window = context_window

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from ctxlab.exceptions import MessageFormatError
+from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io._aider import from_aider, is_aider_history
 from ctxlab.io._chat import (
     from_anthropic,
@@ -77,12 +77,36 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], Any]:
         # Pretty-printed JSON objects one after another (the OpenTelemetry console exporter).
         concatenated = _concatenated(text)
         if concatenated is None:
+            _raise_if_truncated(path, text)
             raise
         records = concatenated
     if not records:
         msg = f"{path} is empty"
         raise MessageFormatError(msg)
     return records, None
+
+
+def _raise_if_truncated(path: Path, text: str) -> None:
+    # A pretty-printed document that stops part way: said as such, where it stops, rather than
+    # as its first line not being JSON.
+    stripped = text.strip()
+    if (
+        not stripped
+        or stripped[0] not in "[{"
+        or stripped.splitlines()[0].strip() not in ("[", "{")
+    ):
+        return
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()) - 1:
+            msg = (
+                f"{path} ends before its JSON document does (line {exc.lineno}: {exc.msg}): the "
+                "file looks truncated — copy or export it again"
+            )
+            raise MessageFormatError(msg) from exc
+    except RecursionError:
+        return
 
 
 def _concatenated(text: str) -> list[tuple[int, Any]] | None:
@@ -179,6 +203,12 @@ def load(
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
     file, the line or message, and what is wrong.
     """
+    if format is not None and format not in FORMATS:
+        msg = f"format must be one of {', '.join(FORMATS)} (or None to detect it), got {format!r}"
+        raise UsageError(msg)
+    if isinstance(episode, bool) or not isinstance(episode, int) or episode < 0:
+        msg = f"episode must be a whole number from 0 (0: the first), got {episode!r}"
+        raise UsageError(msg)
     try:
         return _load(source, format, episode, sidechains, name)
     except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:

@@ -117,11 +117,12 @@ class TextSource:
         return [factory(self.id, text).with_revision(f"edit-{revision}")]
 
 
-def validate_source_name(name: str) -> str:
-    """``name`` when it is a valid source name; `UsageError` saying the rule otherwise."""
+def validate_source_name(name: str, what: str = "source") -> str:
+    """``name`` when it is a valid name of a ``what`` (a source, an instruction); `UsageError`
+    saying the rule otherwise."""
     if not isinstance(name, str) or not _NAME.match(name):
         msg = (
-            f"invalid source name {name!r}: start with a letter or digit and use only letters, "
+            f"invalid {what} name {name!r}: start with a letter or digit and use only letters, "
             "digits, '_', '.' or '-'"
         )
         raise UsageError(msg)
