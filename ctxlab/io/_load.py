@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -32,6 +33,7 @@ from ctxlab.io._gemini import (
     is_gemini_cli,
     is_gemini_contents,
 )
+from ctxlab.io._inspect import is_inspect_log, read_eval_zip
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
 from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._otel import is_otel
@@ -60,6 +62,7 @@ Format = Literal[
     "gemini",
     "codex",
     "aider",
+    "inspect",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -138,6 +141,8 @@ def detect_format(value: Any) -> Format:
             return "claude_code"
         if is_gemini_cli(value):
             return "gemini_cli"
+        if is_inspect_log(value):
+            return "inspect"
         if is_codex_line(value):
             return "codex"
         if "trajectory_format" in value and "messages" in value:
@@ -197,7 +202,8 @@ def load(
     pydantic-ai message JSON, OpenTelemetry trace exports (GenAI semantic conventions or
     OpenInference; ``episode`` picks a conversation), Gemini CLI sessions (``session-*.jsonl``
     or ``.json``), Gemini API contents, Codex CLI rollouts (``rollout-*.jsonl``) and aider's
-    ``.aider.chat.history.md`` (``episode`` picks a run). What a file holds that is not a message (a CLI's
+    ``.aider.chat.history.md`` (``episode`` picks a run), Inspect AI logs (``.eval``, ``.json``;
+    ``episode`` picks a sample). What a file holds that is not a message (a CLI's
     info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
@@ -243,6 +249,9 @@ def _load(
                 "",
                 (),
             )
+        if path.suffix == ".eval" and zipfile.is_zipfile(path):
+            log = read_eval_zip(path)
+            return _from_data(log, format or "inspect", str(path), name or path.stem, episode)
         records, document = _records(path)
         label, stem = str(path), path.name.split(".")[0]
         first = document if records == [] else records[0][1]

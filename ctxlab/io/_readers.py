@@ -14,6 +14,7 @@ from ctxlab.io._claude_code import from_claude_code, subagent_records
 from ctxlab.io._codex import from_codex
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
+from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
 from ctxlab.io._otel import from_otel
@@ -100,6 +101,22 @@ def _codex(data: Any, where: str, name: str, episode: int, meta: dict[str, Any])
     return transcript_of(name, builder, {**meta, **notes}, system, ())
 
 
+def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: an Inspect log is a JSON object (or an .eval zip)"
+        raise MessageFormatError(msg)
+    samples = inspect_samples(data, where)
+    if not 0 <= episode < len(samples):
+        msg = f"{where}: no sample {episode} (the log holds {len(samples)}, from 0)"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_inspect_sample(samples[episode], f"{where} sample {episode}")
+    spec = data["eval"] if isinstance(data.get("eval"), Mapping) else {}
+    notes.update({k: spec[k] for k in ("task", "model") if isinstance(spec.get(k), str)})
+    notes.setdefault("models", [spec["model"]] if isinstance(spec.get("model"), str) else [])
+    notes["samples"] = len(samples)
+    return transcript_of(name, builder, {**meta, **notes}, system, ())
+
+
 def _swe_agent(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     if not isinstance(data, Mapping):
         msg = f"{where}: a SWE-agent trajectory is a JSON object"
@@ -169,6 +186,7 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "gemini_cli": _gemini_cli,
     "gemini": _gemini,
     "codex": _codex,
+    "inspect": _inspect,
     "swe_agent": _swe_agent,
     "openhands": _openhands,
     "mini_swe_agent": _mini_swe_agent,
