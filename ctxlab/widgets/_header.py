@@ -4,7 +4,8 @@ not record and how the estimates compare with the bill."""
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.sources._replay import VIEWS
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from ctxlab.manifest import Thresholds
     from ctxlab.sources import ReplaySession
 
-__all__ = ["frequent_warning", "header_html"]
+__all__ = ["frequent_warning", "header_html", "loaded_notes"]
 
 
 def header_html(
@@ -46,6 +47,7 @@ def header_html(
                 f"{count} recorded compaction{'s' if count != 1 else ''} "
                 "(the session's own, marked ◆)"
             )
+        notes.extend(loaded_notes(recording.transcript.meta))
     error = calibration.median_error if calibration is not None else None
     if calibration is not None and fit is not None and error is not None:
         notes.append(
@@ -59,6 +61,30 @@ def header_html(
             "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
         )
     return text
+
+
+def loaded_notes(meta: Mapping[str, Any]) -> list[str]:
+    """What loading the file left out and repaired (``meta["skipped"]``, ``meta["repairs"]``),
+    escaped, for the header: nothing a file held is dropped without the reader seeing it."""
+    notes: list[str] = []
+    skipped = meta.get("skipped")
+    if isinstance(skipped, Mapping) and skipped:
+        ranked = sorted(skipped.items(), key=lambda kv: -int(kv[1]))
+        listed = ", ".join(f"{int(n):,} {kind}" for kind, n in ranked[:4])
+        more = f", {len(ranked) - 4} more kinds" if len(ranked) > 4 else ""
+        total = sum(int(n) for n in skipped.values())
+        notes.append(html.escape(f"not messages, left out: {total:,} ({listed}{more})"))
+    repairs = meta.get("repairs")
+    if isinstance(repairs, list) and repairs:
+        first = str(repairs[0])
+        notes.append(
+            html.escape(
+                f"{len(repairs)} repair{'s' if len(repairs) != 1 else ''} ({first}"
+                + (", ..." if len(repairs) > 1 else "")
+                + ")"
+            )
+        )
+    return notes
 
 
 def frequent_warning(recent: int, window: int, lines: Thresholds) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from ctxlab import ContextConfig, load
+from ctxlab import ApproximateCounter, ContextConfig, load
 from ctxlab.analysis._replay import replay
 from ctxlab.demo import DEMO_PROMPT, demo_agent
 from ctxlab.tokens import TiktokenCounter, TokenCache
@@ -226,3 +226,31 @@ async def test_a_compaction_the_session_ended_on_is_marked_after_its_last_reques
     assert list(marker["text"]) == [
         "recorded compaction (manual) after request 1: 900 → no request after it"
     ]
+
+
+async def test_the_header_says_what_loading_left_out_and_repaired(tmp_path: Path) -> None:
+    rollout = (
+        Path(__file__).parents[1]
+        / "fixtures"
+        / "codex"
+        / "rollout-2026-02-10T09-00-00-019a-demo.jsonl"
+    )
+    lab = await Lab.open(load(rollout), context_window=64_000, counter=ApproximateCounter())
+    header = lab.header.value
+    assert (
+        "not messages, left out: 3 (1 event user_message, 1 reasoning, 1 event exec_command_end)"
+        in header
+    )
+    history = [
+        {"role": "user", "content": "run it"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "a", "name": "bash", "input": {}}],
+        },
+    ]
+    lab = await Lab.open(
+        load(history, format="anthropic"), context_window=64_000, counter=ApproximateCounter()
+    )
+    assert (
+        "1 repair (added an error result for unanswered tool_use &#x27;a&#x27;)" in lab.header.value
+    )
