@@ -100,7 +100,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         return 2
     configs = {name: ContextConfig.preset(name) for name in names}
     windows = args.windows or [32_000]
-    problem = _out_problem(args.out)
+    problem = _out_problem(args.out) or _sweep_problem(args)
     if problem:
         # Before the sweep runs, not after: its results would have nowhere to go.
         print(problem, file=sys.stderr)
@@ -146,6 +146,18 @@ def run_sweep(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _sweep_problem(args: argparse.Namespace) -> str | None:
+    # The other arguments a sweep would fail on late: said before it starts.
+    if args.workers is not None and args.workers < 0:
+        return f"--workers must be 0 (in this process) or more, got {args.workers}"
+    if args.cache and Path(args.cache).exists() and not Path(args.cache).is_dir():
+        return f"--cache {args.cache!r} is a file; give a folder for the cache of finished cases"
+    bad = [w for w in args.windows or () if w <= 0]
+    if bad:
+        return f"--window must be a positive number of tokens, got {bad[0]}"
+    return None
 
 
 def _out_problem(out: str | None) -> str | None:

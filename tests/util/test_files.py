@@ -70,3 +70,20 @@ def test_the_sweep_cli_refuses_an_unwritable_out_before_it_sweeps(
     assert "does not exist; create it first" in err and "Traceback" not in err
     assert main(["sweep", "--out", str(tmp_path), str(tmp_path / "none.jsonl")]) == 2
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_the_sweep_cli_refuses_bad_workers_cache_and_windows_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache_file = tmp_path / "cache.txt"
+    cache_file.write_text("not a folder")
+    session = str(tmp_path / "none.jsonl")
+    for argv, said in [
+        (["sweep", "--workers", "-1", session], "--workers must be 0"),
+        (["sweep", "--cache", str(cache_file), session], "is a file; give a folder"),
+        (["sweep", "--window", "-5", session], "--window must be a positive"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err
+    assert cache_file.read_text() == "not a folder"
