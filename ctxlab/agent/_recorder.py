@@ -84,6 +84,9 @@ class Recorder:
         self.log = log
         self.key = key
         self._events: list[tuple[str, dict[str, Any]]] = []
+        self.turns = 0
+        """The committed turns this agent knows of (read at resume, counted at each commit):
+        the log refuses a commit when another writer added turns since."""
 
     def record(self, event: Event) -> None:
         """Keep what the log stores of ``event`` until the turn is committed."""
@@ -99,6 +102,7 @@ class Recorder:
         checkpoint = self.log.checkpoint(self.key)
         if checkpoint is None:
             return None
+        self.turns = int(checkpoint.turn)
         payloads = self.log.message_payloads(self.key)
         return Resumed(
             state=WorkingState.model_validate_json(checkpoint.state),
@@ -144,7 +148,9 @@ class Recorder:
             messages=logged,
             state=state.model_dump_json(),
             task=task.model_dump_json(),
+            expected_turns=self.turns,
         )
+        self.turns = turn
         del self._events[: len(events)]
         return turn
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.exceptions import SessionLogError, SessionNotFound, UsageError
+from ctxlab.exceptions import SessionLogError, SessionNotFound, StateChanged, UsageError
 from ctxlab.session._errors import _typed_errors
 from ctxlab.session._records import Checkpoint, LoggedMessage, SessionKey
 from ctxlab.session._transcript import log_transcript
@@ -167,8 +167,13 @@ class SessionLog:
         messages: Sequence[LoggedMessage],
         state: str,
         task: str,
+        expected_turns: int | None = None,
     ) -> int:
-        """Append one turn (events, messages, checkpoint) in one transaction; its number."""
+        """Append one turn (events, messages, checkpoint) in one transaction; its number.
+
+        ``expected_turns`` is how many turns the writer knows the session to have: when another
+        writer committed since, nothing is written and `StateChanged` says so (two agents on one
+        session never interleave their turns)."""
         now = time.time()
         with self._lock, self._transaction() as db:
             db.execute(
@@ -179,6 +184,14 @@ class SessionLog:
                 "SELECT turns FROM sessions WHERE agent_id=? AND user_id=? AND session_id=?",
                 key.params(),
             ).fetchone()
+            if expected_turns is not None and int(turns) != expected_turns:
+                msg = (
+                    f"session {key.session_id!r} of agent {key.agent_id!r} has {turns} committed "
+                    f"turns, not the {expected_turns} this agent read: another agent with the "
+                    "same ids committed since. Nothing was written; build the agent again to "
+                    "resume from the log, or give it another session_id"
+                )
+                raise StateChanged(msg)
             turn = int(turns) + 1
             count = 0
             for message in messages:

@@ -289,3 +289,24 @@ def test_sigkill_at_random_points_never_loses_or_halves_a_turn(tmp_path: Path) -
     checkpoint = log.checkpoint(resumed.log.key)
     assert checkpoint is not None and checkpoint.turn == total_turns
     assert resumed.context.model_dump_json() == checkpoint.state
+
+
+async def test_a_second_writer_of_one_session_is_refused_and_nothing_is_lost(
+    tmp_path: Path,
+) -> None:
+    from ctxlab.exceptions import StateChanged
+
+    db = tmp_path / "log.sqlite"
+    first = make(db, ["one"])
+    second = make(db, ["two"])  # the same ids, built before either wrote
+    await first("first turn")
+    with pytest.raises(StateChanged, match="another agent with the same ids committed since"):
+        await second("second turn")
+    # The first agent's turns are all there, and nothing of the refused one.
+    resumed = make(db, ["three"])
+    texts = [m.content[0].text for m in resumed.history]  # type: ignore[union-attr]
+    assert texts == ["first turn", "one"]
+    assert resumed.context.conversation == first.context.conversation
+    # The resumed agent goes on from there.
+    await resumed("and on")
+    assert [m.content[0].text for m in make(db, []).history][-2:] == ["and on", "three"]  # type: ignore[union-attr]
