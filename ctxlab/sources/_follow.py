@@ -51,6 +51,10 @@ class FollowedSession(ObservedSession):
         self.error: BaseException | None = None
         """What stopped the background polling, if anything did."""
         self._offset = 0
+        self._head = b""  # the file's first bytes as read: another file under the same name differs
+        self._inode: int | None = None
+        self.skipped_lines = 0
+        """Lines that were not JSON (a damaged write): counted, and the following read on."""
         self._partial = b""
         self._line = 0
         self._records: list[tuple[int, Any]] = []
@@ -59,19 +63,32 @@ class FollowedSession(ObservedSession):
         """What the importer learned (compactions, models, session id)."""
         self._task: asyncio.Task[None] | None = None
 
+    def _start_over(self) -> None:
+        self._offset, self._partial, self._line, self._records = 0, b"", 0, []
+        self._done, self._head, self.skipped_lines = 0, b"", 0
+        self.reset()
+
     def _read_new_lines(self) -> bool:
         try:
-            size = self.path.stat().st_size
-            if size < self._offset:  # truncated or replaced: start over
-                self._offset, self._partial, self._line, self._records = 0, b"", 0, []
-                self._done = 0
-                self.reset()
+            stat = self.path.stat()
             with self.path.open("rb") as file:
+                head = file.read(len(self._head)) if self._head else b""
+                # Truncated, or another file under the name (a new session written over it, a
+                # rename): read from the start, never splicing two sessions.
+                if (
+                    stat.st_size < self._offset
+                    or head != self._head
+                    or (self._inode is not None and stat.st_ino != self._inode)
+                ):
+                    self._start_over()
+                self._inode = stat.st_ino
                 file.seek(self._offset)
                 data = file.read()
         except OSError as exc:
             msg = f"cannot read {self.path}: {exc.strerror or exc}"
             raise MessageFormatError(msg) from exc
+        if self._offset == 0:
+            self._head = data[:256]
         self._offset += len(data)
         *lines, self._partial = (self._partial + data).split(b"\n")
         for raw in lines:
@@ -80,9 +97,10 @@ class FollowedSession(ObservedSession):
                 continue
             try:
                 self._records.append((self._line, json.loads(raw.decode("utf-8"))))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                msg = f"{self.path} line {self._line}: not a JSON line ({exc})"
-                raise MessageFormatError(msg) from exc
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                # A damaged line: counted (``skipped_lines``, meta["skipped"]), and the turns
+                # after it still read.
+                self.skipped_lines += 1
         return bool(lines)
 
     async def poll(self, *, final: bool = False) -> int:
@@ -106,7 +124,12 @@ class FollowedSession(ObservedSession):
                 self.record_response(reply, usage.get(index))
                 added += 1
         self._done = max(self._done, len(ready))
+        if self.skipped_lines:
+            meta.setdefault("skipped", {})["unreadable line"] = self.skipped_lines
         self.meta = meta
+        if final:
+            # The whole file is the session's history now: its last reply included.
+            self._history = list(messages)
         return added
 
     def start(self, interval: float = 0.5) -> asyncio.Task[None]:

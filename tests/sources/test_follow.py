@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ctxlab import ApproximateCounter, CtxlabError, follow, load
+from ctxlab import ApproximateCounter, follow, load
 from ctxlab.io._transcript import corpus_dir
 from ctxlab.messages import AssistantMessage
 from tests.conftest import requires_corpus
@@ -87,11 +87,37 @@ async def test_the_background_poll_feeds_a_lab(tmp_path: Path) -> None:
     assert lab.steps["usage_total_input"].tolist() == [110, 120]
 
 
-async def test_a_line_that_is_not_json_stops_the_follower_with_the_line(tmp_path: Path) -> None:
+async def test_a_damaged_line_is_counted_and_the_turns_after_it_still_read(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
-    path.write_bytes(SESSION[0] + b"{not json\n")
-    with pytest.raises(CtxlabError, match="line 2"):
-        await follow(path, context_window=20_000, counter=ApproximateCounter())
+    path.write_bytes(SESSION[0] + b"{not json\n" + b"".join(SESSION[1:]))
+    session = await follow(path, context_window=20_000, counter=ApproximateCounter(), interval=60)
+    await session.stop()
+    assert session.error is None and len(session.manifests) == 2
+    assert session.skipped_lines == 1 and session.meta["skipped"]["unreadable line"] == 1
+
+
+async def test_a_file_replaced_by_another_session_is_read_from_its_start(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(SESSION))
+    session = await follow(path, context_window=20_000, counter=ApproximateCounter(), interval=60)
+    await session.poll()
+    # Another, longer session written under the same name: never spliced onto the first.
+    other = _line("user", "A different task, in a longer file.") + b"".join(SESSION[1:]) * 2
+    path.write_bytes(other)
+    await session.stop()
+    texts = [b.text for m in session.transcript().messages for b in m.content if b.type == "text"]  # type: ignore[union-attr]
+    assert texts[0] == "A different task, in a longer file."
+    assert "Find the bug." not in texts
+
+
+async def test_after_stop_the_transcript_holds_the_last_reply(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(SESSION))
+    session = await follow(path, context_window=20_000, counter=ApproximateCounter(), interval=60)
+    await session.stop()
+    transcript = session.transcript()
+    assert transcript.messages == load(path).messages
+    assert transcript.messages[-1].content[0].text == "It is in a.py."  # type: ignore[union-attr]
 
 
 @requires_corpus
