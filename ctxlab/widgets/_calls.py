@@ -38,6 +38,14 @@ class LiveCalls:
     def start(self, message: str) -> asyncio.Task[Any] | None:
         """Start a call in the background; its task, or None (with the reason shown)."""
         lab = self.lab
+        if lab.agent.capabilities.read_only:
+            # A recording or another framework's agent: nothing is sent, the buttons stay off.
+            lab.controls.status.value = (
+                "<span style='color:#c00'>"
+                + html.escape(f"nothing to send: {lab.agent.capabilities.note}")
+                + "</span>"
+            )
+            return None
         if not message.strip():
             lab.controls.status.value = "<span style='color:#c00'>Type a message first.</span>"
             return None

@@ -53,3 +53,19 @@ def test_without_a_lab_the_magic_says_what_to_do() -> None:
     magics._current.clear()
     with pytest.raises(UsageError, match="no Lab yet"):
         magics.current_lab()
+
+
+async def test_ctx_on_a_read_only_lab_sends_nothing_and_keeps_send_disabled() -> None:
+    from ctxlab import ApproximateCounter, Transcript
+    from ctxlab.messages import AssistantMessage, UserMessage
+    from ctxlab.widgets import Lab
+    from ctxlab.widgets._magics import send_cell
+
+    transcript = Transcript(
+        "t", {}, "", (UserMessage(content="hi"), AssistantMessage(content="yo"))
+    )
+    lab = await Lab.open(transcript, context_window=8_000, counter=ApproximateCounter())
+    assert lab.controls.send_button.disabled
+    assert send_cell(lab, "please do something") is None
+    assert lab.controls.send_button.disabled and lab.controls.compact_button.disabled
+    assert "nothing to send" in lab.controls.status.value
