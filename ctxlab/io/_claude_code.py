@@ -127,12 +127,11 @@ def from_claude_code(
             continue
         kind = record.get("type")
         if kind == "system":
-            boundary = _boundary(record, sum(t["role"] == "assistant" for t in builder.turns))
-            if boundary is not None:
-                meta["compactions"].append(boundary)
-            else:
-                builder.skip(f"system {record.get('subtype') or 'line'}")
+            _system_line(record, builder, meta["compactions"])
             continue
+        if kind is None:
+            record = _plain_message_line(record, builder)
+            kind = record.get("type")
         if kind not in ("user", "assistant"):
             builder.skip(_kind_of(record))
             continue
@@ -142,7 +141,9 @@ def from_claude_code(
             raise MessageFormatError(msg)
         meta.setdefault("session_id", record.get("sessionId"))
         if kind == "assistant":
-            response = str(message.get("id") or number)
+            # One response is one (message id, request id): a later reply that reuses a message
+            # id under another request (a retried or copied reply) is a reply of its own.
+            response = f"{message.get('id') or number}|{record.get('requestId') or ''}"
             model = message.get("model")
             if isinstance(model, str) and model and model not in models:
                 models.append(model)
@@ -178,6 +179,28 @@ def from_claude_code(
     meta["models"] = models
     meta["reply_models"] = reply_models
     return builder, meta
+
+
+def _system_line(
+    record: Mapping[str, Any], builder: ConversationBuilder, compactions: list[dict[str, Any]]
+) -> None:
+    # A compaction boundary is recorded; any other system line is counted.
+    boundary = _boundary(record, sum(t["role"] == "assistant" for t in builder.turns))
+    if boundary is not None:
+        compactions.append(boundary)
+    else:
+        builder.skip(f"system {record.get('subtype') or 'line'}")
+
+
+def _plain_message_line(
+    record: Mapping[str, Any], builder: ConversationBuilder
+) -> Mapping[str, Any]:
+    # A message written in the plain ``{role, content}`` shape among Claude Code's lines (a tool
+    # that appended to the file): read as a message, not lost.
+    if record.get("role") not in ("user", "assistant"):
+        return record
+    builder.notes["plain_message_lines"] = builder.notes.get("plain_message_lines", 0) + 1
+    return {"type": record["role"], "message": record}
 
 
 def _kind_of(record: Mapping[str, Any]) -> str:

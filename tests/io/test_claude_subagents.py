@@ -130,3 +130,49 @@ def test_a_subagents_own_file_loads_as_its_conversation(tmp_path: Path) -> None:
     transcript = load(alone)
     assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
     assert transcript.messages[-1].content[0].text == "It is in src/config.py."  # type: ignore[union-attr]
+
+
+def test_a_reply_reusing_a_message_id_under_another_request_keeps_its_place_and_usage(
+    tmp_path: Path,
+) -> None:
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    lines = [
+        _line("user", "list the files", uuid="u1"),
+        _line("assistant", [call], mid="msg_same", uuid="a1", requestId="req_1"),
+        _line(
+            "user",
+            [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}],
+            uuid="u2",
+        ),
+        # A retried request's reply that came back with the same message id.
+        _line(
+            "assistant",
+            [{"type": "text", "text": "There is a.py."}],
+            mid="msg_same",
+            uuid="a2",
+            requestId="req_2",
+        ),
+        # A plain {role, content} line a tool appended among Claude Code's lines.
+        {"role": "user", "content": "thanks"},
+        _line(
+            "assistant",
+            [{"type": "text", "text": "You're welcome."}],
+            mid="msg_3",
+            uuid="a3",
+            requestId="req_3",
+        ),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    transcript = load(path)
+    texts = [(m.role, [getattr(b, "text", b.type) for b in m.content]) for m in transcript.messages]
+    assert texts == [
+        ("user", ["list the files"]),
+        ("assistant", ["tool_use"]),
+        ("user", ["a.py"]),
+        ("assistant", ["There is a.py."]),
+        ("user", ["thanks"]),
+        ("assistant", ["You're welcome."]),
+    ]
+    assert sorted(transcript.usage) == [1, 3, 5]  # the second reply keeps its own usage
+    assert transcript.meta["plain_message_lines"] == 1
