@@ -130,6 +130,11 @@ def run_sweep(args: argparse.Namespace) -> int:
     except CtxlabError as exc:
         print(exc, file=sys.stderr)
         return 2
+    except (OSError, RuntimeError, TimeoutError) as exc:
+        # The Dask cluster or scheduler could not be started or reached.
+        where = args.scheduler or f"a local cluster of {args.workers} workers"
+        print(f"cannot sweep on {where}: {exc}", file=sys.stderr)
+        return 2
     finally:
         if client is not None:
             client.close()
@@ -157,6 +162,9 @@ def _sweep_problem(args: argparse.Namespace) -> str | None:
     bad = [w for w in args.windows or () if w <= 0]
     if bad:
         return f"--window must be a positive number of tokens, got {bad[0]}"
+    missing = [s for s in args.sessions if not Path(s).is_file()]
+    if missing:
+        return f"no session file {missing[0]!r}; give files ctxlab.load reads"
     return None
 
 
