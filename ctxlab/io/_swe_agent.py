@@ -22,11 +22,18 @@ __all__ = ["from_swe_agent", "is_swe_agent"]
 
 
 def is_swe_agent(value: Any) -> bool:
-    """Whether a decoded document looks like a SWE-agent trajectory."""
+    """Whether a decoded document looks like a SWE-agent trajectory: a ``history`` beside its
+    ``trajectory``, or (a demonstration, which may have no ``trajectory``) a history whose
+    entries carry SWE-agent's ``agent`` / ``message_type`` fields."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("history"), list):
+        return False
+    if "trajectory" in value:
+        return True
+    head = [h for h in value["history"][:10] if isinstance(h, Mapping)]
     return (
-        isinstance(value, Mapping)
-        and isinstance(value.get("history"), list)
-        and "trajectory" in value
+        bool(head)
+        and all("role" in h for h in head)
+        and any("message_type" in h or "agent" in h for h in head)
     )
 
 

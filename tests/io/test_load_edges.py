@@ -67,3 +67,40 @@ def test_an_errored_tau_bench_episode_says_so() -> None:
     ):
         load(results, format="tau_bench")
     assert len(load(results, format="tau_bench", episode=1).messages) == 2
+
+
+def test_a_swe_agent_demonstration_without_its_trajectory_is_recognised() -> None:
+    from ctxlab.io import detect_format
+
+    # SWE-agent's demonstrations keep the history (each entry with its agent and message type)
+    # and may leave the trajectory out (SWE-agent/SWE-agent, trajectories/demonstrations).
+    demo = {
+        "history": [
+            {"role": "system", "content": "You are an autonomous programmer.", "agent": "primary"},
+            {
+                "role": "user",
+                "content": "Fix the bug in utils.py",
+                "agent": "primary",
+                "message_type": "observation",
+            },
+            {
+                "role": "assistant",
+                "content": "Let me look.\n\n```\nopen utils.py\n```",
+                "thought": "Let me look.",
+                "action": "open utils.py",
+                "agent": "primary",
+                "message_type": "action",
+            },
+            {
+                "role": "user",
+                "content": "[File: utils.py (10 lines total)]",
+                "agent": "primary",
+                "message_type": "observation",
+            },
+        ],
+        "info": {"exit_status": "submitted"},
+    }
+    assert detect_format(demo) == "swe_agent"
+    transcript = load(demo)
+    assert transcript.system == "You are an autonomous programmer."
+    assert [m.role for m in transcript.messages][:2] == ["user", "assistant"]
