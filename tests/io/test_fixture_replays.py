@@ -1,0 +1,46 @@
+"""Every format's fixture replays at 200k and 32k without an invalid request: what an importer
+hands over is a conversation the pipeline can send."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxlab import ApproximateCounter, load
+from ctxlab.analysis._replay import replay
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+FILES = [
+    FIXTURES / "codex" / "rollout-2026-02-10T09-00-00-019a-demo.jsonl",
+    FIXTURES / "gemini" / "session-2026-03-02T10-00-4a1c.jsonl",
+    FIXTURES / "gemini" / "session-legacy.json",
+    FIXTURES / "mini_swe_agent" / "toolcalls.traj.json",
+    FIXTURES / "mini_swe_agent" / "textbased.traj.json",
+    FIXTURES / "openhands" / "output.jsonl",
+    FIXTURES / "openhands" / "trajectory.json",
+    FIXTURES / "aider" / ".aider.chat.history.md",
+    FIXTURES / "inspect" / "add.eval",
+    FIXTURES / "inspect" / "add.json",
+]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+@pytest.mark.parametrize("window", [200_000, 32_000])
+async def test_a_fixture_replays_without_an_invalid_request(path: Path, window: int) -> None:
+    transcript = load(path)
+    steps = [
+        step
+        async for step in replay(
+            transcript.messages,
+            context_window=window,
+            counter=ApproximateCounter(),
+            system=transcript.system,
+            tools=transcript.tools,
+        )
+    ]
+    assert steps, path.name
+    assert [s.manifest.validation for s in steps] == ["passed"] * len(steps)
+    # One request per recorded reply.
+    replies = sum(m.role == "assistant" for m in transcript.messages)
+    assert len(steps) == replies
