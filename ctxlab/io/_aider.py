@@ -73,16 +73,7 @@ def from_aider(
             aider_lines += 1
             usage = _usage(line[1:].strip())
             if usage is not None:
-                turn = next(
-                    (
-                        i
-                        for i in range(len(builder.turns) - 1, -1, -1)
-                        if builder.turns[i]["role"] == "assistant"
-                    ),
-                    None,
-                )
-                if turn is not None:
-                    builder.usage[turn] = usage
+                builder.usage_of_last_reply(usage)
         else:
             flush_user()
             reply.append(line)

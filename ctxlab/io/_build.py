@@ -22,7 +22,7 @@ from ctxlab.messages import (
     repair_conversation,
 )
 
-__all__ = ["ConversationBuilder", "anthropic_block"]
+__all__ = ["ConversationBuilder", "anthropic_block", "as_mapping", "image_block"]
 
 KEPT_BLOCKS = ANTHROPIC_BLOCK_TYPES | {"provider"}
 # Modelled blocks a role cannot hold travel as provider blocks (kept, never sent in a wrong form).
@@ -57,6 +57,19 @@ def anthropic_block(block: Mapping[str, Any]) -> dict[str, Any]:
             for p in out["content"]
         ]
     return out
+
+
+def image_block(url: str) -> dict[str, Any]:
+    """An image block of a URL: a ``data:`` URL's bytes as a base64 source, else the link."""
+    if url.startswith("data:") and ";base64," in url:
+        media, data = url[5:].split(";base64,", 1)
+        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else an empty one (a record's optional object field)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 class ConversationBuilder:
@@ -103,6 +116,14 @@ class ConversationBuilder:
             self.turns.append({"role": role, "content": kept})
         if usage is not None and role == "assistant":
             self.usage[len(self.turns) - 1] = usage
+
+    def usage_of_last_reply(self, usage: ProviderUsage) -> None:
+        """Put ``usage`` on the latest assistant turn (a tool that reports a call's usage after
+        its reply); nothing when there is no reply yet."""
+        for index in range(len(self.turns) - 1, -1, -1):
+            if self.turns[index]["role"] == "assistant":
+                self.usage[index] = usage
+                return
 
     def skip(self, reason: str, count: int = 1) -> None:
         """Count ``count`` records of the source that are not messages (``meta["skipped"]``:

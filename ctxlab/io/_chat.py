@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, anthropic_block
+from ctxlab.io._build import ConversationBuilder, anthropic_block, image_block
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
 
 __all__ = [
+    "arguments_of",
     "from_anthropic",
     "from_openai",
     "from_openai_responses",
@@ -65,17 +66,7 @@ def _user_blocks(content: Any) -> list[dict[str, Any]]:
             if part["text"].strip():
                 blocks.append({"type": "text", "text": part["text"]})
         elif part.get("type") == "image_url" and isinstance(part.get("image_url"), Mapping):
-            url = str(part["image_url"].get("url") or "")
-            if url.startswith("data:") and ";base64," in url:
-                media, data = url[5:].split(";base64,", 1)
-                blocks.append(
-                    {
-                        "type": "image",
-                        "source": {"type": "base64", "media_type": media, "data": data},
-                    }
-                )
-            else:
-                blocks.append({"type": "image", "source": {"type": "url", "url": url}})
+            blocks.append(image_block(str(part["image_url"].get("url") or "")))
         else:
             blocks.append({"type": "provider", "data": dict(part)})
     return blocks
@@ -94,7 +85,9 @@ def _text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def arguments_of(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments (an object, or its JSON text) as a dict; what does not parse is
+    kept under ``_raw_arguments``."""
     if isinstance(raw, Mapping):
         return dict(raw)
     try:
@@ -113,7 +106,7 @@ def tool_use_of(call: Mapping[str, Any], fallback_id: str) -> dict[str, Any]:
         "type": "tool_use",
         "id": str(call.get("id") or fallback_id),
         "name": str(function.get("name") or "tool"),
-        "input": _arguments(function.get("arguments")),
+        "input": arguments_of(function.get("arguments")),
     }
 
 
@@ -160,7 +153,7 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
                         "type": "tool_use",
                         "id": f"function_{legacy}",
                         "name": str(function.get("name") or "function"),
-                        "input": _arguments(function.get("arguments")),
+                        "input": arguments_of(function.get("arguments")),
                     }
                 )
             builder.add("assistant", blocks, openai_usage(message.get("usage")))
@@ -302,7 +295,7 @@ def from_openai_responses(items: Sequence[Any], where: str) -> tuple[Conversatio
                         "type": "tool_use",
                         "id": str(item.get("call_id") or item.get("id") or f"fc_{index}"),
                         "name": str(item.get("name") or "function"),
-                        "input": _arguments(item.get("arguments")),
+                        "input": arguments_of(item.get("arguments")),
                     }
                 ],
             )

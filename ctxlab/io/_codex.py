@@ -30,7 +30,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._build import ConversationBuilder, image_block
+from ctxlab.io._chat import arguments_of
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_codex", "is_codex_line"]
@@ -134,16 +135,6 @@ class _Reader:
         if not isinstance(last, Mapping):
             self.builder.skip("event token_count")
             return
-        turn = next(
-            (
-                i
-                for i in range(len(self.builder.turns) - 1, -1, -1)
-                if self.builder.turns[i]["role"] == "assistant"
-            ),
-            None,
-        )
-        if turn is None:
-            return
 
         def number(key: str) -> int:
             value = last.get(key)
@@ -154,7 +145,7 @@ class _Reader:
         usage = ProviderUsage(
             max(number("input_tokens") - cached, 0), number("output_tokens"), cached, 0
         )
-        self.builder.usage[turn] = usage
+        self.builder.usage_of_last_reply(usage)
 
 
 def _content(items: Any) -> list[dict[str, Any]]:
@@ -167,17 +158,10 @@ def _content(items: Any) -> list[dict[str, Any]]:
             if item["text"].strip():
                 blocks.append({"type": "text", "text": item["text"]})
         elif kind == "input_image" and isinstance(item.get("image_url"), str):
-            blocks.append(_image(item["image_url"]))
+            blocks.append(image_block(item["image_url"]))
         else:
             blocks.append({"type": "provider", "data": dict(item)})
     return blocks
-
-
-def _image(url: str) -> dict[str, Any]:
-    if url.startswith("data:") and ";base64," in url:
-        media, data = url[5:].split(";base64,", 1)
-        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
-    return {"type": "image", "source": {"type": "url", "url": url}}
 
 
 def _call(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,17 +178,11 @@ def _call(item: Mapping[str, Any]) -> dict[str, Any]:
             "name": str(item.get("name") or "tool"),
             "input": {"input": raw},
         }
-    arguments = item.get("arguments")
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        parsed = None
-    arguments_read = dict(parsed) if isinstance(parsed, Mapping) else {"_raw_arguments": arguments}
     return {
         "type": "tool_use",
         "id": call_id,
         "name": str(item.get("name") or "function"),
-        "input": arguments_read,
+        "input": arguments_of(item.get("arguments")),
     }
 
 

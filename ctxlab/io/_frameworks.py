@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._chat import _arguments, _text
+from ctxlab.io._chat import _text, arguments_of
 from ctxlab.messages import ProviderUsage
 
 __all__ = [
@@ -68,7 +68,7 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
                             "type": "tool_use",
                             "id": str(call.get("id") or f"lc_{index}_{number}"),
                             "name": str(call.get("name") or "tool"),
-                            "input": _arguments(call.get("args")),
+                            "input": arguments_of(call.get("args")),
                         }
                     )
             builder.add("assistant", blocks, _langchain_usage(data.get("usage_metadata")))
@@ -146,7 +146,7 @@ def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationB
                             "type": "tool_use",
                             "id": str(part.get("tool_call_id") or f"pai_{index}"),
                             "name": str(part.get("tool_name") or "tool"),
-                            "input": _arguments(part.get("args")),
+                            "input": arguments_of(part.get("args")),
                         }
                     )
                 elif part.get("part_kind") == "thinking":

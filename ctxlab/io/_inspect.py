@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._build import ConversationBuilder, image_block
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_inspect_sample", "inspect_samples", "is_inspect_log", "read_eval_zip"]
@@ -220,17 +220,7 @@ def _content(content: Any, builder: ConversationBuilder) -> list[dict[str, Any]]
         elif kind == "reasoning":
             builder.skip("reasoning")
         elif kind == "image" and isinstance(item.get("image"), str):
-            image = item["image"]
-            if image.startswith("data:") and ";base64," in image:
-                media, data = image[5:].split(";base64,", 1)
-                blocks.append(
-                    {
-                        "type": "image",
-                        "source": {"type": "base64", "media_type": media, "data": data},
-                    }
-                )
-            else:
-                blocks.append({"type": "image", "source": {"type": "url", "url": image}})
+            blocks.append(image_block(item["image"]))
         else:
             blocks.append({"type": "provider", "data": dict(item)})
     return blocks

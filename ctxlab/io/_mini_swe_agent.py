@@ -18,14 +18,13 @@ A trajectory loads from the saved object or from its bare message list.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._chat import openai_usage
+from ctxlab.io._build import ConversationBuilder, as_mapping
+from ctxlab.io._chat import arguments_of, openai_usage
 
 __all__ = ["from_mini_swe_agent", "is_mini_swe_agent_list"]
 
@@ -72,7 +71,7 @@ def from_mini_swe_agent(data: Any, where: str) -> tuple[ConversationBuilder, str
             raise MessageFormatError(msg)
         role = message.get("role")
         text = _text(message.get("content"))
-        extra = _mapping(message.get("extra"))
+        extra = as_mapping(message.get("extra"))
         if role == "system":
             system.append(text)
         elif role == "exit":
@@ -114,12 +113,7 @@ def _assistant(
             function = call.get("function") if isinstance(call, Mapping) else None
             if not isinstance(function, Mapping):
                 continue
-            arguments = function.get("arguments")
-            try:
-                parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-            except ValueError:
-                parsed = None
-            inputs = dict(parsed) if isinstance(parsed, Mapping) else {"_raw_arguments": arguments}
+            inputs = arguments_of(function.get("arguments"))
             call_id = str(call.get("id") or f"mini_{calls + len(blocks) + 1:04d}")
             blocks.append(
                 {
@@ -151,21 +145,17 @@ def _assistant(
 
 def _notes(data: Mapping[str, Any]) -> dict[str, Any]:
     notes: dict[str, Any] = {k: data[k] for k in ("instance_id", "trajectory_format") if k in data}
-    info = _mapping(data.get("info"))
+    info = as_mapping(data.get("info"))
     for key in ("exit_status", "mini_version"):
         if info.get(key):
             notes[key] = info[key]
-    stats = _mapping(info.get("model_stats"))
+    stats = as_mapping(info.get("model_stats"))
     if "api_calls" in stats:
         notes["api_calls"] = stats["api_calls"]
-    model = _mapping(_mapping(info.get("config")).get("model"))
+    model = as_mapping(as_mapping(info.get("config")).get("model"))
     if isinstance(model.get("model_name"), str):
         notes["models"] = [model["model_name"]]
     return notes
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _text(content: Any) -> str:

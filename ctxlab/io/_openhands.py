@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._build import ConversationBuilder, as_mapping
 from ctxlab.io._chat import openai_usage
 
 __all__ = ["from_openhands_events", "is_openhands_events", "openhands_events_of"]
@@ -53,7 +53,7 @@ def openhands_events_of(data: Any, where: str, episode: int) -> tuple[list[Any],
         data = data[episode]
     if isinstance(data, Mapping):
         notes = {k: data[k] for k in ("instance_id",) if k in data}
-        llm = _mapping(_mapping(data.get("metadata")).get("llm_config"))
+        llm = as_mapping(as_mapping(data.get("metadata")).get("llm_config"))
         if isinstance(llm.get("model"), str):
             notes["models"] = [llm["model"]]
         history = data.get("history")
@@ -79,7 +79,7 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
         source = event.get("source")
         if "action" in event:
             action = event.get("action")
-            args = _mapping(event.get("args"))
+            args = as_mapping(event.get("args"))
             meta = event.get("tool_call_metadata")
             if source == "user" and action == "message":
                 builder.text("user", str(args.get("content") or event.get("message") or ""))
@@ -130,7 +130,3 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
                 ],
             )
     return builder
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
