@@ -37,7 +37,7 @@ from ctxlab.io._inspect import is_inspect_log, read_eval_zip
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
 from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._otel import is_otel
-from ctxlab.io._readers import DOCUMENTS, claude_code, transcript_of
+from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code
 from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, load_transcript
 from ctxlab.messages._request import ToolSchema
@@ -242,7 +242,7 @@ def _load(
             builder, notes = from_aider(read_text(path), str(path), episode)
             meta = {"source": "aider", **notes}
             # Named for the folder it is in: aider keeps one history per repository.
-            return transcript_of(
+            return built_transcript(
                 name or path.resolve().parent.name or "aider",
                 builder,
                 meta,
@@ -312,7 +312,7 @@ def _messages(data: Any, kind: Format, where: str, name: str, meta: dict[str, An
     else:
         msg = f"{where}: format {kind!r} needs a file path"
         raise MessageFormatError(msg)
-    return transcript_of(name, builder, meta, system, tools)
+    return built_transcript(name, builder, meta, system, tools)
 
 
 def _system(value: Any) -> str:

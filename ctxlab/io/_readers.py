@@ -22,7 +22,7 @@ from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
 
-__all__ = ["DOCUMENTS", "claude_code", "transcript_of"]
+__all__ = ["DOCUMENTS", "built_transcript", "claude_code"]
 
 
 def claude_code(
@@ -31,7 +31,7 @@ def claude_code(
     # Episode 0 is the main thread; episode N the N-th subagent (in order of first line).
     if sidechains:  # the former splice of every subagent into the main thread
         builder, meta = from_claude_code(records, where, sidechains=True)
-        return transcript_of(name, builder, meta, "", ())
+        return built_transcript(name, builder, meta, "", ())
     main, agents = subagent_records(records)
     listed: list[dict[str, Any]] = [
         {"episode": n, "task_call_id": key, "lines": len(lines)}
@@ -47,12 +47,12 @@ def claude_code(
         key = listed[episode - 1]["task_call_id"]
         builder, meta = from_claude_code(agents[key], f"{where} subagent {episode}")
         meta.update(subagent_of=key)
-        return transcript_of(f"{name}#{episode}", builder, meta, "", ())
+        return built_transcript(f"{name}#{episode}", builder, meta, "", ())
     builder, meta = from_claude_code(main, where)
     if listed:
         meta["subagents"] = listed
         builder.skip("subagent line", sum(item["lines"] for item in listed))
-    return transcript_of(name, builder, meta, "", ())
+    return built_transcript(name, builder, meta, "", ())
 
 
 def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -75,30 +75,30 @@ def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, A
         )
         raise MessageFormatError(msg)
     builder, system = from_openai(traj, f"{where} episode {episode}")
-    return transcript_of(name, builder, meta, system, ())
+    return built_transcript(name, builder, meta, system, ())
 
 
 def _otel(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     builder, system, tools, notes = from_otel(data, where, episode)
-    return transcript_of(name, builder, {**meta, **notes}, system, tools)
+    return built_transcript(name, builder, {**meta, **notes}, system, tools)
 
 
 def _gemini_cli(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     builder, notes = from_gemini_cli(data if isinstance(data, list) else [data], where)
-    return transcript_of(name, builder, {**meta, **notes}, "", ())
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
 
 
 def _gemini(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     if not isinstance(data, list):
         msg = f"{where}: Gemini contents are a list of {{role, parts}} objects"
         raise MessageFormatError(msg)
-    return transcript_of(name, from_gemini_contents(data, where), meta, "", ())
+    return built_transcript(name, from_gemini_contents(data, where), meta, "", ())
 
 
 def _codex(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     lines = data if isinstance(data, list) else [data]
     builder, system, notes = from_codex(enumerate(lines, 1), where)
-    return transcript_of(name, builder, {**meta, **notes}, system, ())
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
 
 
 def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -114,7 +114,7 @@ def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any
     notes.update({k: spec[k] for k in ("task", "model") if isinstance(spec.get(k), str)})
     notes.setdefault("models", [spec["model"]] if isinstance(spec.get("model"), str) else [])
     notes["samples"] = len(samples)
-    return transcript_of(name, builder, {**meta, **notes}, system, ())
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
 
 
 def _swe_agent(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -122,14 +122,14 @@ def _swe_agent(data: Any, where: str, name: str, episode: int, meta: dict[str, A
         msg = f"{where}: a SWE-agent trajectory is a JSON object"
         raise MessageFormatError(msg)
     builder, system = from_swe_agent(data, where)
-    return transcript_of(name, builder, meta, system, ())
+    return built_transcript(name, builder, meta, system, ())
 
 
 def _mini_swe_agent(
     data: Any, where: str, name: str, episode: int, meta: dict[str, Any]
 ) -> Transcript:
     builder, system, notes = from_mini_swe_agent(data, where)
-    return transcript_of(name, builder, {**meta, **notes}, system, ())
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
 
 
 def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -146,7 +146,9 @@ def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, A
             )
             raise MessageFormatError(msg)
         events, notes = openhands_events_of(data, where, episode)
-        return transcript_of(name, from_openhands_events(events, where), {**meta, **notes}, "", ())
+        return built_transcript(
+            name, from_openhands_events(events, where), {**meta, **notes}, "", ()
+        )
     messages = list(data["fncall_messages"])
     response = data.get("fncall_response")
     if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
@@ -155,10 +157,10 @@ def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, A
             messages.append({**choice["message"], "usage": response.get("usage")})
     builder, system = from_openai(messages, where)
     tools = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
-    return transcript_of(name, builder, meta, system, tools)
+    return built_transcript(name, builder, meta, system, tools)
 
 
-def transcript_of(
+def built_transcript(
     name: str,
     builder: ConversationBuilder,
     meta: dict[str, Any],
