@@ -23,6 +23,7 @@ __all__ = [
     "InvalidConversation",
     "InvalidConversationStart",
     "InvalidToolPairs",
+    "MalformedReply",
     "MaxStepsExceeded",
     "MessageFormatError",
     "ModelError",
@@ -143,6 +144,11 @@ class ContextOverflowError(ModelError):
 
     The agent answers it once per request with overflow recovery (a forced compaction and a retry).
     """
+
+
+class MalformedReply(ModelError):
+    """The provider answered, but its reply does not read as a message (a tool call's input
+    nested too deeply, a block of an impossible shape). Nothing was added to the session."""
 
 
 class RateLimitError(ModelError):

@@ -115,10 +115,11 @@ def openai_usage(usage: Any) -> ProviderUsage | None:
     if not isinstance(usage, Mapping):
         return None
     details = usage.get("prompt_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or 0) if isinstance(details, Mapping) else 0
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else 0
     # OpenAI's prompt tokens include the cached ones; ctxlab's usage keeps them apart.
-    prompt = int(usage.get("prompt_tokens") or 0)
-    return ProviderUsage(prompt - cached, int(usage.get("completion_tokens") or 0), cached)
+    return ProviderUsage.with_cache_inside(
+        usage.get("prompt_tokens"), usage.get("completion_tokens"), cached
+    )
 
 
 def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:

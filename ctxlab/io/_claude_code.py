@@ -21,6 +21,7 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, anthropic_block
 from ctxlab.messages import ProviderUsage
+from ctxlab.messages._usage import token_count
 
 __all__ = ["from_claude_code", "is_claude_code_line", "subagent_records"]
 
@@ -39,7 +40,7 @@ def is_claude_code_line(record: Any) -> bool:
     return isinstance(record.get("sessionId"), str) and "role" not in record
 
 
-def _usage(message: Mapping[str, Any]) -> ProviderUsage | None:
+def _usage(message: Mapping[str, Any], where: str, number: int) -> ProviderUsage | None:
     usage = message.get("usage")
     if not isinstance(usage, Mapping):
         return None
@@ -49,8 +50,11 @@ def _usage(message: Mapping[str, Any]) -> ProviderUsage | None:
         "cache_read_input_tokens",
         "cache_creation_input_tokens",
     )
-    values = [usage.get(key) for key in keys]
-    return ProviderUsage(*(int(v) if isinstance(v, int | float) else 0 for v in values))
+    try:
+        return ProviderUsage(*(token_count(usage.get(key), key) for key in keys))
+    except ValueError as exc:
+        msg = f"{where} line {number}: {exc}"
+        raise MessageFormatError(msg) from exc
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -156,7 +160,7 @@ def from_claude_code(
                 # An empty first line ("\n\n") must not take the response's usage.
                 builder.skip("empty reply line")
                 continue
-            usage = None if response in seen_responses else _usage(message)
+            usage = None if response in seen_responses else _usage(message, where, number)
             seen_responses.add(response)
             earlier = response_turn.get(response)
             if earlier is not None and earlier == len(builder.turns) - 2:

@@ -136,14 +136,9 @@ class _Reader:
             self.builder.skip("event token_count")
             return
 
-        def number(key: str) -> int:
-            value = last.get(key)
-            return int(value) if isinstance(value, int | float) else 0
-
         # OpenAI's input tokens include the cached ones; ctxlab keeps them apart.
-        cached = number("cached_input_tokens")
-        usage = ProviderUsage(
-            max(number("input_tokens") - cached, 0), number("output_tokens"), cached, 0
+        usage = ProviderUsage.with_cache_inside(
+            last.get("input_tokens"), last.get("output_tokens"), last.get("cached_input_tokens")
         )
         self.builder.usage_of_last_reply(usage)
 

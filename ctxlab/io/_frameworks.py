@@ -91,12 +91,14 @@ def _langchain_usage(usage: Any) -> ProviderUsage | None:
     if not isinstance(usage, Mapping):
         return None
     details = usage.get("input_token_details") or {}
-    read = int(details.get("cache_read") or 0) if isinstance(details, Mapping) else 0
-    write = int(details.get("cache_creation") or 0) if isinstance(details, Mapping) else 0
+    if not isinstance(details, Mapping):
+        details = {}
     # LangChain's input tokens include the cached ones (as OpenTelemetry's do).
-    total = int(usage.get("input_tokens") or 0)
-    return ProviderUsage(
-        max(total - read - write, 0), int(usage.get("output_tokens") or 0), read, write
+    return ProviderUsage.with_cache_inside(
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        details.get("cache_read"),
+        details.get("cache_creation"),
     )
 
 
@@ -168,13 +170,15 @@ def _pydantic_usage(usage: Any) -> ProviderUsage | None:
     if not isinstance(usage, Mapping):
         return None
 
-    def number(*keys: str) -> int:
-        return next((int(usage[k]) for k in keys if isinstance(usage.get(k), int)), 0)
+    def number(*keys: str) -> Any:
+        return next((usage[k] for k in keys if usage.get(k) is not None), None)
 
-    read, write = number("cache_read_tokens"), number("cache_write_tokens")
-    total = number("input_tokens", "request_tokens")
-    output = number("output_tokens", "response_tokens")
-    return ProviderUsage(max(total - read - write, 0), output, read, write)
+    return ProviderUsage.with_cache_inside(
+        number("input_tokens", "request_tokens"),
+        number("output_tokens", "response_tokens"),
+        usage.get("cache_read_tokens"),
+        usage.get("cache_write_tokens"),
+    )
 
 
 def as_plain_data(items: Sequence[Any]) -> Sequence[Any]:

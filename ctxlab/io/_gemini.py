@@ -269,9 +269,6 @@ def _usage(tokens: Any) -> ProviderUsage | None:
     if not isinstance(tokens, Mapping):
         return None
 
-    def number(key: str) -> int:
-        value = tokens.get(key)
-        return int(value) if isinstance(value, int | float) else 0
-
-    cached = number("cached")
-    return ProviderUsage(max(number("input") - cached, 0), number("output"), cached, 0)
+    return ProviderUsage.with_cache_inside(
+        tokens.get("input"), tokens.get("output"), tokens.get("cached")
+    )

@@ -22,6 +22,7 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, image_block
 from ctxlab.messages import ProviderUsage
+from ctxlab.messages._usage import token_count
 
 __all__ = ["from_inspect_sample", "inspect_samples", "is_inspect_log", "read_eval_zip"]
 
@@ -179,16 +180,12 @@ def _model_usages(events: Any) -> list[ProviderUsage | None]:
             usages.append(None)
             continue
 
-        def number(key: str, usage: Mapping[str, Any] = usage) -> int:
-            value = usage.get(key)
-            return int(value) if isinstance(value, int | float) else 0
-
         usages.append(
             ProviderUsage(
-                number("input_tokens"),
-                number("output_tokens"),
-                number("input_tokens_cache_read"),
-                number("input_tokens_cache_write"),
+                token_count(usage.get("input_tokens"), "input_tokens"),
+                token_count(usage.get("output_tokens"), "output_tokens"),
+                token_count(usage.get("input_tokens_cache_read"), "input_tokens_cache_read"),
+                token_count(usage.get("input_tokens_cache_write"), "input_tokens_cache_write"),
             )
         )
     return usages

@@ -41,7 +41,7 @@ from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code
 from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, load_transcript
 from ctxlab.messages._request import ToolSchema
-from ctxlab.util._jsonl import json_lines, read_text
+from ctxlab.util._jsonl import check_regular_file, json_lines, read_text
 
 __all__ = ["FORMATS", "Format", "detect_format", "load"]
 
@@ -238,6 +238,7 @@ def _load(
 ) -> Transcript:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
+        check_regular_file(path)  # before any open: a FIFO would block it
         if format == "aider" or (format is None and _starts_as_aider(path)):
             builder, notes = from_aider(read_text(path), str(path), episode)
             meta = {"source": "aider", **notes}

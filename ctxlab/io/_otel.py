@@ -106,14 +106,13 @@ def _usage(
 ) -> ProviderUsage | None:
     if total not in attrs and output not in attrs:
         return None
-    cached, written = int(attrs.get(read) or 0), int(attrs.get(write) or 0)
     # Input tokens include the cached ones in both conventions.
-    return ProviderUsage(
-        max(int(attrs.get(total) or 0) - cached - written, 0),
-        int(attrs.get(output) or 0),
-        cached,
-        written,
-    )
+    try:
+        return ProviderUsage.with_cache_inside(
+            attrs.get(total), attrs.get(output), attrs.get(read), attrs.get(write)
+        )
+    except ValueError as exc:
+        raise ValueError(f"{exc} (span attributes {total}, {output}, {read}, {write})") from exc
 
 
 def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Turn], list[str]]:

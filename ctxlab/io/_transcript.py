@@ -112,7 +112,7 @@ def _meta_usage(value: Any, path: Path, line: int) -> dict[int, ProviderUsage]:
     if not isinstance(value, dict):
         return {}
     try:
-        return {int(k): ProviderUsage(*(int(x) for x in v)) for k, v in value.items()}
+        return {int(k): ProviderUsage(*v) for k, v in value.items()}
     except (TypeError, ValueError) as exc:
         msg = f"{path} line {line}: meta.usage must map message indexes to four counts ({exc})"
         raise MessageFormatError(msg) from exc

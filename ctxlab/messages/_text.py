@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DECODE_NOTE", "REPLACEMENT", "clean_text", "clean_value", "decoded_output"]
+__all__ = [
+    "DECODE_NOTE",
+    "MAX_NESTING",
+    "REPLACEMENT",
+    "clean_text",
+    "clean_value",
+    "decoded_output",
+]
 
 REPLACEMENT = "\ufffd"
 DECODE_NOTE = "[ctxlab: {count} undecodable bytes of this output were replaced by U+FFFD]\n"
@@ -42,16 +49,30 @@ def clean_text(value: str | bytes | bytearray) -> tuple[str, int]:
     return text, text.count(REPLACEMENT) - value.count(REPLACEMENT)
 
 
-def clean_value(value: Any) -> Any:
-    """``value`` with every string in it (nested in dicts and lists too) made valid text."""
+MAX_NESTING = 100
+"""How deeply a block's JSON value (a tool call's input) may nest. Real inputs nest a few
+levels; a deeper one is refused here, with its depth, rather than breaking with a
+`RecursionError` in whichever later step walks it (serialization, counting, rendering)."""
+
+
+def clean_value(value: Any, depth: int = 0) -> Any:
+    """``value`` with every string in it (nested in dicts and lists too) made valid text.
+
+    Raises `ValueError` for a value nested deeper than `MAX_NESTING`.
+    """
     if isinstance(value, str):
         return clean_text(value)[0]
     if isinstance(value, bytes | bytearray):
         return clean_text(value)[0]
+    if isinstance(value, dict | list | tuple) and depth >= MAX_NESTING:
+        msg = (
+            f"a value nested more than {MAX_NESTING} levels deep (a tool call's input?) is refused"
+        )
+        raise ValueError(msg)
     if isinstance(value, dict):
-        return {clean_value(k): clean_value(v) for k, v in value.items()}
+        return {clean_value(k, depth + 1): clean_value(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(clean_value(v) for v in value)
+        return type(value)(clean_value(v, depth + 1) for v in value)
     return value
 
 

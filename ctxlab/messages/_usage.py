@@ -4,19 +4,63 @@ without the manifest."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
+from typing import Any
 
-__all__ = ["ProviderUsage"]
+__all__ = ["ProviderUsage", "token_count"]
+
+
+def token_count(value: Any, field: str) -> int:
+    """A token count as recorded by a provider or an exporter, as an ``int``.
+
+    Missing (None) is 0; a whole float (``12.0``) or a string of digits is read as the number.
+    Raises `ValueError` naming ``field`` for anything else — a negative count, infinity, NaN,
+    a fraction, a bool — because a bill computed from it would be wrong silently.
+    """
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value >= 0 and value.is_integer():
+        return int(value)
+    msg = f"usage field {field!r} is {value!r}: a token count is a whole number from 0"
+    raise ValueError(msg)
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderUsage:
-    """What the provider billed for the request (known only after the response)."""
+    """What the provider billed for the request (known only after the response).
+
+    Every count is a whole number from 0 (`ValueError` otherwise, naming the field)."""
 
     input_tokens: int
     output_tokens: int
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if type(value) is not int or value < 0:
+                object.__setattr__(self, spec.name, token_count(value, spec.name))
+
+    @classmethod
+    def with_cache_inside(
+        cls, input_tokens: Any, output_tokens: Any, cache_read: Any = 0, cache_write: Any = 0
+    ) -> ProviderUsage:
+        """Usage from a provider whose input count includes the cached tokens (OpenAI, Gemini,
+        OpenTelemetry, LangChain): ctxlab keeps them apart, as Anthropic reports them. A cache
+        larger than the input it is part of (inconsistent data) leaves an input of 0, never a
+        negative one."""
+        read = token_count(cache_read, "cache_read_input_tokens")
+        write = token_count(cache_write, "cache_creation_input_tokens")
+        total = token_count(input_tokens, "input_tokens")
+        return cls(
+            max(total - read - write, 0), token_count(output_tokens, "output_tokens"), read, write
+        )
 
     @property
     def total_input_tokens(self) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ctxlab.exceptions import (
     ContextOverflowError,
+    MalformedReply,
     ModelError,
     OverloadedError,
     RateLimitError,
@@ -223,6 +224,9 @@ class AnthropicModel(Model):
                 message = await self.client.messages.create(max_tokens=self.max_tokens, **payload)
         except self._sdk_error as exc:
             raise _translate(exc) from exc
+        except ValueError as exc:
+            # The SDK's stream accumulator refuses a tool input it cannot parse (too deep).
+            raise _malformed(exc) from exc
         response = _response(message)
         if not streaming:
             emit_text(response.message, on_text)
@@ -240,11 +244,14 @@ class AnthropicModel(Model):
 
 
 def _response(message: Any) -> ModelResponse:
-    data = message.model_dump(mode="json", exclude_none=True)
-    # Every block is kept: thinking must go back signed and unmodified with the tool results
-    # that follow it, and server tool blocks are part of what the model said.
-    content = data.get("content") or ""
-    parsed = messages_from_anthropic([{"role": "assistant", "content": content}])[0]
+    try:
+        data = message.model_dump(mode="json", exclude_none=True)
+        # Every block is kept: thinking must go back signed and unmodified with the tool
+        # results that follow it, and server tool blocks are part of what the model said.
+        content = data.get("content") or ""
+        parsed = messages_from_anthropic([{"role": "assistant", "content": content}])[0]
+    except (ValueError, RecursionError) as exc:  # pydantic's errors are ValueErrors
+        raise _malformed(exc) from exc
     usage = data.get("usage") or {}
     return ModelResponse(
         message=parsed,  # type: ignore[arg-type]
@@ -257,6 +264,13 @@ def _response(message: Any) -> ModelResponse:
         ),
         model=data.get("model", ""),
     )
+
+
+def _malformed(exc: Exception) -> MalformedReply:
+    reason = str(exc)
+    # The SDK quotes the whole unreadable JSON: the start says enough.
+    reason = reason if len(reason) <= 300 else reason[:300] + "…"
+    return MalformedReply(f"the model's reply could not be read as a message: {reason}")
 
 
 def _translate(exc: Exception) -> ModelError:

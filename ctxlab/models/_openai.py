@@ -154,10 +154,9 @@ def _usage(usage: Any) -> ProviderUsage | None:
     if usage is None:
         return None
     details = getattr(usage, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    cached = getattr(details, "cached_tokens", 0) if details is not None else 0
     # OpenAI's prompt tokens include the cached ones; ctxlab keeps them apart (as Anthropic does).
-    prompt = int(usage.prompt_tokens or 0)
-    return ProviderUsage(prompt - cached, int(usage.completion_tokens or 0), cached)
+    return ProviderUsage.with_cache_inside(usage.prompt_tokens, usage.completion_tokens, cached)
 
 
 def _translate(exc: Exception) -> ModelError:

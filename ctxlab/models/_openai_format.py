@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ctxlab.exceptions import MalformedReply
 from ctxlab.messages import (
     AssistantMessage,
     DocumentBlock,
@@ -90,7 +91,17 @@ def request_to_openai(request: ModelRequest) -> dict[str, Any]:
 
 
 def assistant_from_openai(message: Any) -> AssistantMessage:
-    """An assistant message from a completion's ``choices[0].message`` (dict or SDK object)."""
+    """An assistant message from a completion's ``choices[0].message`` (dict or SDK object).
+
+    Raises `MalformedReply` for a reply that does not read as a message."""
+    try:
+        return _assistant_from_openai(message)
+    except (ValueError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError
+        msg = f"the model's reply could not be read as a message: {exc}"
+        raise MalformedReply(msg) from exc
+
+
+def _assistant_from_openai(message: Any) -> AssistantMessage:
     data = message if isinstance(message, dict) else message.model_dump(mode="json")
     blocks: list[Any] = []
     if data.get("content"):
@@ -100,7 +111,7 @@ def assistant_from_openai(message: Any) -> AssistantMessage:
         raw = function.get("arguments") or "{}"
         try:
             arguments = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             arguments = {"_raw_arguments": raw}
         if not isinstance(arguments, dict):
             arguments = {"_arguments": arguments}

@@ -4,17 +4,39 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 
-__all__ = ["json_lines", "read_text"]
+__all__ = ["check_regular_file", "json_lines", "read_text"]
+
+
+def check_regular_file(path: Path) -> None:
+    """`MessageFormatError` unless ``path`` is a regular file that exists: checked before any
+    open, because opening a FIFO waits forever for a writer (and a device never ends)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        msg = f"cannot read {path}: {exc.strerror or exc}"
+        raise MessageFormatError(msg) from exc
+    if stat.S_ISDIR(mode):
+        msg = f"cannot read {path}: it is a folder; ctxlab.sessions(folder) lists its sessions"
+        raise MessageFormatError(msg)
+    if not stat.S_ISREG(mode):
+        msg = (
+            f"cannot read {path}: it is not a regular file (a pipe, socket or device); save the "
+            "session to a file first"
+        )
+        raise MessageFormatError(msg)
 
 
 def read_text(path: Path) -> str:
     """The file's text; `MessageFormatError` naming the line of the first byte that is not
     UTF-8, or why the file cannot be read."""
+    check_regular_file(path)
     try:
         data = path.read_bytes()
     except OSError as exc:

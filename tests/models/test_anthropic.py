@@ -426,3 +426,29 @@ async def test_exact_counts_go_on_the_manifest_and_catch_an_underestimate() -> N
         assert last.exact_input_tokens is not None
         assert last.exact_input_tokens <= last.input_limit
         assert "summary" in json.dumps(api.requests[-1]["messages"][0]).lower()
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_reply_nested_too_deeply_is_a_model_error_and_the_agent_goes_on(
+    stream: bool,
+) -> None:
+    from ctxlab.exceptions import MalformedReply
+
+    deep = {"type": "tool_use", "id": "toolu_1", "name": "add", "input": _nested(600)}
+    with MessagesAPI([message([deep]), message("Fine now.")]) as api:
+        agent = Agent(
+            model=model_for(api, stream=stream), tools=[add], counter=ApproximateCounter()
+        )
+        with pytest.raises(MalformedReply, match="reply could not be read") as info:
+            await agent("go")
+        assert len(str(info.value)) < 400  # the SDK's quote of the whole JSON is cut
+        # Nothing of the unreadable reply entered the session; the next call works.
+        assert not any(m.role == "assistant" for m in agent.context.conversation)
+        assert (await agent("again")).content[0].text == "Fine now."

@@ -86,3 +86,23 @@ async def test_errors_are_typed_and_an_overflow_is_recovered() -> None:
             await agent("again")
     assert not isinstance(caught.value, ContextOverflowError)
     assert caught.value.__cause__ is not None
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_reply_nested_too_deeply_is_a_model_error_and_the_agent_goes_on(
+    stream: bool,
+) -> None:
+    from ctxlab.exceptions import MalformedReply
+
+    deep: object = 1
+    for _ in range(600):
+        deep = {"a": deep}
+    script = [completion("", [("call_1", "add", deep)]), completion("Fine now.")]
+    with ChatAPI(script) as api:
+        agent = Agent(
+            model=model_for(api, stream=stream), tools=[add], counter=ApproximateCounter()
+        )
+        with pytest.raises(MalformedReply, match="nested more than 100 levels"):
+            await agent("go")
+        assert not any(m.role == "assistant" for m in agent.context.conversation)
+        assert (await agent("again")).content[0].text == "Fine now."
