@@ -24,7 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ContextManifest
+from ctxlab.util._checks import price_number
 
 __all__ = [
     "PRICES",
@@ -51,6 +53,21 @@ class Price:
     """Reading the cache (Anthropic: 0.1× input; OpenAI: the cached-input price)."""
     cache_write_1h: float | None = None
     """Anthropic's 1-hour TTL write (2× input)."""
+
+    def __post_init__(self) -> None:
+        # A negative or NaN price would invert or blank every ranking built on it.
+        for name in ("input", "output", "cache_write", "cache_read"):
+            price_number(getattr(self, name), f"Price.{name}")
+        if self.cache_write_1h is not None:
+            price_number(self.cache_write_1h, "Price.cache_write_1h")
+
+
+def checked_price(price: object) -> Price | None:
+    """``price`` when it is a `Price` or None; `UsageError` otherwise."""
+    if price is not None and not isinstance(price, Price):
+        msg = f"price must be a Price (e.g. price_for('claude-sonnet-4-5')), got {price!r}"
+        raise UsageError(msg)
+    return price
 
 
 def _anthropic(input_price: float, output_price: float) -> Price:

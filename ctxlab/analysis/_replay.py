@@ -30,6 +30,7 @@ from ctxlab.pipeline import (
 from ctxlab.pipeline._compaction import CompactionRecord
 from ctxlab.retention import compaction_retention, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
+from ctxlab.util._checks import context_window as context_window_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,6 +77,7 @@ async def replay(
     messages before it cannot be requested: no request may start with one). Raises the first
     `PreparationError`.
     """
+    context_window = context_window_of(context_window)
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
     state = WorkingState()

@@ -15,6 +15,7 @@ others look counts up, so moving a slider re-replays one config in a fraction of
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from ctxlab.analysis._cost import (
     CacheRules,
     Price,
     RequestCost,
+    checked_price,
     price_for,
     request_costs,
     shape_of,
@@ -38,6 +40,7 @@ from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+from ctxlab.util._checks import context_window as context_window_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -124,13 +127,13 @@ class WhatIf:
             raise UsageError(msg)
         self.transcript = transcript
         self._calibration: Calibration | None = None
-        self.context_window = context_window
+        self.context_window = context_window_of(context_window)
         # A `TokenCache` may be shared by several what-ifs of one session (other windows).
         self.cache = (
             counter if isinstance(counter, TokenCache) else TokenCache(counter or TiktokenCounter())
         )
         models = transcript.meta.get("models") or [""]
-        self.price = price or price_for(str(models[0]))
+        self.price = checked_price(price) or price_for(str(models[0]))
         self.rules = rules or CacheRules.anthropic()
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in configs.items()}
@@ -250,8 +253,9 @@ class WhatIf:
         alone), peak request, failed preparations, replay time."""
         import pandas as pd
 
-        feasible = sum(c.cost for c in self.baseline) or 1.0
-        unlimited = sum(c.cost for c in self.no_compaction) or 1.0
+        # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
+        feasible = sum(c.cost for c in self.baseline)
+        unlimited = sum(c.cost for c in self.no_compaction)
         rows = [_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
         frame = pd.DataFrame(rows).set_index("config")
         calibration = self.calibration
@@ -383,8 +387,8 @@ def _row(run: ConfigRun, feasible: float, unlimited: float, price: Price) -> dic
         "cost": run.cost,
         "input_cost": run.cost - spent_on_output,
         "output_cost": spent_on_output,
-        "cost_vs_baseline": run.cost / feasible,
-        "cost_vs_no_compaction": run.cost / unlimited,
+        "cost_vs_baseline": run.cost / feasible if feasible > 0 else math.nan,
+        "cost_vs_no_compaction": run.cost / unlimited if unlimited > 0 else math.nan,
         "compactions": len(records),
         "summary_calls": sum(1 for c in run.costs if c.purpose == "summary"),
         "retention": sum(kept) / len(kept) if kept else None,

@@ -12,6 +12,7 @@ from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.events import Event, Subscribers
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+from ctxlab.util._checks import context_window
 
 __all__ = ["ModelInfo", "StepSource"]
 
@@ -43,6 +44,7 @@ class StepSource:
         config: ContextConfig | None,
         counter: TokenCounter | None,
     ) -> None:
+        context_window(model.context_window)  # a UsageError before any step is prepared
         self.name = name
         self.model = model
         self._config = require_config(config) if config is not None else ContextConfig()

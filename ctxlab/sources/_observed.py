@@ -25,7 +25,7 @@ from typing import Literal
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, ErrorEvent, ModelResponseEvent
-from ctxlab.exceptions import PreparationError
+from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
@@ -72,7 +72,7 @@ class ObservedSession(StepSource):
     ) -> None:
         if mode not in ("manage", "observe"):
             msg = f"mode must be 'manage' or 'observe', got {mode!r}"
-            raise ValueError(msg)
+            raise UsageError(msg)
         info = ModelInfo(model or "unknown model", context_window, max_output_tokens)
         super().__init__(name, info, config, counter)
         self._model_name = model
