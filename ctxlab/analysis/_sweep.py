@@ -2,42 +2,46 @@
 ``concurrent.futures.Executor``, or on a Dask cluster — one row per case.
 
 Work is grouped by session: one task replays every config at every window of that session
-with one shared token cache, so a session is tokenized once and travels to a worker once (on
-Dask it is scattered to the cluster). A case that raises is a row with its error, never a lost
-sweep. Finished groups are written to a Parquet cache keyed by the session's content, the
-config and ctxlab's version: a second sweep computes only new cases. Progress is a ``tqdm.auto``
-bar; interrupting (Ctrl-C, the notebook's stop button) cancels what is pending and returns what
-finished, with ``frame.attrs["interrupted"] = True``.
+with one shared token cache, so a session is tokenized once and travels to a worker once. The
+session travels *with* its task (not as a scattered future): a task whose worker dies is run
+again on another worker by Dask, from its own content. A case that raises is a row with its
+error, never a lost sweep; a task that cannot finish (its executor broke, the cluster closed)
+makes a row with that error for each of its cases, and the sweep returns.
+
+Each finished task's cases are written to the Parquet cache as they arrive (one file per case,
+written atomically under a unique temporary name, carrying the key it was computed for, checked
+on read), keyed by the session's content, the config, the window and ctxlab's version: a second
+sweep computes only what is not there. Progress is a ``tqdm.auto`` bar; interrupting (Ctrl-C,
+the notebook's stop button) cancels what is pending and returns what finished, with
+``frame.attrs["interrupted"] = True``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Executor, Future, as_completed
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxlab._version import __version__
-from ctxlab.analysis._cost import CacheRules, Price
+from ctxlab.analysis._cost import CacheRules, Price, checked_price
+from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
 from ctxlab.analysis._sync import run_sync
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import UsageError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
-from ctxlab.messages import dump_messages
 from ctxlab.tokens import TiktokenCounter, TokenCache
+from ctxlab.util._checks import context_window, windows_of
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SWEEP_COLUMNS", "sweep"]
 
-SWEEP_COLUMNS = ("session", "config", "window", *COMPARISON_COLUMNS, "error")
-"""The columns of a sweep's frame, in order."""
 
 Case = tuple[str, str, int]
 
@@ -45,31 +49,6 @@ Case = tuple[str, str, int]
 _INTEGERS = dict.fromkeys(
     ("window", "requests", "tokens_sent", "compactions", "peak", "errors"), "Int64"
 )
-
-
-def _version() -> str:
-    return __version__
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def transcript_key(transcript: Transcript) -> str:
-    """A hash of what a replay depends on: system, tools and messages."""
-    tools = [(t.name, t.description, t.input_schema) for t in transcript.tools]
-    return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}")
-
-
-FIGURES = "retention-measured-1"
-"""What the cached figures mean: bumped when a figure's definition changes within a version
-(retention measured on the original messages; cost against the feasible baseline), so that a
-cache never serves figures of another definition."""
-
-
-def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) -> str:
-    key = f"{session_key}|{config.model_dump_json()}|{window}|{_version()}|{FIGURES}|{extra}"
-    return _digest(key)
 
 
 def run_group(
@@ -117,7 +96,10 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def _load(items: Iterable[Transcript | str | os.PathLike[str]]) -> list[Transcript]:
+def _load(items: Any) -> list[Transcript]:
+    if hasattr(items, "columns") and "path" in items.columns:  # a sessions() frame
+        ok = items["problem"].isna() if "problem" in items.columns else [True] * len(items)
+        items = [p for p, fine in zip(items["path"], ok, strict=True) if fine]
     out: list[Transcript] = []
     names: set[str] = set()
     for item in items:
@@ -174,25 +156,15 @@ def sweep(
     """
     import pandas as pd
 
-    if hasattr(transcripts, "columns") and "path" in transcripts.columns:  # a sessions() frame
-        listing: Any = transcripts
-        ok = listing["problem"].isna() if "problem" in listing.columns else [True] * len(listing)
-        transcripts = [p for p, fine in zip(listing["path"], ok, strict=True) if fine]
+    windows = windows_of(windows)
+    checked_price(price)
+    if executor is not None and not (_is_dask(executor) or isinstance(executor, Executor)):
+        msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
+        raise UsageError(msg)
+    # Checked before any session is read: a wrong folder should not cost the loading.
+    cache = SweepCache(Path(cache_dir), f"{price}|{rules}|{summary_calls}") if cache_dir else None
     sessions = {t.name: t for t in _load(transcripts)}
-    if not configs or not sessions:
-        msg = "sweep needs at least one session and one named config"
-        raise UsageError(msg)
-    wanted = (
-        list(cases)
-        if cases is not None
-        else [(s, c, w) for s in sessions for c in configs for w in windows]
-    )
-    unknown = [c for c in wanted if c[0] not in sessions or c[1] not in configs]
-    if unknown:
-        msg = f"cases name unknown sessions or configs: {unknown[:3]}"
-        raise UsageError(msg)
-    extra = f"{price}|{rules}|{summary_calls}"
-    cache = _Cache(Path(cache_dir), extra) if cache_dir is not None else None
+    wanted = _wanted(sessions, configs, windows, cases)
     keys = {name: transcript_key(t) for name, t in sessions.items()} if cache else {}
     rows: list[dict[str, Any]] = []
     pending: dict[tuple[str, int], dict[str, ContextConfig]] = {}
@@ -202,12 +174,16 @@ def sweep(
             rows.append({**found, "session": session, "config": config, "window": window})
         else:
             pending.setdefault((session, window), {})[config] = configs[config]
+
+    def finished(done: list[dict[str, Any]]) -> None:
+        # Cached as each task arrives: a sweep that stops later keeps what finished.
+        for row in done:
+            if cache is not None and row.get("error") is None:
+                cache.put(keys[row["session"]], configs[row["config"]], row["window"], row)
+
     computed, interrupted = _compute(
-        sessions, _by_session(pending), executor, progress, (price, rules, summary_calls)
+        sessions, _by_session(pending), executor, progress, (price, rules, summary_calls), finished
     )
-    for row in computed:
-        if cache is not None and row.get("error") is None:
-            cache.put(keys[row["session"]], configs[row["config"]], row["window"], row)
     rows.extend(computed)
     order = {case: n for n, case in enumerate(wanted)}
     rows.sort(key=lambda r: order.get((r["session"], r["config"], r["window"]), len(order)))
@@ -218,6 +194,50 @@ def sweep(
 
 
 Group = tuple[str, tuple[int, ...], dict[str, ContextConfig]]
+
+
+def _wanted(
+    sessions: Mapping[str, Transcript],
+    configs: Mapping[str, ContextConfig],
+    windows: Sequence[int],
+    cases: Iterable[Case] | None,
+) -> list[Case]:
+    """The cases to run, in the frame's order: the product, or the explicit ones (checked)."""
+    if not configs or not sessions:
+        msg = "sweep needs at least one session and one named config"
+        raise UsageError(msg)
+    wanted = (
+        [_case(c) for c in cases]
+        if cases is not None
+        else [(s, c, w) for s in sessions for c in configs for w in windows]
+    )
+    unknown = [c for c in wanted if c[0] not in sessions or c[1] not in configs]
+    if unknown:
+        msg = f"cases name unknown sessions or configs: {unknown[:3]}"
+        raise UsageError(msg)
+    return wanted
+
+
+def _case(value: Any) -> Case:
+    if not isinstance(value, tuple | list) or len(value) != 3:
+        msg = f"each case is a (session name, config name, window) triple, got {value!r}"
+        raise UsageError(msg)
+    session, config, window = value
+    return str(session), str(config), context_window(window, "a case's window")
+
+
+def _lost(group: Group, exc: BaseException) -> list[dict[str, Any]]:
+    """The rows of a task that could not finish (its worker or executor is gone)."""
+    session, windows, configs = group
+    error = (
+        f"not computed: {type(exc).__name__}: {exc} (the worker or cluster running it was "
+        "lost; sweep again — the finished cases are cached when cache_dir is given)"
+    )
+    return [
+        {"session": session, "config": name, "window": window, "error": error}
+        for window in windows
+        for name in configs
+    ]
 
 
 def _by_session(pending: Mapping[tuple[str, int], dict[str, ContextConfig]]) -> list[Group]:
@@ -237,6 +257,7 @@ def _compute(
     executor: Any,
     progress: bool,
     model: tuple[Price | None, CacheRules | None, bool],
+    finished: Callable[[list[dict[str, Any]]], None],
 ) -> tuple[list[dict[str, Any]], bool]:
     from tqdm.auto import tqdm
 
@@ -247,9 +268,12 @@ def _compute(
             for session, windows, configs in groups:
                 done = run_group(sessions[session], windows, configs, *model)
                 rows.extend(done)
+                finished(done)
                 bar.update(len(done))
             return rows, False
-        futures = _submit(executor, sessions, groups, model)
+        submitted = _submit(executor, sessions, groups, model)
+        futures = [future for future, _ in submitted]
+        group_of = {id(future): group for future, group in submitted}
         completed: Any = as_completed
         if _is_dask(executor):
             import distributed  # Dask futures are not the standard library's
@@ -259,8 +283,12 @@ def _compute(
         try:
             for future in completed(futures):
                 seen.add(id(future))
-                done = future.result()
+                try:
+                    done = future.result()
+                except Exception as exc:  # a lost task is rows, never a lost sweep
+                    done = _lost(group_of[id(future)], exc)
                 rows.extend(done)
+                finished(done)
                 bar.update(len(done))
         except KeyboardInterrupt:
             # Keep every group that had finished, cancel the rest.
@@ -287,54 +315,19 @@ def _submit(
     sessions: Mapping[str, Transcript],
     groups: list[Group],
     model: tuple[Price | None, CacheRules | None, bool],
-) -> list[Future[list[dict[str, Any]]]]:
+) -> list[tuple[Any, Group]]:
     # The longest sessions first: the last tasks to finish are short ones, so workers stay busy
     # to the end instead of one of them finishing a long session alone.
     groups = sorted(groups, key=lambda g: -len(sessions[g[0]].messages) * len(g[1]) * len(g[2]))
     if _is_dask(executor):
-        # A Dask client: each session goes to the cluster once; tasks refer to it.
-        used = sorted({s for s, _, _ in groups})
-        scattered = executor.scatter([sessions[s] for s in used], hash=False)
-        refs: dict[str, Any] = dict(zip(used, scattered, strict=True))
-        return [executor.submit(run_group, refs[s], w, c, *model, pure=False) for s, w, c in groups]
-    if not isinstance(executor, Executor):
-        msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
-        raise UsageError(msg)
-    return [executor.submit(run_group, sessions[s], w, c, *model) for s, w, c in groups]
-
-
-class _Cache:
-    """One Parquet file per finished case, named by its key."""
-
-    def __init__(self, folder: Path, extra: str) -> None:
-        try:
-            import pyarrow  # noqa: F401 - pandas writes Parquet through it
-        except ImportError as exc:
-            msg = "cache_dir= needs pyarrow for its Parquet files: pip install 'ctxlab[sweep]'"
-            raise UsageError(msg) from exc
-        self.folder = folder
-        self.extra = extra
-        folder.mkdir(parents=True, exist_ok=True)
-
-    def _path(self, session: str, config: ContextConfig, window: int) -> Path:
-        return self.folder / f"{_case_key(session, config, window, self.extra)}.parquet"
-
-    def get(self, session: str, config: ContextConfig, window: int) -> dict[str, Any] | None:
-        import pandas as pd
-
-        path = self._path(session, config, window)
-        if not path.exists():
-            return None
-        try:
-            frame = pd.read_parquet(path)
-        except (OSError, ValueError):
-            return None  # a damaged entry is computed again
-        return {str(k): v for k, v in frame.iloc[0].to_dict().items()} if len(frame) else None
-
-    def put(self, session: str, config: ContextConfig, window: int, row: Mapping[str, Any]) -> None:
-        import pandas as pd
-
-        path = self._path(session, config, window)
-        partial = path.with_suffix(".partial")
-        pd.DataFrame([dict(row)], columns=list(SWEEP_COLUMNS)).to_parquet(partial)
-        partial.replace(path)  # never a half-written entry under the real name
+        with warnings.catch_warnings():
+            # The session is in the task on purpose (a scattered one dies with its worker and
+            # has no lineage to rebuild it from); Dask warns about graphs over 10 MB.
+            warnings.filterwarnings("ignore", message=".*large graph", category=UserWarning)
+            return [
+                (executor.submit(run_group, sessions[s], w, c, *model, pure=False), (s, w, c))
+                for s, w, c in groups
+            ]
+    return [
+        (executor.submit(run_group, sessions[s], w, c, *model), (s, w, c)) for s, w, c in groups
+    ]

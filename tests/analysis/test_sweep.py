@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -47,21 +46,9 @@ def test_the_product_in_process() -> None:
     assert (small["compactions"] > 0).all() and (small["retention"] == 1.0).all()
 
 
-def test_a_dask_local_cluster_gives_the_same_frame() -> None:
-    distributed = pytest.importorskip("distributed")
+def test_a_dask_local_cluster_gives_the_same_frame(cluster: tuple[Any, Any]) -> None:
     expected = sweep(SESSIONS, CONFIGS, WINDOWS, progress=False)
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            host="127.0.0.1",
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        frame = sweep(SESSIONS, CONFIGS, WINDOWS, executor=client, progress=False)
+    frame = sweep(SESSIONS, CONFIGS, WINDOWS, executor=cluster[1], progress=False)
     pd.testing.assert_frame_equal(frame, expected)
 
 
@@ -98,11 +85,13 @@ def test_the_cache_computes_only_new_cases(tmp_path: Path) -> None:
     )
 
 
-class _Interrupting(Executor):
-    """Runs the first group, then the user presses stop."""
+class FirstThenFails(Executor):
+    """Runs the first group; every later one fails with ``failure`` (the user pressed stop, a
+    worker process died)."""
 
-    def __init__(self) -> None:
+    def __init__(self, failure: BaseException) -> None:
         self.calls = 0
+        self.failure = failure
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
         future: Future[Any] = Future()
@@ -110,12 +99,13 @@ class _Interrupting(Executor):
         if self.calls == 1:
             future.set_result(fn(*args, **kwargs))
         else:
-            future.set_exception(KeyboardInterrupt())
+            future.set_exception(self.failure)
         return future
 
 
 def test_an_interrupted_sweep_returns_what_finished() -> None:
-    frame = sweep(SESSIONS, CONFIGS, WINDOWS, executor=_Interrupting(), progress=False)
+    interrupting = FirstThenFails(KeyboardInterrupt())
+    frame = sweep(SESSIONS, CONFIGS, WINDOWS, executor=interrupting, progress=False)
     assert frame.attrs["interrupted"] is True
     assert 0 < len(frame) < 8 and frame["error"].isna().all()
 
@@ -141,7 +131,7 @@ def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_the_cache_is_keyed_by_ctxlabs_version_and_the_sessions_tools(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxlab.analysis import _sweep
+    from ctxlab.analysis import _sweep_cache as _sweep
     from ctxlab.messages import ToolSchema
 
     one = [SESSIONS[1]]

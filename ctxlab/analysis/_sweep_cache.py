@@ -1,0 +1,117 @@
+"""The sweep's Parquet cache: one file per finished case, named by the hash of what its figures
+depend on (the session's content, the config, the window, ctxlab's version, the figures'
+definition and the cost model), written atomically under a unique temporary name and carrying
+its key, which is checked on read — an entry copied over another's, damaged, or holding a value
+of the wrong type is computed again rather than served."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+from ctxlab._version import __version__
+from ctxlab.analysis._whatif import COMPARISON_COLUMNS
+from ctxlab.config._config import ContextConfig
+from ctxlab.exceptions import UsageError
+from ctxlab.io._transcript import Transcript
+from ctxlab.messages import dump_messages
+from ctxlab.util._files import write_atomic
+
+__all__ = ["SWEEP_COLUMNS", "SweepCache", "transcript_key"]
+
+SWEEP_COLUMNS = ("session", "config", "window", *COMPARISON_COLUMNS, "error")
+"""The columns of a sweep's frame, in order."""
+
+
+def _version() -> str:
+    return __version__
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def transcript_key(transcript: Transcript) -> str:
+    """A hash of what a replay depends on: system, tools and messages."""
+    tools = [(t.name, t.description, t.input_schema) for t in transcript.tools]
+    return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}")
+
+
+FIGURES = "retention-measured-1"
+"""What the cached figures mean: bumped when a figure's definition changes within a version
+(retention measured on the original messages; cost against the feasible baseline), so that a
+cache never serves figures of another definition."""
+
+
+def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) -> str:
+    key = f"{session_key}|{config.model_dump_json()}|{window}|{_version()}|{FIGURES}|{extra}"
+    return _digest(key)
+
+
+class SweepCache:
+    """One Parquet file per finished case, named by its key."""
+
+    def __init__(self, folder: Path, extra: str) -> None:
+        try:
+            import pyarrow  # noqa: F401 - pandas writes Parquet through it
+        except ImportError as exc:
+            msg = "cache_dir= needs pyarrow for its Parquet files: pip install 'ctxlab[sweep]'"
+            raise UsageError(msg) from exc
+        if folder.exists() and not folder.is_dir():
+            msg = f"cache_dir {str(folder)!r} is a file: give a folder (it is created if missing)"
+            raise UsageError(msg)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            msg = f"cannot create the cache folder {str(folder)!r}: {exc.strerror or exc}"
+            raise UsageError(msg) from exc
+        self.folder = folder
+        self.extra = extra
+
+    def _key(self, session: str, config: ContextConfig, window: int) -> str:
+        return _case_key(session, config, window, self.extra)
+
+    def get(self, session: str, config: ContextConfig, window: int) -> dict[str, Any] | None:
+        """The cached figures of a case, or None: missing, unreadable, of another case (copied
+        or renamed), or holding a value of the wrong type — each computed again."""
+        import pandas as pd
+
+        key = self._key(session, config, window)
+        path = self.folder / f"{key}.parquet"
+        if not path.is_file():
+            return None
+        try:
+            frame = pd.read_parquet(path)
+        except Exception:
+            return None
+        if len(frame) != 1 or list(frame.columns) != [*SWEEP_COLUMNS, "key"]:
+            return None
+        row = {str(k): v for k, v in frame.iloc[0].to_dict().items()}
+        if row.pop("key") != key or not _valid_figures(row):
+            return None
+        return row
+
+    def put(self, session: str, config: ContextConfig, window: int, row: Mapping[str, Any]) -> None:
+        import io
+
+        import pandas as pd
+
+        key = self._key(session, config, window)
+        buffer = io.BytesIO()
+        entry = {**{c: row.get(c) for c in SWEEP_COLUMNS}, "key": key}
+        pd.DataFrame([entry]).to_parquet(buffer)
+        # A unique temporary name, then a rename: two sweeps writing one entry never collide.
+        write_atomic(self.folder / f"{key}.parquet", buffer.getvalue(), what="sweep cache entry")
+
+
+def _valid_figures(row: Mapping[str, Any]) -> bool:
+    """Every figure of a cached row is a number (or missing where a figure may be)."""
+    for column in COMPARISON_COLUMNS:
+        value = row.get(column)
+        # numpy's numbers are registered as numbers.Real; its bool_ is not (Python's bool is).
+        if value is not None and (isinstance(value, bool) or not isinstance(value, Real)):
+            return False
+    return row.get("error") is None
