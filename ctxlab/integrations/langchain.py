@@ -30,6 +30,7 @@ from ctxlab.analysis._sync import run_sync
 from ctxlab.integrations._common import MessageGroups, originals_for
 from ctxlab.io import load
 from ctxlab.io._chat import tool_schemas
+from ctxlab.io._frameworks import langchain_usage
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import (
     AssistantMessage,
@@ -60,23 +61,38 @@ class ContextMiddleware(AgentMiddleware):
 
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> ModelResponse:
         """Prepare the call with ctxlab, call the model, record the reply's usage."""
-        transcript, tools = self._read(request)
-        sent = run_sync(
-            self.session.prepare(transcript.messages, system=transcript.system, tools=tools)
-        )
-        response = handler(self._request(request, transcript, sent))
+        try:
+            transcript, tools = self._read(request)
+            sent = run_sync(
+                self.session.prepare(transcript.messages, system=transcript.system, tools=tools)
+            )
+            outgoing = self._request(request, transcript, sent)
+        except Exception as exc:
+            outgoing = self._observed_failure(exc, request)
+        response = handler(outgoing)
         self._record(response)
         return response
 
     async def awrap_model_call(self, request: ModelRequest, handler: AsyncHandler) -> ModelResponse:
         """The async form of `wrap_model_call`."""
-        transcript, tools = self._read(request)
-        sent = await self.session.prepare(
-            transcript.messages, system=transcript.system, tools=tools
-        )
-        response = await handler(self._request(request, transcript, sent))
+        try:
+            transcript, tools = self._read(request)
+            sent = await self.session.prepare(
+                transcript.messages, system=transcript.system, tools=tools
+            )
+            outgoing = self._request(request, transcript, sent)
+        except Exception as exc:
+            outgoing = self._observed_failure(exc, request)
+        response = await handler(outgoing)
         self._record(response)
         return response
+
+    def _observed_failure(self, exc: Exception, request: ModelRequest) -> ModelRequest:
+        # Managing, a failure is the caller's to see; observing, the agent's own request goes.
+        if self.session.mode == "manage":
+            raise exc
+        self.session.record_failure(exc)
+        return request
 
     def _read(self, request: ModelRequest) -> tuple[Transcript, Any]:
         history: list[BaseMessage] = list(request.messages)
@@ -106,10 +122,25 @@ class ContextMiddleware(AgentMiddleware):
         reply = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
         if reply is None:
             return
-        transcript = load([reply], format="langchain")
+        try:
+            transcript = load([reply], format="langchain")
+        except Exception as exc:
+            if not _is_empty(reply):
+                if self.session.mode == "manage":
+                    raise
+                self.session.record_failure(exc)
+                return
+            # An empty reply (AIMessage("")) is a reply: its usage still belongs to the step.
+            usage = langchain_usage(reply.usage_metadata)
+            self.session.record_response(AssistantMessage(content=""), usage)
+            return
         message = transcript.messages[0]
         if isinstance(message, AssistantMessage):
             self.session.record_response(message, transcript.usage.get(0))
+
+
+def _is_empty(reply: AIMessage) -> bool:
+    return not reply.tool_calls and not str(reply.text).strip()
 
 
 def _groups(messages: Sequence[BaseMessage]) -> MessageGroups:

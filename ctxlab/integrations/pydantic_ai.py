@@ -68,11 +68,24 @@ class ContextProcessor:
         self._material: list[ModelRequest] = []
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        """The messages to send (pydantic-ai calls this before every model request)."""
+        """The messages to send (pydantic-ai calls this before every model request).
+
+        Observing, nothing that fails inside ctxlab reaches the agent: it is recorded
+        (`ObservedSession.record_failure`) and the agent's own messages go."""
         # Material ctxlab added to the last request (notices, references) is not history.
         messages = [m for m in messages if not any(m is x for x in self._material)]
         if not messages:
             return messages
+        try:
+            return await self._process(messages)
+        except Exception as exc:
+            if self.session.mode == "manage":
+                raise
+            self.session.record_failure(exc)
+            self._material = []
+            return messages
+
+    async def _process(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         transcript = load(messages, format="pydantic_ai", name=self.session.name)
         sent = await self.session.prepare(
             transcript.messages,

@@ -181,7 +181,10 @@ class ConversationBuilder:
             }
             results = [b for b in turn["content"] if b["type"] == "tool_result"]
             if len(results) > 1:
+                before_sort = list(results)
                 results.sort(key=lambda b: order.get(b.get("tool_use_id"), len(order)))
+                if results != before_sort:
+                    self.notes["reordered_results"] = self.notes.get("reordered_results", 0) + 1
                 rest = [b for b in turn["content"] if b["type"] != "tool_result"]
                 turn["content"] = [*results, *rest]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
 from ctxlab.io._chat import _text, arguments_of
 from ctxlab.messages import ProviderUsage
 
@@ -18,6 +18,7 @@ __all__ = [
     "from_pydantic_ai",
     "is_langchain",
     "is_pydantic_ai",
+    "langchain_usage",
 ]
 
 _LANGCHAIN_TYPES = {"human", "ai", "system", "tool", "function", "chat", "AIMessageChunk"}
@@ -71,7 +72,7 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
                             "input": arguments_of(call.get("args")),
                         }
                     )
-            builder.add("assistant", blocks, _langchain_usage(data.get("usage_metadata")))
+            builder.add("assistant", blocks, langchain_usage(data.get("usage_metadata")))
         elif kind in ("tool", "function"):
             result: dict[str, Any] = {
                 "type": "tool_result",
@@ -87,7 +88,8 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
     return builder, "\n\n".join(system)
 
 
-def _langchain_usage(usage: Any) -> ProviderUsage | None:
+def langchain_usage(usage: Any) -> ProviderUsage | None:
+    """LangChain's ``usage_metadata`` as ctxlab's usage (the cache kept apart)."""
     if not isinstance(usage, Mapping):
         return None
     details = usage.get("input_token_details") or {}
@@ -120,22 +122,24 @@ def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationB
                 if kind == "system-prompt":
                     system.append(_text(part.get("content")))
                 elif kind == "user-prompt":
-                    builder.text("user", _text(part.get("content")))
+                    prompt = _prompt_blocks(part.get("content"))
+                    if prompt:
+                        builder.add("user", prompt)
+                elif kind == "retry-feedback" or (
+                    kind == "retry-prompt" and not part.get("tool_name")
+                ):
+                    # Feedback on a whole response (its output failed validation): the model
+                    # reads it as a user turn, answering no call.
+                    builder.text("user", _as_text(part.get("content")))
                 elif kind in ("tool-return", "retry-prompt"):
-                    content = part.get("content")
-                    builder.add(
-                        "user",
-                        [
-                            {
-                                "type": "tool_result",
-                                "tool_use_id": str(part.get("tool_call_id")),
-                                "content": content
-                                if isinstance(content, str)
-                                else json.dumps(content, ensure_ascii=False, default=str),
-                                "is_error": kind == "retry-prompt" or None,
-                            }
-                        ],
-                    )
+                    failed = kind == "retry-prompt" or part.get("outcome") in _FAILED_OUTCOMES
+                    result = {
+                        "type": "tool_result",
+                        "tool_use_id": str(part.get("tool_call_id")),
+                        "content": _as_text(part.get("content")),
+                        "is_error": failed or None,
+                    }
+                    builder.add("user", [result])
         else:
             blocks: list[dict[str, Any]] = []
             for part in message["parts"]:
@@ -179,6 +183,43 @@ def _pydantic_usage(usage: Any) -> ProviderUsage | None:
         usage.get("cache_read_tokens"),
         usage.get("cache_write_tokens"),
     )
+
+
+_FAILED_OUTCOMES = ("failed", "denied", "interrupted", "retried")
+"""A pydantic-ai tool return's outcomes (2.x) that are not the tool's output."""
+
+
+def _as_text(content: Any) -> str:
+    return (
+        content
+        if isinstance(content, str)
+        else json.dumps(content, ensure_ascii=False, default=str)
+    )
+
+
+def _prompt_blocks(content: Any) -> list[dict[str, Any]]:
+    """A pydantic-ai user prompt's content (text, or a list of text and files) as blocks:
+    images kept (inline bytes or a link); other files named, since ctxlab does not model them."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    blocks: list[dict[str, Any]] = []
+    for item in content if isinstance(content, list) else [content]:
+        if isinstance(item, str):
+            if item.strip():
+                blocks.append({"type": "text", "text": item})
+            continue
+        item = as_mapping(item)
+        media = str(item.get("media_type") or "")
+        if item.get("kind") == "binary" and media.startswith("image/"):
+            source = {"type": "base64", "media_type": media, "data": str(item.get("data", ""))}
+            blocks.append({"type": "image", "source": source})
+        elif item.get("kind") == "image-url" and isinstance(item.get("url"), str):
+            blocks.append(image_block(item["url"]))
+        elif item:
+            # A document, audio or video: said in the conversation rather than lost.
+            name = item.get("url") or item.get("identifier") or media or item.get("kind")
+            blocks.append({"type": "text", "text": f"[{item.get('kind', 'file')}: {name}]"})
+    return blocks
 
 
 def as_plain_data(items: Sequence[Any]) -> Sequence[Any]:

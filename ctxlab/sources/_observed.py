@@ -134,15 +134,22 @@ class ObservedSession(StepSource):
         try:
             return await self._prepare_step(messages, system, tools, usage)
         except Exception as exc:
-            # Observing must never break the agent it watches. The state may be part-way
-            # through this step: the next call starts it again from the framework's messages.
-            self.running = False
-            self.material_messages = 0
-            self.last_error = exc
-            self._state, self._memo, self._history = WorkingState(), PreparationMemo(), []
-            self._returned, self._received = [], []
-            self._subscribers.emit(ErrorEvent(exc, "observed"))
+            self.record_failure(exc)
             return list(messages)
+
+    def record_failure(self, exc: BaseException) -> None:
+        """Record a failure of ctxlab's own while observing (an ``error`` event, `last_error`)
+        and start the next call again from the framework's messages — the adapters call it for
+        what fails around `prepare` too (reading the framework's messages, its reply).
+
+        Observing must never break the agent it watches; the state may be part-way through a
+        step, so it is dropped, not trusted."""
+        self.running = False
+        self.material_messages = 0
+        self.last_error = exc
+        self._state, self._memo, self._history = WorkingState(), PreparationMemo(), []
+        self._returned, self._received = [], []
+        self._subscribers.emit(ErrorEvent(exc, "observed"))
 
     async def _prepare_step(
         self,

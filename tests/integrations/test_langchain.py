@@ -143,3 +143,83 @@ def test_a_lab_watches_the_agent_live() -> None:
     assert (steps["usage_total_input"] == 500).all()
     assert lab.controls.send_button.disabled
     assert "another framework" in lab.controls.status.value
+
+
+def test_a_repaired_history_goes_out_as_the_manifest_describes_it() -> None:
+    # An orphan result and an unanswered call in the agent's state: ctxlab repairs both, and
+    # the model must receive that repaired request, not the framework's messages beside it.
+    session = _session()
+    model = _Model(messages=iter([AIMessage(content="Done.")]), sent=[])
+    agent = create_agent(model, [read], middleware=[ContextMiddleware(session)])
+    history = [
+        HumanMessage("Read the log."),
+        AIMessage(content="", tool_calls=[{"id": "open", "name": "read", "args": {"chunk": 1}}]),
+        HumanMessage("Go on."),
+        ToolMessage(content="stray output", tool_call_id="ghost"),
+        HumanMessage("And finish."),
+    ]
+    agent.invoke({"messages": history})
+    (sent,) = model.sent
+    ids = [m.tool_call_id for m in sent if isinstance(m, ToolMessage)]
+    assert ids == ["open"]  # the unanswered call answered, the orphan gone
+    assert "stray output" not in str([m.content for m in sent])
+    manifest = session.manifests[-1]
+    assert manifest.validation == "passed"
+    # Every message sent is one the manifest counted: its conversation, turn by turn.
+    roles = ["assistant" if isinstance(m, AIMessage) else "user" for m in sent]
+    turns = [r for n, r in enumerate(roles) if n == 0 or r != roles[n - 1]]
+    assert turns == ["user", "assistant", "user"]
+
+
+@pytest.mark.parametrize("mode", ["manage", "observe"])
+def test_an_empty_reply_does_not_break_the_agent(mode: str) -> None:
+    session = _session(mode)
+    model = _Model(messages=iter([AIMessage(content="")]), sent=[])
+    agent = create_agent(model, [read], middleware=[ContextMiddleware(session)])
+    state = agent.invoke({"messages": [HumanMessage("Say nothing.")]})
+    assert state["messages"][-1].content == ""
+    assert len(session.manifests) == 1
+
+
+def test_an_empty_reply_keeps_its_usage_on_its_step() -> None:
+    session = _session()
+    usage = {"input_tokens": 120, "output_tokens": 0, "total_tokens": 120}
+    model = _Model(messages=iter([AIMessage(content="", usage_metadata=usage)]), sent=[])
+    events: list[Any] = []
+    session.subscribe(events.append)
+    agent = create_agent(model, [read], middleware=[ContextMiddleware(session)])
+    agent.invoke({"messages": [HumanMessage("Say nothing.")]})
+    (response,) = [e for e in events if e.type == "model_response"]
+    assert (
+        response.usage.input_tokens == 120
+        and response.request_id == session.manifests[0].request_id
+    )
+
+
+def test_observing_a_history_ctxlab_cannot_read_sends_the_agents_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxlab.exceptions import MessageFormatError
+    from ctxlab.integrations import langchain as adapter
+
+    def unreadable(*args: Any, **kwargs: Any) -> Any:
+        raise MessageFormatError("a message ctxlab cannot read")
+
+    monkeypatch.setattr(adapter, "load", unreadable)
+    session = _session("observe")
+    errors: list[Any] = []
+    session.subscribe(lambda e: errors.append(e) if e.type == "error" else None)
+    model = _Model(messages=iter([AIMessage(content="Fine.")]), sent=[])
+    agent = create_agent(model, [read], middleware=[ContextMiddleware(session)])
+    state = agent.invoke({"messages": [HumanMessage("Hello.")]})
+    assert state["messages"][-1].content == "Fine."
+    assert [m.content for m in model.sent[0]] == ["Hello."]
+    assert isinstance(session.last_error, MessageFormatError) and len(errors) == 2
+    # Managing, the same failure is the caller's to see.
+    managed = create_agent(
+        _Model(messages=iter([AIMessage(content="x")]), sent=[]),
+        [read],
+        middleware=[ContextMiddleware(_session("manage"))],
+    )
+    with pytest.raises(MessageFormatError, match="cannot read"):
+        managed.invoke({"messages": [HumanMessage("Hello.")]})

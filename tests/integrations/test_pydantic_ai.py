@@ -143,3 +143,94 @@ async def test_usage_of_the_replies_goes_on_their_requests() -> None:
     responses = [e for e in events if e.type == "model_response"]
     # The first reply's usage arrives with the second request (the processor sees it then).
     assert [(e.request_id, e.usage.input_tokens) for e in responses] == [("step-0", 101)]
+
+
+def _session(mode: str) -> ObservedSession:
+    return ObservedSession(
+        context_window=32_000,
+        counter=ApproximateCounter(),
+        mode=mode,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize("mode", ["manage", "observe"])
+async def test_an_image_only_prompt_goes_to_the_model(mode: str) -> None:
+    from pydantic_ai.messages import BinaryContent
+
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+    seen: list[list[ModelMessage]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        return ModelResponse(parts=[TextPart("A black square.")])
+
+    session = _session(mode)
+    agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(ContextProcessor(session))])
+    result = await agent.run([BinaryContent(data=png, media_type="image/png")])
+    assert result.output == "A black square."
+    (prompt,) = [p for m in seen[0] for p in m.parts if isinstance(p, UserPromptPart)]
+    assert isinstance(prompt.content, list) and prompt.content[0].data == png
+    # ctxlab counted the image in the request it describes (up to 1,600 tokens, as Claude's).
+    from ctxlab.messages import ImageBlock
+
+    (message,) = session.transcript().messages
+    assert isinstance(message.content[0], ImageBlock)
+    assert session.manifests[-1].validation == "passed"
+    assert session.manifests[-1].estimated_input_tokens > 1_000
+
+
+async def test_a_retry_for_an_output_that_failed_validation_round_trips_in_manage_mode() -> None:
+    from pydantic_ai.messages import RetryFeedbackPart
+
+    seen: list[list[ModelMessage]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        if len(seen) == 1:
+            return ModelResponse(parts=[TextPart("forty-two")])  # no output: pydantic-ai retries
+        (output,) = info.output_tools
+        return ModelResponse(parts=[ToolCallPart(output.name, {"response": 42})])
+
+    session = _session("manage")
+    agent = Agent(
+        FunctionModel(model),
+        output_type=int,
+        capabilities=[ProcessHistory(ContextProcessor(session))],
+    )
+    result = await agent.run("How many?")
+    assert result.output == 42
+    assert len(session.manifests) == 2
+    # ctxlab counted the framework's feedback as a user turn ...
+    assert [m.role for m in session.transcript().messages] == ["user", "assistant", "user"]
+    # ... and hands the request holding it back as the framework's own object.
+    history = result.all_messages()[:3]
+    assert any(isinstance(p, RetryFeedbackPart) for p in history[2].parts)
+    processed = await ContextProcessor(_session("manage"))(history)
+    assert processed[2] is history[2]
+
+
+async def test_observing_a_history_ctxlab_cannot_read_sends_the_agents_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxlab.exceptions import MessageFormatError
+    from ctxlab.integrations import pydantic_ai as adapter
+
+    def unreadable(*args: Any, **kwargs: Any) -> Any:
+        raise MessageFormatError("a message ctxlab cannot read")
+
+    monkeypatch.setattr(adapter, "load", unreadable)
+    seen: list[list[ModelMessage]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        return ModelResponse(parts=[TextPart("Fine.")])
+
+    session = _session("observe")
+    agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(ContextProcessor(session))])
+    assert (await agent.run("Hello.")).output == "Fine."
+    assert isinstance(session.last_error, MessageFormatError)
+    managed = Agent(
+        FunctionModel(model), capabilities=[ProcessHistory(ContextProcessor(_session("manage")))]
+    )
+    with pytest.raises(MessageFormatError, match="cannot read"):
+        await managed.run("Hello.")

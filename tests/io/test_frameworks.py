@@ -90,3 +90,55 @@ def test_pydantic_ai_usage_splits_the_cache_out_of_the_input() -> None:
     # pydantic-ai's input tokens include the cache's reads and writes: 1,000 = 50 + 800 + 150.
     assert (usage.input_tokens, usage.cache_read_input_tokens) == (50, 800)
     assert (usage.cache_creation_input_tokens, usage.output_tokens) == (150, 7)
+
+
+def test_pydantic_ai_part_kinds_of_2x_load_whole() -> None:
+    from ctxlab.messages import ImageBlock, ToolResultBlock
+
+    request = "request"
+    messages = [
+        {
+            "kind": request,
+            "parts": [
+                {
+                    "part_kind": "user-prompt",
+                    "content": [
+                        "Look:",
+                        {"kind": "binary", "media_type": "image/png", "data": "iVBORw=="},
+                        {"kind": "image-url", "url": "https://example.com/a.png"},
+                        {"kind": "document-url", "url": "https://example.com/spec.pdf"},
+                    ],
+                }
+            ],
+        },
+        {
+            "kind": "response",
+            "parts": [
+                {"part_kind": "tool-call", "tool_name": "read", "args": {}, "tool_call_id": "c1"}
+            ],
+        },
+        {
+            "kind": request,
+            "parts": [
+                {
+                    "part_kind": "tool-return",
+                    "tool_name": "read",
+                    "content": "boom",
+                    "tool_call_id": "c1",
+                    "outcome": "failed",
+                },
+                {"part_kind": "retry-feedback", "content": "Give an int.", "retry": {}},
+                {"part_kind": "retry-prompt", "content": "Again.", "tool_name": None},
+            ],
+        },
+    ]
+    transcript = load(messages, format="pydantic_ai")
+    first, _, last = transcript.messages
+    kinds = [type(b).__name__ for b in first.content]
+    assert kinds == ["TextBlock", "ImageBlock", "ImageBlock", "TextBlock"]
+    assert isinstance(first.content[2], ImageBlock)
+    assert first.content[3].text == "[document-url: https://example.com/spec.pdf]"
+    result = last.content[0]
+    assert isinstance(result, ToolResultBlock) and result.is_error is True
+    assert [b.text for b in last.content[1:]] == ["Give an int.", "Again."]
+    assert "repairs" not in transcript.meta
