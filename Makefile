@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/prepare_bench.py
 	$(PY) benchmarks/loop_bench.py
 	$(PY) benchmarks/lab_bench.py
+	$(PY) benchmarks/memory_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build/mutate

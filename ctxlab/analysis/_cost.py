@@ -20,17 +20,21 @@ public pricing pages as published in 2025 (``PRICES``; edit or pass your own `Pr
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar, overload
 
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ContextManifest
 from ctxlab.util._checks import price_number
 
+_T = TypeVar("_T")
+
 __all__ = [
     "PRICES",
     "CacheRules",
+    "Prefix",
     "Price",
     "RequestCost",
     "RequestShape",
@@ -132,14 +136,47 @@ class CacheRules:
         return cls("none", 0)
 
 
+class Prefix(Sequence[_T]):
+    """The first ``end`` items of ``base``, without a copy.
+
+    The requests of a policy that only appends (never compacting) are prefixes of one
+    sequence: as views of it, a session of n requests holds its parts once instead of n times
+    (which grew with the square of the requests), and `request_costs` hashes each part once."""
+
+    __slots__ = ("base", "end")
+
+    def __init__(self, base: Sequence[_T], end: int) -> None:
+        self.base = base
+        self.end = min(max(end, 0), len(base))
+
+    def __len__(self) -> int:
+        return self.end
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[_T]: ...
+    def __getitem__(self, index: int | slice) -> _T | Sequence[_T]:
+        if isinstance(index, slice):
+            return tuple(self.base[i] for i in range(*index.indices(self.end)))
+        if index < 0:
+            index += self.end
+        if not 0 <= index < self.end:
+            raise IndexError(index)
+        return self.base[index]
+
+    def __iter__(self) -> Iterator[_T]:
+        return itertools.islice(self.base, self.end)
+
+
 @dataclass(frozen=True)
 class RequestShape:
     """A request as the cost model sees it: its parts in provider order (a key that changes
     when the part's content does, and its tokens), where the cache breakpoints sit (indexes of
     the parts they follow) and the tokens of its answer."""
 
-    keys: tuple[str, ...]
-    tokens: tuple[int, ...]
+    keys: Sequence[str]
+    tokens: Sequence[int]
     breakpoints: tuple[int, ...] = ()
     output_tokens: int = 0
     purpose: str = "reasoning"
@@ -164,10 +201,15 @@ class RequestCost:
         return self.uncached + self.cache_write + self.cache_read
 
 
-def shape_of(manifest: ContextManifest, output_tokens: int = 0) -> RequestShape:
+def shape_of(
+    manifest: ContextManifest, output_tokens: int = 0, keys: dict[int, str] | None = None
+) -> RequestShape:
     """The shape of a prepared request: tools and System first (the provider's order), then
     summary, conversation and material; breakpoints as ctxlab's Anthropic adapter sends them
-    (after tools + System, and after the conversation, before per-request material)."""
+    (after tools + System, and after the conversation, before per-request material).
+
+    ``keys`` memoizes each item's key by the item's identity (the manifests of one run share
+    their unchanged items): pass one dict for the manifests of one run, alive while they are."""
     fixed = [i for i in manifest.items if i.placement in ("tools", "system")]
     fixed.sort(key=lambda i: i.placement != "tools")
     rest = [i for i in manifest.items if i.placement not in ("tools", "system")]
@@ -175,8 +217,14 @@ def shape_of(manifest: ContextManifest, output_tokens: int = 0) -> RequestShape:
     # The second breakpoint ends the part the next request shares: before per-request material.
     stable = [n for n, i in enumerate(items) if i.placement not in ("transient", "references")]
     breakpoints = tuple(sorted({len(fixed) - 1, stable[-1] if stable else -1} - {-1}))
+    if keys is None:
+        part_keys = tuple(f"{i.id}#{i.content_hash}" for i in items)
+    else:
+        part_keys = tuple(
+            keys.get(id(i)) or keys.setdefault(id(i), f"{i.id}#{i.content_hash}") for i in items
+        )
     return RequestShape(
-        tuple(f"{i.id}#{i.content_hash}" for i in items),
+        part_keys,
         tuple(i.tokens for i in items),
         breakpoints,
         output_tokens,
@@ -190,18 +238,39 @@ class _Cache:
     entries: dict[bytes, int] = field(default_factory=dict)  # prefix digest -> its tokens
 
 
-def _digests(keys: Sequence[str]) -> list[bytes]:
-    running = hashlib.blake2b(digest_size=16)
-    out: list[bytes] = []
-    for key in keys:
-        running.update(key.encode())
-        running.update(b"\0")
-        out.append(running.copy().digest())
+def _digests(keys: Sequence[str], out: list[bytes] | None = None) -> list[bytes]:
+    """The digest of every prefix of ``keys`` (``out``: those of a shorter prefix, extended)."""
+    out = [] if out is None else out
+    # A chain: each prefix's digest hashes the one before it and its last key, so a prefix
+    # has one digest however it was reached (extended later, or all at once).
+    previous = out[-1] if out else b""
+    for key in itertools.islice(keys, len(out), None):
+        previous = hashlib.blake2b(previous + key.encode(), digest_size=16).digest()
+        out.append(previous)
     return out
 
 
+def _prefix_sums(
+    shape: RequestShape, shared: dict[int, tuple[list[bytes], list[int]]]
+) -> tuple[Sequence[bytes], Sequence[int]]:
+    """Prefix digests and cumulative tokens of a request; computed once per shared base for
+    `Prefix` shapes (each request extends the one before), else for the request alone."""
+    keys, tokens = shape.keys, shape.tokens
+    if isinstance(keys, Prefix) and isinstance(tokens, Prefix):
+        digests, cumulative = shared.setdefault(id(keys.base), ([], []))
+        if len(digests) < len(keys):
+            _digests(Prefix(keys.base, len(keys)), digests)
+            total = cumulative[-1] if cumulative else 0
+            for count in itertools.islice(tokens.base, len(cumulative), len(keys)):
+                total += count
+                cumulative.append(total)
+        return Prefix(digests, len(keys)), Prefix(cumulative, len(keys))
+    sums = list(itertools.accumulate(tokens))
+    return _digests(keys), sums
+
+
 def request_costs(
-    shapes: Sequence[RequestShape], price: Price, rules: CacheRules | None = None
+    shapes: Iterable[RequestShape], price: Price, rules: CacheRules | None = None
 ) -> list[RequestCost]:
     """The cost of each request in order, each reading what the earlier ones cached."""
     rules = rules or CacheRules.anthropic()
@@ -210,13 +279,10 @@ def request_costs(
     write_price = price.cache_write
     if rules.ttl == "1h" and price.cache_write_1h is not None:
         write_price = price.cache_write_1h
+    shared: dict[int, tuple[list[bytes], list[int]]] = {}
     for shape in shapes:
-        digests = _digests(shape.keys)
-        cumulative: list[int] = []
-        total = 0
-        for tokens in shape.tokens:
-            total += tokens
-            cumulative.append(total)
+        digests, cumulative = _prefix_sums(shape, shared)
+        total = cumulative[-1] if len(cumulative) else 0
         read = write = 0
         if rules.kind == "anthropic":
             read, write = _anthropic_cache(cache, digests, cumulative, shape.breakpoints, rules)
@@ -233,7 +299,7 @@ def request_costs(
     return costs
 
 
-def _longest_cached(cache: _Cache, digests: list[bytes], cumulative: list[int]) -> int:
+def _longest_cached(cache: _Cache, digests: Sequence[bytes], cumulative: Sequence[int]) -> int:
     """Tokens of the longest prefix of this request that an earlier one cached (0: none)."""
     for index in range(len(digests) - 1, -1, -1):
         if digests[index] in cache.entries:
@@ -243,8 +309,8 @@ def _longest_cached(cache: _Cache, digests: list[bytes], cumulative: list[int]) 
 
 def _anthropic_cache(
     cache: _Cache,
-    digests: list[bytes],
-    cumulative: list[int],
+    digests: Sequence[bytes],
+    cumulative: Sequence[int],
     breakpoints: Sequence[int],
     rules: CacheRules,
 ) -> tuple[int, int]:
@@ -259,11 +325,15 @@ def _anthropic_cache(
 
 
 def _openai_cache(
-    cache: _Cache, digests: list[bytes], cumulative: list[int], rules: CacheRules
+    cache: _Cache, digests: Sequence[bytes], cumulative: Sequence[int], rules: CacheRules
 ) -> int:
     read = _longest_cached(cache, digests, cumulative)
-    for index, digest in enumerate(digests):
-        cache.entries[digest] = cumulative[index]
+    # Every prefix of a request is cached with it, so the first prefix (from the end) already
+    # there has all of its own: the rest need not be written again.
+    for index in range(len(digests) - 1, -1, -1):
+        if digests[index] in cache.entries:
+            break
+        cache.entries[digests[index]] = cumulative[index]
     if read < rules.min_tokens:
         return 0
     return read - read % rules.step

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxlab.analysis._cost import Price, RequestCost, RequestShape
+from ctxlab.analysis._cost import Prefix, Price, RequestCost, RequestShape
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.tokens import TokenCache
 
@@ -63,31 +63,58 @@ def reference_shapes(
     keys = [m.content_hash for m in messages]
     tokens = [cache.message(m) for m in messages]
     base = sum(fixed_tokens)
+    if limit is None:
+        return _never_compacting(messages, keys, tokens, start, fixed, input_limit)
     first = 0  # index, after the pinned first message, of the first message sent
     for index in range(start + 1, len(messages)):
         if not isinstance(messages[index], AssistantMessage):
             continue
-        sent = list(range(start + 1, index))
         cut: tuple[int, ...] = ()
-        if limit is not None:
-            fitted = fit_from(messages, tokens, start, index, first, limit - base)
-            if fitted < 0:
-                # Even the latest turn alone does not fit: its results are cut to what is
-                # left, and the request counted.
-                over += 1
-                fitted = latest_turn(messages, start, index)
-                cut = (max(limit - base - tokens[start] - tokens[fitted], 0),)
-                sent = [fitted]
-            else:
-                sent = [i for i in sent if i >= fitted]
-            first = fitted
-        elif base + tokens[start] + sum(tokens[i] for i in sent) > input_limit:
+        fitted = fit_from(messages, tokens, start, index, first, limit - base)
+        if fitted < 0:
+            # Even the latest turn alone does not fit: its results are cut to what is
+            # left, and the request counted.
             over += 1
+            fitted = latest_turn(messages, start, index)
+            cut = (max(limit - base - tokens[start] - tokens[fitted], 0),)
+            sent: Sequence[int] = [fitted]
+        else:
+            sent = range(max(fitted, start + 1), index)
+        first = fitted
         parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent))
         parts_keys += tuple(f"cut/{index}" for _ in cut)
         parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent), *cut)
         points = (len(fixed_keys) - 1, len(parts_keys) - 1)
         shapes.append(RequestShape(parts_keys, parts_tokens, points, tokens[index]))
+    return ReferenceShapes(shapes, over)
+
+
+def _never_compacting(
+    messages: Sequence[Message],
+    keys: Sequence[str],
+    tokens: Sequence[int],
+    start: int,
+    fixed: tuple[tuple[str, ...], tuple[int, ...]],
+    input_limit: int,
+) -> ReferenceShapes:
+    """The whole session at every request: each request the one before plus what followed,
+    so all are `Prefix` views of one sequence (memory and hashing linear in the requests)."""
+    fixed_keys, fixed_tokens = fixed
+    all_keys = (*fixed_keys, keys[start], *keys[start + 1 :])
+    all_tokens = (*fixed_tokens, tokens[start], *tokens[start + 1 :])
+    shapes: list[RequestShape] = []
+    over = 0
+    head = len(fixed_keys) + 1  # the fixed parts and the pinned first message
+    sent = sum(fixed_tokens) + tokens[start]
+    for index in range(start + 1, len(messages)):
+        if isinstance(messages[index], AssistantMessage):
+            over += sent > input_limit
+            end = head + index - start - 1
+            points = (len(fixed_keys) - 1, end - 1)
+            shapes.append(
+                RequestShape(Prefix(all_keys, end), Prefix(all_tokens, end), points, tokens[index])
+            )
+        sent += tokens[index]
     return ReferenceShapes(shapes, over)
 
 

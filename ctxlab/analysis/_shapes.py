@@ -10,7 +10,7 @@ the agent does; otherwise the span alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ctxlab.analysis._cost import RequestShape, shape_of
@@ -30,19 +30,21 @@ def priced_shapes(
     summary_requests: Mapping[int, Asked],
     messages: Sequence[UserMessage | AssistantMessage],
     cache: TokenCache,
-) -> list[RequestShape]:
+) -> Iterator[RequestShape]:
     """The shapes of ``steps`` in order, each compaction's summary calls (``summary_requests``
     by step position; empty when summary calls are not priced) before its request. A request's
-    output is the recorded reply it answered (``messages[step.index]``)."""
-    shapes: list[RequestShape] = []
+    output is the recorded reply it answered (``messages[step.index]``).
+
+    Yielded one at a time: the cost model needs each shape once, and all of a long session's
+    shapes at once held every request's parts (memory growing with the square of the steps)."""
     previous: RequestShape | None = None
+    keys: dict[int, str] = {}  # one key string per item, shared by the requests that hold it
     for position, step in enumerate(steps):
         if step.compaction is not None:
             asked = summary_requests.get(position, [])
-            shapes.extend(summary_call_shapes(step, asked, previous, cache))
-        previous = shape_of(step.manifest, cache.message(messages[step.index]))
-        shapes.append(previous)
-    return shapes
+            yield from summary_call_shapes(step, asked, previous, cache)
+        previous = shape_of(step.manifest, cache.message(messages[step.index]), keys)
+        yield previous
 
 
 def summary_call_shapes(

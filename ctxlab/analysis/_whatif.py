@@ -207,7 +207,11 @@ class WhatIf:
         if self._priced is None:
             run = next((r for r in self.runs.values() if r.steps), None)
             first = shape_of(run.steps[0].manifest) if run is not None else None
-            fixed = (first.keys[: first.fixed], first.tokens[: first.fixed]) if first else ((), ())
+            fixed = (
+                (tuple(first.keys[: first.fixed]), tuple(first.tokens[: first.fixed]))
+                if first
+                else ((), ())
+            )
             limit = run.steps[0].manifest.input_limit if run is not None else self.context_window
             messages = self.transcript.messages
             feasible, unlimited = (

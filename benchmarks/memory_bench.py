@@ -1,0 +1,102 @@
+"""Memory benchmark: peak memory of a what-if as sessions grow, which must grow linearly.
+
+    python benchmarks/memory_bench.py [--steps 1000 2000 4000 10000] [--window 200000]
+
+Each size runs in a fresh Python process (cold: nothing cached, nothing shared with another
+size): a session of that many requests — the corpus sessions stitched end to end (tool ids made
+unique), or a synthetic tool loop when the corpus is absent — is loaded, then `WhatIf` replays
+it under the ``ctxlab`` preset at the window and prices it. Printed per size: the peak resident
+memory of the process (``ru_maxrss``), the part of it the what-if added over the loaded session,
+time per request, and the ratio of each to the smallest size's per-request figure — linear
+memory keeps "MB added per 1k requests" flat, and doubling the steps at most doubles the peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+CHILD = r"""
+import asyncio, gc, json, resource, sys, time
+sys.path.insert(0, {here!r})
+from whatif_bench import stitched
+from ctxlab import ContextConfig, Transcript, load_transcript
+from ctxlab.analysis._whatif import WhatIf
+from ctxlab.io._transcript import corpus_dir
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+
+steps, window = {steps}, {window}
+files = sorted((corpus_dir() / "norm").glob("*.jsonl"))
+if files:
+    sessions = [load_transcript(f) for f in files]
+    session = stitched(sessions * (1 + steps // 2000), steps)
+else:
+    messages = [UserMessage(content="Find the failing test and fix it.")]
+    for n in range(steps):
+        use = ToolUseBlock(id=f"c{{n}}", name="bash", input={{"command": f"grep -n err log{{n}}"}})
+        messages += [AssistantMessage(content=(use,)),
+                     UserMessage(content=(ToolResultBlock(tool_use_id=f"c{{n}}",
+                                 content=f"log{{n}}: error {{n}}\n" * 40),))]
+    session = Transcript("synthetic", {{}}, "You fix code.", tuple(messages))
+gc.collect()
+loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+what = WhatIf(session, {{"ctxlab": ContextConfig.preset("ctxlab")}}, context_window=window,
+              summary_calls=False)
+asyncio.run(what.run())
+table = what.table()
+seconds = time.perf_counter() - started
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"steps": steps, "requests": int(table.loc["ctxlab", "requests"]),
+                  "loaded_mb": loaded / 1024, "peak_mb": peak / 1024, "seconds": seconds,
+                  "corpus": bool(files)}}))
+"""
+
+
+def measure(steps: int, window: int) -> dict[str, float]:
+    code = CHILD.format(here=str(HERE), steps=steps, window=window)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, nargs="+", default=[1000, 2000, 4000, 10000])
+    parser.add_argument("--window", type=int, default=200_000)
+    args = parser.parse_args()
+    rows = [measure(n, args.window) for n in args.steps]
+    first = rows[0]
+    base_added = (first["peak_mb"] - first["loaded_mb"]) / first["requests"]
+    base_time = first["seconds"] / first["requests"]
+    print(f"what-if at a {args.window:,}-token window, ctxlab preset, one process per size")
+    print(
+        f"{'requests':>9} {'peak MB':>9} {'added MB':>9} {'MB/1k req':>10} {'ratio':>6} "
+        f"{'ms/req':>7} {'ratio':>6}"
+    )
+    for row in rows:
+        added = row["peak_mb"] - row["loaded_mb"]
+        per = added / row["requests"]
+        ms = row["seconds"] / row["requests"] * 1000
+        print(
+            f"{row['requests']:>9,} {row['peak_mb']:>9.0f} {added:>9.0f} {per * 1000:>10.1f} "
+            f"{per / base_added:>6.2f} {ms:>7.2f} {ms / 1000 / base_time:>6.2f}"
+        )
+    for small, large in itertools.pairwise(rows):
+        print(
+            f"peak {large['requests']:,} / {small['requests']:,} requests: "
+            f"{large['peak_mb'] / small['peak_mb']:.2f}× for "
+            f"{large['requests'] / small['requests']:.2f}× the requests"
+        )
+    print("corpus sessions stitched" if first["corpus"] else "synthetic sessions (no corpus)")
+
+
+if __name__ == "__main__":
+    main()
