@@ -5,7 +5,8 @@
 Each size runs in a fresh Python process (cold: nothing cached, nothing shared with another
 size): a session of that many requests — the corpus sessions stitched end to end (tool ids made
 unique), or a synthetic tool loop when the corpus is absent — is loaded, then `WhatIf` replays
-it under the ``ctxlab`` preset at the window and prices it. Printed per size: the peak resident
+it under the ``ctxlab`` preset at the window and prices it; and, apart, the Lab opens it as
+recorded (the view `Lab.open` shows first: every request the recording holds). Printed per size: the peak resident
 memory of the process (``ru_maxrss``), the part of it the what-if added over the loaded session,
 time per request, and the ratio of each to the smallest size's per-request figure — linear
 memory keeps "MB added per 1k requests" flat, and doubling the steps at most doubles the peak.
@@ -47,20 +48,25 @@ else:
 gc.collect()
 loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
-what = WhatIf(session, {{"ctxlab": ContextConfig.preset("ctxlab")}}, context_window=window,
-              summary_calls=False)
-asyncio.run(what.run())
-table = what.table()
+if {what!r} == "whatif":
+    what = WhatIf(session, {{"ctxlab": ContextConfig.preset("ctxlab")}}, context_window=window,
+                  summary_calls=False)
+    asyncio.run(what.run())
+    requests = int(what.table().loc["ctxlab", "requests"])
+else:  # the Lab over the recording, as recorded (what Lab.open shows first)
+    from ctxlab.widgets import Lab
+    lab = asyncio.run(Lab.open(session, context_window=window))
+    requests = len(lab.log)
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"steps": steps, "requests": int(table.loc["ctxlab", "requests"]),
+print(json.dumps({{"steps": steps, "requests": requests,
                   "loaded_mb": loaded / 1024, "peak_mb": peak / 1024, "seconds": seconds,
                   "corpus": bool(files)}}))
 """
 
 
-def measure(steps: int, window: int) -> dict[str, float]:
-    code = CHILD.format(here=str(HERE), steps=steps, window=window)
+def measure(steps: int, window: int, what: str) -> dict[str, float]:
+    code = CHILD.format(here=str(HERE), steps=steps, window=window, what=what)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
@@ -71,12 +77,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[1000, 2000, 4000, 10000])
     parser.add_argument("--window", type=int, default=200_000)
+    parser.add_argument("--what", nargs="+", default=["whatif", "lab"], choices=["whatif", "lab"])
     args = parser.parse_args()
-    rows = [measure(n, args.window) for n in args.steps]
+    for what in args.what:
+        table([measure(n, args.window, what) for n in args.steps], args.window, what)
+
+
+def table(rows: list[dict[str, float]], window: int, what: str) -> None:
     first = rows[0]
     base_added = (first["peak_mb"] - first["loaded_mb"]) / first["requests"]
     base_time = first["seconds"] / first["requests"]
-    print(f"what-if at a {args.window:,}-token window, ctxlab preset, one process per size")
+    title = (
+        "what-if, ctxlab preset" if what == "whatif" else "Lab.open of the recording, as recorded"
+    )
+    print(f"\n{title}, {window:,}-token window, one process per size")
     print(
         f"{'requests':>9} {'peak MB':>9} {'added MB':>9} {'MB/1k req':>10} {'ratio':>6} "
         f"{'ms/req':>7} {'ratio':>6}"

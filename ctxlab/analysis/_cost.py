@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar, overload
+from typing import Literal
 
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ContextManifest
 from ctxlab.util._checks import price_number
-
-_T = TypeVar("_T")
+from ctxlab.util._views import Prefix
 
 __all__ = [
     "PRICES",
@@ -134,39 +133,6 @@ class CacheRules:
     def none(cls) -> CacheRules:
         """No cache: every input token at the input price."""
         return cls("none", 0)
-
-
-class Prefix(Sequence[_T]):
-    """The first ``end`` items of ``base``, without a copy.
-
-    The requests of a policy that only appends (never compacting) are prefixes of one
-    sequence: as views of it, a session of n requests holds its parts once instead of n times
-    (which grew with the square of the requests), and `request_costs` hashes each part once."""
-
-    __slots__ = ("base", "end")
-
-    def __init__(self, base: Sequence[_T], end: int) -> None:
-        self.base = base
-        self.end = min(max(end, 0), len(base))
-
-    def __len__(self) -> int:
-        return self.end
-
-    @overload
-    def __getitem__(self, index: int) -> _T: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[_T]: ...
-    def __getitem__(self, index: int | slice) -> _T | Sequence[_T]:
-        if isinstance(index, slice):
-            return tuple(self.base[i] for i in range(*index.indices(self.end)))
-        if index < 0:
-            index += self.end
-        if not 0 <= index < self.end:
-            raise IndexError(index)
-        return self.base[index]
-
-    def __iter__(self) -> Iterator[_T]:
-        return itertools.islice(self.base, self.end)
 
 
 @dataclass(frozen=True)

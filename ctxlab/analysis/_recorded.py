@@ -14,7 +14,8 @@ calibration estimates its size from the billed usage.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from ctxlab.messages import (
 )
 from ctxlab.pipeline._scan import message_items
 from ctxlab.tokens import TokenCache
+from ctxlab.util._views import Prefix
 
 if TYPE_CHECKING:
     from ctxlab.io._transcript import Transcript
@@ -88,8 +90,9 @@ class RecordedRequest:
     """The message index of the reply it produced."""
     start: int
     """The first message it held (0, or a recorded compaction's summary message)."""
-    messages: tuple[Message, ...]
-    """The conversation it sent, from ``start``: the summary alone opens it after a compaction."""
+    messages: Sequence[Message]
+    """The conversation it sent, from ``start``: the summary alone opens it after a compaction
+    (a `Prefix` of its segment's messages: the requests of a segment share one tuple)."""
     segment: int
     """How many recorded compactions came before it."""
     usage: ProviderUsage | None
@@ -150,6 +153,7 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     opening: Message | None = None  # the summary message, cut to the summary's blocks
     cleared: set[str] = set()  # the calls whose results a microcompact cleared
     segment = 0
+    shared: tuple[tuple[int, int], tuple[Message, ...]] | None = None
     rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
     for index in range(start, len(messages)):
         message = messages[index]
@@ -166,17 +170,15 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
                 start = compaction.index
                 opening = UserMessage(content=messages[start].content[compaction.block :])
                 cleared = set()
-        sent = messages[start:index]
-        if opening is not None and sent:
-            sent = (opening, *sent[1:])
-        if cleared:
-            sent = tuple(_cleared(m, cleared) for m in sent)
+        if shared is None or shared[0] != (segment, start):
+            # A new segment: its messages, as every request of it sends them, once.
+            shared = ((segment, start), _segment(messages, start, opening, cleared))
         out.append(
             RecordedRequest(
                 number=len(out),
                 reply=index,
                 start=start,
-                messages=tuple(sent),
+                messages=Prefix(shared[1], index - start),
                 segment=segment,
                 usage=transcript.usage.get(index),
                 model=models.get(str(rank)) or _single_model(transcript),
@@ -188,6 +190,19 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     if out and trailing:
         out[-1] = dataclasses.replace(out[-1], compactions_after=trailing)
     return out
+
+
+def _segment(
+    messages: Sequence[Message], start: int, opening: Message | None, cleared: set[str]
+) -> tuple[Message, ...]:
+    """The messages from ``start`` as the requests of one segment send them: the summary's
+    blocks opening it after a compaction, the results a microcompact cleared replaced."""
+    sent = tuple(messages[start:])
+    if opening is not None and sent:
+        sent = (opening, *sent[1:])
+    if cleared:
+        sent = tuple(_cleared(m, cleared) for m in sent)
+    return sent
 
 
 def _cleared(message: Message, cleared: set[str]) -> Message:
@@ -251,6 +266,30 @@ def recorded_transforms(
     )
 
 
+class RecordedItems:
+    """The manifest items of a recording's requests: those of a segment's messages itemized
+    once, each request's items a `Prefix` of them (with the running token total), so a long
+    recording holds its items once, not once per request."""
+
+    def __init__(self, fixed_items: Sequence[ManifestItem], cache: TokenCache) -> None:
+        self.fixed = tuple(fixed_items)
+        self.cache = cache
+        self._messages: Sequence[Message] | None = None
+        self._items: tuple[ManifestItem, ...] = ()
+        self._totals: list[int] = []
+
+    def of(self, request: RecordedRequest) -> tuple[Sequence[ManifestItem], int]:
+        """The items of ``request`` and their tokens."""
+        messages = request.messages
+        base = messages.base if isinstance(messages, Prefix) else messages
+        if base is not self._messages:
+            self._messages = base
+            self._items = (*self.fixed, *message_items(base, self.cache))
+            self._totals = list(itertools.accumulate(i.tokens for i in self._items))
+        count = len(self.fixed) + len(messages)
+        return Prefix(self._items, count), self._totals[count - 1] if count else 0
+
+
 def recorded_manifest(
     request: RecordedRequest,
     cache: TokenCache,
@@ -259,11 +298,14 @@ def recorded_manifest(
     previous: ContextManifest | None,
     fixed_items: tuple[ManifestItem, ...] = (),
     notes: tuple[str, ...] = (),
+    itemized: RecordedItems | None = None,
 ) -> ContextManifest:
     """The manifest of a recorded request: its messages as items (what a replayed manifest
     shows), the recorded compaction it follows as a ``recorded_compaction`` transform, and
-    ``notes`` on what the file does not record."""
-    items = (*fixed_items, *message_items(request.messages, cache))
+    ``notes`` on what the file does not record. ``itemized`` shares the items of one
+    recording's requests (made with the same ``fixed_items`` and ``cache``)."""
+    itemized = itemized or RecordedItems(fixed_items, cache)
+    items, estimated = itemized.of(request)
     opening = items[len(fixed_items)].id if len(items) > len(fixed_items) else ""
     billed = request.usage.total_input_tokens if request.usage else None
     transforms = recorded_transforms(request.compactions, opening, billed) + recorded_transforms(
@@ -273,7 +315,7 @@ def recorded_manifest(
         request_id=f"recorded-{request.number}",
         purpose="reasoning",
         model=request.model or "",
-        estimated_input_tokens=sum(i.tokens for i in items),
+        estimated_input_tokens=estimated,
         input_limit=context_window,
         counting_method=cache.method,
         exact=False,

@@ -15,13 +15,13 @@ others look counts up, so moving a slider re-replays one config in a fraction of
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.analysis._comparison import COMPARISON_COLUMNS, comparison_row
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
@@ -46,21 +46,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["COMPARISON_COLUMNS", "ConfigRun", "WhatIf"]
-
-COMPARISON_COLUMNS = (
-    "requests",
-    "tokens_sent",
-    "cost",
-    "cost_vs_baseline",
-    "cost_vs_no_compaction",
-    "compactions",
-    "retention",
-    "retention_min",
-    "retention_control",
-    "peak",
-    "errors",
-)
-"""The figures `WhatIf.table` gives per config (besides ``replay_ms``), in order."""
 
 
 @dataclass
@@ -260,7 +245,7 @@ class WhatIf:
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
         feasible = sum(c.cost for c in self.baseline)
         unlimited = sum(c.cost for c in self.no_compaction)
-        rows = [_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
+        rows = [comparison_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
         frame = pd.DataFrame(rows).set_index("config")
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None
@@ -376,29 +361,3 @@ def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
         else:
             index += 1
     return out
-
-
-def _row(run: ConfigRun, feasible: float, unlimited: float, price: Price) -> dict[str, Any]:
-    records = [s.compaction for s in run.steps if s.compaction is not None]
-    spent_on_output = output_cost(run.costs, price)
-    kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
-    control = [c for r in records if r.retention and (c := r.retention.control_share()) is not None]
-    manifests = run.manifests
-    return {
-        "config": run.name,
-        "requests": len(manifests),
-        "tokens_sent": sum(c.input_tokens for c in run.costs),
-        "cost": run.cost,
-        "input_cost": run.cost - spent_on_output,
-        "output_cost": spent_on_output,
-        "cost_vs_baseline": run.cost / feasible if feasible > 0 else math.nan,
-        "cost_vs_no_compaction": run.cost / unlimited if unlimited > 0 else math.nan,
-        "compactions": len(records),
-        "summary_calls": sum(1 for c in run.costs if c.purpose == "summary"),
-        "retention": sum(kept) / len(kept) if kept else None,
-        "retention_min": min(kept) if kept else None,
-        "retention_control": sum(control) / len(control) if control else None,
-        "peak": max((m.estimated_input_tokens for m in manifests), default=0),
-        "errors": sum(1 for m in manifests if m.validation != "passed") + (1 if run.error else 0),
-        "replay_ms": run.seconds * 1000,
-    }

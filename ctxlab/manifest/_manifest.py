@@ -9,7 +9,7 @@ hundreds of items per step, and this keeps preparation well under a millisecond.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -139,8 +139,9 @@ class ContextManifest:
     """How tokens were counted (``unavailable`` after an early failure)."""
     exact: bool
     """Whether the counts are the provider's own."""
-    items: tuple[ManifestItem, ...]
-    """The retained items, in request order."""
+    items: Sequence[ManifestItem]
+    """The retained items, in request order (a tuple, or a tuple-like view of one shared by
+    several manifests: a recording's requests within a segment)."""
     transforms: tuple[Transform, ...]
     """The actions of this preparation, in order."""
     validation: Validation
@@ -149,7 +150,7 @@ class ContextManifest:
     """The model's context window the ratios refer to."""
     thresholds: Thresholds | None = None
     """The token lines in force (None when the build failed before they were known)."""
-    previous_items: tuple[ManifestItem, ...] | None = field(default=None, repr=False)
+    previous_items: Sequence[ManifestItem] | None = field(default=None, repr=False)
     """The items of the previous request, from which `diff` is computed on first access."""
     provider_usage: ProviderUsage | None = None
     """Provider-reported usage, attached after the response."""
@@ -261,7 +262,7 @@ class ContextManifest:
 
 
 def _diff(
-    before_items: tuple[ManifestItem, ...], after_items: tuple[ManifestItem, ...]
+    before_items: Sequence[ManifestItem], after_items: Sequence[ManifestItem]
 ) -> ManifestDiff:
     before = {item.id: item.tokens for item in before_items}
     after = {item.id: item.tokens for item in after_items}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -58,8 +58,9 @@ class ModelRequest:
 
     system: str
     """The one System message."""
-    messages: tuple[UserMessage | AssistantMessage, ...]
-    """Summary, conversation, transient material and references, in that order."""
+    messages: Sequence[UserMessage | AssistantMessage]
+    """Summary, conversation, transient material and references, in that order (a tuple, or
+    a tuple-like view of one shared by several requests: a recording's)."""
     tools: tuple[ToolSchema, ...] = ()
     """Tool schemas (travel in their own request field, counted in the budget)."""
     material_messages: int = 0

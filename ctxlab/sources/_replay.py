@@ -24,6 +24,7 @@ from ctxlab.agent._watched import Capabilities
 from ctxlab.analysis._recorded import (
     AFTER,
     RecordedCompaction,
+    RecordedItems,
     recorded_compactions,
     recorded_manifest,
     recorded_requests,
@@ -132,14 +133,17 @@ class ReplaySession(StepSource):
         )
         requests = recorded_requests(transcript)
         previous: ContextManifest | None = None
+        fixed_items = (*fixed.system_items, *fixed.tool_items)
+        itemized = RecordedItems(fixed_items, self.token_cache)
         for request in requests:
             manifest = recorded_manifest(
                 request,
                 self.token_cache,
                 context_window=self.model.context_window,
                 previous=previous,
-                fixed_items=(*fixed.system_items, *fixed.tool_items),
+                fixed_items=fixed_items,
                 notes=notes,
+                itemized=itemized,
             )
             previous = manifest
             self.manifests.append(manifest)

@@ -67,6 +67,7 @@ class Lab:
     def __init__(self, agent: Watched, *, follow: bool = True) -> None:
         self.agent = agent
         self.follow = follow
+        self.reading = False  # a recording being read: its panels are drawn when it ends
         self.log = StepLog()
         self.selected: int | None = None
         self.task: asyncio.Task[Any] | None = None
@@ -223,8 +224,8 @@ class Lab:
 
     def _on_event(self, event: Event) -> None:
         step = self.log.feed(event)
-        if step is None:
-            return
+        if step is None or self.reading:
+            return  # a recording is drawn once, when read: at each request it cost n² in all
         if isinstance(event, ModelResponseEvent):
             self.budget.update_usage(self.log)  # only the provider-usage line moves
             return

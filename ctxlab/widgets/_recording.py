@@ -76,10 +76,12 @@ class RecordingView:
                 status.value = html.escape(f"{verb} {total:,} requests… {done:,} done")
 
         recording.on_progress = progress
+        lab.reading = True
         try:
             await recording.run()
         finally:
             recording.on_progress = None
+            lab.reading = False
         lab.budget.update(lab.log, lab.next_thresholds())
         if len(lab.log):
             lab.select(len(lab.log) - 1)

@@ -254,3 +254,22 @@ async def test_the_header_says_what_loading_left_out_and_repaired(tmp_path: Path
     assert (
         "1 repair (added an error result for unanswered tool_use &#x27;a&#x27;)" in lab.header.value
     )
+
+
+@pytest.mark.parametrize("view", ["recorded", "replayed"])
+async def test_reading_a_recording_draws_its_panels_once_not_per_request(
+    view: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn: list[int | None] = []
+    render = Lab._render_selection
+
+    def counted(self: Lab) -> None:
+        drawn.append(self.selected)
+        render(self)
+
+    monkeypatch.setattr(Lab, "_render_selection", counted)
+    lab = await Lab.open(load(FIXTURE), context_window=200_000, view=view)  # type: ignore[arg-type]
+    assert len(lab.log) == 5
+    # Drawn at the end, on the last request (at every request, a long recording was n²).
+    assert drawn == [4]
+    assert not lab.reading

@@ -1,0 +1,61 @@
+"""One row of the what-if table: a config's run summed up — requests, tokens, cost (all-in,
+input, output) and its ratios to the two references, compactions, retention and its control,
+peak, errors, replay time."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.analysis._cost import Price
+from ctxlab.analysis._references import output_cost
+
+if TYPE_CHECKING:
+    from ctxlab.analysis._whatif import ConfigRun
+
+__all__ = ["COMPARISON_COLUMNS", "comparison_row"]
+
+COMPARISON_COLUMNS = (
+    "requests",
+    "tokens_sent",
+    "cost",
+    "cost_vs_baseline",
+    "cost_vs_no_compaction",
+    "compactions",
+    "retention",
+    "retention_min",
+    "retention_control",
+    "peak",
+    "errors",
+)
+"""The figures `WhatIf.table` gives per config (besides ``replay_ms``), in order."""
+
+
+def comparison_row(
+    run: ConfigRun, feasible: float, unlimited: float, price: Price
+) -> dict[str, Any]:
+    """The row of ``run``; ``feasible`` and ``unlimited`` are the references' costs (a
+    reference that costs nothing makes NaN ratios)."""
+    records = [s.compaction for s in run.steps if s.compaction is not None]
+    spent_on_output = output_cost(run.costs, price)
+    kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
+    control = [c for r in records if r.retention and (c := r.retention.control_share()) is not None]
+    manifests = run.manifests
+    return {
+        "config": run.name,
+        "requests": len(manifests),
+        "tokens_sent": sum(c.input_tokens for c in run.costs),
+        "cost": run.cost,
+        "input_cost": run.cost - spent_on_output,
+        "output_cost": spent_on_output,
+        "cost_vs_baseline": run.cost / feasible if feasible > 0 else math.nan,
+        "cost_vs_no_compaction": run.cost / unlimited if unlimited > 0 else math.nan,
+        "compactions": len(records),
+        "summary_calls": sum(1 for c in run.costs if c.purpose == "summary"),
+        "retention": sum(kept) / len(kept) if kept else None,
+        "retention_min": min(kept) if kept else None,
+        "retention_control": sum(control) / len(control) if control else None,
+        "peak": max((m.estimated_input_tokens for m in manifests), default=0),
+        "errors": sum(1 for m in manifests if m.validation != "passed") + (1 if run.error else 0),
+        "replay_ms": run.seconds * 1000,
+    }
