@@ -329,7 +329,12 @@ def tool_schemas(value: Any, where: str) -> tuple[ToolSchema, ...]:
             raise MessageFormatError(msg)
         inner = tool.get("function")
         function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
-        schema = function.get("input_schema") or function.get("parameters") or {"type": "object"}
+        schema = (
+            function.get("input_schema")
+            or function.get("parameters")
+            or function.get("inputSchema")  # the Vercel AI SDK 5
+            or {"type": "object"}
+        )
         tools.append(
             ToolSchema(
                 str(function.get("name") or f"tool_{index}"),

@@ -42,6 +42,7 @@ from ctxlab.io._otel_messages import (
     json_value,
 )
 from ctxlab.io._otel_spans import Span, is_otel, spans_of
+from ctxlab.io._otel_vercel import vercel_call
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
 
@@ -154,6 +155,15 @@ def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Tu
     return turns, system
 
 
+def _vercel_call(span: Span, group: str) -> _Call | None:
+    found = vercel_call(span.attributes)
+    if found is None:
+        return None
+    inputs, outputs, system, tools, usage = found
+    session = span.attributes.get("ai.telemetry.metadata.sessionId")
+    return _Call(span.start, str(session or group), system, tools, inputs, outputs, usage)
+
+
 def _openinference_call(span: Span, group: str) -> _Call | None:
     attrs = span.attributes
     if attrs.get("openinference.span.kind") != "LLM":
@@ -232,13 +242,19 @@ def from_otel(
     calls: list[_Call] = []
     for span in spans_of(data, where):
         trace = f"trace:{span.trace}"
-        call = _genai_call(span, trace) or _openinference_call(span, trace)
+        # The Vercel AI SDK's model-call spans carry gen_ai.* usage but their messages as ai.*.
+        call = (
+            _vercel_call(span, trace)
+            or _genai_call(span, trace)
+            or _openinference_call(span, trace)
+        )
         if call is not None:
             calls.append(call)
     if not calls:
         msg = (
             f"{where}: no LLM span with content (gen_ai.input.messages / gen_ai.output.messages, "
-            "or OpenInference llm.input_messages); record the trace with message content enabled"
+            "OpenInference llm.input_messages, or the AI SDK's ai.prompt.messages); record the "
+            "trace with message content enabled"
         )
         raise MessageFormatError(msg)
     groups = _conversations(calls)

@@ -22,6 +22,7 @@ FILES = [
     FIXTURES / "aider" / ".aider.chat.history.md",
     FIXTURES / "inspect" / "add.eval",
     FIXTURES / "inspect" / "add.json",
+    FIXTURES / "vercel_ai" / "vercel_ai_otlp.json",
 ]
 
 
