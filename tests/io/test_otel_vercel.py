@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import ToolResultBlock, ToolUseBlock
+from tests.strategies import SETTINGS, json_value, typed
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "vercel_ai" / "vercel_ai_otlp.json"
 
@@ -109,3 +112,15 @@ def test_the_outer_and_tool_spans_are_not_calls() -> None:
     outer["attributes"]["ai.operationId"] = "ai.streamText"
     with pytest.raises(MessageFormatError, match=r"ai\.prompt\.messages"):
         load([outer], format="otel")
+
+
+@SETTINGS
+@given(st.lists(json_value, max_size=4), json_value, json_value)
+def test_any_ai_attributes_load_or_raise_a_typed_error(
+    messages: list[Any], calls: Any, usage: Any
+) -> None:
+    span = _span(
+        messages,
+        **{"ai.response.toolCalls": json.dumps(calls), "ai.usage.promptTokens": usage},
+    )
+    typed(lambda: load([span], format="otel"))
