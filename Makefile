@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/loop_bench.py
 	$(PY) benchmarks/lab_bench.py
 	$(PY) benchmarks/memory_bench.py
+	$(PY) benchmarks/sessions_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build/mutate

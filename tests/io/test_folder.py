@@ -13,6 +13,7 @@ import pytest
 from ctxlab import ApproximateCounter, ContextConfig, sessions, sweep
 from ctxlab.exceptions import UsageError
 from ctxlab.io import SESSION_COLUMNS
+from ctxlab.io._transcript import corpus_dir
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -96,3 +97,15 @@ async def test_a_row_opens_in_the_lab_and_the_frame_sweeps(tmp_path: Path) -> No
 def test_a_path_that_is_not_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not a folder"):
         sessions(tmp_path / "missing")
+
+
+def test_swe_agent_trajectories_are_listed(tmp_path: Path) -> None:
+    # SWE-agent writes `<instance>.traj`: a folder of them is a folder of sessions.
+    trajectories = sorted((corpus_dir() / "raw" / "swe_agent").rglob("*.traj"))
+    if not trajectories:
+        pytest.skip("no SWE-agent trajectories: set CTXLAB_CORPUS to the corpus folder")
+    for path in trajectories:
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    frame = sessions(tmp_path, progress=False, workers=1)
+    assert sorted(Path(p).name for p in frame["path"]) == sorted(p.name for p in trajectories)
+    assert (frame["format"] == "swe_agent").all() and frame["problem"].isna().all()
