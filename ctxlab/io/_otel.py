@@ -33,6 +33,7 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
+from ctxlab.io._otel_langfuse import langfuse_call
 from ctxlab.io._otel_messages import (
     Turn,
     as_text,
@@ -155,12 +156,13 @@ def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Tu
     return turns, system
 
 
-def _vercel_call(span: Span, group: str) -> _Call | None:
-    found = vercel_call(span.attributes)
+def _framework_call(span: Span, group: str) -> _Call | None:
+    found = vercel_call(span.attributes) or langfuse_call(span.attributes)
     if found is None:
         return None
     inputs, outputs, system, tools, usage = found
-    session = span.attributes.get("ai.telemetry.metadata.sessionId")
+    attrs = span.attributes
+    session = attrs.get("ai.telemetry.metadata.sessionId") or attrs.get("session.id")
     return _Call(span.start, str(session or group), system, tools, inputs, outputs, usage)
 
 
@@ -242,9 +244,10 @@ def from_otel(
     calls: list[_Call] = []
     for span in spans_of(data, where):
         trace = f"trace:{span.trace}"
-        # The Vercel AI SDK's model-call spans carry gen_ai.* usage but their messages as ai.*.
+        # The Vercel AI SDK's and Langfuse's model-call spans may carry gen_ai.* usage, their
+        # messages in attributes of their own: read first.
         call = (
-            _vercel_call(span, trace)
+            _framework_call(span, trace)
             or _genai_call(span, trace)
             or _openinference_call(span, trace)
         )

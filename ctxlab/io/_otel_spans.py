@@ -12,6 +12,7 @@ trace, name, attributes, events. What the spans mean for a conversation is
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,9 +32,50 @@ class Span:
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
+def _langfuse_observations(value: Any) -> list[Mapping[str, Any]] | None:
+    """The observations of a Langfuse API export — ``GET /api/public/v2/observations``
+    (``{"data": [...]}``), a trace with its ``observations``, or a list of observations — or
+    None when ``value`` is none of these."""
+    if isinstance(value, Mapping):
+        for key in ("data", "observations"):
+            found = _langfuse_observations(value.get(key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value[:20]):
+        head = value[0]
+        if "startTime" in head and "type" in head and ("traceId" in head or "input" in head):
+            return value
+    return None
+
+
+def _langfuse_span(observation: Mapping[str, Any], session: Any) -> Span:
+    # An observation of the API as the span the SDK wrote for it (see io/_otel_langfuse.py).
+    attributes: dict[str, Any] = {
+        "langfuse.observation.type": str(observation.get("type") or "").lower(),
+        "session.id": observation.get("sessionId") or session,
+    }
+    usage = observation.get("usageDetails") or observation.get("usage")
+    for name, value in (
+        ("input", observation.get("input")),
+        ("output", observation.get("output")),
+        ("usage_details", usage),
+    ):
+        if value is not None:
+            attributes[f"langfuse.observation.{name}"] = json.dumps(value, default=str)
+    return Span(
+        start=_nanos(observation.get("startTime")),
+        trace=str(observation.get("traceId") or ""),
+        name=str(observation.get("name") or ""),
+        attributes=attributes,
+    )
+
+
 def is_otel(value: Any) -> bool:
     """Whether a decoded document (or first JSON Lines record) is a span export of one of the
-    shapes this module reads."""
+    shapes this module reads (a Langfuse API export of observations among them)."""
+    if _langfuse_observations(value) is not None:
+        return True
     if isinstance(value, Mapping):
         for key in ("resourceSpans", "resource_spans", "batches"):
             if isinstance(value.get(key), list):
@@ -194,6 +236,10 @@ def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
 
 
 def spans_of(data: Any, where: str) -> list[Span]:
+    observations = _langfuse_observations(data)
+    if observations is not None:
+        session = data.get("sessionId") if isinstance(data, Mapping) else None
+        return [_langfuse_span(o, session) for o in observations if isinstance(o, Mapping)]
     if (
         isinstance(data, Mapping)
         and isinstance(data.get("spans"), list)

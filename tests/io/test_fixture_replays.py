@@ -23,6 +23,7 @@ FILES = [
     FIXTURES / "inspect" / "add.eval",
     FIXTURES / "inspect" / "add.json",
     FIXTURES / "vercel_ai" / "vercel_ai_otlp.json",
+    FIXTURES / "langfuse" / "langfuse_spans.json",
 ]
 
 
