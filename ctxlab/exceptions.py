@@ -56,6 +56,9 @@ class UsageError(CtxlabError, ValueError):
 class MessageFormatError(CtxlabError, ValueError):
     """A message or content block is malformed (bad role, unknown block type, missing field)."""
 
+    guessed_format: str | None = None
+    """The format the data was read as, when ``load`` detected it rather than being told."""
+
 
 class TokenizerDataError(CtxlabError):
     """The tokenizer data shipped with ctxlab is missing or fails its checksum."""

@@ -216,10 +216,14 @@ def load(
         msg = f"episode must be a whole number from 0 (0: the first), got {episode!r}"
         raise UsageError(msg)
     try:
-        return _load(source, format, episode, sidechains, name)
-    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
-        if isinstance(exc, MessageFormatError):
+        transcript = _load(source, format, episode, sidechains, name)
+    except MessageFormatError as exc:
+        guess = _guessed(exc, format)
+        if guess is None:
             raise
+        msg = f"{exc} ({_GUESS_HINT.format(guess=guess)})"
+        raise MessageFormatError(msg) from exc
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
         # A record of an unexpected shape deep inside: said as a format error, not a crash.
         where = str(source) if isinstance(source, str | os.PathLike) else "the data"
         msg = (
@@ -227,6 +231,37 @@ def load(
             f"{type(exc).__name__}: {exc}"
         )
         raise MessageFormatError(msg) from exc
+    if format is None and transcript.meta.get("source") in _GUESSES and not _modelled(transcript):
+        # Loaded, but nothing in it reads as the format it was taken for: a wrong guess.
+        guess = transcript.meta["source"]
+        msg = (
+            f"{source if isinstance(source, str | os.PathLike) else 'the data'}: no block of it "
+            f"reads as {guess} ({_GUESS_HINT.format(guess=guess)})"
+        )
+        raise MessageFormatError(msg)
+    return transcript
+
+
+_GUESSES = ("anthropic", "openai")
+"""The formats taken from ``role`` fields alone, when nothing more specific matched."""
+_GUESS_HINT = (
+    "read as {guess}, guessed from its 'role' fields; if it is another format, pass format= one "
+    "of anthropic, openai, openai_responses, langchain, pydantic_ai, gemini (or see "
+    "ctxlab.FORMATS)"
+)
+
+
+def _guessed(exc: MessageFormatError, format: Format | None) -> str | None:
+    # The guess that failed, when the format was taken from role fields alone.
+    guess = exc.guessed_format
+    return guess if format is None and guess in _GUESSES else None
+
+
+def _modelled(transcript: Transcript) -> bool:
+    """Whether any block of the transcript is one ctxlab models (not carried as provider data)."""
+    return any(
+        block.type != "provider" for message in transcript.messages for block in message.content
+    )
 
 
 def _load(
@@ -266,7 +301,12 @@ def _load(
         data = as_plain_data(source) if isinstance(source, list | tuple) else source
         label, stem = "<data>", "session"
         kind = format or detect_format(data)
-    return _from_data(data, kind, label, name or stem, episode)
+    try:
+        return _from_data(data, kind, label, name or stem, episode)
+    except MessageFormatError as exc:
+        if format is None:
+            exc.guessed_format = kind  # load's hint names the guess
+        raise
 
 
 def _starts_as_aider(path: Path) -> bool:

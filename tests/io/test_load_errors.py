@@ -41,3 +41,33 @@ def test_load_transcript_names_file_and_line_for_bad_bytes_and_a_bad_system(
         load_transcript(blocks)
     blocks.write_text(blocks.read_text().splitlines()[0] + "\n")
     assert load_transcript(blocks).system == "A\n\nB"
+
+
+def test_a_wrong_guess_is_refused_with_the_formats_it_could_be() -> None:
+    from ctxlab import load
+    from ctxlab.exceptions import MessageFormatError
+
+    # Role fields alone made it look like a chat; nothing in it reads as one.
+    unknown = [
+        {"role": "user", "content": [{"type": "input_audio", "data": "UklGRg=="}]},
+        {"role": "assistant", "content": [{"type": "audio_reply"}]},
+    ]
+    with pytest.raises(MessageFormatError, match=r"no block of it reads as openai") as info:
+        load(unknown)
+    assert "guessed from its 'role' fields" in str(info.value)
+    assert "openai_responses, langchain, pydantic_ai, gemini" in str(info.value)
+    # A malformed message of a guessed format says it was a guess.
+    with pytest.raises(MessageFormatError, match=r"read as anthropic, guessed"):
+        load([{"role": "user", "message": "hi"}, {"role": "assistant", "message": "yo"}])
+    # Told the format, the error is the format's alone; a real chat loads.
+    with pytest.raises(MessageFormatError) as told:
+        load([{"role": "user", "message": "hi"}], format="anthropic")
+    assert "guessed" not in str(told.value)
+    assert (
+        len(
+            load(
+                [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+            ).messages
+        )
+        == 2
+    )
