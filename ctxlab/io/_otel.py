@@ -33,6 +33,7 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
+from ctxlab.io._otel_agents import AGENTS_KEY, RESPONSES_ONLY, agents_call
 from ctxlab.io._otel_langfuse import langfuse_call
 from ctxlab.io._otel_messages import (
     Turn,
@@ -157,11 +158,11 @@ def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Tu
 
 
 def _framework_call(span: Span, group: str) -> _Call | None:
-    found = vercel_call(span.attributes) or langfuse_call(span.attributes)
+    attrs = span.attributes
+    found = vercel_call(attrs) or langfuse_call(attrs) or agents_call(attrs)
     if found is None:
         return None
     inputs, outputs, system, tools, usage = found
-    attrs = span.attributes
     session = attrs.get("ai.telemetry.metadata.sessionId") or attrs.get("session.id")
     return _Call(span.start, str(session or group), system, tools, inputs, outputs, usage)
 
@@ -253,6 +254,12 @@ def from_otel(
         )
         if call is not None:
             calls.append(call)
+    if not calls and any(
+        isinstance(d := s.attributes.get(AGENTS_KEY), Mapping) and d.get("type") == "response"
+        for s in spans_of(data, where)
+    ):
+        msg = f"{where}: {RESPONSES_ONLY}"
+        raise MessageFormatError(msg)
     if not calls:
         msg = (
             f"{where}: no LLM span with content (gen_ai.input.messages / gen_ai.output.messages, "

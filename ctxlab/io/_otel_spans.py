@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._otel_agents import AGENTS_KEY, agents_items
 
 __all__ = ["Span", "is_otel", "spans_of"]
 
@@ -73,9 +74,12 @@ def _langfuse_span(observation: Mapping[str, Any], session: Any) -> Span:
 
 def is_otel(value: Any) -> bool:
     """Whether a decoded document (or first JSON Lines record) is a span export of one of the
-    shapes this module reads (a Langfuse API export of observations among them)."""
-    if _langfuse_observations(value) is not None:
+    shapes this module reads (a Langfuse API export of observations and the OpenAI Agents SDK's
+    trace export among them)."""
+    if _langfuse_observations(value) is not None or agents_items(value) is not None:
         return True
+    if isinstance(value, Mapping) and value.get("object") in ("trace", "trace.span"):
+        return True  # the first line of an Agents SDK export written one item a line
     if isinstance(value, Mapping):
         for key in ("resourceSpans", "resource_spans", "batches"):
             if isinstance(value.get(key), list):
@@ -236,6 +240,13 @@ def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
 
 
 def spans_of(data: Any, where: str) -> list[Span]:
+    items = agents_items(data)
+    if items is not None:
+        return [
+            Span(_nanos(i.get("started_at")), str(i.get("trace_id")), "", {AGENTS_KEY: data})
+            for i in items
+            if isinstance(data := i.get("span_data"), Mapping)
+        ]
     observations = _langfuse_observations(data)
     if observations is not None:
         session = data.get("sessionId") if isinstance(data, Mapping) else None

@@ -24,6 +24,7 @@ FILES = [
     FIXTURES / "inspect" / "add.json",
     FIXTURES / "vercel_ai" / "vercel_ai_otlp.json",
     FIXTURES / "langfuse" / "langfuse_spans.json",
+    FIXTURES / "openai_agents" / "chat_trace.json",
 ]
 
 
