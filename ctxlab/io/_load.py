@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -22,6 +22,7 @@ from ctxlab.io._chat import (
 )
 from ctxlab.io._claude_code import is_claude_code_line
 from ctxlab.io._codex import is_codex_line
+from ctxlab.io._copilot import is_copilot_line
 from ctxlab.io._frameworks import (
     as_plain_data,
     from_langchain,
@@ -61,6 +62,7 @@ Format = Literal[
     "gemini_cli",
     "gemini",
     "codex",
+    "copilot",
     "aider",
     "inspect",
 ]
@@ -130,35 +132,37 @@ def _concatenated(text: str) -> list[tuple[int, Any]] | None:
     return records if len(records) > 1 else None
 
 
+_DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] = (
+    (lambda v: v.get("type") == "meta", "ctxlab"),
+    (is_claude_code_line, "claude_code"),
+    (is_gemini_cli, "gemini_cli"),
+    (is_inspect_log, "inspect"),
+    (is_codex_line, "codex"),
+    (is_copilot_line, "copilot"),
+    (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
+    (is_swe_agent, "swe_agent"),
+    (lambda v: isinstance(v.get("fncall_messages"), list) or is_openhands_events(v), "openhands"),
+)
+"""The formats a document (or a JSON Lines file's first record) is recognised by, most
+specific first: the chat formats, known by their role fields alone, come after them all."""
+
+
 def detect_format(value: Any) -> Format:
     """The format of a decoded document or of the first record of a JSON Lines file."""
     if is_otel(value):
         return "otel"
     if isinstance(value, Mapping):
-        if value.get("type") == "meta":
-            return "ctxlab"
-        if is_claude_code_line(value):
-            return "claude_code"
-        if is_gemini_cli(value):
-            return "gemini_cli"
-        if is_inspect_log(value):
-            return "inspect"
-        if is_codex_line(value):
-            return "codex"
-        if "trajectory_format" in value and "messages" in value:
-            return "mini_swe_agent"
-        if is_swe_agent(value):
-            return "swe_agent"
-        if isinstance(value.get("fncall_messages"), list) or is_openhands_events(value):
-            return "openhands"
+        found = next((kind for rule, kind in _DOCUMENT_RULES if rule(value)), None)
+        if found is not None:
+            return found
         if "messages" in value and isinstance(value["messages"], list):
             return "openai" if is_openai(value["messages"]) else "anthropic"
         if "role" in value:
             return "openai" if is_openai([value]) else "anthropic"
     if isinstance(value, list) and value:
-        found = _list_format(value)
-        if found is not None:
-            return found
+        listed = _list_format(value)
+        if listed is not None:
+            return listed
     msg = f"cannot tell the format of this session; pass format= one of {', '.join(FORMATS)}"
     raise MessageFormatError(msg)
 
@@ -201,7 +205,8 @@ def load(
     completion logs, tau-bench result files (``episode`` picks one), LangChain message dicts,
     pydantic-ai message JSON, OpenTelemetry trace exports (GenAI semantic conventions or
     OpenInference; ``episode`` picks a conversation), Gemini CLI sessions (``session-*.jsonl``
-    or ``.json``), Gemini API contents, Codex CLI rollouts (``rollout-*.jsonl``) and aider's
+    or ``.json``), Gemini API contents, Codex CLI rollouts (``rollout-*.jsonl``), GitHub Copilot
+    CLI sessions (``session-state/<id>/events.jsonl``) and aider's
     ``.aider.chat.history.md`` (``episode`` picks a run), Inspect AI logs (``.eval``, ``.json``;
     ``episode`` picks a sample). What a file holds that is not a message (a CLI's
     info lines, thought summaries) is counted in ``meta["skipped"]``. The

@@ -13,6 +13,7 @@ from ctxlab.io._chat import from_openai, tool_schemas
 from ctxlab.io._claude_code import from_claude_code, subagent_records
 from ctxlab.io._codex import from_codex
 from ctxlab.io._compactions import place_compactions
+from ctxlab.io._copilot import from_copilot
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
@@ -99,6 +100,14 @@ def _codex(data: Any, where: str, name: str, episode: int, meta: dict[str, Any])
     lines = data if isinstance(data, list) else [data]
     builder, system, notes = from_codex(enumerate(lines, 1), where)
     return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
+def _copilot(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    lines = data if isinstance(data, list) else [data]
+    builder, notes = from_copilot(enumerate(lines, 1), where)
+    # A session is a folder named by its id, holding events.jsonl: named for the session.
+    named = str(notes.get("session_id") or name) if name == "events" else name
+    return built_transcript(named, builder, {**meta, **notes}, "", ())
 
 
 def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -188,6 +197,7 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "gemini_cli": _gemini_cli,
     "gemini": _gemini,
     "codex": _codex,
+    "copilot": _copilot,
     "inspect": _inspect,
     "swe_agent": _swe_agent,
     "openhands": _openhands,

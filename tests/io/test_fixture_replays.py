@@ -25,6 +25,11 @@ FILES = [
     FIXTURES / "vercel_ai" / "vercel_ai_otlp.json",
     FIXTURES / "langfuse" / "langfuse_spans.json",
     FIXTURES / "openai_agents" / "chat_trace.json",
+    FIXTURES
+    / "copilot"
+    / "session-state"
+    / "5f0c1a2e-7b7d-4c9e-9a51-3b8e2d6f1c44"
+    / "events.jsonl",
 ]
 
 

@@ -1,0 +1,137 @@
+"""GitHub Copilot CLI sessions (``tests/fixtures/copilot``, hand-written from the event schema of
+Copilot's own SDK — the CLI needs a sign-in to record one): the main agent's conversation with
+what the model was sent, calls paired with their results (failures as errors), usage per model
+call, the CLI's own compaction recorded, and every other event counted — checked against
+counts taken from the raw file."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab import load
+from ctxlab.analysis._recorded import recorded_compactions
+from ctxlab.messages import ProviderUsage
+from tests.strategies import SETTINGS, json_value, typed
+
+SESSION = "5f0c1a2e-7b7d-4c9e-9a51-3b8e2d6f1c44"
+FIXTURE = (
+    Path(__file__).parents[1] / "fixtures" / "copilot" / "session-state" / SESSION / "events.jsonl"
+)
+
+
+def _events() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in FIXTURE.read_text().splitlines() if line.strip()]
+
+
+def test_a_session_loads_whole_and_nothing_is_lost() -> None:
+    transcript = load(FIXTURE)
+    assert transcript.meta["source"] == "copilot" and transcript.name == SESSION
+    assert transcript.meta["models"] == ["claude-sonnet-4.5"]
+    events = _events()
+    main = [e for e in events if not e.get("agentId")]
+    # Independent counts from the raw file.
+    requests = [
+        r
+        for e in main
+        if e["type"] == "assistant.message"
+        for r in e["data"].get("toolRequests") or ()
+    ]
+    completed = [e for e in main if e["type"] == "tool.execution_complete"]
+    uses = [b for m in transcript.messages if m.role == "assistant" for b in m.tool_uses]
+    results = [b for m in transcript.messages if m.role == "user" for b in m.tool_results]
+    assert [u.id for u in uses] == [r["toolCallId"] for r in requests]
+    assert [r.tool_use_id for r in results] == [e["data"]["toolCallId"] for e in completed]
+    assert [r.is_error for r in results] == [None, True]
+    assert results[1].text == "Path does not exist: /home/dev/shop/cart.py"
+    # What the model was sent, not what the timeline shows.
+    assert transcript.messages[0].content[0].text.startswith("<current_datetime>")
+    read = {
+        "user.message",
+        "assistant.message",
+        "tool.execution_complete",
+        "assistant.usage",
+        "session.compaction_complete",
+    }
+    skipped = Counter(e["type"] for e in main if e["type"] not in read)
+    skipped["sub-agent event"] = sum(1 for e in events if e.get("agentId"))
+    assert transcript.meta["skipped"] == dict(skipped)
+    # Usage per model call, the cache split out of the input.
+    assert transcript.usage[1] == ProviderUsage(1_410, 96, 12_800, 0)
+    assert len(transcript.usage) == sum(e["type"] == "assistant.usage" for e in main)
+
+
+def test_the_clis_compaction_is_a_recorded_compaction() -> None:
+    transcript = load(FIXTURE)
+    (compaction,) = recorded_compactions(transcript)
+    assert (compaction.trigger, compaction.pre_tokens) == ("manual", 15_720)
+    summary = transcript.messages[compaction.index].content[compaction.block]
+    assert summary.text.startswith("<summary>The user asked why test_checkout fails")
+
+
+def test_it_is_recognised_among_other_jsonl_sessions(tmp_path: Path) -> None:
+    import ctxlab
+
+    folder = tmp_path / "session-state" / SESSION
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_bytes(FIXTURE.read_bytes())
+    frame = ctxlab.sessions(tmp_path, progress=False, workers=1)
+    assert frame["format"].tolist() == ["copilot"] and frame["problem"].isna().all()
+
+
+@pytest.mark.parametrize("broken", ['{"type": "user.message"}', "[1, 2]"])
+def test_a_line_that_is_not_an_event_names_its_line(tmp_path: Path, broken: str) -> None:
+    from ctxlab.exceptions import MessageFormatError
+
+    path = tmp_path / "events.jsonl"
+    path.write_text(FIXTURE.read_text() + broken + "\n")
+    with pytest.raises(MessageFormatError, match=r"line 23: not a Copilot CLI event"):
+        load(path)
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(
+                [
+                    "user.message",
+                    "assistant.message",
+                    "tool.execution_complete",
+                    "assistant.usage",
+                    "session.compaction_complete",
+                    "session.info",
+                ]
+            ),
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "content",
+                        "toolRequests",
+                        "toolCallId",
+                        "success",
+                        "result",
+                        "error",
+                        "inputTokens",
+                        "summaryContent",
+                    ]
+                ),
+                json_value,
+                max_size=4,
+            ),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_any_events_load_or_raise_a_typed_error(events: list[tuple[str, dict[str, Any]]]) -> None:
+    lines = [
+        {"type": t, "data": d, "id": str(n), "parentId": None} for n, (t, d) in enumerate(events)
+    ]
+    typed(lambda: load(lines, format="copilot"))
