@@ -25,6 +25,7 @@ FILES = [
     FIXTURES / "vercel_ai" / "vercel_ai_otlp.json",
     FIXTURES / "langfuse" / "langfuse_spans.json",
     FIXTURES / "openai_agents" / "chat_trace.json",
+    FIXTURES / "openllmetry" / "openai_spans.json",
     FIXTURES
     / "copilot"
     / "session-state"
