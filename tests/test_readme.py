@@ -109,7 +109,9 @@ async def test_the_sweep_snippet_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     await agent(DEMO_PROMPT)
     agent.transcript().save(tmp_path / "session.jsonl")
     done = await run(snippets()["Sweeps: many sessions × many configs, on Dask"], {})
-    assert len(done["frame"]) == 5 * 2 and done["frame"]["error"].isna().all()
+    from ctxlab import PRESETS
+
+    assert len(done["frame"]) == len(PRESETS) * 2 and done["frame"]["error"].isna().all()
 
 
 TESTED = {

@@ -6,8 +6,11 @@ from ctxlab.config._fields import TunableField, tunable_fields
 from ctxlab.config._presets import PRESETS
 from ctxlab.config._sections import (
     BudgetPolicy,
+    ClearThinking,
+    ClearToolUses,
     CompactionPasses,
     MaskConfig,
+    ProviderEdits,
     PruneConfig,
     ToolResultEviction,
     TruncateArgsConfig,
@@ -16,9 +19,12 @@ from ctxlab.config._sections import (
 __all__ = [
     "PRESETS",
     "BudgetPolicy",
+    "ClearThinking",
+    "ClearToolUses",
     "CompactionPasses",
     "ContextConfig",
     "MaskConfig",
+    "ProviderEdits",
     "PruneConfig",
     "ToolResultEviction",
     "TruncateArgsConfig",

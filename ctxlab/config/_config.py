@@ -24,6 +24,7 @@ from ctxlab.config._html import config_html
 from ctxlab.config._sections import (
     BudgetPolicy,
     CompactionPasses,
+    ProviderEdits,
     ToolResultEviction,
     rule_broken,
 )
@@ -158,6 +159,9 @@ class ContextConfig(BaseModel):
     """Character-based offload of very large tool results (needs a workspace offloader)."""
     compaction: CompactionPasses = CompactionPasses()
     """Message triggers, the kept tail by message count, and the light passes."""
+    provider_edits: ProviderEdits | None = None
+    """A provider's own context editing (Anthropic's tool-result and thinking clearing),
+    reproduced on each request sent — never on the working state (off by default)."""
 
     @field_validator("summary_schema")
     @classmethod

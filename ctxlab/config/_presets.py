@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ctxlab.config._config import PRESET_FACTORIES, ContextConfig
-from ctxlab.config._sections import CompactionPasses, MaskConfig, ToolResultEviction
+from ctxlab.config._sections import (
+    ClearThinking,
+    ClearToolUses,
+    CompactionPasses,
+    MaskConfig,
+    ProviderEdits,
+    ToolResultEviction,
+)
 
 __all__ = ["PRESETS", "preset"]
 
@@ -90,12 +97,30 @@ def _observation_masking() -> ContextConfig:
     )
 
 
+def _anthropic_context_editing() -> ContextConfig:
+    """Anthropic's server-side context editing as the API applies it by default (Messages API
+    beta ``context-management-2025-06-27``, read from anthropic 2.14.0 and the context-editing
+    guide): ``clear_tool_uses_20250919`` with its defaults (past 100,000 input tokens, the results
+    of all but the latest 3 tool uses cleared) and ``clear_thinking_20251015`` (the latest turn's
+    thinking kept), applied to what is sent. The provider does not summarize, so a summary
+    remains only as the last resort at the 0.9 cap, so that a session never overflows."""
+
+    return ContextConfig(
+        trigger_ratio=0.9,
+        compaction=CompactionPasses(prune=None),
+        provider_edits=ProviderEdits(
+            clear_tool_uses=ClearToolUses(), clear_thinking=ClearThinking()
+        ),
+    )
+
+
 PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "ctxlab": _ctxlab,
     "agentscope": _agentscope,
     "harness": _harness,
     "langchain": _langchain,
     "observation_masking": _observation_masking,
+    "anthropic_context_editing": _anthropic_context_editing,
 }
 """Preset name → factory; each factory's docstring cites its source."""
 PRESET_FACTORIES.update(PRESETS)  # what ContextConfig.preset reads

@@ -9,8 +9,11 @@ from pydantic_core import PydanticCustomError
 
 __all__ = [
     "BudgetPolicy",
+    "ClearThinking",
+    "ClearToolUses",
     "CompactionPasses",
     "MaskConfig",
+    "ProviderEdits",
     "PruneConfig",
     "ToolResultEviction",
     "TruncateArgsConfig",
@@ -161,3 +164,51 @@ class CompactionPasses(_Section):
             msg = "compaction.summary_prompt must contain {messages}, where the history goes"
             raise ValueError(msg)
         return value
+
+
+class ClearToolUses(_Section):
+    """Anthropic's server-side tool-result clearing, ``clear_tool_uses_20250919`` (Messages API
+    beta ``context-management-2025-06-27``; fields and defaults read from anthropic 2.14.0,
+    ``types/beta/beta_clear_tool_uses_20250919_edit_param.py``, and the context-editing guide),
+    reproduced on the request ctxlab sends: when the request exceeds the trigger, the oldest
+    tool results — all but the latest ``keep`` tool uses, never those of ``exclude_tools`` —
+    become a placeholder, in chronological order; when ``clear_at_least`` is set, only if that
+    many tokens can go. The provider applies it to each request from the full history, so
+    ctxlab applies it to what is sent, never to the working state."""
+
+    trigger_input_tokens: int | None = Field(default=100_000, gt=0)
+    """Fire when the request's input tokens exceed this (the API's default trigger)."""
+    trigger_tool_uses: int | None = Field(default=None, gt=0)
+    """Or fire when the request holds more tool uses than this (instead of tokens)."""
+    keep: int = Field(default=3, ge=0)
+    """The latest this many tool uses keep their results."""
+    clear_at_least: int = Field(default=0, ge=0)
+    """Clear only when at least this many tokens can be removed (each clear rewrites the cached
+    prefix from the first cleared block). 0: whenever it fires."""
+    exclude_tools: tuple[str, ...] = ()
+    """Tools whose uses are never cleared."""
+    clear_tool_inputs: bool | tuple[str, ...] = False
+    """Clear the calls' inputs too: all (True) or those of the named tools."""
+    placeholder: str = "[tool result cleared by context management]"
+    """What a cleared result becomes. The API's own text is not published: a stand-in."""
+
+
+class ClearThinking(_Section):
+    """Anthropic's server-side thinking clearing, ``clear_thinking_20251015`` (same beta and
+    source as `ClearToolUses`): the thinking blocks of all but the latest ``keep_turns``
+    assistant turns are removed from the request (``None``: the API's ``"all"``, nothing
+    removed). Applied to what is sent, never to the working state."""
+
+    keep_turns: int | None = Field(default=1, ge=1)
+    """Assistant turns whose thinking stays (the API's default, 1); None keeps all."""
+
+
+class ProviderEdits(_Section):
+    """Context editing a provider does on its side, reproduced by ctxlab on the request it sends
+    — so that replays, what-ifs and sweeps compare them with ctxlab's own policies, and the cost
+    model sees the prefix each edit rewrites."""
+
+    clear_tool_uses: ClearToolUses | None = None
+    """Anthropic's ``clear_tool_uses_20250919``."""
+    clear_thinking: ClearThinking | None = None
+    """Anthropic's ``clear_thinking_20251015``."""

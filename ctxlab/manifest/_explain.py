@@ -27,6 +27,8 @@ _BADGES = {
     "args_truncation": "args cut",
     "tool_output_prune": "pruned",
     "observation_mask": "masked",
+    "provider_clear_tool_uses": "cleared",
+    "provider_clear_thinking": "cleared",
     "history_compaction": "summarized",
     "history_truncation": "dropped",
     "recorded_compaction": "recorded compaction",

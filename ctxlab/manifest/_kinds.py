@@ -69,6 +69,8 @@ TransformKind = Literal[
     "memory_flush",
     "memory_flush_failed",
     "recorded_compaction",
+    "provider_clear_tool_uses",
+    "provider_clear_thinking",
 ]
 """Every action a preparation can record in its manifest."""
 
@@ -131,6 +133,18 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
         "conversation",
         "masked",
         "older tool output replaced by a placeholder (observation masking)",
+    ),
+    "provider_clear_tool_uses": TransformInfo(
+        "truncation",
+        "conversation",
+        "cleared",
+        "the provider's context editing cleared this tool result: {detail}",
+    ),
+    "provider_clear_thinking": TransformInfo(
+        "truncation",
+        "conversation",
+        "cleared",
+        "the provider's context editing removed the thinking of an older turn",
     ),
     "history_compaction": TransformInfo(
         "compaction",

@@ -36,6 +36,7 @@ from ctxlab.pipeline._compaction import (
 )
 from ctxlab.pipeline._layout import ManifestFactory, lay_out, validate
 from ctxlab.pipeline._offload import Offloader
+from ctxlab.pipeline._provider_edits import apply_provider_edits
 from ctxlab.pipeline._scan import ConversationScan, message_items, scan_conversation
 from ctxlab.pipeline._stages import (
     FixedPart,
@@ -267,11 +268,17 @@ async def prepare(
     )
     manifest.transforms.extend(material.transforms)
     manifest.transforms.extend(reduction.transforms)
-    # 7. Layout: System → conversation → transient → references; schemas travel apart.
-    items = scan.items if unchanged else message_items(conversation, cache)
-    layout = lay_out(
-        fixed, summary, summary_size, conversation, items, conversation_tokens, material, cache
-    )
+    # 7. Layout: System → conversation → transient → references; schemas travel apart. The
+    # provider's own edits act on what is sent (the working state keeps what they cleared).
+    sent, sent_tokens = conversation, conversation_tokens
+    if config.provider_edits is not None:
+        estimate = fixed.tokens + summary_size + conversation_tokens + material.total
+        sent, edited = apply_provider_edits(conversation, config.provider_edits, cache, estimate)
+        manifest.transforms.extend(edited)
+        if edited:
+            unchanged, sent_tokens = False, cache.messages(sent)
+    items = scan.items if unchanged else message_items(sent, cache)
+    layout = lay_out(fixed, summary, summary_size, sent, items, sent_tokens, material, cache)
     # 8. Validation: tool pairs, then budget.
     pairs = scan.pairs if unchanged else ToolPairScanner().feed(conversation)
     passed = validate(layout, pairs, purpose, manifest)

@@ -1,0 +1,116 @@
+"""The provider's own context editing, reproduced on the request ctxlab sends (stage 7, before
+the layout): Anthropic's ``clear_tool_uses_20250919`` and ``clear_thinking_20251015`` (see
+`ClearToolUses`, `ClearThinking`). The provider applies them to every request from the full
+history it is sent, so ctxlab applies them to what is sent and never commits them to the
+working state; the cleared blocks change their content hash, so the cost model sees the cached
+prefix break where the first of them sits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctxlab.config._sections import ClearThinking, ClearToolUses, ProviderEdits
+from ctxlab.manifest import Transform
+from ctxlab.messages import (
+    AssistantMessage,
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from ctxlab.tokens import TokenCache
+
+__all__ = ["apply_provider_edits", "clear_thinking", "clear_tool_uses"]
+
+Message = UserMessage | AssistantMessage
+
+
+def apply_provider_edits(
+    conversation: Sequence[Message], edits: ProviderEdits, cache: TokenCache, input_tokens: int
+) -> tuple[tuple[Message, ...], list[Transform]]:
+    """The conversation as the provider's model sees it after ``edits``, and what they did;
+    ``input_tokens`` is the whole request's estimate (what a token trigger compares)."""
+    out, transforms = tuple(conversation), []
+    if edits.clear_thinking is not None:
+        out, done = clear_thinking(out, edits.clear_thinking)
+        transforms.extend(done)
+    if edits.clear_tool_uses is not None:
+        out, done = clear_tool_uses(out, edits.clear_tool_uses, cache, input_tokens)
+        transforms.extend(done)
+    return out, transforms
+
+
+def clear_tool_uses(
+    conversation: Sequence[Message], edit: ClearToolUses, cache: TokenCache, input_tokens: int
+) -> tuple[tuple[Message, ...], list[Transform]]:
+    """``clear_tool_uses_20250919``: when the request exceeds the trigger, the results of all
+    but the latest ``keep`` tool uses (not of ``exclude_tools``) become the placeholder — if at
+    least ``clear_at_least`` tokens go."""
+    uses = [b for m in conversation if isinstance(m, AssistantMessage) for b in m.tool_uses]
+    fired = (
+        edit.trigger_input_tokens is not None and input_tokens > edit.trigger_input_tokens
+    ) or (edit.trigger_tool_uses is not None and len(uses) > edit.trigger_tool_uses)
+    if not fired:
+        return tuple(conversation), []
+    older = uses[: max(len(uses) - edit.keep, 0)]
+    due = {u.id: u for u in older if u.name not in edit.exclude_tools}
+    inputs = set(due) if edit.clear_tool_inputs is True else set()
+    if isinstance(edit.clear_tool_inputs, tuple):
+        inputs = {i for i, u in due.items() if u.name in edit.clear_tool_inputs}
+    placeholder = cache.text(edit.placeholder)
+    cleared: dict[str, int] = {}  # call id -> tokens the clear removes
+    for message in conversation:
+        if isinstance(message, UserMessage):
+            for result in message.tool_results:
+                if result.tool_use_id in due and result.content != edit.placeholder:
+                    cleared[result.tool_use_id] = max(cache.block(result) - placeholder, 0)
+    removed = sum(cleared.values())
+    removed += sum(cache.block(due[i]) - cache.block(due[i].evolve(input={})) for i in inputs)
+    if not cleared or removed < edit.clear_at_least:
+        return tuple(conversation), []
+    out: list[Message] = []
+    for message in conversation:
+        if isinstance(message, UserMessage) and any(
+            r.tool_use_id in cleared for r in message.tool_results
+        ):
+            blocks = tuple(
+                b.evolve(content=edit.placeholder)
+                if isinstance(b, ToolResultBlock) and b.tool_use_id in cleared
+                else b
+                for b in message.content
+            )
+            message = UserMessage(content=blocks)
+        elif isinstance(message, AssistantMessage) and inputs & {u.id for u in message.tool_uses}:
+            message = AssistantMessage(
+                content=tuple(
+                    b.evolve(input={}) if isinstance(b, ToolUseBlock) and b.id in inputs else b
+                    for b in message.content
+                )
+            )
+        out.append(message)
+    detail = f"{len(cleared)} tool results, {removed:,} tokens (clear_tool_uses_20250919)"
+    transforms = [Transform("provider_clear_tool_uses", call, detail) for call in cleared]
+    return tuple(out), transforms
+
+
+def clear_thinking(
+    conversation: Sequence[Message], edit: ClearThinking
+) -> tuple[tuple[Message, ...], list[Transform]]:
+    """``clear_thinking_20251015``: the thinking blocks of all but the latest ``keep_turns``
+    assistant turns are removed (a turn left empty keeps an empty text)."""
+    if edit.keep_turns is None:
+        return tuple(conversation), []
+    turns = [i for i, m in enumerate(conversation) if isinstance(m, AssistantMessage)]
+    older = set(turns[: max(len(turns) - edit.keep_turns, 0)])
+    out: list[Message] = []
+    transforms: list[Transform] = []
+    for index, message in enumerate(conversation):
+        thinking = (ThinkingBlock, RedactedThinkingBlock)
+        if index in older and any(isinstance(b, thinking) for b in message.content):
+            kept = tuple(b for b in message.content if not isinstance(b, thinking))
+            transforms.append(Transform("provider_clear_thinking", f"turn {index}"))
+            message = AssistantMessage(content=kept or "")
+        out.append(message)
+    return tuple(out), transforms

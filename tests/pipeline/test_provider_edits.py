@@ -1,0 +1,199 @@
+"""Anthropic's server-side context editing reproduced on the request sent, on hand-made sessions
+with known answers: what is cleared at which request, what ``keep``, ``exclude_tools``,
+``clear_at_least``, ``clear_tool_inputs`` and the triggers do, the working state untouched, the
+thinking of older turns removed — and the cost model's cached prefix breaking at the first
+cleared block."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxlab import ContextConfig
+from ctxlab.analysis._cost import CacheRules, Price, request_costs, shape_of
+from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits
+from ctxlab.messages import (
+    AssistantMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from tests.helpers import prepared
+
+PLACEHOLDER = ClearToolUses().placeholder
+
+
+def _session(calls: list[tuple[str, str]], size: int = 400) -> list[UserMessage | AssistantMessage]:
+    """A user task, then one call a turn: (call id, tool name), each result ``size`` words."""
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Find the bug.")]
+    for call, name in calls:
+        use = ToolUseBlock(id=call, name=name, input={"path": f"/src/{call}.py"})
+        messages.append(AssistantMessage(content=(TextBlock(text="Looking."), use)))
+        result = ToolResultBlock(tool_use_id=call, content=f"{call} " + "line " * size)
+        messages.append(UserMessage(content=(result,)))
+    messages.append(AssistantMessage(content="Found it."))
+    return messages[:-1]  # the request is for the next reply
+
+
+def _config(**edit: Any) -> ContextConfig:
+    return ContextConfig(
+        compaction={"prune": None},
+        provider_edits=ProviderEdits(clear_tool_uses=ClearToolUses(**edit)),
+    )
+
+
+def _results(prep: Any) -> dict[str, str]:
+    return {
+        b.tool_use_id: b.text
+        for m in prep.request.messages
+        if isinstance(m, UserMessage)
+        for b in m.tool_results
+    }
+
+
+CALLS = [(f"c{n}", "read" if n != 1 else "grep") for n in range(6)]
+
+
+async def test_below_the_trigger_nothing_is_cleared() -> None:
+    prep = await prepared(_session(CALLS), context_window=200_000, config=_config())
+    assert PLACEHOLDER not in _results(prep).values()
+    assert not [t for t in prep.manifest.transforms if t.kind == "provider_clear_tool_uses"]
+
+
+async def test_past_the_trigger_all_but_the_latest_keep_are_cleared_oldest_first() -> None:
+    prep = await prepared(
+        _session(CALLS), context_window=200_000, config=_config(trigger_input_tokens=1_000)
+    )
+    results = _results(prep)
+    assert [c for c, text in results.items() if text == PLACEHOLDER] == ["c0", "c1", "c2"]
+    assert all(results[c].startswith(c) for c in ("c3", "c4", "c5"))
+    cleared = [t.target for t in prep.manifest.transforms if t.kind == "provider_clear_tool_uses"]
+    assert cleared == ["c0", "c1", "c2"]
+    # The provider edits what is sent; the agent's own state keeps every result.
+    kept = [
+        b.text
+        for m in prep.state.conversation
+        if isinstance(m, UserMessage)
+        for b in m.tool_results
+    ]
+    assert PLACEHOLDER not in kept
+    # The calls stay, so every result still answers one.
+    assert prep.manifest.validation == "passed"
+
+
+async def test_excluded_tools_and_keep() -> None:
+    prep = await prepared(
+        _session(CALLS),
+        context_window=200_000,
+        config=_config(trigger_input_tokens=1_000, keep=1, exclude_tools=("grep",)),
+    )
+    results = _results(prep)
+    assert [c for c, text in results.items() if text == PLACEHOLDER] == ["c0", "c2", "c3", "c4"]
+
+
+async def test_clear_at_least_is_a_gate() -> None:
+    session = _session(CALLS, size=100)  # three clearable results of about 100 tokens each
+    low = await prepared(
+        session,
+        context_window=200_000,
+        config=_config(trigger_input_tokens=500, clear_at_least=200),
+    )
+    assert list(_results(low).values()).count(PLACEHOLDER) == 3
+    high = await prepared(
+        session,
+        context_window=200_000,
+        config=_config(trigger_input_tokens=500, clear_at_least=5_000),
+    )
+    assert PLACEHOLDER not in _results(high).values()
+
+
+async def test_tool_inputs_cleared_all_or_by_name() -> None:
+    def inputs(prep: Any) -> dict[str, Any]:
+        return {
+            b.id: b.input
+            for m in prep.request.messages
+            if isinstance(m, AssistantMessage)
+            for b in m.tool_uses
+        }
+
+    everything = await prepared(
+        _session(CALLS),
+        context_window=200_000,
+        config=_config(trigger_input_tokens=1_000, clear_tool_inputs=True),
+    )
+    assert [c for c, i in inputs(everything).items() if i == {}] == ["c0", "c1", "c2"]
+    named = await prepared(
+        _session(CALLS),
+        context_window=200_000,
+        config=_config(trigger_input_tokens=1_000, clear_tool_inputs=("grep",)),
+    )
+    assert [c for c, i in inputs(named).items() if i == {}] == ["c1"]
+
+
+async def test_a_tool_use_trigger() -> None:
+    five = await prepared(
+        _session(CALLS[:5]),
+        context_window=200_000,
+        config=_config(trigger_input_tokens=None, trigger_tool_uses=5),
+    )
+    assert PLACEHOLDER not in _results(five).values()  # 5 uses: not more than 5
+    six = await prepared(
+        _session(CALLS),
+        context_window=200_000,
+        config=_config(trigger_input_tokens=None, trigger_tool_uses=5),
+    )
+    assert list(_results(six).values()).count(PLACEHOLDER) == 3
+
+
+async def test_older_turns_lose_their_thinking() -> None:
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Plan.")]
+    for n in range(3):
+        messages.append(
+            AssistantMessage(
+                content=(
+                    ThinkingBlock(thinking=f"idea {n}", signature="s"),
+                    TextBlock(text=f"step {n}"),
+                )
+            )
+        )
+        messages.append(UserMessage(content=f"go on {n}"))
+    config = ContextConfig(provider_edits=ProviderEdits(clear_thinking=ClearThinking()))
+    prep = await prepared(messages, context_window=200_000, config=config)
+    thinking = [
+        [b.thinking for b in m.content if isinstance(b, ThinkingBlock)]
+        for m in prep.request.messages
+        if isinstance(m, AssistantMessage)
+    ]
+    assert thinking == [[], [], ["idea 2"]]
+    keep_all = ContextConfig(
+        provider_edits=ProviderEdits(clear_thinking=ClearThinking(keep_turns=None))
+    )
+    prep = await prepared(messages, context_window=200_000, config=keep_all)
+    assert sum(isinstance(b, ThinkingBlock) for m in prep.request.messages for b in m.content) == 3
+
+
+async def test_a_clear_breaks_the_cached_prefix_at_the_first_cleared_block() -> None:
+    # The agent's successive requests (0 to 5 calls); only the last passes the trigger, and
+    # clears the first result (keep=4). Each request caches up to its end (Anthropic's
+    # breakpoint on the last message), so the last reads only what precedes the cleared
+    # block and an earlier request ended on: the task alone. Unedited (the control), it reads
+    # the whole previous request.
+    unedited = await prepared(_session(CALLS[:5]), context_window=200_000)
+    trigger = unedited.manifest.estimated_input_tokens - 1
+    price, rules = Price(3, 15, 3.75, 0.3), CacheRules.anthropic(min_tokens=1)
+
+    async def costs(config: ContextConfig) -> tuple[list[Any], list[Any]]:
+        preps = [
+            await prepared(_session(CALLS[:n]), context_window=200_000, config=config)
+            for n in range(6)
+        ]
+        return preps, request_costs([shape_of(p.manifest) for p in preps], price, rules)
+
+    preps, edited = await costs(_config(trigger_input_tokens=trigger, keep=4))
+    assert [list(_results(p).values()).count(PLACEHOLDER) for p in preps] == [0, 0, 0, 0, 0, 1]
+    task = preps[0].manifest.items[0].tokens
+    assert edited[5].cache_read == task
+    control_preps, control = await costs(_config(trigger_input_tokens=10**9))
+    assert control[5].cache_read == control_preps[4].manifest.estimated_input_tokens
+    assert edited[5].cache_write > control[5].cache_write
