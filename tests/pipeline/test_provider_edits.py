@@ -43,13 +43,20 @@ def _config(**edit: Any) -> ContextConfig:
     )
 
 
+def _sent(prep: Any) -> dict[str, Any]:
+    """Call id → the block sent for it: each result (by its call) and each call (by its id, as
+    ``"use:<id>"``)."""
+    blocks: dict[str, Any] = {}
+    for message in prep.request.messages:
+        if isinstance(message, UserMessage):
+            blocks.update({b.tool_use_id: b for b in message.tool_results})
+        else:
+            blocks.update({f"use:{b.id}": b for b in message.tool_uses})
+    return blocks
+
+
 def _results(prep: Any) -> dict[str, str]:
-    return {
-        b.tool_use_id: b.text
-        for m in prep.request.messages
-        if isinstance(m, UserMessage)
-        for b in m.tool_results
-    }
+    return {call: b.text for call, b in _sent(prep).items() if not call.startswith("use:")}
 
 
 CALLS = [(f"c{n}", "read" if n != 1 else "grep") for n in range(6)]
@@ -110,12 +117,7 @@ async def test_clear_at_least_is_a_gate() -> None:
 
 async def test_tool_inputs_cleared_all_or_by_name() -> None:
     def inputs(prep: Any) -> dict[str, Any]:
-        return {
-            b.id: b.input
-            for m in prep.request.messages
-            if isinstance(m, AssistantMessage)
-            for b in m.tool_uses
-        }
+        return {c[4:]: b.input for c, b in _sent(prep).items() if c.startswith("use:")}
 
     everything = await prepared(
         _session(CALLS),
