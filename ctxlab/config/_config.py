@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from ctxlab.config._export import Exported, config_from, export_config
 from ctxlab.config._html import config_html
 from ctxlab.config._sections import (
     BudgetPolicy,
@@ -219,6 +220,17 @@ class ContextConfig(BaseModel):
             msg = f"no preset {name!r}; choose one of {', '.join(PRESET_FACTORIES)}"
             raise ValueError(msg)
         return factory()
+
+    def export(self, target: str) -> Exported:
+        """This config in ``target``'s terms (``"anthropic"``: the Messages API's
+        ``context_management``), with what the target cannot express in ``dropped``."""
+        return export_config(self, target)
+
+    @classmethod
+    def from_(cls, value: Any, target: str = "anthropic") -> ContextConfig:
+        """The nearest config to a ``target`` setting (an Anthropic ``context_management``
+        dict), to replay what runs today under ctxlab."""
+        return config_from(cls, value, target)
 
     def merge(self, **overrides: Any) -> ContextConfig:
         """A new config with ``overrides`` applied and validated (nested sections take dicts)."""

@@ -1,0 +1,152 @@
+"""A tuned `ContextConfig` taken to where it runs, and back: ``config.export("anthropic")`` is the
+Messages API's ``context_management`` (typed as anthropic 2.14.0's
+``BetaContextManagementConfigParam``); ``ContextConfig.from_(value, "anthropic")`` reads one into
+the nearest ctxlab config, so a user can replay what they run today. What the target cannot
+express is named in `Exported.dropped`, never lost silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.config._sections import ClearThinking, ClearToolUses, ProviderEdits
+from ctxlab.exceptions import UsageError
+
+if TYPE_CHECKING:
+    from ctxlab.config._config import ContextConfig
+
+__all__ = ["TARGETS", "Exported", "config_from", "export_config"]
+
+TARGETS = ("anthropic",)
+"""What `ContextConfig.export` and `ContextConfig.from_` know."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A config in a target's terms."""
+
+    target: str
+    value: Any
+    """What the target takes (for ``"anthropic"``: the ``context_management`` parameter)."""
+    dropped: tuple[str, ...] = ()
+    """ctxlab settings in force that the target cannot express, each with why."""
+
+
+def _tool_uses_edit(edit: ClearToolUses) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": "clear_tool_uses_20250919",
+        "keep": {"type": "tool_uses", "value": edit.keep},
+    }
+    if edit.trigger_tool_uses is not None:
+        out["trigger"] = {"type": "tool_uses", "value": edit.trigger_tool_uses}
+    elif edit.trigger_input_tokens is not None:
+        out["trigger"] = {"type": "input_tokens", "value": edit.trigger_input_tokens}
+    if edit.clear_at_least:
+        out["clear_at_least"] = {"type": "input_tokens", "value": edit.clear_at_least}
+    if edit.exclude_tools:
+        out["exclude_tools"] = list(edit.exclude_tools)
+    if edit.clear_tool_inputs:
+        inputs = edit.clear_tool_inputs
+        out["clear_tool_inputs"] = list(inputs) if isinstance(inputs, tuple) else True
+    return out
+
+
+def _anthropic(config: ContextConfig) -> Exported:
+    edits: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    provider = config.provider_edits
+    if provider is not None and provider.clear_thinking is not None:
+        keep = provider.clear_thinking.keep_turns
+        value: Any = "all" if keep is None else {"type": "thinking_turns", "value": keep}
+        # The API requires the thinking edit first when both are given.
+        edits.append({"type": "clear_thinking_20251015", "keep": value})
+    if provider is not None and provider.clear_tool_uses is not None:
+        edits.append(_tool_uses_edit(provider.clear_tool_uses))
+        if provider.clear_tool_uses.placeholder != ClearToolUses().placeholder:
+            dropped.append("provider_edits.clear_tool_uses.placeholder: the API writes its own")
+    reference = type(config)()
+    if config.compaction.mask is not None:
+        dropped.append("compaction.mask: observation masking keeps turns, the API keeps tool uses")
+    if config.compaction.enabled:
+        dropped.append(
+            "the summary compaction (trigger_ratio, summary_schema): ctxlab's, client-side "
+            "(compact_20260112 summarizes on the server with the model's own prompt)"
+        )
+    if config.tool_result_limit != reference.tool_result_limit:
+        dropped.append("tool_result_limit: the API does not truncate tool results")
+    return Exported("anthropic", {"edits": edits}, tuple(dropped))
+
+
+def export_config(config: ContextConfig, target: str) -> Exported:
+    """``config`` in ``target``'s terms (see `TARGETS`)."""
+    if target == "anthropic":
+        return _anthropic(config)
+    msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
+    raise UsageError(msg)
+
+
+def _value(item: Any, kind: str, where: str) -> int:
+    if (
+        not isinstance(item, Mapping)
+        or item.get("type") != kind
+        or not isinstance(item.get("value"), int)
+    ):
+        msg = f"{where} must be {{'type': '{kind}', 'value': <int>}}, got {item!r}"
+        raise UsageError(msg)
+    return int(item["value"])
+
+
+def config_from(cls: type[ContextConfig], value: Any, target: str) -> ContextConfig:
+    """The nearest ctxlab config (of ``cls``) to ``value``, a ``target`` setting (see
+    `TARGETS`)."""
+    if target != "anthropic":
+        msg = f"cannot read a config of {target!r}; targets: {', '.join(TARGETS)}"
+        raise UsageError(msg)
+    edits = value.get("edits") if isinstance(value, Mapping) else None
+    if not isinstance(edits, list):
+        msg = f"an Anthropic context_management is {{'edits': [...]}}, got {value!r}"
+        raise UsageError(msg)
+    tool_uses: ClearToolUses | None = None
+    thinking: ClearThinking | None = None
+    for number, edit in enumerate(edits):
+        kind = edit.get("type") if isinstance(edit, Mapping) else None
+        where = f"edits[{number}]"
+        if kind == "clear_tool_uses_20250919":
+            fields: dict[str, Any] = {}
+            trigger = edit.get("trigger")
+            if isinstance(trigger, Mapping) and trigger.get("type") == "tool_uses":
+                fields.update(
+                    trigger_input_tokens=None,
+                    trigger_tool_uses=_value(trigger, "tool_uses", f"{where}.trigger"),
+                )
+            elif trigger is not None:
+                fields["trigger_input_tokens"] = _value(trigger, "input_tokens", f"{where}.trigger")
+            if edit.get("keep") is not None:
+                fields["keep"] = _value(edit["keep"], "tool_uses", f"{where}.keep")
+            if edit.get("clear_at_least") is not None:
+                fields["clear_at_least"] = _value(
+                    edit["clear_at_least"], "input_tokens", f"{where}.clear_at_least"
+                )
+            fields["exclude_tools"] = tuple(edit.get("exclude_tools") or ())
+            inputs = edit.get("clear_tool_inputs")
+            fields["clear_tool_inputs"] = (
+                tuple(inputs) if isinstance(inputs, list) else bool(inputs)
+            )
+            tool_uses = ClearToolUses(**fields)
+        elif kind == "clear_thinking_20251015":
+            keep = edit.get("keep", {"type": "thinking_turns", "value": 1})
+            turns = (
+                None
+                if keep == "all" or (isinstance(keep, Mapping) and keep.get("type") == "all")
+                else _value(keep, "thinking_turns", f"{where}.keep")
+            )
+            thinking = ClearThinking(keep_turns=turns)
+        else:
+            msg = f"{where}: unknown or unsupported edit {kind!r} (ctxlab reads clear_tool_uses_20250919 and clear_thinking_20251015)"
+            raise UsageError(msg)
+    base = cls.preset("anthropic_context_editing")
+    return base.model_copy(
+        update={"provider_edits": ProviderEdits(clear_tool_uses=tool_uses, clear_thinking=thinking)}
+    )

@@ -1,0 +1,115 @@
+"""A tuned config taken to Anthropic and back: ``export("anthropic")`` is a ``context_management``
+that the anthropic SDK's own param type accepts and that the SDK sends (to the local Messages API
+server, with the beta header), what it cannot express is named; ``from_`` reads one back into the
+same policy, and bad input is a `UsageError` naming the edit."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import TypeAdapter
+
+from ctxlab import ContextConfig
+from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits
+from ctxlab.exceptions import UsageError
+
+TUNED = ContextConfig.preset("anthropic_context_editing").merge(
+    provider_edits=ProviderEdits(
+        clear_tool_uses=ClearToolUses(
+            trigger_input_tokens=60_000,
+            keep=5,
+            clear_at_least=12_000,
+            exclude_tools=("memory",),
+            clear_tool_inputs=("bash",),
+        ),
+        clear_thinking=ClearThinking(keep_turns=2),
+    )
+)
+
+
+def test_the_export_is_the_sdks_context_management() -> None:
+    from anthropic.types.beta import (
+        BetaClearThinking20251015EditParam,
+        BetaClearToolUses20250919EditParam,
+    )
+
+    exported = TUNED.export("anthropic")
+    assert exported.value == {
+        "edits": [
+            {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 2}},
+            {
+                "type": "clear_tool_uses_20250919",
+                "keep": {"type": "tool_uses", "value": 5},
+                "trigger": {"type": "input_tokens", "value": 60_000},
+                "clear_at_least": {"type": "input_tokens", "value": 12_000},
+                "exclude_tools": ["memory"],
+                "clear_tool_inputs": ["bash"],
+            },
+        ]
+    }
+    # The SDK's own types take each edit as it is (and would refuse a wrong shape).
+    thinking, tool_uses = exported.value["edits"]
+    TypeAdapter(BetaClearThinking20251015EditParam).validate_python(thinking)
+    assert TypeAdapter(BetaClearToolUses20250919EditParam).validate_python(tool_uses) == tool_uses
+    # ctxlab's own summary has no Anthropic edit: said, not lost.
+    assert any(d.startswith("the summary compaction") for d in exported.dropped)
+
+
+def test_the_sdk_sends_it_with_the_beta_header() -> None:
+    import anthropic
+
+    from tests.models.messages_api import MessagesAPI, message
+
+    with MessagesAPI([message("ok")]) as api:
+        client = anthropic.Anthropic(api_key="k", base_url=api.url, max_retries=0)
+        client.beta.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=10,
+            messages=[{"role": "user", "content": "hi"}],
+            context_management=TUNED.export("anthropic").value,
+            betas=["context-management-2025-06-27"],
+        )
+    assert api.requests[0]["context_management"] == TUNED.export("anthropic").value
+    assert "context-management-2025-06-27" in api.headers[0]["anthropic-beta"]
+
+
+def test_from_reads_it_back_into_the_same_policy() -> None:
+    back = ContextConfig.from_(TUNED.export("anthropic").value, "anthropic")
+    assert back.provider_edits == TUNED.provider_edits
+    assert back.export("anthropic").value == TUNED.export("anthropic").value
+    # The API's defaults: just the edit types.
+    defaults = ContextConfig.from_(
+        {"edits": [{"type": "clear_tool_uses_20250919"}, {"type": "clear_thinking_20251015"}]}
+    )
+    assert defaults.provider_edits == ProviderEdits(
+        clear_tool_uses=ClearToolUses(), clear_thinking=ClearThinking()
+    )
+    by_uses = ContextConfig.from_(
+        {
+            "edits": [
+                {"type": "clear_tool_uses_20250919", "trigger": {"type": "tool_uses", "value": 30}}
+            ]
+        }
+    )
+    assert by_uses.provider_edits.clear_tool_uses.trigger_tool_uses == 30  # type: ignore[union-attr]
+    assert by_uses.provider_edits.clear_tool_uses.trigger_input_tokens is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        ([], r"is \{'edits'"),
+        (
+            {"edits": [{"type": "compact_20260112"}]},
+            r"edits\[0\]: unknown or unsupported edit 'compact_20260112'",
+        ),
+        ({"edits": [{"type": "clear_tool_uses_20250919", "keep": 3}]}, r"edits\[0\]\.keep must be"),
+    ],
+)
+def test_what_cannot_be_read_says_which_edit(value: object, match: str) -> None:
+    with pytest.raises(UsageError, match=match):
+        ContextConfig.from_(value)
+
+
+def test_an_unknown_target_is_named() -> None:
+    with pytest.raises(UsageError, match="targets: anthropic"):
+        TUNED.export("crewai")
