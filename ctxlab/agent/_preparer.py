@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._memory_flush import flush_facts
@@ -150,12 +150,20 @@ class Preparer:
         self._agent._emit(CompactionEvent(trigger, record, self._agent._call))
         return record
 
-    def attach_usage(self, request_id: str, usage: ProviderUsage) -> None:
-        """Put the provider's usage on the manifest of the request it answered."""
+    def attach_usage(
+        self, request_id: str, usage: ProviderUsage | None, transforms: Sequence[Transform] = ()
+    ) -> None:
+        """Put the provider's usage, and what the provider itself did to the request
+        (``transforms``), on the manifest of the request it answered."""
         for index in range(len(self.manifests) - 1, -1, -1):
             manifest = self.manifests[index]
             if manifest.request_id == request_id:
-                self.manifests[index] = manifest.with_usage(usage)
+                updated = manifest.with_usage(usage) if usage is not None else manifest
+                if transforms:
+                    updated = dataclasses.replace(
+                        updated, transforms=(*updated.transforms, *transforms)
+                    )
+                self.manifests[index] = updated
                 if self._previous is manifest:
                     self._previous = self.manifests[index]
                 return

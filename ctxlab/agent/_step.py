@@ -121,8 +121,10 @@ class StepLoop:
         prep = await agent._preparer.request("reasoning")
         response, answered = await self._send(prep)
         # The usage is billed whether or not the reply is valid: it goes to the answered request.
-        if response.usage is not None:
-            agent._preparer.attach_usage(answered.manifest.request_id, response.usage)
+        if response.usage is not None or response.provider_transforms:
+            agent._preparer.attach_usage(
+                answered.manifest.request_id, response.usage, response.provider_transforms
+            )
         agent._conversation.append(response.message)
         agent._emit(
             ModelResponseEvent(

@@ -71,6 +71,7 @@ TransformKind = Literal[
     "recorded_compaction",
     "provider_clear_tool_uses",
     "provider_clear_thinking",
+    "provider_applied_edit",
 ]
 """Every action a preparation can record in its manifest."""
 
@@ -139,6 +140,12 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
         "conversation",
         "cleared",
         "the provider's context editing cleared this tool result: {detail}",
+    ),
+    "provider_applied_edit": TransformInfo(
+        "truncation",
+        "conversation",
+        "",
+        "the provider edited the request ({target}): {detail}",
     ),
     "provider_clear_thinking": TransformInfo(
         "truncation",

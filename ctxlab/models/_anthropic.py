@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.exceptions import (
@@ -21,6 +22,7 @@ from ctxlab.exceptions import (
     RateLimitError,
     UsageError,
 )
+from ctxlab.manifest import Transform
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models._anthropic_format import messages_from_anthropic, request_to_anthropic
@@ -94,6 +96,13 @@ class AnthropicModel(Model):
             sending it: the count goes on the manifest (``exact_input_tokens``), and a request the
             estimate let through but the exact count finds over the input limit is compacted
             first. One more API call per step.
+        context_management: The provider's own context editing: the Messages API's
+            ``context_management`` (``{"edits": [...]}``) or a `ContextConfig` whose
+            ``provider_edits`` are exported (``config.export("anthropic")``). Sent with every
+            request with its beta header; what the API reports it did
+            (``context_management.applied_edits``) goes on the manifest of the request as
+            ``provider_applied_edit`` transforms. Leave ctxlab's own ``provider_edits`` off
+            when the provider applies them, or they are applied twice.
         **parameters: Passed to every request as they are (``temperature``, ``tool_choice``,
             ``thinking``, ``metadata``, and any other keyword of ``messages.create``).
     """
@@ -111,6 +120,7 @@ class AnthropicModel(Model):
         context_window: int | None = None,
         max_retries: int = 2,
         exact_counts: bool = False,
+        context_management: Mapping[str, Any] | Any = None,
         **parameters: Any,
     ) -> None:
         import anthropic
@@ -144,6 +154,8 @@ class AnthropicModel(Model):
         if clashing:
             msg = f"{', '.join(clashing)}: set by the pipeline or by AnthropicModel's own arguments"
             raise UsageError(msg)
+        if context_management is not None:
+            parameters = _with_context_management(parameters, context_management)
         self.parameters = parameters
         """Extra keywords of every ``messages.create`` call."""
         # Keywords this SDK's ``create`` does not name travel in the request body as they are.
@@ -263,7 +275,48 @@ def _response(message: Any) -> ModelResponse:
             cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
         ),
         model=data.get("model", ""),
+        provider_transforms=_applied_edits(data),
     )
+
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The beta header of the Messages API's ``context_management`` (anthropic 2.14.0)."""
+
+
+def _with_context_management(parameters: dict[str, Any], value: Any) -> dict[str, Any]:
+    if hasattr(value, "export"):  # a ContextConfig
+        value = value.export("anthropic").value
+    if not isinstance(value, Mapping) or not isinstance(value.get("edits"), list):
+        msg = f"context_management must be {{'edits': [...]}} or a ContextConfig, got {value!r}"
+        raise UsageError(msg)
+    headers = dict(parameters.get("extra_headers") or {})
+    betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b.strip()]
+    if CONTEXT_MANAGEMENT_BETA not in betas:
+        betas.append(CONTEXT_MANAGEMENT_BETA)
+    headers["anthropic-beta"] = ",".join(betas)
+    return {**parameters, "context_management": dict(value), "extra_headers": headers}
+
+
+def _applied_edits(data: Mapping[str, Any]) -> tuple[Transform, ...]:
+    """What the API says its context editing did to the request, as transforms."""
+    managed = data.get("context_management")
+    edits = managed.get("applied_edits") if isinstance(managed, Mapping) else None
+    out: list[Transform] = []
+    for edit in edits if isinstance(edits, list) else ():
+        if not isinstance(edit, Mapping):
+            continue
+        tokens = edit.get("cleared_input_tokens")
+        cleared = [
+            f"{edit[key]} {name}"
+            for key, name in (
+                ("cleared_tool_uses", "tool uses"),
+                ("cleared_thinking_turns", "thinking turns"),
+            )
+            if isinstance(edit.get(key), int)
+        ]
+        detail = ", ".join([*cleared, f"{tokens:,} tokens" if isinstance(tokens, int) else ""])
+        out.append(Transform("provider_applied_edit", str(edit.get("type")), detail.strip(", ")))
+    return tuple(out)
 
 
 def _malformed(exc: Exception) -> MalformedReply:

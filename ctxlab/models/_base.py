@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.exceptions import UsageError
-from ctxlab.manifest import Purpose
+from ctxlab.manifest import Purpose, Transform
 from ctxlab.messages import (
     AssistantMessage,
     ProviderUsage,
@@ -52,6 +52,9 @@ class ModelResponse:
     """Input, output, cache-read and cache-write tokens as the provider reported them."""
     model: str = ""
     """The model that answered."""
+    provider_transforms: tuple[Transform, ...] = ()
+    """What the provider itself did to the request before its model read it (Anthropic's
+    ``context_management.applied_edits``): added to the manifest of the request it answered."""
 
 
 class Model(ABC):

@@ -452,3 +452,32 @@ async def test_a_reply_nested_too_deeply_is_a_model_error_and_the_agent_goes_on(
         # Nothing of the unreadable reply entered the session; the next call works.
         assert not any(m.role == "assistant" for m in agent.context.conversation)
         assert (await agent("again")).content[0].text == "Fine now."
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_the_providers_context_editing_is_sent_and_what_it_did_lands_on_the_manifest(
+    stream: bool,
+) -> None:
+    config = ContextConfig.preset("anthropic_context_editing")
+    reply = message("Done.", input_tokens=900)
+    reply["context_management"] = {
+        "applied_edits": [
+            {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3, "cleared_input_tokens": 41_200}
+        ]
+    }
+    with MessagesAPI([reply]) as api:
+        model = model_for(api, stream=stream, context_management=config)
+        agent = Agent(model=model, counter=ApproximateCounter())
+        await agent("Go.")
+    (sent,) = api.requests
+    assert sent["context_management"] == config.export("anthropic").value
+    assert "context-management-2025-06-27" in api.headers[0]["anthropic-beta"]
+    (edit,) = [t for t in agent.manifests[-1].transforms if t.kind == "provider_applied_edit"]
+    assert edit.target == "clear_tool_uses_20250919"
+    assert edit.detail == "3 tool uses, 41,200 tokens"
+    assert agent.manifests[-1].provider_usage is not None
+
+
+def test_a_context_management_that_is_not_one_is_refused() -> None:
+    with MessagesAPI() as api, pytest.raises(UsageError, match="context_management must be"):
+        model_for(api, context_management={"clear": True})
