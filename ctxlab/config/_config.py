@@ -221,10 +221,15 @@ class ContextConfig(BaseModel):
             raise ValueError(msg)
         return factory()
 
-    def export(self, target: str) -> Exported:
-        """This config in ``target``'s terms (``"anthropic"``: the Messages API's
-        ``context_management``), with what the target cannot express in ``dropped``."""
-        return export_config(self, target)
+    def export(
+        self, target: str, *, model: Any = None, context_window: int | None = None
+    ) -> Exported:
+        """This config in ``target``'s terms, with what the target cannot express in
+        ``dropped``: ``"anthropic"`` — the Messages API's ``context_management``;
+        ``"langchain"`` — a list of LangChain agent middleware (its ``SummarizationMiddleware``
+        needs ``model``, the chat model that summarizes; ``context_window`` turns the ratios
+        into token counts, which a model without a profile needs)."""
+        return export_config(self, target, model, context_window)
 
     @classmethod
     def from_(cls, value: Any, target: str = "anthropic") -> ContextConfig:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TARGETS", "Exported", "config_from", "export_config"]
 
-TARGETS = ("anthropic",)
+TARGETS = ("anthropic", "langchain")
 """What `ContextConfig.export` and `ContextConfig.from_` know."""
 
 
@@ -79,10 +79,73 @@ def _anthropic(config: ContextConfig) -> Exported:
     return Exported("anthropic", {"edits": edits}, tuple(dropped))
 
 
-def export_config(config: ContextConfig, target: str) -> Exported:
-    """``config`` in ``target``'s terms (see `TARGETS`)."""
+def _langchain(config: ContextConfig, model: Any, window: int | None) -> Exported:
+    """LangChain 1.x middleware (``langchain.agents.middleware``): ``ContextEditingMiddleware``
+    with a ``ClearToolUsesEdit`` for the tool-result clearing, ``SummarizationMiddleware`` for
+    ctxlab's summary when ``model`` (its summarizer) is given — its ratios as token counts of
+    ``window`` when given (LangChain's fractions need the model's profile)."""
+    from langchain.agents.middleware import (
+        ClearToolUsesEdit,
+        ContextEditingMiddleware,
+        SummarizationMiddleware,
+    )
+
+    middleware: list[Any] = []
+    dropped: list[str] = []
+    provider = config.provider_edits
+    edit = provider.clear_tool_uses if provider is not None else None
+    if edit is not None:
+        inputs = edit.clear_tool_inputs
+        if isinstance(inputs, tuple):
+            dropped.append("clear_tool_inputs by tool name: LangChain clears all inputs or none")
+        if edit.trigger_input_tokens is None:
+            dropped.append("trigger_tool_uses: LangChain's edit triggers on tokens only")
+        if edit.clear_at_least:
+            dropped.append(
+                "clear_at_least means another thing in LangChain: it stops clearing once that "
+                "many tokens are reclaimed (Anthropic clears only when that many can go)"
+            )
+        clear = ClearToolUsesEdit(
+            trigger=edit.trigger_input_tokens or 100_000,
+            clear_at_least=edit.clear_at_least,
+            keep=edit.keep,
+            clear_tool_inputs=inputs is True,
+            exclude_tools=edit.exclude_tools,
+            placeholder=edit.placeholder,
+        )
+        middleware.append(ContextEditingMiddleware(edits=[clear]))
+    if provider is not None and provider.clear_thinking is not None:
+        dropped.append("clear_thinking: LangChain has no thinking edit")
+    if config.compaction.enabled and model is None:
+        dropped.append("the summary compaction: pass model= (the summarizer) to export it")
+    elif config.compaction.enabled:
+        passes = config.compaction
+
+        def share(ratio: float) -> Any:
+            return ("tokens", int(ratio * window)) if window else ("fraction", ratio)
+
+        keep: Any = (
+            ("messages", passes.keep_messages)
+            if passes.keep_messages is not None
+            else share(config.reserve_ratio)
+        )
+        middleware.append(
+            SummarizationMiddleware(model, trigger=share(config.trigger_ratio), keep=keep)
+        )
+        dropped.append("summary_schema: LangChain's summary is free text in its own prompt")
+    return Exported("langchain", middleware, tuple(dropped))
+
+
+def export_config(
+    config: ContextConfig, target: str, model: Any = None, context_window: int | None = None
+) -> Exported:
+    """``config`` in ``target``'s terms (see `TARGETS`); ``model`` is the summarizer a
+    framework's summary middleware needs (LangChain), ``context_window`` turns ratios into
+    token counts."""
     if target == "anthropic":
         return _anthropic(config)
+    if target == "langchain":
+        return _langchain(config, model, context_window)
     msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
     raise UsageError(msg)
 

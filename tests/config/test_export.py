@@ -113,3 +113,47 @@ def test_what_cannot_be_read_says_which_edit(value: object, match: str) -> None:
 def test_an_unknown_target_is_named() -> None:
     with pytest.raises(UsageError, match="targets: anthropic"):
         TUNED.export("crewai")
+
+
+def test_the_langchain_export_is_middleware_that_runs() -> None:
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ContextEditingMiddleware, SummarizationMiddleware
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+
+    from tests.integrations.test_langchain import _Model
+
+    config = ContextConfig.preset("anthropic_context_editing").merge(
+        provider_edits=ProviderEdits(
+            clear_tool_uses=ClearToolUses(trigger_input_tokens=200, keep=1, placeholder="[gone]")
+        )
+    )
+    summarizer = _Model(messages=iter([AIMessage(content="summary")]), sent=[])
+    exported = config.export("langchain", model=summarizer, context_window=32_000)
+    editing, summarizing = exported.value
+    assert isinstance(editing, ContextEditingMiddleware)
+    (edit,) = editing.edits
+    assert (edit.trigger, edit.keep, edit.placeholder) == (200, 1, "[gone]")
+    assert isinstance(summarizing, SummarizationMiddleware)
+    assert summarizing.trigger == ("tokens", 28_800)  # 0.9 of the window
+    assert any("summary_schema" in d for d in exported.dropped)
+
+    @tool
+    def read(chunk: int) -> str:
+        """Read a chunk."""
+        return f"chunk {chunk}: " + "data " * 200
+
+    replies = [
+        AIMessage(content="", tool_calls=[{"id": f"c{n}", "name": "read", "args": {"chunk": n}}])
+        for n in range(3)
+    ]
+    model = _Model(messages=iter([*replies, AIMessage(content="Done.")]), sent=[])
+    agent = create_agent(model, [read], middleware=[editing])
+    agent.invoke({"messages": [HumanMessage("Read it all.")]})
+    # The last request: all results but the latest one cleared by LangChain's own middleware.
+    results = [m.content for m in model.sent[-1] if isinstance(m, ToolMessage)]
+    assert results[:-1] == ["[gone]", "[gone]"] and results[-1].startswith("chunk 2")
+    # Without a summarizer, the summary is named as dropped rather than exported.
+    alone = config.export("langchain")
+    assert len(alone.value) == 1 and any("pass model=" in d for d in alone.dropped)

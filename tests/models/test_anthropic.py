@@ -462,7 +462,11 @@ async def test_the_providers_context_editing_is_sent_and_what_it_did_lands_on_th
     reply = message("Done.", input_tokens=900)
     reply["context_management"] = {
         "applied_edits": [
-            {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3, "cleared_input_tokens": 41_200}
+            {
+                "type": "clear_tool_uses_20250919",
+                "cleared_tool_uses": 3,
+                "cleared_input_tokens": 41_200,
+            }
         ]
     }
     with MessagesAPI([reply]) as api:
