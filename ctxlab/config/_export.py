@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["TARGETS", "Exported", "config_from", "export_config"]
 
 TARGETS = ("anthropic", "langchain")
+
+COMPACT_MINIMUM = 50_000
+"""The lowest trigger ``compact_20260112`` takes, in input tokens."""
 """What `ContextConfig.export` and `ContextConfig.from_` know."""
 
 
@@ -69,10 +72,19 @@ def _anthropic(config: ContextConfig) -> Exported:
     reference = type(config)()
     if config.compaction.mask is not None:
         dropped.append("compaction.mask: observation masking keeps turns, the API keeps tool uses")
-    if config.compaction.enabled:
+    trigger = config.compaction.trigger_tokens
+    if config.compaction.enabled and trigger is not None:
+        # An absolute trigger is what the server's compaction has: the summary moves there.
+        edits.append(
+            {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": trigger}}
+        )
+        dropped.append("summary_schema, summary_template: the server summarizes in its own words")
+        if trigger < COMPACT_MINIMUM:
+            dropped.append(f"a trigger below {COMPACT_MINIMUM:,}: the API's minimum")
+    elif config.compaction.enabled:
         dropped.append(
-            "the summary compaction (trigger_ratio, summary_schema): ctxlab's, client-side "
-            "(compact_20260112 summarizes on the server with the model's own prompt)"
+            "the summary compaction (trigger_ratio, summary_schema): ctxlab's, client-side; set "
+            "compaction.trigger_tokens to export it as the server's compact_20260112"
         )
     if config.tool_result_limit != reference.tool_result_limit:
         dropped.append("tool_result_limit: the API does not truncate tool results")
@@ -173,6 +185,7 @@ def config_from(cls: type[ContextConfig], value: Any, target: str) -> ContextCon
         raise UsageError(msg)
     tool_uses: ClearToolUses | None = None
     thinking: ClearThinking | None = None
+    compact: int | None = None
     for number, edit in enumerate(edits):
         kind = edit.get("type") if isinstance(edit, Mapping) else None
         where = f"edits[{number}]"
@@ -206,10 +219,23 @@ def config_from(cls: type[ContextConfig], value: Any, target: str) -> ContextCon
                 else _value(keep, "thinking_turns", f"{where}.keep")
             )
             thinking = ClearThinking(keep_turns=turns)
+        elif kind == "compact_20260112":
+            trigger = edit.get("trigger")
+            compact = (
+                150_000 if trigger is None else _value(trigger, "input_tokens", f"{where}.trigger")
+            )
         else:
-            msg = f"{where}: unknown or unsupported edit {kind!r} (ctxlab reads clear_tool_uses_20250919 and clear_thinking_20251015)"
+            msg = (
+                f"{where}: unknown or unsupported edit {kind!r} (ctxlab reads "
+                "clear_tool_uses_20250919, clear_thinking_20251015 and compact_20260112)"
+            )
             raise UsageError(msg)
-    base = cls.preset("anthropic_context_editing")
-    return base.model_copy(
-        update={"provider_edits": ProviderEdits(clear_tool_uses=tool_uses, clear_thinking=thinking)}
+    base = cls.preset("anthropic_compaction" if compact else "anthropic_context_editing")
+    if compact:
+        base = base.merge(compaction={**base.compaction.model_dump(), "trigger_tokens": compact})
+    edits_in_force = (
+        ProviderEdits(clear_tool_uses=tool_uses, clear_thinking=thinking)
+        if tool_uses is not None or thinking is not None
+        else None
     )
+    return base.model_copy(update={"provider_edits": edits_in_force})

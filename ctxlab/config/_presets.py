@@ -114,6 +114,30 @@ def _anthropic_context_editing() -> ContextConfig:
     )
 
 
+ANTHROPIC_COMPACTION_TRIGGER = 150_000
+"""``compact_20260112``'s default trigger, in input tokens (its minimum is 50,000)."""
+
+
+def _anthropic_compaction() -> ContextConfig:
+    """Anthropic's server-side compaction, ``compact_20260112`` (Messages API beta
+    ``compact-2026-01-12``, read from anthropic 2.14.0's ``beta_compact_20260112_edit_param.py``):
+    past 150,000 input tokens the server summarizes the conversation into a compaction block and
+    drops everything before it — so here everything but the latest turns (the two the pipeline
+    always keeps whole) is summarized at that line (or at 0.9 of a smaller window). The server's summary is opaque: ctxlab's offline
+    summarizer stands in for it, so costs follow the server's shape and retention is ctxlab's."""
+
+    return ContextConfig(
+        trigger_ratio=0.9,
+        compaction=CompactionPasses(
+            trigger_tokens=ANTHROPIC_COMPACTION_TRIGGER,
+            keep_messages=1,
+            prune=None,
+            flush_before_compact=False,
+        ),
+        tool_result_eviction=ToolResultEviction(enabled=False),
+    )
+
+
 PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "ctxlab": _ctxlab,
     "agentscope": _agentscope,
@@ -121,6 +145,7 @@ PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "langchain": _langchain,
     "observation_masking": _observation_masking,
     "anthropic_context_editing": _anthropic_context_editing,
+    "anthropic_compaction": _anthropic_compaction,
 }
 """Preset name → factory; each factory's docstring cites its source."""
 PRESET_FACTORIES.update(PRESETS)  # what ContextConfig.preset reads

@@ -79,6 +79,9 @@ class Thresholds:
         asked for up to ``max_output_tokens`` per response."""
         context_size = context_window or config.budget.unknown_window_input_limit
         limit = input_limit(context_window, config.budget, max_output_tokens)
+        trigger = round(config.trigger_ratio * context_size)
+        if config.compaction.trigger_tokens is not None:  # an absolute trigger, when lower
+            trigger = min(trigger, config.compaction.trigger_tokens)
         reservation, margin = (
             _reservation(context_window, config.budget, max_output_tokens)
             if context_window
@@ -90,7 +93,7 @@ class Thresholds:
             notice_tokens=round(
                 (config.trigger_ratio - config.context_buffer_ratio) * context_size
             ),
-            trigger_tokens=min(round(config.trigger_ratio * context_size), limit),
+            trigger_tokens=min(trigger, limit),
             reserve_tokens=round(config.reserve_ratio * context_size),
             input_limit=limit,
             output_reservation=reservation,

@@ -99,8 +99,8 @@ def test_from_reads_it_back_into_the_same_policy() -> None:
     [
         ([], r"is \{'edits'"),
         (
-            {"edits": [{"type": "compact_20260112"}]},
-            r"edits\[0\]: unknown or unsupported edit 'compact_20260112'",
+            {"edits": [{"type": "clear_everything"}]},
+            r"edits\[0\]: unknown or unsupported edit 'clear_everything'",
         ),
         ({"edits": [{"type": "clear_tool_uses_20250919", "keep": 3}]}, r"edits\[0\]\.keep must be"),
     ],
@@ -157,3 +157,31 @@ def test_the_langchain_export_is_middleware_that_runs() -> None:
     # Without a summarizer, the summary is named as dropped rather than exported.
     alone = config.export("langchain")
     assert len(alone.value) == 1 and any("pass model=" in d for d in alone.dropped)
+
+
+def test_the_servers_compaction_round_trips() -> None:
+    config = ContextConfig.preset("anthropic_compaction")
+    exported = config.export("anthropic")
+    assert exported.value == {
+        "edits": [
+            {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 150_000}}
+        ]
+    }
+    from anthropic.types.beta import BetaCompact20260112EditParam
+
+    (edit,) = exported.value["edits"]
+    assert TypeAdapter(BetaCompact20260112EditParam).validate_python(edit) == edit
+    back = ContextConfig.from_(
+        {
+            "edits": [
+                {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 80_000}}
+            ]
+        }
+    )
+    assert back.compaction.trigger_tokens == 80_000 and back.provider_edits is None
+    assert (
+        ContextConfig.from_({"edits": [{"type": "compact_20260112"}]}).compaction.trigger_tokens
+        == 150_000
+    )
+    low = config.merge(compaction={**config.compaction.model_dump(), "trigger_tokens": 20_000})
+    assert any("minimum" in d for d in low.export("anthropic").dropped)

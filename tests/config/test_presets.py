@@ -15,7 +15,7 @@ def test_every_preset_validates_and_cites_its_source(name: str) -> None:
     config = ContextConfig.preset(name)
     assert ContextConfig.model_validate(config.model_dump()) == config
     doc = FACTORIES[name].__doc__ or ""
-    assert any(s in doc for s in ("reference", "arXiv", "langchain", "defaults")), name
+    assert any(s in doc for s in ("reference", "arXiv", "langchain", "defaults", "read from")), name
 
 
 def test_presets_differ_where_their_sources_do() -> None:

@@ -199,3 +199,35 @@ async def test_a_clear_breaks_the_cached_prefix_at_the_first_cleared_block() -> 
     control_preps, control = await costs(_config(trigger_input_tokens=10**9))
     assert control[5].cache_read == control_preps[4].manifest.estimated_input_tokens
     assert edited[5].cache_write > control[5].cache_write
+
+
+async def test_an_absolute_trigger_compacts_below_the_ratio_line() -> None:
+    session = _session(CALLS)  # about 2,500 tokens
+    ratio_only = ContextConfig(compaction={"prune": None})
+    assert (await prepared(session, context_window=200_000, config=ratio_only)).compaction is None
+    absolute = ContextConfig(
+        compaction={"prune": None, "trigger_tokens": 1_500, "keep_messages": 2}
+    )
+    prep = await prepared(session, context_window=200_000, config=absolute)
+    assert prep.compaction is not None
+    assert prep.manifest.thresholds is not None and prep.manifest.thresholds.trigger_tokens == 1_500
+    # Above the ratio line the ratio applies: the lower of the two.
+    big = ContextConfig(compaction={"prune": None, "trigger_tokens": 10**7})
+    lines = (await prepared(session, context_window=200_000, config=big)).manifest.thresholds
+    assert lines is not None and lines.trigger_tokens == round(0.8 * 200_000)
+
+
+async def test_the_servers_compaction_keeps_only_the_latest_turns() -> None:
+    config = ContextConfig.preset("anthropic_compaction").merge(
+        compaction={
+            **ContextConfig.preset("anthropic_compaction").compaction.model_dump(),
+            "trigger_tokens": 1_500,
+        }
+    )
+    prep = await prepared(_session(CALLS), context_window=200_000, config=config)
+    assert prep.compaction is not None
+    kept = prep.state.conversation
+    # The summary replaces everything before the latest turns (the pipeline keeps the last
+    # two calls with their results whole, whatever keep_messages says).
+    calls = [u.id for m in kept if isinstance(m, AssistantMessage) for u in m.tool_uses]
+    assert calls == ["c4", "c5"] and prep.state.summary is not None
