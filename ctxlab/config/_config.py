@@ -214,7 +214,8 @@ class ContextConfig(BaseModel):
         """A named starting point, each from a public source its docstring cites:
         ``ctxlab``, ``agentscope`` (002), ``harness`` (the reference Java harness, 000),
         ``langchain`` (``SummarizationMiddleware``), ``observation_masking`` (JetBrains,
-        arXiv 2508.21433). See ``ctxlab/config/_presets.py``."""
+        arXiv 2508.21433), ``anthropic_context_editing`` and ``anthropic_compaction`` (the
+        Messages API's own context management). See ``ctxlab/config/_presets.py``."""
         factory = PRESET_FACTORIES.get(name)
         if factory is None:
             msg = f"no preset {name!r}; choose one of {', '.join(PRESET_FACTORIES)}"
