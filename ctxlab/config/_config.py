@@ -227,6 +227,7 @@ class ContextConfig(BaseModel):
     ) -> Exported:
         """This config in ``target``'s terms, with what the target cannot express in
         ``dropped``: ``"anthropic"`` — the Messages API's ``context_management``;
+        ``"pydantic_ai"`` — its ``AnthropicModelSettings`` with the edits;
         ``"langchain"`` — a list of LangChain agent middleware (its ``SummarizationMiddleware``
         needs ``model``, the chat model that summarizes; ``context_window`` turns the ratios
         into token counts, which a model without a profile needs)."""

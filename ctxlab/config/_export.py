@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TARGETS", "Exported", "config_from", "export_config"]
 
-TARGETS = ("anthropic", "langchain")
+TARGETS = ("anthropic", "langchain", "pydantic_ai")
 
 COMPACT_MINIMUM = 50_000
 """The lowest trigger ``compact_20260112`` takes, in input tokens."""
@@ -148,6 +148,24 @@ def _langchain(config: ContextConfig, model: Any, window: int | None) -> Exporte
     return Exported("langchain", middleware, tuple(dropped))
 
 
+def _pydantic_ai(config: ContextConfig) -> Exported:
+    """pydantic-ai's ``AnthropicModelSettings`` carrying the edits
+    (``anthropic_context_management``, pydantic-ai 2.x); ctxlab's own compaction runs there as
+    its history processor (`ctxlab.integrations.pydantic_ai.ContextProcessor`), not a setting."""
+    from pydantic_ai.models.anthropic import AnthropicModelSettings
+
+    anthropic = _anthropic(config)
+    settings = AnthropicModelSettings(anthropic_context_management=anthropic.value)
+    dropped = [
+        d
+        if not d.startswith("the summary compaction")
+        else "the summary compaction: run ctxlab's in pydantic-ai as its history processor "
+        "(ContextProcessor(ObservedSession(config=...)))"
+        for d in anthropic.dropped
+    ]
+    return Exported("pydantic_ai", settings, tuple(dropped))
+
+
 def export_config(
     config: ContextConfig, target: str, model: Any = None, context_window: int | None = None
 ) -> Exported:
@@ -158,6 +176,8 @@ def export_config(
         return _anthropic(config)
     if target == "langchain":
         return _langchain(config, model, context_window)
+    if target == "pydantic_ai":
+        return _pydantic_ai(config)
     msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
     raise UsageError(msg)
 

@@ -185,3 +185,26 @@ def test_the_servers_compaction_round_trips() -> None:
     )
     low = config.merge(compaction={**config.compaction.model_dump(), "trigger_tokens": 20_000})
     assert any("minimum" in d for d in low.export("anthropic").dropped)
+
+
+async def test_the_pydantic_ai_export_is_model_settings_its_anthropic_model_sends() -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    from tests.models.messages_api import MessagesAPI, message
+
+    exported = TUNED.export("pydantic_ai")
+    assert exported.value == {"anthropic_context_management": TUNED.export("anthropic").value}
+    assert any("ContextProcessor" in d for d in exported.dropped)
+    with MessagesAPI([message("ok")]) as api:
+        model = AnthropicModel(
+            "claude-sonnet-4-6", provider=AnthropicProvider(api_key="k", base_url=api.url)
+        )
+        agent = Agent(model, model_settings=exported.value)
+        assert (await agent.run("hi")).output == "ok"
+    # pydantic-ai's own Anthropic model sent the edits as they are (with a beta header of its
+    # choosing: 2.68 sends compact-2026-01-12).
+    assert api.requests[0]["context_management"] == TUNED.export("anthropic").value
+    assert api.headers[0].get("anthropic-beta")
