@@ -235,8 +235,9 @@ class ContextConfig(BaseModel):
 
     @classmethod
     def from_(cls, value: Any, target: str = "anthropic") -> ContextConfig:
-        """The nearest config to a ``target`` setting (an Anthropic ``context_management``
-        dict), to replay what runs today under ctxlab."""
+        """The nearest config to a ``target`` setting — an Anthropic ``context_management``
+        dict, or a list of LangChain agent middleware (``"langchain"``) — to replay what runs
+        today under ctxlab."""
         return config_from(cls, value, target)
 
     def merge(self, **overrides: Any) -> ContextConfig:

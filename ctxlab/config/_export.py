@@ -193,11 +193,58 @@ def _value(item: Any, kind: str, where: str) -> int:
     return int(item["value"])
 
 
+def _from_langchain(cls: type[ContextConfig], middleware: Any) -> ContextConfig:
+    """The nearest config to a list of LangChain agent middleware: a ``ContextEditingMiddleware``'s
+    ``ClearToolUsesEdit`` as the tool-result clearing, a ``SummarizationMiddleware``'s token or
+    fraction trigger and kept messages as ctxlab's compaction (others are refused by name)."""
+    config = cls.preset("langchain")
+    passes = config.compaction.model_dump()
+    updates: dict[str, Any] = {}
+    for number, item in enumerate(
+        middleware if isinstance(middleware, list | tuple) else [middleware]
+    ):
+        kind = type(item).__name__
+        if kind == "ContextEditingMiddleware":
+            for edit in getattr(item, "edits", ()):
+                if type(edit).__name__ != "ClearToolUsesEdit":
+                    msg = (
+                        f"middleware {number}: edit {type(edit).__name__} has no ctxlab equivalent"
+                    )
+                    raise UsageError(msg)
+                clear = ClearToolUses(
+                    trigger_input_tokens=int(edit.trigger),
+                    keep=int(edit.keep),
+                    clear_tool_inputs=bool(edit.clear_tool_inputs),
+                    exclude_tools=tuple(edit.exclude_tools),
+                    placeholder=str(edit.placeholder),
+                )
+                updates["provider_edits"] = ProviderEdits(clear_tool_uses=clear)
+        elif kind == "SummarizationMiddleware":
+            for clause in getattr(item, "_trigger_conditions", None) or [item.trigger]:
+                if clause and clause[0] == "fraction":
+                    updates["trigger_ratio"] = float(clause[1])
+                elif clause and clause[0] == "tokens":
+                    passes["trigger_tokens"] = int(clause[1])
+                elif clause and clause[0] == "messages":
+                    passes["trigger_messages"] = int(clause[1])
+            keep = item.keep
+            if keep[0] == "messages":
+                passes["keep_messages"] = int(keep[1])
+            elif keep[0] == "fraction":
+                updates["reserve_ratio"] = float(keep[1])
+        else:
+            msg = f"middleware {number}: {kind} has no ctxlab equivalent (ctxlab reads ContextEditingMiddleware and SummarizationMiddleware)"
+            raise UsageError(msg)
+    return config.merge(compaction=passes, **updates)
+
+
 def config_from(cls: type[ContextConfig], value: Any, target: str) -> ContextConfig:
     """The nearest ctxlab config (of ``cls``) to ``value``, a ``target`` setting (see
     `TARGETS`)."""
+    if target == "langchain":
+        return _from_langchain(cls, value)
     if target != "anthropic":
-        msg = f"cannot read a config of {target!r}; targets: {', '.join(TARGETS)}"
+        msg = f"cannot read a config of {target!r}; readable: anthropic, langchain"
         raise UsageError(msg)
     edits = value.get("edits") if isinstance(value, Mapping) else None
     if not isinstance(edits, list):

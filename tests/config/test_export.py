@@ -208,3 +208,30 @@ async def test_the_pydantic_ai_export_is_model_settings_its_anthropic_model_send
     # choosing: 2.68 sends compact-2026-01-12).
     assert api.requests[0]["context_management"] == TUNED.export("anthropic").value
     assert api.headers[0].get("anthropic-beta")
+
+
+def test_langchain_middleware_reads_back_into_the_same_policy() -> None:
+    pytest.importorskip("langchain.agents")
+    from langchain_core.messages import AIMessage
+
+    from tests.integrations.test_langchain import _Model
+
+    config = ContextConfig.preset("langchain").merge(
+        trigger_ratio=0.7,
+        compaction={"keep_messages": 12, "prune": None, "flush_before_compact": False},
+        provider_edits=ProviderEdits(
+            clear_tool_uses=ClearToolUses(
+                trigger_input_tokens=50_000, keep=2, exclude_tools=("memory",)
+            )
+        ),
+    )
+    summarizer = _Model(messages=iter([AIMessage(content="s")]), sent=[])
+    middleware = config.export("langchain", model=summarizer, context_window=200_000).value
+    back = ContextConfig.from_(middleware, "langchain")
+    assert back.provider_edits == config.provider_edits
+    # A token trigger reads back as an absolute one: 0.7 of the 200k window it was made for.
+    assert (back.compaction.trigger_tokens, back.compaction.keep_messages) == (140_000, 12)
+    with pytest.raises(UsageError, match="middleware 0: str has no ctxlab equivalent"):
+        ContextConfig.from_(["not middleware"], "langchain")
+    with pytest.raises(UsageError, match="readable: anthropic, langchain"):
+        ContextConfig.from_({}, "inspect")
