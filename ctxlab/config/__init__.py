@@ -13,6 +13,7 @@ from ctxlab.config._sections import (
     ProviderEdits,
     PruneConfig,
     ToolResultEviction,
+    TrimToolOutputs,
     TruncateArgsConfig,
 )
 
@@ -27,6 +28,7 @@ __all__ = [
     "ProviderEdits",
     "PruneConfig",
     "ToolResultEviction",
+    "TrimToolOutputs",
     "TruncateArgsConfig",
     "TunableField",
     "tunable_fields",

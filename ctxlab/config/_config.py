@@ -215,7 +215,8 @@ class ContextConfig(BaseModel):
         ``ctxlab``, ``agentscope`` (002), ``harness`` (the reference Java harness, 000),
         ``langchain`` (``SummarizationMiddleware``), ``observation_masking`` (JetBrains,
         arXiv 2508.21433), ``anthropic_context_editing`` and ``anthropic_compaction`` (the
-        Messages API's own context management). See ``ctxlab/config/_presets.py``."""
+        Messages API's own context management), ``openai_agents_trimmer`` (the OpenAI Agents
+        SDK's ``ToolOutputTrimmer``). See ``ctxlab/config/_presets.py``."""
         factory = PRESET_FACTORIES.get(name)
         if factory is None:
             msg = f"no preset {name!r}; choose one of {', '.join(PRESET_FACTORIES)}"

@@ -16,6 +16,7 @@ from ctxlab.config._sections import (
     MaskConfig,
     ProviderEdits,
     ToolResultEviction,
+    TrimToolOutputs,
 )
 
 __all__ = ["PRESETS", "preset"]
@@ -138,6 +139,20 @@ def _anthropic_compaction() -> ContextConfig:
     )
 
 
+def _openai_agents_trimmer() -> ContextConfig:
+    """The OpenAI Agents SDK's ``ToolOutputTrimmer`` with its defaults (openai-agents 0.24.0,
+    read from ``agents/extensions/tool_output_trimmer.py``: outputs over 500 characters before
+    the 2nd user message from the end cut to a 200-character preview), as a run's
+    ``call_model_input_filter`` applies it before each model call. The SDK does not summarize,
+    so a summary remains only as the last resort at the 0.9 cap."""
+
+    return ContextConfig(
+        trigger_ratio=0.9,
+        compaction=CompactionPasses(prune=None),
+        provider_edits=ProviderEdits(trim_tool_outputs=TrimToolOutputs()),
+    )
+
+
 PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "ctxlab": _ctxlab,
     "agentscope": _agentscope,
@@ -146,6 +161,7 @@ PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "observation_masking": _observation_masking,
     "anthropic_context_editing": _anthropic_context_editing,
     "anthropic_compaction": _anthropic_compaction,
+    "openai_agents_trimmer": _openai_agents_trimmer,
 }
 """Preset name → factory; each factory's docstring cites its source."""
 PRESET_FACTORIES.update(PRESETS)  # what ContextConfig.preset reads

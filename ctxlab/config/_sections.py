@@ -16,6 +16,7 @@ __all__ = [
     "ProviderEdits",
     "PruneConfig",
     "ToolResultEviction",
+    "TrimToolOutputs",
     "TruncateArgsConfig",
     "rule_broken",
 ]
@@ -207,12 +208,33 @@ class ClearThinking(_Section):
     """Assistant turns whose thinking stays (the API's default, 1); None keeps all."""
 
 
+class TrimToolOutputs(_Section):
+    """The OpenAI Agents SDK's ``ToolOutputTrimmer`` (openai-agents 0.24.0,
+    ``agents/extensions/tool_output_trimmer.py``), a filter run before each model call: the tool
+    outputs before the ``recent_turns``-th user message from the end that are longer than
+    ``max_output_chars`` become ``[Trimmed: <tool> output — N chars → P char preview]`` and
+    their first ``preview_chars`` characters. Applied to what is sent, never to the session.
+    (With one user message and ``recent_turns=2`` nothing is ever old: the SDK counts user
+    messages, not tool calls.)"""
+
+    recent_turns: int = Field(default=2, ge=1)
+    """User messages from the end whose items are never trimmed."""
+    max_output_chars: int = Field(default=500, ge=1)
+    """Outputs longer than this are trimmed."""
+    preview_chars: int = Field(default=200, ge=0)
+    """Characters of a trimmed output kept as its preview."""
+    trimmable_tools: tuple[str, ...] | None = None
+    """Only these tools' outputs are trimmed (None: every tool's)."""
+
+
 class ProviderEdits(_Section):
-    """Context editing a provider does on its side, reproduced by ctxlab on the request it sends
-    — so that replays, what-ifs and sweeps compare them with ctxlab's own policies, and the cost
-    model sees the prefix each edit rewrites."""
+    """Context editing a provider — or the framework around the model — does on each request,
+    reproduced by ctxlab on the request it sends, so that replays, what-ifs and sweeps compare
+    them with ctxlab's own policies, and the cost model sees the prefix each edit rewrites."""
 
     clear_tool_uses: ClearToolUses | None = None
     """Anthropic's ``clear_tool_uses_20250919``."""
     clear_thinking: ClearThinking | None = None
     """Anthropic's ``clear_thinking_20251015``."""
+    trim_tool_outputs: TrimToolOutputs | None = None
+    """The OpenAI Agents SDK's ``ToolOutputTrimmer``."""

@@ -29,6 +29,7 @@ _BADGES = {
     "observation_mask": "masked",
     "provider_clear_tool_uses": "cleared",
     "provider_clear_thinking": "cleared",
+    "provider_trim_tool_output": "trimmed",
     "history_compaction": "summarized",
     "history_truncation": "dropped",
     "recorded_compaction": "recorded compaction",

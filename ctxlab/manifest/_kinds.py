@@ -72,6 +72,7 @@ TransformKind = Literal[
     "provider_clear_tool_uses",
     "provider_clear_thinking",
     "provider_applied_edit",
+    "provider_trim_tool_output",
 ]
 """Every action a preparation can record in its manifest."""
 
@@ -140,6 +141,12 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
         "conversation",
         "cleared",
         "the provider's context editing cleared this tool result: {detail}",
+    ),
+    "provider_trim_tool_output": TransformInfo(
+        "truncation",
+        "conversation",
+        "trimmed",
+        "the framework trimmed this older {detail} output to a preview (ToolOutputTrimmer)",
     ),
     "provider_applied_edit": TransformInfo(
         "truncation",

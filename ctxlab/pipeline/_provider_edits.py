@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxlab.config._sections import ClearThinking, ClearToolUses, ProviderEdits
+from ctxlab.config._sections import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
 from ctxlab.manifest import Transform
 from ctxlab.messages import (
     AssistantMessage,
     RedactedThinkingBlock,
+    TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -22,7 +23,7 @@ from ctxlab.messages import (
 )
 from ctxlab.tokens import TokenCache
 
-__all__ = ["apply_provider_edits", "clear_thinking", "clear_tool_uses"]
+__all__ = ["apply_provider_edits", "clear_thinking", "clear_tool_uses", "trim_tool_outputs"]
 
 Message = UserMessage | AssistantMessage
 
@@ -39,7 +40,55 @@ def apply_provider_edits(
     if edits.clear_tool_uses is not None:
         out, done = clear_tool_uses(out, edits.clear_tool_uses, cache, input_tokens)
         transforms.extend(done)
+    if edits.trim_tool_outputs is not None:
+        out, done = trim_tool_outputs(out, edits.trim_tool_outputs)
+        transforms.extend(done)
     return out, transforms
+
+
+def trim_tool_outputs(
+    conversation: Sequence[Message], edit: TrimToolOutputs
+) -> tuple[tuple[Message, ...], list[Transform]]:
+    """``ToolOutputTrimmer``: the long outputs before the ``recent_turns``-th user message from
+    the end become the SDK's trimmed preview."""
+    spoken = [
+        i
+        for i, m in enumerate(conversation)
+        if isinstance(m, UserMessage) and any(isinstance(b, TextBlock) for b in m.content)
+    ]
+    if len(spoken) < edit.recent_turns:
+        return tuple(conversation), []
+    boundary = spoken[-edit.recent_turns]
+    names = {
+        u.id: u.name for m in conversation if isinstance(m, AssistantMessage) for u in m.tool_uses
+    }
+    out = list(conversation)
+    transforms: list[Transform] = []
+    for index in range(boundary + 1):
+        message = conversation[index]
+        if not isinstance(message, UserMessage) or not message.tool_results:
+            continue
+        blocks = []
+        spoke = False  # in the boundary message, only the results before the user's words are old
+        for block in message.content:
+            spoke = spoke or isinstance(block, TextBlock)
+            old = index < boundary or not spoke
+            if isinstance(block, ToolResultBlock) and old:
+                name = names.get(block.tool_use_id, "")
+                if edit.trimmable_tools is None or name in edit.trimmable_tools:
+                    text = block.text
+                    summary = (
+                        f"[Trimmed: {name or 'unknown_tool'} output — {len(text)} chars → "
+                        f"{edit.preview_chars} char preview]\n{text[: edit.preview_chars]}..."
+                    )
+                    if len(text) > edit.max_output_chars and len(summary) < len(text):
+                        block = block.evolve(content=summary)
+                        transforms.append(
+                            Transform("provider_trim_tool_output", block.tool_use_id, name)
+                        )
+            blocks.append(block)
+        out[index] = UserMessage(content=tuple(blocks))
+    return tuple(out), transforms
 
 
 def clear_tool_uses(

@@ -231,3 +231,68 @@ async def test_the_servers_compaction_keeps_only_the_latest_turns() -> None:
     # two calls with their results whole, whatever keep_messages says).
     calls = [u.id for m in kept if isinstance(m, AssistantMessage) for u in m.tool_uses]
     assert calls == ["c4", "c5"] and prep.state.summary is not None
+
+
+def _conversation_with_turns() -> list[UserMessage | AssistantMessage]:
+    """Three user turns, each a question then one call and its (long) result; the reply after
+    each result."""
+    messages: list[UserMessage | AssistantMessage] = []
+    for turn in range(3):
+        messages.append(UserMessage(content=f"Question {turn}."))
+        use = ToolUseBlock(id=f"t{turn}", name="search" if turn else "read", input={"q": turn})
+        messages.append(AssistantMessage(content=(use,)))
+        messages.append(
+            UserMessage(
+                content=(ToolResultBlock(tool_use_id=f"t{turn}", content=f"r{turn} " + "x" * 800),)
+            )
+        )
+        messages.append(AssistantMessage(content=f"Answer {turn}."))
+    return messages
+
+
+async def test_the_agents_sdk_trimmer_trims_outputs_before_the_recent_user_turns() -> None:
+    # The expected texts are what openai-agents 0.24.0's own ToolOutputTrimmer returns for the
+    # same items (checked by running it on their Responses form; the SDK is not a test extra).
+    from ctxlab.config import TrimToolOutputs
+
+    def config(**trim: Any) -> ContextConfig:
+        return ContextConfig(
+            provider_edits=ProviderEdits(trim_tool_outputs=TrimToolOutputs(**trim))
+        )
+
+    session = [*_conversation_with_turns(), UserMessage(content="Question 3.")]
+    prep = await prepared(session, context_window=200_000, config=config())
+    results = _results(prep)
+    # Before the 2nd user message from the end ("Question 2."): t0 and t1; t2 is recent.
+    assert (
+        results["t0"]
+        == "[Trimmed: read output — 803 chars → 200 char preview]\n"
+        + ("r0 " + "x" * 800)[:200]
+        + "..."
+    )
+    assert results["t1"].startswith("[Trimmed: search output — 803 chars")
+    assert results["t2"].startswith("r2 ")
+    assert [
+        t.target for t in prep.manifest.transforms if t.kind == "provider_trim_tool_output"
+    ] == ["t0", "t1"]
+    # Only the named tools, only outputs over the limit, never the session's own copy.
+    only = await prepared(
+        session, context_window=200_000, config=config(trimmable_tools=("search",))
+    )
+    assert _results(only)["t0"].startswith("r0 ") and _results(only)["t1"].startswith("[Trimmed")
+    short = await prepared(session, context_window=200_000, config=config(max_output_chars=900))
+    assert all(text.startswith("r") for text in _results(short).values())
+    assert all(
+        b.text.startswith("r")
+        for m in prep.state.conversation
+        if isinstance(m, UserMessage)
+        for b in m.tool_results
+    )
+
+
+async def test_with_one_user_message_the_trimmer_never_trims() -> None:
+    from ctxlab.config import TrimToolOutputs
+
+    config = ContextConfig(provider_edits=ProviderEdits(trim_tool_outputs=TrimToolOutputs()))
+    prep = await prepared(_session(CALLS, size=400), context_window=200_000, config=config)
+    assert not [t for t in prep.manifest.transforms if t.kind == "provider_trim_tool_output"]
