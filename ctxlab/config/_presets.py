@@ -153,6 +153,20 @@ def _openai_agents_trimmer() -> ContextConfig:
     )
 
 
+def _openai_truncation() -> ContextConfig:
+    """The OpenAI Responses API's ``truncation: "auto"`` (openai 3.57.0, read from
+    ``types/responses/response_create_params.py``): nothing is summarized; a request over the
+    model's input limit drops items from the beginning of the conversation until it fits. ctxlab
+    drops whole turns (no result without its call) and never from the working state, as the API
+    applies it to each request it is sent."""
+
+    return ContextConfig(
+        compaction=CompactionPasses(enabled=False, prune=None, flush_before_compact=False),
+        tool_result_eviction=ToolResultEviction(enabled=False),
+        provider_edits=ProviderEdits(openai_truncation=True),
+    )
+
+
 PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "ctxlab": _ctxlab,
     "agentscope": _agentscope,
@@ -162,6 +176,7 @@ PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "anthropic_context_editing": _anthropic_context_editing,
     "anthropic_compaction": _anthropic_compaction,
     "openai_agents_trimmer": _openai_agents_trimmer,
+    "openai_truncation": _openai_truncation,
 }
 """Preset name → factory; each factory's docstring cites its source."""
 PRESET_FACTORIES.update(PRESETS)  # what ContextConfig.preset reads

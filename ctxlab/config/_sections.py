@@ -238,3 +238,8 @@ class ProviderEdits(_Section):
     """Anthropic's ``clear_thinking_20251015``."""
     trim_tool_outputs: TrimToolOutputs | None = None
     """The OpenAI Agents SDK's ``ToolOutputTrimmer``."""
+    openai_truncation: bool = False
+    """The OpenAI Responses API's ``truncation: "auto"`` (openai 3.57.0,
+    ``response_create_params.py``): a request over the input limit drops items from the
+    beginning of the conversation until it fits — whole turns here, so that no result is sent
+    without its call; nothing is summarized."""

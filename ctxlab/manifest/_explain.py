@@ -30,6 +30,7 @@ _BADGES = {
     "provider_clear_tool_uses": "cleared",
     "provider_clear_thinking": "cleared",
     "provider_trim_tool_output": "trimmed",
+    "provider_truncation": "dropped",
     "history_compaction": "summarized",
     "history_truncation": "dropped",
     "recorded_compaction": "recorded compaction",

@@ -73,6 +73,7 @@ TransformKind = Literal[
     "provider_clear_thinking",
     "provider_applied_edit",
     "provider_trim_tool_output",
+    "provider_truncation",
 ]
 """Every action a preparation can record in its manifest."""
 
@@ -141,6 +142,12 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
         "conversation",
         "cleared",
         "the provider's context editing cleared this tool result: {detail}",
+    ),
+    "provider_truncation": TransformInfo(
+        "truncation",
+        "conversation",
+        "dropped",
+        "the provider dropped the {detail}",
     ),
     "provider_trim_tool_output": TransformInfo(
         "truncation",

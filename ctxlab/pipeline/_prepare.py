@@ -273,7 +273,9 @@ async def prepare(
     sent, sent_tokens = conversation, conversation_tokens
     if config.provider_edits is not None:
         estimate = fixed.tokens + summary_size + conversation_tokens + material.total
-        sent, edited = apply_provider_edits(conversation, config.provider_edits, cache, estimate)
+        sent, edited = apply_provider_edits(
+            conversation, config.provider_edits, cache, estimate, lines.input_limit
+        )
         manifest.transforms.extend(edited)
         if edited:
             unchanged, sent_tokens = False, cache.messages(sent)

@@ -23,16 +23,28 @@ from ctxlab.messages import (
 )
 from ctxlab.tokens import TokenCache
 
-__all__ = ["apply_provider_edits", "clear_thinking", "clear_tool_uses", "trim_tool_outputs"]
+__all__ = [
+    "TRUNCATED",
+    "apply_provider_edits",
+    "clear_thinking",
+    "clear_tool_uses",
+    "trim_tool_outputs",
+    "truncate_oldest",
+]
 
 Message = UserMessage | AssistantMessage
 
 
 def apply_provider_edits(
-    conversation: Sequence[Message], edits: ProviderEdits, cache: TokenCache, input_tokens: int
+    conversation: Sequence[Message],
+    edits: ProviderEdits,
+    cache: TokenCache,
+    input_tokens: int,
+    input_limit: int | None = None,
 ) -> tuple[tuple[Message, ...], list[Transform]]:
     """The conversation as the provider's model sees it after ``edits``, and what they did;
-    ``input_tokens`` is the whole request's estimate (what a token trigger compares)."""
+    ``input_tokens`` is the whole request's estimate (what a token trigger compares),
+    ``input_limit`` the request's limit (what truncation fits)."""
     out, transforms = tuple(conversation), []
     if edits.clear_thinking is not None:
         out, done = clear_thinking(out, edits.clear_thinking)
@@ -43,7 +55,41 @@ def apply_provider_edits(
     if edits.trim_tool_outputs is not None:
         out, done = trim_tool_outputs(out, edits.trim_tool_outputs)
         transforms.extend(done)
+    if edits.openai_truncation and input_limit is not None:
+        other = input_tokens - cache.messages(conversation)
+        out, done = truncate_oldest(out, cache, input_limit - other)
+        transforms.extend(done)
     return out, transforms
+
+
+TRUNCATED = "[the conversation before this point was dropped to fit the context window]"
+"""Opens a request the provider's truncation cut: ctxlab's requests start with a user turn, and
+OpenAI's may start anywhere, so a stand-in takes the place of what was dropped (the manifest
+says so)."""
+
+
+def truncate_oldest(
+    conversation: Sequence[Message], cache: TokenCache, room: int
+) -> tuple[tuple[Message, ...], list[Transform]]:
+    """OpenAI's ``truncation: "auto"``: the oldest turns dropped until the rest fits ``room``
+    tokens — whole turns, from an assistant turn on, so that no result is sent without its call
+    — behind a stand-in user message (`TRUNCATED`). A request that no cut makes fit is left
+    whole: the budget check refuses it."""
+    total = cache.messages(conversation)
+    if total <= room:
+        return tuple(conversation), []
+    opening = UserMessage(content=TRUNCATED)
+    # ``left``: what the request would hold from ``start`` on, the stand-in included (the
+    # conversation's cost beyond its messages stays in it, as the estimate counts it).
+    left = total + cache.message(opening)
+    for start, message in enumerate(conversation):
+        if isinstance(message, AssistantMessage) and start > 0 and left <= room:
+            removed = total - (left - cache.message(opening))
+            detail = f"{start} oldest messages, {removed:,} tokens (truncation: auto)"
+            kept = (opening, *conversation[start:])
+            return kept, [Transform("provider_truncation", f"{start} messages", detail)]
+        left -= cache.message(message)
+    return tuple(conversation), []
 
 
 def trim_tool_outputs(

@@ -296,3 +296,73 @@ async def test_with_one_user_message_the_trimmer_never_trims() -> None:
     config = ContextConfig(provider_edits=ProviderEdits(trim_tool_outputs=TrimToolOutputs()))
     prep = await prepared(_session(CALLS, size=400), context_window=200_000, config=config)
     assert not [t for t in prep.manifest.transforms if t.kind == "provider_trim_tool_output"]
+
+
+async def test_openai_truncation_drops_the_oldest_whole_turns_until_the_request_fits() -> None:
+    session = _session(CALLS, size=400)  # six calls of about 500 tokens each
+    config = ContextConfig.preset("openai_truncation")
+    whole = await prepared(session, context_window=200_000, config=config)
+    assert not [t for t in whole.manifest.transforms if t.kind == "provider_truncation"]
+    # An input limit that holds about two of the six turns.
+    capped = config.merge(budget={"max_input_tokens": 1_500})
+    prep = await prepared(session, context_window=200_000, config=capped)
+    (cut,) = [t for t in prep.manifest.transforms if t.kind == "provider_truncation"]
+    sent = prep.request.messages
+    # A stand-in opens the request where the dropped turns were; no result without its call.
+    assert sent[0].content[0].text.startswith("[the conversation before this point was dropped")
+    assert prep.manifest.validation == "passed"
+    assert prep.manifest.estimated_input_tokens <= prep.manifest.input_limit
+    kept_calls = [u.id for m in sent if isinstance(m, AssistantMessage) for u in m.tool_uses]
+    assert kept_calls == ["c4", "c5"] or kept_calls == ["c5"]
+    assert cut.detail.endswith("(truncation: auto)")
+    # Nothing is summarized, and the working state keeps every message.
+    assert prep.compaction is None and len(prep.state.conversation) == len(session)
+
+
+async def test_openai_truncation_replays_a_long_session_without_an_invalid_request() -> None:
+    from ctxlab.analysis._replay import replay
+    from ctxlab.tokens import ApproximateCounter
+
+    session = [
+        *_session([(f"c{n}", "read") for n in range(40)], size=300),
+        AssistantMessage(content="Done."),
+    ]
+    steps = [
+        step
+        async for step in replay(
+            session,
+            context_window=12_000,
+            counter=ApproximateCounter(),
+            config=ContextConfig.preset("openai_truncation"),
+        )
+    ]
+    assert [s.manifest.validation for s in steps] == ["passed"] * len(steps)
+    assert max(s.manifest.estimated_input_tokens for s in steps) <= steps[0].manifest.input_limit
+    assert any(t.kind == "provider_truncation" for s in steps for t in s.manifest.transforms)
+
+
+def test_truncation_cuts_at_a_turn_for_any_room() -> None:
+    from ctxlab.pipeline._provider_edits import TRUNCATED, truncate_oldest
+    from ctxlab.tokens import ApproximateCounter, TokenCache
+
+    cache = TokenCache(ApproximateCounter())
+    session = tuple(_session(CALLS, size=150))
+    total = cache.messages(session)
+    for room in range(50, total + 200, 37):
+        sent, done = truncate_oldest(session, cache, room)
+        if not done:  # it fits as it is, or no cut could make it fit
+            assert sent == session
+            assert (
+                room >= total
+                or cache.messages((UserMessage(content=TRUNCATED), session[-2], session[-1])) > room
+            )
+            continue
+        assert sent[0].content[0].text == TRUNCATED and isinstance(sent[1], AssistantMessage)
+        assert cache.messages(sent) <= room
+        calls = {u.id for m in sent if isinstance(m, AssistantMessage) for u in m.tool_uses}
+        assert all(
+            r.tool_use_id in calls
+            for m in sent
+            if isinstance(m, UserMessage)
+            for r in m.tool_results
+        )
