@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ctxlab.io._otel_messages import Turn, genai_turns
-from ctxlab.messages import ProviderUsage, ToolSchema
+from ctxlab.io._otel_messages import CallParts, genai_turns
+from ctxlab.messages import ProviderUsage
 
 __all__ = ["AGENTS_KEY", "RESPONSES_ONLY", "agents_call", "agents_items"]
 
@@ -29,8 +29,6 @@ RESPONSES_ONLY = (
     "response ids only (no messages): trace the agent on OpenAIChatCompletionsModel, or load "
     "the run's items (result.to_input_list(), format='openai_responses')"
 )
-
-AgentsCall = tuple[list[Turn], list[Turn], str, tuple[ToolSchema, ...], ProviderUsage | None]
 
 
 def agents_items(value: Any) -> list[Mapping[str, Any]] | None:
@@ -57,7 +55,7 @@ def _usage(usage: Any) -> ProviderUsage | None:
     )
 
 
-def agents_call(attrs: Mapping[str, Any]) -> AgentsCall | None:
+def agents_call(attrs: Mapping[str, Any]) -> CallParts | None:
     """Inputs, outputs, System text, tools and usage of a generation span; None otherwise."""
     data = attrs.get(AGENTS_KEY)
     if not isinstance(data, Mapping) or data.get("type") != "generation":

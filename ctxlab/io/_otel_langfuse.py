@@ -18,12 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.io._chat import openai_usage, tool_schemas
-from ctxlab.io._otel_messages import Turn, genai_turns, json_value
-from ctxlab.messages import ProviderUsage, ToolSchema
+from ctxlab.io._otel_messages import CallParts, genai_turns, json_value
+from ctxlab.messages import ProviderUsage
 
-__all__ = ["LangfuseCall", "langfuse_call"]
+__all__ = ["langfuse_call"]
 
-LangfuseCall = tuple[list[Turn], list[Turn], str, tuple[ToolSchema, ...], ProviderUsage | None]
 
 _READ = ("input_cached_tokens", "cache_read_input_tokens", "cached_tokens", "cache_read")
 _WRITE = ("cache_creation_input_tokens", "input_cache_creation", "cache_write")
@@ -48,7 +47,7 @@ def _usage(details: Any) -> ProviderUsage | None:
     )
 
 
-def langfuse_call(attrs: Mapping[str, Any]) -> LangfuseCall | None:
+def langfuse_call(attrs: Mapping[str, Any]) -> CallParts | None:
     """Inputs, outputs, System text, tools and usage of a generation observation; None for
     any other span."""
     if attrs.get("langfuse.observation.type") != "generation":

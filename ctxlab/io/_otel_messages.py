@@ -11,10 +11,24 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Turn", "as_text", "genai_turns", "indexed", "indexed_prompts", "json_value"]
+from ctxlab.messages import ProviderUsage, ToolSchema
+
+__all__ = [
+    "CallParts",
+    "Turn",
+    "as_text",
+    "genai_turns",
+    "indexed",
+    "indexed_prompts",
+    "json_value",
+]
 
 Turn = tuple[str, list[dict[str, Any]]]
 """A role and its blocks (Anthropic-shaped dicts, for the conversation builder)."""
+
+CallParts = tuple[list[Turn], list[Turn], str, tuple[ToolSchema, ...], ProviderUsage | None]
+"""One model call as a framework's span records it: inputs, outputs, System text, tool schemas
+and usage (what each framework's span reader returns)."""
 
 
 def json_value(value: Any) -> Any:

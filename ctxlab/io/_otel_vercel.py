@@ -19,10 +19,10 @@ from typing import Any
 
 from ctxlab.io._build import as_mapping, image_block
 from ctxlab.io._chat import arguments_of, tool_schemas
-from ctxlab.io._otel_messages import Turn, as_text, json_value
-from ctxlab.messages import ProviderUsage, ToolSchema
+from ctxlab.io._otel_messages import CallParts, Turn, as_text, json_value
+from ctxlab.messages import ProviderUsage
 
-__all__ = ["MODEL_CALLS", "VercelCall", "vercel_call"]
+__all__ = ["MODEL_CALLS", "vercel_call"]
 
 MODEL_CALLS = frozenset(
     {
@@ -33,8 +33,6 @@ MODEL_CALLS = frozenset(
     }
 )
 """The ``ai.operationId`` of the spans that are one model call each."""
-
-VercelCall = tuple[list[Turn], list[Turn], str, tuple[ToolSchema, ...], ProviderUsage | None]
 
 
 def _part(part: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -105,7 +103,7 @@ def _usage(attrs: Mapping[str, Any]) -> ProviderUsage | None:
     return ProviderUsage.with_cache_inside(total, output, attrs.get("ai.usage.cachedInputTokens"))
 
 
-def vercel_call(attrs: Mapping[str, Any]) -> VercelCall | None:
+def vercel_call(attrs: Mapping[str, Any]) -> CallParts | None:
     """Inputs, outputs, System text, tools and usage of a model-call span; None for any other
     span."""
     if attrs.get("ai.operationId") not in MODEL_CALLS or "ai.prompt.messages" not in attrs:
