@@ -68,7 +68,8 @@ class ContextMiddleware(AgentMiddleware):
             )
             outgoing = self._request(request, transcript, sent)
         except Exception as exc:
-            outgoing = self._observed_failure(exc, request)
+            self.session.record_failure(exc)  # raised again when managing
+            outgoing = request
         response = handler(outgoing)
         self._record(response)
         return response
@@ -82,17 +83,11 @@ class ContextMiddleware(AgentMiddleware):
             )
             outgoing = self._request(request, transcript, sent)
         except Exception as exc:
-            outgoing = self._observed_failure(exc, request)
+            self.session.record_failure(exc)  # raised again when managing
+            outgoing = request
         response = await handler(outgoing)
         self._record(response)
         return response
-
-    def _observed_failure(self, exc: Exception, request: ModelRequest) -> ModelRequest:
-        # Managing, a failure is the caller's to see; observing, the agent's own request goes.
-        if self.session.mode == "manage":
-            raise exc
-        self.session.record_failure(exc)
-        return request
 
     def _read(self, request: ModelRequest) -> tuple[Transcript, Any]:
         history: list[BaseMessage] = list(request.messages)
@@ -126,9 +121,7 @@ class ContextMiddleware(AgentMiddleware):
             transcript = load([reply], format="langchain")
         except Exception as exc:
             if not _is_empty(reply):
-                if self.session.mode == "manage":
-                    raise
-                self.session.record_failure(exc)
+                self.session.record_failure(exc)  # raised again when managing
                 return
             # An empty reply (AIMessage("")) is a reply: its usage still belongs to the step.
             usage = langchain_usage(reply.usage_metadata)

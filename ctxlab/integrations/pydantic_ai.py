@@ -79,9 +79,7 @@ class ContextProcessor:
         try:
             return await self._process(messages)
         except Exception as exc:
-            if self.session.mode == "manage":
-                raise
-            self.session.record_failure(exc)
+            self.session.record_failure(exc)  # raised again when managing
             self._material = []
             return messages
 

@@ -129,8 +129,6 @@ class ObservedSession(StepSource):
         ``"observe"`` mode no failure of ctxlab's reaches the framework: it is recorded (an
         ``error`` event, the failed manifest, `last_error`) and ``messages`` go out unchanged.
         """
-        if self.mode == "manage":
-            return await self._prepare_step(messages, system, tools, usage)
         try:
             return await self._prepare_step(messages, system, tools, usage)
         except Exception as exc:
@@ -138,12 +136,16 @@ class ObservedSession(StepSource):
             return list(messages)
 
     def record_failure(self, exc: BaseException) -> None:
-        """Record a failure of ctxlab's own while observing (an ``error`` event, `last_error`)
-        and start the next call again from the framework's messages — the adapters call it for
-        what fails around `prepare` too (reading the framework's messages, its reply).
+        """A failure of ctxlab's own around a call: in ``"manage"`` mode it is the caller's to
+        see, and is raised again; in ``"observe"`` mode it is recorded (an ``error`` event,
+        `last_error`) and the next call starts again from the framework's messages. `prepare`
+        and the adapters call it for whatever fails (reading the framework's messages,
+        preparing, reading its reply).
 
         Observing must never break the agent it watches; the state may be part-way through a
         step, so it is dropped, not trusted."""
+        if self.mode == "manage":
+            raise exc
         self.running = False
         self.material_messages = 0
         self.last_error = exc
