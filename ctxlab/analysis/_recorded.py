@@ -303,10 +303,11 @@ def recorded_manifest(
     """The manifest of a recorded request: its messages as items (what a replayed manifest
     shows), the recorded compaction it follows as a ``recorded_compaction`` transform, and
     ``notes`` on what the file does not record. ``itemized`` shares the items of one
-    recording's requests (made with the same ``fixed_items`` and ``cache``)."""
+    recording's requests (System and tool items included: ``fixed_items`` is then not read)."""
     itemized = itemized or RecordedItems(fixed_items, cache)
     items, estimated = itemized.of(request)
-    opening = items[len(fixed_items)].id if len(items) > len(fixed_items) else ""
+    fixed = len(itemized.fixed)
+    opening = items[fixed].id if len(items) > fixed else ""
     billed = request.usage.total_input_tokens if request.usage else None
     transforms = recorded_transforms(request.compactions, opening, billed) + recorded_transforms(
         request.compactions_after, AFTER, None

@@ -133,15 +133,13 @@ class ReplaySession(StepSource):
         )
         requests = recorded_requests(transcript)
         previous: ContextManifest | None = None
-        fixed_items = (*fixed.system_items, *fixed.tool_items)
-        itemized = RecordedItems(fixed_items, self.token_cache)
+        itemized = RecordedItems((*fixed.system_items, *fixed.tool_items), self.token_cache)
         for request in requests:
             manifest = recorded_manifest(
                 request,
                 self.token_cache,
                 context_window=self.model.context_window,
                 previous=previous,
-                fixed_items=fixed_items,
                 notes=notes,
                 itemized=itemized,
             )
