@@ -22,7 +22,7 @@ from ctxlab.messages import (
     repair_conversation,
 )
 
-__all__ = ["ConversationBuilder", "anthropic_block", "as_mapping", "image_block"]
+__all__ = ["ConversationBuilder", "anthropic_block", "as_mapping", "image_block", "text_parts"]
 
 KEPT_BLOCKS = ANTHROPIC_BLOCK_TYPES | {"provider"}
 # Modelled blocks a role cannot hold travel as provider blocks (kept, never sent in a wrong form).
@@ -70,6 +70,20 @@ def image_block(url: str) -> dict[str, Any]:
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """``value`` when it is a mapping, else an empty one (a record's optional object field)."""
     return value if isinstance(value, Mapping) else {}
+
+
+def text_parts(content: Any) -> str | None:
+    """A message's text: the string itself, or its ``type: text`` parts joined by newlines;
+    None for content of any other kind (each importer says what that becomes)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, Mapping) and part.get("type") == "text"
+        )
+    return None
 
 
 class ConversationBuilder:

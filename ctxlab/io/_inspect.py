@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, image_block
+from ctxlab.io._build import ConversationBuilder, image_block, text_parts
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
 
@@ -192,15 +192,7 @@ def _model_usages(events: Any) -> list[ProviderUsage | None]:
 
 
 def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(c.get("text", ""))
-            for c in content
-            if isinstance(c, Mapping) and c.get("type") == "text"
-        )
-    return ""
+    return text_parts(content) or ""
 
 
 def _content(content: Any, builder: ConversationBuilder) -> list[dict[str, Any]]:

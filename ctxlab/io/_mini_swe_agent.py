@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping
+from ctxlab.io._build import ConversationBuilder, as_mapping, text_parts
 from ctxlab.io._chat import arguments_of, openai_usage
 
 __all__ = ["from_mini_swe_agent", "is_mini_swe_agent_list"]
@@ -159,12 +159,7 @@ def _notes(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(p.get("text", ""))
-            for p in content
-            if isinstance(p, Mapping) and p.get("type") == "text"
-        )
+    text = text_parts(content)
+    if text is not None:
+        return text
     return "" if content is None else str(content)
