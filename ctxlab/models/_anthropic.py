@@ -305,17 +305,15 @@ def _applied_edits(data: Mapping[str, Any]) -> tuple[Transform, ...]:
     for edit in edits if isinstance(edits, list) else ():
         if not isinstance(edit, Mapping):
             continue
-        tokens = edit.get("cleared_input_tokens")
-        cleared = [
-            f"{edit[key]} {name}"
-            for key, name in (
-                ("cleared_tool_uses", "tool uses"),
-                ("cleared_thinking_turns", "thinking turns"),
-            )
-            if isinstance(edit.get(key), int)
-        ]
-        detail = ", ".join([*cleared, f"{tokens:,} tokens" if isinstance(tokens, int) else ""])
-        out.append(Transform("provider_applied_edit", str(edit.get("type")), detail.strip(", ")))
+        counted = (
+            ("cleared_tool_uses", "{} tool uses"),
+            ("cleared_thinking_turns", "{} thinking turns"),
+            ("cleared_input_tokens", "{:,} tokens"),
+        )
+        detail = ", ".join(
+            form.format(edit[key]) for key, form in counted if isinstance(edit.get(key), int)
+        )
+        out.append(Transform("provider_applied_edit", str(edit.get("type")), detail))
     return tuple(out)
 
 
