@@ -243,7 +243,8 @@ def from_otel(
     """The conversation, System text, tool schemas and notes of one conversation of a trace
     export (``episode`` picks it, in order of first request)."""
     calls: list[_Call] = []
-    for span in spans_of(data, where):
+    spans = spans_of(data, where)
+    for span in spans:
         trace = f"trace:{span.trace}"
         # The Vercel AI SDK's and Langfuse's model-call spans may carry gen_ai.* usage, their
         # messages in attributes of their own: read first.
@@ -256,7 +257,7 @@ def from_otel(
             calls.append(call)
     if not calls and any(
         isinstance(d := s.attributes.get(AGENTS_KEY), Mapping) and d.get("type") == "response"
-        for s in spans_of(data, where)
+        for s in spans
     ):
         msg = f"{where}: {RESPONSES_ONLY}"
         raise MessageFormatError(msg)
