@@ -21,6 +21,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.pipeline._results import replace_results
 from ctxlab.tokens import TokenCache
 
 __all__ = [
@@ -108,32 +109,36 @@ def trim_tool_outputs(
     names = {
         u.id: u.name for m in conversation if isinstance(m, AssistantMessage) for u in m.tool_uses
     }
-    out = list(conversation)
-    transforms: list[Transform] = []
+    # Old: the results before the boundary message, and in it those before the user's words.
+    old: set[str] = set()
     for index in range(boundary + 1):
-        message = conversation[index]
-        if not isinstance(message, UserMessage) or not message.tool_results:
-            continue
-        blocks = []
-        spoke = False  # in the boundary message, only the results before the user's words are old
-        for block in message.content:
-            spoke = spoke or isinstance(block, TextBlock)
-            old = index < boundary or not spoke
-            if isinstance(block, ToolResultBlock) and old:
-                name = names.get(block.tool_use_id, "")
-                if edit.trimmable_tools is None or name in edit.trimmable_tools:
-                    text = block.text
-                    summary = (
-                        f"[Trimmed: {name or 'unknown_tool'} output — {len(text)} chars → "
-                        f"{edit.preview_chars} char preview]\n{text[: edit.preview_chars]}..."
-                    )
-                    if len(text) > edit.max_output_chars and len(summary) < len(text):
-                        block = block.evolve(content=summary)
-                        transforms.append(
-                            Transform("provider_trim_tool_output", block.tool_use_id, name)
-                        )
-            blocks.append(block)
-        out[index] = UserMessage(content=tuple(blocks))
+        for block in conversation[index].content:
+            if index == boundary and isinstance(block, TextBlock):
+                break
+            if isinstance(block, ToolResultBlock):
+                old.add(block.tool_use_id)
+    transforms: list[Transform] = []
+
+    def trim(result: ToolResultBlock) -> ToolResultBlock:
+        name = names.get(result.tool_use_id, "")
+        if result.tool_use_id not in old or (
+            edit.trimmable_tools is not None and name not in edit.trimmable_tools
+        ):
+            return result
+        text = result.text
+        summary = (
+            f"[Trimmed: {name or 'unknown_tool'} output — {len(text)} chars → "
+            f"{edit.preview_chars} char preview]\n{text[: edit.preview_chars]}..."
+        )
+        if len(text) <= edit.max_output_chars or len(summary) >= len(text):
+            return result
+        transforms.append(Transform("provider_trim_tool_output", result.tool_use_id, name))
+        return result.evolve(content=summary)
+
+    out = [
+        replace_results(m, trim) if index <= boundary and isinstance(m, UserMessage) else m
+        for index, m in enumerate(conversation)
+    ]
     return tuple(out), transforms
 
 
@@ -165,18 +170,14 @@ def clear_tool_uses(
     removed += sum(cache.block(due[i]) - cache.block(due[i].evolve(input={})) for i in inputs)
     if not cleared or removed < edit.clear_at_least:
         return tuple(conversation), []
+
+    def clear(result: ToolResultBlock) -> ToolResultBlock:
+        return result.evolve(content=edit.placeholder) if result.tool_use_id in cleared else result
+
     out: list[Message] = []
     for message in conversation:
-        if isinstance(message, UserMessage) and any(
-            r.tool_use_id in cleared for r in message.tool_results
-        ):
-            blocks = tuple(
-                b.evolve(content=edit.placeholder)
-                if isinstance(b, ToolResultBlock) and b.tool_use_id in cleared
-                else b
-                for b in message.content
-            )
-            message = UserMessage(content=blocks)
+        if isinstance(message, UserMessage):
+            message = replace_results(message, clear)
         elif isinstance(message, AssistantMessage) and inputs & {u.id for u in message.tool_uses}:
             message = AssistantMessage(
                 content=tuple(
