@@ -366,3 +366,35 @@ def test_truncation_cuts_at_a_turn_for_any_room() -> None:
             if isinstance(m, UserMessage)
             for r in m.tool_results
         )
+
+
+async def test_in_the_boundary_message_only_the_results_before_the_users_words_are_old() -> None:
+    from ctxlab.config import TrimToolOutputs
+
+    def call(n: int) -> AssistantMessage:
+        return AssistantMessage(content=(ToolUseBlock(id=f"b{n}", name="read", input={}),))
+
+    def result(n: int) -> ToolResultBlock:
+        return ToolResultBlock(tool_use_id=f"b{n}", content=f"b{n} " + "y" * 800)
+
+    session: list[UserMessage | AssistantMessage] = [
+        UserMessage(content="Question 1."),
+        AssistantMessage(
+            content=(
+                ToolUseBlock(id="b0", name="read", input={}),
+                ToolUseBlock(id="b1", name="read", input={}),
+            )
+        ),
+        # One merged user turn (as some imports make): a result, the user's words, a result.
+        UserMessage(content=(result(0), TextBlock(text="Question 2."), result(1))),
+        call(2),
+        UserMessage(content=(result(2),)),
+        AssistantMessage(content="Read."),
+        # So "Question 2." is the 2nd user message from the end: the boundary.
+        UserMessage(content="Question 3."),
+    ]
+    config = ContextConfig(provider_edits=ProviderEdits(trim_tool_outputs=TrimToolOutputs()))
+    prep = await prepared(session, context_window=200_000, config=config)
+    results = _results(prep)
+    assert results["b0"].startswith("[Trimmed: read output")
+    assert results["b1"].startswith("b1 ") and results["b2"].startswith("b2 ")
