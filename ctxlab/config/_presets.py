@@ -167,6 +167,27 @@ def _openai_truncation() -> ContextConfig:
     )
 
 
+def _openai_compaction() -> ContextConfig:
+    """The OpenAI Responses API's server-side compaction (``context_management: [{"type":
+    "compaction", "compact_threshold": N}]``, and ``POST /responses/compact``; read from openai
+    3.57.0's ``types/responses/response_create_params.py`` and ``compacted_response.py``): past the
+    threshold the server replaces the conversation with "all user messages, followed by a
+    single compaction item" — so here every user message of the compacted span is pinned
+    verbatim beside the summary (``pin_user_messages``) and only the latest turn stays whole.
+    The compaction item is encrypted: ctxlab's offline summarizer stands in for it, so costs
+    follow the server's shape and retention is ctxlab's. The SDK states no default threshold:
+    the trigger is 0.9 of the window until ``compaction.trigger_tokens`` says your
+    ``compact_threshold``."""
+
+    return ContextConfig(
+        trigger_ratio=0.9,
+        compaction=CompactionPasses(
+            keep_messages=1, prune=None, flush_before_compact=False, pin_user_messages=True
+        ),
+        tool_result_eviction=ToolResultEviction(enabled=False),
+    )
+
+
 PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "ctxlab": _ctxlab,
     "agentscope": _agentscope,
@@ -177,6 +198,7 @@ PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "anthropic_compaction": _anthropic_compaction,
     "openai_agents_trimmer": _openai_agents_trimmer,
     "openai_truncation": _openai_truncation,
+    "openai_compaction": _openai_compaction,
 }
 """Preset name → factory; each factory's docstring cites its source."""
 PRESET_FACTORIES.update(PRESETS)  # what ContextConfig.preset reads

@@ -151,6 +151,11 @@ class CompactionPasses(_Section):
     mask: MaskConfig | None = None
     """Observation masking at every request (off by default; the ``observation_masking``
     preset turns it on)."""
+    pin_user_messages: bool = False
+    """Keep every user message of the compacted span verbatim beside the summary, not only the
+    first (OpenAI's Responses compaction returns "all user messages, followed by a single
+    compaction item": openai 3.57.0, ``CompactedResponse.output``). Cut at a line end, as the
+    pinned task is, when it would crowd out the latest turn."""
     max_summary_attempts: int = Field(default=3, ge=1, le=10)
     """How many times summarization is tried before the fallback decides."""
     flush_before_compact: bool = True

@@ -31,6 +31,7 @@ _BADGES = {
     "provider_clear_thinking": "cleared",
     "provider_trim_tool_output": "trimmed",
     "provider_truncation": "dropped",
+    "provider_compaction": "compacted",
     "history_compaction": "summarized",
     "history_truncation": "dropped",
     "recorded_compaction": "recorded compaction",

@@ -74,6 +74,7 @@ TransformKind = Literal[
     "provider_applied_edit",
     "provider_trim_tool_output",
     "provider_truncation",
+    "provider_compaction",
 ]
 """Every action a preparation can record in its manifest."""
 
@@ -142,6 +143,12 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
         "conversation",
         "cleared",
         "the provider's context editing cleared this tool result: {detail}",
+    ),
+    "provider_compaction": TransformInfo(
+        "truncation",
+        "conversation",
+        "compacted",
+        "the provider's compaction block stands for the {detail}",
     ),
     "provider_truncation": TransformInfo(
         "truncation",

@@ -252,12 +252,24 @@ class AnthropicModel(Model):
             result = await self.client.messages.count_tokens(**payload)
         except self._sdk_error as exc:
             raise _translate(exc) from exc
-        return int(result.input_tokens)
+        # With context_management in force the API counts the request after its edits and
+        # reports the request as sent in ``original_input_tokens``: that is what ctxlab built
+        # and estimated, so it is what the exact count compares.
+        managed = getattr(result, "context_management", None)
+        original = (
+            managed.get("original_input_tokens")
+            if isinstance(managed, Mapping)
+            else getattr(managed, "original_input_tokens", None)
+        )
+        return int(original) if isinstance(original, int) else int(result.input_tokens)
 
 
 def _response(message: Any) -> ModelResponse:
     try:
-        data = message.model_dump(mode="json", exclude_none=True)
+        # A block type this SDK does not model (a server compaction block, say) is built as
+        # the union's first member with the block's own fields: the dump writes the fields as
+        # they came, and pydantic's warning about the mismatch is no news.
+        data = message.model_dump(mode="json", exclude_none=True, warnings=False)
         # Every block is kept: thinking must go back signed and unmodified with the tool
         # results that follow it, and server tool blocks are part of what the model said.
         content = data.get("content") or ""
@@ -281,6 +293,8 @@ def _response(message: Any) -> ModelResponse:
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 """The beta header of the Messages API's ``context_management`` (anthropic 2.14.0)."""
+COMPACTION_BETA = "compact-2026-01-12"
+"""The beta header the server compaction edit ``compact_20260112`` also needs."""
 
 
 def _with_context_management(parameters: dict[str, Any], value: Any) -> dict[str, Any]:
@@ -291,8 +305,10 @@ def _with_context_management(parameters: dict[str, Any], value: Any) -> dict[str
         raise UsageError(msg)
     headers = dict(parameters.get("extra_headers") or {})
     betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b.strip()]
-    if CONTEXT_MANAGEMENT_BETA not in betas:
-        betas.append(CONTEXT_MANAGEMENT_BETA)
+    needed = [CONTEXT_MANAGEMENT_BETA]
+    if any(isinstance(e, Mapping) and e.get("type") == "compact_20260112" for e in value["edits"]):
+        needed.append(COMPACTION_BETA)
+    betas.extend(b for b in needed if b not in betas)
     headers["anthropic-beta"] = ",".join(betas)
     return {**parameters, "context_management": dict(value), "extra_headers": headers}
 
@@ -314,6 +330,23 @@ def _applied_edits(data: Mapping[str, Any]) -> tuple[Transform, ...]:
             form.format(edit[key]) for key, form in counted if isinstance(edit.get(key), int)
         )
         out.append(Transform("provider_applied_edit", str(edit.get("type")), detail))
+    # A server compaction is a call of its own, billed beside the request (its tokens are not
+    # in the top-level usage: anthropic 2.14.0, ``beta_iterations_usage.py``).
+    usage = data.get("usage")
+    iterations = usage.get("iterations") if isinstance(usage, Mapping) else None
+    for step in iterations if isinstance(iterations, list) else ():
+        if isinstance(step, Mapping) and step.get("type") == "compaction":
+            counts = ", ".join(
+                f"{int(step.get(key) or 0):,} {name}"
+                for key, name in (
+                    ("input_tokens", "input"),
+                    ("cache_read_input_tokens", "cache read"),
+                    ("cache_creation_input_tokens", "cache write"),
+                    ("output_tokens", "output"),
+                )
+            )
+            detail = f"the server's compaction call: {counts} tokens, billed beside the request"
+            out.append(Transform("provider_applied_edit", "compact_20260112", detail))
     return tuple(out)
 
 

@@ -18,7 +18,13 @@ from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKi
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._state import Summary
 from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
-from ctxlab.pipeline._pinned_task import fit_task, pinned_task, summary_text, task_tokens
+from ctxlab.pipeline._pinned_task import (
+    fit_task,
+    pinned_task,
+    summary_text,
+    task_tokens,
+    user_messages,
+)
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._scan import ConversationScan
 from ctxlab.pipeline._summary import Summarizer, render_summary
@@ -289,6 +295,7 @@ async def reduce_conversation(
         return result
     tail, cut = _fit_latest_turn(tail, max(room - SUMMARY_ALLOWANCE, 0), cache)
     result.transforms.extend(cut)
+    task = user_messages(prefix, summary) if passes.pin_user_messages else task
     if task is not None:
         task, room = fit_task(task, tail, limits, cache)
     # The summary may take the reserve (what the tail was sized by), never more than is left.

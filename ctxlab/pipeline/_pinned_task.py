@@ -14,7 +14,15 @@ from ctxlab.tokens import TokenCache
 if TYPE_CHECKING:
     from ctxlab.pipeline._compaction import ReductionLimits
 
-__all__ = ["PINNED_TASK_SHARE", "fit_task", "pinned_task", "summary_text", "task_tokens"]
+__all__ = [
+    "PINNED_TASK_SHARE",
+    "USER_MESSAGE_BREAK",
+    "fit_task",
+    "pinned_task",
+    "summary_text",
+    "task_tokens",
+    "user_messages",
+]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 
@@ -24,16 +32,26 @@ share of the input limit (a larger one is left to the summary, which states the 
 
 TASK_HEADING = "<system-info>The user's first message (the task), kept verbatim:\n"
 TASK_END = "</system-info>"
+USER_MESSAGE_BREAK = "\n\n---\n\n"
+"""Between the user's messages when all of them are pinned (``pin_user_messages``)."""
+
+
+USER_MESSAGES_HEADING = "<system-info>The user's messages (the first is the task), kept verbatim:\n"
+
+
+def _heading(task: str) -> str:
+    # Pinned user messages are joined by the break; one pinned first message has none.
+    return USER_MESSAGES_HEADING if USER_MESSAGE_BREAK in task else TASK_HEADING
 
 
 def task_tokens(task: str | None, cache: TokenCache) -> int:
     """Tokens the pinned ``task`` adds to the summary message (0 without one)."""
-    return cache.text(TASK_HEADING + task + TASK_END) if task is not None else 0
+    return cache.text(_heading(task) + task + TASK_END) if task is not None else 0
 
 
 def summary_text(rendered: str, task: str | None) -> str:
     """What the model sees of a summary: the summary, then the pinned task (when there is one)."""
-    return f"{rendered}\n\n{TASK_HEADING}{task}{TASK_END}" if task else rendered
+    return f"{rendered}\n\n{_heading(task)}{task}{TASK_END}" if task else rendered
 
 
 def pinned_task(
@@ -51,6 +69,18 @@ def pinned_task(
     if not text or cache.text(text) > limits.input_limit * PINNED_TASK_SHARE:
         return None
     return text
+
+
+def user_messages(prefix: Conversation, summary: Summary | None) -> str | None:
+    """Every user message's own words in ``prefix`` (tool results are not the user's), after
+    those the standing summary already pins: what OpenAI's compaction keeps verbatim."""
+    texts = [summary.task] if summary is not None and summary.task else []
+    for message in prefix:
+        if isinstance(message, UserMessage):
+            text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+            if text:
+                texts.append(text)
+    return USER_MESSAGE_BREAK.join(texts) or None
 
 
 def fit_task(
@@ -71,7 +101,7 @@ def _cut_task(task: str, room: int, cache: TokenCache) -> str | None:
         return task
     lines = task.splitlines()
     kept: list[str] = []
-    used = cache.text(TASK_HEADING + TASK_END) + 24
+    used = cache.text(_heading(task) + TASK_END) + 24
     for line in lines:
         used += cache.text(line) + 1
         if used > room:

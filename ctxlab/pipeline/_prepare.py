@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.config._sections import ProviderEdits
 from ctxlab.exceptions import PreparationError
 from ctxlab.manifest import ContextManifest, Purpose, Thresholds
 from ctxlab.materials import Materials
@@ -271,10 +272,15 @@ async def prepare(
     # 7. Layout: System → conversation → transient → references; schemas travel apart. The
     # provider's own edits act on what is sent (the working state keeps what they cleared).
     sent, sent_tokens = conversation, conversation_tokens
-    if config.provider_edits is not None:
+    if config.provider_edits is not None or scan.compactions:
         estimate = fixed.tokens + summary_size + conversation_tokens + material.total
         sent, edited = apply_provider_edits(
-            conversation, config.provider_edits, cache, estimate, lines.input_limit
+            conversation,
+            config.provider_edits or ProviderEdits(),
+            cache,
+            estimate,
+            lines.input_limit,
+            server_compacted=bool(scan.compactions),
         )
         manifest.transforms.extend(edited)
         if edited:

@@ -14,6 +14,7 @@ from ctxlab.config._sections import ClearThinking, ClearToolUses, ProviderEdits,
 from ctxlab.manifest import Transform
 from ctxlab.messages import (
     AssistantMessage,
+    ProviderBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -25,10 +26,13 @@ from ctxlab.pipeline._results import replace_results
 from ctxlab.tokens import TokenCache
 
 __all__ = [
+    "COMPACTED",
     "TRUNCATED",
     "apply_provider_edits",
     "clear_thinking",
     "clear_tool_uses",
+    "from_compaction_block",
+    "has_compaction_block",
     "trim_tool_outputs",
     "truncate_oldest",
 ]
@@ -42,11 +46,18 @@ def apply_provider_edits(
     cache: TokenCache,
     input_tokens: int,
     input_limit: int | None = None,
+    *,
+    server_compacted: bool = False,
 ) -> tuple[tuple[Message, ...], list[Transform]]:
     """The conversation as the provider's model sees it after ``edits``, and what they did;
     ``input_tokens`` is the whole request's estimate (what a token trigger compares),
-    ``input_limit`` the request's limit (what truncation fits)."""
+    ``input_limit`` the request's limit (what truncation fits); ``server_compacted``: the
+    conversation holds a server's compaction block (see `from_compaction_block`)."""
     out, transforms = tuple(conversation), []
+    if server_compacted:
+        out, done = from_compaction_block(out, cache)
+        transforms.extend(done)
+        input_tokens -= cache.messages(conversation) - cache.messages(out)
     if edits.clear_thinking is not None:
         out, done = clear_thinking(out, edits.clear_thinking)
         transforms.extend(done)
@@ -61,6 +72,36 @@ def apply_provider_edits(
         out, done = truncate_oldest(out, cache, input_limit - other)
         transforms.extend(done)
     return out, transforms
+
+
+COMPACTED = (
+    "[the conversation before this point was compacted by the provider into the block below]"
+)
+"""Opens a request sent from a server compaction block on (see `from_compaction_block`)."""
+
+
+def has_compaction_block(message: Message) -> bool:
+    """Whether ``message`` is an assistant turn holding a server's compaction block (Anthropic's
+    ``compact_20260112`` writes ``{"type": "compaction", "content": ..., "encrypted_content":
+    ...}``; ctxlab keeps it as a `ProviderBlock`, sent back byte for byte)."""
+    return isinstance(message, AssistantMessage) and any(
+        isinstance(b, ProviderBlock) and b.kind == "compaction" for b in message.content
+    )
+
+
+def from_compaction_block(
+    conversation: Sequence[Message], cache: TokenCache
+) -> tuple[tuple[Message, ...], list[Transform]]:
+    """The request from the latest compaction block on: the API "drops everything before it"
+    (anthropic 2.14.0, ``beta_compaction_block.py``), so ctxlab sends, counts and prices only
+    that — behind a stand-in user message (`COMPACTED`), as a request opens with a user turn."""
+    for start in range(len(conversation) - 1, 0, -1):
+        if has_compaction_block(conversation[start]):
+            dropped = conversation[:start]
+            detail = f"{start} messages, {cache.messages(dropped):,} tokens (server compaction)"
+            kept = (UserMessage(content=COMPACTED), *conversation[start:])
+            return kept, [Transform("provider_compaction", f"{start} messages", detail)]
+    return tuple(conversation), []
 
 
 TRUNCATED = "[the conversation before this point was dropped to fit the context window]"

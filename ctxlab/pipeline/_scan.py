@@ -18,6 +18,7 @@ from ctxlab.manifest import ManifestItem, Transform
 from ctxlab.messages import DECODE_NOTE, AssistantMessage, ToolPairScanner, UserMessage, tool_names
 from ctxlab.pipeline._images import limit_images
 from ctxlab.pipeline._offload import Offloader
+from ctxlab.pipeline._provider_edits import has_compaction_block
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._tool_results import evict_large_results
 from ctxlab.tokens import TokenCache
@@ -38,6 +39,9 @@ class ConversationScan:
     items: list[ManifestItem] = field(default_factory=list)
     seen: dict[str, int] = field(default_factory=dict)
     pairs: ToolPairScanner = field(default_factory=ToolPairScanner)
+    compactions: int = 0
+    """Server compaction blocks in the conversation (counted once per message, as it arrives:
+    the request is sent from the latest of them on, see `from_compaction_block`)."""
 
 
 def message_items(
@@ -147,5 +151,6 @@ def scan_conversation(
         items=[*base.items, *message_items(suffix, cache, seen)],
         seen=seen,
         pairs=base.pairs.copy().feed(suffix),
+        compactions=base.compactions + sum(map(has_compaction_block, suffix)),
     )
     return scan, transforms

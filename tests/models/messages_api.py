@@ -149,6 +149,13 @@ class MessagesAPI(LocalServer):
                 api.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.startswith("/v1/messages/count_tokens"):
                     tokens = int(len(json.dumps(body)) // 4 * api.count_factor)
+                    if "context_management" in body:
+                        # The API counts after its edits; the request as sent is the original.
+                        managed = {"original_input_tokens": tokens}
+                        self.send_json(
+                            200, {"input_tokens": tokens // 2, "context_management": managed}
+                        )
+                        return
                     self.send_json(200, {"input_tokens": tokens})
                     return
                 if not self.path.startswith("/v1/messages"):

@@ -485,3 +485,75 @@ async def test_the_providers_context_editing_is_sent_and_what_it_did_lands_on_th
 def test_a_context_management_that_is_not_one_is_refused() -> None:
     with MessagesAPI() as api, pytest.raises(UsageError, match="context_management must be"):
         model_for(api, context_management={"clear": True})
+
+
+COMPACTION_BLOCK = {
+    "type": "compaction",
+    "content": "Summary: the user asked for pages 1-3; page 2 was wrong.",
+    "encrypted_content": "Zm9vYmFy+/==\u00e9opaque",
+}
+
+
+async def test_a_server_compaction_block_is_sent_back_verbatim_and_what_it_replaced_is_not() -> (
+    None
+):
+    first = message([COMPACTION_BLOCK, {"type": "text", "text": "Page 3 is done."}])
+    first["usage"]["iterations"] = [
+        {
+            "type": "compaction",
+            "input_tokens": 152_000,
+            "output_tokens": 2_100,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+        },
+        {"type": "message", "input_tokens": 2_400, "output_tokens": 10},
+    ]
+    edits = {"edits": [{"type": "compact_20260112"}]}
+    with MessagesAPI([first, message("And page 4.")]) as api:
+        agent = Agent(model=model_for(api, context_management=edits), counter=ApproximateCounter())
+        await agent("Do pages 1 to 3.")
+        (compaction,) = [
+            t for t in agent.manifests[-1].transforms if t.target == "compact_20260112"
+        ]
+        assert compaction.detail == (
+            "the server's compaction call: 152,000 input, 0 cache read, 0 cache write, "
+            "2,100 output tokens, billed beside the request"
+        )
+        await agent("Now page 4.")
+    betas = api.headers[0]["anthropic-beta"].split(",")
+    assert {"context-management-2025-06-27", "compact-2026-01-12"} <= set(betas)
+    second = api.requests[1]["messages"]
+    # The block goes back exactly as it came; the first request, which it replaced, does not.
+    assert second[1]["role"] == "assistant" and second[1]["content"][0] == COMPACTION_BLOCK
+    assert "Do pages 1 to 3." not in json.dumps(second)
+    assert second[-1]["content"][-1]["text"] == "Now page 4."
+    (cut,) = [t for t in agent.manifests[-1].transforms if t.kind == "provider_compaction"]
+    assert cut.target == "1 messages"
+    # The session keeps everything; only what is sent starts at the block.
+    assert agent.context.conversation[0].content[0].text == "Do pages 1 to 3."
+
+
+async def test_an_edit_the_model_does_not_support_is_a_model_error_naming_it() -> None:
+    refusal = error(
+        400,
+        "invalid_request_error",
+        "context_management: clear_thinking_20251015 is not supported for this model",
+    )
+    edits = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
+    with MessagesAPI([refusal]) as api:
+        agent = Agent(model=model_for(api, context_management=edits), counter=ApproximateCounter())
+        with pytest.raises(ModelError, match="clear_thinking_20251015 is not supported") as info:
+            await agent("Go.")
+    assert info.value.status_code == 400
+    assert not any(m.role == "assistant" for m in agent.context.conversation)
+
+
+async def test_with_context_management_the_exact_count_is_the_request_as_sent() -> None:
+    edits = {"edits": [{"type": "clear_tool_uses_20250919"}]}
+    with MessagesAPI([message("Done.")]) as api:
+        model = model_for(api, context_management=edits, exact_counts=True)
+        agent = Agent(model=model, counter=ApproximateCounter())
+        await agent("Go.")
+    counted = next(b for b in api.requests if "max_tokens" not in b)
+    # The local server halves input_tokens (its "edits") and reports the original.
+    assert agent.manifests[-1].exact_input_tokens == len(json.dumps(counted)) // 4

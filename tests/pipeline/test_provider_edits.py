@@ -398,3 +398,45 @@ async def test_in_the_boundary_message_only_the_results_before_the_users_words_a
     results = _results(prep)
     assert results["b0"].startswith("[Trimmed: read output")
     assert results["b1"].startswith("b1 ") and results["b2"].startswith("b2 ")
+
+
+def _questions_and_calls() -> list[UserMessage | AssistantMessage]:
+    """Three user questions, each answered with a long tool result, then a fourth question."""
+    messages: list[UserMessage | AssistantMessage] = []
+    for turn in range(3):
+        messages.append(UserMessage(content=f"Question {turn}: check item {turn * 7}."))
+        use = ToolUseBlock(id=f"q{turn}", name="read", input={"n": turn})
+        messages.append(AssistantMessage(content=(use,)))
+        result = ToolResultBlock(tool_use_id=f"q{turn}", content=f"out{turn} " + "y " * 600)
+        messages.append(UserMessage(content=(result,)))
+        messages.append(AssistantMessage(content=f"Item {turn * 7} is fine."))
+    messages.append(UserMessage(content="Question 3: and the last one?"))
+    return messages
+
+
+async def _compacted(name: str) -> Any:
+    base = ContextConfig.preset(name)
+    config = base.merge(compaction={**base.compaction.model_dump(), "trigger_tokens": 1_000})
+    return await prepared(_questions_and_calls(), context_window=200_000, config=config)
+
+
+async def test_openais_compaction_keeps_every_user_message_verbatim() -> None:
+    prep = await _compacted("openai_compaction")
+    assert prep.compaction is not None and prep.state.summary is not None
+    text = prep.state.summary.text
+    # Every question the user asked before the compaction is there word for word, in order, ...
+    asked = [f"Question {t}: check item {t * 7}." for t in range(3)]
+    assert [text.index(q) for q in asked] == sorted(text.index(q) for q in asked)
+    # ... and no tool output (not the user's words) is.
+    assert "out0 y" not in text and "out2 y" not in text
+    # They left the conversation (only the latest turn stays whole): they are not sent twice.
+    kept = [b.text for m in prep.state.conversation for b in m.content if isinstance(b, TextBlock)]
+    assert kept == ["Item 14 is fine.", "Question 3: and the last one?"]
+
+
+async def test_anthropics_compaction_pins_only_the_first_message() -> None:
+    # The control: without pin_user_messages the later questions are left to the summary.
+    prep = await _compacted("anthropic_compaction")
+    assert prep.state.summary is not None
+    assert "Question 0: check item 0." in prep.state.summary.text
+    assert "Question 2: check item 14." not in prep.state.summary.text
