@@ -20,8 +20,10 @@ from pydantic import (
     model_validator,
 )
 
-from ctxlab.config._export import Exported, config_from, export_config
+from ctxlab.config._export import Exported
+from ctxlab.config._export_frameworks import export_config
 from ctxlab.config._html import config_html
+from ctxlab.config._import import config_from
 from ctxlab.config._sections import (
     BudgetPolicy,
     CompactionPasses,
@@ -231,15 +233,19 @@ class ContextConfig(BaseModel):
         ``"pydantic_ai"`` — its ``AnthropicModelSettings`` with the edits;
         ``"langchain"`` — a list of LangChain agent middleware (its ``SummarizationMiddleware``
         needs ``model``, the chat model that summarizes; ``context_window`` turns the ratios
-        into token counts, which a model without a profile needs)."""
+        into token counts, which a model without a profile needs); ``"inspect"`` — an Inspect
+        AI compaction strategy; ``"openai_agents"`` — an Agents SDK ``RunConfig``."""
         return export_config(self, target, model, context_window)
 
     @classmethod
-    def from_(cls, value: Any, target: str = "anthropic") -> ContextConfig:
+    def from_(
+        cls, value: Any, target: str = "anthropic", *, context_window: int | None = None
+    ) -> ContextConfig:
         """The nearest config to a ``target`` setting — an Anthropic ``context_management``
-        dict, or a list of LangChain agent middleware (``"langchain"``) — to replay what runs
-        today under ctxlab."""
-        return config_from(cls, value, target)
+        dict, a list of LangChain agent middleware (``"langchain"``), an Inspect AI compaction
+        strategy (``"inspect"``; a fractional threshold needs ``context_window``) — to replay
+        what runs today under ctxlab."""
+        return config_from(cls, value, target, context_window)
 
     def merge(self, **overrides: Any) -> ContextConfig:
         """A new config with ``overrides`` applied and validated (nested sections take dicts)."""

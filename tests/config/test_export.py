@@ -233,5 +233,95 @@ def test_langchain_middleware_reads_back_into_the_same_policy() -> None:
     assert (back.compaction.trigger_tokens, back.compaction.keep_messages) == (140_000, 12)
     with pytest.raises(UsageError, match="middleware 0: str has no ctxlab equivalent"):
         ContextConfig.from_(["not middleware"], "langchain")
-    with pytest.raises(UsageError, match="readable: anthropic, langchain"):
+    with pytest.raises(UsageError, match="readable: anthropic, langchain, inspect"):
+        ContextConfig.from_({}, "google_adk")
+    with pytest.raises(UsageError, match="strategy has a numeric threshold"):
         ContextConfig.from_({}, "inspect")
+
+
+def _inspect_history(calls: int) -> list[object]:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser
+    from inspect_ai.tool import ToolCall
+
+    history: list[object] = [ChatMessageUser(content="Read it all.")]
+    for n in range(calls):
+        call = ToolCall(id=f"c{n}", function="read", arguments={"n": n})
+        history.append(ChatMessageAssistant(content="", tool_calls=[call]))
+        history.append(
+            ChatMessageTool(
+                content=f"chunk {n} " + "data " * 50, tool_call_id=f"c{n}", function="read"
+            )
+        )
+    return history
+
+
+async def test_the_inspect_export_is_a_compaction_strategy_inspect_runs() -> None:
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.model import CompactionEdit, get_model
+
+    exported = TUNED.export("inspect")
+    strategy = exported.value
+    assert isinstance(strategy, CompactionEdit)
+    assert (strategy.threshold, strategy.keep_tool_uses, strategy.keep_thinking_turns) == (
+        60_000,
+        5,
+        2,
+    )
+    assert strategy.exclude_tools == ["memory"]
+    # What Inspect cannot say is named: the gate, and inputs cleared by tool name.
+    assert any(d.startswith("clear_at_least") for d in exported.dropped)
+    assert any(d.startswith("clear_tool_inputs") for d in exported.dropped)
+    # Inspect's own code, run on its own messages, keeps the latest 5 results whole.
+    edited, _ = await strategy.compact(get_model("mockllm/model"), _inspect_history(7), [])
+    results = [m.text for m in edited if m.role == "tool"]
+    assert [r.startswith("chunk") for r in results] == [False, False, True, True, True, True, True]
+
+
+def test_inspect_strategies_read_back() -> None:
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.model import CompactionEdit, CompactionNative, CompactionSummary, CompactionTrim
+
+    back = ContextConfig.from_(TUNED.export("inspect").value, "inspect")
+    assert back.provider_edits is not None and back.provider_edits.clear_tool_uses is not None
+    clear = back.provider_edits.clear_tool_uses
+    assert (clear.trigger_input_tokens, clear.keep, clear.exclude_tools) == (60_000, 5, ("memory",))
+    assert back.provider_edits.clear_thinking == ClearThinking(keep_turns=2)
+    # A share of the window needs the window to become the clearing's token trigger.
+    with pytest.raises(UsageError, match="pass context_window="):
+        ContextConfig.from_(CompactionEdit(), "inspect")
+    edit = ContextConfig.from_(CompactionEdit(), "inspect", context_window=200_000).provider_edits
+    assert edit is not None and edit.clear_tool_uses is not None
+    assert edit.clear_tool_uses.trigger_input_tokens == 180_000
+    native = ContextConfig.from_(CompactionNative(threshold=120_000), "inspect")
+    assert native.compaction.trigger_tokens == 120_000
+    assert native.export("inspect").value.threshold == 120_000
+    assert ContextConfig.from_(CompactionSummary(threshold=0.7), "inspect").trigger_ratio == 0.7
+    with pytest.raises(UsageError, match="CompactionTrim has no ctxlab equivalent"):
+        ContextConfig.from_(CompactionTrim(), "inspect")
+
+
+def test_the_openai_agents_export_is_a_run_config_with_the_sdks_trimmer() -> None:
+    pytest.importorskip("agents")
+    from agents import RunConfig
+    from agents.extensions.tool_output_trimmer import ToolOutputTrimmer
+
+    from ctxlab.config import TrimToolOutputs
+
+    config = ContextConfig.preset("openai_agents_trimmer").merge(
+        provider_edits=ProviderEdits(
+            trim_tool_outputs=TrimToolOutputs(recent_turns=3, max_output_chars=800),
+            openai_truncation=True,
+        )
+    )
+    exported = config.export("openai_agents")
+    run = exported.value
+    assert isinstance(run, RunConfig)
+    trimmer = run.call_model_input_filter
+    assert isinstance(trimmer, ToolOutputTrimmer)
+    assert (trimmer.recent_turns, trimmer.max_output_chars, trimmer.preview_chars) == (3, 800, 200)
+    assert run.model_settings is not None and run.model_settings.truncation == "auto"
+    assert any("OpenAIResponsesCompactionSession" in d for d in exported.dropped)
+    # Anthropic's edits are not the SDK's: named, not exported.
+    anthropic = ContextConfig.preset("anthropic_context_editing").export("openai_agents")
+    assert anthropic.value.call_model_input_filter is None
+    assert any(d.startswith("provider_edits.clear_tool_uses") for d in anthropic.dropped)

@@ -1,0 +1,212 @@
+"""`ContextConfig.export` to the agent frameworks: LangChain 1.x middleware, pydantic-ai's model
+settings, Inspect AI's compaction strategy and the OpenAI Agents SDK's run config — each built
+with the framework's own classes (imported when asked for: they are optional) — and
+`export_config`, which dispatches on the target.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.config._export import TARGETS, Exported, anthropic_edits
+from ctxlab.config._sections import ClearToolUses
+from ctxlab.exceptions import UsageError
+
+if TYPE_CHECKING:
+    from ctxlab.config._config import ContextConfig
+
+__all__ = [
+    "export_config",
+    "inspect_strategy",
+    "langchain_middleware",
+    "openai_agents_run_config",
+    "pydantic_ai_settings",
+]
+
+
+def langchain_middleware(config: ContextConfig, model: Any, window: int | None) -> Exported:
+    """LangChain 1.x middleware (``langchain.agents.middleware``): ``ContextEditingMiddleware``
+    with a ``ClearToolUsesEdit`` for the tool-result clearing, ``SummarizationMiddleware`` for
+    ctxlab's summary when ``model`` (its summarizer) is given — its ratios as token counts of
+    ``window`` when given (LangChain's fractions need the model's profile)."""
+    from langchain.agents.middleware import (
+        ClearToolUsesEdit,
+        ContextEditingMiddleware,
+        SummarizationMiddleware,
+    )
+
+    middleware: list[Any] = []
+    dropped: list[str] = []
+    provider = config.provider_edits
+    edit = provider.clear_tool_uses if provider is not None else None
+    if edit is not None:
+        inputs = edit.clear_tool_inputs
+        if isinstance(inputs, tuple):
+            dropped.append("clear_tool_inputs by tool name: LangChain clears all inputs or none")
+        if edit.trigger_input_tokens is None:
+            dropped.append("trigger_tool_uses: LangChain's edit triggers on tokens only")
+        if edit.clear_at_least:
+            dropped.append(
+                "clear_at_least means another thing in LangChain: it stops clearing once that "
+                "many tokens are reclaimed (Anthropic clears only when that many can go)"
+            )
+        clear = ClearToolUsesEdit(
+            trigger=edit.trigger_input_tokens or 100_000,
+            clear_at_least=edit.clear_at_least,
+            keep=edit.keep,
+            clear_tool_inputs=inputs is True,
+            exclude_tools=edit.exclude_tools,
+            placeholder=edit.placeholder,
+        )
+        middleware.append(ContextEditingMiddleware(edits=[clear]))
+    if provider is not None and provider.clear_thinking is not None:
+        dropped.append("clear_thinking: LangChain has no thinking edit")
+    if config.compaction.enabled and model is None:
+        dropped.append("the summary compaction: pass model= (the summarizer) to export it")
+    elif config.compaction.enabled:
+        passes = config.compaction
+
+        def share(ratio: float) -> Any:
+            return ("tokens", int(ratio * window)) if window else ("fraction", ratio)
+
+        keep: Any = (
+            ("messages", passes.keep_messages)
+            if passes.keep_messages is not None
+            else share(config.reserve_ratio)
+        )
+        middleware.append(
+            SummarizationMiddleware(model, trigger=share(config.trigger_ratio), keep=keep)
+        )
+        dropped.append("summary_schema: LangChain's summary is free text in its own prompt")
+    return Exported("langchain", middleware, tuple(dropped))
+
+
+def pydantic_ai_settings(config: ContextConfig) -> Exported:
+    """pydantic-ai's ``AnthropicModelSettings`` carrying the edits
+    (``anthropic_context_management``, pydantic-ai 2.x); ctxlab's own compaction runs there as
+    its history processor (`ctxlab.integrations.pydantic_ai.ContextProcessor`), not a setting."""
+    from pydantic_ai.models.anthropic import AnthropicModelSettings
+
+    anthropic = anthropic_edits(config)
+    settings = AnthropicModelSettings(anthropic_context_management=anthropic.value)
+    dropped = [
+        d
+        if not d.startswith("the summary compaction")
+        else "the summary compaction: run ctxlab's in pydantic-ai as its history processor "
+        "(ContextProcessor(ObservedSession(config=...)))"
+        for d in anthropic.dropped
+    ]
+    return Exported("pydantic_ai", settings, tuple(dropped))
+
+
+def _threshold(config: ContextConfig, tokens: int | None, window: int | None) -> int | float:
+    """Inspect's ``threshold``: a token count, or a share of the window."""
+    if tokens is not None:
+        return tokens
+    return int(config.trigger_ratio * window) if window else config.trigger_ratio
+
+
+def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
+    """Inspect AI's compaction strategy (``inspect_ai.model``, read from 0.3.285), what its
+    ``react(compaction=...)`` agent takes: one strategy, so the tool-result clearing
+    (``CompactionEdit``) when one is in force, else the server's compaction
+    (``CompactionNative``) for an absolute trigger, else a summary (``CompactionSummary``).
+    Inspect edits the history once the threshold is reached and goes on from the edited
+    history; the providers edit every request from the full one."""
+    from inspect_ai.model import CompactionEdit, CompactionNative, CompactionSummary
+
+    dropped: list[str] = []
+    provider = config.provider_edits
+    tool_uses = provider.clear_tool_uses if provider is not None else None
+    thinking = provider.clear_thinking if provider is not None else None
+    if provider is not None and provider.trim_tool_outputs is not None:
+        dropped.append("provider_edits.trim_tool_outputs: Inspect has no output trimmer")
+    if provider is not None and provider.openai_truncation:
+        dropped.append("provider_edits.openai_truncation: Inspect's CompactionTrim keeps a share")
+    strategy: Any
+    if tool_uses is not None or thinking is not None:
+        edit = tool_uses or ClearToolUses()
+        if tool_uses is not None and tool_uses.trigger_tool_uses is not None:
+            dropped.append("trigger_tool_uses: Inspect's threshold counts tokens")
+        if edit.clear_at_least:
+            dropped.append("clear_at_least: Inspect clears whenever the threshold is reached")
+        if edit.placeholder != ClearToolUses().placeholder:
+            dropped.append("clear_tool_uses.placeholder: Inspect writes its own")
+        if edit.clear_tool_inputs:
+            dropped.append(
+                "clear_tool_inputs: Inspect's keep_tool_inputs=False removes call and result "
+                "whole; the calls are kept"
+            )
+        strategy = CompactionEdit(
+            threshold=_threshold(config, edit.trigger_input_tokens, window),
+            keep_tool_uses=edit.keep if tool_uses is not None else 10**9,
+            keep_thinking_turns=(
+                "all" if thinking is None or thinking.keep_turns is None else thinking.keep_turns
+            ),
+            exclude_tools=list(edit.exclude_tools) or None,
+        )
+        if config.compaction.enabled:
+            dropped.append("the summary compaction: Inspect runs one strategy, the edit here")
+    elif config.compaction.enabled and config.compaction.trigger_tokens is not None:
+        strategy = CompactionNative(threshold=config.compaction.trigger_tokens)
+        dropped.append("summary_schema, summary_template: the provider summarizes natively")
+    else:
+        strategy = CompactionSummary(threshold=_threshold(config, None, window))
+        dropped.append("summary_schema, reserve_ratio: Inspect's summary has its own prompt")
+        if not config.compaction.enabled:
+            dropped.append("compaction.enabled=False: an Inspect strategy always compacts")
+    return Exported("inspect", strategy, tuple(dropped))
+
+
+def openai_agents_run_config(config: ContextConfig) -> Exported:
+    """The OpenAI Agents SDK's ``RunConfig`` (openai-agents 0.24.0): the ``ToolOutputTrimmer``
+    as its ``call_model_input_filter``, the Responses API's ``truncation="auto"`` in its
+    ``model_settings``. The SDK's compaction lives in a session
+    (``OpenAIResponsesCompactionSession(session_id, underlying_session)``), not the run config:
+    named in ``dropped``."""
+    from agents import ModelSettings, RunConfig
+    from agents.extensions.tool_output_trimmer import ToolOutputTrimmer
+
+    dropped: list[str] = []
+    provider = config.provider_edits
+    keywords: dict[str, Any] = {}
+    trim = provider.trim_tool_outputs if provider is not None else None
+    if trim is not None:
+        keywords["call_model_input_filter"] = ToolOutputTrimmer(
+            recent_turns=trim.recent_turns,
+            max_output_chars=trim.max_output_chars,
+            preview_chars=trim.preview_chars,
+            trimmable_tools=trim.trimmable_tools,
+        )
+    if provider is not None and provider.openai_truncation:
+        keywords["model_settings"] = ModelSettings(truncation="auto")
+    if provider is not None and provider.clear_tool_uses is not None:
+        dropped.append("provider_edits.clear_tool_uses: Anthropic's edit (export 'anthropic')")
+    if provider is not None and provider.clear_thinking is not None:
+        dropped.append("provider_edits.clear_thinking: Anthropic's edit (export 'anthropic')")
+    if config.compaction.enabled:
+        dropped.append(
+            "the summary compaction: the SDK compacts in a session — wrap yours in "
+            "OpenAIResponsesCompactionSession(session_id, session)"
+        )
+    return Exported("openai_agents", RunConfig(**keywords), tuple(dropped))
+
+
+def export_config(
+    config: ContextConfig, target: str, model: Any = None, context_window: int | None = None
+) -> Exported:
+    """``config`` in ``target``'s terms (see `TARGETS`); ``model`` is the summarizer a
+    framework's summary middleware needs (LangChain), ``context_window`` turns ratios into
+    token counts."""
+    if target == "anthropic":
+        return anthropic_edits(config)
+    if target == "langchain":
+        return langchain_middleware(config, model, context_window)
+    if target == "pydantic_ai":
+        return pydantic_ai_settings(config)
+    if target == "inspect":
+        return inspect_strategy(config, context_window)
+    if target == "openai_agents":
+        return openai_agents_run_config(config)
+    msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
+    raise UsageError(msg)
