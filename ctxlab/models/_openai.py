@@ -4,6 +4,11 @@ OpenAI-compatible server (vLLM, Ollama, LM Studio, ...) through ``base_url``.
 The SDK is an optional extra (``pip install 'ctxlab[openai]'``), imported when a model is made.
 Errors become ctxlab's with the SDK's exception as their cause; a request over the model's
 context length becomes `ContextOverflowError`, which the agent recovers from.
+
+Chat Completions has no context management of its own: ``truncation`` and server compaction
+(``context_management: [{"type": "compaction", ...}]``) are the Responses API's, which this
+model does not speak. Their semantics run as ctxlab policies instead (presets
+``openai_truncation`` and ``openai_compaction``), in replays, what-ifs and live sessions alike.
 """
 
 from __future__ import annotations
