@@ -191,7 +191,9 @@ class ClearToolUses(_Section):
     trigger_tool_uses: int | None = Field(default=None, gt=0)
     """Or fire when the request holds more tool uses than this (instead of tokens)."""
     keep: int = Field(default=3, ge=0)
-    """The latest this many tool uses keep their results."""
+    """The latest this many tool uses keep their results. Counted over every tool use, those
+    of ``exclude_tools`` too, as LangChain's port reads the guide (Inspect's counts only the
+    clearable ones); the guide does not say which."""
     clear_at_least: int = Field(default=0, ge=0)
     """Clear only when at least this many tokens can be removed (each clear rewrites the cached
     prefix from the first cleared block). 0: whenever it fires."""
