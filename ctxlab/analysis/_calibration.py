@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from ctxlab.analysis._recorded import recorded_requests
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import UserMessage
-from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -244,7 +244,7 @@ def calibrate(
     when the file has them.
     """
     if counter is None:
-        counter = TiktokenCounter()
+        counter = default_counter()
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
     fixed = (cache.text(transcript.system) if transcript.system else 0) + sum(
         cache.text(t.rendered) for t in transcript.tools

@@ -83,6 +83,9 @@ async def replay(
     state = WorkingState()
     # One cache and one memo for the whole replay: each step pays only for what is new.
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
+    # The whole recording is known ahead: its blocks are counted in one batch (each step then
+    # finds them counted), or read from the cache's store when another run counted them.
+    cache.count_ahead(messages)
     memo = PreparationMemo()
     # The previous step's assistant message and the user messages since: appended in one go.
     pending: list[UserMessage | AssistantMessage] = []

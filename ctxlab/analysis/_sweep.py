@@ -34,7 +34,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import UsageError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
-from ctxlab.tokens import TiktokenCounter, TokenCache
+from ctxlab.tokens import CountStore, TokenCache, default_counter
 from ctxlab.util._checks import context_window, windows_of
 
 if TYPE_CHECKING:
@@ -44,6 +44,9 @@ __all__ = ["SWEEP_COLUMNS", "sweep"]
 
 
 Case = tuple[str, str, int]
+
+COUNTS_FILE = "token_counts.sqlite"
+"""The `CountStore` a sweep keeps in its ``cache_dir``."""
 
 # Counts stay integers (nullable: an error row has none).
 _INTEGERS = dict.fromkeys(
@@ -58,10 +61,12 @@ def run_group(
     price: Price | None,
     rules: CacheRules | None,
     summary_calls: bool,
+    counts: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every config of one session at each window: the rows of the sweep (run on a worker).
-    The session is tokenized once for all of them (one shared `TokenCache`)."""
-    cache = TokenCache(TiktokenCounter())
+    The session is tokenized once for all of them (one shared `TokenCache`) — and, with
+    ``counts`` (a `CountStore` file), once across sweeps."""
+    cache = TokenCache(default_counter(), store=CountStore(counts) if counts else None)
     rows: list[dict[str, Any]] = []
     for window in [windows] if isinstance(windows, int) else windows:
         what = WhatIf(
@@ -148,7 +153,8 @@ def sweep(
         cases: Explicit ``(session name, config name, window)`` triples instead of the product.
         executor: None (in this process), a ``concurrent.futures.Executor``, or a
             ``dask.distributed.Client`` (a ``LocalCluster`` or a scheduler's address).
-        cache_dir: A folder for the Parquet cache of finished cases (none when omitted).
+        cache_dir: A folder for the Parquet cache of finished cases, and the sessions' token
+            counts (`CountStore`, `COUNTS_FILE`): none when omitted.
         progress: Show a ``tqdm.auto`` progress bar.
         price: The model's prices (the cost model of `WhatIf`).
         rules: The provider's prompt-cache rules (see `WhatIf`).
@@ -181,8 +187,12 @@ def sweep(
             if cache is not None and row.get("error") is None:
                 cache.put(keys[row["session"]], configs[row["config"]], row["window"], row)
 
+    # The sessions' token counts are kept beside the cached cases: a sweep of other configs
+    # over the same sessions tokenizes nothing again.
+    counts = str(Path(cache_dir) / COUNTS_FILE) if cache_dir else None
+    model = (price, rules, summary_calls, counts)
     computed, interrupted = _compute(
-        sessions, _by_session(pending), executor, progress, (price, rules, summary_calls), finished
+        sessions, _by_session(pending), executor, progress, model, finished
     )
     rows.extend(computed)
     order = {case: n for n, case in enumerate(wanted)}
@@ -256,7 +266,7 @@ def _compute(
     groups: list[Group],
     executor: Any,
     progress: bool,
-    model: tuple[Price | None, CacheRules | None, bool],
+    model: tuple[Price | None, CacheRules | None, bool, str | None],
     finished: Callable[[list[dict[str, Any]]], None],
 ) -> tuple[list[dict[str, Any]], bool]:
     from tqdm.auto import tqdm
@@ -314,7 +324,7 @@ def _submit(
     executor: Any,
     sessions: Mapping[str, Transcript],
     groups: list[Group],
-    model: tuple[Price | None, CacheRules | None, bool],
+    model: tuple[Price | None, CacheRules | None, bool, str | None],
 ) -> list[tuple[Any, Group]]:
     # The longest sessions first: the last tasks to finish are short ones, so workers stay busy
     # to the end instead of one of them finishing a long session alone.

@@ -39,7 +39,7 @@ from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window as context_window_of
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ class WhatIf:
         self.context_window = context_window_of(context_window)
         # A `TokenCache` may be shared by several what-ifs of one session (other windows).
         self.cache = (
-            counter if isinstance(counter, TokenCache) else TokenCache(counter or TiktokenCounter())
+            counter if isinstance(counter, TokenCache) else TokenCache(counter or default_counter())
         )
         models = transcript.meta.get("models") or [""]
         self.price = checked_price(price) or price_for(str(models[0]))

@@ -26,7 +26,7 @@ from ctxlab.messages import (
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.pipeline._summary import summary_instruction
-from ctxlab.tokens import TiktokenCounter, TokenCounter
+from ctxlab.tokens import TokenCounter, default_counter
 
 __all__ = [
     "Model",
@@ -75,9 +75,10 @@ class Model(ABC):
 
     @property
     def counter(self) -> TokenCounter:
-        """The local counter used to estimate requests (tiktoken cl100k_base unless overridden)."""
+        """The local counter used to estimate requests (cl100k_base BPE, by `default_counter`,
+        unless overridden)."""
         if self._counter is None:
-            self._counter = TiktokenCounter("cl100k_base")
+            self._counter = default_counter("cl100k_base")
         return self._counter
 
     exact_counts: bool = False

@@ -117,6 +117,8 @@ def scan_conversation(
     else:
         base = ConversationScan(key=key)
     suffix = conversation[len(base.conversation) :]
+    # The step's new messages in one batch (a replay has counted them all ahead: then a look-up).
+    cache.count_ahead(suffix)
     transforms: list[Transform] = []
     images = base.images + _images(suffix)
     if images > config.max_image_num:

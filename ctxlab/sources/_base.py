@@ -11,7 +11,7 @@ from ctxlab.agent._watched import Capabilities
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.events import Event, Subscribers
 from ctxlab.manifest import ContextManifest, Thresholds
-from ctxlab.tokens import TiktokenCounter, TokenCache, TokenCounter
+from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window
 
 __all__ = ["ModelInfo", "StepSource"]
@@ -48,7 +48,7 @@ class StepSource:
         self.name = name
         self.model = model
         self._config = require_config(config) if config is not None else ContextConfig()
-        self.token_cache = TokenCache(counter or TiktokenCounter())
+        self.token_cache = TokenCache(counter or default_counter())
         self.sources: dict[str, Any] = {}
         self.manifests: list[ContextManifest] = []
         self.running = False

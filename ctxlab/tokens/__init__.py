@@ -1,6 +1,9 @@
-"""Token counting: a protocol, an offline tiktoken counter, an approximation, and a cache."""
+"""Token counting: a protocol, offline BPE counters (tiktoken's, and toktok-rs's identical and
+faster one when installed: `default_counter`), an approximation, a cache and a store of counts
+kept across runs."""
 
 from ctxlab.tokens._cache import (
+    COUNT_RULES,
     IMAGE_TOKENS,
     MESSAGE_OVERHEAD,
     PDF_PAGE_TOKENS,
@@ -9,19 +12,26 @@ from ctxlab.tokens._cache import (
 )
 from ctxlab.tokens._counter import ApproximateCounter, TokenCount, TokenCounter
 from ctxlab.tokens._head import head_within
+from ctxlab.tokens._store import CountStore
 from ctxlab.tokens._tiktoken import ENCODINGS, TiktokenCounter, load_encoding
+from ctxlab.tokens._toktok import ToktokCounter, default_counter, toktok_available
 
 __all__ = [
+    "COUNT_RULES",
     "ENCODINGS",
     "IMAGE_TOKENS",
     "MESSAGE_OVERHEAD",
     "PDF_PAGE_TOKENS",
     "TOOL_BLOCK_OVERHEAD",
     "ApproximateCounter",
+    "CountStore",
     "TiktokenCounter",
     "TokenCache",
     "TokenCount",
     "TokenCounter",
+    "ToktokCounter",
+    "default_counter",
     "head_within",
     "load_encoding",
+    "toktok_available",
 ]

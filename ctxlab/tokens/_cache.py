@@ -26,13 +26,17 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.tokens._counter import TokenCounter
+from ctxlab.tokens._store import CountStore
 
 __all__ = [
+    "COUNT_RULES",
     "IMAGE_TOKENS",
     "MESSAGE_OVERHEAD",
     "PDF_PAGE_TOKENS",
     "TOOL_BLOCK_OVERHEAD",
     "TokenCache",
+    "block_parts",
+    "document_parts",
     "document_tokens",
 ]
 
@@ -47,16 +51,21 @@ PDF_PAGE_TOKENS = 2_250
 """Tokens assumed per PDF page: the middle of Anthropic's 1,500–3,000 per page (text and the page
 image), from its PDF-support documentation."""
 
+COUNT_RULES = "blocks-1"
+"""The version of how a block's count is made of its texts (`block_parts`); a stored count made
+under other rules is not reused."""
+
 _MAX_ENTRIES = 200_000
 _PDF_PAGE = re.compile(rb"/Type\s*/Page(?!s)")
 
 
-def document_tokens(block: DocumentBlock, count: Callable[[str], int]) -> int:
-    """Estimated tokens of a document: its text when it carries text, ``PDF_PAGE_TOKENS`` per page
-    of a base64 PDF (pages counted in the PDF's own page objects), the title and context too."""
-    tokens = sum(count(t) for t in (block.title, block.context) if t)
+def document_parts(block: DocumentBlock) -> tuple[int, tuple[str, ...]]:
+    """A document's count as fixed tokens plus the counts of its texts: its text when it carries
+    text, ``PDF_PAGE_TOKENS`` per page of a base64 PDF (pages counted in the PDF's own page
+    objects), the title and context too."""
+    texts = tuple(t for t in (block.title, block.context) if t)
     if block.text:
-        return tokens + count(block.text)
+        return 0, (*texts, block.text)
     data = block.source.get("data")
     if block.source.get("type") == "base64" and isinstance(data, str):
         try:
@@ -64,8 +73,46 @@ def document_tokens(block: DocumentBlock, count: Callable[[str], int]) -> int:
         except ValueError:
             raw = b""
         pages = len(_PDF_PAGE.findall(raw))
-        return tokens + PDF_PAGE_TOKENS * max(pages, 1)
-    return tokens + PDF_PAGE_TOKENS  # a URL: at least one page
+        return PDF_PAGE_TOKENS * max(pages, 1), texts
+    return PDF_PAGE_TOKENS, texts  # a URL: at least one page
+
+
+def document_tokens(block: DocumentBlock, count: Callable[[str], int]) -> int:
+    """Estimated tokens of a document (see `document_parts`)."""
+    fixed, texts = document_parts(block)
+    return fixed + sum(count(t) for t in texts)
+
+
+def block_parts(block: Any) -> tuple[int, tuple[str, ...]]:
+    """A block's count as fixed tokens (framing, images, pages) plus the counts of its texts:
+    what lets the texts of many blocks be counted in one batch."""
+    if isinstance(block, TextBlock):
+        return 0, (block.text,)
+    if isinstance(block, HintBlock):
+        return 0, (block.rendered,)
+    if isinstance(block, ToolUseBlock):
+        return TOOL_BLOCK_OVERHEAD, (block.name, block.input_json)
+    if isinstance(block, ToolResultBlock):
+        fixed, texts = TOOL_BLOCK_OVERHEAD + IMAGE_TOKENS * len(block.images), [block.text]
+        for part in block.other_parts:
+            more, inner = block_parts(part)
+            fixed += more
+            texts.extend(inner)
+        return fixed, tuple(texts)
+    if isinstance(block, ImageBlock):
+        return IMAGE_TOKENS, ()
+    if isinstance(block, ThinkingBlock):
+        # Counted although Anthropic drops earlier turns' thinking from the window: an
+        # over-estimate is safe, an under-estimate overflows.
+        return 0, (block.thinking,)
+    if isinstance(block, RedactedThinkingBlock):
+        return len(block.data) // 4, ()  # opaque: about what the reasoning it hides would cost
+    if isinstance(block, DocumentBlock):
+        return document_parts(block)
+    if isinstance(block, ProviderBlock):
+        return TOOL_BLOCK_OVERHEAD, (block.data_json,)
+    msg = f"cannot count tokens of {type(block).__name__}"
+    raise TypeError(msg)
 
 
 class TokenCache:
@@ -75,13 +122,21 @@ class TokenCache:
     were answered from the cache.
     """
 
-    def __init__(self, counter: TokenCounter) -> None:
+    def __init__(self, counter: TokenCounter, store: CountStore | None = None) -> None:
         self.counter = counter
+        self.store = store
+        """Counts kept across runs (`CountStore`), read and written by `count_ahead`."""
         self._blocks: dict[str, int] = {}
         self._messages: dict[str, int] = {}
         self._texts: dict[str, int] = {}
         self.counted_blocks = 0
         self.hits = 0
+
+    @property
+    def store_namespace(self) -> str:
+        """What the store's counts are keyed under besides the block: the counter's method and
+        ctxlab's block rules (`COUNT_RULES`), so no other counter's counts are ever read."""
+        return f"{self.counter.method}|{COUNT_RULES}"
 
     @property
     def method(self) -> str:
@@ -131,30 +186,40 @@ class TokenCache:
         return sum(self.message(m) for m in messages)
 
     def _count_block(self, block: Any) -> int:
+        fixed, texts = block_parts(block)
         count = self.counter.count_text
-        if isinstance(block, TextBlock):
-            return count(block.text)
-        if isinstance(block, HintBlock):
-            return count(block.rendered)
-        if isinstance(block, ToolUseBlock):
-            return TOOL_BLOCK_OVERHEAD + count(block.name) + count(block.input_json)
-        if isinstance(block, ToolResultBlock):
-            tokens = TOOL_BLOCK_OVERHEAD + count(block.text) + IMAGE_TOKENS * len(block.images)
-            return tokens + sum(self._count_block(p) for p in block.other_parts)
-        if isinstance(block, ImageBlock):
-            return IMAGE_TOKENS
-        if isinstance(block, ThinkingBlock):
-            # Counted although Anthropic drops earlier turns' thinking from the window: an
-            # over-estimate is safe, an under-estimate overflows.
-            return count(block.thinking)
-        if isinstance(block, RedactedThinkingBlock):
-            return len(block.data) // 4  # opaque: about what the reasoning it hides would cost
-        if isinstance(block, DocumentBlock):
-            return document_tokens(block, count)
-        if isinstance(block, ProviderBlock):
-            return TOOL_BLOCK_OVERHEAD + count(block.data_json)
-        msg = f"cannot count tokens of {type(block).__name__}"
-        raise TypeError(msg)
+        return fixed + sum(count(t) for t in texts)
+
+    def count_ahead(self, messages: Iterable[UserMessage | AssistantMessage]) -> int:
+        """Count every block of ``messages`` not counted yet, in one batch (the counter's
+        ``count_many`` when it has one; the store's counts first when there is one), so that
+        the steps that follow find them counted. Returns how many blocks were tokenized."""
+        pending: dict[str, tuple[int, tuple[str, ...]]] = {}  # block hash -> its parts
+        for message in messages:
+            if message.content_hash in self._messages:
+                continue
+            for block in message.content:
+                key = block.content_hash
+                if key not in self._blocks and key not in pending:
+                    pending[key] = block_parts(block)
+        if pending and self.store is not None:
+            for key, tokens in self.store.get_many(self.store_namespace, list(pending)).items():
+                self._remember(self._blocks, key, tokens)
+                del pending[key]
+        if not pending:
+            return 0
+        texts = [text for _, parts in pending.values() for text in parts]
+        many = getattr(self.counter, "count_many", None)
+        counts = iter(many(texts) if many is not None else map(self.counter.count_text, texts))
+        counted = {
+            key: fixed + sum(next(counts) for _ in parts) for key, (fixed, parts) in pending.items()
+        }
+        for key, tokens in counted.items():
+            self._remember(self._blocks, key, tokens)
+        self.counted_blocks += len(counted)
+        if self.store is not None:
+            self.store.put_many(self.store_namespace, counted)
+        return len(counted)
 
     @staticmethod
     def _remember(table: dict[Any, int], key: Any, tokens: int) -> None:
