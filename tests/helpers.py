@@ -52,3 +52,15 @@ async def prepared(
         config=config,
         **options,
     )
+
+
+class CountingCounter(ApproximateCounter):
+    """The approximation, remembering every text it counted (in ``calls``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def count_text(self, text: str) -> int:
+        self.calls.append(text)
+        return super().count_text(text)

@@ -11,7 +11,7 @@ import pytest
 
 from ctxlab import SWEEP_COLUMNS, ContextConfig, Transcript, sweep
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from ctxlab.tokens import TiktokenCounter
+from tests.helpers import CountingCounter
 
 
 def _session(name: str, turns: int) -> Transcript:
@@ -148,40 +148,24 @@ def test_the_cache_is_keyed_by_ctxlabs_version_and_the_sessions_tools(
     assert sweep(one, CONFIGS, (6_000,), cache_dir=tmp_path, progress=False).attrs["computed"] == 2
 
 
-class _Spy(TiktokenCounter):
-    """tiktoken's counts, remembering every text it tokenized."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[str] = []
-
-    def count_text(self, text: str) -> int:
-        self.seen.append(text)
-        return super().count_text(text)
-
-    def count_many(self, texts: list[str]) -> list[int]:
-        self.seen.extend(texts)
-        return super().count_many(texts)
-
-
 def test_with_a_cache_dir_a_session_is_tokenized_once_across_sweeps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spies: list[_Spy] = []
+    spies: list[CountingCounter] = []
 
-    def spy() -> _Spy:
-        spies.append(_Spy())
+    def spy() -> CountingCounter:
+        spies.append(CountingCounter())
         return spies[-1]
 
     monkeypatch.setattr("ctxlab.analysis._sweep.default_counter", spy)
     (one,) = SESSIONS[:1]
     result = next(b for m in one.messages for b in m.content if isinstance(b, ToolResultBlock))
     first = sweep([one], CONFIGS, (6_000,), cache_dir=tmp_path, progress=False)
-    assert result.text in spies[-1].seen
+    assert result.text in spies[-1].calls
     # Other configs: the cases are new, the session's counts are not.
     other = {"tight": ContextConfig(trigger_ratio=0.5)}
     second = sweep([one], other, (6_000,), cache_dir=tmp_path, progress=False)
-    assert second.attrs["computed"] == 1 and result.text not in spies[-1].seen
+    assert second.attrs["computed"] == 1 and result.text not in spies[-1].calls
     # The counts read back are the counts: the first config's figures do not change.
     again = sweep([one], CONFIGS, (6_000,), progress=False)
     assert again.equals(first)

@@ -9,6 +9,7 @@ from ctxlab import ApproximateCounter, TiktokenCounter, TokenCache, UserMessage
 from ctxlab.exceptions import TokenizerDataError, UsageError
 from ctxlab.messages import ToolResultBlock
 from ctxlab.tokens import MESSAGE_OVERHEAD, _tiktoken
+from tests.helpers import CountingCounter
 
 
 def test_tiktoken_counts_known_strings_offline(tiktoken_counter: TiktokenCounter) -> None:
@@ -55,16 +56,6 @@ def test_approximate_counter() -> None:
     assert counter.method == "approximate:chars/4"
     with pytest.raises(ValueError, match="positive"):
         ApproximateCounter(0)
-
-
-class CountingCounter(ApproximateCounter):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[str] = []
-
-    def count_text(self, text: str) -> int:
-        self.calls.append(text)
-        return super().count_text(text)
 
 
 def test_cache_counts_only_new_blocks() -> None:
