@@ -67,7 +67,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/prepare_bench.py
 	$(PY) benchmarks/loop_bench.py
 	$(PY) benchmarks/lab_bench.py
-	$(PY) benchmarks/memory_bench.py
+	$(PY) benchmarks/scale_bench.py
 	$(PY) benchmarks/sessions_bench.py
 
 clean:

@@ -83,9 +83,6 @@ async def replay(
     state = WorkingState()
     # One cache and one memo for the whole replay: each step pays only for what is new.
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
-    # The whole recording is known ahead: its blocks are counted in one batch (each step then
-    # finds them counted), or read from the cache's store when another run counted them.
-    cache.count_ahead(messages)
     memo = PreparationMemo()
     # The previous step's assistant message and the user messages since: appended in one go.
     pending: list[UserMessage | AssistantMessage] = []
@@ -93,6 +90,11 @@ async def replay(
     # No request can start with an assistant turn: a recording that begins with one (a
     # continued session, an export that lost the prompt) replays from its first user message.
     start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages))
+    # What the steps will send is known ahead — every message before the last assistant turn
+    # (what follows it is never requested) — so it is counted in one batch, or read from the
+    # cache's store when another run counted it; each step then finds its messages counted.
+    last = max((i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)), default=0)
+    cache.count_ahead(messages[start:last])
     requests = 0
     for index in range(start, len(messages)):
         message = messages[index]

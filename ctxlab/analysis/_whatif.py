@@ -77,6 +77,17 @@ class ConfigRun:
         """USD over the session, summary calls included."""
         return sum(c.cost for c in self.costs)
 
+    def __repr__(self) -> str:
+        # A run holds every request it prepared: the dataclass repr would print them all (in a
+        # notebook cell's output, and in Python 3.11's asyncio.run, which formats the result of
+        # the task it ran — seconds for a 500-request run).
+        compactions = sum(s.compaction is not None for s in self.steps)
+        state = f", error={self.error!r}" if self.error else ""
+        return (
+            f"ConfigRun({self.name!r}, {len(self.steps)} requests, {compactions} compactions, "
+            f"${self.cost:.2f}{state})"
+        )
+
 
 class WhatIf:
     """A transcript replayed under named configs (see the module's documentation).

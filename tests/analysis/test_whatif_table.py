@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
+from ctxlab.analysis._sync import run_sync
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
 
@@ -121,3 +122,21 @@ async def test_every_figure_of_a_row_is_its_runs_own() -> None:
     assert row["retention_control"] == pytest.approx(sum(controls) / len(controls))
     assert row["retention_control"] < row["retention"]  # the tail alone holds less
     assert 0 < row["replay_ms"] < 60_000 and row["errors"] == 0
+
+
+async def test_a_run_says_what_it_did_in_a_line() -> None:
+    # A notebook cell ending in ``await what.set_config(...)`` shows the run: one line, not
+    # every request it prepared (Python 3.11's asyncio.run formatted it too, for seconds).
+    what = WhatIf(_session(40), {"a": ContextConfig()}, context_window=4_000)
+    run = await what.set_config("a", ContextConfig(trigger_ratio=0.5))
+    compactions = sum(s.compaction is not None for s in run.steps)
+    assert compactions > 0
+    assert repr(run) == (
+        f"ConfigRun('a', {len(run.steps)} requests, {compactions} compactions, ${run.cost:.2f})"
+    )
+    assert run_sync(what.set_config("b", ContextConfig())).name == "b"
+
+
+def test_run_sync_gives_the_coroutines_result_outside_a_loop() -> None:
+    what = WhatIf(_session(6), {"a": ContextConfig()}, context_window=4_000)
+    assert run_sync(what.set_config("b", ContextConfig())).name == "b"
