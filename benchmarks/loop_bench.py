@@ -7,7 +7,8 @@ recorded output. Time spent inside the model and the tool is subtracted, so what
 framework's own work per step: preparing the request (counting, truncation, compaction checks,
 the manifest), running the tool call machinery, and bookkeeping.
 
-ctxlab counts with tiktoken (cl100k_base); AgentScope estimates (bytes / 4).
+ctxlab counts with its default counter (cl100k_base: toktok-rs when installed, tiktoken's counts);
+AgentScope estimates (bytes / 4).
 
 Usage: python benchmarks/loop_bench.py [--window 200000] [--steps N]
 """
@@ -20,13 +21,13 @@ import logging
 import time
 from typing import Any
 
-from ctxlab import ContextConfig, TiktokenCounter
+from ctxlab import ContextConfig
 from ctxlab.agent import Agent
 from ctxlab.io._transcript import corpus_dir, load_transcript
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
 from ctxlab.models import FunctionModel, ModelResponse
-from ctxlab.tokens import load_encoding
+from ctxlab.tokens import default_counter, load_encoding
 
 
 def workload(limit: int) -> tuple[str, list[tuple[str, str]]]:
@@ -97,7 +98,7 @@ async def run_ctxlab(steps: list[tuple[str, str]], window: int) -> tuple[float, 
         model=FunctionModel(model, context_window=window),
         tools=[run],
         context_config=ContextConfig(),
-        counter=TiktokenCounter(),
+        counter=default_counter(),
         max_steps=len(steps) + 5,
     )
     start = time.perf_counter()
