@@ -209,7 +209,8 @@ class ClearThinking(_Section):
     """Anthropic's server-side thinking clearing, ``clear_thinking_20251015`` (same beta and
     source as `ClearToolUses`): the thinking blocks of all but the latest ``keep_turns``
     assistant turns are removed from the request (``None``: the API's ``"all"``, nothing
-    removed). Applied to what is sent, never to the working state."""
+    removed) — a turn being what the assistant does between two messages of the user, a whole
+    tool loop. Applied to what is sent, never to the working state."""
 
     keep_turns: int | None = Field(default=1, ge=1)
     """Assistant turns whose thinking stays (the API's default, 1); None keeps all."""

@@ -236,18 +236,31 @@ def clear_thinking(
     conversation: Sequence[Message], edit: ClearThinking
 ) -> tuple[tuple[Message, ...], list[Transform]]:
     """``clear_thinking_20251015``: the thinking blocks of all but the latest ``keep_turns``
-    assistant turns are removed (a turn left empty keeps an empty text)."""
+    assistant turns are removed (a message left empty keeps an empty text). A turn is what the
+    assistant does between two messages of the user — a tool loop is one turn, as the API's
+    extended-thinking rules count it ("assistant conversation turns may include multiple content
+    blocks (e.g. when using tools) and multiple thinking blocks (e.g. with interleaved
+    thinking)": the context-editing guide)."""
     if edit.keep_turns is None:
         return tuple(conversation), []
-    turns = [i for i, m in enumerate(conversation) if isinstance(m, AssistantMessage)]
-    older = set(turns[: max(len(turns) - edit.keep_turns, 0)])
+    turn, turn_of = 0, {}
+    for index, message in enumerate(conversation):
+        if isinstance(message, UserMessage) and not message.tool_results:
+            turn += 1  # the user spoke: the next assistant message opens a turn
+        elif isinstance(message, AssistantMessage):
+            turn_of[index] = turn
+    kept = set(sorted(set(turn_of.values()))[-edit.keep_turns :])
     out: list[Message] = []
     transforms: list[Transform] = []
+    thinking = (ThinkingBlock, RedactedThinkingBlock)
     for index, message in enumerate(conversation):
-        thinking = (ThinkingBlock, RedactedThinkingBlock)
-        if index in older and any(isinstance(b, thinking) for b in message.content):
-            kept = tuple(b for b in message.content if not isinstance(b, thinking))
-            transforms.append(Transform("provider_clear_thinking", f"turn {index}"))
-            message = AssistantMessage(content=kept or "")
+        if (
+            index in turn_of
+            and turn_of[index] not in kept
+            and any(isinstance(b, thinking) for b in message.content)
+        ):
+            left = tuple(b for b in message.content if not isinstance(b, thinking))
+            transforms.append(Transform("provider_clear_thinking", f"turn {turn_of[index]}"))
+            message = AssistantMessage(content=left or "")
         out.append(message)
     return tuple(out), transforms

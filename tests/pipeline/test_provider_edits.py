@@ -175,6 +175,36 @@ async def test_older_turns_lose_their_thinking() -> None:
     assert sum(isinstance(b, ThinkingBlock) for m in prep.request.messages for b in m.content) == 3
 
 
+async def test_a_tool_loop_is_one_thinking_turn() -> None:
+    # Two user turns; the latest is a tool loop of three assistant messages, each thinking
+    # (interleaved thinking): keep=1 keeps all three, and clears the first turn's.
+    def thinking_call(n: int) -> AssistantMessage:
+        use = ToolUseBlock(id=f"t{n}", name="read", input={"n": n})
+        return AssistantMessage(content=(ThinkingBlock(thinking=f"idea {n}", signature="s"), use))
+
+    def result(n: int) -> UserMessage:
+        return UserMessage(content=(ToolResultBlock(tool_use_id=f"t{n}", content=f"r{n}"),))
+
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="First.")]
+    messages += [thinking_call(0), result(0)]
+    messages.append(AssistantMessage(content=(ThinkingBlock(thinking="done 0", signature="s"),)))
+    messages.append(UserMessage(content="Second."))
+    for n in (1, 2, 3):
+        messages += [thinking_call(n), result(n)]
+    config = ContextConfig(provider_edits=ProviderEdits(clear_thinking=ClearThinking()))
+    prep = await prepared(messages, context_window=200_000, config=config)
+    thinking = [
+        b.thinking
+        for m in prep.request.messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ThinkingBlock)
+    ]
+    assert thinking == ["idea 1", "idea 2", "idea 3"]
+    cleared = [t.target for t in prep.manifest.transforms if t.kind == "provider_clear_thinking"]
+    assert cleared == ["turn 1", "turn 1"]
+
+
 async def test_a_clear_breaks_the_cached_prefix_at_the_first_cleared_block() -> None:
     # The agent's successive requests (0 to 5 calls); only the last passes the trigger, and
     # clears the first result (keep=4). Each request caches up to its end (Anthropic's
