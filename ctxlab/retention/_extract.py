@@ -168,7 +168,13 @@ class Inventory:
         return sum(len(self.of(c)) for c in TARGETS)
 
 
-def _user_lines(text: str) -> list[str]:
+def _user_lines(text: str) -> tuple[str, ...]:
+    # Every compaction measures the task and instructions of the whole session so far: the
+    # lines of a message are found once (memoized, as the other scans are).
+    return _memoized("user", text, _scan_user_lines)
+
+
+def _scan_user_lines(text: str) -> list[str]:
     text = _HARNESS_TAG.sub(" ", _REMINDER.sub(" ", text))
     lines = (collapse(line) for line in text.splitlines())
     return [line for line in lines if len(_LETTERS.findall(line)) >= 3]
@@ -248,6 +254,10 @@ def _memoized(kind: str, text: str, find: Callable[[str], list[str]]) -> tuple[s
             _memo.clear()
         found = _memo[key] = tuple(find(text))
     return found
+
+
+def _words_of(text: str) -> tuple[str, ...]:
+    return _memoized("words", text, _SPLIT.split)
 
 
 def _output_values(text: str) -> tuple[str, ...]:
@@ -334,7 +344,7 @@ def inventory(messages: Sequence[Message], *, users: Sequence[Message] | None = 
     for output in last_run.values():
         out["outcomes"].extend(_outcomes(output))
     # Whole words of what the agent and the user wrote (paths and numbers are words).
-    said = {w for t in (*agent_text, *out["task"], *out["instructions"]) for w in _SPLIT.split(t)}
+    said = {w for t in (*agent_text, *out["task"], *out["instructions"]) for w in _words_of(t)}
     for text in output_text:
         for value in _output_values(text):
             if value not in said:
