@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.util._html import PLACEMENT_COLORS
+from ctxlab.widgets._columns import RowColumns
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
 
@@ -160,6 +161,17 @@ class BudgetPanel:
         self.units = "tokens"
         """``"tokens"``, or ``"percent"``: every value as a share of its request's input limit."""
         self._limits = np.ones(1)
+        self._columns = RowColumns(
+            (
+                *PLACEMENTS,
+                *(key for key, _, _ in LINES),
+                "input_limit",
+                "total",
+                "offloads",
+                "omissions",
+            ),
+            np.int32,
+        )
         self.units_picker = w.ToggleButtons(
             options=[(label, key) for key, label in UNITS.items()],
             value="tokens",
@@ -220,17 +232,16 @@ class BudgetPanel:
         count = len(rows)
         x = np.arange(count, dtype=np.int32)
         data = self.plot.data
-        limits = np.fromiter((r["input_limit"] or 0 for r in rows), dtype=np.float64, count=count)
+        columns = self._columns.of(rows)  # only the rows new since the last redraw are read
+        limits = columns["input_limit"].astype(np.float64)
         self._limits = np.maximum(np.append(limits, next_lines.input_limit), 1.0)
         with self.plot.batch_update():
             for index, placement in enumerate(PLACEMENTS):
                 data[index]["x"] = x
-                data[index]["y"] = self._scaled(
-                    np.fromiter((r[placement] for r in rows), dtype=np.int32, count=count)
-                )
+                data[index]["y"] = self._scaled(columns[placement].copy())
             line_x = np.arange(count + 1, dtype=np.int32)
             for offset, (key, _, _) in enumerate(LINES):
-                values = np.fromiter((r[key] for r in rows), dtype=np.int32, count=count)
+                values = columns[key]
                 data[len(PLACEMENTS) + offset]["x"] = line_x
                 upcoming = np.asarray([getattr(next_lines, key)], dtype=np.int32)
                 data[len(PLACEMENTS) + offset]["y"] = self._scaled(
@@ -239,12 +250,12 @@ class BudgetPanel:
             base = len(PLACEMENTS) + len(LINES)
             marks = [self._compaction_marks(log)]
             for key in ("offloads", "omissions"):
-                hits = [r for r in rows if r[key]]
+                hits = np.flatnonzero(columns[key])  # a row's step is its index
                 marks.append(
                     (
-                        [r["step"] for r in hits],
-                        [r["total"] for r in hits],
-                        [f"{r[key]} {key}" for r in hits],
+                        hits.tolist(),
+                        columns["total"][hits].tolist(),
+                        [f"{n} {key}" for n in columns[key][hits].tolist()],
                     )
                 )
             marks.append(self._recorded_marks(log))
@@ -256,7 +267,7 @@ class BudgetPanel:
                 )
                 data[base + offset]["text"] = text
             self._draw_usage(log)
-            self._draw_total(log, limits)
+            self._draw_total(columns["total"], limits)
             # The last x of the lines is no request yet: the lines the next one will use.
             self.plot.relayout(
                 annotations=[
@@ -278,11 +289,10 @@ class BudgetPanel:
             if select is not None:
                 self._draw_selection(select)
 
-    def _draw_total(self, log: StepLog, limits: np.ndarray) -> None:
+    def _draw_total(self, totals: np.ndarray, limits: np.ndarray) -> None:
         # ``limits``: each request's input limit (0 where unknown), as `update` read them.
-        rows = log.rows
-        count = len(rows)
-        totals = np.fromiter((r["total"] for r in rows), dtype=np.int32, count=count)
+        count = len(totals)
+        totals = totals.copy()  # the plot keeps what it is given: not a view of the columns
         x = np.arange(count, dtype=np.int32)
         total, share = self.trace("total"), self.trace("share")
         total["x"], total["y"], total["customdata"] = x, self._scaled(totals), totals
@@ -296,6 +306,8 @@ class BudgetPanel:
         xs: list[float] = []
         ys: list[float] = []
         text: list[str] = []
+        if not log.recorded_compactions:  # a live session: no manifest to read
+            return xs, ys, text
         for step, manifest in enumerate(log.manifests):
             for t in manifest.transforms:
                 if t.kind != "recorded_compaction":

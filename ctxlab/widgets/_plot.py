@@ -45,6 +45,10 @@ def _to_wire(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _to_wire(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
+        # Hover texts and labels (hundreds at a long session) are sent as they are: a fresh
+        # list, without a call per item.
+        if all(type(item) is str for item in value):
+            return list(value)
         return [_to_wire(item) for item in value]
     return value
 

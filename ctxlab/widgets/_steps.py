@@ -162,6 +162,11 @@ class StepLog:
         model = self.manifests[step].model or None
         row["calibrated"] = self.calibration.calibrated(row["total"], self._segment(step), model)
 
+    @property
+    def recorded_compactions(self) -> int:
+        """How many of the rows hold a recorded compaction."""
+        return self._recorded[-1] if self._recorded else 0
+
     def _add(self, event: ContextBuildEvent, manifest: ContextManifest) -> int:
         step = len(self.rows)
         self.rows.append(step_row(manifest, step=step, call=event.call))

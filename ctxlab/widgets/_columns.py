@@ -1,0 +1,50 @@
+"""`RowColumns`: columns of the step log's rows as NumPy arrays, extended as rows arrive, so that
+redrawing the budget plot at request 10,000 reads one new row, not 10,000 (a redraw read every
+row of eleven columns at every step: 30 ms at 10,000 requests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RowColumns"]
+
+
+class RowColumns:
+    """The columns ``keys`` of a sequence of rows, as arrays of ``dtype`` (None read as 0).
+
+    Only the columns a row has when it is logged may be kept so: a row is read once. A log
+    whose rows were replaced (a shorter one, or another first or last row) is read again.
+    """
+
+    def __init__(self, keys: Sequence[str], dtype: Any) -> None:
+        self.keys = tuple(keys)
+        self.dtype = dtype
+        self._reset()
+
+    def _reset(self) -> None:
+        self._count = 0
+        self._first: object = None
+        self._last: object = None
+        self._data = {key: np.zeros(64, dtype=self.dtype) for key in self.keys}
+
+    def of(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
+        """Each column over ``rows`` (views: valid until the next call)."""
+        count = len(rows)
+        if count < self._count or (
+            self._count and (rows[0] is not self._first or rows[self._count - 1] is not self._last)
+        ):
+            self._reset()
+        if count > self._count:
+            new = rows[self._count :]
+            size = len(next(iter(self._data.values())))
+            if count > size:
+                grown = max(count, 2 * size)
+                for key, old in self._data.items():
+                    self._data[key] = np.resize(old, grown)
+            for key, column in self._data.items():
+                column[self._count : count] = [r[key] or 0 for r in new]
+            self._count, self._first, self._last = count, rows[0], rows[count - 1]
+        return {key: column[:count] for key, column in self._data.items()}

@@ -1,0 +1,34 @@
+"""`RowColumns` reads each row once and gives the columns a full read would."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ctxlab.widgets._columns import RowColumns
+
+
+def _rows(count: int, base: int = 0) -> list[dict[str, int | None]]:
+    return [{"a": base + n, "b": None if n % 3 else 2 * n} for n in range(count)]
+
+
+def test_growing_rows_give_the_columns_of_a_full_read() -> None:
+    columns = RowColumns(("a", "b"), np.int32)
+    rows = _rows(0)
+    for size in (1, 5, 64, 65, 300, 1_000):  # past the first buffer, and twice past it
+        rows.extend(_rows(size)[len(rows) :])
+        got = columns.of(rows)
+        assert got["a"].tolist() == [r["a"] for r in rows]
+        assert got["b"].tolist() == [r["b"] or 0 for r in rows]
+
+
+def test_rows_replaced_are_read_again() -> None:
+    columns = RowColumns(("a",), np.int32)
+    first = _rows(10)
+    assert columns.of(first)["a"].tolist() == list(range(10))
+    # Another log as long (a what-if's view, a new session): other row objects, other values.
+    other = _rows(10, base=100)
+    assert columns.of(other)["a"].tolist() == list(range(100, 110))
+    # A shorter one, and one whose last known row was replaced.
+    assert columns.of(other[:4])["a"].tolist() == list(range(100, 104))
+    edited = [*other[:3], {"a": -1, "b": 0}, *_rows(2, base=7)]
+    assert columns.of(edited)["a"].tolist() == [100, 101, 102, -1, 7, 8]
