@@ -99,7 +99,11 @@ class StepLog:
             row.update(usage_columns(event.usage, row["total"]))  # type: ignore[typeddict-item]
             answered = self.manifests[index]
             self.manifests[index] = answered.with_usage(event.usage)
-            self.sent = [self.manifests[index] if m is answered else m for m in self.sent]
+            # The answered request is near the end of what was sent: looked for from there.
+            for position in range(len(self.sent) - 1, -1, -1):
+                if self.sent[position] is answered:
+                    self.sent[position] = self.manifests[index]
+                    break
             self._frame = None
             return index
         if isinstance(event, CompactionEvent):
