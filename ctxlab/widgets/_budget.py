@@ -253,8 +253,8 @@ class BudgetPanel:
                 hits = np.flatnonzero(columns[key])  # a row's step is its index
                 marks.append(
                     (
-                        hits.tolist(),
-                        columns["total"][hits].tolist(),
+                        hits.astype(float).tolist(),
+                        columns["total"][hits].astype(float).tolist(),
                         [f"{n} {key}" for n in columns[key][hits].tolist()],
                     )
                 )
