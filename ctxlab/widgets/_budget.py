@@ -161,6 +161,10 @@ class BudgetPanel:
         self.units = "tokens"
         """``"tokens"``, or ``"percent"``: every value as a share of its request's input limit."""
         self._limits = np.ones(1)
+        self._usage_columns = RowColumns(("usage_total_input", "calibrated"), np.float64, np.nan)
+        self._usage_log: StepLog | None = None
+        self._usage_seen = 0
+        self._calibrated_at = 0
         self._columns = RowColumns(
             (
                 *PLACEMENTS,
@@ -331,20 +335,22 @@ class BudgetPanel:
             self._draw_usage(log)
 
     def _draw_usage(self, log: StepLog) -> None:
-        billed = [r for r in log.rows if r["usage_total_input"] is not None]
-        usage = self.trace("provider usage")
-        steps = np.asarray([r["step"] for r in billed], dtype=np.int64)
-        usage["x"] = steps.astype(float)
-        usage["y"] = self._scaled(
-            np.asarray([r["usage_total_input"] for r in billed], dtype=float), steps
-        )
-        known = [r for r in log.rows if r["calibrated"] is not None]
-        calibrated = self.trace("calibrated estimate")
-        at = np.asarray([r["step"] for r in known], dtype=np.int64)
-        calibrated["x"] = at.astype(float)
-        calibrated["y"] = self._scaled(
-            np.asarray([r["calibrated"] for r in known], dtype=float), at
-        )
+        # The bill arrives after its row was drawn: the rows a response filled since the last
+        # redraw are read again; a calibration changes every row; another log, everything.
+        fresh = log is not self._usage_log or log.calibration_revision != self._calibrated_at
+        changed = log.usage_changes[self._usage_seen :] if not fresh else ()
+        columns = self._usage_columns.of(log.rows, changed=changed, reset=fresh)
+        self._usage_log, self._usage_seen = log, len(log.usage_changes)
+        self._calibrated_at = log.calibration_revision
+        for name, key in (
+            ("provider usage", "usage_total_input"),
+            ("calibrated estimate", "calibrated"),
+        ):
+            values = columns[key]
+            at = np.flatnonzero(~np.isnan(values))  # a row's step is its index
+            trace = self.trace(name)
+            trace["x"] = at.astype(float)
+            trace["y"] = self._scaled(values[at], at)
 
     @staticmethod
     def _compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:

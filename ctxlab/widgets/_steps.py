@@ -73,6 +73,10 @@ class StepLog:
     """Whether the recorded compactions restart the requests (a recording *as recorded*): the
     calibration's fixed part is then the one measured after the latest."""
     _recorded: list[int] = field(default_factory=list)
+    usage_changes: list[int] = field(default_factory=list)
+    """The rows whose usage columns a response filled, in order (what a view redraws)."""
+    calibration_revision: int = 0
+    """Counts `calibrate` calls: every row's ``calibrated`` changed with each."""
     """The recorded compactions up to and including each row (kept as rows are added: the
     segment of a row, without a pass over the rows before it)."""
     _by_request_id: dict[str, int] = field(default_factory=dict)
@@ -97,6 +101,7 @@ class StepLog:
             row = self.rows[index]
             # (mypy does not take a parent TypedDict as part of its child: the ignore.)
             row.update(usage_columns(event.usage, row["total"]))  # type: ignore[typeddict-item]
+            self.usage_changes.append(index)
             answered = self.manifests[index]
             self.manifests[index] = answered.with_usage(event.usage)
             # The answered request is near the end of what was sent: looked for from there.
@@ -136,6 +141,7 @@ class StepLog:
         """Fill the ``calibrated`` column of every row (and of rows to come) from
         ``calibration``."""
         self.calibration, self.segmented = calibration, segmented
+        self.calibration_revision += 1
         for step in range(len(self.rows)):
             self._calibrate_row(step)
         self._frame = None

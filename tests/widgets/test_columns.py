@@ -32,3 +32,34 @@ def test_rows_replaced_are_read_again() -> None:
     assert columns.of(other[:4])["a"].tolist() == list(range(100, 104))
     edited = [*other[:3], {"a": -1, "b": 0}, *_rows(2, base=7)]
     assert columns.of(edited)["a"].tolist() == [100, 101, 102, -1, 7, 8]
+
+
+async def test_the_live_usage_line_has_every_bill_as_it_arrives() -> None:
+    # As a live agent's events come: each request drawn, then its bill, which arrives after
+    # the row was read (the redraw must read that row again).
+    from ctxlab import ApproximateCounter, ContextConfig
+    from ctxlab.agent import Agent, ContextBuildEvent, ModelResponseEvent
+    from ctxlab.analysis._replay import replay
+    from ctxlab.manifest import ProviderUsage
+    from ctxlab.messages import AssistantMessage, UserMessage
+    from ctxlab.models import ScriptedModel
+    from ctxlab.widgets import Lab
+
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Go.")]
+    for n in range(6):
+        messages += [AssistantMessage(content=f"step {n}"), UserMessage(content=f"more {n}")]
+    lab = Lab(Agent(model=ScriptedModel([], context_window=32_000)))
+    bills = []
+    async for step in replay(
+        messages, context_window=32_000, counter=ApproximateCounter(), config=ContextConfig()
+    ):
+        manifest = step.manifest
+        lab._on_event(ContextBuildEvent(manifest, "t", None))
+        bill = 1_000 + 7 * len(bills)
+        bills.append(bill)
+        usage = ProviderUsage(bill, 10)
+        reply = AssistantMessage(content="ok")
+        lab._on_event(ModelResponseEvent(reply, "end_turn", usage, manifest.call_id, "t"))
+        trace = lab.budget.trace("provider usage")
+        assert list(trace["x"]) == list(range(len(bills)))
+        assert list(trace["y"]) == bills
