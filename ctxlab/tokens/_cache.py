@@ -195,9 +195,8 @@ class TokenCache:
         ``count_many`` when it has one; the store's counts first when there is one), so that
         the steps that follow find them counted. Returns how many blocks were tokenized."""
         pending: dict[str, tuple[int, tuple[str, ...]]] = {}  # block hash -> its parts
-        for message in messages:
-            if message.content_hash in self._messages:
-                continue
+        fresh = [m for m in messages if m.content_hash not in self._messages]
+        for message in fresh:
             for block in message.content:
                 key = block.content_hash
                 if key not in self._blocks and key not in pending:
@@ -206,6 +205,13 @@ class TokenCache:
             for key, tokens in self.store.get_many(self.store_namespace, list(pending)).items():
                 self._remember(self._blocks, key, tokens)
                 del pending[key]
+        counted = self._count_pending(pending)
+        # The messages too: a step that meets them again checks one hash, not their blocks.
+        for message in fresh:
+            self.message(message)
+        return counted
+
+    def _count_pending(self, pending: dict[str, tuple[int, tuple[str, ...]]]) -> int:
         if not pending:
             return 0
         texts = [text for _, parts in pending.values() for text in parts]
