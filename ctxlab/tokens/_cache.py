@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from ctxlab.messages import (
@@ -37,7 +37,6 @@ __all__ = [
     "TokenCache",
     "block_parts",
     "document_parts",
-    "document_tokens",
 ]
 
 IMAGE_TOKENS = 1600
@@ -75,12 +74,6 @@ def document_parts(block: DocumentBlock) -> tuple[int, tuple[str, ...]]:
         pages = len(_PDF_PAGE.findall(raw))
         return PDF_PAGE_TOKENS * max(pages, 1), texts
     return PDF_PAGE_TOKENS, texts  # a URL: at least one page
-
-
-def document_tokens(block: DocumentBlock, count: Callable[[str], int]) -> int:
-    """Estimated tokens of a document (see `document_parts`)."""
-    fixed, texts = document_parts(block)
-    return fixed + sum(count(t) for t in texts)
 
 
 def block_parts(block: Any) -> tuple[int, tuple[str, ...]]:

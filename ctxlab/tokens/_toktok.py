@@ -19,14 +19,15 @@ __all__ = ["BATCH_THREADS_FROM", "ToktokCounter", "default_counter", "toktok_ava
 
 BATCH_THREADS_FROM = 1_000_000
 """Characters from which a batch is counted in one call on two threads: below it, the call's own
-cost (~0.2 ms, its thread pool) exceeds what the threads save over counting text by text."""
+cost (25-200 µs, its thread pool) exceeds what the threads save over counting text by text."""
 
 
 def _tokenizer(encoding: str) -> Any:
     import toktok
 
-    # ``batch_count`` is the package's supported API, but it costs ~25 µs per call: ctxlab counts
-    # block by block, so the cached tokenizer's own ``count`` is used (0.2 µs for a short text).
+    # ``batch_count`` is the package's supported API, but each call costs 25-200 µs (its thread
+    # pool) and ctxlab counts block by block: the cached tokenizer's own ``count`` is used
+    # (0.2 µs for a short text).
     # Its loader is documented for "anyone who knowingly wants the full surface"; the pinned
     # range (<0.4) and the identity test guard it.
     return toktok._encoding(encoding)
@@ -71,12 +72,10 @@ class ToktokCounter(TiktokenCounter):
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Counts of several texts: in one call on two threads for a large batch, text by text
-        for a small one (a batch call costs ~0.2 ms whatever its size: most of a short
-        session's counting)."""
+        for a small one (see `BATCH_THREADS_FROM`)."""
         if sum(map(len, texts)) >= BATCH_THREADS_FROM:
             return list(self._tokenizer.count_batch(texts, 2, False))
-        count = self._tokenizer.count
-        return [int(count(text)) if text else 0 for text in texts]
+        return list(map(self.count_text, texts))
 
 
 def default_counter(encoding: str = "cl100k_base") -> TokenCounter:
