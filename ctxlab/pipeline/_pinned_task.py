@@ -65,7 +65,7 @@ def pinned_task(
     first = conversation[0] if conversation else None
     if not isinstance(first, UserMessage) or first.tool_results:
         return None
-    text = "\n".join(b.text for b in first.content if isinstance(b, TextBlock)).strip()
+    text = _words_of(first)
     if not text or cache.text(text) > limits.input_limit * PINNED_TASK_SHARE:
         return None
     return text
@@ -75,12 +75,13 @@ def user_messages(prefix: Conversation, summary: Summary | None) -> str | None:
     """Every user message's own words in ``prefix`` (tool results are not the user's), after
     those the standing summary already pins: what OpenAI's compaction keeps verbatim."""
     texts = [summary.task] if summary is not None and summary.task else []
-    for message in prefix:
-        if isinstance(message, UserMessage):
-            text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
-            if text:
-                texts.append(text)
+    texts.extend(filter(None, (_words_of(m) for m in prefix if isinstance(m, UserMessage))))
     return USER_MESSAGE_BREAK.join(texts) or None
+
+
+def _words_of(message: UserMessage) -> str:
+    """A user message's own text (its text blocks; not the tool results it carries)."""
+    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
 
 
 def fit_task(
