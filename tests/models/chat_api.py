@@ -50,6 +50,23 @@ def completion(
     }
 
 
+def order_status_script() -> list[dict[str, Any]]:
+    """The one tool loop the trace-library fixtures record (``order_status`` of order 1138, then
+    the answer), with its usage: one script, so their conversations and bills can be compared."""
+    return [
+        completion(
+            "Let me check.",
+            [("call_7", "order_status", {"order": 1138})],
+            prompt_tokens=182,
+            completion_tokens=21,
+            cached_tokens=64,
+        ),
+        completion(
+            "Order 1138 shipped on 28 November (DHL 4471).", prompt_tokens=231, completion_tokens=17
+        ),
+    ]
+
+
 def error(status: int, code: str, text: str) -> tuple[int, dict[str, Any]]:
     """An API error: HTTP status and body."""
     return status, {"error": {"message": text, "type": "invalid_request_error", "code": code}}
