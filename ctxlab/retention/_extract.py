@@ -38,6 +38,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.util._views import Later
 
 __all__ = [
     "CATEGORIES",
@@ -325,7 +326,6 @@ def inventory(messages: Sequence[Message], *, users: Sequence[Message] | None = 
     _user_items(users if users is not None else messages, out)
     last_run: dict[str, str] = {}
     pending: dict[str, str] = {}
-    output_text: list[str] = []
     agent_text: list[str] = []
     for message in messages:
         if isinstance(message, AssistantMessage):
@@ -340,20 +340,29 @@ def inventory(messages: Sequence[Message], *, users: Sequence[Message] | None = 
                 command = pending.pop(result.tool_use_id, None)
                 if command is not None:
                     last_run[command] = result.text
-                output_text.append(result.text[:_OUTPUT_SCAN])
     for output in last_run.values():
         out["outcomes"].extend(_outcomes(output))
-    # Whole words of what the agent and the user wrote (paths and numbers are words).
-    said = {w for t in (*agent_text, *out["task"], *out["instructions"]) for w in _words_of(t)}
-    for text in output_text:
-        for value in _output_values(text):
-            if value not in said:
-                out["output_only"].append(value)
     out["files"] = list(actions)
     out["edits"] = [p for p, a in actions.items() if a in ("edited", "created")]
+    out.pop("output_only")
     items = {c: tuple(dict.fromkeys(v)) for c, v in out.items()}
     items["instructions"] = tuple(i for i in items["instructions"] if i not in items["task"])
-    return Inventory(items, actions)
+    said = (*agent_text, *items["task"], *items["instructions"])
+    return Inventory(Later(items, "output_only", lambda: _output_only(messages, said)), actions)
+
+
+def _output_only(messages: Sequence[Message], said: Iterable[str]) -> tuple[str, ...]:
+    # Whole words of what the agent and the user wrote (paths and numbers are words).
+    words = {w for t in said for w in _words_of(t)}
+    found = (
+        value
+        for message in messages
+        if isinstance(message, UserMessage)
+        for result in message.tool_results
+        for value in _output_values(result.text[:_OUTPUT_SCAN])
+        if value not in words
+    )
+    return tuple(dict.fromkeys(found))
 
 
 def _tool_use(

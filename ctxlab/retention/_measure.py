@@ -22,6 +22,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.retention._extract import CATEGORIES, TARGETS, Inventory, collapse, inventory
+from ctxlab.util._views import Later
 
 if TYPE_CHECKING:
     from ctxlab.messages._state import WorkingState
@@ -185,8 +186,7 @@ def measure_retention(
     compacted): ``summary`` is the summary's text, ``tail`` the messages it kept, as sent.
     ``users`` are the messages whose user lines are targets (default ``span``; pass every
     message before the tail to hold the task and instructions at every compaction)."""
-    found = inventory(span, users=users)
-    return _measure(found, collapse(summary), request_text(tail))
+    return _measure(inventory(span, users=users), collapse(summary), tail)
 
 
 _SPLIT = re.compile(r"[\s:=,;()\[\]{}<>\"'`|]+")
@@ -209,32 +209,50 @@ def _in_words(words: set[str], item: str) -> bool:
     return len(parts) >= 2 and "/".join(parts[-2:]) in words
 
 
-def _measure(found: Inventory, summary: str, tail: str) -> Retention:
+def _measure(found: Inventory, summary: str, kept: Sequence[Message]) -> Retention:
     out: dict[str, CategoryRetention] = {}
-    summary_words = _words(summary) if found.of("output_only") else set()
-    tail_words = _words(tail) if found.of("output_only") else set()
+    tail = request_text(kept)
     for category in CATEGORIES:
-        items = found.of(category)
-        if not items:
-            continue
-        path = category in _PATH_CATEGORIES
-        if category == "output_only":
-            # Reported, not a target, and by far the largest category (thousands of items):
-            # matched as whole words of the text, which is what a path or number in it is.
-            in_summary = [_in_words(summary_words, i) for i in items]
-            in_tail = [_in_words(tail_words, i) for i in items]
-        else:
-            in_summary = [holds(summary, i, path=path) for i in items]
-            in_tail = [holds(tail, i, path=path) for i in items]
-        lost = tuple(i for i, s, t in zip(items, in_summary, in_tail, strict=True) if not s | t)
-        out[category] = CategoryRetention(
-            total=len(items),
-            kept=len(items) - len(lost),
-            in_summary=sum(in_summary),
-            in_tail=sum(in_tail),
-            lost=lost,
-        )
-    return Retention(out)
+        if category != "output_only" and (items := found.of(category)):
+            path = category in _PATH_CATEGORIES
+            out[category] = _category(
+                items,
+                [holds(summary, i, path=path) for i in items],
+                [holds(tail, i, path=path) for i in items],
+            )
+    # ``output_only`` is measured when a view reads it (`Later`): the headline figure does not,
+    # and it is the costliest (a scan of every tool output). It holds the messages, not their
+    # text: a what-if keeps a record per compaction.
+    return Retention(Later(out, "output_only", lambda: _output_only(found, summary, kept)))
+
+
+def _output_only(
+    found: Inventory, summary: str, kept: Sequence[Message]
+) -> CategoryRetention | None:
+    # Reported, not a target, and by far the largest category (thousands of items): matched
+    # as whole words of the text, which is what a path or number in it is.
+    items = found.of("output_only")
+    if not items:
+        return None
+    summary_words, tail_words = _words(summary), _words(request_text(kept))
+    return _category(
+        items,
+        [_in_words(summary_words, i) for i in items],
+        [_in_words(tail_words, i) for i in items],
+    )
+
+
+def _category(
+    items: Sequence[str], in_summary: Sequence[bool], in_tail: Sequence[bool]
+) -> CategoryRetention:
+    lost = tuple(i for i, s, t in zip(items, in_summary, in_tail, strict=True) if not s | t)
+    return CategoryRetention(
+        total=len(items),
+        kept=len(items) - len(lost),
+        in_summary=sum(in_summary),
+        in_tail=sum(in_tail),
+        lost=lost,
+    )
 
 
 def _same_turn(a: Message, b: Message) -> bool:

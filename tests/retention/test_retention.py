@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import ast
+import pickle
 from pathlib import Path
+
+import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, replay
 from ctxlab.messages import (
@@ -115,6 +118,30 @@ def test_retention_splits_summary_and_tail_and_the_control_is_the_tail_alone() -
     control = measure_retention(SPAN[:8], "", tail)
     assert control.share() == control.control_share() == kept.control_share()
     assert control["task"].share == 0.0 and kept.share() > control.share()  # type: ignore[operator]
+
+
+def test_output_only_is_measured_when_read_with_the_same_figures_and_pickles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The costliest category (a scan of every tool output) is not a target: the headline
+    # figure does not pay for it; a view reading it gets the same figures as ever.
+    from ctxlab.retention import _extract
+
+    scanned: list[str] = []
+    scan = _extract._output_values
+    monkeypatch.setattr(_extract, "_output_values", lambda t: scanned.append(t) or scan(t))
+    summary = "Read pkg/mod1/file1.py and pkg/mod2/file2.py."
+    kept = measure_retention(SPAN[:8], summary, SPAN[8:])
+    assert kept.core is not None and kept.control_share() is not None
+    assert scanned == []
+    only = kept["output_only"]
+    assert scanned  # read: scanned now
+    assert (only.total, only.in_summary, only.in_tail) == (5, 2, 0)
+    assert only.lost == ("pkg/mod0/file0.py", "pkg/mod3/file3.py", "pkg/mod4/file4.py")
+    assert kept.rows()[-1]["category"] == "output_only" and kept.rows()[-1]["share"] == 0.4
+    unread = measure_retention(SPAN[:8], summary, SPAN[8:])  # pickled (to a Dask worker) unread
+    again = pickle.loads(pickle.dumps(unread))
+    assert again == kept and again["output_only"] == only
 
 
 async def test_a_summary_of_paths_only_scores_low_on_task_and_instructions() -> None:
