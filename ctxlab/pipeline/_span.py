@@ -20,6 +20,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.util._lines import lines_holding
 
 __all__ = ["TAGS", "Span", "flat", "read_span", "short"]
 
@@ -58,6 +59,11 @@ _VALUE = re.compile(
     r"|(?<![\w.])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
     r"|(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
 )
+# A line each pattern can match holds one of these (`lines_holding`: the patterns read those
+# lines only, not 40,000 characters of output).
+_EXIT_WORDS = ("<returncode>", "xit code", "xit status")
+_TALLY_WORDS = ("passed", "failed", "error", "skipped", "FAILED (", "OK", "Ran ")
+_FAILURE_WORDS = ("Error", "Exception", "FAIL", "ERROR", "rror: ", "fatal: ")
 _RECORDED_SUMMARY = "This session is being continued from a previous conversation"
 
 
@@ -102,23 +108,22 @@ def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
     if found is None:
         if len(_seen) > 20_000:
             _seen.clear()
-        failures = tuple(dict.fromkeys(_FAILURE.findall(output[:40_000])))
-        found = _seen[key] = (_outcome(output, is_error), failures)
+        text = output[:40_000]
+        failures = _FAILURE.findall(lines_holding(text, _FAILURE_WORDS, lead=("E",)))
+        found = _seen[key] = (_outcome(text, is_error, failures), tuple(dict.fromkeys(failures)))
     return found
 
 
-def _outcome(output: str, is_error: bool) -> str:
-    text = output[:40_000]
+def _outcome(text: str, is_error: bool, failures: list[str]) -> str:
     parts: list[str] = []
-    code = _EXIT.search(text)
+    code = _EXIT.search(lines_holding(text, _EXIT_WORDS))
     if code:
         parts.append(f"exit {code.group(1) or code.group(2)}")
     elif is_error:
         parts.append("failed")
-    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(text)]
+    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(lines_holding(text, _TALLY_WORDS))]
     if tally:
         parts.append(flat(tally[-1]))
-    failures = _FAILURE.findall(text)
     if failures:
         parts.append(short(failures[-1], 160))
     parts = list(dict.fromkeys(parts))

@@ -38,6 +38,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.util._lines import lines_holding
 from ctxlab.util._views import Later
 
 __all__ = [
@@ -137,6 +138,7 @@ _ERROR_LINE = re.compile(
     r"|fatal: .*)$",
     re.MULTILINE,
 )
+_ERROR_WORDS = ("Error", "Exception", "FAIL", "ERROR", "rror: ", "fatal: ")  # one per match
 _FILE_NAME = re.compile(r"\.(?:py|pyi|js|ts|md|rst|txt|json|toml|ya?ml|cfg|ini|sh|html|css|c|h)$")
 _RULER = re.compile(r"^[\W_]+$")
 _OUTPUT_SCAN = 60_000
@@ -294,7 +296,7 @@ def _outcomes(output: str) -> tuple[str, ...]:
 def _scan_outcomes(output: str) -> list[str]:
     text = output[:_OUTPUT_SCAN]
     found = [a or b for a, b in _FAILED_TEST.findall(text)]
-    for line in _ERROR_LINE.findall(text):
+    for line in _ERROR_LINE.findall(lines_holding(text, _ERROR_WORDS, lead=("E",))):
         line = re.sub(r"^E\s+", "", collapse(line))
         if line and not _RULER.match(line) and len(line) <= 400:
             found.append(line)
