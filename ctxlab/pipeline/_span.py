@@ -98,6 +98,17 @@ class Span:
 
 
 _seen: dict[tuple[str, bool], tuple[str, tuple[str, ...]]] = {}
+_found: dict[str, tuple[str, ...]] = {}
+
+
+def _values(text: str) -> tuple[str, ...]:
+    """The values and names a text of the agent holds, kept per text (as `_read_result`)."""
+    found = _found.get(text)
+    if found is None:
+        if len(_found) > 20_000:
+            _found.clear()
+        found = _found[text] = tuple(_VALUE.findall(text))
+    return found
 
 
 def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
@@ -193,7 +204,7 @@ def read_span(messages: Iterable[Message]) -> Span:
         for block in message.content:
             if isinstance(block, TextBlock) and block.text.strip():
                 span.last_text = block.text
-                span.values.extend(_VALUE.findall(block.text))
+                span.values.extend(_values(block.text))
             elif isinstance(block, ToolUseBlock):
                 calls[block.id] = (_call(span, block), block)
     for command, _block in calls.values():  # calls whose results are not in the span
@@ -213,7 +224,7 @@ def _call(span: Span, block: ToolUseBlock) -> str:
     sub = str(block.input.get("command", "")).strip()
     for key, value in block.input.items():
         if isinstance(value, str) and key not in _CONTENT_ARGS:
-            span.values.extend(_VALUE.findall(value))
+            span.values.extend(_values(value))
     if command is not None:
         span.last_action = f"$ {short(command, 200)}"
         for found in _WORD_FILE.findall(command):

@@ -148,12 +148,15 @@ def _word(char: str) -> bool:
 def _occurs(text: str, item: str) -> bool:
     # str.find, then the characters either side: a word character at an end of the item must
     # not continue a longer word in the text (regexes compiled per item cost 20x more).
-    head, tail = _word(item[0]), _word(item[-1])
     start = text.find(item)
+    if start == -1:
+        return False
+    head, tail = _word(item[0]), _word(item[-1])
+    size = len(text)
     while start != -1:
         end = start + len(item)
         if not (head and start > 0 and _word(text[start - 1])) and not (
-            tail and end < len(text) and _word(text[end])
+            tail and end < size and _word(text[end])
         ):
             return True
         start = text.find(item, start + 1)
@@ -165,14 +168,13 @@ def holds(text: str, item: str, *, path: bool = False) -> bool:
     two components."""
     if not item:
         return False
-    forms = [item]
-    if path:
-        parts = [p for p in item.split("/") if p not in ("", ".")]
-        if len(parts) >= 2:
-            forms.append("/".join(parts[-2:]))
-        elif parts:
-            forms.append(parts[-1])
-    return any(_occurs(text, form) for form in forms)
+    if _occurs(text, item):
+        return True
+    if not path:
+        return False
+    parts = [p for p in item.split("/") if p not in ("", ".")]
+    short = "/".join(parts[-2:]) if len(parts) >= 2 else parts[-1] if parts else ""
+    return bool(short) and _occurs(text, short)
 
 
 def measure_retention(
