@@ -41,7 +41,7 @@ from ctxlab.pipeline import (
     message_items,
     prepare,
 )
-from ctxlab.retention import compaction_retention
+from ctxlab.retention import UserLines, compaction_retention
 from ctxlab.tokens import TokenCache
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class Preparer:
         self.last_request: ModelRequest | None = None
         """The last request sent (summaries are built as its prefix, for the prompt cache)."""
         self._previous: ContextManifest | None = None
+        self._users = UserLines()  # the history's user lines, read once for every compaction
 
     def next_thresholds(self, config: ContextConfig | None = None) -> Thresholds:
         """The lines the next request will be prepared with."""
@@ -104,7 +105,7 @@ class Preparer:
         that compacted."""
         assert prep.compaction is not None  # graded only where a compaction happened
         history = [m for m in self._agent.history if isinstance(m, UserMessage | AssistantMessage)]
-        kept = compaction_retention(history, base, prep.state)
+        kept = compaction_retention(history, base, prep.state, reader=self._users)
         return dataclasses.replace(prep.compaction, retention=kept)
 
     async def _counted(self, prep: Preparation, purpose: Purpose, force: bool) -> Preparation:

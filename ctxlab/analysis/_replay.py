@@ -28,7 +28,7 @@ from ctxlab.pipeline import (
     prepare,
 )
 from ctxlab.pipeline._compaction import CompactionRecord
-from ctxlab.retention import compaction_retention, retention_columns
+from ctxlab.retention import UserLines, compaction_retention, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
 from ctxlab.util._checks import context_window as context_window_of
 
@@ -96,6 +96,7 @@ async def replay(
     last = max((i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)), default=0)
     cache.count_ahead(messages[start:last])
     requests = 0
+    reader = UserLines()  # the user's lines, read once along the replay for every compaction
     for index in range(start, len(messages)):
         message = messages[index]
         if isinstance(message, UserMessage):
@@ -122,7 +123,7 @@ async def replay(
         if record is not None:
             # Graded on the recording's original messages (before truncation and offload),
             # by an extractor the summarizer never uses.
-            kept = compaction_retention(messages[start:index], state, prep.state)
+            kept = compaction_retention(messages[start:index], state, prep.state, reader=reader)
             record = dataclasses.replace(record, retention=kept)
         state = prep.state
         yield ReplayStep(index, prep.manifest, record, state, requests, prep.request)

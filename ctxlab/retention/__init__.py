@@ -17,6 +17,7 @@ from ctxlab.retention._measure import (
     request_text,
     retention_columns,
 )
+from ctxlab.retention._users import UserLines
 
 __all__ = [
     "CATEGORIES",
@@ -25,6 +26,7 @@ __all__ = [
     "FileAction",
     "Inventory",
     "Retention",
+    "UserLines",
     "compaction_retention",
     "holds",
     "inventory",

@@ -38,6 +38,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.retention._users import UserLines
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._views import Later
 
@@ -69,15 +70,7 @@ TARGETS = ("task", "instructions", "files", "commands", "outcomes", "numbers")
 """The categories the headline figure averages (``edits`` is a part of ``files``;
 ``output_only`` is reported, not a target)."""
 
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
-_HARNESS_TAG = re.compile(
-    r"<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>"
-    r".*?</\1>",
-    re.DOTALL,
-)
 _SPLIT = re.compile(r"[\s:=,;()\[\]{}<>\"'`|]+")
-_HARNESS_SUMMARY = "This session is being continued from a previous conversation"
-_LETTERS = re.compile(r"[^\W\d_]")
 _PATH_KEYS = ("path", "file_path", "filename", "file", "notebook_path", "file_name", "dir")
 _SHELL_KEYS = ("command", "cmd", "script")
 _EDITOR_SUBCOMMANDS = {
@@ -169,22 +162,6 @@ class Inventory:
     def count(self) -> int:
         """How many target items in all."""
         return sum(len(self.of(c)) for c in TARGETS)
-
-
-def _user_lines(text: str) -> tuple[str, ...]:
-    # Every compaction measures the task and instructions of the whole session so far: the
-    # lines of a message are found once (memoized, as the other scans are).
-    return _memoized("user", text, _scan_user_lines)
-
-
-def _scan_user_lines(text: str) -> list[str]:
-    text = _HARNESS_TAG.sub(" ", _REMINDER.sub(" ", text))
-    lines = (collapse(line) for line in text.splitlines())
-    return [line for line in lines if len(_LETTERS.findall(line)) >= 3]
-
-
-def _user_text(message: UserMessage) -> str:
-    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
 
 
 def _shell_command(block: ToolUseBlock) -> str | None:
@@ -303,29 +280,25 @@ def _scan_outcomes(output: str) -> list[str]:
     return list(dict.fromkeys(found))[-_MAX_OUTCOMES:]
 
 
-def _user_items(messages: Iterable[Message], out: dict[str, list[str]]) -> None:
-    first = True
-    for message in messages:
-        if isinstance(message, UserMessage) and not message.tool_results:
-            text = _user_text(message)
-            if text.lstrip().startswith(_HARNESS_SUMMARY):
-                continue  # a harness's own compaction summary, not the user's words
-            lines = _user_lines(text)
-            if lines:
-                out["task" if first else "instructions"].extend(lines)
-                first = False
-
-
-def inventory(messages: Sequence[Message], *, users: Sequence[Message] | None = None) -> Inventory:
+def inventory(
+    messages: Sequence[Message],
+    *,
+    users: Sequence[Message] | None = None,
+    reader: UserLines | None = None,
+) -> Inventory:
     """The items of ``messages`` (the original span) by category.
 
     ``users``: the messages whose user lines count as ``task`` and ``instructions`` (default
     ``messages``); a compaction's measure passes every message before the kept tail, so the
     user's words are targets at every compaction, not only the one that first compacted them.
+    ``reader``: a `UserLines` kept across calls whose ``users`` grow (it reads each once).
     """
     out: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     actions: dict[str, FileAction] = {}
-    _user_items(users if users is not None else messages, out)
+    users = users if users is not None else messages
+    task, instructions = (reader or UserLines()).upto(users, len(users))
+    out["task"].extend(task)
+    out["instructions"].extend(instructions)
     last_run: dict[str, str] = {}
     pending: dict[str, str] = {}
     agent_text: list[str] = []

@@ -22,6 +22,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.retention._extract import CATEGORIES, TARGETS, Inventory, collapse, inventory
+from ctxlab.retention._users import UserLines
 from ctxlab.util._views import Later
 
 if TYPE_CHECKING:
@@ -183,12 +184,14 @@ def measure_retention(
     tail: Sequence[Message],
     *,
     users: Sequence[Message] | None = None,
+    reader: UserLines | None = None,
 ) -> Retention:
     """What the request after a compaction keeps of ``span`` (the *original* messages it
     compacted): ``summary`` is the summary's text, ``tail`` the messages it kept, as sent.
     ``users`` are the messages whose user lines are targets (default ``span``; pass every
-    message before the tail to hold the task and instructions at every compaction)."""
-    return _measure(inventory(span, users=users), collapse(summary), tail)
+    message before the tail to hold the task and instructions at every compaction); ``reader``
+    a `UserLines` kept across the compactions of one session (it reads each message once)."""
+    return _measure(inventory(span, users=users, reader=reader), collapse(summary), tail)
 
 
 _SPLIT = re.compile(r"[\s:=,;()\[\]{}<>\"'`|]+")
@@ -270,7 +273,11 @@ def _same_turn(a: Message, b: Message) -> bool:
 
 
 def compaction_retention(
-    originals: Sequence[Message], before: WorkingState, after: WorkingState
+    originals: Sequence[Message],
+    before: WorkingState,
+    after: WorkingState,
+    *,
+    reader: UserLines | None = None,
 ) -> Retention | None:
     """The retention of the compaction that turned working state ``before`` into ``after``,
     from the session's *original* messages: ``originals`` are the messages the working
@@ -286,7 +293,7 @@ def compaction_retention(
     if tail and (compacted >= len(originals) or not _same_turn(originals[compacted], tail[0])):
         return None
     return measure_retention(
-        originals[earlier:compacted], summary.text, tail, users=originals[:compacted]
+        originals[earlier:compacted], summary.text, tail, users=originals[:compacted], reader=reader
     )
 
 

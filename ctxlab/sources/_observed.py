@@ -32,7 +32,7 @@ from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
 from ctxlab.messages._request import ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import PreparationMemo, Summarizer, extractive_summarizer, prepare
-from ctxlab.retention import compaction_retention
+from ctxlab.retention import UserLines, compaction_retention
 from ctxlab.sources._base import ModelInfo, StepSource
 from ctxlab.tokens import TokenCounter
 
@@ -83,6 +83,7 @@ class ObservedSession(StepSource):
         self._state = WorkingState()
         self._memo = PreparationMemo()
         self._history: list[Message] = []
+        self._users = UserLines()  # the history's user lines, read once for every compaction
         self._system = ""
         self._tools: tuple[ToolSchema, ...] = ()
         self._returned: list[str] = []
@@ -95,7 +96,7 @@ class ObservedSession(StepSource):
     def reset(self) -> None:
         """Forget everything: working state, history and manifests (the subscribers stay)."""
         self._state, self._memo = WorkingState(), PreparationMemo()
-        self._history = []
+        self._history, self._users = [], UserLines()
         self._returned, self._received = [], []
         self.manifests = []
         self.material_messages = 0
@@ -150,6 +151,7 @@ class ObservedSession(StepSource):
         self.material_messages = 0
         self.last_error = exc
         self._state, self._memo, self._history = WorkingState(), PreparationMemo(), []
+        self._users = UserLines()
         self._returned, self._received = [], []
         self._subscribers.emit(ErrorEvent(exc, "observed"))
 
@@ -224,7 +226,7 @@ class ObservedSession(StepSource):
         if prep.compaction is not None:
             # Graded on the framework's own messages (the durable history), not the compacted
             # working state.
-            kept = compaction_retention(self._history, before, prep.state)
+            kept = compaction_retention(self._history, before, prep.state, reader=self._users)
             record = dataclasses.replace(prep.compaction, retention=kept)
             self._subscribers.emit(CompactionEvent("automatic", record, "observed"))
         if self.mode == "observe":

@@ -1,0 +1,80 @@
+"""The user's own words, as retention counts them: the lines of the first message the user wrote
+(``task``) and of every later one (``instructions``) — hints, ``<system-reminder>`` sections,
+harness tags and a harness's recorded compaction summary left out (see `ctxlab.retention`).
+
+Every compaction is graded against all the user wrote before it, so a replay of n requests with
+c compactions would read n·c messages: `UserLines` reads each message of a growing session once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+
+__all__ = ["UserLines"]
+
+Message = UserMessage | AssistantMessage
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_HARNESS_TAG = re.compile(
+    r"<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>"
+    r".*?</\1>",
+    re.DOTALL,
+)
+_HARNESS_SUMMARY = "This session is being continued from a previous conversation"
+_LETTERS = re.compile(r"[^\W\d_]")
+_memo: dict[str, tuple[str, ...]] = {}
+
+
+def _lines(message: Message) -> tuple[str, ...]:
+    # The lines of a message the user wrote (a line with three letters or more); none for an
+    # assistant turn, a turn of tool results, or a harness's own summary.
+    if not isinstance(message, UserMessage) or message.tool_results:
+        return ()
+    text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+    found = _memo.get(text)
+    if found is None:
+        if len(_memo) > 20_000:
+            _memo.clear()
+        found = _memo[text] = _scan(text)
+    return found
+
+
+def _scan(text: str) -> tuple[str, ...]:
+    if text.lstrip().startswith(_HARNESS_SUMMARY):
+        return ()  # a harness's own compaction summary, not the user's words
+    text = _HARNESS_TAG.sub(" ", _REMINDER.sub(" ", text))
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return tuple(line for line in lines if len(_LETTERS.findall(line)) >= 3)
+
+
+class UserLines:
+    """The task and instruction lines of the first ``end`` messages of a sequence, read
+    incrementally: asked again for a longer prefix of the same messages (a replay's recording,
+    an agent's history), it reads only the new ones; for other messages, or a shorter prefix,
+    it starts over. (Checking that the prefix read is unchanged is a tuple comparison — by
+    identity, at C speed — not a reading of each message.)"""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._read: tuple[Message, ...] = ()
+        self.task: list[str] = []
+        self.instructions: list[str] = []
+
+    def upto(self, messages: Sequence[Message], end: int) -> tuple[list[str], list[str]]:
+        """The ``task`` and ``instructions`` lines of ``messages[:end]``, in order."""
+        end = min(end, len(messages))
+        done = len(self._read)
+        if done and (end < done or tuple(messages[:done]) != self._read):
+            self._reset()
+            done = 0
+        for message in messages[done:end]:
+            lines = _lines(message)
+            if lines:
+                (self.instructions if self.task else self.task).extend(lines)
+        self._read = tuple(messages[:end])
+        return self.task, self.instructions
