@@ -133,6 +133,21 @@ async def test_names_and_numbers_in_a_tool_input_are_kept() -> None:
     assert "round_to_cents" not in "\n".join(fields.values())
 
 
+async def test_each_span_writes_its_own_values_when_texts_are_read_again() -> None:
+    # The values of a text are found once and kept per text: spans whose texts differ only
+    # after their first words, summarized one after the other, each keep their own.
+    for n in (4117, 5228, 4117):
+        span = (
+            AssistantMessage(content=f"The retry budget is retry_budget_{n} on port {n}."),
+            _call(f"r{n}", command="grep -n retry src/app.py"),
+            _result(f"r{n}", "src/app.py:3: x"),
+            AssistantMessage(content="Next I will run the tests."),
+        )
+        preserve = (await _summary(None, span))["context_to_preserve"]
+        assert f"Values and names: retry_budget_{n}, {n}" in preserve, preserve
+        assert all(str(m) not in preserve for m in (4117, 5228) if m != n)
+
+
 async def test_only_the_last_three_changes_of_a_file_are_described() -> None:
     edits = tuple(
         message
