@@ -163,6 +163,7 @@ PACKAGE_NAMES: dict[str, str] = {
     "TokenCounter": "ctxlab.tokens",
     "ToktokCounter": "ctxlab.tokens",
     "CountStore": "ctxlab.tokens",
+    "UserLines": "ctxlab.retention",
     "default_counter": "ctxlab.tokens",
     "TokenizerDataError": "ctxlab.exceptions",
     "ToolResultEviction": "ctxlab.config",
