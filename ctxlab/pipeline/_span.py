@@ -21,6 +21,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.util._lines import lines_holding
+from ctxlab.util._memo import Memo
 
 __all__ = ["TAGS", "Span", "flat", "read_span", "short"]
 
@@ -97,32 +98,24 @@ class Span:
     """The lines of a summary the recorded harness wrote (Claude Code's compaction summary)."""
 
 
-_seen: dict[tuple[str, bool], tuple[str, tuple[str, ...]]] = {}
-_found: dict[str, tuple[str, ...]] = {}
+_seen: Memo[tuple[str, bool], tuple[str, tuple[str, ...]]] = Memo(20_000)
+_found: Memo[str, tuple[str, ...]] = Memo(20_000)
 
 
 def _values(text: str) -> tuple[str, ...]:
     """The values and names a text of the agent holds, kept per text (as `_read_result`)."""
-    found = _found.get(text)
-    if found is None:
-        if len(_found) > 20_000:
-            _found.clear()
-        found = _found[text] = tuple(_VALUE.findall(text))
-    return found
+    return _found.get(text, lambda: tuple(_VALUE.findall(text)))
 
 
 def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
     """A result's outcome and failure lines, kept per text (a replay under several configs
     summarizes the same results again)."""
-    key = (output, is_error)
-    found = _seen.get(key)
-    if found is None:
-        if len(_seen) > 20_000:
-            _seen.clear()
-        text = output[:40_000]
-        failures = _FAILURE.findall(lines_holding(text, _FAILURE_WORDS, lead=("E",)))
-        found = _seen[key] = (_outcome(text, is_error, failures), tuple(dict.fromkeys(failures)))
-    return found
+    return _seen.get((output, is_error), lambda: _scan_result(output[:40_000], is_error))
+
+
+def _scan_result(text: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
+    failures = _FAILURE.findall(lines_holding(text, _FAILURE_WORDS, lead=("E",)))
+    return _outcome(text, is_error, failures), tuple(dict.fromkeys(failures))
 
 
 def _outcome(text: str, is_error: bool, failures: list[str]) -> str:

@@ -40,6 +40,7 @@ from ctxlab.messages import (
 )
 from ctxlab.retention._users import UserLines
 from ctxlab.util._lines import lines_holding
+from ctxlab.util._memo import Memo
 from ctxlab.util._views import Later
 
 __all__ = [
@@ -221,19 +222,13 @@ def _command_files(command: str) -> list[tuple[str, FileAction]]:
     return found
 
 
-_memo: dict[tuple[str, str], tuple[str, ...]] = {}
+_memo: Memo[tuple[str, str], tuple[str, ...]] = Memo(50_000)
 
 
 def _memoized(kind: str, text: str, find: Callable[[str], list[str]]) -> tuple[str, ...]:
     # A replay under ten configs measures the same messages again and again: the regex scans
     # of a text are kept (bounded), keyed by the text itself.
-    key = (kind, text)
-    found = _memo.get(key)
-    if found is None:
-        if len(_memo) > 50_000:
-            _memo.clear()
-        found = _memo[key] = tuple(find(text))
-    return found
+    return _memo.get((kind, text), lambda: tuple(find(text)))
 
 
 def _words_of(text: str) -> tuple[str, ...]:

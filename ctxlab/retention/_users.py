@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.util._memo import Memo
 
 __all__ = ["UserLines"]
 
@@ -25,7 +26,7 @@ _HARNESS_TAG = re.compile(
 )
 _HARNESS_SUMMARY = "This session is being continued from a previous conversation"
 _LETTERS = re.compile(r"[^\W\d_]")
-_memo: dict[str, tuple[str, ...]] = {}
+_memo: Memo[str, tuple[str, ...]] = Memo(20_000)
 
 
 def _lines(message: Message) -> tuple[str, ...]:
@@ -34,12 +35,7 @@ def _lines(message: Message) -> tuple[str, ...]:
     if not isinstance(message, UserMessage) or message.tool_results:
         return ()
     text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
-    found = _memo.get(text)
-    if found is None:
-        if len(_memo) > 20_000:
-            _memo.clear()
-        found = _memo[text] = _scan(text)
-    return found
+    return _memo.get(text, lambda: _scan(text))
 
 
 def _scan(text: str) -> tuple[str, ...]:
