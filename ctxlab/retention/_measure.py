@@ -8,7 +8,6 @@ kept when the request holds it, or its last two components (summaries write rela
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,7 +20,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from ctxlab.retention._extract import CATEGORIES, TARGETS, Inventory, collapse, inventory
+from ctxlab.retention._extract import _SPLIT, CATEGORIES, TARGETS, Inventory, collapse, inventory
 from ctxlab.retention._users import UserLines
 from ctxlab.util._views import Later
 
@@ -192,9 +191,6 @@ def measure_retention(
     message before the tail to hold the task and instructions at every compaction); ``reader``
     a `UserLines` kept across the compactions of one session (it reads each message once)."""
     return _measure(inventory(span, users=users, reader=reader), collapse(summary), tail)
-
-
-_SPLIT = re.compile(r"[\s:=,;()\[\]{}<>\"'`|]+")
 
 
 def _words(text: str) -> set[str]:
