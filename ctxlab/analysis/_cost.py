@@ -19,7 +19,6 @@ public pricing pages as published in 2025 (``PRICES``; edit or pass your own `Pr
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -201,38 +200,39 @@ def shape_of(
 
 @dataclass
 class _Cache:
-    entries: dict[bytes, int] = field(default_factory=dict)  # prefix digest -> its tokens
+    entries: dict[int, int] = field(default_factory=dict)  # prefix id -> its tokens
+    # The prefixes seen, as a trie: (parent prefix's id, next key) -> the prefix's id (0: the
+    # empty prefix). Two prefixes have one id exactly when their keys are the same sequence —
+    # no hash that could collide, and one dict lookup per part.
+    nodes: dict[tuple[int, str], int] = field(default_factory=dict)
 
 
-def _digests(keys: Sequence[str], out: list[bytes] | None = None) -> list[bytes]:
-    """The digest of every prefix of ``keys`` (``out``: those of a shorter prefix, extended)."""
-    out = [] if out is None else out
-    # A chain: each prefix's digest hashes the one before it and its last key, so a prefix
-    # has one digest however it was reached (extended later, or all at once).
-    previous = out[-1] if out else b""
+def _prefix_ids(keys: Sequence[str], nodes: dict[tuple[int, str], int], out: list[int]) -> None:
+    """Append to ``out`` (the ids of a shorter prefix of ``keys``) those of the longer ones."""
+    node = out[-1] if out else 0
     for key in itertools.islice(keys, len(out), None):
-        previous = hashlib.blake2b(previous + key.encode(), digest_size=16).digest()
-        out.append(previous)
-    return out
+        node = nodes.setdefault((node, key), len(nodes) + 1)
+        out.append(node)
 
 
 def _prefix_sums(
-    shape: RequestShape, shared: dict[int, tuple[list[bytes], list[int]]]
-) -> tuple[Sequence[bytes], Sequence[int]]:
-    """Prefix digests and cumulative tokens of a request; computed once per shared base for
+    shape: RequestShape, shared: dict[int, tuple[list[int], list[int]]], cache: _Cache
+) -> tuple[Sequence[int], Sequence[int]]:
+    """Prefix ids and cumulative tokens of a request; computed once per shared base for
     `Prefix` shapes (each request extends the one before), else for the request alone."""
     keys, tokens = shape.keys, shape.tokens
     if isinstance(keys, Prefix) and isinstance(tokens, Prefix):
-        digests, cumulative = shared.setdefault(id(keys.base), ([], []))
-        if len(digests) < len(keys):
-            _digests(Prefix(keys.base, len(keys)), digests)
+        ids, cumulative = shared.setdefault(id(keys.base), ([], []))
+        if len(ids) < len(keys):
+            _prefix_ids(Prefix(keys.base, len(keys)), cache.nodes, ids)
             total = cumulative[-1] if cumulative else 0
             for count in itertools.islice(tokens.base, len(cumulative), len(keys)):
                 total += count
                 cumulative.append(total)
-        return Prefix(digests, len(keys)), Prefix(cumulative, len(keys))
-    sums = list(itertools.accumulate(tokens))
-    return _digests(keys), sums
+        return Prefix(ids, len(keys)), Prefix(cumulative, len(keys))
+    own: list[int] = []
+    _prefix_ids(keys, cache.nodes, own)
+    return own, list(itertools.accumulate(tokens))
 
 
 def request_costs(
@@ -245,15 +245,15 @@ def request_costs(
     write_price = price.cache_write
     if rules.ttl == "1h" and price.cache_write_1h is not None:
         write_price = price.cache_write_1h
-    shared: dict[int, tuple[list[bytes], list[int]]] = {}
+    shared: dict[int, tuple[list[int], list[int]]] = {}
     for shape in shapes:
-        digests, cumulative = _prefix_sums(shape, shared)
+        prefixes, cumulative = _prefix_sums(shape, shared, cache)
         total = cumulative[-1] if len(cumulative) else 0
         read = write = 0
         if rules.kind == "anthropic":
-            read, write = _anthropic_cache(cache, digests, cumulative, shape.breakpoints, rules)
+            read, write = _anthropic_cache(cache, prefixes, cumulative, shape.breakpoints, rules)
         elif rules.kind == "openai":
-            read = _openai_cache(cache, digests, cumulative, rules)
+            read = _openai_cache(cache, prefixes, cumulative, rules)
         uncached = total - read - write
         cost = (
             uncached * price.input
@@ -265,41 +265,41 @@ def request_costs(
     return costs
 
 
-def _longest_cached(cache: _Cache, digests: Sequence[bytes], cumulative: Sequence[int]) -> int:
+def _longest_cached(cache: _Cache, prefixes: Sequence[int], cumulative: Sequence[int]) -> int:
     """Tokens of the longest prefix of this request that an earlier one cached (0: none)."""
-    for index in range(len(digests) - 1, -1, -1):
-        if digests[index] in cache.entries:
+    for index in range(len(prefixes) - 1, -1, -1):
+        if prefixes[index] in cache.entries:
             return cumulative[index]
     return 0
 
 
 def _anthropic_cache(
     cache: _Cache,
-    digests: Sequence[bytes],
+    prefixes: Sequence[int],
     cumulative: Sequence[int],
     breakpoints: Sequence[int],
     rules: CacheRules,
 ) -> tuple[int, int]:
-    read = _longest_cached(cache, digests, cumulative)
+    read = _longest_cached(cache, prefixes, cumulative)
     written_to = read
     for point in breakpoints:
-        if point < 0 or point >= len(digests) or cumulative[point] < rules.min_tokens:
+        if point < 0 or point >= len(prefixes) or cumulative[point] < rules.min_tokens:
             continue
-        cache.entries[digests[point]] = cumulative[point]
+        cache.entries[prefixes[point]] = cumulative[point]
         written_to = max(written_to, cumulative[point])
     return read, written_to - read
 
 
 def _openai_cache(
-    cache: _Cache, digests: Sequence[bytes], cumulative: Sequence[int], rules: CacheRules
+    cache: _Cache, prefixes: Sequence[int], cumulative: Sequence[int], rules: CacheRules
 ) -> int:
-    read = _longest_cached(cache, digests, cumulative)
+    read = _longest_cached(cache, prefixes, cumulative)
     # Every prefix of a request is cached with it, so the first prefix (from the end) already
     # there has all of its own: the rest need not be written again.
-    for index in range(len(digests) - 1, -1, -1):
-        if digests[index] in cache.entries:
+    for index in range(len(prefixes) - 1, -1, -1):
+        if prefixes[index] in cache.entries:
             break
-        cache.entries[digests[index]] = cumulative[index]
+        cache.entries[prefixes[index]] = cumulative[index]
     if read < rules.min_tokens:
         return 0
     return read - read % rules.step

@@ -77,3 +77,25 @@ def test_requests_over_the_limit_are_counted_as_before() -> None:
     limit = totals[4]
     over = reference_shapes(messages, cache, fixed, limit, None).over_limit
     assert over == sum(t > limit for t in totals) == 3
+
+
+def test_a_repeated_message_is_not_mistaken_for_a_cached_prefix() -> None:
+    # Every assistant turn says the same (one key, many places): each request extends the one
+    # before from that key, so a prefix identified by its last key alone, not all of them,
+    # would read as cached what no request sent. Priced as written out, it must match.
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="task " * 50)]
+    for n in range(12):
+        messages.append(AssistantMessage(content="Let me look. " * 40))
+        messages.append(UserMessage(content=f"result {n} " + "out " * (200 + 150 * n)))
+    cache = TokenCache(ApproximateCounter())
+    fixed = (("system/s#1",), (1500,))
+    shapes = reference_shapes(messages, cache, fixed, 10**9, None).shapes
+    for rules in (CacheRules.anthropic(), CacheRules.openai()):
+        viewed = request_costs(shapes, PRICE, rules)
+        assert viewed == request_costs([_written_out(s) for s in shapes], PRICE, rules)
+        # Each request reads exactly what the one before it wrote at its end (a whole
+        # request: Anthropic's breakpoint on the latest message; OpenAI's 128-token steps).
+        sent = [sum(s.tokens) for s in shapes]
+        for before, cost in zip(sent, viewed[1:], strict=False):
+            step = rules.step
+            assert cost.cache_read == before - before % step
