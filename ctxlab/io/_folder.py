@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
-from ctxlab.io._load import load
+from ctxlab.io._load import read
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
 
@@ -124,7 +124,7 @@ def session_row(path: Path) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(SESSION_COLUMNS)
     row.update(path=str(path), name=path.stem, modified=modified)
     try:
-        transcript = load(path)
+        transcript = read(path)
     except CtxlabError as exc:
         row["problem"] = str(exc)
         return row

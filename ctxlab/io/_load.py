@@ -40,11 +40,12 @@ from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._otel import is_otel
 from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code
 from ctxlab.io._swe_agent import is_swe_agent
-from ctxlab.io._transcript import Transcript, load_transcript
+from ctxlab.io._transcript import Transcript, read_transcript
 from ctxlab.messages._request import ToolSchema
+from ctxlab.tokens import preload
 from ctxlab.util._jsonl import check_regular_file, json_lines, read_text
 
-__all__ = ["FORMATS", "Format", "detect_format", "load"]
+__all__ = ["FORMATS", "Format", "detect_format", "load", "read"]
 
 Format = Literal[
     "ctxlab",
@@ -212,8 +213,24 @@ def load(
     info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
-    file, the line or message, and what is wrong.
+    file, the line or message, and what is wrong. The default counter's vocabulary starts
+    loading on a background thread meanwhile (`ctxlab.tokens.preload`), so that the first count
+    of the session — a what-if, the Lab — need not wait for it.
     """
+    preload()  # a session is loaded to be counted: the counter's vocabulary, meanwhile
+    return read(source, format=format, episode=episode, sidechains=sidechains, name=name)
+
+
+def read(
+    source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
+    *,
+    format: Format | None = None,
+    episode: int = 0,
+    sidechains: bool = False,
+    name: str | None = None,
+) -> Transcript:
+    """`load` without starting the counter's vocabulary (`sessions` reads files that it does
+    not count exactly)."""
     if format is not None and format not in FORMATS:
         msg = f"format must be one of {', '.join(FORMATS)} (or None to detect it), got {format!r}"
         raise UsageError(msg)
@@ -298,7 +315,7 @@ def _load(
         first = document if records == [] else records[0][1]
         kind = format or detect_format(first)
         if kind == "ctxlab":
-            return load_transcript(path)
+            return read_transcript(path)
         if kind == "claude_code":
             return claude_code(records or [(1, document)], label, name or stem, episode, sidechains)
         data: Any = document if records == [] else [value for _, value in records]

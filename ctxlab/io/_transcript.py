@@ -15,10 +15,17 @@ from ctxlab.io._save import save_transcript
 from ctxlab.messages import AssistantMessage, ProviderUsage, TextBlock, UserMessage
 from ctxlab.messages._request import ToolSchema
 from ctxlab.models import messages_from_anthropic
+from ctxlab.tokens import preload
 from ctxlab.util._html import escape, table_html
 from ctxlab.util._jsonl import json_lines, read_text
 
-__all__ = ["Transcript", "corpus_dir", "load_transcript", "usage_by_reply"]
+__all__ = [
+    "Transcript",
+    "corpus_dir",
+    "load_transcript",
+    "read_transcript",
+    "usage_by_reply",
+]
 
 
 @dataclass(frozen=True, repr=False)
@@ -68,8 +75,17 @@ def corpus_dir() -> Path:
 def load_transcript(path: str | os.PathLike[str]) -> Transcript:
     """Read a normalized transcript: a JSON meta line, then one Anthropic-style message a line.
 
-    Raises `MessageFormatError` naming the file and line for anything it cannot read.
+    Raises `MessageFormatError` naming the file and line for anything it cannot read. The
+    default counter's vocabulary starts loading meanwhile (`ctxlab.tokens.preload`): a session
+    is loaded to be counted.
     """
+    preload()
+    return read_transcript(path)
+
+
+def read_transcript(path: str | os.PathLike[str]) -> Transcript:
+    """`load_transcript` without starting the counter's vocabulary (`sessions` reads files that
+    it does not count exactly)."""
     path = Path(path)
     decoded = json_lines(path, read_text(path))
     if not decoded:

@@ -14,7 +14,7 @@ from ctxlab.tokens._counter import ApproximateCounter, TokenCount, TokenCounter
 from ctxlab.tokens._head import head_within
 from ctxlab.tokens._store import CountStore
 from ctxlab.tokens._tiktoken import ENCODINGS, TiktokenCounter, load_encoding
-from ctxlab.tokens._toktok import ToktokCounter, default_counter, toktok_available
+from ctxlab.tokens._toktok import ToktokCounter, default_counter, preload, toktok_available
 
 __all__ = [
     "COUNT_RULES",
@@ -33,5 +33,6 @@ __all__ = [
     "default_counter",
     "head_within",
     "load_encoding",
+    "preload",
     "toktok_available",
 ]

@@ -9,17 +9,42 @@ ctxlab uses it only for the encodings it ships itself (`ENCODINGS`), and tiktoke
 
 from __future__ import annotations
 
+import os
+import threading
 from typing import Any
 
 from ctxlab.exceptions import UsageError
 from ctxlab.tokens._counter import TokenCounter
 from ctxlab.tokens._tiktoken import ENCODINGS, TiktokenCounter
 
-__all__ = ["BATCH_THREADS_FROM", "ToktokCounter", "default_counter", "toktok_available"]
+__all__ = [
+    "BATCH_THREADS_FROM",
+    "ToktokCounter",
+    "default_counter",
+    "preload",
+    "toktok_available",
+]
 
 BATCH_THREADS_FROM = 1_000_000
 """Characters from which a batch is counted in one call on two threads: below it, the call's own
 cost (25-200 µs, its thread pool) exceeds what the threads save over counting text by text."""
+
+
+# One construction per encoding, whichever thread asks first (`preload`'s or a counter's); the
+# other waits for it rather than building a second copy.
+_LOCKS = {encoding: threading.Lock() for encoding in ENCODINGS}
+_PRELOADING: set[str] = set()
+
+
+def _after_fork() -> None:
+    # A fork while a preload held a lock would leave the child's copy locked for ever: the
+    # child starts with fresh locks (and builds the vocabulary itself if the parent had not).
+    global _LOCKS
+    _LOCKS = {encoding: threading.Lock() for encoding in ENCODINGS}
+    _PRELOADING.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def _tokenizer(encoding: str) -> Any:
@@ -30,7 +55,8 @@ def _tokenizer(encoding: str) -> Any:
     # (0.2 µs for a short text).
     # Its loader is documented for "anyone who knowingly wants the full surface"; the pinned
     # range (<0.4) and the identity test guard it.
-    return toktok._encoding(encoding)
+    with _LOCKS[encoding]:
+        return toktok._encoding(encoding)
 
 
 def toktok_available() -> bool:
@@ -76,6 +102,28 @@ class ToktokCounter(TiktokenCounter):
         if sum(map(len, texts)) >= BATCH_THREADS_FROM:
             return list(self._tokenizer.count_batch(texts, 2, False))
         return list(map(self.count_text, texts))
+
+
+def preload(encoding: str = "cl100k_base") -> None:
+    """Start building the fast counter's vocabulary for ``encoding`` on a background thread
+    (toktok-rs builds it with the GIL released: ~150 ms and ~30 MB once per process), so that the
+    first count after a session is loaded need not wait for it. `ctxlab.load` and
+    `load_transcript` call it; nothing happens without toktok-rs, for an encoding it does not
+    ship, or once started. A failure is left for the counter that needs the vocabulary to raise.
+    """
+    if encoding not in ENCODINGS or encoding in _PRELOADING or not toktok_available():
+        return
+    _PRELOADING.add(encoding)
+    threading.Thread(
+        target=_quiet_load, args=(encoding,), name=f"ctxlab-preload-{encoding}", daemon=True
+    ).start()
+
+
+def _quiet_load(encoding: str) -> None:
+    try:
+        _tokenizer(encoding)
+    except Exception:
+        return
 
 
 def default_counter(encoding: str = "cl100k_base") -> TokenCounter:
