@@ -71,7 +71,9 @@ class _Block(BaseModel):
     @cached_property
     def content_hash(self) -> str:
         """A stable hash of the block's content (16 hex digits of SHA-256)."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        # The serializer's bytes: what ``model_dump_json().encode()`` gives, without decoding
+        # and encoding again (a what-if hashes every block of a session once).
+        return hashlib.sha256(self.__pydantic_serializer__.to_json(self)).hexdigest()[:16]
 
 
 class TextBlock(_Block):

@@ -84,6 +84,10 @@ def test_content_hash_is_stable_and_content_sensitive() -> None:
     assert a.content_hash == b.content_hash != c.content_hash
     changed = a.evolve(input={"cmd": "pwd"})
     assert changed.content_hash == c.content_hash
+    # Pinned: counts kept on disk (`CountStore`) are keyed by these hashes, so a version that
+    # hashed otherwise would silently count every stored session again.
+    assert a.content_hash == "3ecc5512c3dd0cba"
+    assert TextBlock(text='héllo "w"\n').content_hash == "c6af216279f091d0"
 
 
 @pytest.mark.parametrize(
