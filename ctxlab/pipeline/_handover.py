@@ -148,8 +148,7 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
         units.append(_Unit("context_to_preserve", "Files read: " + ", ".join(reads), 6))
     written += " " + " ".join(reads)
     # Already written as a word of its own (inside a longer name it is not written).
-    words = {w.strip(".") for w in re.findall(r"[\w.]+", written)}
-    values = [v for v in dict.fromkeys(span.values) if v not in words]
+    values = [v for v in dict.fromkeys(span.values) if not _written_as_word(written, v)]
     if values:
         # In lines of a few: what does not fit goes a line at a time, the oldest first.
         for start in range(0, len(values), _VALUES_PER_LINE):
@@ -159,6 +158,39 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
     for order, unit in enumerate(units):
         unit.order = order
     return units
+
+
+_NAME = re.compile(r"[\w.]+")
+
+
+def _written_as_word(text: str, value: str) -> bool:
+    """Whether ``value`` is one of ``text``'s words: a run of word characters and dots, its
+    dots at either end left out. Found with `str.find` and the characters around each hit: a
+    value is a few of the span's names, the text the whole summary (splitting it into a set of
+    words cost more than the finds)."""
+    if not value:  # a run of dots alone is the empty word
+        return any(not w.strip(".") for w in _NAME.findall(text))
+    if value[0] == "." or value[-1] == "." or not _NAME.fullmatch(value):
+        return False  # never what a word is, its end dots left out
+    size = len(text)
+    start = text.find(value)
+    while start != -1:
+        before, after = start, start + len(value)
+        while before > 0 and text[before - 1] == ".":
+            before -= 1
+        while after < size and text[after] == ".":
+            after += 1
+        if not (before > 0 and _word(text[before - 1])) and not (
+            after < size and _word(text[after])
+        ):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+def _word(char: str) -> bool:
+    # What ``\w`` matches in a str pattern: str.isalnum() and the underscore.
+    return char.isalnum() or char == "_"
 
 
 def _carry(
