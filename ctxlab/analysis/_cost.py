@@ -20,6 +20,7 @@ public pricing pages as published in 2025 (``PRICES``; edit or pass your own `Pr
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -166,6 +167,12 @@ class RequestCost:
         return self.uncached + self.cache_write + self.cache_read
 
 
+_FIXED = ("tools", "system")
+_PER_REQUEST = ("transient", "references")
+_placement = operator.attrgetter("placement")
+_tokens = operator.attrgetter("tokens")
+
+
 def shape_of(
     manifest: ContextManifest, output_tokens: int = 0, keys: dict[int, str] | None = None
 ) -> RequestShape:
@@ -175,22 +182,41 @@ def shape_of(
 
     ``keys`` memoizes each item's key by the item's identity (the manifests of one run share
     their unchanged items): pass one dict for the manifests of one run, alive while they are."""
-    fixed = [i for i in manifest.items if i.placement in ("tools", "system")]
-    fixed.sort(key=lambda i: i.placement != "tools")
-    rest = [i for i in manifest.items if i.placement not in ("tools", "system")]
-    items = [*fixed, *rest]
-    # The second breakpoint ends the part the next request shares: before per-request material.
-    stable = [n for n, i in enumerate(items) if i.placement not in ("transient", "references")]
-    breakpoints = tuple(sorted({len(fixed) - 1, stable[-1] if stable else -1} - {-1}))
-    if keys is None:
-        part_keys = tuple(f"{i.id}#{i.content_hash}" for i in items)
+    items = manifest.items
+    placements = list(map(_placement, items))
+    lead = 0
+    while lead < len(placements) and placements[lead] in _FIXED:
+        lead += 1
+    if placements.count("tools") + placements.count("system") == lead:
+        # As the layout writes them, tools and System lead: what follows is taken as it is
+        # (C-level copies: a request's items are hundreds, and every request is shaped).
+        fixed = sorted(items[:lead], key=lambda i: i.placement != "tools")
+        ordered = [*fixed, *items[lead:]]
+        last = len(placements) - 1
+        while last >= lead and placements[last] in _PER_REQUEST:
+            last -= 1
     else:
-        part_keys = tuple(
-            keys.get(id(i)) or keys.setdefault(id(i), f"{i.id}#{i.content_hash}") for i in items
-        )
+        fixed = [i for i in items if i.placement in _FIXED]
+        fixed.sort(key=lambda i: i.placement != "tools")
+        ordered = [*fixed, *(i for i in items if i.placement not in _FIXED)]
+        stable = [n for n, i in enumerate(ordered) if i.placement not in _PER_REQUEST]
+        last = stable[-1] if stable else -1
+    # The second breakpoint ends the part the next request shares: before per-request material.
+    breakpoints = tuple(sorted({len(fixed) - 1, last} - {-1}))
+    if keys is None:
+        part_keys = tuple(f"{i.id}#{i.content_hash}" for i in ordered)
+    else:
+        ids = list(map(id, ordered))
+        known = list(map(keys.get, ids))
+        if None in known:
+            for n, key in enumerate(known):
+                if key is None:
+                    item = ordered[n]
+                    known[n] = keys.setdefault(ids[n], f"{item.id}#{item.content_hash}")
+        part_keys = tuple(known)
     return RequestShape(
         part_keys,
-        tuple(i.tokens for i in items),
+        tuple(map(_tokens, ordered)),
         breakpoints,
         output_tokens,
         manifest.purpose,
@@ -205,6 +231,8 @@ class _Cache:
     # empty prefix). Two prefixes have one id exactly when their keys are the same sequence —
     # no hash that could collide, and one dict lookup per part.
     nodes: dict[tuple[int, str], int] = field(default_factory=dict)
+    last_keys: Sequence[str] = ()  # the last request written out, and its prefixes' ids
+    last_ids: list[int] = field(default_factory=list)
 
 
 def _prefix_ids(keys: Sequence[str], nodes: dict[tuple[int, str], int], out: list[int]) -> None:
@@ -230,9 +258,27 @@ def _prefix_sums(
                 total += count
                 cumulative.append(total)
         return Prefix(ids, len(keys)), Prefix(cumulative, len(keys))
-    own: list[int] = []
+    # Most requests start as the one before did: its ids up to where the keys part are this
+    # request's too (the trie's ids depend on the keys alone).
+    own = cache.last_ids[: _common_length(keys, cache.last_keys)]
     _prefix_ids(keys, cache.nodes, own)
+    cache.last_keys, cache.last_ids = keys, own
     return own, list(itertools.accumulate(tokens))
+
+
+def _common_length(keys: Sequence[str], other: Sequence[str]) -> int:
+    """How many leading keys ``keys`` and ``other`` share: slices compared in C (identity
+    first), halving the range — a request's keys are hundreds, and every request is priced."""
+    low, high = 0, min(len(keys), len(other))
+    if tuple(keys[:high]) == tuple(other[:high]):
+        return high
+    while high - low > 1:  # keys[:low] are shared, keys[:high] are not
+        middle = (low + high) // 2
+        if tuple(keys[:middle]) == tuple(other[:middle]):
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 def request_costs(
