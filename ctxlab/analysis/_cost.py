@@ -23,7 +23,7 @@ import itertools
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import ContextManifest
@@ -207,13 +207,13 @@ def shape_of(
         part_keys = tuple(f"{i.id}#{i.content_hash}" for i in ordered)
     else:
         ids = list(map(id, ordered))
-        known = list(map(keys.get, ids))
+        known: list[str | None] = list(map(keys.get, ids))
         if None in known:
             for n, key in enumerate(known):
                 if key is None:
                     item = ordered[n]
                     known[n] = keys.setdefault(ids[n], f"{item.id}#{item.content_hash}")
-        part_keys = tuple(known)
+        part_keys = cast("tuple[str, ...]", tuple(known))  # every None was filled above
     return RequestShape(
         part_keys,
         tuple(map(_tokens, ordered)),
