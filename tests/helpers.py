@@ -64,3 +64,18 @@ class CountingCounter(ApproximateCounter):
     def count_text(self, text: str) -> int:
         self.calls.append(text)
         return super().count_text(text)
+
+
+def corpus_texts() -> list[str]:
+    """Every text and tool output of the corpus (empty without it)."""
+    from ctxlab.io._transcript import load_transcript
+    from ctxlab.messages import TextBlock, ToolResultBlock
+    from tests.conftest import corpus_files
+
+    texts: list[str] = []
+    for path in corpus_files():
+        for message in load_transcript(path).messages:
+            for block in message.content:
+                if isinstance(block, TextBlock | ToolResultBlock):
+                    texts.append(block.text)
+    return texts

@@ -118,11 +118,16 @@ _SHELL_PATH = re.compile(
     r"|(?<![\w/.$-])[\w-]+\.(?:py|pyi|js|ts|tsx|jsx|md|rst|txt|json|toml|ya?ml|cfg|ini|rs|go|"
     r"java|c|h|cc|cpp|hpp|sh|sql|html|css|xml|csv|ipynb|lock)\b"
 )
-_NUMBER = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+(?![\w.]*\w)|(?<![\w.])\d{2,}(?![\w.]*\w)")
+# The look-behind every branch starts with, written once before the branches: tried once a
+# position, not once a branch (1.6-1.7x faster on the corpus, the same matches:
+# tests/retention/test_value_patterns.py).
+_NUMBER = re.compile(r"(?<![\w.])(?:v?\d+(?:\.\d+)+(?![\w.]*\w)|\d{2,}(?![\w.]*\w))")
 _IDENTIFIER = re.compile(
-    r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"
-    r"|(?<![\w.])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
-    r"|(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
+    r"(?<![\w.])(?:"
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"
+    r"|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
+    r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
+    r")"
 )
 _FAILED_TEST = re.compile(
     r"^(?:FAILED|ERROR)\s+(\S+::\S+)|^(test\w*) \([\w.]+\) \.\.\. (?:FAIL|ERROR)", re.MULTILINE
