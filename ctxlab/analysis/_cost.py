@@ -19,6 +19,7 @@ public pricing pages as published in 2025 (``PRICES``; edit or pass your own `Pr
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import operator
 from collections.abc import Iterable, Sequence
@@ -226,43 +227,43 @@ def shape_of(
 
 @dataclass
 class _Cache:
-    entries: dict[int, int] = field(default_factory=dict)  # prefix id -> its tokens
-    # The prefixes seen, as a trie: (parent prefix's id, next key) -> the prefix's id (0: the
-    # empty prefix). Two prefixes have one id exactly when their keys are the same sequence —
-    # no hash that could collide, and one dict lookup per part.
-    nodes: dict[tuple[int, str], int] = field(default_factory=dict)
-    last_keys: Sequence[str] = ()  # the last request written out, and its prefixes' ids
-    last_ids: list[int] = field(default_factory=list)
+    entries: dict[bytes, int] = field(default_factory=dict)  # prefix digest -> its tokens
+    last_keys: Sequence[str] = ()  # the last request written out, and its prefixes' digests
+    last_digests: list[bytes] = field(default_factory=list)
 
 
-def _prefix_ids(keys: Sequence[str], nodes: dict[tuple[int, str], int], out: list[int]) -> None:
-    """Append to ``out`` (the ids of a shorter prefix of ``keys``) those of the longer ones."""
-    node = out[-1] if out else 0
+def _digests(keys: Sequence[str], out: list[bytes]) -> None:
+    """Append to ``out`` (the digests of a shorter prefix of ``keys``) those of the longer ones.
+
+    A chain: each prefix's digest hashes the one before it and its last key, so a prefix has
+    one digest however it was reached, and nothing but the cache's entries is kept (a table of
+    every prefix seen would grow with the square of the requests when early parts change)."""
+    previous = out[-1] if out else b""
     for key in itertools.islice(keys, len(out), None):
-        node = nodes.setdefault((node, key), len(nodes) + 1)
-        out.append(node)
+        previous = hashlib.blake2b(previous + key.encode(), digest_size=16).digest()
+        out.append(previous)
 
 
 def _prefix_sums(
-    shape: RequestShape, shared: dict[int, tuple[list[int], list[int]]], cache: _Cache
-) -> tuple[Sequence[int], Sequence[int]]:
-    """Prefix ids and cumulative tokens of a request; computed once per shared base for
+    shape: RequestShape, shared: dict[int, tuple[list[bytes], list[int]]], cache: _Cache
+) -> tuple[Sequence[bytes], Sequence[int]]:
+    """Prefix digests and cumulative tokens of a request; computed once per shared base for
     `Prefix` shapes (each request extends the one before), else for the request alone."""
     keys, tokens = shape.keys, shape.tokens
     if isinstance(keys, Prefix) and isinstance(tokens, Prefix):
-        ids, cumulative = shared.setdefault(id(keys.base), ([], []))
-        if len(ids) < len(keys):
-            _prefix_ids(Prefix(keys.base, len(keys)), cache.nodes, ids)
+        digests, cumulative = shared.setdefault(id(keys.base), ([], []))
+        if len(digests) < len(keys):
+            _digests(Prefix(keys.base, len(keys)), digests)
             total = cumulative[-1] if cumulative else 0
             for count in itertools.islice(tokens.base, len(cumulative), len(keys)):
                 total += count
                 cumulative.append(total)
-        return Prefix(ids, len(keys)), Prefix(cumulative, len(keys))
-    # Most requests start as the one before did: its ids up to where the keys part are this
-    # request's too (the trie's ids depend on the keys alone).
-    own = cache.last_ids[: _common_length(keys, cache.last_keys)]
-    _prefix_ids(keys, cache.nodes, own)
-    cache.last_keys, cache.last_ids = keys, own
+        return Prefix(digests, len(keys)), Prefix(cumulative, len(keys))
+    # Most requests start as the one before did: its digests up to where the keys part are
+    # this request's too (a digest depends on the keys alone), so only the rest is hashed.
+    own = cache.last_digests[: _common_length(keys, cache.last_keys)]
+    _digests(keys, own)
+    cache.last_keys, cache.last_digests = keys, own
     return own, list(itertools.accumulate(tokens))
 
 
@@ -291,7 +292,7 @@ def request_costs(
     write_price = price.cache_write
     if rules.ttl == "1h" and price.cache_write_1h is not None:
         write_price = price.cache_write_1h
-    shared: dict[int, tuple[list[int], list[int]]] = {}
+    shared: dict[int, tuple[list[bytes], list[int]]] = {}
     for shape in shapes:
         prefixes, cumulative = _prefix_sums(shape, shared, cache)
         total = cumulative[-1] if len(cumulative) else 0
@@ -311,7 +312,7 @@ def request_costs(
     return costs
 
 
-def _longest_cached(cache: _Cache, prefixes: Sequence[int], cumulative: Sequence[int]) -> int:
+def _longest_cached(cache: _Cache, prefixes: Sequence[bytes], cumulative: Sequence[int]) -> int:
     """Tokens of the longest prefix of this request that an earlier one cached (0: none)."""
     for index in range(len(prefixes) - 1, -1, -1):
         if prefixes[index] in cache.entries:
@@ -321,7 +322,7 @@ def _longest_cached(cache: _Cache, prefixes: Sequence[int], cumulative: Sequence
 
 def _anthropic_cache(
     cache: _Cache,
-    prefixes: Sequence[int],
+    prefixes: Sequence[bytes],
     cumulative: Sequence[int],
     breakpoints: Sequence[int],
     rules: CacheRules,
@@ -337,7 +338,7 @@ def _anthropic_cache(
 
 
 def _openai_cache(
-    cache: _Cache, prefixes: Sequence[int], cumulative: Sequence[int], rules: CacheRules
+    cache: _Cache, prefixes: Sequence[bytes], cumulative: Sequence[int], rules: CacheRules
 ) -> int:
     read = _longest_cached(cache, prefixes, cumulative)
     # Every prefix of a request is cached with it, so the first prefix (from the end) already

@@ -4,6 +4,8 @@ Anthropic's and OpenAI's cache rules — and hold the session once, not once per
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -99,3 +101,27 @@ def test_a_repeated_message_is_not_mistaken_for_a_cached_prefix() -> None:
         for before, cost in zip(sent, viewed[1:], strict=False):
             step = rules.step
             assert cost.cache_read == before - before % step
+
+
+def test_pricing_keeps_no_table_of_every_prefix() -> None:
+    # Each request's first part differs (as after a compaction rewrites the summary), so every
+    # prefix of every request is new: a table of prefixes seen would grow with the square of
+    # the requests (here ~1.5 M entries); the cost model keeps only what was cached.
+    import tracemalloc
+
+    common = tuple(f"message/{n}#h" for n in range(600))
+
+    def shapes() -> Iterator[RequestShape]:
+        for n in range(2_500):
+            keys = (f"summary/{n}#h", *common)
+            yield RequestShape(keys, (1_500,) + (10,) * len(common), (0, len(keys) - 1), 50)
+
+    tracemalloc.start()
+    try:
+        costs = request_costs(shapes(), PRICE, CacheRules.anthropic())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(costs) == 2_500
+    assert costs[1].cache_read == 0  # nothing after the first part is shared
+    assert peak < 30 * 2**20, f"peak {peak / 2**20:.0f} MB"
