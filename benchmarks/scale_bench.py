@@ -15,7 +15,8 @@ each to the smallest size's per-request figure — flat time keeps "ms/req" rati
 memory keeps "MB added per 1k requests" flat, and doubling the steps at most doubles the peak.
 
 ``latency``: at each of ``--latency-steps`` (32k window, as the what-if lab's own benchmark),
-the first load (a cold `WhatIf.run` and its first ``table()`` — the costs beside the two
+the median of three fresh processes (``--repeats``) of: the first load (a cold `WhatIf.run`
+and its first ``table()`` — the costs beside the two
 reference policies, priced then; pandas imported before the clock, as in a notebook; and again
 with the counter's vocabulary built in the clock, not by ``load_transcript`` before it) and the
 median of three re-replays under a new trigger ratio (``set_config`` and the table: counts
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -131,31 +133,43 @@ def main() -> None:
         "--sources", nargs="+", default=["real", "synthetic"], choices=["real", "synthetic"]
     )
     parser.add_argument("--latency-steps", type=int, nargs="+", default=[500, 5000])
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="fresh processes per latency figure (median)"
+    )
     args = parser.parse_args()
     for source in args.sources:
         for what in args.what:
             if what == "latency":
-                latency(
-                    [
-                        {
-                            **measure(n, 32_000, what, source),
-                            "cold_ms": measure(n, 32_000, what, source, vocab_cold=True)[
-                                "first_ms"
-                            ],
-                        }
-                        for n in args.latency_steps
-                    ]
-                )
+                latency([latency_row(n, source, args.repeats) for n in args.latency_steps])
             else:
                 table(
                     [measure(n, args.window, what, source) for n in args.steps], args.window, what
                 )
 
 
+def latency_row(steps: int, source: str, repeats: int) -> dict[str, Any]:
+    """Median figures of ``repeats`` fresh processes each way (vocabulary built by the load,
+    and built in the clock), run in turn: the machine's speed drifts within minutes."""
+    warm, cold = [], []
+    for _ in range(repeats):
+        warm.append(measure(steps, 32_000, "latency", source))
+        cold.append(measure(steps, 32_000, "latency", source, vocab_cold=True))
+    return {
+        **warm[0],
+        "first_ms": statistics.median(r["first_ms"] for r in warm),
+        "again_ms": statistics.median(r["again_ms"] for r in warm),
+        "cold_ms": statistics.median(r["first_ms"] for r in cold),
+        "repeats": repeats,
+    }
+
+
 def latency(rows: list[dict[str, Any]]) -> None:
     """The what-if's first load and re-replay per size, against the targets."""
     kind = "corpus sessions stitched" if rows[0]["corpus"] else "synthetic sessions"
-    print(f"\nwhat-if latency, 32,000-token window, {kind}, counted with {rows[0]['counter']}")
+    print(
+        f"\nwhat-if latency, 32,000-token window, {kind}, counted with {rows[0]['counter']}; "
+        f"median of {rows[0]['repeats']} fresh processes each"
+    )
     print(
         f"{'requests':>9} {'first load ms':>14} {'vocab cold':>11} {'target':>7} "
         f"{'re-replay ms':>13} {'target':>7}"
