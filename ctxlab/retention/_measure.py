@@ -22,6 +22,7 @@ from ctxlab.messages import (
 )
 from ctxlab.retention._extract import _SPLIT, CATEGORIES, TARGETS, Inventory, collapse, inventory
 from ctxlab.retention._users import UserLines
+from ctxlab.util._memo import Memo
 from ctxlab.util._views import Later
 
 if TYPE_CHECKING:
@@ -127,7 +128,21 @@ def request_text(messages: Iterable[Message], *extra: str) -> str:
                 parts.extend(_strings(block.input))
             elif isinstance(block, ToolResultBlock):
                 parts.append(block.text)
-    return collapse(" ".join(parts))
+    # Collapsed part by part (the same text: no word spans two parts, and a part that holds
+    # none adds none), each part's kept: a what-if grades the same kept messages under config
+    # after config, and collapsing a tail of tool output was a tenth of a re-replay.
+    return " ".join(c for p in parts if (c := _collapse_part(p)))
+
+
+def _collapse_part(text: str) -> str:
+    def collapsed() -> str:
+        once = collapse(text)
+        return text if once == text else once  # one string kept, not two equal ones
+
+    return _collapsed.get(text, collapsed)
+
+
+_collapsed: Memo[str, str] = Memo(5_000)
 
 
 def _strings(value: Any) -> Iterable[str]:
