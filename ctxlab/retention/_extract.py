@@ -228,6 +228,7 @@ def _command_files(command: str) -> list[tuple[str, FileAction]]:
 
 
 _memo: Memo[tuple[str, str], tuple[str, ...]] = Memo(50_000)
+_files: Memo[str, tuple[tuple[str, FileAction], ...]] = Memo(20_000)  # by command, as `_memo`
 
 
 def _memoized(kind: str, text: str, find: Callable[[str], list[str]]) -> tuple[str, ...]:
@@ -354,7 +355,7 @@ def _tool_use(
         pending[block.id] = whole
         agent_text.append(command)
         out["numbers"].extend(_agent_values(command))
-        for found, action in _command_files(command):
+        for found, action in _files.get(command, lambda: tuple(_command_files(command))):
             actions[found] = _stronger(actions.get(found), action)
     argument = _path_argument(block)
     if argument is not None:
