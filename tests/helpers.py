@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from ctxlab import (
@@ -66,16 +67,19 @@ class CountingCounter(ApproximateCounter):
         return super().count_text(text)
 
 
-def corpus_texts() -> list[str]:
-    """Every text and tool output of the corpus (empty without it)."""
+@cache
+def corpus_texts() -> tuple[str, ...]:
+    """Every text ctxlab counts in the corpus (empty without it): each block's texts — text,
+    tool output, a call's input — System prompts and tool schemas."""
     from ctxlab.io._transcript import load_transcript
-    from ctxlab.messages import TextBlock, ToolResultBlock
+    from ctxlab.tokens._cache import block_parts
     from tests.conftest import corpus_files
 
     texts: list[str] = []
     for path in corpus_files():
-        for message in load_transcript(path).messages:
+        transcript = load_transcript(path)
+        texts.extend(t for t in (transcript.system, *(s.rendered for s in transcript.tools)) if t)
+        for message in transcript.messages:
             for block in message.content:
-                if isinstance(block, TextBlock | ToolResultBlock):
-                    texts.append(block.text)
-    return texts
+                texts.extend(block_parts(block)[1])
+    return tuple(texts)

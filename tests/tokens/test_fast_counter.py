@@ -4,14 +4,13 @@ encodings — and batch counting and the store of counts change nothing but the 
 from __future__ import annotations
 
 import sqlite3
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from ctxlab import ContextConfig, WhatIf
 from ctxlab.exceptions import UsageError
-from ctxlab.io._transcript import Transcript, load_transcript
+from ctxlab.io._transcript import Transcript
 from ctxlab.messages import (
     AssistantMessage,
     ImageBlock,
@@ -29,25 +28,12 @@ from ctxlab.tokens import (
     default_counter,
     toktok_available,
 )
-from ctxlab.tokens._cache import block_parts
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import requires_corpus
+from tests.helpers import corpus_texts
 
 requires_toktok = pytest.mark.skipif(
     not toktok_available(), reason="toktok-rs not installed: pip install 'ctxlab[fast]'"
 )
-
-
-@cache
-def corpus_texts() -> tuple[str, ...]:
-    """Every text ctxlab counts in the corpus: each block's texts, System prompts, tool schemas."""
-    texts: list[str] = []
-    for path in corpus_files():
-        transcript = load_transcript(path)
-        texts.extend(t for t in (transcript.system, *(s.rendered for s in transcript.tools)) if t)
-        for message in transcript.messages:
-            for block in message.content:
-                texts.extend(block_parts(block)[1])
-    return tuple(texts)
 
 
 @requires_corpus
