@@ -123,6 +123,8 @@ def _quiet_load(encoding: str) -> None:
     try:
         _tokenizer(encoding)
     except Exception:
+        # Nothing to say it to on a background thread: the counter that needs the vocabulary
+        # builds it again and raises the error itself, where the caller sees it.
         return
 
 
