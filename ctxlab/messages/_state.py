@@ -40,7 +40,22 @@ class Summary(BaseModel):
     def content_hash(self) -> str:
         """The hash of the text the model sees (the manifest's ``summary/<hash>`` id); computed
         once per summary, not at every step that shows it."""
-        return TextBlock(text=self.text).content_hash
+        return self.message.content[0].content_hash
+
+    @cached_property
+    def message(self) -> UserMessage:
+        """The user message that carries the summary at the head of every request it leads:
+        built (and its text checked) once per summary, not at every step."""
+        return UserMessage(content=(TextBlock(text=self.text),))
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Summary:
+        """A copy; with ``update``, the cached `content_hash` and `message` are dropped (they
+        are of the old text)."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            for derived in ("content_hash", "message"):
+                copy.__dict__.pop(derived, None)
+        return copy
 
     @field_validator("kind", mode="before")
     @classmethod

@@ -85,7 +85,7 @@ def lay_out(
                 f"summary/{digest}", "summary", "summary", summary_tokens, digest, role="user"
             ),
         )
-        lead = (UserMessage(content=(TextBlock(text=summary.text),)),)
+        lead = (summary.message,)
     tail: list[UserMessage] = []
     material_items: tuple[ManifestItem, ...] = ()
     if material.kept:

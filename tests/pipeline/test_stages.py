@@ -144,6 +144,33 @@ def test_stage7_layout_orders_system_summary_conversation_transient_references()
     assert layout.estimated_tokens == sum(i.tokens for i in layout.items)
 
 
+def test_stage7_layout_leads_with_one_summary_message_per_summary() -> None:
+    # The summary's message is built (its text checked) once per summary, not at every step it
+    # leads: two layouts share the object; its hash is the manifest's summary item id.
+    from ctxlab.messages import TextBlock
+    from ctxlab.messages._state import Summary
+
+    c = cache()
+    fixed = fixed_part((SystemPart("s", "sys"),), (), c)
+    conversation = (UserMessage(content="hi"),)
+    summary = Summary(text="The task: fix it.\nDone so far: nothing.")
+    items: list = []
+    first, second = (
+        lay_out(fixed, summary, 9, conversation, items, 0, Budgeted((), {}), c) for _ in range(2)
+    )
+    lead = first.request.messages[0]
+    assert second.request.messages[0] is lead
+    assert lead.content == (TextBlock(text=summary.text),)
+    digest = TextBlock(text=summary.text).content_hash
+    assert summary.content_hash == digest
+    assert [i.id for i in first.items if i.placement == "summary"] == [f"summary/{digest}"]
+    # A copy with another text is not led by the old text, nor hashed as it.
+    other = summary.model_copy(update={"text": "Another summary."})
+    assert other.message.content[0].text == "Another summary."  # type: ignore[union-attr]
+    assert other.content_hash == Summary(text="Another summary.").content_hash != digest
+    assert summary.model_copy().message is summary.message  # nothing changed: kept
+
+
 def test_stage8_validation_checks_pairs_then_budget_and_carries_the_manifest() -> None:
     c = cache()
     fixed = fixed_part((), (), c)
