@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, Literal
 
@@ -48,7 +49,7 @@ class Summary(BaseModel):
         built (and its text checked) once per summary, not at every step."""
         return UserMessage(content=(TextBlock(text=self.text),))
 
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Summary:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Summary:
         """A copy; with ``update``, the cached `content_hash` and `message` are dropped (they
         are of the old text)."""
         copy = super().model_copy(update=update, deep=deep)
