@@ -141,7 +141,8 @@ def run_request_floor(messages: tuple[Any, ...], system: str, window: int) -> tu
     counter = default_counter()
     start = time.perf_counter()
     content = prepared_content(messages)
-    texts = [system, *(t for m in content for t in texts_of(m))]
+    own = [texts_of(m) for m in content]  # each message's texts, read once
+    texts = [system, *(t for texts in own for t in texts)]
     counts = iter(counter.count_many(texts))  # type: ignore[attr-defined]
     total = next(counts)
     items: tuple[ManifestItem, ...] = ()
@@ -168,7 +169,7 @@ def run_request_floor(messages: tuple[Any, ...], system: str, window: int) -> tu
         made.append(manifest)
 
     for number, message in enumerate(content):
-        tokens = sum(next(counts) for _ in texts_of(message))
+        tokens = sum(next(counts) for _ in own[number])
         if isinstance(message, AssistantMessage):
             if not sent:
                 continue  # a request starts with a user message, as the replay's first
