@@ -13,8 +13,9 @@ import json
 from functools import cached_property
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from ctxlab.messages._frozen import Frozen
 from ctxlab.messages._text import clean_value
 
 __all__ = [
@@ -56,13 +57,14 @@ def _valid_text(cls: type, value: Any) -> Any:
     return clean_value(value)
 
 
-class _Block(BaseModel):
+class _Block(Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     def evolve(self, **changes: Any) -> Self:
         """A new block with ``changes`` applied and validated.
 
-        Use instead of ``model_copy``, which would carry over cached hashes of the old content.
+        Unlike ``model_copy``, the changes are validated (``model_copy`` drops the cached hash
+        of the old content, `Frozen`, but checks nothing).
         """
         data = {name: getattr(self, name) for name in type(self).model_fields}
         data.update(changes)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages._blocks import (
@@ -19,6 +19,7 @@ from ctxlab.messages._blocks import (
     ToolUseBlock,
     UserBlock,
 )
+from ctxlab.messages._frozen import Frozen
 
 __all__ = [
     "MESSAGES_ADAPTER",
@@ -43,7 +44,7 @@ def _text_to_blocks(value: Any) -> Any:
     return value
 
 
-class _Message(BaseModel):
+class _Message(Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     @cached_property

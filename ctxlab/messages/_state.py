@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxlab.messages._blocks import TextBlock
+from ctxlab.messages._frozen import Frozen
 from ctxlab.messages._messages import AssistantMessage, Message, UserMessage, parse_messages
 
 CompactionMethod = Literal["summary", "truncation"]
@@ -19,7 +19,7 @@ with the state it describes; ``ctxlab.manifest`` re-exports it."""
 __all__ = ["Summary", "WorkingState"]
 
 
-class Summary(BaseModel):
+class Summary(Frozen):
     """A structured summary standing for a compacted prefix of the conversation."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -48,15 +48,6 @@ class Summary(BaseModel):
         """The user message that carries the summary at the head of every request it leads:
         built (and its text checked) once per summary, not at every step."""
         return UserMessage(content=(TextBlock(text=self.text),))
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Summary:
-        """A copy; with ``update``, the cached `content_hash` and `message` are dropped (they
-        are of the old text)."""
-        copy = super().model_copy(update=update, deep=deep)
-        if update:
-            for derived in ("content_hash", "message"):
-                copy.__dict__.pop(derived, None)
-        return copy
 
     @field_validator("kind", mode="before")
     @classmethod

@@ -90,6 +90,25 @@ def test_content_hash_is_stable_and_content_sensitive() -> None:
     assert TextBlock(text='héllo "w"\n').content_hash == "c6af216279f091d0"
 
 
+def test_a_copy_with_changes_is_hashed_as_its_new_content() -> None:
+    # pydantic's model_copy copies the instance dict, where cached hashes live: a copy with an
+    # update must not carry the old content's (they key token counts and manifest ids).
+    block = ToolUseBlock(id="x", name="bash", input={"cmd": "ls"})
+    message = UserMessage(content=(ToolResultBlock(tool_use_id="x", content="a.py"),))
+    old_block, old_message = block.content_hash, message.content_hash
+    assert len(message.tool_results) == 1  # cached, as every derived property
+    copied = block.model_copy(update={"input": {"cmd": "pwd"}})
+    assert (
+        copied.content_hash == ToolUseBlock(id="x", name="bash", input={"cmd": "pwd"}).content_hash
+    )
+    assert copied.content_hash != old_block
+    other = message.model_copy(update={"content": (TextBlock(text="Read a.py"),)})
+    assert other.content_hash == UserMessage(content="Read a.py").content_hash != old_message
+    assert other.tool_results == ()  # every cached property, not the hash alone
+    # Without changes the copy is the same content: its hash is kept, and right.
+    assert message.model_copy().__dict__["content_hash"] == old_message
+
+
 @pytest.mark.parametrize(
     ("payload", "fragment"),
     [
