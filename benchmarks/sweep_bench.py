@@ -41,7 +41,7 @@ def timed(sessions: list, windows: list[int], workers: int) -> float:
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",
             host="127.0.0.1",
             silence_logs=logging.ERROR,
         ) as cluster,

@@ -120,7 +120,9 @@ def run_sweep(args: argparse.Namespace) -> int:
                     dask.LocalCluster(
                         n_workers=args.workers,
                         threads_per_worker=1,
-                        dashboard_address=None,
+                        # A free loopback port: None would bind 8787, which another
+                        # cluster (or one still closing) may hold.
+                        dashboard_address="127.0.0.1:0",
                         host="127.0.0.1",
                         silence_logs=logging.ERROR,
                     )

@@ -87,7 +87,7 @@ def _read(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
 
 
 def _natural(name: str) -> list[Any]:
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+    return [int(p) if p.isdecimal() else p for p in re.split(r"(\d+)", name)]
 
 
 def inspect_samples(log: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:

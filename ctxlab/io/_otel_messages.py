@@ -174,6 +174,6 @@ def indexed(attrs: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
         if not key.startswith(prefix):
             continue
         index, _, rest = key[len(prefix) :].partition(".")
-        if index.isdigit() and rest:
+        if index.isascii() and index.isdigit() and rest:
             items.setdefault(int(index), {})[rest] = value
     return [items[i] for i in sorted(items)]

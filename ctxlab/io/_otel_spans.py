@@ -142,7 +142,7 @@ def _nanos(value: Any) -> int:
     if isinstance(value, int | float):
         return int(value)
     if isinstance(value, str) and value:
-        if value.isdigit():
+        if value.isascii() and value.isdigit():
             return int(value)
         return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
     return 0

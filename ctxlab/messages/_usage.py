@@ -5,10 +5,13 @@ without the manifest."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
 __all__ = ["ProviderUsage", "token_count"]
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def token_count(value: Any, field: str) -> int:
@@ -20,7 +23,8 @@ def token_count(value: Any, field: str) -> int:
     """
     if value is None:
         return 0
-    if isinstance(value, str) and value.strip().isdigit():
+    # ASCII digits only: "¹".isdigit() is true and int("¹") raises.
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
         return int(value.strip())
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value

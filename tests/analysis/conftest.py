@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +17,10 @@ def cluster() -> Iterator[tuple[Any, Any]]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        # The scheduler's HTTP server on a free loopback port: ``None`` binds 8787, and a
+        # cluster of an earlier test still closing may hold it (a "port in use" warning, an
+        # error here, and the half-started scheduler's socket leaked).
+        dashboard_address="127.0.0.1:0",
         host="127.0.0.1",
         silence_logs=logging.CRITICAL,
     )
@@ -24,5 +28,8 @@ def cluster() -> Iterator[tuple[Any, Any]]:
     try:
         yield cluster, client
     finally:
-        client.close()
-        cluster.close()
+        client.close(timeout=30)
+        cluster.close(timeout=30)
+        # What a closed (or deliberately killed) cluster leaves unreferenced is collected
+        # here, so a socket it leaked fails this test every time, never a later test by chance.
+        gc.collect()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import ctxlab
@@ -125,6 +125,12 @@ def test_provider_usage_refuses_what_cannot_be_a_count() -> None:
         st.text(max_size=8),
     )
 )
+# Digits that str.isdigit() accepts and int() refuses (or reads): always tried, not only when
+# Hypothesis happens to draw them.
+@example("¹")
+@example("①")
+@example("٣")
+@example(" 12 ")
 def test_a_token_count_is_a_whole_number_from_0_or_refused(value: Any) -> None:
     try:
         count = token_count(value, "f")
@@ -134,6 +140,8 @@ def test_a_token_count_is_a_whole_number_from_0_or_refused(value: Any) -> None:
     assert type(count) is int and count >= 0
     if isinstance(value, int | float) and not isinstance(value, bool):
         assert count == value
+    if isinstance(value, str):
+        assert value.strip().isascii() and count == int(value.strip())
 
 
 @SETTINGS
