@@ -103,7 +103,7 @@ async function render({ model, el }) {
   el.appendChild(div);
   const Plotly = await loadPlotly(model);
   const draw = () => {
-    const layout = { ...revive(model.get("layout")), autosize: true };
+    const layout = { ...revive(model.get("figure_layout")), autosize: true };
     Plotly.react(div, revive(model.get("data")), layout, { responsive: true, displaylogo: false });
   };
   draw();
@@ -122,7 +122,7 @@ async function render({ model, el }) {
     if (point) model.send({ type: "click", x: point.x, trace: point.data.name || "" });
   });
   model.on("change:data", schedule);
-  model.on("change:layout", schedule);
+  model.on("change:figure_layout", schedule);
   // The view is often drawn before it is attached, at plotly's default 700 px; follow the
   // container's real width instead.
   const observer = new ResizeObserver(() => {
@@ -132,7 +132,7 @@ async function render({ model, el }) {
   return () => {
     observer.disconnect();
     model.off("change:data", schedule);
-    model.off("change:layout", schedule);
+    model.off("change:figure_layout", schedule);
     Plotly.purge(div);
   };
 }

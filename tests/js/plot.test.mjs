@@ -65,7 +65,7 @@ function newModel() {
   return new FakeModel({
     plotly_js_version: "2.35.2",
     data: [{ name: "conversation", x: int32([0, 1, 2]), y: int32([10, 20, 30]) }],
-    layout: { title: { text: "tokens" } },
+    figure_layout: { title: { text: "tokens" } },
   });
 }
 
@@ -105,7 +105,7 @@ test("data and layout changed together draw once", async () => {
   const model = newModel();
   const teardown = await widget.render({ model, el: document.createElement("div") });
   model.update("data", [{ name: "conversation", x: int32([0]), y: int32([5]) }]);
-  model.update("layout", { title: { text: "again" } });
+  model.update("figure_layout", { title: { text: "again" } });
   await Promise.resolve();
   const draws = calls.filter((c) => c.what === "react");
   assert.equal(draws.length, 2); // the first draw, then one for both changes
