@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.config._presets import describe_config
 from ctxlab.sources._replay import VIEWS
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from ctxlab.manifest import Thresholds
     from ctxlab.sources import ReplaySession
 
-__all__ = ["frequent_warning", "header_html", "loaded_notes"]
+__all__ = ["frequent_warning", "header_html", "loaded_notes", "model_html", "view_label"]
 
 
 def header_html(
@@ -25,13 +26,13 @@ def header_html(
     parts = [
         "<b>ctxlab</b>",
         f"agent <code>{html.escape(agent.name)}</code>",
-        f"model <code>{html.escape(agent.model.name)}</code>",
+        model_html(agent, recording),
         f"window {agent.model.context_window:,} tokens",
     ]
     notes: list[str] = []
     fit = calibration.fit() if calibration is not None else None
     if recording is not None:
-        parts.append(f"view: <b>{html.escape(VIEWS[recording.view])}</b>")
+        parts.append(f"view: <b>{html.escape(view_label(recording))}</b>")
         if recording.unrecorded:
             missing = ", ".join(recording.unrecorded)
             estimate = (
@@ -61,6 +62,26 @@ def header_html(
             "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
         )
     return text
+
+
+def model_html(agent: Watched, recording: ReplaySession | None) -> str:
+    """The model a header names: the agent's; for a recording, the models the file says
+    answered (not the step source's stand-in name, ``replay of …``)."""
+    if recording is None:
+        return f"model <code>{html.escape(agent.model.name)}</code>"
+    models = [str(m) for m in recording.transcript.meta.get("models") or ()]
+    if not models:
+        return "model not recorded"
+    names = ", ".join(f"<code>{html.escape(m)}</code>" for m in models)
+    return f"{'models' if len(models) > 1 else 'model'} {names} (recorded)"
+
+
+def view_label(recording: ReplaySession) -> str:
+    """Which view of ``recording`` is shown: ``as recorded``, or ``replayed under`` the config
+    in force (``the defaults``, a preset's name, or what differs from the defaults)."""
+    if recording.view == "recorded":
+        return VIEWS["recorded"]
+    return f"replayed under {describe_config(recording.context_config)}"
 
 
 def loaded_notes(meta: Mapping[str, Any]) -> list[str]:

@@ -117,7 +117,7 @@ class Lab:
             self.log.feed(ContextBuildEvent(manifest))
         self._unsubscribe = agent.subscribe(self._on_event)
         self._closed = False
-        self.budget.update(self.log, self.next_thresholds())
+        self.budget.update(self.log, self._plot_thresholds())
         if len(self.log):
             self.select(len(self.log) - 1)
         if agent.capabilities.read_only:
@@ -215,6 +215,15 @@ class Lab:
         as the engine computes them (the plot draws them as lines)."""
         return self.agent.next_thresholds()
 
+    def _plot_thresholds(self) -> Thresholds | None:
+        # The thresholds the plot draws one x past the last request: `next_thresholds`, or
+        # None for a recording shown as recorded (it has no next request, and its agent's own
+        # lines are not in the file).
+        recording = self._recording()
+        if recording is not None and recording.view == "recorded":
+            return None
+        return self.next_thresholds()
+
     def next_lines(self) -> Thresholds:
         """Deprecated: `next_thresholds` (one name for the thresholds)."""
         warnings.warn("Lab.next_lines() is now Lab.next_thresholds()", DeprecationWarning, 2)
@@ -232,7 +241,7 @@ class Lab:
         built = isinstance(event, ContextBuildEvent)
         follow = built and (self.follow or self.selected is None)
         # The selection line moves in the same update of the plot as the new request.
-        self.budget.update(self.log, self.next_thresholds(), select=step if follow else None)
+        self.budget.update(self.log, self._plot_thresholds(), select=step if follow else None)
         if built:
             self.sources.sync()  # a source edited in code shows in its editor
             self.config.sync()  # and a config assigned in code in the Config tab
@@ -245,7 +254,7 @@ class Lab:
         self._static.refresh()
 
     def _redraw(self) -> None:
-        self.budget.update(self.log, self.next_thresholds(), select=self.selected)
+        self.budget.update(self.log, self._plot_thresholds(), select=self.selected)
 
     def _warn_if_frequent(self) -> None:
         recent = self.log.recent_compactions(FREQUENT_WINDOW)
@@ -258,7 +267,7 @@ class Lab:
         if self.recording is not None:
             self.recording.config_applied()
             return
-        self.budget.update(self.log, self.next_thresholds())
+        self.budget.update(self.log, self._plot_thresholds())
 
     def _update_header(self) -> None:
         self.header.value = header_html(self.agent, self._recording(), self.calibration)

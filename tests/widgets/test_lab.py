@@ -514,11 +514,15 @@ def test_an_empty_lab_says_so_and_draws_whole_requests() -> None:
 async def test_the_plot_sends_typed_arrays(demo_lab: Lab) -> None:
     # The view receives arrays as binary buffers of a JavaScript typed-array type (int64 has
     # none, and lists are slow to serialize).
+    # The lines are float64: NaN where a request has none (a recording as recorded).
     sent = {t["name"]: t for t in demo_lab.budget.plot.view.data}
-    for name in ("conversation", "trigger", "total"):
-        for axis in ("x", "y"):
-            assert sent[name][axis]["dtype"] == "int32"
-            assert isinstance(sent[name][axis]["buffer"], memoryview)
+    for name, axis, dtype in [
+        *((n, a, "int32") for n in ("conversation", "total") for a in ("x", "y")),
+        ("trigger", "x", "int32"),
+        ("trigger", "y", "float64"),
+    ]:
+        assert sent[name][axis]["dtype"] == dtype, (name, axis)
+        assert isinstance(sent[name][axis]["buffer"], memoryview)
 
 
 async def test_the_items_table_filters_and_sorts(demo_lab: Lab) -> None:
