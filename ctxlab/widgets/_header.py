@@ -20,15 +20,23 @@ __all__ = ["frequent_warning", "header_html", "loaded_notes", "model_html", "vie
 
 
 def header_html(
-    agent: Watched, recording: ReplaySession | None, calibration: Calibration | None
+    agent: Watched,
+    recording: ReplaySession | None,
+    calibration: Calibration | None,
+    *,
+    requests: int | None = None,
+    title: str = "ctxlab",
 ) -> str:
-    """The header of a Lab over ``agent`` (``recording``: the same, when it is a recording)."""
+    """The header of a Lab over ``agent`` (``recording``: the same, when it is a recording;
+    ``requests``: say how many requests are shown, as the static views do)."""
     parts = [
-        "<b>ctxlab</b>",
+        f"<b>{html.escape(title)}</b>",
         f"agent <code>{html.escape(agent.name)}</code>",
         model_html(agent, recording),
         f"window {agent.model.context_window:,} tokens",
     ]
+    if requests is not None:
+        parts.append(f"{requests:,} request{'s' if requests != 1 else ''}")
     notes: list[str] = []
     fit = calibration.fit() if calibration is not None else None
     if recording is not None:

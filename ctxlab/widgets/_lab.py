@@ -28,10 +28,11 @@ from ctxlab.pipeline import CompactionRecord
 from ctxlab.sources._replay import ReplaySession, View
 from ctxlab.tokens import TokenCounter
 from ctxlab.util._files import write_atomic
+from ctxlab.util._html import MAX_ROWS
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._calls import LiveCalls
 from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
-from ctxlab.widgets._header import frequent_warning, header_html
+from ctxlab.widgets._header import frequent_warning, header_html, view_label
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
@@ -159,6 +160,9 @@ class Lab:
         if self.recording is None:
             msg = "only a Lab over a recording replays; this one watches a live agent"
             raise UsageError(msg)
+        # The snapshots displayed so far keep what they showed (a cell that displayed the
+        # recording as recorded still shows it so after a later cell replays it).
+        self._static.freeze()
         await self.recording.replay()
         self._update_header()
         self._static.refresh(force=True)
@@ -391,18 +395,38 @@ class Lab:
 
     def report(self, path: str | os.PathLike[str]) -> Path:
         """Write the session as one self-contained HTML file (no script, opens in any
-        browser): the budget bars of every request, then each request's items, what was done to
-        them and why."""
+        browser): the Lab's header (the view, what the file does not record, the calibration),
+        the budget bars of every request with its bill, then each request's items, what was
+        done to them and why. The file gets the permissions of a file you create (your umask),
+        or keeps those of the file it replaces."""
         # Every request's bar, not the snapshot's latest 40: a report is read in full.
-        marks = [c.step for c in self.log.compactions]
-        snapshot = snapshot_html(self.agent, self.log.manifests, marks, limit=None)
-        page = report_html(f"ctxlab · {self.agent.name}", snapshot, self.log.manifests)
+        page = report_html(
+            f"ctxlab · {self.agent.name} · {self._view_name()}",
+            self._snapshot(limit=None),
+            self.log.manifests,
+        )
         return write_atomic(path, page, what="report")
 
     def snapshot_html(self) -> str:
-        """The dashboard as static HTML: budget bars per request, the latest manifest."""
+        """The dashboard as static HTML: the header, budget bars per request with the bill,
+        the latest manifest — what a viewer without a kernel shows."""
+        return self._snapshot(limit=MAX_ROWS)
+
+    def _snapshot(self, limit: int | None) -> str:
+        header = header_html(
+            self.agent,
+            self._recording(),
+            self.calibration,
+            requests=len(self.log),
+            title="ctxlab Lab",
+        )
         marks = [c.step for c in self.log.compactions]
-        return snapshot_html(self.agent, self.log.manifests, marks)
+        calibrated = [row["calibrated"] for row in self.log.rows]
+        return snapshot_html(header, self.log.manifests, marks, limit, calibrated)
+
+    def _view_name(self) -> str:
+        recording = self._recording()
+        return view_label(recording) if recording is not None else "live"
 
     def __repr__(self) -> str:
         return f"Lab(agent={self.agent.name!r}, steps={len(self.log)})"

@@ -4,8 +4,11 @@ A viewer without a kernel — nbconvert's HTML opened offline, the docs site, a 
 cannot draw widgets: it shows the HTML beside them. Frozen at display time that HTML would say
 "0 requests" for a Lab displayed before its session ran, so the Lab displays its snapshot as a
 second output with a display id and updates it (throttled, and at the end of every call) as the
-session runs; an executed notebook keeps the last one. Where the widgets do render, the context
-map's script marks the output area ``ctxlab-live`` and a style rule hides the snapshot.
+session runs; an executed notebook keeps the last one. A recording shown again in another view
+or under another config freezes the snapshots displayed before: each keeps what its cell showed
+(the cell that displayed it *as recorded* does not turn into the replay a later cell asked for).
+Where the widgets do render, the context map's script marks the output area ``ctxlab-live`` and
+a style rule hides the snapshot.
 """
 
 from __future__ import annotations
@@ -48,6 +51,13 @@ class StaticView:
         if handle is not None:
             self.display_ids.append(handle.display_id)
         self._last = time.monotonic()
+
+    def freeze(self) -> None:
+        """Stop updating the snapshots displayed so far: the Lab is about to show something
+        else (another view, another config). Each keeps the last state sent to it — a replay
+        ends with a forced `refresh`, so that is the state it finished in (refreshing now would
+        mix the view or config just chosen into the old requests)."""
+        self.display_ids = []
 
     def refresh(self, *, force: bool = False) -> None:
         """Update every display of the snapshot (at most every `REFRESH_SECONDS` unless
