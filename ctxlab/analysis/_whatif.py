@@ -40,6 +40,7 @@ from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, item_rows
 from ctxlab.messages._request import ModelRequest
+from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window as context_window_of
@@ -276,10 +277,13 @@ class WhatIf:
                 else sum(fit.calibrated(m.estimated_input_tokens) for m in run.manifests)
                 for run in self.runs.values()
             ]
+            usage = (
+                MADE_UP_USAGE if made_up_usage(self.transcript.meta) else "this recording's usage"
+            )
             frame.attrs["calibration"] = (
                 "tokens_sent_calibrated is in the provider's tokens: ctxlab's estimates times "
                 f"{fit.ratio:.3f}, plus the unrecorded fixed part ({fit.fixed[min(fit.fixed)]:,.0f} "
-                "a request), both measured on this recording's usage (ctxlab.calibrate)"
+                f"a request), both measured on {usage} (ctxlab.calibrate)"
             )
         return frame
 

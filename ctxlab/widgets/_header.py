@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._presets import describe_config
+from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.sources._replay import VIEWS
 
 if TYPE_CHECKING:
@@ -59,10 +60,13 @@ def header_html(
         notes.extend(loaded_notes(recording.transcript.meta))
     error = calibration.median_error if calibration is not None else None
     if calibration is not None and fit is not None and error is not None:
+        meta = recording.transcript.meta if recording is not None else {}
+        made_up = made_up_usage({**meta, "model": agent.model.name})
         notes.append(
             f"calibration: {fit.ratio:.3f} billed tokens per estimated token, "
             f"median error {error:.1%} after calibration "
             f"({calibration.raw_median_error or 0:.0%} before)"
+            + (f" — on {html.escape(MADE_UP_USAGE)}" if made_up else "")
         )
     text = " · ".join(parts)
     if notes:

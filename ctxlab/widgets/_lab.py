@@ -22,22 +22,20 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event, ModelResponseEvent
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest, Thresholds
+from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
 from ctxlab.sources._replay import ReplaySession, View
 from ctxlab.tokens import TokenCounter
 from ctxlab.util._files import write_atomic
-from ctxlab.util._html import MAX_ROWS
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._calls import LiveCalls
 from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
-from ctxlab.widgets._header import frequent_warning, header_html, view_label
+from ctxlab.widgets._header import frequent_warning, header_html
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
 from ctxlab.widgets._recording import RecordingView, transcript_of
-from ctxlab.widgets._snapshot import report_html, snapshot_html
 from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog
 from ctxlab.widgets._table import Opener
@@ -198,21 +196,11 @@ class Lab:
 
     def items(self, step: int = -1) -> pd.DataFrame:
         """The items of request ``step`` (the latest by default), one row each."""
-        return self._manifest(step).items_frame()
+        return self.log.manifest(step).items_frame()
 
     def transforms(self, step: int = -1) -> pd.DataFrame:
         """The transforms of request ``step`` (the latest by default), one row each."""
-        return self._manifest(step).transforms_frame()
-
-    def _manifest(self, step: int) -> ContextManifest:
-        count = len(self.log)
-        if not -count <= step < count:
-            where = (
-                f"requests 0 to {count - 1} (or -1 for the latest)" if count else "no request yet"
-            )
-            msg = f"no request {step}: this Lab has {where}"
-            raise UsageError(msg)
-        return self.log.manifests[step]
+        return self.log.manifest(step).transforms_frame()
 
     def next_thresholds(self) -> Thresholds:
         """The thresholds (usage notice, trigger, input limit, ...) the next request will use,
@@ -399,34 +387,12 @@ class Lab:
         the budget bars of every request with its bill, then each request's items, what was
         done to them and why. The file gets the permissions of a file you create (your umask),
         or keeps those of the file it replaces."""
-        # Every request's bar, not the snapshot's latest 40: a report is read in full.
-        page = report_html(
-            f"ctxlab · {self.agent.name} · {self._view_name()}",
-            self._snapshot(limit=None),
-            self.log.manifests,
-        )
-        return write_atomic(path, page, what="report")
+        return write_atomic(path, self._static.report(), what="report")
 
     def snapshot_html(self) -> str:
         """The dashboard as static HTML: the header, budget bars per request with the bill,
         the latest manifest — what a viewer without a kernel shows."""
-        return self._snapshot(limit=MAX_ROWS)
-
-    def _snapshot(self, limit: int | None) -> str:
-        header = header_html(
-            self.agent,
-            self._recording(),
-            self.calibration,
-            requests=len(self.log),
-            title="ctxlab Lab",
-        )
-        marks = [c.step for c in self.log.compactions]
-        calibrated = [row["calibrated"] for row in self.log.rows]
-        return snapshot_html(header, self.log.manifests, marks, limit, calibrated)
-
-    def _view_name(self) -> str:
-        recording = self._recording()
-        return view_label(recording) if recording is not None else "live"
+        return self._static.html()
 
     def __repr__(self) -> str:
         return f"Lab(agent={self.agent.name!r}, steps={len(self.log)})"

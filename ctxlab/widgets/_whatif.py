@@ -200,9 +200,15 @@ class WhatIfLab:
 
     def redraw(self) -> None:
         """Redraw the curves, the table and the selected step."""
+        longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
+        self._draw_curves(longest)
+        self.table.value = self._table_html()
+        self.step.max = max(longest - 1, 0)
+        self._render_step()
+
+    def _draw_curves(self, longest: int) -> None:
         traces: list[Any] = []
         steps = self.what.steps()
-        longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
         for number, (name, run) in enumerate(self.what.runs.items()):
             totals = [m.estimated_input_tokens for m in run.manifests]
             color = _COLORS[number % len(_COLORS)]
@@ -267,17 +273,20 @@ class WhatIfLab:
         )
         layout["yaxis"] = {**layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.08]}
         self.plot.set_figure(go.Figure(traces, layout=layout))
+
+    def _table_html(self) -> str:
+        """The comparison table, where a replay stopped (and why), the calibrated figures."""
         frame = self.what.table()
         rows = [
             [name, *(_cell(frame.loc[name, c]) for c in COMPARISON_COLUMNS)] for name in frame.index
         ]
         headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
-        self.table.value = _scrolling(_table(rows, ["config", *headers], "ctxlab-whatif"))
+        page = _scrolling(_table(rows, ["config", *headers], "ctxlab-whatif"))
         total = len(self.what.baseline)
         for name, run in self.what.runs.items():
             if run.error:
                 # Not priced (NaN in the table): say where and why it stopped.
-                self.table.value += (
+                page += (
                     f"<div class='ctxlab-failed' style='color:#c00'>{html.escape(name)}: the "
                     f"replay stopped at request {len(run.steps)} of {total} and is not priced — "
                     f"{html.escape(run.error)}</div>"
@@ -288,12 +297,11 @@ class WhatIfLab:
                 f"{html.escape(str(n))} {'–' if pd.isna(v) else f'{int(v):,}'}"
                 for n, v in frame["tokens_sent_calibrated"].items()
             )
-            self.table.value += (
+            page += (
                 f"<div class='ctxlab-calibrated' style='color:#555'>in the provider's tokens: "
                 f"{sent} — {html.escape(note)}</div>"
             )
-        self.step.max = max(longest - 1, 0)
-        self._render_step()
+        return page
 
     def _input_limit(self) -> int:
         """The input limit the configs were replayed against (0 before any request)."""

@@ -180,3 +180,24 @@ async def test_on_real_recordings_the_report_tells_what_the_lab_shows(
         )
     # The bill the report shows is the file's, read independently of ctxlab.
     assert [int(b) for b in billed] == _billed_by_message(path)
+
+
+async def test_figures_calibrated_on_the_demo_models_usage_say_it_is_made_up(
+    tmp_path: Path,
+) -> None:
+    from ctxlab import WhatIf
+    from ctxlab.demo import DEMO_PROMPT, demo_agent
+
+    lab = Lab(demo_agent(tmp_path / "ws"))
+    await lab.send(DEMO_PROMPT)
+    for page in (lab.header.value, lab.snapshot_html()):
+        assert "calibration:" in page and "makes up" in page
+    what = WhatIf(lab.agent.transcript(), {"default": ContextConfig()}, context_window=8_000)
+    await what.run()
+    assert "the demo model's usage, which it makes up" in what.table().attrs["calibration"]
+    # A recording's usage is its own: no such word.
+    recording = await Lab.open(load(FIXTURE), context_window=200_000)
+    assert "calibration:" in recording.header.value and "makes up" not in recording.header.value
+    what = WhatIf(load(FIXTURE), {"default": ContextConfig()}, context_window=8_000)
+    await what.run()
+    assert "measured on this recording's usage" in what.table().attrs["calibration"]
