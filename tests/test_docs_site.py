@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import ctxlab
+from tests.helpers import offline_context
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -188,16 +189,7 @@ def test_opened_from_disk_offline_search_finds_pages_and_figures_draw(site: Path
             executable_path=str(chromium), headless=True, args=["--no-sandbox", "--disable-gpu"]
         )
         try:
-            context = browser.new_context(offline=True)
-            context.route(
-                "**/*",
-                lambda route: (
-                    route.continue_()
-                    if route.request.url.startswith("file:")
-                    else (asked.append(route.request.url), route.abort())
-                ),
-            )
-            page = context.new_page()
+            page = offline_context(browser, asked).new_page()
             page.goto((site / "index.html").as_uri(), wait_until="load")
             search = page.locator(".md-search__input")
             search.wait_for(state="visible", timeout=15_000)

@@ -4,7 +4,6 @@ code and widgets agreeing, and the static snapshot kept at the latest state."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,6 +14,7 @@ from ctxlab.analysis._replay import replay
 from ctxlab.demo import DEMO_PROMPT, demo_agent
 from ctxlab.tokens import TiktokenCounter, TokenCache
 from ctxlab.widgets import Lab
+from tests.helpers import Displays
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
 
@@ -175,33 +175,7 @@ async def test_a_config_assigned_in_code_moves_the_config_tab() -> None:
     assert lab.config.controls["trigger_ratio"].value == 0.7
 
 
-class _Displays:
-    def __init__(self) -> None:
-        self.shown: list[Any] = []
-        self.updates: list[tuple[str, dict[str, str]]] = []
-
-    def display(self, obj: Any, raw: bool = False, display_id: Any = None) -> Any:
-        self.shown.append(obj)
-        if display_id is True:
-
-            class Handle:
-                display_id = f"d{len(self.shown)}"
-
-            return Handle()
-        return None
-
-    def update_display(self, obj: Any, raw: bool = False, display_id: str = "") -> None:
-        self.updates.append((display_id, obj))
-
-
-async def test_the_static_snapshot_follows_the_session(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import IPython.display
-
-    displays = _Displays()
-    monkeypatch.setattr(IPython.display, "display", displays.display)
-    monkeypatch.setattr(IPython.display, "update_display", displays.update_display)
+async def test_the_static_snapshot_follows_the_session(tmp_path: Path, displays: Displays) -> None:
     lab = Lab(demo_agent(tmp_path / "ws"))
     lab._ipython_display_()
     widget, snapshot = displays.shown

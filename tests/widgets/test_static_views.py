@@ -10,7 +10,6 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,6 +17,7 @@ pytest.importorskip("ipywidgets")
 
 from ctxlab import ContextConfig, load
 from ctxlab.widgets import Lab
+from tests.helpers import Displays
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
 
@@ -101,44 +101,11 @@ async def test_replayed_the_static_views_say_under_which_config(recorded: Lab) -
     assert "billed 20,056" in _text(snapshot)
 
 
-class _Displays:
-    """IPython's display and update_display, recorded."""
-
-    def __init__(self) -> None:
-        self.shown: list[Any] = []
-        self.updates: list[tuple[str, dict[str, str]]] = []
-
-    def display(self, obj: Any, raw: bool = False, display_id: Any = None) -> Any:
-        self.shown.append(obj)
-        if display_id is True:
-
-            class Handle:
-                display_id = f"d{len(self.shown)}"
-
-            return Handle()
-        return None
-
-    def update_display(self, obj: Any, raw: bool = False, display_id: str = "") -> None:
-        self.updates.append((display_id, obj))
-
-    def latest(self, display_id: str) -> str:
-        """What display ``display_id`` (``d<n>``: the n-th output) shows now."""
-        bundles = [self.shown[int(display_id[1:]) - 1]]
-        bundles += [b for d, b in self.updates if d == display_id]
-        html: str = bundles[-1]["text/html"]
-        return html
-
-
 async def test_a_snapshot_keeps_its_view_when_a_later_cell_shows_another(
-    recorded: Lab, monkeypatch: pytest.MonkeyPatch
+    recorded: Lab, displays: Displays
 ) -> None:
     # The docs page of notebook 03: a cell displays the recording as recorded, a later cell
     # replays it. The first cell's snapshot must still show the recorded requests.
-    import IPython.display
-
-    displays = _Displays()
-    monkeypatch.setattr(IPython.display, "display", displays.display)
-    monkeypatch.setattr(IPython.display, "update_display", displays.update_display)
     lab = recorded
     lab._ipython_display_()
     assert "view: <b>as recorded</b>" in displays.latest("d2")
