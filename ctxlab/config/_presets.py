@@ -227,8 +227,11 @@ def describe_config(config: ContextConfig) -> str:
     for name, make in PRESETS.items():
         if make() == config:
             return f"the preset {name!r}"
+    # A number or a short word by its value; a section, a schema or a prompt by its name.
     changed = [
-        f"{name} {value}" if isinstance(value, int | float | bool | str) else name
+        f"{name} {value}"
+        if isinstance(value, int | float | bool) or (isinstance(value, str) and len(value) <= 24)
+        else name
         for name in type(config).model_fields
         if (value := getattr(config, name)) != getattr(default, name)
     ]

@@ -46,7 +46,10 @@ _SLIDERS = {
 def _scrolling(table: str) -> str:
     """``table`` in a box of the output's width that scrolls sideways: a wide table would run
     out of the output area, its right-hand columns cut off."""
-    return f"<div class='ctxlab-scroll' style='overflow-x:auto;max-width:100%;contain:inline-size'>{table}</div>"
+    # ``contain: inline-size``: the box's width is the output's, never the table's (without it
+    # the widget's flex item grew to the table and the scroll never happened).
+    style = "overflow-x:auto;max-width:100%;contain:inline-size"
+    return f"<div class='ctxlab-scroll' style='{style}'>{table}</div>"
 
 
 def _cell(value: Any) -> str:

@@ -118,3 +118,7 @@ def test_a_config_is_described_by_its_preset_or_what_differs_from_the_defaults()
         "trigger_ratio 0.6, reserve_ratio 0.2, tool_result_limit 1500, max_image_num 3 and 2 more"
     )
     assert describe_config(ContextConfig(compaction=CompactionPasses(prune=None))) == "compaction"
+    prompt = ContextConfig(
+        compression_prompt="Summarize the session for the next engineer, please."
+    )
+    assert describe_config(prompt) == "compression_prompt"  # a prompt by its name, not its text
