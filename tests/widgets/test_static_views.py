@@ -101,6 +101,20 @@ async def test_replayed_the_static_views_say_under_which_config(recorded: Lab) -
     assert "billed 20,056" in _text(snapshot)
 
 
+async def test_a_report_gets_the_permissions_of_a_file_the_user_creates(
+    recorded: Lab, tmp_path: Path
+) -> None:
+    umask = os.umask(0o022)
+    try:
+        path = recorded.report(tmp_path / "report.html")
+        assert path.stat().st_mode & 0o777 == 0o644  # 0666 less the umask, not 0600
+        path.chmod(0o664)  # a shared file stays shared when written again
+        recorded.report(path)
+        assert path.stat().st_mode & 0o777 == 0o664
+    finally:
+        os.umask(umask)
+
+
 async def test_a_snapshot_keeps_its_view_when_a_later_cell_shows_another(
     recorded: Lab, displays: Displays
 ) -> None:
