@@ -17,7 +17,14 @@ if TYPE_CHECKING:
     from ctxlab.manifest import Thresholds
     from ctxlab.sources import ReplaySession
 
-__all__ = ["frequent_warning", "header_html", "loaded_notes", "model_html", "view_label"]
+__all__ = [
+    "frequent_warning",
+    "header_html",
+    "loaded_notes",
+    "made_up_notes",
+    "model_html",
+    "view_label",
+]
 
 
 def header_html(
@@ -60,20 +67,31 @@ def header_html(
         notes.extend(loaded_notes(recording.transcript.meta))
     error = calibration.median_error if calibration is not None else None
     if calibration is not None and fit is not None and error is not None:
-        meta = recording.transcript.meta if recording is not None else {}
-        made_up = made_up_usage({**meta, "model": agent.model.name})
         notes.append(
             f"calibration: {fit.ratio:.3f} billed tokens per estimated token, "
             f"median error {error:.1%} after calibration "
             f"({calibration.raw_median_error or 0:.0%} before)"
-            + (f" — on {html.escape(MADE_UP_USAGE)}" if made_up else "")
         )
+    notes.extend(made_up_notes(agent, recording, calibration))
     text = " · ".join(parts)
     if notes:
         text += (
             "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
         )
     return text
+
+
+def made_up_notes(
+    agent: Watched, recording: ReplaySession | None, calibration: Calibration | None
+) -> list[str]:
+    """A word when the usage the estimates are calibrated on is the demo model's made-up count
+    (a live demo agent, or a recording of one), not a provider's bill."""
+    if calibration is None or calibration.fit() is None:
+        return []
+    meta = recording.transcript.meta if recording is not None else {}
+    if not made_up_usage({**meta, "model": agent.model.name}):
+        return []
+    return [html.escape(f"the calibration is on {MADE_UP_USAGE}")]
 
 
 def model_html(agent: Watched, recording: ReplaySession | None) -> str:
