@@ -9,6 +9,13 @@
 
 Both folders are generated (and ignored by git). A file is rewritten only when its content
 changed, so ``mkdocs serve`` does not rebuild in a loop.
+
+The built site works opened from disk, offline: each plotly figure of a notebook is written as
+HTML that loads nothing (from the figure's JSON, which the kernels output), the pages that draw
+one load the plotly.js shipped with the site (``assets/javascripts/``, copied from the plotly
+package that made the figures), and search runs with the vendored iframe-worker shim
+(``docs/assets/javascripts/``, set in ``mkdocs.yml``) — material's offline plugin would fetch it
+from a CDN, and search stays hidden when it cannot.
 """
 
 from __future__ import annotations
@@ -104,9 +111,9 @@ def notebooks(source: Path, target: Path) -> None:
     import nbformat
 
     execute = os.environ.get("CTXLAB_DOCS_EXECUTE", "1") != "0"
-    # plotly's default in a kernel without a front end is its JSON mimetype alone, which a
-    # static page cannot draw: add HTML that loads plotly.js from its CDN (the kernels inherit).
-    os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype+notebook_connected")
+    # The figures as plotly's JSON (the kernels inherit the renderer): their HTML is made below,
+    # without the CDN scripts plotly's HTML renderers add (plotly.js and MathJax).
+    os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype")
     for path in sorted(source.glob("*.ipynb")):
         notebook = nbformat.read(path, as_version=4)
         if execute:
@@ -121,7 +128,64 @@ def notebooks(source: Path, target: Path) -> None:
                 store_widget_state=False,
                 resources={"metadata": {"path": str(source)}},
             ).execute()
+        figures_as_html(notebook)
         _write(target / path.name, nbformat.writes(notebook))
+
+
+PLOTLY_JSON = "application/vnd.plotly.v1+json"
+
+
+def figures_as_html(notebook: Any) -> int:
+    """Give each plotly figure output of ``notebook`` HTML that draws it with the page's
+    plotly.js and loads nothing else; returns how many."""
+    import plotly.io as pio
+
+    count = 0
+    for cell in notebook.cells:
+        for output in cell.get("outputs", ()):
+            figure = output.get("data", {}).get(PLOTLY_JSON)
+            if figure is None:
+                continue
+            output["data"]["text/html"] = pio.to_html(
+                figure,
+                include_plotlyjs=False,
+                include_mathjax=False,
+                full_html=False,
+                default_width="100%",
+                validate=False,
+            )
+            count += 1
+    return count
+
+
+def _plotly_js() -> tuple[str, Path]:
+    """The site's name for plotly.js, and the file of the plotly package that made the
+    figures."""
+    from importlib import resources
+
+    from plotly.offline import get_plotlyjs_version
+
+    path = Path(str(resources.files("plotly").joinpath("package_data/plotly.min.js")))
+    return f"assets/javascripts/plotly-{get_plotlyjs_version()}.min.js", path
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    # A page that draws a figure loads plotly.js first (the figures' scripts run as the page is
+    # read), from the site itself: a relative path, so it works from disk.
+    if "plotly-graph-div" not in output:
+        return output
+    depth = page.file.url.count("/")
+    script = f'<script src="{"../" * depth}{_plotly_js()[0]}"></script>'
+    return output.replace("</head>", f"{script}</head>", 1)
+
+
+def on_post_build(config: Any) -> None:
+    import shutil
+
+    name, source = _plotly_js()
+    target = Path(config["site_dir"]) / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
 
 
 def on_config(config: Any) -> Any:

@@ -83,3 +83,47 @@ def corpus_texts() -> tuple[str, ...]:
             for block in message.content:
                 texts.extend(block_parts(block)[1])
     return tuple(texts)
+
+
+def offline_context(browser: Any, asked: list[str]) -> Any:
+    """A Playwright browser context with the network cut: ``file:`` URLs load, every other
+    request is aborted and its URL kept in ``asked`` (what a page opened offline would fetch)."""
+    context = browser.new_context(offline=True)
+    context.route(
+        "**/*",
+        lambda route: (
+            route.continue_()
+            if route.request.url.startswith("file:")
+            else (asked.append(route.request.url), route.abort())
+        ),
+    )
+    return context
+
+
+class Displays:
+    """IPython's ``display`` and ``update_display``, recorded: what a notebook's outputs
+    became (monkeypatch them onto ``IPython.display``)."""
+
+    def __init__(self) -> None:
+        self.shown: list[Any] = []
+        self.updates: list[tuple[str, dict[str, str]]] = []
+
+    def display(self, obj: Any, raw: bool = False, display_id: Any = None) -> Any:
+        self.shown.append(obj)
+        if display_id is True:
+
+            class Handle:
+                display_id = f"d{len(self.shown)}"
+
+            return Handle()
+        return None
+
+    def update_display(self, obj: Any, raw: bool = False, display_id: str = "") -> None:
+        self.updates.append((display_id, obj))
+
+    def latest(self, display_id: str) -> str:
+        """The HTML display ``display_id`` (``d<n>``: the n-th output) shows now."""
+        bundles = [self.shown[int(display_id[1:]) - 1]]
+        bundles += [b for d, b in self.updates if d == display_id]
+        html: str = bundles[-1]["text/html"]
+        return html

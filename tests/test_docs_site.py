@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import ctxlab
+from tests.helpers import offline_context
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -147,3 +148,66 @@ def test_getting_started_shows_a_picture_of_the_lab(site: Path) -> None:
     assert any("lab" in src for src in images), images
     for src in images:
         assert (site / src).is_file(), src
+
+
+_FETCHES = re.compile(
+    r"""<script\b[^>]*\bsrc=["'](?:https?:)?//[^"']+["']"""
+    r"""|<link\b[^>]*\brel=["']stylesheet["'][^>]*\bhref=["'](?:https?:)?//[^"']+["']"""
+    r"""|<link\b[^>]*\bhref=["'](?:https?:)?//[^"']+["'][^>]*\brel=["']stylesheet["']"""
+    r"""|\bimport\s*["'](?:https?:)?//[^"']+["']"""
+)
+"""A script, a stylesheet or a module a page would fetch from the network."""
+
+
+def test_no_page_loads_a_script_or_a_stylesheet_from_the_network(site: Path) -> None:
+    # A page opened from disk offline has only what the site ships: search's worker shim,
+    # plotly.js, the theme's fonts (the system's) — not a CDN's.
+    fetched = {
+        f"{page.relative_to(site)}: {match}"
+        for page in site.rglob("*.html")
+        for match in _FETCHES.findall(page.read_text(encoding="utf-8"))
+    }
+    assert not fetched, sorted(fetched)[:10]
+    assert (site / "assets" / "javascripts" / "iframe-worker-shim.js").is_file()
+    assert list((site / "assets" / "javascripts").glob("plotly-*.min.js"))
+
+
+def test_opened_from_disk_offline_search_finds_pages_and_figures_draw(site: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    chromium = Path(os.environ.get("CTXLAB_CHROMIUM", "/usr/bin/chromium"))
+    if not chromium.exists():
+        if os.environ.get("CTXLAB_REQUIRE_BROWSER"):
+            pytest.fail(f"CTXLAB_REQUIRE_BROWSER is set but there is no Chromium at {chromium}")
+        pytest.skip(f"no Chromium at {chromium}: apt-get install chromium")
+    figures = [
+        p for p in (site / "notebooks").glob("*.html") if "plotly-graph-div" in p.read_text()
+    ]
+    assert figures  # notebook 05 draws the sweep's charts
+    asked: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(chromium), headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = offline_context(browser, asked).new_page()
+            page.goto((site / "index.html").as_uri(), wait_until="load")
+            search = page.locator(".md-search__input")
+            search.wait_for(state="visible", timeout=15_000)
+            search.click()
+            page.keyboard.type("compaction", delay=20)
+            page.wait_for_function(
+                "document.querySelectorAll('.md-search-result__item').length > 0",
+                timeout=30_000,
+            )
+            for notebook in figures:
+                page.goto(notebook.as_uri(), wait_until="load")
+                drawn = page.evaluate(
+                    "() => [...document.querySelectorAll('.plotly-graph-div')]"
+                    ".map(d => d.querySelectorAll('.main-svg').length > 0)"
+                )
+                assert drawn and all(drawn), (notebook.name, drawn)
+        finally:
+            browser.close()
+    # Only the theme's repository widget asks (GitHub's API, for the star count); it fails
+    # quietly offline.
+    assert {u.split("/")[2] for u in asked} <= {"api.github.com"}, asked

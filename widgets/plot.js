@@ -2,11 +2,28 @@
 //
 // plotly's own FigureWidget stores its 5 MB bundle in the widget's `_esm`, so every notebook
 // saved with widget state carries it. Here the kernel sends plotly.js once per page as a custom
-// message (never saved); without a kernel (a static viewer of saved widget state) the view falls
-// back to plotly's CDN. The figure itself arrives as synced state, arrays as binary buffers.
+// message (never saved); when the kernel does not answer in time (busy, or a static viewer of
+// saved widget state) the view says so and tries plotly's CDN too. The figure itself arrives as
+// synced state, arrays as binary buffers.
 
-const WAIT_FOR_KERNEL_MS = 4000;
-let plotly = null; // one load per page, shared by every view
+// The kernel answers "need-plotly" only once the cell it is running ends: a next cell that keeps
+// it busy delays plotly.js by as long. Past this wait the view says so and tries plotly's CDN
+// too; whichever arrives first draws (a saved notebook's state has no kernel: the CDN only).
+const CDN_AFTER_MS = 4000;
+const loader = {
+  plotly: null, // the page's plotly.js, once loaded (one load per page, shared by every view)
+  ready: null, // a promise of it, settled by the first source that works; never rejected
+  settle: null,
+  askedAt: 0, // when a view last asked its kernel
+  cdnTried: false,
+  status: "", // what a view waiting for it shows
+  listeners: new Set(),
+};
+
+function setStatus(text) {
+  loader.status = text;
+  for (const listener of loader.listeners) listener(text);
+}
 
 function injectScript(source) {
   return new Promise((resolve, reject) => {
@@ -18,7 +35,8 @@ function injectScript(source) {
     script.src = source;
     script.onload = () => {
       window.define = define;
-      resolve(window.Plotly);
+      if (window.Plotly) resolve(window.Plotly);
+      else reject(new Error("plotly.js loaded but defined no Plotly"));
     };
     script.onerror = () => {
       window.define = define;
@@ -32,40 +50,74 @@ function cdn(model) {
   return `https://cdn.plot.ly/plotly-${model.get("plotly_js_version")}.min.js`;
 }
 
-function loadPlotly(model) {
-  if (window.Plotly) return Promise.resolve(window.Plotly);
-  if (plotly) return plotly;
-  plotly = new Promise((resolve, reject) => {
-    const fallback = setTimeout(() => {
-      model.off("msg:custom", onMessage);
-      injectScript(cdn(model)).then(resolve, reject);
-    }, WAIT_FOR_KERNEL_MS);
-    function onMessage(message, buffers) {
-      if (!message || message.type !== "plotly-js") return;
-      clearTimeout(fallback);
-      model.off("msg:custom", onMessage);
-      const blob = new Blob([buffers[0]], { type: "text/javascript" });
-      // A front end whose content policy refuses blob: scripts (some webviews) may still allow
-      // evaluating the same text; failing both, plotly's CDN.
-      injectScript(URL.createObjectURL(blob))
-        .catch(() => {
-          const define = window.define;
-          window.define = undefined;
-          try {
-            (0, eval)(new TextDecoder().decode(buffers[0]));
-          } finally {
-            window.define = define;
-          }
-          if (!window.Plotly) throw new Error("plotly.js did not evaluate");
-          return window.Plotly;
-        })
-        .catch(() => injectScript(cdn(model)))
-        .then(resolve, reject);
+// The kernel's plotly.js, as a blob: script; a front end whose content policy refuses blob:
+// scripts (some webviews) may still allow evaluating the same text.
+function fromKernel(buffer) {
+  const blob = new Blob([buffer], { type: "text/javascript" });
+  return injectScript(URL.createObjectURL(blob)).catch(() => {
+    const define = window.define;
+    window.define = undefined;
+    try {
+      (0, eval)(new TextDecoder().decode(buffer));
+    } finally {
+      window.define = define;
     }
-    model.on("msg:custom", onMessage);
-    model.send({ type: "need-plotly" });
+    if (!window.Plotly) throw new Error("plotly.js did not evaluate");
+    return window.Plotly;
   });
-  return plotly;
+}
+
+function loaded(Plotly) {
+  if (loader.plotly) return;
+  loader.plotly = Plotly;
+  setStatus("");
+  loader.settle(Plotly);
+}
+
+function tryCdn(model) {
+  if (loader.cdnTried || loader.plotly) return;
+  loader.cdnTried = true;
+  injectScript(cdn(model)).then(loaded, () => {
+    if (!loader.plotly) {
+      setStatus(
+        "The plot draws when the kernel sends plotly.js: it has not answered yet (it is busy " +
+          "running a cell, or not running), and plotly's CDN cannot be reached from this page.",
+      );
+    }
+  });
+}
+
+// plotly.js for the view of `model`: asked of its kernel (each view listens on its own model,
+// so a view whose model closed before the answer does not leave the others waiting).
+function loadPlotly(model) {
+  if (!loader.plotly && window.Plotly) loader.plotly = window.Plotly;
+  if (loader.plotly) return { ready: Promise.resolve(loader.plotly), stop: () => {} };
+  if (!loader.ready) loader.ready = new Promise((resolve) => (loader.settle = resolve));
+  function onMessage(message, buffers) {
+    if (!message || message.type !== "plotly-js" || loader.plotly) return;
+    fromKernel(buffers[0]).then(loaded, () => tryCdn(model));
+  }
+  model.on("msg:custom", onMessage);
+  const now = Date.now();
+  // One ask per page, unless the last went unanswered past the wait (its view may be gone).
+  if (!loader.askedAt || now - loader.askedAt >= CDN_AFTER_MS) {
+    loader.askedAt = now;
+    model.send({ type: "need-plotly" });
+  }
+  const timer = setTimeout(() => {
+    if (loader.plotly) return;
+    setStatus(
+      "The plot draws when the kernel sends plotly.js: it has not answered yet (it is busy " +
+        "running a cell, or not running). Trying plotly's CDN meanwhile…",
+    );
+    tryCdn(model);
+  }, CDN_AFTER_MS);
+  const stop = () => {
+    clearTimeout(timer);
+    model.off("msg:custom", onMessage);
+  };
+  loader.ready.then(stop);
+  return { ready: loader.ready, stop };
 }
 
 const TYPED = {
@@ -96,17 +148,45 @@ function revive(value) {
   return value;
 }
 
-async function render({ model, el }) {
+// The view returns at once: plotly.js may come only when the kernel is free (see `loadPlotly`),
+// and until then the view says why nothing is drawn.
+function render({ model, el }) {
   const div = document.createElement("div");
   div.className = "ctxlab-plot";
   div.style.width = "100%";
+  const status = document.createElement("div");
+  status.className = "ctxlab-plot-status";
+  status.style.cssText = "font-size:12px;color:#555;padding:4px 0";
+  el.appendChild(status);
   el.appendChild(div);
-  const Plotly = await loadPlotly(model);
-  const draw = () => {
-    const layout = { ...revive(model.get("layout")), autosize: true };
+  const show = (text) => {
+    status.textContent = text;
+    status.style.display = text ? "" : "none";
+  };
+  loader.listeners.add(show);
+  show(loader.status);
+  let disposed = false;
+  let teardown = () => {};
+  const loading = loadPlotly(model);
+  loading.ready.then((Plotly) => {
+    loader.listeners.delete(show);
+    show("");
+    if (!disposed) teardown = draw(Plotly, model, el, div);
+  });
+  return () => {
+    disposed = true;
+    loading.stop();
+    loader.listeners.delete(show);
+    teardown();
+  };
+}
+
+function draw(Plotly, model, el, div) {
+  const redraw = () => {
+    const layout = { ...revive(model.get("figure_layout")), autosize: true };
     Plotly.react(div, revive(model.get("data")), layout, { responsive: true, displaylogo: false });
   };
-  draw();
+  redraw();
   // One state message can change both traits: draw once, after both.
   let pending = false;
   const schedule = () => {
@@ -114,7 +194,7 @@ async function render({ model, el }) {
     pending = true;
     queueMicrotask(() => {
       pending = false;
-      draw();
+      redraw();
     });
   };
   div.on("plotly_click", (event) => {
@@ -122,7 +202,7 @@ async function render({ model, el }) {
     if (point) model.send({ type: "click", x: point.x, trace: point.data.name || "" });
   });
   model.on("change:data", schedule);
-  model.on("change:layout", schedule);
+  model.on("change:figure_layout", schedule);
   // The view is often drawn before it is attached, at plotly's default 700 px; follow the
   // container's real width instead.
   const observer = new ResizeObserver(() => {
@@ -132,7 +212,7 @@ async function render({ model, el }) {
   return () => {
     observer.disconnect();
     model.off("change:data", schedule);
-    model.off("change:layout", schedule);
+    model.off("change:figure_layout", schedule);
     Plotly.purge(div);
   };
 }

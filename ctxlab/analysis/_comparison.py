@@ -1,6 +1,11 @@
 """One row of the what-if table: a config's run summed up — requests, tokens, cost (all-in,
 input, output) and its ratios to the two references, compactions, retention and its control,
-peak, errors, replay time."""
+peak, errors, where a failed replay stopped, replay time.
+
+A replay that failed part way (a request no compaction could bring under the limit) sent only
+the requests before it: its sums would price a third of the session as if it were the whole and
+rank it cheapest. Its tokens and costs are therefore not given (NaN) and ``failed_at`` says
+where it stopped; its peak, compactions and retention are of the requests it did prepare."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from ctxlab.analysis._references import output_cost
 if TYPE_CHECKING:
     from ctxlab.analysis._whatif import ConfigRun
 
-__all__ = ["COMPARISON_COLUMNS", "comparison_row"]
+__all__ = ["COMPARISON_COLUMNS", "WHOLE_SESSION", "comparison_row"]
 
 COMPARISON_COLUMNS = (
     "requests",
@@ -27,8 +32,19 @@ COMPARISON_COLUMNS = (
     "retention_control",
     "peak",
     "errors",
+    "failed_at",
 )
 """The figures `WhatIf.table` gives per config (besides ``replay_ms``), in order."""
+
+WHOLE_SESSION = (
+    "tokens_sent",
+    "cost",
+    "input_cost",
+    "output_cost",
+    "cost_vs_baseline",
+    "cost_vs_no_compaction",
+)
+"""The figures that sum the whole session: not given (NaN) for a replay that failed part way."""
 
 
 def comparison_row(
@@ -41,7 +57,7 @@ def comparison_row(
     kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
     control = [c for r in records if r.retention and (c := r.retention.control_share()) is not None]
     manifests = run.manifests
-    return {
+    row = {
         "config": run.name,
         "requests": len(manifests),
         "tokens_sent": sum(c.input_tokens for c in run.costs),
@@ -57,5 +73,10 @@ def comparison_row(
         "retention_control": sum(control) / len(control) if control else None,
         "peak": max((m.estimated_input_tokens for m in manifests), default=0),
         "errors": sum(1 for m in manifests if m.validation != "passed") + (1 if run.error else 0),
+        # The request it could not prepare: the one after the last it did.
+        "failed_at": len(manifests) if run.error else None,
         "replay_ms": run.seconds * 1000,
     }
+    if run.error:
+        row.update(dict.fromkeys(WHOLE_SESSION, math.nan))
+    return row

@@ -50,7 +50,7 @@ COUNTS_FILE = "token_counts.sqlite"
 
 # Counts stay integers (nullable: an error row has none).
 _INTEGERS = dict.fromkeys(
-    ("window", "requests", "tokens_sent", "compactions", "peak", "errors"), "Int64"
+    ("window", "requests", "tokens_sent", "compactions", "peak", "errors", "failed_at"), "Int64"
 )
 
 
@@ -90,14 +90,19 @@ def run_group(
             if name in failures:
                 rows.append({**base, "error": failures[name]})
                 continue
-            row = table.loc[name]
-            values = {c: _plain(row[c]) for c in COMPARISON_COLUMNS}
+            # Cell by cell: a row read whole takes one dtype for all, and NaN becomes NA.
+            values = {c: _plain(table.at[name, c]) for c in COMPARISON_COLUMNS}
             rows.append({**base, **values, "error": None})
     return rows
 
 
 def _plain(value: Any) -> Any:
-    # numpy scalars as Python numbers: identical frames whichever process made them.
+    # numpy scalars as Python numbers, pandas' NA as None: identical frames whichever process
+    # made them. (pandas is imported where a frame is made, as everywhere in the engine.)
+    import pandas as pd
+
+    if value is pd.NA:
+        return None
     return value.item() if hasattr(value, "item") else value
 
 

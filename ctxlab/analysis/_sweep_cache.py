@@ -40,10 +40,11 @@ def transcript_key(transcript: Transcript) -> str:
     return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}")
 
 
-FIGURES = "retention-measured-1"
+FIGURES = "failed-replays-unpriced-2"
 """What the cached figures mean: bumped when a figure's definition changes within a version
-(retention measured on the original messages; cost against the feasible baseline), so that a
-cache never serves figures of another definition."""
+(retention measured on the original messages; cost against the feasible baseline; a replay that
+failed part way not priced, ``failed_at`` where it stopped), so that a cache never serves
+figures of another definition."""
 
 
 def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) -> str:

@@ -15,6 +15,7 @@ others look counts up, so moving a slider re-replays one config in a fraction of
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,9 @@ from ctxlab.analysis._shapes import priced_shapes
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest
+from ctxlab.manifest import ContextManifest, item_rows
+from ctxlab.messages._request import ModelRequest
+from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window as context_window_of
@@ -45,7 +48,10 @@ from ctxlab.util._checks import context_window as context_window_of
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COMPARISON_COLUMNS", "ConfigRun", "WhatIf"]
+__all__ = ["COMPARISON_COLUMNS", "DIFF_COLUMNS", "ConfigRun", "WhatIf"]
+
+DIFF_COLUMNS = ("side", "kind", "source", "what", "tokens", "placement", "role", "id")
+"""The columns of `WhatIf.diff`, in order."""
 
 
 @dataclass
@@ -250,26 +256,34 @@ class WhatIf:
         """One row per config: requests, input tokens sent, cost (USD all-in, its input and
         output parts, and relative to the feasible baseline and to never compacting),
         compactions, retention (mean and worst compaction, and the control: the kept tail
-        alone), peak request, failed preparations, replay time."""
+        alone), peak request, failed preparations, ``failed_at`` (the request a replay could
+        not prepare, where it stopped; its tokens and costs are then NaN: a part of the session
+        is not priced as the whole), replay time."""
         import pandas as pd
 
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
         feasible = sum(c.cost for c in self.baseline)
         unlimited = sum(c.cost for c in self.no_compaction)
         rows = [comparison_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
-        frame = pd.DataFrame(rows).set_index("config")
+        frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None
         if fit is not None:
             # The recording billed its requests: the tokens sent in the provider's tokens too.
             frame["tokens_sent_calibrated"] = [
-                sum(fit.calibrated(m.estimated_input_tokens) for m in run.manifests)
+                # A replay that failed part way is not summed (see `comparison_row`).
+                math.nan
+                if run.error
+                else sum(fit.calibrated(m.estimated_input_tokens) for m in run.manifests)
                 for run in self.runs.values()
             ]
+            usage = (
+                MADE_UP_USAGE if made_up_usage(self.transcript.meta) else "this recording's usage"
+            )
             frame.attrs["calibration"] = (
                 "tokens_sent_calibrated is in the provider's tokens: ctxlab's estimates times "
                 f"{fit.ratio:.3f}, plus the unrecorded fixed part ({fit.fixed[min(fit.fixed)]:,.0f} "
-                "a request), both measured on this recording's usage (ctxlab.calibrate)"
+                f"a request), both measured on {usage} (ctxlab.calibrate)"
             )
         return frame
 
@@ -340,27 +354,36 @@ class WhatIf:
 
     def diff(self, a: str, b: str, step: int) -> pd.DataFrame:
         """At request ``step``: the items ``a`` sent that ``b`` did not (``side="only in a"``)
-        and the reverse, with their tokens — what one config kept that the other dropped."""
+        and the reverse — what one config kept that the other dropped — each readable: its
+        kind, its source (a material's source, else the message's role), ``what`` it is (the
+        tool call or result and a preview of its text, as the Manifest panel names it), its
+        tokens, placement and id."""
         import pandas as pd
 
-        left = self.runs[a].manifests[step].items
-        right = self.runs[b].manifests[step].items
         rows: list[dict[str, Any]] = []
-        for side, ours, theirs in ((f"only in {a}", left, right), (f"only in {b}", right, left)):
-            known = {(i.id, i.content_hash) for i in theirs}
+        sides = ((a, b), (b, a))
+        for ours, theirs in sides:
+            mine, other = self.runs[ours].steps[step], self.runs[theirs].steps[step]
+            known = {(i.id, i.content_hash) for i in other.manifest.items}
+            # A replay keeps the state, not the request: its messages describe the items.
+            request = ModelRequest(system="", messages=mine.state.conversation)
             rows.extend(
                 {
-                    "side": side,
-                    "id": i.id,
-                    "kind": i.kind,
-                    "placement": i.placement,
-                    "role": i.role,
-                    "tokens": i.tokens,
+                    "side": f"only in {ours}",
+                    "kind": row.kind,
+                    "source": item.source_id or item.role or "",
+                    "what": row.label,
+                    "tokens": item.tokens,
+                    "placement": item.placement,
+                    "role": item.role,
+                    "id": item.id,
                 }
-                for i in ours
-                if (i.id, i.content_hash) not in known
+                for item, row in zip(
+                    mine.manifest.items, item_rows(mine.manifest, request), strict=True
+                )
+                if (item.id, item.content_hash) not in known
             )
-        return pd.DataFrame(rows, columns=["side", "id", "kind", "placement", "role", "tokens"])
+        return pd.DataFrame(rows, columns=DIFF_COLUMNS)
 
 
 def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:

@@ -19,7 +19,7 @@ from ctxlab.config._sections import (
     TrimToolOutputs,
 )
 
-__all__ = ["PRESETS", "preset"]
+__all__ = ["PRESETS", "describe_config", "preset"]
 
 
 def _ctxlab() -> ContextConfig:
@@ -211,3 +211,29 @@ def preset(name: str) -> ContextConfig:
         msg = f"no preset {name!r}; choose one of {', '.join(PRESETS)}"
         raise ValueError(msg)
     return factory()
+
+
+SHOWN_CHANGES = 4
+"""Changed fields `describe_config` names before it counts the rest."""
+
+
+def describe_config(config: ContextConfig) -> str:
+    """``config`` in a few words, for a view's label: ``the defaults``, ``the preset
+    'agentscope'``, or the fields that differ from the defaults (``trigger_ratio 0.6,
+    reserve_ratio 0.2``; a changed section by its name)."""
+    default = type(config)()
+    if config == default:
+        return "the defaults"
+    for name, make in PRESETS.items():
+        if make() == config:
+            return f"the preset {name!r}"
+    # A number or a short word by its value; a section, a schema or a prompt by its name.
+    changed = [
+        f"{name} {value}"
+        if isinstance(value, int | float | bool) or (isinstance(value, str) and len(value) <= 24)
+        else name
+        for name in type(config).model_fields
+        if (value := getattr(config, name)) != getattr(default, name)
+    ]
+    more = len(changed) - SHOWN_CHANGES
+    return ", ".join(changed[:SHOWN_CHANGES]) + (f" and {more} more" if more > 0 else "")

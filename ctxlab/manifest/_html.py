@@ -1,4 +1,5 @@
-"""A manifest as static HTML: tokens by placement against the limit, its items, its transforms."""
+"""A manifest as static HTML: tokens by placement against the limit, the bill, what the request held
+that its items cannot show, its items, its transforms."""
 
 from __future__ import annotations
 
@@ -13,13 +14,26 @@ __all__ = ["manifest_html"]
 
 
 def manifest_html(manifest: ContextManifest) -> str:
-    """A request at a glance: tokens by placement against the limit, items, transforms."""
+    """A request at a glance: tokens by placement against the limit, the provider's bill when
+    known, its notes, items, transforms."""
     totals = manifest.totals
     limit = manifest.input_limit if manifest.input_limit > 0 else manifest.estimated_input_tokens
     head = (
         f"<b>request {escape(manifest.request_id)}</b> · {escape(manifest.purpose)} · "
         f"{manifest.estimated_input_tokens:,} of {manifest.input_limit:,} input tokens · "
         f"{escape(manifest.validation)}"
+    )
+    usage = manifest.provider_usage
+    if usage is not None:
+        # The bill beside the estimate, in the live Manifest panel's words.
+        head += (
+            f" · billed <b>{usage.total_input_tokens:,}</b> (input {usage.input_tokens:,} + "
+            f"cache read {usage.cache_read_input_tokens:,} + cache write "
+            f"{usage.cache_creation_input_tokens:,}), output {usage.output_tokens:,}"
+        )
+    head += "".join(
+        f"<br><span class='ctxlab-note' style='color:#555'>{escape(n)}</span>"
+        for n in manifest.notes
     )
     items = table_html(
         [[i.placement, i.kind, i.role or "", i.id, i.tokens] for i in manifest.items],

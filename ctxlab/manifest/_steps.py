@@ -75,8 +75,10 @@ class StepRow(UsageColumns):
     total: int
     exact_input: int | None
     input_limit: int
-    notice_tokens: int
-    trigger_tokens: int
+    notice_tokens: int | None
+    """None where the request carries no thresholds: a recording *as recorded* (its agent's own
+    lines are not in the file)."""
+    trigger_tokens: int | None
     validation: str
     transforms: int
     offloads: int
@@ -147,8 +149,8 @@ def step_row(
         total=manifest.estimated_input_tokens,
         exact_input=manifest.exact_input_tokens,
         input_limit=manifest.input_limit,
-        notice_tokens=lines.notice_tokens if lines else 0,
-        trigger_tokens=lines.trigger_tokens if lines else 0,
+        notice_tokens=lines.notice_tokens if lines else None,
+        trigger_tokens=lines.trigger_tokens if lines else None,
         validation=manifest.validation,
         transforms=len(effects),
         offloads=effects.count("offload"),

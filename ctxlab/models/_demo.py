@@ -33,7 +33,25 @@ from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import ApproximateCounter
 
-__all__ = ["DemoModel"]
+__all__ = ["DEMO_MODEL", "MADE_UP_USAGE", "DemoModel", "made_up_usage"]
+
+DEMO_MODEL = "ctxlab-demo"
+"""The demo model's name, as its responses and the transcripts of its sessions carry it."""
+MADE_UP_USAGE = (
+    "the demo model's usage, which it makes up (an approximate count of the request it was "
+    "sent): no provider billed it, so figures calibrated on it show the mechanism, not a "
+    "provider's tokenizer"
+)
+"""What every view that calibrates on a demo session's usage says of it."""
+
+
+def made_up_usage(meta: Mapping[str, Any]) -> bool:
+    """Whether the usage of a session whose transcript carries ``meta`` (its ``model`` or
+    ``models``) is the demo model's made-up count rather than a provider's bill."""
+    models = meta.get("models")
+    names = [meta.get("model"), *(models if isinstance(models, list | tuple) else ())]
+    return DEMO_MODEL in names
+
 
 _FIX_WORDS = ("fix", "bug", "fail", "test", "broken", "repair")
 _NEEDED = {"list_files", "read_file", "grep", "edit_file", "run_tests"}
@@ -77,7 +95,7 @@ class DemoModel(Model):
     """
 
     def __init__(self, *, context_window: int = 8_000, delay: float = 0.0) -> None:
-        self.name = "ctxlab-demo"
+        self.name = DEMO_MODEL
         self.context_window = context_window
         self.delay = delay
         self._usage_counter = ApproximateCounter()

@@ -4,8 +4,9 @@ A plotly figure shown by `LivePlot` (plotly.js is not stored in the widget state
 request; stacked areas by placement (system, tool schemas,
 summary, conversation, transient, references); the lines of the usage notice, the trigger and the
 input limit as they were at each request, extended one x to the right with the values the current
-config will apply next (so moving a slider moves them at once); markers where a compaction, an
-offload or an omission happened. Clicking a point selects that step.
+config will apply next (so moving a slider moves them at once) — a recording *as recorded* has
+neither: its agent's own lines are not in the file, and it has no next request; markers where a
+compaction, an offload or an omission happened. Clicking a point selects that step.
 """
 
 from __future__ import annotations
@@ -166,16 +167,11 @@ class BudgetPanel:
         self._usage_seen = 0
         self._calibrated_at = 0
         self._columns = RowColumns(
-            (
-                *PLACEMENTS,
-                *(key for key, _, _ in LINES),
-                "input_limit",
-                "total",
-                "offloads",
-                "omissions",
-            ),
-            np.int32,
+            (*PLACEMENTS, "input_limit", "total", "offloads", "omissions"), np.int32
         )
+        # The lines as floats: a request without thresholds (a recording as recorded) has none,
+        # drawn as a gap — not as a line at 0 that jumps to the config's value.
+        self._lines = RowColumns(tuple(key for key, _, _ in LINES), np.float64, np.nan)
         self.units_picker = w.ToggleButtons(
             options=[(label, key) for key, label in UNITS.items()],
             value="tokens",
@@ -223,8 +219,11 @@ class BudgetPanel:
     def _clicked(self, x: float, trace: str) -> None:
         self._on_select(round(x))
 
-    def update(self, log: StepLog, next_lines: Thresholds, select: int | None = None) -> None:
-        """Redraw from ``log``; ``next_lines`` are the thresholds the next request will use.
+    def update(
+        self, log: StepLog, next_lines: Thresholds | None, select: int | None = None
+    ) -> None:
+        """Redraw from ``log``; ``next_lines`` are the thresholds the next request will use
+        (None when there is no next request: a recording as recorded).
 
         ``select`` also moves the selection line there, in the same update of the view.
         """
@@ -237,19 +236,20 @@ class BudgetPanel:
         x = np.arange(count, dtype=np.int32)
         data = self.plot.data
         columns = self._columns.of(rows)  # only the rows new since the last redraw are read
+        lines = self._lines.of(rows)
         limits = columns["input_limit"].astype(np.float64)
-        self._limits = np.maximum(np.append(limits, next_lines.input_limit), 1.0)
+        ahead = () if next_lines is None else (next_lines.input_limit,)
+        self._limits = np.maximum(np.append(limits, ahead), 1.0)
         with self.plot.batch_update():
             for index, placement in enumerate(PLACEMENTS):
                 data[index]["x"] = x
                 data[index]["y"] = self._scaled(columns[placement].copy())
-            line_x = np.arange(count + 1, dtype=np.int32)
+            line_x = np.arange(count + len(ahead), dtype=np.int32)
             for offset, (key, _, _) in enumerate(LINES):
-                values = columns[key]
+                upcoming = [getattr(next_lines, key)] if next_lines is not None else []
                 data[len(PLACEMENTS) + offset]["x"] = line_x
-                upcoming = np.asarray([getattr(next_lines, key)], dtype=np.int32)
                 data[len(PLACEMENTS) + offset]["y"] = self._scaled(
-                    np.concatenate([values, upcoming])
+                    np.concatenate([lines[key], np.asarray(upcoming, dtype=np.float64)])
                 )
             base = len(PLACEMENTS) + len(LINES)
             marks = [self._compaction_marks(log)]
@@ -267,7 +267,8 @@ class BudgetPanel:
                 at = np.asarray(xs, dtype=float)
                 data[base + offset]["x"] = at
                 data[base + offset]["y"] = self._scaled(
-                    np.asarray(ys, dtype=float), np.clip(at.astype(np.int64), 0, count)
+                    np.asarray(ys, dtype=float),
+                    np.clip(at.astype(np.int64), 0, len(self._limits) - 1),
                 )
                 data[base + offset]["text"] = text
             self._draw_usage(log)
@@ -285,6 +286,8 @@ class BudgetPanel:
                         "font": {"size": 10, "color": "#777"},
                     }
                 ]
+                if next_lines is not None
+                else []
             )
             # Whole requests only on the x axis, about ten ticks whatever the length.
             dtick = max(1, -(-count // 10))

@@ -37,12 +37,16 @@ def pareto_front(
 
 def _summary(frame: pd.DataFrame) -> pd.DataFrame:
     ok = frame[frame["error"].isna()]
+    if "failed_at" not in ok:  # a frame of a sweep from before failed replays were marked
+        ok = ok.assign(failed_at=None)
     grouped = ok.groupby(["config", "window"], sort=False)
     return grouped.agg(
+        # A replay that failed part way has no cost: the mean is of the sessions it finished.
         cost=("cost_vs_baseline", "mean"),
         # None compacted: nothing was lost, but nothing was measured either (NaN, not 1.0).
         retention=("retention", "mean"),
         sessions=("session", "nunique"),
+        failed=("failed_at", "count"),
     )
 
 
@@ -114,6 +118,11 @@ def _hover(name: str, row: Any, configs: Mapping[str, ContextConfig] | None) -> 
             else f"no compaction in its {int(row['sessions'])} sessions: retention not measured"
         ),
     ]
+    if row["failed"]:
+        lines.append(
+            f"its replay failed part way on {int(row['failed'])} of {int(row['sessions'])} "
+            "sessions: the cost is the mean of the others"
+        )
     if configs and name in configs:
         lines += [f"{f} = {getattr(configs[name], f)}" for f in _HOVER_FIELDS]
     return "<br>".join(lines)

@@ -7,6 +7,8 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.config._presets import describe_config
+from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.sources._replay import VIEWS
 
 if TYPE_CHECKING:
@@ -15,23 +17,38 @@ if TYPE_CHECKING:
     from ctxlab.manifest import Thresholds
     from ctxlab.sources import ReplaySession
 
-__all__ = ["frequent_warning", "header_html", "loaded_notes"]
+__all__ = [
+    "frequent_warning",
+    "header_html",
+    "loaded_notes",
+    "made_up_notes",
+    "model_html",
+    "view_label",
+]
 
 
 def header_html(
-    agent: Watched, recording: ReplaySession | None, calibration: Calibration | None
+    agent: Watched,
+    recording: ReplaySession | None,
+    calibration: Calibration | None,
+    *,
+    requests: int | None = None,
+    title: str = "ctxlab",
 ) -> str:
-    """The header of a Lab over ``agent`` (``recording``: the same, when it is a recording)."""
+    """The header of a Lab over ``agent`` (``recording``: the same, when it is a recording;
+    ``requests``: say how many requests are shown, as the static views do)."""
     parts = [
-        "<b>ctxlab</b>",
+        f"<b>{html.escape(title)}</b>",
         f"agent <code>{html.escape(agent.name)}</code>",
-        f"model <code>{html.escape(agent.model.name)}</code>",
+        model_html(agent, recording),
         f"window {agent.model.context_window:,} tokens",
     ]
+    if requests is not None:
+        parts.append(f"{requests:,} request{'s' if requests != 1 else ''}")
     notes: list[str] = []
     fit = calibration.fit() if calibration is not None else None
     if recording is not None:
-        parts.append(f"view: <b>{html.escape(VIEWS[recording.view])}</b>")
+        parts.append(f"view: <b>{html.escape(view_label(recording))}</b>")
         if recording.unrecorded:
             missing = ", ".join(recording.unrecorded)
             estimate = (
@@ -55,12 +72,46 @@ def header_html(
             f"median error {error:.1%} after calibration "
             f"({calibration.raw_median_error or 0:.0%} before)"
         )
+    notes.extend(made_up_notes(agent, recording, calibration))
     text = " · ".join(parts)
     if notes:
         text += (
             "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
         )
     return text
+
+
+def made_up_notes(
+    agent: Watched, recording: ReplaySession | None, calibration: Calibration | None
+) -> list[str]:
+    """A word when the usage the estimates are calibrated on is the demo model's made-up count
+    (a live demo agent, or a recording of one), not a provider's bill."""
+    if calibration is None or calibration.fit() is None:
+        return []
+    meta = recording.transcript.meta if recording is not None else {}
+    if not made_up_usage({**meta, "model": agent.model.name}):
+        return []
+    return [html.escape(f"the calibration is on {MADE_UP_USAGE}")]
+
+
+def model_html(agent: Watched, recording: ReplaySession | None) -> str:
+    """The model a header names: the agent's; for a recording, the models the file says
+    answered (not the step source's stand-in name, ``replay of …``)."""
+    if recording is None:
+        return f"model <code>{html.escape(agent.model.name)}</code>"
+    models = [str(m) for m in recording.transcript.meta.get("models") or ()]
+    if not models:
+        return "model not recorded"
+    names = ", ".join(f"<code>{html.escape(m)}</code>" for m in models)
+    return f"{'models' if len(models) > 1 else 'model'} {names} (recorded)"
+
+
+def view_label(recording: ReplaySession) -> str:
+    """Which view of ``recording`` is shown: ``as recorded``, or ``replayed under`` the config
+    in force (``the defaults``, a preset's name, or what differs from the defaults)."""
+    if recording.view == "recorded":
+        return VIEWS["recorded"]
+    return f"replayed under {describe_config(recording.context_config)}"
 
 
 def loaded_notes(meta: Mapping[str, Any]) -> list[str]:

@@ -22,7 +22,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event, ModelResponseEvent
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest, Thresholds
+from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
 from ctxlab.sources._replay import ReplaySession, View
@@ -36,7 +36,6 @@ from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
 from ctxlab.widgets._recording import RecordingView, transcript_of
-from ctxlab.widgets._snapshot import report_html, snapshot_html
 from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog
 from ctxlab.widgets._table import Opener
@@ -117,7 +116,7 @@ class Lab:
             self.log.feed(ContextBuildEvent(manifest))
         self._unsubscribe = agent.subscribe(self._on_event)
         self._closed = False
-        self.budget.update(self.log, self.next_thresholds())
+        self.budget.update(self.log, self._plot_thresholds())
         if len(self.log):
             self.select(len(self.log) - 1)
         if agent.capabilities.read_only:
@@ -159,6 +158,9 @@ class Lab:
         if self.recording is None:
             msg = "only a Lab over a recording replays; this one watches a live agent"
             raise UsageError(msg)
+        # The snapshots displayed so far keep what they showed (a cell that displayed the
+        # recording as recorded still shows it so after a later cell replays it).
+        self._static.freeze()
         await self.recording.replay()
         self._update_header()
         self._static.refresh(force=True)
@@ -194,26 +196,25 @@ class Lab:
 
     def items(self, step: int = -1) -> pd.DataFrame:
         """The items of request ``step`` (the latest by default), one row each."""
-        return self._manifest(step).items_frame()
+        return self.log.manifest(step).items_frame()
 
     def transforms(self, step: int = -1) -> pd.DataFrame:
         """The transforms of request ``step`` (the latest by default), one row each."""
-        return self._manifest(step).transforms_frame()
-
-    def _manifest(self, step: int) -> ContextManifest:
-        count = len(self.log)
-        if not -count <= step < count:
-            where = (
-                f"requests 0 to {count - 1} (or -1 for the latest)" if count else "no request yet"
-            )
-            msg = f"no request {step}: this Lab has {where}"
-            raise UsageError(msg)
-        return self.log.manifests[step]
+        return self.log.manifest(step).transforms_frame()
 
     def next_thresholds(self) -> Thresholds:
         """The thresholds (usage notice, trigger, input limit, ...) the next request will use,
         as the engine computes them (the plot draws them as lines)."""
         return self.agent.next_thresholds()
+
+    def _plot_thresholds(self) -> Thresholds | None:
+        # The thresholds the plot draws one x past the last request: `next_thresholds`, or
+        # None for a recording shown as recorded (it has no next request, and its agent's own
+        # lines are not in the file).
+        recording = self._recording()
+        if recording is not None and recording.view == "recorded":
+            return None
+        return self.next_thresholds()
 
     def next_lines(self) -> Thresholds:
         """Deprecated: `next_thresholds` (one name for the thresholds)."""
@@ -232,7 +233,7 @@ class Lab:
         built = isinstance(event, ContextBuildEvent)
         follow = built and (self.follow or self.selected is None)
         # The selection line moves in the same update of the plot as the new request.
-        self.budget.update(self.log, self.next_thresholds(), select=step if follow else None)
+        self.budget.update(self.log, self._plot_thresholds(), select=step if follow else None)
         if built:
             self.sources.sync()  # a source edited in code shows in its editor
             self.config.sync()  # and a config assigned in code in the Config tab
@@ -245,7 +246,7 @@ class Lab:
         self._static.refresh()
 
     def _redraw(self) -> None:
-        self.budget.update(self.log, self.next_thresholds(), select=self.selected)
+        self.budget.update(self.log, self._plot_thresholds(), select=self.selected)
 
     def _warn_if_frequent(self) -> None:
         recent = self.log.recent_compactions(FREQUENT_WINDOW)
@@ -258,7 +259,7 @@ class Lab:
         if self.recording is not None:
             self.recording.config_applied()
             return
-        self.budget.update(self.log, self.next_thresholds())
+        self.budget.update(self.log, self._plot_thresholds())
 
     def _update_header(self) -> None:
         self.header.value = header_html(self.agent, self._recording(), self.calibration)
@@ -382,18 +383,16 @@ class Lab:
 
     def report(self, path: str | os.PathLike[str]) -> Path:
         """Write the session as one self-contained HTML file (no script, opens in any
-        browser): the budget bars of every request, then each request's items, what was done to
-        them and why."""
-        # Every request's bar, not the snapshot's latest 40: a report is read in full.
-        marks = [c.step for c in self.log.compactions]
-        snapshot = snapshot_html(self.agent, self.log.manifests, marks, limit=None)
-        page = report_html(f"ctxlab · {self.agent.name}", snapshot, self.log.manifests)
-        return write_atomic(path, page, what="report")
+        browser): the Lab's header (the view, what the file does not record, the calibration),
+        the budget bars of every request with its bill, then each request's items, what was
+        done to them and why. The file gets the permissions of a file you create (your umask),
+        or keeps those of the file it replaces."""
+        return write_atomic(path, self._static.report(), what="report")
 
     def snapshot_html(self) -> str:
-        """The dashboard as static HTML: budget bars per request, the latest manifest."""
-        marks = [c.step for c in self.log.compactions]
-        return snapshot_html(self.agent, self.log.manifests, marks)
+        """The dashboard as static HTML: the header, budget bars per request with the bill,
+        the latest manifest — what a viewer without a kernel shows."""
+        return self._static.html()
 
     def __repr__(self) -> str:
         return f"Lab(agent={self.agent.name!r}, steps={len(self.log)})"

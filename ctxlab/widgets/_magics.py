@@ -50,10 +50,10 @@ def budget_line(lab: Lab) -> str:
         for p in ("system", "tools", "summary", "conversation", "transient", "references")
         if row[p]
     )
-    return (
-        f"request {step}: {row['total']:,} / {limit:,} tokens{share} — {parts}; "
-        f"trigger at {row['trigger_tokens']:,}"
-    )
+    trigger = row["trigger_tokens"]
+    # A recording as recorded has no trigger of ctxlab's: its agent's own is not in the file.
+    where = f"trigger at {trigger:,}" if trigger is not None else "no trigger known (as recorded)"
+    return f"request {step}: {row['total']:,} / {limit:,} tokens{share} — {parts}; {where}"
 
 
 def send_cell(lab: Lab, text: str) -> asyncio.Task[Any] | None:

@@ -60,7 +60,10 @@ class PlotView(anywidget.AnyWidget):
     # Two traits: a new selection line changes only the layout, new points only the data, and
     # traitlets sends only the one that changed (the layout's template alone is ~8 kB).
     data: traitlets.List[Any] = traitlets.List().tag(sync=True)
-    layout = traitlets.Dict().tag(sync=True)
+    figure_layout = traitlets.Dict().tag(sync=True)
+    """plotly's layout of the figure. Not ``layout``: that trait is the widget's own
+    `ipywidgets.Layout` (a model the front end unpacks); a dict in its place made the page raise
+    "Cannot read properties of undefined (reading 'then')" at every view."""
     plotly_js_version = traitlets.Unicode(get_plotlyjs_version()).tag(sync=True)
     """The plotly.js the kernel has (not the Python package's version): the CDN fallback's."""
 
@@ -131,5 +134,5 @@ class LivePlot:
         with self.view.hold_sync():
             self.view.data = _to_wire(self.data)
             if self._layout_changed:
-                self.view.layout = _to_wire(self.layout)
+                self.view.figure_layout = _to_wire(self.layout)
                 self._layout_changed = False

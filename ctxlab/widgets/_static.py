@@ -1,17 +1,25 @@
-"""The Lab's static snapshot as an output of its own, kept at the latest state.
+"""The Lab's static views: the snapshot as an output of its own, kept at the latest state, and
+the page of `Lab.report`.
 
 A viewer without a kernel — nbconvert's HTML opened offline, the docs site, a notebook viewer —
 cannot draw widgets: it shows the HTML beside them. Frozen at display time that HTML would say
 "0 requests" for a Lab displayed before its session ran, so the Lab displays its snapshot as a
 second output with a display id and updates it (throttled, and at the end of every call) as the
-session runs; an executed notebook keeps the last one. Where the widgets do render, the context
-map's script marks the output area ``ctxlab-live`` and a style rule hides the snapshot.
+session runs; an executed notebook keeps the last one. A recording shown again in another view
+or under another config freezes the snapshots displayed before: each keeps what its cell showed
+(the cell that displayed it *as recorded* does not turn into the replay a later cell asked for).
+Where the widgets do render, the context map's script marks the output area ``ctxlab-live`` and
+a style rule hides the snapshot.
 """
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING, Any
+
+from ctxlab.util._html import MAX_ROWS
+from ctxlab.widgets._header import header_html, view_label
+from ctxlab.widgets._snapshot import report_html, snapshot_html
 
 if TYPE_CHECKING:
     from ctxlab.widgets._lab import Lab
@@ -33,10 +41,33 @@ class StaticView:
         self.updates = 0
         """How many updates were sent (what a test reads)."""
 
+    def html(self, limit: int | None = MAX_ROWS) -> str:
+        """The Lab as static HTML: its header (as the live Lab's, with the request count),
+        budget bars of the latest ``limit`` requests (every one when None) with their bills, the
+        latest manifest."""
+        lab = self.lab
+        recording = lab._recording()
+        header = header_html(
+            lab.agent, recording, lab.calibration, requests=len(lab.log), title="ctxlab Lab"
+        )
+        marks = [c.step for c in lab.log.compactions]
+        calibrated = [row["calibrated"] for row in lab.log.rows]
+        return snapshot_html(header, lab.log.manifests, marks, limit, calibrated)
+
+    def report(self) -> str:
+        """The self-contained page of `Lab.report`: every request's bar, then its manifest."""
+        lab = self.lab
+        recording = lab._recording()
+        view = view_label(recording) if recording is not None else "live"
+        # Every request's bar, not the snapshot's latest 40: a report is read in full.
+        return report_html(
+            f"ctxlab · {lab.agent.name} · {view}", self.html(limit=None), lab.log.manifests
+        )
+
     def bundle(self) -> dict[str, Any]:
         """The snapshot's output: HTML hidden where the widgets render, and plain text."""
         return {
-            "text/html": f"<div class='ctxlab-static'>{self.lab.snapshot_html()}</div>",
+            "text/html": f"<div class='ctxlab-static'>{self.html()}</div>",
             "text/plain": f"[ctxlab snapshot: {len(self.lab.log)} requests]",
         }
 
@@ -48,6 +79,13 @@ class StaticView:
         if handle is not None:
             self.display_ids.append(handle.display_id)
         self._last = time.monotonic()
+
+    def freeze(self) -> None:
+        """Stop updating the snapshots displayed so far: the Lab is about to show something
+        else (another view, another config). Each keeps the last state sent to it — a replay
+        ends with a forced `refresh`, so that is the state it finished in (refreshing now would
+        mix the view or config just chosen into the old requests)."""
+        self.display_ids = []
 
     def refresh(self, *, force: bool = False) -> None:
         """Update every display of the snapshot (at most every `REFRESH_SECONDS` unless

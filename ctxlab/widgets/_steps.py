@@ -18,6 +18,7 @@ from ctxlab.agent import (
 )
 from ctxlab.analysis._calibration import Calibration, CalibrationPoint, fit_points
 from ctxlab.analysis._cost import costs_of_manifests
+from ctxlab.exceptions import UsageError
 from ctxlab.manifest import (
     STEP_COLUMNS,
     CompactionMethod,
@@ -190,6 +191,18 @@ class StepLog:
             self._calibrate_row(step)
         self._frame = None
         return step
+
+    def manifest(self, step: int) -> ContextManifest:
+        """The manifest of request ``step`` (-1: the latest); `UsageError` naming the requests
+        there are when there is no such request."""
+        count = len(self.rows)
+        if not -count <= step < count:
+            where = (
+                f"requests 0 to {count - 1} (or -1 for the latest)" if count else "no request yet"
+            )
+            msg = f"no request {step}: this Lab has {where}"
+            raise UsageError(msg)
+        return self.manifests[step]
 
     def frame(self) -> pd.DataFrame:
         """One row per reasoning request (cached until the next change)."""

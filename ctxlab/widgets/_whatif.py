@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as w
+import pandas as pd
 import plotly.graph_objects as go
 
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
@@ -42,8 +43,17 @@ _SLIDERS = {
 }
 
 
+def _scrolling(table: str) -> str:
+    """``table`` in a box of the output's width that scrolls sideways: a wide table would run
+    out of the output area, its right-hand columns cut off."""
+    # ``contain: inline-size``: the box's width is the output's, never the table's (without it
+    # the widget's flex item grew to the table and the scroll never happened).
+    style = "overflow-x:auto;max-width:100%;contain:inline-size"
+    return f"<div class='ctxlab-scroll' style='{style}'>{table}</div>"
+
+
 def _cell(value: Any) -> str:
-    if value is None or value != value:  # None or NaN
+    if value is None or (not isinstance(value, str) and pd.isna(value)):  # None, NaN, NA
         return "–"
     if isinstance(value, float):
         return f"{value:.4f}" if value < 10 else f"{value:,.0f}"
@@ -61,16 +71,18 @@ class WhatIfLab:
         self.plot = LivePlot(
             go.Figure(
                 layout={
-                    "height": 340,
-                    "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
+                    "height": 400,
+                    "margin": {"l": 60, "r": 60, "t": 20, "b": 40},
                     "xaxis": {"title": "request", "unifiedhovertitle": {"text": "request %{x}"}},
                     "yaxis": {"title": "input tokens"},
                     "yaxis2": {
                         "title": "cumulative cost (USD)",
                         "overlaying": "y",
                         "side": "right",
+                        "rangemode": "tozero",
                     },
-                    "legend": {"orientation": "h", "y": 1.12},
+                    # Below the plot: above it, several configs' entries covered the curves.
+                    "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
                     "hovermode": "x unified",
                 }
             )
@@ -191,6 +203,13 @@ class WhatIfLab:
 
     def redraw(self) -> None:
         """Redraw the curves, the table and the selected step."""
+        longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
+        self._draw_curves(longest)
+        self.table.value = self._table_html()
+        self.step.max = max(longest - 1, 0)
+        self._render_step()
+
+    def _draw_curves(self, longest: int) -> None:
         traces: list[Any] = []
         steps = self.what.steps()
         for number, (name, run) in enumerate(self.what.runs.items()):
@@ -231,34 +250,67 @@ class WhatIfLab:
                     hovertemplate="%{y:,} tokens billed<extra>as recorded</extra>",
                 )
             )
+        limit = self._input_limit()
+        if limit:
+            traces.append(
+                go.Scatter(
+                    x=[0, max(longest - 1, 0)],
+                    y=[limit, limit],
+                    name="input limit",
+                    mode="lines",
+                    line={"dash": "dash", "color": "#000", "width": 1},
+                    hovertemplate="%{y:,} tokens<extra>input limit</extra>",
+                )
+            )
         layout = self.plot.layout
-        # The axis fits the configs' curves: a recording billed at a larger window (200k)
-        # would squash a 32k what-if flat; its line is cut at the top instead.
+        # The axis holds every line drawn: the configs', the bill (a recording billed at a
+        # larger window runs above this window's limit — drawn there, not cut off) and the
+        # limit itself.
         peak = max(
-            (m.estimated_input_tokens for r in self.what.runs.values() for m in r.manifests),
+            (
+                *(m.estimated_input_tokens for r in self.what.runs.values() for m in r.manifests),
+                *(u for u in usage if u is not None),
+                limit,
+            ),
             default=0,
         )
-        layout["yaxis"] = {**layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.1]}
+        layout["yaxis"] = {**layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.08]}
         self.plot.set_figure(go.Figure(traces, layout=layout))
+
+    def _table_html(self) -> str:
+        """The comparison table, where a replay stopped (and why), the calibrated figures."""
         frame = self.what.table()
         rows = [
             [name, *(_cell(frame.loc[name, c]) for c in COMPARISON_COLUMNS)] for name in frame.index
         ]
         headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
-        self.table.value = _table(rows, ["config", *headers], "ctxlab-whatif")
+        page = _scrolling(_table(rows, ["config", *headers], "ctxlab-whatif"))
+        total = len(self.what.baseline)
+        for name, run in self.what.runs.items():
+            if run.error:
+                # Not priced (NaN in the table): say where and why it stopped.
+                page += (
+                    f"<div class='ctxlab-failed' style='color:#c00'>{html.escape(name)}: the "
+                    f"replay stopped at request {len(run.steps)} of {total} and is not priced — "
+                    f"{html.escape(run.error)}</div>"
+                )
         note = frame.attrs.get("calibration")
         if note and "tokens_sent_calibrated" in frame:
             sent = ", ".join(
-                f"{html.escape(str(n))} {int(v):,}"
+                f"{html.escape(str(n))} {'–' if pd.isna(v) else f'{int(v):,}'}"
                 for n, v in frame["tokens_sent_calibrated"].items()
             )
-            self.table.value += (
+            page += (
                 f"<div class='ctxlab-calibrated' style='color:#555'>in the provider's tokens: "
                 f"{sent} — {html.escape(note)}</div>"
             )
-        longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
-        self.step.max = max(longest - 1, 0)
-        self._render_step()
+        return page
+
+    def _input_limit(self) -> int:
+        """The input limit the configs were replayed against (0 before any request)."""
+        return next(
+            (r.steps[0].manifest.input_limit for r in self.what.runs.values() if r.steps), 0
+        )
 
     def _usage(self) -> list[int | None]:
         transcript = self.what.transcript
@@ -283,8 +335,9 @@ class WhatIfLab:
             self.diff.value = "<i>pick two configs that both reached this step</i>"
             return
         frame = self.what.diff(a, b, step)
-        rows = [
-            [r.side, r.id, r.kind, r.placement, r.role or "", r.tokens] for r in frame.itertuples()
-        ]
-        columns = ["side", "item", "kind", "placement", "role", "tokens"]
-        self.diff.value = _table(rows, columns, "ctxlab-diff") if rows else "<i>the same items</i>"
+        # What was dropped, readable: kind, source, a preview of its text, tokens (escaped).
+        columns = ["side", "kind", "source", "what", "tokens", "id"]
+        rows = [[getattr(r, c) for c in columns] for r in frame.itertuples()]
+        self.diff.value = (
+            _scrolling(_table(rows, columns, "ctxlab-diff")) if rows else "<i>the same items</i>"
+        )

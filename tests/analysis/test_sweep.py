@@ -169,3 +169,25 @@ def test_with_a_cache_dir_a_session_is_tokenized_once_across_sweeps(
     # The counts read back are the counts: the first config's figures do not change.
     again = sweep([one], CONFIGS, (6_000,), progress=False)
     assert again.equals(first)
+
+
+def test_a_replay_that_fails_part_way_is_a_row_without_a_price_and_is_cached(
+    tmp_path: Path,
+) -> None:
+    # Truncation cannot cut the one result over the window: its replay stops at that request.
+    session = _session("gamma", 8)
+    messages = list(session.messages)
+    huge = "/srv/gamma/big.log:1: error\n" * 3_000
+    messages[8] = UserMessage(content=(ToolResultBlock(tool_use_id="c3", content=huge),))
+    session = Transcript("gamma", {}, session.system, tuple(messages))
+    configs = {"ctxlab": ContextConfig(), "trunc": ContextConfig.preset("openai_truncation")}
+    frame = sweep([session], configs, (6_000,), progress=False, cache_dir=tmp_path)
+    rows = frame.set_index("config")
+    assert rows.loc["trunc", "failed_at"] == rows.loc["trunc", "requests"] == 4
+    assert pd.isna(rows.loc["ctxlab", "failed_at"]) and rows.loc["ctxlab", "requests"] == 9
+    for column in ("tokens_sent", "cost", "cost_vs_baseline", "cost_vs_no_compaction"):
+        assert pd.isna(rows.loc["trunc", column]) and rows.loc["ctxlab", column] > 0, column
+    assert frame["error"].isna().all()  # a finished case: its figures are cached
+    again = sweep([session], configs, (6_000,), progress=False, cache_dir=tmp_path)
+    assert again.attrs["cached"] == 2 and again.attrs["computed"] == 0
+    pd.testing.assert_frame_equal(again, frame, check_like=True)

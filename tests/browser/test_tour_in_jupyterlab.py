@@ -30,6 +30,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import offline_context
+
 CHROMIUM = Path(os.environ.get("CTXLAB_CHROMIUM", "/usr/bin/chromium"))
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
 if not CHROMIUM.exists() and os.environ.get("CTXLAB_REQUIRE_BROWSER"):
@@ -468,16 +470,7 @@ def test_the_executed_tour_converted_to_html_reads_offline(tmp_path: Path, shots
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
         try:
-            context = browser.new_context(offline=True)
-            context.route(
-                "**/*",
-                lambda route: (
-                    route.continue_()
-                    if route.request.url.startswith("file:")
-                    else (blocked.append(route.request.url), route.abort())
-                ),
-            )
-            page = context.new_page()
+            page = offline_context(browser, blocked).new_page()
             page.goto(page_path.as_uri(), wait_until="load")
             page.wait_for_timeout(1000)
             snapshot = page.locator(".ctxlab-static").first

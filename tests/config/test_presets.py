@@ -93,3 +93,32 @@ async def test_observation_masking_clears_in_batches_so_the_cached_prefix_holds(
     assert cleared and all(len(c) >= 3 for c in cleared)
     assert len(cleared) <= 10 // 3
     assert sum(len(c) for c in cleared) >= 9
+
+
+def test_a_config_is_described_by_its_preset_or_what_differs_from_the_defaults() -> None:
+    from ctxlab.config._presets import PRESETS, describe_config
+
+    assert describe_config(ContextConfig()) == "the defaults"
+    named = [n for n in PRESETS if ContextConfig.preset(n) != ContextConfig()]
+    assert named  # every preset but one equal to the defaults is named as itself
+    for name in named:
+        assert describe_config(ContextConfig.preset(name)) == f"the preset {name!r}"
+    tuned = ContextConfig(trigger_ratio=0.6, reserve_ratio=0.2)
+    assert describe_config(tuned) == "trigger_ratio 0.6, reserve_ratio 0.2"
+    # A changed section by its name; past four changes, a count.
+    many = ContextConfig(
+        trigger_ratio=0.6,
+        reserve_ratio=0.2,
+        tool_result_limit=1_500,
+        max_image_num=3,
+        compression_tool_enabled=True,
+        compaction=CompactionPasses(prune=None),
+    )
+    assert describe_config(many) == (
+        "trigger_ratio 0.6, reserve_ratio 0.2, tool_result_limit 1500, max_image_num 3 and 2 more"
+    )
+    assert describe_config(ContextConfig(compaction=CompactionPasses(prune=None))) == "compaction"
+    prompt = ContextConfig(
+        compression_prompt="Summarize the session for the next engineer, please."
+    )
+    assert describe_config(prompt) == "compression_prompt"  # a prompt by its name, not its text

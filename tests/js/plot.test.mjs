@@ -1,9 +1,10 @@
 // The budget plot's front end (widgets/plot.js) on a fake model, DOM and plotly: plotly.js
 // comes from the kernel as a custom message (not from the widget state), arrays arrive as
 // typed buffers, two trait changes draw once, a click on a point goes to Python, and the
-// teardown purges the plot and stops observing.
+// teardown purges the plot and stops observing. A kernel busy past the wait (the next cell
+// running) leaves the view saying why nothing is drawn, and it draws when the kernel answers.
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { mock, test } from "node:test";
 
 import { FakeModel, installDocument } from "./fake.mjs";
 
@@ -41,18 +42,27 @@ globalThis.ResizeObserver = class {
   }
 };
 
-// A script appended to the page "loads": what the kernel's plotly.js would define.
+// A script appended to the page "loads": what the kernel's plotly.js would define. The CDN
+// loads only while `cdnReachable` (the tests' machine, like a user's, may be offline).
 const scripts = [];
+let cdnReachable = true;
 const append = document.head.appendChild.bind(document.head);
 document.head.appendChild = (node) => {
   append(node);
   if (node.tagName === "SCRIPT") {
     scripts.push(node.src);
-    globalThis.Plotly = fakePlotly;
-    queueMicrotask(() => node.onload());
+    if (node.src.startsWith("https:") && !cdnReachable) {
+      queueMicrotask(() => node.onerror());
+    } else {
+      globalThis.Plotly = fakePlotly;
+      queueMicrotask(() => node.onload());
+    }
   }
   return node;
 };
+
+// Let the promises of a load and a draw run.
+const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 const { default: widget } = await import("../../widgets/plot.js");
 
@@ -65,21 +75,22 @@ function newModel() {
   return new FakeModel({
     plotly_js_version: "2.35.2",
     data: [{ name: "conversation", x: int32([0, 1, 2]), y: int32([10, 20, 30]) }],
-    layout: { title: { text: "tokens" } },
+    figure_layout: { title: { text: "tokens" } },
   });
 }
 
 test("plotly.js is asked of the kernel and loaded from its message, not from a CDN", async () => {
   const model = newModel();
   const el = document.createElement("div");
-  const rendering = widget.render({ model, el });
+  const teardown = widget.render({ model, el });
   assert.deepEqual(model.sent, [{ type: "need-plotly" }]);
   const source = new TextEncoder().encode("/* plotly.min.js */");
   model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]);
-  const teardown = await rendering;
+  await settle();
   assert.equal(scripts.length, 1);
   assert.ok(scripts[0].startsWith("blob:"), scripts[0]);
   assert.equal(model.handlers["msg:custom"].length, 0); // the loader stopped listening
+  assert.equal(calls.at(-1).what, "react"); // drawn
   teardown();
 });
 
@@ -87,7 +98,8 @@ test("arrays arrive as typed arrays; the layout keeps autosize; a click goes to 
   calls.length = 0;
   const model = newModel();
   const el = document.createElement("div");
-  const teardown = await widget.render({ model, el });
+  const teardown = widget.render({ model, el });
+  await settle();
   const [first] = calls;
   assert.equal(first.what, "react");
   assert.ok(first.data[0].x instanceof Int32Array);
@@ -103,9 +115,10 @@ test("arrays arrive as typed arrays; the layout keeps autosize; a click goes to 
 test("data and layout changed together draw once", async () => {
   calls.length = 0;
   const model = newModel();
-  const teardown = await widget.render({ model, el: document.createElement("div") });
+  const teardown = widget.render({ model, el: document.createElement("div") });
+  await settle();
   model.update("data", [{ name: "conversation", x: int32([0]), y: int32([5]) }]);
-  model.update("layout", { title: { text: "again" } });
+  model.update("figure_layout", { title: { text: "again" } });
   await Promise.resolve();
   const draws = calls.filter((c) => c.what === "react");
   assert.equal(draws.length, 2); // the first draw, then one for both changes
@@ -118,11 +131,80 @@ test("teardown purges the plot, stops observing and leaves no model handler", as
   calls.length = 0;
   const model = newModel();
   const el = document.createElement("div");
-  const teardown = await widget.render({ model, el });
+  const teardown = widget.render({ model, el });
+  await settle();
   const observer = observers.at(-1);
   assert.deepEqual(observer.observed, [el]);
   teardown();
   assert.ok(observer.disconnected);
   assert.equal(calls.at(-1).what, "purge");
   assert.equal(model.handlerCount(), 0);
+});
+
+// A fresh copy of the module: a page where plotly.js was never loaded.
+async function freshWidget(tag) {
+  delete globalThis.Plotly;
+  return (await import(`../../widgets/plot.js?${tag}`)).default;
+}
+
+function statusOf(el) {
+  const status = el.querySelectorAll(".ctxlab-plot-status")[0];
+  return status.style.display === "none" ? "" : status.textContent;
+}
+
+test("a kernel busy past the wait: the view says why, and draws when the kernel answers", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 1_000_000 });
+  t.after(() => {
+    cdnReachable = true;
+  });
+  cdnReachable = false; // offline: plotly's CDN cannot help
+  const fresh = await freshWidget("busy");
+  calls.length = 0;
+  scripts.length = 0;
+  const model = newModel();
+  const el = document.createElement("div");
+  const teardown = fresh.render({ model, el });
+  assert.deepEqual(model.sent, [{ type: "need-plotly" }]);
+  assert.equal(statusOf(el), ""); // no word while the kernel may still answer at once
+  t.mock.timers.tick(4000); // the next cell keeps the kernel busy
+  await settle();
+  assert.match(statusOf(el), /has not answered yet \(it is busy running a cell/);
+  assert.match(statusOf(el), /CDN cannot be reached/);
+  assert.ok(scripts.some((s) => s.startsWith("https://cdn.plot.ly/")), scripts);
+  assert.equal(calls.filter((c) => c.what === "react").length, 0);
+  // A second view on the page (another Lab) waits too, saying the same, without asking again.
+  const other = newModel();
+  const otherEl = document.createElement("div");
+  const otherTeardown = fresh.render({ model: other, el: otherEl });
+  assert.deepEqual(other.sent, [{ type: "need-plotly" }]); // the first ask is past the wait
+  assert.match(statusOf(otherEl), /has not answered yet/);
+  // The cell ends: the kernel answers, and both views draw.
+  const source = new TextEncoder().encode("/* plotly.min.js */");
+  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]);
+  await settle();
+  assert.equal(calls.filter((c) => c.what === "react").length, 2);
+  assert.equal(statusOf(el), "");
+  assert.equal(statusOf(otherEl), "");
+  // The plot's own handlers (data, layout changes); none left by the loader.
+  assert.deepEqual(Object.keys(model.handlers).filter((k) => model.handlers[k].length), [
+    "change:data",
+    "change:figure_layout",
+  ]);
+  teardown();
+  otherTeardown();
+  assert.equal(model.handlerCount(), 0);
+  assert.equal(other.handlerCount(), 0);
+});
+
+test("a view torn down before plotly.js arrives draws nothing and leaves no handler", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const fresh = await freshWidget("gone");
+  calls.length = 0;
+  const model = newModel();
+  const teardown = fresh.render({ model, el: document.createElement("div") });
+  teardown();
+  assert.equal(model.handlerCount(), 0);
+  t.mock.timers.tick(5000);
+  await settle();
+  assert.equal(calls.filter((c) => c.what === "react").length, 0);
 });

@@ -69,3 +69,16 @@ def test_a_config_that_never_compacted_is_drawn_open_not_at_a_measured_one() -> 
     assert points.marker.symbol[0] == "circle"
     # Neighbours' labels take turns around their points.
     assert len(set(points.textposition)) == 4
+
+
+def test_a_config_whose_replay_failed_is_averaged_over_the_sessions_it_finished() -> None:
+    frame = _frame().assign(failed_at=None)
+    # "cheap" stopped part way on s2: no cost there (NaN), and the hover says so.
+    at = (frame["config"] == "cheap") & (frame["session"] == "s2")
+    frame.loc[at, ["cost_vs_baseline", "failed_at"]] = [float("nan"), 3]
+    frame.loc[(frame["config"] == "cheap") & (frame["session"] == "s1"), "cost_vs_baseline"] = 0.3
+    (points, _) = pareto_chart(frame).data
+    index = list(points.text).index("cheap")
+    assert points.x[index] == 0.3
+    assert "its replay failed part way on 1 of 2 sessions" in points.hovertext[index]
+    assert not any("failed part way" in h for n, h in enumerate(points.hovertext) if n != index)

@@ -73,7 +73,7 @@ async def test_clicking_a_point_selects_the_step_everywhere(demo_lab: Lab) -> No
     # What the browser view sends when a point is clicked (widgets/plot.js).
     lab.budget.plot.view._message(None, {"type": "click", "x": 2, "trace": "conversation"}, [])
     assert lab.selected == 2
-    assert lab.budget.plot.view.layout["shapes"][0]["x0"] == 2  # what the view draws
+    assert lab.budget.plot.view.figure_layout["shapes"][0]["x0"] == 2  # what the view draws
     assert "<b>Request 2</b>" in lab.manifest.header.value
     assert sum(i["tokens"] for i in lab.map.items if not i["ghost"]) == sum(
         i.tokens for i in lab.log.manifests[2].items
@@ -266,7 +266,7 @@ async def test_a_later_display_starts_from_the_current_figure(demo_lab: Lab) -> 
     state = lab.budget.plot.view.get_state()
     synced = {t["name"]: t.get("x") for t in state["data"]}
     assert synced["conversation"]["buffer"].nbytes == 4 * len(lab.steps)
-    assert state["layout"]["shapes"][0]["x0"] == lab.selected
+    assert state["figure_layout"]["shapes"][0]["x0"] == lab.selected
 
 
 def test_the_config_panel_is_generated_from_the_config_metadata() -> None:
@@ -457,7 +457,7 @@ async def test_config_speaks_in_titles_and_tokens_and_warns_of_frequent_compacti
 
 async def test_the_plot_hover_says_each_steps_total_share_and_events(demo_lab: Lab) -> None:
     lab = demo_lab
-    layout = lab.budget.plot.view.layout
+    layout = lab.budget.plot.view.figure_layout
     assert layout["hovermode"] == "x unified"
     total = lab.budget.trace("total")
     steps = lab.steps
@@ -507,18 +507,22 @@ def test_an_empty_lab_says_so_and_draws_whole_requests() -> None:
     lab = Lab(Agent(model=ScriptedModel([]), counter=ApproximateCounter()))
     assert "No request yet" in lab.manifest.header.value
     assert "No request yet" in lab.context.widget.value
-    assert lab.budget.plot.view.layout["xaxis"]["dtick"] == 1 and lab.steps.empty
+    assert lab.budget.plot.view.figure_layout["xaxis"]["dtick"] == 1 and lab.steps.empty
     assert "no requests yet" in lab.snapshot_html()
 
 
 async def test_the_plot_sends_typed_arrays(demo_lab: Lab) -> None:
     # The view receives arrays as binary buffers of a JavaScript typed-array type (int64 has
     # none, and lists are slow to serialize).
+    # The lines are float64: NaN where a request has none (a recording as recorded).
     sent = {t["name"]: t for t in demo_lab.budget.plot.view.data}
-    for name in ("conversation", "trigger", "total"):
-        for axis in ("x", "y"):
-            assert sent[name][axis]["dtype"] == "int32"
-            assert isinstance(sent[name][axis]["buffer"], memoryview)
+    for name, axis, dtype in [
+        *((n, a, "int32") for n in ("conversation", "total") for a in ("x", "y")),
+        ("trigger", "x", "int32"),
+        ("trigger", "y", "float64"),
+    ]:
+        assert sent[name][axis]["dtype"] == dtype, (name, axis)
+        assert isinstance(sent[name][axis]["buffer"], memoryview)
 
 
 async def test_the_items_table_filters_and_sorts(demo_lab: Lab) -> None:
@@ -555,14 +559,16 @@ async def test_the_plot_can_show_shares_of_the_input_limit(demo_lab: Lab) -> Non
     assert view["conversation"]["hovertemplate"].startswith("conversation: %{y:.1f} %")
     # The hover still gives the total in tokens; the axis says what it shows.
     assert list(lab.budget.trace("total")["customdata"]) == list(steps["total"])
-    assert lab.budget.plot.view.layout["yaxis"]["title"]["text"] == "% of the input limit"
+    assert lab.budget.plot.view.figure_layout["yaxis"]["title"]["text"] == "% of the input limit"
     trigger = lab.budget.trace("trigger")["y"]
     assert trigger[-1] == pytest.approx(
         100 * lab.next_thresholds().trigger_tokens / lab.next_thresholds().input_limit
     )
     lab.budget.units_picker.value = "tokens"
     assert list(lab.budget.trace("conversation")["y"]) == tokens
-    assert lab.budget.plot.view.layout["xaxis"]["unifiedhovertitle"]["text"] == "request %{x}"
+    assert (
+        lab.budget.plot.view.figure_layout["xaxis"]["unifiedhovertitle"]["text"] == "request %{x}"
+    )
     with pytest.raises(UsageError, match="units must be one of"):
         lab.budget.set_units("bytes")
 

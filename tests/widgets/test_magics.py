@@ -69,3 +69,16 @@ async def test_ctx_on_a_read_only_lab_sends_nothing_and_keeps_send_disabled() ->
     assert send_cell(lab, "please do something") is None
     assert lab.controls.send_button.disabled and lab.controls.compact_button.disabled
     assert "nothing to send" in lab.controls.status.value
+
+
+async def test_the_budget_line_of_a_recording_as_recorded_knows_no_trigger() -> None:
+    from pathlib import Path
+
+    from ctxlab import load
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+    lab = await Lab.open(load(fixture), context_window=200_000, view="recorded")
+    line = magics.budget_line(lab)
+    assert line.startswith("request 4: ") and line.endswith("no trigger known (as recorded)")
+    await lab.show_view("replayed")  # type: ignore[misc]
+    assert f"trigger at {lab.next_thresholds().trigger_tokens:,}" in magics.budget_line(lab)

@@ -9,7 +9,7 @@ pytest.importorskip("plotly")
 
 import plotly.graph_objects as go
 
-from ctxlab.widgets._plot import LivePlot, _plotly_js
+from ctxlab.widgets._plot import LivePlot, PlotView, _plotly_js
 
 
 def _capture(plot: LivePlot) -> list[tuple[dict[str, object], list[object]]]:
@@ -43,7 +43,7 @@ def test_edits_reach_the_view_as_typed_buffers_and_layout_only_when_changed() ->
     assert np.frombuffer(sent[-1][1][0], dtype=np.int32).tolist() == [0, 1, 2]  # type: ignore[call-overload]
     with plot.batch_update():
         plot.relayout(shapes=[{"type": "line", "x0": 1}])
-    assert sent[-1][0]["state"]["layout"]["shapes"][0]["x0"] == 1  # type: ignore[index]
+    assert sent[-1][0]["state"]["figure_layout"]["shapes"][0]["x0"] == 1  # type: ignore[index]
     before = len(sent)
     plot.push()  # nothing changed: nothing sent
     assert len(sent) == before
@@ -57,3 +57,29 @@ def test_clicks_from_the_browser_reach_handlers_and_junk_is_ignored() -> None:
     plot.view._message(plot.view, {"type": "click", "x": "<b>"}, [])
     plot.view._message(plot.view, "not a dict", [])
     assert clicks == [(3.0, "system")]
+
+
+def test_no_view_trait_shadows_a_trait_of_the_widget_itself() -> None:
+    # A plotly layout dict synced as ``layout`` replaced the widget's own `ipywidgets.Layout`:
+    # the front end unpacked it as a model and raised at every view.
+    import anywidget
+    import ipywidgets
+
+    from ctxlab.widgets._map import ContextMap
+    from ctxlab.widgets._table import DataTable
+
+    own = set(ipywidgets.DOMWidget.class_trait_names()) | set(
+        anywidget.AnyWidget.class_trait_names()
+    )
+    for cls in (PlotView, ContextMap, DataTable):
+        added = set(cls.class_trait_names(sync=True)) - set(anywidget.AnyWidget.class_trait_names())
+        assert added, cls
+        redefined = {
+            name
+            for name in cls.class_trait_names(sync=True)
+            if name in own
+            and name not in ("_esm", "_css", "_anywidget_id")
+            and type(cls.class_traits()[name]) is not type(anywidget.AnyWidget.class_traits()[name])
+        }
+        assert not redefined, (cls.__name__, redefined)
+    assert isinstance(PlotView().layout, ipywidgets.Layout)

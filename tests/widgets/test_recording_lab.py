@@ -4,7 +4,6 @@ code and widgets agreeing, and the static snapshot kept at the latest state."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,6 +14,7 @@ from ctxlab.analysis._replay import replay
 from ctxlab.demo import DEMO_PROMPT, demo_agent
 from ctxlab.tokens import TiktokenCounter, TokenCache
 from ctxlab.widgets import Lab
+from tests.helpers import Displays
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
 
@@ -48,6 +48,47 @@ async def test_the_header_says_what_the_file_does_not_record(recorded: Lab) -> N
     assert fit is not None
     assert f"about {fit.fixed[0]:,.0f} billed tokens a request" in header
     assert "1 recorded compaction" in header
+
+
+async def test_the_header_names_the_recorded_model_and_the_config_of_a_replay(
+    recorded: Lab,
+) -> None:
+    header = recorded.header.value
+    assert "model <code>claude-sonnet-4-6</code> (recorded)" in header
+    assert "replay of" not in header
+    recorded.agent.context_config = ContextConfig(trigger_ratio=0.6, reserve_ratio=0.2)
+    await recorded.show_view("replayed")  # type: ignore[misc]
+    header = recorded.header.value
+    assert "view: <b>replayed under trigger_ratio 0.6, reserve_ratio 0.2</b>" in header
+    assert "model <code>claude-sonnet-4-6</code> (recorded)" in header
+    recorded.agent.context_config = ContextConfig.preset("agentscope")
+    await recorded.replay()
+    assert "view: <b>replayed under the preset &#x27;agentscope&#x27;</b>" in recorded.header.value
+
+
+async def test_as_recorded_the_plot_draws_no_line_it_does_not_know(recorded: Lab) -> None:
+    # The recorded agent's own notice and trigger are not in the file, and a recording has no
+    # next request: no line at 0 jumping to the config's 160k/120k one x later.
+    lab = recorded
+    for name in ("usage notice", "trigger"):
+        line = lab.budget.trace(name)
+        assert list(line["x"]) == [0, 1, 2, 3, 4]
+        assert all(y != y for y in line["y"]), (name, list(line["y"]))  # NaN: not drawn
+    limit = lab.budget.trace("input limit")
+    assert list(limit["y"]) == [200_000] * 5  # the window the recording is shown at
+    assert lab.budget.plot.layout["annotations"] == []  # no "next request"
+    assert lab.steps["trigger_tokens"].isna().all()
+    # Replayed, every request has ctxlab's lines, and the next request's one x further.
+    await lab.show_view("replayed")  # type: ignore[misc]
+    trigger = lab.budget.trace("trigger")
+    assert list(trigger["x"]) == [0, 1, 2, 3, 4, 5]
+    assert list(trigger["y"]) == [lab.next_thresholds().trigger_tokens] * 6
+    assert [a["text"] for a in lab.budget.plot.layout["annotations"]] == ["next request"]
+    # In percent too: the recorded view's shares are of the window.
+    await lab.show_view("recorded")  # type: ignore[misc]
+    lab.budget.set_units("percent")
+    lab._redraw()
+    assert list(lab.budget.trace("input limit")["y"]) == [100.0] * 5
 
 
 async def test_the_recorded_compaction_is_marked_on_the_plot_and_in_the_manifest(
@@ -85,7 +126,7 @@ async def test_the_replayed_view_marks_the_recorded_compaction_too(recorded: Lab
     assert task is not None
     await task
     assert lab.view_picker is not None and lab.view_picker.value == "replayed"
-    assert "view: <b>replayed under a config</b>" in lab.header.value
+    assert "view: <b>replayed under the defaults</b>" in lab.header.value
     steps = lab.steps
     assert list(steps["recorded_compaction"]) == ["", "", "", "manual", ""]
     # ctxlab keeps the conversation: its request 3 is no smaller than its request 2.
@@ -134,33 +175,7 @@ async def test_a_config_assigned_in_code_moves_the_config_tab() -> None:
     assert lab.config.controls["trigger_ratio"].value == 0.7
 
 
-class _Displays:
-    def __init__(self) -> None:
-        self.shown: list[Any] = []
-        self.updates: list[tuple[str, dict[str, str]]] = []
-
-    def display(self, obj: Any, raw: bool = False, display_id: Any = None) -> Any:
-        self.shown.append(obj)
-        if display_id is True:
-
-            class Handle:
-                display_id = f"d{len(self.shown)}"
-
-            return Handle()
-        return None
-
-    def update_display(self, obj: Any, raw: bool = False, display_id: str = "") -> None:
-        self.updates.append((display_id, obj))
-
-
-async def test_the_static_snapshot_follows_the_session(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import IPython.display
-
-    displays = _Displays()
-    monkeypatch.setattr(IPython.display, "display", displays.display)
-    monkeypatch.setattr(IPython.display, "update_display", displays.update_display)
+async def test_the_static_snapshot_follows_the_session(tmp_path: Path, displays: Displays) -> None:
     lab = Lab(demo_agent(tmp_path / "ws"))
     lab._ipython_display_()
     widget, snapshot = displays.shown

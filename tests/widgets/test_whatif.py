@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, Transcript
+from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
+from ctxlab.analysis._comparison import WHOLE_SESSION
 from ctxlab.manifest import ProviderUsage
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
@@ -35,19 +37,30 @@ async def test_curves_table_and_usage_for_every_config() -> None:
     lab = await _lab()
     names = [t["name"] for t in lab.plot.data]
     configs = ["ctxlab", "agentscope", "observation_masking"]
-    assert names == [*(n for c in configs for n in (c, f"{c} cost")), "billed (as recorded)"]
-    assert all(len(t["x"]) == 25 for t in lab.plot.data)
+    curves = [*(n for c in configs for n in (c, f"{c} cost")), "billed (as recorded)"]
+    assert names == [*curves, "input limit"]
+    assert all(len(t["x"]) == 25 for t in lab.plot.data if t["name"] in curves)
+    limit = lab.what.runs["ctxlab"].manifests[0].input_limit
+    assert list(lab.plot.trace("input limit")["y"]) == [limit, limit]
     cost = lab.plot.data[1]
     assert cost["yaxis"] == "y2" and list(cost["y"]) == sorted(cost["y"])
     assert cost["y"][-1] == pytest.approx(lab.what.table().loc["ctxlab", "cost"])
-    assert lab.plot.data[-1]["y"][1] == 10 + 300 + 300
+    assert lab.plot.trace("billed (as recorded)")["y"][1] == 10 + 300 + 300
     for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_baseline", "cost (USD)"):
         assert name in lab.table.value
-    # The hover reads "request 3", tokens in full; the axis fits the configs' curves.
+    # The hover reads "request 3", tokens in full; the axis holds every line: the configs',
+    # the bill (here above the configs' peak: it falls off a chart cut at their peak) and the
+    # limit.
     assert lab.plot.layout["xaxis"]["unifiedhovertitle"]["text"] == "request %{x}"
     assert lab.plot.data[0]["hovertemplate"].startswith("%{y:,} tokens")
     peak = max(m.estimated_input_tokens for r in lab.what.runs.values() for m in r.manifests)
-    assert lab.plot.layout["yaxis"]["range"] == [0, pytest.approx(peak * 1.1)]
+    billed = max(lab.plot.trace("billed (as recorded)")["y"])
+    assert billed > peak and billed == 10 + 300 * 24 + 300
+    top = lab.plot.layout["yaxis"]["range"][1]
+    assert top == pytest.approx(max(billed, peak, limit) * 1.08)
+    assert lab.plot.layout["yaxis2"]["rangemode"] == "tozero"
+    # The table scrolls in a box of the output's width (it ran out of the output area).
+    assert lab.table.value.startswith("<div class='ctxlab-scroll'")
     assert "&lt;script&gt;" in lab.widget.children[0].value  # the session's name, escaped
 
 
@@ -93,6 +106,13 @@ async def test_a_step_opens_in_the_manifest_panel_and_two_configs_diff() -> None
     assert any(label.startswith("tool call bash") for label in labels)  # not bare hashes
     lab.diff_a.value, lab.diff_b.value = "ctxlab", "observation_masking"
     assert "only in ctxlab" in lab.diff.value and "only in observation_masking" in lab.diff.value
+    # What was dropped, readable: kind, source, a preview of the text (escaped), tokens.
+    frame = lab.what.diff("ctxlab", "observation_masking", 20)
+    assert list(frame.columns[:5]) == ["side", "kind", "source", "what", "tokens"]
+    dropped = frame[frame["what"].str.startswith("tool result of bash: <b>app")]
+    assert len(dropped) > 0 and (dropped["kind"] == "message").all()
+    assert (dropped["source"] == "user").all() and (dropped["tokens"] > 0).all()
+    assert "tool result of bash: &lt;b&gt;app" in lab.diff.value and "<b>app" not in lab.diff.value
     lab.diff_b.value = "ctxlab"
     assert "pick two configs" in lab.diff.value
 
@@ -104,3 +124,36 @@ async def test_without_a_kernel_the_comparison_table_shows() -> None:
     page = bundle["text/html"]
     assert "cost_vs_no_compaction" in page and "observation_masking" in page
     assert "<script" not in page  # the session's name is escaped
+
+
+async def test_a_replay_that_fails_part_way_is_not_priced_as_the_whole_session() -> None:
+    # Truncation drops old turns but cannot cut a result: at the turn whose log alone is over
+    # the limit, its replay stops part way. Its few requests must not read as the cheapest.
+    session = _session()
+    huge = "worker-3 ERROR request failed\n" * 2_000
+    messages = list(session.messages)
+    messages[22] = UserMessage(content=(ToolResultBlock(tool_use_id="c10", content=huge),))
+    session = Transcript(session.name, {}, session.system, tuple(messages), usage=session.usage)
+    what = WhatIf(
+        session,
+        {
+            "ctxlab": ContextConfig.preset("ctxlab"),
+            "trunc": ContextConfig.preset("openai_truncation"),
+        },
+        context_window=8_000,
+        counter=ApproximateCounter(),
+    )
+    await what.run()
+    run = what.runs["trunc"]
+    assert run.error and 0 < len(run.steps) < 25
+    table = what.table()
+    assert table.loc["trunc", "failed_at"] == len(run.steps)
+    assert pd.isna(table.loc["ctxlab", "failed_at"])
+    for column in WHOLE_SESSION:
+        assert pd.isna(table.loc["trunc", column]), column
+        assert table.loc["ctxlab", column] > 0, column
+    assert pd.isna(table.loc["trunc", "tokens_sent_calibrated"])
+    # Ranked by cost, it is not first: it has no cost.
+    assert table["cost"].dropna().index.tolist() == ["ctxlab"]
+    lab = WhatIfLab(what)
+    assert f"trunc: the replay stopped at request {len(run.steps)} of 25" in lab.table.value

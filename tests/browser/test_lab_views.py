@@ -1,0 +1,168 @@
+"""The Lab's and the what-if lab's views in real JupyterLab, in headless Chromium, in a notebook
+whose last cell keeps the kernel busy (a "Run All" where a later cell runs long).
+
+The kernel answers the views' request for plotly.js only once the cells queued before it end:
+the plots must say why nothing is drawn yet, then draw — not stay blank for good, as they did
+when the wait passed 4 s. On the way: no view raises an error in the page (every budget panel
+used to), a recording as recorded draws no trigger or usage-notice line it does not know and no
+"next request", its header names the model the file says answered, and the what-if draws the
+bill inside its axis, keeps its table inside the output and names what one config dropped.
+The JupyterLab server and the helpers are those of `test_tour_in_jupyterlab`.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tests.browser.test_tour_in_jupyterlab import (
+    ARGS,
+    CHROMIUM,
+    _run_all,
+    jupyterlab,  # noqa: F401 - the server fixture, used by name
+    playwright,
+    shots,  # noqa: F401 - the artifacts fixture, used by name
+)
+
+BUSY_SECONDS = 20
+"""How long the last cell keeps the kernel busy: well past the views' 4 s wait."""
+NOTEBOOK = "views_busy_kernel.ipynb"
+CELLS = [
+    "from ctxlab import load\n"
+    "from ctxlab.widgets import Lab, WhatIfLab\n"
+    "session = load('../tests/fixtures/sessions/claude_code_session.jsonl')\n"
+    "what = await WhatIfLab.open(session, context_window=8_000)\n"
+    "what.step.value = 4\n"
+    "what.diff_b.value = 'agentscope'\n"
+    "what",
+    "lab = await Lab.open(session, context_window=200_000, view='recorded')\nlab",
+    f"import time\ntime.sleep({BUSY_SECONDS})\nprint('the busy cell ended')",
+]
+
+
+def _upload(base: str) -> None:
+    """Put the notebook into the server's notebooks/ folder (its kernelspec set: no dialog)."""
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"cell{n}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for n, source in enumerate(CELLS)
+        ],
+    }
+    body = json.dumps({"type": "notebook", "format": "json", "content": notebook}).encode()
+    request = urllib.request.Request(
+        f"{base}/api/contents/notebooks/{NOTEBOOK}",
+        data=body,
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=30).close()
+
+
+def _plot(page: Any, title: str) -> Any:
+    """The traces and axes of the plot whose title or legend holds ``title`` (JS values)."""
+    return page.evaluate(
+        """(title) => {
+            const gd = [...document.querySelectorAll('.js-plotly-plot')]
+                .find(g => g.data && g.data.some(t => t.name === title));
+            if (!gd) return null;
+            const traces = {};
+            for (const t of gd.data) traces[t.name] = {x: Array.from(t.x || []),
+                y: Array.from(t.y || []).map(v => Number.isNaN(v) ? 'NaN' : v)};
+            return {traces, range: gd._fullLayout.yaxis.range,
+                    annotations: (gd.layout.annotations || []).map(a => a.text)};
+        }""",
+        title,
+    )
+
+
+def test_the_views_draw_when_a_busy_kernel_is_free_and_raise_nothing(
+    jupyterlab: str,  # noqa: F811 - the fixture imported above
+    shots: Path,  # noqa: F811
+) -> None:
+    _upload(jupyterlab)
+    errors: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 2400})
+            page.on("pageerror", lambda e: errors.append(f"{e}\n{e.stack}"))
+            _run_all(page, jupyterlab, NOTEBOOK)
+            # While the busy cell runs, each plot says why it is not drawn yet.
+            page.wait_for_selector(".ctxlab-plot-status:has-text('busy running a cell')")
+            waiting = page.locator(".ctxlab-plot-status:visible").count()
+            assert waiting == 2, waiting  # the what-if's plot and the Lab's
+            assert page.locator(".js-plotly-plot .main-svg").count() == 0
+            page.screenshot(path=str(shots / "waiting.png"))
+            page.wait_for_function(
+                "document.body.innerText.includes('the busy cell ended')",
+                timeout=(BUSY_SECONDS + 120) * 1000,
+            )
+            # The kernel is free: it sends plotly.js, and both plots draw.
+            page.wait_for_function(
+                "(() => { const plots = [...document.querySelectorAll('.ctxlab-plot')];"
+                " return plots.length === 2 && plots.every(d => d.querySelector('.main-svg')); })()",
+                timeout=60_000,
+            )
+            statuses = page.evaluate(
+                "() => [...document.querySelectorAll('.ctxlab-plot-status')]"
+                ".map(s => s.style.display === 'none' ? '' : s.textContent)"
+            )
+            assert statuses == ["", ""], statuses
+            page.screenshot(path=str(shots / "drawn.png"))
+            text = page.inner_text(".jp-Notebook")
+            assert "Traceback" not in text, text[text.find("Traceback") - 500 :][:3000]
+
+            # The recording as recorded: no line it does not know, no next request.
+            budget = _plot(page, "usage notice")
+            assert budget is not None
+            for name in ("usage notice", "trigger"):
+                assert budget["traces"][name]["y"] == ["NaN"] * 5, (name, budget["traces"][name])
+            assert budget["traces"]["input limit"]["y"] == [200_000] * 5
+            assert "next request" not in budget["annotations"]
+            header = page.locator(".ctxlab-notes").first.locator("xpath=..").inner_text()
+            assert "model claude-sonnet-4-6 (recorded)" in header and "replay of" not in header
+            assert "view: as recorded" in header
+
+            # The what-if: the bill inside the axis, the table inside the output.
+            whatif = _plot(page, "billed (as recorded)")
+            assert whatif is not None
+            billed = max(whatif["traces"]["billed (as recorded)"]["y"])
+            assert billed == 20_056 and whatif["range"][1] >= billed, whatif["range"]
+            inside = page.evaluate(
+                """() => [...document.querySelectorAll('table.ctxlab-whatif, table.ctxlab-diff')]
+                    .map(t => {
+                        const box = t.closest('.ctxlab-scroll').getBoundingClientRect();
+                        const out = t.closest('.jp-OutputArea-output').getBoundingClientRect();
+                        return [t.className, box.right <= out.right + 1, t.scrollWidth];
+                    })"""
+            )
+            assert len(inside) == 2 and all(ok for _, ok, _ in inside), inside
+            # What one config sent that the other did not, readable: kind, source, text.
+            diff = page.evaluate(
+                """() => { const t = document.querySelector('table.ctxlab-diff');
+                    const head = [...t.tHead.rows[0].cells].map(c => c.textContent);
+                    const at = head.indexOf('what');
+                    return {head, whats: [...t.tBodies[0].rows].map(r => r.cells[at].textContent)};
+                }"""
+            )
+            assert diff["head"][:5] == ["side", "kind", "source", "what", "tokens"], diff
+            assert diff["whats"] and all(w and not w.startswith("message/") for w in diff["whats"])
+            page.locator("table.ctxlab-diff").scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / "whatif-diff.png"))
+        finally:
+            browser.close()
+    assert not errors, errors
