@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RecordedCompaction",
     "RecordedRequest",
+    "compactions_by_request",
     "recorded_compactions",
     "recorded_manifest",
     "recorded_requests",
@@ -143,9 +144,6 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     holding the conversation since the session start or its latest recorded compaction (and,
     after a microcompact, the placeholder Claude Code sends for each result it cleared)."""
     messages = transcript.messages
-    by_reply: dict[int, list[RecordedCompaction]] = {}
-    for compaction in recorded_compactions(transcript):
-        by_reply.setdefault(compaction.replies_before, []).append(compaction)
     models = transcript.meta.get("reply_models")
     models = models if isinstance(models, Mapping) else {}
     out: list[RecordedRequest] = []
@@ -155,6 +153,7 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     segment = 0
     shared: tuple[tuple[int, int], tuple[Message, ...]] | None = None
     rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
+    by_reply = compactions_by_request(recorded_compactions(transcript), rank)
     for index in range(start, len(messages)):
         message = messages[index]
         if not isinstance(message, AssistantMessage):
@@ -189,6 +188,18 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     trailing = tuple(c for r, cs in by_reply.items() if r >= rank for c in cs)
     if out and trailing:
         out[-1] = dataclasses.replace(out[-1], compactions_after=trailing)
+    return out
+
+
+def compactions_by_request(
+    compactions: Sequence[RecordedCompaction], first: int
+) -> dict[int, list[RecordedCompaction]]:
+    """The recorded compactions by the rank of the reply of the first request after them;
+    ``first`` is the rank of the first request (replies before the first user message are no
+    requests): a compaction before it is marked on it, not lost."""
+    out: dict[int, list[RecordedCompaction]] = {}
+    for compaction in compactions:
+        out.setdefault(max(compaction.replies_before, first), []).append(compaction)
     return out
 
 

@@ -25,6 +25,7 @@ from ctxlab.analysis._recorded import (
     AFTER,
     RecordedCompaction,
     RecordedItems,
+    compactions_by_request,
     recorded_compactions,
     recorded_manifest,
     recorded_requests,
@@ -152,13 +153,12 @@ class ReplaySession(StepSource):
 
     async def _run_replayed(self) -> None:
         transcript = self.transcript
-        # The compactions between two replies mark ctxlab's request for the later one.
-        before: dict[int, list[RecordedCompaction]] = {}
-        for compaction in self.compactions:
-            before.setdefault(compaction.replies_before, []).append(compaction)
         total = self.request_count
         replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
         rank_of = {index: rank for rank, index in enumerate(replies)}
+        # The compactions between two replies mark ctxlab's request for the later one (those
+        # before the first request, on the first).
+        before = compactions_by_request(self.compactions, len(replies) - total)
         models = transcript.meta.get("reply_models")
         models = models if isinstance(models, dict) else {}
         async for step in replay(

@@ -125,6 +125,14 @@ class RecordingView:
         self.lab.task = asyncio.ensure_future(self.lab.replay())
 
 
+def _episode(value: Any) -> int:
+    # A row's episode: a whole number (numpy's too), else the main thread (a gap in the frame).
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
 def transcript_of(value: Any) -> Transcript:
     """A `Transcript` as it is, else loaded: from a path, or from a row of `ctxlab.sessions`
     (its ``path``)."""
@@ -134,7 +142,8 @@ def transcript_of(value: Any) -> Transcript:
         return load(value)
     keys = getattr(value, "keys", None)
     if callable(keys) and "path" in keys():
-        return load(value["path"])
+        # A subagent held in its session's file is a row of that file with its episode.
+        return load(value["path"], episode=_episode(value["episode"] if "episode" in keys() else 0))
     msg = (
         "Lab.open needs a Transcript, a path or a row of ctxlab.sessions(), "
         f"got {type(value).__name__}"
