@@ -1,6 +1,6 @@
 """One row of the what-if table: a config's run summed up — requests, tokens, cost (all-in,
 input, output) and its ratios to the two references, compactions, retention and its control,
-peak, errors, replay time."""
+peak, errors, requests over the limit by the bill's measure, replay time."""
 
 from __future__ import annotations
 
@@ -27,15 +27,22 @@ COMPARISON_COLUMNS = (
     "retention_control",
     "peak",
     "errors",
+    "over_limit_billed",
 )
 """The figures `WhatIf.table` gives per config (besides ``replay_ms``), in order."""
 
 
 def comparison_row(
-    run: ConfigRun, feasible: float, unlimited: float, price: Price
+    run: ConfigRun,
+    feasible: float,
+    unlimited: float,
+    price: Price,
+    over_limit_billed: int | None = None,
 ) -> dict[str, Any]:
     """The row of ``run``; ``feasible`` and ``unlimited`` are the references' costs (a
-    reference that costs nothing makes NaN ratios)."""
+    reference that costs nothing makes NaN ratios); ``over_limit_billed`` the run's requests
+    over the input limit by the bill's measure (`ctxlab.analysis._billed`; None without a
+    bill)."""
     records = [s.compaction for s in run.steps if s.compaction is not None]
     spent_on_output = output_cost(run.costs, price)
     kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
@@ -57,5 +64,6 @@ def comparison_row(
         "retention_control": sum(control) / len(control) if control else None,
         "peak": max((m.estimated_input_tokens for m in manifests), default=0),
         "errors": sum(1 for m in manifests if m.validation != "passed") + (1 if run.error else 0),
+        "over_limit_billed": over_limit_billed,
         "replay_ms": run.seconds * 1000,
     }

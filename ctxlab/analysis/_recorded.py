@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctxlab.manifest import ContextManifest, ManifestItem, Transform
+from ctxlab.materials import Unrecorded
 from ctxlab.messages import (
     AssistantMessage,
     ProviderUsage,
@@ -29,6 +30,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline._scan import message_items
+from ctxlab.pipeline._stages import unrecorded_item
 from ctxlab.tokens import TokenCache
 from ctxlab.util._views import Prefix
 
@@ -280,25 +282,34 @@ def recorded_transforms(
 class RecordedItems:
     """The manifest items of a recording's requests: those of a segment's messages itemized
     once, each request's items a `Prefix` of them (with the running token total), so a long
-    recording holds its items once, not once per request."""
+    recording holds its items once, not once per request — once per unrecorded part a request
+    of the segment may lead with (one per model), not once per request."""
 
     def __init__(self, fixed_items: Sequence[ManifestItem], cache: TokenCache) -> None:
         self.fixed = tuple(fixed_items)
         self.cache = cache
         self._messages: Sequence[Message] | None = None
-        self._items: tuple[ManifestItem, ...] = ()
-        self._totals: list[int] = []
+        self._message_items: tuple[ManifestItem, ...] = ()
+        self._built: dict[tuple[ManifestItem, ...], tuple[tuple[ManifestItem, ...], list[int]]] = {}
 
-    def of(self, request: RecordedRequest) -> tuple[Sequence[ManifestItem], int]:
-        """The items of ``request`` and their tokens."""
+    def of(
+        self, request: RecordedRequest, lead: tuple[ManifestItem, ...] = ()
+    ) -> tuple[Sequence[ManifestItem], int]:
+        """The items of ``request`` (after ``lead``: its unrecorded part's item) and their
+        tokens."""
         messages = request.messages
         base = messages.base if isinstance(messages, Prefix) else messages
         if base is not self._messages:
             self._messages = base
-            self._items = (*self.fixed, *message_items(base, self.cache))
-            self._totals = list(itertools.accumulate(i.tokens for i in self._items))
-        count = len(self.fixed) + len(messages)
-        return Prefix(self._items, count), self._totals[count - 1] if count else 0
+            self._message_items = tuple(message_items(base, self.cache))
+            self._built = {}
+        built = self._built.get(lead)
+        if built is None:
+            items = (*lead, *self.fixed, *self._message_items)
+            built = self._built[lead] = (items, list(itertools.accumulate(i.tokens for i in items)))
+        items, totals = built
+        count = len(lead) + len(self.fixed) + len(messages)
+        return Prefix(items, count), totals[count - 1] if count else 0
 
 
 def recorded_manifest(
@@ -310,14 +321,17 @@ def recorded_manifest(
     fixed_items: tuple[ManifestItem, ...] = (),
     notes: tuple[str, ...] = (),
     itemized: RecordedItems | None = None,
+    unrecorded: Unrecorded | None = None,
 ) -> ContextManifest:
     """The manifest of a recorded request: its messages as items (what a replayed manifest
-    shows), the recorded compaction it follows as a ``recorded_compaction`` transform, and
-    ``notes`` on what the file does not record. ``itemized`` shares the items of one
-    recording's requests (System and tool items included: ``fixed_items`` is then not read)."""
+    shows), led by ``unrecorded`` (what the request held that the file does not, by its size),
+    the recorded compaction it follows as a ``recorded_compaction`` transform, and ``notes`` on
+    what the file does not record. ``itemized`` shares the items of one recording's requests
+    (System and tool items included: ``fixed_items`` is then not read)."""
     itemized = itemized or RecordedItems(fixed_items, cache)
-    items, estimated = itemized.of(request)
-    fixed = len(itemized.fixed)
+    lead = (unrecorded_item(unrecorded),) if unrecorded is not None else ()
+    items, estimated = itemized.of(request, lead)
+    fixed = len(lead) + len(itemized.fixed)
     opening = items[fixed].id if len(items) > fixed else ""
     billed = request.usage.total_input_tokens if request.usage else None
     transforms = recorded_transforms(request.compactions, opening, billed) + recorded_transforms(

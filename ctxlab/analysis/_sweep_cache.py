@@ -35,15 +35,18 @@ def _digest(text: str) -> str:
 
 
 def transcript_key(transcript: Transcript) -> str:
-    """A hash of what a replay depends on: system, tools and messages."""
+    """A hash of what a replay depends on: system, tools, messages — and the usage, which sizes
+    the unrecorded part every request carries (`ctxlab.unrecorded_part`)."""
     tools = [(t.name, t.description, t.input_schema) for t in transcript.tools]
-    return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}")
+    usage = sorted(transcript.usage.items())
+    return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}|{usage}")
 
 
-FIGURES = "retention-measured-1"
+FIGURES = "unrecorded-modelled-1"
 """What the cached figures mean: bumped when a figure's definition changes within a version
-(retention measured on the original messages; cost against the feasible baseline), so that a
-cache never serves figures of another definition."""
+(retention measured on the original messages; cost against the feasible baseline; the
+unrecorded part in every request, the requests over the limit by the bill), so that a cache
+never serves figures of another definition."""
 
 
 def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) -> str:

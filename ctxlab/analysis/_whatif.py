@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._billed import Bill, bill_of
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._comparison import COMPARISON_COLUMNS, comparison_row
 from ctxlab.analysis._cost import (
@@ -29,16 +30,20 @@ from ctxlab.analysis._cost import (
     checked_price,
     price_for,
     request_costs,
-    shape_of,
 )
-from ctxlab.analysis._references import References, output_cost, reference_shapes
-from ctxlab.analysis._replay import ReplayStep, replay, replay_row
+from ctxlab.analysis._references import Fixed, References, output_cost, reference_shapes
+from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.analysis._shapes import priced_shapes
-from ctxlab.config._config import ContextConfig
+from ctxlab.analysis._unrecorded import UnrecordedPart, UnrecordedTokens, unrecorded_part
+from ctxlab.analysis._whatif_frames import diff_frame, retention_frame, steps_frame
+from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest
+from ctxlab.manifest import ContextManifest, Thresholds
+from ctxlab.materials import SystemPart, Unrecorded
+from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.pipeline._stages import fixed_part, unrecorded_item
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window as context_window_of
 
@@ -105,6 +110,11 @@ class WhatIf:
             summaries); False when summaries are made offline (`extractive_summarizer` as the
             agent's summarizer), which costs no call — the summary's tokens are still paid in
             every request that carries it.
+        unrecorded_tokens: What each recorded request held that the file does not (a
+            harness's own System prompt and tool schemas): tokens a request, a harness profile
+            (``"claude_code"``) or an `UnrecordedPart`; None sizes it from the recording's bill
+            where it has one (`ctxlab.unrecorded_part`). Every request of every config carries
+            it, against the window and the trigger, priced as the cached prefix it is.
     """
 
     def __init__(
@@ -117,6 +127,7 @@ class WhatIf:
         price: Price | None = None,
         rules: CacheRules | None = None,
         summary_calls: bool = True,
+        unrecorded_tokens: UnrecordedTokens = None,
     ) -> None:
         if not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
@@ -134,6 +145,12 @@ class WhatIf:
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in configs.items()}
         self._priced: tuple[References, References] | None = None
+        self._billed: Bill | None = None
+        self.unrecorded: UnrecordedPart | None = unrecorded_part(
+            transcript, unrecorded_tokens, calibration=self.calibration
+        )
+        """What each request held that the recording does not, by its size (None when nothing
+        is missing or nothing sizes it: `unrecorded_note`)."""
 
     async def run(self, *names: str) -> None:
         """Replay the named configs (all when none is named) and price them."""
@@ -166,6 +183,7 @@ class WhatIf:
                 system=self.transcript.system,
                 tools=self.transcript.tools,
                 summarizer=summarizer,
+                unrecorded=self.unrecorded,
             ):
                 if asked:
                     run.summary_requests[len(run.steps)] = list(asked)
@@ -202,26 +220,57 @@ class WhatIf:
         """The baseline and never-compacting, priced once (they depend on the session alone)."""
         if self._priced is None:
             run = next((r for r in self.runs.values() if r.steps), None)
-            first = shape_of(run.steps[0].manifest) if run is not None else None
-            fixed = (
-                (tuple(first.keys[: first.fixed]), tuple(first.tokens[: first.fixed]))
-                if first
-                else ((), ())
-            )
-            limit = run.steps[0].manifest.input_limit if run is not None else self.context_window
+            if run is not None:
+                limit = run.steps[0].manifest.input_limit
+            else:  # every config failed at its first request (the unrecorded part alone, say)
+                config = require_config(next(iter(self.runs.values())).config)
+                limit = Thresholds.compute(config, self.context_window).input_limit
+            fixed_of = self._fixed_parts()
             messages = self.transcript.messages
             feasible, unlimited = (
-                reference_shapes(messages, self.cache, fixed, limit, cap) for cap in (limit, None)
+                reference_shapes(messages, self.cache, fixed_of, limit, cap)
+                for cap in (limit, None)
             )
+            over = unlimited.over_limit
+            bill = self._bill()
+            if bill:
+                # Over by the bill's measure too: the whole session holds every recorded request.
+                replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+                replies = replies[len(replies) - len(unlimited.shapes) :]
+                unseen = self.unrecorded.size if self.unrecorded is not None else (lambda _: 0)
+                over = sum(
+                    (total := sum(shape.tokens)) > limit
+                    or bill.over(total, unseen(reply), reply, limit)
+                    for shape, reply in zip(unlimited.shapes, replies, strict=True)
+                )
             self._priced = (
                 References(
                     request_costs(feasible.shapes, self.price, self.rules), feasible.over_limit
                 ),
-                References(
-                    request_costs(unlimited.shapes, self.price, self.rules), unlimited.over_limit
-                ),
+                References(request_costs(unlimited.shapes, self.price, self.rules), over),
             )
         return self._priced
+
+    def _fixed_parts(self) -> Callable[[int], Fixed]:
+        """What each request of the references repeats, by the reply it produced — the
+        unrecorded part (its model's), tool schemas and System, in the provider's order — as
+        (keys, tokens)."""
+        transcript = self.transcript
+        system = (SystemPart("system_prompt", transcript.system),) if transcript.system else ()
+        recorded = fixed_part(system, tuple(transcript.tools), self.cache)
+        rest = (*recorded.tool_items, *recorded.system_items)
+        part = self.unrecorded
+        known: dict[Unrecorded | None, Fixed] = {}
+
+        def of(reply: int) -> Fixed:
+            unseen = part.at(reply) if part is not None else None
+            if unseen not in known:
+                items = (*((unrecorded_item(unseen),) if unseen else ()), *rest)
+                keys = tuple(f"{i.id}#{i.content_hash}" for i in items)
+                known[unseen] = (keys, tuple(i.tokens for i in items))
+            return known[unseen]
+
+        return of
 
     def references(self) -> pd.DataFrame:
         """The two references, one row each: requests, ``over_limit`` (for the baseline: requests
@@ -256,14 +305,21 @@ class WhatIf:
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
         feasible = sum(c.cost for c in self.baseline)
         unlimited = sum(c.cost for c in self.no_compaction)
-        rows = [comparison_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
+        rows = [
+            comparison_row(run, feasible, unlimited, self.price, self.over_limit_billed(run.name))
+            for run in self.runs.values()
+        ]
         frame = pd.DataFrame(rows).set_index("config")
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None
         if fit is not None:
             # The recording billed its requests: the tokens sent in the provider's tokens too.
+            # The fit adds its own unrecorded part to ctxlab's count of the rest.
             frame["tokens_sent_calibrated"] = [
-                sum(fit.calibrated(m.estimated_input_tokens) for m in run.manifests)
+                sum(
+                    fit.calibrated(m.estimated_input_tokens - m.totals["unrecorded"])
+                    for m in run.manifests
+                )
                 for run in self.runs.values()
             ]
             frame.attrs["calibration"] = (
@@ -272,6 +328,26 @@ class WhatIf:
                 "a request), both measured on this recording's usage (ctxlab.calibrate)"
             )
         return frame
+
+    def over_limit_billed(self, name: str) -> int | None:
+        """How many of config ``name``'s requests pass the input limit by the bill's measure
+        (`ctxlab.analysis._billed`: a request holding what a recorded one held that was
+        billed past the limit, or whose calibrated size passes it) — a config that "fits" by
+        ctxlab's count may not fit as the provider counts. None when the recording has no
+        usage."""
+        bill = self._bill()
+        if not bill:
+            return None
+        return sum(
+            bill.over(m.estimated_input_tokens, m.totals["unrecorded"], s.index, m.input_limit)
+            for s in self.runs[name].steps
+            if (m := s.manifest).input_limit > 0
+        )
+
+    def _bill(self) -> Bill:
+        if self._billed is None:
+            self._billed = bill_of(self.transcript, self.calibration)
+        return self._billed
 
     @property
     def calibration(self) -> Calibration | None:
@@ -287,88 +363,14 @@ class WhatIf:
         """Retention by config and category, summed over the compactions: items, kept (in the
         summary or the kept tail), in the summary, and the control — in the kept tail alone —
         each also as a share."""
-        import pandas as pd
-
-        rows: list[dict[str, Any]] = []
-        for run in self.runs.values():
-            sums: dict[str, list[int]] = {}
-            for step in run.steps:
-                kept = step.compaction.retention if step.compaction is not None else None
-                for row in kept.rows() if kept is not None else ():
-                    acc = sums.setdefault(row["category"], [0, 0, 0, 0])
-                    for n, key in enumerate(("total", "kept", "in_summary", "in_tail")):
-                        acc[n] += row[key]
-            for category, (total, kept_, in_summary, in_tail) in sums.items():
-                rows.append(
-                    {
-                        "config": run.name,
-                        "category": category,
-                        "items": total,
-                        "kept": kept_ / total,
-                        "in_summary": in_summary / total,
-                        "control": in_tail / total,
-                    }
-                )
-        columns = ["config", "category", "items", "kept", "in_summary", "control"]
-        return pd.DataFrame(rows, columns=columns)
+        return retention_frame(self.runs.values())
 
     def steps(self) -> pd.DataFrame:
         """One row per (config, reasoning request): the step table's columns plus cache and
         cost (the summary call a compaction made is in that step's cost)."""
-        import pandas as pd
-
-        rows: list[dict[str, Any]] = []
-        for run in self.runs.values():
-            reasoning = [c for c in run.costs if c.purpose != "summary"]
-            extra = _summary_costs_by_step(run)
-            cumulative = 0.0
-            for index, (step, cost) in enumerate(zip(run.steps, reasoning, strict=False)):
-                step_cost = cost.cost + extra.get(index, 0.0)
-                cumulative += step_cost
-                rows.append(
-                    {
-                        "config": run.name,
-                        **replay_row(step, index),
-                        "cache_read": cost.cache_read,
-                        "cache_write": cost.cache_write,
-                        "uncached": cost.uncached,
-                        "cost": step_cost,
-                        "cumulative_cost": cumulative,
-                    }
-                )
-        return pd.DataFrame(rows)
+        return steps_frame(self.runs.values())
 
     def diff(self, a: str, b: str, step: int) -> pd.DataFrame:
         """At request ``step``: the items ``a`` sent that ``b`` did not (``side="only in a"``)
         and the reverse, with their tokens — what one config kept that the other dropped."""
-        import pandas as pd
-
-        left = self.runs[a].manifests[step].items
-        right = self.runs[b].manifests[step].items
-        rows: list[dict[str, Any]] = []
-        for side, ours, theirs in ((f"only in {a}", left, right), (f"only in {b}", right, left)):
-            known = {(i.id, i.content_hash) for i in theirs}
-            rows.extend(
-                {
-                    "side": side,
-                    "id": i.id,
-                    "kind": i.kind,
-                    "placement": i.placement,
-                    "role": i.role,
-                    "tokens": i.tokens,
-                }
-                for i in ours
-                if (i.id, i.content_hash) not in known
-            )
-        return pd.DataFrame(rows, columns=["side", "id", "kind", "placement", "role", "tokens"])
-
-
-def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
-    out: dict[int, float] = {}
-    index = 0
-    for cost in run.costs:
-        if cost.purpose == "summary":
-            out[index] = out.get(index, 0.0) + cost.cost
-        else:
-            index += 1
-    return out
+        return diff_frame(self.runs[a], self.runs[b], step)

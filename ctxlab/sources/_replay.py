@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from ctxlab.agent._watched import Capabilities
+from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._recorded import (
     AFTER,
     RecordedCompaction,
@@ -33,6 +34,12 @@ from ctxlab.analysis._recorded import (
     unrecorded_parts,
 )
 from ctxlab.analysis._replay import replay
+from ctxlab.analysis._unrecorded import (
+    UnrecordedPart,
+    UnrecordedTokens,
+    unrecorded_note,
+    unrecorded_part,
+)
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.exceptions import UsageError
@@ -67,6 +74,11 @@ class ReplaySession(StepSource):
         view: ``"recorded"`` (the requests the recorded agent sent, the default: a recording
             shows what it holds) or ``"replayed"`` (ctxlab's pipeline under ``config``); see the
             module's docstring.
+        unrecorded_tokens: What each request held that the file does not (a harness's own
+            System prompt and tool schemas): tokens a request, a harness profile
+            (``"claude_code"``) or an `UnrecordedPart`; None sizes it from the recording's
+            bill where it has one (`ctxlab.unrecorded_part`). It is carried in both views as
+            its own ``unrecorded`` placement.
     """
 
     capabilities = Capabilities(
@@ -83,6 +95,7 @@ class ReplaySession(StepSource):
         config: ContextConfig | None = None,
         counter: TokenCounter | None = None,
         view: View = "recorded",
+        unrecorded_tokens: UnrecordedTokens = None,
     ) -> None:
         if view not in VIEWS:
             msg = f"view must be one of {list(VIEWS)}, got {view!r}"
@@ -95,6 +108,18 @@ class ReplaySession(StepSource):
         """The recorded session's own compactions."""
         self.unrecorded: list[str] = unrecorded_parts(transcript)
         """What the file does not record of the requests (System prompt, tool schemas, ...)."""
+        self.calibration: Calibration | None = (
+            calibrate(transcript, self.token_cache) if transcript.usage else None
+        )
+        """The recording's estimates reconciled with its bill (None without usage)."""
+        self.unrecorded_part: UnrecordedPart | None = unrecorded_part(
+            transcript, unrecorded_tokens, calibration=self.calibration
+        )
+        """The size of what the file does not record, per request, and how it is known (None
+        when nothing sizes it, or nothing is missing)."""
+        self.unrecorded_note: str | None = unrecorded_note(transcript, self.unrecorded_part)
+        """That note in one line: the size and how it is known, or that the figures exclude
+        it."""
         self.on_progress: Callable[[int, int], None] | None = None
         """Called with (requests done, requests in all) as a run goes."""
 
@@ -129,9 +154,8 @@ class ReplaySession(StepSource):
         transcript = self.transcript
         system = (SystemPart("system_prompt", transcript.system),) if transcript.system else ()
         fixed = fixed_part(system, transcript.tools, self.token_cache)
-        notes = (
-            (f"not recorded in the file: {', '.join(self.unrecorded)}",) if self.unrecorded else ()
-        )
+        notes = (self.unrecorded_note,) if self.unrecorded_note else ()
+        part = self.unrecorded_part
         requests = recorded_requests(transcript)
         previous: ContextManifest | None = None
         itemized = RecordedItems((*fixed.system_items, *fixed.tool_items), self.token_cache)
@@ -143,6 +167,7 @@ class ReplaySession(StepSource):
                 previous=previous,
                 notes=notes,
                 itemized=itemized,
+                unrecorded=part.at(request.reply, request.segment) if part is not None else None,
             )
             previous = manifest
             self.manifests.append(manifest)
@@ -168,6 +193,7 @@ class ReplaySession(StepSource):
             config=self._config,
             system=transcript.system,
             tools=transcript.tools,
+            unrecorded=self.unrecorded_part,
         ):
             manifest = step.manifest
             model = models.get(str(rank_of[step.index]))

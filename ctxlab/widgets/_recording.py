@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.analysis._calibration import Calibration
 from ctxlab.exceptions import UsageError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
@@ -46,9 +46,7 @@ class RecordingView:
             style={"button_width": "auto"},
         )
         self.picker.observe(lambda c: self.show(c["new"]), names="value")
-        self.calibration: Calibration | None = None
-        if recording.transcript.usage:
-            self.calibration = calibrate(recording.transcript, recording.token_cache)
+        self.calibration: Calibration | None = recording.calibration
 
     def new_log(self) -> StepLog:
         """An empty step log, calibrated (the recorded view by segment: each compaction of the

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("ipywidgets")
@@ -29,24 +30,31 @@ async def test_as_recorded_the_requests_restart_from_the_recorded_summary(record
     steps = lab.steps
     assert list(steps["step"]) == [0, 1, 2, 3, 4]
     assert list(steps["recorded_compaction"]) == ["", "", "", "manual", ""]
-    # The request after the compaction holds the summary alone: it is smaller than the one before.
-    assert steps["total"][3] < steps["total"][2] / 2
+    # The request after the compaction holds the summary alone: what the file shows of it is
+    # smaller than the one before (each also carries the unrecorded part, sized from the bill).
+    shown = steps["total"] - steps["unrecorded"]
+    assert shown[3] < shown[2] / 2 and (steps["unrecorded"] > 10_000).all()
     assert list(steps["usage_total_input"]) == [14_230, 19_950, 20_056, 14_358, 14_414]
     # Calibrated against the bill, within 10 % here (no corpus needed).
     errors = abs(steps["calibrated"] - steps["usage_total_input"]) / steps["usage_total_input"]
     assert errors.max() < 0.10, errors.tolist()
     assert lab.calibration is not None and lab.calibration.median_error is not None
-    # The Lab's rows carry what the calibration says of each request, segment by segment.
-    assert list(steps["calibrated"]) == list(lab.calibration.frame()["calibrated"])
+    # The Lab's rows carry each request's forecast out of sample, segment by segment (the
+    # first request has nothing before it to be forecast from).
+    forecasts = [row["forecast"] for row in lab.calibration.rows]
+    assert forecasts[0] is None and pd.isna(steps["calibrated"][0])
+    assert list(steps["calibrated"])[1:] == forecasts[1:]
 
 
 async def test_the_header_says_what_the_file_does_not_record(recorded: Lab) -> None:
     header = recorded.header.value
     assert "view: <b>as recorded</b>" in header
-    assert "not recorded in the file: System prompt, tool schemas" in header
+    assert "not recorded (System prompt, tool schemas)" in header
     fit = recorded.calibration.fit() if recorded.calibration else None
     assert fit is not None
-    assert f"about {fit.fixed[0]:,.0f} billed tokens a request" in header
+    sizes = sorted({round(f) for f in fit.fixed.values()})
+    assert f"{sizes[0]:,}–{sizes[-1]:,} tokens a request — inferred from the bill" in header
+    assert "out of sample (each request forecast from the requests before it)" in header
     assert "1 recorded compaction" in header
 
 
@@ -64,10 +72,15 @@ async def test_the_recorded_compaction_is_marked_on_the_plot_and_in_the_manifest
     header = lab.manifest.header.value
     assert "◆ recorded compaction" in header and "20,900 tokens before" in header
     assert "billed <b>14,358</b>" in header
-    assert "not recorded in the file: System prompt, tool schemas" in header
-    # The items say what they are: the summary's opening words, not a hash.
+    assert "not recorded (System prompt, tool schemas)" in header
+    # The items say what they are: what the file does not hold and how its size is known, then
+    # the summary's opening words, not a hash.
     whats = [row[2] for row in lab.manifest.table.rows]
-    assert whats and whats[0].startswith("user: This session is being continued")
+    assert whats[0] == (
+        "not recorded: System prompt, tool schemas (inferred from the bill (claude-sonnet-4-6, "
+        "after recorded compaction 1))"
+    )
+    assert whats[1].startswith("user: This session is being continued")
 
 
 async def test_the_context_tab_shows_the_recorded_blocks(recorded: Lab) -> None:
