@@ -34,7 +34,12 @@ from ctxlab.analysis._cost import (
 from ctxlab.analysis._references import Fixed, References, output_cost, reference_shapes
 from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.analysis._shapes import priced_shapes
-from ctxlab.analysis._unrecorded import UnrecordedPart, UnrecordedTokens, unrecorded_part
+from ctxlab.analysis._unrecorded import (
+    UnrecordedPart,
+    UnrecordedTokens,
+    unrecorded_note,
+    unrecorded_part,
+)
 from ctxlab.analysis._whatif_frames import diff_frame, retention_frame, steps_frame
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import PreparationError, UsageError
@@ -299,7 +304,10 @@ class WhatIf:
         """One row per config: requests, input tokens sent, cost (USD all-in, its input and
         output parts, and relative to the feasible baseline and to never compacting),
         compactions, retention (mean and worst compaction, and the control: the kept tail
-        alone), peak request, failed preparations, replay time."""
+        alone), peak request, failed preparations, requests over the limit by the bill
+        (``over_limit_billed``; None without usage), replay time. ``attrs["unrecorded"]`` says
+        what the recording does not hold of each request and how it is sized (or that the
+        figures exclude it)."""
         import pandas as pd
 
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
@@ -327,6 +335,11 @@ class WhatIf:
                 f"{fit.ratio:.3f}, plus the unrecorded fixed part ({fit.fixed[min(fit.fixed)]:,.0f} "
                 "a request), both measured on this recording's usage (ctxlab.calibrate)"
             )
+        # What the recording does not hold of each request: its size and how it is known, or
+        # that every figure excludes it.
+        unseen = unrecorded_note(self.transcript, self.unrecorded)
+        if unseen:
+            frame.attrs["unrecorded"] = unseen
         return frame
 
     def over_limit_billed(self, name: str) -> int | None:

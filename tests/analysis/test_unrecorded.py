@@ -165,6 +165,10 @@ async def test_without_usage_it_is_stated_or_said_to_be_excluded() -> None:
     for what in (plain, stated, profile):
         await what.run()
     base = [m.estimated_input_tokens for m in plain.runs["d"].manifests]
+    # The table says which: excluded, stated, or a profile with its source.
+    assert "every figure here excludes them" in plain.table().attrs["unrecorded"]
+    assert "stated: 5,000 tokens a request" in stated.table().attrs["unrecorded"]
+    assert "Claude Code 2.1" in profile.table().attrs["unrecorded"]
     assert all(m.totals["unrecorded"] == 0 for m in plain.runs["d"].manifests)
     assert [m.estimated_input_tokens for m in stated.runs["d"].manifests] == [
         b + 5_000 for b in base

@@ -34,6 +34,10 @@ async def test_as_recorded_the_requests_restart_from_the_recorded_summary(record
     # smaller than the one before (each also carries the unrecorded part, sized from the bill).
     shown = steps["total"] - steps["unrecorded"]
     assert shown[3] < shown[2] / 2 and (steps["unrecorded"] > 10_000).all()
+    # The plot stacks it as its own area, named as the legend says it, under the rest.
+    area = lab.budget.trace("unrecorded")
+    assert area["name"] == "not recorded" and area["stackgroup"] == "tokens"
+    assert list(area["y"]) == list(steps["unrecorded"]) and lab.budget.plot.data[0] is area
     assert list(steps["usage_total_input"]) == [14_230, 19_950, 20_056, 14_358, 14_414]
     # Calibrated against the bill, within 10 % here (no corpus needed).
     errors = abs(steps["calibrated"] - steps["usage_total_input"]) / steps["usage_total_input"]
