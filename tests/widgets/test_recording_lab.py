@@ -290,3 +290,15 @@ async def test_reading_a_recording_draws_its_panels_once_not_per_request(
     # Drawn at the end, on the last request (at every request, a long recording was n²).
     assert drawn == [4]
     assert not lab.reading
+
+
+async def test_a_recording_without_usage_takes_a_stated_unrecorded_part() -> None:
+    bare = load(FIXTURE)
+    bare = bare.__class__(bare.name, {}, "", bare.messages)  # no usage: nothing to size it from
+    excluded = await Lab.open(bare, context_window=200_000)
+    assert "every figure here excludes them" in excluded.header.value
+    assert (excluded.steps["unrecorded"] == 0).all()
+    stated = await Lab.open(bare, context_window=200_000, unrecorded_tokens="claude_code")
+    assert "profile &#x27;claude_code&#x27;" in stated.header.value
+    assert (stated.steps["unrecorded"] == 18_800).all()
+    assert list(stated.steps["total"]) == [t + 18_800 for t in excluded.steps["total"]]
