@@ -41,6 +41,13 @@ def header_html(
                 "(the session's own, marked ◆)"
             )
         notes.extend(loaded_notes(recording.transcript.meta))
+        subagents = recording.transcript.meta.get("subagents")
+        if isinstance(subagents, list) and subagents:
+            # Each is a conversation of its own, with its own bill: never spliced in here.
+            notes.append(
+                f"{len(subagents)} subagent{'s' if len(subagents) != 1 else ''} apart, each "
+                f"with its own requests and bill: ctxlab.load(path, episode=1…{len(subagents)})"
+            )
     notes.extend(calibration_notes(calibration))
     text = " · ".join(parts)
     if notes:

@@ -302,3 +302,12 @@ async def test_a_recording_without_usage_takes_a_stated_unrecorded_part() -> Non
     assert "profile &#x27;claude_code&#x27;" in stated.header.value
     assert (stated.steps["unrecorded"] == 18_800).all()
     assert list(stated.steps["total"]) == [t + 18_800 for t in excluded.steps["total"]]
+
+
+async def test_the_header_lists_the_subagents_apart() -> None:
+    real = Path(__file__).parents[1] / "fixtures" / "claude_code"
+    lab = await Lab.open(
+        real / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", context_window=200_000
+    )
+    assert "1 subagent apart, each with its own requests and bill" in lab.header.value
+    assert len(lab.steps) == 20  # the main thread's requests only
