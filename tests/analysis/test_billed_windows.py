@@ -87,6 +87,15 @@ def _session(
     return lines, bills, sizes
 
 
+async def _replayed(folder: Path, lines: list[dict[str, Any]], window: int) -> tuple[WhatIf, int]:
+    """The file of ``lines`` replayed under the defaults at ``window``, and its input limit."""
+    path = folder / "session.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    what = WhatIf(load(path), {"default": ContextConfig()}, context_window=window)
+    await what.run()
+    return what, what.runs["default"].steps[0].manifest.input_limit
+
+
 def _changed_nothing(what: WhatIf, name: str) -> bool:
     run = what.runs[name]
     return not any(s.compaction for s in run.steps) and not any(
@@ -140,12 +149,8 @@ async def test_the_bill_flags_a_request_ctxlab_counts_as_fitting(tmp_path: Path)
     # The control: a session whose content ctxlab counts small but the provider billed large
     # (ratio 1.6): without the bill the what-if would pass every request at 20,000.
     lines, bills, _ = _session([8_000, 8_000, 8_000, 8_000], 8_000, 1.6)
-    path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    what = WhatIf(load(path), {"default": ContextConfig()}, context_window=20_000)
-    await what.run()
+    what, limit = await _replayed(tmp_path, lines, 20_000)
     run = what.runs["default"]
-    limit = run.steps[0].manifest.input_limit
     assert [m.validation for m in run.manifests] == ["passed"] * 4  # by ctxlab's count
     over = sum(b > limit for b in bills)
     assert over >= 1 and what.table().loc["default", "over_limit_billed"] >= over
@@ -158,12 +163,8 @@ async def test_a_replay_larger_than_any_recorded_request_is_flagged_by_its_calib
     # a replay that does not compact sends the whole conversation, which the provider would
     # have billed over it: no recorded bill says so, the calibration does.
     lines, bills, sizes = _session([8_000, 8_000, 8_000, 300, 300], 8_000, 1.6, compact_after=2)
-    path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    what = WhatIf(load(path), {"default": ContextConfig()}, context_window=19_000)
-    await what.run()
+    what, limit = await _replayed(tmp_path, lines, 19_000)
     run = what.runs["default"]
-    limit = run.steps[0].manifest.input_limit
     assert all(b <= limit for b in bills[3:]) and all(s > limit for s in sizes[3:])
     assert _changed_nothing(what, "default") and run.error is None
     assert what.table().loc["default", "over_limit_billed"] >= 2
@@ -177,12 +178,8 @@ async def test_a_request_billed_over_the_limit_is_over_whatever_the_fit_says(
     lines, bills, _ = _session([2_000] * 6, 8_000, 1.2)
     answers = [line for line in lines if line["type"] == "assistant"]
     answers[4]["message"]["usage"]["input_tokens"] = bills[4] = bills[4] + 5_000
-    path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    what = WhatIf(load(path), {"default": ContextConfig()}, context_window=18_000)
-    await what.run()
+    what, limit = await _replayed(tmp_path, lines, 18_000)
     run = what.runs["default"]
-    limit = run.steps[0].manifest.input_limit
     fit = what.calibration.fit() if what.calibration else None
     assert fit is not None
     manifest = run.manifests[4]
