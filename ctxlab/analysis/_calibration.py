@@ -97,7 +97,8 @@ class Calibration:
         """The median of |forecast − billed| ÷ billed, each request forecast by a fit that never
         saw it (the requests before it, or another session's: ``calibrate(prior=)``); None
         without a request to forecast."""
-        errors = [float(e) for r in self.rows if (e := r["forecast_error"]) is not None]  # type: ignore[arg-type]
+        found = (r["forecast_error"] for r in self.rows)
+        errors = [float(e) for e in found if e is not None]  # type: ignore[arg-type]
         return statistics.median(errors) if errors else None
 
     @property

@@ -117,7 +117,7 @@ def _never_compacting(
     sequences: dict[Fixed, tuple[tuple[str, ...], tuple[int, ...]]] = {}
     shapes: list[RequestShape] = []
     over = 0
-    sent = tokens[start]  # what follows the fixed parts: the pinned first message, and on
+    sent = tokens[start]  # the pinned first message and what followed (fixed parts apart)
     for index in range(start + 1, len(messages)):
         if isinstance(messages[index], AssistantMessage):
             fixed = fixed_of(index)

@@ -114,7 +114,7 @@ async def replay(
         pending = []
         if unrecorded is not None:
             unseen = unrecorded.at(index) if isinstance(unrecorded, UnrecordedPart) else unrecorded
-            if unseen is not materials.unrecorded:
+            if unseen != materials.unrecorded:
                 materials = dataclasses.replace(materials, unrecorded=unseen)
         prep: Preparation = await prepare(
             state,

@@ -5,8 +5,8 @@ what was sent, not on what the file holds.
 Its size comes, in this order of preference, from:
 
 - **what the user states**: ``unrecorded_tokens=N`` (tokens a request), or a harness profile
-  (``unrecorded_tokens="claude_code"``, `UNRECORDED_PROFILES`: a size from the harness's public figures,
-  with its source and version);
+  (``unrecorded_tokens="claude_code"``, `UNRECORDED_PROFILES`: a size from the harness's
+  public figures, with its source and version);
 - **the bill**, where the recording has usage: what the provider billed beyond ctxlab's count
   of what the file shows. `ctxlab.calibrate` fits ``billed ≈ fixed + ratio × counted`` per model
   — robust (medians) to odd requests, measured again after each of the session's own
@@ -140,8 +140,8 @@ class UnrecordedPart:
 
 
 UnrecordedTokens: TypeAlias = int | str | UnrecordedPart | None
-"""What ``unrecorded_tokens=`` takes: tokens a request, a `UNRECORDED_PROFILES` name, an `UnrecordedPart`,
-or None (sized from the bill where there is one)."""
+"""What ``unrecorded_tokens=`` takes: tokens a request, a `UNRECORDED_PROFILES` name, an
+`UnrecordedPart`, or None (sized from the bill where there is one)."""
 
 
 def unrecorded_part(
@@ -151,10 +151,11 @@ def unrecorded_part(
     calibration: Calibration | None = None,
 ) -> UnrecordedPart | None:
     """The unrecorded part of ``transcript``'s requests: as stated (``unrecorded_tokens``: a
-    number of tokens a request, a `UNRECORDED_PROFILES` name, or an `UnrecordedPart`), else inferred from
-    the bill (``calibration``: the recording's own, `ctxlab.calibrate`), else None — when the
-    recording holds all of each request, or nothing says how large the rest was (the figures
-    then exclude it: `unrecorded_note`). Raises `UsageError` for a value it cannot read."""
+    number of tokens a request, a `UNRECORDED_PROFILES` name, or an `UnrecordedPart`), else
+    inferred from the bill (``calibration``: the recording's own, `ctxlab.calibrate`), else
+    None — when the recording holds all of each request, or nothing says how large the rest
+    was (the figures then exclude it: `unrecorded_note`). Raises `UsageError` for a value it
+    cannot read."""
     if isinstance(unrecorded_tokens, UnrecordedPart):
         return unrecorded_tokens
     checked_unrecorded_tokens(unrecorded_tokens)

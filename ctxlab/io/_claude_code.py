@@ -120,13 +120,13 @@ def from_claude_code(
             # id under another request (a retried or copied reply) is a reply of its own.
             key = f"{message.get('id') or f'line {number}'}|{record.get('requestId') or ''}"
             turn = responses.line(key, blocks, _usage(message, where, number))
-            if turn is None:
-                # An empty line ("\n\n") of a response not shown yet: its usage waits for it.
+            if not blocks:
+                # An empty line ("\n\n"): no content, counted; its usage is its response's.
                 builder.skip("empty reply line")
+            if turn is None:
                 continue
             if isinstance(model, str) and model:
-                rank = sum(t["role"] == "assistant" for t in builder.turns[: turn + 1]) - 1
-                reply_models[str(rank)] = model
+                reply_models[str(responses.rank[turn])] = model
         else:
             blocks = _blocks(message.get("content"))
             if record.get("isCompactSummary") and blocks:
@@ -151,6 +151,8 @@ class _Responses:
         self.turn: dict[str, int] = {}
         """The turn each response's blocks went to."""
         self.usage: dict[str, ProviderUsage] = {}
+        self.rank: dict[int, int] = {}
+        """Each assistant turn's rank among the replies (turns are only ever appended)."""
 
     def line(
         self, key: str, blocks: list[dict[str, Any]], usage: ProviderUsage | None
@@ -175,6 +177,8 @@ class _Responses:
                 if not builder.turns or builder.turns[-1]["role"] != "assistant":
                     return None
                 turn = self.turn[key] = len(builder.turns) - 1
+        if turn is not None and turn not in self.rank:
+            self.rank[turn] = len(self.rank)
         if usage is not None:
             best = self.usage.get(key)
             if best is None or usage.output_tokens >= best.output_tokens:

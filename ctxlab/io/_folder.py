@@ -78,9 +78,10 @@ def sessions(
     token); ``billed_input_tokens`` the input the provider billed over all requests, where the
     file records usage. A subagent is listed apart, with the session it belongs to in
     ``subagent_of``: its own file's row (Claude Code's ``<session>/subagents/agent-*.jsonl``),
-    or, for one held in the session's file, a row of that file with its ``episode``. A file that does not load has its reason in ``problem``: nothing in the
-    folder is left out. Open a row with ``ctxlab.load(row.path)`` or ``Lab.open(row, ...)``;
-    ``sweep`` takes the frame's ``path`` column.
+    or, for one held in the session's file, a row of that file with its ``episode``. A file
+    that does not load has its reason in ``problem``: nothing in the folder is left out. Open a
+    row with ``ctxlab.load(row.path, episode=row.episode)`` or ``Lab.open(row, ...)``; ``sweep``
+    takes the frame's ``path`` column.
 
     Args:
         folder: The folder to read.
