@@ -28,6 +28,7 @@ requests before it, or of another session (``prior=``) — see `ctxlab.analysis.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from ctxlab.analysis._recorded import recorded_requests
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import UserMessage
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
+from ctxlab.util._views import Prefix
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -251,10 +253,21 @@ def calibrate(
         cache.text(t.rendered) for t in transcript.tools
     )
     points: list[CalibrationPoint] = []
+    # Running sums over each segment's shared messages: a request's count is a lookup, not a
+    # pass over its messages (a 10,000-request recording would cost their square).
+    running: tuple[object, list[int], list[int]] | None = None
     for request in recorded_requests(transcript):
         if request.usage is None:
             continue
-        images = sum(m.image_count for m in request.messages if isinstance(m, UserMessage))
+        messages = request.messages
+        base = messages.base if isinstance(messages, Prefix) else messages
+        if running is None or running[0] is not base:
+            counts = itertools.accumulate((cache.message(m) for m in base), initial=0)
+            pictures = itertools.accumulate(
+                (m.image_count if isinstance(m, UserMessage) else 0 for m in base), initial=0
+            )
+            running = (base, list(counts), list(pictures))
+        counted, images = running[1][len(messages)], running[2][len(messages)]
         note = (
             "first request after a recorded compaction"
             if request.compaction is not None
@@ -265,7 +278,7 @@ def calibrate(
         points.append(
             CalibrationPoint(
                 request.number,
-                fixed + cache.messages(request.messages),
+                fixed + counted,
                 request.usage.total_input_tokens,
                 request.segment,
                 request.model,
