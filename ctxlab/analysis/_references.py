@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ctxlab.analysis._cost import Prefix, Price, RequestCost, RequestShape
 from ctxlab.messages import AssistantMessage, UserMessage
@@ -28,6 +28,10 @@ class ReferenceShapes:
 
     shapes: list[RequestShape]
     over_limit: int
+    replies: list[int] = field(default_factory=list)
+    """The message index of the reply each request produced."""
+    totals: list[int] = field(default_factory=list)
+    """Each request's tokens (never compacting: kept as it goes, not summed again)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ def _never_compacting(
     requests, times the fixed parts: one, or one per model of a recording)."""
     sequences: dict[Fixed, tuple[tuple[str, ...], tuple[int, ...]]] = {}
     shapes: list[RequestShape] = []
+    replies: list[int] = []
+    totals: list[int] = []
     over = 0
     sent = tokens[start]  # the pinned first message and what followed (fixed parts apart)
     for index in range(start + 1, len(messages)):
@@ -128,14 +134,16 @@ def _never_compacting(
                     (*fixed_tokens, tokens[start], *tokens[start + 1 :]),
                 )
             all_keys, all_tokens = sequences[fixed]
-            over += sum(fixed_tokens) + sent > input_limit
+            replies.append(index)
+            totals.append(sum(fixed_tokens) + sent)
+            over += totals[-1] > input_limit
             end = len(fixed_keys) + 1 + index - start - 1
             points = (len(fixed_keys) - 1, end - 1)
             shapes.append(
                 RequestShape(Prefix(all_keys, end), Prefix(all_tokens, end), points, tokens[index])
             )
         sent += tokens[index]
-    return ReferenceShapes(shapes, over)
+    return ReferenceShapes(shapes, over, replies, totals)
 
 
 def latest_turn(messages: Sequence[Message], pinned: int, end: int) -> int:

@@ -46,7 +46,6 @@ from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.materials import SystemPart, Unrecorded
-from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.pipeline._stages import fixed_part, unrecorded_item
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
@@ -240,13 +239,10 @@ class WhatIf:
             bill = self._bill()
             if bill:
                 # Over by the bill's measure too: the whole session holds every recorded request.
-                replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
-                replies = replies[len(replies) - len(unlimited.shapes) :]
                 unseen = self.unrecorded.size if self.unrecorded is not None else (lambda _: 0)
                 over = sum(
-                    (total := sum(shape.tokens)) > limit
-                    or bill.over(total, unseen(reply), reply, limit)
-                    for shape, reply in zip(unlimited.shapes, replies, strict=True)
+                    total > limit or bill.over(total, unseen(reply), reply, limit)
+                    for total, reply in zip(unlimited.totals, unlimited.replies, strict=True)
                 )
             self._priced = (
                 References(

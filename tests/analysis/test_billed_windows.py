@@ -154,6 +154,10 @@ async def test_the_bill_flags_a_request_ctxlab_counts_as_fitting(tmp_path: Path)
     assert [m.validation for m in run.manifests] == ["passed"] * 4  # by ctxlab's count
     over = sum(b > limit for b in bills)
     assert over >= 1 and what.table().loc["default", "over_limit_billed"] >= over
+    # The never-compacting reference says so too, though ctxlab's count of it fits.
+    unlimited = what.references().loc["no compaction (unlimited window)"]
+    assert unlimited["over_limit"] >= over
+    assert max(c.input_tokens for c in what.no_compaction) <= limit  # by ctxlab's count
 
 
 async def test_a_replay_larger_than_any_recorded_request_is_flagged_by_its_calibrated_size(
