@@ -104,3 +104,13 @@ async def test_without_a_kernel_the_comparison_table_shows() -> None:
     page = bundle["text/html"]
     assert "cost_vs_no_compaction" in page and "observation_masking" in page
     assert "<script" not in page  # the session's name is escaped
+
+
+async def test_the_header_says_what_the_recording_does_not_hold() -> None:
+    lab = await _lab()
+    # The session records its System prompt but no tool schemas, and has usage: the schemas'
+    # size comes from the bill, and the header says so, escaped.
+    assert lab.what.unrecorded is not None
+    assert "not recorded (tool schemas)" in lab.header.value
+    assert "inferred from the bill" in lab.header.value
+    assert "logs &lt;script&gt;" in lab.header.value
