@@ -326,7 +326,9 @@ def recorded_manifest(
     """The manifest of a recorded request: its messages as items (what a replayed manifest
     shows), led by ``unrecorded`` (what the request held that the file does not, by its size),
     the recorded compaction it follows as a ``recorded_compaction`` transform, and ``notes`` on
-    what the file does not record. ``itemized`` shares the items of one recording's requests
+    what the file does not record. Its validation is ``budget_exceeded`` (with the reason)
+    where the request — as counted with its unrecorded part, or as billed — is larger than
+    ``context_window``: it was sent, to a larger window than the one it is shown at. ``itemized`` shares the items of one recording's requests
     (System and tool items included: ``fixed_items`` is then not read)."""
     itemized = itemized or RecordedItems(fixed_items, cache)
     lead = (unrecorded_item(unrecorded),) if unrecorded is not None else ()
@@ -336,6 +338,16 @@ def recorded_manifest(
     billed = request.usage.total_input_tokens if request.usage else None
     transforms = recorded_transforms(request.compactions, opening, billed) + recorded_transforms(
         request.compactions_after, AFTER, None
+    )
+    # The request was sent; whether it fits the window it is shown at is another matter: by
+    # ctxlab's count with the unrecorded part, or by the bill, whichever is larger.
+    size = max(estimated, billed or 0)
+    error = (
+        f"as recorded, this request held {size:,} tokens ({'billed' if billed == size else 'estimated'})"
+        f": more than the {context_window:,}-token window it is shown at — the session, as its "
+        "agent ran it, does not fit this window"
+        if size > context_window
+        else None
     )
     return ContextManifest(
         request_id=f"recorded-{request.number}",
@@ -347,9 +359,10 @@ def recorded_manifest(
         exact=False,
         items=items,
         transforms=transforms,
-        validation="passed",
+        validation="passed" if error is None else "budget_exceeded",
         context_size=context_window,
         previous_items=previous.items if previous is not None else None,
         provider_usage=request.usage,
+        error=error,
         notes=notes,
     )

@@ -42,7 +42,7 @@ from ctxlab.analysis._unrecorded import (
 )
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
-from ctxlab.exceptions import UsageError
+from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SystemPart
@@ -122,6 +122,9 @@ class ReplaySession(StepSource):
         it."""
         self.on_progress: Callable[[int, int], None] | None = None
         """Called with (requests done, requests in all) as a run goes."""
+        self.stopped: str | None = None
+        """Why the last replay under a config stopped before the end (a request that could not
+        be prepared — its manifest, failed, is the last), or None."""
 
     @property
     def request_count(self) -> int:
@@ -186,37 +189,48 @@ class ReplaySession(StepSource):
         before = compactions_by_request(self.compactions, len(replies) - total)
         models = transcript.meta.get("reply_models")
         models = models if isinstance(models, dict) else {}
-        async for step in replay(
-            transcript.messages,
-            context_window=self.model.context_window,
-            counter=self.token_cache,
-            config=self._config,
-            system=transcript.system,
-            tools=transcript.tools,
-            unrecorded=self.unrecorded_part,
-        ):
-            manifest = step.manifest
-            model = models.get(str(rank_of[step.index]))
-            if model:
-                # The request stands for the recorded one, for the model that answered it.
-                manifest = dataclasses.replace(manifest, model=model)
-            rank = rank_of[step.index]
-            usage = transcript.usage.get(step.index)
-            marks = recorded_transforms(
-                tuple(before.get(rank, ())), "", usage.total_input_tokens if usage else None
-            )
-            if rank == len(replies) - 1:  # the last: what the session recorded after it
-                later = tuple(c for r, cs in before.items() if r > rank for c in cs)
-                marks += recorded_transforms(later, AFTER, None)
-            if marks:
-                # Where the recorded agent compacted: marked on ctxlab's request at that point.
-                manifest = dataclasses.replace(manifest, transforms=(*manifest.transforms, *marks))
-            self.manifests.append(manifest)
-            self._subscribers.emit(ContextBuildEvent(manifest, "replay", step.request))
-            if step.compaction is not None:
-                self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
-            self._respond(step.index, manifest)
-            self._progress(step.number + 1, total)
+        self.stopped = None
+        try:
+            async for step in replay(
+                transcript.messages,
+                context_window=self.model.context_window,
+                counter=self.token_cache,
+                config=self._config,
+                system=transcript.system,
+                tools=transcript.tools,
+                unrecorded=self.unrecorded_part,
+            ):
+                manifest = step.manifest
+                model = models.get(str(rank_of[step.index]))
+                if model:
+                    # The request stands for the recorded one, for the model that answered it.
+                    manifest = dataclasses.replace(manifest, model=model)
+                rank = rank_of[step.index]
+                usage = transcript.usage.get(step.index)
+                marks = recorded_transforms(
+                    tuple(before.get(rank, ())), "", usage.total_input_tokens if usage else None
+                )
+                if rank == len(replies) - 1:  # the last: what the session recorded after it
+                    later = tuple(c for r, cs in before.items() if r > rank for c in cs)
+                    marks += recorded_transforms(later, AFTER, None)
+                if marks:
+                    # Where the recorded agent compacted: marked on ctxlab's request at that point.
+                    manifest = dataclasses.replace(
+                        manifest, transforms=(*manifest.transforms, *marks)
+                    )
+                self.manifests.append(manifest)
+                self._subscribers.emit(ContextBuildEvent(manifest, "replay", step.request))
+                if step.compaction is not None:
+                    self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
+                self._respond(step.index, manifest)
+                self._progress(step.number + 1, total)
+        except PreparationError as exc:
+            # The request that could not be prepared is shown — its manifest says why — and the
+            # replay stops there, as the agent's would have.
+            self.stopped = str(exc)
+            if exc.manifest is not None:
+                self.manifests.append(exc.manifest)
+                self._subscribers.emit(ContextBuildEvent(exc.manifest, "replay"))
 
     def _respond(self, index: int, manifest: ContextManifest) -> None:
         usage = self.transcript.usage.get(index)

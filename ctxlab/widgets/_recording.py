@@ -90,9 +90,14 @@ class RecordingView:
         change = f" (was {before})" if before is not None and before != after else ""
         # The progress line stays, finished: a replay of a few requests is over before a
         # reader sees its progress.
+        stopped = (
+            f" · stopped at request {len(lab.log) - 1}: {recording.stopped}"
+            if recording.view == "replayed" and recording.stopped
+            else ""
+        )
         status.value = html.escape(
             f"{verb} {total:,} requests… done · read-only recording · {len(lab.log):,} "
-            f"requests {what}: {after}{change}"
+            f"requests {what}: {after}{change}{stopped}"
         )
 
     def show(self, view: View) -> asyncio.Task[Any] | None:

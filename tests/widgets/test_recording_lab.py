@@ -311,3 +311,20 @@ async def test_the_header_lists_the_subagents_apart() -> None:
     )
     assert "1 subagent apart, each with its own requests and bill" in lab.header.value
     assert len(lab.steps) == 20  # the main thread's requests only
+
+
+async def test_at_a_window_the_session_never_fit_nothing_is_shown_as_fitting() -> None:
+    # Every request of this session carried about 26k tokens the file does not hold: a 16k
+    # window fits none of them.
+    real = Path(__file__).parents[1] / "fixtures" / "claude_code"
+    path = real / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+    recorded = await Lab.open(path, context_window=16_000)
+    assert (recorded.steps["validation"] == "budget_exceeded").all()
+    recorded.select(0)
+    assert "does not fit this window" in recorded.manifest.header.value
+    replayed = await Lab.open(path, context_window=16_000, view="replayed")
+    assert list(replayed.steps["validation"]) == ["budget_exceeded"]  # its first, and last
+    assert "stopped at request 0" in replayed.controls.status.value
+    assert "unrecorded part" in replayed.controls.status.value
+    roomy = await Lab.open(path, context_window=200_000)
+    assert (roomy.steps["validation"] == "passed").all()
