@@ -67,7 +67,7 @@ async def replay(
     materials: Materials | None = None,
     max_output_tokens: int | None = None,
     tools: Sequence[ToolSchema] = (),
-    unrecorded: UnrecordedPart | Unrecorded | None = None,
+    unrecorded: UnrecordedPart | Unrecorded | int | None = None,
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
 
@@ -75,8 +75,8 @@ async def replay(
     when larger than the budget policy's reservation); ``tools`` are its tool schemas (counted
     in every request, as the recorded agent's were: a transcript's ``tools``); ``unrecorded``
     is what each recorded request held that the recording does not (`ctxlab.unrecorded_part`:
-    the size of its model's), counted in every request against the window and the trigger,
-    and priced as the cached prefix it is.
+    the size of its model's; a number: tokens a request, as stated), counted in every request
+    against the window and the trigger, and priced as the cached prefix it is.
 
     Yields one `ReplayStep` per assistant message after the first user message (assistant
     messages before it cannot be requested: no request may start with one). Raises the first
@@ -85,6 +85,7 @@ async def replay(
     # Long by its signature and docstring (the public API); the body is one loop that feeds
     # each reasoning boundary to `prepare`, as an agent does.
     context_window = context_window_of(context_window)
+    unrecorded = _unrecorded(unrecorded)
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
     state = WorkingState()
@@ -142,6 +143,19 @@ async def replay(
         pending.append(message)
 
 
+def _unrecorded(value: object) -> UnrecordedPart | Unrecorded | None:
+    # A number is a stated size; anything else that is not a part is refused, saying what is.
+    if value is None or isinstance(value, UnrecordedPart | Unrecorded):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return Unrecorded(value, "what the recording does not hold", "stated")
+    msg = (
+        "unrecorded must be an UnrecordedPart (ctxlab.unrecorded_part), an Unrecorded, a whole "
+        f"number of tokens a request, or None; got {value!r}"
+    )
+    raise UsageError(msg)
+
+
 def replay_row(step: ReplayStep, number: int) -> StepRow:
     """The step table's row (`step_row`) of replayed request ``number``, with the compaction it
     made and that compaction's retention."""
@@ -167,7 +181,7 @@ async def compare_configs(
     summarizer: Summarizer | None = extractive_summarizer,
     max_output_tokens: int | None = None,
     tools: Sequence[ToolSchema] = (),
-    unrecorded: UnrecordedPart | Unrecorded | None = None,
+    unrecorded: UnrecordedPart | Unrecorded | int | None = None,
 ) -> pd.DataFrame:
     """Replay ``messages`` under each named config; one row per (config, step), side by side
     (``unrecorded``: what the recording does not hold of each request, as in `replay`).

@@ -217,3 +217,23 @@ async def test_a_recording_that_holds_its_system_and_tools_has_no_unrecorded_par
 def test_a_value_unrecorded_tokens_cannot_take_is_a_usage_error(value: Any) -> None:
     with pytest.raises(UsageError, match="unrecorded_tokens"):
         unrecorded_part(_bare(), value)
+
+
+async def test_replay_takes_a_stated_size_and_refuses_what_is_none() -> None:
+    messages = load(SESSION).messages
+    steps = [
+        s
+        async for s in replay(
+            messages, context_window=200_000, counter=ApproximateCounter(), unrecorded=3_000
+        )
+    ]
+    assert {s.manifest.totals["unrecorded"] for s in steps} == {3_000}
+    assert steps[0].manifest.items[0].revision == "stated"
+    with pytest.raises(UsageError, match="unrecorded must be"):
+        async for _ in replay(
+            messages,
+            context_window=200_000,
+            counter=ApproximateCounter(),
+            unrecorded="big",  # type: ignore[arg-type]
+        ):
+            pass
