@@ -18,6 +18,7 @@ from ctxlab.analysis._cost import PRICES, Price
 from ctxlab.analysis._recorded import recorded_compactions, recorded_requests
 from ctxlab.analysis._replay import compare_configs, replay
 from ctxlab.analysis._sweep import sweep
+from ctxlab.analysis._unrecorded import unrecorded_part
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.config._config import ContextConfig
 from ctxlab.config._presets import PRESETS
@@ -119,6 +120,7 @@ __all__ = [
     "sessions",
     "sweep",
     "tool",
+    "unrecorded_part",
 ]
 
 PACKAGE_NAMES: dict[str, str] = {
@@ -175,6 +177,9 @@ PACKAGE_NAMES: dict[str, str] = {
     "messages_to_anthropic": "ctxlab.models",
     "step_row": "ctxlab.manifest",
     "unrecorded_parts": "ctxlab.analysis",
+    "UnrecordedPart": "ctxlab.analysis",
+    "UNRECORDED_PROFILES": "ctxlab.analysis",
+    "Unrecorded": "ctxlab.materials",
 }
 """Public names importable from ``ctxlab`` for code written against earlier releases, but not
 in ``__all__``: each is documented, and best imported, from its package (the value)."""

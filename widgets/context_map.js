@@ -37,12 +37,15 @@ function render({ model, el }) {
   el.append(legend, strip, marks, info);
 
   const COLORS = model.get("colors") || {};
+  // A placement's words where they differ from its name (unrecorded: "not recorded").
+  const LABELS = model.get("labels") || {};
+  const label = (placement) => LABELS[placement] || placement;
   for (const [name, color] of Object.entries(COLORS)) {
     const key = document.createElement("span");
     key.className = "ctxlab-map-key";
     const swatch = document.createElement("i");
     swatch.style.background = color;
-    key.append(swatch, document.createTextNode(name));
+    key.append(swatch, document.createTextNode(label(name)));
     legend.append(key);
   }
   // The faded, hatched segments: what this request no longer holds.
@@ -55,7 +58,7 @@ function render({ model, el }) {
   legend.append(ghostKey);
 
   function describe(item) {
-    const parts = [item.id, `${item.placement}`, `${item.tokens} tokens`];
+    const parts = [item.id, label(item.placement), `${item.tokens} tokens`];
     if (item.source) parts.push(`source ${item.source}`);
     if (item.revision) parts.push(`revision ${item.revision}`);
     if (item.ghost) parts.push(`(${item.ghost})`);

@@ -1,6 +1,7 @@
 """Analysis of recorded sessions, no model called: replay under a config, what-if comparisons
-priced with prompt caching, sweeps, a recording's own requests *as recorded*, and estimates
-reconciled with the bill."""
+priced with prompt caching, sweeps, a recording's own requests *as recorded*, what it does not
+hold of them (the unrecorded part, sized from the bill or stated), and estimates reconciled
+with the bill."""
 
 from ctxlab.analysis._calibration import Calibration, CalibrationFit, calibrate
 from ctxlab.analysis._cost import PRICES, CacheRules, Price
@@ -13,11 +14,19 @@ from ctxlab.analysis._recorded import (
 )
 from ctxlab.analysis._replay import ReplayStep, compare_configs, replay
 from ctxlab.analysis._sweep import SWEEP_COLUMNS, sweep
+from ctxlab.analysis._unrecorded import (
+    UNRECORDED_PROFILES,
+    UnrecordedPart,
+    UnrecordedProfile,
+    unrecorded_note,
+    unrecorded_part,
+)
 from ctxlab.analysis._whatif import WhatIf
 
 __all__ = [
     "PRICES",
     "SWEEP_COLUMNS",
+    "UNRECORDED_PROFILES",
     "CacheRules",
     "Calibration",
     "CalibrationFit",
@@ -25,6 +34,8 @@ __all__ = [
     "RecordedCompaction",
     "RecordedRequest",
     "ReplayStep",
+    "UnrecordedPart",
+    "UnrecordedProfile",
     "WhatIf",
     "calibrate",
     "compare_configs",
@@ -32,5 +43,7 @@ __all__ = [
     "recorded_requests",
     "replay",
     "sweep",
+    "unrecorded_note",
+    "unrecorded_part",
     "unrecorded_parts",
 ]

@@ -19,75 +19,46 @@ the requests whose usage was recorded:
 Both come with their spread (the interquartile range of the per-request values), and every
 request with its calibrated estimate, its error against the bill and, past `FLAG_ERROR`, the
 likeliest reason.
+
+A fit scored on the requests it was fitted on is an *in-sample* figure (`median_error`): it
+says the model describes this session, not that it predicts the next request. The figure to
+trust is *out of sample* (`out_of_sample_error`): every request forecast from a fit of the
+requests before it, or of another session (``prior=``) — see `ctxlab.analysis._forecast`.
 """
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ctxlab.analysis._calibration_fit import (
+    FLAG_ERROR,
+    CalibrationFit,
+    CalibrationPoint,
+    predict,
+)
+from ctxlab.analysis._forecast import fits_of, forecasts
 from ctxlab.analysis._recorded import recorded_requests
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import UserMessage
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
+from ctxlab.util._views import Prefix
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLAG_ERROR", "Calibration", "CalibrationFit", "CalibrationPoint", "calibrate"]
-
-FLAG_ERROR = 0.10
-"""A calibrated estimate further than this share from the bill is flagged."""
-_ANCHOR = 3
-"""The first requests the fixed part is read from."""
-_MIN_CONTENT = 2_000
-"""Estimated tokens of content from which a request's ratio counts (below, the fixed part
-dominates and the ratio is noise)."""
-_ROUNDS = 6
-
-
-@dataclass(frozen=True)
-class CalibrationPoint:
-    """One request whose usage was recorded."""
-
-    number: int
-    """The request's number (the Lab's ``step``, the plot's x)."""
-    estimate: int
-    """ctxlab's estimate of what the file shows of the request."""
-    billed: int
-    """The provider's input + cache reads + cache writes."""
-    segment: int = 0
-    """The recorded compactions before it."""
-    model: str | None = None
-    note: str = ""
-    """Why it may not fit (a compaction just before, images), for the flag."""
-
-
-@dataclass(frozen=True)
-class CalibrationFit:
-    """The fit for one model of a session."""
-
-    model: str | None
-    ratio: float
-    """Billed tokens per estimated token."""
-    ratio_spread: tuple[float, float]
-    """The interquartile range of the per-request ratios ``(billed − fixed) ÷ estimate``."""
-    fixed: dict[int, float]
-    """The unrecorded fixed part (billed tokens), by segment."""
-    fixed_spread: dict[int, tuple[float, float]]
-    """The interquartile range of ``billed − ratio × estimate``, by segment."""
-    requests: int
-    """The requests it was fitted on."""
-
-    def calibrated(self, estimate: int, segment: int = 0) -> int:
-        """The bill this fit expects for a request estimated at ``estimate``."""
-        fixed = self.fixed.get(segment)
-        if fixed is None:  # a segment with no usage: the nearest earlier one's part
-            known = [s for s in self.fixed if s <= segment] or list(self.fixed)
-            fixed = self.fixed[max(known)] if known else 0.0
-        return round(fixed + self.ratio * estimate)
+__all__ = [
+    "FLAG_ERROR",
+    "FRAME_COLUMNS",
+    "Calibration",
+    "CalibrationFit",
+    "CalibrationPoint",
+    "calibrate",
+    "fit_points",
+]
 
 
 @dataclass(frozen=True)
@@ -109,14 +80,45 @@ class Calibration:
 
     def calibrated(self, estimate: int, segment: int = 0, model: str | None = None) -> int | None:
         """The calibrated estimate for a request of ``model`` in ``segment`` (None without a
-        fit)."""
-        fit = (self.fit(model) if model is not None else None) or self.fit()
-        return fit.calibrated(estimate, segment) if fit is not None else None
+        fit). ``estimate`` is ctxlab's count of what the file shows of the request — not of an
+        unrecorded part the request carries: the fit adds its own."""
+        first = self.fit()
+        ordered = (first, *(f for f in self.fits if f is not first)) if first else self.fits
+        return predict(ordered, estimate, segment, model)
 
     @property
     def median_error(self) -> float | None:
-        """The median of |calibrated − billed| ÷ billed over the requests (None without any)."""
+        """The median of |calibrated − billed| ÷ billed over the requests, *in sample*: the fit
+        scored on the requests it was fitted on (None without any). `out_of_sample_error` is
+        the figure that holds on the next request."""
         errors = [float(r["error"]) for r in self.rows]  # type: ignore[arg-type]
+        return statistics.median(errors) if errors else None
+
+    @property
+    def out_of_sample_error(self) -> float | None:
+        """The median of |forecast − billed| ÷ billed, each request forecast by a fit that never
+        saw it (the requests before it, or another session's: ``calibrate(prior=)``); None
+        without a request to forecast."""
+        found = (r["forecast_error"] for r in self.rows)
+        errors = [float(e) for e in found if e is not None]  # type: ignore[arg-type]
+        return statistics.median(errors) if errors else None
+
+    @property
+    def forecast_from(self) -> str:
+        """What the forecasts were fitted on, in words."""
+        return str(self.rows[0]["forecast_from"]) if self.rows else "nothing"
+
+    @property
+    def unrecorded_median_error(self) -> float | None:
+        """The median error of ctxlab's estimate with the unrecorded part added (its model's
+        fixed part, `ctxlab.unrecorded_part`) but no ratio: what a request's stacked total
+        says, beside the bill."""
+        errors = []
+        for point in self.points:
+            fit = self.fit(point.model) or self.fit()
+            if fit is not None:
+                unseen = fit.calibrated(0, point.segment)
+                errors.append(abs(point.estimate + unseen - point.billed) / point.billed)
         return statistics.median(errors) if errors else None
 
     @property
@@ -127,12 +129,13 @@ class Calibration:
 
     def frame(self) -> pd.DataFrame:
         """One row per request with usage: ``step``, ``model``, ``segment``, ``estimate``,
-        ``calibrated``, ``billed``, ``error`` (|calibrated − billed| ÷ billed), ``flag`` (why
-        a request is still more than `FLAG_ERROR` off; empty otherwise)."""
+        ``calibrated`` (in sample), ``billed``, ``error`` (|calibrated − billed| ÷ billed, in
+        sample), ``forecast`` (out of sample: from a fit that never saw the request; None for
+        the first), ``forecast_error``, ``flag`` (why a request is still more than `FLAG_ERROR`
+        off in sample; empty otherwise)."""
         import pandas as pd
 
-        columns = ["step", "model", "segment", "estimate", "calibrated", "billed", "error", "flag"]
-        return pd.DataFrame(self.rows, columns=columns)
+        return pd.DataFrame(self.rows, columns=list(FRAME_COLUMNS))
 
     def describe(self) -> str:
         """One line per model: ratio and fixed part with their spread, and the median error."""
@@ -153,26 +156,55 @@ class Calibration:
             lines.append(
                 f"{fit.model or 'model'}: {fit.ratio:.3f} billed tokens per estimated token "
                 f"(IQR {low:.3f}–{high:.3f}); unrecorded fixed part {fixed} tokens; "
-                f"median error {median:.1%} over {fit.requests} requests"
+                f"median error {median:.1%} in sample over {fit.requests} requests"
             )
-        return "\n".join(lines) or "no request with recorded usage: nothing to calibrate"
+        if not lines:
+            return "no request with recorded usage: nothing to calibrate"
+        outside = self.out_of_sample_error
+        if outside is not None:
+            lines.append(
+                f"out of sample: median error {outside:.1%}, each request forecast from "
+                f"{self.forecast_from}"
+            )
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
-        error = self.median_error
-        shown = f"{error:.1%}" if error is not None else "n/a"
-        return f"Calibration({len(self.points)} requests, {len(self.fits)} models, median error {shown})"
+        def shown(error: float | None) -> str:
+            return f"{error:.1%}" if error is not None else "n/a"
+
+        return (
+            f"Calibration({len(self.points)} requests, {len(self.fits)} models, median error "
+            f"{shown(self.out_of_sample_error)} out of sample, {shown(self.median_error)} in "
+            "sample)"
+        )
 
 
-def fit_points(points: Sequence[CalibrationPoint]) -> Calibration:
-    """Fit ``fixed`` and ``ratio`` per model over ``points`` (requests with a bill)."""
+FRAME_COLUMNS = (
+    "step",
+    "model",
+    "segment",
+    "estimate",
+    "calibrated",
+    "billed",
+    "error",
+    "forecast",
+    "forecast_error",
+    "flag",
+)
+"""The columns of `Calibration.frame`."""
+
+
+def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = None) -> Calibration:
+    """Fit ``fixed`` and ``ratio`` per model over ``points`` (requests with a bill, in request
+    order), and forecast each from the points before it — or from ``prior``'s fits (another
+    session's calibration) when given."""
     usable = [p for p in points if p.billed > 0 and p.estimate >= 0]
-    models: dict[str | None, list[CalibrationPoint]] = {}
-    for point in usable:
-        models.setdefault(point.model, []).append(point)
-    fits = tuple(_fit(model, group) for model, group in models.items())
+    fits = fits_of(usable)
     by_model = {f.model: f for f in fits}
+    ahead = forecasts(usable, prior.fits if prior is not None else None)
+    source = "another session's fit" if prior is not None else "the requests before it"
     rows: list[dict[str, object]] = []
-    for point in usable:
+    for point, forecast in zip(usable, ahead, strict=True):
         fit = by_model[point.model]
         calibrated = fit.calibrated(point.estimate, point.segment)
         error = abs(calibrated - point.billed) / point.billed
@@ -185,6 +217,11 @@ def fit_points(points: Sequence[CalibrationPoint]) -> Calibration:
                 "calibrated": calibrated,
                 "billed": point.billed,
                 "error": round(error, 4),
+                "forecast": forecast,
+                "forecast_error": round(abs(forecast - point.billed) / point.billed, 4)
+                if forecast is not None
+                else None,
+                "forecast_from": source,
                 "flag": (point.note or "not explained by the recording")
                 if error > FLAG_ERROR
                 else "",
@@ -194,54 +231,20 @@ def fit_points(points: Sequence[CalibrationPoint]) -> Calibration:
     return Calibration(fits, tuple(usable), rows)
 
 
-def _fit(model: str | None, points: list[CalibrationPoint]) -> CalibrationFit:
-    segments: dict[int, list[CalibrationPoint]] = {}
-    for point in points:
-        segments.setdefault(point.segment, []).append(point)
-    first = segments[min(segments)]
-    # The first requests are mostly the fixed part (their content is small): their bill less
-    # ratio × content is it. The ratio is then each request's bill less that part, per
-    # estimated token — over requests large enough for the content to dominate. Both depend
-    # on each other; a few rounds settle them (the fixed part hardly moves with the ratio).
-    ratio = 1.0
-    ratios: list[float] = []
-    fixed_first = 0.0
-    for _ in range(_ROUNDS):
-        fixed_first = statistics.median(p.billed - ratio * p.estimate for p in first[:_ANCHOR])
-        large = [p for p in first if p.estimate >= _MIN_CONTENT] or [
-            p for p in first if p.estimate > 0
-        ]
-        ratios = [(p.billed - fixed_first) / p.estimate for p in large]
-        if not ratios:
-            break
-        ratio = max(statistics.median(ratios), 1e-6)
-    fixed: dict[int, float] = {}
-    fixed_spread: dict[int, tuple[float, float]] = {}
-    for segment, group in segments.items():
-        parts = [p.billed - ratio * p.estimate for p in group]
-        # After a recorded compaction the agent re-attaches what the file does not show (Claude
-        # Code: recent files, todos): measured over the segment, not assumed.
-        fixed[segment] = fixed_first if group is first else statistics.median(parts)
-        fixed_spread[segment] = _iqr(parts)
-    return CalibrationFit(model, ratio, _iqr(ratios or [ratio]), fixed, fixed_spread, len(points))
-
-
-def _iqr(values: Sequence[float]) -> tuple[float, float]:
-    if len(values) < 2:
-        return (values[0], values[0]) if values else (0.0, 0.0)
-    quartiles = statistics.quantiles(values, n=4)
-    return quartiles[0], quartiles[2]
-
-
 def calibrate(
-    transcript: Transcript, counter: TokenCounter | TokenCache | None = None
+    transcript: Transcript,
+    counter: TokenCounter | TokenCache | None = None,
+    *,
+    prior: Calibration | None = None,
 ) -> Calibration:
     """Reconcile ctxlab's estimates of a recording's requests, *as recorded*
     (`ctxlab.recorded_requests`), with the usage it recorded; see `Calibration`.
 
     The estimate of each request is of what the file shows of it: its conversation since the
     session start or the latest recorded compaction, plus the System prompt and tool schemas
-    when the file has them.
+    when the file has them. Each request is also forecast out of sample: from the requests
+    before it, or — with ``prior``, another session's calibration — from that session's fit
+    (`Calibration.out_of_sample_error`).
     """
     if counter is None:
         counter = default_counter()
@@ -250,10 +253,21 @@ def calibrate(
         cache.text(t.rendered) for t in transcript.tools
     )
     points: list[CalibrationPoint] = []
+    # Running sums over each segment's shared messages: a request's count is a lookup, not a
+    # pass over its messages (a 10,000-request recording would cost their square).
+    running: tuple[object, list[int], list[int]] | None = None
     for request in recorded_requests(transcript):
         if request.usage is None:
             continue
-        images = sum(m.image_count for m in request.messages if isinstance(m, UserMessage))
+        messages = request.messages
+        base = messages.base if isinstance(messages, Prefix) else messages
+        if running is None or running[0] is not base:
+            counts = itertools.accumulate((cache.message(m) for m in base), initial=0)
+            pictures = itertools.accumulate(
+                (m.image_count if isinstance(m, UserMessage) else 0 for m in base), initial=0
+            )
+            running = (base, list(counts), list(pictures))
+        counted, images = running[1][len(messages)], running[2][len(messages)]
         note = (
             "first request after a recorded compaction"
             if request.compaction is not None
@@ -264,11 +278,12 @@ def calibrate(
         points.append(
             CalibrationPoint(
                 request.number,
-                fixed + cache.messages(request.messages),
+                fixed + counted,
                 request.usage.total_input_tokens,
                 request.segment,
                 request.model,
                 note,
+                request.reply,
             )
         )
-    return fit_points(points)
+    return fit_points(points, prior)

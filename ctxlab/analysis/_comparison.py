@@ -1,6 +1,7 @@
 """One row of the what-if table: a config's run summed up — requests, tokens, cost (all-in,
 input, output) and its ratios to the two references, compactions, retention and its control,
-peak, errors, where a failed replay stopped, replay time.
+peak, errors, where a failed replay stopped, requests over the limit by the bill's measure,
+replay time.
 
 A replay that failed part way (a request no compaction could bring under the limit) sent only
 the requests before it: its sums would price a third of the session as if it were the whole and
@@ -33,6 +34,7 @@ COMPARISON_COLUMNS = (
     "peak",
     "errors",
     "failed_at",
+    "over_limit_billed",
 )
 """The figures `WhatIf.table` gives per config (besides ``replay_ms``), in order."""
 
@@ -48,10 +50,16 @@ WHOLE_SESSION = (
 
 
 def comparison_row(
-    run: ConfigRun, feasible: float, unlimited: float, price: Price
+    run: ConfigRun,
+    feasible: float,
+    unlimited: float,
+    price: Price,
+    over_limit_billed: int | None = None,
 ) -> dict[str, Any]:
     """The row of ``run``; ``feasible`` and ``unlimited`` are the references' costs (a
-    reference that costs nothing makes NaN ratios)."""
+    reference that costs nothing makes NaN ratios); ``over_limit_billed`` the run's requests
+    over the input limit by the bill's measure (`ctxlab.analysis._billed`; None without a
+    bill)."""
     records = [s.compaction for s in run.steps if s.compaction is not None]
     spent_on_output = output_cost(run.costs, price)
     kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
@@ -75,6 +83,7 @@ def comparison_row(
         "errors": sum(1 for m in manifests if m.validation != "passed") + (1 if run.error else 0),
         # The request it could not prepare: the one after the last it did.
         "failed_at": len(manifests) if run.error else None,
+        "over_limit_billed": over_limit_billed,
         "replay_ms": run.seconds * 1000,
     }
     if run.error:

@@ -148,7 +148,8 @@ class RequestShape:
     output_tokens: int = 0
     purpose: str = "reasoning"
     fixed: int = 0
-    """How many leading parts are tool schemas and System (what every request repeats)."""
+    """How many leading parts are tool schemas and System, with the unrecorded part (what every
+    request repeats)."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ class RequestCost:
         return self.uncached + self.cache_write + self.cache_read
 
 
-_FIXED = ("tools", "system")
+_FIXED = ("unrecorded", "tools", "system")
+_FIXED_ORDER = {placement: n for n, placement in enumerate(_FIXED)}.__getitem__
 _PER_REQUEST = ("transient", "references")
 _placement = operator.attrgetter("placement")
 _tokens = operator.attrgetter("tokens")
@@ -177,9 +179,11 @@ _tokens = operator.attrgetter("tokens")
 def shape_of(
     manifest: ContextManifest, output_tokens: int = 0, keys: dict[int, str] | None = None
 ) -> RequestShape:
-    """The shape of a prepared request: tools and System first (the provider's order), then
-    summary, conversation and material; breakpoints as ctxlab's Anthropic adapter sends them
-    (after tools + System, and after the conversation, before per-request material).
+    """The shape of a prepared request: tools and System first (the provider's order; what a
+    recording does not hold of them, the ``unrecorded`` part, before them: the same cached
+    prefix), then summary, conversation and material; breakpoints as ctxlab's Anthropic
+    adapter sends them (after tools + System, and after the conversation, before per-request
+    material).
 
     ``keys`` memoizes each item's key by the item's identity (the manifests of one run share
     their unchanged items): pass one dict for the manifests of one run, alive while they are."""
@@ -188,17 +192,17 @@ def shape_of(
     lead = 0
     while lead < len(placements) and placements[lead] in _FIXED:
         lead += 1
-    if placements.count("tools") + placements.count("system") == lead:
+    if sum(map(placements.count, _FIXED)) == lead:
         # As the layout writes them, tools and System lead: what follows is taken as it is
         # (C-level copies: a request's items are hundreds, and every request is shaped).
-        fixed = sorted(items[:lead], key=lambda i: i.placement != "tools")
+        fixed = sorted(items[:lead], key=lambda i: _FIXED_ORDER(i.placement))
         ordered = [*fixed, *items[lead:]]
         last = len(placements) - 1
         while last >= lead and placements[last] in _PER_REQUEST:
             last -= 1
     else:
         fixed = [i for i in items if i.placement in _FIXED]
-        fixed.sort(key=lambda i: i.placement != "tools")
+        fixed.sort(key=lambda i: _FIXED_ORDER(i.placement))
         ordered = [*fixed, *(i for i in items if i.placement not in _FIXED)]
         stable = [n for n, i in enumerate(ordered) if i.placement not in _PER_REQUEST]
         last = stable[-1] if stable else -1

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctxlab.manifest import ContextManifest, ManifestItem, Transform
+from ctxlab.materials import Unrecorded
 from ctxlab.messages import (
     AssistantMessage,
     ProviderUsage,
@@ -29,6 +30,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline._scan import message_items
+from ctxlab.pipeline._stages import unrecorded_item
 from ctxlab.tokens import TokenCache
 from ctxlab.util._views import Prefix
 
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RecordedCompaction",
     "RecordedRequest",
+    "compactions_by_request",
     "recorded_compactions",
     "recorded_manifest",
     "recorded_requests",
@@ -143,9 +146,6 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     holding the conversation since the session start or its latest recorded compaction (and,
     after a microcompact, the placeholder Claude Code sends for each result it cleared)."""
     messages = transcript.messages
-    by_reply: dict[int, list[RecordedCompaction]] = {}
-    for compaction in recorded_compactions(transcript):
-        by_reply.setdefault(compaction.replies_before, []).append(compaction)
     models = transcript.meta.get("reply_models")
     models = models if isinstance(models, Mapping) else {}
     out: list[RecordedRequest] = []
@@ -155,6 +155,7 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     segment = 0
     shared: tuple[tuple[int, int], tuple[Message, ...]] | None = None
     rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
+    by_reply = compactions_by_request(recorded_compactions(transcript), rank)
     for index in range(start, len(messages)):
         message = messages[index]
         if not isinstance(message, AssistantMessage):
@@ -189,6 +190,18 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     trailing = tuple(c for r, cs in by_reply.items() if r >= rank for c in cs)
     if out and trailing:
         out[-1] = dataclasses.replace(out[-1], compactions_after=trailing)
+    return out
+
+
+def compactions_by_request(
+    compactions: Sequence[RecordedCompaction], first: int
+) -> dict[int, list[RecordedCompaction]]:
+    """The recorded compactions by the rank of the reply of the first request after them;
+    ``first`` is the rank of the first request (replies before the first user message are no
+    requests): a compaction before it is marked on it, not lost."""
+    out: dict[int, list[RecordedCompaction]] = {}
+    for compaction in compactions:
+        out.setdefault(max(compaction.replies_before, first), []).append(compaction)
     return out
 
 
@@ -269,25 +282,34 @@ def recorded_transforms(
 class RecordedItems:
     """The manifest items of a recording's requests: those of a segment's messages itemized
     once, each request's items a `Prefix` of them (with the running token total), so a long
-    recording holds its items once, not once per request."""
+    recording holds its items once, not once per request — once per unrecorded part a request
+    of the segment may lead with (one per model), not once per request."""
 
     def __init__(self, fixed_items: Sequence[ManifestItem], cache: TokenCache) -> None:
         self.fixed = tuple(fixed_items)
         self.cache = cache
         self._messages: Sequence[Message] | None = None
-        self._items: tuple[ManifestItem, ...] = ()
-        self._totals: list[int] = []
+        self._message_items: tuple[ManifestItem, ...] = ()
+        self._built: dict[tuple[ManifestItem, ...], tuple[tuple[ManifestItem, ...], list[int]]] = {}
 
-    def of(self, request: RecordedRequest) -> tuple[Sequence[ManifestItem], int]:
-        """The items of ``request`` and their tokens."""
+    def of(
+        self, request: RecordedRequest, lead: tuple[ManifestItem, ...] = ()
+    ) -> tuple[Sequence[ManifestItem], int]:
+        """The items of ``request`` (after ``lead``: its unrecorded part's item) and their
+        tokens."""
         messages = request.messages
         base = messages.base if isinstance(messages, Prefix) else messages
         if base is not self._messages:
             self._messages = base
-            self._items = (*self.fixed, *message_items(base, self.cache))
-            self._totals = list(itertools.accumulate(i.tokens for i in self._items))
-        count = len(self.fixed) + len(messages)
-        return Prefix(self._items, count), self._totals[count - 1] if count else 0
+            self._message_items = tuple(message_items(base, self.cache))
+            self._built = {}
+        built = self._built.get(lead)
+        if built is None:
+            items = (*lead, *self.fixed, *self._message_items)
+            built = self._built[lead] = (items, list(itertools.accumulate(i.tokens for i in items)))
+        items, totals = built
+        count = len(lead) + len(self.fixed) + len(messages)
+        return Prefix(items, count), totals[count - 1] if count else 0
 
 
 def recorded_manifest(
@@ -299,18 +321,33 @@ def recorded_manifest(
     fixed_items: tuple[ManifestItem, ...] = (),
     notes: tuple[str, ...] = (),
     itemized: RecordedItems | None = None,
+    unrecorded: Unrecorded | None = None,
 ) -> ContextManifest:
     """The manifest of a recorded request: its messages as items (what a replayed manifest
-    shows), the recorded compaction it follows as a ``recorded_compaction`` transform, and
-    ``notes`` on what the file does not record. ``itemized`` shares the items of one
-    recording's requests (System and tool items included: ``fixed_items`` is then not read)."""
+    shows), led by ``unrecorded`` (what the request held that the file does not, by its size),
+    the recorded compaction it follows as a ``recorded_compaction`` transform, and ``notes`` on
+    what the file does not record. Its validation is ``budget_exceeded`` (with the reason)
+    where the request — as counted with its unrecorded part, or as billed — is larger than
+    ``context_window``: it was sent, to a larger window than the one it is shown at. ``itemized`` shares the items of one recording's requests
+    (System and tool items included: ``fixed_items`` is then not read)."""
     itemized = itemized or RecordedItems(fixed_items, cache)
-    items, estimated = itemized.of(request)
-    fixed = len(itemized.fixed)
+    lead = (unrecorded_item(unrecorded),) if unrecorded is not None else ()
+    items, estimated = itemized.of(request, lead)
+    fixed = len(lead) + len(itemized.fixed)
     opening = items[fixed].id if len(items) > fixed else ""
     billed = request.usage.total_input_tokens if request.usage else None
     transforms = recorded_transforms(request.compactions, opening, billed) + recorded_transforms(
         request.compactions_after, AFTER, None
+    )
+    # The request was sent; whether it fits the window it is shown at is another matter: by
+    # ctxlab's count with the unrecorded part, or by the bill, whichever is larger.
+    size = max(estimated, billed or 0)
+    error = (
+        f"as recorded, this request held {size:,} tokens ({'billed' if billed == size else 'estimated'})"
+        f": more than the {context_window:,}-token window it is shown at — the session, as its "
+        "agent ran it, does not fit this window"
+        if size > context_window
+        else None
     )
     return ContextManifest(
         request_id=f"recorded-{request.number}",
@@ -322,9 +359,10 @@ def recorded_manifest(
         exact=False,
         items=items,
         transforms=transforms,
-        validation="passed",
+        validation="passed" if error is None else "budget_exceeded",
         context_size=context_window,
         previous_items=previous.items if previous is not None else None,
         provider_usage=request.usage,
+        error=error,
         notes=notes,
     )

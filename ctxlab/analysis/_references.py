@@ -10,14 +10,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from ctxlab.analysis._cost import Prefix, Price, RequestCost, RequestShape
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.tokens import TokenCache
 
-__all__ = ["ReferenceShapes", "References", "output_cost", "reference_shapes"]
+__all__ = ["Fixed", "ReferenceShapes", "References", "output_cost", "reference_shapes"]
 
 Message = UserMessage | AssistantMessage
 
@@ -28,6 +28,10 @@ class ReferenceShapes:
 
     shapes: list[RequestShape]
     over_limit: int
+    replies: list[int] = field(default_factory=list)
+    """The message index of the reply each request produced."""
+    totals: list[int] = field(default_factory=list)
+    """Each request's tokens (never compacting: kept as it goes, not summed again)."""
 
 
 @dataclass(frozen=True)
@@ -44,17 +48,23 @@ def output_cost(costs: Sequence[RequestCost], price: Price) -> float:
     return sum(c.output for c in costs) * price.output / 1e6
 
 
+Fixed = tuple[tuple[str, ...], tuple[int, ...]]
+"""The parts every request repeats, as (keys, tokens)."""
+
+
 def reference_shapes(
     messages: Sequence[Message],
     cache: TokenCache,
-    fixed: tuple[tuple[str, ...], tuple[int, ...]],
+    fixed: Fixed | Callable[[int], Fixed],
     input_limit: int,
     limit: int | None,
 ) -> ReferenceShapes:
     """The requests of a reference policy over ``messages``: ``fixed`` are the tool and System
-    parts (keys, tokens) every request repeats; ``limit`` None never compacts (and counts the
-    requests over ``input_limit``), else the oldest turns are dropped to fit ``limit``."""
-    fixed_keys, fixed_tokens = fixed
+    parts (keys, tokens) every request repeats — or a function giving, for the message index of
+    the reply a request produced, that request's own (a recording's unrecorded part changes
+    with its model); ``limit`` None never compacts (and counts the requests over
+    ``input_limit``), else the oldest turns are dropped to fit ``limit``."""
+    fixed_of = fixed if callable(fixed) else _always(fixed)
     start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), None)
     shapes: list[RequestShape] = []
     over = 0
@@ -62,13 +72,14 @@ def reference_shapes(
         return ReferenceShapes(shapes, over)
     keys = [m.content_hash for m in messages]
     tokens = [cache.message(m) for m in messages]
-    base = sum(fixed_tokens)
     if limit is None:
-        return _never_compacting(messages, keys, tokens, start, fixed, input_limit)
+        return _never_compacting(messages, keys, tokens, start, fixed_of, input_limit)
     first = 0  # index, after the pinned first message, of the first message sent
     for index in range(start + 1, len(messages)):
         if not isinstance(messages[index], AssistantMessage):
             continue
+        fixed_keys, fixed_tokens = fixed_of(index)
+        base = sum(fixed_tokens)
         cut: tuple[int, ...] = ()
         fitted = fit_from(messages, tokens, start, index, first, limit - base)
         if fitted < 0:
@@ -89,33 +100,50 @@ def reference_shapes(
     return ReferenceShapes(shapes, over)
 
 
+def _always(fixed: Fixed) -> Callable[[int], Fixed]:
+    def of(reply: int) -> Fixed:
+        return fixed
+
+    return of
+
+
 def _never_compacting(
     messages: Sequence[Message],
     keys: Sequence[str],
     tokens: Sequence[int],
     start: int,
-    fixed: tuple[tuple[str, ...], tuple[int, ...]],
+    fixed_of: Callable[[int], Fixed],
     input_limit: int,
 ) -> ReferenceShapes:
     """The whole session at every request: each request the one before plus what followed,
-    so all are `Prefix` views of one sequence (memory and hashing linear in the requests)."""
-    fixed_keys, fixed_tokens = fixed
-    all_keys = (*fixed_keys, keys[start], *keys[start + 1 :])
-    all_tokens = (*fixed_tokens, tokens[start], *tokens[start + 1 :])
+    so all are `Prefix` views of one sequence per fixed part (memory and hashing linear in the
+    requests, times the fixed parts: one, or one per model of a recording)."""
+    sequences: dict[Fixed, tuple[tuple[str, ...], tuple[int, ...]]] = {}
     shapes: list[RequestShape] = []
+    replies: list[int] = []
+    totals: list[int] = []
     over = 0
-    head = len(fixed_keys) + 1  # the fixed parts and the pinned first message
-    sent = sum(fixed_tokens) + tokens[start]
+    sent = tokens[start]  # the pinned first message and what followed (fixed parts apart)
     for index in range(start + 1, len(messages)):
         if isinstance(messages[index], AssistantMessage):
-            over += sent > input_limit
-            end = head + index - start - 1
+            fixed = fixed_of(index)
+            fixed_keys, fixed_tokens = fixed
+            if fixed not in sequences:
+                sequences[fixed] = (
+                    (*fixed_keys, keys[start], *keys[start + 1 :]),
+                    (*fixed_tokens, tokens[start], *tokens[start + 1 :]),
+                )
+            all_keys, all_tokens = sequences[fixed]
+            replies.append(index)
+            totals.append(sum(fixed_tokens) + sent)
+            over += totals[-1] > input_limit
+            end = len(fixed_keys) + 1 + index - start - 1
             points = (len(fixed_keys) - 1, end - 1)
             shapes.append(
                 RequestShape(Prefix(all_keys, end), Prefix(all_tokens, end), points, tokens[index])
             )
         sent += tokens[index]
-    return ReferenceShapes(shapes, over)
+    return ReferenceShapes(shapes, over, replies, totals)
 
 
 def latest_turn(messages: Sequence[Message], pinned: int, end: int) -> int:

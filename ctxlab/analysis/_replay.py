@@ -13,10 +13,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._unrecorded import UnrecordedPart
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, step_row
-from ctxlab.materials import Materials, SystemPart
+from ctxlab.materials import Materials, SystemPart, Unrecorded
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import WorkingState
@@ -66,18 +67,25 @@ async def replay(
     materials: Materials | None = None,
     max_output_tokens: int | None = None,
     tools: Sequence[ToolSchema] = (),
+    unrecorded: UnrecordedPart | Unrecorded | int | None = None,
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
 
     ``max_output_tokens`` is the response size the recorded agent asked for (it reserves room
     when larger than the budget policy's reservation); ``tools`` are its tool schemas (counted
-    in every request, as the recorded agent's were: a transcript's ``tools``).
+    in every request, as the recorded agent's were: a transcript's ``tools``); ``unrecorded``
+    is what each recorded request held that the recording does not (`ctxlab.unrecorded_part`:
+    the size of its model's; a number: tokens a request, as stated), counted in every request
+    against the window and the trigger, and priced as the cached prefix it is.
 
     Yields one `ReplayStep` per assistant message after the first user message (assistant
     messages before it cannot be requested: no request may start with one). Raises the first
     `PreparationError`.
     """
+    # Long by its signature and docstring (the public API); the body is one loop that feeds
+    # each reasoning boundary to `prepare`, as an agent does.
     context_window = context_window_of(context_window)
+    unrecorded = _unrecorded(unrecorded)
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
     state = WorkingState()
@@ -105,6 +113,10 @@ async def replay(
         if pending:
             state = state.append(*pending)
         pending = []
+        if unrecorded is not None:
+            unseen = unrecorded.at(index) if isinstance(unrecorded, UnrecordedPart) else unrecorded
+            if unseen != materials.unrecorded:
+                materials = dataclasses.replace(materials, unrecorded=unseen)
         prep: Preparation = await prepare(
             state,
             context_window=context_window,
@@ -129,6 +141,19 @@ async def replay(
         yield ReplayStep(index, prep.manifest, record, state, requests, prep.request)
         requests += 1
         pending.append(message)
+
+
+def _unrecorded(value: object) -> UnrecordedPart | Unrecorded | None:
+    # A number is a stated size; anything else that is not a part is refused, saying what is.
+    if value is None or isinstance(value, UnrecordedPart | Unrecorded):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return Unrecorded(value, "what the recording does not hold", "stated")
+    msg = (
+        "unrecorded must be an UnrecordedPart (ctxlab.unrecorded_part), an Unrecorded, a whole "
+        f"number of tokens a request, or None; got {value!r}"
+    )
+    raise UsageError(msg)
 
 
 def replay_row(step: ReplayStep, number: int) -> StepRow:
@@ -156,8 +181,10 @@ async def compare_configs(
     summarizer: Summarizer | None = extractive_summarizer,
     max_output_tokens: int | None = None,
     tools: Sequence[ToolSchema] = (),
+    unrecorded: UnrecordedPart | Unrecorded | int | None = None,
 ) -> pd.DataFrame:
-    """Replay ``messages`` under each named config; one row per (config, step), side by side.
+    """Replay ``messages`` under each named config; one row per (config, step), side by side
+    (``unrecorded``: what the recording does not hold of each request, as in `replay`).
 
     Columns: ``config``, ``index`` (the assistant message the request produced), then the step
     table's (`STEP_COLUMNS`, the Lab's own): tokens by placement, ``total``, the lines,
@@ -183,6 +210,7 @@ async def compare_configs(
                 summarizer=summarizer,
                 max_output_tokens=max_output_tokens,
                 tools=tools,
+                unrecorded=unrecorded,
             ):
                 entry = replay_row(replayed, step)
                 rows.append({"config": name, "index": replayed.index, **entry})

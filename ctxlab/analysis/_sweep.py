@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlab.analysis._cost import CacheRules, Price, checked_price
 from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
 from ctxlab.analysis._sync import run_sync
+from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import UsageError
@@ -62,6 +63,7 @@ def run_group(
     rules: CacheRules | None,
     summary_calls: bool,
     counts: str | None = None,
+    unrecorded_tokens: int | str | None = None,
 ) -> list[dict[str, Any]]:
     """Every config of one session at each window: the rows of the sweep (run on a worker).
     The session is tokenized once for all of them (one shared `TokenCache`) — and, with
@@ -77,6 +79,7 @@ def run_group(
             price=price,
             rules=rules,
             summary_calls=summary_calls,
+            unrecorded_tokens=unrecorded_tokens,
         )
         failures: dict[str, str] = {}
         for name in configs:
@@ -145,6 +148,7 @@ def sweep(
     price: Price | None = None,
     rules: CacheRules | None = None,
     summary_calls: bool = True,
+    unrecorded_tokens: int | str | None = None,
 ) -> pd.DataFrame:
     """Replay every (session, config, window) — the cartesian product, or the explicit
     ``cases`` — and return one row per case (`SWEEP_COLUMNS`; see `ctxlab.WhatIf` for what each
@@ -164,16 +168,22 @@ def sweep(
         price: The model's prices (the cost model of `WhatIf`).
         rules: The provider's prompt-cache rules (see `WhatIf`).
         summary_calls: Price the summary calls too (see `WhatIf`).
+        unrecorded_tokens: What each recorded request held that its file does not, for the
+            sessions whose files carry no usage to size it from: tokens a request or a harness
+            profile (``"claude_code"``); see `WhatIf`. None: sized from each session's bill
+            where it has one; a session with neither has figures that exclude it.
     """
     import pandas as pd
 
     windows = windows_of(windows)
     checked_price(price)
+    checked_unrecorded_tokens(unrecorded_tokens)
     if executor is not None and not (_is_dask(executor) or isinstance(executor, Executor)):
         msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
         raise UsageError(msg)
     # Checked before any session is read: a wrong folder should not cost the loading.
-    cache = SweepCache(Path(cache_dir), f"{price}|{rules}|{summary_calls}") if cache_dir else None
+    extra = f"{price}|{rules}|{summary_calls}|{unrecorded_tokens}"
+    cache = SweepCache(Path(cache_dir), extra) if cache_dir else None
     sessions = {t.name: t for t in _load(transcripts)}
     wanted = _wanted(sessions, configs, windows, cases)
     keys = {name: transcript_key(t) for name, t in sessions.items()} if cache else {}
@@ -195,7 +205,7 @@ def sweep(
     # The sessions' token counts are kept beside the cached cases: a sweep of other configs
     # over the same sessions tokenizes nothing again.
     counts = str(Path(cache_dir) / COUNTS_FILE) if cache_dir else None
-    model = (price, rules, summary_calls, counts)
+    model = (price, rules, summary_calls, counts, unrecorded_tokens)
     computed, interrupted = _compute(
         sessions, _by_session(pending), executor, progress, model, finished
     )
@@ -271,7 +281,7 @@ def _compute(
     groups: list[Group],
     executor: Any,
     progress: bool,
-    model: tuple[Price | None, CacheRules | None, bool, str | None],
+    model: tuple[Price | None, CacheRules | None, bool, str | None, int | str | None],
     finished: Callable[[list[dict[str, Any]]], None],
 ) -> tuple[list[dict[str, Any]], bool]:
     from tqdm.auto import tqdm
@@ -329,7 +339,7 @@ def _submit(
     executor: Any,
     sessions: Mapping[str, Transcript],
     groups: list[Group],
-    model: tuple[Price | None, CacheRules | None, bool, str | None],
+    model: tuple[Price | None, CacheRules | None, bool, str | None, int | str | None],
 ) -> list[tuple[Any, Group]]:
     # The longest sessions first: the last tasks to finish are short ones, so workers stay busy
     # to the end instead of one of them finishing a long session alone.

@@ -17,10 +17,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._billed import Bill, bill_of
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._comparison import COMPARISON_COLUMNS, comparison_row
 from ctxlab.analysis._cost import (
@@ -30,18 +31,25 @@ from ctxlab.analysis._cost import (
     checked_price,
     price_for,
     request_costs,
-    shape_of,
 )
-from ctxlab.analysis._references import References, output_cost, reference_shapes
-from ctxlab.analysis._replay import ReplayStep, replay, replay_row
+from ctxlab.analysis._references import Fixed, References, output_cost, reference_shapes
+from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.analysis._shapes import priced_shapes
-from ctxlab.config._config import ContextConfig
+from ctxlab.analysis._unrecorded import (
+    UnrecordedPart,
+    UnrecordedTokens,
+    unrecorded_note,
+    unrecorded_part,
+)
+from ctxlab.analysis._whatif_frames import DIFF_COLUMNS, diff_frame, retention_frame, steps_frame
+from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest, item_rows
-from ctxlab.messages._request import ModelRequest
+from ctxlab.manifest import ContextManifest, Thresholds
+from ctxlab.materials import SystemPart, Unrecorded
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.pipeline._stages import fixed_part, unrecorded_item
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window as context_window_of
 
@@ -49,9 +57,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["COMPARISON_COLUMNS", "DIFF_COLUMNS", "ConfigRun", "WhatIf"]
-
-DIFF_COLUMNS = ("side", "kind", "source", "what", "tokens", "placement", "role", "id")
-"""The columns of `WhatIf.diff`, in order."""
 
 
 @dataclass
@@ -111,6 +116,11 @@ class WhatIf:
             summaries); False when summaries are made offline (`extractive_summarizer` as the
             agent's summarizer), which costs no call — the summary's tokens are still paid in
             every request that carries it.
+        unrecorded_tokens: What each recorded request held that the file does not (a
+            harness's own System prompt and tool schemas): tokens a request, a harness profile
+            (``"claude_code"``) or an `UnrecordedPart`; None sizes it from the recording's bill
+            where it has one (`ctxlab.unrecorded_part`). Every request of every config carries
+            it, against the window and the trigger, priced as the cached prefix it is.
     """
 
     def __init__(
@@ -123,6 +133,7 @@ class WhatIf:
         price: Price | None = None,
         rules: CacheRules | None = None,
         summary_calls: bool = True,
+        unrecorded_tokens: UnrecordedTokens = None,
     ) -> None:
         if not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
@@ -140,6 +151,12 @@ class WhatIf:
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in configs.items()}
         self._priced: tuple[References, References] | None = None
+        self._billed: Bill | None = None
+        self.unrecorded: UnrecordedPart | None = unrecorded_part(
+            transcript, unrecorded_tokens, calibration=self.calibration
+        )
+        """What each request held that the recording does not, by its size (None when nothing
+        is missing or nothing sizes it: `unrecorded_note`)."""
 
     async def run(self, *names: str) -> None:
         """Replay the named configs (all when none is named) and price them."""
@@ -172,6 +189,7 @@ class WhatIf:
                 system=self.transcript.system,
                 tools=self.transcript.tools,
                 summarizer=summarizer,
+                unrecorded=self.unrecorded,
             ):
                 if asked:
                     run.summary_requests[len(run.steps)] = list(asked)
@@ -208,26 +226,54 @@ class WhatIf:
         """The baseline and never-compacting, priced once (they depend on the session alone)."""
         if self._priced is None:
             run = next((r for r in self.runs.values() if r.steps), None)
-            first = shape_of(run.steps[0].manifest) if run is not None else None
-            fixed = (
-                (tuple(first.keys[: first.fixed]), tuple(first.tokens[: first.fixed]))
-                if first
-                else ((), ())
-            )
-            limit = run.steps[0].manifest.input_limit if run is not None else self.context_window
+            if run is not None:
+                limit = run.steps[0].manifest.input_limit
+            else:  # every config failed at its first request (the unrecorded part alone, say)
+                config = require_config(next(iter(self.runs.values())).config)
+                limit = Thresholds.compute(config, self.context_window).input_limit
+            fixed_of = self._fixed_parts()
             messages = self.transcript.messages
             feasible, unlimited = (
-                reference_shapes(messages, self.cache, fixed, limit, cap) for cap in (limit, None)
+                reference_shapes(messages, self.cache, fixed_of, limit, cap)
+                for cap in (limit, None)
             )
+            over = unlimited.over_limit
+            bill = self._bill()
+            if bill:
+                # Over by the bill's measure too: the whole session holds every recorded request.
+                unseen = self.unrecorded.size if self.unrecorded is not None else (lambda _: 0)
+                over = sum(
+                    total > limit or bill.over(total, unseen(reply), reply, limit)
+                    for total, reply in zip(unlimited.totals, unlimited.replies, strict=True)
+                )
             self._priced = (
                 References(
                     request_costs(feasible.shapes, self.price, self.rules), feasible.over_limit
                 ),
-                References(
-                    request_costs(unlimited.shapes, self.price, self.rules), unlimited.over_limit
-                ),
+                References(request_costs(unlimited.shapes, self.price, self.rules), over),
             )
         return self._priced
+
+    def _fixed_parts(self) -> Callable[[int], Fixed]:
+        """What each request of the references repeats, by the reply it produced — the
+        unrecorded part (its model's), tool schemas and System, in the provider's order — as
+        (keys, tokens)."""
+        transcript = self.transcript
+        system = (SystemPart("system_prompt", transcript.system),) if transcript.system else ()
+        recorded = fixed_part(system, tuple(transcript.tools), self.cache)
+        rest = (*recorded.tool_items, *recorded.system_items)
+        part = self.unrecorded
+        known: dict[Unrecorded | None, Fixed] = {}
+
+        def of(reply: int) -> Fixed:
+            unseen = part.at(reply) if part is not None else None
+            if unseen not in known:
+                items = (*((unrecorded_item(unseen),) if unseen else ()), *rest)
+                keys = tuple(f"{i.id}#{i.content_hash}" for i in items)
+                known[unseen] = (keys, tuple(i.tokens for i in items))
+            return known[unseen]
+
+        return of
 
     def references(self) -> pd.DataFrame:
         """The two references, one row each: requests, ``over_limit`` (for the baseline: requests
@@ -258,23 +304,33 @@ class WhatIf:
         compactions, retention (mean and worst compaction, and the control: the kept tail
         alone), peak request, failed preparations, ``failed_at`` (the request a replay could
         not prepare, where it stopped; its tokens and costs are then NaN: a part of the session
-        is not priced as the whole), replay time."""
+        is not priced as the whole), requests over the limit by the bill
+        (``over_limit_billed``; None without usage), replay time. ``attrs["unrecorded"]`` says
+        what the recording does not hold of each request and how it is sized (or that the
+        figures exclude it)."""
         import pandas as pd
 
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
         feasible = sum(c.cost for c in self.baseline)
         unlimited = sum(c.cost for c in self.no_compaction)
-        rows = [comparison_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
+        rows = [
+            comparison_row(run, feasible, unlimited, self.price, self.over_limit_billed(run.name))
+            for run in self.runs.values()
+        ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None
         if fit is not None:
             # The recording billed its requests: the tokens sent in the provider's tokens too.
+            # The fit adds its own unrecorded part to ctxlab's count of the rest.
             frame["tokens_sent_calibrated"] = [
                 # A replay that failed part way is not summed (see `comparison_row`).
                 math.nan
                 if run.error
-                else sum(fit.calibrated(m.estimated_input_tokens) for m in run.manifests)
+                else sum(
+                    fit.calibrated(m.estimated_input_tokens - m.totals["unrecorded"])
+                    for m in run.manifests
+                )
                 for run in self.runs.values()
             ]
             usage = (
@@ -285,7 +341,32 @@ class WhatIf:
                 f"{fit.ratio:.3f}, plus the unrecorded fixed part ({fit.fixed[min(fit.fixed)]:,.0f} "
                 f"a request), both measured on {usage} (ctxlab.calibrate)"
             )
+        # What the recording does not hold of each request: its size and how it is known, or
+        # that every figure excludes it.
+        unseen = unrecorded_note(self.transcript, self.unrecorded)
+        if unseen:
+            frame.attrs["unrecorded"] = unseen
         return frame
+
+    def over_limit_billed(self, name: str) -> int | None:
+        """How many of config ``name``'s requests pass the input limit by the bill's measure
+        (`ctxlab.analysis._billed`: a request holding what a recorded one held that was
+        billed past the limit, or whose calibrated size passes it) — a config that "fits" by
+        ctxlab's count may not fit as the provider counts. None when the recording has no
+        usage."""
+        bill = self._bill()
+        if not bill:
+            return None
+        return sum(
+            bill.over(m.estimated_input_tokens, m.totals["unrecorded"], s.index, m.input_limit)
+            for s in self.runs[name].steps
+            if (m := s.manifest).input_limit > 0
+        )
+
+    def _bill(self) -> Bill:
+        if self._billed is None:
+            self._billed = bill_of(self.transcript, self.calibration)
+        return self._billed
 
     @property
     def calibration(self) -> Calibration | None:
@@ -301,56 +382,12 @@ class WhatIf:
         """Retention by config and category, summed over the compactions: items, kept (in the
         summary or the kept tail), in the summary, and the control — in the kept tail alone —
         each also as a share."""
-        import pandas as pd
-
-        rows: list[dict[str, Any]] = []
-        for run in self.runs.values():
-            sums: dict[str, list[int]] = {}
-            for step in run.steps:
-                kept = step.compaction.retention if step.compaction is not None else None
-                for row in kept.rows() if kept is not None else ():
-                    acc = sums.setdefault(row["category"], [0, 0, 0, 0])
-                    for n, key in enumerate(("total", "kept", "in_summary", "in_tail")):
-                        acc[n] += row[key]
-            for category, (total, kept_, in_summary, in_tail) in sums.items():
-                rows.append(
-                    {
-                        "config": run.name,
-                        "category": category,
-                        "items": total,
-                        "kept": kept_ / total,
-                        "in_summary": in_summary / total,
-                        "control": in_tail / total,
-                    }
-                )
-        columns = ["config", "category", "items", "kept", "in_summary", "control"]
-        return pd.DataFrame(rows, columns=columns)
+        return retention_frame(self.runs.values())
 
     def steps(self) -> pd.DataFrame:
         """One row per (config, reasoning request): the step table's columns plus cache and
         cost (the summary call a compaction made is in that step's cost)."""
-        import pandas as pd
-
-        rows: list[dict[str, Any]] = []
-        for run in self.runs.values():
-            reasoning = [c for c in run.costs if c.purpose != "summary"]
-            extra = _summary_costs_by_step(run)
-            cumulative = 0.0
-            for index, (step, cost) in enumerate(zip(run.steps, reasoning, strict=False)):
-                step_cost = cost.cost + extra.get(index, 0.0)
-                cumulative += step_cost
-                rows.append(
-                    {
-                        "config": run.name,
-                        **replay_row(step, index),
-                        "cache_read": cost.cache_read,
-                        "cache_write": cost.cache_write,
-                        "uncached": cost.uncached,
-                        "cost": step_cost,
-                        "cumulative_cost": cumulative,
-                    }
-                )
-        return pd.DataFrame(rows)
+        return steps_frame(self.runs.values())
 
     def diff(self, a: str, b: str, step: int) -> pd.DataFrame:
         """At request ``step``: the items ``a`` sent that ``b`` did not (``side="only in a"``)
@@ -358,40 +395,4 @@ class WhatIf:
         kind, its source (a material's source, else the message's role), ``what`` it is (the
         tool call or result and a preview of its text, as the Manifest panel names it), its
         tokens, placement and id."""
-        import pandas as pd
-
-        rows: list[dict[str, Any]] = []
-        sides = ((a, b), (b, a))
-        for ours, theirs in sides:
-            mine, other = self.runs[ours].steps[step], self.runs[theirs].steps[step]
-            known = {(i.id, i.content_hash) for i in other.manifest.items}
-            # A replay keeps the state, not the request: its messages describe the items.
-            request = ModelRequest(system="", messages=mine.state.conversation)
-            rows.extend(
-                {
-                    "side": f"only in {ours}",
-                    "kind": row.kind,
-                    "source": item.source_id or item.role or "",
-                    "what": row.label,
-                    "tokens": item.tokens,
-                    "placement": item.placement,
-                    "role": item.role,
-                    "id": item.id,
-                }
-                for item, row in zip(
-                    mine.manifest.items, item_rows(mine.manifest, request), strict=True
-                )
-                if (item.id, item.content_hash) not in known
-            )
-        return pd.DataFrame(rows, columns=DIFF_COLUMNS)
-
-
-def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
-    out: dict[int, float] = {}
-    index = 0
-    for cost in run.costs:
-        if cost.purpose == "summary":
-            out[index] = out.get(index, 0.0) + cost.cost
-        else:
-            index += 1
-    return out
+        return diff_frame(self.runs[a], self.runs[b], step)

@@ -6,11 +6,14 @@ merged. Progress, file-history and system lines are skipped; ``compact_boundary`
 compaction records and the summary message that follows (``isCompactSummary``) is marked (a
 summary without a boundary is a compaction too); ``microcompact_boundary`` lines (old tool
 results cleared in place) are recorded with the calls they cleared.
-Subagents (Task calls) are conversations of their own: ``agent_progress`` lines of the main
-file and sidechain lines (``isSidechain``), grouped by the Task call or agent; the main thread
-keeps the Task's real result, and ``load(path, episode=N)`` opens the N-th subagent
-(``meta["subagents"]`` lists them). Claude Code does not record its system prompt or tool
-schemas.
+Subagents (Task calls, compaction summaries) are conversations of their own, each with its own
+requests and bill: their own ``<session>/subagents/agent-<id>.jsonl`` files, ``agent_progress``
+lines of the main file and sidechain lines (``isSidechain``), grouped by agent
+(``ctxlab.io._claude_subagents``); the main thread keeps the Task's real result, and
+``load(path, episode=N)`` opens the N-th subagent (``meta["subagents"]`` lists them, each with
+the parent's call that started it). A response's usage is taken from the line that carries its
+final figures (the most output), not its first line. Claude Code does not record its system
+prompt or tool schemas.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from ctxlab.io._build import ConversationBuilder, anthropic_block
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
 
-__all__ = ["from_claude_code", "is_claude_code_line", "subagent_records"]
+__all__ = ["from_claude_code", "is_claude_code_line"]
 
 _LINE_TYPES = {"user", "assistant", "progress", "system", "file-history-snapshot", "summary"}
 
@@ -65,47 +68,6 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return [anthropic_block(block) for block in content if isinstance(block, Mapping)]
 
 
-def subagent_records(
-    records: Iterable[tuple[int, Any]],
-) -> tuple[list[tuple[int, Any]], dict[str, list[tuple[int, Any]]]]:
-    """The main thread's lines, and each subagent's message lines by the Task call that started
-    it: ``agent_progress`` lines (their ``data.message``, under ``parentToolUseID``) and
-    sidechain lines (``isSidechain``, under their ``agentId``). A file holding sidechain lines
-    only (a subagent's own ``agent-*.jsonl``) is that agent's main thread."""
-    main: list[tuple[int, Any]] = []
-    agents: dict[str, list[tuple[int, Any]]] = {}
-    seen: set[str] = set()
-    side: list[tuple[int, Any]] = []
-    for number, record in records:
-        if not isinstance(record, Mapping):
-            main.append((number, record))
-            continue
-        data = record.get("data")
-        if record.get("type") == "progress" and isinstance(data, Mapping):
-            message = data.get("message")
-            if data.get("type") == "agent_progress" and isinstance(message, Mapping):
-                key = str(record.get("parentToolUseID") or data.get("agentId") or "agent")
-                uuid = str(message.get("uuid") or "")
-                if uuid and uuid in seen:
-                    continue  # the same message reported again
-                seen.add(uuid)
-                agents.setdefault(key, []).append((number, message))
-                continue
-        if record.get("isSidechain"):
-            side.append((number, record))
-            continue
-        main.append((number, record))
-    if side and not any(
-        isinstance(r, Mapping) and r.get("type") in ("user", "assistant") for _, r in main
-    ):
-        # A subagent's own file: its lines are the conversation.
-        return [*main, *((n, {**r, "isSidechain": False}) for n, r in side)], agents
-    for number, record in side:
-        key = str(record.get("agentId") or "sidechain")
-        agents.setdefault(key, []).append((number, {**record, "isSidechain": False}))
-    return main, agents
-
-
 def from_claude_code(
     records: Iterable[tuple[int, Any]], where: str, *, sidechains: bool = False
 ) -> tuple[ConversationBuilder, dict[str, Any]]:
@@ -113,12 +75,13 @@ def from_claude_code(
 
     Every line that is not a message is counted in ``meta["skipped"]`` by its kind (progress,
     file-history snapshots, queue operations, other system lines, attachments, sidechain lines
-    left out, lines of an unknown shape)."""
+    left out, lines of an unknown shape). A response's usage is the one its lines end on:
+    Claude Code writes the usage on every line of a response, and only the last carries its
+    whole output (`_Responses`)."""
     builder = ConversationBuilder(where)
     meta: dict[str, Any] = {"source": "claude_code", "compactions": []}
     models: list[str] = []
-    seen_responses: set[str] = set()
-    response_turn: dict[str, int] = {}
+    responses = _Responses(builder)
     # The model of each reply with usage, by the reply's rank (not its message index, which
     # repairs may shift): a session can switch models (``/model``).
     reply_models: dict[str, str] = {}
@@ -145,9 +108,6 @@ def from_claude_code(
             raise MessageFormatError(msg)
         meta.setdefault("session_id", record.get("sessionId"))
         if kind == "assistant":
-            # One response is one (message id, request id): a later reply that reuses a message
-            # id under another request (a retried or copied reply) is a reply of its own.
-            response = f"{message.get('id') or number}|{record.get('requestId') or ''}"
             model = message.get("model")
             if isinstance(model, str) and model and model not in models:
                 models.append(model)
@@ -156,24 +116,17 @@ def from_claude_code(
                 for b in _blocks(message.get("content"))
                 if b.get("type") != "text" or str(b.get("text", "")).strip()
             ]
+            # One response is one (message id, request id): a later reply that reuses a message
+            # id under another request (a retried or copied reply) is a reply of its own.
+            key = f"{message.get('id') or f'line {number}'}|{record.get('requestId') or ''}"
+            turn = responses.line(key, blocks, _usage(message, where, number))
             if not blocks:
-                # An empty first line ("\n\n") must not take the response's usage.
+                # An empty line ("\n\n"): no content, counted; its usage is its response's.
                 builder.skip("empty reply line")
+            if turn is None:
                 continue
-            usage = None if response in seen_responses else _usage(message, where, number)
-            seen_responses.add(response)
-            earlier = response_turn.get(response)
-            if earlier is not None and earlier == len(builder.turns) - 2:
-                # The same response, its first calls' results recorded in between: its blocks
-                # join its own turn, and the results that follow join the results turn.
-                builder.add_to(earlier, blocks)
-            else:
-                builder.add("assistant", blocks, usage)
-                if builder.turns and builder.turns[-1]["role"] == "assistant":
-                    response_turn[response] = len(builder.turns) - 1
-            if usage is not None and isinstance(model, str) and model:
-                rank = sum(t["role"] == "assistant" for t in builder.turns) - 1
-                reply_models[str(rank)] = model
+            if isinstance(model, str) and model:
+                reply_models[str(responses.rank[turn])] = model
         else:
             blocks = _blocks(message.get("content"))
             if record.get("isCompactSummary") and blocks:
@@ -183,6 +136,68 @@ def from_claude_code(
     meta["models"] = models
     meta["reply_models"] = reply_models
     return builder, meta
+
+
+class _Responses:
+    """Where each response's lines go, and the usage it ends on.
+
+    Claude Code writes one line per content block of a response, each with the response's
+    usage so far: the input and cache figures are the same on every line, the output grows to
+    its final count on the last. So a response's usage is its line with the most output (the
+    later one on a tie), whichever line that is — an empty one too."""
+
+    def __init__(self, builder: ConversationBuilder) -> None:
+        self.builder = builder
+        self.turn: dict[str, int] = {}
+        """The turn each response's blocks went to."""
+        self.usage: dict[str, ProviderUsage] = {}
+        self.rank: dict[int, int] = {}
+        """Each assistant turn's rank among the replies (turns are only ever appended)."""
+
+    def line(
+        self, key: str, blocks: list[dict[str, Any]], usage: ProviderUsage | None
+    ) -> int | None:
+        """Place a line of response ``key``: its turn, or None for an empty line of a
+        response with no blocks yet."""
+        builder = self.builder
+        turn = self.turn.get(key)
+        if blocks:
+            if turn is not None and self._continues(turn):
+                # The same response, its first calls' results recorded in between: its blocks
+                # join its own turn, and the results that follow join the results turn.
+                builder.add_to(turn, blocks)
+            elif turn is not None and turn == len(builder.turns) - 1:
+                builder.add("assistant", blocks)
+            else:
+                # A new response — or a reused id that cannot continue its first reply (a user
+                # message came between): a reply of its own, in its place, with its own usage.
+                if turn is not None:
+                    self.usage.pop(key, None)
+                builder.add("assistant", blocks)
+                if not builder.turns or builder.turns[-1]["role"] != "assistant":
+                    return None
+                turn = self.turn[key] = len(builder.turns) - 1
+        if turn is not None and turn not in self.rank:
+            self.rank[turn] = len(self.rank)
+        if usage is not None:
+            best = self.usage.get(key)
+            if best is None or usage.output_tokens >= best.output_tokens:
+                self.usage[key] = usage
+        if turn is not None and key in self.usage:
+            builder.usage[turn] = self.usage[key]
+        return turn
+
+    def _continues(self, turn: int) -> bool:
+        # A response continues across the turn between only when that turn holds nothing but
+        # the results of its own calls (run while it was still being written).
+        turns = self.builder.turns
+        if turn != len(turns) - 2:
+            return False
+        calls = {b.get("id") for b in turns[turn]["content"] if b.get("type") == "tool_use"}
+        between = turns[-1]["content"]
+        return bool(between) and all(
+            b.get("type") == "tool_result" and b.get("tool_use_id") in calls for b in between
+        )
 
 
 def _system_line(

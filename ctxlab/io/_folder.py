@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._load import read
+from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
 
@@ -43,6 +44,8 @@ SESSION_COLUMNS = (
     "skipped",
     "repairs",
     "problem",
+    "episode",
+    "subagent_of",
 )
 """The columns of `sessions`, in order."""
 
@@ -55,6 +58,7 @@ _COUNTS = (
     "recorded_compactions",
     "skipped",
     "repairs",
+    "episode",
 )
 SUFFIXES = (".jsonl", ".json", ".traj", ".eval", ".aider.chat.history.md")
 """The files `sessions` reads."""
@@ -72,9 +76,12 @@ def sessions(
 
     ``conversation_tokens`` is the final conversation's size, estimated (about 4 characters a
     token); ``billed_input_tokens`` the input the provider billed over all requests, where the
-    file records usage. A file that does not load has its reason in ``problem``: nothing in the
-    folder is left out. Open a row with ``ctxlab.load(row.path)`` or ``Lab.open(row, ...)``;
-    ``sweep`` takes the frame's ``path`` column.
+    file records usage. A subagent is listed apart, with the session it belongs to in
+    ``subagent_of``: its own file's row (Claude Code's ``<session>/subagents/agent-*.jsonl``),
+    or, for one held in the session's file, a row of that file with its ``episode``. A file
+    that does not load has its reason in ``problem``: nothing in the folder is left out. Open a
+    row with ``ctxlab.load(row.path, episode=row.episode)`` or ``Lab.open(row, ...)``; ``sweep``
+    takes the frame's ``path`` column.
 
     Args:
         folder: The folder to read.
@@ -93,19 +100,22 @@ def sessions(
     files = sorted(
         p
         for p in root.rglob("*")
-        if p.is_file() and p.name.lower().endswith(wanted) and not _hidden(p, root)
+        if p.is_file()
+        and p.name.lower().endswith(wanted)
+        and not _hidden(p, root)
+        and not _agent_meta(p)
     )
     count = workers if workers is not None else os.cpu_count() or 1
     bar = tqdm(total=len(files), disable=not progress, unit="file")
     rows: list[dict[str, Any]] = []
     if count > 1 and len(files) >= _PARALLEL_FROM:
         with ProcessPoolExecutor(max_workers=count) as pool:
-            for row in pool.map(session_row, files, chunksize=8):
-                rows.append(row)
+            for found in pool.map(session_rows, files, chunksize=8):
+                rows.extend(found)
                 bar.update()
     else:
         for path in files:
-            rows.append(session_row(path))
+            rows.extend(session_rows(path))
             bar.update()
     bar.close()
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
@@ -113,24 +123,46 @@ def sessions(
     return frame.astype(dict.fromkeys(_COUNTS, "Int64"))
 
 
+def _agent_meta(path: Path) -> bool:
+    # Claude Code's ``subagents/agent-<id>.meta.json`` says which call started the agent beside
+    # it: read with that agent's file, not a session of its own.
+    return path.name.startswith("agent-") and path.name.endswith(".meta.json")
+
+
 def _hidden(path: Path, root: Path) -> bool:
     # Hidden folders below the root (a .git, a cache) hold no sessions.
     return any(part.startswith(".") for part in path.relative_to(root).parts[:-1])
 
 
+def session_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of one file: its session, then each subagent the file holds without a file of
+    its own (``episode`` N; one with its own ``agent-*.jsonl`` is that file's row)."""
+    row, transcript = _row(path)
+    rows = [row]
+    for entry in (transcript.meta.get("subagents") or ()) if transcript is not None else ():
+        if isinstance(entry, dict) and not entry.get("file"):
+            rows.append(_row(path, int(entry["episode"]))[0])
+    return rows
+
+
 def session_row(path: Path) -> dict[str, Any]:
-    """The row of one file (`SESSION_COLUMNS`); a file that does not load has ``problem``."""
+    """The row of one file's session (`SESSION_COLUMNS`); a file that does not load has
+    ``problem``."""
+    return _row(path)[0]
+
+
+def _row(path: Path, episode: int = 0) -> tuple[dict[str, Any], Transcript | None]:
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
     row: dict[str, Any] = dict.fromkeys(SESSION_COLUMNS)
-    row.update(path=str(path), name=path.stem, modified=modified)
+    row.update(path=str(path), name=path.stem, modified=modified, episode=episode)
     try:
-        transcript = read(path)
+        transcript = read(path, episode=episode)
     except CtxlabError as exc:
         row["problem"] = str(exc)
-        return row
+        return row, None
     except (OSError, RecursionError, MemoryError) as exc:
         row["problem"] = f"{type(exc).__name__}: {exc}"
-        return row
+        return row, None
     meta = transcript.meta
     cache = TokenCache(ApproximateCounter())
     row.update(
@@ -148,5 +180,6 @@ def session_row(path: Path) -> dict[str, Any]:
         recorded_compactions=len(meta.get("compactions") or ()),
         skipped=sum((meta.get("skipped") or {}).values()),
         repairs=len(meta.get("repairs") or ()),
+        subagent_of=meta.get("subagent_of"),
     )
-    return row
+    return row, transcript

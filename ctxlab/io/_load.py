@@ -317,7 +317,9 @@ def _load(
         if kind == "ctxlab":
             return read_transcript(path)
         if kind == "claude_code":
-            return claude_code(records or [(1, document)], label, name or stem, episode, sidechains)
+            return claude_code(
+                records or [(1, document)], label, name or stem, episode, sidechains, path
+            )
         data: Any = document if records == [] else [value for _, value in records]
     else:
         data = as_plain_data(source) if isinstance(source, list | tuple) else source

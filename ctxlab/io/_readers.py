@@ -5,12 +5,14 @@ list of messages — each hands its conversation to a `ConversationBuilder` — 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import from_openai, tool_schemas
-from ctxlab.io._claude_code import from_claude_code, subagent_records
+from ctxlab.io._claude_code import from_claude_code
+from ctxlab.io._claude_subagents import split_subagents
 from ctxlab.io._codex import from_codex
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._copilot import from_copilot
@@ -22,22 +24,27 @@ from ctxlab.io._otel import from_otel
 from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
+from ctxlab.util._jsonl import json_lines, read_text
 
 __all__ = ["DOCUMENTS", "built_transcript", "claude_code"]
 
 
 def claude_code(
-    records: list[tuple[int, Any]], where: str, name: str, episode: int, sidechains: bool
+    records: list[tuple[int, Any]],
+    where: str,
+    name: str,
+    episode: int,
+    sidechains: bool,
+    path: Path | None = None,
 ) -> Transcript:
-    # Episode 0 is the main thread; episode N the N-th subagent (in order of first line).
+    """A Claude Code session file: episode 0 is the main thread, episode N its N-th subagent
+    (`split_subagents`: in the order the file first mentions them), read from its own file
+    beside the session's (``path``) when it has one."""
     if sidechains:  # the former splice of every subagent into the main thread
         builder, meta = from_claude_code(records, where, sidechains=True)
         return built_transcript(name, builder, meta, "", ())
-    main, agents = subagent_records(records)
-    listed: list[dict[str, Any]] = [
-        {"episode": n, "task_call_id": key, "lines": len(lines)}
-        for n, (key, lines) in enumerate(agents.items(), 1)
-    ]
+    split = split_subagents(records, path)
+    listed = [agent.listing(n) for n, agent in enumerate(split.agents, 1)]
     if episode:
         if not 0 < episode <= len(listed):
             msg = (
@@ -45,15 +52,35 @@ def claude_code(
                 "the main thread)"
             )
             raise MessageFormatError(msg)
-        key = listed[episode - 1]["task_call_id"]
-        builder, meta = from_claude_code(agents[key], f"{where} subagent {episode}")
-        meta.update(subagent_of=key)
+        agent = split.agents[episode - 1]
+        lines = agent.records
+        label = f"{where} subagent {episode}"
+        if agent.path is not None:
+            label = str(agent.path)
+            lines = [(n, {**r, "isSidechain": False}) for n, r in _agent_file(agent.path)]
+        builder, meta = from_claude_code(lines, label)
+        meta.update(subagent_of=meta.get("session_id"), subagent=listed[episode - 1])
         return built_transcript(f"{name}#{episode}", builder, meta, "", ())
-    builder, meta = from_claude_code(main, where)
+    builder, meta = from_claude_code(split.main, where)
     if listed:
         meta["subagents"] = listed
         builder.skip("subagent line", sum(item["lines"] for item in listed))
+    builder.skip("repeated subagent line", split.repeated)
+    if path is not None and path.stem.startswith("agent-") and _sidechain_only(records):
+        # A subagent's own file opened alone: it says whose it is.
+        meta.update(subagent_of=meta.get("session_id"), agent_id=path.stem[len("agent-") :])
     return built_transcript(name, builder, meta, "", ())
+
+
+def _agent_file(path: Path) -> list[tuple[int, Any]]:
+    return json_lines(path, read_text(path))
+
+
+def _sidechain_only(records: list[tuple[int, Any]]) -> bool:
+    lines = [
+        r for _, r in records if isinstance(r, Mapping) and r.get("type") in ("user", "assistant")
+    ]
+    return bool(lines) and all(r.get("isSidechain") for r in lines)
 
 
 def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

@@ -139,11 +139,13 @@ def item_rows(manifest: ContextManifest, request: ModelRequest | None = None) ->
     rows: list[ItemRow] = []
     for item in manifest.items:
         message = by_hash.get(item.content_hash) if item.kind == "message" else None
-        label = (
-            message_label(message, names)
-            if message is not None
-            else _item_label(item.id, item.kind)
-        )
+        if message is not None:
+            label = message_label(message, names)
+        elif item.kind == "unrecorded":
+            # It has no text: what it stands for and how its size is known.
+            label = f"{item.source_id or 'not recorded'} ({item.revision or 'size stated'})"
+        else:
+            label = _item_label(item.id, item.kind)
         acted = done.get(item.id, [])
         badges = tuple(dict.fromkeys(_BADGES[t.kind] for t in acted if t.kind in _BADGES))
         why = "; ".join(explain_transform(t, manifest) for t in acted)

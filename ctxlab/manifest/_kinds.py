@@ -39,9 +39,11 @@ ItemKind = Literal[
     "memory",
     "knowledge",
     "notice",
+    "unrecorded",
 ]
 """What a manifest item is: System part, tool schema, summary, conversation message, task state,
-runtime or reference material from a source, workspace memory or knowledge, the usage notice."""
+runtime or reference material from a source, workspace memory or knowledge, the usage notice,
+or what a recorded agent sent that its recording does not hold (sized, with no text)."""
 
 # CompactionMethod (how a compaction shortened the conversation) is defined with the state it
 # describes, in ``ctxlab.messages``; re-exported here with the other kinds.

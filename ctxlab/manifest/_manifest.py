@@ -33,9 +33,14 @@ __all__ = [
     "Validation",
 ]
 
-Placement = Literal["system", "tools", "summary", "conversation", "transient", "references"]
-"""Where an item sits in the request."""
+Placement = Literal[
+    "unrecorded", "system", "tools", "summary", "conversation", "transient", "references"
+]
+"""Where an item sits in the request. ``unrecorded``: what a recorded agent sent that its
+recording does not hold (a harness's own System prompt and tool schemas), sized from the bill or
+stated — it leads the request, as the prefix it stands for does."""
 PLACEMENTS: tuple[Placement, ...] = (
+    "unrecorded",
     "system",
     "tools",
     "summary",
@@ -59,10 +64,11 @@ class ManifestItem:
     """One retained piece of the request: a message, a tool schema, a material block, ..."""
 
     id: str
-    """Stable id: ``system/<name>``, ``tool/<name>``, ``message/<hash>``, ``source/<src>/<block>``."""
+    """Stable id: ``system/<name>``, ``tool/<name>``, ``message/<hash>``, ``source/<src>/<block>``,
+    ``unrecorded/<what>``."""
     kind: ItemKind
     """``system``, ``tool_schema``, ``summary``, ``message``, ``task``, ``runtime``,
-    ``reference``, ``memory``, ``knowledge``, ``notice``."""
+    ``reference``, ``memory``, ``knowledge``, ``notice``, ``unrecorded``."""
     placement: Placement
     """Where it is placed in the request."""
     tokens: int

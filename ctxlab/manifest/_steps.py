@@ -66,6 +66,7 @@ class StepRow(UsageColumns):
     request_id: str
     call: str
     purpose: str
+    unrecorded: int
     system: int
     tools: int
     summary: int
@@ -140,6 +141,7 @@ def step_row(
         request_id=manifest.request_id,
         call=call,
         purpose=manifest.purpose,
+        unrecorded=totals["unrecorded"],
         system=totals["system"],
         tools=totals["tools"],
         summary=totals["summary"],

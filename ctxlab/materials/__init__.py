@@ -1,4 +1,5 @@
-"""Material: System parts, runtime and reference blocks, and the sources that supply them."""
+"""Material: System parts, runtime and reference blocks, the sources that supply them, and what
+a recording does not hold of a request (`Unrecorded`)."""
 
 from ctxlab.materials._block import ContextBlock, Material, MaterialCategory, Materials, SystemPart
 from ctxlab.materials._sources import (
@@ -10,6 +11,7 @@ from ctxlab.materials._sources import (
     load_sources,
     validate_source_name,
 )
+from ctxlab.materials._unrecorded import Unrecorded
 from ctxlab.materials._workspace import limit_workspace, load_workspace
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "SourceRegistration",
     "SystemPart",
     "TextSource",
+    "Unrecorded",
     "limit_workspace",
     "load_sources",
     "load_workspace",

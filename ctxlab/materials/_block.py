@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from ctxlab.manifest import Transform
+    from ctxlab.materials._unrecorded import Unrecorded
 
 __all__ = ["ContextBlock", "Material", "MaterialCategory", "Materials", "SystemPart"]
 
@@ -109,3 +110,6 @@ class Materials:
     notes: tuple[Transform, ...] = ()
     """What loading did to the material (workspace material cut to its limit), for the
     manifest."""
+    unrecorded: Unrecorded | None = None
+    """What the request carries that no recording holds (a recorded harness's own prompt and
+    schemas), by its size alone: counted and laid first, never sent (`Unrecorded`)."""

@@ -72,7 +72,8 @@ def lay_out(
     material: Budgeted,
     cache: TokenCache,
 ) -> Layout:
-    """Stage 7: System → (summary) conversation → transient → references; schemas apart.
+    """Stage 7: System → (summary) conversation → transient → references; schemas apart; an
+    unrecorded part (counted, never sent) leads the items.
     ``conversation_tokens`` is the total of ``conversation_items`` (known from the scan: the
     estimate must not cost a pass over the conversation at every step)."""
     # Built as single tuples: this runs at every step over the whole conversation's items.
@@ -97,6 +98,7 @@ def lay_out(
                 tail.append(UserMessage(content=tuple(blocks)))
         material_items = tuple(_material_item(m, material.tokens[m.item_id]) for m in material.kept)
     items = (
+        *fixed.unrecorded_items,
         *fixed.system_items,
         *fixed.tool_items,
         *summary_items,
@@ -186,11 +188,17 @@ def validate(
     if layout.estimated_tokens > limit:
         totals = manifest(layout.items, "budget_exceeded").totals
         parts = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
+        # What a recording does not hold was sent all the same: no window below it fits.
+        unseen = (
+            f"the unrecorded part ({totals['unrecorded']} tokens the recorded agent sent), "
+            if totals["unrecorded"]
+            else ""
+        )
         msg = (
             f"the request needs {layout.estimated_tokens} tokens ({parts}) but the input limit is "
-            f"{limit}. Compaction cannot remove System, tool schemas, required material, the "
-            "summary or the latest turn: shorten them, raise budget.max_input_tokens, or use a "
-            "model with a larger window"
+            f"{limit}. Compaction cannot remove {unseen}System, tool schemas, required material, "
+            "the summary or the latest turn: shorten them, raise budget.max_input_tokens, or use "
+            "a model with a larger window"
         )
         raise ContextBudgetExceeded(
             msg,

@@ -208,8 +208,11 @@ async def prepare(
     manifest = ManifestFactory(
         request_id or uuid.uuid4().hex[:16], purpose, model, cache, lines, previous
     )
-    # 1. Materials: System parts and tool schemas are fixed; loading failures become transforms.
-    fixed = memo.fixed = fixed_part(materials.system, tuple(tools), cache, memo.fixed)
+    # 1. Materials: System parts and tool schemas are fixed (with what a recording does not hold
+    # of them, by its size); loading failures become transforms.
+    fixed = memo.fixed = fixed_part(
+        materials.system, tuple(tools), cache, memo.fixed, materials.unrecorded
+    )
     manifest.transforms.extend(source_failures(materials))
     manifest.transforms.extend(materials.notes)
     # 2. Images, 3. tool results: only what was appended since the memo's scan is processed.

@@ -16,7 +16,7 @@ from ctxlab.manifest import (
     Thresholds,
     Transform,
 )
-from ctxlab.materials import ContextBlock, Material, Materials, SystemPart
+from ctxlab.materials import ContextBlock, Material, Materials, SystemPart, Unrecorded
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.messages._request import ToolSchema
 from ctxlab.pipeline._budget import SelectionPolicy, omit_for_budget
@@ -29,6 +29,7 @@ __all__ = [
     "fixed_part",
     "project",
     "source_failures",
+    "unrecorded_item",
     "usage_notice",
 ]
 
@@ -47,16 +48,34 @@ def text_hash(text: str) -> str:
 
 @dataclass(frozen=True)
 class FixedPart:
-    """Stage 1's output: System and tool schemas, itemized and counted."""
+    """Stage 1's output: System and tool schemas, itemized and counted — and what a recording
+    does not hold of them (`Unrecorded`), by its size."""
 
     system: tuple[SystemPart, ...]
     tools: tuple[ToolSchema, ...]
     system_items: tuple[ManifestItem, ...]
     tool_items: tuple[ManifestItem, ...]
     tokens: int
-    """System and tool-schema tokens together."""
+    """System, tool-schema and unrecorded tokens together."""
     system_text: str
     """The one System message."""
+    unrecorded: Unrecorded | None = None
+    unrecorded_items: tuple[ManifestItem, ...] = ()
+    """The unrecorded part's item (none without one): it leads the request's items."""
+
+
+def unrecorded_item(part: Unrecorded) -> ManifestItem:
+    """The manifest item of an unrecorded part: its size, what it stands for (``source_id``)
+    and how its size is known (``revision``)."""
+    return ManifestItem(
+        part.item_id,
+        "unrecorded",
+        "unrecorded",
+        part.tokens,
+        text_hash(f"unrecorded\x00{part.key}\x00{part.parts}"),
+        source_id=f"not recorded: {part.parts}",
+        revision=part.how,
+    )
 
 
 def fixed_part(
@@ -64,10 +83,17 @@ def fixed_part(
     tools: tuple[ToolSchema, ...],
     cache: TokenCache,
     previous: FixedPart | None = None,
+    unrecorded: Unrecorded | None = None,
 ) -> FixedPart:
-    """Itemize System and tool schemas; ``previous`` is returned as is when neither changed."""
-    # Compared by identity first, then by value: the common step costs two comparisons.
-    if previous is not None and previous.system == system and previous.tools == tools:
+    """Itemize System and tool schemas (and the unrecorded part, when there is one);
+    ``previous`` is returned as is when none changed."""
+    # Compared by identity first, then by value: the common step costs three comparisons.
+    if (
+        previous is not None
+        and previous.system == system
+        and previous.tools == tools
+        and previous.unrecorded == unrecorded
+    ):
         return previous
     system_items = tuple(
         ManifestItem(
@@ -89,13 +115,16 @@ def fixed_part(
         )
         for t in tools
     )
+    unrecorded_items = (unrecorded_item(unrecorded),) if unrecorded is not None else ()
     return FixedPart(
         system=system,
         tools=tools,
         system_items=system_items,
         tool_items=tool_items,
-        tokens=sum(i.tokens for i in (*system_items, *tool_items)),
+        tokens=sum(i.tokens for i in (*unrecorded_items, *system_items, *tool_items)),
         system_text="\n\n".join(p.text for p in system),
+        unrecorded=unrecorded,
+        unrecorded_items=unrecorded_items,
     )
 
 

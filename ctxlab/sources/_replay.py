@@ -21,10 +21,12 @@ from collections.abc import Callable
 from typing import Literal
 
 from ctxlab.agent._watched import Capabilities
+from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._recorded import (
     AFTER,
     RecordedCompaction,
     RecordedItems,
+    compactions_by_request,
     recorded_compactions,
     recorded_manifest,
     recorded_requests,
@@ -32,9 +34,15 @@ from ctxlab.analysis._recorded import (
     unrecorded_parts,
 )
 from ctxlab.analysis._replay import replay
+from ctxlab.analysis._unrecorded import (
+    UnrecordedPart,
+    UnrecordedTokens,
+    unrecorded_note,
+    unrecorded_part,
+)
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
-from ctxlab.exceptions import UsageError
+from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SystemPart
@@ -66,6 +74,11 @@ class ReplaySession(StepSource):
         view: ``"recorded"`` (the requests the recorded agent sent, the default: a recording
             shows what it holds) or ``"replayed"`` (ctxlab's pipeline under ``config``); see the
             module's docstring.
+        unrecorded_tokens: What each request held that the file does not (a harness's own
+            System prompt and tool schemas): tokens a request, a harness profile
+            (``"claude_code"``) or an `UnrecordedPart`; None sizes it from the recording's
+            bill where it has one (`ctxlab.unrecorded_part`). It is carried in both views as
+            its own ``unrecorded`` placement.
     """
 
     capabilities = Capabilities(
@@ -82,6 +95,7 @@ class ReplaySession(StepSource):
         config: ContextConfig | None = None,
         counter: TokenCounter | None = None,
         view: View = "recorded",
+        unrecorded_tokens: UnrecordedTokens = None,
     ) -> None:
         if view not in VIEWS:
             msg = f"view must be one of {list(VIEWS)}, got {view!r}"
@@ -94,8 +108,23 @@ class ReplaySession(StepSource):
         """The recorded session's own compactions."""
         self.unrecorded: list[str] = unrecorded_parts(transcript)
         """What the file does not record of the requests (System prompt, tool schemas, ...)."""
+        self.calibration: Calibration | None = (
+            calibrate(transcript, self.token_cache) if transcript.usage else None
+        )
+        """The recording's estimates reconciled with its bill (None without usage)."""
+        self.unrecorded_part: UnrecordedPart | None = unrecorded_part(
+            transcript, unrecorded_tokens, calibration=self.calibration
+        )
+        """The size of what the file does not record, per request, and how it is known (None
+        when nothing sizes it, or nothing is missing)."""
+        self.unrecorded_note: str | None = unrecorded_note(transcript, self.unrecorded_part)
+        """That note in one line: the size and how it is known, or that the figures exclude
+        it."""
         self.on_progress: Callable[[int, int], None] | None = None
         """Called with (requests done, requests in all) as a run goes."""
+        self.stopped: str | None = None
+        """Why the last replay under a config stopped before the end (a request that could not
+        be prepared — its manifest, failed, is the last), or None."""
 
     @property
     def request_count(self) -> int:
@@ -128,9 +157,8 @@ class ReplaySession(StepSource):
         transcript = self.transcript
         system = (SystemPart("system_prompt", transcript.system),) if transcript.system else ()
         fixed = fixed_part(system, transcript.tools, self.token_cache)
-        notes = (
-            (f"not recorded in the file: {', '.join(self.unrecorded)}",) if self.unrecorded else ()
-        )
+        notes = (self.unrecorded_note,) if self.unrecorded_note else ()
+        part = self.unrecorded_part
         requests = recorded_requests(transcript)
         previous: ContextManifest | None = None
         itemized = RecordedItems((*fixed.system_items, *fixed.tool_items), self.token_cache)
@@ -142,6 +170,7 @@ class ReplaySession(StepSource):
                 previous=previous,
                 notes=notes,
                 itemized=itemized,
+                unrecorded=part.at(request.reply, request.segment) if part is not None else None,
             )
             previous = manifest
             self.manifests.append(manifest)
@@ -152,45 +181,56 @@ class ReplaySession(StepSource):
 
     async def _run_replayed(self) -> None:
         transcript = self.transcript
-        # The compactions between two replies mark ctxlab's request for the later one.
-        before: dict[int, list[RecordedCompaction]] = {}
-        for compaction in self.compactions:
-            before.setdefault(compaction.replies_before, []).append(compaction)
         total = self.request_count
         replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
         rank_of = {index: rank for rank, index in enumerate(replies)}
+        # The compactions between two replies mark ctxlab's request for the later one (those
+        # before the first request, on the first).
+        before = compactions_by_request(self.compactions, len(replies) - total)
         models = transcript.meta.get("reply_models")
         models = models if isinstance(models, dict) else {}
-        async for step in replay(
-            transcript.messages,
-            context_window=self.model.context_window,
-            counter=self.token_cache,
-            config=self._config,
-            system=transcript.system,
-            tools=transcript.tools,
-        ):
-            manifest = step.manifest
-            model = models.get(str(rank_of[step.index]))
-            if model:
-                # The request stands for the recorded one, for the model that answered it.
-                manifest = dataclasses.replace(manifest, model=model)
-            rank = rank_of[step.index]
-            usage = transcript.usage.get(step.index)
-            marks = recorded_transforms(
-                tuple(before.get(rank, ())), "", usage.total_input_tokens if usage else None
-            )
-            if rank == len(replies) - 1:  # the last: what the session recorded after it
-                later = tuple(c for r, cs in before.items() if r > rank for c in cs)
-                marks += recorded_transforms(later, AFTER, None)
-            if marks:
-                # Where the recorded agent compacted: marked on ctxlab's request at that point.
-                manifest = dataclasses.replace(manifest, transforms=(*manifest.transforms, *marks))
-            self.manifests.append(manifest)
-            self._subscribers.emit(ContextBuildEvent(manifest, "replay", step.request))
-            if step.compaction is not None:
-                self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
-            self._respond(step.index, manifest)
-            self._progress(step.number + 1, total)
+        self.stopped = None
+        try:
+            async for step in replay(
+                transcript.messages,
+                context_window=self.model.context_window,
+                counter=self.token_cache,
+                config=self._config,
+                system=transcript.system,
+                tools=transcript.tools,
+                unrecorded=self.unrecorded_part,
+            ):
+                manifest = step.manifest
+                model = models.get(str(rank_of[step.index]))
+                if model:
+                    # The request stands for the recorded one, for the model that answered it.
+                    manifest = dataclasses.replace(manifest, model=model)
+                rank = rank_of[step.index]
+                usage = transcript.usage.get(step.index)
+                marks = recorded_transforms(
+                    tuple(before.get(rank, ())), "", usage.total_input_tokens if usage else None
+                )
+                if rank == len(replies) - 1:  # the last: what the session recorded after it
+                    later = tuple(c for r, cs in before.items() if r > rank for c in cs)
+                    marks += recorded_transforms(later, AFTER, None)
+                if marks:
+                    # Where the recorded agent compacted: marked on ctxlab's request at that point.
+                    manifest = dataclasses.replace(
+                        manifest, transforms=(*manifest.transforms, *marks)
+                    )
+                self.manifests.append(manifest)
+                self._subscribers.emit(ContextBuildEvent(manifest, "replay", step.request))
+                if step.compaction is not None:
+                    self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
+                self._respond(step.index, manifest)
+                self._progress(step.number + 1, total)
+        except PreparationError as exc:
+            # The request that could not be prepared is shown — its manifest says why — and the
+            # replay stops there, as the agent's would have.
+            self.stopped = str(exc)
+            if exc.manifest is not None:
+                self.manifests.append(exc.manifest)
+                self._subscribers.emit(ContextBuildEvent(exc.manifest, "replay"))
 
     def _respond(self, index: int, manifest: ContextManifest) -> None:
         usage = self.transcript.usage.get(index)

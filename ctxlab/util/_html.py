@@ -10,13 +10,22 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["MAX_ROWS", "PLACEMENT_COLORS", "STYLE", "bar_html", "escape", "table_html"]
+__all__ = [
+    "MAX_ROWS",
+    "PLACEMENT_COLORS",
+    "PLACEMENT_LABELS",
+    "STYLE",
+    "bar_html",
+    "escape",
+    "table_html",
+]
 
 STYLE = "border-collapse:collapse;font-size:12px"
 """The style of every static table."""
 MAX_ROWS = 40
 """Rows a static table shows before it says how many more."""
 PLACEMENT_COLORS = {
+    "unrecorded": "#9d9da1",
     "system": "#4c78a8",
     "tools": "#72b7b2",
     "summary": "#b279a2",
@@ -26,6 +35,8 @@ PLACEMENT_COLORS = {
 }
 """One colour per placement, for every view: the Lab's plot, the static snapshot (and the
 context map's front end, `widgets/context_map.js`, which receives them as its `colors` trait)."""
+PLACEMENT_LABELS = {"unrecorded": "not recorded"}
+"""How a view names a placement whose name is not its label (the legend's words)."""
 
 
 def escape(value: Any) -> str:

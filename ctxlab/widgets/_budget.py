@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
-from ctxlab.util._html import PLACEMENT_COLORS
+from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
 from ctxlab.widgets._columns import RowColumns
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
@@ -61,15 +61,16 @@ class BudgetPanel:
         figure = go.Figure()
         self._on_select = on_select
         for placement in PLACEMENTS:
+            label = PLACEMENT_LABELS.get(placement, placement)
             figure.add_scatter(
                 x=[],
                 y=[],
-                name=placement,
-                meta=placement,  # the label of its hover line, in either units
+                name=label,
+                meta=label,  # the label of its hover line, in either units
                 stackgroup="tokens",
                 mode="lines",
                 line={"width": 0.5, "color": PLACEMENT_COLORS[placement]},
-                hovertemplate=_template(placement, "tokens"),
+                hovertemplate=_template(label, "tokens"),
             )
         for _, label, color in LINES:
             figure.add_scatter(
@@ -214,7 +215,7 @@ class BudgetPanel:
 
     def trace(self, name: str) -> dict[str, Any]:
         """The trace called ``name`` (a placement, a line label or a marker name), as shown."""
-        return self.plot.trace(name)
+        return self.plot.trace(PLACEMENT_LABELS.get(name, name))
 
     def _clicked(self, x: float, trace: str) -> None:
         self._on_select(round(x))

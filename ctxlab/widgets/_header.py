@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ctxlab.sources import ReplaySession
 
 __all__ = [
+    "calibration_notes",
     "frequent_warning",
     "header_html",
     "loaded_notes",
@@ -46,18 +47,11 @@ def header_html(
     if requests is not None:
         parts.append(f"{requests:,} request{'s' if requests != 1 else ''}")
     notes: list[str] = []
-    fit = calibration.fit() if calibration is not None else None
     if recording is not None:
         parts.append(f"view: <b>{html.escape(view_label(recording))}</b>")
-        if recording.unrecorded:
-            missing = ", ".join(recording.unrecorded)
-            estimate = (
-                f" — about {fit.fixed[min(fit.fixed)]:,.0f} billed tokens a request, "
-                "estimated from the first requests' bill"
-                if fit is not None
-                else " — no usage recorded to estimate them from"
-            )
-            notes.append(f"not recorded in the file: {html.escape(missing)}{estimate}")
+        if recording.unrecorded_note:
+            # Carried as its own placement ("not recorded") in both views, or excluded: said.
+            notes.append(html.escape(recording.unrecorded_note))
         if recording.compactions:
             count = len(recording.compactions)
             notes.append(
@@ -65,13 +59,14 @@ def header_html(
                 "(the session's own, marked ◆)"
             )
         notes.extend(loaded_notes(recording.transcript.meta))
-    error = calibration.median_error if calibration is not None else None
-    if calibration is not None and fit is not None and error is not None:
-        notes.append(
-            f"calibration: {fit.ratio:.3f} billed tokens per estimated token, "
-            f"median error {error:.1%} after calibration "
-            f"({calibration.raw_median_error or 0:.0%} before)"
-        )
+        subagents = recording.transcript.meta.get("subagents")
+        if isinstance(subagents, list) and subagents:
+            # Each is a conversation of its own, with its own bill: never spliced in here.
+            notes.append(
+                f"{len(subagents)} subagent{'s' if len(subagents) != 1 else ''} apart, each "
+                f"with its own requests and bill: ctxlab.load(path, episode=1…{len(subagents)})"
+            )
+    notes.extend(calibration_notes(calibration))
     notes.extend(made_up_notes(agent, recording, calibration))
     text = " · ".join(parts)
     if notes:
@@ -112,6 +107,29 @@ def view_label(recording: ReplaySession) -> str:
     if recording.view == "recorded":
         return VIEWS["recorded"]
     return f"replayed under {describe_config(recording.context_config)}"
+
+
+def calibration_notes(calibration: Calibration | None) -> list[str]:
+    """How far the estimates are from the bill, out of sample first (each request forecast by
+    a fit that never saw it), the in-sample figure labelled as such."""
+    fit = calibration.fit() if calibration is not None else None
+    if calibration is None or fit is None:
+        return []
+    inside = calibration.median_error
+    outside = calibration.out_of_sample_error
+    raw = calibration.raw_median_error or 0
+    stacked = calibration.unrecorded_median_error or 0
+    ahead = (
+        f"median error {outside:.1%} out of sample (each request forecast from "
+        f"{html.escape(calibration.forecast_from)})"
+        if outside is not None
+        else "no request to forecast out of sample"
+    )
+    return [
+        f"calibration: {fit.ratio:.3f} billed tokens per estimated token; calibrated estimate "
+        f"{ahead}, {inside or 0:.1%} in sample (fitted on every request); before "
+        f"calibration {stacked:.0%} with the unrecorded part, {raw:.0%} without"
+    ]
 
 
 def loaded_notes(meta: Mapping[str, Any]) -> list[str]:

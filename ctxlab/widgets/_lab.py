@@ -134,19 +134,20 @@ class Lab:
         config: ContextConfig | None = None,
         counter: TokenCounter | None = None,
         view: View = "recorded",
+        unrecorded_tokens: int | str | None = None,
     ) -> Lab:
-        """A Lab over a recorded session (`ctxlab.load`), with the provider's usage where the
-        recording has it, in one of two views (the Lab's *view* buttons switch):
-        ``"recorded"`` (the default) — the requests the recorded agent itself sent, restarted
-        from the summary after each of its own compactions (what the provider billed);
-        ``"replayed"`` — ctxlab's pipeline over the conversation under ``config`` (what Apply
-        shows). ``transcript`` may also be a path, or a row of `ctxlab.sessions`."""
+        """A Lab over a recorded session (`ctxlab.load`; a path, a `ctxlab.sessions` row) in one
+        of two views: ``"recorded"`` — the requests its agent sent (what was billed); or
+        ``"replayed"`` — ctxlab's pipeline under ``config``. What the file does not hold of each
+        request is a ``not recorded`` placement, sized from the bill or by ``unrecorded_tokens``
+        (`ctxlab.sources.ReplaySession`)."""
         session = ReplaySession(
             transcript_of(transcript),
             context_window=context_window,
             config=config,
             counter=counter,
             view=view,
+            unrecorded_tokens=unrecorded_tokens,
         )
         lab = cls(session)
         await lab.replay()

@@ -13,7 +13,7 @@ import anywidget
 import traitlets
 
 from ctxlab.manifest import ContextManifest, transform_info
-from ctxlab.util._html import PLACEMENT_COLORS
+from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
 
 __all__ = ["ContextMap", "map_items"]
 
@@ -88,6 +88,9 @@ class ContextMap(anywidget.AnyWidget):
     selected = traitlets.Unicode("").tag(sync=True)
     colors = traitlets.Dict(dict(PLACEMENT_COLORS)).tag(sync=True)
     """Placement → colour, from the one table every view uses."""
+    labels = traitlets.Dict(dict(PLACEMENT_LABELS)).tag(sync=True)
+    """Placement → its words in the legend and on hover, where they differ from its name
+    (``unrecorded``: "not recorded")."""
     marks = traitlets.Dict().tag(sync=True)
     scale = traitlets.Int(1).tag(sync=True)
 

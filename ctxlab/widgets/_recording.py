@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.analysis._calibration import Calibration
 from ctxlab.exceptions import UsageError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
@@ -46,9 +46,7 @@ class RecordingView:
             style={"button_width": "auto"},
         )
         self.picker.observe(lambda c: self.show(c["new"]), names="value")
-        self.calibration: Calibration | None = None
-        if recording.transcript.usage:
-            self.calibration = calibrate(recording.transcript, recording.token_cache)
+        self.calibration: Calibration | None = recording.calibration
 
     def new_log(self) -> StepLog:
         """An empty step log, calibrated (the recorded view by segment: each compaction of the
@@ -92,9 +90,14 @@ class RecordingView:
         change = f" (was {before})" if before is not None and before != after else ""
         # The progress line stays, finished: a replay of a few requests is over before a
         # reader sees its progress.
+        stopped = (
+            f" · stopped at request {len(lab.log) - 1}: {recording.stopped}"
+            if recording.view == "replayed" and recording.stopped
+            else ""
+        )
         status.value = html.escape(
             f"{verb} {total:,} requests… done · read-only recording · {len(lab.log):,} "
-            f"requests {what}: {after}{change}"
+            f"requests {what}: {after}{change}{stopped}"
         )
 
     def show(self, view: View) -> asyncio.Task[Any] | None:
@@ -125,6 +128,14 @@ class RecordingView:
         self.lab.task = asyncio.ensure_future(self.lab.replay())
 
 
+def _episode(value: Any) -> int:
+    # A row's episode: a whole number (numpy's too), else the main thread (a gap in the frame).
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
 def transcript_of(value: Any) -> Transcript:
     """A `Transcript` as it is, else loaded: from a path, or from a row of `ctxlab.sessions`
     (its ``path``)."""
@@ -134,7 +145,8 @@ def transcript_of(value: Any) -> Transcript:
         return load(value)
     keys = getattr(value, "keys", None)
     if callable(keys) and "path" in keys():
-        return load(value["path"])
+        # A subagent held in its session's file is a row of that file with its episode.
+        return load(value["path"], episode=_episode(value["episode"] if "episode" in keys() else 0))
     msg = (
         "Lab.open needs a Transcript, a path or a row of ctxlab.sessions(), "
         f"got {type(value).__name__}"

@@ -72,7 +72,9 @@ class StepLog:
     """Estimates reconciled with the bill (see `calibrate`); fills the ``calibrated`` column."""
     segmented: bool = False
     """Whether the recorded compactions restart the requests (a recording *as recorded*): the
-    calibration's fixed part is then the one measured after the latest."""
+    calibration's fixed part is then the one measured after the latest, and each row's
+    ``calibrated`` is the request's forecast out of sample (from the requests before it)."""
+    _forecasts: dict[int, int | None] = field(default_factory=dict)
     _recorded: list[int] = field(default_factory=list)
     usage_changes: list[int] = field(default_factory=list)
     """The rows whose usage columns a response filled, in order (what a view redraws)."""
@@ -142,6 +144,11 @@ class StepLog:
         """Fill the ``calibrated`` column of every row (and of rows to come) from
         ``calibration``."""
         self.calibration, self.segmented = calibration, segmented
+        self._forecasts = (
+            {int(r["step"]): r["forecast"] for r in calibration.rows}  # type: ignore[call-overload, misc]
+            if calibration is not None and segmented
+            else {}
+        )
         self.calibration_revision += 1
         for step in range(len(self.rows)):
             self._calibrate_row(step)
@@ -152,7 +159,7 @@ class StepLog:
         points = [
             CalibrationPoint(
                 row["step"],
-                row["total"],
+                row["total"] - row["unrecorded"],
                 row["usage_total_input"],
                 self._segment(step),
                 self.manifests[step].model,
@@ -170,8 +177,14 @@ class StepLog:
         if self.calibration is None or row["total"] < 0:
             row["calibrated"] = None
             return
+        if self.segmented:
+            # The recorded requests themselves: each forecast by a fit that never saw it.
+            row["calibrated"] = self._forecasts.get(step)
+            return
         model = self.manifests[step].model or None
-        row["calibrated"] = self.calibration.calibrated(row["total"], self._segment(step), model)
+        # The calibration adds its own unrecorded part to ctxlab's count of the rest.
+        counted = row["total"] - row["unrecorded"]
+        row["calibrated"] = self.calibration.calibrated(counted, self._segment(step), model)
 
     @property
     def recorded_compactions(self) -> int:

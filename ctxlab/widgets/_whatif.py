@@ -19,6 +19,7 @@ import ipywidgets as w
 import pandas as pd
 import plotly.graph_objects as go
 
+from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.config._config import ContextConfig
 from ctxlab.io._transcript import Transcript
@@ -113,9 +114,13 @@ class WhatIfLab:
             slider.observe(self._slider_moved, names="value")
         for control in (self.step, self.step_config, self.diff_a, self.diff_b):
             control.observe(lambda _: self._render_step(), names="value")
+        # What the recording does not hold of each request: its size and how it is known, or
+        # that every figure excludes it.
+        unseen = unrecorded_note(what.transcript, what.unrecorded)
         self.header = w.HTML(
             f"<b>ctxlab what-if</b> · {html.escape(what.transcript.name)} · window "
             f"{what.context_window} tokens · {len(names)} configs"
+            + (f"<br><span style='color:#555'>{html.escape(unseen)}</span>" if unseen else "")
         )
         self.widget = w.VBox(
             [
@@ -142,13 +147,21 @@ class WhatIfLab:
         *,
         context_window: int,
         counter: TokenCounter | None = None,
+        unrecorded_tokens: UnrecordedTokens = None,
     ) -> WhatIfLab:
         """Replay ``transcript`` under ``configs`` (three presets when omitted: ctxlab's
-        defaults, AgentScope's, observation masking) and show them."""
+        defaults, AgentScope's, observation masking) and show them (``unrecorded_tokens``: see
+        `ctxlab.WhatIf`)."""
         chosen = (
             dict(configs) if configs else {n: ContextConfig.preset(n) for n in _DEFAULT_PRESETS}
         )
-        what = WhatIf(transcript, chosen, context_window=context_window, counter=counter)
+        what = WhatIf(
+            transcript,
+            chosen,
+            context_window=context_window,
+            counter=counter,
+            unrecorded_tokens=unrecorded_tokens,
+        )
         await what.run()
         return cls(what)
 

@@ -193,8 +193,11 @@ async def test_whatif_figures_on_a_billed_session_come_in_calibrated_tokens_too(
     fit = what.calibration.fit() if what.calibration else None
     assert fit is not None
     run = what.runs["default"]
+    # Each request carries the unrecorded part, sized from the bill: the fit's fixed part.
+    assert {m.totals["unrecorded"] for m in run.manifests} == {round(fit.fixed[0])}
     expected = sum(
-        round(fit.fixed[0] + fit.ratio * m.estimated_input_tokens) for m in run.manifests
+        round(fit.fixed[0] + fit.ratio * (m.estimated_input_tokens - m.totals["unrecorded"]))
+        for m in run.manifests
     )
     assert table.loc["default", "tokens_sent_calibrated"] == expected
     assert "provider's tokens" in table.attrs["calibration"]

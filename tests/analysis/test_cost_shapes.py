@@ -17,18 +17,18 @@ from tests.strategies import SETTINGS
 def _reference(
     items: list[ManifestItem],
 ) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
-    # The definition, written plainly: tools, then System, then the rest in manifest order; a
-    # breakpoint after the fixed parts and after the last part that is not per-request.
-    fixed = [i for i in items if i.placement == "tools"] + [
-        i for i in items if i.placement == "system"
-    ]
-    ordered = fixed + [i for i in items if i.placement not in ("tools", "system")]
+    # The definition, written plainly: the unrecorded prefix, tools, then System, then the rest
+    # in manifest order; a breakpoint after the fixed parts and after the last part that is not
+    # per-request.
+    fixed = [i for p in FIXED for i in items if i.placement == p]
+    ordered = fixed + [i for i in items if i.placement not in FIXED]
     stable = [n for n, i in enumerate(ordered) if i.placement not in ("transient", "references")]
     points = {len(fixed) - 1, stable[-1] if stable else -1} - {-1}
     keys = tuple(f"{i.id}#{i.content_hash}" for i in ordered)
     return keys, tuple(i.tokens for i in ordered), tuple(sorted(points))
 
 
+FIXED = ("unrecorded", "tools", "system")
 ITEMS = st.lists(st.tuples(st.sampled_from(PLACEMENTS), st.integers(0, 500)), max_size=12)
 
 
@@ -41,14 +41,14 @@ def test_a_shape_is_its_definition_in_any_item_order(
         ManifestItem(f"{placement}/{n}", "runtime", placement, tokens, f"h{n}")  # type: ignore[arg-type]
         for n, (placement, tokens) in enumerate(drawn)
     ]
-    if laid:  # as the layout writes them: System and tools first
-        items.sort(key=lambda i: i.placement not in ("system", "tools"))
+    if laid:  # as the layout writes them: the unrecorded part, System and tools first
+        items.sort(key=lambda i: i.placement not in FIXED)
     manifest = _manifest(items)
     keys, tokens, points = _reference(items)
     for shape in (shape_of(manifest, 7), shape_of(manifest, 7, {}), shape_of(manifest, 7, {})):
         assert isinstance(shape, RequestShape)
         assert (tuple(shape.keys), tuple(shape.tokens), shape.breakpoints) == (keys, tokens, points)
-        assert shape.fixed == sum(i.placement in ("tools", "system") for i in items)
+        assert shape.fixed == sum(i.placement in FIXED for i in items)
         assert shape.output_tokens == 7
 
 

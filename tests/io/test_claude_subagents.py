@@ -91,6 +91,7 @@ def _session(tmp_path: Path) -> Path:
                 }
             ],
             uuid="u2",
+            toolUseResult={"status": "completed", "agentId": "ag1"},
         ),
         _line(
             "assistant", [{"type": "text", "text": "Found it; refactoring."}], mid="m4", uuid="a2"
@@ -107,7 +108,10 @@ def test_the_main_thread_keeps_the_tasks_real_result_and_lists_its_subagent(tmp_
     (result,) = transcript.messages[2].tool_results  # type: ignore[union-attr]
     assert (result.tool_use_id, result.text) == ("toolu_task", "It is in src/config.py.")
     assert not result.is_error  # the real result, not "No result was recorded"
-    assert transcript.meta["subagents"] == [{"episode": 1, "task_call_id": "ag1", "lines": 4}]
+    # The parent's Task call points at its subagent (the result names the agent).
+    assert transcript.meta["subagents"] == [
+        {"episode": 1, "task_call_id": "toolu_task", "agent_id": "ag1", "kind": "task", "lines": 4}
+    ]
     assert transcript.meta["skipped"] == {"queue-operation": 1, "attachment": 1, "subagent line": 4}
     assert "repairs" not in transcript.meta
 
@@ -118,7 +122,9 @@ def test_a_subagent_opens_as_its_own_conversation(tmp_path: Path) -> None:
     assert agent.messages[0].content[0].text == "Find the config loader"  # type: ignore[union-attr]
     assert agent.messages[1].tool_uses[0].name == "Grep"  # type: ignore[union-attr]
     assert find_tool_pair_problems(agent.messages) == []
-    assert agent.meta["subagent_of"] == "ag1" and agent.name == "session#1"
+    assert agent.meta["subagent_of"] == "s1" and agent.name == "session#1"
+    assert agent.meta["subagent"]["task_call_id"] == "toolu_task"
+    assert sorted(agent.usage) == [1, 3]  # its own requests, its own bill
     with pytest.raises(MessageFormatError, match=r"no subagent 2 .*has 1; episode 0 is the main"):
         load(_session(tmp_path), episode=2)
 
@@ -176,3 +182,138 @@ def test_a_reply_reusing_a_message_id_under_another_request_keeps_its_place_and_
     ]
     assert sorted(transcript.usage) == [1, 3, 5]  # the second reply keeps its own usage
     assert transcript.meta["plain_message_lines"] == 1
+
+
+def _parallel(tmp_path: Path) -> Path:
+    # Two subagents run at once, their sidechain lines interleaved, with no agentId (older
+    # Claude Code): each hangs from its own prompt by parentUuid.
+    def side(kind: str, content: Any, uuid: str, parent: str | None, **extra: Any) -> Any:
+        return _line(kind, content, uuid=uuid, parentUuid=parent, isSidechain=True, **extra)
+
+    def call(cid: str, pattern: str) -> dict[str, Any]:
+        return {"type": "tool_use", "id": cid, "name": "Grep", "input": {"pattern": pattern}}
+
+    def result(cid: str, text: str) -> list[dict[str, Any]]:
+        return [{"type": "tool_result", "tool_use_id": cid, "content": text}]
+
+    lines = [
+        _line("user", "Find the loader and the writer", uuid="u1"),
+        side("user", "Find the loader", "a1", None),
+        side("user", "Find the writer", "b1", None),
+        side("assistant", [call("ga", "load")], "a2", "a1", mid="ma1"),
+        side("assistant", [call("gb", "write")], "b2", "b1", mid="mb1"),
+        side("user", result("gb", "src/w.py:3"), "b3", "b2"),
+        side("user", result("ga", "src/l.py:9"), "a3", "a2"),
+        side(
+            "assistant",
+            [{"type": "text", "text": "The writer is in src/w.py."}],
+            "b4",
+            "b3",
+            mid="mb2",
+        ),
+        side(
+            "assistant",
+            [{"type": "text", "text": "The loader is in src/l.py."}],
+            "a4",
+            "a3",
+            mid="ma2",
+        ),
+        _line("assistant", [{"type": "text", "text": "Both found."}], mid="m9", uuid="u9"),
+    ]
+    path = tmp_path / "parallel.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def test_parallel_subagents_without_agent_ids_are_not_spliced_into_one(tmp_path: Path) -> None:
+    path = _parallel(tmp_path)
+    main = load(path)
+    assert [e["lines"] for e in main.meta["subagents"]] == [4, 4]
+    texts = []
+    for episode in (1, 2):
+        agent = load(path, episode=episode)
+        assert [m.role for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+        assert find_tool_pair_problems(agent.messages) == []
+        texts.append([getattr(b, "text", "") for m in agent.messages for b in m.content])
+    assert texts[0][0] == "Find the loader" and texts[0][-1] == "The loader is in src/l.py."
+    assert texts[1][0] == "Find the writer" and texts[1][-1] == "The writer is in src/w.py."
+
+
+def _newer_layout(tmp_path: Path) -> Path:
+    # Claude Code 2.1 and later: the session file holds no subagent line; each subagent is
+    # <session>/subagents/agent-<id>.jsonl (every line isSidechain, with its agentId), with
+    # agent-<id>.meta.json naming the call that started it.
+    task = {"type": "tool_use", "id": "toolu_t", "name": "Task", "input": {"prompt": "look"}}
+    session = tmp_path / "s1.jsonl"
+    session.write_text(
+        "\n".join(
+            json.dumps(line)
+            for line in (
+                _line("user", "Look around", uuid="u1"),
+                _line("assistant", [task], mid="m1", uuid="a1"),
+                _line(
+                    "user",
+                    [{"type": "tool_result", "tool_use_id": "toolu_t", "content": "Looked."}],
+                    uuid="u2",
+                ),
+                _line("assistant", [{"type": "text", "text": "Done."}], mid="m2", uuid="a2"),
+            )
+        )
+        + "\n"
+    )
+    folder = tmp_path / "s1" / "subagents"
+    folder.mkdir(parents=True)
+    agent = [
+        _line("user", "look", uuid="x1", isSidechain=True, agentId="abc"),
+        _line(
+            "assistant",
+            [{"type": "text", "text": "Looked."}],
+            mid="mx",
+            uuid="x2",
+            isSidechain=True,
+            agentId="abc",
+        ),
+    ]
+    agent[1]["message"]["usage"] = {"input_tokens": 900, "output_tokens": 40}
+    (folder / "agent-abc.jsonl").write_text("\n".join(json.dumps(line) for line in agent) + "\n")
+    (folder / "agent-abc.meta.json").write_text(
+        json.dumps({"agentType": "Explore", "description": "look", "toolUseId": "toolu_t"})
+    )
+    return session
+
+
+def test_a_subagents_own_file_beside_the_session_is_its_episode(tmp_path: Path) -> None:
+    session = _newer_layout(tmp_path)
+    main = load(session)
+    (entry,) = main.meta["subagents"]
+    assert entry["task_call_id"] == "toolu_t" and entry["agent_id"] == "abc"
+    assert entry["agent_type"] == "Explore" and entry["file"].endswith("agent-abc.jsonl")
+    agent = load(session, episode=1)
+    assert [m.role for m in agent.messages] == ["user", "assistant"]
+    (usage,) = agent.usage.values()
+    assert (usage.input_tokens, usage.output_tokens) == (900, 40)
+    assert sorted(u.input_tokens for u in main.usage.values()) == [10, 10]  # the parent's own
+
+
+def test_sessions_lists_each_subagent_apart(tmp_path: Path) -> None:
+    from ctxlab.io import sessions
+
+    _newer_layout(tmp_path)
+    _parallel(tmp_path)
+    rows = sessions(tmp_path, progress=False, workers=1)
+    listed = {
+        (
+            r["name"],
+            r["episode"],
+            r["subagent_of"] if isinstance(r["subagent_of"], str) else None,
+            r["requests"],
+        )
+        for _, r in rows.iterrows()
+    }
+    assert listed == {
+        ("s1", 0, None, 2),
+        ("agent-abc", 0, "s1", 1),  # its own file, saying whose it is
+        ("parallel", 0, None, 1),
+        ("parallel#1", 1, "s1", 2),  # held in the session's file: a row of that file
+        ("parallel#2", 2, "s1", 2),
+    }

@@ -78,6 +78,38 @@ test("a click selects the segment and asks Python to open it, again when selecte
   assert.equal(el.querySelectorAll(".ctxlab-map-info")[0].textContent, segments()[2].title);
 });
 
+test("a placement with words of its own is named by them in the legend and on hover", () => {
+  teardown();
+  model = new FakeModel({
+    colors: { unrecorded: "#9d9da1", system: "#111111" },
+    labels: { unrecorded: "not recorded" },
+    items: [
+      {
+        id: "unrecorded/claude-opus-4-6/0",
+        placement: "unrecorded",
+        tokens: 400,
+        source: "not recorded: System prompt, tool schemas",
+        revision: "inferred from the bill",
+      },
+    ],
+    selected: "",
+    marks: {},
+    scale: 500,
+  });
+  el = document.createElement("div");
+  teardown = widget.render({ model, el });
+  const keys = el.querySelectorAll(".ctxlab-map-key").map((k) => k.textContent);
+  assert.deepEqual(keys.slice(0, 2), ["not recorded", "system"]);
+  const [unseen] = segments();
+  assert.equal(unseen.style.background, "#9d9da1");
+  assert.equal(unseen.style.width, "80%");
+  assert.equal(
+    unseen.title,
+    "unrecorded/claude-opus-4-6/0 · not recorded · 400 tokens · source not recorded: System " +
+      "prompt, tool schemas · revision inferred from the bill",
+  );
+});
+
 test("teardown removes every model handler and DOM listener", () => {
   const strip = el.querySelectorAll(".ctxlab-map-strip")[0];
   assert.ok(strip.listenerCount() > 0 && model.handlerCount() > 0);

@@ -138,3 +138,29 @@ async def test_a_real_session_followed_in_pieces_matches_loading_it_whole(tmp_pa
     assert len(session.manifests) == replies
     assert all(m.validation == "passed" for m in session.manifests)
     assert session.resyncs == 0
+
+
+async def test_a_followed_response_is_billed_its_final_output(tmp_path: Path) -> None:
+    # Claude Code writes a response line by line, its output growing to its last line: a
+    # request is reported once its reply is whole, with the usage the file ends it on.
+    from ctxlab.events import ModelResponseEvent
+    from tests.io.test_claude_code_usage import SESSION as REAL
+    from tests.io.test_claude_code_usage import file_bill
+
+    path = tmp_path / REAL.name
+    path.write_bytes(b"")
+    session = await follow(path, context_window=200_000, counter=ApproximateCounter(), interval=60)
+    outputs: list[int] = []
+    session.subscribe(
+        lambda e: (
+            outputs.append(e.usage.output_tokens)
+            if isinstance(e, ModelResponseEvent) and e.usage is not None
+            else None
+        )
+    )
+    for line in REAL.read_bytes().splitlines(keepends=True):
+        with path.open("ab") as file:
+            file.write(line)
+        await session.poll()
+    await session.stop()
+    assert outputs == [bill[1] for bill in file_bill(REAL)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("ipywidgets")
@@ -29,24 +30,35 @@ async def test_as_recorded_the_requests_restart_from_the_recorded_summary(record
     steps = lab.steps
     assert list(steps["step"]) == [0, 1, 2, 3, 4]
     assert list(steps["recorded_compaction"]) == ["", "", "", "manual", ""]
-    # The request after the compaction holds the summary alone: it is smaller than the one before.
-    assert steps["total"][3] < steps["total"][2] / 2
+    # The request after the compaction holds the summary alone: what the file shows of it is
+    # smaller than the one before (each also carries the unrecorded part, sized from the bill).
+    shown = steps["total"] - steps["unrecorded"]
+    assert shown[3] < shown[2] / 2 and (steps["unrecorded"] > 10_000).all()
+    # The plot stacks it as its own area, named as the legend says it, under the rest.
+    area = lab.budget.trace("unrecorded")
+    assert area["name"] == "not recorded" and area["stackgroup"] == "tokens"
+    assert list(area["y"]) == list(steps["unrecorded"]) and lab.budget.plot.data[0] is area
     assert list(steps["usage_total_input"]) == [14_230, 19_950, 20_056, 14_358, 14_414]
     # Calibrated against the bill, within 10 % here (no corpus needed).
     errors = abs(steps["calibrated"] - steps["usage_total_input"]) / steps["usage_total_input"]
     assert errors.max() < 0.10, errors.tolist()
     assert lab.calibration is not None and lab.calibration.median_error is not None
-    # The Lab's rows carry what the calibration says of each request, segment by segment.
-    assert list(steps["calibrated"]) == list(lab.calibration.frame()["calibrated"])
+    # The Lab's rows carry each request's forecast out of sample, segment by segment (the
+    # first request has nothing before it to be forecast from).
+    forecasts = [row["forecast"] for row in lab.calibration.rows]
+    assert forecasts[0] is None and pd.isna(steps["calibrated"][0])
+    assert list(steps["calibrated"])[1:] == forecasts[1:]
 
 
 async def test_the_header_says_what_the_file_does_not_record(recorded: Lab) -> None:
     header = recorded.header.value
     assert "view: <b>as recorded</b>" in header
-    assert "not recorded in the file: System prompt, tool schemas" in header
+    assert "not recorded (System prompt, tool schemas)" in header
     fit = recorded.calibration.fit() if recorded.calibration else None
     assert fit is not None
-    assert f"about {fit.fixed[0]:,.0f} billed tokens a request" in header
+    sizes = sorted({round(f) for f in fit.fixed.values()})
+    assert f"{sizes[0]:,}–{sizes[-1]:,} tokens a request — inferred from the bill" in header
+    assert "out of sample (each request forecast from the requests before it)" in header
     assert "1 recorded compaction" in header
 
 
@@ -105,10 +117,15 @@ async def test_the_recorded_compaction_is_marked_on_the_plot_and_in_the_manifest
     header = lab.manifest.header.value
     assert "◆ recorded compaction" in header and "20,900 tokens before" in header
     assert "billed <b>14,358</b>" in header
-    assert "not recorded in the file: System prompt, tool schemas" in header
-    # The items say what they are: the summary's opening words, not a hash.
+    assert "not recorded (System prompt, tool schemas)" in header
+    # The items say what they are: what the file does not hold and how its size is known, then
+    # the summary's opening words, not a hash.
     whats = [row[2] for row in lab.manifest.table.rows]
-    assert whats and whats[0].startswith("user: This session is being continued")
+    assert whats[0] == (
+        "not recorded: System prompt, tool schemas (inferred from the bill (claude-sonnet-4-6, "
+        "after recorded compaction 1))"
+    )
+    assert whats[1].startswith("user: This session is being continued")
 
 
 async def test_the_context_tab_shows_the_recorded_blocks(recorded: Lab) -> None:
@@ -288,3 +305,41 @@ async def test_reading_a_recording_draws_its_panels_once_not_per_request(
     # Drawn at the end, on the last request (at every request, a long recording was n²).
     assert drawn == [4]
     assert not lab.reading
+
+
+async def test_a_recording_without_usage_takes_a_stated_unrecorded_part() -> None:
+    bare = load(FIXTURE)
+    bare = bare.__class__(bare.name, {}, "", bare.messages)  # no usage: nothing to size it from
+    excluded = await Lab.open(bare, context_window=200_000)
+    assert "every figure here excludes them" in excluded.header.value
+    assert (excluded.steps["unrecorded"] == 0).all()
+    stated = await Lab.open(bare, context_window=200_000, unrecorded_tokens="claude_code")
+    assert "profile &#x27;claude_code&#x27;" in stated.header.value
+    assert (stated.steps["unrecorded"] == 18_800).all()
+    assert list(stated.steps["total"]) == [t + 18_800 for t in excluded.steps["total"]]
+
+
+async def test_the_header_lists_the_subagents_apart() -> None:
+    real = Path(__file__).parents[1] / "fixtures" / "claude_code"
+    lab = await Lab.open(
+        real / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", context_window=200_000
+    )
+    assert "1 subagent apart, each with its own requests and bill" in lab.header.value
+    assert len(lab.steps) == 20  # the main thread's requests only
+
+
+async def test_at_a_window_the_session_never_fit_nothing_is_shown_as_fitting() -> None:
+    # Every request of this session carried about 26k tokens the file does not hold: a 16k
+    # window fits none of them.
+    real = Path(__file__).parents[1] / "fixtures" / "claude_code"
+    path = real / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+    recorded = await Lab.open(path, context_window=16_000)
+    assert (recorded.steps["validation"] == "budget_exceeded").all()
+    recorded.select(0)
+    assert "does not fit this window" in recorded.manifest.header.value
+    replayed = await Lab.open(path, context_window=16_000, view="replayed")
+    assert list(replayed.steps["validation"]) == ["budget_exceeded"]  # its first, and last
+    assert "stopped at request 0" in replayed.controls.status.value
+    assert "unrecorded part" in replayed.controls.status.value
+    roomy = await Lab.open(path, context_window=200_000)
+    assert (roomy.steps["validation"] == "passed").all()

@@ -157,3 +157,13 @@ async def test_a_replay_that_fails_part_way_is_not_priced_as_the_whole_session()
     assert table["cost"].dropna().index.tolist() == ["ctxlab"]
     lab = WhatIfLab(what)
     assert f"trunc: the replay stopped at request {len(run.steps)} of 25" in lab.table.value
+
+
+async def test_the_header_says_what_the_recording_does_not_hold() -> None:
+    lab = await _lab()
+    # The session records its System prompt but no tool schemas, and has usage: the schemas'
+    # size comes from the bill, and the header says so, escaped.
+    assert lab.what.unrecorded is not None
+    assert "not recorded (tool schemas)" in lab.header.value
+    assert "inferred from the bill" in lab.header.value
+    assert "logs &lt;script&gt;" in lab.header.value

@@ -1,0 +1,117 @@
+"""The what-if's tables beside its comparison: retention by category, every step with its
+cost, and what two configs sent differently at one request."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.analysis._replay import replay_row
+from ctxlab.manifest import item_rows
+from ctxlab.messages._request import ModelRequest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ctxlab.analysis._whatif import ConfigRun
+
+__all__ = ["DIFF_COLUMNS", "diff_frame", "retention_frame", "steps_frame"]
+
+DIFF_COLUMNS = ("side", "kind", "source", "what", "tokens", "placement", "role", "id")
+"""The columns of `WhatIf.diff`, in order."""
+
+
+def retention_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:
+    """Retention by config and category, summed over the compactions (`WhatIf.retention`)."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        sums: dict[str, list[int]] = {}
+        for step in run.steps:
+            kept = step.compaction.retention if step.compaction is not None else None
+            for row in kept.rows() if kept is not None else ():
+                acc = sums.setdefault(row["category"], [0, 0, 0, 0])
+                for n, key in enumerate(("total", "kept", "in_summary", "in_tail")):
+                    acc[n] += row[key]
+        for category, (total, kept_, in_summary, in_tail) in sums.items():
+            rows.append(
+                {
+                    "config": run.name,
+                    "category": category,
+                    "items": total,
+                    "kept": kept_ / total,
+                    "in_summary": in_summary / total,
+                    "control": in_tail / total,
+                }
+            )
+    columns = ["config", "category", "items", "kept", "in_summary", "control"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def steps_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:
+    """One row per (config, reasoning request) with cache and cost (`WhatIf.steps`)."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        reasoning = [c for c in run.costs if c.purpose != "summary"]
+        extra = _summary_costs_by_step(run)
+        cumulative = 0.0
+        for index, (step, cost) in enumerate(zip(run.steps, reasoning, strict=False)):
+            step_cost = cost.cost + extra.get(index, 0.0)
+            cumulative += step_cost
+            rows.append(
+                {
+                    "config": run.name,
+                    **replay_row(step, index),
+                    "cache_read": cost.cache_read,
+                    "cache_write": cost.cache_write,
+                    "uncached": cost.uncached,
+                    "cost": step_cost,
+                    "cumulative_cost": cumulative,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def diff_frame(first: ConfigRun, second: ConfigRun, step: int) -> pd.DataFrame:
+    """The items one run sent at ``step`` that the other did not, both ways (`WhatIf.diff`),
+    each readable: its kind, source, ``what`` it is (as the Manifest panel names it), tokens,
+    placement, role and id."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for mine, other in ((first, second), (second, first)):
+        ours, theirs = mine.steps[step], other.steps[step]
+        known = {(i.id, i.content_hash) for i in theirs.manifest.items}
+        # A replay keeps the state, not the request: its messages describe the items.
+        request = ModelRequest(system="", messages=ours.state.conversation)
+        rows.extend(
+            {
+                "side": f"only in {mine.name}",
+                "kind": row.kind,
+                "source": item.source_id or item.role or "",
+                "what": row.label,
+                "tokens": item.tokens,
+                "placement": item.placement,
+                "role": item.role,
+                "id": item.id,
+            }
+            for item, row in zip(
+                ours.manifest.items, item_rows(ours.manifest, request), strict=True
+            )
+            if (item.id, item.content_hash) not in known
+        )
+    return pd.DataFrame(rows, columns=DIFF_COLUMNS)
+
+
+def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
+    out: dict[int, float] = {}
+    index = 0
+    for cost in run.costs:
+        if cost.purpose == "summary":
+            out[index] = out.get(index, 0.0) + cost.cost
+        else:
+            index += 1
+    return out
