@@ -1,6 +1,7 @@
 """What a span of conversation did, read once for the offline summarizer (`_handover.py`):
-the user's lines, the files read and edited, the commands run with their outcomes, the errors
-met, the plan, the values the agent wrote, its last words and action.
+the user's lines, the files read and edited (what each edit changed: `_changes.py`), the
+commands run with their outcomes and whether each run failed, the plan, the values the agent
+wrote, its last words and action.
 
 The rules are this module's own: it shares no code with `ctxlab.retention`, which grades the
 summaries written from it.
@@ -20,10 +21,11 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.pipeline._changes import edit_change, shell_changes
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
 
-__all__ = ["TAGS", "Span", "flat", "read_span", "short"]
+__all__ = ["TAGS", "Run", "Span", "flat", "read_span", "short"]
 
 Message = UserMessage | AssistantMessage
 
@@ -67,6 +69,11 @@ _VALUE = re.compile(
 )
 # A line each pattern can match holds one of these (`lines_holding`: the patterns read those
 # lines only, not 40,000 characters of output).
+# A tally that reports a failure (``2 failed``, ``10 errors``, SymPy's ``2 exceptions``; not
+# ``0 failed`` nor ``2 expected to fail``), or unittest's ``FAILED (failures=1)``.
+_FAILING_TALLY = re.compile(r"\b[1-9]\d* (?:failed|errors?|exceptions?)\b|^FAILED\b")
+_TAG_LINE = re.compile(r"^\s*(?:</?\w+>|<returncode>-?\d+</returncode>)\s*$")
+_RULER = " \t=-_*#"  # the ends of a tally's line (``=== 1 failed in 0.02s ===``)
 _EXIT_WORDS = ("<returncode>", "xit code", "xit status")
 _TALLY_WORDS = ("passed", "failed", "error", "skipped", "FAILED (", "OK", "Ran ")
 _FAILURE_WORDS = ("Error", "Exception", "FAIL", "ERROR", "rror: ", "fatal: ")
@@ -86,15 +93,35 @@ def short(text: str, limit: int = 80) -> str:
     return one[:limit].rsplit(" ", 1)[0] + " …"
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run of a command and what came of it."""
+
+    command: str
+    """The command, white space collapsed."""
+    outcome: str
+    """Its exit status, test tally and last failure line, in a few words (``"no result yet"``
+    when the span ends before its result)."""
+    failures: tuple[str, ...] = ()
+    """Every distinct failure line of its output (error lines, ``FAILED`` tests), in order."""
+    failed: bool = False
+    """Exited non-zero, was reported as an error, or (no exit status shown) printed a failure
+    line or a failing tally."""
+    last_line: str = ""
+    """The last line of its output (for a run that failed without a failure line)."""
+
+
 @dataclass
 class Span:
     """What the span did, read once."""
 
     users: list[str] = field(default_factory=list)
+    first_lines: int = -1
+    """How many of ``users`` are the span's first user message (-1: the span has none)."""
     edits: dict[str, list[str]] = field(default_factory=dict)
+    """What each edit of a file changed (`_changes.py`), in order, by path."""
     reads: list[str] = field(default_factory=list)
-    commands: list[tuple[str, str]] = field(default_factory=list)  # (command, outcome)
-    errors: list[tuple[str, str]] = field(default_factory=list)  # (error, command)
+    runs: list[Run] = field(default_factory=list)
     todos: list[str] = field(default_factory=list)
     values: list[str] = field(default_factory=list)
     last_text: str = ""
@@ -103,7 +130,7 @@ class Span:
     """The lines of a summary the recorded harness wrote (Claude Code's compaction summary)."""
 
 
-_seen: Memo[tuple[str, bool], tuple[str, tuple[str, ...]]] = Memo(20_000)
+_seen: Memo[tuple[str, bool], tuple[str, tuple[str, ...], bool, str]] = Memo(20_000)
 _found: Memo[str, tuple[str, ...]] = Memo(20_000)
 
 
@@ -112,31 +139,50 @@ def _values(text: str) -> tuple[str, ...]:
     return _found.get(text, lambda: tuple(_VALUE.findall(text)))
 
 
-def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
-    """A result's outcome and failure lines, kept per text (a replay under several configs
-    summarizes the same results again)."""
-    return _seen.get((output, is_error), lambda: _scan_result(output[:40_000], is_error))
+def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...], bool, str]:
+    """A result's outcome, failure lines, whether the run failed and its last line, kept per
+    text (a replay under several configs summarizes the same results again)."""
+    return _seen.get((output, is_error), lambda: _scan_result(output, is_error))
 
 
-def _scan_result(text: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
+def _scan_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...], bool, str]:
+    text = output[:40_000]
     failures = _FAILURE.findall(lines_holding(text, _FAILURE_WORDS, lead=("E",)))
-    return _outcome(text, is_error, failures), tuple(dict.fromkeys(failures))
-
-
-def _outcome(text: str, is_error: bool, failures: list[str]) -> str:
-    parts: list[str] = []
     code = _EXIT.search(lines_holding(text, _EXIT_WORDS))
-    if code:
-        parts.append(f"exit {code.group(1) or code.group(2)}")
+    status = (code.group(1) or code.group(2)) if code else None
+    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(lines_holding(text, _TALLY_WORDS))]
+    parts: list[str] = []
+    if status is not None:
+        parts.append(f"exit {status}")
     elif is_error:
         parts.append("failed")
-    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(lines_holding(text, _TALLY_WORDS))]
     if tally:
         parts.append(flat(tally[-1]))
     if failures:
         parts.append(short(failures[-1], 160))
-    parts = list(dict.fromkeys(parts))
-    return "; ".join(parts) or ("no output" if not text.strip() else "ok")
+    outcome = "; ".join(dict.fromkeys(parts)) or ("no output" if not text.strip() else "ok")
+    if status is not None:
+        failed = is_error or int(status) != 0
+    else:
+        failed = is_error or bool(failures) or bool(tally and _FAILING_TALLY.search(tally[-1]))
+    return outcome, tuple(dict.fromkeys(failures)), failed, _last_line(output)
+
+
+def _last_line(output: str) -> str:
+    # The output's last line that says something (not a wrapper tag such as ``</output>``,
+    # nor a harness's reminder appended to the output).
+    if "<system-reminder>" in output:
+        output = TAGS.sub(" ", output)
+    end = len(output)
+    for _ in range(8):
+        start = output.rfind("\n", 0, end) + 1
+        line = output[start:end]
+        if line.strip(_RULER) and not _TAG_LINE.match(line):
+            return short(line.strip(_RULER), 160)
+        if start == 0:
+            break
+        end = start - 1
+    return ""
 
 
 def _shell(block: ToolUseBlock) -> str | None:
@@ -145,7 +191,7 @@ def _shell(block: ToolUseBlock) -> str | None:
         if isinstance(value, str) and value.strip():
             if value.strip() in _EDITOR:
                 return None
-            return flat(value)
+            return value
     return None
 
 
@@ -155,19 +201,6 @@ def _file_arg(block: ToolUseBlock) -> str | None:
         if isinstance(value, str) and value.strip() and "\n" not in value:
             return value.strip()
     return None
-
-
-def _edit_line(block: ToolUseBlock, name: str) -> str:
-    values = block.input
-    old = values.get("old_string", values.get("old_str"))
-    new = values.get("new_string", values.get("new_str"))
-    if isinstance(old, str) and isinstance(new, str):
-        return f"`{short(old, 60)}` → `{short(new, 60)}`"
-    if name in _WRITERS or values.get("command") == "create":
-        content = values.get("content", values.get("file_text", ""))
-        lines = len(str(content).splitlines())
-        return f"written ({lines} lines)"
-    return "edited"
 
 
 def _todos(block: ToolUseBlock) -> list[str]:
@@ -196,6 +229,8 @@ def read_span(messages: Iterable[Message]) -> Span:
                     span.recorded.extend(lines)  # a harness's summary, not the user's words
                 else:
                     span.users.extend(lines)
+                    if span.first_lines < 0:
+                        span.first_lines = len(lines)
             for result in message.tool_results:
                 _result(span, calls.pop(result.tool_use_id, None), result)
             continue
@@ -207,7 +242,7 @@ def read_span(messages: Iterable[Message]) -> Span:
                 calls[block.id] = (_call(span, block), block)
     for command, _block in calls.values():  # calls whose results are not in the span
         if command:
-            span.commands.append((command, "no result yet"))
+            span.runs.append(Run(command, "no result yet"))
     return span
 
 
@@ -217,20 +252,25 @@ def _call(span: Span, block: ToolUseBlock) -> str:
         span.todos = _todos(block) or span.todos
         span.last_action = f"{block.name}: plan updated"
         return ""
-    command = _shell(block)
+    raw = _shell(block)
+    command = flat(raw) if raw is not None else None
     path = _file_arg(block)
     sub = str(block.input.get("command", "")).strip()
     for key, value in block.input.items():
-        if isinstance(value, str) and key not in _CONTENT_ARGS:
+        # An editor's sub-command (``str_replace``) is the tool's vocabulary, not a value.
+        if isinstance(value, str) and key not in _CONTENT_ARGS and value.strip() not in _EDITOR:
             span.values.extend(_values(value))
     if command is not None:
         span.last_action = f"$ {short(command, 200)}"
         for found in _WORD_FILE.findall(command):
             span.reads.append(found)
+        for changed, what in shell_changes(raw or ""):
+            span.edits.setdefault(changed, []).append(what)
         return command
     if path is not None:
         if name in _EDITORS | _WRITERS or sub in _EDITOR - {"view"}:
-            span.edits.setdefault(path, []).append(_edit_line(block, name))
+            change = edit_change(block.input, writes=name in _WRITERS)
+            span.edits.setdefault(path, []).append(change)
             span.last_action = f"{block.name} {path}"
         else:
             span.reads.append(path)
@@ -247,9 +287,7 @@ def _result(span: Span, call: tuple[str, ToolUseBlock] | None, result: ToolResul
     command, _block = call
     if not command:
         return
-    outcome, failures = _read_result(result.text, bool(result.is_error))
-    span.commands.append((command, outcome))
-    for failure in failures[-6:]:
-        span.errors.append((short(failure, 200), command))
+    outcome, failures, failed, last = _read_result(result.text, bool(result.is_error))
+    span.runs.append(Run(command, outcome, failures, failed, last))
     if span.last_action == f"$ {short(command, 200)}":
         span.last_action += f" → {outcome}"

@@ -148,7 +148,7 @@ async def test_each_span_writes_its_own_values_when_texts_are_read_again() -> No
         assert all(str(m) not in preserve for m in (4117, 5228) if m != n)
 
 
-async def test_only_the_last_three_changes_of_a_file_are_described() -> None:
+async def test_only_the_last_two_changes_of_a_file_are_described_and_the_rest_counted() -> None:
     edits = tuple(
         message
         for n in range(5)
@@ -166,4 +166,4 @@ async def test_only_the_last_three_changes_of_a_file_are_described() -> None:
         )
     )
     fields = await _summary(None, edits)
-    assert "Changed a.py: `v2` → `w2`; `v3` → `w3`; `v4` → `w4`" in fields["current_state"]
+    assert "Changed a.py: `v3` → `w3`; `v4` → `w4` (+3 earlier edits)" in fields["current_state"]
