@@ -162,8 +162,8 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
     units = _task_units(request, span, old, count, budget)
     # current_state: files changed (what differs), the plan, the last action.
     for path, changes in span.edits.items():
-        earlier = len(changes) - 2
-        more = f" (+{earlier} earlier edits)" if earlier > 0 else ""
+        older = len(changes) - 2
+        more = f" (+{older} earlier edits)" if older > 0 else ""
         units.append(_Unit("current_state", f"Changed {path}: {'; '.join(changes[-2:])}{more}", 1))
     for line in span.todos:
         units.append(_Unit("current_state", f"Plan {line}", 1))
