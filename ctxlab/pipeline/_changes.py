@@ -49,7 +49,8 @@ def _clip(text: str, limit: int = _SIDE) -> str:
         else:
             word = text.split(" ", 1)[0]
             cut = word if len(word) <= 2 * limit else cut
-    return cut.rstrip() + (" …" if len(cut.rstrip()) < len(text) else "")
+    cut = cut.rstrip().removesuffix(_LINE_BREAK.strip()).rstrip()  # never end on a line break
+    return cut + (" …" if len(cut) < len(text) else "")
 
 
 def _side(lines: Sequence[str]) -> str:

@@ -42,9 +42,10 @@ TAGS = re.compile(
     r"<system-reminder>.*?</system-reminder>|<(command-\w+|local-command-\w+)>.*?</\1>", re.DOTALL
 )
 _EXIT = re.compile(r"<returncode>(-?\d+)</returncode>|\b[Ee]xit (?:code|status):? ?(-?\d+)")
+# pytest's summary (``=== 2 failed, 3 passed in 0.1s ===``, bare under ``-q``), unittest's.
 _TEST_TALLY = re.compile(
     r"=+ (.*\b(?:passed|failed|error|errors|skipped)\b.*?) =+$|^(FAILED \(.*\)|OK(?: \(.*\))?)$"
-    r"|^(Ran \d+ tests? in .*)$",
+    r"|^(Ran \d+ tests? in .*)$|^(\d+ (?:passed|failed|errors?|skipped)\b[\w ,]* in [\d.]+s)$",
     re.MULTILINE,
 )
 _FAILURE = re.compile(
@@ -150,7 +151,9 @@ def _scan_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...], boo
     failures = _FAILURE.findall(lines_holding(text, _FAILURE_WORDS, lead=("E",)))
     code = _EXIT.search(lines_holding(text, _EXIT_WORDS))
     status = (code.group(1) or code.group(2)) if code else None
-    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(lines_holding(text, _TALLY_WORDS))]
+    tally = [
+        next(filter(None, t), "") for t in _TEST_TALLY.findall(lines_holding(text, _TALLY_WORDS))
+    ]
     parts: list[str] = []
     if status is not None:
         parts.append(f"exit {status}")
