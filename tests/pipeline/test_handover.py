@@ -167,3 +167,22 @@ async def test_only_the_last_two_changes_of_a_file_are_described_and_the_rest_co
     )
     fields = await _summary(None, edits)
     assert "Changed a.py: `v3` → `w3`; `v4` → `w4` (+3 earlier edits)" in fields["current_state"]
+
+
+def test_the_model_prompt_asks_for_the_handover_the_offline_summarizer_writes() -> None:
+    # A model summarizer is asked for what `extractive_summarizer` is held to: the task first
+    # with its cut said, edits whose sides differ, fixed only after a passing run of the same
+    # command, failures with a count of those left out, next steps as whole sentences.
+    prompt = " ".join(ContextConfig().compression_prompt.split())
+    for ask in (
+        "the task first (if you must shorten it, say how much you left out)",
+        "the lines before and after that differ, or a unified diff, never the same text",
+        "every run that failed",
+        "how many more you left out",
+        "fixed only when a later run of the same command passed",
+        "not yet fixed, with its last failure",
+        "next steps as whole sentences",
+    ):
+        assert ask in prompt, ask
+    schema = ContextConfig().summary_schema["properties"]
+    assert "fixed only when a later run" in schema["important_discoveries"]["description"]
