@@ -12,6 +12,8 @@ and is not counted (also in the docs' compaction page):
   summary — Claude Code's "This session is being continued…" — are not instructions);
 - ``files``: every path passed to a tool — a path argument (``path``, ``file_path``, ...) or a
   path inside a shell command — with its action: ``read``, ``edited``, ``created`` or ``run``;
+  not the repository root (a directory most of the span's other paths sit under, a ``cd``
+  target, ``.``): any summary naming a file under it would "keep" it;
 - ``edits``: the files among them that were edited or created (the file changed);
 - ``commands``: every whole shell command, whitespace collapsed — never a prefix; an editor's
   sub-command (``view``, ``create``, ``str_replace``… beside a ``path``) is an action on a file,
@@ -20,7 +22,8 @@ and is not counted (also in the docs' compaction page):
   its output (the exit status is not counted: a summary writes it in its own words);
 - ``numbers``: numbers (two digits or more, versions, decimals) and code identifiers
   (``snake_case``, ``CamelCase``, ``dotted.names``) the agent wrote — in its text and its
-  commands, not in file contents it wrote;
+  commands, not in file contents it wrote, and not an editor's vocabulary (``str_replace``,
+  ``undo_edit``, ``str_replace_editor``: every summary of such a session names them);
 - ``output_only``: paths and numbers found only in tool output (reported, not a target: an
   output can be read again).
 """
@@ -82,6 +85,11 @@ _EDITOR_SUBCOMMANDS = {
     "undo_edit": "edited",
     "edit": "edited",
 }
+# The editor tools' own words: a sub-command or a tool name is not a value the agent chose.
+_EDITOR_WORDS = frozenset(
+    {*_EDITOR_SUBCOMMANDS, "str_replace_editor", "str_replace_based_edit_tool", "edit_file"}
+)
+_CD = re.compile(r"(?:^|[;&|(]\s*)cd\s+(['\"]?)([^\s'\";&|]+)\1")
 _TOOL_ACTIONS: dict[str, FileAction] = {
     "read": "read",
     "view": "read",
@@ -250,7 +258,11 @@ def _agent_values(text: str) -> tuple[str, ...]:
 
 
 def _scan_agent_values(text: str) -> list[str]:
-    names = [i for i in _IDENTIFIER.findall(text) if len(i) >= 4 and not _FILE_NAME.search(i)]
+    names = [
+        i
+        for i in _IDENTIFIER.findall(text)
+        if len(i) >= 4 and not _FILE_NAME.search(i) and i not in _EDITOR_WORDS
+    ]
     return _NUMBER.findall(text) + names
 
 
@@ -318,6 +330,8 @@ def inventory(
                     last_run[command] = result.text
     for output in last_run.values():
         out["outcomes"].extend(_outcomes(output))
+    for root in _roots(list(actions), out["commands"]):
+        del actions[root]
     out["files"] = list(actions)
     out["edits"] = [p for p, a in actions.items() if a in ("edited", "created")]
     out.pop("output_only")
@@ -364,6 +378,25 @@ def _tool_use(
         if value is not command:
             agent_text.append(value)
             out["numbers"].extend(_agent_values(value))
+
+
+def _roots(paths: Sequence[str], commands: Sequence[str]) -> list[str]:
+    """The paths of ``paths`` that are the repository root, or a directory above it: ``.``, a
+    ``cd`` target of ``commands``, or a directory (no extension) that at least half of the
+    other paths sit under."""
+    cds = {m.group(2).rstrip("/") for c in commands if "cd" in c for m in _CD.finditer(c)}
+    roots: list[str] = []
+    for path in paths:
+        base = path.rstrip("/")
+        if base in ("", ".", "~"):
+            roots.append(path)
+            continue
+        if re.search(r"\.\w{1,8}$", base):
+            continue
+        under = sum(1 for p in paths if p.startswith(base + "/"))
+        if base in cds or (under and 2 * under >= len(paths) - 1):
+            roots.append(path)
+    return roots
 
 
 _STRENGTH = {"read": 0, "run": 1, "edited": 2, "created": 3}

@@ -175,14 +175,13 @@ def test_the_model_prompt_asks_for_the_handover_the_offline_summarizer_writes() 
     # command, failures with a count of those left out, next steps as whole sentences.
     prompt = " ".join(ContextConfig().compression_prompt.split())
     for ask in (
-        "the task first (if you must shorten it, say how much you left out)",
-        "the lines before and after that differ, or a unified diff, never the same text",
-        "every run that failed",
-        "how many more you left out",
+        "the task first (if you shorten it, say how much you left out)",
+        "the lines before and after that differ (or a unified diff)",
+        "every failed run with its failing tests and errors (a few, and how many more)",
         "fixed only when a later run of the same command passed",
-        "not yet fixed, with its last failure",
+        "else not yet fixed with its last failure",
         "next steps as whole sentences",
     ):
         assert ask in prompt, ask
     schema = ContextConfig().summary_schema["properties"]
-    assert "fixed only when a later run" in schema["important_discoveries"]["description"]
+    assert "whether a later run passed" in schema["important_discoveries"]["description"]
