@@ -29,6 +29,9 @@ _SED = re.compile(r"(?:^|[;&|(]\s*|\s)sed\s+((?:-[^\s]+\s+|--\S+\s+)*)")
 _SUBSTITUTE = re.compile(
     r"^(\d+(?:,\d+)?|/[^/]*/)?s(.)(.*?)(?<!\\)\2(.*?)(?<!\\)\2([gIp0-9]*)$", re.S
 )
+# ``5a\ text``, ``/pattern/i\ text``, ``3,7d``: lines added after, before, in place of, or
+# deleted at an address (a line number or range, or a pattern).
+_LINE_EDIT = re.compile(r"^(\d+(?:,\d+)?|/(?:[^/\\]|\\.)*/)\s*(?:([aic])\\?\s?(.*)|(d))$", re.S)
 _SED_SCAN = 4_000  # characters of a command after ``sed -i`` read for its expressions and files
 _FILE_WORD = re.compile(r"^[\w./~-]*[\w-]\.\w{1,8}$|^\.?/[\w./-]+$")
 
@@ -190,8 +193,20 @@ def _words(text: str) -> list[str]:
 
 def _sed_expression(expression: str) -> str:
     match = _SUBSTITUTE.match(expression.strip())
-    if match is None:
-        return f"sed `{_clip(_flat(expression), 60)}`"
-    address, _delimiter, old, new, _flags = match.groups()
-    where = f", line {address}" if address and address[0].isdigit() else ""
-    return f"{change(old, new)} (sed{where})"
+    if match is not None:
+        address, _delimiter, old, new, _flags = match.groups()
+        where = f", line {address}" if address and address[0].isdigit() else ""
+        return f"{change(old, new)} (sed{where})"
+    line = _LINE_EDIT.match(expression.strip())
+    if line is not None:
+        address, verb, text, delete = line.groups()
+        if address[0].isdigit():
+            place = f"lines {address.replace(',', '-')}" if "," in address else f"line {address}"
+        else:
+            place = f"the lines matching `{_clip(address, 50)}`"
+        if delete:
+            return f"deleted {place} (sed)"
+        text = _side(text.replace("\\n", "\n").splitlines()) or "(nothing)"
+        where = "after" if verb == "a" else "before" if verb == "i" else "in place of"
+        return f"added `{_clip(text)}` {where} {place} (sed)"
+    return f"sed `{_clip(_flat(expression), 60)}`"

@@ -160,9 +160,12 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
     previous = request.previous_summary
     old = previous.fields if previous is not None else {}
     units = _task_units(request, span, old, count, budget)
-    # current_state: files changed (what differs), the plan, the last action.
+    # current_state: files changed (what differs), the plan, the last action. A file an
+    # earlier summary said was changed, changed again here, is one line: its latest changes,
+    # the count of the rest.
+    carried_edits = _carried_edits(old.get("current_state", ""))
     for path, changes in span.edits.items():
-        older = len(changes) - 2
+        older = len(changes) - 2 + carried_edits.get(path, 0)
         more = f" (+{older} earlier edits)" if older > 0 else ""
         units.append(_Unit("current_state", f"Changed {path}: {'; '.join(changes[-2:])}{more}", 1))
     for line in span.todos:
@@ -172,7 +175,14 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
     # A span with no action of its own (the last piece of a span summarized in pieces can be
     # a turn of results alone) keeps the earlier summary's last action and next steps.
     acted = bool(span.last_action)
-    _carry(units, old, "current_state", 5, keep=lambda ln: _carried_state(ln, acted))
+    edited = {f"Changed {path}: " for path in span.edits}
+    _carry(
+        units,
+        old,
+        "current_state",
+        5,
+        keep=lambda ln: _carried_state(ln, acted) and not ln.startswith(tuple(edited)),
+    )
     # important_discoveries: each failed command, fixed or not; what an earlier summary said
     # of a command this span ran again is superseded.
     said = {u.text for u in units}
@@ -220,6 +230,26 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
 def _kept(line: str, said: set[str]) -> bool:
     # An earlier summary's line worth carrying: not blank, not a placeholder, not said again.
     return bool(line.strip()) and line not in _NOTHING and line not in said
+
+
+_EARLIER_EDITS = re.compile(r" \(\+(\d+) earlier edits\)$")
+
+
+def _carried_edits(state: str) -> dict[str, int]:
+    """How many edits each file's "Changed" line of an earlier ``current_state`` stands for:
+    the changes it shows (``; ``-separated, outside backticks) and the earlier ones it counts."""
+    counts: dict[str, int] = {}
+    for line in state.splitlines():
+        if not line.startswith("Changed ") or ": " not in line:
+            continue
+        path, changes = line[len("Changed ") :].split(": ", 1)
+        tally = _EARLIER_EDITS.search(changes)
+        shown, ticks = 1, 0
+        for part in changes.split("; ")[:-1]:
+            ticks += part.count("`")
+            shown += ticks % 2 == 0  # a "; " inside a quoted side separates nothing
+        counts[path] = counts.get(path, 0) + shown + (int(tally.group(1)) if tally else 0)
+    return counts
 
 
 def _carried_state(line: str, acted: bool) -> bool:

@@ -73,6 +73,7 @@ _VALUE = re.compile(
 # A tally that reports a failure (``2 failed``, ``10 errors``, SymPy's ``2 exceptions``; not
 # ``0 failed`` nor ``2 expected to fail``), or unittest's ``FAILED (failures=1)``.
 _FAILING_TALLY = re.compile(r"\b[1-9]\d* (?:failed|errors?|exceptions?)\b|^FAILED\b")
+_TAG = re.compile(r"</?[A-Za-z][\w-]*>")  # a wrapper tag around a line (``<tool_use_error>``)
 _TAG_LINE = re.compile(r"^\s*(?:</?\w+>|<returncode>-?\d+</returncode>)\s*$")
 _RULER = " \t=-_*#"  # the ends of a tally's line (``=== 1 failed in 0.02s ===``)
 _EXIT_WORDS = ("<returncode>", "xit code", "xit status")
@@ -158,7 +159,7 @@ def _scan_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...], boo
     if status is not None:
         parts.append(f"exit {status}")
     elif is_error:
-        parts.append("failed")
+        parts.append("error")
     if tally:
         parts.append(flat(tally[-1]))
     if failures:
@@ -181,7 +182,7 @@ def _last_line(output: str) -> str:
         start = output.rfind("\n", 0, end) + 1
         line = output[start:end]
         if line.strip(_RULER) and not _TAG_LINE.match(line):
-            return short(line.strip(_RULER), 160)
+            return short(_TAG.sub("", line).strip(_RULER), 160)
         if start == 0:
             break
         end = start - 1

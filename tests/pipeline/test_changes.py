@@ -122,9 +122,15 @@ def test_edits_made_through_the_shell() -> None:
         ("x.py", "`a` → `b` (sed)"),
         ("y.py", "`a` → `b` (sed)"),
     ]
-    # A quoted expression over several lines, and a sed that does not substitute.
+    # Lines added, or deleted, at an address; a quoted expression over several lines.
     multi = "sed -i '402i\\\n    print(dt)' pkg/base.py"
-    assert shell_changes(multi) == [("pkg/base.py", "sed `402i\\ print(dt)`")]
+    assert shell_changes(multi) == [("pkg/base.py", "added `print(dt)` before line 402 (sed)")]
+    after = "sed -i '/xfailed = get(key)/a\\    print(x)' a.py"
+    assert shell_changes(after) == [
+        ("a.py", "added `print(x)` after the lines matching `/xfailed = get(key)/` (sed)")
+    ]
+    assert shell_changes("sed -i '3,7d' a.py") == [("a.py", "deleted lines 3-7 (sed)")]
+    assert shell_changes("sed -i 'y/abc/xyz/' a.py") == [("a.py", "sed `y/abc/xyz/`")]
     assert shell_changes("cat <<'EOF' > reproduce.py\nimport x\nprint(1)\nEOF") == [
         ("reproduce.py", "written (2 lines)")
     ]

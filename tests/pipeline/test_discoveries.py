@@ -84,9 +84,20 @@ async def test_a_run_that_failed_without_an_error_line_is_a_discovery() -> None:
     )
     assert (await _fields(span))["important_discoveries"].splitlines() == [
         "`grep -n foo a.py` failed: exit 1 — not yet fixed",
-        "`ls missing` failed: failed; last line: ls: cannot access 'missing': No such file or "
+        "`ls missing` failed: error; last line: ls: cannot access 'missing': No such file or "
         "directory — not yet fixed",
     ]
+
+
+async def test_the_last_line_is_read_without_its_wrapper_tags_and_reminders() -> None:
+    output = (
+        "<tool_use_error>Sibling tool call errored</tool_use_error>\n"
+        "<system-reminder>\nRemember the todo list.\n</system-reminder>"
+    )
+    span = _run("a", "npx vitest run", output, True)
+    assert (await _fields(span))["important_discoveries"] == (
+        "`npx vitest run` failed: error; last line: Sibling tool call errored — not yet fixed"
+    )
 
 
 async def test_without_an_exit_status_a_failing_tally_or_error_line_is_a_failure() -> None:

@@ -185,3 +185,21 @@ def test_the_model_prompt_asks_for_the_handover_the_offline_summarizer_writes() 
         assert ask in prompt, ask
     schema = ContextConfig().summary_schema["properties"]
     assert "whether a later run passed" in schema["important_discoveries"]["description"]
+
+
+async def test_a_file_changed_again_is_one_line_with_the_earlier_edits_counted() -> None:
+    # The earlier summary showed two changes of src/currency.py and counted three more; this
+    # span changes it twice: one line, its latest two changes, 2 + 3 earlier ones counted.
+    previous = Summary(
+        fields={
+            "current_state": "Changed src/currency.py: `a; b` → `c`; written (3 lines) "
+            "(+3 earlier edits)\nChanged src/other.py: `x` → `y`",
+        },
+        text="(earlier)",
+    )
+    state = (await _summary(previous))["current_state"].splitlines()
+    assert [ln for ln in state if ln.startswith("Changed ")] == [
+        "Changed src/other.py: `x` → `y`",
+        "Changed src/currency.py: `EUR` → `CUR`; `USD` → `CUR2` (+5 earlier edits)",
+        "Changed src/cents.py: written (1 lines)",
+    ]
