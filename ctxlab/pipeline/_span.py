@@ -48,8 +48,9 @@ _TEST_TALLY = re.compile(
     r"|^(Ran \d+ tests? in .*)$|^(\d+ (?:passed|failed|errors?|skipped)\b[\w ,]* in [\d.]+s)$",
     re.MULTILINE,
 )
+# A failure line, bare or behind pytest's ``E`` or ``INTERNALERROR>`` gutter.
 _FAILURE = re.compile(
-    r"^(?:E +)?\s*((?:[\w.]+(?:Error|Exception)\b(?::.*)?)|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*"
+    r"^(?:E +|INTERNALERROR> *)?\s*((?:[\w.]+(?:Error|Exception)\b(?::.*)?)|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*"
     r"|fatal: .*)$",
     re.MULTILINE,
 )

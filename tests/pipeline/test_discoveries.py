@@ -102,7 +102,9 @@ async def test_the_last_line_is_read_without_its_wrapper_tags_and_reminders() ->
 
 async def test_without_an_exit_status_a_failing_tally_or_error_line_is_a_failure() -> None:
     # SWE-agent's shell output shows no exit status.
+    internal = "INTERNALERROR> Traceback:\nINTERNALERROR> RuntimeError: no exception to reraise"
     span = (
+        *_run("e", "python -m pytest x.py", f"{internal}\n=== no tests ran in 0.05s ==="),
         *_run("a", "python -m pytest -q", "...E\n1 failed, 3 passed in 0.1s"),
         *_run("b", "python reproduce.py", "Traceback (most recent call last):\nTypeError: bad"),
         *_run("c", "python -m pytest -q", "4 passed in 0.1s"),
@@ -110,6 +112,7 @@ async def test_without_an_exit_status_a_failing_tally_or_error_line_is_a_failure
     )
     lines = (await _fields(span))["important_discoveries"].splitlines()
     assert lines == [
+        "`python -m pytest x.py` failed: RuntimeError: no exception to reraise — not yet fixed",
         "`python -m pytest -q` failed (1 of 2 runs): 1 failed, 3 passed in 0.1s — fixed: its "
         "last run passed (4 passed in 0.1s)",
         "`python reproduce.py` failed: TypeError: bad — not yet fixed",
