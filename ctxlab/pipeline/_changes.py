@@ -120,8 +120,8 @@ def _written(content: object) -> str:
 
 def edit_change(values: Mapping[str, Any], *, writes: bool) -> str:
     """What one editor call changed, from its input (``writes``: the tool writes whole files)."""
-    old = values.get("old_string", values.get("old_str"))
-    new = values.get("new_string", values.get("new_str"))
+    old = next((values[k] for k in ("old_string", "old_str", "old") if k in values), None)
+    new = next((values[k] for k in ("new_string", "new_str", "new") if k in values), None)
     if isinstance(old, str) and isinstance(new, str):
         return change(old, new)
     edits = values.get("edits")

@@ -98,9 +98,10 @@ def _lines(
 
 def _failure(run: Run) -> str:
     # A run's outcome, with the last line it printed when no failure line says what failed.
-    if run.failures or not run.last_line or run.last_line in run.outcome:
+    said = run.telling.split(": ", 1)[-1]
+    if run.failures or not run.telling or said in run.outcome:
         return run.outcome
-    return f"{run.outcome}; last line: {run.last_line}"
+    return f"{run.outcome}; {run.telling}"
 
 
 def _more_failures(run: Run) -> str:

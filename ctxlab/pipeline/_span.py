@@ -22,6 +22,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline._changes import edit_change, shell_changes
+from ctxlab.pipeline._results import TRUNCATION_MARKER
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
 
@@ -33,10 +34,28 @@ _SHELL = ("command", "cmd", "script")
 _EDITOR = {"view", "create", "str_replace", "insert", "undo_edit"}
 _FILE_ARGS = ("file_path", "path", "filename", "notebook_path", "file")
 _READERS = {"read", "view", "open", "glob", "grep", "ls", "notebookread"}
-_WRITERS = {"write", "create"}
-_EDITORS = {"edit", "multiedit", "str_replace", "notebookedit", "apply_patch", "insert"}
+_WRITERS = {"write", "create", "write_file", "create_file"}
+_EDITORS = {
+    "edit",
+    "edit_file",
+    "multiedit",
+    "str_replace",
+    "notebookedit",
+    "apply_patch",
+    "insert",
+    "replace_in_file",
+}
 # What an edit writes is the file's content, not a value the agent reasoned with.
-_CONTENT_ARGS = {"content", "old_string", "new_string", "old_str", "new_str", "file_text"}
+_CONTENT_ARGS = {
+    "content",
+    "old_string",
+    "new_string",
+    "old_str",
+    "new_str",
+    "old",
+    "new",
+    "file_text",
+}
 _TODO_TOOLS = {"todowrite", "todo_write", "update_plan", "write_todos"}
 TAGS = re.compile(
     r"<system-reminder>.*?</system-reminder>|<(command-\w+|local-command-\w+)>.*?</\1>", re.DOTALL
@@ -110,8 +129,10 @@ class Run:
     failed: bool = False
     """Exited non-zero, was reported as an error, or (no exit status shown) printed a failure
     line or a failing tally."""
-    last_line: str = ""
-    """The last line of its output (for a run that failed without a failure line)."""
+    telling: str = ""
+    """For a run that failed without a failure line, the line that says most, labelled: its
+    output's ``last line: …``, or — the pipeline cut the output, so its end is not seen — its
+    ``first line: …`` (a tool's verdict usually leads)."""
 
 
 @dataclass
@@ -170,23 +191,23 @@ def _scan_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...], boo
         failed = is_error or int(status) != 0
     else:
         failed = is_error or bool(failures) or bool(tally and _FAILING_TALLY.search(tally[-1]))
-    return outcome, tuple(dict.fromkeys(failures)), failed, _last_line(output)
+    return outcome, tuple(dict.fromkeys(failures)), failed, _telling(output)
 
 
-def _last_line(output: str) -> str:
-    # The output's last line that says something (not a wrapper tag such as ``</output>``,
-    # nor a harness's reminder appended to the output).
+def _telling(output: str) -> str:
+    # The last line that says something (not a wrapper tag such as ``</output>``, nor a
+    # harness's reminder appended to the output); of a result the pipeline cut, the first.
     if "<system-reminder>" in output:
         output = TAGS.sub(" ", output)
-    end = len(output)
-    for _ in range(8):
-        start = output.rfind("\n", 0, end) + 1
-        line = output[start:end]
+    if TRUNCATION_MARKER in output:
+        lines = output[: output.find(TRUNCATION_MARKER)].splitlines()[:8]
+        label = "first line"
+    else:
+        lines = output[-4_000:].splitlines()[-8:][::-1]
+        label = "last line"
+    for line in lines:
         if line.strip(_RULER) and not _TAG_LINE.match(line):
-            return short(_TAG.sub("", line).strip(_RULER), 160)
-        if start == 0:
-            break
-        end = start - 1
+            return f"{label}: {short(_TAG.sub('', line).strip(_RULER), 160)}"
     return ""
 
 

@@ -110,6 +110,10 @@ def test_editor_calls_of_each_kind() -> None:
     create = {"command": "create", "path": "a.py", "file_text": "import os\nprint(1)\n"}
     assert edit_change(create, writes=False) == "written (2 lines)"
     assert edit_change({"file_path": "a.py", "content": "x\n"}, writes=True) == "written (1 lines)"
+    # The demo's edit_file(path, old, new).
+    assert edit_change({"path": "a.py", "old": "/ 10", "new": "/ 100"}, writes=False) == (
+        "`/ 10` → `/ 100`"
+    )
 
 
 def test_edits_made_through_the_shell() -> None:

@@ -100,6 +100,14 @@ async def test_the_last_line_is_read_without_its_wrapper_tags_and_reminders() ->
     )
 
 
+async def test_of_a_result_the_pipeline_cut_the_first_line_is_said() -> None:
+    # Its end is not seen; a tool's verdict usually leads.
+    output = "exit status 1: Ran 9 tests\nfirst lines\n<<<TRUNCATED>>>\n<system-reminder>x</system-reminder>"
+    assert (await _fields(_run("a", "run_tests", output)))["important_discoveries"] == (
+        "`run_tests` failed: exit 1; first line: exit status 1: Ran 9 tests — not yet fixed"
+    )
+
+
 async def test_without_an_exit_status_a_failing_tally_or_error_line_is_a_failure() -> None:
     # SWE-agent's shell output shows no exit status.
     internal = "INTERNALERROR> Traceback:\nINTERNALERROR> RuntimeError: no exception to reraise"
