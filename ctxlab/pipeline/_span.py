@@ -156,6 +156,7 @@ class Span:
 
 _seen: Memo[tuple[str, bool], tuple[str, tuple[str, ...], bool, str]] = Memo(20_000)
 _found: Memo[str, tuple[str, ...]] = Memo(20_000)
+_shell_edits: Memo[str, tuple[tuple[str, str], ...]] = Memo(20_000)  # by command, as `_found`
 
 
 def _values(text: str) -> tuple[str, ...]:
@@ -290,7 +291,7 @@ def _call(span: Span, block: ToolUseBlock) -> str:
         span.last_action = f"$ {short(command, 200)}"
         for found in _WORD_FILE.findall(command):
             span.reads.append(found)
-        for changed, what in shell_changes(raw or ""):
+        for changed, what in _shell_edits.get(raw or "", lambda: tuple(shell_changes(raw or ""))):
             span.edits.setdefault(changed, []).append(what)
         return command
     if path is not None:
