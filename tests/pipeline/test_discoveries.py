@@ -11,6 +11,7 @@ from ctxlab import ApproximateCounter, ContextConfig
 from ctxlab.messages import AssistantMessage, Summary, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
+from tests.helpers import edit_turn
 from tests.strategies import SETTINGS
 
 Message = UserMessage | AssistantMessage
@@ -149,24 +150,9 @@ async def test_a_failure_an_earlier_summary_reported_is_said_fixed_when_it_passe
 
 async def test_the_latest_failure_is_said_whatever_else_gives_way() -> None:
     edits = tuple(
-        message
+        m
         for n in range(30)
-        for message in (
-            AssistantMessage(
-                content=(
-                    ToolUseBlock(
-                        id=f"e{n}",
-                        name="edit",
-                        input={
-                            "file_path": f"src/module_{n}.py",
-                            "old_string": f"value = {n}",
-                            "new_string": f"value = {n + 1}",
-                        },
-                    ),
-                )
-            ),
-            UserMessage(content=(ToolResultBlock(tool_use_id=f"e{n}", content="ok"),)),
-        )
+        for m in edit_turn(f"e{n}", f"src/module_{n}.py", f"v = {n}", f"v = {n + 1}")
     )
     span = (*_run("a", "make check", "<returncode>2</returncode>"), *edits)
     fields = await _fields(span, budget=300)

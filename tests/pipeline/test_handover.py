@@ -16,6 +16,7 @@ from ctxlab.messages import (
 )
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
+from tests.helpers import edit_turn
 
 PREVIOUS = Summary(
     fields={
@@ -149,22 +150,7 @@ async def test_each_span_writes_its_own_values_when_texts_are_read_again() -> No
 
 
 async def test_only_the_last_two_changes_of_a_file_are_described_and_the_rest_counted() -> None:
-    edits = tuple(
-        message
-        for n in range(5)
-        for message in (
-            AssistantMessage(
-                content=(
-                    ToolUseBlock(
-                        id=f"e{n}",
-                        name="edit",
-                        input={"file_path": "a.py", "old_string": f"v{n}", "new_string": f"w{n}"},
-                    ),
-                )
-            ),
-            _result(f"e{n}", "edited"),
-        )
-    )
+    edits = tuple(m for n in range(5) for m in edit_turn(f"e{n}", "a.py", f"v{n}", f"w{n}"))
     fields = await _summary(None, edits)
     assert "Changed a.py: `v3` → `w3`; `v4` → `w4` (+3 earlier edits)" in fields["current_state"]
 

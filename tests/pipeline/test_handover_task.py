@@ -8,12 +8,11 @@ from ctxlab import ApproximateCounter, ContextConfig, replay
 from ctxlab.messages import (
     AssistantMessage,
     Summary,
-    ToolResultBlock,
-    ToolUseBlock,
     UserMessage,
 )
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
+from tests.helpers import session
 
 Message = UserMessage | AssistantMessage
 TASK_LINES = [f"Requirement {n}: the parser must accept form_{n} of the input." for n in range(300)]
@@ -21,18 +20,10 @@ TASK = "\n".join(TASK_LINES)
 
 
 def _session(turns: int = 40) -> list[Message]:
-    messages: list[Message] = [UserMessage(content=TASK)]
-    for n in range(turns):
-        messages.append(
-            AssistantMessage(
-                content=(ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat f{n}.py"}),)
-            )
-        )
-        messages.append(
-            UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content="x = 1\n" * 60),))
-        )
-    messages.append(AssistantMessage(content="Next I will write the parser."))
-    return messages
+    return [
+        *session(turns, output_chars=360, task=TASK),
+        AssistantMessage(content="Next I will write the parser."),
+    ]
 
 
 async def test_a_task_too_large_for_its_share_is_pinned_cut_with_the_cut_said() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.retention import measure_retention
+from tests.helpers import session
 
 Message = UserMessage | AssistantMessage
 TASK = "Fix the crash in src/app/models.py.\nKeep the public API unchanged."
@@ -35,17 +36,7 @@ def test_the_task_held_by_the_pin_is_not_the_summarys() -> None:
 
 
 async def test_a_replay_grades_the_pinned_task_apart_in_every_compaction_and_the_frame() -> None:
-    messages: list[Message] = [UserMessage(content=TASK)]
-    for n in range(30):
-        messages.append(
-            AssistantMessage(
-                content=(ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat f{n}.py"}),)
-            )
-        )
-        messages.append(
-            UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content="x = 1\n" * 300),))
-        )
-    messages.append(AssistantMessage(content="Done."))
+    messages = [*session(30, output_chars=1_800, task=TASK), AssistantMessage(content="Done.")]
     what = WhatIf(
         Transcript("t", {}, "", tuple(messages)),
         {"ctxlab": ContextConfig()},
