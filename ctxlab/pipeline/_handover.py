@@ -81,6 +81,8 @@ def _task_units(
         users = users[span.first_lines :]
     if request.pinned_task is not None:
         units.append(_Unit("task_overview", _POINTER, -1))
+        # What an earlier summary said of the task besides the pointer (a model's one-line goal).
+        units.extend(_Unit("task_overview", ln, 0) for ln in carried_task if ln != _POINTER)
         pinned = flat(request.pinned_task)
         users = [u for u in users if u not in pinned]
     else:

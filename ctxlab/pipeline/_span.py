@@ -88,14 +88,14 @@ _VALUE = re.compile(
     r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
     r")"
 )
-# A line each pattern can match holds one of these (`lines_holding`: the patterns read those
-# lines only, not 40,000 characters of output).
 # A tally that reports a failure (``2 failed``, ``10 errors``, SymPy's ``2 exceptions``; not
 # ``0 failed`` nor ``2 expected to fail``), or unittest's ``FAILED (failures=1)``.
 _FAILING_TALLY = re.compile(r"\b[1-9]\d* (?:failed|errors?|exceptions?)\b|^FAILED\b")
 _TAG = re.compile(r"</?[A-Za-z][\w-]*>")  # a wrapper tag around a line (``<tool_use_error>``)
 _TAG_LINE = re.compile(r"^\s*(?:</?\w+>|<returncode>-?\d+</returncode>)\s*$")
 _RULER = " \t=-_*#"  # the ends of a tally's line (``=== 1 failed in 0.02s ===``)
+# A line each pattern can match holds one of these (`lines_holding`: the patterns read those
+# lines only, not 40,000 characters of output).
 _EXIT_WORDS = ("<returncode>", "xit code", "xit status")
 _TALLY_WORDS = ("passed", "failed", "error", "skipped", "FAILED (", "OK", "Ran ")
 _FAILURE_WORDS = ("Error", "Exception", "FAIL", "ERROR", "rror: ", "fatal: ")

@@ -49,7 +49,7 @@ class CategoryRetention:
 
     total: int = 0
     kept: int = 0
-    """In the next request at all (summary or tail)."""
+    """In the next request at all (the summary, the pinned text or the tail)."""
     in_summary: int = 0
     """In the summary's own text (not the pinned text beside it)."""
     in_pinned: int = 0
