@@ -34,7 +34,7 @@ from ctxlab.messages import (
     TextBlock,
     UserMessage,
 )
-from ctxlab.pipeline._discoveries import discoveries
+from ctxlab.pipeline._discoveries import DETAIL, OTHERS_BELOW, discoveries
 from ctxlab.pipeline._intent import intent
 from ctxlab.pipeline._span import TAGS, Span, flat, read_span
 from ctxlab.pipeline._summary import SummaryRequest
@@ -63,7 +63,7 @@ class _Unit:
 
     field: str
     text: str
-    rank: int
+    rank: float
     order: int = 0
 
 
@@ -318,13 +318,29 @@ def _fit(units: list[_Unit], budget: int, count: Count) -> list[_Unit]:
     return sorted(chosen, key=lambda u: u.order)
 
 
+def _attached(units: list[_Unit]) -> list[_Unit]:
+    """``units`` without a failure line whose command's line the budget left out (it would
+    read as another command's)."""
+    kept: list[_Unit] = []
+    under: str | None = None  # the command line the failure lines that follow belong to
+    for unit in units:
+        if unit.field == "important_discoveries":
+            if unit.text.startswith(DETAIL):
+                if under is None:
+                    continue
+            else:
+                under = unit.text if unit.text.endswith(OTHERS_BELOW) else None
+        kept.append(unit)
+    return kept
+
+
 async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
     """A deterministic handover summary within the request's budget (see the module's
     documentation for what each field holds and what goes first when space is short)."""
     count = request.count or (lambda text: len(text) // 4 + 1)
     budget = request.budget_tokens or _DEFAULT_BUDGET
     span = read_span(request.messages)
-    units = _fit(_units(request, span, count, budget), budget - _TEMPLATE_TOKENS, count)
+    units = _attached(_fit(_units(request, span, count, budget), budget - _TEMPLATE_TOKENS, count))
     fields = {
         name: "\n".join(u.text for u in units if u.field == name)
         for name in (

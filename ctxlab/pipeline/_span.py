@@ -124,11 +124,13 @@ class Run:
     outcome: str
     """Its exit status, test tally and last failure line, in a few words (``"no result yet"``
     when the span ends before its result)."""
+    status: str = ""
+    """Its exit status and test tally alone (the outcome without the failure line)."""
     failures: tuple[str, ...] = ()
     """Every distinct failure line of its output (error lines, ``FAILED`` tests), in order."""
     failed: bool = False
-    """Exited non-zero, was reported as an error, or (no exit status shown) printed a failure
-    line or a failing tally."""
+    """Did not pass: exited non-zero, was reported as an error, or printed a failure line or a
+    failing tally (whatever its exit status)."""
     telling: str = ""
     """For a run that failed without a failure line, the line that says most, labelled: its
     output's ``last line: …``, or — the pipeline cut the output, so its end is not seen — its
@@ -154,7 +156,8 @@ class Span:
     """The lines of a summary the recorded harness wrote (Claude Code's compaction summary)."""
 
 
-_seen: Memo[tuple[str, bool], tuple[str, tuple[str, ...], bool, str]] = Memo(20_000)
+_Scan = tuple[str, str, tuple[str, ...], bool, str]  # outcome, status, failures, failed, telling
+_seen: Memo[tuple[str, bool], _Scan] = Memo(20_000)
 _found: Memo[str, tuple[str, ...]] = Memo(20_000)
 _shell_edits: Memo[str, tuple[tuple[str, str], ...]] = Memo(20_000)  # by command, as `_found`
 
@@ -164,13 +167,13 @@ def _values(text: str) -> tuple[str, ...]:
     return _found.get(text, lambda: tuple(_VALUE.findall(text)))
 
 
-def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...], bool, str]:
-    """A result's outcome, failure lines, whether the run failed and its last line, kept per
-    text (a replay under several configs summarizes the same results again)."""
+def _read_result(output: str, is_error: bool) -> _Scan:
+    """A result's outcome, status, failure lines, whether the run failed and its telling line,
+    kept per text (a replay under several configs summarizes the same results again)."""
     return _seen.get((output, is_error), lambda: _scan_result(output, is_error))
 
 
-def _scan_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...], bool, str]:
+def _scan_result(output: str, is_error: bool) -> _Scan:
     text = output[:40_000]
     failures = _FAILURE.findall(lines_holding(text, _FAILURE_WORDS, lead=("E",)))
     code = _EXIT.search(lines_holding(text, _EXIT_WORDS))
@@ -185,14 +188,17 @@ def _scan_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...], boo
         parts.append("error")
     if tally:
         parts.append(flat(tally[-1]))
+    summary = "; ".join(dict.fromkeys(parts))
     if failures:
         parts.append(short(failures[-1], 160))
     outcome = "; ".join(dict.fromkeys(parts)) or ("no output" if not text.strip() else "ok")
-    if status is not None:
-        failed = is_error or int(status) != 0
-    else:
-        failed = is_error or bool(failures) or bool(tally and _FAILING_TALLY.search(tally[-1]))
-    return outcome, tuple(dict.fromkeys(failures)), failed, _telling(output)
+    # A run that exits 0 but prints a failure (a script catching its exception and printing
+    # it, as reproduction scripts do) has not passed either.
+    failing_tally = bool(tally and _FAILING_TALLY.search(tally[-1]))
+    failed = (
+        is_error or bool(failures) or failing_tally or (status is not None and int(status) != 0)
+    )
+    return outcome, summary, tuple(dict.fromkeys(failures)), failed, _telling(output)
 
 
 def _telling(output: str) -> str:
@@ -314,7 +320,7 @@ def _result(span: Span, call: tuple[str, ToolUseBlock] | None, result: ToolResul
     command, _block = call
     if not command:
         return
-    outcome, failures, failed, last = _read_result(result.text, bool(result.is_error))
-    span.runs.append(Run(command, outcome, failures, failed, last))
+    outcome, status, failures, failed, telling = _read_result(result.text, bool(result.is_error))
+    span.runs.append(Run(command, outcome, status, failures, failed, telling))
     if span.last_action == f"$ {short(command, 200)}":
         span.last_action += f" → {outcome}"

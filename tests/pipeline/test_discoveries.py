@@ -52,15 +52,36 @@ async def test_a_later_run_that_fails_differently_is_not_a_fix() -> None:
     lines = (await _fields(span))["important_discoveries"].splitlines()
     assert lines[0] == (
         "`pytest tests/test_a.py` failed (2 of 2 runs): exit 1; 10 errors in 0.3s; "
-        "ERROR tests/test_a.py::test_9 - ValueError: bad 9 — not yet fixed"
+        "ERROR tests/test_a.py::test_9 - ValueError: bad 9 — not yet fixed; "
+        "10 failure lines, the others below"
     )
-    # The other nine failure lines: four listed, the rest counted.
-    assert lines[1] == (
-        "`pytest tests/test_a.py` — its last run also printed: "
-        + "; ".join(f"ERROR tests/test_a.py::test_{n} - ValueError: bad {n}" for n in range(5, 9))
-        + " (+5 more not listed)"
+    # The other nine under it, one a line, newest first.
+    assert lines[1:] == [
+        f"  ↳ ERROR tests/test_a.py::test_{n} - ValueError: bad {n}" for n in range(8, -1, -1)
+    ]
+
+
+async def test_short_of_room_the_newest_failure_lines_stay_and_the_count_says_the_rest() -> None:
+    many = _run("c", "pytest tests/test_a.py", _failing(20))
+    lines = (await _fields(many))["important_discoveries"].splitlines()
+    assert lines[0].endswith("— not yet fixed; 20 failure lines, the others below")
+    assert len(lines) == 13  # twelve listed at most: the count says how many there are
+    tight = (await _fields(many, budget=230))["important_discoveries"].splitlines()
+    assert tight[0] == lines[0] and 1 < len(tight) < len(lines)
+    assert tight[1:] == lines[1 : len(tight)]  # the newest, in order
+
+
+async def test_a_failure_line_never_hangs_under_another_commands_line() -> None:
+    # The line of `make check` is too long for the room left; its failure lines, small, are
+    # not written under the line before (they would read as that command's).
+    long_failure = "E   ValueError: " + " ".join(f"value_{n}" for n in range(40))
+    output = "\n".join([*(f"E   KeyError: {n}" for n in range(4)), long_failure])
+    span = (
+        *_run("a", "ls missing", "<returncode>2</returncode>"),
+        *_run("b", "make check", f"{output}\n<returncode>2</returncode>"),
     )
-    assert len(lines) == 2
+    text = (await _fields(span, budget=150))["important_discoveries"]
+    assert text == "`ls missing` failed: exit 2 — not yet fixed"
 
 
 async def test_fixed_only_when_the_last_run_of_the_same_command_passed() -> None:
@@ -188,3 +209,54 @@ async def test_every_failed_command_is_said_once_and_fixed_exactly_when_its_last
         passed_last = kinds[-1] in ("pass", "silent")
         assert said[0].endswith("not yet fixed") != passed_last, (kinds, said[0])
         assert ("— fixed: its last run passed" in said[0]) == passed_last
+
+
+async def test_a_long_failure_line_is_quoted_whole() -> None:
+    # An assertion's message runs long; cut at 160 characters it was no longer the line.
+    line = "AssertionError: assert " + " == ".join(f"Matrix([[{n}, {n + 1}]])" for n in range(12))
+    assert 200 < len(line) <= 300
+    span = _run("a", "pytest -q", f"E   {line}\n<returncode>1</returncode>")
+    assert (await _fields(span))["important_discoveries"] == (
+        f"`pytest -q` failed: exit 1; {line} — not yet fixed"
+    )
+
+
+async def test_failure_lines_are_carried_with_their_commands_line_and_go_with_it() -> None:
+    previous = Summary(
+        fields={
+            "important_discoveries": "`make` failed: exit 2; E1 — not yet fixed; 2 failure "
+            "lines, the others below\n  ↳ E0\n`tox` failed: exit 1 — not yet fixed"
+        },
+        text="(earlier)",
+    )
+    # Not run here: carried, its failure line under it.
+    other = _run("a", "ls", "<returncode>0</returncode>")
+    assert (await _fields(other, previous))["important_discoveries"].splitlines() == [
+        "`make` failed: exit 2; E1 — not yet fixed; 2 failure lines, the others below",
+        "  ↳ E0",
+        "`tox` failed: exit 1 — not yet fixed",
+    ]
+    # Passing here: fixed, and its old failure lines go.
+    passing = _run("b", "make", "<returncode>0</returncode>")
+    assert (await _fields(passing, previous))["important_discoveries"].splitlines() == [
+        "`make` failed: exit 2; E1 — fixed: its last run passed (exit 0)",
+        "`tox` failed: exit 1 — not yet fixed",
+    ]
+
+
+async def test_a_run_that_exits_0_but_prints_its_failure_has_not_passed() -> None:
+    # A reproduction script catches its exception and prints it: exit 0, the bug still there.
+    caught = "Error: user-defined function raised exception\n<returncode>0</returncode>"
+    span = (
+        *_run("a", "python reproduce.py", "Traceback:\nKeyError: 'x'\n<returncode>1</returncode>"),
+        *_run("b", "python reproduce.py", caught),
+    )
+    assert (await _fields(span))["important_discoveries"] == (
+        "`python reproduce.py` failed (2 of 2 runs): exit 0; Error: user-defined function raised "
+        "exception — not yet fixed"
+    )
+    only = _run("c", "python check.py", caught)
+    assert (await _fields(only))["important_discoveries"] == (
+        "`python check.py` printed a failure: exit 0; Error: user-defined function raised "
+        "exception — not yet fixed"
+    )
