@@ -93,7 +93,7 @@ def _carried(earlier: list[str], by_command: dict[str, list[Run]], *, failing: b
 
 def _lines(name: str, runs: list[Run], failed: list[Run], first: int | None) -> list[Line]:
     last = runs[-1]
-    # A run that exited 0 but printed a failure "printed a failure": it did not fail to run.
+    # A command whose failing runs all exited 0 printed a failure: it did not fail to run.
     quiet = all(r.status.startswith("exit 0") for r in failed)
     head = f"{name} {'printed a failure' if quiet else 'failed'}"
     if len(runs) > 1:
