@@ -99,8 +99,9 @@ async def latency(session: Transcript, window: int, repeat: int) -> dict[str, fl
 
 async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str, Any]:
     price = PRICES["claude-sonnet-4-6"]
-    # Per preset and category: items, kept (summary or tail), in the summary, in the tail alone.
-    sums = {p: {c: [0, 0, 0, 0] for c in CATEGORIES} for p in PRESETS}
+    # Per preset and category: items, kept (summary, pinned task or tail), in the summary's own
+    # text, in the pinned task, in the tail alone.
+    sums = {p: {c: [0, 0, 0, 0, 0] for c in CATEGORIES} for p in PRESETS}
     worst = dict.fromkeys(PRESETS, 1.0)
     compactions = dict.fromkeys(PRESETS, 0)
     # Sums over the corpus (USD): each preset with model summaries, its input side, and the
@@ -134,7 +135,8 @@ async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str
                     row[0] += r.total
                     row[1] += r.kept
                     row[2] += r.in_summary
-                    row[3] += r.in_tail
+                    row[3] += r.in_pinned
+                    row[4] += r.in_tail
                 core = record.retention.core
                 worst[name] = min(worst[name], core if core is not None else 1.0)
             outputs = sum(c.output for c in run.costs) * price.output / 1e6
@@ -145,8 +147,14 @@ async def corpus_figures(transcripts: list[Transcript], window: int) -> dict[str
     out: dict[str, Any] = {}
     for name in PRESETS:
         by_category = {
-            c: {"items": t, "kept": k / t, "in_summary": m / t, "control": a / t}
-            for c, (t, k, m, a) in sums[name].items()
+            c: {
+                "items": t,
+                "kept": k / t,
+                "in_summary": m / t,
+                "in_pinned": p / t,
+                "control": a / t,
+            }
+            for c, (t, k, m, p, a) in sums[name].items()
             if t
         }
         out[name] = {
@@ -231,14 +239,17 @@ async def main() -> None:
         f"(re-replay / cold {timing['re_replay_ms'] / timing['cold_replay_ms']:.2f})"
     )
     figures = await corpus_figures(transcripts, args.window)
-    print("retention by category: kept (in the summary / the kept tail alone = control)")
+    print(
+        "retention by category: kept (in the summary's own text / in the pinned task / the kept "
+        "tail alone = control)"
+    )
     for name in PRESETS:
         row = figures[name]
         print(f"{name:20} compactions {row['compactions']:3}  worst {row['retention_worst']:.3f}")
         for category, r in row["retention"].items():
             print(
-                f"{'':22}{category:13} {r['kept']:.3f} ({r['in_summary']:.3f} / "
-                f"control {r['control']:.3f}) of {r['items']}"
+                f"{'':22}{category:13} {r['kept']:.3f} ({r['in_summary']:.3f} / pinned "
+                f"{r['in_pinned']:.3f} / control {r['control']:.3f}) of {r['items']}"
             )
         low, high = row["session_range_vs_baseline"]
         print(

@@ -29,6 +29,15 @@ def tool_turn(call_id: str, output: str, *, name: str = "bash", arg: str = "ls")
     ]
 
 
+def edit_turn(call_id: str, path: str, old: str, new: str) -> Conversation:
+    """An assistant's ``edit`` of ``path`` (old → new, Claude Code's shape) and its result."""
+    edit = {"file_path": path, "old_string": old, "new_string": new}
+    return [
+        AssistantMessage(content=(ToolUseBlock(id=call_id, name="edit", input=edit),)),
+        UserMessage(content=(ToolResultBlock(tool_use_id=call_id, content="edited"),)),
+    ]
+
+
 def session(turns: int, output_chars: int = 400, task: str = "Fix src/app.py") -> Conversation:
     """A user request followed by ``turns`` tool exchanges."""
     messages: Conversation = [UserMessage(content=task)]

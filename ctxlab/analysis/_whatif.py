@@ -380,8 +380,8 @@ class WhatIf:
 
     def retention(self) -> pd.DataFrame:
         """Retention by config and category, summed over the compactions: items, kept (in the
-        summary or the kept tail), in the summary, and the control — in the kept tail alone —
-        each also as a share."""
+        summary, the pinned task or the kept tail), in the summary's own text, in the pinned
+        task, and the control — in the kept tail alone — each as a share."""
         return retention_frame(self.runs.values())
 
     def steps(self) -> pd.DataFrame:

@@ -26,15 +26,16 @@ def retention_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
+    keys = ("total", "kept", "in_summary", "in_pinned", "in_tail")
     for run in runs:
         sums: dict[str, list[int]] = {}
         for step in run.steps:
             kept = step.compaction.retention if step.compaction is not None else None
             for row in kept.rows() if kept is not None else ():
-                acc = sums.setdefault(row["category"], [0, 0, 0, 0])
-                for n, key in enumerate(("total", "kept", "in_summary", "in_tail")):
+                acc = sums.setdefault(row["category"], [0] * len(keys))
+                for n, key in enumerate(keys):
                     acc[n] += row[key]
-        for category, (total, kept_, in_summary, in_tail) in sums.items():
+        for category, (total, kept_, in_summary, in_pinned, in_tail) in sums.items():
             rows.append(
                 {
                     "config": run.name,
@@ -42,10 +43,11 @@ def retention_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:
                     "items": total,
                     "kept": kept_ / total,
                     "in_summary": in_summary / total,
+                    "in_pinned": in_pinned / total,
                     "control": in_tail / total,
                 }
             )
-    columns = ["config", "category", "items", "kept", "in_summary", "control"]
+    columns = ["config", "category", "items", "kept", "in_summary", "in_pinned", "control"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -63,7 +63,7 @@ DEFAULT_SUMMARY_SCHEMA: dict[str, Any] = {
         },
         "important_discoveries": {
             "type": "string",
-            "description": "Findings, errors met and how they were solved, decisions and why.",
+            "description": "Findings, failed runs and whether a later run passed, decisions.",
         },
         "next_steps": {
             "type": "string",
@@ -91,17 +91,17 @@ DEFAULT_SUMMARY_TEMPLATE = (
 
 DEFAULT_COMPRESSION_PROMPT = (
     "<system-hint>The conversation above is about to be replaced by a summary, so that you can "
-    "continue the task in a fresh context window. Write that summary as a handover: structured, "
-    "concise and actionable, filling every field of the schema.\n"
-    "Include: every instruction the user gave after the task, verbatim; each file you changed "
-    "and what changed (old → new, one short line); each command you ran, whole, with its "
-    "outcome (exit status, failing tests, the error); the errors you met and whether they are "
-    "fixed; the plan or todo list with each item's status; and next steps from what you meant "
-    "to do next.\n"
-    "The history it stands for will be gone, so make every reference self-contained: write file "
-    "paths, symbol names, identifiers, URLs, commands and error messages verbatim, never 'this "
-    "file' or 'the error above'; give absolute dates. Do not quote directory listings or long "
-    "outputs. If an earlier summary is part of the conversation, carry its content "
+    "continue the task in a fresh context window. Write it as a handover a person could "
+    "continue from: concise and actionable, filling every field of the schema.\n"
+    "Include: the task first (if you shorten it, say how much you left out); every later "
+    "instruction of the user, verbatim; each file changed, with the lines before and after that "
+    "differ (or a unified diff); each command run, whole, with its outcome; every failed run "
+    "with its failing tests and errors (a few, and how many more) — fixed only when a later run "
+    "of the same command passed, else not yet fixed with its last failure; the todo list with "
+    "statuses; next steps as whole sentences from what you meant to do next.\n"
+    "Make every reference self-contained: paths, symbols, identifiers, URLs, commands and error "
+    "messages verbatim, never 'this file' or 'the error above'; absolute dates. Do not quote "
+    "directory listings or long outputs; never cut a word. Carry an earlier summary's content "
     "forward.</system-hint>"
 )
 """The instruction that asks the model for a summary."""

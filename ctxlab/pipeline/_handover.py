@@ -3,20 +3,24 @@
 It fills the five fields of the summary schema from what the span *did*, deterministically:
 
 - ``task_overview``: the task (when the pipeline keeps the first user message verbatim beside
-  the summary, a pointer to it; otherwise the message whole, cut at a line end only when it
-  alone would exceed half the budget), then every later user instruction verbatim;
-- ``current_state``: the files changed and what changed (``old → new``, one short line each),
+  the summary, a pointer to it; otherwise the message, cut at a line end only when it alone
+  would exceed half the budget — the cut said), then every later user instruction verbatim;
+  the task goes in first, whatever else must give way;
+- ``current_state``: the files changed and what changed — the part of each edit that differs,
+  before → after (`_changes.py`): a file's last two edits and a count of the earlier ones —
   the plan (the latest todo list), the last action and its outcome;
-- ``important_discoveries``: the errors met, each with whether a later run got past it;
-- ``next_steps``: the agent's last stated intent (whole sentences), then the open todo items;
+- ``important_discoveries``: every command that failed, once, fixed or not yet fixed with its
+  last run's failure lines and how many more were left out (`_discoveries.py`);
+- ``next_steps``: the agent's last stated intent as whole sentences (`_intent.py`), then the
+  open todo items;
 - ``context_to_preserve``: the commands run, whole, each with its outcome; the files read; the
   numbers and names the agent wrote.
 
 What does not fit the budget goes in a stated order (the oldest commands and the names first;
-instructions, edits and the plan last); nothing is cut mid-word, directory listings and rulers
-are never quoted. An earlier summary's lines are carried forward behind the new span's. This
-module reads messages with its own rules: it shares no code with `ctxlab.retention`, which
-grades it.
+the task, instructions, edits and the plan last); nothing is cut mid-word, directory listings
+and rulers are never quoted. An earlier summary's lines are carried forward behind the new
+span's (what it said of a command this span ran again is superseded). This module reads
+messages with its own rules: it shares no code with `ctxlab.retention`, which grades it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from ctxlab.messages import (
     TextBlock,
     UserMessage,
 )
+from ctxlab.pipeline._discoveries import DETAIL, OTHERS_BELOW, discoveries
+from ctxlab.pipeline._intent import intent
 from ctxlab.pipeline._span import TAGS, Span, flat, read_span
 from ctxlab.pipeline._summary import SummaryRequest
 
@@ -40,16 +46,14 @@ Count = Callable[[str], int]
 
 _DEFAULT_BUDGET = 2_000
 _TEMPLATE_TOKENS = 60  # the template's headings
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_INTENT = re.compile(
-    r"\b(?:next|now|then|I'll|I will|let me|let's|need to|should|will|going to|todo|remaining)\b",
-    re.IGNORECASE,
-)
 _HEADING = "User instructions since, verbatim:"
 _INSTRUCTION_SHARE = 0.4  # of the budget, for the user's later lines before anything else
 _POINTER = "The task: the user's first message, quoted below."
 _VALUES_PER_LINE = 12
 _LONG_COMMAND = 1_500  # characters: a longer command (a whole file in a heredoc) goes last
+_NOT_STARTED = "Start on the task: no action was taken before this summary."
+_NOTHING = ("none recorded", "(not recorded)")  # what an empty field says: never carried
+_CUT_NOTE = re.compile(r"^\[the (?:task|first message) continues for (\d+) (?:more )?lines\]$")
 
 
 @dataclass
@@ -59,42 +63,41 @@ class _Unit:
 
     field: str
     text: str
-    rank: int
+    rank: float
     order: int = 0
-
-
-def _fixed(error: str, command: str, commands: list[tuple[str, str]]) -> str:
-    # Fixed when the same command ran again later and that run no longer showed the error.
-    later = [o for c, o in commands if c == command]
-    if len(later) > 1 and error[:60] not in later[-1]:
-        return "fixed (a later run of the same command passed it)"
-    return "not yet fixed"
-
-
-def _intent(text: str) -> list[str]:
-    sentences = [flat(s) for s in _SENTENCE.findall(text) if len(flat(s)) > 8]
-    wanted = [s for s in sentences if _INTENT.search(s)]
-    return (wanted or sentences)[-2:]
 
 
 def _task_units(
     request: SummaryRequest, span: Span, old: dict[str, str], count: Count, budget: int
 ) -> list[_Unit]:
+    """The task first (rank -1: whatever else gives way), then the user's later lines."""
     units: list[_Unit] = []
-    # task_overview: the task, then every later user line verbatim.
     users = span.users
+    carried_task, carried = _split_overview(old.get("task_overview", ""))
+    previous = request.previous_summary
+    if previous is None and span.first_lines > 0:
+        # The span opens the conversation: its first message is the task (pinned or stated
+        # below, whole or cut), not an instruction since.
+        users = users[span.first_lines :]
     if request.pinned_task is not None:
-        units.append(_Unit("task_overview", _POINTER, 0))
+        units.append(_Unit("task_overview", _POINTER, -1))
+        # What an earlier summary said of the task besides the pointer (a model's one-line goal).
+        units.extend(_Unit("task_overview", ln, 0) for ln in carried_task if ln != _POINTER)
         pinned = flat(request.pinned_task)
         users = [u for u in users if u not in pinned]
-        carried = old.get("task_overview", "").splitlines()
-        units.extend(_Unit("task_overview", ln, 0) for ln in carried if ln and ln != _POINTER)
-    elif old.get("task_overview"):
-        units.extend(_Unit("task_overview", ln, 0) for ln in old["task_overview"].splitlines())
-    elif users:
-        task = _task_text(request, count, budget // 2)
-        units.append(_Unit("task_overview", task, 0))
-        users = users[len(task.splitlines()) :] if task else users
+    else:
+        # The summary states the task: the earlier summary's pinned copy (when it can no
+        # longer be pinned), the task the earlier summary stated, or the span's first message.
+        if previous is not None and previous.task:
+            lines = previous.task.splitlines()
+        elif carried_task and carried_task != [_POINTER]:
+            lines = [ln for ln in carried_task if ln != _POINTER]
+        else:  # the span opens the conversation (or no earlier summary said the task)
+            lines = _first_message(request) if previous is None else []
+        task = _cut_task(lines, count, budget // 2)
+        if task:
+            units.append(_Unit("task_overview", task, -1))
+    units.extend(_Unit("task_overview", ln, 0) for ln in carried)
     said = {u.text for u in units}
     later = [u for u in dict.fromkeys(users) if f"- {u}" not in said and u not in said]
     if later:
@@ -111,36 +114,102 @@ def _task_units(
     return units
 
 
+def _split_overview(text: str) -> tuple[list[str], list[str]]:
+    """An earlier ``task_overview``: its task lines, and the user's later lines (the heading
+    and what follows it)."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and ln not in _NOTHING]
+    if _HEADING in lines:
+        at = lines.index(_HEADING)
+        return lines[:at], lines[at:]
+    return lines, []
+
+
+def _first_message(request: SummaryRequest) -> list[str]:
+    first = next(
+        (m for m in request.messages if isinstance(m, UserMessage) and not m.tool_results), None
+    )
+    if first is None:
+        return []
+    text = "\n".join(b.text for b in first.content if isinstance(b, TextBlock))
+    return [ln for ln in TAGS.sub(" ", text).splitlines() if ln.strip()]
+
+
+def _cut_task(lines: list[str], count: Count, room: int) -> str:
+    """The task's lines within ``room`` tokens, cut at a line end, the cut said: how many
+    lines are left out (with those an earlier cut left out)."""
+    left = 0
+    whole: list[str] = []
+    for line in lines:
+        note = _CUT_NOTE.match(line.strip())
+        if note:
+            left += int(note.group(1))
+        elif line.strip():
+            whole.append(line)
+    kept: list[str] = []
+    used = 12  # the note's room
+    for line in whole:
+        used += count(line) + 1
+        if used > room:
+            break
+        kept.append(line)
+    left += len(whole) - len(kept)
+    if left:
+        kept.append(f"[the task continues for {left} more lines]")
+    return "\n".join(kept)
+
+
 def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> list[_Unit]:
     previous = request.previous_summary
     old = previous.fields if previous is not None else {}
     units = _task_units(request, span, old, count, budget)
-    # current_state: files changed, the plan, the last action.
+    # current_state: files changed (what differs), the plan, the last action. A file an
+    # earlier summary said was changed, changed again here, is one line: its latest changes,
+    # the count of the rest.
+    carried_edits = _carried_edits(old.get("current_state", ""))
     for path, changes in span.edits.items():
-        units.append(_Unit("current_state", f"Changed {path}: {'; '.join(changes[-3:])}", 1))
+        older = len(changes) - 2 + carried_edits.get(path, 0)
+        more = f" (+{older} earlier edits)" if older > 0 else ""
+        units.append(_Unit("current_state", f"Changed {path}: {'; '.join(changes[-2:])}{more}", 1))
     for line in span.todos:
         units.append(_Unit("current_state", f"Plan {line}", 1))
     if span.last_action:
         units.append(_Unit("current_state", f"Last action: {span.last_action}", 1))
-    _carry(units, old, "current_state", 5, keep=lambda ln: ln.startswith("Changed "))
-    # important_discoveries: errors met and whether they were fixed.
-    for error, command in dict.fromkeys(span.errors):
-        state = _fixed(error, command, span.commands)
-        units.append(_Unit("important_discoveries", f"{error} — {state}", 3))
-    _carry(units, old, "important_discoveries", 6)
+    # A span with no action of its own (the last piece of a span summarized in pieces can be
+    # a turn of results alone) keeps the earlier summary's last action and next steps.
+    acted = bool(span.last_action)
+    edited = {f"Changed {path}: " for path in span.edits}
+    _carry(
+        units,
+        old,
+        "current_state",
+        5,
+        keep=lambda ln: _carried_state(ln, acted) and not ln.startswith(tuple(edited)),
+    )
+    # important_discoveries: each failed command, fixed or not; what an earlier summary said
+    # of a command this span ran again is superseded.
+    said = {u.text for u in units}
+    earlier = [ln for ln in old.get("important_discoveries", "").splitlines() if _kept(ln, said)]
+    carried, found = discoveries(span.runs, earlier)
+    units[0:0] = [_Unit("important_discoveries", text, rank) for text, rank in carried]
+    units.extend(_Unit("important_discoveries", text, rank) for text, rank in found)
     # next_steps: the agent's last stated intent, then open todo items.
-    for sentence in _intent(span.last_text):
+    for sentence in intent(span.last_text):
         units.append(_Unit("next_steps", sentence, 2))
     units.extend(
         _Unit("next_steps", f"Open: {t}", 2) for t in span.todos if not t.startswith("[completed]")
     )
-    if not any(u.field == "next_steps" for u in units) and span.last_action:
-        units.append(_Unit("next_steps", f"Continue after: {span.last_action}", 2))
+    if not any(u.field == "next_steps" for u in units):
+        if span.last_action:
+            units.append(_Unit("next_steps", f"Continue after: {span.last_action}", 2))
+        else:
+            _carry(units, old, "next_steps", 2)
+    if not any(u.field == "next_steps" for u in units) and not span.runs and not span.edits:
+        units.append(_Unit("next_steps", _NOT_STARTED, 2))
     # context_to_preserve: commands with outcomes (recent first), files read, values written.
-    for index, (command, outcome) in enumerate(span.commands):
-        recent = len(span.commands) - index
-        rank = 8 if len(command) > _LONG_COMMAND else 4 + min(recent // 15, 2)
-        units.append(_Unit("context_to_preserve", f"$ {command}  → {outcome}", rank))
+    for index, run in enumerate(span.runs):
+        recent = len(span.runs) - index
+        rank = 8 if len(run.command) > _LONG_COMMAND else 4 + min(recent // 15, 2)
+        units.append(_Unit("context_to_preserve", f"$ {run.command}  → {run.outcome}", rank))
     _carry(units, old, "context_to_preserve", 7, keep=lambda ln: ln.startswith("$ "))
     written = " ".join(u.text for u in units)
     reads = [p for p in dict.fromkeys(span.reads) if p not in written]
@@ -158,6 +227,35 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
     for order, unit in enumerate(units):
         unit.order = order
     return units
+
+
+def _kept(line: str, said: set[str]) -> bool:
+    # An earlier summary's line worth carrying: not blank, not a placeholder, not said again.
+    return bool(line.strip()) and line not in _NOTHING and line not in said
+
+
+_EARLIER_EDITS = re.compile(r" \(\+(\d+) earlier edits\)$")
+
+
+def _carried_edits(state: str) -> dict[str, int]:
+    """How many edits each file's "Changed" line of an earlier ``current_state`` stands for:
+    the changes it shows (``; ``-separated, outside backticks) and the earlier ones it counts."""
+    counts: dict[str, int] = {}
+    for line in state.splitlines():
+        if not line.startswith("Changed ") or ": " not in line:
+            continue
+        path, changes = line[len("Changed ") :].split(": ", 1)
+        tally = _EARLIER_EDITS.search(changes)
+        shown, ticks = 1, 0
+        for part in changes.split("; ")[:-1]:
+            ticks += part.count("`")
+            shown += ticks % 2 == 0  # a "; " inside a quoted side separates nothing
+        counts[path] = counts.get(path, 0) + shown + (int(tally.group(1)) if tally else 0)
+    return counts
+
+
+def _carried_state(line: str, acted: bool) -> bool:
+    return line.startswith("Changed ") or (not acted and line.startswith("Last action: "))
 
 
 _NAME = re.compile(r"[\w.]+")
@@ -202,32 +300,9 @@ def _carry(
 ) -> None:
     """An earlier summary's lines of ``name``, behind this span's, unless already said."""
     said = {u.text for u in units}
-    carried = [ln for ln in old.get(name, "").splitlines() if ln.strip() and keep(ln)]
+    lines = old.get(name, "").splitlines()
+    carried = [ln for ln in lines if _kept(ln, said) and keep(ln)]
     units[0:0] = [_Unit(name, ln, rank) for ln in carried if ln not in said]
-
-
-def _task_text(request: SummaryRequest, count: Count, budget: int) -> str:
-    first = next(
-        (m for m in request.messages if isinstance(m, UserMessage) and not m.tool_results), None
-    )
-    if first is None:
-        return ""
-    lines = [
-        ln
-        for ln in TAGS.sub(
-            " ", "\n".join(b.text for b in first.content if isinstance(b, TextBlock))
-        ).splitlines()
-        if ln.strip()
-    ]
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        used += count(line) + 1
-        if used > budget:
-            kept.append(f"[the task continues for {len(lines) - len(kept)} more lines]")
-            break
-        kept.append(line)
-    return "\n".join(kept)
 
 
 def _fit(units: list[_Unit], budget: int, count: Count) -> list[_Unit]:
@@ -243,13 +318,29 @@ def _fit(units: list[_Unit], budget: int, count: Count) -> list[_Unit]:
     return sorted(chosen, key=lambda u: u.order)
 
 
+def _attached(units: list[_Unit]) -> list[_Unit]:
+    """``units`` without a failure line whose command's line the budget left out (it would
+    read as another command's)."""
+    kept: list[_Unit] = []
+    under: str | None = None  # the command line the failure lines that follow belong to
+    for unit in units:
+        if unit.field == "important_discoveries":
+            if unit.text.startswith(DETAIL):
+                if under is None:
+                    continue
+            else:
+                under = unit.text if unit.text.endswith(OTHERS_BELOW) else None
+        kept.append(unit)
+    return kept
+
+
 async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
     """A deterministic handover summary within the request's budget (see the module's
     documentation for what each field holds and what goes first when space is short)."""
     count = request.count or (lambda text: len(text) // 4 + 1)
     budget = request.budget_tokens or _DEFAULT_BUDGET
     span = read_span(request.messages)
-    units = _fit(_units(request, span, count, budget), budget - _TEMPLATE_TOKENS, count)
+    units = _attached(_fit(_units(request, span, count, budget), budget - _TEMPLATE_TOKENS, count))
     fields = {
         name: "\n".join(u.text for u in units if u.field == name)
         for name in (

@@ -1,6 +1,6 @@
 """The pinned task: the user's first message, kept verbatim beside every summary (and carried
-from summary to summary) while it is small enough; cut at a line end, or left to the summary,
-when it is not."""
+from summary to summary); a message too large for its share of the window is pinned cut at a
+line end, the cut said, and left to the summary only when not even a few of its lines fit."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ __all__ = [
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 
 PINNED_TASK_SHARE = 0.4
-"""The user's first message is kept verbatim beside the summary while it takes at most this
-share of the input limit (a larger one is left to the summary, which states the task)."""
+"""The user's first message is kept verbatim beside the summary up to this share of the input
+limit (a larger one is pinned cut at a line end to the share, with a note saying how many lines
+are left out)."""
 
 TASK_HEADING = "<system-info>The user's first message (the task), kept verbatim:\n"
 TASK_END = "</system-info>"
@@ -58,17 +59,19 @@ def pinned_task(
     conversation: Conversation, summary: Summary | None, cache: TokenCache, limits: ReductionLimits
 ) -> str | None:
     """The user's first message, kept verbatim beside every summary: carried from the standing
-    summary, or read from the conversation at the first compaction — unless it is too large
-    (`PINNED_TASK_SHARE` of the input limit), when the summary states the task instead."""
+    summary, or read from the conversation at the first compaction. Larger than
+    `PINNED_TASK_SHARE` of the input limit, its first lines are pinned (the task comes first at
+    a small window: a summary's budget would hold far fewer), the cut said; None when not even
+    a few lines fit (the summary then states the task)."""
     if summary is not None:
         return summary.task or None
     first = conversation[0] if conversation else None
     if not isinstance(first, UserMessage) or first.tool_results:
         return None
     text = _words_of(first)
-    if not text or cache.text(text) > limits.input_limit * PINNED_TASK_SHARE:
+    if not text:
         return None
-    return text
+    return _cut_task(text, int(limits.input_limit * PINNED_TASK_SHARE), cache)
 
 
 def user_messages(prefix: Conversation, summary: Summary | None) -> str | None:

@@ -1,6 +1,7 @@
 """What a span of conversation did, read once for the offline summarizer (`_handover.py`):
-the user's lines, the files read and edited, the commands run with their outcomes, the errors
-met, the plan, the values the agent wrote, its last words and action.
+the user's lines, the files read and edited (what each edit changed: `_changes.py`), the
+commands run with their outcomes and whether each run failed, the plan, the values the agent
+wrote, its last words and action.
 
 The rules are this module's own: it shares no code with `ctxlab.retention`, which grades the
 summaries written from it.
@@ -20,10 +21,12 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ctxlab.pipeline._changes import edit_change, shell_changes
+from ctxlab.pipeline._results import TRUNCATION_MARKER
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
 
-__all__ = ["TAGS", "Span", "flat", "read_span", "short"]
+__all__ = ["TAGS", "Run", "Span", "flat", "read_span", "short"]
 
 Message = UserMessage | AssistantMessage
 
@@ -31,22 +34,42 @@ _SHELL = ("command", "cmd", "script")
 _EDITOR = {"view", "create", "str_replace", "insert", "undo_edit"}
 _FILE_ARGS = ("file_path", "path", "filename", "notebook_path", "file")
 _READERS = {"read", "view", "open", "glob", "grep", "ls", "notebookread"}
-_WRITERS = {"write", "create"}
-_EDITORS = {"edit", "multiedit", "str_replace", "notebookedit", "apply_patch", "insert"}
+_WRITERS = {"write", "create", "write_file", "create_file"}
+_EDITORS = {
+    "edit",
+    "edit_file",
+    "multiedit",
+    "str_replace",
+    "notebookedit",
+    "apply_patch",
+    "insert",
+    "replace_in_file",
+}
 # What an edit writes is the file's content, not a value the agent reasoned with.
-_CONTENT_ARGS = {"content", "old_string", "new_string", "old_str", "new_str", "file_text"}
+_CONTENT_ARGS = {
+    "content",
+    "old_string",
+    "new_string",
+    "old_str",
+    "new_str",
+    "old",
+    "new",
+    "file_text",
+}
 _TODO_TOOLS = {"todowrite", "todo_write", "update_plan", "write_todos"}
 TAGS = re.compile(
     r"<system-reminder>.*?</system-reminder>|<(command-\w+|local-command-\w+)>.*?</\1>", re.DOTALL
 )
 _EXIT = re.compile(r"<returncode>(-?\d+)</returncode>|\b[Ee]xit (?:code|status):? ?(-?\d+)")
+# pytest's summary (``=== 2 failed, 3 passed in 0.1s ===``, bare under ``-q``), unittest's.
 _TEST_TALLY = re.compile(
     r"=+ (.*\b(?:passed|failed|error|errors|skipped)\b.*?) =+$|^(FAILED \(.*\)|OK(?: \(.*\))?)$"
-    r"|^(Ran \d+ tests? in .*)$",
+    r"|^(Ran \d+ tests? in .*)$|^(\d+ (?:passed|failed|errors?|skipped)\b[\w ,]* in [\d.]+s)$",
     re.MULTILINE,
 )
+# A failure line, bare or behind pytest's ``E`` or ``INTERNALERROR>`` gutter.
 _FAILURE = re.compile(
-    r"^(?:E +)?\s*((?:[\w.]+(?:Error|Exception)\b(?::.*)?)|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*"
+    r"^(?:E +|INTERNALERROR> *)?\s*((?:[\w.]+(?:Error|Exception)\b(?::.*)?)|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*"
     r"|fatal: .*)$",
     re.MULTILINE,
 )
@@ -65,6 +88,12 @@ _VALUE = re.compile(
     r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
     r")"
 )
+# A tally that reports a failure (``2 failed``, ``10 errors``, SymPy's ``2 exceptions``; not
+# ``0 failed`` nor ``2 expected to fail``), or unittest's ``FAILED (failures=1)``.
+_FAILING_TALLY = re.compile(r"\b[1-9]\d* (?:failed|errors?|exceptions?)\b|^FAILED\b")
+_TAG = re.compile(r"</?[A-Za-z][\w-]*>")  # a wrapper tag around a line (``<tool_use_error>``)
+_TAG_LINE = re.compile(r"^\s*(?:</?\w+>|<returncode>-?\d+</returncode>)\s*$")
+_RULER = " \t=-_*#"  # the ends of a tally's line (``=== 1 failed in 0.02s ===``)
 # A line each pattern can match holds one of these (`lines_holding`: the patterns read those
 # lines only, not 40,000 characters of output).
 _EXIT_WORDS = ("<returncode>", "xit code", "xit status")
@@ -86,15 +115,39 @@ def short(text: str, limit: int = 80) -> str:
     return one[:limit].rsplit(" ", 1)[0] + " …"
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run of a command and what came of it."""
+
+    command: str
+    """The command, white space collapsed."""
+    outcome: str
+    """Its exit status, test tally and last failure line, in a few words (``"no result yet"``
+    when the span ends before its result)."""
+    status: str = ""
+    """Its exit status and test tally alone (the outcome without the failure line)."""
+    failures: tuple[str, ...] = ()
+    """Every distinct failure line of its output (error lines, ``FAILED`` tests), in order."""
+    failed: bool = False
+    """Did not pass: exited non-zero, was reported as an error, or printed a failure line or a
+    failing tally (whatever its exit status)."""
+    telling: str = ""
+    """For a run that failed without a failure line, the line that says most, labelled: its
+    output's ``last line: …``, or — the pipeline cut the output, so its end is not seen — its
+    ``first line: …`` (a tool's verdict usually leads)."""
+
+
 @dataclass
 class Span:
     """What the span did, read once."""
 
     users: list[str] = field(default_factory=list)
+    first_lines: int = -1
+    """How many of ``users`` are the span's first user message (-1: the span has none)."""
     edits: dict[str, list[str]] = field(default_factory=dict)
+    """What each edit of a file changed (`_changes.py`), in order, by path."""
     reads: list[str] = field(default_factory=list)
-    commands: list[tuple[str, str]] = field(default_factory=list)  # (command, outcome)
-    errors: list[tuple[str, str]] = field(default_factory=list)  # (error, command)
+    runs: list[Run] = field(default_factory=list)
     todos: list[str] = field(default_factory=list)
     values: list[str] = field(default_factory=list)
     last_text: str = ""
@@ -103,8 +156,10 @@ class Span:
     """The lines of a summary the recorded harness wrote (Claude Code's compaction summary)."""
 
 
-_seen: Memo[tuple[str, bool], tuple[str, tuple[str, ...]]] = Memo(20_000)
+_Scan = tuple[str, str, tuple[str, ...], bool, str]  # outcome, status, failures, failed, telling
+_seen: Memo[tuple[str, bool], _Scan] = Memo(20_000)
 _found: Memo[str, tuple[str, ...]] = Memo(20_000)
+_shell_edits: Memo[str, tuple[tuple[str, str], ...]] = Memo(20_000)  # by command, as `_found`
 
 
 def _values(text: str) -> tuple[str, ...]:
@@ -112,31 +167,55 @@ def _values(text: str) -> tuple[str, ...]:
     return _found.get(text, lambda: tuple(_VALUE.findall(text)))
 
 
-def _read_result(output: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
-    """A result's outcome and failure lines, kept per text (a replay under several configs
-    summarizes the same results again)."""
-    return _seen.get((output, is_error), lambda: _scan_result(output[:40_000], is_error))
+def _read_result(output: str, is_error: bool) -> _Scan:
+    """A result's outcome, status, failure lines, whether the run failed and its telling line,
+    kept per text (a replay under several configs summarizes the same results again)."""
+    return _seen.get((output, is_error), lambda: _scan_result(output, is_error))
 
 
-def _scan_result(text: str, is_error: bool) -> tuple[str, tuple[str, ...]]:
+def _scan_result(output: str, is_error: bool) -> _Scan:
+    text = output[:40_000]
     failures = _FAILURE.findall(lines_holding(text, _FAILURE_WORDS, lead=("E",)))
-    return _outcome(text, is_error, failures), tuple(dict.fromkeys(failures))
-
-
-def _outcome(text: str, is_error: bool, failures: list[str]) -> str:
-    parts: list[str] = []
     code = _EXIT.search(lines_holding(text, _EXIT_WORDS))
-    if code:
-        parts.append(f"exit {code.group(1) or code.group(2)}")
+    status = (code.group(1) or code.group(2)) if code else None
+    tally = [
+        next(filter(None, t), "") for t in _TEST_TALLY.findall(lines_holding(text, _TALLY_WORDS))
+    ]
+    parts: list[str] = []
+    if status is not None:
+        parts.append(f"exit {status}")
     elif is_error:
-        parts.append("failed")
-    tally = [a or b or c for a, b, c in _TEST_TALLY.findall(lines_holding(text, _TALLY_WORDS))]
+        parts.append("error")
     if tally:
         parts.append(flat(tally[-1]))
+    summary = "; ".join(dict.fromkeys(parts))
     if failures:
         parts.append(short(failures[-1], 160))
-    parts = list(dict.fromkeys(parts))
-    return "; ".join(parts) or ("no output" if not text.strip() else "ok")
+    outcome = "; ".join(dict.fromkeys(parts)) or ("no output" if not text.strip() else "ok")
+    # A run that exits 0 but prints a failure (a script catching its exception and printing
+    # it, as reproduction scripts do) has not passed either.
+    failing_tally = bool(tally and _FAILING_TALLY.search(tally[-1]))
+    failed = (
+        is_error or bool(failures) or failing_tally or (status is not None and int(status) != 0)
+    )
+    return outcome, summary, tuple(dict.fromkeys(failures)), failed, _telling(output)
+
+
+def _telling(output: str) -> str:
+    # The last line that says something (not a wrapper tag such as ``</output>``, nor a
+    # harness's reminder appended to the output); of a result the pipeline cut, the first.
+    if "<system-reminder>" in output:
+        output = TAGS.sub(" ", output)
+    if TRUNCATION_MARKER in output:
+        lines = output[: output.find(TRUNCATION_MARKER)].splitlines()[:8]
+        label = "first line"
+    else:
+        lines = output[-4_000:].splitlines()[-8:][::-1]
+        label = "last line"
+    for line in lines:
+        if line.strip(_RULER) and not _TAG_LINE.match(line):
+            return f"{label}: {short(_TAG.sub('', line).strip(_RULER), 160)}"
+    return ""
 
 
 def _shell(block: ToolUseBlock) -> str | None:
@@ -145,7 +224,7 @@ def _shell(block: ToolUseBlock) -> str | None:
         if isinstance(value, str) and value.strip():
             if value.strip() in _EDITOR:
                 return None
-            return flat(value)
+            return value
     return None
 
 
@@ -155,19 +234,6 @@ def _file_arg(block: ToolUseBlock) -> str | None:
         if isinstance(value, str) and value.strip() and "\n" not in value:
             return value.strip()
     return None
-
-
-def _edit_line(block: ToolUseBlock, name: str) -> str:
-    values = block.input
-    old = values.get("old_string", values.get("old_str"))
-    new = values.get("new_string", values.get("new_str"))
-    if isinstance(old, str) and isinstance(new, str):
-        return f"`{short(old, 60)}` → `{short(new, 60)}`"
-    if name in _WRITERS or values.get("command") == "create":
-        content = values.get("content", values.get("file_text", ""))
-        lines = len(str(content).splitlines())
-        return f"written ({lines} lines)"
-    return "edited"
 
 
 def _todos(block: ToolUseBlock) -> list[str]:
@@ -196,6 +262,8 @@ def read_span(messages: Iterable[Message]) -> Span:
                     span.recorded.extend(lines)  # a harness's summary, not the user's words
                 else:
                     span.users.extend(lines)
+                    if span.first_lines < 0:
+                        span.first_lines = len(lines)
             for result in message.tool_results:
                 _result(span, calls.pop(result.tool_use_id, None), result)
             continue
@@ -207,7 +275,7 @@ def read_span(messages: Iterable[Message]) -> Span:
                 calls[block.id] = (_call(span, block), block)
     for command, _block in calls.values():  # calls whose results are not in the span
         if command:
-            span.commands.append((command, "no result yet"))
+            span.runs.append(Run(command, "no result yet"))
     return span
 
 
@@ -217,20 +285,25 @@ def _call(span: Span, block: ToolUseBlock) -> str:
         span.todos = _todos(block) or span.todos
         span.last_action = f"{block.name}: plan updated"
         return ""
-    command = _shell(block)
+    raw = _shell(block)
+    command = flat(raw) if raw is not None else None
     path = _file_arg(block)
     sub = str(block.input.get("command", "")).strip()
     for key, value in block.input.items():
-        if isinstance(value, str) and key not in _CONTENT_ARGS:
+        # An editor's sub-command (``str_replace``) is the tool's vocabulary, not a value.
+        if isinstance(value, str) and key not in _CONTENT_ARGS and value.strip() not in _EDITOR:
             span.values.extend(_values(value))
     if command is not None:
         span.last_action = f"$ {short(command, 200)}"
         for found in _WORD_FILE.findall(command):
             span.reads.append(found)
+        for changed, what in _shell_edits.get(raw or "", lambda: tuple(shell_changes(raw or ""))):
+            span.edits.setdefault(changed, []).append(what)
         return command
     if path is not None:
         if name in _EDITORS | _WRITERS or sub in _EDITOR - {"view"}:
-            span.edits.setdefault(path, []).append(_edit_line(block, name))
+            change = edit_change(block.input, writes=name in _WRITERS)
+            span.edits.setdefault(path, []).append(change)
             span.last_action = f"{block.name} {path}"
         else:
             span.reads.append(path)
@@ -247,9 +320,7 @@ def _result(span: Span, call: tuple[str, ToolUseBlock] | None, result: ToolResul
     command, _block = call
     if not command:
         return
-    outcome, failures = _read_result(result.text, bool(result.is_error))
-    span.commands.append((command, outcome))
-    for failure in failures[-6:]:
-        span.errors.append((short(failure, 200), command))
+    outcome, status, failures, failed, telling = _read_result(result.text, bool(result.is_error))
+    span.runs.append(Run(command, outcome, status, failures, failed, telling))
     if span.last_action == f"$ {short(command, 200)}":
         span.last_action += f" → {outcome}"

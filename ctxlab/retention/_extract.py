@@ -12,6 +12,8 @@ and is not counted (also in the docs' compaction page):
   summary — Claude Code's "This session is being continued…" — are not instructions);
 - ``files``: every path passed to a tool — a path argument (``path``, ``file_path``, ...) or a
   path inside a shell command — with its action: ``read``, ``edited``, ``created`` or ``run``;
+  not the repository root (a directory most of the span's other paths sit under, a ``cd``
+  target, ``.``): any summary naming a file under it would "keep" it;
 - ``edits``: the files among them that were edited or created (the file changed);
 - ``commands``: every whole shell command, whitespace collapsed — never a prefix; an editor's
   sub-command (``view``, ``create``, ``str_replace``… beside a ``path``) is an action on a file,
@@ -20,7 +22,8 @@ and is not counted (also in the docs' compaction page):
   its output (the exit status is not counted: a summary writes it in its own words);
 - ``numbers``: numbers (two digits or more, versions, decimals) and code identifiers
   (``snake_case``, ``CamelCase``, ``dotted.names``) the agent wrote — in its text and its
-  commands, not in file contents it wrote;
+  commands, not in file contents it wrote, and not an editor's vocabulary (``str_replace``,
+  ``undo_edit``, ``str_replace_editor``: every summary of such a session names them);
 - ``output_only``: paths and numbers found only in tool output (reported, not a target: an
   output can be read again).
 """
@@ -30,13 +33,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ctxlab.messages import (
     AssistantMessage,
     TextBlock,
     ToolUseBlock,
     UserMessage,
+)
+from ctxlab.retention._paths import (
+    EDITOR_SUBCOMMANDS,
+    SHELL_PATH,
+    FileAction,
+    command_files,
+    path_argument,
+    roots,
+    stronger,
+    tool_action,
 )
 from ctxlab.retention._users import UserLines
 from ctxlab.util._lines import lines_holding
@@ -53,7 +66,6 @@ __all__ = [
 ]
 
 Message = UserMessage | AssistantMessage
-FileAction = Literal["read", "edited", "created", "run"]
 
 CATEGORIES = (
     "task",
@@ -72,33 +84,11 @@ TARGETS = ("task", "instructions", "files", "commands", "outcomes", "numbers")
 ``output_only`` is reported, not a target)."""
 
 _SPLIT = re.compile(r"[\s:=,;()\[\]{}<>\"'`|]+")
-_PATH_KEYS = ("path", "file_path", "filename", "file", "notebook_path", "file_name", "dir")
 _SHELL_KEYS = ("command", "cmd", "script")
-_EDITOR_SUBCOMMANDS = {
-    "view": "read",
-    "create": "created",
-    "str_replace": "edited",
-    "insert": "edited",
-    "undo_edit": "edited",
-    "edit": "edited",
-}
-_TOOL_ACTIONS: dict[str, FileAction] = {
-    "read": "read",
-    "view": "read",
-    "open": "read",
-    "cat": "read",
-    "grep": "read",
-    "glob": "read",
-    "ls": "read",
-    "edit": "edited",
-    "multiedit": "edited",
-    "str_replace": "edited",
-    "insert": "edited",
-    "apply_patch": "edited",
-    "write": "created",
-    "create": "created",
-    "notebookedit": "edited",
-}
+# The editor tools' own words: a sub-command or a tool name is not a value the agent chose.
+_EDITOR_WORDS = frozenset(
+    {*EDITOR_SUBCOMMANDS, "str_replace_editor", "str_replace_based_edit_tool", "edit_file"}
+)
 # File contents an agent writes are edits, not values it "wrote" in its reasoning.
 _PAYLOAD_KEYS = {
     "content",
@@ -113,11 +103,6 @@ _PAYLOAD_KEYS = {
     "search",
     "patch",
 }
-_SHELL_PATH = re.compile(
-    r"(?<![\w/.~$-])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*\w(?:\.\w{1,8})?"
-    r"|(?<![\w/.$-])[\w-]+\.(?:py|pyi|js|ts|tsx|jsx|md|rst|txt|json|toml|ya?ml|cfg|ini|rs|go|"
-    r"java|c|h|cc|cpp|hpp|sh|sql|html|css|xml|csv|ipynb|lock)\b"
-)
 # The look-behind every branch starts with, written once before the branches: tried once a
 # position, not once a branch (1.6-1.7x faster on the corpus, the same matches:
 # tests/retention/test_value_patterns.py).
@@ -142,9 +127,6 @@ _FILE_NAME = re.compile(r"\.(?:py|pyi|js|ts|md|rst|txt|json|toml|ya?ml|cfg|ini|s
 _RULER = re.compile(r"^[\W_]+$")
 _OUTPUT_SCAN = 60_000
 _MAX_OUTCOMES = 8
-_REDIRECT = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([^\s'\";|&]+)")
-_EDITS_IN_PLACE = re.compile(r"\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-p?i|\bpatch\b|\bgit\s+apply\b")
-_RUNS = re.compile(r"(?:^|&&|;|\|\|)\s*(?:python3?|pytest|bash|sh|node|ruby|go run|cargo run)\b")
 
 
 def collapse(text: str) -> str:
@@ -177,58 +159,13 @@ def _shell_command(block: ToolUseBlock) -> str | None:
             value = " ".join(value)
         if not isinstance(value, str) or not value.strip():
             continue
-        if value.strip() in _EDITOR_SUBCOMMANDS and _path_argument(block) is not None:
+        if value.strip() in EDITOR_SUBCOMMANDS and path_argument(block) is not None:
             return None  # an editor's sub-command: an action on a file
         return value
     return None
 
 
-def _path_argument(block: ToolUseBlock) -> str | None:
-    for key in _PATH_KEYS:
-        value = block.input.get(key)
-        if isinstance(value, str) and value.strip() and "\n" not in value:
-            return value.strip()
-    return None
-
-
-def _tool_action(block: ToolUseBlock) -> FileAction:
-    sub = block.input.get("command")
-    if isinstance(sub, str) and sub.strip() in _EDITOR_SUBCOMMANDS:
-        action: str = _EDITOR_SUBCOMMANDS[sub.strip()]
-        return action  # type: ignore[return-value]
-    return _TOOL_ACTIONS.get(block.name.lower().replace("_file", ""), "read")
-
-
-def _is_file(path: str) -> bool:
-    # A shell word is taken for a file when it has an extension or is rooted (``/``, ``./``,
-    # ``~/``); a sed expression (``s/old/new/``) and a bare directory are not files.
-    if re.match(r"^[sy]/", path):
-        return False
-    return bool(re.search(r"\.\w{1,8}$", path)) or path.startswith(("/", "./", "../", "~/"))
-
-
-def _command_files(command: str) -> list[tuple[str, FileAction]]:
-    written = {m.group(1) for m in _REDIRECT.finditer(command)}
-    in_place = bool(_EDITS_IN_PLACE.search(command))
-    runs = bool(_RUNS.search(command))
-    found: list[tuple[str, FileAction]] = []
-    for path in _SHELL_PATH.findall(command):
-        if not _is_file(path) or path.startswith("/dev/"):
-            continue
-        if path in written:
-            action: FileAction = "created" if "<<" in command else "edited"
-        elif in_place:
-            action = "edited"
-        elif runs:
-            action = "run"
-        else:
-            action = "read"
-        found.append((path, action))
-    return found
-
-
 _memo: Memo[tuple[str, str], tuple[str, ...]] = Memo(50_000)
-_files: Memo[str, tuple[tuple[str, FileAction], ...]] = Memo(20_000)  # by command, as `_memo`
 
 
 def _memoized(kind: str, text: str, find: Callable[[str], list[str]]) -> tuple[str, ...]:
@@ -242,7 +179,7 @@ def _words_of(text: str) -> tuple[str, ...]:
 
 
 def _output_values(text: str) -> tuple[str, ...]:
-    return _memoized("output", text, lambda t: [*_SHELL_PATH.findall(t), *_NUMBER.findall(t)])
+    return _memoized("output", text, lambda t: [*SHELL_PATH.findall(t), *_NUMBER.findall(t)])
 
 
 def _agent_values(text: str) -> tuple[str, ...]:
@@ -250,7 +187,11 @@ def _agent_values(text: str) -> tuple[str, ...]:
 
 
 def _scan_agent_values(text: str) -> list[str]:
-    names = [i for i in _IDENTIFIER.findall(text) if len(i) >= 4 and not _FILE_NAME.search(i)]
+    names = [
+        i
+        for i in _IDENTIFIER.findall(text)
+        if len(i) >= 4 and not _FILE_NAME.search(i) and i not in _EDITOR_WORDS
+    ]
     return _NUMBER.findall(text) + names
 
 
@@ -318,6 +259,8 @@ def inventory(
                     last_run[command] = result.text
     for output in last_run.values():
         out["outcomes"].extend(_outcomes(output))
+    for root in roots(list(actions), out["commands"]):
+        del actions[root]
     out["files"] = list(actions)
     out["edits"] = [p for p, a in actions.items() if a in ("edited", "created")]
     out.pop("output_only")
@@ -355,20 +298,12 @@ def _tool_use(
         pending[block.id] = whole
         agent_text.append(command)
         out["numbers"].extend(_agent_values(command))
-        for found, action in _files.get(command, lambda: tuple(_command_files(command))):
-            actions[found] = _stronger(actions.get(found), action)
-    argument = _path_argument(block)
+        for found, action in command_files(command):
+            actions[found] = stronger(actions.get(found), action)
+    argument = path_argument(block)
     if argument is not None:
-        actions[argument] = _stronger(actions.get(argument), _tool_action(block))
+        actions[argument] = stronger(actions.get(argument), tool_action(block))
     for value in _reasoning_strings(block.input):
         if value is not command:
             agent_text.append(value)
             out["numbers"].extend(_agent_values(value))
-
-
-_STRENGTH = {"read": 0, "run": 1, "edited": 2, "created": 3}
-
-
-def _stronger(old: FileAction | None, new: FileAction) -> FileAction:
-    # A file read then edited was edited; created then edited stays created.
-    return new if old is None or _STRENGTH[new] >= _STRENGTH[old] else old

@@ -1,5 +1,6 @@
 """Which of a span's items the request after a compaction still holds, split by where: in the
-summary, in the kept tail — and the control, what the kept tail alone would keep (no summary).
+summary, in the pinned text beside it (the user's first message, kept verbatim), in the kept
+tail — and the control, what the kept tail alone would keep (no summary).
 
 Matching is on the text a model reads (texts, tool inputs and outputs), white space collapsed
 on both sides, at word boundaries: ``view`` is not found inside "Overview". A path counts as
@@ -48,8 +49,12 @@ class CategoryRetention:
 
     total: int = 0
     kept: int = 0
-    """In the next request at all (summary or tail)."""
+    """In the next request at all (the summary, the pinned text or the tail)."""
     in_summary: int = 0
+    """In the summary's own text (not the pinned text beside it)."""
+    in_pinned: int = 0
+    """In the pinned text: the user's first message the pipeline keeps verbatim beside the
+    summary (so ``task`` in the summary and ``task`` pinned are told apart)."""
     in_tail: int = 0
     """In the kept tail: what the control (no summary) keeps."""
     lost: tuple[str, ...] = ()
@@ -94,13 +99,14 @@ class Retention:
         return {c: r.lost for c, r in self.categories.items() if r.lost}
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per category: total, kept, in summary, in tail, share, control."""
+        """One row per category: total, kept, in summary, pinned, in tail, share, control."""
         return [
             {
                 "category": c,
                 "total": r.total,
                 "kept": r.kept,
                 "in_summary": r.in_summary,
+                "in_pinned": r.in_pinned,
                 "in_tail": r.in_tail,
                 "share": r.share,
                 "control": r.control,
@@ -197,15 +203,18 @@ def measure_retention(
     summary: str,
     tail: Sequence[Message],
     *,
+    pinned: str = "",
     users: Sequence[Message] | None = None,
     reader: UserLines | None = None,
 ) -> Retention:
     """What the request after a compaction keeps of ``span`` (the *original* messages it
-    compacted): ``summary`` is the summary's text, ``tail`` the messages it kept, as sent.
-    ``users`` are the messages whose user lines are targets (default ``span``; pass every
-    message before the tail to hold the task and instructions at every compaction); ``reader``
-    a `UserLines` kept across the compactions of one session (it reads each message once)."""
-    return _measure(inventory(span, users=users, reader=reader), collapse(summary), tail)
+    compacted): ``summary`` is the summary's own text, ``pinned`` the text kept verbatim beside
+    it (graded apart), ``tail`` the messages it kept, as sent. ``users`` are the messages whose
+    user lines are targets (default ``span``; pass every message before the tail to hold the
+    task and instructions at every compaction); ``reader`` a `UserLines` kept across the
+    compactions of one session (it reads each message once)."""
+    found = inventory(span, users=users, reader=reader)
+    return _measure(found, collapse(summary), collapse(pinned), tail)
 
 
 def _words(text: str) -> set[str]:
@@ -225,7 +234,7 @@ def _in_words(words: set[str], item: str) -> bool:
     return len(parts) >= 2 and "/".join(parts[-2:]) in words
 
 
-def _measure(found: Inventory, summary: str, kept: Sequence[Message]) -> Retention:
+def _measure(found: Inventory, summary: str, pinned: str, kept: Sequence[Message]) -> Retention:
     out: dict[str, CategoryRetention] = {}
     tail = request_text(kept)
     for category in CATEGORIES:
@@ -235,15 +244,16 @@ def _measure(found: Inventory, summary: str, kept: Sequence[Message]) -> Retenti
                 items,
                 [holds(summary, i, path=path) for i in items],
                 [holds(tail, i, path=path) for i in items],
+                [bool(pinned) and holds(pinned, i, path=path) for i in items],
             )
     # ``output_only`` is measured when a view reads it (`Later`): the headline figure does not,
     # and it is the costliest (a scan of every tool output). It holds the messages, not their
     # text: a what-if keeps a record per compaction.
-    return Retention(Later(out, "output_only", lambda: _output_only(found, summary, kept)))
+    return Retention(Later(out, "output_only", lambda: _output_only(found, summary, pinned, kept)))
 
 
 def _output_only(
-    found: Inventory, summary: str, kept: Sequence[Message]
+    found: Inventory, summary: str, pinned: str, kept: Sequence[Message]
 ) -> CategoryRetention | None:
     # Reported, not a target, and by far the largest category (thousands of items): matched
     # as whole words of the text, which is what a path or number in it is.
@@ -251,21 +261,31 @@ def _output_only(
     if not items:
         return None
     summary_words, tail_words = _words(summary), _words(request_text(kept))
+    pinned_words = _words(pinned) if pinned else set()
     return _category(
         items,
         [_in_words(summary_words, i) for i in items],
         [_in_words(tail_words, i) for i in items],
+        [_in_words(pinned_words, i) for i in items],
     )
 
 
 def _category(
-    items: Sequence[str], in_summary: Sequence[bool], in_tail: Sequence[bool]
+    items: Sequence[str],
+    in_summary: Sequence[bool],
+    in_tail: Sequence[bool],
+    in_pinned: Sequence[bool],
 ) -> CategoryRetention:
-    lost = tuple(i for i, s, t in zip(items, in_summary, in_tail, strict=True) if not s | t)
+    lost = tuple(
+        i
+        for i, s, t, p in zip(items, in_summary, in_tail, in_pinned, strict=True)
+        if not (s or t or p)
+    )
     return CategoryRetention(
         total=len(items),
         kept=len(items) - len(lost),
         in_summary=sum(in_summary),
+        in_pinned=sum(in_pinned),
         in_tail=sum(in_tail),
         lost=lost,
     )
@@ -303,9 +323,25 @@ def compaction_retention(
         return None
     if tail and (compacted >= len(originals) or not _same_turn(originals[compacted], tail[0])):
         return None
+    own, pinned = _split_pinned(summary.text, summary.task)
     return measure_retention(
-        originals[earlier:compacted], summary.text, tail, users=originals[:compacted], reader=reader
+        originals[earlier:compacted],
+        own,
+        tail,
+        pinned=pinned,
+        users=originals[:compacted],
+        reader=reader,
     )
+
+
+def _split_pinned(text: str, task: str) -> tuple[str, str]:
+    """A summary message's text as (the summary's own text, the pinned text): the pinned task
+    is the summary's ``task``, set after the summary's fields in ``text`` (the grader finds it
+    there itself rather than asking the pipeline how it was laid out)."""
+    at = text.rfind(task) if task else -1
+    if at == -1:
+        return text, ""
+    return text[:at] + text[at + len(task) :], task
 
 
 class _HasRetention(Protocol):

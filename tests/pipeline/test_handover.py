@@ -16,6 +16,7 @@ from ctxlab.messages import (
 )
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
+from tests.helpers import edit_turn
 
 PREVIOUS = Summary(
     fields={
@@ -148,22 +149,43 @@ async def test_each_span_writes_its_own_values_when_texts_are_read_again() -> No
         assert all(str(m) not in preserve for m in (4117, 5228) if m != n)
 
 
-async def test_only_the_last_three_changes_of_a_file_are_described() -> None:
-    edits = tuple(
-        message
-        for n in range(5)
-        for message in (
-            AssistantMessage(
-                content=(
-                    ToolUseBlock(
-                        id=f"e{n}",
-                        name="edit",
-                        input={"file_path": "a.py", "old_string": f"v{n}", "new_string": f"w{n}"},
-                    ),
-                )
-            ),
-            _result(f"e{n}", "edited"),
-        )
-    )
+async def test_only_the_last_two_changes_of_a_file_are_described_and_the_rest_counted() -> None:
+    edits = tuple(m for n in range(5) for m in edit_turn(f"e{n}", "a.py", f"v{n}", f"w{n}"))
     fields = await _summary(None, edits)
-    assert "Changed a.py: `v2` → `w2`; `v3` → `w3`; `v4` → `w4`" in fields["current_state"]
+    assert "Changed a.py: `v3` → `w3`; `v4` → `w4` (+3 earlier edits)" in fields["current_state"]
+
+
+def test_the_model_prompt_asks_for_the_handover_the_offline_summarizer_writes() -> None:
+    # A model summarizer is asked for what `extractive_summarizer` is held to: the task first
+    # with its cut said, edits whose sides differ, fixed only after a passing run of the same
+    # command, failures with a count of those left out, next steps as whole sentences.
+    prompt = " ".join(ContextConfig().compression_prompt.split())
+    for ask in (
+        "the task first (if you shorten it, say how much you left out)",
+        "the lines before and after that differ (or a unified diff)",
+        "every failed run with its failing tests and errors (a few, and how many more)",
+        "fixed only when a later run of the same command passed",
+        "else not yet fixed with its last failure",
+        "next steps as whole sentences",
+    ):
+        assert ask in prompt, ask
+    schema = ContextConfig().summary_schema["properties"]
+    assert "whether a later run passed" in schema["important_discoveries"]["description"]
+
+
+async def test_a_file_changed_again_is_one_line_with_the_earlier_edits_counted() -> None:
+    # The earlier summary showed two changes of src/currency.py and counted three more; this
+    # span changes it twice: one line, its latest two changes, 2 + 3 earlier ones counted.
+    previous = Summary(
+        fields={
+            "current_state": "Changed src/currency.py: `a; b` → `c`; written (3 lines) "
+            "(+3 earlier edits)\nChanged src/other.py: `x` → `y`",
+        },
+        text="(earlier)",
+    )
+    state = (await _summary(previous))["current_state"].splitlines()
+    assert [ln for ln in state if ln.startswith("Changed ")] == [
+        "Changed src/other.py: `x` → `y`",
+        "Changed src/currency.py: `EUR` → `CUR`; `USD` → `CUR2` (+5 earlier edits)",
+        "Changed src/cents.py: written (1 lines)",
+    ]
