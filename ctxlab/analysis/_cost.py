@@ -3,17 +3,21 @@ from the prefix it shares with earlier ones, following the providers' published 
 
 - **Anthropic** (``CacheRules.anthropic()``): a request caches the prefix up to each of its
   breakpoints (ctxlab's adapter sends two: after tools + System, and on the latest message); a
-  later request reads the longest cached prefix it starts with; what it writes beyond that is
-  billed at 1.25× the input price (5-minute TTL; 2× for 1 hour), reads at 0.1×. A prefix shorter
-  than the model's minimum cacheable length (1,024 tokens for Sonnet and Opus, 2,048 for Haiku)
-  is neither written nor read.
+  later request reads the longest cached prefix it starts with that ends at most 20 content
+  blocks before one of its breakpoints (the prompt-caching guide: "the system automatically
+  checks for cache hits at all previous content block boundaries (up to approximately 20
+  blocks before your explicit breakpoint)" — an earlier prefix is not found, and the request
+  writes everything again); what it writes beyond what it read is billed at 1.25× the input
+  price (5-minute TTL; 2× for 1 hour), reads at 0.1×. A prefix shorter than the model's minimum
+  cacheable length (1,024 tokens for Sonnet and Opus, 2,048 for Haiku) is neither written nor
+  read.
 - **OpenAI** (``CacheRules.openai()``): automatic from 1,024 tokens, in 128-token steps, reads
   at the model's cached-input price, no write premium.
 - ``CacheRules.none()``: every input token at the input price.
 
 Simplifications, said once: every earlier request is assumed within the cache's TTL (a replay
-has no clock), Anthropic's 20-block look-back before a breakpoint is not modelled, and a
-request's tokens are ctxlab's estimates. Prices are USD per million tokens from the providers'
+has no clock), the look-back is taken as exactly 20 blocks (a message counts its content blocks;
+tool schemas and System parts one each), and a request's tokens are ctxlab's estimates. Prices are USD per million tokens from the providers'
 public pricing pages as published in 2025 (``PRICES``; edit or pass your own `Price`).
 """
 
@@ -32,6 +36,7 @@ from ctxlab.util._checks import price_number
 from ctxlab.util._views import Prefix
 
 __all__ = [
+    "ANTHROPIC_LOOKBACK",
     "PRICES",
     "CacheRules",
     "Prefix",
@@ -108,6 +113,11 @@ def price_for(model: str) -> Price:
     return PRICES[max(matches, key=len)] if matches else PRICES["claude-sonnet-4-6"]
 
 
+ANTHROPIC_LOOKBACK = 20
+"""Content blocks before a breakpoint where Anthropic's prompt cache checks for an earlier
+cached prefix ("up to approximately 20 blocks": the prompt-caching guide)."""
+
+
 @dataclass(frozen=True)
 class CacheRules:
     """How a provider caches prompt prefixes (see the module's documentation)."""
@@ -119,11 +129,15 @@ class CacheRules:
     """Anthropic's cache lifetime: what a write costs."""
     step: int = 1
     """Cached lengths are multiples of this (OpenAI: 128)."""
+    lookback: int | None = None
+    """How many content blocks before a breakpoint the provider looks for a cached prefix
+    (Anthropic: 20); None: anywhere in the request."""
 
     @classmethod
     def anthropic(cls, min_tokens: int = 1024, ttl: Literal["5m", "1h"] = "5m") -> CacheRules:
-        """Anthropic's explicit breakpoints (2,048 minimum for Haiku models)."""
-        return cls("anthropic", min_tokens, ttl)
+        """Anthropic's explicit breakpoints (2,048 minimum for Haiku models), each looking back
+        `ANTHROPIC_LOOKBACK` blocks for a cached prefix."""
+        return cls("anthropic", min_tokens, ttl, 1, ANTHROPIC_LOOKBACK)
 
     @classmethod
     def openai(cls) -> CacheRules:
@@ -149,6 +163,8 @@ class RequestShape:
     purpose: str = "reasoning"
     fixed: int = 0
     """How many leading parts are tool schemas and System (what every request repeats)."""
+    blocks: Sequence[int] | None = None
+    """The content blocks of each part (None: one each), what a cache look-back counts."""
 
 
 @dataclass(frozen=True)
@@ -222,6 +238,7 @@ def shape_of(
         output_tokens,
         manifest.purpose,
         len(fixed),
+        tuple(item.blocks for item in ordered),
     )
 
 
@@ -298,7 +315,7 @@ def request_costs(
         total = cumulative[-1] if len(cumulative) else 0
         read = write = 0
         if rules.kind == "anthropic":
-            read, write = _anthropic_cache(cache, prefixes, cumulative, shape.breakpoints, rules)
+            read, write = _anthropic_cache(cache, prefixes, cumulative, shape, rules)
         elif rules.kind == "openai":
             read = _openai_cache(cache, prefixes, cumulative, rules)
         uncached = total - read - write
@@ -320,16 +337,44 @@ def _longest_cached(cache: _Cache, prefixes: Sequence[bytes], cumulative: Sequen
     return 0
 
 
+def _looked_back(
+    cache: _Cache,
+    prefixes: Sequence[bytes],
+    cumulative: Sequence[int],
+    shape: RequestShape,
+    lookback: int,
+) -> int:
+    """Tokens of the longest cached prefix that ends within ``lookback`` content blocks before
+    one of the request's breakpoints (0: none): the only places the provider looks."""
+    blocks = shape.blocks
+    read = 0
+    for point in shape.breakpoints:
+        if point < 0 or point >= len(prefixes):
+            continue
+        distance, index = 0, point
+        while index >= 0 and distance <= lookback:
+            if prefixes[index] in cache.entries:
+                read = max(read, cumulative[index])
+                break  # the longest this breakpoint finds: what lies further back is shorter
+            # Moving the boundary before part ``index`` passes its blocks.
+            distance += blocks[index] if blocks is not None else 1
+            index -= 1
+    return read
+
+
 def _anthropic_cache(
     cache: _Cache,
     prefixes: Sequence[bytes],
     cumulative: Sequence[int],
-    breakpoints: Sequence[int],
+    shape: RequestShape,
     rules: CacheRules,
 ) -> tuple[int, int]:
-    read = _longest_cached(cache, prefixes, cumulative)
+    if rules.lookback is None:
+        read = _longest_cached(cache, prefixes, cumulative)
+    else:
+        read = _looked_back(cache, prefixes, cumulative, shape, rules.lookback)
     written_to = read
-    for point in breakpoints:
+    for point in shape.breakpoints:
         if point < 0 or point >= len(prefixes) or cumulative[point] < rules.min_tokens:
             continue
         cache.entries[prefixes[point]] = cumulative[point]

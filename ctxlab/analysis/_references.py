@@ -62,9 +62,10 @@ def reference_shapes(
         return ReferenceShapes(shapes, over)
     keys = [m.content_hash for m in messages]
     tokens = [cache.message(m) for m in messages]
+    blocks = [len(m.content) or 1 for m in messages]
     base = sum(fixed_tokens)
     if limit is None:
-        return _never_compacting(messages, keys, tokens, start, fixed, input_limit)
+        return _never_compacting(messages, keys, tokens, blocks, start, fixed, input_limit)
     first = 0  # index, after the pinned first message, of the first message sent
     for index in range(start + 1, len(messages)):
         if not isinstance(messages[index], AssistantMessage):
@@ -84,8 +85,12 @@ def reference_shapes(
         parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent))
         parts_keys += tuple(f"cut/{index}" for _ in cut)
         parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent), *cut)
+        parts_blocks = (*(1 for _ in fixed_keys), blocks[start], *(blocks[i] for i in sent))
+        parts_blocks += tuple(1 for _ in cut)
         points = (len(fixed_keys) - 1, len(parts_keys) - 1)
-        shapes.append(RequestShape(parts_keys, parts_tokens, points, tokens[index]))
+        shapes.append(
+            RequestShape(parts_keys, parts_tokens, points, tokens[index], blocks=parts_blocks)
+        )
     return ReferenceShapes(shapes, over)
 
 
@@ -93,6 +98,7 @@ def _never_compacting(
     messages: Sequence[Message],
     keys: Sequence[str],
     tokens: Sequence[int],
+    blocks: Sequence[int],
     start: int,
     fixed: tuple[tuple[str, ...], tuple[int, ...]],
     input_limit: int,
@@ -102,6 +108,7 @@ def _never_compacting(
     fixed_keys, fixed_tokens = fixed
     all_keys = (*fixed_keys, keys[start], *keys[start + 1 :])
     all_tokens = (*fixed_tokens, tokens[start], *tokens[start + 1 :])
+    all_blocks = (*(1 for _ in fixed_keys), blocks[start], *blocks[start + 1 :])
     shapes: list[RequestShape] = []
     over = 0
     head = len(fixed_keys) + 1  # the fixed parts and the pinned first message
@@ -112,7 +119,13 @@ def _never_compacting(
             end = head + index - start - 1
             points = (len(fixed_keys) - 1, end - 1)
             shapes.append(
-                RequestShape(Prefix(all_keys, end), Prefix(all_tokens, end), points, tokens[index])
+                RequestShape(
+                    Prefix(all_keys, end),
+                    Prefix(all_tokens, end),
+                    points,
+                    tokens[index],
+                    blocks=Prefix(all_blocks, end),
+                )
             )
         sent += tokens[index]
     return ReferenceShapes(shapes, over)

@@ -75,6 +75,9 @@ class ManifestItem:
     """The material's business revision, or its content hash when none was given."""
     role: str | None = None
     """For messages: ``user`` or ``assistant``."""
+    blocks: int = 1
+    """The content blocks it sends (a message's blocks; 1 for anything else): what Anthropic's
+    prompt cache counts when it looks back from a breakpoint for an earlier cached prefix."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +248,8 @@ class ContextManifest:
         )
 
     def items_frame(self) -> pd.DataFrame:
-        """One row per item: id, kind, placement, tokens, source_id, revision, hash, role."""
+        """One row per item: id, kind, placement, tokens, source_id, revision, hash, role,
+        content blocks."""
         import pandas as pd
 
         columns = [f.name for f in dataclasses.fields(ManifestItem)]
