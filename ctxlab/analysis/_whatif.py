@@ -33,11 +33,12 @@ from ctxlab.analysis._cost import (
 )
 from ctxlab.analysis._references import References, output_cost, reference_shapes
 from ctxlab.analysis._replay import ReplayStep, replay, replay_row
-from ctxlab.analysis._shapes import priced_shapes
+from ctxlab.analysis._shapes import SentSummary, priced_shapes
 from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import PreparationError, UsageError
+from ctxlab.exceptions import ContextOverflowError, PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
+from ctxlab.models import summary_call, summary_manifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window as context_window_of
@@ -66,6 +67,9 @@ class ConfigRun:
     )
     """The summary requests each compacting step made (by step position), with their answers:
     one, or one per piece when the span did not fit a single request."""
+    summary_calls: dict[int, list[SentSummary]] = field(default_factory=dict)
+    """The summary calls each compacting step would send (by step position), as the agent
+    sends them (the cached form when it fits, else the span alone): what is priced."""
 
     @property
     def manifests(self) -> list[ContextManifest]:
@@ -148,13 +152,29 @@ class WhatIf:
 
     async def _replay(self, run: ConfigRun) -> None:
         started = time.perf_counter()
-        run.steps, run.error, run.summary_requests = [], None, {}
+        run.steps, run.error, run.summary_requests, run.summary_calls = [], None, {}, {}
         asked: list[tuple[SummaryRequest, dict[str, Any]]] = []
+        sent: list[SentSummary] = []
+        last: list[ReplayStep] = []  # the step before the one being prepared
 
         async def summarizer(request: SummaryRequest) -> dict[str, Any]:
-            # The requests the pipeline built, so that summary calls are priced from them.
+            # As the agent does: the request it would send, refused (never sent) when it fits
+            # neither way, which the pipeline answers with smaller pieces.
+            context = last[0] if last else None
+            call = summary_call(
+                request,
+                self.cache,
+                request.input_limit or self.context_window,
+                context.request if context is not None else None,
+                context.manifest.items if context is not None else (),
+            )
+            if not call.fits:
+                msg = f"the summary request needs {call.tokens} tokens; its limit is {call.limit}"
+                raise ContextOverflowError(msg)
             answer = await extractive_summarizer(request)
             asked.append((request, answer))
+            model = str((self.transcript.meta.get("models") or [""])[0])
+            sent.append(SentSummary(summary_manifest(call, model, self.cache), answer))
             return answer
 
         try:
@@ -169,15 +189,20 @@ class WhatIf:
             ):
                 if asked:
                     run.summary_requests[len(run.steps)] = list(asked)
+                    run.summary_calls[len(run.steps)] = list(sent)
                     asked.clear()
+                    sent.clear()
                 # Without the request: a what-if keeps every step of every config, and each
-                # request would hold the whole conversation again.
+                # request would hold the whole conversation again (the last one is kept until
+                # the next: a summary call is built on it).
+                last[:] = [step]
                 run.steps.append(dataclasses.replace(step, request=None))
         except PreparationError as exc:
             run.error = str(exc)
+        last.clear()
         shapes = priced_shapes(
             run.steps,
-            run.summary_requests if self.summary_calls else {},
+            run.summary_calls if self.summary_calls else {},
             self.transcript.messages,
             self.cache,
         )
