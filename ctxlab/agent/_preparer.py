@@ -39,6 +39,7 @@ from ctxlab.pipeline import (
     SummaryRequest,
     prepare,
 )
+from ctxlab.pipeline._reported_edits import reported_items
 from ctxlab.retention import UserLines, compaction_retention
 from ctxlab.tokens import TokenCache
 
@@ -150,10 +151,18 @@ class Preparer:
         return record
 
     def attach_usage(
-        self, request_id: str, usage: ProviderUsage | None, transforms: Sequence[Transform] = ()
-    ) -> None:
+        self,
+        request_id: str,
+        usage: ProviderUsage | None,
+        transforms: Sequence[Transform] = (),
+        *,
+        request: ModelRequest | None = None,
+        applied: Sequence[Mapping[str, Any]] = (),
+    ) -> ContextManifest | None:
         """Put the provider's usage, and what the provider itself did to the request
-        (``transforms``), on the manifest of the request it answered."""
+        (``transforms``), on the manifest of the request it answered; with the provider's own
+        report of its edits (``applied``) on ``request``, the items it billed after them.
+        Returns the updated manifest (None when no manifest has ``request_id``)."""
         for index in range(len(self.manifests) - 1, -1, -1):
             manifest = self.manifests[index]
             if manifest.request_id == request_id:
@@ -162,10 +171,15 @@ class Preparer:
                     updated = dataclasses.replace(
                         updated, transforms=(*updated.transforms, *transforms)
                     )
+                edits = self._agent.model.server_edits
+                if request is not None and applied and edits is not None:
+                    billed = reported_items(manifest.items, request, edits, applied, self.cache)
+                    updated = dataclasses.replace(updated, provider_items=billed)
                 self.manifests[index] = updated
                 if self._previous is manifest:
                     self._previous = self.manifests[index]
-                return
+                return updated
+        return None
 
     async def _summarize(self, request: SummaryRequest) -> Mapping[str, Any]:
         # 000 builds summary requests through the same compiler: each gets its manifest and a

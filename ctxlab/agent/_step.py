@@ -121,9 +121,14 @@ class StepLoop:
         prep = await agent._preparer.request("reasoning")
         response, answered = await self._send(prep)
         # The usage is billed whether or not the reply is valid: it goes to the answered request.
-        if response.usage is not None or response.provider_transforms:
-            agent._preparer.attach_usage(
-                answered.manifest.request_id, response.usage, response.provider_transforms
+        billed = None
+        if response.usage is not None or response.provider_transforms or response.applied_edits:
+            billed = agent._preparer.attach_usage(
+                answered.manifest.request_id,
+                response.usage,
+                response.provider_transforms,
+                request=answered.request,
+                applied=response.applied_edits,
             )
         agent._conversation.append(response.message)
         agent._emit(
@@ -133,6 +138,7 @@ class StepLoop:
                 response.usage,
                 answered.manifest.request_id,
                 agent._call,
+                manifest=billed,
             )
         )
         uses = response.message.tool_uses

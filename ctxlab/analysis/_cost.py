@@ -130,13 +130,14 @@ _tokens = operator.attrgetter("tokens")
 def shape_of(
     manifest: ContextManifest, output_tokens: int = 0, keys: dict[int, str] | None = None
 ) -> RequestShape:
-    """The shape of a prepared request: tools and System first (the provider's order), then
-    summary, conversation and material; breakpoints as ctxlab's Anthropic adapter sends them
+    """The shape of a prepared request as the provider bills it (its `billed_items`: after the
+    provider's own edits): tools and System first (the provider's order), then summary,
+    conversation and material; breakpoints as ctxlab's Anthropic adapter sends them
     (after tools + System, and after the conversation, before per-request material).
 
     ``keys`` memoizes each item's key by the item's identity (the manifests of one run share
     their unchanged items): pass one dict for the manifests of one run, alive while they are."""
-    items = manifest.items
+    items = manifest.billed_items
     placements = list(map(_placement, items))
     lead = 0
     while lead < len(placements) and placements[lead] in _FIXED:

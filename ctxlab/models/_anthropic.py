@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import (
     ContextOverflowError,
     MalformedReply,
@@ -156,6 +157,10 @@ class AnthropicModel(Model):
             raise UsageError(msg)
         if context_management is not None:
             parameters = _with_context_management(parameters, context_management)
+            # What the server will clear, read as ctxlab's own edits (refused by name when it
+            # is not a context_management the API takes): what each request is billed on.
+            read = ContextConfig.from_(parameters["context_management"], "anthropic")
+            self.server_edits = read.provider_edits
         self.parameters = parameters
         """Extra keywords of every ``messages.create`` call."""
         # Keywords this SDK's ``create`` does not name travel in the request body as they are.
@@ -288,6 +293,7 @@ def _response(message: Any) -> ModelResponse:
         ),
         model=data.get("model", ""),
         provider_transforms=_applied_edits(data),
+        applied_edits=_reported(data),
     )
 
 
@@ -311,6 +317,13 @@ def _with_context_management(parameters: dict[str, Any], value: Any) -> dict[str
     betas.extend(b for b in needed if b not in betas)
     headers["anthropic-beta"] = ",".join(betas)
     return {**parameters, "context_management": dict(value), "extra_headers": headers}
+
+
+def _reported(data: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    """The API's ``context_management.applied_edits``, each edit as it came."""
+    managed = data.get("context_management")
+    edits = managed.get("applied_edits") if isinstance(managed, Mapping) else None
+    return tuple(e for e in edits if isinstance(e, Mapping)) if isinstance(edits, list) else ()
 
 
 def _applied_edits(data: Mapping[str, Any]) -> tuple[Transform, ...]:

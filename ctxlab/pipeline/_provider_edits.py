@@ -29,6 +29,7 @@ __all__ = [
     "COMPACTED",
     "TRUNCATED",
     "apply_provider_edits",
+    "assistant_turns",
     "clear_thinking",
     "clear_tool_uses",
     "from_compaction_block",
@@ -232,23 +233,31 @@ def clear_tool_uses(
     return tuple(out), transforms
 
 
-def clear_thinking(
-    conversation: Sequence[Message], edit: ClearThinking
-) -> tuple[tuple[Message, ...], list[Transform]]:
-    """``clear_thinking_20251015``: the thinking blocks of all but the latest ``keep_turns``
-    assistant turns are removed (a message left empty keeps an empty text). A turn is what the
-    assistant does between two messages of the user — a tool loop is one turn, as the API's
-    extended-thinking rules count it ("assistant conversation turns may include multiple content
-    blocks (e.g. when using tools) and multiple thinking blocks (e.g. with interleaved
-    thinking)": the context-editing guide)."""
-    if edit.keep_turns is None:
-        return tuple(conversation), []
+def assistant_turns(conversation: Sequence[Message]) -> dict[int, int]:
+    """The turn of each assistant message (by index): a turn is what the assistant does
+    between two messages of the user — a tool loop is one turn, as the API's extended-thinking
+    rules count it ("assistant conversation turns may include multiple content blocks (e.g.
+    when using tools) and multiple thinking blocks (e.g. with interleaved thinking)": the
+    context-editing guide)."""
     turn, turn_of = 0, {}
     for index, message in enumerate(conversation):
         if isinstance(message, UserMessage) and not message.tool_results:
             turn += 1  # the user spoke: the next assistant message opens a turn
         elif isinstance(message, AssistantMessage):
             turn_of[index] = turn
+    return turn_of
+
+
+def clear_thinking(
+    conversation: Sequence[Message], edit: ClearThinking
+) -> tuple[tuple[Message, ...], list[Transform]]:
+    """``clear_thinking_20251015``: the thinking blocks of all but the latest ``keep_turns``
+    assistant turns (see `assistant_turns`) are removed. A message that held only thinking is
+    not sent at all: the API refuses an empty text block in its place, though the SDK's types
+    accept one."""
+    if edit.keep_turns is None:
+        return tuple(conversation), []
+    turn_of = assistant_turns(conversation)
     kept = set(sorted(set(turn_of.values()))[-edit.keep_turns :])
     out: list[Message] = []
     transforms: list[Transform] = []
@@ -261,6 +270,8 @@ def clear_thinking(
         ):
             left = tuple(b for b in message.content if not isinstance(b, thinking))
             transforms.append(Transform("provider_clear_thinking", f"turn {turn_of[index]}"))
-            message = AssistantMessage(content=left or "")
+            if not left:
+                continue
+            message = AssistantMessage(content=left)
         out.append(message)
     return tuple(out), transforms
