@@ -13,6 +13,7 @@ from ctxlab.analysis._recorded import (
 )
 from ctxlab.analysis._replay import ReplayStep, compare_configs, replay
 from ctxlab.analysis._sweep import SWEEP_COLUMNS, sweep
+from ctxlab.analysis._verdict import sweep_findings
 from ctxlab.analysis._whatif import WhatIf
 
 __all__ = [
@@ -32,5 +33,6 @@ __all__ = [
     "recorded_requests",
     "replay",
     "sweep",
+    "sweep_findings",
     "unrecorded_parts",
 ]

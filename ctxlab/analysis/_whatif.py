@@ -14,14 +14,13 @@ others look counts up, so moving a slider re-replays one config in a fraction of
 
 from __future__ import annotations
 
-import dataclasses
-import time
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._comparison import COMPARISON_COLUMNS, comparison_row
+from ctxlab.analysis._config_run import ConfigRun, replay_run
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
@@ -32,14 +31,11 @@ from ctxlab.analysis._cost import (
     shape_of,
 )
 from ctxlab.analysis._references import References, output_cost, reference_shapes
-from ctxlab.analysis._replay import ReplayStep, replay, replay_row
-from ctxlab.analysis._shapes import SentSummary, priced_shapes
+from ctxlab.analysis._replay import replay_row
+from ctxlab.analysis._verdict import baseline_verdict
 from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import ContextOverflowError, PreparationError, UsageError
+from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest
-from ctxlab.models import summary_call, summary_manifest
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window as context_window_of
 
@@ -47,50 +43,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["COMPARISON_COLUMNS", "ConfigRun", "WhatIf"]
-
-
-@dataclass
-class ConfigRun:
-    """One config's replay of the session."""
-
-    name: str
-    config: ContextConfig
-    steps: list[ReplayStep] = field(default_factory=list)
-    costs: list[RequestCost] = field(default_factory=list)
-    """Reasoning requests and summary calls, in the order they would be sent."""
-    error: str | None = None
-    """Why the replay stopped early, if it did."""
-    seconds: float = 0.0
-    """How long the replay took."""
-    summary_requests: dict[int, list[tuple[SummaryRequest, dict[str, Any]]]] = field(
-        default_factory=dict
-    )
-    """The summary requests each compacting step made (by step position), with their answers:
-    one, or one per piece when the span did not fit a single request."""
-    summary_calls: dict[int, list[SentSummary]] = field(default_factory=dict)
-    """The summary calls each compacting step would send (by step position), as the agent
-    sends them (the cached form when it fits, else the span alone): what is priced."""
-
-    @property
-    def manifests(self) -> list[ContextManifest]:
-        """The prepared requests' manifests."""
-        return [s.manifest for s in self.steps]
-
-    @property
-    def cost(self) -> float:
-        """USD over the session, summary calls included."""
-        return sum(c.cost for c in self.costs)
-
-    def __repr__(self) -> str:
-        # A run holds every request it prepared: the dataclass repr would print them all (in a
-        # notebook cell's output, and in Python 3.11's asyncio.run, which formats the result of
-        # the task it ran — seconds for a 500-request run).
-        compactions = sum(s.compaction is not None for s in self.steps)
-        state = f", error={self.error!r}" if self.error else ""
-        return (
-            f"ConfigRun({self.name!r}, {len(self.steps)} requests, {compactions} compactions, "
-            f"${self.cost:.2f}{state})"
-        )
 
 
 class WhatIf:
@@ -151,63 +103,15 @@ class WhatIf:
         return run
 
     async def _replay(self, run: ConfigRun) -> None:
-        started = time.perf_counter()
-        run.steps, run.error, run.summary_requests, run.summary_calls = [], None, {}, {}
-        asked: list[tuple[SummaryRequest, dict[str, Any]]] = []
-        sent: list[SentSummary] = []
-        last: list[ReplayStep] = []  # the step before the one being prepared
-
-        async def summarizer(request: SummaryRequest) -> dict[str, Any]:
-            # As the agent does: the request it would send, refused (never sent) when it fits
-            # neither way, which the pipeline answers with smaller pieces.
-            context = last[0] if last else None
-            call = summary_call(
-                request,
-                self.cache,
-                request.input_limit or self.context_window,
-                context.request if context is not None else None,
-                context.manifest.items if context is not None else (),
-            )
-            if not call.fits:
-                msg = f"the summary request needs {call.tokens} tokens; its limit is {call.limit}"
-                raise ContextOverflowError(msg)
-            answer = await extractive_summarizer(request)
-            asked.append((request, answer))
-            model = str((self.transcript.meta.get("models") or [""])[0])
-            sent.append(SentSummary(summary_manifest(call, model, self.cache), answer))
-            return answer
-
-        try:
-            async for step in replay(
-                self.transcript.messages,
-                context_window=self.context_window,
-                counter=self.cache,
-                config=run.config,
-                system=self.transcript.system,
-                tools=self.transcript.tools,
-                summarizer=summarizer,
-            ):
-                if asked:
-                    run.summary_requests[len(run.steps)] = list(asked)
-                    run.summary_calls[len(run.steps)] = list(sent)
-                    asked.clear()
-                    sent.clear()
-                # Without the request: a what-if keeps every step of every config, and each
-                # request would hold the whole conversation again (the last one is kept until
-                # the next: a summary call is built on it).
-                last[:] = [step]
-                run.steps.append(dataclasses.replace(step, request=None))
-        except PreparationError as exc:
-            run.error = str(exc)
-        last.clear()
-        shapes = priced_shapes(
-            run.steps,
-            run.summary_calls if self.summary_calls else {},
-            self.transcript.messages,
-            self.cache,
+        await replay_run(
+            run,
+            self.transcript,
+            context_window=self.context_window,
+            cache=self.cache,
+            price=self.price,
+            rules=self.rules,
+            priced_calls=self.summary_calls,
         )
-        run.costs = request_costs(shapes, self.price, self.rules)
-        run.seconds = time.perf_counter() - started
 
     @property
     def no_compaction(self) -> list[RequestCost]:
@@ -275,7 +179,8 @@ class WhatIf:
         """One row per config: requests, input tokens sent, cost (USD all-in, its input and
         output parts, and relative to the feasible baseline and to never compacting),
         compactions, retention (mean and worst compaction, and the control: the kept tail
-        alone), peak request, failed preparations, replay time."""
+        alone), peak request, failed preparations, replay time. ``attrs["verdict"]`` says in
+        a sentence whether any config beats the feasible baseline (`verdict`)."""
         import pandas as pd
 
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
@@ -283,6 +188,7 @@ class WhatIf:
         unlimited = sum(c.cost for c in self.no_compaction)
         rows = [comparison_row(run, feasible, unlimited, self.price) for run in self.runs.values()]
         frame = pd.DataFrame(rows).set_index("config")
+        frame.attrs["verdict"] = self.verdict()
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None
         if fit is not None:
@@ -297,6 +203,15 @@ class WhatIf:
                 "a request), both measured on this recording's usage (ctxlab.calibrate)"
             )
         return frame
+
+    def verdict(self) -> str:
+        """A plain sentence: whether any config that ran to the end costs less than the
+        feasible baseline at this window, and by how much the cheapest does (or does not)."""
+        feasible = sum(c.cost for c in self.baseline)
+        costs = {
+            name: run.cost if run.error is None else math.nan for name, run in self.runs.items()
+        }
+        return baseline_verdict(self.context_window, costs, feasible)
 
     @property
     def calibration(self) -> Calibration | None:

@@ -246,6 +246,11 @@ class WhatIfLab:
         ]
         headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
         self.table.value = _table(rows, ["config", *headers], "ctxlab-whatif")
+        verdict = frame.attrs.get("verdict")
+        if verdict:
+            self.table.value += (
+                f"<div class='ctxlab-verdict' style='color:#555'>{html.escape(verdict)}</div>"
+            )
         note = frame.attrs.get("calibration")
         if note and "tokens_sent_calibrated" in frame:
             sent = ", ".join(
