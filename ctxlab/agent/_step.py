@@ -38,7 +38,12 @@ from ctxlab.pipeline import Preparation
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
 
-__all__ = ["StepLoop", "stream_call"]
+__all__ = ["PAUSED", "StepLoop", "stream_call"]
+
+PAUSED = ("compaction", "pause_turn")
+"""Stop reasons of a response that is not the model's reply: Anthropic's server compaction with
+``pause_after_compaction`` ("compaction": the response holds the compaction block alone) and a
+paused server-tool turn ("pause_turn"); the agent sends the conversation again to go on."""
 
 
 def _user_message(message: Any) -> UserMessage:
@@ -142,6 +147,10 @@ class StepLoop:
             )
         )
         uses = response.message.tool_uses
+        if not uses and response.stop_reason in PAUSED:
+            # Not a reply: the provider paused (after its compaction, or a long server-tool
+            # turn) and continues when the conversation is sent back as it is.
+            return None
         if not uses:
             agent._emit(ReplyEvent(response.message, agent._call))
             return response.message

@@ -15,6 +15,9 @@ from ctxlab.exceptions import UsageError
 if TYPE_CHECKING:
     from ctxlab.config._config import ContextConfig
 
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The beta the Messages API's clearing edits need (anthropic 2.14's header)."""
+
 __all__ = [
     "export_config",
     "inspect_strategy",
@@ -24,41 +27,68 @@ __all__ = [
 ]
 
 
+def _summary_prompt(config: ContextConfig) -> str | None:
+    """ctxlab's summary template in LangChain's form (str.format: every brace but the one
+    ``{messages}`` written twice); None when ctxlab has none of its own."""
+    template = config.compaction.summary_prompt
+    if template is None:
+        return None
+    parts = template.split("{messages}")
+    return "{messages}".join(p.replace("{", "{{").replace("}", "}}") for p in parts)
+
+
+def _langchain_clear(edit: ClearToolUses, dropped: list[str]) -> Any:
+    from langchain.agents.middleware import ClearToolUsesEdit
+
+    inputs = edit.clear_tool_inputs
+    if isinstance(inputs, tuple):
+        dropped.append(
+            "clear_tool_inputs by tool name: LangChain clears every cleared call's inputs or "
+            "none; exported as none"
+        )
+    trigger = edit.trigger_input_tokens
+    if trigger is None:
+        trigger = ClearToolUsesEdit().trigger
+        dropped.append(
+            f"trigger_tool_uses={edit.trigger_tool_uses}: LangChain's edit triggers on tokens "
+            f"only; exported with its default, {trigger:,} tokens"
+        )
+    dropped.append(
+        "the trigger: LangChain compares its count of the messages alone (approximate unless "
+        "given a token_counter); ctxlab and the API the whole request, System and tools too"
+    )
+    if edit.clear_at_least:
+        dropped.append(
+            f"clear_at_least={edit.clear_at_least:,}: LangChain's stops clearing once that many "
+            "tokens are reclaimed, Anthropic's (and ctxlab's) clears only when that many can "
+            "go; exported as 0 — LangChain clears whenever its trigger fires"
+        )
+    return ClearToolUsesEdit(
+        trigger=trigger,
+        clear_at_least=0,
+        keep=edit.keep,
+        clear_tool_inputs=inputs is True,
+        exclude_tools=edit.exclude_tools,
+        placeholder=edit.placeholder,
+    )
+
+
 def langchain_middleware(config: ContextConfig, model: Any, window: int | None) -> Exported:
     """LangChain 1.x middleware (``langchain.agents.middleware``): ``ContextEditingMiddleware``
     with a ``ClearToolUsesEdit`` for the tool-result clearing, ``SummarizationMiddleware`` for
-    ctxlab's summary when ``model`` (its summarizer) is given — its ratios as token counts of
-    ``window`` when given (LangChain's fractions need the model's profile)."""
-    from langchain.agents.middleware import (
-        ClearToolUsesEdit,
-        ContextEditingMiddleware,
-        SummarizationMiddleware,
-    )
+    ctxlab's summary when ``model`` (its summarizer) is given — its lines as token counts of
+    ``window`` when given (LangChain's fractions need the model's profile), the whole span
+    summarized (``trim_tokens_to_summarize=None``: LangChain's default keeps only the latest
+    4,000 tokens of it, and says "Previous conversation was too long to summarize." when no
+    user message starts within them)."""
+    from langchain.agents.middleware import ContextEditingMiddleware, SummarizationMiddleware
 
     middleware: list[Any] = []
     dropped: list[str] = []
     provider = config.provider_edits
     edit = provider.clear_tool_uses if provider is not None else None
     if edit is not None:
-        inputs = edit.clear_tool_inputs
-        if isinstance(inputs, tuple):
-            dropped.append("clear_tool_inputs by tool name: LangChain clears all inputs or none")
-        if edit.trigger_input_tokens is None:
-            dropped.append("trigger_tool_uses: LangChain's edit triggers on tokens only")
-        if edit.clear_at_least:
-            dropped.append(
-                "clear_at_least means another thing in LangChain: it stops clearing once that "
-                "many tokens are reclaimed (Anthropic clears only when that many can go)"
-            )
-        clear = ClearToolUsesEdit(
-            trigger=edit.trigger_input_tokens or 100_000,
-            clear_at_least=edit.clear_at_least,
-            keep=edit.keep,
-            clear_tool_inputs=inputs is True,
-            exclude_tools=edit.exclude_tools,
-            placeholder=edit.placeholder,
-        )
-        middleware.append(ContextEditingMiddleware(edits=[clear]))
+        middleware.append(ContextEditingMiddleware(edits=[_langchain_clear(edit, dropped)]))
     if provider is not None and provider.clear_thinking is not None:
         dropped.append("clear_thinking: LangChain has no thinking edit")
     if config.compaction.enabled and model is None:
@@ -69,26 +99,54 @@ def langchain_middleware(config: ContextConfig, model: Any, window: int | None) 
         def share(ratio: float) -> Any:
             return ("tokens", int(ratio * window)) if window else ("fraction", ratio)
 
+        line = share(config.trigger_ratio)
+        if passes.trigger_tokens is not None and (
+            line[0] == "fraction" or passes.trigger_tokens < line[1]
+        ):
+            line = ("tokens", passes.trigger_tokens)
+        trigger: Any = (
+            [line, ("messages", passes.trigger_messages)]
+            if passes.trigger_messages is not None
+            else line
+        )
         keep: Any = (
             ("messages", passes.keep_messages)
             if passes.keep_messages is not None
             else share(config.reserve_ratio)
         )
-        middleware.append(
-            SummarizationMiddleware(model, trigger=share(config.trigger_ratio), keep=keep)
-        )
+        options: dict[str, Any] = {"trim_tokens_to_summarize": None}
+        prompt = _summary_prompt(config)
+        if prompt is not None:
+            options["summary_prompt"] = prompt
+        middleware.append(SummarizationMiddleware(model, trigger=trigger, keep=keep, **options))
         dropped.append("summary_schema: LangChain's summary is free text in its own prompt")
+        dropped.append(
+            "the pinned task: ctxlab keeps the first user message beside the summary; "
+            "LangChain summarizes it with the rest"
+        )
+        if passes.keep_messages is not None:
+            dropped.append(
+                "keep_messages: LangChain counts each tool result as a message, ctxlab a turn's "
+                "results as one"
+            )
     return Exported("langchain", middleware, tuple(dropped))
 
 
 def pydantic_ai_settings(config: ContextConfig) -> Exported:
     """pydantic-ai's ``AnthropicModelSettings`` carrying the edits
-    (``anthropic_context_management``, pydantic-ai 2.x); ctxlab's own compaction runs there as
-    its history processor (`ctxlab.integrations.pydantic_ai.ContextProcessor`), not a setting."""
+    (``anthropic_context_management``, pydantic-ai 2.x) and, for the clearing edits, their beta
+    header (``anthropic_betas``: pydantic-ai adds only the compaction beta of its own); ctxlab's
+    own compaction runs there as its history processor
+    (`ctxlab.integrations.pydantic_ai.ContextProcessor`), not a setting."""
     from pydantic_ai.models.anthropic import AnthropicModelSettings
 
     anthropic = anthropic_edits(config)
     settings = AnthropicModelSettings(anthropic_context_management=anthropic.value)
+    clearing = {"clear_tool_uses_20250919", "clear_thinking_20251015"}
+    if any(e["type"] in clearing for e in anthropic.value["edits"]):
+        # pydantic-ai adds only the compaction beta for anthropic_context_management; the
+        # clearing edits need their own.
+        settings["anthropic_betas"] = [CONTEXT_MANAGEMENT_BETA]
     dropped = [
         d
         if not d.startswith("the summary compaction")
@@ -137,6 +195,21 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
                 "clear_tool_inputs: Inspect's keep_tool_inputs=False removes call and result "
                 "whole; the calls are kept"
             )
+        if tool_uses is not None and edit.exclude_tools:
+            dropped.append(
+                "keep with exclude_tools: Inspect keeps the latest keep_tool_uses of the tools it "
+                "may clear, ctxlab the latest keep of every tool use — Inspect clears fewer when "
+                "excluded tools are among the latest"
+            )
+        if thinking is not None and thinking.keep_turns is not None:
+            dropped.append(
+                "clear_thinking's turns: Inspect counts each assistant message as a turn, ctxlab "
+                "(and the API) a whole tool loop — within a tool loop Inspect clears more"
+            )
+        dropped.append(
+            "when it clears: Inspect edits the history once past the threshold and goes on "
+            "from the edited history; ctxlab and the API clear each request afresh"
+        )
         strategy = CompactionEdit(
             threshold=_threshold(config, edit.trigger_input_tokens, window),
             keep_tool_uses=edit.keep if tool_uses is not None else 10**9,
