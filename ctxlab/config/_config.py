@@ -236,6 +236,8 @@ class ContextConfig(BaseModel):
         needs ``model``, the chat model that summarizes; ``context_window`` turns the ratios
         into token counts, which a model without a profile needs); ``"inspect"`` — an Inspect
         AI compaction strategy; ``"openai_agents"`` — an Agents SDK ``RunConfig``."""
+        if context_window is not None:
+            context_window = context_window_of(context_window)
         return export_config(self, target, model, context_window)
 
     @classmethod
