@@ -257,10 +257,10 @@ async def test_the_servers_compaction_keeps_only_the_latest_turns() -> None:
     prep = await prepared(_session(CALLS), context_window=200_000, config=config)
     assert prep.compaction is not None
     kept = prep.state.conversation
-    # The summary replaces everything before the latest turns (the pipeline keeps the last
-    # two calls with their results whole, whatever keep_messages says).
+    # The summary replaces everything before the latest turn (the last call with its result,
+    # which the pipeline always keeps whole): keep_messages=1 keeps no message more.
     calls = [u.id for m in kept if isinstance(m, AssistantMessage) for u in m.tool_uses]
-    assert calls == ["c4", "c5"] and prep.state.summary is not None
+    assert calls == ["c5"] and prep.state.summary is not None
 
 
 def _conversation_with_turns() -> list[UserMessage | AssistantMessage]:
