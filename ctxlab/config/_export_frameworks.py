@@ -217,6 +217,8 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
                 "all" if thinking is None or thinking.keep_turns is None else thinking.keep_turns
             ),
             exclude_tools=list(edit.exclude_tools) or None,
+            # ctxlab's edits neither warn the model nor clear its memory tool's content.
+            memory=False,
         )
         if config.compaction.enabled:
             dropped.append("the summary compaction: Inspect runs one strategy, the edit here")
@@ -224,8 +226,14 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
         strategy = CompactionNative(threshold=config.compaction.trigger_tokens)
         dropped.append("summary_schema, summary_template: the provider summarizes natively")
     else:
-        strategy = CompactionSummary(threshold=_threshold(config, None, window))
+        strategy = CompactionSummary(threshold=_threshold(config, None, window), memory=False)
         dropped.append("summary_schema, reserve_ratio: Inspect's summary has its own prompt")
+        if config.compaction.flush_before_compact:
+            dropped.append(
+                "flush_before_compact: ctxlab writes the span's facts to MEMORY.md itself; "
+                "Inspect's memory option (off here) asks the model to save notes with its "
+                "memory tool"
+            )
         if not config.compaction.enabled:
             dropped.append("compaction.enabled=False: an Inspect strategy always compacts")
     return Exported("inspect", strategy, tuple(dropped))

@@ -145,7 +145,7 @@ edits = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     histories(),
     edits,
