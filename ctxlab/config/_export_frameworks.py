@@ -118,7 +118,15 @@ def langchain_middleware(config: ContextConfig, model: Any, window: int | None) 
         prompt = _summary_prompt(config)
         if prompt is not None:
             options["summary_prompt"] = prompt
-        middleware.append(SummarizationMiddleware(model, trigger=trigger, keep=keep, **options))
+        try:
+            summarizing = SummarizationMiddleware(model, trigger=trigger, keep=keep, **options)
+        except (AttributeError, ImportError, TypeError, ValueError) as exc:
+            msg = (
+                f"model must be the LangChain chat model that summarizes (or a name LangChain's "
+                f"init_chat_model knows, with its package installed); {model!r} is not: {exc}"
+            )
+            raise UsageError(msg) from exc
+        middleware.append(summarizing)
         dropped.append("summary_schema: LangChain's summary is free text in its own prompt")
         dropped.append(
             "the pinned task: ctxlab keeps the first user message beside the summary; "
@@ -281,13 +289,29 @@ def export_config(
     token counts."""
     if target == "anthropic":
         return anthropic_edits(config)
-    if target == "langchain":
-        return langchain_middleware(config, model, context_window)
-    if target == "pydantic_ai":
-        return pydantic_ai_settings(config)
-    if target == "inspect":
-        return inspect_strategy(config, context_window)
-    if target == "openai_agents":
+    if not isinstance(target, str) or target not in _PACKAGES:
+        msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
+        raise UsageError(msg)
+    try:
+        if target == "langchain":
+            return langchain_middleware(config, model, context_window)
+        if target == "pydantic_ai":
+            return pydantic_ai_settings(config)
+        if target == "inspect":
+            return inspect_strategy(config, context_window)
         return openai_agents_run_config(config)
-    msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
-    raise UsageError(msg)
+    except ModuleNotFoundError as exc:
+        msg = (
+            f"export({target!r}) builds the framework's own objects: pip install "
+            f"{_PACKAGES[target]} ({exc})"
+        )
+        raise UsageError(msg) from exc
+
+
+_PACKAGES = {
+    "langchain": "langchain",
+    "pydantic_ai": "pydantic-ai-slim[anthropic]",
+    "inspect": "inspect-ai",
+    "openai_agents": "openai-agents",
+}
+"""What each framework target needs installed."""

@@ -197,6 +197,9 @@ def config_from(
     """The nearest ctxlab config (of ``cls``) to ``value``, a ``target`` setting (see
     `READABLE`); ``context_window`` turns a share of the window into tokens where a ctxlab
     setting counts tokens; ``model`` (Anthropic's) decides what no thinking edit means."""
+    if not isinstance(target, str):
+        msg = f"target must be one of {', '.join(READABLE)}, got {target!r}"
+        raise UsageError(msg)
     if target == "langchain":
         return from_langchain(cls, value, context_window)
     if target == "inspect":

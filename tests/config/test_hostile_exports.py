@@ -194,3 +194,29 @@ def test_every_context_management_is_read_or_refused_and_what_is_read_goes_back(
     # What was read was what was given: no edit the value did not hold.
     given_types = {e.get("type") for e in value["edits"]}
     assert {e["type"] for e in exported.value["edits"]} <= given_types | {THINKING}
+
+
+@pytest.mark.parametrize("model", [5, "not-a-provider-model", object()])
+def test_a_summarizer_langchain_cannot_use_is_named(model: Any) -> None:
+    pytest.importorskip("langchain.agents", reason="the LangChain target is LangChain's middleware")
+    with pytest.raises(UsageError, match="model must be the LangChain chat model"):
+        ContextConfig.preset("langchain").export("langchain", model=model, context_window=32_000)
+
+
+def test_a_framework_not_installed_is_an_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "agents", None)  # import agents → ModuleNotFoundError
+    with pytest.raises(UsageError, match="pip install openai-agents"):
+        ContextConfig.preset("openai_agents_trimmer").export("openai_agents")
+
+
+@SETTINGS
+@given(json_value, st.sampled_from(["anthropic", "langchain", "inspect", "crewai"]))
+def test_anything_given_to_from_is_read_or_refused_with_a_usage_error(
+    value: Any, target: str
+) -> None:
+    try:
+        ContextConfig.from_(value, target, context_window=100_000)
+    except UsageError as exc:
+        assert str(exc).strip()
