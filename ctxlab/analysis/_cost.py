@@ -17,8 +17,10 @@ from the prefix it shares with earlier ones, following the providers' published 
 
 Simplifications, said once: every earlier request is assumed within the cache's TTL (a replay
 has no clock), the look-back is taken as exactly 20 blocks (a message counts its content blocks;
-tool schemas and System parts one each), and a request's tokens are ctxlab's estimates. Prices are USD per million tokens from the providers'
-public pricing pages as published in 2025 (``PRICES``; edit or pass your own `Price`).
+tool schemas and System parts one each), and a request's tokens are ctxlab's estimates. Prices
+are USD per million tokens from the providers' public pricing pages as published in 2025
+(``PRICES`` in `ctxlab.analysis._prices`; edit or pass your own `Price`). docs/concepts/cost.md
+says it at length.
 """
 
 from __future__ import annotations

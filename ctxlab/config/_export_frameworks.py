@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.config._export import TARGETS, Exported, anthropic_edits
+from ctxlab.config._export import TARGETS, Exported, anthropic_edits, unexported
 from ctxlab.config._sections import ClearToolUses
 from ctxlab.exceptions import UsageError
 
@@ -91,6 +91,7 @@ def langchain_middleware(config: ContextConfig, model: Any, window: int | None) 
         middleware.append(ContextEditingMiddleware(edits=[_langchain_clear(edit, dropped)]))
     if provider is not None and provider.clear_thinking is not None:
         dropped.append("clear_thinking: LangChain has no thinking edit")
+    dropped.extend(unexported(config, "langchain"))
     if config.compaction.enabled and model is None:
         dropped.append("the summary compaction: pass model= (the summarizer) to export it")
     elif config.compaction.enabled:
@@ -185,10 +186,7 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
     provider = config.provider_edits
     tool_uses = provider.clear_tool_uses if provider is not None else None
     thinking = provider.clear_thinking if provider is not None else None
-    if provider is not None and provider.trim_tool_outputs is not None:
-        dropped.append("provider_edits.trim_tool_outputs: Inspect has no output trimmer")
-    if provider is not None and provider.openai_truncation:
-        dropped.append("provider_edits.openai_truncation: Inspect's CompactionTrim keeps a share")
+    dropped.extend(unexported(config, "inspect"))
     strategy: Any
     if tool_uses is not None or thinking is not None:
         edit = tool_uses or ClearToolUses()
@@ -269,6 +267,7 @@ def openai_agents_run_config(config: ContextConfig) -> Exported:
         )
     if provider is not None and provider.openai_truncation:
         keywords["model_settings"] = ModelSettings(truncation="auto")
+    dropped.extend(unexported(config, "openai_agents"))
     if provider is not None and provider.clear_tool_uses is not None:
         dropped.append("provider_edits.clear_tool_uses: Anthropic's edit (export 'anthropic')")
     if provider is not None and provider.clear_thinking is not None:
