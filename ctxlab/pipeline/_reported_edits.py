@@ -12,24 +12,20 @@ from typing import Any
 
 from ctxlab.config._sections import ProviderEdits
 from ctxlab.manifest import ManifestItem
-from ctxlab.messages import (
-    AssistantMessage,
-    RedactedThinkingBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._request import ModelRequest
-from ctxlab.pipeline._provider_edits import assistant_turns
-from ctxlab.pipeline._results import replace_results
+from ctxlab.pipeline._provider_edits import (
+    THINKING,
+    assistant_turns,
+    cleared_calls,
+    without_thinking,
+)
 from ctxlab.pipeline._scan import message_items
 from ctxlab.tokens import TokenCache
 
 __all__ = ["as_reported", "reported_items"]
 
 Message = UserMessage | AssistantMessage
-_THINKING = (ThinkingBlock, RedactedThinkingBlock)
 
 
 def _count(reported: Sequence[Mapping[str, Any]], kind: str, key: str) -> int:
@@ -78,30 +74,12 @@ def _clear_uses(
         for u in m.tool_uses
         if u.name not in edit.exclude_tools and u.id in answered
     ]
-    cleared = {u.id: u for u in clearable[:count]}
-    inputs = edit.clear_tool_inputs
-
-    def clear(result: ToolResultBlock) -> ToolResultBlock:
-        return result.evolve(content=edit.placeholder) if result.tool_use_id in cleared else result
-
-    def emptied(block: ToolUseBlock) -> bool:
-        if block.id not in cleared:
-            return False
-        return inputs is True or (isinstance(inputs, tuple) and block.name in inputs)
-
-    out: list[Message] = []
-    for message in conversation:
-        if isinstance(message, UserMessage):
-            message = replace_results(message, clear)
-        elif any(isinstance(b, ToolUseBlock) and emptied(b) for b in message.content):
-            message = AssistantMessage(
-                content=tuple(
-                    b.evolve(input={}) if isinstance(b, ToolUseBlock) and emptied(b) else b
-                    for b in message.content
-                )
-            )
-        out.append(message)
-    return tuple(out)
+    cleared = clearable[:count]
+    named = edit.clear_tool_inputs
+    inputs = {
+        u.id for u in cleared if named is True or (isinstance(named, tuple) and u.name in named)
+    }
+    return cleared_calls(conversation, {u.id for u in cleared}, inputs, edit.placeholder)
 
 
 def _clear_thinking(conversation: tuple[Message, ...], count: int) -> tuple[Message, ...]:
@@ -110,19 +88,10 @@ def _clear_thinking(conversation: tuple[Message, ...], count: int) -> tuple[Mess
         {
             turn_of[i]
             for i, m in enumerate(conversation)
-            if i in turn_of and any(isinstance(b, _THINKING) for b in m.content)
+            if i in turn_of and any(isinstance(b, THINKING) for b in m.content)
         }
     )
-    cleared = set(with_thinking[:count])
-    out: list[Message] = []
-    for index, message in enumerate(conversation):
-        if turn_of.get(index) in cleared:
-            left = tuple(b for b in message.content if not isinstance(b, _THINKING))
-            if not left:
-                continue
-            message = AssistantMessage(content=left)
-        out.append(message)
-    return tuple(out)
+    return without_thinking(conversation, set(with_thinking[:count]))[0]
 
 
 def reported_items(
