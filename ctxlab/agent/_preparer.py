@@ -38,8 +38,8 @@ from ctxlab.pipeline import (
     PreparationMemo,
     SummaryRequest,
     prepare,
+    reported_items,
 )
-from ctxlab.pipeline._reported_edits import reported_items
 from ctxlab.retention import UserLines, compaction_retention
 from ctxlab.tokens import TokenCache
 
