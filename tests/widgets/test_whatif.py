@@ -43,6 +43,12 @@ async def test_curves_table_and_usage_for_every_config() -> None:
     assert lab.plot.data[-1]["y"][1] == 10 + 300 + 300
     for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_baseline", "cost (USD)"):
         assert name in lab.table.value
+    # Under the table, in a sentence: does any config beat the feasible baseline (escaped)?
+    import html
+
+    verdict = lab.what.verdict()
+    assert verdict.startswith("With the window at 8,000 tokens")
+    assert f"ctxlab-verdict' style='color:#555'>{html.escape(verdict)}</div>" in lab.table.value
     # The hover reads "request 3", tokens in full; the axis fits the configs' curves.
     assert lab.plot.layout["xaxis"]["unifiedhovertitle"]["text"] == "request %{x}"
     assert lab.plot.data[0]["hovertemplate"].startswith("%{y:,} tokens")
