@@ -176,6 +176,7 @@ PACKAGE_NAMES: dict[str, str] = {
     "messages_from_anthropic": "ctxlab.models",
     "messages_to_anthropic": "ctxlab.models",
     "step_row": "ctxlab.manifest",
+    "sweep_findings": "ctxlab.analysis",
     "unrecorded_parts": "ctxlab.analysis",
     "UnrecordedPart": "ctxlab.analysis",
     "UNRECORDED_PROFILES": "ctxlab.analysis",

@@ -141,6 +141,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         if client is not None:
             client.close()
     text = frame.to_csv(index=False)
+    for finding in frame.attrs.get("findings", ()):
+        print(finding, file=sys.stderr)
     if args.out:
         try:
             write_atomic(args.out, text, what="sweep's results")

@@ -25,11 +25,11 @@ from ctxlab.exceptions import (
     UsageError,
 )
 from ctxlab.manifest import CompactionTrigger, ContextManifest, Purpose, Thresholds, Transform
-from ctxlab.materials import ContextRequest, SystemPart
+from ctxlab.materials import ContextRequest
 from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
-from ctxlab.models import summary_model_request
+from ctxlab.models import summary_call, summary_manifest
 from ctxlab.pipeline import (
     CallerInputs,
     CompactionOrder,
@@ -37,9 +37,8 @@ from ctxlab.pipeline import (
     Preparation,
     PreparationMemo,
     SummaryRequest,
-    fixed_part,
-    message_items,
     prepare,
+    reported_items,
 )
 from ctxlab.retention import UserLines, compaction_retention
 from ctxlab.tokens import TokenCache
@@ -152,10 +151,18 @@ class Preparer:
         return record
 
     def attach_usage(
-        self, request_id: str, usage: ProviderUsage | None, transforms: Sequence[Transform] = ()
-    ) -> None:
+        self,
+        request_id: str,
+        usage: ProviderUsage | None,
+        transforms: Sequence[Transform] = (),
+        *,
+        request: ModelRequest | None = None,
+        applied: Sequence[Mapping[str, Any]] = (),
+    ) -> ContextManifest | None:
         """Put the provider's usage, and what the provider itself did to the request
-        (``transforms``), on the manifest of the request it answered."""
+        (``transforms``), on the manifest of the request it answered; with the provider's own
+        report of its edits (``applied``) on ``request``, the items it billed after them.
+        Returns the updated manifest (None when no manifest has ``request_id``)."""
         for index in range(len(self.manifests) - 1, -1, -1):
             manifest = self.manifests[index]
             if manifest.request_id == request_id:
@@ -164,10 +171,15 @@ class Preparer:
                     updated = dataclasses.replace(
                         updated, transforms=(*updated.transforms, *transforms)
                     )
+                edits = self._agent.model.server_edits
+                if request is not None and applied and edits is not None:
+                    billed = reported_items(manifest.items, request, edits, applied, self.cache)
+                    updated = dataclasses.replace(updated, provider_items=billed)
                 self.manifests[index] = updated
                 if self._previous is manifest:
                     self._previous = self.manifests[index]
-                return
+                return updated
+        return None
 
     async def _summarize(self, request: SummaryRequest) -> Mapping[str, Any]:
         # 000 builds summary requests through the same compiler: each gets its manifest and a
@@ -186,52 +198,17 @@ class Preparer:
         # The cached form (the last request again, then the instruction) reads the provider's
         # cache, but is the larger one: when it does not fit, the span alone is sent (the
         # pipeline has cut the span into pieces that fit that way).
-        context = self.last_request
-        sent = summary_model_request(request, context)
-        manifest = self._summary_manifest(sent, model.name, notes, lines, limit)
-        if manifest.validation != "passed" and context is not None:
-            context = None
-            sent = summary_model_request(request, None)
-            manifest = self._summary_manifest(sent, model.name, notes, lines, limit)
+        previous = self._previous.items if self._previous is not None else ()
+        call = summary_call(request, self.cache, limit, self.last_request, previous)
+        manifest = summary_manifest(
+            call, model.name, self.cache, transforms=notes, thresholds=lines
+        )
         self.manifests.append(manifest)
-        agent._emit(ContextBuildEvent(manifest, agent._call, sent))
-        if manifest.validation != "passed":
+        agent._emit(ContextBuildEvent(manifest, agent._call, call.request))
+        if not call.fits:
             # Never sent: the pipeline answers an overflow with smaller pieces.
             raise ContextOverflowError(manifest.error or "the summary request is too long")
-        return await model.summarize(request, context=context)
-
-    def _summary_manifest(
-        self,
-        sent: ModelRequest,
-        model: str,
-        transforms: tuple[Transform, ...],
-        lines: Thresholds,
-        limit: int,
-    ) -> ContextManifest:
-        """A summary request's manifest, validated like any request: over ``limit`` (the window
-        less the summary's answer) it says ``budget_exceeded``."""
-        fixed = fixed_part((SystemPart("system_prompt", sent.system),), sent.tools, self.cache)
-        messages = message_items(sent.messages, self.cache)
-        items = (*fixed.system_items, *fixed.tool_items, *messages)
-        estimated = sum(i.tokens for i in items)
-        over = estimated > limit
-        return ContextManifest(
-            request_id=uuid.uuid4().hex[:16],
-            purpose="summary",
-            model=model,
-            estimated_input_tokens=estimated,
-            input_limit=limit,
-            counting_method=self.cache.method,
-            exact=self.cache.exact,
-            items=items,
-            transforms=transforms,
-            validation="budget_exceeded" if over else "passed",
-            context_size=lines.context_size,
-            thresholds=lines,
-            error=f"the summary request needs {estimated} tokens; its limit is {limit}"
-            if over
-            else None,
-        )
+        return await model.summarize(request, context=self.last_request if call.cached else None)
 
     async def _prepare(
         self,

@@ -38,7 +38,12 @@ from ctxlab.pipeline import Preparation
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
 
-__all__ = ["StepLoop", "stream_call"]
+__all__ = ["PAUSED", "StepLoop", "stream_call"]
+
+PAUSED = ("compaction", "pause_turn")
+"""Stop reasons of a response that is not the model's reply: Anthropic's server compaction with
+``pause_after_compaction`` ("compaction": the response holds the compaction block alone) and a
+paused server-tool turn ("pause_turn"); the agent sends the conversation again to go on."""
 
 
 def _user_message(message: Any) -> UserMessage:
@@ -121,9 +126,14 @@ class StepLoop:
         prep = await agent._preparer.request("reasoning")
         response, answered = await self._send(prep)
         # The usage is billed whether or not the reply is valid: it goes to the answered request.
-        if response.usage is not None or response.provider_transforms:
-            agent._preparer.attach_usage(
-                answered.manifest.request_id, response.usage, response.provider_transforms
+        billed = None
+        if response.usage is not None or response.provider_transforms or response.applied_edits:
+            billed = agent._preparer.attach_usage(
+                answered.manifest.request_id,
+                response.usage,
+                response.provider_transforms,
+                request=answered.request,
+                applied=response.applied_edits,
             )
         agent._conversation.append(response.message)
         agent._emit(
@@ -133,9 +143,14 @@ class StepLoop:
                 response.usage,
                 answered.manifest.request_id,
                 agent._call,
+                manifest=billed,
             )
         )
         uses = response.message.tool_uses
+        if not uses and response.stop_reason in PAUSED:
+            # Not a reply: the provider paused (after its compaction, or a long server-tool
+            # turn) and continues when the conversation is sent back as it is.
+            return None
         if not uses:
             agent._emit(ReplyEvent(response.message, agent._call))
             return response.message

@@ -21,6 +21,7 @@ from ctxlab.analysis._unrecorded import (
     unrecorded_note,
     unrecorded_part,
 )
+from ctxlab.analysis._verdict import sweep_findings
 from ctxlab.analysis._whatif import WhatIf
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "recorded_requests",
     "replay",
     "sweep",
+    "sweep_findings",
     "unrecorded_note",
     "unrecorded_part",
     "unrecorded_parts",

@@ -17,7 +17,7 @@ from ctxlab.analysis._cost import Price
 from ctxlab.analysis._references import output_cost
 
 if TYPE_CHECKING:
-    from ctxlab.analysis._whatif import ConfigRun
+    from ctxlab.analysis._config_run import ConfigRun
 
 __all__ = ["COMPARISON_COLUMNS", "WHOLE_SESSION", "comparison_row"]
 

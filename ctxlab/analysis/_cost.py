@@ -3,18 +3,24 @@ from the prefix it shares with earlier ones, following the providers' published 
 
 - **Anthropic** (``CacheRules.anthropic()``): a request caches the prefix up to each of its
   breakpoints (ctxlab's adapter sends two: after tools + System, and on the latest message); a
-  later request reads the longest cached prefix it starts with; what it writes beyond that is
-  billed at 1.25× the input price (5-minute TTL; 2× for 1 hour), reads at 0.1×. A prefix shorter
-  than the model's minimum cacheable length (1,024 tokens for Sonnet and Opus, 2,048 for Haiku)
-  is neither written nor read.
+  later request reads the longest cached prefix it starts with that ends at most 20 content
+  blocks before one of its breakpoints (the prompt-caching guide: "the system automatically
+  checks for cache hits at all previous content block boundaries (up to approximately 20
+  blocks before your explicit breakpoint)" — an earlier prefix is not found, and the request
+  writes everything again); what it writes beyond what it read is billed at 1.25× the input
+  price (5-minute TTL; 2× for 1 hour), reads at 0.1×. A prefix shorter than the model's minimum
+  cacheable length (1,024 tokens for Sonnet and Opus, 2,048 for Haiku) is neither written nor
+  read.
 - **OpenAI** (``CacheRules.openai()``): automatic from 1,024 tokens, in 128-token steps, reads
   at the model's cached-input price, no write premium.
 - ``CacheRules.none()``: every input token at the input price.
 
 Simplifications, said once: every earlier request is assumed within the cache's TTL (a replay
-has no clock), Anthropic's 20-block look-back before a breakpoint is not modelled, and a
-request's tokens are ctxlab's estimates. Prices are USD per million tokens from the providers'
-public pricing pages as published in 2025 (``PRICES``; edit or pass your own `Price`).
+has no clock), the look-back is taken as exactly 20 blocks (a message counts its content blocks;
+tool schemas and System parts one each), and a request's tokens are ctxlab's estimates. Prices
+are USD per million tokens from the providers' public pricing pages as published in 2025
+(``PRICES`` in `ctxlab.analysis._prices`; edit or pass your own `Price`). docs/concepts/cost.md
+says it at length.
 """
 
 from __future__ import annotations
@@ -26,18 +32,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from ctxlab.exceptions import UsageError
+from ctxlab.analysis._prices import PRICES, Price, checked_price, price_for
 from ctxlab.manifest import ContextManifest
-from ctxlab.util._checks import price_number
 from ctxlab.util._views import Prefix
 
 __all__ = [
+    "ANTHROPIC_LOOKBACK",
     "PRICES",
     "CacheRules",
     "Prefix",
     "Price",
     "RequestCost",
     "RequestShape",
+    "checked_price",
     "costs_of_manifests",
     "price_for",
     "request_costs",
@@ -45,67 +52,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-
-    input: float
-    output: float
-    cache_write: float
-    """Writing the cache (Anthropic: 1.25× input for the 5-minute TTL; OpenAI: the input price)."""
-    cache_read: float
-    """Reading the cache (Anthropic: 0.1× input; OpenAI: the cached-input price)."""
-    cache_write_1h: float | None = None
-    """Anthropic's 1-hour TTL write (2× input)."""
-
-    def __post_init__(self) -> None:
-        # A negative or NaN price would invert or blank every ranking built on it.
-        for name in ("input", "output", "cache_write", "cache_read"):
-            price_number(getattr(self, name), f"Price.{name}")
-        if self.cache_write_1h is not None:
-            price_number(self.cache_write_1h, "Price.cache_write_1h")
-
-
-def checked_price(price: object) -> Price | None:
-    """``price`` when it is a `Price` or None; `UsageError` otherwise."""
-    if price is not None and not isinstance(price, Price):
-        msg = f"price must be a Price (e.g. price_for('claude-sonnet-4-5')), got {price!r}"
-        raise UsageError(msg)
-    return price
-
-
-def _anthropic(input_price: float, output_price: float) -> Price:
-    return Price(input_price, output_price, input_price * 1.25, input_price * 0.1, input_price * 2)
-
-
-PRICES: dict[str, Price] = {
-    # Anthropic, anthropic.com/pricing (2025): input, output; cache write 1.25×, read 0.1×.
-    "claude-opus-4": _anthropic(15.0, 75.0),
-    "claude-opus-4-1": _anthropic(15.0, 75.0),
-    "claude-opus-4-5": _anthropic(5.0, 25.0),
-    "claude-sonnet-4": _anthropic(3.0, 15.0),
-    "claude-sonnet-4-5": _anthropic(3.0, 15.0),
-    "claude-sonnet-4-6": _anthropic(3.0, 15.0),
-    "claude-haiku-4-5": _anthropic(1.0, 5.0),
-    "claude-3-5-haiku": _anthropic(0.8, 4.0),
-    # OpenAI, platform.openai.com/docs/pricing (2025): input, output, cached input.
-    "gpt-4.1": Price(2.0, 8.0, 2.0, 0.5),
-    "gpt-4.1-mini": Price(0.4, 1.6, 0.4, 0.1),
-    "gpt-4o": Price(2.5, 10.0, 2.5, 1.25),
-    "gpt-4o-mini": Price(0.15, 0.6, 0.15, 0.075),
-    "gpt-5": Price(1.25, 10.0, 1.25, 0.125),
-    "gpt-5-mini": Price(0.25, 2.0, 0.25, 0.025),
-}
-"""Prices by model name (a dated suffix is matched by prefix: ``claude-sonnet-4-5-20250929``)."""
-
-
-def price_for(model: str) -> Price:
-    """The price of ``model``: an exact name, else the longest known name it starts with;
-    ``claude-sonnet-4-6``'s when nothing matches (a stated default, not a guess of the model)."""
-    if model in PRICES:
-        return PRICES[model]
-    matches = [name for name in PRICES if model.startswith(name)]
-    return PRICES[max(matches, key=len)] if matches else PRICES["claude-sonnet-4-6"]
+ANTHROPIC_LOOKBACK = 20
+"""Content blocks before a breakpoint where Anthropic's prompt cache checks for an earlier
+cached prefix ("up to approximately 20 blocks": the prompt-caching guide)."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +68,15 @@ class CacheRules:
     """Anthropic's cache lifetime: what a write costs."""
     step: int = 1
     """Cached lengths are multiples of this (OpenAI: 128)."""
+    lookback: int | None = None
+    """How many content blocks before a breakpoint the provider looks for a cached prefix
+    (Anthropic: 20); None: anywhere in the request."""
 
     @classmethod
     def anthropic(cls, min_tokens: int = 1024, ttl: Literal["5m", "1h"] = "5m") -> CacheRules:
-        """Anthropic's explicit breakpoints (2,048 minimum for Haiku models)."""
-        return cls("anthropic", min_tokens, ttl)
+        """Anthropic's explicit breakpoints (2,048 minimum for Haiku models), each looking back
+        `ANTHROPIC_LOOKBACK` blocks for a cached prefix."""
+        return cls("anthropic", min_tokens, ttl, 1, ANTHROPIC_LOOKBACK)
 
     @classmethod
     def openai(cls) -> CacheRules:
@@ -150,6 +103,8 @@ class RequestShape:
     fixed: int = 0
     """How many leading parts are tool schemas and System, with the unrecorded part (what every
     request repeats)."""
+    blocks: Sequence[int] | None = None
+    """The content blocks of each part (None: one each), what a cache look-back counts."""
 
 
 @dataclass(frozen=True)
@@ -179,15 +134,15 @@ _tokens = operator.attrgetter("tokens")
 def shape_of(
     manifest: ContextManifest, output_tokens: int = 0, keys: dict[int, str] | None = None
 ) -> RequestShape:
-    """The shape of a prepared request: tools and System first (the provider's order; what a
-    recording does not hold of them, the ``unrecorded`` part, before them: the same cached
-    prefix), then summary, conversation and material; breakpoints as ctxlab's Anthropic
-    adapter sends them (after tools + System, and after the conversation, before per-request
-    material).
+    """The shape of a prepared request as the provider bills it (its `billed_items`: after the
+    provider's own edits): tools and System first (the provider's order; what a recording does
+    not hold of them, the ``unrecorded`` part, before them: the same cached prefix), then
+    summary, conversation and material; breakpoints as ctxlab's Anthropic adapter sends them
+    (after tools + System, and after the conversation, before per-request material).
 
     ``keys`` memoizes each item's key by the item's identity (the manifests of one run share
     their unchanged items): pass one dict for the manifests of one run, alive while they are."""
-    items = manifest.items
+    items = manifest.billed_items
     placements = list(map(_placement, items))
     lead = 0
     while lead < len(placements) and placements[lead] in _FIXED:
@@ -226,6 +181,7 @@ def shape_of(
         output_tokens,
         manifest.purpose,
         len(fixed),
+        tuple(item.blocks for item in ordered),
     )
 
 
@@ -302,7 +258,7 @@ def request_costs(
         total = cumulative[-1] if len(cumulative) else 0
         read = write = 0
         if rules.kind == "anthropic":
-            read, write = _anthropic_cache(cache, prefixes, cumulative, shape.breakpoints, rules)
+            read, write = _anthropic_cache(cache, prefixes, cumulative, shape, rules)
         elif rules.kind == "openai":
             read = _openai_cache(cache, prefixes, cumulative, rules)
         uncached = total - read - write
@@ -324,16 +280,44 @@ def _longest_cached(cache: _Cache, prefixes: Sequence[bytes], cumulative: Sequen
     return 0
 
 
+def _looked_back(
+    cache: _Cache,
+    prefixes: Sequence[bytes],
+    cumulative: Sequence[int],
+    shape: RequestShape,
+    lookback: int,
+) -> int:
+    """Tokens of the longest cached prefix that ends within ``lookback`` content blocks before
+    one of the request's breakpoints (0: none): the only places the provider looks."""
+    blocks = shape.blocks
+    read = 0
+    for point in shape.breakpoints:
+        if point < 0 or point >= len(prefixes):
+            continue
+        distance, index = 0, point
+        while index >= 0 and distance <= lookback:
+            if prefixes[index] in cache.entries:
+                read = max(read, cumulative[index])
+                break  # the longest this breakpoint finds: what lies further back is shorter
+            # Moving the boundary before part ``index`` passes its blocks.
+            distance += blocks[index] if blocks is not None else 1
+            index -= 1
+    return read
+
+
 def _anthropic_cache(
     cache: _Cache,
     prefixes: Sequence[bytes],
     cumulative: Sequence[int],
-    breakpoints: Sequence[int],
+    shape: RequestShape,
     rules: CacheRules,
 ) -> tuple[int, int]:
-    read = _longest_cached(cache, prefixes, cumulative)
+    if rules.lookback is None:
+        read = _longest_cached(cache, prefixes, cumulative)
+    else:
+        read = _looked_back(cache, prefixes, cumulative, shape, rules.lookback)
     written_to = read
-    for point in breakpoints:
+    for point in shape.breakpoints:
         if point < 0 or point >= len(prefixes) or cumulative[point] < rules.min_tokens:
             continue
         cache.entries[prefixes[point]] = cumulative[point]
@@ -362,9 +346,11 @@ def costs_of_manifests(
     rules: CacheRules | None = None,
 ) -> list[RequestCost]:
     """The cost of a live session's requests (reasoning and summary calls, in the order they
-    were sent): outputs from the provider's usage where known; a summary call's output is the
-    summary the next request carries. The price and cache rules follow the first manifest's
-    model unless given (OpenAI's rules for ``gpt-*``/``o*`` models, else Anthropic's)."""
+    were sent), one per manifest: outputs from the provider's usage where known; a summary
+    call's output is the summary the next request carries. A manifest whose validation failed
+    was never sent: it costs nothing and caches nothing. The price and cache rules follow the
+    first manifest's model unless given (OpenAI's rules for ``gpt-*``/``o*`` models, else
+    Anthropic's)."""
     if not manifests:
         return []
     model = manifests[0].model
@@ -374,6 +360,9 @@ def costs_of_manifests(
         rules = CacheRules.openai() if openai else CacheRules.anthropic()
     shapes: list[RequestShape] = []
     for index, manifest in enumerate(manifests):
+        if manifest.validation != "passed":
+            shapes.append(RequestShape((), (), purpose=manifest.purpose))
+            continue
         usage = manifest.provider_usage
         output = usage.output_tokens if usage is not None else 0
         if manifest.purpose == "summary" and usage is None:

@@ -72,8 +72,9 @@ def reference_shapes(
         return ReferenceShapes(shapes, over)
     keys = [m.content_hash for m in messages]
     tokens = [cache.message(m) for m in messages]
+    blocks = [len(m.content) or 1 for m in messages]
     if limit is None:
-        return _never_compacting(messages, keys, tokens, start, fixed_of, input_limit)
+        return _never_compacting(messages, keys, tokens, blocks, start, fixed_of, input_limit)
     first = 0  # index, after the pinned first message, of the first message sent
     for index in range(start + 1, len(messages)):
         if not isinstance(messages[index], AssistantMessage):
@@ -95,8 +96,12 @@ def reference_shapes(
         parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent))
         parts_keys += tuple(f"cut/{index}" for _ in cut)
         parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent), *cut)
+        parts_blocks = (*(1 for _ in fixed_keys), blocks[start], *(blocks[i] for i in sent))
+        parts_blocks += tuple(1 for _ in cut)
         points = (len(fixed_keys) - 1, len(parts_keys) - 1)
-        shapes.append(RequestShape(parts_keys, parts_tokens, points, tokens[index]))
+        shapes.append(
+            RequestShape(parts_keys, parts_tokens, points, tokens[index], blocks=parts_blocks)
+        )
     return ReferenceShapes(shapes, over)
 
 
@@ -111,6 +116,7 @@ def _never_compacting(
     messages: Sequence[Message],
     keys: Sequence[str],
     tokens: Sequence[int],
+    blocks: Sequence[int],
     start: int,
     fixed_of: Callable[[int], Fixed],
     input_limit: int,
@@ -118,7 +124,7 @@ def _never_compacting(
     """The whole session at every request: each request the one before plus what followed,
     so all are `Prefix` views of one sequence per fixed part (memory and hashing linear in the
     requests, times the fixed parts: one, or one per model of a recording)."""
-    sequences: dict[Fixed, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+    sequences: dict[Fixed, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {}
     shapes: list[RequestShape] = []
     replies: list[int] = []
     totals: list[int] = []
@@ -132,15 +138,22 @@ def _never_compacting(
                 sequences[fixed] = (
                     (*fixed_keys, keys[start], *keys[start + 1 :]),
                     (*fixed_tokens, tokens[start], *tokens[start + 1 :]),
+                    (*(1 for _ in fixed_keys), blocks[start], *blocks[start + 1 :]),
                 )
-            all_keys, all_tokens = sequences[fixed]
+            all_keys, all_tokens, all_blocks = sequences[fixed]
             replies.append(index)
             totals.append(sum(fixed_tokens) + sent)
             over += totals[-1] > input_limit
             end = len(fixed_keys) + 1 + index - start - 1
             points = (len(fixed_keys) - 1, end - 1)
             shapes.append(
-                RequestShape(Prefix(all_keys, end), Prefix(all_tokens, end), points, tokens[index])
+                RequestShape(
+                    Prefix(all_keys, end),
+                    Prefix(all_tokens, end),
+                    points,
+                    tokens[index],
+                    blocks=Prefix(all_blocks, end),
+                )
             )
         sent += tokens[index]
     return ReferenceShapes(shapes, over, replies, totals)

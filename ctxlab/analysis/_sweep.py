@@ -30,6 +30,7 @@ from ctxlab.analysis._cost import CacheRules, Price, checked_price
 from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
 from ctxlab.analysis._sync import run_sync
 from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
+from ctxlab.analysis._verdict import sweep_findings
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import UsageError
@@ -152,7 +153,8 @@ def sweep(
 ) -> pd.DataFrame:
     """Replay every (session, config, window) — the cartesian product, or the explicit
     ``cases`` — and return one row per case (`SWEEP_COLUMNS`; see `ctxlab.WhatIf` for what each
-    figure means).
+    figure means). ``frame.attrs["findings"]`` says, a sentence per window, whether any config
+    costs less than the feasible baseline over the sessions (`sweep_findings`).
 
     Args:
         transcripts: `Transcript` objects or paths `ctxlab.load` reads, or the frame of
@@ -215,6 +217,7 @@ def sweep(
     frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).astype(_INTEGERS)
     frame.attrs.update(computed=len(computed), cached=len(rows) - len(computed))
     frame.attrs["interrupted"] = interrupted
+    frame.attrs["findings"] = sweep_findings(frame)
     return frame
 
 

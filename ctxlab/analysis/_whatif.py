@@ -14,16 +14,14 @@ others look counts up, so moving a slider re-replays one config in a fraction of
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._comparison import COMPARISON_COLUMNS, comparison_row
+from ctxlab.analysis._config_run import ConfigRun, replay_run
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
@@ -33,22 +31,20 @@ from ctxlab.analysis._cost import (
     request_costs,
 )
 from ctxlab.analysis._references import Fixed, References, output_cost, reference_shapes
-from ctxlab.analysis._replay import ReplayStep, replay
-from ctxlab.analysis._shapes import priced_shapes
 from ctxlab.analysis._unrecorded import (
     UnrecordedPart,
     UnrecordedTokens,
     unrecorded_note,
     unrecorded_part,
 )
+from ctxlab.analysis._verdict import baseline_verdict
 from ctxlab.analysis._whatif_frames import DIFF_COLUMNS, diff_frame, retention_frame, steps_frame
 from ctxlab.config._config import ContextConfig, require_config
-from ctxlab.exceptions import PreparationError, UsageError
+from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest, Thresholds
+from ctxlab.manifest import Thresholds
 from ctxlab.materials import SystemPart, Unrecorded
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.pipeline._stages import fixed_part, unrecorded_item
 from ctxlab.tokens import TokenCache, TokenCounter, default_counter
 from ctxlab.util._checks import context_window as context_window_of
@@ -57,47 +53,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["COMPARISON_COLUMNS", "DIFF_COLUMNS", "ConfigRun", "WhatIf"]
-
-
-@dataclass
-class ConfigRun:
-    """One config's replay of the session."""
-
-    name: str
-    config: ContextConfig
-    steps: list[ReplayStep] = field(default_factory=list)
-    costs: list[RequestCost] = field(default_factory=list)
-    """Reasoning requests and summary calls, in the order they would be sent."""
-    error: str | None = None
-    """Why the replay stopped early, if it did."""
-    seconds: float = 0.0
-    """How long the replay took."""
-    summary_requests: dict[int, list[tuple[SummaryRequest, dict[str, Any]]]] = field(
-        default_factory=dict
-    )
-    """The summary requests each compacting step made (by step position), with their answers:
-    one, or one per piece when the span did not fit a single request."""
-
-    @property
-    def manifests(self) -> list[ContextManifest]:
-        """The prepared requests' manifests."""
-        return [s.manifest for s in self.steps]
-
-    @property
-    def cost(self) -> float:
-        """USD over the session, summary calls included."""
-        return sum(c.cost for c in self.costs)
-
-    def __repr__(self) -> str:
-        # A run holds every request it prepared: the dataclass repr would print them all (in a
-        # notebook cell's output, and in Python 3.11's asyncio.run, which formats the result of
-        # the task it ran — seconds for a 500-request run).
-        compactions = sum(s.compaction is not None for s in self.steps)
-        state = f", error={self.error!r}" if self.error else ""
-        return (
-            f"ConfigRun({self.name!r}, {len(self.steps)} requests, {compactions} compactions, "
-            f"${self.cost:.2f}{state})"
-        )
 
 
 class WhatIf:
@@ -170,43 +125,16 @@ class WhatIf:
         return run
 
     async def _replay(self, run: ConfigRun) -> None:
-        started = time.perf_counter()
-        run.steps, run.error, run.summary_requests = [], None, {}
-        asked: list[tuple[SummaryRequest, dict[str, Any]]] = []
-
-        async def summarizer(request: SummaryRequest) -> dict[str, Any]:
-            # The requests the pipeline built, so that summary calls are priced from them.
-            answer = await extractive_summarizer(request)
-            asked.append((request, answer))
-            return answer
-
-        try:
-            async for step in replay(
-                self.transcript.messages,
-                context_window=self.context_window,
-                counter=self.cache,
-                config=run.config,
-                system=self.transcript.system,
-                tools=self.transcript.tools,
-                summarizer=summarizer,
-                unrecorded=self.unrecorded,
-            ):
-                if asked:
-                    run.summary_requests[len(run.steps)] = list(asked)
-                    asked.clear()
-                # Without the request: a what-if keeps every step of every config, and each
-                # request would hold the whole conversation again.
-                run.steps.append(dataclasses.replace(step, request=None))
-        except PreparationError as exc:
-            run.error = str(exc)
-        shapes = priced_shapes(
-            run.steps,
-            run.summary_requests if self.summary_calls else {},
-            self.transcript.messages,
-            self.cache,
+        await replay_run(
+            run,
+            self.transcript,
+            context_window=self.context_window,
+            cache=self.cache,
+            price=self.price,
+            rules=self.rules,
+            priced_calls=self.summary_calls,
+            unrecorded=self.unrecorded,
         )
-        run.costs = request_costs(shapes, self.price, self.rules)
-        run.seconds = time.perf_counter() - started
 
     @property
     def no_compaction(self) -> list[RequestCost]:
@@ -307,7 +235,8 @@ class WhatIf:
         is not priced as the whole), requests over the limit by the bill
         (``over_limit_billed``; None without usage), replay time. ``attrs["unrecorded"]`` says
         what the recording does not hold of each request and how it is sized (or that the
-        figures exclude it)."""
+        figures exclude it). ``attrs["verdict"]`` says in a sentence whether any config beats
+        the feasible baseline (`verdict`)."""
         import pandas as pd
 
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
@@ -318,6 +247,7 @@ class WhatIf:
             for run in self.runs.values()
         ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
+        frame.attrs["verdict"] = self.verdict()
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None
         if fit is not None:
@@ -367,6 +297,15 @@ class WhatIf:
         if self._billed is None:
             self._billed = bill_of(self.transcript, self.calibration)
         return self._billed
+
+    def verdict(self) -> str:
+        """A plain sentence: whether any config that ran to the end costs less than the
+        feasible baseline at this window, and by how much the cheapest does (or does not)."""
+        feasible = sum(c.cost for c in self.baseline)
+        costs = {
+            name: run.cost if run.error is None else math.nan for name, run in self.runs.items()
+        }
+        return baseline_verdict(self.context_window, costs, feasible)
 
     @property
     def calibration(self) -> Calibration | None:

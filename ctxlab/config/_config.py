@@ -32,6 +32,7 @@ from ctxlab.config._sections import (
     rule_broken,
 )
 from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import context_window as context_window_of
 
 __all__ = [
     "DEFAULT_COMPRESSION_PROMPT",
@@ -235,17 +236,29 @@ class ContextConfig(BaseModel):
         needs ``model``, the chat model that summarizes; ``context_window`` turns the ratios
         into token counts, which a model without a profile needs); ``"inspect"`` — an Inspect
         AI compaction strategy; ``"openai_agents"`` — an Agents SDK ``RunConfig``."""
+        if context_window is not None:
+            context_window = context_window_of(context_window)
         return export_config(self, target, model, context_window)
 
     @classmethod
     def from_(
-        cls, value: Any, target: str = "anthropic", *, context_window: int | None = None
+        cls,
+        value: Any,
+        target: str = "anthropic",
+        *,
+        context_window: int | None = None,
+        model: str | None = None,
     ) -> ContextConfig:
         """The nearest config to a ``target`` setting — an Anthropic ``context_management``
-        dict, a list of LangChain agent middleware (``"langchain"``), an Inspect AI compaction
-        strategy (``"inspect"``; a fractional threshold needs ``context_window``) — to replay
-        what runs today under ctxlab."""
-        return config_from(cls, value, target, context_window)
+        dict (``model``, the Claude model it is sent to, decides what no thinking edit means:
+        claude-sonnet-4-6's default when omitted), a list of LangChain agent middleware
+        (``"langchain"``; a kept tail of tokens needs ``context_window``), an Inspect AI
+        compaction strategy (``"inspect"``; a fractional threshold needs ``context_window``) —
+        to replay what runs today under ctxlab. A key, a value or a setting the target does
+        not take, or that ctxlab cannot express, is a `UsageError` naming it."""
+        if context_window is not None:
+            context_window = context_window_of(context_window)
+        return config_from(cls, value, target, context_window, model)
 
     def merge(self, **overrides: Any) -> ContextConfig:
         """A new config with ``overrides`` applied and validated (nested sections take dicts)."""

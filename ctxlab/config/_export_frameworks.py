@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.config._export import TARGETS, Exported, anthropic_edits
+from ctxlab.config._export import TARGETS, Exported, anthropic_edits, unexported
 from ctxlab.config._sections import ClearToolUses
 from ctxlab.exceptions import UsageError
 
 if TYPE_CHECKING:
     from ctxlab.config._config import ContextConfig
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The beta the Messages API's clearing edits need (anthropic 2.14's header)."""
 
 __all__ = [
     "export_config",
@@ -24,43 +27,71 @@ __all__ = [
 ]
 
 
+def _summary_prompt(config: ContextConfig) -> str | None:
+    """ctxlab's summary template in LangChain's form (str.format: every brace but the one
+    ``{messages}`` written twice); None when ctxlab has none of its own."""
+    template = config.compaction.summary_prompt
+    if template is None:
+        return None
+    parts = template.split("{messages}")
+    return "{messages}".join(p.replace("{", "{{").replace("}", "}}") for p in parts)
+
+
+def _langchain_clear(edit: ClearToolUses, dropped: list[str]) -> Any:
+    from langchain.agents.middleware import ClearToolUsesEdit
+
+    inputs = edit.clear_tool_inputs
+    if isinstance(inputs, tuple):
+        dropped.append(
+            "clear_tool_inputs by tool name: LangChain clears every cleared call's inputs or "
+            "none; exported as none"
+        )
+    trigger = edit.trigger_input_tokens
+    if trigger is None:
+        trigger = ClearToolUsesEdit().trigger
+        dropped.append(
+            f"trigger_tool_uses={edit.trigger_tool_uses}: LangChain's edit triggers on tokens "
+            f"only; exported with its default, {trigger:,} tokens"
+        )
+    dropped.append(
+        "the trigger: LangChain compares its count of the messages alone (approximate unless "
+        "given a token_counter); ctxlab and the API the whole request, System and tools too"
+    )
+    if edit.clear_at_least:
+        dropped.append(
+            f"clear_at_least={edit.clear_at_least:,}: LangChain's stops clearing once that many "
+            "tokens are reclaimed, Anthropic's (and ctxlab's) clears only when that many can "
+            "go; exported as 0 — LangChain clears whenever its trigger fires"
+        )
+    return ClearToolUsesEdit(
+        trigger=trigger,
+        clear_at_least=0,
+        keep=edit.keep,
+        clear_tool_inputs=inputs is True,
+        exclude_tools=edit.exclude_tools,
+        placeholder=edit.placeholder,
+    )
+
+
 def langchain_middleware(config: ContextConfig, model: Any, window: int | None) -> Exported:
     """LangChain 1.x middleware (``langchain.agents.middleware``): ``ContextEditingMiddleware``
     with a ``ClearToolUsesEdit`` for the tool-result clearing, ``SummarizationMiddleware`` for
-    ctxlab's summary when ``model`` (its summarizer) is given — its ratios as token counts of
-    ``window`` when given (LangChain's fractions need the model's profile)."""
-    from langchain.agents.middleware import (
-        ClearToolUsesEdit,
-        ContextEditingMiddleware,
-        SummarizationMiddleware,
-    )
+    ctxlab's summary when ``model`` (its summarizer) is given — its lines as token counts of
+    ``window`` when given (LangChain's fractions need the model's profile), the whole span
+    summarized (``trim_tokens_to_summarize=None``: LangChain's default keeps only the latest
+    4,000 tokens of it, and says "Previous conversation was too long to summarize." when no
+    user message starts within them)."""
+    from langchain.agents.middleware import ContextEditingMiddleware, SummarizationMiddleware
 
     middleware: list[Any] = []
     dropped: list[str] = []
     provider = config.provider_edits
     edit = provider.clear_tool_uses if provider is not None else None
     if edit is not None:
-        inputs = edit.clear_tool_inputs
-        if isinstance(inputs, tuple):
-            dropped.append("clear_tool_inputs by tool name: LangChain clears all inputs or none")
-        if edit.trigger_input_tokens is None:
-            dropped.append("trigger_tool_uses: LangChain's edit triggers on tokens only")
-        if edit.clear_at_least:
-            dropped.append(
-                "clear_at_least means another thing in LangChain: it stops clearing once that "
-                "many tokens are reclaimed (Anthropic clears only when that many can go)"
-            )
-        clear = ClearToolUsesEdit(
-            trigger=edit.trigger_input_tokens or 100_000,
-            clear_at_least=edit.clear_at_least,
-            keep=edit.keep,
-            clear_tool_inputs=inputs is True,
-            exclude_tools=edit.exclude_tools,
-            placeholder=edit.placeholder,
-        )
-        middleware.append(ContextEditingMiddleware(edits=[clear]))
+        middleware.append(ContextEditingMiddleware(edits=[_langchain_clear(edit, dropped)]))
     if provider is not None and provider.clear_thinking is not None:
         dropped.append("clear_thinking: LangChain has no thinking edit")
+    dropped.extend(unexported(config, "langchain"))
     if config.compaction.enabled and model is None:
         dropped.append("the summary compaction: pass model= (the summarizer) to export it")
     elif config.compaction.enabled:
@@ -69,26 +100,62 @@ def langchain_middleware(config: ContextConfig, model: Any, window: int | None) 
         def share(ratio: float) -> Any:
             return ("tokens", int(ratio * window)) if window else ("fraction", ratio)
 
+        line = share(config.trigger_ratio)
+        if passes.trigger_tokens is not None and (
+            line[0] == "fraction" or passes.trigger_tokens < line[1]
+        ):
+            line = ("tokens", passes.trigger_tokens)
+        trigger: Any = (
+            [line, ("messages", passes.trigger_messages)]
+            if passes.trigger_messages is not None
+            else line
+        )
         keep: Any = (
             ("messages", passes.keep_messages)
             if passes.keep_messages is not None
             else share(config.reserve_ratio)
         )
-        middleware.append(
-            SummarizationMiddleware(model, trigger=share(config.trigger_ratio), keep=keep)
-        )
+        options: dict[str, Any] = {"trim_tokens_to_summarize": None}
+        prompt = _summary_prompt(config)
+        if prompt is not None:
+            options["summary_prompt"] = prompt
+        try:
+            summarizing = SummarizationMiddleware(model, trigger=trigger, keep=keep, **options)
+        except (AttributeError, ImportError, TypeError, ValueError) as exc:
+            msg = (
+                f"model must be the LangChain chat model that summarizes (or a name LangChain's "
+                f"init_chat_model knows, with its package installed); {model!r} is not: {exc}"
+            )
+            raise UsageError(msg) from exc
+        middleware.append(summarizing)
         dropped.append("summary_schema: LangChain's summary is free text in its own prompt")
+        dropped.append(
+            "the pinned task: ctxlab keeps the first user message beside the summary; "
+            "LangChain summarizes it with the rest"
+        )
+        if passes.keep_messages is not None:
+            dropped.append(
+                "keep_messages: LangChain counts each tool result as a message, ctxlab a turn's "
+                "results as one"
+            )
     return Exported("langchain", middleware, tuple(dropped))
 
 
 def pydantic_ai_settings(config: ContextConfig) -> Exported:
     """pydantic-ai's ``AnthropicModelSettings`` carrying the edits
-    (``anthropic_context_management``, pydantic-ai 2.x); ctxlab's own compaction runs there as
-    its history processor (`ctxlab.integrations.pydantic_ai.ContextProcessor`), not a setting."""
+    (``anthropic_context_management``, pydantic-ai 2.x) and, for the clearing edits, their beta
+    header (``anthropic_betas``: pydantic-ai adds only the compaction beta of its own); ctxlab's
+    own compaction runs there as its history processor
+    (`ctxlab.integrations.pydantic_ai.ContextProcessor`), not a setting."""
     from pydantic_ai.models.anthropic import AnthropicModelSettings
 
     anthropic = anthropic_edits(config)
     settings = AnthropicModelSettings(anthropic_context_management=anthropic.value)
+    clearing = {"clear_tool_uses_20250919", "clear_thinking_20251015"}
+    if any(e["type"] in clearing for e in anthropic.value["edits"]):
+        # pydantic-ai adds only the compaction beta for anthropic_context_management; the
+        # clearing edits need their own.
+        settings["anthropic_betas"] = [CONTEXT_MANAGEMENT_BETA]
     dropped = [
         d
         if not d.startswith("the summary compaction")
@@ -119,10 +186,7 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
     provider = config.provider_edits
     tool_uses = provider.clear_tool_uses if provider is not None else None
     thinking = provider.clear_thinking if provider is not None else None
-    if provider is not None and provider.trim_tool_outputs is not None:
-        dropped.append("provider_edits.trim_tool_outputs: Inspect has no output trimmer")
-    if provider is not None and provider.openai_truncation:
-        dropped.append("provider_edits.openai_truncation: Inspect's CompactionTrim keeps a share")
+    dropped.extend(unexported(config, "inspect"))
     strategy: Any
     if tool_uses is not None or thinking is not None:
         edit = tool_uses or ClearToolUses()
@@ -137,6 +201,21 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
                 "clear_tool_inputs: Inspect's keep_tool_inputs=False removes call and result "
                 "whole; the calls are kept"
             )
+        if tool_uses is not None and edit.exclude_tools:
+            dropped.append(
+                "keep with exclude_tools: Inspect keeps the latest keep_tool_uses of the tools it "
+                "may clear, ctxlab the latest keep of every tool use — Inspect clears fewer when "
+                "excluded tools are among the latest"
+            )
+        if thinking is not None and thinking.keep_turns is not None:
+            dropped.append(
+                "clear_thinking's turns: Inspect counts each assistant message as a turn, ctxlab "
+                "(and the API) a whole tool loop — within a tool loop Inspect clears more"
+            )
+        dropped.append(
+            "when it clears: Inspect edits the history once past the threshold and goes on "
+            "from the edited history; ctxlab and the API clear each request afresh"
+        )
         strategy = CompactionEdit(
             threshold=_threshold(config, edit.trigger_input_tokens, window),
             keep_tool_uses=edit.keep if tool_uses is not None else 10**9,
@@ -144,6 +223,8 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
                 "all" if thinking is None or thinking.keep_turns is None else thinking.keep_turns
             ),
             exclude_tools=list(edit.exclude_tools) or None,
+            # ctxlab's edits neither warn the model nor clear its memory tool's content.
+            memory=False,
         )
         if config.compaction.enabled:
             dropped.append("the summary compaction: Inspect runs one strategy, the edit here")
@@ -151,8 +232,14 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
         strategy = CompactionNative(threshold=config.compaction.trigger_tokens)
         dropped.append("summary_schema, summary_template: the provider summarizes natively")
     else:
-        strategy = CompactionSummary(threshold=_threshold(config, None, window))
+        strategy = CompactionSummary(threshold=_threshold(config, None, window), memory=False)
         dropped.append("summary_schema, reserve_ratio: Inspect's summary has its own prompt")
+        if config.compaction.flush_before_compact:
+            dropped.append(
+                "flush_before_compact: ctxlab writes the span's facts to MEMORY.md itself; "
+                "Inspect's memory option (off here) asks the model to save notes with its "
+                "memory tool"
+            )
         if not config.compaction.enabled:
             dropped.append("compaction.enabled=False: an Inspect strategy always compacts")
     return Exported("inspect", strategy, tuple(dropped))
@@ -180,6 +267,7 @@ def openai_agents_run_config(config: ContextConfig) -> Exported:
         )
     if provider is not None and provider.openai_truncation:
         keywords["model_settings"] = ModelSettings(truncation="auto")
+    dropped.extend(unexported(config, "openai_agents"))
     if provider is not None and provider.clear_tool_uses is not None:
         dropped.append("provider_edits.clear_tool_uses: Anthropic's edit (export 'anthropic')")
     if provider is not None and provider.clear_thinking is not None:
@@ -200,13 +288,29 @@ def export_config(
     token counts."""
     if target == "anthropic":
         return anthropic_edits(config)
-    if target == "langchain":
-        return langchain_middleware(config, model, context_window)
-    if target == "pydantic_ai":
-        return pydantic_ai_settings(config)
-    if target == "inspect":
-        return inspect_strategy(config, context_window)
-    if target == "openai_agents":
+    if not isinstance(target, str) or target not in _PACKAGES:
+        msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
+        raise UsageError(msg)
+    try:
+        if target == "langchain":
+            return langchain_middleware(config, model, context_window)
+        if target == "pydantic_ai":
+            return pydantic_ai_settings(config)
+        if target == "inspect":
+            return inspect_strategy(config, context_window)
         return openai_agents_run_config(config)
-    msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
-    raise UsageError(msg)
+    except ModuleNotFoundError as exc:
+        msg = (
+            f"export({target!r}) builds the framework's own objects: pip install "
+            f"{_PACKAGES[target]} ({exc})"
+        )
+        raise UsageError(msg) from exc
+
+
+_PACKAGES = {
+    "langchain": "langchain",
+    "pydantic_ai": "pydantic-ai-slim[anthropic]",
+    "inspect": "inspect-ai",
+    "openai_agents": "openai-agents",
+}
+"""What each framework target needs installed."""

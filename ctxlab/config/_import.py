@@ -1,199 +1,213 @@
 """`ContextConfig.from_`: a setting of the provider or framework a user runs today, read into
-the nearest ctxlab config so that it can be replayed — an Anthropic ``context_management``,
-LangChain middleware, an Inspect AI compaction strategy. A setting with no ctxlab equivalent is
-refused by name, never guessed.
+the nearest ctxlab config so that it can be replayed — an Anthropic ``context_management`` here,
+LangChain middleware and Inspect AI strategies in `ctxlab.config._import_frameworks`. A setting
+with no ctxlab equivalent, a key the target does not know, a value of the wrong type or one the
+target itself refuses: each a `UsageError` that names it, never guessed or coerced.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.config._export import COMPACT_MINIMUM
+from ctxlab.config._import_frameworks import from_inspect, from_langchain
+from ctxlab.config._read import (
+    built,
+    check_keys,
+    read_bool,
+    read_count,
+    read_names,
+    read_text,
+)
 from ctxlab.config._sections import ClearThinking, ClearToolUses, ProviderEdits
 from ctxlab.exceptions import UsageError
 
 if TYPE_CHECKING:
     from ctxlab.config._config import ContextConfig
 
-__all__ = ["READABLE", "config_from"]
+__all__ = ["READABLE", "config_from", "keeps_all_thinking"]
 
 READABLE = ("anthropic", "langchain", "inspect")
 """What `ContextConfig.from_` reads."""
 
+DEFAULT_MODEL = "claude-sonnet-4-6"
+"""The model a ``context_management`` is read for when none is named (`AnthropicModel`'s)."""
 
-def _value(item: Any, kind: str, where: str) -> int:
-    if (
-        not isinstance(item, Mapping)
-        or item.get("type") != kind
-        or not isinstance(item.get("value"), int)
-    ):
-        msg = f"{where} must be {{'type': '{kind}', 'value': <int>}}, got {item!r}"
+_EDIT_KEYS = {
+    "clear_tool_uses_20250919": (
+        "type",
+        "trigger",
+        "keep",
+        "clear_at_least",
+        "exclude_tools",
+        "clear_tool_inputs",
+    ),
+    "clear_thinking_20251015": ("type", "keep"),
+    "compact_20260112": ("type", "trigger", "instructions", "pause_after_compaction"),
+}
+"""Each edit's keys, from anthropic 2.14's ``BetaClearToolUses20250919EditParam``,
+``BetaClearThinking20251015EditParam`` and ``BetaCompact20260112EditParam``."""
+
+
+def keeps_all_thinking(model: str) -> bool:
+    """Whether ``model`` keeps every earlier turn's thinking when no ``clear_thinking`` edit
+    says otherwise — the context-editing guide's table: Claude Opus 4.5 and later, Sonnet 4.6
+    and later (and later families) keep all; Opus 4.1, Sonnet 4.5, every Haiku through 4.5 and
+    older models keep only the last turn's."""
+    name = model.lower()
+    if "haiku" in name:
+        return False
+    found = re.search(r"(opus|sonnet)-(\d+)(?:[-.](\d{1,2}))?(?!\d)", name)
+    if found is None:
+        # Claude 3.x names put the version first (claude-3-7-sonnet): the last turn's only.
+        return not re.search(r"claude-[23]", name)
+    family, major, minor = found.group(1), int(found.group(2)), int(found.group(3) or 0)
+    first = (4, 5) if family == "opus" else (4, 6)
+    return (major, minor) >= first
+
+
+def _value(item: Any, kinds: tuple[str, ...], where: str, minimum: int) -> tuple[str, int]:
+    """A ``{"type": <kind>, "value": <count>}`` item: its kind and its count."""
+    if not isinstance(item, Mapping) or item.get("type") not in kinds:
+        shapes = " or ".join(f"{{'type': '{k}', 'value': <int>}}" for k in kinds)
+        msg = f"{where} must be {shapes}, got {item!r}"
         raise UsageError(msg)
-    return int(item["value"])
+    check_keys(item, ("type", "value"), where)
+    return str(item["type"]), read_count(item.get("value"), f"{where}.value", minimum=minimum)
 
 
-def _from_langchain(cls: type[ContextConfig], middleware: Any) -> ContextConfig:
-    """The nearest config to a list of LangChain agent middleware: a ``ContextEditingMiddleware``'s
-    ``ClearToolUsesEdit`` as the tool-result clearing, a ``SummarizationMiddleware``'s token or
-    fraction trigger and kept messages as ctxlab's compaction (others are refused by name)."""
-    config = cls.preset("langchain")
-    passes = config.compaction.model_dump()
-    updates: dict[str, Any] = {}
-    for number, item in enumerate(
-        middleware if isinstance(middleware, list | tuple) else [middleware]
+def _tool_uses(edit: Mapping[str, Any], where: str) -> ClearToolUses:
+    fields: dict[str, Any] = {}
+    if "trigger" in edit:
+        kind, count = _value(edit["trigger"], ("input_tokens", "tool_uses"), f"{where}.trigger", 1)
+        key = "trigger_tool_uses" if kind == "tool_uses" else "trigger_input_tokens"
+        fields[key] = count
+    if "keep" in edit:
+        fields["keep"] = _value(edit["keep"], ("tool_uses",), f"{where}.keep", 0)[1]
+    if edit.get("clear_at_least") is not None:
+        least = edit["clear_at_least"]
+        fields["clear_at_least"] = _value(least, ("input_tokens",), f"{where}.clear_at_least", 0)[1]
+    if edit.get("exclude_tools") is not None:
+        fields["exclude_tools"] = read_names(edit["exclude_tools"], f"{where}.exclude_tools")
+    inputs = edit.get("clear_tool_inputs")
+    if isinstance(inputs, bool):
+        fields["clear_tool_inputs"] = inputs
+    elif inputs is not None:
+        fields["clear_tool_inputs"] = read_names(inputs, f"{where}.clear_tool_inputs")
+    return built(ClearToolUses, where, **fields)
+
+
+def _thinking(edit: Mapping[str, Any], where: str) -> ClearThinking:
+    keep = edit.get("keep", {"type": "thinking_turns", "value": 1})
+    if keep == "all" or (isinstance(keep, Mapping) and keep.get("type") == "all"):
+        if isinstance(keep, Mapping):
+            check_keys(keep, ("type",), f"{where}.keep")
+        return ClearThinking(keep_turns=None)
+    return ClearThinking(keep_turns=_value(keep, ("thinking_turns",), f"{where}.keep", 1)[1])
+
+
+def _compact(edit: Mapping[str, Any], where: str) -> tuple[int, str | None]:
+    """The server compaction's trigger, and its ``instructions`` (None: its own prompt)."""
+    if edit.get("pause_after_compaction") is not None and read_bool(
+        edit["pause_after_compaction"], f"{where}.pause_after_compaction"
     ):
-        kind = type(item).__name__
-        if kind == "ContextEditingMiddleware":
-            for edit in getattr(item, "edits", ()):
-                if type(edit).__name__ != "ClearToolUsesEdit":
-                    msg = (
-                        f"middleware {number}: edit {type(edit).__name__} has no ctxlab equivalent"
-                    )
-                    raise UsageError(msg)
-                clear = ClearToolUses(
-                    trigger_input_tokens=int(edit.trigger),
-                    keep=int(edit.keep),
-                    clear_tool_inputs=bool(edit.clear_tool_inputs),
-                    exclude_tools=tuple(edit.exclude_tools),
-                    placeholder=str(edit.placeholder),
-                )
-                updates["provider_edits"] = ProviderEdits(clear_tool_uses=clear)
-        elif kind == "SummarizationMiddleware":
-            for clause in getattr(item, "_trigger_conditions", None) or [item.trigger]:
-                if clause and clause[0] == "fraction":
-                    updates["trigger_ratio"] = float(clause[1])
-                elif clause and clause[0] == "tokens":
-                    passes["trigger_tokens"] = int(clause[1])
-                elif clause and clause[0] == "messages":
-                    passes["trigger_messages"] = int(clause[1])
-            keep = item.keep
-            if keep[0] == "messages":
-                passes["keep_messages"] = int(keep[1])
-            elif keep[0] == "fraction":
-                updates["reserve_ratio"] = float(keep[1])
-        else:
-            msg = f"middleware {number}: {kind} has no ctxlab equivalent (ctxlab reads ContextEditingMiddleware and SummarizationMiddleware)"
-            raise UsageError(msg)
-    return config.merge(compaction=passes, **updates)
-
-
-def _from_inspect(cls: type[ContextConfig], strategy: Any, window: int | None) -> ContextConfig:
-    """The nearest config to an Inspect AI compaction strategy (inspect_ai 0.3.285):
-    ``CompactionEdit`` as Anthropic's two clears at its threshold, ``CompactionNative`` as the
-    server's compaction, ``CompactionSummary`` as ctxlab's summary at its threshold."""
-    kind = type(strategy).__name__
-    threshold = getattr(strategy, "threshold", None)
-    if not isinstance(threshold, int | float) or isinstance(threshold, bool):
-        msg = f"an Inspect compaction strategy has a numeric threshold; got {strategy!r}"
+        msg = (
+            f"{where}.pause_after_compaction=true has no ctxlab equivalent: after the pause your "
+            "client chooses what to send after the compaction block, which the setting does not "
+            "say — read it without the key and set compaction.keep_messages to the messages "
+            "your client keeps"
+        )
         raise UsageError(msg)
-    ratio = float(threshold) if isinstance(threshold, float) else None
-    tokens = threshold if isinstance(threshold, int) else None
-    if kind == "CompactionEdit":
-        if tokens is None and window is not None:
-            tokens = int(threshold * window)
-        if tokens is None:
+    trigger = 150_000
+    if edit.get("trigger") is not None:
+        trigger = _value(edit["trigger"], ("input_tokens",), f"{where}.trigger", 1)[1]
+        if trigger < COMPACT_MINIMUM:
             msg = (
-                f"CompactionEdit(threshold={threshold}) is a share of the window: pass "
-                "context_window= to read it as the clearing's token trigger"
+                f"{where}.trigger is {trigger:,} input tokens; the API refuses a compaction "
+                f"trigger below {COMPACT_MINIMUM:,}"
             )
             raise UsageError(msg)
-        keep_thinking = strategy.keep_thinking_turns
-        edits = ProviderEdits(
-            clear_tool_uses=ClearToolUses(
-                trigger_input_tokens=tokens,
-                keep=int(strategy.keep_tool_uses),
-                exclude_tools=tuple(strategy.exclude_tools or ()),
-            ),
-            clear_thinking=ClearThinking(
-                keep_turns=None if keep_thinking == "all" else int(keep_thinking)
-            ),
-        )
-        return cls.preset("anthropic_context_editing").model_copy(update={"provider_edits": edits})
-    if kind == "CompactionNative":
-        base = cls.preset("anthropic_compaction")
-    elif kind == "CompactionSummary":
-        base = cls.preset("ctxlab")
-    else:
-        msg = (
-            f"{kind} has no ctxlab equivalent (ctxlab reads CompactionEdit, CompactionNative "
-            "and CompactionSummary)"
-        )
-        raise UsageError(msg)
-    if ratio is not None:
-        return base.merge(trigger_ratio=min(ratio, 0.9))
-    return base.merge(compaction={**base.compaction.model_dump(), "trigger_tokens": tokens})
+    instructions = edit.get("instructions")
+    if instructions is not None:
+        instructions = read_text(instructions, f"{where}.instructions")
+    return trigger, instructions
 
 
-def config_from(
-    cls: type[ContextConfig], value: Any, target: str, context_window: int | None = None
-) -> ContextConfig:
-    """The nearest ctxlab config (of ``cls``) to ``value``, a ``target`` setting (see
-    `READABLE`); ``context_window`` turns a share of the window into tokens where a ctxlab
-    setting counts tokens."""
-    if target == "langchain":
-        return _from_langchain(cls, value)
-    if target == "inspect":
-        return _from_inspect(cls, value, context_window)
-    if target != "anthropic":
-        msg = f"cannot read a config of {target!r}; readable: {', '.join(READABLE)}"
-        raise UsageError(msg)
-    edits = value.get("edits") if isinstance(value, Mapping) else None
-    if not isinstance(edits, list):
+def _from_anthropic(cls: type[ContextConfig], value: Any, model: str | None) -> ContextConfig:
+    if not isinstance(value, Mapping) or not isinstance(value.get("edits"), list):
         msg = f"an Anthropic context_management is {{'edits': [...]}}, got {value!r}"
         raise UsageError(msg)
+    check_keys(value, ("edits",), "context_management")
     tool_uses: ClearToolUses | None = None
     thinking: ClearThinking | None = None
-    compact: int | None = None
-    for number, edit in enumerate(edits):
+    compact: tuple[int, str | None] | None = None
+    seen: list[str] = []
+    for number, edit in enumerate(value["edits"]):
         kind = edit.get("type") if isinstance(edit, Mapping) else None
         where = f"edits[{number}]"
-        if kind == "clear_tool_uses_20250919":
-            fields: dict[str, Any] = {}
-            trigger = edit.get("trigger")
-            if isinstance(trigger, Mapping) and trigger.get("type") == "tool_uses":
-                fields.update(
-                    trigger_input_tokens=None,
-                    trigger_tool_uses=_value(trigger, "tool_uses", f"{where}.trigger"),
-                )
-            elif trigger is not None:
-                fields["trigger_input_tokens"] = _value(trigger, "input_tokens", f"{where}.trigger")
-            if edit.get("keep") is not None:
-                fields["keep"] = _value(edit["keep"], "tool_uses", f"{where}.keep")
-            if edit.get("clear_at_least") is not None:
-                fields["clear_at_least"] = _value(
-                    edit["clear_at_least"], "input_tokens", f"{where}.clear_at_least"
-                )
-            fields["exclude_tools"] = tuple(edit.get("exclude_tools") or ())
-            inputs = edit.get("clear_tool_inputs")
-            fields["clear_tool_inputs"] = (
-                tuple(inputs) if isinstance(inputs, list) else bool(inputs)
-            )
-            tool_uses = ClearToolUses(**fields)
-        elif kind == "clear_thinking_20251015":
-            keep = edit.get("keep", {"type": "thinking_turns", "value": 1})
-            turns = (
-                None
-                if keep == "all" or (isinstance(keep, Mapping) and keep.get("type") == "all")
-                else _value(keep, "thinking_turns", f"{where}.keep")
-            )
-            thinking = ClearThinking(keep_turns=turns)
-        elif kind == "compact_20260112":
-            trigger = edit.get("trigger")
-            compact = (
-                150_000 if trigger is None else _value(trigger, "input_tokens", f"{where}.trigger")
-            )
-        else:
+        if not isinstance(edit, Mapping) or kind not in _EDIT_KEYS:
             msg = (
                 f"{where}: unknown or unsupported edit {kind!r} (ctxlab reads "
                 "clear_tool_uses_20250919, clear_thinking_20251015 and compact_20260112)"
             )
             raise UsageError(msg)
+        if kind in seen:
+            msg = f"{where}: a second {kind} edit; the API takes each edit once"
+            raise UsageError(msg)
+        seen.append(kind)
+        check_keys(edit, _EDIT_KEYS[kind], where)
+        if kind == "clear_tool_uses_20250919":
+            tool_uses = _tool_uses(edit, where)
+        elif kind == "clear_thinking_20251015":
+            if tool_uses is not None:
+                msg = (
+                    f"{where}: clear_thinking_20251015 after clear_tool_uses_20250919; the API "
+                    "requires the thinking edit first"
+                )
+                raise UsageError(msg)
+            thinking = _thinking(edit, where)
+        else:
+            compact = _compact(edit, where)
+    if thinking is None and not keeps_all_thinking(model or DEFAULT_MODEL):
+        # No thinking edit: the model's own default, which for this one is the last turn's.
+        thinking = ClearThinking(keep_turns=1)
     base = cls.preset("anthropic_compaction" if compact else "anthropic_context_editing")
-    if compact:
-        base = base.merge(compaction={**base.compaction.model_dump(), "trigger_tokens": compact})
+    if compact is not None:
+        trigger, instructions = compact
+        base = base.merge(compaction={**base.compaction.model_dump(), "trigger_tokens": trigger})
+        if instructions is not None:
+            base = base.merge(compression_prompt=instructions)
     edits_in_force = (
         ProviderEdits(clear_tool_uses=tool_uses, clear_thinking=thinking)
         if tool_uses is not None or thinking is not None
         else None
     )
     return base.model_copy(update={"provider_edits": edits_in_force})
+
+
+def config_from(
+    cls: type[ContextConfig],
+    value: Any,
+    target: str,
+    context_window: int | None = None,
+    model: str | None = None,
+) -> ContextConfig:
+    """The nearest ctxlab config (of ``cls``) to ``value``, a ``target`` setting (see
+    `READABLE`); ``context_window`` turns a share of the window into tokens where a ctxlab
+    setting counts tokens; ``model`` (Anthropic's) decides what no thinking edit means."""
+    if not isinstance(target, str):
+        msg = f"target must be one of {', '.join(READABLE)}, got {target!r}"
+        raise UsageError(msg)
+    if target == "langchain":
+        return from_langchain(cls, value, context_window)
+    if target == "inspect":
+        return from_inspect(cls, value, context_window)
+    if target != "anthropic":
+        msg = f"cannot read a config of {target!r}; readable: {', '.join(READABLE)}"
+        raise UsageError(msg)
+    if model is not None and not isinstance(model, str):
+        msg = f"model must be a model name such as 'claude-sonnet-4-5', got {model!r}"
+        raise UsageError(msg)
+    return _from_anthropic(cls, value, model)

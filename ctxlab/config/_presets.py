@@ -123,9 +123,10 @@ def _anthropic_compaction() -> ContextConfig:
     """Anthropic's server-side compaction, ``compact_20260112`` (Messages API beta
     ``compact-2026-01-12``, read from anthropic 2.14.0's ``beta_compact_20260112_edit_param.py``):
     past 150,000 input tokens the server summarizes the conversation into a compaction block and
-    drops everything before it — so here everything but the latest turns (the two the pipeline
-    always keeps whole) is summarized at that line (or at 0.9 of a smaller window). The server's summary is opaque: ctxlab's offline
-    summarizer stands in for it, so costs follow the server's shape and retention is ctxlab's."""
+    drops everything before it — so here everything but the latest turn (which the pipeline
+    always keeps whole) is summarized at that line (or at 0.9 of a smaller window). The
+    server's summary is opaque: ctxlab's offline summarizer stands in for it, so costs follow
+    the server's shape and retention is ctxlab's."""
 
     return ContextConfig(
         trigger_ratio=0.9,

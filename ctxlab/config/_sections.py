@@ -189,7 +189,8 @@ class ClearToolUses(_Section):
     trigger_input_tokens: int | None = Field(default=100_000, gt=0)
     """Fire when the request's input tokens exceed this (the API's default trigger)."""
     trigger_tool_uses: int | None = Field(default=None, gt=0)
-    """Or fire when the request holds more tool uses than this (instead of tokens)."""
+    """Fire when the request holds more tool uses than this, instead of on tokens: the API
+    takes one trigger, so setting this turns the token trigger off (setting both is refused)."""
     keep: int = Field(default=3, ge=0)
     """The latest this many tool uses keep their results. Counted over every tool use, those
     of ``exclude_tools`` too, as LangChain's port reads the guide (Inspect's counts only the
@@ -203,6 +204,32 @@ class ClearToolUses(_Section):
     """Clear the calls' inputs too: all (True) or those of the named tools."""
     placeholder: str = "[tool result cleared by context management]"
     """What a cleared result becomes. The API's own text is not published: a stand-in."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_trigger(cls, data: object) -> object:
+        # The API's edit has one ``trigger``, input tokens or tool uses: a tool-use trigger
+        # replaces the default token one rather than firing beside it.
+        if not isinstance(data, dict) or data.get("trigger_tool_uses") is None:
+            return data
+        if data.get("trigger_input_tokens") is not None:
+            msg = (
+                "clear_tool_uses takes one trigger, as the API does: set trigger_input_tokens "
+                f"({data['trigger_input_tokens']}) or trigger_tool_uses "
+                f"({data['trigger_tool_uses']}), not both"
+            )
+            raise rule_broken(msg)
+        return {**data, "trigger_input_tokens": None}
+
+    @model_validator(mode="after")
+    def _some_trigger(self) -> ClearToolUses:
+        if self.trigger_input_tokens is None and self.trigger_tool_uses is None:
+            msg = (
+                "clear_tool_uses needs a trigger: trigger_input_tokens (the API's default is "
+                "100,000) or trigger_tool_uses — without one the API fires at 100,000 tokens"
+            )
+            raise rule_broken(msg)
+        return self
 
 
 class ClearThinking(_Section):

@@ -67,6 +67,9 @@ class ModelResponseEvent:
     """The request this answers (its manifest's ``request_id``): after an overflow recovery,
     the recovery request, not the rejected one."""
     call: str = ""
+    manifest: ContextManifest | None = field(default=None, repr=False, kw_only=True)
+    """The answered request's manifest with what the response told of it (usage, the
+    provider's own edits and the items it billed after them); None when not known."""
     type: Literal["model_response"] = field(default="model_response", init=False)
 
     @property

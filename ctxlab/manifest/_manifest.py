@@ -81,6 +81,9 @@ class ManifestItem:
     """The material's business revision, or its content hash when none was given."""
     role: str | None = None
     """For messages: ``user`` or ``assistant``."""
+    blocks: int = 1
+    """The content blocks it sends (a message's blocks; 1 for anything else): what Anthropic's
+    prompt cache counts when it looks back from a breakpoint for an earlier cached prefix."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +171,17 @@ class ContextManifest:
     notes: tuple[str, ...] = ()
     """What the request held that its items cannot show (a recording's unrecorded System
     prompt and tool schemas, with the estimate of their size)."""
+    provider_items: tuple[ManifestItem, ...] | None = field(default=None, repr=False)
+    """The items as the provider's model read them, when the provider edited the request
+    itself (Anthropic's server-side ``clear_tool_uses`` / ``clear_thinking``, by what it
+    reported it cleared): what the request is billed on. None: the provider sent `items` as
+    they are."""
+
+    @property
+    def billed_items(self) -> Sequence[ManifestItem]:
+        """The items the provider bills: `provider_items` when it edited the request, else
+        `items`."""
+        return self.items if self.provider_items is None else self.provider_items
 
     def __repr__(self) -> str:
         return (
@@ -213,9 +227,12 @@ class ContextManifest:
         data = {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
-            if f.name not in ("items", "transforms", "previous_items", "provider_usage")
+            if f.name
+            not in ("items", "transforms", "previous_items", "provider_usage", "provider_items")
         }
         data["items"] = [dataclasses.asdict(i) for i in self.items]
+        if self.provider_items is not None:
+            data["provider_items"] = [dataclasses.asdict(i) for i in self.provider_items]
         data["transforms"] = [dataclasses.asdict(t) for t in self.transforms]
         data["provider_usage"] = (
             dataclasses.asdict(self.provider_usage) if self.provider_usage else None
@@ -248,10 +265,16 @@ class ContextManifest:
             error=data.get("error"),
             exact_input_tokens=data.get("exact_input_tokens"),
             notes=tuple(str(n) for n in data.get("notes") or ()),
+            provider_items=(
+                tuple(ManifestItem(**item) for item in data["provider_items"])
+                if data.get("provider_items") is not None
+                else None
+            ),
         )
 
     def items_frame(self) -> pd.DataFrame:
-        """One row per item: id, kind, placement, tokens, source_id, revision, hash, role."""
+        """One row per item: id, kind, placement, tokens, source_id, revision, hash, role,
+        content blocks."""
         import pandas as pd
 
         columns = [f.name for f in dataclasses.fields(ManifestItem)]

@@ -25,6 +25,7 @@ from ctxlab.models._demo import DemoModel
 from ctxlab.models._function import FunctionModel, RequestInfo, ScriptedModel, tool_call
 from ctxlab.models._openai import OpenAIModel
 from ctxlab.models._openai_format import assistant_from_openai, request_to_openai, tool_to_openai
+from ctxlab.models._summary_call import SummaryCall, summary_call, summary_manifest
 
 __all__ = [
     "CONTEXT_WINDOWS",
@@ -36,13 +37,16 @@ __all__ = [
     "OpenAIModel",
     "RequestInfo",
     "ScriptedModel",
+    "SummaryCall",
     "assistant_from_openai",
     "messages_from_anthropic",
     "messages_to_anthropic",
     "parse_summary_json",
     "request_to_anthropic",
     "request_to_openai",
+    "summary_call",
     "summary_instruction",
+    "summary_manifest",
     "summary_model_request",
     "to_anthropic_block",
     "tool_call",

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import (
     ContextOverflowError,
     MalformedReply,
@@ -22,9 +23,14 @@ from ctxlab.exceptions import (
     RateLimitError,
     UsageError,
 )
-from ctxlab.manifest import Transform
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ModelRequest
+from ctxlab.models._anthropic_edits import (
+    applied_edits,
+    reported_edits,
+    thinking_on,
+    with_context_management,
+)
 from ctxlab.models._anthropic_format import messages_from_anthropic, request_to_anthropic
 from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text
 
@@ -155,7 +161,19 @@ class AnthropicModel(Model):
             msg = f"{', '.join(clashing)}: set by the pipeline or by AnthropicModel's own arguments"
             raise UsageError(msg)
         if context_management is not None:
-            parameters = _with_context_management(parameters, context_management)
+            parameters = with_context_management(parameters, context_management)
+            # What the server will clear, read as ctxlab's own edits (refused by name when it
+            # is not a context_management the API takes): what each request is billed on.
+            clearing = [
+                e
+                for e in parameters["context_management"]["edits"]
+                if isinstance(e, Mapping) and e.get("type") != "compact_20260112"
+            ]
+            read = ContextConfig.from_({"edits": clearing}, "anthropic", model=model)
+            self.server_edits = read.provider_edits
+            if not thinking_on(parameters) and self.server_edits is not None:
+                # No thinking, none to clear (a model's default clearing included).
+                self.server_edits = self.server_edits.model_copy(update={"clear_thinking": None})
         self.parameters = parameters
         """Extra keywords of every ``messages.create`` call."""
         # Keywords this SDK's ``create`` does not name travel in the request body as they are.
@@ -208,8 +226,16 @@ class AnthropicModel(Model):
                 content = marked["content"]
                 if isinstance(content, str):
                     content = [{"type": "text", "text": content}]
-                if content:
-                    content = [*content[:-1], _cached(content[-1])]
+                # The last block that takes a cache mark (the API refuses one on thinking and
+                # on a server's compaction block).
+                markable = [
+                    n
+                    for n, block in enumerate(content)
+                    if block.get("type") not in ("thinking", "redacted_thinking", "compaction")
+                ]
+                if markable:
+                    n = markable[-1]
+                    content = [*content[:n], _cached(content[n]), *content[n + 1 :]]
                 marked["content"] = content
                 messages[point] = marked
         return payload
@@ -287,67 +313,9 @@ def _response(message: Any) -> ModelResponse:
             cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
         ),
         model=data.get("model", ""),
-        provider_transforms=_applied_edits(data),
+        provider_transforms=applied_edits(data),
+        applied_edits=reported_edits(data),
     )
-
-
-CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
-"""The beta header of the Messages API's ``context_management`` (anthropic 2.14.0)."""
-COMPACTION_BETA = "compact-2026-01-12"
-"""The beta header the server compaction edit ``compact_20260112`` also needs."""
-
-
-def _with_context_management(parameters: dict[str, Any], value: Any) -> dict[str, Any]:
-    if hasattr(value, "export"):  # a ContextConfig
-        value = value.export("anthropic").value
-    if not isinstance(value, Mapping) or not isinstance(value.get("edits"), list):
-        msg = f"context_management must be {{'edits': [...]}} or a ContextConfig, got {value!r}"
-        raise UsageError(msg)
-    headers = dict(parameters.get("extra_headers") or {})
-    betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b.strip()]
-    needed = [CONTEXT_MANAGEMENT_BETA]
-    if any(isinstance(e, Mapping) and e.get("type") == "compact_20260112" for e in value["edits"]):
-        needed.append(COMPACTION_BETA)
-    betas.extend(b for b in needed if b not in betas)
-    headers["anthropic-beta"] = ",".join(betas)
-    return {**parameters, "context_management": dict(value), "extra_headers": headers}
-
-
-def _applied_edits(data: Mapping[str, Any]) -> tuple[Transform, ...]:
-    """What the API says its context editing did to the request, as transforms."""
-    managed = data.get("context_management")
-    edits = managed.get("applied_edits") if isinstance(managed, Mapping) else None
-    out: list[Transform] = []
-    for edit in edits if isinstance(edits, list) else ():
-        if not isinstance(edit, Mapping):
-            continue
-        counted = (
-            ("cleared_tool_uses", "{} tool uses"),
-            ("cleared_thinking_turns", "{} thinking turns"),
-            ("cleared_input_tokens", "{:,} tokens"),
-        )
-        detail = ", ".join(
-            form.format(edit[key]) for key, form in counted if isinstance(edit.get(key), int)
-        )
-        out.append(Transform("provider_applied_edit", str(edit.get("type")), detail))
-    # A server compaction is a call of its own, billed beside the request (its tokens are not
-    # in the top-level usage: anthropic 2.14.0, ``beta_iterations_usage.py``).
-    usage = data.get("usage")
-    iterations = usage.get("iterations") if isinstance(usage, Mapping) else None
-    for step in iterations if isinstance(iterations, list) else ():
-        if isinstance(step, Mapping) and step.get("type") == "compaction":
-            counts = ", ".join(
-                f"{int(step.get(key) or 0):,} {name}"
-                for key, name in (
-                    ("input_tokens", "input"),
-                    ("cache_read_input_tokens", "cache read"),
-                    ("cache_creation_input_tokens", "cache write"),
-                    ("output_tokens", "output"),
-                )
-            )
-            detail = f"the server's compaction call: {counts} tokens, billed beside the request"
-            out.append(Transform("provider_applied_edit", "compact_20260112", detail))
-    return tuple(out)
 
 
 def _malformed(exc: Exception) -> MalformedReply:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxlab.config._sections import ProviderEdits
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import Purpose, Transform
 from ctxlab.messages import (
@@ -55,6 +56,10 @@ class ModelResponse:
     provider_transforms: tuple[Transform, ...] = ()
     """What the provider itself did to the request before its model read it (Anthropic's
     ``context_management.applied_edits``): added to the manifest of the request it answered."""
+    applied_edits: tuple[Mapping[str, Any], ...] = ()
+    """The provider's own report of its edits, as it gave it (Anthropic's
+    ``context_management.applied_edits``: ``type``, ``cleared_tool_uses``, ...): what the
+    request was billed on is rebuilt from it (`Model.server_edits`)."""
 
 
 class Model(ABC):
@@ -66,6 +71,9 @@ class Model(ABC):
 
     name: str = "model"
     """The model's identifier (shown in manifests)."""
+    server_edits: ProviderEdits | None = None
+    """The context editing the provider applies on its side to every request it is sent
+    (`AnthropicModel(context_management=...)`); None: the request is read as sent."""
     context_window: int = 200_000
     """Tokens the model accepts (input + output)."""
     max_output_tokens: int | None = None

@@ -20,6 +20,7 @@ from ctxlab.pipeline._prepare import (
     PreparationMemo,
     prepare,
 )
+from ctxlab.pipeline._reported_edits import as_reported, reported_items
 from ctxlab.pipeline._results import TRUNCATION_MARKER, head_within, truncation_notice
 from ctxlab.pipeline._scan import ConversationScan, message_items, scan_conversation
 from ctxlab.pipeline._stages import (
@@ -60,6 +61,7 @@ __all__ = [
     "SummaryRequest",
     "Thresholds",
     "WorkspaceOffloader",
+    "as_reported",
     "budget_materials",
     "default_order",
     "extractive_summarizer",
@@ -75,6 +77,7 @@ __all__ = [
     "reduce_conversation",
     "reduction_due",
     "render_summary",
+    "reported_items",
     "scan_conversation",
     "summary_instruction",
     "truncation_notice",

@@ -124,6 +124,8 @@ def find_split(
     while latest > 0 and not is_boundary(conversation[latest]):
         latest -= 1
     start = latest
+    if keep_messages is not None and len(conversation) - latest >= keep_messages:
+        return start  # the latest turn already holds the count: no message more
     tokens = cache.messages(conversation[latest:])
     for index in range(latest - 1, -1, -1):
         tokens += cache.message(conversation[index])

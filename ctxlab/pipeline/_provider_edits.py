@@ -8,7 +8,7 @@ prefix break where the first of them sits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ctxlab.config._sections import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
 from ctxlab.manifest import Transform
@@ -29,12 +29,15 @@ __all__ = [
     "COMPACTED",
     "TRUNCATED",
     "apply_provider_edits",
+    "assistant_turns",
     "clear_thinking",
     "clear_tool_uses",
+    "cleared_calls",
     "from_compaction_block",
     "has_compaction_block",
     "trim_tool_outputs",
     "truncate_oldest",
+    "without_thinking",
 ]
 
 Message = UserMessage | AssistantMessage
@@ -211,15 +214,31 @@ def clear_tool_uses(
     removed += sum(cache.block(due[i]) - cache.block(due[i].evolve(input={})) for i in inputs)
     if not cleared or removed < edit.clear_at_least:
         return tuple(conversation), []
+    out = cleared_calls(conversation, set(cleared), inputs, edit.placeholder)
+    detail = f"{len(cleared)} tool results, {removed:,} tokens (clear_tool_uses_20250919)"
+    transforms = [Transform("provider_clear_tool_uses", call, detail) for call in cleared]
+    return out, transforms
+
+
+def cleared_calls(
+    conversation: Sequence[Message],
+    results: Collection[str],
+    inputs: Collection[str],
+    placeholder: str,
+) -> tuple[Message, ...]:
+    """``conversation`` with the results of the calls in ``results`` replaced by
+    ``placeholder`` and the inputs of those in ``inputs`` emptied."""
 
     def clear(result: ToolResultBlock) -> ToolResultBlock:
-        return result.evolve(content=edit.placeholder) if result.tool_use_id in cleared else result
+        return result.evolve(content=placeholder) if result.tool_use_id in results else result
 
     out: list[Message] = []
     for message in conversation:
         if isinstance(message, UserMessage):
             message = replace_results(message, clear)
-        elif isinstance(message, AssistantMessage) and inputs & {u.id for u in message.tool_uses}:
+        elif isinstance(message, AssistantMessage) and any(
+            u.id in inputs for u in message.tool_uses
+        ):
             message = AssistantMessage(
                 content=tuple(
                     b.evolve(input={}) if isinstance(b, ToolUseBlock) and b.id in inputs else b
@@ -227,40 +246,58 @@ def clear_tool_uses(
                 )
             )
         out.append(message)
-    detail = f"{len(cleared)} tool results, {removed:,} tokens (clear_tool_uses_20250919)"
-    transforms = [Transform("provider_clear_tool_uses", call, detail) for call in cleared]
-    return tuple(out), transforms
+    return tuple(out)
 
 
-def clear_thinking(
-    conversation: Sequence[Message], edit: ClearThinking
-) -> tuple[tuple[Message, ...], list[Transform]]:
-    """``clear_thinking_20251015``: the thinking blocks of all but the latest ``keep_turns``
-    assistant turns are removed (a message left empty keeps an empty text). A turn is what the
-    assistant does between two messages of the user — a tool loop is one turn, as the API's
-    extended-thinking rules count it ("assistant conversation turns may include multiple content
-    blocks (e.g. when using tools) and multiple thinking blocks (e.g. with interleaved
-    thinking)": the context-editing guide)."""
-    if edit.keep_turns is None:
-        return tuple(conversation), []
+def assistant_turns(conversation: Sequence[Message]) -> dict[int, int]:
+    """The turn of each assistant message (by index): a turn is what the assistant does
+    between two messages of the user — a tool loop is one turn, as the API's extended-thinking
+    rules count it ("assistant conversation turns may include multiple content blocks (e.g.
+    when using tools) and multiple thinking blocks (e.g. with interleaved thinking)": the
+    context-editing guide)."""
     turn, turn_of = 0, {}
     for index, message in enumerate(conversation):
         if isinstance(message, UserMessage) and not message.tool_results:
             turn += 1  # the user spoke: the next assistant message opens a turn
         elif isinstance(message, AssistantMessage):
             turn_of[index] = turn
-    kept = set(sorted(set(turn_of.values()))[-edit.keep_turns :])
+    return turn_of
+
+
+def clear_thinking(
+    conversation: Sequence[Message], edit: ClearThinking
+) -> tuple[tuple[Message, ...], list[Transform]]:
+    """``clear_thinking_20251015``: the thinking blocks of all but the latest ``keep_turns``
+    assistant turns (see `assistant_turns`) are removed. A message that held only thinking is
+    not sent at all: the API refuses an empty text block in its place, though the SDK's types
+    accept one."""
+    if edit.keep_turns is None:
+        return tuple(conversation), []
+    turn_of = assistant_turns(conversation)
+    every = set(turn_of.values())
+    cleared = every - set(sorted(every)[-edit.keep_turns :])
+    out, turns = without_thinking(conversation, cleared)
+    return out, [Transform("provider_clear_thinking", f"turn {turn}") for turn in turns]
+
+
+THINKING = (ThinkingBlock, RedactedThinkingBlock)
+
+
+def without_thinking(
+    conversation: Sequence[Message], turns: Collection[int]
+) -> tuple[tuple[Message, ...], list[int]]:
+    """``conversation`` with the thinking of the assistant turns ``turns`` (see
+    `assistant_turns`) removed, and the turn of each message that lost some. A message that
+    held only thinking is not sent at all: the API refuses an empty text block in its place."""
+    turn_of = assistant_turns(conversation)
     out: list[Message] = []
-    transforms: list[Transform] = []
-    thinking = (ThinkingBlock, RedactedThinkingBlock)
+    touched: list[int] = []
     for index, message in enumerate(conversation):
-        if (
-            index in turn_of
-            and turn_of[index] not in kept
-            and any(isinstance(b, thinking) for b in message.content)
-        ):
-            left = tuple(b for b in message.content if not isinstance(b, thinking))
-            transforms.append(Transform("provider_clear_thinking", f"turn {turn_of[index]}"))
-            message = AssistantMessage(content=left or "")
+        if turn_of.get(index) in turns and any(isinstance(b, THINKING) for b in message.content):
+            touched.append(turn_of[index])
+            left = tuple(b for b in message.content if not isinstance(b, THINKING))
+            if not left:
+                continue
+            message = AssistantMessage(content=left)
         out.append(message)
-    return tuple(out), transforms
+    return tuple(out), touched

@@ -68,6 +68,7 @@ def message_items(
                 None,
                 None,
                 message.role,
+                len(message.content) or 1,
             )
         )
     return items

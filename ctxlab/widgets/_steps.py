@@ -106,7 +106,13 @@ class StepLog:
             row.update(usage_columns(event.usage, row["total"]))  # type: ignore[typeddict-item]
             self.usage_changes.append(index)
             answered = self.manifests[index]
-            self.manifests[index] = answered.with_usage(event.usage)
+            # The engine's manifest when it has one: the provider's edits and what it billed.
+            known = event.manifest
+            self.manifests[index] = (
+                known
+                if known is not None and known.request_id == answered.request_id
+                else answered.with_usage(event.usage)
+            )
             # The answered request is near the end of what was sent: looked for from there.
             for position in range(len(self.sent) - 1, -1, -1):
                 if self.sent[position] is answered:

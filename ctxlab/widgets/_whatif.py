@@ -298,6 +298,9 @@ class WhatIfLab:
         ]
         headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
         page = _scrolling(_table(rows, ["config", *headers], "ctxlab-whatif"))
+        verdict = frame.attrs.get("verdict")
+        if verdict:
+            page += f"<div class='ctxlab-verdict' style='color:#555'>{html.escape(verdict)}</div>"
         total = len(self.what.baseline)
         for name, run in self.what.runs.items():
             if run.error:

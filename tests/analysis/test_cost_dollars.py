@@ -145,3 +145,18 @@ def test_outputs_come_from_the_usage_and_a_trailing_summary_call_bills_nothing()
     last_summary = _manifest(FIXED, "summary")
     costs = costs_of_manifests([reasoning_without_usage, summary_with_usage, last_summary])
     assert [c.output for c in costs] == [0, 222, 0]
+
+
+def test_a_request_never_sent_costs_nothing_and_caches_nothing() -> None:
+    """A summary request over its limit is refused before sending (its manifest says
+    ``budget_exceeded``): one zero cost in its place, and the next request reads only what
+    was sent before it."""
+    refused = ContextManifest(
+        **{**_manifest(SECOND, "summary").__dict__, "validation": "budget_exceeded"}
+    )
+    _, never, second = costs_of_manifests(
+        [_manifest(FIRST, output=50), refused, _manifest(SECOND, output=80)]
+    )
+    assert (never.uncached, never.cache_write, never.cache_read, never.cost) == (0, 0, 0, 0.0)
+    assert never.purpose == "summary"
+    assert (second.cache_read, second.cache_write) == (2_400, 300)

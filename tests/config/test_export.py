@@ -78,7 +78,7 @@ def test_from_reads_it_back_into_the_same_policy() -> None:
     assert back.export("anthropic").value == TUNED.export("anthropic").value
     # The API's defaults: just the edit types.
     defaults = ContextConfig.from_(
-        {"edits": [{"type": "clear_tool_uses_20250919"}, {"type": "clear_thinking_20251015"}]}
+        {"edits": [{"type": "clear_thinking_20251015"}, {"type": "clear_tool_uses_20250919"}]}
     )
     assert defaults.provider_edits == ProviderEdits(
         clear_tool_uses=ClearToolUses(), clear_thinking=ClearThinking()
@@ -184,7 +184,10 @@ def test_the_servers_compaction_round_trips() -> None:
         == 150_000
     )
     low = config.merge(compaction={**config.compaction.model_dump(), "trigger_tokens": 20_000})
-    assert any("minimum" in d for d in low.export("anthropic").dropped)
+    exported = low.export("anthropic")
+    # The API refuses a trigger below 50,000: exported at the minimum, and said.
+    assert exported.value["edits"][0]["trigger"] == {"type": "input_tokens", "value": 50_000}
+    assert any("below 50,000; exported at 50,000" in d for d in exported.dropped)
 
 
 async def test_the_pydantic_ai_export_is_model_settings_its_anthropic_model_sends() -> None:
@@ -196,7 +199,10 @@ async def test_the_pydantic_ai_export_is_model_settings_its_anthropic_model_send
     from tests.models.messages_api import MessagesAPI, message
 
     exported = TUNED.export("pydantic_ai")
-    assert exported.value == {"anthropic_context_management": TUNED.export("anthropic").value}
+    assert exported.value == {
+        "anthropic_context_management": TUNED.export("anthropic").value,
+        "anthropic_betas": ["context-management-2025-06-27"],
+    }
     assert any("ContextProcessor" in d for d in exported.dropped)
     with MessagesAPI([message("ok")]) as api:
         model = AnthropicModel(
@@ -204,10 +210,11 @@ async def test_the_pydantic_ai_export_is_model_settings_its_anthropic_model_send
         )
         agent = Agent(model, model_settings=exported.value)
         assert (await agent.run("hi")).output == "ok"
-    # pydantic-ai's own Anthropic model sent the edits as they are (with a beta header of its
-    # choosing: 2.68 sends compact-2026-01-12).
+    # pydantic-ai's own Anthropic model sent the edits as they are, with the clearing edits'
+    # beta beside the compaction beta it adds of its own.
     assert api.requests[0]["context_management"] == TUNED.export("anthropic").value
-    assert api.headers[0].get("anthropic-beta")
+    betas = set(api.headers[0]["anthropic-beta"].split(","))
+    assert "context-management-2025-06-27" in betas
 
 
 def test_langchain_middleware_reads_back_into_the_same_policy() -> None:

@@ -474,7 +474,10 @@ async def test_the_providers_context_editing_is_sent_and_what_it_did_lands_on_th
         agent = Agent(model=model, counter=ApproximateCounter())
         await agent("Go.")
     (sent,) = api.requests
-    assert sent["context_management"] == config.export("anthropic").value
+    # Without thinking, the config's thinking edit is left out (the API would refuse it).
+    exported = config.export("anthropic").value["edits"]
+    assert sent["context_management"] == {"edits": exported[1:]}
+    assert exported[0]["type"] == "clear_thinking_20251015"
     assert "context-management-2025-06-27" in api.headers[0]["anthropic-beta"]
     (edit,) = [t for t in agent.manifests[-1].transforms if t.kind == "provider_applied_edit"]
     assert edit.target == "clear_tool_uses_20250919"
@@ -540,8 +543,10 @@ async def test_an_edit_the_model_does_not_support_is_a_model_error_naming_it() -
         "context_management: clear_thinking_20251015 is not supported for this model",
     )
     edits = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
+    thinking = {"type": "enabled", "budget_tokens": 1024}
     with MessagesAPI([refusal]) as api:
-        agent = Agent(model=model_for(api, context_management=edits), counter=ApproximateCounter())
+        model = model_for(api, context_management=edits, thinking=thinking)
+        agent = Agent(model=model, counter=ApproximateCounter())
         with pytest.raises(ModelError, match="clear_thinking_20251015 is not supported") as info:
             await agent("Go.")
     assert info.value.status_code == 400
@@ -557,3 +562,46 @@ async def test_with_context_management_the_exact_count_is_the_request_as_sent() 
     counted = next(b for b in api.requests if "max_tokens" not in b)
     # The local server halves input_tokens (its "edits") and reports the original.
     assert agent.manifests[-1].exact_input_tokens == len(json.dumps(counted)) // 4
+
+
+async def test_a_pause_after_the_servers_compaction_is_not_the_reply() -> None:
+    """``pause_after_compaction``: the response holds the compaction block alone (stop reason
+    ``compaction``); the agent sends the conversation back with it and returns the reply that
+    follows — not an empty one."""
+    paused = message([COMPACTION_BLOCK], stop="compaction")
+    edits = {"edits": [{"type": "compact_20260112", "pause_after_compaction": True}]}
+    events: list[object] = []
+    with MessagesAPI([paused, message("Pages 1 to 3 are done.")]) as api:
+        agent = Agent(model=model_for(api, context_management=edits), counter=ApproximateCounter())
+        agent.subscribe(events.append)
+        reply = await agent("Do pages 1 to 3.")
+    assert reply.content[0].text == "Pages 1 to 3 are done."
+    assert len(api.requests) == 2
+    second = api.requests[1]["messages"]
+    # Sent back from the block on, the block as it came and last; it carries no cache mark.
+    assert second[-1]["role"] == "assistant"
+    assert second[-1]["content"] == [COMPACTION_BLOCK]
+    from ctxlab.events import ReplyEvent
+
+    assert [e.message.content[0].text for e in events if isinstance(e, ReplyEvent)] == [
+        "Pages 1 to 3 are done."
+    ]
+
+
+def test_a_thinking_edit_without_thinking_is_refused_or_left_out() -> None:
+    edits = {"edits": [{"type": "clear_thinking_20251015"}]}
+    with MessagesAPI() as api:
+        with pytest.raises(UsageError, match="only with extended thinking on"):
+            model_for(api, context_management=edits)
+        # A config's export: the thinking edit left out (no thinking, none to clear).
+        config = ContextConfig.preset("anthropic_context_editing")
+        model = model_for(api, context_management=config)
+        sent = model.parameters["context_management"]["edits"]
+        assert [e["type"] for e in sent] == ["clear_tool_uses_20250919"]
+        assert model.server_edits is not None and model.server_edits.clear_thinking is None
+        thinking = {"type": "enabled", "budget_tokens": 2048}
+        on = model_for(api, context_management=config, thinking=thinking)
+        assert [e["type"] for e in on.parameters["context_management"]["edits"]] == [
+            "clear_thinking_20251015",
+            "clear_tool_uses_20250919",
+        ]

@@ -604,6 +604,7 @@ async def test_manifest_frames_and_diff() -> None:
         "source_id",
         "revision",
         "role",
+        "blocks",
     ]
     assert len(frame) == len(second.manifest.items)
     assert frame["tokens"].sum() == second.manifest.estimated_input_tokens

@@ -257,10 +257,10 @@ async def test_the_servers_compaction_keeps_only_the_latest_turns() -> None:
     prep = await prepared(_session(CALLS), context_window=200_000, config=config)
     assert prep.compaction is not None
     kept = prep.state.conversation
-    # The summary replaces everything before the latest turns (the pipeline keeps the last
-    # two calls with their results whole, whatever keep_messages says).
+    # The summary replaces everything before the latest turn (the last call with its result,
+    # which the pipeline always keeps whole): keep_messages=1 keeps no message more.
     calls = [u.id for m in kept if isinstance(m, AssistantMessage) for u in m.tool_uses]
-    assert calls == ["c4", "c5"] and prep.state.summary is not None
+    assert calls == ["c5"] and prep.state.summary is not None
 
 
 def _conversation_with_turns() -> list[UserMessage | AssistantMessage]:
@@ -470,3 +470,52 @@ async def test_anthropics_compaction_pins_only_the_first_message() -> None:
     assert prep.state.summary is not None
     assert "Question 0: check item 0." in prep.state.summary.text
     assert "Question 2: check item 14." not in prep.state.summary.text
+
+
+async def test_a_turn_that_held_only_thinking_is_not_sent_as_an_empty_text() -> None:
+    """The API refuses an empty text block: an old assistant message of thinking alone goes
+    entirely, and the request stays valid (no empty block anywhere in it)."""
+    messages: list[UserMessage | AssistantMessage] = [
+        UserMessage(content="First."),
+        AssistantMessage(content=(ThinkingBlock(thinking="only thought", signature="s"),)),
+        UserMessage(content="Second."),
+        AssistantMessage(content=(ThinkingBlock(thinking="kept", signature="s"),)),
+        UserMessage(content="Third."),
+    ]
+    config = ContextConfig(provider_edits=ProviderEdits(clear_thinking=ClearThinking()))
+    prep = await prepared(messages, context_window=200_000, config=config)
+    sent = prep.request.messages
+    assert [m.role for m in sent] == ["user", "user", "assistant", "user"]
+    assert all(b.text.strip() for m in sent for b in m.content if isinstance(b, TextBlock)), (
+        "an empty text block would be refused"
+    )
+    assert prep.manifest.validation == "passed"
+    # The working state keeps the thinking: the edit is on what is sent.
+    assert len(prep.state.conversation) == 5
+
+
+def test_what_the_server_reported_clearing_is_cleared_oldest_first() -> None:
+    from ctxlab.pipeline._reported_edits import as_reported
+
+    messages = [*_session(CALLS, size=10)]
+    messages.insert(2, AssistantMessage(content=(ThinkingBlock(thinking="t", signature="s"),)))
+    edits = ProviderEdits(
+        clear_tool_uses=ClearToolUses(exclude_tools=("grep",), clear_tool_inputs=("read",)),
+        clear_thinking=ClearThinking(),
+    )
+    reported = [
+        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3},
+        {"type": "clear_thinking_20251015", "cleared_thinking_turns": 1},
+    ]
+    edited = as_reported(messages, edits, reported)
+    results = {
+        r.tool_use_id: r.text for m in edited if isinstance(m, UserMessage) for r in m.tool_results
+    }
+    # c1 is grep (excluded): the three oldest clearable are c0, c2, c3.
+    assert [c for c, text in results.items() if text == PLACEHOLDER] == ["c0", "c2", "c3"]
+    inputs = {u.id: u.input for m in edited if isinstance(m, AssistantMessage) for u in m.tool_uses}
+    assert inputs["c0"] == {} and inputs["c4"] != {}
+    assert not any(isinstance(b, ThinkingBlock) for m in edited for b in m.content)
+    assert len(edited) == len(messages) - 1  # the thinking-only message is not sent
+    # Nothing reported, nothing cleared.
+    assert as_reported(messages, edits, []) == tuple(messages)

@@ -48,6 +48,12 @@ async def test_curves_table_and_usage_for_every_config() -> None:
     assert lab.plot.trace("billed (as recorded)")["y"][1] == 10 + 300 + 300
     for name in ("ctxlab", "agentscope", "observation_masking", "cost_vs_baseline", "cost (USD)"):
         assert name in lab.table.value
+    # Under the table, in a sentence: does any config beat the feasible baseline (escaped)?
+    import html
+
+    verdict = lab.what.verdict()
+    assert verdict.startswith("With the window at 8,000 tokens")
+    assert f"ctxlab-verdict' style='color:#555'>{html.escape(verdict)}</div>" in lab.table.value
     # The hover reads "request 3", tokens in full; the axis holds every line: the configs',
     # the bill (here above the configs' peak: it falls off a chart cut at their peak) and the
     # limit.

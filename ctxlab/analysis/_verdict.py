@@ -1,0 +1,81 @@
+"""A plain sentence beside a what-if's table and a sweep's frame: does any config cost less than
+the feasible baseline (no summary, the oldest turns dropped to fit) at this window? At small
+windows often none does — each compaction's summary call and the rewritten cache cost more
+than the turns it saves — and a table of ratios above 1 says so only to a reader who looks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["BASELINE", "baseline_verdict", "sweep_findings"]
+
+BASELINE = "the feasible baseline (no summary, the oldest turns dropped to fit)"
+
+
+def baseline_verdict(
+    window: int, costs: Mapping[str, float], baseline: float, *, sessions: int | None = None
+) -> str:
+    """Whether any of ``costs`` (config → USD) is below ``baseline`` (USD) at ``window``;
+    ``sessions``: how many sessions the sums are over (a sweep's)."""
+    where = f"With the window at {window:,} tokens"
+    if sessions is not None:
+        where += f", over {sessions} session{'s' if sessions != 1 else ''}"
+    priced = {name: cost for name, cost in costs.items() if math.isfinite(cost)}
+    if not priced:
+        return f"{where}, no config ran to the end: nothing to compare with {BASELINE}."
+    if not baseline > 0:
+        return f"{where}, {BASELINE} costs nothing: no config can cost less."
+    cheapest = min(priced, key=priced.__getitem__)
+    ratio = priced[cheapest] / baseline
+    below = sorted(name for name, cost in priced.items() if cost < baseline)
+    if not below:
+        if math.isclose(priced[cheapest], baseline, rel_tol=1e-9):
+            return (
+                f"{where}, no config costs less than {BASELINE}: the cheapest, {cheapest!r}, "
+                f"costs the same (${baseline:,.2f})."
+            )
+        dearest = max(priced.values()) / baseline
+        low, high = f"{ratio:.2f}", f"{dearest:.2f}"
+        spread = f"{low}×" if low == high else f"{low}–{high}×"
+        return (
+            f"{where}, no config costs less than {BASELINE}: they cost {spread} as much (the "
+            f"cheapest, {cheapest!r}, ${priced[cheapest]:,.2f} against ${baseline:,.2f})."
+        )
+    return (
+        f"{where}, {len(below)} of {len(priced)} configs cost less than {BASELINE}; the "
+        f"cheapest, {cheapest!r}, {ratio:.2f}× its cost (${priced[cheapest]:,.2f} against "
+        f"${baseline:,.2f})."
+    )
+
+
+def sweep_findings(frame: pd.DataFrame) -> list[str]:
+    """One `baseline_verdict` per window of a sweep's frame: each config's cost summed over the
+    sessions that every config of that window ran without error, against the baseline's."""
+    findings: list[str] = []
+    if frame.empty or "cost_vs_baseline" not in frame:
+        return findings
+    ok = frame[frame["error"].isna()] if "error" in frame else frame
+    for window in sorted(ok["window"].dropna().unique()):
+        rows = ok[ok["window"] == window]
+        ratio = rows["cost_vs_baseline"].astype(float)
+        rows = rows[(ratio > 0) & ratio.map(math.isfinite)]
+        configs = rows["config"].unique()
+        # The sessions every config of this window finished: sums over the same sessions.
+        counts = rows.groupby("session")["config"].nunique()
+        shared = counts[counts == len(configs)].index
+        rows = rows[rows["session"].isin(shared)]
+        if rows.empty:
+            continue
+        per_session = rows.drop_duplicates("session")
+        baseline = float(
+            (per_session["cost"] / per_session["cost_vs_baseline"].astype(float)).sum()
+        )
+        costs = rows.groupby("config")["cost"].sum().astype(float).to_dict()
+        findings.append(baseline_verdict(int(window), costs, baseline, sessions=len(shared)))
+    return findings

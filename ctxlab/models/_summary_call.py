@@ -1,0 +1,153 @@
+"""The summary request a compaction sends, as it is sent: the cached form (the last reasoning
+request again, then what arrived since and the instruction) when it fits the summary's limit,
+else the span alone — and its manifest items, which share the last request's items wherever
+the two requests hold the same thing, so the cost model sees the prefix they share.
+
+The agent sends what `summary_call` returns; a what-if prices what it returns: one function, so
+a replay's summary calls are the live agent's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxlab.manifest import ContextManifest, ManifestItem, Thresholds, Transform
+from ctxlab.materials import SystemPart
+from ctxlab.messages import UserMessage
+from ctxlab.messages._request import ModelRequest
+from ctxlab.models._base import summary_model_request
+from ctxlab.pipeline import SummaryRequest, fixed_part, message_items
+from ctxlab.tokens import TokenCache
+
+__all__ = ["SummaryCall", "summary_call", "summary_manifest"]
+
+INSTRUCTION_ID = "summary/instruction"
+"""The item of a summary request's instruction when it ends a message that holds more: the
+part of the request the last one never sent."""
+# What a recording does not hold of its requests (a harness's System prompt and tool schemas)
+# is sent with the summary call too: the same prefix.
+_FIXED = ("unrecorded", "system", "tools")
+_MESSAGES = ("summary", "conversation")
+
+
+@dataclass(frozen=True)
+class SummaryCall:
+    """A summary request as it would be sent, itemized."""
+
+    request: ModelRequest
+    """What goes to the model."""
+    items: tuple[ManifestItem, ...]
+    """Its manifest items, in layout order (System, tools, then the messages)."""
+    tokens: int
+    """Its estimated input tokens."""
+    limit: int
+    """What it must fit."""
+    cached: bool
+    """Sent in the cached form (the last request again, then the instruction); False: the span
+    alone, under no System and no tools."""
+
+    @property
+    def fits(self) -> bool:
+        """Whether it can be sent (``tokens <= limit``)."""
+        return self.tokens <= self.limit
+
+
+def summary_call(
+    summary: SummaryRequest,
+    cache: TokenCache,
+    limit: int,
+    context: ModelRequest | None = None,
+    context_items: Sequence[ManifestItem] = (),
+) -> SummaryCall:
+    """The request the agent sends for ``summary``: built on ``context`` (the last reasoning
+    request, whose manifest items are ``context_items``) when that form fits ``limit`` — it
+    reads the provider's cache, but is the larger one — else the span alone. A call that does
+    not fit either way says so (`SummaryCall.fits`): it is never sent."""
+    if context is not None:
+        sent = summary_model_request(summary, context)
+        if sent.system == context.system and sent.tools == context.tools:
+            call = _itemized(sent, cache, limit, context, context_items)
+            if call.fits:
+                return call
+    return _itemized(summary_model_request(summary, None), cache, limit, None, ())
+
+
+def _itemized(
+    sent: ModelRequest,
+    cache: TokenCache,
+    limit: int,
+    context: ModelRequest | None,
+    context_items: Sequence[ManifestItem],
+) -> SummaryCall:
+    fixed_items: tuple[ManifestItem, ...] = ()
+    earlier: list[ManifestItem] = []
+    if context is not None and context_items:
+        # The same System text and tools as the last request (with what its recording does not
+        # hold of them): its items, as they were priced.
+        fixed_items = tuple(i for i in context_items if i.placement in _FIXED)
+        earlier = [i for i in context_items if i.placement in _MESSAGES]
+    elif sent.system or sent.tools:
+        parts = (SystemPart("system_prompt", sent.system),) if sent.system else ()
+        fixed = fixed_part(parts, sent.tools, cache)
+        fixed_items = (*fixed.system_items, *fixed.tool_items)
+    # A message the last request sent at the same place is the same part of the prefix (its
+    # item, its tokens); the rest are new. ``earlier`` lines up with the last request's
+    # messages (the summary's lead, then the conversation), its material left out.
+    before = context.messages if context is not None else ()
+    items: list[ManifestItem] = []
+    seen: dict[str, int] = {}
+    *leading, last = sent.messages
+    # The instruction is the last message's last block, added to the message it ends (or a
+    # message of its own): that message without it is the part the last request sent — the
+    # provider's cache finds a prefix at any block boundary — so it is priced as two parts.
+    asked = UserMessage(content=last.content[:-1]) if len(last.content) > 1 else None
+    for index, message in enumerate((*leading, asked) if asked is not None else sent.messages):
+        if index < len(earlier) and index < len(before) and before[index] == message:
+            items.append(earlier[index])
+        else:
+            items.extend(message_items([message], cache, seen))
+    if asked is not None:
+        ask = last.content[-1]
+        tokens = cache.message(last) - cache.message(asked)
+        items.append(
+            ManifestItem(
+                INSTRUCTION_ID, "message", "conversation", tokens, ask.content_hash, role="user"
+            )
+        )
+    every = (*fixed_items, *items)
+    tokens = sum(i.tokens for i in every)
+    return SummaryCall(sent, every, tokens, limit, context is not None)
+
+
+def summary_manifest(
+    call: SummaryCall,
+    model: str,
+    cache: TokenCache,
+    *,
+    transforms: Sequence[Transform] = (),
+    thresholds: Thresholds | None = None,
+) -> ContextManifest:
+    """``call``'s manifest, validated like any request: over its limit (the window less the
+    summary's answer) it says ``budget_exceeded`` — a request that is never sent."""
+    error = (
+        None
+        if call.fits
+        else f"the summary request needs {call.tokens} tokens; its limit is {call.limit}"
+    )
+    return ContextManifest(
+        request_id=uuid.uuid4().hex[:16],
+        purpose="summary",
+        model=model,
+        estimated_input_tokens=call.tokens,
+        input_limit=call.limit,
+        counting_method=cache.method,
+        exact=cache.exact,
+        items=call.items,
+        transforms=tuple(transforms),
+        validation="passed" if call.fits else "budget_exceeded",
+        context_size=thresholds.context_size if thresholds is not None else 0,
+        thresholds=thresholds,
+        error=error,
+    )

@@ -1,0 +1,101 @@
+"""The plain sentence beside a what-if and a sweep: whether any config costs less than the
+feasible baseline at a window — said when none does (the figures from the table itself), and
+the other way round on a session where every config saves (the control)."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+from ctxlab import ApproximateCounter, ContextConfig, sweep
+from ctxlab.analysis import sweep_findings
+from ctxlab.analysis._verdict import baseline_verdict
+from ctxlab.analysis._whatif import WhatIf
+from tests.analysis.test_cost_as_sent import _session
+
+CONFIGS = {n: ContextConfig.preset(n) for n in ("ctxlab", "agentscope", "langchain")}
+BIG_TURNS = _session(12, [900], [1], "")  # every config dearer than dropping turns at 9k
+SMALL_TURNS = _session(40, [60], [1], "")  # every config cheaper at 9k
+
+
+async def test_when_no_config_beats_the_baseline_the_what_if_says_so() -> None:
+    what = WhatIf(BIG_TURNS, CONFIGS, context_window=9_000, counter=ApproximateCounter())
+    await what.run()
+    table = what.table()
+    ratios = table["cost_vs_baseline"]
+    assert (ratios > 1).all()
+    verdict = table.attrs["verdict"]
+    assert verdict == what.verdict()
+    assert verdict.startswith("With the window at 9,000 tokens, no config costs less than")
+    assert f"{ratios.min():.2f}–{ratios.max():.2f}× as much" in verdict
+    assert f"the cheapest, {ratios.idxmin()!r}" in verdict
+
+
+async def test_when_configs_beat_it_the_sentence_says_how_many_control() -> None:
+    what = WhatIf(SMALL_TURNS, CONFIGS, context_window=9_000, counter=ApproximateCounter())
+    await what.run()
+    table = what.table()
+    assert (table["cost_vs_baseline"] < 1).all()
+    assert "3 of 3 configs cost less than the feasible baseline" in table.attrs["verdict"]
+    assert "no config" not in table.attrs["verdict"]
+
+
+def test_the_sentence_for_ties_and_nothing_to_compare() -> None:
+    assert "costs the same ($1.00)" in baseline_verdict(32_000, {"a": 1.0, "b": 1.2}, 1.0)
+    assert "no config ran to the end" in baseline_verdict(8_000, {"a": float("nan")}, 1.0)
+    assert "costs nothing" in baseline_verdict(8_000, {"a": 0.0}, 0.0)
+    one = baseline_verdict(8_000, {"a": 1.5}, 1.0, sessions=1)
+    assert one.startswith("With the window at 8,000 tokens, over 1 session,")
+    assert "1.50× as much" in one
+
+
+def test_a_sweep_says_it_per_window() -> None:
+    # A sweep counts with the default (exact) counter: the summarizing configs stay dearer.
+    summarizing = {n: CONFIGS[n] for n in ("ctxlab", "langchain")}
+    frame = sweep([BIG_TURNS], summarizing, windows=(9_000, 200_000), progress=False)
+    findings = frame.attrs["findings"]
+    assert findings == sweep_findings(frame)
+    assert len(findings) == 2
+    assert "9,000 tokens, over 1 session, no config costs less" in findings[0]
+    assert "200,000 tokens, over 1 session, no config costs less" in findings[1]
+    assert "costs the same" in findings[1]  # nothing compacts in 200k: the same requests
+    cheaper = sweep([SMALL_TURNS], summarizing, windows=(9_000,), progress=False)
+    assert "2 of 2 configs cost less" in cheaper.attrs["findings"][0]
+    # Two sessions: the sums over both, so one session's saving can outweigh the other's.
+    both = sweep(
+        [BIG_TURNS, dataclasses.replace(SMALL_TURNS, name="small")],
+        summarizing,
+        windows=(9_000,),
+        progress=False,
+    )
+    (finding,) = both.attrs["findings"]
+    assert "over 2 sessions" in finding
+
+
+def test_the_command_line_sweep_prints_the_findings() -> None:
+    fixture = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctxlab",
+            "sweep",
+            str(fixture),
+            "--preset",
+            "ctxlab",
+            "--preset",
+            "agentscope",
+            "--window",
+            "8000",
+            "--workers",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "With the window at 8,000 tokens, over 1 session," in done.stderr
