@@ -12,7 +12,7 @@ from ctxlab import Transcript, load
 from ctxlab.__main__ import main
 from ctxlab.exceptions import WriteError
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
-from ctxlab.util._files import write_atomic
+from ctxlab.util._files import current_umask, write_atomic
 
 
 def _transcript() -> Transcript:
@@ -87,3 +87,34 @@ def test_the_sweep_cli_refuses_bad_workers_cache_and_windows_before_it_starts(
         err = capsys.readouterr().err
         assert said in err and "Traceback" not in err
     assert cache_file.read_text() == "not a folder"
+
+
+def test_a_write_keeps_the_files_mode(tmp_path: Path) -> None:
+    target = tmp_path / "session.jsonl"
+    target.write_text("old\n", encoding="utf-8")
+    target.chmod(0o664)
+    _transcript().save(target)
+    assert target.stat().st_mode & 0o7777 == 0o664
+    target.chmod(0o640)
+    write_atomic(target, "x", what="report")
+    assert target.stat().st_mode & 0o7777 == 0o640
+
+
+def test_a_new_file_gets_the_mode_the_umask_gives(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        assert write_atomic(tmp_path / "a.html", "x").stat().st_mode & 0o7777 == 0o640
+        os.umask(0o002)
+        assert write_atomic(tmp_path / "b.html", "x").stat().st_mode & 0o7777 == 0o664
+        # Read without setting it (another thread's files never get a wrong mode meanwhile).
+        assert current_umask() == 0o002
+    finally:
+        os.umask(old)
+
+
+def test_a_name_near_the_file_systems_limit_is_written(tmp_path: Path) -> None:
+    for name in ("s" * 246, "é" * 120 + ".jsonl"):
+        assert len(name.encode()) <= 255
+        target = write_atomic(tmp_path / name, "x", what="transcript")
+        assert target.read_text() == "x"
+    assert sorted(len(p.name) for p in tmp_path.iterdir()) == [126, 246]
