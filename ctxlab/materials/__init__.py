@@ -10,9 +10,15 @@ from ctxlab.materials._sources import (
     load_sources,
     validate_source_name,
 )
-from ctxlab.materials._workspace import limit_workspace, load_workspace
+from ctxlab.materials._workspace import (
+    MAX_FILE_BYTES,
+    WorkspaceMaterial,
+    limit_workspace,
+    load_workspace,
+)
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "ContextBlock",
     "ContextRequest",
     "ContextSource",
@@ -23,6 +29,7 @@ __all__ = [
     "SourceRegistration",
     "SystemPart",
     "TextSource",
+    "WorkspaceMaterial",
     "limit_workspace",
     "load_sources",
     "load_workspace",
