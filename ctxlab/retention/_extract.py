@@ -132,8 +132,13 @@ _IDENTIFIER = re.compile(
 _FAILED_TEST = re.compile(
     r"^(?:FAILED|ERROR)\s+(\S+::\S+)|^(test\w*) \([\w.]+\) \.\.\. (?:FAIL|ERROR)", re.MULTILINE
 )
+# The white space before an error: after pytest's "E", all of it (each run belongs to one "E"
+# line); else at most one line break (as `\s*` did across the blank lines `lines_holding` keeps)
+# — a run of blank lines is not scanned again from each of its lines. What a match holds
+# besides is white space, which `collapse` removes.
 _ERROR_LINE = re.compile(
-    r"^(?:E\s+)?\s*(?:[\w.]*(?:Error|Exception)\b(?::.*)?|(?:FAILED|FAIL|ERROR)\b.*|.*\b[Ee]rror: .*"
+    r"^(?:E\s++|(?:[^\S\n]*+\n)?[^\S\n]*+)"
+    r"(?:[\w.]*(?:Error|Exception)\b(?::.*)?|(?:FAILED|FAIL|ERROR)\b.*|.*\b[Ee]rror: .*"
     r"|fatal: .*)$",
     re.MULTILINE,
 )
@@ -143,8 +148,32 @@ _RULER = re.compile(r"^[\W_]+$")
 _OUTPUT_SCAN = 60_000
 _MAX_OUTCOMES = 8
 _REDIRECT = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([^\s'\";|&]+)")
-_EDITS_IN_PLACE = re.compile(r"\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-p?i|\bpatch\b|\bgit\s+apply\b")
+_EDITS = re.compile(r"\bperl\s++-p?i|\bpatch\b|\bgit\s++apply\b")
+_SED = re.compile(r"\bsed\s++")
+_SED_OPTION = re.compile(r"-\w++\s++")
 _RUNS = re.compile(r"(?:^|&&|;|\|\|)\s*(?:python3?|pytest|bash|sh|node|ruby|go run|cargo run)\b")
+
+
+def _edits_in_place(command: str) -> bool:
+    """Whether a shell command edits files in place: ``sed`` with ``-i`` among its leading
+    options (``sed -n -i s/a/b/ f``), ``perl -pi``, ``patch``, ``git apply``. sed's options
+    are read once each: a command that repeats ``sed -x`` is not read again from every ``sed``
+    (the pattern ``sed\\s+(?:-\\w+\\s+)*-i`` took the square of its length)."""
+    if _EDITS.search(command):
+        return True
+    position = 0
+    while (sed := _SED.search(command, position)) is not None:
+        at = sed.end()
+        while not command.startswith("-i", at):
+            option = _SED_OPTION.match(command, at)
+            if option is None:
+                break
+            at = option.end()
+        else:
+            return True
+        # A later "sed" among these options reads the same options to the same end: skipped.
+        position = max(at, sed.start() + 1)
+    return False
 
 
 def collapse(text: str) -> str:
@@ -209,7 +238,7 @@ def _is_file(path: str) -> bool:
 
 def _command_files(command: str) -> list[tuple[str, FileAction]]:
     written = {m.group(1) for m in _REDIRECT.finditer(command)}
-    in_place = bool(_EDITS_IN_PLACE.search(command))
+    in_place = _edits_in_place(command)
     runs = bool(_RUNS.search(command))
     found: list[tuple[str, FileAction]] = []
     for path in _SHELL_PATH.findall(command):
