@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["MAX_TOKENS", "ProviderUsage", "token_count"]
+__all__ = ["MAX_TOKENS", "ProviderUsage", "count_or_none", "token_count"]
 
 _DIGITS = re.compile(r"[0-9]{1,20}")
 
@@ -43,6 +43,16 @@ def token_count(value: Any, field: str) -> int:
         f"{MAX_TOKENS:,}"
     )
     raise ValueError(msg)
+
+
+def count_or_none(value: Any) -> int | None:
+    """A count a file records beside its messages (a compaction's ``preTokens``, an index),
+    or None when it is missing or no count — NaN, infinity, negative, a fraction, text — so
+    that one odd field costs that figure, not the file."""
+    try:
+        return None if value is None else token_count(value, "count")
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

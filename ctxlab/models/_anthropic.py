@@ -25,6 +25,7 @@ from ctxlab.exceptions import (
 from ctxlab.manifest import Transform
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ModelRequest
+from ctxlab.messages._usage import count_or_none, token_count
 from ctxlab.models._anthropic_format import messages_from_anthropic, request_to_anthropic
 from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text
 
@@ -261,7 +262,11 @@ class AnthropicModel(Model):
             if isinstance(managed, Mapping)
             else getattr(managed, "original_input_tokens", None)
         )
-        return int(original) if isinstance(original, int) else int(result.input_tokens)
+        counted = count_or_none(original if isinstance(original, int) else result.input_tokens)
+        if counted is None:
+            msg = f"the API counted {result.input_tokens!r} tokens: not a token count"
+            raise MalformedReply(msg)
+        return counted
 
 
 def _response(message: Any) -> ModelResponse:
@@ -276,16 +281,33 @@ def _response(message: Any) -> ModelResponse:
         parsed = messages_from_anthropic([{"role": "assistant", "content": content}])[0]
     except (ValueError, RecursionError) as exc:  # pydantic's errors are ValueErrors
         raise _malformed(exc) from exc
-    usage = data.get("usage") or {}
+    # The usage as the SDK holds it: dumped as JSON, a NaN count would read as a missing one.
+    sdk_usage: Any = getattr(message, "usage", None)
+    usage = (
+        sdk_usage.model_dump(warnings=False)
+        if hasattr(sdk_usage, "model_dump")
+        else data.get("usage")
+    )
+    usage = usage if isinstance(usage, Mapping) else {}
+    try:
+        # Each count checked (`ProviderUsage`): a negative, NaN or textual one is no bill.
+        billed = ProviderUsage(
+            *(
+                token_count(usage.get(name), name)
+                for name in (
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                )
+            )
+        )
+    except ValueError as exc:
+        raise _malformed(exc, "its usage is no token count") from exc
     return ModelResponse(
         message=parsed,  # type: ignore[arg-type]
         stop_reason=data.get("stop_reason") or "end_turn",
-        usage=ProviderUsage(
-            input_tokens=int(usage.get("input_tokens") or 0),
-            output_tokens=int(usage.get("output_tokens") or 0),
-            cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
-            cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
-        ),
+        usage=billed,
         model=data.get("model", ""),
         provider_transforms=_applied_edits(data),
     )
@@ -337,7 +359,7 @@ def _applied_edits(data: Mapping[str, Any]) -> tuple[Transform, ...]:
     for step in iterations if isinstance(iterations, list) else ():
         if isinstance(step, Mapping) and step.get("type") == "compaction":
             counts = ", ".join(
-                f"{int(step.get(key) or 0):,} {name}"
+                f"{count_or_none(step.get(key)) or 0:,} {name}"
                 for key, name in (
                     ("input_tokens", "input"),
                     ("cache_read_input_tokens", "cache read"),
@@ -350,11 +372,12 @@ def _applied_edits(data: Mapping[str, Any]) -> tuple[Transform, ...]:
     return tuple(out)
 
 
-def _malformed(exc: Exception) -> MalformedReply:
+def _malformed(exc: Exception, what: str = "") -> MalformedReply:
     reason = str(exc)
     # The SDK quotes the whole unreadable JSON: the start says enough.
     reason = reason if len(reason) <= 300 else reason[:300] + "…"
-    return MalformedReply(f"the model's reply could not be read as a message: {reason}")
+    said = f" ({what})" if what else ""
+    return MalformedReply(f"the model's reply could not be read as a message{said}: {reason}")
 
 
 def _translate(exc: Exception) -> ModelError:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ctxlab.exceptions import (
     ContextOverflowError,
+    MalformedReply,
     ModelError,
     OverloadedError,
     RateLimitError,
@@ -161,7 +162,13 @@ def _usage(usage: Any) -> ProviderUsage | None:
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", 0) if details is not None else 0
     # OpenAI's prompt tokens include the cached ones; ctxlab keeps them apart (as Anthropic does).
-    return ProviderUsage.with_cache_inside(usage.prompt_tokens, usage.completion_tokens, cached)
+    try:
+        return ProviderUsage.with_cache_inside(
+            getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), cached
+        )
+    except ValueError as exc:  # a count that is none (negative, NaN, text): the server's fault
+        msg = f"the model's reply carries a usage that is no token count: {exc}"
+        raise MalformedReply(msg) from exc
 
 
 def _translate(exc: Exception) -> ModelError:

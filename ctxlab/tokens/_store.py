@@ -26,8 +26,9 @@ __all__ = ["CountStore"]
 
 _BATCH = 500  # SQLite's bound on the parameters of one statement is 999 (older builds)
 
+# IF NOT EXISTS: another process (a sweep's worker) may create it between the check and this.
 _SCHEMA = (
-    "CREATE TABLE counts (namespace TEXT NOT NULL, block TEXT NOT NULL,"
+    "CREATE TABLE IF NOT EXISTS counts (namespace TEXT NOT NULL, block TEXT NOT NULL,"
     " tokens INTEGER NOT NULL, PRIMARY KEY (namespace, block)) WITHOUT ROWID"
 )
 _COLUMNS = [("namespace", "TEXT", 1), ("block", "TEXT", 2), ("tokens", "INTEGER", 0)]
@@ -82,17 +83,7 @@ class CountStore:
             row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
         ]
         if "counts" in tables:
-            columns = [
-                (r[1], str(r[2]).upper(), r[5])
-                for r in self._db.execute("PRAGMA table_info(counts)")
-            ]
-            if columns != _COLUMNS:
-                msg = (
-                    f"{self.path} is not a ctxlab count store: its 'counts' table has the "
-                    f"columns {[c[0] for c in columns]}, not {[c[0] for c in _COLUMNS]}. It was "
-                    "left untouched; name another file for the counts"
-                )
-                raise CountStoreError(msg)
+            self._check_columns()
             return
         if tables:
             msg = (
@@ -109,6 +100,20 @@ class CountStore:
                 raise
             self._db.rollback()
             self.read_only = self._empty = True
+            return
+        self._check_columns()  # (the table another process made meanwhile, if one did)
+
+    def _check_columns(self) -> None:
+        columns = [
+            (r[1], str(r[2]).upper(), r[5]) for r in self._db.execute("PRAGMA table_info(counts)")
+        ]
+        if columns != _COLUMNS:
+            msg = (
+                f"{self.path} is not a ctxlab count store: its 'counts' table has the columns "
+                f"{[c[0] for c in columns]}, not {[c[0] for c in _COLUMNS]}. It was left "
+                "untouched; name another file for the counts"
+            )
+            raise CountStoreError(msg)
 
     def _error(self, exc: sqlite3.Error, action: str) -> CountStoreError:
         """``exc`` as what it means for the user: locked, read-only, full, damaged, foreign."""

@@ -201,3 +201,26 @@ def test_a_junk_file_or_a_folder_is_named(tmp_path: Path) -> None:
     assert junk.read_bytes() == b"not a database at all" * 100
     with pytest.raises(CountStoreError, match="is a folder"):
         CountStore(tmp_path)
+
+
+def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path: Path) -> None:
+    import threading
+
+    failures: list[BaseException] = []
+    for round_ in range(10):
+        path = tmp_path / f"c{round_}.sqlite"
+        barrier = threading.Barrier(6)
+
+        def open_it(path: Path = path, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            try:
+                CountStore(path).close()
+            except BaseException as exc:  # what the test reports
+                failures.append(exc)
+
+        threads = [threading.Thread(target=open_it) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
