@@ -241,10 +241,13 @@ def read(
         transcript = _load(source, format, episode, sidechains, name)
     except MessageFormatError as exc:
         guess = _guessed(exc, format)
-        if guess is None:
-            raise
-        msg = f"{exc} ({_GUESS_HINT.format(guess=guess)})"
-        raise MessageFormatError(msg) from exc
+        if guess is not None:
+            msg = f"{exc} ({_GUESS_HINT.format(guess=guess)})"
+            raise MessageFormatError(msg) from exc
+        if isinstance(source, str | os.PathLike) and str(source) not in str(exc):
+            # Every error of a file names it: a folder's listing must say which one.
+            raise MessageFormatError(f"{source}: {exc}") from exc
+        raise
     except (
         TypeError,
         AttributeError,

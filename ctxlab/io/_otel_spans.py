@@ -119,7 +119,10 @@ def _any_value(value: Any) -> Any:
         if key in value:
             return value[key]
     if "intValue" in value:
-        return int(value["intValue"])
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError, OverflowError):  # NaN, infinity, text: kept as it came
+            return value["intValue"]
     if "arrayValue" in value:
         return [_any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
     if "kvlistValue" in value:

@@ -292,3 +292,24 @@ def test_a_clock_that_steps_back_crashes_nothing(tmp_path: Path, fixture: str, c
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(spans))
     assert load(path).messages
+
+
+@pytest.mark.parametrize("value", ["Infinity", "NaN", '"many"', '"9e99"'])
+def test_an_otlp_int_value_that_is_no_int(tmp_path: Path, value: str) -> None:
+    text = _otlp('"1"').replace(
+        "]}]}]}]}",
+        f', {{"key": "gen_ai.usage.input_tokens", "value": {{"intValue": {value}}}}}]}}]}}]}}]}}',
+    )
+    path = tmp_path / "trace.json"
+    path.write_text(text)
+    with pytest.raises(MessageFormatError) as caught:
+        load(path)
+    says(str(caught.value), str(path), "gen_ai.usage.input_tokens")
+
+
+def test_every_error_of_a_file_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "which-one.json"
+    path.write_text("[null, 1]")  # no format it could be
+    with pytest.raises(MessageFormatError) as caught:
+        load(path)
+    says(str(caught.value), str(path), "cannot tell the format")
