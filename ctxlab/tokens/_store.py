@@ -13,6 +13,7 @@ A read-only store is opened for reading. The file is never changed by a failed o
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
@@ -29,10 +30,20 @@ _BATCH = 500  # SQLite's bound on the parameters of one statement is 999 (older 
 # IF NOT EXISTS: another process (a sweep's worker) may create it between the check and this.
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS counts (namespace TEXT NOT NULL, block TEXT NOT NULL,"
-    " tokens INTEGER NOT NULL, PRIMARY KEY (namespace, block)) WITHOUT ROWID"
+    " tokens INTEGER NOT NULL, digest INTEGER, PRIMARY KEY (namespace, block)) WITHOUT ROWID"
 )
-_COLUMNS = [("namespace", "TEXT", 1), ("block", "TEXT", 2), ("tokens", "INTEGER", 0)]
-"""(name, type, place in the primary key) of the counts table's columns, in order."""
+_FIRST_COLUMNS = [("namespace", "TEXT", 1), ("block", "TEXT", 2), ("tokens", "INTEGER", 0)]
+"""(name, type, place in the primary key) of the counts table's columns, in order, as the
+first stores had them (no digest: gained on opening, their counts made again as they are met)."""
+_COLUMNS = [*_FIRST_COLUMNS, ("digest", "INTEGER", 0)]
+
+
+def count_digest(namespace: str, block: str, tokens: int) -> int:
+    """A row's digest (63 bits of BLAKE2b over its key and count): a count whose bits damage
+    changed no longer matches its digest, and is counted again rather than served."""
+    data = f"{namespace}\0{block}\0{tokens}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big") >> 1
+
 
 _LOCKED = {"SQLITE_BUSY", "SQLITE_LOCKED"}
 _READ_ONLY = {"SQLITE_READONLY", "SQLITE_PERM", "SQLITE_CANTOPEN", "SQLITE_AUTH"}
@@ -107,6 +118,9 @@ class CountStore:
         columns = [
             (r[1], str(r[2]).upper(), r[5]) for r in self._db.execute("PRAGMA table_info(counts)")
         ]
+        if columns == _FIRST_COLUMNS:
+            self._add_digests()
+            return
         if columns != _COLUMNS:
             msg = (
                 f"{self.path} is not a ctxlab count store: its 'counts' table has the columns "
@@ -114,6 +128,20 @@ class CountStore:
                 "untouched; name another file for the counts"
             )
             raise CountStoreError(msg)
+
+    def _add_digests(self) -> None:
+        """A store of the first shape gains its digest column (its rows have none: each is
+        counted again when met, and written with one); read-only, it serves none of them."""
+        try:
+            self._db.execute("ALTER TABLE counts ADD COLUMN digest INTEGER")
+            self._db.commit()
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" in str(exc):  # another process added it meanwhile
+                return
+            if _code(exc) not in _READ_ONLY:
+                raise
+            self._db.rollback()
+            self.read_only = self._empty = True
 
     def _error(self, exc: sqlite3.Error, action: str) -> CountStoreError:
         """``exc`` as what it means for the user: locked, read-only, full, damaged, foreign."""
@@ -154,16 +182,20 @@ class CountStore:
                     chunk = list(blocks[start : start + _BATCH])
                     marks = ",".join("?" * len(chunk))
                     rows = self._db.execute(
-                        "SELECT block, tokens FROM counts WHERE namespace = ? AND block IN"
-                        f" ({marks})",
+                        "SELECT block, tokens, digest FROM counts WHERE namespace = ? AND block"
+                        f" IN ({marks})",
                         [namespace, *chunk],
                     ).fetchall()
-                    # A count is a whole number from 0 to MAX_TOKENS: anything else is damage,
-                    # not trusted (the block is counted again).
+                    # A count is a whole number from 0 to MAX_TOKENS that matches its digest:
+                    # anything else is damage, not trusted (the block is counted again).
                     found.update(
                         (b, t)
-                        for b, t in rows
-                        if isinstance(t, int) and not isinstance(t, bool) and 0 <= t <= MAX_TOKENS
+                        for b, t, d in rows
+                        if isinstance(t, int)
+                        and not isinstance(t, bool)
+                        and 0 <= t <= MAX_TOKENS
+                        and isinstance(b, str)
+                        and d == count_digest(namespace, b, t)
                     )
             except sqlite3.Error as exc:
                 raise self._error(exc, "reading counts") from exc
@@ -177,8 +209,12 @@ class CountStore:
                 raise CountStoreError(msg)
             try:
                 self._db.executemany(
-                    "INSERT OR REPLACE INTO counts (namespace, block, tokens) VALUES (?, ?, ?)",
-                    [(namespace, block, tokens) for block, tokens in counts.items()],
+                    "INSERT OR REPLACE INTO counts (namespace, block, tokens, digest)"
+                    " VALUES (?, ?, ?, ?)",
+                    [
+                        (namespace, block, tokens, count_digest(namespace, block, tokens))
+                        for block, tokens in counts.items()
+                    ],
                 )
                 self._db.commit()
             except sqlite3.Error as exc:

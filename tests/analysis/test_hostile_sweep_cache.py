@@ -134,3 +134,16 @@ def test_a_worker_that_cannot_open_the_count_store_counts_without_it(
     assert [r["error"] for r in rows] == [None, None]
     assert [r["requests"] for r in rows] == expected["requests"][:2].tolist()
     assert all("not a ctxlab count store" in r["cache_problem"] for r in rows)
+
+
+def test_an_entry_whose_figure_changed_is_computed_again(
+    tmp_path: Path, expected: pd.DataFrame
+) -> None:
+    sweep(SESSIONS, CONFIGS, WINDOWS, cache_dir=tmp_path, progress=False)
+    entry = sorted(tmp_path.glob("*.parquet"))[0]
+    frame = pd.read_parquet(entry)
+    frame["tokens_sent"] = frame["tokens_sent"] + 1  # a flipped bit, say: key and digest stay
+    frame.to_parquet(entry)
+    again = sweep(SESSIONS, CONFIGS, WINDOWS, cache_dir=tmp_path, progress=False)
+    assert again.attrs["computed"] == 1 and again.attrs["cached"] == 3
+    _same_rows(again, expected)

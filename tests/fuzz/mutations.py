@@ -88,6 +88,13 @@ hostile_values = st.sampled_from(HOSTILE).map(copy.deepcopy)
 """A value of `HOSTILE`, a copy: a mutation never changes the list's own."""
 
 
+def _pick(draw: st.DrawFn, items: list[Any]) -> Any:
+    """One of ``items``, drawn as a number independent of their count: an example recorded in
+    hypothesis's database replays the same way after a seed file changed size (drawing from
+    ``sampled_from(items)`` or ``integers(0, len - 1)`` would not)."""
+    return items[draw(st.integers(0, 2**16)) % len(items)]
+
+
 def _paths(value: Any, limit: int = 3_000) -> list[tuple[Any, Any]]:
     """(container, key) of every value inside ``value``, breadth first, at most ``limit``."""
     found: list[tuple[Any, Any]] = []
@@ -120,14 +127,14 @@ def mutated_value(draw: st.DrawFn, value: Any) -> Any:
         texts = [(c, k) for c, k in paths if _json_text(c[k])]
         focus = draw(st.sampled_from(["any", "number", "text"]))
         if focus == "number" and numbers:
-            container, key = draw(st.sampled_from(numbers))
+            container, key = _pick(draw, numbers)
             container[key] = copy.deepcopy(draw(st.sampled_from(NUMBERS)))
             continue
         if focus == "text" and texts:
-            container, key = draw(st.sampled_from(texts))
+            container, key = _pick(draw, texts)
             container[key] = draw(st.sampled_from([DEEP, "{" * 5, "[1e400]", "NaN"]))
             continue
-        container, key = draw(st.sampled_from(paths))
+        container, key = _pick(draw, paths)
         operation = draw(
             st.sampled_from(["hostile", "generated", "delete", "duplicate", "wrap", "rename"])
         )
@@ -160,24 +167,42 @@ def _json_text(value: Any) -> bool:
     return isinstance(value, str) and value[:1] in ("{", "[")
 
 
+DAMAGE = st.lists(
+    st.tuples(
+        st.sampled_from(["truncate", "flip", "splice", "repeat"]),
+        st.integers(0, 2**16),
+        st.binary(min_size=1, max_size=20),
+        st.integers(1, 200),
+        st.integers(1, 5),
+    ),
+    max_size=3,
+)
+"""The damage to do, drawn whole before it is done: what is drawn does not depend on the bytes
+(a seed that differs from run to run — a cache holding timings — replays the same draws)."""
+
+
 @st.composite
 def damaged_bytes(draw: st.DrawFn, data: bytes) -> bytes:
     """``data`` truncated, with bytes flipped, spliced in, or a stretch repeated (or as it is)."""
-    data = bytearray(data)
-    for _ in range(draw(st.integers(0, 3))):
-        if not data:
+    return damage_with(data, draw(DAMAGE))
+
+
+def damage_with(data: bytes, damage: list[tuple[str, int, bytes, int, int]]) -> bytes:
+    """``data`` with the ``damage`` drawn from `DAMAGE` done to it."""
+    out = bytearray(data)
+    for operation, where, inserted, length, times in damage:
+        if not out:
             break
-        at = draw(st.integers(0, len(data) - 1))
-        operation = draw(st.sampled_from(["truncate", "flip", "splice", "repeat"]))
+        at = where % len(out)
         if operation == "truncate":
-            del data[at:]
+            del out[at:]
         elif operation == "flip":
-            data[at] ^= draw(st.integers(1, 255))
+            out[at] ^= inserted[0] or 1
         elif operation == "splice":
-            data[at:at] = draw(st.binary(min_size=1, max_size=20))
+            out[at:at] = inserted
         else:
-            data[at:at] = data[at : at + draw(st.integers(1, 200))] * draw(st.integers(1, 5))
-    return bytes(data)
+            out[at:at] = out[at : at + length] * times
+    return bytes(out)
 
 
 def _records(text: str) -> tuple[str, Any]:
@@ -205,7 +230,7 @@ def mutated_file(draw: st.DrawFn, seed: Path) -> bytes:
     if seed.name.endswith(".md"):
         lines = text.splitlines()
         for _ in range(draw(st.integers(1, 4))):
-            at = draw(st.integers(0, max(len(lines) - 1, 0)))
+            at = _pick(draw, range(max(len(lines), 1)))  # type: ignore[arg-type]
             line = draw(st.sampled_from(LINES) | any_text)
             if draw(st.booleans()) and lines:
                 lines[at] = line
@@ -226,7 +251,7 @@ def _mutated_zip(draw: st.DrawFn, seed: Path) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(seed) as source:
         names = [n for n in source.namelist() if n.endswith(".json")]
-        chosen = draw(st.sampled_from(names))
+        chosen = _pick(draw, names)
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
             for name in names:
                 # (ctxlab's reader: the zip module of 3.11 reads no zstandard entry)

@@ -55,7 +55,7 @@ def test_a_hostile_variant_of_a_real_file(
 ) -> None:
     if not seeds.get(kind):
         pytest.skip(f"{kind} has no seed (test_every_format_has_a_seed says so)")
-    seed = data.draw(st.sampled_from(seeds[kind]), label="seed")
+    seed = seeds[kind][data.draw(st.integers(0, 99), label="seed") % len(seeds[kind])]
     variant = data.draw(mutated_file(seed), label="variant")
     path = tmp_path_factory.mktemp("v") / seed.name
     path.write_bytes(variant)

@@ -224,3 +224,37 @@ def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path: Path) ->
         for thread in threads:
             thread.join()
     assert failures == []
+
+
+def test_a_count_damage_changed_to_a_plausible_one_is_not_served(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    session = _session(10)
+    _filled(path, session)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE counts SET tokens = tokens + 1")  # a flipped bit, say: its digest stays
+    db.close()
+    cache = TokenCache(ApproximateCounter(), store=CountStore(path))
+    assert cache.count_ahead(session) == 10  # every one counted again, none served
+    assert [cache.message(m) for m in session] == _expected(session)
+    again = TokenCache(ApproximateCounter(), store=CountStore(path))
+    assert again.count_ahead(session) == 0  # (and written back sound)
+
+
+def test_a_store_of_the_first_shape_gains_its_digests(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    session = _session(10)
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE counts (namespace TEXT NOT NULL, block TEXT NOT NULL, tokens INTEGER"
+            " NOT NULL, PRIMARY KEY (namespace, block)) WITHOUT ROWID"
+        )
+        db.executemany(
+            "INSERT INTO counts VALUES ('approximate:chars/4|blocks-1', ?, 999)",
+            [(b.content_hash,) for m in session for b in m.content],
+        )
+    db.close()
+    cache = TokenCache(ApproximateCounter(), store=CountStore(path))
+    assert cache.count_ahead(session) == 10  # rows without a digest are not served
+    assert [cache.message(m) for m in session] == _expected(session)
+    again = TokenCache(ApproximateCounter(), store=CountStore(path))
+    assert again.count_ahead(session) == 0 and again.store_problem is None
