@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from ctxlab.exceptions import (
@@ -229,17 +229,17 @@ class AnthropicModel(Model):
                 async with self.client.messages.stream(
                     max_tokens=self.max_tokens, **payload
                 ) as stream:
-                    async for text in stream.text_stream:
+                    texts = stream.text_stream.__aiter__()
+                    while (text := await _next_or_none(texts)) is not None:
                         if on_text is not None:
-                            on_text(text)
-                    message = await stream.get_final_message()
+                            on_text(text)  # (the caller's: its errors are its own)
+                    message = await _sdk_read(stream.get_final_message())
             else:
-                message = await self.client.messages.create(max_tokens=self.max_tokens, **payload)
+                message = await _sdk_read(
+                    self.client.messages.create(max_tokens=self.max_tokens, **payload)
+                )
         except self._sdk_error as exc:
             raise _translate(exc) from exc
-        except ValueError as exc:
-            # The SDK's stream accumulator refuses a tool input it cannot parse (too deep).
-            raise _malformed(exc) from exc
         response = _response(message)
         if not streaming:
             emit_text(response.message, on_text)
@@ -269,11 +269,36 @@ class AnthropicModel(Model):
         return counted
 
 
+async def _next_or_none(texts: Any) -> str | None:
+    try:
+        text: str = await _sdk_read(texts.__anext__())
+    except StopAsyncIteration:
+        return None
+    return text
+
+
+async def _sdk_read(step: Awaitable[Any]) -> Any:
+    """What the SDK's stream reads next: an event it cannot accumulate — a tool input too
+    deep to parse, a block of a shape it does not know, an event out of order — fails it with
+    an error of Python's own (ValueError, AttributeError, ...), said here as a MalformedReply."""
+    try:
+        return await step
+    except StopAsyncIteration:
+        raise
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, RuntimeError) as exc:
+        raise _malformed(exc) from exc
+    except AssertionError as exc:  # the SDK's own check: a stream that carried no message
+        raise _malformed(exc, "the stream carried no message") from exc
+
+
 def _response(message: Any) -> ModelResponse:
     try:
         # A block type this SDK does not model (a server compaction block, say) is built as
         # the union's first member with the block's own fields: the dump writes the fields as
         # they came, and pydantic's warning about the mismatch is no news.
+        if not hasattr(message, "model_dump"):  # a body that is no message (text, a list)
+            msg = f"the body is {type(message).__name__}, not a message"
+            raise ValueError(msg)
         data = message.model_dump(mode="json", exclude_none=True, warnings=False)
         # Every block is kept: thinking must go back signed and unmodified with the tool
         # results that follow it, and server tool blocks are part of what the model said.

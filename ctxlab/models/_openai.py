@@ -104,14 +104,23 @@ class OpenAIModel(Model):
             completion = await self.client.chat.completions.create(**payload)
         except self._sdk_error as exc:
             raise _translate(exc) from exc
-        choice = completion.choices[0]
-        message = assistant_from_openai(choice.message)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+            # A body the SDK cannot read (not JSON, not UTF-8, no choices) fails it with an
+            # error of Python's own (json's, the codec's): the reply is malformed.
+            raise _malformed(exc) from exc
+        try:
+            choice = completion.choices[0]
+            reply, finish = choice.message, choice.finish_reason
+            model = completion.model
+        except (TypeError, AttributeError, KeyError, IndexError) as exc:
+            raise _malformed(exc) from exc
+        message = assistant_from_openai(reply)
         emit_text(message, on_text)
         return ModelResponse(
             message=message,
-            stop_reason=str(choice.finish_reason or "stop"),
-            usage=_usage(completion.usage),
-            model=str(completion.model or self.name),
+            stop_reason=str(finish or "stop"),
+            usage=_usage(getattr(completion, "usage", None)),
+            model=str(model or self.name),
         )
 
     async def _streamed(
@@ -154,6 +163,12 @@ class OpenAIModel(Model):
             usage=_usage(usage),
             model=str(model),
         )
+
+
+def _malformed(exc: Exception) -> MalformedReply:
+    reason = str(exc)
+    reason = reason if len(reason) <= 300 else reason[:300] + "…"
+    return MalformedReply(f"the model's reply could not be read as a message: {reason}")
 
 
 def _usage(usage: Any) -> ProviderUsage | None:
