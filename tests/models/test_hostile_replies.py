@@ -120,3 +120,22 @@ async def test_a_chat_completions_body_that_is_no_reply(answer: Any) -> None:
             await agent("go")
     says(str(caught.value), "reply")
     assert not any(m.role == "assistant" for m in agent.context.conversation)
+
+
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
+@pytest.mark.parametrize("counted", [-5, "many", 2**70, None])
+async def test_an_exact_count_that_is_no_count(counted: Any) -> None:
+    import anthropic
+
+    from ctxlab.messages import UserMessage
+    from ctxlab.messages._request import ModelRequest
+    from ctxlab.models import AnthropicModel
+
+    body = json.dumps({"input_tokens": counted}).encode()
+    with RawServer((200, "application/json", body)) as server:
+        client = anthropic.AsyncAnthropic(api_key="k", base_url=server.url, max_retries=0)
+        model = AnthropicModel(client=client)
+        request = ModelRequest(system="s", messages=(UserMessage(content="hello"),), tools=())
+        with pytest.raises(MalformedReply) as caught:
+            await model.count_tokens(request)
+    says(str(caught.value), "not a token count")
