@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ctxlab-installed
 
-.PHONY: test lab bench lint typecheck unit js browser notebooks binder docs mutate clean
+.PHONY: test lab bench lint typecheck unit js browser notebooks binder docs mutate fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,13 @@ lab: $(STAMP)
 mutate: $(STAMP)
 	$(PY) -m pip install --quiet 'mutmut==3.8.1'
 	$(PY) tests/mutate.py $(MODULE) $(if $(TESTS),--tests $(TESTS))
+
+# The fuzz harness (tests/fuzz) at length: every public entry point on FUZZ_EXAMPLES hostile
+# inputs per test (the unit suite draws 25), and the audit of every regular expression. Not
+# part of `make test`: about an hour on two cores. See docs/contributing.md.
+FUZZ_EXAMPLES ?= 1000
+fuzz: $(STAMP)
+	CTXLAB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/fuzz tests/util/test_regex_audit.py -p no:cacheprovider -q
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'agentscope==2.0.11'

@@ -15,11 +15,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentBusy",
+    "CacheNotWritten",
     "CallStopped",
     "CompressionError",
     "ContextBudgetExceeded",
     "ContextOverflowError",
+    "CountStoreError",
+    "CountStoreLocked",
     "CtxlabError",
+    "CtxlabWarning",
     "InvalidConversation",
     "InvalidConversationStart",
     "InvalidToolPairs",
@@ -70,9 +74,29 @@ class WriteError(CtxlabError, OSError):
     temporary name beside the target, then renamed over it."""
 
 
+class CountStoreError(UsageError):
+    """A token-count store (`ctxlab.tokens.CountStore`) cannot be used: not a ctxlab count
+    store (another application's database, another table shape), damaged, or not writable. The
+    file is left as it is; counts are made again without it (name another file to keep them)."""
+
+
+class CountStoreLocked(CountStoreError):
+    """Another process holds the count store locked for longer than the store waits: wait for
+    it to finish, or close it, then retry. The store is valid: do not delete it."""
+
+
 class WorkspaceExists(UsageError, FileExistsError):
     """A folder given for the demo's sample project holds files ctxlab did not put there;
     nothing was written to it."""
+
+
+class CtxlabWarning(UserWarning):
+    """Base class of the warnings ctxlab gives: something was done, but not all of it."""
+
+
+class CacheNotWritten(CtxlabWarning):
+    """A cache could not be written (a full disk, a folder where an entry goes, a read-only
+    store): every computed result is still returned; a later run computes what is missing."""
 
 
 class OffloadError(CtxlabError):

@@ -17,6 +17,7 @@ from ctxlab.materials import (
     Materials,
     SourceRegistration,
     SystemPart,
+    WorkspaceMaterial,
     limit_workspace,
     load_sources,
     load_workspace,
@@ -25,8 +26,6 @@ from ctxlab.materials import (
 from ctxlab.pipeline import SelectionPolicy
 
 __all__ = ["MaterialLoader"]
-
-WorkspaceMaterial = tuple[tuple[SystemPart, ...], tuple[Material, ...]]
 
 
 class MaterialLoader:
@@ -71,10 +70,13 @@ class MaterialLoader:
         workspace = self._call_material
         if workspace is None:
             workspace = await asyncio.to_thread(load_workspace, self.workspace)
-        notes: list[Transform] = []
+        notes: list[Transform] = list(workspace.refused)
         if count is not None and workspace_max_tokens:
-            system_parts, blocks_, notes = limit_workspace(*workspace, workspace_max_tokens, count)
-            workspace = (system_parts, blocks_)
+            system_parts, blocks_, cuts = limit_workspace(
+                workspace.system, workspace.materials, workspace_max_tokens, count
+            )
+            workspace = WorkspaceMaterial(system_parts, blocks_, workspace.refused)
+            notes += cuts
         system: list[SystemPart] = []
         if self.system_prompt:
             system.append(SystemPart("system_prompt", self.system_prompt))

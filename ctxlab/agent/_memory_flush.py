@@ -17,6 +17,7 @@ from ctxlab.exceptions import WriteError
 from ctxlab.manifest import Transform
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.util._files import write_atomic
+from ctxlab.util._paths import resolved_within
 
 __all__ = ["HEADER", "MAX_FACTS", "flush_facts"]
 
@@ -37,6 +38,13 @@ async def flush_facts(workspace: Path, request: SummaryRequest) -> Transform:
         if line.strip() and line.strip() not in ("none", "none recorded")
     ]
     path = workspace / "MEMORY.md"
+    if (path.exists() or path.is_symlink()) and resolved_within(workspace, path) is None:
+        # Read, it would be sent; written, it would replace the link with what it leads to.
+        return Transform(
+            "memory_flush_failed",
+            "workspace/MEMORY.md",
+            "MEMORY.md is a link that leads outside the workspace: not read, not written",
+        )
     try:
         written = await asyncio.to_thread(_merge, path, candidates)  # off the event loop
     except (OSError, WriteError) as exc:

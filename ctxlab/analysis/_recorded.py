@@ -29,6 +29,7 @@ from ctxlab.messages import (
     ToolResultBlock,
     UserMessage,
 )
+from ctxlab.messages._usage import count_or_none
 from ctxlab.pipeline._scan import message_items
 from ctxlab.pipeline._stages import unrecorded_item
 from ctxlab.tokens import TokenCache
@@ -118,24 +119,26 @@ def recorded_compactions(transcript: Transcript) -> tuple[RecordedCompaction, ..
     """The recorded session's own compactions, in order (from ``transcript.meta``; empty when
     the source records none)."""
     out: list[RecordedCompaction] = []
-    for record in transcript.meta.get("compactions") or ():
+    records = transcript.meta.get("compactions")
+    for record in records if isinstance(records, list) else ():
         if not isinstance(record, Mapping) or "summary_index" not in record:
             continue
-        index = int(record["summary_index"])
-        if not 0 <= index < len(transcript.messages):
+        # A file's figures are checked here: a NaN or infinite preTokens, an index that is
+        # text, costs that figure (or that compaction), never the Lab over the file.
+        index = count_or_none(record["summary_index"])
+        if index is None or not index < len(transcript.messages):
             continue
-        pre = record.get("pre_tokens")
-        saved = record.get("tokens_saved")
+        tool_ids = record.get("tool_ids")
         out.append(
             RecordedCompaction(
                 index=index,
-                block=int(record.get("summary_block") or 0),
+                block=count_or_none(record.get("summary_block")) or 0,
                 trigger=str(record.get("trigger") or "unknown"),
-                pre_tokens=int(pre) if isinstance(pre, int | float) else None,
-                replies_before=int(record.get("replies_before") or 0),
+                pre_tokens=count_or_none(record.get("pre_tokens")),
+                replies_before=count_or_none(record.get("replies_before")) or 0,
                 kind="microcompact" if record.get("kind") == "microcompact" else "compact",
-                tool_ids=tuple(str(i) for i in record.get("tool_ids") or ()),
-                tokens_saved=int(saved) if isinstance(saved, int | float) else None,
+                tool_ids=tuple(str(i) for i in tool_ids) if isinstance(tool_ids, list) else (),
+                tokens_saved=count_or_none(record.get("tokens_saved")),
             )
         )
     return tuple(sorted(out, key=lambda c: c.replies_before))

@@ -11,7 +11,9 @@ makes a row with that error for each of its cases, and the sweep returns.
 Each finished task's cases are written to the Parquet cache as they arrive (one file per case,
 written atomically under a unique temporary name, carrying the key it was computed for, checked
 on read), keyed by the session's content, the config, the window and ctxlab's version: a second
-sweep computes only what is not there. Progress is a ``tqdm.auto`` bar; interrupting (Ctrl-C,
+sweep computes only what is not there. A cache that cannot be written (a full disk, a folder
+where an entry goes, a read-only count store) loses nothing: every computed row is returned,
+with a `CacheNotWritten` warning and ``frame.attrs["cache_problems"]`` saying why. Progress is a ``tqdm.auto`` bar; interrupting (Ctrl-C,
 the notebook's stop button) cancels what is pending and returns what finished, with
 ``frame.attrs["interrupted"] = True``.
 """
@@ -33,7 +35,7 @@ from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
 from ctxlab.analysis._verdict import sweep_findings
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import UsageError
+from ctxlab.exceptions import CacheNotWritten, CountStoreError, UsageError, WriteError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
 from ctxlab.tokens import CountStore, TokenCache, default_counter
@@ -69,7 +71,8 @@ def run_group(
     """Every config of one session at each window: the rows of the sweep (run on a worker).
     The session is tokenized once for all of them (one shared `TokenCache`) — and, with
     ``counts`` (a `CountStore` file), once across sweeps."""
-    cache = TokenCache(default_counter(), store=CountStore(counts) if counts else None)
+    store, problem = _open_store(counts)
+    cache = TokenCache(default_counter(), store=store)
     rows: list[dict[str, Any]] = []
     for window in [windows] if isinstance(windows, int) else windows:
         what = WhatIf(
@@ -97,7 +100,28 @@ def run_group(
             # Cell by cell: a row read whole takes one dtype for all, and NaN becomes NA.
             values = {c: _plain(table.at[name, c]) for c in COMPARISON_COLUMNS}
             rows.append({**base, **values, "error": None})
+    problem = problem or cache.store_problem
+    if store is not None:
+        store.close()
+    if problem:
+        # Beside the row's columns: the sweep says it once, the row's figures are whole.
+        for done in rows:
+            done[_PROBLEM] = problem
     return rows
+
+
+_PROBLEM = "cache_problem"
+"""The key a worker's rows carry when its count store could not be used: not a column."""
+
+
+def _open_store(counts: str | None) -> tuple[CountStore | None, str | None]:
+    """The sweep's count store, or None and why: a worker counts without it rather than fail."""
+    if not counts:
+        return None, None
+    try:
+        return CountStore(counts), None
+    except CountStoreError as exc:
+        return None, str(exc)
 
 
 def _plain(value: Any) -> Any:
@@ -186,6 +210,11 @@ def sweep(
     # Checked before any session is read: a wrong folder should not cost the loading.
     extra = f"{price}|{rules}|{summary_calls}|{unrecorded_tokens}"
     cache = SweepCache(Path(cache_dir), extra) if cache_dir else None
+    counts = str(Path(cache_dir) / COUNTS_FILE) if cache_dir else None
+    if counts:
+        # Another application's file, or one damaged at its first page, is said before any
+        # work (a locked one after waiting for it); each worker opens the store again.
+        CountStore(counts).close()
     sessions = {t.name: t for t in _load(transcripts)}
     wanted = _wanted(sessions, configs, windows, cases)
     keys = {name: transcript_key(t) for name, t in sessions.items()} if cache else {}
@@ -198,15 +227,23 @@ def sweep(
         else:
             pending.setdefault((session, window), {})[config] = configs[config]
 
+    problems: dict[str, int] = {}
+
     def finished(done: list[dict[str, Any]]) -> None:
-        # Cached as each task arrives: a sweep that stops later keeps what finished.
+        # Cached as each task arrives: a sweep that stops later keeps what finished. A cache
+        # that cannot be written costs the cache, never a computed row.
         for row in done:
+            problem = row.pop(_PROBLEM, None)
+            if problem:
+                problems[problem] = problems.get(problem, 0) + 1
             if cache is not None and row.get("error") is None:
-                cache.put(keys[row["session"]], configs[row["config"]], row["window"], row)
+                try:
+                    cache.put(keys[row["session"]], configs[row["config"]], row["window"], row)
+                except (WriteError, OSError) as exc:
+                    problems[str(exc)] = problems.get(str(exc), 0) + 1
 
     # The sessions' token counts are kept beside the cached cases: a sweep of other configs
     # over the same sessions tokenizes nothing again.
-    counts = str(Path(cache_dir) / COUNTS_FILE) if cache_dir else None
     model = (price, rules, summary_calls, counts, unrecorded_tokens)
     computed, interrupted = _compute(
         sessions, _by_session(pending), executor, progress, model, finished
@@ -218,6 +255,15 @@ def sweep(
     frame.attrs.update(computed=len(computed), cached=len(rows) - len(computed))
     frame.attrs["interrupted"] = interrupted
     frame.attrs["findings"] = sweep_findings(frame)
+    frame.attrs["cache_problems"] = list(problems)
+    if problems:
+        first = next(iter(problems))
+        msg = (
+            f"the sweep's cache in {str(cache_dir)!r} was not fully written ({len(problems)} "
+            f"problem(s); frame.attrs['cache_problems'] lists them): {first}. Every computed row "
+            "is returned; a later sweep computes the missing entries again"
+        )
+        warnings.warn(msg, CacheNotWritten, stacklevel=2)
     return frame
 
 

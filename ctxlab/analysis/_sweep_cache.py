@@ -1,12 +1,14 @@
 """The sweep's Parquet cache: one file per finished case, named by the hash of what its figures
 depend on (the session's content, the config, the window, ctxlab's version, the figures'
 definition and the cost model), written atomically under a unique temporary name and carrying
-its key, which is checked on read — an entry copied over another's, damaged, or holding a value
-of the wrong type is computed again rather than served."""
+its key and a digest of its figures, both checked on read — an entry copied over another's,
+damaged (a figure whose bits changed no longer matches the digest), or holding a value of the
+wrong type is computed again rather than served."""
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from numbers import Real
 from pathlib import Path
@@ -91,10 +93,12 @@ class SweepCache:
             frame = pd.read_parquet(path)
         except Exception:
             return None
-        if len(frame) != 1 or list(frame.columns) != [*SWEEP_COLUMNS, "key"]:
+        if len(frame) != 1 or list(frame.columns) != [*SWEEP_COLUMNS, "key", "digest"]:
             return None
         row = {str(k): v for k, v in frame.iloc[0].to_dict().items()}
         if row.pop("key") != key or not _valid_figures(row):
+            return None
+        if row.pop("digest") != figures_digest(key, row):
             return None
         return row
 
@@ -105,10 +109,25 @@ class SweepCache:
 
         key = self._key(session, config, window)
         buffer = io.BytesIO()
-        entry = {**{c: row.get(c) for c in SWEEP_COLUMNS}, "key": key}
+        figures = {c: row.get(c) for c in SWEEP_COLUMNS}
+        entry = {**figures, "key": key, "digest": figures_digest(key, figures)}
         pd.DataFrame([entry]).to_parquet(buffer)
         # A unique temporary name, then a rename: two sweeps writing one entry never collide.
         write_atomic(self.folder / f"{key}.parquet", buffer.getvalue(), what="sweep cache entry")
+
+
+def figures_digest(key: str, row: Mapping[str, Any]) -> str:
+    """A digest of a case's figures (exact: floats by their hex form), checked on read."""
+    parts = [key]
+    for column in COMPARISON_COLUMNS:
+        value = row.get(column)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            parts.append("-")
+        elif isinstance(value, Real) and float(value).is_integer() and abs(float(value)) < 2**53:
+            parts.append(str(int(float(value))))
+        else:
+            parts.append(float(value).hex())
+    return _digest("|".join(parts))
 
 
 def _valid_figures(row: Mapping[str, Any]) -> bool:

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 from ctxlab.agent import Tool
+from ctxlab.util._files import write_atomic
+from ctxlab.util._paths import resolved_within
 
 __all__ = ["workspace_tools"]
 
@@ -26,6 +28,8 @@ def _search(base: Path, start: Path, regex: re.Pattern[str]) -> list[str]:
     for file in files:
         if not file.is_file() or _SKIP.intersection(file.relative_to(base).parts):
             continue
+        if resolved_within(base, file) is None:
+            continue  # a link out of the workspace: its lines are not the workspace's
         try:
             text = file.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
@@ -43,8 +47,8 @@ def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0)
     base = Path(root).resolve()
 
     def inside(path: str) -> Path:
-        target = (base / path).resolve()
-        if target != base and base not in target.parents:
+        target = resolved_within(base, base / path)
+        if target is None:
             msg = f"{path!r} is outside the workspace; use a path relative to it"
             raise PermissionError(msg)
         return target
@@ -102,9 +106,7 @@ def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0)
         if count != 1:
             msg = f"{old!r} occurs {count} times in {path}; give a longer, unique snippet"
             raise ValueError(msg)
-        tmp = file.with_name(f".{file.name}.tmp")
-        tmp.write_text(text.replace(old, new), encoding="utf-8")
-        tmp.replace(file)  # atomic: a failed write never leaves half a file
+        write_atomic(file, text.replace(old, new), what="edited file")
         return f"edited {path}: replaced {len(old)} characters with {len(new)}"
 
     def run_tests() -> str:

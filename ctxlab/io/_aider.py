@@ -22,13 +22,18 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.messages import ProviderUsage
+from ctxlab.messages._usage import token_count
 
 __all__ = ["from_aider", "is_aider_history"]
 
 _START = "# aider chat started at "
 _TOKENS = re.compile(r"^Tokens:\s*(?P<body>.*)$")
+# Each count read once, from where its digits begin (a look-behind, possessive repeats): over a
+# line of thirty thousand digits the pattern is tried once, not at every digit with every split
+# of them (which took the square of the line's length).
 _COUNT = re.compile(
-    r"(?P<number>[\d.,]+)\s*(?P<unit>[kKmM]?)\s+(?P<what>sent|received|cache write|cache hit)"
+    r"(?<![\d.,])(?P<number>[\d.,]++)(?:\s*+(?P<unit>[kKmM]))?\s++"
+    r"(?P<what>sent|received|cache write|cache hit)"
 )
 
 
@@ -88,10 +93,16 @@ def _usage(line: str) -> ProviderUsage | None:
     if match is None:
         return None
     counts = {"sent": 0, "received": 0, "cache write": 0, "cache hit": 0}
-    for part in _COUNT.finditer(match.group("body")):
-        number = float(part.group("number").replace(",", ""))
-        scale = {"k": 1_000, "m": 1_000_000}.get(part.group("unit").lower(), 1)
-        counts[part.group("what")] = round(number * scale)
+    parts = list(_COUNT.finditer(match.group("body")))
+    if not parts:
+        return None  # "Tokens:" and no count: not a token report
+    for part in parts:
+        scale = {"k": 1_000, "m": 1_000_000}.get((part.group("unit") or "").lower(), 1)
+        try:
+            number = float(part.group("number").replace(",", "")) * scale
+            counts[part.group("what")] = token_count(round(number), part.group("what"))
+        except (ValueError, OverflowError):
+            return None  # not a count ("1.2.3", thirty thousand digits): not a token report
     # aider's "sent" counts every prompt token, the cache's reads and writes among them.
     uncached = max(counts["sent"] - counts["cache write"] - counts["cache hit"], 0)
     return ProviderUsage(uncached, counts["received"], counts["cache hit"], counts["cache write"])

@@ -13,6 +13,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, anthropic_block, image_block
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
+from ctxlab.util._json import NOT_JSON, parse_json
 
 __all__ = [
     "arguments_of",
@@ -90,10 +91,9 @@ def arguments_of(raw: Any) -> dict[str, Any]:
     kept under ``_raw_arguments``."""
     if isinstance(raw, Mapping):
         return dict(raw)
-    try:
-        value = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
-    except json.JSONDecodeError:
-        return {"_raw_arguments": raw}
+    value = parse_json(raw) if isinstance(raw, str) and raw.strip() else {}
+    if value is NOT_JSON:
+        return {"_raw_arguments": raw}  # (nested too deeply counts as not parsing)
     return value if isinstance(value, dict) else {"_arguments": value}
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages._usage import count_or_none
 
 __all__ = ["place_compactions"]
 
@@ -28,7 +29,9 @@ def place_compactions(meta: dict[str, Any], messages: Sequence[Message]) -> None
     for record in compactions:
         if not isinstance(record, dict) or "replies_before" not in record:
             continue
-        rank = int(record["replies_before"])
+        rank = count_or_none(record["replies_before"])
+        if rank is None:
+            continue  # (an odd figure in a file's meta: this compaction is not placed)
         # The summary sits in the user message just before the first reply after the boundary
         # (the last message when the session ended right after compacting).
         after = replies[rank] if rank < len(replies) else len(messages)

@@ -63,6 +63,7 @@ _COUNTS = (
 SUFFIXES = (".jsonl", ".json", ".traj", ".eval", ".aider.chat.history.md")
 """The files `sessions` reads."""
 _PARALLEL_FROM = 24  # files: below this, starting processes costs more than it saves
+_CHUNK = 8  # files a worker process reads at a time
 
 
 def sessions(
@@ -105,17 +106,27 @@ def sessions(
         and not _hidden(p, root)
         and not _agent_meta(p)
     )
-    count = workers if workers is not None else os.cpu_count() or 1
+    count = _workers(workers)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
     rows: list[dict[str, Any]] = []
     if count > 1 and len(files) >= _PARALLEL_FROM:
         with ProcessPoolExecutor(max_workers=count) as pool:
-            for found in pool.map(session_rows, files, chunksize=8):
-                rows.extend(found)
-                bar.update()
+            # In chunks of their own: a chunk whose process dies costs its rows' figures (each
+            # says so), never the listing.
+            chunks = [files[k : k + _CHUNK] for k in range(0, len(files), _CHUNK)]
+            futures = [pool.submit(session_rows, chunk) for chunk in chunks]
+            for chunk, future in zip(chunks, futures, strict=True):
+                try:
+                    done = future.result()
+                except Exception as exc:  # the reading process died (killed, out of memory)
+                    done = [
+                        _unread(path, f"not read: its process failed ({exc!r})") for path in chunk
+                    ]
+                rows.extend(done)
+                bar.update(len(chunk))
     else:
         for path in files:
-            rows.extend(session_rows(path))
+            rows.extend(session_rows([path]))
             bar.update()
     bar.close()
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
@@ -129,57 +140,103 @@ def _agent_meta(path: Path) -> bool:
     return path.name.startswith("agent-") and path.name.endswith(".meta.json")
 
 
+def _workers(value: Any) -> int:
+    if value is None:
+        return os.cpu_count() or 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        msg = (
+            f"workers must be a whole number from 1 (1 reads in this process; None: one per "
+            f"CPU), got {value!r}"
+        )
+        raise UsageError(msg)
+    return value
+
+
 def _hidden(path: Path, root: Path) -> bool:
     # Hidden folders below the root (a .git, a cache) hold no sessions.
     return any(part.startswith(".") for part in path.relative_to(root).parts[:-1])
 
 
-def session_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of one file: its session, then each subagent the file holds without a file of
-    its own (``episode`` N; one with its own ``agent-*.jsonl`` is that file's row)."""
-    row, transcript = _row(path)
-    rows = [row]
-    for entry in (transcript.meta.get("subagents") or ()) if transcript is not None else ():
-        if isinstance(entry, dict) and not entry.get("file"):
-            rows.append(_row(path, int(entry["episode"]))[0])
+def session_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """The rows of several files (what one worker process reads): each file's session, then
+    each subagent it holds without a file of its own (``episode`` N; one with its own
+    ``agent-*.jsonl`` is that file's row)."""
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        row, transcript = _row(path)
+        rows.append(row)
+        for entry in (transcript.meta.get("subagents") or ()) if transcript is not None else ():
+            if isinstance(entry, dict) and not entry.get("file") and _whole(entry.get("episode")):
+                rows.append(_row(path, int(entry["episode"]))[0])
     return rows
 
 
+def _unread(path: Path, problem: str | None, episode: int = 0) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(SESSION_COLUMNS)
+    row.update(path=str(path), name=path.stem, problem=problem, episode=episode)
+    return row
+
+
 def session_row(path: Path) -> dict[str, Any]:
-    """The row of one file's session (`SESSION_COLUMNS`); a file that does not load has
-    ``problem``."""
+    """The row of one file's session (`SESSION_COLUMNS`); a file that does not load — or that
+    went away while the folder was listed, or whose figures are odd — has ``problem``, never an
+    error."""
     return _row(path)[0]
 
 
 def _row(path: Path, episode: int = 0) -> tuple[dict[str, Any], Transcript | None]:
-    modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-    row: dict[str, Any] = dict.fromkeys(SESSION_COLUMNS)
-    row.update(path=str(path), name=path.stem, modified=modified, episode=episode)
+    try:
+        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    except (OSError, OverflowError, ValueError) as exc:
+        problem = f"cannot read it: {getattr(exc, 'strerror', None) or exc}"
+        return _unread(path, problem, episode), None
     try:
         transcript = read(path, episode=episode)
     except CtxlabError as exc:
-        row["problem"] = str(exc)
-        return row, None
+        return {**_unread(path, str(exc), episode), "modified": modified}, None
     except (OSError, RecursionError, MemoryError) as exc:
-        row["problem"] = f"{type(exc).__name__}: {exc}"
-        return row, None
+        problem = f"{type(exc).__name__}: {exc}"
+        return {**_unread(path, problem, episode), "modified": modified}, None
+    row = _unread(path, None, episode)
+    row["modified"] = modified
+    try:
+        row.update(_figures(transcript))
+    except Exception as exc:  # an odd figure in the file's meta: said on its row
+        row["problem"] = f"loaded, but its figures could not be read: {type(exc).__name__}: {exc}"
+    return row, transcript
+
+
+def _figures(transcript: Transcript) -> dict[str, Any]:
     meta = transcript.meta
-    cache = TokenCache(ApproximateCounter())
-    row.update(
-        name=transcript.name,
-        format=meta.get("source"),
-        models=", ".join(str(m) for m in meta.get("models") or ()) or None,
-        started=meta.get("startTime") or meta.get("started"),
-        messages=len(transcript.messages),
-        requests=sum(isinstance(m, AssistantMessage) for m in transcript.messages),
-        tool_calls=sum(len(getattr(m, "tool_uses", ())) for m in transcript.messages),
-        conversation_tokens=cache.messages(transcript.messages),
-        billed_input_tokens=sum(u.total_input_tokens for u in transcript.usage.values())
+    models = meta.get("models")
+    skipped = meta.get("skipped")
+    started = meta.get("startTime") or meta.get("started")
+    return {
+        "name": transcript.name,
+        "format": str(meta.get("source") or "ctxlab"),
+        "models": (", ".join(str(m) for m in models) or None)
+        if isinstance(models, list | tuple)
+        else None,
+        "started": started if isinstance(started, str | int | float) else None,
+        "messages": len(transcript.messages),
+        "requests": sum(isinstance(m, AssistantMessage) for m in transcript.messages),
+        "tool_calls": sum(len(getattr(m, "tool_uses", ())) for m in transcript.messages),
+        "conversation_tokens": TokenCache(ApproximateCounter()).messages(transcript.messages),
+        "billed_input_tokens": sum(u.total_input_tokens for u in transcript.usage.values())
         if transcript.usage
         else None,
-        recorded_compactions=len(meta.get("compactions") or ()),
-        skipped=sum((meta.get("skipped") or {}).values()),
-        repairs=len(meta.get("repairs") or ()),
-        subagent_of=meta.get("subagent_of"),
-    )
-    return row, transcript
+        "recorded_compactions": _length(meta.get("compactions")),
+        "skipped": sum(v for v in skipped.values() if _whole(v))
+        if isinstance(skipped, dict)
+        else 0,
+        "repairs": _length(meta.get("repairs")),
+        "subagent_of": str(meta["subagent_of"]) if meta.get("subagent_of") else None,
+    }
+
+
+def _length(value: Any) -> int:
+    return len(value) if isinstance(value, list | tuple) else 0
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,28 +43,86 @@ _ZSTD = 93
 module reads only from 3.14."""
 
 
-def read_eval_zip(path: Path) -> dict[str, Any]:
-    """An ``.eval`` zip as the JSON log it stands for: its header with the samples beside."""
+MAX_ENTRY_BYTES = 256 << 20
+"""The largest entry of an ``.eval`` zip read (256 MiB uncompressed: a sample is megabytes); a
+larger one — a zip bomb, or damage in its sizes — is refused before anything is decompressed."""
+
+
+def read_eval_zip(path: Path, episode: int | None = None) -> dict[str, Any]:
+    """An ``.eval`` zip as the JSON log it stands for: its header with the samples beside —
+    with ``episode``, that sample only (the others are empty placeholders keeping their place
+    and count: a log of a thousand samples is not decompressed to read one).
+
+    Memory is bounded by what the zip declares: an entry over `MAX_ENTRY_BYTES` is refused
+    before decompressing, and none decompresses to more than it declares; damaged data is a
+    `MessageFormatError` naming the file."""
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
-            header = (
-                json.loads(_read(archive, "header.json", path)) if "header.json" in names else {}
-            )
             sample_names = sorted(
                 (n for n in names if n.startswith("samples/") and n.endswith(".json")),
                 key=_natural,
             )
-            samples = [json.loads(_read(archive, n, path)) for n in sample_names]
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        msg = f"{path}: not a readable Inspect .eval log ({type(exc).__name__}: {exc})"
+            read = [n for k, n in enumerate(sample_names) if episode is None or k == episode]
+            _check_sizes(archive, ["header.json", *read] if "header.json" in names else read, path)
+            header = (
+                json.loads(_read(archive, "header.json", path)) if "header.json" in names else {}
+            )
+            samples = [
+                json.loads(_read(archive, n, path)) if n in read else {} for n in sample_names
+            ]
+    except MessageFormatError:
+        raise
+    except RecursionError as exc:
+        msg = f"{path}: an entry of this Inspect log is nested too deeply to read"
+        raise MessageFormatError(msg) from exc
+    except _damage() as exc:
+        msg = (
+            f"{path}: not a readable Inspect .eval log ({type(exc).__name__}: {exc}); the file "
+            "is damaged or truncated — copy it again, or read its .json form (inspect log "
+            "convert --to json)"
+        )
         raise MessageFormatError(msg) from exc
     return {**header, "samples": samples}
+
+
+def _damage() -> tuple[type[BaseException], ...]:
+    """What reading a damaged zip raises: the zip module's errors (a bad directory, an entry
+    cut short, a method it cannot read, an encrypted entry), zlib's, zstandard's when
+    installed, and the JSON decoder's."""
+    kinds: list[type[BaseException]] = [
+        zipfile.BadZipFile,
+        KeyError,
+        ValueError,
+        OSError,
+        EOFError,
+        zlib.error,
+        NotImplementedError,
+        RuntimeError,
+    ]
+    try:
+        import zstandard
+    except ImportError:
+        return tuple(kinds)
+    return (*kinds, zstandard.ZstdError)
+
+
+def _check_sizes(archive: zipfile.ZipFile, names: list[str], path: Path) -> None:
+    for name in names:
+        size = archive.getinfo(name).file_size
+        if size > MAX_ENTRY_BYTES:
+            msg = (
+                f"{path}: the entry {name!r} declares {size:,} bytes uncompressed, over the "
+                f"{MAX_ENTRY_BYTES:,} read: a damaged log or a zip bomb; nothing was "
+                "decompressed. Convert a real log (inspect log convert --to json) and load that"
+            )
+            raise MessageFormatError(msg)
 
 
 def _read(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
     info = archive.getinfo(name)
     if info.compress_type != _ZSTD:
+        # The zip module stops at the declared size and checks the CRC: never more than it.
         return archive.read(name)
     try:
         import zstandard  # (optional: the `inspect` extra; only zstd-compressed logs need it)

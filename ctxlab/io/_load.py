@@ -75,7 +75,7 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], Any]:
     text = read_text(path)
     try:
         return [], json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # (ValueError: a number of over 4,300 digits too)
         pass
     try:
         records = json_lines(path, text)
@@ -126,7 +126,7 @@ def _concatenated(text: str) -> list[tuple[int, Any]] | None:
             break
         try:
             value, end = decoder.raw_decode(text, position)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             return None
         records.append((text.count("\n", 0, position) + 1, value))
         position = end
@@ -241,17 +241,30 @@ def read(
         transcript = _load(source, format, episode, sidechains, name)
     except MessageFormatError as exc:
         guess = _guessed(exc, format)
-        if guess is None:
-            raise
-        msg = f"{exc} ({_GUESS_HINT.format(guess=guess)})"
-        raise MessageFormatError(msg) from exc
-    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+        if guess is not None:
+            msg = f"{exc} ({_GUESS_HINT.format(guess=guess)})"
+            raise MessageFormatError(msg) from exc
+        if isinstance(source, str | os.PathLike) and str(source) not in str(exc):
+            # Every error of a file names it: a folder's listing must say which one.
+            raise MessageFormatError(f"{source}: {exc}") from exc
+        raise
+    except (
+        TypeError,
+        AttributeError,
+        KeyError,
+        IndexError,
+        ValueError,
+        ArithmeticError,
+        RecursionError,
+    ) as exc:
         # A record of an unexpected shape deep inside: said as a format error, not a crash.
         where = str(source) if isinstance(source, str | os.PathLike) else "the data"
-        msg = (
-            f"{where} does not read as a {format or 'recognized'} session: "
-            f"{type(exc).__name__}: {exc}"
+        reason = (
+            "a value nested too deeply to read"
+            if isinstance(exc, RecursionError)
+            else f"{type(exc).__name__}: {exc}"
         )
+        msg = f"{where} does not read as a {format or 'recognized'} session: {reason}"
         raise MessageFormatError(msg) from exc
     if format is None and transcript.meta.get("source") in _GUESSES and not _modelled(transcript):
         # Loaded, but nothing in it reads as the format it was taken for: a wrong guess.
@@ -308,7 +321,7 @@ def _load(
                 (),
             )
         if path.suffix == ".eval" and zipfile.is_zipfile(path):
-            log = read_eval_zip(path)
+            log = read_eval_zip(path, episode)
             return _from_data(log, format or "inspect", str(path), name or path.stem, episode)
         records, document = _records(path)
         label, stem = str(path), path.name.split(".")[0]

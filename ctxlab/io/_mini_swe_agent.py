@@ -28,10 +28,44 @@ from ctxlab.io._chat import arguments_of, openai_usage
 
 __all__ = ["from_mini_swe_agent", "is_mini_swe_agent_list"]
 
-_ACTION = re.compile(
-    r"```(?:mswea_bash_command|bash)[ \t]*\n(.*?)\n?```|<mswea_bash_command>(.*?)</mswea_bash_command>",
-    re.DOTALL,
-)
+_FENCE = re.compile(r"```(?:mswea_bash_command|bash)[ \t]*+\n")
+_TAG, _END_TAG = "<mswea_bash_command>", "</mswea_bash_command>"
+
+
+def actions_in(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, command) of each action written in a reply, as mini's pattern finds them
+    (```` ```mswea_bash_command ```` or ```` ```bash ```` fences, ``<mswea_bash_command>`` tags;
+    ``(.*?)`` up to the first closing after each opening), in time linear in the reply's length:
+    an opening never closed ends the search for its kind instead of scanning to the end again
+    from every later one (a 160 kB reply of unclosed tags took 15 s)."""
+    spans: list[tuple[int, int, str]] = []
+    fence = _FENCE.search(text)
+    tag = text.find(_TAG)
+    position = 0
+    while fence is not None or tag >= 0:
+        if fence is not None and (tag < 0 or fence.start() < tag):
+            body = fence.end()
+            close = text.find("```", body)
+            if close < 0:
+                fence = None  # no fence after this one closes either
+                continue
+            # The body stops before a line break that precedes the closing fence.
+            stop = close - 1 if close > body and text[close - 1] == "\n" else close
+            spans.append((fence.start(), close + 3, text[body:stop]))
+            position = close + 3
+        else:
+            close = text.find(_END_TAG, tag + len(_TAG))
+            if close < 0:
+                tag = -1  # no tag after this one closes either
+                continue
+            spans.append((tag, close + len(_END_TAG), text[tag + len(_TAG) : close]))
+            position = close + len(_END_TAG)
+        # Each kind's next opening, searched for again only when the last one was used up.
+        if fence is not None and fence.start() < position:
+            fence = _FENCE.search(text, position)
+        if tag >= 0 and tag < position:
+            tag = text.find(_TAG, position)
+    return spans
 
 
 def is_mini_swe_agent_list(messages: Sequence[Any]) -> bool:
@@ -128,12 +162,13 @@ def _assistant(
     # finds exactly one (more, or none, is a format error: nothing ran, the next user message
     # says so).
     actions = extra.get("actions")
+    spans = actions_in(text)
     if isinstance(actions, list):
         commands = [str(a.get("command", "")) for a in actions if isinstance(a, Mapping)]
     else:
-        found = [(a or b).strip() for a, b in _ACTION.findall(text)]
+        found = [command.strip() for _, _, command in spans]
         commands = found if len(found) == 1 else []
-    thought = _ACTION.sub("", text).strip() if commands else text
+    thought = _without(text, spans).strip() if commands else text
     blocks = [{"type": "text", "text": thought}] if thought.strip() else []
     ids = [f"mini_{calls + n + 1:04d}" for n in range(len(commands))]
     blocks += [
@@ -141,6 +176,14 @@ def _assistant(
         for call_id, command in zip(ids, commands, strict=True)
     ]
     return blocks, ids
+
+
+def _without(text: str, spans: list[tuple[int, int, str]]) -> str:
+    kept, last = [], 0
+    for start, end, _ in spans:
+        kept.append(text[last:start])
+        last = end
+    return "".join(kept) + text[last:]
 
 
 def _notes(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.messages import ProviderUsage, ToolSchema
+from ctxlab.util._json import NOT_JSON, parse_json
 
 __all__ = [
     "CallParts",
@@ -35,10 +36,8 @@ def json_value(value: Any) -> Any:
     # Structured attributes travel as JSON strings (OTel attributes are flat); a kvlist or array
     # exporter sends them decoded.
     if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
+        parsed = parse_json(value)
+        return value if parsed is NOT_JSON else parsed
     return value
 
 

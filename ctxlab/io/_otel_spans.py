@@ -13,6 +13,7 @@ trace, name, attributes, events. What the spans mean for a conversation is
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -118,7 +119,10 @@ def _any_value(value: Any) -> Any:
         if key in value:
             return value[key]
     if "intValue" in value:
-        return int(value["intValue"])
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError, OverflowError):  # NaN, infinity, text: kept as it came
+            return value["intValue"]
     if "arrayValue" in value:
         return [_any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
     if "kvlistValue" in value:
@@ -138,14 +142,34 @@ def _key_values(items: Any) -> dict[str, Any]:
     }
 
 
-def _nanos(value: Any) -> int:
-    if isinstance(value, int | float):
-        return int(value)
-    if isinstance(value, str) and value:
-        if value.isascii() and value.isdigit():
-            return int(value)
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
-    return 0
+_LATEST = 2**63 - 1
+"""The latest start time a span can have, in nanoseconds (OTLP's fixed64; the year 2262)."""
+
+
+def _nanos(value: Any, scale: int = 1) -> int:
+    """A start time as nanoseconds since 1970: a number (of ``scale`` nanoseconds: Jaeger
+    counts microseconds), a string of digits, or an ISO 8601 time; 0 when missing. A
+    `ValueError` names a value that is no time — infinite, negative, past the year 2262, text
+    that is no date — rather than an ``OverflowError`` from deep inside."""
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str) and value.isascii() and value.isdecimal() and len(value) <= 20:
+        value = int(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if math.isfinite(value) and 0 <= value * scale <= _LATEST:
+            return int(value * scale)
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return int(moment.timestamp() * 1e9)
+        except (ValueError, OverflowError, OSError):
+            pass
+    shown = repr(value) if not isinstance(value, str) else repr(value[:40])
+    msg = (
+        f"a span's start time is {shown}: not a time (nanoseconds since 1970, or an ISO 8601 "
+        "date); export the trace again"
+    )
+    raise ValueError(msg)
 
 
 def _otlp_span(span: Mapping[str, Any]) -> Span:
@@ -162,14 +186,21 @@ def _otlp_span(span: Mapping[str, Any]) -> Span:
     )
 
 
-def _flat(attributes: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+_FLAT_DEPTH = 64
+"""How deep nested attributes are flattened; below, a value is kept whole under its key (no
+instrumentation nests a dozen levels, and recursion without a bound breaks at about 1,000)."""
+
+
+def _flat(attributes: Mapping[str, Any], prefix: str = "", depth: int = 0) -> dict[str, Any]:
     """Nested attributes (Phoenix: ``{"llm": {"input_messages": [{"message": ...}]}}``) as the
     flat dotted keys OTLP carries (``llm.input_messages.0.message.role``); flat ones as they are."""
     out: dict[str, Any] = {}
     for key, value in attributes.items():
         name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(_flat(value, f"{name}."))
+        if depth >= _FLAT_DEPTH:
+            out[name] = value
+        elif isinstance(value, Mapping):
+            out.update(_flat(value, f"{name}.", depth + 1))
         elif (
             prefix
             and isinstance(value, list)
@@ -177,7 +208,7 @@ def _flat(attributes: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
             and all(isinstance(v, Mapping) for v in value)
         ):
             for index, item in enumerate(value):
-                out.update(_flat(item, f"{name}.{index}."))
+                out.update(_flat(item, f"{name}.{index}.", depth + 1))
         else:
             out[name] = value
     return out
@@ -229,7 +260,7 @@ def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
             ]
             spans.append(
                 Span(
-                    start=int(span.get("startTime") or 0) * 1_000,  # microseconds
+                    start=_nanos(span.get("startTime"), 1_000),  # microseconds
                     trace=str(span.get("traceID") or trace.get("traceID") or ""),
                     name=str(span.get("operationName") or ""),
                     attributes=tags,

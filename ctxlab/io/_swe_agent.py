@@ -10,13 +10,13 @@ action gets its result from the last trajectory step's observation.
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import _text, tool_use_of
+from ctxlab.util._json import parse_json
 
 __all__ = ["from_swe_agent", "is_swe_agent"]
 
@@ -43,11 +43,9 @@ def _listed(value: Any) -> list[Any]:
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             parsed = ast.literal_eval(value)  # SWE-agent sometimes writes Python reprs
-        except (ValueError, SyntaxError):
-            try:
-                parsed = json.loads(value)
-            except json.JSONDecodeError:
-                return []
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            # (MemoryError: the parser's own stack overflowing on a deeply nested text)
+            parsed = parse_json(value)
         return parsed if isinstance(parsed, list) else []
     return []
 

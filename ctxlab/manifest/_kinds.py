@@ -68,6 +68,7 @@ TransformKind = Literal[
     "summary_failed",
     "tool_output_decoded",
     "workspace_trimmed",
+    "workspace_refused",
     "memory_flush",
     "memory_flush_failed",
     "recorded_compaction",
@@ -191,6 +192,7 @@ TRANSFORM_KINDS: dict[TransformKind, TransformInfo] = {
     "summary_failed": TransformInfo("failure", "conversation", ""),
     "tool_output_decoded": TransformInfo("repair", "conversation", ""),
     "workspace_trimmed": TransformInfo("truncation", "references", "trimmed"),
+    "workspace_refused": TransformInfo("failure", "references", "", "{target}: {detail}"),
     "memory_flush": TransformInfo("memory", "references", ""),
     "memory_flush_failed": TransformInfo("failure", "references", ""),
     # Not ctxlab's doing: the recorded agent's own compaction, shown where its requests restart.

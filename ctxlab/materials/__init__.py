@@ -12,9 +12,15 @@ from ctxlab.materials._sources import (
     validate_source_name,
 )
 from ctxlab.materials._unrecorded import Unrecorded
-from ctxlab.materials._workspace import limit_workspace, load_workspace
+from ctxlab.materials._workspace import (
+    MAX_FILE_BYTES,
+    WorkspaceMaterial,
+    limit_workspace,
+    load_workspace,
+)
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "ContextBlock",
     "ContextRequest",
     "ContextSource",
@@ -26,6 +32,7 @@ __all__ = [
     "SystemPart",
     "TextSource",
     "Unrecorded",
+    "WorkspaceMaterial",
     "limit_workspace",
     "load_sources",
     "load_workspace",

@@ -1,7 +1,10 @@
 """Workspace material: ``AGENTS.md`` into System; ``MEMORY.md`` and knowledge files as references.
 
 Loaded once per agent call (editing a file during the call takes effect at the next call), as the
-reference harness does.
+reference harness does. Only files inside the workspace are read, every symlink followed: a file
+that leads outside it (a cloned repository's ``knowledge/notes.md`` linked to
+``~/.aws/credentials``), or is larger than `MAX_FILE_BYTES`, is not read, and a
+``workspace_refused`` transform says which and why — nothing of it is sent to the model.
 """
 
 from __future__ import annotations
@@ -9,60 +12,114 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from ctxlab.manifest import Transform
 from ctxlab.materials._block import ContextBlock, Material, SystemPart
 from ctxlab.tokens import head_within
+from ctxlab.util._paths import resolved_within
 
-__all__ = ["limit_workspace", "load_workspace"]
+__all__ = ["MAX_FILE_BYTES", "WorkspaceMaterial", "limit_workspace", "load_workspace"]
 
 TRIM_NOTE = "\n[... workspace material cut to fit {limit} tokens; read {name} for the rest ...]"
 
 KNOWLEDGE_SUFFIXES = (".md", ".txt")
 
 
-def load_workspace(root: Path | None) -> tuple[tuple[SystemPart, ...], tuple[Material, ...]]:
-    """(System parts, reference material) of the workspace at ``root`` (empty when None)."""
+MAX_FILE_BYTES = 10_000_000
+"""The largest workspace file read (10 MB, some 2.5 million tokens: past any context window);
+a larger one is refused rather than read whole into memory."""
+
+
+class WorkspaceMaterial(NamedTuple):
+    """What `load_workspace` read: System parts, reference material, and what it refused."""
+
+    system: tuple[SystemPart, ...]
+    materials: tuple[Material, ...]
+    refused: tuple[Transform, ...] = ()
+    """A ``workspace_refused`` transform per file not read (outside the workspace, too large,
+    unreadable), for the manifest."""
+
+
+def load_workspace(root: Path | None) -> WorkspaceMaterial:
+    """The System parts, reference material and refusals of the workspace at ``root`` (empty
+    when None)."""
     if root is None or not root.is_dir():
-        return (), ()
+        return WorkspaceMaterial((), ())
     system: list[SystemPart] = []
     materials: list[Material] = []
+    refused: list[Transform] = []
+
+    def read(path: Path) -> str | None:
+        text, why = _read(root, path)
+        if why is not None:
+            relative = path.relative_to(root).as_posix()
+            refused.append(Transform("workspace_refused", f"workspace/{relative}", why))
+        return text
+
     agents = root / "AGENTS.md"
-    if agents.is_file():
-        system.append(SystemPart("workspace/AGENTS.md", _read(agents)))
+    text = read(agents) if agents.is_file() or agents.is_symlink() else None
+    if text is not None:
+        system.append(SystemPart("workspace/AGENTS.md", text))
     memory = root / "MEMORY.md"
-    if memory.is_file():
-        text = _read(memory)
-        if text.strip():
-            materials.append(
-                Material(
-                    "workspace/MEMORY.md",
-                    "workspace",
-                    "memory",
-                    ContextBlock.reference("MEMORY.md", text),
-                )
+    text = read(memory) if memory.is_file() or memory.is_symlink() else None
+    if text is not None and text.strip():
+        materials.append(
+            Material(
+                "workspace/MEMORY.md",
+                "workspace",
+                "memory",
+                ContextBlock.reference("MEMORY.md", text),
             )
+        )
     knowledge = root / "knowledge"
-    if knowledge.is_dir():
+    if knowledge.is_dir() and resolved_within(root, knowledge) is None:
+        # A linked-out folder is not even walked (it may be the whole disk).
+        refused.append(
+            Transform(
+                "workspace_refused",
+                "workspace/knowledge",
+                "a link that leads outside the workspace: not read, nothing sent",
+            )
+        )
+    elif knowledge.is_dir():
+        # rglob does not descend into linked folders; a linked file is checked by _read.
         for path in sorted(knowledge.rglob("*")):
-            if path.is_file() and path.suffix in KNOWLEDGE_SUFFIXES:
+            if path.suffix not in KNOWLEDGE_SUFFIXES or not (path.is_file() or path.is_symlink()):
+                continue
+            text = read(path)
+            if text is not None and text.strip():
                 relative = path.relative_to(root).as_posix()
-                text = _read(path)
-                if text.strip():
-                    materials.append(
-                        Material(
-                            f"workspace/{relative}",
-                            "workspace",
-                            "knowledge",
-                            ContextBlock.reference(relative, text),
-                        )
+                materials.append(
+                    Material(
+                        f"workspace/{relative}",
+                        "workspace",
+                        "knowledge",
+                        ContextBlock.reference(relative, text),
                     )
-    return tuple(system), tuple(materials)
+                )
+    return WorkspaceMaterial(tuple(system), tuple(materials), tuple(refused))
 
 
-def _read(path: Path) -> str:
-    # A file that is not UTF-8 is still read (invalid bytes replaced): it is the user's text.
-    return path.read_bytes().decode("utf-8", "replace")
+def _read(root: Path, path: Path) -> tuple[str | None, str | None]:
+    """(The file's text, None) or (None, why it is not read)."""
+    target = resolved_within(root, path)
+    if target is None:
+        try:
+            leads = f" (to {str(path.resolve())!r})"
+        except (OSError, RuntimeError):
+            leads = ""
+        return None, f"a link that leads outside the workspace{leads}: not read, nothing sent"
+    try:
+        size = target.stat().st_size
+        if not target.is_file():
+            return None, "not a regular file: not read"
+        if size > MAX_FILE_BYTES:
+            return None, f"{size:,} bytes, over the {MAX_FILE_BYTES:,} read: not read"
+        # A file that is not UTF-8 is still read (invalid bytes replaced): it is the user's.
+        return target.read_bytes().decode("utf-8", "replace"), None
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
 
 
 def limit_workspace(

@@ -44,13 +44,14 @@ from ctxlab.messages._repair import repair_conversation
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import CompactionMethod, Summary, WorkingState
 from ctxlab.messages._text import DECODE_NOTE, clean_text, decoded_output
-from ctxlab.messages._usage import ProviderUsage
+from ctxlab.messages._usage import MAX_TOKENS, ProviderUsage
 
 __all__ = [
     "ANTHROPIC_BLOCK_TYPES",
     "DECODE_NOTE",
     "HINT_CLOSE",
     "HINT_OPEN",
+    "MAX_TOKENS",
     "MESSAGES_ADAPTER",
     "MESSAGE_ADAPTER",
     "RESULT_PART_TYPES",

@@ -9,9 +9,15 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["ProviderUsage", "token_count"]
+__all__ = ["MAX_TOKENS", "ProviderUsage", "count_or_none", "token_count"]
 
-_DIGITS = re.compile(r"[0-9]+")
+_DIGITS = re.compile(r"[0-9]{1,20}")
+
+MAX_TOKENS = 2**40
+"""The largest token count ctxlab takes from a file, a provider or a store (about 1.1 × 10¹²):
+no text a process can hold has more tokens than bytes, and a terabyte of text is beyond any
+request. A larger count is damage, and summed over a session it would overflow the 64-bit
+integers of a table."""
 
 
 def token_count(value: Any, field: str) -> int:
@@ -19,26 +25,42 @@ def token_count(value: Any, field: str) -> int:
 
     Missing (None) is 0; a whole float (``12.0``) or a string of digits is read as the number.
     Raises `ValueError` naming ``field`` for anything else — a negative count, infinity, NaN,
-    a fraction, a bool — because a bill computed from it would be wrong silently.
+    a fraction, a bool, a count above `MAX_TOKENS` — because a bill computed from it would be
+    wrong silently.
     """
     if value is None:
         return 0
-    # ASCII digits only: "¹".isdigit() is true and int("¹") raises.
+    # ASCII digits only: "¹".isdigit() is true and int("¹") raises; at most 20 of them, so
+    # that a line of 30,000 digits is refused without converting it.
     if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
-        return int(value.strip())
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = int(value.strip())
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
         return value
-    if isinstance(value, float) and math.isfinite(value) and value >= 0 and value.is_integer():
-        return int(value)
-    msg = f"usage field {field!r} is {value!r}: a token count is a whole number from 0"
+    msg = (
+        f"usage field {field!r} is {_shown(value)}: a token count is a whole number from 0 to "
+        f"{MAX_TOKENS:,}"
+    )
     raise ValueError(msg)
+
+
+def count_or_none(value: Any) -> int | None:
+    """A count a file records beside its messages (a compaction's ``preTokens``, an index),
+    or None when it is missing or no count — NaN, infinity, negative, a fraction, text — so
+    that one odd field costs that figure, not the file."""
+    try:
+        return None if value is None else token_count(value, "count")
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderUsage:
     """What the provider billed for the request (known only after the response).
 
-    Every count is a whole number from 0 (`ValueError` otherwise, naming the field)."""
+    Every count is a whole number from 0 to `MAX_TOKENS` (`ValueError` otherwise, naming the
+    field)."""
 
     input_tokens: int
     output_tokens: int
@@ -48,7 +70,7 @@ class ProviderUsage:
     def __post_init__(self) -> None:
         for spec in fields(self):
             value = getattr(self, spec.name)
-            if type(value) is not int or value < 0:
+            if type(value) is not int or not 0 <= value <= MAX_TOKENS:
                 object.__setattr__(self, spec.name, token_count(value, spec.name))
 
     @classmethod
@@ -70,3 +92,13 @@ class ProviderUsage:
     def total_input_tokens(self) -> int:
         """Input plus cache reads and writes: comparable to the manifest's estimate."""
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+
+def _shown(value: Any) -> str:
+    # A value as an error message can quote it: a huge number or text by its size (repr of an
+    # int of over 4,300 digits raises).
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a number of {value.bit_length():,} bits"
+    if isinstance(value, str) and len(value) > 40:
+        return repr(value[:40]) + f"… ({len(value):,} characters)"
+    return repr(value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from ctxlab.config._config import ContextConfig
@@ -25,6 +25,7 @@ from ctxlab.exceptions import (
 )
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ModelRequest
+from ctxlab.messages._usage import count_or_none, token_count
 from ctxlab.models._anthropic_edits import (
     applied_edits,
     reported_edits,
@@ -254,17 +255,17 @@ class AnthropicModel(Model):
                 async with self.client.messages.stream(
                     max_tokens=self.max_tokens, **payload
                 ) as stream:
-                    async for text in stream.text_stream:
+                    texts = stream.text_stream.__aiter__()
+                    while (text := await _next_or_none(texts)) is not None:
                         if on_text is not None:
-                            on_text(text)
-                    message = await stream.get_final_message()
+                            on_text(text)  # (the caller's: its errors are its own)
+                    message = await _sdk_read(stream.get_final_message())
             else:
-                message = await self.client.messages.create(max_tokens=self.max_tokens, **payload)
+                message = await _sdk_read(
+                    self.client.messages.create(max_tokens=self.max_tokens, **payload)
+                )
         except self._sdk_error as exc:
             raise _translate(exc) from exc
-        except ValueError as exc:
-            # The SDK's stream accumulator refuses a tool input it cannot parse (too deep).
-            raise _malformed(exc) from exc
         response = _response(message)
         if not streaming:
             emit_text(response.message, on_text)
@@ -287,7 +288,33 @@ class AnthropicModel(Model):
             if isinstance(managed, Mapping)
             else getattr(managed, "original_input_tokens", None)
         )
-        return int(original) if isinstance(original, int) else int(result.input_tokens)
+        counted = count_or_none(original if isinstance(original, int) else result.input_tokens)
+        if counted is None:
+            msg = f"the API counted {result.input_tokens!r} tokens: not a token count"
+            raise MalformedReply(msg)
+        return counted
+
+
+async def _next_or_none(texts: Any) -> str | None:
+    try:
+        text: str = await _sdk_read(texts.__anext__())
+    except StopAsyncIteration:
+        return None
+    return text
+
+
+async def _sdk_read(step: Awaitable[Any]) -> Any:
+    """What the SDK's stream reads next: an event it cannot accumulate — a tool input too
+    deep to parse, a block of a shape it does not know, an event out of order — fails it with
+    an error of Python's own (ValueError, AttributeError, ...), said here as a MalformedReply."""
+    try:
+        return await step
+    except StopAsyncIteration:
+        raise
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, RuntimeError) as exc:
+        raise _malformed(exc) from exc
+    except AssertionError as exc:  # the SDK's own check: a stream that carried no message
+        raise _malformed(exc, "the stream carried no message") from exc
 
 
 def _response(message: Any) -> ModelResponse:
@@ -295,6 +322,9 @@ def _response(message: Any) -> ModelResponse:
         # A block type this SDK does not model (a server compaction block, say) is built as
         # the union's first member with the block's own fields: the dump writes the fields as
         # they came, and pydantic's warning about the mismatch is no news.
+        if not hasattr(message, "model_dump"):  # a body that is no message (text, a list)
+            msg = f"the body is {type(message).__name__}, not a message"
+            raise ValueError(msg)
         data = message.model_dump(mode="json", exclude_none=True, warnings=False)
         # Every block is kept: thinking must go back signed and unmodified with the tool
         # results that follow it, and server tool blocks are part of what the model said.
@@ -302,27 +332,45 @@ def _response(message: Any) -> ModelResponse:
         parsed = messages_from_anthropic([{"role": "assistant", "content": content}])[0]
     except (ValueError, RecursionError) as exc:  # pydantic's errors are ValueErrors
         raise _malformed(exc) from exc
-    usage = data.get("usage") or {}
+    # The usage as the SDK holds it: dumped as JSON, a NaN count would read as a missing one.
+    sdk_usage: Any = getattr(message, "usage", None)
+    usage = (
+        sdk_usage.model_dump(warnings=False)
+        if hasattr(sdk_usage, "model_dump")
+        else data.get("usage")
+    )
+    usage = usage if isinstance(usage, Mapping) else {}
+    try:
+        # Each count checked (`ProviderUsage`): a negative, NaN or textual one is no bill.
+        billed = ProviderUsage(
+            *(
+                token_count(usage.get(name), name)
+                for name in (
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                )
+            )
+        )
+    except ValueError as exc:
+        raise _malformed(exc, "its usage is no token count") from exc
     return ModelResponse(
         message=parsed,  # type: ignore[arg-type]
         stop_reason=data.get("stop_reason") or "end_turn",
-        usage=ProviderUsage(
-            input_tokens=int(usage.get("input_tokens") or 0),
-            output_tokens=int(usage.get("output_tokens") or 0),
-            cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
-            cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
-        ),
+        usage=billed,
         model=data.get("model", ""),
         provider_transforms=applied_edits(data),
         applied_edits=reported_edits(data),
     )
 
 
-def _malformed(exc: Exception) -> MalformedReply:
+def _malformed(exc: Exception, what: str = "") -> MalformedReply:
     reason = str(exc)
     # The SDK quotes the whole unreadable JSON: the start says enough.
     reason = reason if len(reason) <= 300 else reason[:300] + "…"
-    return MalformedReply(f"the model's reply could not be read as a message: {reason}")
+    said = f" ({what})" if what else ""
+    return MalformedReply(f"the model's reply could not be read as a message{said}: {reason}")
 
 
 def _translate(exc: Exception) -> ModelError:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import Transform
+from ctxlab.messages._usage import count_or_none
 
 __all__ = [
     "COMPACTION_BETA",
@@ -90,7 +91,7 @@ def applied_edits(data: Mapping[str, Any]) -> tuple[Transform, ...]:
     for step in iterations if isinstance(iterations, list) else ():
         if isinstance(step, Mapping) and step.get("type") == "compaction":
             counts = ", ".join(
-                f"{int(step.get(key) or 0):,} {name}"
+                f"{count_or_none(step.get(key)) or 0:,} {name}"
                 for key, name in (
                     ("input_tokens", "input"),
                     ("cache_read_input_tokens", "cache read"),

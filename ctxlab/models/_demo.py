@@ -176,9 +176,9 @@ class DemoModel(Model):
                 self._todo_done,
                 self._final_report,
             ]
-        named = re.search(r"[\w./-]+\.(?:py|md|html|txt|csv|log|cfg|toml)\b", prompt)
+        named = _file_named(prompt)
         if named:
-            self._notes["file"] = named.group(0)
+            self._notes["file"] = named
             return [self._read_named, self._show_named]
         return [self._list, self._read_readme, self._describe]
 
@@ -369,7 +369,7 @@ class DemoModel(Model):
 
     def _describe(self, request: ModelRequest) -> list[Any]:
         readme = _result_of(request, "read_file", "README") or ""
-        text = re.sub(r"^\s*\d+  ", "", readme, flags=re.MULTILINE)
+        text = re.sub(r"^[ \t]*+\d++  ", "", readme, flags=re.MULTILINE)
         paragraph = next((p for p in text.split("\n\n") if p and not p.startswith("#")), text)
         files = len((_result_of(request, "list_files") or "").splitlines())
         self._plan = []
@@ -390,3 +390,18 @@ def _verdict(output: str) -> str:
     if not ran or not status:
         return "no test summary"
     return f"{ran.group(1)} tests, {status.group(1)}"
+
+
+_PATH_RUN = re.compile(r"[\w./-]+")
+_FILE_END = re.compile(r"\.(?:py|md|html|txt|csv|log|cfg|toml)\b")
+
+
+def _file_named(prompt: str) -> str | None:
+    """The first file name in a prompt: the longest start of a run of path characters that
+    ends in a known extension. Run by run, in time linear in the prompt (one pattern over a
+    long run of dashes took the square of its length)."""
+    for run in _PATH_RUN.finditer(prompt):
+        ends = [m.end() for m in _FILE_END.finditer(run.group()) if m.start() > 0]
+        if ends:
+            return run.group()[: ends[-1]]
+    return None

@@ -18,6 +18,7 @@ from typing import Any
 
 from ctxlab.exceptions import (
     ContextOverflowError,
+    MalformedReply,
     ModelError,
     OverloadedError,
     RateLimitError,
@@ -103,14 +104,23 @@ class OpenAIModel(Model):
             completion = await self.client.chat.completions.create(**payload)
         except self._sdk_error as exc:
             raise _translate(exc) from exc
-        choice = completion.choices[0]
-        message = assistant_from_openai(choice.message)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+            # A body the SDK cannot read (not JSON, not UTF-8, no choices) fails it with an
+            # error of Python's own (json's, the codec's): the reply is malformed.
+            raise _malformed(exc) from exc
+        try:
+            choice = completion.choices[0]
+            reply, finish = choice.message, choice.finish_reason
+            model = completion.model
+        except (TypeError, AttributeError, KeyError, IndexError) as exc:
+            raise _malformed(exc) from exc
+        message = assistant_from_openai(reply)
         emit_text(message, on_text)
         return ModelResponse(
             message=message,
-            stop_reason=str(choice.finish_reason or "stop"),
-            usage=_usage(completion.usage),
-            model=str(completion.model or self.name),
+            stop_reason=str(finish or "stop"),
+            usage=_usage(getattr(completion, "usage", None)),
+            model=str(model or self.name),
         )
 
     async def _streamed(
@@ -155,13 +165,25 @@ class OpenAIModel(Model):
         )
 
 
+def _malformed(exc: Exception) -> MalformedReply:
+    reason = str(exc)
+    reason = reason if len(reason) <= 300 else reason[:300] + "…"
+    return MalformedReply(f"the model's reply could not be read as a message: {reason}")
+
+
 def _usage(usage: Any) -> ProviderUsage | None:
     if usage is None:
         return None
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", 0) if details is not None else 0
     # OpenAI's prompt tokens include the cached ones; ctxlab keeps them apart (as Anthropic does).
-    return ProviderUsage.with_cache_inside(usage.prompt_tokens, usage.completion_tokens, cached)
+    try:
+        return ProviderUsage.with_cache_inside(
+            getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), cached
+        )
+    except ValueError as exc:  # a count that is none (negative, NaN, text): the server's fault
+        msg = f"the model's reply carries a usage that is no token count: {exc}"
+        raise MalformedReply(msg) from exc
 
 
 def _translate(exc: Exception) -> ModelError:

@@ -96,7 +96,9 @@ def assistant_from_openai(message: Any) -> AssistantMessage:
     Raises `MalformedReply` for a reply that does not read as a message."""
     try:
         return _assistant_from_openai(message)
-    except (ValueError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError
+    # pydantic's ValidationError is a ValueError; a body of another shape (text, a list, an
+    # arguments field that is no text) fails with the others.
+    except (ValueError, RecursionError, TypeError, AttributeError, KeyError) as exc:
         msg = f"the model's reply could not be read as a message: {exc}"
         raise MalformedReply(msg) from exc
 

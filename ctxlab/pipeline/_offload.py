@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from ctxlab.exceptions import OffloadError, WriteError
 from ctxlab.util._files import write_atomic
+from ctxlab.util._paths import resolved_within
 
 __all__ = ["Offloader", "WorkspaceOffloader", "offload_name", "safe_name"]
 
@@ -58,9 +59,12 @@ class WorkspaceOffloader:
         if os.path.isabs(relative_path):
             msg = f"offload path {relative_path!r} is absolute; give a path inside the workspace"
             raise OffloadError(msg)
-        target = (self.root / relative_path).resolve()
-        if not target.is_relative_to(self.root):
-            msg = f"offload path {relative_path!r} leaves the workspace {str(self.root)!r}"
+        target = resolved_within(self.root, self.root / relative_path)
+        if target is None:
+            msg = (
+                f"offload path {relative_path!r} leaves the workspace {str(self.root)!r} (a "
+                "'..' or a link out of it): nothing was written"
+            )
             raise OffloadError(msg)
         return target
 

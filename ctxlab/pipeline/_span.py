@@ -25,6 +25,7 @@ from ctxlab.pipeline._changes import edit_change, shell_changes
 from ctxlab.pipeline._results import TRUNCATION_MARKER
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
+from ctxlab.util._tags import PairedTags
 
 __all__ = ["TAGS", "Run", "Span", "flat", "read_span", "short"]
 
@@ -57,20 +58,29 @@ _CONTENT_ARGS = {
     "file_text",
 }
 _TODO_TOOLS = {"todowrite", "todo_write", "update_plan", "write_todos"}
-TAGS = re.compile(
-    r"<system-reminder>.*?</system-reminder>|<(command-\w+|local-command-\w+)>.*?</\1>", re.DOTALL
+TAGS = PairedTags(
+    re.compile(r"<(system-reminder|(?:local-)?command-\w++)>"),
+    re.compile(r"</(system-reminder|(?:local-)?command-\w++)>"),
 )
+"""A harness's tags in a user message (reminders, slash commands and their output)."""
 _EXIT = re.compile(r"<returncode>(-?\d+)</returncode>|\b[Ee]xit (?:code|status):? ?(-?\d+)")
-# pytest's summary (``=== 2 failed, 3 passed in 0.1s ===``, bare under ``-q``), unittest's.
-_TEST_TALLY = re.compile(
-    r"=+ (.*\b(?:passed|failed|error|errors|skipped)\b.*?) =+$|^(FAILED \(.*\)|OK(?: \(.*\))?)$"
-    r"|^(Ran \d+ tests? in .*)$|^(\d+ (?:passed|failed|errors?|skipped)\b[\w ,]* in [\d.]+s)$",
-    re.MULTILINE,
+# A test run's tally line: pytest's "=== 3 passed, 1 failed in 0.2s ===" (bare under ``-q``:
+# "3 passed in 0.2s"), unittest's "OK", "FAILED (failures=1)" and "Ran 4 tests in 0.1s"
+# (`_tallies`).
+_TALLY_RULE = re.compile(r"(?<!=)=++ ")
+_TALLY_WORD = re.compile(r"\b(?:passed|failed|error|errors|skipped)\b")
+_TALLY_LINE = re.compile(
+    r"^(?:(FAILED \(.*\)|OK(?: \(.*\))?)|(Ran \d+ tests? in .*)"
+    r"|(\d++ (?:passed|failed|errors?|skipped)\b[\w ,]* in [\d.]++s))$"
 )
-# A failure line, bare or behind pytest's ``E`` or ``INTERNALERROR>`` gutter.
+# A failure line, bare or behind pytest's ``E`` or ``INTERNALERROR>`` gutter. The white space
+# before it: after the gutter, all of it (each run belongs to one gutter line); else at most one
+# line break (as `\s*` did across the blank lines before it, which `lines_holding` keeps) — a
+# run of blank lines is not scanned again from each of its lines.
 _FAILURE = re.compile(
-    r"^(?:E +|INTERNALERROR> *)?\s*((?:[\w.]+(?:Error|Exception)\b(?::.*)?)|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*"
-    r"|fatal: .*)$",
+    r"^(?:E ++\s*+|INTERNALERROR> *+\s*+|(?:[^\S\n]*+\n)?[^\S\n]*+)"
+    r"((?:[\w.]+(?:Error|Exception)\b(?::.*)?)"
+    r"|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*|fatal: .*)$",
     re.MULTILINE,
 )
 _WORD_FILE = re.compile(
@@ -178,9 +188,7 @@ def _scan_result(output: str, is_error: bool) -> _Scan:
     failures = _FAILURE.findall(lines_holding(text, _FAILURE_WORDS, lead=("E",)))
     code = _EXIT.search(lines_holding(text, _EXIT_WORDS))
     status = (code.group(1) or code.group(2)) if code else None
-    tally = [
-        next(filter(None, t), "") for t in _TEST_TALLY.findall(lines_holding(text, _TALLY_WORDS))
-    ]
+    tally = _tallies(lines_holding(text, _TALLY_WORDS))
     parts: list[str] = []
     if status is not None:
         parts.append(f"exit {status}")
@@ -199,6 +207,28 @@ def _scan_result(output: str, is_error: bool) -> _Scan:
         is_error or bool(failures) or failing_tally or (status is not None and int(status) != 0)
     )
     return outcome, summary, tuple(dict.fromkeys(failures)), failed, _telling(output)
+
+
+def _tallies(text: str) -> list[str]:
+    """The tally of each line that has one, in order: a line opening with unittest's verdict
+    or count, else pytest's rule (``=== … passed … ===``: what lies between the first rule
+    followed by a space and the closing one, holding one of the words). Line by line, in time
+    linear in the text (the one pattern it replaces took the square of a line's length)."""
+    found: list[str] = []
+    for line in text.split("\n"):
+        verdict = _TALLY_LINE.match(line)
+        if verdict is not None:
+            found.append(verdict.group(1) or verdict.group(2) or verdict.group(3))
+            continue
+        rest = line.rstrip("=")
+        if rest == line or not rest.endswith(" "):
+            continue  # no closing rule
+        opening = _TALLY_RULE.search(line)
+        if opening is not None and opening.end() < len(rest):
+            inside = line[opening.end() : len(rest) - 1]
+            if _TALLY_WORD.search(inside):
+                found.append(inside)
+    return found
 
 
 def _telling(output: str) -> str:

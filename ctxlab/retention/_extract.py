@@ -117,8 +117,13 @@ _IDENTIFIER = re.compile(
 _FAILED_TEST = re.compile(
     r"^(?:FAILED|ERROR)\s+(\S+::\S+)|^(test\w*) \([\w.]+\) \.\.\. (?:FAIL|ERROR)", re.MULTILINE
 )
+# The white space before an error: after pytest's "E", all of it (each run belongs to one "E"
+# line); else at most one line break (as `\s*` did across the blank lines `lines_holding` keeps)
+# — a run of blank lines is not scanned again from each of its lines. What a match holds
+# besides is white space, which `collapse` removes.
 _ERROR_LINE = re.compile(
-    r"^(?:E\s+)?\s*(?:[\w.]*(?:Error|Exception)\b(?::.*)?|(?:FAILED|FAIL|ERROR)\b.*|.*\b[Ee]rror: .*"
+    r"^(?:E\s++|(?:[^\S\n]*+\n)?[^\S\n]*+)"
+    r"(?:[\w.]*(?:Error|Exception)\b(?::.*)?|(?:FAILED|FAIL|ERROR)\b.*|.*\b[Ee]rror: .*"
     r"|fatal: .*)$",
     re.MULTILINE,
 )

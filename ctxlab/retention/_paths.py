@@ -64,9 +64,33 @@ _TOOL_ACTIONS: dict[str, FileAction] = {
 }
 _CD = re.compile(r"(?:^|[;&|(]\s*)cd\s+(['\"]?)([^\s'\";&|]+)\1")
 _REDIRECT = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([^\s'\";|&]+)")
-_EDITS_IN_PLACE = re.compile(r"\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-p?i|\bpatch\b|\bgit\s+apply\b")
+_EDITS = re.compile(r"\bperl\s++-p?i|\bpatch\b|\bgit\s++apply\b")
+_SED = re.compile(r"\bsed\s++")
+_SED_OPTION = re.compile(r"-\w++\s++")
 _RUNS = re.compile(r"(?:^|&&|;|\|\|)\s*(?:python3?|pytest|bash|sh|node|ruby|go run|cargo run)\b")
 _STRENGTH = {"read": 0, "run": 1, "edited": 2, "created": 3}
+
+
+def _edits_in_place(command: str) -> bool:
+    """Whether a shell command edits files in place: ``sed`` with ``-i`` among its leading
+    options (``sed -n -i s/a/b/ f``), ``perl -pi``, ``patch``, ``git apply``. sed's options
+    are read once each: a command that repeats ``sed -x`` is not read again from every ``sed``
+    (the pattern ``sed\\s+(?:-\\w+\\s+)*-i`` took the square of its length)."""
+    if _EDITS.search(command):
+        return True
+    position = 0
+    while (sed := _SED.search(command, position)) is not None:
+        at = sed.end()
+        while not command.startswith("-i", at):
+            option = _SED_OPTION.match(command, at)
+            if option is None:
+                break
+            at = option.end()
+        else:
+            return True
+        # A later "sed" among these options reads the same options to the same end: skipped.
+        position = max(at, sed.start() + 1)
+    return False
 
 
 def path_argument(block: ToolUseBlock) -> str | None:
@@ -96,7 +120,7 @@ def _is_file(path: str) -> bool:
 
 def _command_files(command: str) -> tuple[tuple[str, FileAction], ...]:
     written = {m.group(1) for m in _REDIRECT.finditer(command)}
-    in_place = bool(_EDITS_IN_PLACE.search(command))
+    in_place = _edits_in_place(command)
     runs = bool(_RUNS.search(command))
     found: list[tuple[str, FileAction]] = []
     for path in SHELL_PATH.findall(command):

@@ -13,16 +13,20 @@ from collections.abc import Sequence
 
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.util._memo import Memo
+from ctxlab.util._tags import PairedTags
 
 __all__ = ["UserLines"]
 
 Message = UserMessage | AssistantMessage
 
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
-_HARNESS_TAG = re.compile(
-    r"<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>"
-    r".*?</\1>",
-    re.DOTALL,
+_REMINDER = PairedTags(re.compile(r"<(system-reminder)>"), re.compile(r"</(system-reminder)>"))
+_HARNESS_TAG = PairedTags(
+    re.compile(
+        r"<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>"
+    ),
+    re.compile(
+        r"</(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>"
+    ),
 )
 _HARNESS_SUMMARY = "This session is being continued from a previous conversation"
 _LETTERS = re.compile(r"[^\W\d_]")

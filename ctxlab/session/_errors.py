@@ -1,4 +1,6 @@
-"""Every SQLite failure of the session log as a `SessionLogError` naming the file."""
+"""Every SQLite failure of the session log as a `SessionLogError` naming the file, what was being
+done, and what the failure means: locked by another process, read-only, a full disk, damage —
+each with its own advice (a full disk is not damage, and a locked log is not to be restored)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,55 @@ from ctxlab.exceptions import SessionLogError
 if TYPE_CHECKING:
     from ctxlab.session._log import SessionLog
 
-__all__ = ["_typed_errors"]
+__all__ = ["_BUSY", "_typed_errors", "error_code"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_BUSY = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED"})
+_PRIMARY = (
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_READONLY",
+    "SQLITE_PERM",
+    "SQLITE_CANTOPEN",
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+)
+
+
+def error_code(exc: sqlite3.Error) -> str:
+    """SQLite's primary error name of ``exc`` (``SQLITE_IOERR_WRITE`` is ``SQLITE_IOERR``)."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    return next((p for p in _PRIMARY if name == p or name.startswith(p + "_")), name)
+
+
+def _hint(exc: sqlite3.Error) -> str:
+    code = error_code(exc)
+    if code in _BUSY:
+        return (
+            "Another process holds it locked: wait for it to finish, or close the other "
+            "writer, then retry; the log is not damaged"
+        )
+    if code in ("SQLITE_READONLY", "SQLITE_PERM", "SQLITE_CANTOPEN"):
+        return (
+            "It cannot be written (a read-only file or folder); nothing was written. Make it "
+            "writable, or point the session log at another file"
+        )
+    if code == "SQLITE_FULL":
+        return (
+            "The disk is full; nothing of this was written and the log is as it was. Free some "
+            "space and retry"
+        )
+    if code == "SQLITE_IOERR":
+        return "The disk reported an I/O error; nothing of this was written. Check the disk"
+    if code in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        return (
+            "The file is damaged; it was left as it is: point the session log at another "
+            "file, or restore this one from a backup"
+        )
+    return "Nothing of this was written; the file was left as it is"
 
 
 def _typed_errors(action: str) -> Callable[[F], F]:
@@ -27,13 +75,7 @@ def _typed_errors(action: str) -> Callable[[F], F]:
             try:
                 return method(self, *args, **kwargs)
             except sqlite3.Error as exc:
-                hint = (
-                    "another process holds it locked; retry, or close the other writer"
-                    if "locked" in str(exc) or "busy" in str(exc)
-                    else "the file may be damaged; it was left as it is: point the session log "
-                    "at another file, or restore this one from a backup"
-                )
-                msg = f"the session log {self.path} failed while {action}: {exc}. {hint}"
+                msg = f"the session log {self.path} failed while {action}: {exc}. {_hint(exc)}"
                 raise SessionLogError(msg) from exc
 
         return guarded  # type: ignore[return-value]

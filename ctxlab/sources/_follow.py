@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import MessageFormatError
+from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io._claude_code import from_claude_code
 from ctxlab.io._compactions import place_compactions
 from ctxlab.messages import AssistantMessage
@@ -134,7 +135,8 @@ class FollowedSession(ObservedSession):
 
     def start(self, interval: float = 0.5) -> asyncio.Task[None]:
         """Poll in the background every ``interval`` seconds until `stop` (needs a running event
-        loop, as in a notebook)."""
+        loop, as in a notebook). ``interval`` is a positive, finite number of seconds."""
+        interval = poll_interval(interval)
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._poll_forever(interval))
         return self._task
@@ -158,6 +160,20 @@ class FollowedSession(ObservedSession):
         await self.poll(final=True)
 
 
+def poll_interval(value: Any) -> float:
+    """``value`` as seconds between polls: a finite number above 0 (NaN would poll never,
+    infinity once, 0 or less without pause)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        msg = f"interval must be a positive, finite number of seconds (e.g. 0.5), got {value!r}"
+        raise UsageError(msg)
+    return float(value)
+
+
 async def follow(
     path: str | os.PathLike[str],
     *,
@@ -171,8 +187,10 @@ async def follow(
     rest as it is written (every ``interval`` seconds, in the background). Open the result in a
     Lab (``Lab(session)``) to watch the session's requests live; ``await session.stop()`` ends it.
 
-    Raises `MessageFormatError` if the file cannot be read or holds a line that is not JSON.
+    Raises `MessageFormatError` if the file cannot be read or holds a line that is not JSON,
+    `UsageError` for an ``interval`` that is not a positive, finite number of seconds.
     """
+    interval = poll_interval(interval)  # before anything is read or started
     session = FollowedSession(
         path, context_window=context_window, config=config, counter=counter, sidechains=sidechains
     )

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ctxlab.exceptions import CountStoreError
 from ctxlab.messages import (
     AssistantMessage,
     DocumentBlock,
@@ -118,7 +119,12 @@ class TokenCache:
     def __init__(self, counter: TokenCounter, store: CountStore | None = None) -> None:
         self.counter = counter
         self.store = store
-        """Counts kept across runs (`CountStore`), read and written by `count_ahead`."""
+        """Counts kept across runs (`CountStore`), read and written by `count_ahead`: a help,
+        never a failure — when it cannot be read it is left aside (the counts are made here),
+        when it cannot be written new counts stay in memory; `store_problem` says why."""
+        self.store_problem: str | None = None
+        """Why the store was left aside or not written (None while it serves)."""
+        self._store_writes = True
         self._blocks: dict[str, int] = {}
         self._messages: dict[str, int] = {}
         self._texts: dict[str, int] = {}
@@ -195,7 +201,12 @@ class TokenCache:
                 if key not in self._blocks and key not in pending:
                     pending[key] = block_parts(block)
         if pending and self.store is not None:
-            for key, tokens in self.store.get_many(self.store_namespace, list(pending)).items():
+            try:
+                stored = self.store.get_many(self.store_namespace, list(pending))
+            except CountStoreError as exc:
+                self.store_problem, self.store = str(exc), None
+                stored = {}
+            for key, tokens in stored.items():
                 self._remember(self._blocks, key, tokens)
                 del pending[key]
         counted = self._count_pending(pending)
@@ -216,8 +227,11 @@ class TokenCache:
         for key, tokens in counted.items():
             self._remember(self._blocks, key, tokens)
         self.counted_blocks += len(counted)
-        if self.store is not None:
-            self.store.put_many(self.store_namespace, counted)
+        if self.store is not None and self._store_writes:
+            try:
+                self.store.put_many(self.store_namespace, counted)
+            except CountStoreError as exc:
+                self.store_problem, self._store_writes = str(exc), False
         return len(counted)
 
     @staticmethod

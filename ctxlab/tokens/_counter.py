@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from ctxlab.exceptions import UsageError
+
 __all__ = ["ApproximateCounter", "TokenCount", "TokenCounter"]
 
 
@@ -47,10 +49,18 @@ class ApproximateCounter:
     """
 
     def __init__(self, chars_per_token: float = 4.0) -> None:
-        if chars_per_token <= 0:
-            msg = f"chars_per_token must be positive, got {chars_per_token}"
-            raise ValueError(msg)
-        self.chars_per_token = chars_per_token
+        if (
+            isinstance(chars_per_token, bool)
+            or not isinstance(chars_per_token, int | float)
+            or not math.isfinite(chars_per_token)
+            or chars_per_token <= 0
+        ):
+            msg = (
+                "chars_per_token must be a positive, finite number of characters a token "
+                f"(4 by default), got {chars_per_token!r}"
+            )
+            raise UsageError(msg)
+        self.chars_per_token = float(chars_per_token)
 
     @property
     def method(self) -> str:

@@ -58,8 +58,15 @@ def json_lines(path: Path, text: str) -> list[tuple[int, Any]]:
             continue
         try:
             records.append((number, json.loads(line)))
-        except (json.JSONDecodeError, RecursionError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        except (ValueError, RecursionError) as exc:
+            # ValueError besides JSONDecodeError: a number of over 4,300 digits.
+            reason = (
+                exc.msg
+                if isinstance(exc, json.JSONDecodeError)
+                else "nested too deeply"
+                if isinstance(exc, RecursionError)
+                else str(exc)
+            )
             msg = f"{path} line {number}: not JSON ({reason})"
             raise MessageFormatError(msg) from exc
     return records

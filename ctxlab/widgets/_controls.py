@@ -84,7 +84,7 @@ class ConfigPanel:
     @property
     def message(self) -> str:
         """The status line as plain text (what Apply or Defaults last said)."""
-        return html.unescape(re.sub(r"<[^>]+>", "", self.status.value))
+        return html.unescape(re.sub(r"<[^<>]++>", "", self.status.value))
 
     def values(self) -> dict[str, Any]:
         """The fields as the controls set them."""

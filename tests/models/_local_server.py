@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-__all__ = ["JSONHandler", "LocalServer"]
+__all__ = ["JSONHandler", "LocalServer", "RawServer"]
 
 
 class JSONHandler(BaseHTTPRequestHandler):
@@ -68,3 +68,27 @@ class LocalServer:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(5)
+
+
+class RawServer(LocalServer):
+    """Answers every POST with one ``(status, content type, body)``, whatever was asked: a
+    provider that sends what no provider should (the hostile-reply tests)."""
+
+    def __init__(self, answer: tuple[int, str, bytes]) -> None:
+        self.answer = answer
+        server = self
+
+        class Handler(JSONHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                status, kind, body = server.answer
+                self.send_response(status)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                self.send_json(404, {"type": "error", "error": {"type": "not_found_error"}})
+
+        super().__init__(Handler)

@@ -118,3 +118,11 @@ def test_a_name_near_the_file_systems_limit_is_written(tmp_path: Path) -> None:
         target = write_atomic(tmp_path / name, "x", what="transcript")
         assert target.read_text() == "x"
     assert sorted(len(p.name) for p in tmp_path.iterdir()) == [126, 246]
+
+
+def test_a_transcript_of_a_246_character_name_saves_and_loads(tmp_path: Path) -> None:
+    path = tmp_path / ("s" * 240 + ".jsonl")
+    assert len(path.name) == 246
+    _transcript().save(path)
+    assert [m.role for m in load(path).messages] == ["user", "assistant"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]

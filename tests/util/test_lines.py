@@ -42,7 +42,7 @@ def _all(
 # (what it is, the scan, the words its matches hold, its optional line prefix): as called
 SCANS = [
     ("summary: failure lines", _all(_span._FAILURE), _span._FAILURE_WORDS, ("E",)),
-    ("summary: test tallies", _all(_span._TEST_TALLY), _span._TALLY_WORDS, ()),
+    ("summary: test tallies", _span._tallies, _span._TALLY_WORDS, ()),
     ("summary: exit code", _first(_span._EXIT), _span._EXIT_WORDS, ()),
     ("grader: error lines", _all(_extract._ERROR_LINE, _error_line), _extract._ERROR_WORDS, ("E",)),
 ]
