@@ -70,6 +70,21 @@ def image_block(url: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
+def _has_data(image: Mapping[str, Any]) -> bool:
+    """Whether an image block carries its bytes or its link (a recording may keep an image's
+    place without either); a source of another kind is the provider's to read."""
+    source = image.get("source")
+    if not isinstance(source, Mapping):
+        return False
+    kind = source.get("type")
+    if kind == "base64":
+        data, media = source.get("data"), source.get("media_type")
+        return isinstance(data, str) and bool(data) and isinstance(media, str) and bool(media)
+    if kind == "url":
+        return isinstance(source.get("url"), str) and bool(source["url"])
+    return False
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """``value`` when it is a mapping, else an empty one (a record's optional object field)."""
     return value if isinstance(value, Mapping) else {}
@@ -110,8 +125,9 @@ class ConversationBuilder:
 
     def add(
         self, role: str, blocks: Iterable[Mapping[str, Any]], usage: ProviderUsage | None = None
-    ) -> None:
-        """Add blocks of ``role`` (merged into the previous turn when it has the same role)."""
+    ) -> bool:
+        """Add blocks of ``role`` (merged into the previous turn when it has the same role);
+        whether any was kept (when none is, the record is not used by it)."""
         kept: list[dict[str, Any]] = []
         for block in blocks:
             kind = block.get("type")
@@ -128,13 +144,18 @@ class ConversationBuilder:
                 continue
             if kind in _ROLE_ONLY.get(role, ()):
                 block = {"type": "provider", "data": dict(block)}
+            elif kind == "image" and not _has_data(block):
+                self.leave_out("image without data")
+                continue
+            elif kind == "tool_result" and isinstance(block.get("content"), list):
+                block = {**block, "content": self._result_parts(block["content"])}
             kept.append(self._ids(dict(block)))
         if usage is not None:
             self.tally.usage_read += 1
         if not kept:
             if usage is not None:
                 self._lose_usage("on a reply with nothing kept")
-            return
+            return False
         self.tally.use()
         if self.turns and self.turns[-1]["role"] == role:
             self.turns[-1]["content"].extend(kept)
@@ -145,6 +166,17 @@ class ConversationBuilder:
                 self._lose_usage("on a user turn")
             else:
                 self._place_usage(len(self.turns) - 1, usage, "replaced: replies merged in a turn")
+        return True
+
+    def _result_parts(self, parts: list[Any]) -> list[Any]:
+        # A result's images without their bytes are left out and counted, like a message's.
+        kept = [
+            p
+            for p in parts
+            if not (isinstance(p, Mapping) and p.get("type") == "image" and not _has_data(p))
+        ]
+        self.leave_out("image without data", len(parts) - len(kept))
+        return kept
 
     def usage_of_last_reply(self, usage: ProviderUsage) -> None:
         """Put ``usage`` on the latest assistant turn (a tool that reports a call's usage after
@@ -162,6 +194,12 @@ class ConversationBuilder:
             self._lose_usage(replaced)
         self.usage[index] = usage
 
+    def lose_usage(self, reason: str) -> None:
+        """A usage report read that lands on no reply (the census counts it lost, for
+        ``reason``)."""
+        self.tally.usage_read += 1
+        self._lose_usage(reason)
+
     def _lose_usage(self, reason: str, count: int = 1) -> None:
         self.tally.usage_lost[reason] = self.tally.usage_lost.get(reason, 0) + count
 
@@ -176,12 +214,13 @@ class ConversationBuilder:
         self.tally.use()
 
     def skip(self, reason: str, count: int = 1) -> None:
-        """The current record is not used, for ``reason`` (``meta["skipped"]``: nothing a file
-        holds is dropped without saying so). Outside a record, ``count`` records of their own;
-        in a record already used, ``count`` parts of it (as `leave_out`)."""
+        """The current record (all ``count`` of `record`) is not used, for ``reason``
+        (``meta["skipped"]``: nothing a file holds is dropped without saying so). Outside a
+        record, ``count`` records of their own; in a record already used, ``count`` parts of it
+        (as `leave_out`)."""
         if count > 0:
+            count = self.tally.skip(reason, count)
             self.skipped[reason] = self.skipped.get(reason, 0) + count
-            self.tally.skip(reason, count)
 
     def leave_out(self, reason: str, count: int = 1) -> None:
         """``count`` parts of the current record are not kept (thoughts, blocks ctxlab does not
@@ -198,14 +237,14 @@ class ConversationBuilder:
             self.tally.use()
         self.turns[index]["content"].extend(kept)
 
-    def text(self, role: str, text: str, usage: ProviderUsage | None = None) -> None:
-        """Add a plain text turn (nothing when empty: then the record is neither used nor
-        skipped by it)."""
+    def text(self, role: str, text: str, usage: ProviderUsage | None = None) -> bool:
+        """Add a plain text turn; whether it was kept (nothing when empty: then the record is
+        not used by it)."""
         if text.strip():
-            self.add(role, [{"type": "text", "text": text}], usage)
-        elif usage is not None:
-            self.tally.usage_read += 1
-            self._lose_usage("on a reply with nothing kept")
+            return self.add(role, [{"type": "text", "text": text}], usage)
+        if usage is not None:
+            self.lose_usage("on a reply with nothing kept")
+        return False
 
     def _ids(self, block: dict[str, Any]) -> dict[str, Any]:
         # A repeated tool-call id would make the conversation invalid: the later call gets a

@@ -209,18 +209,22 @@ class Tally:
         if self._open is not None and self._state == "pending":
             self._state = "used"
 
-    def skip(self, reason: str, count: int) -> None:
+    def skip(self, reason: str, count: int) -> int:
+        """Skip the open record (all of its group), or ``count`` records outside one, or
+        ``count`` parts of a record already decided; returns how many were skipped."""
         if self._open is None:
             # Not inside a record (an importer that does not name its records): ``count``
             # records of their own, read and skipped.
             _add(self.read, reason, count)
             _add(self.skipped, reason, count)
-        elif self._state == "pending":
+            return count
+        if self._state == "pending":
             _add(self.skipped, reason, self._open[1])
             self._state = "skipped"
-        else:
-            # The record is already used (or skipped): what is skipped is a part of it.
-            _add(self.left_out, reason, count)
+            return self._open[1]
+        # The record is already used (or skipped): what is skipped is a part of it.
+        _add(self.left_out, reason, count)
+        return count
 
     def leave_out(self, reason: str, count: int) -> None:
         _add(self.left_out, reason, count)

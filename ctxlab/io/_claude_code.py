@@ -114,7 +114,7 @@ def from_claude_code(
     Every line that is not a message is counted in ``meta["skipped"]`` by its kind (progress,
     file-history snapshots, queue operations, other system lines, attachments, sidechain lines
     left out, lines of an unknown shape)."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="line")
     meta: dict[str, Any] = {"source": "claude_code", "compactions": []}
     models: list[str] = []
     seen_responses: set[str] = set()
@@ -122,27 +122,13 @@ def from_claude_code(
     # The model of each reply with usage, by the reply's rank (not its message index, which
     # repairs may shift): a session can switch models (``/model``).
     reply_models: dict[str, str] = {}
-    for number, record in records:
-        if not isinstance(record, Mapping):
-            msg = f"{where} line {number}: not a JSON object"
-            raise MessageFormatError(msg)
-        if record.get("isSidechain") and not sidechains:
-            builder.skip("sidechain")
+    for number, line in records:
+        found = _message_line(
+            line, builder, meta["compactions"], sidechains, f"{where} line {number}"
+        )
+        if found is None:
             continue
-        kind = record.get("type")
-        if kind == "system":
-            _system_line(record, builder, meta["compactions"])
-            continue
-        if kind is None:
-            record = _plain_message_line(record, builder)
-            kind = record.get("type")
-        if kind not in ("user", "assistant"):
-            builder.skip(_kind_of(record))
-            continue
-        message = record.get("message")
-        if not isinstance(message, Mapping):
-            msg = f"{where} line {number}: a {kind} line without a 'message' object"
-            raise MessageFormatError(msg)
+        kind, record, message = found
         meta.setdefault("session_id", record.get("sessionId"))
         if kind == "assistant":
             # One response is one (message id, request id): a later reply that reuses a message
@@ -179,10 +165,49 @@ def from_claude_code(
             if record.get("isCompactSummary") and blocks:
                 replies = sum(t["role"] == "assistant" for t in builder.turns)
                 _mark_summary(meta["compactions"], blocks, replies)
-            builder.add("user", blocks)
+            if not builder.add("user", blocks):
+                builder.skip("empty user message")
     meta["models"] = models
     meta["reply_models"] = reply_models
     return builder, meta
+
+
+def _message_line(
+    record: Any,
+    builder: ConversationBuilder,
+    compactions: list[dict[str, Any]],
+    sidechains: bool,
+    where: str,
+) -> tuple[str, Mapping[str, Any], Mapping[str, Any]] | None:
+    """A line's kind (user or assistant), the line and its message — or None for a line that
+    is not one, counted in the census as used (a compaction boundary) or skipped, by kind."""
+    if not isinstance(record, Mapping):
+        msg = f"{where}: not a JSON object"
+        raise MessageFormatError(msg)
+    builder.record(_kind_of(record))
+    if record.get("isSidechain") and not sidechains:
+        builder.skip("sidechain")
+        return None
+    kind = record.get("type")
+    if kind == "system":
+        _system_line(record, builder, compactions)
+        return None
+    if kind is None and record.get("role") in ("user", "assistant"):
+        record = _plain_message_line(record, builder)
+        kind = record.get("type")
+    elif not _is_session_line(record):
+        # A line another tool wrote into the file (a meta line, a marker): not the session's,
+        # counted — never a reason to refuse the rest.
+        builder.skip("line of another tool")
+        return None
+    if kind not in ("user", "assistant"):
+        builder.skip(_kind_of(record))
+        return None
+    message = record.get("message")
+    if not isinstance(message, Mapping):
+        builder.skip(f"{kind} line without a message object")
+        return None
+    return str(kind), record, message
 
 
 def _system_line(
@@ -192,8 +217,17 @@ def _system_line(
     boundary = _boundary(record, sum(t["role"] == "assistant" for t in builder.turns))
     if boundary is not None:
         compactions.append(boundary)
+        builder.use()
     else:
         builder.skip(f"system {record.get('subtype') or 'line'}")
+
+
+def _is_session_line(record: Mapping[str, Any]) -> bool:
+    # Claude Code's own lines, and the message lines of a subagent's progress (which carry no
+    # session id of their own).
+    return is_claude_code_line(record) or (
+        record.get("type") in ("user", "assistant") and isinstance(record.get("message"), Mapping)
+    )
 
 
 def _plain_message_line(
@@ -201,8 +235,6 @@ def _plain_message_line(
 ) -> Mapping[str, Any]:
     # A message written in the plain ``{role, content}`` shape among Claude Code's lines (a tool
     # that appended to the file): read as a message, not lost.
-    if record.get("role") not in ("user", "assistant"):
-        return record
     builder.notes["plain_message_lines"] = builder.notes.get("plain_message_lines", 0) + 1
     return {"type": record["role"], "message": record}
 

@@ -48,11 +48,16 @@ def claude_code(
         key = listed[episode - 1]["task_call_id"]
         builder, meta = from_claude_code(agents[key], f"{where} subagent {episode}")
         meta.update(subagent_of=key)
+        # The census is of the whole file: the other threads' lines are read, not this one's.
+        builder.record("line of another thread", len(records) - len(agents[key]))
+        builder.skip("in another thread (the main one or another subagent)")
         return built_transcript(f"{name}#{episode}", builder, meta, "", ())
     builder, meta = from_claude_code(main, where)
     if listed:
         meta["subagents"] = listed
-        builder.skip("subagent line", sum(item["lines"] for item in listed))
+        # Every line not in the main thread (a subagent's, or one reported twice).
+        builder.record("subagent line", len(records) - len(main))
+        builder.skip("subagent line")
     return built_transcript(name, builder, meta, "", ())
 
 
@@ -104,10 +109,10 @@ def _codex(data: Any, where: str, name: str, episode: int, meta: dict[str, Any])
 
 def _copilot(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     lines = data if isinstance(data, list) else [data]
-    builder, notes = from_copilot(enumerate(lines, 1), where)
+    builder, system, notes = from_copilot(enumerate(lines, 1), where)
     # A session is a folder named by its id, holding events.jsonl: named for the session.
     named = str(notes.get("session_id") or name) if name == "events" else name
-    return built_transcript(named, builder, {**meta, **notes}, "", ())
+    return built_transcript(named, builder, {**meta, **notes}, system, ())
 
 
 def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

@@ -39,7 +39,14 @@ def test_a_result_without_a_call_id_is_left_out_and_counted_not_refused() -> Non
         {"role": "assistant", "content": "done"},
     ]
     transcript = load(history, format="anthropic")
-    assert transcript.meta["skipped"] == {"tool result without a call id": 1}
+    assert transcript.meta["skipped"] == {
+        "tool result without a call id": 1,
+        "message with nothing kept": 1,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.left_out == {"tool result without a call id": 1}
+    assert census.skipped == {"message with nothing kept": 1}
     assert transcript.meta["synthesized_results"] == 1  # the call itself, answered by a repair
     texts = [b.text for m in transcript.messages for b in m.content if b.type == "text"]  # type: ignore[union-attr]
     assert texts == ["run it", "done"]  # nothing else lost
