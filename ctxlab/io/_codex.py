@@ -237,6 +237,8 @@ class _Reader:
 
 
 def _content(items: Any) -> list[dict[str, Any]]:
+    if isinstance(items, str):  # not what Codex writes, but no reason to lose the text
+        items = [{"type": "text", "text": items}]
     blocks: list[dict[str, Any]] = []
     for item in items if isinstance(items, list) else ():
         if not isinstance(item, Mapping):
