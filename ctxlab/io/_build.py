@@ -180,11 +180,12 @@ class ConversationBuilder:
 
     def usage_of_last_reply(self, usage: ProviderUsage) -> None:
         """Put ``usage`` on the latest assistant turn (a tool that reports a call's usage after
-        its reply); counted as lost when there is no reply yet."""
+        its reply); counted as lost when there is no reply yet. The record is used either way
+        (read for its usage)."""
         self.tally.usage_read += 1
+        self.tally.use()
         for index in range(len(self.turns) - 1, -1, -1):
             if self.turns[index]["role"] == "assistant":
-                self.tally.use()
                 self._place_usage(index, usage, "replaced by a later usage of the same reply")
                 return
         self._lose_usage("before any reply")
@@ -195,9 +196,10 @@ class ConversationBuilder:
         self.usage[index] = usage
 
     def lose_usage(self, reason: str) -> None:
-        """A usage report read that lands on no reply (the census counts it lost, for
-        ``reason``)."""
+        """A usage report read that lands on no reply: the census counts it lost, for
+        ``reason`` (its record is used: it was read for its usage)."""
         self.tally.usage_read += 1
+        self.tally.use()
         self._lose_usage(reason)
 
     def _lose_usage(self, reason: str, count: int = 1) -> None:

@@ -194,7 +194,7 @@ def load(
     source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
     *,
     format: Format | None = None,
-    episode: int = 0,
+    episode: int | None = None,
     sidechains: bool = False,
     name: str | None = None,
 ) -> Transcript:
@@ -225,7 +225,7 @@ def read(
     source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
     *,
     format: Format | None = None,
-    episode: int = 0,
+    episode: int | None = None,
     sidechains: bool = False,
     name: str | None = None,
 ) -> Transcript:
@@ -234,7 +234,9 @@ def read(
     if format is not None and format not in FORMATS:
         msg = f"format must be one of {', '.join(FORMATS)} (or None to detect it), got {format!r}"
         raise UsageError(msg)
-    if isinstance(episode, bool) or not isinstance(episode, int) or episode < 0:
+    if episode is not None and (
+        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
+    ):
         msg = f"episode must be a whole number from 0 (0: the first), got {episode!r}"
         raise UsageError(msg)
     try:
@@ -289,7 +291,7 @@ def _modelled(transcript: Transcript) -> bool:
 def _load(
     source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
     format: Format | None,
-    episode: int,
+    episode: int | None,
     sidechains: bool,
     name: str | None,
 ) -> Transcript:
@@ -309,26 +311,47 @@ def _load(
             )
         if path.suffix == ".eval" and zipfile.is_zipfile(path):
             log = read_eval_zip(path)
-            return _from_data(log, format or "inspect", str(path), name or path.stem, episode)
+            return _from_data(log, format or "inspect", str(path), name or path.stem, episode or 0)
         records, document = _records(path)
         label, stem = str(path), path.name.split(".")[0]
         first = document if records == [] else records[0][1]
         kind = format or detect_format(first)
+        _one_conversation(kind, episode, label)
         if kind == "ctxlab":
             return read_transcript(path)
         if kind == "claude_code":
-            return claude_code(records or [(1, document)], label, name or stem, episode, sidechains)
+            return claude_code(
+                records or [(1, document)], label, name or stem, episode or 0, sidechains
+            )
         data: Any = document if records == [] else [value for _, value in records]
     else:
         data = as_plain_data(source) if isinstance(source, list | tuple) else source
         label, stem = "<data>", "session"
         kind = format or detect_format(data)
+        _one_conversation(kind, episode, label)
     try:
-        return _from_data(data, kind, label, name or stem, episode)
+        return _from_data(data, kind, label, name or stem, episode or 0)
     except MessageFormatError as exc:
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess
         raise
+
+
+EPISODIC: frozenset[str] = frozenset(
+    {"claude_code", "tau_bench", "otel", "openhands", "inspect", "aider"}
+)
+"""The formats whose files may hold several conversations (``episode`` picks one)."""
+
+
+def _one_conversation(kind: str, episode: int | None, where: str) -> None:
+    # An episode asked of a file that holds one conversation: said, never ignored.
+    if episode and kind not in EPISODIC:
+        msg = (
+            f"{where}: no episode {episode}: a {kind} file holds one conversation (episode=0); "
+            "episodes are the subagents, runs, samples or conversations of "
+            f"{', '.join(sorted(EPISODIC))} files"
+        )
+        raise MessageFormatError(msg)
 
 
 def _starts_as_aider(path: Path) -> bool:

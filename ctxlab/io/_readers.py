@@ -81,6 +81,8 @@ def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, A
         )
         raise MessageFormatError(msg)
     builder, system = from_openai(traj, f"{where} episode {episode}")
+    builder.record("other episode", len(data) - 1)
+    builder.skip("another episode (episode=N opens it)")
     return built_transcript(name, builder, meta, system, ())
 
 
@@ -124,6 +126,8 @@ def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any
         msg = f"{where}: no sample {episode} (the log holds {len(samples)}, from 0)"
         raise MessageFormatError(msg)
     builder, system, notes = from_inspect_sample(samples[episode], f"{where} sample {episode}")
+    builder.record("other sample", len(samples) - 1)
+    builder.skip("another sample (episode=N opens it)")
     spec = data["eval"] if isinstance(data.get("eval"), Mapping) else {}
     notes.update({k: spec[k] for k in ("task", "model") if isinstance(spec.get(k), str)})
     notes.setdefault("models", [spec["model"]] if isinstance(spec.get("model"), str) else [])
