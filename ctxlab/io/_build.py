@@ -222,7 +222,8 @@ class ConversationBuilder:
         (as `leave_out`)."""
         if count > 0:
             count = self.tally.skip(reason, count)
-            self.skipped[reason] = self.skipped.get(reason, 0) + count
+            if count:
+                self.skipped[reason] = self.skipped.get(reason, 0) + count
 
     def leave_out(self, reason: str, count: int = 1) -> None:
         """``count`` parts of the current record are not kept (thoughts, blocks ctxlab does not

@@ -200,10 +200,11 @@ class Tally:
         self._state = "none"  # of the open record: "pending", "used", "skipped"
 
     def record(self, kind: str, count: int = 1) -> None:
+        # A group of no record is opened too: what is said of it counts nothing.
         self.close()
-        if count > 0:
-            _add(self.read, kind, count)
-            self._open, self._state = (kind, count), "pending"
+        count = max(count, 0)
+        _add(self.read, kind, count)
+        self._open, self._state = (kind, count), "pending"
 
     def use(self) -> None:
         if self._open is not None and self._state == "pending":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._load import read
+from ctxlab.io._openhands_v1 import EVENT_FILE
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
 
@@ -93,7 +94,10 @@ def sessions(
     files = sorted(
         p
         for p in root.rglob("*")
-        if p.is_file() and p.name.lower().endswith(wanted) and not _hidden(p, root)
+        if p.is_file()
+        and p.name.lower().endswith(wanted)
+        and not _hidden(p, root)
+        and not _part_of_a_conversation(p)
     )
     count = workers if workers is not None else os.cpu_count() or 1
     bar = tqdm(total=len(files), disable=not progress, unit="file")
@@ -111,6 +115,15 @@ def sessions(
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
     # Counts as integers with gaps (a file that did not load has none), not floats.
     return frame.astype(dict.fromkeys(_COUNTS, "Int64"))
+
+
+def _part_of_a_conversation(path: Path) -> bool:
+    # An OpenHands V1 conversation is one row (its base_state.json), not one per event file.
+    return (
+        path.parent.name == "events"
+        and EVENT_FILE.match(path.name) is not None
+        and (path.parent.parent / "base_state.json").is_file()
+    )
 
 
 def _hidden(path: Path, root: Path) -> bool:

@@ -37,8 +37,9 @@ from ctxlab.io._gemini import (
 from ctxlab.io._inspect import is_inspect_log, read_eval_zip
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
 from ctxlab.io._openhands import is_openhands_events
+from ctxlab.io._openhands_v1 import is_v1_event, is_v1_log, v1_folder_events
 from ctxlab.io._otel import is_otel
-from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code
+from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code, v1_conversation
 from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, read_transcript
 from ctxlab.messages._request import ToolSchema
@@ -142,7 +143,15 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (is_copilot_line, "copilot"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),
-    (lambda v: isinstance(v.get("fncall_messages"), list) or is_openhands_events(v), "openhands"),
+    (
+        lambda v: (
+            isinstance(v.get("fncall_messages"), list)
+            or is_openhands_events(v)
+            or is_v1_log(v)
+            or is_v1_event(v)
+        ),
+        "openhands",
+    ),
 )
 """The formats a document (or a JSON Lines file's first record) is recognised by, most
 specific first: the chat formats, known by their role fields alone, come after them all."""
@@ -297,6 +306,10 @@ def _load(
 ) -> Transcript:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
+        folder = _conversation_folder(path, format)
+        if folder is not None:  # an OpenHands V1 conversation: a folder of event files
+            events, state = folder
+            return v1_conversation(events, state, str(path), name or path.resolve().name)
         check_regular_file(path)  # before any open: a FIFO would block it
         if format == "aider" or (format is None and _starts_as_aider(path)):
             builder, notes = from_aider(read_text(path), str(path), episode)
@@ -335,6 +348,15 @@ def _load(
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess
         raise
+
+
+def _conversation_folder(path: Path, format: Format | None) -> Any:
+    # A V1 conversation is read from its folder, or from its base_state.json.
+    if format not in (None, "openhands"):
+        return None
+    if path.name == "base_state.json":
+        path = path.parent
+    return v1_folder_events(path) if path.is_dir() else None
 
 
 EPISODIC: frozenset[str] = frozenset(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._build import ConversationBuilder, as_mapping
 from ctxlab.io._chat import from_openai, tool_schemas
 from ctxlab.io._claude_code import from_claude_code, subagent_records
 from ctxlab.io._codex import from_codex
@@ -18,12 +18,13 @@ from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
+from ctxlab.io._openhands_v1 import from_v1_events, from_v1_log, is_v1_event, is_v1_log
 from ctxlab.io._otel import from_otel
 from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
 
-__all__ = ["DOCUMENTS", "built_transcript", "claude_code"]
+__all__ = ["DOCUMENTS", "built_transcript", "claude_code", "v1_conversation"]
 
 
 def claude_code(
@@ -153,7 +154,20 @@ def _mini_swe_agent(
 def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     # An event history (an evaluation's output, a trajectory export) — or one completion log:
     # one LLM call, the messages it sent (``fncall_messages``) and its answer
-    # (``fncall_response``); the last log of a run holds the whole conversation.
+    # (``fncall_response``); the last log of a run holds the whole conversation. V1 (the SDK):
+    # a completion log, or a conversation's events (`ctxlab.io._openhands_v1`).
+    if is_v1_log(data):
+        builder, system, tools, notes = from_v1_log(data, where)
+        schemas = tool_schemas(tools, where)
+        return built_transcript(name, builder, {**meta, **notes, "version": 1}, system, schemas)
+    if is_v1_event(data):
+        msg = (
+            f"{where} is one event of an OpenHands V1 conversation: load the conversation's "
+            "folder (the one holding base_state.json and events/)"
+        )
+        raise MessageFormatError(msg)
+    if isinstance(data, list) and data and is_v1_event(data[0]):
+        return v1_conversation(data, {}, where, name)
     if not (isinstance(data, Mapping) and isinstance(data.get("fncall_messages"), list)):
         if not is_openhands_events(data) and not (
             isinstance(data, list) and data and is_openhands_events(data[0])
@@ -164,18 +178,34 @@ def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, A
             )
             raise MessageFormatError(msg)
         events, notes = openhands_events_of(data, where, episode)
-        return built_transcript(
-            name, from_openhands_events(events, where), {**meta, **notes}, "", ()
-        )
-    messages = list(data["fncall_messages"])
+        builder = from_openhands_events(events, where)
+        others = len(data) - 1 if isinstance(data, list) and "history" in as_mapping(data[0]) else 0
+        builder.record("other instance", others)
+        builder.skip("another instance (episode=N opens it)")
+        return built_transcript(name, builder, {**meta, **notes}, "", ())
+    messages = list(data["fncall_messages"])  # a V0 completion log
     response = data.get("fncall_response")
     if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
         choice = response["choices"][0] if response["choices"] else {}
         if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
             messages.append({**choice["message"], "usage": response.get("usage")})
     builder, system = from_openai(messages, where)
-    tools = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
-    return built_transcript(name, builder, meta, system, tools)
+    schemas = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
+    return built_transcript(name, builder, meta, system, schemas)
+
+
+def v1_conversation(
+    events: list[Any], state: Mapping[str, Any], where: str, name: str
+) -> Transcript:
+    """An OpenHands V1 conversation of its events (in order) and base state."""
+    builder, system, tools, notes = from_v1_events(events, state, where)
+    meta = {"source": "openhands", "version": 1, **notes}
+    return built_transcript(name, builder, meta, system, _v1_tools(tools, where))
+
+
+def _v1_tools(tools: list[Any], where: str) -> tuple[ToolSchema, ...]:
+    # A V1 tool definition: its name, description and ``parameters`` schema (or an OpenAI one).
+    return tool_schemas([t for t in tools if isinstance(t, Mapping) and t.get("name")], where)
 
 
 def built_transcript(
