@@ -57,7 +57,15 @@ _COUNTS = (
     "skipped",
     "repairs",
 )
-SUFFIXES = (".jsonl", ".json", ".traj", ".eval", ".aider.chat.history.md")
+SUFFIXES = (
+    ".jsonl",
+    ".json",
+    ".traj",
+    ".eval",
+    ".aider.chat.history.md",
+    ".aider.llm.history",  # recognised, not read: a row saying so
+    ".af",  # Letta agent files: likewise
+)
 """The files `sessions` reads."""
 _PARALLEL_FROM = 24  # files: below this, starting processes costs more than it saves
 

@@ -183,6 +183,8 @@ def from_otel(
 ) -> tuple[ConversationBuilder, str, tuple[ToolSchema, ...], dict[str, Any]]:
     """The conversation, System text, tool schemas and notes of one conversation of a trace
     export (``episode`` picks it, in order of first request)."""
+    # One pass: read the spans' calls, group them, then build the chosen conversation with a
+    # census of every span (kept whole: the steps share the span list and the groups).
     calls: list[Call] = []
     spans = spans_of(data, where)
     agents = agents_of(spans)

@@ -9,11 +9,18 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping
-from ctxlab.io._chat import from_openai, tool_schemas
+from ctxlab.io._census import Census
+from ctxlab.io._chat import (
+    from_anthropic,
+    from_openai,
+    from_openai_responses,
+    tool_schemas,
+)
 from ctxlab.io._claude_code import from_claude_code, subagent_records
 from ctxlab.io._codex import from_codex
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._copilot import from_copilot
+from ctxlab.io._frameworks import from_langchain, from_pydantic_ai
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
@@ -24,7 +31,7 @@ from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
 
-__all__ = ["DOCUMENTS", "built_transcript", "claude_code", "v1_conversation"]
+__all__ = ["DOCUMENTS", "built_transcript", "claude_code", "from_data", "v1_conversation"]
 
 
 def claude_code(
@@ -217,7 +224,9 @@ def built_transcript(
 ) -> Transcript:
     messages, notes, usage = builder.finish()
     if not messages:
-        msg = f"{builder.where}: no messages"
+        census = Census.from_meta(notes.get("census"))
+        said = f" ({census})" if census is not None and census.read else ""
+        msg = f"{builder.where}: no messages{said}"
         raise MessageFormatError(msg)
     place_compactions(meta, messages)
     return Transcript(
@@ -228,6 +237,51 @@ def built_transcript(
         tools=tools,
         usage=usage,
     )
+
+
+def from_data(data: Any, kind: str, where: str, name: str, episode: int) -> Transcript:
+    """The transcript of decoded ``data`` read as ``kind``: a whole-document format's reader,
+    or a list of chat messages (or a request holding one)."""
+    meta: dict[str, Any] = {"source": kind}
+    document = DOCUMENTS.get(kind)
+    if document is not None:
+        return document(data, where, name, episode, meta)
+    return _messages(data, kind, where, name, meta)
+
+
+def _messages(data: Any, kind: str, where: str, name: str, meta: dict[str, Any]) -> Transcript:
+    # The formats that are a list of messages, or a request holding one.
+    tools: tuple[ToolSchema, ...] = ()
+    system = ""
+    messages = data
+    if isinstance(data, Mapping):
+        messages = data.get("messages", [data])
+        system = _system(data.get("system"))
+        tools = tool_schemas(data.get("tools"), where)
+    if not isinstance(messages, list):
+        msg = f"{where}: expected a list of messages"
+        raise MessageFormatError(msg)
+    if kind in ("openai", "openai_responses", "langchain", "pydantic_ai"):
+        read = {
+            "openai": from_openai,
+            "openai_responses": from_openai_responses,
+            "langchain": from_langchain,
+            "pydantic_ai": from_pydantic_ai,
+        }
+        builder, found = read[kind](messages, where)
+        system = "\n\n".join(s for s in (system, found) if s)
+    elif kind == "anthropic":
+        builder = from_anthropic(messages, where)
+    else:
+        msg = f"{where}: format {kind!r} needs a file path"
+        raise MessageFormatError(msg)
+    return built_transcript(name, builder, meta, system, tools)
+
+
+def _system(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n\n".join(str(b.get("text", "")) for b in value if isinstance(b, Mapping))
+    return value if isinstance(value, str) else ""
 
 
 DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]] = {

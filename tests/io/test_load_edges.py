@@ -4,6 +4,7 @@ a result that names no call, an errored tau-bench episode said as such."""
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,18 @@ def test_a_swe_agent_demonstration_without_its_trajectory_is_recognised() -> Non
     transcript = load(demo)
     assert transcript.system == "You are an autonomous programmer."
     assert [m.role for m in transcript.messages][:2] == ["user", "assistant"]
+
+
+def test_claude_code_behind_one_foreign_line_loads_and_counts_it(tmp_path: Path) -> None:
+    session = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+    lines = session.read_text().splitlines()
+    foreign = json.dumps({"type": "meta", "tool": "session-sync", "version": 3})
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([foreign, *lines]) + "\n")
+    transcript, whole = load(path), load(session)
+    assert transcript.meta["source"] == "claude_code"
+    assert transcript.messages == whole.messages and transcript.usage == whole.usage
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.skipped["line of another tool"] == 1
+    assert sum(census.read.values()) == len(lines) + 1
