@@ -5,17 +5,22 @@ not by ctxlab's code) — and every fixture replayed at 200k and 32k, every requ
 from __future__ import annotations
 
 import json
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ctxlab import ApproximateCounter, load
+from ctxlab import ApproximateCounter, CtxlabError, load
 from ctxlab.analysis._replay import replay
 from ctxlab.io import Census
+from ctxlab.io._transcript import corpus_dir
 from ctxlab.messages import request_start
+from tests.strategies import SETTINGS, any_text, json_value
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -245,3 +250,65 @@ def test_a_census_that_does_not_add_up_is_caught() -> None:
     assert lost is not None and not lost.adds_up
     unexplained = Census.from_meta({**data, "usage_read": data["usage_read"] + 1})
     assert unexplained is not None and not unexplained.adds_up
+
+
+RAW = corpus_dir() / "raw"
+RAW_FILES = (
+    sorted(
+        p
+        for p in RAW.rglob("*")
+        if p.is_file() and p.suffix in (".jsonl", ".json", ".traj") and "_extra" not in p.parts
+    )
+    if RAW.is_dir()
+    else []
+)
+
+
+@pytest.mark.skipif(not RAW_FILES, reason="the raw corpus is not here: set CTXLAB_CORPUS")
+def test_every_real_session_of_the_corpus_loads_with_a_census_that_adds_up() -> None:
+    for path in RAW_FILES:
+        census = load(path).census
+        assert census is not None and census.adds_up, (path, census and census.problems())
+        if path.suffix == ".jsonl":  # a line a record: the file's own count
+            lines = sum(1 for line in path.read_text().splitlines() if line.strip())
+            assert sum(census.read.values()) == lines, path
+
+
+LINE_FILES = [
+    FIXTURES / "codex" / "rollout-0.58.0-usage-before.jsonl",
+    FIXTURES / "sessions" / "claude_code_session.jsonl",
+    next((FIXTURES / "copilot" / "session-state").glob("*/events.jsonl")),
+]
+
+
+@SETTINGS
+@given(
+    st.sampled_from(LINE_FILES),
+    st.lists(st.integers(0, 40), max_size=30),
+    st.lists(
+        st.tuples(st.integers(0, 40), st.dictionaries(any_text, json_value, max_size=3)), max_size=3
+    ),
+)
+def test_any_mutation_of_a_line_file_loads_with_a_census_of_every_line_or_a_typed_error(
+    path: Path, order: list[int], inserted: list[tuple[int, Any]]
+) -> None:
+    # Lines dropped, repeated, reordered, and foreign objects put among them.
+    lines = path.read_text().splitlines()
+    kept = [lines[i % len(lines)] for i in order] or lines[:1]
+    for at, value in inserted:
+        kept.insert(at % (len(kept) + 1), json.dumps(value))
+    with tempfile.TemporaryDirectory() as folder:
+        mutated = Path(folder) / path.name
+        mutated.write_text("\n".join(kept) + "\n")
+        try:
+            transcript = load(mutated, format=_FORMAT[path.parent.name])
+        except CtxlabError as exc:
+            assert str(exc).strip()
+            return
+    census = transcript.census
+    assert census is not None and census.adds_up, census and census.problems()
+    assert sum(census.read.values()) == len(kept)
+
+
+_FORMAT = {"codex": "codex", "sessions": "claude_code"}
+_FORMAT.update({p.parent.name: "copilot" for p in LINE_FILES if "copilot" in p.parts})
