@@ -127,3 +127,31 @@ def test_claude_code_behind_one_foreign_line_loads_and_counts_it(tmp_path: Path)
     assert census is not None and census.adds_up
     assert census.skipped["line of another tool"] == 1
     assert sum(census.read.values()) == len(lines) + 1
+
+
+async def test_a_conversation_that_opens_with_a_call_replays_from_its_first_user_message() -> None:
+    from ctxlab import ApproximateCounter, recorded_requests, replay
+    from ctxlab.messages import request_start
+
+    history = [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "a", "name": "ls", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]},
+        {"role": "assistant", "content": "I see x."},
+        {"role": "user", "content": "Now sort it."},
+        {"role": "assistant", "content": "Sorted."},
+    ]
+    transcript = load(history, format="anthropic")
+    assert request_start(transcript.messages) == 3  # not 1: its result answers a call before it
+    for window in (200_000, 32_000):
+        steps = [
+            s.manifest.validation
+            async for s in replay(
+                transcript.messages, context_window=window, counter=ApproximateCounter()
+            )
+        ]
+        assert steps == ["passed"]
+    (request,) = recorded_requests(transcript)
+    assert (request.reply, request.start) == (4, 3)
