@@ -13,9 +13,11 @@ from ctxlab import (
     Preparation,
     ToolResultBlock,
     ToolUseBlock,
+    Transcript,
     UserMessage,
     WorkingState,
     prepare,
+    replay,
 )
 
 Conversation = list[UserMessage | AssistantMessage]
@@ -83,3 +85,18 @@ def corpus_texts() -> tuple[str, ...]:
             for block in message.content:
                 texts.extend(block_parts(block)[1])
     return tuple(texts)
+
+
+async def validations(transcript: Transcript, window: int) -> list[str]:
+    """The validation of every request of ``transcript`` replayed at ``window`` (what an
+    importer hands over must be a conversation the pipeline can send)."""
+    return [
+        step.manifest.validation
+        async for step in replay(
+            transcript.messages,
+            context_window=window,
+            counter=ApproximateCounter(),
+            system=transcript.system,
+            tools=transcript.tools,
+        )
+    ]

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab import ApproximateCounter, CtxlabError, load
-from ctxlab.analysis._replay import replay
+from ctxlab import CtxlabError, load
 from ctxlab.io import Census
 from ctxlab.io._transcript import corpus_dir
 from ctxlab.messages import request_start
+from tests.helpers import validations
 from tests.strategies import SETTINGS, any_text, json_value
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -226,16 +226,7 @@ async def test_every_fixture_replays_with_every_request_valid(
     path: Path, expected: Expected, window: int
 ) -> None:
     transcript = load(path)
-    steps = [
-        step.manifest.validation
-        async for step in replay(
-            transcript.messages,
-            context_window=window,
-            counter=ApproximateCounter(),
-            system=transcript.system,
-            tools=transcript.tools,
-        )
-    ]
+    steps = await validations(transcript, window)
     start = request_start(transcript.messages)
     assert len(steps) == sum(m.role == "assistant" for m in transcript.messages[start:]) > 0
     assert set(steps) == {"passed"}

@@ -12,6 +12,7 @@ import pytest
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format, load
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
+from tests.helpers import validations
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "inspect"
 
@@ -67,16 +68,7 @@ def _sample_variant(change: Any) -> dict[str, Any]:
 
 
 async def _replays(transcript: Any) -> list[str]:
-    from ctxlab import ApproximateCounter
-    from ctxlab.analysis._replay import replay
-
-    out = []
-    for window in (200_000, 32_000):
-        async for step in replay(
-            transcript.messages, context_window=window, counter=ApproximateCounter()
-        ):
-            out.append(step.manifest.validation)
-    return out
+    return [v for window in (200_000, 32_000) for v in await validations(transcript, window)]
 
 
 async def test_a_reply_of_reasoning_alone_is_kept_with_its_usage(tmp_path: Path) -> None:

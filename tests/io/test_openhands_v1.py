@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab import ApproximateCounter, load, sessions
-from ctxlab.analysis._replay import replay
+from ctxlab import load, sessions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
+from tests.helpers import validations
 
 V1 = Path(__file__).parents[1] / "fixtures" / "openhands" / "v1"
 FOLDER = V1 / "conversation" / "5b0e7c1a-0d4f-4c3e-9a2b-7f1e6d5c4b3a"
@@ -125,14 +125,5 @@ async def test_a_completion_log_keeps_the_logged_response_and_its_usage(path: Pa
         m["role"] == "assistant" for m in sent
     )
     for window in (200_000, 32_000):
-        steps = [
-            s.manifest.validation
-            async for s in replay(
-                transcript.messages,
-                context_window=window,
-                counter=ApproximateCounter(),
-                system=transcript.system,
-                tools=transcript.tools,
-            )
-        ]
+        steps = await validations(transcript, window)
         assert steps and set(steps) == {"passed"}
