@@ -128,6 +128,27 @@ class ConversationBuilder:
     ) -> bool:
         """Add blocks of ``role`` (merged into the previous turn when it has the same role);
         whether any was kept (when none is, the record is not used by it)."""
+        kept = self._kept(role, blocks)
+        if usage is not None:
+            self.tally.usage_read += 1
+        if not kept:
+            if usage is not None:
+                self._lose_usage("on a reply with nothing kept")
+            return False
+        self.tally.use()
+        if self.turns and self.turns[-1]["role"] == role:
+            self.turns[-1]["content"].extend(kept)
+        else:
+            self.turns.append({"role": role, "content": kept})
+        if usage is not None:
+            if role != "assistant":
+                self._lose_usage("on a user turn")
+            else:
+                self._place_usage(len(self.turns) - 1, usage, "replaced: replies merged in a turn")
+        return True
+
+    def _kept(self, role: str, blocks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        # The blocks a turn of ``role`` can hold; each one left out is counted.
         kept: list[dict[str, Any]] = []
         for block in blocks:
             kind = block.get("type")
@@ -150,23 +171,7 @@ class ConversationBuilder:
             elif kind == "tool_result" and isinstance(block.get("content"), list):
                 block = {**block, "content": self._result_parts(block["content"])}
             kept.append(self._ids(dict(block)))
-        if usage is not None:
-            self.tally.usage_read += 1
-        if not kept:
-            if usage is not None:
-                self._lose_usage("on a reply with nothing kept")
-            return False
-        self.tally.use()
-        if self.turns and self.turns[-1]["role"] == role:
-            self.turns[-1]["content"].extend(kept)
-        else:
-            self.turns.append({"role": role, "content": kept})
-        if usage is not None:
-            if role != "assistant":
-                self._lose_usage("on a user turn")
-            else:
-                self._place_usage(len(self.turns) - 1, usage, "replaced: replies merged in a turn")
-        return True
+        return kept
 
     def _result_parts(self, parts: list[Any]) -> list[Any]:
         # A result's images without their bytes are left out and counted, like a message's.
@@ -235,7 +240,7 @@ class ConversationBuilder:
     def add_to(self, index: int, blocks: Iterable[Mapping[str, Any]]) -> None:
         """Add blocks to the earlier turn ``index`` (one response recorded in pieces, with the
         results of its first calls already in between)."""
-        kept = [self._ids(dict(b)) for b in blocks if b.get("type") in KEPT_BLOCKS]
+        kept = self._kept(self.turns[index]["role"], blocks)
         if kept:
             self.tally.use()
         self.turns[index]["content"].extend(kept)

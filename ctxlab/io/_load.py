@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -129,7 +130,9 @@ def _shape(value: Any) -> str:
         keys = ", ".join(repr(str(k)) for k in list(value)[:6])
         return f"an object with keys {keys}" if keys else "an empty object"
     if isinstance(value, list):
-        return f"a list of {len(value)}, the first {_shape(value[0])}" if value else "an empty list"
+        first = value[0] if value else None
+        inner = "an object" if isinstance(first, Mapping) else f"a JSON {type(first).__name__}"
+        return f"a list of {len(value)}, the first {inner}" if value else "an empty list"
     return f"a JSON {type(value).__name__}"
 
 
@@ -143,7 +146,7 @@ def detect_lines(records: list[tuple[int, Any]]) -> Format:
     guesses = [_format_of(value) for _, value in records[:20]]
     later = [g for g in guesses[1:] if g in _LINE_FORMATS]
     if later:
-        common = max(set(later), key=later.count)
+        common = Counter(later).most_common(1)[0][0]
         if guesses[0] != common:
             return common
     return guesses[0] or detect_format(records[0][1])
@@ -189,9 +192,13 @@ def load(
     OpenInference; ``episode`` picks a conversation), Gemini CLI sessions (``session-*.jsonl``
     or ``.json``), Gemini API contents, Codex CLI rollouts (``rollout-*.jsonl``), GitHub Copilot
     CLI sessions (``session-state/<id>/events.jsonl``) and aider's
-    ``.aider.chat.history.md`` (``episode`` picks a run), Inspect AI logs (``.eval``, ``.json``;
-    ``episode`` picks a sample). What a file holds that is not a message (a CLI's
-    info lines, thought summaries) is counted in ``meta["skipped"]``. The
+    ``.aider.chat.history.md`` (``episode`` picks a run; by default the first that holds a
+    message), Inspect AI logs (``.eval``, ``.json``; ``episode`` picks a sample), OpenHands V1
+    conversation folders and completion logs. ``episode`` left out is the first (an episode of
+    a file that holds one conversation is an error). Every load takes a census of the file
+    (``meta["census"]``, `Transcript.census`): the records read by kind, what was used, what was
+    skipped and why, every usage placed or lost — it adds up. What a file holds that is not a
+    message (a CLI's info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
     file, the line or message, and what is wrong. The default counter's vocabulary starts
