@@ -155,3 +155,30 @@ async def test_a_conversation_that_opens_with_a_call_replays_from_its_first_user
         assert steps == ["passed"]
     (request,) = recorded_requests(transcript)
     assert (request.reply, request.start) == (4, 3)
+
+
+def test_images_without_data_are_left_out_and_counted_not_a_failed_load() -> None:
+    no_bytes = {"type": "image", "source": {"type": "base64", "media_type": "image/png"}}
+    no_link = {"type": "image", "source": {"type": "url"}}
+    history = [
+        {"role": "user", "content": [no_bytes, {"type": "text", "text": "what is this?"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "s", "name": "shot", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "s", "content": [no_link]}],
+        },
+        {"role": "assistant", "content": "A cat."},
+    ]
+    transcript = load(history, format="anthropic")
+    assert [b.type for m in transcript.messages for b in m.content] == [
+        "text",
+        "tool_use",
+        "tool_result",
+        "text",
+    ]
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.left_out == {"image without data": 2}
