@@ -129,6 +129,7 @@ PACKAGE_NAMES: dict[str, str] = {
     "Calibration": "ctxlab.analysis",
     "CalibrationFit": "ctxlab.analysis",
     "CategoryRetention": "ctxlab.retention",
+    "Census": "ctxlab.io",
     "CompactionPasses": "ctxlab.config",
     "CompressionError": "ctxlab.exceptions",
     "DocumentBlock": "ctxlab.messages",

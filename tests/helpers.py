@@ -13,9 +13,11 @@ from ctxlab import (
     Preparation,
     ToolResultBlock,
     ToolUseBlock,
+    Transcript,
     UserMessage,
     WorkingState,
     prepare,
+    replay,
 )
 
 Conversation = list[UserMessage | AssistantMessage]
@@ -136,3 +138,18 @@ class Displays:
         bundles += [b for d, b in self.updates if d == display_id]
         html: str = bundles[-1]["text/html"]
         return html
+
+
+async def validations(transcript: Transcript, window: int) -> list[str]:
+    """The validation of every request of ``transcript`` replayed at ``window`` (what an
+    importer hands over must be a conversation the pipeline can send)."""
+    return [
+        step.manifest.validation
+        async for step in replay(
+            transcript.messages,
+            context_window=window,
+            counter=ApproximateCounter(),
+            system=transcript.system,
+            tools=transcript.tools,
+        )
+    ]

@@ -28,6 +28,7 @@ from ctxlab.messages import (
     ThinkingBlock,
     ToolResultBlock,
     UserMessage,
+    request_start,
 )
 from ctxlab.messages._usage import count_or_none
 from ctxlab.pipeline._scan import message_items
@@ -152,7 +153,7 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     models = transcript.meta.get("reply_models")
     models = models if isinstance(models, Mapping) else {}
     out: list[RecordedRequest] = []
-    start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages))
+    start = request_start(messages)
     opening: Message | None = None  # the summary message, cut to the summary's blocks
     cleared: set[str] = set()  # the calls whose results a microcompact cleared
     segment = 0

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ctxlab.analysis._cost import Prefix, Price, RequestCost, RequestShape
-from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages import AssistantMessage, UserMessage, request_start
 from ctxlab.tokens import TokenCache
 
 __all__ = ["Fixed", "ReferenceShapes", "References", "output_cost", "reference_shapes"]
@@ -65,10 +65,10 @@ def reference_shapes(
     with its model); ``limit`` None never compacts (and counts the requests over
     ``input_limit``), else the oldest turns are dropped to fit ``limit``."""
     fixed_of = fixed if callable(fixed) else _always(fixed)
-    start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), None)
+    start = request_start(messages)
     shapes: list[RequestShape] = []
     over = 0
-    if start is None:
+    if start == len(messages):
         return ReferenceShapes(shapes, over)
     keys = [m.content_hash for m in messages]
     tokens = [cache.message(m) for m in messages]

@@ -18,7 +18,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, step_row
 from ctxlab.materials import Materials, SystemPart, Unrecorded
-from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages import AssistantMessage, UserMessage, request_start
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import (
@@ -96,8 +96,9 @@ async def replay(
     pending: list[UserMessage | AssistantMessage] = []
     previous: ContextManifest | None = None
     # No request can start with an assistant turn: a recording that begins with one (a
-    # continued session, an export that lost the prompt) replays from its first user message.
-    start = next((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages))
+    # continued session, an export that lost the prompt) replays from its first user message
+    # that answers no call made before it.
+    start = request_start(messages)
     # What the steps will send is known ahead — every message before the last assistant turn
     # (what follows it is never requested) — so it is counted in one batch, or read from the
     # cache's store when another run counted it; each step then finds its messages counted.

@@ -3,7 +3,9 @@
 Read from aider's own writer (Aider-AI/aider, ``aider/io.py``: ``InputOutput.user_input``,
 ``ai_output``, ``tool_output`` and ``append_chat_history``; 2024–2026), which appends Markdown:
 
-- ``# aider chat started at <time>`` opens each run (one file holds many: ``episode`` picks one);
+- ``# aider chat started at <time>`` opens each run (one file holds many: ``episode`` picks one,
+  by default the first that holds a message — aider starts a run at every launch, and many
+  hold only its start-up lines);
 - the user's input, every line prefixed ``#### `` (the lines of one input joined by a
   two-space line break);
 - the model's reply as it is;
@@ -43,49 +45,93 @@ def is_aider_history(text: str) -> bool:
 
 
 def from_aider(
-    text: str, where: str, episode: int = 0
+    text: str, where: str, episode: int | None = None
 ) -> tuple[ConversationBuilder, dict[str, Any]]:
-    """The conversation of run ``episode`` of an aider history, and its notes."""
-    runs = [part for part in re.split(rf"(?m)^{re.escape(_START)}", text) if part.strip()]
-    if not 0 <= episode < len(runs):
-        msg = f"{where}: no run {episode} (the history holds {len(runs)} runs, from 0)"
-        raise MessageFormatError(msg)
-    run = runs[episode]
-    started, _, body = run.partition("\n")
-    builder = ConversationBuilder(where)
-    notes: dict[str, Any] = {"runs": len(runs), "started": started.strip()}
+    """The conversation of run ``episode`` of an aider history (None: the first run that holds
+    a message — a run of aider's start-up lines alone holds none), and its notes."""
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(_START)]
+    runs = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
+    chosen = _chosen_run(runs, episode, where)
+    builder = ConversationBuilder(where, unit="line")
+    # The census is of the whole file: the other runs' lines are read, not this run's.
+    builder.record("line outside this run", len(lines) - len(runs[chosen]))
+    builder.skip("in another run (episode=N opens it)")
+    header, *body = runs[chosen]
+    builder.record("run header")
+    builder.use()
+    notes: dict[str, Any] = {
+        "runs": len(runs),
+        "episode": chosen,
+        "started": header[len(_START) :].strip(),
+    }
     user: list[str] = []
     reply: list[str] = []
-    aider_lines = 0
 
-    def flush_user() -> None:
-        if user:
-            builder.text("user", "\n".join(user).strip())
-            user.clear()
+    def flush(role: str, kept: list[str], kind: str) -> None:
+        if kept:
+            builder.record(kind, len(kept))
+            if not builder.text(role, "\n".join(kept).strip()):
+                builder.skip("blank line")
+            kept.clear()
 
-    def flush_reply() -> None:
-        if reply and "\n".join(reply).strip():
-            builder.text("assistant", "\n".join(reply).strip())
-        reply.clear()
-
-    for line in body.splitlines():
+    for line in body:
         if line.startswith("#### ") or line == "####":
-            flush_reply()
+            flush("assistant", reply, "reply line")
             user.append(line[5:].rstrip())
         elif line.startswith("> ") or line == ">":
-            flush_user()
-            flush_reply()
-            aider_lines += 1
+            flush("user", user, "user input line")
+            flush("assistant", reply, "reply line")
+            builder.record("aider output line")
             usage = _usage(line[1:].strip())
             if usage is not None:
                 builder.usage_of_last_reply(usage)
+            else:
+                builder.skip("aider output line")
         else:
-            flush_user()
+            flush("user", user, "user input line")
             reply.append(line)
-    flush_user()
-    flush_reply()
-    builder.skip("aider output line", aider_lines)
+    flush("user", user, "user input line")
+    flush("assistant", reply, "reply line")
     return builder, notes
+
+
+def _holds_messages(run: list[str]) -> bool:
+    # An input or a reply line after the run's header (aider's own lines are quoted).
+    for line in run[1:]:
+        if line.startswith("####"):
+            if line[4:].strip():
+                return True
+        elif not line.startswith(">") and line.strip():
+            return True
+    return False
+
+
+def _chosen_run(runs: list[list[str]], episode: int | None, where: str) -> int:
+    # aider starts a run at every launch: many hold its start-up lines alone.
+    full = [n for n, run in enumerate(runs) if _holds_messages(run)]
+    listed = ", ".join(str(n) for n in full[:12]) + (", ..." if len(full) > 12 else "")
+    if episode is None:
+        if not full:
+            msg = (
+                f"{where}: none of the history's {len(runs)} runs holds a message (aider's "
+                "start-up lines only)"
+            )
+            raise MessageFormatError(msg)
+        return full[0]
+    if not 0 <= episode < len(runs):
+        msg = (
+            f"{where}: no run {episode}: the history holds {len(runs)} runs (episode=0 to "
+            f"episode={len(runs) - 1}; with messages: {listed or 'none'})"
+        )
+        raise MessageFormatError(msg)
+    if episode not in full:
+        msg = (
+            f"{where}: run {episode} of the history's {len(runs)} holds no message (aider's "
+            f"start-up lines only); runs with messages: {listed or 'none'} — pass one as episode="
+        )
+        raise MessageFormatError(msg)
+    return episode
 
 
 def _usage(line: str) -> ProviderUsage | None:

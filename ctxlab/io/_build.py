@@ -4,6 +4,8 @@ Importers hand over blocks in the Anthropic shape (dicts) role by role; the buil
 consecutive turns of one role (one API response spread over several records, parallel results
 recorded one by one), renames repeated tool-call ids, and finally repairs what is left (every
 call answered, every result with its call) — counting each repair for the transcript's meta.
+It also keeps the load's census (`ctxlab.io._census`): each record the importer names with
+`ConversationBuilder.record` is used or skipped, and every usage placed or its loss counted.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._census import Census, Tally, holdings
 from ctxlab.messages import (
     ANTHROPIC_BLOCK_TYPES,
     RESULT_PART_TYPES,
@@ -67,6 +70,21 @@ def image_block(url: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
+def _has_data(image: Mapping[str, Any]) -> bool:
+    """Whether an image block carries its bytes or its link (a recording may keep an image's
+    place without either); a source of another kind is the provider's to read."""
+    source = image.get("source")
+    if not isinstance(source, Mapping):
+        return False
+    kind = source.get("type")
+    if kind == "base64":
+        data, media = source.get("data"), source.get("media_type")
+        return isinstance(data, str) and bool(data) and isinstance(media, str) and bool(media)
+    if kind == "url":
+        return isinstance(source.get("url"), str) and bool(source["url"])
+    return False
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """``value`` when it is a mapping, else an empty one (a record's optional object field)."""
     return value if isinstance(value, Mapping) else {}
@@ -87,74 +105,154 @@ def text_parts(content: Any) -> str | None:
 
 
 class ConversationBuilder:
-    """Accumulates turns; `finish` returns valid messages and what was repaired."""
+    """Accumulates turns; `finish` returns valid messages, what was repaired, and the census
+    (how an importer reports into it: `ctxlab.io._census`)."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, *, unit: str = "record") -> None:
         self.where = where
+        self.tally = Tally(unit)
+        """The census being taken (records read, used, skipped; usage read and lost)."""
         self.turns: list[dict[str, Any]] = []
         self.usage: dict[int, ProviderUsage] = {}
         self.dropped: dict[str, int] = {}
         self.notes: dict[str, Any] = {}
         """What an importer learned or did on the way, for the transcript's meta."""
         self.skipped: dict[str, int] = {}
-        """Records of the source not turned into messages, by reason (`skip`)."""
+        """What of the source did not become messages, by reason (`skip`, `leave_out`)."""
         self.renamed = 0
         self._seen: set[str] = set()
         self._rename: dict[str, str] = {}
 
     def add(
         self, role: str, blocks: Iterable[Mapping[str, Any]], usage: ProviderUsage | None = None
-    ) -> None:
-        """Add blocks of ``role`` (merged into the previous turn when it has the same role)."""
+    ) -> bool:
+        """Add blocks of ``role`` (merged into the previous turn when it has the same role);
+        whether any was kept (when none is, the record is not used by it)."""
+        kept = self._kept(role, blocks)
+        if usage is not None:
+            self.tally.usage_read += 1
+        if not kept:
+            if usage is not None:
+                self._lose_usage("on a reply with nothing kept")
+            return False
+        self.tally.use()
+        if self.turns and self.turns[-1]["role"] == role:
+            self.turns[-1]["content"].extend(kept)
+        else:
+            self.turns.append({"role": role, "content": kept})
+        if usage is not None:
+            if role != "assistant":
+                self._lose_usage("on a user turn")
+            else:
+                self._place_usage(len(self.turns) - 1, usage, "replaced: replies merged in a turn")
+        return True
+
+    def _kept(self, role: str, blocks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        # The blocks a turn of ``role`` can hold; each one left out is counted.
         kept: list[dict[str, Any]] = []
         for block in blocks:
             kind = block.get("type")
             if kind not in KEPT_BLOCKS:
                 self.dropped[str(kind)] = self.dropped.get(str(kind), 0) + 1
+                self.leave_out(f"{kind} block (not modelled)")
                 continue
             if kind == "tool_result" and not (
                 isinstance(block.get("tool_use_id"), str) and block["tool_use_id"]
             ):
                 # A result that names no call is an orphan: left out and counted, not a reason
                 # to refuse the whole file.
-                self.skip("tool result without a call id")
+                self.leave_out("tool result without a call id")
                 continue
             if kind in _ROLE_ONLY.get(role, ()):
                 block = {"type": "provider", "data": dict(block)}
+            elif kind == "image" and not _has_data(block):
+                self.leave_out("image without data")
+                continue
+            elif kind == "tool_result" and isinstance(block.get("content"), list):
+                block = {**block, "content": self._result_parts(block["content"])}
             kept.append(self._ids(dict(block)))
-        if not kept:
-            return
-        if self.turns and self.turns[-1]["role"] == role:
-            self.turns[-1]["content"].extend(kept)
-        else:
-            self.turns.append({"role": role, "content": kept})
-        if usage is not None and role == "assistant":
-            self.usage[len(self.turns) - 1] = usage
+        return kept
+
+    def _result_parts(self, parts: list[Any]) -> list[Any]:
+        # A result's images without their bytes are left out and counted, like a message's.
+        kept = [
+            p
+            for p in parts
+            if not (isinstance(p, Mapping) and p.get("type") == "image" and not _has_data(p))
+        ]
+        self.leave_out("image without data", len(parts) - len(kept))
+        return kept
 
     def usage_of_last_reply(self, usage: ProviderUsage) -> None:
         """Put ``usage`` on the latest assistant turn (a tool that reports a call's usage after
-        its reply); nothing when there is no reply yet."""
+        its reply); counted as lost when there is no reply yet. The record is used either way
+        (read for its usage)."""
+        self.tally.usage_read += 1
+        self.tally.use()
         for index in range(len(self.turns) - 1, -1, -1):
             if self.turns[index]["role"] == "assistant":
-                self.usage[index] = usage
+                self._place_usage(index, usage, "replaced by a later usage of the same reply")
                 return
+        self._lose_usage("before any reply")
+
+    def _place_usage(self, index: int, usage: ProviderUsage, replaced: str) -> None:
+        if index in self.usage:
+            self._lose_usage(replaced)
+        self.usage[index] = usage
+
+    def lose_usage(self, reason: str) -> None:
+        """A usage report read that lands on no reply: the census counts it lost, for
+        ``reason`` (its record is used: it was read for its usage)."""
+        self.tally.usage_read += 1
+        self.tally.use()
+        self._lose_usage(reason)
+
+    def _lose_usage(self, reason: str, count: int = 1) -> None:
+        self.tally.usage_lost[reason] = self.tally.usage_lost.get(reason, 0) + count
+
+    def record(self, kind: str, count: int = 1) -> None:
+        """Start the census's next record (``count`` records handled as one) of ``kind``: it
+        must end used (`add`, `text`, `use`, ...) or skipped (`skip`)."""
+        self.tally.record(kind, count)
+
+    def use(self) -> None:
+        """The current record is used though it adds no block: read for the transcript's
+        metadata, System text, usage or the order of what follows."""
+        self.tally.use()
 
     def skip(self, reason: str, count: int = 1) -> None:
-        """Count ``count`` records of the source that are not messages (``meta["skipped"]``:
-        nothing a file holds is dropped without saying so)."""
+        """The current record (all ``count`` of `record`) is not used, for ``reason``
+        (``meta["skipped"]``: nothing a file holds is dropped without saying so). Outside a
+        record, ``count`` records of their own; in a record already used, ``count`` parts of it
+        (as `leave_out`)."""
+        if count > 0:
+            count = self.tally.skip(reason, count)
+            if count:
+                self.skipped[reason] = self.skipped.get(reason, 0) + count
+
+    def leave_out(self, reason: str, count: int = 1) -> None:
+        """``count`` parts of the current record are not kept (thoughts, blocks ctxlab does not
+        model), for ``reason``; the record itself may still be used."""
         if count > 0:
             self.skipped[reason] = self.skipped.get(reason, 0) + count
+            self.tally.leave_out(reason, count)
 
     def add_to(self, index: int, blocks: Iterable[Mapping[str, Any]]) -> None:
         """Add blocks to the earlier turn ``index`` (one response recorded in pieces, with the
         results of its first calls already in between)."""
-        kept = [self._ids(dict(b)) for b in blocks if b.get("type") in KEPT_BLOCKS]
+        kept = self._kept(self.turns[index]["role"], blocks)
+        if kept:
+            self.tally.use()
         self.turns[index]["content"].extend(kept)
 
-    def text(self, role: str, text: str, usage: ProviderUsage | None = None) -> None:
-        """Add a plain text turn (nothing when empty)."""
+    def text(self, role: str, text: str, usage: ProviderUsage | None = None) -> bool:
+        """Add a plain text turn; whether it was kept (nothing when empty: then the record is
+        not used by it)."""
         if text.strip():
-            self.add(role, [{"type": "text", "text": text}], usage)
+            return self.add(role, [{"type": "text", "text": text}], usage)
+        if usage is not None:
+            self.lose_usage("on a reply with nothing kept")
+        return False
 
     def _ids(self, block: dict[str, Any]) -> dict[str, Any]:
         # A repeated tool-call id would make the conversation invalid: the later call gets a
@@ -205,7 +303,9 @@ class ConversationBuilder:
     def finish(
         self,
     ) -> tuple[list[UserMessage | AssistantMessage], dict[str, Any], dict[int, ProviderUsage]]:
-        """The messages (repaired), notes on what was done, and usage by message index."""
+        """The messages (repaired), notes on what was done (the census in ``notes["census"]``),
+        and usage by message index."""
+        self.tally.close()
         self._order_results()
         try:
             messages = parse_messages(self.turns)
@@ -223,7 +323,29 @@ class ConversationBuilder:
         if repairs:
             notes["repairs"] = repairs
             notes["synthesized_results"] = sum("added an error result" in r for r in repairs)
-        return list(fixed), notes, _moved_usage(self.usage, messages, fixed)
+        usage = _moved_usage(self.usage, messages, fixed)
+        if len(usage) < len(self.usage):
+            self._lose_usage("the repair removed a reply", len(self.usage) - len(usage))
+        notes["census"] = self.census(fixed, usage).as_meta()
+        return list(fixed), notes, usage
+
+    def census(
+        self, messages: Sequence[UserMessage | AssistantMessage], usage: Mapping[int, Any]
+    ) -> Census:
+        """The census of what was read so far, and of ``messages`` as the transcript."""
+        tally = self.tally
+        return Census(
+            unit=tally.unit,
+            read=dict(tally.read),
+            used=dict(tally.used),
+            skipped=dict(tally.skipped),
+            left_out=dict(tally.left_out),
+            unaccounted=dict(tally.unaccounted),
+            usage_read=tally.usage_read,
+            usage_placed=len(usage),
+            usage_lost=dict(tally.usage_lost),
+            **holdings(messages),
+        )
 
 
 def _moved_usage(

@@ -124,7 +124,7 @@ def openai_usage(usage: Any) -> ProviderUsage | None:
 
 def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
     """The conversation and the System text of OpenAI chat messages."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="message")
     system: list[str] = []
     legacy = 0
     for index, message in enumerate(messages):
@@ -132,10 +132,13 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
             msg = f"{where} message {index}: not an object with a role"
             raise MessageFormatError(msg)
         role = message.get("role")
+        builder.record(f"{role} message")
         if role in ("system", "developer"):
             system.append(_text(message.get("content")))
+            builder.use()
         elif role == "user":
-            builder.add("user", _user_blocks(message.get("content")))
+            if not builder.add("user", _user_blocks(message.get("content"))):
+                builder.skip("message with nothing kept")
         elif role == "assistant":
             blocks: list[dict[str, Any]] = []
             if _text(message.get("content")).strip():
@@ -157,7 +160,8 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
                         "input": arguments_of(function.get("arguments")),
                     }
                 )
-            builder.add("assistant", blocks, openai_usage(message.get("usage")))
+            if not builder.add("assistant", blocks, openai_usage(message.get("usage"))):
+                builder.skip("empty reply")
         elif role in ("tool", "function"):
             call_id = message.get("tool_call_id") if role == "tool" else f"function_{legacy}"
             builder.add(
@@ -180,12 +184,13 @@ def from_anthropic(messages: Sequence[Any], where: str) -> ConversationBuilder:
     """The conversation of Anthropic Messages dicts (string or block content). Results a harness
     wrote back as text (Cline and Roo Code: ``[read_file for 'x'] Result:`` then the output)
     become the tool results of the calls they answer."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="message")
     pending: list[tuple[str, str]] = []  # (id, name) of the last reply's calls
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
             msg = f"{where} message {index}: expected a dict with role 'user' or 'assistant'"
             raise MessageFormatError(msg)
+        builder.record(f"{message['role']} message")
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}] if content.strip() else []
@@ -209,7 +214,8 @@ def from_anthropic(messages: Sequence[Any], where: str) -> ConversationBuilder:
             pending = []
         else:
             pending = []
-        builder.add(message["role"], blocks)
+        if not builder.add(message["role"], blocks):
+            builder.skip("message with nothing kept")
     return builder
 
 
@@ -271,20 +277,24 @@ def is_openai_responses(items: Sequence[Any]) -> bool:
 
 def from_openai_responses(items: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
     """The conversation and System text of Responses API items (``message``,
-    ``function_call``, ``function_call_output``; ``reasoning`` is counted as dropped)."""
-    builder = ConversationBuilder(where)
+    ``function_call``, ``function_call_output``; ``reasoning`` and other items are counted as
+    skipped)."""
+    builder = ConversationBuilder(where, unit="item")
     system: list[str] = []
     for index, item in enumerate(items):
         if not isinstance(item, Mapping):
             msg = f"{where} item {index}: not an object"
             raise MessageFormatError(msg)
         kind = item.get("type", "message")
+        builder.record(str(kind))
         if kind == "message":
             role, text = item.get("role"), _text(item.get("content"))
             if role in ("system", "developer"):
                 system.append(text)
+                builder.use()
             elif role in ("user", "assistant"):
-                builder.text(role, text)
+                if not builder.text(role, text):
+                    builder.skip("message with nothing kept")
             else:
                 msg = f"{where} item {index}: unknown role {role!r}"
                 raise MessageFormatError(msg)
@@ -313,7 +323,7 @@ def from_openai_responses(items: Sequence[Any], where: str) -> tuple[Conversatio
                 ],
             )
         else:
-            builder.add("assistant", [{"type": str(kind)}])  # counted as dropped
+            builder.skip(str(kind))  # reasoning, ...
     return builder, "\n\n".join(system)
 
 

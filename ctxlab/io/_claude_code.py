@@ -78,34 +78,20 @@ def from_claude_code(
     left out, lines of an unknown shape). A response's usage is the one its lines end on:
     Claude Code writes the usage on every line of a response, and only the last carries its
     whole output (`_Responses`)."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="line")
     meta: dict[str, Any] = {"source": "claude_code", "compactions": []}
     models: list[str] = []
     responses = _Responses(builder)
     # The model of each reply with usage, by the reply's rank (not its message index, which
     # repairs may shift): a session can switch models (``/model``).
     reply_models: dict[str, str] = {}
-    for number, record in records:
-        if not isinstance(record, Mapping):
-            msg = f"{where} line {number}: not a JSON object"
-            raise MessageFormatError(msg)
-        if record.get("isSidechain") and not sidechains:
-            builder.skip("sidechain")
+    for number, line in records:
+        found = _message_line(
+            line, builder, meta["compactions"], sidechains, f"{where} line {number}"
+        )
+        if found is None:
             continue
-        kind = record.get("type")
-        if kind == "system":
-            _system_line(record, builder, meta["compactions"])
-            continue
-        if kind is None:
-            record = _plain_message_line(record, builder)
-            kind = record.get("type")
-        if kind not in ("user", "assistant"):
-            builder.skip(_kind_of(record))
-            continue
-        message = record.get("message")
-        if not isinstance(message, Mapping):
-            msg = f"{where} line {number}: a {kind} line without a 'message' object"
-            raise MessageFormatError(msg)
+        kind, record, message = found
         meta.setdefault("session_id", record.get("sessionId"))
         if kind == "assistant":
             model = message.get("model")
@@ -121,8 +107,12 @@ def from_claude_code(
             key = f"{message.get('id') or f'line {number}'}|{record.get('requestId') or ''}"
             turn = responses.line(key, blocks, _usage(message, where, number))
             if not blocks:
-                # An empty line ("\n\n"): no content, counted; its usage is its response's.
-                builder.skip("empty reply line")
+                # An empty line ("\n\n"): no content. Read for its usage when that is the
+                # response's final one (its output complete), else counted skipped.
+                if responses.took_usage:
+                    builder.use()
+                else:
+                    builder.skip("empty reply line")
             if turn is None:
                 continue
             if isinstance(model, str) and model:
@@ -132,7 +122,9 @@ def from_claude_code(
             if record.get("isCompactSummary") and blocks:
                 replies = sum(t["role"] == "assistant" for t in builder.turns)
                 _mark_summary(meta["compactions"], blocks, replies)
-            builder.add("user", blocks)
+            if not builder.add("user", blocks):
+                builder.skip("empty user message")
+    responses.finish()
     meta["models"] = models
     meta["reply_models"] = reply_models
     return builder, meta
@@ -153,6 +145,12 @@ class _Responses:
         self.usage: dict[str, ProviderUsage] = {}
         self.rank: dict[int, int] = {}
         """Each assistant turn's rank among the replies (turns are only ever appended)."""
+        self.counted: set[tuple[str, int]] = set()
+        """The (response, turn) pairs whose usage the census has read: one report a request."""
+        self.placed: dict[int, str] = {}
+        """The response whose usage each turn carries."""
+        self.took_usage = False
+        """Whether the last line placed gave its response's usage (the most output so far)."""
 
     def line(
         self, key: str, blocks: list[dict[str, Any]], usage: ProviderUsage | None
@@ -179,13 +177,31 @@ class _Responses:
                 turn = self.turn[key] = len(builder.turns) - 1
         if turn is not None and turn not in self.rank:
             self.rank[turn] = len(self.rank)
+        self.took_usage = False
         if usage is not None:
             best = self.usage.get(key)
             if best is None or usage.output_tokens >= best.output_tokens:
                 self.usage[key] = usage
+                self.took_usage = True
         if turn is not None and key in self.usage:
+            if (key, turn) not in self.counted:
+                # One usage report per response, however many of its lines repeat it.
+                self.counted.add((key, turn))
+                builder.tally.usage_read += 1
+                if self.placed.get(turn, key) != key:
+                    # Two responses merged in one turn: the later's usage stands.
+                    builder._lose_usage("replaced: replies merged in a turn")
+                self.placed[turn] = key
             builder.usage[turn] = self.usage[key]
         return turn
+
+    def finish(self) -> None:
+        """Count the usage of every response that kept no block (all its lines empty): read,
+        and lost."""
+        lost = len(self.usage.keys() - self.turn.keys())
+        if lost:
+            self.builder.tally.usage_read += lost
+            self.builder._lose_usage("on a reply with nothing kept", lost)
 
     def _continues(self, turn: int) -> bool:
         # A response continues across the turn between only when that turn holds nothing but
@@ -200,6 +216,44 @@ class _Responses:
         )
 
 
+def _message_line(
+    record: Any,
+    builder: ConversationBuilder,
+    compactions: list[dict[str, Any]],
+    sidechains: bool,
+    where: str,
+) -> tuple[str, Mapping[str, Any], Mapping[str, Any]] | None:
+    """A line's kind (user or assistant), the line and its message — or None for a line that
+    is not one, counted in the census as used (a compaction boundary) or skipped, by kind."""
+    if not isinstance(record, Mapping):
+        msg = f"{where}: not a JSON object"
+        raise MessageFormatError(msg)
+    builder.record(_kind_of(record))
+    if record.get("isSidechain") and not sidechains:
+        builder.skip("sidechain")
+        return None
+    kind = record.get("type")
+    if kind == "system":
+        _system_line(record, builder, compactions)
+        return None
+    if kind is None and record.get("role") in ("user", "assistant"):
+        record = _plain_message_line(record, builder)
+        kind = record.get("type")
+    elif not _is_session_line(record):
+        # A line another tool wrote into the file (a meta line, a marker): not the session's,
+        # counted — never a reason to refuse the rest.
+        builder.skip("line of another tool")
+        return None
+    if kind not in ("user", "assistant"):
+        builder.skip(_kind_of(record))
+        return None
+    message = record.get("message")
+    if not isinstance(message, Mapping):
+        builder.skip(f"{kind} line without a message object")
+        return None
+    return str(kind), record, message
+
+
 def _system_line(
     record: Mapping[str, Any], builder: ConversationBuilder, compactions: list[dict[str, Any]]
 ) -> None:
@@ -207,8 +261,17 @@ def _system_line(
     boundary = _boundary(record, sum(t["role"] == "assistant" for t in builder.turns))
     if boundary is not None:
         compactions.append(boundary)
+        builder.use()
     else:
         builder.skip(f"system {record.get('subtype') or 'line'}")
+
+
+def _is_session_line(record: Mapping[str, Any]) -> bool:
+    # Claude Code's own lines, and the message lines of a subagent's progress (which carry no
+    # session id of their own).
+    return is_claude_code_line(record) or (
+        record.get("type") in ("user", "assistant") and isinstance(record.get("message"), Mapping)
+    )
 
 
 def _plain_message_line(
@@ -216,8 +279,6 @@ def _plain_message_line(
 ) -> Mapping[str, Any]:
     # A message written in the plain ``{role, content}`` shape among Claude Code's lines (a tool
     # that appended to the file): read as a message, not lost.
-    if record.get("role") not in ("user", "assistant"):
-        return record
     builder.notes["plain_message_lines"] = builder.notes.get("plain_message_lines", 0) + 1
     return {"type": record["role"], "message": record}
 

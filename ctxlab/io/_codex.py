@@ -19,6 +19,15 @@ Read from Codex's own types (openai/codex, ``codex-rs/protocol/src/protocol.rs``
   usage of the last model call (``last_token_usage``: ``input_tokens`` — cached ones included —,
   ``cached_input_tokens``, ``output_tokens``).
 
+Where a call's usage sits depends on the version, and a rollout carries no response id to pair
+them by: versions that record a turn's items once its request completes (0.40, 0.58: the items
+are written after ``run_turn`` returns) write each ``token_count`` just *before* the items it
+counts; versions that record each item as it completes write it just *after* them. Older versions
+also repeat the previous ``token_count`` when rate limits arrive at the start of a request (the
+same ``info`` again). The reader drops the repeats, tells the order from the file itself — the
+first usage before or after the first reply's items — and pairs each usage with its reply; a
+usage that meets no reply is counted lost in the census. ``meta["usage_order"]`` says which.
+
 Developer and system messages become the transcript's System text; reasoning, UI events and
 snapshots are counted in ``meta["skipped"]``; each ``compacted`` line is a recorded compaction.
 """
@@ -29,7 +38,6 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, image_block
 from ctxlab.io._chat import arguments_of
 from ctxlab.messages import ProviderUsage
@@ -53,26 +61,78 @@ def from_codex(
     records: Iterable[tuple[int, Any]], where: str
 ) -> tuple[ConversationBuilder, str, dict[str, Any]]:
     """The conversation, System text and notes of a rollout's (line number, line) pairs."""
-    builder = ConversationBuilder(where)
-    reader = _Reader(builder)
-    for number, line in records:
+    lines = list(records)
+    builder = ConversationBuilder(where, unit="line")
+    reader = _Reader(builder, usage_first=_usage_comes_first(lines))
+    for _, line in lines:
         if not is_codex_line(line) or not isinstance(line["payload"], Mapping):
-            msg = f"{where} line {number}: not a Codex rollout line (timestamp, type, payload)"
-            raise MessageFormatError(msg)
+            builder.record("line of another format")
+            builder.skip("not a Codex rollout line")
+            continue
         reader.line(line["type"], line["payload"])
+    reader.finish()
     return builder, "\n\n".join(reader.system), reader.meta
 
 
+_MODEL_ITEMS = frozenset(
+    {
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "web_search_call",
+    }
+)
+"""Response items only the model writes (with an assistant ``message``)."""
+
+
+def _usage_comes_first(lines: list[tuple[int, Any]]) -> bool:
+    """Whether this rollout writes each ``token_count`` before the items it counts: its first
+    usage comes before any item of the model (see the module)."""
+    answered = False
+    last: Any = None
+    for _, line in lines:
+        if not is_codex_line(line) or not isinstance(line["payload"], Mapping):
+            continue
+        payload = line["payload"]
+        if line["type"] == "response_item":
+            kind = payload.get("type")
+            if kind in _MODEL_ITEMS or (kind == "message" and payload.get("role") == "assistant"):
+                answered = True
+        elif line["type"] == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if isinstance(info, Mapping) and isinstance(info.get("last_token_usage"), Mapping):
+                if info != last:
+                    return not answered
+                last = info
+    return False
+
+
 class _Reader:
-    def __init__(self, builder: ConversationBuilder) -> None:
+    def __init__(self, builder: ConversationBuilder, *, usage_first: bool) -> None:
         self.builder = builder
         self.system: list[str] = []
-        self.meta: dict[str, Any] = {"compactions": [], "models": []}
+        self.meta: dict[str, Any] = {
+            "compactions": [],
+            "models": [],
+            "usage_order": "before its reply" if usage_first else "after its reply",
+        }
+        self.usage_first = usage_first
+        self.pending: ProviderUsage | None = None  # a usage written before its reply
+        self.replied = False  # a reply since the last usage
+        self.last_info: Any = None
 
     def line(self, kind: str, payload: Mapping[str, Any]) -> None:
+        builder = self.builder
         if kind == "response_item":
+            builder.record(f"response_item {payload.get('type') or 'unknown'}")
             self.item(payload)
-        elif kind == "session_meta":
+            return
+        if kind == "event_msg":
+            builder.record(f"event_msg {payload.get('type') or 'unknown'}")
+        else:
+            builder.record(kind)
+        if kind == "session_meta":
             for key, name in (("id", "session_id"), ("cwd", "cwd"), ("cli_version", "cli_version")):
                 if isinstance(payload.get(key), str):
                     self.meta.setdefault(name, payload[key])
@@ -80,19 +140,22 @@ class _Reader:
             text = base.get("text") if isinstance(base, Mapping) else base
             if isinstance(text, str) and text.strip():
                 self.system.append(text)
+            builder.use()
         elif kind == "turn_context":
             model = payload.get("model")
             if isinstance(model, str) and model not in self.meta["models"]:
                 self.meta["models"].append(model)
+            builder.use()
         elif kind == "compacted":
             self.compacted(payload)
         elif payload.get("type") == "token_count":
             self.usage(payload.get("info"))
         else:
-            self.builder.skip(f"event {payload.get('type') or 'unknown'}")
+            builder.skip(f"event {payload.get('type') or 'unknown'}")
 
     def item(self, item: Mapping[str, Any]) -> None:
         kind = item.get("type")
+        builder = self.builder
         if kind == "message":
             role = item.get("role")
             blocks = _content(item.get("content"))
@@ -100,16 +163,28 @@ class _Reader:
                 text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
                 if text.strip():
                     self.system.append(text)
-                return
-            self.builder.add("assistant" if role == "assistant" else "user", blocks)
+                    builder.use()
+                else:
+                    builder.skip("empty developer message")
+            elif not blocks:
+                builder.skip("message with nothing kept")
+            elif role == "assistant":
+                self.reply(blocks)
+            else:
+                builder.add("user", blocks)
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
-            self.builder.add("assistant", [_call(item)])
+            self.reply([_call(item)])
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            self.builder.add("user", [_output(item)])
+            builder.add("user", [_output(item)])
         elif kind == "web_search_call":
-            self.builder.add("assistant", [{"type": "provider", "data": dict(item)}])
+            self.reply([{"type": "provider", "data": dict(item)}])
         else:
-            self.builder.skip(str(kind or "unknown item"))  # reasoning, snapshots, compaction
+            builder.skip(str(kind or "unknown item"))  # reasoning, snapshots, compaction
+
+    def reply(self, blocks: list[dict[str, Any]]) -> None:
+        usage, self.pending = self.pending, None
+        self.builder.add("assistant", blocks, usage)
+        self.replied = True
 
     def compacted(self, payload: Mapping[str, Any]) -> None:
         summary = payload.get("message")
@@ -128,22 +203,42 @@ class _Reader:
         self.builder.text("user", summary)
         history = payload.get("replacement_history")
         if isinstance(history, list):
-            self.builder.skip("replacement history item", len(history))
+            self.builder.leave_out("replacement history item", len(history))
 
     def usage(self, info: Any) -> None:
+        builder = self.builder
         last = info.get("last_token_usage") if isinstance(info, Mapping) else None
         if not isinstance(last, Mapping):
-            self.builder.skip("event token_count")
+            builder.skip("token_count without usage (rate limits only)")
             return
-
+        if info == self.last_info:
+            # The previous usage again, sent with the rate limits of the next request.
+            builder.skip("token_count repeated")
+            return
+        self.last_info = info
+        builder.use()
         # OpenAI's input tokens include the cached ones; ctxlab keeps them apart.
         usage = ProviderUsage.with_cache_inside(
             last.get("input_tokens"), last.get("output_tokens"), last.get("cached_input_tokens")
         )
-        self.builder.usage_of_last_reply(usage)
+        if self.usage_first:
+            if self.pending is not None:
+                builder.lose_usage("no reply before the next usage")
+            self.pending = usage
+        elif self.replied:
+            builder.usage_of_last_reply(usage)
+        else:
+            builder.lose_usage("no reply since the previous usage")
+        self.replied = False
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self.builder.lose_usage("no reply after it")
 
 
 def _content(items: Any) -> list[dict[str, Any]]:
+    if isinstance(items, str):  # not what Codex writes, but no reason to lose the text
+        items = [{"type": "text", "text": items}]
     blocks: list[dict[str, Any]] = []
     for item in items if isinstance(items, list) else ():
         if not isinstance(item, Mapping):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._load import read
+from ctxlab.io._openhands_v1 import EVENT_FILE
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
@@ -60,7 +61,15 @@ _COUNTS = (
     "repairs",
     "episode",
 )
-SUFFIXES = (".jsonl", ".json", ".traj", ".eval", ".aider.chat.history.md")
+SUFFIXES = (
+    ".jsonl",
+    ".json",
+    ".traj",
+    ".eval",
+    ".aider.chat.history.md",
+    ".aider.llm.history",  # recognised, not read: a row saying so
+    ".af",  # Letta agent files: likewise
+)
 """The files `sessions` reads."""
 _PARALLEL_FROM = 24  # files: below this, starting processes costs more than it saves
 _CHUNK = 8  # files a worker process reads at a time
@@ -105,6 +114,7 @@ def sessions(
         and p.name.lower().endswith(wanted)
         and not _hidden(p, root)
         and not _agent_meta(p)
+        and not _part_of_a_conversation(p)
     )
     count = _workers(workers)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
@@ -150,6 +160,15 @@ def _workers(value: Any) -> int:
         )
         raise UsageError(msg)
     return value
+
+
+def _part_of_a_conversation(path: Path) -> bool:
+    # An OpenHands V1 conversation is one row (its base_state.json), not one per event file.
+    return (
+        path.parent.name == "events"
+        and EVENT_FILE.match(path.name) is not None
+        and (path.parent.parent / "base_state.json").is_file()
+    )
 
 
 def _hidden(path: Path, root: Path) -> bool:

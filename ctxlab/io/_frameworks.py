@@ -46,7 +46,7 @@ def is_pydantic_ai(value: Sequence[Any]) -> bool:
 
 def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
     """The conversation and System text of LangChain message dicts."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="message")
     system: list[str] = []
     for index, message in enumerate(messages):
         data = message.get("data") if isinstance(message, Mapping) else None
@@ -54,10 +54,13 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
             msg = f"{where} message {index}: expected {{'type': ..., 'data': {{...}}}}"
             raise MessageFormatError(msg)
         kind, content = message.get("type"), data.get("content")
+        builder.record(f"{kind} message")
         if kind == "system":
             system.append(_text(content))
+            builder.use()
         elif kind in ("human", "chat"):
-            builder.text("user", _text(content))
+            if not builder.text("user", _text(content)):
+                builder.skip("message with nothing kept")
         elif kind in ("ai", "AIMessageChunk"):
             blocks: list[dict[str, Any]] = []
             if _text(content).strip():
@@ -72,7 +75,8 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
                             "input": arguments_of(call.get("args")),
                         }
                     )
-            builder.add("assistant", blocks, langchain_usage(data.get("usage_metadata")))
+            if not builder.add("assistant", blocks, langchain_usage(data.get("usage_metadata"))):
+                builder.skip("empty reply")
         elif kind in ("tool", "function"):
             result: dict[str, Any] = {
                 "type": "tool_result",
@@ -106,41 +110,24 @@ def langchain_usage(usage: Any) -> ProviderUsage | None:
 
 def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
     """The conversation and System text of pydantic-ai ``ModelRequest``/``ModelResponse`` JSON."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="part")
     system: list[str] = []
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping) or not isinstance(message.get("parts"), list):
             msg = f"{where} message {index}: expected {{'kind': ..., 'parts': [...]}}"
             raise MessageFormatError(msg)
+        if not message["parts"]:
+            builder.record(f"{message.get('kind')} message")
+            builder.skip("message without parts")
         if message.get("kind") == "request":
             instructions = message.get("instructions")
             if isinstance(instructions, str) and instructions and instructions not in system:
                 system.append(instructions)
             for part in message["parts"]:
-                part = part if isinstance(part, Mapping) else {}
-                kind = part.get("part_kind")
-                if kind == "system-prompt":
-                    system.append(_text(part.get("content")))
-                elif kind == "user-prompt":
-                    prompt = _prompt_blocks(part.get("content"))
-                    if prompt:
-                        builder.add("user", prompt)
-                elif kind == "retry-feedback" or (
-                    kind == "retry-prompt" and not part.get("tool_name")
-                ):
-                    # Feedback on a whole response (its output failed validation): the model
-                    # reads it as a user turn, answering no call.
-                    builder.text("user", _as_text(part.get("content")))
-                elif kind in ("tool-return", "retry-prompt"):
-                    failed = kind == "retry-prompt" or part.get("outcome") in _FAILED_OUTCOMES
-                    result = {
-                        "type": "tool_result",
-                        "tool_use_id": str(part.get("tool_call_id")),
-                        "content": _as_text(part.get("content")),
-                        "is_error": failed or None,
-                    }
-                    builder.add("user", [result])
+                _request_part(part if isinstance(part, Mapping) else {}, builder, system)
         else:
+            # One response is one reply: its parts are read together.
+            builder.record("response part", len(message["parts"]))
             blocks: list[dict[str, Any]] = []
             for part in message["parts"]:
                 part = part if isinstance(part, Mapping) else {}
@@ -166,8 +153,36 @@ def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationB
                 else:
                     # Built-in tool calls and returns, files, ...: counted as dropped.
                     blocks.append({"type": f"pydantic_ai:{part.get('part_kind')}"})
-            builder.add("assistant", blocks, _pydantic_usage(message.get("usage")))
+            if not builder.add("assistant", blocks, _pydantic_usage(message.get("usage"))):
+                builder.skip("empty response")
     return builder, "\n\n".join(system)
+
+
+def _request_part(part: Mapping[str, Any], builder: ConversationBuilder, system: list[str]) -> None:
+    kind = part.get("part_kind")
+    builder.record(f"request {kind}")
+    if kind == "system-prompt":
+        system.append(_text(part.get("content")))
+        builder.use()
+    elif kind == "user-prompt":
+        if not builder.add("user", _prompt_blocks(part.get("content"))):
+            builder.skip("empty prompt")
+    elif kind == "retry-feedback" or (kind == "retry-prompt" and not part.get("tool_name")):
+        # Feedback on a whole response (its output failed validation): the model reads it as
+        # a user turn, answering no call.
+        if not builder.text("user", _as_text(part.get("content"))):
+            builder.skip("empty feedback")
+    elif kind in ("tool-return", "retry-prompt"):
+        failed = kind == "retry-prompt" or part.get("outcome") in _FAILED_OUTCOMES
+        result = {
+            "type": "tool_result",
+            "tool_use_id": str(part.get("tool_call_id")),
+            "content": _as_text(part.get("content")),
+            "is_error": failed or None,
+        }
+        builder.add("user", [result])
+    else:
+        builder.skip(f"request part {kind}")
 
 
 def _pydantic_usage(usage: Any) -> ProviderUsage | None:

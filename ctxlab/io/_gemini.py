@@ -24,7 +24,7 @@ A list of Gemini API contents (``{"role": "user" | "model", "parts": [...]}``: `
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
@@ -69,36 +69,69 @@ def is_gemini_contents(value: Any) -> bool:
     return roles <= {"user", "model", "function", None} and ("model" in roles or gemini_parts)
 
 
-def _records(lines: Sequence[Any], where: str) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
+def _records(
+    lines: Sequence[Any], where: str, builder: ConversationBuilder
+) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
     """The message records in force after every update, rewind and checkpoint, and the
-    metadata — as the CLI's own loader reads the file."""
+    metadata — as the CLI's own loader reads the file. The census counts each control line as
+    used and each record a later line replaced or rewound as skipped; the records in force are
+    counted when they are read into the conversation."""
     records: dict[str, Mapping[str, Any]] = {}
     meta: dict[str, Any] = {}
+
+    def drop(gone: list[Mapping[str, Any]], reason: str) -> None:
+        for record in gone:
+            builder.record(f"{record.get('type')} record")
+            builder.skip(reason)
+
     for number, line in enumerate(lines, 1):
         if not isinstance(line, Mapping):
             msg = f"{where} record {number}: not an object"
             raise MessageFormatError(msg)
         if isinstance(line.get("$rewindTo"), str):
+            builder.record("$rewindTo line")
+            builder.use()
             ids = list(records)
             cut = ids.index(line["$rewindTo"]) if line["$rewindTo"] in records else 0
-            for gone in ids[cut:]:
-                del records[gone]
+            drop([records.pop(gone) for gone in ids[cut:]], "rewound ($rewindTo)")
         elif isinstance(line.get("$set"), Mapping):
+            builder.record("$set line")
+            builder.use()
             update = line["$set"]
             if isinstance(update.get("messages"), list):
-                records = {m["id"]: m for m in update["messages"] if _is_message(m)}
+                drop(list(records.values()), "replaced by a $set of the messages")
+                records = {}
+                _read(update["messages"], records, drop)
             meta.update({k: v for k, v in update.items() if k != "messages"})
         elif _is_message(line):
-            records[line["id"]] = line  # a later line with this id replaces it in place
+            _read([line], records, drop)
         elif isinstance(line.get("sessionId"), str):
+            builder.record("metadata")
+            builder.use()
             meta.update({k: v for k, v in line.items() if k != "messages"})
-            for message in line.get("messages") or ():
-                if _is_message(message):
-                    records[message["id"]] = message
+            messages = line.get("messages")
+            _read(messages if isinstance(messages, list) else [], records, drop)
         else:
             msg = f"{where} record {number}: neither a message nor session metadata"
             raise MessageFormatError(msg)
     return list(records.values()), meta
+
+
+def _read(
+    messages: list[Any],
+    records: dict[str, Mapping[str, Any]],
+    drop: Callable[[list[Mapping[str, Any]], str], None],
+) -> None:
+    # A later record with an id replaces the earlier in place (the CLI rewrites a message as it
+    # streams); what is not a message is counted.
+    for message in messages:
+        if not _is_message(message):
+            drop([{"type": "unreadable"}], "not a message record")
+            continue
+        earlier = records.get(message["id"])
+        if earlier is not None:
+            drop([earlier], "replaced by a later record of the same id")
+        records[message["id"]] = message
 
 
 def _is_message(value: Any) -> bool:
@@ -121,12 +154,13 @@ def _text_of(parts: Sequence[Any]) -> str:
 
 def from_gemini_cli(lines: Sequence[Any], where: str) -> tuple[ConversationBuilder, dict[str, Any]]:
     """The conversation of a Gemini CLI session (its records or JSON lines) and its notes."""
-    records, meta = _records(lines, where)
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="record")
+    records, meta = _records(lines, where, builder)
     calls = _CallIds()
     models: list[str] = []
     for record in records:
         kind = record.get("type")
+        builder.record(f"{kind} record")
         parts = _parts(record.get("content"))
         if kind in _NOT_CONVERSATION:
             builder.skip(f"{kind} record")
@@ -135,39 +169,15 @@ def from_gemini_cli(lines: Sequence[Any], where: str) -> tuple[ConversationBuild
             text = _text_of(parts).strip()
             if not text or text.startswith(_IGNORED_USER):
                 builder.skip("command or injected context")
-                continue
-            builder.add("user", _blocks(parts, calls, builder))
+            elif not builder.add("user", _blocks(parts, calls, builder)):
+                builder.skip("message with nothing kept")
             continue
         if kind != "gemini":
             builder.skip(f"{kind} record")
             continue
         if isinstance(record.get("model"), str) and record["model"] not in models:
             models.append(record["model"])
-        tool_calls = [c for c in record.get("toolCalls") or () if isinstance(c, Mapping)]
-        blocks = _blocks(parts, calls, builder)
-        in_content = any(isinstance(p, Mapping) and "functionCall" in p for p in parts)
-        if not in_content:  # a legacy record: the calls are in toolCalls only
-            for call in tool_calls:
-                blocks.append(calls.use(call.get("name"), call.get("args"), call.get("id")))
-        thoughts = record.get("thoughts") or ()
-        builder.skip("thought summary", len(thoughts) if isinstance(thoughts, list) else 0)
-        builder.add("assistant", blocks, _usage(record.get("tokens")))
-        results: list[dict[str, Any]] = []
-        for call in tool_calls:
-            result = call.get("result")
-            if result is None:
-                continue
-            for part in _parts(result):
-                if isinstance(part, Mapping) and isinstance(part.get("functionResponse"), Mapping):
-                    results.append(calls.result(part["functionResponse"], call.get("id")))
-                elif isinstance(part, Mapping) and "text" in part:
-                    results.append(
-                        calls.result(
-                            {"name": call.get("name"), "response": {"output": part["text"]}},
-                            call.get("id"),
-                        )
-                    )
-        builder.add("user", results)
+        _reply(record, parts, calls, builder)
     notes: dict[str, Any] = {
         k: meta[k] for k in ("sessionId", "projectHash", "startTime", "kind") if k in meta
     }
@@ -176,16 +186,45 @@ def from_gemini_cli(lines: Sequence[Any], where: str) -> tuple[ConversationBuild
     return builder, notes
 
 
+def _reply(
+    record: Mapping[str, Any], parts: list[Any], calls: _CallIds, builder: ConversationBuilder
+) -> None:
+    # A ``gemini`` record: the reply (its calls in the content, or in ``toolCalls`` alone in
+    # a legacy record), then the calls' results as the next user turn.
+    tool_calls = [c for c in record.get("toolCalls") or () if isinstance(c, Mapping)]
+    blocks = _blocks(parts, calls, builder)
+    if not any(isinstance(p, Mapping) and "functionCall" in p for p in parts):
+        for call in tool_calls:
+            blocks.append(calls.use(call.get("name"), call.get("args"), call.get("id")))
+    thoughts = record.get("thoughts") or ()
+    builder.leave_out("thought summary", len(thoughts) if isinstance(thoughts, list) else 0)
+    if not builder.add("assistant", blocks, _usage(record.get("tokens"))):
+        builder.skip("empty reply")
+    results: list[dict[str, Any]] = []
+    for call in tool_calls:
+        for part in _parts(call.get("result")):
+            if isinstance(part, Mapping) and isinstance(part.get("functionResponse"), Mapping):
+                results.append(calls.result(part["functionResponse"], call.get("id")))
+            elif isinstance(part, Mapping) and "text" in part:
+                response = {"name": call.get("name"), "response": {"output": part["text"]}}
+                results.append(calls.result(response, call.get("id")))
+            else:
+                builder.leave_out("tool result part of another kind")
+    builder.add("user", results)
+
+
 def from_gemini_contents(contents: Sequence[Any], where: str) -> ConversationBuilder:
     """The conversation of Gemini API contents (``role`` user/model, ``parts``)."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="content")
     calls = _CallIds()
     for index, content in enumerate(contents):
         if not isinstance(content, Mapping) or not isinstance(content.get("parts"), list):
             msg = f"{where} content {index}: expected an object with a 'parts' list"
             raise MessageFormatError(msg)
         role = "assistant" if content.get("role") == "model" else "user"
-        builder.add(role, _blocks(content["parts"], calls, builder))
+        builder.record(f"{content.get('role')} content")
+        if not builder.add(role, _blocks(content["parts"], calls, builder)):
+            builder.skip("empty content")
     return builder
 
 
@@ -195,10 +234,10 @@ def _blocks(
     blocks: list[dict[str, Any]] = []
     for part in parts:
         if not isinstance(part, Mapping):
-            builder.skip("unreadable part")
+            builder.leave_out("unreadable part")
             continue
         if part.get("thought") is True:
-            builder.skip("thought")
+            builder.leave_out("thought")
             continue
         if isinstance(part.get("functionCall"), Mapping):
             call = part["functionCall"]

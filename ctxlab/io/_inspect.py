@@ -7,7 +7,11 @@ Read from Inspect's own types (UKGovernmentBEIS/inspect_ai, ``inspect_ai/log/_lo
 _recorders/eval.py``: the zip holds ``header.json`` and ``samples/<id>_epoch_<n>.json``;
 2025–2026). One log holds many samples: ``episode`` picks one, in the order the log lists them.
 A sample's ``model`` events carry each call's usage (``input_tokens`` — cache reads and writes
-apart in ``input_tokens_cache_read`` / ``_write`` —, ``output_tokens``).
+apart in ``input_tokens_cache_read`` / ``_write`` —, ``output_tokens``) and its reply (with the
+reply's message id, which pairs the usage with the reply); newer logs keep a call's input once,
+in ``events_data.messages``, referenced by ``input_refs``. A sample logged without ``messages``
+is read from its last model call. Reasoning (``ContentReasoning``) is kept as thinking: a reply
+may be reasoning alone, billed like any other.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, image_block, text_parts
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, text_parts
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
 
@@ -162,92 +166,175 @@ def inspect_samples(log: Mapping[str, Any], where: str) -> list[Mapping[str, Any
 def from_inspect_sample(
     sample: Mapping[str, Any], where: str
 ) -> tuple[ConversationBuilder, str, dict[str, Any]]:
-    """The conversation, System text and notes of one sample."""
+    """The conversation, System text and notes of one sample: its ``messages`` — or, for a
+    sample logged with its events alone, the last model call's input and output — each reply
+    with the usage of the model call that produced it (by message id, else in order)."""
+    builder = ConversationBuilder(where, unit="record")
+    logged = sample.get("events")
+    events: list[Any] = logged if isinstance(logged, list) else []
+    calls = _model_calls(events, sample)
+    notes: dict[str, Any] = {k: sample.get(k) for k in ("id", "epoch") if k in sample}
     messages = sample.get("messages")
-    if not isinstance(messages, list):
-        msg = f"{where}: an Inspect sample needs a 'messages' list"
-        raise MessageFormatError(msg)
-    builder = ConversationBuilder(where)
+    if not isinstance(messages, list) or not messages:
+        messages = _from_events(calls, where)
+        notes["read_from"] = "events"
     system: list[str] = []
-    usages = _model_usages(sample.get("events"))
     models: list[str] = []
-    replies = 0
+    placed = _UsageByCall(calls)
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
             msg = f"{where} message {index}: not an object"
             raise MessageFormatError(msg)
         role = message.get("role")
+        builder.record(f"{role} message")
         if role == "system":
             system.append(_text(message.get("content")))
+            builder.use()
         elif role == "user":
-            builder.add("user", _content(message.get("content"), builder))
+            if not builder.add("user", _content(message.get("content"), builder)):
+                builder.skip("message with nothing kept")
         elif role == "assistant":
-            blocks = _content(message.get("content"), builder)
-            for call in message.get("tool_calls") or ():
-                if isinstance(call, Mapping):
-                    arguments = call.get("arguments")
-                    inputs = (
-                        dict(arguments)
-                        if isinstance(arguments, Mapping)
-                        else {"arguments": arguments}
-                    )
-                    blocks.append(
-                        {
-                            "type": "tool_use",
-                            "id": str(call.get("id") or f"inspect_{index}"),
-                            "name": str(call.get("function") or "tool"),
-                            "input": inputs,
-                        }
-                    )
             model = message.get("model")
             if isinstance(model, str) and model not in models:
                 models.append(model)
-            builder.add("assistant", blocks, usages[replies] if replies < len(usages) else None)
-            replies += 1
+            usage = placed.usage_of(message)
+            if not builder.add("assistant", _reply(message, index, builder), usage):
+                builder.skip("empty reply")
         elif role == "tool":
-            error = message.get("error")
-            text = _text(message.get("content"))
-            if isinstance(error, Mapping) and not text:
-                text = str(error.get("message") or error.get("type") or "error")
-            builder.add(
-                "user",
-                [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": str(message.get("tool_call_id") or ""),
-                        "content": text,
-                        "is_error": isinstance(error, Mapping),
-                    }
-                ],
-            )
+            builder.add("user", [_result(message)])
         else:
             builder.skip(f"{role} message")
-    notes: dict[str, Any] = {k: sample.get(k) for k in ("id", "epoch") if k in sample}
+    for reason in placed.unplaced():
+        builder.lose_usage(reason)
+    for event in events:
+        kind = event.get("event") if isinstance(event, Mapping) else None
+        builder.record(f"event {kind}")
+        if kind == "model":
+            builder.use()  # its usage is on the reply it produced (or counted lost)
+        else:
+            builder.skip(f"event {kind}")
     if models:
         notes["models"] = models
     return builder, "\n\n".join(s for s in system if s), notes
 
 
-def _model_usages(events: Any) -> list[ProviderUsage | None]:
-    usages: list[ProviderUsage | None] = []
-    for event in events if isinstance(events, list) else ():
-        if not isinstance(event, Mapping) or event.get("event") != "model":
-            continue
-        output = event.get("output")
-        usage = output.get("usage") if isinstance(output, Mapping) else None
-        if not isinstance(usage, Mapping):
-            usages.append(None)
-            continue
-
-        usages.append(
-            ProviderUsage(
-                token_count(usage.get("input_tokens"), "input_tokens"),
-                token_count(usage.get("output_tokens"), "output_tokens"),
-                token_count(usage.get("input_tokens_cache_read"), "input_tokens_cache_read"),
-                token_count(usage.get("input_tokens_cache_write"), "input_tokens_cache_write"),
+def _reply(message: Mapping[str, Any], index: int, builder: ConversationBuilder) -> list[Any]:
+    blocks = _content(message.get("content"), builder)
+    for call in message.get("tool_calls") or ():
+        if isinstance(call, Mapping):
+            arguments = call.get("arguments")
+            inputs = dict(arguments) if isinstance(arguments, Mapping) else {"arguments": arguments}
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": str(call.get("id") or f"inspect_{index}"),
+                    "name": str(call.get("function") or "tool"),
+                    "input": inputs,
+                }
             )
+    return blocks
+
+
+def _result(message: Mapping[str, Any]) -> dict[str, Any]:
+    error = message.get("error")
+    text = _text(message.get("content"))
+    if isinstance(error, Mapping) and not text:
+        text = str(error.get("message") or error.get("type") or "error")
+    return {
+        "type": "tool_result",
+        "tool_use_id": str(message.get("tool_call_id") or ""),
+        "content": text,
+        "is_error": isinstance(error, Mapping),
+    }
+
+
+class _ModelCall:
+    """One ``model`` event: the messages it was sent, its reply, and what it was billed."""
+
+    def __init__(self, event: Mapping[str, Any], sample: Mapping[str, Any]) -> None:
+        output = as_mapping(event.get("output"))
+        choices = output.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else {}
+        self.reply = as_mapping(as_mapping(first).get("message"))
+        self.id = self.reply.get("id") if isinstance(self.reply.get("id"), str) else None
+        self.usage = _usage(output.get("usage"))
+        self.input = _input(event, sample)
+
+
+def _model_calls(events: list[Any], sample: Mapping[str, Any]) -> list[_ModelCall]:
+    return [
+        _ModelCall(e, sample)
+        for e in events
+        if isinstance(e, Mapping) and e.get("event") == "model"
+    ]
+
+
+def _input(event: Mapping[str, Any], sample: Mapping[str, Any]) -> list[Any]:
+    # Newer logs keep each call's input once, in the sample's ``events_data.messages``, and
+    # give a call ranges of it (``input_refs``: [start, end) pairs).
+    if isinstance(event.get("input"), list) and event["input"]:
+        return list(event["input"])
+    pool = as_mapping(sample.get("events_data")).get("messages")
+    refs = event.get("input_refs")
+    if not isinstance(pool, list) or not isinstance(refs, list):
+        return []
+    out: list[Any] = []
+    for ref in refs:
+        if isinstance(ref, list) and len(ref) == 2 and all(type(i) is int for i in ref):
+            out.extend(pool[max(ref[0], 0) : max(ref[1], 0)])
+    return out
+
+
+def _from_events(calls: list[_ModelCall], where: str) -> list[Any]:
+    """A sample's conversation from its events: the last model call's input and its reply."""
+    last = next((c for c in reversed(calls) if c.input or c.reply), None)
+    if last is None:
+        msg = (
+            f"{where}: an Inspect sample needs its 'messages', or 'model' events that hold them; "
+            "this one has neither — log the eval with its samples' messages"
         )
-    return usages
+        raise MessageFormatError(msg)
+    return [*last.input, *([last.reply] if last.reply else [])]
+
+
+class _UsageByCall:
+    """Each reply's usage: the model call whose reply has the reply's id, else the call of its
+    rank (a log without message ids); the calls no reply claimed are counted lost."""
+
+    def __init__(self, calls: list[_ModelCall]) -> None:
+        self.calls = calls
+        self.by_id = {c.id: n for n, c in enumerate(calls) if c.id is not None}
+        self.taken: set[int] = set()
+        self.rank = 0
+
+    def usage_of(self, message: Mapping[str, Any]) -> ProviderUsage | None:
+        key = message.get("id")
+        number = self.by_id.get(key) if isinstance(key, str) else None
+        if number is None and not self.by_id and self.rank < len(self.calls):
+            number = self.rank
+        self.rank += 1
+        if number is None or number in self.taken:
+            return None
+        self.taken.add(number)
+        return self.calls[number].usage
+
+    def unplaced(self) -> list[str]:
+        return [
+            "a model call whose reply is not in the sample's messages"
+            for n, c in enumerate(self.calls)
+            if n not in self.taken and c.usage is not None
+        ]
+
+
+def _usage(usage: Any) -> ProviderUsage | None:
+    if not isinstance(usage, Mapping):
+        return None
+    return ProviderUsage(
+        token_count(usage.get("input_tokens"), "input_tokens"),
+        token_count(usage.get("output_tokens"), "output_tokens"),
+        token_count(usage.get("input_tokens_cache_read"), "input_tokens_cache_read"),
+        token_count(usage.get("input_tokens_cache_write"), "input_tokens_cache_write"),
+    )
 
 
 def _text(content: Any) -> str:
@@ -266,7 +353,15 @@ def _content(content: Any, builder: ConversationBuilder) -> list[dict[str, Any]]
             if item["text"].strip():
                 blocks.append({"type": "text", "text": item["text"]})
         elif kind == "reasoning":
-            builder.skip("reasoning")
+            # Kept: a reply may be reasoning alone, and it was billed like any other.
+            text = str(item.get("reasoning") or "")
+            if item.get("redacted"):
+                blocks.append({"type": "redacted_thinking", "data": text})
+            else:
+                signature = item.get("signature")
+                blocks.append(
+                    {"type": "thinking", "thinking": text, "signature": str(signature or "")}
+                )
         elif kind == "image" and isinstance(item.get("image"), str):
             blocks.append(image_block(item["image"]))
         else:

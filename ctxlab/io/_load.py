@@ -3,9 +3,9 @@ from the content (or forced with ``format=``)."""
 
 from __future__ import annotations
 
-import json
 import os
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -13,20 +13,16 @@ from typing import Any, Literal, get_args
 from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io._aider import from_aider, is_aider_history
 from ctxlab.io._chat import (
-    from_anthropic,
-    from_openai,
-    from_openai_responses,
     is_openai,
     is_openai_responses,
-    tool_schemas,
 )
 from ctxlab.io._claude_code import is_claude_code_line
 from ctxlab.io._codex import is_codex_line
 from ctxlab.io._copilot import is_copilot_line
+from ctxlab.io._files import count_cut_line, read_records
+from ctxlab.io._foreign import foreign_document, foreign_text
 from ctxlab.io._frameworks import (
     as_plain_data,
-    from_langchain,
-    from_pydantic_ai,
     is_langchain,
     is_pydantic_ai,
 )
@@ -37,15 +33,15 @@ from ctxlab.io._gemini import (
 from ctxlab.io._inspect import is_inspect_log, read_eval_zip
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
 from ctxlab.io._openhands import is_openhands_events
+from ctxlab.io._openhands_v1 import is_v1_event, is_v1_log, v1_folder_events
 from ctxlab.io._otel import is_otel
-from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code
+from ctxlab.io._readers import built_transcript, claude_code, from_data, v1_conversation
 from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, read_transcript
-from ctxlab.messages._request import ToolSchema
 from ctxlab.tokens import preload
-from ctxlab.util._jsonl import check_regular_file, json_lines, read_text
+from ctxlab.util._jsonl import check_regular_file, read_text
 
-__all__ = ["FORMATS", "Format", "detect_format", "load", "read"]
+__all__ = ["FORMATS", "Format", "detect_format", "detect_lines", "load", "read"]
 
 Format = Literal[
     "ctxlab",
@@ -70,69 +66,6 @@ Format = Literal[
 FORMATS: tuple[Format, ...] = get_args(Format)
 
 
-def _records(path: Path) -> tuple[list[tuple[int, Any]], Any]:
-    """(line number, value) of a JSON Lines file, or the whole JSON document."""
-    text = read_text(path)
-    try:
-        return [], json.loads(text)
-    except (ValueError, RecursionError):  # (ValueError: a number of over 4,300 digits too)
-        pass
-    try:
-        records = json_lines(path, text)
-    except MessageFormatError:
-        # Pretty-printed JSON objects one after another (the OpenTelemetry console exporter).
-        concatenated = _concatenated(text)
-        if concatenated is None:
-            _raise_if_truncated(path, text)
-            raise
-        records = concatenated
-    if not records:
-        msg = f"{path} is empty"
-        raise MessageFormatError(msg)
-    return records, None
-
-
-def _raise_if_truncated(path: Path, text: str) -> None:
-    # A pretty-printed document that stops part way: said as such, where it stops, rather than
-    # as its first line not being JSON.
-    stripped = text.strip()
-    if (
-        not stripped
-        or stripped[0] not in "[{"
-        or stripped.splitlines()[0].strip() not in ("[", "{")
-    ):
-        return
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()) - 1:
-            msg = (
-                f"{path} ends before its JSON document does (line {exc.lineno}: {exc.msg}): the "
-                "file looks truncated — copy or export it again"
-            )
-            raise MessageFormatError(msg) from exc
-    except RecursionError:
-        return
-
-
-def _concatenated(text: str) -> list[tuple[int, Any]] | None:
-    decoder = json.JSONDecoder()
-    records: list[tuple[int, Any]] = []
-    position = 0
-    while position < len(text):
-        while position < len(text) and text[position].isspace():
-            position += 1
-        if position == len(text):
-            break
-        try:
-            value, end = decoder.raw_decode(text, position)
-        except (ValueError, RecursionError):
-            return None
-        records.append((text.count("\n", 0, position) + 1, value))
-        position = end
-    return records if len(records) > 1 else None
-
-
 _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] = (
     (lambda v: v.get("type") == "meta", "ctxlab"),
     (is_claude_code_line, "claude_code"),
@@ -142,7 +75,15 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (is_copilot_line, "copilot"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),
-    (lambda v: isinstance(v.get("fncall_messages"), list) or is_openhands_events(v), "openhands"),
+    (
+        lambda v: (
+            isinstance(v.get("fncall_messages"), list)
+            or is_openhands_events(v)
+            or is_v1_log(v)
+            or is_v1_event(v)
+        ),
+        "openhands",
+    ),
 )
 """The formats a document (or a JSON Lines file's first record) is recognised by, most
 specific first: the chat formats, known by their role fields alone, come after them all."""
@@ -150,22 +91,65 @@ specific first: the chat formats, known by their role fields alone, come after t
 
 def detect_format(value: Any) -> Format:
     """The format of a decoded document or of the first record of a JSON Lines file."""
+    found = _format_of(value)
+    if found is not None:
+        return found
+    foreign = foreign_document(value[0] if isinstance(value, list) and value else value)
+    if foreign is not None:
+        raise MessageFormatError(foreign)
+    msg = (
+        f"cannot tell the format of this session ({_shape(value)}): it reads as none of "
+        f"{', '.join(FORMATS)}; if it is one of them, pass format= to read it as that"
+    )
+    raise MessageFormatError(msg)
+
+
+def _format_of(value: Any) -> Format | None:
     if is_otel(value):
         return "otel"
     if isinstance(value, Mapping):
         found = next((kind for rule, kind in _DOCUMENT_RULES if rule(value)), None)
         if found is not None:
             return found
+        if foreign_document(value) is not None:
+            return None  # a format of its own, not the chat format its role fields suggest
         if "messages" in value and isinstance(value["messages"], list):
             return "openai" if is_openai(value["messages"]) else "anthropic"
         if "role" in value:
             return "openai" if is_openai([value]) else "anthropic"
     if isinstance(value, list) and value:
-        listed = _list_format(value)
-        if listed is not None:
-            return listed
-    msg = f"cannot tell the format of this session; pass format= one of {', '.join(FORMATS)}"
-    raise MessageFormatError(msg)
+        if foreign_document(value[0]) is not None:
+            return None
+        return _list_format(value)
+    return None
+
+
+def _shape(value: Any) -> str:
+    # What the data looked like, in a few words, for the error.
+    if isinstance(value, Mapping):
+        keys = ", ".join(repr(str(k)) for k in list(value)[:6])
+        return f"an object with keys {keys}" if keys else "an empty object"
+    if isinstance(value, list):
+        first = value[0] if value else None
+        inner = "an object" if isinstance(first, Mapping) else f"a JSON {type(first).__name__}"
+        return f"a list of {len(value)}, the first {inner}" if value else "an empty list"
+    return f"a JSON {type(value).__name__}"
+
+
+_LINE_FORMATS = frozenset({"claude_code", "codex", "copilot", "gemini_cli"})
+"""Formats whose every line says what it is: a file's lines outvote one foreign line."""
+
+
+def detect_lines(records: list[tuple[int, Any]]) -> Format:
+    """The format of a JSON Lines file from its first records: the first's, unless the lines
+    after it are of one line format (a file that opens with another tool's line)."""
+    guesses = [_format_of(value) for _, value in records[:20]]
+    later = [g for g in guesses[1:] if g in _LINE_FORMATS]
+    if later:
+        common = Counter(later).most_common(1)[0][0]
+        if guesses[0] != common:
+            return common
+    return guesses[0] or detect_format(records[0][1])
 
 
 def _list_format(value: list[Any]) -> Format | None:
@@ -194,7 +178,7 @@ def load(
     source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
     *,
     format: Format | None = None,
-    episode: int = 0,
+    episode: int | None = None,
     sidechains: bool = False,
     name: str | None = None,
 ) -> Transcript:
@@ -208,9 +192,13 @@ def load(
     OpenInference; ``episode`` picks a conversation), Gemini CLI sessions (``session-*.jsonl``
     or ``.json``), Gemini API contents, Codex CLI rollouts (``rollout-*.jsonl``), GitHub Copilot
     CLI sessions (``session-state/<id>/events.jsonl``) and aider's
-    ``.aider.chat.history.md`` (``episode`` picks a run), Inspect AI logs (``.eval``, ``.json``;
-    ``episode`` picks a sample). What a file holds that is not a message (a CLI's
-    info lines, thought summaries) is counted in ``meta["skipped"]``. The
+    ``.aider.chat.history.md`` (``episode`` picks a run; by default the first that holds a
+    message), Inspect AI logs (``.eval``, ``.json``; ``episode`` picks a sample), OpenHands V1
+    conversation folders and completion logs. ``episode`` left out is the first (an episode of
+    a file that holds one conversation is an error). Every load takes a census of the file
+    (``meta["census"]``, `Transcript.census`): the records read by kind, what was used, what was
+    skipped and why, every usage placed or lost — it adds up. What a file holds that is not a
+    message (a CLI's info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
     file, the line or message, and what is wrong. The default counter's vocabulary starts
@@ -225,7 +213,7 @@ def read(
     source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
     *,
     format: Format | None = None,
-    episode: int = 0,
+    episode: int | None = None,
     sidechains: bool = False,
     name: str | None = None,
 ) -> Transcript:
@@ -234,7 +222,9 @@ def read(
     if format is not None and format not in FORMATS:
         msg = f"format must be one of {', '.join(FORMATS)} (or None to detect it), got {format!r}"
         raise UsageError(msg)
-    if isinstance(episode, bool) or not isinstance(episode, int) or episode < 0:
+    if episode is not None and (
+        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
+    ):
         msg = f"episode must be a whole number from 0 (0: the first), got {episode!r}"
         raise UsageError(msg)
     try:
@@ -302,14 +292,22 @@ def _modelled(transcript: Transcript) -> bool:
 def _load(
     source: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any],
     format: Format | None,
-    episode: int,
+    episode: int | None,
     sidechains: bool,
     name: str | None,
 ) -> Transcript:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
+        folder = _conversation_folder(path, format)
+        if folder is not None:  # an OpenHands V1 conversation: a folder of event files
+            events, state = folder
+            return v1_conversation(events, state, str(path), name or path.resolve().name)
         check_regular_file(path)  # before any open: a FIFO would block it
-        if format == "aider" or (format is None and _starts_as_aider(path)):
+        head = _head(path)
+        if format is None and foreign_text(head) is not None:
+            msg = f"{path}: {foreign_text(head)}"
+            raise MessageFormatError(msg)
+        if format == "aider" or (format is None and is_aider_history(head)):
             builder, notes = from_aider(read_text(path), str(path), episode)
             meta = {"source": "aider", **notes}
             # Named for the folder it is in: aider keeps one history per repository.
@@ -321,79 +319,69 @@ def _load(
                 (),
             )
         if path.suffix == ".eval" and zipfile.is_zipfile(path):
-            log = read_eval_zip(path, episode)
-            return _from_data(log, format or "inspect", str(path), name or path.stem, episode)
-        records, document = _records(path)
+            log = read_eval_zip(path, episode or 0)
+            return from_data(log, format or "inspect", str(path), name or path.stem, episode or 0)
+        read = read_records(path)
+        records, document = read.records, read.document
         label, stem = str(path), path.name.split(".")[0]
-        first = document if records == [] else records[0][1]
-        kind = format or detect_format(first)
+        kind = format or (detect_format(document) if records == [] else detect_lines(records))
+        _one_conversation(kind, episode, label)
         if kind == "ctxlab":
             return read_transcript(path)
         if kind == "claude_code":
-            return claude_code(
-                records or [(1, document)], label, name or stem, episode, sidechains, path
+            transcript = claude_code(
+                records or [(1, document)], label, name or stem, episode or 0, sidechains, path
+            )
+            return (
+                transcript if read.cut_line is None else count_cut_line(transcript, read.cut_line)
             )
         data: Any = document if records == [] else [value for _, value in records]
+        if read.cut_line is not None:
+            transcript = from_data(data, kind, label, name or stem, episode or 0)
+            return count_cut_line(transcript, read.cut_line)
     else:
         data = as_plain_data(source) if isinstance(source, list | tuple) else source
         label, stem = "<data>", "session"
         kind = format or detect_format(data)
+        _one_conversation(kind, episode, label)
     try:
-        return _from_data(data, kind, label, name or stem, episode)
+        return from_data(data, kind, label, name or stem, episode or 0)
     except MessageFormatError as exc:
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess
         raise
 
 
-def _starts_as_aider(path: Path) -> bool:
-    # A Markdown chat history, not JSON: known from its first bytes.
+def _conversation_folder(path: Path, format: Format | None) -> Any:
+    # A V1 conversation is read from its folder, or from its base_state.json.
+    if format not in (None, "openhands"):
+        return None
+    if path.name == "base_state.json":
+        path = path.parent
+    return v1_folder_events(path) if path.is_dir() else None
+
+
+EPISODIC: frozenset[str] = frozenset(
+    {"claude_code", "tau_bench", "otel", "openhands", "inspect", "aider"}
+)
+"""The formats whose files may hold several conversations (``episode`` picks one)."""
+
+
+def _one_conversation(kind: str, episode: int | None, where: str) -> None:
+    # An episode asked of a file that holds one conversation: said, never ignored.
+    if episode and kind not in EPISODIC:
+        msg = (
+            f"{where}: no episode {episode}: a {kind} file holds one conversation (episode=0); "
+            "episodes are the subagents, runs, samples or conversations of "
+            f"{', '.join(sorted(EPISODIC))} files"
+        )
+        raise MessageFormatError(msg)
+
+
+def _head(path: Path) -> str:
+    # The file's first characters: a text format (not JSON) is known by them.
     try:
         with path.open("rb") as handle:
-            head = handle.read(256)
+            return handle.read(256).decode("utf-8", "replace")
     except OSError:
-        return False
-    return is_aider_history(head.decode("utf-8", "replace"))
-
-
-def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> Transcript:
-    meta: dict[str, Any] = {"source": kind}
-    document = DOCUMENTS.get(kind)
-    if document is not None:
-        return document(data, where, name, episode, meta)
-    return _messages(data, kind, where, name, meta)
-
-
-def _messages(data: Any, kind: Format, where: str, name: str, meta: dict[str, Any]) -> Transcript:
-    # The formats that are a list of messages, or a request holding one.
-    tools: tuple[ToolSchema, ...] = ()
-    system = ""
-    messages = data
-    if isinstance(data, Mapping):
-        messages = data.get("messages", [data])
-        system = _system(data.get("system"))
-        tools = tool_schemas(data.get("tools"), where)
-    if not isinstance(messages, list):
-        msg = f"{where}: expected a list of messages"
-        raise MessageFormatError(msg)
-    if kind in ("openai", "openai_responses", "langchain", "pydantic_ai"):
-        read = {
-            "openai": from_openai,
-            "openai_responses": from_openai_responses,
-            "langchain": from_langchain,
-            "pydantic_ai": from_pydantic_ai,
-        }
-        builder, found = read[kind](messages, where)
-        system = "\n\n".join(s for s in (system, found) if s)
-    elif kind == "anthropic":
-        builder = from_anthropic(messages, where)
-    else:
-        msg = f"{where}: format {kind!r} needs a file path"
-        raise MessageFormatError(msg)
-    return built_transcript(name, builder, meta, system, tools)
-
-
-def _system(value: Any) -> str:
-    if isinstance(value, list):
-        return "\n\n".join(str(b.get("text", "")) for b in value if isinstance(b, Mapping))
-    return value if isinstance(value, str) else ""
+        return ""

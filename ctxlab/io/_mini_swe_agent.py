@@ -94,7 +94,7 @@ def from_mini_swe_agent(data: Any, where: str) -> tuple[ConversationBuilder, str
     if not isinstance(messages, list):
         msg = f"{where}: a mini-SWE-agent trajectory needs a 'messages' list"
         raise MessageFormatError(msg)
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="message")
     system: list[str] = []
     notes = _notes(data) if isinstance(data, Mapping) else {}
     pending: list[str] = []  # text-based calls waiting for their observation, in order
@@ -104,10 +104,12 @@ def from_mini_swe_agent(data: Any, where: str) -> tuple[ConversationBuilder, str
             msg = f"{where} message {index}: not an object"
             raise MessageFormatError(msg)
         role = message.get("role")
+        builder.record(f"{role} message")
         text = _text(message.get("content"))
         extra = as_mapping(message.get("extra"))
         if role == "system":
             system.append(text)
+            builder.use()
         elif role == "exit":
             builder.skip("exit message")
             notes.setdefault("exit_status", extra.get("exit_status") or text)
@@ -117,8 +119,7 @@ def from_mini_swe_agent(data: Any, where: str) -> tuple[ConversationBuilder, str
             blocks, new = _assistant(message, text, extra, calls)
             calls += len(new)
             pending = [] if message.get("tool_calls") else new
-            builder.add("assistant", blocks, usage)
-            if not blocks:
+            if not builder.add("assistant", blocks, usage):
                 builder.skip("empty reply")
         elif role == "tool":
             call_id = str(message.get("tool_call_id") or "")
@@ -129,8 +130,8 @@ def from_mini_swe_agent(data: Any, where: str) -> tuple[ConversationBuilder, str
                     "user",
                     [{"type": "tool_result", "tool_use_id": pending.pop(0), "content": text}],
                 )
-            else:
-                builder.text("user", text)
+            elif not builder.text("user", text):
+                builder.skip("message with nothing kept")
         else:
             builder.skip(f"{role} message")
     return builder, "\n\n".join(system), notes

@@ -19,12 +19,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
 from ctxlab.io._chat import openai_usage
 
 __all__ = ["from_openhands_events", "is_openhands_events", "openhands_events_of"]
-
-_ARG_TEXT = ("thought", "content")  # an action's text for the model, not its tool input
 
 
 def _is_event(value: Any) -> bool:
@@ -69,7 +67,7 @@ def openhands_events_of(data: Any, where: str, episode: int) -> tuple[list[Any],
 
 def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuilder:
     """The conversation of OpenHands events, in order."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="event")
     calls: dict[Any, str] = {}  # action event id -> tool call id
     responses: set[str] = set()
     for index, event in enumerate(events):
@@ -79,10 +77,14 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
         source = event.get("source")
         if "action" in event:
             action = event.get("action")
+            builder.record(f"{source} {action} action")
             args = as_mapping(event.get("args"))
             meta = event.get("tool_call_metadata")
             if source == "user" and action == "message":
-                builder.text("user", str(args.get("content") or event.get("message") or ""))
+                said = str(args.get("content") or event.get("message") or "")
+                prompt = [{"type": "text", "text": said}] if said.strip() else []
+                if not builder.add("user", prompt + _images(args.get("image_urls"))):
+                    builder.skip("message with nothing kept")
             elif source == "agent" and isinstance(meta, Mapping):
                 call_id = str(meta.get("tool_call_id") or f"openhands_{event.get('id')}")
                 calls[event.get("id")] = call_id
@@ -96,37 +98,59 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
                 thought = args.get("thought")
                 if isinstance(thought, str) and thought.strip():
                     blocks.append({"type": "text", "text": thought})
-                inputs = {
-                    k: v for k, v in args.items() if k not in _ARG_TEXT or action == "message"
-                }
+                # The thought is the reply's text; every other argument (an edit's content, a
+                # command) is the call's input.
+                inputs = {k: v for k, v in args.items() if k != "thought"}
                 name = str(meta.get("function_name") or action or "tool")
                 blocks.append({"type": "tool_use", "id": call_id, "name": name, "input": inputs})
                 builder.add("assistant", blocks, usage)
             elif source == "agent" and action in ("message", "finish"):
                 text = args.get("content") or args.get("final_thought") or event.get("message")
-                builder.text("assistant", str(text or ""))
+                if not builder.text("assistant", str(text or "")):
+                    builder.skip("empty message")
             else:
                 builder.skip(f"{source} {action} action")
         else:
-            cause = event.get("cause")
-            meta = event.get("tool_call_metadata")
-            answered = calls.get(cause)
-            if answered is None and isinstance(meta, Mapping) and meta.get("tool_call_id"):
-                answered = str(meta["tool_call_id"])
-            if answered is None:
-                builder.skip(f"{event.get('observation')} observation")
-                continue
-            content = event.get("content")
-            error = event.get("observation") == "error"
-            builder.add(
-                "user",
-                [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": answered,
-                        "content": content if isinstance(content, str) else str(content or ""),
-                        "is_error": error,
-                    }
-                ],
-            )
+            builder.record(f"{event.get('observation')} observation")
+            _observation(event, calls, builder)
     return builder
+
+
+def _images(urls: Any) -> list[dict[str, Any]]:
+    # A message's images (links or data URLs), kept with its text.
+    return (
+        [image_block(u) for u in urls or () if isinstance(u, str) and u]
+        if isinstance(urls, list)
+        else []
+    )
+
+
+def _observation(
+    event: Mapping[str, Any], calls: dict[Any, str], builder: ConversationBuilder
+) -> None:
+    cause = event.get("cause")
+    meta = event.get("tool_call_metadata")
+    answered = calls.get(cause)
+    if answered is None and isinstance(meta, Mapping) and meta.get("tool_call_id"):
+        answered = str(meta["tool_call_id"])
+    if answered is None:
+        builder.skip(f"{event.get('observation')} observation")
+        return
+    content = event.get("content")
+    text = content if isinstance(content, str) else str(content or "")
+    extras = as_mapping(event.get("extras"))
+    images = _images(extras.get("image_urls"))
+    if extras.get("screenshot"):
+        # A browser's screenshot is shown to the user, not part of the result text: counted.
+        builder.leave_out("screenshot")
+    builder.add(
+        "user",
+        [
+            {
+                "type": "tool_result",
+                "tool_use_id": answered,
+                "content": [{"type": "text", "text": text}, *images] if images else text,
+                "is_error": event.get("observation") == "error",
+            }
+        ],
+    )

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
 from ctxlab.io._otel_agents import AGENTS_KEY, RESPONSES_ONLY, agents_call
+from ctxlab.io._otel_conversations import Call, agents_of, conversations, new_tail
 from ctxlab.io._otel_langfuse import langfuse_call
 from ctxlab.io._otel_messages import (
     Turn,
@@ -53,23 +53,10 @@ __all__ = ["from_otel", "is_otel"]
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 
-@dataclass
-class _Call:
-    """One LLM span, in ctxlab's terms."""
-
-    start: int
-    group: str
-    system: str
-    tools: tuple[ToolSchema, ...]
-    inputs: list[Turn]
-    outputs: list[Turn]
-    usage: ProviderUsage | None
-
-
 # --- one LLM span as a request ----------------------------------------------------------------
 
 
-def _genai_call(span: Span, group: str) -> _Call | None:
+def _genai_call(span: Span, group: str) -> Call | None:
     attrs = dict(span.attributes)
     for name, event_attrs in span.events:
         if name == _DETAILS_EVENT:
@@ -85,7 +72,7 @@ def _genai_call(span: Span, group: str) -> _Call | None:
     elif isinstance(instructions, list):
         texts = [as_text(p.get("content", "")) for p in instructions if isinstance(p, Mapping)]
         system[:0] = texts
-    return _Call(
+    return Call(
         start=span.start,
         group=str(attrs.get("gen_ai.conversation.id") or group),
         system="\n\n".join(s for s in system if s),
@@ -157,24 +144,24 @@ def _openinference_turns(attrs: Mapping[str, Any], prefix: str) -> tuple[list[Tu
     return turns, system
 
 
-def _framework_call(span: Span, group: str) -> _Call | None:
+def _framework_call(span: Span, group: str) -> Call | None:
     attrs = span.attributes
     found = vercel_call(attrs) or langfuse_call(attrs) or agents_call(attrs)
     if found is None:
         return None
     inputs, outputs, system, tools, usage = found
     session = attrs.get("ai.telemetry.metadata.sessionId") or attrs.get("session.id")
-    return _Call(span.start, str(session or group), system, tools, inputs, outputs, usage)
+    return Call(span.start, str(session or group), system, tools, inputs, outputs, usage)
 
 
-def _openinference_call(span: Span, group: str) -> _Call | None:
+def _openinference_call(span: Span, group: str) -> Call | None:
     attrs = span.attributes
     if attrs.get("openinference.span.kind") != "LLM":
         return None
     inputs, system = _openinference_turns(attrs, "llm.input_messages.")
     outputs, _ = _openinference_turns(attrs, "llm.output_messages.")
     schemas = [json_value(t.get("tool.json_schema")) for t in indexed(attrs, "llm.tools.")]
-    return _Call(
+    return Call(
         start=span.start,
         group=str(attrs.get("session.id") or group),
         system="\n\n".join(s for s in system if s),
@@ -191,59 +178,16 @@ def _openinference_call(span: Span, group: str) -> _Call | None:
     )
 
 
-# --- the conversation of a trace --------------------------------------------------------------
-
-
-def _key(turn: Turn) -> str:
-    return json.dumps(turn, sort_keys=True, ensure_ascii=False)
-
-
-def _new_tail(history: list[str], inputs: list[Turn], keys: list[str]) -> tuple[list[Turn], bool]:
-    """What a request adds to the history it was sent after, and whether it kept that history."""
-    if keys[: len(history)] == history:
-        return inputs[len(history) :], False
-    # The history was rewritten: what follows the last turn both share is new.
-    shared = set(history)
-    last = max((i for i, k in enumerate(keys) if k in shared), default=-1)
-    if last < 0:
-        # Nothing kept verbatim (a summary replaced it all): the turns after the last reply are
-        # new, the rest is the framework's rewrite of history the transcript already holds.
-        replies = [i for i, (role, _) in enumerate(inputs) if role == "assistant"]
-        last = replies[-1] if replies else len(inputs) - 2
-    return inputs[last + 1 :], True
-
-
-def _conversations(calls: list[_Call]) -> list[list[_Call]]:
-    """Calls grouped into conversations, in order of their first request.
-
-    An explicit conversation id (``gen_ai.conversation.id``, OpenInference ``session.id``) groups
-    its calls; calls without one are grouped by trace, and a trace whose first request extends
-    the history of an earlier conversation (separate invocations of one chat model, each its own
-    trace) continues it.
-    """
-    groups: dict[str, list[_Call]] = {}
-    alias: dict[str, str] = {}
-    for call in sorted(calls, key=lambda c: c.start):
-        group = alias.get(call.group, call.group)
-        if group not in groups and call.group.startswith("trace:"):
-            keys = [_key(t) for t in call.inputs]
-            for name, earlier in reversed(groups.items()):
-                last = earlier[-1]
-                history = [_key(t) for t in (*last.inputs, *last.outputs)]
-                if history and keys[: len(history)] == history:
-                    group = alias[call.group] = name
-                    break
-        groups.setdefault(group, []).append(call)
-    return list(groups.values())
-
-
 def from_otel(
     data: Any, where: str, episode: int = 0
 ) -> tuple[ConversationBuilder, str, tuple[ToolSchema, ...], dict[str, Any]]:
     """The conversation, System text, tool schemas and notes of one conversation of a trace
     export (``episode`` picks it, in order of first request)."""
-    calls: list[_Call] = []
+    # One pass: read the spans' calls, group them, then build the chosen conversation with a
+    # census of every span (kept whole: the steps share the span list and the groups).
+    calls: list[Call] = []
     spans = spans_of(data, where)
+    agents = agents_of(spans)
     for span in spans:
         trace = f"trace:{span.trace}"
         # The Vercel AI SDK's and Langfuse's model-call spans may carry gen_ai.* usage, their
@@ -254,6 +198,7 @@ def from_otel(
             or _openinference_call(span, trace)
         )
         if call is not None:
+            call.agent, call.span = agents.get(span.id, ""), span.id
             calls.append(call)
     if not calls and any(
         isinstance(d := s.attributes.get(AGENTS_KEY), Mapping) and d.get("type") == "response"
@@ -268,27 +213,51 @@ def from_otel(
             "trace with message content enabled"
         )
         raise MessageFormatError(msg)
-    groups = _conversations(calls)
+    groups = conversations(calls)
     if not 0 <= episode < len(groups):
-        msg = f"{where}: no conversation {episode} (the trace holds {len(groups)})"
+        msg = (
+            f"{where}: no conversation {episode}: the trace holds {len(groups)} (episode=0 to "
+            f"episode={len(groups) - 1})"
+        )
         raise MessageFormatError(msg)
     chosen = groups[episode]
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="span")
+    builder.record("span of no model call", len(spans) - len(calls))
+    builder.skip("span of no model call")
+    builder.record("model call span", len(calls) - len(chosen))
+    builder.skip("in another conversation (episode=N opens it)")
     history: list[str] = []
+    seen: set[str] = set()
     rewritten: list[int] = []
     tools: dict[str, ToolSchema] = {}
     for number, call in enumerate(chosen):
-        keys = [_key(t) for t in call.inputs]
-        tail, was_rewritten = _new_tail(history, call.inputs, keys)
+        builder.record("model call span")
+        keys = call.keys
+        whole = json.dumps([keys, call.history, call.span, call.start])
+        if whole in seen:
+            builder.skip("span exported twice")
+            continue
+        seen.add(whole)
+        tail, was_rewritten = new_tail(history, call.inputs, keys)
         if was_rewritten:
             rewritten.append(number)
         for role, blocks in tail:
             builder.add(role, blocks)
         for index, (role, blocks) in enumerate(call.outputs):
             builder.add(role, blocks, call.usage if index == 0 else None)
-        history = keys + [_key(t) for t in call.outputs]
+        if not call.outputs and call.usage is not None:
+            builder.lose_usage("a call whose reply the span does not hold")
+        builder.use()  # its request is the history the next call extends
+        history = call.history
         tools.update({t.name: t for t in call.tools if t.name not in tools})
-    meta: dict[str, Any] = {"requests": len(chosen), "conversations": len(groups)}
+    meta: dict[str, Any] = {
+        "requests": len(chosen),
+        "conversations": len(groups),
+        "agents": [
+            {"episode": n, "agent": g[0].agent or None, "requests": len(g)}
+            for n, g in enumerate(groups)
+        ],
+    }
     if rewritten:
         meta["rewritten_requests"] = rewritten
     system = next((c.system for c in reversed(chosen) if c.system), "")

@@ -32,6 +32,9 @@ class Span:
     name: str
     attributes: dict[str, Any]
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    id: str = ""
+    parent: str = ""
+    """The span's id and its parent's (which agent a model call ran in)."""
 
 
 def _langfuse_observations(value: Any) -> list[Mapping[str, Any]] | None:
@@ -70,6 +73,8 @@ def _langfuse_span(observation: Mapping[str, Any], session: Any) -> Span:
         trace=str(observation.get("traceId") or ""),
         name=str(observation.get("name") or ""),
         attributes=attributes,
+        id=str(observation.get("id") or ""),
+        parent=str(observation.get("parentObservationId") or ""),
     )
 
 
@@ -183,6 +188,8 @@ def _otlp_span(span: Mapping[str, Any]) -> Span:
             for e in span.get("events") or ()
             if isinstance(e, Mapping)
         ],
+        id=str(span.get("spanId") or span.get("span_id") or ""),
+        parent=str(span.get("parentSpanId") or span.get("parent_span_id") or ""),
     )
 
 
@@ -230,6 +237,8 @@ def _sdk_span(span: Mapping[str, Any]) -> Span:
             for e in span.get("events") or ()
             if isinstance(e, Mapping)
         ],
+        id=str(context.get("span_id") or ""),
+        parent=str(span.get("parent_id") or ""),
     )
 
 
@@ -265,6 +274,15 @@ def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
                     name=str(span.get("operationName") or ""),
                     attributes=tags,
                     events=logs,
+                    id=str(span.get("spanID") or ""),
+                    parent=next(
+                        (
+                            str(r.get("spanID"))
+                            for r in span.get("references") or ()
+                            if isinstance(r, Mapping) and r.get("refType") == "CHILD_OF"
+                        ),
+                        "",
+                    ),
                 )
             )
     return spans
@@ -274,7 +292,14 @@ def spans_of(data: Any, where: str) -> list[Span]:
     items = agents_items(data)
     if items is not None:
         return [
-            Span(_nanos(i.get("started_at")), str(i.get("trace_id")), "", {AGENTS_KEY: data})
+            Span(
+                _nanos(i.get("started_at")),
+                str(i.get("trace_id")),
+                "",
+                {AGENTS_KEY: data},
+                id=str(i.get("id") or ""),
+                parent=str(i.get("parent_id") or ""),
+            )
             for i in items
             if isinstance(data := i.get("span_data"), Mapping)
         ]

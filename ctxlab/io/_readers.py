@@ -9,24 +9,32 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._chat import from_openai, tool_schemas
+from ctxlab.io._build import ConversationBuilder, as_mapping
+from ctxlab.io._census import Census
+from ctxlab.io._chat import (
+    from_anthropic,
+    from_openai,
+    from_openai_responses,
+    tool_schemas,
+)
 from ctxlab.io._claude_code import from_claude_code
 from ctxlab.io._claude_subagents import split_subagents
 from ctxlab.io._codex import from_codex
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._copilot import from_copilot
+from ctxlab.io._frameworks import from_langchain, from_pydantic_ai
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
+from ctxlab.io._openhands_v1 import from_v1_events, from_v1_log, is_v1_event, is_v1_log
 from ctxlab.io._otel import from_otel
 from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
 from ctxlab.util._jsonl import json_lines, read_text
 
-__all__ = ["DOCUMENTS", "built_transcript", "claude_code"]
+__all__ = ["DOCUMENTS", "built_transcript", "claude_code", "from_data", "v1_conversation"]
 
 
 def claude_code(
@@ -60,12 +68,28 @@ def claude_code(
             lines = [(n, {**r, "isSidechain": False}) for n, r in _agent_file(agent.path)]
         builder, meta = from_claude_code(lines, label)
         meta.update(subagent_of=meta.get("session_id"), subagent=listed[episode - 1])
+        if agent.path is None:
+            # The census is of the whole file: the other threads' lines are read, not this one's.
+            builder.record("line of another thread", len(records) - len(lines))
+            builder.skip("in another thread (the main one or another subagent)")
         return built_transcript(f"{name}#{episode}", builder, meta, "", ())
     builder, meta = from_claude_code(split.main, where)
     if listed:
         meta["subagents"] = listed
-        builder.skip("subagent line", sum(item["lines"] for item in listed))
-    builder.skip("repeated subagent line", split.repeated)
+        subagent = sum(item["lines"] for item in listed)
+        builder.record("subagent line", subagent)
+        builder.skip("subagent line")
+    builder.record("repeated subagent line", split.repeated)
+    builder.skip("repeated subagent line")
+    # Any other line the split set apart (neither the main thread's nor a listed subagent's).
+    rest = (
+        len(records)
+        - len(split.main)
+        - split.repeated
+        - (sum(item["lines"] for item in listed) if listed else 0)
+    )
+    builder.record("line of another thread", rest)
+    builder.skip("in another thread")
     if path is not None and path.stem.startswith("agent-") and _sidechain_only(records):
         # A subagent's own file opened alone: it says whose it is.
         meta.update(subagent_of=meta.get("session_id"), agent_id=path.stem[len("agent-") :])
@@ -103,6 +127,8 @@ def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, A
         )
         raise MessageFormatError(msg)
     builder, system = from_openai(traj, f"{where} episode {episode}")
+    builder.record("other episode", len(data) - 1)
+    builder.skip("another episode (episode=N opens it)")
     return built_transcript(name, builder, meta, system, ())
 
 
@@ -131,10 +157,10 @@ def _codex(data: Any, where: str, name: str, episode: int, meta: dict[str, Any])
 
 def _copilot(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     lines = data if isinstance(data, list) else [data]
-    builder, notes = from_copilot(enumerate(lines, 1), where)
+    builder, system, notes = from_copilot(enumerate(lines, 1), where)
     # A session is a folder named by its id, holding events.jsonl: named for the session.
     named = str(notes.get("session_id") or name) if name == "events" else name
-    return built_transcript(named, builder, {**meta, **notes}, "", ())
+    return built_transcript(named, builder, {**meta, **notes}, system, ())
 
 
 def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -146,6 +172,8 @@ def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any
         msg = f"{where}: no sample {episode} (the log holds {len(samples)}, from 0)"
         raise MessageFormatError(msg)
     builder, system, notes = from_inspect_sample(samples[episode], f"{where} sample {episode}")
+    builder.record("other sample", len(samples) - 1)
+    builder.skip("another sample (episode=N opens it)")
     spec = data["eval"] if isinstance(data.get("eval"), Mapping) else {}
     notes.update({k: spec[k] for k in ("task", "model") if isinstance(spec.get(k), str)})
     notes.setdefault("models", [spec["model"]] if isinstance(spec.get("model"), str) else [])
@@ -171,7 +199,20 @@ def _mini_swe_agent(
 def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     # An event history (an evaluation's output, a trajectory export) — or one completion log:
     # one LLM call, the messages it sent (``fncall_messages``) and its answer
-    # (``fncall_response``); the last log of a run holds the whole conversation.
+    # (``fncall_response``); the last log of a run holds the whole conversation. V1 (the SDK):
+    # a completion log, or a conversation's events (`ctxlab.io._openhands_v1`).
+    if is_v1_log(data):
+        builder, system, tools, notes = from_v1_log(data, where)
+        schemas = tool_schemas(tools, where)
+        return built_transcript(name, builder, {**meta, **notes, "version": 1}, system, schemas)
+    if is_v1_event(data):
+        msg = (
+            f"{where} is one event of an OpenHands V1 conversation: load the conversation's "
+            "folder (the one holding base_state.json and events/)"
+        )
+        raise MessageFormatError(msg)
+    if isinstance(data, list) and data and is_v1_event(data[0]):
+        return v1_conversation(data, {}, where, name)
     if not (isinstance(data, Mapping) and isinstance(data.get("fncall_messages"), list)):
         if not is_openhands_events(data) and not (
             isinstance(data, list) and data and is_openhands_events(data[0])
@@ -182,18 +223,34 @@ def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, A
             )
             raise MessageFormatError(msg)
         events, notes = openhands_events_of(data, where, episode)
-        return built_transcript(
-            name, from_openhands_events(events, where), {**meta, **notes}, "", ()
-        )
-    messages = list(data["fncall_messages"])
+        builder = from_openhands_events(events, where)
+        others = len(data) - 1 if isinstance(data, list) and "history" in as_mapping(data[0]) else 0
+        builder.record("other instance", others)
+        builder.skip("another instance (episode=N opens it)")
+        return built_transcript(name, builder, {**meta, **notes}, "", ())
+    messages = list(data["fncall_messages"])  # a V0 completion log
     response = data.get("fncall_response")
     if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
         choice = response["choices"][0] if response["choices"] else {}
         if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
             messages.append({**choice["message"], "usage": response.get("usage")})
     builder, system = from_openai(messages, where)
-    tools = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
-    return built_transcript(name, builder, meta, system, tools)
+    schemas = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
+    return built_transcript(name, builder, meta, system, schemas)
+
+
+def v1_conversation(
+    events: list[Any], state: Mapping[str, Any], where: str, name: str
+) -> Transcript:
+    """An OpenHands V1 conversation of its events (in order) and base state."""
+    builder, system, tools, notes = from_v1_events(events, state, where)
+    meta = {"source": "openhands", "version": 1, **notes}
+    return built_transcript(name, builder, meta, system, _v1_tools(tools, where))
+
+
+def _v1_tools(tools: list[Any], where: str) -> tuple[ToolSchema, ...]:
+    # A V1 tool definition: its name, description and ``parameters`` schema (or an OpenAI one).
+    return tool_schemas([t for t in tools if isinstance(t, Mapping) and t.get("name")], where)
 
 
 def built_transcript(
@@ -205,7 +262,9 @@ def built_transcript(
 ) -> Transcript:
     messages, notes, usage = builder.finish()
     if not messages:
-        msg = f"{builder.where}: no messages"
+        census = Census.from_meta(notes.get("census"))
+        said = f" ({census})" if census is not None and census.read else ""
+        msg = f"{builder.where}: no messages{said}"
         raise MessageFormatError(msg)
     place_compactions(meta, messages)
     return Transcript(
@@ -216,6 +275,51 @@ def built_transcript(
         tools=tools,
         usage=usage,
     )
+
+
+def from_data(data: Any, kind: str, where: str, name: str, episode: int) -> Transcript:
+    """The transcript of decoded ``data`` read as ``kind``: a whole-document format's reader,
+    or a list of chat messages (or a request holding one)."""
+    meta: dict[str, Any] = {"source": kind}
+    document = DOCUMENTS.get(kind)
+    if document is not None:
+        return document(data, where, name, episode, meta)
+    return _messages(data, kind, where, name, meta)
+
+
+def _messages(data: Any, kind: str, where: str, name: str, meta: dict[str, Any]) -> Transcript:
+    # The formats that are a list of messages, or a request holding one.
+    tools: tuple[ToolSchema, ...] = ()
+    system = ""
+    messages = data
+    if isinstance(data, Mapping):
+        messages = data.get("messages", [data])
+        system = _system(data.get("system"))
+        tools = tool_schemas(data.get("tools"), where)
+    if not isinstance(messages, list):
+        msg = f"{where}: expected a list of messages"
+        raise MessageFormatError(msg)
+    if kind in ("openai", "openai_responses", "langchain", "pydantic_ai"):
+        read = {
+            "openai": from_openai,
+            "openai_responses": from_openai_responses,
+            "langchain": from_langchain,
+            "pydantic_ai": from_pydantic_ai,
+        }
+        builder, found = read[kind](messages, where)
+        system = "\n\n".join(s for s in (system, found) if s)
+    elif kind == "anthropic":
+        builder = from_anthropic(messages, where)
+    else:
+        msg = f"{where}: format {kind!r} needs a file path"
+        raise MessageFormatError(msg)
+    return built_transcript(name, builder, meta, system, tools)
+
+
+def _system(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n\n".join(str(b.get("text", "")) for b in value if isinstance(b, Mapping))
+    return value if isinstance(value, str) else ""
 
 
 DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]] = {

@@ -76,7 +76,7 @@ def from_swe_agent(data: Mapping[str, Any], where: str) -> tuple[ConversationBui
     if not isinstance(history, list):
         msg = f"{where}: a SWE-agent trajectory needs a 'history' list"
         raise MessageFormatError(msg)
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="entry")
     system: list[str] = []
     pending: str | None = None
     for index, message in enumerate(history):
@@ -84,11 +84,14 @@ def from_swe_agent(data: Mapping[str, Any], where: str) -> tuple[ConversationBui
             msg = f"{where} history {index}: not an object"
             raise MessageFormatError(msg)
         role, text = message.get("role"), _text(message.get("content"))
+        builder.record(f"history {role}")
         if role == "system":
             system.append(text)
+            builder.use()
         elif role == "assistant":
             blocks, pending = _assistant(message, index, text)
-            builder.add("assistant", blocks)
+            if not builder.add("assistant", blocks):
+                builder.skip("empty reply")
         elif role == "tool":
             for call_id in _listed(message.get("tool_call_ids")) or [message.get("tool_call_id")]:
                 builder.add(
@@ -100,14 +103,23 @@ def from_swe_agent(data: Mapping[str, Any], where: str) -> tuple[ConversationBui
                     "user", [{"type": "tool_result", "tool_use_id": pending, "content": text}]
                 )
                 pending = None
-            else:
-                builder.text("user", text)
+            elif not builder.text("user", text):
+                builder.skip("message with nothing kept")
+        else:
+            builder.skip(f"{role} entry")
     trajectory = data.get("trajectory")
-    if pending is not None and isinstance(trajectory, list) and trajectory:
+    trajectory = trajectory if isinstance(trajectory, list) else []
+    steps = len(trajectory)
+    if pending is not None and steps:
         last = trajectory[-1]
         if isinstance(last, Mapping) and isinstance(last.get("observation"), str):
+            # The history's last action: its result is only in the trajectory's last step.
+            builder.record("trajectory step")
             builder.add(
                 "user",
                 [{"type": "tool_result", "tool_use_id": pending, "content": last["observation"]}],
             )
+            steps -= 1
+    builder.record("trajectory step", steps)
+    builder.skip("trajectory step (the history holds the model's view of it)")
     return builder, "\n\n".join(system)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._census import Census, holdings
 from ctxlab.io._save import save_transcript
 from ctxlab.messages import AssistantMessage, ProviderUsage, TextBlock, UserMessage
 from ctxlab.messages._request import ToolSchema
@@ -34,7 +35,8 @@ class Transcript:
 
     name: str
     meta: dict[str, Any]
-    """Where it came from, and what was inferred, repaired or dropped on the way in."""
+    """Where it came from, and what was inferred, repaired or dropped on the way in (its
+    ``census``: what the file held and what became of it — `Transcript.census`)."""
     system: str
     messages: tuple[UserMessage | AssistantMessage, ...]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -51,6 +53,13 @@ class Transcript:
 
     def _repr_html_(self) -> str:
         return transcript_html(self)
+
+    @property
+    def census(self) -> Census | None:
+        """What loading read from the file, used and skipped, and what this transcript holds
+        (``meta["census"]``); ``str(transcript.census)`` is its one line. None for a
+        transcript built in code."""
+        return Census.from_meta(self.meta.get("census"))
 
     def save(self, path: str | os.PathLike[str], format: str = "ctxlab") -> Path:
         """Write this transcript as ``ctxlab`` JSONL, an ``anthropic`` request or ``openai``
@@ -95,13 +104,41 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
     if not isinstance(meta, dict) or meta.get("type") != "meta":
         msg = f"{path} line {meta_line}: the first line must be a meta object with type 'meta'"
         raise MessageFormatError(msg)
+    messages = tuple(_messages(raw, path))
+    usage = _meta_usage(meta.get("usage"), path, meta_line)
+    meta = dict(meta)
+    if "census" in meta:
+        # The census of the file this one was saved from; this load's own replaces it.
+        meta["source_census"] = meta.pop("census")
+    meta["census"] = _own_census(messages, usage, len(raw)).as_meta()
     return Transcript(
         name=path.stem,
         meta=meta,
         system=_system_text(meta.get("system"), path, meta_line),
-        messages=tuple(_messages(raw, path)),
+        messages=messages,
         tools=_meta_tools(meta.get("tools"), path, meta_line),
-        usage=_meta_usage(meta.get("usage"), path, meta_line),
+        usage=usage,
+    )
+
+
+def _own_census(
+    messages: Sequence[UserMessage | AssistantMessage],
+    usage: dict[int, ProviderUsage],
+    lines: int,
+) -> Census:
+    # ctxlab's own file: the meta line and one message a line, all of it used; its usage is
+    # keyed by message index, so each entry lands on its message or on none.
+    replies = {i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)}
+    placed = sum(i in replies for i in usage)
+    return Census(
+        unit="line",
+        read={"meta": 1, "message": lines},
+        used={"meta": 1, "message": lines},
+        skipped={},
+        usage_read=len(usage),
+        usage_placed=placed,
+        usage_lost={"keyed to no reply": len(usage) - placed} if placed < len(usage) else {},
+        **holdings(messages),
     )
 
 
@@ -183,6 +220,7 @@ def transcript_html(transcript: Transcript) -> str:
         ["tool calls", calls],
         ["tool schemas", len(transcript.tools)],
         ["steps with provider usage", len(transcript.usage)],
+        ["census", str(transcript.census or "none (built in code)")],
         ["first user words", first[:300] + ("…" if len(first) > 300 else "")],
     ]
     return f"<b>Transcript {escape(transcript.name)}</b>" + table_html(facts, ["", ""])

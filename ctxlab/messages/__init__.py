@@ -38,6 +38,7 @@ from ctxlab.messages._messages import (
     dump_messages,
     find_tool_pair_problems,
     parse_messages,
+    request_start,
     tool_names,
 )
 from ctxlab.messages._repair import repair_conversation
@@ -87,6 +88,7 @@ __all__ = [
     "find_tool_pair_problems",
     "parse_messages",
     "repair_conversation",
+    "request_start",
     "tool_names",
 ]
 

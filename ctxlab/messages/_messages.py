@@ -32,6 +32,7 @@ __all__ = [
     "dump_messages",
     "find_tool_pair_problems",
     "parse_messages",
+    "request_start",
     "tool_names",
 ]
 
@@ -246,3 +247,21 @@ def find_tool_pair_problems(
     still running).
     """
     return ToolPairScanner().feed(messages).finish(allow_unfinished=allow_unfinished)
+
+
+def request_start(messages: Sequence[UserMessage | AssistantMessage]) -> int:
+    """The index of the first message a request can start from: the first user message that
+    answers no call made before it (``len(messages)`` when there is none).
+
+    A recording may open with replies — a continued session, an export that lost the prompt, an
+    agent file whose history starts with the agent's own call — and no request can start with a
+    reply, nor with a result whose call it does not hold. Those replies are never requested; the
+    conversation is replayed from here.
+    """
+    earlier: set[str] = set()
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            earlier.update(use.id for use in message.tool_uses)
+        elif not any(result.tool_use_id in earlier for result in message.tool_results):
+            return index
+    return len(messages)

@@ -46,7 +46,7 @@ from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SystemPart
-from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages import AssistantMessage, request_start
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline._stages import fixed_part
 from ctxlab.sources._base import ModelInfo, StepSource
@@ -130,10 +130,7 @@ class ReplaySession(StepSource):
     def request_count(self) -> int:
         """How many requests a run shows (one per reply after the first user message)."""
         messages = self.transcript.messages
-        first = next(
-            (i for i, m in enumerate(messages) if isinstance(m, UserMessage)), len(messages)
-        )
-        return sum(isinstance(m, AssistantMessage) for m in messages[first:])
+        return sum(isinstance(m, AssistantMessage) for m in messages[request_start(messages) :])
 
     async def run(self) -> list[ContextManifest]:
         """Show the transcript from the start in the view in force (a replay under the config

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._presets import describe_config
+from ctxlab.io import Census
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.sources._replay import VIEWS
 
@@ -133,11 +134,16 @@ def calibration_notes(calibration: Calibration | None) -> list[str]:
 
 
 def loaded_notes(meta: Mapping[str, Any]) -> list[str]:
-    """What loading the file left out and repaired (``meta["skipped"]``, ``meta["repairs"]``),
-    escaped, for the header: nothing a file held is dropped without the reader seeing it."""
+    """What loading the file read, left out and repaired (``meta["census"]``, else
+    ``meta["skipped"]``; ``meta["repairs"]``), escaped, for the header: nothing a file held is
+    dropped without the reader seeing it."""
     notes: list[str] = []
+    census = Census.from_meta(meta.get("census"))
     skipped = meta.get("skipped")
-    if isinstance(skipped, Mapping) and skipped:
+    if census is not None:
+        # What was read, used and skipped, in one line (`Census.summary`).
+        notes.append(html.escape(f"loaded: {census}"))
+    elif isinstance(skipped, Mapping) and skipped:
         ranked = sorted(skipped.items(), key=lambda kv: -int(kv[1]))
         listed = ", ".join(f"{int(n):,} {kind}" for kind, n in ranked[:4])
         more = f", {len(ranked) - 4} more kinds" if len(ranked) > 4 else ""

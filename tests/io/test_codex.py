@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -109,3 +110,113 @@ def test_any_rollout_lines_load_or_raise_a_typed_error(lines: list[Any]) -> None
         load(lines, format="codex")
     except MessageFormatError as exc:
         assert str(exc).strip()
+
+
+# --- usage by what each version writes -------------------------------------------------------
+
+VERSIONS = Path(__file__).parents[1] / "fixtures" / "codex"
+ANSWER = "The build fails: the Makefile has no default rule."
+
+
+@pytest.mark.parametrize(
+    ("name", "order"),
+    [
+        ("rollout-0.40.0-usage-before.jsonl", "before its reply"),
+        ("rollout-0.58.0-usage-before.jsonl", "before its reply"),
+        ("rollout-current-usage-after.jsonl", "after its reply"),
+    ],
+)
+def test_each_versions_usage_lands_on_the_reply_it_counts(name: str, order: str) -> None:
+    transcript = load(VERSIONS / name)
+    assert transcript.meta["usage_order"] == order
+    replies = [m for m in transcript.messages if m.role == "assistant"]
+    # Each reply and the bill of its own request (output tokens name the request: 120, 60, 30).
+    billed = {
+        ("call_make" if r.tool_uses else r.content[0].text): transcript.usage.get(i)  # type: ignore[union-attr]
+        for i, r in enumerate(transcript.messages)
+        if r in replies
+    }
+    assert billed == {
+        "call_make": ProviderUsage(1_500, 120, 3_500, 0),
+        ANSWER: ProviderUsage(400, 60, 5_000, 0),
+        "Done: added an `all` rule.": ProviderUsage(300, 30, 5_300, 0),
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert (census.usage_read, census.usage_placed, census.usage_lost) == (3, 3, {})
+    # The repeats sent with the rate limits, and the first one's empty usage, are counted.
+    skipped = census.skipped
+    if order == "before its reply":
+        assert skipped["token_count repeated"] == 2
+        assert skipped["token_count without usage (rate limits only)"] == 1
+    else:
+        assert "token_count repeated" not in skipped
+
+
+def _rollout(requests: list[tuple[int, int]], first: bool, repeats: bool) -> list[dict[str, Any]]:
+    # A rollout written as the versions write it: ``first`` the usage before the request's
+    # items (0.40, 0.58), else after; ``repeats`` the previous usage again at each request start.
+    def line(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": "t", "type": kind, "payload": payload}
+
+    def count(i: int, calls: int) -> dict[str, Any]:
+        last = {"input_tokens": 1_000 + i, "cached_input_tokens": i, "output_tokens": 10 + i}
+        return line("event_msg", {"type": "token_count", "info": {"last_token_usage": last}})
+
+    out = [line("response_item", {"type": "message", "role": "user", "content": "go"})]
+    previous: dict[str, Any] | None = None
+    for i, (calls, reasoning) in enumerate(requests):
+        items = [line("response_item", {"type": "reasoning"}) for _ in range(reasoning)]
+        items += [
+            line(
+                "response_item",
+                {"type": "function_call", "name": "sh", "arguments": "{}", "call_id": f"c{i}_{n}"},
+            )
+            for n in range(calls)
+        ] or [
+            line(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": f"r{i}"}],
+                },
+            )
+        ]
+        outputs = [
+            line(
+                "response_item",
+                {"type": "function_call_output", "call_id": f"c{i}_{n}", "output": "ok"},
+            )
+            for n in range(calls)
+        ]
+        usage = count(i, calls)
+        if repeats and previous is not None:
+            out.append(previous)
+        out += [usage, *items, *outputs] if first else [*items, usage, *outputs]
+        if not calls:
+            out.append(
+                line("response_item", {"type": "message", "role": "user", "content": "more"})
+            )
+        previous = usage
+    return out
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=6),
+    st.booleans(),
+    st.booleans(),
+)
+def test_any_rollout_pairs_each_usage_with_its_own_request(
+    requests: list[tuple[int, int]], first: bool, repeats: bool
+) -> None:
+    transcript = load(_rollout(requests, first, repeats), format="codex")
+    # Request i billed 10 + i output tokens: each reply carries its own request's number.
+    replies = [i for i, m in enumerate(transcript.messages) if m.role == "assistant"]
+    assert len(replies) == len(requests)
+    assert [transcript.usage[i].output_tokens for i in replies] == [
+        10 + i for i in range(len(requests))
+    ]
+    census = transcript.census
+    assert census is not None and census.adds_up and census.usage_lost == {}

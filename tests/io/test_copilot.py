@@ -53,6 +53,7 @@ def test_a_session_loads_whole_and_nothing_is_lost() -> None:
     # What the model was sent, not what the timeline shows.
     assert transcript.messages[0].content[0].text.startswith("<current_datetime>")
     read = {
+        "session.start",
         "user.message",
         "assistant.message",
         "tool.execution_complete",
@@ -86,13 +87,34 @@ def test_it_is_recognised_among_other_jsonl_sessions(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("broken", ['{"type": "user.message"}', "[1, 2]"])
-def test_a_line_that_is_not_an_event_names_its_line(tmp_path: Path, broken: str) -> None:
-    from ctxlab.exceptions import MessageFormatError
-
+def test_a_line_that_is_not_an_event_is_skipped_and_counted(tmp_path: Path, broken: str) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text(FIXTURE.read_text() + broken + "\n")
-    with pytest.raises(MessageFormatError, match=r"line 23: not a Copilot CLI event"):
-        load(path)
+    whole, with_line = load(FIXTURE), load(path)
+    assert with_line.messages == whole.messages
+    census = with_line.census
+    assert census is not None and census.adds_up
+    assert census.skipped["not a Copilot CLI event"] == 1
+    assert sum(census.read.values()) == len(path.read_text().splitlines())
+
+
+def test_a_list_result_and_the_system_message_are_kept(tmp_path: Path) -> None:
+    events = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
+    done = next(e for e in events if e["type"] == "tool.execution_complete")
+    done["data"]["result"]["content"] = [
+        {"type": "text", "text": "F 1 failed"},
+        {"type": "terminal", "text": "$ pytest", "exitCode": 1},
+        {"type": "resource_link", "uri": "file:///log.txt", "name": "log"},
+    ]
+    system = {**events[1], "type": "system.message"}
+    system["data"] = {"content": "You are Copilot.", "role": "system"}
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in [events[0], system, *events[1:]]) + "\n")
+    transcript = load(path)
+    assert transcript.system == "You are Copilot."
+    result = next(r for m in transcript.messages for r in getattr(m, "tool_results", ()))
+    assert result.text.startswith("F 1 failed\n$ pytest\n")
+    assert '"uri": "file:///log.txt"' in result.text
 
 
 @SETTINGS

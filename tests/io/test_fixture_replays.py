@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab import ApproximateCounter, load
-from ctxlab.analysis._replay import replay
+from ctxlab import load
+from tests.helpers import validations
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 FILES = [
@@ -38,18 +38,9 @@ FILES = [
 @pytest.mark.parametrize("window", [200_000, 32_000])
 async def test_a_fixture_replays_without_an_invalid_request(path: Path, window: int) -> None:
     transcript = load(path)
-    steps = [
-        step
-        async for step in replay(
-            transcript.messages,
-            context_window=window,
-            counter=ApproximateCounter(),
-            system=transcript.system,
-            tools=transcript.tools,
-        )
-    ]
+    steps = await validations(transcript, window)
     assert steps, path.name
-    assert [s.manifest.validation for s in steps] == ["passed"] * len(steps)
+    assert steps == ["passed"] * len(steps)
     # One request per recorded reply.
     replies = sum(m.role == "assistant" for m in transcript.messages)
     assert len(steps) == replies

@@ -69,7 +69,8 @@ def test_every_session_file_is_a_row_loaded_or_with_its_problem(tmp_path: Path) 
     assert pd.isna(by_name["chat.json"]["billed_input_tokens"])
     assert by_name["chat.json"]["conversation_tokens"] > 0
     broken = by_name["broken.jsonl"]
-    assert pd.isna(broken["format"]) and "line 1" in broken["problem"]
+    assert pd.isna(broken["format"]) and "(line 1: " in broken["problem"]
+    assert "looks truncated" in broken["problem"]
 
 
 def test_processes_give_the_same_rows(tmp_path: Path) -> None:

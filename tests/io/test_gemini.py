@@ -52,12 +52,21 @@ def test_a_gemini_cli_session_loads_as_the_cli_resumes_it(path: Path) -> None:
     assert transcript.usage[1] == ProviderUsage(200, 40, 1_000, 0)
     assert transcript.usage[5] == ProviderUsage(200, 15, 1_500, 0)
     assert transcript.meta["models"] == ["gemini-2.5-pro"]
-    # What is not a message is counted, not dropped silently.
+    # What is not a message is counted, not dropped silently — the JSONL's rewound and
+    # rewritten records too (the legacy JSON holds only the records in force).
+    rewritten = {
+        "replaced by a later record of the same id": 1,
+        "rewound ($rewindTo)": 1,
+    }
     assert transcript.meta["skipped"] == {
         "info record": 1,
         "command or injected context": 1,
         "thought summary": 1,
+        **(rewritten if path.suffix == ".jsonl" else {}),
     }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.left_out == {"thought summary": 1}
 
 
 def test_nothing_in_the_file_is_lost() -> None:

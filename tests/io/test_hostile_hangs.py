@@ -100,7 +100,7 @@ def test_test_output_of_endless_rules_and_blank_lines() -> None:
 
 
 def test_a_command_repeating_sed_and_an_option() -> None:
-    from ctxlab.retention._extract import _edits_in_place
+    from ctxlab.retention._paths import _edits_in_place
 
     def make(n: int) -> Callable[[], object]:
         command = "sed -a -" * (n // 8)

@@ -12,6 +12,7 @@ import pytest
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format, load
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
+from tests.helpers import validations
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "inspect"
 
@@ -58,3 +59,46 @@ def test_without_zstandard_an_eval_log_says_how_to_read_it(monkeypatch: pytest.M
         MessageFormatError, match=r"compressed with zstandard.*ctxlab\[inspect\].*--to json"
     ):
         load(FIXTURES / "add.eval")
+
+
+def _sample_variant(change: Any) -> dict[str, Any]:
+    log = json.loads((FIXTURES / "add.json").read_text())
+    change(log["samples"][0])
+    return log
+
+
+async def _replays(transcript: Any) -> list[str]:
+    return [v for window in (200_000, 32_000) for v in await validations(transcript, window)]
+
+
+async def test_a_reply_of_reasoning_alone_is_kept_with_its_usage(tmp_path: Path) -> None:
+    def reasoning_only(sample: dict[str, Any]) -> None:
+        last = sample["messages"][-1]
+        last["content"] = [{"type": "reasoning", "reasoning": "2 + 3 is 5.", "signature": "s"}]
+
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(_sample_variant(reasoning_only)))
+    transcript = load(path)
+    last = transcript.messages[-1]
+    assert last.role == "assistant" and last.content[0].type == "thinking"
+    assert transcript.usage[3] == ProviderUsage(120, 9, 100, 0)  # the second model call's bill
+    census = transcript.census
+    assert census is not None and census.adds_up and census.usage_lost == {}
+    assert await _replays(transcript) == ["passed"] * 4
+
+
+async def test_a_sample_logged_with_its_events_alone_is_read_from_them(tmp_path: Path) -> None:
+    whole = load(FIXTURES / "add.json")
+
+    def events_only(sample: dict[str, Any]) -> None:
+        del sample["messages"]
+
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(_sample_variant(events_only)))
+    transcript = load(path)
+    assert transcript.meta["read_from"] == "events"
+    assert transcript.messages == whole.messages
+    assert transcript.usage == whole.usage and len(transcript.usage) == 2
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert await _replays(transcript) == ["passed"] * 4

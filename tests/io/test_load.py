@@ -457,7 +457,7 @@ def test_openai_responses_items() -> None:
     assert transcript.system == "Be brief." and find_tool_pair_problems(transcript.messages) == []
     assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
     assert transcript.messages[1].tool_uses[0].input == {"city": "Oslo"}  # type: ignore[union-attr]
-    assert transcript.meta["dropped_blocks"] == {"reasoning": 1}
+    assert transcript.meta["skipped"] == {"reasoning": 1}
 
 
 def test_an_openhands_completion_log() -> None:

@@ -4,6 +4,7 @@ a result that names no call, an errored tau-bench episode said as such."""
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,14 @@ def test_a_result_without_a_call_id_is_left_out_and_counted_not_refused() -> Non
         {"role": "assistant", "content": "done"},
     ]
     transcript = load(history, format="anthropic")
-    assert transcript.meta["skipped"] == {"tool result without a call id": 1}
+    assert transcript.meta["skipped"] == {
+        "tool result without a call id": 1,
+        "message with nothing kept": 1,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.left_out == {"tool result without a call id": 1}
+    assert census.skipped == {"message with nothing kept": 1}
     assert transcript.meta["synthesized_results"] == 1  # the call itself, answered by a repair
     texts = [b.text for m in transcript.messages for b in m.content if b.type == "text"]  # type: ignore[union-attr]
     assert texts == ["run it", "done"]  # nothing else lost
@@ -104,3 +112,73 @@ def test_a_swe_agent_demonstration_without_its_trajectory_is_recognised() -> Non
     transcript = load(demo)
     assert transcript.system == "You are an autonomous programmer."
     assert [m.role for m in transcript.messages][:2] == ["user", "assistant"]
+
+
+def test_claude_code_behind_one_foreign_line_loads_and_counts_it(tmp_path: Path) -> None:
+    session = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+    lines = session.read_text().splitlines()
+    foreign = json.dumps({"type": "meta", "tool": "session-sync", "version": 3})
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([foreign, *lines]) + "\n")
+    transcript, whole = load(path), load(session)
+    assert transcript.meta["source"] == "claude_code"
+    assert transcript.messages == whole.messages and transcript.usage == whole.usage
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.skipped["line of another tool"] == 1
+    assert sum(census.read.values()) == len(lines) + 1
+
+
+async def test_a_conversation_that_opens_with_a_call_replays_from_its_first_user_message() -> None:
+    from ctxlab import ApproximateCounter, recorded_requests, replay
+    from ctxlab.messages import request_start
+
+    history = [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "a", "name": "ls", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]},
+        {"role": "assistant", "content": "I see x."},
+        {"role": "user", "content": "Now sort it."},
+        {"role": "assistant", "content": "Sorted."},
+    ]
+    transcript = load(history, format="anthropic")
+    assert request_start(transcript.messages) == 3  # not 1: its result answers a call before it
+    for window in (200_000, 32_000):
+        steps = [
+            s.manifest.validation
+            async for s in replay(
+                transcript.messages, context_window=window, counter=ApproximateCounter()
+            )
+        ]
+        assert steps == ["passed"]
+    (request,) = recorded_requests(transcript)
+    assert (request.reply, request.start) == (4, 3)
+
+
+def test_images_without_data_are_left_out_and_counted_not_a_failed_load() -> None:
+    no_bytes = {"type": "image", "source": {"type": "base64", "media_type": "image/png"}}
+    no_link = {"type": "image", "source": {"type": "url"}}
+    history = [
+        {"role": "user", "content": [no_bytes, {"type": "text", "text": "what is this?"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "s", "name": "shot", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "s", "content": [no_link]}],
+        },
+        {"role": "assistant", "content": "A cat."},
+    ]
+    transcript = load(history, format="anthropic")
+    assert [b.type for m in transcript.messages for b in m.content] == [
+        "text",
+        "tool_use",
+        "tool_result",
+        "text",
+    ]
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.left_out == {"image without data": 2}

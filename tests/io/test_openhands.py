@@ -34,11 +34,27 @@ def test_an_event_history_loads_with_its_calls_and_observations(name: str) -> No
         ProviderUsage(300, 60, 3_000),
         ProviderUsage(200, 30, 3_300),
     ]
+    others = {"another instance (episode=N opens it)": 1} if name == "output.jsonl" else {}
     assert transcript.meta["skipped"] == {
         "agent system action": 1,
         "recall observation": 1,
         "agent_state_changed observation": 1,
+        **others,
     }
+
+
+def test_an_edits_body_and_a_messages_images_are_kept(tmp_path: Path) -> None:
+    events = json.loads((FIXTURES / "trajectory.json").read_text())
+    edit = next(e for e in events if e.get("action") and e.get("tool_call_metadata"))
+    edit["args"]["content"] = "def page(n, size):\n    return -(-n // size)\n"
+    user = next(e for e in events if e.get("source") == "user" and e.get("action") == "message")
+    user["args"]["image_urls"] = ["data:image/png;base64,iVBORw0KGgo="]
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(events))
+    transcript = load(path)
+    (use, *_) = [u for m in transcript.messages for u in getattr(m, "tool_uses", ())]
+    assert use.input["content"] == edit["args"]["content"]
+    assert [b.type for b in transcript.messages[0].content] == ["text", "image"]
 
 
 def test_each_instance_of_an_output_is_an_episode() -> None:

@@ -3,6 +3,7 @@ code and widgets agreeing, and the static snapshot kept at the latest state."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pandas as pd
@@ -267,12 +268,13 @@ async def test_the_header_says_what_loading_left_out_and_repaired(tmp_path: Path
         / "codex"
         / "rollout-2026-02-10T09-00-00-019a-demo.jsonl"
     )
-    lab = await Lab.open(load(rollout), context_window=64_000, counter=ApproximateCounter())
+    transcript = load(rollout)
+    lab = await Lab.open(transcript, context_window=64_000, counter=ApproximateCounter())
     header = lab.header.value
-    assert (
-        "not messages, left out: 3 (1 event user_message, 1 reasoning, 1 event exec_command_end)"
-        in header
-    )
+    # The census's one line: what was read, used and skipped, what the transcript holds.
+    assert transcript.census is not None
+    assert html.escape(f"loaded: {transcript.census}") in header
+    assert "skipped (" in header and "event user_message" in header
     history = [
         {"role": "user", "content": "run it"},
         {

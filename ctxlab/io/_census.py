@@ -1,0 +1,240 @@
+"""The census of a load: what an importer read from the file, what of it became the transcript,
+what it skipped and why — a count that adds up, so nothing a file holds is dropped unsaid.
+
+How an importer reports into it (every reader of ``ctxlab.load`` does; a new one must):
+
+1. Name its unit once: ``ConversationBuilder(where, unit="line")`` ("line", "event", "span",
+   "message", "record", ...).
+2. For each record of the file — a line, an event, a span, a message — call
+   ``builder.record(kind)`` first, with the record's kind in the format's own words
+   (``"response_item message"``, ``"event_msg token_count"``, ``"progress"``); several records
+   handled as one: ``builder.record(kind, count)``.
+3. Then the record is *used* or *skipped*, exactly one of them:
+
+   - used when it becomes part of the transcript: ``builder.add`` / ``text`` / ``add_to`` with
+     something kept, usage placed by ``usage_of_last_reply``, or ``builder.use()`` for a record
+     read for the transcript's metadata, System text, usage or ordering;
+   - skipped, with the reason, when it is not: ``builder.skip("reasoning")``;
+   - a part of a used record that is not kept (a thought, an image without data, a block type
+     ctxlab does not model) is ``builder.leave_out(reason)``: the record stays used.
+
+   A record that ends neither used nor skipped is *unaccounted* — a silent loss, which the
+   census reports and the tests refuse.
+4. `ConversationBuilder.finish` closes the count and adds what the transcript holds: messages,
+   replies, tool calls, blocks by type, and every usage the importer handed over — placed on a
+   reply, or lost and why (a later usage replaced it, the reply it belonged to was emptied).
+
+The result is ``Transcript.meta["census"]`` (plain data, saved with the transcript), read back as
+a `Census` by ``Transcript.census``; ``str(census)`` is its one line. ``meta["skipped"]`` keeps
+every skip and left-out part by reason, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ctxlab.messages import AssistantMessage, UserMessage
+
+__all__ = ["Census", "Tally", "holdings"]
+
+
+def _add(counts: dict[str, int], key: str, count: int) -> None:
+    if count > 0:
+        counts[key] = counts.get(key, 0) + count
+
+
+def _total(counts: Mapping[str, int]) -> int:
+    return sum(counts.values())
+
+
+@dataclass(frozen=True)
+class Census:
+    """What one load read, used and skipped, and what the transcript holds (see the module)."""
+
+    unit: str
+    """What a record of this format is: a line, an event, a span, a message."""
+    read: dict[str, int]
+    """Records read, by kind."""
+    used: dict[str, int]
+    """Records that became part of the transcript (messages, usage, System text, metadata), by
+    kind."""
+    skipped: dict[str, int]
+    """Records not used, by reason."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Parts of used records not kept (thoughts, blocks ctxlab does not model), by reason."""
+    unaccounted: dict[str, int] = field(default_factory=dict)
+    """Records neither used nor skipped, by kind: a silent loss (an importer's bug)."""
+    messages: int = 0
+    """Messages of the transcript."""
+    replies: int = 0
+    """Assistant messages (each one request when replayed)."""
+    tool_calls: int = 0
+    """Tool calls of the transcript."""
+    blocks: dict[str, int] = field(default_factory=dict)
+    """The transcript's content blocks, by type."""
+    usage_read: int = 0
+    """Usage reports the importer read (one per billed request)."""
+    usage_placed: int = 0
+    """Replies with the provider's usage."""
+    usage_lost: dict[str, int] = field(default_factory=dict)
+    """Usage reports read but on no reply, by reason."""
+
+    @property
+    def adds_up(self) -> bool:
+        """Whether every record read is used or skipped, and every usage read placed or its
+        loss explained."""
+        return not self.problems()
+
+    def problems(self) -> list[str]:
+        """What does not add up, in words (empty when the census adds up)."""
+        found: list[str] = []
+        read, used, skipped = _total(self.read), _total(self.used), _total(self.skipped)
+        if read != used + skipped:
+            found.append(
+                f"{read:,} {self.unit}s read but {used:,} used and {skipped:,} skipped"
+                + (f" ({_listed(self.unaccounted)} unaccounted)" if self.unaccounted else "")
+            )
+        lost = _total(self.usage_lost)
+        if self.usage_read != self.usage_placed + lost:
+            found.append(
+                f"{self.usage_read:,} usage reports read but {self.usage_placed:,} placed and "
+                f"{lost:,} lost"
+            )
+        return found
+
+    def summary(self) -> str:
+        """One line: read, used, skipped (the largest reasons), what the transcript holds."""
+        read = _total(self.read)
+        line = f"read {read:,} {self.unit}{'' if read == 1 else 's'}: {_total(self.used):,} used"
+        skipped = _total(self.skipped)
+        if skipped:
+            line += f", {skipped:,} skipped ({_listed(self.skipped)})"
+        line += (
+            f" → {self.messages:,} messages, {self.tool_calls:,} tool calls, "
+            f"usage on {self.usage_placed:,} of {self.replies:,} replies"
+        )
+        if self.left_out:
+            line += f"; parts left out: {_listed(self.left_out)}"
+        if self.usage_lost:
+            line += f"; usage lost: {_listed(self.usage_lost)}"
+        if self.unaccounted:
+            line += f"; UNACCOUNTED: {_listed(self.unaccounted)}"
+        return line
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def as_meta(self) -> dict[str, Any]:
+        """The census as plain data, for ``Transcript.meta["census"]``."""
+        return asdict(self)
+
+    @classmethod
+    def from_meta(cls, value: Any) -> Census | None:
+        """The census stored in a transcript's meta; None when there is none (or it is not one)."""
+        if not isinstance(value, Mapping) or not isinstance(value.get("read"), Mapping):
+            return None
+
+        def counts(name: str) -> dict[str, int]:
+            return {str(k): int(v) for k, v in (value.get(name) or {}).items()}
+
+        def number(name: str) -> int:
+            return int(value.get(name) or 0)
+
+        try:
+            return cls(
+                unit=str(value.get("unit") or "record"),
+                read=counts("read"),
+                used=counts("used"),
+                skipped=counts("skipped"),
+                left_out=counts("left_out"),
+                unaccounted=counts("unaccounted"),
+                messages=number("messages"),
+                replies=number("replies"),
+                tool_calls=number("tool_calls"),
+                blocks=counts("blocks"),
+                usage_read=number("usage_read"),
+                usage_placed=number("usage_placed"),
+                usage_lost=counts("usage_lost"),
+            )
+        except (TypeError, ValueError, AttributeError):
+            return None
+
+
+def holdings(messages: Sequence[UserMessage | AssistantMessage]) -> dict[str, Any]:
+    """What a transcript of ``messages`` holds, as `Census` fields: messages, replies, tool
+    calls and blocks by type."""
+    blocks: dict[str, int] = {}
+    for message in messages:
+        for block in message.content:
+            blocks[block.type] = blocks.get(block.type, 0) + 1
+    return {
+        "messages": len(messages),
+        "replies": sum(isinstance(m, AssistantMessage) for m in messages),
+        "tool_calls": blocks.get("tool_use", 0),
+        "blocks": blocks,
+    }
+
+
+def _listed(counts: Mapping[str, int], most: int = 3) -> str:
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{n:,} {kind}" for kind, n in ranked[:most])
+    return text + (f", {len(ranked) - most} more kinds" if len(ranked) > most else "")
+
+
+class Tally:
+    """The running count behind a `ConversationBuilder`'s census: the open record (or group of
+    records) and what became of it."""
+
+    def __init__(self, unit: str) -> None:
+        self.unit = unit
+        self.read: dict[str, int] = {}
+        self.used: dict[str, int] = {}
+        self.skipped: dict[str, int] = {}
+        self.left_out: dict[str, int] = {}
+        self.unaccounted: dict[str, int] = {}
+        self.usage_read = 0
+        self.usage_lost: dict[str, int] = {}
+        self._open: tuple[str, int] | None = None  # (kind, count) of the record being read
+        self._state = "none"  # of the open record: "pending", "used", "skipped"
+
+    def record(self, kind: str, count: int = 1) -> None:
+        # A group of no record is opened too: what is said of it counts nothing.
+        self.close()
+        count = max(count, 0)
+        _add(self.read, kind, count)
+        self._open, self._state = (kind, count), "pending"
+
+    def use(self) -> None:
+        if self._open is not None and self._state == "pending":
+            self._state = "used"
+
+    def skip(self, reason: str, count: int) -> int:
+        """Skip the open record (all of its group), or ``count`` records outside one, or
+        ``count`` parts of a record already decided; returns how many were skipped."""
+        if self._open is None:
+            # Not inside a record (an importer that does not name its records): ``count``
+            # records of their own, read and skipped.
+            _add(self.read, reason, count)
+            _add(self.skipped, reason, count)
+            return count
+        if self._state == "pending":
+            _add(self.skipped, reason, self._open[1])
+            self._state = "skipped"
+            return self._open[1]
+        # The record is already used (or skipped): what is skipped is a part of it.
+        _add(self.left_out, reason, count)
+        return count
+
+    def leave_out(self, reason: str, count: int) -> None:
+        _add(self.left_out, reason, count)
+
+    def close(self) -> None:
+        if self._open is not None:
+            kind, count = self._open
+            if self._state == "used":
+                _add(self.used, kind, count)
+            elif self._state == "pending":
+                _add(self.unaccounted, kind, count)
+        self._open, self._state = None, "none"

@@ -1,0 +1,148 @@
+"""A session file's records: one JSON document, JSON Lines, or JSON objects one after another —
+with a file cut off said as such, where it stops (never blamed on its first line), and a JSON
+Lines file whose last line is cut off (a session still being written) read without that line,
+counted in the census."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._census import Census
+from ctxlab.io._transcript import Transcript
+from ctxlab.util._jsonl import json_lines, read_text
+
+__all__ = ["FileRecords", "count_cut_line", "read_records"]
+
+
+@dataclass(frozen=True)
+class FileRecords:
+    """What a file holds: its JSON Lines records, or its one document."""
+
+    records: list[tuple[int, Any]]
+    """(line number, value) of each record; empty for a document."""
+    document: Any = None
+    cut_line: int | None = None
+    """The number of a last line cut off part way, left out."""
+
+
+def read_records(path: Path) -> FileRecords:
+    """The records of the file at ``path`` (see the module)."""
+    text = read_text(path)
+    try:
+        return FileRecords([], json.loads(text))
+    except (ValueError, RecursionError):  # (ValueError: a number of over 4,300 digits too)
+        pass
+    _raise_if_truncated(path, text)
+    try:
+        records = json_lines(path, text)
+    except MessageFormatError:
+        # Pretty-printed JSON objects one after another (the OpenTelemetry console exporter).
+        concatenated = _concatenated(text)
+        if concatenated is not None:
+            return FileRecords(concatenated)
+        return _without_cut_last_line(path, text)
+    if not records:
+        msg = f"{path} is empty"
+        raise MessageFormatError(msg)
+    return FileRecords(records)
+
+
+def _cut_off(text: str) -> json.JSONDecodeError | None:
+    # The error of JSON that stops part way (the decoder wanted more), else None.
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string"):
+            return exc
+    except (ValueError, RecursionError):  # a number of over 4,300 digits, a deep nesting
+        return None
+    return None
+
+
+def _without_cut_last_line(path: Path, text: str) -> FileRecords:
+    # Only the last line fails, and it stops part way: cut off while being written.
+    lines = text.rstrip().splitlines()
+    last = lines[-1].strip() if lines else ""
+    if len(lines) > 1 and last.startswith("{") and _cut_off(last) is not None:
+        head = "\n".join(lines[:-1])
+        try:
+            records = json_lines(path, head)
+        except MessageFormatError:
+            records = []
+        if records:
+            return FileRecords(records, cut_line=len(lines))
+    return FileRecords(json_lines(path, text))  # raises, naming the first line not JSON
+
+
+def _raise_if_truncated(path: Path, text: str) -> None:
+    # One document (compact or pretty-printed) that stops part way: said as such, where it
+    # stops, rather than as its first line not being JSON.
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{" or _is_json_lines(text):
+        return
+    exc = _cut_off(text)
+    if exc is not None:
+        line = text.rstrip().count("\n") + 1  # where the text stops, not after it
+        msg = (
+            f"{path} ends before its JSON document does (line {line}: {exc.msg}): the file "
+            "looks truncated — copy or export it again"
+        )
+        raise MessageFormatError(msg) from exc
+
+
+def _is_json_lines(text: str) -> bool:
+    # A whole JSON value on its first line and more lines after: JSON Lines (whose last line
+    # may be the one cut off), not one document.
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        json.loads(lines[0])
+    except (ValueError, RecursionError):  # (ValueError: a number of over 4,300 digits too)
+        return False
+    return True
+
+
+def _concatenated(text: str) -> list[tuple[int, Any]] | None:
+    decoder = json.JSONDecoder()
+    records: list[tuple[int, Any]] = []
+    position = 0
+    while position < len(text):
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position == len(text):
+            break
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):  # (ValueError: a number of over 4,300 digits too)
+            return None
+        records.append((text.count("\n", 0, position) + 1, value))
+        position = end
+    return records if len(records) > 1 else None
+
+
+def count_cut_line(transcript: Transcript, line: int) -> Transcript:
+    """``transcript`` with its file's last line, cut off and left out, in its census."""
+    reason = f"line {line} cut off at the end of the file (still being written?)"
+    census = Census.from_meta(transcript.meta.get("census"))
+    meta = dict(transcript.meta)
+    meta["skipped"] = {**(meta.get("skipped") or {}), reason: 1}
+    if census is not None:
+        data = census.as_meta()
+        data["read"] = {**data["read"], "line cut off": 1}
+        data["skipped"] = {**data["skipped"], reason: 1}
+        meta["census"] = data
+    meta["cut_line"] = line
+    return Transcript(
+        name=transcript.name,
+        meta=meta,
+        system=transcript.system,
+        messages=transcript.messages,
+        extra=transcript.extra,
+        tools=transcript.tools,
+        usage=transcript.usage,
+    )

@@ -1,0 +1,318 @@
+"""OpenHands V1 (the software agent SDK): conversation folders and completion logs.
+
+Read from the SDK's own code (OpenHands/software-agent-sdk, 2026):
+
+- a **conversation folder** (``<persistence_dir>/<conversation id>/``) holds ``base_state.json``
+  (``ConversationState``: the agent's ``llm`` — its model —, and ``stats.usage_to_metrics``:
+  each LLM's ``token_usages``, one ``TokenUsage`` per completion with its ``response_id``,
+  ``prompt_tokens`` — cached ones included —, ``completion_tokens``, ``cache_read_tokens``,
+  ``cache_write_tokens``) and ``events/event-<index>-<id>.json``, one event a file
+  (``conversation/persistence_const.py``, ``event_store.py``). An event's ``kind`` says what it
+  is (``openhands/sdk/event``): ``SystemPromptEvent`` (System prompt and tools),
+  ``MessageEvent`` (``llm_message``: role and content), ``ActionEvent`` (one tool call of a
+  response, ``llm_response_id`` grouping a response's parallel calls, its ``thought``),
+  ``ObservationEvent`` / ``UserRejectObservation`` / ``AgentErrorEvent`` (a call's result),
+  ``Condensation`` (history forgotten, with a summary: a recorded compaction); the others
+  (state updates, pauses, tokens, hooks) are not the conversation and are counted. Each reply's
+  usage is the token usage of its ``llm_response_id``.
+- a **completion log** (``LLM(log_completions=True)``, ``llm/utils/telemetry.py``): the request's
+  ``messages`` (or ``instructions`` and ``input`` on the Responses path), ``tools``, the
+  ``response`` (with its usage), ``cost``, ``latency_sec``: one call, the messages it sent and
+  the reply it got.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
+from ctxlab.io._chat import arguments_of, from_openai, from_openai_responses
+from ctxlab.messages import ProviderUsage
+
+__all__ = [
+    "EVENT_FILE",
+    "from_v1_events",
+    "from_v1_log",
+    "is_v1_event",
+    "is_v1_log",
+    "v1_folder_events",
+]
+
+EVENT_FILE = re.compile(r"^event-(?P<index>\d{5,})-(?P<id>[0-9a-fA-F\-]{8,})\.json$")
+"""The name of an event's file in a V1 conversation's ``events`` folder."""
+
+_KINDS = frozenset(
+    {
+        "MessageEvent",
+        "ActionEvent",
+        "ObservationEvent",
+        "UserRejectObservation",
+        "AgentErrorEvent",
+        "SystemPromptEvent",
+        "Condensation",
+        "CondensationRequest",
+        "CondensationSummaryEvent",
+        "ConversationStateUpdateEvent",
+        "PauseEvent",
+        "InterruptEvent",
+        "TokenEvent",
+        "HookExecutionEvent",
+        "LLMCompletionLogEvent",
+        "StreamingDeltaEvent",
+        "ACPToolCallEvent",
+    }
+)
+
+
+def is_v1_event(value: Any) -> bool:
+    """One event of a V1 conversation (an ``event-*.json`` file's content)."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("kind") in _KINDS
+        and "source" in value
+        and "id" in value
+    )
+
+
+def is_v1_log(value: Any) -> bool:
+    """A V1 completion log: the request beside its ``response`` and what the call cost."""
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("response"), Mapping)
+        and (isinstance(value.get("messages"), list) or isinstance(value.get("input"), list))
+        and ("latency_sec" in value or "cost" in value or "context_window" in value)
+    )
+
+
+def v1_folder_events(folder: Path) -> tuple[list[Any], Mapping[str, Any]] | None:
+    """The events of a V1 conversation folder (in order) and its base state; None when
+    ``folder`` is not one."""
+    events_dir = folder / "events"
+    if not events_dir.is_dir() or not (folder / "base_state.json").is_file():
+        return None
+    named = sorted(
+        (int(m.group("index")), p)
+        for p in events_dir.iterdir()
+        if (m := EVENT_FILE.match(p.name)) is not None
+    )
+    events = [_json(p) for _, p in named]
+    state = _json(folder / "base_state.json")
+    return events, state if isinstance(state, Mapping) else {}
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        msg = f"{path}: not a readable OpenHands event file ({type(exc).__name__}: {exc})"
+        raise MessageFormatError(msg) from exc
+
+
+def _usages(state: Mapping[str, Any]) -> tuple[dict[str, ProviderUsage], list[str]]:
+    """Usage by response id, from every LLM's token usages; the models."""
+    by_response: dict[str, ProviderUsage] = {}
+    models: list[str] = []
+    metrics = as_mapping(as_mapping(state.get("stats")).get("usage_to_metrics"))
+    for entry in metrics.values():
+        for usage in as_mapping(entry).get("token_usages") or ():
+            usage = as_mapping(usage)
+            response = usage.get("response_id")
+            if isinstance(response, str) and response:
+                # The prompt count holds the cache's reads and writes (LiteLLM's, as OpenAI's).
+                by_response[response] = ProviderUsage.with_cache_inside(
+                    usage.get("prompt_tokens"),
+                    usage.get("completion_tokens"),
+                    usage.get("cache_read_tokens"),
+                    usage.get("cache_write_tokens"),
+                )
+            model = usage.get("model")
+            if isinstance(model, str) and model and model not in models:
+                models.append(model)
+    return by_response, models
+
+
+def _content(items: Any) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for item in items if isinstance(items, list) else ():
+        item = as_mapping(item)
+        if item.get("type") == "text" and isinstance(item.get("text"), str):
+            if item["text"].strip():
+                blocks.append({"type": "text", "text": item["text"]})
+        elif item.get("type") == "image":
+            blocks.extend(image_block(str(u)) for u in item.get("image_urls") or ())
+        elif item:
+            blocks.append({"type": "provider", "data": dict(item)})
+    return blocks
+
+
+class _Conversation:
+    """Reads V1 events in order into a builder (see the module)."""
+
+    def __init__(self, builder: ConversationBuilder, usage: dict[str, ProviderUsage]) -> None:
+        self.builder = builder
+        self.usage = usage
+        self.system: list[str] = []
+        self.tools: list[Any] = []
+        self.response: str | None = None  # the response whose calls are being read
+        self.turn = -1  # and the turn of its reply
+        self.billed: set[str] = set()
+        self.compactions: list[dict[str, Any]] = []
+
+    def event(self, event: Mapping[str, Any]) -> None:
+        kind = str(event.get("kind"))
+        builder = self.builder
+        builder.record(kind)
+        if kind == "SystemPromptEvent":
+            prompt = as_mapping(event.get("system_prompt")).get("text")
+            self.system.append(str(prompt or ""))
+            dynamic = as_mapping(event.get("dynamic_context")).get("text")
+            if isinstance(dynamic, str) and dynamic:
+                self.system.append(dynamic)
+            self.tools = [t for t in event.get("tools") or () if isinstance(t, Mapping)]
+            builder.use()
+        elif kind == "MessageEvent":
+            self.message(event)
+        elif kind == "ActionEvent":
+            self.action(event)
+        elif kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent"):
+            self.result(kind, event)
+        elif kind == "Condensation" and isinstance(event.get("summary"), str):
+            replies = sum(t["role"] == "assistant" for t in builder.turns)
+            summary = event["summary"]
+            self.compactions.append(
+                {"kind": "compact", "trigger": "auto", "replies_before": replies}
+                | {"summary_head": summary[:200]}
+            )
+            if not builder.text("user", summary):
+                builder.skip("empty condensation summary")
+        else:
+            builder.skip(kind)
+
+    def _bill(self, response: Any) -> ProviderUsage | None:
+        if not isinstance(response, str) or response in self.billed:
+            return None
+        self.billed.add(response)
+        return self.usage.get(response)
+
+    def _reasoning(self, holder: Mapping[str, Any]) -> None:
+        # The model's reasoning of a response is not sent back as the conversation: counted.
+        thinking = holder.get("thinking_blocks")
+        self.builder.leave_out("thinking block", len(thinking) if isinstance(thinking, list) else 0)
+        if holder.get("reasoning_content"):
+            self.builder.leave_out("reasoning content")
+
+    def message(self, event: Mapping[str, Any]) -> None:
+        message = as_mapping(event.get("llm_message"))
+        self._reasoning(message)
+        role = "assistant" if message.get("role") == "assistant" else "user"
+        blocks = _content(message.get("content")) + _content(event.get("extended_content"))
+        usage = self._bill(event.get("llm_response_id")) if role == "assistant" else None
+        self.response = None
+        if not self.builder.add(role, blocks, usage):
+            self.builder.skip("message with nothing kept")
+
+    def action(self, event: Mapping[str, Any]) -> None:
+        call = as_mapping(event.get("tool_call"))
+        response = event.get("llm_response_id")
+        self._reasoning(event)
+        blocks = _content(event.get("thought"))
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": str(call.get("id") or event.get("tool_call_id") or event.get("id")),
+                "name": str(call.get("name") or event.get("tool_name") or "tool"),
+                "input": arguments_of(call.get("arguments")),
+            }
+        )
+        turns = self.builder.turns
+        if response is not None and response == self.response and self.turn >= len(turns) - 2:
+            # Another call of the same response (parallel calls, maybe after the first's
+            # result): the same reply.
+            self.builder.add_to(self.turn, blocks)
+            return
+        self.response = response if isinstance(response, str) else None
+        self.builder.add("assistant", blocks, self._bill(response))
+        self.turn = len(turns) - 1
+
+    def result(self, kind: str, event: Mapping[str, Any]) -> None:
+        if kind == "ObservationEvent":
+            observation = as_mapping(event.get("observation"))
+            content: Any = _content(observation.get("content")) or ""
+            error = bool(observation.get("is_error"))
+        elif kind == "UserRejectObservation":
+            content, error = f"Action rejected: {event.get('rejection_reason') or ''}", True
+        else:
+            content, error = str(event.get("error") or "error"), True
+        result = {
+            "type": "tool_result",
+            "tool_use_id": str(event.get("tool_call_id") or ""),
+            "content": content,
+            "is_error": error or None,
+        }
+        if not self.builder.add("user", [result]):
+            self.builder.skip("result without a call id")
+
+
+def from_v1_events(
+    events: Sequence[Any], state: Mapping[str, Any], where: str
+) -> tuple[ConversationBuilder, str, list[Any], dict[str, Any]]:
+    """The conversation, System text, tool definitions and notes of a V1 conversation's events
+    (in order) and its base state."""
+    usage, models = _usages(state)
+    builder = ConversationBuilder(where, unit="event")
+    reader = _Conversation(builder, usage)
+    for number, event in enumerate(events):
+        if not is_v1_event(event):
+            builder.record("file of another kind")
+            builder.skip(f"not an OpenHands event (event {number})")
+            continue
+        reader.event(event)
+    for _ in usage.keys() - reader.billed:
+        # A completion whose reply is not among the events (a condenser's own call, ...).
+        builder.lose_usage("a completion with no reply among the events")
+    llm = as_mapping(as_mapping(state.get("agent")).get("llm"))
+    if isinstance(llm.get("model"), str) and llm["model"] not in models:
+        models.insert(0, llm["model"])
+    notes: dict[str, Any] = {"models": models, "compactions": reader.compactions}
+    if isinstance(state.get("id"), str):
+        notes["conversation_id"] = state["id"]
+    return builder, "\n\n".join(s for s in reader.system if s), reader.tools, notes
+
+
+def from_v1_log(
+    log: Mapping[str, Any], where: str
+) -> tuple[ConversationBuilder, str, list[Any], dict[str, Any]]:
+    """The conversation (the messages sent, then the reply with its usage), System text, tools
+    and notes of one V1 completion log."""
+    response = as_mapping(log.get("response"))
+    notes: dict[str, Any] = {"cost": log.get("cost"), "latency_sec": log.get("latency_sec")}
+    if isinstance(response.get("model"), str):
+        notes["models"] = [response["model"]]
+    tools = log.get("tools") or as_mapping(log.get("kwargs")).get("tools") or []
+    if isinstance(log.get("messages"), list):
+        messages = list(log["messages"])
+        choices = response.get("choices")
+        reply = as_mapping(as_mapping(choices[0] if choices else {}).get("message"))
+        if reply:
+            messages.append({**reply, "usage": response.get("usage")})
+        builder, system = from_openai(messages, where)
+        return builder, system, tools if isinstance(tools, list) else [], notes
+    # The Responses path: instructions, input items, and the response's output items.
+    items = [*log["input"], *(response.get("output") or ())]
+    builder, system = from_openai_responses(items, where)
+    usage = as_mapping(response.get("usage"))
+    if usage:
+        details = as_mapping(usage.get("input_tokens_details"))
+        builder.usage_of_last_reply(
+            ProviderUsage.with_cache_inside(
+                usage.get("input_tokens"), usage.get("output_tokens"), details.get("cached_tokens")
+            )
+        )
+    instructions = log.get("instructions")
+    system = "\n\n".join(s for s in (instructions, system) if isinstance(s, str) and s)
+    return builder, system, tools if isinstance(tools, list) else [], notes

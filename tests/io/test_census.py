@@ -1,0 +1,148 @@
+"""The census API: how an importer reports what it read, used and skipped, and what the census
+says when something does not add up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxlab import load
+from ctxlab.io import Census
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.messages import ProviderUsage
+
+USAGE = ProviderUsage(10, 2)
+
+
+def _census(builder: ConversationBuilder) -> Census:
+    _, notes, _ = builder.finish()
+    census = Census.from_meta(notes["census"])
+    assert census is not None
+    return census
+
+
+def test_each_record_is_used_or_skipped_and_the_census_adds_up() -> None:
+    builder = ConversationBuilder("t", unit="line")
+    builder.record("user")
+    builder.text("user", "hello")
+    builder.record("meta")
+    builder.use()
+    builder.record("progress", 3)
+    builder.skip("progress line")
+    builder.record("assistant")
+    builder.add("assistant", [{"type": "text", "text": "hi"}, {"type": "server_thing"}], USAGE)
+    census = _census(builder)
+    assert census.read == {"user": 1, "meta": 1, "progress": 3, "assistant": 1}
+    assert census.used == {"user": 1, "meta": 1, "assistant": 1}
+    assert census.skipped == {"progress line": 3}
+    assert census.left_out == {"server_thing block (not modelled)": 1}
+    assert (census.messages, census.replies, census.usage_read, census.usage_placed) == (2, 1, 1, 1)
+    assert census.blocks == {"text": 2}
+    assert census.adds_up and census.problems() == []
+
+
+def test_a_record_neither_used_nor_skipped_is_unaccounted_and_does_not_add_up() -> None:
+    builder = ConversationBuilder("t", unit="event")
+    builder.record("user")
+    builder.text("user", "hello")
+    builder.record("user")
+    builder.text("user", "   ")  # nothing kept, and the importer did not say why
+    census = _census(builder)
+    assert census.unaccounted == {"user": 1}
+    assert not census.adds_up
+    assert census.problems() == ["2 events read but 1 used and 0 skipped (1 user unaccounted)"]
+    assert "UNACCOUNTED: 1 user" in census.summary()
+
+
+def test_usage_that_lands_on_no_reply_is_counted_lost_with_its_reason() -> None:
+    builder = ConversationBuilder("t")
+    builder.record("usage")
+    builder.usage_of_last_reply(USAGE)  # before any reply
+    builder.skip("usage before any reply")
+    builder.record("user")
+    builder.text("user", "go")
+    builder.record("reply")
+    builder.text("assistant", "ok")
+    builder.record("usage")
+    builder.usage_of_last_reply(USAGE)
+    builder.record("usage")
+    builder.usage_of_last_reply(ProviderUsage(11, 3))  # the same reply again
+    builder.record("reply")
+    builder.add("assistant", [{"type": "thinking_only"}], USAGE)  # nothing kept
+    builder.skip("reasoning only")
+    messages, _, usage = builder.finish()
+    census = Census.from_meta(builder.census(messages, usage).as_meta())
+    assert census is not None
+    assert census.usage_read == 4
+    assert census.usage_placed == 1
+    assert census.usage_lost == {
+        "before any reply": 1,
+        "replaced by a later usage of the same reply": 1,
+        "on a reply with nothing kept": 1,
+    }
+    assert usage == {1: ProviderUsage(11, 3)}
+    assert census.adds_up
+
+
+def test_a_skip_in_a_used_record_is_a_part_left_out_and_outside_a_record_a_record() -> None:
+    builder = ConversationBuilder("t")
+    builder.skip("legacy line", 2)  # an importer that names no record
+    builder.record("reply")
+    builder.text("assistant", "ok")
+    builder.skip("thought summary", 3)
+    census = _census(builder)
+    assert census.read == {"legacy line": 2, "reply": 1}
+    assert census.skipped == {"legacy line": 2}
+    assert census.left_out == {"thought summary": 3}
+    assert builder.skipped == {"legacy line": 2, "thought summary": 3}
+    assert census.adds_up
+
+
+def test_the_summary_is_one_line_that_names_the_largest_reasons() -> None:
+    census = Census(
+        unit="line",
+        read={"a": 10, "b": 5},
+        used={"a": 9},
+        skipped={"x": 3, "y": 2, "z": 1},
+        messages=4,
+        replies=2,
+        tool_calls=1,
+        usage_read=2,
+        usage_placed=2,
+    )
+    assert census.summary() == (
+        "read 15 lines: 9 used, 6 skipped (3 x, 2 y, 1 z) → 4 messages, 1 tool calls, "
+        "usage on 2 of 2 replies"
+    )
+    assert "\n" not in census.summary() and str(census) == census.summary()
+
+
+def test_from_meta_reads_back_what_as_meta_wrote_and_refuses_what_is_not_a_census() -> None:
+    census = Census(unit="span", read={"llm": 2}, used={"llm": 2}, skipped={}, messages=3)
+    assert Census.from_meta(census.as_meta()) == census
+    assert Census.from_meta(None) is None
+    assert Census.from_meta({"read": {"a": "many"}}) is None
+    assert Census.from_meta({"unit": "line"}) is None
+
+
+def test_a_saved_transcript_has_a_census_of_its_own_file_and_keeps_the_sources(
+    tmp_path: Path,
+) -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "done"},
+    ]
+    original = load(messages, format="anthropic")
+    assert original.census is not None
+    path = original.save(tmp_path / "t.jsonl")
+    again = load(path)
+    assert again.census is not None
+    assert again.census.read == {"meta": 1, "message": 2}
+    assert again.census.adds_up
+    assert (again.census.messages, again.census.replies) == (2, 1)
+    assert again.meta["source_census"] == original.meta["census"]
+
+
+def test_a_transcript_says_its_census_in_its_html() -> None:
+    transcript = load([{"role": "user", "content": "go"}], format="anthropic")
+    assert transcript.census is not None
+    assert str(transcript.census) in transcript._repr_html_().replace("&gt;", ">")

@@ -1,0 +1,129 @@
+"""OpenHands V1 (the software agent SDK): a conversation folder (hand-written from the SDK's event
+types, tests/fixtures/openhands/v1/make_conversation.py) and two real completion logs of the SDK's
+own test data (MIT), each checked against the test's own reading of the files."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ctxlab import load, sessions
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.messages import ProviderUsage, find_tool_pair_problems
+from tests.helpers import validations
+
+V1 = Path(__file__).parents[1] / "fixtures" / "openhands" / "v1"
+FOLDER = V1 / "conversation" / "5b0e7c1a-0d4f-4c3e-9a2b-7f1e6d5c4b3a"
+LOGS = sorted((V1 / "logs").glob("*.json"))
+
+
+def test_a_conversation_folder_loads_whole_with_each_replys_usage_by_response_id() -> None:
+    transcript = load(FOLDER)
+    assert transcript.meta["source"] == "openhands" and transcript.meta["version"] == 1
+    assert transcript.system == "You are OpenHands agent."
+    assert [t.name for t in transcript.tools] == ["terminal", "file_editor"]
+    # Two parallel calls of one response are one reply; the error is the third call's result.
+    replies = [m for m in transcript.messages if m.role == "assistant"]
+    assert [[u.id for u in r.tool_uses] for r in replies] == [
+        ["toolu_01", "toolu_02"],
+        ["toolu_03"],
+        [],
+    ]
+    results = [r for m in transcript.messages for r in getattr(m, "tool_results", ())]
+    assert [(r.tool_use_id, bool(r.is_error)) for r in results] == [
+        ("toolu_01", False),
+        ("toolu_02", False),
+        ("toolu_03", True),
+    ]
+    assert find_tool_pair_problems(transcript.messages) == []
+    # The test's own reading of the files: events by kind, and each response's token usage.
+    events = [json.loads(p.read_text()) for p in sorted((FOLDER / "events").glob("event-*.json"))]
+    state = json.loads((FOLDER / "base_state.json").read_text())
+    usages = {
+        u["response_id"]: u
+        for m in state["stats"]["usage_to_metrics"].values()
+        for u in m["token_usages"]
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.read == dict(Counter(e["kind"] for e in events))
+    billed = [
+        usages[e["llm_response_id"]]
+        for e in events
+        if e["kind"] in ("ActionEvent", "MessageEvent") and e.get("llm_response_id")
+    ]
+    firsts = list({id(u): u for u in billed}.values())  # one reply per response
+    assert [
+        transcript.usage[i] for i, m in enumerate(transcript.messages) if m.role == "assistant"
+    ] == [
+        ProviderUsage(
+            u["prompt_tokens"] - u["cache_read_tokens"],
+            u["completion_tokens"],
+            u["cache_read_tokens"],
+        )
+        for u in firsts
+    ]
+    # The condenser's own completion has no reply among the events: counted, not placed.
+    assert census.usage_lost == {"a completion with no reply among the events": 1}
+    assert census.left_out == {"thinking block": 2, "reasoning content": 1}
+
+
+def test_parallel_calls_stay_one_reply_when_a_result_comes_between(tmp_path: Path) -> None:
+    events = [json.loads(p.read_text()) for p in sorted((FOLDER / "events").glob("event-*.json"))]
+    # The second call of the first response after the first call's result.
+    kinds = [e["kind"] for e in events]
+    first = kinds.index("ObservationEvent")
+    events.insert(first + 1, events.pop(first - 1))
+    folder = tmp_path / "conversation"
+    (folder / "events").mkdir(parents=True)
+    (folder / "base_state.json").write_text((FOLDER / "base_state.json").read_text())
+    for index, event in enumerate(events):
+        (folder / "events" / f"event-{index:05d}-{event['id']}.json").write_text(json.dumps(event))
+    transcript = load(folder)
+    assert transcript.messages == load(FOLDER).messages
+    assert find_tool_pair_problems(transcript.messages) == []
+
+
+def test_the_base_state_file_opens_the_conversation_and_an_event_file_points_to_it() -> None:
+    assert load(FOLDER / "base_state.json").messages == load(FOLDER).messages
+    one = next((FOLDER / "events").glob("event-*.json"))
+    with pytest.raises(MessageFormatError, match="one event of an OpenHands V1 conversation"):
+        load(one)
+
+
+def test_sessions_lists_a_conversation_once_not_every_event_file() -> None:
+    frame = sessions(V1 / "conversation", progress=False, workers=1)
+    assert frame["path"].tolist() == [str(FOLDER / "base_state.json")]
+    assert frame["problem"].isna().all() and frame["requests"].tolist() == [3]
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.name[:40] for p in LOGS])
+async def test_a_completion_log_keeps_the_logged_response_and_its_usage(path: Path) -> None:
+    log = json.loads(path.read_text())
+    transcript = load(path)
+    assert transcript.meta["source"] == "openhands"
+    # The messages sent, then the logged response: its text and calls, with its usage.
+    reply = log["response"]["choices"][0]["message"]
+    # (its calls' results, not logged, are answered by the repair after it)
+    index = max(i for i, m in enumerate(transcript.messages) if m.role == "assistant")
+    last = transcript.messages[index]
+    calls = [c["id"] for c in reply.get("tool_calls") or ()]
+    assert [u.id for u in last.tool_uses] == calls  # type: ignore[union-attr]
+    usage = log["response"]["usage"]
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    assert transcript.usage[index] == ProviderUsage(
+        usage["prompt_tokens"] - cached, usage["completion_tokens"], cached
+    )
+    sent = [m for m in log["messages"] if m["role"] != "system"]
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert sum(census.read.values()) == len(log["messages"]) + 1
+    assert sum(m.role == "assistant" for m in transcript.messages) == 1 + sum(
+        m["role"] == "assistant" for m in sent
+    )
+    for window in (200_000, 32_000):
+        steps = await validations(transcript, window)
+        assert steps and set(steps) == {"passed"}
