@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ctxlab.exceptions import ForkError
 from ctxlab.manifest import ContextManifest
+from ctxlab.materials import ContextRequest, Materials
 from ctxlab.materials._tasks import TaskState
 from ctxlab.messages import Message
 from ctxlab.messages._request import ModelRequest
@@ -22,7 +23,15 @@ from ctxlab.messages._state import WorkingState
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
 
-__all__ = ["REASONING", "ForkPoint", "StepMark", "fork_point", "step_manifests"]
+__all__ = [
+    "REASONING",
+    "ForkPoint",
+    "StepMark",
+    "fork_point",
+    "request_materials",
+    "step_manifests",
+    "step_requests",
+]
 
 REASONING = ("reasoning", "recovery")
 """The purposes that count as a step (the Lab's rows): a recovery request stands in for the
@@ -70,6 +79,17 @@ def step_manifests(manifests: list[ContextManifest]) -> list[int]:
     return [i for i, m in enumerate(manifests) if m.purpose in REASONING]
 
 
+def step_requests(agent: Agent) -> list[ModelRequest | None]:
+    """The request ``agent`` sent at each of its steps (None where its preparation failed, or
+    for a step made before this agent object existed)."""
+    manifests = agent.manifests
+    marks = agent._preparer.marks
+    return [
+        mark.request if (mark := marks.get(manifests[i].request_id)) is not None else None
+        for i in step_manifests(manifests)
+    ]
+
+
 def fork_point(agent: Agent, step: int) -> ForkPoint:
     """The session of ``agent`` as it was at ``step`` (negative counts from the last step;
     the number of steps is the end: the session as it is now). `ForkError` for a step the
@@ -106,4 +126,17 @@ def fork_point(agent: Agent, step: int) -> ForkPoint:
     history = agent.history[: mark.history_length]
     return ForkPoint(
         at, mark.state, mark.task, history, tuple(manifests[: mark.manifest_index]), mark.request
+    )
+
+
+async def request_materials(agent: Agent) -> Materials:
+    """What ``agent``'s next reasoning request holds besides its conversation — System parts,
+    workspace material, sources — loaded once: what a replay of its session (a fork arriving
+    *as if from the start*) counts at every step."""
+    request = ContextRequest(agent.agent_id, agent.user_id, agent.session_id, "replay", "reasoning")
+    return await agent._materials.load(
+        "reasoning",
+        request,
+        count=agent.token_cache.text,
+        workspace_max_tokens=agent.context_config.budget.workspace_max_tokens,
     )
