@@ -21,6 +21,7 @@ from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import (
+    Offloader,
     Preparation,
     PreparationMemo,
     Summarizer,
@@ -66,12 +67,15 @@ async def replay(
     materials: Materials | None = None,
     max_output_tokens: int | None = None,
     tools: Sequence[ToolSchema] = (),
+    offloader: Offloader | None = None,
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
 
     ``max_output_tokens`` is the response size the recorded agent asked for (it reserves room
     when larger than the budget policy's reservation); ``tools`` are its tool schemas (counted
-    in every request, as the recorded agent's were: a transcript's ``tools``).
+    in every request, as the recorded agent's were: a transcript's ``tools``); ``offloader``
+    stores what truncation and eviction take out, as an agent's workspace would (without one,
+    a cut result says it was cut and names no file).
 
     Yields one `ReplayStep` per assistant message after the first user message (assistant
     messages before it cannot be requested: no request may start with one). Raises the first
@@ -117,6 +121,7 @@ async def replay(
             memo=memo,
             max_output_tokens=max_output_tokens,
             tools=tools,
+            offloader=offloader,
         )
         previous = prep.manifest
         record = prep.compaction

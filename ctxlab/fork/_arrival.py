@@ -15,6 +15,7 @@ The branch's first request is then prepared by the branch agent itself from that
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 from ctxlab.agent import Agent, ForkPoint
@@ -28,7 +29,7 @@ from ctxlab.materials._tasks import TaskState
 from ctxlab.messages import AssistantMessage, Message, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
-from ctxlab.pipeline import Summarizer, extractive_summarizer
+from ctxlab.pipeline import Summarizer, WorkspaceOffloader, extractive_summarizer
 from ctxlab.sources import ReplaySession
 
 __all__ = [
@@ -119,11 +120,13 @@ async def replayed_point(
     task: TaskState,
     at: int,
     agent: Agent,
+    offloads: Path,
     summarizer: Summarizer | None = extractive_summarizer,
 ) -> tuple[ForkPoint, list[ModelRequest | None]]:
     """``history`` (the session's messages before step ``at``) replayed under ``agent``'s
     config, counting its System parts, sources and tool schemas: the state it arrives at, the
-    replay's requests before it."""
+    replay's requests before it. What the replay offloads is written under ``offloads`` (the
+    branch's own folder, shared by its runs: their states name those files alike)."""
     conversation = [m for m in history if isinstance(m, UserMessage | AssistantMessage)]
     start = next((i for i, m in enumerate(conversation) if isinstance(m, UserMessage)), None)
     if start is None:
@@ -143,6 +146,7 @@ async def replayed_point(
         materials=materials,
         max_output_tokens=agent.model.max_output_tokens,
         tools=agent.tool_schemas(),
+        offloader=WorkspaceOffloader(offloads),
     ):
         manifests.append(replayed.manifest)
         sent.append(replayed.request)

@@ -171,7 +171,7 @@ async def fork(
     try:
         run = branch._new_run()
         assert run.agent is not None
-        branch.point, branch.before = await arrive(run.agent)
+        branch.point, branch.before = await arrive(run.agent, branch.folder / ARRIVAL_FOLDER)
     except PreparationError as exc:
         shutil.rmtree(branch.folder, ignore_errors=True)
         msg = (
@@ -186,8 +186,12 @@ async def fork(
     return branch
 
 
-Arrive = Callable[[Agent], Awaitable[tuple[ForkPoint, list[ModelRequest | None]]]]
-"""Computes a branch's point from run 0's agent (its counter, window, materials, config)."""
+Arrive = Callable[[Agent, Path], Awaitable[tuple[ForkPoint, list[ModelRequest | None]]]]
+"""Computes a branch's point from run 0's agent (its counter, window, materials, config) and
+the folder a replay offloads into."""
+
+ARRIVAL_FOLDER = "arrival"
+"""Where, in a branch's folder, a replay up to the fork (*as if from the start*) offloads."""
 
 
 @dataclass(frozen=True)
@@ -244,10 +248,12 @@ def _from_agent(
         agent.log.store is not None if session_log is None else session_log,
     )
 
-    async def arrive(branch_agent: Agent) -> tuple[ForkPoint, list[ModelRequest | None]]:
+    async def arrive(
+        branch_agent: Agent, offloads: Path
+    ) -> tuple[ForkPoint, list[ModelRequest | None]]:
         if arrival == "as_it_was":
             return point, before
-        return await replayed_point(point.history, point.task, point.step, branch_agent)
+        return await replayed_point(point.history, point.task, point.step, branch_agent, offloads)
 
     return recipe, arrive
 
@@ -286,10 +292,12 @@ def _from_recording(
     )
     history = transcript.messages[: requests[step].reply] if step < len(requests) else None
 
-    async def arrive(branch_agent: Agent) -> tuple[ForkPoint, list[ModelRequest | None]]:
+    async def arrive(
+        branch_agent: Agent, offloads: Path
+    ) -> tuple[ForkPoint, list[ModelRequest | None]]:
         if arrival == "as_it_was":
             return await recorded_point(transcript, step, branch_agent)
         before = transcript.messages if history is None else history
-        return await replayed_point(before, TaskState(), step, branch_agent)
+        return await replayed_point(before, TaskState(), step, branch_agent, offloads)
 
     return recipe, arrive
