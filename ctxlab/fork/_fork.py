@@ -31,7 +31,7 @@ from ctxlab.fork._arrival import (
 )
 from ctxlab.fork._branch import Branch, ModelSource
 from ctxlab.fork._tools import ToolPlan, plan_tools
-from ctxlab.fork._workspace import workspace_of
+from ctxlab.fork._workspace import refuse_inside, workspace_of
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
 from ctxlab.materials._tasks import TaskState
@@ -150,6 +150,11 @@ async def fork(
     else:
         made = _from_recording(origin, at, config, arrival, model, tools, safe_tools, session_log)
     recipe, arrive = made
+    files = workspace_of(workspace, tuple(redo), default=recipe.workspace)
+    # Checked before any folder is made: one inside the original's files would change them.
+    for original in (recipe.workspace, files.source if files is not None else None):
+        if isinstance(original, Path):
+            refuse_inside(folder_root, original)
     branch = Branch(
         name=name or recipe.config_name,
         config=recipe.config,
@@ -162,7 +167,7 @@ async def fork(
         settings=recipe.settings,
         model=recipe.model,
         tools=recipe.tools,
-        workspace=workspace_of(workspace, tuple(redo), default=recipe.workspace),
+        workspace=files,
         folder=folder_root,
         session_log=recipe.session_log,
         origin_folder=str(recipe.workspace) if recipe.workspace is not None else None,

@@ -19,7 +19,7 @@ from ctxlab.agent import Tool
 from ctxlab.exceptions import ForkError
 from ctxlab.messages import AssistantMessage, Message, UserMessage
 
-__all__ = ["Workspace", "redo_calls", "workspace_of"]
+__all__ = ["Workspace", "redo_calls", "refuse_inside", "workspace_of"]
 
 Filler = Callable[[Path], Any]
 """A function that fills an empty folder with a branch's files (e.g. `ctxlab.demo.prepare_workspace`)."""
@@ -50,7 +50,14 @@ class Workspace:
             _copy(self.source, target)
         else:
             target.mkdir(parents=True)
-            self.source(target)
+            try:
+                self.source(target)
+            except Exception as exc:
+                name = getattr(self.source, "__name__", repr(self.source))
+                msg = (
+                    f"could not fill a branch's workspace with {name}: {type(exc).__name__}: {exc}"
+                )
+                raise ForkError(msg) from exc
         return target
 
 
@@ -80,14 +87,20 @@ def workspace_of(
     raise ForkError(msg)
 
 
-def _copy(source: Path, target: Path) -> None:
-    source = source.resolve()
-    if target.resolve().is_relative_to(source):
+def refuse_inside(target: Path, source: Path) -> None:
+    """`ForkError` when ``target`` (where branches go) is inside ``source`` (what they copy)."""
+    if target.resolve().is_relative_to(source.resolve()):
         msg = (
             f"the branches' folder {str(target)!r} is inside the workspace it copies "
-            f"({str(source)!r}): the copy would copy itself. Pass root= outside it"
+            f"({str(source)!r}): the copy would copy itself, and the original would change. "
+            "Pass root= outside it"
         )
         raise ForkError(msg)
+
+
+def _copy(source: Path, target: Path) -> None:
+    source = source.resolve()
+    refuse_inside(target, source)
     try:
         # Links stay links: a link out of the folder is never followed (nor read) by the copy.
         shutil.copytree(source, target, symlinks=True)
