@@ -29,7 +29,7 @@ __all__ = [
     "demo_agent",
     "demo_config",
     "prepare_workspace",
-    "tests_pass",
+    "task_done",
     "workspace_tools",
 ]
 
@@ -136,7 +136,7 @@ DEMO_WORKSPACE = Workspace(prepare_workspace, redo=("edit_file",))
 at the start, with the session's edits before the fork made again — its state at the fork."""
 
 
-async def tests_pass(run: BranchRun) -> bool:
+async def task_done(run: BranchRun) -> bool:
     """The demo task's outcome check for `ctxlab.fork.run_forward`: whether the sample
     project's tests pass in the run's workspace (run in a subprocess, off the event loop; no
     bytecode written)."""
