@@ -61,6 +61,7 @@ class Session:
 
 async def demo_session(folder: Path, **config: object) -> Session:
     """The demo task on `MemorylessModel` under ``demo_config(**config)``, logged."""
+    folder.mkdir(parents=True, exist_ok=True)
     log = folder / "origin.sqlite"
     agent = demo_agent(
         folder / "origin",
