@@ -134,9 +134,9 @@ async def redo_calls(
             again = await tool.run(use.id, use.input)
             recorded = results.get(use.id)
             if recorded is None or recorded.text != again.text:
-                was = "no result" if recorded is None else repr(recorded.text[:80])
+                was = "no result" if recorded is None else repr(recorded.text[:200])
                 notes.append(
-                    f"redo: {use.name} {use.input_json[:80]} gave {again.text[:80]!r}, "
+                    f"redo: {use.name} {use.input_json[:80]} gave {again.text[:200]!r}, "
                     f"recorded {was}"
                 )
     return notes
