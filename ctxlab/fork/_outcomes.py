@@ -96,6 +96,11 @@ class Outcomes:
         base = next((r for r in self.runs if r.branch.name == reference), None)
         self._base = _signatures(base) if base is not None else []
         self._rows = [self._row(run) for run in self.runs]
+        self._by_run = {id(run): row for run, row in zip(self.runs, self._rows, strict=True)}
+
+    def row(self, run: BranchRun) -> dict[str, Any]:
+        """The outcome row of ``run`` (one of `runs`; `OUTCOME_COLUMNS`)."""
+        return dict(self._by_run[id(run)])
 
     def _row(self, run: BranchRun) -> dict[str, Any]:
         branch = run.branch
@@ -200,6 +205,13 @@ class Outcomes:
         return f"Outcomes(branches={branches}, runs={len(self.runs)})"
 
 
+def pd_na() -> object:
+    """pandas' missing value (``<NA>``, in a nullable column), which compares to nothing."""
+    import pandas as pd
+
+    return pd.NA
+
+
 def _signatures(run: BranchRun) -> list[Signature | None]:
     """The run's requests as signatures at their step numbers (earlier steps left empty)."""
     folders = [str(run.workspace)] if run.workspace is not None else []
@@ -210,7 +222,7 @@ def _signatures(run: BranchRun) -> list[Signature | None]:
 
 
 def _cell(value: Any) -> str:
-    if value is None or value != value:  # None or NaN
+    if value is None or value is pd_na() or value != value:  # None, <NA> or NaN
         return "–"
     if isinstance(value, float):
         return f"{value:.4f}" if abs(value) < 10 else f"{value:,.1f}"
