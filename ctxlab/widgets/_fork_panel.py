@@ -9,7 +9,11 @@ in code once: ``lab.forks.options.update(workspace=..., check=...)``.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import html
+import shutil
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import ipywidgets as w
@@ -55,6 +59,8 @@ class ForkPanel:
         """Where the `ForkLab` of the last fork opens."""
         self.result: ForkLab | None = None
         self.task: asyncio.Task[Any] | None = None
+        self._forks = 0  # each fork's branches in a folder of their own: their names stay
+        self._made: Path | None = None
         self.button.on_click(lambda _: self.start())
         self.widget = w.VBox(
             [
@@ -105,6 +111,8 @@ class ForkPanel:
             replays = lab.agent.capabilities.replays  # a recording: forked from its file's data
             origin = cast(ReplaySession, lab.agent).transcript if replays else lab.agent
             forking = {k: v for k, v in self.options.items() if k not in _RUN_KEYS}
+            self._forks += 1
+            forking["root"] = self._root() / f"fork-{self._forks}"
             running = {k: v for k, v in self.options.items() if k in _RUN_KEYS}
             branches = [
                 await fork(
@@ -133,6 +141,16 @@ class ForkPanel:
         passed = ", ".join(f"{r.branch} {r.passed}/{r.runs}" for r in frame.itertuples())
         self._say(f"done: passed the check — {passed}" if "check" in running else "done")
         return self.result
+
+    def _root(self) -> Path:
+        root = self.options.get("root")
+        if root is not None:
+            return Path(root)
+        if self._made is None:
+            # The Lab's own folder for the forks made without a root=, removed when Python ends.
+            self._made = Path(tempfile.mkdtemp(prefix="ctxlab-lab-forks-"))
+            atexit.register(shutil.rmtree, self._made, ignore_errors=True)
+        return self._made
 
     def _config(self, name: str) -> ContextConfig | str | None:
         if name == ORIGINAL:
