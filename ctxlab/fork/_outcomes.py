@@ -225,5 +225,7 @@ def _cell(value: Any) -> str:
     if value is None or value is pd_na() or value != value:  # None, <NA> or NaN
         return "–"
     if isinstance(value, float):
+        if value.is_integer():
+            return f"{int(value):,}"  # a mean of whole numbers that is one
         return f"{value:.4f}" if abs(value) < 10 else f"{value:,.1f}"
     return str(value)
