@@ -27,6 +27,7 @@ __all__ = [
     "REASONING",
     "ForkPoint",
     "StepMark",
+    "checked_step",
     "fork_point",
     "request_materials",
     "step_manifests",
@@ -79,6 +80,24 @@ def step_manifests(manifests: list[ContextManifest]) -> list[int]:
     return [i for i, m in enumerate(manifests) if m.purpose in REASONING]
 
 
+def checked_step(at: object, count: int, what: str) -> int:
+    """``at`` as one of ``count`` steps (negative counts from the last; ``count`` is the end);
+    `ForkError` naming the steps there are otherwise (``what`` names the session)."""
+    if not isinstance(at, int) or isinstance(at, bool):
+        msg = f"a fork's step is a request number (an int), got {at!r}"
+        raise ForkError(msg)
+    step = at + count if at < 0 else at
+    if not 0 <= step <= count:
+        msg = (
+            f"no step {at}: {what} has steps 0 to {count - 1} (or {count}, the end: the "
+            "session as it is now)"
+            if count
+            else f"no step {at}: {what} has made no request yet; fork it at 0 (its state now)"
+        )
+        raise ForkError(msg)
+    return step
+
+
 def step_requests(agent: Agent) -> list[ModelRequest | None]:
     """The request ``agent`` sent at each of its steps (None where its preparation failed, or
     for a step made before this agent object existed)."""
@@ -97,19 +116,7 @@ def fork_point(agent: Agent, step: int) -> ForkPoint:
     manifests = agent.manifests
     steps = step_manifests(manifests)
     count = len(steps)
-    if not isinstance(step, int) or isinstance(step, bool):
-        msg = f"a fork's step is a request number (an int), got {step!r}"
-        raise ForkError(msg)
-    at = step + count if step < 0 else step
-    if not 0 <= at <= count:
-        msg = (
-            f"no step {step}: this session has steps 0 to {count - 1} (or {count}, the end: the "
-            "session as it is now)"
-            if count
-            else f"no step {step}: this session has made no request yet; fork it at 0 (its "
-            "state now) or after a call"
-        )
-        raise ForkError(msg)
+    at = checked_step(step, count, "this session")
     if at == count:
         return ForkPoint(
             count, agent.context, agent.tasks.state, agent.history, tuple(manifests), None

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from ctxlab.agent import Agent, ForkPoint
-from ctxlab.agent._forkpoint import REASONING, request_materials
+from ctxlab.agent._forkpoint import REASONING, checked_step, request_materials
 from ctxlab.analysis import recorded_requests, replay
 from ctxlab.events import ContextBuildEvent
 from ctxlab.exceptions import ForkError
@@ -52,23 +52,6 @@ def checked_arrival(value: object) -> Arrival:
         msg = f"arrival must be one of {list(ARRIVALS)} ({', '.join(ARRIVALS.values())}), got {value!r}"
         raise ForkError(msg)
     return value
-
-
-def checked_step(at: object, count: int, what: str) -> int:
-    """``at`` as a step of ``count`` (negative from the end; ``count`` is the end); `ForkError`
-    naming the steps there are otherwise."""
-    if not isinstance(at, int) or isinstance(at, bool):
-        msg = f"a fork's step is a request number (an int), got {at!r}"
-        raise ForkError(msg)
-    step = at + count if at < 0 else at
-    if not 0 <= step <= count:
-        msg = (
-            f"no step {at}: {what} has steps 0 to {count - 1} (or {count}, the end)"
-            if count
-            else f"no step {at}: {what} holds no request; fork it at 0"
-        )
-        raise ForkError(msg)
-    return step
 
 
 async def recorded_point(

@@ -145,10 +145,11 @@ async def fork(
     # the branch's folder and run 0, arrive, and clean the folder up if arriving fails.
     arrival = checked_arrival(arrival)
     folder_root = Path(root) if root is not None else _default_root()
+    asked = _Asked(at, config, arrival, model, tools, safe_tools, session_log)
     if isinstance(origin, Agent):
-        made = _from_agent(origin, at, config, arrival, model, tools, safe_tools, session_log)
+        made = _from_agent(origin, asked)
     else:
-        made = _from_recording(origin, at, config, arrival, model, tools, safe_tools, session_log)
+        made = _from_recording(origin, asked)
     recipe, arrive = made
     files = workspace_of(workspace, tuple(redo), default=recipe.workspace)
     # Checked before any folder is made: one inside the original's files would change them.
@@ -217,21 +218,25 @@ class _Recipe:
 _PER_RUN = ("model", "tools", "workspace", "context_config")
 
 
-def _from_agent(
-    agent: Agent,
-    at: int,
-    config: Any,
-    arrival: Arrival,
-    model: ModelSource | None,
-    tools: Any,
-    safe_tools: Iterable[str] | bool,
-    session_log: bool | None,
-) -> tuple[_Recipe, Arrive]:
+@dataclass(frozen=True)
+class _Asked:
+    """What `fork` was asked, besides its origin."""
+
+    at: int
+    config: Any
+    arrival: Arrival
+    model: ModelSource | None
+    tools: Any
+    safe_tools: Iterable[str] | bool
+    session_log: bool | None
+
+
+def _from_agent(agent: Agent, asked: _Asked) -> tuple[_Recipe, Arrive]:
     if agent.running:
         msg = "fork the agent between calls: a call is running (await it, or stop it first)"
         raise ForkError(msg)
-    point = fork_point(agent, at)  # checks the step before anything is made
-    cfg, cfg_name = _config(config, agent.context_config)
+    point = fork_point(agent, asked.at)  # checks the step before anything is made
+    cfg, cfg_name = _config(asked.config, agent.context_config)
     taken = agent_settings(agent)
     # What each run gets of its own (model, tools, workspace, config) is not kept from the
     # origin; where the agent's model summarizes, so does each run's own model.
@@ -239,7 +244,8 @@ def _from_agent(
     if arguments.get("summary_model") is agent.model:
         arguments["summary_model"] = None
     settings = dataclasses.replace(taken, arguments=arguments)
-    plan = plan_tools(agent.tools.values() if tools is None else tools, safe_tools)
+    tools = agent.tools.values() if asked.tools is None else asked.tools
+    plan = plan_tools(tools, asked.safe_tools)
     before = step_requests(agent)[: point.step]
     recipe = _Recipe(
         point.step,
@@ -247,16 +253,16 @@ def _from_agent(
         cfg,
         cfg_name,
         settings,
-        model or agent.model,
+        asked.model or agent.model,
         plan,
         agent.workspace,
-        agent.log.store is not None if session_log is None else session_log,
+        agent.log.store is not None if asked.session_log is None else asked.session_log,
     )
 
     async def arrive(
         branch_agent: Agent, offloads: Path
     ) -> tuple[ForkPoint, list[ModelRequest | None]]:
-        if arrival == "as_it_was":
+        if asked.arrival == "as_it_was":
             return point, before
         return await replayed_point(point.history, point.task, point.step, branch_agent, offloads)
 
@@ -264,25 +270,18 @@ def _from_agent(
 
 
 def _from_recording(
-    origin: Transcript | str | os.PathLike[str],
-    at: int,
-    config: Any,
-    arrival: Arrival,
-    model: ModelSource | None,
-    tools: Any,
-    safe_tools: Iterable[str] | bool,
-    session_log: bool | None,
+    origin: Transcript | str | os.PathLike[str], asked: _Asked
 ) -> tuple[_Recipe, Arrive]:
     transcript = origin if isinstance(origin, Transcript) else load(origin)
-    if model is None:
+    if asked.model is None:
         msg = (
             f"a recording has no model to run forward: pass model=... (e.g. MemorylessModel(), "
             f"AnthropicModel(...)) to fork {transcript.name!r}"
         )
         raise ForkError(msg)
     requests = recorded_requests(transcript)
-    step = checked_step(at, len(requests), f"recording {transcript.name!r}")
-    cfg, cfg_name = _config(config, None)
+    step = checked_step(asked.at, len(requests), f"recording {transcript.name!r}")
+    cfg, cfg_name = _config(asked.config, None)
     arguments = {"name": transcript.name or "recording", "system_prompt": transcript.system}
     recipe = _Recipe(
         step,
@@ -290,17 +289,17 @@ def _from_recording(
         cfg,
         cfg_name,
         AgentSettings(Agent, arguments),
-        model,
-        plan_tools(tools, safe_tools),
+        asked.model,
+        plan_tools(asked.tools, asked.safe_tools),
         None,
-        bool(session_log),
+        bool(asked.session_log),
     )
     history = transcript.messages[: requests[step].reply] if step < len(requests) else None
 
     async def arrive(
         branch_agent: Agent, offloads: Path
     ) -> tuple[ForkPoint, list[ModelRequest | None]]:
-        if arrival == "as_it_was":
+        if asked.arrival == "as_it_was":
             return await recorded_point(transcript, step, branch_agent)
         before = transcript.messages if history is None else history
         return await replayed_point(before, TaskState(), step, branch_agent, offloads)

@@ -12,8 +12,6 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ctxlab.agent._forkpoint import REASONING
@@ -190,24 +188,6 @@ def _said(exc: BaseException) -> str:
 # -- on workers --------------------------------------------------------------------------------
 
 
-@dataclass
-class RunRecord:
-    """What a run made on a worker sends back (its agent stays there)."""
-
-    job: int
-    """Its place among the tasks submitted."""
-    run: int
-    workspace: Path | None
-    notes: list[str] = field(default_factory=list)
-    manifests: list[Any] = field(default_factory=list)
-    requests: list[ModelRequest | None] = field(default_factory=list)
-    reply: str | None = None
-    error: str | None = None
-    passed: bool | None = None
-    seconds: float = 0.0
-    compactions: int = 0
-
-
 def run_remote(
     job: int,
     branch: Branch,
@@ -215,30 +195,20 @@ def run_remote(
     prompt: str | None,
     max_steps: int,
     check: Check | None,
-) -> list[RunRecord]:
-    """Run ``number`` of ``branch`` on a worker (a task of `run_tasks`): its record."""
+) -> list[tuple[int, BranchRun]]:
+    """Run ``number`` of ``branch`` on a worker (a task of `run_tasks`): its place among the
+    tasks and its record (the agent stays on the worker)."""
 
-    async def go() -> RunRecord:
+    async def go() -> BranchRun:
         try:
             run = await branch.spawn(number)
         except Exception as exc:
-            return RunRecord(job, number, None, error=_said(exc))
+            return BranchRun(branch, number, None, None, error=_said(exc))
         await forward(run, prompt, max_steps, check)
-        return RunRecord(
-            job,
-            number,
-            run.workspace,
-            run.notes,
-            run.manifests,
-            run.requests,
-            run.reply,
-            run.error,
-            run.passed,
-            run.seconds,
-            run.compactions,
-        )
+        run.agent = None
+        return run
 
-    return [run_sync(go())]
+    return [(job, run_sync(go()))]
 
 
 async def _on_executor(
@@ -260,32 +230,19 @@ async def _on_executor(
         for job, (branch, number) in enumerate(jobs)
     ]
 
-    def lost(job: int, exc: BaseException) -> list[RunRecord]:
-        return [RunRecord(job, jobs[job][1], None, error=f"not run: {_said(exc)}")]
+    def lost(job: int, exc: BaseException) -> list[tuple[int, BranchRun]]:
+        branch, number = jobs[job]
+        return [(job, BranchRun(branch, number, None, None, error=f"not run: {_said(exc)}"))]
 
     records, _ = await asyncio.to_thread(
         run_tasks, tasks, executor, progress=progress, unit="run", finished=_ignore, lost=lost
     )
-    by_job = {r.job: r for r in records}
+    by_job = dict(records)
     done: list[BranchRun] = []
     for job, (branch, number) in enumerate(jobs):
-        record = by_job.get(job) or RunRecord(job, number, None, error="not run: interrupted")
-        done.append(
-            BranchRun(
-                branch,
-                number,
-                None,
-                record.workspace,
-                record.notes,
-                record.manifests,
-                record.requests,
-                record.reply,
-                record.error,
-                record.passed,
-                record.seconds,
-                record.compactions,
-            )
-        )
+        run = by_job.get(job) or BranchRun(branch, number, None, None, error="not run: stopped")
+        run.branch = branch  # this process's branch, not the worker's copy of it
+        done.append(run)
     return done
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "ModelResponse",
     "Purpose",
     "emit_text",
+    "local_response",
     "local_usage",
     "parse_summary_json",
     "summary_instruction",
@@ -136,6 +137,18 @@ def emit_text(message: AssistantMessage, on_text: TextCallback | None) -> None:
         for block in message.content:
             if isinstance(block, TextBlock):
                 on_text(block.text)
+
+
+def local_response(
+    request: ModelRequest, message: AssistantMessage, counter: TokenCounter, model: str
+) -> ModelResponse:
+    """An offline model's response: ``message``, its stop reason, and `local_usage`."""
+    return ModelResponse(
+        message=message,
+        stop_reason="tool_use" if message.tool_uses else "end_turn",
+        usage=local_usage(request, message, counter),
+        model=model,
+    )
 
 
 def local_usage(

@@ -28,7 +28,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, local_usage
+from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, local_response
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import ApproximateCounter
 
@@ -112,12 +112,7 @@ class DemoModel(Model):
                 if isinstance(block, TextBlock):
                     for word in re.findall(r"\S+\s*", block.text):
                         on_text(word)
-        return ModelResponse(
-            message=message,
-            stop_reason="tool_use" if message.tool_uses else "end_turn",
-            usage=local_usage(request, message, self._usage_counter),
-            model=self.name,
-        )
+        return local_response(request, message, self._usage_counter, self.name)
 
     def branch(self) -> DemoModel:
         """A new demo model for a fork's branch: this one's plan and notes are its own memory

@@ -43,7 +43,14 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text, local_usage
+from ctxlab.models._base import (
+    Model,
+    ModelResponse,
+    Purpose,
+    TextCallback,
+    emit_text,
+    local_response,
+)
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import ApproximateCounter
 
@@ -121,12 +128,7 @@ class MemorylessModel(Model):
     ) -> ModelResponse:
         message = AssistantMessage(content=tuple(decide(request)))
         emit_text(message, on_text)
-        return ModelResponse(
-            message=message,
-            stop_reason="tool_use" if message.tool_uses else "end_turn",
-            usage=local_usage(request, message, self._usage_counter),
-            model=self.name,
-        )
+        return local_response(request, message, self._usage_counter, self.name)
 
     async def summarize(
         self, summary: SummaryRequest, *, context: ModelRequest | None = None

@@ -360,15 +360,7 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Pa
 
             # The recording's content reaches the panels: an item preview in the Manifest tab.
             # (JupyterLab renders only the cells in view: go back to the first Lab's cell.)
-            page.evaluate(
-                """async () => {
-                    const nb = window.jupyterapp.shell.currentWidget.content;
-                    const at = nb.widgets.findIndex(c => c.model.sharedModel.source
-                        .startsWith("lab = await Lab.open(claude"));
-                    nb.activeCellIndex = at;
-                    await nb.scrollToItem(at, 'start');
-                }"""
-            )
+            _scroll_to(page, "lab = await Lab.open(claude")
             page.wait_for_selector(".ctxlab-notes", state="visible", timeout=30_000)
             lab = page.locator(".widget-vbox", has=page.locator(".ctxlab-notes")).last
             lab.scroll_into_view_if_needed()

@@ -6,7 +6,8 @@ the same steps, verdicts and replies."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,34 +96,44 @@ def _same(outcomes: Outcomes) -> list[tuple[object, ...]]:
     return list(zip(frame["branch"], frame["steps"], frame["passed"], frame["reply"], strict=True))
 
 
+@contextlib.contextmanager
+def _served(kind: str) -> Iterator[tuple[Any, Model]]:
+    """A local server of ``kind`` answering with the policy, and the SDK model that calls it."""
+    if kind == "anthropic":
+        with MessagesAPI(responder=_anthropic_answer) as api:
+            yield (
+                api,
+                AnthropicModel(
+                    "claude-sonnet-4-6",
+                    api_key="test-key",
+                    base_url=api.url,
+                    max_retries=0,
+                    max_tokens=OUTPUT,
+                    context_window=WINDOW,
+                ),
+            )
+        return
+    with ChatAPI([], responder=_openai_answer) as chat:
+        yield (
+            chat,
+            OpenAIModel(
+                "local-model",
+                base_url=chat.url,
+                max_retries=0,
+                max_tokens=OUTPUT,
+                context_window=WINDOW,
+            ),
+        )
+
+
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
 async def test_a_real_model_through_its_sdk_runs_the_branches_as_the_offline_one(
     tmp_path: Path, kind: str
 ) -> None:
     offline = _same(await _outcomes(tmp_path, _offline, "offline"))
-    if kind == "anthropic":
-        with MessagesAPI(responder=_anthropic_answer) as api:
-            model: Model = AnthropicModel(
-                "claude-sonnet-4-6",
-                api_key="test-key",
-                base_url=api.url,
-                max_retries=0,
-                max_tokens=OUTPUT,
-                context_window=WINDOW,
-            )
-            real = await _outcomes(tmp_path, model, kind)
-            sent = len(api.requests)
-    else:
-        with ChatAPI([], responder=_openai_answer) as api:
-            model = OpenAIModel(
-                "local-model",
-                base_url=api.url,
-                max_retries=0,
-                max_tokens=OUTPUT,
-                context_window=WINDOW,
-            )
-            real = await _outcomes(tmp_path, model, kind)
-            sent = len(api.requests)
+    with _served(kind) as (api, model):
+        real = await _outcomes(tmp_path, model, kind)
+        sent = len(api.requests)
     assert _same(real) == offline
     assert all(r.passed for r in real.runs)
     # Every step of every run went through the server (and was billed as it said).

@@ -5,8 +5,6 @@ the action change, and by whole sessions under configs that cut more and more.""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from ctxlab.messages import AssistantMessage, ToolResultBlock, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
 from ctxlab.models._memoryless import decide
+from tests.fork.helpers import project_tests_pass
 
 
 async def _run(
@@ -48,18 +47,6 @@ def _actions(agent: Agent) -> list[tuple[str, object]]:
         if isinstance(m, AssistantMessage)
         for u in m.tool_uses
     ]
-
-
-def _tests_pass(root: Path) -> bool:
-    """The project's own tests, run here (not through the agent's tool)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "unittest", "discover", "-s", "tests", "-t", "."],
-        cwd=root,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    return done.returncode == 0
 
 
 async def test_the_same_request_gets_the_same_answer_ids_included(tmp_path: Path) -> None:
@@ -95,7 +82,7 @@ async def test_cutting_tool_results_costs_steps_then_the_task(
 ) -> None:
     agent, _, reply = await _run(tmp_path, tool_result_limit=limit)
     assert _actions(agent) == actions
-    assert _tests_pass(tmp_path) is fixed
+    assert project_tests_pass(tmp_path) is fixed
     assert reply.startswith("The tests pass") is fixed
 
 
@@ -104,7 +91,7 @@ async def test_a_config_that_drops_the_verdict_at_every_step_never_edits(tmp_pat
     agent, _, reply = await _run(tmp_path, max_steps=12, trigger_ratio=0.5)
     assert "12 reasoning requests" in reply
     assert "edit_file" not in [n for n, _ in _actions(agent)]
-    assert not _tests_pass(tmp_path)
+    assert not project_tests_pass(tmp_path)
 
 
 async def test_the_answer_follows_what_the_request_holds(tmp_path: Path) -> None:
