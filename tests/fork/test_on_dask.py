@@ -56,7 +56,7 @@ async def test_runs_on_a_local_cluster_give_the_outcomes_of_this_process(
         workspace=DEMO_WORKSPACE,
         root=tmp_path / "b",
     )
-    here = await run_forward(branches, runs=2, check=task_done, max_steps=10)
+    here = await run_forward(branches, check=task_done, max_steps=10)
     there = await run_forward(
         [*branches, failing], runs=2, check=task_done, max_steps=10, executor=cluster[1]
     )
@@ -67,13 +67,15 @@ async def test_runs_on_a_local_cluster_give_the_outcomes_of_this_process(
     remote = everything[everything["branch"] != "fails"].reset_index(drop=True)
     assert len(remote) == 8 and remote["error"].isna().all()
     assert remote["passed"].all()
-    # The same figures, run by run (numbered alike: each is the n-th run of its branch).
-    remote["run"] -= 2
-    for column in SAME:
-        assert _values(remote[column]) == _values(local[column]), column
-    assert list(remote["diverges_at"]) == list(local["diverges_at"])
+    # The same figures as here, for each of a branch's two runs there.
+    for nth in (1, 2):
+        one = remote[remote["run"] == nth].reset_index(drop=True).assign(run=0)
+        for column in SAME:
+            assert _values(one[column]) == _values(local[column]), column
+        assert list(one["diverges_at"]) == list(local["diverges_at"])
     # Each worker run had a folder of its own, made beside the branch's others.
     folders = {r.workspace for r in there.runs}
     assert len(folders) == 10 and not folders & {r.workspace for r in here.runs}
+    assert sorted({r.run for r in there.runs}) == [1, 2]  # after run 0, made here
     assert all(r.agent is None and r.manifests for r in there.runs)
     assert tree_hash(session.workspace) == tree

@@ -86,7 +86,7 @@ async def _outcomes(tmp_path: Path, model: Model | Callable[[], Model], name: st
         for at in (1, 3)
         for label, config in (("original", None), ("cut", demo_config(tool_result_limit=300)))
     ]
-    outcomes = await run_forward(branches, runs=2, check=task_done, max_steps=10)
+    outcomes = await run_forward(branches, check=task_done, max_steps=10)
     assert tree_hash(session.workspace) == tree
     return outcomes
 
