@@ -126,8 +126,8 @@ def fork_point(agent: Agent, step: int) -> ForkPoint:
     if mark is None:
         msg = (
             f"step {at} was made before this agent object existed (a session resumed from its "
-            "log): its working state was not kept. Fork the session's recording instead: "
-            f"ctxlab.fork(agent.transcript(), at={at}, ...)"
+            "log): its working state was not kept. Fork the session's recording instead "
+            f"(ctxlab.fork.fork): fork(agent.transcript(), at={at}, ...)"
         )
         raise ForkError(msg)
     history = agent.history[: mark.history_length]

@@ -37,6 +37,7 @@ from ctxlab.io._transcript import Transcript
 from ctxlab.materials._tasks import TaskState
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
+from ctxlab.models import Model
 
 __all__ = ["config_label", "fork"]
 
@@ -144,6 +145,9 @@ async def fork(
     # Long by its docstring (the public API); the body is: take what the origin gives, make
     # the branch's folder and run 0, arrive, and clean the folder up if arriving fails.
     arrival = checked_arrival(arrival)
+    if model is not None and not (isinstance(model, Model) or callable(model)):
+        msg = f"model must be a ctxlab Model or a function making one, got {type(model).__name__}"
+        raise ForkError(msg)
     folder_root = Path(root) if root is not None else _default_root()
     asked = _Asked(at, config, arrival, model, tools, safe_tools, session_log)
     if isinstance(origin, Agent):
@@ -171,7 +175,8 @@ async def fork(
         workspace=files,
         folder=folder_root,
         session_log=recipe.session_log,
-        origin_folder=str(recipe.workspace) if recipe.workspace is not None else None,
+        # As the origin's offload hints name it (its offloader resolves the folder).
+        origin_folder=str(recipe.workspace.resolve()) if recipe.workspace is not None else None,
     )
     branch.name, branch.folder = _folder(folder_root, branch.name)
     try:

@@ -214,7 +214,7 @@ def pd_na() -> object:
 
 def _signatures(run: BranchRun) -> list[Signature | None]:
     """The run's requests as signatures at their step numbers (earlier steps left empty)."""
-    folders = [str(run.workspace)] if run.workspace is not None else []
+    folders = [str(run.workspace.resolve())] if run.workspace is not None else []
     if run.branch.origin_folder:
         folders.append(run.branch.origin_folder)
     start: list[Signature | None] = [None] * run.branch.first_step

@@ -62,6 +62,21 @@ async def test_a_config_that_leaves_the_model_no_room(tmp_path: Path) -> None:
     assert not any((tmp_path / "b").iterdir())  # its folder was cleaned up
 
 
+async def test_a_config_the_session_cannot_be_replayed_under(tmp_path: Path) -> None:
+    # System and tool schemas alone are over 600 tokens: no request fits this cap.
+    session = await demo_session(tmp_path)
+    before = _untouched(session)
+    capped = ContextConfig.model_validate({"budget": {"max_input_tokens": 600}})
+    with pytest.raises(ForkError, match=r"cannot arrive as if from the start: replaying"):
+        await fork(session.agent, at=3, config=capped, arrival="from_start", root=tmp_path / "b")
+    assert not any((tmp_path / "b").iterdir())  # its folder was cleaned up
+    # Forked as it was, the branch is made; its first request fails: a row with the error.
+    branch = await fork(session.agent, at=3, config=capped, root=tmp_path / "c")
+    (row,) = (await run_forward(branch)).frame().to_dict("records")
+    assert row["error"].startswith("ContextBudgetExceeded:") and row["steps"] == 1
+    assert _untouched(session) == before
+
+
 async def test_a_tool_that_cannot_be_isolated_is_refused_unless_called_safe(
     tmp_path: Path,
 ) -> None:
@@ -145,6 +160,7 @@ async def test_a_run_whose_workspace_cannot_be_made_is_a_row(tmp_path: Path) -> 
         ({"arrival": "sideways"}, "arrival must be one of"),
         ({"workspace": 3}, "workspace must be a folder"),
         ({"workspace": "/no/such/folder"}, "is not a folder"),
+        ({"model": "claude"}, "model must be a ctxlab Model or a function making one"),
     ],
 )
 async def test_arguments_a_fork_cannot_use(
