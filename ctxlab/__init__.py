@@ -134,12 +134,15 @@ PACKAGE_NAMES: dict[str, str] = {
     "CompressionError": "ctxlab.exceptions",
     "DocumentBlock": "ctxlab.messages",
     "FollowedSession": "ctxlab.sources",
+    "ForkError": "ctxlab.exceptions",
+    "ForkPoint": "ctxlab.agent",
     "InvalidConversation": "ctxlab.exceptions",
     "InvalidConversationStart": "ctxlab.exceptions",
     "InvalidToolPairs": "ctxlab.exceptions",
     "ManifestDiff": "ctxlab.manifest",
     "ManifestItem": "ctxlab.manifest",
     "MaskConfig": "ctxlab.config",
+    "MemorylessModel": "ctxlab.models",
     "Material": "ctxlab.materials",
     "Message": "ctxlab.messages",
     "ModelRequest": "ctxlab.messages",
@@ -183,8 +186,9 @@ PACKAGE_NAMES: dict[str, str] = {
     "UNRECORDED_PROFILES": "ctxlab.analysis",
     "Unrecorded": "ctxlab.materials",
 }
-"""Public names importable from ``ctxlab`` for code written against earlier releases, but not
-in ``__all__``: each is documented, and best imported, from its package (the value)."""
+"""Public names importable from ``ctxlab`` (for code written against earlier releases too), but
+not in ``__all__``: each is documented, and best imported, from its package (the value). Forks
+live in ``ctxlab.fork`` (``from ctxlab.fork import fork, run_forward``)."""
 
 
 def __getattr__(name: str) -> Any:

@@ -24,6 +24,7 @@ __all__ = [
     "CountStoreLocked",
     "CtxlabError",
     "CtxlabWarning",
+    "ForkError",
     "InvalidConversation",
     "InvalidConversationStart",
     "InvalidToolPairs",
@@ -55,6 +56,12 @@ class CtxlabError(Exception):
 
 class UsageError(CtxlabError, ValueError):
     """The API was called in a way it does not support; the message says how to call it."""
+
+
+class ForkError(UsageError):
+    """A fork cannot be made as asked: a step the session never made, a tool that cannot be
+    isolated for a branch, a workspace that cannot be copied, a branch name used twice. The
+    message says what to change; nothing of the original session or its files was touched."""
 
 
 class MessageFormatError(CtxlabError, ValueError):

@@ -41,6 +41,7 @@ GROUPS = {
     "config": "Configuration",
     "analysis": "Replay, what-if and calibration",
     "sources": "Step sources (recordings, other frameworks)",
+    "fork": "Forks (ctxlab.fork)",
 }
 
 
@@ -77,6 +78,14 @@ def api_pages(folder: Path) -> list[dict[str, Any]]:
         groups[group].append(name)
         paths[name] = package
         _write(folder / f"{name}.md", f"::: {package}.{name}\n")
+    # Forks: their own package (``ctxlab.fork`` is the package, so its ``fork`` stays there).
+    from ctxlab import fork
+
+    for name in fork.__all__:
+        obj = getattr(fork, name)
+        groups[GROUPS["fork"] if inspect.isclass(obj) or callable(obj) else "Constants"].append(name)
+        paths[name] = "ctxlab.fork"
+        _write(folder / f"{name}.md", f"::: ctxlab.fork.{name}\n")
     # The notebook layer: the Lab and the what-if lab, from ``ctxlab.widgets``.
     from ctxlab import widgets
 
@@ -90,8 +99,8 @@ def api_pages(folder: Path) -> list[dict[str, Any]]:
         f"Every public name of `ctxlab` (version {ctxlab.__version__}), from its docstring. "
         "`from ctxlab import ...` gives the names a notebook uses (`ctxlab.__all__`); a name "
         "shown with its package lives there (and is importable from `ctxlab` too). The "
-        "notebook layer is in `ctxlab.widgets` (`Lab`, `WhatIfLab`), the demo in "
-        "`ctxlab.demo`.\n",
+        "notebook layer is in `ctxlab.widgets` (`Lab`, `WhatIfLab`, `ForkLab`), forks in "
+        "`ctxlab.fork`, the demo in `ctxlab.demo`.\n",
     ]
     nav: list[dict[str, Any]] = [{"Overview": "api/index.md"}]
     for group in sorted(groups):

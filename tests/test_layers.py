@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("agent",),
     ("analysis",),
     ("sources",),
+    ("fork",),
     ("integrations", "demo"),
     ("widgets",),
     ("(root)",),

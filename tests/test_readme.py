@@ -114,7 +114,20 @@ async def test_the_sweep_snippet_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     assert len(done["frame"]) == len(PRESETS) * 2 and done["frame"]["error"].isna().all()
 
 
+async def test_the_fork_snippet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = await run(
+        snippets()["Fork a session: does the agent still finish under another config?"], {}
+    )
+    table = done["outcomes"].summary().set_index("branch")
+    # What the README says of it: the control in four requests, the cut in five, eager never.
+    assert list(table["passed"]) == [3, 3, 0]
+    assert list(table["steps"])[:2] == [4, 5]
+    assert list(table["errors"]) == [0, 0, 3]
+
+
 TESTED = {
+    "Fork a session: does the agent still finish under another config?",
     "The Lab: watch and steer an agent in a notebook",
     "An agent in five lines",
     "Sources, task state, the session log",

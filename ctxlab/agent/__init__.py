@@ -2,6 +2,7 @@
 
 from ctxlab.agent._agent import Agent, Approver, PermissionHook
 from ctxlab.agent._builtins import COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
+from ctxlab.agent._forkpoint import ForkPoint, fork_point
 from ctxlab.agent._playback import Playback, play, recorded_model, recorded_tools
 from ctxlab.agent._tools import Tool, tool
 from ctxlab.events import (
@@ -29,6 +30,7 @@ __all__ = [
     "ContextBuildEvent",
     "ErrorEvent",
     "Event",
+    "ForkPoint",
     "ModelResponseEvent",
     "PermissionHook",
     "Playback",
@@ -38,6 +40,7 @@ __all__ = [
     "ToolCallEvent",
     "ToolResultEvent",
     "TurnCommittedEvent",
+    "fork_point",
     "play",
     "recorded_model",
     "recorded_tools",

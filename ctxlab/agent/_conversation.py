@@ -48,6 +48,11 @@ class ConversationOwner:
         """Every message of the session, in order."""
         return tuple(self._history)
 
+    @property
+    def history_length(self) -> int:
+        """How many messages the durable history holds (without copying it)."""
+        return len(self._history)
+
     def take_unlogged(self) -> list[Message]:
         """The messages appended since the last call (for the session log), now handed over."""
         taken, self._unlogged = self._unlogged, []

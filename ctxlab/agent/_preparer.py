@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.agent._forkpoint import REASONING, StepMark
 from ctxlab.agent._memory_flush import flush_facts
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent
@@ -61,6 +62,8 @@ class Preparer:
         """The last request sent (summaries are built as its prefix, for the prompt cache)."""
         self._previous: ContextManifest | None = None
         self._users = UserLines()  # the history's user lines, read once for every compaction
+        self.marks: dict[str, StepMark] = {}
+        """What each reasoning request was prepared from, by request id (`ForkPoint`)."""
 
     def next_thresholds(self, config: ContextConfig | None = None) -> Thresholds:
         """The lines the next request will be prepared with."""
@@ -86,17 +89,32 @@ class Preparer:
 
     async def request(self, purpose: Purpose, *, force: bool = False) -> Preparation:
         """Prepare a reasoning (or recovery) request, emit its manifest and commit its state."""
-        base = self._agent.context
-        prep = await self._prepare(purpose, force=force)
-        if self._agent.model.exact_counts:
-            prep = await self._counted(prep, purpose, force)
-        self._publish(prep, base)
+        agent = self._agent
+        base = agent.context
+        mark = StepMark(
+            base, agent.tasks.state, agent._conversation.history_length, len(self.manifests)
+        )
+        try:
+            prep = await self._prepare(purpose, force=force)
+            if self._agent.model.exact_counts:
+                prep = await self._counted(prep, purpose, force)
+            self._publish(prep, base)
+            mark.request = prep.request
+        finally:
+            # Kept for failed preparations too: each is a step (a row of the Lab) to fork at.
+            self._remember(mark)
         if prep.compaction is not None:
             record = self._graded(prep, base)
             prep = dataclasses.replace(prep, compaction=record)
             trigger: CompactionTrigger = "overflow" if purpose == "recovery" else "automatic"
             self._agent._emit(CompactionEvent(trigger, record, self._agent._call))
         return prep
+
+    def _remember(self, mark: StepMark) -> None:
+        for manifest in reversed(self.manifests[mark.manifest_index :]):
+            if manifest.purpose in REASONING:
+                self.marks[manifest.request_id] = mark
+                return
 
     def _graded(self, prep: Preparation, base: WorkingState) -> CompactionRecord:
         """The compaction's record with its retention, measured on the agent's durable

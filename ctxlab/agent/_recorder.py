@@ -154,6 +154,30 @@ class Recorder:
         del self._events[: len(events)]
         return turn
 
+    def commit_start(
+        self,
+        messages: list[Message],
+        state: WorkingState,
+        task: TaskState,
+        event: tuple[str, dict[str, Any]],
+    ) -> int | None:
+        """The first turn of a session that starts from another's (a fork): the messages it
+        starts with, one event saying where they came from, and a checkpoint of the state.
+        Only on a new session (None without a log)."""
+        if self.log is None:
+            return None
+        logged = [LoggedMessage(m.role, m.model_dump_json(), _plain_text(m)) for m in messages]
+        turn = self.log.commit_turn(
+            self.key,
+            events=[event],
+            messages=logged,
+            state=state.model_dump_json(),
+            task=task.model_dump_json(),
+            expected_turns=0,
+        )
+        self.turns = turn
+        return turn
+
     def require_log(self) -> SessionLog:
         """The log; a `UsageError` naming the fix when there is none."""
         if self.log is None:

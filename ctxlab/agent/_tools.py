@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -66,6 +67,10 @@ class Tool:
     """The pydantic model that validates the arguments."""
     always_allowed: bool = False
     """Bypass the permission hook (the CompressContext tool)."""
+    for_workspace: Callable[[Path], Tool] | None = field(default=None, repr=False, compare=False)
+    """How to make the same tool act on another folder — a fork's copy of the workspace
+    (`ctxlab.fork`); None when the tool is bound to nothing a copy could isolate (a fork
+    refuses it unless told it is safe to share)."""
     input_schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -22,6 +22,7 @@ from ctxlab.messages import AssistantMessage, UserMessage, request_start
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import (
+    Offloader,
     Preparation,
     PreparationMemo,
     Summarizer,
@@ -68,6 +69,7 @@ async def replay(
     max_output_tokens: int | None = None,
     tools: Sequence[ToolSchema] = (),
     unrecorded: UnrecordedPart | Unrecorded | int | None = None,
+    offloader: Offloader | None = None,
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
 
@@ -76,7 +78,9 @@ async def replay(
     in every request, as the recorded agent's were: a transcript's ``tools``); ``unrecorded``
     is what each recorded request held that the recording does not (`ctxlab.unrecorded_part`:
     the size of its model's; a number: tokens a request, as stated), counted in every request
-    against the window and the trigger, and priced as the cached prefix it is.
+    against the window and the trigger, and priced as the cached prefix it is; ``offloader``
+    stores what truncation and eviction take out, as an agent's workspace would (without one,
+    a cut result says it was cut and names no file).
 
     Yields one `ReplayStep` per assistant message after the first user message (assistant
     messages before it cannot be requested: no request may start with one). Raises the first
@@ -130,6 +134,7 @@ async def replay(
             memo=memo,
             max_output_tokens=max_output_tokens,
             tools=tools,
+            offloader=offloader,
         )
         previous = prep.manifest
         record = prep.compaction

@@ -20,17 +20,17 @@ the notebook's stop button) cancels what is pending and returns what finished, w
 
 from __future__ import annotations
 
-import contextlib
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._cost import CacheRules, Price, checked_price
 from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
 from ctxlab.analysis._sync import run_sync
+from ctxlab.analysis._tasks import Task, is_dask, run_tasks
 from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
 from ctxlab.analysis._verdict import sweep_findings
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
@@ -204,7 +204,7 @@ def sweep(
     windows = windows_of(windows)
     checked_price(price)
     checked_unrecorded_tokens(unrecorded_tokens)
-    if executor is not None and not (_is_dask(executor) or isinstance(executor, Executor)):
+    if executor is not None and not (is_dask(executor) or isinstance(executor, Executor)):
         msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
         raise UsageError(msg)
     # Checked before any session is read: a wrong folder should not cost the loading.
@@ -333,75 +333,19 @@ def _compute(
     model: tuple[Price | None, CacheRules | None, bool, str | None, int | str | None],
     finished: Callable[[list[dict[str, Any]]], None],
 ) -> tuple[list[dict[str, Any]], bool]:
-    from tqdm.auto import tqdm
-
-    rows: list[dict[str, Any]] = []
-    bar = tqdm(total=sum(len(w) * len(c) for _, w, c in groups), disable=not progress, unit="case")
-    try:
-        if executor is None:
-            for session, windows, configs in groups:
-                done = run_group(sessions[session], windows, configs, *model)
-                rows.extend(done)
-                finished(done)
-                bar.update(len(done))
-            return rows, False
-        submitted = _submit(executor, sessions, groups, model)
-        futures = [future for future, _ in submitted]
-        group_of = {id(future): group for future, group in submitted}
-        completed: Any = as_completed
-        if _is_dask(executor):
-            import distributed  # Dask futures are not the standard library's
-
-            completed = distributed.as_completed
-        seen: set[int] = set()
-        try:
-            for future in completed(futures):
-                seen.add(id(future))
-                try:
-                    done = future.result()
-                except Exception as exc:  # a lost task is rows, never a lost sweep
-                    done = _lost(group_of[id(future)], exc)
-                rows.extend(done)
-                finished(done)
-                bar.update(len(done))
-        except KeyboardInterrupt:
-            # Keep every group that had finished, cancel the rest.
-            for future in futures:
-                if id(future) in seen or not future.done():
-                    future.cancel()
-                    continue
-                with contextlib.suppress(BaseException):  # a stopped group is not returned
-                    rows.extend(future.result())
-            return rows, True
-        return rows, False
-    except KeyboardInterrupt:
-        return rows, True
-    finally:
-        bar.close()
-
-
-def _is_dask(executor: Any) -> bool:
-    return hasattr(executor, "scatter") and hasattr(executor, "get_executor")
-
-
-def _submit(
-    executor: Any,
-    sessions: Mapping[str, Transcript],
-    groups: list[Group],
-    model: tuple[Price | None, CacheRules | None, bool, str | None, int | str | None],
-) -> list[tuple[Any, Group]]:
-    # The longest sessions first: the last tasks to finish are short ones, so workers stay busy
-    # to the end instead of one of them finishing a long session alone.
-    groups = sorted(groups, key=lambda g: -len(sessions[g[0]].messages) * len(g[1]) * len(g[2]))
-    if _is_dask(executor):
-        with warnings.catch_warnings():
-            # The session is in the task on purpose (a scattered one dies with its worker and
-            # has no lineage to rebuild it from); Dask warns about graphs over 10 MB.
-            warnings.filterwarnings("ignore", message=".*large graph", category=UserWarning)
-            return [
-                (executor.submit(run_group, sessions[s], w, c, *model, pure=False), (s, w, c))
-                for s, w, c in groups
-            ]
-    return [
-        (executor.submit(run_group, sessions[s], w, c, *model), (s, w, c)) for s, w, c in groups
+    if executor is not None:
+        # The longest sessions first: the last tasks to finish are short ones, so workers stay
+        # busy to the end instead of one of them finishing a long session alone. (The session
+        # travels in its task: see the module's documentation.)
+        groups = sorted(groups, key=lambda g: -len(sessions[g[0]].messages) * len(g[1]) * len(g[2]))
+    tasks: list[Task] = [
+        (run_group, (sessions[s], w, c, *model), len(w) * len(c)) for s, w, c in groups
     ]
+    return run_tasks(
+        tasks,
+        executor,
+        progress=progress,
+        unit="case",
+        finished=finished,
+        lost=lambda index, exc: _lost(groups[index], exc),
+    )

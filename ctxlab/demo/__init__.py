@@ -6,8 +6,11 @@ long pricing log) into a fresh workspace and returns an agent that fixes it with
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,14 +19,17 @@ from ctxlab.agent import Agent
 from ctxlab.config._config import ContextConfig
 from ctxlab.demo._tools import workspace_tools
 from ctxlab.exceptions import WorkspaceExists
+from ctxlab.fork import BranchRun, Workspace
 from ctxlab.models import DemoModel, Model
 
 __all__ = [
     "DEMO_PROMPT",
     "DEMO_SYSTEM",
+    "DEMO_WORKSPACE",
     "demo_agent",
     "demo_config",
     "prepare_workspace",
+    "task_done",
     "workspace_tools",
 ]
 
@@ -123,3 +129,36 @@ def demo_agent(
     )
     agent.tasks.enable_list()
     return agent
+
+
+DEMO_WORKSPACE = Workspace(prepare_workspace, redo=("edit_file",))
+"""Where a fork of a demo session gets its files (`ctxlab.fork`): the sample project as it was
+at the start, with the session's edits before the fork made again — its state at the fork."""
+
+
+async def task_done(run: BranchRun) -> bool:
+    """The demo task's outcome check for `ctxlab.fork.run_forward`: whether the sample
+    project's tests pass in the run's workspace (run in a subprocess, off the event loop; no
+    bytecode written)."""
+    if run.workspace is None:
+        return False
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "unittest",
+        "discover",
+        "-s",
+        "tests",
+        "-t",
+        ".",
+        cwd=run.workspace,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    try:
+        return await asyncio.wait_for(process.wait(), timeout=120) == 0
+    except TimeoutError:
+        process.kill()  # a hung test run fails the check; it never outlives it
+        await process.wait()
+        return False

@@ -7,6 +7,7 @@ result, never followed.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -19,6 +20,7 @@ from ctxlab.util._paths import resolved_within
 
 __all__ = ["workspace_tools"]
 
+_DURATION = re.compile(r"^(Ran \d+ tests?) in [0-9.]+s$", re.MULTILINE)
 _SKIP = {".git", "__pycache__", ".venv", "context_offload", "large_tool_results", ".ctxlab-demo"}
 
 
@@ -120,7 +122,9 @@ def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0)
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
             check=False,
         )
-        output = completed.stderr + completed.stdout
+        # The run's duration goes: forks compare their contexts, and a clock in a tool's output
+        # would make two identical runs differ ("Ran 92 tests in 0.012s").
+        output = _DURATION.sub(r"\1", completed.stderr + completed.stdout)
         # The verdict goes first: a long log may be cut, and the model must still see it.
         ran = next((ln for ln in output.splitlines() if ln.startswith("Ran ")), "Ran ? tests")
         verdict = next(
@@ -134,4 +138,14 @@ def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0)
             f"$ python -m unittest discover -v -s tests -t .\n{output}"
         )
 
-    return [Tool.from_function(f) for f in (list_files, read_file, grep, edit_file, run_tests)]
+    made = [Tool.from_function(f) for f in (list_files, read_file, grep, edit_file, run_tests)]
+    for made_tool in made:
+        # A fork's branch gets the same tool over its own copy of the workspace. A module-level
+        # function (not a closure): a Dask worker unpickles it by name.
+        made_tool.for_workspace = functools.partial(_tool_in, made_tool.name, test_timeout)
+    return made
+
+
+def _tool_in(name: str, test_timeout: float, root: Path) -> Tool:
+    """Tool ``name`` of `workspace_tools` over ``root``."""
+    return next(t for t in workspace_tools(root, test_timeout=test_timeout) if t.name == name)

@@ -23,6 +23,7 @@ from ctxlab.models._base import (
 )
 from ctxlab.models._demo import DemoModel
 from ctxlab.models._function import FunctionModel, RequestInfo, ScriptedModel, tool_call
+from ctxlab.models._memoryless import MemorylessModel
 from ctxlab.models._openai import OpenAIModel
 from ctxlab.models._openai_format import assistant_from_openai, request_to_openai, tool_to_openai
 from ctxlab.models._summary_call import SummaryCall, summary_call, summary_manifest
@@ -32,6 +33,7 @@ __all__ = [
     "AnthropicModel",
     "DemoModel",
     "FunctionModel",
+    "MemorylessModel",
     "Model",
     "ModelResponse",
     "OpenAIModel",

@@ -34,6 +34,8 @@ __all__ = [
     "ModelResponse",
     "Purpose",
     "emit_text",
+    "local_response",
+    "local_usage",
     "parse_summary_json",
     "summary_instruction",
 ]
@@ -97,6 +99,13 @@ class Model(ABC):
         msg = f"{type(self).__name__} cannot count tokens exactly; its estimates are all there is"
         raise UsageError(msg)
 
+    def branch(self) -> Model:
+        """The model a fork's branch uses (`ctxlab.fork`): this model itself when it keeps no
+        state between requests (the provider adapters, `MemorylessModel`); a model that does
+        (`DemoModel`'s plan, `ScriptedModel`'s script) returns a new one, so that branches
+        running side by side never share its memory."""
+        return self
+
     async def load_limits(self) -> None:
         """Learn the model's limits from the provider before the first request (the agent calls
         this at the start of every call; a model that knows its limits does nothing)."""
@@ -136,6 +145,30 @@ def emit_text(message: AssistantMessage, on_text: TextCallback | None) -> None:
         for block in message.content:
             if isinstance(block, TextBlock):
                 on_text(block.text)
+
+
+def local_response(
+    request: ModelRequest, message: AssistantMessage, counter: TokenCounter, model: str
+) -> ModelResponse:
+    """An offline model's response: ``message``, its stop reason, and `local_usage`."""
+    return ModelResponse(
+        message=message,
+        stop_reason="tool_use" if message.tool_uses else "end_turn",
+        usage=local_usage(request, message, counter),
+        model=model,
+    )
+
+
+def local_usage(
+    request: ModelRequest, message: AssistantMessage, counter: TokenCounter
+) -> ProviderUsage:
+    """Usage as an offline model reports it: the request's messages (as JSON) and System text,
+    and the answer, counted by ``counter`` — a provider-like figure beside ctxlab's estimate."""
+    rendered = "".join(m.model_dump_json() for m in request.messages) + request.system
+    return ProviderUsage(
+        input_tokens=counter.count_text(rendered),
+        output_tokens=counter.count_text(message.model_dump_json()),
+    )
 
 
 _CONTINUED = "(An earlier part of this conversation is summarized elsewhere; it goes on here.)"

@@ -22,14 +22,13 @@ from typing import Any
 
 from ctxlab.messages import (
     AssistantMessage,
-    ProviderUsage,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
 )
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback
+from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, local_response
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import ApproximateCounter
 
@@ -131,17 +130,12 @@ class DemoModel(Model):
                 if isinstance(block, TextBlock):
                     for word in re.findall(r"\S+\s*", block.text):
                         on_text(word)
-        rendered = "".join(m.model_dump_json() for m in request.messages) + request.system
-        usage = ProviderUsage(
-            input_tokens=self._usage_counter.count_text(rendered),
-            output_tokens=self._usage_counter.count_text(message.model_dump_json()),
-        )
-        return ModelResponse(
-            message=message,
-            stop_reason="tool_use" if message.tool_uses else "end_turn",
-            usage=usage,
-            model=self.name,
-        )
+        return local_response(request, message, self._usage_counter, self.name)
+
+    def branch(self) -> DemoModel:
+        """A new demo model for a fork's branch: this one's plan and notes are its own memory
+        of this session, which a branch does not share (it plans again from what it sees)."""
+        return DemoModel(context_window=self.context_window, delay=self.delay)
 
     async def summarize(
         self, summary: SummaryRequest, *, context: ModelRequest | None = None

@@ -155,6 +155,17 @@ class ScriptedModel(Model):
         self.summary_requests: list[SummaryRequest] = []
         """Every summary request received, in order."""
 
+    def branch(self) -> ScriptedModel:
+        """A new scripted model for a fork's branch, holding the replies and summaries not yet
+        played: each branch plays the rest of the script from the fork on."""
+        return ScriptedModel(
+            list(self.replies),
+            summaries=None if self.summaries is None else list(self.summaries),
+            name=self.name,
+            context_window=self.context_window,
+            counter=self._counter,
+        )
+
     @property
     def remaining(self) -> int:
         """Replies not yet played."""

@@ -120,6 +120,11 @@ class TiktokenCounter:
         self.encoding_name = encoding
         self._encoding = load_encoding(encoding)
 
+    def __reduce__(self) -> tuple[type[TiktokenCounter], tuple[str]]:
+        # Pickled by its encoding's name (the tokenizer object cannot be): a counter travels to
+        # a Dask worker with the agent that uses it (a fork's branch), and is built again there.
+        return (type(self), (self.encoding_name,))
+
     @property
     def method(self) -> str:
         """``tiktoken:<encoding>``."""

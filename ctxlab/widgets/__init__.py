@@ -15,6 +15,7 @@ except ImportError as _missing:
     raise ImportError(_msg) from _missing
 
 from ctxlab.widgets._charts import pareto_chart, pareto_front, sweep_heatmap
+from ctxlab.widgets._fork_lab import ForkLab
 from ctxlab.widgets._lab import Lab
 from ctxlab.widgets._map import ContextMap, map_items
 from ctxlab.widgets._steps import STEP_COLUMNS, StepLog
@@ -23,6 +24,7 @@ from ctxlab.widgets._whatif import WhatIfLab
 __all__ = [
     "STEP_COLUMNS",
     "ContextMap",
+    "ForkLab",
     "Lab",
     "StepLog",
     "WhatIfLab",

@@ -31,6 +31,7 @@ from ctxlab.util._files import write_atomic
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._calls import LiveCalls
 from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
+from ctxlab.widgets._fork_panel import ForkPanel
 from ctxlab.widgets._header import frequent_warning, header_html
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Lab"]
 
-_TABS = ("Manifest", "Context", "Config", "Sources")
+_TABS = ("Manifest", "Context", "Config", "Sources", "Fork")
 FREQUENT_WINDOW = 12
 """Requests looked back on when judging whether compactions come too often."""
 FREQUENT_COMPACTIONS = 4
@@ -80,10 +81,9 @@ class Lab:
         self.controls = Controls()
         self.calls = LiveCalls(self)
         """Send, Compact and Stop on a live agent (`LiveCalls`)."""
-        panels = (self.manifest, self.context, self.config, self.sources)
-        self.tabs = w.Tab(children=[panel.widget for panel in panels])
-        for index, title in enumerate(_TABS):
-            self.tabs.set_title(index, title)
+        self.forks = ForkPanel(self)  # fork at the selected request (`ForkPanel`)
+        panels = (self.manifest, self.context, self.config, self.sources, self.forks)
+        self.tabs = w.Tab(children=[panel.widget for panel in panels], titles=_TABS)
         self.tabs.observe(lambda _: self._tab_changed(), names="selected_index")
         self.map.observe(lambda change: self.open_item(change["new"]), names="selected")
         self.manifest.table.observe(lambda change: self.open_item(change["new"]), names="selected")
@@ -274,6 +274,7 @@ class Lab:
         self.selected = step
         if plot:
             self.budget.select(step)
+        self.forks.sync()
         self._render_selection()
 
     def _tab_changed(self) -> None:

@@ -8,7 +8,9 @@ both ways and typing filters it, a click on a map segment opens its block in the
 moving the trigger slider and applying moves the trigger line, "Compact now" adds a compaction
 marker, and a tool output holding ``<img src=x onerror=alert(1)>`` shows as text and fires no
 dialog. Your own sessions: a Claude Code session opened in the Lab draws the provider's billed
-usage beside the estimate. Screenshots are kept as the tests' artifacts in
+usage beside the estimate. Forks: the fork lab overlays each run's curve and marks where its
+context parts from the reference, and the Lab's Fork button forks at the selected request and
+opens the outcomes. Screenshots are kept as the tests' artifacts in
 ``$CTXLAB_ARTIFACTS`` (default ``build/browser-artifacts/<test>``); every server started is
 stopped.
 """
@@ -45,6 +47,7 @@ if not CHROMIUM.exists():
 REPO = Path(__file__).parents[2]
 TOUR = REPO / "notebooks" / "01_tour.ipynb"
 SESSIONS = REPO / "notebooks" / "03_your_own_sessions.ipynb"
+FORKS = REPO / "notebooks" / "12_forks.ipynb"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -69,7 +72,7 @@ def jupyterlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp_path = tmp_path_factory.mktemp("jupyterlab")
     root = tmp_path / "root"
     (root / "notebooks").mkdir(parents=True)
-    for notebook in (TOUR, SESSIONS):
+    for notebook in (TOUR, SESSIONS, FORKS):
         shutil.copy(notebook, root / "notebooks" / notebook.name)
     shutil.copytree(REPO / "tests" / "fixtures", root / "tests" / "fixtures")
     # No "get notified about Jupyter news?" toast over the dashboard in the screenshots.
@@ -359,15 +362,7 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Pa
 
             # The recording's content reaches the panels: an item preview in the Manifest tab.
             # (JupyterLab renders only the cells in view: go back to the first Lab's cell.)
-            page.evaluate(
-                """async () => {
-                    const nb = window.jupyterapp.shell.currentWidget.content;
-                    const at = nb.widgets.findIndex(c => c.model.sharedModel.source
-                        .startsWith("lab = await Lab.open(claude"));
-                    nb.activeCellIndex = at;
-                    await nb.scrollToItem(at, 'start');
-                }"""
-            )
+            _scroll_to(page, "lab = await Lab.open(claude")
             page.wait_for_selector(".ctxlab-notes", state="visible", timeout=30_000)
             lab = page.locator(".widget-vbox", has=page.locator(".ctxlab-notes")).last
             lab.scroll_into_view_if_needed()
@@ -441,6 +436,77 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Pa
             page.screenshot(path=str(shots / "recording-applied.png"))
         finally:
             browser.close()
+
+
+TRACES = (
+    "() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.data)"
+    ".map(g => Object.fromEntries(g.data.map(t => [t.name, t.x ? [...t.x] : []])))"
+)
+"""Each drawn plotly figure's traces (JS): name → x values."""
+
+
+def test_forks_overlay_their_runs_and_the_lab_forks_at_a_button(
+    jupyterlab: str, shots: Path
+) -> None:
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            _run_all(page, jupyterlab, FORKS.name)
+            try:
+                page.wait_for_function(
+                    "document.body.innerText.includes('set ANTHROPIC_API_KEY to run')",
+                    timeout=240_000,
+                )
+            finally:
+                page.screenshot(path=str(shots / "forks-run.png"))
+            text = page.inner_text(".jp-Notebook")
+            assert "Traceback" not in text, text[text.find("Traceback") - 500 :][:3000]
+            assert "forks done: 9 runs" in text
+            # The fork lab: each run's curve, and an ✕ where a run's context parts from the
+            # reference's — at the fork (request 2), for the three runs of two branches.
+            _scroll_to(page, "forked = ForkLab(")
+            page.wait_for_function(
+                f"() => ({TRACES})().some(f => 'original · run 2' in f)", timeout=60_000
+            )
+            figure = next(f for f in page.evaluate(TRACES) if "original · run 2" in f)
+            assert figure["context parts from the reference"] == [2] * 6, figure
+            assert figure["eager compaction · run 0"] == list(range(14))
+            page.screenshot(path=str(shots / "fork-lab.png"))
+            # The Lab's Fork tab: the button names the selected request; a click forks there.
+            _scroll_to(page, "from pathlib import Path")  # the cell that shows the Lab
+            page.get_by_role("tab", name="Fork").first.click()
+            button = page.get_by_role("button", name="Fork at request 2").first
+            button.scroll_into_view_if_needed()
+            button.click()
+            page.wait_for_function(
+                "document.body.innerText.includes('done: passed the check — original 1/1, "
+                "observation_masking 1/1')",
+                timeout=120_000,
+            )
+            # The tab now shows the button's fork (one run each), not the cell's (two each).
+            page.wait_for_function(
+                f"() => ({TRACES})().some(f => 'observation_masking · run 0' in f"
+                " && !('observation_masking · run 1' in f))",
+                timeout=60_000,
+            )
+            page.screenshot(path=str(shots / "lab-fork.png"))
+        finally:
+            browser.close()
+
+
+def _scroll_to(page: Any, start: str) -> None:
+    """Bring the cell whose source starts with ``start`` into view (JupyterLab renders only
+    the cells in view)."""
+    page.evaluate(
+        """async (start) => {
+            const nb = window.jupyterapp.shell.currentWidget.content;
+            const at = nb.widgets.findIndex(c => c.model.sharedModel.source.startsWith(start));
+            nb.activeCellIndex = at;
+            await nb.scrollToItem(at, 'start');
+        }""",
+        start,
+    )
 
 
 def test_the_executed_tour_converted_to_html_reads_offline(tmp_path: Path, shots: Path) -> None:

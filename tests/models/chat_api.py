@@ -8,7 +8,7 @@ in a last chunk, as ``stream_options.include_usage`` asks). Every request body i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tests.models._local_server import JSONHandler, LocalServer
@@ -114,8 +114,14 @@ def _chunks(body: dict[str, Any]) -> Iterator[bytes]:
 class ChatAPI(LocalServer):
     """The server; use as a context manager. ``script`` holds the answers."""
 
-    def __init__(self, script: list[Any]) -> None:
+    def __init__(
+        self,
+        script: list[Any],
+        responder: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> None:
         self.script = list(script)
+        self.responder = responder
+        """Answers from the request body instead of the script (a model)."""
         self.requests: list[dict[str, Any]] = []
         api = self
 
@@ -123,9 +129,10 @@ class ChatAPI(LocalServer):
             def do_POST(self) -> None:
                 body = self.read_json()
                 api.requests.append(body)
-                if not self.path.endswith("/chat/completions") or not api.script:
+                if not self.path.endswith("/chat/completions") or not (api.script or api.responder):
                     self.send_json(*error(404, "not_found", f"no answer for {self.path}"))
                     return
-                self.answer(api.script.pop(0), body, _chunks)
+                answer = api.responder(body) if api.responder else api.script.pop(0)
+                self.answer(answer, body, _chunks)
 
         super().__init__(Handler, "/v1")

@@ -8,7 +8,7 @@ dicts, or errors — as JSON or as an SSE stream when the request asks for one, 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tests.models._local_server import JSONHandler, LocalServer
@@ -124,8 +124,14 @@ def _sse(body: dict[str, Any]) -> Iterator[bytes]:
 class MessagesAPI(LocalServer):
     """The server; use as a context manager. ``script`` holds the answers to /v1/messages."""
 
-    def __init__(self, script: list[Any] | None = None) -> None:
+    def __init__(
+        self,
+        script: list[Any] | None = None,
+        responder: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> None:
         self.script: list[Any] = list(script or [])
+        self.responder = responder
+        """Answers /v1/messages from the request body instead of the script (a model)."""
         self.models: dict[str, dict[str, Any]] = {}
         self.count_factor = 1.0
         """``count_tokens`` answers a quarter of the body's characters times this."""
@@ -160,6 +166,9 @@ class MessagesAPI(LocalServer):
                     return
                 if not self.path.startswith("/v1/messages"):
                     self.send_json(*error(404, "not_found_error", f"no route {self.path}"))
+                    return
+                if api.responder is not None:
+                    self.answer(api.responder(body), body, _sse)
                     return
                 if not api.script:
                     self.send_json(*error(500, "api_error", "the local server's script is empty"))

@@ -3,6 +3,7 @@ encodings — and batch counting and the store of counts change nothing but the 
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 from pathlib import Path
 
@@ -161,3 +162,15 @@ def test_a_damaged_or_foreign_store_is_named(tmp_path: Path) -> None:
         db.execute("UPDATE counts SET tokens = -5")
     again = TokenCache(TiktokenCounter(), store=CountStore(path))
     assert again.count_ahead(session) == cache.counted_blocks
+
+
+@pytest.mark.parametrize(
+    "kind", [TiktokenCounter, pytest.param(ToktokCounter, marks=requires_toktok)]
+)
+def test_a_counter_pickles_by_its_encoding_and_counts_alike(kind: type[TiktokenCounter]) -> None:
+    # A fork's branch travels to a Dask worker with its counter.
+    counter = kind("o200k_base")
+    again = pickle.loads(pickle.dumps(counter))
+    assert type(again) is kind and again.encoding_name == "o200k_base"
+    text = "Ledger totals: apply_discount(amount_cents=1999, percent=10) -> 1799 ✓"
+    assert again.count_text(text) == counter.count_text(text) > 0

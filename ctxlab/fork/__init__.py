@@ -1,0 +1,26 @@
+"""Forks: a session branched at any of its steps under another config, each branch run forward
+in its own workspace, and the outcomes compared (does the agent still finish the task?)."""
+
+from ctxlab.fork._arrival import ARRIVALS, Arrival
+from ctxlab.fork._branch import Branch, BranchRun
+from ctxlab.fork._fork import fork
+from ctxlab.fork._forward import Check, run_forward
+from ctxlab.fork._outcomes import OUTCOME_COLUMNS, SUMMARY_COLUMNS, Outcomes
+from ctxlab.fork._signature import first_difference, signature
+from ctxlab.fork._workspace import Workspace
+
+__all__ = [
+    "ARRIVALS",
+    "OUTCOME_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "Arrival",
+    "Branch",
+    "BranchRun",
+    "Check",
+    "Outcomes",
+    "Workspace",
+    "first_difference",
+    "fork",
+    "run_forward",
+    "signature",
+]

@@ -1,0 +1,312 @@
+"""`fork`: a branch of a session at one of its steps, under another config — a live agent's
+(its own record of each step) or a recording's. What the fork takes from its origin (settings,
+tools, workspace) is taken once, here; each run of the branch is made from it (`Branch`)."""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxlab.agent import Agent, ForkPoint, fork_point
+from ctxlab.agent._copy import AgentSettings, agent_settings
+from ctxlab.agent._forkpoint import step_requests
+from ctxlab.analysis import recorded_requests
+from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.exceptions import CtxlabError, ForkError, PreparationError
+from ctxlab.fork._arrival import (
+    ARRIVALS,
+    Arrival,
+    checked_arrival,
+    checked_step,
+    recorded_point,
+    replayed_point,
+)
+from ctxlab.fork._branch import Branch, ModelSource
+from ctxlab.fork._tools import ToolPlan, plan_tools
+from ctxlab.fork._workspace import refuse_inside, workspace_of
+from ctxlab.io import load
+from ctxlab.io._transcript import Transcript
+from ctxlab.materials._tasks import TaskState
+from ctxlab.messages._request import ModelRequest
+from ctxlab.messages._state import WorkingState
+from ctxlab.models import Model
+
+__all__ = ["config_label", "fork"]
+
+_ROOT: list[Path] = []
+
+
+def _default_root() -> Path:
+    # One folder per process for the branches made without root=, removed when it ends.
+    if not _ROOT:
+        made = Path(tempfile.mkdtemp(prefix="ctxlab-forks-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        _ROOT.append(made)
+    return _ROOT[0]
+
+
+def _folder(root: Path, name: str) -> tuple[str, Path]:
+    """A new folder for branch ``name`` under ``root`` (the name numbered when taken)."""
+    base = re.sub(r"[^\w.-]+", "-", name).strip(".-") or "branch"
+    chosen, number = name, 1
+    while (root / base if number == 1 else root / f"{base}-{number}").exists():
+        number += 1
+        chosen = f"{name}-{number}"
+    folder = root / (base if number == 1 else f"{base}-{number}")
+    folder.mkdir(parents=True)
+    return chosen, folder
+
+
+def _config(value: Any, origin: ContextConfig | None) -> tuple[ContextConfig, str]:
+    """The branch's config and its name: a preset's name, ``original`` for the origin's own
+    config, else the fields it changes (``tool_result_limit=300``)."""
+    try:
+        if value is None:
+            return require_config(origin or ContextConfig()), "original"
+        if isinstance(value, str):
+            return ContextConfig.preset(value), value
+        if isinstance(value, Mapping):
+            value = ContextConfig.model_validate(dict(value))
+        config = require_config(value)
+    except (CtxlabError, ValueError, TypeError) as exc:
+        msg = f"the branch's config is not valid: {exc}"
+        raise ForkError(msg) from exc
+    return config, config_label(config, origin or ContextConfig())
+
+
+def config_label(config: ContextConfig, base: ContextConfig) -> str:
+    """What ``config`` changes of ``base``, in a few words (``original`` when nothing)."""
+    mine, theirs = config.model_dump(), base.model_dump()
+    changed = [
+        f"{key}={value}" if isinstance(value, int | float | str | bool) else key
+        for key, value in mine.items()
+        if theirs.get(key) != value
+    ]
+    if not changed:
+        return "original"
+    return ", ".join(changed[:2]) + (", …" if len(changed) > 2 else "")
+
+
+async def fork(
+    origin: Agent | Transcript | str | os.PathLike[str],
+    *,
+    at: int,
+    config: ContextConfig | str | Mapping[str, Any] | None = None,
+    name: str | None = None,
+    arrival: Arrival = "as_it_was",
+    model: ModelSource | None = None,
+    tools: Any = None,
+    safe_tools: Iterable[str] | bool = (),
+    workspace: Any = None,
+    redo: Iterable[str] = (),
+    root: str | os.PathLike[str] | None = None,
+    session_log: bool | None = None,
+) -> Branch:
+    """Fork ``origin`` — a live `Agent`, or a recording (a `Transcript`, or a file
+    `ctxlab.load` reads) — at step ``at`` under ``config``; returns the `Branch`, whose
+    ``agent`` continues from there. The original session, its log and its files are only read.
+
+    Args:
+        origin: The session to fork.
+        at: The step (the Lab's request number; negative counts from the last; the number of
+            steps is the end: the session as it is now).
+        config: The branch's `ContextConfig`, a preset's name, or the fields of one; a live
+            agent's own config when omitted (a control: the same config as the original).
+        name: The branch's name (its config's name when omitted).
+        arrival: ``"as_it_was"`` (the state the session had then) or ``"from_start"`` (the
+            session replayed under ``config`` up to then): `ARRIVALS`.
+        model: The branch's model, or a function making one per run; a live agent's own
+            (`Model.branch` of it) when omitted; a recording needs one.
+        tools: The branch's tools: a function building them over a folder, or tools; a live
+            agent's own when omitted. Each must be remade over the branch's folder
+            (`Tool.for_workspace`) or named in ``safe_tools``.
+        safe_tools: Tools the branches may share with the original as they are (you say they
+            have no side effects); True for all.
+        workspace: What each run's folder starts as: a folder to copy, a function filling one
+            (`ctxlab.demo.prepare_workspace`), or a `Workspace`; a live agent's workspace (its
+            files now) when omitted.
+        redo: Tools whose calls before the fork are run again on each run's folder (see
+            `Workspace`).
+        root: Where the branches' folders are made (a temporary folder, removed when Python
+            exits, when omitted).
+        session_log: Keep a session log per run (by default when the origin agent has one).
+
+    Raises `ForkError` for a step the session never made, a config that is not valid or
+    leaves no room, a tool that cannot be isolated, a workspace that cannot be copied.
+    """
+    # Long by its docstring (the public API); the body is: take what the origin gives, make
+    # the branch's folder and run 0, arrive, and clean the folder up if arriving fails.
+    arrival = checked_arrival(arrival)
+    if model is not None and not (isinstance(model, Model) or callable(model)):
+        msg = f"model must be a ctxlab Model or a function making one, got {type(model).__name__}"
+        raise ForkError(msg)
+    folder_root = Path(root) if root is not None else _default_root()
+    asked = _Asked(at, config, arrival, model, tools, safe_tools, session_log)
+    if isinstance(origin, Agent):
+        made = _from_agent(origin, asked)
+    else:
+        made = _from_recording(origin, asked)
+    recipe, arrive = made
+    files = workspace_of(workspace, tuple(redo), default=recipe.workspace)
+    # Checked before any folder is made: one inside the original's files would change them.
+    for original in (recipe.workspace, files.source if files is not None else None):
+        if isinstance(original, Path):
+            refuse_inside(folder_root, original)
+    branch = Branch(
+        name=name or recipe.config_name,
+        config=recipe.config,
+        config_name=recipe.config_name,
+        at=recipe.at,
+        arrival=arrival,
+        origin=recipe.origin,
+        point=ForkPoint(recipe.at, WorkingState(), TaskState(), (), ()),
+        before=[],
+        settings=recipe.settings,
+        model=recipe.model,
+        tools=recipe.tools,
+        workspace=files,
+        folder=folder_root,
+        session_log=recipe.session_log,
+        # As the origin's offload hints name it (its offloader resolves the folder).
+        origin_folder=str(recipe.workspace.resolve()) if recipe.workspace is not None else None,
+    )
+    branch.name, branch.folder = _folder(folder_root, branch.name)
+    try:
+        run = branch._new_run()
+        assert run.agent is not None
+        branch.point, branch.before = await arrive(run.agent, branch.folder / ARRIVAL_FOLDER)
+    except PreparationError as exc:
+        shutil.rmtree(branch.folder, ignore_errors=True)
+        msg = (
+            f"branch {branch.name!r} cannot arrive {ARRIVALS[arrival]}: replaying the session "
+            f"under its config failed: {exc}"
+        )
+        raise ForkError(msg) from exc
+    except BaseException:
+        shutil.rmtree(branch.folder, ignore_errors=True)
+        raise
+    branch._hand = await branch._start(run)
+    return branch
+
+
+Arrive = Callable[[Agent, Path], Awaitable[tuple[ForkPoint, list[ModelRequest | None]]]]
+"""Computes a branch's point from run 0's agent (its counter, window, materials, config) and
+the folder a replay offloads into."""
+
+ARRIVAL_FOLDER = "arrival"
+"""Where, in a branch's folder, a replay up to the fork (*as if from the start*) offloads."""
+
+
+@dataclass(frozen=True)
+class _Recipe:
+    """What a fork takes from its origin."""
+
+    at: int
+    origin: str
+    config: ContextConfig
+    config_name: str
+    settings: AgentSettings
+    model: ModelSource
+    tools: ToolPlan
+    workspace: Path | None
+    session_log: bool
+
+
+_PER_RUN = ("model", "tools", "workspace", "context_config")
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What `fork` was asked, besides its origin."""
+
+    at: int
+    config: Any
+    arrival: Arrival
+    model: ModelSource | None
+    tools: Any
+    safe_tools: Iterable[str] | bool
+    session_log: bool | None
+
+
+def _from_agent(agent: Agent, asked: _Asked) -> tuple[_Recipe, Arrive]:
+    if agent.running:
+        msg = "fork the agent between calls: a call is running (await it, or stop it first)"
+        raise ForkError(msg)
+    point = fork_point(agent, asked.at)  # checks the step before anything is made
+    cfg, cfg_name = _config(asked.config, agent.context_config)
+    taken = agent_settings(agent)
+    # What each run gets of its own (model, tools, workspace, config) is not kept from the
+    # origin; where the agent's model summarizes, so does each run's own model.
+    arguments = {k: v for k, v in taken.arguments.items() if k not in _PER_RUN}
+    if arguments.get("summary_model") is agent.model:
+        arguments["summary_model"] = None
+    settings = dataclasses.replace(taken, arguments=arguments)
+    tools = agent.tools.values() if asked.tools is None else asked.tools
+    plan = plan_tools(tools, asked.safe_tools)
+    before = step_requests(agent)[: point.step]
+    recipe = _Recipe(
+        point.step,
+        agent.session_id,
+        cfg,
+        cfg_name,
+        settings,
+        asked.model or agent.model,
+        plan,
+        agent.workspace,
+        agent.log.store is not None if asked.session_log is None else asked.session_log,
+    )
+
+    async def arrive(
+        branch_agent: Agent, offloads: Path
+    ) -> tuple[ForkPoint, list[ModelRequest | None]]:
+        if asked.arrival == "as_it_was":
+            return point, before
+        return await replayed_point(point.history, point.task, point.step, branch_agent, offloads)
+
+    return recipe, arrive
+
+
+def _from_recording(
+    origin: Transcript | str | os.PathLike[str], asked: _Asked
+) -> tuple[_Recipe, Arrive]:
+    transcript = origin if isinstance(origin, Transcript) else load(origin)
+    if asked.model is None:
+        msg = (
+            f"a recording has no model to run forward: pass model=... (e.g. MemorylessModel(), "
+            f"AnthropicModel(...)) to fork {transcript.name!r}"
+        )
+        raise ForkError(msg)
+    requests = recorded_requests(transcript)
+    step = checked_step(asked.at, len(requests), f"recording {transcript.name!r}")
+    cfg, cfg_name = _config(asked.config, None)
+    arguments = {"name": transcript.name or "recording", "system_prompt": transcript.system}
+    recipe = _Recipe(
+        step,
+        transcript.name,
+        cfg,
+        cfg_name,
+        AgentSettings(Agent, arguments),
+        asked.model,
+        plan_tools(asked.tools, asked.safe_tools),
+        None,
+        bool(asked.session_log),
+    )
+    history = transcript.messages[: requests[step].reply] if step < len(requests) else None
+
+    async def arrive(
+        branch_agent: Agent, offloads: Path
+    ) -> tuple[ForkPoint, list[ModelRequest | None]]:
+        if asked.arrival == "as_it_was":
+            return await recorded_point(transcript, step, branch_agent)
+        before = transcript.messages if history is None else history
+        return await replayed_point(before, TaskState(), step, branch_agent, offloads)
+
+    return recipe, arrive

@@ -1,0 +1,82 @@
+"""A branch's tools: each one remade over the branch's own workspace, or shared with the
+original because the user said it is safe to share — never silently shared.
+
+A tool can be remade when it says how (`Tool.for_workspace`, which the demo's workspace tools
+set) or when the caller gives a function that builds a branch's tools for a folder. Any other
+tool could act on the original's files or on the world outside: a fork refuses it, naming it,
+unless it is listed in ``safe_tools`` (a pure function, a read-only lookup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxlab.agent import Tool
+from ctxlab.exceptions import ForkError
+
+__all__ = ["ToolPlan", "plan_tools"]
+
+ToolFactory = Callable[[Path], Iterable[Tool | Callable[..., Any]]]
+"""Builds a branch's tools over the folder it is given."""
+
+
+@dataclass(frozen=True)
+class ToolPlan:
+    """How each run of a branch gets its tools."""
+
+    factory: ToolFactory | None = None
+    """The caller's function building all of them for a folder."""
+    remade: tuple[Callable[[Path], Tool], ...] = ()
+    """Tools remade over the run's folder (their `Tool.for_workspace`)."""
+    shared: tuple[Tool, ...] = ()
+    """Tools the user said are safe to share with the original, as they are."""
+
+    @property
+    def needs_folder(self) -> bool:
+        """Whether the tools act on a folder (a run without a workspace gets an empty one)."""
+        return self.factory is not None or bool(self.remade)
+
+    def build(self, folder: Path | None) -> list[Tool | Callable[..., Any]]:
+        """The tools of one run, over ``folder``."""
+        made: list[Tool | Callable[..., Any]] = []
+        if folder is not None:
+            if self.factory is not None:
+                made.extend(self.factory(folder))
+            made.extend(remake(folder) for remake in self.remade)
+        made.extend(self.shared)
+        return made
+
+
+def plan_tools(tools: Any, safe_tools: Iterable[str] | bool) -> ToolPlan:
+    """The `ToolPlan` of ``tools`` (a function building tools for a folder, or tools and plain
+    functions). `ForkError` naming each tool that can neither be remade nor is called safe."""
+    if tools is None:
+        return ToolPlan()
+    if callable(tools) and not isinstance(tools, Tool | Iterable):
+        return ToolPlan(factory=tools)
+    safe_all = safe_tools is True
+    safe = set() if isinstance(safe_tools, bool) else set(safe_tools)
+    remade: list[Callable[[Path], Tool]] = []
+    shared: list[Tool] = []
+    refused: list[str] = []
+    for item in tools:
+        made = item if isinstance(item, Tool) else Tool.from_function(item)
+        if made.for_workspace is not None:
+            remade.append(made.for_workspace)
+        elif safe_all or made.name in safe:
+            shared.append(made)
+        else:
+            refused.append(made.name)
+    if refused:
+        names = ", ".join(repr(n) for n in refused)
+        msg = (
+            f"tool {names} cannot be isolated for a branch: it says nothing of how to act on "
+            "another folder, so a branch would share it with the original (and its files). Give "
+            "fork tools=<a function building the tools for a folder>, or give the tool a "
+            "for_workspace, or — if it has no side effects — name it in safe_tools=[...]"
+        )
+        raise ForkError(msg)
+    return ToolPlan(remade=tuple(remade), shared=tuple(shared))

@@ -1,0 +1,87 @@
+"""What the fork tests share: a demo session on `MemorylessModel` with a session log, and
+independent instruments — a hash of a folder tree and of a file, the project's own tests run in
+a subprocess (not ctxlab's check), the requests a session sent (from its events)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxlab import SessionLog
+from ctxlab.agent import Agent, ContextBuildEvent
+from ctxlab.demo import DEMO_PROMPT, demo_agent, demo_config
+from ctxlab.messages._request import ModelRequest
+from ctxlab.models import MemorylessModel
+
+
+def tree_hash(root: Path) -> str:
+    """Every entry under ``root`` — its path, kind, bytes or link target — in one hash."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        if path.is_symlink():
+            digest.update(b"link:" + os.readlink(path).encode())
+        elif path.is_file():
+            digest.update(b"file:" + path.read_bytes())
+        else:
+            digest.update(b"dir")
+    return digest.hexdigest()
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def project_tests_pass(folder: Path) -> bool:
+    """The sample project's tests, run here in a subprocess (the tests' own oracle)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "discover", "-s", "tests", "-t", "."],
+        cwd=folder,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        check=False,
+    )
+    return done.returncode == 0
+
+
+@dataclass
+class Session:
+    """A finished demo session: its agent, workspace, log file and the requests it sent."""
+
+    agent: Agent
+    workspace: Path
+    log: Path
+    sent: list[ModelRequest]
+
+
+async def demo_session(folder: Path, **config: object) -> Session:
+    """The demo task on `MemorylessModel` under ``demo_config(**config)``, logged."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "origin.sqlite"
+    agent = demo_agent(
+        folder / "origin",
+        model=MemorylessModel(),
+        context_config=demo_config(**config),
+        session_log=SessionLog(log),
+    )
+    sent: list[ModelRequest] = []
+    agent.subscribe(
+        lambda e: (
+            sent.append(e.request)
+            if isinstance(e, ContextBuildEvent) and e.manifest.purpose == "reasoning" and e.request
+            else None
+        )
+    )
+    await agent(DEMO_PROMPT)
+    return Session(agent, folder / "origin", log, sent)
+
+
+def check_tests(run: object) -> bool:
+    """A `run_forward` check made of `project_tests_pass` (independent of ctxlab.demo's)."""
+    workspace = getattr(run, "workspace", None)
+    return workspace is not None and project_tests_pass(workspace)

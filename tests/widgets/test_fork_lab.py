@@ -1,0 +1,144 @@
+"""The Lab's Fork tab and `ForkLab`, driven from Python: a fork at the selected request under
+the configs picked, the branches' curves overlaid with the fork and each run's parting marked,
+the outcome table, any run's manifest and context at any request, a static report — what a
+tool wrote shown as text."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("plotly")
+
+from ctxlab.demo import DEMO_PROMPT, DEMO_WORKSPACE, demo_agent, demo_config, task_done
+from ctxlab.exceptions import ModelError
+from ctxlab.fork import fork, run_forward
+from ctxlab.models import FunctionModel, MemorylessModel
+from ctxlab.widgets import ForkLab, Lab
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+async def lab(tmp_path: Path) -> Lab:
+    lab = Lab(demo_agent(tmp_path / "origin", model=MemorylessModel()))
+    await lab.send(DEMO_PROMPT)
+    assert lab.last_error is None
+    lab.forks.options.update(workspace=DEMO_WORKSPACE, check=task_done, root=tmp_path / "b")
+    return lab
+
+
+async def test_the_fork_button_forks_at_the_selected_request_and_opens_the_result(
+    lab: Lab,
+) -> None:
+    assert [lab.tabs.get_title(i) for i in range(5)][-1] == "Fork"
+    lab.select(2)
+    assert lab.forks.button.description == "Fork at request 2"
+    lab.forks.configs.value = ("original", "observation_masking")
+    lab.forks.runs.value = 2
+    task = lab.forks.start()
+    assert task is not None and lab.forks.button.disabled
+    await task
+    forked = lab.forks.result
+    assert forked is not None and not lab.forks.button.disabled
+    assert lab.forks.view.children == (forked.widget,)
+    frame = forked.outcomes.frame()
+    assert list(frame["branch"]) == ["original"] * 2 + ["observation_masking"] * 2
+    assert set(frame["at"]) == {2} and frame["passed"].all()
+    assert "passed the check — original 2/2, observation_masking 2/2" in lab.forks.status.value
+
+
+async def test_the_overlay_draws_each_run_the_fork_and_where_contexts_part(
+    lab: Lab, tmp_path: Path
+) -> None:
+    agent = lab.agent
+    branches = [
+        await fork(agent, at=2, name=n, config=c, workspace=DEMO_WORKSPACE, root=tmp_path / "c")
+        for n, c in (("same", None), ("cut", demo_config(tool_result_limit=300)))
+    ]
+    outcomes = await run_forward(branches, runs=2, check=task_done)
+    view = ForkLab(outcomes, original=lab.log.manifests)
+    traces = {t["name"]: t for t in view.plot.data}
+    assert list(traces["original session"]["y"]) == [
+        m.estimated_input_tokens for m in agent.manifests if m.purpose == "reasoning"
+    ]
+    for run in outcomes.runs:
+        curve = traces[html.escape(f"{run.branch.name} · run {run.run}")]
+        own = [m for m in run.manifests if m.purpose == "reasoning"]
+        assert list(curve["x"]) == list(range(2 + len(own)))
+        assert list(curve["y"])[2:] == [m.estimated_input_tokens for m in own]
+    # The "cut" runs part from "same" at the fork; "same" never does.
+    parts = traces["context parts from the reference"]
+    assert list(parts["x"]) == [2, 2]
+    assert all("cut · run" in t and "at request 2" in t for t in parts["text"])
+    assert [s["x0"] for s in view.plot.layout["shapes"]] == [2]
+    # The table is the engine's, escaped.
+    assert view.table.value == outcomes.table_html()
+    assert "<td>same</td>" in view.table.value and "<td>cut</td>" in view.table.value
+
+
+async def test_any_run_at_any_request_shows_its_manifest_and_context(
+    lab: Lab, tmp_path: Path
+) -> None:
+    branch = await fork(
+        lab.agent,
+        at=2,
+        name="cut",
+        config=demo_config(tool_result_limit=300),
+        workspace=DEMO_WORKSPACE,
+        root=tmp_path / "c",
+    )
+    outcomes = await run_forward(branch, runs=2, check=task_done)
+    view = ForkLab(outcomes)
+    view.run.value = 1
+    view.step.value = 3  # the branch's second own request: the narrower read
+    run = outcomes.runs[1]
+    own = [m for m in run.manifests if m.purpose == "reasoning"]
+    assert "<b>Request 3</b>" in view.manifest.header.value
+    assert html.escape(own[1].request_id) in view.manifest.header.value
+    view.tabs.selected_index = 1
+    shown = view.context.widget.value
+    assert "<b>Request 3</b>" in shown and "ledger/totals.py" in shown
+    view.step.value = 0  # before the fork: the session's own request, as it was sent
+    assert "<b>Request 0</b>" in view.context.widget.value
+    assert "The test suite of the ledger project fails" in view.context.widget.value
+
+
+async def test_tool_output_is_text_in_every_view_and_the_report(tmp_path: Path) -> None:
+    agent = demo_agent(tmp_path / "origin", model=MemorylessModel())
+    await agent(DEMO_PROMPT)
+    totals = tmp_path / "origin" / "ledger" / "totals.py"
+    totals.write_text(totals.read_text() + f"\n# {XSS}\n")  # each copy holds it
+
+    def failing(request: object, info: object) -> str:
+        raise ModelError(f"the provider said {XSS}")
+
+    branches = [
+        await fork(agent, at=2, name="same", root=tmp_path / "b"),
+        await fork(
+            agent, at=2, name=XSS, config=demo_config(tool_result_limit=300), root=tmp_path / "b"
+        ),
+        await fork(
+            agent, at=2, name="fails", model=lambda: FunctionModel(failing), root=tmp_path / "b"
+        ),
+    ]
+    outcomes = await run_forward(branches)
+    view = ForkLab(outcomes)
+    view.step.value = 3  # "same", at its read of totals.py (whole)
+    view.tabs.selected_index = 1
+    for shown in (view.header.value, view.table.value, view.context.widget.value):
+        assert XSS not in shown
+    assert html.escape(XSS) in view.context.widget.value
+    # Names and hover texts on the plot are escaped too (plotly reads tags in them).
+    drawn = " ".join(
+        str(t.get(k, "")) for t in view.plot.data for k in ("name", "text", "hovertemplate")
+    )
+    assert XSS not in drawn and html.escape(XSS) in drawn
+    page = view.report(tmp_path / "forks.html").read_text()
+    assert XSS not in page and "<script" not in page
+    assert f"the provider said {html.escape(XSS)}" in page
+    reasoning = sum(m.purpose == "reasoning" for r in outcomes.runs for m in r.manifests)
+    assert page.count("<details>") == reasoning + 3 * 2  # every request, the fork's past too
