@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._load import read
+from ctxlab.io._places import companion
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
 
@@ -93,7 +94,10 @@ def sessions(
     files = sorted(
         p
         for p in root.rglob("*")
-        if p.is_file() and p.name.lower().endswith(wanted) and not _hidden(p, root)
+        if p.is_file()
+        and p.name.lower().endswith(wanted)
+        and not _hidden(p, root)
+        and not companion(p)  # a part of a session listed under another of its files
     )
     count = workers if workers is not None else os.cpu_count() or 1
     bar = tqdm(total=len(files), disable=not progress, unit="file")

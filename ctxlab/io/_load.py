@@ -21,6 +21,7 @@ from ctxlab.io._chat import (
     tool_schemas,
 )
 from ctxlab.io._claude_code import is_claude_code_line
+from ctxlab.io._cline import is_cline_history
 from ctxlab.io._codex import is_codex_line
 from ctxlab.io._copilot import is_copilot_line
 from ctxlab.io._frameworks import (
@@ -38,6 +39,7 @@ from ctxlab.io._inspect import is_inspect_log, read_eval_zip
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
 from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._otel import is_otel
+from ctxlab.io._places import located
 from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code
 from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, read_transcript
@@ -66,6 +68,7 @@ Format = Literal[
     "copilot",
     "aider",
     "inspect",
+    "cline",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -173,6 +176,8 @@ def _list_format(value: list[Any]) -> Format | None:
         return "tau_bench"
     if is_codex_line(value[0]):
         return "codex"
+    if is_cline_history(value):
+        return "cline"
     if is_openhands_events(value):
         return "openhands"
     if is_pydantic_ai(value):
@@ -295,6 +300,9 @@ def _load(
 ) -> Transcript:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
+        found = located(path, format, name)  # a folder, or a file named for its part
+        if found is not None:
+            return found
         check_regular_file(path)  # before any open: a FIFO would block it
         if format == "aider" or (format is None and _starts_as_aider(path)):
             builder, notes = from_aider(read_text(path), str(path), episode)

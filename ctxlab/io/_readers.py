@@ -11,6 +11,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import from_openai, tool_schemas
 from ctxlab.io._claude_code import from_claude_code, subagent_records
+from ctxlab.io._cline import from_cline
 from ctxlab.io._codex import from_codex
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._copilot import from_copilot
@@ -169,6 +170,12 @@ def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, A
     return built_transcript(name, builder, meta, system, tools)
 
 
+def _cline(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    # An API history given alone (a task folder is read with its UI log by `_places`).
+    builder, notes = from_cline(data, None, where)
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -202,5 +209,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "swe_agent": _swe_agent,
     "openhands": _openhands,
     "mini_swe_agent": _mini_swe_agent,
+    "cline": _cline,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

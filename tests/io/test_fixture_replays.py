@@ -31,6 +31,7 @@ FILES = [
     / "session-state"
     / "5f0c1a2e-7b7d-4c9e-9a51-3b8e2d6f1c44"
     / "events.jsonl",
+    *sorted((FIXTURES / "cline").glob("*/tasks/*")),
 ]
 
 
