@@ -23,6 +23,7 @@ from ctxlab.io._chat import (
 from ctxlab.io._claude_code import is_claude_code_line
 from ctxlab.io._cline import is_cline_history
 from ctxlab.io._codex import is_codex_line
+from ctxlab.io._continue import is_continue_session
 from ctxlab.io._copilot import is_copilot_line
 from ctxlab.io._frameworks import (
     as_plain_data,
@@ -69,6 +70,7 @@ Format = Literal[
     "aider",
     "inspect",
     "cline",
+    "continue",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -143,6 +145,7 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (is_inspect_log, "inspect"),
     (is_codex_line, "codex"),
     (is_copilot_line, "copilot"),
+    (is_continue_session, "continue"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),
     (lambda v: isinstance(v.get("fncall_messages"), list) or is_openhands_events(v), "openhands"),

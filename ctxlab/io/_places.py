@@ -40,7 +40,10 @@ def located(path: Path, format: str | None, name: str | None) -> Transcript | No
 
 def companion(path: Path) -> bool:
     """Whether ``path`` is a part of a session that `sessions` lists under another file."""
-    return path.name in _TASK_PARTS and (path.parent / HISTORY_FILE).is_file()
+    if path.name in _TASK_PARTS and (path.parent / HISTORY_FILE).is_file():
+        return True
+    # Continue's list of the sessions beside it (``~/.continue/sessions/sessions.json``).
+    return path.name == "sessions.json" and path.parent.name == "sessions"
 
 
 def _task_folder(path: Path) -> Path | None:

@@ -14,6 +14,7 @@ from ctxlab.io._claude_code import from_claude_code, subagent_records
 from ctxlab.io._cline import from_cline
 from ctxlab.io._codex import from_codex
 from ctxlab.io._compactions import place_compactions
+from ctxlab.io._continue import from_continue
 from ctxlab.io._copilot import from_copilot
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
@@ -176,6 +177,14 @@ def _cline(data: Any, where: str, name: str, episode: int, meta: dict[str, Any])
     return built_transcript(name, builder, {**meta, **notes}, "", ())
 
 
+def _continue(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: a Continue session is a JSON object (sessionId, title, history)"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_continue(data, where)
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -210,5 +219,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "openhands": _openhands,
     "mini_swe_agent": _mini_swe_agent,
     "cline": _cline,
+    "continue": _continue,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

@@ -32,6 +32,7 @@ FILES = [
     / "5f0c1a2e-7b7d-4c9e-9a51-3b8e2d6f1c44"
     / "events.jsonl",
     *sorted((FIXTURES / "cline").glob("*/tasks/*")),
+    FIXTURES / "continue" / "sessions" / "7c1e2a4b-5d6f-4a8b-9c0d-1e2f3a4b5c6d.json",
 ]
 
 
