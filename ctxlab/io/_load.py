@@ -23,6 +23,7 @@ from ctxlab.io._chat import (
 from ctxlab.io._claude_code import is_claude_code_line
 from ctxlab.io._cline import is_cline_history
 from ctxlab.io._codex import is_codex_line
+from ctxlab.io._codex_exec import is_codex_exec_line
 from ctxlab.io._continue import is_continue_session
 from ctxlab.io._copilot import is_copilot_line
 from ctxlab.io._frameworks import (
@@ -71,6 +72,7 @@ Format = Literal[
     "inspect",
     "cline",
     "continue",
+    "codex_exec",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -146,6 +148,7 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (is_codex_line, "codex"),
     (is_copilot_line, "copilot"),
     (is_continue_session, "continue"),
+    (is_codex_exec_line, "codex_exec"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),
     (lambda v: isinstance(v.get("fncall_messages"), list) or is_openhands_events(v), "openhands"),

@@ -13,6 +13,7 @@ from ctxlab.io._chat import from_openai, tool_schemas
 from ctxlab.io._claude_code import from_claude_code, subagent_records
 from ctxlab.io._cline import from_cline
 from ctxlab.io._codex import from_codex
+from ctxlab.io._codex_exec import from_codex_exec
 from ctxlab.io._compactions import place_compactions
 from ctxlab.io._continue import from_continue
 from ctxlab.io._copilot import from_copilot
@@ -185,6 +186,12 @@ def _continue(data: Any, where: str, name: str, episode: int, meta: dict[str, An
     return built_transcript(name, builder, {**meta, **notes}, system, ())
 
 
+def _codex_exec(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    lines = data if isinstance(data, list) else [data]
+    builder, notes = from_codex_exec(enumerate(lines, 1), where)
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -220,5 +227,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "mini_swe_agent": _mini_swe_agent,
     "cline": _cline,
     "continue": _continue,
+    "codex_exec": _codex_exec,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""
