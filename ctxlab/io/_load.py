@@ -37,6 +37,7 @@ from ctxlab.io._gemini import (
     is_gemini_cli,
     is_gemini_contents,
 )
+from ctxlab.io._gemini_stream import is_gemini_json_output, is_gemini_stream_line
 from ctxlab.io._inspect import is_inspect_log, read_eval_zip
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
 from ctxlab.io._openhands import is_openhands_events
@@ -73,6 +74,7 @@ Format = Literal[
     "cline",
     "continue",
     "codex_exec",
+    "gemini_stream",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -144,6 +146,8 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (lambda v: v.get("type") == "meta", "ctxlab"),
     (is_claude_code_line, "claude_code"),
     (is_gemini_cli, "gemini_cli"),
+    (is_gemini_stream_line, "gemini_stream"),
+    (is_gemini_json_output, "gemini_stream"),  # refused by its reader, saying what to record
     (is_inspect_log, "inspect"),
     (is_codex_line, "codex"),
     (is_copilot_line, "copilot"),

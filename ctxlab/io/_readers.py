@@ -18,6 +18,7 @@ from ctxlab.io._compactions import place_compactions
 from ctxlab.io._continue import from_continue
 from ctxlab.io._copilot import from_copilot
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
+from ctxlab.io._gemini_stream import from_gemini_stream
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
@@ -192,6 +193,14 @@ def _codex_exec(data: Any, where: str, name: str, episode: int, meta: dict[str, 
     return built_transcript(name, builder, {**meta, **notes}, "", ())
 
 
+def _gemini_stream(
+    data: Any, where: str, name: str, episode: int, meta: dict[str, Any]
+) -> Transcript:
+    lines = data if isinstance(data, list) else [data]
+    builder, notes = from_gemini_stream(enumerate(lines, 1), where)
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -228,5 +237,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "cline": _cline,
     "continue": _continue,
     "codex_exec": _codex_exec,
+    "gemini_stream": _gemini_stream,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

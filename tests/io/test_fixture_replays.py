@@ -35,6 +35,7 @@ FILES = [
     FIXTURES / "continue" / "sessions" / "7c1e2a4b-5d6f-4a8b-9c0d-1e2f3a4b5c6d.json",
     FIXTURES / "codex_exec" / "exec-0.60.jsonl",
     FIXTURES / "codex_exec" / "exec-0.30.jsonl",
+    FIXTURES / "gemini_stream" / "stream-json.jsonl",
 ]
 
 
