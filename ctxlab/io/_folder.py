@@ -57,7 +57,7 @@ _COUNTS = (
     "skipped",
     "repairs",
 )
-SUFFIXES = (".jsonl", ".json", ".traj", ".eval", ".aider.chat.history.md")
+SUFFIXES = (".jsonl", ".json", ".traj", ".eval", ".af", ".aider.chat.history.md")
 """The files `sessions` reads."""
 _PARALLEL_FROM = 24  # files: below this, starting processes costs more than it saves
 

@@ -39,6 +39,7 @@ from ctxlab.io._gemini import (
 )
 from ctxlab.io._gemini_stream import is_gemini_json_output, is_gemini_stream_line
 from ctxlab.io._inspect import is_inspect_log, read_eval_zip
+from ctxlab.io._letta import is_letta_agent_file
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
 from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._otel import is_otel
@@ -75,6 +76,7 @@ Format = Literal[
     "continue",
     "codex_exec",
     "gemini_stream",
+    "letta",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -152,6 +154,7 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (is_codex_line, "codex"),
     (is_copilot_line, "copilot"),
     (is_continue_session, "continue"),
+    (is_letta_agent_file, "letta"),
     (is_codex_exec_line, "codex_exec"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),
@@ -329,6 +332,10 @@ def _load(
             log = read_eval_zip(path)
             return _from_data(log, format or "inspect", str(path), name or path.stem, episode)
         records, document = _records(path)
+        if records == [] and isinstance(document, str):
+            # A document saved as a JSON string of itself (seen in Letta's published agent
+            # files): read the JSON it holds.
+            document = _inner_document(path, document)
         label, stem = str(path), path.name.split(".")[0]
         first = document if records == [] else records[0][1]
         kind = format or detect_format(first)
@@ -347,6 +354,17 @@ def _load(
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess
         raise
+
+
+def _inner_document(path: Path, text: str) -> Any:
+    if not text.lstrip().startswith(("{", "[")):
+        msg = f"{path} holds one JSON string, not a session"
+        raise MessageFormatError(msg)
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        msg = f"{path} holds one JSON string whose text is not JSON: not a session"
+        raise MessageFormatError(msg) from exc
 
 
 def _starts_as_aider(path: Path) -> bool:

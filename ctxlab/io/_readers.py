@@ -20,6 +20,7 @@ from ctxlab.io._copilot import from_copilot
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
 from ctxlab.io._gemini_stream import from_gemini_stream
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
+from ctxlab.io._letta import from_letta
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
 from ctxlab.io._otel import from_otel
@@ -201,6 +202,14 @@ def _gemini_stream(
     return built_transcript(name, builder, {**meta, **notes}, "", ())
 
 
+def _letta(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: a Letta agent file is a JSON object (agents, tools, ...)"
+        raise MessageFormatError(msg)
+    builder, system, tools, notes = from_letta(data, where, episode)
+    return built_transcript(name, builder, {**meta, **notes}, system, tools)
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -238,5 +247,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "continue": _continue,
     "codex_exec": _codex_exec,
     "gemini_stream": _gemini_stream,
+    "letta": _letta,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

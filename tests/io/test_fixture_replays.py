@@ -36,6 +36,9 @@ FILES = [
     FIXTURES / "codex_exec" / "exec-0.60.jsonl",
     FIXTURES / "codex_exec" / "exec-0.30.jsonl",
     FIXTURES / "gemini_stream" / "stream-json.jsonl",
+    FIXTURES / "letta" / "outreach_workflow_agent.af",
+    FIXTURES / "letta" / "composio_github_star_agent.af",
+    FIXTURES / "letta" / "lettabot-builder.af",
 ]
 
 
