@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 
 from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io._aider import from_aider, is_aider_history
+from ctxlab.io._autogen import is_autogen_state
 from ctxlab.io._chat import (
     from_anthropic,
     from_openai,
@@ -77,6 +78,7 @@ Format = Literal[
     "codex_exec",
     "gemini_stream",
     "letta",
+    "autogen",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -155,6 +157,7 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (is_copilot_line, "copilot"),
     (is_continue_session, "continue"),
     (is_letta_agent_file, "letta"),
+    (is_autogen_state, "autogen"),
     (is_codex_exec_line, "codex_exec"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._autogen import from_autogen
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import from_openai, tool_schemas
 from ctxlab.io._claude_code import from_claude_code, subagent_records
@@ -210,6 +211,14 @@ def _letta(data: Any, where: str, name: str, episode: int, meta: dict[str, Any])
     return built_transcript(name, builder, {**meta, **notes}, system, tools)
 
 
+def _autogen(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: an AutoGen state is a JSON object (type, version, ...)"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_autogen(data, where, episode)
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -248,5 +257,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "codex_exec": _codex_exec,
     "gemini_stream": _gemini_stream,
     "letta": _letta,
+    "autogen": _autogen,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

@@ -39,6 +39,8 @@ FILES = [
     FIXTURES / "letta" / "outreach_workflow_agent.af",
     FIXTURES / "letta" / "composio_github_star_agent.af",
     FIXTURES / "letta" / "lettabot-builder.af",
+    FIXTURES / "autogen" / "team_state.json",
+    FIXTURES / "autogen" / "coder_state.json",
 ]
 
 
