@@ -46,6 +46,7 @@ from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._otel import is_otel
 from ctxlab.io._places import located
 from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code
+from ctxlab.io._smolagents import is_smolagents_steps
 from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, read_transcript
 from ctxlab.messages._request import ToolSchema
@@ -79,6 +80,7 @@ Format = Literal[
     "gemini_stream",
     "letta",
     "autogen",
+    "smolagents",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -194,6 +196,8 @@ def _list_format(value: list[Any]) -> Format | None:
         return "codex"
     if is_cline_history(value):
         return "cline"
+    if is_smolagents_steps(value):
+        return "smolagents"
     if is_openhands_events(value):
         return "openhands"
     if is_pydantic_ai(value):

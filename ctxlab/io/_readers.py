@@ -25,6 +25,7 @@ from ctxlab.io._letta import from_letta
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
 from ctxlab.io._otel import from_otel
+from ctxlab.io._smolagents import from_smolagents
 from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
@@ -219,6 +220,14 @@ def _autogen(data: Any, where: str, name: str, episode: int, meta: dict[str, Any
     return built_transcript(name, builder, {**meta, **notes}, system, ())
 
 
+def _smolagents(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, list):
+        msg = f"{where}: smolagents memory is a list of steps (agent.memory.get_full_steps())"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_smolagents(data, where)
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -258,5 +267,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "gemini_stream": _gemini_stream,
     "letta": _letta,
     "autogen": _autogen,
+    "smolagents": _smolagents,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

@@ -41,6 +41,8 @@ FILES = [
     FIXTURES / "letta" / "lettabot-builder.af",
     FIXTURES / "autogen" / "team_state.json",
     FIXTURES / "autogen" / "coder_state.json",
+    FIXTURES / "smolagents" / "tool_calling_steps.json",
+    FIXTURES / "smolagents" / "code_steps.json",
 ]
 
 
