@@ -42,6 +42,7 @@ from ctxlab.io._gemini_stream import is_gemini_json_output, is_gemini_stream_lin
 from ctxlab.io._inspect import is_inspect_log, read_eval_zip
 from ctxlab.io._letta import is_letta_agent_file
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
+from ctxlab.io._opencode import is_opencode_export
 from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._otel import is_otel
 from ctxlab.io._places import located
@@ -81,6 +82,7 @@ Format = Literal[
     "letta",
     "autogen",
     "smolagents",
+    "opencode",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -160,6 +162,7 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (is_continue_session, "continue"),
     (is_letta_agent_file, "letta"),
     (is_autogen_state, "autogen"),
+    (is_opencode_export, "opencode"),
     (is_codex_exec_line, "codex_exec"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),

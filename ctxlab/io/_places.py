@@ -1,5 +1,6 @@
 """Sessions known by where they live rather than by one file's content: a tool that keeps a
-session as a folder of files (a Cline/Roo/Kilo task), or as a file whose name says what it is.
+session as a folder of files (a Cline/Roo/Kilo task; an OpenCode session in its storage, the
+messages and parts in folders beside it), or as a file whose name says what it is.
 
 `located` reads such a session from any of its paths (the folder or one of its files) and
 `companion` tells `sessions` which files are parts of a session listed under another of its
@@ -14,6 +15,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._cline import HISTORY_FILE, UI_FILE, app_of_path, from_cline
+from ctxlab.io._opencode import from_opencode
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
 from ctxlab.util._jsonl import read_text
@@ -27,6 +29,9 @@ _TASK_PARTS = {UI_FILE, "task_metadata.json", "context_history.json"}
 def located(path: Path, format: str | None, name: str | None) -> Transcript | None:
     """The session at ``path`` when where it lives says what it is (else None: read the file's
     content)."""
+    storage = _opencode_storage(path) if format in (None, "opencode") else None
+    if storage is not None:
+        return _opencode_session(path, storage, name)
     if format not in (None, "cline"):
         return None
     task = _task_folder(path)
@@ -43,7 +48,51 @@ def companion(path: Path) -> bool:
     if path.name in _TASK_PARTS and (path.parent / HISTORY_FILE).is_file():
         return True
     # Continue's list of the sessions beside it (``~/.continue/sessions/sessions.json``).
-    return path.name == "sessions.json" and path.parent.name == "sessions"
+    if path.name == "sessions.json" and path.parent.name == "sessions":
+        return True
+    # OpenCode's storage: a session's messages, parts, diffs, todos beside its session file.
+    root = _storage_root(path)
+    return root is not None and not path.is_relative_to(root / "session")
+
+
+def _storage_root(path: Path) -> Path | None:
+    for folder in path.parents:
+        if (
+            folder.name == "storage"
+            and (folder / "session").is_dir()
+            and (folder / "message").is_dir()
+        ):
+            return folder
+    return None
+
+
+def _opencode_storage(path: Path) -> Path | None:
+    """The storage folder of a stored OpenCode session file
+    (``storage/session/<project>/<session id>.json``), else None."""
+    if path.suffix != ".json" or len(path.parents) < 3 or path.parents[1].name != "session":
+        return None
+    root = path.parents[2]
+    return root if (root / "message" / path.stem).is_dir() else None
+
+
+def _opencode_session(path: Path, root: Path, name: str | None) -> Transcript:
+    session = _json(path)
+    if not isinstance(session, dict):
+        msg = f"{path}: an OpenCode session file is a JSON object (id, projectID, title, ...)"
+        raise MessageFormatError(msg)
+    messages = []
+    for message_path in sorted((root / "message" / path.stem).glob("*.json")):
+        info = _json(message_path)
+        key = info.get("id") if isinstance(info, dict) else None
+        part_paths = sorted((root / "part" / str(key or message_path.stem)).glob("*.json"))
+        messages.append({"info": info, "parts": [_json(p) for p in part_paths]})
+    builder, system, notes = from_opencode(messages, str(path))
+    meta = {
+        "source": "opencode",
+        **{k: session[k] for k in ("id", "title", "version", "directory") if k in session},
+        **notes,
+    }
+    return built_transcript(name or path.stem, builder, meta, system, ())
 
 
 def _task_folder(path: Path) -> Path | None:
@@ -81,7 +130,7 @@ def _json(path: Path) -> Any:
     except (json.JSONDecodeError, RecursionError) as exc:
         where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else ""
         msg = (
-            f"{path} is not JSON ({where or 'nested too deeply'}); a Cline/Roo/Kilo task file "
-            "is one JSON document — copy it again if it was cut off"
+            f"{path} is not JSON ({where or 'nested too deeply'}); a task or session file of "
+            "this tool is one JSON document — copy it again if it was cut off"
         )
         raise MessageFormatError(msg) from exc

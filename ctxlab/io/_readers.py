@@ -23,6 +23,7 @@ from ctxlab.io._gemini_stream import from_gemini_stream
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._letta import from_letta
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
+from ctxlab.io._opencode import from_opencode
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
 from ctxlab.io._otel import from_otel
 from ctxlab.io._smolagents import from_smolagents
@@ -228,6 +229,17 @@ def _smolagents(data: Any, where: str, name: str, episode: int, meta: dict[str, 
     return built_transcript(name, builder, {**meta, **notes}, system, ())
 
 
+def _opencode(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    # ``opencode export`` output (a stored session is read from its folders by `_places`).
+    if not isinstance(data, Mapping) or not isinstance(data.get("messages"), list):
+        msg = f"{where}: an OpenCode export is a JSON object with 'info' and 'messages'"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_opencode(data["messages"], where)
+    info = data["info"] if isinstance(data.get("info"), Mapping) else {}
+    meta.update({k: info[k] for k in ("id", "title", "version", "directory") if k in info})
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -268,5 +280,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "letta": _letta,
     "autogen": _autogen,
     "smolagents": _smolagents,
+    "opencode": _opencode,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

@@ -43,6 +43,8 @@ FILES = [
     FIXTURES / "autogen" / "coder_state.json",
     FIXTURES / "smolagents" / "tool_calling_steps.json",
     FIXTURES / "smolagents" / "code_steps.json",
+    FIXTURES / "opencode" / "export.json",
+    *sorted((FIXTURES / "opencode" / "storage" / "session").glob("*/*.json")),
 ]
 
 
