@@ -39,6 +39,7 @@ from ctxlab.io._gemini import (
     is_gemini_contents,
 )
 from ctxlab.io._gemini_stream import is_gemini_json_output, is_gemini_stream_line
+from ctxlab.io._goose import is_goose_export, is_goose_line
 from ctxlab.io._inspect import is_inspect_log, read_eval_zip
 from ctxlab.io._letta import is_letta_agent_file
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
@@ -83,6 +84,7 @@ Format = Literal[
     "autogen",
     "smolagents",
     "opencode",
+    "goose",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -163,6 +165,8 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (is_letta_agent_file, "letta"),
     (is_autogen_state, "autogen"),
     (is_opencode_export, "opencode"),
+    (is_goose_export, "goose"),
+    (is_goose_line, "goose"),
     (is_codex_exec_line, "codex_exec"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),

@@ -20,6 +20,7 @@ from ctxlab.io._continue import from_continue
 from ctxlab.io._copilot import from_copilot
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
 from ctxlab.io._gemini_stream import from_gemini_stream
+from ctxlab.io._goose import from_goose
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._letta import from_letta
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
@@ -240,6 +241,11 @@ def _opencode(data: Any, where: str, name: str, episode: int, meta: dict[str, An
     return built_transcript(name, builder, {**meta, **notes}, system, ())
 
 
+def _goose(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    builder, notes = from_goose(data if isinstance(data, list) else [data], where)
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -281,5 +287,6 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "autogen": _autogen,
     "smolagents": _smolagents,
     "opencode": _opencode,
+    "goose": _goose,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

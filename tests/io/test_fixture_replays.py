@@ -45,6 +45,8 @@ FILES = [
     FIXTURES / "smolagents" / "code_steps.json",
     FIXTURES / "opencode" / "export.json",
     *sorted((FIXTURES / "opencode" / "storage" / "session").glob("*/*.json")),
+    FIXTURES / "goose" / "20250514_103000.jsonl",
+    FIXTURES / "goose" / "export.json",
 ]
 
 
