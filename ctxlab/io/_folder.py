@@ -1,7 +1,7 @@
 """`sessions`: a folder of recorded sessions as a table, one row per file.
 
 Point it at ``~/.claude/projects``, ``~/.codex/sessions``, ``~/.gemini/tmp`` or any folder:
-every file that could be a session (``.jsonl``, ``.json``, aider's history) gets a row — the
+every file that could be a session (``.jsonl``, ``.json``, ``.af``, aider's and SpecStory's Markdown) gets a row — the
 format detected, its models, requests, tool calls, the conversation's size, what the provider
 billed, its own compactions, what was skipped or repaired — or, when it does not load, the
 reason in ``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._load import read
 from ctxlab.io._places import companion
+from ctxlab.io._specstory import is_specstory
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
 
@@ -57,7 +58,7 @@ _COUNTS = (
     "skipped",
     "repairs",
 )
-SUFFIXES = (".jsonl", ".json", ".traj", ".eval", ".af", ".aider.chat.history.md")
+SUFFIXES = (".jsonl", ".json", ".traj", ".eval", ".af", ".md")
 """The files `sessions` reads."""
 _PARALLEL_FROM = 24  # files: below this, starting processes costs more than it saves
 
@@ -98,6 +99,7 @@ def sessions(
         and p.name.lower().endswith(wanted)
         and not _hidden(p, root)
         and not companion(p)  # a part of a session listed under another of its files
+        and _session_markdown(p)
     )
     count = workers if workers is not None else os.cpu_count() or 1
     bar = tqdm(total=len(files), disable=not progress, unit="file")
@@ -115,6 +117,19 @@ def sessions(
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
     # Counts as integers with gaps (a file that did not load has none), not floats.
     return frame.astype(dict.fromkeys(_COUNTS, "Int64"))
+
+
+def _session_markdown(path: Path) -> bool:
+    # Of Markdown files, only chat histories (aider's, SpecStory's): not every README.
+    if not path.name.lower().endswith(".md"):
+        return True
+    if path.name.lower().endswith(".aider.chat.history.md"):
+        return True
+    try:
+        with path.open("rb") as handle:
+            return is_specstory(handle.read(2048).decode("utf-8", "replace"))
+    except OSError:
+        return False
 
 
 def _hidden(path: Path, root: Path) -> bool:

@@ -49,6 +49,7 @@ from ctxlab.io._otel import is_otel
 from ctxlab.io._places import located
 from ctxlab.io._readers import DOCUMENTS, built_transcript, claude_code
 from ctxlab.io._smolagents import is_smolagents_steps
+from ctxlab.io._specstory import from_specstory, is_specstory
 from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, read_transcript
 from ctxlab.messages._request import ToolSchema
@@ -85,6 +86,7 @@ Format = Literal[
     "smolagents",
     "opencode",
     "goose",
+    "specstory",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -331,7 +333,12 @@ def _load(
         if found is not None:
             return found
         check_regular_file(path)  # before any open: a FIFO would block it
-        if format == "aider" or (format is None and _starts_as_aider(path)):
+        head = _head(path) if format is None else ""
+        if format == "specstory" or (format is None and is_specstory(head)):
+            builder, notes = from_specstory(read_text(path), str(path))
+            meta = {"source": "specstory", **notes}
+            return built_transcript(name or path.stem, builder, meta, "", ())
+        if format == "aider" or (format is None and is_aider_history(head)):
             builder, notes = from_aider(read_text(path), str(path), episode)
             meta = {"source": "aider", **notes}
             # Named for the folder it is in: aider keeps one history per repository.
@@ -381,14 +388,13 @@ def _inner_document(path: Path, text: str) -> Any:
         raise MessageFormatError(msg) from exc
 
 
-def _starts_as_aider(path: Path) -> bool:
-    # A Markdown chat history, not JSON: known from its first bytes.
+def _head(path: Path) -> str:
+    # A Markdown chat history (aider's, SpecStory's), not JSON: known from its first bytes.
     try:
         with path.open("rb") as handle:
-            head = handle.read(256)
+            return handle.read(2048).decode("utf-8", "replace")
     except OSError:
-        return False
-    return is_aider_history(head.decode("utf-8", "replace"))
+        return ""
 
 
 def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> Transcript:

@@ -47,6 +47,7 @@ FILES = [
     *sorted((FIXTURES / "opencode" / "storage" / "session").glob("*/*.json")),
     FIXTURES / "goose" / "20250514_103000.jsonl",
     FIXTURES / "goose" / "export.json",
+    *sorted(p for p in (FIXTURES / "specstory").glob("*.md") if p.name != "README.md"),
 ]
 
 
