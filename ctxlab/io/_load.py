@@ -3,7 +3,6 @@ from the content (or forced with ``format=``)."""
 
 from __future__ import annotations
 
-import json
 import os
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +26,9 @@ from ctxlab.io._codex import is_codex_line
 from ctxlab.io._codex_exec import is_codex_exec_line
 from ctxlab.io._continue import is_continue_session
 from ctxlab.io._copilot import is_copilot_line
+from ctxlab.io._files import head as first_bytes
+from ctxlab.io._files import inner_document
+from ctxlab.io._files import records as read_records
 from ctxlab.io._frameworks import (
     as_plain_data,
     from_langchain,
@@ -54,7 +56,7 @@ from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, read_transcript
 from ctxlab.messages._request import ToolSchema
 from ctxlab.tokens import preload
-from ctxlab.util._jsonl import check_regular_file, json_lines, read_text
+from ctxlab.util._jsonl import check_regular_file, read_text
 
 __all__ = ["FORMATS", "Format", "detect_format", "load", "read"]
 
@@ -89,69 +91,6 @@ Format = Literal[
     "specstory",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
-
-
-def _records(path: Path) -> tuple[list[tuple[int, Any]], Any]:
-    """(line number, value) of a JSON Lines file, or the whole JSON document."""
-    text = read_text(path)
-    try:
-        return [], json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        pass
-    try:
-        records = json_lines(path, text)
-    except MessageFormatError:
-        # Pretty-printed JSON objects one after another (the OpenTelemetry console exporter).
-        concatenated = _concatenated(text)
-        if concatenated is None:
-            _raise_if_truncated(path, text)
-            raise
-        records = concatenated
-    if not records:
-        msg = f"{path} is empty"
-        raise MessageFormatError(msg)
-    return records, None
-
-
-def _raise_if_truncated(path: Path, text: str) -> None:
-    # A pretty-printed document that stops part way: said as such, where it stops, rather than
-    # as its first line not being JSON.
-    stripped = text.strip()
-    if (
-        not stripped
-        or stripped[0] not in "[{"
-        or stripped.splitlines()[0].strip() not in ("[", "{")
-    ):
-        return
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()) - 1:
-            msg = (
-                f"{path} ends before its JSON document does (line {exc.lineno}: {exc.msg}): the "
-                "file looks truncated — copy or export it again"
-            )
-            raise MessageFormatError(msg) from exc
-    except RecursionError:
-        return
-
-
-def _concatenated(text: str) -> list[tuple[int, Any]] | None:
-    decoder = json.JSONDecoder()
-    records: list[tuple[int, Any]] = []
-    position = 0
-    while position < len(text):
-        while position < len(text) and text[position].isspace():
-            position += 1
-        if position == len(text):
-            break
-        try:
-            value, end = decoder.raw_decode(text, position)
-        except (json.JSONDecodeError, RecursionError):
-            return None
-        records.append((text.count("\n", 0, position) + 1, value))
-        position = end
-    return records if len(records) > 1 else None
 
 
 _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] = (
@@ -243,7 +182,13 @@ def load(
     or ``.json``), Gemini API contents, Codex CLI rollouts (``rollout-*.jsonl``), GitHub Copilot
     CLI sessions (``session-state/<id>/events.jsonl``) and aider's
     ``.aider.chat.history.md`` (``episode`` picks a run), Inspect AI logs (``.eval``, ``.json``;
-    ``episode`` picks a sample). What a file holds that is not a message (a CLI's
+    ``episode`` picks a sample), Cline / Roo Code / Kilo Code task folders (the folder or either
+    of its files), Continue sessions, ``codex exec --json`` and Gemini CLI ``stream-json``
+    output, Letta agent files (``.af``; ``episode`` picks the agent), AutoGen AgentChat state
+    (``episode`` picks the agent), smolagents memory steps, OpenCode sessions (an export, or a
+    session file in OpenCode's storage), Goose sessions and SpecStory Markdown (Cursor chats) —
+    each importer's module says which versions it reads and where it learned the format. What a
+    file holds that is not a message (a CLI's
     info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
@@ -333,7 +278,7 @@ def _load(
         if found is not None:
             return found
         check_regular_file(path)  # before any open: a FIFO would block it
-        head = _head(path) if format is None else ""
+        head = first_bytes(path) if format is None else ""
         if format == "specstory" or (format is None and is_specstory(head)):
             builder, notes = from_specstory(read_text(path), str(path))
             meta = {"source": "specstory", **notes}
@@ -352,11 +297,11 @@ def _load(
         if path.suffix == ".eval" and zipfile.is_zipfile(path):
             log = read_eval_zip(path)
             return _from_data(log, format or "inspect", str(path), name or path.stem, episode)
-        records, document = _records(path)
+        records, document = read_records(path)
         if records == [] and isinstance(document, str):
             # A document saved as a JSON string of itself (seen in Letta's published agent
             # files): read the JSON it holds.
-            document = _inner_document(path, document)
+            document = inner_document(path, document)
         label, stem = str(path), path.name.split(".")[0]
         first = document if records == [] else records[0][1]
         kind = format or detect_format(first)
@@ -375,26 +320,6 @@ def _load(
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess
         raise
-
-
-def _inner_document(path: Path, text: str) -> Any:
-    if not text.lstrip().startswith(("{", "[")):
-        msg = f"{path} holds one JSON string, not a session"
-        raise MessageFormatError(msg)
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        msg = f"{path} holds one JSON string whose text is not JSON: not a session"
-        raise MessageFormatError(msg) from exc
-
-
-def _head(path: Path) -> str:
-    # A Markdown chat history (aider's, SpecStory's), not JSON: known from its first bytes.
-    try:
-        with path.open("rb") as handle:
-            return handle.read(2048).decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def _from_data(data: Any, kind: Format, where: str, name: str, episode: int) -> Transcript:
