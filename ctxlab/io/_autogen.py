@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
 from ctxlab.io._chat import arguments_of
 from ctxlab.messages import ProviderUsage
 
@@ -130,12 +130,11 @@ def _message(builder: ConversationBuilder, system: list[str], message: Any) -> N
         builder.add(
             "user",
             [
-                {
-                    "type": "tool_result",
-                    "tool_use_id": str(r.get("call_id") or ""),
-                    "content": str(r.get("content") or "(no output)"),
-                    "is_error": bool(r.get("is_error")),
-                }
+                tool_result(
+                    str(r.get("call_id") or ""),
+                    str(r.get("content") or ""),
+                    is_error=bool(r.get("is_error")),
+                )
                 for r in results
             ],
         )

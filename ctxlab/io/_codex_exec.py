@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping
+from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
 from ctxlab.io._chat import arguments_of
 from ctxlab.messages import ProviderUsage
 
@@ -226,7 +226,7 @@ def _tool(item: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | Non
     call = {"type": "tool_use", "id": call_id, **use}
     if status == "in_progress":
         return call, None
-    return call, {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": error}
+    return call, tool_result(call_id, text, is_error=error)
 
 
 def _protocol_tool(
@@ -259,13 +259,7 @@ def _protocol_tool(
             else _mcp_text(as_mapping(outcome.get("Ok")).get("content"))
         )
     call = {"type": "tool_use", "id": call_id, **use}
-    result = {
-        "type": "tool_result",
-        "tool_use_id": call_id,
-        "content": text if text.strip() else "(no output)",
-        "is_error": error,
-    }
-    return call, result
+    return call, tool_result(call_id, text, is_error=error)
 
 
 def _arguments(value: Any) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
 from ctxlab.io._chat import arguments_of
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
@@ -263,12 +263,7 @@ def _result(call_id: str, state: Mapping[str, Any]) -> dict[str, Any]:
         text = _ERRORED
     else:
         text = _NO_OUTPUT
-    return {
-        "type": "tool_result",
-        "tool_use_id": call_id,
-        "content": text or _NO_OUTPUT,
-        "is_error": status == "errored",
-    }
+    return tool_result(call_id, text, is_error=status == "errored", empty=_NO_OUTPUT)
 
 
 def _rendered(item: Mapping[str, Any]) -> str:

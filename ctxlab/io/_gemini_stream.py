@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping
+from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
 
 __all__ = ["from_gemini_stream", "is_gemini_json_output", "is_gemini_stream_line"]
 
@@ -144,9 +144,4 @@ def _result(event: Mapping[str, Any]) -> dict[str, Any]:
         text = output
     else:
         text = json.dumps(output, ensure_ascii=False) if output is not None else "(no output)"
-    return {
-        "type": "tool_result",
-        "tool_use_id": str(event.get("tool_id") or ""),
-        "content": text if text.strip() else "(no output)",
-        "is_error": error,
-    }
+    return tool_result(str(event.get("tool_id") or ""), text, is_error=error)

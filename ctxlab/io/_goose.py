@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping
+from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
 
 __all__ = ["from_goose", "is_goose_export", "is_goose_line"]
 
@@ -200,9 +200,4 @@ def _response(item: Mapping[str, Any]) -> dict[str, Any]:
         parts = content if isinstance(content, list) else []
         texts = [str(p.get("text")) for p in parts if isinstance(p, Mapping) and "text" in p]
         text = "\n".join(texts) if texts else json.dumps(content, ensure_ascii=False)
-    return {
-        "type": "tool_result",
-        "tool_use_id": str(item.get("id") or ""),
-        "content": text if text.strip() else "(no output)",
-        "is_error": error,
-    }
+    return tool_result(str(item.get("id") or ""), text, is_error=error)

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
 from ctxlab.io._chat import arguments_of, tool_schemas
 from ctxlab.messages._request import ToolSchema
 
@@ -242,22 +242,14 @@ def _results(message: Mapping[str, Any], parts: Sequence[Any]) -> list[dict[str,
     returns = [r for r in message.get("tool_returns") or () if isinstance(r, Mapping)]
     if len(returns) > 1:  # parallel calls answered in one message
         return [
-            {
-                "type": "tool_result",
-                "tool_use_id": str(r.get("tool_call_id") or ""),
-                "content": str(r.get("func_response") or "(no output)"),
-                "is_error": r.get("status") == "error",
-            }
+            tool_result(
+                str(r.get("tool_call_id") or ""),
+                str(r.get("func_response") or ""),
+                is_error=r.get("status") == "error",
+            )
             for r in returns
         ]
     status = returns[0].get("status") if returns else None
     text = _text(parts) or (str(returns[0].get("func_response") or "") if returns else "")
     call_id = message.get("tool_call_id") or (returns[0].get("tool_call_id") if returns else "")
-    return [
-        {
-            "type": "tool_result",
-            "tool_use_id": str(call_id or ""),
-            "content": text or "(no output)",
-            "is_error": status == "error",
-        }
-    ]
+    return [tool_result(str(call_id or ""), text, is_error=status == "error")]

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_opencode", "is_opencode_export", "is_opencode_session_info"]
@@ -210,13 +210,7 @@ def _tool(part: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             text = str(state.get("error") or "error")
     else:
         text = _INTERRUPTED
-    result = {
-        "type": "tool_result",
-        "tool_use_id": call_id,
-        "content": text if text.strip() else "(no output)",
-        "is_error": error,
-    }
-    return use, result
+    return use, tool_result(call_id, text, is_error=error)
 
 
 def _file(part: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, as_mapping, text_parts
+from ctxlab.io._build import ConversationBuilder, as_mapping, text_parts, tool_result
 from ctxlab.io._chat import arguments_of
 from ctxlab.messages import ProviderUsage
 
@@ -124,14 +124,11 @@ def _action(builder: ConversationBuilder, step: Mapping[str, Any], calls: int) -
             builder.text("user", text)
         return calls
     results = [
-        {
-            "type": "tool_result",
-            "tool_use_id": use["id"],
-            "content": (text or "(no output)")
-            if n == 0
-            else "(reported with the first call's result)",
-            "is_error": bool(error),
-        }
+        tool_result(
+            str(use["id"]),
+            text if n == 0 else "(reported with the first call's result)",
+            is_error=bool(error),
+        )
         for n, use in enumerate(uses)
     ]
     builder.add("user", results)
