@@ -1,10 +1,11 @@
 """`sessions`: a folder of recorded sessions as a table, one row per file.
 
 Point it at ``~/.claude/projects``, ``~/.codex/sessions``, ``~/.gemini/tmp`` or any folder:
-every file that could be a session (``.jsonl``, ``.json``, ``.af``, aider's and SpecStory's Markdown) gets a row — the
-format detected, its models, requests, tool calls, the conversation's size, what the provider
-billed, its own compactions, what was skipped or repaired — or, when it does not load, the
-reason in ``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
+every file that could be a session (``.jsonl``, ``.json``, ``.af``, aider's and SpecStory's
+Markdown) gets a row — one per session when a session is several files (a Cline task, OpenCode's
+storage) — with the format detected, its models, requests, tool calls, the conversation's size,
+what the provider billed, its own compactions, what was skipped or repaired — or, when it does
+not load, the reason in ``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
 interpreter lock), with a progress bar.
 """
 
