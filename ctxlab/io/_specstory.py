@@ -42,8 +42,8 @@ _HEADER = re.compile(
 _CONTINUED = re.compile(r"^_\*\*\*\*_\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _SEPARATOR = re.compile(r"^---\s*$")
-# Each pattern here runs in time linear in the text (tests/util/test_linear_specstory.py holds
-# each equal to the lazy or backtracking pattern it replaces): `_tool_name`, `_session`.
+# Each reading here runs in time linear in the text, held equal to the lazy or backtracking
+# pattern it replaces by tests/util/test_linear_markdown_and_shell.py: `_tool_name`, `_session`.
 _TOOL_OPENING = re.compile(r"<tool-use", re.IGNORECASE)
 _TOOL_NAMED = re.compile(r'data-tool-name="', re.IGNORECASE)
 _TOOL_LINE = re.compile(r"^Tool use: \*\*(?P<name>[^*]+)\*\*")
