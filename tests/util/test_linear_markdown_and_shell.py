@@ -57,20 +57,32 @@ def fixture_texts() -> list[str]:
     return texts
 
 
-TOOL_TAG_TEXT = pieces(
-    "<tool-use",
-    "<TOOL-USE",
-    "<tool-used",
-    ' data-tool-name="',
-    'DATA-TOOL-NAME="',
-    'data-tool-type="read" ',
-    '"',
-    ">",
-    "Bash",
-    " ",
-    "\n",
-    "<",
-    "</tool-use>",
+# Random pieces, and opening tags shaped like SpecStory's with pieces among their attributes
+# (most random texts hold no tag the old pattern matches).
+TOOL_TAG_TEXT = st.one_of(
+    pieces(
+        "<tool-use",
+        "<TOOL-USE",
+        "<tool-used",
+        ' data-tool-name="',
+        'DATA-TOOL-NAME="',
+        'data-tool-type="read" ',
+        '"',
+        ">",
+        "Bash",
+        " ",
+        "\n",
+        "<",
+        "</tool-use>",
+    ),
+    st.builds(
+        lambda before, inside, after: before + "<tool-use" + inside + after,
+        pieces("x", "<tool-use", ">", '"', size=3),
+        pieces(
+            ' data-tool-name="', '"', "Bash", ">", " ", 'data-tool-type="x"', "<tool-use", size=8
+        ),
+        pieces('"', ">", "</tool-use>", "x", size=3),
+    ),
 )
 
 
@@ -126,8 +138,7 @@ def test_tool_blocks_thoughts_and_wrappers_as_the_old_patterns(text: str) -> Non
     assert _specstory._without_wrappers(text) == OLD_WRAPPER.sub("", text)
 
 
-@SETTINGS
-@given(
+SESSION_TEXT = st.one_of(
     pieces(
         "<!--",
         " ",
@@ -144,8 +155,21 @@ def test_tool_blocks_thoughts_and_wrappers_as_the_old_patterns(text: str) -> Non
         "<!-",
         "é",
         "\u2028",
-    )
+    ),
+    # A comment's white space, provider and id, with pieces that make the pattern
+    # backtrack: line breaks, comments and " Session " again.
+    st.builds(
+        lambda *parts: "<!--".join(parts[:2]) + " Session ".join(parts[2:]),
+        pieces("x", "<!--", "\n", size=2),
+        pieces(" ", "\t", "\n", "\r", "\u2028", " Session ", size=3),
+        pieces("cursor", " ", "x", "\n", "<!--", " Session ", "-", size=4),
+        pieces("abc", "-", "1", " ", "é", "\n", "Session ", size=3),
+    ),
 )
+
+
+@SETTINGS
+@given(SESSION_TEXT)
 @example("<!-- cursor Session 3f2a-1 -->")
 @example("<!--  Session x")  # the pattern gives one space back: the provider is " "
 @example("<!--\n Session x")  # ... but never a line break
@@ -176,8 +200,25 @@ def test_the_specstory_fixtures_as_the_old_patterns() -> None:
     assert names >= 3 and sessions >= 2
 
 
-SED_TEXT = pieces(
-    "s", "/", "|", "#", "\\", "1", "12", ",", "g", "p", "I", "a", "b", "\n", " ", "x", size=16
+SED_PART = pieces("a", "b", "D", "\\", "\\D", "g", "1", "p", "\n", " ", size=5)
+# Random pieces, and substitutions whose delimiter ("D" in the parts) stands in its places and
+# elsewhere: in the old and new text, escaped or not, among the flags (and after them).
+SED_TEXT = st.one_of(
+    pieces(
+        "s", "/", "|", "#", "\\", "1", "12", ",", "g", "p", "I", "a", "b", "\n", " ", "x", size=16
+    ),
+    st.builds(
+        lambda address, delimiter, parts, flags: (
+            address
+            + "s"
+            + delimiter
+            + delimiter.join(p.replace("D", delimiter) for p in [*parts, flags])
+        ),
+        st.sampled_from(["", "3", "1,12", "/x/", "1,", "/", "12a"]),
+        st.sampled_from(["/", "|", "#", "\\", "g", "1", "\n", "s", ",", " "]),
+        st.lists(SED_PART, min_size=2, max_size=3),
+        pieces("g", "2", "p", "I", "D", "\n", "x", size=3),
+    ),
 )
 
 
@@ -197,11 +238,17 @@ def test_a_sed_substitution_as_the_old_pattern(expression: str) -> None:
     assert _changes._substitution(expression) == (old.group(1, 3, 4) if old else None)
 
 
-@SETTINGS
-@given(
+HEREDOC_BODY = st.one_of(
     pieces("EOF", "EOFX", "END", "E", "\n", " ", "\t", "x", "\r", "\x0b", "\u2028", size=16),
-    st.sampled_from(["EOF", "E", "END"]),
+    st.lists(
+        st.sampled_from(["", "  ", "\t", "EOF", " EOF ", "EOFX", "x", "EOF x", "\r", " \x0b"]),
+        max_size=8,
+    ).map("\n".join),
 )
+
+
+@SETTINGS
+@given(HEREDOC_BODY, st.sampled_from(["EOF", "E", "END"]))
 @example("a\n\n  \nEOF\n", "EOF")  # the blank lines before the word are not the body's
 @example("EOF x\n EOF \t", "EOF")
 @example("\n \n", "EOF")
