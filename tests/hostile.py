@@ -1,6 +1,7 @@
 """What the hostile-input tests of several packages share: a file or folder made read-only for
 real (root ignores permission bits), a file's bytes and a folder's listing to compare before and
-after, and a check that a message names the problem and the fix."""
+after, a check that a message names the problem and the fix, and a check that a reading
+takes time linear in its text's length."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -56,3 +58,32 @@ def says(message: str, *parts: str) -> None:
     lowered = message.lower()
     missing = [p for p in parts if p.lower() not in lowered]
     assert not missing, f"the message does not say {missing}: {message!r}"
+
+
+def _seconds(run: Callable[[], object], first: float) -> float:
+    # The least of three: a busy machine slows a run, never speeds one up.
+    times = [first]
+    for _ in range(2):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def _once(run: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def assert_linear(make: Callable[[int], Callable[[], object]], n: int, bound: float) -> None:
+    """``make(n)`` and ``make(4 * n)`` take about four times as long, and ``make(4 * n)`` less
+    than ``bound`` seconds. A quadratic text fails at ``n`` already, before the long one (which
+    could take hours) is tried."""
+    short_run, long_run = make(n), make(4 * n)
+    first = _once(short_run)
+    assert first < bound / 4, f"{n:,}: {first:.2f} s"
+    short = _seconds(short_run, first)
+    long = _seconds(long_run, _once(long_run))
+    assert long < bound, f"{4 * n:,}: {long:.2f} s"
+    assert long < 8 * short + 0.25, f"{n:,}: {short:.3f} s, {4 * n:,}: {long:.3f} s"

@@ -33,6 +33,9 @@ DYNAMIC = {
     "io/_aider.py": "the split on aider's run header: a literal (re.escape) anchored at lines",
     "demo/_tools.py": "the demo's grep tool compiles the model's own pattern, over the sample "
     "project's files",
+    "fork/_signature.py": "the usage notice's first sentence (re.escape) with its numbers as "
+    "\\d+: it opens with a literal and each \\d+ is followed by one (audited as built: "
+    "tests/util/test_regex_audit.py)",
 }
 """Modules whose patterns are built at run time, with why each is linear (or not user text)."""
 

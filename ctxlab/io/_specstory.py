@@ -25,12 +25,14 @@ code blocks are text. There is no usage, System prompt or tool schema in the fil
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from ctxlab.io._build import ConversationBuilder
+from ctxlab.util._tags import PairedTags
 
 __all__ = ["from_specstory", "is_specstory"]
 
@@ -40,14 +42,19 @@ _HEADER = re.compile(
 _CONTINUED = re.compile(r"^_\*\*\*\*_\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _SEPARATOR = re.compile(r"^---\s*$")
-_TOOL_TAG = re.compile(r'<tool-use[^>]*data-tool-name="(?P<name>[^"]*)"[^>]*>', re.IGNORECASE)
+# Each reading here runs in time linear in the text, held equal to the lazy or backtracking
+# pattern it replaces by tests/util/test_linear_markdown_and_shell.py: `_tool_name`, `_session`.
+_TOOL_OPENING = re.compile(r"<tool-use", re.IGNORECASE)
+_TOOL_NAMED = re.compile(r'data-tool-name="', re.IGNORECASE)
 _TOOL_LINE = re.compile(r"^Tool use: \*\*(?P<name>[^*]+)\*\*")
-_SUMMARY = re.compile(r"<summary>(?P<text>.*?)</summary>", re.DOTALL)
+_SUMMARY = PairedTags(re.compile(r"<(summary)>"), re.compile(r"</(summary)>"))
 _ACTION = re.compile(
     r"^(?:<details>|Read file:|Listed (?:directory|current directory)|Searched |Grep search|"
     r"Edited file|Deleted file|Cancelled|Could not find file)"
 )
-_SESSION = re.compile(r"<!--\s*(?P<provider>.+?) Session (?P<id>[\w-]+)")
+_COMMENT = re.compile(r"<!--\s*+")
+_SESSION_AT = re.compile(r"(?= Session [\w-])")
+_SESSION_ID = re.compile(r"[\w-]++")
 _TITLE = re.compile(r"^#{1,2} (?P<title>.+?)(?: \((?P<date>[^)]*)\))?\s*$")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}")
 
@@ -139,9 +146,9 @@ def from_specstory(text: str, where: str) -> tuple[ConversationBuilder, dict[str
     """The conversation and notes of a SpecStory Markdown export."""
     builder = ConversationBuilder(where)
     notes: dict[str, Any] = {}
-    session = _SESSION.search(text[:4096])
+    session = _session(text[:4096])
     if session:
-        notes["provider"], notes["session_id"] = session.group("provider"), session.group("id")
+        notes["provider"], notes["session_id"] = session
     for line in text.splitlines()[:12]:
         title = _TITLE.match(line)
         if title and title.group("title") != "SpecStory":
@@ -170,7 +177,12 @@ def from_specstory(text: str, where: str) -> tuple[ConversationBuilder, dict[str
     return builder, notes
 
 
-_TOOL_BLOCK = re.compile(r"<tool-use\b.*?</tool-use>", re.DOTALL | re.IGNORECASE)
+# Paired whatever their case: the empty group is the name both share.
+_TOOL_BLOCK = PairedTags(
+    re.compile(r"<tool-use\b()", re.IGNORECASE), re.compile(r"</tool-use>()", re.IGNORECASE)
+)
+_THINK = PairedTags(re.compile(r"<(think)>"), re.compile(r"</(think)>"))
+_WRAPPER = re.compile(r"</?(?:tool-use|details)")
 
 
 def _assistant_segment(
@@ -180,25 +192,23 @@ def _assistant_segment(
     thoughts = text.count("<think>")
     if thoughts:
         builder.skip("thought process", thoughts)
-        text = re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL).strip()
+        text = _THINK.sub("", text).strip()
     # Markdown v2: each tool use in its own <tool-use> element, with text between them.
     at = 0
-    for block in _TOOL_BLOCK.finditer(text):
-        builder.text("assistant", text[at : block.start()].strip())
-        tag = _TOOL_TAG.search(block.group(0))
+    for start, end in _TOOL_BLOCK.spans(text):
+        builder.text("assistant", text[at:start].strip())
+        name = _tool_name(text[start:end])
         calls += 1
-        _tool(
-            builder, tag.group("name") if tag else "tool", block.group(0), f"specstory_call_{calls}"
-        )
-        at = block.end()
+        _tool(builder, "tool" if name is None else name, text[start:end], f"specstory_call_{calls}")
+        at = end
     text = text[at:].strip()
     if not text:
         return calls
     line = _TOOL_LINE.match(text)
     if line or (continued and _ACTION.match(text)):
         # 2025: a section of its own, "Tool use: **name**" (or, earliest, just its output).
-        summary = _SUMMARY.search(text)
-        shown = summary.group("text") if summary and not line else text
+        summary = _summary(text)
+        shown = summary[2] if summary and not line else text
         name = line.group("name") if line else re.split(r"[:\"•]", shown.strip())[0]
         calls += 1
         _tool(builder, name.strip() or "tool", text, f"specstory_call_{calls}")
@@ -208,10 +218,14 @@ def _assistant_segment(
 
 
 def _tool(builder: ConversationBuilder, name: str, text: str, call_id: str) -> None:
-    summary = _SUMMARY.search(text)
-    shown = html.unescape(summary.group("text").strip()) if summary else text.splitlines()[0]
-    output = _SUMMARY.sub("", text, count=1)
-    output = re.sub(r"</?(?:tool-use|details)[^>]*>", "", output)
+    summary = _summary(text)
+    if summary is None:
+        shown, output = text.splitlines()[0], text
+    else:
+        start, end, inside = summary
+        shown = html.unescape(inside.strip())
+        output = text[:start] + text[end:]
+    output = _without_wrappers(output)
     output = _TOOL_LINE.sub("", output, count=1).strip()
     builder.add(
         "assistant",
@@ -221,3 +235,89 @@ def _tool(builder: ConversationBuilder, name: str, text: str, call_id: str) -> N
         "user",
         [{"type": "tool_result", "tool_use_id": call_id, "content": output or "(no output shown)"}],
     )
+
+
+def _summary(text: str) -> tuple[int, int, str] | None:
+    """(start, end, text inside) of the first ``<summary>…</summary>``, or None."""
+    spans = _SUMMARY.spans(text)
+    if not spans:
+        return None
+    start, end = spans[0]
+    return start, end, text[start + len("<summary>") : end - len("</summary>")]
+
+
+def _without_wrappers(text: str) -> str:
+    """``text`` without its ``<tool-use …>``, ``<details …>`` tags and their closings, as
+    ``re.sub(r"</?(?:tool-use|details)[^>]*>", "", text)``: each tag to the first ``>`` after
+    it; one that is never closed ends the search (no later one can be)."""
+    kept: list[str] = []
+    at = 0
+    while (tag := _WRAPPER.search(text, at)) is not None:
+        close = text.find(">", tag.end())
+        if close < 0:
+            break
+        kept.append(text[at : tag.start()])
+        at = close + 1
+    kept.append(text[at:])
+    return "".join(kept)
+
+
+def _tool_name(text: str) -> str | None:
+    """The name in the first ``<tool-use … data-tool-name="name" …>`` of ``text``, as
+    ``<tool-use[^>]*data-tool-name="(?P<name>[^"]*)"[^>]*>`` (ignoring case) finds it: within
+    an opening tag (up to its first ``>``), the last ``data-tool-name="`` whose name is closed
+    by a quote with a ``>`` after it (the name may hold a ``>``) — or None.
+
+    In time linear in the text: each attribute's closing quote is found once, and an opening
+    tag without a name rules out the others up to its ``>`` (the pattern scanned from each)."""
+    last_close = text.rfind(">")
+    # The attributes whose name closes: a quote follows, and a ">" after that. The later an
+    # attribute, the later its closing quote: those that close come first.
+    named: list[int] = []
+    for attribute in _TOOL_NAMED.finditer(text):
+        quote = text.find('"', attribute.end())
+        if quote < 0 or quote > last_close:
+            break
+        named.append(attribute.start())
+    at = 0
+    while named and (opening := _TOOL_OPENING.search(text, at)) is not None:
+        tag_end = text.find(">", opening.end())
+        # The last attribute that lies whole inside this opening tag.
+        limit = len(text) if tag_end < 0 else tag_end - len('data-tool-name="')
+        index = bisect.bisect_right(named, limit) - 1
+        if index >= 0 and named[index] >= opening.end():
+            start = named[index] + len('data-tool-name="')
+            return text[start : text.find('"', start)]
+        if tag_end < 0:
+            return None  # every later opening tag holds fewer attributes
+        at = tag_end + 1
+    return None
+
+
+def _session(text: str) -> tuple[str, str] | None:
+    """(provider, id) of the first ``<!-- provider Session id``, as
+    ``<!--\\s*(?P<provider>.+?) Session (?P<id>[\\w-]+)`` finds it, or None — in time linear
+    in the text (the pattern scanned each comment's line from each ``<!--``).
+
+    The provider starts after the white space that opens the comment and ends at the first
+    `` Session `` and id on its line. Failing that, the pattern gives white space back: the
+    provider is then the one white-space character before `` Session `` (``<!--  Session x``)."""
+    said = [found.start() for found in _SESSION_AT.finditer(text)]  # where " Session " is
+    line_end = -1
+    for comment in _COMMENT.finditer(text):
+        start = comment.end()  # not white space: " Session " is never said here
+        if line_end < start:  # (the comments of one line share its end)
+            found = text.find("\n", start)
+            line_end = len(text) if found < 0 else found
+        index = bisect.bisect_left(said, start - 1)
+        right_before = index < len(said) and said[index] == start - 1
+        after = index + right_before
+        if after < len(said) and said[after] < line_end:
+            return text[start : said[after]], _id_at(text, said[after])
+        if right_before and start - 2 >= comment.start() + 4 and text[start - 2] != "\n":
+            return text[start - 2 : start - 1], _id_at(text, start - 1)
+    return None
+
+
+def _id_at(text: str, said: int) -> str:
+    return _SESSION_ID.match(text, said + len(" Session ")).group()  # type: ignore[union-attr]

@@ -25,9 +25,11 @@ _LINE_BREAK = " ⏎ "
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _WRITE = re.compile(r"(?<![<>&0-9])(>>?)\s*(['\"]?)([^\s'\";|&<>]+)\2")
 _SED = re.compile(r"(?:^|[;&|(]\s*|\s)sed\s+((?:-[^\s]+\s+|--\S+\s+)*)")
-_SUBSTITUTE = re.compile(
-    r"^(\d+(?:,\d+)?|/[^/]*/)?s(.)(.*?)(?<!\\)\2(.*?)(?<!\\)\2([gIp0-9]*)$", re.S
-)
+# A substitution's address (a line, a range or a pattern) and delimiter: the rest is read by
+# `_substitution`, in time linear in the expression.
+_SUBSTITUTE = re.compile(r"^(\d++(?:,\d++)?+|/[^/]*+/)?+s(.)", re.S)
+_SED_FLAGS = "gIp0123456789"
+_SPACE = re.compile(r"\s*+")
 # ``5a\ text``, ``/pattern/i\ text``, ``3,7d``: lines added after, before, in place of, or
 # deleted at an address (a line number or range, or a pattern).
 _LINE_EDIT = re.compile(r"^(\d+(?:,\d+)?|/(?:[^/\\]|\\.)*/)\s*(?:([aic])\\?\s?(.*)|(d))$", re.S)
@@ -156,11 +158,59 @@ def shell_changes(command: str) -> list[tuple[str, str]]:
             continue
         if heredoc is not None:
             body = command[command.find("\n", heredoc.end()) + 1 :]
-            end = re.search(rf"^\s*{re.escape(heredoc.group(2))}\s*$", body, re.M)
-            found.append((path, _written(body[: end.start()] if end else body)))
+            end = _heredoc_end(body, heredoc.group(2))
+            found.append((path, _written(body[:end] if end is not None else body)))
         else:
             found.append((path, "appended" if write.group(1) == ">>" else "written"))
     return found
+
+
+def _heredoc_end(body: str, word: str) -> int | None:
+    """Where a heredoc's body ends: the start of the first line holding only ``word`` (and
+    white space), as ``^\\s*WORD\\s*$`` (multiline) finds it — a run of blank lines before
+    that line included — or None. Each line is read once: the pattern took the square of a
+    run of blank lines' length (its ``\\s*`` crossed them again from each of their starts)."""
+    start = 0
+    while True:
+        # The lines starting inside one run of white space all reach the same word.
+        at = _SPACE.match(body, start).end()  # type: ignore[union-attr]
+        if body.startswith(word, at):
+            after = _SPACE.match(body, at + len(word)).end()  # type: ignore[union-attr]
+            if after == len(body) or "\n" in body[at + len(word) : after]:
+                return start
+        line_end = body.find("\n", at)
+        if line_end < 0:
+            return None
+        start = line_end + 1
+
+
+def _substitution(expression: str) -> tuple[str | None, str, str] | None:
+    """The address, old and new text of ``s/old/new/flags`` (any delimiter, an address
+    before it), as ``^(\\d+(?:,\\d+)?|/[^/]*/)?s(.)(.*?)(?<!\\\\)\\2(.*?)(?<!\\\\)\\2([gIp0-9]*)$``
+    (DOTALL) reads it: the old text up to the first delimiter not after a backslash, the new
+    text up to the first such delimiter followed by nothing but flags (and a final line
+    break) — or None. In time linear in the expression (that pattern tried every pair of
+    delimiters)."""
+    head = _SUBSTITUTE.match(expression)
+    if head is None:
+        return None
+    delimiter = head.group(2)
+
+    def unescaped(start: int) -> int:
+        at = expression.find(delimiter, start)
+        while at > 0 and expression[at - 1] == "\\":
+            at = expression.find(delimiter, at + 1)
+        return at
+
+    middle = unescaped(head.end())
+    if middle < 0:
+        return None
+    # Only a delimiter followed by flags to the end can close the new text.
+    flags = len(expression.removesuffix("\n").rstrip(_SED_FLAGS))
+    last = unescaped(max(middle + 1, flags - 1))
+    if last < 0:
+        return None
+    return head.group(1), expression[head.end() : middle], expression[middle + 1 : last]
 
 
 def _sed_changes(rest: str) -> list[tuple[str, str]]:
@@ -208,9 +258,9 @@ def _unquote(match: re.Match[str]) -> str:
 
 
 def _sed_expression(expression: str) -> str:
-    match = _SUBSTITUTE.match(expression.strip())
-    if match is not None:
-        address, _delimiter, old, new, _flags = match.groups()
+    substitution = _substitution(expression.strip())
+    if substitution is not None:
+        address, old, new = substitution
         where = f", line {address}" if address and address[0].isdigit() else ""
         return f"{change(old, new)} (sed{where})"
     line = _LINE_EDIT.match(expression.strip())

@@ -8,7 +8,6 @@ under an absolute bound far below what the quadratic patterns took (15 s and mor
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,35 +15,7 @@ from ctxlab import load
 from ctxlab.messages import TextBlock, UserMessage
 from ctxlab.pipeline._span import _scan_result, read_span
 from ctxlab.retention._users import _scan as user_lines
-
-
-def _seconds(run: Callable[[], object], first: float) -> float:
-    # The least of three: a busy machine slows a run, never speeds one up.
-    times = [first]
-    for _ in range(2):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return min(times)
-
-
-def _once(run: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    run()
-    return time.perf_counter() - started
-
-
-def assert_linear(make: Callable[[int], Callable[[], object]], n: int, bound: float) -> None:
-    """``make(n)`` and ``make(4 * n)`` take about four times as long, and ``make(4 * n)`` less
-    than ``bound`` seconds. A quadratic text fails at ``n`` already, before the long one (which
-    could take hours) is tried."""
-    short_run, long_run = make(n), make(4 * n)
-    first = _once(short_run)
-    assert first < bound / 4, f"{n:,}: {first:.2f} s"
-    short = _seconds(short_run, first)
-    long = _seconds(long_run, _once(long_run))
-    assert long < bound, f"{4 * n:,}: {long:.2f} s"
-    assert long < 8 * short + 0.25, f"{n:,}: {short:.3f} s, {4 * n:,}: {long:.3f} s"
+from tests.hostile import assert_linear
 
 
 def test_aiders_token_line_with_thirty_thousand_digits(tmp_path: Path) -> None:
