@@ -132,6 +132,12 @@ def _compact(edit: Mapping[str, Any], where: str) -> tuple[int, str | None]:
     instructions = edit.get("instructions")
     if instructions is not None:
         instructions = read_text(instructions, f"{where}.instructions")
+        if not instructions.strip():
+            msg = (
+                f"{where}.instructions is empty: give the summary prompt, or leave the key out "
+                "for the server's own"
+            )
+            raise UsageError(msg)
     return trigger, instructions
 
 

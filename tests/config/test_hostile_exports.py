@@ -220,3 +220,16 @@ def test_anything_given_to_from_is_read_or_refused_with_a_usage_error(
         ContextConfig.from_(value, target, context_window=100_000)
     except UsageError as exc:
         assert str(exc).strip()
+
+
+@pytest.mark.parametrize("instructions", ["", "   \n"])
+def test_empty_compaction_instructions_are_a_usage_error_naming_the_key(instructions: str) -> None:
+    # Found by the property above: an empty prompt was pydantic's ValidationError, not ctxlab's.
+    value = {"edits": [{"type": "compact_20260112", "instructions": instructions}]}
+    with pytest.raises(UsageError, match=r"edits\[0\]\.instructions is empty: give the summary"):
+        ContextConfig.from_(value)
+    # A prompt is read as the summary prompt.
+    read = ContextConfig.from_(
+        {"edits": [{"type": "compact_20260112", "instructions": "Keep the paths."}]}
+    )
+    assert read.compression_prompt == "Keep the paths."
