@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxlab import ContextConfig, Transcript, sweep
@@ -92,6 +92,8 @@ def test_openai_caches_from_1024_tokens(prefix: int, read: int) -> None:
 
 @settings(max_examples=80, deadline=None)
 @given(st.integers(0, 5_000))
+@example(1_023)
+@example(1_024)
 def test_openai_reads_the_cached_prefix_in_128_token_steps_from_1024(prefix: int) -> None:
     _, second = request_costs(_two(prefix), PRICES["gpt-4o"], CacheRules.openai())
     assert second.cache_read == (0 if prefix < 1_024 else prefix - prefix % 128)

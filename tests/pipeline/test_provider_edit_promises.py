@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxlab import ContextConfig
@@ -79,6 +79,8 @@ async def test_a_request_equal_to_the_trigger_is_not_cleared_one_token_more_is()
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 5_000), st.integers(0, 5_000))
+@example(1_000, 1_000)  # equal: not fired
+@example(1_000, 1_001)
 def test_clear_tool_uses_fires_exactly_when_the_request_exceeds_the_trigger(
     trigger: int, request: int
 ) -> None:
@@ -181,6 +183,8 @@ async def test_truncation_auto_leaves_a_request_that_fits_exactly_whole() -> Non
     st.lists(st.integers(1, 400), min_size=1, max_size=8),
     st.integers(-200, 400),
 )
+@example([300, 300, 300], 0)  # fits exactly
+@example([300, 300, 300], -1)
 def test_truncation_keeps_whatever_fits_and_cuts_only_what_does_not(
     sizes: list[int], slack: int
 ) -> None:

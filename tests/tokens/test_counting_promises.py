@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxlab.messages import (
@@ -158,7 +158,12 @@ def test_head_within_cuts_at_a_line_end_only_near_the_cut() -> None:
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.text(alphabet="ab \n", min_size=1, max_size=300), st.integers(1, 300))
+@given(
+    st.lists(st.text(alphabet="ab ", max_size=40), min_size=1, max_size=12).map("\n".join),
+    st.integers(1, 300),
+)
+@example("a\naa", 3)  # a line end far from the cut
+@example("b" * 9 + "\nc", 10)  # one near it
 def test_head_within_keeps_at_least_four_fifths_of_what_fits(text: str, budget: int) -> None:
     head = head_within(text, budget, len)
     assert text.startswith(head) and len(head) <= budget
