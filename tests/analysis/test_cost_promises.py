@@ -6,6 +6,7 @@ unique."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -49,8 +50,9 @@ def _dollars(model: str, uncached: int = MILLION, output: int = 0) -> float:
 def test_a_dated_model_is_priced_by_the_longest_name_it_starts_with(
     model: str, input_dollars: float, output_dollars: float
 ) -> None:
-    assert _dollars(model) == pytest.approx(input_dollars)
-    assert _dollars(model, uncached=0, output=MILLION) == pytest.approx(output_dollars)
+    # Exact: a million tokens cost the price per million, to the last bit.
+    assert _dollars(model) == input_dollars
+    assert _dollars(model, uncached=0, output=MILLION) == output_dollars
 
 
 def test_opus_4_5_and_4_6_cache_at_anthropics_multipliers() -> None:
@@ -97,6 +99,30 @@ def test_openai_caches_from_1024_tokens(prefix: int, read: int) -> None:
 def test_openai_reads_the_cached_prefix_in_128_token_steps_from_1024(prefix: int) -> None:
     _, second = request_costs(_two(prefix), PRICES["gpt-4o"], CacheRules.openai())
     assert second.cache_read == (0 if prefix < 1_024 else prefix - prefix % 128)
+
+
+def test_openai_reads_a_prefix_that_ends_anywhere_in_an_earlier_request() -> None:
+    # Every prefix of a request is cached with it, not only some: a later request that leaves
+    # the earlier one after any part reads up to there.
+    parts = [("a", 600), ("b", 600), ("c", 600), ("d", 600)]
+    first = RequestShape(tuple(k for k, _ in parts), tuple(t for _, t in parts), ())
+    for shared in (2, 3):
+        keys = (*first.keys[:shared], "new")
+        later = RequestShape(keys, (*first.tokens[:shared], 600), ())
+        _, cost = request_costs([first, later], PRICES["gpt-4.1"], CacheRules.openai())
+        read = 600 * shared
+        assert cost.cache_read == read - read % 128
+
+
+def test_a_live_sessions_requests_are_priced_by_its_model() -> None:
+    from ctxlab.analysis._cost import costs_of_manifests
+    from tests.analysis.test_cost_dollars import FIRST, _manifest
+
+    manifest = _manifest(FIRST, output=0)
+    for model, dollars in (("claude-opus-4-6", 5.0), ("claude-opus-4-1", 15.0)):
+        (cost,) = costs_of_manifests([dataclasses.replace(manifest, model=model)])
+        # 300 uncached, 2,400 written at 1.25x: (300 + 3,000) tokens' worth of input.
+        assert cost.cost == pytest.approx(3_300 * dollars / MILLION)
 
 
 def _session(name: str, turns: int = 6) -> Transcript:
