@@ -95,7 +95,9 @@ def _tool_uses(edit: Mapping[str, Any], where: str) -> ClearToolUses:
     if isinstance(inputs, bool):
         fields["clear_tool_inputs"] = inputs
     elif inputs is not None:
-        fields["clear_tool_inputs"] = read_names(inputs, f"{where}.clear_tool_inputs")
+        # No tool named clears no inputs: False, as the export writes it (it leaves the key out).
+        names = read_names(inputs, f"{where}.clear_tool_inputs")
+        fields["clear_tool_inputs"] = names or False
     return built(ClearToolUses, where, **fields)
 
 

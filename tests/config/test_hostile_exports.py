@@ -233,3 +233,13 @@ def test_empty_compaction_instructions_are_a_usage_error_naming_the_key(instruct
         {"edits": [{"type": "compact_20260112", "instructions": "Keep the paths."}]}
     )
     assert read.compression_prompt == "Keep the paths."
+
+
+def test_an_empty_list_of_tools_whose_inputs_clear_reads_as_none_and_goes_back() -> None:
+    # Found by the property above: [] read as (), exported as nothing, read back as False.
+    value = {"edits": [{"type": "clear_tool_uses_20250919", "clear_tool_inputs": []}]}
+    read = ContextConfig.from_(value)
+    assert read.provider_edits is not None and read.provider_edits.clear_tool_uses is not None
+    assert read.provider_edits.clear_tool_uses.clear_tool_inputs is False
+    again = ContextConfig.from_(read.export("anthropic").value)
+    assert again.provider_edits == read.provider_edits

@@ -204,3 +204,57 @@ def test_truncation_keeps_whatever_fits_and_cuts_only_what_does_not(
         assert sent[1:] == session[len(session) - len(sent) + 1 :]
     else:
         assert sent == session
+
+
+def _tokens_in(detail: str) -> int:
+    """The token count a transform's detail states ("..., 1,234 tokens (...)")."""
+    return int(detail.split(", ")[1].split(" tokens")[0].replace(",", ""))
+
+
+def test_each_edit_says_the_tokens_the_request_lost() -> None:
+    cache = TokenCache(ApproximateCounter())
+    session = tuple(SESSION)
+    edit = ClearToolUses(trigger_input_tokens=1, keep=1, clear_tool_inputs=True)
+    sent, done = clear_tool_uses(session, edit, cache, 10)
+    lost = cache.messages(session) - cache.messages(sent)
+    assert lost > 0 and {_tokens_in(t.detail) for t in done} == {lost}
+    assert done[0].detail.startswith("2 tool results, ")
+    # The gate is "at least": exactly that many tokens to go clears; one more does not.
+    exact = ClearToolUses(
+        trigger_input_tokens=1, keep=1, clear_tool_inputs=True, clear_at_least=lost
+    )
+    assert clear_tool_uses(session, exact, cache, 10)[1]
+    short = exact.model_copy(update={"clear_at_least": lost + 1})
+    assert clear_tool_uses(session, short, cache, 10) == (session, [])
+    # A keep above the calls there are clears nothing.
+    for keep in (3, 4):
+        assert (
+            clear_tool_uses(session, ClearToolUses(trigger_input_tokens=1, keep=keep), cache, 10)[1]
+            == []
+        )
+
+
+def test_truncation_cuts_where_the_rest_fits_exactly_and_says_what_it_dropped() -> None:
+    cache = TokenCache(ApproximateCounter())
+    session = (UserMessage(content="Task."), *_calls(["c0", "c1", "c2"], 200))
+    # Room for the stand-in and the last call with its result, to the token.
+    room = cache.messages((UserMessage(content=TRUNCATED), *session[-2:]))
+    sent, (cut,) = truncate_oldest(session, cache, room)
+    assert sent[1:] == session[-2:] and cache.messages(sent) == room
+    assert cut.target == "5 messages"
+    assert _tokens_in(cut.detail) == cache.messages(session[:5])
+
+
+async def test_a_compaction_block_in_the_first_reply_starts_the_request() -> None:
+    session = [
+        UserMessage(content="Read the whole tree. " + "word " * 2_000),
+        _compaction("only summary"),
+        UserMessage(content="Go on."),
+    ]
+    prep = await prepared(session, context_window=200_000)
+    sent = prep.request.messages
+    assert [m.content[0].text for m in (sent[0], sent[2])] == [COMPACTED, "Go on."]
+    (cut,) = [t for t in prep.manifest.transforms if t.kind == "provider_compaction"]
+    cache = TokenCache(ApproximateCounter())
+    assert cut.target == "1 messages"
+    assert _tokens_in(cut.detail) == cache.messages(session[:1])
