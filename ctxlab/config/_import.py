@@ -59,7 +59,8 @@ def keeps_all_thinking(model: str) -> bool:
     name = model.lower()
     if "haiku" in name:
         return False
-    found = re.search(r"(opus|sonnet)-(\d+)(?:[-.](\d{1,2}))?(?!\d)", name)
+    # A version is one or two digits: in claude-3-7-sonnet-20250219 the date is no version.
+    found = re.search(r"(opus|sonnet)-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d)", name)
     if found is None:
         # Claude 3.x names put the version first (claude-3-7-sonnet): the last turn's only.
         return not re.search(r"claude-[23]", name)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ctxlab import ContextConfig
 from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
+from ctxlab.exceptions import UsageError
 
 DEFAULT_PLACEHOLDER = ClearToolUses().placeholder
 
@@ -227,3 +228,120 @@ def test_from_reads_clear_thinking_keep_all_as_keep_turns_none(keep: object) -> 
     )
     assert two.provider_edits is not None
     assert two.provider_edits.clear_thinking == ClearThinking(keep_turns=2)
+
+
+EDITING = ContextConfig.preset("anthropic_context_editing")
+SERVER = ContextConfig.preset("anthropic_compaction")
+
+
+def _server(**passes: Any) -> ContextConfig:
+    return SERVER.merge(compaction={**SERVER.compaction.model_dump(), **passes})
+
+
+@pytest.mark.parametrize(
+    ("config", "named", "not_named"),
+    [
+        # No thinking edit: the model's default is said; with one, that it needs thinking on.
+        (
+            _clearing(ClearToolUses()),
+            ["thinking: with no clear_thinking edit"],
+            ["clear_thinking_"],
+        ),
+        (
+            _clearing(ClearToolUses(), ClearThinking()),
+            ["clear_thinking_20251015: the API takes it only with extended thinking on"],
+            ["thinking: with no clear_thinking edit"],
+        ),
+        # The server's compaction: its minimum, what it keeps, what it counts.
+        (_server(trigger_tokens=50_000), [], ["below 50,000", "keep_messages", "trigger_messages"]),
+        (_server(trigger_tokens=49_999), ["compaction.trigger_tokens=49,999: the API refuses"], []),
+        (_server(keep_messages=4), ["compaction.keep_messages=4: the server keeps"], []),
+        (_server(trigger_messages=30), ["compaction.trigger_messages: the server's trigger"], []),
+        # ctxlab's own passes the API has no place for.
+        (
+            EDITING.merge(compaction={"mask": {"keep_turns": 3}}),
+            ["compaction.mask: observation masking has no place in the API"],
+            [],
+        ),
+        (
+            EDITING.merge(tool_result_limit=2_000),
+            ["tool_result_limit: the API does not truncate tool results"],
+            [],
+        ),
+        (
+            EDITING.merge(provider_edits=ProviderEdits(trim_tool_outputs=TrimToolOutputs())),
+            ["provider_edits.trim_tool_outputs: the Agents SDK's trimmer"],
+            [],
+        ),
+        (
+            EDITING.merge(provider_edits=ProviderEdits(openai_truncation=True)),
+            ["provider_edits.openai_truncation: the OpenAI Responses API's"],
+            [],
+        ),
+        (EDITING, [], ["compaction.mask", "tool_result_limit", "trim_tool_outputs"]),
+    ],
+)
+def test_the_anthropic_export_names_what_it_cannot_express(
+    config: ContextConfig, named: list[str], not_named: list[str]
+) -> None:
+    dropped = config.export("anthropic").dropped
+    for words in named:
+        assert any(d.startswith(words) for d in dropped), (words, dropped)
+    for words in not_named:
+        assert not any(words in d for d in dropped), (words, dropped)
+
+
+def test_the_server_compaction_reads_back_into_its_preset() -> None:
+    back = ContextConfig.from_(
+        {
+            "edits": [
+                {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50_000}}
+            ]
+        }
+    )
+    assert back.compaction == _server(trigger_tokens=50_000).compaction
+    # At the minimum, not below it; a gate of 0 tokens is read as given.
+    with pytest.raises(UsageError, match="below 50,000"):
+        ContextConfig.from_(
+            {
+                "edits": [
+                    {
+                        "type": "compact_20260112",
+                        "trigger": {"type": "input_tokens", "value": 49_999},
+                    }
+                ]
+            }
+        )
+    zero = ContextConfig.from_(
+        {
+            "edits": [
+                {
+                    "type": "clear_tool_uses_20250919",
+                    "clear_at_least": {"type": "input_tokens", "value": 0},
+                }
+            ]
+        }
+    )
+    assert zero.provider_edits is not None and zero.provider_edits.clear_tool_uses is not None
+    assert zero.provider_edits.clear_tool_uses.clear_at_least == 0
+
+
+@pytest.mark.parametrize(
+    ("model", "keep_turns"),
+    [
+        ("claude-3-7-sonnet-20250219", 1),
+        ("claude-sonnet-4-5", 1),
+        ("claude-haiku-4-5", 1),
+        ("claude-opus-4-1", 1),
+        ("claude-opus-4-5", None),
+        ("claude-sonnet-4-6", None),
+    ],
+)
+def test_no_thinking_edit_reads_as_the_models_own_default(
+    model: str, keep_turns: int | None
+) -> None:
+    back = ContextConfig.from_({"edits": [{"type": "clear_tool_uses_20250919"}]}, model=model)
+    assert back.provider_edits is not None
+    thinking = back.provider_edits.clear_thinking
+    assert (thinking.keep_turns if thinking is not None else None) == keep_turns
+    assert (thinking is None) == (keep_turns is None)
