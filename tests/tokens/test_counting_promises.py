@@ -20,6 +20,7 @@ from ctxlab.messages import (
     ImageBlock,
     RedactedThinkingBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     UserMessage,
 )
@@ -175,3 +176,49 @@ def test_head_within_keeps_at_least_four_fifths_of_what_fits(text: str, budget: 
     # A line end in the last fifth of what fits is where the cut goes; one further back is not.
     assert head == (fits[: last + 1] if last > 0.8 * len(fits) else fits)
     assert len(head) > 0.8 * len(fits)
+
+
+def test_a_pdf_in_line_wrapped_base64_counts_its_pages() -> None:
+    # Base64 as mail and many encoders write it: lines of 76 characters.
+    data = _pdf(4)
+    wrapped = "\n".join(data[i : i + 76] for i in range(0, len(data), 76))
+    source = {"type": "base64", "media_type": "application/pdf", "data": wrapped}
+    doc = UserMessage(content=(DocumentBlock(source=source),))
+    assert _both_ways(doc) == MESSAGE_OVERHEAD + 4 * PDF_PAGE_TOKENS
+
+
+def test_a_text_document_and_thinking_count_as_their_text() -> None:
+    counter = ApproximateCounter()
+    text = "The spec says the port is 8080. " * 10
+    doc = DocumentBlock(source={"type": "text", "media_type": "text/plain", "data": text})
+    assert _both_ways(UserMessage(content=(doc,))) == MESSAGE_OVERHEAD + counter.count_text(text)
+    thought = AssistantMessage(content=(ThinkingBlock(thinking=text, signature="s"),))
+    assert _both_ways(thought) == MESSAGE_OVERHEAD + counter.count_text(text)
+
+
+def test_a_document_inside_a_tool_result_counts_its_pages() -> None:
+    source = {"type": "base64", "media_type": "application/pdf", "data": _pdf(2)}
+    result = ToolResultBlock(
+        tool_use_id="f", content=(TextBlock(text="the file"), DocumentBlock(source=source))
+    )
+    words = ApproximateCounter().count_text("the file")
+    assert _both_ways(UserMessage(content=(result,))) == (
+        MESSAGE_OVERHEAD + TOOL_BLOCK_OVERHEAD + 2 * PDF_PAGE_TOKENS + words
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "bb", "ccc ccc", "dddd\n", "é" * 5]), min_size=1, max_size=80),
+    st.integers(1, 60),
+)
+def test_head_within_fits_under_a_counter_that_is_not_linear(words: list[str], budget: int) -> None:
+    # Words, not characters: the first guess of the cut overshoots and is corrected.
+    def count(text: str) -> int:
+        return len(text.split()) + 2 * text.count("é")
+
+    text = " ".join(words)
+    head = head_within(text, budget, count)
+    assert text.startswith(head) and count(head) <= budget
+    if count(text) <= budget:
+        assert head == text
