@@ -49,6 +49,11 @@ PRICES: dict[str, Price] = {
     "claude-opus-4": _anthropic(15.0, 75.0),
     "claude-opus-4-1": _anthropic(15.0, 75.0),
     "claude-opus-4-5": _anthropic(5.0, 25.0),
+    # Opus 4.6 to 4.8 are Opus 4.5's price (platform.claude.com's model pages, 2026), not Opus
+    # 4's: without their own names they matched "claude-opus-4" and cost three times as much.
+    "claude-opus-4-6": _anthropic(5.0, 25.0),
+    "claude-opus-4-7": _anthropic(5.0, 25.0),
+    "claude-opus-4-8": _anthropic(5.0, 25.0),
     "claude-sonnet-4": _anthropic(3.0, 15.0),
     "claude-sonnet-4-5": _anthropic(3.0, 15.0),
     "claude-sonnet-4-6": _anthropic(3.0, 15.0),

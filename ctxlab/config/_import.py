@@ -59,7 +59,8 @@ def keeps_all_thinking(model: str) -> bool:
     name = model.lower()
     if "haiku" in name:
         return False
-    found = re.search(r"(opus|sonnet)-(\d+)(?:[-.](\d{1,2}))?(?!\d)", name)
+    # A version is one or two digits: in claude-3-7-sonnet-20250219 the date is no version.
+    found = re.search(r"(opus|sonnet)-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d)", name)
     if found is None:
         # Claude 3.x names put the version first (claude-3-7-sonnet): the last turn's only.
         return not re.search(r"claude-[23]", name)
@@ -95,7 +96,9 @@ def _tool_uses(edit: Mapping[str, Any], where: str) -> ClearToolUses:
     if isinstance(inputs, bool):
         fields["clear_tool_inputs"] = inputs
     elif inputs is not None:
-        fields["clear_tool_inputs"] = read_names(inputs, f"{where}.clear_tool_inputs")
+        # No tool named clears no inputs: False, as the export writes it (it leaves the key out).
+        names = read_names(inputs, f"{where}.clear_tool_inputs")
+        fields["clear_tool_inputs"] = names or False
     return built(ClearToolUses, where, **fields)
 
 
@@ -132,6 +135,12 @@ def _compact(edit: Mapping[str, Any], where: str) -> tuple[int, str | None]:
     instructions = edit.get("instructions")
     if instructions is not None:
         instructions = read_text(instructions, f"{where}.instructions")
+        if not instructions.strip():
+            msg = (
+                f"{where}.instructions is empty: give the summary prompt, or leave the key out "
+                "for the server's own"
+            )
+            raise UsageError(msg)
     return trigger, instructions
 
 

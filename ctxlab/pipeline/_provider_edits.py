@@ -203,13 +203,14 @@ def clear_tool_uses(
     inputs = set(due) if edit.clear_tool_inputs is True else set()
     if isinstance(edit.clear_tool_inputs, tuple):
         inputs = {i for i, u in due.items() if u.name in edit.clear_tool_inputs}
-    placeholder = cache.text(edit.placeholder)
     cleared: dict[str, int] = {}  # call id -> tokens the clear removes
     for message in conversation:
         if isinstance(message, UserMessage):
             for result in message.tool_results:
                 if result.tool_use_id in due and result.content != edit.placeholder:
-                    cleared[result.tool_use_id] = max(cache.block(result) - placeholder, 0)
+                    # The result's framing stays: only its content becomes the placeholder.
+                    left = cache.block(result.evolve(content=edit.placeholder))
+                    cleared[result.tool_use_id] = max(cache.block(result) - left, 0)
     removed = sum(cleared.values())
     removed += sum(cache.block(due[i]) - cache.block(due[i].evolve(input={})) for i in inputs)
     if not cleared or removed < edit.clear_at_least:

@@ -57,9 +57,10 @@ def guide_clear_tool_uses(
         for u in older
         if u.id in clear and (inputs is True or (isinstance(inputs, tuple) and u.name in inputs))
     }
-    placeholder = CACHE.text(edit.placeholder)
+    # What a clear frees: the result's content, its framing stays (never below nothing: a
+    # placeholder longer than the result frees none).
     freed = sum(
-        CACHE.block(r) - placeholder
+        max(CACHE.block(r) - CACHE.block(r.evolve(content=edit.placeholder)), 0)
         for m in messages
         if isinstance(m, UserMessage)
         for r in m.tool_results

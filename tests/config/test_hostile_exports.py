@@ -220,3 +220,26 @@ def test_anything_given_to_from_is_read_or_refused_with_a_usage_error(
         ContextConfig.from_(value, target, context_window=100_000)
     except UsageError as exc:
         assert str(exc).strip()
+
+
+@pytest.mark.parametrize("instructions", ["", "   \n"])
+def test_empty_compaction_instructions_are_a_usage_error_naming_the_key(instructions: str) -> None:
+    # Found by the property above: an empty prompt was pydantic's ValidationError, not ctxlab's.
+    value = {"edits": [{"type": "compact_20260112", "instructions": instructions}]}
+    with pytest.raises(UsageError, match=r"edits\[0\]\.instructions is empty: give the summary"):
+        ContextConfig.from_(value)
+    # A prompt is read as the summary prompt.
+    read = ContextConfig.from_(
+        {"edits": [{"type": "compact_20260112", "instructions": "Keep the paths."}]}
+    )
+    assert read.compression_prompt == "Keep the paths."
+
+
+def test_an_empty_list_of_tools_whose_inputs_clear_reads_as_none_and_goes_back() -> None:
+    # Found by the property above: [] read as (), exported as nothing, read back as False.
+    value = {"edits": [{"type": "clear_tool_uses_20250919", "clear_tool_inputs": []}]}
+    read = ContextConfig.from_(value)
+    assert read.provider_edits is not None and read.provider_edits.clear_tool_uses is not None
+    assert read.provider_edits.clear_tool_uses.clear_tool_inputs is False
+    again = ContextConfig.from_(read.export("anthropic").value)
+    assert again.provider_edits == read.provider_edits
