@@ -395,3 +395,87 @@ def test_an_otel_trace_continues_the_conversation_whose_history_it_extends() -> 
         ["alpha", "one"],
         ["beta", "two", "more beta", "three"],
     ]
+
+
+# --- Codex: every output shape, as mutation testing found untested ------------------------------
+
+IMAGE = "data:image/png;base64,iVBORw0KGgo="
+
+
+@pytest.mark.parametrize(
+    ("output", "text", "images", "error"),
+    [
+        # An MCP tool's image beside its text: both kept.
+        (
+            [
+                {"type": "input_text", "text": "a chart"},
+                {"type": "input_image", "image_url": IMAGE},
+            ],
+            "a chart",
+            1,
+            False,
+        ),
+        # Items of no kind Codex writes: the items' JSON, not nothing.
+        ([{"type": "audio", "data": "…"}], '[{"type": "audio", "data": "…"}]', 0, False),
+        # A failure without content: an empty error, not a placeholder.
+        ({"success": False}, "", 0, True),
+        # Content that is neither text nor items: its JSON, its characters as they are.
+        ({"content": {"größe": 3}, "success": True}, '{"größe": 3}', 0, False),
+        (42, "42", 0, False),
+    ],
+)
+def test_codex_outputs_of_every_shape(output: Any, text: str, images: int, error: bool) -> None:
+    lines = [
+        _codex_line("response_item", {"type": "message", "role": "user", "content": "draw it"}),
+        _codex_line(
+            "response_item",
+            {"type": "function_call", "name": "mcp", "arguments": "{}", "call_id": "c1"},
+        ),
+        _codex_line(
+            "response_item", {"type": "function_call_output", "call_id": "c1", "output": output}
+        ),
+    ]
+    (result,) = _results(load(lines, format="codex")).values()
+    assert (result.text, result.is_error) == (text, error)
+    assert (
+        sum(b.type == "image" for b in result.content if not isinstance(result.content, str))
+        == images
+    )
+
+
+def test_a_codex_message_whose_content_is_a_string_keeps_its_text() -> None:
+    lines = [
+        _codex_line("response_item", {"type": "message", "role": "user", "content": "plain words"}),
+        _codex_line(
+            "response_item",
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok"}],
+            },
+        ),
+    ]
+    transcript = load(lines, format="codex")
+    assert [m.content[0].text for m in transcript.messages] == ["plain words", "ok"]  # type: ignore[union-attr]
+
+
+def test_a_line_of_another_format_in_a_rollout_is_counted_not_read() -> None:
+    lines: list[Any] = [
+        _codex_line("response_item", {"type": "message", "role": "user", "content": "go"}),
+        {"type": "response_item", "payload": "not a mapping", "timestamp": "t"},
+        {"something": "else"},
+        _codex_line(
+            "response_item",
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok"}],
+            },
+        ),
+    ]
+    transcript = load(lines, format="codex")
+    assert len(transcript.messages) == 2
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.read["line of another format"] == 2
+    assert census.skipped["not a Codex rollout line"] == 2
