@@ -105,4 +105,6 @@ def test_the_command_line_sweep_prints_the_findings() -> None:
     assert (
         "With the window at 8,000 tokens, over 1 session, no config ran to the end" in done.stderr
     )
-    assert "With the window at 32,000 tokens, over 1 session, 1 of 2 configs cost less" in done.stderr
+    assert (
+        "With the window at 32,000 tokens, over 1 session, 1 of 2 configs cost less" in done.stderr
+    )

@@ -192,3 +192,63 @@ async def test_an_overflowing_summarizer_is_asked_again_in_pieces_half_the_size(
     assert len(second) >= 2
     assert max(second) <= first_limit // 2
     assert max(second) > first_limit // 4
+
+
+# --- next steps when the span states none, and the long command that goes last -----------------
+# (mutation survivors of _handover.py: no test read these lines)
+
+
+async def test_without_a_stated_intent_the_next_step_continues_after_the_last_action() -> None:
+    span = (
+        UserMessage(content="Build it."),
+        *_bash("b", "make all", "ok\n<returncode>0</returncode>"),
+    )
+    request, _ = _request(span)
+    assert (await extractive_summarizer(request))["next_steps"] == (
+        "Continue after: $ make all → exit 0"
+    )
+
+
+async def test_a_span_that_took_no_action_says_to_start_or_carries_the_earlier_next_steps() -> None:
+    request, _ = _request((UserMessage(content="Fix the failing test in app.py."),))
+    assert (await extractive_summarizer(request))["next_steps"] == (
+        "Start on the task: no action was taken before this summary."
+    )
+    from ctxlab.messages import Summary
+
+    previous = Summary(
+        fields={"task_overview": "Port the parser.", "next_steps": "Run the tax tests."},
+        text="(earlier)",
+    )
+    cache = TokenCache(ApproximateCounter())
+    carried = SummaryRequest(
+        (AssistantMessage(content="Okay."),),
+        previous,
+        ContextConfig().summary_schema,
+        "",
+        budget_tokens=1_500,
+        count=cache.text,
+    )
+    assert (await extractive_summarizer(carried))["next_steps"] == "Run the tax tests."
+
+
+async def test_a_very_long_command_gives_way_before_the_short_ones() -> None:
+    script = "cat > data.csv <<'EOF'\n" + "\n".join(f"{n},{n * n}" for n in range(400)) + "\nEOF"
+    span: list[Message] = [UserMessage(content="Prepare the data.")]
+    shorts = [f"ls -la {'/srv/data/incoming/batch' * 6}_{n}" for n in range(3)]  # ~45 tokens
+    for n, command in enumerate(shorts):
+        span += _bash(f"s{n}", command, "a b c\n<returncode>0</returncode>")
+    span += _bash("long", script, "<returncode>0</returncode>")  # the latest, and huge
+    request, _ = _request(tuple(span), budget=cache_budget(script))
+    kept = [
+        ln
+        for ln in (await extractive_summarizer(request))["context_to_preserve"].splitlines()
+        if ln.startswith("$ ")
+    ]
+    # The short ones first (they fit together); the long one, the latest, gives way.
+    assert kept == [f"$ {c}  → exit 0" for c in shorts]
+
+
+def cache_budget(script: str) -> int:
+    # Room for the long command's line alone or the short ones' lines, not for both.
+    return TokenCache(ApproximateCounter()).text(script) + 225
