@@ -443,17 +443,17 @@ def test_codex_outputs_of_every_shape(output: Any, text: str, images: int, error
     )
 
 
+def _codex_reply(text: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text}]
+    return _codex_line(
+        "response_item", {"type": "message", "role": "assistant", "content": content}
+    )
+
+
 def test_a_codex_message_whose_content_is_a_string_keeps_its_text() -> None:
     lines = [
         _codex_line("response_item", {"type": "message", "role": "user", "content": "plain words"}),
-        _codex_line(
-            "response_item",
-            {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "ok"}],
-            },
-        ),
+        _codex_reply("ok"),
     ]
     transcript = load(lines, format="codex")
     assert [m.content[0].text for m in transcript.messages] == ["plain words", "ok"]  # type: ignore[union-attr]
@@ -464,14 +464,7 @@ def test_a_line_of_another_format_in_a_rollout_is_counted_not_read() -> None:
         _codex_line("response_item", {"type": "message", "role": "user", "content": "go"}),
         {"type": "response_item", "payload": "not a mapping", "timestamp": "t"},
         {"something": "else"},
-        _codex_line(
-            "response_item",
-            {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "ok"}],
-            },
-        ),
+        _codex_reply("ok"),
     ]
     transcript = load(lines, format="codex")
     assert len(transcript.messages) == 2

@@ -10,6 +10,7 @@ from ctxlab import ApproximateCounter, ContextConfig
 from ctxlab.exceptions import ContextOverflowError
 from ctxlab.messages import (
     AssistantMessage,
+    Summary,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -214,8 +215,6 @@ async def test_a_span_that_took_no_action_says_to_start_or_carries_the_earlier_n
     assert (await extractive_summarizer(request))["next_steps"] == (
         "Start on the task: no action was taken before this summary."
     )
-    from ctxlab.messages import Summary
-
     previous = Summary(
         fields={"task_overview": "Port the parser.", "next_steps": "Run the tax tests."},
         text="(earlier)",
