@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxlab import sessions
+from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import load
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
 
@@ -472,3 +473,30 @@ def test_a_line_of_another_format_in_a_rollout_is_counted_not_read() -> None:
     assert census is not None and census.adds_up
     assert census.read["line of another format"] == 2
     assert census.skipped["not a Codex rollout line"] == 2
+
+
+# --- Gemini CLI: parts of every shape, and a bad record named (mutation survivors) --------------
+
+
+def test_a_gemini_records_image_and_string_parts_are_kept() -> None:
+    header = {"sessionId": "s", "projectHash": "p", "startTime": "2026-03-02T10:00:00Z"}
+    user = {
+        "id": "u1",
+        "timestamp": "t",
+        "type": "user",
+        "content": ["look at this", {"inlineData": {"mimeType": "image/png", "data": "iVBORw0K"}}],
+    }
+    reply = {"id": "g1", "timestamp": "t", "type": "gemini", "content": "A chart."}
+    transcript = load([header, user, reply], format="gemini_cli")
+    text, image = transcript.messages[0].content
+    assert text.text == "look at this"  # type: ignore[union-attr]
+    assert image.type == "image"
+    source = image.source  # type: ignore[union-attr]
+    assert (source.type, source.media_type, source.data) == ("base64", "image/png", "iVBORw0K")
+    assert transcript.messages[1].content[0].text == "A chart."  # type: ignore[union-attr]
+
+
+def test_a_gemini_record_that_is_not_an_object_is_named_by_its_number() -> None:
+    header = {"sessionId": "s", "projectHash": "p", "startTime": "2026-03-02T10:00:00Z"}
+    with pytest.raises(MessageFormatError, match=r"record 3: not an object"):
+        load([header, _gemini_record("u1", "hi"), ["not", "an", "object"]], format="gemini_cli")
