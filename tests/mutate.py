@@ -73,6 +73,8 @@ def _configure(modules: list[str], tests: list[str]) -> None:
     section = (
         "\n[tool.mutmut]\n"
         'source_paths = ["ctxlab"]\n'
+        # The views' ESM and CSS (top-level widgets/): the Lab's tests load them from there.
+        'also_copy = ["widgets"]\n'
         f"only_mutate = {toml_list(modules)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]\n'

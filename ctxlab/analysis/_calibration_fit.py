@@ -65,7 +65,8 @@ class CalibrationFit:
         """The bill this fit expects for a request estimated at ``estimate``."""
         fixed = self.fixed.get(segment)
         if fixed is None:  # a segment with no usage: the nearest earlier one's part
-            known = [s for s in self.fixed if s <= segment] or list(self.fixed)
+            # (before the first segment with usage, the first: the nearest one there is)
+            known = [s for s in self.fixed if s <= segment] or sorted(self.fixed)[:1]
             fixed = self.fixed[max(known)] if known else 0.0
         return round(fixed + self.ratio * estimate)
 

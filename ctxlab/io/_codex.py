@@ -284,7 +284,9 @@ def _output(item: Mapping[str, Any]) -> dict[str, Any]:
         output = output.get("content", "")
     if isinstance(output, list):  # content items (text, images) from an MCP tool
         parts = _content(output)
-        content: Any = [p for p in parts if p["type"] in ("text", "image")] or json.dumps(output)
+        content: Any = [p for p in parts if p["type"] in ("text", "image")] or json.dumps(
+            output, ensure_ascii=False
+        )
     else:
         content = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
     return {

@@ -117,3 +117,13 @@ test("teardown removes every model handler and DOM listener", () => {
   assert.equal(model.handlerCount(), 0);
   assert.equal(strip.listenerCount(), 0);
 });
+
+test("a threshold past the scale is drawn at the strip's end, its label inside", () => {
+  model.update("marks", { trigger: 450, "input limit": 700 });
+  const [trigger, limit] = el.querySelectorAll(".ctxlab-mark");
+  assert.equal(trigger.style.left, "90%");
+  assert.equal(limit.style.left, "100%");
+  assert.equal(limit.title, "input limit: 700 tokens");
+  assert.equal(limit.children[0].textContent, "input limit 700");
+  assert.equal(limit.children[0].className, "left");
+});

@@ -46,13 +46,18 @@ globalThis.ResizeObserver = class {
 // loads only while `cdnReachable` (the tests' machine, like a user's, may be offline).
 const scripts = [];
 let cdnReachable = true;
+let blobRefused = false; // a content policy that refuses blob: scripts (some webviews)
 const append = document.head.appendChild.bind(document.head);
 document.head.appendChild = (node) => {
   append(node);
   if (node.tagName === "SCRIPT") {
     scripts.push(node.src);
-    if (node.src.startsWith("https:") && !cdnReachable) {
+    if ((node.src.startsWith("https:") && !cdnReachable) || (node.src.startsWith("blob:") && blobRefused)) {
       queueMicrotask(() => node.onerror());
+    } else if (typeof globalThis.define === "function" && globalThis.define.amd) {
+      // plotly.min.js is UMD: with an AMD loader on the page it registers a module instead.
+      globalThis.define("plotly", [], () => fakePlotly);
+      queueMicrotask(() => node.onload());
     } else {
       globalThis.Plotly = fakePlotly;
       queueMicrotask(() => node.onload());
@@ -207,4 +212,75 @@ test("a view torn down before plotly.js arrives draws nothing and leaves no hand
   t.mock.timers.tick(5000);
   await settle();
   assert.equal(calls.filter((c) => c.what === "react").length, 0);
+});
+
+test("an array reads its own bytes: from its DataView's offset, its length only", async () => {
+  calls.length = 0;
+  // The kernel's buffers often share one ArrayBuffer: this array starts 8 bytes in.
+  const backing = new ArrayBuffer(32);
+  new Int32Array(backing).set([111, 222, 7, 8, 9, 333, 444, 555]);
+  const x = { dtype: "int32", buffer: new DataView(backing, 8, 12) };
+  const y = { dtype: "float64", buffer: new DataView(new Float64Array([0.5, 1.5, 2.5, 9]).buffer, 8, 16) };
+  const model = new FakeModel({
+    plotly_js_version: "2.35.2",
+    data: [{ name: "conversation", x, y }],
+    figure_layout: {},
+  });
+  const teardown = widget.render({ model, el: document.createElement("div") });
+  await settle();
+  const [drawn] = calls.filter((c) => c.what === "react");
+  assert.deepEqual([...drawn.data[0].x], [7, 8, 9]);
+  assert.deepEqual([...drawn.data[0].y], [1.5, 2.5]);
+  teardown();
+});
+
+test("an AMD loader on the page is hidden while plotly.js loads, then put back", async (t) => {
+  const registered = [];
+  const amd = (...args) => registered.push(args);
+  amd.amd = {};
+  globalThis.define = amd;
+  t.after(() => {
+    delete globalThis.define;
+  });
+  const fresh = await freshWidget("amd");
+  calls.length = 0;
+  const model = newModel();
+  const teardown = fresh.render({ model, el: document.createElement("div") });
+  const source = new TextEncoder().encode("/* plotly.min.js */");
+  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]);
+  await settle();
+  // plotly.js set window.Plotly (no module was registered with the loader) and drew ...
+  assert.deepEqual(registered, []);
+  assert.equal(calls.filter((c) => c.what === "react").length, 1);
+  // ... and the page's loader is back for the page's other scripts.
+  assert.equal(globalThis.define, amd);
+  teardown();
+});
+
+test("an AMD loader is hidden while the kernel's plotly.js is evaluated, where blob: is refused", async (t) => {
+  const registered = [];
+  const amd = (...args) => registered.push(args);
+  amd.amd = {};
+  globalThis.define = amd;
+  globalThis.fakePlotly = fakePlotly;
+  blobRefused = true;
+  t.after(() => {
+    delete globalThis.define;
+    delete globalThis.fakePlotly;
+    blobRefused = false;
+  });
+  const fresh = await freshWidget("amd-eval");
+  calls.length = 0;
+  const model = newModel();
+  const teardown = fresh.render({ model, el: document.createElement("div") });
+  // What plotly.min.js's UMD head does: register with an AMD loader when there is one.
+  const umd =
+    'if (typeof define === "function" && define.amd) define("plotly", [], () => fakePlotly);' +
+    " else globalThis.Plotly = fakePlotly;";
+  model.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode(umd).buffer]);
+  await settle();
+  assert.deepEqual(registered, []);
+  assert.equal(calls.filter((c) => c.what === "react").length, 1);
+  assert.equal(globalThis.define, amd);
+  teardown();
 });
