@@ -50,6 +50,7 @@ class AgentScopePeer:
                 return StructuredResponse(content=dict(answer))
 
         self.Agent, self.AsConfig = Agent, AsConfig
+        self.cpu = 0.0
         self.calls = calls
         self.model = StubModel(
             credential=CredentialBase(), model="stub", parameters=Params(), context_size=window
@@ -106,7 +107,8 @@ class AgentScopePeer:
         return steps
 
     async def run(self, messages: tuple[Any, ...], system: str) -> list[float]:
-        """Seconds per step of a fresh agent fed ``messages`` (conversion is not timed)."""
+        """Seconds per step of a fresh agent fed ``messages`` (conversion is not timed); the
+        process's CPU seconds over the same steps are left in ``cpu``."""
         steps = self.convert(messages)
         agent = self.Agent(
             name="bench",
@@ -115,11 +117,14 @@ class AgentScopePeer:
             context_config=self.AsConfig(),
         )
         times: list[float] = []
+        cpu = 0.0
         for arrived in steps:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             for msg in arrived:
                 if not any(m is msg for m in agent.state.context[-2:]):
                     agent.state.context.append(msg)
             await agent.compress_context()
             times.append(time.perf_counter() - start)
+            cpu += time.process_time() - start_cpu
+        self.cpu = cpu
         return times

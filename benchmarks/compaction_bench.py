@@ -119,9 +119,10 @@ def sessions(files: list[Path], stitch: int, stitched: int, stitched_only: bool)
     return out
 
 
-async def ctxlab_prepare(messages: Messages, system: str, window: int) -> float:
-    """Seconds to prepare every request (replay's loop, nothing graded or priced)."""
-    start = time.perf_counter()
+async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[float, float]:
+    """Seconds to prepare every request (replay's loop, nothing graded or priced): wall clock
+    and the process's CPU time (both counting threads included)."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     cache = TokenCache(default_counter())
     config = ContextConfig()
     materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
@@ -152,7 +153,7 @@ async def ctxlab_prepare(messages: Messages, system: str, window: int) -> float:
             memo=memo,
         )
         previous, state = prep.manifest, prep.state
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - start_cpu
 
 
 async def ctxlab_replay(messages: Messages, system: str, window: int) -> tuple[float, float]:
@@ -182,7 +183,9 @@ async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict
 
     async def prep() -> None:
         messages, system = session.load()
-        keep("prepare", await ctxlab_prepare(messages, system, window))
+        wall, cpu = await ctxlab_prepare(messages, system, window)
+        keep("prepare", wall)
+        keep("prepare_cpu", cpu)
 
     async def analysed() -> None:
         messages, system = session.load()
@@ -194,6 +197,7 @@ async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict
     async def theirs() -> None:
         messages, system = session.load()
         keep("agentscope", sum(await peer.run(messages, system)))
+        keep("agentscope_cpu", peer.cpu)
 
     contenders: list[Callable[[], Awaitable[None]]] = [prep, analysed]
     if peer is not None:
@@ -233,7 +237,7 @@ def summarize(rows: list[dict[str, Any]], windows: list[int]) -> None:
     print(
         f"{'window':>7} {'group':18} {'n':>3} {'steps':>6} {'compact':>7} {'AS cmp':>6} |"
         f" {'prepare':>8} {'replay':>8} {'pricing':>7} {'AS':>8} |"
-        f" {'prep÷AS':>7} {'anal÷AS':>7}"
+        f" {'prep÷AS':>7} {'cpu÷AS':>7} {'anal÷AS':>7}"
     )
     for window in windows:
         for group in groups:
@@ -246,12 +250,15 @@ def summarize(rows: list[dict[str, Any]], windows: list[int]) -> None:
             }
             total["pricing_ms"] = sum(r["pricing_ms"] for r in chosen)
             theirs = sum(r.get("agentscope_ms", float("nan")) for r in chosen)
+            cpu = sum(r["prepare_cpu_ms"] for r in chosen) / sum(
+                r.get("agentscope_cpu_ms", float("nan")) for r in chosen
+            )
             print(
                 f"{window:7d} {group:18} {len(chosen):3d} {total['steps']:6d}"
                 f" {total['compactions']:7d} {total['as_compressions']:6d} |"
                 f" {total['prepare_ms']:8.0f} {total['replay_ms']:8.0f}"
                 f" {total['pricing_ms']:7.0f} {theirs:8.0f} |"
-                f" {total['prepare_ms'] / theirs:7.2f}"
+                f" {total['prepare_ms'] / theirs:7.2f} {cpu:7.2f}"
                 f" {(total['replay_ms'] + total['pricing_ms']) / theirs:7.2f}"
             )
 
