@@ -56,6 +56,11 @@ def _valid_text(cls: type, value: Any) -> Any:
     return clean_value(value)
 
 
+# `json.dumps(value, ensure_ascii=False, separators=(",", ":"))` builds this encoder at every
+# call; one built once gives the same text (every call argument of a session's tool calls).
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 class _Block(Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -150,7 +155,7 @@ class ToolUseBlock(_Block):
     @derived
     def input_json(self) -> str:
         """The arguments rendered as compact JSON (what is counted and shown)."""
-        return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
+        return _COMPACT_JSON.encode(self.input)
 
 
 class ThinkingBlock(_Block):
