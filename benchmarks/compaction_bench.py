@@ -42,7 +42,7 @@ from _agentscope_peer import AgentScopePeer  # benchmarks/ is on sys.path when r
 from ctxlab import AssistantMessage, ContextConfig, TextBlock, UserMessage
 from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.analysis._prices import price_for
-from ctxlab.analysis._replay import replay
+from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.io._transcript import corpus_dir, load_transcript
 from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import request_start
@@ -121,7 +121,8 @@ def sessions(files: list[Path], stitch: int, stitched: int, stitched_only: bool)
 
 async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[float, float]:
     """Seconds to prepare every request (replay's loop, nothing graded or priced): wall clock
-    and the process's CPU time (both counting threads included)."""
+    and the process's CPU time (both counting threads included). The loop is `replay`'s, written
+    out: replay grades each compaction as it makes it, and preparation is timed apart."""
     start, start_cpu = time.perf_counter(), time.process_time()
     cache = TokenCache(default_counter())
     config = ContextConfig()
@@ -156,19 +157,22 @@ async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[
     return time.perf_counter() - start, time.process_time() - start_cpu
 
 
+async def replayed(messages: Messages, system: str, window: int) -> list[ReplayStep]:
+    """Every step of `replay` (cold counts, the stub summarizer)."""
+    steps = replay(
+        messages,
+        context_window=window,
+        counter=TokenCache(default_counter()),
+        system=system,
+        summarizer=stub_summarizer,
+    )
+    return [step async for step in steps]
+
+
 async def ctxlab_replay(messages: Messages, system: str, window: int) -> tuple[float, float]:
     """Seconds of `replay` (preparation and retention grading) and of pricing its requests."""
     start = time.perf_counter()
-    manifests = [
-        step.manifest
-        async for step in replay(
-            messages,
-            context_window=window,
-            counter=TokenCache(default_counter()),
-            system=system,
-            summarizer=stub_summarizer,
-        )
-    ]
+    manifests = [step.manifest for step in await replayed(messages, system, window)]
     graded = time.perf_counter()
     costs = costs_of_manifests(manifests, price_for("claude-sonnet-4-5"))
     assert len(costs) == len(manifests)
@@ -209,16 +213,7 @@ async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict
     before = peer.summaries if peer is not None else 0
     if peer is not None:
         await peer.run(messages, system)
-    steps = [
-        s
-        async for s in replay(
-            messages,
-            context_window=window,
-            counter=TokenCache(default_counter()),
-            system=system,
-            summarizer=stub_summarizer,
-        )
-    ]
+    steps = await replayed(messages, system, window)  # untimed: its compactions are said
     return {
         "session": session.name,
         "group": session.group,
