@@ -72,6 +72,7 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'agentscope==2.0.11'
 	$(PY) benchmarks/prepare_bench.py
+	$(PY) benchmarks/compaction_bench.py
 	$(PY) benchmarks/loop_bench.py
 	$(PY) benchmarks/lab_bench.py --steps 1000
 	$(PY) benchmarks/lab_bench.py --steps 10000

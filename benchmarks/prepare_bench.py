@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _agentscope_peer import AgentScopePeer  # benchmarks/ is on sys.path when run as a script
+
 from ctxlab import (
     AssistantMessage,
     ContextConfig,
@@ -186,107 +188,6 @@ def run_request_floor(messages: tuple[Any, ...], system: str, window: int) -> tu
     return time.perf_counter() - start, len(made)
 
 
-class AgentScopePeer:
-    """AgentScope's Agent with a stub model that answers summary requests instantly."""
-
-    def __init__(self, window: int) -> None:
-        from agentscope.agent import Agent
-        from agentscope.agent import ContextConfig as AsConfig
-        from agentscope.credential import CredentialBase
-        from agentscope.model import ChatModelBase
-        from agentscope.model._model_response import FinishedReason
-        from pydantic import BaseModel
-
-        class Params(BaseModel):
-            pass
-
-        class Result:
-            def __init__(self) -> None:
-                self.content = {
-                    "task_overview": "t",
-                    "current_state": "s",
-                    "important_discoveries": "d",
-                    "next_steps": "n",
-                    "context_to_preserve": "c",
-                }
-                self.finished_reason = FinishedReason.COMPLETED
-
-        class StubModel(ChatModelBase):
-            async def _call_api(self, *args: Any, **kwargs: Any) -> Any:
-                raise RuntimeError("the benchmark never calls the model")
-
-            async def generate_structured_output(self, *args: Any, **kwargs: Any) -> Any:
-                return Result()
-
-        self.Agent, self.AsConfig = Agent, AsConfig
-        self.model = StubModel(
-            credential=CredentialBase(), model="stub", parameters=Params(), context_size=window
-        )
-
-    def convert(self, messages: tuple[Any, ...]) -> list[list[Any]]:
-        """Per step, the AgentScope messages that arrive (tool results join the call's message)."""
-        from agentscope.message import AssistantMsg, UserMsg
-        from agentscope.message import TextBlock as AsText
-        from agentscope.message._block import ToolCallBlock
-        from agentscope.message._block import ToolResultBlock as AsResult
-
-        names: dict[str, str] = {}
-        steps: list[list[Any]] = []
-        pending: list[Any] = []
-        last_assistant: Any = None
-        for message in messages:
-            if isinstance(message, AssistantMessage):
-                steps.append(pending)
-                blocks: list[Any] = []
-                for block in message.content:
-                    if isinstance(block, ToolUseBlock):
-                        names[block.id] = block.name
-                        blocks.append(
-                            ToolCallBlock(
-                                id=block.id,
-                                name=block.name,
-                                input=block.input_json,
-                                state="finished",
-                            )
-                        )
-                    elif isinstance(block, TextBlock):
-                        blocks.append(AsText(text=block.text))
-                last_assistant = AssistantMsg(name="agent", content=blocks or "...")
-                pending = [last_assistant]
-                continue
-            texts = [b.text for b in message.content if isinstance(b, TextBlock)]
-            for result in message.tool_results:
-                (last_assistant.content if last_assistant else pending).append(
-                    AsResult(
-                        id=result.tool_use_id,
-                        name=names.get(result.tool_use_id, "tool"),
-                        output=result.text,
-                        state="success",
-                    )
-                )
-            if texts:
-                pending.append(UserMsg(name="user", content="\n".join(texts)))
-        return steps
-
-    async def run(self, messages: tuple[Any, ...], system: str) -> list[float]:
-        steps = self.convert(messages)
-        agent = self.Agent(
-            name="bench",
-            system_prompt=system or "You are an agent.",
-            model=self.model,
-            context_config=self.AsConfig(),
-        )
-        times: list[float] = []
-        for arrived in steps:
-            start = time.perf_counter()
-            for msg in arrived:
-                if not any(m is msg for m in agent.state.context[-2:]):
-                    agent.state.context.append(msg)
-            await agent.compress_context()
-            times.append(time.perf_counter() - start)
-        return times
-
-
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--window", type=int, default=200_000)
@@ -314,9 +215,7 @@ async def main() -> int:
     except ImportError as exc:
         print(f"AgentScope not installed ({exc}); pip install agentscope==2.0.11 to compare")
         peer = None
-    import logging
 
-    logging.getLogger("agentscope").setLevel(logging.ERROR)
     load_encoding("cl100k_base")  # load outside the timings
     # Warm-up, untimed: the first run of any code path pays for imports and first-use caches.
     warm = load_transcript(files[0])

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import cached_property
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import ConfigDict, Field, field_validator
 
-from ctxlab.messages._frozen import Frozen
+from ctxlab.messages._frozen import Frozen, derived
 from ctxlab.messages._text import clean_value
 
 __all__ = [
@@ -57,6 +56,11 @@ def _valid_text(cls: type, value: Any) -> Any:
     return clean_value(value)
 
 
+# `json.dumps(value, ensure_ascii=False, separators=(",", ":"))` builds this encoder at every
+# call; one built once gives the same text (every call argument of a session's tool calls).
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 class _Block(Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -70,7 +74,7 @@ class _Block(Frozen):
         data.update(changes)
         return type(self).model_validate(data)
 
-    @cached_property
+    @derived
     def content_hash(self) -> str:
         """A stable hash of the block's content (16 hex digits of SHA-256)."""
         # The serializer's bytes: what ``model_dump_json().encode()`` gives, without decoding
@@ -148,10 +152,10 @@ class ToolUseBlock(_Block):
 
     _clean = field_validator("id", "name", "input", mode="before")(_valid_text)
 
-    @cached_property
+    @derived
     def input_json(self) -> str:
         """The arguments rendered as compact JSON (what is counted and shown)."""
-        return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
+        return _COMPACT_JSON.encode(self.input)
 
 
 class ThinkingBlock(_Block):
@@ -187,7 +191,7 @@ class DocumentBlock(_Block):
     context: str | None = None
     citations: dict[str, Any] | None = None
 
-    @cached_property
+    @derived
     def text(self) -> str:
         """The document's text when it carries text (a text or content source), else ``""``."""
         kind = self.source.get("type")
@@ -214,7 +218,7 @@ class ProviderBlock(_Block):
         """The provider's name for the block, e.g. ``server_tool_use``."""
         return str(self.data.get("type", "unknown"))
 
-    @cached_property
+    @derived
     def data_json(self) -> str:
         """The block as compact JSON (what is counted and shown)."""
         return json.dumps(self.data, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -245,7 +249,7 @@ class ToolResultBlock(_Block):
             return clean_value(value)
         return tuple(value) if isinstance(value, list) else value
 
-    @cached_property
+    @derived
     def text(self) -> str:
         """The textual part of the output (image parts are left out)."""
         if isinstance(self.content, str):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
@@ -19,7 +18,7 @@ from ctxlab.messages._blocks import (
     ToolUseBlock,
     UserBlock,
 )
-from ctxlab.messages._frozen import Frozen
+from ctxlab.messages._frozen import Frozen, derived
 
 __all__ = [
     "MESSAGES_ADAPTER",
@@ -48,7 +47,7 @@ def _text_to_blocks(value: Any) -> Any:
 class _Message(Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    @cached_property
+    @derived
     def content_hash(self) -> str:
         """A stable hash of the role and every block (16 hex digits of SHA-256)."""
         role: str = getattr(self, "role")  # noqa: B009 - declared by the subclasses
@@ -69,18 +68,18 @@ class UserMessage(_Message):
 
     _to_blocks = field_validator("content", mode="before")(_text_to_blocks)
 
-    @cached_property
+    @derived
     def tool_results(self) -> tuple[ToolResultBlock, ...]:
         """The tool results carried by this turn."""
         return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
 
-    @cached_property
+    @derived
     def image_count(self) -> int:
         """Images in this turn, inside tool results included."""
         direct = sum(1 for b in self.content if isinstance(b, ImageBlock))
         return direct + sum(len(r.images) for r in self.tool_results)
 
-    @cached_property
+    @derived
     def longest_result_chars(self) -> int:
         """Characters of the longest tool result text in this turn (0 without results)."""
         return max((len(r.text) for r in self.tool_results), default=0)
@@ -95,7 +94,7 @@ class AssistantMessage(_Message):
 
     _to_blocks = field_validator("content", mode="before")(_text_to_blocks)
 
-    @cached_property
+    @derived
     def tool_uses(self) -> tuple[ToolUseBlock, ...]:
         """The tool calls requested in this turn."""
         return tuple(b for b in self.content if isinstance(b, ToolUseBlock))

@@ -12,6 +12,7 @@ from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, UserMessage
 from ctxlab.pipeline._offload import Offloader, offload_name
 from ctxlab.tokens import TokenCache, head_within
+from ctxlab.tokens._cache import block_parts
 
 __all__ = [
     "TRUNCATION_MARKER",
@@ -97,9 +98,12 @@ def truncate_results(
             except OffloadError as exc:
                 # The head is kept without a pointer: never a path to a missing file.
                 transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))
-        images = before - cache.counter.count_text(text)
+        # The block's count is its fixed part plus its texts' counts (`block_parts`), the
+        # result's text first: the rest is known without tokenizing that (long) text again.
+        fixed, texts = block_parts(result)
+        images = fixed + sum(map(cache.counter.count_text, texts[1:]))
         budget = max(limit - marker_tokens - max(images, 0), 0)
-        head = head_within(text, budget, cache.counter.count_text)
+        head = head_within(text, budget, cache.counter.count_text, total=before - images)
         new = with_text(
             result, f"{head}\n{truncation_notice(path)}" if head else truncation_notice(path)
         )

@@ -182,7 +182,19 @@ class TokenCache:
 
     def messages(self, messages: Iterable[UserMessage | AssistantMessage]) -> int:
         """Tokens of several messages."""
-        return sum(self.message(m) for m in messages)
+        # `message` inlined for the messages already counted (a compaction sums its kept tail
+        # several times): the same counts and hits, without a call per message.
+        table = self._messages
+        total = hits = 0
+        for message in messages:
+            cached = table.get(message.content_hash)
+            if cached is None:
+                total += self.message(message)
+            else:
+                hits += 1
+                total += cached
+        self.hits += hits
+        return total
 
     def _count_block(self, block: Any) -> int:
         fixed, texts = block_parts(block)
@@ -220,10 +232,17 @@ class TokenCache:
             return 0
         texts = [text for _, parts in pending.values() for text in parts]
         many = getattr(self.counter, "count_many", None)
-        counts = iter(many(texts) if many is not None else map(self.counter.count_text, texts))
-        counted = {
-            key: fixed + sum(next(counts) for _ in parts) for key, (fixed, parts) in pending.items()
-        }
+        counts = list(many(texts) if many is not None else map(self.counter.count_text, texts))
+        counted: dict[str, int] = {}
+        at = 0
+        for key, (fixed, parts) in pending.items():
+            # Most blocks have one text: its count is taken without slicing the list.
+            width = len(parts)
+            if width == 1:
+                counted[key] = fixed + counts[at]
+            else:
+                counted[key] = fixed + sum(counts[at : at + width])
+            at += width
         for key, tokens in counted.items():
             self._remember(self._blocks, key, tokens)
         self.counted_blocks += len(counted)

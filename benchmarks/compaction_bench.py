@@ -1,0 +1,320 @@
+"""Preparation where compaction happens: ctxlab against AgentScope at 200k, 32k and 16k windows.
+
+Every session is fed as a live one: at each reasoning boundary the new messages arrive and one
+request is prepared. Contenders, in the same run, on the same inputs:
+
+- **ctxlab prepare**: `prepare` at every boundary, committing its candidate state (the loop of
+  `replay` without what a replay adds for analysis), exact counts (the default counter, a cold
+  `TokenCache`), the summary answered at once by a stub summarizer — preparation against
+  preparation;
+- **ctxlab replay**: `replay` (preparation plus retention grading of every compaction) and then
+  pricing every request (`costs_of_manifests`): what an analysis of the session costs;
+- **AgentScope 2.0.11**: its `compress_context()` at every boundary with a stub model answering
+  the summary at once (`_agentscope_peer`), so its compression path really runs.
+
+Sessions: the corpus (``$CTXLAB_CORPUS/norm/*.jsonl``) and **stitched** long sessions (corpus
+sessions concatenated until ``--stitch`` messages). The corpus is split by name into a tuned
+part (the sessions profiled while making the pipeline faster) and a **held-out** part (never
+profiled), and stitched sessions are built within each part: the four groups are reported apart.
+
+Every repeat is cold for every contender (the transcript re-read from disk: fresh message
+objects, no cached hash or count; fresh caches, a fresh AgentScope agent); contenders are
+interleaved within each repeat (their order rotates); the fastest repeat of each is kept.
+
+Usage: python benchmarks/compaction_bench.py [--windows 200000,32000,16000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+import zlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _agentscope_peer import AgentScopePeer  # benchmarks/ is on sys.path when run as a script
+
+from ctxlab import AssistantMessage, ContextConfig, TextBlock, UserMessage
+from ctxlab.analysis._cost import costs_of_manifests
+from ctxlab.analysis._prices import price_for
+from ctxlab.analysis._replay import ReplayStep, replay
+from ctxlab.io._transcript import corpus_dir, load_transcript
+from ctxlab.materials import Materials, SystemPart
+from ctxlab.messages import request_start
+from ctxlab.messages._messages import MESSAGES_ADAPTER
+from ctxlab.messages._state import WorkingState
+from ctxlab.pipeline import PreparationMemo, SummaryRequest, prepare
+from ctxlab.tokens import TokenCache, default_counter, load_encoding
+
+Messages = tuple[UserMessage | AssistantMessage, ...]
+
+
+async def stub_summarizer(request: SummaryRequest) -> Mapping[str, Any]:
+    """Every field of the schema, answered at once (as AgentScope's stub model answers)."""
+    return {name: f"{name} (stub)" for name in request.schema["properties"]}
+
+
+@dataclass
+class Session:
+    name: str
+    group: str  # corpus/tuned, corpus/held-out, stitched/tuned, stitched/held-out
+    paths: tuple[Path, ...]
+
+    def load(self) -> tuple[Messages, str]:
+        """Fresh message objects (a cold repeat): the files read again and concatenated."""
+        messages: list[UserMessage | AssistantMessage] = []
+        system = ""
+        for number, path in enumerate(self.paths):
+            transcript = load_transcript(path)
+            system = system or transcript.system
+            part = transcript.messages[request_start(transcript.messages) :]
+            if number:
+                part = renamed(part, f"s{number}_")
+            if messages and isinstance(messages[-1], UserMessage) and part:
+                # Two sessions joined: the next one's first user turn follows an assistant turn
+                # of the previous one, as a user returning to the agent would.
+                messages.append(AssistantMessage(content=(TextBlock(text="(session continues)"),)))
+            messages.extend(part)
+        return tuple(messages), system
+
+
+def renamed(messages: Messages, prefix: str) -> Messages:
+    """The messages with every tool call id prefixed: two joined sessions may reuse ids."""
+    dumped = MESSAGES_ADAPTER.dump_python(list(messages), mode="json")
+    for message in dumped:
+        if isinstance(message["content"], list):
+            for block in message["content"]:
+                for key in ("id", "tool_use_id"):
+                    if block.get("type") in ("tool_use", "tool_result") and key in block:
+                        block[key] = prefix + block[key]
+    return tuple(MESSAGES_ADAPTER.validate_python(dumped))
+
+
+def held_out(path: Path) -> bool:
+    """A fixed third of the corpus, chosen by name (never by size or by how ctxlab does)."""
+    return zlib.crc32(path.name.encode()) % 3 == 0
+
+
+def sessions(files: list[Path], stitch: int, stitched: int, stitched_only: bool) -> list[Session]:
+    """The corpus sessions of each part, then ``stitched`` long ones per part: its sessions
+    joined in name order from a different starting session each, until ``stitch`` messages."""
+    out: list[Session] = []
+    for part in ("tuned", "held-out"):
+        chosen = [p for p in files if held_out(p) == (part == "held-out")]
+        if not stitched_only:
+            out += [Session(p.stem, f"corpus/{part}", (p,)) for p in chosen]
+        sizes = {p: sum(1 for _ in p.open()) - 1 for p in chosen}
+        for k in range(stitched):
+            offset = k * len(chosen) // stitched
+            ring = chosen[offset:] + chosen[:offset]
+            group: list[Path] = []
+            while ring and sum(sizes[p] for p in group) < stitch:
+                group.append(ring.pop(0))
+            out.append(Session(f"stitched-{part}-{k}", f"stitched/{part}", tuple(group)))
+    return out
+
+
+async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[float, float]:
+    """Seconds to prepare every request (replay's loop, nothing graded or priced): wall clock
+    and the process's CPU time (both counting threads included). The loop is `replay`'s, written
+    out: replay grades each compaction as it makes it, and preparation is timed apart."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    cache = TokenCache(default_counter())
+    config = ContextConfig()
+    materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
+    state = WorkingState()
+    memo = PreparationMemo()
+    first = request_start(messages)
+    last = max((i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)), default=0)
+    cache.count_ahead(messages[first:last])
+    pending: list[UserMessage | AssistantMessage] = []
+    previous = None
+    for index in range(first, len(messages)):
+        message = messages[index]
+        if isinstance(message, UserMessage):
+            pending.append(message)
+            continue
+        if pending:
+            state = state.append(*pending)
+        pending = [message]
+        prep = await prepare(
+            state,
+            context_window=window,
+            counter=cache,
+            config=config,
+            materials=materials,
+            summarizer=stub_summarizer,
+            previous=previous,
+            request_id=f"step-{index}",
+            memo=memo,
+        )
+        previous, state = prep.manifest, prep.state
+    return time.perf_counter() - start, time.process_time() - start_cpu
+
+
+async def replayed(messages: Messages, system: str, window: int) -> list[ReplayStep]:
+    """Every step of `replay` (cold counts, the stub summarizer)."""
+    steps = replay(
+        messages,
+        context_window=window,
+        counter=TokenCache(default_counter()),
+        system=system,
+        summarizer=stub_summarizer,
+    )
+    return [step async for step in steps]
+
+
+async def ctxlab_replay(messages: Messages, system: str, window: int) -> tuple[float, float]:
+    """Seconds of `replay` (preparation and retention grading) and of pricing its requests."""
+    start = time.perf_counter()
+    manifests = [step.manifest for step in await replayed(messages, system, window)]
+    graded = time.perf_counter()
+    costs = costs_of_manifests(manifests, price_for("claude-sonnet-4-5"))
+    assert len(costs) == len(manifests)
+    return graded - start, time.perf_counter() - graded
+
+
+async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict[str, Any]:
+    best: dict[str, float] = {}
+
+    def keep(name: str, seconds: float) -> None:
+        best[name] = min(best.get(name, float("inf")), seconds)
+
+    async def prep() -> None:
+        messages, system = session.load()
+        wall, cpu = await ctxlab_prepare(messages, system, window)
+        keep("prepare", wall)
+        keep("prepare_cpu", cpu)
+
+    async def analysed() -> None:
+        messages, system = session.load()
+        graded, priced = await ctxlab_replay(messages, system, window)
+        keep("replay", graded)
+        keep("pricing", priced)
+        keep("analysis", graded + priced)
+
+    async def theirs() -> None:
+        messages, system = session.load()
+        keep("agentscope", sum(await peer.run(messages, system)))
+        keep("agentscope_cpu", peer.cpu)
+
+    contenders: list[Callable[[], Awaitable[None]]] = [prep, analysed]
+    if peer is not None:
+        contenders.append(theirs)
+    for turn in range(repeat):
+        for k in range(len(contenders)):  # interleaved, the order rotating each repeat
+            await contenders[(turn + k) % len(contenders)]()
+    messages, system = session.load()
+    before = peer.summaries if peer is not None else 0
+    if peer is not None:
+        await peer.run(messages, system)
+    steps = await replayed(messages, system, window)  # untimed: its compactions are said
+    return {
+        "session": session.name,
+        "group": session.group,
+        "window": window,
+        "messages": len(messages),
+        "steps": len(steps),
+        "compactions": sum(s.compaction is not None for s in steps),
+        "as_compressions": (peer.summaries - before) if peer is not None else 0,
+        **{f"{k}_ms": v * 1000 for k, v in best.items()},
+    }
+
+
+def summarize(rows: list[dict[str, Any]], windows: list[int]) -> None:
+    groups = ["corpus/tuned", "corpus/held-out", "stitched/tuned", "stitched/held-out"]
+    print()
+    print(
+        f"{'window':>7} {'group':18} {'n':>3} {'steps':>6} {'compact':>7} {'AS cmp':>6} |"
+        f" {'prepare':>8} {'replay':>8} {'pricing':>7} {'AS':>8} |"
+        f" {'prep÷AS':>7} {'cpu÷AS':>7} {'anal÷AS':>7}"
+    )
+    for window in windows:
+        for group in groups:
+            chosen = [r for r in rows if r["window"] == window and r["group"] == group]
+            if not chosen:
+                continue
+            total = {
+                k: sum(r[k] for r in chosen)
+                for k in ("steps", "compactions", "as_compressions", "prepare_ms", "replay_ms")
+            }
+            total["pricing_ms"] = sum(r["pricing_ms"] for r in chosen)
+            theirs = sum(r.get("agentscope_ms", float("nan")) for r in chosen)
+            cpu = sum(r["prepare_cpu_ms"] for r in chosen) / sum(
+                r.get("agentscope_cpu_ms", float("nan")) for r in chosen
+            )
+            print(
+                f"{window:7d} {group:18} {len(chosen):3d} {total['steps']:6d}"
+                f" {total['compactions']:7d} {total['as_compressions']:6d} |"
+                f" {total['prepare_ms']:8.0f} {total['replay_ms']:8.0f}"
+                f" {total['pricing_ms']:7.0f} {theirs:8.0f} |"
+                f" {total['prepare_ms'] / theirs:7.2f} {cpu:7.2f}"
+                f" {(total['replay_ms'] + total['pricing_ms']) / theirs:7.2f}"
+            )
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--windows", default="200000,32000,16000")
+    parser.add_argument("--repeat", type=int, default=3, help="cold runs of each; best kept")
+    parser.add_argument("--stitch", type=int, default=1500, help="messages per stitched session")
+    parser.add_argument("--stitched", type=int, default=3, help="stitched sessions per part")
+    parser.add_argument("--stitched-only", action="store_true", help="skip the single sessions")
+    parser.add_argument("--group", default="", help="only the groups containing this text")
+    parser.add_argument("--out", default="benchmarks/results/compaction_bench.json")
+    args = parser.parse_args()
+    windows = [int(w) for w in args.windows.split(",")]
+    files = sorted((corpus_dir() / "norm").glob("*.jsonl"))
+    if not files:
+        print("no transcripts: set CTXLAB_CORPUS", file=sys.stderr)
+        return 2
+    chosen = [
+        s
+        for s in sessions(files, args.stitch, args.stitched, args.stitched_only)
+        if args.group in s.group
+    ]
+    load_encoding("cl100k_base")
+    try:
+        AgentScopePeer(windows[0])
+    except ImportError as exc:
+        print(f"AgentScope not installed ({exc}); pip install agentscope==2.0.11 to compare")
+        return 2
+    # Warm-up, untimed: imports and first-use caches of every path.
+    warm = chosen[0]
+    for window in windows:
+        messages, system = warm.load()
+        await ctxlab_prepare(messages, system, window)
+        await ctxlab_replay(messages, system, window)
+        await AgentScopePeer(window).run(messages, system)
+    print(
+        f"counts: {default_counter().method} (exact); summaries answered at once by a stub on "
+        f"both sides; best of {args.repeat} cold, interleaved repeats; times in ms"
+    )
+    rows = []
+    for window in windows:
+        peer = AgentScopePeer(window)
+        for session in chosen:
+            row = await measure(session, window, args.repeat, peer)
+            rows.append(row)
+            print(
+                f"{window:7d} {row['group']:18} {row['session'][:40]:40} {row['messages']:5d}"
+                f" {row['steps']:5d} c{row['compactions']:<3d} as{row['as_compressions']:<3d} "
+                f"prep {row['prepare_ms']:8.1f} replay {row['replay_ms']:8.1f} "
+                f"price {row['pricing_ms']:6.1f} AS {row['agentscope_ms']:8.1f} "
+                f"prep÷AS {row['prepare_ms'] / row['agentscope_ms']:5.2f}",
+                flush=True,
+            )
+    summarize(rows, windows)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
