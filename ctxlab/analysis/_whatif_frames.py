@@ -85,7 +85,8 @@ def diff_frame(first: ConfigRun, second: ConfigRun, step: int) -> pd.DataFrame:
 
     rows: list[dict[str, Any]] = []
     for mine, other in ((first, second), (second, first)):
-        ours, theirs = mine.steps[step], other.steps[step]
+        # Prepared requests: a diff reads items, never retention (nothing waits for the grader).
+        ours, theirs = mine.prepared[step], other.prepared[step]
         known = {(i.id, i.content_hash) for i in theirs.manifest.items}
         # A replay keeps the state, not the request: its messages describe the items.
         request = ModelRequest(system="", messages=ours.state.conversation)
