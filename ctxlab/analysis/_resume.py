@@ -6,9 +6,11 @@ configs that differ only in where compaction fires and what it keeps (``trigger_
 the conversation is only appended to, tool results are cut by the same limit, and the manifest
 differs only in the lines it carries (`Thresholds`). So the new replay's requests equal the
 earlier ones up to the first step where either config's *decision* may differ — the first
-compaction of the earlier replay, or the first request whose size reaches the lower of the
-two triggers (with the usage notice's allowance, `NOTICE_ALLOWANCE`, which the pipeline adds
-to the size it tests) — and from there it must be prepared again.
+compaction (or cut, or omission) of the earlier replay, or the first request whose size
+reaches the lowest line of the two configs: a trigger, or the usage notice's line (the notice
+joins every request past it and names the trigger; the size is taken with the notice's
+allowance, `NOTICE_ALLOWANCE`, which the pipeline adds to the size it tests) — and from there
+it must be prepared again.
 
 Everything else a config holds can change what is cut or sent at any step: a config that
 differs in any other field, or that turns on what acts below the trigger (light passes, a
@@ -61,15 +63,17 @@ def first_decision(earlier: ConfigRun, config: ContextConfig, context_window: in
     lines = Thresholds.compute(old, context_window), Thresholds.compute(new, context_window)
     if lines[0].input_limit != lines[1].input_limit:
         return 0
-    trigger = min(line.trigger_tokens for line in lines)
+    # The lowest line either config acts at: a trigger, or the usage notice's line (the
+    # notice joins every request past it, compression tool or not, and names the trigger).
+    line = min(min(x.trigger_tokens, x.notice_tokens) for x in lines)
     for number, step in enumerate(earlier.prepared):
         manifest = step.manifest
         # A step that compacted, cut or omitted anything, or whose size (plus the notice's
-        # room the due check adds) reaches a trigger, is a decision.
+        # room the due check adds) reaches a line, is a decision.
         if (
             step.compaction is not None
             or manifest.transforms
-            or manifest.estimated_input_tokens + NOTICE_ALLOWANCE >= trigger
+            or manifest.estimated_input_tokens + NOTICE_ALLOWANCE >= line
         ):
             return number
     return len(earlier.prepared)
