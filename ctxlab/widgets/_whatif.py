@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as w
+import numpy as np
 import plotly.graph_objects as go
 
 from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
@@ -44,6 +45,22 @@ _SLIDERS = {
     "trigger_ratio": (0.1, 0.9, 0.05),
     "reserve_ratio": (0.02, 0.5, 0.01),
 }
+
+
+def _line(
+    x: Any, y: Any, name: str, line: dict[str, Any], hover: str, **extra: Any
+) -> dict[str, Any]:
+    """A line trace as plotly JSON."""
+    return {
+        "type": "scatter",
+        "x": x,
+        "y": y,
+        "name": name,
+        "mode": "lines",
+        "line": line,
+        "hovertemplate": hover,
+        **extra,
+    }
 
 
 class WhatIfLab:
@@ -240,72 +257,70 @@ class WhatIfLab:
         self._render_step()
 
     def _draw_curves(self, longest: int) -> None:
-        traces: list[Any] = []
+        # Plain plotly JSON with NumPy arrays (`LivePlot`'s hot path): building a validated
+        # go.Figure of the traces took longer than a 500-request replay.
+        traces: list[dict[str, Any]] = []
+        peaks: list[int] = []
         for number, (name, run) in enumerate(self.what.runs.items()):
-            totals = [m.estimated_input_tokens for m in run.manifests]
+            totals = np.fromiter((m.estimated_input_tokens for m in run.manifests), dtype=np.int64)
+            peaks.append(int(totals.max()) if len(totals) else 0)
             color = _COLORS[number % len(_COLORS)]
-            x = list(range(len(totals)))
+            x = np.arange(len(totals))
+            label = html.escape(name)
             traces.append(
-                go.Scatter(
-                    x=x,
-                    y=totals,
-                    name=name,
-                    mode="lines",
-                    line={"color": color},
-                    hovertemplate="%{y:,} tokens<extra>" + html.escape(name) + "</extra>",
+                _line(
+                    x, totals, name, {"color": color}, "%{y:,} tokens<extra>" + label + "</extra>"
                 )
             )
             # Priced, never graded: a run not yet priced has its line drawn when it is.
-            spent = cumulative_costs(run) if run.priced else []
+            spent = np.array(cumulative_costs(run) if run.priced else [], dtype=np.float64)
             traces.append(
-                go.Scatter(
-                    x=x[: len(spent)],
-                    y=spent,
-                    name=f"{name} cost",
-                    mode="lines",
+                _line(
+                    x[: len(spent)],
+                    spent,
+                    f"{name} cost",
+                    {"color": color, "dash": "dash", "width": 1},
+                    "%{y:$.4f} so far<extra>" + label + "</extra>",
                     yaxis="y2",
-                    line={"color": color, "dash": "dash", "width": 1},
-                    hovertemplate="%{y:$.4f} so far<extra>" + html.escape(name) + "</extra>",
                 )
             )
         usage = self._usage()
         if usage:
             traces.append(
-                go.Scatter(
-                    x=list(range(len(usage))),
-                    y=usage,
-                    name="billed (as recorded)",
-                    mode="lines",
-                    line={"dash": "dot", "color": "#888"},
-                    hovertemplate="%{y:,} tokens billed<extra>as recorded</extra>",
+                _line(
+                    np.arange(len(usage)),
+                    usage,
+                    "billed (as recorded)",
+                    {"dash": "dot", "color": "#888"},
+                    "%{y:,} tokens billed<extra>as recorded</extra>",
                 )
             )
         limit = self._input_limit()
         if limit:
             traces.append(
-                go.Scatter(
-                    x=[0, max(longest - 1, 0)],
-                    y=[limit, limit],
-                    name="input limit",
-                    mode="lines",
-                    line={"dash": "dash", "color": "#000", "width": 1},
-                    hovertemplate="%{y:,} tokens<extra>input limit</extra>",
+                _line(
+                    [0, max(longest - 1, 0)],
+                    [limit, limit],
+                    "input limit",
+                    {"dash": "dash", "color": "#000", "width": 1},
+                    "%{y:,} tokens<extra>input limit</extra>",
                 )
             )
-        layout = self.plot.layout
         # The axis holds every line drawn: the configs', the bill (a recording billed at a
         # larger window runs above this window's limit — drawn there, not cut off) and the
         # limit itself.
         peak = max(
             (
-                *(m.estimated_input_tokens for r in self.what.runs.values() for m in r.manifests),
+                *peaks,
                 *(u for u in usage if u is not None),
                 limit,
             ),
             default=0,
         )
-        layout["yaxis"] = {**layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.08]}
-        self.plot.set_figure(go.Figure(traces, layout=layout))
+        yaxis = {**self.plot.layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.08]}
+        self.plot.data = traces
+        self.plot.relayout(yaxis=yaxis)
+        self.plot.push()
 
     def _input_limit(self) -> int:
         """The input limit the configs were replayed against (0 before any request)."""
