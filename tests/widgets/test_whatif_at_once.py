@@ -12,7 +12,6 @@ import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, WhatIf
 from ctxlab.analysis._comparison import COMPARISON_COLUMNS, HEADLINE_COLUMNS
-from ctxlab.analysis._whatif_frames import cumulative_costs
 from tests.analysis.whatif_figures import logs_session
 
 pytest.importorskip("ipywidgets")
@@ -38,6 +37,18 @@ async def _fresh(config: ContextConfig) -> WhatIf:
     )
     await what.run()
     return what
+
+
+def _spent(what: WhatIf) -> list[float]:
+    """USD spent up to each request, from the priced requests in the order sent (a summary
+    call counted with the request after it), summed here."""
+    out, total = [], 0.0
+    for cost in what.runs["ctxlab"].costs:
+        total += cost.cost
+        if cost.purpose != "summary":
+            out.append(total)
+    assert total == pytest.approx(what.table().loc["ctxlab", "cost"])
+    return out
 
 
 async def _moved(lab: WhatIfLab, value: float) -> None:
@@ -80,7 +91,7 @@ async def test_the_lines_and_headline_come_first_then_retention_and_cost() -> No
     for column in COMPARISON_COLUMNS:
         assert row[column] == _cell(full.loc["ctxlab", column]), column
     assert row["retention"] != COMPUTING and row["cost"] != COMPUTING
-    assert list(lab.plot.trace("ctxlab cost")["y"]) == cumulative_costs(fresh.runs["ctxlab"])
+    assert list(lab.plot.trace("ctxlab cost")["y"]) == pytest.approx(_spent(fresh), rel=1e-12)
     assert lab.computing.value == ""
     assert "ctxlab-verdict" in lab.table.value
 
