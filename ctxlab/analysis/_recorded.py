@@ -245,7 +245,8 @@ def _single_model(transcript: Transcript) -> str | None:
 
 def unrecorded_parts(transcript: Transcript) -> list[str]:
     """What the requests held that the file does not: ``System prompt``, ``tool schemas``,
-    ``redacted thinking`` (empty when the recording holds all of it)."""
+    ``redacted thinking``, ``user prompts`` (a stream that leaves them out: the importer put a
+    stand-in in their place) — empty when the recording holds all of it."""
     parts: list[str] = []
     if not transcript.system:
         parts.append("System prompt")
@@ -263,6 +264,8 @@ def unrecorded_parts(transcript: Transcript) -> list[str]:
         for b in m.content
     ):
         parts.append("redacted thinking")
+    if transcript.meta.get("unrecorded_prompts"):
+        parts.append("user prompts")
     return parts
 
 

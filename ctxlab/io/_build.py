@@ -25,7 +25,14 @@ from ctxlab.messages import (
     repair_conversation,
 )
 
-__all__ = ["ConversationBuilder", "anthropic_block", "as_mapping", "image_block", "text_parts"]
+__all__ = [
+    "ConversationBuilder",
+    "anthropic_block",
+    "as_mapping",
+    "image_block",
+    "text_parts",
+    "tool_result",
+]
 
 KEPT_BLOCKS = ANTHROPIC_BLOCK_TYPES | {"provider"}
 # Modelled blocks a role cannot hold travel as provider blocks (kept, never sent in a wrong form).
@@ -83,6 +90,19 @@ def _has_data(image: Mapping[str, Any]) -> bool:
     if kind == "url":
         return isinstance(source.get("url"), str) and bool(source["url"])
     return False
+
+
+def tool_result(
+    call_id: str, text: str, *, is_error: bool = False, empty: str = "(no output)"
+) -> dict[str, Any]:
+    """A tool result block for `ConversationBuilder.add`: ``text`` (``empty`` when it is blank —
+    a result the file recorded without output still answers its call)."""
+    return {
+        "type": "tool_result",
+        "tool_use_id": call_id,
+        "content": text if text.strip() else empty,
+        "is_error": is_error,
+    }
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:

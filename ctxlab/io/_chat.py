@@ -180,11 +180,18 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
     return builder, "\n\n".join(s for s in system if s)
 
 
-def from_anthropic(messages: Sequence[Any], where: str) -> ConversationBuilder:
+def from_anthropic(
+    messages: Sequence[Any],
+    where: str,
+    usage: Mapping[int, ProviderUsage] | None = None,
+) -> ConversationBuilder:
     """The conversation of Anthropic Messages dicts (string or block content). Results a harness
     wrote back as text (Cline and Roo Code: ``[read_file for 'x'] Result:`` then the output)
-    become the tool results of the calls they answer."""
+    become the tool results of the calls they answer. ``usage`` maps a reply's index in
+    ``messages`` to what its request was billed (an importer that read it beside the
+    messages)."""
     builder = ConversationBuilder(where, unit="message")
+    billed = usage or {}
     pending: list[tuple[str, str]] = []  # (id, name) of the last reply's calls
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
@@ -214,7 +221,7 @@ def from_anthropic(messages: Sequence[Any], where: str) -> ConversationBuilder:
             pending = []
         else:
             pending = []
-        if not builder.add(message["role"], blocks):
+        if not builder.add(message["role"], blocks, billed.get(index)):
             builder.skip("message with nothing kept")
     return builder
 

@@ -1,7 +1,8 @@
 """A session file's records: one JSON document, JSON Lines, or JSON objects one after another —
 with a file cut off said as such, where it stops (never blamed on its first line), and a JSON
 Lines file whose last line is cut off (a session still being written) read without that line,
-counted in the census."""
+counted in the census; a document saved as a JSON string of itself, and a file's first bytes
+(for the Markdown histories, known before any JSON is read)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ctxlab.io._census import Census
 from ctxlab.io._transcript import Transcript
 from ctxlab.util._jsonl import json_lines, read_text
 
-__all__ = ["FileRecords", "count_cut_line", "read_records"]
+__all__ = ["FileRecords", "count_cut_line", "head", "inner_document", "read_records"]
 
 
 @dataclass(frozen=True)
@@ -146,3 +147,26 @@ def count_cut_line(transcript: Transcript, line: int) -> Transcript:
         tools=transcript.tools,
         usage=transcript.usage,
     )
+
+
+def inner_document(path: Path, text: str) -> Any:
+    """The JSON document a file saved as one JSON string of itself holds (seen in Letta's
+    published agent files)."""
+    if not text.lstrip().startswith(("{", "[")):
+        msg = f"{path} holds one JSON string, not a session"
+        raise MessageFormatError(msg)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        msg = f"{path} holds one JSON string whose text is not JSON: not a session"
+        raise MessageFormatError(msg) from exc
+
+
+def head(path: Path) -> str:
+    """The file's first 2,048 characters (empty when it cannot be read)."""
+    # A Markdown chat history (aider's, SpecStory's), not JSON: known from its first bytes.
+    try:
+        with path.open("rb") as handle:
+            return handle.read(2048).decode("utf-8", "replace")
+    except OSError:
+        return ""

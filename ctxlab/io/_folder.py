@@ -1,10 +1,11 @@
 """`sessions`: a folder of recorded sessions as a table, one row per file.
 
 Point it at ``~/.claude/projects``, ``~/.codex/sessions``, ``~/.gemini/tmp`` or any folder:
-every file that could be a session (``.jsonl``, ``.json``, aider's history) gets a row — the
-format detected, its models, requests, tool calls, the conversation's size, what the provider
-billed, its own compactions, what was skipped or repaired — or, when it does not load, the
-reason in ``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
+every file that could be a session (``.jsonl``, ``.json``, ``.af``, aider's and SpecStory's
+Markdown) gets a row — one per session when a session is several files (a Cline task, OpenCode's
+storage) — with the format detected, its models, requests, tool calls, the conversation's size,
+what the provider billed, its own compactions, what was skipped or repaired — or, when it does
+not load, the reason in ``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
 interpreter lock), with a progress bar.
 """
 
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._load import read
 from ctxlab.io._openhands_v1 import EVENT_FILE
+from ctxlab.io._places import companion
+from ctxlab.io._specstory import is_specstory
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
@@ -66,9 +69,9 @@ SUFFIXES = (
     ".json",
     ".traj",
     ".eval",
-    ".aider.chat.history.md",
     ".aider.llm.history",  # recognised, not read: a row saying so
-    ".af",  # Letta agent files: likewise
+    ".af",  # Letta agent files
+    ".md",  # chat histories only (aider's, SpecStory's): `_session_markdown`
 )
 """The files `sessions` reads."""
 _PARALLEL_FROM = 24  # files: below this, starting processes costs more than it saves
@@ -115,6 +118,8 @@ def sessions(
         and not _hidden(p, root)
         and not _agent_meta(p)
         and not _part_of_a_conversation(p)
+        and not companion(p)  # a part of a session listed under another of its files
+        and _session_markdown(p)
     )
     count = _workers(workers)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
@@ -169,6 +174,19 @@ def _part_of_a_conversation(path: Path) -> bool:
         and EVENT_FILE.match(path.name) is not None
         and (path.parent.parent / "base_state.json").is_file()
     )
+
+
+def _session_markdown(path: Path) -> bool:
+    # Of Markdown files, only chat histories (aider's, SpecStory's): not every README.
+    if not path.name.lower().endswith(".md"):
+        return True
+    if path.name.lower().endswith(".aider.chat.history.md"):
+        return True
+    try:
+        with path.open("rb") as handle:
+            return is_specstory(handle.read(2048).decode("utf-8", "replace"))
+    except OSError:
+        return False
 
 
 def _hidden(path: Path, root: Path) -> bool:

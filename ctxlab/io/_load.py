@@ -12,14 +12,19 @@ from typing import Any, Literal, get_args
 
 from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io._aider import from_aider, is_aider_history
+from ctxlab.io._autogen import is_autogen_state
 from ctxlab.io._chat import (
     is_openai,
     is_openai_responses,
 )
 from ctxlab.io._claude_code import is_claude_code_line
+from ctxlab.io._cline import is_cline_history
 from ctxlab.io._codex import is_codex_line
+from ctxlab.io._codex_exec import is_codex_exec_line
+from ctxlab.io._continue import is_continue_session
 from ctxlab.io._copilot import is_copilot_line
-from ctxlab.io._files import count_cut_line, read_records
+from ctxlab.io._files import count_cut_line, inner_document, read_records
+from ctxlab.io._files import head as first_bytes
 from ctxlab.io._foreign import foreign_document, foreign_text
 from ctxlab.io._frameworks import (
     as_plain_data,
@@ -30,12 +35,19 @@ from ctxlab.io._gemini import (
     is_gemini_cli,
     is_gemini_contents,
 )
+from ctxlab.io._gemini_stream import is_gemini_json_output, is_gemini_stream_line
+from ctxlab.io._goose import is_goose_export, is_goose_line
 from ctxlab.io._inspect import is_inspect_log, read_eval_zip
+from ctxlab.io._letta import is_letta_agent_file
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
+from ctxlab.io._opencode import is_opencode_export
 from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._openhands_v1 import is_v1_event, is_v1_log, v1_folder_events
 from ctxlab.io._otel import is_otel
+from ctxlab.io._places import located
 from ctxlab.io._readers import built_transcript, claude_code, from_data, v1_conversation
+from ctxlab.io._smolagents import is_smolagents_steps
+from ctxlab.io._specstory import from_specstory, is_specstory
 from ctxlab.io._swe_agent import is_swe_agent
 from ctxlab.io._transcript import Transcript, read_transcript
 from ctxlab.tokens import preload
@@ -62,6 +74,16 @@ Format = Literal[
     "copilot",
     "aider",
     "inspect",
+    "cline",
+    "continue",
+    "codex_exec",
+    "gemini_stream",
+    "letta",
+    "autogen",
+    "smolagents",
+    "opencode",
+    "goose",
+    "specstory",
 ]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
@@ -70,9 +92,18 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (lambda v: v.get("type") == "meta", "ctxlab"),
     (is_claude_code_line, "claude_code"),
     (is_gemini_cli, "gemini_cli"),
+    (is_gemini_stream_line, "gemini_stream"),
+    (is_gemini_json_output, "gemini_stream"),  # refused by its reader, saying what to record
     (is_inspect_log, "inspect"),
     (is_codex_line, "codex"),
     (is_copilot_line, "copilot"),
+    (is_continue_session, "continue"),
+    (is_letta_agent_file, "letta"),
+    (is_autogen_state, "autogen"),
+    (is_opencode_export, "opencode"),
+    (is_goose_export, "goose"),
+    (is_goose_line, "goose"),
+    (is_codex_exec_line, "codex_exec"),
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),
     (
@@ -157,6 +188,10 @@ def _list_format(value: list[Any]) -> Format | None:
         return "tau_bench"
     if is_codex_line(value[0]):
         return "codex"
+    if is_cline_history(value):
+        return "cline"
+    if is_smolagents_steps(value):
+        return "smolagents"
     if is_openhands_events(value):
         return "openhands"
     if is_pydantic_ai(value):
@@ -194,11 +229,17 @@ def load(
     CLI sessions (``session-state/<id>/events.jsonl``) and aider's
     ``.aider.chat.history.md`` (``episode`` picks a run; by default the first that holds a
     message), Inspect AI logs (``.eval``, ``.json``; ``episode`` picks a sample), OpenHands V1
-    conversation folders and completion logs. ``episode`` left out is the first (an episode of
-    a file that holds one conversation is an error). Every load takes a census of the file
-    (``meta["census"]``, `Transcript.census`): the records read by kind, what was used, what was
-    skipped and why, every usage placed or lost — it adds up. What a file holds that is not a
-    message (a CLI's info lines, thought summaries) is counted in ``meta["skipped"]``. The
+    conversation folders and completion logs, Cline / Roo Code / Kilo Code task folders (the
+    folder or either of its files), Continue sessions, ``codex exec --json`` and Gemini CLI
+    ``stream-json`` output, Letta agent files (``.af``; ``episode`` picks the agent), AutoGen
+    AgentChat state (``episode`` picks the agent), smolagents memory steps, OpenCode sessions (an
+    export, or a session file in OpenCode's storage), Goose sessions and SpecStory Markdown
+    (Cursor chats) — each importer's module says which versions it reads and where it learned
+    the format. ``episode`` left out is the first (an episode of a file that holds one
+    conversation is an error). Every load takes a census of the file (``meta["census"]``,
+    `Transcript.census`): the records read by kind, what was used, what was skipped and why,
+    every usage placed or lost — it adds up. What a file holds that is not a message (a CLI's
+    info lines, thought summaries) is counted in ``meta["skipped"]``. The
     conversation is repaired where it must be (every tool call answered, ids unique) and
     ``meta`` says what was inferred, dropped or repaired. Raises `MessageFormatError` naming the
     file, the line or message, and what is wrong. The default counter's vocabulary starts
@@ -302,11 +343,18 @@ def _load(
         if folder is not None:  # an OpenHands V1 conversation: a folder of event files
             events, state = folder
             return v1_conversation(events, state, str(path), name or path.resolve().name)
+        found = located(path, format, name)  # a folder, or a file named for its part
+        if found is not None:
+            return found
         check_regular_file(path)  # before any open: a FIFO would block it
-        head = _head(path)
+        head = first_bytes(path)
         if format is None and foreign_text(head) is not None:
             msg = f"{path}: {foreign_text(head)}"
             raise MessageFormatError(msg)
+        if format == "specstory" or (format is None and is_specstory(head)):
+            builder, notes = from_specstory(read_text(path), str(path))
+            meta = {"source": "specstory", **notes}
+            return built_transcript(name or path.stem, builder, meta, "", ())
         if format == "aider" or (format is None and is_aider_history(head)):
             builder, notes = from_aider(read_text(path), str(path), episode)
             meta = {"source": "aider", **notes}
@@ -323,6 +371,10 @@ def _load(
             return from_data(log, format or "inspect", str(path), name or path.stem, episode or 0)
         read = read_records(path)
         records, document = read.records, read.document
+        if records == [] and isinstance(document, str):
+            # A document saved as a JSON string of itself (seen in Letta's published agent
+            # files): read the JSON it holds.
+            document = inner_document(path, document)
         label, stem = str(path), path.name.split(".")[0]
         kind = format or (detect_format(document) if records == [] else detect_lines(records))
         _one_conversation(kind, episode, label)
@@ -362,7 +414,7 @@ def _conversation_folder(path: Path, format: Format | None) -> Any:
 
 
 EPISODIC: frozenset[str] = frozenset(
-    {"claude_code", "tau_bench", "otel", "openhands", "inspect", "aider"}
+    {"claude_code", "tau_bench", "otel", "openhands", "inspect", "aider", "letta", "autogen"}
 )
 """The formats whose files may hold several conversations (``episode`` picks one)."""
 
@@ -376,12 +428,3 @@ def _one_conversation(kind: str, episode: int | None, where: str) -> None:
             f"{', '.join(sorted(EPISODIC))} files"
         )
         raise MessageFormatError(msg)
-
-
-def _head(path: Path) -> str:
-    # The file's first characters: a text format (not JSON) is known by them.
-    try:
-        with path.open("rb") as handle:
-            return handle.read(256).decode("utf-8", "replace")
-    except OSError:
-        return ""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._autogen import from_autogen
 from ctxlab.io._build import ConversationBuilder, as_mapping
 from ctxlab.io._census import Census
 from ctxlab.io._chat import (
@@ -19,16 +20,24 @@ from ctxlab.io._chat import (
 )
 from ctxlab.io._claude_code import from_claude_code
 from ctxlab.io._claude_subagents import split_subagents
+from ctxlab.io._cline import from_cline
 from ctxlab.io._codex import from_codex
+from ctxlab.io._codex_exec import from_codex_exec
 from ctxlab.io._compactions import place_compactions
+from ctxlab.io._continue import from_continue
 from ctxlab.io._copilot import from_copilot
 from ctxlab.io._frameworks import from_langchain, from_pydantic_ai
 from ctxlab.io._gemini import from_gemini_cli, from_gemini_contents
+from ctxlab.io._gemini_stream import from_gemini_stream
+from ctxlab.io._goose import from_goose
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
+from ctxlab.io._letta import from_letta
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
+from ctxlab.io._opencode import from_opencode
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
 from ctxlab.io._openhands_v1 import from_v1_events, from_v1_log, is_v1_event, is_v1_log
 from ctxlab.io._otel import from_otel
+from ctxlab.io._smolagents import from_smolagents
 from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
@@ -253,6 +262,74 @@ def _v1_tools(tools: list[Any], where: str) -> tuple[ToolSchema, ...]:
     return tool_schemas([t for t in tools if isinstance(t, Mapping) and t.get("name")], where)
 
 
+def _cline(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    # An API history given alone (a task folder is read with its UI log by `_places`).
+    builder, notes = from_cline(data, None, where)
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
+
+
+def _continue(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: a Continue session is a JSON object (sessionId, title, history)"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_continue(data, where)
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
+def _codex_exec(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    lines = data if isinstance(data, list) else [data]
+    builder, notes = from_codex_exec(enumerate(lines, 1), where)
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
+
+
+def _gemini_stream(
+    data: Any, where: str, name: str, episode: int, meta: dict[str, Any]
+) -> Transcript:
+    lines = data if isinstance(data, list) else [data]
+    builder, notes = from_gemini_stream(enumerate(lines, 1), where)
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
+
+
+def _letta(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: a Letta agent file is a JSON object (agents, tools, ...)"
+        raise MessageFormatError(msg)
+    builder, system, tools, notes = from_letta(data, where, episode)
+    return built_transcript(name, builder, {**meta, **notes}, system, tools)
+
+
+def _autogen(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, Mapping):
+        msg = f"{where}: an AutoGen state is a JSON object (type, version, ...)"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_autogen(data, where, episode)
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
+def _smolagents(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    if not isinstance(data, list):
+        msg = f"{where}: smolagents memory is a list of steps (agent.memory.get_full_steps())"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_smolagents(data, where)
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
+def _opencode(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    # ``opencode export`` output (a stored session is read from its folders by `_places`).
+    if not isinstance(data, Mapping) or not isinstance(data.get("messages"), list):
+        msg = f"{where}: an OpenCode export is a JSON object with 'info' and 'messages'"
+        raise MessageFormatError(msg)
+    builder, system, notes = from_opencode(data["messages"], where)
+    info = data["info"] if isinstance(data.get("info"), Mapping) else {}
+    meta.update({k: info[k] for k in ("id", "title", "version", "directory") if k in info})
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
+def _goose(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    builder, notes = from_goose(data if isinstance(data, list) else [data], where)
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
+
+
 def built_transcript(
     name: str,
     builder: ConversationBuilder,
@@ -333,5 +410,14 @@ DOCUMENTS: dict[str, Callable[[Any, str, str, int, dict[str, Any]], Transcript]]
     "swe_agent": _swe_agent,
     "openhands": _openhands,
     "mini_swe_agent": _mini_swe_agent,
+    "cline": _cline,
+    "continue": _continue,
+    "codex_exec": _codex_exec,
+    "gemini_stream": _gemini_stream,
+    "letta": _letta,
+    "autogen": _autogen,
+    "smolagents": _smolagents,
+    "opencode": _opencode,
+    "goose": _goose,
 }
 """The formats read as a whole document (one reader each), not as a list of messages."""

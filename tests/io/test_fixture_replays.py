@@ -31,6 +31,23 @@ FILES = [
     / "session-state"
     / "5f0c1a2e-7b7d-4c9e-9a51-3b8e2d6f1c44"
     / "events.jsonl",
+    *sorted((FIXTURES / "cline").glob("*/tasks/*")),
+    FIXTURES / "continue" / "sessions" / "7c1e2a4b-5d6f-4a8b-9c0d-1e2f3a4b5c6d.json",
+    FIXTURES / "codex_exec" / "exec-0.60.jsonl",
+    FIXTURES / "codex_exec" / "exec-0.30.jsonl",
+    FIXTURES / "gemini_stream" / "stream-json.jsonl",
+    FIXTURES / "letta" / "outreach_workflow_agent.af",
+    FIXTURES / "letta" / "composio_github_star_agent.af",
+    FIXTURES / "letta" / "lettabot-builder.af",
+    FIXTURES / "autogen" / "team_state.json",
+    FIXTURES / "autogen" / "coder_state.json",
+    FIXTURES / "smolagents" / "tool_calling_steps.json",
+    FIXTURES / "smolagents" / "code_steps.json",
+    FIXTURES / "opencode" / "export.json",
+    *sorted((FIXTURES / "opencode" / "storage" / "session").glob("*/*.json")),
+    FIXTURES / "goose" / "20250514_103000.jsonl",
+    FIXTURES / "goose" / "export.json",
+    *sorted(p for p in (FIXTURES / "specstory").glob("*.md") if p.name != "README.md"),
 ]
 
 

@@ -1,0 +1,147 @@
+"""Gemini CLI ``--output-format stream-json`` output (stdout saved as JSON Lines).
+
+Read from the CLI's own code (google-gemini/gemini-cli at 2026-08:
+``packages/core/src/output/types.ts`` — ``JsonStreamEvent``, ``StreamStats`` —,
+``packages/core/src/output/stream-json-formatter.ts``, ``packages/cli/src/nonInteractiveCli.ts``).
+Each line is an event with ``type`` and ``timestamp``:
+
+- ``init``: ``session_id``, ``model``;
+- ``message``: ``role`` ``user`` (the prompt) or ``assistant`` (``content``; streamed as
+  ``delta: true`` chunks of one reply);
+- ``tool_use``: ``tool_name``, ``tool_id``, ``parameters``; ``tool_result``: ``tool_id``,
+  ``status`` (``success``/``error``), ``output`` or ``error.message``;
+- ``error``: a warning or error (``severity``, ``message``);
+- ``result``: ``status`` and the session's ``stats`` (tokens summed over all model calls, per
+  model: ``input_tokens``, ``cached``, ``output_tokens``, …; ``tool_calls``, ``duration_ms``).
+
+The CLI sends one request per loop: the prompt, then the results of the calls the previous
+reply made. Chunks of one reply are joined; the stream records no usage per request — the
+session's totals are kept in ``meta["session_stats"]``, never spread over requests. Error events
+and the result line are counted in ``meta["skipped"]``. ``--output-format json`` (one object with
+the final ``response`` and ``stats``) holds no conversation, and is refused saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
+
+__all__ = ["from_gemini_stream", "is_gemini_json_output", "is_gemini_stream_line"]
+
+_EVENTS = {"init", "message", "tool_use", "tool_result", "error", "result"}
+
+
+def is_gemini_stream_line(value: Any) -> bool:
+    """A stream-json event: a known ``type``, a ``timestamp`` and its own fields."""
+    if not isinstance(value, Mapping) or value.get("type") not in _EVENTS:
+        return False
+    if not isinstance(value.get("timestamp"), str):
+        return False
+    kind = value["type"]
+    if kind == "init":
+        return "session_id" in value and "model" in value
+    if kind == "message":
+        return value.get("role") in ("user", "assistant") and "content" in value
+    if kind == "tool_use":
+        return "tool_id" in value and "tool_name" in value
+    if kind == "tool_result":
+        return "tool_id" in value and "status" in value
+    return (kind == "result" and "status" in value) or (kind == "error" and "severity" in value)
+
+
+def is_gemini_json_output(value: Any) -> bool:
+    """The CLI's ``--output-format json`` object: the final response and the session's stats."""
+    return (
+        isinstance(value, Mapping)
+        and "response" in value
+        and isinstance(value.get("stats"), Mapping)
+        and "models" in value["stats"]
+    )
+
+
+def from_gemini_stream(
+    records: Iterable[tuple[int, Any]], where: str
+) -> tuple[ConversationBuilder, dict[str, Any]]:
+    """The conversation and notes of a stream's (line number, event) pairs."""
+    builder = ConversationBuilder(where)
+    meta: dict[str, Any] = {}
+    reply: list[str] = []  # the chunks of the reply being streamed
+
+    def flush() -> None:
+        builder.text("assistant", "".join(reply))
+        reply.clear()
+
+    for number, event in records:
+        if is_gemini_json_output(event):
+            msg = (
+                f"{where}: Gemini CLI --output-format json holds only the final response, not "
+                "the conversation; record with --output-format stream-json, or load the session "
+                "the CLI keeps in ~/.gemini/tmp/<project>/chats/ (format='gemini_cli')"
+            )
+            raise MessageFormatError(msg)
+        if not isinstance(event, Mapping) or event.get("type") not in _EVENTS:
+            msg = f"{where} line {number}: not a Gemini CLI stream-json event"
+            raise MessageFormatError(msg)
+        kind = event["type"]
+        if kind == "message" and event.get("role") == "assistant":
+            if not event.get("delta"):
+                flush()  # a whole message, not a chunk of the one before
+            reply.append(str(event.get("content") or ""))
+            continue
+        flush()
+        _event(builder, meta, event)
+    flush()
+    return builder, meta
+
+
+def _event(builder: ConversationBuilder, meta: dict[str, Any], event: Mapping[str, Any]) -> None:
+    """Any event but a reply's chunk."""
+    kind = event["type"]
+    if kind == "init":
+        if isinstance(event.get("session_id"), str):
+            meta["session_id"] = event["session_id"]
+        if isinstance(event.get("model"), str):
+            meta["models"] = [event["model"]]
+    elif kind == "message":
+        text = str(event.get("content") or "")
+        builder.text("user", text)
+        if not text.strip():
+            builder.skip("empty message")
+    elif kind == "tool_use":
+        parameters = event.get("parameters")
+        builder.add(
+            "assistant",
+            [
+                {
+                    "type": "tool_use",
+                    "id": str(event.get("tool_id") or ""),
+                    "name": str(event.get("tool_name") or "tool"),
+                    "input": dict(parameters) if isinstance(parameters, Mapping) else {},
+                }
+            ],
+        )
+    elif kind == "tool_result":
+        builder.add("user", [_result(event)])
+    elif kind == "result":
+        meta["status"] = event.get("status")
+        if isinstance(event.get("stats"), Mapping):
+            meta["session_stats"] = dict(event["stats"])
+        builder.skip("result (the session's totals)")
+    else:
+        builder.skip(f"{event.get('severity') or 'error'} event")
+
+
+def _result(event: Mapping[str, Any]) -> dict[str, Any]:
+    error = event.get("status") == "error"
+    output = event.get("output")
+    if error:
+        text = str(as_mapping(event.get("error")).get("message") or output or "(error)")
+    elif isinstance(output, str):
+        text = output
+    else:
+        text = json.dumps(output, ensure_ascii=False) if output is not None else "(no output)"
+    return tool_result(str(event.get("tool_id") or ""), text, is_error=error)

@@ -1,0 +1,203 @@
+"""Goose sessions: the JSON Lines files Goose kept in ``~/.local/share/goose/sessions/`` (to
+1.9, 2025: a metadata line, then one message per line), and ``goose session export`` output
+(from 1.10, when sessions moved to SQLite: the session as JSON, its messages in
+``conversation``).
+
+Read from Goose's own code (block/goose, 2026: ``crates/goose/src/conversation/message.rs`` —
+``Message``, ``MessageContent``, ``ToolRequest``, ``ToolResponse``, ``MessageMetadata`` —,
+``crates/goose/src/session/legacy.rs``, ``session_manager.rs``). A message is ``{id, role,
+created, content, metadata}``; its content items are ``text``, ``image``, ``toolRequest``
+(``toolCall``: ``{status: "success", value: {name, arguments}}`` or ``{status: "error",
+error}``), ``toolResponse`` (``toolResult``: ``{status: "success", value}`` — MCP content, or a
+``CallToolResult`` with ``content`` and ``isError`` — or ``{status: "error", error}``),
+``thinking``, ``redactedThinking``, and items for the user's screen only
+(``toolConfirmationRequest``, ``actionRequired``, ``frontendToolRequest``,
+``systemNotification``). ``metadata.agentVisible: false`` marks what the agent no longer sees
+(after Goose summarized the conversation): it was sent before, so it is kept, and counted in
+``meta["hidden_from_agent"]``; a user message only the agent sees is Goose's summary, a recorded
+compaction; a message of items for the screen alone is counted as skipped. Goose records usage per session, not per request:
+the totals are kept in ``meta["session_usage"]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
+
+__all__ = ["from_goose", "is_goose_export", "is_goose_line"]
+
+_UI_ONLY = {
+    "toolConfirmationRequest",
+    "actionRequired",
+    "frontendToolRequest",
+    "systemNotification",
+}
+_USAGE = (
+    "total_tokens",
+    "input_tokens",
+    "output_tokens",
+    "accumulated_total_tokens",
+    "accumulated_input_tokens",
+    "accumulated_output_tokens",
+)
+
+
+def is_goose_line(value: Any) -> bool:
+    """A line of a Goose session file: its metadata (``working_dir``, ``message_count``) or a
+    message (``role``, ``created``, ``content`` items with a camelCase ``type``)."""
+    if not isinstance(value, Mapping):
+        return False
+    if "working_dir" in value and ("message_count" in value or "description" in value):
+        return True
+    return _is_message(value)
+
+
+def _is_message(value: Any) -> bool:
+    content = value.get("content") if isinstance(value, Mapping) else None
+    return (
+        isinstance(value, Mapping)
+        and value.get("role") in ("user", "assistant")
+        and isinstance(value.get("created"), int)
+        and isinstance(content, list)
+    )
+
+
+def is_goose_export(value: Any) -> bool:
+    """``goose session export`` output: a session with ``working_dir`` and a ``conversation``."""
+    return (
+        isinstance(value, Mapping)
+        and "working_dir" in value
+        and isinstance(value.get("conversation"), list)
+    )
+
+
+def from_goose(records: Sequence[Any], where: str) -> tuple[ConversationBuilder, dict[str, Any]]:
+    """The conversation and notes of a session file's lines, or of an export's session."""
+    builder = ConversationBuilder(where)
+    notes: dict[str, Any] = {}
+    messages: Sequence[Any] = records
+    if len(records) == 1 and is_goose_export(records[0]):
+        session = records[0]
+        messages = session["conversation"]
+        _session_notes(session, notes)
+    elif records and isinstance(records[0], Mapping) and not _is_message(records[0]):
+        _session_notes(records[0], notes)  # the metadata line
+        messages = records[1:]
+    hidden = 0
+    compactions: list[dict[str, Any]] = []
+    for number, message in enumerate(messages, 1):
+        if not _is_message(message):
+            msg = f"{where} message {number}: not a Goose message (role, created, content)"
+            raise MessageFormatError(msg)
+        visible = as_mapping(message.get("metadata"))
+        if visible.get("agentVisible") is False:
+            if _only_for_the_screen(message):
+                builder.skip("message only the user sees")
+                continue
+            hidden += 1  # sent before Goose summarized; no longer in the agent's context
+        elif visible.get("userVisible") is False and message["role"] == "user":
+            # Only the agent sees it: Goose's summary of the conversation it compacted.
+            text = " ".join(str(as_mapping(c).get("text") or "") for c in message["content"])
+            replies = sum(t["role"] == "assistant" for t in builder.turns)
+            compactions.append(
+                {
+                    "kind": "compact",
+                    "trigger": "unknown",
+                    "replies_before": replies,
+                    "summary_head": text.strip()[:200],
+                }
+            )
+        _message(builder, message)
+    if hidden:
+        notes["hidden_from_agent"] = hidden
+    if compactions:
+        notes["compactions"] = compactions
+    return builder, notes
+
+
+def _session_notes(session: Mapping[str, Any], notes: dict[str, Any]) -> None:
+    for key in ("id", "name", "description", "working_dir"):
+        if isinstance(session.get(key), str):
+            notes[key] = session[key]
+    usage = {k: session[k] for k in _USAGE if isinstance(session.get(k), int)}
+    if usage:
+        notes["session_usage"] = usage
+    model = as_mapping(session.get("model_config")).get("model_name")
+    if isinstance(model, str):
+        notes["models"] = [model]
+
+
+def _only_for_the_screen(message: Mapping[str, Any]) -> bool:
+    return all(as_mapping(c).get("type") in _UI_ONLY for c in message["content"])
+
+
+def _message(builder: ConversationBuilder, message: Mapping[str, Any]) -> None:
+    role = message["role"]
+    blocks: list[dict[str, Any]] = []
+    for item in message["content"]:
+        kind = as_mapping(item).get("type")
+        if kind == "text":
+            if str(item.get("text") or "").strip():
+                blocks.append({"type": "text", "text": str(item["text"])})
+        elif kind == "image" and isinstance(item.get("data"), str):
+            source = {
+                "type": "base64",
+                "media_type": str(item.get("mimeType") or "image/png"),
+                "data": item["data"],
+            }
+            blocks.append({"type": "image", "source": source})
+        elif kind == "toolRequest":
+            blocks.append(_request(item))
+        elif kind == "toolResponse":
+            blocks.append(_response(item))
+        elif kind == "thinking":
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": str(item.get("thinking") or ""),
+                    "signature": str(item.get("signature") or ""),
+                }
+            )
+        elif kind == "redactedThinking" and isinstance(item.get("data"), str):
+            blocks.append({"type": "redacted_thinking", "data": item["data"]})
+        else:
+            builder.skip(f"{kind or 'unreadable'} item")  # the user's screen only
+    if blocks:
+        builder.add(role, blocks)
+    else:
+        builder.skip("message without content for the model")
+
+
+def _request(item: Mapping[str, Any]) -> dict[str, Any]:
+    call = as_mapping(item.get("toolCall"))
+    value = as_mapping(call.get("value"))
+    if call.get("status") == "error":
+        # The model's call could not be parsed: kept with the error as its input.
+        value = {"name": "invalid_tool_call", "arguments": {"error": call.get("error")}}
+    arguments = value.get("arguments")
+    return {
+        "type": "tool_use",
+        "id": str(item.get("id") or ""),
+        "name": str(value.get("name") or "tool"),
+        "input": dict(arguments) if isinstance(arguments, Mapping) else {},
+    }
+
+
+def _response(item: Mapping[str, Any]) -> dict[str, Any]:
+    result = as_mapping(item.get("toolResult"))
+    error = result.get("status") == "error"
+    if error:
+        text = str(result.get("error") or "error")
+    else:
+        value = result.get("value")
+        # Older files hold the content list; later ones a CallToolResult.
+        content = value.get("content") if isinstance(value, Mapping) else value
+        error = isinstance(value, Mapping) and value.get("isError") is True
+        parts = content if isinstance(content, list) else []
+        texts = [str(p.get("text")) for p in parts if isinstance(p, Mapping) and "text" in p]
+        text = "\n".join(texts) if texts else json.dumps(content, ensure_ascii=False)
+    return tool_result(str(item.get("id") or ""), text, is_error=error)

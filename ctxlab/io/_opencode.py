@@ -1,0 +1,234 @@
+"""OpenCode sessions: ``opencode export <session id>`` output, or the session as OpenCode keeps
+it in ``~/.local/share/opencode/storage`` (``session/<project>/<session id>.json``, its messages
+in ``message/<session id>/``, their parts in ``part/<message id>/``).
+
+Read from OpenCode's own code (sst/opencode, now anomalyco/opencode, 2026:
+``packages/opencode/src/session/message-v2.ts`` — ``User``, ``Assistant``, the parts, and
+``toModelMessages``, which turns the stored messages into each request —,
+``src/cli/cmd/export.ts``, ``src/session/index.ts`` — ``getUsage``). A message is ``{info,
+parts}``; an assistant message is one agent turn, whose ``step-start`` parts begin its model
+calls (steps): each step is one request, its ``step-finish`` part holding that call's
+``tokens`` (``input`` — the cache left out —, ``output``, ``reasoning``, ``cache.read``,
+``cache.write``). Parts as the request gets them: ``text`` (a user's ``ignored`` text is not
+sent), ``reasoning`` (thinking), ``file`` (an image or a document; plain text and folders are
+sent as text parts beside them), ``tool`` (the call, and its result from its ``state``:
+``completed`` — "[Old tool result content cleared]" once OpenCode compacted it —, ``error``,
+or ``pending``/``running``: "[Tool execution was interrupted]"), ``compaction`` ("What did we do
+so far?"), ``subtask``. An assistant message that failed (``info.error``, other than an
+interrupted one with content) is not sent and is counted. A summary reply (``summary: true``)
+after a compaction part is OpenCode's own compaction, recorded as such. Snapshots, patches,
+retries and agent parts are counted in ``meta["skipped"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
+from ctxlab.messages import ProviderUsage
+
+__all__ = ["from_opencode", "is_opencode_export", "is_opencode_session_info"]
+
+_CLEARED = "[Old tool result content cleared]"
+_INTERRUPTED = "[Tool execution was interrupted]"
+_COMPACTION = "What did we do so far?"
+_SUBTASK = "The following tool was executed by the user"
+
+
+def is_opencode_export(value: Any) -> bool:
+    """``opencode export`` output: the session's ``info`` and ``messages`` of ``{info, parts}``."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
+        return False
+    info = value.get("info")
+    if not isinstance(info, Mapping) or not str(info.get("id") or "").startswith("ses"):
+        return False
+    return all(
+        isinstance(m, Mapping) and "info" in m and "parts" in m for m in value["messages"][:20]
+    )
+
+
+def is_opencode_session_info(value: Any) -> bool:
+    """A session as OpenCode stores it (``storage/session/<project>/<id>.json``)."""
+    return (
+        isinstance(value, Mapping)
+        and str(value.get("id") or "").startswith("ses_")
+        and "projectID" in value
+        and isinstance(value.get("time"), Mapping)
+    )
+
+
+def from_opencode(
+    messages: Sequence[Any], where: str
+) -> tuple[ConversationBuilder, str, dict[str, Any]]:
+    """The conversation, System text and notes of a session's ``{info, parts}`` messages."""
+    builder = ConversationBuilder(where)
+    system: list[str] = []
+    models: list[str] = []
+    compactions: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        info = as_mapping(message.get("info")) if isinstance(message, Mapping) else {}
+        parts = message.get("parts") if isinstance(message, Mapping) else None
+        if not info or not isinstance(parts, list):
+            msg = f"{where} message {index}: expected {{info, parts}} (an OpenCode message)"
+            raise MessageFormatError(msg)
+        if info.get("role") == "user":
+            if isinstance(info.get("system"), str) and info["system"] not in system:
+                system.append(info["system"])
+            _user(builder, parts)
+        elif info.get("role") == "assistant":
+            model = f"{info.get('providerID')}/{info.get('modelID')}"
+            if info.get("modelID") and model not in models:
+                models.append(model)
+            if info.get("summary") is True:
+                compactions.append(
+                    {
+                        "kind": "compact",
+                        "trigger": "unknown",
+                        "replies_before": sum(t["role"] == "assistant" for t in builder.turns),
+                        "summary_head": _COMPACTION,
+                    }
+                )
+            _assistant(builder, info, parts)
+        else:
+            builder.skip(f"message of role {info.get('role')!r}")
+    notes: dict[str, Any] = {"models": models} if models else {}
+    if compactions:
+        notes["compactions"] = compactions
+    return builder, "\n\n".join(system), notes
+
+
+def _user(builder: ConversationBuilder, parts: list[Any]) -> None:
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        kind = as_mapping(part).get("type")
+        if kind == "text":
+            if part.get("ignored"):
+                builder.skip("ignored text part")
+            elif str(part.get("text") or "").strip():
+                blocks.append({"type": "text", "text": str(part["text"])})
+        elif kind == "file":
+            if part.get("mime") in ("text/plain", "application/x-directory"):
+                builder.skip("file part (sent as its text part)")
+            else:
+                blocks.append(_file(part))
+        elif kind == "compaction":
+            blocks.append({"type": "text", "text": _COMPACTION})
+        elif kind == "subtask":
+            blocks.append({"type": "text", "text": _SUBTASK})
+        else:
+            builder.skip(f"{kind or 'unreadable'} part")
+    if blocks:
+        builder.add("user", blocks)
+    else:
+        builder.skip("message without a part sent")
+
+
+def _assistant(builder: ConversationBuilder, info: Mapping[str, Any], parts: list[Any]) -> None:
+    error = as_mapping(info.get("error"))
+    sent = [p for p in parts if as_mapping(p).get("type") not in ("step-start", "reasoning")]
+    if error and not (error.get("name") == "MessageAbortedError" and sent):
+        builder.skip("failed reply (not sent again)")
+        builder.skip("part of a failed reply", len(parts))
+        return
+    steps: list[list[Any]] = [[]]
+    for part in parts:
+        if as_mapping(part).get("type") == "step-start":
+            if steps[-1]:
+                steps.append([])
+            continue
+        steps[-1].append(part)
+    finishes = [
+        as_mapping(p).get("tokens") for p in parts if as_mapping(p).get("type") == "step-finish"
+    ]
+    fallback = info.get("tokens") if len(steps) == 1 and not finishes else None
+    for number, step in enumerate(steps):
+        tokens = finishes[number] if number < len(finishes) else fallback
+        _step(builder, step, _usage(tokens))
+
+
+def _step(builder: ConversationBuilder, parts: list[Any], usage: ProviderUsage | None) -> None:
+    """One model call: its reply, and the results of its calls."""
+    blocks: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for part in parts:
+        kind = as_mapping(part).get("type")
+        if kind == "text":
+            if str(part.get("text") or "").strip():
+                blocks.append({"type": "text", "text": str(part["text"])})
+        elif kind == "reasoning":
+            if str(part.get("text") or "").strip():
+                signature = as_mapping(as_mapping(part.get("metadata")).get("anthropic")).get(
+                    "signature"
+                )
+                blocks.append(
+                    {
+                        "type": "thinking",
+                        "thinking": str(part["text"]),
+                        "signature": signature if isinstance(signature, str) else "",
+                    }
+                )
+        elif kind == "tool":
+            use, result = _tool(part)
+            blocks.append(use)
+            results.append(result)
+        elif kind == "file":
+            blocks.append(_file(part))
+        elif kind != "step-finish":  # a step's finish: its usage, read by the caller
+            builder.skip(f"{kind or 'unreadable'} part")
+    if not blocks:
+        builder.skip("step without output")
+        if usage is not None:
+            builder.skip("usage of a step without output")
+        return
+    builder.add("assistant", blocks, usage)
+    builder.add("user", results)
+
+
+def _tool(part: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    state = as_mapping(part.get("state"))
+    call_id = str(part.get("callID") or part.get("id") or "")
+    inputs = state.get("input")
+    use = {
+        "type": "tool_use",
+        "id": call_id,
+        "name": str(part.get("tool") or "tool"),
+        "input": dict(inputs) if isinstance(inputs, Mapping) else {},
+    }
+    status = state.get("status")
+    error = True
+    if status == "completed":
+        compacted = as_mapping(state.get("time")).get("compacted")
+        text = _CLEARED if compacted else str(state.get("output") or "")
+        error = False
+    elif status == "error":
+        interrupted = as_mapping(state.get("metadata"))
+        if interrupted.get("interrupted") is True and isinstance(interrupted.get("output"), str):
+            text, error = interrupted["output"], False
+        else:
+            text = str(state.get("error") or "error")
+    else:
+        text = _INTERRUPTED
+    return use, tool_result(call_id, text, is_error=error)
+
+
+def _file(part: Mapping[str, Any]) -> dict[str, Any]:
+    url = part.get("url")
+    if str(part.get("mime") or "").startswith("image/") and isinstance(url, str):
+        return image_block(url)
+    return {"type": "provider", "data": dict(part)}
+
+
+def _usage(tokens: Any) -> ProviderUsage | None:
+    if not isinstance(tokens, Mapping):
+        return None
+    cache = as_mapping(tokens.get("cache"))
+    # OpenCode stores input without the cache (its getUsage takes the cache out of
+    # OpenAI-style counts); reasoning is billed as output.
+    return ProviderUsage(
+        tokens.get("input") or 0,
+        (tokens.get("output") or 0) + (tokens.get("reasoning") or 0),
+        cache.get("read") or 0,
+        cache.get("write") or 0,
+    )

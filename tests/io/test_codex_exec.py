@@ -1,0 +1,154 @@
+"""``codex exec --json`` streams (``tests/fixtures/codex_exec``, hand-made from Codex's own event
+types — the CLI needs a model account to run): the 0.44-on thread events and the older protocol
+events, each checked against the test's own reading of the lines — every tool item a call with
+its result, the turn's usage kept as the total it is, the older per-call token counts on the
+replies in order — and hostile streams refused with a typed error or loaded with their losses
+counted."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab import load
+from ctxlab.analysis._recorded import unrecorded_parts
+from ctxlab.io import detect_format
+from ctxlab.io._codex_exec import STAND_IN_PROMPT
+from ctxlab.messages import ProviderUsage
+from tests.io.mutate import cut, loads_or_refuses, mutated
+from tests.strategies import SETTINGS
+
+FOLDER = Path(__file__).parents[1] / "fixtures" / "codex_exec"
+NEW = FOLDER / "exec-0.60.jsonl"
+OLD = FOLDER / "exec-0.30.jsonl"
+TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "collab_tool_call"}
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_a_thread_stream_loads_whole() -> None:
+    events = _lines(NEW)
+    transcript = load(NEW)
+    assert transcript.meta["source"] == "codex_exec"
+    done = [e["item"] for e in events if e["type"] == "item.completed"]
+    tools = [i for i in done if i["type"] in TOOL_ITEMS]
+    uses = [b for m in transcript.messages if m.role == "assistant" for b in m.tool_uses]
+    results = [b for m in transcript.messages if m.role == "user" for b in m.tool_results]
+    assert [u.id for u in uses] == [i["id"] for i in tools]
+    assert [r.tool_use_id for r in results] == [i["id"] for i in tools]
+    assert [r.is_error for r in results] == [i.get("status") == "failed" for i in tools]
+    said = [i["text"] for i in done if i["type"] == "agent_message"]
+    texts = [
+        b.text
+        for m in transcript.messages
+        if m.role == "assistant"
+        for b in m.content
+        if b.type == "text"
+    ]  # type: ignore[union-attr]
+    assert texts == said
+    # The prompt is not in the stream: one stand-in per turn, said as unrecorded.
+    turns = sum(e["type"] == "turn.started" for e in events)
+    stand_ins = [m for m in transcript.messages if m.role == "user" and m.content[0].type == "text"]
+    assert [m.content[0].text for m in stand_ins] == [STAND_IN_PROMPT] * turns  # type: ignore[union-attr]
+    assert "user prompts" in unrecorded_parts(transcript)
+    # The turn's usage is a total over its requests: kept, not put on one of them.
+    assert transcript.usage == {}
+    assert transcript.meta["turn_usage"] == [
+        e["usage"] for e in events if e["type"] == "turn.completed"
+    ]
+    # Every other line counted, by what it is.
+    skipped = transcript.meta["skipped"]
+    others = Counter(
+        f"{i['type']} item" for i in done if i["type"] not in TOOL_ITEMS | {"agent_message"}
+    )
+    for key, count in others.items():
+        assert skipped[key] == count
+    assert skipped["item.started"] == sum(e["type"] == "item.started" for e in events)
+    assert skipped["event item.updated"] == sum(e["type"] == "item.updated" for e in events)
+
+
+def test_the_older_stream_puts_each_token_count_on_its_reply() -> None:
+    events = _lines(OLD)
+    transcript = load(OLD)
+    assert transcript.messages[0].content[0].text == events[0]["prompt"]  # type: ignore[union-attr]
+    counts = [e["msg"] for e in events if e.get("msg", {}).get("type") == "token_count"]
+    expected = [
+        ProviderUsage(
+            c["input_tokens"] - c["cached_input_tokens"],
+            c["output_tokens"],
+            c["cached_input_tokens"],
+        )
+        for c in counts
+    ]
+    assert [transcript.usage[k] for k in sorted(transcript.usage)] == expected
+    replies = [i for i, m in enumerate(transcript.messages) if m.role == "assistant"]
+    assert sorted(transcript.usage) == replies
+    ends = [e["msg"] for e in events if e.get("msg", {}).get("type", "").endswith("_end")]
+    uses = [b.id for m in transcript.messages if m.role == "assistant" for b in m.tool_uses]
+    assert uses == [e["call_id"] for e in ends]
+    assert transcript.meta["models"] == [events[0]["model"]]
+
+
+def test_token_counts_that_do_not_match_the_replies_are_counted(tmp_path: Path) -> None:
+    events = _lines(OLD)
+    extra = next(e for e in events if e.get("msg", {}).get("type") == "token_count")
+    path = tmp_path / "exec.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [*events, extra]))
+    transcript = load(path)
+    assert transcript.usage == {}
+    assert transcript.meta["skipped"]["token_count not matched to a reply"] == 4
+
+
+def test_a_run_cut_off_keeps_its_unfinished_call(tmp_path: Path) -> None:
+    lines = NEW.read_text().splitlines()
+    # Up to the second command's start: the call is kept and answered by the repair.
+    cut_at = next(i for i, line in enumerate(lines) if '"item_6"' in line)
+    path = tmp_path / "exec.jsonl"
+    path.write_text("\n".join(lines[: cut_at + 1]) + "\n")
+    transcript = load(path)
+    assert transcript.messages[-1].tool_results[0].tool_use_id == "item_6"  # type: ignore[union-attr]
+    assert transcript.meta["unfinished_calls"] == 1 and transcript.meta["synthesized_results"] == 1
+
+
+def test_both_generations_are_detected_as_exec_streams() -> None:
+    assert detect_format(_lines(NEW)[0]) == "codex_exec"
+    assert detect_format(_lines(OLD)[0]) == "codex_exec"
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from([NEW, OLD]))
+def test_a_mutated_stream_loads_or_raises_a_typed_error(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, fixture: Path
+) -> None:
+    path = tmp_path_factory.mktemp("exec") / "exec.jsonl"
+    events = _lines(fixture)
+    if data.draw(st.booleans()):
+        changed = data.draw(mutated(events))
+        lines = changed if isinstance(changed, list) else [changed]
+        path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+        loads_or_refuses(lambda: load(path, format="codex_exec"))
+    else:
+        path.write_text(data.draw(cut(fixture.read_text())))
+        loads_or_refuses(lambda: load(path))
+
+
+def test_the_later_token_count_shape_reads_the_last_calls_usage(tmp_path: Path) -> None:
+    # Later protocol events carry info.last_token_usage (and the running total beside it).
+    events = _lines(OLD)
+    total = {"input_tokens": 99_999, "cached_input_tokens": 0, "output_tokens": 9_999}
+    for event in events:
+        msg = event.get("msg", {})
+        if msg.get("type") == "token_count":
+            last = {k: msg.pop(k) for k in list(msg) if k != "type"}
+            msg["info"] = {"total_token_usage": total, "last_token_usage": last}
+    path = tmp_path / "exec.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert load(path).usage == load(OLD).usage

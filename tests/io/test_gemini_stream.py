@@ -1,0 +1,98 @@
+"""Gemini CLI ``stream-json`` output (``tests/fixtures/gemini_stream``, hand-made from the CLI's
+own event types): the prompt, each reply's streamed chunks joined, calls paired with their
+results (failures as errors), the session's totals kept as totals — checked against the test's
+own reading of the lines; ``--output-format json`` refused saying what to record; hostile
+streams refused with a typed error or loaded with their losses counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab import load
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io import detect_format
+from tests.io.mutate import cut, loads_or_refuses, mutated
+from tests.strategies import SETTINGS
+
+FOLDER = Path(__file__).parents[1] / "fixtures" / "gemini_stream"
+STREAM = FOLDER / "stream-json.jsonl"
+
+
+def _events() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in STREAM.read_text().splitlines() if line.strip()]
+
+
+def test_a_stream_loads_whole() -> None:
+    events = _events()
+    transcript = load(STREAM)
+    assert transcript.meta["source"] == "gemini_stream"
+    assert transcript.meta["models"] == [events[0]["model"]]
+    # The test's own reading: the assistant chunks between two other events make one text.
+    replies: list[str] = []
+    open_reply = False
+    for event in events:
+        if event["type"] == "message" and event["role"] == "assistant":
+            if open_reply:
+                replies[-1] += event["content"]
+            else:
+                replies.append(event["content"])
+            open_reply = True
+        else:
+            open_reply = False
+    texts = [
+        b.text  # type: ignore[union-attr]
+        for m in transcript.messages
+        if m.role == "assistant"
+        for b in m.content
+        if b.type == "text"
+    ]
+    assert texts == replies
+    uses = [b.id for m in transcript.messages if m.role == "assistant" for b in m.tool_uses]
+    assert uses == [e["tool_id"] for e in events if e["type"] == "tool_use"]
+    results = [b for m in transcript.messages if m.role == "user" for b in m.tool_results]
+    raw = [e for e in events if e["type"] == "tool_result"]
+    assert [r.tool_use_id for r in results] == [e["tool_id"] for e in raw]
+    assert [bool(r.is_error) for r in results] == [e["status"] == "error" for e in raw]
+    assert results[-1].text == raw[-1]["error"]["message"]
+    prompt = next(e for e in events if e["type"] == "message" and e["role"] == "user")
+    assert transcript.messages[0].content[0].text == prompt["content"]  # type: ignore[union-attr]
+    # One request per loop: the prompt, then each batch of results.
+    assert sum(m.role == "assistant" for m in transcript.messages) == 3
+    # No usage per request in the stream: the totals are kept as totals.
+    assert transcript.usage == {}
+    assert transcript.meta["session_stats"] == events[-1]["stats"]
+    assert transcript.meta["skipped"] == {"warning event": 1, "result (the session's totals)": 1}
+
+
+def test_json_output_is_refused_saying_what_to_record() -> None:
+    with pytest.raises(MessageFormatError, match="--output-format stream-json"):
+        load(FOLDER / "output.json")
+
+
+def test_detected_from_its_first_line_not_taken_for_chat_messages() -> None:
+    events = _events()
+    assert detect_format(events[0]) == "gemini_stream"
+    assert detect_format(events[1]) == "gemini_stream"  # a message line, not an OpenAI message
+    assert detect_format(json.loads((FOLDER / "output.json").read_text())) == "gemini_stream"
+
+
+@SETTINGS
+@given(st.data())
+def test_a_mutated_stream_loads_or_raises_a_typed_error(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    path = tmp_path_factory.mktemp("gemini") / "run.jsonl"
+    if data.draw(st.booleans()):
+        changed = data.draw(mutated(_events()))
+        lines = changed if isinstance(changed, list) else [changed]
+        path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+        loads_or_refuses(lambda: load(path, format="gemini_stream"))
+    else:
+        path.write_text(data.draw(cut(STREAM.read_text())))
+        loads_or_refuses(lambda: load(path))
