@@ -353,10 +353,12 @@ class WhatIf:
         task, and the control — in the kept tail alone — each as a share."""
         return retention_frame(self.runs.values())
 
-    def steps(self) -> pd.DataFrame:
+    def steps(self, *, grade: bool = True) -> pd.DataFrame:
         """One row per (config, reasoning request): the step table's columns plus cache and
-        cost (the summary call a compaction made is in that step's cost)."""
-        return steps_frame(self.runs.values())
+        cost (the summary call a compaction made is in that step's cost). ``grade`` False
+        never waits for the retention grader: a config not yet graded has its retention
+        columns empty."""
+        return steps_frame(self.runs.values(), grade=grade)
 
     def diff(self, a: str, b: str, step: int) -> pd.DataFrame:
         """At request ``step``: the items ``a`` sent that ``b`` did not (``side="only in a"``)

@@ -51,15 +51,17 @@ def retention_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def steps_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:
-    """One row per (config, reasoning request) with cache and cost (`WhatIf.steps`)."""
+def steps_frame(runs: Iterable[ConfigRun], *, grade: bool = True) -> pd.DataFrame:
+    """One row per (config, reasoning request) with cache and cost (`WhatIf.steps`); ``grade``
+    False takes a run's steps as graded so far (none: retention empty) rather than grading."""
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
     for run in runs:
         reasoning = [c for c in run.costs if c.purpose != "summary"]
         spent = _step_costs(run)
-        for index, (step, cost) in enumerate(zip(run.steps, reasoning, strict=False)):
+        steps = run.steps if grade or run.graded else run.prepared
+        for index, (step, cost) in enumerate(zip(steps, reasoning, strict=False)):
             step_cost, cumulative = spent[index]
             rows.append(
                 {

@@ -108,3 +108,21 @@ async def test_lazy_grading_equals_grading_as_the_replay_goes() -> None:
     assert [s.compaction for s in lazy] == [s.compaction for s in eager]
     kept = [s.compaction.retention for s in lazy if s.compaction]
     assert kept and all(r is not None and r.core is not None for r in kept)
+
+
+async def test_the_step_frame_need_not_wait_for_the_grader() -> None:
+    transcript = logs_session()
+    what = WhatIf(transcript, {"c": ContextConfig()}, context_window=8_000)
+    await what.run()
+    quick = what.steps(grade=False)
+    run = what.runs["c"]
+    assert run.priced and not run.graded
+    compacting = quick["compaction"].notna() & (quick["compaction"] != "")
+    assert compacting.sum() == sum(s.compaction is not None for s in run.prepared) >= 2
+    assert quick["retention"].isna().all()
+    full = what.steps()
+    assert run.graded and full.loc[compacting, "retention"].notna().all()
+    # Apart from retention, the same frame; once graded, grade=False gives the graded one.
+    rest = [c for c in full.columns if not c.startswith("retention")]
+    assert quick[rest].equals(full[rest])
+    assert what.steps(grade=False).equals(full)
