@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from whatif_bench import sessions, stitched
 
-from ctxlab.analysis._config_run import ConfigRun, replay_run
+from ctxlab.analysis._config_run import ConfigRun
 from ctxlab.messages import AssistantMessage
 from ctxlab.widgets import WhatIfLab
 
@@ -58,16 +58,7 @@ async def _baseline(lab: WhatIfLab, name: str) -> float:
     what = lab.what
     started = time.perf_counter()
     run = ConfigRun(name, what.runs[name].config)
-    await replay_run(
-        run,
-        what.transcript,
-        context_window=what.context_window,
-        cache=what.cache,
-        price=what.price,
-        rules=what.rules,
-        priced_calls=what.summary_calls,
-        unrecorded=what.unrecorded,
-    )
+    await what._replay(run)  # from the first request: no earlier run to reuse
     what.runs[name] = run
     lab.redraw()
     return (time.perf_counter() - started) * 1000

@@ -36,19 +36,24 @@ WINDOWS = (16_000, 32_000)
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
-def logs_session(turns: int = 24) -> Transcript:
-    """A session with a bill (usage on every reply): calibration and the bill's figures."""
+def logs_session(
+    turns: int = 24,
+    line: str = "app{n} request {r} failed at src/app{n}.py",
+    name: str = "logs",
+) -> Transcript:
+    """A session with a bill (usage on every reply): calibration and the bill's figures. Each
+    tool output is ``line`` (``{n}``: the call's number, ``{r}``: 1000 + n) 60 times."""
     messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Read every log.")]
     usage = {}
     for n in range(turns):
         use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat /var/log/app{n}.log"})
         usage[len(messages)] = ProviderUsage(10, 5, 300 * n, 300)
         messages.append(AssistantMessage(content=(use,)))
-        text = f"app{n} request {1000 + n} failed at src/app{n}.py\n" * 60
+        text = (line.format(n=n, r=1000 + n) + "\n") * 60
         messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
     usage[len(messages)] = ProviderUsage(10, 5, 300 * turns, 300)
     messages.append(AssistantMessage(content="All read."))
-    return Transcript("logs", {}, "You read logs.", tuple(messages), usage=usage)
+    return Transcript(name, {}, "You read logs.", tuple(messages), usage=usage)
 
 
 def cases(*, corpus: bool) -> Iterator[tuple[str, Transcript, int, dict[str, Any]]]:
