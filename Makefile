@@ -78,6 +78,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/lab_bench.py --steps 10000
 	$(PY) benchmarks/scale_bench.py
 	$(PY) benchmarks/sessions_bench.py
+	$(PY) benchmarks/whatif_slider_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build/mutate

@@ -19,7 +19,13 @@ from ctxlab.analysis._references import output_cost
 if TYPE_CHECKING:
     from ctxlab.analysis._config_run import ConfigRun
 
-__all__ = ["COMPARISON_COLUMNS", "WHOLE_SESSION", "comparison_row"]
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "HEADLINE_COLUMNS",
+    "WHOLE_SESSION",
+    "comparison_row",
+    "headline_row",
+]
 
 COMPARISON_COLUMNS = (
     "requests",
@@ -37,6 +43,10 @@ COMPARISON_COLUMNS = (
     "over_limit_billed",
 )
 """The figures `WhatIf.table` gives per config (besides ``replay_ms``), in order."""
+
+HEADLINE_COLUMNS = ("requests", "compactions", "peak", "errors", "failed_at", "over_limit_billed")
+"""The figures of `COMPARISON_COLUMNS` that need neither the retention grader nor the pricer
+(`headline_row`, with ``over_limit_billed`` from the bill): what a what-if shows at once."""
 
 WHOLE_SESSION = (
     "tokens_sent",
@@ -64,28 +74,41 @@ def comparison_row(
     spent_on_output = output_cost(run.costs, price)
     kept = [r.retention.core for r in records if r.retention and r.retention.core is not None]
     control = [c for r in records if r.retention and (c := r.retention.control_share()) is not None]
-    manifests = run.manifests
+    headline = headline_row(run)
     row = {
         "config": run.name,
-        "requests": len(manifests),
+        "requests": headline["requests"],
         "tokens_sent": sum(c.input_tokens for c in run.costs),
         "cost": run.cost,
         "input_cost": run.cost - spent_on_output,
         "output_cost": spent_on_output,
         "cost_vs_baseline": run.cost / feasible if feasible > 0 else math.nan,
         "cost_vs_no_compaction": run.cost / unlimited if unlimited > 0 else math.nan,
-        "compactions": len(records),
+        "compactions": headline["compactions"],
         "summary_calls": sum(1 for c in run.costs if c.purpose == "summary"),
         "retention": sum(kept) / len(kept) if kept else None,
         "retention_min": min(kept) if kept else None,
         "retention_control": sum(control) / len(control) if control else None,
-        "peak": max((m.estimated_input_tokens for m in manifests), default=0),
-        "errors": sum(1 for m in manifests if m.validation != "passed") + (1 if run.error else 0),
-        # The request it could not prepare: the one after the last it did.
-        "failed_at": len(manifests) if run.error else None,
+        "peak": headline["peak"],
+        "errors": headline["errors"],
+        "failed_at": headline["failed_at"],
         "over_limit_billed": over_limit_billed,
         "replay_ms": run.seconds * 1000,
     }
     if run.error:
         row.update(dict.fromkeys(WHOLE_SESSION, math.nan))
     return row
+
+
+def headline_row(run: ConfigRun) -> dict[str, Any]:
+    """The figures of ``run`` read from its prepared requests alone (no grading, no pricing):
+    requests, compactions, peak, errors and ``failed_at``."""
+    manifests = run.manifests
+    return {
+        "requests": len(manifests),
+        "compactions": sum(1 for s in run.prepared if s.compaction is not None),
+        "peak": max((m.estimated_input_tokens for m in manifests), default=0),
+        "errors": sum(1 for m in manifests if m.validation != "passed") + (1 if run.error else 0),
+        # The request it could not prepare: the one after the last it did.
+        "failed_at": len(manifests) if run.error else None,
+    }

@@ -1,28 +1,49 @@
 """One config's replay of a session, as a what-if keeps it (`ConfigRun`), and `replay_run`,
 which fills it: every request prepared, each compaction's summary calls built as the agent would
 send them (`ctxlab.models.summary_call`: refused, never sent, when they fit neither way — the
-pipeline then summarizes in smaller pieces, as it does for the agent), all of it priced."""
+pipeline then summarizes in smaller pieces, as it does for the agent).
+
+Analysis is done on demand: a run's compactions are graded (`steps`) and its requests priced
+(`costs`) the first time a figure asks for them, then kept — the prepared requests
+(`prepared`, `manifests`), and what the plot and the headline figures read, never wait for the
+grader or the pricer. A run replayed after another of the same session (a slider moved) reuses
+the other's steps up to the first whose decision may differ (`ctxlab.analysis._resume`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab.analysis._cost import CacheRules, Price, RequestCost, request_costs
+from ctxlab.analysis._grading import graded_steps
 from ctxlab.analysis._replay import ReplayStep, replay
+from ctxlab.analysis._resume import reusable_steps
 from ctxlab.analysis._shapes import SentSummary, priced_shapes
 from ctxlab.analysis._unrecorded import UnrecordedPart
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import ContextOverflowError, PreparationError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
+from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.models import summary_call, summary_manifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
 
 __all__ = ["ConfigRun", "replay_run"]
+
+
+@dataclass(frozen=True)
+class _Pricing:
+    """What pricing a run needs besides its steps (kept until it is priced)."""
+
+    messages: Sequence[UserMessage | AssistantMessage]
+    cache: TokenCache
+    price: Price
+    rules: CacheRules
+    priced_calls: bool
 
 
 @dataclass
@@ -31,13 +52,13 @@ class ConfigRun:
 
     name: str
     config: ContextConfig
-    steps: list[ReplayStep] = field(default_factory=list)
-    costs: list[RequestCost] = field(default_factory=list)
-    """Reasoning requests and summary calls, in the order they would be sent."""
+    prepared: list[ReplayStep] = field(default_factory=list)
+    """The prepared requests, in order, as the replay made them: their compactions not yet
+    graded (`steps` grades them)."""
     error: str | None = None
     """Why the replay stopped early, if it did."""
     seconds: float = 0.0
-    """How long the replay took."""
+    """How long the replay took (grading and pricing, done on demand, are not in it)."""
     summary_requests: dict[int, list[tuple[SummaryRequest, dict[str, Any]]]] = field(
         default_factory=dict
     )
@@ -46,11 +67,55 @@ class ConfigRun:
     summary_calls: dict[int, list[SentSummary]] = field(default_factory=dict)
     """The summary calls each compacting step would send (by step position), as the agent
     sends them (the cached form when it fits, else the span alone): what is priced."""
+    reused: int = 0
+    """How many of the first steps were taken from an earlier replay of the session under
+    another config (`ctxlab.analysis._resume`), not prepared again."""
+    _pricing: _Pricing | None = field(default=None, repr=False, compare=False)
+    _graded: list[ReplayStep] | None = field(default=None, repr=False, compare=False)
+    _costs: list[RequestCost] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def steps(self) -> list[ReplayStep]:
+        """The prepared requests with each compaction's retention graded (on the first read,
+        then kept)."""
+        if self._graded is None:
+            if self._pricing is None or not any(s.compaction for s in self.prepared):
+                self._graded = self.prepared
+            else:
+                self._graded = graded_steps(self.prepared, self._pricing.messages)
+        return self._graded
+
+    @property
+    def graded(self) -> bool:
+        """Whether `steps` is computed (its retention figures are there to read)."""
+        return self._graded is not None
+
+    @property
+    def costs(self) -> list[RequestCost]:
+        """Reasoning requests and summary calls, in the order they would be sent, priced (on
+        the first read, then kept)."""
+        if self._costs is None:
+            pricing = self._pricing
+            if pricing is None:
+                return []
+            shapes = priced_shapes(
+                self.prepared,
+                self.summary_calls if pricing.priced_calls else {},
+                pricing.messages,
+                pricing.cache,
+            )
+            self._costs = request_costs(shapes, pricing.price, pricing.rules)
+        return self._costs
+
+    @property
+    def priced(self) -> bool:
+        """Whether `costs` is computed."""
+        return self._costs is not None
 
     @property
     def manifests(self) -> list[ContextManifest]:
-        """The prepared requests' manifests."""
-        return [s.manifest for s in self.steps]
+        """The prepared requests' manifests (graded or not: a manifest holds no retention)."""
+        return [s.manifest for s in self.prepared]
 
     @property
     def cost(self) -> float:
@@ -61,10 +126,10 @@ class ConfigRun:
         # A run holds every request it prepared: the dataclass repr would print them all (in a
         # notebook cell's output, and in Python 3.11's asyncio.run, which formats the result of
         # the task it ran — seconds for a 500-request run).
-        compactions = sum(s.compaction is not None for s in self.steps)
+        compactions = sum(s.compaction is not None for s in self.prepared)
         state = f", error={self.error!r}" if self.error else ""
         return (
-            f"ConfigRun({self.name!r}, {len(self.steps)} requests, {compactions} compactions, "
+            f"ConfigRun({self.name!r}, {len(self.prepared)} requests, {compactions} compactions, "
             f"${self.cost:.2f}{state})"
         )
 
@@ -79,13 +144,22 @@ async def replay_run(
     rules: CacheRules,
     priced_calls: bool = True,
     unrecorded: UnrecordedPart | None = None,
+    earlier: ConfigRun | None = None,
 ) -> None:
     """Replay ``transcript`` under ``run.config`` into ``run`` (its steps, summary requests and
-    calls, costs, error, time); ``priced_calls`` False prices no summary call (summaries made
-    offline); ``unrecorded`` the part of every request the recording does not hold
-    (`ctxlab.unrecorded_part`)."""
+    calls, error, time; its grading and pricing are set up, done when read); ``priced_calls``
+    False prices no summary call (summaries made offline); ``unrecorded`` the part of every
+    request the recording does not hold (`ctxlab.unrecorded_part`); ``earlier`` a run of the
+    same session (same window, cache and unrecorded part) whose first steps this one may reuse
+    (`reusable_steps`)."""
     started = time.perf_counter()
-    run.steps, run.error, run.summary_requests, run.summary_calls = [], None, {}, {}
+    run.error, run.summary_requests, run.summary_calls = None, {}, {}
+    run._graded = run._costs = None
+    run._pricing = _Pricing(transcript.messages, cache, price, rules, priced_calls)
+    run.prepared = (
+        reusable_steps(earlier, run.config, context_window) if earlier is not None else []
+    )
+    run.reused = len(run.prepared)
     asked: list[tuple[SummaryRequest, dict[str, Any]]] = []
     sent: list[SentSummary] = []
     last: list[ReplayStep] = []  # the step before the one being prepared
@@ -120,25 +194,20 @@ async def replay_run(
             tools=transcript.tools,
             summarizer=summarizer,
             unrecorded=unrecorded,
+            grade=False,
+            after=run.prepared[-1] if run.prepared else None,
         ):
             if asked:
-                run.summary_requests[len(run.steps)] = list(asked)
-                run.summary_calls[len(run.steps)] = list(sent)
+                run.summary_requests[len(run.prepared)] = list(asked)
+                run.summary_calls[len(run.prepared)] = list(sent)
                 asked.clear()
                 sent.clear()
             # Without the request: a what-if keeps every step of every config, and each
             # request would hold the whole conversation again (the last one is kept until
             # the next: a summary call is built on it).
             last[:] = [step]
-            run.steps.append(dataclasses.replace(step, request=None))
+            run.prepared.append(dataclasses.replace(step, request=None))
     except PreparationError as exc:
         run.error = str(exc)
     last.clear()
-    shapes = priced_shapes(
-        run.steps,
-        run.summary_calls if priced_calls else {},
-        transcript.messages,
-        cache,
-    )
-    run.costs = request_costs(shapes, price, rules)
     run.seconds = time.perf_counter() - started

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._grading import graded_record
 from ctxlab.analysis._unrecorded import UnrecordedPart
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError, UsageError
@@ -30,7 +31,7 @@ from ctxlab.pipeline import (
     prepare,
 )
 from ctxlab.pipeline._compaction import CompactionRecord
-from ctxlab.retention import UserLines, compaction_retention, retention_columns
+from ctxlab.retention import UserLines, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
 from ctxlab.util._checks import context_window as context_window_of
 
@@ -70,6 +71,8 @@ async def replay(
     tools: Sequence[ToolSchema] = (),
     unrecorded: UnrecordedPart | Unrecorded | int | None = None,
     offloader: Offloader | None = None,
+    grade: bool = True,
+    after: ReplayStep | None = None,
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
 
@@ -80,7 +83,12 @@ async def replay(
     the size of its model's; a number: tokens a request, as stated), counted in every request
     against the window and the trigger, and priced as the cached prefix it is; ``offloader``
     stores what truncation and eviction take out, as an agent's workspace would (without one,
-    a cut result says it was cut and names no file).
+    a cut result says it was cut and names no file). ``grade`` False leaves each compaction
+    ungraded (``retention`` None) for the caller to grade when a figure needs it
+    (`ctxlab.analysis._grading.graded_steps`: the same figures). ``after`` resumes a replay of
+    the same messages after that step of it (its committed state and manifest), yielding the
+    steps that follow; they are the steps a replay from the start yields when every step up to
+    ``after`` is as this config prepares it (`ctxlab.analysis._resume` decides when).
 
     Yields one `ReplayStep` per assistant message after the first user message (assistant
     messages before it cannot be requested: no request may start with one). Raises the first
@@ -92,7 +100,7 @@ async def replay(
     unrecorded = _unrecorded(unrecorded)
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
-    state = WorkingState()
+    state = after.state if after is not None else WorkingState()
     # One cache and one memo for the whole replay: each step pays only for what is new.
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
     memo = PreparationMemo()
@@ -108,9 +116,18 @@ async def replay(
     # cache's store when another run counted it; each step then finds its messages counted.
     last = max((i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)), default=0)
     cache.count_ahead(messages[start:last])
-    requests = 0
+    requests, first = 0, start
+    if after is not None:
+        # The reply ``after`` answered is appended before the next request, as in a replay
+        # from the start; a fresh memo gives the same requests (it only saves work).
+        pending, previous, requests, first = (
+            [messages[after.index]],
+            after.manifest,
+            after.number + 1,
+            after.index + 1,
+        )
     reader = UserLines()  # the user's lines, read once along the replay for every compaction
-    for index in range(start, len(messages)):
+    for index in range(first, len(messages)):
         message = messages[index]
         if isinstance(message, UserMessage):
             pending.append(message)
@@ -138,11 +155,8 @@ async def replay(
         )
         previous = prep.manifest
         record = prep.compaction
-        if record is not None:
-            # Graded on the recording's original messages (before truncation and offload),
-            # by an extractor the summarizer never uses.
-            kept = compaction_retention(messages[start:index], state, prep.state, reader=reader)
-            record = dataclasses.replace(record, retention=kept)
+        if record is not None and grade:
+            record = graded_record(record, messages[start:index], state, prep.state, reader)
         state = prep.state
         yield ReplayStep(index, prep.manifest, record, state, requests, prep.request)
         requests += 1

@@ -10,6 +10,10 @@ cost with prompt caching, compactions, retention, peak, failures — against two
 
 Token counts are shared by every config (one `TokenCache`): the first replay tokenizes, the
 others look counts up, so moving a slider re-replays one config in a fraction of the first load.
+A config put in place of another (`set_config`) reuses the other's requests up to the first
+whose decision may differ. Retention is graded and requests are priced when a figure asks for
+them (`table`, `retention`, `steps`), then kept: `headline` and the prepared requests never wait
+for either.
 """
 
 from __future__ import annotations
@@ -20,7 +24,12 @@ from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
 from ctxlab.analysis._calibration import Calibration, calibrate
-from ctxlab.analysis._comparison import COMPARISON_COLUMNS, comparison_row
+from ctxlab.analysis._comparison import (
+    COMPARISON_COLUMNS,
+    HEADLINE_COLUMNS,
+    comparison_row,
+    headline_row,
+)
 from ctxlab.analysis._config_run import ConfigRun, replay_run
 from ctxlab.analysis._cost import (
     CacheRules,
@@ -52,7 +61,7 @@ from ctxlab.util._checks import context_window as context_window_of
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COMPARISON_COLUMNS", "DIFF_COLUMNS", "ConfigRun", "WhatIf"]
+__all__ = ["COMPARISON_COLUMNS", "DIFF_COLUMNS", "HEADLINE_COLUMNS", "ConfigRun", "WhatIf"]
 
 
 class WhatIf:
@@ -119,12 +128,15 @@ class WhatIf:
             await self._replay(self.runs[name])
 
     async def set_config(self, name: str, config: ContextConfig) -> ConfigRun:
-        """Put ``config`` under ``name`` (new or replacing) and replay it."""
+        """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
+        request whose decision may differ from the replaced config's (`ctxlab.analysis._resume`:
+        the same requests as a replay from the start), graded and priced when asked."""
+        earlier = self.runs.get(name)
         run = self.runs[name] = ConfigRun(name, config)
-        await self._replay(run)
+        await self._replay(run, earlier)
         return run
 
-    async def _replay(self, run: ConfigRun) -> None:
+    async def _replay(self, run: ConfigRun, earlier: ConfigRun | None = None) -> None:
         await replay_run(
             run,
             self.transcript,
@@ -134,6 +146,7 @@ class WhatIf:
             rules=self.rules,
             priced_calls=self.summary_calls,
             unrecorded=self.unrecorded,
+            earlier=earlier,
         )
 
     @property
@@ -153,9 +166,9 @@ class WhatIf:
     def _references(self) -> tuple[References, References]:
         """The baseline and never-compacting, priced once (they depend on the session alone)."""
         if self._priced is None:
-            run = next((r for r in self.runs.values() if r.steps), None)
+            run = next((r for r in self.runs.values() if r.prepared), None)
             if run is not None:
-                limit = run.steps[0].manifest.input_limit
+                limit = run.prepared[0].manifest.input_limit
             else:  # every config failed at its first request (the unrecorded part alone, say)
                 config = require_config(next(iter(self.runs.values())).config)
                 limit = Thresholds.compute(config, self.context_window).input_limit
@@ -278,6 +291,23 @@ class WhatIf:
             frame.attrs["unrecorded"] = unseen
         return frame
 
+    def headline(self) -> pd.DataFrame:
+        """The figures of `table` that need neither the grader nor the pricer, one row per
+        config — requests, compactions, peak, errors, ``failed_at``, ``over_limit_billed`` —
+        equal to `table`'s: what a slider's move shows at once (`HEADLINE_COLUMNS`)."""
+        import pandas as pd
+
+        rows = [
+            {
+                "config": run.name,
+                **headline_row(run),
+                "over_limit_billed": self.over_limit_billed(run.name),
+            }
+            for run in self.runs.values()
+        ]
+        frame = pd.DataFrame(rows, columns=["config", *HEADLINE_COLUMNS])
+        return frame.set_index("config").astype({"failed_at": "Int64"})
+
     def over_limit_billed(self, name: str) -> int | None:
         """How many of config ``name``'s requests pass the input limit by the bill's measure
         (`ctxlab.analysis._billed`: a request holding what a recorded one held that was
@@ -289,7 +319,7 @@ class WhatIf:
             return None
         return sum(
             bill.over(m.estimated_input_tokens, m.totals["unrecorded"], s.index, m.input_limit)
-            for s in self.runs[name].steps
+            for s in self.runs[name].prepared
             if (m := s.manifest).input_limit > 0
         )
 
@@ -323,10 +353,12 @@ class WhatIf:
         task, and the control — in the kept tail alone — each as a share."""
         return retention_frame(self.runs.values())
 
-    def steps(self) -> pd.DataFrame:
+    def steps(self, *, grade: bool = True) -> pd.DataFrame:
         """One row per (config, reasoning request): the step table's columns plus cache and
-        cost (the summary call a compaction made is in that step's cost)."""
-        return steps_frame(self.runs.values())
+        cost (the summary call a compaction made is in that step's cost). ``grade`` False
+        never waits for the retention grader: a config not yet graded has its retention
+        columns empty."""
+        return steps_frame(self.runs.values(), grade=grade)
 
     def diff(self, a: str, b: str, step: int) -> pd.DataFrame:
         """At request ``step``: the items ``a`` sent that ``b`` did not (``side="only in a"``)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from ctxlab.analysis._whatif import ConfigRun
 
-__all__ = ["DIFF_COLUMNS", "diff_frame", "retention_frame", "steps_frame"]
+__all__ = ["DIFF_COLUMNS", "cumulative_costs", "diff_frame", "retention_frame", "steps_frame"]
 
 DIFF_COLUMNS = ("side", "kind", "source", "what", "tokens", "placement", "role", "id")
 """The columns of `WhatIf.diff`, in order."""
@@ -51,18 +51,18 @@ def retention_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def steps_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:
-    """One row per (config, reasoning request) with cache and cost (`WhatIf.steps`)."""
+def steps_frame(runs: Iterable[ConfigRun], *, grade: bool = True) -> pd.DataFrame:
+    """One row per (config, reasoning request) with cache and cost (`WhatIf.steps`); ``grade``
+    False takes a run's steps as graded so far (none: retention empty) rather than grading."""
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
     for run in runs:
         reasoning = [c for c in run.costs if c.purpose != "summary"]
-        extra = _summary_costs_by_step(run)
-        cumulative = 0.0
-        for index, (step, cost) in enumerate(zip(run.steps, reasoning, strict=False)):
-            step_cost = cost.cost + extra.get(index, 0.0)
-            cumulative += step_cost
+        spent = _step_costs(run)
+        steps = run.steps if grade or run.graded else run.prepared
+        for index, (step, cost) in enumerate(zip(steps, reasoning, strict=False)):
+            step_cost, cumulative = spent[index]
             rows.append(
                 {
                     "config": run.name,
@@ -85,7 +85,8 @@ def diff_frame(first: ConfigRun, second: ConfigRun, step: int) -> pd.DataFrame:
 
     rows: list[dict[str, Any]] = []
     for mine, other in ((first, second), (second, first)):
-        ours, theirs = mine.steps[step], other.steps[step]
+        # Prepared requests: a diff reads items, never retention (nothing waits for the grader).
+        ours, theirs = mine.prepared[step], other.prepared[step]
         known = {(i.id, i.content_hash) for i in theirs.manifest.items}
         # A replay keeps the state, not the request: its messages describe the items.
         request = ModelRequest(system="", messages=ours.state.conversation)
@@ -106,6 +107,25 @@ def diff_frame(first: ConfigRun, second: ConfigRun, step: int) -> pd.DataFrame:
             if (item.id, item.content_hash) not in known
         )
     return pd.DataFrame(rows, columns=DIFF_COLUMNS)
+
+
+def cumulative_costs(run: ConfigRun) -> list[float]:
+    """USD spent up to each reasoning request of ``run``, the summary calls a compaction made
+    counted at its request (the step frame's ``cumulative_cost``): priced, never graded."""
+    return [total for _, total in _step_costs(run)]
+
+
+def _step_costs(run: ConfigRun) -> list[tuple[float, float]]:
+    # Each reasoning request's cost with its summary calls, and the running sum.
+    extra = _summary_costs_by_step(run)
+    out: list[tuple[float, float]] = []
+    cumulative = 0.0
+    reasoning = (c for c in run.costs if c.purpose != "summary")
+    for index, (_, cost) in enumerate(zip(run.prepared, reasoning, strict=False)):
+        step_cost = cost.cost + extra.get(index, 0.0)
+        cumulative += step_cost
+        out.append((step_cost, cumulative))
+    return out
 
 
 def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:

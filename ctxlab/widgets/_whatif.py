@@ -3,9 +3,16 @@
 A plotly figure (a `LivePlot`, plotly.js kept out of the saved widget state) overlays each
 config's tokens per request and, dashed on the right axis, its cumulative cost (summary calls
 included), with the provider's billed input when the transcript has it; a table compares tokens
-sent, cost, compactions, retention, peak and failures; sliders retune one config and replay it at once (token counts are reused:
-a 500-step session re-replays in about a tenth of a second); any step of any config opens in the
+sent, cost, compactions, retention, peak and failures; any step of any config opens in the
 manifest panel, and two configs can be compared item by item at that step.
+
+A slider answers at once: the config is replayed from the first request whose decision may
+differ (the steps before are reused, token counts too), the token lines and the headline
+figures (requests, compactions, peak, errors, where a replay stopped, requests over the limit
+by the bill) are redrawn, and a note under the table says retention and cost are being
+computed; they fill in — the cost line, the cost and retention columns, the verdict — when the
+grader and the pricer finish (`WhatIfLab.filling`). A newer move cancels what an older one was
+still computing.
 """
 
 from __future__ import annotations
@@ -16,27 +23,23 @@ from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as w
-import pandas as pd
+import numpy as np
 import plotly.graph_objects as go
 
 from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
-from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
+from ctxlab.analysis._whatif import WhatIf
+from ctxlab.analysis._whatif_frames import cumulative_costs
 from ctxlab.config._config import ContextConfig
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ModelRequest
 from ctxlab.tokens import TokenCounter
 from ctxlab.widgets._panels import ManifestPanel, _table
 from ctxlab.widgets._plot import LivePlot
+from ctxlab.widgets._whatif_table import ComparisonTable, scrolling
 
 __all__ = ["WhatIfLab"]
 
 _DEFAULT_PRESETS = ("ctxlab", "agentscope", "observation_masking")
-_HEADERS = {
-    "cost": "cost (USD)",
-    "input_cost": "input cost (USD)",
-    "output_cost": "output cost (USD)",
-}
-"""Table headers with their unit."""
 _COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 _SLIDERS = {
     "trigger_ratio": (0.1, 0.9, 0.05),
@@ -44,21 +47,20 @@ _SLIDERS = {
 }
 
 
-def _scrolling(table: str) -> str:
-    """``table`` in a box of the output's width that scrolls sideways: a wide table would run
-    out of the output area, its right-hand columns cut off."""
-    # ``contain: inline-size``: the box's width is the output's, never the table's (without it
-    # the widget's flex item grew to the table and the scroll never happened).
-    style = "overflow-x:auto;max-width:100%;contain:inline-size"
-    return f"<div class='ctxlab-scroll' style='{style}'>{table}</div>"
-
-
-def _cell(value: Any) -> str:
-    if value is None or (not isinstance(value, str) and pd.isna(value)):  # None, NaN, NA
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.4f}" if value < 10 else f"{value:,.0f}"
-    return str(value)
+def _line(
+    x: Any, y: Any, name: str, line: dict[str, Any], hover: str, **extra: Any
+) -> dict[str, Any]:
+    """A line trace as plotly JSON."""
+    return {
+        "type": "scatter",
+        "x": x,
+        "y": y,
+        "name": name,
+        "mode": "lines",
+        "line": line,
+        "hovertemplate": hover,
+        **extra,
+    }
 
 
 class WhatIfLab:
@@ -68,6 +70,8 @@ class WhatIfLab:
     def __init__(self, what: WhatIf) -> None:
         self.what = what
         self.task: asyncio.Task[Any] | None = None
+        self.filling: asyncio.Task[Any] | None = None
+        """The grading and pricing a slider's move left to do (None when nothing is left)."""
         names = list(what.runs)
         self.plot = LivePlot(
             go.Figure(
@@ -88,7 +92,10 @@ class WhatIfLab:
                 }
             )
         )
-        self.table = w.HTML()
+        self.comparison = ComparisonTable(what)
+        self.table = self.comparison.table
+        self.computing = self.comparison.computing
+        """Says which configs' retention and cost are still being computed (empty when none)."""
         self.config_picker = w.Dropdown(options=names, value=names[0], description="tune")
         self.sliders = {
             name: w.FloatSlider(
@@ -127,6 +134,7 @@ class WhatIfLab:
                 self.header,
                 self.plot.view,
                 self.table,
+                self.computing,
                 w.HBox([self.config_picker, *self.sliders.values()]),
                 self.status,
                 w.HBox([self.step_config, self.step]),
@@ -193,139 +201,132 @@ class WhatIfLab:
         self.task = asyncio.ensure_future(self.tune(self.config_picker.value, **values))
 
     async def tune(self, name: str, **fields: Any) -> None:
-        """Change fields of config ``name`` (e.g. ``trigger_ratio=0.6``), replay it, redraw.
-        An invalid combination is shown in the status line and changes nothing."""
+        """Change fields of config ``name`` (e.g. ``trigger_ratio=0.6``), replay it and redraw
+        its lines and headline figures at once, then its retention and cost when computed
+        (returns when all are shown, or when a newer move took over). An invalid combination
+        is shown in the status line and changes nothing."""
         run = self.what.runs[name]
         try:
             config = ContextConfig.model_validate({**run.config.model_dump(), **fields})
         except ValueError as exc:
             self.status.value = f"<span style='color:#c00'>{html.escape(str(exc))}</span>"
             return
+        if self.filling is not None:
+            self.filling.cancel()  # an older move's figures: no longer asked for
         done = await self.what.set_config(name, config)
+        reused = f" ({done.reused} reused)" if done.reused else ""
         self.status.value = html.escape(
-            f"{name}: replayed {len(done.steps)} requests in {done.seconds * 1000:.0f} ms"
+            f"{name}: replayed {len(done.prepared)} requests{reused} in "
+            f"{done.seconds * 1000:.0f} ms"
         )
         # A change made from code shows in the widgets: the tuned config, its values.
         if self.config_picker.value != name:
             self.config_picker.value = name  # loads its sliders
         else:
             self._load_sliders()
+        self.redraw(analyse=False)
+        filling = self.filling = asyncio.ensure_future(self._fill())
+        try:
+            await filling
+        except asyncio.CancelledError:
+            if not filling.cancelled():
+                raise  # this task itself was cancelled, not the filling a newer move replaced
+
+    async def _fill(self) -> None:
+        """Price, then grade, each config not yet analysed; redraw once all are."""
+        for run in list(self.what.runs.values()):
+            await asyncio.sleep(0)  # what was drawn goes out first; a newer move may cancel
+            run.costs  # noqa: B018 - priced on first read
+            await asyncio.sleep(0)
+            run.steps  # noqa: B018 - graded on first read
+        self.filling = None
         self.redraw()
 
     # -- drawing ------------------------------------------------------------------------------
 
-    def redraw(self) -> None:
-        """Redraw the curves, the table and the selected step."""
-        longest = max((len(r.steps) for r in self.what.runs.values()), default=1)
+    def redraw(self, *, analyse: bool = True) -> None:
+        """Redraw the curves, the table and the selected step; ``analyse`` False draws only
+        what needs neither the grader nor the pricer, and says what is being computed."""
+        runs = self.what.runs
+        ready = analyse or all(r.graded and r.priced for r in runs.values())
+        longest = max((len(r.prepared) for r in runs.values()), default=1)
+        # The table first: when it is the whole one, it prices what the cost lines draw.
+        self.comparison.show(complete=ready)
         self._draw_curves(longest)
-        self.table.value = self._table_html()
         self.step.max = max(longest - 1, 0)
         self._render_step()
 
     def _draw_curves(self, longest: int) -> None:
-        traces: list[Any] = []
-        steps = self.what.steps()
+        # Plain plotly JSON with NumPy arrays (`LivePlot`'s hot path): building a validated
+        # go.Figure of the traces took longer than a 500-request replay.
+        traces: list[dict[str, Any]] = []
+        peaks: list[int] = []
         for number, (name, run) in enumerate(self.what.runs.items()):
-            totals = [m.estimated_input_tokens for m in run.manifests]
+            totals = np.fromiter((m.estimated_input_tokens for m in run.manifests), dtype=np.int64)
+            peaks.append(int(totals.max()) if len(totals) else 0)
             color = _COLORS[number % len(_COLORS)]
-            x = list(range(len(totals)))
+            x = np.arange(len(totals))
+            label = html.escape(name)
             traces.append(
-                go.Scatter(
-                    x=x,
-                    y=totals,
-                    name=name,
-                    mode="lines",
-                    line={"color": color},
-                    hovertemplate="%{y:,} tokens<extra>" + html.escape(name) + "</extra>",
+                _line(
+                    x, totals, name, {"color": color}, "%{y:,} tokens<extra>" + label + "</extra>"
                 )
             )
-            spent = steps[steps["config"] == name]["cumulative_cost"].tolist() if len(steps) else []
+            # Priced, never graded: a run not yet priced has its line drawn when it is.
+            spent = np.array(cumulative_costs(run) if run.priced else [], dtype=np.float64)
             traces.append(
-                go.Scatter(
-                    x=x[: len(spent)],
-                    y=spent,
-                    name=f"{name} cost",
-                    mode="lines",
+                _line(
+                    x[: len(spent)],
+                    spent,
+                    f"{name} cost",
+                    {"color": color, "dash": "dash", "width": 1},
+                    "%{y:$.4f} so far<extra>" + label + "</extra>",
                     yaxis="y2",
-                    line={"color": color, "dash": "dash", "width": 1},
-                    hovertemplate="%{y:$.4f} so far<extra>" + html.escape(name) + "</extra>",
                 )
             )
         usage = self._usage()
         if usage:
             traces.append(
-                go.Scatter(
-                    x=list(range(len(usage))),
-                    y=usage,
-                    name="billed (as recorded)",
-                    mode="lines",
-                    line={"dash": "dot", "color": "#888"},
-                    hovertemplate="%{y:,} tokens billed<extra>as recorded</extra>",
+                _line(
+                    np.arange(len(usage)),
+                    usage,
+                    "billed (as recorded)",
+                    {"dash": "dot", "color": "#888"},
+                    "%{y:,} tokens billed<extra>as recorded</extra>",
                 )
             )
         limit = self._input_limit()
         if limit:
             traces.append(
-                go.Scatter(
-                    x=[0, max(longest - 1, 0)],
-                    y=[limit, limit],
-                    name="input limit",
-                    mode="lines",
-                    line={"dash": "dash", "color": "#000", "width": 1},
-                    hovertemplate="%{y:,} tokens<extra>input limit</extra>",
+                _line(
+                    [0, max(longest - 1, 0)],
+                    [limit, limit],
+                    "input limit",
+                    {"dash": "dash", "color": "#000", "width": 1},
+                    "%{y:,} tokens<extra>input limit</extra>",
                 )
             )
-        layout = self.plot.layout
         # The axis holds every line drawn: the configs', the bill (a recording billed at a
         # larger window runs above this window's limit — drawn there, not cut off) and the
         # limit itself.
         peak = max(
             (
-                *(m.estimated_input_tokens for r in self.what.runs.values() for m in r.manifests),
+                *peaks,
                 *(u for u in usage if u is not None),
                 limit,
             ),
             default=0,
         )
-        layout["yaxis"] = {**layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.08]}
-        self.plot.set_figure(go.Figure(traces, layout=layout))
-
-    def _table_html(self) -> str:
-        """The comparison table, where a replay stopped (and why), the calibrated figures."""
-        frame = self.what.table()
-        rows = [
-            [name, *(_cell(frame.loc[name, c]) for c in COMPARISON_COLUMNS)] for name in frame.index
-        ]
-        headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
-        page = _scrolling(_table(rows, ["config", *headers], "ctxlab-whatif"))
-        verdict = frame.attrs.get("verdict")
-        if verdict:
-            page += f"<div class='ctxlab-verdict' style='color:#555'>{html.escape(verdict)}</div>"
-        total = len(self.what.baseline)
-        for name, run in self.what.runs.items():
-            if run.error:
-                # Not priced (NaN in the table): say where and why it stopped.
-                page += (
-                    f"<div class='ctxlab-failed' style='color:#c00'>{html.escape(name)}: the "
-                    f"replay stopped at request {len(run.steps)} of {total} and is not priced — "
-                    f"{html.escape(run.error)}</div>"
-                )
-        note = frame.attrs.get("calibration")
-        if note and "tokens_sent_calibrated" in frame:
-            sent = ", ".join(
-                f"{html.escape(str(n))} {'–' if pd.isna(v) else f'{int(v):,}'}"
-                for n, v in frame["tokens_sent_calibrated"].items()
-            )
-            page += (
-                f"<div class='ctxlab-calibrated' style='color:#555'>in the provider's tokens: "
-                f"{sent} — {html.escape(note)}</div>"
-            )
-        return page
+        yaxis = {**self.plot.layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.08]}
+        self.plot.data = traces
+        self.plot.relayout(yaxis=yaxis)
+        self.plot.push()
 
     def _input_limit(self) -> int:
         """The input limit the configs were replayed against (0 before any request)."""
         return next(
-            (r.steps[0].manifest.input_limit for r in self.what.runs.values() if r.steps), 0
+            (r.prepared[0].manifest.input_limit for r in self.what.runs.values() if r.prepared),
+            0,
         )
 
     def _usage(self) -> list[int | None]:
@@ -335,19 +336,20 @@ class WhatIfLab:
         run = next(iter(self.what.runs.values()))
         return [
             u.total_input_tokens if (u := transcript.usage.get(s.index)) else None
-            for s in run.steps
+            for s in run.prepared
         ]
 
     def _render_step(self) -> None:
         step = self.step.value
         run = self.what.runs[self.step_config.value]
-        if step < len(run.steps):
+        if step < len(run.prepared):
             # A replay keeps the state, not the request: its messages describe the items.
-            state = run.steps[step].state
+            state = run.prepared[step].state
             request = ModelRequest(system="", messages=state.conversation)
-            self.manifest.show(step, run.steps[step].manifest, request)
+            self.manifest.show(step, run.prepared[step].manifest, request)
         a, b = self.diff_a.value, self.diff_b.value
-        if a == b or step >= min(len(self.what.runs[a].steps), len(self.what.runs[b].steps)):
+        runs = self.what.runs
+        if a == b or step >= min(len(runs[a].prepared), len(runs[b].prepared)):
             self.diff.value = "<i>pick two configs that both reached this step</i>"
             return
         frame = self.what.diff(a, b, step)
@@ -355,5 +357,5 @@ class WhatIfLab:
         columns = ["side", "kind", "source", "what", "tokens", "id"]
         rows = [[getattr(r, c) for c in columns] for r in frame.itertuples()]
         self.diff.value = (
-            _scrolling(_table(rows, columns, "ctxlab-diff")) if rows else "<i>the same items</i>"
+            scrolling(_table(rows, columns, "ctxlab-diff")) if rows else "<i>the same items</i>"
         )

@@ -7,26 +7,17 @@ import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
 from ctxlab.analysis._comparison import WHOLE_SESSION
-from ctxlab.manifest import ProviderUsage
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import ToolResultBlock, UserMessage
 
 pytest.importorskip("ipywidgets")
 
 from ctxlab.widgets import WhatIfLab
+from tests.analysis.whatif_figures import logs_session
 
 
 def _session(turns: int = 24) -> Transcript:
-    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Read every log.")]
-    usage = {}
-    for n in range(turns):
-        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat /var/log/app{n}.log"})
-        usage[len(messages)] = ProviderUsage(10, 5, 300 * n, 300)
-        messages.append(AssistantMessage(content=(use,)))
-        text = f"<b>app{n}</b> request {1000 + n} failed\n" * 60
-        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
-    usage[len(messages)] = ProviderUsage(10, 5, 300 * turns, 300)
-    messages.append(AssistantMessage(content="All read."))
-    return Transcript("logs <script>", {}, "You read logs.", tuple(messages), usage=usage)
+    # Tool output with markup (shown escaped) and a name with a script tag.
+    return logs_session(turns, "<b>app{n}</b> request {r} failed", "logs <script>")
 
 
 async def _lab() -> WhatIfLab:

@@ -1,0 +1,128 @@
+"""The what-if lab's slider, driven through the widget: how long after a move the plot's lines
+and the headline figures show the new config, and how long until its retention and cost are
+filled in — at 500 and 5,000 requests (corpus sessions stitched end to end, tool ids renamed;
+the corpus is repeated for the longer one), with the full re-replay measured in the same run as
+the baseline: the config replayed from its first request, graded and priced, and the whole lab
+redrawn (what a move cost before the slider answered at once).
+
+    python benchmarks/whatif_slider_bench.py [--steps 500 5000] [--window 32000] [--moves 4]
+
+Each move sets the trigger slider of the ``ctxlab`` preset (ctxlab's three presets are open) as a
+user does and polls the event loop until the plot's traces and the table changed ("lines"), then
+until its filling is done ("filled"); the baseline replays the same config from scratch and
+redraws. The figures the widget then shows are checked equal to the baseline's (exactness in
+the same run). Medians over the moves. Targets: lines within 150 ms at 500 requests, 1 s at
+5,000. Works on a checkout without the at-once slider too (then "lines" is the whole move).
+
+Needs the corpus (``$CTXLAB_CORPUS``, default ``../shared/corpus``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from whatif_bench import sessions, stitched
+
+from ctxlab.analysis._config_run import ConfigRun
+from ctxlab.messages import AssistantMessage
+from ctxlab.widgets import WhatIfLab
+
+TARGETS = {500: 150.0, 5_000: 1_000.0}
+"""Milliseconds from a move to its lines and headline figures, by session length."""
+
+
+async def _move(lab: WhatIfLab, value: float) -> tuple[float, float]:
+    """Move the trigger slider; (ms until the plot and table changed, ms until filled)."""
+    plot = [list(t["y"]) for t in lab.plot.data]
+    table = lab.table.value
+    started = time.perf_counter()
+    lab.sliders["trigger_ratio"].value = value
+    while [list(t["y"]) for t in lab.plot.data] == plot or lab.table.value == table:
+        await asyncio.sleep(0)
+    lines = time.perf_counter() - started
+    if lab.task is not None:
+        await lab.task
+    return lines * 1000, (time.perf_counter() - started) * 1000
+
+
+async def _baseline(lab: WhatIfLab, name: str) -> float:
+    """The config replayed from scratch, graded, priced and the lab redrawn: ms."""
+    what = lab.what
+    started = time.perf_counter()
+    run = ConfigRun(name, what.runs[name].config)
+    await what._replay(run)  # from the first request: no earlier run to reuse
+    what.runs[name] = run
+    lab.redraw()
+    return (time.perf_counter() - started) * 1000
+
+
+def _row(lab: WhatIfLab, name: str) -> Any:
+    frame = lab.what.table().drop(columns=["replay_ms"])
+    return frame.loc[name].tolist()
+
+
+async def bench(steps: int, window: int, moves: int) -> dict[str, Any]:
+    corpus = sessions()
+    session = stitched(corpus * (1 + steps // 2_000), steps)
+    replies = sum(isinstance(m, AssistantMessage) for m in session.messages)
+    started = time.perf_counter()
+    lab = await WhatIfLab.open(session, context_window=window)
+    opened = (time.perf_counter() - started) * 1000
+    lab.config_picker.value = "ctxlab"
+    values = [0.7, 0.75, 0.65, 0.8, 0.6, 0.85][:moves]
+    lines, filled, baseline, reused, same = [], [], [], [], True
+    for value in values:
+        at_once, done = await _move(lab, value)
+        lines.append(at_once)
+        filled.append(done)
+        reused.append(getattr(lab.what.runs["ctxlab"], "reused", 0))
+        shown = _row(lab, "ctxlab")
+        baseline.append(await _baseline(lab, "ctxlab"))
+        # The same figures either way (compared as printed, every digit: NaN and NA alike).
+        same = same and repr(shown) == repr(_row(lab, "ctxlab"))
+    return {
+        "requests": replies,
+        "window": window,
+        "open_ms": opened,
+        "lines_ms": statistics.median(lines),
+        "filled_ms": statistics.median(filled),
+        "baseline_ms": statistics.median(baseline),
+        "lines_all": lines,
+        "baseline_all": baseline,
+        "reused": reused,
+        "same_figures": same,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, nargs="+", default=[500, 5_000])
+    parser.add_argument("--window", type=int, default=32_000)
+    parser.add_argument("--moves", type=int, default=4)
+    args = parser.parse_args()
+    for steps in args.steps:
+        r = await bench(steps, args.window, args.moves)
+        target = TARGETS.get(steps)
+        verdict = f" (target {target:.0f} ms: {r['lines_ms'] / target:.2f}x)" if target else ""
+        print(
+            f"{r['requests']} requests at {r['window']:,} tokens: lines and headline "
+            f"{r['lines_ms']:.0f} ms{verdict}; retention and cost filled {r['filled_ms']:.0f} ms; "
+            f"baseline (full re-replay, graded, priced, redrawn) {r['baseline_ms']:.0f} ms "
+            f"({r['baseline_ms'] / r['lines_ms']:.1f}x); steps reused {r['reused']}; same "
+            f"figures as the baseline: {r['same_figures']}; opened in {r['open_ms']:.0f} ms"
+        )
+        print(
+            f"    lines {[round(x) for x in r['lines_all']]} baseline {[round(x) for x in r['baseline_all']]}"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
