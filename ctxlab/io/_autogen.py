@@ -95,6 +95,7 @@ def from_autogen(
     system: list[str] = []
     for message in messages:
         _message(builder, system, message)
+        builder.settle("message with nothing kept")
     threads = _threads(state)
     _usage(builder, name.rsplit("/", 1)[-1], [m for t in threads for m in t])
     # The census is of the whole state: the other agents' conversations and every buffer are

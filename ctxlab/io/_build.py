@@ -262,6 +262,13 @@ class ConversationBuilder:
             if count:
                 self.skipped[reason] = self.skipped.get(reason, 0) + count
 
+    def settle(self, reason: str) -> None:
+        """The current record is skipped for ``reason`` unless it was used or skipped already
+        (a record whose blocks may all have been dropped: it ends accounted for either way)."""
+        count = self.tally.settle(reason)
+        if count:
+            self.skipped[reason] = self.skipped.get(reason, 0) + count
+
     def leave_out(self, reason: str, count: int = 1) -> None:
         """``count`` parts of the current record are not kept (thoughts, blocks ctxlab does not
         model), for ``reason``; the record itself may still be used."""

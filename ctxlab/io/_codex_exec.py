@@ -94,6 +94,7 @@ def from_codex_exec(
         else:
             msg = f"{where} line {number}: not a codex exec --json event (an object with 'type')"
             raise MessageFormatError(msg)
+        reader.builder.settle("event with nothing kept")
     return reader.builder, reader.finish()
 
 

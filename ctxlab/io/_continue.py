@@ -71,6 +71,7 @@ def from_continue(
             continue
         reader.builder.record(f"{message.get('role')} message")
         reader.item(item, message, f"{where} history {index}")
+        reader.builder.settle("message with nothing kept")
     reader.finish_results()
     notes: dict[str, Any] = {
         k: session[k] for k in ("sessionId", "title", "workspaceDirectory") if k in session

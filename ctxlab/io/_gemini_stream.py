@@ -100,6 +100,7 @@ def from_gemini_stream(
         flush()
         builder.record(f"{kind} {event.get('role')}" if kind == "message" else kind)
         _event(builder, meta, event)
+        builder.settle("event with nothing kept")
     flush()
     return builder, meta
 

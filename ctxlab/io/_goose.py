@@ -123,6 +123,7 @@ def from_goose(records: Sequence[Any], where: str) -> tuple[ConversationBuilder,
                 }
             )
         _message(builder, message)
+        builder.settle("message with nothing kept")
     if hidden:
         notes["hidden_from_agent"] = hidden
     if compactions:

@@ -92,6 +92,7 @@ def from_letta(
     reader = _Reader(ConversationBuilder(where, unit="message"), ids)
     for index, message in enumerate(messages):
         reader.message(message, index)
+        reader.builder.settle("message with nothing kept")
     if isinstance(agents, list):
         # The census is of the whole file: the other agents' messages are read, and skipped.
         for other in agents:

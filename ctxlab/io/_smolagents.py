@@ -87,6 +87,7 @@ def from_smolagents(
             builder.skip("final answer step (its call holds the answer)")
         else:
             builder.skip("unknown step")
+        builder.settle("step with nothing kept")
     return builder, system, {}
 
 

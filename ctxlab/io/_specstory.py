@@ -175,6 +175,7 @@ def from_specstory(text: str, where: str) -> tuple[ConversationBuilder, dict[str
             kept = kept or added
         if not kept:
             builder.skip("assistant section with nothing kept")
+        builder.settle("section with nothing kept")
     if models:
         notes["models"] = models
     notes["inferred"] = (
