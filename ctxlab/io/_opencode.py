@@ -125,12 +125,13 @@ class _Parts:
         return kind if isinstance(kind, str) else None
 
     def skip_all(self, parts: list[Any], reason: str) -> None:
+        """Each of ``parts`` read and skipped; a step's usage among them counted lost (a call
+        billed for a reply the conversation does not hold)."""
         for part in parts:
             kind = self.open(part)
             self.builder.skip(reason)
             if kind == "step-finish" and _usage(part.get("tokens")) is not None:
-                # A call billed for a reply that is not sent again: its usage is counted lost.
-                self.builder.lose_usage(f"on a {reason}")
+                self.builder.lose_usage(f"{reason}: its step's usage")
 
 
 def _user(read: _Parts, parts: list[Any]) -> None:
