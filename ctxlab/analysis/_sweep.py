@@ -199,6 +199,8 @@ def sweep(
             profile (``"claude_code"``); see `WhatIf`. None: sized from each session's bill
             where it has one; a session with neither has figures that exclude it.
     """
+    # One function from the arguments' checks to the frame: the cache lookup, the computing of
+    # what it lacks and the writing back share the cache, the count store and the problems met.
     import pandas as pd
 
     windows = windows_of(windows)

@@ -61,7 +61,7 @@ def sweep_findings(frame: pd.DataFrame) -> list[str]:
     if frame.empty or "cost_vs_baseline" not in frame:
         return findings
     ok = frame[frame["error"].isna()] if "error" in frame else frame
-    for window in sorted(ok["window"].dropna().unique()):
+    for window in sorted(frame["window"].dropna().unique()):
         rows = ok[ok["window"] == window]
         ratio = rows["cost_vs_baseline"].astype(float)
         rows = rows[(ratio > 0) & ratio.map(math.isfinite)]
@@ -71,6 +71,17 @@ def sweep_findings(frame: pd.DataFrame) -> list[str]:
         shared = counts[counts == len(configs)].index
         rows = rows[rows["session"].isin(shared)]
         if rows.empty:
+            # No session that every config finished (a window the recording's fixed part
+            # alone fills, say): said, not left out.
+            every = frame[frame["window"] == window]
+            findings.append(
+                baseline_verdict(
+                    int(window),
+                    dict.fromkeys(every["config"].unique(), math.nan),
+                    math.nan,
+                    sessions=every["session"].nunique(),
+                )
+            )
             continue
         per_session = rows.drop_duplicates("session")
         baseline = float(

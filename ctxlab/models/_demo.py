@@ -29,6 +29,7 @@ from ctxlab.messages import (
 )
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, local_response
+from ctxlab.models._demo_reading import file_named, run_verdict
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import ApproximateCounter
 
@@ -170,7 +171,7 @@ class DemoModel(Model):
                 self._todo_done,
                 self._final_report,
             ]
-        named = _file_named(prompt)
+        named = file_named(prompt)
         if named:
             self._notes["file"] = named
             return [self._read_named, self._show_named]
@@ -228,7 +229,7 @@ class DemoModel(Model):
 
     def _grep(self, request: ModelRequest) -> list[Any]:
         output = _result_of(request, "run_tests") or ""
-        self._notes["before"] = _verdict(output)
+        self._notes["before"] = run_verdict(output)
         failing = re.findall(r"^(test_\w+) \(.*\) \.\.\. FAIL", output, re.M)
         failing += re.findall(r"^FAIL: (test_\w+)", output, re.M)
         header = re.search(r"failing: ([\w, ]+)$", output.split("\n", 1)[0])
@@ -319,7 +320,7 @@ class DemoModel(Model):
         return [TextBlock(text="Re-running the tests."), self._call("run_tests")]
 
     def _todo_done(self, request: ModelRequest) -> list[Any] | None:
-        self._notes["after"] = _verdict(_result_of(request, "run_tests") or "")
+        self._notes["after"] = run_verdict(_result_of(request, "run_tests") or "")
         return (
             None
             if (todo := self._todos(request, ["completed"] * 4)) is None
@@ -329,7 +330,7 @@ class DemoModel(Model):
     def _final_report(self, request: ModelRequest) -> list[Any]:
         notes = self._notes
         if "after" not in notes:
-            notes["after"] = _verdict(_result_of(request, "run_tests") or "")
+            notes["after"] = run_verdict(_result_of(request, "run_tests") or "")
         failing = ", ".join(notes.get("failing", [])) or "none"
         lines = [
             "Fixed the discount bug in ledger/totals.py: apply_discount divided by 10 instead of "
@@ -373,29 +374,3 @@ class DemoModel(Model):
                 "the failing tests to see the whole loop."
             )
         ]
-
-
-def _verdict(output: str) -> str:
-    first = re.search(r"^exit status \d+: Ran (\d+) tests?.*?, (OK.*|FAILED.*)$", output, re.M)
-    if first:
-        return f"{first.group(1)} tests, {first.group(2).split(';')[0]}"
-    ran = re.search(r"^Ran (\d+) tests?", output, re.MULTILINE)
-    status = re.search(r"^(OK.*|FAILED.*)$", output, re.MULTILINE)
-    if not ran or not status:
-        return "no test summary"
-    return f"{ran.group(1)} tests, {status.group(1)}"
-
-
-_PATH_RUN = re.compile(r"[\w./-]+")
-_FILE_END = re.compile(r"\.(?:py|md|html|txt|csv|log|cfg|toml)\b")
-
-
-def _file_named(prompt: str) -> str | None:
-    """The first file name in a prompt: the longest start of a run of path characters that
-    ends in a known extension. Run by run, in time linear in the prompt (one pattern over a
-    long run of dashes took the square of its length)."""
-    for run in _PATH_RUN.finditer(prompt):
-        ends = [m.end() for m in _FILE_END.finditer(run.group()) if m.start() > 0]
-        if ends:
-            return run.group()[: ends[-1]]
-    return None

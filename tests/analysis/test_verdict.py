@@ -89,6 +89,8 @@ def test_the_command_line_sweep_prints_the_findings() -> None:
             "agentscope",
             "--window",
             "8000",
+            "--window",
+            "32000",
             "--workers",
             "0",
         ],
@@ -98,4 +100,9 @@ def test_the_command_line_sweep_prints_the_findings() -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert "With the window at 8,000 tokens, over 1 session," in done.stderr
+    # At 8k the recording's unrecorded part (its System prompt and tools, sized from its bill)
+    # alone fills the window: no config runs, and the finding says so rather than nothing.
+    assert (
+        "With the window at 8,000 tokens, over 1 session, no config ran to the end" in done.stderr
+    )
+    assert "With the window at 32,000 tokens, over 1 session, 1 of 2 configs cost less" in done.stderr

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ctxlab.exceptions import SessionLogError
-from ctxlab.session import _log
+from ctxlab.session import _file
 from ctxlab.session._log import SessionLog
 from ctxlab.session._records import LoggedMessage, SessionKey
 from tests.hostile import read_only, says
@@ -165,7 +165,7 @@ def test_a_locked_log_says_it_is_locked_not_damaged(
 ) -> None:
     path = tmp_path / "log.sqlite"
     _written(path)
-    monkeypatch.setattr(_log, "_WAIT", 0.2)
+    monkeypatch.setattr(_file, "_WAIT", 0.2)
     log = SessionLog(path)
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")

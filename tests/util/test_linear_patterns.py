@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxlab.io import _aider, _mini_swe_agent
-from ctxlab.models import _demo
+from ctxlab.models import _demo_reading
 from ctxlab.pipeline import _span
 from ctxlab.retention import _extract, _paths, _users
 
@@ -225,7 +225,7 @@ def test_aider_token_reports_as_the_old_pattern(line: str) -> None:
 @example("please fix src/app.py.bak and notes.md")
 def test_the_demo_models_file_name_as_the_old_pattern(prompt: str) -> None:
     old = OLD_FILE.search(prompt)
-    assert _demo._file_named(prompt) == (old.group(0) if old else None)
+    assert _demo_reading.file_named(prompt) == (old.group(0) if old else None)
 
 
 OLD_EDITS_IN_PLACE = re.compile(r"\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-p?i|\bpatch\b|\bgit\s+apply\b")
