@@ -216,9 +216,8 @@ class ConversationBuilder:
         self._lose_usage("before any reply")
 
     def place_usage(self, index: int, usage: ProviderUsage) -> None:
-        """Put ``usage`` on turn ``index`` (an importer that aligns usage with replies after
-        reading the file: its usage records were marked used, or skipped, as they were read).
-        Counted read; lost when the turn is not a reply, or when it already has usage."""
+        """Put ``usage`` on turn ``index`` (usage aligned with replies once the file is read);
+        counted read, and lost when the turn is not a reply or already has usage."""
         self.tally.usage_read += 1
         if not 0 <= index < len(self.turns) or self.turns[index]["role"] != "assistant":
             self._lose_usage("on a turn that is not a reply")
@@ -231,9 +230,8 @@ class ConversationBuilder:
         self.usage[index] = usage
 
     def lose_usage(self, reason: str, count: int = 1) -> None:
-        """``count`` usage reports read that land on no reply: the census counts them lost,
-        for ``reason`` (the open record, when undecided, is used: it was read for its
-        usage)."""
+        """``count`` usage reports read that land on no reply: counted lost, for ``reason``
+        (the open record, if undecided, is used: read for its usage)."""
         if count > 0:
             self.tally.usage_read += count
             self.tally.use()
@@ -263,8 +261,7 @@ class ConversationBuilder:
                 self.skipped[reason] = self.skipped.get(reason, 0) + count
 
     def settle(self, reason: str) -> None:
-        """The current record is skipped for ``reason`` unless it was used or skipped already
-        (a record whose blocks may all have been dropped: it ends accounted for either way)."""
+        """Skip the current record for ``reason`` unless it is used or skipped already."""
         count = self.tally.settle(reason)
         if count:
             self.skipped[reason] = self.skipped.get(reason, 0) + count
