@@ -16,8 +16,10 @@ lists them; a society-of-mind agent's inner team is walked too). ``UserMessage``
 thinking), ``FunctionExecutionResultMessage`` the results; a ``SystemMessage`` is the System text
 (AssistantAgent adds its system message at each call, so the state often has none). Usage is
 in the team's thread: the agent's messages with ``models_usage`` are its model calls, in order —
-put on the replies when there are as many as replies, else counted as unplaced. The thread's
-other messages and the messages still buffered for an agent are counted in ``meta["skipped"]``.
+put on the replies when there are as many as replies, else counted as lost. The census counts
+a message a record, over the whole state: the agent's ``llm_context`` messages, the thread's
+messages (this agent's model calls used for their usage, the others skipped), and the other
+agents' conversations and every ``message_buffer``, skipped.
 """
 
 from __future__ import annotations
@@ -84,27 +86,59 @@ def from_autogen(
             f"holds {len(agents)}: {names}; episode= picks one, from 0)"
         )
         raise MessageFormatError(msg)
-    name, agent, buffered = agents[episode]
+    name, agent, _ = agents[episode]
     messages = as_mapping(agent.get("llm_context")).get("messages")
     if not isinstance(messages, list):
         msg = f"{where}: agent {name!r} has no llm_context.messages list"
         raise MessageFormatError(msg)
-    builder = ConversationBuilder(f"{where} agent {name}")
+    builder = ConversationBuilder(f"{where} agent {name}", unit="message")
     system: list[str] = []
     for message in messages:
         _message(builder, system, message)
-    builder.skip(
-        "message buffered for the agent", len(buffered) if isinstance(buffered, list) else 0
-    )
-    _usage(builder, name.rsplit("/", 1)[-1], [m for t in _threads(state) for m in t])
+        builder.settle("message with nothing kept")
+    threads = _threads(state)
+    _usage(builder, name.rsplit("/", 1)[-1], [m for t in threads for m in t])
+    # The census is of the whole state: the other agents' conversations and every buffer are
+    # read too, and skipped.
+    read = {id(messages), *(id(t) for t in threads)}
+    for key, found in _message_lists(state):
+        if id(found) not in read:
+            read.add(id(found))
+            builder.record("llm_context message" if key == "messages" else key, len(found))
+            builder.skip(_OTHER_LISTS[key])
     notes = {"agent": name, "agents": [n for n, _, _ in agents]}
     return builder, "\n\n".join(system), notes
 
 
+_OTHER_LISTS = {
+    "messages": "another agent's llm_context (episode=N opens it)",
+    "message_buffer": "message buffered for an agent (not yet in its context)",
+    "message_thread": "team thread message (not this agent's model call)",
+}
+
+
+def _message_lists(value: Any) -> list[tuple[str, list[Any]]]:
+    """Every list of messages in a state — each agent's ``llm_context.messages``, each
+    ``message_buffer`` and ``message_thread`` — as (key, list), depth first."""
+    found: list[tuple[str, list[Any]]] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key in _OTHER_LISTS and isinstance(item, list):
+                found.append((key, item))
+            else:
+                found += _message_lists(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += _message_lists(item)
+    return found
+
+
 def _message(builder: ConversationBuilder, system: list[str], message: Any) -> None:
     kind = message.get("type") if isinstance(message, Mapping) else None
+    builder.record(f"llm_context {kind or 'unreadable'}")
     if kind == "SystemMessage":
         system.append(str(message.get("content") or ""))
+        builder.use()
     elif kind == "UserMessage":
         said = _user_blocks(message.get("content"))
         if said:
@@ -127,6 +161,9 @@ def _message(builder: ConversationBuilder, system: list[str], message: Any) -> N
             builder.skip("empty message")
     elif kind == "FunctionExecutionResultMessage":
         results = [r for r in message.get("content") or () if isinstance(r, Mapping)]
+        if not results:
+            builder.skip("result message without results")
+            return
         builder.add(
             "user",
             [
@@ -171,7 +208,10 @@ def _usage(builder: ConversationBuilder, name: str, thread: list[Any]) -> None:
     calls: list[ProviderUsage] = []
     for message in thread:
         usage = as_mapping(message).get("models_usage")
+        kind = as_mapping(message).get("type")
+        builder.record(f"message_thread {kind or 'unreadable'}")
         if as_mapping(message).get("source") == name and isinstance(usage, Mapping):
+            builder.use()  # read for its usage, placed below
             calls.append(
                 ProviderUsage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
             )
@@ -179,6 +219,7 @@ def _usage(builder: ConversationBuilder, name: str, thread: list[Any]) -> None:
             builder.skip("team thread message (not this agent's model call)")
     replies = [i for i, t in enumerate(builder.turns) if t["role"] == "assistant"]
     if calls and len(calls) == len(replies):
-        builder.usage.update(dict(zip(replies, calls, strict=True)))
+        for index, usage in zip(replies, calls, strict=True):
+            builder.place_usage(index, usage)
     else:
-        builder.skip("model call usage not matched to a reply", len(calls))
+        builder.lose_usage("model call usage not matched to a reply", len(calls))

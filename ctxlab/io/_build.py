@@ -215,17 +215,27 @@ class ConversationBuilder:
                 return
         self._lose_usage("before any reply")
 
+    def place_usage(self, index: int, usage: ProviderUsage) -> None:
+        """Put ``usage`` on turn ``index`` (usage aligned with replies once the file is read);
+        counted read, and lost when the turn is not a reply or already has usage."""
+        self.tally.usage_read += 1
+        if not 0 <= index < len(self.turns) or self.turns[index]["role"] != "assistant":
+            self._lose_usage("on a turn that is not a reply")
+            return
+        self._place_usage(index, usage, "replaced by a later usage of the same reply")
+
     def _place_usage(self, index: int, usage: ProviderUsage, replaced: str) -> None:
         if index in self.usage:
             self._lose_usage(replaced)
         self.usage[index] = usage
 
-    def lose_usage(self, reason: str) -> None:
-        """A usage report read that lands on no reply: the census counts it lost, for
-        ``reason`` (its record is used: it was read for its usage)."""
-        self.tally.usage_read += 1
-        self.tally.use()
-        self._lose_usage(reason)
+    def lose_usage(self, reason: str, count: int = 1) -> None:
+        """``count`` usage reports read that land on no reply: counted lost, for ``reason``
+        (the open record, if undecided, is used: read for its usage)."""
+        if count > 0:
+            self.tally.usage_read += count
+            self.tally.use()
+            self._lose_usage(reason, count)
 
     def _lose_usage(self, reason: str, count: int = 1) -> None:
         self.tally.usage_lost[reason] = self.tally.usage_lost.get(reason, 0) + count
@@ -249,6 +259,12 @@ class ConversationBuilder:
             count = self.tally.skip(reason, count)
             if count:
                 self.skipped[reason] = self.skipped.get(reason, 0) + count
+
+    def settle(self, reason: str) -> None:
+        """Skip the current record for ``reason`` unless it is used or skipped already."""
+        count = self.tally.settle(reason)
+        if count:
+            self.skipped[reason] = self.skipped.get(reason, 0) + count
 
     def leave_out(self, reason: str, count: int = 1) -> None:
         """``count`` parts of the current record are not kept (thoughts, blocks ctxlab does not

@@ -18,6 +18,8 @@ How an importer reports into it (every reader of ``ctxlab.load`` does; a new one
    - a part of a used record that is not kept (a thought, an image without data, a block type
      ctxlab does not model) is ``builder.leave_out(reason)``: the record stays used.
 
+   A record whose handling may keep nothing (every block of it dropped, an empty text) ends
+   with ``builder.settle(reason)``: skipped for ``reason`` unless something of it was used.
    A record that ends neither used nor skipped is *unaccounted* — a silent loss, which the
    census reports and the tests refuse.
 4. `ConversationBuilder.finish` closes the count and adds what the transcript holds: messages,
@@ -226,6 +228,13 @@ class Tally:
         # The record is already used (or skipped): what is skipped is a part of it.
         _add(self.left_out, reason, count)
         return count
+
+    def settle(self, reason: str) -> int:
+        """Skip the open record for ``reason`` if it is still undecided; how many records that
+        skipped (0 when it was used or skipped already)."""
+        if self._open is not None and self._state == "pending":
+            return self.skip(reason, self._open[1])
+        return 0
 
     def leave_out(self, reason: str, count: int) -> None:
         _add(self.left_out, reason, count)

@@ -184,12 +184,13 @@ def from_anthropic(
     messages: Sequence[Any],
     where: str,
     usage: Mapping[int, ProviderUsage] | None = None,
+    label: str = "",
 ) -> ConversationBuilder:
     """The conversation of Anthropic Messages dicts (string or block content). Results a harness
     wrote back as text (Cline and Roo Code: ``[read_file for 'x'] Result:`` then the output)
     become the tool results of the calls they answer. ``usage`` maps a reply's index in
     ``messages`` to what its request was billed (an importer that read it beside the
-    messages)."""
+    messages); ``label`` names the file in the census's kinds (a format of several files)."""
     builder = ConversationBuilder(where, unit="message")
     billed = usage or {}
     pending: list[tuple[str, str]] = []  # (id, name) of the last reply's calls
@@ -197,7 +198,7 @@ def from_anthropic(
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
             msg = f"{where} message {index}: expected a dict with role 'user' or 'assistant'"
             raise MessageFormatError(msg)
-        builder.record(f"{message['role']} message")
+        builder.record(f"{label}{message['role']} message")
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}] if content.strip() else []

@@ -28,8 +28,10 @@ read at 2026-04). Two files make a task:
 Usage goes to the reply it billed: by a reply's own ``metrics`` (its cache split from the
 request of the same counts), else by the request's ``conversationHistoryIndex`` (the last
 history message before the request's prompt), else in order when there are as many requests
-as replies — otherwise it is left out and counted, never guessed. Every UI message and
-every history item that is not a message is counted in ``meta["skipped"]``.
+as replies — otherwise it is counted lost, never guessed. The census counts both files, a
+message a record, its kinds named by file (``api_conversation_history.json: user message``,
+``ui_messages.json: say:api_req_started``): every UI message that is not a billed request, and
+every history item that is not a message, is counted skipped.
 """
 
 from __future__ import annotations
@@ -129,25 +131,38 @@ def from_cline(
     if not isinstance(history, list):
         msg = f"{where}: {HISTORY_FILE} holds a list of messages, got {type(history).__name__}"
         raise MessageFormatError(msg)
-    skipped: dict[str, int] = {}
     messages: list[Mapping[str, Any]] = []
+    others: list[str] = []  # the history's items that are not messages, by kind
     for item in history:
         if isinstance(item, Mapping) and item.get("role") in ("user", "assistant"):
             messages.append(item)
         else:
             kind = item.get("type") if isinstance(item, Mapping) else None
-            reason = "reasoning item" if kind == "reasoning" else "history item without a role"
-            skipped[reason] = skipped.get(reason, 0) + 1
-    requests = _requests(ui, where, skipped)
+            others.append("reasoning item" if kind == "reasoning" else "item without a role")
+    entries = _ui_entries(ui, where)
+    requests = [e.request for e in entries if e.request is not None]
     roo = app in ("roo", "kilo") or any("apiProtocol" in r.info for r in requests)
     roo = roo or any(_ROO_FIELDS & set(m) for m in messages)
-    usage, notes = _usage_by_reply(messages, requests, roo, skipped)
-    builder = from_anthropic(messages, where, usage)
-    for reason, count in skipped.items():
-        builder.skip(reason, count)
-    empty = [i for i, m in enumerate(messages) if not _has_content(m)]
-    builder.skip("empty message", len(empty))
-    builder.skip("usage of an empty reply", sum(i in usage for i in empty))
+    usage, placed, notes = _usage_by_reply(messages, requests, roo)
+    # The census counts both files, a message a record: the history's (used as messages,
+    # its reasoning items skipped), then the UI log's (each billed request's usage placed or
+    # lost; the chat as shown, skipped).
+    builder = from_anthropic(messages, where, usage, label=f"{HISTORY_FILE}: ")
+    for kind in others:
+        builder.record(f"{HISTORY_FILE}: {kind}")
+        builder.skip(
+            "reasoning item" if kind == "reasoning item" else "history item without a role"
+        )
+    for entry in entries:
+        builder.record(f"{UI_FILE}: {entry.kind}")
+        if entry.request is None:
+            builder.skip(entry.reason)
+        elif not entry.request.billed:
+            builder.skip("api request without usage")
+        elif any(entry.request is p for p in placed):
+            builder.use()  # its usage is on the reply it billed
+        else:
+            builder.lose_usage("api request usage not matched to a reply")
     notes["app"] = app or ("roo" if roo else "cline")
     notes.update(_compactions(messages))
     models = []
@@ -166,18 +181,28 @@ def _has_content(message: Mapping[str, Any]) -> bool:
     return bool(content.strip()) if isinstance(content, str) else bool(content)
 
 
-def _requests(ui: Any, where: str, skipped: dict[str, int]) -> list[_Request]:
-    """The UI log's requests; every other UI message is counted as skipped."""
+@dataclass(frozen=True)
+class _Entry:
+    """One message of the UI log: its kind, its request (an ``api_req_started`` whose JSON
+    reads), else why it is skipped."""
+
+    kind: str
+    request: _Request | None
+    reason: str
+
+
+def _ui_entries(ui: Any, where: str) -> list[_Entry]:
+    """The UI log's messages, each with its request or the reason it is skipped."""
     if ui is None:
         return []
     if not isinstance(ui, list):
         msg = f"{where}: {UI_FILE} holds a list of messages, got {type(ui).__name__}"
         raise MessageFormatError(msg)
-    requests: list[_Request] = []
+    entries: list[_Entry] = []
     for message in ui:
         kind = _ui_kind(message)
         if kind != "say:api_req_started":
-            skipped[f"ui message {kind}"] = skipped.get(f"ui message {kind}", 0) + 1
+            entries.append(_Entry(kind, None, f"ui message {kind}"))
             continue
         text = message.get("text")
         try:
@@ -185,18 +210,17 @@ def _requests(ui: Any, where: str, skipped: dict[str, int]) -> list[_Request]:
         except (json.JSONDecodeError, RecursionError):
             info = None
         if not isinstance(info, Mapping):
-            skipped["unreadable api_req_started"] = skipped.get("unreadable api_req_started", 0) + 1
+            entries.append(_Entry(kind, None, "unreadable api_req_started"))
             continue
         after = message.get("conversationHistoryIndex")
         ts = message.get("ts")
-        requests.append(
-            _Request(
-                ts if isinstance(ts, int) and not isinstance(ts, bool) else 0,
-                after if isinstance(after, int) and not isinstance(after, bool) else None,
-                info,
-            )
+        request = _Request(
+            ts if isinstance(ts, int) and not isinstance(ts, bool) else 0,
+            after if isinstance(after, int) and not isinstance(after, bool) else None,
+            info,
         )
-    return requests
+        entries.append(_Entry(kind, request, ""))
+    return entries
 
 
 def _ui_kind(message: Any) -> str:
@@ -208,14 +232,11 @@ def _ui_kind(message: Any) -> str:
 
 
 def _usage_by_reply(
-    messages: list[Mapping[str, Any]],
-    requests: list[_Request],
-    roo: bool,
-    skipped: dict[str, int],
-) -> tuple[dict[int, ProviderUsage], dict[str, Any]]:
+    messages: list[Mapping[str, Any]], requests: list[_Request], roo: bool
+) -> tuple[dict[int, ProviderUsage], list[_Request], dict[str, Any]]:
+    """Usage by reply index, the requests whose usage was placed, and notes."""
     replies = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
     billed = [r for r in requests if r.billed]
-    skipped["api request without usage"] = len(requests) - len(billed)
     usage: dict[int, ProviderUsage] = {}
     how: dict[str, int] = {}
     left = list(billed)
@@ -255,11 +276,8 @@ def _usage_by_reply(
             usage[index] = request.usage(roo)
         how["order"] = len(left)
         left = []
-    skipped["api request usage not matched to a reply"] = len(left)
     notes: dict[str, Any] = {"usage_aligned_by": how} if how else {}
-    for key in [k for k, v in skipped.items() if not v]:
-        del skipped[key]
-    return usage, notes
+    return usage, [r for r in billed if not any(r is x for x in left)], notes
 
 
 def _metrics(message: Mapping[str, Any]) -> tuple[int, int, int] | None:

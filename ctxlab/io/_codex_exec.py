@@ -24,9 +24,10 @@ kept as a provider block. The stream holds no System prompt, and from 0.44 no pr
 each turn's prompt is a stand-in user message saying so (``meta["unrecorded_prompts"]``). A
 turn's usage is a total over all of its requests (a running total of the thread), so it is kept
 in ``meta["turn_usage"]``, never spread over requests; the older per-call ``token_count`` is the
-usage of the replies in order when there are as many counts as replies, else counted as
-unplaced. Reasoning, to-do lists, deltas and lifecycle events are counted in
-``meta["skipped"]``.
+usage of the replies in order when there are as many counts as replies, else counted lost.
+The census counts a line a record (kinds: the event's ``type`` and its item's, or the older
+stream's ``msg`` type); reasoning, to-do lists, deltas, ``item.started`` (its
+``item.completed`` holds the item whole) and lifecycle events are counted skipped.
 """
 
 from __future__ import annotations
@@ -74,20 +75,26 @@ def from_codex_exec(
     records: Iterable[tuple[int, Any]], where: str
 ) -> tuple[ConversationBuilder, dict[str, Any]]:
     """The conversation and notes of an exec stream's (line number, line) pairs."""
-    reader = _Reader(ConversationBuilder(where))
+    reader = _Reader(ConversationBuilder(where, unit="line"))
     for number, line in records:
         if not isinstance(line, Mapping):
             msg = f"{where} line {number}: not a codex exec --json event (an object with 'type')"
             raise MessageFormatError(msg)
         if isinstance(line.get("msg"), Mapping) and "type" in line["msg"]:
+            reader.builder.record(f"msg {line['msg']['type']}")
             reader.protocol(line["msg"])
         elif isinstance(line.get("prompt"), str) and "type" not in line:
+            reader.builder.record("settings and prompt")
             reader.settings(line)
         elif isinstance(line.get("type"), str):
+            item = line.get("item")
+            detail = f" {item.get('type')}" if isinstance(item, Mapping) else ""
+            reader.builder.record(f"{line['type']}{detail}")
             reader.thread(line)
         else:
             msg = f"{where} line {number}: not a codex exec --json event (an object with 'type')"
             raise MessageFormatError(msg)
+        reader.builder.settle("event with nothing kept")
     return reader.builder, reader.finish()
 
 
@@ -109,6 +116,7 @@ class _Reader:
             thread = event.get("thread_id") or event.get("session_id")
             if isinstance(thread, str):
                 self.meta.setdefault("thread_id", thread)
+            self.builder.use()
             return
         if kind == "turn.started":
             self.stand_ins += 1
@@ -130,10 +138,10 @@ class _Reader:
     def item(self, item: Mapping[str, Any]) -> None:
         kind = item.get("type")
         if kind in ("agent_message", "assistant_message", "plan"):
-            self.builder.text("assistant", str(item.get("text") or ""))
-            if not str(item.get("text") or "").strip():
+            if not self.builder.text("assistant", str(item.get("text") or "")):
                 self.builder.skip("empty agent message")
         elif kind in _TOOL_ITEMS:
+            # (its item.started line, skipped, held the same item unfinished)
             use, result = _tool(item)
             self.builder.add("assistant", [use])
             if result is not None:
@@ -149,15 +157,17 @@ class _Reader:
         model = line.get("model")
         if isinstance(model, str):
             self.meta["models"] = [model]
-        self.builder.text("user", str(line["prompt"]))
+        if not self.builder.text("user", str(line["prompt"])):
+            self.builder.use()  # read for the model
 
     def protocol(self, msg: Mapping[str, Any]) -> None:
         kind = msg.get("type")
         if kind == "agent_message":
-            self.builder.text("assistant", str(msg.get("message") or ""))
+            if not self.builder.text("assistant", str(msg.get("message") or "")):
+                self.builder.skip("empty agent message")
         elif kind in ("exec_command_begin", "patch_apply_begin", "mcp_tool_call_begin"):
             self.begun[str(msg.get("call_id"))] = msg
-            self.builder.skip(f"event {kind}")
+            self.builder.use()  # the call's input, kept with its end event's output
         elif kind in ("exec_command_end", "patch_apply_end", "mcp_tool_call_end"):
             use, result = _protocol_tool(self.begun.pop(str(msg.get("call_id")), {}), msg)
             self.builder.add("assistant", [use])
@@ -168,6 +178,7 @@ class _Reader:
                 self.builder.skip("event token_count without usage")
             else:
                 self.call_usage.append(usage)
+                self.builder.use()  # read for its usage, placed at the end
         elif kind == "session_configured" and isinstance(msg.get("model"), str):
             self.meta.setdefault("models", [msg["model"]])
             self.builder.skip(f"event {kind}")
@@ -188,9 +199,10 @@ class _Reader:
                 )
         replies = [i for i, t in enumerate(self.builder.turns) if t["role"] == "assistant"]
         if self.call_usage and len(self.call_usage) == len(replies):
-            self.builder.usage.update(dict(zip(replies, self.call_usage, strict=True)))
+            for index, usage in zip(replies, self.call_usage, strict=True):
+                self.builder.place_usage(index, usage)
         else:
-            self.builder.skip("token_count not matched to a reply", len(self.call_usage))
+            self.builder.lose_usage("token_count not matched to a reply", len(self.call_usage))
         if self.stand_ins:
             self.meta["unrecorded_prompts"] = self.stand_ins
         if self.turn_usage:

@@ -21,7 +21,8 @@ own compaction: the requests after it start from the summary (recorded here as a
 the summary as a user message). Usage is a reply's ``usage`` where present (Continue's
 ``Usage``: ``promptTokens`` holds the cache for OpenAI-style providers; Anthropic's, which
 also reports ``cacheWriteTokens``, leaves it out); the session's cumulative ``usage`` is kept
-in ``meta["session_usage"]``, never spread over requests. Prompt logs are counted as skipped.
+in ``meta["session_usage"]``, never spread over requests. The census counts a history item a
+record (its kind the message's role); prompt logs are parts of it left out, counted.
 """
 
 from __future__ import annotations
@@ -61,13 +62,16 @@ def from_continue(
     if not isinstance(history, list):
         msg = f"{where}: a Continue session holds a 'history' list"
         raise MessageFormatError(msg)
-    reader = _Reader(ConversationBuilder(where))
+    reader = _Reader(ConversationBuilder(where, unit="history item"))
     for index, item in enumerate(history):
         message = item.get("message") if isinstance(item, Mapping) else None
         if not isinstance(message, Mapping):
+            reader.builder.record("item without a message")
             reader.builder.skip("history item without a message")
             continue
+        reader.builder.record(f"{message.get('role')} message")
         reader.item(item, message, f"{where} history {index}")
+        reader.builder.settle("message with nothing kept")
     reader.finish_results()
     notes: dict[str, Any] = {
         k: session[k] for k in ("sessionId", "title", "workspaceDirectory") if k in session
@@ -98,6 +102,7 @@ class _Reader:
             text = _text(message.get("content"))
             if text.strip():
                 self.system.append(text)
+                self.builder.use()
             else:
                 self.builder.skip("empty message")
         elif role == "user":
@@ -120,7 +125,8 @@ class _Reader:
             self.reply(item, message)
         else:
             self.builder.skip(f"message of role {role!r}")
-        self.builder.skip("prompt log", len(_list(item.get("promptLogs"))))
+        # The requests as logged (prompt and completion text): the same turns again.
+        self.builder.leave_out("prompt log", len(_list(item.get("promptLogs"))))
         summary = item.get("conversationSummary")
         if isinstance(summary, str) and summary.strip():
             self.finish_results()
@@ -160,10 +166,13 @@ class _Reader:
             self.calls += 1
             uses.append(_use(call, f"continue_call_{self.calls}"))
         blocks += uses
+        usage = _usage(message.get("usage"))
         if not blocks:
             self.builder.skip("empty message")
+            if usage is not None:
+                self.builder.lose_usage("on a reply with nothing kept")
             return
-        self.builder.add("assistant", blocks, _usage(message.get("usage")))
+        self.builder.add("assistant", blocks, usage)
         by_id = {
             str(s.get("toolCallId") or as_mapping(s.get("toolCall")).get("id")): s for s in states
         }
@@ -174,7 +183,7 @@ class _Reader:
                 self.waiting.append(use["id"])
                 continue
             results.append(_result(use["id"], state))
-        self.builder.skip(
+        self.builder.leave_out(
             "tool call state without a call", len(by_id.keys() - {u["id"] for u in uses})
         )
         if results:

@@ -16,8 +16,9 @@ Each line is an event with ``type`` and ``timestamp``:
 
 The CLI sends one request per loop: the prompt, then the results of the calls the previous
 reply made. Chunks of one reply are joined; the stream records no usage per request — the
-session's totals are kept in ``meta["session_stats"]``, never spread over requests. Error events
-and the result line are counted in ``meta["skipped"]``. ``--output-format json`` (one object with
+session's totals are kept in ``meta["session_stats"]``, never spread over requests. The census
+counts a line a record (a reply's chunks as one group); error events and the result line are
+counted skipped. ``--output-format json`` (one object with
 the final ``response`` and ``stats``) holds no conversation, and is refused saying so.
 """
 
@@ -67,12 +68,16 @@ def from_gemini_stream(
     records: Iterable[tuple[int, Any]], where: str
 ) -> tuple[ConversationBuilder, dict[str, Any]]:
     """The conversation and notes of a stream's (line number, event) pairs."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="line")
     meta: dict[str, Any] = {}
     reply: list[str] = []  # the chunks of the reply being streamed
 
     def flush() -> None:
-        builder.text("assistant", "".join(reply))
+        # A reply's lines (a whole message, or its chunks) are one group of the census.
+        if reply:
+            builder.record("message assistant", len(reply))
+            if not builder.text("assistant", "".join(reply)):
+                builder.skip("empty message")
         reply.clear()
 
     for number, event in records:
@@ -93,7 +98,9 @@ def from_gemini_stream(
             reply.append(str(event.get("content") or ""))
             continue
         flush()
+        builder.record(f"{kind} {event.get('role')}" if kind == "message" else kind)
         _event(builder, meta, event)
+        builder.settle("event with nothing kept")
     flush()
     return builder, meta
 
@@ -106,10 +113,9 @@ def _event(builder: ConversationBuilder, meta: dict[str, Any], event: Mapping[st
             meta["session_id"] = event["session_id"]
         if isinstance(event.get("model"), str):
             meta["models"] = [event["model"]]
+        builder.use()
     elif kind == "message":
-        text = str(event.get("content") or "")
-        builder.text("user", text)
-        if not text.strip():
+        if not builder.text("user", str(event.get("content") or "")):
             builder.skip("empty message")
     elif kind == "tool_use":
         parameters = event.get("parameters")

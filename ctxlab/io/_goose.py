@@ -15,8 +15,11 @@ error}``), ``toolResponse`` (``toolResult``: ``{status: "success", value}`` — 
 ``systemNotification``). ``metadata.agentVisible: false`` marks what the agent no longer sees
 (after Goose summarized the conversation): it was sent before, so it is kept, and counted in
 ``meta["hidden_from_agent"]``; a user message only the agent sees is Goose's summary, a recorded
-compaction; a message of items for the screen alone is counted as skipped. Goose records usage per session, not per request:
-the totals are kept in ``meta["session_usage"]``.
+compaction; a message of items for the screen alone is counted as skipped, such an item in a
+message the model sees as a part left out. Goose records usage per session, not per request:
+the totals are kept in ``meta["session_usage"]``. The census counts a line a record (the
+metadata line, then each message), or, of an export, the session and each message of its
+``conversation``.
 """
 
 from __future__ import annotations
@@ -77,22 +80,30 @@ def is_goose_export(value: Any) -> bool:
 
 def from_goose(records: Sequence[Any], where: str) -> tuple[ConversationBuilder, dict[str, Any]]:
     """The conversation and notes of a session file's lines, or of an export's session."""
-    builder = ConversationBuilder(where)
     notes: dict[str, Any] = {}
     messages: Sequence[Any] = records
     if len(records) == 1 and is_goose_export(records[0]):
+        # An export: the session object, then each message of its conversation a record.
+        builder = ConversationBuilder(where, unit="record")
         session = records[0]
         messages = session["conversation"]
+        builder.record("session")
+        builder.use()
         _session_notes(session, notes)
-    elif records and isinstance(records[0], Mapping) and not _is_message(records[0]):
-        _session_notes(records[0], notes)  # the metadata line
-        messages = records[1:]
+    else:
+        builder = ConversationBuilder(where, unit="line")
+        if records and isinstance(records[0], Mapping) and not _is_message(records[0]):
+            builder.record("session metadata")
+            builder.use()
+            _session_notes(records[0], notes)  # the metadata line
+            messages = records[1:]
     hidden = 0
     compactions: list[dict[str, Any]] = []
     for number, message in enumerate(messages, 1):
         if not _is_message(message):
             msg = f"{where} message {number}: not a Goose message (role, created, content)"
             raise MessageFormatError(msg)
+        builder.record(f"{message['role']} message")
         visible = as_mapping(message.get("metadata"))
         if visible.get("agentVisible") is False:
             if _only_for_the_screen(message):
@@ -112,6 +123,7 @@ def from_goose(records: Sequence[Any], where: str) -> tuple[ConversationBuilder,
                 }
             )
         _message(builder, message)
+        builder.settle("message with nothing kept")
     if hidden:
         notes["hidden_from_agent"] = hidden
     if compactions:
@@ -165,7 +177,7 @@ def _message(builder: ConversationBuilder, message: Mapping[str, Any]) -> None:
         elif kind == "redactedThinking" and isinstance(item.get("data"), str):
             blocks.append({"type": "redacted_thinking", "data": item["data"]})
         else:
-            builder.skip(f"{kind or 'unreadable'} item")  # the user's screen only
+            builder.leave_out(f"{kind or 'unreadable'} item")  # the user's screen only
     if blocks:
         builder.add(role, blocks)
     else:

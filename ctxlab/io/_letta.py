@@ -18,7 +18,9 @@ A message has a ``role`` (``system``, ``user``, ``assistant``, ``tool``, ``appro
 order — Letta keeps evicted messages beside the ones in its context window; its summary of
 evicted messages (a user message saying "prior messages … have been hidden") is a recorded
 compaction. The in-context System message is the System text (older copies of it are counted
-as skipped); the agent's tools are its tool schemas. Agent files hold no usage.
+as skipped); the agent's tools are its tool schemas. Agent files hold no usage. The census
+counts a message a record, over every agent of the file (the other agents' skipped); omitted
+reasoning is a part left out.
 """
 
 from __future__ import annotations
@@ -87,9 +89,17 @@ def from_letta(
     model = as_mapping(agent.get("llm_config")).get("model")
     if isinstance(model, str):
         notes["models"] = [model]
-    reader = _Reader(ConversationBuilder(where), ids)
+    reader = _Reader(ConversationBuilder(where, unit="message"), ids)
     for index, message in enumerate(messages):
         reader.message(message, index)
+        reader.builder.settle("message with nothing kept")
+    if isinstance(agents, list):
+        # The census is of the whole file: the other agents' messages are read, and skipped.
+        for other in agents:
+            held = as_mapping(other).get("messages")
+            if other is not agent and isinstance(held, list):
+                reader.builder.record("message of another agent", len(held))
+                reader.builder.skip("another agent's message (episode=N opens it)")
     notes.update(reader.notes())
     schemas = tool_schemas([_schema(t) for t in tools], where)
     return reader.builder, reader.system or str(agent.get("system") or ""), schemas, notes
@@ -122,8 +132,10 @@ class _Reader:
 
     def message(self, message: Any, index: int) -> None:
         if not isinstance(message, Mapping):
+            self.builder.record("unreadable message")
             self.builder.skip("unreadable message")
             return
+        self.builder.record(f"{message.get('role')} message")
         key = _key(message, index)
         if self.in_context and key not in self.in_context:
             self.outside += 1
@@ -133,6 +145,7 @@ class _Reader:
             text = _text(parts)
             if not self.system and (not self.in_context or key in self.in_context):
                 self.system = text
+                self.builder.use()
             else:
                 self.builder.skip("system message (an older copy)")
         elif role == "user":
@@ -177,8 +190,12 @@ class _Reader:
         elif role == "tool":
             results = _results(message, parts)
             kept = [r for r in results if r["tool_use_id"] not in self.opening]
-            self.builder.skip("result of an opening reply's call", len(results) - len(kept))
-            self.builder.add("user", kept)
+            if not self.builder.add("user", kept):
+                self.builder.skip("result of an opening reply's call")
+            else:
+                self.builder.leave_out(
+                    "result of an opening reply's call", len(results) - len(kept)
+                )
         else:
             self.builder.skip(f"{role} message")  # approval requests and responses
 
@@ -210,7 +227,7 @@ def _blocks(parts: Sequence[Any], builder: ConversationBuilder) -> list[dict[str
     for part in parts:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if not isinstance(part, Mapping):
-            builder.skip("unreadable part")
+            builder.leave_out("unreadable part")
         elif kind == "text":
             if str(part.get("text") or "").strip():
                 blocks.append({"type": "text", "text": str(part["text"])})
@@ -226,7 +243,7 @@ def _blocks(parts: Sequence[Any], builder: ConversationBuilder) -> list[dict[str
         elif kind == "redacted_reasoning" and isinstance(part.get("data"), str):
             blocks.append({"type": "redacted_thinking", "data": part["data"]})
         elif kind == "omitted_reasoning":
-            builder.skip("omitted reasoning")
+            builder.leave_out("omitted reasoning")
         elif kind == "image" and isinstance(part.get("source"), Mapping):
             source = part["source"]
             if source.get("type") == "url" and isinstance(source.get("url"), str):

@@ -17,7 +17,9 @@ or ``pending``/``running``: "[Tool execution was interrupted]"), ``compaction`` 
 so far?"), ``subtask``. An assistant message that failed (``info.error``, other than an
 interrupted one with content) is not sent and is counted. A summary reply (``summary: true``)
 after a compaction part is OpenCode's own compaction, recorded as such. Snapshots, patches,
-retries and agent parts are counted in ``meta["skipped"]``.
+retries and agent parts are counted skipped. The census counts the session's info, each
+message and each part a record (of a stored session, each file: ``session file``,
+``message file (user)``, ``part file (tool)``).
 """
 
 from __future__ import annotations
@@ -60,10 +62,16 @@ def is_opencode_session_info(value: Any) -> bool:
 
 
 def from_opencode(
-    messages: Sequence[Any], where: str
+    messages: Sequence[Any], where: str, *, stored: bool = False
 ) -> tuple[ConversationBuilder, str, dict[str, Any]]:
-    """The conversation, System text and notes of a session's ``{info, parts}`` messages."""
-    builder = ConversationBuilder(where)
+    """The conversation, System text and notes of a session's ``{info, parts}`` messages. The
+    census counts the session's info, each message and each part a record; ``stored``: they are
+    files of OpenCode's storage (a session file, message files, part files), and the kinds say
+    so."""
+    builder = ConversationBuilder(where, unit="record")
+    noun = " file" if stored else ""
+    builder.record(f"session{noun}" if stored else "info")
+    builder.use()  # read for the transcript's metadata
     system: list[str] = []
     models: list[str] = []
     compactions: list[dict[str, Any]] = []
@@ -73,10 +81,13 @@ def from_opencode(
         if not info or not isinstance(parts, list):
             msg = f"{where} message {index}: expected {{info, parts}} (an OpenCode message)"
             raise MessageFormatError(msg)
+        builder.record(f"message{noun} ({info.get('role')})")
+        read = _Parts(builder, f"part{noun}")
         if info.get("role") == "user":
             if isinstance(info.get("system"), str) and info["system"] not in system:
                 system.append(info["system"])
-            _user(builder, parts)
+            builder.use()  # read for the order of its parts (and its System text)
+            _user(read, parts)
         elif info.get("role") == "assistant":
             model = f"{info.get('providerID')}/{info.get('modelID')}"
             if info.get("modelID") and model not in models:
@@ -90,51 +101,86 @@ def from_opencode(
                         "summary_head": _COMPACTION,
                     }
                 )
-            _assistant(builder, info, parts)
+            _assistant(read, info, parts)
         else:
             builder.skip(f"message of role {info.get('role')!r}")
+            read.skip_all(parts, "part of a message of another role")
     notes: dict[str, Any] = {"models": models} if models else {}
     if compactions:
         notes["compactions"] = compactions
     return builder, "\n\n".join(system), notes
 
 
-def _user(builder: ConversationBuilder, parts: list[Any]) -> None:
+class _Parts:
+    """The census of a message's parts: each part a record, used or skipped as it is read."""
+
+    def __init__(self, builder: ConversationBuilder, noun: str) -> None:
+        self.builder = builder
+        self.noun = noun
+
+    def open(self, part: Any) -> str | None:
+        """Start the record of ``part``; its type."""
+        kind = as_mapping(part).get("type")
+        self.builder.record(f"{self.noun} ({kind or 'unreadable'})")
+        return kind if isinstance(kind, str) else None
+
+    def skip_all(self, parts: list[Any], reason: str) -> None:
+        """Each of ``parts`` read and skipped; a step's usage among them counted lost (a call
+        billed for a reply the conversation does not hold)."""
+        for part in parts:
+            kind = self.open(part)
+            self.builder.skip(reason)
+            if kind == "step-finish" and _usage(part.get("tokens")) is not None:
+                self.builder.lose_usage(f"{reason}: its step's usage")
+
+
+def _user(read: _Parts, parts: list[Any]) -> None:
+    builder = read.builder
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        kind = as_mapping(part).get("type")
+        kind = read.open(part)
         if kind == "text":
             if part.get("ignored"):
                 builder.skip("ignored text part")
             elif str(part.get("text") or "").strip():
                 blocks.append({"type": "text", "text": str(part["text"])})
+                builder.use()
+            else:
+                builder.skip("empty text part")
         elif kind == "file":
             if part.get("mime") in ("text/plain", "application/x-directory"):
                 builder.skip("file part (sent as its text part)")
             else:
                 blocks.append(_file(part))
+                builder.use()
         elif kind == "compaction":
             blocks.append({"type": "text", "text": _COMPACTION})
+            builder.use()
         elif kind == "subtask":
             blocks.append({"type": "text", "text": _SUBTASK})
+            builder.use()
         else:
             builder.skip(f"{kind or 'unreadable'} part")
     if blocks:
         builder.add("user", blocks)
     else:
-        builder.skip("message without a part sent")
+        builder.leave_out("message without a part sent")
 
 
-def _assistant(builder: ConversationBuilder, info: Mapping[str, Any], parts: list[Any]) -> None:
+def _assistant(read: _Parts, info: Mapping[str, Any], parts: list[Any]) -> None:
+    builder = read.builder
     error = as_mapping(info.get("error"))
     sent = [p for p in parts if as_mapping(p).get("type") not in ("step-start", "reasoning")]
     if error and not (error.get("name") == "MessageAbortedError" and sent):
         builder.skip("failed reply (not sent again)")
-        builder.skip("part of a failed reply", len(parts))
+        read.skip_all(parts, "part of a failed reply")
         return
+    builder.use()  # read for the order of its steps (and its usage when no step has any)
     steps: list[list[Any]] = [[]]
     for part in parts:
         if as_mapping(part).get("type") == "step-start":
+            read.open(part)
+            builder.use()  # where a model call begins
             if steps[-1]:
                 steps.append([])
             continue
@@ -145,42 +191,46 @@ def _assistant(builder: ConversationBuilder, info: Mapping[str, Any], parts: lis
     fallback = info.get("tokens") if len(steps) == 1 and not finishes else None
     for number, step in enumerate(steps):
         tokens = finishes[number] if number < len(finishes) else fallback
-        _step(builder, step, _usage(tokens))
+        _step(read, step, _usage(tokens))
 
 
-def _step(builder: ConversationBuilder, parts: list[Any], usage: ProviderUsage | None) -> None:
+def _step(read: _Parts, parts: list[Any], usage: ProviderUsage | None) -> None:
     """One model call: its reply, and the results of its calls."""
+    builder = read.builder
     blocks: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     for part in parts:
-        kind = as_mapping(part).get("type")
-        if kind == "text":
-            if str(part.get("text") or "").strip():
-                blocks.append({"type": "text", "text": str(part["text"])})
+        kind = read.open(part)
+        if kind in ("text", "reasoning") and not str(part.get("text") or "").strip():
+            builder.skip(f"empty {kind} part")
+        elif kind == "text":
+            blocks.append({"type": "text", "text": str(part["text"])})
         elif kind == "reasoning":
-            if str(part.get("text") or "").strip():
-                signature = as_mapping(as_mapping(part.get("metadata")).get("anthropic")).get(
-                    "signature"
-                )
-                blocks.append(
-                    {
-                        "type": "thinking",
-                        "thinking": str(part["text"]),
-                        "signature": signature if isinstance(signature, str) else "",
-                    }
-                )
+            signature = as_mapping(as_mapping(part.get("metadata")).get("anthropic")).get(
+                "signature"
+            )
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": str(part["text"]),
+                    "signature": signature if isinstance(signature, str) else "",
+                }
+            )
         elif kind == "tool":
             use, result = _tool(part)
             blocks.append(use)
             results.append(result)
         elif kind == "file":
             blocks.append(_file(part))
-        elif kind != "step-finish":  # a step's finish: its usage, read by the caller
+        elif kind == "step-finish" and isinstance(part.get("tokens"), Mapping):
+            pass  # the step's usage, read by the caller
+        else:
             builder.skip(f"{kind or 'unreadable'} part")
+        builder.use()  # (no-op when skipped above)
     if not blocks:
-        builder.skip("step without output")
         if usage is not None:
-            builder.skip("usage of a step without output")
+            builder.lose_usage("on a step without output")
+        builder.leave_out("step without output")
         return
     builder.add("assistant", blocks, usage)
     builder.add("user", results)

@@ -86,7 +86,7 @@ def _opencode_session(path: Path, root: Path, name: str | None) -> Transcript:
         key = info.get("id") if isinstance(info, dict) else None
         part_paths = sorted((root / "part" / str(key or message_path.stem)).glob("*.json"))
         messages.append({"info": info, "parts": [_json(p) for p in part_paths]})
-    builder, system, notes = from_opencode(messages, str(path))
+    builder, system, notes = from_opencode(messages, str(path), stored=True)
     meta = {
         "source": "opencode",
         **{k: session[k] for k in ("id", "title", "version", "directory") if k in session},

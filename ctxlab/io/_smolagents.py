@@ -21,7 +21,8 @@ The System prompt is not a step: it is read from the first action step's
 ``model_input_messages`` when the file has them. A planning call is sent with its own planning
 prompt, not the conversation: it is replayed as a reply of the conversation (its usage as
 recorded). What ``agent.write_memory_to_messages()`` returns (messages with the roles
-``tool-call`` and ``tool-response``) loads too, as the text it is.
+``tool-call`` and ``tool-response``) loads too, as the text it is. The census counts a step (or
+a message) a record, its kind the step's class; images are parts left out.
 """
 
 from __future__ import annotations
@@ -58,15 +59,17 @@ def from_smolagents(
     steps: Sequence[Any], where: str
 ) -> tuple[ConversationBuilder, str, dict[str, Any]]:
     """The conversation, System text and notes of memory steps (or memory messages)."""
-    builder = ConversationBuilder(where)
     if any(isinstance(s, Mapping) and "role" in s for s in steps):
+        builder = ConversationBuilder(where, unit="message")
         return builder, _messages(steps, builder), {}
+    builder = ConversationBuilder(where, unit="step")
     system = ""
     calls = 0
     for number, step in enumerate(steps):
         if not isinstance(step, Mapping):
             msg = f"{where} step {number}: not an object (a smolagents memory step)"
             raise MessageFormatError(msg)
+        builder.record(_KINDS[next((k for k in _KINDS if k in step), "")])
         if "step_number" in step and not system:
             # An action step's input opens with the agent's System prompt (a planning step's
             # with the planning prompt, which is not).
@@ -74,16 +77,28 @@ def from_smolagents(
         if "step_number" in step:
             calls = _action(builder, step, calls)
         elif "plan" in step:
-            builder.text("assistant", str(step.get("plan") or ""), _usage(step))
+            if not builder.text("assistant", str(step.get("plan") or ""), _usage(step)):
+                builder.leave_out("empty plan")
             builder.text("user", _PROCEED)
         elif "task" in step:
             builder.text("user", f"New task:\n{step.get('task') or ''}")
-            builder.skip("task image", len(step.get("task_images") or ()))
+            builder.leave_out("task image", len(step.get("task_images") or ()))
         elif "output" in step:
             builder.skip("final answer step (its call holds the answer)")
         else:
             builder.skip("unknown step")
+        builder.settle("step with nothing kept")
     return builder, system, {}
+
+
+_KINDS = {
+    "step_number": "ActionStep",
+    "plan": "PlanningStep",
+    "task": "TaskStep",
+    "output": "FinalAnswerStep",
+    "": "unknown step",
+}
+"""A step's class (smolagents' ``memory.py``), by the field that only it has."""
 
 
 def _action(builder: ConversationBuilder, step: Mapping[str, Any], calls: int) -> int:
@@ -110,10 +125,10 @@ def _action(builder: ConversationBuilder, step: Mapping[str, Any], calls: int) -
     if not blocks:
         builder.skip("step without a model output")
         if usage is not None:
-            builder.skip("usage of a step without a model output")
+            builder.lose_usage("on a step without a model output")
         return calls
     builder.add("assistant", blocks, usage)
-    builder.skip("observation image", len(step.get("observations_images") or ()))
+    builder.leave_out("observation image", len(step.get("observations_images") or ()))
     error = as_mapping(step.get("error"))
     observations = step.get("observations")
     text = str(observations) if observations is not None else ""
@@ -175,8 +190,10 @@ def _messages(messages: Sequence[Any], builder: ConversationBuilder) -> str:
             raise MessageFormatError(msg)
         text = text_parts(message.get("content")) or ""
         role = message["role"]
+        builder.record(f"{role} message")
         if role == "system":
             system.append(text)
-        else:
-            builder.text("assistant" if role in ("assistant", "tool-call") else "user", text)
+            builder.use()
+        elif not builder.text("assistant" if role in ("assistant", "tool-call") else "user", text):
+            builder.skip("empty message")
     return "\n\n".join(system)

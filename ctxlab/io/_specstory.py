@@ -19,8 +19,10 @@ Read from SpecStory's own code and files (specstoryai/getspecstory at 2026-08:
 Markdown holds what the chat window showed, not the requests: a user turn becomes the user's
 message; the agent's text its reply; a tool use a call (its name, its summary as the input, an
 id made up) and the output shown as its result, ending that reply — so each tool use is one
-request. ``<think>`` blocks (the model's thought summaries) are counted as skipped; headers inside
-code blocks are text. There is no usage, System prompt or tool schema in the file.
+request. ``<think>`` blocks (the model's thought summaries) are counted as left out; headers
+inside code blocks are text. There is no usage, System prompt or tool schema in the file. The
+census counts a section a record — each turn's header (``_**User**_``, ``_**Agent (…)**_``,
+``_****_``) with what follows it, and the preamble (title, session comment) before the first.
 """
 
 from __future__ import annotations
@@ -75,10 +77,13 @@ def _opaque(line: str, inside: bool) -> bool:
     return inside and "</tool-use>" not in line
 
 
-def _sections(text: str) -> Iterator[tuple[str, str | None, list[str]]]:
-    """(role, header detail, body lines) of each turn; headers inside code blocks are text."""
+def _sections(text: str) -> Iterator[tuple[str, str | None, str | None, list[str]]]:
+    """(header, role, header detail, body lines) of each turn — the header's word (``User``,
+    ``Assistant``, ``Agent``; ``continued`` for ``_****_``), and first the ``preamble`` (role
+    None) when there is text before the first turn; headers inside code blocks are text."""
     fence: str | None = None
-    role: str | None = None
+    role: str | None = "preamble"
+    label = "preamble"
     detail: str | None = None
     body: list[str] = []
     tool = False
@@ -99,15 +104,16 @@ def _sections(text: str) -> Iterator[tuple[str, str | None, list[str]]]:
             continue
         header = _HEADER.match(line)
         if header or _CONTINUED.match(line):
-            if role is not None:
-                yield role, detail, body
+            if role != "preamble" or any(b.strip() for b in body):
+                yield label, None if role == "preamble" else role, detail, body
             role = "user" if header and header.group("role") == "User" else "assistant"
+            label = header.group("role") if header else "continued"
             detail = header.group("meta") if header else None
             body = []
             continue
         body.append(line)
-    if role is not None:
-        yield role, detail, body
+    if role != "preamble" or any(b.strip() for b in body):
+        yield label, None if role == "preamble" else role, detail, body
 
 
 def _segments(body: list[str]) -> list[str]:
@@ -144,7 +150,7 @@ def _model(detail: str | None) -> str | None:
 
 def from_specstory(text: str, where: str) -> tuple[ConversationBuilder, dict[str, Any]]:
     """The conversation and notes of a SpecStory Markdown export."""
-    builder = ConversationBuilder(where)
+    builder = ConversationBuilder(where, unit="section")
     notes: dict[str, Any] = {}
     session = _session(text[:4096])
     if session:
@@ -156,19 +162,27 @@ def from_specstory(text: str, where: str) -> tuple[ConversationBuilder, dict[str
             break
     models: list[str] = []
     calls = 0
-    for role, detail, body in _sections(text):
+    for label, role, detail, body in _sections(text):
+        # The census: each turn's header a record (its section), and the text before the first.
+        builder.record(label if role is None else f"{label} section")
+        if role is None:
+            builder.use()  # the title and the session comment, for the transcript's metadata
+            continue
         model = _model(detail) if role == "assistant" else None
         if model and model not in models:
             models.append(model)
         segments = _segments(body)
         if role == "user":
-            if segments:
-                builder.text("user", "\n\n".join(segments))
-            else:
+            if not builder.text("user", "\n\n".join(segments)):
                 builder.skip("empty user turn")
             continue
+        kept = False
         for segment in segments:
-            calls = _assistant_segment(builder, segment, calls, continued=detail is None)
+            calls, added = _assistant_segment(builder, segment, calls, continued=detail is None)
+            kept = kept or added
+        if not kept:
+            builder.skip("assistant section with nothing kept")
+        builder.settle("section with nothing kept")
     if models:
         notes["models"] = models
     notes["inferred"] = (
@@ -187,23 +201,26 @@ _WRAPPER = re.compile(r"</?(?:tool-use|details)")
 
 def _assistant_segment(
     builder: ConversationBuilder, segment: str, calls: int, *, continued: bool
-) -> int:
+) -> tuple[int, bool]:
+    """Calls made so far, and whether the segment added anything."""
     text = segment
     thoughts = text.count("<think>")
     if thoughts:
-        builder.skip("thought process", thoughts)
+        builder.leave_out("thought process", thoughts)
         text = _THINK.sub("", text).strip()
     # Markdown v2: each tool use in its own <tool-use> element, with text between them.
     at = 0
+    added = False
     for start, end in _TOOL_BLOCK.spans(text):
         builder.text("assistant", text[at:start].strip())
+        added = True
         name = _tool_name(text[start:end])
         calls += 1
         _tool(builder, "tool" if name is None else name, text[start:end], f"specstory_call_{calls}")
         at = end
     text = text[at:].strip()
     if not text:
-        return calls
+        return calls, added
     line = _TOOL_LINE.match(text)
     if line or (continued and _ACTION.match(text)):
         # 2025: a section of its own, "Tool use: **name**" (or, earliest, just its output).
@@ -212,9 +229,9 @@ def _assistant_segment(
         name = line.group("name") if line else re.split(r"[:\"•]", shown.strip())[0]
         calls += 1
         _tool(builder, name.strip() or "tool", text, f"specstory_call_{calls}")
-        return calls
+        return calls, True
     builder.text("assistant", text)
-    return calls
+    return calls, True
 
 
 def _tool(builder: ConversationBuilder, name: str, text: str, call_id: str) -> None:

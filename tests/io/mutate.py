@@ -1,7 +1,8 @@
 """Hostile variants of a real fixture for the importers' Hypothesis tests: one value somewhere
 in the document replaced (by another type, any JSON, or nothing), a key dropped, an item
 dropped or repeated, or the file cut short — and the check every importer must pass on them: a
-typed ctxlab error, or a transcript the pipeline can send whose skips are all counted."""
+typed ctxlab error, or a transcript the pipeline can send whose skips are all counted and whose
+census adds up."""
 
 from __future__ import annotations
 
@@ -80,6 +81,9 @@ def loads_or_refuses(call: Callable[[], Transcript]) -> Transcript | None:
         assert str(exc).strip()
         return None
     assert find_tool_pair_problems(transcript.messages) == []
+    # Every record read is used or skipped, every usage read placed or its loss said.
+    census = transcript.census
+    assert census is not None and census.adds_up, census and census.problems()
     skipped = transcript.meta.get("skipped") or {}
     assert all(isinstance(n, int) and n > 0 for n in skipped.values()), skipped
     json.dumps(transcript.meta, default=str)  # the meta is data a user can save

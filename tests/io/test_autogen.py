@@ -64,7 +64,19 @@ def test_each_agent_is_its_own_conversation_with_its_usage(episode: int, name: s
     assert [transcript.usage[k] for k in sorted(transcript.usage)] == expected
     skipped = transcript.meta.get("skipped", {})
     assert skipped["team thread message (not this agent's model call)"] == len(thread) - len(billed)
-    assert skipped.get("message buffered for the agent", 0) == len(container["message_buffer"])
+    # Every buffer of the state (the other agent's too) is read and skipped, and so is the
+    # other agent's whole conversation.
+    buffers = sum(len(c.get("message_buffer", ())) for c in state["agent_states"].values())
+    assert skipped["message buffered for an agent (not yet in its context)"] == buffers
+    other = next(
+        c for n, c in state["agent_states"].items() if n not in (name, "RoundRobinGroupChatManager")
+    )
+    others = len(other["agent_state"]["llm_context"]["messages"])
+    assert skipped["another agent's llm_context (episode=N opens it)"] == others
+    census = transcript.census
+    assert census is not None and census.adds_up, census and census.problems()
+    assert (census.usage_read, census.usage_placed) == (len(billed), len(billed))
+    assert sum(census.read.values()) == len(context) + len(thread) + buffers + others
 
 
 def test_an_agents_own_state_loads_without_usage() -> None:
@@ -103,7 +115,10 @@ def test_usage_that_does_not_match_the_replies_is_counted() -> None:
     del thread[1]  # the coder's first call, and its usage, gone from the thread
     transcript = load(state, episode=0)
     assert transcript.usage == {}
-    assert transcript.meta["skipped"]["model call usage not matched to a reply"] == 3
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"model call usage not matched to a reply": 3}
+    assert (census.usage_read, census.usage_placed) == (3, 0)
 
 
 def test_detected() -> None:

@@ -151,7 +151,9 @@ def test_usage_that_cannot_be_placed_is_counted_not_guessed(tmp_path: Path) -> N
     (task / "ui_messages.json").write_text(json.dumps(ui))
     transcript = load(task)
     assert transcript.usage == {}
-    assert transcript.meta["skipped"]["api request usage not matched to a reply"] == 4
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"api request usage not matched to a reply": 4}
 
 
 def test_without_its_ui_log_a_task_says_its_usage_is_unknown(tmp_path: Path) -> None:
