@@ -5,7 +5,6 @@ list of messages — each hands its conversation to a `ConversationBuilder` — 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
@@ -18,8 +17,6 @@ from ctxlab.io._chat import (
     from_openai_responses,
     tool_schemas,
 )
-from ctxlab.io._claude_code import from_claude_code
-from ctxlab.io._claude_subagents import split_subagents
 from ctxlab.io._cline import from_cline
 from ctxlab.io._codex import from_codex
 from ctxlab.io._codex_exec import from_codex_exec
@@ -41,79 +38,8 @@ from ctxlab.io._smolagents import from_smolagents
 from ctxlab.io._swe_agent import from_swe_agent
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
-from ctxlab.util._jsonl import json_lines, read_text
 
-__all__ = ["DOCUMENTS", "built_transcript", "claude_code", "from_data", "v1_conversation"]
-
-
-def claude_code(
-    records: list[tuple[int, Any]],
-    where: str,
-    name: str,
-    episode: int,
-    sidechains: bool,
-    path: Path | None = None,
-) -> Transcript:
-    """A Claude Code session file: episode 0 is the main thread, episode N its N-th subagent
-    (`split_subagents`: in the order the file first mentions them), read from its own file
-    beside the session's (``path``) when it has one."""
-    if sidechains:  # the former splice of every subagent into the main thread
-        builder, meta = from_claude_code(records, where, sidechains=True)
-        return built_transcript(name, builder, meta, "", ())
-    split = split_subagents(records, path)
-    listed = [agent.listing(n) for n, agent in enumerate(split.agents, 1)]
-    if episode:
-        if not 0 < episode <= len(listed):
-            msg = (
-                f"{where}: no subagent {episode} (the session has {len(listed)}; episode 0 is "
-                "the main thread)"
-            )
-            raise MessageFormatError(msg)
-        agent = split.agents[episode - 1]
-        lines = agent.records
-        label = f"{where} subagent {episode}"
-        if agent.path is not None:
-            label = str(agent.path)
-            lines = [(n, {**r, "isSidechain": False}) for n, r in _agent_file(agent.path)]
-        builder, meta = from_claude_code(lines, label)
-        meta.update(subagent_of=meta.get("session_id"), subagent=listed[episode - 1])
-        if agent.path is None:
-            # The census is of the whole file: the other threads' lines are read, not this one's.
-            builder.record("line of another thread", len(records) - len(lines))
-            builder.skip("in another thread (the main one or another subagent)")
-        return built_transcript(f"{name}#{episode}", builder, meta, "", ())
-    builder, meta = from_claude_code(split.main, where)
-    if listed:
-        meta["subagents"] = listed
-        subagent = sum(item["lines"] for item in listed)
-        builder.record("subagent line", subagent)
-        builder.skip("subagent line")
-    builder.record("repeated subagent line", split.repeated)
-    builder.skip("repeated subagent line")
-    # Any other line the split set apart (neither the main thread's nor a listed subagent's).
-    rest = (
-        len(records)
-        - len(split.main)
-        - split.repeated
-        - (sum(item["lines"] for item in listed) if listed else 0)
-    )
-    builder.record("line of another thread", rest)
-    builder.skip("in another thread")
-    if path is not None and path.stem.startswith("agent-") and _sidechain_only(records):
-        # A subagent's own file opened alone: it says whose it is.
-        meta.update(subagent_of=meta.get("session_id"), agent_id=path.stem[len("agent-") :])
-    return built_transcript(name, builder, meta, "", ())
-
-
-def _agent_file(path: Path) -> list[tuple[int, Any]]:
-    return json_lines(path, read_text(path))
-
-
-def _sidechain_only(records: list[tuple[int, Any]]) -> bool:
-    lines = [
-        r for _, r in records if isinstance(r, Mapping) and r.get("type") in ("user", "assistant")
-    ]
-    return bool(lines) and all(r.get("isSidechain") for r in lines)
+__all__ = ["DOCUMENTS", "built_transcript", "from_data", "v1_conversation"]
 
 
 def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

@@ -50,7 +50,7 @@ def fixture_texts() -> list[str]:
     for path in sorted(FIXTURES.glob("*.md")):
         text = path.read_text(encoding="utf-8")
         texts.append(text)
-        for role, _, body in _specstory._sections(text):
+        for _, role, _, body in _specstory._sections(text):
             if role == "assistant":
                 texts += _specstory._segments(body)
     assert len(texts) > 20
