@@ -33,7 +33,7 @@ CELLS = [
     "from ctxlab import load\n"
     "from ctxlab.widgets import Lab, WhatIfLab\n"
     "session = load('../tests/fixtures/sessions/claude_code_session.jsonl')\n"
-    "what = await WhatIfLab.open(session, context_window=8_000)\n"
+    "what = await WhatIfLab.open(session, context_window=32_000)\n"
     "what.step.value = 4\n"
     "what.diff_b.value = 'agentscope'\n"
     "what",
@@ -128,7 +128,11 @@ def test_the_views_draw_when_a_busy_kernel_is_free_and_raise_nothing(
 
             # The recording as recorded: no line it does not know, no next request.
             budget = _plot(page, "usage notice")
-            assert budget is not None
+            names = page.evaluate(
+                "() => [...document.querySelectorAll('.js-plotly-plot')]"
+                ".map(g => (g.data || []).map(t => t.name))"
+            )
+            assert budget is not None, names
             for name in ("usage notice", "trigger"):
                 assert budget["traces"][name]["y"] == ["NaN"] * 5, (name, budget["traces"][name])
             assert budget["traces"]["input limit"]["y"] == [200_000] * 5
