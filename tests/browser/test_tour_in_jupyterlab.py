@@ -367,7 +367,7 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Pa
             lab = page.locator(".widget-vbox", has=page.locator(".ctxlab-notes")).last
             lab.scroll_into_view_if_needed()
             header = lab.locator(".ctxlab-notes").first.inner_text()
-            assert "not recorded in the file: System prompt, tool schemas" in header, header
+            assert "not recorded (System prompt, tool schemas): 14," in header, header
             assert "1 recorded compaction" in header, header
             whats = page.evaluate(
                 "() => [...document.querySelector('table.ctxlab-items').tBodies[0].rows]"
