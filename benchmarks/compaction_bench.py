@@ -39,16 +39,14 @@ from typing import Any
 
 from _agentscope_peer import AgentScopePeer  # benchmarks/ is on sys.path when run as a script
 
-from ctxlab import AssistantMessage, ContextConfig, TextBlock, UserMessage
+from ctxlab import AssistantMessage, TextBlock, UserMessage
 from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.analysis._prices import price_for
 from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.io._transcript import corpus_dir, load_transcript
-from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import request_start
 from ctxlab.messages._messages import MESSAGES_ADAPTER
-from ctxlab.messages._state import WorkingState
-from ctxlab.pipeline import PreparationMemo, SummaryRequest, prepare
+from ctxlab.pipeline import SummaryRequest
 from ctxlab.tokens import TokenCache, default_counter, load_encoding
 
 Messages = tuple[UserMessage | AssistantMessage, ...]
@@ -120,40 +118,19 @@ def sessions(files: list[Path], stitch: int, stitched: int, stitched_only: bool)
 
 
 async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[float, float]:
-    """Seconds to prepare every request (replay's loop, nothing graded or priced): wall clock
-    and the process's CPU time (both counting threads included). The loop is `replay`'s, written
-    out: replay grades each compaction as it makes it, and preparation is timed apart."""
+    """Seconds to prepare every request (`replay` with ``grade=False``: nothing graded or
+    priced): wall clock and the process's CPU time (both counting threads included)."""
     start, start_cpu = time.perf_counter(), time.process_time()
-    cache = TokenCache(default_counter())
-    config = ContextConfig()
-    materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
-    state = WorkingState()
-    memo = PreparationMemo()
-    first = request_start(messages)
-    last = max((i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)), default=0)
-    cache.count_ahead(messages[first:last])
-    pending: list[UserMessage | AssistantMessage] = []
-    previous = None
-    for index in range(first, len(messages)):
-        message = messages[index]
-        if isinstance(message, UserMessage):
-            pending.append(message)
-            continue
-        if pending:
-            state = state.append(*pending)
-        pending = [message]
-        prep = await prepare(
-            state,
-            context_window=window,
-            counter=cache,
-            config=config,
-            materials=materials,
-            summarizer=stub_summarizer,
-            previous=previous,
-            request_id=f"step-{index}",
-            memo=memo,
-        )
-        previous, state = prep.manifest, prep.state
+    steps = replay(
+        messages,
+        context_window=window,
+        counter=TokenCache(default_counter()),
+        system=system,
+        summarizer=stub_summarizer,
+        grade=False,
+    )
+    async for _ in steps:
+        pass
     return time.perf_counter() - start, time.process_time() - start_cpu
 
 
