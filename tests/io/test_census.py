@@ -3,7 +3,10 @@ says when something does not add up."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from ctxlab import load
 from ctxlab.io import Census
@@ -110,10 +113,56 @@ def test_the_summary_is_one_line_that_names_the_largest_reasons() -> None:
         usage_placed=2,
     )
     assert census.summary() == (
-        "read 15 lines: 9 used, 6 skipped (3 x, 2 y, 1 z) → 4 messages, 1 tool calls, "
+        "read 15 lines: 9 used, 6 skipped (3 x, 2 y, 1 z) → 4 messages, 1 tool call, "
         "usage on 2 of 2 replies"
     )
     assert "\n" not in census.summary() and str(census) == census.summary()
+
+
+@pytest.mark.parametrize(
+    ("unit", "one", "many"),
+    [
+        ("entry", "1 entry", "3 entries"),  # SWE-agent's history entries: not "entrys"
+        ("history item", "1 history item", "3 history items"),
+        ("line", "1 line", "3 lines"),
+        ("key", "1 key", "3 keys"),  # a vowel before the y: no "keies"
+        ("batch", "1 batch", "3 batches"),
+    ],
+)
+def test_the_summary_and_the_problems_name_the_unit_in_good_english(
+    unit: str, one: str, many: str
+) -> None:
+    single = Census(unit=unit, read={"a": 1}, used={"a": 1}, skipped={}, messages=1, replies=1)
+    assert single.summary().startswith(f"read {one}: 1 used → 1 message, 0 tool calls, ")
+    assert single.summary().endswith("usage on 0 of 1 reply")
+    several = Census(unit=unit, read={"a": 3}, used={"a": 1}, skipped={}, usage_read=1)
+    assert several.summary().startswith(f"read {many}: 1 used")
+    assert several.problems() == [
+        f"{many} read but 1 used and 0 skipped",
+        "1 usage report read but 0 placed and 0 lost",
+    ]
+
+
+def test_a_swe_agent_census_counts_entries(tmp_path: Path) -> None:
+    history = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Fix the bug."},
+        {"role": "assistant", "content": "Done."},
+    ]
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps({"history": history, "trajectory": []}), encoding="utf-8")
+    census = load(path, format="swe_agent").census
+    assert census is not None
+    assert str(census) == (
+        "read 3 entries: 3 used → 2 messages, 0 tool calls, usage on 0 of 1 reply"
+    )
+
+
+def test_the_kinds_past_the_largest_three_are_counted_in_good_english() -> None:
+    four = Census(unit="line", read={"a": 4}, used={}, skipped={"w": 1, "x": 1, "y": 1, "z": 1})
+    assert "(1 w, 1 x, 1 y, 1 more kind)" in four.summary()
+    five = Census(unit="line", read={"a": 5}, used={}, skipped={k: 1 for k in "vwxyz"})
+    assert "(1 v, 1 w, 1 x, 2 more kinds)" in five.summary()
 
 
 def test_from_meta_reads_back_what_as_meta_wrote_and_refuses_what_is_not_a_census() -> None:
