@@ -332,3 +332,19 @@ def test_a_file_known_only_by_its_snapshot_and_summary_ids_loads_as_claude_code(
     transcript = _load(tmp_path, lines)
     assert transcript.meta["source"] == "claude_code"
     assert [m.role for m in transcript.messages] == ["user", "assistant"]
+
+
+def test_a_bad_line_is_refused_naming_the_file_and_line(tmp_path: Path) -> None:
+    from ctxlab.exceptions import MessageFormatError
+
+    bad_usage = _reply("msg_1", [_text("hello")], -3)
+    with pytest.raises(MessageFormatError, match=rf"{SID}\.jsonl line 2: .*output_tokens"):
+        _load(tmp_path, [_user("hi"), bad_usage])
+    with pytest.raises(MessageFormatError, match=rf"{SID}\.jsonl line 2: not a JSON object"):
+        _load(tmp_path, [_user("hi"), [1, 2], _reply("msg_1", [_text("hello")], 3)])  # type: ignore[list-item]
+
+
+def test_the_census_counts_lines(tmp_path: Path) -> None:
+    census = _load(tmp_path, _session()).census
+    assert census is not None and census.unit == "line"
+    assert str(census).startswith(f"read {len(_session())} lines: ")  # every line written
