@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.io import Census
 from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._census import _plural, holdings
 from ctxlab.messages import ProviderUsage
 
 USAGE = ProviderUsage(10, 2)
@@ -195,3 +198,58 @@ def test_a_transcript_says_its_census_in_its_html() -> None:
     transcript = load([{"role": "user", "content": "go"}], format="anthropic")
     assert transcript.census is not None
     assert str(transcript.census) in transcript._repr_html_().replace("&gt;", ">")
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.text(alphabet="bcdfghjklmnpqrtvwxz", min_size=1, max_size=6), st.sampled_from("aeiou"))
+def test_a_nouns_plural_follows_the_english_rule(stem: str, vowel: str) -> None:
+    # Written out here, not taken from the census: consonant + y → ies, vowel + y → ys,
+    # a hissing end → es, else s.
+    assert _plural(stem + "y") == stem + "ies"
+    assert _plural(stem + vowel + "y") == stem + vowel + "ys"
+    for end in ("s", "x", "z", "ch", "sh"):
+        assert _plural(stem + end) == stem + end + "es"
+    assert _plural(stem + "t") == stem + "ts"
+    assert _plural("y") == "ys"
+
+
+def test_a_group_of_no_record_counts_nothing() -> None:
+    builder = ConversationBuilder("t", unit="line")
+    builder.record("progress", 0)
+    builder.skip("progress line")
+    builder.record("user")
+    builder.text("user", "hello")
+    census = _census(builder)
+    assert census.read == {"user": 1} and census.skipped == {}
+
+
+def test_the_summary_says_every_part_left_out_usage_lost_and_unaccounted() -> None:
+    census = Census(
+        unit="event",
+        read={"a": 4},
+        used={"a": 2},
+        skipped={"b": 1, "a": 1},
+        left_out={"thought": 2},
+        unaccounted={"c": 1},
+        messages=2,
+        replies=1,
+        tool_calls=0,
+        usage_read=2,
+        usage_placed=1,
+        usage_lost={"replaced": 1},
+    )
+    assert census.summary() == (
+        "read 4 events: 2 used, 2 skipped (1 a, 1 b) → 2 messages, 0 tool calls, usage on 1 of "
+        "1 reply; parts left out: 2 thought; usage lost: 1 replaced; UNACCOUNTED: 1 c"
+    )
+
+
+def test_the_largest_reasons_come_first_then_by_name() -> None:
+    census = Census(unit="line", read={"a": 9}, used={}, skipped={"b": 2, "z": 5, "a": 2})
+    assert "(5 z, 2 a, 2 b)" in census.summary()
+
+
+def test_a_census_read_back_without_a_unit_counts_records_and_holdings_of_nothing() -> None:
+    census = Census.from_meta({"read": {"x": 2}, "used": {"x": 2}})
+    assert census is not None and census.summary().startswith("read 2 records: 2 used")
+    assert holdings([]) == {"messages": 0, "replies": 0, "tool_calls": 0, "blocks": {}}

@@ -164,3 +164,91 @@ def test_a_bad_line_of_a_subagent_is_named_by_its_thread(tmp_path: Path) -> None
     own.write_text("".join(json.dumps(line) + "\n" for line in bad))
     with pytest.raises(MessageFormatError, match=r"agent-abc\.jsonl line 2: "):
         load(session, episode=1)
+
+
+def _result(*ids: str, agent: str | None = None, uuid: str = "r") -> dict[str, Any]:
+    content = [{"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in ids]
+    extra = {"toolUseResult": {"agentId": agent}} if agent else {}
+    return _line("user", content, uuid=uuid, **extra)
+
+
+def test_subagents_are_listed_in_the_order_the_file_first_mentions_them(tmp_path: Path) -> None:
+    def progress(message: dict[str, Any], call: str | None, uuid: str) -> dict[str, Any]:
+        data = {"type": "agent_progress", "message": {**message, "uuid": uuid}}
+        return {"type": "progress", "sessionId": "s1", "parentToolUseID": call, "data": data}
+
+    said = {"type": "user", "message": {"role": "user", "content": "go"}}
+    tasks = [
+        {"type": "tool_use", "id": f"toolu_{c}", "name": "Task", "input": {"prompt": c}}
+        for c in "abcd"
+    ]
+    lines = [
+        _line("user", "Start", uuid="u1"),
+        _line("assistant", tasks, mid="m1", uuid="a1"),
+        progress(said, "toolu_b", "pb1"),  # line 3: no agent id, its call
+        progress(said, None, ""),  # line 4: neither (and no uuid: never "the same again")
+        progress(said, None, ""),
+        _result("toolu_a", agent="own1", uuid="r1"),  # line 6: names the agent of toolu_a
+        _result("toolu_b", "toolu_d", agent="two", uuid="r2"),  # two results: names no call
+        _result("toolu_c", uuid="r3"),
+        _line("assistant", [{"type": "text", "text": "Done."}], mid="m2", uuid="a2"),
+    ]
+    session = tmp_path / "s1.jsonl"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    folder = tmp_path / "s1" / "subagents"
+    folder.mkdir(parents=True)
+    for name in ("own1", "acompact-x1", "bad", "list", "two", "zz"):
+        line = _line("user", "go", uuid=f"x-{name}", isSidechain=True, agentId=name)
+        (folder / f"agent-{name}.jsonl").write_text(json.dumps(line) + "\n")
+    (folder / "agent-bad.meta.json").write_text("{not json")
+    (folder / "agent-list.meta.json").write_text('["Plan"]')
+    (folder / "agent-zz.meta.json").write_text(
+        json.dumps({"agentType": "Plan", "description": "plan it", "toolUseId": "toolu_c"})
+    )
+
+    def own(name: str, call: str | None = None, kind: str = "task") -> dict[str, Any]:
+        entry = {"task_call_id": call, "agent_id": name, "kind": kind, "lines": 0}
+        return {**entry, "file": str(folder / f"agent-{name}.jsonl")}
+
+    listed = load(session).meta["subagents"]
+    assert listed == [
+        {"episode": 1, "task_call_id": "toolu_b", "agent_id": None, "kind": "task", "lines": 1},
+        {"episode": 2, "task_call_id": None, "agent_id": None, "kind": "task", "lines": 2},
+        {"episode": 3, **own("own1", "toolu_a")},
+        # Never mentioned in the session file: after the others, by name.
+        {"episode": 4, **own("acompact-x1", kind="compaction")},
+        {"episode": 5, **own("bad")},
+        {"episode": 6, **own("list")},
+        {"episode": 7, **own("two")},
+        {"episode": 8, **own("zz", "toolu_c"), "agent_type": "Plan", "description": "plan it"},
+    ]
+    assert load(session).meta.get("skipped", {}).get("repeated subagent line") is None
+
+
+def test_sidechain_lines_are_grouped_by_agent_id_before_their_chain(tmp_path: Path) -> None:
+    # Two agents whose lines chain into one another (the second's prompt hangs from the
+    # first's last line): their agent ids keep them apart. A loop in a chain ends.
+    def side(text: str, uuid: str, parent: str | None, agent: str | None) -> dict[str, Any]:
+        extra = {"agentId": agent} if agent is not None else {}
+        return _line("user", text, uuid=uuid, parentUuid=parent, isSidechain=True, **extra)
+
+    lines = [
+        _line("user", "Start", uuid="u1"),
+        side("first", "f1", None, "7"),
+        side("second", "s1", "f1", "8"),
+        side("looped", "l1", "l2", None),
+        side("looped again", "l2", "l1", None),
+        _line("assistant", [{"type": "text", "text": "Done."}], mid="m2", uuid="a2"),
+    ]
+    path = tmp_path / "chained.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    listed = load(path).meta["subagents"]
+    # The loop's two lines each end their walk at the other: two chains (a damaged file).
+    assert [(e["agent_id"], e["lines"]) for e in listed] == [
+        ("7", 1),
+        ("8", 1),
+        (None, 1),
+        (None, 1),
+    ]
+    said = [load(path, episode=n).messages[0].content[0].text for n in (1, 2, 3, 4)]  # type: ignore[union-attr]
+    assert said == ["first", "second", "looped", "looped again"]
