@@ -29,9 +29,12 @@ from ctxlab.tokens import TokenCache
 from tests.analysis.anthropic_bill import (
     Bill,
     Block,
+    Clearing,
     bill,
+    message_tokens,
     reasoning_blocks,
     reference_blocks,
+    server_cleared,
     summary_blocks,
 )
 from tests.conftest import corpus_files, requires_corpus
@@ -50,15 +53,19 @@ async def independent_bill(
     prices: tuple[float, float] = (3.0, 15.0),
 ) -> tuple[list[Bill], list[str]]:
     """The session replayed under ``config`` and every request it sends billed here; with the
-    form of each summary call (``cached``, ``alone``)."""
+    form of each summary call (``cached``, ``alone``). A tool-use clear in ``config`` is the
+    server's (`Clearing`): the requests are replayed unedited and cleared here, by the guide."""
     requests: list[tuple[list[Block], int]] = []
     pending: list[tuple[list[Block], int]] = []
     forms: list[str] = []
     previous: list[object] = []
+    sent_tokens: list[list[int]] = []
+    clearing, config = _server_side(config)
 
     async def summarizer(request: SummaryRequest) -> dict[str, object]:
         last = previous[0] if previous else None
-        blocks = summary_blocks(request, last, cache)  # type: ignore[arg-type]
+        tokens = sent_tokens[0] if sent_tokens else None
+        blocks = summary_blocks(request, last, cache, tokens)  # type: ignore[arg-type]
         if always_cached and last is not None:
             blocks = summary_blocks(  # the control: a limit nothing passes
                 SummaryRequest(**{**request.__dict__, "input_limit": 10**9}),  # type: ignore[arg-type]
@@ -93,9 +100,34 @@ async def independent_bill(
         pending.clear()
         assert step.request is not None
         output = cache.message(transcript.messages[step.index])
-        requests.append((reasoning_blocks(step.request, step.manifest, cache), output))
-        previous[:] = [(step.request, step.manifest)]
+        sent, tokens = step.request, message_tokens(step.manifest)
+        if clearing is not None:
+            total = sum(i.tokens for i in step.manifest.items)
+            sent, tokens = server_cleared(sent, tokens, total, clearing, cache)
+        requests.append((reasoning_blocks(sent, step.manifest, cache, tokens), output))
+        previous[:] = [(sent, step.manifest)]
+        sent_tokens[:] = [tokens]
     return bill(requests, lookback=lookback, input_price=prices[0], output_price=prices[1]), forms
+
+
+def _server_side(config: ContextConfig) -> tuple[Clearing | None, ContextConfig]:
+    """``config``'s tool-use clear as the server's, and ``config`` without its provider edits
+    (the thinking clear has nothing to clear here: the sessions hold no thinking)."""
+    edits = config.provider_edits
+    if edits is None or edits.clear_tool_uses is None:
+        return None, config
+    clear = edits.clear_tool_uses
+    assert clear.trigger_input_tokens is not None and not isinstance(clear.clear_tool_inputs, tuple)
+    assert edits.trim_tool_outputs is None and not edits.openai_truncation
+    clearing = Clearing(
+        clear.trigger_input_tokens,
+        clear.keep,
+        clear.clear_at_least,
+        clear.exclude_tools,
+        bool(clear.clear_tool_inputs),
+        clear.placeholder,
+    )
+    return clearing, config.model_copy(update={"provider_edits": None})
 
 
 def _as_tuples(costs: Sequence[object]) -> list[tuple[int, int, int, int]]:
