@@ -3,7 +3,8 @@ documented rules, no code shared with the cost model): every reasoning request a
 summary call rebuilt as it would be sent and priced — request by request, to the token.
 
 Controls: the same bill without the 20-block look-back, and one that prices every summary call
-in its cached form whatever its size, must differ on sessions built to show it."""
+in its cached form whatever its size, must differ on sessions built to show it. The server's
+own clearing below the window: `test_cost_as_sent_clearing.py`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript
@@ -19,7 +20,6 @@ from ctxlab.analysis._config_run import ConfigRun
 from ctxlab.analysis._references import reference_shapes
 from ctxlab.analysis._replay import replay
 from ctxlab.analysis._whatif import WhatIf
-from ctxlab.config import ClearToolUses
 from ctxlab.exceptions import ContextOverflowError
 from ctxlab.io._transcript import load_transcript
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
@@ -197,6 +197,13 @@ def _session(
     return Transcript(name="generated", meta=SONNET, system=system, messages=tuple(messages))
 
 
+def _generated(examples: int) -> settings:
+    """A property's settings: ``examples`` sessions, each replayed however long it takes."""
+    return settings(
+        max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+
+
 CONFIGS = {
     "ctxlab": ContextConfig.preset("ctxlab"),
     "langchain": ContextConfig.preset("langchain"),
@@ -205,11 +212,7 @@ CONFIGS = {
 }
 
 
-@settings(
-    max_examples=12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@_generated(12)
 @given(
     turns=st.integers(6, 24),
     sizes=st.lists(st.integers(5, 400), min_size=1, max_size=4),
@@ -223,109 +226,6 @@ async def test_generated_sessions_are_billed_as_sent(
 ) -> None:
     transcript = _session(turns, sizes, fan, system)
     await _compare(transcript, CONFIGS[config], window, TokenCache(ApproximateCounter()))
-
-
-def _clearing(
-    trigger: int,
-    keep: int = 3,
-    clear_at_least: int = 0,
-    inputs: bool = False,
-    exclude: tuple[str, ...] = (),
-) -> ContextConfig:
-    """The server's clearing preset with its tool-use clear at ``trigger`` input tokens (the
-    preset's 100,000 never fires at these windows)."""
-    preset = CONFIGS["anthropic_context_editing"]
-    assert preset.provider_edits is not None
-    clear = ClearToolUses(
-        trigger_input_tokens=trigger,
-        keep=keep,
-        clear_at_least=clear_at_least,
-        clear_tool_inputs=inputs,
-        exclude_tools=exclude,
-    )
-    edits = preset.provider_edits.model_copy(update={"clear_tool_uses": clear})
-    return preset.model_copy(update={"provider_edits": edits})
-
-
-def _cleared(run: ConfigRun) -> list[int]:
-    """The steps whose request the server's tool-use clear edited."""
-    return [
-        n
-        for n, step in enumerate(run.steps)
-        if any(t.kind == "provider_clear_tool_uses" for t in step.manifest.transforms)
-    ]
-
-
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-@given(
-    turns=st.integers(6, 20),
-    sizes=st.lists(st.integers(5, 300), min_size=1, max_size=4),
-    fan=st.lists(st.integers(1, 6), min_size=1, max_size=3),
-    window=st.sampled_from([6_000, 9_000, 14_000, 24_000]),
-    trigger=st.floats(0.15, 0.85),
-    keep=st.integers(0, 4),
-    clear_at_least=st.sampled_from([0, 300, 3_000]),
-    inputs=st.booleans(),
-    exclude=st.sampled_from([(), ("read",)]),
-    system=st.sampled_from(["", "You fix bugs. " * 200]),
-)
-async def test_server_clearing_is_billed_as_sent_at_every_window(
-    turns: int,
-    sizes: list[int],
-    fan: list[int],
-    window: int,
-    trigger: float,
-    keep: int,
-    clear_at_least: int,
-    inputs: bool,
-    exclude: tuple[str, ...],
-    system: str,
-) -> None:
-    """The server's tool-use clear firing below the window (its trigger a share of it): each
-    request priced as the edited request the server bills, the cache broken where the first
-    cleared block sits."""
-    transcript = _session(turns, sizes, fan, system, tools=("bash", "read"))
-    config = _clearing(int(window * trigger), keep, clear_at_least, inputs, exclude)
-    _, run = await _compared(transcript, config, window, TokenCache(ApproximateCounter()))
-    event(f"requests cleared by the server: {'some' if _cleared(run) else 'none'}")
-
-
-async def test_server_side_clearing_is_billed_as_sent() -> None:
-    """The case Hypothesis found (a span summarized in two pieces: each sent alone, under no
-    System — the pipeline sized them so), and a session the server clears at 9k: the request
-    after each clear reads the cache only up to the first cleared result."""
-    cache = TokenCache(ApproximateCounter())
-    found = _session(11, [27, 399], [1], "You fix bugs. " * 200)
-    forms = await _compare(found, CONFIGS["anthropic_context_editing"], 14_000, cache)
-    assert forms == ["alone", "alone"]
-    cleared = _session(14, [60], [2, 1], "You fix bugs. " * 200)
-    _, run = await _compared(cleared, _clearing(4_000, keep=2), 9_000, cache)
-    clears = _cleared(run)
-    assert clears
-    reasoning = [c for c in run.costs if c.purpose == "reasoning"]
-    first = clears[0]
-    # The request before the first clear is read whole (all but its last turn); after the
-    # clear, only the prefix before the oldest result — a rewrite of everything after it.
-    assert reasoning[first].cache_read < reasoning[first - 1].cache_read
-    assert reasoning[first].cache_write > reasoning[first].cache_read
-
-
-async def test_an_unpriced_clear_is_caught() -> None:
-    """Control: the bill of the same session sent unedited (the clear never priced) differs
-    from the what-if's — the comparison sees a clear the cost model would leave out."""
-    cache = TokenCache(ApproximateCounter())
-    session = _session(14, [60], [2, 1], "You fix bugs. " * 200)
-    config = _clearing(4_000, keep=2)
-    what = WhatIf(session, {"c": config}, context_window=9_000, counter=cache)
-    await what.run()
-    unedited = config.model_copy(update={"provider_edits": None})
-    bills, _ = await independent_bill(session, unedited, 9_000, cache)
-    assert len(bills) == len(what.runs["c"].costs)
-    assert _as_tuples(what.runs["c"].costs) != _bills(bills)
 
 
 async def test_both_forms_of_summary_call_are_met_and_billed() -> None:
