@@ -92,9 +92,10 @@ async def test_server_clearing_is_billed_as_sent_at_every_window(
 
 
 async def test_server_side_clearing_is_billed_as_sent() -> None:
-    """The case Hypothesis found (a span summarized in two pieces: each sent alone, under no
-    System — the pipeline sized them so), and a session the server clears at 9k: the request
-    after each clear reads the cache only up to the first cleared result."""
+    """The case Hypothesis found (no clear fired in it: a span summarized in two pieces, each
+    sent alone under no System — the pipeline sized them so), and a session the server clears
+    at 9k: the first cleared request reads less of the cache than the one before it, and
+    writes more than it reads (the prefix breaks at the oldest cleared result)."""
     cache = TokenCache(ApproximateCounter())
     found = _session(11, [27, 399], [1], "You fix bugs. " * 200)
     forms = await _compare(found, CONFIGS["anthropic_context_editing"], 14_000, cache)
