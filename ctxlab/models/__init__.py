@@ -16,6 +16,7 @@ from ctxlab.models._anthropic_format import (
 from ctxlab.models._base import (
     Model,
     ModelResponse,
+    cached_summary_request,
     parse_summary_json,
     summary_instruction,
     summary_model_request,
@@ -41,6 +42,7 @@ __all__ = [
     "ScriptedModel",
     "SummaryCall",
     "assistant_from_openai",
+    "cached_summary_request",
     "messages_from_anthropic",
     "messages_to_anthropic",
     "parse_summary_json",

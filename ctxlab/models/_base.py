@@ -130,8 +130,9 @@ class Model(ABC):
     ) -> Mapping[str, Any]:
         """A structured summary of ``summary.messages`` (a mapping of the schema's fields).
 
-        ``context`` is the last reasoning request: its System text and tools are reused so a
-        provider's prompt cache can serve the prefix.
+        ``context`` is the last reasoning request: the call is sent in its cached form (that
+        request again, then the instruction) when ``summary`` continues it, else as the span
+        alone under no System and no tools (see `summary_model_request`).
         """
         request = summary_model_request(summary, context)
         response = await self.request(request, purpose="summary")
@@ -175,15 +176,21 @@ _CONTINUED = "(An earlier part of this conversation is summarized elsewhere; it 
 
 
 def summary_model_request(summary: SummaryRequest, context: ModelRequest | None) -> ModelRequest:
-    """The request that asks a model for ``summary``. With ``context`` (the last request, whose
-    prefix the provider has cached): that request's messages again, then what arrived since and
-    the instruction to summarize all but the kept tail — read from the cache. Without it: the
-    compacted prefix with the instruction after it, under no System. With a ``template``: that
-    text alone with ``{messages}`` replaced by the prefix as a transcript."""
+    """The request that asks a model for ``summary``, in one of two forms. With ``context``
+    (the last request, whose prefix the provider has cached) and a span that continues it: the
+    cached form (`cached_summary_request`). Otherwise the span alone: the compacted messages
+    with the instruction after them, under no System and no tools — also when ``context`` is
+    given but the span does not continue its conversation (a piece of a span summarized in
+    pieces): the form the pipeline sizes such pieces for. With a ``template``: that text alone,
+    ``{messages}`` replaced by the span as a transcript, also under no System."""
+    cached = cached_summary_request(summary, context)
+    return cached if cached is not None else _span_alone(summary)
+
+
+def _span_alone(summary: SummaryRequest) -> ModelRequest:
+    # No System and no tools: the span is all the summarizer needs, and what the pipeline's
+    # pieces are sized for (`summary_request_tokens`).
     ask = TextBlock(text=summary_instruction(summary))
-    cached = _after_cached_prefix(summary, context) if summary.template is None else None
-    if cached is not None:
-        return cached
     if summary.template is not None:
         history = summary.template.replace("{messages}", transcript_text(summary.messages))
         messages: list[UserMessage | AssistantMessage] = [
@@ -198,11 +205,20 @@ def summary_model_request(summary: SummaryRequest, context: ModelRequest | None)
             messages[-1] = UserMessage(content=(*messages[-1].content, ask))
         else:
             messages.append(UserMessage(content=(ask,)))
-    return ModelRequest(
-        system=context.system if context else "",
-        messages=tuple(messages),
-        tools=context.tools if context else (),
-    )
+    return ModelRequest(system="", messages=tuple(messages), tools=())
+
+
+def cached_summary_request(
+    summary: SummaryRequest, context: ModelRequest | None
+) -> ModelRequest | None:
+    """The cached form of the request for ``summary``: ``context``'s messages again (up to its
+    per-request material: the provider's cache holds them), under its System and tools, then
+    what arrived since and the instruction to summarize all but the kept tail — or None when
+    ``summary`` does not continue ``context`` (no context, a ``template``, a piece of the span,
+    a summary leading ``context`` that is not the span's previous one)."""
+    if summary.template is not None:
+        return None
+    return _after_cached_prefix(summary, context)
 
 
 def _after_cached_prefix(

@@ -17,7 +17,7 @@ from ctxlab.manifest import ContextManifest, ManifestItem, Thresholds, Transform
 from ctxlab.materials import SystemPart
 from ctxlab.messages import UserMessage
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import summary_model_request
+from ctxlab.models._base import cached_summary_request, summary_model_request
 from ctxlab.pipeline import SummaryRequest, fixed_part, message_items
 from ctxlab.tokens import TokenCache
 
@@ -65,12 +65,13 @@ def summary_call(
     request, whose manifest items are ``context_items``) when that form fits ``limit`` — it
     reads the provider's cache, but is the larger one — else the span alone. A call that does
     not fit either way says so (`SummaryCall.fits`): it is never sent."""
-    if context is not None:
-        sent = summary_model_request(summary, context)
-        if sent.system == context.system and sent.tools == context.tools:
-            call = _itemized(sent, cache, limit, context, context_items)
-            if call.fits:
-                return call
+    sent = cached_summary_request(summary, context)
+    if sent is not None:
+        call = _itemized(sent, cache, limit, context, context_items)
+        if call.fits:
+            return call
+    # The span alone (also when it does not continue ``context``: a piece of it), under no
+    # System and no tools: nothing of the last request's prefix is sent again.
     return _itemized(summary_model_request(summary, None), cache, limit, None, ())
 
 

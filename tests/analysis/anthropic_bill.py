@@ -15,11 +15,16 @@ The rules (docs.anthropic.com, "Prompt caching"):
 The requests are rebuilt here as ctxlab's Anthropic adapter would send them (`payload`, the
 breakpoints where it puts them), the summary calls as the documented agent behaviour builds
 them: the last request again, then what arrived since and the instruction, when that fits the
-call's limit; else the span alone under no System and no tools.
+call's limit; else the span alone under no System and no tools. A server's tool-use clear
+(``clear_tool_uses_20250919``) is applied here from the context-editing guide (`Clearing`,
+`server_cleared`) to the request sent whole: it is "applied server-side before the prompt
+reaches Claude", and clearing "invalidates cached prompt prefixes when content is cleared" —
+the edited request is what is billed and what the cache holds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
@@ -29,7 +34,13 @@ from typing import Any
 import anthropic
 
 from ctxlab.manifest import ContextManifest
-from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import AnthropicModel
 from ctxlab.pipeline import SummaryRequest, summary_instruction
@@ -113,19 +124,101 @@ def wire_blocks(
     return blocks
 
 
-def reasoning_blocks(
-    request: ModelRequest, manifest: ContextManifest, cache: TokenCache
-) -> list[Block]:
-    """A reasoning request's blocks, with the tokens its manifest gave each part."""
+def message_tokens(manifest: ContextManifest) -> list[int]:
+    """The tokens of each message of a reasoning request, as its manifest gives them (the
+    per-request material one message)."""
     items = manifest.items
-    tools = [i.tokens for i in items if i.placement == "tools"]
-    system = sum(i.tokens for i in items if i.placement == "system")
     per_message = [i.tokens for i in items if i.placement in ("summary", "conversation")]
     for placement in ("transient", "references"):
         here = [i.tokens for i in items if i.placement == placement]
         if here:
             per_message.append(sum(here))
+    return per_message
+
+
+def reasoning_blocks(
+    request: ModelRequest,
+    manifest: ContextManifest,
+    cache: TokenCache,
+    messages: Sequence[int] | None = None,
+) -> list[Block]:
+    """A reasoning request's blocks, with the tokens its manifest gave each part (``messages``:
+    each message's tokens instead, for a request the server edited)."""
+    items = manifest.items
+    tools = [i.tokens for i in items if i.placement == "tools"]
+    system = sum(i.tokens for i in items if i.placement == "system")
+    per_message = list(messages) if messages is not None else message_tokens(manifest)
     return wire_blocks(request, tools, system, per_message, cache)
+
+
+@dataclass(frozen=True)
+class Clearing:
+    """``clear_tool_uses_20250919`` as the context-editing guide states it: once the prompt
+    exceeds ``trigger`` input tokens, the oldest tool results, in chronological order, become
+    ``placeholder`` — all but the latest ``keep`` tool uses ("number of tool uses to retain":
+    counted over every tool use), never those of the ``exclude`` tools ("tool names whose uses
+    are preserved from clearing") — and not at all unless ``clear_at_least`` tokens go
+    ("minimum number of tokens that must be cleared when triggered"); ``inputs``: the calls'
+    parameters are cleared with their results. The server applies it "before the prompt reaches
+    Claude": the request is billed, and cached, as edited."""
+
+    trigger: int
+    keep: int
+    clear_at_least: int
+    exclude: tuple[str, ...]
+    inputs: bool
+    placeholder: str
+
+
+def server_cleared(
+    request: ModelRequest, tokens: Sequence[int], total: int, clearing: Clearing, cache: TokenCache
+) -> tuple[ModelRequest, list[int]]:
+    """``request`` (of ``total`` input tokens; ``tokens`` each message's) as the server edits
+    it under ``clearing``, and each message's tokens after."""
+    if total <= clearing.trigger:
+        return request, list(tokens)
+    uses = [
+        block
+        for message in request.messages
+        if isinstance(message, AssistantMessage)
+        for block in message.content
+        if isinstance(block, ToolUseBlock)
+    ]
+    retained = len(uses) - clearing.keep
+    due = {u.id for u in uses[: max(retained, 0)] if u.name not in clearing.exclude}
+    answered = {
+        block.tool_use_id
+        for message in request.messages
+        if isinstance(message, UserMessage)
+        for block in message.content
+        if isinstance(block, ToolResultBlock) and block.tool_use_id in due
+    }
+    edited: list[Message] = []
+    for message in request.messages:
+        if isinstance(message, UserMessage):
+            message = UserMessage(
+                content=tuple(
+                    b.evolve(content=clearing.placeholder)
+                    if isinstance(b, ToolResultBlock) and b.tool_use_id in answered
+                    else b
+                    for b in message.content
+                )
+            )
+        elif clearing.inputs:
+            message = AssistantMessage(
+                content=tuple(
+                    b.evolve(input={}) if isinstance(b, ToolUseBlock) and b.id in answered else b
+                    for b in message.content
+                )
+            )
+        edited.append(message)
+    after = [
+        count if new == old else cache.message(new)
+        for old, new, count in zip(request.messages, edited, tokens, strict=True)
+    ]
+    if not answered or sum(tokens) - sum(after) < clearing.clear_at_least:
+        return request, list(tokens)
+    return dataclasses.replace(request, messages=tuple(edited)), after
 
 
 def _with_ask(messages: list[Message], ask: str) -> list[Message]:
@@ -140,10 +233,12 @@ def summary_blocks(
     summary: SummaryRequest,
     previous: tuple[ModelRequest, ContextManifest] | None,
     cache: TokenCache,
+    sent_tokens: Sequence[int] | None = None,
 ) -> list[Block] | None:
     """The summary call the agent sends for ``summary`` after the reasoning request
-    ``previous``: the cached form when it fits the call's limit, else the span alone; None
-    when neither fits (never sent)."""
+    ``previous`` (``sent_tokens``: each of its messages' tokens as sent, when the server edited
+    it): the cached form when it fits the call's limit, else the span alone; None when neither
+    fits (never sent)."""
     assert summary.template is None, "a summary_prompt template is not rebuilt here"
     limit = summary.input_limit
     assert limit is not None
@@ -151,12 +246,9 @@ def summary_blocks(
         request, manifest = previous
         cached = _cached_form(summary, request)
         if cached is not None:
-            before = {
-                n: t
-                for n, t in enumerate(
-                    i.tokens for i in manifest.items if i.placement in ("summary", "conversation")
-                )
-            }
+            per_message = message_tokens(manifest) if sent_tokens is None else sent_tokens
+            conversation = len(request.messages) - request.material_messages
+            before = dict(enumerate(per_message[:conversation]))
             tokens = [
                 before[n]
                 if n < len(request.messages) and request.messages[n] == m and n in before

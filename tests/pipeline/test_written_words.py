@@ -62,7 +62,11 @@ def _runs(text: str) -> list[str]:
 @settings(max_examples=400, deadline=None, database=None)
 @given(st.text(ALPHABET, max_size=40), st.text(ALPHABET, max_size=6))
 def test_a_value_is_a_written_word_exactly_when_the_reference_says(text: str, value: str) -> None:
-    assert (value in _words(text)) == written_as_word(text, value)
+    if value:
+        assert (value in _words(text)) == written_as_word(text, value)
+    # Checked with many values (the words read once) or few (searched), the same answer.
+    for values in ([value], [value, *(f"pad{i}" for i in range(_FINDS + 1))]):
+        assert (value in _unwritten(values, text)) == (not written_as_word(text, value))
 
 
 @settings(max_examples=200, deadline=None, database=None)
