@@ -182,15 +182,16 @@ def head(path: Path) -> str:
         return ""
 
 
-_SHOWN = 80
-"""The characters of a path an error message shows (a session's text passed as a path can run
-to megabytes)."""
+_SHOWN = 256
+"""The characters an error message shows of a path no system could hold (a session's text
+passed as a path can run to megabytes)."""
 
 
 def shown_path(path: str | os.PathLike[str]) -> str:
-    """``path`` for an error message: whole, or its first characters and its length."""
+    """``path`` for an error message: whole when a file system could hold it (every name up to
+    255 characters, the whole up to 4,096), else its first characters and its length."""
     text = str(path)
-    if len(text) <= _SHOWN:
+    if len(text) <= 4096 and all(len(name) <= 255 for name in text.split(os.sep)):
         return text
     return f"{text[:_SHOWN]}… ({len(text):,} characters)"
 

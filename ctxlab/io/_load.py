@@ -104,7 +104,11 @@ def read(
         if guess is not None:
             msg = f"{exc} ({_GUESS_HINT.format(guess=guess)})"
             raise MessageFormatError(msg) from exc
-        if isinstance(source, str | os.PathLike) and shown_path(source) not in str(exc):
+        if (
+            isinstance(source, str | os.PathLike)
+            and str(source) not in str(exc)
+            and shown_path(source) not in str(exc)
+        ):
             # Every error of a file names it: a folder's listing must say which one.
             raise MessageFormatError(f"{shown_path(source)}: {exc}") from exc
         raise

@@ -86,9 +86,12 @@ def test_a_path_too_long_for_the_system_is_a_format_error_that_says_so() -> None
         load(long)
     # The message names the problem and shows the start of the path, not all 5,000 characters.
     assert str(caught.value) == (
-        f"cannot read {'x' * 80}… (5,000 characters): a name of 5,000 characters is too long "
+        f"cannot read {'x' * 256}… (5,000 characters): a name of 5,000 characters is too long "
         "for a file path"
     )
+    # A name over 255 characters no file system holds either: shown by its start too.
+    with pytest.raises(MessageFormatError, match=r"…  ?\(300 characters\): a name of 300"):
+        load("y" * 300)
     for format in ("cline", "opencode", "aider", "ctxlab", "openhands"):
         with pytest.raises(MessageFormatError, match="5,000 characters is too long"):
             load(long, format=format)  # type: ignore[arg-type]
@@ -120,3 +123,23 @@ def test_any_string_as_a_path_loads_or_raises_a_ctxlab_error(part: str, times: i
                 assert source not in str(exc) and len(str(exc)) < 1000
         finally:
             os.chdir(here)
+
+
+def test_a_long_real_path_is_named_whole_and_once(tmp_path: Path) -> None:
+    from ctxlab import load
+    from ctxlab.exceptions import MessageFormatError
+
+    folder = tmp_path / ("project-" * 12)  # a path of some 170 characters, as real ones run
+    folder.mkdir()
+    path = folder / "session.jsonl"
+    path.write_text('{"role": "user", "content": [{"type": "nonsense"}]}\n')
+    with pytest.raises(MessageFormatError) as caught:
+        load(path)
+    assert str(caught.value).count(str(path)) == 1 and "characters)" not in str(caught.value)
+    deep = tmp_path / ("p" * 100) / ("q" * 100) / ("r" * 100)  # over 256: still named whole
+    deep.mkdir(parents=True)
+    (deep / path.name).write_text(path.read_text())
+    with pytest.raises(MessageFormatError) as caught:
+        load(deep / path.name)
+    assert str(caught.value).count(str(deep / path.name)) == 1
+    assert "characters)" not in str(caught.value)
