@@ -51,6 +51,20 @@ def _total(counts: Mapping[str, int]) -> int:
     return sum(counts.values())
 
 
+def _plural(noun: str) -> str:
+    """English plural of a unit or count noun: an entry, two entries; a box, two boxes."""
+    if noun.endswith("y") and noun[-2:-1] not in ("", "a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
+def _counted(count: int, noun: str) -> str:
+    """``count`` with its noun, singular for exactly one: "1 entry", "2 entries", "0 lines"."""
+    return f"{count:,} {noun if count == 1 else _plural(noun)}"
+
+
 @dataclass(frozen=True)
 class Census:
     """What one load read, used and skipped, and what the transcript holds (see the module)."""
@@ -95,13 +109,14 @@ class Census:
         read, used, skipped = _total(self.read), _total(self.used), _total(self.skipped)
         if read != used + skipped:
             found.append(
-                f"{read:,} {self.unit}s read but {used:,} used and {skipped:,} skipped"
+                f"{_counted(read, self.unit)} read but {used:,} used and {skipped:,} skipped"
                 + (f" ({_listed(self.unaccounted)} unaccounted)" if self.unaccounted else "")
             )
         lost = _total(self.usage_lost)
         if self.usage_read != self.usage_placed + lost:
             found.append(
-                f"{self.usage_read:,} usage reports read but {self.usage_placed:,} placed and "
+                f"{_counted(self.usage_read, 'usage report')} read but {self.usage_placed:,} "
+                f"placed and "
                 f"{lost:,} lost"
             )
         return found
@@ -109,13 +124,13 @@ class Census:
     def summary(self) -> str:
         """One line: read, used, skipped (the largest reasons), what the transcript holds."""
         read = _total(self.read)
-        line = f"read {read:,} {self.unit}{'' if read == 1 else 's'}: {_total(self.used):,} used"
+        line = f"read {_counted(read, self.unit)}: {_total(self.used):,} used"
         skipped = _total(self.skipped)
         if skipped:
             line += f", {skipped:,} skipped ({_listed(self.skipped)})"
         line += (
-            f" → {self.messages:,} messages, {self.tool_calls:,} tool calls, "
-            f"usage on {self.usage_placed:,} of {self.replies:,} replies"
+            f" → {_counted(self.messages, 'message')}, {_counted(self.tool_calls, 'tool call')}, "
+            f"usage on {self.usage_placed:,} of {_counted(self.replies, 'reply')}"
         )
         if self.left_out:
             line += f"; parts left out: {_listed(self.left_out)}"
@@ -182,7 +197,7 @@ def holdings(messages: Sequence[UserMessage | AssistantMessage]) -> dict[str, An
 def _listed(counts: Mapping[str, int], most: int = 3) -> str:
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     text = ", ".join(f"{n:,} {kind}" for kind, n in ranked[:most])
-    return text + (f", {len(ranked) - most} more kinds" if len(ranked) > most else "")
+    return text + (f", {_counted(len(ranked) - most, 'more kind')}" if len(ranked) > most else "")
 
 
 class Tally:

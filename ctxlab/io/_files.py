@@ -6,7 +6,9 @@ counted in the census; a document saved as a JSON string of itself, and a file's
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,15 @@ from ctxlab.io._census import Census
 from ctxlab.io._transcript import Transcript
 from ctxlab.util._jsonl import json_lines, read_text
 
-__all__ = ["FileRecords", "count_cut_line", "head", "inner_document", "read_records"]
+__all__ = [
+    "FileRecords",
+    "count_cut_line",
+    "head",
+    "inner_document",
+    "path_problem",
+    "read_records",
+    "shown_path",
+]
 
 
 @dataclass(frozen=True)
@@ -170,3 +180,42 @@ def head(path: Path) -> str:
             return handle.read(2048).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+_SHOWN = 80
+"""The characters of a path an error message shows (a session's text passed as a path can run
+to megabytes)."""
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` for an error message: whole, or its first characters and its length."""
+    text = str(path)
+    if len(text) <= _SHOWN:
+        return text
+    return f"{text[:_SHOWN]}… ({len(text):,} characters)"
+
+
+def path_problem(path: Path) -> str | None:
+    """Why ``path`` cannot even be looked up — a name longer than the system allows, a NUL
+    character, a folder on the way that cannot be searched — or None (it exists, or simply does
+    not: the caller says which it needed). Checked before any ``is_dir``/``is_file``, which
+    raise a bare `OSError` for such a path."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            return exc.strerror or str(exc)
+        problem = f"a name of {len(str(path)):,} characters is too long for a file path"
+    except ValueError:  # an embedded NUL
+        problem = "a file path cannot hold a NUL character"
+    else:
+        return None
+    text = str(path).lstrip()
+    if "\n" in text or text.startswith(("{", "[")):
+        problem += (
+            "; this looks like a session's text, not a path: pass its decoded data "
+            "(json.loads(text), or a list of its lines' records) or save it to a file"
+        )
+    return problem

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
+from ctxlab.io._files import path_problem, shown_path
 from ctxlab.io._load import read
 from ctxlab.io._openhands_v1 import EVENT_FILE
 from ctxlab.io._places import companion
@@ -106,6 +107,10 @@ def sessions(
     from tqdm.auto import tqdm
 
     root = Path(folder).expanduser()
+    problem = path_problem(root)
+    if problem is not None:
+        msg = f"{shown_path(root)!r} is not a folder ({problem}); give a folder of session files"
+        raise UsageError(msg)
     if not root.is_dir():
         msg = f"{str(root)!r} is not a folder; give a folder of session files"
         raise UsageError(msg)

@@ -14,7 +14,13 @@ from ctxlab.io._aider import from_aider, is_aider_history
 from ctxlab.io._claude_code_reader import claude_code
 from ctxlab.io._detect import FORMATS, Format, detect_format, detect_lines
 from ctxlab.io._episodes import one_conversation
-from ctxlab.io._files import count_cut_line, inner_document, read_records
+from ctxlab.io._files import (
+    count_cut_line,
+    inner_document,
+    path_problem,
+    read_records,
+    shown_path,
+)
 from ctxlab.io._files import head as first_bytes
 from ctxlab.io._foreign import foreign_text
 from ctxlab.io._frameworks import (
@@ -98,9 +104,9 @@ def read(
         if guess is not None:
             msg = f"{exc} ({_GUESS_HINT.format(guess=guess)})"
             raise MessageFormatError(msg) from exc
-        if isinstance(source, str | os.PathLike) and str(source) not in str(exc):
+        if isinstance(source, str | os.PathLike) and shown_path(source) not in str(exc):
             # Every error of a file names it: a folder's listing must say which one.
-            raise MessageFormatError(f"{source}: {exc}") from exc
+            raise MessageFormatError(f"{shown_path(source)}: {exc}") from exc
         raise
     except (
         TypeError,
@@ -112,7 +118,7 @@ def read(
         RecursionError,
     ) as exc:
         # A record of an unexpected shape deep inside: said as a format error, not a crash.
-        where = str(source) if isinstance(source, str | os.PathLike) else "the data"
+        where = shown_path(source) if isinstance(source, str | os.PathLike) else "the data"
         reason = (
             "a value nested too deeply to read"
             if isinstance(exc, RecursionError)
@@ -124,8 +130,8 @@ def read(
         # Loaded, but nothing in it reads as the format it was taken for: a wrong guess.
         guess = transcript.meta["source"]
         msg = (
-            f"{source if isinstance(source, str | os.PathLike) else 'the data'}: no block of it "
-            f"reads as {guess} ({_GUESS_HINT.format(guess=guess)})"
+            f"{shown_path(source) if isinstance(source, str | os.PathLike) else 'the data'}: "
+            f"no block of it reads as {guess} ({_GUESS_HINT.format(guess=guess)})"
         )
         raise MessageFormatError(msg)
     return transcript
@@ -162,6 +168,10 @@ def _load(
 ) -> Transcript:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
+        problem = path_problem(path)
+        if problem is not None:
+            msg = f"cannot read {shown_path(path)}: {problem}"
+            raise MessageFormatError(msg)
         folder = _conversation_folder(path, format)
         if folder is not None:  # an OpenHands V1 conversation: a folder of event files
             events, state = folder

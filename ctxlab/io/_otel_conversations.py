@@ -127,7 +127,9 @@ def conversations(calls: list[Call]) -> list[list[Call]]:
     supervisor and its worker) are two conversations: by the agent their spans ran in, else by
     their System text when a call does not continue the other's history. A trace whose first
     request extends the history of an earlier conversation (separate invocations of one chat
-    model, each its own trace) continues it.
+    model, each its own trace) continues it. A request that extends several conversations' (an
+    agent's that began with the same exchange, say) continues the one whose history it holds
+    most of — the longest; of equal ones, its own trace's, else the latest begun.
     """
     groups: dict[str, list[Call]] = {}
     alias: dict[str, str] = {}
@@ -146,7 +148,11 @@ def conversations(calls: list[Call]) -> list[list[Call]]:
         if call.agent:
             group = f"{name}|agent:{call.agent}"
         elif extends:
-            group = extends[-1]
+            # The longest history it extends: a request that holds a whole conversation
+            # continues that one, not another that shares only its start.
+            longest = max(len(groups[g][-1].history) for g in extends)
+            best = [g for g in extends if len(groups[g][-1].history) == longest]
+            group = next((g for g in reversed(best) if g in same_trace), best[-1])
             alias.setdefault(call.group, group)  # the rest of this trace continues it too
         else:
             group = next(

@@ -3,11 +3,17 @@ says when something does not add up."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.io import Census
 from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._census import _plural, holdings
 from ctxlab.messages import ProviderUsage
 
 USAGE = ProviderUsage(10, 2)
@@ -110,10 +116,56 @@ def test_the_summary_is_one_line_that_names_the_largest_reasons() -> None:
         usage_placed=2,
     )
     assert census.summary() == (
-        "read 15 lines: 9 used, 6 skipped (3 x, 2 y, 1 z) → 4 messages, 1 tool calls, "
+        "read 15 lines: 9 used, 6 skipped (3 x, 2 y, 1 z) → 4 messages, 1 tool call, "
         "usage on 2 of 2 replies"
     )
     assert "\n" not in census.summary() and str(census) == census.summary()
+
+
+@pytest.mark.parametrize(
+    ("unit", "one", "many"),
+    [
+        ("entry", "1 entry", "3 entries"),  # SWE-agent's history entries: not "entrys"
+        ("history item", "1 history item", "3 history items"),
+        ("line", "1 line", "3 lines"),
+        ("key", "1 key", "3 keys"),  # a vowel before the y: no "keies"
+        ("batch", "1 batch", "3 batches"),
+    ],
+)
+def test_the_summary_and_the_problems_name_the_unit_in_good_english(
+    unit: str, one: str, many: str
+) -> None:
+    single = Census(unit=unit, read={"a": 1}, used={"a": 1}, skipped={}, messages=1, replies=1)
+    assert single.summary().startswith(f"read {one}: 1 used → 1 message, 0 tool calls, ")
+    assert single.summary().endswith("usage on 0 of 1 reply")
+    several = Census(unit=unit, read={"a": 3}, used={"a": 1}, skipped={}, usage_read=1)
+    assert several.summary().startswith(f"read {many}: 1 used")
+    assert several.problems() == [
+        f"{many} read but 1 used and 0 skipped",
+        "1 usage report read but 0 placed and 0 lost",
+    ]
+
+
+def test_a_swe_agent_census_counts_entries(tmp_path: Path) -> None:
+    history = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Fix the bug."},
+        {"role": "assistant", "content": "Done."},
+    ]
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps({"history": history, "trajectory": []}), encoding="utf-8")
+    census = load(path, format="swe_agent").census
+    assert census is not None
+    assert str(census) == (
+        "read 3 entries: 3 used → 2 messages, 0 tool calls, usage on 0 of 1 reply"
+    )
+
+
+def test_the_kinds_past_the_largest_three_are_counted_in_good_english() -> None:
+    four = Census(unit="line", read={"a": 4}, used={}, skipped={"w": 1, "x": 1, "y": 1, "z": 1})
+    assert "(1 w, 1 x, 1 y, 1 more kind)" in four.summary()
+    five = Census(unit="line", read={"a": 5}, used={}, skipped={k: 1 for k in "vwxyz"})
+    assert "(1 v, 1 w, 1 x, 2 more kinds)" in five.summary()
 
 
 def test_from_meta_reads_back_what_as_meta_wrote_and_refuses_what_is_not_a_census() -> None:
@@ -146,3 +198,58 @@ def test_a_transcript_says_its_census_in_its_html() -> None:
     transcript = load([{"role": "user", "content": "go"}], format="anthropic")
     assert transcript.census is not None
     assert str(transcript.census) in transcript._repr_html_().replace("&gt;", ">")
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.text(alphabet="bcdfghjklmnpqrtvwxz", min_size=1, max_size=6), st.sampled_from("aeiou"))
+def test_a_nouns_plural_follows_the_english_rule(stem: str, vowel: str) -> None:
+    # Written out here, not taken from the census: consonant + y → ies, vowel + y → ys,
+    # a hissing end → es, else s.
+    assert _plural(stem + "y") == stem + "ies"
+    assert _plural(stem + vowel + "y") == stem + vowel + "ys"
+    for end in ("s", "x", "z", "ch", "sh"):
+        assert _plural(stem + end) == stem + end + "es"
+    assert _plural(stem + "t") == stem + "ts"
+    assert _plural("y") == "ys"
+
+
+def test_a_group_of_no_record_counts_nothing() -> None:
+    builder = ConversationBuilder("t", unit="line")
+    builder.record("progress", 0)
+    builder.skip("progress line")
+    builder.record("user")
+    builder.text("user", "hello")
+    census = _census(builder)
+    assert census.read == {"user": 1} and census.skipped == {}
+
+
+def test_the_summary_says_every_part_left_out_usage_lost_and_unaccounted() -> None:
+    census = Census(
+        unit="event",
+        read={"a": 4},
+        used={"a": 2},
+        skipped={"b": 1, "a": 1},
+        left_out={"thought": 2},
+        unaccounted={"c": 1},
+        messages=2,
+        replies=1,
+        tool_calls=0,
+        usage_read=2,
+        usage_placed=1,
+        usage_lost={"replaced": 1},
+    )
+    assert census.summary() == (
+        "read 4 events: 2 used, 2 skipped (1 a, 1 b) → 2 messages, 0 tool calls, usage on 1 of "
+        "1 reply; parts left out: 2 thought; usage lost: 1 replaced; UNACCOUNTED: 1 c"
+    )
+
+
+def test_the_largest_reasons_come_first_then_by_name() -> None:
+    census = Census(unit="line", read={"a": 9}, used={}, skipped={"b": 2, "z": 5, "a": 2})
+    assert "(5 z, 2 a, 2 b)" in census.summary()
+
+
+def test_a_census_read_back_without_a_unit_counts_records_and_holdings_of_nothing() -> None:
+    census = Census.from_meta({"read": {"x": 2}, "used": {"x": 2}})
+    assert census is not None and census.summary().startswith("read 2 records: 2 used")
+    assert holdings([]) == {"messages": 0, "replies": 0, "tool_calls": 0, "blocks": {}}

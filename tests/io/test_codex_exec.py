@@ -155,3 +155,217 @@ def test_the_later_token_count_shape_reads_the_last_calls_usage(tmp_path: Path) 
     path = tmp_path / "exec.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     assert load(path).usage == load(OLD).usage
+
+
+def _protocol(tmp_path: Path, msgs: list[dict[str, Any]], model: str = "codex-mini") -> Any:
+    settings = {"model": model, "sandbox": "workspace-write", "prompt": "Fix it."}
+    lines = [settings, *({"id": "0", "msg": m} for m in msgs)]
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return load(path, format="codex_exec")
+
+
+def test_each_older_call_is_its_begin_and_end_as_the_module_says(tmp_path: Path) -> None:
+    invocation = {"server": "docs", "tool": "search", "arguments": '{"q": "cart"}'}
+    msgs = [
+        {"type": "session_configured", "model": "codex-mini-2"},
+        {"type": "exec_command_begin", "call_id": "c1", "command": ["ls"]},
+        {"type": "exec_command_end", "call_id": "c1", "stdout": "a.py\n", "stderr": "warn\n"},
+        {"type": "exec_command_begin", "call_id": "c2", "command": ["false"]},
+        {"type": "exec_command_end", "call_id": "c2", "aggregated_output": "all", "exit_code": 1},
+        {"type": "exec_command_end", "call_id": "c3", "command": ["pwd"], "exit_code": 0},
+        {"type": "patch_apply_begin", "call_id": "p1", "changes": {"a.py": {"add": {}}}},
+        {"type": "patch_apply_end", "call_id": "p1", "stdout": "done", "success": False},
+        {"type": "patch_apply_end", "call_id": "p2", "stderr": "ok", "success": True},
+        {"type": "mcp_tool_call_begin", "call_id": "m1", "invocation": invocation},
+        {
+            "type": "mcp_tool_call_end",
+            "call_id": "m1",
+            "result": {"Ok": {"content": [{"type": "text", "text": "one"}, {"text": "two"}]}},
+        },
+        {
+            "type": "mcp_tool_call_end",
+            "call_id": "m2",
+            "invocation": {"server": "s", "tool": "t", "arguments": {"k": 1}},
+            "result": {"Ok": {"content": [{"type": "image", "data": "é"}]}},
+        },
+        {
+            "type": "mcp_tool_call_end",
+            "call_id": "m3",
+            "invocation": {"server": "s", "tool": "u", "arguments": 7},
+            "result": {"Err": "refused"},
+        },
+        {"type": "agent_message", "message": ""},
+        {"type": "token_count", "info": None},
+        {"type": "task_complete"},
+        {"type": "exec_command_begin", "call_id": "c9", "command": ["sleep", "9"]},
+    ]
+    transcript = _protocol(tmp_path, msgs)
+    calls = {
+        b.id: (b.name, b.input)
+        for m in transcript.messages
+        if m.role == "assistant"
+        for b in m.tool_uses  # type: ignore[union-attr]
+    }
+    assert calls == {
+        "c1": ("shell", {"command": ["ls"]}),
+        "c2": ("shell", {"command": ["false"]}),
+        "c3": ("shell", {"command": ["pwd"]}),  # no begin: the end's command
+        "p1": ("apply_patch", {"changes": {"a.py": {"add": {}}}}),
+        "p2": ("apply_patch", {"changes": None}),
+        "m1": ("docs.search", {"q": "cart"}),
+        "m2": ("s.t", {"k": 1}),
+        "m3": ("s.u", {"arguments": 7}),
+        "c9": ("shell", {"command": ["sleep", "9"]}),  # begun, never ended: kept
+    }
+    results = {
+        r.tool_use_id: (r.text, bool(r.is_error))
+        for m in transcript.messages
+        if m.role == "user"
+        for r in m.tool_results  # type: ignore[union-attr]
+    }
+    assert results["c1"] == ("a.py\nwarn\n", False)  # its output, then its errors
+    assert results["c2"] == ("all", True)  # a non-zero exit code
+    assert results["c3"] == ("(no output)", False)
+    assert results["p1"] == ("done", True)
+    assert results["p2"] == ("ok", False)
+    assert results["m1"] == ("one\ntwo", False)  # the content items' text
+    assert results["m2"] == ('[{"type": "image", "data": "é"}]', False)  # no text: the JSON
+    assert results["m3"] == ("refused", True)
+    assert results["c9"][1]  # answered by the repair, as an error
+    meta = transcript.meta
+    assert meta["models"] == ["codex-mini"]  # the settings line's, not replaced
+    assert meta["skipped"] == {
+        "event session_configured": 1,
+        "empty agent message": 1,
+        "event token_count without usage": 1,
+        "event task_complete": 1,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert sum(census.read.values()) == len(msgs) + 1
+    assert census.read["msg exec_command_end"] == 3
+
+
+def test_an_older_stream_without_settings_takes_the_configured_model(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    lines = [
+        {"id": "0", "msg": {"type": "session_configured", "model": "codex-mini-2"}},
+        {"id": "0", "msg": {"type": "agent_message", "message": "hi"}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert load(path, format="codex_exec").meta["models"] == ["codex-mini-2"]
+
+
+def _thread(tmp_path: Path, events: list[dict[str, Any]]) -> Any:
+    path = tmp_path / "new.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return load(path, format="codex_exec")
+
+
+def _done(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "item.completed", "item": item}
+
+
+def test_each_tool_item_is_a_call_and_its_result_as_the_module_says(tmp_path: Path) -> None:
+    command = {"type": "command_execution", "command": "ls"}
+    events = [
+        {"type": "thread.started", "thread_id": "th-1"},
+        {"type": "session.created", "session_id": "ignored: the thread's id came first"},
+        {"type": "turn.started"},
+        {"type": "item.started", "item": {"id": "i0", **command, "status": "in_progress"}},
+        _done({"id": "i0", **command, "aggregated_output": "a.py", "exit_code": 0}),
+        _done({"id": "i1", **command, "aggregated_output": " ", "exit_code": 2}),
+        _done({"id": "i2", **command, "aggregated_output": "x", "status": "declined"}),
+        _done({"id": "i3", "type": "file_change", "changes": [{"path": "a"}], "status": "failed"}),
+        _done({"id": "i4", "type": "file_change", "changes": [], "status": "completed"}),
+        _done(
+            {
+                "id": "i5",
+                "type": "mcp_tool_call",
+                "server": "docs",
+                "tool": "search",
+                "arguments": '{"q": 1}',
+                "result": {"content": [{"type": "text", "text": "found"}]},
+            }
+        ),
+        _done(
+            {
+                "id": "i6",
+                "type": "mcp_tool_call",
+                "server": "docs",
+                "tool": "fetch",
+                "arguments": {"u": "x"},
+                "error": {"message": "timed out"},
+            }
+        ),
+        _done(
+            {
+                "id": "i7",
+                "type": "collab_tool_call",
+                "prompt": "help",
+                "agents_states": {"b": "é"},
+            }
+        ),
+        _done({"id": "i8", "type": "collab_tool_call", "tool": "spawn", "prompt": "p"}),
+        _done({"id": "i9", "type": "web_search", "query": "cart"}),
+        _done({"id": "r1", "type": "reasoning", "text": "hm"}),
+        _done({"id": "r2", "type": "agent_message", "text": ""}),
+        _done({"id": "r3", "type": "agent_message", "text": "Done."}),
+        {"type": "item.updated", "item": {"id": "r4"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 2}},
+        {"type": "item.started", "item": {"id": "i10", **command, "status": "in_progress"}},
+    ]
+    transcript = _thread(tmp_path, events)
+    calls = {
+        b.id: (b.name, b.input)
+        for m in transcript.messages
+        if m.role == "assistant"
+        for b in m.tool_uses  # type: ignore[union-attr]
+    }
+    assert calls == {
+        "i0": ("shell", {"command": "ls"}),
+        "i1": ("shell", {"command": "ls"}),
+        "i2": ("shell", {"command": "ls"}),
+        "i3": ("apply_patch", {"changes": [{"path": "a"}]}),
+        "i4": ("apply_patch", {"changes": []}),
+        "i5": ("docs.search", {"q": 1}),
+        "i6": ("docs.fetch", {"u": "x"}),
+        "i7": ("collab", {"prompt": "help"}),
+        "i8": ("spawn", {"prompt": "p"}),
+        "i10": ("shell", {"command": "ls"}),  # started, never completed: kept
+    }
+    results = {
+        r.tool_use_id: (r.text, bool(r.is_error))
+        for m in transcript.messages
+        if m.role == "user"
+        for r in m.tool_results  # type: ignore[union-attr]
+    }
+    assert results["i0"] == ("a.py", False)
+    assert results["i1"] == ("(exit code 2, no output)", True)
+    assert results["i2"] == ("x", True)  # declined
+    assert results["i3"] == ("patch failed", True)
+    assert results["i4"] == ("patch completed", False)
+    assert results["i5"] == ("found", False)
+    assert results["i6"] == ("timed out", True)
+    assert results["i7"] == ('{"b": "é"}', False)
+    assert results["i10"][1]  # answered by the repair
+    provider = [b for m in transcript.messages for b in m.content if b.type == "provider"]
+    assert [b.data["query"] for b in provider] == ["cart"]  # type: ignore[union-attr]
+    meta = transcript.meta
+    assert meta["thread_id"] == "th-1"
+    assert meta["turn_usage"] == [{"input_tokens": 10, "output_tokens": 2}]
+    assert meta["unrecorded_prompts"] == 1 and meta["unfinished_calls"] == 1
+    assert transcript.usage == {}  # a turn's total is never spread over its requests
+    assert meta["skipped"] == {
+        "item.started": 2,
+        "reasoning item": 1,
+        "empty agent message": 1,
+        "event item.updated": 1,
+        "turn usage (a total over the turn's requests)": 1,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert sum(census.read.values()) == len(events)
+    assert census.read["item.completed command_execution"] == 3
+    assert census.read["turn.started"] == 1

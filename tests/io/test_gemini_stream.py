@@ -96,3 +96,88 @@ def test_a_mutated_stream_loads_or_raises_a_typed_error(
     else:
         path.write_text(data.draw(cut(STREAM.read_text())))
         loads_or_refuses(lambda: load(path))
+
+
+def _stream(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "run.jsonl"
+    stamped = [{"timestamp": "2026-08-01T10:00:00Z", **e} for e in events]
+    path.write_text("".join(json.dumps(e) + "\n" for e in stamped))
+    return path
+
+
+def test_each_event_is_read_as_the_module_says(tmp_path: Path) -> None:
+    events = [
+        {"type": "init", "session_id": "sess-1", "model": "gemini-2.5-pro"},
+        {"type": "message", "role": "user", "content": "Fix it"},
+        {"type": "message", "role": "assistant", "content": "Look", "delta": True},
+        {"type": "message", "role": "assistant", "content": "ing.", "delta": True},
+        {"type": "tool_use", "tool_id": "t1", "tool_name": "read_file", "parameters": {"p": 1}},
+        {"type": "tool_use", "tool_id": "t2", "parameters": "not a mapping"},
+        {"type": "tool_use", "tool_name": "ls", "parameters": {}},
+        *({"type": "tool_use", "tool_id": f"t{n}", "tool_name": "x"} for n in (4, 5, 6)),
+        {"type": "tool_result", "tool_id": "t1", "status": "success", "output": {"é": [1]}},
+        {"type": "tool_result", "tool_id": "t2", "status": "success"},
+        {"type": "tool_result", "tool_id": "t4", "status": "error", "error": {"message": "no"}},
+        {"type": "tool_result", "tool_id": "t5", "status": "error", "output": "partial"},
+        {"type": "tool_result", "tool_id": "t6", "status": "error", "error": {}},
+        {"type": "message", "role": "assistant", "content": ""},
+        {"type": "error", "severity": "warning", "message": "slow"},
+        {"type": "error", "message": "no severity"},
+        {"type": "message", "role": "user", "content": ""},
+        {"type": "result", "status": "success", "stats": {"total_tokens": 12}},
+    ]
+    transcript = load(_stream(tmp_path, events), format="gemini_stream")
+    meta = transcript.meta
+    assert (meta["session_id"], meta["models"], meta["status"]) == (
+        "sess-1",
+        ["gemini-2.5-pro"],
+        "success",
+    )
+    assert meta["session_stats"] == {"total_tokens": 12}
+    replies = [m for m in transcript.messages if m.role == "assistant"]
+    calls = [(b.id, b.name, b.input) for m in replies for b in m.tool_uses]
+    assert calls[:2] == [("t1", "read_file", {"p": 1}), ("t2", "tool", {})]
+    assert [c[0] for c in calls[3:]] == ["t4", "t5", "t6"]
+    # A call without an id: named by the repairs (an id of its own), not by a placeholder.
+    assert calls[2][1:] == ("ls", {}) and calls[2][0].startswith("call_")
+    assert replies[0].content[0].text == "Looking."  # type: ignore[union-attr]
+    results = [
+        (r.tool_use_id, r.text, bool(r.is_error))
+        for m in transcript.messages
+        for r in (m.tool_results if m.role == "user" else ())
+    ]
+    by_id = {tool_use_id: (text, error) for tool_use_id, text, error in results}
+    assert by_id["t1"] == ('{"é": [1]}', False)  # not a string: its JSON, unescaped
+    assert by_id["t2"] == ("(no output)", False)
+    assert by_id["t4"] == ("no", True)  # the error's message
+    assert by_id["t5"] == ("partial", True)  # else its output
+    assert by_id["t6"] == ("(error)", True)  # else said to be one
+    assert meta["skipped"] == {
+        "empty message": 2,
+        "warning event": 1,
+        "error event": 1,
+        "result (the session's totals)": 1,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up and census.unit == "line"
+    assert census.read == {
+        "init": 1,
+        "message user": 2,
+        "message assistant": 3,  # the two chunks as one group of two lines, and the empty one
+        "tool_use": 6,
+        "tool_result": 5,
+        "error": 2,
+        "result": 1,
+    }
+    assert sum(census.read.values()) == len(events)
+
+
+def test_a_line_that_is_no_event_is_refused_naming_it(tmp_path: Path) -> None:
+    path = _stream(tmp_path, [{"type": "init", "session_id": "s", "model": "m"}])
+    path.write_text(path.read_text() + json.dumps({"type": "unknown"}) + "\n")
+    with pytest.raises(
+        MessageFormatError, match=r"run\.jsonl line 2: not a Gemini CLI stream-json"
+    ):
+        load(path, format="gemini_stream")
+    with pytest.raises(MessageFormatError, match=r"format='gemini_cli'"):
+        load(FOLDER / "output.json")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_load_transcript_names_file_and_line_for_bad_bytes_and_a_bad_system(
@@ -71,3 +75,48 @@ def test_a_wrong_guess_is_refused_with_the_formats_it_could_be() -> None:
         )
         == 2
     )
+
+
+def test_a_path_too_long_for_the_system_is_a_format_error_that_says_so() -> None:
+    from ctxlab import load, sessions
+    from ctxlab.exceptions import MessageFormatError, UsageError
+
+    long = "x" * 5000
+    with pytest.raises(MessageFormatError) as caught:
+        load(long)
+    # The message names the problem and shows the start of the path, not all 5,000 characters.
+    assert str(caught.value) == (
+        f"cannot read {'x' * 80}… (5,000 characters): a name of 5,000 characters is too long "
+        "for a file path"
+    )
+    for format in ("cline", "opencode", "aider", "ctxlab", "openhands"):
+        with pytest.raises(MessageFormatError, match="5,000 characters is too long"):
+            load(long, format=format)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=r"is not a folder \(a name of 5,000 characters"):
+        sessions(long)
+    # A session's text passed where its path goes: said, with what to pass instead.
+    text = json.dumps([{"role": "user", "content": "hi " * 2000}])
+    with pytest.raises(MessageFormatError, match=r"looks like a session's text.*json\.loads"):
+        load(text)
+    with pytest.raises(MessageFormatError, match="cannot hold a NUL character"):
+        load("a\0b.jsonl")
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(st.text(min_size=1, max_size=12), st.integers(1, 800))
+def test_any_string_as_a_path_loads_or_raises_a_ctxlab_error(part: str, times: int) -> None:
+    from ctxlab import load
+    from ctxlab.exceptions import CtxlabError
+
+    source = part * times
+    with tempfile.TemporaryDirectory() as folder:
+        here = os.getcwd()
+        os.chdir(folder)  # an empty folder: a drawn name is no file of the checkout
+        try:
+            load(source)
+        except CtxlabError as exc:
+            assert str(exc).strip()
+            if len(source) > 4096:  # longer than any path: named by its start, not whole
+                assert source not in str(exc) and len(str(exc)) < 1000
+        finally:
+            os.chdir(here)

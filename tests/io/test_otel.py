@@ -325,3 +325,58 @@ def test_a_trace_that_extends_an_earlier_history_continues_its_conversation() ->
     assert transcript.meta["conversations"] == 2
     texts = [m.content[0].text for m in transcript.messages]  # type: ignore[union-attr]
     assert texts == ["hi", "hello", "and now?", "now this"]
+
+
+def _turns(
+    inputs: list[str], answer: str, start: int, trace: str, agent: str = ""
+) -> dict[str, Any]:
+    # A span of its own id (agents are found by span), its inputs alternating user/assistant.
+    roles = ["user", "assistant"]
+    messages = [
+        {"role": roles[i % 2], "parts": [{"type": "text", "content": t}]}
+        for i, t in enumerate(inputs)
+    ]
+    output = [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+    attributes: dict[str, Any] = {
+        "gen_ai.input.messages": messages,
+        "gen_ai.output.messages": output,
+    }
+    if agent:
+        attributes["gen_ai.agent.name"] = agent
+    return {**_span(attributes, start, trace), "spanId": f"{start:016x}"}
+
+
+def _texts(transcript: Any) -> list[str]:
+    return [m.content[0].text for m in transcript.messages]
+
+
+def test_a_trace_that_extends_several_conversations_continues_the_longest() -> None:
+    # The helper agent (its own trace) begins with the main chat's first exchange; the main
+    # chat goes on; a later trace holds the main chat whole, and the helper's start only.
+    body = _body(
+        _turns(["hi"], "hello", 1, "c" * 32),
+        _turns(["hi"], "hello", 2, "d" * 32, agent="helper"),
+        _turns(["hi", "hello", "more"], "ok", 3, "c" * 32),
+        _turns(["hi", "hello", "more", "ok", "next"], "done", 4, "e" * 32),
+    )
+    main, helper = load(body), load(body, episode=1)
+    assert main.meta["conversations"] == 2
+    # The third call extends its own trace's history and the helper's, equally: its own.
+    # The fourth holds the main chat's four turns, the helper's two: the main chat.
+    assert _texts(main) == ["hi", "hello", "more", "ok", "next", "done"]
+    assert _texts(helper) == ["hi", "hello"]
+    # Whatever order the spans are written in.
+    assert _texts(load(_body(*reversed(body["resourceSpans"][0]["scopeSpans"][0]["spans"])))) == (
+        _texts(main)
+    )
+
+
+def test_a_trace_that_extends_two_equal_histories_continues_the_latest_begun() -> None:
+    body = _body(
+        _turns(["hi"], "hello", 1, "c" * 32),
+        _turns(["hi"], "hello", 2, "d" * 32, agent="helper"),
+        _turns(["hi", "hello", "and then?"], "then this", 3, "e" * 32),
+    )
+    first, helper = load(body), load(body, episode=1)
+    assert _texts(first) == ["hi", "hello"]
+    assert _texts(helper) == ["hi", "hello", "and then?", "then this"]
