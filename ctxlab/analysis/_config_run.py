@@ -31,6 +31,7 @@ from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.models import summary_call, summary_manifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
+from ctxlab.util._gc import collector_paused
 
 __all__ = ["ConfigRun", "replay_run"]
 
@@ -184,30 +185,32 @@ async def replay_run(
         sent.append(SentSummary(summary_manifest(call, model, cache), answer))
         return answer
 
-    try:
-        async for step in replay(
-            transcript.messages,
-            context_window=context_window,
-            counter=cache,
-            config=run.config,
-            system=transcript.system,
-            tools=transcript.tools,
-            summarizer=summarizer,
-            unrecorded=unrecorded,
-            grade=False,
-            after=run.prepared[-1] if run.prepared else None,
-        ):
-            if asked:
-                run.summary_requests[len(run.prepared)] = list(asked)
-                run.summary_calls[len(run.prepared)] = list(sent)
-                asked.clear()
-                sent.clear()
-            # Without the request: a what-if keeps every step of every config, and each
-            # request would hold the whole conversation again (the last one is kept until
-            # the next: a summary call is built on it).
-            last[:] = [step]
-            run.prepared.append(dataclasses.replace(step, request=None))
-    except PreparationError as exc:
-        run.error = str(exc)
+    # The steps are kept: the collector would walk them (and every other run's) again and again.
+    with collector_paused():
+        try:
+            async for step in replay(
+                transcript.messages,
+                context_window=context_window,
+                counter=cache,
+                config=run.config,
+                system=transcript.system,
+                tools=transcript.tools,
+                summarizer=summarizer,
+                unrecorded=unrecorded,
+                grade=False,
+                after=run.prepared[-1] if run.prepared else None,
+            ):
+                if asked:
+                    run.summary_requests[len(run.prepared)] = list(asked)
+                    run.summary_calls[len(run.prepared)] = list(sent)
+                    asked.clear()
+                    sent.clear()
+                # Without the request: a what-if keeps every step of every config, and each
+                # request would hold the whole conversation again (the last one is kept until
+                # the next: a summary call is built on it).
+                last[:] = [step]
+                run.prepared.append(dataclasses.replace(step, request=None))
+        except PreparationError as exc:
+            run.error = str(exc)
     last.clear()
     run.seconds = time.perf_counter() - started

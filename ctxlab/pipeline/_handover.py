@@ -26,7 +26,7 @@ messages with its own rules: it shares no code with `ctxlab.retention`, which gr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ctxlab.messages import (
@@ -217,7 +217,7 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
         units.append(_Unit("context_to_preserve", "Files read: " + ", ".join(reads), 6))
     written += " " + " ".join(reads)
     # Already written as a word of its own (inside a longer name it is not written).
-    values = [v for v in dict.fromkeys(span.values) if not _written_as_word(written, v)]
+    values = _unwritten(span.values, written)
     if values:
         # In lines of a few: what does not fit goes a line at a time, the oldest first.
         for start in range(0, len(values), _VALUES_PER_LINE):
@@ -259,6 +259,25 @@ def _carried_state(line: str, acted: bool) -> bool:
 
 
 _NAME = re.compile(r"[\w.]+")
+_FINDS = 16
+"""Values checked by `_written_as_word` (a search of the text each); more are checked against
+the text's `_words`, read once (the searches took the values times the text: at a 200k window,
+thousands of values against a long summary)."""
+
+
+def _unwritten(values: Iterable[str], text: str) -> list[str]:
+    """``values`` (each once, in order) that ``text`` does not write as a word of its own."""
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) <= _FINDS:
+        return [v for v in distinct if not _written_as_word(text, v)]
+    words = _words(text)
+    return [v for v in distinct if v not in words]
+
+
+def _words(text: str) -> frozenset[str]:
+    """``text``'s words: its runs of word characters and dots, the dots at either end left
+    out (what `_written_as_word` finds one value at a time)."""
+    return frozenset(w.strip(".") for w in _NAME.findall(text))
 
 
 def _written_as_word(text: str, value: str) -> bool:

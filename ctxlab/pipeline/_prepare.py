@@ -38,7 +38,7 @@ from ctxlab.pipeline._compaction import (
 from ctxlab.pipeline._layout import ManifestFactory, lay_out, validate
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._provider_edits import apply_provider_edits
-from ctxlab.pipeline._scan import ConversationScan, message_items, scan_conversation
+from ctxlab.pipeline._scan import ConversationScan, message_items, rescanned, scan_conversation
 from ctxlab.pipeline._stages import (
     FixedPart,
     Projection,
@@ -149,6 +149,10 @@ class CompactionOrder:
     """A hint for the summary ("keep every file path")."""
 
 
+_DEFAULT_CONFIG = ContextConfig()
+"""The config of a preparation given none (frozen: shared safely)."""
+
+
 _LEGACY = {
     "projection": ("caller", "projection"),
     "usage_notice": ("caller", "usage_notice"),
@@ -200,7 +204,9 @@ async def prepare(
         caller, compaction, request_id = _grouped(legacy, caller, compaction, request_id)
     caller = caller or CallerInputs()
     order = compaction or CompactionOrder()
-    config = config or ContextConfig()
+    # One default for every call: `memo.checked` knows a config by identity, and a new one per
+    # step would validate it and compute its lines at every step (a quarter of a replay's time).
+    config = config or _DEFAULT_CONFIG
     materials = materials or Materials()
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
     memo = memo if memo is not None else PreparationMemo()
@@ -288,10 +294,15 @@ async def prepare(
         manifest.transforms.extend(edited)
         if edited:
             unchanged, sent_tokens = False, cache.messages(sent)
-    items = scan.items if unchanged else message_items(sent, cache)
+    seen: dict[str, int] = {}
+    items = scan.items if unchanged else message_items(sent, cache, seen)
     layout = lay_out(fixed, summary, summary_size, sent, items, sent_tokens, material, cache)
     # 8. Validation: tool pairs, then budget.
     pairs = scan.pairs if unchanged else ToolPairScanner().feed(conversation)
+    if not unchanged and sent is conversation:
+        # The reduced conversation is already processed (its messages passed stages 2-3): the
+        # next step, which appends to it, scans only what it appends instead of all of it.
+        memo.scan = rescanned(scan, conversation, conversation_tokens, items, seen, pairs)
     passed = validate(layout, pairs, purpose, manifest)
     # Tuple equality compares identity first: C speed when nothing was replaced.
     changed = summary is not state.summary or conversation != state.conversation

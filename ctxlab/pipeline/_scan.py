@@ -23,7 +23,7 @@ from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._tool_results import evict_large_results
 from ctxlab.tokens import TokenCache
 
-__all__ = ["ConversationScan", "message_items", "scan_conversation"]
+__all__ = ["ConversationScan", "message_items", "rescanned", "scan_conversation"]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 
@@ -42,6 +42,9 @@ class ConversationScan:
     compactions: int = 0
     """Server compaction blocks in the conversation (counted once per message, as it arrives:
     the request is sent from the latest of them on, see `from_compaction_block`)."""
+    spent: bool = False
+    """A later scan extended this one's ``items``, ``seen`` and ``pairs`` in place (they are
+    its now): a scan from this one again starts over (see `scan_conversation`)."""
 
 
 def message_items(
@@ -109,6 +112,7 @@ def scan_conversation(
     )
     if (
         previous is not None
+        and not previous.spent
         and previous.key == key
         and len(conversation) >= len(previous.conversation)
         # Tuple equality checks identity first: C speed when the prefix is the same objects.
@@ -145,15 +149,56 @@ def scan_conversation(
         transforms.extend(_decoded(suffix))
     suffix, moved = truncate_results(suffix, config.tool_result_limit, offloader, cache)
     transforms.extend(moved)
-    seen = dict(base.seen)
+    if base is previous:
+        # The memo's scan is extended in place and handed on: copying its lists, ids and pair
+        # state at every step would cost time in the conversation's length, not the step's.
+        previous.spent = True
+        seen, items, pairs = base.seen, base.items, base.pairs
+        items.extend(message_items(suffix, cache, seen))
+        pairs.feed(suffix)
+    else:  # a scan from the start
+        seen = {}
+        items = message_items(suffix, cache, seen)
+        pairs = ToolPairScanner().feed(suffix)
+    if not base.conversation:
+        processed = suffix
+    elif suffix == conversation[len(base.conversation) :]:
+        # Nothing new was replaced (identity first, at C speed): the input is the result.
+        processed = conversation
+    else:
+        processed = (*base.conversation, *suffix)
     scan = ConversationScan(
         key=key,
-        conversation=(*base.conversation, *suffix) if base.conversation else suffix,
+        conversation=processed,
         tokens=base.tokens + cache.messages(suffix),
         images=images,
-        items=[*base.items, *message_items(suffix, cache, seen)],
+        items=items,
         seen=seen,
-        pairs=base.pairs.copy().feed(suffix),
+        pairs=pairs,
         compactions=base.compactions + sum(map(has_compaction_block, suffix)),
     )
     return scan, transforms
+
+
+def rescanned(
+    scan: ConversationScan,
+    conversation: Conversation,
+    tokens: int,
+    items: list[ManifestItem],
+    seen: dict[str, int],
+    pairs: ToolPairScanner,
+) -> ConversationScan:
+    """The scan of ``conversation``, a reduction of ``scan``'s (a compaction's kept tail, masked
+    or pruned messages): its messages were processed under the same key, and processing them
+    again changes none (a cut result is within the limit, the images within theirs), so this is
+    what a full scan of it would find. ``items``, ``seen`` and ``pairs`` become the scan's."""
+    return ConversationScan(
+        key=scan.key,
+        conversation=conversation,
+        tokens=tokens,
+        images=_images(conversation),
+        items=items,
+        seen=seen,
+        pairs=pairs,
+        compactions=sum(map(has_compaction_block, conversation)),
+    )

@@ -33,6 +33,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ModelRequest
 from ctxlab.tokens import TokenCounter
+from ctxlab.util._gc import collector_paused
 from ctxlab.widgets._panels import ManifestPanel, _table
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._whatif_table import ComparisonTable, scrolling
@@ -213,18 +214,20 @@ class WhatIfLab:
             return
         if self.filling is not None:
             self.filling.cancel()  # an older move's figures: no longer asked for
-        done = await self.what.set_config(name, config)
-        reused = f" ({done.reused} reused)" if done.reused else ""
-        self.status.value = html.escape(
-            f"{name}: replayed {len(done.prepared)} requests{reused} in "
-            f"{done.seconds * 1000:.0f} ms"
-        )
-        # A change made from code shows in the widgets: the tuned config, its values.
-        if self.config_picker.value != name:
-            self.config_picker.value = name  # loads its sliders
-        else:
-            self._load_sliders()
-        self.redraw(analyse=False)
+        # The collector runs after the lines are drawn, not in the middle of the move.
+        with collector_paused():
+            done = await self.what.set_config(name, config)
+            reused = f" ({done.reused} reused)" if done.reused else ""
+            self.status.value = html.escape(
+                f"{name}: replayed {len(done.prepared)} requests{reused} in "
+                f"{done.seconds * 1000:.0f} ms"
+            )
+            # A change made from code shows in the widgets: the tuned config, its values.
+            if self.config_picker.value != name:
+                self.config_picker.value = name  # loads its sliders
+            else:
+                self._load_sliders()
+            self.redraw(analyse=False)
         filling = self.filling = asyncio.ensure_future(self._fill())
         try:
             await filling

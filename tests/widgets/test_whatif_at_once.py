@@ -116,3 +116,27 @@ async def test_a_newer_move_takes_over_from_one_still_computing() -> None:
     for column in COMPARISON_COLUMNS:
         assert row[column] == _cell(full.loc["ctxlab", column]), column
     assert lab.computing.value == ""
+
+
+async def test_a_move_draws_its_lines_with_the_collector_off_then_gives_it_back(
+    monkeypatch,
+) -> None:
+    # The collector would walk every kept step of every config while the move replays: it is
+    # held off until the lines are drawn, and runs again for the filling that follows.
+    import gc
+
+    lab = await WhatIfLab.open(logs_session(), context_window=WINDOW, counter=ApproximateCounter())
+    lab.config_picker.value = "ctxlab"
+    drawn: list[tuple[bool, bool]] = []
+    real = lab.redraw
+
+    def watched(*, analyse: bool = True) -> None:
+        drawn.append((analyse, gc.isenabled()))
+        real(analyse=analyse)
+
+    monkeypatch.setattr(lab, "redraw", watched)
+    await _moved(lab, 0.4)
+    assert lab.task is not None
+    await lab.task
+    assert drawn == [(False, False), (True, True)]
+    assert gc.isenabled()

@@ -1,0 +1,112 @@
+"""A value is left out of the summary's "Values and names" line when the summary already
+writes it as a word of its own, whatever the number of values (a few are searched for one by
+one, many checked against the text's words read once: `_handover._unwritten`): checked against
+a reference written here (each hit found, then the characters around it read), over generated
+texts, and on the summary a long span gives."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxlab import ContextConfig
+from ctxlab.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.pipeline._handover import _FINDS, _unwritten, _words
+
+ALPHABET = "ab_.1 é-/x\n"
+
+
+def written_as_word(text: str, value: str) -> bool:
+    """The reference: ``value`` occurs in ``text`` with neither a word character next to it nor
+    one beyond the dots next to it (a word is a run of word characters and dots, its end dots
+    left out)."""
+    if not value:
+        return any(run.strip(".") == "" for run in _runs(text))
+    start = text.find(value)
+    while start != -1:
+        before, after = start, start + len(value)
+        while before > 0 and text[before - 1] == ".":
+            before -= 1
+        while after < len(text) and text[after] == ".":
+            after += 1
+        left = before > 0 and (text[before - 1].isalnum() or text[before - 1] == "_")
+        right = after < len(text) and (text[after].isalnum() or text[after] == "_")
+        if not left and not right and value.strip(".") == value and _is_run(value):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+def _is_run(value: str) -> bool:
+    return all(c.isalnum() or c in "_." for c in value)
+
+
+def _runs(text: str) -> list[str]:
+    runs, current = [], ""
+    for c in text:
+        if c.isalnum() or c in "_.":
+            current += c
+        elif current:
+            runs.append(current)
+            current = ""
+    return [*runs, current] if current else runs
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(st.text(ALPHABET, max_size=40), st.text(ALPHABET, max_size=6))
+def test_a_value_is_a_written_word_exactly_when_the_reference_says(text: str, value: str) -> None:
+    assert (value in _words(text)) == written_as_word(text, value)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.text(ALPHABET, max_size=60), st.lists(st.text(ALPHABET, max_size=5), max_size=40))
+def test_few_values_or_many_the_unwritten_ones_are_the_references(
+    text: str, values: list[str]
+) -> None:
+    expected = [v for v in dict.fromkeys(values) if not written_as_word(text, v)]
+    assert _unwritten(values, text) == expected
+    # Many values (the words read once) and the same values among them give the same answer.
+    padding = [f"pad{i}" for i in range(_FINDS + 1)]
+    assert _unwritten([*values, *padding], text)[: len(expected)] == expected
+
+
+def test_words_inside_longer_names_are_not_written_and_end_dots_are_not_part() -> None:
+    words = _words("see config.yaml, x.y. and foo_bar.baz; v1.2 ...")
+    assert {"config.yaml", "x.y", "foo_bar.baz", "v1.2"} <= words
+    assert "config" not in words and "yaml" not in words and "bar" not in words
+
+
+async def test_a_long_spans_values_are_listed_once_and_never_when_written() -> None:
+    # Hundreds of values (names the agent wrote and ran) and a summary that writes many (its
+    # commands): each value listed is one the rest of the summary does not write as a word.
+    span: list[UserMessage | AssistantMessage] = [UserMessage(content="Fix the retries")]
+    for i in range(300):
+        said = TextBlock(text=f"Checking retry_limit_{i} in FooBar{i} via step_{i}")
+        call = ToolUseBlock(id=f"c{i}", name="bash", input={"cmd": f"run step_{i}"})
+        span += [
+            AssistantMessage(content=(said, call)),
+            UserMessage(content=(ToolResultBlock(tool_use_id=f"c{i}", content="ok"),)),
+        ]
+    schema = ContextConfig().summary_schema
+    answer = await extractive_summarizer(
+        SummaryRequest(tuple(span), None, schema, "", budget_tokens=60_000)
+    )
+    lines = "\n".join(answer.values()).splitlines()
+    listed = [
+        v
+        for line in lines
+        if line.startswith("Values and names: ")
+        for v in line.removeprefix("Values and names: ").split(", ")
+    ]
+    rest = "\n".join(line for line in lines if not line.startswith("Values and names: "))
+    assert {"retry_limit_0", "FooBar0", "retry_limit_1"} <= set(listed)
+    assert not any(v.startswith("step_") for v in listed)  # every one is in a command line
+    assert all(not written_as_word(rest, v) for v in listed)
+    assert len(listed) == len(set(listed))
