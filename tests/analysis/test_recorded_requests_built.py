@@ -334,3 +334,26 @@ def test_a_request_that_fills_its_window_exactly_fits_it() -> None:
         _request(ProviderUsage(counted + 50, 1)), CACHE, context_window=counted, previous=None
     )
     assert billed.error is not None and f"held {counted + 50:,} tokens (billed)" in billed.error
+
+
+def test_a_compaction_mark_targets_the_first_message_whatever_leads_it() -> None:
+    request = recorded_requests(_transcript([SUMMARY]))[3]
+    manifest = recorded_manifest(
+        request, CACHE, context_window=200_000, previous=None, fixed_items=(SYSTEM, TOOLS)
+    )
+    (mark,) = manifest.transforms
+    assert mark.target == message_items(tuple(request.messages), CACHE)[0].id
+    assert [i.id for i in manifest.items][:2] == ["system/0", "tools/Read"]
+
+
+def test_an_empty_request_of_no_model_fits_an_empty_window_and_marks_no_message() -> None:
+    request = dataclasses.replace(recorded_requests(_transcript([SUMMARY]))[3], messages=())
+    manifest = recorded_manifest(request, CACHE, context_window=0, previous=None)
+    assert (manifest.estimated_input_tokens, manifest.validation, manifest.error) == (
+        0,
+        "passed",
+        None,
+    )
+    assert manifest.model == "" and list(manifest.items) == []
+    (mark,) = manifest.transforms
+    assert (mark.kind, mark.target, mark.detail) == ("recorded_compaction", "", "manual")
