@@ -17,6 +17,7 @@ from ctxlab.analysis._unrecorded import (
     reply_models,
     unrecorded_part,
 )
+from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.materials import Unrecorded
 from ctxlab.messages import AssistantMessage, UserMessage
@@ -51,6 +52,21 @@ def test_a_stated_size_is_one_size_for_every_request_of_what_the_file_lacks() ->
     # A stated size is the same in every segment, and its explanation is the statement.
     assert complete.size(3, 4) == 7_500
     assert complete.at(3, 4) == Unrecorded(7_500, complete.parts, complete.detail, "stated")
+
+
+def test_a_value_it_cannot_take_is_refused_saying_what_it_takes() -> None:
+    with pytest.raises(UsageError) as refused:
+        unrecorded_part(_transcript(), -1)
+    assert str(refused.value) == (
+        "unrecorded_tokens must be a whole number of tokens a request (0 or more), a profile "
+        "name (claude_code) or None, got -1"
+    )
+    with pytest.raises(UsageError) as unknown:
+        unrecorded_part(_transcript(), "cursor")
+    assert str(unknown.value) == (
+        "unrecorded_tokens='cursor' is no known harness profile; pass a number of tokens a "
+        "request, or one of claude_code"
+    )
 
 
 def test_a_profile_is_its_own_size_and_says_where_the_figure_comes_from() -> None:
