@@ -11,9 +11,21 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import (
+    AssistantMessage,
+    HintBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from ctxlab.retention import holds, measure_retention
-from ctxlab.retention._measure import _in_words, _words
+from ctxlab.retention._measure import (
+    CategoryRetention,
+    Retention,
+    _in_words,
+    _words,
+    request_text,
+)
 
 ALPHABET = "ab_1 ./-"
 
@@ -82,3 +94,53 @@ def test_the_pinned_text_is_graded_apart_for_paths_and_outputs() -> None:
         graded = measure_retention(_span(), "A summary naming nothing.", (), pinned=other)
         assert graded["files"].in_pinned == 0 and graded["output_only"].in_pinned == 0
         assert graded["files"].lost == ("/testbed/src/app/models.py",)
+
+
+def test_the_shares_are_means_over_the_categories_with_items_and_each_row_says_its_figures() -> (
+    None
+):
+    categories = {
+        "files": CategoryRetention(total=4, kept=3, in_summary=2, in_pinned=1, in_tail=1),
+        "commands": CategoryRetention(total=2, kept=1, in_summary=1, in_tail=0),
+        "errors": CategoryRetention(),
+    }
+    graded = Retention(categories)
+    assert graded.share("files", "commands", "errors") == (0.75 + 0.5) / 2
+    assert graded.control_share("files", "commands") == (0.25 + 0.0) / 2
+    assert graded.share("errors") is None
+    assert graded.rows() == [
+        {
+            "category": "files",
+            "total": 4,
+            "kept": 3,
+            "in_summary": 2,
+            "in_pinned": 1,
+            "in_tail": 1,
+            "share": 0.75,
+            "control": 0.25,
+        },
+        {
+            "category": "commands",
+            "total": 2,
+            "kept": 1,
+            "in_summary": 1,
+            "in_pinned": 0,
+            "in_tail": 0,
+            "share": 0.5,
+            "control": 0.0,
+        },
+    ]
+
+
+def test_a_hint_and_a_calls_arguments_are_text_the_request_holds() -> None:
+    kept = [
+        UserMessage(content=(HintBlock(hint="Remember src/app/models.py"),)),
+        AssistantMessage(
+            content=(
+                ToolUseBlock(id="e", name="Edit", input={"edits": [{"path": "pkg/mod/util.py"}]}),
+            )
+        ),
+    ]
+    assert request_text(kept) == "Remember src/app/models.py pkg/mod/util.py"
+    graded = measure_retention(_span(), "A summary naming nothing.", kept)
+    assert (graded["files"].in_tail, graded["output_only"].in_tail) == (1, 1)
