@@ -65,6 +65,9 @@ def test_the_fit_of_the_first_requests_model_answers_when_none_is_named() -> Non
     assert calibration.calibrated(1_000, 0, "opus") == 26_000 + 1_250
     assert calibration.calibrated(1_000, 0, "sonnet") == 9_000 + 1_500
     assert Calibration((), ()).calibrated(1_000) is None
+    # Segment 0 unless told, for a fit that has another part after a compaction.
+    opus_only = Calibration((OPUS,), (CalibrationPoint(0, 100, 26_200, 0, "opus"),))
+    assert (opus_only.calibrated(1_000), opus_only.calibrated(1_000, 1)) == (27_250, 34_250)
 
 
 def test_describe_says_each_models_ratio_fixed_parts_and_error_then_the_out_of_sample_one() -> None:
