@@ -7,8 +7,9 @@ request is prepared. Contenders, in the same run, on the same inputs:
   `replay` without what a replay adds for analysis), exact counts (the default counter, a cold
   `TokenCache`), the summary answered at once by a stub summarizer — preparation against
   preparation;
-- **ctxlab replay**: `replay` (preparation plus retention grading of every compaction) and then
-  pricing every request (`costs_of_manifests`): what an analysis of the session costs;
+- **ctxlab replay**: `replay` with every compaction's retention read (preparation plus the
+  grading of every compaction) and then pricing every request (`costs_of_manifests`): what an
+  analysis of the session costs;
 - **AgentScope 2.0.11**: its `compress_context()` at every boundary with a stub model answering
   the summary at once (`_agentscope_peer`), so its compression path really runs.
 
@@ -135,7 +136,8 @@ async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[
 
 
 async def replayed(messages: Messages, system: str, window: int) -> list[ReplayStep]:
-    """Every step of `replay` (cold counts, the stub summarizer)."""
+    """Every step of `replay` (cold counts, the stub summarizer), every compaction graded (a
+    replay grades a compaction when its retention is read: read here, as an analysis does)."""
     steps = replay(
         messages,
         context_window=window,
@@ -143,7 +145,11 @@ async def replayed(messages: Messages, system: str, window: int) -> list[ReplayS
         system=system,
         summarizer=stub_summarizer,
     )
-    return [step async for step in steps]
+    done = [step async for step in steps]
+    for step in done:
+        if step.compaction is not None:
+            step.compaction.retention  # noqa: B018 - graded on first read
+    return done
 
 
 async def ctxlab_replay(messages: Messages, system: str, window: int) -> tuple[float, float]:

@@ -9,11 +9,10 @@ another setting would have budgeted the same work.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.analysis._grading import graded_record
 from ctxlab.analysis._unrecorded import UnrecordedPart
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError, UsageError
@@ -31,7 +30,7 @@ from ctxlab.pipeline import (
     prepare,
 )
 from ctxlab.pipeline._compaction import CompactionRecord
-from ctxlab.retention import UserLines, retention_columns
+from ctxlab.retention import Retention, UserLines, compaction_retention, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
 from ctxlab.util._checks import context_window as context_window_of
 
@@ -83,9 +82,10 @@ async def replay(
     the size of its model's; a number: tokens a request, as stated), counted in every request
     against the window and the trigger, and priced as the cached prefix it is; ``offloader``
     stores what truncation and eviction take out, as an agent's workspace would (without one,
-    a cut result says it was cut and names no file). ``grade`` False leaves each compaction
-    ungraded (``retention`` None) for the caller to grade when a figure needs it
-    (`ctxlab.analysis._grading.graded_steps`: the same figures). ``after`` resumes a replay of
+    a cut result says it was cut and names no file). Each compaction's retention is graded when
+    it is first read (``step.compaction.retention``; a replay that no one grades costs no
+    grading); ``grade`` False gives no grader (``retention`` None) for the caller to grade with
+    `ctxlab.analysis._grading.graded_steps` (the same figures). ``after`` resumes a replay of
     the same messages after that step of it (its committed state and manifest), yielding the
     steps that follow; they are the steps a replay from the start yields when every step up to
     ``after`` is as this config prepares it (`ctxlab.analysis._resume` decides when).
@@ -156,11 +156,28 @@ async def replay(
         previous = prep.manifest
         record = prep.compaction
         if record is not None and grade:
-            record = graded_record(record, messages[start:index], state, prep.state, reader)
+            record = record.graded_later(_grader(messages, start, index, state, prep.state, reader))
         state = prep.state
         yield ReplayStep(index, prep.manifest, record, state, requests, prep.request)
         requests += 1
         pending.append(message)
+
+
+def _grader(
+    messages: Sequence[UserMessage | AssistantMessage],
+    start: int,
+    index: int,
+    before: WorkingState,
+    after: WorkingState,
+    reader: UserLines,
+) -> Callable[[], Retention | None]:
+    # The grade of one compaction, run when its retention is first read: the recording's
+    # messages up to the request, sliced then (a slice held per compaction would keep the
+    # session's messages again for each), and the states around it.
+    def grade() -> Retention | None:
+        return compaction_retention(messages[start:index], before, after, reader=reader)
+
+    return grade
 
 
 def _unrecorded(value: object) -> UnrecordedPart | Unrecorded | None:

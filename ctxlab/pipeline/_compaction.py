@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ctxlab.config._config import ContextConfig
 from ctxlab.config._sections import CompactionPasses
 from ctxlab.exceptions import CompressionError
-from ctxlab.manifest import CompactionMethod, Thresholds, Transform, TransformKind
+from ctxlab.manifest import Thresholds, Transform, TransformKind
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._state import Summary
 from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
@@ -25,6 +25,7 @@ from ctxlab.pipeline._pinned_task import (
     task_tokens,
     user_messages,
 )
+from ctxlab.pipeline._record import CompactionRecord
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._scan import ConversationScan
 from ctxlab.pipeline._summary import Summarizer, render_summary
@@ -35,7 +36,6 @@ from ctxlab.pipeline._summary_calls import (
     summarize,
     summary_tokens,
 )
-from ctxlab.retention import Retention
 from ctxlab.tokens import TokenCache
 
 __all__ = [
@@ -61,33 +61,6 @@ TRUNCATION_NOTE = (
     "of them could be made ({reason}). Re-read files and re-run checks rather than relying on "
     "memory of that part.{previous}</system-info>"
 )
-
-
-@dataclass(frozen=True)
-class CompactionRecord:
-    """What one compaction did."""
-
-    method: CompactionMethod
-    """``summary``, or ``truncation`` when summarization failed and the fallback dropped messages."""
-    tokens_before: int
-    """Summary + conversation tokens before."""
-    tokens_after: int
-    """Summary + conversation tokens after."""
-    messages_compacted: int
-    """Messages replaced by the summary (or dropped)."""
-    attempts: int
-    """Summarization attempts made."""
-    errors: tuple[str, ...] = ()
-    """Why attempts failed."""
-    retention: Retention | None = None
-    """What the request after the compaction still holds of the compacted span, measured on
-    the original messages by `ctxlab.retention` (set by whoever holds them — a replay, the
-    agent — never by the pipeline, which would grade its own work)."""
-
-    @property
-    def kind(self) -> CompactionMethod:
-        """Deprecated alias of `method` (kept for one release)."""
-        return self.method
 
 
 @dataclass

@@ -149,17 +149,7 @@ def scan_conversation(
         transforms.extend(_decoded(suffix))
     suffix, moved = truncate_results(suffix, config.tool_result_limit, offloader, cache)
     transforms.extend(moved)
-    if base is previous:
-        # The memo's scan is extended in place and handed on: copying its lists, ids and pair
-        # state at every step would cost time in the conversation's length, not the step's.
-        previous.spent = True
-        seen, items, pairs = base.seen, base.items, base.pairs
-        items.extend(message_items(suffix, cache, seen))
-        pairs.feed(suffix)
-    else:  # a scan from the start
-        seen = {}
-        items = message_items(suffix, cache, seen)
-        pairs = ToolPairScanner().feed(suffix)
+    seen, items, pairs = _extended(base, base is previous, suffix, cache)
     if not base.conversation:
         processed = suffix
     elif suffix == conversation[len(base.conversation) :]:
@@ -178,6 +168,20 @@ def scan_conversation(
         compactions=base.compactions + sum(map(has_compaction_block, suffix)),
     )
     return scan, transforms
+
+
+def _extended(
+    base: ConversationScan, handed_on: bool, suffix: Conversation, cache: TokenCache
+) -> tuple[dict[str, int], list[ManifestItem], ToolPairScanner]:
+    """The ids, items and pair state of ``base`` followed by ``suffix``."""
+    if handed_on:
+        # The memo's scan is extended in place and handed on: copying its lists, ids and pair
+        # state at every step would cost time in the conversation's length, not the step's.
+        base.spent = True
+        base.items.extend(message_items(suffix, cache, base.seen))
+        return base.seen, base.items, base.pairs.feed(suffix)
+    seen: dict[str, int] = {}  # a scan from the start
+    return seen, message_items(suffix, cache, seen), ToolPairScanner().feed(suffix)
 
 
 def rescanned(

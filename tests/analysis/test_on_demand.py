@@ -126,3 +126,39 @@ async def test_the_step_frame_need_not_wait_for_the_grader() -> None:
     rest = [c for c in full.columns if not c.startswith("retention")]
     assert quick[rest].equals(full[rest])
     assert what.steps(grade=False).equals(full)
+
+
+async def test_a_replay_grades_a_compaction_when_its_retention_is_read(monkeypatch) -> None:
+    # `replay` hands each compaction a grader: nothing is graded until a retention is read,
+    # each is graded once, and the grades are those of grading afterwards (`graded_steps`).
+    import pickle
+
+    import ctxlab.analysis._replay as replay_module
+    from ctxlab import ApproximateCounter
+    from ctxlab.analysis._grading import graded_steps
+
+    graded: list[int] = []
+    real = replay_module.compaction_retention
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        graded.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(replay_module, "compaction_retention", counting)
+    transcript = logs_session()
+    options: dict[str, Any] = dict(
+        context_window=8_000, counter=ApproximateCounter(), system=transcript.system
+    )
+    steps = [s async for s in replay(transcript.messages, **options)]
+    records = [s.compaction for s in steps if s.compaction is not None]
+    assert len(records) >= 2 and graded == []  # replayed, nothing graded
+    first = records[0].retention
+    assert first is not None and first.core is not None and len(graded) == 1
+    assert records[0].retention is first and len(graded) == 1  # kept once graded
+    # A pickled record (a sweep's worker) carries its grade, not the grader.
+    copy = pickle.loads(pickle.dumps(records[1]))
+    assert len(graded) == 2 and copy.retention == records[1].retention
+    unread = [s async for s in replay(transcript.messages, grade=False, **options)]
+    later = graded_steps(unread, transcript.messages)
+    assert [s.compaction for s in later] == [s.compaction for s in steps]
+    assert all(r.retention is not None for r in records)
