@@ -183,7 +183,7 @@ def test_a_microcompact_after_a_compaction_clears_in_the_restarted_conversation(
     last = requests[-2]
     assert (last.start, last.segment) == (7, 3)
     assert _results(last) == [CLEARED]
-    assert last.messages[0].content[1] == TextBlock(text="Summary: a, b and c were read.")  # type: ignore[union-attr]
+    assert last.messages[0].content[1] == TextBlock(text="Summary: a, b and c were read.")
 
 
 @settings(max_examples=40, deadline=None, database=None)
@@ -221,7 +221,7 @@ def test_a_stream_without_its_prompts_names_them_unrecorded(
 
 CACHE = TokenCache(ApproximateCounter())
 SYSTEM = ManifestItem("system/0", "system", "system", 120, "h-system")
-TOOLS = ManifestItem("tools/Read", "tool", "tool", 80, "h-tools")
+TOOLS = ManifestItem("tools/Read", "tool_schema", "tools", 80, "h-tools")
 
 
 def _request(usage: ProviderUsage | None = None, **changes: Any) -> RecordedRequest:

@@ -133,7 +133,7 @@ def test_the_shares_are_means_over_the_categories_with_items_and_each_row_says_i
 
 
 def test_a_hint_and_a_calls_arguments_are_text_the_request_holds() -> None:
-    kept = [
+    kept: list[UserMessage | AssistantMessage] = [
         UserMessage(content=(HintBlock(hint="Remember src/app/models.py"),)),
         AssistantMessage(
             content=(

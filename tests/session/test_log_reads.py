@@ -8,6 +8,7 @@ logged messages with each reply's usage."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,22 +27,25 @@ def _logged(message: UserMessage | AssistantMessage, text: str) -> LoggedMessage
     return LoggedMessage(message.role, message.model_dump_json(), text)
 
 
-def _turn(log: SessionLog, key: SessionKey, prompt: str, reply: str, **kw: object) -> int:
+def _turn(
+    log: SessionLog, key: SessionKey, prompt: str, reply: str, expected_turns: int | None = None
+) -> int:
     messages = [
         _logged(UserMessage(content=prompt), prompt),
         _logged(AssistantMessage(content=reply), reply),
     ]
     usage = {"input_tokens": 100 + len(prompt), "output_tokens": 7}
     events = [("model_response", {"request_id": "r", "stop": "end_turn", "usage": usage})]
+    state = f"state after {prompt}"
     return log.commit_turn(
-        key, events=events, messages=messages, state=f"state after {prompt}", task="t", **kw
-    )  # type: ignore[arg-type]
+        key, events=events, messages=messages, state=state, task="t", expected_turns=expected_turns
+    )
 
 
 @pytest.fixture
-def log(tmp_path: Path) -> SessionLog:
+def log(tmp_path: Path) -> Iterator[SessionLog]:
     opened = SessionLog(tmp_path / "log.sqlite")
-    yield opened  # type: ignore[misc]
+    yield opened
     opened.close()
 
 
