@@ -77,9 +77,7 @@ def _configure(modules: list[str], tests: list[str]) -> None:
         'also_copy = ["widgets"]\n'
         f"only_mutate = {toml_list(modules)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-        # Memos emptied at each run's start: mutmut forks runs from a process whose memos
-        # hold the unmutated code's answers (see tests/fresh_memos.py).
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "tests.fresh_memos", "-q", "-x"]\n'
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]\n'
     )
     pyproject = WORK / "pyproject.toml"
     pyproject.write_text(pyproject.read_text(encoding="utf-8") + section, encoding="utf-8")
