@@ -24,6 +24,8 @@ def test_a_folder_the_commands_cd_into_is_a_root_with_or_without_its_slash() -> 
     assert roots(paths, ["(cd '/work/repo'; make)"]) == ["/work/repo"]
     assert roots(paths, ["echo cd /work/repo"]) == []  # not a cd: an argument of echo
     assert roots(paths, ["ls /work/repo"]) == []
+    # Every root is named, not only the first.
+    assert roots([".", *paths], ["cd /work/repo"]) == [".", "/work/repo"]
 
 
 @pytest.mark.parametrize(
