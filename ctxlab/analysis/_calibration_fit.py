@@ -94,10 +94,10 @@ def fit_model(model: str | None, points: list[CalibrationPoint]) -> CalibrationF
         if not ratios:
             break
         ratio = max(statistics.median(ratios), 1e-6)
-    if len({p.estimate for p in first}) < 2:
-        # One request (or one size) before the first compaction cannot tell the ratio from the
-        # fixed part: the ratio stayed 1. How the bill grew within each later segment tells it
-        # (a segment's fixed part cancels out of the difference of two of its bills).
+    if not any(p.estimate >= _MIN_CONTENT for p in first):
+        # Small requests before the first compaction (a session compacted early) hardly tell
+        # the ratio from the fixed part. How the bill grew between consecutive requests of a
+        # segment tells it (the segment's fixed part cancels out of the difference).
         within = _within_ratios(segments)
         if within:
             ratios, ratio = within, max(statistics.median(within), 1e-6)

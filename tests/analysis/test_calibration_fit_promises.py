@@ -88,19 +88,23 @@ def test_after_a_compaction_the_fixed_part_is_measured_again_and_every_request_c
     assert fit.calibrated(1_000, 1) == 5_000 and fit.calibrated(1_000, 4) == 5_000
 
 
-def test_one_request_before_the_first_compaction_the_ratio_comes_from_later_growth() -> None:
-    # A session compacted after its first request (found by the billed-windows property): one
-    # bill cannot tell the ratio from the fixed part, so the ratio stayed 1 and the fixed part
-    # absorbed the rest — a whole-conversation replay was then calibrated 10 % under its bill.
-    first = [CalibrationPoint(0, 16, 1_024, 0, "m")]  # billed 1,000 + 1.5 × counted
-    later = [
-        CalibrationPoint(n, counted, 1_600 + round(1.5 * counted), 1, "m")
-        for n, counted in enumerate((20, 1_220, 2_640, 4_000), start=1)
-    ]
-    fit = fit_model("m", first + later)
-    assert fit.ratio == 1.5 and fit.ratio_spread == (1.5, 1.5)
-    assert fit.fixed == {0: 1_000.0, 1: 1_600.0}
-    assert fit.calibrated(5_000) == 8_500  # what the provider would bill, not 6,000
+def test_small_requests_before_the_first_compaction_leave_the_ratio_to_the_bills_growth() -> None:
+    # Sessions compacted early (found by the billed-windows property): small first bills cannot
+    # tell the ratio from the fixed part — it stayed near 1, the fixed part absorbed the rest,
+    # and a whole-conversation replay was calibrated 10 % under what the provider would bill.
+    def billed(segment: int, counted: int) -> int:  # 1.5 × counted over a fixed part
+        return (1_000, 1_600)[segment] + round(1.5 * counted)
+
+    for first_sizes in ((16,), (16, 1_200)):
+        first = [CalibrationPoint(n, c, billed(0, c), 0, "m") for n, c in enumerate(first_sizes)]
+        later = [
+            CalibrationPoint(10 + n, c, billed(1, c), 1, "m")
+            for n, c in enumerate((20, 1_220, 2_640, 4_000))
+        ]
+        fit = fit_model("m", first + later)
+        assert fit.ratio == 1.5 and fit.ratio_spread == (1.5, 1.5)
+        assert fit.fixed == {0: 1_000.0, 1: 1_600.0}
+        assert fit.calibrated(5_000) == 8_500  # what the provider would bill
     # Steps under 1,000 counted tokens within a segment are noise, not read.
     small = [CalibrationPoint(n, 10 * n, 1_600 + 30 * n, 1, "m") for n in range(1, 4)]
-    assert fit_model("m", first + small).ratio == 1.0
+    assert fit_model("m", [CalibrationPoint(0, 16, 1_024, 0, "m"), *small]).ratio == 1.0
