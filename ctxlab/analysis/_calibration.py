@@ -14,7 +14,9 @@ the requests whose usage was recorded:
   measured again, as the median over that segment;
 - ``ratio`` — the provider's tokens per estimated token of the content both can see: the median
   over the first segment's requests of ``(billed − fixed) ÷ estimate`` (a few odd requests
-  cannot drag a median).
+  cannot drag a median); when none of that segment's requests is large enough to tell the
+  ratio from the fixed part (a session compacted early), the median of how the bill grew per
+  counted token between consecutive requests of a segment (its fixed part cancels out).
 
 Both come with their spread (the interquartile range of the per-request values), and every
 request with its calibrated estimate, its error against the bill and, past `FLAG_ERROR`, the

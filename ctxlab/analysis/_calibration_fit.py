@@ -4,6 +4,7 @@ forecasts (`ctxlab.analysis._forecast`) are built from."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -93,6 +94,14 @@ def fit_model(model: str | None, points: list[CalibrationPoint]) -> CalibrationF
         if not ratios:
             break
         ratio = max(statistics.median(ratios), 1e-6)
+    if not any(p.estimate >= _MIN_CONTENT for p in first):
+        # Small requests before the first compaction (a session compacted early) hardly tell
+        # the ratio from the fixed part. How the bill grew between consecutive requests of a
+        # segment tells it (the segment's fixed part cancels out of the difference).
+        within = _within_ratios(segments)
+        if within:
+            ratios, ratio = within, max(statistics.median(within), 1e-6)
+            fixed_first = statistics.median(p.billed - ratio * p.estimate for p in first[:ANCHOR])
     fixed: dict[int, float] = {}
     fixed_spread: dict[int, tuple[float, float]] = {}
     for segment, group in segments.items():
@@ -102,6 +111,17 @@ def fit_model(model: str | None, points: list[CalibrationPoint]) -> CalibrationF
         fixed[segment] = fixed_first if group is first else statistics.median(parts)
         fixed_spread[segment] = _iqr(parts)
     return CalibrationFit(model, ratio, _iqr(ratios or [ratio]), fixed, fixed_spread, len(points))
+
+
+def _within_ratios(segments: dict[int, list[CalibrationPoint]]) -> list[float]:
+    """Billed tokens per counted token between consecutive requests of one segment (where the
+    count grew by at least `_MIN_CONTENT`: a small step is mostly noise)."""
+    return [
+        (b.billed - a.billed) / (b.estimate - a.estimate)
+        for group in segments.values()
+        for a, b in itertools.pairwise(group)
+        if b.estimate - a.estimate >= _MIN_CONTENT // 2
+    ]
 
 
 def _iqr(values: Sequence[float]) -> tuple[float, float]:

@@ -156,7 +156,7 @@ def _from_anthropic(cls: type[ContextConfig], value: Any, model: str | None) -> 
     for number, edit in enumerate(value["edits"]):
         kind = edit.get("type") if isinstance(edit, Mapping) else None
         where = f"edits[{number}]"
-        if not isinstance(edit, Mapping) or kind not in _EDIT_KEYS:
+        if not isinstance(edit, Mapping) or not isinstance(kind, str) or kind not in _EDIT_KEYS:
             msg = (
                 f"{where}: unknown or unsupported edit {kind!r} (ctxlab reads "
                 "clear_tool_uses_20250919, clear_thinking_20251015 and compact_20260112)"

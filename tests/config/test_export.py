@@ -102,6 +102,8 @@ def test_from_reads_it_back_into_the_same_policy() -> None:
             {"edits": [{"type": "clear_everything"}]},
             r"edits\[0\]: unknown or unsupported edit 'clear_everything'",
         ),
+        # A type that is no name (a list: unhashable) is refused the same way, never a TypeError.
+        ({"edits": [{"type": []}]}, r"edits\[0\]: unknown or unsupported edit \[\]"),
         ({"edits": [{"type": "clear_tool_uses_20250919", "keep": 3}]}, r"edits\[0\]\.keep must be"),
     ],
 )

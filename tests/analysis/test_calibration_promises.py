@@ -1,0 +1,198 @@
+"""What a calibration promises, on the values a user reads: which fit answers for which model,
+the one line per model `describe` prints, the frame's figures (rounded to four places, flagged
+only *past* `FLAG_ERROR`), which requests count, the forecasts from another session's fit, and
+the note on each request (the first after a recorded compaction, the images in it).
+
+The bills here are exact (``billed = 1,000 + counted``): the fit is then exact too, so the
+figures are asserted to the token, not approximately."""
+
+from __future__ import annotations
+
+import math
+
+from ctxlab.analysis._calibration import (
+    FLAG_ERROR,
+    Calibration,
+    CalibrationFit,
+    CalibrationPoint,
+    calibrate,
+    fit_points,
+)
+from ctxlab.io._transcript import Transcript
+from ctxlab.messages import (
+    AssistantMessage,
+    Base64ImageSource,
+    ImageBlock,
+    ProviderUsage,
+    TextBlock,
+    UserMessage,
+)
+from ctxlab.tokens import ApproximateCounter, TokenCache
+
+# --- which fit answers ---------------------------------------------------------------------------
+
+OPUS = CalibrationFit(
+    "opus",
+    1.25,
+    (1.2, 1.3),
+    {0: 26_000.0, 1: 33_000.0},
+    {0: (25_900, 26_150), 1: (32_800, 33_300)},
+    4,
+)
+HAIKU = CalibrationFit(None, 1.5, (1.5, 1.5), {0: 9_000.0}, {0: (9_000, 9_000)}, 2)
+
+
+def _row(model: str | None, error: float, forecast_error: float | None) -> dict[str, object]:
+    return {
+        "model": model,
+        "error": error,
+        "forecast_error": forecast_error,
+        "forecast_from": "the requests before it",
+    }
+
+
+def test_the_fit_of_the_first_requests_model_answers_when_none_is_named() -> None:
+    # The fits in another order than the requests': the first request's model decides.
+    points = (CalibrationPoint(0, 100, 9_200, 0, None), CalibrationPoint(1, 100, 26_200, 0, "opus"))
+    calibration = Calibration((OPUS, HAIKU), points)
+    assert calibration.fit() is HAIKU
+    assert calibration.fit("opus") is OPUS and calibration.fit("sonnet") is None
+    assert Calibration((OPUS, HAIKU), ()).fit() is OPUS
+    assert Calibration((), points).fit() is None
+    # calibrated(): the named model's fit, else the first request's; segment 0 by default.
+    assert calibration.calibrated(1_000) == 9_000 + 1_500
+    assert calibration.calibrated(1_000, 1, "opus") == 33_000 + 1_250
+    assert calibration.calibrated(1_000, 0, "opus") == 26_000 + 1_250
+    assert calibration.calibrated(1_000, 0, "sonnet") == 9_000 + 1_500
+    assert Calibration((), ()).calibrated(1_000) is None
+    # Segment 0 unless told, for a fit that has another part after a compaction.
+    opus_only = Calibration((OPUS,), (CalibrationPoint(0, 100, 26_200, 0, "opus"),))
+    assert (opus_only.calibrated(1_000), opus_only.calibrated(1_000, 1)) == (27_250, 34_250)
+
+
+def test_describe_says_each_models_ratio_fixed_parts_and_error_then_the_out_of_sample_one() -> None:
+    rows = [_row("opus", 0.02, None), _row("opus", 0.04, 0.05), _row(None, 0.3, 0.07)]
+    calibration = Calibration((OPUS, HAIKU), (), rows)
+    assert calibration.describe() == (
+        "opus: 1.250 billed tokens per estimated token (IQR 1.200–1.300); unrecorded fixed part "
+        "26,000 (IQR 25,900–26,150), 33,000 (IQR 32,800–33,300) after compaction 1 tokens; "
+        "median error 3.0% in sample over 4 requests\n"
+        "model: 1.500 billed tokens per estimated token (IQR 1.500–1.500); unrecorded fixed part "
+        "9,000 (IQR 9,000–9,000) tokens; median error 30.0% in sample over 2 requests\n"
+        "out of sample: median error 6.0%, each request forecast from the requests before it"
+    )
+    # A fit without a row of its own says so (nan), not another model's error.
+    alone = Calibration((HAIKU,), (), [_row("opus", 0.02, None)])
+    assert alone.describe().endswith("median error nan% in sample over 2 requests")
+    assert Calibration((), ()).describe() == "no request with recorded usage: nothing to calibrate"
+
+
+def test_the_repr_gives_both_errors_or_says_there_is_none() -> None:
+    rows = [_row("opus", 0.01, 0.03), _row("opus", 0.01, 0.03)]
+    points = (CalibrationPoint(0, 1, 2), CalibrationPoint(1, 1, 2))
+    assert repr(Calibration((OPUS,), points, rows)) == (
+        "Calibration(2 requests, 1 models, median error 3.0% out of sample, 1.0% in sample)"
+    )
+    assert repr(Calibration((), ())) == (
+        "Calibration(0 requests, 0 models, median error n/a out of sample, n/a in sample)"
+    )
+
+
+# --- fit_points: the frame's figures --------------------------------------------------------------
+
+
+def _exact(*extra: CalibrationPoint) -> list[CalibrationPoint]:
+    """Requests billed exactly 1,000 + their count, then ``extra``."""
+    good = [
+        CalibrationPoint(n, e, 1_000 + e, 0, "m") for n, e in enumerate(range(2_000, 7_000, 1_000))
+    ]
+    return [*good, *extra]
+
+
+def test_a_request_is_flagged_only_past_a_tenth_off_and_its_figures_rounded_to_four_places() -> (
+    None
+):
+    # 11,000 expected: billed 10,000 is exactly a tenth off (not flagged), 9,999 just past it.
+    calibration = fit_points(
+        _exact(
+            CalibrationPoint(5, 10_000, 10_000, 0, "m"),
+            CalibrationPoint(6, 10_000, 9_999, 0, "m", "images"),
+        )
+    )
+    fit = calibration.fit()
+    assert fit is not None and (fit.ratio, fit.fixed) == (1.0, {0: 1_000.0})
+    frame = calibration.frame()
+    assert list(frame["estimate"]) == [2_000, 3_000, 4_000, 5_000, 6_000, 10_000, 10_000]
+    assert list(frame["calibrated"]) == [3_000, 4_000, 5_000, 6_000, 7_000, 11_000, 11_000]
+    assert list(frame["error"])[-2:] == [FLAG_ERROR, 0.1001]
+    assert list(frame["flag"]) == [""] * 6 + ["images"]
+    # Forecast from the requests before each: the first has none; the good ones are exact.
+    assert math.isnan(frame["forecast"][0])
+    assert list(frame["forecast"])[1:] == [4_000, 5_000, 6_000, 7_000, 11_000, 11_000]
+    assert list(frame["forecast_error"])[1:] == [0.0, 0.0, 0.0, 0.0, 0.1, 0.1001]
+    assert calibration.forecast_from == "the requests before it"
+
+
+def test_a_request_billed_nothing_is_left_out_and_one_counted_as_nothing_is_kept() -> None:
+    points = _exact(
+        CalibrationPoint(5, 7_000, 0, 0, "m"),  # no bill: nothing to reconcile
+        CalibrationPoint(6, 0, 1_000, 0, "m"),  # nothing counted, billed the fixed part
+        CalibrationPoint(7, 1, 1, 0, "m"),  # the smallest bill there is
+        CalibrationPoint(8, -1, 1_000, 0, "m"),  # a count that cannot be
+    )
+    calibration = fit_points(points)
+    assert [p.number for p in calibration.points] == [0, 1, 2, 3, 4, 6, 7]
+    assert list(calibration.frame()["step"]) == [0, 1, 2, 3, 4, 6, 7]
+
+
+def test_with_another_sessions_fit_every_request_is_forecast_from_it() -> None:
+    fit = CalibrationFit("m", 2.0, (2.0, 2.0), {0: 5_000.0}, {0: (5_000, 5_000)}, 7)
+    yesterday = Calibration((fit,), ())
+    calibration = fit_points(_exact(), prior=yesterday)
+    frame = calibration.frame()
+    # Yesterday's fit (5,000 + 2 × count), not today's (1,000 + count): the first one too.
+    assert list(frame["forecast"]) == [9_000, 11_000, 13_000, 15_000, 17_000]
+    assert list(frame["calibrated"]) == [3_000, 4_000, 5_000, 6_000, 7_000]
+    assert calibration.forecast_from == "another session's fit"
+    assert calibration.describe().endswith("each request forecast from another session's fit")
+
+
+# --- calibrate: what each request's point says ---------------------------------------------------
+
+
+def _image() -> ImageBlock:
+    return ImageBlock(source=Base64ImageSource(media_type="image/png", data="iVBORw0KGgo="))
+
+
+def test_each_billed_request_is_a_point_with_its_reply_and_why_it_may_not_fit() -> None:
+    messages = (
+        UserMessage(content=(TextBlock(text="What is in these?"), _image(), _image())),
+        AssistantMessage(content="A cat."),  # 1: no usage recorded
+        UserMessage(content="And this?"),
+        AssistantMessage(content="A dog."),  # 3
+        UserMessage(content=(TextBlock(text="Summary: a cat and a dog."),)),  # 4: the summary
+        AssistantMessage(content="Noted."),  # 5
+        UserMessage(content="Go on."),
+        AssistantMessage(content="Done."),  # 7
+    )
+    usage = {3: ProviderUsage(3_000, 5), 5: ProviderUsage(2_000, 5), 7: ProviderUsage(2_100, 5)}
+    compaction = {"summary_index": 4, "trigger": "manual", "replies_before": 2}
+    transcript = Transcript("t", {"compactions": [compaction]}, "", messages, usage=usage)
+    cache = TokenCache(ApproximateCounter())
+    points = calibrate(transcript, cache).points
+    # The request without usage is left out, not the ones after it.
+    assert [(p.number, p.reply, p.segment, p.billed) for p in points] == [
+        (1, 3, 0, 3_000),
+        (2, 5, 1, 2_000),
+        (3, 7, 1, 2_100),
+    ]
+    assert [p.note for p in points] == [
+        "2 images (their tokens are a guess)",
+        "first request after a recorded compaction",
+        "",
+    ]
+    assert [p.estimate for p in points] == [
+        sum(cache.message(m) for m in messages[:3]),
+        cache.message(messages[4]),
+        sum(cache.message(m) for m in messages[4:7]),
+    ]
