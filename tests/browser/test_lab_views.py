@@ -101,21 +101,24 @@ def test_the_views_draw_when_a_busy_kernel_is_free_and_raise_nothing(
             page = browser.new_page(viewport={"width": 1400, "height": 2400})
             page.on("pageerror", lambda e: errors.append(f"{e}\n{e.stack}"))
             _run_all(page, jupyterlab, NOTEBOOK)
-            # While the busy cell runs, each plot says why it is not drawn yet.
-            page.wait_for_selector(".ctxlab-plot-status:has-text('busy running a cell')")
-            # Read at one instant (the kernel may answer one plot's request for plotly.js before
-            # the busy cell starts): each plot either says why it waits and draws nothing, or
-            # has drawn and says nothing — never both, never neither.
-            states = page.evaluate(
-                """() => [...document.querySelectorAll('.ctxlab-plot')].map(d => {
-                    const s = d.previousElementSibling;  // the view's status, then its plot
-                    const said = !!s && s.style.display !== 'none' && s.textContent.trim() !== '';
-                    return [said, !!d.querySelector('.main-svg')];
-                })"""
-            )
+            # While the busy cell runs, a plot says why it is not drawn yet. Read at the instant
+            # one says so (another may draw meanwhile: plotly.js answered before the busy cell
+            # started reaches every plot): each plot either says why it waits and draws nothing,
+            # or has drawn and says nothing — never both, never neither.
+            states = page.wait_for_function(
+                """() => {
+                    const states = [...document.querySelectorAll('.ctxlab-plot')].map(d => {
+                        const s = d.previousElementSibling;  // the view's status, then its plot
+                        const said = !!s && s.style.display !== 'none'
+                            && s.textContent.includes('busy running a cell');
+                        const shown = !!s && s.style.display !== 'none' && s.textContent.trim() !== '';
+                        return [said, shown, !!d.querySelector('.main-svg')];
+                    });
+                    return states.some(([said]) => said) ? states : null;
+                }"""
+            ).json_value()
             assert len(states) == 2, states  # the what-if's plot and the Lab's
-            assert all(said != drawn for said, drawn in states), states
-            assert any(said for said, _ in states), states
+            assert all(shown != drawn for _, shown, drawn in states), states
             page.screenshot(path=str(shots / "waiting.png"))
             page.wait_for_function(
                 "document.body.innerText.includes('the busy cell ended')",
