@@ -294,15 +294,18 @@ async def prepare(
         manifest.transforms.extend(edited)
         if edited:
             unchanged, sent_tokens = False, cache.messages(sent)
-    seen: dict[str, int] = {}
-    items = scan.items if unchanged else message_items(sent, cache, seen)
+    if unchanged:
+        items, pairs = scan.items, scan.pairs
+    else:
+        seen: dict[str, int] = {}
+        items = message_items(sent, cache, seen)
+        pairs = ToolPairScanner().feed(conversation)
+        if sent is conversation:
+            # The reduced conversation is already processed (its messages passed stages 2-3):
+            # the next step, which appends to it, scans only what it appends, not all of it.
+            memo.scan = rescanned(scan, conversation, conversation_tokens, items, seen, pairs)
     layout = lay_out(fixed, summary, summary_size, sent, items, sent_tokens, material, cache)
     # 8. Validation: tool pairs, then budget.
-    pairs = scan.pairs if unchanged else ToolPairScanner().feed(conversation)
-    if not unchanged and sent is conversation:
-        # The reduced conversation is already processed (its messages passed stages 2-3): the
-        # next step, which appends to it, scans only what it appends instead of all of it.
-        memo.scan = rescanned(scan, conversation, conversation_tokens, items, seen, pairs)
     passed = validate(layout, pairs, purpose, manifest)
     # Tuple equality compares identity first: C speed when nothing was replaced.
     changed = summary is not state.summary or conversation != state.conversation

@@ -9,7 +9,7 @@ plot and the headline figures never wait for it; a figure that needs it grades w
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ctxlab.manifest import CompactionMethod
@@ -46,13 +46,10 @@ class CompactionRecord:
 
     def graded_later(self, grade: Callable[[], Retention | None]) -> CompactionRecord:
         """This record, its ``retention`` graded by ``grade`` when first read (then kept)."""
+        # Every field but the grade, read one by one: `dataclasses.replace` would read
+        # ``retention`` too, running a grader this record may hold.
         later = CompactionRecord(
-            self.method,
-            self.tokens_before,
-            self.tokens_after,
-            self.messages_compacted,
-            self.attempts,
-            self.errors,
+            **{f.name: getattr(self, f.name) for f in fields(self) if f.name != "retention"}
         )
         later.__dict__["_grade"] = grade
         return later
