@@ -33,7 +33,7 @@ import json
 import sys
 import time
 import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,19 +118,25 @@ def sessions(files: list[Path], stitch: int, stitched: int, stitched_only: bool)
     return out
 
 
-async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[float, float]:
-    """Seconds to prepare every request (`replay` with ``grade=False``: nothing graded or
-    priced): wall clock and the process's CPU time (both counting threads included)."""
-    start, start_cpu = time.perf_counter(), time.process_time()
-    steps = replay(
+def cold_replay(
+    messages: Messages, system: str, window: int, *, grade: bool = True
+) -> AsyncIterator[ReplayStep]:
+    """`replay` with cold exact counts (a fresh `TokenCache`) and the stub summarizer."""
+    return replay(
         messages,
         context_window=window,
         counter=TokenCache(default_counter()),
         system=system,
         summarizer=stub_summarizer,
-        grade=False,
+        grade=grade,
     )
-    async for _ in steps:
+
+
+async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[float, float]:
+    """Seconds to prepare every request (`replay` with ``grade=False``: nothing graded or
+    priced): wall clock and the process's CPU time (both counting threads included)."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    async for _ in cold_replay(messages, system, window, grade=False):
         pass
     return time.perf_counter() - start, time.process_time() - start_cpu
 
@@ -138,14 +144,7 @@ async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[
 async def replayed(messages: Messages, system: str, window: int) -> list[ReplayStep]:
     """Every step of `replay` (cold counts, the stub summarizer), every compaction graded (a
     replay grades a compaction when its retention is read: read here, as an analysis does)."""
-    steps = replay(
-        messages,
-        context_window=window,
-        counter=TokenCache(default_counter()),
-        system=system,
-        summarizer=stub_summarizer,
-    )
-    done = [step async for step in steps]
+    done = [step async for step in cold_replay(messages, system, window)]
     for step in done:
         if step.compaction is not None:
             step.compaction.retention  # noqa: B018 - graded on first read
