@@ -182,7 +182,7 @@ def test_a_results_content_as_each_goose_wrote_it(tmp_path: Path) -> None:
             response("c1", {"content": [_text("failed")], "isError": True}),
             response("c2", {"content": [{"type": "image", "data": "x"}], "isError": "yes"}),
             response("c3", {"structured": "é"}),
-            response("c4", "plain"),
+            response("c4", "plaín"),
         ),
     )
     results = [b[1:] for _, b in _blocks(transcript) if b[0] == "result"]
@@ -191,7 +191,7 @@ def test_a_results_content_as_each_goose_wrote_it(tmp_path: Path) -> None:
         ("c1", "failed", True),
         ("c2", '[{"type": "image", "data": "x"}]', False),
         ("c3", "null", False),
-        ("c4", '"plain"', False),
+        ("c4", '"plaín"', False),  # its JSON, the text as written
     ]
 
 
@@ -207,14 +207,21 @@ def test_what_goose_hid_from_the_agent_and_its_summary(tmp_path: Path) -> None:
         _message("user", _text(" " + long), _text("tail"), **summary),
         _message("assistant", _text("two")),
         _message("assistant", _text("three"), metadata={"userVisible": False}),
-        _message("user", _text("x"), metadata={"agentVisible": True, "userVisible": False}),
+        _message(
+            "user",
+            _text("x"),
+            {"type": "image", "data": "iVBORw0KGgo="},
+            _text("y"),
+            metadata={"agentVisible": True, "userVisible": False},
+        ),
         _message("user", {"type": "frontendToolRequest"}),
     )
     assert transcript.meta["hidden_from_agent"] == 2
     fields = ("kind", "trigger", "replies_before", "summary_head")
     assert [{k: c[k] for k in fields} for c in transcript.meta["compactions"]] == [
         {"kind": "compact", "trigger": "unknown", "replies_before": 1, "summary_head": long[:200]},
-        {"kind": "compact", "trigger": "unknown", "replies_before": 2, "summary_head": "x"},
+        # Its texts joined by spaces (an image adds an empty one).
+        {"kind": "compact", "trigger": "unknown", "replies_before": 2, "summary_head": "x  y"},
     ]
     assert transcript.meta["skipped"] == {
         "message only the user sees": 1,
@@ -251,6 +258,33 @@ def test_a_file_of_messages_alone_has_no_metadata(tmp_path: Path) -> None:
     assert census is not None and census.read == {"user message": 1, "assistant message": 1}
     for key in ("working_dir", "session_usage", "models", "hidden_from_agent", "compactions"):
         assert key not in transcript.meta
+
+
+def test_what_no_request_can_hold_is_counted(tmp_path: Path) -> None:
+    transcript = _lines(
+        tmp_path,
+        _message("user", {"type": "text", "text": None}),
+        _message("user", {"type": "image", "data": ""}),  # an image without its bytes
+        _message("assistant", {"type": "toolRequest", "toolCall": {"value": {"name": "x"}}}),
+        _message(
+            "user",
+            {"type": "toolResponse", "toolResult": {"status": "success", "value": [_text("r")]}},
+        ),
+    )
+    # A call without an id gets one; a result without one answers nothing, and the call is
+    # answered by the repair.
+    assert _blocks(transcript) == [
+        ("assistant", ("use", "call_1", "x", {})),
+        ("user", ("result", "call_1", "No result was recorded for this call.", True)),
+    ]
+    assert transcript.meta["skipped"] == {
+        "message without content for the model": 1,
+        "image without data": 1,
+        "message with nothing kept": 2,
+        "tool result without a call id": 1,
+    }
+    with pytest.raises(MessageFormatError, match="message 1: not a Goose message"):
+        load({"working_dir": "/w", "conversation": ["junk"]}, format="goose")
 
 
 @settings(database=None, max_examples=40, deadline=None)
