@@ -17,6 +17,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._autogen import is_autogen_state
 from ctxlab.messages import ProviderUsage
+from tests.io.shown import shown
 
 
 def _agent(*messages: Any) -> dict[str, Any]:
@@ -52,29 +53,6 @@ def _said(source: str, usage: Any = None, kind: str = "TextMessage") -> dict[str
     return {"type": kind, "source": source, "models_usage": usage, "content": "x"}
 
 
-def _blocks(transcript: Any) -> list[tuple[str, Any]]:
-    shown = []
-    for message in transcript.messages:
-        for block in message.content:
-            if block.type == "text":
-                shown.append((message.role, ("text", block.text)))
-            elif block.type == "tool_use":
-                shown.append((message.role, ("use", block.id, block.name, block.input)))
-            elif block.type == "tool_result":
-                shown.append(
-                    (message.role, ("result", block.tool_use_id, block.text, bool(block.is_error)))
-                )
-            elif block.type == "thinking":
-                shown.append((message.role, ("thinking", block.thinking, block.signature)))
-            elif block.type == "provider":
-                shown.append((message.role, ("provider", block.data)))
-            elif block.type == "image":
-                shown.append((message.role, ("image", block.source.data)))
-            else:
-                shown.append((message.role, (block.type,)))
-    return shown
-
-
 def test_which_documents_are_states() -> None:
     for kind in (
         "TeamState",
@@ -108,7 +86,7 @@ def test_an_episode_picks_an_agent_of_the_state_in_order() -> None:
     for episode, name in enumerate(names):
         transcript = load(state, format="autogen", episode=episode)
         assert transcript.meta["agent"] == name and transcript.meta["agents"] == names
-    assert [b[1] for _, b in _blocks(load(state, format="autogen", episode=1))] == ["inner"]
+    assert [b[1] for _, b in shown(load(state, format="autogen", episode=1))] == ["inner"]
     with pytest.raises(MessageFormatError) as raised:
         load(state, format="autogen", episode=2)
     assert str(raised.value).endswith(
@@ -163,9 +141,9 @@ def test_each_context_message_as_the_model_saw_it() -> None:
     )
     transcript = load(agent, format="autogen")
     assert transcript.system == "Be brief.\n\n"
-    assert _blocks(transcript) == [
+    assert shown(transcript) == [
         ("user", ("text", "look")),
-        ("user", ("image", "iVBORw0KGgo=")),
+        ("user", ("image", "image/png", "iVBORw0KGgo=")),
         ("user", ("provider", {"value": {"uri": "x"}})),
         ("user", ("provider", {"value": 5})),
         ("assistant", ("thinking", "Let me search.", "")),

@@ -15,6 +15,7 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._letta import is_letta_agent_file
+from tests.io.shown import shown
 
 SUMMARY = "Note: prior messages (12 of them) have been hidden from view. Summary: the user wants X."
 
@@ -26,29 +27,6 @@ def _v1(*messages: Any, indices: Any = None, **agent: Any) -> dict[str, Any]:
 
 def _call(call_id: Any, name: Any = "send_message", arguments: Any = '{"m": "hi"}') -> Any:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def _blocks(transcript: Any) -> list[tuple[str, Any]]:
-    shown = []
-    for message in transcript.messages:
-        for block in message.content:
-            if block.type == "text":
-                shown.append((message.role, ("text", block.text)))
-            elif block.type == "tool_use":
-                shown.append((message.role, ("use", block.id, block.name, block.input)))
-            elif block.type == "tool_result":
-                shown.append(
-                    (message.role, ("result", block.tool_use_id, block.text, bool(block.is_error)))
-                )
-            elif block.type == "thinking":
-                shown.append((message.role, ("thinking", block.thinking, block.signature)))
-            elif block.type == "redacted_thinking":
-                shown.append((message.role, ("redacted", block.data)))
-            elif block.type == "provider":
-                shown.append((message.role, ("provider", block.data)))
-            else:
-                shown.append((message.role, (block.type,)))
-    return shown
 
 
 def test_which_documents_are_agent_files() -> None:
@@ -209,9 +187,9 @@ def test_calls_returns_and_parts_as_the_model_saw_them() -> None:
         "junk",
     ]
     transcript = load(_v1(*messages), format="letta")
-    assert _blocks(transcript) == [
+    assert shown(transcript) == [
         ("user", ("text", "look")),
-        ("user", ("image",)),
+        ("user", ("image", None, "https://x/a.png")),
         ("user", ("provider", {"type": "image", "source": {"type": "base64", "data": "x"}})),
         (
             "user",
@@ -261,7 +239,7 @@ def test_an_opening_calls_result_among_others_is_left_out() -> None:
         },
     ]
     transcript = load(_v1(*messages), format="letta")
-    results = [b[1:] for _, b in _blocks(transcript) if b[0] == "result"]
+    results = [b[1:] for _, b in shown(transcript) if b[0] == "result"]
     assert results == [("c1", "mine", False)]
     assert transcript.meta["skipped"]["result of an opening reply's call"] == 2
     # A return's text is its message's, else the return's own response.
@@ -274,7 +252,7 @@ def test_an_opening_calls_result_among_others_is_left_out() -> None:
         ),
         format="letta",
     )
-    assert [b[1:] for _, b in _blocks(named) if b[0] == "result"] == [
+    assert [b[1:] for _, b in shown(named) if b[0] == "result"] == [
         ("a", "from content", False),
         ("b", "fr", False),
     ]
@@ -294,7 +272,7 @@ def test_an_opening_calls_result_among_others_is_left_out() -> None:
         ),
         format="letta",
     )
-    assert [b[1:] for _, b in _blocks(edges) if b[0] == "result"] == [
+    assert [b[1:] for _, b in shown(edges) if b[0] == "result"] == [
         ("a", "(no output)", False),
         ("b", "(no output)", False),
         ("c", "(no output)", False),
@@ -345,7 +323,7 @@ def test_any_episode_reads_its_own_agent_and_counts_the_others(
     transcript = load(document, format="letta", episode=episode)
     chosen = talking[episode]
     assert transcript.meta["agent"] == f"a{chosen}"
-    assert [b[1] for _, b in _blocks(transcript)] == [f"{chosen}-{n}" for n in range(sizes[chosen])]
+    assert [b[1] for _, b in shown(transcript)] == [f"{chosen}-{n}" for n in range(sizes[chosen])]
     census = transcript.census
     assert census is not None and census.adds_up
     assert sum(census.read.values()) == sum(sizes)
