@@ -191,17 +191,19 @@ def from_inspect_sample(
             system.append(_text(message.get("content")))
             builder.use()
         elif role == "user":
-            if not builder.add("user", _content(message.get("content"), builder)):
+            if not builder.add("user", _content(message.get("content"))):
                 builder.skip("message with nothing kept")
         elif role == "assistant":
             model = message.get("model")
             if isinstance(model, str) and model not in models:
                 models.append(model)
             usage = placed.usage_of(message)
-            if not builder.add("assistant", _reply(message, index, builder), usage):
+            if not builder.add("assistant", _reply(message, index), usage):
                 builder.skip("empty reply")
         elif role == "tool":
-            builder.add("user", [_result(message)])
+            if not builder.add("user", [_result(message)]):
+                # (a result naming no call is left out; its record must still be counted)
+                builder.skip("message with nothing kept")
         else:
             builder.skip(f"{role} message")
     for reason in placed.unplaced():
@@ -218,8 +220,8 @@ def from_inspect_sample(
     return builder, "\n\n".join(s for s in system if s), notes
 
 
-def _reply(message: Mapping[str, Any], index: int, builder: ConversationBuilder) -> list[Any]:
-    blocks = _content(message.get("content"), builder)
+def _reply(message: Mapping[str, Any], index: int) -> list[Any]:
+    blocks = _content(message.get("content"))
     for call in message.get("tool_calls") or ():
         if isinstance(call, Mapping):
             arguments = call.get("arguments")
@@ -341,7 +343,7 @@ def _text(content: Any) -> str:
     return text_parts(content) or ""
 
 
-def _content(content: Any, builder: ConversationBuilder) -> list[dict[str, Any]]:
+def _content(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content.strip() else []
     blocks: list[dict[str, Any]] = []

@@ -190,12 +190,12 @@ class _Reader:
         elif role == "tool":
             results = _results(message, parts)
             kept = [r for r in results if r["tool_use_id"] not in self.opening]
-            if not self.builder.add("user", kept):
+            opening = len(results) - len(kept)
+            if kept and self.builder.add("user", kept):
+                self.builder.leave_out("result of an opening reply's call", opening)
+            elif opening:
                 self.builder.skip("result of an opening reply's call")
-            else:
-                self.builder.leave_out(
-                    "result of an opening reply's call", len(results) - len(kept)
-                )
+            # else nothing of it was kept (a result naming no call): settled by the caller
         else:
             self.builder.skip(f"{role} message")  # approval requests and responses
 

@@ -278,6 +278,9 @@ def test_an_opening_calls_result_among_others_is_left_out() -> None:
         ("c", "(no output)", False),
     ]
     assert edges.meta["skipped"]["tool result without a call id"] == 2
+    # The message whose one result names no call: nothing kept, not an opening call's result.
+    assert edges.meta["skipped"]["message with nothing kept"] == 1
+    assert "result of an opening reply's call" not in edges.meta["skipped"]
 
 
 def test_the_summary_of_evicted_messages_is_a_compaction() -> None:
