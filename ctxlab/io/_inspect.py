@@ -208,16 +208,22 @@ def from_inspect_sample(
             builder.skip(f"{role} message")
     for reason in placed.unplaced():
         builder.lose_usage(reason)
+    _count_events(builder, events)
+    if models:
+        notes["models"] = models
+    return builder, "\n\n".join(s for s in system if s), notes
+
+
+def _count_events(builder: ConversationBuilder, events: list[Any]) -> None:
+    """Each event a record: a model call used (its usage is on the reply it produced, or counted
+    lost), the others skipped by kind."""
     for event in events:
         kind = event.get("event") if isinstance(event, Mapping) else None
         builder.record(f"event {kind}")
         if kind == "model":
-            builder.use()  # its usage is on the reply it produced (or counted lost)
+            builder.use()
         else:
             builder.skip(f"event {kind}")
-    if models:
-        notes["models"] = models
-    return builder, "\n\n".join(s for s in system if s), notes
 
 
 def _reply(message: Mapping[str, Any], index: int) -> list[Any]:
