@@ -36,33 +36,49 @@ def test_a_summary_is_the_user_message_before_the_first_reply_after_it() -> None
     messages = [
         _user("go"),
         _reply("one"),
-        _user("Summary: an earlier note", SUMMARY, "and more"),  # the same first words
+        UserMessage(
+            role="user",
+            content=[
+                {"type": "text", "text": "Summary: an earlier note"},  # the same first words
+                {"type": "image", "source": {"type": "url", "url": "https://x/a.png"}},
+                {"type": "text", "text": SUMMARY},
+                {"type": "text", "text": "and more"},
+            ],
+        ),
         _reply("two"),
         _reply("three"),
         _user("again"),
     ]
     records = [
+        "junk",  # what cannot be placed is passed over, and the rest still placed
+        {"replies_before": -1},
+        {"replies_before": "x"},
+        {"summary_head": "x"},
         {"replies_before": 1, "summary_head": SUMMARY[:200]},
         {"replies_before": 1, "summary_head": "no such words"},  # not found: its first block
         {"replies_before": 0},
         {"replies_before": 3, "summary_head": "again"},  # after the last reply: the last message
         {"replies_before": 2},  # the messages before reply 2 end with a reply: the user before
-        {"replies_before": -1},
-        {"replies_before": "x"},
-        {"summary_head": "x"},
-        "junk",
     ]
     assert _placed(records, messages) == [
-        (2, 1),
+        "junk",
+        (None, None),
+        (None, None),
+        (None, None),
+        (2, 2),
         (2, 0),
         (0, 0),
         (5, 0),
         (2, 0),
-        (None, None),
-        (None, None),
-        (None, None),
-        "junk",
     ]
+
+
+def test_the_user_message_is_looked_for_back_to_the_first() -> None:
+    messages = [_user("s"), _reply(), _reply()]
+    assert _placed([{"replies_before": 1, "summary_head": "s"}], messages) == [(0, 0)]
+    # Before the first message there is none: the summary is the first message's first block.
+    opening = [_reply(), _user("x", "Summary")]
+    assert _placed([{"replies_before": 0, "summary_head": "Summary"}], opening) == [(0, 0)]
 
 
 def test_a_conversation_that_opens_with_a_reply_places_at_its_start() -> None:
