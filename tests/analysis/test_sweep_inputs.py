@@ -208,3 +208,26 @@ def test_figures_are_plain_python_values() -> None:
     assert value == 7 and type(value) is int
     assert type(_sweep._plain(np.float64(0.5))) is float
     assert _sweep._plain("x") == "x"
+
+
+def test_a_session_with_more_configs_weighs_more() -> None:
+    long, middle = _session("long", 6), _session("middle", 4)
+    pool = Recording()
+    two = {"a": CONFIGS["ctxlab"], "b": CONFIGS["agentscope"]}
+    sweep(
+        [long, middle],
+        two,
+        cases=[("long", "a", 6_000), ("middle", "a", 6_000), ("middle", "b", 6_000)],
+        executor=pool,
+        progress=False,
+    )
+    assert pool.sessions == ["middle", "long"]  # 10 messages × 2 configs > 14 × 1
+
+
+def test_the_progress_bar_counts_cases(capsys: pytest.CaptureFixture[str]) -> None:
+    two = {"a": CONFIGS["ctxlab"], "b": CONFIGS["agentscope"]}
+    sweep([SESSIONS[1]], two, (6_000, 7_000), progress=True)
+    bar = capsys.readouterr().err
+    assert "4/4" in bar and "case" in bar
+    sweep([SESSIONS[1]], two, (6_000,), progress=False)
+    assert capsys.readouterr().err == ""
