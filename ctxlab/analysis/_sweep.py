@@ -250,7 +250,7 @@ def sweep(
         else:
             pending.setdefault((session, window), {})[config] = configs[config]
 
-    problems: dict[str, int] = {}
+    problems: dict[str, None] = {}  # each problem once, in the order met
 
     def finished(done: list[dict[str, Any]]) -> None:
         # Cached as each task arrives: a sweep that stops later keeps what finished. A cache
@@ -258,12 +258,12 @@ def sweep(
         for row in done:
             problem = row.pop(_PROBLEM, None)
             if problem:
-                problems[problem] = problems.get(problem, 0) + 1
+                problems[problem] = None
             if cache is not None and row.get("error") is None:
                 try:
                     cache.put(keys[row["session"]], configs[row["config"]], row["window"], row)
                 except (WriteError, OSError) as exc:
-                    problems[str(exc)] = problems.get(str(exc), 0) + 1
+                    problems[str(exc)] = None
 
     # The sessions' token counts are kept beside the cached cases: a sweep of other configs
     # over the same sessions tokenizes nothing again.

@@ -6,6 +6,7 @@ sessions first on an executor, a task that was lost one row per case with its re
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import Any
@@ -228,6 +229,8 @@ def test_the_progress_bar_counts_cases(capsys: pytest.CaptureFixture[str]) -> No
     two = {"a": CONFIGS["ctxlab"], "b": CONFIGS["agentscope"]}
     sweep([SESSIONS[1]], two, (6_000, 7_000), progress=True)
     bar = capsys.readouterr().err
-    assert "4/4" in bar and "case" in bar
+    assert re.search(r" 4/4 \[[^\]]*case/s\]", bar), bar
     sweep([SESSIONS[1]], two, (6_000,), progress=False)
     assert capsys.readouterr().err == ""
+    sweep([SESSIONS[1]], two, (6_000,))  # on by default
+    assert " 2/2 [" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from ctxlab import sweep
 from ctxlab.analysis import _sweep
 from ctxlab.analysis._sweep import COUNTS_FILE, run_group
 from ctxlab.config import ContextConfig
-from ctxlab.exceptions import CacheNotWritten
+from ctxlab.exceptions import CacheNotWritten, UsageError
 from tests.analysis.test_sweep import CONFIGS, SESSIONS
 
 ONE = {"ctxlab": CONFIGS["ctxlab"]}
@@ -110,3 +110,51 @@ def test_an_invalid_config_first_costs_the_others_nothing() -> None:
     pd.testing.assert_frame_equal(good.drop(columns="error"), alone.drop(columns="error"))
     only = sweep(SESSIONS, {"broken": BROKEN}, (6_000, 7_000), progress=False)
     assert len(only) == 4 and only["error"].str.contains("trigger_ratio").all()
+
+
+def test_a_cached_case_is_served_under_the_names_it_is_asked_by(tmp_path: Path) -> None:
+    # The key is the content, not the names: a session or a config renamed is served, and the
+    # row says the names of this sweep.
+    first = sweep(
+        [SESSIONS[1]], {"a": CONFIGS["ctxlab"]}, (6_000,), cache_dir=tmp_path, progress=False
+    )
+    renamed = SESSIONS[1].__class__("gamma", {}, SESSIONS[1].system, SESSIONS[1].messages)
+    again = sweep([renamed], {"b": CONFIGS["ctxlab"]}, (6_000,), cache_dir=tmp_path, progress=False)
+    assert again.attrs["cached"] == 1
+    assert again[["session", "config", "window"]].values.tolist() == [["gamma", "b", 6_000]]
+    assert again["cost"].tolist() == first["cost"].tolist()
+    assert (tmp_path / COUNTS_FILE).is_file()  # the session's counts kept beside the cases
+
+
+def test_an_error_row_is_never_cached(tmp_path: Path) -> None:
+    configs = {"broken": BROKEN, **ONE}
+    first = sweep(SESSIONS, configs, (6_000,), cache_dir=tmp_path, progress=False)
+    assert len(list(tmp_path.glob("*.parquet"))) == 2  # the good cases only
+    again = sweep(SESSIONS, configs, (6_000,), cache_dir=tmp_path, progress=False)
+    assert (again.attrs["computed"], again.attrs["cached"]) == (2, 2)
+    pd.testing.assert_frame_equal(again, first)
+
+
+def test_a_bad_cost_model_or_executor_is_refused_before_any_work(tmp_path: Path) -> None:
+    missing = [tmp_path / "missing.jsonl"]  # loading it would be the error otherwise
+    with pytest.raises(UsageError, match="price"):
+        sweep(missing, ONE, price="cheap", progress=False)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="unrecorded_tokens"):
+        sweep(missing, ONE, unrecorded_tokens=-5, progress=False)
+    with pytest.raises(UsageError) as caught:
+        sweep(missing, ONE, executor=object(), progress=False)
+    assert str(caught.value) == (
+        "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
+    )
+
+
+def test_the_cache_warning_points_at_the_callers_line(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    sweep([SESSIONS[1]], ONE, (6_000,), cache_dir=first, progress=False)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for entry in first.glob("*.parquet"):
+        (cache / entry.name).mkdir()
+    with pytest.warns(CacheNotWritten) as warned:
+        sweep([SESSIONS[1]], ONE, (6_000,), cache_dir=cache, progress=False)
+    assert warned[0].filename == __file__
