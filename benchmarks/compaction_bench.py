@@ -11,7 +11,13 @@ request is prepared. Contenders, in the same run, on the same inputs:
   grading of every compaction) and then pricing every request (`costs_of_manifests`): what an
   analysis of the session costs;
 - **AgentScope 2.0.11**: its `compress_context()` at every boundary with a stub model answering
-  the summary at once (`_agentscope_peer`), so its compression path really runs.
+  the summary at once (`_agentscope_peer`), so its compression path really runs;
+- **the id-and-count floor**: the least any preparation with ctxlab's figures must do, and
+  nothing else — every message's id (its content hash) and every text counted exactly once (one
+  batch, one thread), one `ManifestItem` per message, and a `ModelRequest` and `ContextManifest`
+  per step over a shared view (no copy, no budget, no truncation, no compaction, no
+  validation). ``floor÷AS`` is how far below AgentScope's estimate (bytes / 4) exact counts and
+  ids alone already are: no preparation of these sessions can be faster than this ratio.
 
 Sessions: the corpus (``$CTXLAB_CORPUS/norm/*.jsonl``) and **stitched** long sessions (corpus
 sessions concatenated until ``--stitch`` messages). The corpus is split by name into a tuned
@@ -45,10 +51,12 @@ from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.analysis._prices import price_for
 from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.io._transcript import corpus_dir, load_transcript
-from ctxlab.messages import request_start
+from ctxlab.manifest import ContextManifest, ManifestItem
+from ctxlab.messages import ModelRequest, request_start
 from ctxlab.messages._messages import MESSAGES_ADAPTER
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.tokens import TokenCache, default_counter, load_encoding
+from ctxlab.tokens._cache import block_parts
 
 Messages = tuple[UserMessage | AssistantMessage, ...]
 
@@ -141,6 +149,49 @@ async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[
     return time.perf_counter() - start, time.process_time() - start_cpu
 
 
+def id_count_floor(messages: Messages, system: str, window: int) -> tuple[float, float]:
+    """Seconds (wall, CPU) of the id-and-count floor (see the module's docstring) over the
+    steps a replay prepares; its own code, sharing nothing with the pipeline but the counting
+    rules (`block_parts`) and the ids (`content_hash`) that define ctxlab's figures."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    counter = default_counter()
+    content = messages[request_start(messages) :]
+    texts, widths = [system], []
+    for message in content:
+        parts = [text for block in message.content for text in block_parts(block)[1]]
+        widths.append(len(parts))
+        texts.extend(parts)
+    counts = iter(counter.count_many(texts))  # type: ignore[attr-defined]
+    next(counts)  # the System prompt's
+    items: list[ManifestItem] = []
+    sent: list[UserMessage | AssistantMessage] = []
+    for number, (message, width) in enumerate(zip(content, widths, strict=True)):
+        tokens = sum(next(counts) for _ in range(width))
+        if isinstance(message, AssistantMessage) and sent:
+            ModelRequest(system, sent)
+            ContextManifest(
+                request_id=f"step-{number}",
+                purpose="reasoning",
+                model="",
+                estimated_input_tokens=tokens,
+                input_limit=window,
+                counting_method=counter.method,
+                exact=True,
+                items=items,
+                transforms=(),
+                validation="passed",
+                context_size=window,
+            )
+        digest = message.content_hash
+        items.append(
+            ManifestItem(
+                f"message/{digest}", "message", "conversation", tokens, digest, role=message.role
+            )
+        )
+        sent.append(message)
+    return time.perf_counter() - start, time.process_time() - start_cpu
+
+
 async def replayed(messages: Messages, system: str, window: int) -> list[ReplayStep]:
     """Every step of `replay` (cold counts, the stub summarizer), every compaction graded (a
     replay grades a compaction when its retention is read: read here, as an analysis does)."""
@@ -180,12 +231,18 @@ async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict
         keep("pricing", priced)
         keep("analysis", graded + priced)
 
+    async def floor() -> None:
+        messages, system = session.load()
+        wall, cpu = id_count_floor(messages, system, window)
+        keep("floor", wall)
+        keep("floor_cpu", cpu)
+
     async def theirs() -> None:
         messages, system = session.load()
         keep("agentscope", sum(await peer.run(messages, system)))
         keep("agentscope_cpu", peer.cpu)
 
-    contenders: list[Callable[[], Awaitable[None]]] = [prep, analysed]
+    contenders: list[Callable[[], Awaitable[None]]] = [prep, analysed, floor]
     if peer is not None:
         contenders.append(theirs)
     for turn in range(repeat):
@@ -213,8 +270,8 @@ def summarize(rows: list[dict[str, Any]], windows: list[int]) -> None:
     print()
     print(
         f"{'window':>7} {'group':18} {'n':>3} {'steps':>6} {'compact':>7} {'AS cmp':>6} |"
-        f" {'prepare':>8} {'replay':>8} {'pricing':>7} {'AS':>8} |"
-        f" {'prep÷AS':>7} {'cpu÷AS':>7} {'anal÷AS':>7}"
+        f" {'prepare':>8} {'replay':>8} {'pricing':>7} {'floor':>7} {'AS':>8} |"
+        f" {'prep÷AS':>7} {'cpu÷AS':>7} {'anal÷AS':>7} {'floor÷AS':>8} {'fl cpu':>6}"
     )
     for window in windows:
         for group in groups:
@@ -227,16 +284,18 @@ def summarize(rows: list[dict[str, Any]], windows: list[int]) -> None:
             }
             total["pricing_ms"] = sum(r["pricing_ms"] for r in chosen)
             theirs = sum(r.get("agentscope_ms", float("nan")) for r in chosen)
-            cpu = sum(r["prepare_cpu_ms"] for r in chosen) / sum(
-                r.get("agentscope_cpu_ms", float("nan")) for r in chosen
-            )
+            theirs_cpu = sum(r.get("agentscope_cpu_ms", float("nan")) for r in chosen)
+            cpu = sum(r["prepare_cpu_ms"] for r in chosen) / theirs_cpu
+            floor = sum(r["floor_ms"] for r in chosen)
+            floor_cpu = sum(r["floor_cpu_ms"] for r in chosen) / theirs_cpu
             print(
                 f"{window:7d} {group:18} {len(chosen):3d} {total['steps']:6d}"
                 f" {total['compactions']:7d} {total['as_compressions']:6d} |"
                 f" {total['prepare_ms']:8.0f} {total['replay_ms']:8.0f}"
-                f" {total['pricing_ms']:7.0f} {theirs:8.0f} |"
+                f" {total['pricing_ms']:7.0f} {floor:7.0f} {theirs:8.0f} |"
                 f" {total['prepare_ms'] / theirs:7.2f} {cpu:7.2f}"
                 f" {(total['replay_ms'] + total['pricing_ms']) / theirs:7.2f}"
+                f" {floor / theirs:8.2f} {floor_cpu:6.2f}"
             )
 
 
@@ -272,6 +331,7 @@ async def main() -> int:
         messages, system = warm.load()
         await ctxlab_prepare(messages, system, window)
         await ctxlab_replay(messages, system, window)
+        id_count_floor(messages, system, window)
         await AgentScopePeer(window).run(messages, system)
     print(
         f"counts: {default_counter().method} (exact); summaries answered at once by a stub on "
@@ -287,7 +347,8 @@ async def main() -> int:
                 f"{window:7d} {row['group']:18} {row['session'][:40]:40} {row['messages']:5d}"
                 f" {row['steps']:5d} c{row['compactions']:<3d} as{row['as_compressions']:<3d} "
                 f"prep {row['prepare_ms']:8.1f} replay {row['replay_ms']:8.1f} "
-                f"price {row['pricing_ms']:6.1f} AS {row['agentscope_ms']:8.1f} "
+                f"price {row['pricing_ms']:6.1f} floor {row['floor_ms']:6.1f} "
+                f"AS {row['agentscope_ms']:8.1f} "
                 f"prep÷AS {row['prepare_ms'] / row['agentscope_ms']:5.2f}",
                 flush=True,
             )

@@ -63,14 +63,14 @@ def from_continue(
         msg = f"{where}: a Continue session holds a 'history' list"
         raise MessageFormatError(msg)
     reader = _Reader(ConversationBuilder(where, unit="history item"))
-    for index, item in enumerate(history):
+    for item in history:
         message = item.get("message") if isinstance(item, Mapping) else None
         if not isinstance(message, Mapping):
             reader.builder.record("item without a message")
             reader.builder.skip("history item without a message")
             continue
         reader.builder.record(f"{message.get('role')} message")
-        reader.item(item, message, f"{where} history {index}")
+        reader.item(item, message)
         reader.builder.settle("message with nothing kept")
     reader.finish_results()
     notes: dict[str, Any] = {
@@ -94,7 +94,7 @@ class _Reader:
         self.waiting: list[str] = []  # calls without a state: answered by tool messages
         self.calls = 0
 
-    def item(self, item: Mapping[str, Any], message: Mapping[str, Any], where: str) -> None:
+    def item(self, item: Mapping[str, Any], message: Mapping[str, Any]) -> None:
         role = message.get("role")
         if role == "tool":
             self.tool_message(message)

@@ -185,12 +185,20 @@ def _assistant(read: _Parts, info: Mapping[str, Any], parts: list[Any]) -> None:
                 steps.append([])
             continue
         steps[-1].append(part)
-    finishes = [
-        as_mapping(p).get("tokens") for p in parts if as_mapping(p).get("type") == "step-finish"
-    ]
-    fallback = info.get("tokens") if len(steps) == 1 and not finishes else None
-    for number, step in enumerate(steps):
-        tokens = finishes[number] if number < len(finishes) else fallback
+    finished = any(as_mapping(p).get("type") == "step-finish" for p in parts)
+    fallback = info.get("tokens") if len(steps) == 1 and not finished else None
+    for step in steps:
+        # A step's own step-finish, its last part: a step that has none (or a finish without
+        # tokens) takes no other step's usage.
+        tokens = next(
+            (
+                as_mapping(p).get("tokens")
+                for p in reversed(step)
+                if as_mapping(p).get("type") == "step-finish"
+                and isinstance(as_mapping(p).get("tokens"), Mapping)
+            ),
+            fallback,
+        )
         _step(read, step, _usage(tokens))
 
 
@@ -221,7 +229,9 @@ def _step(read: _Parts, parts: list[Any], usage: ProviderUsage | None) -> None:
             blocks.append(use)
             results.append(result)
         elif kind == "file":
-            blocks.append(_file(part))
+            # A reply's file (a generated image): kept whole as a provider block, since a reply
+            # holds no image block (an image here made the whole session fail to load).
+            blocks.append({"type": "provider", "data": dict(part)})
         elif kind == "step-finish" and isinstance(part.get("tokens"), Mapping):
             pass  # the step's usage, read by the caller
         else:

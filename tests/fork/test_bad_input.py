@@ -103,6 +103,10 @@ async def test_a_tool_that_cannot_be_isolated_is_refused_unless_called_safe(
     # The workspace tools are remade over the branch's copy: none is the original's.
     originals = {id(t) for t in agent.tools.values()}
     assert [n for n, t in branch.agent.tools.items() if id(t) in originals] == ["note"]
+    # safe_tools=True: every tool that cannot be remade is shared (the workspace's still remade).
+    every = await fork(agent, at=2, safe_tools=True, root=tmp_path / "b")
+    assert [n for n, t in every.agent.tools.items() if id(t) in originals] == ["note"]
+    assert set(every.agent.tools) == set(agent.tools)
 
 
 async def test_a_branch_whose_model_errs_is_a_row_and_the_others_finish(tmp_path: Path) -> None:

@@ -10,7 +10,13 @@ import json
 from ctxlab import ContextConfig
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
-from ctxlab.models import FunctionModel, cached_summary_request, summary_call, summary_model_request
+from ctxlab.models import (
+    FunctionModel,
+    cached_summary_request,
+    summary_call,
+    summary_manifest,
+    summary_model_request,
+)
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.pipeline._summary_calls import summary_request_tokens
 from ctxlab.tokens import ApproximateCounter, TokenCache
@@ -93,3 +99,24 @@ async def test_a_live_model_sends_a_piece_under_no_system() -> None:
     assert (sent.system, sent.tools) == ("", ())
     await model.summarize(_ask(conversation, kept=2), context=last)
     assert (model.requests[-1].system, model.requests[-1].tools) == (SYSTEM, TOOLS)
+
+
+def test_a_call_at_its_limit_is_sent_and_one_over_is_refused() -> None:
+    cache = TokenCache(ApproximateCounter())
+    conversation = _conversation()
+    last = ModelRequest(system=SYSTEM, messages=conversation[:7], tools=TOOLS)
+    whole = _ask(conversation, kept=2)
+    size = summary_call(whole, cache, 10**6, last, ()).tokens
+    # Exactly at the limit: the cached form fits (the limit is what it may hold).
+    exact = summary_call(whole, cache, size, last, ())
+    assert exact.cached and exact.fits and exact.tokens == exact.limit == size
+    manifest = summary_manifest(exact, "claude-sonnet-4-5", cache)
+    assert (manifest.validation, manifest.error) == ("passed", None)
+    assert manifest.estimated_input_tokens == size and manifest.input_limit == size
+    # Neither form fits a limit below the span alone: refused, its manifest says why.
+    alone = summary_call(whole, cache, 10**6, None, ()).tokens
+    refused = summary_call(whole, cache, alone - 1, last, ())
+    assert not refused.fits and not refused.cached
+    failed = summary_manifest(refused, "claude-sonnet-4-5", cache)
+    assert failed.validation == "budget_exceeded"
+    assert failed.error == f"the summary request needs {alone} tokens; its limit is {alone - 1}"

@@ -164,3 +164,17 @@ async def test_the_header_says_what_the_recording_does_not_hold() -> None:
     assert "not recorded (tool schemas)" in lab.header.value
     assert "inferred from the bill" in lab.header.value
     assert "logs &lt;script&gt;" in lab.header.value
+
+
+async def test_the_status_line_shows_names_and_errors_as_text() -> None:
+    # A config's name and a refused value are the user's text: shown escaped, never as markup.
+    odd = "<img src=x onerror=alert(1)>"
+    lab = await WhatIfLab.open(
+        _session(), {odd: ContextConfig()}, context_window=8_000, counter=ApproximateCounter()
+    )
+    await lab.tune(odd, trigger_ratio=0.6)
+    assert "&lt;img src=x onerror=alert(1)&gt;: replayed 25 requests" in lab.status.value
+    assert "<img" not in lab.status.value
+    await lab.tune(odd, compaction={"instructions": odd, "trigger_messages": "<b>many</b>"})
+    assert "&lt;b&gt;many&lt;/b&gt;" in lab.status.value
+    assert "<b>" not in lab.status.value

@@ -1,0 +1,93 @@
+"""What a run forward records of itself, read against the run's own manifests and model calls:
+the compactions it made (control: a config that makes none), the step limit it stopped at, and
+the requests its model was sent at each step — a recovery request after an overflow included, so
+that step numbers (and where two runs part) stay those of the Lab's rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxlab.demo import DEMO_WORKSPACE, demo_config
+from ctxlab.exceptions import ContextOverflowError
+from ctxlab.fork import fork, run_forward
+from ctxlab.messages._request import ModelRequest
+from ctxlab.models import MemorylessModel
+from tests.fork.helpers import demo_session
+
+
+async def test_a_run_counts_the_compactions_its_manifests_show(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    branches = [
+        await fork(
+            session.agent,
+            at=2,
+            name=name,
+            config=config,
+            workspace=DEMO_WORKSPACE,
+            root=tmp_path / name,
+        )
+        for name, config in (
+            ("compacts", demo_config(trigger_ratio=0.7)),
+            ("never", demo_config(trigger_ratio=0.8)),  # the control: fits without one
+        )
+    ]
+    outcomes = await run_forward(branches, max_steps=12)
+    for run in outcomes.runs:
+        shown = sum(t.kind == "history_compaction" for m in run.manifests for t in m.transforms)
+        summaries = sum(m.purpose == "summary" for m in run.manifests)
+        assert run.compactions == shown == summaries
+        assert outcomes.row(run)["compactions"] == shown
+    assert [r.compactions for r in outcomes.runs] == [1, 0]
+
+
+async def test_a_run_stops_at_its_step_limit(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    branch = await fork(session.agent, at=2, name="short", workspace=DEMO_WORKSPACE, root=tmp_path)
+    outcomes = await run_forward(branch, max_steps=2)
+    row = outcomes.frame().iloc[0]
+    assert row["steps"] == 2
+    assert row["reply"] is None
+    assert "the agent made 2 reasoning requests without replying" in row["error"]
+    # Control: with room, the same branch replies (it needs four steps).
+    again = await fork(session.agent, at=2, name="long", workspace=DEMO_WORKSPACE, root=tmp_path)
+    whole = (await run_forward(again, max_steps=12)).frame().iloc[0]
+    assert whole["steps"] == 4 and whole["reply"] is not None and whole["error"] is None
+
+
+class _OverflowOnce(MemorylessModel):
+    """`MemorylessModel`, whose provider refuses the first reasoning request as too long."""
+
+    def __init__(self) -> None:
+        super().__init__(context_window=8_000)
+        self.sent: list[tuple[str, ModelRequest]] = []
+
+    async def request(self, request: ModelRequest, **kwargs: Any) -> Any:
+        purpose = kwargs.get("purpose", "reasoning")
+        self.sent.append((purpose, request))
+        if len(self.sent) == 1:
+            raise ContextOverflowError("prompt is too long: 9000 tokens > 8000 maximum")
+        return await super().request(request, **kwargs)
+
+
+async def test_a_recovery_request_is_recorded_at_its_step(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    models: list[_OverflowOnce] = []
+
+    def model() -> _OverflowOnce:
+        models.append(_OverflowOnce())
+        return models[-1]
+
+    branch = await fork(
+        session.agent, at=2, name="overflow", model=model, workspace=DEMO_WORKSPACE, root=tmp_path
+    )
+    outcomes = await run_forward(branch, max_steps=12)
+    run = outcomes.runs[0]
+    assert run.error is None and run.reply is not None
+    steps = [m.purpose for m in run.manifests if m.purpose in ("reasoning", "recovery")]
+    assert steps[:2] == ["reasoning", "recovery"]
+    # The requests recorded are what the model was sent at each step, the refused one and the
+    # recovery that replaced it included (the summary call is no step).
+    sent = [r for purpose, r in models[-1].sent if purpose != "summary"]
+    assert run.requests == sent
+    assert len(run.requests) == len(steps)

@@ -1,0 +1,408 @@
+"""OpenCode exports written here message by message, each rule of ``ctxlab/io/_opencode.py`` by
+the value a user reads: which documents are OpenCode's, the parts a user message sends, one
+request per step with that step's usage, each tool state's result, failed and aborted replies,
+summaries as compactions, messages of another role, and the census by record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxlab import load
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io import detect_format
+from ctxlab.io._opencode import is_opencode_export, is_opencode_session_info
+from ctxlab.messages import ProviderUsage
+
+
+def _export(*messages: Any) -> dict[str, Any]:
+    return {"info": {"id": "ses_1", "projectID": "p"}, "messages": list(messages)}
+
+
+def _user(*parts: Any, **info: Any) -> dict[str, Any]:
+    return {"info": {"role": "user", **info}, "parts": list(parts)}
+
+
+def _assistant(*parts: Any, **info: Any) -> dict[str, Any]:
+    return {"info": {"role": "assistant", **info}, "parts": list(parts)}
+
+
+def _text(text: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "text", "text": text, **extra}
+
+
+def _finish(input: int = 10, output: int = 2, **more: Any) -> dict[str, Any]:
+    return {"type": "step-finish", "tokens": {"input": input, "output": output, **more}}
+
+
+STORED = next(
+    (Path(__file__).parents[1] / "fixtures" / "opencode" / "storage" / "session").glob("*/*.json")
+)
+START = {"type": "step-start"}
+PNG = "data:image/png;base64,iVBORw0KGgo="
+
+
+def _tool(call_id: str, state: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "tool", "callID": call_id, "tool": "read", "state": state, **extra}
+
+
+def _load(*messages: Any) -> Any:
+    return load(_export(*messages), format="opencode")
+
+
+def _blocks(transcript: Any) -> list[tuple[str, Any]]:
+    shown = []
+    for message in transcript.messages:
+        for block in message.content:
+            if block.type == "text":
+                shown.append((message.role, ("text", block.text)))
+            elif block.type == "tool_use":
+                shown.append((message.role, ("use", block.id, block.name, block.input)))
+            elif block.type == "tool_result":
+                shown.append(
+                    (message.role, ("result", block.tool_use_id, block.text, bool(block.is_error)))
+                )
+            elif block.type == "thinking":
+                shown.append((message.role, ("thinking", block.thinking, block.signature)))
+            elif block.type == "provider":
+                shown.append((message.role, ("provider", block.data)))
+            else:
+                shown.append((message.role, (block.type,)))
+    return shown
+
+
+def test_which_documents_are_opencodes() -> None:
+    good = _export(_user(_text("hi")))
+    assert is_opencode_export(good) and detect_format(good) == "opencode"
+    assert is_opencode_export({"info": {"id": "ses"}, "messages": []})
+    for bad in (
+        None,
+        [good],
+        {"info": {"id": "ses_1"}, "messages": {}},
+        {"info": {"id": "s_1"}, "messages": []},
+        {"info": {}, "messages": []},
+        {"info": "ses_1", "messages": []},
+        {"info": {"id": "ses_1"}, "messages": [{"info": {}}]},
+        {"info": {"id": "ses_1"}, "messages": [{"parts": []}]},
+        {"info": {"id": "ses_1"}, "messages": ["x"]},
+    ):
+        assert not is_opencode_export(bad)
+    # Only the first twenty messages are looked at.
+    assert is_opencode_export({"info": {"id": "ses_1"}, "messages": [_user()] * 20 + ["x"]})
+    stored = {"id": "ses_1", "projectID": "p", "time": {}}
+    assert is_opencode_session_info(stored)
+    for bad in (
+        None,
+        {**stored, "id": "ses1"},
+        {**stored, "id": None},
+        {"id": "ses_1", "time": {}},
+        {**stored, "time": 5},
+    ):
+        assert not is_opencode_session_info(bad)
+
+
+def test_a_message_that_is_no_info_and_parts_is_refused_naming_it() -> None:
+    for broken in ({"info": {"role": "user"}}, {"info": {}, "parts": []}, "x"):
+        with pytest.raises(MessageFormatError) as raised:
+            _load(_user(_text("hi")), broken)
+        assert str(raised.value).endswith("message 1: expected {info, parts} (an OpenCode message)")
+
+
+def test_what_a_user_message_sends() -> None:
+    transcript = _load(
+        _user(
+            _text("look"),
+            _text("hidden", ignored=True),
+            _text("  "),
+            {"type": "text", "text": None},
+            {"type": 5},
+            {"type": "file", "mime": "text/plain", "url": "file:///a.py"},
+            {"type": "file", "mime": "application/x-directory", "url": "file:///src"},
+            {"type": "file", "mime": "image/png", "url": "data:image/png;base64,iVBORw0KGgo="},
+            {"type": "file", "mime": "image/png", "url": 5},
+            {"type": "file", "mime": "application/pdf", "url": "file:///b.pdf"},
+            {"type": "compaction"},
+            {"type": "subtask"},
+            {"type": "agent"},
+            "junk",
+            system="Be brief.",
+        ),
+        _user(_text("again", ignored=True), system="Be brief."),
+        _user(_text("more"), system="Use tools."),
+    )
+    assert transcript.system == "Be brief.\n\nUse tools."
+    assert _blocks(transcript) == [
+        ("user", ("text", "look")),
+        ("user", ("image",)),
+        ("user", ("provider", {"type": "file", "mime": "image/png", "url": 5})),
+        (
+            "user",
+            ("provider", {"type": "file", "mime": "application/pdf", "url": "file:///b.pdf"}),
+        ),
+        ("user", ("text", "What did we do so far?")),
+        ("user", ("text", "The following tool was executed by the user")),
+        ("user", ("text", "more")),
+    ]
+    skipped = transcript.meta["skipped"]
+    assert skipped == {
+        "ignored text part": 2,
+        "empty text part": 2,
+        "file part (sent as its text part)": 2,
+        "agent part": 1,
+        "unreadable part": 2,
+        "message without a part sent": 1,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up and census.unit == "record"
+    assert census.read == {
+        "info": 1,
+        "message (user)": 3,
+        "part (text)": 6,
+        "part (5)": 1,
+        "part (file)": 5,
+        "part (compaction)": 1,
+        "part (subtask)": 1,
+        "part (agent)": 1,
+        "part (unreadable)": 1,
+    }
+    # Of OpenCode's storage, each record is a file, and the kinds say so.
+    stored = load(STORED)
+    stored_census = stored.census
+    assert stored_census is not None and stored_census.adds_up
+    assert stored_census.read["session file"] == 1
+    assert {k.split(" (")[0] for k in stored_census.read} == {
+        "session file",
+        "message file",
+        "part file",
+    }
+
+
+def test_one_request_per_step_with_its_steps_usage() -> None:
+    transcript = _load(
+        _user(_text("go")),
+        _assistant(
+            START,
+            {"type": "reasoning", "text": "hm", "metadata": {"anthropic": {"signature": "s"}}},
+            {"type": "reasoning", "text": "more", "metadata": {"anthropic": {"signature": 5}}},
+            {"type": "reasoning", "text": " "},
+            _text("Reading."),
+            _tool("c1", {"status": "completed", "input": {"p": 1}, "output": "a"}),
+            _finish(10, 2, reasoning=3, cache={"read": 100, "write": 50}),
+            START,
+            _text(""),
+            {"type": "patch"},
+            {"type": "step-finish"},
+            _finish(99, 9),  # a step without output: its usage lost
+            START,
+            {"type": "file", "mime": "image/png", "url": PNG},
+            "junk",
+            _finish(20, 4, cache={}),
+            {"type": "step-finish", "tokens": None},  # a finish without tokens is not the one
+            {"type": "text", "text": "", "tokens": {"input": 1}},  # nor a part of another type
+            providerID="anthropic",
+            modelID="claude",
+            tokens={"input": 7, "output": 7},  # the turn's total: steps have their own
+        ),
+    )
+    assert _blocks(transcript) == [
+        ("user", ("text", "go")),
+        ("assistant", ("thinking", "hm", "s")),
+        ("assistant", ("thinking", "more", "")),
+        ("assistant", ("text", "Reading.")),
+        ("assistant", ("use", "c1", "read", {"p": 1})),
+        ("user", ("result", "c1", "a", False)),
+        # A reply's file is kept whole (a reply holds no image block).
+        ("assistant", ("provider", {"type": "file", "mime": "image/png", "url": PNG})),
+    ]
+    assert transcript.usage == {1: ProviderUsage(10, 5, 100, 50), 3: ProviderUsage(20, 4)}
+    assert transcript.meta["models"] == ["anthropic/claude"]
+    skipped = transcript.meta["skipped"]
+    assert skipped == {
+        "empty reasoning part": 1,
+        "empty text part": 2,
+        "patch part": 1,
+        "step-finish part": 2,
+        "unreadable part": 1,
+        "step without output": 1,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"on a step without output": 1}
+    assert census.read["part (step-start)"] == 3 and census.read["message (assistant)"] == 1
+
+
+def test_a_turn_without_steps_takes_the_turns_own_usage() -> None:
+    one = _load(_user(_text("go")), _assistant(_text("ok"), tokens={"input": 5, "output": 1}))
+    assert one.usage == {1: ProviderUsage(5, 1)}
+    # A step-finish without tokens: the step's usage is unknown, not the turn's total.
+    bare = {"type": "step-finish"}
+    unknown = _load(
+        _user(_text("go")), _assistant(_text("ok"), bare, tokens={"input": 5, "output": 1})
+    )
+    assert unknown.usage == {}
+    # Two steps and no step-finish: the turn's total is never spread over them.
+    two = _load(
+        _user(_text("go")),
+        _assistant(START, _text("a"), START, _text("b"), tokens={"input": 5, "output": 1}),
+    )
+    assert two.usage == {}
+    assert [b for _, b in _blocks(two)] == [("text", "go"), ("text", "a"), ("text", "b")]
+
+
+def test_each_tool_state_is_its_result() -> None:
+    states = {
+        "done": {"status": "completed", "output": "out"},
+        "empty": {"status": "completed"},
+        "cleared": {"status": "completed", "output": "big", "time": {"compacted": 5}},
+        "failed": {"status": "error", "error": "boom"},
+        "bare": {"status": "error"},
+        "stopped": {"status": "error", "metadata": {"interrupted": True, "output": "partial"}},
+        "stopped-no-output": {"status": "error", "error": "x", "metadata": {"interrupted": True}},
+        "not-stopped": {
+            "status": "error",
+            "error": "y",
+            "metadata": {"interrupted": 1, "output": "z"},
+        },
+        "running": {"status": "running"},
+        "pending": "junk",
+    }
+    parts = [_tool(name, state) for name, state in states.items()]
+    parts.append({"type": "tool", "id": "prt_9", "state": {"status": "completed", "input": [1]}})
+    transcript = _load(_user(_text("go")), _assistant(*parts))
+    results = {b[1]: b[2:] for _, b in _blocks(transcript) if b[0] == "result"}
+    assert results == {
+        "done": ("out", False),
+        "empty": ("(no output)", False),
+        "cleared": ("[Old tool result content cleared]", False),
+        "failed": ("boom", True),
+        "bare": ("error", True),
+        "stopped": ("partial", False),
+        "stopped-no-output": ("x", True),
+        "not-stopped": ("y", True),
+        "running": ("[Tool execution was interrupted]", True),
+        "pending": ("[Tool execution was interrupted]", True),
+        "prt_9": ("(no output)", False),
+    }
+    uses = [b for _, b in _blocks(transcript) if b[0] == "use"]
+    assert uses[-1] == ("use", "prt_9", "tool", {})
+
+
+def test_a_failed_reply_is_not_sent_and_its_usage_is_lost() -> None:
+    aborted = {"name": "MessageAbortedError"}
+    transcript = _load(
+        _user(_text("go")),
+        _assistant(START, _text("half"), _finish(5, 1), error={"name": "APIError"}),
+        # Aborted by the user after it wrote something: sent.
+        _assistant(START, _text("partial"), _finish(6, 1), error=aborted),
+        # Aborted before any output (only its start and thinking): not sent.
+        _assistant(START, {"type": "reasoning", "text": "hm"}, error=aborted),
+        # (OpenCode sends one whose parts are more than starts and thoughts: a step-finish too.)
+        _assistant(START, {"type": "reasoning", "text": "hm"}, _finish(7, 1), error=aborted),
+        _assistant(_text("ok"), error="not an error object"),
+    )
+    assert [b for _, b in _blocks(transcript)] == [
+        ("text", "go"),
+        ("text", "partial"),
+        ("thinking", "hm", ""),
+        ("text", "ok"),
+    ]
+    assert transcript.usage == {1: ProviderUsage(7, 1)}  # the later of two merged replies
+    assert transcript.meta["skipped"] == {
+        "failed reply (not sent again)": 2,
+        "part of a failed reply": 5,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {
+        "part of a failed reply: its step's usage": 1,
+        "replaced: replies merged in a turn": 1,
+    }
+
+
+def test_a_message_of_another_role_is_counted_with_its_parts() -> None:
+    transcript = _load(
+        _user(_text("go")),
+        {"info": {"role": "system"}, "parts": [_text("x"), _finish(3, 1), {"type": "step-finish"}]},
+        _assistant(_text("ok")),
+    )
+    assert transcript.meta["skipped"] == {
+        "message of role 'system'": 1,
+        "part of a message of another role": 3,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"part of a message of another role: its step's usage": 1}
+    assert census.read["message (system)"] == 1
+
+
+def test_a_summary_reply_is_opencodes_compaction() -> None:
+    transcript = _load(
+        _user(_text("go")),
+        _assistant(_text("one")),
+        _user(_text("more")),
+        _assistant(START, _text("two"), START, _text("three")),
+        _user({"type": "compaction"}),
+        _assistant(_text("Summary: ..."), summary=True, modelID="m", providerID="p"),
+        _assistant(_text("again"), summary="yes", modelID="m", providerID="p"),
+        _assistant(_text("x"), modelID="", providerID="q"),
+    )
+    fields = ("kind", "trigger", "replies_before", "summary_head")
+    assert [{k: c[k] for k in fields} for c in transcript.meta["compactions"]] == [
+        {
+            "kind": "compact",
+            "trigger": "unknown",
+            "replies_before": 2,  # two steps without a call between them: one reply
+            "summary_head": "What did we do so far?",
+        }
+    ]
+    assert transcript.meta["models"] == ["p/m"]
+
+
+def test_a_session_without_a_model_or_compaction_notes_neither() -> None:
+    transcript = _load(_user(_text("go")), _assistant(_text("ok")))
+    assert "models" not in transcript.meta and "compactions" not in transcript.meta
+    assert transcript.system == ""
+
+
+@settings(database=None, max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 10**6), st.integers(0, 10**4), st.integers(0, 10**4)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_every_steps_usage_is_its_own_request(steps: list[tuple[int, int, int]]) -> None:
+    # A turn of n steps (each with its call) is n requests, each billed its own step-finish's
+    # tokens (reasoning billed as output), whatever the numbers.
+    parts: list[Any] = []
+    for i, (prompt, output, reasoning) in enumerate(steps):
+        call = _tool(f"c{i}", {"status": "completed", "output": "x"})
+        parts += [START, _text(f"step {i}"), call, _finish(prompt, output, reasoning=reasoning)]
+    transcript = _load(_user(_text("go")), _assistant(*parts))
+    assert transcript.usage == {
+        2 * i + 1: ProviderUsage(p, o + r) for i, (p, o, r) in enumerate(steps)
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up and census.usage_lost == {}
+
+
+def test_a_step_without_its_finish_takes_no_other_steps_usage() -> None:
+    # The first step's finish is missing (it stopped mid-way): its request's usage is unknown,
+    # and the second step keeps its own.
+    transcript = _load(
+        _user(_text("go")),
+        _assistant(
+            START,
+            _text("a"),
+            _tool("c1", {"status": "completed", "output": "x"}),
+            START,
+            _text("b"),
+            _finish(20, 4),
+        ),
+    )
+    assert transcript.usage == {3: ProviderUsage(20, 4)}
