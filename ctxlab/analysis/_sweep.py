@@ -34,7 +34,7 @@ from ctxlab.analysis._tasks import Task, is_dask, run_tasks
 from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
 from ctxlab.analysis._verdict import sweep_findings
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
-from ctxlab.config._config import ContextConfig
+from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import CacheNotWritten, CountStoreError, UsageError, WriteError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
@@ -54,7 +54,17 @@ COUNTS_FILE = "token_counts.sqlite"
 
 # Counts stay integers (nullable: an error row has none).
 _INTEGERS = dict.fromkeys(
-    ("window", "requests", "tokens_sent", "compactions", "peak", "errors", "failed_at"), "Int64"
+    (
+        "window",
+        "requests",
+        "tokens_sent",
+        "compactions",
+        "peak",
+        "errors",
+        "failed_at",
+        "over_limit_billed",
+    ),
+    "Int64",
 )
 
 
@@ -74,27 +84,38 @@ def run_group(
     store, problem = _open_store(counts)
     cache = TokenCache(default_counter(), store=store)
     rows: list[dict[str, Any]] = []
+    # An invalid config is its rows' error before any replay: the what-if's baseline is its
+    # first config's, so left in, it would cost the other configs their figures too.
+    invalid: dict[str, str] = {}
+    for name, config in configs.items():
+        try:
+            require_config(config)
+        except UsageError as exc:
+            invalid[name] = f"{type(exc).__name__}: {exc}"
+    valid = {name: config for name, config in configs.items() if name not in invalid}
     for window in [windows] if isinstance(windows, int) else windows:
-        what = WhatIf(
-            transcript,
-            configs,
-            context_window=window,
-            counter=cache,
-            price=price,
-            rules=rules,
-            summary_calls=summary_calls,
-            unrecorded_tokens=unrecorded_tokens,
-        )
-        failures: dict[str, str] = {}
-        for name in configs:
-            try:
-                run_sync(what.run(name))
-            except Exception as exc:  # a failing case is a row, never a lost sweep
-                failures[name] = f"{type(exc).__name__}: {exc}"
-        table = what.table()
+        failures = dict(invalid)
+        table = None
+        if valid:
+            what = WhatIf(
+                transcript,
+                valid,
+                context_window=window,
+                counter=cache,
+                price=price,
+                rules=rules,
+                summary_calls=summary_calls,
+                unrecorded_tokens=unrecorded_tokens,
+            )
+            for name in valid:
+                try:
+                    run_sync(what.run(name))
+                except Exception as exc:  # a failing case is a row, never a lost sweep
+                    failures[name] = f"{type(exc).__name__}: {exc}"
+            table = what.table()
         for name in configs:
             base = {"session": transcript.name, "config": name, "window": window}
-            if name in failures:
+            if name in failures or table is None:
                 rows.append({**base, "error": failures[name]})
                 continue
             # Cell by cell: a row read whole takes one dtype for all, and NaN becomes NA.
@@ -229,7 +250,7 @@ def sweep(
         else:
             pending.setdefault((session, window), {})[config] = configs[config]
 
-    problems: dict[str, int] = {}
+    problems: dict[str, None] = {}  # each problem once, in the order met
 
     def finished(done: list[dict[str, Any]]) -> None:
         # Cached as each task arrives: a sweep that stops later keeps what finished. A cache
@@ -237,12 +258,12 @@ def sweep(
         for row in done:
             problem = row.pop(_PROBLEM, None)
             if problem:
-                problems[problem] = problems.get(problem, 0) + 1
+                problems[problem] = None
             if cache is not None and row.get("error") is None:
                 try:
                     cache.put(keys[row["session"]], configs[row["config"]], row["window"], row)
                 except (WriteError, OSError) as exc:
-                    problems[str(exc)] = problems.get(str(exc), 0) + 1
+                    problems[str(exc)] = None
 
     # The sessions' token counts are kept beside the cached cases: a sweep of other configs
     # over the same sessions tokenizes nothing again.

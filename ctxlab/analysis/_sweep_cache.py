@@ -53,7 +53,10 @@ another definition."""
 
 
 def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) -> str:
-    key = f"{session_key}|{config.model_dump_json()}|{window}|{_version()}|{FIGURES}|{extra}"
+    # Without warnings: an invalid config (built unvalidated) is looked up too, then a row
+    # with its error; its lookup must not warn about the values that make it invalid.
+    dumped = config.model_dump_json(warnings=False)
+    key = f"{session_key}|{dumped}|{window}|{_version()}|{FIGURES}|{extra}"
     return _digest(key)
 
 

@@ -53,8 +53,25 @@ def replace_results(
     return UserMessage(content=tuple(blocks))
 
 
-# The marker as it reads with a long offload path: what a truncated result's tail costs at most.
+# The marker as it reads with a long offload path: what a truncated result's tail is allowed,
+# whatever the path it names — so that a result is cut alike wherever its file was written (two
+# branches of a fork, in folders of their own, send the same head; a path longer than the
+# sample's costs its extra tokens beyond the limit).
 _MARKER_SAMPLE = truncation_notice("/" + "x" * 120)
+
+
+def _beside_text(result: ToolResultBlock, cache: TokenCache) -> int:
+    """What a result's count holds besides its text: the block's framing, its images and
+    other parts (a block's count is its fixed part plus its texts' counts, `block_parts`, the
+    result's text first: the rest is known without tokenizing that long text again)."""
+    fixed, texts = block_parts(result)
+    return fixed + sum(map(cache.counter.count_text, texts[1:]))
+
+
+def _marker_tokens(cache: TokenCache) -> int:
+    """What a cut result's tail is allowed: the sample notice, and two tokens for the newline
+    joining it and how the head's end tokenizes with it."""
+    return cache.text(_MARKER_SAMPLE) + 2
 
 
 def truncate_results(
@@ -71,16 +88,14 @@ def truncate_results(
         if before <= limit:
             return result
         text = result.text
-        marker_tokens = cache.text(_MARKER_SAMPLE) + 2
         path: str | None = None
         cut = text.rfind(TRUNCATION_MARKER)
         if cut >= 0 and text.endswith("</system-reminder>"):
             # Truncated before (a smaller budget now: the latest turn at compaction). Its head
             # is cut further; the notice, and the file it points to, stay as they were.
             notice = text[cut:]
-            head = head_within(
-                text[:cut].rstrip("\n"), limit - marker_tokens, cache.counter.count_text
-            )
+            budget = limit - _marker_tokens(cache) - _beside_text(result, cache)
+            head = head_within(text[:cut].rstrip("\n"), budget, cache.counter.count_text)
             new = with_text(result, f"{head}\n{notice}" if head else notice)
             if new.text == text:
                 return result  # the limit is below the notice's own size: nothing more to cut
@@ -98,11 +113,8 @@ def truncate_results(
             except OffloadError as exc:
                 # The head is kept without a pointer: never a path to a missing file.
                 transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))
-        # The block's count is its fixed part plus its texts' counts (`block_parts`), the
-        # result's text first: the rest is known without tokenizing that (long) text again.
-        fixed, texts = block_parts(result)
-        images = fixed + sum(map(cache.counter.count_text, texts[1:]))
-        budget = max(limit - marker_tokens - max(images, 0), 0)
+        images = _beside_text(result, cache)
+        budget = max(limit - _marker_tokens(cache) - max(images, 0), 0)
         head = head_within(text, budget, cache.counter.count_text, total=before - images)
         new = with_text(
             result, f"{head}\n{truncation_notice(path)}" if head else truncation_notice(path)

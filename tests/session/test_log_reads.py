@@ -188,6 +188,30 @@ def test_the_transcript_is_the_logged_messages_with_each_replys_usage(log: Sessi
         log.transcript(BOB)
 
 
+def test_the_transcripts_meta_names_the_session_and_a_reply_without_usage_drops_the_pairing(
+    log: SessionLog,
+) -> None:
+    key = SessionKey("coder", "alice", "s-42")
+    _turn(log, key, "fix it", "fixed")
+    # A response logged without usage (a provider that reports none), and another event kind
+    # with usage: neither is a reply's bill.
+    messages = [
+        _logged(UserMessage(content="test it"), "test it"),
+        _logged(AssistantMessage(content="tested"), "tested"),
+    ]
+    events = [
+        ("model_response", {"request_id": "r2", "stop": "end_turn", "usage": None}),
+        ("compaction", {"usage": {"input_tokens": 5, "output_tokens": 1}}),
+    ]
+    log.commit_turn(key, events=events, messages=messages, state="s", task="t")
+    transcript = log.transcript(key)
+    assert transcript.meta == {"source": "ctxlab", "agent_id": "coder", "session_id": "s-42"}
+    assert transcript.name == "s-42" and transcript.tools == ()
+    # One usage for two replies: which reply it belongs to is unknown, so none is placed.
+    assert transcript.usage == {}
+    assert len(transcript.messages) == 4
+
+
 def test_a_read_only_log_refuses_a_turn_and_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "log.sqlite"
     writer = SessionLog(path)

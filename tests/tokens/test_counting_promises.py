@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from ctxlab.messages import (
     AssistantMessage,
     DocumentBlock,
+    HintBlock,
     ImageBlock,
+    ProviderBlock,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
@@ -222,3 +224,20 @@ def test_head_within_fits_under_a_counter_that_is_not_linear(words: list[str], b
     assert text.startswith(head) and count(head) <= budget
     if count(text) <= budget:
         assert head == text
+
+
+@settings(database=None, max_examples=40, deadline=None)
+@given(st.text(min_size=1, max_size=200).filter(str.strip))
+def test_a_hint_counts_as_the_text_the_provider_receives(hint: str) -> None:
+    # The harness's tags around it included: what is sent is what is counted.
+    counter = ApproximateCounter(1)
+    block = HintBlock(hint=hint)
+    assert TokenCache(counter).block(block) == counter.count_text(block.rendered)
+    assert block.rendered != hint and hint in block.rendered
+
+
+def test_a_provider_block_counts_its_json_and_a_tool_blocks_framing() -> None:
+    counter = ApproximateCounter(1)
+    block = ProviderBlock(data={"type": "server_tool_use", "id": "s1", "input": {"q": "é"}})
+    expected = TOOL_BLOCK_OVERHEAD + len('{"type":"server_tool_use","id":"s1","input":{"q":"é"}}')
+    assert TokenCache(counter).block(block) == expected
