@@ -11,7 +11,8 @@ Read from aider's own writer (Aider-AI/aider, ``aider/io.py``: ``InputOutput.use
 - the model's reply as it is;
 - aider's own output (commands, applied edits, commits, token reports) as ``> `` quoted lines —
   not a message; a token report (``> Tokens: 2.4k sent, 1.1k cache hit, 180 received.``) is the
-  usage of the reply before it.
+  usage of the reply before it — after an input with no reply it is that request's bill, which
+  no reply carries: counted as usage lost, "of a request with no reply recorded".
 
 aider records no tool calls: it edits files from the reply's text (search/replace blocks).
 """
@@ -84,7 +85,11 @@ def from_aider(
             flush("assistant", reply, "reply line")
             builder.record("aider output line")
             usage = _usage(line[1:].strip())
-            if usage is not None:
+            if usage is not None and builder.turns and builder.turns[-1]["role"] == "user":
+                # An input with no reply since: the report bills that request (aider writes
+                # one after an interrupted or empty answer), never the reply before it.
+                builder.lose_usage("of a request with no reply recorded")
+            elif usage is not None:
                 builder.usage_of_last_reply(usage)
             else:
                 builder.skip("aider output line")

@@ -205,3 +205,25 @@ def test_a_report_in_plain_digits_reads_back(
     with tempfile.TemporaryDirectory() as folder:
         transcript = _load(Path(folder), text)
     assert transcript.usage == {1: ProviderUsage(max(sent - hit - write, 0), received, hit, write)}
+
+
+def test_a_token_report_after_an_input_with_no_reply_is_another_requests_bill(
+    tmp_path: Path,
+) -> None:
+    # The second input got no reply (interrupted, or the model's answer was empty): its report
+    # bills that request, not the reply before it, whose own usage stays as reported.
+    text = "\n".join(
+        [
+            START,
+            "#### first",
+            "one",
+            "> Tokens: 100 sent, 10 received.",
+            "#### second",
+            "> Tokens: 900 sent, 0 received.",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert transcript.usage == {1: ProviderUsage(100, 10)}
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"of a request with no reply recorded": 1}
