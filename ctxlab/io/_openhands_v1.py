@@ -242,7 +242,10 @@ class _Conversation:
     def result(self, kind: str, event: Mapping[str, Any]) -> None:
         if kind == "ObservationEvent":
             observation = as_mapping(event.get("observation"))
-            content: Any = _content(observation.get("content")) or ""
+            raw = observation.get("content")
+            # Parts as a list, or (some tools' observations) the output as one string.
+            content: Any = (raw if raw.strip() else "") if isinstance(raw, str) else _content(raw)
+            content = content or ""
             error = bool(observation.get("is_error"))
         elif kind == "UserRejectObservation":
             content, error = f"Action rejected: {event.get('rejection_reason') or ''}", True

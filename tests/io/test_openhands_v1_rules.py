@@ -363,3 +363,18 @@ def test_a_folder_is_a_conversation_only_with_its_state_and_events(tmp_path: Pat
     alone.mkdir()
     (alone / "base_state.json").write_text("{}")
     assert v1_folder_events(alone) is None  # no events folder
+
+
+def test_an_observation_whose_content_is_a_string_keeps_it_as_the_results_text(
+    tmp_path: Path,
+) -> None:
+    events = [
+        _message(0, "user", _text("go")),
+        _action(1, "r1", "c1"),
+        _event("ObservationEvent", 2, tool_call_id="c1", observation={"content": "a.py\nb.py"}),
+        _action(3, "r2", "c2"),
+        _event("ObservationEvent", 4, tool_call_id="c2", observation={"content": "  "}),
+    ]
+    transcript = _folder(tmp_path, events)
+    assert shown(transcript)[2] == ("user", ("result", "c1", "a.py\nb.py", False))
+    assert shown(transcript)[4] == ("user", ("result", "c2", "", False))
