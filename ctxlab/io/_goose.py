@@ -211,5 +211,10 @@ def _response(item: Mapping[str, Any]) -> dict[str, Any]:
         error = isinstance(value, Mapping) and value.get("isError") is True
         parts = content if isinstance(content, list) else []
         texts = [str(p.get("text")) for p in parts if isinstance(p, Mapping) and "text" in p]
-        text = "\n".join(texts) if texts else json.dumps(content, ensure_ascii=False)
+        if texts:
+            text = "\n".join(texts)
+        elif content is None:
+            text = ""  # a CallToolResult without content, or no value: "(no output)", not "null"
+        else:
+            text = json.dumps(content, ensure_ascii=False)
     return tool_result(str(item.get("id") or ""), text, is_error=error)

@@ -148,7 +148,7 @@ def test_a_results_content_as_each_goose_wrote_it(tmp_path: Path) -> None:
 
     calls = [
         {"type": "toolRequest", "id": f"c{i}", "toolCall": {"value": {"name": "x"}}}
-        for i in range(5)
+        for i in range(7)
     ]
     transcript = _lines(
         tmp_path,
@@ -160,6 +160,8 @@ def test_a_results_content_as_each_goose_wrote_it(tmp_path: Path) -> None:
             response("c2", {"content": [{"type": "image", "data": "x"}], "isError": "yes"}),
             response("c3", {"structured": "é"}),
             response("c4", "plaín"),
+            response("c5", {"isError": True}),
+            {"type": "toolResponse", "id": "c6", "toolResult": {"status": "success"}},
         ),
     )
     results = [b[1:] for _, b in shown(transcript) if b[0] == "result"]
@@ -167,8 +169,10 @@ def test_a_results_content_as_each_goose_wrote_it(tmp_path: Path) -> None:
         ("c0", "done", False),
         ("c1", "failed", True),
         ("c2", '[{"type": "image", "data": "x"}]', False),
-        ("c3", "null", False),
+        ("c3", "(no output)", False),  # a CallToolResult without content: never "null"
         ("c4", '"plaín"', False),  # its JSON, the text as written
+        ("c5", "(no output)", True),
+        ("c6", "(no output)", False),
     ]
 
 
