@@ -222,10 +222,11 @@ def _list(value: Any) -> list[Any]:
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
+    # A text part without text adds no line (it would be a blank line in the System text).
     return "\n".join(
-        str(p.get("text") or "")
+        str(p["text"])
         for p in _list(content)
-        if isinstance(p, Mapping) and p.get("type") == "text"
+        if isinstance(p, Mapping) and p.get("type") == "text" and p.get("text")
     )
 
 

@@ -66,7 +66,14 @@ def test_a_session_without_a_history_list_is_refused_naming_it(tmp_path: Path) -
 def test_each_item_becomes_what_continue_sends(tmp_path: Path) -> None:
     history = [
         _item(
-            "system", [{"type": "text", "text": "Be brief."}, {"type": "image"}, {"type": "text"}]
+            "system",
+            [
+                {"type": "text", "text": "Be brief."},
+                {"type": "image"},
+                {"type": "text"},
+                {"type": "text", "text": "Cite files."},
+                {"type": "text"},
+            ],
         ),
         _item("system", "Use tools."),
         _item("system", "  "),
@@ -91,7 +98,8 @@ def test_each_item_becomes_what_continue_sends(tmp_path: Path) -> None:
         _item("user", "again"),
     ]
     transcript = _load(tmp_path, history, title="T", workspaceDirectory="/w", chatModelTitle="M")
-    assert transcript.system == "Be brief.\n\n\nUse tools."  # a text part without text is ""
+    # A text part without text adds no line.
+    assert transcript.system == "Be brief.\nCite files.\n\nUse tools."
     assert shown(transcript) == [
         ("user", ("text", "```py a.py\nx=1\n```\n")),
         ("user", ("text", "fix it")),
