@@ -6,11 +6,13 @@ span exports; and the refusals."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._otel_agents import AGENTS_KEY
 from ctxlab.io._otel_spans import Span, is_otel, spans_of
 
 
@@ -274,3 +276,92 @@ def test_a_record_that_is_no_object_is_refused_naming_it() -> None:
     assert str(raised.value) == (
         "trace.json record 1: expected an OTLP TracesData object or a span"
     )
+
+
+def test_an_agents_sdk_export_as_spans_of_its_span_data() -> None:
+    generation = {"type": "generation", "model": "m"}
+    data = {
+        "data": [
+            {"object": "trace", "id": "trace_1"},  # the trace itself: no span data
+            {
+                "object": "trace.span",
+                "id": "span_2",
+                "trace_id": "trace_1",
+                "parent_id": "span_1",
+                "started_at": "1970-01-01T00:00:02Z",
+                "span_data": generation,
+            },
+            {"object": "trace.span", "span_data": {"type": "agent"}},
+        ]
+    }
+    assert is_otel(data) and is_otel(data["data"])
+    assert spans_of(data, "f") == [
+        Span(2_000_000_000, "trace_1", "", {AGENTS_KEY: generation}, [], "span_2", "span_1"),
+        Span(0, "None", "", {AGENTS_KEY: {"type": "agent"}}, [], "", ""),
+    ]
+
+
+def test_what_a_span_lacks_is_empty_text_not_a_placeholder() -> None:
+    empty = Span(0, "", "", {}, [], "", "")
+    assert spans_of({"context": {}}, "f") == [empty]  # the SDK's
+    assert spans_of({"data": [{"traceID": "", "spans": [{}]}]}, "f") == [empty]  # Jaeger's
+    (observation,) = spans_of([{"startTime": None, "type": None, "input": 1}], "f")
+    assert (observation.trace, observation.name, observation.id, observation.parent) == (
+        "",
+        "",
+        "",
+        "",
+    )
+    assert observation.attributes["langfuse.observation.type"] == ""
+
+
+def test_an_export_with_resource_spans_and_spans_reads_the_resource_spans() -> None:
+    otlp = {"traceId": "t", "name": "otlp"}
+    data = {"resourceSpans": [{"scopeSpans": [{"spans": [otlp]}]}], "spans": [{"name": "x"}]}
+    assert [s.name for s in spans_of(data, "f")] == ["otlp"]
+
+
+def test_nested_attributes_flatten_to_a_bound_then_stay_whole() -> None:
+    deep: dict[str, Any] = {"leaf": 1}
+    for _ in range(70):
+        deep = {"a": deep}
+    (span,) = spans_of({"context": {}, "attributes": deep}, "f")
+    ((key, value),) = span.attributes.items()
+    assert key == ".".join(["a"] * 65)  # 64 levels flattened, the 65th kept whole
+    assert value == {"a": {"a": {"a": {"a": {"a": {"leaf": 1}}}}}}
+    # A list's items count one level each, as a mapping's values do.
+    listed: dict[str, Any] = {"x": [{"y": {"z": 1}}]}
+    for _ in range(62):
+        listed = {"a": listed}
+    (span,) = spans_of({"context": {}, "attributes": listed}, "f")
+    assert span.attributes == {".".join(["a"] * 62) + ".x.0.y.z": 1}
+
+
+def test_a_langfuse_value_json_cannot_write_is_written_as_its_text() -> None:
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    observation = {"startTime": 0, "type": "SPAN", "traceId": "t", "input": {"at": when}}
+    (span,) = spans_of([observation], "f")
+    assert span.attributes["langfuse.observation.input"] == '{"at": "2026-01-02 00:00:00+00:00"}'
+
+
+def test_the_shape_of_observations_is_judged_on_the_first_twenty() -> None:
+    observation = {"startTime": 0, "type": "SPAN", "traceId": "t"}
+    assert is_otel([observation] * 20 + ["junk"])
+    assert not is_otel([observation] * 19 + ["junk"])
+    assert len(spans_of([observation] * 20 + ["junk"], "f")) == 20
+
+
+def test_a_start_time_refused_is_named_in_the_message() -> None:
+    def start(value: Any) -> int:
+        return spans_of({"context": {}, "start_time": value}, "f")[0].start
+
+    assert start("0" * 18 + "12") == 12  # twenty digits
+    with pytest.raises(ValueError) as raised:
+        start(-5)
+    assert str(raised.value) == (
+        "a span's start time is -5: not a time (nanoseconds since 1970, or an ISO 8601 date); "
+        "export the trace again"
+    )
+    with pytest.raises(ValueError) as raised:
+        start("x" * 50)
+    assert str(raised.value).startswith(f"a span's start time is {'x' * 40!r}: not a time")
