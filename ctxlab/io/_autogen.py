@@ -42,18 +42,17 @@ def is_autogen_state(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("type") in _STATES and "version" in value
 
 
-def _agents(state: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Mapping[str, Any], Any]]:
-    """(name, assistant state, buffered messages) of every agent with an LLM context."""
+def _agents(state: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Mapping[str, Any]]]:
+    """(name, assistant state) of every agent with an LLM context (their buffers are counted
+    with every other list of messages, by `_message_lists`)."""
     kind = state.get("type")
     if kind == "AssistantAgentState":
-        return [(prefix or "agent", state, [])]
+        return [(prefix or "agent", state)]
     if kind == "ChatAgentContainerState":
-        inner = as_mapping(state.get("agent_state"))
-        held = _agents(inner, prefix)
-        return [(n, s, state.get("message_buffer") if s is inner else b) for n, s, b in held]
+        return _agents(as_mapping(state.get("agent_state")), prefix)
     if kind == "SocietyOfMindAgentState":
         return _agents(as_mapping(state.get("inner_team_state")), prefix)
-    found: list[tuple[str, Mapping[str, Any], Any]] = []
+    found: list[tuple[str, Mapping[str, Any]]] = []
     for key, agent in as_mapping(state.get("agent_states")).items():
         name = str(key).split("/", 1)[0]
         found += _agents(as_mapping(agent), f"{prefix}/{name}" if prefix else name)
@@ -80,13 +79,13 @@ def from_autogen(
     """The conversation of agent ``episode``, its System text and notes."""
     agents = _agents(state)
     if not 0 <= episode < len(agents):
-        names = ", ".join(n for n, _, _ in agents) or "none"
+        names = ", ".join(n for n, _ in agents) or "none"
         msg = (
             f"{where}: no agent {episode} with a model conversation in this AutoGen state (it "
             f"holds {len(agents)}: {names}; episode= picks one, from 0)"
         )
         raise MessageFormatError(msg)
-    name, agent, _ = agents[episode]
+    name, agent = agents[episode]
     messages = as_mapping(agent.get("llm_context")).get("messages")
     if not isinstance(messages, list):
         msg = f"{where}: agent {name!r} has no llm_context.messages list"
@@ -106,7 +105,7 @@ def from_autogen(
             read.add(id(found))
             builder.record("llm_context message" if key == "messages" else key, len(found))
             builder.skip(_OTHER_LISTS[key])
-    notes = {"agent": name, "agents": [n for n, _, _ in agents]}
+    notes = {"agent": name, "agents": [n for n, _ in agents]}
     return builder, "\n\n".join(system), notes
 
 

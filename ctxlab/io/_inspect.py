@@ -191,35 +191,43 @@ def from_inspect_sample(
             system.append(_text(message.get("content")))
             builder.use()
         elif role == "user":
-            if not builder.add("user", _content(message.get("content"), builder)):
+            if not builder.add("user", _content(message.get("content"))):
                 builder.skip("message with nothing kept")
         elif role == "assistant":
             model = message.get("model")
             if isinstance(model, str) and model not in models:
                 models.append(model)
             usage = placed.usage_of(message)
-            if not builder.add("assistant", _reply(message, index, builder), usage):
+            if not builder.add("assistant", _reply(message, index), usage):
                 builder.skip("empty reply")
         elif role == "tool":
-            builder.add("user", [_result(message)])
+            if not builder.add("user", [_result(message)]):
+                # (a result naming no call is left out; its record must still be counted)
+                builder.skip("message with nothing kept")
         else:
             builder.skip(f"{role} message")
     for reason in placed.unplaced():
         builder.lose_usage(reason)
-    for event in events:
-        kind = event.get("event") if isinstance(event, Mapping) else None
-        builder.record(f"event {kind}")
-        if kind == "model":
-            builder.use()  # its usage is on the reply it produced (or counted lost)
-        else:
-            builder.skip(f"event {kind}")
+    _count_events(builder, events)
     if models:
         notes["models"] = models
     return builder, "\n\n".join(s for s in system if s), notes
 
 
-def _reply(message: Mapping[str, Any], index: int, builder: ConversationBuilder) -> list[Any]:
-    blocks = _content(message.get("content"), builder)
+def _count_events(builder: ConversationBuilder, events: list[Any]) -> None:
+    """Each event a record: a model call used (its usage is on the reply it produced, or counted
+    lost), the others skipped by kind."""
+    for event in events:
+        kind = event.get("event") if isinstance(event, Mapping) else None
+        builder.record(f"event {kind}")
+        if kind == "model":
+            builder.use()
+        else:
+            builder.skip(f"event {kind}")
+
+
+def _reply(message: Mapping[str, Any], index: int) -> list[Any]:
+    blocks = _content(message.get("content"))
     for call in message.get("tool_calls") or ():
         if isinstance(call, Mapping):
             arguments = call.get("arguments")
@@ -341,7 +349,7 @@ def _text(content: Any) -> str:
     return text_parts(content) or ""
 
 
-def _content(content: Any, builder: ConversationBuilder) -> list[dict[str, Any]]:
+def _content(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content.strip() else []
     blocks: list[dict[str, Any]] = []

@@ -188,16 +188,19 @@ class _Reader:
             else:
                 self.builder.skip("empty message")
         elif role == "tool":
-            results = _results(message, parts)
-            kept = [r for r in results if r["tool_use_id"] not in self.opening]
-            if not self.builder.add("user", kept):
-                self.builder.skip("result of an opening reply's call")
-            else:
-                self.builder.leave_out(
-                    "result of an opening reply's call", len(results) - len(kept)
-                )
+            self.tool(message, parts)
         else:
             self.builder.skip(f"{role} message")  # approval requests and responses
+
+    def tool(self, message: Mapping[str, Any], parts: list[Any]) -> None:
+        results = _results(message, parts)
+        kept = [r for r in results if r["tool_use_id"] not in self.opening]
+        opening = len(results) - len(kept)
+        if kept and self.builder.add("user", kept):
+            self.builder.leave_out("result of an opening reply's call", opening)
+        elif opening:
+            self.builder.skip("result of an opening reply's call")
+        # else nothing of it was kept (a result naming no call): settled by the caller
 
     def notes(self) -> dict[str, Any]:
         notes: dict[str, Any] = {"in_context_messages": len(self.in_context)}

@@ -53,8 +53,10 @@ def replace_results(
     return UserMessage(content=tuple(blocks))
 
 
-# The marker as it reads with a long offload path: what a truncated result's tail costs at most
-# for most paths (one size for most cuts, so heads are cut alike wherever the files are).
+# The marker as it reads with a long offload path: what a truncated result's tail is allowed,
+# whatever the path it names — so that a result is cut alike wherever its file was written (two
+# branches of a fork, in folders of their own, send the same head; a path longer than the
+# sample's costs its extra tokens beyond the limit).
 _MARKER_SAMPLE = truncation_notice("/" + "x" * 120)
 
 
@@ -66,11 +68,10 @@ def _beside_text(result: ToolResultBlock, cache: TokenCache) -> int:
     return fixed + sum(map(cache.counter.count_text, texts[1:]))
 
 
-def _marker_tokens(notice: str, cache: TokenCache) -> int:
-    """What a cut result's tail costs: the sample's size, or this notice's when its path is
-    longer, and two tokens for the newline joining it and how the head's end tokenizes with it
-    (the cut result must fit its limit whatever folder the file was written to)."""
-    return max(cache.text(_MARKER_SAMPLE), cache.text(notice)) + 2
+def _marker_tokens(cache: TokenCache) -> int:
+    """What a cut result's tail is allowed: the sample notice, and two tokens for the newline
+    joining it and how the head's end tokenizes with it."""
+    return cache.text(_MARKER_SAMPLE) + 2
 
 
 def truncate_results(
@@ -93,7 +94,7 @@ def truncate_results(
             # Truncated before (a smaller budget now: the latest turn at compaction). Its head
             # is cut further; the notice, and the file it points to, stay as they were.
             notice = text[cut:]
-            budget = limit - _marker_tokens(notice, cache) - _beside_text(result, cache)
+            budget = limit - _marker_tokens(cache) - _beside_text(result, cache)
             head = head_within(text[:cut].rstrip("\n"), budget, cache.counter.count_text)
             new = with_text(result, f"{head}\n{notice}" if head else notice)
             if new.text == text:
@@ -113,8 +114,7 @@ def truncate_results(
                 # The head is kept without a pointer: never a path to a missing file.
                 transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))
         images = _beside_text(result, cache)
-        marker_tokens = _marker_tokens(truncation_notice(path), cache)
-        budget = max(limit - marker_tokens - max(images, 0), 0)
+        budget = max(limit - _marker_tokens(cache) - max(images, 0), 0)
         head = head_within(text, budget, cache.counter.count_text, total=before - images)
         new = with_text(
             result, f"{head}\n{truncation_notice(path)}" if head else truncation_notice(path)

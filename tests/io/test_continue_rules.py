@@ -18,6 +18,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._continue import is_continue_session
 from ctxlab.messages import ProviderUsage
+from tests.io.shown import shown
 
 
 def _load(tmp_path: Path, history: list[Any], **session: Any) -> Any:
@@ -33,30 +34,6 @@ def _item(role: str, content: Any = "", **extra: Any) -> dict[str, Any]:
 
 def _call(call_id: Any, name: Any = "read", arguments: Any = '{"path": "a"}') -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def _blocks(transcript: Any) -> list[tuple[str, Any]]:
-    """Each message as (role, its blocks as plain values) — what a request sends."""
-    shown = []
-    for message in transcript.messages:
-        for block in message.content:
-            if block.type == "text":
-                shown.append((message.role, ("text", block.text)))
-            elif block.type == "tool_use":
-                shown.append((message.role, ("use", block.id, block.name, block.input)))
-            elif block.type == "tool_result":
-                shown.append(
-                    (message.role, ("result", block.tool_use_id, block.text, bool(block.is_error)))
-                )
-            elif block.type == "thinking":
-                shown.append((message.role, ("thinking", block.thinking, block.signature)))
-            elif block.type == "redacted_thinking":
-                shown.append((message.role, ("redacted", block.data)))
-            elif block.type == "provider":
-                shown.append((message.role, ("provider", block.data)))
-            else:
-                shown.append((message.role, (block.type,)))
-    return shown
 
 
 def test_a_session_is_an_id_and_a_history_of_items_holding_a_message() -> None:
@@ -115,10 +92,10 @@ def test_each_item_becomes_what_continue_sends(tmp_path: Path) -> None:
     ]
     transcript = _load(tmp_path, history, title="T", workspaceDirectory="/w", chatModelTitle="M")
     assert transcript.system == "Be brief.\n\n\nUse tools."  # a text part without text is ""
-    assert _blocks(transcript) == [
+    assert shown(transcript) == [
         ("user", ("text", "```py a.py\nx=1\n```\n")),
         ("user", ("text", "fix it")),
-        ("user", ("image",)),
+        ("user", ("image", "image/png", "iVBORw0KGgo=")),
         ("user", ("provider", {"type": "imageUrl", "imageUrl": {}})),
         ("assistant", ("thinking", "Reading a first.", "sig")),
         ("assistant", ("thinking", "More.", "")),
@@ -164,7 +141,7 @@ def test_what_an_item_holds_that_continue_does_not_send(tmp_path: Path) -> None:
         ),
     ]
     transcript = _load(tmp_path, history)
-    blocks = _blocks(transcript)
+    blocks = shown(transcript)
     assert blocks[0] == ("user", ("provider", {"type": "code", "text": "x = 1"}))
     assert blocks[1] == ("assistant", ("thinking", "thought", ""))
     results = [b[1:] for _, b in blocks if b[0] == "result"]
@@ -211,7 +188,7 @@ def test_calls_and_the_results_rendered_from_their_states(tmp_path: Path) -> Non
         _item("assistant", "", toolCallState="junk"),
     ]
     transcript = _load(tmp_path, history)
-    assert _blocks(transcript) == [
+    assert shown(transcript) == [
         ("user", ("text", "go")),
         ("assistant", ("text", "Reading.")),
         ("assistant", ("use", "c1", "read", {"path": "a"})),
@@ -252,7 +229,7 @@ def test_older_tool_messages_answer_calls_that_have_no_state(tmp_path: Path) -> 
         _item("tool", "late", message={"toolCallId": "d"}),  # its call's turn is over
     ]
     transcript = _load(tmp_path, history)
-    results = [b[1:] for r, b in _blocks(transcript) if b[0] == "result"]
+    results = [b[1:] for r, b in shown(transcript) if b[0] == "result"]
     assert results == [
         ("a", "A", False),
         ("b", '{"rows": ["é"]}', False),
@@ -279,7 +256,7 @@ def test_a_summary_is_a_compaction_before_the_requests_after_it(tmp_path: Path) 
         {"kind": "compact", "trigger": "unknown", "replies_before": 2, "summary_head": long[:200]},
         {"kind": "compact", "trigger": "unknown", "replies_before": 3, "summary_head": "short"},
     ]
-    texts = [b[1] for r, b in _blocks(transcript) if r == "user"]
+    texts = [b[1] for r, b in shown(transcript) if r == "user"]
     assert texts == ["go", "more", long, "then", "x", "short"]
 
 
@@ -354,7 +331,7 @@ def test_every_call_gets_one_result_in_its_calls_order(kinds: list[str]) -> None
     ]
     with tempfile.TemporaryDirectory() as folder:
         transcript = _load(Path(folder), history)
-    results = [b[1:] for _, b in _blocks(transcript) if b[0] == "result"]
+    results = [b[1:] for _, b in shown(transcript) if b[0] == "result"]
     expected = {"state": ("s{}", False), "tool": ("t{}", False), "none": (None, True)}
     assert sorted(r[0] for r in results) == sorted(f"c{i}" for i in range(len(kinds)))
     by_id = {r[0]: r[1:] for r in results}

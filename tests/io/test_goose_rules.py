@@ -17,6 +17,7 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._goose import is_goose_export, is_goose_line
+from tests.io.shown import shown
 
 META = {"working_dir": "/w", "description": "fix it", "message_count": 2}
 
@@ -33,30 +34,6 @@ def _lines(tmp_path: Path, *records: Any) -> Any:
     path = tmp_path / "s.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return load(path, format="goose")
-
-
-def _blocks(transcript: Any) -> list[tuple[str, Any]]:
-    shown = []
-    for message in transcript.messages:
-        for block in message.content:
-            if block.type == "text":
-                shown.append((message.role, ("text", block.text)))
-            elif block.type == "tool_use":
-                shown.append((message.role, ("use", block.id, block.name, block.input)))
-            elif block.type == "tool_result":
-                shown.append(
-                    (message.role, ("result", block.tool_use_id, block.text, bool(block.is_error)))
-                )
-            elif block.type == "thinking":
-                shown.append((message.role, ("thinking", block.thinking, block.signature)))
-            elif block.type == "redacted_thinking":
-                shown.append((message.role, ("redacted", block.data)))
-            elif block.type == "image":
-                source = block.source
-                shown.append((message.role, ("image", source.media_type, source.data)))
-            else:
-                shown.append((message.role, (block.type,)))
-    return shown
 
 
 def test_which_lines_and_documents_are_gooses() -> None:
@@ -135,7 +112,7 @@ def test_each_item_as_the_model_saw_it(tmp_path: Path) -> None:
             {"type": "toolResponse", "id": "t3", "toolResult": {"status": "error"}},
         ),
     )
-    assert _blocks(transcript) == [
+    assert shown(transcript) == [
         ("user", ("text", "look")),
         ("user", ("image", "image/png", "iVBORw0KGgo=")),
         ("user", ("image", "image/gif", "R0lGOD")),
@@ -185,7 +162,7 @@ def test_a_results_content_as_each_goose_wrote_it(tmp_path: Path) -> None:
             response("c4", "plaín"),
         ),
     )
-    results = [b[1:] for _, b in _blocks(transcript) if b[0] == "result"]
+    results = [b[1:] for _, b in shown(transcript) if b[0] == "result"]
     assert results == [
         ("c0", "done", False),
         ("c1", "failed", True),
@@ -273,7 +250,7 @@ def test_what_no_request_can_hold_is_counted(tmp_path: Path) -> None:
     )
     # A call without an id gets one; a result without one answers nothing, and the call is
     # answered by the repair.
-    assert _blocks(transcript) == [
+    assert shown(transcript) == [
         ("assistant", ("use", "call_1", "x", {})),
         ("user", ("result", "call_1", "No result was recorded for this call.", True)),
     ]
@@ -301,7 +278,7 @@ def test_every_message_is_kept_or_counted(flags: list[tuple[bool, bool]]) -> Non
         records.append(_message(role, _text(f"m{i}"), metadata=meta))
     with tempfile.TemporaryDirectory() as folder:
         transcript = _lines(Path(folder), *records)
-    texts = [b[1] for _, b in _blocks(transcript)]
+    texts = [b[1] for _, b in shown(transcript)]
     assert texts == [f"m{i}" for i in range(len(flags))]
     assert transcript.meta.get("hidden_from_agent", 0) == sum(not a for a, _ in flags)
     census = transcript.census

@@ -17,6 +17,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._opencode import is_opencode_export, is_opencode_session_info
 from ctxlab.messages import ProviderUsage
+from tests.io.shown import shown
 
 
 def _export(*messages: Any) -> dict[str, Any]:
@@ -52,27 +53,6 @@ def _tool(call_id: str, state: Any, **extra: Any) -> dict[str, Any]:
 
 def _load(*messages: Any) -> Any:
     return load(_export(*messages), format="opencode")
-
-
-def _blocks(transcript: Any) -> list[tuple[str, Any]]:
-    shown = []
-    for message in transcript.messages:
-        for block in message.content:
-            if block.type == "text":
-                shown.append((message.role, ("text", block.text)))
-            elif block.type == "tool_use":
-                shown.append((message.role, ("use", block.id, block.name, block.input)))
-            elif block.type == "tool_result":
-                shown.append(
-                    (message.role, ("result", block.tool_use_id, block.text, bool(block.is_error)))
-                )
-            elif block.type == "thinking":
-                shown.append((message.role, ("thinking", block.thinking, block.signature)))
-            elif block.type == "provider":
-                shown.append((message.role, ("provider", block.data)))
-            else:
-                shown.append((message.role, (block.type,)))
-    return shown
 
 
 def test_which_documents_are_opencodes() -> None:
@@ -135,9 +115,9 @@ def test_what_a_user_message_sends() -> None:
         _user(_text("more"), system="Use tools."),
     )
     assert transcript.system == "Be brief.\n\nUse tools."
-    assert _blocks(transcript) == [
+    assert shown(transcript) == [
         ("user", ("text", "look")),
-        ("user", ("image",)),
+        ("user", ("image", "image/png", "iVBORw0KGgo=")),
         ("user", ("provider", {"type": "file", "mime": "image/png", "url": 5})),
         (
             "user",
@@ -208,7 +188,7 @@ def test_one_request_per_step_with_its_steps_usage() -> None:
             tokens={"input": 7, "output": 7},  # the turn's total: steps have their own
         ),
     )
-    assert _blocks(transcript) == [
+    assert shown(transcript) == [
         ("user", ("text", "go")),
         ("assistant", ("thinking", "hm", "s")),
         ("assistant", ("thinking", "more", "")),
@@ -250,7 +230,7 @@ def test_a_turn_without_steps_takes_the_turns_own_usage() -> None:
         _assistant(START, _text("a"), START, _text("b"), tokens={"input": 5, "output": 1}),
     )
     assert two.usage == {}
-    assert [b for _, b in _blocks(two)] == [("text", "go"), ("text", "a"), ("text", "b")]
+    assert [b for _, b in shown(two)] == [("text", "go"), ("text", "a"), ("text", "b")]
 
 
 def test_each_tool_state_is_its_result() -> None:
@@ -273,7 +253,7 @@ def test_each_tool_state_is_its_result() -> None:
     parts = [_tool(name, state) for name, state in states.items()]
     parts.append({"type": "tool", "id": "prt_9", "state": {"status": "completed", "input": [1]}})
     transcript = _load(_user(_text("go")), _assistant(*parts))
-    results = {b[1]: b[2:] for _, b in _blocks(transcript) if b[0] == "result"}
+    results = {b[1]: b[2:] for _, b in shown(transcript) if b[0] == "result"}
     assert results == {
         "done": ("out", False),
         "empty": ("(no output)", False),
@@ -287,7 +267,7 @@ def test_each_tool_state_is_its_result() -> None:
         "pending": ("[Tool execution was interrupted]", True),
         "prt_9": ("(no output)", False),
     }
-    uses = [b for _, b in _blocks(transcript) if b[0] == "use"]
+    uses = [b for _, b in shown(transcript) if b[0] == "use"]
     assert uses[-1] == ("use", "prt_9", "tool", {})
 
 
@@ -304,7 +284,7 @@ def test_a_failed_reply_is_not_sent_and_its_usage_is_lost() -> None:
         _assistant(START, {"type": "reasoning", "text": "hm"}, _finish(7, 1), error=aborted),
         _assistant(_text("ok"), error="not an error object"),
     )
-    assert [b for _, b in _blocks(transcript)] == [
+    assert [b for _, b in shown(transcript)] == [
         ("text", "go"),
         ("text", "partial"),
         ("thinking", "hm", ""),

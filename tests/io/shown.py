@@ -1,0 +1,44 @@
+"""A transcript's blocks as plain values, for the importers' rule-by-rule tests: each block as
+(role, (kind, the fields a user reads)), so that a test states a whole conversation in one
+comparison."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxlab.io._transcript import Transcript
+
+
+def shown(transcript: Transcript) -> list[tuple[str, tuple[Any, ...]]]:
+    """Every block of every message, in order: ``("text", text)``, ``("use", id, name, input)``,
+    ``("result", call id, text, is_error)``, ``("thinking", text, signature)``, ``("redacted",
+    data)``, ``("provider", data)``, ``("image", media type or None, data or url)``, else
+    ``(type,)``."""
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for message in transcript.messages:
+        for block in message.content:
+            value: tuple[Any, ...]
+            if block.type == "text":
+                value = ("text", block.text)
+            elif block.type == "tool_use":
+                value = ("use", block.id, block.name, block.input)
+            elif block.type == "tool_result":
+                value = ("result", block.tool_use_id, block.text, bool(block.is_error))
+            elif block.type == "thinking":
+                value = ("thinking", block.thinking, block.signature)
+            elif block.type == "redacted_thinking":
+                value = ("redacted", block.data)
+            elif block.type == "provider":
+                value = ("provider", block.data)
+            elif block.type == "image":
+                source = block.source
+                media = getattr(source, "media_type", None)
+                value = (
+                    "image",
+                    media,
+                    getattr(source, "data", None) or getattr(source, "url", None),
+                )
+            else:
+                value = (block.type,)
+            out.append((message.role, value))
+    return out

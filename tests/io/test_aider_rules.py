@@ -1,0 +1,193 @@
+"""aider chat histories written here line by line, each rule of ``ctxlab/io/_aider.py`` by the
+value a user reads: which texts are histories, the run an episode opens (and the refusals that
+name the runs with messages), inputs, replies and aider's own lines, token reports as the
+reply's usage (cache apart, k and M, commas), and the census of every line of the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxlab import load
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._aider import is_aider_history
+from ctxlab.messages import ProviderUsage
+from tests.io.shown import shown
+
+START = "# aider chat started at 2026-01-02 10:00:00"
+
+
+def _load(tmp_path: Path, text: str, episode: int | None = None) -> Any:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(text)
+    return load(path, format="aider", episode=episode)
+
+
+def test_a_history_opens_with_a_runs_header() -> None:
+    assert is_aider_history(START + "\n")
+    assert is_aider_history("\n\n  " + START)
+    assert not is_aider_history("#### hi\n" + START)
+
+
+def test_inputs_replies_and_aiders_own_lines(tmp_path: Path) -> None:
+    text = "\n".join(
+        [
+            START,
+            "> Aider v0.80",
+            ">",
+            "#### fix the cart  ",
+            "#### and the test",
+            "####",
+            "Sure, here is the change.",
+            "",
+            "```python",
+            "x = 1",
+            "```",
+            "> Applied edit to cart.py",
+            "> Tokens: 2.4k sent, 1.1k cache hit, 200 cache write, 180 received.",
+            "#### thanks",
+            "   ",
+            "#### ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert shown(transcript) == [
+        ("user", ("text", "fix the cart\nand the test")),
+        ("assistant", ("text", "Sure, here is the change.\n\n```python\nx = 1\n```")),
+        ("user", ("text", "thanks")),
+    ]
+    # The report's "sent" holds the cache's reads and writes.
+    assert transcript.usage == {1: ProviderUsage(1100, 180, 1100, 200)}
+    meta = transcript.meta
+    assert meta["runs"] == 1 and meta["episode"] == 0 and meta["started"] == "2026-01-02 10:00:00"
+    census = transcript.census
+    assert census is not None and census.adds_up and census.unit == "line"
+    assert census.read == {
+        "run header": 1,
+        "aider output line": 4,
+        "user input line": 5,
+        "reply line": 6,
+    }
+    assert transcript.meta["skipped"]["aider output line"] == 3
+    assert transcript.meta["skipped"]["blank line"] == 2  # a blank reply, an empty input
+
+
+@pytest.mark.parametrize(
+    ("report", "usage"),
+    [
+        ("Tokens: 12k sent, 340 received.", ProviderUsage(12_000, 340)),
+        ("Tokens: 1.5M sent, 2K received.", ProviderUsage(1_500_000, 2_000)),
+        ("Tokens: 1,234 sent, 5 received.", ProviderUsage(1_234, 5)),
+        (
+            "Tokens: 100 sent, 50 cache write, 80 cache hit, 1 received.",
+            ProviderUsage(0, 1, 80, 50),
+        ),
+        ("Tokens: 9 received.", ProviderUsage(0, 9)),
+        ("Tokens: 12k sent.", ProviderUsage(12_000, 0)),
+        ("Tokens: 1.2.3 sent, 5 received.", None),  # not a count: not a token report
+        ("Tokens: many sent.", None),
+        ("Tokens:", None),
+        ("Tokens used: 5 sent", None),
+    ],
+)
+def test_a_token_report_is_the_replys_usage(
+    tmp_path: Path, report: str, usage: ProviderUsage | None
+) -> None:
+    text = "\n".join([START, "#### go", "ok", f"> {report}"])
+    transcript = _load(tmp_path, text)
+    assert transcript.usage == ({} if usage is None else {1: usage})
+    skipped = transcript.meta.get("skipped", {})
+    assert skipped.get("aider output line", 0) == (1 if usage is None else 0)
+
+
+def test_the_run_an_episode_opens(tmp_path: Path) -> None:
+    runs = [
+        [START, "> Aider v0.80"],  # start-up lines only
+        [START.replace("10:00", "11:00"), "#### first", "one"],
+        [START.replace("10:00", "12:00"), "####   ", "> x"],  # an empty input: no message
+        [START.replace("10:00", "13:00"), "#### second", "two"],
+    ]
+    text = "\n".join(line for run in runs for line in run)
+    default = _load(tmp_path, text)
+    assert default.meta["episode"] == 1 and default.meta["runs"] == 4
+    assert default.meta["started"] == "2026-01-02 11:00:00"
+    census = default.census
+    assert census is not None and census.adds_up
+    assert census.read["line outside this run"] == 8
+    assert default.meta["skipped"]["in another run (episode=N opens it)"] == 8
+    assert [b[1] for _, b in shown(_load(tmp_path, text, episode=3))] == ["second", "two"]
+    with pytest.raises(MessageFormatError) as raised:
+        _load(tmp_path, text, episode=4)
+    path = tmp_path / ".aider.chat.history.md"
+    assert str(raised.value) == f"{path}: " + (
+        "no run 4: the history holds 4 runs (episode=0 to episode=3; with messages: 1, 3)"
+    )
+    with pytest.raises(MessageFormatError) as raised:
+        _load(tmp_path, text, episode=2)
+    assert str(raised.value) == f"{path}: " + (
+        "run 2 of the history's 4 holds no message (aider's start-up lines only); runs with "
+        "messages: 1, 3 — pass one as episode="
+    )
+    with pytest.raises(MessageFormatError) as raised:
+        _load(tmp_path, "\n".join(runs[0] + runs[0]))
+    assert str(raised.value) == f"{path}: " + (
+        "none of the history's 2 runs holds a message (aider's start-up lines only)"
+    )
+
+
+def test_a_long_list_of_runs_is_cut_in_the_refusal(tmp_path: Path) -> None:
+    text = "\n".join([START, "> x"] + [line for _ in range(13) for line in (START, "#### q")])
+    with pytest.raises(MessageFormatError) as raised:
+        _load(tmp_path, text, episode=0)
+    assert "runs with messages: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, ... — pass" in str(
+        raised.value
+    )
+    with pytest.raises(MessageFormatError, match=r"with messages: none\)"):
+        _load(tmp_path, START + "\n> x", episode=3)
+    with pytest.raises(MessageFormatError, match="runs with messages: none — pass one"):
+        _load(tmp_path, START + "\n> x", episode=0)
+    twelve = "\n".join([START, "> x"] + [line for _ in range(12) for line in (START, "#### q")])
+    with pytest.raises(MessageFormatError) as raised:
+        _load(tmp_path, twelve, episode=0)
+    assert "runs with messages: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 — pass" in str(raised.value)
+
+
+def test_replies_and_inputs_without_aiders_lines_between(tmp_path: Path) -> None:
+    # A reply followed at once by the next input, an input at the end of the file, and a run
+    # whose only message is a reply (its input lost): each kept in its role.
+    text = "\n".join([START, "#### a", "reply one", "#### b", "reply two", "#### last"])
+    assert shown(_load(tmp_path, text)) == [
+        ("user", ("text", "a")),
+        ("assistant", ("text", "reply one")),
+        ("user", ("text", "b")),
+        ("assistant", ("text", "reply two")),
+        ("user", ("text", "last")),
+    ]
+    census = _load(tmp_path, text).census
+    assert census is not None and census.read == {
+        "run header": 1,
+        "user input line": 3,
+        "reply line": 2,
+    }
+    lone = "\n".join([START, "> x", START, "only a reply"])
+    assert _load(tmp_path, lone).meta["episode"] == 1
+
+
+@settings(database=None, max_examples=60, deadline=None)
+@given(st.integers(0, 10**7), st.integers(0, 10**6), st.integers(0, 10**6), st.integers(0, 10**5))
+def test_a_report_in_plain_digits_reads_back(
+    sent: int, hit: int, write: int, received: int
+) -> None:
+    import tempfile
+
+    report = (
+        f"Tokens: {sent:,} sent, {write:,} cache write, {hit:,} cache hit, {received:,} received."
+    )
+    text = "\n".join([START, "#### go", "ok", f"> {report}"])
+    with tempfile.TemporaryDirectory() as folder:
+        transcript = _load(Path(folder), text)
+    assert transcript.usage == {1: ProviderUsage(max(sent - hit - write, 0), received, hit, write)}

@@ -1,0 +1,332 @@
+"""Letta agent files written here message by message, each rule of ``ctxlab/io/_letta.py`` by the
+value a user reads: which documents are agent files (both generations), which agent an episode
+opens, the System text and tools, the opening exchange set apart, calls and their returns, parts,
+the summary of evicted messages as a compaction, and the census over every agent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxlab import load
+from ctxlab.exceptions import MessageFormatError
+from ctxlab.io import detect_format
+from ctxlab.io._letta import is_letta_agent_file
+from tests.io.shown import shown
+
+SUMMARY = "Note: prior messages (12 of them) have been hidden from view. Summary: the user wants X."
+
+
+def _v1(*messages: Any, indices: Any = None, **agent: Any) -> dict[str, Any]:
+    positions = list(range(len(messages))) if indices is None else indices
+    return {"messages": list(messages), "in_context_message_indices": positions, **agent}
+
+
+def _call(call_id: Any, name: Any = "send_message", arguments: Any = '{"m": "hi"}') -> Any:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_which_documents_are_agent_files() -> None:
+    v1 = _v1({"role": "user", "content": "hi"})
+    v2 = {"agents": [{"messages": []}], "tools": []}
+    assert is_letta_agent_file(v1) and is_letta_agent_file(v2)
+    assert detect_format(v1) == "letta" and detect_format(v2) == "letta"
+    for bad in (
+        None,
+        [v1],
+        {"messages": []},
+        {"messages": {}, "in_context_message_indices": []},
+        {"agents": [{"messages": []}], "tools": {}},
+        {"agents": [{"name": "a"}], "tools": []},
+        {"agents": ["a"], "tools": []},
+    ):
+        assert not is_letta_agent_file(bad)
+
+
+def test_an_episode_opens_the_nth_agent_with_a_conversation() -> None:
+    tools = [
+        {"id": "t1", "name": "a", "json_schema": {"name": "search", "description": "Find."}},
+        {"id": "t2", "name": "b", "description": "Bee", "json_schema": {"parameters": {"x": 1}}},
+        "junk",
+    ]
+    user = {"role": "user", "content": "hi"}
+    document = {
+        "agents": [
+            {"name": "empty", "messages": []},
+            {
+                "name": "first",
+                "messages": [user],
+                "tool_ids": ["t2"],
+                "llm_config": {"model": "m1"},
+            },
+            "junk",
+            {"name": "second", "messages": [user, user, {"role": "user", "content": "x"}]},
+        ],
+        "tools": tools,
+    }
+    first = load(document, format="letta", episode=0)
+    assert first.meta["agent"] == "first" and first.meta["agents"] == ["first", "second"]
+    assert first.meta["version"] == 2 and first.meta["models"] == ["m1"]
+    assert [(t.name, t.description, t.input_schema) for t in first.tools] == [
+        ("b", "Bee", {"x": 1})
+    ]
+    census = first.census
+    assert census is not None and census.adds_up
+    assert census.read == {"user message": 1, "message of another agent": 3}
+    assert first.meta["skipped"] == {"another agent's message (episode=N opens it)": 3}
+    second = load(document, format="letta", episode=1)
+    assert second.meta["agent"] == "second" and "models" not in second.meta
+    # No tool ids: every tool of the file.
+    assert [(t.name, t.description) for t in second.tools] == [("search", "Find."), ("b", "Bee")]
+    plain = load(_v1(user, tools=[{"name": "t"}]), format="letta")
+    assert [(t.name, t.description) for t in plain.tools] == [("t", "")]
+    assert [t.input_schema for t in second.tools] == [{"type": "object"}, {"x": 1}]
+    with pytest.raises(MessageFormatError) as raised:
+        load(document, format="letta", episode=2)
+    assert str(raised.value).endswith(
+        "no agent 2 with a conversation (the file holds 3 agents, 2 with messages; "
+        "episode= picks one, from 0)"
+    )
+
+
+def test_the_system_text_is_the_in_context_system_message() -> None:
+    old = {"id": "m0", "role": "system", "content": "Old system."}
+    new = {
+        "id": "m1",
+        "role": "system",
+        "content": [{"type": "text", "text": "New"}, {"type": "text", "text": "system."}],
+    }
+    user = {"id": "m2", "role": "user", "content": "hi"}
+    agent = {"name": "a", "messages": [old, new, user], "in_context_message_ids": ["m1", "m2"]}
+    transcript = load({"agents": [agent], "tools": []}, format="letta")
+    assert transcript.system == "New\nsystem."
+    assert transcript.meta["skipped"] == {"system message (an older copy)": 1}
+    assert transcript.meta["in_context_messages"] == 2
+    assert transcript.meta["outside_context_window"] == 1
+    # Without an in-context list, the first System message; without one, the agent's own.
+    v1 = load(_v1(old, new, user, indices=[]), format="letta")
+    assert v1.system == "Old system." and v1.meta["in_context_messages"] == 0
+    assert "outside_context_window" not in v1.meta
+    bare = load(_v1(user, system="Agent system."), format="letta")
+    assert bare.system == "Agent system."
+    assert load(_v1(user), format="letta").system == ""
+
+
+def test_a_v1_files_in_context_positions() -> None:
+    messages = [
+        {"role": "system", "content": "S0"},
+        {"role": "system", "content": "S1"},
+        {"role": "user", "content": "hi"},
+        {"id": "x", "role": "user", "content": "named"},
+    ]
+    # Positions that are no position (a bool, past the end, negative) are not in the window.
+    # A message with an id is named by it in the window.
+    transcript = load(_v1(*messages, indices=[1, 2, 3, True, 4, 9, -1, "3"]), format="letta")
+    assert transcript.system == "S1"
+    assert transcript.meta["in_context_messages"] == 3
+    assert transcript.meta["outside_context_window"] == 1
+    assert transcript.meta["version"] == 1 and transcript.meta["agent"] == ""
+    census = transcript.census
+    assert census is not None and census.unit == "message"
+    with pytest.raises(MessageFormatError, match="an agent's 'messages' must be a list"):
+        load({"messages": {}, "in_context_message_indices": []}, format="letta")
+
+
+def test_calls_returns_and_parts_as_the_model_saw_them() -> None:
+    messages = [
+        {"role": "assistant", "content": "Booting.", "tool_calls": [_call("boot")]},
+        {"role": "tool", "tool_call_id": "boot", "content": "ok"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "text", "text": " "},
+                "junk",
+                {"type": "image", "source": {"type": "url", "url": "https://x/a.png"}},
+                {"type": "image", "source": {"type": "base64", "data": "x"}},
+                {"type": "image", "source": {"type": "base64", "url": "https://x/b.png"}},
+                {"type": "image"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "reasoning", "reasoning": "hm", "signature": "s"},
+                {"type": "reasoning", "signature": 5},
+                {"type": "redacted_reasoning", "data": "ENC"},
+                {"type": "redacted_reasoning"},
+                {"type": "omitted_reasoning"},
+            ],
+            "tool_calls": [
+                _call("c1"),
+                _call(None, None, None),
+                "junk",
+                _call("c3", "search", '{"q": 1}'),
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_returns": [
+                {"tool_call_id": "c1", "func_response": "sent", "status": "success"},
+                {"tool_call_id": "letta_call_3_1", "status": "error"},
+                "junk",
+            ],
+        },
+        {
+            "role": "tool",
+            "content": "",
+            "tool_returns": [{"tool_call_id": "c3", "func_response": "found", "status": "error"}],
+        },
+        {"role": "approval", "content": "ok?"},
+        {"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": ""}}]},
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": []},
+        "junk",
+    ]
+    transcript = load(_v1(*messages), format="letta")
+    assert shown(transcript) == [
+        ("user", ("text", "look")),
+        ("user", ("image", None, "https://x/a.png")),
+        ("user", ("provider", {"type": "image", "source": {"type": "base64", "data": "x"}})),
+        (
+            "user",
+            ("provider", {"type": "image", "source": {"type": "base64", "url": "https://x/b.png"}}),
+        ),
+        ("user", ("provider", {"type": "image"})),
+        ("assistant", ("thinking", "hm", "s")),
+        ("assistant", ("thinking", "", "")),
+        ("assistant", ("redacted", "ENC")),
+        ("assistant", ("provider", {"type": "redacted_reasoning"})),
+        ("assistant", ("use", "c1", "send_message", {"m": "hi"})),
+        ("assistant", ("use", "letta_call_3_1", "tool", {})),
+        ("assistant", ("use", "c3", "search", {"q": 1})),
+        ("user", ("result", "c1", "sent", False)),
+        ("user", ("result", "letta_call_3_1", "(no output)", True)),
+        ("user", ("result", "c3", "found", True)),
+    ]
+    assert transcript.meta["skipped"] == {
+        "opening reply before any user message": 1,
+        "result of an opening reply's call": 1,
+        "unreadable part": 1,
+        "omitted reasoning": 1,
+        "approval message": 1,
+        "empty message": 2,
+        "unreadable message": 1,
+        "image without data": 1,
+        "message with nothing kept": 1,
+    }
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.read["unreadable message"] == 1 and census.read["tool message"] == 3
+
+
+def test_an_opening_calls_result_among_others_is_left_out() -> None:
+    messages = [
+        {"role": "assistant", "content": "", "tool_calls": [_call("boot")]},
+        {"role": "assistant", "content": "", "tool_calls": [_call("boot2")]},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": [_call("c1")]},
+        {
+            "role": "tool",
+            "tool_returns": [
+                {"tool_call_id": "boot", "func_response": "late"},
+                {"tool_call_id": "boot2", "func_response": "late too"},
+                {"tool_call_id": "c1", "func_response": "mine"},
+            ],
+        },
+    ]
+    transcript = load(_v1(*messages), format="letta")
+    results = [b[1:] for _, b in shown(transcript) if b[0] == "result"]
+    assert results == [("c1", "mine", False)]
+    assert transcript.meta["skipped"]["result of an opening reply's call"] == 2
+    # A return's text is its message's, else the return's own response.
+    named = load(
+        _v1(
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "", "tool_calls": [_call("a"), _call("b")]},
+            {"role": "tool", "content": "from content", "tool_returns": [{"tool_call_id": "a"}]},
+            {"role": "tool", "tool_call_id": "b", "tool_returns": [{"func_response": "fr"}]},
+        ),
+        format="letta",
+    )
+    assert [b[1:] for _, b in shown(named) if b[0] == "result"] == [
+        ("a", "from content", False),
+        ("b", "fr", False),
+    ]
+    # Without a text or a response, an empty result; without a call id, a result of nothing.
+    edges = load(
+        _v1(
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [_call("a"), _call("b"), _call("c")],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": ""},
+            {"role": "tool", "content": "", "tool_returns": [{"tool_call_id": "b"}]},
+            {"role": "tool", "content": "orphan"},
+            {"role": "tool", "tool_returns": [{"tool_call_id": "c"}, {"func_response": "who?"}]},
+        ),
+        format="letta",
+    )
+    assert [b[1:] for _, b in shown(edges) if b[0] == "result"] == [
+        ("a", "(no output)", False),
+        ("b", "(no output)", False),
+        ("c", "(no output)", False),
+    ]
+    assert edges.meta["skipped"]["tool result without a call id"] == 2
+    # The message whose one result names no call: nothing kept, not an opening call's result.
+    assert edges.meta["skipped"]["message with nothing kept"] == 1
+    assert "result of an opening reply's call" not in edges.meta["skipped"]
+
+
+def test_the_summary_of_evicted_messages_is_a_compaction() -> None:
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "one"},
+        {"role": "user", "content": "more"},
+        {"role": "user", "content": SUMMARY + " " + "x" * 300},
+        {"role": "assistant", "content": "two"},
+        {"role": "user", "content": "prior messages were many"},  # not the summary's words
+    ]
+    transcript = load(_v1(*messages), format="letta")
+    fields = ("kind", "trigger", "replies_before", "summary_head")
+    assert [{k: c[k] for k in fields} for c in transcript.meta["compactions"]] == [
+        {
+            "kind": "compact",
+            "trigger": "auto",
+            "replies_before": 1,
+            "summary_head": (SUMMARY + " " + "x" * 300)[:200],
+        }
+    ]
+
+
+@settings(database=None, max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=5), st.data())
+def test_any_episode_reads_its_own_agent_and_counts_the_others(
+    sizes: list[int], data: st.DataObject
+) -> None:
+    agents = [
+        {
+            "name": f"a{i}",
+            "messages": [{"role": "user", "content": f"{i}-{n}"} for n in range(size)],
+        }
+        for i, size in enumerate(sizes)
+    ]
+    talking = [i for i, size in enumerate(sizes) if size]
+    document = {"agents": agents, "tools": []}
+    if not talking:
+        with pytest.raises(MessageFormatError):
+            load(document, format="letta", episode=0)
+        return
+    episode = data.draw(st.integers(0, len(talking) - 1))
+    transcript = load(document, format="letta", episode=episode)
+    chosen = talking[episode]
+    assert transcript.meta["agent"] == f"a{chosen}"
+    assert [b[1] for _, b in shown(transcript)] == [f"{chosen}-{n}" for n in range(sizes[chosen])]
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert sum(census.read.values()) == sum(sizes)
