@@ -353,6 +353,13 @@ def tool_schemas(value: Any, where: str) -> tuple[ToolSchema, ...]:
             or function.get("inputSchema")  # the Vercel AI SDK 5
             or {"type": "object"}
         )
+        if not isinstance(schema, Mapping):
+            name = function.get("name") or index
+            msg = (
+                f"{where} tool {name!r}: its input schema is {type(schema).__name__}, not an "
+                "object (a JSON Schema): fix or remove that tool's schema in the file"
+            )
+            raise MessageFormatError(msg)
         tools.append(
             ToolSchema(
                 str(function.get("name") or f"tool_{index}"),

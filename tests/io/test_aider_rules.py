@@ -173,6 +173,20 @@ def test_replies_and_inputs_without_aiders_lines_between(tmp_path: Path) -> None
         "user input line": 3,
         "reply line": 2,
     }
+    # An input followed at once by aider's own line, and a reply at the end of the file.
+    text = "\n".join([START, "#### add a.py", "> Added a.py to the chat", "Done.", "More."])
+    transcript = _load(tmp_path, text)
+    assert shown(transcript) == [
+        ("user", ("text", "add a.py")),
+        ("assistant", ("text", "Done.\nMore.")),
+    ]
+    census = transcript.census
+    assert census is not None and census.read == {
+        "run header": 1,
+        "user input line": 1,
+        "aider output line": 1,
+        "reply line": 2,
+    }
     lone = "\n".join([START, "> x", START, "only a reply"])
     assert _load(tmp_path, lone).meta["episode"] == 1
 

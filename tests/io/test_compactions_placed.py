@@ -74,8 +74,8 @@ def test_a_summary_is_the_user_message_before_the_first_reply_after_it() -> None
 
 
 def test_the_user_message_is_looked_for_back_to_the_first() -> None:
-    messages = [_user("s"), _reply(), _reply()]
-    assert _placed([{"replies_before": 1, "summary_head": "s"}], messages) == [(0, 0)]
+    messages = [_user("x", "s"), _reply(), _reply()]
+    assert _placed([{"replies_before": 1, "summary_head": "s"}], messages) == [(0, 1)]
     # Before the first message there is none: the summary is the first message's first block.
     opening = [_reply(), _user("x", "Summary")]
     assert _placed([{"replies_before": 0, "summary_head": "Summary"}], opening) == [(0, 0)]

@@ -143,3 +143,26 @@ def test_a_long_real_path_is_named_whole_and_once(tmp_path: Path) -> None:
         load(deep / path.name)
     assert str(caught.value).count(str(deep / path.name)) == 1
     assert "characters)" not in str(caught.value)
+
+
+@pytest.mark.parametrize("schema", [5, "object", ["a"]])
+def test_a_tool_schema_that_is_no_object_is_named(tmp_path: Path, schema: object) -> None:
+    from ctxlab import load
+    from ctxlab.exceptions import MessageFormatError
+
+    document = {
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+        "tools": [{"type": "function", "function": {"name": "bash", "parameters": schema}}],
+    }
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(document))
+    kind = type(schema).__name__
+    with pytest.raises(
+        MessageFormatError, match=rf"tool 'bash': its input schema is {kind}, not an object"
+    ):
+        load(path)
+    # Control: an object schema loads, kept as it was written.
+    document["tools"][0]["function"]["parameters"] = {"type": "object", "properties": {}}  # type: ignore[index]
+    path.write_text(json.dumps(document))
+    (tool,) = load(path).tools
+    assert (tool.name, tool.input_schema) == ("bash", {"type": "object", "properties": {}})

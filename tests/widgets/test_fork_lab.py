@@ -70,6 +70,19 @@ async def test_the_overlay_draws_each_run_the_fork_and_where_contexts_part(
         own = [m for m in run.manifests if m.purpose == "reasoning"]
         assert list(curve["x"]) == list(range(2 + len(own)))
         assert list(curve["y"])[2:] == [m.estimated_input_tokens for m in own]
+    # A branch's first run is drawn solid, its other runs dotted (one color per branch).
+    dashes = {
+        (r.branch.name, r.run): traces[html.escape(f"{r.branch.name} · run {r.run}")]["line"][
+            "dash"
+        ]
+        for r in outcomes.runs
+    }
+    assert dashes == {
+        ("same", 0): "solid",
+        ("same", 1): "dot",
+        ("cut", 0): "solid",
+        ("cut", 1): "dot",
+    }
     # The "cut" runs part from "same" at the fork; "same" never does.
     parts = traces["context parts from the reference"]
     assert list(parts["x"]) == [2, 2]

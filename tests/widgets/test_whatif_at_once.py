@@ -140,3 +140,19 @@ async def test_a_move_draws_its_lines_with_the_collector_off_then_gives_it_back(
     await lab.task
     assert drawn == [(False, False), (True, True)]
     assert gc.isenabled()
+
+
+async def test_the_note_of_what_is_coming_names_configs_as_text() -> None:
+    odd = "<i>tight</i>"
+    lab = await WhatIfLab.open(
+        logs_session(),
+        {odd: ContextConfig.preset("ctxlab")},
+        context_window=WINDOW,
+        counter=ApproximateCounter(),
+    )
+    await _moved(lab, 0.4)
+    assert "retention and cost of &lt;i&gt;tight&lt;/i&gt;: computing…" in lab.computing.value
+    assert "<i>tight</i>" not in lab.computing.value
+    assert lab.task is not None
+    await lab.task
+    assert lab.computing.value == ""
