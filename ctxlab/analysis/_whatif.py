@@ -113,7 +113,9 @@ class WhatIf:
         self.price = checked_price(price) or price_for(str(models[0]))
         self.rules = rules or CacheRules.anthropic()
         self.summary_calls = summary_calls
-        self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in configs.items()}
+        self.runs: dict[str, ConfigRun] = {
+            n: ConfigRun(n, _named(n, c)) for n, c in configs.items()
+        }
         self._priced: tuple[References, References] | None = None
         self._billed: Bill | None = None
         self.unrecorded: UnrecordedPart | None = unrecorded_part(
@@ -131,6 +133,7 @@ class WhatIf:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
         request whose decision may differ from the replaced config's (`ctxlab.analysis._resume`:
         the same requests as a replay from the start), graded and priced when asked."""
+        config = _named(name, config)
         earlier = self.runs.get(name)
         run = self.runs[name] = ConfigRun(name, config)
         await self._replay(run, earlier)
@@ -367,3 +370,13 @@ class WhatIf:
         tool call or result and a preview of its text, as the Manifest panel names it), its
         tokens, placement and id."""
         return diff_frame(self.runs[a], self.runs[b], step)
+
+
+def _named(name: str, config: ContextConfig) -> ContextConfig:
+    """``config`` checked (`require_config`), or a `UsageError` naming the config: an invalid one
+    (built without validation) is refused before anything is replayed, not part-way through."""
+    try:
+        return require_config(config)
+    except UsageError as exc:
+        msg = f"config {name!r}: {exc}"
+        raise UsageError(msg) from exc
