@@ -141,6 +141,7 @@ def test_jaeger_json() -> None:
             {
                 "traceID": "T",
                 "spans": [
+                    "junk",
                     {
                         "spanID": "b",
                         "operationName": "chat",
@@ -157,7 +158,8 @@ def test_jaeger_json() -> None:
                     "junk",
                 ],
             },
-            "junk",
+            "junk",  # what is no trace or no span is passed over, not the end of the list
+            {"traceID": "T2", "spans": [{"spanID": "d"}]},
         ]
     }
     assert is_otel(data)
@@ -172,6 +174,7 @@ def test_jaeger_json() -> None:
             "a",
         ),
         Span(0, "own", "", {}, [], "c", ""),
+        Span(0, "T2", "", {}, [], "d", ""),
     ]
 
 
@@ -319,6 +322,9 @@ def test_an_export_with_resource_spans_and_spans_reads_the_resource_spans() -> N
     otlp = {"traceId": "t", "name": "otlp"}
     data = {"resourceSpans": [{"scopeSpans": [{"spans": [otlp]}]}], "spans": [{"name": "x"}]}
     assert [s.name for s in spans_of(data, "f")] == ["otlp"]
+    # Records of several shapes, one after the other: each read.
+    jaeger = {"data": [{"traceID": "T", "spans": [{"operationName": "j"}]}]}
+    assert [s.name for s in spans_of([jaeger, data], "f")] == ["j", "otlp"]
 
 
 def test_nested_attributes_flatten_to_a_bound_then_stay_whole() -> None:
@@ -330,11 +336,11 @@ def test_nested_attributes_flatten_to_a_bound_then_stay_whole() -> None:
     assert key == ".".join(["a"] * 65)  # 64 levels flattened, the 65th kept whole
     assert value == {"a": {"a": {"a": {"a": {"a": {"leaf": 1}}}}}}
     # A list's items count one level each, as a mapping's values do.
-    listed: dict[str, Any] = {"x": [{"y": {"z": 1}}]}
+    listed: dict[str, Any] = {"x": [{"y": {"z": {"w": {"v": 1}}}}]}
     for _ in range(62):
         listed = {"a": listed}
     (span,) = spans_of({"context": {}, "attributes": listed}, "f")
-    assert span.attributes == {".".join(["a"] * 62) + ".x.0.y.z": 1}
+    assert span.attributes == {".".join(["a"] * 62) + ".x.0.y.z": {"w": {"v": 1}}}
 
 
 def test_a_langfuse_value_json_cannot_write_is_written_as_its_text() -> None:
