@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.io import detect_format
+from ctxlab.io._smolagents import is_smolagents_steps
 from ctxlab.messages import ProviderUsage
 from tests.io.mutate import loads_or_refuses, mutated
 from tests.strategies import SETTINGS
@@ -114,3 +115,24 @@ def test_detected() -> None:
 def test_mutated_steps_load_or_raise_a_typed_error(data: st.DataObject, fixture: Path) -> None:
     changed = data.draw(mutated(_raw(fixture)))
     loads_or_refuses(lambda: load(changed, format="smolagents"))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ([{"task": "go"}, {"step_number": 1}], True),
+        ([{"plan": "p"}, {"step_number": 1}], True),
+        ([{"task": "go"}, {"plan": "p"}], False),  # steps, but no action step among them
+        ([{"task": "go"}, {"step_number": 1}, {"x": 1}], False),
+        ([{"task": "go"}, {"step_number": 1}, "junk"], False),
+        ([{"step_number": i} for i in range(20)] + ["junk"], True),  # judged on the first 20
+        ([{"role": "user"}, {"role": "tool-call"}], True),
+        ([{"role": "assistant"}, {"role": "tool-response"}], True),
+        ([{"role": "user"}, {"role": "assistant"}], False),  # plain chat, no tool roles
+        ([{"role": "tool-call"}, {"role": "critic"}], False),
+        ([], False),
+        ({"step_number": 1}, False),
+    ],
+)
+def test_which_lists_are_smolagents_memory(value: Any, expected: bool) -> None:
+    assert is_smolagents_steps(value) is expected
