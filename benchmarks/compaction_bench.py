@@ -156,24 +156,26 @@ def id_count_floor(messages: Messages, system: str, window: int) -> tuple[float,
     start, start_cpu = time.perf_counter(), time.process_time()
     counter = default_counter()
     content = messages[request_start(messages) :]
+    # What `replay` counts: every message before the last assistant turn (that turn is a
+    # request's boundary, never sent itself).
+    last = max((i for i, m in enumerate(content) if isinstance(m, AssistantMessage)), default=0)
     texts, widths = [system], []
-    for message in content:
+    for message in content[:last]:
         parts = [text for block in message.content for text in block_parts(block)[1]]
         widths.append(len(parts))
         texts.extend(parts)
     counts = iter(counter.count_many(texts))  # type: ignore[attr-defined]
-    next(counts)  # the System prompt's
+    total = next(counts)  # the System prompt's
     items: list[ManifestItem] = []
     sent: list[UserMessage | AssistantMessage] = []
-    for number, (message, width) in enumerate(zip(content, widths, strict=True)):
-        tokens = sum(next(counts) for _ in range(width))
+    for number, message in enumerate(content[: last + 1]):
         if isinstance(message, AssistantMessage) and sent:
             ModelRequest(system, sent)
             ContextManifest(
                 request_id=f"step-{number}",
                 purpose="reasoning",
                 model="",
-                estimated_input_tokens=tokens,
+                estimated_input_tokens=total,
                 input_limit=window,
                 counting_method=counter.method,
                 exact=True,
@@ -182,6 +184,10 @@ def id_count_floor(messages: Messages, system: str, window: int) -> tuple[float,
                 validation="passed",
                 context_size=window,
             )
+        if number == last:
+            break
+        tokens = sum(next(counts) for _ in range(widths[number]))
+        total += tokens
         digest = message.content_hash
         items.append(
             ManifestItem(
