@@ -90,21 +90,28 @@ async def test_new_messages_are_found_after_what_ctxlab_returned() -> None:
 
 async def test_new_messages_are_found_after_ctxlabs_list_with_the_frameworks_last_request() -> None:
     # pydantic-ai's history holds ctxlab's messages, but its own copy of the request it was
-    # sending when the processor ran: the uncut listing. Still a continuation, not a rewrite.
+    # sending when the processor ran: here both listings are cut by ctxlab, and the framework
+    # comes back with the first cut and the second whole — neither list it was given or sent.
     session = _session(config=ContextConfig(tool_result_limit=50))
-    sent = await session.prepare(_call())
-    assert sent[-1] != _call()[-1]
-    more = [*sent[:-1], _call()[-1], _reply("Many files."), UserMessage(content="Largest?")]
+    second_call = AssistantMessage(content=(ToolUseBlock(id="t2", name="ls", input={}),))
+    second_listing = UserMessage(content=(ToolResultBlock(tool_use_id="t2", content=LISTING),))
+    given = [*_call(), second_call, second_listing]
+    sent = await session.prepare(given)
+    assert sent[2] != given[2] and sent[4] != given[4]  # both cut
+    more = [*sent[:-1], given[-1], _reply("Many files."), UserMessage(content="Largest?")]
     await session.prepare(more)
     assert session.resyncs == 0
-    # The state went on: the listing is cut once, still, and the reply and question follow it.
+    # The state went on: the reply and the question follow the two calls.
     assert [m.role for m in session.transcript().messages] == [
         "user",
         "assistant",
         "user",
         "assistant",
         "user",
+        "assistant",
+        "user",
     ]
+    assert len(session.manifests[-1].diff.added) == 2  # type: ignore[union-attr]
 
 
 async def test_new_messages_are_found_after_what_the_framework_sent() -> None:
