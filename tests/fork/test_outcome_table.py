@@ -194,3 +194,39 @@ def test_a_reference_that_names_no_branch_is_refused() -> None:
     run = _bare(_branch("b", 0, []), 0, [_said("go")])
     with pytest.raises(ForkError, match=r"reference 'nope' is none of the runs' branches: \['b'\]"):
         Outcomes([run], "nope")
+
+
+async def test_the_html_table_escapes_every_value_and_writes_numbers_to_read() -> None:
+    steps = await _steps(3)
+    hostile = _named("<b>x</b>", 0, config_name="a & <i>b</i>")
+    plain = _named("plain", 0)
+    runs = [
+        _run(hostile, 0, steps, reply="<script>alert(1)</script>", passed=True),
+        _run(hostile, 1, steps[:1], passed=False),
+        _run(plain, 0, steps[:2]),
+        _run(_named("same", 0), 0, steps),
+    ]
+    outcomes = Outcomes(runs, "<b>x</b>")
+    table = outcomes.table_html()
+    assert outcomes._repr_html_() == table
+    assert "<b>x</b>" not in table and "<i>b</i>" not in table
+    assert "<td>&lt;b&gt;x&lt;/b&gt;</td><td>a &amp; &lt;i&gt;b&lt;/i&gt;</td>" in table
+    assert "from &lt;b&gt;x&lt;/b&gt;'s first run" in table
+    assert "runs out of 2;" in table
+    head = "".join(f"<th>{c}</th>" for c in SUMMARY_COLUMNS)
+    assert table.startswith(f"<table class='ctxlab-outcomes'><thead><tr>{head}</tr></thead>")
+    rows = table.split("<tbody>")[1].split("</tbody>")[0].split("</tr>")[:3]
+    cells = [r.removeprefix("<tr><td>").removesuffix("</td>").split("</td><td>") for r in rows]
+    summary = outcomes.summary()
+    # Whole numbers as such (a mean of 2.0 steps is "2"), a small cost to four places, a
+    # larger figure to one with thousands marked, nothing as a dash.
+    assert cells[0][SUMMARY_COLUMNS.index("steps")] == "2.5000"  # (4 + 1) / 2
+    assert cells[1][SUMMARY_COLUMNS.index("steps")] == "2"
+    assert cells[0][SUMMARY_COLUMNS.index("cost")] == f"{summary['cost'][0]:.4f}"
+    tokens = summary["tokens"][0]
+    assert cells[0][SUMMARY_COLUMNS.index("tokens")] == (
+        f"{int(tokens):,}" if float(tokens).is_integer() else f"{tokens:,.1f}"
+    )
+    assert tokens > 1_000 and "," in cells[0][SUMMARY_COLUMNS.index("tokens")]
+    assert cells[0][SUMMARY_COLUMNS.index("diverges_at")] == "1"
+    assert cells[2][SUMMARY_COLUMNS.index("diverges_at")] == "–"  # never parted
