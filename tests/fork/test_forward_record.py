@@ -91,3 +91,19 @@ async def test_a_recovery_request_is_recorded_at_its_step(tmp_path: Path) -> Non
     sent = [r for purpose, r in models[-1].sent if purpose != "summary"]
     assert run.requests == sent
     assert len(run.requests) == len(steps)
+
+
+async def test_a_branch_driven_by_hand_is_run_forward_from_its_fork_again(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    branch = await fork(session.agent, at=2, name="hand", workspace=DEMO_WORKSPACE, root=tmp_path)
+    fresh = await fork(session.agent, at=2, name="fresh", workspace=DEMO_WORKSPACE, root=tmp_path)
+    # Driven by hand to its reply, the branch's agent is past the fork: run 0 is a new run.
+    await branch.agent.call(None)
+    outcomes = await run_forward([fresh, branch])
+    untouched, run = outcomes.runs
+    assert untouched.agent is fresh.agent  # control: not driven, run 0 is the branch's agent
+    assert run.agent is not branch.agent
+    assert run.workspace != branch.agent.workspace
+    row = outcomes.row(run)
+    assert (row["steps"], row["diverges_at"]) == (4, None)  # from the fork, as the other
+    assert row["reply"] == outcomes.row(untouched)["reply"] is not None

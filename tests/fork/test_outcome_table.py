@@ -19,6 +19,7 @@ from ctxlab.analysis._prices import Price, price_for
 from ctxlab.exceptions import ForkError
 from ctxlab.fork import OUTCOME_COLUMNS, SUMMARY_COLUMNS, Outcomes
 from ctxlab.fork._branch import BranchRun
+from ctxlab.fork._outcomes import _cell
 from ctxlab.messages import UserMessage
 from ctxlab.messages._request import ModelRequest
 from tests.fork.test_outcome_figures import MODEL, _branch, _run, _steps
@@ -215,6 +216,8 @@ async def test_the_html_table_escapes_every_value_and_writes_numbers_to_read() -
     assert "runs out of 2;" in table
     head = "".join(f"<th>{c}</th>" for c in SUMMARY_COLUMNS)
     assert table.startswith(f"<table class='ctxlab-outcomes'><thead><tr>{head}</tr></thead>")
+    assert "<tbody><tr><td>" in table and "</td></tr></tbody>" in table
+    assert table.count("</td></tr><tr><td>") == 2  # three rows, one per branch
     rows = table.split("<tbody>")[1].split("</tbody>")[0].split("</tr>")[:3]
     cells = [r.removeprefix("<tr><td>").removesuffix("</td>").split("</td><td>") for r in rows]
     summary = outcomes.summary()
@@ -230,3 +233,11 @@ async def test_the_html_table_escapes_every_value_and_writes_numbers_to_read() -
     assert tokens > 1_000 and "," in cells[0][SUMMARY_COLUMNS.index("tokens")]
     assert cells[0][SUMMARY_COLUMNS.index("diverges_at")] == "1"
     assert cells[2][SUMMARY_COLUMNS.index("diverges_at")] == "–"  # never parted
+    assert [_cell(v) for v in (9.5, 10.5, 1234.56, 2.0, None, float("nan"))] == [
+        "9.5000",
+        "10.5",
+        "1,234.6",
+        "2",
+        "–",
+        "–",
+    ]
