@@ -11,6 +11,7 @@ from typing import Any
 from ctxlab.demo import DEMO_WORKSPACE, demo_config
 from ctxlab.exceptions import ContextOverflowError
 from ctxlab.fork import fork, run_forward
+from ctxlab.fork._outcomes import pd_na
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
 from tests.fork.helpers import demo_session
@@ -107,3 +108,35 @@ async def test_a_branch_driven_by_hand_is_run_forward_from_its_fork_again(tmp_pa
     row = outcomes.row(run)
     assert (row["steps"], row["diverges_at"]) == (4, None)  # from the fork, as the other
     assert row["reply"] == outcomes.row(untouched)["reply"] is not None
+
+
+async def test_the_check_a_verdict_async_or_not_and_one_that_raises_a_note(
+    tmp_path: Path,
+) -> None:
+    session = await demo_session(tmp_path)
+    branch = await fork(session.agent, at=2, name="b", workspace=DEMO_WORKSPACE, root=tmp_path)
+    seen: list[tuple[Any, Any]] = []
+
+    async def fails(run: Any) -> bool:
+        seen.append((run.reply, run.workspace))
+        return False
+
+    def raises(run: Any) -> bool:
+        msg = "no such file: report.xml"
+        raise FileNotFoundError(msg)
+
+    judged = await run_forward(branch, check=fails, max_steps=12)
+    row = judged.frame().iloc[0]
+    assert row["passed"] is not pd_na() and not row["passed"]  # failed, not unchecked
+    assert row["notes"] is None
+    # The check saw the finished run: its reply and its own folder.
+    assert seen == [(judged.runs[0].reply, judged.runs[0].workspace)] and seen[0][0]
+    broken = await run_forward(branch, check=raises, max_steps=12)
+    row = broken.frame().iloc[0]
+    assert row["passed"] is pd_na()
+    assert row["notes"] == "the check raised FileNotFoundError: no such file: report.xml"
+    assert row["reply"] is not None and row["error"] is None  # the run itself went well
+    # A check runs on a run that stopped short too (it may have done the work).
+    stopped = await run_forward(branch, check=lambda run: 1, max_steps=1)
+    row = stopped.frame().iloc[0]
+    assert row["error"] is not None and bool(row["passed"]) is True
