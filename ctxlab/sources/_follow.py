@@ -61,7 +61,8 @@ class FollowedSession(ObservedSession):
         self._records: list[tuple[int, Any]] = []
         self._done = 0  # replies already prepared
         self.meta: dict[str, Any] = {}
-        """What the importer learned (compactions, models, session id)."""
+        """What the importer learned (compactions, models, session id) and what it left out
+        (``skipped``: subagent lines, damaged lines; the ``census``)."""
         self._task: asyncio.Task[None] | None = None
 
     def _start_over(self) -> None:
@@ -112,8 +113,11 @@ class FollowedSession(ObservedSession):
         if not self._records:
             return 0
         builder, meta = from_claude_code(self._records, str(self.path), sidechains=self.sidechains)
-        messages, _, usage = builder.finish()
+        messages, notes, usage = builder.finish()
         place_compactions(meta, messages)
+        # What the importer left out and why (subagent lines, blocks not modelled, the census),
+        # as `load` keeps it: nothing read is dropped without a count.
+        meta = {**meta, **notes}
         replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
         ready = replies if final else replies[:-1]
         added = 0
@@ -126,7 +130,7 @@ class FollowedSession(ObservedSession):
                 added += 1
         self._done = max(self._done, len(ready))
         if self.skipped_lines:
-            meta.setdefault("skipped", {})["unreadable line"] = self.skipped_lines
+            meta["skipped"] = {**meta.get("skipped", {}), "unreadable line": self.skipped_lines}
         self.meta = meta
         if final:
             # The whole file is the session's history now: its last reply included.
