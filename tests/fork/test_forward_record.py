@@ -142,3 +142,44 @@ async def test_the_check_a_verdict_async_or_not_and_one_that_raises_a_note(
     stopped = await run_forward(branch, check=lambda run: 1, max_steps=1)
     row = stopped.frame().iloc[0]
     assert row["error"] is not None and bool(row["passed"]) is True
+
+
+class _Recording(MemorylessModel):
+    """`MemorylessModel`, keeping what it is asked: requests by purpose, and summaries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.purposes: list[str] = []
+
+    async def request(self, request: ModelRequest, **kwargs: Any) -> Any:
+        self.purposes.append(kwargs.get("purpose", "reasoning"))
+        return await super().request(request, **kwargs)
+
+    async def summarize(self, summary: Any, *, context: Any = None) -> Any:
+        self.purposes.append("summary")
+        return await super().summarize(summary, context=context)
+
+
+async def test_a_branch_with_its_own_model_summarizes_with_it(tmp_path: Path) -> None:
+    # The origin summarizes with its own model (the default): a branch given another model
+    # summarizes with that one, not with the origin's.
+    session = await demo_session(tmp_path)
+    assert session.agent.summary_model is session.agent.model
+    made: list[_Recording] = []
+
+    def model() -> _Recording:
+        made.append(_Recording())
+        return made[-1]
+
+    branch = await fork(
+        session.agent,
+        at=2,
+        config=demo_config(trigger_ratio=0.7),
+        model=model,
+        workspace=DEMO_WORKSPACE,
+        root=tmp_path,
+    )
+    outcomes = await run_forward(branch, max_steps=12)
+    assert outcomes.runs[0].compactions == 1
+    assert made[-1].purposes.count("summary") == 1
+    assert branch.agent.summary_model is branch.agent.model
