@@ -137,9 +137,9 @@ async def test_on_an_executor_the_runs_are_those_of_this_process(tmp_path: Path)
         mine = local.loc[row["branch"]]
         for column in ("steps", "requests", "compactions", "reply", "passed"):
             assert row[column] == mine[column], column
-        # A folder's path tokenizes a token or two otherwise: the run's figures, within that.
-        assert abs(row["tokens"] - mine["tokens"]) <= 0.005 * mine["tokens"]
-        assert row["cost"] == pytest.approx(mine["cost"], rel=1e-3)
+        # A folder's path tokenizes a token or two otherwise: the same figures, within 1 %.
+        assert abs(row["tokens"] - mine["tokens"]) <= 0.01 * mine["tokens"]
+        assert row["cost"] == pytest.approx(mine["cost"], rel=0.01)
     # Compared with "cut": its runs never part from it, the others' do where "cut" cut.
     assert list(remote["diverges_at"].isna()) == [False, False, True, True]
     assert all(
