@@ -105,10 +105,9 @@ class ContextMiddleware(AgentMiddleware):
     ) -> ModelRequest:
         if self.session.mode == "observe":
             return request
-        originals = originals_for(_groups(request.messages), transcript)
+        originals = originals_for(_groups(request.messages), transcript, sent)
         messages: list[Any] = []
-        for message in sent:
-            kept = originals.get(message.content_hash)
+        for message, kept in zip(sent, originals, strict=True):
             messages.extend(kept if kept is not None else _to_langchain(message))
         return request.override(messages=messages)
 

@@ -21,11 +21,14 @@ pydantic-ai's own objects; the request being sent keeps its instructions.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic_ai.messages import (
+    BinaryContent,
+    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -40,7 +43,9 @@ from ctxlab.integrations._common import MessageGroups, originals_for
 from ctxlab.io import load
 from ctxlab.messages import (
     AssistantMessage,
+    Base64ImageSource,
     HintBlock,
+    ImageBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -93,9 +98,10 @@ class ContextProcessor:
         )
         if self.session.mode == "observe":
             return messages
-        originals = originals_for(_groups(messages), transcript)
         material = self.session.material_messages
-        out = _to_pydantic_ai(sent[: len(sent) - material], messages, originals)
+        conversation = sent[: len(sent) - material]
+        originals = originals_for(_groups(messages), transcript, conversation)
+        out = _to_pydantic_ai(conversation, messages, originals)
         names = tool_names(sent)
         instructions = getattr(messages[-1], "instructions", None)
         # The model reads the run's instructions from the last request: the material's, if any.
@@ -130,12 +136,11 @@ def _groups(messages: Sequence[ModelMessage]) -> MessageGroups:
 def _to_pydantic_ai(
     sent: Sequence[UserMessage | AssistantMessage],
     original: Sequence[ModelMessage],
-    originals: dict[str, list[Any]],
+    originals: Sequence[list[Any] | None],
 ) -> list[ModelMessage]:
     names = tool_names(sent)
     out: list[ModelMessage] = []
-    for message in sent:
-        kept = originals.get(message.content_hash)
+    for message, kept in zip(sent, originals, strict=True):
         if kept is not None:
             out.extend(kept)
         elif isinstance(message, AssistantMessage):
@@ -185,6 +190,16 @@ def _request_parts(message: UserMessage, names: dict[str, str]) -> list[Any]:
             parts.append(UserPromptPart(content=block.text))
         elif isinstance(block, HintBlock):
             parts.append(UserPromptPart(content=block.rendered))
-        else:  # an image ctxlab moved: said, not silently lost
-            parts.append(UserPromptPart(content="[image]"))
+        elif isinstance(block, ImageBlock):
+            # An image ctxlab kept (and counted) in a request it rebuilt goes as the image.
+            parts.append(UserPromptPart(content=[_image(block)]))
+        else:  # a block pydantic-ai has no part for (a document): said, not silently lost
+            parts.append(UserPromptPart(content=f"[{block.type}]"))
     return parts
+
+
+def _image(block: ImageBlock) -> BinaryContent | ImageUrl:
+    source = block.source
+    if isinstance(source, Base64ImageSource):
+        return BinaryContent(base64.b64decode(source.data), media_type=source.media_type)
+    return ImageUrl(url=source.url)
