@@ -1,0 +1,188 @@
+"""What `ContextMiddleware.wrap_model_call` hands the model, called directly with hand-built
+LangChain requests: the exact messages sent, the objects kept as they were, what is recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab import ContextConfig, ObservedSession
+from ctxlab.messages import (
+    AssistantMessage,
+    Base64ImageSource,
+    HintBlock,
+    ImageBlock,
+    TextBlock,
+    UserMessage,
+)
+from ctxlab.tokens import ApproximateCounter
+from tests.strategies import SETTINGS
+
+pytest.importorskip("langchain.agents")
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from ctxlab.integrations.langchain import ContextMiddleware, _to_langchain
+
+BIG = "\n".join(f"line {n}: ERROR timeout in worker {n % 7}" for n in range(120))
+
+
+def _session(window: int = 32_000, **config: Any) -> ObservedSession:
+    return ObservedSession(
+        context_window=window, counter=ApproximateCounter(), config=ContextConfig(**config)
+    )
+
+
+def _call(
+    session: ObservedSession,
+    messages: list[BaseMessage],
+    *,
+    system: str | None = None,
+    reply: list[BaseMessage] | None = None,
+) -> ModelRequest:
+    """The request the model got when the middleware handled ``messages``."""
+    got: list[ModelRequest] = []
+
+    def handler(request: ModelRequest) -> ModelResponse:
+        got.append(request)
+        return ModelResponse(result=reply or [AIMessage("ok")])
+
+    request = ModelRequest(
+        model=GenericFakeChatModel(messages=iter([])),
+        messages=messages,
+        system_message=SystemMessage(system) if system is not None else None,
+    )
+    ContextMiddleware(session).wrap_model_call(request, handler)
+    (sent,) = got
+    return sent
+
+
+def _call_of(call_id: str, name: str = "read") -> AIMessage:
+    return AIMessage(
+        "", tool_calls=[{"id": call_id, "name": name, "args": {}, "type": "tool_call"}]
+    )
+
+
+def test_a_rebuilt_result_of_a_failed_tool_stays_an_error() -> None:
+    history: list[BaseMessage] = [
+        HumanMessage("Read both logs."),
+        AIMessage(
+            "",
+            tool_calls=[
+                {"id": "bad", "name": "read", "args": {}, "type": "tool_call"},
+                {"id": "good", "name": "read", "args": {}, "type": "tool_call"},
+            ],
+        ),
+        ToolMessage(BIG, tool_call_id="bad", status="error"),
+        ToolMessage(BIG, tool_call_id="good"),
+    ]
+    sent = _call(_session(tool_result_limit=200), history).messages
+    results = [m for m in sent if isinstance(m, ToolMessage)]
+    # Both results were cut (rebuilt by ctxlab), each keeping its outcome.
+    assert all(m not in history for m in results)
+    assert all(len(str(m.content)) < len(BIG) / 2 for m in results)
+    assert [(m.tool_call_id, m.status) for m in results] == [("bad", "error"), ("good", "success")]
+
+
+def test_the_system_message_is_read_and_counted() -> None:
+    session, bare = _session(), _session()
+    history: list[BaseMessage] = [HumanMessage("Hello.")]
+    _call(session, history, system="You read logs, carefully and at length.")
+    _call(bare, history)
+    assert session.transcript().system == "You read logs, carefully and at length."
+    system = session.manifests[-1].totals["system"]
+    assert system > 0 and bare.manifests[-1].totals["system"] == 0
+    extra = session.manifests[-1].estimated_input_tokens - bare.manifests[-1].estimated_input_tokens
+    assert extra == system
+
+
+def test_the_reply_recorded_is_the_last_ai_message_of_the_result() -> None:
+    session = _session()
+    events: list[Any] = []
+    session.subscribe(events.append)
+    early = AIMessage(
+        "a draft", usage_metadata={"input_tokens": 7, "output_tokens": 1, "total_tokens": 8}
+    )
+    final = AIMessage(
+        "the answer", usage_metadata={"input_tokens": 90, "output_tokens": 3, "total_tokens": 93}
+    )
+    _call(
+        session, [HumanMessage("Answer.")], reply=[early, ToolMessage("x", tool_call_id="o"), final]
+    )
+    (response,) = [e for e in events if e.type == "model_response"]
+    assert response.message.content[0].text == "the answer" and response.usage.input_tokens == 90
+
+
+def test_an_assistant_message_ctxlab_rebuilt_says_its_hints() -> None:
+    hint = HintBlock(hint="Three results were cut to fit.")
+    (sent,) = _to_langchain(AssistantMessage(content=(TextBlock(text="Done."), hint)))
+    assert isinstance(sent, AIMessage)
+    assert sent.content == f"Done.\n{hint.rendered}"
+
+
+def test_a_user_turn_ctxlab_rebuilt_keeps_its_hints_and_says_its_images() -> None:
+    image = ImageBlock(source=Base64ImageSource(media_type="image/png", data="iVBORw0KGgo="))
+    hint = HintBlock(hint="An image was removed.")
+    sent = _to_langchain(UserMessage(content=(TextBlock(text="Look:"), image, hint)))
+    assert [type(m) for m in sent] == [HumanMessage] * 3
+    assert [m.content for m in sent] == ["Look:", "[image]", hint.rendered]
+
+
+def test_a_repeated_message_goes_back_each_as_itself() -> None:
+    history: list[BaseMessage] = [
+        HumanMessage("Go."),
+        AIMessage("Turn 0."),
+        HumanMessage("Go on.", id="first"),
+        AIMessage("Turn 1."),
+        HumanMessage("Go on.", id="second"),
+    ]
+    sent = _call(_session(), history).messages
+    assert [id(m) for m in sent] == [id(m) for m in history]
+
+
+# A history of calls and results: per turn, each call's outcome (True: the tool failed).
+turns = st.lists(st.lists(st.booleans(), max_size=3), min_size=1, max_size=6)
+
+
+def _history(drawn: list[list[bool]], size: int) -> list[BaseMessage]:
+    history: list[BaseMessage] = [HumanMessage("Go.")]
+    for t, outcomes in enumerate(drawn):
+        ids = [f"t{t}c{n}" for n in range(len(outcomes))]
+        calls = [{"id": i, "name": f"tool{t}", "args": {"n": t}, "type": "tool_call"} for i in ids]
+        history.append(AIMessage(f"Turn {t}.", tool_calls=calls))
+        for i, failed in zip(ids, outcomes, strict=True):
+            status = "error" if failed else "success"
+            history.append(ToolMessage(f"{i}: " + "x" * size, tool_call_id=i, status=status))
+        if not outcomes:
+            history.append(HumanMessage("Go on."))
+    return history
+
+
+@SETTINGS
+@given(drawn=turns, size=st.sampled_from([10, 3_000]))
+def test_any_history_round_trips(drawn: list[list[bool]], size: int) -> None:
+    history = _history(drawn, size)
+    sent = _call(_session(tool_result_limit=200), history).messages
+    # Every message ctxlab left unchanged goes back as LangChain's own object ...
+    if size == 10:
+        assert all(a is b for a, b in zip(sent, history, strict=True))
+    calls: set[str] = set()
+    for message in sent:
+        if isinstance(message, AIMessage):
+            calls.update(c["id"] for c in message.tool_calls)
+        elif isinstance(message, ToolMessage):
+            assert message.tool_call_id in calls  # ... no result before its call ...
+    # ... and every result is there, with its outcome.
+    outcomes = [(m.tool_call_id, m.status) for m in sent if isinstance(m, ToolMessage)]
+    assert outcomes == [(m.tool_call_id, m.status) for m in history if isinstance(m, ToolMessage)]
