@@ -18,6 +18,7 @@ pytest.importorskip("pydantic_ai")
 
 from pydantic_ai.messages import (
     BinaryContent,
+    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -114,14 +115,18 @@ def test_an_image_over_the_limit_is_said_in_the_request_and_the_kept_one_sent() 
 
 
 def test_an_image_kept_in_a_rebuilt_request_is_still_the_image() -> None:
-    # A tool result cut in the same turn rebuilds the request: the image ctxlab counted as sent
-    # must reach the model as an image, not as the text "[image]".
-    image = BinaryContent(PNG, media_type="image/png")
+    # A tool result cut in the same turn rebuilds the request: the images ctxlab counted as sent
+    # must reach the model as images, not as the text "[image]".
+    image = BinaryContent(PNG, media_type="image/webp")  # the type given, not the bytes' own
+    link = ImageUrl(url="https://example.com/chart.png")
     history: list[ModelMessage] = [
         ModelRequest(parts=[UserPromptPart("Take a screenshot.")]),
         ModelResponse(parts=[ToolCallPart("shot", {}, tool_call_id="s1")]),
         ModelRequest(
-            parts=[ToolReturnPart("shot", "x" * 4_000, tool_call_id="s1"), UserPromptPart([image])]
+            parts=[
+                ToolReturnPart("shot", "x" * 4_000, tool_call_id="s1"),
+                UserPromptPart([image, link]),
+            ]
         ),
     ]
     out = _process(ContextProcessor(_session(tool_result_limit=100)), history)
@@ -129,9 +134,29 @@ def test_an_image_kept_in_a_rebuilt_request_is_still_the_image() -> None:
     assert isinstance(last, ModelRequest) and last is not history[-1]
     sent = [c for p in last.parts if isinstance(p, UserPromptPart) for c in p.content]
     assert [(c.data, c.media_type) for c in sent if isinstance(c, BinaryContent)] == [
-        (PNG, "image/png")
+        (PNG, "image/webp")
     ]
+    assert [c.url for c in sent if isinstance(c, ImageUrl)] == [link.url]
     assert "[image]" not in [str(p.content) for p in last.parts]
+
+
+def test_a_reply_ctxlab_rebuilt_says_its_hints() -> None:
+    # No pipeline stage puts a hint in a reply today; the conversion must still not drop one.
+    from ctxlab.integrations.pydantic_ai import _response_parts
+    from ctxlab.messages import AssistantMessage, HintBlock, TextBlock, ToolUseBlock
+
+    hint = HintBlock(hint="Three results were cut to fit.")
+    call = ToolUseBlock(id="c1", name="read", input={"chunk": 2})
+    parts = _response_parts(AssistantMessage(content=(TextBlock(text="Done."), hint, call)))
+    assert [(type(p), getattr(p, "content", None)) for p in parts[:2]] == [
+        (TextPart, "Done."),
+        (TextPart, hint.rendered),
+    ]
+    assert (parts[2].tool_name, parts[2].args, parts[2].tool_call_id) == (
+        "read",
+        {"chunk": 2},
+        "c1",
+    )
 
 
 def test_the_tools_given_are_counted_in_every_request() -> None:
@@ -208,3 +233,18 @@ def test_two_requests_of_the_same_words_go_back_each_as_itself() -> None:
     ]
     out = _process(ContextProcessor(_session()), history)
     assert [id(m) for m in out] == [id(m) for m in history]
+
+
+def test_a_request_of_system_prompts_alone_travels_with_the_next_one() -> None:
+    # A history passed in may hold the system prompt as a request of its own: ctxlab reads it
+    # as no message, yet every message it left unchanged still goes back as itself.
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[SystemPromptPart("You read logs.")]),
+        ModelRequest(parts=[UserPromptPart("Go.")]),
+        ModelResponse(parts=[TextPart("Gone.")]),
+        ModelRequest(parts=[UserPromptPart("Go on.")]),
+    ]
+    session = _session()
+    out = _process(ContextProcessor(session), history)
+    assert [id(m) for m in out] == [id(m) for m in history]
+    assert session.transcript().system == "You read logs."
