@@ -16,7 +16,9 @@ Every request the agent is about to send passes through the session: ctxlab prep
 tool-result truncation and offload, compaction by summary) and, in ``"manage"`` mode, the agent
 sends ctxlab's messages. A compaction never separates a tool call from its result — unlike a
 processor that slices the history (pydantic-ai#2050). Messages ctxlab left unchanged go back as
-pydantic-ai's own objects; the request being sent keeps its instructions.
+pydantic-ai's own objects, each in its own place; a request ctxlab rebuilt keeps the agent's
+system prompt (first), its images and the tool each result answers, and the request being sent
+keeps its instructions.
 """
 
 from __future__ import annotations
