@@ -173,17 +173,18 @@ def test_the_tools_given_are_counted_in_every_request() -> None:
         assert extra == counted.totals["tools"]
 
 
-# A history of calls and results: per turn, the tools called (each call answered).
+# A history of calls and results: per turn, the tools called (each call answered), and whether
+# the user speaks after the results (a request of its own: one ctxlab user turn with them).
 turns = st.lists(
-    st.lists(st.sampled_from(["read", "grep", "ls"]), max_size=3),
+    st.tuples(st.lists(st.sampled_from(["read", "grep", "ls"]), max_size=3), st.booleans()),
     min_size=1,
     max_size=6,
 )
 
 
-def _history(drawn: list[list[str]], size: int) -> list[ModelMessage]:
+def _history(drawn: list[tuple[list[str], bool]], size: int) -> list[ModelMessage]:
     history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("Go.")])]
-    for t, calls in enumerate(drawn):
+    for t, (calls, speaks) in enumerate(drawn):
         ids = [f"t{t}c{n}" for n in range(len(calls))]
         parts: list[Any] = [TextPart(f"Turn {t}.")]
         parts += [
@@ -195,12 +196,14 @@ def _history(drawn: list[list[str]], size: int) -> list[ModelMessage]:
             for name, i in zip(calls, ids, strict=True)
         ]
         history.append(ModelRequest(parts=results or [UserPromptPart("Go on.")]))
+        if speaks and results:
+            history.append(ModelRequest(parts=[UserPromptPart(f"And {t}.")]))
     return history
 
 
 @SETTINGS
 @given(drawn=turns, size=st.sampled_from([10, 3_000]))
-def test_any_history_round_trips(drawn: list[list[str]], size: int) -> None:
+def test_any_history_round_trips(drawn: list[tuple[list[str], bool]], size: int) -> None:
     history = _history(drawn, size)
     out = _process(ContextProcessor(_session(tool_result_limit=200)), history)
     # Every message ctxlab left unchanged goes back as pydantic-ai's own object ...
@@ -248,3 +251,37 @@ def test_a_request_of_system_prompts_alone_travels_with_the_next_one() -> None:
     out = _process(ContextProcessor(session), history)
     assert [id(m) for m in out] == [id(m) for m in history]
     assert session.transcript().system == "You read logs."
+
+
+def test_a_usage_notice_is_a_request_of_its_own_with_the_runs_instructions() -> None:
+    history = _reads(2)
+    session = _session(6_000, trigger_ratio=0.5)
+    processor = ContextProcessor(session)
+    out = _process(processor, history)
+    assert session.material_messages == 1
+    # The history goes as it came; the notice follows as the request being sent, which is
+    # where the model reads the run's instructions.
+    assert [id(m) for m in out[:-1]] == [id(m) for m in history]
+    notice = out[-1]
+    assert isinstance(notice, ModelRequest) and notice.instructions == "Be brief."
+    (part,) = notice.parts
+    assert isinstance(part, UserPromptPart)
+    assert str(part.content).startswith('<RUNTIME_STATE id="runtime/context_usage">')
+    # Given back with the next turn (pydantic-ai keeps the processed list), it is not history.
+    reply = ModelResponse(parts=[TextPart("Reading on.")])
+    following = ModelRequest(parts=[UserPromptPart("Go on.")], instructions="Be brief.")
+    _process(processor, [*out, reply, following])
+    assert [m.role for m in session.transcript().messages][-3:] == ["user", "assistant", "user"]
+    assert "RUNTIME_STATE" not in str(session.transcript().messages)
+
+
+def test_observing_a_repaired_history_gives_the_agents_own_messages() -> None:
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("Read the log.")]),
+        ModelResponse(parts=[ToolCallPart("read", {}, tool_call_id="open")]),
+        ModelRequest(parts=[UserPromptPart("Never mind; finish.")]),
+    ]
+    session = ObservedSession(context_window=32_000, counter=ApproximateCounter(), mode="observe")
+    out = _process(ContextProcessor(session), history)
+    assert [id(m) for m in out] == [id(m) for m in history]
+    assert session.manifests[-1].validation == "passed"
