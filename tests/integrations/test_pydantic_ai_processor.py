@@ -87,6 +87,7 @@ def test_a_rebuilt_last_request_keeps_the_runs_instructions_and_its_tool_name() 
     assert isinstance(last, ModelRequest) and last is not history[-1]
     (part,) = last.parts
     assert isinstance(part, ToolReturnPart) and len(str(part.content)) < len(CHUNK) / 2
+    assert str(part.content).startswith(CHUNK[:150]) and "TRUNCATED" in str(part.content)
     # ... but it still carries the run's instructions and names the tool its call named.
     assert last.instructions == "Be brief."
     assert (part.tool_name, part.tool_call_id) == ("read_log", "r0")
@@ -285,3 +286,31 @@ def test_observing_a_repaired_history_gives_the_agents_own_messages() -> None:
     out = _process(ContextProcessor(session), history)
     assert [id(m) for m in out] == [id(m) for m in history]
     assert session.manifests[-1].validation == "passed"
+
+
+def test_a_reply_whose_old_arguments_were_cut_is_rebuilt_with_its_text_and_call() -> None:
+    from ctxlab.config import CompactionPasses, TruncateArgsConfig
+
+    long = "a line of the file\n" * 40
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("Write the file.")]),
+        ModelResponse(
+            parts=[TextPart("Writing."), ToolCallPart("write", {"text": long}, tool_call_id="w1")]
+        ),
+        ModelRequest(parts=[ToolReturnPart("write", "ok", tool_call_id="w1")]),
+        ModelResponse(parts=[TextPart("Written.")]),
+        ModelRequest(parts=[UserPromptPart("Thanks.")]),
+    ]
+    cut = TruncateArgsConfig(trigger_messages=2, keep_messages=1, max_arg_length=100)
+    session = _session(compaction=CompactionPasses(truncate_args=cut))
+    out = _process(ContextProcessor(session), history)
+    assert [t.kind for t in session.manifests[-1].transforms] == ["args_truncation"]
+    reply = out[1]
+    assert isinstance(reply, ModelResponse) and reply is not history[1]
+    text, call = reply.parts
+    assert isinstance(text, TextPart) and text.content == "Writing."
+    assert isinstance(call, ToolCallPart)
+    assert (call.tool_name, call.tool_call_id) == ("write", "w1")
+    assert call.args == {"text": long[:20] + cut.truncation_text}
+    # The rest went as it came.
+    assert [id(m) for m in out[2:]] == [id(m) for m in history[2:]]
