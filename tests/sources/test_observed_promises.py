@@ -221,6 +221,7 @@ async def test_a_finished_turn_is_not_a_request() -> None:
 
 async def test_running_is_true_while_a_request_is_prepared() -> None:
     session = _session()
+    assert session.running is False and session.sources == {}  # nothing to edit in a Lab
     seen: list[bool] = []
     session.subscribe(lambda _event: seen.append(session.running))
     await session.prepare([UserMessage(content="Hello.")])
@@ -304,3 +305,17 @@ async def test_a_new_config_applies_from_the_next_request() -> None:
         [UserMessage(content="Hello."), *_call()[1:]]  # a call and its listing, whole
     )
     assert sent[-1] == _call()[-1]  # not cut under the new limit
+
+
+async def test_the_next_thresholds_are_the_lines_the_next_request_is_prepared_under() -> None:
+    session = _session(max_output_tokens=2_000, config=ContextConfig(trigger_ratio=0.5))
+    ahead = session.next_thresholds()
+    assert (ahead.context_size, ahead.trigger_tokens, ahead.output_reservation) == (
+        8_000,
+        4_000,
+        2_000,
+    )
+    await session.prepare([UserMessage(content="Hello.")])
+    assert session.manifests[0].thresholds == ahead
+    session.context_config = ContextConfig(trigger_ratio=0.25)
+    assert session.next_thresholds().trigger_tokens == 2_000
