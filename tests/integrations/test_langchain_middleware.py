@@ -212,3 +212,32 @@ def test_any_history_round_trips(drawn: list[tuple[list[bool], bool]], size: int
     # ... and every result is there, with its outcome.
     outcomes = [(m.tool_call_id, m.status) for m in sent if isinstance(m, ToolMessage)]
     assert outcomes == [(m.tool_call_id, m.status) for m in history if isinstance(m, ToolMessage)]
+
+
+async def test_the_async_path_reads_the_system_message_and_counts_the_tools() -> None:
+    from langchain_core.tools import tool
+
+    @tool
+    def read(chunk: int) -> str:
+        """Read one chunk of the log."""
+        return ""
+
+    got: list[ModelRequest] = []
+
+    async def handler(request: ModelRequest) -> ModelResponse:
+        got.append(request)
+        return ModelResponse(result=[AIMessage("ok")])
+
+    session = _session()
+    request = ModelRequest(
+        model=GenericFakeChatModel(messages=iter([])),
+        messages=[HumanMessage("Hello.")],
+        system_message=SystemMessage("You read logs."),
+        tools=[read],
+    )
+    await ContextMiddleware(session).awrap_model_call(request, handler)
+    assert session.transcript().system == "You read logs."
+    assert [t.name for t in session.transcript().tools] == ["read"]
+    totals = session.manifests[-1].totals
+    assert totals["system"] > 0 and totals["tools"] > 0
+    assert [i.id for i in session.manifests[-1].items if i.placement == "tools"] == ["tool/read"]
