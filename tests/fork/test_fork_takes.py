@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.demo import DEMO_WORKSPACE, prepare_workspace
+from ctxlab.demo import DEMO_PROMPT, DEMO_WORKSPACE, demo_agent, prepare_workspace
 from ctxlab.exceptions import ForkError
 from ctxlab.fork import fork
 from ctxlab.models import MemorylessModel
@@ -74,3 +74,17 @@ async def test_a_recording_gives_its_system_text_and_name(tmp_path: Path) -> Non
         root=tmp_path / "b",
     )
     assert logged.session_log and (logged.folder / "run-0" / "session.sqlite").exists()
+
+
+async def test_as_if_from_the_start_the_task_state_is_the_sessions_at_the_step(
+    tmp_path: Path,
+) -> None:
+    # A replay has no task state of its own: the branch takes the session's at the step.
+    agent = demo_agent(tmp_path / "origin", model=MemorylessModel())
+    agent.tasks.set_mode("build", "PLAN.md")
+    await agent(DEMO_PROMPT)
+    for arrival in ("as_it_was", "from_start"):
+        branch = await fork(agent, at=3, arrival=arrival, root=tmp_path / arrival)  # type: ignore[arg-type]
+        assert branch.point.task == agent.tasks.state
+        assert (branch.point.task.mode, branch.point.task.plan_path) == ("build", "PLAN.md")
+        assert branch.agent.tasks.state.mode == "build"
