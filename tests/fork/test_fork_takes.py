@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from ctxlab.analysis import recorded_requests
 from ctxlab.demo import DEMO_PROMPT, DEMO_WORKSPACE, demo_agent, prepare_workspace
 from ctxlab.exceptions import ForkError
-from ctxlab.fork import fork
+from ctxlab.fork import fork, run_forward
+from ctxlab.messages import AssistantMessage
 from ctxlab.models import MemorylessModel
 from tests.fork.helpers import demo_session, tree_hash
 
@@ -88,3 +90,19 @@ async def test_as_if_from_the_start_the_task_state_is_the_sessions_at_the_step(
         assert branch.point.task == agent.tasks.state
         assert (branch.point.task.mode, branch.point.task.plan_path) == ("build", "PLAN.md")
         assert branch.agent.tasks.state.mode == "build"
+
+
+async def test_a_recording_forked_at_its_end_holds_its_last_reply(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    recording = session.agent.transcript()
+    last = recording.messages[-1]
+    assert isinstance(last, AssistantMessage) and not last.tool_uses  # the session's reply
+    end = await fork(recording, at=6, model=MemorylessModel(), root=tmp_path / "b")
+    conversation = end.point.state.conversation
+    assert conversation[-1] == last
+    # The last request as recorded, then what followed it: the results and the reply.
+    recorded = recorded_requests(recording)[-1]
+    assert conversation == (*recorded.messages, *recording.messages[recorded.reply :])
+    assert len(conversation) > len(recorded.messages)
+    with pytest.raises(ForkError, match="forks where its session had replied"):
+        await run_forward(end)
