@@ -6,6 +6,7 @@ its System text and name, and no session log unless asked."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 
 import pytest
@@ -21,12 +22,14 @@ from tests.fork.helpers import demo_session, tree_hash
 
 async def test_without_root_branches_go_to_one_temporary_folder(tmp_path: Path) -> None:
     session = await demo_session(tmp_path)
-    one = await fork(session.agent, at=2, name="one")
-    two = await fork(session.agent, at=2, name="two")
+    # Names of this test's own: the process's folder may hold other tests' branches.
+    mark = uuid.uuid4().hex[:8]
+    one = await fork(session.agent, at=2, name=f"one-{mark}")
+    two = await fork(session.agent, at=2, name=f"two-{mark}")
     assert one.folder.parent == two.folder.parent
     assert one.folder.parent.name.startswith("ctxlab-forks-")
     assert not one.folder.parent.is_relative_to(tmp_path)
-    assert (one.folder.name, two.folder.name) == ("one", "two")
+    assert (one.folder.name, two.folder.name) == (f"one-{mark}", f"two-{mark}")
 
 
 async def test_a_root_inside_the_folder_given_to_copy_is_refused(tmp_path: Path) -> None:
