@@ -109,3 +109,28 @@ async def test_a_recording_forked_at_its_end_holds_its_last_reply(tmp_path: Path
     assert len(conversation) > len(recorded.messages)
     with pytest.raises(ForkError, match="forks where its session had replied"):
         await run_forward(end)
+
+
+async def test_a_recordings_tools_are_isolated_or_called_safe(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    recording = session.agent.transcript()
+
+    def lookup(word: str) -> str:
+        """Look a word up.
+
+        Args:
+            word: The word.
+        """
+        return word
+
+    with pytest.raises(ForkError, match=r"tool 'lookup' cannot be isolated"):
+        await fork(recording, at=2, model=MemorylessModel(), tools=[lookup], root=tmp_path / "b")
+    branch = await fork(
+        recording,
+        at=2,
+        model=MemorylessModel(),
+        tools=[lookup],
+        safe_tools=["lookup"],
+        root=tmp_path / "b",
+    )
+    assert list(branch.agent.tools) == ["lookup"]
