@@ -149,6 +149,7 @@ async def test_each_poll_says_how_many_steps_it_added(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"")
     session = await _followed(path)
+    assert session.meta == {} and session.manifests == []
     assert await session.poll() == 0  # an empty file
     assert await session.poll(final=True) == 0  # nothing read yet, even at the end
     with path.open("ab") as file:
@@ -233,3 +234,15 @@ async def test_a_followed_session_observes_and_leaves_subagents_out_by_default(
     assert session.mode == "observe"  # the agent in the file already sent its own requests
     await session.poll(final=True)
     assert _texts(session) == ["one", "re: one", "two", "re: two"]
+
+
+async def test_lines_are_numbered_from_the_start_of_a_file_written_over_the_name(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(_turns("one", "two", "three"))
+    session = await _followed(path)
+    path.write_bytes(_turns("a different, longer first message") + b"42\n" + _turns("x") * 3)
+    with pytest.raises(MessageFormatError) as caught:
+        await session.poll()
+    assert str(caught.value) == f"{path} line 3: not a JSON object"
