@@ -134,3 +134,31 @@ async def test_a_recordings_tools_are_isolated_or_called_safe(tmp_path: Path) ->
         root=tmp_path / "b",
     )
     assert list(branch.agent.tools) == ["lookup"]
+
+
+async def test_a_live_agents_branch_says_where_it_came_from(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+
+    def lookup(word: str) -> str:
+        """Look a word up.
+
+        Args:
+            word: The word.
+        """
+        return word
+
+    branch = await fork(session.agent, at=-4, root=tmp_path / "b")
+    assert (branch.at, branch.origin) == (2, session.agent.session_id)
+    assert branch.before == session.sent[:2]  # the requests before it, as the session sent them
+    assert branch.session_log  # the origin keeps a log: so does each run, unless told
+    quiet = await fork(
+        session.agent,
+        at=2,
+        tools=[lookup],
+        safe_tools=["lookup"],
+        session_log=False,
+        name="quiet",
+        root=tmp_path / "b",
+    )
+    assert not quiet.session_log and not (quiet.folder / "run-0" / "session.sqlite").exists()
+    assert list(quiet.agent.tools) == ["lookup"]  # the tools given, not the origin's
