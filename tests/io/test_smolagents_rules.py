@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import ProviderUsage
+from tests.io.shown import shown
 from tests.strategies import SETTINGS
 
 TASK = {"task": "Price it.", "task_images": None}
@@ -29,23 +30,6 @@ def _call(name: str, arguments: Any, call_id: str | None = None) -> dict[str, An
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _blocks(transcript: Any) -> list[tuple[str, str, Any]]:
-    # (role, kind, value) of every block: the text, a call's (name, input), a result's text.
-    out: list[tuple[str, str, Any]] = []
-    for message in transcript.messages:
-        for block in message.content:
-            kind = type(block).__name__
-            if kind == "TextBlock":
-                out.append((message.role, "text", block.text))
-            elif kind == "ToolUseBlock":
-                out.append((message.role, "use", (block.id, block.name, block.input)))
-            elif kind == "ToolResultBlock":
-                out.append(
-                    (message.role, "result", (block.tool_use_id, block.text, block.is_error))
-                )
-    return out
-
-
 def test_a_task_is_the_users_turn_and_its_images_are_left_out() -> None:
     transcript = load(
         [
@@ -54,7 +38,7 @@ def test_a_task_is_the_users_turn_and_its_images_are_left_out() -> None:
         ],
         format="smolagents",
     )
-    assert _blocks(transcript)[0] == ("user", "text", "New task:\nRead this chart.")
+    assert shown(transcript)[0] == ("user", ("text", "New task:\nRead this chart."))
     assert transcript.meta["skipped"] == {"task image": 2}
     assert transcript.census.left_out == {"task image": 2}
 
@@ -74,15 +58,15 @@ def test_a_codeagents_call_holds_its_code_and_other_calls_their_arguments() -> N
             observations="2",
         ),
     ]
-    blocks = _blocks(load(steps, format="smolagents"))
-    assert blocks[1] == ("assistant", "text", '[{"type": "text", "text": "Thought: run it"}]')
-    assert [b[2] for b in blocks if b[1] == "use"] == [
+    blocks = shown(load(steps, format="smolagents"))
+    assert blocks[1] == ("assistant", ("text", '[{"type": "text", "text": "Thought: run it"}]'))
+    assert [b[1][1:] for b in blocks if b[1][0] == "use"] == [
         ("smolagents_call_1", "python_interpreter", {"code": "print(1 + 1)"}),
         ("c2", "search", {"query": "apples"}),
         ("c3", "lookup", {"key": "pear"}),
         ("c4", "free_text", {"arguments": "just words"}),
     ]
-    assert [b[2] for b in blocks if b[1] == "result"] == [
+    assert [b[1][1:] for b in blocks if b[1][0] == "result"] == [
         ("smolagents_call_1", "2", False),
         ("c2", "(reported with the first call's result)", False),
         ("c3", "(reported with the first call's result)", False),
@@ -97,7 +81,7 @@ def test_calls_without_ids_are_numbered_across_the_steps() -> None:
         _action(2, model_output="b", tool_calls=[_call("t", "{}"), _call("t", "{}")]),
         _action(3, model_output="c", tool_calls=[{"function": {}}], observations=None),
     ]
-    uses = [b[2][:2] for b in _blocks(load(steps, format="smolagents")) if b[1] == "use"]
+    uses = [b[1][1:3] for b in shown(load(steps, format="smolagents")) if b[1][0] == "use"]
     assert uses == [
         ("smolagents_call_1", "t"),
         ("smolagents_call_2", "t"),
@@ -118,7 +102,7 @@ def test_an_error_is_the_calls_error_result() -> None:
         ),
         _action(2, model_output="y", tool_calls=[_call("t", "{}", "c2")], error={"type": "E"}),
     ]
-    results = [b[2] for b in _blocks(load(steps, format="smolagents")) if b[1] == "result"]
+    results = [b[1][1:] for b in shown(load(steps, format="smolagents")) if b[1][0] == "result"]
     assert results == [("c1", "Error:\nit failed", True), ("c2", "Error:\n{'type': 'E'}", True)]
 
 
@@ -129,13 +113,13 @@ def test_an_action_without_calls_is_a_reply_and_its_observations_the_users_next_
         _action(2, model_output="Done.", observations="   "),  # nothing observed: no turn
         _action(3, model_output="Still?", error={"message": "no code found"}),
     ]
-    assert _blocks(load(steps, format="smolagents")) == [
-        ("user", "text", "New task:\nPrice it."),
-        ("assistant", "text", "I will think."),
-        ("user", "text", "Nothing ran."),
-        ("assistant", "text", "Done."),
-        ("assistant", "text", "Still?"),
-        ("user", "text", "Error:\nno code found"),
+    assert shown(load(steps, format="smolagents")) == [
+        ("user", ("text", "New task:\nPrice it.")),
+        ("assistant", ("text", "I will think.")),
+        ("user", ("text", "Nothing ran.")),
+        ("assistant", ("text", "Done.")),
+        ("assistant", ("text", "Still?")),
+        ("user", ("text", "Error:\nno code found")),
     ]
 
 
@@ -170,12 +154,12 @@ def test_a_plan_is_a_reply_with_its_usage_and_an_empty_plan_is_left_out() -> Non
         _action(1, model_output="ok"),
     ]
     transcript = load(steps, format="smolagents")
-    assert _blocks(transcript) == [
-        ("user", "text", "New task:\nPrice it."),
-        ("assistant", "text", "1. price\n2. sum"),
-        ("user", "text", "Now proceed and carry out this plan."),
-        ("user", "text", "Now proceed and carry out this plan."),  # after the empty plan too
-        ("assistant", "text", "ok"),
+    assert shown(transcript) == [
+        ("user", ("text", "New task:\nPrice it.")),
+        ("assistant", ("text", "1. price\n2. sum")),
+        ("user", ("text", "Now proceed and carry out this plan.")),
+        ("user", ("text", "Now proceed and carry out this plan.")),  # after the empty plan too
+        ("assistant", ("text", "ok")),
     ]
     assert transcript.usage == {1: ProviderUsage(50, 7)}
     assert transcript.census.left_out == {"empty plan": 1}
@@ -233,7 +217,7 @@ def test_memory_messages_census_and_system() -> None:
     ]
     transcript = load(messages, format="smolagents")
     assert transcript.system == "One.\n\nTwo."
-    assert [(b[0], b[2]) for b in _blocks(transcript)] == [
+    assert [(role, block[1]) for role, block in shown(transcript)] == [
         ("user", "New task:\nGo."),
         ("assistant", "Calling tools: x"),
         ("user", "Observation: 1"),
