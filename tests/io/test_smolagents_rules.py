@@ -48,10 +48,10 @@ def test_a_codeagents_call_holds_its_code_and_other_calls_their_arguments() -> N
         TASK,
         _action(
             1,
-            model_output=[{"type": "text", "text": "Thought: run it"}],  # a list of parts: as JSON
+            model_output=[{"type": "text", "text": "Thought: café"}],  # a list of parts: as JSON
             tool_calls=[
                 _call("python_interpreter", "print(1 + 1)"),
-                _call("search", '{"query": "apples"}', "c2"),
+                _call("search", ' \n {"query": "apples"}', "c2"),  # JSON after white space
                 _call("lookup", {"key": "pear"}, "c3"),
                 _call("free_text", "just words", "c4"),
             ],
@@ -59,7 +59,7 @@ def test_a_codeagents_call_holds_its_code_and_other_calls_their_arguments() -> N
         ),
     ]
     blocks = shown(load(steps, format="smolagents"))
-    assert blocks[1] == ("assistant", ("text", '[{"type": "text", "text": "Thought: run it"}]'))
+    assert blocks[1] == ("assistant", ("text", '[{"type": "text", "text": "Thought: café"}]'))
     assert [b[1][1:] for b in blocks if b[1][0] == "use"] == [
         ("smolagents_call_1", "python_interpreter", {"code": "print(1 + 1)"}),
         ("c2", "search", {"query": "apples"}),
@@ -152,6 +152,7 @@ def test_a_plan_is_a_reply_with_its_usage_and_an_empty_plan_is_left_out() -> Non
         {"plan": "1. price\n2. sum", "token_usage": {"input_tokens": 50, "output_tokens": 7}},
         {"plan": "", "input_token_count": 60, "output_token_count": 0},
         _action(1, model_output="ok"),
+        {"plan": "3. check"},
     ]
     transcript = load(steps, format="smolagents")
     assert shown(transcript) == [
@@ -160,6 +161,8 @@ def test_a_plan_is_a_reply_with_its_usage_and_an_empty_plan_is_left_out() -> Non
         ("user", ("text", "Now proceed and carry out this plan.")),
         ("user", ("text", "Now proceed and carry out this plan.")),  # after the empty plan too
         ("assistant", ("text", "ok")),
+        ("assistant", ("text", "3. check")),
+        ("user", ("text", "Now proceed and carry out this plan.")),
     ]
     assert transcript.usage == {1: ProviderUsage(50, 7)}
     assert transcript.census.left_out == {"empty plan": 1}
@@ -167,17 +170,17 @@ def test_a_plan_is_a_reply_with_its_usage_and_an_empty_plan_is_left_out() -> Non
 
 
 def test_a_final_answer_step_and_an_unknown_step_are_skipped_and_counted() -> None:
-    steps = [TASK, _action(1, model_output="3.0"), {"output": 3.0}, {"something": "else"}]
+    steps = [TASK, _action(1, model_output="3.0"), {"output": 3.0}, {"output": 3}, {"x": "y"}]
     transcript = load(steps, format="smolagents")
     assert len(transcript.messages) == 2
     assert transcript.census.read == {
         "TaskStep": 1,
         "ActionStep": 1,
-        "FinalAnswerStep": 1,
+        "FinalAnswerStep": 2,
         "unknown step": 1,
     }
     assert transcript.census.skipped == {
-        "final answer step (its call holds the answer)": 1,
+        "final answer step (its call holds the answer)": 2,
         "unknown step": 1,
     }
 
@@ -189,6 +192,7 @@ def test_the_system_prompt_is_the_first_action_steps_and_not_a_plans() -> None:
         TASK,
         {"plan": "p", "model_input_messages": [planning]},
         _action(1, model_output="a", model_input_messages=[{"role": "user", "content": "x"}]),
+        _action(1, model_output="a", model_input_messages=[{"role": "system", "content": []}]),
         _action(2, model_output="b", model_input_messages=[system]),
         _action(3, model_output="c", model_input_messages=[{**system, "content": "Other."}]),
     ]
@@ -263,3 +267,43 @@ def test_every_step_is_read_and_used_or_skipped(steps: list[dict[str, Any]]) -> 
     # Each usage a step reports lands on its reply or is counted lost.
     reported = sum("token_usage" in s for s in steps)
     assert census.usage_read == reported
+
+
+def test_token_counts_missing_or_null_are_zero() -> None:
+    counts = [
+        {"token_usage": {"input_tokens": None, "output_tokens": 5}},
+        {"token_usage": {"input_tokens": 7, "output_tokens": None}},
+        {"input_token_count": 40},  # before smolagents 1.15: on the step
+        {"output_token_count": 3},
+        {"input_token_count": None, "output_token_count": None},
+    ]
+    steps = [
+        TASK,
+        *(_action(n, model_output="a", observations="b", **c) for n, c in enumerate(counts)),
+    ]
+    usage = load(steps, format="smolagents").usage
+    assert list(usage.values()) == [
+        ProviderUsage(0, 5),
+        ProviderUsage(7, 0),
+        ProviderUsage(40, 0),
+        ProviderUsage(0, 3),
+        ProviderUsage(0, 0),
+    ]
+
+
+def test_an_empty_task_and_a_session_without_a_system_prompt() -> None:
+    transcript = load([{"task": None}, {"plan": "p"}], format="smolagents")
+    assert shown(transcript)[0] == ("user", ("text", "New task:\n"))
+    assert transcript.system == ""
+
+
+def test_what_holds_no_conversation_is_refused_saying_what_was_read() -> None:
+    with pytest.raises(MessageFormatError) as caught:
+        load([{"step_number": 1}, {"output": 1}], format="smolagents")
+    assert str(caught.value).startswith("<data>: no messages (read 2 steps: 0 used, 2 skipped")
+    with pytest.raises(MessageFormatError) as caught:
+        load(
+            [{"role": "system", "content": "s"}, {"role": "user", "content": ""}],
+            format="smolagents",
+        )
+    assert str(caught.value).startswith("<data>: no messages (read 2 messages: 1 used, 1 skipped")
