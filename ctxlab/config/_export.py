@@ -126,7 +126,7 @@ def unexported(config: ContextConfig, target: str) -> list[str]:
     why: observation masking, the tool-result limit, pruning before a summary, and the other
     providers' edits."""
     reference = type(config)()
-    where = {"anthropic": "the API", "pydantic_ai": "the API"}.get(target, target_name(target))
+    where = _WHERE[target]
     out: list[str] = []
     if config.compaction.mask is not None:
         out.append(f"compaction.mask: observation masking has no place in {where}")
@@ -159,12 +159,11 @@ def unexported(config: ContextConfig, target: str) -> list[str]:
     return out
 
 
-def target_name(target: str) -> str:
-    """How the docs and `dropped` name a target."""
-    return {
-        "anthropic": "Anthropic's API",
-        "langchain": "LangChain",
-        "pydantic_ai": "pydantic-ai",
-        "inspect": "Inspect",
-        "openai_agents": "the Agents SDK",
-    }.get(target, target)
+_WHERE = {
+    "anthropic": "the API",
+    "pydantic_ai": "the API",
+    "langchain": "LangChain",
+    "inspect": "Inspect",
+    "openai_agents": "the Agents SDK",
+}
+"""How `dropped` names where a target's setting would go."""

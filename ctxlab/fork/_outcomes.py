@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._forkpoint import REASONING
 from ctxlab.analysis._cost import CacheRules, Price, costs_of_manifests, price_for
+from ctxlab.exceptions import ForkError
 from ctxlab.fork._arrival import ARRIVALS
 from ctxlab.fork._branch import BranchRun
 from ctxlab.fork._signature import Signature, first_difference, signature
@@ -94,7 +95,13 @@ class Outcomes:
         self._price = price
         self._rules = rules
         base = next((r for r in self.runs if r.branch.name == reference), None)
-        self._base = _signatures(base) if base is not None else []
+        if base is None:
+            names = list(dict.fromkeys(r.branch.name for r in self.runs))
+            msg = f"reference {reference!r} is none of the runs' branches: {names}"
+            raise ForkError(msg)
+        self._base = _signatures(base)
+        # Steps before the reference's own fork have nothing of its own to compare with.
+        self._first = base.branch.first_step
         self._rows = [self._row(run) for run in self.runs]
         self._by_run = {id(run): row for run, row in zip(self.runs, self._rows, strict=True)}
 
@@ -120,17 +127,13 @@ class Outcomes:
             "passed": run.passed,
             "reply": run.reply,
             "diverges_at": first_difference(
-                self._base, _signatures(run), max(branch.first_step, self._first())
+                self._base, _signatures(run), max(branch.first_step, self._first)
             ),
             "error": run.error,
             "notes": "; ".join(run.notes) or None,
             "seconds": round(run.seconds, 3),
             "workspace": str(run.workspace) if run.workspace is not None else None,
         }
-
-    def _first(self) -> int:
-        base = next((r for r in self.runs if r.branch.name == self.reference), None)
-        return base.branch.first_step if base is not None else 0
 
     def _cost(self, run: BranchRun) -> float:
         if not run.manifests:

@@ -153,6 +153,7 @@ async def test_a_run_whose_workspace_cannot_be_made_is_a_row(tmp_path: Path) -> 
     outcomes = await run_forward(branch, runs=2)
     first, second = outcomes.frame().to_dict("records")
     assert pd.isna(first["error"]) and first["steps"] == 4
+    assert (first["run"], second["run"]) == (0, 1)  # the run that could not be made, numbered
     assert second["error"] == (
         "ForkError: could not fill a branch's workspace with fill: OSError: disk full"
     )

@@ -11,6 +11,7 @@ from typing import Any
 from ctxlab.demo import DEMO_WORKSPACE, demo_config
 from ctxlab.exceptions import ContextOverflowError
 from ctxlab.fork import fork, run_forward
+from ctxlab.fork._outcomes import pd_na
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
 from tests.fork.helpers import demo_session
@@ -30,6 +31,7 @@ async def test_a_run_counts_the_compactions_its_manifests_show(tmp_path: Path) -
         for name, config in (
             ("compacts", demo_config(trigger_ratio=0.7)),
             ("never", demo_config(trigger_ratio=0.8)),  # the control: fits without one
+            ("often", demo_config(trigger_ratio=0.5)),  # compacts at every step
         )
     ]
     outcomes = await run_forward(branches, max_steps=12)
@@ -38,7 +40,8 @@ async def test_a_run_counts_the_compactions_its_manifests_show(tmp_path: Path) -
         summaries = sum(m.purpose == "summary" for m in run.manifests)
         assert run.compactions == shown == summaries
         assert outcomes.row(run)["compactions"] == shown
-    assert [r.compactions for r in outcomes.runs] == [1, 0]
+    assert [r.compactions for r in outcomes.runs][:2] == [1, 0]
+    assert outcomes.runs[2].compactions >= 3
 
 
 async def test_a_run_stops_at_its_step_limit(tmp_path: Path) -> None:
@@ -91,3 +94,92 @@ async def test_a_recovery_request_is_recorded_at_its_step(tmp_path: Path) -> Non
     sent = [r for purpose, r in models[-1].sent if purpose != "summary"]
     assert run.requests == sent
     assert len(run.requests) == len(steps)
+
+
+async def test_a_branch_driven_by_hand_is_run_forward_from_its_fork_again(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    branch = await fork(session.agent, at=2, name="hand", workspace=DEMO_WORKSPACE, root=tmp_path)
+    fresh = await fork(session.agent, at=2, name="fresh", workspace=DEMO_WORKSPACE, root=tmp_path)
+    # Driven by hand to its reply, the branch's agent is past the fork: run 0 is a new run.
+    await branch.agent.call(None)
+    outcomes = await run_forward([fresh, branch])
+    untouched, run = outcomes.runs
+    assert untouched.agent is fresh.agent  # control: not driven, run 0 is the branch's agent
+    assert run.agent is not branch.agent
+    assert run.workspace != branch.agent.workspace
+    row = outcomes.row(run)
+    assert (row["steps"], row["diverges_at"]) == (4, None)  # from the fork, as the other
+    assert row["reply"] == outcomes.row(untouched)["reply"] is not None
+
+
+async def test_the_check_a_verdict_async_or_not_and_one_that_raises_a_note(
+    tmp_path: Path,
+) -> None:
+    session = await demo_session(tmp_path)
+    branch = await fork(session.agent, at=2, name="b", workspace=DEMO_WORKSPACE, root=tmp_path)
+    seen: list[tuple[Any, Any]] = []
+
+    async def fails(run: Any) -> bool:
+        seen.append((run.reply, run.workspace))
+        return False
+
+    def raises(run: Any) -> bool:
+        msg = "no such file: report.xml"
+        raise FileNotFoundError(msg)
+
+    judged = await run_forward(branch, check=fails, max_steps=12)
+    row = judged.frame().iloc[0]
+    assert row["passed"] is not pd_na() and not row["passed"]  # failed, not unchecked
+    assert row["notes"] is None
+    # The check saw the finished run: its reply and its own folder.
+    assert seen == [(judged.runs[0].reply, judged.runs[0].workspace)] and seen[0][0]
+    broken = await run_forward(branch, check=raises, max_steps=12)
+    row = broken.frame().iloc[0]
+    assert row["passed"] is pd_na()
+    assert row["notes"] == "the check raised FileNotFoundError: no such file: report.xml"
+    assert row["reply"] is not None and row["error"] is None  # the run itself went well
+    # A check runs on a run that stopped short too (it may have done the work).
+    stopped = await run_forward(branch, check=lambda run: 1, max_steps=1)
+    row = stopped.frame().iloc[0]
+    assert row["error"] is not None and bool(row["passed"]) is True
+
+
+class _Recording(MemorylessModel):
+    """`MemorylessModel`, keeping what it is asked: requests by purpose, and summaries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.purposes: list[str] = []
+
+    async def request(self, request: ModelRequest, **kwargs: Any) -> Any:
+        self.purposes.append(kwargs.get("purpose", "reasoning"))
+        return await super().request(request, **kwargs)
+
+    async def summarize(self, summary: Any, *, context: Any = None) -> Any:
+        self.purposes.append("summary")
+        return await super().summarize(summary, context=context)
+
+
+async def test_a_branch_with_its_own_model_summarizes_with_it(tmp_path: Path) -> None:
+    # The origin summarizes with its own model (the default): a branch given another model
+    # summarizes with that one, not with the origin's.
+    session = await demo_session(tmp_path)
+    assert session.agent.summary_model is session.agent.model
+    made: list[_Recording] = []
+
+    def model() -> _Recording:
+        made.append(_Recording())
+        return made[-1]
+
+    branch = await fork(
+        session.agent,
+        at=2,
+        config=demo_config(trigger_ratio=0.7),
+        model=model,
+        workspace=DEMO_WORKSPACE,
+        root=tmp_path,
+    )
+    outcomes = await run_forward(branch, max_steps=12)
+    assert outcomes.runs[0].compactions == 1
+    assert made[-1].purposes.count("summary") == 1
+    assert branch.agent.summary_model is branch.agent.model
