@@ -230,3 +230,9 @@ def test_a_file_of_turns_alone_has_no_preamble_and_one_of_none_is_refused(tmp_pa
     with pytest.raises(MessageFormatError) as caught:
         load(empty, format="specstory")
     assert str(caught.value).startswith(f"{empty}: no messages (read 1 section")
+
+
+def test_a_rule_inside_a_code_block_does_not_part_a_turn(tmp_path: Path) -> None:
+    code = "```yaml\na: 1\n---\nb: 2\n```"
+    body = f"_**User**_\n\n{code}\n\n---\n\n_**Assistant (m)**_\n\n{code}\n"
+    assert shown(_load(tmp_path, body)) == [("user", ("text", code)), ("assistant", ("text", code))]
