@@ -108,3 +108,56 @@ def test_the_command_line_sweep_prints_the_findings() -> None:
     assert (
         "With the window at 32,000 tokens, over 1 session, 1 of 2 configs cost less" in done.stderr
     )
+
+
+def _row(session: str, config: str, cost: float, ratio: float, error: object = None) -> dict:
+    return {
+        "session": session,
+        "config": config,
+        "window": 9_000,
+        "cost": cost,
+        "cost_vs_baseline": ratio,
+        "error": error,
+    }
+
+
+def test_a_sweeps_sums_are_over_the_sessions_every_config_finished() -> None:
+    import pandas as pd
+
+    # Session "b" failed under config "y": both configs are summed over "a" alone — never y's
+    # one session against x's two. Baselines: a $2.00 (x 1.00 = 0.5×), b $10.00.
+    frame = pd.DataFrame(
+        [
+            _row("a", "x", 1.0, 0.5),
+            _row("a", "y", 3.0, 1.5),
+            _row("b", "x", 5.0, 0.5),
+            _row("b", "y", float("nan"), float("nan"), "ContextBudgetExceeded: too large"),
+        ]
+    )
+    (finding,) = sweep_findings(frame)
+    assert finding == (
+        "With the window at 9,000 tokens, over 1 session, 1 of 2 configs cost less than "
+        "the feasible baseline (no summary, the oldest turns dropped to fit); the cheapest, "
+        "'x', 0.50× its cost ($1.00 against $2.00)."
+    )
+    # The control: when "b" finished under both, both sessions count.
+    fixed = frame.copy()
+    fixed.loc[3, ["cost", "cost_vs_baseline", "error"]] = [15.0, 1.5, None]
+    (finding,) = sweep_findings(fixed)
+    assert "over 2 sessions" in finding and "($6.00 against $12.00)" in finding
+
+
+def test_an_error_row_is_not_summed_even_with_figures() -> None:
+    import pandas as pd
+
+    # A row that failed part-way keeps the figures of what ran; the sums leave it out.
+    frame = pd.DataFrame(
+        [
+            _row("a", "x", 1.0, 0.5),
+            _row("a", "y", 3.0, 1.5),
+            _row("b", "x", 5.0, 0.5),
+            _row("b", "y", 0.1, 0.01, "ContextBudgetExceeded: failed at request 3"),
+        ]
+    )
+    (finding,) = sweep_findings(frame)
+    assert "over 1 session" in finding and "($1.00 against $2.00)" in finding

@@ -321,6 +321,34 @@ async def test_an_agent_session_saves_and_loads_back(tmp_path: Path, format: str
         assert back.usage == transcript.usage
 
 
+_COUNT = st.integers(min_value=0, max_value=10**9)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(bills=st.lists(st.tuples(_COUNT, _COUNT, _COUNT, _COUNT), min_size=1, max_size=4))
+def test_a_saved_transcript_keeps_every_part_of_each_bill(
+    tmp_path: Path, bills: list[tuple[int, int, int, int]]
+) -> None:
+    from ctxlab.io._transcript import Transcript
+    from ctxlab.messages import ProviderUsage, UserMessage
+
+    messages: list[Any] = []
+    usage = {}
+    for n, bill in enumerate(bills):
+        messages += [UserMessage(content=f"question {n}"), AssistantMessage(content=f"answer {n}")]
+        usage[2 * n + 1] = ProviderUsage(*bill)
+    transcript = Transcript("billed", {"source": "test"}, "", tuple(messages), usage=usage)
+    back = load(transcript.save(tmp_path / "billed.jsonl"))
+    # Input, output, cache reads and cache writes, each as billed, on the same replies.
+    parts = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+    parts += ("cache_creation_input_tokens",)
+    assert {i: tuple(getattr(u, p) for p in parts) for i, u in back.usage.items()} == {
+        i: bill for i, bill in zip(usage, bills, strict=True)
+    }
+
+
 def test_langchain_message_dicts() -> None:
     # The shape of langchain_core.messages.messages_to_dict(...).
     messages = [
