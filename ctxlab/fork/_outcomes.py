@@ -78,7 +78,8 @@ _INTEGERS = {"diverges_at": "Int64", "passed": "boolean"}
 
 
 class Outcomes:
-    """The runs of `run_forward` and what they did (see the module)."""
+    """The runs of `run_forward` and what they did (see the module); ``reference`` names the
+    branch whose first run the others are compared with (`ForkError` when no run is of it)."""
 
     def __init__(
         self,

@@ -267,3 +267,13 @@ async def test_the_users_lines_within_their_share_stay_and_those_past_it_go_befo
         f"$ make t{n}  → exit 0" for n in range(3)
     ]
     assert len([ln for ln in kept if ln.startswith("- ")]) < len(said)
+
+
+async def test_after_an_earlier_summary_without_a_task_the_first_message_is_an_instruction() -> (
+    None
+):
+    previous = Summary(fields={"next_steps": "Run the tests."}, text="", task="")
+    span = (UserMessage(content="Now also the parser."), AssistantMessage(content="On it."))
+    request = SummaryRequest(span, previous, ContextConfig().summary_schema, "", count=CACHE.text)
+    overview = (await extractive_summarizer(request))["task_overview"].splitlines()
+    assert overview == ["User instructions since, verbatim:", "- Now also the parser."]
