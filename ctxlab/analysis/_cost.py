@@ -44,6 +44,7 @@ __all__ = [
     "Price",
     "RequestCost",
     "RequestShape",
+    "cache_rules_for",
     "checked_price",
     "costs_of_manifests",
     "price_for",
@@ -340,6 +341,13 @@ def _openai_cache(
     return read - read % rules.step
 
 
+def cache_rules_for(model: str) -> CacheRules:
+    """The cache rules of ``model``'s provider: OpenAI's for ``gpt-*``/``o*`` models, else
+    Anthropic's."""
+    openai = model.startswith(("gpt-", "o1", "o3", "o4"))
+    return CacheRules.openai() if openai else CacheRules.anthropic()
+
+
 def costs_of_manifests(
     manifests: Sequence[ContextManifest],
     price: Price | None = None,
@@ -355,9 +363,7 @@ def costs_of_manifests(
         return []
     model = manifests[0].model
     price = price or price_for(model)
-    if rules is None:
-        openai = model.startswith(("gpt-", "o1", "o3", "o4"))
-        rules = CacheRules.openai() if openai else CacheRules.anthropic()
+    rules = rules or cache_rules_for(model)
     shapes: list[RequestShape] = []
     for index, manifest in enumerate(manifests):
         if manifest.validation != "passed":

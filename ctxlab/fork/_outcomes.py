@@ -15,7 +15,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._forkpoint import REASONING
-from ctxlab.analysis._cost import CacheRules, Price, costs_of_manifests, price_for
+from ctxlab.analysis._cost import (
+    CacheRules,
+    Price,
+    cache_rules_for,
+    costs_of_manifests,
+    price_for,
+)
 from ctxlab.exceptions import ForkError
 from ctxlab.fork._arrival import ARRIVALS
 from ctxlab.fork._branch import BranchRun
@@ -78,7 +84,8 @@ _INTEGERS = {"diverges_at": "Int64", "passed": "boolean"}
 
 
 class Outcomes:
-    """The runs of `run_forward` and what they did (see the module)."""
+    """The runs of `run_forward` and what they did (see the module); ``reference`` names the
+    branch whose first run the others are compared with (`ForkError` when no run is of it)."""
 
     def __init__(
         self,
@@ -139,8 +146,12 @@ class Outcomes:
         if not run.manifests:
             return 0.0
         before = list(run.branch.point.manifests)
-        price = self._price or price_for(run.manifests[0].model)
-        costs = costs_of_manifests([*before, *run.manifests], price, self._rules)
+        # Priced as the run's model bills, whatever model the origin's requests went to (a
+        # recording of one provider forked onto another's model).
+        model = run.manifests[0].model
+        price = self._price or price_for(model)
+        rules = self._rules or cache_rules_for(model)
+        costs = costs_of_manifests([*before, *run.manifests], price, rules)
         return float(sum(c.cost for c in costs[len(before) :]))
 
     def frame(self) -> pd.DataFrame:

@@ -6,25 +6,30 @@ its System text and name, and no session log unless asked."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 
 import pytest
 
-from ctxlab.demo import DEMO_WORKSPACE, prepare_workspace
+from ctxlab.analysis import recorded_requests
+from ctxlab.demo import DEMO_PROMPT, DEMO_WORKSPACE, demo_agent, prepare_workspace
 from ctxlab.exceptions import ForkError
-from ctxlab.fork import fork
+from ctxlab.fork import fork, run_forward
+from ctxlab.messages import AssistantMessage
 from ctxlab.models import MemorylessModel
 from tests.fork.helpers import demo_session, tree_hash
 
 
 async def test_without_root_branches_go_to_one_temporary_folder(tmp_path: Path) -> None:
     session = await demo_session(tmp_path)
-    one = await fork(session.agent, at=2, name="one")
-    two = await fork(session.agent, at=2, name="two")
+    # Names of this test's own: the process's folder may hold other tests' branches.
+    mark = uuid.uuid4().hex[:8]
+    one = await fork(session.agent, at=2, name=f"one-{mark}")
+    two = await fork(session.agent, at=2, name=f"two-{mark}")
     assert one.folder.parent == two.folder.parent
     assert one.folder.parent.name.startswith("ctxlab-forks-")
     assert not one.folder.parent.is_relative_to(tmp_path)
-    assert (one.folder.name, two.folder.name) == ("one", "two")
+    assert (one.folder.name, two.folder.name) == (f"one-{mark}", f"two-{mark}")
 
 
 async def test_a_root_inside_the_folder_given_to_copy_is_refused(tmp_path: Path) -> None:
@@ -74,3 +79,86 @@ async def test_a_recording_gives_its_system_text_and_name(tmp_path: Path) -> Non
         root=tmp_path / "b",
     )
     assert logged.session_log and (logged.folder / "run-0" / "session.sqlite").exists()
+
+
+async def test_as_if_from_the_start_the_task_state_is_the_sessions_at_the_step(
+    tmp_path: Path,
+) -> None:
+    # A replay has no task state of its own: the branch takes the session's at the step.
+    agent = demo_agent(tmp_path / "origin", model=MemorylessModel())
+    agent.tasks.set_mode("build", "PLAN.md")
+    await agent(DEMO_PROMPT)
+    for arrival in ("as_it_was", "from_start"):
+        branch = await fork(agent, at=3, arrival=arrival, root=tmp_path / arrival)  # type: ignore[arg-type]
+        assert branch.point.task == agent.tasks.state
+        assert (branch.point.task.mode, branch.point.task.plan_path) == ("build", "PLAN.md")
+        assert branch.agent.tasks.state.mode == "build"
+
+
+async def test_a_recording_forked_at_its_end_holds_its_last_reply(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    recording = session.agent.transcript()
+    last = recording.messages[-1]
+    assert isinstance(last, AssistantMessage) and not last.tool_uses  # the session's reply
+    end = await fork(recording, at=6, model=MemorylessModel(), root=tmp_path / "b")
+    conversation = end.point.state.conversation
+    assert conversation[-1] == last
+    # The last request as recorded, then what followed it: the results and the reply.
+    recorded = recorded_requests(recording)[-1]
+    assert conversation == (*recorded.messages, *recording.messages[recorded.reply :])
+    assert len(conversation) > len(recorded.messages)
+    with pytest.raises(ForkError, match="forks where its session had replied"):
+        await run_forward(end)
+
+
+async def test_a_recordings_tools_are_isolated_or_called_safe(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+    recording = session.agent.transcript()
+
+    def lookup(word: str) -> str:
+        """Look a word up.
+
+        Args:
+            word: The word.
+        """
+        return word
+
+    with pytest.raises(ForkError, match=r"tool 'lookup' cannot be isolated"):
+        await fork(recording, at=2, model=MemorylessModel(), tools=[lookup], root=tmp_path / "b")
+    branch = await fork(
+        recording,
+        at=2,
+        model=MemorylessModel(),
+        tools=[lookup],
+        safe_tools=["lookup"],
+        root=tmp_path / "b",
+    )
+    assert list(branch.agent.tools) == ["lookup"]
+
+
+async def test_a_live_agents_branch_says_where_it_came_from(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path)
+
+    def lookup(word: str) -> str:
+        """Look a word up.
+
+        Args:
+            word: The word.
+        """
+        return word
+
+    branch = await fork(session.agent, at=-4, root=tmp_path / "b")
+    assert (branch.at, branch.origin) == (2, session.agent.session_id)
+    assert branch.before == session.sent[:2]  # the requests before it, as the session sent them
+    assert branch.session_log  # the origin keeps a log: so does each run, unless told
+    quiet = await fork(
+        session.agent,
+        at=2,
+        tools=[lookup],
+        safe_tools=["lookup"],
+        session_log=False,
+        name="quiet",
+        root=tmp_path / "b",
+    )
+    assert not quiet.session_log and not (quiet.folder / "run-0" / "session.sqlite").exists()
+    assert list(quiet.agent.tools) == ["lookup"]  # the tools given, not the origin's

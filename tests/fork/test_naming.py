@@ -40,6 +40,8 @@ async def test_a_branch_is_named_by_what_its_config_changes(tmp_path: Path) -> N
         + ", …"
     )
     assert config_label(ContextConfig(), ContextConfig()) == "original"
+    two = demo_config(trigger_ratio=0.5, reserve_ratio=0.2)
+    assert config_label(two, demo_config()) == "trigger_ratio=0.5, reserve_ratio=0.2"  # no "…"
 
 
 async def test_a_branch_keeps_its_name_and_gets_a_safe_folder(tmp_path: Path) -> None:

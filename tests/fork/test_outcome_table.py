@@ -241,3 +241,18 @@ async def test_the_html_table_escapes_every_value_and_writes_numbers_to_read() -
         "–",
         "–",
     ]
+
+
+async def test_a_run_is_priced_as_its_own_models_provider_bills() -> None:
+    # A session recorded on an OpenAI model, forked onto Claude: the run's requests cached by
+    # Anthropic's rules and priced at Claude's price — not the origin's rules.
+    steps = await _steps(6)
+    at = 3
+    before = [dataclasses.replace(s.manifest, model="gpt-4o") for s in steps[:at]]
+    mine = [s.manifest for s in steps[at:]]
+    run = _run(_branch("b", at, before), 0, steps[at:])
+    cost = Outcomes([run], "b").row(run)["cost"]
+    price = price_for(MODEL)
+    assert cost == pytest.approx(_cost(before, mine, price, CacheRules.anthropic()))
+    # The control: under the origin's (OpenAI's) rules the same requests cost otherwise.
+    assert cost != pytest.approx(_cost(before, mine, price, CacheRules.openai()))

@@ -15,9 +15,9 @@ import pytest
 
 from ctxlab.analysis._cost import CacheRules
 from ctxlab.analysis._prices import Price
-from ctxlab.demo import DEMO_WORKSPACE, demo_config
+from ctxlab.demo import DEMO_WORKSPACE, demo_config, prepare_workspace
 from ctxlab.exceptions import ForkError, UsageError
-from ctxlab.fork import Outcomes, fork, run_forward
+from ctxlab.fork import Outcomes, Workspace, fork, run_forward
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.models import FunctionModel
 from tests.fork.helpers import check_tests, demo_session
@@ -128,6 +128,36 @@ async def test_on_an_executor_the_runs_are_those_of_this_process(tmp_path: Path)
         there = await run_forward(
             branches, runs=2, check=check_tests, max_steps=8, executor=pool, reference="cut"
         )
+        # Again: the runs are numbered on, each in a new folder of its own.
+        more = await run_forward(branches[0], runs=2, max_steps=8, executor=pool)
+        assert [r.run for r in more.runs] == [3, 4]
+        assert more.frame()["error"].isna().all() and list(more.frame()["steps"]) == [4, 4]
+        # A run whose folder cannot be made on the worker is a row with its error.
+        filled: list[Path] = []
+
+        def _fails_after_one(folder: Path) -> None:
+            filled.append(folder)  # run 0 (made by fork) gets the project, no later run
+            if len(filled) > 1:
+                msg = "disk full"
+                raise OSError(msg)
+            prepare_workspace(folder)
+
+        broken = await fork(
+            session.agent, at=2, name="broken", workspace=Workspace(_fails_after_one), root=tmp_path
+        )
+        lost = await run_forward(broken, runs=2, executor=pool)
+        assert [(r.branch, r.run, r.error) for r in lost.runs] == [
+            (
+                broken,
+                1,
+                "ForkError: could not fill a branch's workspace with _fails_after_one: OSError: disk full",
+            ),
+            (
+                broken,
+                2,
+                "ForkError: could not fill a branch's workspace with _fails_after_one: OSError: disk full",
+            ),
+        ]
     assert there.reference == "cut"
     local = here.frame().set_index("branch")
     remote = there.frame()

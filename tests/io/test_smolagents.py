@@ -126,6 +126,7 @@ def test_mutated_steps_load_or_raise_a_typed_error(data: st.DataObject, fixture:
         ([{"task": "go"}, {"step_number": 1}, {"x": 1}], False),
         ([{"task": "go"}, {"step_number": 1}, "junk"], False),
         ([{"step_number": i} for i in range(20)] + ["junk"], True),  # judged on the first 20
+        ([{"step_number": i} for i in range(20)] + [{"x": 1}], True),
         ([{"role": "user"}, {"role": "tool-call"}], True),
         ([{"role": "assistant"}, {"role": "tool-response"}], True),
         ([{"role": "user"}, {"role": "assistant"}], False),  # plain chat, no tool roles
