@@ -9,7 +9,6 @@ nothing with ctxlab's importer."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage, ProviderUsage, TextBlock, UserMessage
 from ctxlab.sources import ReplaySession
 from ctxlab.tokens import ApproximateCounter, TokenCache, default_counter
+from tests.analysis.test_recorded_promises import _raw_bills
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
 TOOL = ToolSchema(
@@ -29,22 +29,6 @@ TOOL = ToolSchema(
     input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
 )
 SYSTEM = "You are a careful engineer. Read before you write; run the tests after every change."
-
-
-def _raw_bills(path: Path) -> list[int]:
-    """Input + cache read + cache write of each main-chain response, in order, by message id."""
-    seen: dict[str, int] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        message = record.get("message") or {}
-        usage = message.get("usage") or {}
-        if record.get("type") != "assistant" or not usage or message.get("id") in seen:
-            continue
-        seen[message["id"]] = sum(
-            int(usage.get(k) or 0)
-            for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-        )
-    return list(seen.values())
 
 
 def _whole(*, usage: bool = True) -> Transcript:
