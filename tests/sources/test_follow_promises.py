@@ -178,11 +178,11 @@ async def test_the_background_poll_keeps_going_and_says_why_it_stopped(tmp_path:
     for text in ("two", "three"):
         with path.open("ab") as file:
             file.write(_turns(text))
-        for _ in range(300):
+        for _ in range(1_000):
             if _texts(session)[-1:] == [f"re: {text}"] or len(session.manifests) >= 2:
                 break
             await asyncio.sleep(0.01)
-    for _ in range(300):  # two polls at least after the last write
+    for _ in range(1_000):  # two polls at least after the last write
         if len(session.manifests) == 2:
             break
         await asyncio.sleep(0.01)
@@ -190,7 +190,7 @@ async def test_the_background_poll_keeps_going_and_says_why_it_stopped(tmp_path:
     task = session.start()  # the same task while it runs
     assert not task.done()
     path.unlink()
-    for _ in range(300):
+    for _ in range(1_000):
         if session.error is not None:
             break
         await asyncio.sleep(0.01)
