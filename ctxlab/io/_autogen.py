@@ -103,7 +103,8 @@ def from_autogen(
     for key, found in _message_lists(state):
         if id(found) not in read:
             read.add(id(found))
-            builder.record("llm_context message" if key == "messages" else key, len(found))
+            kind = "llm_context message" if key == "messages" else key
+            builder.record(kind, len(found), raw=found)
             builder.skip(_OTHER_LISTS[key])
     notes = {"agent": name, "agents": [n for n, _ in agents]}
     return builder, "\n\n".join(system), notes

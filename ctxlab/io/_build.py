@@ -240,10 +240,12 @@ class ConversationBuilder:
     def _lose_usage(self, reason: str, count: int = 1) -> None:
         self.tally.usage_lost[reason] = self.tally.usage_lost.get(reason, 0) + count
 
-    def record(self, kind: str, count: int = 1) -> None:
+    def record(self, kind: str, count: int = 1, *, raw: Any = None) -> None:
         """Start the census's next record (``count`` records handled as one) of ``kind``: it
-        must end used (`add`, `text`, `use`, ...) or skipped (`skip`)."""
-        self.tally.record(kind, count)
+        must end used (`add`, `text`, `use`, ...) or skipped (`skip`). ``raw``: the record as
+        the file holds it (a list for a group), given where a skip is expected — what it holds
+        (tool calls, usage, reasoning, replies) is then set aside with it, not unaccounted."""
+        self.tally.record(kind, count, raw)
 
     def use(self) -> None:
         """The current record is used though it adds no block: read for the transcript's
@@ -266,12 +268,24 @@ class ConversationBuilder:
         if count:
             self.skipped[reason] = self.skipped.get(reason, 0) + count
 
-    def leave_out(self, reason: str, count: int = 1) -> None:
+    def leave_out(self, reason: str, count: int = 1, *, raw: Any = None) -> None:
         """``count`` parts of the current record are not kept (thoughts, blocks ctxlab does not
-        model), for ``reason``; the record itself may still be used."""
+        model), for ``reason``; the record itself may still be used. ``raw``: the parts as the
+        file holds them — what the file's inventory finds in them is set aside, not
+        unaccounted (`set_aside`)."""
         if count > 0:
             self.skipped[reason] = self.skipped.get(reason, 0) + count
             self.tally.leave_out(reason, count)
+            if raw is not None:
+                self.set_aside(raw, reason)
+
+    def set_aside(self, value: Any, reason: str) -> None:
+        """Set aside, for ``reason``, everything the file's inventory finds in ``value`` (usage,
+        tool calls, reasoning, replies): part of a record that the transcript deliberately does
+        not carry — a tool's own copy of its result, a session's totals, a request's input
+        repeating earlier replies. The census's ``set_aside``; what the file holds that is
+        neither placed nor set aside is unaccounted (`ctxlab.io._inventory`)."""
+        self.tally.set_aside_in(value, reason)
 
     def add_to(self, index: int, blocks: Iterable[Mapping[str, Any]]) -> None:
         """Add blocks to the earlier turn ``index`` (one response recorded in pieces, with the
@@ -380,6 +394,8 @@ class ConversationBuilder:
             usage_read=tally.usage_read,
             usage_placed=len(usage),
             usage_lost=dict(tally.usage_lost),
+            set_aside=dict(tally.set_aside),
+            aside_keys={kind: sorted(keys) for kind, keys in tally.aside_keys.items()},
             **holdings(messages),
         )
 

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ctxlab.io._inventory import inventory_of
 from ctxlab.messages import AssistantMessage, UserMessage
 
 __all__ = ["Census", "Tally", "holdings"]
@@ -81,7 +82,9 @@ class Census:
     left_out: dict[str, int] = field(default_factory=dict)
     """Parts of used records not kept (thoughts, blocks ctxlab does not model), by reason."""
     unaccounted: dict[str, int] = field(default_factory=dict)
-    """Records neither used nor skipped, by kind: a silent loss (an importer's bug)."""
+    """Silent losses: records neither used nor skipped, by kind; and what the file holds that
+    the reader neither placed nor set aside, as ``"<kind> at <JSON path>"`` (an importer's bug
+    either way)."""
     messages: int = 0
     """Messages of the transcript."""
     replies: int = 0
@@ -96,6 +99,17 @@ class Census:
     """Replies with the provider's usage."""
     usage_lost: dict[str, int] = field(default_factory=dict)
     """Usage reports read but on no reply, by reason."""
+    held: dict[str, int] = field(default_factory=dict)
+    """What the file holds, by kind (usage, tool call, reasoning, reply), counted by a walk of
+    the raw file that knows no format (`ctxlab.io._inventory`); empty when no walk was taken (a
+    Markdown history, a transcript built in code)."""
+    set_aside: dict[str, int] = field(default_factory=dict)
+    """Of what the file holds, what the reader deliberately did not place (inside records it
+    skipped, or parts it named with ``builder.set_aside``), as ``"<kind>: <reason>"`` →
+    count."""
+    aside_keys: dict[str, list[str]] = field(default_factory=dict)
+    """The inventory's keys of what was set aside, by kind (what `unaccounted` is taken
+    against)."""
 
     @property
     def adds_up(self) -> bool:
@@ -107,10 +121,16 @@ class Census:
         """What does not add up, in words (empty when the census adds up)."""
         found: list[str] = []
         read, used, skipped = _total(self.read), _total(self.used), _total(self.skipped)
+        records = self.unaccounted_records()
         if read != used + skipped:
             found.append(
                 f"{_counted(read, self.unit)} read but {used:,} used and {skipped:,} skipped"
-                + (f" ({_listed(self.unaccounted)} unaccounted)" if self.unaccounted else "")
+                + (f" ({_listed(records)} unaccounted)" if records else "")
+            )
+        unplaced = self.unplaced()
+        if unplaced:
+            found.append(
+                f"the file holds {_kinds(unplaced)} that the reader neither placed nor set aside"
             )
         lost = _total(self.usage_lost)
         if self.usage_read != self.usage_placed + lost:
@@ -120,6 +140,26 @@ class Census:
                 f"{lost:,} lost"
             )
         return found
+
+    def unaccounted_records(self) -> dict[str, int]:
+        """The records neither used nor skipped, by kind (of `unaccounted`)."""
+        return {k: n for k, n in self.unaccounted.items() if _finding_kind(k) is None}
+
+    def unplaced(self) -> dict[str, int]:
+        """What the file holds that the reader neither placed nor set aside, by kind (usage,
+        tool call, reasoning, reply; of `unaccounted`, whose keys also say where)."""
+        found: dict[str, int] = {}
+        for key, count in self.unaccounted.items():
+            kind = _finding_kind(key)
+            if kind is not None:
+                found[kind] = found.get(kind, 0) + count
+        return found
+
+    def unplaced_line(self) -> str:
+        """What the file holds that the transcript lacks, in a few words ("unaccounted: 6 usage
+        fields, 3 reasoning texts"); empty when nothing is."""
+        unplaced = self.unplaced()
+        return f"unaccounted: {_kinds(unplaced)}" if unplaced else ""
 
     def summary(self) -> str:
         """One line: read, used, skipped (the largest reasons), what the transcript holds."""
@@ -174,9 +214,35 @@ class Census:
                 usage_read=number("usage_read"),
                 usage_placed=number("usage_placed"),
                 usage_lost=counts("usage_lost"),
+                held=counts("held"),
+                set_aside=counts("set_aside"),
+                aside_keys={
+                    str(k): [str(x) for x in v]
+                    for k, v in (value.get("aside_keys") or {}).items()
+                    if isinstance(v, list)
+                },
             )
         except (TypeError, ValueError, AttributeError):
             return None
+
+
+_NOUNS = {
+    "usage": "usage field",
+    "tool call": "tool call",
+    "reasoning": "reasoning text",
+    "reply": "model reply",
+}
+"""How the kinds of the inventory are said in a sentence."""
+
+
+def _finding_kind(key: str) -> str | None:
+    # An inventory finding's key is "<kind> at <JSON path>"; a record's kind is the format's word.
+    kind, at, path = key.partition(" at ")
+    return kind if at and kind in _NOUNS and path.startswith("$") else None
+
+
+def _kinds(counts: Mapping[str, int]) -> str:
+    return ", ".join(_counted(counts[k], _NOUNS[k]) for k in _NOUNS if counts.get(k))
 
 
 def holdings(messages: Sequence[UserMessage | AssistantMessage]) -> dict[str, Any]:
@@ -213,15 +279,18 @@ class Tally:
         self.unaccounted: dict[str, int] = {}
         self.usage_read = 0
         self.usage_lost: dict[str, int] = {}
+        self.set_aside: dict[str, int] = {}
+        self.aside_keys: dict[str, set[str]] = {}
         self._open: tuple[str, int] | None = None  # (kind, count) of the record being read
         self._state = "none"  # of the open record: "pending", "used", "skipped"
+        self._raw: Any = None  # the open record's raw value, when the importer gave it
 
-    def record(self, kind: str, count: int = 1) -> None:
+    def record(self, kind: str, count: int = 1, raw: Any = None) -> None:
         # A group of no record is opened too: what is said of it counts nothing.
         self.close()
         count = max(count, 0)
         _add(self.read, kind, count)
-        self._open, self._state = (kind, count), "pending"
+        self._open, self._state, self._raw = (kind, count), "pending", raw
 
     def use(self) -> None:
         if self._open is not None and self._state == "pending":
@@ -239,10 +308,20 @@ class Tally:
         if self._state == "pending":
             _add(self.skipped, reason, self._open[1])
             self._state = "skipped"
+            if self._raw is not None:
+                # What the skipped record holds is set aside with it, not lost.
+                self.set_aside_in(self._raw, reason)
             return self._open[1]
         # The record is already used (or skipped): what is skipped is a part of it.
         _add(self.left_out, reason, count)
         return count
+
+    def set_aside_in(self, value: Any, reason: str) -> None:
+        """Set aside, for ``reason``, everything the inventory finds in ``value``."""
+        for kind, keys in inventory_of([value]).findings.items():
+            if keys:
+                _add(self.set_aside, f"{kind}: {reason}", len(keys))
+                self.aside_keys.setdefault(kind, set()).update(keys)
 
     def settle(self, reason: str) -> int:
         """Skip the open record for ``reason`` if it is still undecided; how many records that
@@ -261,4 +340,4 @@ class Tally:
                 _add(self.used, kind, count)
             elif self._state == "pending":
                 _add(self.unaccounted, kind, count)
-        self._open, self._state = None, "none"
+        self._open, self._state, self._raw = None, "none", None

@@ -119,6 +119,10 @@ def from_claude_code(
                 reply_models[str(responses.rank[turn])] = model
         else:
             blocks = _blocks(message.get("content"))
+            if "toolUseResult" in record:
+                # The tool's own structured copy of its result (a subagent's totals and
+                # words): the result itself is the message's tool_result.
+                builder.set_aside(record["toolUseResult"], "the tool's own copy of its result")
             if record.get("isCompactSummary") and blocks:
                 replies = sum(t["role"] == "assistant" for t in builder.turns)
                 _mark_summary(meta["compactions"], blocks, replies)
@@ -228,7 +232,7 @@ def _message_line(
     if not isinstance(record, Mapping):
         msg = f"{where}: not a JSON object"
         raise MessageFormatError(msg)
-    builder.record(_kind_of(record))
+    builder.record(_kind_of(record), raw=record)
     if record.get("isSidechain") and not sidechains:
         builder.skip("sidechain")
         return None
@@ -262,6 +266,9 @@ def _system_line(
     if boundary is not None:
         compactions.append(boundary)
         builder.use()
+        for key in ("compactMetadata", "microcompactMetadata"):
+            # Token counts of the context it compacted (kept on the compaction): not a bill.
+            builder.set_aside(record.get(key), "a compaction's context size")
     else:
         builder.skip(f"system {record.get('subtype') or 'line'}")
 

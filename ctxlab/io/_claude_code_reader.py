@@ -51,17 +51,24 @@ def claude_code(
         meta.update(subagent_of=meta.get("session_id"), subagent=listed[episode - 1])
         if agent.path is None:
             # The census is of the whole file: the other threads' lines are read, not this one's.
-            builder.record("line of another thread", len(records) - len(lines))
+            own = {n for n, _ in lines}
+            others = [r for n, r in records if n not in own]
+            builder.record("line of another thread", len(others), raw=others)
             builder.skip("in another thread (the main one or another subagent)")
         return built_transcript(f"{name}#{episode}", builder, meta, "", ())
     builder, meta = from_claude_code(split.main, where)
+    # What the other threads' lines hold is set aside with them (the first group that has any).
+    main = {n for n, _ in split.main}
+    others: list[Any] | None = [r for n, r in records if n not in main]
     if listed:
         meta["subagents"] = listed
         subagent = sum(item["lines"] for item in listed)
-        builder.record("subagent line", subagent)
+        builder.record("subagent line", subagent, raw=others)
         builder.skip("subagent line")
-    builder.record("repeated subagent line", split.repeated)
+        others = None
+    builder.record("repeated subagent line", split.repeated, raw=others if split.repeated else None)
     builder.skip("repeated subagent line")
+    others = others if not split.repeated else None
     # Any other line the split set apart (neither the main thread's nor a listed subagent's).
     rest = (
         len(records)
@@ -69,7 +76,7 @@ def claude_code(
         - split.repeated
         - (sum(item["lines"] for item in listed) if listed else 0)
     )
-    builder.record("line of another thread", rest)
+    builder.record("line of another thread", rest, raw=others if rest else None)
     builder.skip("in another thread")
     if path is not None and path.stem.startswith("agent-") and _sidechain_only(records):
         # A subagent's own file opened alone: it says whose it is.

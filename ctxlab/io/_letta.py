@@ -98,7 +98,7 @@ def from_letta(
         for other in agents:
             held = as_mapping(other).get("messages")
             if other is not agent and isinstance(held, list):
-                reader.builder.record("message of another agent", len(held))
+                reader.builder.record("message of another agent", len(held), raw=held)
                 reader.builder.skip("another agent's message (episode=N opens it)")
     notes.update(reader.notes())
     schemas = tool_schemas([_schema(t) for t in tools], where)

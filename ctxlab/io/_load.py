@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError, UsageError
+from ctxlab.io._accounting import account_for
 from ctxlab.io._aider import from_aider, is_aider_history
 from ctxlab.io._claude_code_reader import claude_code
 from ctxlab.io._detect import FORMATS, Format, detect_format, detect_lines
@@ -98,7 +99,8 @@ def read(
         msg = f"episode must be a whole number from 0 (0: the first), got {episode!r}"
         raise UsageError(msg)
     try:
-        transcript = _load(source, format, episode, sidechains, name)
+        transcript, values = _load(source, format, episode, sidechains, name)
+        transcript = account_for(transcript, values)
     except MessageFormatError as exc:
         guess = _guessed(exc, format)
         if guess is not None:
@@ -169,7 +171,9 @@ def _load(
     episode: int | None,
     sidechains: bool,
     name: str | None,
-) -> Transcript:
+) -> tuple[Transcript, list[Any] | None]:
+    # The transcript, and the decoded values it was read from (for the file's inventory; None
+    # when it is not JSON).
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         problem = path_problem(path)
@@ -179,10 +183,11 @@ def _load(
         folder = _conversation_folder(path, format)
         if folder is not None:  # an OpenHands V1 conversation: a folder of event files
             events, state = folder
-            return v1_conversation(events, state, str(path), name or path.resolve().name)
+            transcript = v1_conversation(events, state, str(path), name or path.resolve().name)
+            return transcript, [*events, state]
         found = located(path, format, name)  # a folder, or a file named for its part
         if found is not None:
-            return found
+            return found, None
         check_regular_file(path)  # before any open: a FIFO would block it
         head = first_bytes(path)
         if format is None and foreign_text(head) is not None:
@@ -191,50 +196,49 @@ def _load(
         if format == "specstory" or (format is None and is_specstory(head)):
             builder, notes = from_specstory(read_text(path), str(path))
             meta = {"source": "specstory", **notes}
-            return built_transcript(name or path.stem, builder, meta, "", ())
+            return built_transcript(name or path.stem, builder, meta, "", ()), None
         if format == "aider" or (format is None and is_aider_history(head)):
             builder, notes = from_aider(read_text(path), str(path), episode)
             meta = {"source": "aider", **notes}
             # Named for the folder it is in: aider keeps one history per repository.
-            return built_transcript(
-                name or path.resolve().parent.name or "aider",
-                builder,
-                meta,
-                "",
-                (),
+            transcript = built_transcript(
+                name or path.resolve().parent.name or "aider", builder, meta, "", ()
             )
+            return transcript, None
         if path.suffix == ".eval" and zipfile.is_zipfile(path):
             log = read_eval_zip(path, episode or 0)
-            return from_data(log, format or "inspect", str(path), name or path.stem, episode or 0)
+            kind = format or "inspect"
+            return from_data(log, kind, str(path), name or path.stem, episode or 0), [log]
         read = read_records(path)
         records, document = read.records, read.document
         if records == [] and isinstance(document, str):
             # A document saved as a JSON string of itself (seen in Letta's published agent
             # files): read the JSON it holds.
             document = inner_document(path, document)
+        values = [value for _, value in records] if records else [document]
         label, stem = str(path), path.name.split(".")[0]
         kind = format or (detect_format(document) if records == [] else detect_lines(records))
         one_conversation(kind, episode, label)
         if kind == "ctxlab":
-            return read_transcript(path)
+            return read_transcript(path), values
         if kind == "claude_code":
             transcript = claude_code(
                 records or [(1, document)], label, name or stem, episode or 0, sidechains, path
             )
-            return (
-                transcript if read.cut_line is None else count_cut_line(transcript, read.cut_line)
-            )
+            cut = read.cut_line
+            return transcript if cut is None else count_cut_line(transcript, cut), values
         data: Any = document if records == [] else [value for _, value in records]
         if read.cut_line is not None:
             transcript = from_data(data, kind, label, name or stem, episode or 0)
-            return count_cut_line(transcript, read.cut_line)
+            return count_cut_line(transcript, read.cut_line), values
     else:
         data = as_plain_data(source) if isinstance(source, list | tuple) else source
         label, stem = "<data>", "session"
         kind = format or detect_format(data)
         one_conversation(kind, episode, label)
+        values = [data]
     try:
-        return from_data(data, kind, label, name or stem, episode or 0)
+        return from_data(data, kind, label, name or stem, episode or 0), values
     except MessageFormatError as exc:
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess

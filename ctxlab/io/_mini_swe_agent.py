@@ -117,6 +117,7 @@ def from_mini_swe_agent(data: Any, where: str) -> tuple[ConversationBuilder, str
             response = extra.get("response")
             usage = openai_usage(response.get("usage")) if isinstance(response, Mapping) else None
             blocks, new = _assistant(message, text, extra, calls)
+            blocks = _reasoning(response) + blocks
             calls += len(new)
             pending = [] if message.get("tool_calls") else new
             if not builder.add("assistant", blocks, usage):
@@ -177,6 +178,19 @@ def _assistant(
         for call_id, command in zip(ids, commands, strict=True)
     ]
     return blocks, ids
+
+
+def _reasoning(response: Any) -> list[dict[str, Any]]:
+    """The reply's reasoning, as its provider returned it through LiteLLM (``reasoning`` or
+    ``reasoning_content`` on the response's message): a thinking block before its text."""
+    choices = as_mapping(response).get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = as_mapping(as_mapping(first).get("message"))
+    for key in ("reasoning_content", "reasoning"):
+        text = message.get(key)
+        if isinstance(text, str) and text.strip():
+            return [{"type": "thinking", "thinking": text}]
+    return []
 
 
 def _without(text: str, spans: list[tuple[int, int, str]]) -> str:

@@ -62,7 +62,8 @@ def _tau_bench(data: Any, where: str, name: str, episode: int, meta: dict[str, A
         )
         raise MessageFormatError(msg)
     builder, system = from_openai(traj, f"{where} episode {episode}")
-    builder.record("other episode", len(data) - 1)
+    others = [r for n, r in enumerate(data) if n != episode]
+    builder.record("other episode", len(others), raw=others)
     builder.skip("another episode (episode=N opens it)")
     return built_transcript(name, builder, meta, system, ())
 
@@ -107,7 +108,8 @@ def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any
         msg = f"{where}: no sample {episode} (the log holds {len(samples)}, from 0)"
         raise MessageFormatError(msg)
     builder, system, notes = from_inspect_sample(samples[episode], f"{where} sample {episode}")
-    builder.record("other sample", len(samples) - 1)
+    others = [s for n, s in enumerate(samples) if n != episode]
+    builder.record("other sample", len(others), raw=others)
     builder.skip("another sample (episode=N opens it)")
     spec = data["eval"] if isinstance(data.get("eval"), Mapping) else {}
     notes.update({k: spec[k] for k in ("task", "model") if isinstance(spec.get(k), str)})
@@ -159,8 +161,9 @@ def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, A
             raise MessageFormatError(msg)
         events, notes = openhands_events_of(data, where, episode)
         builder = from_openhands_events(events, where)
-        others = len(data) - 1 if isinstance(data, list) and "history" in as_mapping(data[0]) else 0
-        builder.record("other instance", others)
+        rest = data[:episode] + data[episode + 1 :] if isinstance(data, list) else []
+        others = rest if isinstance(data, list) and "history" in as_mapping(data[0]) else []
+        builder.record("other instance", len(others), raw=others)
         builder.skip("another instance (episode=N opens it)")
         return built_transcript(name, builder, {**meta, **notes}, "", ())
     messages = list(data["fncall_messages"])  # a V0 completion log

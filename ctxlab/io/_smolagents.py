@@ -69,7 +69,9 @@ def from_smolagents(
         if not isinstance(step, Mapping):
             msg = f"{where} step {number}: not an object (a smolagents memory step)"
             raise MessageFormatError(msg)
-        builder.record(_KINDS[next((k for k in _KINDS if k in step), "")])
+        builder.record(_KINDS[next((k for k in _KINDS if k in step), "")], raw=step)
+        # A step's input is the request as sent: the replies before it, said again.
+        builder.set_aside(step.get("model_input_messages"), "a request's input messages")
         if "step_number" in step and not system:
             # An action step's input opens with the agent's System prompt (a planning step's
             # with the planning prompt, which is not).
