@@ -52,8 +52,8 @@ def claude_code(
         if agent.path is None:
             # The census is of the whole file: the other threads' lines are read, not this one's.
             own = {n for n, _ in lines}
-            others = [r for n, r in records if n not in own]
-            builder.record("line of another thread", len(others), raw=others)
+            apart = [r for n, r in records if n not in own]
+            builder.record("line of another thread", len(apart), raw=apart)
             builder.skip("in another thread (the main one or another subagent)")
         return built_transcript(f"{name}#{episode}", builder, meta, "", ())
     builder, meta = from_claude_code(split.main, where)

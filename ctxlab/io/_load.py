@@ -207,8 +207,8 @@ def _load(
             return transcript, None
         if path.suffix == ".eval" and zipfile.is_zipfile(path):
             log = read_eval_zip(path, episode or 0)
-            kind = format or "inspect"
-            return from_data(log, kind, str(path), name or path.stem, episode or 0), [log]
+            read_as = format or "inspect"
+            return from_data(log, read_as, str(path), name or path.stem, episode or 0), [log]
         read = read_records(path)
         records, document = read.records, read.document
         if records == [] and isinstance(document, str):
