@@ -209,7 +209,7 @@ def _usage(builder: ConversationBuilder, name: str, thread: list[Any]) -> None:
     for message in thread:
         usage = as_mapping(message).get("models_usage")
         kind = as_mapping(message).get("type")
-        builder.record(f"message_thread {kind or 'unreadable'}")
+        builder.record(f"message_thread {kind or 'unreadable'}", raw=message)
         if as_mapping(message).get("source") == name and isinstance(usage, Mapping):
             builder.use()  # read for its usage, placed below
             calls.append(

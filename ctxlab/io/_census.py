@@ -117,6 +117,13 @@ class Census:
         loss explained."""
         return not self.problems()
 
+    @property
+    def whole(self) -> bool:
+        """Whether the census adds up and nothing the file holds is unaccounted: a census that
+        adds up while the file's inventory finds usage, tool calls, reasoning or replies the
+        reader neither placed nor set aside is not whole (`unplaced`)."""
+        return self.adds_up and not self.unplaced()
+
     def problems(self) -> list[str]:
         """What does not add up, in words (empty when the census adds up)."""
         found: list[str] = []
@@ -126,11 +133,6 @@ class Census:
             found.append(
                 f"{_counted(read, self.unit)} read but {used:,} used and {skipped:,} skipped"
                 + (f" ({_listed(records)} unaccounted)" if records else "")
-            )
-        unplaced = self.unplaced()
-        if unplaced:
-            found.append(
-                f"the file holds {_kinds(unplaced)} that the reader neither placed nor set aside"
             )
         lost = _total(self.usage_lost)
         if self.usage_read != self.usage_placed + lost:
@@ -157,9 +159,16 @@ class Census:
 
     def unplaced_line(self) -> str:
         """What the file holds that the transcript lacks, in a few words ("unaccounted: 6 usage
-        fields, 3 reasoning texts"); empty when nothing is."""
+        fields, 3 reasoning texts" — "6 usage fields at $.data"); empty when nothing is."""
         unplaced = self.unplaced()
-        return f"unaccounted: {_kinds(unplaced)}" if unplaced else ""
+        if not unplaced:
+            return ""
+        where = sorted(
+            ((n, k.partition(" at ")[2]) for k, n in self.unaccounted.items() if " at $" in k),
+            key=lambda item: -item[0],
+        )
+        paths = ", ".join(path for _, path in where[:2]) + (", …" if len(where) > 2 else "")
+        return f"unaccounted: {_kinds(unplaced)} (at {paths})"
 
     def summary(self) -> str:
         """One line: read, used, skipped (the largest reasons), what the transcript holds."""

@@ -78,6 +78,7 @@ def from_continue(
     }
     if isinstance(session.get("usage"), Mapping):
         notes["session_usage"] = dict(session["usage"])
+        reader.builder.set_aside(session["usage"], "the session's cumulative usage")
     if reader.compactions:
         notes["compactions"] = reader.compactions
     models = session.get("chatModelTitle")

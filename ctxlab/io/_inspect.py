@@ -208,6 +208,8 @@ def from_inspect_sample(
             builder.skip(f"{role} message")
     for reason in placed.unplaced():
         builder.lose_usage(reason)
+    # The sample's final output is its last reply, said again (with that call's usage).
+    builder.set_aside(sample.get("output"), "the sample's output (its last reply, again)")
     _count_events(builder, events)
     if models:
         notes["models"] = models
@@ -219,9 +221,11 @@ def _count_events(builder: ConversationBuilder, events: list[Any]) -> None:
     lost), the others skipped by kind."""
     for event in events:
         kind = event.get("event") if isinstance(event, Mapping) else None
-        builder.record(f"event {kind}")
+        builder.record(f"event {kind}", raw=event)
         if kind == "model":
             builder.use()
+            # The call's input is the request as sent: the replies before it, said again.
+            builder.set_aside(event.get("input"), "a model call's input messages")
         else:
             builder.skip(f"event {kind}")
 

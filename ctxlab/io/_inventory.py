@@ -102,7 +102,7 @@ _CALL_ID_KEYS = (
     "toolUseId",
     "tool_use_id",
 )
-_TEXT_KEYS = ("thinking", "text", "content", "summary", "description", "subject")
+_TEXT_KEYS = ("thinking", "reasoning", "text", "content", "summary", "description", "subject")
 _MAX_DEPTH = 200
 """Deeper than this, a file is not walked further (hostile nesting): what lies below is not
 counted, and `Inventory.cut` says so."""

@@ -135,7 +135,7 @@ class _Reader:
             self.builder.record("unreadable message")
             self.builder.skip("unreadable message")
             return
-        self.builder.record(f"{message.get('role')} message")
+        self.builder.record(f"{message.get('role')} message", raw=message)
         key = _key(message, index)
         if self.in_context and key not in self.in_context:
             self.outside += 1

@@ -220,7 +220,9 @@ def _load(
         kind = format or (detect_format(document) if records == [] else detect_lines(records))
         one_conversation(kind, episode, label)
         if kind == "ctxlab":
-            return read_transcript(path), values
+            # Its meta line carries the notes of the load it was saved from (totals among
+            # them): what it holds of its own is its messages and their usage.
+            return read_transcript(path), values[1:]
         if kind == "claude_code":
             transcript = claude_code(
                 records or [(1, document)], label, name or stem, episode or 0, sidechains, path

@@ -222,9 +222,15 @@ def from_otel(
         raise MessageFormatError(msg)
     chosen = groups[episode]
     builder = ConversationBuilder(where, unit="span")
-    builder.record("span of no model call", len(spans) - len(calls))
+    # What the spans set apart hold (a run's totals, a tool's arguments, another conversation)
+    # is set aside with them.
+    model_calls = {call.span for call in calls}
+    apart = [s.raw for s in spans if s.id not in model_calls or not s.id]
+    builder.record("span of no model call", len(spans) - len(calls), raw=apart)
     builder.skip("span of no model call")
-    builder.record("model call span", len(calls) - len(chosen))
+    chosen_spans = {call.span for call in chosen}
+    others = [s.raw for s in spans if s.id in model_calls and s.id not in chosen_spans]
+    builder.record("model call span", len(calls) - len(chosen), raw=others)
     builder.skip("in another conversation (episode=N opens it)")
     history: list[str] = []
     seen: set[str] = set()

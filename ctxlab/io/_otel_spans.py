@@ -35,6 +35,8 @@ class Span:
     id: str = ""
     parent: str = ""
     """The span's id and its parent's (which agent a model call ran in)."""
+    raw: Any = field(default=None, compare=False, repr=False)
+    """The span as the file holds it (what a span set aside holds, for the file's inventory)."""
 
 
 def _langfuse_observations(value: Any) -> list[Mapping[str, Any]] | None:
@@ -75,6 +77,7 @@ def _langfuse_span(observation: Mapping[str, Any], session: Any) -> Span:
         attributes=attributes,
         id=str(observation.get("id") or ""),
         parent=str(observation.get("parentObservationId") or ""),
+        raw=observation,
     )
 
 
@@ -190,6 +193,7 @@ def _otlp_span(span: Mapping[str, Any]) -> Span:
         ],
         id=str(span.get("spanId") or span.get("span_id") or ""),
         parent=str(span.get("parentSpanId") or span.get("parent_span_id") or ""),
+        raw=span,
     )
 
 
@@ -239,6 +243,7 @@ def _sdk_span(span: Mapping[str, Any]) -> Span:
         ],
         id=str(context.get("span_id") or ""),
         parent=str(span.get("parent_id") or ""),
+        raw=span,
     )
 
 
@@ -275,6 +280,7 @@ def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
                     attributes=tags,
                     events=logs,
                     id=str(span.get("spanID") or ""),
+                    raw=span,
                     parent=next(
                         (
                             str(r.get("spanID"))
@@ -299,6 +305,7 @@ def spans_of(data: Any, where: str) -> list[Span]:
                 {AGENTS_KEY: data},
                 id=str(i.get("id") or ""),
                 parent=str(i.get("parent_id") or ""),
+                raw=i,
             )
             for i in items
             if isinstance(data := i.get("span_data"), Mapping)

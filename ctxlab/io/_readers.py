@@ -112,6 +112,9 @@ def _inspect(data: Any, where: str, name: str, episode: int, meta: dict[str, Any
     builder.record("other sample", len(others), raw=others)
     builder.skip("another sample (episode=N opens it)")
     spec = data["eval"] if isinstance(data.get("eval"), Mapping) else {}
+    # The run's settings (a mock model's scripted outputs among them) and its totals.
+    builder.set_aside(spec, "the run's settings")
+    builder.set_aside(data.get("stats"), "the run's totals")
     notes.update({k: spec[k] for k in ("task", "model") if isinstance(spec.get(k), str)})
     notes.setdefault("models", [spec["model"]] if isinstance(spec.get("model"), str) else [])
     notes["samples"] = len(samples)

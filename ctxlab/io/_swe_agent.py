@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._build import ConversationBuilder, as_mapping
 from ctxlab.io._chat import _text, tool_use_of
 from ctxlab.util._json import parse_json
 
@@ -120,6 +120,8 @@ def from_swe_agent(data: Mapping[str, Any], where: str) -> tuple[ConversationBui
                 [{"type": "tool_result", "tool_use_id": pending, "content": last["observation"]}],
             )
             steps -= 1
-    builder.record("trajectory step", steps)
+    builder.record("trajectory step", steps, raw=trajectory[:steps])
     builder.skip("trajectory step (the history holds the model's view of it)")
+    # The run's totals (cost, tokens sent and received): the whole session's, no request's.
+    builder.set_aside(as_mapping(data.get("info")).get("model_stats"), "the session's totals")
     return builder, "\n\n".join(system)
