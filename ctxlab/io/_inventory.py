@@ -150,7 +150,8 @@ class Inventory:
             f
             for f in self.findings[kind].values()
             if f.key not in keys
-            and not (f.alias and f.alias in keys)
+            # An id-less call, which a reader may have given an id of its own.
+            and not (f.key == f.alias and f.alias in keys)
             and not (f.text and f.text in words)
         ]
 
@@ -178,6 +179,8 @@ def _walk(
                 _walk(item, path + "[]", ids, found, depth + 1, in_reply)
             return
         value = _attributes(value)
+        if _is_usage("", value):  # a span's counts among its other attributes
+            found.add(Finding("usage", path, _keyed("usage", value, ids)))
     if not isinstance(value, Mapping):
         return
     own = _own_id(value)
