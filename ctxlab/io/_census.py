@@ -165,7 +165,7 @@ class Census:
             return ""
         where = sorted(
             ((n, k.partition(" at ")[2]) for k, n in self.unaccounted.items() if " at $" in k),
-            key=lambda item: -item[0],
+            key=lambda item: (-item[0], item[1]),
         )
         paths = ", ".join(path for _, path in where[:2]) + (", …" if len(where) > 2 else "")
         return f"unaccounted: {_kinds(unplaced)} (at {paths})"

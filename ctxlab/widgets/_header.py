@@ -141,8 +141,11 @@ def loaded_notes(meta: Mapping[str, Any]) -> list[str]:
     census = Census.from_meta(meta.get("census"))
     skipped = meta.get("skipped")
     if census is not None:
-        # What was read, used and skipped, in one line (`Census.summary`).
+        # What was read, used and skipped, in one line (`Census.summary`); what the file holds
+        # that the transcript lacks (its inventory), in a line of its own.
         notes.append(html.escape(f"loaded: {census}"))
+        if census.unplaced():
+            notes.append(f"<b>{html.escape(census.unplaced_line())}</b>")
     elif isinstance(skipped, Mapping) and skipped:
         ranked = sorted(skipped.items(), key=lambda kv: -int(kv[1]))
         listed = ", ".join(f"{int(n):,} {kind}" for kind, n in ranked[:4])

@@ -4,6 +4,7 @@ code and widgets agreeing, and the static snapshot kept at the latest state."""
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -345,3 +346,25 @@ async def test_at_a_window_the_session_never_fit_nothing_is_shown_as_fitting() -
     assert "unrecorded part" in replayed.controls.status.value
     roomy = await Lab.open(path, context_window=200_000)
     assert (roomy.steps["validation"] == "passed").all()
+
+
+async def test_the_header_says_in_a_line_what_the_file_holds_and_the_transcript_lacks(
+    tmp_path: Path,
+) -> None:
+    # A chat file whose usage sits where the chat reader does not look (LangChain's metadata)
+    # and whose reasoning field it does not read: the inventory finds both.
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "done", "reasoning_content": "Because <b>x</b>.",
+         "response_metadata": {"token_usage": {"prompt_tokens": 5}}},
+    ]  # fmt: skip
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(messages))
+    lab = await Lab.open(load(path), context_window=64_000, counter=ApproximateCounter())
+    assert (
+        "<b>unaccounted: 1 usage field, 1 reasoning text "
+        "(at $[].reasoning_content, $[].response_metadata.token_usage)</b>"
+    ) in lab.header.value
+    # The control: a file whose reader places everything has no such line.
+    whole = await Lab.open(load(FIXTURE), context_window=200_000, view="recorded")
+    assert "unaccounted:" not in whole.header.value
