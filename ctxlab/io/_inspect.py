@@ -210,6 +210,9 @@ def from_inspect_sample(
         builder.lose_usage(reason)
     # The sample's final output is its last reply, said again (with that call's usage).
     builder.set_aside(sample.get("output"), "the sample's output (its last reply, again)")
+    builder.set_aside(sample.get("model_usage"), "the sample's totals by model")
+    # An older log's events, under "transcript": the messages are read, not these.
+    builder.set_aside(sample.get("transcript"), "the sample's event transcript (an older log)")
     _count_events(builder, events)
     if models:
         notes["models"] = models
@@ -224,8 +227,10 @@ def _count_events(builder: ConversationBuilder, events: list[Any]) -> None:
         builder.record(f"event {kind}", raw=event)
         if kind == "model":
             builder.use()
-            # The call's input is the request as sent: the replies before it, said again.
+            # The call's input is the request as sent: the replies before it, said again; its
+            # raw provider call repeats the input and the output.
             builder.set_aside(event.get("input"), "a model call's input messages")
+            builder.set_aside(event.get("call"), "a model call's raw request and response")
         else:
             builder.skip(f"event {kind}")
 

@@ -22,8 +22,7 @@ nothing else, four kinds of things a session is made of:
 A file records one thing in several places (a Claude Code reply split over lines, a Codex
 reasoning summary also sent as an event, a record rewritten with its id), so each finding has a
 *key*: a tool call its id (else its name and arguments), reasoning its text (whitespace folded),
-usage and replies the id of the nearest object around them that has one (else their own
-content). What is counted is distinct keys. `Inventory.missing` compares these keys with the
+usage the id of the object that holds it and a reply its own id (else their own content). What is counted is distinct keys. `Inventory.missing` compares these keys with the
 same walk over the transcript a reader made: the difference is what the reader did not place.
 """
 
@@ -168,7 +167,7 @@ def inventory_of(values: Iterable[Any], where: str = "$") -> Inventory:
 def _walk(
     value: Any, path: str, ids: tuple[str, ...], found: Inventory, depth: int, in_reply: bool
 ) -> None:
-    # ``ids``: the ids of the objects around ``value``, nearest last; ``in_reply``: inside a
+    # ``ids``: the id of the object that holds ``value`` (none or one); ``in_reply``: inside a
     # reply already found (a message nested in its record is the same reply).
     if depth > _MAX_DEPTH:
         found.cut = True
@@ -183,9 +182,10 @@ def _walk(
             found.add(Finding("usage", path, _keyed("usage", value, ids)))
     if not isinstance(value, Mapping):
         return
+    # Known by its own id, not by one further out: a part set aside on its own (a sample's
+    # output, a tool's copy of its result) must be known as the file knows it.
     own = _own_id(value)
-    if own is not None:
-        ids = (*ids, own)
+    ids = (own,) if own is not None else ()
     if _is_reasoning_item(value):
         found.add(_reasoning(value, path))
         return  # its text fields are the item itself
