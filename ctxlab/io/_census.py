@@ -318,16 +318,19 @@ class Tally:
             _add(self.skipped, reason, self._open[1])
             self._state = "skipped"
             if self._raw is not None:
-                # What the skipped record holds is set aside with it, not lost.
-                self.set_aside_in(self._raw, reason)
+                # What the skipped record holds is set aside with it, not lost (a group's
+                # raw value is the list of its records).
+                group = self._open[1] != 1 and isinstance(self._raw, list)
+                self.set_aside_in(self._raw, reason, records=group)
             return self._open[1]
         # The record is already used (or skipped): what is skipped is a part of it.
         _add(self.left_out, reason, count)
         return count
 
-    def set_aside_in(self, value: Any, reason: str) -> None:
-        """Set aside, for ``reason``, everything the inventory finds in ``value``."""
-        for kind, keys in inventory_of([value]).findings.items():
+    def set_aside_in(self, value: Any, reason: str, *, records: bool = False) -> None:
+        """Set aside, for ``reason``, everything the inventory finds in ``value`` (a list of
+        the file's records, with ``records``)."""
+        for kind, keys in inventory_of(value if records else [value]).findings.items():
             if keys:
                 _add(self.set_aside, f"{kind}: {reason}", len(keys))
                 self.aside_keys.setdefault(kind, set()).update(keys)

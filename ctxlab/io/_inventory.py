@@ -31,8 +31,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["KINDS", "Finding", "Inventory", "inventory_of"]
@@ -92,6 +95,7 @@ _ID_KEYS = (
     "response_id",
     "responseId",
 )
+_ID_KEY_SET = frozenset(_ID_KEYS)
 _CALL_ID_KEYS = (
     "id",
     "call_id",
@@ -133,6 +137,14 @@ class Inventory:
     def add(self, finding: Finding) -> None:
         self.findings[finding.kind].setdefault(finding.key, finding)
 
+    def merge(self, other: Inventory) -> None:
+        """Add what ``other`` found (its first finding of a key kept where this has none)."""
+        for kind, findings in other.findings.items():
+            mine = self.findings[kind]
+            for key, finding in findings.items():
+                mine.setdefault(key, finding)
+        self.cut = self.cut or other.cut
+
     def counts(self) -> dict[str, int]:
         """Distinct findings by kind (kinds with none left out)."""
         return {kind: len(keys) for kind, keys in self.findings.items() if keys}
@@ -155,12 +167,38 @@ class Inventory:
         ]
 
 
-def inventory_of(values: Iterable[Any], where: str = "$") -> Inventory:
+def inventory_of(values: Iterable[Any]) -> Inventory:
     """The inventory of decoded records (a JSON Lines file's values, or a document as one)."""
     found = Inventory()
     for value in values:
-        # As a field of no name: a record that is itself a usage object counts as one.
-        _walk_field("", value, where, (), found, -1, False)
+        found.merge(_record_inventory(value))
+    return found
+
+
+_SEEN: ContextVar[dict[int, tuple[Any, Inventory]] | None] = ContextVar("seen", default=None)
+"""During a load (`remembered`), each record's inventory by the record's identity: a record a
+reader skipped is walked when it is set aside, and not again when the whole file is."""
+
+
+@contextmanager
+def remembered() -> Iterator[None]:
+    """Within: a record walked once is not walked again (see `_SEEN`)."""
+    token = _SEEN.set({})
+    try:
+        yield
+    finally:
+        _SEEN.reset(token)
+
+
+def _record_inventory(value: Any) -> Inventory:
+    seen = _SEEN.get()
+    if seen is not None and id(value) in seen:
+        return seen[id(value)][1]
+    found = Inventory()
+    # As a field of no name: a record that is itself a usage object counts as one.
+    _walk_field("", value, "$", (), found, -1, False)
+    if seen is not None and isinstance(value, dict | list):
+        seen[id(value)] = (value, found)  # (the value kept: its id stays its own)
     return found
 
 
@@ -180,21 +218,30 @@ def _walk(
         value = _attributes(value)
         if _is_usage("", value):  # a span's counts among its other attributes
             found.add(Finding("usage", path, _keyed("usage", value, ids)))
-    if not isinstance(value, Mapping):
+    if not _is_map(value):
         return
     # Known by its own id, not by one further out: a part set aside on its own (a sample's
     # output, a tool's copy of its result) must be known as the file knows it.
     own = _own_id(value)
     ids = (own,) if own is not None else ()
-    if _is_reasoning_item(value):
+    kind = _type(value)
+    if kind in _REASONING_TYPES or _is_thought(value):
         found.add(_reasoning(value, path))
         return  # its text fields are the item itself
-    if _is_call(value):
+    if kind in _CALL_TYPES and (_named(value) or _call_id(value) is not None):
         found.add(_call(value, path))
     if not in_reply and _is_reply(value):
         found.add(Finding("reply", path, _reply_key(value, ids)))
         in_reply = True
     for key, item in value.items():
+        # Most fields are text or numbers under names that say nothing: passed over here,
+        # without a call (a session file has tens of thousands of them).
+        shape = type(item)
+        if shape is str:
+            if not (_key_flags(key) & _REASONING or "." in key):
+                continue
+        elif shape is int or shape is float or shape is bool or item is None:
+            continue
         _walk_field(str(key), item, f"{path}.{key}", ids, found, depth, in_reply)
 
 
@@ -207,8 +254,11 @@ def _walk_field(
     depth: int,
     in_reply: bool,
 ) -> None:
+    if item is None or isinstance(item, int | float):  # (bool too): nothing to find
+        return
+    flags = _key_flags(key)
     if isinstance(item, str):
-        if _REASONING_KEY.match(key) and item.strip():
+        if flags & _REASONING and item.strip():
             found.add(_text_finding(path, item))
         elif "." in key and item[:1] in "[{":
             # A span attribute (``gen_ai.output.messages``) carries its messages as JSON text.
@@ -216,18 +266,18 @@ def _walk_field(
             if decoded is not None:
                 _walk(decoded, path, ids, found, depth + 1, in_reply)
         return
-    if isinstance(item, Mapping) and _is_usage(key, item):
+    if _is_map(item) and _is_usage(key, item):
         found.add(Finding("usage", path, _keyed("usage", item, ids)))
         return
-    if isinstance(item, list) and _CALL_LISTS.match(key):
+    if isinstance(item, list) and flags & _CALL_LIST:
         for call in item:
             if isinstance(call, Mapping):
                 found.add(_call(call, path + "[]"))
         return
-    if isinstance(item, Mapping) and _CALL_HOLDERS.match(key) and _named(item):
+    if flags & _CALL_HOLDER and _is_map(item) and _named(item):
         found.add(_call(item, path))
         return
-    if isinstance(item, list) and _REASONING_KEY.match(key):
+    if isinstance(item, list) and flags & _REASONING:
         for part in item:
             text = _texts(part) if isinstance(part, Mapping) else part
             if isinstance(text, str) and text.strip():
@@ -262,6 +312,8 @@ def _decoded(text: str) -> Any:
 
 
 def _own_id(value: Mapping[str, Any]) -> str | None:
+    if not _ID_KEY_SET.intersection(value):
+        return None
     for key in _ID_KEYS:
         found = value.get(key)
         if isinstance(found, str | int) and not isinstance(found, bool) and str(found):
@@ -275,10 +327,38 @@ def _type(value: Mapping[str, Any]) -> str:
 
 
 def _is_usage(key: str, value: Mapping[str, Any]) -> bool:
-    numbers = [k for k, v in value.items() if _is_count(v) and not _LIMIT_KEY.search(str(k))]
-    if not numbers:
-        return False
-    return bool(_USAGE_HOLDER.match(key)) or any(_TOKEN_KEY.search(str(k)) for k in numbers)
+    # A count (not a limit) under a usage key, or under a key naming tokens.
+    holder = _key_flags(key) & _HOLDER
+    if not holder and not any(_key_flags(name) & _TOKEN for name in value if type(name) is str):
+        return False  # (most objects: no name says tokens)
+    for name, item in value.items():
+        flags = _key_flags(name if isinstance(name, str) else str(name))
+        if not flags & _LIMIT and (holder or flags & _TOKEN) and _is_count(item):
+            return True
+    return False
+
+
+_TOKEN, _LIMIT, _HOLDER, _CALL_LIST, _CALL_HOLDER, _REASONING = (1, 2, 4, 8, 16, 32)
+
+
+@lru_cache(maxsize=8192)
+def _key_flags(key: str) -> int:
+    """What a field's name says (files repeat a few names thousands of times: classified once)."""
+    return (
+        (_TOKEN if _TOKEN_KEY.search(key) else 0)
+        | (_LIMIT if _LIMIT_KEY.search(key) else 0)
+        | (_HOLDER if _USAGE_HOLDER.match(key) else 0)
+        | (_CALL_LIST if _CALL_LISTS.match(key) else 0)
+        | (_CALL_HOLDER if _CALL_HOLDERS.match(key) else 0)
+        | (_REASONING if _REASONING_KEY.match(key) else 0)
+    )
+
+
+def _is_map(value: Any) -> bool:
+    # Decoded JSON is dicts; a caller's data may hold other mappings (the slower check).
+    return type(value) is dict or (
+        not isinstance(value, str | list | int | float) and isinstance(value, Mapping)
+    )
 
 
 def _is_count(value: Any) -> bool:
@@ -293,10 +373,6 @@ def _keyed(kind: str, value: Mapping[str, Any], ids: tuple[str, ...]) -> str:
     # One usage (one reply) a response: the id around it (a reply split over records, a record
     # rewritten), else its own content (a report repeated).
     return f"{kind}@{ids[-1]}" if ids else f"{kind}={_digest(value)}"
-
-
-def _is_call(value: Mapping[str, Any]) -> bool:
-    return _type(value) in _CALL_TYPES and (_named(value) or _call_id(value) is not None)
 
 
 def _named(value: Mapping[str, Any]) -> bool:
@@ -328,9 +404,8 @@ def _call(value: Mapping[str, Any], path: str) -> Finding:
     return Finding("tool call", path, key, alias)
 
 
-def _is_reasoning_item(value: Mapping[str, Any]) -> bool:
-    if _type(value) in _REASONING_TYPES:
-        return True
+def _is_thought(value: Mapping[str, Any]) -> bool:
+    # Gemini's parts: a text marked as the model's thought.
     return value.get("thought") is True and isinstance(value.get("text"), str)
 
 

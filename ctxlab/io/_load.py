@@ -28,6 +28,7 @@ from ctxlab.io._frameworks import (
     as_plain_data,
 )
 from ctxlab.io._inspect import read_eval_zip
+from ctxlab.io._inventory import remembered
 from ctxlab.io._openhands_v1 import v1_folder_events
 from ctxlab.io._places import located
 from ctxlab.io._readers import built_transcript, from_data, v1_conversation
@@ -99,8 +100,9 @@ def read(
         msg = f"episode must be a whole number from 0 (0: the first), got {episode!r}"
         raise UsageError(msg)
     try:
-        transcript, values = _load(source, format, episode, sidechains, name)
-        transcript = account_for(transcript, values)
+        with remembered():  # a record skipped and set aside is walked once, not twice
+            transcript, values = _load(source, format, episode, sidechains, name)
+            transcript = account_for(transcript, values)
     except MessageFormatError as exc:
         guess = _guessed(exc, format)
         if guess is not None:
