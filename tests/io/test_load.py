@@ -52,7 +52,31 @@ def test_raw_sessions_load_like_the_normalized_corpus(kind: str) -> None:
         steps = sum(isinstance(m, AssistantMessage) for m in transcript.messages)
         assert 0 < len(transcript.usage) <= steps  # the provider's usage per step, where recorded
     if kind == "mini_swe_agent":
-        assert transcript.messages == normalized.messages  # the same messages, to the letter
+        # The same messages, to the letter — but for the reasoning LiteLLM returned with a
+        # reply, which the normalized corpus dropped and ctxlab keeps as a thinking block.
+        assert _without_thinking(transcript.messages) == list(normalized.messages)
+        kept = [b.thinking for m in transcript.messages for b in m.content if b.type == "thinking"]
+        assert kept == _raw_reasoning(path), path.name
+
+
+def _raw_reasoning(path: Path) -> list[str]:
+    # Counted from the file itself: each reply's response message's reasoning text.
+    found = []
+    for message in json.loads(path.read_text())["messages"]:
+        response = (message.get("extra") or {}).get("response") or {}
+        for choice in (response.get("choices") or [])[:1]:
+            text = choice["message"].get("reasoning_content") or choice["message"].get("reasoning")
+            if text and text.strip():
+                found.append(text)
+    return found
+
+
+def _without_thinking(messages: Any) -> list[Any]:
+    kept = []
+    for message in messages:
+        blocks = [b for b in message.content if b.type != "thinking"]
+        kept.append(message.model_copy(update={"content": tuple(blocks)}))
+    return kept
 
 
 @requires_corpus
