@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ctxlab.io._transcript import Transcript
 
 __all__ = [
+    "EARLIER_REASONING_DROPPED",
     "RecordedCompaction",
     "RecordedRequest",
     "compactions_by_request",
@@ -157,11 +158,19 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     opening: Message | None = None  # the summary message, cut to the summary's blocks
     cleared: set[str] = set()  # the calls whose results a microcompact cleared
     segment = 0
-    shared: tuple[tuple[int, int], tuple[Message, ...]] | None = None
+    shared: tuple[tuple[int, int, int], tuple[Message, ...]] | None = None
     rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
     by_reply = compactions_by_request(recorded_compactions(transcript), rank)
+    # Where the provider reads reasoning of the current user turn only, each turn's requests
+    # share a view with the reasoning of earlier turns dropped (see `_without_reasoning`).
+    per_turn = transcript.meta.get(EARLIER_REASONING_DROPPED) is True
+    openers = [i for i, m in enumerate(messages) if _opens_turn(m)] if per_turn else []
+    turn = start
+    stripped: dict[int, Message] = {}
     for index in range(start, len(messages)):
         message = messages[index]
+        if per_turn and _opens_turn(message):
+            turn = index
         if not isinstance(message, AssistantMessage):
             continue
         pending = tuple(by_reply.get(rank, ()))
@@ -175,9 +184,17 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
                 start = compaction.index
                 opening = UserMessage(content=messages[start].content[compaction.block :])
                 cleared = set()
-        if shared is None or shared[0] != (segment, start):
-            # A new segment: its messages, as every request of it sends them, once.
-            shared = ((segment, start), _segment(messages, start, opening, cleared))
+        key = (segment, start, max(turn, start) if per_turn else start)
+        if shared is None or shared[0] != key:
+            # A new segment (or turn): its messages, as every request of it sends them, once.
+            if per_turn:
+                # The turn's requests never reach past the next turn: its view stops there.
+                end = next((i for i in openers if i > key[2]), len(messages))
+                sent = _segment(messages, start, opening, cleared, end)
+                sent = _without_reasoning(sent, key[2] - start, stripped, start)
+            else:
+                sent = _segment(messages, start, opening, cleared)
+            shared = (key, sent)
         out.append(
             RecordedRequest(
                 number=len(out),
@@ -210,16 +227,57 @@ def compactions_by_request(
 
 
 def _segment(
-    messages: Sequence[Message], start: int, opening: Message | None, cleared: set[str]
+    messages: Sequence[Message],
+    start: int,
+    opening: Message | None,
+    cleared: set[str],
+    end: int | None = None,
 ) -> tuple[Message, ...]:
-    """The messages from ``start`` as the requests of one segment send them: the summary's
-    blocks opening it after a compaction, the results a microcompact cleared replaced."""
-    sent = tuple(messages[start:])
+    """The messages from ``start`` (to ``end``) as the requests of one segment send them: the
+    summary's blocks opening it after a compaction, the results a microcompact cleared
+    replaced."""
+    sent = tuple(messages[start:end])
     if opening is not None and sent:
         sent = (opening, *sent[1:])
     if cleared:
         sent = tuple(_cleared(m, cleared) for m in sent)
     return sent
+
+
+EARLIER_REASONING_DROPPED = "earlier_reasoning_dropped"
+"""``transcript.meta`` key: true where the provider reads the reasoning of the current user turn
+only and drops that of earlier turns, though the agent sends it all back (OpenAI's Responses API,
+as Codex accounts for it: ``ctxlab.io._codex``)."""
+
+
+def _opens_turn(message: Message) -> bool:
+    """Whether ``message`` is the user speaking (not only tool results): a new user turn."""
+    return isinstance(message, UserMessage) and any(
+        not isinstance(b, ToolResultBlock) for b in message.content
+    )
+
+
+def _without_reasoning(
+    sent: tuple[Message, ...], turn: int, stripped: dict[int, Message], offset: int
+) -> tuple[Message, ...]:
+    """``sent`` as the requests of the user turn opening at ``turn`` are read: the reasoning of
+    the replies before it dropped, the turn's own kept. A reply that held only reasoning stays,
+    empty, so indexes keep their place. ``stripped`` keeps each reply without its reasoning
+    once (by index + ``offset``), for every later turn to share."""
+    out = list(sent)
+    for i in range(min(turn, len(out))):
+        message = out[i]
+        if isinstance(message, AssistantMessage) and any(
+            isinstance(b, REASONING) for b in message.content
+        ):
+            if i + offset not in stripped:
+                kept = tuple(b for b in message.content if not isinstance(b, REASONING))
+                stripped[i + offset] = AssistantMessage(content=kept)
+            out[i] = stripped[i + offset]
+    return tuple(out)
+
+
+REASONING = (ThinkingBlock, RedactedThinkingBlock)
 
 
 def _cleared(message: Message, cleared: set[str]) -> Message:
