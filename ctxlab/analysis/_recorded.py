@@ -304,7 +304,9 @@ def _single_model(transcript: Transcript) -> str | None:
 def unrecorded_parts(transcript: Transcript) -> list[str]:
     """What the requests held that the file does not: ``System prompt``, ``tool schemas``,
     ``redacted thinking``, ``user prompts`` (a stream that leaves them out: the importer put a
-    stand-in in their place) — empty when the recording holds all of it."""
+    stand-in in their place), ``tool calls and results between replies`` (a session file that
+    records replies but not what went between them: a stand-in takes its place) — empty when
+    the recording holds all of it."""
     parts: list[str] = []
     if not transcript.system:
         parts.append("System prompt")
@@ -324,6 +326,8 @@ def unrecorded_parts(transcript: Transcript) -> list[str]:
         parts.append("redacted thinking")
     if transcript.meta.get("unrecorded_prompts"):
         parts.append("user prompts")
+    if transcript.meta.get("unrecorded_exchanges"):
+        parts.append("tool calls and results between replies")
     return parts
 
 
