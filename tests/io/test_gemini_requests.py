@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ctxlab import calibrate, load, recorded_requests
 from ctxlab.analysis._recorded import unrecorded_parts
+from ctxlab.io import detect_format
 from ctxlab.io._gemini import STAND_IN_EXCHANGE
 from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage, find_tool_pair_problems
 from tests.strategies import SETTINGS
@@ -104,7 +105,8 @@ def test_a_first_reply_billed_zero_is_no_bill() -> None:
         _record(3, "user", [{"text": "and?"}]),
         _record(4, "gemini", "More.", tokens=_tokens(900), model="gemini-2.5-pro"),
     ]
-    transcript = load(records, format="gemini_cli")
+    assert detect_format(records) == "gemini_cli"  # records handed over as a list
+    transcript = load(records)
     assert transcript.usage == {3: ProviderUsage(900, 7, 0, 0)}
     assert [r.billed for r in calibrate(transcript).points] == [900]
     census = transcript.census
