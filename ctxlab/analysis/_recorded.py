@@ -13,6 +13,7 @@ calibration estimates its size from the billed usage.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
@@ -187,14 +188,8 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
         key = (segment, start, max(turn, start) if per_turn else start)
         if shared is None or shared[0] != key:
             # A new segment (or turn): its messages, as every request of it sends them, once.
-            if per_turn:
-                # The turn's requests never reach past the next turn: its view stops there.
-                end = next((i for i in openers if i > key[2]), len(messages))
-                sent = _segment(messages, start, opening, cleared, end)
-                sent = _without_reasoning(sent, key[2] - start, stripped, start)
-            else:
-                sent = _segment(messages, start, opening, cleared)
-            shared = (key, sent)
+            turns = (openers, stripped) if per_turn else None
+            shared = (key, _sent(messages, key, opening, cleared, turns))
         out.append(
             RecordedRequest(
                 number=len(out),
@@ -224,6 +219,27 @@ def compactions_by_request(
     for compaction in compactions:
         out.setdefault(max(compaction.replies_before, first), []).append(compaction)
     return out
+
+
+def _sent(
+    messages: Sequence[Message],
+    key: tuple[int, int, int],
+    opening: Message | None,
+    cleared: set[str],
+    turns: tuple[list[int], dict[int, Message]] | None,
+) -> tuple[Message, ...]:
+    """The messages the requests of segment ``key`` (segment, start, turn) send: with
+    ``turns`` (the indexes that open a user turn, the replies already stripped), those of the
+    user turn ``key[2]`` — cut at the next turn, which its requests never reach, the reasoning
+    of earlier turns dropped."""
+    _, start, turn = key
+    if turns is None:
+        return _segment(messages, start, opening, cleared)
+    openers, stripped = turns
+    after = bisect.bisect_right(openers, turn)
+    end = openers[after] if after < len(openers) else len(messages)
+    sent = _segment(messages, start, opening, cleared, end)
+    return _without_reasoning(sent, turn - start, stripped, start)
 
 
 def _segment(
@@ -268,16 +284,18 @@ def _without_reasoning(
     for i in range(min(turn, len(out))):
         message = out[i]
         if isinstance(message, AssistantMessage) and any(
-            isinstance(b, REASONING) for b in message.content
+            isinstance(b, _REASONING) for b in message.content
         ):
             if i + offset not in stripped:
-                kept = tuple(b for b in message.content if not isinstance(b, REASONING))
+                kept = tuple(b for b in message.content if not isinstance(b, _REASONING))
                 stripped[i + offset] = AssistantMessage(content=kept)
             out[i] = stripped[i + offset]
     return tuple(out)
 
 
-REASONING = (ThinkingBlock, RedactedThinkingBlock)
+_REASONING = (ThinkingBlock, RedactedThinkingBlock)
+"""The blocks a provider that reads the current user turn's reasoning only drops from earlier
+turns."""
 
 
 def _cleared(message: Message, cleared: set[str]) -> Message:

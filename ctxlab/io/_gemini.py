@@ -55,6 +55,7 @@ STAND_IN_EXCHANGE = (
 )
 """The user turn that stands between two replies the file records with nothing in between."""
 ZERO_TOKENS = "all-zero tokens (Gemini CLI wrote no bill)"
+"""Why a reply's usage is counted lost when the CLI wrote every count of its ``tokens`` as 0."""
 
 _RECORD_TYPES = {"user", "gemini", "info", "error", "warning"}
 _NOT_CONVERSATION = {"info", "error", "warning"}
