@@ -13,6 +13,7 @@ calibration estimates its size from the billed usage.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ctxlab.io._transcript import Transcript
 
 __all__ = [
+    "EARLIER_REASONING_DROPPED",
     "RecordedCompaction",
     "RecordedRequest",
     "compactions_by_request",
@@ -157,11 +159,19 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     opening: Message | None = None  # the summary message, cut to the summary's blocks
     cleared: set[str] = set()  # the calls whose results a microcompact cleared
     segment = 0
-    shared: tuple[tuple[int, int], tuple[Message, ...]] | None = None
+    shared: tuple[tuple[int, int, int], tuple[Message, ...]] | None = None
     rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
     by_reply = compactions_by_request(recorded_compactions(transcript), rank)
+    # Where the provider reads reasoning of the current user turn only, each turn's requests
+    # share a view with the reasoning of earlier turns dropped (see `_without_reasoning`).
+    per_turn = transcript.meta.get(EARLIER_REASONING_DROPPED) is True
+    openers = [i for i, m in enumerate(messages) if _opens_turn(m)] if per_turn else []
+    turn = start
+    stripped: dict[int, Message] = {}
     for index in range(start, len(messages)):
         message = messages[index]
+        if per_turn and _opens_turn(message):
+            turn = index
         if not isinstance(message, AssistantMessage):
             continue
         pending = tuple(by_reply.get(rank, ()))
@@ -175,9 +185,11 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
                 start = compaction.index
                 opening = UserMessage(content=messages[start].content[compaction.block :])
                 cleared = set()
-        if shared is None or shared[0] != (segment, start):
-            # A new segment: its messages, as every request of it sends them, once.
-            shared = ((segment, start), _segment(messages, start, opening, cleared))
+        key = (segment, start, max(turn, start) if per_turn else start)
+        if shared is None or shared[0] != key:
+            # A new segment (or turn): its messages, as every request of it sends them, once.
+            turns = (openers, stripped) if per_turn else None
+            shared = (key, _sent(messages, key, opening, cleared, turns))
         out.append(
             RecordedRequest(
                 number=len(out),
@@ -209,17 +221,81 @@ def compactions_by_request(
     return out
 
 
-def _segment(
-    messages: Sequence[Message], start: int, opening: Message | None, cleared: set[str]
+def _sent(
+    messages: Sequence[Message],
+    key: tuple[int, int, int],
+    opening: Message | None,
+    cleared: set[str],
+    turns: tuple[list[int], dict[int, Message]] | None,
 ) -> tuple[Message, ...]:
-    """The messages from ``start`` as the requests of one segment send them: the summary's
-    blocks opening it after a compaction, the results a microcompact cleared replaced."""
-    sent = tuple(messages[start:])
+    """The messages the requests of segment ``key`` (segment, start, turn) send: with
+    ``turns`` (the indexes that open a user turn, the replies already stripped), those of the
+    user turn ``key[2]`` — cut at the next turn, which its requests never reach, the reasoning
+    of earlier turns dropped."""
+    _, start, turn = key
+    if turns is None:
+        return _segment(messages, start, opening, cleared)
+    openers, stripped = turns
+    after = bisect.bisect_right(openers, turn)
+    end = openers[after] if after < len(openers) else len(messages)
+    sent = _segment(messages, start, opening, cleared, end)
+    return _without_reasoning(sent, turn - start, stripped, start)
+
+
+def _segment(
+    messages: Sequence[Message],
+    start: int,
+    opening: Message | None,
+    cleared: set[str],
+    end: int | None = None,
+) -> tuple[Message, ...]:
+    """The messages from ``start`` (to ``end``) as the requests of one segment send them: the
+    summary's blocks opening it after a compaction, the results a microcompact cleared
+    replaced."""
+    sent = tuple(messages[start:end])
     if opening is not None and sent:
         sent = (opening, *sent[1:])
     if cleared:
         sent = tuple(_cleared(m, cleared) for m in sent)
     return sent
+
+
+EARLIER_REASONING_DROPPED = "earlier_reasoning_dropped"
+"""``transcript.meta`` key: true where the provider reads the reasoning of the current user turn
+only and drops that of earlier turns, though the agent sends it all back (OpenAI's Responses API,
+as Codex accounts for it: ``ctxlab.io._codex``)."""
+
+
+def _opens_turn(message: Message) -> bool:
+    """Whether ``message`` is the user speaking (not only tool results): a new user turn."""
+    return isinstance(message, UserMessage) and any(
+        not isinstance(b, ToolResultBlock) for b in message.content
+    )
+
+
+def _without_reasoning(
+    sent: tuple[Message, ...], turn: int, stripped: dict[int, Message], offset: int
+) -> tuple[Message, ...]:
+    """``sent`` as the requests of the user turn opening at ``turn`` are read: the reasoning of
+    the replies before it dropped, the turn's own kept. A reply that held only reasoning stays,
+    empty, so indexes keep their place. ``stripped`` keeps each reply without its reasoning
+    once (by index + ``offset``), for every later turn to share."""
+    out = list(sent)
+    for i in range(min(turn, len(out))):
+        message = out[i]
+        if isinstance(message, AssistantMessage) and any(
+            isinstance(b, _REASONING) for b in message.content
+        ):
+            if i + offset not in stripped:
+                kept = tuple(b for b in message.content if not isinstance(b, _REASONING))
+                stripped[i + offset] = AssistantMessage(content=kept)
+            out[i] = stripped[i + offset]
+    return tuple(out)
+
+
+_REASONING = (ThinkingBlock, RedactedThinkingBlock)
+"""The blocks a provider that reads the current user turn's reasoning only drops from earlier
+turns."""
 
 
 def _cleared(message: Message, cleared: set[str]) -> Message:
@@ -246,7 +322,9 @@ def _single_model(transcript: Transcript) -> str | None:
 def unrecorded_parts(transcript: Transcript) -> list[str]:
     """What the requests held that the file does not: ``System prompt``, ``tool schemas``,
     ``redacted thinking``, ``user prompts`` (a stream that leaves them out: the importer put a
-    stand-in in their place) — empty when the recording holds all of it."""
+    stand-in in their place), ``tool calls and results between replies`` (a session file that
+    records replies but not what went between them: a stand-in takes its place) — empty when
+    the recording holds all of it."""
     parts: list[str] = []
     if not transcript.system:
         parts.append("System prompt")
@@ -266,6 +344,8 @@ def unrecorded_parts(transcript: Transcript) -> list[str]:
         parts.append("redacted thinking")
     if transcript.meta.get("unrecorded_prompts"):
         parts.append("user prompts")
+    if transcript.meta.get("unrecorded_exchanges"):
+        parts.append("tool calls and results between replies")
     return parts
 
 

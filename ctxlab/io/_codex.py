@@ -28,8 +28,20 @@ same ``info`` again). The reader drops the repeats, tells the order from the fil
 first usage before or after the first reply's items — and pairs each usage with its reply; a
 usage that meets no reply is counted lost in the census. ``meta["usage_order"]`` says which.
 
-Developer and system messages become the transcript's System text; reasoning, UI events and
-snapshots are counted in ``meta["skipped"]``; each ``compacted`` line is a recorded compaction.
+Developer and system messages become the transcript's System text; UI events and snapshots are
+counted in ``meta["skipped"]``; each ``compacted`` line is a recorded compaction.
+
+A ``reasoning`` item is part of its reply. Codex keeps every item of the history, reasoning
+included, and sends it back with each request (``codex-rs/core/src/context_manager/history.rs``:
+``is_api_message`` keeps ``Reasoning``, ``for_prompt`` returns them all); the API reads the
+reasoning of the current user turn only and drops that of earlier turns (Codex's own accounting,
+``get_non_last_reasoning_items_tokens``, adds back only the reasoning before the last user
+message). So the item becomes a block the recorded view counts as sent within its turn and drops
+after the next user message (``meta["earlier_reasoning_dropped"]``, read by
+`ctxlab.analysis._recorded`): its ``encrypted_content`` as a ``redacted_thinking`` block (sized
+from its length as Codex sizes it, `ctxlab.tokens.block_parts`), or — with no encrypted content —
+its raw ``content`` text as a ``thinking`` block. Its ``summary`` (shown to the user, not what is
+sent back) is left out and counted; an item with neither is counted skipped.
 """
 
 from __future__ import annotations
@@ -116,6 +128,7 @@ class _Reader:
             "compactions": [],
             "models": [],
             "usage_order": "before its reply" if usage_first else "after its reply",
+            "earlier_reasoning_dropped": True,
         }
         self.usage_first = usage_first
         self.pending: ProviderUsage | None = None  # a usage written before its reply
@@ -178,8 +191,26 @@ class _Reader:
             builder.add("user", [_output(item)])
         elif kind == "web_search_call":
             self.reply([{"type": "provider", "data": dict(item)}])
+        elif kind == "reasoning":
+            self.reasoning(item)
         else:
-            builder.skip(str(kind or "unknown item"))  # reasoning, snapshots, compaction
+            builder.skip(str(kind or "unknown item"))  # snapshots, compaction
+
+    def reasoning(self, item: Mapping[str, Any]) -> None:
+        # What Codex sends back: the encrypted reasoning, else (a model that returns it in the
+        # clear) its text; the summary is what the user was shown.
+        builder = self.builder
+        encrypted = item.get("encrypted_content")
+        texts = _texts(item.get("content"))
+        summary = len(_texts(item.get("summary")))
+        if isinstance(encrypted, str) and encrypted.strip():
+            self.reply([{"type": "redacted_thinking", "data": encrypted}])
+            builder.leave_out("reasoning text beside its encrypted content", len(texts))
+        elif texts:
+            self.reply([{"type": "thinking", "thinking": "\n\n".join(texts)}])
+        else:
+            builder.skip("reasoning with nothing sent back (no encrypted content, no text)")
+        builder.leave_out("reasoning summary (shown to the user, not sent back)", summary)
 
     def reply(self, blocks: list[dict[str, Any]]) -> None:
         usage, self.pending = self.pending, None
@@ -252,6 +283,17 @@ def _content(items: Any) -> list[dict[str, Any]]:
         else:
             blocks.append({"type": "provider", "data": dict(item)})
     return blocks
+
+
+def _texts(parts: Any) -> list[str]:
+    """The non-blank texts of a reasoning item's ``summary`` or ``content`` parts
+    (``summary_text``, ``reasoning_text``)."""
+    items = parts if isinstance(parts, list) else []
+    return [
+        p["text"]
+        for p in items
+        if isinstance(p, Mapping) and isinstance(p.get("text"), str) and p["text"].strip()
+    ]
 
 
 def _call(item: Mapping[str, Any]) -> dict[str, Any]:

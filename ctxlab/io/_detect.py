@@ -29,7 +29,11 @@ from ctxlab.io._gemini import (
     is_gemini_cli,
     is_gemini_contents,
 )
-from ctxlab.io._gemini_stream import is_gemini_json_output, is_gemini_stream_line
+from ctxlab.io._gemini_stream import (
+    is_gemini_json_output,
+    is_gemini_stream,
+    is_gemini_stream_line,
+)
 from ctxlab.io._goose import is_goose_export, is_goose_line
 from ctxlab.io._inspect import is_inspect_log
 from ctxlab.io._letta import is_letta_agent_file
@@ -162,6 +166,8 @@ _LINE_FORMATS = frozenset({"claude_code", "codex", "copilot", "gemini_cli"})
 def detect_lines(records: list[tuple[int, Any]]) -> Format:
     """The format of a JSON Lines file from its first records: the first's, unless the lines
     after it are of one line format (a file that opens with another tool's line)."""
+    if is_gemini_stream([value for _, value in records[:20]]):
+        return "gemini_stream"  # its init line or timestamps missing: read by its events
     guesses = [_format_of(value) for _, value in records[:20]]
     later = [g for g in guesses[1:] if g in _LINE_FORMATS]
     if later:
@@ -171,27 +177,28 @@ def detect_lines(records: list[tuple[int, Any]]) -> Format:
     return guesses[0] or detect_format(records[0][1])
 
 
+_LIST_RULES: tuple[tuple[Callable[[list[Any]], bool], Format], ...] = (
+    (lambda v: all(isinstance(r, Mapping) and "traj" in r for r in v[:3]), "tau_bench"),
+    (lambda v: is_codex_line(v[0]), "codex"),
+    (lambda v: is_gemini_cli(v[0]), "gemini_cli"),
+    (is_gemini_stream, "gemini_stream"),
+    (is_cline_history, "cline"),
+    (is_smolagents_steps, "smolagents"),
+    (is_openhands_events, "openhands"),
+    (is_pydantic_ai, "pydantic_ai"),
+    (is_gemini_contents, "gemini"),
+    (is_openai_responses, "openai_responses"),
+    (is_langchain, "langchain"),
+    (is_mini_swe_agent_list, "mini_swe_agent"),
+)
+"""The formats a list of records is recognised by, in order: the chat formats, known by their
+role fields alone, after them all."""
+
+
 def _list_format(value: list[Any]) -> Format | None:
-    if all(isinstance(v, Mapping) and "traj" in v for v in value[:3]):
-        return "tau_bench"
-    if is_codex_line(value[0]):
-        return "codex"
-    if is_cline_history(value):
-        return "cline"
-    if is_smolagents_steps(value):
-        return "smolagents"
-    if is_openhands_events(value):
-        return "openhands"
-    if is_pydantic_ai(value):
-        return "pydantic_ai"
-    if is_gemini_contents(value):
-        return "gemini"
-    if is_openai_responses(value):
-        return "openai_responses"
-    if is_langchain(value):
-        return "langchain"
-    if is_mini_swe_agent_list(value):
-        return "mini_swe_agent"
+    found = next((kind for rule, kind in _LIST_RULES if rule(value)), None)
+    if found is not None:
+        return found
     if all(isinstance(v, Mapping) and "role" in v for v in value[:50]):
         return "openai" if is_openai(value) else "anthropic"
     return None

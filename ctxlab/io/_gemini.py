@@ -17,6 +17,16 @@ one ``session-*.json``). Read from its own code (google-gemini/gemini-cli,
   ``warning`` records and user lines that are commands (``/``, ``?``) or injected context are
   not part of it.
 
+Each ``gemini`` record is one model response, so one request, with its own ``tokens``
+(``recordMessage`` gives each new record the usage queued during its stream). When nothing of
+what went between two of them is recorded — the CLI of late 2025 wrote no ``toolCalls`` outside
+its interactive UI (``recordCompletedToolCalls`` was called from ``useGeminiStream`` only), yet
+each response's calls ran and their results were sent back before the next — the records are not
+merged into one reply: a stand-in user turn (`STAND_IN_EXCHANGE`) takes the place of that
+exchange, each record stays its own reply with its own usage, and ``meta["unrecorded_exchanges"]``
+counts them. A ``tokens`` of all zeros (some versions write one for a response whose usage never
+arrived) is no bill: it is counted lost, never placed as a usage of 0.
+
 A list of Gemini API contents (``{"role": "user" | "model", "parts": [...]}``: ``text``,
 ``thought``, ``functionCall``, ``functionResponse``, ``inlineData``) loads too.
 """
@@ -31,7 +41,21 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.messages import ProviderUsage
 
-__all__ = ["from_gemini_cli", "from_gemini_contents", "is_gemini_cli", "is_gemini_contents"]
+__all__ = [
+    "STAND_IN_EXCHANGE",
+    "from_gemini_cli",
+    "from_gemini_contents",
+    "is_gemini_cli",
+    "is_gemini_contents",
+]
+
+STAND_IN_EXCHANGE = (
+    "[the tool calls of the reply before and their results, or the turn that continued it: "
+    "sent to the model, not in this Gemini CLI session file]"
+)
+"""The user turn that stands between two replies the file records with nothing in between."""
+ZERO_TOKENS = "all-zero tokens (Gemini CLI wrote no bill)"
+"""Why a reply's usage is counted lost when the CLI wrote every count of its ``tokens`` as 0."""
 
 _RECORD_TYPES = {"user", "gemini", "info", "error", "warning"}
 _NOT_CONVERSATION = {"info", "error", "warning"}
@@ -166,6 +190,9 @@ def from_gemini_cli(lines: Sequence[Any], where: str) -> tuple[ConversationBuild
             builder.skip(f"{kind} record")
             continue
         if kind == "user":
+            if _responses_only(parts):
+                _responses(parts, calls, builder)
+                continue
             text = _text_of(parts).strip()
             if not text or text.startswith(_IGNORED_USER):
                 builder.skip("command or injected context")
@@ -181,6 +208,8 @@ def from_gemini_cli(lines: Sequence[Any], where: str) -> tuple[ConversationBuild
     notes: dict[str, Any] = {
         k: meta[k] for k in ("sessionId", "projectHash", "startTime", "kind") if k in meta
     }
+    if calls.stand_ins:
+        notes["unrecorded_exchanges"] = calls.stand_ins
     if models:
         notes["models"] = models
     return builder, notes
@@ -198,8 +227,17 @@ def _reply(
             blocks.append(calls.use(call.get("name"), call.get("args"), call.get("id")))
     thoughts = record.get("thoughts") or ()
     builder.leave_out("thought summary", len(thoughts) if isinstance(thoughts, list) else 0)
-    if not builder.add("assistant", blocks, _usage(record.get("tokens"))):
+    if blocks and builder.turns and builder.turns[-1]["role"] == "assistant":
+        # Two responses with nothing recorded between them: what was sent in between is not
+        # in the file, and each stays its own request.
+        calls.stand_ins += 1
+        builder.add("user", [{"type": "text", "text": STAND_IN_EXCHANGE}])
+    tokens = record.get("tokens")
+    if not builder.add("assistant", blocks, _usage(tokens)):
         builder.skip("empty reply")
+    reason = _no_bill(tokens)
+    if reason is not None:
+        builder.lose_usage(reason)
     results: list[dict[str, Any]] = []
     for call in tool_calls:
         for part in _parts(call.get("result")):
@@ -211,6 +249,25 @@ def _reply(
             else:
                 builder.leave_out("tool result part of another kind")
     builder.add("user", results)
+
+
+def _responses_only(parts: Sequence[Any]) -> bool:
+    """Whether a ``user`` record holds tool responses alone: what the CLI records (from 2026)
+    when it sends a reply's tool results, which the reply's ``toolCalls`` hold too."""
+    return bool(parts) and all(
+        isinstance(p, Mapping) and isinstance(p.get("functionResponse"), Mapping) for p in parts
+    )
+
+
+def _responses(parts: Sequence[Any], calls: _CallIds, builder: ConversationBuilder) -> None:
+    # The results already read from the reply's ``toolCalls`` are not read twice; a response
+    # that answers a call still open (a reply whose ``toolCalls`` lack it) is its result.
+    fresh = [p for p in parts if calls.answers_open(p["functionResponse"])]
+    if not fresh:
+        builder.skip("tool responses the reply's toolCalls hold too")
+        return
+    builder.add("user", _blocks(fresh, calls, builder))
+    builder.leave_out("tool response the reply's toolCalls hold too", len(parts) - len(fresh))
 
 
 def from_gemini_contents(contents: Sequence[Any], where: str) -> ConversationBuilder:
@@ -266,6 +323,7 @@ class _CallIds:
     def __init__(self) -> None:
         self.open: list[tuple[str, str]] = []  # (id, name) of calls without their response
         self.count = 0
+        self.stand_ins = 0  # the stand-in user turns put between two replies
 
     def use(self, name: Any, args: Any, id: Any = None) -> dict[str, Any]:
         self.count += 1
@@ -278,6 +336,14 @@ class _CallIds:
             "name": str(name or "function"),
             "input": dict(inputs),
         }
+
+    def answers_open(self, response: Mapping[str, Any]) -> bool:
+        """Whether ``response`` answers a call still open: by id when it has one, else by
+        name."""
+        wanted, name = str(response.get("id") or ""), str(response.get("name") or "")
+        if wanted:
+            return any(o[0] == wanted for o in self.open)
+        return any(o[1] == name for o in self.open)
 
     def result(self, response: Mapping[str, Any], id: Any = None) -> dict[str, Any]:
         wanted = str(response.get("id") or id or "")
@@ -305,9 +371,24 @@ class _CallIds:
 
 def _usage(tokens: Any) -> ProviderUsage | None:
     # Gemini's prompt count includes the cached tokens; ctxlab keeps them apart.
-    if not isinstance(tokens, Mapping):
+    if not isinstance(tokens, Mapping) or _no_bill(tokens):
         return None
-
     return ProviderUsage.with_cache_inside(
         tokens.get("input"), tokens.get("output"), tokens.get("cached")
     )
+
+
+_COUNTS = ("input", "output", "cached", "thoughts", "tool", "total")
+
+
+def _no_bill(tokens: Any) -> str | None:
+    """Why a record's ``tokens`` is no bill, if it is none: every count 0 (a request is never
+    0 tokens), or no count at all; None for a bill, or for no ``tokens`` (nothing to count)."""
+    if not isinstance(tokens, Mapping):
+        return None
+    counts = [tokens.get(k) for k in _COUNTS]
+    if all(c is None for c in counts):
+        return "tokens without counts"
+    if all(c is None or (type(c) in (int, float) and c == 0) for c in counts):
+        return ZERO_TOKENS
+    return None

@@ -25,33 +25,67 @@ the final ``response`` and ``stats``) holds no conversation, and is refused sayi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
 
-__all__ = ["from_gemini_stream", "is_gemini_json_output", "is_gemini_stream_line"]
+__all__ = [
+    "from_gemini_stream",
+    "is_gemini_json_output",
+    "is_gemini_stream",
+    "is_gemini_stream_line",
+]
 
 _EVENTS = {"init", "message", "tool_use", "tool_result", "error", "result"}
 
 
 def is_gemini_stream_line(value: Any) -> bool:
     """A stream-json event: a known ``type``, a ``timestamp`` and its own fields."""
-    if not isinstance(value, Mapping) or value.get("type") not in _EVENTS:
+    return (
+        isinstance(value, Mapping) and isinstance(value.get("timestamp"), str) and _is_event(value)
+    )
+
+
+def is_gemini_stream(values: Sequence[Any]) -> bool:
+    """Whether the first records of a file or list are a stream-json output, ``init`` line or
+    not: each an event of the stream (its ``timestamp`` may be missing, a ``message``'s
+    ``content`` is text), and one at least that no chat format writes — a ``timestamp``, or an
+    event other than a message (a bare ``{"type": "message", "role", "content"}`` is an OpenAI
+    Responses item too)."""
+    head = list(values[:20])
+    if not head or not all(isinstance(v, Mapping) and _is_event(v) for v in head):
         return False
-    if not isinstance(value.get("timestamp"), str):
+    return any(isinstance(v.get("timestamp"), str) or v["type"] != "message" for v in head)
+
+
+def _is_event(value: Mapping[str, Any]) -> bool:
+    # An event's own fields (``types.ts``: ``JsonStreamEvent``).
+    kind = value.get("type")
+    if kind not in _EVENTS or not isinstance(value.get("timestamp", ""), str):
         return False
-    kind = value["type"]
     if kind == "init":
         return "session_id" in value and "model" in value
     if kind == "message":
-        return value.get("role") in ("user", "assistant") and "content" in value
+        return (
+            value.get("role") in ("user", "assistant")
+            and isinstance(value.get("content"), str)
+            and not _RESPONSE_FIELDS & value.keys()
+        )
     if kind == "tool_use":
         return "tool_id" in value and "tool_name" in value
     if kind == "tool_result":
         return "tool_id" in value and "status" in value
-    return (kind == "result" and "status" in value) or (kind == "error" and "severity" in value)
+    if kind == "result":
+        stats = isinstance(value.get("stats"), Mapping)
+        return "status" in value and ("timestamp" in value or stats)
+    return "severity" in value and "message" in value  # error
+
+
+_RESPONSE_FIELDS = frozenset({"id", "model", "stop_reason", "usage"})
+"""Fields of a provider's message object (an Anthropic ``Message`` is also ``type: message``
+with a ``role`` and ``content``): an event of the stream has none of them."""
 
 
 def is_gemini_json_output(value: Any) -> bool:

@@ -38,6 +38,7 @@ __all__ = [
     "TokenCache",
     "block_parts",
     "document_parts",
+    "encrypted_reasoning_tokens",
 ]
 
 IMAGE_TOKENS = 1600
@@ -51,7 +52,7 @@ PDF_PAGE_TOKENS = 2_250
 """Tokens assumed per PDF page: the middle of Anthropic's 1,500–3,000 per page (text and the page
 image), from its PDF-support documentation."""
 
-COUNT_RULES = "blocks-1"
+COUNT_RULES = "blocks-2"
 """The version of how a block's count is made of its texts (`block_parts`); a stored count made
 under other rules is not reused."""
 
@@ -77,6 +78,22 @@ def document_parts(block: DocumentBlock) -> tuple[int, tuple[str, ...]]:
     return PDF_PAGE_TOKENS, texts  # a URL: at least one page
 
 
+_FERNET = "gAAAAA"
+"""How an OpenAI encrypted reasoning item starts: a Fernet token (its version byte 0x80,
+base64url)."""
+
+
+def encrypted_reasoning_tokens(data: str) -> int:
+    """The tokens of reasoning sent back encrypted: for OpenAI's (a Fernet token) as Codex sizes
+    it — decoded bytes (¾ of the base64) less 650 bytes of envelope, 4 bytes a token
+    (openai/codex ``codex-rs/core/src/context_manager/history.rs``, ``estimate_reasoning_length``
+    and ``approx_tokens_from_byte_count``); for another provider's, a quarter of its length
+    (opaque: about what the reasoning it hides would cost)."""
+    if data.startswith(_FERNET):
+        return -(-max(len(data) * 3 // 4 - 650, 0) // 4)
+    return len(data) // 4
+
+
 def block_parts(block: Any) -> tuple[int, tuple[str, ...]]:
     """A block's count as fixed tokens (framing, images, pages) plus the counts of its texts:
     what lets the texts of many blocks be counted in one batch."""
@@ -100,7 +117,7 @@ def block_parts(block: Any) -> tuple[int, tuple[str, ...]]:
         # over-estimate is safe, an under-estimate overflows.
         return 0, (block.thinking,)
     if isinstance(block, RedactedThinkingBlock):
-        return len(block.data) // 4, ()  # opaque: about what the reasoning it hides would cost
+        return encrypted_reasoning_tokens(block.data), ()
     if isinstance(block, DocumentBlock):
         return document_parts(block)
     if isinstance(block, ProviderBlock):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ctxlab import recorded_compactions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format, load
-from ctxlab.messages import ProviderUsage, find_tool_pair_problems
+from ctxlab.messages import ProviderUsage, RedactedThinkingBlock, find_tool_pair_problems
 from tests.strategies import SETTINGS, json_value
 
 ROLLOUT = (
@@ -55,11 +55,15 @@ def test_a_rollout_loads_with_its_calls_usage_and_compaction() -> None:
     summary = transcript.messages[compaction.index].content[compaction.block]
     assert summary.text.startswith("Summary: the cart total skipped")  # type: ignore[union-attr]
     assert compaction.replies_before == 4
+    # The reasoning item is sent back with its reply (its encrypted content); its summary,
+    # shown to the user, is counted left out.
     assert transcript.meta["skipped"] == {
         "event user_message": 1,
-        "reasoning": 1,
+        "reasoning summary (shown to the user, not sent back)": 1,
         "event exec_command_end": 1,
     }
+    (reasoning,) = [b for m in transcript.messages for b in m.content if b.type != "text"][:1]
+    assert reasoning == RedactedThinkingBlock(data="gAAAA...")
 
 
 def test_nothing_in_the_rollout_is_lost() -> None:
@@ -87,7 +91,9 @@ def test_nothing_in_the_rollout_is_lost() -> None:
     assert sum(v for k, v in skipped.items() if k.startswith("event ")) == len(
         events
     ) - events.count("token_count")
-    assert skipped["reasoning"] == sum(1 for i in items if i["type"] == "reasoning")
+    reasoning = [i["encrypted_content"] for i in items if i["type"] == "reasoning"]
+    kept = [b.data for m in transcript.messages for b in m.content if b.type == "redacted_thinking"]  # type: ignore[union-attr]
+    assert kept == reasoning
 
 
 @SETTINGS

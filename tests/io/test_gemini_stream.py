@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
+from ctxlab.io._detect import detect_lines
 from tests.io.mutate import cut, loads_or_refuses, mutated
 from tests.strategies import SETTINGS
 
@@ -80,6 +81,51 @@ def test_detected_from_its_first_line_not_taken_for_chat_messages() -> None:
     assert detect_format(events[0]) == "gemini_stream"
     assert detect_format(events[1]) == "gemini_stream"  # a message line, not an OpenAI message
     assert detect_format(json.loads((FOLDER / "output.json").read_text())) == "gemini_stream"
+
+
+def _shown(transcript: Any) -> list[tuple[str, list[str]]]:
+    return [(m.role, [str(b.model_dump()) for b in m.content]) for m in transcript.messages]
+
+
+def _bare(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k != "timestamp"} for e in events]
+
+
+@pytest.mark.parametrize("shape", ["lines without timestamps", "a list", "a JSON array"])
+def test_a_stream_without_its_init_line_is_read_as_a_stream(tmp_path: Path, shape: str) -> None:
+    # The stream as a user may hand it over: cut before its first event, its timestamps
+    # stripped, or as decoded events. It was taken for Anthropic messages, or for nothing.
+    events = _events()[1:]
+    source: Any
+    if shape == "lines without timestamps":
+        source = tmp_path / "run.jsonl"
+        source.write_text("".join(json.dumps(e) + "\n" for e in _bare(events)))
+    elif shape == "a list":
+        source = events
+    else:
+        source = tmp_path / "run.json"
+        source.write_text(json.dumps(events))
+    transcript = load(source)
+    assert transcript.meta["source"] == "gemini_stream"
+    assert _shown(transcript) == _shown(load(STREAM))  # the conversation the whole stream holds
+    assert sum(m.role == "assistant" for m in transcript.messages) == 3
+    census = transcript.census
+    assert census is not None and census.adds_up
+
+
+def test_chat_items_that_look_like_stream_messages_stay_chat_items() -> None:
+    # Control: OpenAI Responses items and an Anthropic message object are also ``type: message``
+    # with a role and content; with no event only the stream writes, they are not a stream.
+    responses = [
+        {"type": "message", "role": "user", "content": "hi"},
+        {"type": "message", "role": "assistant", "content": "hello"},
+    ]
+    assert detect_format(responses) == "openai_responses"
+    anthropic = {"type": "message", "id": "msg_1", "role": "assistant", "model": "claude-x"}
+    reply = {**anthropic, "content": "hello", "stop_reason": "end_turn"}
+    chat = [{"role": "user", "content": "hi"}, reply]
+    assert detect_format(chat) != "gemini_stream"
+    assert detect_lines(list(enumerate(chat, 1))) == "anthropic"
 
 
 @SETTINGS

@@ -111,6 +111,18 @@ def test_redacted_thinking_counts_a_quarter_of_its_length() -> None:
     assert _both_ways(odd) == MESSAGE_OVERHEAD + 250
 
 
+@pytest.mark.parametrize(
+    ("length", "tokens"),
+    # Codex's own size of an encrypted reasoning item: (¾ of its length − 650) bytes, 4 bytes a
+    # token, rounded up; an envelope with no reasoning in it counts none.
+    [(2_000, 213), (2_002, 213), (2_008, 214), (932, 13), (866, 0)],
+)
+def test_openai_encrypted_reasoning_counts_as_codex_sizes_it(length: int, tokens: int) -> None:
+    fernet = "gAAAAABo" + "x" * (length - 8)
+    hidden = AssistantMessage(content=(RedactedThinkingBlock(data=fernet),))
+    assert _both_ways(hidden) == MESSAGE_OVERHEAD + tokens
+
+
 def _pdf(pages: int) -> str:
     body = b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
     body += b"2 0 obj << /Type /Pages /Count %d >> endobj\n" % pages
