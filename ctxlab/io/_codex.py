@@ -138,13 +138,13 @@ class _Reader:
     def line(self, kind: str, payload: Mapping[str, Any]) -> None:
         builder = self.builder
         if kind == "response_item":
-            builder.record(f"response_item {payload.get('type') or 'unknown'}")
+            builder.record(f"response_item {payload.get('type') or 'unknown'}", raw=payload)
             self.item(payload)
             return
         if kind == "event_msg":
-            builder.record(f"event_msg {payload.get('type') or 'unknown'}")
+            builder.record(f"event_msg {payload.get('type') or 'unknown'}", raw=payload)
         else:
-            builder.record(kind)
+            builder.record(kind, raw=payload)
         if kind == "session_meta":
             for key, name in (("id", "session_id"), ("cwd", "cwd"), ("cli_version", "cli_version")):
                 if isinstance(payload.get(key), str):
@@ -210,7 +210,11 @@ class _Reader:
             self.reply([{"type": "thinking", "thinking": "\n\n".join(texts)}])
         else:
             builder.skip("reasoning with nothing sent back (no encrypted content, no text)")
-        builder.leave_out("reasoning summary (shown to the user, not sent back)", summary)
+        builder.leave_out(
+            "reasoning summary (shown to the user, not sent back)",
+            summary,
+            raw={"type": "reasoning", "summary": item.get("summary")},
+        )
 
     def reply(self, blocks: list[dict[str, Any]]) -> None:
         usage, self.pending = self.pending, None
@@ -248,6 +252,8 @@ class _Reader:
             return
         self.last_info = info
         builder.use()
+        # The session's running total beside the request's own: no request's bill.
+        builder.set_aside(info.get("total_token_usage"), "the session's running total")
         # OpenAI's input tokens include the cached ones; ctxlab keeps them apart.
         usage = ProviderUsage.with_cache_inside(
             last.get("input_tokens"), last.get("output_tokens"), last.get("cached_input_tokens")

@@ -81,15 +81,15 @@ def from_codex_exec(
             msg = f"{where} line {number}: not a codex exec --json event (an object with 'type')"
             raise MessageFormatError(msg)
         if isinstance(line.get("msg"), Mapping) and "type" in line["msg"]:
-            reader.builder.record(f"msg {line['msg']['type']}")
+            reader.builder.record(f"msg {line['msg']['type']}", raw=line)
             reader.protocol(line["msg"])
         elif isinstance(line.get("prompt"), str) and "type" not in line:
-            reader.builder.record("settings and prompt")
+            reader.builder.record("settings and prompt", raw=line)
             reader.settings(line)
         elif isinstance(line.get("type"), str):
             item = line.get("item")
             detail = f" {item.get('type')}" if isinstance(item, Mapping) else ""
-            reader.builder.record(f"{line['type']}{detail}")
+            reader.builder.record(f"{line['type']}{detail}", raw=line)
             reader.thread(line)
         else:
             msg = f"{where} line {number}: not a codex exec --json event (an object with 'type')"

@@ -105,7 +105,7 @@ def _records(
 
     def drop(gone: list[Mapping[str, Any]], reason: str) -> None:
         for record in gone:
-            builder.record(f"{record.get('type')} record")
+            builder.record(f"{record.get('type')} record", raw=record)
             builder.skip(reason)
 
     for number, line in enumerate(lines, 1):
@@ -184,7 +184,7 @@ def from_gemini_cli(lines: Sequence[Any], where: str) -> tuple[ConversationBuild
     models: list[str] = []
     for record in records:
         kind = record.get("type")
-        builder.record(f"{kind} record")
+        builder.record(f"{kind} record", raw=record)
         parts = _parts(record.get("content"))
         if kind in _NOT_CONVERSATION:
             builder.skip(f"{kind} record")
@@ -226,7 +226,12 @@ def _reply(
         for call in tool_calls:
             blocks.append(calls.use(call.get("name"), call.get("args"), call.get("id")))
     thoughts = record.get("thoughts") or ()
-    builder.leave_out("thought summary", len(thoughts) if isinstance(thoughts, list) else 0)
+    # Summaries the CLI shows of the model's thinking; the API is not sent them back.
+    builder.leave_out(
+        "thought summary",
+        len(thoughts) if isinstance(thoughts, list) else 0,
+        raw={"thoughts": thoughts},
+    )
     if blocks and builder.turns and builder.turns[-1]["role"] == "assistant":
         # Two responses with nothing recorded between them: what was sent in between is not
         # in the file, and each stays its own request.
@@ -294,7 +299,7 @@ def _blocks(
             builder.leave_out("unreadable part")
             continue
         if part.get("thought") is True:
-            builder.leave_out("thought")
+            builder.leave_out("thought", raw=part)
             continue
         if isinstance(part.get("functionCall"), Mapping):
             call = part["functionCall"]

@@ -105,14 +105,19 @@ def from_gemini_stream(
     builder = ConversationBuilder(where, unit="line")
     meta: dict[str, Any] = {}
     reply: list[str] = []  # the chunks of the reply being streamed
+    chunks: list[Any] = []  # their events
 
     def flush() -> None:
         # A reply's lines (a whole message, or its chunks) are one group of the census.
         if reply:
-            builder.record("message assistant", len(reply))
+            builder.record("message assistant", len(reply), raw=list(chunks))
             if not builder.text("assistant", "".join(reply)):
                 builder.skip("empty message")
+            elif len(chunks) > 1:
+                # The chunks are one reply, joined: each is not a reply of its own.
+                builder.set_aside(chunks[1:], "a streamed reply's later chunks (joined)")
         reply.clear()
+        chunks.clear()
 
     for number, event in records:
         if is_gemini_json_output(event):
@@ -130,9 +135,10 @@ def from_gemini_stream(
             if not event.get("delta"):
                 flush()  # a whole message, not a chunk of the one before
             reply.append(str(event.get("content") or ""))
+            chunks.append(event)
             continue
         flush()
-        builder.record(f"{kind} {event.get('role')}" if kind == "message" else kind)
+        builder.record(f"{kind} {event.get('role')}" if kind == "message" else kind, raw=event)
         _event(builder, meta, event)
         builder.settle("event with nothing kept")
     flush()
@@ -170,6 +176,7 @@ def _event(builder: ConversationBuilder, meta: dict[str, Any], event: Mapping[st
         meta["status"] = event.get("status")
         if isinstance(event.get("stats"), Mapping):
             meta["session_stats"] = dict(event["stats"])
+            builder.set_aside(event["stats"], "the session's totals")
         builder.skip("result (the session's totals)")
     else:
         builder.skip(f"{event.get('severity') or 'error'} event")

@@ -34,7 +34,7 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -96,14 +96,16 @@ _ID_KEYS = (
     "responseId",
 )
 _ID_KEY_SET = frozenset(_ID_KEYS)
+# A call's own id first: an item of the Responses API has an item id beside its call id, and
+# its output names the call id.
 _CALL_ID_KEYS = (
-    "id",
     "call_id",
     "callId",
     "tool_call_id",
     "toolCallId",
     "toolUseId",
     "tool_use_id",
+    "id",
 )
 _TEXT_KEYS = ("thinking", "reasoning", "text", "content", "summary", "description", "subject")
 _MAX_DEPTH = 200
@@ -123,6 +125,8 @@ class Finding:
     alias: str = ""
     text: str = ""
     """Reasoning's words, whitespace folded (a reader may join or split a model's parts)."""
+    parts: tuple[str, ...] = ()
+    """Reasoning's parts (a summary beside the text), each folded: a reader may keep one."""
 
 
 @dataclass
@@ -157,14 +161,21 @@ class Inventory:
         keys = set(placed.findings[kind])
         keys |= {f.alias for f in placed.findings[kind].values() if f.alias}
         words = "\n".join([words, *(f.text for f in placed.findings[kind].values() if f.text)])
-        return [
-            f
-            for f in self.findings[kind].values()
-            if f.key not in keys
-            # An id-less call, which a reader may have given an id of its own.
-            and not (f.key == f.alias and f.alias in keys)
-            and not (f.text and f.text in words)
-        ]
+        return [f for f in self.findings[kind].values() if not _matched(f, keys, words)]
+
+
+def _matched(finding: Finding, keys: set[str], words: str) -> bool:
+    if finding.key in keys:
+        return True
+    if finding.kind == "tool call":
+        # An id-less call, which a reader may have given an id of its own.
+        return finding.key == finding.alias and finding.alias in keys
+    # Reasoning: its encrypted or signed form kept, its words (or one of its parts) kept.
+    return bool(
+        (finding.alias and finding.alias in keys)
+        or (finding.text and finding.text in words)
+        or any(part in words for part in finding.parts)
+    )
 
 
 def inventory_of(values: Iterable[Any]) -> Inventory:
@@ -258,7 +269,7 @@ def _walk_field(
         return
     flags = _key_flags(key)
     if isinstance(item, str):
-        if flags & _REASONING and item.strip():
+        if flags & _REASONING and _is_words(item):
             found.add(_text_finding(path, item))
         elif "." in key and item[:1] in "[{":
             # A span attribute (``gen_ai.output.messages``) carries its messages as JSON text.
@@ -280,7 +291,7 @@ def _walk_field(
     if isinstance(item, list) and flags & _REASONING:
         for part in item:
             text = _texts(part) if isinstance(part, Mapping) else part
-            if isinstance(text, str) and text.strip():
+            if isinstance(text, str) and _is_words(text):
                 found.add(_text_finding(path + "[]", text))
         return
     _walk(item, path, ids, found, depth + 1, in_reply)
@@ -410,12 +421,17 @@ def _is_thought(value: Mapping[str, Any]) -> bool:
 
 
 def _reasoning(value: Mapping[str, Any], path: str) -> Finding:
+    # Known by its words, and by the longest string it carries (its encrypted or signed form,
+    # which is all a reader may keep of it); without words, by that string alone.
+    strings = [v for k, v in value.items() if isinstance(v, str) and k != "type"]
+    opaque = "opaque " + _digest(max(strings, key=len, default=""))
     text = _texts(value)
-    if text.strip():
-        return _text_finding(path, text)
-    # Reasoning without its words (encrypted, redacted): known by the longest string it carries.
-    strings = [v for v in value.values() if isinstance(v, str)]
-    return Finding("reasoning", path, "opaque " + _digest(max(strings, key=len, default="")))
+    if not text.strip():
+        return Finding("reasoning", path, opaque)
+    parts = tuple(
+        folded for k in _TEXT_KEYS if k in value and (folded := " ".join(_texts(value[k]).split()))
+    )
+    return replace(_text_finding(path, text), alias=opaque, parts=parts)
 
 
 def _texts(value: Any, depth: int = 0) -> str:
@@ -429,6 +445,12 @@ def _texts(value: Any, depth: int = 0) -> str:
     if isinstance(value, Mapping):
         return "\n".join(_texts(value[k], depth + 1) for k in _TEXT_KEYS if k in value)
     return ""
+
+
+def _is_words(text: str) -> bool:
+    # Reasoning is words; a setting under a reasoning name ("auto", "detailed") is not.
+    stripped = text.strip()
+    return len(stripped) > 24 or (bool(stripped) and any(c.isspace() for c in stripped))
 
 
 def _text_finding(path: str, text: str) -> Finding:
@@ -481,7 +503,12 @@ def unplaced(
     """
     out: dict[str, int] = {}
     for kind in KINDS:
-        pool = [f for f in held.findings[kind].values() if f.key not in aside.get(kind, ())]
+        apart = aside.get(kind, ())
+        pool = [
+            f
+            for f in held.findings[kind].values()
+            if f.key not in apart and not (f.alias and f.alias in apart)
+        ]
         if kind in ("tool call", "reasoning"):
             missing = held.missing(placed, kind, words)
             kept = {f.key for f in missing}

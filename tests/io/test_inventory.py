@@ -132,7 +132,7 @@ def test_unplaced_names_what_the_transcript_lacks_by_kind_and_path() -> None:
         {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "ls"}},
                                               {"id": "b", "function": {"name": "ls"}}],
          "usage": {"prompt_tokens": 3}},
-        {"role": "assistant", "content": "done", "reasoning_content": "Because."},
+        {"role": "assistant", "content": "done", "reasoning_content": "Because the list is long."},
     ])  # fmt: skip
     placed = inventory_of(
         [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "ls"}]}]
@@ -140,9 +140,9 @@ def test_unplaced_names_what_the_transcript_lacks_by_kind_and_path() -> None:
     found = unplaced(held, placed, {}, {"usage": 1, "reply": 2})
     assert found == {"tool call at $.tool_calls[]": 1, "reasoning at $.reasoning_content": 1}
     # The reasoning kept as text (some readers keep a thought as the words it is): placed.
-    assert unplaced(held, placed, {}, {"usage": 1, "reply": 2}, "x Because. y") == {
-        "tool call at $.tool_calls[]": 1
-    }
+    assert unplaced(
+        held, placed, {}, {"usage": 1, "reply": 2}, "x Because the list is long. y"
+    ) == {"tool call at $.tool_calls[]": 1}
     # Set aside by key: accounted.
     aside = {"tool call": ["call b"], "reasoning": list(held.findings["reasoning"])}
     assert unplaced(held, placed, aside, {"usage": 1, "reply": 2}) == {}
