@@ -48,6 +48,7 @@ SESSION_COLUMNS = (
     "recorded_compactions",
     "skipped",
     "repairs",
+    "unaccounted",
     "problem",
     "episode",
     "subagent_of",
@@ -88,6 +89,8 @@ def sessions(
 ) -> pd.DataFrame:
     """Every session file under ``folder`` (recursively), one row each (`SESSION_COLUMNS`).
 
+    ``unaccounted`` says what the file holds that the load did not place (its census's
+    inventory: "unaccounted: 3 usage fields (at $.data)"), None when nothing is.
     ``conversation_tokens`` is the final conversation's size, estimated (about 4 characters a
     token); ``billed_input_tokens`` the input the provider billed over all requests, where the
     file records usage. A subagent is listed apart, with the session it belongs to in
@@ -253,6 +256,7 @@ def _figures(transcript: Transcript) -> dict[str, Any]:
     models = meta.get("models")
     skipped = meta.get("skipped")
     started = meta.get("startTime") or meta.get("started")
+    census = transcript.census
     return {
         "name": transcript.name,
         "format": str(meta.get("source") or "ctxlab"),
@@ -272,6 +276,7 @@ def _figures(transcript: Transcript) -> dict[str, Any]:
         if isinstance(skipped, dict)
         else 0,
         "repairs": _length(meta.get("repairs")),
+        "unaccounted": (census.unplaced_line() or None) if census is not None else None,
         "subagent_of": str(meta["subagent_of"]) if meta.get("subagent_of") else None,
     }
 

@@ -110,3 +110,24 @@ def test_swe_agent_trajectories_are_listed(tmp_path: Path) -> None:
     frame = sessions(tmp_path, progress=False, workers=1)
     assert sorted(Path(p).name for p in frame["path"]) == sorted(p.name for p in trajectories)
     assert (frame["format"] == "swe_agent").all() and frame["problem"].isna().all()
+
+
+def test_a_row_says_what_its_file_holds_that_the_load_did_not_place(tmp_path: Path) -> None:
+    root = _folder(tmp_path)
+    # A chat whose usage sits where the chat reader does not look (LangChain's metadata).
+    lossy = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello",
+         "response_metadata": {"token_usage": {"prompt_tokens": 7, "completion_tokens": 2}}},
+    ]  # fmt: skip
+    (root / "lossy.json").write_text(json.dumps(lossy))
+    frame = sessions(root, progress=False, workers=1)
+    by_name = {Path(p).name: u for p, u in zip(frame["path"], frame["unaccounted"], strict=True)}
+    assert by_name["lossy.json"] == (
+        "unaccounted: 1 usage field (at $[].response_metadata.token_usage)"
+    )
+    # The control: files whose loads place everything (or hold no JSON to walk) say nothing.
+    assert pd.isna(by_name["chat.json"])
+    assert pd.isna(by_name["rollout-2026-02-10T09-00-00-019a-demo.jsonl"])
+    assert pd.isna(by_name[".aider.chat.history.md"])
+    assert pd.isna(by_name["broken.jsonl"])  # (it did not load: its problem says why)
