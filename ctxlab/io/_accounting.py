@@ -4,14 +4,22 @@ difference is *unaccounted*, by kind and JSON path, in ``meta["census"]``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ctxlab.io._census import Census
-from ctxlab.io._inventory import inventory_of, unplaced
+from ctxlab.io._inventory import Inventory, inventory_of, unplaced
 from ctxlab.io._transcript import Transcript
-from ctxlab.messages import TextBlock, dump_messages
+from ctxlab.messages import (
+    AssistantMessage,
+    ProviderBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 
 __all__ = ["account_for"]
 
@@ -23,14 +31,8 @@ def account_for(transcript: Transcript, values: Iterable[Any] | None) -> Transcr
     if census is None or values is None:
         return transcript
     held = inventory_of(values)
-    placed = inventory_of(dump_messages(transcript.messages))
+    placed, words = _placed(transcript.messages)
     accounted = {"usage": census.usage_read, "reply": census.replies}
-    words = "\n".join(
-        " ".join(block.text.split())
-        for message in transcript.messages
-        for block in message.content
-        if isinstance(block, TextBlock)
-    )
     data = census.as_meta()
     data["held"] = held.counts()
     found = unplaced(held, placed, census.aside_keys, accounted, words)
@@ -39,3 +41,25 @@ def account_for(transcript: Transcript, values: Iterable[Any] | None) -> Transcr
     if held.cut:
         meta["inventory_cut"] = "part of the file is nested too deeply to walk: not counted"
     return replace(transcript, meta=meta)
+
+
+def _placed(messages: Sequence[UserMessage | AssistantMessage]) -> tuple[Inventory, str]:
+    """What the transcript holds as the inventory knows it (its calls, reasoning and provider
+    blocks, as the blocks they are), and its text, whitespace folded (a reader may keep a
+    thought as the words it is)."""
+    values: list[Any] = []
+    words: list[str] = []
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                values.append({"type": "tool_use", "id": block.id, "name": block.name,
+                               "input": block.input})  # fmt: skip
+            elif isinstance(block, ThinkingBlock):
+                values.append({"type": "thinking", "thinking": block.thinking})
+            elif isinstance(block, RedactedThinkingBlock):
+                values.append({"type": "redacted_thinking", "data": block.data})
+            elif isinstance(block, ProviderBlock):
+                values.append(block.data)
+            elif isinstance(block, TextBlock):
+                words.append(" ".join(block.text.split()))
+    return inventory_of(values), "\n".join(words)
