@@ -15,7 +15,7 @@ from ctxlab.io._claude_code_reader import claude_code
 from ctxlab.io._detect import FORMATS, Format, detect_format, detect_lines
 from ctxlab.io._episodes import one_conversation
 from ctxlab.io._files import (
-    count_cut_line,
+    count_skipped_lines,
     inner_document,
     path_problem,
     read_records,
@@ -218,16 +218,19 @@ def _load(
         if kind == "ctxlab":
             return read_transcript(path)
         if kind == "claude_code":
-            transcript = claude_code(
-                records or [(1, document)], label, name or stem, episode or 0, sidechains, path
-            )
-            return (
-                transcript if read.cut_line is None else count_cut_line(transcript, read.cut_line)
+            return claude_code(
+                records or [(1, document)],
+                label,
+                name or stem,
+                episode or 0,
+                sidechains,
+                path,
+                read,
             )
         data: Any = document if records == [] else [value for _, value in records]
-        if read.cut_line is not None:
+        if read.lines is not None and read.lines.left_out:
             transcript = from_data(data, kind, label, name or stem, episode or 0)
-            return count_cut_line(transcript, read.cut_line)
+            return count_skipped_lines(transcript, read)
     else:
         data = as_plain_data(source) if isinstance(source, list | tuple) else source
         label, stem = "<data>", "session"
