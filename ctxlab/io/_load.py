@@ -11,6 +11,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io._aider import from_aider, is_aider_history
+from ctxlab.io._aider_llm import from_aider_llm, is_aider_llm_history
 from ctxlab.io._claude_code_reader import claude_code
 from ctxlab.io._detect import FORMATS, Format, detect_format, detect_lines
 from ctxlab.io._episodes import one_conversation
@@ -188,21 +189,9 @@ def _load(
         if format is None and foreign_text(head) is not None:
             msg = f"{path}: {foreign_text(head)}"
             raise MessageFormatError(msg)
-        if format == "specstory" or (format is None and is_specstory(head)):
-            builder, notes = from_specstory(read_text(path), str(path))
-            meta = {"source": "specstory", **notes}
-            return built_transcript(name or path.stem, builder, meta, "", ())
-        if format == "aider" or (format is None and is_aider_history(head)):
-            builder, notes = from_aider(read_text(path), str(path), episode)
-            meta = {"source": "aider", **notes}
-            # Named for the folder it is in: aider keeps one history per repository.
-            return built_transcript(
-                name or path.resolve().parent.name or "aider",
-                builder,
-                meta,
-                "",
-                (),
-            )
+        text_session = _text_session(path, head, format, episode, name)
+        if text_session is not None:
+            return text_session
         if path.suffix == ".eval" and zipfile.is_zipfile(path):
             log = read_eval_zip(path, episode or 0)
             return from_data(log, format or "inspect", str(path), name or path.stem, episode or 0)
@@ -242,6 +231,26 @@ def _load(
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess
         raise
+
+
+def _text_session(
+    path: Path, head: str, format: Format | None, episode: int | None, name: str | None
+) -> Transcript | None:
+    """A session kept as text, not JSON — SpecStory's Markdown, aider's chat history or its LLM
+    log — known by its first bytes (or ``format``); None for any other file."""
+    if format == "specstory" or (format is None and is_specstory(head)):
+        builder, notes = from_specstory(read_text(path), str(path))
+        meta = {"source": "specstory", **notes}
+        return built_transcript(name or path.stem, builder, meta, "", ())
+    # Named for the folder it is in: aider keeps one history (and log) per repository.
+    folder = name or path.resolve().parent.name or "aider"
+    if format in (None, "aider") and is_aider_llm_history(head):
+        builder, system, notes = from_aider_llm(read_text(path), str(path), episode)
+        return built_transcript(folder, builder, {"source": "aider", **notes}, system, ())
+    if format == "aider" or (format is None and is_aider_history(head)):
+        builder, notes = from_aider(read_text(path), str(path), episode)
+        return built_transcript(folder, builder, {"source": "aider", **notes}, "", ())
+    return None
 
 
 def _conversation_folder(path: Path, format: Format | None) -> Any:
