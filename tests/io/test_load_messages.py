@@ -117,7 +117,8 @@ def test_a_letta_agent_file_is_not_read_as_openai(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ("TO LLM 2025-01-01T10:00:00\n-------\nSYSTEM hi\n", "aider's LLM history"),
+        # aider's LLM log is read now: one holding no message says so.
+        ("TO LLM 2025-01-01T10:00:00\n-------\nSYSTEM hi\n", "no messages"),
     ],
 )
 def test_a_text_format_recognised_but_not_read_is_named(
