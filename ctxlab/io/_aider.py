@@ -52,6 +52,13 @@ def from_aider(
     a message — a run of aider's start-up lines alone holds none), and its notes."""
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if line.startswith(_START)]
+    if not starts:
+        msg = (
+            f"{where}: not an aider chat history — no '{_START.strip()} <time>' line, which "
+            "aider writes at each launch; load .aider.chat.history.md, or the log aider wrote "
+            "with --llm-history-file"
+        )
+        raise MessageFormatError(msg)
     runs = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
     chosen = _chosen_run(runs, episode, where)
     builder = ConversationBuilder(where, unit="line")

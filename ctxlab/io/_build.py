@@ -26,6 +26,7 @@ from ctxlab.messages import (
 )
 
 __all__ = [
+    "EMPTY_USAGE",
     "ConversationBuilder",
     "anthropic_block",
     "as_mapping",
@@ -33,6 +34,10 @@ __all__ = [
     "text_parts",
     "tool_result",
 ]
+
+EMPTY_USAGE = "empty usage (no token counted: no bill)"
+"""Why a usage a file records with every count zero (``{}``, all zeros) is placed on no reply:
+it is no bill (a synthetic, failed or unbilled reply), and a bill of 0 would read as one."""
 
 KEPT_BLOCKS = ANTHROPIC_BLOCK_TYPES | {"provider"}
 # Modelled blocks a role cannot hold travel as provider blocks (kept, never sent in a wrong form).
@@ -151,6 +156,9 @@ class ConversationBuilder:
         kept = self._kept(role, blocks)
         if usage is not None:
             self.tally.usage_read += 1
+            if usage.empty:
+                self._lose_usage(EMPTY_USAGE)
+                usage = None
         if not kept:
             if usage is not None:
                 self._lose_usage("on a reply with nothing kept")
@@ -209,6 +217,9 @@ class ConversationBuilder:
         (read for its usage)."""
         self.tally.usage_read += 1
         self.tally.use()
+        if usage.empty:
+            self._lose_usage(EMPTY_USAGE)
+            return
         for index in range(len(self.turns) - 1, -1, -1):
             if self.turns[index]["role"] == "assistant":
                 self._place_usage(index, usage, "replaced by a later usage of the same reply")
@@ -219,6 +230,9 @@ class ConversationBuilder:
         """Put ``usage`` on turn ``index`` (usage aligned with replies once the file is read);
         counted read, and lost when the turn is not a reply or already has usage."""
         self.tally.usage_read += 1
+        if usage.empty:
+            self._lose_usage(EMPTY_USAGE)
+            return
         if not 0 <= index < len(self.turns) or self.turns[index]["role"] != "assistant":
             self._lose_usage("on a turn that is not a reply")
             return
@@ -301,7 +315,7 @@ class ConversationBuilder:
         if text.strip():
             return self.add(role, [{"type": "text", "text": text}], usage)
         if usage is not None:
-            self.lose_usage("on a reply with nothing kept")
+            self.lose_usage(EMPTY_USAGE if usage.empty else "on a reply with nothing kept")
         return False
 
     def _ids(self, block: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._build import ConversationBuilder, anthropic_block
+from ctxlab.io._build import EMPTY_USAGE, ConversationBuilder, anthropic_block
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
 
@@ -155,6 +155,8 @@ class _Responses:
         """The response whose usage each turn carries."""
         self.took_usage = False
         """Whether the last line placed gave its response's usage (the most output so far)."""
+        self.empty: set[str] = set()
+        """The responses with a line whose usage counts nothing (a synthetic reply's)."""
 
     def line(
         self, key: str, blocks: list[dict[str, Any]], usage: ProviderUsage | None
@@ -163,6 +165,10 @@ class _Responses:
         response with no blocks yet."""
         builder = self.builder
         turn = self.turn.get(key)
+        if usage is not None and usage.empty:
+            # No bill (Claude Code's synthetic replies record every count zero): no usage.
+            self.empty.add(key)
+            usage = None
         if blocks:
             if turn is not None and self._continues(turn):
                 # The same response, its first calls' results recorded in between: its blocks
@@ -206,6 +212,10 @@ class _Responses:
         if lost:
             self.builder.tally.usage_read += lost
             self.builder._lose_usage("on a reply with nothing kept", lost)
+        empty = len(self.empty - self.usage.keys())
+        if empty:
+            self.builder.tally.usage_read += empty
+            self.builder._lose_usage(EMPTY_USAGE, empty)
 
     def _continues(self, turn: int) -> bool:
         # A response continues across the turn between only when that turn holds nothing but

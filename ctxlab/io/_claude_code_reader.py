@@ -11,9 +11,10 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._claude_code import from_claude_code
 from ctxlab.io._claude_subagents import split_subagents
+from ctxlab.io._files import FileRecords, count_skipped_lines
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
-from ctxlab.util._jsonl import json_lines, read_text
+from ctxlab.util._jsonl import read_text, session_lines
 
 __all__ = ["claude_code"]
 
@@ -25,13 +26,32 @@ def claude_code(
     episode: int,
     sidechains: bool,
     path: Path | None = None,
-) -> Transcript:
+    read: FileRecords | None = None,
+) -> tuple[Transcript, list[Any] | None]:
     """A Claude Code session file: episode 0 is the main thread, episode N its N-th subagent
     (`split_subagents`: in the order the file first mentions them), read from its own file
-    beside the session's (``path``) when it has one."""
+    beside the session's (``path``) when it has one. ``read`` says which lines of the file were
+    left out (not JSON, cut off): counted in the census of the file they are of. Also returns
+    the records of the subagent's own file when the transcript was read from it (None: the
+    records given), for the inventory of the file it came from."""
+    transcript, own_file = _claude_code(records, where, name, episode, sidechains, path)
+    if own_file is not None:
+        return count_skipped_lines(transcript, own_file), [r for _, r in own_file.records]
+    return (transcript if read is None else count_skipped_lines(transcript, read)), None
+
+
+def _claude_code(
+    records: list[tuple[int, Any]],
+    where: str,
+    name: str,
+    episode: int,
+    sidechains: bool,
+    path: Path | None,
+) -> tuple[Transcript, FileRecords | None]:
+    # The transcript, and the subagent's own file when it was read from one.
     if sidechains:  # the former splice of every subagent into the main thread
         builder, meta = from_claude_code(records, where, sidechains=True)
-        return built_transcript(name, builder, meta, "", ())
+        return built_transcript(name, builder, meta, "", ()), None
     split = split_subagents(records, path)
     listed = [agent.listing(n) for n, agent in enumerate(split.agents, 1)]
     if episode:
@@ -44,18 +64,20 @@ def claude_code(
         agent = split.agents[episode - 1]
         lines = agent.records
         label = f"{where} subagent {episode}"
+        own = None
         if agent.path is not None:
             label = str(agent.path)
-            lines = [(n, {**r, "isSidechain": False}) for n, r in _agent_file(agent.path)]
+            own = _agent_file(agent.path)
+            lines = [(n, {**r, "isSidechain": False}) for n, r in own.records]
         builder, meta = from_claude_code(lines, label)
         meta.update(subagent_of=meta.get("session_id"), subagent=listed[episode - 1])
         if agent.path is None:
             # The census is of the whole file: the other threads' lines are read, not this one's.
-            own = {n for n, _ in lines}
-            apart = [r for n, r in records if n not in own]
+            kept = {n for n, _ in lines}
+            apart = [r for n, r in records if n not in kept]
             builder.record("line of another thread", len(apart), raw=apart)
             builder.skip("in another thread (the main one or another subagent)")
-        return built_transcript(f"{name}#{episode}", builder, meta, "", ())
+        return built_transcript(f"{name}#{episode}", builder, meta, "", ()), own
     builder, meta = from_claude_code(split.main, where)
     # What the other threads' lines hold is set aside with them (the first group that has any).
     main = {n for n, _ in split.main}
@@ -81,11 +103,12 @@ def claude_code(
     if path is not None and path.stem.startswith("agent-") and _sidechain_only(records):
         # A subagent's own file opened alone: it says whose it is.
         meta.update(subagent_of=meta.get("session_id"), agent_id=path.stem[len("agent-") :])
-    return built_transcript(name, builder, meta, "", ())
+    return built_transcript(name, builder, meta, "", ()), None
 
 
-def _agent_file(path: Path) -> list[tuple[int, Any]]:
-    return json_lines(path, read_text(path))
+def _agent_file(path: Path) -> FileRecords:
+    lines = session_lines(path, read_text(path))
+    return FileRecords(lines.records, None, lines)
 
 
 def _sidechain_only(records: list[tuple[int, Any]]) -> bool:

@@ -159,8 +159,9 @@ def _shape(value: Any) -> str:
     return f"a JSON {type(value).__name__}"
 
 
-_LINE_FORMATS = frozenset({"claude_code", "codex", "copilot", "gemini_cli"})
-"""Formats whose every line says what it is: a file's lines outvote one foreign line."""
+_LINE_FORMATS = frozenset({"claude_code", "codex", "copilot", "gemini_cli", "goose"})
+"""Formats whose every line says what it is: a file's lines outvote one foreign line (a Goose
+file's line of tool schemas, say, that no rule knows)."""
 
 
 def detect_lines(records: list[tuple[int, Any]]) -> Format:

@@ -1,8 +1,10 @@
 """A session file's records: one JSON document, JSON Lines, or JSON objects one after another —
 with a file cut off said as such, where it stops (never blamed on its first line), and a JSON
-Lines file whose last line is cut off (a session still being written) read without that line,
-counted in the census; a document saved as a JSON string of itself, and a file's first bytes
-(for the Markdown histories, known before any JSON is read)."""
+Lines file read without its last line when it is cut off (a session still being written) and
+without the few lines that are not JSON (`ctxlab.util._jsonl.session_lines`: at most one in
+ten), each counted in the census and named by its number; a document saved as a JSON string
+of itself, and a file's first bytes (for the Markdown histories, known before any JSON is
+read)."""
 
 from __future__ import annotations
 
@@ -16,11 +18,11 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._census import Census
 from ctxlab.io._transcript import Transcript
-from ctxlab.util._jsonl import json_lines, read_text
+from ctxlab.util._jsonl import SessionLines, cut_off, read_text, session_lines
 
 __all__ = [
     "FileRecords",
-    "count_cut_line",
+    "count_skipped_lines",
     "head",
     "inner_document",
     "path_problem",
@@ -36,8 +38,13 @@ class FileRecords:
     records: list[tuple[int, Any]]
     """(line number, value) of each record; empty for a document."""
     document: Any = None
-    cut_line: int | None = None
-    """The number of a last line cut off part way, left out."""
+    lines: SessionLines | None = None
+    """Of JSON Lines, the lines left out: a last line cut off, lines that are not JSON."""
+
+    @property
+    def cut_line(self) -> int | None:
+        """The number of a last line cut off part way, left out."""
+        return self.lines.cut_line if self.lines is not None else None
 
 
 def read_records(path: Path) -> FileRecords:
@@ -49,44 +56,20 @@ def read_records(path: Path) -> FileRecords:
         pass
     _raise_if_truncated(path, text)
     try:
-        records = json_lines(path, text)
+        lines: SessionLines | None = session_lines(path, text)
     except MessageFormatError:
+        lines = None
+    if lines is None or lines.not_json or lines.cut_line is not None:
         # Pretty-printed JSON objects one after another (the OpenTelemetry console exporter).
         concatenated = _concatenated(text)
         if concatenated is not None:
             return FileRecords(concatenated)
-        return _without_cut_last_line(path, text)
-    if not records:
+    if lines is None:
+        lines = session_lines(path, text)  # raises again, naming the first line not JSON
+    if not lines.records:
         msg = f"{path} is empty"
         raise MessageFormatError(msg)
-    return FileRecords(records)
-
-
-def _cut_off(text: str) -> json.JSONDecodeError | None:
-    # The error of JSON that stops part way (the decoder wanted more), else None.
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string"):
-            return exc
-    except (ValueError, RecursionError):  # a number of over 4,300 digits, a deep nesting
-        return None
-    return None
-
-
-def _without_cut_last_line(path: Path, text: str) -> FileRecords:
-    # Only the last line fails, and it stops part way: cut off while being written.
-    lines = text.rstrip().splitlines()
-    last = lines[-1].strip() if lines else ""
-    if len(lines) > 1 and last.startswith("{") and _cut_off(last) is not None:
-        head = "\n".join(lines[:-1])
-        try:
-            records = json_lines(path, head)
-        except MessageFormatError:
-            records = []
-        if records:
-            return FileRecords(records, cut_line=len(lines))
-    return FileRecords(json_lines(path, text))  # raises, naming the first line not JSON
+    return FileRecords(lines.records, None, lines)
 
 
 def _raise_if_truncated(path: Path, text: str) -> None:
@@ -95,7 +78,7 @@ def _raise_if_truncated(path: Path, text: str) -> None:
     stripped = text.strip()
     if not stripped or stripped[0] not in "[{" or _is_json_lines(text):
         return
-    exc = _cut_off(text)
+    exc = cut_off(text)
     if exc is not None:
         line = text.rstrip().count("\n") + 1  # where the text stops, not after it
         msg = (
@@ -136,18 +119,21 @@ def _concatenated(text: str) -> list[tuple[int, Any]] | None:
     return records if len(records) > 1 else None
 
 
-def count_cut_line(transcript: Transcript, line: int) -> Transcript:
-    """``transcript`` with its file's last line, cut off and left out, in its census."""
-    reason = f"line {line} cut off at the end of the file (still being written?)"
-    census = Census.from_meta(transcript.meta.get("census"))
+def count_skipped_lines(transcript: Transcript, read: FileRecords) -> Transcript:
+    """``transcript`` with its file's lines that were left out — a last line cut off, lines
+    that are not JSON — in its census and ``meta`` (each named by its number)."""
+    lines = read.lines
+    if lines is None or not lines.left_out:
+        return transcript
     meta = dict(transcript.meta)
-    meta["skipped"] = {**(meta.get("skipped") or {}), reason: 1}
+    lines.name_left_out(meta)
+    census = Census.from_meta(transcript.meta.get("census"))
     if census is not None:
         data = census.as_meta()
-        data["read"] = {**data["read"], "line cut off": 1}
-        data["skipped"] = {**data["skipped"], reason: 1}
+        for kind, count in lines.left_out_read.items():
+            data["read"][kind] = data["read"].get(kind, 0) + count
+        data["skipped"] = {**data["skipped"], **lines.left_out}
         meta["census"] = data
-    meta["cut_line"] = line
     return Transcript(
         name=transcript.name,
         meta=meta,

@@ -71,7 +71,7 @@ SUFFIXES = (
     ".json",
     ".traj",
     ".eval",
-    ".aider.llm.history",  # recognised, not read: a row saying so
+    ".aider.llm.history",  # aider's LLM log (--llm-history-file)
     ".af",  # Letta agent files
     ".md",  # chat histories only (aider's, SpecStory's): `_session_markdown`
 )

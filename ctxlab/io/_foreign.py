@@ -16,12 +16,6 @@ def foreign_document(value: Any) -> str | None:
 
 
 def foreign_text(head: str) -> str | None:
-    """What to say of a text file (not JSON) by its first characters: aider's LLM history.
-    (SpecStory's Markdown export is read by its own importer.)"""
-    start = head.lstrip()
-    if start.startswith(("TO LLM ", "LLM RESPONSE ")):
-        return (
-            "this is aider's LLM history (.aider.llm.history); ctxlab reads aider's chat "
-            "history: load .aider.chat.history.md from the same folder"
-        )
+    """What to say of a text file (not JSON) by its first characters; None for any other. (aider's
+    LLM log, once named here, is read by its own importer, as SpecStory's Markdown export.)"""
     return None

@@ -19,7 +19,10 @@ compaction; a message of items for the screen alone is counted as skipped, such 
 message the model sees as a part left out. Goose records usage per session, not per request:
 the totals are kept in ``meta["session_usage"]``. The census counts a line a record (the
 metadata line, then each message), or, of an export, the session and each message of its
-``conversation``.
+``conversation``. A file may open with a line of the tool schemas the session offered
+(``{"tools": [{name, description, input_schema}]}``, as session logs kept for token analysis
+hold them): read as the transcript's tools, the file known as Goose's by the message lines after
+it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
+from ctxlab.io._chat import tool_schemas
+from ctxlab.messages._request import ToolSchema
 
 __all__ = ["from_goose", "is_goose_export", "is_goose_line"]
 
@@ -78,9 +83,23 @@ def is_goose_export(value: Any) -> bool:
     )
 
 
-def from_goose(records: Sequence[Any], where: str) -> tuple[ConversationBuilder, dict[str, Any]]:
-    """The conversation and notes of a session file's lines, or of an export's session."""
+def _is_tools_line(value: Any) -> bool:
+    # A line of tool schemas alone: {"tools": [{name, description, input_schema}, ...]}.
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("tools"), list)
+        and not _is_message(value)
+        and "working_dir" not in value
+    )
+
+
+def from_goose(
+    records: Sequence[Any], where: str
+) -> tuple[ConversationBuilder, dict[str, Any], tuple[ToolSchema, ...]]:
+    """The conversation, notes and tool schemas of a session file's lines, or of an export's
+    session."""
     notes: dict[str, Any] = {}
+    tools: tuple[ToolSchema, ...] = ()
     messages: Sequence[Any] = records
     if len(records) == 1 and is_goose_export(records[0]):
         # An export: the session object, then each message of its conversation a record.
@@ -92,11 +111,21 @@ def from_goose(records: Sequence[Any], where: str) -> tuple[ConversationBuilder,
         _session_notes(session, notes)
     else:
         builder = ConversationBuilder(where, unit="line")
-        if records and isinstance(records[0], Mapping) and not _is_message(records[0]):
-            builder.record("session metadata")
+        # The lines before the first message: the session's metadata, its tool schemas.
+        head = 0
+        while head < len(records) and isinstance(records[head], Mapping):
+            line = records[head]
+            if _is_message(line) or (head and not (_is_tools_line(line) or is_goose_line(line))):
+                break  # after the first, only a line Goose's own (metadata) or of tools
+            if _is_tools_line(line):
+                builder.record("tool schemas")
+                tools = tool_schemas(line["tools"], f"{where} line {head + 1}")
+            else:
+                builder.record("session metadata")
+                _session_notes(line, notes)
             builder.use()
-            _session_notes(records[0], notes)  # the metadata line
-            messages = records[1:]
+            head += 1
+        messages = records[head:]
     hidden = 0
     compactions: list[dict[str, Any]] = []
     for number, message in enumerate(messages, 1):
@@ -128,7 +157,7 @@ def from_goose(records: Sequence[Any], where: str) -> tuple[ConversationBuilder,
         notes["hidden_from_agent"] = hidden
     if compactions:
         notes["compactions"] = compactions
-    return builder, notes
+    return builder, notes, tools
 
 
 def _session_notes(session: Mapping[str, Any], notes: dict[str, Any]) -> None:

@@ -12,11 +12,12 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io._accounting import account_for
 from ctxlab.io._aider import from_aider, is_aider_history
+from ctxlab.io._aider_llm import from_aider_llm, is_aider_llm_history
 from ctxlab.io._claude_code_reader import claude_code
 from ctxlab.io._detect import FORMATS, Format, detect_format, detect_lines
 from ctxlab.io._episodes import one_conversation
 from ctxlab.io._files import (
-    count_cut_line,
+    count_skipped_lines,
     inner_document,
     path_problem,
     read_records,
@@ -195,18 +196,9 @@ def _load(
         if format is None and foreign_text(head) is not None:
             msg = f"{path}: {foreign_text(head)}"
             raise MessageFormatError(msg)
-        if format == "specstory" or (format is None and is_specstory(head)):
-            builder, notes = from_specstory(read_text(path), str(path))
-            meta = {"source": "specstory", **notes}
-            return built_transcript(name or path.stem, builder, meta, "", ()), None
-        if format == "aider" or (format is None and is_aider_history(head)):
-            builder, notes = from_aider(read_text(path), str(path), episode)
-            meta = {"source": "aider", **notes}
-            # Named for the folder it is in: aider keeps one history per repository.
-            transcript = built_transcript(
-                name or path.resolve().parent.name or "aider", builder, meta, "", ()
-            )
-            return transcript, None
+        text_session = _text_session(path, head, format, episode, name)
+        if text_session is not None:
+            return text_session, None
         if path.suffix == ".eval" and zipfile.is_zipfile(path):
             log = read_eval_zip(path, episode or 0)
             read_as = format or "inspect"
@@ -226,15 +218,20 @@ def _load(
             # them): what it holds of its own is its messages and their usage.
             return read_transcript(path), values[1:]
         if kind == "claude_code":
-            transcript = claude_code(
-                records or [(1, document)], label, name or stem, episode or 0, sidechains, path
+            transcript, own = claude_code(
+                records or [(1, document)],
+                label,
+                name or stem,
+                episode or 0,
+                sidechains,
+                path,
+                read,
             )
-            cut = read.cut_line
-            return transcript if cut is None else count_cut_line(transcript, cut), values
+            return transcript, values if own is None else own
         data: Any = document if records == [] else [value for _, value in records]
-        if read.cut_line is not None:
+        if read.lines is not None and read.lines.left_out:
             transcript = from_data(data, kind, label, name or stem, episode or 0)
-            return count_cut_line(transcript, read.cut_line), values
+            return count_skipped_lines(transcript, read), values
     else:
         data = as_plain_data(source) if isinstance(source, list | tuple) else source
         label, stem = "<data>", "session"
@@ -247,6 +244,26 @@ def _load(
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess
         raise
+
+
+def _text_session(
+    path: Path, head: str, format: Format | None, episode: int | None, name: str | None
+) -> Transcript | None:
+    """A session kept as text, not JSON — SpecStory's Markdown, aider's chat history or its LLM
+    log — known by its first bytes (or ``format``); None for any other file."""
+    if format == "specstory" or (format is None and is_specstory(head)):
+        builder, notes = from_specstory(read_text(path), str(path))
+        meta = {"source": "specstory", **notes}
+        return built_transcript(name or path.stem, builder, meta, "", ())
+    # Named for the folder it is in: aider keeps one history (and log) per repository.
+    folder = name or path.resolve().parent.name or "aider"
+    if format in (None, "aider") and is_aider_llm_history(head):
+        builder, system, notes = from_aider_llm(read_text(path), str(path), episode)
+        return built_transcript(folder, builder, {"source": "aider", **notes}, system, ())
+    if format == "aider" or (format is None and is_aider_history(head)):
+        builder, notes = from_aider(read_text(path), str(path), episode)
+        return built_transcript(folder, builder, {"source": "aider", **notes}, "", ())
+    return None
 
 
 def _conversation_folder(path: Path, format: Format | None) -> Any:

@@ -25,7 +25,6 @@ rewrite, and only its new tail joins the transcript.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +32,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
 from ctxlab.io._otel_agents import AGENTS_KEY, RESPONSES_ONLY, agents_call
-from ctxlab.io._otel_conversations import Call, agents_of, conversations, new_tail
+from ctxlab.io._otel_conversations import Call, agents_of, conversations, history_of
 from ctxlab.io._otel_langfuse import langfuse_call
 from ctxlab.io._otel_messages import (
     Turn,
@@ -232,30 +231,7 @@ def from_otel(
     others = [s.raw for s in spans if s.id in model_calls and s.id not in chosen_spans]
     builder.record("model call span", len(calls) - len(chosen), raw=others)
     builder.skip("in another conversation (episode=N opens it)")
-    history: list[str] = []
-    seen: set[str] = set()
-    rewritten: list[int] = []
-    tools: dict[str, ToolSchema] = {}
-    for number, call in enumerate(chosen):
-        builder.record("model call span")
-        keys = call.keys
-        whole = json.dumps([keys, call.history, call.span, call.start])
-        if whole in seen:
-            builder.skip("span exported twice")
-            continue
-        seen.add(whole)
-        tail, was_rewritten = new_tail(history, call.inputs, keys)
-        if was_rewritten:
-            rewritten.append(number)
-        for role, blocks in tail:
-            builder.add(role, blocks)
-        for index, (role, blocks) in enumerate(call.outputs):
-            builder.add(role, blocks, call.usage if index == 0 else None)
-        if not call.outputs and call.usage is not None:
-            builder.lose_usage("a call whose reply the span does not hold")
-        builder.use()  # its request is the history the next call extends
-        history = call.history
-        tools.update({t.name: t for t in call.tools if t.name not in tools})
+    rewritten, tools = history_of(builder, chosen)
     meta: dict[str, Any] = {
         "requests": len(chosen),
         "conversations": len(groups),
@@ -267,4 +243,4 @@ def from_otel(
     if rewritten:
         meta["rewritten_requests"] = rewritten
     system = next((c.system for c in reversed(chosen) if c.system), "")
-    return builder, system, tuple(tools.values()), meta
+    return builder, system, tools, meta

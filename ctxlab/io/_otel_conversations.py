@@ -9,13 +9,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._otel_agents import AGENTS_KEY
 from ctxlab.io._otel_messages import Turn
 from ctxlab.io._otel_spans import Span
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
 
-__all__ = ["Call", "agents_of", "conversations", "new_tail"]
+__all__ = ["Call", "agents_of", "conversations", "history_of", "new_tail"]
 
 
 @dataclass
@@ -32,6 +33,8 @@ class Call:
     agent: str = ""
     """The agent the call ran in (its span's or an ancestor's agent name), when a trace says."""
     span: str = ""
+    records: int = 1
+    """The records of the file the call was read from (a span; aider's request and reply)."""
 
     @property
     def keys(self) -> list[str]:
@@ -60,6 +63,42 @@ def new_tail(history: list[str], inputs: list[Turn], keys: list[str]) -> tuple[l
         replies = [i for i, (role, _) in enumerate(inputs) if role == "assistant"]
         last = replies[-1] if replies else len(inputs) - 2
     return inputs[last + 1 :], True
+
+
+def history_of(
+    builder: ConversationBuilder,
+    calls: list[Call],
+    kind: str = "model call span",
+    twice: str = "span exported twice",
+) -> tuple[list[int], tuple[ToolSchema, ...]]:
+    """Build the durable history of one conversation's ``calls`` (each a census record of
+    ``kind``, a repeat skipped as ``twice``): what each request adds to the history before it,
+    and its reply with its usage. The requests that rewrote the history, and the tools offered."""
+    history: list[str] = []
+    seen: set[str] = set()
+    rewritten: list[int] = []
+    tools: dict[str, ToolSchema] = {}
+    for number, call in enumerate(calls):
+        builder.record(kind, call.records)
+        keys = call.keys
+        whole = json.dumps([keys, call.history, call.span, call.start])
+        if whole in seen:
+            builder.skip(twice)
+            continue
+        seen.add(whole)
+        tail, was_rewritten = new_tail(history, call.inputs, keys)
+        if was_rewritten:
+            rewritten.append(number)
+        for role, blocks in tail:
+            builder.add(role, blocks)
+        for index, (role, blocks) in enumerate(call.outputs):
+            builder.add(role, blocks, call.usage if index == 0 else None)
+        if not call.outputs and call.usage is not None:
+            builder.lose_usage("a call whose reply the span does not hold")
+        builder.use()  # its request is the history the next call extends
+        history = call.history
+        tools.update({t.name: t for t in call.tools if t.name not in tools})
+    return rewritten, tuple(tools.values())
 
 
 _AGENT_KEYS = ("gen_ai.agent.name", "gen_ai.agent.id", "agent_name", "agent.name")

@@ -7,7 +7,16 @@ trace, name, attributes, events. What the spans mean for a conversation is
 - the SDK's span JSON (``ReadableSpan.to_json()``), and the span JSON of tools built on it:
   Phoenix (the kind in a top-level ``span_kind``, attributes nested: ``{"llm": {...}}``),
   any-agent (``{"spans": [...]}``, its ``AgentSpan.model_dump()``);
-- Jaeger's JSON (``{"data": [{"traceID", "spans": [{"tags": [{key, type, value}]}]}]}``).
+- Jaeger's JSON (``{"data": [{"traceID", "spans": [{"tags": [{key, type, value}]}]}]}``);
+- Phoenix's REST answers (``GET /v1/projects/{project}/spans``: ``{"data": [span JSON, ...],
+  "next_cursor"}``; ``.../spans/otlpv1``: the spans as OTLP with snake_case keys and values,
+  ``{"key", "value": {"string_value": ...}}``);
+- spans written by other SDKs or by hand, with no ``context``: OpenTelemetry JS's
+  (``traceId``, ``id``, ``parentId`` or ``parentSpanId``, ``timestamp`` in microseconds or a
+  ``startTime`` as ``[seconds, nanoseconds]``), or the Vercel AI SDK's test tracer's
+  (``{name, attributes, events}``) — a span is known by its ``attributes`` beside a span id,
+  a trace id or a start time, or beside a ``name`` when the attributes are an LLM convention's
+  (``gen_ai.*``, ``llm.*``, ``ai.*``, ``openinference.*``, ...).
 """
 
 from __future__ import annotations
@@ -93,15 +102,71 @@ def is_otel(value: Any) -> bool:
         for key in ("resourceSpans", "resource_spans", "batches"):
             if isinstance(value.get(key), list):
                 return True
-        if _is_jaeger(value):
+        if _is_jaeger(value) or _phoenix_page(value) is not None:
             return True
         spans = value.get("spans")
         if isinstance(spans, list) and spans and not isinstance(value.get("messages"), list):
             return is_otel(spans[0])
-        return isinstance(value.get("attributes"), Mapping) and isinstance(
-            value.get("context"), Mapping
-        )
+        return _is_span(value)
     return bool(value) and isinstance(value, list) and is_otel(value[0])
+
+
+_SPAN_KEYS = frozenset(
+    {
+        "span_id",
+        "spanId",
+        "trace_id",
+        "traceId",
+        "parent_id",
+        "parentId",
+        "parentSpanId",
+        "parent_span_id",
+        "span_kind",
+        "start_time",
+        "startTime",
+        "start_time_unix_nano",
+        "startTimeUnixNano",
+    }
+)
+"""Keys that only a span carries beside its attributes (its ids, its start, Phoenix's kind)."""
+_CONVENTIONS = frozenset({"gen_ai", "llm", "ai", "openinference", "langfuse", "traceloop"})
+"""The first word of the attributes of the LLM conventions ctxlab reads (flat or nested)."""
+
+
+def _is_span(value: Mapping[str, Any]) -> bool:
+    """A span of the SDK's JSON, Phoenix's, or another SDK's (see the module): attributes, and
+    a span's ids or start — or a name, when the attributes are an LLM convention's."""
+    attributes = value.get("attributes")
+    if "role" in value or "messages" in value:
+        return False  # a chat message with attributes of its own, not a span
+    if isinstance(attributes, list):  # OTLP's key-value list, with a span's ids
+        return (
+            bool(attributes)
+            and all(isinstance(a, Mapping) and "key" in a for a in attributes[:20])
+            and bool(_SPAN_KEYS & value.keys())
+        )
+    if not isinstance(attributes, Mapping):
+        return False
+    if isinstance(value.get("context"), Mapping) or _SPAN_KEYS & value.keys():
+        return True
+    return isinstance(value.get("name"), str) and any(
+        str(key).split(".", 1)[0] in _CONVENTIONS for key in list(attributes)[:200]
+    )
+
+
+def _phoenix_page(value: Mapping[str, Any]) -> list[Any] | None:
+    """The spans of a page of Phoenix's REST answer (``{"data": [span, ...], "next_cursor"}``),
+    else None."""
+    data = value.get("data")
+    if (
+        isinstance(data, list)
+        and data
+        and isinstance(data[0], Mapping)
+        and "traceID" not in data[0]  # Jaeger's
+        and _is_span(data[0])
+    ):
+        return data
+    return None
 
 
 def _is_jaeger(value: Mapping[str, Any]) -> bool:
@@ -137,7 +202,21 @@ def _any_value(value: Any) -> Any:
         return _key_values((value["kvlistValue"] or {}).get("values") or [])
     if "bytesValue" in value:
         return value["bytesValue"]
+    snake = {k: v for k, v in value.items() if k in _SNAKE and v is not None}
+    if snake:  # Phoenix's OTLP answer: protobuf's snake_case names
+        return _any_value({_SNAKE[k]: v for k, v in snake.items()})
     return None
+
+
+_SNAKE = {
+    "string_value": "stringValue",
+    "bool_value": "boolValue",
+    "double_value": "doubleValue",
+    "int_value": "intValue",
+    "array_value": "arrayValue",
+    "kvlist_value": "kvlistValue",
+    "bytes_value": "bytesValue",
+}
 
 
 def _key_values(items: Any) -> dict[str, Any]:
@@ -226,14 +305,16 @@ def _flat(attributes: Mapping[str, Any], prefix: str = "", depth: int = 0) -> di
 
 
 def _sdk_span(span: Mapping[str, Any]) -> Span:
-    context = span.get("context") or {}
+    context = span.get("context")
+    context = context if isinstance(context, Mapping) else {}
     attributes = _flat(span.get("attributes") or {})
     kind = span.get("span_kind")
     if isinstance(kind, str) and "openinference.span.kind" not in attributes:
         attributes["openinference.span.kind"] = kind  # Phoenix keeps it beside the attributes
+    parent = span.get("parentSpanContext")  # OpenTelemetry JS 2.x
     return Span(
-        start=_nanos(span.get("start_time")),
-        trace=str(context.get("trace_id") or ""),
+        start=_start(span),
+        trace=str(_first(context, "trace_id") or _first(span, "trace_id", "traceId") or ""),
         name=str(span.get("name") or ""),
         attributes=attributes,
         events=[
@@ -241,10 +322,33 @@ def _sdk_span(span: Mapping[str, Any]) -> Span:
             for e in span.get("events") or ()
             if isinstance(e, Mapping)
         ],
-        id=str(context.get("span_id") or ""),
-        parent=str(span.get("parent_id") or ""),
+        id=str(_first(context, "span_id") or _first(span, "span_id", "spanId", "id") or ""),
+        parent=str(
+            _first(span, "parent_id", "parentId", "parentSpanId", "parent_span_id")
+            or (parent.get("spanId") if isinstance(parent, Mapping) else None)
+            or ""
+        ),
         raw=span,
     )
+
+
+def _first(record: Mapping[str, Any], *keys: str) -> Any:
+    return next((record[k] for k in keys if record.get(k) not in (None, "")), None)
+
+
+def _start(span: Mapping[str, Any]) -> int:
+    """A span's start in nanoseconds: the SDK's ``start_time``, OpenTelemetry JS's
+    ``startTime`` (``[seconds, nanoseconds]``) or ``timestamp`` (microseconds)."""
+    value = _first(span, "start_time", "startTime")
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return _nanos(value[0] * 1_000_000_000 + value[1])
+    if value is None and span.get("timestamp") is not None:
+        return _nanos(span.get("timestamp"), 1_000)
+    return _nanos(value)
 
 
 def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
@@ -326,22 +430,33 @@ def spans_of(data: Any, where: str) -> list[Span]:
         if not isinstance(record, Mapping):
             msg = f"{where} record {number}: expected an OTLP TracesData object or a span"
             raise MessageFormatError(msg)
-        if _is_jaeger(record):
-            spans.extend(_jaeger_spans(record))
-            continue
-        resource_spans = record.get(
-            "resourceSpans", record.get("resource_spans", record.get("batches"))
+        spans.extend(_record_spans(record))
+    return spans
+
+
+def _record_spans(record: Mapping[str, Any]) -> list[Span]:
+    """The spans of one record: a Jaeger answer, a page of Phoenix's, an OTLP ``TracesData``,
+    or one span (OTLP's, with its attributes as key-value pairs, or the SDK's JSON)."""
+    if _is_jaeger(record):
+        return _jaeger_spans(record)
+    page = _phoenix_page(record)
+    if page is not None:
+        return [s for item in page if isinstance(item, Mapping) for s in _record_spans(item)]
+    resource_spans = record.get(
+        "resourceSpans", record.get("resource_spans", record.get("batches"))
+    )
+    if resource_spans is None:
+        if isinstance(record.get("attributes"), list):
+            return [_otlp_span(record)]
+        return [_sdk_span(record)]
+    spans: list[Span] = []
+    for resource in resource_spans or ():
+        scopes = (
+            resource.get("scopeSpans")
+            or resource.get("scope_spans")
+            or resource.get("instrumentationLibrarySpans")  # OTLP before 0.15 (Tempo)
+            or ()
         )
-        if resource_spans is None:
-            spans.append(_sdk_span(record))
-            continue
-        for resource in resource_spans or ():
-            scopes = (
-                resource.get("scopeSpans")
-                or resource.get("scope_spans")
-                or resource.get("instrumentationLibrarySpans")  # OTLP before 0.15 (Tempo)
-                or ()
-            )
-            for scope in scopes:
-                spans.extend(_otlp_span(s) for s in scope.get("spans") or ())
+        for scope in scopes:
+            spans.extend(_otlp_span(s) for s in scope.get("spans") or ())
     return spans

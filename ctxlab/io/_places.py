@@ -32,6 +32,10 @@ def located(path: Path, format: str | None, name: str | None) -> Transcript | No
     storage = _opencode_storage(path) if format in (None, "opencode") else None
     if storage is not None:
         return _opencode_session(path, storage, name)
+    if format in (None, "opencode") and path.suffix == ".json":
+        root = _storage_root(path)
+        if root is not None and not path.is_relative_to(root / "session"):
+            raise _part_of_a_session(path, root)
     if format not in (None, "cline"):
         return None
     task = _task_folder(path)
@@ -55,12 +59,25 @@ def companion(path: Path) -> bool:
     return root is not None and not path.is_relative_to(root / "session")
 
 
+_STORAGE_KINDS = frozenset({"message", "part", "session_diff", "todo", "project", "session_share"})
+"""The folders of OpenCode's storage beside ``session/`` (each session's messages, parts, diffs,
+todos; the projects): parts of a session, not sessions."""
+_IDS = ("ses_", "msg_", "prt_")
+"""The prefixes of OpenCode's ids (``Identifier`` in OpenCode's source), which name the folders
+and files of its storage."""
+
+
 def _storage_root(path: Path) -> Path | None:
+    """The OpenCode storage folder ``path`` is in — found by what it holds (``session/`` and
+    ``message/`` folders, ``path`` named by OpenCode's ids), whatever the folder is called: a
+    copy of ``~/.local/share/opencode/storage`` is often renamed."""
     for folder in path.parents:
-        if (
-            folder.name == "storage"
-            and (folder / "session").is_dir()
-            and (folder / "message").is_dir()
+        if not ((folder / "session").is_dir() and (folder / "message").is_dir()):
+            continue
+        inside = path.relative_to(folder).parts
+        if folder.name == "storage" or (
+            inside[0] in (_STORAGE_KINDS | {"session"})
+            and (inside[0] == "project" or any(p.startswith(_IDS) for p in inside[1:]))
         ):
             return folder
     return None
@@ -72,7 +89,30 @@ def _opencode_storage(path: Path) -> Path | None:
     if path.suffix != ".json" or len(path.parents) < 3 or path.parents[1].name != "session":
         return None
     root = path.parents[2]
-    return root if (root / "message" / path.stem).is_dir() else None
+    if (root / "message" / path.stem).is_dir():
+        return root
+    # A session with no message yet has no folder of its own: known by its storage around it.
+    return root if _storage_root(path) == root and path.stem.startswith("ses_") else None
+
+
+def _part_of_a_session(path: Path, root: Path) -> MessageFormatError:
+    """The error for a file of OpenCode's storage that is not a session: where its session is."""
+    inside = path.relative_to(root).parts
+    session = next((p for p in inside if p.startswith("ses_")), None)
+    if session is None and inside[0] == "part" and len(inside) > 1:
+        # A part's folder is its message's id; the message's folder is its session's.
+        found = next(iter(sorted((root / "message").glob(f"*/{inside[1]}.json"))), None)
+        session = found.parent.name if found is not None else None
+    stored = next(iter(sorted((root / "session").glob(f"*/{session}.json"))), None)
+    where = (
+        f"load its session's file, {stored}"
+        if stored is not None
+        else "load a session's file, session/<project>/<session id>.json"
+    )
+    return MessageFormatError(
+        f"{path} is a file of OpenCode's storage folder {root} (its {inside[0]}/), not a "
+        f"session: {where}, or list its sessions with ctxlab.sessions({str(root)!r})"
+    )
 
 
 def _opencode_session(path: Path, root: Path, name: str | None) -> Transcript:

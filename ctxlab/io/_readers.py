@@ -258,8 +258,8 @@ def _opencode(data: Any, where: str, name: str, episode: int, meta: dict[str, An
 
 
 def _goose(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    builder, notes = from_goose(data if isinstance(data, list) else [data], where)
-    return built_transcript(name, builder, {**meta, **notes}, "", ())
+    builder, notes, tools = from_goose(data if isinstance(data, list) else [data], where)
+    return built_transcript(name, builder, {**meta, **notes}, "", tools)
 
 
 def built_transcript(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._build import EMPTY_USAGE
 from ctxlab.io._census import Census, holdings
 from ctxlab.io._save import save_transcript
 from ctxlab.messages import AssistantMessage, ProviderUsage, TextBlock, UserMessage
@@ -18,7 +19,7 @@ from ctxlab.messages._request import ToolSchema
 from ctxlab.models import messages_from_anthropic
 from ctxlab.tokens import preload
 from ctxlab.util._html import escape, table_html
-from ctxlab.util._jsonl import json_lines, read_text
+from ctxlab.util._jsonl import SessionLines, read_text, session_lines
 
 __all__ = [
     "Transcript",
@@ -96,7 +97,8 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
     """`load_transcript` without starting the counter's vocabulary (`sessions` reads files that
     it does not count exactly)."""
     path = Path(path)
-    decoded = json_lines(path, read_text(path))
+    lines = session_lines(path, read_text(path))
+    decoded = lines.records
     if not decoded:
         msg = f"{path} is empty; expected a meta line and messages"
         raise MessageFormatError(msg)
@@ -105,12 +107,15 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
         msg = f"{path} line {meta_line}: the first line must be a meta object with type 'meta'"
         raise MessageFormatError(msg)
     messages = tuple(_messages(raw, path))
-    usage = _meta_usage(meta.get("usage"), path, meta_line)
+    recorded = _meta_usage(meta.get("usage"), path, meta_line)
+    usage = {index: u for index, u in recorded.items() if not u.empty}  # an empty one: no bill
     meta = dict(meta)
     if "census" in meta:
         # The census of the file this one was saved from; this load's own replaces it.
         meta["source_census"] = meta.pop("census")
-    meta["census"] = _own_census(messages, usage, len(raw)).as_meta()
+    empty = len(recorded) - len(usage)
+    meta["census"] = _own_census(messages, usage, len(raw), lines, empty).as_meta()
+    lines.name_left_out(meta)
     return Transcript(
         name=path.stem,
         meta=meta,
@@ -125,19 +130,23 @@ def _own_census(
     messages: Sequence[UserMessage | AssistantMessage],
     usage: dict[int, ProviderUsage],
     lines: int,
+    read: SessionLines,
+    empty: int,
 ) -> Census:
-    # ctxlab's own file: the meta line and one message a line, all of it used; its usage is
-    # keyed by message index, so each entry lands on its message or on none.
+    # ctxlab's own file: the meta line and one message a line, all of it used, but for lines
+    # that are not JSON (and a last line cut off), skipped; its usage is keyed by message
+    # index, so each entry lands on its message or on none (an empty one on none).
     replies = {i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)}
     placed = sum(i in replies for i in usage)
+    lost = {"keyed to no reply": len(usage) - placed, EMPTY_USAGE: empty}
     return Census(
         unit="line",
-        read={"meta": 1, "message": lines},
+        read={"meta": 1, "message": lines, **read.left_out_read},
         used={"meta": 1, "message": lines},
-        skipped={},
-        usage_read=len(usage),
+        skipped=read.left_out,
+        usage_read=len(usage) + empty,
         usage_placed=placed,
-        usage_lost={"keyed to no reply": len(usage) - placed} if placed < len(usage) else {},
+        usage_lost={reason: count for reason, count in lost.items() if count},
         **holdings(messages),
     )
 

@@ -89,6 +89,18 @@ class ProviderUsage:
         )
 
     @property
+    def empty(self) -> bool:
+        """Whether every count is zero: what a file records as ``usage: {}`` (or all zeros)
+        for a reply no provider billed — a synthetic or failed reply — is no bill, and
+        importers place no usage for it."""
+        return not (
+            self.input_tokens
+            or self.output_tokens
+            or self.cache_read_input_tokens
+            or self.cache_creation_input_tokens
+        )
+
+    @property
     def total_input_tokens(self) -> int:
         """Input plus cache reads and writes: comparable to the manifest's estimate."""
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens

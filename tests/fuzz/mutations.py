@@ -227,7 +227,7 @@ def mutated_file(draw: st.DrawFn, seed: Path) -> bytes:
     if zipfile.is_zipfile(seed):
         return draw(_mutated_zip(seed))
     text = data.decode("utf-8")
-    if seed.name.endswith(".md"):
+    if seed.name.endswith((".md", ".history")):  # text, not JSON: Markdown, aider's LLM log
         lines = text.splitlines()
         for _ in range(draw(st.integers(1, 4))):
             at = _pick(draw, range(max(len(lines), 1)))  # type: ignore[arg-type]

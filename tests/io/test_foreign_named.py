@@ -1,6 +1,6 @@
-"""Formats ctxlab recognises but does not read (``ctxlab/io/_foreign.py``): aider's LLM history
-named, with what to load instead, from either of its opening lines — and nothing else taken for
-it."""
+"""Formats ctxlab recognises but does not read (``ctxlab/io/_foreign.py``): none today — aider's
+LLM log, once named here, is read by its own importer (``tests/io/test_aider_llm.py``); a log
+of it holding no request to read says so, typed, and nothing else is taken for it."""
 
 from __future__ import annotations
 
@@ -10,30 +10,35 @@ import pytest
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._aider_llm import is_aider_llm_history
 from ctxlab.io._foreign import foreign_document, foreign_text
-
-SAID = (
-    "this is aider's LLM history (.aider.llm.history); ctxlab reads aider's chat history: load "
-    ".aider.chat.history.md from the same folder"
-)
+from tests.hostile import says
 
 
 @pytest.mark.parametrize(
-    "head",
-    ["TO LLM 2025-01-01T10:00:00\n", "LLM RESPONSE 2025-01-01T10:00:01\n", "\n  TO LLM 2025"],
+    ("head", "said"),
+    [
+        ("TO LLM 2025-01-01T10:00:00\n-------\nSYSTEM hi\n", "no messages"),
+        ("LLM RESPONSE 2025-01-01T10:00:01\nASSISTANT hi\n", "no request in this aider LLM log"),
+    ],
 )
-def test_aiders_llm_history_is_named_with_what_to_load(tmp_path: Path, head: str) -> None:
-    assert foreign_text(head) == SAID
+def test_an_aider_llm_log_with_nothing_to_read_says_so(
+    tmp_path: Path, head: str, said: str
+) -> None:
+    assert foreign_text(head) is None and is_aider_llm_history(head)
     path = tmp_path / ".aider.llm.history"
-    path.write_text(head + "-------\nSYSTEM hi\n")
+    path.write_text(head)
     with pytest.raises(MessageFormatError) as raised:
         load(path)
-    assert str(raised.value) == f"{path}: {SAID}"
+    says(str(raised.value), str(path), said)
 
 
-@pytest.mark.parametrize("head", ["", "TO LLMS", "to llm 2025", "# aider chat started at", "LLM"])
+@pytest.mark.parametrize(
+    "head", ["", "TO LLMS", "to llm 2025", "# aider chat started at", "LLM", "\n  TO LLM 2025"]
+)
 def test_other_texts_are_not_taken_for_it(head: str) -> None:
     assert foreign_text(head) is None
+    assert not is_aider_llm_history(head + "\n")
 
 
 def test_no_document_is_foreign_now() -> None:

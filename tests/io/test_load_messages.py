@@ -70,10 +70,15 @@ def test_a_json_lines_session_cut_off_in_its_last_line_loads_the_rest_and_says_s
     assert census is not None and census.adds_up
     assert census.read["line cut off"] == 1 and sum(census.read.values()) == 5
     assert transcript.meta["cut_line"] == 5
-    # A last line that is not JSON cut short is still an error, naming its line.
+    # A last line that is not JSON, but not cut short either, is a damaged line: skipped and
+    # named as such, not as cut off.
     path.write_text("\n".join(lines) + "\n{oops\n")
-    with pytest.raises(MessageFormatError, match=r"line 5: not JSON"):
-        load(path)
+    transcript = load(path)
+    assert len(transcript.messages) == 4 and "cut_line" not in transcript.meta
+    assert transcript.meta["lines_not_json"] == [
+        {"line": 5, "reason": "Expecting property name enclosed in double quotes"}
+    ]
+    assert transcript.census is not None and transcript.census.skipped == {"line 5 not JSON": 1}
 
 
 def test_gemini_stream_json_is_read_as_its_own_format_not_guessed(tmp_path: Path) -> None:
@@ -112,7 +117,8 @@ def test_a_letta_agent_file_is_not_read_as_openai(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ("TO LLM 2025-01-01T10:00:00\n-------\nSYSTEM hi\n", "aider's LLM history"),
+        # aider's LLM log is read now: one holding no message says so.
+        ("TO LLM 2025-01-01T10:00:00\n-------\nSYSTEM hi\n", "no messages"),
     ],
 )
 def test_a_text_format_recognised_but_not_read_is_named(

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
+from ctxlab.io._build import EMPTY_USAGE
 from ctxlab.io._opencode import is_opencode_export, is_opencode_session_info
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
@@ -358,17 +359,20 @@ def test_a_session_without_a_model_or_compaction_notes_neither() -> None:
 )
 def test_every_steps_usage_is_its_own_request(steps: list[tuple[int, int, int]]) -> None:
     # A turn of n steps (each with its call) is n requests, each billed its own step-finish's
-    # tokens (reasoning billed as output), whatever the numbers.
+    # tokens (reasoning billed as output), whatever the numbers — but a step that counts no
+    # token at all is no bill: no usage, counted lost as empty.
     parts: list[Any] = []
     for i, (prompt, output, reasoning) in enumerate(steps):
         call = _tool(f"c{i}", {"status": "completed", "output": "x"})
         parts += [START, _text(f"step {i}"), call, _finish(prompt, output, reasoning=reasoning)]
     transcript = _load(_user(_text("go")), _assistant(*parts))
     assert transcript.usage == {
-        2 * i + 1: ProviderUsage(p, o + r) for i, (p, o, r) in enumerate(steps)
+        2 * i + 1: ProviderUsage(p, o + r) for i, (p, o, r) in enumerate(steps) if p or o or r
     }
     census = transcript.census
-    assert census is not None and census.adds_up and census.usage_lost == {}
+    empty = sum(not any(step) for step in steps)
+    assert census is not None and census.adds_up
+    assert census.usage_lost == ({EMPTY_USAGE: empty} if empty else {})
 
 
 def test_a_step_without_its_finish_takes_no_other_steps_usage() -> None:
