@@ -15,6 +15,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._census import Census, Tally, holdings
+from ctxlab.io._inventory import field_of
 from ctxlab.messages import (
     ANTHROPIC_BLOCK_TYPES,
     RESULT_PART_TYPES,
@@ -300,6 +301,12 @@ class ConversationBuilder:
         repeating earlier replies. The census's ``set_aside``; what the file holds that is
         neither placed nor set aside is unaccounted (`ctxlab.io._inventory`)."""
         self.tally.set_aside_in(value, reason)
+
+    def set_aside_field(self, holder: Mapping[str, Any], key: str, reason: str) -> None:
+        """`set_aside` of ``holder[key]``, known as the file knows it: by the name it sits under
+        and the id of what holds it (a message's ``tokens`` beside its id)."""
+        if key in holder:
+            self.tally.set_aside_in(field_of(holder, key), reason)
 
     def add_to(self, index: int, blocks: Iterable[Mapping[str, Any]]) -> None:
         """Add blocks to the earlier turn ``index`` (one response recorded in pieces, with the

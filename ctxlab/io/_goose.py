@@ -109,6 +109,7 @@ def from_goose(
         builder.record("session")
         builder.use()
         _session_notes(session, notes)
+        _totals_aside(builder, session)
     else:
         builder = ConversationBuilder(where, unit="line")
         # The lines before the first message: the session's metadata, its tool schemas.
@@ -123,6 +124,7 @@ def from_goose(
             else:
                 builder.record("session metadata")
                 _session_notes(line, notes)
+                _totals_aside(builder, line)
             builder.use()
             head += 1
         messages = records[head:]
@@ -158,6 +160,13 @@ def from_goose(
     if compactions:
         notes["compactions"] = compactions
     return builder, notes, tools
+
+
+def _totals_aside(builder: ConversationBuilder, session: Mapping[str, Any]) -> None:
+    # The session's token totals (kept in meta["session_usage"]): no request's bill. Its
+    # counts alone, as the inventory knows them (the session holds its conversation too).
+    counts = {k: v for k, v in session.items() if isinstance(v, int | float)}
+    builder.set_aside(counts, "the session's totals")
 
 
 def _session_notes(session: Mapping[str, Any], notes: dict[str, Any]) -> None:

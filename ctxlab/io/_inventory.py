@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["KINDS", "Finding", "Inventory", "inventory_of"]
+__all__ = ["KINDS", "Finding", "Inventory", "field_of", "inventory_of", "remembered", "unplaced"]
 
 KINDS = ("usage", "tool call", "reasoning", "reply")
 """The kinds of things the inventory counts, in the order they are listed."""
@@ -228,7 +228,7 @@ def _walk(
             return
         value = _attributes(value)
         if _is_usage("", value):  # a span's counts among its other attributes
-            found.add(Finding("usage", path, _keyed("usage", value, ids)))
+            found.add(Finding("usage", path, _usage_key(value, ids)))
     if not _is_map(value):
         return
     # Known by its own id, not by one further out: a part set aside on its own (a sample's
@@ -278,7 +278,7 @@ def _walk_field(
                 _walk(decoded, path, ids, found, depth + 1, in_reply)
         return
     if _is_map(item) and _is_usage(key, item):
-        found.add(Finding("usage", path, _keyed("usage", item, ids)))
+        found.add(Finding("usage", path, _usage_key(item, ids)))
         return
     if isinstance(item, list) and flags & _CALL_LIST:
         for call in item:
@@ -320,6 +320,11 @@ def _decoded(text: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         return None
+
+
+def field_of(holder: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """``holder[key]`` with what the inventory knows it by: its name and its holder's id."""
+    return {**{k: holder[k] for k in _ID_KEYS if k in holder}, key: holder[key]}
 
 
 def _own_id(value: Mapping[str, Any]) -> str | None:
@@ -380,10 +385,12 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, str) and value.isdecimal() and len(value) < 16
 
 
-def _keyed(kind: str, value: Mapping[str, Any], ids: tuple[str, ...]) -> str:
-    # One usage (one reply) a response: the id around it (a reply split over records, a record
-    # rewritten), else its own content (a report repeated).
-    return f"{kind}@{ids[-1]}" if ids else f"{kind}={_digest(value)}"
+def _usage_key(value: Mapping[str, Any], ids: tuple[str, ...]) -> str:
+    # One usage a response: the id of what holds it (a reply split over records, a record
+    # rewritten), else its counts (a report repeated; what else the object holds is not it).
+    if ids:
+        return f"usage@{ids[-1]}"
+    return "usage=" + _digest({str(k): v for k, v in value.items() if _is_count(v)})
 
 
 def _named(value: Mapping[str, Any]) -> bool:

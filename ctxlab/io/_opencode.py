@@ -173,6 +173,7 @@ def _assistant(read: _Parts, info: Mapping[str, Any], parts: list[Any]) -> None:
     sent = [p for p in parts if as_mapping(p).get("type") not in ("step-start", "reasoning")]
     if error and not (error.get("name") == "MessageAbortedError" and sent):
         builder.skip("failed reply (not sent again)")
+        builder.set_aside_field(info, "tokens", "failed reply (not sent again)")
         read.skip_all(parts, "part of a failed reply")
         return
     builder.use()  # read for the order of its steps (and its usage when no step has any)
@@ -187,6 +188,9 @@ def _assistant(read: _Parts, info: Mapping[str, Any], parts: list[Any]) -> None:
         steps[-1].append(part)
     finished = any(as_mapping(p).get("type") == "step-finish" for p in parts)
     fallback = info.get("tokens") if len(steps) == 1 and not finished else None
+    if fallback is None:
+        # The message's tokens total its steps', each billed on its own step-finish.
+        read.builder.set_aside_field(info, "tokens", "a reply's total over its steps")
     for step in steps:
         # A step's own step-finish, its last part: a step that has none (or a finish without
         # tokens) takes no other step's usage.

@@ -121,7 +121,11 @@ def _opencode_session(path: Path, root: Path, name: str | None) -> Transcript:
         msg = f"{path}: an OpenCode session file is a JSON object (id, projectID, title, ...)"
         raise MessageFormatError(msg)
     messages = []
-    for message_path in sorted((root / "message" / path.stem).glob("*.json")):
+    # The messages' folder is the session's id (its file is named for it, with or without
+    # the "ses_" prefix OpenCode gives it).
+    own = session.get("id") if isinstance(session.get("id"), str) else None
+    folder = root / "message" / (own if own and (root / "message" / own).is_dir() else path.stem)
+    for message_path in sorted(folder.glob("*.json")):
         info = _json(message_path)
         key = info.get("id") if isinstance(info, dict) else None
         part_paths = sorted((root / "part" / str(key or message_path.stem)).glob("*.json"))

@@ -73,3 +73,20 @@ def test_a_folder_that_only_looks_alike_is_read_file_by_file(tmp_path: Path) -> 
     frame = ctxlab.sessions(tmp_path, progress=False, workers=1)
     assert frame["path"].tolist() == [str(tmp_path / "message" / "chat.json")]
     assert frame["problem"].isna().all() and frame["messages"].tolist() == [2]
+
+
+def test_a_session_file_named_apart_from_its_id_finds_its_messages_by_the_id(
+    tmp_path: Path,
+) -> None:
+    # A storage whose session ids lack OpenCode's "ses_" prefix while the file has it (seen in
+    # a public copy of a storage folder): the messages sit under the id the session states.
+    root = tmp_path / "storage"
+    shutil.copytree(STORAGE, root)
+    copy = root / SESSION.relative_to(STORAGE)
+    session = json.loads(copy.read_text())
+    (root / "message" / session["id"]).rename(root / "message" / "s_renamed")
+    copy.write_text(json.dumps({**session, "id": "s_renamed"}))
+    expected = load(SESSION)
+    found = load(copy)
+    assert [m.model_dump() for m in found.messages] == [m.model_dump() for m in expected.messages]
+    assert found.usage == expected.usage
