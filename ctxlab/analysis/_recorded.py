@@ -13,13 +13,18 @@ calibration estimates its size from the billed usage.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ctxlab.analysis._recorded_turns import (
+    CLEARED,
+    EARLIER_REASONING_DROPPED,
+    opens_turn,
+    sent_by,
+)
 from ctxlab.manifest import ContextManifest, ManifestItem, Transform
 from ctxlab.materials import Unrecorded
 from ctxlab.messages import (
@@ -27,7 +32,6 @@ from ctxlab.messages import (
     ProviderUsage,
     RedactedThinkingBlock,
     ThinkingBlock,
-    ToolResultBlock,
     UserMessage,
     request_start,
 )
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
     from ctxlab.io._transcript import Transcript
 
 __all__ = [
+    "CLEARED",
     "EARLIER_REASONING_DROPPED",
     "RecordedCompaction",
     "RecordedRequest",
@@ -81,10 +86,6 @@ class RecordedCompaction:
         """How a manifest names it: the trigger (``manual``, ``auto``), with ``microcompact``
         for one."""
         return self.trigger if self.kind == "compact" else f"{self.trigger} microcompact"
-
-
-CLEARED = "[Old tool result content cleared]"
-"""What Claude Code sends in place of a result a microcompact cleared."""
 
 
 @dataclass(frozen=True)
@@ -163,14 +164,14 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
     by_reply = compactions_by_request(recorded_compactions(transcript), rank)
     # Where the provider reads reasoning of the current user turn only, each turn's requests
-    # share a view with the reasoning of earlier turns dropped (see `_without_reasoning`).
+    # share a view with the reasoning of earlier turns dropped (see `without_reasoning`).
     per_turn = transcript.meta.get(EARLIER_REASONING_DROPPED) is True
-    openers = [i for i, m in enumerate(messages) if _opens_turn(m)] if per_turn else []
+    openers = [i for i, m in enumerate(messages) if opens_turn(m)] if per_turn else []
     turn = start
     stripped: dict[int, Message] = {}
     for index in range(start, len(messages)):
         message = messages[index]
-        if per_turn and _opens_turn(message):
+        if per_turn and opens_turn(message):
             turn = index
         if not isinstance(message, AssistantMessage):
             continue
@@ -189,7 +190,7 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
         if shared is None or shared[0] != key:
             # A new segment (or turn): its messages, as every request of it sends them, once.
             turns = (openers, stripped) if per_turn else None
-            shared = (key, _sent(messages, key, opening, cleared, turns))
+            shared = (key, sent_by(messages, key, opening, cleared, turns))
         out.append(
             RecordedRequest(
                 number=len(out),
@@ -219,97 +220,6 @@ def compactions_by_request(
     for compaction in compactions:
         out.setdefault(max(compaction.replies_before, first), []).append(compaction)
     return out
-
-
-def _sent(
-    messages: Sequence[Message],
-    key: tuple[int, int, int],
-    opening: Message | None,
-    cleared: set[str],
-    turns: tuple[list[int], dict[int, Message]] | None,
-) -> tuple[Message, ...]:
-    """The messages the requests of segment ``key`` (segment, start, turn) send: with
-    ``turns`` (the indexes that open a user turn, the replies already stripped), those of the
-    user turn ``key[2]`` — cut at the next turn, which its requests never reach, the reasoning
-    of earlier turns dropped."""
-    _, start, turn = key
-    if turns is None:
-        return _segment(messages, start, opening, cleared)
-    openers, stripped = turns
-    after = bisect.bisect_right(openers, turn)
-    end = openers[after] if after < len(openers) else len(messages)
-    sent = _segment(messages, start, opening, cleared, end)
-    return _without_reasoning(sent, turn - start, stripped, start)
-
-
-def _segment(
-    messages: Sequence[Message],
-    start: int,
-    opening: Message | None,
-    cleared: set[str],
-    end: int | None = None,
-) -> tuple[Message, ...]:
-    """The messages from ``start`` (to ``end``) as the requests of one segment send them: the
-    summary's blocks opening it after a compaction, the results a microcompact cleared
-    replaced."""
-    sent = tuple(messages[start:end])
-    if opening is not None and sent:
-        sent = (opening, *sent[1:])
-    if cleared:
-        sent = tuple(_cleared(m, cleared) for m in sent)
-    return sent
-
-
-EARLIER_REASONING_DROPPED = "earlier_reasoning_dropped"
-"""``transcript.meta`` key: true where the provider reads the reasoning of the current user turn
-only and drops that of earlier turns, though the agent sends it all back (OpenAI's Responses API,
-as Codex accounts for it: ``ctxlab.io._codex``)."""
-
-
-def _opens_turn(message: Message) -> bool:
-    """Whether ``message`` is the user speaking (not only tool results): a new user turn."""
-    return isinstance(message, UserMessage) and any(
-        not isinstance(b, ToolResultBlock) for b in message.content
-    )
-
-
-def _without_reasoning(
-    sent: tuple[Message, ...], turn: int, stripped: dict[int, Message], offset: int
-) -> tuple[Message, ...]:
-    """``sent`` as the requests of the user turn opening at ``turn`` are read: the reasoning of
-    the replies before it dropped, the turn's own kept. A reply that held only reasoning stays,
-    empty, so indexes keep their place. ``stripped`` keeps each reply without its reasoning
-    once (by index + ``offset``), for every later turn to share."""
-    out = list(sent)
-    for i in range(min(turn, len(out))):
-        message = out[i]
-        if isinstance(message, AssistantMessage) and any(
-            isinstance(b, _REASONING) for b in message.content
-        ):
-            if i + offset not in stripped:
-                kept = tuple(b for b in message.content if not isinstance(b, _REASONING))
-                stripped[i + offset] = AssistantMessage(content=kept)
-            out[i] = stripped[i + offset]
-    return tuple(out)
-
-
-_REASONING = (ThinkingBlock, RedactedThinkingBlock)
-"""The blocks a provider that reads the current user turn's reasoning only drops from earlier
-turns."""
-
-
-def _cleared(message: Message, cleared: set[str]) -> Message:
-    if not isinstance(message, UserMessage) or not any(
-        r.tool_use_id in cleared for r in message.tool_results
-    ):
-        return message
-    content = tuple(
-        b.evolve(content=CLEARED)
-        if isinstance(b, ToolResultBlock) and b.tool_use_id in cleared
-        else b
-        for b in message.content
-    )
-    return UserMessage(content=content)
 
 
 def _single_model(transcript: Transcript) -> str | None:

@@ -22,30 +22,14 @@ trace, name, attributes, events. What the spans mean for a conversation is
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._otel_agents import AGENTS_KEY, agents_items
+from ctxlab.io._otel_values import Span, first, flat, key_values, nanos
 
 __all__ = ["Span", "is_otel", "spans_of"]
-
-
-@dataclass
-class Span:
-    start: int
-    trace: str
-    name: str
-    attributes: dict[str, Any]
-    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    id: str = ""
-    parent: str = ""
-    """The span's id and its parent's (which agent a model call ran in)."""
-    raw: Any = field(default=None, compare=False, repr=False)
-    """The span as the file holds it (what a span set aside holds, for the file's inventory)."""
 
 
 def _langfuse_observations(value: Any) -> list[Mapping[str, Any]] | None:
@@ -80,7 +64,7 @@ def _langfuse_span(observation: Mapping[str, Any], session: Any) -> Span:
         if value is not None:
             attributes[f"langfuse.observation.{name}"] = json.dumps(value, default=str)
     return Span(
-        start=_nanos(observation.get("startTime")),
+        start=nanos(observation.get("startTime")),
         trace=str(observation.get("traceId") or ""),
         name=str(observation.get("name") or ""),
         attributes=attributes,
@@ -183,90 +167,14 @@ def _is_jaeger(value: Mapping[str, Any]) -> bool:
 # --- reading spans --------------------------------------------------------------------------
 
 
-def _any_value(value: Any) -> Any:
-    # OTLP JSON wraps every attribute value: {"stringValue": ...}, {"intValue": "12"} (int64 as a
-    # string), {"arrayValue": {"values": [...]}}, {"kvlistValue": {"values": [{key, value}]}}.
-    if not isinstance(value, Mapping):
-        return value
-    for key in ("stringValue", "boolValue", "doubleValue"):
-        if key in value:
-            return value[key]
-    if "intValue" in value:
-        try:
-            return int(value["intValue"])
-        except (TypeError, ValueError, OverflowError):  # NaN, infinity, text: kept as it came
-            return value["intValue"]
-    if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
-    if "kvlistValue" in value:
-        return _key_values((value["kvlistValue"] or {}).get("values") or [])
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    snake = {k: v for k, v in value.items() if k in _SNAKE and v is not None}
-    if snake:  # Phoenix's OTLP answer: protobuf's snake_case names
-        return _any_value({_SNAKE[k]: v for k, v in snake.items()})
-    return None
-
-
-_SNAKE = {
-    "string_value": "stringValue",
-    "bool_value": "boolValue",
-    "double_value": "doubleValue",
-    "int_value": "intValue",
-    "array_value": "arrayValue",
-    "kvlist_value": "kvlistValue",
-    "bytes_value": "bytesValue",
-}
-
-
-def _key_values(items: Any) -> dict[str, Any]:
-    if isinstance(items, Mapping):  # the SDK's JSON: already a plain mapping
-        return dict(items)
-    return {
-        str(item.get("key")): _any_value(item.get("value"))
-        for item in items or ()
-        if isinstance(item, Mapping)
-    }
-
-
-_LATEST = 2**63 - 1
-"""The latest start time a span can have, in nanoseconds (OTLP's fixed64; the year 2262)."""
-
-
-def _nanos(value: Any, scale: int = 1) -> int:
-    """A start time as nanoseconds since 1970: a number (of ``scale`` nanoseconds: Jaeger
-    counts microseconds), a string of digits, or an ISO 8601 time; 0 when missing. A
-    `ValueError` names a value that is no time — infinite, negative, past the year 2262, text
-    that is no date — rather than an ``OverflowError`` from deep inside."""
-    if value is None or value == "":
-        return 0
-    if isinstance(value, str) and value.isascii() and value.isdecimal() and len(value) <= 20:
-        value = int(value)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if math.isfinite(value) and 0 <= value * scale <= _LATEST:
-            return int(value * scale)
-    elif isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            return int(moment.timestamp() * 1e9)
-        except (ValueError, OverflowError, OSError):
-            pass
-    shown = repr(value) if not isinstance(value, str) else repr(value[:40])
-    msg = (
-        f"a span's start time is {shown}: not a time (nanoseconds since 1970, or an ISO 8601 "
-        "date); export the trace again"
-    )
-    raise ValueError(msg)
-
-
 def _otlp_span(span: Mapping[str, Any]) -> Span:
     return Span(
-        start=_nanos(span.get("startTimeUnixNano") or span.get("start_time_unix_nano")),
+        start=nanos(span.get("startTimeUnixNano") or span.get("start_time_unix_nano")),
         trace=str(span.get("traceId") or span.get("trace_id") or ""),
         name=str(span.get("name") or ""),
-        attributes=_key_values(span.get("attributes")),
+        attributes=key_values(span.get("attributes")),
         events=[
-            (str(e.get("name")), _key_values(e.get("attributes")))
+            (str(e.get("name")), key_values(e.get("attributes")))
             for e in span.get("events") or ()
             if isinstance(e, Mapping)
         ],
@@ -276,45 +184,17 @@ def _otlp_span(span: Mapping[str, Any]) -> Span:
     )
 
 
-_FLAT_DEPTH = 64
-"""How deep nested attributes are flattened; below, a value is kept whole under its key (no
-instrumentation nests a dozen levels, and recursion without a bound breaks at about 1,000)."""
-
-
-def _flat(attributes: Mapping[str, Any], prefix: str = "", depth: int = 0) -> dict[str, Any]:
-    """Nested attributes (Phoenix: ``{"llm": {"input_messages": [{"message": ...}]}}``) as the
-    flat dotted keys OTLP carries (``llm.input_messages.0.message.role``); flat ones as they are."""
-    out: dict[str, Any] = {}
-    for key, value in attributes.items():
-        name = f"{prefix}{key}"
-        if depth >= _FLAT_DEPTH:
-            out[name] = value
-        elif isinstance(value, Mapping):
-            out.update(_flat(value, f"{name}.", depth + 1))
-        elif (
-            prefix
-            and isinstance(value, list)
-            and value
-            and all(isinstance(v, Mapping) for v in value)
-        ):
-            for index, item in enumerate(value):
-                out.update(_flat(item, f"{name}.{index}.", depth + 1))
-        else:
-            out[name] = value
-    return out
-
-
 def _sdk_span(span: Mapping[str, Any]) -> Span:
     context = span.get("context")
     context = context if isinstance(context, Mapping) else {}
-    attributes = _flat(span.get("attributes") or {})
+    attributes = flat(span.get("attributes") or {})
     kind = span.get("span_kind")
     if isinstance(kind, str) and "openinference.span.kind" not in attributes:
         attributes["openinference.span.kind"] = kind  # Phoenix keeps it beside the attributes
     parent = span.get("parentSpanContext")  # OpenTelemetry JS 2.x
     return Span(
         start=_start(span),
-        trace=str(_first(context, "trace_id") or _first(span, "trace_id", "traceId") or ""),
+        trace=str(first(context, "trace_id") or first(span, "trace_id", "traceId") or ""),
         name=str(span.get("name") or ""),
         attributes=attributes,
         events=[
@@ -322,9 +202,9 @@ def _sdk_span(span: Mapping[str, Any]) -> Span:
             for e in span.get("events") or ()
             if isinstance(e, Mapping)
         ],
-        id=str(_first(context, "span_id") or _first(span, "span_id", "spanId", "id") or ""),
+        id=str(first(context, "span_id") or first(span, "span_id", "spanId", "id") or ""),
         parent=str(
-            _first(span, "parent_id", "parentId", "parentSpanId", "parent_span_id")
+            first(span, "parent_id", "parentId", "parentSpanId", "parent_span_id")
             or (parent.get("spanId") if isinstance(parent, Mapping) else None)
             or ""
         ),
@@ -332,23 +212,19 @@ def _sdk_span(span: Mapping[str, Any]) -> Span:
     )
 
 
-def _first(record: Mapping[str, Any], *keys: str) -> Any:
-    return next((record[k] for k in keys if record.get(k) not in (None, "")), None)
-
-
 def _start(span: Mapping[str, Any]) -> int:
     """A span's start in nanoseconds: the SDK's ``start_time``, OpenTelemetry JS's
     ``startTime`` (``[seconds, nanoseconds]``) or ``timestamp`` (microseconds)."""
-    value = _first(span, "start_time", "startTime")
+    value = first(span, "start_time", "startTime")
     if (
         isinstance(value, list)
         and len(value) == 2
         and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     ):
-        return _nanos(value[0] * 1_000_000_000 + value[1])
+        return nanos(value[0] * 1_000_000_000 + value[1])
     if value is None and span.get("timestamp") is not None:
-        return _nanos(span.get("timestamp"), 1_000)
-    return _nanos(value)
+        return nanos(span.get("timestamp"), 1_000)
+    return nanos(value)
 
 
 def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
@@ -378,7 +254,7 @@ def _jaeger_spans(record: Mapping[str, Any]) -> list[Span]:
             ]
             spans.append(
                 Span(
-                    start=_nanos(span.get("startTime"), 1_000),  # microseconds
+                    start=nanos(span.get("startTime"), 1_000),  # microseconds
                     trace=str(span.get("traceID") or trace.get("traceID") or ""),
                     name=str(span.get("operationName") or ""),
                     attributes=tags,
@@ -403,7 +279,7 @@ def spans_of(data: Any, where: str) -> list[Span]:
     if items is not None:
         return [
             Span(
-                _nanos(i.get("started_at")),
+                nanos(i.get("started_at")),
                 str(i.get("trace_id")),
                 "",
                 {AGENTS_KEY: data},

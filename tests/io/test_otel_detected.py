@@ -20,7 +20,7 @@ import pytest
 
 from ctxlab import load
 from ctxlab.io import detect_format
-from ctxlab.io._otel_spans import _any_value
+from ctxlab.io._otel_values import any_value as _any_value
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "vercel_ai" / "vercel_ai_otlp.json"
 
