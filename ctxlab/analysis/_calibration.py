@@ -15,8 +15,11 @@ the requests whose usage was recorded:
 - ``ratio`` — the provider's tokens per estimated token of the content both can see: the median
   over the first segment's requests of ``(billed − fixed) ÷ estimate`` (a few odd requests
   cannot drag a median); when none of that segment's requests is large enough to tell the
-  ratio from the fixed part (a session compacted early), the median of how the bill grew per
-  counted token between consecutive requests of a segment (its fixed part cancels out).
+  ratio from the fixed part (a session compacted early, every request small), or the two do
+  not settle, or settle on a ratio no tokenizer gives (`RATIO_RANGE`), the median of how the
+  bill grew per counted token between consecutive requests of a segment (its fixed part
+  cancels out); when nothing tells it, 1.0, assumed — never a guess from requests too small to
+  tell (`CalibrationFit.ratio_from` says which).
 
 Both come with their spread (the interquartile range of the per-request values), and every
 request with its calibrated estimate, its error against the bill and, past `FLAG_ERROR`, the
@@ -37,7 +40,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._calibration_fit import (
+    ANCHORED,
+    ASSUMED,
     FLAG_ERROR,
+    GROWTH,
+    RATIO_RANGE,
     CalibrationFit,
     CalibrationPoint,
     predict,
@@ -55,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FLAG_ERROR",
     "FRAME_COLUMNS",
+    "RATIO_RANGE",
     "Calibration",
     "CalibrationFit",
     "CalibrationPoint",
@@ -155,9 +163,10 @@ class Calibration:
                 if r["model"] == fit.model
             ]
             median = statistics.median(errors) if errors else float("nan")
+            read = "" if fit.ratio_from == ANCHORED else f"; {_READ[fit.ratio_from]}"
             lines.append(
                 f"{fit.model or 'model'}: {fit.ratio:.3f} billed tokens per estimated token "
-                f"(IQR {low:.3f}–{high:.3f}); unrecorded fixed part {fixed} tokens; "
+                f"(IQR {low:.3f}–{high:.3f}{read}); unrecorded fixed part {fixed} tokens; "
                 f"median error {median:.1%} in sample over {fit.requests} requests"
             )
         if not lines:
@@ -180,6 +189,12 @@ class Calibration:
             "sample)"
         )
 
+
+_READ = {
+    GROWTH: "read from the bill's growth between requests",
+    ASSUMED: "assumed: no request told it from the fixed part",
+}
+"""How `Calibration.describe` says where a ratio not read from the first requests came from."""
 
 FRAME_COLUMNS = (
     "step",
