@@ -62,10 +62,13 @@ if TYPE_CHECKING:
 __all__ = [
     "FLAG_ERROR",
     "FRAME_COLUMNS",
+    "OFF_FACTOR",
     "RATIO_RANGE",
+    "ZERO_BILL",
     "Calibration",
     "CalibrationFit",
     "CalibrationPoint",
+    "bill_flag",
     "calibrate",
     "fit_points",
 ]
@@ -78,6 +81,10 @@ class Calibration:
     fits: tuple[CalibrationFit, ...]
     points: tuple[CalibrationPoint, ...]
     rows: list[dict[str, object]] = field(default_factory=list, repr=False)
+    zero_bills: tuple[int, ...] = ()
+    """The requests (their numbers) whose usage the file recorded as 0 tokens of input: no bill
+    to reconcile (Gemini CLI writes all-zero tokens for some replies), left out of the fit and
+    flagged (`bill_flag`), never taken at face value."""
 
     def fit(self, model: str | None = None) -> CalibrationFit | None:
         """The fit of ``model`` (when omitted, of the model that answered the first request:
@@ -169,6 +176,13 @@ class Calibration:
                 f"(IQR {low:.3f}–{high:.3f}{read}); unrecorded fixed part {fixed} tokens; "
                 f"median error {median:.1%} in sample over {fit.requests} requests"
             )
+        if self.zero_bills:
+            count = len(self.zero_bills)
+            lines.append(
+                f"{count} request{'s' if count != 1 else ''} billed 0 tokens (no usage recorded: "
+                f"request {', '.join(map(str, self.zero_bills[:5]))}"
+                f"{', ...' if count > 5 else ''}): left out"
+            )
         if not lines:
             return "no request with recorded usage: nothing to calibrate"
         outside = self.out_of_sample_error
@@ -188,6 +202,39 @@ class Calibration:
             f"{shown(self.out_of_sample_error)} out of sample, {shown(self.median_error)} in "
             "sample)"
         )
+
+
+OFF_FACTOR = 1.5
+"""A calibrated estimate more than this many times above or below its bill is flagged where it
+is shown (`bill_flag`: the Lab's header, step table and plot, which leaves it out of its scale)
+— an estimate twice its bill, or half of it, never passes unsaid."""
+
+ZERO_BILL = (
+    "billed 0 tokens: the file recorded no usage for this request (left out of the calibration)"
+)
+"""The flag of a request whose usage was recorded as 0 tokens of input."""
+
+
+def bill_flag(estimate: int | float | None, billed: int | float | None) -> str:
+    """Why a request's calibrated ``estimate`` must not be read beside its ``billed`` input
+    without a word, or ``""``: a bill of 0 (`ZERO_BILL`), or an estimate more than `OFF_FACTOR`
+    times above or below the bill. Nothing to compare (no bill, no estimate, NaN) is no flag."""
+    if billed is None or billed != billed:  # None or NaN: no usage recorded
+        return ""
+    if billed <= 0:
+        return ZERO_BILL
+    if estimate is None or estimate != estimate:
+        return ""
+    if estimate <= 0:
+        return f"calibrated estimate {round(estimate):,} against a bill of {round(billed):,}"
+    factor = max(estimate / billed, billed / estimate)
+    if factor <= OFF_FACTOR:
+        return ""
+    side = "above" if estimate > billed else "below"
+    return (
+        f"calibrated estimate {round(estimate):,} is {factor:,.1f}× {side} its bill of "
+        f"{round(billed):,}"
+    )
 
 
 _READ = {
@@ -216,6 +263,7 @@ def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = N
     order), and forecast each from the points before it — or from ``prior``'s fits (another
     session's calibration) when given."""
     usable = [p for p in points if p.billed > 0 and p.estimate >= 0]
+    zero = tuple(p.number for p in points if p.billed <= 0)
     fits = fits_of(usable)
     by_model = {f.model: f for f in fits}
     ahead = forecasts(usable, prior.fits if prior is not None else None)
@@ -245,7 +293,7 @@ def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = N
             }
         )
     rows.sort(key=lambda r: int(r["step"]))  # type: ignore[call-overload]
-    return Calibration(fits, tuple(usable), rows)
+    return Calibration(fits, tuple(usable), rows, zero)
 
 
 def calibrate(
