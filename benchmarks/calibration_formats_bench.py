@@ -8,7 +8,7 @@ sessions...). For each recording with usage, as recorded: its requests with a bi
 billed out of sample (each request forecast from the requests before it: what the recorded view
 plots), the same in sample, the worst forecast as a factor of its bill, how many forecasts are
 more than 1.5× off, and how many of those carry no flag (`ctxlab.analysis._calibration`'s
-``estimate_flag``). The last column must be 0.
+``bill_flag``, what the Lab's header, step table and plot show). The last column must be 0.
 
 The bills are read back from the importer's usage; a format-blind check of them is the
 census's business (``ctxlab.io._census``).
@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from ctxlab import calibrate, load
+from ctxlab.analysis._calibration import bill_flag
 from ctxlab.exceptions import CtxlabError
 
 
@@ -65,15 +66,15 @@ def main(paths: list[str]) -> int:
             if r["forecast"] is not None
         ]
         off = [(f, r) for f, r in factors if f > 1.5]
-        unflagged = [r for _, r in off if not r.get("forecast_flag")]
+        unflagged = [r for _, r in off if not bill_flag(r["forecast"], r["billed"])]  # type: ignore[arg-type]
         worst = max((f for f, _ in factors), default=float("nan"))
         outside = calibration.out_of_sample_error
         if outside is not None:
             medians.append(outside)
-        zero = len(getattr(calibration, "zero_bills", ()))
+        zero = len(calibration.zero_bills)
         print(
             f"{path.name[:42]:42} {len(rows):4d} {zero:4d} {fit.ratio:6.3f} "
-            f"{str(getattr(fit, 'ratio_from', ''))[:8]:>8} "
+            f"{fit.ratio_from.split()[-1][:8]:>8} "
             f"{outside if outside is not None else float('nan'):6.1%} "
             f"{calibration.median_error or 0:6.1%} {worst:9.2f} {len(off):5d} {len(unflagged):9d}"
         )

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -59,6 +59,8 @@ from ctxlab.util._views import Prefix
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ctxlab.manifest import ContextManifest
+
 __all__ = [
     "FLAG_ERROR",
     "FRAME_COLUMNS",
@@ -70,6 +72,7 @@ __all__ = [
     "CalibrationPoint",
     "bill_flag",
     "calibrate",
+    "calibrated_total",
     "fit_points",
 ]
 
@@ -235,6 +238,30 @@ def bill_flag(estimate: int | float | None, billed: int | float | None) -> str:
         f"calibrated estimate {round(estimate):,} is {factor:,.1f}× {side} its bill of "
         f"{round(billed):,}"
     )
+
+
+def calibrated_total(fit: CalibrationFit, requests: Iterable[ContextManifest]) -> int:
+    """``requests``' input in the provider's tokens, by ``fit``: each request's ``ratio`` ×
+    ctxlab's count of what it holds besides the unrecorded part, plus the unrecorded fixed part
+    (its first segment's: a replay does not restart where the recorded agent compacted) where
+    the request carries the prefix every recorded request had — a reasoning request always, a
+    summary call in its cached form (unrecorded part, System or tool schemas), not sent as the
+    span alone — rounded per request.
+
+    Summed over the same requests as ctxlab's own total (every request sent, summary calls
+    included), the two differ by the calibration alone: ``calibrated_total = ratio × (total −
+    unrecorded) + fixed × requests carrying it``, to half a token a request. (The what-if's
+    ``tokens_sent_calibrated`` once summed the reasoning requests only: 482,013 beside 685,538
+    sent at a ratio of 1.134, once a replay compacted many times.)"""
+    fixed = fit.fixed[min(fit.fixed)] if fit.fixed else 0.0
+    total = 0
+    for request in requests:
+        totals = request.totals
+        rest = request.estimated_input_tokens - totals["unrecorded"]
+        prefix = totals["unrecorded"] + totals["system"] + totals["tools"]
+        carries = request.purpose != "summary" or prefix > 0
+        total += round((fixed if carries else 0.0) + fit.ratio * rest)
+    return total
 
 
 _READ = {

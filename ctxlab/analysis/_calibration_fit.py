@@ -32,11 +32,12 @@ _ROUNDS = 6
 _SETTLED = 0.01
 """A last round that moves the ratio by this share at most has settled it; one that moves it
 more must at least move it less than the round before (the rounds converge)."""
-RATIO_RANGE = (0.5, 3.0)
-"""The billed tokens per counted token a fit may find. Two tokenizers' counts of one text
-differ by far less (Claude's count of the corpus's sessions is 1.2–1.5 times cl100k's,
-Gemini's 1.1–1.3): a ratio outside was misled — by requests too small to tell it from the
-fixed part, or by content the file does not show — and is not used."""
+RATIO_RANGE = (0.25, 4.0)
+"""The billed tokens per counted token a fit may find. Two counts of one text differ by far
+less (Claude's count of the corpus's sessions is 1.2–1.5 times cl100k's, Gemini's 1.1–1.3; a
+character-based `ApproximateCounter` within 2–3 times): a ratio outside was misled — by
+requests too small to tell it from the fixed part, or by content the file does not show — and
+is not used."""
 ANCHORED = "the first requests"
 """`CalibrationFit.ratio_from`: read from the first segment's requests, against the fixed
 part the first requests measure."""

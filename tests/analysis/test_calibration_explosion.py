@@ -67,7 +67,7 @@ def test_a_ratio_no_tokenizer_gives_is_not_used() -> None:
         CalibrationPoint(5, 6_000, 85_000, 0, "m"),
     ]
     fit = fit_model("m", points)
-    assert RATIO_RANGE == (0.5, 3.0)
+    assert RATIO_RANGE == (0.25, 4.0)
     assert (fit.ratio, fit.ratio_from, fit.fixed) == (1.25, GROWTH, {0: 1_000.0})
 
 
