@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ctxlab.analysis._calibration_breaks import BillLevels
 from ctxlab.analysis._calibration_fit import (
     ANCHORED,
     ASSUMED,
@@ -88,6 +89,10 @@ class Calibration:
     """The requests (their numbers) whose usage the file recorded as 0 tokens of input: no bill
     to reconcile (Gemini CLI writes all-zero tokens for some replies), left out of the fit and
     flagged (`bill_flag`), never taken at face value."""
+    breaks: tuple[int, ...] = ()
+    """The requests (their numbers) at which the bill broke from the fit: what they carried
+    beyond the file changed without the file saying so (Gemini CLI's masking of old tool
+    outputs); the fixed part is measured again from each (`ctxlab.analysis._calibration_breaks`)."""
 
     def fit(self, model: str | None = None) -> CalibrationFit | None:
         """The fit of ``model`` (when omitted, of the model that answered the first request:
@@ -178,6 +183,14 @@ class Calibration:
                 f"{fit.model or 'model'}: {fit.ratio:.3f} billed tokens per estimated token "
                 f"(IQR {low:.3f}–{high:.3f}{read}); unrecorded fixed part {fixed} tokens; "
                 f"median error {median:.1%} in sample over {fit.requests} requests"
+            )
+        if self.breaks:
+            count = len(self.breaks)
+            lines.append(
+                f"the bill broke from the fit at request{'s' if count != 1 else ''} "
+                f"{', '.join(map(str, self.breaks[:8]))}{', ...' if count > 8 else ''}: what "
+                "the requests carried beyond the file changed without the file saying so; the "
+                "fixed part is measured again from each"
             )
         if self.zero_bills:
             count = len(self.zero_bills)
@@ -292,13 +305,18 @@ def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = N
     usable = [p for p in points if p.billed > 0 and p.estimate >= 0]
     zero = tuple(p.number for p in points if p.billed <= 0)
     fits = fits_of(usable)
+    levels = BillLevels(fits) if fits else None
+    for point in usable if levels is not None else ():
+        levels.add(point)  # type: ignore[union-attr]
+    # After a break in the bill, a request is described by its level (`_calibration_breaks`).
+    leveled = levels.in_sample() if levels is not None else {}
     by_model = {f.model: f for f in fits}
     ahead = forecasts(usable, prior.fits if prior is not None else None)
     source = "another session's fit" if prior is not None else "the requests before it"
     rows: list[dict[str, object]] = []
     for point, forecast in zip(usable, ahead, strict=True):
         fit = by_model[point.model]
-        calibrated = fit.calibrated(point.estimate, point.segment)
+        calibrated = leveled.get(point.number, fit.calibrated(point.estimate, point.segment))
         error = abs(calibrated - point.billed) / point.billed
         rows.append(
             {
@@ -320,7 +338,8 @@ def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = N
             }
         )
     rows.sort(key=lambda r: int(r["step"]))  # type: ignore[call-overload]
-    return Calibration(fits, tuple(usable), rows, zero)
+    breaks = tuple(levels.breaks) if levels is not None else ()
+    return Calibration(fits, tuple(usable), rows, zero, breaks)
 
 
 def calibrate(

@@ -139,6 +139,8 @@ def _ratio(
         if found is not None and found[0] and _plausible(statistics.median(found[0])):
             ratios, fixed = found
             ratio = statistics.median(ratios)
+            if source == ANCHORED and _broken(first, ratio):
+                continue  # the large requests carried what the file does not show
             if fixed is None:
                 fixed = statistics.median(p.billed - ratio * p.estimate for p in first[:ANCHOR])
             return ratio, ratios, source, fixed
@@ -169,6 +171,19 @@ def _anchored(first: list[CalibrationPoint], large: list[CalibrationPoint]) -> _
         ratio = moved
     settling = steps[-1] <= _SETTLED * ratio or steps[-1] < steps[-2]
     return (ratios, fixed) if settling else None
+
+
+def _broken(first: list[CalibrationPoint], ratio: float) -> bool:
+    """Whether the first segment's bill breaks from ``ratio`` (`ctxlab.analysis.
+    _calibration_breaks`): what the requests carried beyond the file changed within it, so a
+    ratio read against the first requests' fixed part spans it."""
+    # Imported here: that module imports this one (its points and fits).
+    from ctxlab.analysis._calibration_breaks import _Group
+
+    group = _Group(ratio)
+    for point in first:
+        group.add(point)
+    return bool(group.breaks)
 
 
 def _plausible(ratio: float) -> bool:

@@ -132,10 +132,19 @@ def calibration_notes(calibration: Calibration | None) -> list[str]:
         if outside is not None
         else "no request to forecast out of sample"
     )
+    breaks = calibration.breaks
+    broke = (
+        f"; the bill broke from the fit at request{'s' if len(breaks) != 1 else ''} "
+        f"{', '.join(map(str, breaks[:5]))}{', ...' if len(breaks) > 5 else ''} (what was sent "
+        "beyond the file changed without the file saying so: the fixed part is measured again "
+        "from each)"
+        if breaks
+        else ""
+    )
     return [
         f"calibration: {fit.ratio:.3f} billed tokens per estimated token; calibrated estimate "
         f"{ahead}, {inside or 0:.1%} in sample (fitted on every request); before "
-        f"calibration {stacked:.0%} with the unrecorded part, {raw:.0%} without"
+        f"calibration {stacked:.0%} with the unrecorded part, {raw:.0%} without{broke}"
     ]
 
 

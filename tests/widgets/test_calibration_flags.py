@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from ctxlab import load
-from ctxlab.analysis._calibration import ZERO_BILL, Calibration
+from ctxlab.analysis._calibration import ZERO_BILL, Calibration, CalibrationPoint, fit_points
 from ctxlab.widgets import Lab
 from ctxlab.widgets._budget import UNKNOWN_LINES
+from ctxlab.widgets._header import calibration_notes
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "gemini"
 GEMINI = FIXTURES / "aim" / "control_pro.json"
@@ -130,3 +131,19 @@ async def test_thresholds_a_recording_does_not_hold_say_unknown_never_zero(gemin
     assert "usage notice and trigger: unknown" not in gemini.header.value
     assert gemini.budget.trace("trigger")["name"] == "trigger"
     assert gemini.budget.trace("total")["text"] == [""] * 11
+
+
+def test_the_header_says_where_the_bill_broke_from_the_fit() -> None:
+    # What the file does not record changed twice (`ctxlab.analysis._calibration_breaks`).
+    points = [
+        CalibrationPoint(n, c, 10_000 + round(1.2 * c) + (30_000 if 20 <= n < 40 else 0))
+        for n, c in enumerate(100 * n if n < 3 else 2_000 + 1_000 * n for n in range(60))
+    ]
+    calibration = fit_points(points)
+    (note,) = calibration_notes(calibration)
+    assert note.endswith(
+        "; the bill broke from the fit at requests 20, 40 (what was sent beyond the file "
+        "changed without the file saying so: the fixed part is measured again from each)"
+    )
+    (plain,) = calibration_notes(fit_points(points[:20]))  # the control: before the break
+    assert "broke" not in plain
