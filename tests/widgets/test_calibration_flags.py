@@ -4,13 +4,14 @@ bill is 0 is flagged in the header, the step table and on the plot (✕ on the b
 estimate off its bill is left out of the plot's line — and so of its y axis's range; the
 thresholds a recording does not hold say "unknown" (map, plot, header, step table), never 0.
 
-The sessions are real Gemini CLI files (``tests/fixtures/gemini``, their READMEs): one whose
-third request was forecast at 15,003,358 tokens against a bill of 10,588 by the fit issue 50
-found (reproduced here by handing the Lab that calibration), one whose first reply was recorded
-with all-zero tokens. Their own calibrations are the controls: nothing flagged."""
+The session is a real Gemini CLI file (``tests/fixtures/gemini/aim``, its README) whose third
+request was forecast at 15,003,358 tokens against a bill of 10,588 by the fit issue 50 found
+(reproduced here by handing the Lab that calibration); its own calibration is the control:
+nothing flagged."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -19,13 +20,13 @@ import pytest
 
 from ctxlab import load
 from ctxlab.analysis._calibration import ZERO_BILL, Calibration, CalibrationPoint, fit_points
+from ctxlab.messages import ProviderUsage
 from ctxlab.widgets import Lab
 from ctxlab.widgets._budget import UNKNOWN_LINES
 from ctxlab.widgets._header import calibration_notes
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "gemini"
 GEMINI = FIXTURES / "aim" / "control_pro.json"
-ZERO = FIXTURES / "ai-sessions" / "gemini-cli-pomodoro-timer.json"
 WINDOW = 32_000
 """The window the session is shown at: its largest request billed 12,767."""
 WILD = 15_003_358
@@ -96,11 +97,16 @@ async def test_an_estimate_far_off_its_bill_is_flagged_and_left_out_of_the_axis(
     assert gemini.log.flags() == [(2, "calibrated estimate 5,000 is 2.1× below its bill of 10,588")]
 
 
-async def test_a_reply_recorded_with_zero_tokens_is_flagged_not_taken_as_billed() -> None:
-    lab = await Lab.open(load(ZERO), context_window=1_000_000)
+async def test_a_request_billed_zero_is_flagged_not_taken_as_billed() -> None:
+    # The real session with its first reply's usage recorded as 0 tokens (as some harnesses
+    # write a usage that never arrived): no bill to reconcile.
+    transcript = load(GEMINI)
+    first = min(transcript.usage)
+    usage = {**transcript.usage, first: ProviderUsage(0, 0)}
+    lab = await Lab.open(dataclasses.replace(transcript, usage=usage), context_window=WINDOW)
     calibration = lab.calibration
     assert calibration is not None and calibration.zero_bills == (0,)
-    assert [p.number for p in calibration.points] == [1, 2, 3, 4, 5, 6]  # 0 left out of the fit
+    assert [p.number for p in calibration.points] == list(range(1, 11))  # 0 left out
     assert "1 request billed 0 tokens (no usage recorded: request 0): left out" in (
         calibration.describe()
     )
