@@ -104,7 +104,10 @@ def fit_model(model: str | None, points: list[CalibrationPoint]) -> CalibrationF
     fixed: dict[int, float] = {}
     fixed_spread: dict[int, tuple[float, float]] = {}
     for segment, group in segments.items():
-        parts = [p.billed - ratio * p.estimate for p in group]
+        # A segment's fixed part is its first level's: before the bill breaks, if it does
+        # (`ctxlab.analysis._calibration_breaks` describes the requests after).
+        cut = _first_break(group, ratio)
+        parts = [p.billed - ratio * p.estimate for p in group[:cut]]
         # After a recorded compaction the agent re-attaches what the file does not show (Claude
         # Code: recent files, todos): measured over the segment, not assumed.
         fixed[segment] = fixed_first if group is first else statistics.median(parts)
@@ -139,12 +142,15 @@ def _ratio(
         if found is not None and found[0] and _plausible(statistics.median(found[0])):
             ratios, fixed = found
             ratio = statistics.median(ratios)
-            if source == ANCHORED and _broken(first, ratio):
-                continue  # the large requests carried what the file does not show
+            if source == ANCHORED and _first_break(first, ratio, steady=False) is not None:
+                # The large requests carried what the file does not show (a ratio read over
+                # them drifts, and breaks the bill everywhere: steady or not).
+                continue
             if fixed is None:
-                fixed = statistics.median(p.billed - ratio * p.estimate for p in first[:ANCHOR])
+                anchors = _anchors(first, ratio)
+                fixed = statistics.median(p.billed - ratio * p.estimate for p in anchors)
             return ratio, ratios, source, fixed
-    fixed = statistics.median(p.billed - p.estimate for p in first[:ANCHOR])
+    fixed = statistics.median(p.billed - p.estimate for p in _anchors(first, 1.0))
     return 1.0, [], ASSUMED, fixed
 
 
@@ -173,17 +179,29 @@ def _anchored(first: list[CalibrationPoint], large: list[CalibrationPoint]) -> _
     return (ratios, fixed) if settling else None
 
 
-def _broken(first: list[CalibrationPoint], ratio: float) -> bool:
-    """Whether the first segment's bill breaks from ``ratio`` (`ctxlab.analysis.
-    _calibration_breaks`): what the requests carried beyond the file changed within it, so a
-    ratio read against the first requests' fixed part spans it."""
+def _first_break(first: list[CalibrationPoint], ratio: float, *, steady: bool = True) -> int | None:
+    """Where a segment's bill first breaks from ``ratio`` (its index in ``first``, the
+    segment's requests; `ctxlab.analysis._calibration_breaks`), or None: what the requests
+    carried beyond the file changed there, so a ratio read against the first requests' fixed
+    part spans it, and the fixed part is read from the requests before it. ``steady``: only
+    where the breaks are few enough to be levels (bills dealt to the wrong requests break
+    everywhere)."""
     # Imported here: that module imports this one (its points and fits).
     from ctxlab.analysis._calibration_breaks import _Group
 
     group = _Group(ratio)
     for point in first:
         group.add(point)
-    return bool(group.breaks)
+    if not group.breaks or (steady and not group.steady):
+        return None
+    return next(n for n, p in enumerate(first) if p.number == group.breaks[0])
+
+
+def _anchors(first: list[CalibrationPoint], ratio: float) -> list[CalibrationPoint]:
+    """The first requests the fixed part is read from: the first `ANCHOR`, or fewer when the
+    bill breaks before them."""
+    cut = _first_break(first, ratio)
+    return first[: ANCHOR if cut is None else min(ANCHOR, cut)]
 
 
 def _plausible(ratio: float) -> bool:

@@ -75,3 +75,17 @@ def test_bills_dealt_to_the_wrong_requests_are_described_by_no_level() -> None:
     assert calibration.breaks == ()
     assert calibration.median_error is not None and calibration.median_error > 0.2
     assert calibration.out_of_sample_error is not None and calibration.out_of_sample_error > 0.2
+
+
+def test_a_break_among_the_first_requests_leaves_the_fixed_part_to_those_before_it() -> None:
+    # As in a Gemini CLI 2025-10 session: from its second request on, calls and results the
+    # file does not hold add 10,000 tokens; the fixed part is the first request's alone (it
+    # was read from the first three, across the break: 2.2 times the first bill).
+    points = [CalibrationPoint(0, 400, 8_400, 0, "m")] + [
+        CalibrationPoint(n, 400 + 1_000 * n, 18_400 + 1_000 * n, 0, "m") for n in range(1, 12)
+    ]
+    calibration = fit_points(points)
+    fit = calibration.fit()
+    assert calibration.breaks == (1,)
+    assert fit is not None and (fit.ratio, fit.fixed) == (1.0, {0: 8_000.0})
+    assert [r["calibrated"] for r in calibration.rows] == [p.billed for p in points]
