@@ -24,10 +24,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ctxlab.analysis._calibration_fit import CalibrationFit, CalibrationPoint
+if TYPE_CHECKING:  # the fit reads its first segment's breaks: it imports this module
+    from ctxlab.analysis._calibration_fit import CalibrationFit, CalibrationPoint
 
-__all__ = ["BREAK_RUN", "BREAK_SHARE", "BillLevels", "bill_breaks"]
+__all__ = ["BREAK_RUN", "BREAK_SHARE", "BillLevels", "SegmentLevels", "bill_breaks"]
 
 BREAK_SHARE = 0.10
 """How far from the level before it (a share of its own bill) a residual stands in a break."""
@@ -46,7 +48,7 @@ requests: nowhere near)."""
 
 
 @dataclass
-class _Group:
+class SegmentLevels:
     """One model's requests in one recorded segment: their residuals and where the latest level
     starts."""
 
@@ -114,7 +116,7 @@ class BillLevels:
 
     def __init__(self, fits: Sequence[CalibrationFit]) -> None:
         self.fits = tuple(fits)
-        self.groups: dict[tuple[str | None, int], _Group] = {}
+        self.groups: dict[tuple[str | None, int], SegmentLevels] = {}
 
     def _fit(self, model: str | None) -> CalibrationFit:
         return next((f for f in self.fits if f.model == model), self.fits[0])
@@ -124,7 +126,7 @@ class BillLevels:
         key = (point.model, point.segment)
         group = self.groups.get(key)
         if group is None:
-            group = self.groups[key] = _Group(self._fit(point.model).ratio)
+            group = self.groups[key] = SegmentLevels(self._fit(point.model).ratio)
         group.add(point)
 
     def forecast(self, point: CalibrationPoint) -> int | None:

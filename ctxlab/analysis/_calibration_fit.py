@@ -9,6 +9,8 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ctxlab.analysis._calibration_breaks import SegmentLevels
+
 __all__ = [
     "ANCHORED",
     "ASSUMED",
@@ -186,10 +188,7 @@ def _first_break(first: list[CalibrationPoint], ratio: float, *, steady: bool = 
     part spans it, and the fixed part is read from the requests before it. ``steady``: only
     where the breaks are few enough to be levels (bills dealt to the wrong requests break
     everywhere)."""
-    # Imported here: that module imports this one (its points and fits).
-    from ctxlab.analysis._calibration_breaks import _Group
-
-    group = _Group(ratio)
+    group = SegmentLevels(ratio)
     for point in first:
         group.add(point)
     if not group.breaks or (steady and not group.steady):
