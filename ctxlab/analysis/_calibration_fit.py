@@ -31,9 +31,11 @@ _MIN_CONTENT = 2_000
 """Estimated tokens of content from which a request's ratio counts (below, the fixed part
 dominates and the ratio is noise)."""
 _ROUNDS = 6
-_SETTLED = 0.01
+_SETTLED = 0.001
 """A last round that moves the ratio by this share at most has settled it; one that moves it
-more must at least move it less than the round before (the rounds converge)."""
+more must move it at most `_CONVERGING` times as far as the round before (the rounds converge,
+and fast enough that the rest is small)."""
+_CONVERGING = 0.9
 RATIO_RANGE = (0.25, 4.0)
 """The billed tokens per counted token a fit may find. Two counts of one text differ by far
 less (Claude's count of the corpus's sessions is 1.2–1.5 times cl100k's, Gemini's 1.1–1.3; a
@@ -177,7 +179,7 @@ def _anchored(first: list[CalibrationPoint], large: list[CalibrationPoint]) -> _
         moved = max(statistics.median(ratios), 1e-6)
         steps.append(abs(moved - ratio))
         ratio = moved
-    settling = steps[-1] <= _SETTLED * ratio or steps[-1] < steps[-2]
+    settling = steps[-1] <= _SETTLED * ratio or steps[-1] <= _CONVERGING * steps[-2]
     return (ratios, fixed) if settling else None
 
 
