@@ -163,7 +163,7 @@ def flag_notes(flags: Sequence[tuple[int, str]]) -> list[str]:
     rest = f"; {more} more (lab.steps, column calibration_flag)" if more > 0 else ""
     count = f"{len(flags)} request{'s' if len(flags) != 1 else ''}"
     return [
-        f"<b style='color:#d62728'>flagged</b> ({count}, ✕ on the plot; an estimate off its "
+        f"<b style='color:#d62728'>flagged</b> ({count}, ⊗ on the plot; an estimate off its "
         f"bill is left out of the plot's scale): {html.escape(named + rest)}"
     ]
 

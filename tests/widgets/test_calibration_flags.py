@@ -1,6 +1,6 @@
 """The recorded view's figures that cannot explode or mislead, as the Lab shows them: a request
 whose calibrated estimate is more than 1.5 times off its bill (so every one 2× off) or whose
-bill is 0 is flagged in the header, the step table and on the plot (✕ on the bill), and an
+bill is 0 is flagged in the header, the step table and on the plot (⊗ on the bill), and an
 estimate off its bill is left out of the plot's line — and so of its y axis's range; the
 thresholds a recording does not hold say "unknown" (map, plot, header, step table), never 0.
 
@@ -80,10 +80,10 @@ async def test_an_estimate_far_off_its_bill_is_flagged_and_left_out_of_the_axis(
     assert gemini.steps["calibration_flag"][2] == why
     header = _text(gemini.header.value)
     assert (
-        f"flagged (1 request, ✕ on the plot; an estimate off its bill is left out of the plot's scale): request 2: {why}"
+        f"flagged (1 request, ⊗ on the plot; an estimate off its bill is left out of the plot's scale): request 2: {why}"
         in header
     )
-    # On the plot: the ✕ on the bill, the estimate not drawn — the axis spans the session,
+    # On the plot: the ⊗ on the bill, the estimate not drawn — the axis spans the session,
     # not 15 million tokens (before the fix, the session was a flat line under it).
     marks = gemini.budget.trace("flagged")
     assert (list(marks["x"]), list(marks["y"])) == ([2.0], [10_588.0])
