@@ -86,11 +86,22 @@ function render({ model, el }) {
     let row = 0;
     for (const [name, tokens] of Object.entries(lines)) {
       const mark = document.createElement("div");
+      const label = document.createElement("span");
+      if (typeof tokens !== "number") {
+        // Not known (a recording's own agent's lines are not in its file): said, not drawn —
+        // never a line at 0.
+        mark.className = "ctxlab-mark unknown";
+        mark.title = `${name}: unknown`;
+        label.textContent = `${name} unknown`;
+        label.style.top = `${12 * row++}px`;
+        mark.append(label);
+        markFragment.append(mark);
+        continue;
+      }
       mark.className = "ctxlab-mark";
       const at = Math.min(100, (100 * tokens) / scale);
       mark.style.left = `${at}%`;
       mark.title = `${name}: ${tokens} tokens`;
-      const label = document.createElement("span");
       label.textContent = `${name} ${tokens.toLocaleString()}`;
       // Near the right end the label goes to the left of its line, so it is never clipped.
       if (at > 80) label.className = "left";

@@ -15,8 +15,11 @@ the requests whose usage was recorded:
 - ``ratio`` — the provider's tokens per estimated token of the content both can see: the median
   over the first segment's requests of ``(billed − fixed) ÷ estimate`` (a few odd requests
   cannot drag a median); when none of that segment's requests is large enough to tell the
-  ratio from the fixed part (a session compacted early), the median of how the bill grew per
-  counted token between consecutive requests of a segment (its fixed part cancels out).
+  ratio from the fixed part (a session compacted early, every request small), or the two do
+  not settle, or settle on a ratio no tokenizer gives (`RATIO_RANGE`), the median of how the
+  bill grew per counted token between consecutive requests of a segment (its fixed part
+  cancels out); when nothing tells it, 1.0, assumed — never a guess from requests too small to
+  tell (`CalibrationFit.ratio_from` says which).
 
 Both come with their spread (the interquartile range of the per-request values), and every
 request with its calibrated estimate, its error against the bill and, past `FLAG_ERROR`, the
@@ -32,12 +35,17 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ctxlab.analysis._calibration_breaks import BillLevels
 from ctxlab.analysis._calibration_fit import (
+    ANCHORED,
+    ASSUMED,
     FLAG_ERROR,
+    GROWTH,
+    RATIO_RANGE,
     CalibrationFit,
     CalibrationPoint,
     predict,
@@ -52,13 +60,20 @@ from ctxlab.util._views import Prefix
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ctxlab.manifest import ContextManifest
+
 __all__ = [
     "FLAG_ERROR",
     "FRAME_COLUMNS",
+    "OFF_FACTOR",
+    "RATIO_RANGE",
+    "ZERO_BILL",
     "Calibration",
     "CalibrationFit",
     "CalibrationPoint",
+    "bill_flag",
     "calibrate",
+    "calibrated_total",
     "fit_points",
 ]
 
@@ -70,6 +85,14 @@ class Calibration:
     fits: tuple[CalibrationFit, ...]
     points: tuple[CalibrationPoint, ...]
     rows: list[dict[str, object]] = field(default_factory=list, repr=False)
+    zero_bills: tuple[int, ...] = ()
+    """The requests (their numbers) whose usage the file recorded as 0 tokens of input: no bill
+    to reconcile (Gemini CLI writes all-zero tokens for some replies), left out of the fit and
+    flagged (`bill_flag`), never taken at face value."""
+    breaks: tuple[int, ...] = ()
+    """The requests (their numbers) at which the bill broke from the fit: what they carried
+    beyond the file changed without the file saying so (Gemini CLI's masking of old tool
+    outputs); the fixed part is measured again from each (`ctxlab.analysis._calibration_breaks`)."""
 
     def fit(self, model: str | None = None) -> CalibrationFit | None:
         """The fit of ``model`` (when omitted, of the model that answered the first request:
@@ -155,10 +178,26 @@ class Calibration:
                 if r["model"] == fit.model
             ]
             median = statistics.median(errors) if errors else float("nan")
+            read = "" if fit.ratio_from == ANCHORED else f"; {_READ[fit.ratio_from]}"
             lines.append(
                 f"{fit.model or 'model'}: {fit.ratio:.3f} billed tokens per estimated token "
-                f"(IQR {low:.3f}–{high:.3f}); unrecorded fixed part {fixed} tokens; "
+                f"(IQR {low:.3f}–{high:.3f}{read}); unrecorded fixed part {fixed} tokens; "
                 f"median error {median:.1%} in sample over {fit.requests} requests"
+            )
+        if self.breaks:
+            count = len(self.breaks)
+            lines.append(
+                f"the bill broke from the fit at request{'s' if count != 1 else ''} "
+                f"{', '.join(map(str, self.breaks[:8]))}{', ...' if count > 8 else ''}: what "
+                "the requests carried beyond the file changed without the file saying so; the "
+                "fixed part is measured again from each"
+            )
+        if self.zero_bills:
+            count = len(self.zero_bills)
+            lines.append(
+                f"{count} request{'s' if count != 1 else ''} billed 0 tokens (no usage recorded: "
+                f"request {', '.join(map(str, self.zero_bills[:5]))}"
+                f"{', ...' if count > 5 else ''}): left out"
             )
         if not lines:
             return "no request with recorded usage: nothing to calibrate"
@@ -181,6 +220,69 @@ class Calibration:
         )
 
 
+OFF_FACTOR = 1.5
+"""A calibrated estimate more than this many times above or below its bill is flagged where it
+is shown (`bill_flag`: the Lab's header, step table and plot, which leaves it out of its scale)
+— an estimate twice its bill, or half of it, never passes unsaid."""
+
+ZERO_BILL = (
+    "billed 0 tokens: the file recorded no usage for this request (left out of the calibration)"
+)
+"""The flag of a request whose usage was recorded as 0 tokens of input."""
+
+
+def bill_flag(estimate: int | float | None, billed: int | float | None) -> str:
+    """Why a request's calibrated ``estimate`` must not be read beside its ``billed`` input
+    without a word, or ``""``: a bill of 0 (`ZERO_BILL`), or an estimate more than `OFF_FACTOR`
+    times above or below the bill. Nothing to compare (no bill, no estimate, NaN) is no flag."""
+    if billed is None or billed != billed:  # None or NaN: no usage recorded
+        return ""
+    if billed <= 0:
+        return ZERO_BILL
+    if estimate is None or estimate != estimate:
+        return ""
+    if estimate <= 0:
+        return f"calibrated estimate {round(estimate):,} against a bill of {round(billed):,}"
+    factor = max(estimate / billed, billed / estimate)
+    if factor <= OFF_FACTOR:
+        return ""
+    side = "above" if estimate > billed else "below"
+    return (
+        f"calibrated estimate {round(estimate):,} is {factor:,.1f}× {side} its bill of "
+        f"{round(billed):,}"
+    )
+
+
+def calibrated_total(fit: CalibrationFit, requests: Iterable[ContextManifest]) -> int:
+    """``requests``' input in the provider's tokens, by ``fit``: each request's ``ratio`` ×
+    ctxlab's count of what it holds besides the unrecorded part, plus the unrecorded fixed part
+    (its first segment's: a replay does not restart where the recorded agent compacted) where
+    the request carries the prefix every recorded request had — a reasoning request always, a
+    summary call in its cached form (unrecorded part, System or tool schemas), not sent as the
+    span alone — rounded per request.
+
+    Summed over the same requests as ctxlab's own total (every request sent, summary calls
+    included), the two differ by the calibration alone: ``calibrated_total = ratio × (total −
+    unrecorded) + fixed × requests carrying it``, to half a token a request. (The what-if's
+    ``tokens_sent_calibrated`` once summed the reasoning requests only: 482,013 beside 685,538
+    sent at a ratio of 1.134, once a replay compacted many times.)"""
+    fixed = fit.fixed[min(fit.fixed)] if fit.fixed else 0.0
+    total = 0
+    for request in requests:
+        totals = request.totals
+        rest = request.estimated_input_tokens - totals["unrecorded"]
+        prefix = totals["unrecorded"] + totals["system"] + totals["tools"]
+        carries = request.purpose != "summary" or prefix > 0
+        total += round((fixed if carries else 0.0) + fit.ratio * rest)
+    return total
+
+
+_READ = {
+    GROWTH: "read from the bill's growth between requests",
+    ASSUMED: "assumed: no request told it from the fixed part",
+}
+"""How `Calibration.describe` says where a ratio not read from the first requests came from."""
+
 FRAME_COLUMNS = (
     "step",
     "model",
@@ -201,14 +303,20 @@ def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = N
     order), and forecast each from the points before it — or from ``prior``'s fits (another
     session's calibration) when given."""
     usable = [p for p in points if p.billed > 0 and p.estimate >= 0]
+    zero = tuple(p.number for p in points if p.billed <= 0)
     fits = fits_of(usable)
+    levels = BillLevels(fits) if fits else None
+    for point in usable if levels is not None else ():
+        levels.add(point)  # type: ignore[union-attr]
+    # After a break in the bill, a request is described by its level (`_calibration_breaks`).
+    leveled = levels.in_sample() if levels is not None else {}
     by_model = {f.model: f for f in fits}
     ahead = forecasts(usable, prior.fits if prior is not None else None)
     source = "another session's fit" if prior is not None else "the requests before it"
     rows: list[dict[str, object]] = []
     for point, forecast in zip(usable, ahead, strict=True):
         fit = by_model[point.model]
-        calibrated = fit.calibrated(point.estimate, point.segment)
+        calibrated = leveled.get(point.number, fit.calibrated(point.estimate, point.segment))
         error = abs(calibrated - point.billed) / point.billed
         rows.append(
             {
@@ -230,7 +338,8 @@ def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = N
             }
         )
     rows.sort(key=lambda r: int(r["step"]))  # type: ignore[call-overload]
-    return Calibration(fits, tuple(usable), rows)
+    breaks = tuple(levels.breaks) if levels is not None else ()
+    return Calibration(fits, tuple(usable), rows, zero, breaks)
 
 
 def calibrate(

@@ -6,6 +6,10 @@ What a user needs is the estimate for a request not billed yet, so every request
 from a fit of the requests *before* it (prequential: the first request has none, and is not
 forecast), or from another session's fit (what a user does with yesterday's calibration).
 
+Where the bill broke from the fit within a segment — the recorded agent changed what it sent
+beyond the file without recording it (`ctxlab.analysis._calibration_breaks`) — a request is
+forecast from the level of the bill since the break, still only ever from earlier requests.
+
 Refitting before every request costs the square of the requests; the fit is refitted before
 each of the first `_EVERY` requests, before each of the first `ANCHOR` requests of a new
 model or segment (where the fit must learn a new fixed part), and then whenever the requests
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ctxlab.analysis._calibration_breaks import BillLevels
 from ctxlab.analysis._calibration_fit import (
     ANCHOR,
     CalibrationFit,
@@ -52,11 +57,27 @@ def forecasts(
     fits: tuple[CalibrationFit, ...] = ()
     fitted_on = 0
     seen: dict[tuple[str | None, int], int] = {}
+    levels: BillLevels | None = None
     for index, point in enumerate(points):
         group = (point.model, point.segment)
         due = index < _EVERY or seen.get(group, 0) < ANCHOR or index >= fitted_on * _GROWTH
         if (due and index > fitted_on) or (index and not fits):
             fits, fitted_on = fits_of(points[:index]), index
-        out.append(predict(fits, point.estimate, point.segment, point.model) if fits else None)
+            # The residuals against the new fit's ratios, from the start (a refit is rare).
+            levels = BillLevels(fits)
+            for earlier in points[:index]:
+                levels.add(earlier)
+        if not fits or levels is None:
+            out.append(None)
+        else:
+            # After a break in the bill (`ctxlab.analysis._calibration_breaks`), the level
+            # since it; else the fit's.
+            after = levels.forecast(point)
+            out.append(
+                after
+                if after is not None
+                else predict(fits, point.estimate, point.segment, point.model)
+            )
+            levels.add(point)
         seen[group] = seen.get(group, 0) + 1
     return out

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
-from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.analysis._calibration import Calibration, calibrate, calibrated_total
 from ctxlab.analysis._comparison import (
     COMPARISON_COLUMNS,
     HEADLINE_COLUMNS,
@@ -51,7 +51,7 @@ from ctxlab.analysis._whatif_frames import DIFF_COLUMNS, diff_frame, retention_f
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import Thresholds
+from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.materials import SystemPart, Unrecorded
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.pipeline._stages import fixed_part, unrecorded_item
@@ -270,22 +270,20 @@ class WhatIf:
             # The recording billed its requests: the tokens sent in the provider's tokens too.
             # The fit adds its own unrecorded part to ctxlab's count of the rest.
             frame["tokens_sent_calibrated"] = [
-                # A replay that failed part way is not summed (see `comparison_row`).
-                math.nan
-                if run.error
-                else sum(
-                    fit.calibrated(m.estimated_input_tokens - m.totals["unrecorded"])
-                    for m in run.manifests
-                )
+                # A replay that failed part way is not summed (see `comparison_row`); the same
+                # requests as tokens_sent, summary calls included (`calibrated_total`).
+                math.nan if run.error else calibrated_total(fit, self._sent(run))
                 for run in self.runs.values()
             ]
             usage = (
                 MADE_UP_USAGE if made_up_usage(self.transcript.meta) else "this recording's usage"
             )
             frame.attrs["calibration"] = (
-                "tokens_sent_calibrated is in the provider's tokens: ctxlab's estimates times "
-                f"{fit.ratio:.3f}, plus the unrecorded fixed part ({fit.fixed[min(fit.fixed)]:,.0f} "
-                f"a request), both measured on {usage} (ctxlab.calibrate)"
+                "tokens_sent_calibrated is in the provider's tokens, over the same requests as "
+                "tokens_sent (summary calls included): ctxlab's estimates less the unrecorded "
+                f"part times {fit.ratio:.3f}, plus the unrecorded fixed part "
+                f"({fit.fixed[min(fit.fixed)]:,.0f} a request that carries it), both measured on "
+                f"{usage} (ctxlab.calibrate)"
             )
         # What the recording does not hold of each request: its size and how it is known, or
         # that every figure excludes it.
@@ -293,6 +291,16 @@ class WhatIf:
         if unseen:
             frame.attrs["unrecorded"] = unseen
         return frame
+
+    def _sent(self, run: ConfigRun) -> list[ContextManifest]:
+        # Every request ``run`` sends, in order — each compaction's summary calls before its
+        # request when they are priced — as `ConfigRun.costs` prices them (tokens_sent's).
+        calls = run.summary_calls if self.summary_calls else {}
+        return [
+            m
+            for position, step in enumerate(run.prepared)
+            for m in (*(c.manifest for c in calls.get(position, ())), step.manifest)
+        ]
 
     def headline(self) -> pd.DataFrame:
         """The figures of `table` that need neither the grader nor the pricer, one row per

@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from ctxlab.manifest._manifest import ContextManifest
     from ctxlab.messages import ProviderUsage
 
-__all__ = ["STEP_COLUMNS", "StepRow", "UsageColumns", "step_row", "usage_columns"]
+__all__ = [
+    "STEP_COLUMNS",
+    "THRESHOLDS_CONFIG",
+    "THRESHOLDS_UNKNOWN",
+    "StepRow",
+    "UsageColumns",
+    "step_row",
+    "usage_columns",
+]
 
 STEP_COLUMNS: tuple[str, ...] = (
     "step",
@@ -27,6 +35,7 @@ STEP_COLUMNS: tuple[str, ...] = (
     "input_limit",
     "notice_tokens",
     "trigger_tokens",
+    "thresholds",
     "validation",
     "transforms",
     "offloads",
@@ -44,8 +53,15 @@ STEP_COLUMNS: tuple[str, ...] = (
     "usage_total_input",
     "calibration",
     "calibrated",
+    "calibration_flag",
 )
 """The columns of a step table, in order."""
+
+THRESHOLDS_CONFIG = "config"
+"""A step row's ``thresholds``: the usage notice and trigger of ctxlab's config."""
+THRESHOLDS_UNKNOWN = "unknown"
+"""A step row's ``thresholds`` where the request carries none: a recording *as recorded* (its
+agent's own usage notice and trigger are not in the file)."""
 
 
 class UsageColumns(TypedDict):
@@ -80,6 +96,9 @@ class StepRow(UsageColumns):
     """None where the request carries no thresholds: a recording *as recorded* (its agent's own
     lines are not in the file)."""
     trigger_tokens: int | None
+    thresholds: str
+    """Where the lines come from: `THRESHOLDS_CONFIG` (ctxlab's config), or
+    `THRESHOLDS_UNKNOWN` where the request carries none — never a 0 drawn for them."""
     validation: str
     transforms: int
     offloads: int
@@ -91,6 +110,9 @@ class StepRow(UsageColumns):
     retention: float | None
     retention_control: float | None
     calibrated: int | None
+    calibration_flag: str
+    """Why ``calibrated`` must not be read beside the bill unsaid (`ctxlab.analysis._calibration.
+    bill_flag`: a bill of 0, an estimate more than 1.5 times off), else empty."""
 
 
 def usage_columns(usage: ProviderUsage | None, estimated: int = 0) -> UsageColumns:
@@ -153,6 +175,7 @@ def step_row(
         input_limit=manifest.input_limit,
         notice_tokens=lines.notice_tokens if lines else None,
         trigger_tokens=lines.trigger_tokens if lines else None,
+        thresholds=THRESHOLDS_CONFIG if lines else THRESHOLDS_UNKNOWN,
         validation=manifest.validation,
         transforms=len(effects),
         offloads=effects.count("offload"),
@@ -165,6 +188,7 @@ def step_row(
         retention_control=retention_control,
         **usage_columns(manifest.provider_usage, manifest.estimated_input_tokens),
         calibrated=None,
+        calibration_flag="",
     )
 
 

@@ -18,6 +18,7 @@ import ipywidgets as w
 import numpy as np
 import plotly.graph_objects as go
 
+from ctxlab.analysis._calibration import ZERO_BILL
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
@@ -47,7 +48,13 @@ MARKERS = (
     ("omission", "x", "#e377c2"),
     # The recorded session's own compactions (a Claude Code /compact), not ctxlab's.
     ("recorded compaction", "diamond", "#ff7f0e"),
+    # Requests whose calibrated estimate must not be read beside the bill unsaid (a bill of 0,
+    # an estimate more than 1.5 times off): marked on the bill, the estimate left out.
+    ("flagged", "circle-x-open", "#d62728"),
 )
+UNKNOWN_LINES = "usage notice, trigger: unknown (not in the file)"
+"""What the hover says at a request without thresholds (a recording as recorded): its agent's
+own lines are not in the file, and none is drawn — never a line at 0."""
 
 
 class BudgetPanel:
@@ -77,6 +84,7 @@ class BudgetPanel:
                 x=[],
                 y=[],
                 name=label,
+                uid=label,  # found by it when its legend says "unknown"
                 meta=label,
                 mode="lines",
                 line={"dash": "dash", "color": color, "width": 1.5},
@@ -129,7 +137,8 @@ class BudgetPanel:
             mode="lines",
             showlegend=False,
             line={"width": 0, "color": "rgba(0,0,0,0)"},
-            hovertemplate="<b>total %{customdata:,} tokens</b><extra></extra>",
+            hovertemplate="<b>total %{customdata:,} tokens</b>%{text}<extra></extra>",
+            text=[],
         )
         figure.add_scatter(
             x=[],
@@ -273,7 +282,10 @@ class BudgetPanel:
                 )
                 data[base + offset]["text"] = text
             self._draw_usage(log)
-            self._draw_total(columns["total"], limits)
+            self._draw_total(columns["total"], limits, np.isnan(lines["trigger_tokens"]))
+            self._name_lines(
+                known=next_lines is not None or not np.isnan(lines["trigger_tokens"]).all()
+            )
             # The last x of the lines is no request yet: the lines the next one will use.
             self.plot.relayout(
                 annotations=[
@@ -297,15 +309,24 @@ class BudgetPanel:
             if select is not None:
                 self._draw_selection(select)
 
-    def _draw_total(self, totals: np.ndarray, limits: np.ndarray) -> None:
-        # ``limits``: each request's input limit (0 where unknown), as `update` read them.
+    def _draw_total(self, totals: np.ndarray, limits: np.ndarray, unknown: np.ndarray) -> None:
+        # ``limits``: each request's input limit (0 where unknown), as `update` read them;
+        # ``unknown``: the requests without thresholds, whose hover says so.
         count = len(totals)
         totals = totals.copy()  # the plot keeps what it is given: not a view of the columns
         x = np.arange(count, dtype=np.int32)
         total, share = self.trace("total"), self.trace("share")
         total["x"], total["y"], total["customdata"] = x, self._scaled(totals), totals
+        total["text"] = [f"<br>{UNKNOWN_LINES}" if u else "" for u in unknown.tolist()]
         share["x"] = x
         share["y"] = np.divide(100.0 * totals, limits, out=np.zeros(count), where=limits > 0)
+
+    def _name_lines(self, *, known: bool) -> None:
+        # A recording as recorded has no line to draw: its legend says "unknown", not a line
+        # that is not there (nor one at 0).
+        for offset, (_, label, _) in enumerate(LINES[:2]):
+            trace = self.plot.data[len(PLACEMENTS) + offset]
+            trace["name"] = label if known else f"{label}: unknown"
 
     @staticmethod
     def _recorded_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
@@ -346,15 +367,28 @@ class BudgetPanel:
         columns = self._usage_columns.of(log.rows, changed=changed, reset=fresh)
         self._usage_log, self._usage_seen = log, len(log.usage_changes)
         self._calibrated_at = log.calibration_revision
+        flagged = log.flags()
+        # An estimate flagged off its bill is left out of its line (and so of the y axis's
+        # range: 15 million tokens against a bill of 10,588 flattened the whole session).
+        off = [step for step, flag in flagged if flag != ZERO_BILL]
         for name, key in (
             ("provider usage", "usage_total_input"),
             ("calibrated estimate", "calibrated"),
         ):
             values = columns[key]
-            at = np.flatnonzero(~np.isnan(values))  # a row's step is its index
+            shown = ~np.isnan(values)
+            if key == "calibrated" and off:
+                shown[off] = False
+            at = np.flatnonzero(shown)  # a row's step is its index
             trace = self.trace(name)
             trace["x"] = at.astype(float)
             trace["y"] = self._scaled(values[at], at)
+        marks = self.trace("flagged")
+        steps = np.asarray([step for step, _ in flagged], dtype=np.int64)
+        bills = columns["usage_total_input"][steps] if flagged else np.zeros(0)
+        marks["x"] = steps.astype(float)
+        marks["y"] = self._scaled(np.nan_to_num(bills), steps)
+        marks["text"] = [f"request {step}: {flag}" for step, flag in flagged]
 
     @staticmethod
     def _compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:

@@ -4,7 +4,7 @@ not record and how the estimates compare with the bill."""
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._presets import describe_config
@@ -20,11 +20,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "calibration_notes",
+    "flag_notes",
     "frequent_warning",
     "header_html",
     "loaded_notes",
     "made_up_notes",
     "model_html",
+    "threshold_notes",
     "view_label",
 ]
 
@@ -36,9 +38,11 @@ def header_html(
     *,
     requests: int | None = None,
     title: str = "ctxlab",
+    flags: Sequence[tuple[int, str]] = (),
 ) -> str:
     """The header of a Lab over ``agent`` (``recording``: the same, when it is a recording;
-    ``requests``: say how many requests are shown, as the static views do)."""
+    ``requests``: say how many requests are shown, as the static views do; ``flags``: the
+    requests whose calibrated estimate is flagged beside its bill, `StepLog.flags`)."""
     parts = [
         f"<b>{html.escape(title)}</b>",
         f"agent <code>{html.escape(agent.name)}</code>",
@@ -50,6 +54,7 @@ def header_html(
     notes: list[str] = []
     if recording is not None:
         parts.append(f"view: <b>{html.escape(view_label(recording))}</b>")
+        notes.extend(threshold_notes(recording))
         if recording.unrecorded_note:
             # Carried as its own placement ("not recorded") in both views, or excluded: said.
             notes.append(html.escape(recording.unrecorded_note))
@@ -68,6 +73,7 @@ def header_html(
                 f"with its own requests and bill: ctxlab.load(path, episode=1…{len(subagents)})"
             )
     notes.extend(calibration_notes(calibration))
+    notes.extend(flag_notes(flags))
     notes.extend(made_up_notes(agent, recording, calibration))
     text = " · ".join(parts)
     if notes:
@@ -126,10 +132,50 @@ def calibration_notes(calibration: Calibration | None) -> list[str]:
         if outside is not None
         else "no request to forecast out of sample"
     )
+    breaks = calibration.breaks
+    broke = (
+        f"; the bill broke from the fit at request{'s' if len(breaks) != 1 else ''} "
+        f"{', '.join(map(str, breaks[:5]))}{', ...' if len(breaks) > 5 else ''} (what was sent "
+        "beyond the file changed without the file saying so: the fixed part is measured again "
+        "from each)"
+        if breaks
+        else ""
+    )
     return [
         f"calibration: {fit.ratio:.3f} billed tokens per estimated token; calibrated estimate "
         f"{ahead}, {inside or 0:.1%} in sample (fitted on every request); before "
-        f"calibration {stacked:.0%} with the unrecorded part, {raw:.0%} without"
+        f"calibration {stacked:.0%} with the unrecorded part, {raw:.0%} without{broke}"
+    ]
+
+
+SHOWN_FLAGS = 3
+"""The flagged requests the header names one by one; the rest are counted."""
+
+
+def flag_notes(flags: Sequence[tuple[int, str]]) -> list[str]:
+    """One line naming the requests whose calibrated estimate is flagged beside its bill (a bill
+    of 0, an estimate more than `OFF_FACTOR` times off: `bill_flag`) — what the median error
+    says nothing of — and that the plot leaves those estimates out of its scale."""
+    if not flags:
+        return []
+    named = "; ".join(f"request {step}: {flag}" for step, flag in flags[:SHOWN_FLAGS])
+    more = len(flags) - SHOWN_FLAGS
+    rest = f"; {more} more (lab.steps, column calibration_flag)" if more > 0 else ""
+    count = f"{len(flags)} request{'s' if len(flags) != 1 else ''}"
+    return [
+        f"<b style='color:#d62728'>flagged</b> ({count}, ⊗ on the plot; an estimate off its "
+        f"bill is left out of the plot's scale): {html.escape(named + rest)}"
+    ]
+
+
+def threshold_notes(recording: ReplaySession) -> list[str]:
+    """A recording *as recorded* carries no usage notice or trigger of ctxlab's, and its agent's
+    own are not in the file: they are unknown, said so — not drawn, and never as 0."""
+    if recording.view != "recorded":
+        return []
+    return [
+        "usage notice and trigger: unknown (the recorded agent's own are not in the file; the "
+        "replayed view draws ctxlab's)"
     ]
 
 

@@ -263,7 +263,9 @@ class Lab:
         self.budget.update(self.log, self._plot_thresholds())
 
     def _update_header(self) -> None:
-        self.header.value = header_html(self.agent, self._recording(), self.calibration)
+        self.header.value = header_html(
+            self.agent, self._recording(), self.calibration, flags=self.log.flags()
+        )
 
     # -- selection ----------------------------------------------------------------------------
 

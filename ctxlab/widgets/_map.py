@@ -101,9 +101,11 @@ class ContextMap(anywidget.AnyWidget):
         with self.hold_sync():
             self.items = items
             lines = manifest.thresholds
+            # None where the request carries no lines (a recording as recorded: its agent's
+            # own are not in the file): the map says "unknown", never draws a line at 0.
             self.marks = {
-                "usage notice": lines.notice_tokens if lines else 0,
-                "trigger": lines.trigger_tokens if lines else 0,
+                "usage notice": lines.notice_tokens if lines else None,
+                "trigger": lines.trigger_tokens if lines else None,
                 "input limit": manifest.input_limit,
             }
             # Headroom past the largest of total and limit: the input-limit mark and its label

@@ -113,8 +113,9 @@ class LivePlot:
         self.push()
 
     def trace(self, name: str) -> dict[str, Any]:
-        """The trace called ``name``, as a dict to edit (``trace["y"] = array``)."""
-        return next(t for t in self.data if t.get("name") == name)
+        """The trace called ``name`` (or whose ``uid`` is ``name``: a trace whose legend name
+        changes keeps its uid), as a dict to edit (``trace["y"] = array``)."""
+        return next(t for t in self.data if name in (t.get("uid"), t.get("name")))
 
     def relayout(self, **changes: Any) -> None:
         """Set top-level layout keys (``shapes=[...]``, ``xaxis={...}``)."""

@@ -48,7 +48,12 @@ class StaticView:
         lab = self.lab
         recording = lab._recording()
         header = header_html(
-            lab.agent, recording, lab.calibration, requests=len(lab.log), title="ctxlab Lab"
+            lab.agent,
+            recording,
+            lab.calibration,
+            requests=len(lab.log),
+            title="ctxlab Lab",
+            flags=lab.log.flags(),
         )
         marks = [c.step for c in lab.log.compactions]
         calibrated = [row["calibrated"] for row in lab.log.rows]

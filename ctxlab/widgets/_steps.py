@@ -16,7 +16,7 @@ from ctxlab.agent import (
     Event,
     ModelResponseEvent,
 )
-from ctxlab.analysis._calibration import Calibration, CalibrationPoint, fit_points
+from ctxlab.analysis._calibration import Calibration, CalibrationPoint, bill_flag, fit_points
 from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import (
@@ -104,6 +104,7 @@ class StepLog:
             row = self.rows[index]
             # (mypy does not take a parent TypedDict as part of its child: the ignore.)
             row.update(usage_columns(event.usage, row["total"]))  # type: ignore[typeddict-item]
+            row["calibration_flag"] = bill_flag(row["calibrated"], row["usage_total_input"])
             self.usage_changes.append(index)
             answered = self.manifests[index]
             # The engine's manifest when it has one: the provider's edits and what it billed.
@@ -180,17 +181,26 @@ class StepLog:
 
     def _calibrate_row(self, step: int) -> None:
         row = self.rows[step]
+        row["calibrated"] = self._calibrated(step)
+        row["calibration_flag"] = bill_flag(row["calibrated"], row["usage_total_input"])
+
+    def _calibrated(self, step: int) -> int | None:
+        row = self.rows[step]
         if self.calibration is None or row["total"] < 0:
-            row["calibrated"] = None
-            return
+            return None
         if self.segmented:
             # The recorded requests themselves: each forecast by a fit that never saw it.
-            row["calibrated"] = self._forecasts.get(step)
-            return
+            return self._forecasts.get(step)
         model = self.manifests[step].model or None
         # The calibration adds its own unrecorded part to ctxlab's count of the rest.
         counted = row["total"] - row["unrecorded"]
-        row["calibrated"] = self.calibration.calibrated(counted, self._segment(step), model)
+        return self.calibration.calibrated(counted, self._segment(step), model)
+
+    def flags(self) -> list[tuple[int, str]]:
+        """The requests whose calibrated estimate must not be read beside their bill unsaid,
+        with why (`ctxlab.analysis._calibration.bill_flag`: a bill of 0, an estimate more than
+        `OFF_FACTOR` times off): ``(step, reason)`` in request order."""
+        return [(r["step"], r["calibration_flag"]) for r in self.rows if r["calibration_flag"]]
 
     @property
     def recorded_compactions(self) -> int:

@@ -46,8 +46,15 @@ def test_without_a_large_request_every_request_counted_above_nothing_gives_its_r
 
 
 def test_the_spreads_are_the_interquartile_ranges_of_the_requests_values() -> None:
-    fit = fit_model("m", _points((2_000, 3_000), (2_000, 5_000), (2_000, 9_000), (2_000, 17_000)))
-    # Ratios 1, 2, 4, 8: median 3, quartiles 1.25 and 7.
+    # Over a fixed part of 100,000 (the bills within a tenth of one level: no break in the
+    # bill, `ctxlab.analysis._calibration_breaks`), ratios 1, 2, 4, 8: median 3, quartiles
+    # 1.25 and 7.
+    anchors = [CalibrationPoint(n, 0, 100_000, 0, "m") for n in range(3)]
+    wide = [
+        CalibrationPoint(3 + n, 2_000, 100_000 + 2_000 * r, 0, "m")
+        for n, r in enumerate((1, 2, 4, 8))
+    ]
+    fit = fit_model("m", anchors + wide)
     assert (fit.ratio, fit.ratio_spread) == (3.0, (1.25, 7.0))
     # One request alone: its own value, both ends.
     (single,) = _points()[:1]

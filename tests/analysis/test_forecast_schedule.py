@@ -1,7 +1,7 @@
 """When the out-of-sample forecasts refit, as `ctxlab.analysis._forecast` documents it: before
 each of the first 32 requests, before each of the first 3 requests of a new model or segment,
 and otherwise once the requests seen have grown by a tenth — each forecast is then exactly what
-a fit of the requests before that refit predicts. The bills here drift with every request, so
+a fit of the requests before that refit predicts. The bills here move with every request, so
 a fit of one more or one fewer request predicts another figure: a refit moved, added or skipped
 shows."""
 
@@ -14,11 +14,12 @@ from ctxlab.analysis._forecast import fits_of, forecasts
 def _drifting() -> list[CalibrationPoint]:
     points = []
     for n in range(60):
-        if n < 38:  # segment 0: the ratio drifts up with every request
-            counted = 2_000 + 100 * n
-            points.append(
-                CalibrationPoint(n, counted, round(1_000 + counted * (1 + n / 50)), 0, "m")
-            )
+        if n < 38:  # segment 0: 1.2 per counted token, each bill a little off its own way
+            # The first three small (the fixed part is read from them), the rest large: every
+            # request tells the fit something, so a fit of one request more moves.
+            counted = 2_000 + 1_000 * n if n >= 3 else 40 * n
+            off = (n * 7_919) % 201 - 100  # ±100 tokens, no two alike
+            points.append(CalibrationPoint(n, counted, round(1_000 + 1.2 * counted) + off, 0, "m"))
         else:  # segment 1 (after a compaction): the fixed part drifts up
             points.append(CalibrationPoint(n, 3_000, 40_000 + 700 * n, 1, "m"))
     return points

@@ -4,9 +4,10 @@ whose last cell keeps the kernel busy (a "Run All" where a later cell runs long)
 The kernel answers the views' request for plotly.js only once the cells queued before it end:
 the plots must say why nothing is drawn yet, then draw — not stay blank for good, as they did
 when the wait passed 4 s. On the way: no view raises an error in the page (every budget panel
-used to), a recording as recorded draws no trigger or usage-notice line it does not know and no
-"next request", its header names the model the file says answered, and the what-if draws the
-bill inside its axis, keeps its table inside the output and names what one config dropped.
+used to), a recording as recorded draws no trigger or usage-notice line it does not know (its
+legend says "unknown") and no "next request", its header names the model the file says
+answered, and the what-if draws the bill inside its axis, keeps its table inside the output
+and names what one config dropped.
 The JupyterLab server and the helpers are those of `test_tour_in_jupyterlab`.
 """
 
@@ -73,16 +74,22 @@ def _upload(base: str) -> None:
 
 
 def _plot(page: Any, title: str) -> Any:
-    """The traces and axes of the plot whose title or legend holds ``title`` (JS values)."""
+    """The traces (by legend name, and by uid where the trace has one: a line whose legend says
+    "unknown") and axes of the plot whose legend or uids hold ``title`` (JS values)."""
     return page.evaluate(
         """(title) => {
             const gd = [...document.querySelectorAll('.js-plotly-plot')]
-                .find(g => g.data && g.data.some(t => t.name === title));
+                .find(g => g.data && g.data.some(t => t.name === title || t.uid === title));
             if (!gd) return null;
             const traces = {};
-            for (const t of gd.data) traces[t.name] = {x: Array.from(t.x || []),
-                y: Array.from(t.y || []).map(v => Number.isNaN(v) ? 'NaN' : v)};
+            for (const t of gd.data) {
+                const trace = {x: Array.from(t.x || []),
+                    y: Array.from(t.y || []).map(v => Number.isNaN(v) ? 'NaN' : v)};
+                traces[t.name] = trace;
+                if (t.uid) traces[t.uid] = trace;
+            }
             return {traces, range: gd._fullLayout.yaxis.range,
+                    names: gd.data.map(t => t.name),
                     annotations: (gd.layout.annotations || []).map(a => a.text)};
         }""",
         title,
@@ -148,6 +155,7 @@ def test_the_views_draw_when_a_busy_kernel_is_free_and_raise_nothing(
             assert budget is not None, names
             for name in ("usage notice", "trigger"):
                 assert budget["traces"][name]["y"] == ["NaN"] * 5, (name, budget["traces"][name])
+                assert f"{name}: unknown" in budget["names"], budget["names"]  # never 0
             assert budget["traces"]["input limit"]["y"] == [200_000] * 5
             assert "next request" not in budget["annotations"]
             header = page.locator(".ctxlab-notes").first.locator("xpath=..").inner_text()

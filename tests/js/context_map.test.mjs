@@ -127,3 +127,21 @@ test("a threshold past the scale is drawn at the strip's end, its label inside",
   assert.equal(limit.children[0].textContent, "input limit 700");
   assert.equal(limit.children[0].className, "left");
 });
+
+test("a threshold that is not known is said unknown, with no line, never drawn at 0", () => {
+  // A recording as recorded: its agent's usage notice and trigger are not in the file.
+  model.update("marks", { "usage notice": null, trigger: null, "input limit": 400 });
+  const [notice, trigger, limit] = el.querySelectorAll(".ctxlab-mark");
+  for (const [mark, name] of [
+    [notice, "usage notice"],
+    [trigger, "trigger"],
+  ]) {
+    assert.equal(mark.className, "ctxlab-mark unknown");
+    assert.equal(mark.children[0].textContent, `${name} unknown`);
+    assert.equal(mark.title, `${name}: unknown`);
+    assert.equal(mark.style.left, undefined); // not placed on the strip: no line at 0
+  }
+  assert.notEqual(notice.children[0].style.top, trigger.children[0].style.top);
+  assert.equal(limit.style.left, "80%");
+  assert.equal(limit.children[0].textContent, "input limit 400");
+});

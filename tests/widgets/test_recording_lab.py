@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 
 from ctxlab import ApproximateCounter, ContextConfig, load
+from ctxlab.analysis._calibration import bill_flag
 from ctxlab.analysis._replay import replay
 from ctxlab.demo import DEMO_PROMPT, demo_agent
 from ctxlab.tokens import TiktokenCounter, TokenCache
@@ -222,7 +223,15 @@ async def test_a_live_agent_is_calibrated_from_its_usage(tmp_path: Path) -> None
     expected = [fit.calibrated(int(t)) for t in steps["total"]]
     assert list(steps["calibrated"]) == expected
     assert "calibration:" in lab.header.value
-    assert list(lab.budget.trace("calibrated estimate")["y"]) == expected
+    # Drawn but where flagged (more than 1.5 times off its bill, `bill_flag`), which the
+    # header then names instead (`tests/widgets/test_calibration_flags.py`).
+    flagged = dict(lab.log.flags())
+    for step, why in flagged.items():
+        assert why == bill_flag(steps["calibrated"][step], steps["usage_total_input"][step])
+    assert ("flagged</b>" in lab.header.value) == bool(flagged)
+    drawn = lab.budget.trace("calibrated estimate")
+    assert list(drawn["x"]) == [n for n in range(len(expected)) if n not in flagged]
+    assert list(drawn["y"]) == [e for n, e in enumerate(expected) if n not in flagged]
 
 
 @pytest.mark.parametrize("view", ["recorded", "replayed"])
