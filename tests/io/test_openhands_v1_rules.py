@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._openhands_v1 import is_v1_event, is_v1_log, v1_folder_events
+from ctxlab.io._openhands_logs import is_v1_log
+from ctxlab.io._openhands_v1 import is_v1_event, v1_folder_events
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 
