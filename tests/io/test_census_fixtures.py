@@ -66,8 +66,11 @@ def _copilot(path: Path) -> tuple[int, int, list[int]]:
     calls = sum(
         len(e["data"].get("toolRequests") or ()) for e in main if e["type"] == "assistant.message"
     )
-    outputs = [e["data"]["outputTokens"] for e in main if e["type"] == "assistant.usage"]
-    return len(events), calls, outputs
+    # Each call's usage where the file keeps it (older CLIs), else each reply's output count.
+    usage = [e for e in main if e["type"] == "assistant.usage"]
+    replies = [e for e in main if e["type"] == "assistant.message"]
+    billed = usage or [e for e in replies if "outputTokens" in e["data"]]
+    return len(events), calls, [e["data"]["outputTokens"] for e in billed]
 
 
 def _gemini(path: Path) -> tuple[int, int, list[int]]:
@@ -185,7 +188,7 @@ V0 = FIXTURES / "openhands" / "v0"
 CASES: list[tuple[Path, Expected]] = [
     *((p, _codex) for p in sorted(CODEX.glob("rollout-*.jsonl"))),
     (FIXTURES / "sessions" / "claude_code_session.jsonl", _claude_code),
-    (next((FIXTURES / "copilot" / "session-state").glob("*/events.jsonl")), _copilot),
+    *((p, _copilot) for p in sorted((FIXTURES / "copilot" / "session-state").glob("*/*.jsonl"))),
     (FIXTURES / "gemini" / "session-2026-03-02T10-00-4a1c.jsonl", _gemini),
     (FIXTURES / "gemini" / "session-legacy.json", _gemini),
     (FIXTURES / "openhands" / "output.jsonl", _openhands),

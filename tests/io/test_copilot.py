@@ -59,6 +59,7 @@ def test_a_session_loads_whole_and_nothing_is_lost() -> None:
         "tool.execution_complete",
         "assistant.usage",
         "session.compaction_complete",
+        "session.shutdown",
     }
     skipped = Counter(e["type"] for e in main if e["type"] not in read)
     skipped["sub-agent event"] = sum(1 for e in events if e.get("agentId"))

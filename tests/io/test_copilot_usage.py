@@ -1,0 +1,235 @@
+"""Copilot CLI 1.0 usage and reasoning (``ctxlab/io/_copilot.py``): on a real CLI 1.0.55 session
+(tests/fixtures/copilot, MIT) each reply gets its own output tokens and keeps its reasoning, the
+session's totals are read, what the file lacks is said — checked against the test's own reading
+of the file —; then each rule by hand-made events, and a property over generated replies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab import load
+from ctxlab.messages import ProviderUsage
+from tests.io.shown import shown
+from tests.strategies import SETTINGS
+
+SESSION = "030f200c-c26f-4ef0-9099-6d1156c83631"
+REAL = Path(__file__).parents[1] / "fixtures" / "copilot" / "session-state" / SESSION
+EVENTS = REAL / "events.jsonl"
+
+
+def test_a_cli_1_0_session_gives_each_reply_its_output_tokens_and_keeps_its_reasoning() -> None:
+    events = [json.loads(line) for line in EVENTS.read_text().splitlines()]
+    main = [e for e in events if not e.get("agentId")]
+    said = [e["data"] for e in main if e["type"] == "assistant.message"]
+    transcript = load(EVENTS)
+    replies = [i for i, m in enumerate(transcript.messages) if m.role == "assistant"]
+    assert len(replies) == len(said) == 3
+    # Each reply's own output count; the input is not in the file (0, and said so).
+    assert [transcript.usage[i] for i in replies] == [
+        ProviderUsage(0, d["outputTokens"]) for d in said
+    ]
+    assert transcript.meta["usage_lacks"].startswith("3 replies carry their output tokens alone")
+    # The file's own totals agree: the main model's output over its calls is these replies'.
+    shutdown = next(e["data"] for e in main if e["type"] == "session.shutdown")
+    metrics = shutdown["modelMetrics"]
+    model = said[0]["model"]
+    assert sum(d["outputTokens"] for d in said) == metrics[model]["usage"]["outputTokens"] == 521
+    assert transcript.meta["session_usage"] == [
+        {
+            "model": name,
+            "requests": m["requests"]["count"],
+            "input_tokens": m["usage"]["inputTokens"],
+            "output_tokens": m["usage"]["outputTokens"],
+            "cache_read_tokens": m["usage"]["cacheReadTokens"],
+            "cache_write_tokens": m["usage"]["cacheWriteTokens"],
+            "reasoning_tokens": m["usage"]["reasoningTokens"],
+        }
+        for name, m in metrics.items()
+    ]
+    assert transcript.meta["context_at_shutdown"]["currentTokens"] == 20_493
+    assert transcript.meta["models"] == [model]
+    assert transcript.meta["reply_models"] == {"0": model, "1": model, "2": model}
+    # Each readable reasoning a thinking block of its reply; the encrypted one counted.
+    thinking = [
+        [b.thinking for b in transcript.messages[i].content if b.type == "thinking"]
+        for i in replies
+    ]
+    assert thinking == [[d["reasoningText"]] if "reasoningText" in d else [] for d in said]
+    census = transcript.census
+    assert census is not None and census.adds_up and census.unaccounted == {}
+    assert census.left_out == {"encrypted reasoning (session-bound, not readable)": 1}
+    assert census.usage_placed == 3 and census.usage_lost == {}
+    assert census.tool_calls == sum(len(d["toolRequests"]) for d in said) == 3
+
+
+def _lines(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"type": kind, "data": data, "id": f"e{n}", "parentId": None}
+        for n, (kind, data) in enumerate(events)
+    ]
+
+
+def _said(text: str, **data: Any) -> tuple[str, dict[str, Any]]:
+    return ("assistant.message", {"messageId": text, "content": text, **data})
+
+
+USER = ("user.message", {"content": "go"})
+
+
+def test_an_assistant_usage_stands_for_its_replys_output_count() -> None:
+    usage = {"model": "m", "inputTokens": 100, "outputTokens": 5, "cacheReadTokens": 60}
+    transcript = load(
+        _lines(
+            USER,
+            _said("a", outputTokens=5),
+            ("assistant.usage", usage),
+            USER,
+            _said("b", outputTokens=7),
+        ),
+        format="copilot",
+    )
+    assert transcript.usage == {1: ProviderUsage(40, 5, 60), 3: ProviderUsage(0, 7)}
+    # Only the reply without its call's usage is said to lack its input.
+    assert transcript.meta["usage_lacks"].startswith("1 replies")
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"replaced by a later usage of the same reply": 1}
+
+
+def test_the_chunks_of_one_call_are_billed_once() -> None:
+    # A response split at a reasoning boundary: two messages of one apiCallId, one reply.
+    transcript = load(
+        _lines(
+            USER,
+            _said("a", outputTokens=9, apiCallId="c1", chunkIndex=0, chunkCount=2),
+            _said("b", outputTokens=9, apiCallId="c1", chunkIndex=1, chunkCount=2),
+        ),
+        format="copilot",
+    )
+    assert shown(transcript)[1:] == [("assistant", ("text", "a")), ("assistant", ("text", "b"))]
+    assert transcript.usage == {1: ProviderUsage(0, 9)}
+    census = transcript.census
+    assert census is not None and census.adds_up and census.usage_lost == {}
+
+
+def test_reasoning_events_and_texts_are_thinking_once() -> None:
+    transcript = load(
+        _lines(
+            USER,
+            ("assistant.reasoning", {"reasoningId": "r1", "content": "Look first."}),
+            _said("a", reasoningText="Look first.", encryptedContent="x"),
+            USER,
+            _said("b", reasoningText="Then answer."),
+            ("assistant.reasoning", {"reasoningId": "r2", "content": " "}),
+        ),
+        format="copilot",
+    )
+    assert shown(transcript) == [
+        ("user", ("text", "go")),
+        ("assistant", ("thinking", "Look first.", "")),
+        ("assistant", ("text", "a")),
+        ("user", ("text", "go")),
+        ("assistant", ("thinking", "Then answer.", "")),
+        ("assistant", ("text", "b")),
+    ]
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.left_out == {
+        "reasoning text also recorded as its reasoning event": 1,
+        "encrypted reasoning (session-bound, not readable)": 1,
+    }
+    assert census.skipped == {"empty reasoning": 1}
+
+
+def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
+    spent = {"model": "m", "inputTokens": 900, "outputTokens": 80, "cacheReadTokens": 500}
+    done = {"success": True, "summaryContent": "<summary>S</summary>"}
+    transcript = load(
+        _lines(
+            USER,
+            _said("a"),
+            ("session.compaction_complete", {**done, "compactionTokensUsed": spent}),
+            ("session.compaction_complete", {"success": False, "compactionTokensUsed": spent}),
+            ("system.notification", {"content": "<system_notification>done</system_notification>"}),
+        ),
+        format="copilot",
+    )
+    (compaction,) = transcript.meta["compactions"]
+    assert compaction["usage"] == {
+        "input_tokens": 400,
+        "output_tokens": 80,
+        "cache_read_input_tokens": 500,
+        "cache_creation_input_tokens": 0,
+    }
+    assert shown(transcript)[2:] == [
+        ("user", ("text", "<summary>S</summary>")),
+        ("user", ("text", "<system_notification>done</system_notification>")),
+    ]
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {
+        "a compaction call's (in meta['compactions'])": 1,
+        "a compaction call that gave no summary": 1,
+    }
+    assert census.skipped == {"compaction that failed": 1}
+
+
+def test_an_odd_output_count_or_an_empty_reply_loses_its_usage_not_the_file() -> None:
+    transcript = load(
+        _lines(USER, _said("a", outputTokens=-3), USER, _said("", outputTokens=4)),
+        format="copilot",
+    )
+    assert shown(transcript)[1] == ("assistant", ("text", "a")) and transcript.usage == {}
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {
+        "an output count that is no count of tokens": 1,
+        "on an empty assistant message": 1,
+    }
+
+
+replies = st.lists(
+    st.tuples(
+        st.none() | st.text(min_size=1, max_size=12).filter(str.strip),  # reasoningText
+        st.none() | st.integers(0, 10_000),  # outputTokens
+        st.none() | st.sampled_from(["c1", "c2", "c3"]),  # apiCallId
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@SETTINGS
+@given(replies)
+def test_every_reasoning_is_kept_and_every_calls_output_billed_once(
+    said: list[tuple[str | None, int | None, str | None]],
+) -> None:
+    events: list[tuple[str, dict[str, Any]]] = []
+    for n, (reasoning, tokens, call) in enumerate(said):
+        data: dict[str, Any] = {}
+        if reasoning is not None:
+            data["reasoningText"] = reasoning
+        if tokens is not None:
+            data["outputTokens"] = tokens
+        if call is not None:
+            data["apiCallId"] = call
+        events += [USER, _said(f"reply {n}", **data)]
+    transcript = load(_lines(*events), format="copilot")
+    thinking = [b.thinking for m in transcript.messages for b in m.content if b.type == "thinking"]
+    assert thinking == [r for r, _, _ in said if r is not None]
+    # A call's output once (its first message's), a message of no call each its own.
+    billed: dict[str, int] = {}
+    expected = []
+    for _, tokens, call in said:
+        if tokens is not None and (call is None or call not in billed):
+            billed[call or ""] = tokens
+            expected.append(tokens)
+    assert [u.output_tokens for _, u in sorted(transcript.usage.items())] == expected
+    assert all(u.total_input_tokens == 0 for u in transcript.usage.values())
+    census = transcript.census
+    assert census is not None and census.adds_up and census.unaccounted == {}
