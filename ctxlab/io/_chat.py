@@ -170,6 +170,9 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
                 builder.skip("message with nothing kept")
         elif role == "assistant":
             blocks = reasoning_blocks(message)
+            thinking = message.get("thinking_blocks")
+            if isinstance(thinking, list) and len(thinking) > len(blocks):
+                builder.leave_out("thinking block without its text", len(thinking) - len(blocks))
             if _text(message.get("content")).strip():
                 blocks.append({"type": "text", "text": _text(message.get("content"))})
             calls = message.get("tool_calls") or ()

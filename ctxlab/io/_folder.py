@@ -92,7 +92,8 @@ def sessions(
     token); ``billed_input_tokens`` the input the provider billed over all requests, where the
     file records usage. A subagent is listed apart, with the session it belongs to in
     ``subagent_of``: its own file's row (Claude Code's ``<session>/subagents/agent-*.jsonl``),
-    or, for one held in the session's file, a row of that file with its ``episode``. A file
+    or, for one held in the session's file, a row of that file with its ``episode``. An
+    OpenHands V1 conversation is one row: its ``base_state.json``, else its folder. A file
     that does not load has its reason in ``problem``: nothing in the folder is left out. Open a
     row with ``ctxlab.load(row.path, episode=row.episode)`` or ``Lab.open(row, ...)``; ``sweep``
     takes the frame's ``path`` column.

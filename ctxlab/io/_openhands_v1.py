@@ -14,7 +14,12 @@ Read from the SDK's own code (OpenHands/software-agent-sdk, 2026):
   ``ObservationEvent`` / ``UserRejectObservation`` / ``AgentErrorEvent`` (a call's result),
   ``Condensation`` (history forgotten, with a summary: a recorded compaction); the others
   (state updates, pauses, tokens, hooks) are not the conversation and are counted. Each reply's
-  usage is the token usage of its ``llm_response_id``.
+  usage is the token usage of its ``llm_response_id``; its reasoning (the first call's
+  ``thinking_blocks``, which the SDK sends back, else ``reasoning_content``, and a
+  ``responses_reasoning_item``'s summary and content) is kept as thinking.
+
+A folder the CLI wrote without ``base_state.json`` is its events alone: no usage, no model, and
+``meta["usage_missing"]`` says so.
 
 Completion logs, V1's and V0's, are read by `ctxlab.io._openhands_logs`.
 """
@@ -29,7 +34,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
-from ctxlab.io._chat import arguments_of
+from ctxlab.io._chat import arguments_of, reasoning_blocks
 from ctxlab.messages import ProviderUsage
 
 __all__ = [
@@ -155,6 +160,7 @@ class _Conversation:
         self.turn = -1  # and the turn of its reply
         self.billed: set[str] = set()
         self.compactions: list[dict[str, Any]] = []
+        self.reasoned: dict[str, set[str]] = {}  # the reasoning kept, by response id
 
     def event(self, event: Mapping[str, Any]) -> None:
         kind = str(event.get("kind"))
@@ -192,18 +198,45 @@ class _Conversation:
         self.billed.add(response)
         return self.usage.get(response)
 
-    def _reasoning(self, holder: Mapping[str, Any]) -> None:
-        # The model's reasoning of a response is not sent back as the conversation: counted.
+    def _reasoning(self, holder: Mapping[str, Any], response: Any) -> list[dict[str, Any]]:
+        """A response's reasoning, kept on its reply as thinking: Anthropic's thinking blocks
+        (the SDK sends them back with the conversation), else ``reasoning_content``, and a
+        Responses reasoning item's summary and content; encrypted content counted. Reasoning a
+        response's other call repeats is counted, not kept twice."""
+        blocks = reasoning_blocks(holder)
         thinking = holder.get("thinking_blocks")
-        self.builder.leave_out("thinking block", len(thinking) if isinstance(thinking, list) else 0)
-        if holder.get("reasoning_content"):
-            self.builder.leave_out("reasoning content")
+        if isinstance(thinking, list) and len(thinking) > len(blocks):
+            self.builder.leave_out("thinking block without its text", len(thinking) - len(blocks))
+        text = holder.get("reasoning_content")
+        shown = "".join(str(b.get("thinking", "")) for b in blocks)
+        if isinstance(text, str) and text.strip() and blocks and text != shown:
+            self.builder.leave_out("reasoning content beside its thinking blocks")
+        item = as_mapping(holder.get("responses_reasoning_item"))
+        for key in ("summary", "content"):
+            parts = item.get(key)
+            for part in parts if isinstance(parts, list) else ():
+                if isinstance(part, str) and part.strip():
+                    blocks.append({"type": "thinking", "thinking": part})
+        if item.get("encrypted_content"):
+            self.builder.leave_out("encrypted reasoning of a Responses reasoning item")
+        # (a reply of no response id is a response of its own)
+        seen = self.reasoned.setdefault(response, set()) if isinstance(response, str) else set()
+        kept = [b for b in blocks if _key(b) not in seen]
+        self.builder.leave_out(
+            "the same reasoning on another call of its response", len(blocks) - len(kept)
+        )
+        seen.update(_key(b) for b in kept)
+        return kept
 
     def message(self, event: Mapping[str, Any]) -> None:
         message = as_mapping(event.get("llm_message"))
-        self._reasoning(message)
         role = "assistant" if message.get("role") == "assistant" else "user"
-        blocks = _content(message.get("content")) + _content(event.get("extended_content"))
+        reasoning = (
+            self._reasoning(message, event.get("llm_response_id")) if role == "assistant" else []
+        )
+        blocks = (
+            reasoning + _content(message.get("content")) + _content(event.get("extended_content"))
+        )
         usage = self._bill(event.get("llm_response_id")) if role == "assistant" else None
         self.response = None
         if not self.builder.add(role, blocks, usage):
@@ -212,8 +245,7 @@ class _Conversation:
     def action(self, event: Mapping[str, Any]) -> None:
         call = as_mapping(event.get("tool_call"))
         response = event.get("llm_response_id")
-        self._reasoning(event)
-        blocks = _content(event.get("thought"))
+        blocks = self._reasoning(event, response) + _content(event.get("thought"))
         blocks.append(
             {
                 "type": "tool_use",
@@ -252,6 +284,10 @@ class _Conversation:
         }
         if not self.builder.add("user", [result]):
             self.builder.skip("result without a call id")
+
+
+def _key(block: Mapping[str, Any]) -> str:
+    return str(block.get("thinking", block.get("data", "")))
 
 
 def from_v1_events(

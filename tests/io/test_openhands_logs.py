@@ -166,6 +166,7 @@ def test_reasoning_of_a_reply_and_of_the_history_is_kept_as_thinking() -> None:
         "thinking_blocks": [
             {"type": "thinking", "thinking": "Check the file.", "signature": "sig1"},
             {"type": "redacted_thinking", "data": "opaque"},
+            {"type": "thinking"},  # no text: counted
         ],
         "reasoning_content": "Check the file.",
         "tool_calls": [{"id": "c1", "function": {"name": "ls", "arguments": "{}"}}],
@@ -184,6 +185,8 @@ def test_reasoning_of_a_reply_and_of_the_history_is_kept_as_thinking() -> None:
         ("assistant", ("text", "Done.")),
     ]
     assert transcript.usage == {3: ProviderUsage(50, 7)}
+    census = transcript.census
+    assert census is not None and census.left_out == {"thinking block without its text": 1}
 
 
 def test_a_v0_log_without_its_fncall_response_reads_the_text_reply_once() -> None:
