@@ -144,10 +144,10 @@ def _prompted_call(
     builder.record("system message as the model read it", len(read_system))
     builder.use()
     builder.record("message as the model read it", len(rendered) - len(read_system))
-    builder.skip("the same turn as text (prompted function calling)")
+    builder.skip("the same turn as the model read it (prompted function calling)")
     if isinstance(log.get(text[1]), Mapping):
         builder.record("response as the model wrote it")
-        builder.skip("the same reply as text (prompted function calling)")
+        builder.skip("the same reply as the model wrote it (prompted function calling)")
     return builder, system, bool(read_system)
 
 

@@ -65,8 +65,8 @@ def test_a_v0_log_of_prompted_calls_keeps_every_call_with_its_result() -> None:
     assert census is not None and census.adds_up and census.unaccounted == {}
     assert census.skipped == {
         "the System text the model read is the text rendering's": 1,
-        "the same turn as text (prompted function calling)": len(log["messages"]) - 1,
-        "the same reply as text (prompted function calling)": 1,
+        "the same turn as the model read it (prompted function calling)": len(log["messages"]) - 1,
+        "the same reply as the model wrote it (prompted function calling)": 1,
     }
 
 
@@ -198,4 +198,4 @@ def test_a_v0_log_without_its_fncall_response_reads_the_text_reply_once() -> Non
     assert transcript.usage == {1: ProviderUsage(9, 2)}
     census = transcript.census
     assert census is not None and census.adds_up
-    assert "the same reply as text (prompted function calling)" not in census.skipped
+    assert "the same reply as the model wrote it (prompted function calling)" not in census.skipped
