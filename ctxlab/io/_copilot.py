@@ -316,8 +316,12 @@ def _compaction(reader: _Reader, data: Mapping[str, Any]) -> None:
     builder.text("user", summary)
     if isinstance(spent, Mapping):
         # The summarizing call's own usage: its reply is the summary, a user turn here.
-        record["usage"] = asdict(_call_usage(spent))
-        builder.lose_usage("a compaction call's (in meta['compactions'])")
+        try:
+            record["usage"] = asdict(_call_usage(spent))
+        except ValueError:
+            builder.lose_usage("a compaction call's usage that is no count of tokens")
+        else:
+            builder.lose_usage("a compaction call's (in meta['compactions'])")
     reader.meta["compactions"].append(record)
 
 
@@ -330,16 +334,20 @@ def _shutdown(reader: _Reader, data: Mapping[str, Any]) -> None:
             {"model": model, "requests": as_mapping(metric.get("requests")).get("count")}
             | {_SNAKE[k]: usage.get(k) for k in _SNAKE if k in usage}
         )
-    context = {k: data[k] for k in _CONTEXT if isinstance(data.get(k), int)}
+    context = {k: data[k] for k in _CONTEXT if _whole(data.get(k))}
     if context:
         reader.meta["context_at_shutdown"] = context
     reader.builder.use()
 
 
 def _checkpoint(reader: _Reader, data: Mapping[str, Any]) -> None:
-    if isinstance(data.get("totalNanoAiu"), int | float):
+    if _whole(data.get("totalNanoAiu")):
         reader.meta["total_nano_aiu"] = data["totalNanoAiu"]
     reader.builder.use()
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 _FAILED = "compaction that failed"

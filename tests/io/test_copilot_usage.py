@@ -51,6 +51,9 @@ def test_a_cli_1_0_session_gives_each_reply_its_output_tokens_and_keeps_its_reas
         }
         for name, m in metrics.items()
     ]
+    assert transcript.meta["context_at_shutdown"] == {
+        k: shutdown[k] for k in ("currentTokens", "systemTokens", "conversationTokens")
+    } | {"toolDefinitionsTokens": 12_415}
     assert transcript.meta["context_at_shutdown"]["currentTokens"] == 20_493
     assert transcript.meta["models"] == [model]
     assert transcript.meta["reply_models"] == {"0": model, "1": model, "2": model}
@@ -156,9 +159,11 @@ def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
             ("session.compaction_complete", {**done, "compactionTokensUsed": spent}),
             ("session.compaction_complete", {"success": False, "compactionTokensUsed": spent}),
             ("system.notification", {"content": "<system_notification>done</system_notification>"}),
+            ("session.usage_checkpoint", {"totalNanoAiu": 21_893_915_000}),
         ),
         format="copilot",
     )
+    assert transcript.meta["total_nano_aiu"] == 21_893_915_000
     (compaction,) = transcript.meta["compactions"]
     assert compaction["usage"] == {
         "input_tokens": 400,
@@ -179,17 +184,30 @@ def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
     assert census.skipped == {"compaction that failed": 1}
 
 
-def test_an_odd_output_count_or_an_empty_reply_loses_its_usage_not_the_file() -> None:
+def test_odd_counts_or_an_empty_reply_lose_their_usage_not_the_file() -> None:
+    done = {"success": True, "summaryContent": "S", "compactionTokensUsed": {"inputTokens": -1}}
     transcript = load(
-        _lines(USER, _said("a", outputTokens=-3), USER, _said("", outputTokens=4)),
+        _lines(
+            USER,
+            _said("a", outputTokens=-3),
+            USER,
+            _said("", outputTokens=4),
+            ("session.compaction_complete", done),
+            ("session.shutdown", {"currentTokens": True, "systemTokens": 7.5, "modelMetrics": 1}),
+            ("session.usage_checkpoint", {"totalNanoAiu": float("nan")}),
+        ),
         format="copilot",
     )
     assert shown(transcript)[1] == ("assistant", ("text", "a")) and transcript.usage == {}
+    assert "usage" not in transcript.meta["compactions"][0]
+    for figure in ("context_at_shutdown", "session_usage", "total_nano_aiu"):
+        assert figure not in transcript.meta
     census = transcript.census
     assert census is not None and census.adds_up
     assert census.usage_lost == {
         "an output count that is no count of tokens": 1,
         "on an empty assistant message": 1,
+        "a compaction call's usage that is no count of tokens": 1,
     }
 
 
