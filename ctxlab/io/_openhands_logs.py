@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, text_parts
 from ctxlab.io._chat import from_openai, from_openai_responses
 from ctxlab.messages import ProviderUsage
@@ -92,9 +91,8 @@ def from_completion_log(
             text = ("messages", "")
     elif version == 1 and isinstance(log.get("raw_messages"), list):
         sent, text = log["raw_messages"], ("messages", "raw_response")
-    if not isinstance(sent, list):
-        msg = f"{where}: a completion log's messages are a list of chat messages"
-        raise MessageFormatError(msg)
+    # (a list: either check holds only where the messages it reads are one)
+    sent = list(sent) if isinstance(sent, list) else []
     notes = _notes(log, as_mapping(response), version)
     if text is None:
         builder, system = _chat_call(sent, as_mapping(response), where)

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab import load
+from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._detect import detect_format
 from ctxlab.io._openhands_logs import V0_KEYS, V1_KEYS, is_v0_log, is_v1_log
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
@@ -63,6 +64,16 @@ def test_a_v0_log_of_prompted_calls_keeps_every_call_with_its_result() -> None:
     assert (meta["version"], meta["function_calling"]) == (0, "prompted")
     census = transcript.census
     assert census is not None and census.adds_up and census.unaccounted == {}
+    roles = [m["role"] for m in log["fncall_messages"]]
+    assert census.read == {
+        "user message": roles.count("user"),
+        "assistant message": roles.count("assistant") + 1,  # and the reply
+        "tool message": roles.count("tool"),
+        "system message without the tools' descriptions": 1,
+        "system message as the model read it": 1,
+        "message as the model read it": len(log["messages"]) - 1,
+        "response as the model wrote it": 1,
+    }
     assert census.skipped == {
         "the System text the model read is the text rendering's": 1,
         "the same turn as the model read it (prompted function calling)": len(log["messages"]) - 1,
@@ -93,6 +104,7 @@ def test_each_fixture_is_claimed_by_its_own_versions_check_alone(path: Path) -> 
     assert (is_v0_log(log), is_v1_log(log)) == (version == 0, version == 1)
     assert detect_format(log) == "openhands"
     assert load(path).meta["version"] == version
+    assert not is_v0_log([log]) and not is_v0_log(None) and not is_v1_log([log])
 
 
 _V0_WRITTEN = ("messages", "response", "args", "kwargs", "timestamp", "cost")
@@ -198,4 +210,31 @@ def test_a_v0_log_without_its_fncall_response_reads_the_text_reply_once() -> Non
     assert transcript.usage == {1: ProviderUsage(9, 2)}
     census = transcript.census
     assert census is not None and census.adds_up
-    assert "the same reply as the model wrote it (prompted function calling)" not in census.skipped
+    assert census.read["message as the model read it"] == 1
+    assert "response as the model wrote it" not in census.read
+
+
+def test_a_prompted_logs_system_text_is_the_one_the_model_read() -> None:
+    tools = [{"type": "function", "function": {"name": "ls", "parameters": {}}}]
+    log = _v0({"content": "Hi."})  # a reply without its role is still the reply
+    log["fncall_messages"].insert(0, {"role": "developer", "content": "Be brief."})
+    log["messages"].insert(0, {"role": "system", "content": "Be brief.\nTools: ls"})
+    log["kwargs"] = {"tools": tools}
+    transcript = load(log)
+    # The tools were described in the System text the model read: no schemas besides.
+    assert transcript.system == "Be brief.\nTools: ls" and transcript.tools == ()
+    assert shown(transcript) == [("user", ("text", "go")), ("assistant", ("text", "Hi."))]
+    # Without that text, the System text is the call's, and its tools the kwargs'.
+    del log["messages"]
+    alone = load(log)
+    assert alone.system == "Be brief." and [t.name for t in alone.tools] == ["ls"]
+
+
+def test_a_message_that_is_not_one_is_named_with_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "completion.json"
+    log = _v0({"role": "assistant", "content": "x"})
+    log["fncall_messages"].append("junk")
+    path.write_text(json.dumps(log))
+    with pytest.raises(MessageFormatError) as raised:
+        load(path)
+    assert str(raised.value) == f"{path} message 1: not an object with a role"

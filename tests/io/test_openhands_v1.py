@@ -163,6 +163,10 @@ async def test_a_completion_log_keeps_the_logged_response_and_its_usage(path: Pa
     assert sum(m.role == "assistant" for m in transcript.messages) == 1 + sum(
         m["role"] == "assistant" for m in sent
     )
+    # With prompted calling the tools were described in the System text the model read.
+    system = log["messages"][0]["content"]
+    assert transcript.system == (system if isinstance(system, str) else system[0]["text"])
+    assert bool(transcript.tools) == ("raw_messages" not in log)
     history = [c["id"] for m in sent for c in m.get("tool_calls") or ()]
     uses = [u.id for m in transcript.messages for u in getattr(m, "tool_uses", ())]
     assert uses == [*history, *calls_of(reply)]

@@ -339,8 +339,10 @@ def test_a_completion_log_of_the_responses_api() -> None:
         "cost": 0.1,
     }
     transcript = load(log, format="openhands")
-    assert transcript.system == "Be brief."
+    assert transcript.system == "Be brief." and transcript.meta["version"] == 1
     assert shown(transcript) == [("user", ("text", "hi")), ("assistant", ("text", "hello"))]
+    both = {**log, "input": [{"role": "developer", "content": "Use tools."}, *log["input"]]}
+    assert load(both, format="openhands").system == "Be brief.\n\nUse tools."
     # The input count holds the cached tokens: kept apart.
     assert transcript.usage == {1: ProviderUsage(40, 5, 60, 0)}
     nothing = load({**log, "response": {"output": None}, "instructions": 5}, format="openhands")
