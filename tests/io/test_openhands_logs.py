@@ -230,10 +230,14 @@ def test_a_prompted_logs_system_text_is_the_one_the_model_read() -> None:
     assert alone.system == "Be brief." and [t.name for t in alone.tools] == ["ls"]
 
 
-def test_a_message_that_is_not_one_is_named_with_its_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("native", [False, True])
+def test_a_message_that_is_not_one_is_named_with_its_file(tmp_path: Path, native: bool) -> None:
     path = tmp_path / "completion.json"
     log = _v0({"role": "assistant", "content": "x"})
     log["fncall_messages"].append("junk")
+    if native:  # the log's own messages, with their calls
+        log = {k: v for k, v in log.items() if not k.startswith("fncall")}
+        log["messages"] = log["messages"] + ["junk"]
     path.write_text(json.dumps(log))
     with pytest.raises(MessageFormatError) as raised:
         load(path)
