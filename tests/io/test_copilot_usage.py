@@ -6,6 +6,7 @@ of the file —; then each rule by hand-made events, and a property over generat
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,15 @@ def test_a_cli_1_0_session_gives_each_reply_its_output_tokens_and_keeps_its_reas
         for i in replies
     ]
     assert thinking == [[d["reasoningText"]] if "reasoningText" in d else [] for d in said]
+    assert transcript.meta["usage_lacks"] == (
+        "3 replies carry their output tokens alone: the CLI does not write a call's input and "
+        "cache tokens (assistant.usage) to events.jsonl, so their input is 0 here; "
+        "meta['session_usage'] has the totals"
+    )
+    assert transcript.meta["copilot_version"] == "1.0.55-1"
     census = transcript.census
     assert census is not None and census.adds_up and census.unaccounted == {}
+    assert census.unit == "event" and census.read == dict(Counter(e["type"] for e in events))
     assert census.left_out == {"encrypted reasoning (session-bound, not readable)": 1}
     assert census.usage_placed == 3 and census.usage_lost == {}
     assert census.tool_calls == sum(len(d["toolRequests"]) for d in said) == 3
@@ -88,20 +96,54 @@ def test_an_assistant_usage_stands_for_its_replys_output_count() -> None:
     usage = {"model": "m", "inputTokens": 100, "outputTokens": 5, "cacheReadTokens": 60}
     transcript = load(
         _lines(
+            ("assistant.usage", usage),  # no reply yet: not a reply's
             USER,
             _said("a", outputTokens=5),
-            ("assistant.usage", usage),
+            ("assistant.usage", {**usage, "cacheWriteTokens": 30}),
+            ("assistant.usage", usage),  # no reply since the previous usage
             USER,
             _said("b", outputTokens=7),
         ),
         format="copilot",
     )
-    assert transcript.usage == {1: ProviderUsage(40, 5, 60), 3: ProviderUsage(0, 7)}
+    assert transcript.usage == {1: ProviderUsage(10, 5, 60, 30), 3: ProviderUsage(0, 7)}
     # Only the reply without its call's usage is said to lack its input.
     assert transcript.meta["usage_lacks"].startswith("1 replies")
     census = transcript.census
     assert census is not None and census.adds_up
-    assert census.usage_lost == {"replaced by a later usage of the same reply": 1}
+    assert census.usage_lost == {
+        "replaced by a later usage of the same reply": 1,
+        "no reply since the previous usage": 2,
+    }
+
+
+def test_what_holds_nothing_is_counted_and_each_replys_model_kept_by_its_rank() -> None:
+    events = _lines(
+        _said("first", model="m1"),  # a reply before any user turn: rank 0
+        ("system.message", {"content": "You are Copilot."}),
+        ("system.message", {"content": "Be brief."}),
+        ("system.message", {"role": "system"}),
+        ("user.message", {"content": " "}),
+        ("system.notification", {"content": 5}),
+        ("line", {}),
+        USER,
+        _said("second", model=""),
+        USER,
+        _said("third", model="m2"),
+    )
+    transcript = load([*events, {"no": "event"}], format="copilot")
+    assert transcript.system == "You are Copilot.\n\nBe brief."
+    assert transcript.meta["reply_models"] == {"0": "m1", "2": "m2"}
+    assert transcript.meta["models"] == ["m1", "m2"]
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.skipped == {
+        "system message without its text": 1,
+        "empty user message": 1,
+        "empty notification": 1,
+        "not a Copilot CLI event": 2,
+    }
+    assert census.read["line of another format"] == 2
 
 
 def test_the_chunks_of_one_call_are_billed_once() -> None:
@@ -150,7 +192,7 @@ def test_reasoning_events_and_texts_are_thinking_once() -> None:
 
 
 def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
-    spent = {"model": "m", "inputTokens": 900, "outputTokens": 80, "cacheReadTokens": 500}
+    spent = {"inputTokens": 900, "outputTokens": 80, "cacheReadTokens": 500, "cacheWriteTokens": 9}
     done = {"success": True, "summaryContent": "<summary>S</summary>"}
     transcript = load(
         _lines(
@@ -166,10 +208,16 @@ def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
     assert transcript.meta["total_nano_aiu"] == 21_893_915_000
     (compaction,) = transcript.meta["compactions"]
     assert compaction["usage"] == {
-        "input_tokens": 400,
+        "input_tokens": 391,
         "output_tokens": 80,
         "cache_read_input_tokens": 500,
-        "cache_creation_input_tokens": 0,
+        "cache_creation_input_tokens": 9,
+    }
+    assert {k: compaction[k] for k in ("kind", "trigger", "replies_before", "summary_head")} == {
+        "kind": "compact",
+        "trigger": "auto",
+        "replies_before": 1,
+        "summary_head": "<summary>S</summary>",
     }
     assert shown(transcript)[2:] == [
         ("user", ("text", "<summary>S</summary>")),
@@ -215,7 +263,7 @@ replies = st.lists(
     st.tuples(
         st.none() | st.text(min_size=1, max_size=12).filter(str.strip),  # reasoningText
         st.none() | st.integers(0, 10_000),  # outputTokens
-        st.none() | st.sampled_from(["c1", "c2", "c3"]),  # apiCallId
+        st.none() | st.sampled_from(["c1", "c2", "c3", ""]),  # apiCallId ("" is none)
     ),
     min_size=1,
     max_size=8,
@@ -244,7 +292,7 @@ def test_every_reasoning_is_kept_and_every_calls_output_billed_once(
     billed: dict[str, int] = {}
     expected = []
     for _, tokens, call in said:
-        if tokens is not None and (call is None or call not in billed):
+        if tokens is not None and (not call or call not in billed):
             billed[call or ""] = tokens
             expected.append(tokens)
     assert [u.output_tokens for _, u in sorted(transcript.usage.items())] == expected
