@@ -76,6 +76,12 @@ def test_a_cli_1_0_session_gives_each_reply_its_output_tokens_and_keeps_its_reas
     assert census.left_out == {"encrypted reasoning (session-bound, not readable)": 1}
     assert census.usage_placed == 3 and census.usage_lost == {}
     assert census.tool_calls == sum(len(d["toolRequests"]) for d in said) == 3
+    uses = [
+        (u.id, u.name, u.input) for m in transcript.messages for u in getattr(m, "tool_uses", ())
+    ]
+    assert uses == [
+        (r["toolCallId"], r["name"], r["arguments"]) for d in said for r in d["toolRequests"]
+    ]
 
 
 def _lines(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -129,7 +135,13 @@ def test_what_holds_nothing_is_counted_and_each_replys_model_kept_by_its_rank() 
         USER,
         _said("second", model=""),
         USER,
-        _said("third", model="m2"),
+        _said("third", model="m2", toolRequests=[{"toolCallId": "t9", "name": "x"}]),
+        ("assistant.message", {"content": " ", "toolRequests": []}),
+        ("session.compaction_complete", {"success": True, "summaryContent": " "}),
+        (
+            "tool.execution_complete",
+            {"toolCallId": "t9", "success": False, "error": {"message": 7}},
+        ),
     )
     transcript = load([*events, {"no": "event"}], format="copilot")
     assert transcript.system == "You are Copilot.\n\nBe brief."
@@ -141,8 +153,12 @@ def test_what_holds_nothing_is_counted_and_each_replys_model_kept_by_its_rank() 
         "system message without its text": 1,
         "empty user message": 1,
         "empty notification": 1,
+        "empty assistant message": 1,
+        "compaction without its summary": 1,
         "not a Copilot CLI event": 2,
     }
+    # A failure whose message is no text is kept as its JSON.
+    assert shown(transcript)[-1] == ("user", ("result", "t9", "7", True))
     assert census.read["line of another format"] == 2
 
 
