@@ -22,6 +22,7 @@ __all__ = [
     "from_openai_responses",
     "is_openai",
     "is_openai_responses",
+    "reasoning_blocks",
     "tool_schemas",
     "tool_use_of",
 ]
@@ -110,6 +111,34 @@ def tool_use_of(call: Mapping[str, Any], fallback_id: str) -> dict[str, Any]:
     }
 
 
+def reasoning_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An OpenAI-style reply's reasoning as thinking blocks: LiteLLM's ``thinking_blocks``
+    (Anthropic's, with their signatures; redacted ones as they came), else the text of
+    ``reasoning_content`` (LiteLLM, DeepSeek, vLLM) or ``reasoning`` (OpenRouter)."""
+    blocks: list[dict[str, Any]] = []
+    thinking = message.get("thinking_blocks")
+    for block in thinking if isinstance(thinking, list) else ():
+        block = block if isinstance(block, Mapping) else {}
+        if block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+            signature = block.get("signature")
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": block["thinking"],
+                    "signature": signature if isinstance(signature, str) else "",
+                }
+            )
+        elif block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
+            blocks.append({"type": "redacted_thinking", "data": block["data"]})
+    if blocks:
+        return blocks  # (LiteLLM's reasoning_content beside them is their text again)
+    for key in ("reasoning_content", "reasoning"):
+        text = message.get(key)
+        if isinstance(text, str) and text.strip():
+            return [{"type": "thinking", "thinking": text}]
+    return []
+
+
 def openai_usage(usage: Any) -> ProviderUsage | None:
     """OpenAI-style usage (``prompt_tokens`` with ``cached_tokens`` among them) as ctxlab's."""
     if not isinstance(usage, Mapping):
@@ -140,7 +169,10 @@ def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilde
             if not builder.add("user", _user_blocks(message.get("content"))):
                 builder.skip("message with nothing kept")
         elif role == "assistant":
-            blocks: list[dict[str, Any]] = []
+            blocks = reasoning_blocks(message)
+            thinking = message.get("thinking_blocks")
+            if isinstance(thinking, list) and len(thinking) > len(blocks):
+                builder.leave_out("thinking block without its text", len(thinking) - len(blocks))
             if _text(message.get("content")).strip():
                 blocks.append({"type": "text", "text": _text(message.get("content"))})
             calls = message.get("tool_calls") or ()

@@ -3,29 +3,42 @@
 a sub-agent's events.
 
 Read from the event schema of Copilot's own SDK (``github/copilot-sdk``,
-``nodejs/src/generated/session-events.ts``): ``user.message`` (``transformedContent``, what the
-model was sent, else ``content``), ``assistant.message`` (``content``, ``toolRequests`` with
-``toolCallId``, ``name``, ``arguments``), ``tool.execution_complete`` (``toolCallId``,
-``success``, ``result.content`` — else its ``contents`` blocks — or ``error.message``),
-``system.message`` (the System prompt), ``assistant.usage`` (per model call:
-``model``, ``inputTokens``, ``outputTokens``, ``cacheReadTokens``, ``cacheWriteTokens``) and
-``session.compaction_complete`` (``success``, ``summaryContent``: a recorded compaction).
-Every other event (session state, turn marks, streaming deltas, the start of a tool run whose
-request the message holds) is counted in ``meta["skipped"]``, as are a sub-agent's events.
+``nodejs/src/generated/session-events.ts``, read at commit cc0438d, CLI 1.0.81): ``user.message``
+(``transformedContent``, what the model was sent, else ``content``), ``assistant.message``
+(``content``, ``toolRequests`` with ``toolCallId``, ``name``, ``arguments``; ``reasoningText``,
+kept as a thinking block; ``reasoningOpaque``/``encryptedContent``, reasoning the provider
+encrypted for this session only, counted; ``outputTokens``, the reply's own output count, one
+per ``apiCallId``), ``assistant.reasoning`` (a reasoning text of its own, kept),
+``tool.execution_complete`` (``toolCallId``, ``success``, ``result.content`` — else its
+``contents`` blocks — or ``error.message``), ``system.message`` (the System prompt),
+``system.notification`` (runtime news the model reads, a user turn), ``assistant.usage`` (per
+model call: ``model``, ``inputTokens``, ``outputTokens``, ``cacheReadTokens``,
+``cacheWriteTokens``), ``session.compaction_complete`` (``success``, ``summaryContent``: a
+recorded compaction; ``compactionTokensUsed``, its own call's usage), ``session.shutdown``
+(``modelMetrics``: each model's requests and token totals, ``currentTokens`` and its parts) and
+``session.usage_checkpoint`` (``totalNanoAiu``). Every other event (session state, turn marks,
+hooks, the start of a tool run whose request the message holds) is counted in
+``meta["skipped"]``, as are a sub-agent's events.
 
-The schema does not say whether ``inputTokens`` holds the cached tokens; Copilot's API mirrors
-OpenAI's, whose input count does, so they are taken as included (and split out).
+The schema marks ``assistant.usage`` ephemeral — "not persisted to the session event log on
+disk" — so a CLI's file gives each reply its output tokens alone: that usage is placed (input
+0) and ``meta["usage_lacks"]`` says so; the session's totals are in ``meta["session_usage"]``.
+Where an ``assistant.usage`` is recorded it replaces its reply's output count. The schema does
+not say whether ``inputTokens`` holds the cached tokens; a CLI 1.0.55 shutdown's totals show
+that it does (``inputTokens`` = input + cache reads + cache writes), so they are split out.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict
 from typing import Any
 
 from ctxlab.io._build import ConversationBuilder, as_mapping
 from ctxlab.io._chat import arguments_of
 from ctxlab.messages import ProviderUsage
+from ctxlab.messages._usage import token_count
 
 __all__ = ["from_copilot", "is_copilot_line"]
 
@@ -64,47 +77,80 @@ def from_copilot(
 ) -> tuple[ConversationBuilder, str, dict[str, Any]]:
     """The main agent's conversation of a Copilot CLI session, its System text (its
     ``system.message`` events) and what was learned of it."""
-    builder = ConversationBuilder(where, unit="event")
-    meta: dict[str, Any] = {"compactions": [], "models": [], "replied": False}
-    system: list[str] = []
+    reader = _Reader(ConversationBuilder(where, unit="event"))
     for _, event in records:
+        reader.event(event)
+    return reader.builder, "\n\n".join(reader.system), reader.notes()
+
+
+class _Reader:
+    """Reads Copilot CLI events in order into a builder (see the module)."""
+
+    def __init__(self, builder: ConversationBuilder) -> None:
+        self.builder = builder
+        self.meta: dict[str, Any] = {
+            "compactions": [],
+            "models": [],
+            "reply_models": {},
+            "session_usage": [],
+        }
+        self.system: list[str] = []
+        self.replied = False  # a reply since the last assistant.usage
+        self.output_only: set[int] = set()  # replies whose usage is their output count alone
+        self.calls: set[str] = set()  # model calls (apiCallId) whose output count is placed
+        self.reasoning = ""  # the latest assistant.reasoning text, kept as a thinking block
+
+    def event(self, event: Any) -> None:
+        builder = self.builder
         if not is_copilot_line(event):
             builder.record("line of another format")
             builder.skip("not a Copilot CLI event")
-            continue
+            return
         kind, data = event["type"], event["data"]
         builder.record(kind)
+        handler = _HANDLERS.get(kind)
         if event.get("agentId"):
             builder.skip("sub-agent event")
-        elif kind == "user.message":
-            text = data.get("transformedContent") or data.get("content")
-            if not (isinstance(text, str) and builder.text("user", text)):
-                builder.skip("empty user message")
-        elif kind == "assistant.message":
-            meta["replied"] = _reply(builder, data) or meta["replied"]
-        elif kind == "tool.execution_complete":
-            _result(builder, data)
-        elif kind == "assistant.usage":
-            _usage(builder, data, meta)
-        elif kind == "session.compaction_complete" and data.get("success"):
-            _compaction(builder, data, meta)
-        elif kind == "system.message" and isinstance(data.get("content"), str):
-            system.append(data["content"])
-            builder.use()
+        elif handler is not None:
+            handler(self, data)
         elif kind == "session.start":
-            meta.setdefault("session_id", data.get("sessionId"))
-            meta.setdefault("copilot_version", data.get("copilotVersion"))
+            self.meta.setdefault("session_id", data.get("sessionId"))
+            self.meta.setdefault("copilot_version", data.get("copilotVersion"))
             builder.use()
         else:
             builder.skip(kind)
-    del meta["replied"]
-    if not meta["compactions"]:
-        del meta["compactions"]
-    return builder, "\n\n".join(system), meta
+
+    def notes(self) -> dict[str, Any]:
+        meta = {k: v for k, v in self.meta.items() if v not in ([], {})}
+        if self.output_only:
+            meta["usage_lacks"] = (
+                f"{len(self.output_only)} replies carry their output tokens alone: the CLI "
+                "does not write a call's input and cache tokens (assistant.usage) to "
+                "events.jsonl, so their input is 0 here; meta['session_usage'] has the totals"
+            )
+        return meta
+
+    def user(self, data: Mapping[str, Any]) -> None:
+        text = data.get("transformedContent") or data.get("content")
+        if not (isinstance(text, str) and self.builder.text("user", text)):
+            self.builder.skip("empty user message")
+
+    def notification(self, data: Mapping[str, Any]) -> None:
+        text = data.get("content")
+        if not (isinstance(text, str) and self.builder.text("user", text)):
+            self.builder.skip("empty notification")
+
+    def system_message(self, data: Mapping[str, Any]) -> None:
+        if not isinstance(data.get("content"), str):
+            self.builder.skip("system message without its text")
+            return
+        self.system.append(data["content"])
+        self.builder.use()
 
 
-def _reply(builder: ConversationBuilder, data: Mapping[str, Any]) -> bool:
-    blocks: list[dict[str, Any]] = []
+def _reply(reader: _Reader, data: Mapping[str, Any]) -> None:
+    builder = reader.builder
+    blocks = _thinking(reader, data)
     content = data.get("content")
     if isinstance(content, str) and content.strip():
         blocks.append({"type": "text", "text": content})
@@ -118,13 +164,66 @@ def _reply(builder: ConversationBuilder, data: Mapping[str, Any]) -> bool:
                 "input": arguments_of(request.get("arguments")),
             }
         )
-    if blocks and builder.add("assistant", blocks):
-        return True
+    usage = _output_usage(reader, data)
+    if blocks and builder.add("assistant", blocks, usage):
+        reader.replied = True
+        if usage is not None:
+            reader.output_only.add(len(builder.turns) - 1)
+        model = data.get("model")
+        if isinstance(model, str) and model:
+            # By the reply's rank (repairs may move message indexes, never replies' order).
+            rank = sum(t["role"] == "assistant" for t in builder.turns) - 1
+            reader.meta["reply_models"][str(rank)] = model
+            _model(reader, model)
+        return
+    if usage is not None:
+        builder.lose_usage("on an empty assistant message")
     builder.skip("empty assistant message")
-    return False
 
 
-def _result(builder: ConversationBuilder, data: Mapping[str, Any]) -> None:
+def _thinking(reader: _Reader, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    # The reply's readable reasoning, unless its assistant.reasoning event already gave it.
+    blocks: list[dict[str, Any]] = []
+    text = data.get("reasoningText")
+    if isinstance(text, str) and text.strip():
+        if text == reader.reasoning:
+            reader.builder.leave_out("reasoning text also recorded as its reasoning event")
+        else:
+            blocks.append({"type": "thinking", "thinking": text})
+    reader.reasoning = ""
+    for key in ("reasoningOpaque", "encryptedContent"):
+        if data.get(key):
+            # Sent back to the provider within the session, but opaque: its size is unknown.
+            reader.builder.leave_out("encrypted reasoning (session-bound, not readable)")
+    return blocks
+
+
+def _output_usage(reader: _Reader, data: Mapping[str, Any]) -> ProviderUsage | None:
+    # The reply's own output count: once per model call (a call's response may be split in
+    # several messages, one per reasoning boundary, sharing its apiCallId).
+    tokens = data.get("outputTokens")
+    call = data.get("apiCallId")
+    if tokens is None or (isinstance(call, str) and call in reader.calls):
+        return None
+    if isinstance(call, str) and call:
+        reader.calls.add(call)
+    try:
+        return ProviderUsage(0, token_count(tokens, "outputTokens"))
+    except ValueError:
+        reader.builder.lose_usage("an output count that is no count of tokens")
+        return None
+
+
+def _reasoning(reader: _Reader, data: Mapping[str, Any]) -> None:
+    text = data.get("content")
+    if not (isinstance(text, str) and text.strip()):
+        reader.builder.skip("empty reasoning")
+        return
+    reader.builder.add("assistant", [{"type": "thinking", "thinking": text}])
+    reader.reasoning = text
+
+
+def _result(reader: _Reader, data: Mapping[str, Any]) -> None:
     success = bool(data.get("success"))
     if success:
         result = as_mapping(data.get("result"))
@@ -140,7 +239,7 @@ def _result(builder: ConversationBuilder, data: Mapping[str, Any]) -> None:
         "content": content,
         "is_error": not success or None,
     }
-    builder.add("user", [block])
+    reader.builder.add("user", [block])
 
 
 def _result_content(output: Any) -> Any:
@@ -164,42 +263,112 @@ def _result_content(output: Any) -> Any:
     return parts
 
 
-def _usage(builder: ConversationBuilder, data: Mapping[str, Any], meta: dict[str, Any]) -> None:
-    model = data.get("model")
-    if isinstance(model, str) and model and model not in meta["models"]:
-        meta["models"].append(model)
-    usage = ProviderUsage.with_cache_inside(
+def _call_usage(data: Mapping[str, Any]) -> ProviderUsage:
+    # A model call's usage (assistant.usage, a compaction's compactionTokensUsed).
+    return ProviderUsage.with_cache_inside(
         data.get("inputTokens"),
         data.get("outputTokens"),
         data.get("cacheReadTokens"),
         data.get("cacheWriteTokens"),
     )
+
+
+def _usage(reader: _Reader, data: Mapping[str, Any]) -> None:
+    builder = reader.builder
+    _model(reader, data.get("model"))
+    usage = _call_usage(data)
     builder.use()
-    if meta["replied"]:
+    if reader.replied:
+        # The call's whole usage: it stands for its reply's output count, if that was placed.
+        last = max(i for i, t in enumerate(builder.turns) if t["role"] == "assistant")
+        reader.output_only.discard(last)
         builder.usage_of_last_reply(usage)
     else:
         # A model call whose reply was not recorded (or was empty): its usage is not the
         # previous reply's.
         builder.lose_usage("no reply since the previous usage")
-    meta["replied"] = False
+    reader.replied = False
 
 
-def _compaction(
-    builder: ConversationBuilder, data: Mapping[str, Any], meta: dict[str, Any]
-) -> None:
+def _model(reader: _Reader, model: Any) -> None:
+    if isinstance(model, str) and model and model not in reader.meta["models"]:
+        reader.meta["models"].append(model)
+
+
+def _compaction(reader: _Reader, data: Mapping[str, Any]) -> None:
+    builder = reader.builder
     summary = data.get("summaryContent")
-    if not isinstance(summary, str) or not summary.strip():
-        builder.skip("compaction without its summary")
+    spent = data.get("compactionTokensUsed")
+    if not data.get("success") or not isinstance(summary, str) or not summary.strip():
+        builder.skip("compaction without its summary" if data.get("success") else _FAILED)
+        if isinstance(spent, Mapping):
+            builder.lose_usage("a compaction call that gave no summary")
         return
     replies = sum(t["role"] == "assistant" for t in builder.turns)
     trigger = data.get("trigger")
-    meta["compactions"].append(
-        {
-            "kind": "compact",
-            "trigger": trigger if isinstance(trigger, str) else "auto",
-            "replies_before": replies,
-            "summary_head": summary[:200],
-            "pre_tokens": data.get("preCompactionTokens"),
-        }
-    )
+    record = {
+        "kind": "compact",
+        "trigger": trigger if isinstance(trigger, str) else "auto",
+        "replies_before": replies,
+        "summary_head": summary[:200],
+        "pre_tokens": data.get("preCompactionTokens"),
+    }
     builder.text("user", summary)
+    if isinstance(spent, Mapping):
+        # The summarizing call's own usage: its reply is the summary, a user turn here.
+        try:
+            record["usage"] = asdict(_call_usage(spent))
+        except ValueError:
+            builder.lose_usage("a compaction call's usage that is no count of tokens")
+        else:
+            builder.lose_usage("a compaction call's (in meta['compactions'])")
+    reader.meta["compactions"].append(record)
+
+
+def _shutdown(reader: _Reader, data: Mapping[str, Any]) -> None:
+    # The session's totals by model (main agent and sub-agents together) and its context.
+    for model, metric in as_mapping(data.get("modelMetrics")).items():
+        metric = as_mapping(metric)
+        usage = as_mapping(metric.get("usage"))
+        reader.meta["session_usage"].append(
+            {"model": model, "requests": as_mapping(metric.get("requests")).get("count")}
+            | {_SNAKE[k]: usage.get(k) for k in _SNAKE if k in usage}
+        )
+    context = {k: data[k] for k in _CONTEXT if _whole(data.get(k))}
+    if context:
+        reader.meta["context_at_shutdown"] = context
+    reader.builder.use()
+
+
+def _checkpoint(reader: _Reader, data: Mapping[str, Any]) -> None:
+    if _whole(data.get("totalNanoAiu")):
+        reader.meta["total_nano_aiu"] = data["totalNanoAiu"]
+    reader.builder.use()
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_FAILED = "compaction that failed"
+_SNAKE = {
+    "inputTokens": "input_tokens",
+    "outputTokens": "output_tokens",
+    "cacheReadTokens": "cache_read_tokens",
+    "cacheWriteTokens": "cache_write_tokens",
+    "reasoningTokens": "reasoning_tokens",
+}
+_CONTEXT = ("currentTokens", "systemTokens", "conversationTokens", "toolDefinitionsTokens")
+_HANDLERS: dict[str, Callable[[_Reader, Mapping[str, Any]], None]] = {
+    "user.message": _Reader.user,
+    "system.message": _Reader.system_message,
+    "system.notification": _Reader.notification,
+    "assistant.message": _reply,
+    "assistant.reasoning": _reasoning,
+    "tool.execution_complete": _result,
+    "assistant.usage": _usage,
+    "session.compaction_complete": _compaction,
+    "session.shutdown": _shutdown,
+    "session.usage_checkpoint": _checkpoint,
+}
+"""What each event of the conversation becomes (the others are counted, skipped by kind)."""

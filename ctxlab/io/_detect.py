@@ -40,7 +40,8 @@ from ctxlab.io._letta import is_letta_agent_file
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
 from ctxlab.io._opencode import is_opencode_export
 from ctxlab.io._openhands import is_openhands_events
-from ctxlab.io._openhands_v1 import is_v1_event, is_v1_log
+from ctxlab.io._openhands_logs import is_v0_log, is_v1_log
+from ctxlab.io._openhands_v1 import is_v1_event
 from ctxlab.io._otel import is_otel
 from ctxlab.io._smolagents import is_smolagents_steps
 from ctxlab.io._swe_agent import is_swe_agent
@@ -99,12 +100,7 @@ _DOCUMENT_RULES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Format], ...] 
     (lambda v: "trajectory_format" in v and "messages" in v, "mini_swe_agent"),
     (is_swe_agent, "swe_agent"),
     (
-        lambda v: (
-            isinstance(v.get("fncall_messages"), list)
-            or is_openhands_events(v)
-            or is_v1_log(v)
-            or is_v1_event(v)
-        ),
+        lambda v: is_v0_log(v) or is_v1_log(v) or is_openhands_events(v) or is_v1_event(v),
         "openhands",
     ),
 )

@@ -95,7 +95,8 @@ def sessions(
     token); ``billed_input_tokens`` the input the provider billed over all requests, where the
     file records usage. A subagent is listed apart, with the session it belongs to in
     ``subagent_of``: its own file's row (Claude Code's ``<session>/subagents/agent-*.jsonl``),
-    or, for one held in the session's file, a row of that file with its ``episode``. A file
+    or, for one held in the session's file, a row of that file with its ``episode``. An
+    OpenHands V1 conversation is one row: its ``base_state.json``, else its folder. A file
     that does not load has its reason in ``problem``: nothing in the folder is left out. Open a
     row with ``ctxlab.load(row.path, episode=row.episode)`` or ``Lab.open(row, ...)``; ``sweep``
     takes the frame's ``path`` column.
@@ -118,16 +119,21 @@ def sessions(
         msg = f"{str(root)!r} is not a folder; give a folder of session files"
         raise UsageError(msg)
     wanted = tuple(s.lower() for s in suffixes)
-    files = sorted(
+    listed = [
         p
         for p in root.rglob("*")
-        if p.is_file()
-        and p.name.lower().endswith(wanted)
-        and not _hidden(p, root)
-        and not _agent_meta(p)
-        and not _part_of_a_conversation(p)
-        and not companion(p)  # a part of a session listed under another of its files
-        and _session_markdown(p)
+        if p.is_file() and p.name.lower().endswith(wanted) and not _hidden(p, root)
+    ]
+    files = sorted(
+        [
+            p
+            for p in listed
+            if not _agent_meta(p)
+            and not _part_of_a_conversation(p)
+            and not companion(p)  # a part of a session listed under another of its files
+            and _session_markdown(p)
+        ]
+        + _bare_conversations(listed)
     )
     count = _workers(workers)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
@@ -176,12 +182,16 @@ def _workers(value: Any) -> int:
 
 
 def _part_of_a_conversation(path: Path) -> bool:
-    # An OpenHands V1 conversation is one row (its base_state.json), not one per event file.
-    return (
-        path.parent.name == "events"
-        and EVENT_FILE.match(path.name) is not None
-        and (path.parent.parent / "base_state.json").is_file()
-    )
+    # An OpenHands V1 conversation is one row (its base_state.json, else its folder), not one
+    # per event file.
+    return path.parent.name == "events" and EVENT_FILE.match(path.name) is not None
+
+
+def _bare_conversations(listed: list[Path]) -> list[Path]:
+    # The folders of V1 conversations written without base_state.json: each one row, the
+    # folder (which `load` opens), since no file of it stands for the whole.
+    folders = {p.parent.parent for p in listed if _part_of_a_conversation(p)}
+    return sorted(f for f in folders if not (f / "base_state.json").is_file())
 
 
 def _session_markdown(path: Path) -> bool:

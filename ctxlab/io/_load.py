@@ -185,9 +185,9 @@ def _load(
             raise MessageFormatError(msg)
         folder = _conversation_folder(path, format)
         if folder is not None:  # an OpenHands V1 conversation: a folder of event files
-            events, state = folder
-            transcript = v1_conversation(events, state, str(path), name or path.resolve().name)
-            return transcript, [*events, state]
+            where, (events, state) = folder
+            transcript = v1_conversation(events, state, str(path), name or where.resolve().name)
+            return transcript, [*events, *([state] if state is not None else [])]
         found = located(path, format, name)  # a folder, or a file named for its part
         if found is not None:
             return found, None
@@ -266,10 +266,13 @@ def _text_session(
     return None
 
 
-def _conversation_folder(path: Path, format: Format | None) -> Any:
-    # A V1 conversation is read from its folder, or from its base_state.json.
+def _conversation_folder(
+    path: Path, format: Format | None
+) -> tuple[Path, tuple[list[Any], Mapping[str, Any] | None]] | None:
+    # A V1 conversation is read from its folder, its base_state.json or its events folder.
     if format not in (None, "openhands"):
         return None
-    if path.name == "base_state.json":
+    if path.name == "base_state.json" or (path.name == "events" and path.is_dir()):
         path = path.parent
-    return v1_folder_events(path) if path.is_dir() else None
+    found = v1_folder_events(path) if path.is_dir() else None
+    return (path, found) if found is not None else None

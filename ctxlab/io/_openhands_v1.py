@@ -1,4 +1,4 @@
-"""OpenHands V1 (the software agent SDK): conversation folders and completion logs.
+"""OpenHands V1 (the software agent SDK): conversation folders.
 
 Read from the SDK's own code (OpenHands/software-agent-sdk, 2026):
 
@@ -14,11 +14,14 @@ Read from the SDK's own code (OpenHands/software-agent-sdk, 2026):
   ``ObservationEvent`` / ``UserRejectObservation`` / ``AgentErrorEvent`` (a call's result),
   ``Condensation`` (history forgotten, with a summary: a recorded compaction); the others
   (state updates, pauses, tokens, hooks) are not the conversation and are counted. Each reply's
-  usage is the token usage of its ``llm_response_id``.
-- a **completion log** (``LLM(log_completions=True)``, ``llm/utils/telemetry.py``): the request's
-  ``messages`` (or ``instructions`` and ``input`` on the Responses path), ``tools``, the
-  ``response`` (with its usage), ``cost``, ``latency_sec``: one call, the messages it sent and
-  the reply it got.
+  usage is the token usage of its ``llm_response_id``; its reasoning (the first call's
+  ``thinking_blocks``, which the SDK sends back, else ``reasoning_content``, and a
+  ``responses_reasoning_item``'s summary and content) is kept as thinking.
+
+A folder the CLI wrote without ``base_state.json`` is its events alone: no usage, no model, and
+``meta["usage_missing"]`` says so.
+
+Completion logs, V1's and V0's, are read by `ctxlab.io._openhands_logs`.
 """
 
 from __future__ import annotations
@@ -31,15 +34,13 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
-from ctxlab.io._chat import arguments_of, from_openai, from_openai_responses
+from ctxlab.io._chat import arguments_of, reasoning_blocks
 from ctxlab.messages import ProviderUsage
 
 __all__ = [
     "EVENT_FILE",
     "from_v1_events",
-    "from_v1_log",
     "is_v1_event",
-    "is_v1_log",
     "v1_folder_events",
 ]
 
@@ -79,28 +80,25 @@ def is_v1_event(value: Any) -> bool:
     )
 
 
-def is_v1_log(value: Any) -> bool:
-    """A V1 completion log: the request beside its ``response`` and what the call cost."""
-    return (
-        isinstance(value, Mapping)
-        and isinstance(value.get("response"), Mapping)
-        and (isinstance(value.get("messages"), list) or isinstance(value.get("input"), list))
-        and ("latency_sec" in value or "cost" in value or "context_window" in value)
-    )
-
-
-def v1_folder_events(folder: Path) -> tuple[list[Any], Mapping[str, Any]] | None:
-    """The events of a V1 conversation folder (in order) and its base state; None when
-    ``folder`` is not one."""
+def v1_folder_events(folder: Path) -> tuple[list[Any], Mapping[str, Any] | None] | None:
+    """The events of a V1 conversation folder (in order) and its base state — None for the
+    state when the folder has its events alone (no ``base_state.json``) —; None when ``folder``
+    is not one (no ``events`` folder, or one with neither a base state beside it nor an event
+    file in it)."""
     events_dir = folder / "events"
-    if not events_dir.is_dir() or not (folder / "base_state.json").is_file():
+    if not events_dir.is_dir():
         return None
     named = sorted(
         (int(m.group("index")), p)
         for p in events_dir.iterdir()
         if (m := EVENT_FILE.match(p.name)) is not None
     )
+    has_state = (folder / "base_state.json").is_file()
+    if not has_state and not named:
+        return None
     events = [_json(p) for _, p in named]
+    if not has_state:
+        return events, None
     state = _json(folder / "base_state.json")
     return events, state if isinstance(state, Mapping) else {}
 
@@ -162,6 +160,7 @@ class _Conversation:
         self.turn = -1  # and the turn of its reply
         self.billed: set[str] = set()
         self.compactions: list[dict[str, Any]] = []
+        self.reasoned: dict[str, set[str]] = {}  # the reasoning kept, by response id
 
     def event(self, event: Mapping[str, Any]) -> None:
         kind = str(event.get("kind"))
@@ -199,18 +198,45 @@ class _Conversation:
         self.billed.add(response)
         return self.usage.get(response)
 
-    def _reasoning(self, holder: Mapping[str, Any]) -> None:
-        # The model's reasoning of a response is not sent back as the conversation: counted.
+    def _reasoning(self, holder: Mapping[str, Any], response: Any) -> list[dict[str, Any]]:
+        """A response's reasoning, kept on its reply as thinking: Anthropic's thinking blocks
+        (the SDK sends them back with the conversation), else ``reasoning_content``, and a
+        Responses reasoning item's summary and content; encrypted content counted. Reasoning a
+        response's other call repeats is counted, not kept twice."""
+        blocks = reasoning_blocks(holder)
         thinking = holder.get("thinking_blocks")
-        self.builder.leave_out("thinking block", len(thinking) if isinstance(thinking, list) else 0)
-        if holder.get("reasoning_content"):
-            self.builder.leave_out("reasoning content")
+        if isinstance(thinking, list) and len(thinking) > len(blocks):
+            self.builder.leave_out("thinking block without its text", len(thinking) - len(blocks))
+        text = holder.get("reasoning_content")
+        shown = "".join(str(b.get("thinking", "")) for b in blocks)
+        if isinstance(text, str) and text.strip() and blocks and text != shown:
+            self.builder.leave_out("reasoning content beside its thinking blocks")
+        item = as_mapping(holder.get("responses_reasoning_item"))
+        for key in ("summary", "content"):
+            parts = item.get(key)
+            for part in parts if isinstance(parts, list) else ():
+                if isinstance(part, str) and part.strip():
+                    blocks.append({"type": "thinking", "thinking": part})
+        if item.get("encrypted_content"):
+            self.builder.leave_out("encrypted reasoning of a Responses reasoning item")
+        # (a reply of no response id is a response of its own)
+        seen = self.reasoned.setdefault(response, set()) if isinstance(response, str) else set()
+        kept = [b for b in blocks if _key(b) not in seen]
+        self.builder.leave_out(
+            "the same reasoning on another call of its response", len(blocks) - len(kept)
+        )
+        seen.update(_key(b) for b in kept)
+        return kept
 
     def message(self, event: Mapping[str, Any]) -> None:
         message = as_mapping(event.get("llm_message"))
-        self._reasoning(message)
         role = "assistant" if message.get("role") == "assistant" else "user"
-        blocks = _content(message.get("content")) + _content(event.get("extended_content"))
+        reasoning = (
+            self._reasoning(message, event.get("llm_response_id")) if role == "assistant" else []
+        )
+        blocks = (
+            reasoning + _content(message.get("content")) + _content(event.get("extended_content"))
+        )
         usage = self._bill(event.get("llm_response_id")) if role == "assistant" else None
         self.response = None
         if not self.builder.add(role, blocks, usage):
@@ -219,8 +245,7 @@ class _Conversation:
     def action(self, event: Mapping[str, Any]) -> None:
         call = as_mapping(event.get("tool_call"))
         response = event.get("llm_response_id")
-        self._reasoning(event)
-        blocks = _content(event.get("thought"))
+        blocks = self._reasoning(event, response) + _content(event.get("thought"))
         blocks.append(
             {
                 "type": "tool_use",
@@ -261,12 +286,17 @@ class _Conversation:
             self.builder.skip("result without a call id")
 
 
+def _key(block: Mapping[str, Any]) -> str:
+    return str(block.get("thinking", block.get("data", "")))
+
+
 def from_v1_events(
-    events: Sequence[Any], state: Mapping[str, Any], where: str
+    events: Sequence[Any], state: Mapping[str, Any] | None, where: str
 ) -> tuple[ConversationBuilder, str, list[Any], dict[str, Any]]:
     """The conversation, System text, tool definitions and notes of a V1 conversation's events
-    (in order) and its base state."""
-    usage, models = _usages(state)
+    (in order) and its base state (None when there is none: the notes say what that leaves
+    unknown)."""
+    usage, models = _usages(state or {})
     builder = ConversationBuilder(where, unit="event")
     reader = _Conversation(builder, usage)
     for number, event in enumerate(events):
@@ -278,44 +308,17 @@ def from_v1_events(
     for _ in usage.keys() - reader.billed:
         # A completion whose reply is not among the events (a condenser's own call, ...).
         builder.lose_usage("a completion with no reply among the events")
+    notes: dict[str, Any] = {"models": models, "compactions": reader.compactions}
+    if state is None:
+        # The SDK keeps each completion's usage and the agent's model in base_state.json.
+        notes["usage_missing"] = (
+            "no base_state.json with the events: the replies' usage and the agent's model "
+            "are not recorded"
+        )
+        state = {}
     llm = as_mapping(as_mapping(state.get("agent")).get("llm"))
     if isinstance(llm.get("model"), str) and llm["model"] not in models:
         models.insert(0, llm["model"])
-    notes: dict[str, Any] = {"models": models, "compactions": reader.compactions}
     if isinstance(state.get("id"), str):
         notes["conversation_id"] = state["id"]
     return builder, "\n\n".join(s for s in reader.system if s), reader.tools, notes
-
-
-def from_v1_log(
-    log: Mapping[str, Any], where: str
-) -> tuple[ConversationBuilder, str, list[Any], dict[str, Any]]:
-    """The conversation (the messages sent, then the reply with its usage), System text, tools
-    and notes of one V1 completion log."""
-    response = as_mapping(log.get("response"))
-    notes: dict[str, Any] = {"cost": log.get("cost"), "latency_sec": log.get("latency_sec")}
-    if isinstance(response.get("model"), str):
-        notes["models"] = [response["model"]]
-    tools = log.get("tools") or as_mapping(log.get("kwargs")).get("tools") or []
-    if isinstance(log.get("messages"), list):
-        messages = list(log["messages"])
-        choices = response.get("choices")
-        reply = as_mapping(as_mapping(choices[0] if choices else {}).get("message"))
-        if reply:
-            messages.append({**reply, "usage": response.get("usage")})
-        builder, system = from_openai(messages, where)
-        return builder, system, tools if isinstance(tools, list) else [], notes
-    # The Responses path: instructions, input items, and the response's output items.
-    items = [*log["input"], *(response.get("output") or ())]
-    builder, system = from_openai_responses(items, where)
-    usage = as_mapping(response.get("usage"))
-    if usage:
-        details = as_mapping(usage.get("input_tokens_details"))
-        builder.usage_of_last_reply(
-            ProviderUsage.with_cache_inside(
-                usage.get("input_tokens"), usage.get("output_tokens"), details.get("cached_tokens")
-            )
-        )
-    instructions = log.get("instructions")
-    system = "\n\n".join(s for s in (instructions, system) if isinstance(s, str) and s)
-    return builder, system, tools if isinstance(tools, list) else [], notes

@@ -32,7 +32,8 @@ from ctxlab.io._letta import from_letta
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
 from ctxlab.io._opencode import from_opencode
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
-from ctxlab.io._openhands_v1 import from_v1_events, from_v1_log, is_v1_event, is_v1_log
+from ctxlab.io._openhands_logs import from_completion_log, is_v0_log, is_v1_log
+from ctxlab.io._openhands_v1 import from_v1_events, is_v1_event
 from ctxlab.io._otel import from_otel
 from ctxlab.io._smolagents import from_smolagents
 from ctxlab.io._swe_agent import from_swe_agent
@@ -137,53 +138,42 @@ def _mini_swe_agent(
 
 
 def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-    # An event history (an evaluation's output, a trajectory export) — or one completion log:
-    # one LLM call, the messages it sent (``fncall_messages``) and its answer
-    # (``fncall_response``); the last log of a run holds the whole conversation. V1 (the SDK):
-    # a completion log, or a conversation's events (`ctxlab.io._openhands_v1`).
-    if is_v1_log(data):
-        builder, system, tools, notes = from_v1_log(data, where)
+    # One completion log (V0 or V1: `ctxlab.io._openhands_logs`), a V1 conversation's events
+    # (`ctxlab.io._openhands_v1`), or a V0 event history: an evaluation's output, a trajectory.
+    if is_v0_log(data) or is_v1_log(data):
+        builder, system, tools, notes = from_completion_log(data, where)
         schemas = tool_schemas(tools, where)
-        return built_transcript(name, builder, {**meta, **notes, "version": 1}, system, schemas)
+        return built_transcript(name, builder, {**meta, **notes}, system, schemas)
     if is_v1_event(data):
         msg = (
             f"{where} is one event of an OpenHands V1 conversation: load the conversation's "
-            "folder (the one holding base_state.json and events/)"
+            "folder (the one holding events/)"
         )
         raise MessageFormatError(msg)
     if isinstance(data, list) and data and is_v1_event(data[0]):
-        return v1_conversation(data, {}, where, name)
-    if not (isinstance(data, Mapping) and isinstance(data.get("fncall_messages"), list)):
-        if not is_openhands_events(data) and not (
-            isinstance(data, list) and data and is_openhands_events(data[0])
-        ):
-            msg = (
-                f"{where}: an OpenHands file is an event history (a 'history' list, or a list of "
-                "events) or a completion log (a 'fncall_messages' list)"
-            )
-            raise MessageFormatError(msg)
-        events, notes = openhands_events_of(data, where, episode)
-        builder = from_openhands_events(events, where)
-        rest = data[:episode] + data[episode + 1 :] if isinstance(data, list) else []
-        others = rest if isinstance(data, list) and "history" in as_mapping(data[0]) else []
-        builder.record("other instance", len(others), raw=others)
-        builder.skip("another instance (episode=N opens it)")
-        return built_transcript(name, builder, {**meta, **notes}, "", ())
-    messages = list(data["fncall_messages"])  # a V0 completion log
-    response = data.get("fncall_response")
-    if isinstance(response, Mapping) and isinstance(response.get("choices"), list):
-        choice = response["choices"][0] if response["choices"] else {}
-        if isinstance(choice, Mapping) and isinstance(choice.get("message"), Mapping):
-            messages.append({**choice["message"], "usage": response.get("usage")})
-    builder, system = from_openai(messages, where)
-    schemas = tool_schemas(data.get("tools") or (data.get("kwargs") or {}).get("tools"), where)
-    return built_transcript(name, builder, meta, system, schemas)
+        return v1_conversation(data, None, where, name)
+    if not is_openhands_events(data) and not (
+        isinstance(data, list) and data and is_openhands_events(data[0])
+    ):
+        msg = (
+            f"{where}: an OpenHands file is an event history (a 'history' list, or a list of "
+            "events) or a completion log (its 'messages' or 'fncall_messages' with the "
+            "'response')"
+        )
+        raise MessageFormatError(msg)
+    events, notes = openhands_events_of(data, where, episode)
+    builder = from_openhands_events(events, where)
+    rest = data[:episode] + data[episode + 1 :] if isinstance(data, list) else []
+    others = rest if isinstance(data, list) and "history" in as_mapping(data[0]) else []
+    builder.record("other instance", len(others), raw=others)
+    builder.skip("another instance (episode=N opens it)")
+    return built_transcript(name, builder, {**meta, **notes}, "", ())
 
 
 def v1_conversation(
-    events: list[Any], state: Mapping[str, Any], where: str, name: str
+    events: list[Any], state: Mapping[str, Any] | None, where: str, name: str
 ) -> Transcript:
-    """An OpenHands V1 conversation of its events (in order) and base state."""
+    """An OpenHands V1 conversation of its events (in order) and base state (None: none)."""
     builder, system, tools, notes = from_v1_events(events, state, where)
     meta = {"source": "openhands", "version": 1, **notes}
     return built_transcript(name, builder, meta, system, _v1_tools(tools, where))

@@ -66,8 +66,11 @@ def _copilot(path: Path) -> tuple[int, int, list[int]]:
     calls = sum(
         len(e["data"].get("toolRequests") or ()) for e in main if e["type"] == "assistant.message"
     )
-    outputs = [e["data"]["outputTokens"] for e in main if e["type"] == "assistant.usage"]
-    return len(events), calls, outputs
+    # Each call's usage where the file keeps it (older CLIs), else each reply's output count.
+    usage = [e for e in main if e["type"] == "assistant.usage"]
+    replies = [e for e in main if e["type"] == "assistant.message"]
+    billed = usage or [e for e in replies if "outputTokens" in e["data"]]
+    return len(events), calls, [e["data"]["outputTokens"] for e in billed]
 
 
 def _gemini(path: Path) -> tuple[int, int, list[int]]:
@@ -120,9 +123,14 @@ def _openhands_v1(path: Path) -> tuple[int, int, list[int]]:
 
 def _openhands_log(path: Path) -> tuple[int, int, list[int]]:
     log = json.loads(path.read_text())
-    reply = log["response"]["choices"][0]["message"]
-    calls = sum(len(m.get("tool_calls") or ()) for m in [*log["messages"], reply])
-    return len(log["messages"]) + 1, calls, [log["response"]["usage"]["completion_tokens"]]
+    # Prompted function calling logs the call twice: as text (``messages``) and with its tool
+    # calls (V1 ``raw_messages``, V0 ``fncall_messages``), and each reply likewise.
+    sent = log.get("raw_messages") or log.get("fncall_messages") or log["messages"]
+    response = log.get("fncall_response") or log["response"]
+    reply = response["choices"][0]["message"]
+    calls = sum(len(m.get("tool_calls") or ()) for m in [*sent, reply])
+    records = len(sent) + 1 + (len(log["messages"]) + 1 if sent is not log["messages"] else 0)
+    return records, calls, [response["usage"]["completion_tokens"]]
 
 
 def _mini(path: Path) -> tuple[int, int | None, list[int]]:
@@ -176,16 +184,18 @@ def _spans(path: Path) -> tuple[int, None, None]:
 Expected = Callable[[Path], tuple[int, int | None, list[int] | None]]
 CODEX = FIXTURES / "codex"
 V1 = FIXTURES / "openhands" / "v1"
+V0 = FIXTURES / "openhands" / "v0"
 CASES: list[tuple[Path, Expected]] = [
     *((p, _codex) for p in sorted(CODEX.glob("rollout-*.jsonl"))),
     (FIXTURES / "sessions" / "claude_code_session.jsonl", _claude_code),
-    (next((FIXTURES / "copilot" / "session-state").glob("*/events.jsonl")), _copilot),
+    *((p, _copilot) for p in sorted((FIXTURES / "copilot" / "session-state").glob("*/*.jsonl"))),
     (FIXTURES / "gemini" / "session-2026-03-02T10-00-4a1c.jsonl", _gemini),
     (FIXTURES / "gemini" / "session-legacy.json", _gemini),
     (FIXTURES / "openhands" / "output.jsonl", _openhands),
     (FIXTURES / "openhands" / "trajectory.json", _openhands),
     (next((V1 / "conversation").iterdir()), _openhands_v1),
     *((p, _openhands_log) for p in sorted((V1 / "logs").glob("*.json"))),
+    *((p, _openhands_log) for p in sorted((V0 / "llm_completions").glob("*/*.json"))),
     (FIXTURES / "mini_swe_agent" / "toolcalls.traj.json", _mini),
     (FIXTURES / "mini_swe_agent" / "textbased.traj.json", _mini),
     (FIXTURES / "inspect" / "add.json", _inspect),

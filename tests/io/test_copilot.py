@@ -59,6 +59,7 @@ def test_a_session_loads_whole_and_nothing_is_lost() -> None:
         "tool.execution_complete",
         "assistant.usage",
         "session.compaction_complete",
+        "session.shutdown",
     }
     skipped = Counter(e["type"] for e in main if e["type"] not in read)
     skipped["sub-agent event"] = sum(1 for e in events if e.get("agentId"))
@@ -115,6 +116,42 @@ def test_a_list_result_and_the_system_message_are_kept(tmp_path: Path) -> None:
     result = next(r for m in transcript.messages for r in getattr(m, "tool_results", ()))
     assert result.text.startswith("F 1 failed\n$ pytest\n")
     assert '"uri": "file:///log.txt"' in result.text
+
+
+def test_each_kind_of_result_content_is_kept() -> None:
+    def result(n: int, content: Any, **data: Any) -> dict[str, Any]:
+        data = {"toolCallId": f"t{n}", "success": True, "result": {"content": content}, **data}
+        return {"type": "tool.execution_complete", "data": data, "id": f"r{n}", "parentId": None}
+
+    requests = [{"toolCallId": f"t{n}", "name": "view", "arguments": {}} for n in range(5)]
+    said = {"content": "", "toolRequests": requests}
+    lines = [
+        {"type": "user.message", "data": {"content": "go"}, "id": "u", "parentId": None},
+        {"type": "assistant.message", "data": said, "id": "a", "parentId": None},
+        result(0, [{"type": "image", "data": "AAAA", "mimeType": "image/jpeg"}, "plain"]),
+        result(1, [{"type": "image", "data": "BBBB"}, {"type": "audio", "note": "é"}]),
+        result(2, None),
+        result(3, {"x": "é"}),
+        result(4, None),
+    ]
+    # No content: the tool's own blocks (``contents``).
+    lines[-1]["data"]["result"] = {"contents": [{"type": "text", "text": "from contents"}]}
+    transcript = load(lines, format="copilot")
+    results = [r for m in transcript.messages for r in getattr(m, "tool_results", ())]
+    parts = [
+        [(b.type, getattr(b, "text", None) or b.source.media_type) for b in r.content]  # type: ignore[union-attr]
+        if isinstance(r.content, tuple | list)
+        else r.content
+        for r in results
+    ]
+    assert parts == [
+        [("image", "image/jpeg"), ("text", "plain")],
+        [("image", "image/png"), ("text", '{"type": "audio", "note": "é"}')],
+        "",
+        '{"x": "é"}',
+        [("text", "from contents")],
+    ]
+    assert results[0].content[0].source.data == "AAAA"  # type: ignore[union-attr]
 
 
 @SETTINGS

@@ -165,7 +165,7 @@ def test_openhands_v1_events_are_one_conversation_not_a_row_each(tmp_path: Path)
     (conversation / "base_state.json").write_text("{}")
     (conversation / "events" / event).write_text("{}")
     (conversation / "events" / "other.json").write_text("{}")  # not an event file's name
-    loose = tmp_path / "loose" / "events"  # no base_state.json beside them: files of their own
+    loose = tmp_path / "loose" / "events"  # no base_state.json: the folder is the row
     loose.mkdir(parents=True)
     (loose / event).write_text("{}")
     not_events = tmp_path / "conv2"
@@ -177,7 +177,7 @@ def test_openhands_v1_events_are_one_conversation_not_a_row_each(tmp_path: Path)
         "conv/events/other.json",
         "conv2/base_state.json",
         f"conv2/logs/{event}",
-        f"loose/events/{event}",
+        "loose",
     ]
 
 

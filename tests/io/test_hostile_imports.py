@@ -253,7 +253,9 @@ async def test_a_compaction_of_no_size_costs_that_figure_only(
 
 
 def test_a_copilot_compaction_of_infinite_size(tmp_path: Path) -> None:
-    events = next((FIXTURES / "copilot" / "session-state").rglob("events.jsonl"))
+    # The session that has a compaction (the other copilot fixture has none).
+    events = FIXTURES / "copilot" / "session-state" / "5f0c1a2e-7b7d-4c9e-9a51-3b8e2d6f1c44"
+    events = events / "events.jsonl"
     copy = tmp_path / "session-state" / events.parent.name / "events.jsonl"
     copy.parent.mkdir(parents=True)
     text, changed = re.subn(

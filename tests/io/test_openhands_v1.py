@@ -5,8 +5,10 @@ own test data (MIT), each checked against the test's own reading of the files.""
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,7 +70,16 @@ def test_a_conversation_folder_loads_whole_with_each_replys_usage_by_response_id
     ]
     # The condenser's own completion has no reply among the events: counted, not placed.
     assert census.usage_lost == {"a completion with no reply among the events": 1}
-    assert census.left_out == {"thinking block": 2, "reasoning content": 1}
+    # Each response's reasoning kept on its reply, once (the fixture repeats it on a parallel
+    # call; the SDK writes it on a response's first call).
+    thinking = [
+        [b.thinking for b in m.content if b.type == "thinking"]  # type: ignore[union-attr]
+        for m in transcript.messages
+        if m.role == "assistant"
+    ]
+    reasoning = [e["llm_message"]["reasoning_content"] for e in events if e["id"].endswith("9")]
+    assert thinking == [[events[2]["thinking_blocks"][0]["thinking"]], [], reasoning]
+    assert census.left_out == {"the same reasoning on another call of its response": 1}
 
 
 def test_parallel_calls_stay_one_reply_when_a_result_comes_between(tmp_path: Path) -> None:
@@ -100,6 +111,31 @@ def test_sessions_lists_a_conversation_once_not_every_event_file() -> None:
     assert frame["problem"].isna().all() and frame["requests"].tolist() == [3]
 
 
+def test_a_conversation_folder_without_its_base_state_loads_its_events_and_says_so(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "runs" / "cli-conversation"
+    shutil.copytree(FOLDER / "events", folder / "events")
+    whole = load(FOLDER)
+    assert whole.census is not None
+    for path in (folder, folder / "events"):
+        transcript = load(path)
+        # The events alone: the same conversation, named for its folder, with no usage.
+        assert transcript.messages == whole.messages and transcript.system == whole.system
+        assert transcript.name == "cli-conversation" and transcript.usage == {}
+        assert transcript.meta["usage_missing"].startswith("no base_state.json")
+        census = transcript.census
+        assert census is not None and census.adds_up and census.read == whole.census.read
+    # Listed once, as the folder (which load opens), not once per event file.
+    frame = sessions(tmp_path, progress=False, workers=1)
+    assert frame["path"].tolist() == [str(folder)]
+    assert frame["problem"].isna().all() and frame["requests"].tolist() == [3]
+    # An event file still points to the folder it belongs to.
+    one = next((folder / "events").glob("event-*.json"))
+    with pytest.raises(MessageFormatError, match="load the conversation's folder"):
+        load(one)
+
+
 @pytest.mark.parametrize("path", LOGS, ids=[p.name[:40] for p in LOGS])
 async def test_a_completion_log_keeps_the_logged_response_and_its_usage(path: Path) -> None:
     log = json.loads(path.read_text())
@@ -110,20 +146,34 @@ async def test_a_completion_log_keeps_the_logged_response_and_its_usage(path: Pa
     # (its calls' results, not logged, are answered by the repair after it)
     index = max(i for i, m in enumerate(transcript.messages) if m.role == "assistant")
     last = transcript.messages[index]
-    calls = [c["id"] for c in reply.get("tool_calls") or ()]
-    assert [u.id for u in last.tool_uses] == calls  # type: ignore[union-attr]
+    assert [u.id for u in last.tool_uses] == calls_of(reply)  # type: ignore[union-attr]
     usage = log["response"]["usage"]
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     assert transcript.usage[index] == ProviderUsage(
         usage["prompt_tokens"] - cached, usage["completion_tokens"], cached
     )
-    sent = [m for m in log["messages"] if m["role"] != "system"]
+    # With prompted calling the turns with their calls are ``raw_messages``; ``messages`` and
+    # ``raw_response`` are the same call as text, read and counted.
+    calls = log.get("raw_messages", log["messages"])
+    sent = [m for m in calls if m["role"] != "system"]
     census = transcript.census
     assert census is not None and census.adds_up
-    assert sum(census.read.values()) == len(log["messages"]) + 1
+    text = len(log["messages"]) + 1 if "raw_messages" in log else 0
+    assert sum(census.read.values()) == len(calls) + 1 + text
     assert sum(m.role == "assistant" for m in transcript.messages) == 1 + sum(
         m["role"] == "assistant" for m in sent
     )
+    # With prompted calling the tools were described in the System text the model read.
+    system = log["messages"][0]["content"]
+    assert transcript.system == (system if isinstance(system, str) else system[0]["text"])
+    assert bool(transcript.tools) == ("raw_messages" not in log)
+    history = [c["id"] for m in sent for c in m.get("tool_calls") or ()]
+    uses = [u.id for m in transcript.messages for u in getattr(m, "tool_uses", ())]
+    assert uses == [*history, *calls_of(reply)]
     for window in (200_000, 32_000):
         steps = await validations(transcript, window)
         assert steps and set(steps) == {"passed"}
+
+
+def calls_of(message: dict[str, Any]) -> list[str]:
+    return [c["id"] for c in message.get("tool_calls") or ()]

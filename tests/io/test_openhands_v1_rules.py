@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._openhands_v1 import is_v1_event, is_v1_log, v1_folder_events
+from ctxlab.io._openhands_logs import is_v1_log
+from ctxlab.io._openhands_v1 import is_v1_event, v1_folder_events
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 
@@ -149,15 +150,15 @@ def test_each_event_as_the_model_saw_it(tmp_path: Path) -> None:
         ("user", ("result", "c4", "bad args", True)),
         ("assistant", ("use", "c5", "terminal", {"command": "ls"})),
         ("user", ("result", "c5", "error", True)),
+        ("assistant", ("thinking", "hm", "")),
         ("assistant", ("text", "Done.")),
     ]
     meta = transcript.meta
     assert meta["conversation_id"] == "conv-1"
     assert meta["skipped"] == {
-        "thinking block": 2,
+        "thinking block without its text": 2,
         "tool result without a call id": 1,
         "result without a call id": 1,
-        "reasoning content": 1,
         "message with nothing kept": 1,
         "ConversationStateUpdateEvent": 1,
         "not an OpenHands event (event 18)": 1,
@@ -196,6 +197,39 @@ def test_each_replys_usage_is_its_responses(tmp_path: Path) -> None:
     assert census is not None and census.adds_up
     assert census.usage_lost == {"a completion with no reply among the events": 1}
     assert transcript.meta["models"] == ["m-agent", "m-usage"]
+
+
+def test_a_responses_reasoning_is_thinking_on_its_reply_once(tmp_path: Path) -> None:
+    blocks = [{"type": "thinking", "thinking": "Plan.", "signature": "sg"}]
+    item = {"id": "rs_1", "summary": ["Why.", " "], "content": ["How."], "encrypted_content": "E"}
+    events = [
+        _message(0, "user", _text("go")),
+        # A response's first call carries its reasoning; another that repeats it adds none.
+        _action(1, "r1", "c1", thinking_blocks=blocks, reasoning_content="Plan. (as text)"),
+        _action(2, "r1", "c2", thinking_blocks=blocks),
+        _event("ObservationEvent", 3, tool_call_id="c1", observation={"content": "A"}),
+        _event("ObservationEvent", 4, tool_call_id="c2", observation={"content": "B"}),
+        _action(5, "r2", "c3", responses_reasoning_item=item),
+        _event("ObservationEvent", 6, tool_call_id="c3", observation={"content": "C"}),
+        _message(7, "assistant", _text("Done."), llm_response_id="r3"),
+    ]
+    events[7]["llm_message"]["reasoning_content"] = "Sure."
+    transcript = _folder(tmp_path, events)
+    thinking = [(b[0], b[1][1]) for b in shown(transcript) if b[1][0] == "thinking"]
+    assert thinking == [
+        ("assistant", "Plan."),
+        ("assistant", "Why."),
+        ("assistant", "How."),
+        ("assistant", "Sure."),
+    ]
+    assert shown(transcript)[1] == ("assistant", ("thinking", "Plan.", "sg"))
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.left_out == {
+        "reasoning content beside its thinking blocks": 1,
+        "the same reasoning on another call of its response": 1,
+        "encrypted reasoning of a Responses reasoning item": 1,
+    }
 
 
 def test_a_condensation_is_a_compaction(tmp_path: Path) -> None:
@@ -305,8 +339,10 @@ def test_a_completion_log_of_the_responses_api() -> None:
         "cost": 0.1,
     }
     transcript = load(log, format="openhands")
-    assert transcript.system == "Be brief."
+    assert transcript.system == "Be brief." and transcript.meta["version"] == 1
     assert shown(transcript) == [("user", ("text", "hi")), ("assistant", ("text", "hello"))]
+    both = {**log, "input": [{"role": "developer", "content": "Use tools."}, *log["input"]]}
+    assert load(both, format="openhands").system == "Be brief.\n\nUse tools."
     # The input count holds the cached tokens: kept apart.
     assert transcript.usage == {1: ProviderUsage(40, 5, 60, 0)}
     nothing = load({**log, "response": {"output": None}, "instructions": 5}, format="openhands")
