@@ -107,7 +107,10 @@ class _Reader:
             builder.skip("not a Copilot CLI event")
             return
         kind, data = event["type"], event["data"]
-        builder.record(kind)
+        builder.record(kind, raw=event)
+        if kind in _TOTALS:
+            # The session's totals (kept in meta), a compaction's context sizes: no bill.
+            builder.set_aside_field(event, "data", _TOTALS[kind])
         handler = _HANDLERS.get(kind)
         if event.get("agentId"):
             builder.skip("sub-agent event")
@@ -350,6 +353,11 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_TOTALS = {
+    "session.shutdown": "the session's totals",
+    "session.usage_checkpoint": "the session's totals",
+    "session.compaction_complete": "a compaction's context sizes",
+}
 _FAILED = "compaction that failed"
 _SNAKE = {
     "inputTokens": "input_tokens",

@@ -77,7 +77,9 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
         source = event.get("source")
         if "action" in event:
             action = event.get("action")
-            builder.record(f"{source} {action} action")
+            builder.record(f"{source} {action} action", raw=event)
+            # The run's cost and tokens so far, written on each event: no request's bill.
+            builder.set_aside(event.get("llm_metrics"), "the run's running totals")
             args = as_mapping(event.get("args"))
             meta = event.get("tool_call_metadata")
             if source == "user" and action == "message":
@@ -111,7 +113,8 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
             else:
                 builder.skip(f"{source} {action} action")
         else:
-            builder.record(f"{event.get('observation')} observation")
+            builder.record(f"{event.get('observation')} observation", raw=event)
+            builder.set_aside(event.get("llm_metrics"), "the run's running totals")
             _observation(event, calls, builder)
     return builder
 

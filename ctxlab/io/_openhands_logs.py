@@ -141,10 +141,14 @@ def _prompted_call(
     builder.use()
     builder.record("system message as the model read it", len(read_system))
     builder.use()
-    builder.record("message as the model read it", len(rendered) - len(read_system))
+    builder.record(
+        "message as the model read it",
+        len(rendered) - len(read_system),
+        raw=[m for m in rendered if not _is_system(m)],
+    )
     builder.skip("the same turn as the model read it (prompted function calling)")
     if isinstance(log.get(text[1]), Mapping):
-        builder.record("response as the model wrote it")
+        builder.record("response as the model wrote it", raw=log.get(text[1]))
         builder.skip("the same reply as the model wrote it (prompted function calling)")
     return builder, system, bool(read_system)
 

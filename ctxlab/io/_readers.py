@@ -163,6 +163,10 @@ def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, A
         raise MessageFormatError(msg)
     events, notes = openhands_events_of(data, where, episode)
     builder = from_openhands_events(events, where)
+    instance = (
+        data[episode] if isinstance(data, list) and "history" in as_mapping(data[0]) else data
+    )
+    builder.set_aside(as_mapping(instance).get("metrics"), "the run's totals")
     rest = data[:episode] + data[episode + 1 :] if isinstance(data, list) else []
     others = rest if isinstance(data, list) and "history" in as_mapping(data[0]) else []
     builder.record("other instance", len(others), raw=others)
