@@ -46,6 +46,8 @@ def price_for(model: str, on: date | None = None) -> Price:
     changes = DATED.get(key)
     if on is None or not changes:
         return PRICES[key]
+    if isinstance(on, datetime):  # a time is its day (a datetime cannot be compared to a date)
+        on = on.date()
     price = changes[0][1]
     for since, later in changes:
         if since <= on:

@@ -46,7 +46,7 @@ from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import CacheNotWritten, CountStoreError, UsageError, WriteError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
-from ctxlab.tokens import CountStore, TokenCache, default_counter
+from ctxlab.tokens import CountStore, TokenCache, counter_for
 from ctxlab.util._checks import context_window, windows_of
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def run_group(
     The session is tokenized once for all of them (one shared `TokenCache`) — and, with
     ``counts`` (a `CountStore` file), once across sweeps."""
     store, problem = _open_store(counts)
-    cache = TokenCache(default_counter(), store=store)
+    cache = TokenCache(counter_for(recorded_model(transcript.meta)), store=store)
     rows: list[dict[str, Any]] = []
     # An invalid config is its rows' error before any replay: the what-if's baseline is its
     # first config's, so left in, it would cost the other configs their figures too.

@@ -58,7 +58,7 @@ from ctxlab.manifest import Thresholds
 from ctxlab.materials import SystemPart, Unrecorded
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.pipeline._stages import fixed_part, unrecorded_item
-from ctxlab.tokens import TokenCache, TokenCounter, default_counter
+from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
 
 if TYPE_CHECKING:
@@ -74,8 +74,10 @@ class WhatIf:
         transcript: The session (`ctxlab.load`).
         configs: Name → config (presets: ``ContextConfig.preset(...)``).
         context_window: The window to replay for.
-        counter: How to count tokens (tiktoken cl100k_base when omitted), or a `TokenCache`
-            to share counts with other what-ifs of the same session.
+        counter: How to count tokens (the recording's model's own tokenizer where one is
+            public offline, o200k_base for GPT-4o/4.1/5 and the Codex models; cl100k_base, an
+            approximation, for Claude, Gemini and others: `ctxlab.tokens.counter_for`), or a
+            `TokenCache` to share counts with other what-ifs of the same session.
         price: The model's `Price` (``price_for`` of the recording's model, on the day it was
             recorded, when omitted). A model no table knows is unpriced: its costs are NaN and
             `pricing` says so (pass a `Price` to price it).
@@ -111,11 +113,13 @@ class WhatIf:
         self._calibration: Calibration | None = None
         self.context_window = context_window_of(context_window)
         self.model = recorded_model(transcript.meta)
-        """The recording's model: its costs are priced as it bills (unless ``price`` is
-        given)."""
+        """The recording's model: its costs are priced as it bills, its tokens counted with its
+        own tokenizer where one is public (unless ``price``, ``counter`` are given)."""
         # A `TokenCache` may be shared by several what-ifs of one session (other windows).
         self.cache = (
-            counter if isinstance(counter, TokenCache) else TokenCache(counter or default_counter())
+            counter
+            if isinstance(counter, TokenCache)
+            else TokenCache(counter or counter_for(self.model))
         )
         checked_price(price)
         self.rules = rules or cache_rules_for(self.model, price)
@@ -277,6 +281,7 @@ class WhatIf:
         ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
         frame.attrs["pricing"] = self.pricing
+        frame.attrs["counting"] = counting_note(self.model, self.cache.method)
         frame.attrs["verdict"] = self.verdict()
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from datetime import date
+from datetime import date, datetime
 
 import pytest
 
@@ -241,6 +241,8 @@ def test_a_price_that_changed_is_the_one_in_force_on_the_recordings_day() -> Non
     # GPT-5.6 Luna, cut by 80% on 2026-07-30.
     assert price_for("gpt-5.6-luna", on=date(2026, 7, 29)).input == 1.0
     assert price_for("gpt-5.6-luna", on=date(2026, 7, 30)).input == 0.2
+    # A time is taken as its day.
+    assert price_for("gpt-5.6-luna", on=datetime(2026, 7, 29, 23, 59)).input == 1.0
 
 
 @pytest.mark.parametrize(
@@ -257,3 +259,14 @@ def test_a_price_that_changed_is_the_one_in_force_on_the_recordings_day() -> Non
 )
 def test_a_recordings_day_is_read_from_its_file(meta: dict[str, object], day: date | None) -> None:
     assert recorded_on(meta) == day
+
+
+def test_an_answer_is_priced_at_its_requests_tier_in_the_output_cost() -> None:
+    from ctxlab.analysis._cost import RequestCost
+    from ctxlab.analysis._references import output_cost
+
+    price = price_for("gemini-2.5-pro")
+    short = RequestCost(100_000, 0, 0, 1_000, 0.0)
+    long = RequestCost(250_000, 0, 50_000, 1_000, 0.0)  # 300k input: past 200k
+    # $10 per million output for the short request's answer, $15 for the long one's.
+    assert output_cost([short, long], price) == pytest.approx((1_000 * 10 + 1_000 * 15) / M)

@@ -156,11 +156,12 @@ def test_with_a_cache_dir_a_session_is_tokenized_once_across_sweeps(
 ) -> None:
     spies: list[CountingCounter] = []
 
-    def spy() -> CountingCounter:
+    def spy(model: str) -> CountingCounter:
+        # The session's model's counter (`counter_for`), spied on.
         spies.append(CountingCounter())
         return spies[-1]
 
-    monkeypatch.setattr("ctxlab.analysis._sweep.default_counter", spy)
+    monkeypatch.setattr("ctxlab.analysis._sweep.counter_for", spy)
     (one,) = SESSIONS[:1]
     result = next(b for m in one.messages for b in m.content if isinstance(b, ToolResultBlock))
     first = sweep([one], CONFIGS, (6_000,), cache_dir=tmp_path, progress=False)
