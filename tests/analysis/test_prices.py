@@ -270,3 +270,23 @@ def test_an_answer_is_priced_at_its_requests_tier_in_the_output_cost() -> None:
     long = RequestCost(250_000, 0, 50_000, 1_000, 0.0)  # 300k input: past 200k
     # $10 per million output for the short request's answer, $15 for the long one's.
     assert output_cost([short, long], price) == pytest.approx((1_000 * 10 + 1_000 * 15) / M)
+
+
+def test_the_name_and_day_rules_at_their_edges() -> None:
+    from ctxlab.analysis._prices import is_snapshot_suffix, min_cached_tokens, recorded_model
+
+    # A dot is a version separator only between two digits.
+    assert model_key("claude-3.x-test") == "claude-3.x-test"
+    assert model_key("claude-x.5") == "claude-x.5"
+    assert model_key("claude-3.5-sonnet") == "claude-3-5-sonnet"
+    # Bedrock's version is digits after "v", a minor version after a colon.
+    assert is_snapshot_suffix("-20241022-v2:0") and is_snapshot_suffix("-20241022-v1")
+    assert not is_snapshot_suffix("-20241022-v2:x") and not is_snapshot_suffix("-20241022-vx")
+    assert is_snapshot_suffix("") and not is_snapshot_suffix("20250929")
+    assert min_cached_tokens("some-local-model") == 1024
+    assert min_cached_tokens("claude-haiku-4-5-20251001") == 4096
+    # A day before a model's first dated price takes that first price (o3 at launch: $10).
+    assert price_for("o3", on=date(2025, 1, 1)).input == 10.0
+    assert recorded_model({"models": "gpt-4o"}) == ""  # a string is not the list of models
+    assert recorded_model({"models": ["gpt-4o", "o3"]}) == "gpt-4o"
+    assert recorded_on({"started_at": "2026-05-01T00:00:00Z"}) == date(2026, 5, 1)
