@@ -14,7 +14,7 @@ from typing import Any
 from ctxlab._version import __version__
 from ctxlab.agent import Agent, Tool, tool
 from ctxlab.analysis._calibration import calibrate
-from ctxlab.analysis._cost import PRICES, Price
+from ctxlab.analysis._cost import PRICES, Price, price_for
 from ctxlab.analysis._recorded import recorded_compactions, recorded_requests
 from ctxlab.analysis._replay import compare_configs, replay
 from ctxlab.analysis._sweep import sweep
@@ -114,6 +114,7 @@ __all__ = [
     "load_transcript",
     "measure_retention",
     "prepare",
+    "price_for",
     "recorded_compactions",
     "recorded_requests",
     "replay",

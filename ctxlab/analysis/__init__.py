@@ -4,7 +4,8 @@ hold of them (the unrecorded part, sized from the bill or stated), and estimates
 with the bill."""
 
 from ctxlab.analysis._calibration import Calibration, CalibrationFit, calibrate
-from ctxlab.analysis._cost import PRICES, CacheRules, Price
+from ctxlab.analysis._cost import PRICES, CacheRules, Price, cache_rules_for, price_for
+from ctxlab.analysis._price import LongContext
 from ctxlab.analysis._recorded import (
     RecordedCompaction,
     RecordedRequest,
@@ -31,6 +32,7 @@ __all__ = [
     "CacheRules",
     "Calibration",
     "CalibrationFit",
+    "LongContext",
     "Price",
     "RecordedCompaction",
     "RecordedRequest",
@@ -38,8 +40,10 @@ __all__ = [
     "UnrecordedPart",
     "UnrecordedProfile",
     "WhatIf",
+    "cache_rules_for",
     "calibrate",
     "compare_configs",
+    "price_for",
     "recorded_compactions",
     "recorded_requests",
     "replay",

@@ -1,6 +1,8 @@
 """Reconciling ctxlab's estimates with what the provider billed.
 
-ctxlab counts with tiktoken's cl100k_base; Claude's tokenizer is another, and a recording may
+ctxlab counts a recording with its model's own tokenizer where one is public (o200k_base for
+GPT-4o/5 and the Codex models: `ctxlab.tokens.counter_for`), else with cl100k_base; Claude's
+and Gemini's tokenizers are others, and a recording may
 not hold everything that was sent (a Claude Code session records neither its System prompt nor
 its tool schemas). A fixed ratio cannot be assumed: it is measured, per session and model, from
 the requests whose usage was recorded:
@@ -51,10 +53,11 @@ from ctxlab.analysis._calibration_fit import (
     predict,
 )
 from ctxlab.analysis._forecast import fits_of, forecasts
+from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._recorded import recorded_requests
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import UserMessage
-from ctxlab.tokens import TokenCache, TokenCounter, default_counter
+from ctxlab.tokens import TokenCache, TokenCounter, counter_for
 from ctxlab.util._views import Prefix
 
 if TYPE_CHECKING:
@@ -358,7 +361,8 @@ def calibrate(
     (`Calibration.out_of_sample_error`).
     """
     if counter is None:
-        counter = default_counter()
+        # The recording's model's own tokenizer where one is public (o200k for GPT-4o/5).
+        counter = counter_for(recorded_model(transcript.meta))
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
     fixed = (cache.text(transcript.system) if transcript.system else 0) + sum(
         cache.text(t.rendered) for t in transcript.tools

@@ -129,9 +129,12 @@ class ConfigRun:
         # the task it ran — seconds for a 500-request run).
         compactions = sum(s.compaction is not None for s in self.prepared)
         state = f", error={self.error!r}" if self.error else ""
+        cost = self.cost
+        # NaN: a model no table prices (`Price.unknown`), never $nan nor $0.
+        spent = f"${cost:.2f}" if cost == cost else "unpriced"
         return (
             f"ConfigRun({self.name!r}, {len(self.prepared)} requests, {compactions} compactions, "
-            f"${self.cost:.2f}{state})"
+            f"{spent}{state})"
         )
 
 

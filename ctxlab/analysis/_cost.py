@@ -1,5 +1,6 @@
 """What a sequence of requests costs with prompt caching: cache reads and writes per request
-from the prefix it shares with earlier ones, following the providers' published rules.
+from the prefix it shares with earlier ones, following each provider's published rules
+(`cache_rules_for` picks them by the model's provider).
 
 - **Anthropic** (``CacheRules.anthropic()``): a request caches the prefix up to each of its
   breakpoints (ctxlab's adapter sends two: after tools + System, and on the latest message); a
@@ -9,18 +10,29 @@ from the prefix it shares with earlier ones, following the providers' published 
   blocks before your explicit breakpoint)" — an earlier prefix is not found, and the request
   writes everything again); what it writes beyond what it read is billed at 1.25× the input
   price (5-minute TTL; 2× for 1 hour), reads at 0.1×. A prefix shorter than the model's minimum
-  cacheable length (1,024 tokens for Sonnet and Opus, 2,048 for Haiku) is neither written nor
-  read.
+  cacheable length (1,024 tokens for most models; 4,096 for Opus 4.5/4.6 and Haiku 4.5, 2,048
+  for Haiku 3.x: `min_cached_tokens`) is neither written nor read.
 - **OpenAI** (``CacheRules.openai()``): automatic from 1,024 tokens, in 128-token steps, reads
-  at the model's cached-input price, no write premium.
-- ``CacheRules.none()``: every input token at the input price.
+  at the model's cached-input price; no write charge before the GPT-5.6 family, 1.25× input
+  from it (``bills_writes``: the request's uncached rest is written, OpenAI's implicit
+  breakpoint taken at its end).
+- **Google** (``CacheRules.google()``): Gemini's implicit cache, automatic from the model's
+  minimum (2,048 or 4,096 tokens), reads at the cached price, no write charge and — implicit
+  caching — no storage charge.
+- ``CacheRules.none()``: every input token at the input price (a model whose provider is not
+  known: its cost is unpriced anyway).
+
+A request whose input passes its price's long-context size is billed at that tier for all of
+its tokens (`Price.at`). An unpriced model (`Price.unknown`) costs NaN: a sum over its requests
+is NaN, never $0.
 
 Simplifications, said once: every earlier request is assumed within the cache's TTL (a replay
 has no clock), the look-back is taken as exactly 20 blocks (a message counts its content blocks;
-tool schemas and System parts one each), and a request's tokens are ctxlab's estimates. Prices
-are USD per million tokens from the providers' public pricing pages as published in 2025
-(``PRICES`` in `ctxlab.analysis._prices`; edit or pass your own `Price`). docs/concepts/cost.md
-says it at length.
+tool schemas and System parts one each), the automatic caches are assumed to hit whenever a
+prefix was sent before (Google's and OpenAI's pages promise no hit), and a request's tokens are
+ctxlab's estimates. Prices are USD per million tokens from the providers' public pricing pages
+(``PRICES`` in `ctxlab.analysis._price_table`, each with its source; pass your own `Price`).
+docs/concepts/cost.md says it at length.
 """
 
 from __future__ import annotations
@@ -32,7 +44,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from ctxlab.analysis._prices import PRICES, Price, checked_price, price_for
+from ctxlab.analysis._prices import (
+    PRICES,
+    Price,
+    checked_price,
+    min_cached_tokens,
+    model_key,
+    price_for,
+)
 from ctxlab.manifest import ContextManifest
 from ctxlab.util._views import Prefix
 
@@ -48,6 +67,7 @@ __all__ = [
     "checked_price",
     "costs_of_manifests",
     "price_for",
+    "pricing_note",
     "request_costs",
     "shape_of",
 ]
@@ -62,7 +82,7 @@ cached prefix ("up to approximately 20 blocks": the prompt-caching guide)."""
 class CacheRules:
     """How a provider caches prompt prefixes (see the module's documentation)."""
 
-    kind: Literal["anthropic", "openai", "none"] = "anthropic"
+    kind: Literal["anthropic", "openai", "google", "none"] = "anthropic"
     min_tokens: int = 1024
     """The shortest cacheable prefix."""
     ttl: Literal["5m", "1h"] = "5m"
@@ -72,22 +92,54 @@ class CacheRules:
     lookback: int | None = None
     """How many content blocks before a breakpoint the provider looks for a cached prefix
     (Anthropic: 20); None: anywhere in the request."""
+    bills_writes: bool = False
+    """Whether an automatic cache bills what it writes (OpenAI from GPT-5.6: the model's
+    ``cache_write`` price for the request's uncached rest)."""
 
     @classmethod
     def anthropic(cls, min_tokens: int = 1024, ttl: Literal["5m", "1h"] = "5m") -> CacheRules:
-        """Anthropic's explicit breakpoints (2,048 minimum for Haiku models), each looking back
-        `ANTHROPIC_LOOKBACK` blocks for a cached prefix."""
+        """Anthropic's explicit breakpoints (the model's minimum: `min_cached_tokens`), each
+        looking back `ANTHROPIC_LOOKBACK` blocks for a cached prefix."""
         return cls("anthropic", min_tokens, ttl, 1, ANTHROPIC_LOOKBACK)
 
     @classmethod
-    def openai(cls) -> CacheRules:
-        """OpenAI's automatic prefix cache: from 1,024 tokens, in 128-token steps."""
-        return cls("openai", 1024, "5m", 128)
+    def openai(cls, *, bills_writes: bool = False) -> CacheRules:
+        """OpenAI's automatic prefix cache: from 1,024 tokens, in 128-token steps; writes billed
+        from the GPT-5.6 family (``bills_writes``)."""
+        return cls("openai", 1024, "5m", 128, None, bills_writes)
+
+    @classmethod
+    def google(cls, min_tokens: int = 1024) -> CacheRules:
+        """Gemini's implicit cache: automatic from the model's minimum, no write or storage
+        charge."""
+        return cls("google", min_tokens)
 
     @classmethod
     def none(cls) -> CacheRules:
         """No cache: every input token at the input price."""
         return cls("none", 0)
+
+    @property
+    def label(self) -> str:
+        """The rules in words, as the what-if and the report name them."""
+        if self.kind == "anthropic":
+            write = "2×" if self.ttl == "1h" else "1.25×"
+            return (
+                f"Anthropic's explicit prompt cache ({self.ttl} TTL: writes {write} input, reads "
+                f"0.1×; from {self.min_tokens:,} tokens)"
+            )
+        if self.kind == "openai":
+            writes = "writes 1.25× input" if self.bills_writes else "no write charge"
+            return (
+                f"OpenAI's automatic prefix cache (from {self.min_tokens:,} tokens in "
+                f"{self.step}-token steps, reads at the cached-input price, {writes})"
+            )
+        if self.kind == "google":
+            return (
+                f"Google's implicit cache (from {self.min_tokens:,} tokens, reads at the cached "
+                "price, no write or storage charge)"
+            )
+        return "no prompt cache (every input token at the input price)"
 
 
 @dataclass(frozen=True)
@@ -246,13 +298,12 @@ def _common_length(keys: Sequence[str], other: Sequence[str]) -> int:
 def request_costs(
     shapes: Iterable[RequestShape], price: Price, rules: CacheRules | None = None
 ) -> list[RequestCost]:
-    """The cost of each request in order, each reading what the earlier ones cached."""
+    """The cost of each request in order, each reading what the earlier ones cached; a request
+    past ``price``'s long-context size at that tier's prices; NaN throughout for an unpriced
+    model (`Price.unknown`)."""
     rules = rules or CacheRules.anthropic()
     cache = _Cache()
     costs: list[RequestCost] = []
-    write_price = price.cache_write
-    if rules.ttl == "1h" and price.cache_write_1h is not None:
-        write_price = price.cache_write_1h
     shared: dict[int, tuple[list[bytes], list[int]]] = {}
     for shape in shapes:
         prefixes, cumulative = _prefix_sums(shape, shared, cache)
@@ -260,17 +311,30 @@ def request_costs(
         read = write = 0
         if rules.kind == "anthropic":
             read, write = _anthropic_cache(cache, prefixes, cumulative, shape, rules)
-        elif rules.kind == "openai":
+        elif rules.kind in ("openai", "google"):
             read = _openai_cache(cache, prefixes, cumulative, rules)
+            if rules.bills_writes and total >= rules.min_tokens:
+                # The implicit breakpoint at the request's end: what it did not read, it writes.
+                write = total - read
         uncached = total - read - write
-        cost = (
-            uncached * price.input
-            + write * write_price
-            + read * price.cache_read
-            + shape.output_tokens * price.output
-        ) / 1_000_000
+        cost = _dollars(price.at(total), rules, uncached, write, read, shape.output_tokens)
         costs.append(RequestCost(uncached, write, read, shape.output_tokens, cost, shape.purpose))
     return costs
+
+
+def _dollars(
+    price: Price, rules: CacheRules, uncached: int, write: int, read: int, output: int
+) -> float:
+    """USD of one request's tokens at ``price`` (NaN for an unpriced model)."""
+    write_price = price.cache_write
+    if rules.ttl == "1h" and price.cache_write_1h is not None:
+        write_price = price.cache_write_1h
+    return (
+        uncached * price.input
+        + write * write_price
+        + read * price.cache_read
+        + output * price.output
+    ) / 1_000_000
 
 
 def _longest_cached(cache: _Cache, prefixes: Sequence[bytes], cumulative: Sequence[int]) -> int:
@@ -341,11 +405,37 @@ def _openai_cache(
     return read - read % rules.step
 
 
-def cache_rules_for(model: str) -> CacheRules:
-    """The cache rules of ``model``'s provider: OpenAI's for ``gpt-*``/``o*`` models, else
-    Anthropic's."""
-    openai = model.startswith(("gpt-", "o1", "o3", "o4"))
-    return CacheRules.openai() if openai else CacheRules.anthropic()
+def cache_rules_for(model: str, price: Price | None = None) -> CacheRules:
+    """The cache rules of ``model``'s provider, with the model's minimum cacheable prefix:
+    Anthropic's, OpenAI's (writes billed from GPT-5.6: its ``cache_write`` above its input
+    price) or Google's; no cache for a model whose provider is not known (its cost is unpriced
+    unless ``price``, a price you pass, names the provider)."""
+    known = price_for(model)
+    provider = known.provider if price is None or price.provider is None else price.provider
+    minimum = min_cached_tokens(model)
+    price = known if price is None else price
+    if provider == "anthropic":
+        return CacheRules.anthropic(minimum)
+    if provider == "openai":
+        writes = price.known and price.cache_write > price.input
+        return CacheRules.openai(bills_writes=writes)
+    if provider == "google":
+        return CacheRules.google(minimum)
+    return CacheRules.none()
+
+
+def pricing_note(model: str, price: Price, rules: CacheRules) -> str:
+    """What a session's costs are priced as, in a sentence: the price used (model, list price,
+    source) and the cache rules, or ``unpriced (model X has no known price)`` — what the
+    what-if, the Lab's report and a fork's outcomes show beside their costs."""
+    if not price.known:
+        if not price.model:
+            return "unpriced (the session names no model, so no price is known)"
+        return price.label
+    named = ""
+    if model and price.model and model_key(model) != price.model:
+        named = f"{model} priced as "
+    return f"{named}{price.label}; {rules.label}"
 
 
 def costs_of_manifests(
@@ -357,13 +447,13 @@ def costs_of_manifests(
     were sent), one per manifest: outputs from the provider's usage where known; a summary
     call's output is the summary the next request carries. A manifest whose validation failed
     was never sent: it costs nothing and caches nothing. The price and cache rules follow the
-    first manifest's model unless given (OpenAI's rules for ``gpt-*``/``o*`` models, else
-    Anthropic's)."""
+    first manifest's model unless given (`price_for`, `cache_rules_for`: an unknown model is
+    unpriced, its costs NaN)."""
     if not manifests:
         return []
     model = manifests[0].model
+    rules = rules or cache_rules_for(model, price)
     price = price or price_for(model)
-    rules = rules or cache_rules_for(model)
     shapes: list[RequestShape] = []
     for index, manifest in enumerate(manifests):
         if manifest.validation != "passed":

@@ -1,79 +1,160 @@
-"""What tokens cost: `Price` (USD per million tokens, by how they are billed) and the providers'
-published prices by model (`PRICES`, `price_for`), as of 2025 — edit or pass your own."""
+"""Which price a model is billed at: `price_for` (and the table it reads, `PRICES`), the day a
+recording was made (`recorded_on`, for a price that changed since).
+
+A model the table does not know is *unpriced*: `price_for` gives `Price.unknown(model)`, whose
+figures are NaN, so that every cost computed from it — and every sum over such costs — is NaN,
+never another model's dollars. A name is matched as providers and harnesses write it: a provider
+prefix (``anthropic/``, ``google/``, ``litellm_proxy/…/``), Bedrock's and Vertex's forms
+(``us.anthropic.…-v2:0``, ``…@20250929``), Claude Code's ``[1m]`` and dotted Claude versions
+(``claude-sonnet-4.5``) are read as the model they name, and so is a snapshot suffix
+(``-20250929``, ``-2024-08-06``, ``-0613``, ``-latest``); any other suffix (``-preview``,
+``-thinking``, a version number: ``claude-opus-4-10``) is another model, unpriced until the table
+knows it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from datetime import UTC, date, datetime
+from typing import Any
 
-from ctxlab.exceptions import UsageError
-from ctxlab.util._checks import price_number
+from ctxlab.analysis._price import PROVIDERS, LongContext, Price, Provider, checked_price
+from ctxlab.analysis._price_table import DATED, MIN_CACHED, PRICES
 
-__all__ = ["PRICES", "Price", "checked_price", "price_for"]
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-
-    input: float
-    output: float
-    cache_write: float
-    """Writing the cache (Anthropic: 1.25× input for the 5-minute TTL; OpenAI: the input price)."""
-    cache_read: float
-    """Reading the cache (Anthropic: 0.1× input; OpenAI: the cached-input price)."""
-    cache_write_1h: float | None = None
-    """Anthropic's 1-hour TTL write (2× input)."""
-
-    def __post_init__(self) -> None:
-        # A negative or NaN price would invert or blank every ranking built on it.
-        for name in ("input", "output", "cache_write", "cache_read"):
-            price_number(getattr(self, name), f"Price.{name}")
-        if self.cache_write_1h is not None:
-            price_number(self.cache_write_1h, "Price.cache_write_1h")
+__all__ = [
+    "PRICES",
+    "PROVIDERS",
+    "LongContext",
+    "Price",
+    "Provider",
+    "checked_price",
+    "min_cached_tokens",
+    "model_key",
+    "price_for",
+    "recorded_model",
+    "recorded_on",
+]
 
 
-def checked_price(price: object) -> Price | None:
-    """``price`` when it is a `Price` or None; `UsageError` otherwise."""
-    if price is not None and not isinstance(price, Price):
-        msg = f"price must be a Price (e.g. price_for('claude-sonnet-4-5')), got {price!r}"
-        raise UsageError(msg)
+def price_for(model: str, on: date | None = None) -> Price:
+    """The price ``model`` is billed at: the table's entry for the name it is (see the module),
+    as in force on ``on`` (a recording's day, `recorded_on`; None: the table's current price);
+    `Price.unknown` when the table does not know it — never another model's price."""
+    key = _known_key(model)
+    if key is None:
+        return Price.unknown(model)
+    changes = DATED.get(key)
+    if on is None or not changes:
+        return PRICES[key]
+    if isinstance(on, datetime):  # a time is its day (a datetime cannot be compared to a date)
+        on = on.date()
+    price = changes[0][1]
+    for since, later in changes:
+        if since <= on:
+            price = later
     return price
 
 
-def _anthropic(input_price: float, output_price: float) -> Price:
-    return Price(input_price, output_price, input_price * 1.25, input_price * 0.1, input_price * 2)
+def _known_key(model: str) -> str | None:
+    """The table's name for ``model``: the longest known name it is, plus a snapshot suffix."""
+    if not isinstance(model, str):
+        return None
+    name = model_key(model)
+    if name in PRICES:
+        return name
+    found = [k for k in PRICES if name.startswith(k) and is_snapshot_suffix(name[len(k) :])]
+    return max(found, key=len) if found else None
 
 
-PRICES: dict[str, Price] = {
-    # Anthropic, anthropic.com/pricing (2025): input, output; cache write 1.25×, read 0.1×.
-    "claude-opus-4": _anthropic(15.0, 75.0),
-    "claude-opus-4-1": _anthropic(15.0, 75.0),
-    "claude-opus-4-5": _anthropic(5.0, 25.0),
-    # Opus 4.6 to 4.8 are Opus 4.5's price (platform.claude.com's model pages, 2026), not Opus
-    # 4's: without their own names they matched "claude-opus-4" and cost three times as much.
-    "claude-opus-4-6": _anthropic(5.0, 25.0),
-    "claude-opus-4-7": _anthropic(5.0, 25.0),
-    "claude-opus-4-8": _anthropic(5.0, 25.0),
-    "claude-sonnet-4": _anthropic(3.0, 15.0),
-    "claude-sonnet-4-5": _anthropic(3.0, 15.0),
-    "claude-sonnet-4-6": _anthropic(3.0, 15.0),
-    "claude-haiku-4-5": _anthropic(1.0, 5.0),
-    "claude-3-5-haiku": _anthropic(0.8, 4.0),
-    # OpenAI, platform.openai.com/docs/pricing (2025): input, output, cached input.
-    "gpt-4.1": Price(2.0, 8.0, 2.0, 0.5),
-    "gpt-4.1-mini": Price(0.4, 1.6, 0.4, 0.1),
-    "gpt-4o": Price(2.5, 10.0, 2.5, 1.25),
-    "gpt-4o-mini": Price(0.15, 0.6, 0.15, 0.075),
-    "gpt-5": Price(1.25, 10.0, 1.25, 0.125),
-    "gpt-5-mini": Price(0.25, 2.0, 0.25, 0.025),
-}
-"""Prices by model name (a dated suffix is matched by prefix: ``claude-sonnet-4-5-20250929``)."""
+def min_cached_tokens(model: str) -> int:
+    """The shortest prefix ``model``'s provider caches (1,024 unless the table says)."""
+    key = _known_key(model)
+    return MIN_CACHED.get(key, 1024) if key is not None else 1024
 
 
-def price_for(model: str) -> Price:
-    """The price of ``model``: an exact name, else the longest known name it starts with;
-    ``claude-sonnet-4-6``'s when nothing matches (a stated default, not a guess of the model)."""
-    if model in PRICES:
-        return PRICES[model]
-    matches = [name for name in PRICES if model.startswith(name)]
-    return PRICES[max(matches, key=len)] if matches else PRICES["claude-sonnet-4-6"]
+def model_key(model: str) -> str:
+    """``model`` as the table names it: the provider prefix, Bedrock's region and vendor,
+    Vertex's ``@version`` and Claude Code's ``[1m]`` taken off, dotted Claude versions written
+    with dashes, in lower case (the snapshot suffix is left for `price_for` to judge)."""
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    if "anthropic." in name:
+        name = name.rsplit("anthropic.", 1)[-1]
+    for mark in ("@", "["):
+        name = name.split(mark, 1)[0]
+    if name.startswith("claude"):
+        name = _dashed(name)
+    return name
+
+
+def _dashed(name: str) -> str:
+    """``claude-sonnet-4.5`` → ``claude-sonnet-4-5`` (a dot between digits only)."""
+    chars = list(name)
+    for n in range(1, len(chars) - 1):
+        if chars[n] == "." and chars[n - 1].isdigit() and chars[n + 1].isdigit():
+            chars[n] = "-"
+    return "".join(chars)
+
+
+_DATE_SHAPES = {(8,), (4,), (3,), (4, 2, 2), (2, 2)}
+"""Digit groups a snapshot suffix is made of: ``20250929``, ``0613``, ``001``, ``2024-08-06``,
+``05-06``."""
+
+
+def is_snapshot_suffix(rest: str) -> bool:
+    """Whether ``rest`` (what follows a known name) is empty or names a snapshot of that model:
+    a date (``-20250929``, ``-2024-08-06``, ``-05-06``, ``-0613``, ``-001``), ``-latest``, or
+    either followed by Bedrock's ``-v2:0``. A lone number (``-10``) is a version: another
+    model."""
+    if not rest:
+        return True
+    if not rest.startswith("-"):
+        return False
+    pieces = rest[1:].split("-")
+    if len(pieces) > 1 and _bedrock_version(pieces[-1]):
+        pieces.pop()
+    if pieces == ["latest"]:
+        return True
+    if not all(p.isascii() and p.isdigit() for p in pieces):
+        return False
+    return tuple(map(len, pieces)) in _DATE_SHAPES
+
+
+def _bedrock_version(piece: str) -> bool:
+    """``v1``, ``v2:0``."""
+    major, _, minor = piece.removeprefix("v").partition(":")
+    whole = (major, minor) if minor else (major,)
+    return piece.startswith("v") and all(p.isascii() and p.isdigit() for p in whole)
+
+
+def recorded_model(meta: dict[str, Any]) -> str:
+    """The model a recording's costs are priced as: the first its file names (empty: none)."""
+    models = meta.get("models")
+    if isinstance(models, list | tuple) and models:
+        return str(models[0])
+    return ""
+
+
+def recorded_on(meta: dict[str, Any]) -> date | None:
+    """The day a recording started, where its file says (``startTime``, ``started``: an ISO
+    date or time, or seconds or milliseconds since the epoch); None otherwise — the table's
+    current prices are then used."""
+    for key in ("startTime", "started", "started_at"):
+        day = _day(meta.get(key))
+        if day is not None:
+            return day
+    return None
+
+
+def _day(value: Any) -> date | None:
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        seconds = value / 1000 if value > 1e11 else value  # milliseconds, as JavaScript writes
+        try:
+            return datetime.fromtimestamp(seconds, tz=UTC).date()
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None

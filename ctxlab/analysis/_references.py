@@ -44,8 +44,9 @@ class References:
 
 
 def output_cost(costs: Sequence[RequestCost], price: Price) -> float:
-    """What the answers of ``costs`` cost (USD)."""
-    return sum(c.output for c in costs) * price.output / 1e6
+    """What the answers of ``costs`` cost (USD): each at the output price of its request's
+    size (a long-context request's answer at the tier's price)."""
+    return sum(c.output * price.at(c.input_tokens).output for c in costs) / 1e6
 
 
 Fixed = tuple[tuple[str, ...], tuple[int, ...]]

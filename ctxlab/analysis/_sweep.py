@@ -27,7 +27,15 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.analysis._cost import CacheRules, Price, checked_price
+from ctxlab.analysis._cost import (
+    CacheRules,
+    Price,
+    cache_rules_for,
+    checked_price,
+    price_for,
+    pricing_note,
+)
+from ctxlab.analysis._prices import recorded_model, recorded_on
 from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
 from ctxlab.analysis._sync import run_sync
 from ctxlab.analysis._tasks import Task, is_dask, run_tasks
@@ -38,7 +46,7 @@ from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import CacheNotWritten, CountStoreError, UsageError, WriteError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
-from ctxlab.tokens import CountStore, TokenCache, default_counter
+from ctxlab.tokens import CountStore, TokenCache, counter_for
 from ctxlab.util._checks import context_window, windows_of
 
 if TYPE_CHECKING:
@@ -82,7 +90,7 @@ def run_group(
     The session is tokenized once for all of them (one shared `TokenCache`) — and, with
     ``counts`` (a `CountStore` file), once across sweeps."""
     store, problem = _open_store(counts)
-    cache = TokenCache(default_counter(), store=store)
+    cache = TokenCache(counter_for(recorded_model(transcript.meta)), store=store)
     rows: list[dict[str, Any]] = []
     # An invalid config is its rows' error before any replay: the what-if's baseline is its
     # first config's, so left in, it would cost the other configs their figures too.
@@ -278,6 +286,7 @@ def sweep(
     frame.attrs.update(computed=len(computed), cached=len(rows) - len(computed))
     frame.attrs["interrupted"] = interrupted
     frame.attrs["findings"] = sweep_findings(frame)
+    _say_pricing(frame, sessions, price, rules)
     frame.attrs["cache_problems"] = list(problems)
     if problems:
         first = next(iter(problems))
@@ -288,6 +297,31 @@ def sweep(
         )
         warnings.warn(msg, CacheNotWritten, stacklevel=2)
     return frame
+
+
+def _say_pricing(
+    frame: pd.DataFrame,
+    sessions: Mapping[str, Transcript],
+    price: Price | None,
+    rules: CacheRules | None,
+) -> None:
+    """``attrs["pricing"]``: what each session's costs are priced as (its recorded model's
+    price, as `WhatIf` takes it); a finding names the sessions that are unpriced — their costs
+    are NaN and the comparisons above leave them out."""
+    pricing: dict[str, str] = {}
+    unpriced: list[str] = []
+    for name, transcript in sessions.items():
+        model = recorded_model(transcript.meta)
+        used = price or price_for(model, recorded_on(transcript.meta))
+        pricing[name] = pricing_note(model, used, rules or cache_rules_for(model, price))
+        if not used.known:
+            unpriced.append(name)
+    frame.attrs["pricing"] = pricing
+    if unpriced:
+        frame.attrs["findings"].append(
+            f"{len(unpriced)} of {len(sessions)} sessions are unpriced, their costs NaN and left "
+            "out of the comparisons: " + "; ".join(f"{name}: {pricing[name]}" for name in unpriced)
+        )
 
 
 Group = tuple[str, tuple[int, ...], dict[str, ContextConfig]]

@@ -35,10 +35,13 @@ from ctxlab.analysis._cost import (
     CacheRules,
     Price,
     RequestCost,
+    cache_rules_for,
     checked_price,
     price_for,
+    pricing_note,
     request_costs,
 )
+from ctxlab.analysis._prices import recorded_model, recorded_on
 from ctxlab.analysis._references import Fixed, References, output_cost, reference_shapes
 from ctxlab.analysis._unrecorded import (
     UnrecordedPart,
@@ -55,7 +58,7 @@ from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.materials import SystemPart, Unrecorded
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.pipeline._stages import fixed_part, unrecorded_item
-from ctxlab.tokens import TokenCache, TokenCounter, default_counter
+from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
 
 if TYPE_CHECKING:
@@ -71,11 +74,15 @@ class WhatIf:
         transcript: The session (`ctxlab.load`).
         configs: Name → config (presets: ``ContextConfig.preset(...)``).
         context_window: The window to replay for.
-        counter: How to count tokens (tiktoken cl100k_base when omitted), or a `TokenCache`
-            to share counts with other what-ifs of the same session.
-        price: The model's `Price` (``price_for(model)`` when omitted; Claude Sonnet's when the
-            transcript names no model).
-        rules: The provider's `CacheRules` (Anthropic's when omitted).
+        counter: How to count tokens (the recording's model's own tokenizer where one is
+            public offline, o200k_base for GPT-4o/4.1/5 and the Codex models; cl100k_base, an
+            approximation, for Claude, Gemini and others: `ctxlab.tokens.counter_for`), or a
+            `TokenCache` to share counts with other what-ifs of the same session.
+        price: The model's `Price` (``price_for`` of the recording's model, on the day it was
+            recorded, when omitted). A model no table knows is unpriced: its costs are NaN and
+            `pricing` says so (pass a `Price` to price it).
+        rules: The provider's `CacheRules` (``cache_rules_for`` the recording's model when
+            omitted: Anthropic's, OpenAI's or Google's; none for an unknown provider).
         summary_calls: Price a model call per compaction (True: the agent's model writes the
             summaries); False when summaries are made offline (`extractive_summarizer` as the
             agent's summarizer), which costs no call — the summary's tokens are still paid in
@@ -105,13 +112,18 @@ class WhatIf:
         self.transcript = transcript
         self._calibration: Calibration | None = None
         self.context_window = context_window_of(context_window)
+        self.model = recorded_model(transcript.meta)
+        """The recording's model: its costs are priced as it bills, its tokens counted with its
+        own tokenizer where one is public (unless ``price``, ``counter`` are given)."""
         # A `TokenCache` may be shared by several what-ifs of one session (other windows).
         self.cache = (
-            counter if isinstance(counter, TokenCache) else TokenCache(counter or default_counter())
+            counter
+            if isinstance(counter, TokenCache)
+            else TokenCache(counter or counter_for(self.model))
         )
-        models = transcript.meta.get("models") or [""]
-        self.price = checked_price(price) or price_for(str(models[0]))
-        self.rules = rules or CacheRules.anthropic()
+        checked_price(price)
+        self.rules = rules or cache_rules_for(self.model, price)
+        self.price = price or price_for(self.model, recorded_on(transcript.meta))
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {
             n: ConfigRun(n, _named(n, c)) for n, c in configs.items()
@@ -222,7 +234,8 @@ class WhatIf:
     def references(self) -> pd.DataFrame:
         """The two references, one row each: requests, ``over_limit`` (for the baseline: requests
         whose latest turn had to be cut to fit; for no compaction: requests over the input
-        limit, which a provider would reject), input cost, output cost and all-in cost (USD)."""
+        limit, which a provider would reject), input cost, output cost and all-in cost (USD);
+        ``attrs["pricing"]`` as `table`'s."""
         import pandas as pd
 
         rows = []
@@ -240,7 +253,9 @@ class WhatIf:
                     "cost": total,
                 }
             )
-        return pd.DataFrame(rows).set_index("reference")
+        frame = pd.DataFrame(rows).set_index("reference")
+        frame.attrs["pricing"] = self.pricing
+        return frame
 
     def table(self) -> pd.DataFrame:
         """One row per config: requests, input tokens sent, cost (USD all-in, its input and
@@ -249,7 +264,9 @@ class WhatIf:
         alone), peak request, failed preparations, ``failed_at`` (the request a replay could
         not prepare, where it stopped; its tokens and costs are then NaN: a part of the session
         is not priced as the whole), requests over the limit by the bill
-        (``over_limit_billed``; None without usage), replay time. ``attrs["unrecorded"]`` says
+        (``over_limit_billed``; None without usage), replay time. ``attrs["pricing"]`` names the
+        price and cache rules the costs use, or says they are unpriced (a model no table knows:
+        every cost NaN, never another model's dollars). ``attrs["unrecorded"]`` says
         what the recording does not hold of each request and how it is sized (or that the
         figures exclude it). ``attrs["verdict"]`` says in a sentence whether any config beats
         the feasible baseline (`verdict`)."""
@@ -263,6 +280,8 @@ class WhatIf:
             for run in self.runs.values()
         ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
+        frame.attrs["pricing"] = self.pricing
+        frame.attrs["counting"] = counting_note(self.model, self.cache.method)
         frame.attrs["verdict"] = self.verdict()
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None
@@ -342,11 +361,22 @@ class WhatIf:
     def verdict(self) -> str:
         """A plain sentence: whether any config that ran to the end costs less than the
         feasible baseline at this window, and by how much the cheapest does (or does not)."""
+        if not self.price.known:
+            return (
+                f"With the window at {self.context_window:,} tokens, no config's cost can be "
+                f"compared: the costs are {self.pricing}; pass price=Price(...) to price them."
+            )
         feasible = sum(c.cost for c in self.baseline)
         costs = {
             name: run.cost if run.error is None else math.nan for name, run in self.runs.items()
         }
         return baseline_verdict(self.context_window, costs, feasible)
+
+    @property
+    def pricing(self) -> str:
+        """What the costs are priced as: the price (model, list price, source) and the cache
+        rules, or ``unpriced (model X has no known price)`` (`pricing_note`)."""
+        return pricing_note(self.model, self.price, self.rules)
 
     @property
     def calibration(self) -> Calibration | None:

@@ -10,6 +10,7 @@ compares the requests the runs' models were actually sent (`signature`).
 from __future__ import annotations
 
 import html
+import math
 import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from ctxlab.analysis._cost import (
     cache_rules_for,
     costs_of_manifests,
     price_for,
+    pricing_note,
 )
 from ctxlab.exceptions import ForkError
 from ctxlab.fork._arrival import ARRIVALS
@@ -146,13 +148,23 @@ class Outcomes:
         if not run.manifests:
             return 0.0
         before = list(run.branch.point.manifests)
+        price, rules = self._pricing(run.manifests[0].model)
+        costs = costs_of_manifests([*before, *run.manifests], price, rules)
+        # NaN for a model no table prices: never $0, never another model's dollars.
+        return float(sum(c.cost for c in costs[len(before) :]))
+
+    def _pricing(self, model: str) -> tuple[Price, CacheRules]:
         # Priced as the run's model bills, whatever model the origin's requests went to (a
         # recording of one provider forked onto another's model).
-        model = run.manifests[0].model
-        price = self._price or price_for(model)
-        rules = self._rules or cache_rules_for(model)
-        costs = costs_of_manifests([*before, *run.manifests], price, rules)
-        return float(sum(c.cost for c in costs[len(before) :]))
+        rules = self._rules or cache_rules_for(model, self._price)
+        return self._price or price_for(model), rules
+
+    @property
+    def pricing(self) -> list[str]:
+        """What each run's model's costs are priced as, once per model (`pricing_note`): the
+        price and its source, or ``unpriced (model X has no known price)``."""
+        models = dict.fromkeys(r.manifests[0].model for r in self.runs if r.manifests)
+        return [pricing_note(m, *self._pricing(m)) for m in models]
 
     def frame(self) -> pd.DataFrame:
         """One row per run (`OUTCOME_COLUMNS`)."""
@@ -183,7 +195,7 @@ class Outcomes:
                     "steps_max": max(steps),
                     "tokens": statistics.fmean(r["tokens"] for r in mine),
                     "cost": statistics.fmean(costs),
-                    "cost_sd": statistics.stdev(costs) if len(costs) > 1 else 0.0,
+                    "cost_sd": _spread(costs),
                     "compactions": statistics.fmean(r["compactions"] for r in mine),
                     "diverges_at": min(diverged) if diverged else None,
                     "errors": sum(r["error"] is not None for r in mine),
@@ -206,6 +218,9 @@ class Outcomes:
             f"{html.escape(str(frame['runs'].max()))}; diverges_at: the first step where a "
             f"run's context differs from {html.escape(self.reference)!s}'s first run.</div>"
         )
+        note += "".join(
+            f"<div class='ctxlab-pricing'>cost: {html.escape(p)}</div>" for p in self.pricing
+        )
         return (
             f"<table class='ctxlab-outcomes'><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>{note}"
@@ -217,6 +232,14 @@ class Outcomes:
     def __repr__(self) -> str:
         branches = list(dict.fromkeys(r.branch.name for r in self.runs))
         return f"Outcomes(branches={branches}, runs={len(self.runs)})"
+
+
+def _spread(costs: list[float]) -> float:
+    """The standard deviation of the runs' costs: NaN when any is unpriced (statistics.stdev
+    raises on NaN), 0 for one run."""
+    if any(math.isnan(c) for c in costs):
+        return math.nan
+    return statistics.stdev(costs) if len(costs) > 1 else 0.0
 
 
 def pd_na() -> object:

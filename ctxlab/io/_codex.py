@@ -254,9 +254,14 @@ class _Reader:
         builder.use()
         # The session's running total beside the request's own: no request's bill.
         builder.set_aside(info.get("total_token_usage"), "the session's running total")
-        # OpenAI's input tokens include the cached ones; ctxlab keeps them apart.
+        # OpenAI's input tokens include the cached ones and, from GPT-5.6, the ones written to
+        # the cache (``TokenUsage.cache_write_input_tokens``, serde default 0: absent before);
+        # ctxlab keeps the three apart.
         usage = ProviderUsage.with_cache_inside(
-            last.get("input_tokens"), last.get("output_tokens"), last.get("cached_input_tokens")
+            last.get("input_tokens"),
+            last.get("output_tokens"),
+            last.get("cached_input_tokens"),
+            last.get("cache_write_input_tokens"),
         )
         if self.usage_first:
             if self.pending is not None:

@@ -292,6 +292,10 @@ def _token_count(msg: Mapping[str, Any]) -> ProviderUsage | None:
     usage = as_mapping(info).get("last_token_usage") if isinstance(info, Mapping) else msg
     if not isinstance(usage, Mapping) or "input_tokens" not in usage:
         return None
+    # Cache writes (GPT-5.6 and later) are part of the input, as the cached tokens are.
     return ProviderUsage.with_cache_inside(
-        usage.get("input_tokens"), usage.get("output_tokens"), usage.get("cached_input_tokens")
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        usage.get("cached_input_tokens"),
+        usage.get("cache_write_input_tokens"),
     )

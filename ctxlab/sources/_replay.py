@@ -22,6 +22,7 @@ from typing import Literal
 
 from ctxlab.agent._watched import Capabilities
 from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._recorded import (
     AFTER,
     RecordedCompaction,
@@ -50,7 +51,7 @@ from ctxlab.messages import AssistantMessage, request_start
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline._stages import fixed_part
 from ctxlab.sources._base import ModelInfo, StepSource
-from ctxlab.tokens import TokenCounter
+from ctxlab.tokens import TokenCounter, counter_for
 
 __all__ = ["VIEWS", "ReplaySession", "View"]
 
@@ -70,7 +71,8 @@ class ReplaySession(StepSource):
         context_window: The window of the model the session is replayed for.
         config: The config to replay under (the defaults when omitted; setting
             ``context_config`` takes effect at the next `run`).
-        counter: How to count tokens (tiktoken cl100k_base when omitted).
+        counter: How to count tokens (the recorded model's own tokenizer where one is public
+            offline, else cl100k_base: `ctxlab.tokens.counter_for`).
         view: ``"recorded"`` (the requests the recorded agent sent, the default: a recording
             shows what it holds) or ``"replayed"`` (ctxlab's pipeline under ``config``); see the
             module's docstring.
@@ -101,6 +103,8 @@ class ReplaySession(StepSource):
             msg = f"view must be one of {list(VIEWS)}, got {view!r}"
             raise UsageError(msg)
         model = ModelInfo(f"replay of {transcript.name}", context_window)
+        # Counted with the recorded model's own tokenizer where one is public (o200k: GPT-4o/5).
+        counter = counter or counter_for(recorded_model(transcript.meta))
         super().__init__(transcript.name, model, config, counter)
         self.transcript = transcript
         self.view: View = view

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import ipywidgets as w
 
 from ctxlab.analysis._calibration import Calibration
+from ctxlab.analysis._price import Price, checked_price
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event, ModelResponseEvent
 from ctxlab.exceptions import UsageError
@@ -62,13 +63,16 @@ class Lab:
     Args:
         agent: The agent to observe and steer.
         follow: Select each new request as it arrives (else keep the user's selection).
+        price: The price of the agent's model, for the steps' costs (its own, `price_for`,
+            when omitted: a model no table knows is unpriced, its costs NaN).
     """
 
-    def __init__(self, agent: Watched, *, follow: bool = True) -> None:
+    def __init__(self, agent: Watched, *, follow: bool = True, price: Price | None = None) -> None:
         self.agent = agent
         self.follow = follow
         self.reading = False  # a recording being read: its panels are drawn when it ends
-        self.log = StepLog()
+        self.price = checked_price(price)
+        self.log = StepLog(price=self.price)
         self.selected: int | None = None
         self.task: asyncio.Task[Any] | None = None
         self.last_error: BaseException | None = None

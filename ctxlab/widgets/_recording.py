@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from ctxlab.analysis._calibration import Calibration
+from ctxlab.analysis._prices import recorded_model
 from ctxlab.exceptions import UsageError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
@@ -51,7 +52,8 @@ class RecordingView:
     def new_log(self) -> StepLog:
         """An empty step log, calibrated (the recorded view by segment: each compaction of the
         recorded agent restarts its fixed part)."""
-        log = StepLog()
+        # Priced as the recorded model: the replayed requests are named for the replay.
+        log = StepLog(model=recorded_model(self.recording.transcript.meta), price=self.lab.price)
         if self.calibration is not None:
             log.calibrate(self.calibration, segmented=self.recording.view == "recorded")
         return log

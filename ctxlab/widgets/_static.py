@@ -14,6 +14,8 @@ a style rule hides the snapshot.
 
 from __future__ import annotations
 
+import html as html_text
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -60,13 +62,32 @@ class StaticView:
         return snapshot_html(header, lab.log.manifests, marks, limit, calibrated)
 
     def report(self) -> str:
-        """The self-contained page of `Lab.report`: every request's bar, then its manifest."""
+        """The self-contained page of `Lab.report`: what the session cost and what it is priced
+        as, every request's bar, then its manifest."""
         lab = self.lab
         recording = lab._recording()
         view = view_label(recording) if recording is not None else "live"
         # Every request's bar, not the snapshot's latest 40: a report is read in full.
         return report_html(
-            f"ctxlab · {lab.agent.name} · {view}", self.html(limit=None), lab.log.manifests
+            f"ctxlab · {lab.agent.name} · {view}",
+            self.pricing_html() + self.html(limit=None),
+            lab.log.manifests,
+        )
+
+    def pricing_html(self) -> str:
+        """The session's cost and the price it is computed with (model, list price, source,
+        cache rules) — or ``unpriced (model X has no known price)``, never $0."""
+        log = self.lab.log
+        note = html_text.escape(log.pricing_note)
+        if not len(log):
+            return f"<p class='ctxlab-pricing'>costs: {note}</p>"
+        # A Python sum: pandas' would skip NaN and call an unpriced session free.
+        total = sum(float(c) for c in log.frame()["cost"])
+        if math.isnan(total):
+            return f"<p class='ctxlab-pricing' style='color:#c00'>cost: {note}</p>"
+        return (
+            f"<p class='ctxlab-pricing'>cost: ${total:,.4f} over {len(log):,} requests (summary "
+            f"calls included), priced as {note}</p>"
         )
 
     def bundle(self) -> dict[str, Any]:

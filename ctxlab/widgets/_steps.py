@@ -17,7 +17,14 @@ from ctxlab.agent import (
     ModelResponseEvent,
 )
 from ctxlab.analysis._calibration import Calibration, CalibrationPoint, bill_flag, fit_points
-from ctxlab.analysis._cost import costs_of_manifests
+from ctxlab.analysis._cost import (
+    CacheRules,
+    Price,
+    cache_rules_for,
+    costs_of_manifests,
+    price_for,
+    pricing_note,
+)
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import (
     STEP_COLUMNS,
@@ -78,6 +85,12 @@ class StepLog:
     _recorded: list[int] = field(default_factory=list)
     usage_changes: list[int] = field(default_factory=list)
     """The rows whose usage columns a response filled, in order (what a view redraws)."""
+    model: str = ""
+    """The model the costs are priced as: a recording's recorded model (its replayed requests
+    are ctxlab's); empty: the first request's model."""
+    price: Price | None = None
+    """A price to use instead of the model's (`price_for`): a model no table knows is
+    unpriced, its costs NaN, unless one is given."""
     calibration_revision: int = 0
     """Counts `calibrate` calls: every row's ``calibrated`` changed with each."""
     """The recorded compactions up to and including each row (kept as rows are added: the
@@ -243,11 +256,24 @@ class StepLog:
         frame: pd.DataFrame = self._frame
         return frame
 
+    def pricing(self) -> tuple[str, Price, CacheRules]:
+        """The model the costs are priced as, its price and its provider's cache rules (an
+        unknown model: `Price.unknown`, every cost NaN)."""
+        model = self.model or (self.sent[0].model if self.sent else "")
+        return model, self.price or price_for(model), cache_rules_for(model, self.price)
+
+    @property
+    def pricing_note(self) -> str:
+        """What the costs are priced as, or that they are unpriced (`pricing_note`)."""
+        return pricing_note(*self.pricing())
+
     def _costs(self) -> tuple[list[float], list[float]]:
         # Each step's request plus the summary calls made since the previous step.
         per_step = [0.0] * len(self.rows)
         step = 0
-        for manifest, cost in zip(self.sent, costs_of_manifests(self.sent), strict=True):
+        _, price, rules = self.pricing()
+        costs = costs_of_manifests(self.sent, price, rules)
+        for manifest, cost in zip(self.sent, costs, strict=True):
             if manifest.purpose == "summary":
                 if step < len(per_step):
                     per_step[step] += cost.cost

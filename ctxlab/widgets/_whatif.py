@@ -26,6 +26,7 @@ import ipywidgets as w
 import numpy as np
 import plotly.graph_objects as go
 
+from ctxlab.analysis._cost import CacheRules, Price
 from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.analysis._whatif_frames import cumulative_costs
@@ -82,7 +83,10 @@ class WhatIfLab:
                     "xaxis": {"title": "request", "unifiedhovertitle": {"text": "request %{x}"}},
                     "yaxis": {"title": "input tokens"},
                     "yaxis2": {
-                        "title": "cumulative cost (USD)",
+                        # An unknown model draws no cost line: the axis says why.
+                        "title": "cumulative cost (USD)"
+                        if what.price.known
+                        else "cost: unpriced (no known price)",
                         "overlaying": "y",
                         "side": "right",
                         "rangemode": "tozero",
@@ -157,10 +161,13 @@ class WhatIfLab:
         context_window: int,
         counter: TokenCounter | None = None,
         unrecorded_tokens: UnrecordedTokens = None,
+        price: Price | None = None,
+        rules: CacheRules | None = None,
     ) -> WhatIfLab:
         """Replay ``transcript`` under ``configs`` (three presets when omitted: ctxlab's
-        defaults, AgentScope's, observation masking) and show them (``unrecorded_tokens``: see
-        `ctxlab.WhatIf`)."""
+        defaults, AgentScope's, observation masking) and show them (``unrecorded_tokens``,
+        ``price``, ``rules``: see `ctxlab.WhatIf`; the table says what the costs are priced as,
+        or that the recording's model is unpriced)."""
         chosen = (
             dict(configs) if configs else {n: ContextConfig.preset(n) for n in _DEFAULT_PRESETS}
         )
@@ -169,6 +176,8 @@ class WhatIfLab:
             chosen,
             context_window=context_window,
             counter=counter,
+            price=price,
+            rules=rules,
             unrecorded_tokens=unrecorded_tokens,
         )
         await what.run()

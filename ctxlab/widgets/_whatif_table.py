@@ -1,7 +1,8 @@
 """The what-if lab's comparison table: one row per config, its figures, the verdict under it,
-where a replay stopped, the calibrated figures — and, while a slider's move is being
-analysed, the headline figures at once with ``computing…`` in the cells and a note saying
-which configs' retention and cost are coming."""
+what the costs are priced as (or that they are unpriced), where a replay stopped, the
+calibrated figures — and, while a slider's move is being analysed, the headline figures at once
+with ``computing…`` in the cells and a note saying which configs' retention and cost are
+coming."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ def scrolling(table: str) -> str:
 
 COMPUTING = "computing…"
 """What a figure still being computed shows, in its cell and in the note under the table."""
+
+UNPRICED = "unpriced"
+"""What a cost cell shows when the model has no known price (the note under the table says
+which model)."""
+
+_COSTS = frozenset(
+    ("cost", "input_cost", "output_cost", "cost_vs_baseline", "cost_vs_no_compaction")
+)
 
 
 def _cell(value: Any) -> str:
@@ -79,7 +88,8 @@ class ComparisonTable:
             for name, run in self.what.runs.items()
         }
         rows = [
-            [name, *(_cell(frame.loc[name, c]) for c in COMPARISON_COLUMNS)] for name in frame.index
+            [name, *(self._value(frame.loc[name, c], c) for c in COMPARISON_COLUMNS)]
+            for name in frame.index
         ]
         page = self._comparison(rows)
         verdict = frame.attrs.get("verdict")
@@ -102,7 +112,7 @@ class ComparisonTable:
                     *(
                         _cell(frame.loc[name, c])
                         if c in HEADLINE_COLUMNS
-                        else _cell(known[c])
+                        else self._value(known[c], c)
                         if c in known
                         else COMPUTING
                         for c in COMPARISON_COLUMNS
@@ -111,13 +121,24 @@ class ComparisonTable:
             )
         return self._comparison(rows) + self._notes(None)
 
+    def _value(self, value: Any, column: str) -> str:
+        """A cell; a cost of a model no table prices is said ``unpriced``, never "–" or 0."""
+        if column in _COSTS and not self.what.price.known:
+            return UNPRICED
+        return _cell(value)
+
     def _comparison(self, rows: list[list[str]]) -> str:
         headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
         return scrolling(_table(rows, ["config", *headers], "ctxlab-whatif"))
 
     def _notes(self, frame: pd.DataFrame | None) -> str:
-        """Where a replay stopped (and why); with the full table, the calibrated figures."""
-        page = ""
+        """What the costs are priced as, where a replay stopped (and why); with the full
+        table, the calibrated figures."""
+        colour = "#555" if self.what.price.known else "#c00"
+        page = (
+            f"<div class='ctxlab-pricing' style='color:{colour}'>costs: "
+            f"{html.escape(self.what.pricing)}</div>"
+        )
         total = len(self.what.baseline)  # the references are priced once, at the first table
         for name, run in self.what.runs.items():
             if run.error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript
@@ -55,7 +57,10 @@ def test_openai_caches_automatically_in_128_token_steps() -> None:
 def test_prices_match_dated_model_names() -> None:
     assert price_for("claude-sonnet-4-5-20250929") == PRICES["claude-sonnet-4-5"]
     assert price_for("claude-haiku-4-5") == PRICES["claude-haiku-4-5"]
-    assert price_for("some-local-model") == PRICES["claude-sonnet-4-6"]
+    # A model no table knows is unpriced, never Sonnet's price (issue 50).
+    unknown = price_for("some-local-model")
+    assert not unknown.known and math.isnan(unknown.input)
+    assert unknown.label == "unpriced (model 'some-local-model' has no known price)"
 
 
 def _session(turns: int) -> Transcript:
@@ -66,7 +71,8 @@ def _session(turns: int) -> Transcript:
         text = f"/var/log/app{n}.log: request {1000 + n} failed\n" * 60
         messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
     messages.append(AssistantMessage(content="All logs read."))
-    return Transcript(name="logs", meta={}, system="You read logs.", messages=tuple(messages))
+    meta = {"models": ["claude-sonnet-4-6"]}  # priced as its model: an unknown one is unpriced
+    return Transcript(name="logs", meta=meta, system="You read logs.", messages=tuple(messages))
 
 
 async def test_what_if_compares_configs_against_no_compaction() -> None:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript
 from ctxlab.analysis._config_run import ConfigRun
+from ctxlab.analysis._cost import PRICES, CacheRules
 from ctxlab.analysis._references import reference_shapes
 from ctxlab.analysis._replay import replay
 from ctxlab.analysis._whatif import WhatIf
@@ -27,6 +28,7 @@ from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
 from tests.analysis.anthropic_bill import (
+    MINIMUM,
     Bill,
     Block,
     Clearing,
@@ -38,6 +40,12 @@ from tests.analysis.anthropic_bill import (
     summary_blocks,
 )
 from tests.conftest import corpus_files, requires_corpus
+
+BILLED_PRICE = PRICES["claude-sonnet-4-6"]
+BILLED_RULES = CacheRules.anthropic(MINIMUM)
+"""The bill is Anthropic's (Sonnet's minimum): the what-if is asked for Anthropic's price and
+rules, whatever model a session recorded (the corpus's longest are Gemini's and Opus 4.6's,
+whose own rules are others)."""
 
 SONNET = {"models": ["claude-sonnet-4-6"]}
 
@@ -152,7 +160,14 @@ async def _compare(
 async def _compared(
     transcript: Transcript, config: ContextConfig, window: int, cache: TokenCache
 ) -> tuple[list[str], ConfigRun]:
-    what = WhatIf(transcript, {"c": config}, context_window=window, counter=cache)
+    what = WhatIf(
+        transcript,
+        {"c": config},
+        context_window=window,
+        counter=cache,
+        price=BILLED_PRICE,
+        rules=BILLED_RULES,
+    )
     await what.run()
     run = what.runs["c"]
     assert run.error is None
@@ -258,7 +273,14 @@ async def _compare_references(
 ) -> tuple[float, float]:
     """The what-if's two references (drop the oldest turns to fit; never compact) against the
     independent bill of the same requests; their costs."""
-    what = WhatIf(transcript, {"c": CONFIGS["ctxlab"]}, context_window=window, counter=cache)
+    what = WhatIf(
+        transcript,
+        {"c": CONFIGS["ctxlab"]},
+        context_window=window,
+        counter=cache,
+        price=BILLED_PRICE,
+        rules=BILLED_RULES,
+    )
     await what.run()
     first = what.runs["c"].steps[0]
     items = first.manifest.items

@@ -13,6 +13,9 @@ from ctxlab import SWEEP_COLUMNS, ContextConfig, Transcript, sweep
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from tests.helpers import CountingCounter
 
+MODEL = {"models": ["claude-sonnet-4-6"]}
+"""The sessions' recorded model: their costs are its price (an unknown model is unpriced)."""
+
 
 def _session(name: str, turns: int) -> Transcript:
     messages: list[UserMessage | AssistantMessage] = [UserMessage(content=f"Task {name}.")]
@@ -24,7 +27,7 @@ def _session(name: str, turns: int) -> Transcript:
         text = f"/srv/{name}/{n}.log:{100 + n}: error {n}\n" * 50
         messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
     messages.append(AssistantMessage(content="Done."))
-    return Transcript(name, {}, "You triage logs.", tuple(messages))
+    return Transcript(name, MODEL, "You triage logs.", tuple(messages))
 
 
 SESSIONS = [_session("alpha", 14), _session("beta", 9)]
@@ -139,7 +142,7 @@ def test_the_cache_is_keyed_by_ctxlabs_version_and_the_sessions_tools(
     assert sweep(one, CONFIGS, (6_000,), cache_dir=tmp_path, progress=False).attrs["computed"] == 2
     # Another session's tools: the replays count other schemas, so nothing may be served.
     schema = ToolSchema("grep", "Search files.", {"type": "object", "properties": {}})
-    tooled = [Transcript("beta", {}, "You triage logs.", SESSIONS[1].messages, tools=(schema,))]
+    tooled = [Transcript("beta", MODEL, "You triage logs.", SESSIONS[1].messages, tools=(schema,))]
     assert (
         sweep(tooled, CONFIGS, (6_000,), cache_dir=tmp_path, progress=False).attrs["computed"] == 2
     )
@@ -153,11 +156,12 @@ def test_with_a_cache_dir_a_session_is_tokenized_once_across_sweeps(
 ) -> None:
     spies: list[CountingCounter] = []
 
-    def spy() -> CountingCounter:
+    def spy(model: str) -> CountingCounter:
+        # The session's model's counter (`counter_for`), spied on.
         spies.append(CountingCounter())
         return spies[-1]
 
-    monkeypatch.setattr("ctxlab.analysis._sweep.default_counter", spy)
+    monkeypatch.setattr("ctxlab.analysis._sweep.counter_for", spy)
     (one,) = SESSIONS[:1]
     result = next(b for m in one.messages for b in m.content if isinstance(b, ToolResultBlock))
     first = sweep([one], CONFIGS, (6_000,), cache_dir=tmp_path, progress=False)
@@ -179,7 +183,7 @@ def test_a_replay_that_fails_part_way_is_a_row_without_a_price_and_is_cached(
     messages = list(session.messages)
     huge = "/srv/gamma/big.log:1: error\n" * 3_000
     messages[8] = UserMessage(content=(ToolResultBlock(tool_use_id="c3", content=huge),))
-    session = Transcript("gamma", {}, session.system, tuple(messages))
+    session = Transcript("gamma", MODEL, session.system, tuple(messages))
     configs = {"ctxlab": ContextConfig(), "trunc": ContextConfig.preset("openai_truncation")}
     frame = sweep([session], configs, (6_000,), progress=False, cache_dir=tmp_path)
     rows = frame.set_index("config")

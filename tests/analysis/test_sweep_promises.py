@@ -16,7 +16,7 @@ from ctxlab.analysis import _sweep
 from ctxlab.analysis._sweep import COUNTS_FILE, run_group
 from ctxlab.config import ContextConfig
 from ctxlab.exceptions import CacheNotWritten, UsageError
-from tests.analysis.test_sweep import CONFIGS, SESSIONS
+from tests.analysis.test_sweep import CONFIGS, MODEL, SESSIONS
 
 ONE = {"ctxlab": CONFIGS["ctxlab"]}
 
@@ -119,7 +119,7 @@ def test_a_cached_case_is_served_under_the_names_it_is_asked_by(tmp_path: Path) 
     first = sweep(
         [SESSIONS[1]], {"a": CONFIGS["ctxlab"]}, (6_000,), cache_dir=tmp_path, progress=False
     )
-    renamed = SESSIONS[1].__class__("gamma", {}, SESSIONS[1].system, SESSIONS[1].messages)
+    renamed = SESSIONS[1].__class__("gamma", MODEL, SESSIONS[1].system, SESSIONS[1].messages)
     again = sweep([renamed], {"b": CONFIGS["ctxlab"]}, (6_000,), cache_dir=tmp_path, progress=False)
     assert again.attrs["cached"] == 1
     assert again[["session", "config", "window"]].values.tolist() == [["gamma", "b", 6_000]]

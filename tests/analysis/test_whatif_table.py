@@ -34,7 +34,8 @@ def _session(turns: int, *, huge_at: int | None = None) -> Transcript:
                 text += " " + "pasted log line\n" * 20_000
             messages.append(UserMessage(content=text))
     messages.append(AssistantMessage(content="Done."))
-    return Transcript(name="billing", meta={}, system="You fix tests.", messages=tuple(messages))
+    meta = {"models": ["claude-sonnet-4-6"]}  # priced as its model: an unknown one is unpriced
+    return Transcript(name="billing", meta=meta, system="You fix tests.", messages=tuple(messages))
 
 
 CONFIGS = {"ctxlab": ContextConfig.preset("ctxlab")}

@@ -53,7 +53,9 @@ def logs_session(
         messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
     usage[len(messages)] = ProviderUsage(10, 5, 300 * turns, 300)
     messages.append(AssistantMessage(content="All read."))
-    return Transcript(name, {}, "You read logs.", tuple(messages), usage=usage)
+    # A recording names its model: its costs are that model's (an unknown one is unpriced).
+    meta = {"models": ["claude-sonnet-4-6"]}
+    return Transcript(name, meta, "You read logs.", tuple(messages), usage=usage)
 
 
 def cases(*, corpus: bool) -> Iterator[tuple[str, Transcript, int, dict[str, Any]]]:

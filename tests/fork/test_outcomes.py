@@ -16,11 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxlab.agent import Agent
+from ctxlab.analysis._prices import price_for
 from ctxlab.demo import DEMO_WORKSPACE, demo_config
 from ctxlab.fork import Outcomes, fork, run_forward
 from ctxlab.messages import AssistantMessage, TextBlock
 from tests.fork.helpers import Session, check_tests, demo_session, project_tests_pass, tree_hash
 from tests.strategies import SETTINGS
+
+SONNET = price_for("claude-sonnet-4-6")
+"""The demo model has no price of its own (unpriced): its runs are priced as Sonnet here."""
 
 
 def _actions(history: Any, after: int) -> list[tuple[str, str]]:
@@ -51,7 +55,7 @@ async def _outcomes(session: Session, at: int, tmp: Path, **configs: object) -> 
         )
         for name, config in configs.items()
     ]
-    return await run_forward(branches, runs=2, check=check_tests, max_steps=12)
+    return await run_forward(branches, runs=2, check=check_tests, max_steps=12, price=SONNET)
 
 
 @pytest.mark.parametrize("at", [0, 2, 3])

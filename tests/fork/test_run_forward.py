@@ -7,6 +7,7 @@ its own, numbered after the runs made here."""
 from __future__ import annotations
 
 import inspect
+import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from ctxlab.analysis._cost import CacheRules
-from ctxlab.analysis._prices import Price
+from ctxlab.analysis._prices import Price, price_for
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, prepare_workspace
 from ctxlab.exceptions import ForkError, UsageError
 from ctxlab.fork import Outcomes, Workspace, fork, run_forward
@@ -65,11 +66,26 @@ async def test_the_price_and_cache_rules_reach_the_table(tmp_path: Path) -> None
     assert priced.row(run)["cost"] == pytest.approx(
         Outcomes([run], branch.name, price=price, rules=rules).row(run)["cost"]
     )
-    # Controls: the model's own price, and the price without the rules, cost otherwise.
-    assert Outcomes([run], branch.name).row(run)["cost"] < priced.row(run)["cost"]
-    assert Outcomes([run], branch.name, price=price).row(run)["cost"] != pytest.approx(
+    # Controls: the branch's model has no price of its own (unpriced: NaN, never another model's
+    # dollars), and the price without the rules costs otherwise.
+    own = Outcomes([run], branch.name)
+    assert math.isnan(own.row(run)["cost"])
+    assert own.pricing == ["unpriced (model 'ctxlab-memoryless' has no known price)"]
+    assert (
+        "cost: unpriced (model &#x27;ctxlab-memoryless&#x27; has no known price)"
+        in own.table_html()
+    )
+    assert priced.pricing == [
+        "a price you passed: $30 input, $150 output, cache read $3, cache write $37.50 per "
+        "million tokens; no prompt cache (every input token at the input price)"
+    ]
+    # A price passed for a model of no known provider: no cache assumed (said in the note);
+    # Anthropic's rules with it cost otherwise.
+    assert Outcomes([run], branch.name, price=price).row(run)["cost"] == pytest.approx(
         priced.row(run)["cost"]
     )
+    anthropic = Outcomes([run], branch.name, price=price, rules=CacheRules.anthropic())
+    assert anthropic.row(run)["cost"] != pytest.approx(priced.row(run)["cost"])
     with pytest.raises(UsageError, match="price must be a Price"):
         await run_forward(branch, price="cheap")  # type: ignore[arg-type]
 
@@ -123,10 +139,17 @@ async def test_on_an_executor_the_runs_are_those_of_this_process(tmp_path: Path)
         )
         for name, config in (("same", None), ("cut", demo_config(tool_result_limit=300)))
     ]
-    here = await run_forward(branches, check=check_tests, max_steps=8)
+    sonnet = price_for("claude-sonnet-4-6")  # the demo model has no price of its own
+    here = await run_forward(branches, check=check_tests, max_steps=8, price=sonnet)
     with ThreadPoolExecutor(2) as pool:
         there = await run_forward(
-            branches, runs=2, check=check_tests, max_steps=8, executor=pool, reference="cut"
+            branches,
+            runs=2,
+            check=check_tests,
+            max_steps=8,
+            executor=pool,
+            reference="cut",
+            price=sonnet,
         )
         # Again: the runs are numbered on, each in a new folder of its own.
         more = await run_forward(branches[0], runs=2, max_steps=8, executor=pool)

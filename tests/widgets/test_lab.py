@@ -19,6 +19,7 @@ import numpy as np
 
 from ctxlab import ApproximateCounter, ContextConfig, TextSource
 from ctxlab.agent import Agent
+from ctxlab.analysis._prices import price_for
 from ctxlab.demo import DEMO_PROMPT, demo_agent
 from ctxlab.manifest import PLACEMENTS
 from ctxlab.models import ScriptedModel, tool_call
@@ -29,7 +30,8 @@ XSS = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture
 async def demo_lab(tmp_path: Path) -> Lab:
-    lab = Lab(demo_agent(tmp_path / "ws"))
+    # The demo model has no price of its own (unpriced): its steps are priced as Sonnet here.
+    lab = Lab(demo_agent(tmp_path / "ws"), price=price_for("claude-sonnet-4-6"))
     await lab.send(DEMO_PROMPT)
     assert lab.last_error is None
     return lab
@@ -45,7 +47,7 @@ async def test_steps_frame_and_figure_follow_the_session(demo_lab: Lab) -> None:
     summaries = [m for m in lab.log.sent if m.purpose == "summary"]
     assert summaries and len(lab.log.sent) == len(steps) + len(summaries)
     assert steps["cumulative_cost"].iloc[-1] == pytest.approx(
-        sum(c.cost for c in costs_of_manifests(lab.log.sent))
+        sum(c.cost for c in costs_of_manifests(lab.log.sent, price_for("claude-sonnet-4-6")))
     )
     assert (steps["validation"] == "passed").all()
     assert steps["usage_input"].notna().all()

@@ -130,7 +130,9 @@ async def test_a_replay_that_fails_part_way_is_not_priced_as_the_whole_session()
     huge = "worker-3 ERROR request failed\n" * 2_000
     messages = list(session.messages)
     messages[22] = UserMessage(content=(ToolResultBlock(tool_use_id="c10", content=huge),))
-    session = Transcript(session.name, {}, session.system, tuple(messages), usage=session.usage)
+    session = Transcript(
+        session.name, session.meta, session.system, tuple(messages), usage=session.usage
+    )
     what = WhatIf(
         session,
         {
