@@ -14,10 +14,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ctxlab.analysis._cost import Prefix, Price, RequestCost, RequestShape
+from ctxlab.analysis._unrecorded import UnrecordedPart
+from ctxlab.io._transcript import Transcript
+from ctxlab.materials import SystemPart, Unrecorded
 from ctxlab.messages import AssistantMessage, UserMessage, request_start
+from ctxlab.pipeline._stages import fixed_part, unrecorded_item
 from ctxlab.tokens import TokenCache
 
-__all__ = ["Fixed", "ReferenceShapes", "References", "output_cost", "reference_shapes"]
+__all__ = [
+    "Fixed",
+    "ReferenceShapes",
+    "References",
+    "fixed_parts",
+    "output_cost",
+    "reference_shapes",
+]
 
 Message = UserMessage | AssistantMessage
 
@@ -192,3 +203,24 @@ def fit_from(
             used -= tokens[first]
             first += 1
     return first if used <= room else -1
+
+
+def fixed_parts(
+    transcript: Transcript, cache: TokenCache, part: UnrecordedPart | None
+) -> Callable[[int], Fixed]:
+    """What each request of the references repeats, by the reply it produced — the unrecorded
+    part (its model's), tool schemas and System, in the provider's order — as (keys, tokens)."""
+    system = (SystemPart("system_prompt", transcript.system),) if transcript.system else ()
+    recorded = fixed_part(system, tuple(transcript.tools), cache)
+    rest = (*recorded.tool_items, *recorded.system_items)
+    known: dict[Unrecorded | None, Fixed] = {}
+
+    def of(reply: int) -> Fixed:
+        unseen = part.at(reply) if part is not None else None
+        if unseen not in known:
+            items = (*((unrecorded_item(unseen),) if unseen else ()), *rest)
+            keys = tuple(f"{i.id}#{i.content_hash}" for i in items)
+            known[unseen] = (keys, tuple(i.tokens for i in items))
+        return known[unseen]
+
+    return of

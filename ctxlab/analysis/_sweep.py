@@ -30,17 +30,14 @@ from typing import TYPE_CHECKING, Any
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
-    cache_rules_for,
     checked_price,
-    price_for,
-    pricing_note,
 )
-from ctxlab.analysis._prices import recorded_model, recorded_on
+from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
 from ctxlab.analysis._sync import run_sync
 from ctxlab.analysis._tasks import Task, is_dask, run_tasks
 from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
-from ctxlab.analysis._verdict import sweep_findings
+from ctxlab.analysis._verdict import say_pricing, sweep_findings
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import CacheNotWritten, CountStoreError, UsageError, WriteError
@@ -286,7 +283,7 @@ def sweep(
     frame.attrs.update(computed=len(computed), cached=len(rows) - len(computed))
     frame.attrs["interrupted"] = interrupted
     frame.attrs["findings"] = sweep_findings(frame)
-    _say_pricing(frame, sessions, price, rules)
+    say_pricing(frame, sessions, price, rules)
     frame.attrs["cache_problems"] = list(problems)
     if problems:
         first = next(iter(problems))
@@ -297,31 +294,6 @@ def sweep(
         )
         warnings.warn(msg, CacheNotWritten, stacklevel=2)
     return frame
-
-
-def _say_pricing(
-    frame: pd.DataFrame,
-    sessions: Mapping[str, Transcript],
-    price: Price | None,
-    rules: CacheRules | None,
-) -> None:
-    """``attrs["pricing"]``: what each session's costs are priced as (its recorded model's
-    price, as `WhatIf` takes it); a finding names the sessions that are unpriced — their costs
-    are NaN and the comparisons above leave them out."""
-    pricing: dict[str, str] = {}
-    unpriced: list[str] = []
-    for name, transcript in sessions.items():
-        model = recorded_model(transcript.meta)
-        used = price or price_for(model, recorded_on(transcript.meta))
-        pricing[name] = pricing_note(model, used, rules or cache_rules_for(model, price))
-        if not used.known:
-            unpriced.append(name)
-    frame.attrs["pricing"] = pricing
-    if unpriced:
-        frame.attrs["findings"].append(
-            f"{len(unpriced)} of {len(sessions)} sessions are unpriced, their costs NaN and left "
-            "out of the comparisons: " + "; ".join(f"{name}: {pricing[name]}" for name in unpriced)
-        )
 
 
 Group = tuple[str, tuple[int, ...], dict[str, ContextConfig]]

@@ -10,10 +10,15 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ctxlab.analysis._cost import CacheRules, Price, cache_rules_for, price_for, pricing_note
+from ctxlab.analysis._prices import recorded_model, recorded_on
+
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BASELINE", "baseline_verdict", "sweep_findings"]
+    from ctxlab.io._transcript import Transcript
+
+__all__ = ["BASELINE", "baseline_verdict", "say_pricing", "sweep_findings"]
 
 BASELINE = "the feasible baseline (no summary, the oldest turns dropped to fit)"
 
@@ -90,3 +95,28 @@ def sweep_findings(frame: pd.DataFrame) -> list[str]:
         costs = rows.groupby("config")["cost"].sum().astype(float).to_dict()
         findings.append(baseline_verdict(int(window), costs, baseline, sessions=len(shared)))
     return findings
+
+
+def say_pricing(
+    frame: pd.DataFrame,
+    sessions: Mapping[str, Transcript],
+    price: Price | None,
+    rules: CacheRules | None,
+) -> None:
+    """``attrs["pricing"]``: what each session's costs are priced as (its recorded model's
+    price, as `WhatIf` takes it); a finding names the sessions that are unpriced — their costs
+    are NaN and the comparisons above leave them out."""
+    pricing: dict[str, str] = {}
+    unpriced: list[str] = []
+    for name, transcript in sessions.items():
+        model = recorded_model(transcript.meta)
+        used = price or price_for(model, recorded_on(transcript.meta))
+        pricing[name] = pricing_note(model, used, rules or cache_rules_for(model, price))
+        if not used.known:
+            unpriced.append(name)
+    frame.attrs["pricing"] = pricing
+    if unpriced:
+        frame.attrs["findings"].append(
+            f"{len(unpriced)} of {len(sessions)} sessions are unpriced, their costs NaN and left "
+            "out of the comparisons: " + "; ".join(f"{name}: {pricing[name]}" for name in unpriced)
+        )

@@ -19,7 +19,7 @@ for either.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
@@ -42,7 +42,7 @@ from ctxlab.analysis._cost import (
     request_costs,
 )
 from ctxlab.analysis._prices import recorded_model, recorded_on
-from ctxlab.analysis._references import Fixed, References, output_cost, reference_shapes
+from ctxlab.analysis._references import References, fixed_parts, output_cost, reference_shapes
 from ctxlab.analysis._unrecorded import (
     UnrecordedPart,
     UnrecordedTokens,
@@ -55,9 +55,7 @@ from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
-from ctxlab.materials import SystemPart, Unrecorded
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
-from ctxlab.pipeline._stages import fixed_part, unrecorded_item
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
 
@@ -187,7 +185,7 @@ class WhatIf:
             else:  # every config failed at its first request (the unrecorded part alone, say)
                 config = require_config(next(iter(self.runs.values())).config)
                 limit = Thresholds.compute(config, self.context_window).input_limit
-            fixed_of = self._fixed_parts()
+            fixed_of = fixed_parts(self.transcript, self.cache, self.unrecorded)
             messages = self.transcript.messages
             feasible, unlimited = (
                 reference_shapes(messages, self.cache, fixed_of, limit, cap)
@@ -209,27 +207,6 @@ class WhatIf:
                 References(request_costs(unlimited.shapes, self.price, self.rules), over),
             )
         return self._priced
-
-    def _fixed_parts(self) -> Callable[[int], Fixed]:
-        """What each request of the references repeats, by the reply it produced — the
-        unrecorded part (its model's), tool schemas and System, in the provider's order — as
-        (keys, tokens)."""
-        transcript = self.transcript
-        system = (SystemPart("system_prompt", transcript.system),) if transcript.system else ()
-        recorded = fixed_part(system, tuple(transcript.tools), self.cache)
-        rest = (*recorded.tool_items, *recorded.system_items)
-        part = self.unrecorded
-        known: dict[Unrecorded | None, Fixed] = {}
-
-        def of(reply: int) -> Fixed:
-            unseen = part.at(reply) if part is not None else None
-            if unseen not in known:
-                items = (*((unrecorded_item(unseen),) if unseen else ()), *rest)
-                keys = tuple(f"{i.id}#{i.content_hash}" for i in items)
-                known[unseen] = (keys, tuple(i.tokens for i in items))
-            return known[unseen]
-
-        return of
 
     def references(self) -> pd.DataFrame:
         """The two references, one row each: requests, ``over_limit`` (for the baseline: requests

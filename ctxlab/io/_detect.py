@@ -10,10 +10,7 @@ from typing import Any, Literal, get_args
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._autogen import is_autogen_state
-from ctxlab.io._chat import (
-    is_openai,
-    is_openai_responses,
-)
+from ctxlab.io._chat import is_openai
 from ctxlab.io._claude_code import is_claude_code_line
 from ctxlab.io._cline import is_cline_history
 from ctxlab.io._codex import is_codex_line
@@ -38,6 +35,7 @@ from ctxlab.io._goose import is_goose_export, is_goose_line
 from ctxlab.io._inspect import is_inspect_log
 from ctxlab.io._letta import is_letta_agent_file
 from ctxlab.io._mini_swe_agent import is_mini_swe_agent_list
+from ctxlab.io._openai_responses import is_openai_responses
 from ctxlab.io._opencode import is_opencode_export
 from ctxlab.io._openhands import is_openhands_events
 from ctxlab.io._openhands_logs import is_v0_log, is_v1_log

@@ -11,12 +11,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._autogen import from_autogen
 from ctxlab.io._build import ConversationBuilder, as_mapping
 from ctxlab.io._census import Census
-from ctxlab.io._chat import (
-    from_anthropic,
-    from_openai,
-    from_openai_responses,
-    tool_schemas,
-)
+from ctxlab.io._chat import from_anthropic, from_openai, tool_schemas
 from ctxlab.io._cline import from_cline
 from ctxlab.io._codex import from_codex
 from ctxlab.io._codex_exec import from_codex_exec
@@ -30,6 +25,7 @@ from ctxlab.io._goose import from_goose
 from ctxlab.io._inspect import from_inspect_sample, inspect_samples
 from ctxlab.io._letta import from_letta
 from ctxlab.io._mini_swe_agent import from_mini_swe_agent
+from ctxlab.io._openai_responses import from_openai_responses
 from ctxlab.io._opencode import from_opencode
 from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
 from ctxlab.io._openhands_logs import from_completion_log, is_v0_log, is_v1_log

@@ -22,6 +22,7 @@ from ctxlab.analysis._calibration import ZERO_BILL
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
+from ctxlab.widgets._budget_marks import compaction_marks, recorded_marks
 from ctxlab.widgets._columns import RowColumns
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
@@ -262,7 +263,7 @@ class BudgetPanel:
                     np.concatenate([lines[key], np.asarray(upcoming, dtype=np.float64)])
                 )
             base = len(PLACEMENTS) + len(LINES)
-            marks = [self._compaction_marks(log)]
+            marks = [compaction_marks(log)]
             for key in ("offloads", "omissions"):
                 hits = np.flatnonzero(columns[key])  # a row's step is its index
                 marks.append(
@@ -272,7 +273,7 @@ class BudgetPanel:
                         [f"{n} {key}" for n in columns[key][hits].tolist()],
                     )
                 )
-            marks.append(self._recorded_marks(log))
+            marks.append(recorded_marks(log))
             for offset, (xs, ys, text) in enumerate(marks):
                 at = np.asarray(xs, dtype=float)
                 data[base + offset]["x"] = at
@@ -328,32 +329,6 @@ class BudgetPanel:
             trace = self.plot.data[len(PLACEMENTS) + offset]
             trace["name"] = label if known else f"{label}: unknown"
 
-    @staticmethod
-    def _recorded_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
-        # Half a step before the first request after it, on the bill of that request (what the
-        # session's context came down to), or its estimate when nothing was billed.
-        xs: list[float] = []
-        ys: list[float] = []
-        text: list[str] = []
-        if not log.recorded_compactions:  # a live session: no manifest to read
-            return xs, ys, text
-        for step, manifest in enumerate(log.manifests):
-            for t in manifest.transforms:
-                if t.kind != "recorded_compaction":
-                    continue
-                after = t.tokens_after
-                row = log.rows[step]
-                late = t.target == "after"  # the session's last: after this request
-                xs.append(step + 0.5 if late else step - 0.5)
-                ys.append(after if after is not None else row["total"])
-                before = f"{t.tokens_before:,}" if t.tokens_before is not None else "?"
-                billed = f"{after:,} billed" if after is not None else "no request after it"
-                text.append(
-                    f"recorded compaction ({t.detail or 'trigger unknown'}) "
-                    f"{'after' if late else 'before'} request {step}: {before} → {billed}"
-                )
-        return xs, ys, text
-
     def update_usage(self, log: StepLog) -> None:
         """Redraw only the provider-usage line (a response arrived; nothing else changed)."""
         with self.plot.batch_update():
@@ -389,22 +364,6 @@ class BudgetPanel:
         marks["x"] = steps.astype(float)
         marks["y"] = self._scaled(np.nan_to_num(bills), steps)
         marks["text"] = [f"request {step}: {flag}" for step, flag in flagged]
-
-    @staticmethod
-    def _compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
-        # A compaction inside a request sits on that request's total; one between requests
-        # (manual, agentic) half a step later, at the total minus what it removed.
-        xs: list[float] = []
-        ys: list[float] = []
-        text: list[str] = []
-        for mark in log.compactions:
-            total = log.rows[mark.step]["total"] if 0 <= mark.step < len(log.rows) else 0
-            xs.append(mark.step + (0 if mark.within else 0.5))
-            removed = 0 if mark.within else mark.tokens_before - mark.tokens_after
-            ys.append(max(total - removed, 0))
-            where = f"in request {mark.step}" if mark.within else f"after request {mark.step}"
-            text.append(f"{mark.label} {where}: {mark.tokens_before:,} → {mark.tokens_after:,}")
-        return xs, ys, text
 
     def select(self, step: int) -> None:
         """Draw the selection line at ``step``."""

@@ -4,7 +4,7 @@ not record and how the estimates compare with the bill."""
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._presets import describe_config
@@ -19,8 +19,11 @@ if TYPE_CHECKING:
     from ctxlab.sources import ReplaySession
 
 __all__ = [
+    "FREQUENT_COMPACTIONS",
+    "FREQUENT_WINDOW",
     "calibration_notes",
     "flag_notes",
+    "frequent_note",
     "frequent_warning",
     "header_html",
     "loaded_notes",
@@ -211,7 +214,20 @@ def loaded_notes(meta: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def frequent_warning(recent: int, window: int, lines: Thresholds) -> str:
+FREQUENT_WINDOW = 12
+"""Requests looked back on when judging whether compactions come too often."""
+FREQUENT_COMPACTIONS = 4
+"""Compactions within `FREQUENT_WINDOW` requests that make the Lab warn."""
+
+
+def frequent_note(recent_compactions: Callable[[int], int], lines: Thresholds) -> str:
+    """The warning when compactions come too often (`FREQUENT_COMPACTIONS` within the last
+    `FREQUENT_WINDOW` requests, as ``recent_compactions(window)`` counts them), else ``""``."""
+    recent = recent_compactions(FREQUENT_WINDOW)
+    return frequent_warning(recent, lines) if recent >= FREQUENT_COMPACTIONS else ""
+
+
+def frequent_warning(recent: int, lines: Thresholds, window: int = FREQUENT_WINDOW) -> str:
     """The warning line when ``recent`` compactions came within ``window`` requests: what the
     thresholds leave between them and what to change."""
     return html.escape(

@@ -33,7 +33,7 @@ from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._calls import LiveCalls
 from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
 from ctxlab.widgets._fork_panel import ForkPanel
-from ctxlab.widgets._header import frequent_warning, header_html
+from ctxlab.widgets._header import frequent_note, header_html
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
@@ -50,10 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["Lab"]
 
 _TABS = ("Manifest", "Context", "Config", "Sources", "Fork")
-FREQUENT_WINDOW = 12
-"""Requests looked back on when judging whether compactions come too often."""
-FREQUENT_COMPACTIONS = 4
-"""Compactions within `FREQUENT_WINDOW` requests that make the Lab warn."""
 
 
 class Lab:
@@ -254,11 +250,9 @@ class Lab:
         self.budget.update(self.log, self._plot_thresholds(), select=self.selected)
 
     def _warn_if_frequent(self) -> None:
-        recent = self.log.recent_compactions(FREQUENT_WINDOW)
-        if recent >= FREQUENT_COMPACTIONS:
-            self.controls.warning.value = frequent_warning(
-                recent, FREQUENT_WINDOW, self.next_thresholds()
-            )
+        warning = frequent_note(self.log.recent_compactions, self.next_thresholds())
+        if warning:
+            self.controls.warning.value = warning
 
     def _config_applied(self, config: ContextConfig) -> None:
         if self.recording is not None:

@@ -1,0 +1,51 @@
+"""Where the budget plot marks a compaction: one ctxlab ran (on the request it ran in, or half
+a step after it) and one a recording holds (half a step before the first request after it, on
+that request's bill), with the words its hover shows."""
+
+from __future__ import annotations
+
+from ctxlab.widgets._steps import StepLog
+
+__all__ = ["compaction_marks", "recorded_marks"]
+
+
+def compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
+    # A compaction inside a request sits on that request's total; one between requests
+    # (manual, agentic) half a step later, at the total minus what it removed.
+    xs: list[float] = []
+    ys: list[float] = []
+    text: list[str] = []
+    for mark in log.compactions:
+        total = log.rows[mark.step]["total"] if 0 <= mark.step < len(log.rows) else 0
+        xs.append(mark.step + (0 if mark.within else 0.5))
+        removed = 0 if mark.within else mark.tokens_before - mark.tokens_after
+        ys.append(max(total - removed, 0))
+        where = f"in request {mark.step}" if mark.within else f"after request {mark.step}"
+        text.append(f"{mark.label} {where}: {mark.tokens_before:,} → {mark.tokens_after:,}")
+    return xs, ys, text
+
+
+def recorded_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
+    # Half a step before the first request after it, on the bill of that request (what the
+    # session's context came down to), or its estimate when nothing was billed.
+    xs: list[float] = []
+    ys: list[float] = []
+    text: list[str] = []
+    if not log.recorded_compactions:  # a live session: no manifest to read
+        return xs, ys, text
+    for step, manifest in enumerate(log.manifests):
+        for t in manifest.transforms:
+            if t.kind != "recorded_compaction":
+                continue
+            after = t.tokens_after
+            row = log.rows[step]
+            late = t.target == "after"  # the session's last: after this request
+            xs.append(step + 0.5 if late else step - 0.5)
+            ys.append(after if after is not None else row["total"])
+            before = f"{t.tokens_before:,}" if t.tokens_before is not None else "?"
+            billed = f"{after:,} billed" if after is not None else "no request after it"
+            text.append(
+                f"recorded compaction ({t.detail or 'trigger unknown'}) "
+                f"{'after' if late else 'before'} request {step}: {before} → {billed}"
+            )
+    return xs, ys, text
