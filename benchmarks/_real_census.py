@@ -614,6 +614,7 @@ def _inspect_sample(sample: Mapping[str, Any]) -> Holdings:
 # --- aider ---------------------------------------------------------------------------------
 
 _TOKENS = re.compile(r"^> Tokens: ([\d.,]+)(k?) sent", re.MULTILINE)
+_MODEL = re.compile(r"^> (?:Main model|Model): (\S+)", re.MULTILINE)
 
 
 def aider(path: Path) -> list[Holdings]:
@@ -641,6 +642,8 @@ def _aider_run(run: str) -> Holdings:
                 held.messages += 1
                 held.replies += 1
             state = "reply"
+    for model in _MODEL.findall(run):
+        held.models[model] += 1
     for number, k in _TOKENS.findall(run):
         value = float(number.replace(",", ""))
         held.bills.append(int(value * 1000) if k else int(value))

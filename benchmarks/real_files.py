@@ -43,6 +43,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -321,12 +322,14 @@ def priced(transcript: Transcript, census: Holdings | None, row: Row) -> None:
         row.price_ok = row.price_ok and ok
     said.append(_whatif_price(transcript, models[0]))
     row.price = "; ".join(said)
-    if "another provider" in said[-1]:
+    if "another" in said[-1]:
         row.price_ok = False
 
 
 def _price_of(model: str) -> tuple[str, bool]:
-    """``price_for(model)``: whose price it is, and whether that is the model's provider's."""
+    """``price_for(model)``: whose price it is, and whether that is the model's own (its name,
+    give or take a provider prefix and a date or ``-latest`` suffix) — a newer model priced as
+    an older one of its family, or as another provider's, is priced as another's."""
     try:
         price = price_for(model)
     except CtxlabError as exc:
@@ -338,10 +341,19 @@ def _price_of(model: str) -> tuple[str, bool]:
     ]
     if not names:
         return "a price of no listed model", True
+    if any(_own_name(model, n) for n in names):
+        return names[0], True
     own, theirs = provider_of(model), {provider_of(n) for n in names}
-    if own is not None and own not in theirs:
-        return f"priced as {names[0]} ({'/'.join(sorted(map(str, theirs)))})", False
-    return f"{names[0]}", True
+    whose = "another provider's" if own is not None and own not in theirs else "another model's"
+    return f"priced as {names[0]} ({whose})", False
+
+
+def _own_name(model: str, name: str) -> bool:
+    bare = model.rsplit("/", 1)[-1]
+    return (
+        re.fullmatch(re.escape(name) + r"(-\d{8}|-\d{4}-\d{2}-\d{2}|-latest|@\d+)?", bare)
+        is not None
+    )
 
 
 def _whatif_price(transcript: Transcript, model: str) -> str:
@@ -357,13 +369,22 @@ def _whatif_price(transcript: Transcript, model: str) -> str:
     kind = str(getattr(rules, "kind", rules))
     own = provider_of(model)
     theirs = {provider_of(n) for n in names}
-    bad_price = own is not None and bool(names) and own not in theirs
+    bad_price = bool(names) and not any(_own_name(model, n) for n in names)
+    bad_provider = own is not None and bool(names) and own not in theirs
     # Google caches implicitly, as OpenAI does: Anthropic's breakpoints are another's rules.
     bad_rules = own is not None and (kind == "anthropic") != (own == "anthropic")
     priced_as = names[0] if names else ("unpriced" if price is None else "unlisted price")
-    return f"what-if prices it as {priced_as}, {kind} cache rules" + (
-        " (another provider)" if bad_price or bad_rules else ""
-    )
+    said = f"what-if prices {model} as {priced_as}, {kind} cache rules"
+    if bad_provider or bad_rules:
+        whose = (
+            "price and rules"
+            if bad_provider and bad_rules
+            else "price"
+            if bad_provider
+            else "rules"
+        )
+        return f"{said} (another provider's {whose})"
+    return said + (" (another model's price)" if bad_price else "")
 
 
 def examine(fmt: str, path: Path, episodes: int) -> Row:
