@@ -62,6 +62,7 @@ from ctxlab.io._census import Census
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import (
     AssistantMessage,
+    ProviderBlock,
     RedactedThinkingBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -218,7 +219,9 @@ def held_by(transcripts: list[Transcript], row: Row) -> None:
         for message in transcript.messages:
             row.replies += isinstance(message, AssistantMessage)
             for block in message.content:
-                if isinstance(block, ToolUseBlock):
+                if isinstance(block, ToolUseBlock) or (
+                    isinstance(block, ProviderBlock) and block.kind.endswith(_SERVER_CALLS)
+                ):
                     row.kept_tools += 1
                 elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
                     row.kept_reasoning += 1
@@ -233,6 +236,8 @@ def held_by(transcripts: list[Transcript], row: Row) -> None:
         row.ctxlab_census += _census_problems(transcript.meta.get("census"))
 
 
+_SERVER_CALLS = ("_call", "server_tool_use", "mcp_tool_use")
+"""A provider-side call kept as the provider wrote it (a web search, an image generation)."""
 _REASONING = ("reason", "thought", "think")
 _CALLS = ("_call", "tool call", "function call", "tool_use", "tool use")
 
