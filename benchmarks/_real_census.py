@@ -456,8 +456,16 @@ def openhands_events(path: Path) -> list[Holdings]:
     ``message`` actions, the agent's actions — a function call carries ``tool_call_metadata``
     with the ``model_response`` (and its usage) of the reply that made it, shared by the calls
     of one reply."""
+    if path.suffix == ".jsonl":  # an evaluation's output: one instance (its history) a line
+        return [
+            _openhands_history(record.get("history") if isinstance(record, Mapping) else None)
+            for _, record in _lines(path)
+        ]
     data = json.loads(path.read_text(encoding="utf-8"))
-    events = data.get("history") if isinstance(data, Mapping) else data
+    return [_openhands_history(data.get("history") if isinstance(data, Mapping) else data)]
+
+
+def _openhands_history(events: Any) -> Holdings:
     held = Holdings()
     responses: dict[str, Mapping[str, Any]] = {}
     calls: set[str] = set()
@@ -484,13 +492,15 @@ def openhands_events(path: Path) -> list[Holdings]:
         if _choice(response).get("reasoning_content"):
             held.reasoning += 1
     held.tool_calls = len(calls)
-    return [held]
+    return held
 
 
 def openhands(path: Path) -> list[Holdings]:
     """Dispatch: a V1 conversation folder, a completion log, or an event history."""
     if path.is_dir():
         return openhands_v1(path)
+    if path.suffix == ".jsonl":
+        return openhands_events(path)
     data = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(data, Mapping) and ("response" in data or "fncall_response" in data):
         return openhands_log(path)
@@ -771,6 +781,10 @@ _PROVIDERS = (
     ("openai", ("gpt-", "o1", "o3", "o4", "codex", "chatgpt", "openai/")),
     ("google", ("gemini", "google/")),
     ("deepseek", ("deepseek",)),
+    ("meta", ("llama", "meta-llama/")),
+    ("mistral", ("mistral", "codestral", "devstral")),
+    ("alibaba", ("qwen",)),
+    ("xai", ("grok",)),
 )
 
 
@@ -780,5 +794,8 @@ def provider_of(model: str) -> str | None:
     name = model.lower().rsplit("/", 1)[-1]
     for provider, starts in _PROVIDERS:
         if name.startswith(starts) or any(f"/{s}" in model.lower() for s in starts):
+            return provider
+    for provider, starts in _PROVIDERS:  # a router's name for it: "openrouter-llama-4-…"
+        if any(f"-{s}" in name for s in starts if not s.endswith("/")):
             return provider
     return None

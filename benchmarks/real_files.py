@@ -197,19 +197,20 @@ def _entries_of(fmt: str, child: Path) -> Iterator[tuple[str, Path]]:
 # --- ctxlab's side -------------------------------------------------------------------------
 
 
-def loaded(path: Path, fmt: str, episodes: int) -> list[Transcript]:
-    """Every episode ctxlab reads from ``path`` (at most ``episodes``): a file of one
-    conversation is one; a file of several (Inspect's samples, aider's runs) is read episode
-    by episode until ctxlab says there is no more."""
+def loaded(path: Path, episodes: int, refused: list[str] | None = None) -> list[Transcript]:
+    """Every episode ctxlab reads from ``path`` (at most ``episodes``; 1: the file's default
+    conversation): a file of several (Inspect's samples, aider's runs, an OpenHands evaluation's
+    instances) is read episode by episode; an episode ctxlab refuses is said in ``refused``."""
     first = load(path)
-    if fmt not in ("inspect", "aider", "tau_bench", "letta", "autogen", "otel"):
+    if episodes <= 1:
         return [first]
     out = []
     for number in range(episodes):
         try:
             out.append(load(path, episode=number))
-        except CtxlabError:
-            break
+        except CtxlabError as exc:
+            if refused is not None:
+                refused.append(f"episode {number} refused: {_one_line(exc)[:160]}")
     return out or [first]
 
 
@@ -401,9 +402,12 @@ def examine(fmt: str, path: Path, episodes: int) -> Row:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         found = None
         row.ctxlab_census.append(f"(this census failed: {type(exc).__name__}: {exc})")
-    row.census = _summed(found) if found is not None else None
+    # A file of several conversations is compared whole, episode by episode, up to the cap.
+    several = found is not None and len(found) > 1
+    count = min(len(found), episodes) if found is not None and several else 1
+    row.census = _summed(found[:count]) if found is not None else None
     try:
-        transcripts = loaded(path, fmt, episodes)
+        transcripts = loaded(path, count, row.ctxlab_census)
     except CtxlabError as exc:
         row.error = f"{type(exc).__name__}: {_one_line(exc)}"
         row.seconds = time.perf_counter() - started
@@ -495,7 +499,7 @@ def control(rows: list[Row], paths: dict[str, Path], episodes: int) -> tuple[Row
             continue  # the control needs a file whose counts agree, to damage
         path = paths[row.name]
         copy = Row(row.fmt, f"CONTROL (damaged {row.name})", census=held)
-        held_by([damaged(t) for t in loaded(path, row.fmt, episodes)], copy)
+        held_by([damaged(t) for t in loaded(path, max(row.episodes, 1))], copy)
         losses = copy.losses()
         shown = any("tool calls lost" in x for x in losses) and any("usage on" in x for x in losses)
         return copy, shown
