@@ -96,6 +96,7 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
                 if isinstance(response, Mapping) and response_id not in responses:
                     responses.add(response_id)
                     usage = openai_usage(response.get("usage"))
+                    _note_model(builder, response.get("model"))
                 blocks: list[dict[str, Any]] = []
                 thought = args.get("thought")
                 if isinstance(thought, str) and thought.strip():
@@ -117,6 +118,15 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
             builder.set_aside(event.get("llm_metrics"), "the run's running totals")
             _observation(event, calls, builder)
     return builder
+
+
+def _note_model(builder: ConversationBuilder, model: Any) -> None:
+    # The models that answered, in order (each response names its own): what the session is
+    # priced and counted as.
+    if isinstance(model, str) and model:
+        models = builder.notes.setdefault("models", [])
+        if model not in models:
+            models.append(model)
 
 
 def _images(urls: Any) -> list[dict[str, Any]]:

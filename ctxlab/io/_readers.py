@@ -159,6 +159,8 @@ def _openhands(data: Any, where: str, name: str, episode: int, meta: dict[str, A
         raise MessageFormatError(msg)
     events, notes = openhands_events_of(data, where, episode)
     builder = from_openhands_events(events, where)
+    if notes.get("models"):  # the run's config names its model whole (its provider too)
+        builder.notes.pop("models", None)
     instance = (
         data[episode] if isinstance(data, list) and "history" in as_mapping(data[0]) else data
     )

@@ -66,3 +66,23 @@ def test_each_instance_of_an_output_is_an_episode() -> None:
         "demo__pager-2",
     )
     assert first.meta["models"] == ["anthropic/claude-sonnet-4-5"]
+
+
+def test_a_trajectory_names_the_models_its_responses_name(tmp_path: Path) -> None:
+    # An OpenHands trajectory (events with tool_call_metadata) names its model only in each
+    # response: the session must say it, or it is priced and counted as no model.
+    events = json.loads((FIXTURES / "trajectory.json").read_text())
+    for event in events:
+        response = (event.get("tool_call_metadata") or {}).get("model_response")
+        if isinstance(response, dict):
+            response["model"] = "claude-3-5-sonnet-20241022"
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(events))
+    assert load(path).meta["models"] == ["claude-3-5-sonnet-20241022"]
+    # The control: responses that name no model leave the session's models as the file says.
+    for event in events:
+        response = (event.get("tool_call_metadata") or {}).get("model_response")
+        if isinstance(response, dict):
+            response.pop("model", None)
+    path.write_text(json.dumps(events))
+    assert load(path).meta.get("models") in (None, [])
