@@ -185,16 +185,36 @@ class _Reader:
                 self.reply(blocks)
             else:
                 builder.add("user", blocks)
-        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call") or (
+            kind == "tool_search_call" and item.get("execution") != "server"
+        ):
             self.reply([_call(item)])
-        elif kind in ("function_call_output", "custom_tool_call_output"):
+        elif kind in ("function_call_output", "custom_tool_call_output") or (
+            kind == "tool_search_output" and item.get("execution") != "server"
+        ):
             builder.add("user", [_output(item)])
-        elif kind == "web_search_call":
+        elif kind in _SERVER_ITEMS:
+            # Run by the provider (a web search, an image made, a search of the tools): part
+            # of the reply, sent back as it is.
             self.reply([{"type": "provider", "data": dict(item)}])
+        elif kind == "agent_message":
+            self.agent_message(item)
         elif kind == "reasoning":
             self.reasoning(item)
         else:
             builder.skip(str(kind or "unknown item"))  # snapshots, compaction
+
+    def agent_message(self, item: Mapping[str, Any]) -> None:
+        # What the agent said (to the user, or to another agent): Codex sends it back as the
+        # assistant's words; an encrypted part as it is.
+        said = item.get("message")
+        blocks = _content(item.get("content"))
+        if isinstance(said, str) and said.strip():
+            blocks = [{"type": "text", "text": said}, *blocks]
+        if blocks:
+            self.reply(blocks)
+        else:
+            self.builder.skip("empty agent message")
 
     def reasoning(self, item: Mapping[str, Any]) -> None:
         # What Codex sends back: the encrypted reasoning, else (a model that returns it in the
@@ -307,8 +327,17 @@ def _texts(parts: Any) -> list[str]:
     ]
 
 
+_SERVER_ITEMS = frozenset({"web_search_call", "image_generation_call", "tool_search_call",
+                           "tool_search_output"})  # fmt: skip
+"""Items of calls the provider ran (a tool search whose ``execution`` is ``server`` among them:
+client-run ones are a call and its output, read as such)."""
+
+
 def _call(item: Mapping[str, Any]) -> dict[str, Any]:
     call_id = str(item.get("call_id") or item.get("id") or "")
+    if item.get("type") == "tool_search_call":
+        return {"type": "tool_use", "id": call_id, "name": "tool_search",
+                "input": arguments_of(item.get("arguments"))}  # fmt: skip
     if item.get("type") == "local_shell_call":
         action = item.get("action")
         inputs = dict(action) if isinstance(action, Mapping) else {}
@@ -330,7 +359,7 @@ def _call(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _output(item: Mapping[str, Any]) -> dict[str, Any]:
-    output = item.get("output")
+    output = item.get("output", item.get("tools"))  # (a tool search answers with tools)
     error = False
     if isinstance(output, Mapping):  # the failure shape: {content, success: false}
         error = output.get("success") is False

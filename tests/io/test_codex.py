@@ -226,3 +226,53 @@ def test_any_rollout_pairs_each_usage_with_its_own_request(
     ]
     census = transcript.census
     assert census is not None and census.adds_up and census.usage_lost == {}
+
+
+def test_the_2026_items_a_rollout_sends_back_are_kept() -> None:
+    # Codex's ResponseItem (codex-rs/protocol models.rs, 2026): a client-run tool search is a
+    # call and its output (paired by call_id unless the server ran it); a web search, an image
+    # made and a server-run tool search are calls the provider ran; an agent message is the
+    # assistant's words — every one sent back to the model in later requests.
+    def item(payload: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "timestamp": "2026-08-03T10:00:00.000Z",
+            "type": "response_item",
+            "payload": payload,
+        }
+
+    lines = [
+        _lines()[0],
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        item({"type": "tool_search_call", "call_id": "ts1", "execution": "client",
+              "arguments": {"query": "calendar"}}),
+        item({"type": "tool_search_output", "call_id": "ts1", "execution": "client",
+              "tools": [{"type": "function", "name": "create_event"}]}),
+        item({"type": "web_search_call", "id": "ws1", "status": "completed",
+              "action": {"type": "search", "query": "x"}}),
+        item({"type": "image_generation_call", "id": "ig1", "status": "completed",
+              "result": "iVBOR"}),
+        item({"type": "tool_search_call", "call_id": "ts2", "execution": "server",
+              "arguments": {"query": "y"}}),
+        item({"type": "agent_message", "message": "Found 2 files.", "phase": "output"}),
+    ]  # fmt: skip
+    transcript = load(lines, format="codex")
+    blocks = [(m.role, b.type) for m in transcript.messages for b in m.content]
+    assert ("assistant", "tool_use") in blocks and ("user", "tool_result") in blocks
+    (call,) = [b for m in transcript.messages for b in m.content if b.type == "tool_use"]
+    assert (call.id, call.name, call.input) == ("ts1", "tool_search", {"query": "calendar"})  # type: ignore[union-attr]
+    (result,) = [b for m in transcript.messages for b in m.content if b.type == "tool_result"]
+    assert "create_event" in str(result.content)  # type: ignore[union-attr]
+    provided = [
+        b.data["type"] for m in transcript.messages for b in m.content if b.type == "provider"
+    ]  # type: ignore[union-attr]
+    assert provided == ["web_search_call", "image_generation_call", "tool_search_call"]
+    said = [
+        b.text
+        for m in transcript.messages
+        if m.role == "assistant"
+        for b in m.content
+        if b.type == "text"
+    ]  # type: ignore[union-attr]
+    assert said == ["Found 2 files."]
+    census = transcript.census
+    assert census is not None and census.whole, census
