@@ -98,6 +98,7 @@ class _Reader:
         self.replied = False  # a reply since the last assistant.usage
         self.output_only: set[int] = set()  # replies whose usage is their output count alone
         self.calls: set[str] = set()  # model calls (apiCallId) whose output count is placed
+        self.event_id: Any = None  # the id of the event being read
         self.reasoning = ""  # the latest assistant.reasoning text, kept as a thinking block
 
     def event(self, event: Any) -> None:
@@ -108,6 +109,7 @@ class _Reader:
             return
         kind, data = event["type"], event["data"]
         builder.record(kind, raw=event)
+        self.event_id = event.get("id")
         if kind in _TOTALS:
             # The session's totals (kept in meta), a compaction's context sizes: no bill.
             builder.set_aside_field(event, "data", _TOTALS[kind])
@@ -206,7 +208,13 @@ def _output_usage(reader: _Reader, data: Mapping[str, Any]) -> ProviderUsage | N
     # several messages, one per reasoning boundary, sharing its apiCallId).
     tokens = data.get("outputTokens")
     call = data.get("apiCallId")
-    if tokens is None or (isinstance(call, str) and call in reader.calls):
+    if tokens is None:
+        return None
+    if isinstance(call, str) and call in reader.calls:
+        # The call's count again, on a later message of its response: set aside, as the file's
+        # inventory knows it (the data of this event).
+        counted = {"id": reader.event_id, "data": {"outputTokens": tokens}}
+        reader.builder.set_aside_field(counted, "data", "a model call's output, counted once")
         return None
     if isinstance(call, str) and call:
         reader.calls.add(call)

@@ -197,7 +197,11 @@ def usage_key(value: Mapping[str, Any], ids: tuple[str, ...]) -> str:
 
 
 def named(value: Mapping[str, Any]) -> bool:
-    return any(isinstance(value.get(k), str) for k in ("name", "toolName", "tool_name"))
+    # A name of its own, or its function's (OpenAI's ``{"function": {"name": ...}}``).
+    function = value.get("function")
+    return any(isinstance(value.get(k), str) for k in ("name", "toolName", "tool_name")) or (
+        isinstance(function, Mapping) and isinstance(function.get("name"), str)
+    )
 
 
 def call_id(value: Mapping[str, Any]) -> str | None:

@@ -118,23 +118,7 @@ def sessions(
     if not root.is_dir():
         msg = f"{str(root)!r} is not a folder; give a folder of session files"
         raise UsageError(msg)
-    wanted = tuple(s.lower() for s in suffixes)
-    listed = [
-        p
-        for p in root.rglob("*")
-        if p.is_file() and p.name.lower().endswith(wanted) and not _hidden(p, root)
-    ]
-    files = sorted(
-        [
-            p
-            for p in listed
-            if not _agent_meta(p)
-            and not _part_of_a_conversation(p)
-            and not companion(p)  # a part of a session listed under another of its files
-            and _session_markdown(p)
-        ]
-        + _bare_conversations(listed)
-    )
+    files = _session_files(root, suffixes)
     count = _workers(workers)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
     rows: list[dict[str, Any]] = []
@@ -161,6 +145,28 @@ def sessions(
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
     # Counts as integers with gaps (a file that did not load has none), not floats.
     return frame.astype(dict.fromkeys(_COUNTS, "Int64"))
+
+
+def _session_files(root: Path, suffixes: Iterable[str]) -> list[Path]:
+    """The files under ``root`` that are sessions of their own, in order: by suffix, not hidden,
+    not a part of a session listed under another of its files."""
+    wanted = tuple(s.lower() for s in suffixes)
+    listed = [
+        p
+        for p in root.rglob("*")
+        if p.is_file() and p.name.lower().endswith(wanted) and not _hidden(p, root)
+    ]
+    return sorted(
+        [
+            p
+            for p in listed
+            if not _agent_meta(p)
+            and not _part_of_a_conversation(p)
+            and not companion(p)  # a part of a session listed under another of its files
+            and _session_markdown(p)
+        ]
+        + _bare_conversations(listed)
+    )
 
 
 def _agent_meta(path: Path) -> bool:

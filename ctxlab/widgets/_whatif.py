@@ -65,6 +65,26 @@ def _line(
     }
 
 
+def _layout(*, priced: bool) -> dict[str, Any]:
+    """The what-if plot's layout: tokens on the left, the cumulative cost on the right."""
+    return {
+        "height": 400,
+        "margin": {"l": 60, "r": 60, "t": 20, "b": 40},
+        "xaxis": {"title": "request", "unifiedhovertitle": {"text": "request %{x}"}},
+        "yaxis": {"title": "input tokens"},
+        "yaxis2": {
+            # An unknown model draws no cost line: the axis says why.
+            "title": "cumulative cost (USD)" if priced else "cost: unpriced (no known price)",
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+        },
+        # Below the plot: above it, several configs' entries covered the curves.
+        "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
+        "hovermode": "x unified",
+    }
+
+
 class WhatIfLab:
     """Several configs over one transcript (see the module's documentation). Build it with
     `open`; display ``lab`` (or ``lab.widget``)."""
@@ -75,28 +95,7 @@ class WhatIfLab:
         self.filling: asyncio.Task[Any] | None = None
         """The grading and pricing a slider's move left to do (None when nothing is left)."""
         names = list(what.runs)
-        self.plot = LivePlot(
-            go.Figure(
-                layout={
-                    "height": 400,
-                    "margin": {"l": 60, "r": 60, "t": 20, "b": 40},
-                    "xaxis": {"title": "request", "unifiedhovertitle": {"text": "request %{x}"}},
-                    "yaxis": {"title": "input tokens"},
-                    "yaxis2": {
-                        # An unknown model draws no cost line: the axis says why.
-                        "title": "cumulative cost (USD)"
-                        if what.price.known
-                        else "cost: unpriced (no known price)",
-                        "overlaying": "y",
-                        "side": "right",
-                        "rangemode": "tozero",
-                    },
-                    # Below the plot: above it, several configs' entries covered the curves.
-                    "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
-                    "hovermode": "x unified",
-                }
-            )
-        )
+        self.plot = LivePlot(go.Figure(layout=_layout(priced=what.price.known)))
         self.comparison = ComparisonTable(what)
         self.table = self.comparison.table
         self.computing = self.comparison.computing

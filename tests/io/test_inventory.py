@@ -70,8 +70,11 @@ def test_tool_calls_in_every_shape_counted_once_by_id_or_by_name_and_arguments()
     gemini = {"parts": [{"functionCall": {"name": "grep", "args": {"q": "x"}}}]}
     responses = {"type": "function_call", "call_id": "c3", "name": "x", "arguments": "{}"}
     vercel = {"type": "tool-call", "toolCallId": "c4", "toolName": "y", "input": {}}
-    found = inventory_of([openai, anthropic, gemini, responses, vercel])
-    assert found.counts()["tool call"] == 5
+    # Continue keeps a call's state with the call in OpenAI's shape under "toolCall".
+    continued = {"toolCallStates": [{"toolCallId": "c5", "toolCall": {"id": "c5",
+                 "type": "function", "function": {"name": "edit", "arguments": "{}"}}}]}  # fmt: skip
+    found = inventory_of([openai, anthropic, gemini, responses, vercel, continued])
+    assert found.counts()["tool call"] == 6
     # A tool's schema is not a call.
     schema = {"tools": [{"type": "function", "function": {"name": "ls", "parameters": {}}}]}
     assert _counts(schema) == {}
