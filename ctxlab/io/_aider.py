@@ -11,7 +11,8 @@ Read from aider's own writer (Aider-AI/aider, ``aider/io.py``: ``InputOutput.use
 - the user's input, every line prefixed ``#### `` (the lines of one input joined by a
   two-space line break) — and, when a question is answered for a whole group of files, the
   answer echoed as an input (``#### Add file to the chat? … [Yes]: all``): aider's, not a
-  message;
+  message; and a command (``/ask …``, ``!ls``; ``Commands.is_command``) is never sent — one
+  that sends a message writes it again as an input;
 - the model's reply as it is;
 - aider's own output (commands, applied edits, commits, questions and answers, token reports)
   as ``> `` quoted lines, each output ending with a two-space line break. An output of several
@@ -238,6 +239,9 @@ class _Run:
                 self.last = "closed" if self.last == "assistant" else self.last
                 return
             self.builder.record("user input line", len(item.lines))
+            if _command(item.text):
+                self.builder.skip("aider command (its message, if it sends one, follows)")
+                return
             self.builder.text("user", item.text)
             self.last = "user"
             # An architect's editor is run on the architect's reply as its input.
@@ -361,6 +365,12 @@ class _Run:
         return notes
 
 
+def _command(text: str) -> bool:
+    # Commands.is_command: an input opening with "/" or "!" is aider's to run, never sent; one
+    # that sends a message (/ask, /code, /architect …) writes it again as an input.
+    return text[:1] in ("/", "!")
+
+
 def _same(text: str, other: str) -> bool:
     def lines(value: str) -> list[str]:
         return [line.rstrip() for line in value.strip().splitlines()]
@@ -443,7 +453,8 @@ def _holds_messages(run: list[str]) -> bool:
     # An input or a reply line after the run's header (aider's own lines are quoted).
     for line in run[1:]:
         if line.startswith("####"):
-            if line[4:].strip() and not _answer_echo(line[5:]):
+            text = line[4:].strip()
+            if text and not _answer_echo(line[5:]) and not _command(text):
                 return True
         elif not line.startswith(">") and line.strip():
             return True

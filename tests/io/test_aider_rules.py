@@ -469,3 +469,33 @@ def test_an_output_of_several_lines_is_quoted_on_its_first_line_only(tmp_path: P
     census = transcript.census
     assert census is not None and census.adds_up
     assert census.read["aider output line"] == 9
+
+
+def test_a_command_is_not_sent_and_the_message_it_sends_follows_as_an_input(
+    tmp_path: Path,
+) -> None:
+    # aider/commands.py: is_command ("/" or "!"); /ask runs a coder on its message, which
+    # writes it again as an input (base_coder.run). A run of commands alone holds no message.
+    text = "\n".join(
+        [
+            START,
+            "#### /help  ",
+            "> /add Add files to the chat  ",
+            START.replace("10:00", "11:00"),
+            "#### /ask is nodes.py used?  ",
+            "",
+            "#### is nodes.py used?  ",
+            "",
+            "No.",
+            "> Tokens: 1.0k sent, 2 received.  ",
+            "#### !ls  ",
+            "> a.py  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert transcript.meta["episode"] == 1
+    assert shown(transcript) == [
+        ("user", ("text", "is nodes.py used?")),
+        ("assistant", ("text", "No.")),
+    ]
+    assert transcript.meta["skipped"]["aider command (its message, if it sends one, follows)"] == 2
