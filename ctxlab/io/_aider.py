@@ -259,9 +259,7 @@ class _Run:
             self._reply_lines(item)
 
     def _blank(self, item: _Item) -> None:
-        if self.reply and not self.gap:
-            self.reply.extend(item.lines)  # blank lines inside the reply being read
-            return
+        # Blank lines between aider's outputs or inputs (a reply's own are in its item).
         self.builder.record("reply line", len(item.lines))
         self.builder.skip("blank line")
 
@@ -357,8 +355,9 @@ class _Run:
         if self.prompts:
             notes["aider_prompts"] = dict(self.prompts)
             notes["inferred"] = (
-                "the prompts aider sent with no input of the user's rebuilt: its own after "
-                "files were added, else what the history shows between the two replies"
+                "the prompts aider sent with no input of the user's rebuilt from the history: "
+                "its added-files prompt, the edit error or linter output it reflected; else "
+                "aider's output between the two replies stands for it (unrecorded_prompts)"
             )
         if self.prompts.get("shown output"):
             notes["unrecorded_prompts"] = self.prompts["shown output"]
@@ -379,8 +378,10 @@ def _same(text: str, other: str) -> bool:
 
 
 def _answer(text: str) -> str:
-    # confirm_ask writes "<question> (Y)es/(N)o… [Yes]: y": the answer's first letter.
-    return text.rsplit(":", 1)[-1].strip()[:1].lower()
+    # confirm_ask writes "<question> (Y)es/(N)o… [Yes]: y" (before 2024, "<question> y"): the
+    # answer's first letter.
+    words = text.split()
+    return words[-1][:1].lower() if words else ""
 
 
 def _question(text: str) -> bool:
