@@ -499,3 +499,72 @@ def test_a_command_is_not_sent_and_the_message_it_sends_follows_as_an_input(
         ("assistant", ("text", "No.")),
     ]
     assert transcript.meta["skipped"]["aider command (its message, if it sends one, follows)"] == 2
+
+
+def test_files_added_for_the_whole_group_an_exception_and_a_commit_after_the_linter(
+    tmp_path: Path,
+) -> None:
+    # confirm_ask with a group: "a" answers for the rest, each further file's answer echoed as
+    # an input; apply_updates' other exceptions (no token report before 2024: the reply ends
+    # there all the same); lint_edited's output then auto_commit's line before the question.
+    ask = "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]:"
+    text = "\n".join(
+        [
+            START,
+            "#### fix the ]: parser  ",  # an input, though it holds "]: "
+            "It is in a.py and b.py.",
+            "> Tokens: 100 sent, 5 received.  ",
+            "> a.py  ",
+            f"> {ask} a  ",
+            "> b.py  ",
+            f"#### {ask} all  ",
+            f"> {ask} a  ",
+            "",
+            "a.py",
+            "> Exception while updating files:  ",
+            "> [Errno 13] Permission denied: 'a.py'  ",
+            "",
+            "b.py then",
+            "> Tokens: 300 sent, 9 received.  ",
+            "> Applied edit to b.py  ",
+            "> # Fix any errors below, if possible.  ",
+            "> b.py:1:1: F401 'os' imported but unused  ",
+            "> Commit 5e6f7a8 style: Ran the linter  ",
+            "> Attempt to fix lint errors? (Y)es/(N)o [Yes]: y  ",
+            "",
+            "fixed",
+            "> Tokens: 400 sent, 3 received.  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert [b[1] for _, b in shown(transcript)] == [
+        "fix the ]: parser",
+        "It is in a.py and b.py.",
+        "I added these files to the chat: a.py, b.py\nLet me know if there are others we should add.",
+        "a.py",
+        "[Errno 13] Permission denied: 'a.py'",
+        "b.py then",
+        "# Fix any errors below, if possible.\nb.py:1:1: F401 'os' imported but unused",
+        "fixed",
+    ]
+    assert transcript.usage == {
+        1: ProviderUsage(100, 5),
+        5: ProviderUsage(300, 9),
+        7: ProviderUsage(400, 3),
+    }
+    assert transcript.meta["aider_prompts"] == {
+        "added files": 1,
+        "edit error": 1,
+        "lint errors": 1,
+    }
+
+
+def test_a_report_after_an_input_of_white_space_bills_that_input_not_the_reply_before(
+    tmp_path: Path,
+) -> None:
+    text = "\n".join([START, "#### go", "one", "####   ", "> Tokens: 20 sent, 0 received.  "])
+    transcript = _load(tmp_path, text)
+    assert transcript.usage == {}
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"of a request with no reply recorded": 1}
