@@ -17,9 +17,12 @@ Read from SpecStory's own code and files (specstoryai/getspecstory at 2026-08:
   ``<details>`` whose ``<summary>`` says what it did and whose body is its input and output.
 
 Markdown holds what the chat window showed, not the requests: a user turn becomes the user's
-message; the agent's text its reply; a tool use a call (its name, its summary as the input, an
-id made up) and the output shown as its result, ending that reply — so each tool use is one
-request. ``<think>`` blocks (the model's thought summaries) are counted as left out; headers
+message; the agent's text its reply; a tool use a call (its name, its summary as the input — a
+terminal command's command —, an id made up) and the output shown as its result, ending that
+reply — so each tool use is one request. In the 2025 layouts, where a step is no element of its
+own, each step (a terminal command and its output, a file read, a search, an edit, a fetched
+rule, …) is told from the text: ``ctxlab.io._specstory_steps``, which also closes code fences as
+SpecStory writes them (a fetched rule's closing marks glued to its last line). ``<think>`` blocks (the model's thought summaries) are counted as left out; headers
 inside code blocks are text. There is no usage, System prompt or tool schema in the file. The
 census counts a section a record — each turn's header (``_**User**_``, ``_**Agent (…)**_``,
 ``_****_``) with what follows it, and the preamble (title, session comment) before the first.
@@ -34,6 +37,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._specstory_steps import Step, in_code, steps
 from ctxlab.util._tags import PairedTags
 
 __all__ = ["from_specstory", "is_specstory"]
@@ -42,7 +46,6 @@ _HEADER = re.compile(
     r"^_\*\*(?P<role>User|Assistant|Agent)(?: - sidechain)?(?: \((?P<meta>[^)]*)\))?\*\*_\s*$"
 )
 _CONTINUED = re.compile(r"^_\*\*\*\*_\s*$")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _SEPARATOR = re.compile(r"^---\s*$")
 # Each reading here runs in time linear in the text, held equal to the lazy or backtracking
 # pattern it replaces by tests/util/test_linear_markdown_and_shell.py: `_tool_name`, `_session`.
@@ -50,10 +53,6 @@ _TOOL_OPENING = re.compile(r"<tool-use", re.IGNORECASE)
 _TOOL_NAMED = re.compile(r'data-tool-name="', re.IGNORECASE)
 _TOOL_LINE = re.compile(r"^Tool use: \*\*(?P<name>[^*]+)\*\*")
 _SUMMARY = PairedTags(re.compile(r"<(summary)>"), re.compile(r"</(summary)>"))
-_ACTION = re.compile(
-    r"^(?:<details>|Read file:|Listed (?:directory|current directory)|Searched |Grep search|"
-    r"Edited file|Deleted file|Cancelled|Could not find file)"
-)
 _COMMENT = re.compile(r"<!--\s*+")
 _SESSION_AT = re.compile(r"(?= Session [\w-])")
 _SESSION_ID = re.compile(r"[\w-]++")
@@ -69,37 +68,17 @@ def is_specstory(text: str) -> bool:
     return "## SpecStory" in head and ("_**User" in head or "_**Assistant" in head)
 
 
-def _opaque(line: str, inside: bool) -> bool:
-    """Whether ``line`` is inside a ``<tool-use>`` element (its body may open code blocks
-    mid-line, so no fence or header is read there)."""
-    if "<tool-use" in line:
-        return "</tool-use>" not in line.split("<tool-use", 1)[1]
-    return inside and "</tool-use>" not in line
-
-
 def _sections(text: str) -> Iterator[tuple[str, str | None, str | None, list[str]]]:
     """(header, role, header detail, body lines) of each turn — the header's word (``User``,
     ``Assistant``, ``Agent``; ``continued`` for ``_****_``), and first the ``preamble`` (role
     None) when there is text before the first turn; headers inside code blocks are text."""
-    fence: str | None = None
     role: str | None = "preamble"
     label = "preamble"
     detail: str | None = None
     body: list[str] = []
-    tool = False
-    for line in text.splitlines():
-        was, tool = tool, _opaque(line, tool)
-        if was or tool:
-            body.append(line)
-            continue
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-            body.append(line)
-            continue
-        if opened:
-            fence = opened.group(1)
+    lines = text.splitlines()
+    for line, code in zip(lines, in_code(lines), strict=True):
+        if code:
             body.append(line)
             continue
         header = _HEADER.match(line)
@@ -119,20 +98,8 @@ def _sections(text: str) -> Iterator[tuple[str, str | None, str | None, list[str
 def _segments(body: list[str]) -> list[str]:
     """A turn's parts between ``---`` lines (outside code blocks)."""
     parts: list[list[str]] = [[]]
-    fence: str | None = None
-    tool = False
-    for line in body:
-        was, tool = tool, _opaque(line, tool)
-        if was or tool:
-            parts[-1].append(line)
-            continue
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-        elif opened:
-            fence = opened.group(1)
-        elif _SEPARATOR.match(line):
+    for line, code in zip(body, in_code(body), strict=True):
+        if not code and _SEPARATOR.match(line):
             parts.append([])
             continue
         parts[-1].append(line)
@@ -222,16 +189,56 @@ def _assistant_segment(
     if not text:
         return calls, added
     line = _TOOL_LINE.match(text)
-    if line or (continued and _ACTION.match(text)):
-        # 2025: a section of its own, "Tool use: **name**" (or, earliest, just its output).
-        summary = _summary(text)
-        shown = summary[2] if summary and not line else text
-        name = line.group("name") if line else re.split(r"[:\"•]", shown.strip())[0]
+    if line:
+        # 2025: a section of its own, "Tool use: **name**" (a command: its fences).
         calls += 1
-        _tool(builder, name.strip() or "tool", text, f"specstory_call_{calls}")
+        name, shown = line.group("name").strip() or "tool", steps(text[line.end() :].strip())
+        if len(shown) == 1 and shown[0].kind == "terminal":
+            _step(builder, shown[0], f"specstory_call_{calls}", name)
+        else:
+            _tool(builder, name, text, f"specstory_call_{calls}")
         return calls, True
-    builder.text("assistant", text)
+    if not continued:
+        builder.text("assistant", text)
+        return calls, True
+    for step in steps(text):  # the 2025 layouts: each of the agent's steps told from the text
+        if step.kind == "text":
+            builder.text("assistant", step.text)
+        else:
+            calls += 1
+            _step(builder, step, f"specstory_call_{calls}")
     return calls, True
+
+
+def _step(
+    builder: ConversationBuilder, step: Step, call_id: str, name: str = "run_terminal_cmd"
+) -> None:
+    """A tool step of the 2025 layouts as a call and its result (``name``: a command's)."""
+    text = step.text
+    if step.kind == "terminal":
+        command = "\n".join(step.command).strip()
+        output = "\n".join(step.output or ()).strip() or "(no output shown)"
+        _call(builder, name[:64], {"command": command}, output, call_id)
+    elif step.kind == "edit":
+        _call(builder, "edit_file", {"summary": _EDIT}, text, call_id)
+    elif text.startswith("### Rule: "):
+        _tool(builder, "fetch_rules", text, call_id)
+    else:
+        # A search, a listing, a read (named by its summary's first words, or the step's).
+        summary = _summary(text)
+        shown = summary[2] if summary else text
+        name = re.split(r"[:\"•]", shown.strip())[0].strip()
+        _tool(builder, name or "tool", text, call_id)
+
+
+_EDIT = "(an edit: the diff shown is its result)"
+
+
+def _call(
+    builder: ConversationBuilder, name: str, given: dict[str, Any], output: str, call_id: str
+) -> None:
+    builder.add("assistant", [{"type": "tool_use", "id": call_id, "name": name, "input": given}])
+    builder.add("user", [{"type": "tool_result", "tool_use_id": call_id, "content": output}])
 
 
 def _tool(builder: ConversationBuilder, name: str, text: str, call_id: str) -> None:
@@ -244,14 +251,7 @@ def _tool(builder: ConversationBuilder, name: str, text: str, call_id: str) -> N
         output = text[:start] + text[end:]
     output = _without_wrappers(output)
     output = _TOOL_LINE.sub("", output, count=1).strip()
-    builder.add(
-        "assistant",
-        [{"type": "tool_use", "id": call_id, "name": name[:64], "input": {"summary": shown}}],
-    )
-    builder.add(
-        "user",
-        [{"type": "tool_result", "tool_use_id": call_id, "content": output or "(no output shown)"}],
-    )
+    _call(builder, name[:64], {"summary": shown}, output or "(no output shown)", call_id)
 
 
 def _summary(text: str) -> tuple[int, int, str] | None:

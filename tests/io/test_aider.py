@@ -70,3 +70,48 @@ def test_the_first_run_with_a_message_is_the_default_and_an_empty_run_says_which
     path.write_text(startup * 2)
     with pytest.raises(MessageFormatError, match=r"none of the history's 2 runs holds a message"):
         load(path)
+
+
+REFLECTIONS = HISTORY.parent / "reflections" / ".aider.chat.history.md"
+
+
+def test_each_billed_request_is_a_reply_of_its_own_with_what_aider_sent_before_it() -> None:
+    # Five token reports, five requests: after the first reply aider adds app.py to the chat
+    # (config.py refused), then reflects an edit error, then the linter's output — three
+    # requests with no input of the user's. Each reply keeps its own bill.
+    transcript = load(REFLECTIONS)
+    messages = transcript.messages
+    assert [m.role for m in messages] == ["user", "assistant"] * 5
+    texts = [m.content[0].text for m in messages]  # type: ignore[union-attr]
+    assert texts[2] == (
+        "I added these files to the chat: app.py\nLet me know if there are others we should add."
+    )
+    assert texts[4].startswith("# 1 SEARCH/REPLACE block failed to match!\n\n## SearchReplace")
+    assert texts[4].endswith("indentation, docstrings, etc")
+    assert ">>>>>>> REPLACE\n\nDid you mean" in texts[4]  # its unquoted lines, whole
+    assert texts[6].startswith("# Fix any errors below, if possible.\n\n## Running: ")
+    assert texts[6].endswith('█  1│GREETING = os.environ.get("GREETING", "hello")')
+    assert texts[8] == "Thanks!"
+    assert texts[5].startswith('app.py\n```python\n<<<<<<< SEARCH\nGREETING = "hello"')
+    assert texts[7].endswith(
+        'import os\n\nGREETING = os.environ.get("GREETING", "hello")\n>>>>>>> REPLACE\n```'
+    )
+    # "3.1k sent, 1.2k cache write, 1.8k cache hit": 100 sent uncached; the cost on the next
+    # line is aider's, not a reply.
+    assert transcript.usage == {
+        1: ProviderUsage(2_100, 31, 0, 0),
+        3: ProviderUsage(2_600, 52, 0, 0),
+        5: ProviderUsage(100, 48, 1_800, 1_200),
+        7: ProviderUsage(400, 45, 3_000, 0),
+        9: ProviderUsage(300, 4, 3_300, 0),
+    }
+    meta = transcript.meta
+    assert meta["models"] == ["openrouter/openai/gpt-4o-mini"]
+    assert meta["aider_prompts"] == {"added files": 1, "edit error": 1, "lint errors": 1}
+    assert "unrecorded_prompts" not in meta  # each rebuilt from what the history holds
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert (census.usage_read, census.usage_placed, census.usage_lost) == (5, 5, {})
+    assert census.replies == 5
+    lines = REFLECTIONS.read_text().splitlines()
+    assert sum(census.read.values()) == len(lines)

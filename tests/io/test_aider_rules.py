@@ -47,8 +47,8 @@ def test_inputs_replies_and_aiders_own_lines(tmp_path: Path) -> None:
             "```python",
             "x = 1",
             "```",
-            "> Applied edit to cart.py",
             "> Tokens: 2.4k sent, 1.1k cache hit, 200 cache write, 180 received.",
+            "> Applied edit to cart.py",
             "#### thanks",
             "   ",
             "#### ",
@@ -226,6 +226,347 @@ def test_a_token_report_after_an_input_with_no_reply_is_another_requests_bill(
     )
     transcript = _load(tmp_path, text)
     assert transcript.usage == {1: ProviderUsage(100, 10)}
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"of a request with no reply recorded": 1}
+
+
+def test_a_report_with_no_reply_since_the_last_billed_one_is_a_request_lost_and_counted(
+    tmp_path: Path,
+) -> None:
+    # aider billed a second request (an empty answer writes no reply): its report is not the
+    # first reply's usage, which stays as reported.
+    text = "\n".join(
+        [
+            START,
+            "#### go",
+            "one",
+            "> Tokens: 100 sent, 10 received.  ",
+            "> Tokens: 300 sent, 0 received.  ",
+            "#### again",
+            "two",
+            "> Tokens: 500 sent, 20 received.  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert transcript.usage == {1: ProviderUsage(100, 10), 3: ProviderUsage(500, 20)}
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"of a request with no reply recorded": 1}
+
+
+def test_quoted_lines_inside_a_reply_are_its_text_not_a_new_request(tmp_path: Path) -> None:
+    text = "\n".join(
+        [
+            START,
+            "#### explain",
+            "The docs say:",
+            "",
+            "> a quote of the docs",
+            "> on two lines",
+            "",
+            "So it works.",
+            "",
+            "> Tokens: 1.2k sent, 80 received.  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert shown(transcript) == [
+        ("user", ("text", "explain")),
+        (
+            "assistant",
+            ("text", "The docs say:\n\n> a quote of the docs\n> on two lines\n\nSo it works."),
+        ),
+    ]
+    assert transcript.usage == {1: ProviderUsage(1_200, 80)}
+
+
+def test_an_architects_editor_replies_with_the_editor_model(tmp_path: Path) -> None:
+    # aider/coders/architect_coder.py: the editor is run on the architect's reply as its input.
+    text = "\n".join(
+        [
+            START,
+            "> Main model: openrouter/openai/o3 with architect edit format, reasoning high  ",
+            "> Editor model: anthropic/claude-sonnet-4-5 with editor-diff edit format  ",
+            "> Weak model: openrouter/openai/gpt-4o-mini  ",
+            "#### plan it  ",
+            "",
+            "Change a.py:",
+            "",
+            "- rename f",
+            "",
+            "> Tokens: 2.0k sent, 300 received.  ",
+            "",
+            "#### Change a.py:  ",
+            "####   ",
+            "#### - rename f  ",
+            "",
+            "a.py",
+            "> Tokens: 900 sent, 40 received.  ",
+            "> Applied edit to a.py  ",
+            "#### /model gpt-5  ",
+            "> Model: gpt-5 with diff edit format  ",
+            "#### and now?  ",
+            "Done.",
+            "> Tokens: 1.0k sent, 2 received.  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert transcript.meta["models"] == [
+        "openrouter/openai/o3",
+        "anthropic/claude-sonnet-4-5",
+        "gpt-5",
+    ]
+    assert transcript.meta["reply_models"] == {
+        "0": "openrouter/openai/o3",
+        "1": "anthropic/claude-sonnet-4-5",
+        "2": "gpt-5",
+    }
+    # Older announcements: "Models: <main> with … weak model …" (2024-04) and "Model: <name>".
+    older = _load(
+        tmp_path,
+        "\n".join(
+            [
+                START,
+                "> Models: gpt-4 with diff edit format, weak model gpt-3.5-turbo  ",
+                "#### hi",
+                "hello",
+            ]
+        ),
+    )
+    assert older.meta["models"] == ["gpt-4"] and "reply_models" not in older.meta
+    assert _load(tmp_path, f"{START}\n> Model: gpt-4  \n#### hi\nhello").meta["models"] == ["gpt-4"]
+
+
+def test_an_input_of_white_space_sent_all_the_same_is_a_request_of_its_own(
+    tmp_path: Path,
+) -> None:
+    # aider sends " " (truthy) as it is; its history shows "####   ". Between two billed
+    # replies it stands as aider's own word for an empty input.
+    text = "\n".join(
+        [
+            START,
+            "#### go",
+            "one",
+            "> Tokens: 10 sent, 1 received.  ",
+            "####   ",
+            "two",
+            "> Tokens: 20 sent, 2 received.  ",
+            "####  ",
+            "",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert shown(transcript) == [
+        ("user", ("text", "go")),
+        ("assistant", ("text", "one")),
+        ("user", ("text", "<blank>")),
+        ("assistant", ("text", "two")),
+    ]
+    assert transcript.usage == {1: ProviderUsage(10, 1), 3: ProviderUsage(20, 2)}
+    assert transcript.meta["aider_prompts"] == {"blank input": 1}
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.skipped["blank line"] == 1  # the last input, never sent
+
+
+def test_files_added_before_token_reports_existed_still_part_the_replies(tmp_path: Path) -> None:
+    # aider before 2024 wrote no token report; "Add these files to the chat?" (before 2025)
+    # followed the names, and a yes sent them: a request of its own.
+    text = "\n".join(
+        [
+            START,
+            "#### fix a and b",
+            "I need a.py and b.py.",
+            "> a.py  ",
+            "> b.py  ",
+            "> Add these files to the chat? y  ",
+            "Now the change.",
+            "> Applied edit to a.py  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert shown(transcript) == [
+        ("user", ("text", "fix a and b")),
+        ("assistant", ("text", "I need a.py and b.py.")),
+        (
+            "user",
+            (
+                "text",
+                "I added these files to the chat: a.py, b.py\n"
+                "Let me know if there are others we should add.",
+            ),
+        ),
+        ("assistant", ("text", "Now the change.")),
+    ]
+
+
+def test_a_reflection_the_history_does_not_hold_stands_as_what_aider_showed(
+    tmp_path: Path,
+) -> None:
+    # The tests' output (commands.cmd_test) is sent, not written: what aider showed in its place
+    # stands for the prompt, its questions left out, and the prompt is counted unrecorded.
+    text = "\n".join(
+        [
+            START,
+            "#### make the tests pass",
+            "a.py",
+            "> Tokens: 1.0k sent, 50 received.  ",
+            "> Applied edit to a.py  ",
+            "> Added 12 lines of output to the chat.  ",
+            "> Attempt to fix test errors? (Y)es/(N)o [Yes]: y  ",
+            "",
+            "a.py again",
+            "> Tokens: 1.4k sent, 60 received.  ",
+            "> Tokens: 1.5k sent, 0 received.  ",
+            "",
+            "an answer billed with nothing shown before it",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert [b for _, b in shown(transcript)] == [
+        ("text", "make the tests pass"),
+        ("text", "a.py"),
+        ("text", "Applied edit to a.py\nAdded 12 lines of output to the chat."),
+        ("text", "a.py again"),
+        ("text", "(aider sent a request here whose prompt its history does not record)"),
+        ("text", "an answer billed with nothing shown before it"),
+    ]
+    assert transcript.meta["aider_prompts"] == {"shown output": 2}
+    assert transcript.meta["unrecorded_prompts"] == 2
+    assert transcript.usage == {1: ProviderUsage(1_000, 50), 3: ProviderUsage(1_400, 60)}
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.usage_lost == {"of a request with no reply recorded": 1}
+
+
+def test_an_output_of_several_lines_is_quoted_on_its_first_line_only(tmp_path: Path) -> None:
+    # aider/io.py append_chat_history: one "> " and one closing break per output. Its lines
+    # after the first are aider's, up to the break; a quoted line in a reply is the reply's.
+    text = "\n".join(
+        [
+            START,
+            "#### scrape https://example.com",
+            "> https://example.com  ",
+            "> Add URL to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y  ",
+            "> For the best web scraping, install Playwright:",
+            "",
+            "python -m playwright install --with-deps chromium",
+            "",
+            "See https://aider.chat/docs/install/optional.html for more info.  ",
+            "",
+            "It says hello.",
+            "> a quote in the reply",
+            "",
+            "> Tokens: 3.1k sent, 1.2k cache write, 1.8k cache hit, 48 received.",
+            "Cost: $0.00052 message, $0.0013 session.  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert shown(transcript) == [
+        ("user", ("text", "scrape https://example.com")),
+        ("assistant", ("text", "It says hello.\n> a quote in the reply")),
+    ]
+    assert transcript.usage == {1: ProviderUsage(100, 48, 1_800, 1_200)}
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.read["aider output line"] == 9
+
+
+def test_a_command_is_not_sent_and_the_message_it_sends_follows_as_an_input(
+    tmp_path: Path,
+) -> None:
+    # aider/commands.py: is_command ("/" or "!"); /ask runs a coder on its message, which
+    # writes it again as an input (base_coder.run). A run of commands alone holds no message.
+    text = "\n".join(
+        [
+            START,
+            "#### /help  ",
+            "> /add Add files to the chat  ",
+            START.replace("10:00", "11:00"),
+            "#### /ask is nodes.py used?  ",
+            "",
+            "#### is nodes.py used?  ",
+            "",
+            "No.",
+            "> Tokens: 1.0k sent, 2 received.  ",
+            "#### !ls  ",
+            "> a.py  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert transcript.meta["episode"] == 1
+    assert shown(transcript) == [
+        ("user", ("text", "is nodes.py used?")),
+        ("assistant", ("text", "No.")),
+    ]
+    assert transcript.meta["skipped"]["aider command (its message, if it sends one, follows)"] == 2
+
+
+def test_files_added_for_the_whole_group_an_exception_and_a_commit_after_the_linter(
+    tmp_path: Path,
+) -> None:
+    # confirm_ask with a group: "a" answers for the rest, each further file's answer echoed as
+    # an input; apply_updates' other exceptions (no token report before 2024: the reply ends
+    # there all the same); lint_edited's output then auto_commit's line before the question.
+    ask = "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]:"
+    text = "\n".join(
+        [
+            START,
+            "#### fix the ]: parser  ",  # an input, though it holds "]: "
+            "It is in a.py and b.py.",
+            "> Tokens: 100 sent, 5 received.  ",
+            "> a.py  ",
+            f"> {ask} a  ",
+            "> b.py  ",
+            f"#### {ask} all  ",
+            f"> {ask} a  ",
+            "",
+            "a.py",
+            "> Exception while updating files:  ",
+            "> [Errno 13] Permission denied: 'a.py'  ",
+            "",
+            "b.py then",
+            "> Tokens: 300 sent, 9 received.  ",
+            "> Applied edit to b.py  ",
+            "> # Fix any errors below, if possible.  ",
+            "> b.py:1:1: F401 'os' imported but unused  ",
+            "> Commit 5e6f7a8 style: Ran the linter  ",
+            "> Attempt to fix lint errors? (Y)es/(N)o [Yes]: y  ",
+            "",
+            "fixed",
+            "> Tokens: 400 sent, 3 received.  ",
+        ]
+    )
+    transcript = _load(tmp_path, text)
+    assert [b[1] for _, b in shown(transcript)] == [
+        "fix the ]: parser",
+        "It is in a.py and b.py.",
+        "I added these files to the chat: a.py, b.py\nLet me know if there are others we should add.",
+        "a.py",
+        "[Errno 13] Permission denied: 'a.py'",
+        "b.py then",
+        "# Fix any errors below, if possible.\nb.py:1:1: F401 'os' imported but unused",
+        "fixed",
+    ]
+    assert transcript.usage == {
+        1: ProviderUsage(100, 5),
+        5: ProviderUsage(300, 9),
+        7: ProviderUsage(400, 3),
+    }
+    assert transcript.meta["aider_prompts"] == {
+        "added files": 1,
+        "edit error": 1,
+        "lint errors": 1,
+    }
+
+
+def test_a_report_after_an_input_of_white_space_bills_that_input_not_the_reply_before(
+    tmp_path: Path,
+) -> None:
+    text = "\n".join([START, "#### go", "one", "####   ", "> Tokens: 20 sent, 0 received.  "])
+    transcript = _load(tmp_path, text)
+    assert transcript.usage == {}
     census = transcript.census
     assert census is not None and census.adds_up
     assert census.usage_lost == {"of a request with no reply recorded": 1}

@@ -116,12 +116,13 @@ _HEADER = re.compile(r"^_\*\*(User|Assistant|Agent)\b.*\*\*_\s*$|^_\*\*\*\*_\s*$
 
 def _specstory(path: Path) -> int:
     # A section a header (outside code blocks and <tool-use> elements, whose bodies hold code
-    # opened mid-line), and the preamble when text comes before the first header.
+    # opened mid-line), and the preamble when text comes before the first header. SpecStory
+    # closes a fetched rule's block with the marks glued to its last line.
     headers, fence, before, tool = 0, False, False, False
     for line in path.read_text().splitlines():
         if "<tool-use" in line or tool:
             tool = "</tool-use>" not in line.split("<tool-use", 1)[-1]
-        elif line.lstrip().startswith(("```", "~~~")):
+        elif line.lstrip().startswith(("```", "~~~")) or (fence and line.endswith("```")):
             fence = not fence
         elif not fence and _HEADER.match(line):
             headers += 1

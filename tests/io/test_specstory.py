@@ -30,6 +30,11 @@ CURSOR_2025 = FOLDER / "2025-10-01_23-30Z-cursor-avatars.md"
 CURSOR_AGENT = FOLDER / "2025-12-02_12-49Z-cursor-agent-mode.md"
 FIRST = FOLDER / "2025-03-11_20-11-parking-page.md"
 FILES = [CURSOR_V2, CODEX_V2, CURSOR_2025, CURSOR_AGENT, FIRST]
+# The 2025 layouts of steps (their calls listed one by one in tests/io/test_specstory_steps.py).
+STEPS = [
+    FOLDER / "2025-04-30_17-43-task-007-progress.md",
+    FOLDER / "2025-07-17_14-02Z-movie-poster-matching.md",
+]
 
 
 def _count(text: str) -> tuple[int, int]:
@@ -127,13 +132,13 @@ def test_sessions_lists_specstory_files_and_no_other_markdown(tmp_path: Path) ->
     shutil.copytree(FOLDER, tmp_path / "exports", ignore=shutil.ignore_patterns("LICENSE"))
     (tmp_path / "NOTES.md").write_text("# Notes\n\n_**User**_ is how SpecStory writes a turn.\n")
     frame = ctxlab.sessions(tmp_path, progress=False, workers=1)
-    assert sorted(Path(p).name for p in frame["path"]) == sorted(p.name for p in FILES)
+    assert sorted(Path(p).name for p in frame["path"]) == sorted(p.name for p in FILES + STEPS)
     assert set(frame["format"]) == {"specstory"} and frame["problem"].isna().all()
     assert not history.exists()
 
 
 @SETTINGS
-@given(st.sampled_from(FILES), st.data())
+@given(st.sampled_from(FILES + STEPS), st.data())
 def test_cut_or_spliced_markdown_loads_or_raises_a_typed_error(
     tmp_path_factory: pytest.TempPathFactory, path: Path, data: st.DataObject
 ) -> None:
