@@ -11,7 +11,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.io import _aider, _mini_swe_agent
+from ctxlab.io import _aider_prompts, _mini_swe_agent
 from ctxlab.models import _demo_reading
 from ctxlab.pipeline import _span
 from ctxlab.retention import _extract, _paths, _users
@@ -166,7 +166,7 @@ def test_failure_and_tally_lines_as_the_old_patterns(text: str) -> None:
 
 
 def _old_usage(line: str) -> object:
-    match = _aider._TOKENS.match(line)
+    match = _aider_prompts._TOKENS.match(line)
     if match is None:
         return None
     counts = {"sent": 0, "received": 0, "cache write": 0, "cache hit": 0}
@@ -208,7 +208,7 @@ def test_aider_token_reports_as_the_old_pattern(line: str) -> None:
         old = _old_usage(line)
     except ValueError:
         old = "unreadable"  # "1.2.3 sent": the old reader raised; the new one reads no report
-    new = _aider._usage(line)
+    new = _aider_prompts.usage_of(line)
     if old is None or old == "unreadable":
         assert new is None
         return
