@@ -171,9 +171,14 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
             segment += 1
             if compaction.kind == "microcompact":
                 cleared |= set(compaction.tool_ids)
-            elif compaction.index < index:
+            elif compaction.index < index and isinstance(
+                summary := messages[compaction.index], UserMessage
+            ):
+                # Only a user message can open a request: a summary placed on a reply (a
+                # file that opens with a reply after its boundary, a hand-made meta) is not
+                # in the file, and the request goes on from where it was.
                 start = compaction.index
-                opening = UserMessage(content=messages[start].content[compaction.block :])
+                opening = UserMessage(content=summary.content[compaction.block :])
                 cleared = set()
         if shared is None or shared[0] != (segment, start):
             # A new segment: its messages, as every request of it sends them, once.

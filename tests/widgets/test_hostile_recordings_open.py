@@ -1,0 +1,102 @@
+"""Reproductions: files `load` accepts that the Lab, the what-if lab or a fork could not run
+(issue 50). Each opens now, showing what the file holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+from ctxlab import load
+from ctxlab.fork import fork, run_forward
+from ctxlab.models import MemorylessModel
+from ctxlab.widgets import Lab, WhatIfLab
+
+
+def _line(number: int, role: str, content: Any, **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": role, "content": content}
+    if role == "assistant":
+        message.update(
+            id=f"msg_{number}",
+            type="message",
+            model="claude-sonnet-4-5",
+            usage={
+                "input_tokens": 10,
+                "output_tokens": 5,
+                "cache_read_input_tokens": 300,
+                "cache_creation_input_tokens": 20,
+            },
+        )
+    return {
+        "parentUuid": f"u{number - 1}",
+        "isSidechain": False,
+        "userType": "external",
+        "sessionId": "s1",
+        "version": "2.0.1",
+        "type": role,
+        "message": message,
+        "uuid": f"u{number}",
+        "timestamp": f"2025-10-01T00:00:0{number}Z",
+        **extra,
+    }
+
+
+@pytest.fixture
+def reply_first(tmp_path: Path) -> Path:
+    """A Claude Code session continued after a compaction: its boundary, then a reply with
+    thinking (its summary is not in the file), then the user and a reply."""
+    lines = [
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "compactMetadata": {"trigger": "auto", "preTokens": 1000},
+            "isSidechain": False,
+            "uuid": "u0",
+            "sessionId": "s1",
+            "timestamp": "2025-10-01T00:00:00Z",
+        },
+        _line(
+            1,
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "Where was I?", "signature": "sig"},
+                {"type": "text", "text": "Picking up."},
+            ],
+        ),
+        _line(2, "user", "Go on with the tests."),
+        _line(3, "assistant", [{"type": "text", "text": "Done."}]),
+    ]
+    path = tmp_path / "continued.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+async def test_a_session_that_opens_with_a_reply_after_its_compaction_opens(
+    reply_first: Path, tmp_path: Path
+) -> None:
+    # Was: pydantic's ValidationError ("Input tag 'thinking' … UserMessage") from Lab.open,
+    # WhatIfLab.open and fork — the compaction's summary, placed on the opening reply, was
+    # made a user message of the reply's blocks.
+    transcript = load(reply_first)
+    assert transcript.meta["compactions"][0]["summary_index"] == 0  # the reply
+    lab = await Lab.open(reply_first, context_window=200_000)
+    steps = lab.steps
+    # One request (the opening reply was never requested): the user's words, marked with the
+    # compaction the file recorded before it, billed 10 + 300 + 20.
+    assert list(steps["recorded_compaction"]) == ["auto"]
+    assert list(steps["usage_total_input"]) == [330]
+    sent = [i.content_hash for i in lab.log.manifests[0].items if i.placement == "conversation"]
+    assert sent == [transcript.messages[1].content_hash]
+    replayed = await Lab.open(reply_first, context_window=200_000, view="replayed")
+    assert len(replayed.steps) == 1 and replayed.steps["validation"][0] == "passed"
+    what = await WhatIfLab.open(transcript, context_window=200_000)
+    assert [len(run.prepared) for run in what.what.runs.values()] == [1, 1, 1]
+    branch = await fork(reply_first, at=0, model=MemorylessModel(), root=tmp_path / "b")
+    assert branch.point.state.conversation == (transcript.messages[1],)  # what request 0 held
+    outcomes = await run_forward(branch, prompt="Go on.", max_steps=2)
+    assert outcomes.frame()["error"].isna().all()
