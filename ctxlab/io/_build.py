@@ -17,6 +17,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._census import Census, Tally, holdings
 from ctxlab.messages import (
     ANTHROPIC_BLOCK_TYPES,
+    NOT_IN_ROLE,
     RESULT_PART_TYPES,
     AssistantMessage,
     ProviderUsage,
@@ -35,8 +36,6 @@ __all__ = [
 ]
 
 KEPT_BLOCKS = ANTHROPIC_BLOCK_TYPES | {"provider"}
-# Modelled blocks a role cannot hold travel as provider blocks (kept, never sent in a wrong form).
-_ROLE_ONLY = {"user": {"thinking", "redacted_thinking"}, "assistant": {"document"}}
 # The fields of each modelled block; other keys (cache_control, citations, Claude Code's caller)
 # are request annotations, not content.
 _FIELDS = {
@@ -183,7 +182,7 @@ class ConversationBuilder:
                 # to refuse the whole file.
                 self.leave_out("tool result without a call id")
                 continue
-            if kind in _ROLE_ONLY.get(role, ()):
+            if kind in NOT_IN_ROLE.get(role, ()):
                 block = {"type": "provider", "data": dict(block)}
             elif kind == "image" and not _has_data(block):
                 self.leave_out("image without data")
