@@ -181,7 +181,7 @@ async def replay_run(
             raise ContextOverflowError(msg)
         answer = await extractive_summarizer(request)
         asked.append((request, answer))
-        model = str((transcript.meta.get("models") or [""])[0])
+        model = (transcript.models or ("",))[0]
         sent.append(SentSummary(summary_manifest(call, model, cache), answer))
         return answer
 

@@ -242,10 +242,8 @@ def _cleared(message: Message, cleared: set[str]) -> Message:
 
 
 def _single_model(transcript: Transcript) -> str | None:
-    models = transcript.meta.get("models")
-    if isinstance(models, list) and len(models) == 1:
-        return str(models[0])
-    return None
+    models = transcript.models
+    return models[0] if len(models) == 1 else None
 
 
 def unrecorded_parts(transcript: Transcript) -> list[str]:

@@ -109,8 +109,8 @@ class WhatIf:
         self.cache = (
             counter if isinstance(counter, TokenCache) else TokenCache(counter or default_counter())
         )
-        models = transcript.meta.get("models") or [""]
-        self.price = checked_price(price) or price_for(str(models[0]))
+        models = transcript.models or ("",)
+        self.price = checked_price(price) or price_for(models[0])
         self.rules = rules or CacheRules.anthropic()
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {

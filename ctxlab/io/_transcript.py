@@ -61,6 +61,15 @@ class Transcript:
         transcript built in code."""
         return Census.from_meta(self.meta.get("census"))
 
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models the recording says answered (``meta["models"]``), in order; what is not
+        a model's name there (a number, a flag: a hand-edited file's) names none."""
+        listed = self.meta.get("models")
+        if not isinstance(listed, list | tuple):
+            return ()
+        return tuple(m for m in listed if isinstance(m, str) and m)
+
     def save(self, path: str | os.PathLike[str], format: str = "ctxlab") -> Path:
         """Write this transcript as ``ctxlab`` JSONL, an ``anthropic`` request or ``openai``
         messages; `ctxlab.load` reads each back."""

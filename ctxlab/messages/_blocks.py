@@ -209,7 +209,9 @@ class DocumentBlock(_Block):
             parts = self.source.get("content")
             if isinstance(parts, str):
                 return parts
-            return "\n".join(str(p.get("text", "")) for p in parts or () if isinstance(p, dict))
+            # Parts are a list; anything else a file holds there carries no text to read.
+            listed = parts if isinstance(parts, list | tuple) else ()
+            return "\n".join(str(p.get("text", "")) for p in listed if isinstance(p, dict))
         return ""
 
 

@@ -11,9 +11,11 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from ctxlab import load
+from ctxlab import ApproximateCounter, load
 from ctxlab.fork import fork, run_forward
+from ctxlab.messages import DocumentBlock
 from ctxlab.models import MemorylessModel
+from ctxlab.tokens import PDF_PAGE_TOKENS, TokenCache
 from ctxlab.widgets import Lab, WhatIfLab
 
 
@@ -100,3 +102,59 @@ async def test_a_session_that_opens_with_a_reply_after_its_compaction_opens(
     assert branch.point.state.conversation == (transcript.messages[1],)  # what request 0 held
     outcomes = await run_forward(branch, prompt="Go on.", max_steps=2)
     assert outcomes.frame()["error"].isna().all()
+
+
+def _ctxlab_file(path: Path, meta: dict[str, Any], *messages: dict[str, Any]) -> Path:
+    """A session in ctxlab's own format (read as written: its meta is the file's)."""
+    lines = [{"type": "meta", **meta}, *messages]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+async def test_a_file_whose_models_are_no_list_opens_and_names_no_model(tmp_path: Path) -> None:
+    # Was: TypeError ('int' object is not iterable) from Lab.open's header, ('int' object is
+    # not subscriptable) from WhatIfLab.open's price — each consumer read meta["models"] its
+    # own way; now `Transcript.models`, once.
+    path = _ctxlab_file(
+        tmp_path / "session.jsonl",
+        {"models": 3, "usage": {"1": [100, 5, 0, 0]}},
+        {"role": "user", "content": "Fix a.py"},
+        {"role": "assistant", "content": "Done."},
+    )
+    lab = await Lab.open(path, context_window=32_000)
+    assert "model not recorded" in lab.header.value
+    assert list(lab.steps["usage_total_input"]) == [100]
+    transcript = load(path)
+    what = await WhatIfLab.open(transcript, context_window=32_000)
+    assert [len(run.prepared) for run in what.what.runs.values()] == [1, 1, 1]
+    assert transcript.models == ()
+    # A list names the models it holds, and only its names.
+    named = _ctxlab_file(tmp_path / "named.jsonl", {"models": ["gpt-5", 7, "", None]})
+    assert load(named).models == ("gpt-5",)
+
+
+async def test_a_document_whose_parts_are_no_list_opens_and_counts_as_a_page(
+    tmp_path: Path,
+) -> None:
+    # Was: TypeError ('int' object is not iterable) from DocumentBlock.text, in every entry
+    # point (the token count reads it).
+    document = {"type": "document", "source": {"type": "content", "content": 5}, "title": "a"}
+    path = _ctxlab_file(
+        tmp_path / "session.jsonl",
+        {},
+        {"role": "user", "content": [document, {"type": "text", "text": "Read it."}]},
+        {"role": "assistant", "content": "Read."},
+    )
+    transcript = load(path)
+    (block, _) = transcript.messages[0].content
+    assert isinstance(block, DocumentBlock) and block.text == ""
+    cache = TokenCache(ApproximateCounter())
+    # No text to read: sized as a document the provider reads, one page, and its title.
+    assert cache.block(block) == PDF_PAGE_TOKENS + cache.text("a")
+    lab = await Lab.open(path, context_window=32_000, view="replayed")
+    assert list(lab.steps["validation"]) == ["passed"]
+    # Parts in a list still read as their texts.
+    listed = DocumentBlock(
+        source={"type": "content", "content": [{"type": "text", "text": "x"}, 4]}
+    )
+    assert listed.text == "x"
