@@ -102,6 +102,12 @@ class WhatIf:
         if not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
             raise UsageError(msg)
+        if not isinstance(transcript, Transcript):
+            msg = (
+                f"WhatIf replays a Transcript, got {type(transcript).__name__}: pass "
+                "ctxlab.load(path), or open the file with WhatIfLab.open(path, ...)"
+            )
+            raise UsageError(msg)
         self.transcript = transcript
         self._calibration: Calibration | None = None
         self.context_window = context_window_of(context_window)

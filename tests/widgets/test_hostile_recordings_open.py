@@ -11,12 +11,15 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from ctxlab import ApproximateCounter, load
+from ctxlab import ApproximateCounter, ContextConfig, WhatIf, load, sessions
+from ctxlab.analysis import recorded_requests
+from ctxlab.exceptions import UsageError
 from ctxlab.fork import fork, run_forward
 from ctxlab.messages import DocumentBlock
 from ctxlab.models import MemorylessModel
 from ctxlab.tokens import PDF_PAGE_TOKENS, TokenCache
 from ctxlab.widgets import Lab, WhatIfLab
+from tests.hostile import says
 
 
 def _line(number: int, role: str, content: Any, **extra: Any) -> dict[str, Any]:
@@ -158,3 +161,32 @@ async def test_a_document_whose_parts_are_no_list_opens_and_counts_as_a_page(
         source={"type": "content", "content": [{"type": "text", "text": "x"}, 4]}
     )
     assert listed.text == "x"
+
+
+CODEX = Path(__file__).parents[1] / "fixtures" / "codex" / "rollout-0.58.0-usage-before.jsonl"
+
+
+async def test_the_what_if_and_a_fork_open_what_the_lab_opens(tmp_path: Path) -> None:
+    # Was: WhatIfLab.open(path) and WhatIfLab.open(a sessions() row) raised AttributeError
+    # ('PosixPath' object has no attribute ...), fork(row) a MessageFormatError about "the
+    # truth value of a Series"; Lab.open took all three. Each takes them now, read one way.
+    transcript = load(CODEX)
+    expected = len(recorded_requests(transcript))
+    (row,) = [r for _, r in sessions(CODEX.parent).iterrows() if Path(r["path"]) == CODEX]
+    for source in (CODEX, str(CODEX), row):
+        lab = await WhatIfLab.open(source, context_window=200_000)
+        assert lab.what.transcript.messages == transcript.messages
+        assert [len(run.prepared) for run in lab.what.runs.values()] == [expected] * 3
+    branch = await fork(row, at=1, model=MemorylessModel(), root=tmp_path / "b")
+    assert branch.point.state.conversation == recorded_requests(transcript)[1].messages
+    for taker, call in (
+        ("WhatIfLab.open", lambda: WhatIfLab.open(7, context_window=200_000)),  # type: ignore[arg-type]
+        ("fork", lambda: fork(7, at=0, model=MemorylessModel())),
+    ):
+        with pytest.raises(UsageError) as raised:
+            await call()
+        says(str(raised.value), taker, "a Transcript, a path or a row of ctxlab.sessions()")
+    # The analysis itself takes a transcript, and says how to make one.
+    with pytest.raises(UsageError) as refused:
+        WhatIf(CODEX, {"a": ContextConfig()}, context_window=200_000)  # type: ignore[arg-type]
+    says(str(refused.value), "Transcript, got PosixPath", "ctxlab.load(path)")
