@@ -13,9 +13,9 @@ pytest.importorskip("ipywidgets")
 
 from ctxlab import ApproximateCounter, ContextConfig, WhatIf, load, sessions
 from ctxlab.analysis import recorded_requests
-from ctxlab.exceptions import UsageError
+from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.fork import fork, run_forward
-from ctxlab.messages import DocumentBlock
+from ctxlab.messages import DocumentBlock, ToolSchema
 from ctxlab.models import MemorylessModel
 from ctxlab.tokens import PDF_PAGE_TOKENS, TokenCache
 from ctxlab.widgets import Lab, WhatIfLab
@@ -190,3 +190,42 @@ async def test_the_what_if_and_a_fork_open_what_the_lab_opens(tmp_path: Path) ->
     with pytest.raises(UsageError) as refused:
         WhatIf(CODEX, {"a": ContextConfig()}, context_window=200_000)  # type: ignore[arg-type]
     says(str(refused.value), "Transcript, got PosixPath", "ctxlab.load(path)")
+
+
+async def test_a_system_prompt_and_a_tool_schema_with_lone_surrogates_open(
+    tmp_path: Path,
+) -> None:
+    # JSON may carry a lone "\udae8"; blocks replaced them on the way in, the System text and
+    # the tool schemas did not. Was: UnicodeEncodeError from the counter in Lab.open (both
+    # views) and fork, from the cost model in the what-if and the manifest in replay.
+    def session(name: str, odd: str) -> Path:
+        schema = {"type": "object", "properties": {f"p{odd}": {"type": "string"}}}
+        return _ctxlab_file(
+            tmp_path / name,
+            {
+                "system": f"Be {odd} brief.",
+                "tools": [{"name": f"Re{odd}ad", "input_schema": schema}],
+            },
+            {"role": "user", "content": "Fix a.py"},
+            {"role": "assistant", "content": "Done."},
+        )
+
+    path = session("odd.jsonl", "\udae8")
+    # Counted as the same session with U+FFFD written in their place.
+    control = session("control.jsonl", "\ufffd")
+    for view in ("recorded", "replayed"):
+        labs = [await Lab.open(p, context_window=32_000, view=view) for p in (path, control)]  # type: ignore[arg-type]
+        odd, same = ({i.id: i.tokens for i in lab.log.manifests[0].items} for lab in labs)
+        assert odd == same and odd["system/system_prompt"] > 0 and "tool/Re\ufffdad" in odd
+    transcript = load(path)
+    (tool,) = transcript.tools
+    assert (tool.name, list(tool.input_schema["properties"])) == ("Re\ufffdad", ["p\ufffd"])
+    what = await WhatIfLab.open(transcript, context_window=32_000)
+    assert [len(run.prepared) for run in what.what.runs.values()] == [1, 1, 1]
+    # A schema nested past what any schema needs is refused, naming the tool.
+    deep: dict[str, Any] = {}
+    for _ in range(200):
+        deep = {"items": deep}
+    with pytest.raises(MessageFormatError) as refused:
+        ToolSchema("nested", "", deep)
+    says(str(refused.value), "tool 'nested'", "nested more than 100 levels")
