@@ -229,3 +229,25 @@ async def test_a_system_prompt_and_a_tool_schema_with_lone_surrogates_open(
     with pytest.raises(MessageFormatError) as refused:
         ToolSchema("nested", "", deep)
     says(str(refused.value), "tool 'nested'", "nested more than 100 levels")
+
+
+async def test_a_bill_of_two_to_the_fortieth_tokens_opens_and_is_drawn_exactly(
+    tmp_path: Path,
+) -> None:
+    # ctxlab reads counts up to 2⁴⁰ (`MAX_TOKENS`); the plot's columns were int32. Was:
+    # OverflowError ("Python integer 1099511628295 out of bounds for int32") from Lab.open in
+    # both views (found by the generated Claude Code sessions).
+    huge = {"input_tokens": 5, "output_tokens": 1, "cache_read_input_tokens": 2**40}
+    lines = [_line(1, "user", "Fix a.py"), _line(2, "assistant", [{"type": "text", "text": "ok"}])]
+    lines[1]["message"]["usage"] = huge
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    lab = await Lab.open(path, context_window=32_000)
+    assert list(lab.steps["usage_total_input"]) == [2**40 + 5]
+    total = lab.steps["total"][0]
+    assert total > 2**40 and list(lab.budget.trace("total")["y"]) == [total]
+    # Replayed, the part the file does not hold (sized from that bill) leaves no room: the
+    # request is shown, over budget, drawn at its size.
+    lab = await Lab.open(path, context_window=32_000, view="replayed")
+    assert list(lab.steps["validation"]) == ["budget_exceeded"]
+    assert list(lab.budget.trace("total")["y"]) == [lab.steps["total"][0]] != [0]
