@@ -1,9 +1,12 @@
-"""Generated sessions in ctxlab's own format, which `load` reads as written (no repair): a meta
-line holding what the consumers read of it — System, tools, usage by message, the models, the
-recorded compactions with their summary's place, the flags a header shows — and messages of
-either role in any order, each block of any modelled kind (a role's own or not), with ids that
-answer a call, another's, or none. Values are mostly sound and sometimes hostile: what a file
-holds is the user's, and every entry point must open it or say why not."""
+"""Generated sessions of the two formats whose every field a consumer reads: ctxlab's own, which
+`load` reads as written (no repair) — a meta line holding System, tools, usage by message, the
+models, the recorded compactions with their summary's place, the flags a header shows, then
+messages of either role in any order, each block of any modelled kind (a role's own or not),
+with ids that answer a call, another's, or none — and Claude Code's, the richest recording
+(responses a block a line, compaction and microcompaction boundaries with or without their
+summary, sidechains, thinking in user lines, a session that opens with a reply). Values are
+mostly sound and sometimes hostile: what a file holds is the user's, and every entry point must
+open it or say why not."""
 
 from __future__ import annotations
 
@@ -186,3 +189,77 @@ def ctxlab_sessions(draw: st.DrawFn) -> bytes:
     meta = draw(_meta(messages))
     lines = [json.dumps(meta), *(json.dumps(m) for m in messages)]
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+
+
+_EVENTS = ("prompt", "reply", "reply", "results", "boundary", "summary", "micro", "side", "other")
+"""What a Claude Code session's lines record, one drawn per line (replies twice as often)."""
+
+
+@st.composite
+def _claude_line(draw: st.DrawFn, event: str, number: int, state: dict[str, Any]) -> Any:
+    line: dict[str, Any] = {
+        "parentUuid": f"u{number - 1}" if number else None,
+        "isSidechain": event == "side",
+        "userType": "external",
+        "sessionId": "s1",
+        "version": "2.0.1",
+        "uuid": f"u{number}",
+        "timestamp": f"2025-10-01T00:{number // 60:02d}:{number % 60:02d}Z",
+    }
+    calls: list[str] = state["calls"]
+    if event in ("boundary", "micro"):
+        kind = "compact" if event == "boundary" else "microcompact"
+        data: dict[str, Any] = {"trigger": draw(_or_odd(st.sampled_from(["auto", "manual"])))}
+        data["preTokens"] = draw(_or_odd(_tokens))
+        if event == "micro":
+            data["compactedToolIds"] = draw(_or_odd(st.lists(st.sampled_from([*calls, "x"]))))
+            data["tokensSaved"] = draw(_or_odd(_tokens))
+        return {**line, "type": "system", "subtype": f"{kind}_boundary", f"{kind}Metadata": data}
+    if event == "other":
+        return {**line, "type": draw(st.sampled_from(["progress", "file-history-snapshot"]))}
+    if event in ("reply", "side"):
+        # A new response, or another line of the last one (Claude Code writes one a block).
+        if draw(st.integers(0, 2)) or not state["reply"]:
+            state["reply"] = f"msg_{number}"
+        usage = {k: draw(_or_odd(_tokens)) for k in ("input_tokens", "output_tokens")}
+        usage["cache_read_input_tokens"] = draw(_or_odd(_tokens))
+        message = {
+            "id": state["reply"],
+            "role": "assistant",
+            "model": draw(_or_odd(st.sampled_from(["claude-sonnet-4-5", "claude-opus-4-1"]))),
+            "content": [draw(_block("assistant", calls))],
+            "usage": usage,
+        }
+        return {
+            **line,
+            "type": "assistant",
+            "requestId": f"req_{state['reply']}",
+            "message": message,
+        }
+    if event == "results":
+        content: Any = [
+            {"type": "tool_result", "tool_use_id": call, "content": draw(text)}
+            for call in draw(st.lists(st.sampled_from([*calls[-3:], "x"]), max_size=3))
+        ]
+    elif event == "summary":
+        content = "This session is being continued from a previous conversation. " + draw(text)
+    else:
+        content = draw(st.lists(_block("user", calls), max_size=3) | text)
+    if event != "results" and draw(st.integers(0, 3)) == 0:
+        # Thinking in a user line, as a rewind or a compaction may leave it.
+        thinking = {"type": "thinking", "thinking": draw(text), "signature": "s"}
+        content = [thinking, *(content if isinstance(content, list) else [content])]
+    extra = {"isCompactSummary": True} if event == "summary" else {}
+    return {**line, **extra, "type": "user", "message": {"role": "user", "content": content}}
+
+
+@st.composite
+def claude_code_sessions(draw: st.DrawFn) -> bytes:
+    """The bytes of a generated Claude Code session (JSON Lines as Claude Code writes them):
+    prompts, replies written a block a line, tool results, compaction and microcompaction
+    boundaries with or without their summary, sidechain and other lines, thinking in user
+    lines, in any order — a session that may open with a reply or a boundary."""
+    events = draw(st.lists(st.sampled_from(_EVENTS), min_size=1, max_size=16))
+    state: dict[str, Any] = {"calls": [], "reply": None}
+    lines = [draw(_claude_line(event, n, state)) for n, event in enumerate(events)]
+    return ("\n".join(json.dumps(line) for line in lines) + "\n").encode("utf-8", "surrogatepass")

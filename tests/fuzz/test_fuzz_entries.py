@@ -22,7 +22,7 @@ from ctxlab.config._presets import PRESETS
 from ctxlab.io import FORMATS
 from tests.fuzz.contract import AT_LENGTH, EXAMPLES, FUZZ, MEGABYTES, at_length, holds
 from tests.fuzz.entries import ENTRIES, WINDOWS, corpus_sessions, drive
-from tests.fuzz.generated import ctxlab_sessions
+from tests.fuzz.generated import claude_code_sessions, ctxlab_sessions
 from tests.fuzz.mutations import mutated_file
 from tests.fuzz.seeds import seed_files
 
@@ -93,7 +93,7 @@ async def test_a_hostile_variant_through_an_entry(
 
 
 @settings(FUZZ, max_examples=max(EXAMPLES, 10))
-@given(content=ctxlab_sessions(), data=st.data())
+@given(content=ctxlab_sessions() | claude_code_sessions(), data=st.data())
 async def test_a_generated_session_through_an_entry(
     content: bytes, data: st.DataObject, tmp_path_factory: Any
 ) -> None:
