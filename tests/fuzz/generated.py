@@ -194,6 +194,17 @@ def ctxlab_sessions(draw: st.DrawFn) -> bytes:
 _EVENTS = ("prompt", "reply", "reply", "results", "boundary", "summary", "micro", "side", "other")
 """What a Claude Code session's lines record, one drawn per line (replies twice as often)."""
 
+_OPENINGS: tuple[list[str], ...] = (
+    [],
+    [],
+    [],
+    ["reply"],
+    ["boundary", "reply"],
+    ["reply", "micro"],
+)
+_OPENINGS += (["boundary"], ["reply", "boundary", "reply"])
+"""How a session's lines begin: with a prompt, mostly; as a continued session, often."""
+
 
 @st.composite
 def _claude_line(draw: st.DrawFn, event: str, number: int, state: dict[str, Any]) -> Any:
@@ -259,7 +270,10 @@ def claude_code_sessions(draw: st.DrawFn) -> bytes:
     prompts, replies written a block a line, tool results, compaction and microcompaction
     boundaries with or without their summary, sidechain and other lines, thinking in user
     lines, in any order — a session that may open with a reply or a boundary."""
-    events = draw(st.lists(st.sampled_from(_EVENTS), min_size=1, max_size=16))
+    # A session continued after a compaction opens with its boundary, a reply, or both: drawn
+    # as an opening often, since the lines drawn one by one would seldom begin so.
+    opening = draw(st.sampled_from(_OPENINGS))
+    events = opening + draw(st.lists(st.sampled_from(_EVENTS), min_size=1, max_size=16))
     state: dict[str, Any] = {"calls": [], "reply": None}
     lines = [draw(_claude_line(event, n, state)) for n, event in enumerate(events)]
     return ("\n".join(json.dumps(line) for line in lines) + "\n").encode("utf-8", "surrogatepass")
