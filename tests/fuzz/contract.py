@@ -66,11 +66,11 @@ def holds(
     (with a message). Fails the test on any other exception, on time over ``seconds``, memory
     over ``megabytes``, any change in the ``watched`` folders outside ``may_write``, or a new
     name in the ``shallow`` ones (the working folder: their files are not read, only named)."""
-    with _Bounds(watched, shallow, may_write, seconds, megabytes) as bounds:
+    with _Bounds(watched, shallow, may_write, seconds, megabytes):
         try:
             return call()
         except errors as exc:
-            bounds.documented(exc)
+            _said(exc)
             return None
         except Exception as exc:
             raise AssertionError(f"not a documented error: {type(exc).__name__}: {exc}") from exc
@@ -88,11 +88,11 @@ async def aholds(
     """`holds` for a coroutine, awaited on the running loop (where the Lab's widgets and tasks
     live): the documented error it raised, or None when it returned. ``megabytes`` None leaves
     memory unmeasured (tracemalloc makes a long call several times slower)."""
-    with _Bounds(watched, shallow, may_write, seconds, megabytes) as bounds:
+    with _Bounds(watched, shallow, may_write, seconds, megabytes):
         try:
             await make()
         except CtxlabError as exc:
-            bounds.documented(exc)
+            _said(exc)
             return exc
         except Exception as exc:
             raise AssertionError(f"not a documented error: {type(exc).__name__}: {exc}") from exc
@@ -114,9 +114,6 @@ class _Bounds:
         self.allowed = [Path(p) for p in may_write]
         self.shallow = list(shallow)
         self.seconds, self.megabytes = seconds, megabytes
-
-    def documented(self, exc: BaseException) -> None:
-        assert str(exc).strip(), f"{type(exc).__name__} without a message"
 
     def __enter__(self) -> _Bounds:
         self.before = {f: listing(f) for f in self.folders}
@@ -153,6 +150,10 @@ class _Bounds:
         for folder, known in self.names.items():
             added = set(p.name for p in folder.iterdir()) - set(known)
             assert not added, f"written in {folder}: {sorted(added)[:5]}"
+
+
+def _said(exc: BaseException) -> None:
+    assert str(exc).strip(), f"{type(exc).__name__} without a message"
 
 
 def _under(path: Path, allowed: Path) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import ctxlab.exceptions as exceptions
 from ctxlab import ContextConfig, Transcript, replay
 from ctxlab.analysis import recorded_requests
 from ctxlab.exceptions import CtxlabError
@@ -32,8 +33,6 @@ that compacts a long session, one that holds most."""
 
 def _documented(name: str) -> bool:
     # Whether an error's type name (a run's row keeps ``"Type: message"``) is one of ctxlab's.
-    import ctxlab.exceptions as exceptions
-
     kind = getattr(exceptions, name, None)
     return isinstance(kind, type) and issubclass(kind, CtxlabError)
 
@@ -45,6 +44,7 @@ def _config(preset: str | None) -> ContextConfig:
 async def _lab(
     source: Path | Transcript, folder: Path, window: int, view: str, preset: str | None
 ) -> None:
+    # The widgets are an extra: imported when a Lab is driven (the tests skip without them).
     from ctxlab.widgets import Lab
 
     lab = await Lab.open(source, context_window=window, config=_config(preset), view=view)  # type: ignore[arg-type]
@@ -62,7 +62,7 @@ async def _lab(
 
 
 async def _whatif(transcript: Transcript, window: int, preset: str | None) -> None:
-    from ctxlab.widgets import WhatIfLab
+    from ctxlab.widgets import WhatIfLab  # (an extra, as in `_lab`)
 
     # Without a preset, the what-if's own three; with one, it beside the defaults.
     configs = {preset: _config(preset), "defaults": ContextConfig()} if preset else None
