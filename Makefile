@@ -64,7 +64,7 @@ mutate: $(STAMP)
 
 # The fuzz harness (tests/fuzz) at length: every public entry point on FUZZ_EXAMPLES hostile
 # inputs per test (the unit suite draws 25), and the audit of every regular expression. Not
-# part of `make test`: about an hour on two cores. See docs/contributing.md.
+# part of `make test`: about an hour and a half on two cores. See docs/contributing.md.
 FUZZ_EXAMPLES ?= 1000
 fuzz: $(STAMP)
 	CTXLAB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/fuzz tests/util/test_regex_audit.py -p no:cacheprovider -q

@@ -23,8 +23,8 @@ from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.analysis._resume import reusable_steps
 from ctxlab.analysis._shapes import SentSummary, priced_shapes
 from ctxlab.analysis._unrecorded import UnrecordedPart
-from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import ContextOverflowError, PreparationError
+from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.exceptions import ContextOverflowError, PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.messages import AssistantMessage, UserMessage
@@ -33,7 +33,11 @@ from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
 from ctxlab.util._gc import collector_paused
 
-__all__ = ["ConfigRun", "replay_run"]
+__all__ = [
+    "ConfigRun",
+    "named_config",
+    "replay_run",
+]
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,7 @@ async def replay_run(
             raise ContextOverflowError(msg)
         answer = await extractive_summarizer(request)
         asked.append((request, answer))
-        model = str((transcript.meta.get("models") or [""])[0])
+        model = (transcript.models or ("",))[0]
         sent.append(SentSummary(summary_manifest(call, model, cache), answer))
         return answer
 
@@ -217,3 +221,13 @@ async def replay_run(
             run.error = str(exc)
     last.clear()
     run.seconds = time.perf_counter() - started
+
+
+def named_config(name: str, config: ContextConfig) -> ContextConfig:
+    """``config`` checked (`require_config`), or a `UsageError` naming the config: an invalid one
+    (built without validation) is refused before anything is replayed, not part-way through."""
+    try:
+        return require_config(config)
+    except UsageError as exc:
+        msg = f"config {name!r}: {exc}"
+        raise UsageError(msg) from exc

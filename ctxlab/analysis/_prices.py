@@ -20,6 +20,7 @@ from typing import Any
 
 from ctxlab.analysis._price import PROVIDERS, LongContext, Price, Provider, checked_price
 from ctxlab.analysis._price_table import DATED, MIN_CACHED, PRICES
+from ctxlab.io._transcript import models_of
 
 __all__ = [
     "PRICES",
@@ -128,10 +129,8 @@ def _bedrock_version(piece: str) -> bool:
 
 def recorded_model(meta: dict[str, Any]) -> str:
     """The model a recording's costs are priced as: the first its file names (empty: none)."""
-    models = meta.get("models")
-    if isinstance(models, list | tuple) and models:
-        return str(models[0])
-    return ""
+    models = models_of(meta)
+    return models[0] if models else ""
 
 
 def recorded_on(meta: dict[str, Any]) -> date | None:

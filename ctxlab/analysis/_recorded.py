@@ -182,9 +182,14 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
             segment += 1
             if compaction.kind == "microcompact":
                 cleared |= set(compaction.tool_ids)
-            elif compaction.index < index:
+            elif compaction.index < index and isinstance(
+                summary := messages[compaction.index], UserMessage
+            ):
+                # Only a user message can open a request: a summary placed on a reply (a
+                # file that opens with a reply after its boundary, a hand-made meta) is not
+                # in the file, and the request goes on from where it was.
                 start = compaction.index
-                opening = UserMessage(content=messages[start].content[compaction.block :])
+                opening = UserMessage(content=summary.content[compaction.block :])
                 cleared = set()
         key = (segment, start, max(turn, start) if per_turn else start)
         if shared is None or shared[0] != key:
@@ -223,10 +228,8 @@ def compactions_by_request(
 
 
 def _single_model(transcript: Transcript) -> str | None:
-    models = transcript.meta.get("models")
-    if isinstance(models, list) and len(models) == 1:
-        return str(models[0])
-    return None
+    models = transcript.models
+    return models[0] if len(models) == 1 else None
 
 
 def unrecorded_parts(transcript: Transcript) -> list[str]:

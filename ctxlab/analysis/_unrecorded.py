@@ -216,8 +216,8 @@ def reply_models(transcript: Transcript) -> dict[int, str]:
     """The model of each reply, by its message index, where the recording says."""
     models = transcript.meta.get("reply_models")
     by_rank = models if isinstance(models, Mapping) else {}
-    only = transcript.meta.get("models")
-    single = str(only[0]) if isinstance(only, list) and len(only) == 1 else None
+    only = transcript.models
+    single = only[0] if len(only) == 1 else None
     replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
     out: dict[int, str] = {}
     for rank, index in enumerate(replies):

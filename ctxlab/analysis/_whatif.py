@@ -30,7 +30,7 @@ from ctxlab.analysis._comparison import (
     comparison_row,
     headline_row,
 )
-from ctxlab.analysis._config_run import ConfigRun, replay_run
+from ctxlab.analysis._config_run import ConfigRun, named_config, replay_run
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
@@ -107,6 +107,12 @@ class WhatIf:
         if not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
             raise UsageError(msg)
+        if not isinstance(transcript, Transcript):
+            msg = (
+                f"WhatIf replays a Transcript, got {type(transcript).__name__}: pass "
+                "ctxlab.load(path), or open the file with WhatIfLab.open(path, ...)"
+            )
+            raise UsageError(msg)
         self.transcript = transcript
         self._calibration: Calibration | None = None
         self.context_window = context_window_of(context_window)
@@ -124,7 +130,7 @@ class WhatIf:
         self.price = price or price_for(self.model, recorded_on(transcript.meta))
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {
-            n: ConfigRun(n, _named(n, c)) for n, c in configs.items()
+            n: ConfigRun(n, named_config(n, c)) for n, c in configs.items()
         }
         self._priced: tuple[References, References] | None = None
         self._billed: Bill | None = None
@@ -143,7 +149,7 @@ class WhatIf:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
         request whose decision may differ from the replaced config's (`ctxlab.analysis._resume`:
         the same requests as a replay from the start), graded and priced when asked."""
-        config = _named(name, config)
+        config = named_config(name, config)
         earlier = self.runs.get(name)
         run = self.runs[name] = ConfigRun(name, config)
         await self._replay(run, earlier)
@@ -385,13 +391,3 @@ class WhatIf:
         tool call or result and a preview of its text, as the Manifest panel names it), its
         tokens, placement and id."""
         return diff_frame(self.runs[a], self.runs[b], step)
-
-
-def _named(name: str, config: ContextConfig) -> ContextConfig:
-    """``config`` checked (`require_config`), or a `UsageError` naming the config: an invalid one
-    (built without validation) is refused before anything is replayed, not part-way through."""
-    try:
-        return require_config(config)
-    except UsageError as exc:
-        msg = f"config {name!r}: {exc}"
-        raise UsageError(msg) from exc

@@ -32,8 +32,7 @@ from ctxlab.fork._arrival import (
 from ctxlab.fork._branch import Branch, ModelSource
 from ctxlab.fork._tools import ToolPlan, plan_tools
 from ctxlab.fork._workspace import refuse_inside, workspace_of
-from ctxlab.io import load
-from ctxlab.io._transcript import Transcript
+from ctxlab.io._source import SessionSource, transcript_of
 from ctxlab.materials._tasks import TaskState
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
@@ -96,7 +95,7 @@ def config_label(config: ContextConfig, base: ContextConfig) -> str:
 
 
 async def fork(
-    origin: Agent | Transcript | str | os.PathLike[str],
+    origin: Agent | SessionSource,
     *,
     at: int,
     config: ContextConfig | str | Mapping[str, Any] | None = None,
@@ -110,8 +109,8 @@ async def fork(
     root: str | os.PathLike[str] | None = None,
     session_log: bool | None = None,
 ) -> Branch:
-    """Fork ``origin`` — a live `Agent`, or a recording (a `Transcript`, or a file
-    `ctxlab.load` reads) — at step ``at`` under ``config``; returns the `Branch`, whose
+    """Fork ``origin`` — a live `Agent`, or a recording (a `Transcript`, a file `ctxlab.load`
+    reads, or a row of `ctxlab.sessions`, as `Lab.open` takes) — at step ``at`` under ``config``; returns the `Branch`, whose
     ``agent`` continues from there. The original session, its log and its files are only read.
 
     Args:
@@ -274,10 +273,8 @@ def _from_agent(agent: Agent, asked: _Asked) -> tuple[_Recipe, Arrive]:
     return recipe, arrive
 
 
-def _from_recording(
-    origin: Transcript | str | os.PathLike[str], asked: _Asked
-) -> tuple[_Recipe, Arrive]:
-    transcript = origin if isinstance(origin, Transcript) else load(origin)
+def _from_recording(origin: Any, asked: _Asked) -> tuple[_Recipe, Arrive]:
+    transcript = transcript_of(origin, taker="fork")
     if asked.model is None:
         msg = (
             f"a recording has no model to run forward: pass model=... (e.g. MemorylessModel(), "

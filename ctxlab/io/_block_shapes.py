@@ -11,7 +11,6 @@ from ctxlab.messages import ANTHROPIC_BLOCK_TYPES, RESULT_PART_TYPES
 
 __all__ = [
     "KEPT_BLOCKS",
-    "ROLE_ONLY",
     "anthropic_block",
     "as_mapping",
     "has_data",
@@ -21,8 +20,6 @@ __all__ = [
 ]
 
 KEPT_BLOCKS = ANTHROPIC_BLOCK_TYPES | {"provider"}
-# Modelled blocks a role cannot hold travel as provider blocks (kept, never sent in a wrong form).
-ROLE_ONLY = {"user": {"thinking", "redacted_thinking"}, "assistant": {"document"}}
 # The fields of each modelled block; other keys (cache_control, citations, Claude Code's caller)
 # are request annotations, not content.
 _FIELDS = {

@@ -16,7 +16,6 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._block_shapes import (
     KEPT_BLOCKS,
-    ROLE_ONLY,
     anthropic_block,
     as_mapping,
     has_data,
@@ -27,6 +26,7 @@ from ctxlab.io._block_shapes import (
 from ctxlab.io._census import Census, Tally, holdings
 from ctxlab.io._findings import field_of
 from ctxlab.messages import (
+    NOT_IN_ROLE,
     AssistantMessage,
     ProviderUsage,
     UserMessage,
@@ -111,7 +111,7 @@ class ConversationBuilder:
                 # to refuse the whole file.
                 self.leave_out("tool result without a call id")
                 continue
-            if kind in ROLE_ONLY.get(role, ()):
+            if kind in NOT_IN_ROLE.get(role, ()):
                 block = {"type": "provider", "data": dict(block)}
             elif kind == "image" and not has_data(block):
                 self.leave_out("image without data")

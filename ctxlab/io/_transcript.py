@@ -5,7 +5,7 @@ every other format into one)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ __all__ = [
     "Transcript",
     "corpus_dir",
     "load_transcript",
+    "models_of",
     "read_transcript",
     "usage_by_reply",
 ]
@@ -62,10 +63,24 @@ class Transcript:
         transcript built in code."""
         return Census.from_meta(self.meta.get("census"))
 
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models the recording says answered (``meta["models"]``), in order; what is not
+        a model's name there (a number, a flag: a hand-edited file's) names none."""
+        return models_of(self.meta)
+
     def save(self, path: str | os.PathLike[str], format: str = "ctxlab") -> Path:
         """Write this transcript as ``ctxlab`` JSONL, an ``anthropic`` request or ``openai``
         messages; `ctxlab.load` reads each back."""
         return save_transcript(self, path, format)  # type: ignore[arg-type]
+
+
+def models_of(meta: Mapping[str, Any]) -> tuple[str, ...]:
+    """The models a recording's ``meta["models"]`` names, in order (`Transcript.models`)."""
+    listed = meta.get("models")
+    if not isinstance(listed, list | tuple):
+        return ()
+    return tuple(m for m in listed if isinstance(m, str) and m)
 
 
 def usage_by_reply(

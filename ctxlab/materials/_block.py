@@ -7,6 +7,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ctxlab.messages._text import clean_value
+
 if TYPE_CHECKING:
     from ctxlab.manifest import Transform
     from ctxlab.materials._unrecorded import Unrecorded
@@ -94,7 +96,10 @@ class SystemPart:
     name: str
     """Manifest id suffix: ``system/<name>``."""
     text: str
-    """The text."""
+    """The text (lone surrogates a file or a caller held replaced, as a block's are)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", clean_value(self.text))
 
 
 @dataclass(frozen=True, slots=True)

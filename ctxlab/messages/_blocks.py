@@ -19,6 +19,7 @@ from ctxlab.messages._text import clean_value
 
 __all__ = [
     "ANTHROPIC_BLOCK_TYPES",
+    "NOT_IN_ROLE",
     "RESULT_PART_TYPES",
     "AssistantBlock",
     "Base64ImageSource",
@@ -44,6 +45,13 @@ ANTHROPIC_BLOCK_TYPES = frozenset(
 """The Anthropic block types ctxlab has a model of (any other is carried as a `ProviderBlock`)."""
 RESULT_PART_TYPES = frozenset({"text", "image", "document"})
 """The modelled types a tool result's content may hold (any other is a `ProviderBlock` there)."""
+NOT_IN_ROLE: dict[str, frozenset[str]] = {
+    "user": frozenset({"thinking", "redacted_thinking"}),
+    "assistant": frozenset({"document"}),
+}
+"""Role → the modelled types a turn of that role cannot hold: a file may record one there (a
+Claude Code user line with thinking), and it is carried as a `ProviderBlock`, kept as it came —
+by every reader, so that what ctxlab writes back reads back the same."""
 
 # A hint reaches a provider as text wrapped in this tag; reading it back restores the hint.
 HINT_OPEN = "<system-reminder>"
@@ -201,7 +209,9 @@ class DocumentBlock(_Block):
             parts = self.source.get("content")
             if isinstance(parts, str):
                 return parts
-            return "\n".join(str(p.get("text", "")) for p in parts or () if isinstance(p, dict))
+            # Parts are a list; anything else a file holds there carries no text to read.
+            listed = parts if isinstance(parts, list | tuple) else ()
+            return "\n".join(str(p.get("text", "")) for p in listed if isinstance(p, dict))
         return ""
 
 

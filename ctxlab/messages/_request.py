@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages._messages import AssistantMessage, UserMessage
+from ctxlab.messages._text import clean_value
 
 __all__ = ["WIRE_FORMATS", "ModelRequest", "ToolSchema"]
 
@@ -36,6 +38,21 @@ class ToolSchema:
     """What it does, for the model."""
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     """JSON Schema of its arguments."""
+
+    def __post_init__(self) -> None:
+        # A schema a file recorded may hold lone surrogates (JSON's "\ud800"): replaced here,
+        # once, as every block's text is, or each later hash, count and request breaks on it.
+        try:
+            schema = clean_value(self.input_schema)
+        except ValueError as exc:
+            msg = f"tool {self.name!r}: its input schema is refused: {exc}"
+            raise MessageFormatError(msg) from exc
+        for name, value in (
+            ("name", clean_value(self.name)),
+            ("description", clean_value(self.description)),
+            ("input_schema", schema),
+        ):
+            object.__setattr__(self, name, value)
 
     @cached_property
     def rendered(self) -> str:

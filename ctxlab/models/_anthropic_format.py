@@ -20,6 +20,7 @@ from ctxlab.messages import (
     HINT_CLOSE,
     HINT_OPEN,
     MOVED,
+    NOT_IN_ROLE,
     RESULT_PART_TYPES,
     AssistantMessage,
     HintBlock,
@@ -78,7 +79,9 @@ def request_to_anthropic(request: ModelRequest) -> dict[str, Any]:
     return payload
 
 
-def _block_from_anthropic(block: Any, where: str, *, in_result: bool = False) -> Any:
+def _block_from_anthropic(
+    block: Any, where: str, *, role: Any = None, in_result: bool = False
+) -> Any:
     if not isinstance(block, Mapping):
         msg = f"{where} is {type(block).__name__}, expected a content block dict with a 'type'"
         raise MessageFormatError(msg)
@@ -86,8 +89,11 @@ def _block_from_anthropic(block: Any, where: str, *, in_result: bool = False) ->
     if not isinstance(kind, str) or not kind:
         msg = f"{where} has no 'type'; every Anthropic content block names its type"
         raise MessageFormatError(msg)
-    if kind not in (RESULT_PART_TYPES if in_result else ANTHROPIC_BLOCK_TYPES):
-        # Server tool blocks, search results, MCP blocks, newer types: carried unchanged.
+    if kind not in (RESULT_PART_TYPES if in_result else ANTHROPIC_BLOCK_TYPES) or (
+        isinstance(role, str) and kind in NOT_IN_ROLE.get(role, ())
+    ):
+        # Server tool blocks, search results, MCP blocks, newer types — and a modelled block
+        # its role cannot hold (thinking a user line recorded): carried unchanged.
         return {"type": "provider", "data": dict(block)}
     if kind == "text":
         text = block.get("text")
@@ -118,8 +124,9 @@ def messages_from_anthropic(
         if isinstance(content, str):
             blocks: list[Any] = [TextBlock(text=content)]
         elif isinstance(content, list):
+            role = message.get("role")
             blocks = [
-                _block_from_anthropic(b, f"message {index} content[{i}]")
+                _block_from_anthropic(b, f"message {index} content[{i}]", role=role)
                 for i, b in enumerate(content)
             ]
         else:

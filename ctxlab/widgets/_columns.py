@@ -36,6 +36,16 @@ class RowColumns:
     def _value(self, value: Any) -> Any:
         return self.missing if value is None else value
 
+    def _fill(self, key: str, where: slice, values: list[Any]) -> None:
+        try:
+            self._data[key][where] = values
+        except OverflowError:
+            # A count past the integer type (a bill of 2⁴⁰ tokens, which a file may hold and
+            # ctxlab reads): every column becomes float64 — exact to 2⁵³ — and stays so.
+            self.dtype = np.float64
+            self._data = {k: column.astype(np.float64) for k, column in self._data.items()}
+            self._data[key][where] = values
+
     def of(
         self, rows: Sequence[Mapping[str, Any]], changed: Iterable[int] = (), reset: bool = False
     ) -> dict[str, np.ndarray]:
@@ -54,8 +64,8 @@ class RowColumns:
         else:
             for index in changed:
                 if 0 <= index < self._count:
-                    for key, column in self._data.items():
-                        column[index] = self._value(rows[index][key])
+                    for key in self._data:
+                        self._fill(key, slice(index, index + 1), [self._value(rows[index][key])])
         if count > self._count:
             new = rows[self._count :]
             size = len(next(iter(self._data.values())))
@@ -63,7 +73,7 @@ class RowColumns:
                 grown = max(count, 2 * size)
                 for key, old in self._data.items():
                     self._data[key] = np.resize(old, grown)
-            for key, column in self._data.items():
-                column[self._count : count] = [self._value(r[key]) for r in new]
+            for key in self._data:
+                self._fill(key, slice(self._count, count), [self._value(r[key]) for r in new])
             self._count, self._first, self._last = count, rows[0], rows[count - 1]
         return {key: column[:count] for key, column in self._data.items()}

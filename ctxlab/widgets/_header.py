@@ -104,7 +104,7 @@ def model_html(agent: Watched, recording: ReplaySession | None) -> str:
     answered (not the step source's stand-in name, ``replay of …``)."""
     if recording is None:
         return f"model <code>{html.escape(agent.model.name)}</code>"
-    models = [str(m) for m in recording.transcript.meta.get("models") or ()]
+    models = recording.transcript.models
     if not models:
         return "model not recorded"
     names = ", ".join(f"<code>{html.escape(m)}</code>" for m in models)

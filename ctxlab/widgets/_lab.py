@@ -22,7 +22,7 @@ from ctxlab.analysis._price import Price, checked_price
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event, ModelResponseEvent
 from ctxlab.exceptions import UsageError
-from ctxlab.io._transcript import Transcript
+from ctxlab.io._source import SessionSource, transcript_of
 from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
@@ -37,7 +37,7 @@ from ctxlab.widgets._header import frequent_note, header_html
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
-from ctxlab.widgets._recording import RecordingView, transcript_of
+from ctxlab.widgets._recording import RecordingView
 from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog
 from ctxlab.widgets._table import Opener
@@ -128,7 +128,7 @@ class Lab:
     @classmethod
     async def open(
         cls,
-        transcript: Transcript | str | os.PathLike[str] | Any,
+        transcript: SessionSource,
         *,
         context_window: int,
         config: ContextConfig | None = None,
@@ -142,7 +142,7 @@ class Lab:
         request is a ``not recorded`` placement, sized from the bill or by ``unrecorded_tokens``
         (`ctxlab.sources.ReplaySession`)."""
         session = ReplaySession(
-            transcript_of(transcript),
+            transcript_of(transcript, taker="Lab.open"),
             context_window=context_window,
             config=config,
             counter=counter,

@@ -36,8 +36,10 @@ def _to_wire(value: Any) -> Any:
     """JSON-ready figure state: NumPy arrays become ``{dtype, buffer}`` (sent as binary)."""
     if isinstance(value, np.ndarray):
         if value.dtype == np.int64:
-            # JavaScript has no int64 typed array; token counts and indices fit in int32.
-            value = value.astype(np.int32)
+            # JavaScript has no int64 typed array; token counts and indices fit in int32 — a
+            # count past it (a file's bill of 2⁴⁰ tokens) goes as float64, never wrapped round.
+            fits = not value.size or (value.min() >= -(2**31) and value.max() < 2**31)
+            value = value.astype(np.int32 if fits else np.float64)
         if value.dtype.kind in "iuf" and value.ndim == 1:
             contiguous = np.ascontiguousarray(value)
             return {"dtype": str(contiguous.dtype), "buffer": contiguous.data}

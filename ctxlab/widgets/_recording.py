@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import os
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
@@ -18,15 +17,13 @@ import ipywidgets as w
 from ctxlab.analysis._calibration import Calibration
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.exceptions import UsageError
-from ctxlab.io import load
-from ctxlab.io._transcript import Transcript
 from ctxlab.sources._replay import VIEWS, ReplaySession, View
 from ctxlab.widgets._steps import StepLog
 
 if TYPE_CHECKING:
     from ctxlab.widgets._lab import Lab
 
-__all__ = ["RecordingView", "transcript_of"]
+__all__ = ["RecordingView"]
 
 
 class RecordingView:
@@ -128,29 +125,3 @@ class RecordingView:
                 "Applied: the recording is replayed under it"
             )
         self.lab.task = asyncio.ensure_future(self.lab.replay())
-
-
-def _episode(value: Any) -> int:
-    # A row's episode: a whole number (numpy's too), else the main thread (a gap in the frame).
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
-
-
-def transcript_of(value: Any) -> Transcript:
-    """A `Transcript` as it is, else loaded: from a path, or from a row of `ctxlab.sessions`
-    (its ``path``)."""
-    if isinstance(value, Transcript):
-        return value
-    if isinstance(value, str | os.PathLike):
-        return load(value)
-    keys = getattr(value, "keys", None)
-    if callable(keys) and "path" in keys():
-        # A subagent held in its session's file is a row of that file with its episode.
-        return load(value["path"], episode=_episode(value["episode"] if "episode" in keys() else 0))
-    msg = (
-        "Lab.open needs a Transcript, a path or a row of ctxlab.sessions(), "
-        f"got {type(value).__name__}"
-    )
-    raise UsageError(msg)

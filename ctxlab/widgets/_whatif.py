@@ -31,7 +31,7 @@ from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.analysis._whatif_frames import cumulative_costs
 from ctxlab.config._config import ContextConfig
-from ctxlab.io._transcript import Transcript
+from ctxlab.io._source import SessionSource, transcript_of
 from ctxlab.messages._request import ModelRequest
 from ctxlab.tokens import TokenCounter
 from ctxlab.util._gc import collector_paused
@@ -154,7 +154,7 @@ class WhatIfLab:
     @classmethod
     async def open(
         cls,
-        transcript: Transcript,
+        transcript: SessionSource,
         configs: Mapping[str, ContextConfig] | None = None,
         *,
         context_window: int,
@@ -163,15 +163,16 @@ class WhatIfLab:
         price: Price | None = None,
         rules: CacheRules | None = None,
     ) -> WhatIfLab:
-        """Replay ``transcript`` under ``configs`` (three presets when omitted: ctxlab's
-        defaults, AgentScope's, observation masking) and show them (``unrecorded_tokens``,
-        ``price``, ``rules``: see `ctxlab.WhatIf`; the table says what the costs are priced as,
-        or that the recording's model is unpriced)."""
+        """Replay ``transcript`` — a `Transcript`, a path `ctxlab.load` reads, or a row of
+        `ctxlab.sessions`, as `Lab.open` takes — under ``configs`` (three presets when omitted:
+        ctxlab's defaults, AgentScope's, observation masking) and show them
+        (``unrecorded_tokens``, ``price``, ``rules``: see `ctxlab.WhatIf`; the table says what
+        the costs are priced as, or that the recording's model is unpriced)."""
         chosen = (
             dict(configs) if configs else {n: ContextConfig.preset(n) for n in _DEFAULT_PRESETS}
         )
         what = WhatIf(
-            transcript,
+            transcript_of(transcript, taker="WhatIfLab.open"),
             chosen,
             context_window=context_window,
             counter=counter,

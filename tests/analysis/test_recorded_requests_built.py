@@ -357,3 +357,21 @@ def test_an_empty_request_of_no_model_fits_an_empty_window_and_marks_no_message(
     assert manifest.model == "" and list(manifest.items) == []
     (mark,) = manifest.transforms
     assert (mark.kind, mark.target, mark.detail) == ("recorded_compaction", "", "manual")
+
+
+def test_a_summary_placed_on_a_reply_does_not_open_the_request() -> None:
+    # A file that opens with a reply after its compaction boundary has its summary placed on
+    # that reply (`place_compactions`: the first message). A reply cannot open a request: the
+    # compaction is counted, and the requests go on from where they were (was: a UserMessage
+    # built of the reply's blocks, a pydantic error on its thinking or tool call).
+    record = {**SUMMARY, "summary_index": 3, "summary_block": 0, "replies_before": 2}
+    requests = recorded_requests(_transcript([record]))
+    assert [(r.reply, r.start, r.segment) for r in requests] == [
+        (1, 0, 0),
+        (3, 0, 0),
+        (5, 0, 1),
+        (8, 0, 1),
+        (10, 0, 1),
+    ]
+    assert requests[2].compaction is not None and requests[2].compaction.index == 3
+    assert tuple(requests[-1].messages) == _session()[:10]

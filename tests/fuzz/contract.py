@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import time
 import tracemalloc
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from ctxlab.exceptions import CtxlabError
@@ -21,6 +22,14 @@ from tests.hostile import listing
 
 EXAMPLES = int(os.environ.get("CTXLAB_FUZZ_EXAMPLES", "25"))
 """Inputs per fuzz test: 25 in the unit suite, ``make fuzz`` sets thousands."""
+
+AT_LENGTH = "CTXLAB_FUZZ_EXAMPLES" in os.environ
+"""Whether the harness runs at length (``make fuzz``), not as the unit suite's share."""
+
+at_length = pytest.mark.skipif(
+    not AT_LENGTH, reason="the long form of the fuzz harness: run it with `make fuzz`"
+)
+"""Marks a test of the harness's long form (minutes: the corpus, every window)."""
 
 FUZZ = settings(
     max_examples=EXAMPLES,
@@ -57,40 +66,94 @@ def holds(
     (with a message). Fails the test on any other exception, on time over ``seconds``, memory
     over ``megabytes``, any change in the ``watched`` folders outside ``may_write``, or a new
     name in the ``shallow`` ones (the working folder: their files are not read, only named)."""
-    folders = [Path(f) for f in watched]
-    allowed = [Path(p) for p in may_write]
-    before = {f: listing(f) for f in folders}
-    names = {f: sorted(p.name for p in f.iterdir()) for f in shallow}
-    tracemalloc.start()
-    started = time.perf_counter()
-    try:
-        result = call()
-    except errors as exc:
-        assert str(exc).strip(), f"{type(exc).__name__} without a message"
-        result = None
-    except Exception as exc:
-        raise AssertionError(f"not a documented error: {type(exc).__name__}: {exc}") from exc
-    finally:
-        took = time.perf_counter() - started
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-    assert took < seconds, f"took {took:.1f} s"
-    assert peak < megabytes * 1e6, f"allocated {peak / 1e6:.0f} MB at once"
-    for folder in folders:
-        after = listing(folder)
-        changed = {
-            name
-            for name in set(before[folder]) | set(after)
-            if before[folder].get(name, b"-absent-") != after.get(name, b"-absent-")
-        }
-        outside = {
-            name for name in changed if not any(_under(folder / name, path) for path in allowed)
-        }
-        assert not outside, f"written outside where it was told: {sorted(outside)[:5]}"
-    for folder, known in names.items():
-        added = set(p.name for p in folder.iterdir()) - set(known)
-        assert not added, f"written in {folder}: {sorted(added)[:5]}"
-    return result
+    with _Bounds(watched, shallow, may_write, seconds, megabytes):
+        try:
+            return call()
+        except errors as exc:
+            _said(exc)
+            return None
+        except Exception as exc:
+            raise AssertionError(f"not a documented error: {type(exc).__name__}: {exc}") from exc
+
+
+async def aholds(
+    make: Callable[[], Awaitable[Any]],
+    *,
+    watched: Iterable[Path] = (),
+    shallow: Iterable[Path] = (Path.cwd(),),
+    may_write: Iterable[Path] = (),
+    seconds: float = SECONDS,
+    megabytes: float | None = MEGABYTES,
+) -> CtxlabError | None:
+    """`holds` for a coroutine, awaited on the running loop (where the Lab's widgets and tasks
+    live): the documented error it raised, or None when it returned. ``megabytes`` None leaves
+    memory unmeasured (tracemalloc makes a long call several times slower)."""
+    with _Bounds(watched, shallow, may_write, seconds, megabytes):
+        try:
+            await make()
+        except CtxlabError as exc:
+            _said(exc)
+            return exc
+        except Exception as exc:
+            raise AssertionError(f"not a documented error: {type(exc).__name__}: {exc}") from exc
+    return None
+
+
+class _Bounds:
+    """The contract's checks around one call: time, memory, and what it wrote."""
+
+    def __init__(
+        self,
+        watched: Iterable[Path],
+        shallow: Iterable[Path],
+        may_write: Iterable[Path],
+        seconds: float,
+        megabytes: float | None,
+    ) -> None:
+        self.folders = [Path(f) for f in watched]
+        self.allowed = [Path(p) for p in may_write]
+        self.shallow = list(shallow)
+        self.seconds, self.megabytes = seconds, megabytes
+
+    def __enter__(self) -> _Bounds:
+        self.before = {f: listing(f) for f in self.folders}
+        self.names = {f: sorted(p.name for p in f.iterdir()) for f in self.shallow}
+        if self.megabytes is not None:
+            tracemalloc.start()
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, kind: Any, value: Any, trace: Any) -> None:
+        took = time.perf_counter() - self.started
+        peak = 0
+        if self.megabytes is not None:
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+        if kind is not None:
+            return  # the call's own failure is the finding
+        assert took < self.seconds, f"took {took:.1f} s"
+        if self.megabytes is not None:
+            assert peak < self.megabytes * 1e6, f"allocated {peak / 1e6:.0f} MB at once"
+        for folder in self.folders:
+            after = listing(folder)
+            changed = {
+                name
+                for name in set(self.before[folder]) | set(after)
+                if self.before[folder].get(name, b"-absent-") != after.get(name, b"-absent-")
+            }
+            outside = {
+                name
+                for name in changed
+                if not any(_under(folder / name, path) for path in self.allowed)
+            }
+            assert not outside, f"written outside where it was told: {sorted(outside)[:5]}"
+        for folder, known in self.names.items():
+            added = set(p.name for p in folder.iterdir()) - set(known)
+            assert not added, f"written in {folder}: {sorted(added)[:5]}"
+
+
+def _said(exc: BaseException) -> None:
+    assert str(exc).strip(), f"{type(exc).__name__} without a message"
 
 
 def _under(path: Path, allowed: Path) -> bool:

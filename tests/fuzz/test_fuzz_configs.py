@@ -8,6 +8,7 @@ it (`_from_checks_values`, which turns it on by itself)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -59,9 +60,21 @@ def test_an_exported_setting_made_hostile_reads_back_or_is_refused(
     holds(lambda: ContextConfig.from_(value, "anthropic", context_window=window))
 
 
+@pytest.fixture(scope="module")
+def libraries_imported() -> None:
+    """Each target's library imported once, untimed: a first export imports it, and the
+    openai-agents SDK's import took 37 to 48 s under tracemalloc on a loaded machine — past the
+    contract's bound for one call, one run in two (an import is not the export's time)."""
+    for target in TARGETS:
+        with contextlib.suppress(CtxlabError):
+            ContextConfig().export(target, context_window=200_000)
+
+
 @FUZZ
 @given(preset=st.sampled_from(sorted(PRESETS)), target=st.sampled_from(TARGETS))
-def test_every_preset_exports_to_every_target_or_says_why(preset: str, target: str) -> None:
+def test_every_preset_exports_to_every_target_or_says_why(
+    libraries_imported: None, preset: str, target: str
+) -> None:
     config = ContextConfig.preset(preset)
     kwargs: dict[str, Any] = {"context_window": 200_000} if target == "langchain" else {}
     holds(lambda: config.export(target, **kwargs))

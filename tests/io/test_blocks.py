@@ -10,6 +10,7 @@ from typing import Any
 
 from ctxlab import ApproximateCounter, load
 from ctxlab.messages import DocumentBlock, ProviderBlock, ThinkingBlock, find_tool_pair_problems
+from ctxlab.models import messages_from_anthropic
 from ctxlab.tokens import PDF_PAGE_TOKENS, TokenCache
 
 
@@ -125,29 +126,56 @@ def test_the_new_blocks_are_counted() -> None:
     assert cache.block(result) > cache.text("spec.md:7: no overflow") + 8
 
 
-def test_a_claude_code_session_keeps_its_thinking(tmp_path: Path) -> None:
-    lines = [
-        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
+def _claude_code(path: Path, *lines: tuple[str, Any]) -> Path:
+    """A Claude Code session of (role, content) lines, replies all of one response."""
+    records = [
         {
-            "type": "assistant",
+            "type": role,
             "sessionId": "s",
-            "message": {
-                "id": "m1",
-                "role": "assistant",
-                "content": [{"type": "thinking", "thinking": "Greet back.", "signature": "s1"}],
-            },
-        },
-        {
-            "type": "assistant",
-            "sessionId": "s",
-            "message": {
-                "id": "m1",
-                "role": "assistant",
-                "content": [{"type": "text", "text": "Hello.", "citations": None}],
-            },
-        },
+            "message": {"role": role, "content": content}
+            | ({"id": "m1"} if role == "assistant" else {}),
+        }
+        for role, content in lines
     ]
-    path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines))
+    path.write_text("\n".join(json.dumps(record) for record in records))
+    return path
+
+
+def test_a_claude_code_session_keeps_its_thinking(tmp_path: Path) -> None:
+    path = _claude_code(
+        tmp_path / "session.jsonl",
+        ("user", "hi"),
+        ("assistant", [{"type": "thinking", "thinking": "Greet back.", "signature": "s1"}]),
+        ("assistant", [{"type": "text", "text": "Hello.", "citations": None}]),
+    )
     transcript = load(path)
     assert [b.type for b in transcript.messages[1].content] == ["thinking", "text"]
+
+
+def test_thinking_a_user_line_recorded_is_written_back_and_read_back_the_same(
+    tmp_path: Path,
+) -> None:
+    # A Claude Code user line may carry thinking (a user turn cannot hold it): the reader keeps
+    # it as a provider block. ctxlab's own file writes it back as it came — and read that
+    # file as a thinking block of a user turn, a MessageFormatError: a session load accepted,
+    # saved by ctxlab, could not be loaded again.
+    thinking = {"type": "thinking", "thinking": "Restored.", "signature": "s2"}
+    path = _claude_code(
+        tmp_path / "session.jsonl",
+        ("user", "hi"),
+        ("assistant", [{"type": "text", "text": "Yes?"}]),
+        ("user", [thinking, {"type": "text", "text": "Go on."}]),
+    )
+    transcript = load(path)
+    kept = transcript.messages[2].content[0]
+    assert isinstance(kept, ProviderBlock) and kept.data == thinking
+    for format in ("ctxlab", "anthropic"):
+        saved = transcript.save(tmp_path / f"out-{format}.json", format=format)  # type: ignore[arg-type]
+        assert load(saved).messages == transcript.messages, format
+    # In a reply, a document is the one a reply cannot hold: carried the same way.
+    document = {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "x"},
+    }
+    (reply,) = messages_from_anthropic([{"role": "assistant", "content": [document]}])
+    assert reply.content == (ProviderBlock(data=document),)

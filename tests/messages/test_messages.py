@@ -114,7 +114,11 @@ def test_a_copy_with_changes_is_hashed_as_its_new_content() -> None:
     [
         ([{"role": "robot", "content": "x"}], "message 0"),
         ([{"role": "user"}], "no 'content'"),
-        ([{"role": "user", "content": [{"type": "thinking", "thinking": "?"}]}], "'thinking'"),
+        # (thinking in a user turn is carried as a provider block: `NOT_IN_ROLE`)
+        (
+            [{"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "x"}]}],
+            "'tool_use'",
+        ),
         ([{"role": "assistant", "content": [{"type": "tool_use", "name": "x"}]}], "id"),
         ([{"role": "user", "content": ["just a string"]}], "expected a content block"),
     ],

@@ -63,3 +63,18 @@ async def test_the_live_usage_line_has_every_bill_as_it_arrives() -> None:
         trace = lab.budget.trace("provider usage")
         assert list(trace["x"]) == list(range(len(bills)))
         assert list(trace["y"]) == bills
+
+
+def test_a_count_past_int32_widens_the_columns_and_keeps_it_exact() -> None:
+    # A file may bill up to 2⁴⁰ tokens (`MAX_TOKENS`); int32 columns raised OverflowError and
+    # the Lab over the file failed. Every column turns float64 (exact to 2⁵³), the rows read
+    # before kept, the later ones and a changed one too.
+    columns = RowColumns(("a", "b"), np.int32)
+    rows: list[dict[str, int | None]] = [{"a": 1, "b": 2}, {"a": 3, "b": None}]
+    assert columns.of(rows)["a"].dtype == np.int32
+    rows.append({"a": 2**40 + 1, "b": 5})
+    got = columns.of(rows)
+    assert got["a"].dtype == got["b"].dtype == np.float64
+    assert got["a"].tolist() == [1, 3, 2**40 + 1] and got["b"].tolist() == [2, 0, 5]
+    rows[0] = {"a": 2**41, "b": 7}
+    assert columns.of(rows, changed=[0])["a"].tolist()[0] == 2**41

@@ -41,6 +41,11 @@ def test_edits_reach_the_view_as_typed_buffers_and_layout_only_when_changed() ->
     state = sent[-1][0]["state"]
     assert set(state) == {"data"}  # type: ignore[arg-type]
     assert np.frombuffer(sent[-1][1][0], dtype=np.int32).tolist() == [0, 1, 2]  # type: ignore[call-overload]
+    # A count past int32 (a file's bill of 2⁴⁰) goes as float64, exact — never wrapped round.
+    with plot.batch_update():
+        plot.trace("a")["y"] = np.array([1, 2**40 + 3], dtype=np.int64)
+    assert sent[-1][0]["state"]["data"][0]["y"]["dtype"] == "float64"  # type: ignore[index]
+    assert np.frombuffer(sent[-1][1][0], dtype=np.float64).tolist() == [1, 2**40 + 3]  # type: ignore[call-overload]
     with plot.batch_update():
         plot.relayout(shapes=[{"type": "line", "x0": 1}])
     assert sent[-1][0]["state"]["figure_layout"]["shapes"][0]["x0"] == 1  # type: ignore[index]
