@@ -275,4 +275,10 @@ def _conversation_folder(
     if path.name == "base_state.json" or (path.name == "events" and path.is_dir()):
         path = path.parent
     found = v1_folder_events(path) if path.is_dir() else None
+    if found is None and (path / "base_state.json").is_file() and path.is_dir():
+        msg = (
+            f"{path}: an OpenHands V1 conversation with no event yet (its base_state.json "
+            "alone, no events/ folder or an empty one): nothing was said in it to load"
+        )
+        raise MessageFormatError(msg)
     return (path, found) if found is not None else None

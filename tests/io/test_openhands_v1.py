@@ -177,3 +177,17 @@ async def test_a_completion_log_keeps_the_logged_response_and_its_usage(path: Pa
 
 def calls_of(message: dict[str, Any]) -> list[str]:
     return [c["id"] for c in message.get("tool_calls") or ()]
+
+
+def test_a_conversation_with_no_event_yet_says_so(tmp_path: Path) -> None:
+    # A V1 CLI conversation folder as the SDK leaves it before the first event: its
+    # base_state.json alone. Loaded by its folder or its file, one clear error (not "a folder:
+    # list it with sessions()", which then could not tell the file's format).
+    folder = tmp_path / "conversation"
+    folder.mkdir()
+    (folder / "base_state.json").write_text(json.dumps({"id": "c1", "agent": {}}))
+    for source in (folder, folder / "base_state.json"):
+        with pytest.raises(MessageFormatError, match="no event yet"):
+            load(source)
+    rows = sessions(tmp_path, progress=False, workers=1)
+    assert len(rows) == 1 and "no event yet" in rows["problem"].iloc[0]
