@@ -39,6 +39,7 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
 from ctxlab.io._chat import arguments_of
+from ctxlab.io._totals import checked_totals
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["STAND_IN_PROMPT", "from_codex_exec", "is_codex_exec_line"]
@@ -90,7 +91,7 @@ def from_codex_exec(
             item = line.get("item")
             detail = f" {item.get('type')}" if isinstance(item, Mapping) else ""
             reader.builder.record(f"{line['type']}{detail}", raw=line)
-            reader.thread(line)
+            reader.thread(line, f"{where} line {number}")
         else:
             msg = f"{where} line {number}: not a codex exec --json event (an object with 'type')"
             raise MessageFormatError(msg)
@@ -110,7 +111,7 @@ class _Reader:
 
     # --- 0.44 on (and the experimental stream) ---
 
-    def thread(self, event: Mapping[str, Any]) -> None:
+    def thread(self, event: Mapping[str, Any], at: str) -> None:
         kind = event["type"]
         if kind in ("thread.started", "session.created"):
             thread = event.get("thread_id") or event.get("session_id")
@@ -124,7 +125,7 @@ class _Reader:
         elif kind == "turn.completed":
             usage = event.get("usage")
             if isinstance(usage, Mapping):
-                self.turn_usage.append(dict(usage))
+                self.turn_usage.append(checked_totals(usage, at, "the turn's usage"))
             self.builder.skip("turn usage (a total over the turn's requests)")
         elif kind == "item.completed" and isinstance(event.get("item"), Mapping):
             self.open.pop(str(event["item"].get("id")), None)

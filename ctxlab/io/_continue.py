@@ -34,6 +34,7 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
 from ctxlab.io._chat import arguments_of
+from ctxlab.io._totals import checked_totals
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
 
@@ -77,7 +78,9 @@ def from_continue(
         k: session[k] for k in ("sessionId", "title", "workspaceDirectory") if k in session
     }
     if isinstance(session.get("usage"), Mapping):
-        notes["session_usage"] = dict(session["usage"])
+        notes["session_usage"] = checked_totals(
+            session["usage"], where, "the session's cumulative usage"
+        )
         reader.builder.set_aside(session["usage"], "the session's cumulative usage")
     if reader.compactions:
         notes["compactions"] = reader.compactions

@@ -37,6 +37,7 @@ from typing import Any
 
 from ctxlab.io._build import ConversationBuilder, as_mapping
 from ctxlab.io._chat import arguments_of
+from ctxlab.io._totals import checked_totals
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
 
@@ -78,7 +79,8 @@ def from_copilot(
     """The main agent's conversation of a Copilot CLI session, its System text (its
     ``system.message`` events) and what was learned of it."""
     reader = _Reader(ConversationBuilder(where, unit="event"))
-    for _, event in records:
+    for number, event in records:
+        reader.at = f"{where} event {number}"
         reader.event(event)
     return reader.builder, "\n\n".join(reader.system), reader.notes()
 
@@ -99,6 +101,7 @@ class _Reader:
         self.output_only: set[int] = set()  # replies whose usage is their output count alone
         self.calls: set[str] = set()  # model calls (apiCallId) whose output count is placed
         self.event_id: Any = None  # the id of the event being read
+        self.at = builder.where  # the file and event being read, for what an error names
         self.reasoning = ""  # the latest assistant.reasoning text, kept as a thinking block
 
     def event(self, event: Any) -> None:
@@ -338,16 +341,20 @@ def _compaction(reader: _Reader, data: Mapping[str, Any]) -> None:
 
 def _shutdown(reader: _Reader, data: Mapping[str, Any]) -> None:
     # The session's totals by model (main agent and sub-agents together) and its context.
+    # Each count checked as a request's is: a total no bill has refuses the file.
     for model, metric in as_mapping(data.get("modelMetrics")).items():
         metric = as_mapping(metric)
         usage = as_mapping(metric.get("usage"))
+        totals = {"model": model, "requests": as_mapping(metric.get("requests")).get("count")}
+        totals |= {_SNAKE[k]: usage.get(k) for k in _SNAKE if k in usage}
         reader.meta["session_usage"].append(
-            {"model": model, "requests": as_mapping(metric.get("requests")).get("count")}
-            | {_SNAKE[k]: usage.get(k) for k in _SNAKE if k in usage}
+            checked_totals(totals, reader.at, "the session's totals", counts=("requests",))
         )
-    context = {k: data[k] for k in _CONTEXT if _whole(data.get(k))}
+    context = {k: data[k] for k in _CONTEXT if data.get(k) is not None}
     if context:
-        reader.meta["context_at_shutdown"] = context
+        reader.meta["context_at_shutdown"] = checked_totals(
+            context, reader.at, "the context's size at shutdown"
+        )
     reader.builder.use()
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
+from ctxlab.io._totals import checked_totals
 
 __all__ = [
     "from_gemini_stream",
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 _EVENTS = {"init", "message", "tool_use", "tool_result", "error", "result"}
+_UNNAMED_COUNTS = ("cached", "input")
+"""The token counts of a ``result``'s stats whose names do not say so (``types.ts``)."""
 
 
 def is_gemini_stream_line(value: Any) -> bool:
@@ -139,14 +142,16 @@ def from_gemini_stream(
             continue
         flush()
         builder.record(f"{kind} {event.get('role')}" if kind == "message" else kind, raw=event)
-        _event(builder, meta, event)
+        _event(builder, meta, event, f"{where} line {number}")
         builder.settle("event with nothing kept")
     flush()
     return builder, meta
 
 
-def _event(builder: ConversationBuilder, meta: dict[str, Any], event: Mapping[str, Any]) -> None:
-    """Any event but a reply's chunk."""
+def _event(
+    builder: ConversationBuilder, meta: dict[str, Any], event: Mapping[str, Any], at: str
+) -> None:
+    """Any event but a reply's chunk (``at``: its file and line)."""
     kind = event["type"]
     if kind == "init":
         if isinstance(event.get("session_id"), str):
@@ -175,7 +180,10 @@ def _event(builder: ConversationBuilder, meta: dict[str, Any], event: Mapping[st
     elif kind == "result":
         meta["status"] = event.get("status")
         if isinstance(event.get("stats"), Mapping):
-            meta["session_stats"] = dict(event["stats"])
+            # ``StreamStats``: ``cached`` and ``input`` are token counts too.
+            meta["session_stats"] = checked_totals(
+                event["stats"], at, "the session's totals", counts=_UNNAMED_COUNTS
+            )
             builder.set_aside(event["stats"], "the session's totals")
         builder.skip("result (the session's totals)")
     else:

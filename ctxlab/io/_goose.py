@@ -34,6 +34,7 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
 from ctxlab.io._chat import tool_schemas
+from ctxlab.io._totals import checked_totals
 from ctxlab.messages._request import ToolSchema
 
 __all__ = ["from_goose", "is_goose_export", "is_goose_line"]
@@ -108,7 +109,7 @@ def from_goose(
         messages = session["conversation"]
         builder.record("session")
         builder.use()
-        _session_notes(session, notes)
+        _session_notes(session, notes, where)
         _totals_aside(builder, session)
     else:
         builder = ConversationBuilder(where, unit="line")
@@ -123,7 +124,7 @@ def from_goose(
                 tools = tool_schemas(line["tools"], f"{where} line {head + 1}")
             else:
                 builder.record("session metadata")
-                _session_notes(line, notes)
+                _session_notes(line, notes, f"{where} line {head + 1}")
                 _totals_aside(builder, line)
             builder.use()
             head += 1
@@ -169,13 +170,14 @@ def _totals_aside(builder: ConversationBuilder, session: Mapping[str, Any]) -> N
     builder.set_aside(counts, "the session's totals")
 
 
-def _session_notes(session: Mapping[str, Any], notes: dict[str, Any]) -> None:
+def _session_notes(session: Mapping[str, Any], notes: dict[str, Any], where: str) -> None:
     for key in ("id", "name", "description", "working_dir"):
         if isinstance(session.get(key), str):
             notes[key] = session[key]
-    usage = {k: session[k] for k in _USAGE if isinstance(session.get(k), int)}
+    # Goose's counts are optional (``Option<i32>``): a null one is not recorded, not 0.
+    usage = {k: session[k] for k in _USAGE if session.get(k) is not None}
     if usage:
-        notes["session_usage"] = usage
+        notes["session_usage"] = checked_totals(usage, where, "the session's totals")
     model = as_mapping(session.get("model_config")).get("model_name")
     if isinstance(model, str):
         notes["models"] = [model]

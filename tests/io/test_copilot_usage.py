@@ -257,7 +257,8 @@ def test_odd_counts_or_an_empty_reply_lose_their_usage_not_the_file() -> None:
             USER,
             _said("", outputTokens=4),
             ("session.compaction_complete", done),
-            ("session.shutdown", {"currentTokens": True, "systemTokens": 7.5, "modelMetrics": 1}),
+            # (a count no bill has in the totals refuses the file: test_hostile_totals)
+            ("session.shutdown", {"currentTokens": None, "modelMetrics": 1}),
             ("session.usage_checkpoint", {"totalNanoAiu": float("nan")}),
         ),
         format="copilot",
