@@ -305,17 +305,8 @@ def _response(message: Any) -> ModelResponse:
     usage = usage if isinstance(usage, Mapping) else {}
     try:
         # Each count checked (`ProviderUsage`): a negative, NaN or textual one is no bill.
-        billed = ProviderUsage(
-            *(
-                token_count(usage.get(name), name)
-                for name in (
-                    "input_tokens",
-                    "output_tokens",
-                    "cache_read_input_tokens",
-                    "cache_creation_input_tokens",
-                )
-            )
-        )
+        billed = ProviderUsage(*(token_count(usage.get(name), name) for name in _COUNTS))
+        _check_iterations(usage.get("iterations"))
     except ValueError as exc:
         raise _malformed(exc, "its usage is no token count") from exc
     return ModelResponse(
@@ -326,6 +317,32 @@ def _response(message: Any) -> ModelResponse:
         provider_transforms=applied_edits(data),
         applied_edits=reported_edits(data),
     )
+
+
+_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+"""The counts of a usage, and of each of its ``iterations``."""
+
+
+def _check_iterations(iterations: Any) -> None:
+    """`ValueError` for ``usage.iterations`` (a list of sampling and compaction calls, each with
+    the four counts: anthropic 2.14.0, ``beta_iterations_usage.py``) that is no such list: a
+    compaction call is billed from it, beside the request."""
+    if iterations is None:
+        return
+    if not isinstance(iterations, list):
+        msg = f"usage field 'iterations' is {type(iterations).__name__}, not a list of calls"
+        raise ValueError(msg)
+    for number, step in enumerate(iterations):
+        if not isinstance(step, Mapping):
+            msg = f"usage field 'iterations[{number}]' is {type(step).__name__}, not a call"
+            raise ValueError(msg)
+        for name in _COUNTS:
+            token_count(step.get(name), f"iterations[{number}].{name}")
 
 
 def _malformed(exc: Exception, what: str = "") -> MalformedReply:
