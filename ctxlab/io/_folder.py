@@ -103,13 +103,15 @@ def sessions(
 
     Args:
         folder: The folder to read.
-        suffixes: The file endings that may hold a session.
+        suffixes: The file endings that may hold a session (one ending may be given as a
+            string: ``".traj"``).
         workers: Processes to read with (default: the CPU count; 1 reads in this process).
         progress: Show a ``tqdm.auto`` progress bar.
     """
     import pandas as pd
     from tqdm.auto import tqdm
 
+    wanted = _suffixes(suffixes)
     root = Path(folder).expanduser()
     problem = path_problem(root)
     if problem is not None:
@@ -118,7 +120,7 @@ def sessions(
     if not root.is_dir():
         msg = f"{str(root)!r} is not a folder; give a folder of session files"
         raise UsageError(msg)
-    files = _session_files(root, suffixes)
+    files = _session_files(root, wanted)
     count = _workers(workers)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
     rows: list[dict[str, Any]] = []
@@ -147,14 +149,27 @@ def sessions(
     return frame.astype(dict.fromkeys(_COUNTS, "Int64"))
 
 
-def _session_files(root: Path, suffixes: Iterable[str]) -> list[Path]:
+def _suffixes(value: Any) -> tuple[str, ...]:
+    """``suffixes`` as file endings: a string is one ending (iterated, ``".traj"`` would be its
+    characters, and every file ending in ``t`` a session)."""
+    items = (value,) if isinstance(value, str) else value
+    endings = tuple(items) if isinstance(items, Iterable) else None
+    if endings is None or not all(isinstance(s, str) and s for s in endings):
+        msg = (
+            "suffixes must be a file ending or a list of them (e.g. '.jsonl' or "
+            f"['.jsonl', '.traj']), each a non-empty string; got {value!r}"
+        )
+        raise UsageError(msg)
+    return tuple(s.lower() for s in endings)
+
+
+def _session_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
     """The files under ``root`` that are sessions of their own, in order: by suffix, not hidden,
     not a part of a session listed under another of its files."""
-    wanted = tuple(s.lower() for s in suffixes)
     listed = [
         p
         for p in root.rglob("*")
-        if p.is_file() and p.name.lower().endswith(wanted) and not _hidden(p, root)
+        if p.is_file() and p.name.lower().endswith(suffixes) and not _hidden(p, root)
     ]
     return sorted(
         [
