@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -52,7 +53,20 @@ def save_transcript(
     else:
         msg = f"format must be 'ctxlab', 'anthropic' or 'openai', got {format!r}"
         raise UsageError(msg)
-    return write_atomic(target, text, what="transcript")
+    return write_atomic(target, _escaped(text), what="transcript")
+
+
+_ESCAPED = re.compile(r"[\ud800-\udfff\x85\u2028\u2029]")
+"""What ``json.dumps(ensure_ascii=False)`` leaves raw that the file cannot hold as it is: lone
+surrogates (no UTF-8 encodes one) and the line breaks of Unicode other than ``\\n`` (a reader
+splitting lines by ``str.splitlines`` would cut a record at one)."""
+
+
+def _escaped(text: str) -> str:
+    """JSON ``text`` with each of `_ESCAPED` written as its JSON escape (``\\ud800``), so that the
+    file is UTF-8, one record a line, and reads back the same strings. Only a string can hold
+    one (``json.dumps`` writes the rest in ASCII)."""
+    return _ESCAPED.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def _jsonable(value: Any) -> bool:
