@@ -5,17 +5,23 @@ Claude Code appends one JSON line per message part; a response can be spread ove
 with the results of its first calls in between. A request is therefore prepared once the reply it
 produced is complete — when a later reply has begun — and the last one when the follower is
 stopped or polled with ``final=True``.
+
+A write that is not an append — the file replaced, truncated, or rewritten in place with another
+history (the same inode, the same first bytes) — restarts the follower from the top: after each
+write it checks that the file still begins with everything read so far (the SHA-256 of those
+bytes), never splicing two histories.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import MessageFormatError, UsageError
@@ -26,6 +32,9 @@ from ctxlab.sources._observed import ObservedSession
 from ctxlab.tokens import TokenCounter
 
 __all__ = ["FollowedSession", "follow"]
+
+_CHUNK = 1 << 20
+"""Bytes read at a time when checking what was read against the file."""
 
 
 class FollowedSession(ObservedSession):
@@ -52,8 +61,11 @@ class FollowedSession(ObservedSession):
         self.error: BaseException | None = None
         """What stopped the background polling, if anything did."""
         self._offset = 0
-        self._head = b""  # the file's first bytes as read: another file under the same name differs
+        # What was read (bytes [0, offset)) by its digest, and the file's stat when it was: a
+        # rewrite in place keeps the inode and may keep the first bytes, never all of them.
+        self._digest = hashlib.sha256()
         self._inode: int | None = None
+        self._seen: tuple[int, int, int, int] | None = None
         self.skipped_lines = 0
         """Lines that were not JSON (a damaged write): counted, and the following read on."""
         self._partial = b""
@@ -67,30 +79,27 @@ class FollowedSession(ObservedSession):
 
     def _start_over(self) -> None:
         self._offset, self._partial, self._line, self._records = 0, b"", 0, []
-        self._done, self._head, self.skipped_lines = 0, b"", 0
+        self._done, self._digest, self.skipped_lines = 0, hashlib.sha256(), 0
         self.reset()
 
     def _read_new_lines(self) -> bool:
         try:
-            stat = self.path.stat()
             with self.path.open("rb") as file:
-                head = file.read(len(self._head)) if self._head else b""
-                # Truncated, or another file under the name (a new session written over it, a
-                # rename): read from the start, never splicing two sessions.
-                if (
-                    stat.st_size < self._offset
-                    or head != self._head
-                    or (self._inode is not None and stat.st_ino != self._inode)
-                ):
+                stat = os.fstat(file.fileno())
+                seen = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+                if seen == self._seen:
+                    return False  # not written since (a write changes the ctime, always)
+                # Truncated, rewritten in place, or another file under the name (a new session
+                # written over it, a rename): read from the start, never splicing two sessions.
+                if not self._still_read(file, stat):
                     self._start_over()
-                self._inode = stat.st_ino
+                self._inode, self._seen = stat.st_ino, seen
                 file.seek(self._offset)
                 data = file.read()
         except OSError as exc:
             msg = f"cannot read {self.path}: {exc.strerror or exc}"
             raise MessageFormatError(msg) from exc
-        if self._offset == 0:
-            self._head = data[:256]
+        self._digest.update(data)
         self._offset += len(data)
         *lines, self._partial = (self._partial + data).split(b"\n")
         for raw in lines:
@@ -104,6 +113,22 @@ class FollowedSession(ObservedSession):
                 # after it still read.
                 self.skipped_lines += 1
         return bool(lines)
+
+    def _still_read(self, file: BinaryIO, stat: os.stat_result) -> bool:
+        """Whether the file still begins with everything read from it so far: the same inode,
+        no shorter, and the same bytes up to the offset (by their digest)."""
+        if self._offset == 0:
+            return True
+        if stat.st_ino != self._inode or stat.st_size < self._offset:
+            return False
+        digest, left = hashlib.sha256(), self._offset
+        while left:
+            chunk = file.read(min(left, _CHUNK))
+            if not chunk:
+                return False  # shortened meanwhile
+            digest.update(chunk)
+            left -= len(chunk)
+        return digest.digest() == self._digest.digest()
 
     async def poll(self, *, final: bool = False) -> int:
         """Read what was appended and prepare the requests whose replies are complete (all of
