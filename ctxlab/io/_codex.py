@@ -258,7 +258,9 @@ class _Reader:
         self.builder.text("user", summary)
         history = payload.get("replacement_history")
         if isinstance(history, list):
-            self.builder.leave_out("replacement history item", len(history))
+            # The history the compaction left the model (what it kept, and its compaction
+            # item): read as the summary above, its items counted and set aside with it.
+            self.builder.leave_out("replacement history item", len(history), raw=history)
 
     def usage(self, info: Any) -> None:
         builder = self.builder

@@ -7,7 +7,8 @@ Each line is an event with ``type`` and ``timestamp``:
 
 - ``init``: ``session_id``, ``model``;
 - ``message``: ``role`` ``user`` (the prompt) or ``assistant`` (``content``; streamed as
-  ``delta: true`` chunks of one reply);
+  ``delta: true`` chunks of one reply — the CLI writes no other —, and a message without
+  ``delta`` is a whole reply of its own);
 - ``tool_use``: ``tool_name``, ``tool_id``, ``parameters``; ``tool_result``: ``tool_id``,
   ``status`` (``success``/``error``), ``output`` or ``error.message``;
 - ``error``: a warning or error (``severity``, ``message``);
@@ -15,7 +16,10 @@ Each line is an event with ``type`` and ``timestamp``:
   model: ``input_tokens``, ``cached``, ``output_tokens``, …; ``tool_calls``, ``duration_ms``).
 
 The CLI sends one request per loop: the prompt, then the results of the calls the previous
-reply made. Chunks of one reply are joined; the stream records no usage per request — the
+reply made. Chunks of one reply are joined; two replies with nothing between them (whole
+messages the CLI itself does not write) stay two requests, a stand-in user turn
+(`STAND_IN_EXCHANGE`, counted in ``meta["unrecorded_exchanges"]``) in the place of what was
+sent between them. The stream records no usage per request — the
 session's totals are kept in ``meta["session_stats"]``, never spread over requests. The census
 counts a line a record (a reply's chunks as one group); error events and the result line are
 counted skipped. ``--output-format json`` (one object with
@@ -33,6 +37,7 @@ from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
 from ctxlab.io._totals import checked_totals
 
 __all__ = [
+    "STAND_IN_EXCHANGE",
     "from_gemini_stream",
     "is_gemini_json_output",
     "is_gemini_stream",
@@ -40,6 +45,11 @@ __all__ = [
 ]
 
 _EVENTS = {"init", "message", "tool_use", "tool_result", "error", "result"}
+STAND_IN_EXCHANGE = (
+    "[what was sent to the model between the reply before and the next (their tool calls' "
+    "results, or the turn that continued it): not in this stream-json output]"
+)
+"""The user turn between two replies the stream writes with nothing in between."""
 _UNNAMED_COUNTS = ("cached", "input")
 """The token counts of a ``result``'s stats whose names do not say so (``types.ts``)."""
 
@@ -107,21 +117,7 @@ def from_gemini_stream(
     """The conversation and notes of a stream's (line number, event) pairs."""
     builder = ConversationBuilder(where, unit="line")
     meta: dict[str, Any] = {}
-    reply: list[str] = []  # the chunks of the reply being streamed
-    chunks: list[Any] = []  # their events
-
-    def flush() -> None:
-        # A reply's lines (a whole message, or its chunks) are one group of the census.
-        if reply:
-            builder.record("message assistant", len(reply), raw=list(chunks))
-            if not builder.text("assistant", "".join(reply)):
-                builder.skip("empty message")
-            elif len(chunks) > 1:
-                # The chunks are one reply, joined: each is not a reply of its own.
-                builder.set_aside(chunks[1:], "a streamed reply's later chunks (joined)")
-        reply.clear()
-        chunks.clear()
-
+    reply = _Reply(builder)
     for number, event in records:
         if is_gemini_json_output(event):
             msg = (
@@ -135,17 +131,62 @@ def from_gemini_stream(
             raise MessageFormatError(msg)
         kind = event["type"]
         if kind == "message" and event.get("role") == "assistant":
-            if not event.get("delta"):
-                flush()  # a whole message, not a chunk of the one before
-            reply.append(str(event.get("content") or ""))
-            chunks.append(event)
+            reply.add(event)
             continue
-        flush()
+        reply.other()
         builder.record(f"{kind} {event.get('role')}" if kind == "message" else kind, raw=event)
         _event(builder, meta, event, f"{where} line {number}")
         builder.settle("event with nothing kept")
-    flush()
+    reply.end()
+    if reply.stand_ins:
+        meta["unrecorded_exchanges"] = reply.stand_ins
     return builder, meta
+
+
+class _Reply:
+    """The reply being streamed: its chunks (``delta: true``), joined into one reply when
+    another event comes; a message without ``delta`` is a whole reply of its own."""
+
+    def __init__(self, builder: ConversationBuilder) -> None:
+        self.builder = builder
+        self.texts: list[str] = []
+        self.events: list[Any] = []
+        self.after_reply = False  # a reply ended, and nothing was read since
+        self.stand_ins = 0
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        whole = not event.get("delta")
+        if whole:
+            self.end()  # not a chunk of the reply before
+        self.texts.append(str(event.get("content") or ""))
+        self.events.append(event)
+        if whole:
+            self.end()  # nor one that the chunks after it continue
+
+    def other(self) -> None:
+        """An event that is no reply comes: the reply read so far ends."""
+        self.end()
+        self.after_reply = False
+
+    def end(self) -> None:
+        """The reply read so far ends: one group of the census (a whole message, or its
+        chunks joined)."""
+        builder, text = self.builder, "".join(self.texts)
+        if self.texts:
+            builder.record("message assistant", len(self.texts), raw=list(self.events))
+            if text.strip() and self.after_reply:
+                # Two replies with nothing between: what was sent to the model between them
+                # is not in the stream, and each stays its own request.
+                self.stand_ins += 1
+                builder.add("user", [{"type": "text", "text": STAND_IN_EXCHANGE}])
+            if not builder.text("assistant", text):
+                builder.skip("empty message")
+            else:
+                self.after_reply = True
+                if len(self.events) > 1:
+                    # The chunks are one reply, joined: each is not a reply of its own.
+                    builder.set_aside(self.events[1:], "a streamed reply's later chunks (joined)")
+        self.texts, self.events = [], []
 
 
 def _event(
