@@ -13,7 +13,8 @@ from ctxlab.agent import Agent, ForkPoint
 from ctxlab.agent._copy import AgentSettings, begin_at
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import CtxlabError, ForkError
-from ctxlab.fork._arrival import Arrival
+from ctxlab.fork._arrival import ARRIVAL_FOLDER, Arrival
+from ctxlab.fork._offloads import own_offloads
 from ctxlab.fork._tools import ToolPlan
 from ctxlab.fork._workspace import Workspace, redo_calls
 from ctxlab.messages._request import ModelRequest
@@ -153,7 +154,13 @@ class Branch:
     async def _start(self, run: BranchRun) -> BranchRun:
         assert run.agent is not None
         origin = {"origin": self.origin, "branch": self.name, "arrival": self.arrival}
-        begin_at(run.agent, self.point, origin=origin)
+        # The files the state's offload hints name, copied into the run's own workspace.
+        roots = [self.folder / ARRIVAL_FOLDER]
+        if self.origin_folder is not None:
+            roots.append(Path(self.origin_folder))
+        point, notes = own_offloads(self.point, roots, run.workspace)
+        run.notes.extend(notes)
+        begin_at(run.agent, point, origin=origin)
         redo = self.workspace.redo if self.workspace is not None else ()
         run.notes.extend(await redo_calls(self.point.history, redo, run.agent.tools))
         return run

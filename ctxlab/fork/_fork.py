@@ -22,6 +22,7 @@ from ctxlab.analysis import recorded_requests
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import CtxlabError, ForkError, PreparationError
 from ctxlab.fork._arrival import (
+    ARRIVAL_FOLDER,
     ARRIVALS,
     Arrival,
     checked_arrival,
@@ -199,9 +200,6 @@ async def fork(
 Arrive = Callable[[Agent, Path], Awaitable[tuple[ForkPoint, list[ModelRequest | None]]]]
 """Computes a branch's point from run 0's agent (its counter, window, materials, config) and
 the folder a replay offloads into."""
-
-ARRIVAL_FOLDER = "arrival"
-"""Where, in a branch's folder, a replay up to the fork (*as if from the start*) offloads."""
 
 
 @dataclass(frozen=True)
