@@ -3,7 +3,7 @@ in its own workspace, and the outcomes compared (does the agent still finish the
 
 from ctxlab.fork._arrival import ARRIVALS, Arrival
 from ctxlab.fork._branch import Branch, BranchRun
-from ctxlab.fork._fork import fork
+from ctxlab.fork._fork import MAX_NAME, fork
 from ctxlab.fork._forward import Check, run_forward
 from ctxlab.fork._outcomes import OUTCOME_COLUMNS, SUMMARY_COLUMNS, Outcomes
 from ctxlab.fork._signature import first_difference, signature
@@ -11,6 +11,7 @@ from ctxlab.fork._workspace import Workspace
 
 __all__ = [
     "ARRIVALS",
+    "MAX_NAME",
     "OUTCOME_COLUMNS",
     "SUMMARY_COLUMNS",
     "Arrival",

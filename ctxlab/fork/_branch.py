@@ -16,7 +16,7 @@ from ctxlab.exceptions import CtxlabError, ForkError
 from ctxlab.fork._arrival import ARRIVAL_FOLDER, Arrival
 from ctxlab.fork._offloads import own_offloads
 from ctxlab.fork._tools import ToolPlan
-from ctxlab.fork._workspace import Workspace, redo_calls
+from ctxlab.fork._workspace import Workspace, folder_problem, redo_calls
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import Model
 from ctxlab.session import SessionLog
@@ -127,14 +127,17 @@ class Branch:
             number, self._made = self._made, self._made + 1
         run = number
         home = self.folder / f"run-{run}"
-        home.mkdir(parents=True)
         workspace: Path | None = None
-        if self.workspace is not None:
-            workspace = self.workspace.make(home / "workspace")
-        elif self.tools.needs_folder:
-            workspace = home / "workspace"
-            workspace.mkdir()
-        model = self.model.branch() if isinstance(self.model, Model) else self.model()
+        try:
+            home.mkdir(parents=True)
+            if self.workspace is not None:
+                workspace = self.workspace.make(home / "workspace")
+            elif self.tools.needs_folder:
+                workspace = home / "workspace"
+                workspace.mkdir()
+        except OSError as exc:
+            raise ForkError(folder_problem(self.folder, exc)) from exc
+        model = self.model.branch() if isinstance(self.model, Model) else _made(self.model)
         summary = self.settings.arguments.get("summary_model")
         try:
             agent = self.settings.build(
@@ -164,3 +167,15 @@ class Branch:
         redo = self.workspace.redo if self.workspace is not None else ()
         run.notes.extend(await redo_calls(self.point.history, redo, run.agent.tools))
         return run
+
+
+def _made(make: Callable[[], Model]) -> Model:
+    """The model ``make`` (the caller's function) makes for a run; a `ForkError` if it fails."""
+    try:
+        return make()
+    except CtxlabError:
+        raise
+    except Exception as exc:  # the caller's code: its failure is said, typed
+        name = getattr(make, "__name__", repr(make))
+        msg = f"the model function {name} failed: {type(exc).__name__}: {exc}"
+        raise ForkError(msg) from exc
