@@ -3,6 +3,7 @@ made from (its own agent, workspace and session log) — and `BranchRun`, one su
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -119,13 +120,23 @@ class Branch:
     async def spawn(self, number: int | None = None) -> BranchRun:
         """A new run (numbered ``number``, else the next): a fresh folder (workspace copied or
         filled, redone calls run), a fresh agent at the fork."""
-        return await self._start(self._new_run(number))
+        number = self._number(number)
+        # The folder is copied off the event loop: a large workspace blocks no other run.
+        home, workspace = await asyncio.to_thread(self._folders, number)
+        return await self._start(self._run_in(number, home, workspace))
 
     def _new_run(self, number: int | None = None) -> BranchRun:
         """A run's folder and agent, not yet at the fork."""
+        number = self._number(number)
+        return self._run_in(number, *self._folders(number))
+
+    def _number(self, number: int | None) -> int:
         if number is None:
             number, self._made = self._made, self._made + 1
-        run = number
+        return number
+
+    def _folders(self, run: int) -> tuple[Path, Path | None]:
+        """Run ``run``'s folder, and its workspace (copied or filled) when it has one."""
         home = self.folder / f"run-{run}"
         workspace: Path | None = None
         try:
@@ -137,6 +148,10 @@ class Branch:
                 workspace.mkdir()
         except OSError as exc:
             raise ForkError(folder_problem(self.folder, exc)) from exc
+        return home, workspace
+
+    def _run_in(self, run: int, home: Path, workspace: Path | None) -> BranchRun:
+        """Run ``run``'s agent, over its folders."""
         model = self.model.branch() if isinstance(self.model, Model) else _made(self.model)
         summary = self.settings.arguments.get("summary_model")
         try:
