@@ -3,14 +3,19 @@ in its own workspace, and the outcomes compared (does the agent still finish the
 
 from ctxlab.fork._arrival import ARRIVALS, Arrival
 from ctxlab.fork._branch import Branch, BranchRun
-from ctxlab.fork._fork import fork
-from ctxlab.fork._forward import Check, run_forward
+from ctxlab.fork._check import CHECK_TIMEOUT, Check
+from ctxlab.fork._fork import MAX_NAME, fork
+from ctxlab.fork._forward import MAX_CONCURRENCY, MAX_RUNS, run_forward
 from ctxlab.fork._outcomes import OUTCOME_COLUMNS, SUMMARY_COLUMNS, Outcomes
 from ctxlab.fork._signature import first_difference, signature
 from ctxlab.fork._workspace import Workspace
 
 __all__ = [
     "ARRIVALS",
+    "CHECK_TIMEOUT",
+    "MAX_CONCURRENCY",
+    "MAX_NAME",
+    "MAX_RUNS",
     "OUTCOME_COLUMNS",
     "SUMMARY_COLUMNS",
     "Arrival",

@@ -34,6 +34,7 @@ from ctxlab.sources import ReplaySession
 
 __all__ = [
     "ARRIVALS",
+    "ARRIVAL_FOLDER",
     "Arrival",
     "checked_arrival",
     "checked_step",
@@ -44,6 +45,9 @@ __all__ = [
 Arrival = Literal["as_it_was", "from_start"]
 ARRIVALS: dict[Arrival, str] = {"as_it_was": "as it was", "from_start": "as if from the start"}
 """The two ways a branch arrives at its fork, and how they are named."""
+
+ARRIVAL_FOLDER = "arrival"
+"""Where, in a branch's folder, a replay up to the fork (*as if from the start*) offloads."""
 
 
 def checked_arrival(value: object) -> Arrival:

@@ -3,6 +3,7 @@ made from (its own agent, workspace and session log) — and `BranchRun`, one su
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,9 +14,10 @@ from ctxlab.agent import Agent, ForkPoint
 from ctxlab.agent._copy import AgentSettings, begin_at
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import CtxlabError, ForkError
-from ctxlab.fork._arrival import Arrival
+from ctxlab.fork._arrival import ARRIVAL_FOLDER, Arrival
+from ctxlab.fork._offloads import own_offloads
 from ctxlab.fork._tools import ToolPlan
-from ctxlab.fork._workspace import Workspace, redo_calls
+from ctxlab.fork._workspace import Workspace, folder_problem, redo_calls
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import Model
 from ctxlab.session import SessionLog
@@ -118,22 +120,39 @@ class Branch:
     async def spawn(self, number: int | None = None) -> BranchRun:
         """A new run (numbered ``number``, else the next): a fresh folder (workspace copied or
         filled, redone calls run), a fresh agent at the fork."""
-        return await self._start(self._new_run(number))
+        number = self._number(number)
+        # The folder is copied off the event loop: a large workspace blocks no other run.
+        home, workspace = await asyncio.to_thread(self._folders, number)
+        return await self._start(self._run_in(number, home, workspace))
 
     def _new_run(self, number: int | None = None) -> BranchRun:
         """A run's folder and agent, not yet at the fork."""
+        number = self._number(number)
+        return self._run_in(number, *self._folders(number))
+
+    def _number(self, number: int | None) -> int:
         if number is None:
             number, self._made = self._made, self._made + 1
-        run = number
+        return number
+
+    def _folders(self, run: int) -> tuple[Path, Path | None]:
+        """Run ``run``'s folder, and its workspace (copied or filled) when it has one."""
         home = self.folder / f"run-{run}"
-        home.mkdir(parents=True)
         workspace: Path | None = None
-        if self.workspace is not None:
-            workspace = self.workspace.make(home / "workspace")
-        elif self.tools.needs_folder:
-            workspace = home / "workspace"
-            workspace.mkdir()
-        model = self.model.branch() if isinstance(self.model, Model) else self.model()
+        try:
+            home.mkdir(parents=True)
+            if self.workspace is not None:
+                workspace = self.workspace.make(home / "workspace")
+            elif self.tools.needs_folder:
+                workspace = home / "workspace"
+                workspace.mkdir()
+        except OSError as exc:
+            raise ForkError(folder_problem(self.folder, exc)) from exc
+        return home, workspace
+
+    def _run_in(self, run: int, home: Path, workspace: Path | None) -> BranchRun:
+        """Run ``run``'s agent, over its folders."""
+        model = self.model.branch() if isinstance(self.model, Model) else _made(self.model)
         summary = self.settings.arguments.get("summary_model")
         try:
             agent = self.settings.build(
@@ -153,7 +172,25 @@ class Branch:
     async def _start(self, run: BranchRun) -> BranchRun:
         assert run.agent is not None
         origin = {"origin": self.origin, "branch": self.name, "arrival": self.arrival}
-        begin_at(run.agent, self.point, origin=origin)
+        # The files the state's offload hints name, copied into the run's own workspace.
+        roots = [self.folder / ARRIVAL_FOLDER]
+        if self.origin_folder is not None:
+            roots.append(Path(self.origin_folder))
+        point, notes = own_offloads(self.point, roots, run.workspace)
+        run.notes.extend(notes)
+        begin_at(run.agent, point, origin=origin)
         redo = self.workspace.redo if self.workspace is not None else ()
         run.notes.extend(await redo_calls(self.point.history, redo, run.agent.tools))
         return run
+
+
+def _made(make: Callable[[], Model]) -> Model:
+    """The model ``make`` (the caller's function) makes for a run; a `ForkError` if it fails."""
+    try:
+        return make()
+    except CtxlabError:
+        raise
+    except Exception as exc:  # the caller's code: its failure is said, typed
+        name = getattr(make, "__name__", repr(make))
+        msg = f"the model function {name} failed: {type(exc).__name__}: {exc}"
+        raise ForkError(msg) from exc

@@ -22,6 +22,7 @@ from ctxlab.analysis import recorded_requests
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import CtxlabError, ForkError, PreparationError
 from ctxlab.fork._arrival import (
+    ARRIVAL_FOLDER,
     ARRIVALS,
     Arrival,
     checked_arrival,
@@ -30,37 +31,96 @@ from ctxlab.fork._arrival import (
     replayed_point,
 )
 from ctxlab.fork._branch import Branch, ModelSource
-from ctxlab.fork._tools import ToolPlan, plan_tools
-from ctxlab.fork._workspace import refuse_inside, workspace_of
+from ctxlab.fork._tools import ToolPlan, names_of, plan_tools
+from ctxlab.fork._workspace import folder_problem, refuse_inside, workspace_of
 from ctxlab.io._source import SessionSource, transcript_of
 from ctxlab.materials._tasks import TaskState
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import Model
 
-__all__ = ["config_label", "fork"]
+__all__ = ["MAX_NAME", "config_label", "fork"]
 
 _ROOT: list[Path] = []
+
+
+MAX_NAME = 100
+"""The longest name a branch takes, in characters: it labels the branch's rows and names its
+folder (cut to `_NAME_BYTES` bytes there: a file system takes 255 at most)."""
+
+_NAME_BYTES = 100
 
 
 def _default_root() -> Path:
     # One folder per process for the branches made without root=, removed when it ends.
     if not _ROOT:
-        made = Path(tempfile.mkdtemp(prefix="ctxlab-forks-"))
+        try:
+            made = Path(tempfile.mkdtemp(prefix="ctxlab-forks-"))
+        except OSError as exc:
+            msg = (
+                f"could not make a temporary folder for the branches: {exc}. Pass root= a "
+                "folder you can write to"
+            )
+            raise ForkError(msg) from exc
         atexit.register(shutil.rmtree, made, ignore_errors=True)
         _ROOT.append(made)
     return _ROOT[0]
 
 
+def _checked_root(root: object) -> Path:
+    """Where the branches' folders go: ``root``, or the process's temporary folder."""
+    if root is None:
+        return _default_root()
+    if not isinstance(root, str | os.PathLike) or not str(os.fspath(root)).strip():
+        msg = (
+            f"root must be the path of a folder (a str or a Path) where the branches' folders "
+            f"are made, got {root!r:.80}"
+        )
+        raise ForkError(msg)
+    folder = Path(os.fspath(root))
+    try:
+        is_file = folder.exists() and not folder.is_dir()
+    except OSError as exc:  # a name too long, a link loop: nothing can be made there
+        raise ForkError(folder_problem(folder, exc)) from exc
+    if is_file:
+        msg = (
+            f"root {str(folder)!r} is a file, not a folder: pass root= a folder (it is made "
+            "when missing)"
+        )
+        raise ForkError(msg)
+    return folder
+
+
+def _checked_name(name: object) -> str | None:
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        msg = f"name must be a string (the branch's name), got {type(name).__name__}"
+        raise ForkError(msg)
+    if len(name) > MAX_NAME:
+        msg = (
+            f"name is {len(name):,} characters long: a branch's name labels its rows and names "
+            f"its folder; give one of at most {MAX_NAME}"
+        )
+        raise ForkError(msg)
+    return name
+
+
 def _folder(root: Path, name: str) -> tuple[str, Path]:
     """A new folder for branch ``name`` under ``root`` (the name numbered when taken)."""
     base = re.sub(r"[^\w.-]+", "-", name).strip(".-") or "branch"
+    # Cut to whole characters within the bytes a file name may hold (a name of accents or
+    # of CJK characters takes two to four bytes each).
+    base = base.encode()[:_NAME_BYTES].decode(errors="ignore").rstrip(".-") or "branch"
     chosen, number = name, 1
-    while (root / base if number == 1 else root / f"{base}-{number}").exists():
-        number += 1
-        chosen = f"{name}-{number}"
-    folder = root / (base if number == 1 else f"{base}-{number}")
-    folder.mkdir(parents=True)
+    try:
+        while (root / base if number == 1 else root / f"{base}-{number}").exists():
+            number += 1
+            chosen = f"{name}-{number}"
+        folder = root / (base if number == 1 else f"{base}-{number}")
+        folder.mkdir(parents=True)
+    except OSError as exc:
+        raise ForkError(folder_problem(root, exc)) from exc
     return chosen, folder
 
 
@@ -119,13 +179,14 @@ async def fork(
             steps is the end: the session as it is now).
         config: The branch's `ContextConfig`, a preset's name, or the fields of one; a live
             agent's own config when omitted (a control: the same config as the original).
-        name: The branch's name (its config's name when omitted).
+        name: The branch's name (its config's name when omitted): at most `MAX_NAME`
+            characters; its folder's name is cut to fit a file system.
         arrival: ``"as_it_was"`` (the state the session had then) or ``"from_start"`` (the
             session replayed under ``config`` up to then): `ARRIVALS`.
         model: The branch's model, or a function making one per run; a live agent's own
             (`Model.branch` of it) when omitted; a recording needs one.
-        tools: The branch's tools: a function building them over a folder, or tools; a live
-            agent's own when omitted. Each must be remade over the branch's folder
+        tools: The branch's tools: a function building them over a folder, or a list of
+            tools (`Tool` objects or plain functions); a live agent's own when omitted. Each must be remade over the branch's folder
             (`Tool.for_workspace`) or named in ``safe_tools``.
         safe_tools: Tools the branches may share with the original as they are (you say they
             have no side effects); True for all.
@@ -133,13 +194,15 @@ async def fork(
             (`ctxlab.demo.prepare_workspace`), or a `Workspace`; a live agent's workspace (its
             files now) when omitted.
         redo: Tools whose calls before the fork are run again on each run's folder (see
-            `Workspace`).
-        root: Where the branches' folders are made (a temporary folder, removed when Python
-            exits, when omitted).
+            `Workspace`): a list of names, or one name.
+        root: The folder where the branches' folders are made, made when missing (a
+            temporary folder, removed when Python exits, when omitted).
         session_log: Keep a session log per run (by default when the origin agent has one).
 
     Raises `ForkError` for a step the session never made, a config that is not valid or
-    leaves no room, a tool that cannot be isolated, a workspace that cannot be copied.
+    leaves no room, a tool that cannot be isolated, a workspace that cannot be copied, a
+    ``root`` where no folder can be made (a file, read-only, a path too long), an argument of
+    another kind (each named, with what it takes).
     """
     # Long by its docstring (the public API); the body is: take what the origin gives, make
     # the branch's folder and run 0, arrive, and clean the folder up if arriving fails.
@@ -147,14 +210,18 @@ async def fork(
     if model is not None and not (isinstance(model, Model) or callable(model)):
         msg = f"model must be a ctxlab Model or a function making one, got {type(model).__name__}"
         raise ForkError(msg)
-    folder_root = Path(root) if root is not None else _default_root()
+    name = _checked_name(name)
+    if session_log is not None and not isinstance(session_log, bool):
+        msg = f"session_log must be True, False or None (as the origin), got {session_log!r:.80}"
+        raise ForkError(msg)
+    folder_root = _checked_root(root)
     asked = _Asked(at, config, arrival, model, tools, safe_tools, session_log)
     if isinstance(origin, Agent):
         made = _from_agent(origin, asked)
     else:
         made = _from_recording(origin, asked)
     recipe, arrive = made
-    files = workspace_of(workspace, tuple(redo), default=recipe.workspace)
+    files = workspace_of(workspace, names_of(redo, "redo"), default=recipe.workspace)
     # Checked before any folder is made: one inside the original's files would change them.
     for original in (recipe.workspace, files.source if files is not None else None):
         if isinstance(original, Path):
@@ -199,9 +266,6 @@ async def fork(
 Arrive = Callable[[Agent, Path], Awaitable[tuple[ForkPoint, list[ModelRequest | None]]]]
 """Computes a branch's point from run 0's agent (its counter, window, materials, config) and
 the folder a replay offloads into."""
-
-ARRIVAL_FOLDER = "arrival"
-"""Where, in a branch's folder, a replay up to the fork (*as if from the start*) offloads."""
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,20 @@
 the event loop (bounded), or on Dask workers — and judged by the caller's outcome check.
 
 A run that fails (its model errs, it reaches ``max_steps``, its workspace cannot be made) is a
-row with its error; the other runs go on. A run never touches the origin session or its files:
-it has its own agent, workspace and log (`Branch.spawn`).
+row with its error; a check that raises or gives no verdict within ``check_timeout`` is a note
+on its row (`judge`); the other runs go on. On the event loop at most ``concurrency`` runs
+exist at once: each is made when a place frees, so a cancelled ``run_forward`` stops at once.
+A run never touches the origin session or its files: it has its own agent, workspace and log
+(`Branch.spawn`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
+import itertools
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.agent._forkpoint import REASONING
@@ -21,15 +25,19 @@ from ctxlab.analysis._tasks import Task, run_tasks
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event
 from ctxlab.exceptions import ForkError
 from ctxlab.fork._branch import Branch, BranchRun
+from ctxlab.fork._check import CHECK_TIMEOUT, Check, checked_timeout, judge
 from ctxlab.fork._outcomes import Outcomes
 from ctxlab.messages import AssistantMessage, TextBlock
 from ctxlab.messages._request import ModelRequest
 
-__all__ = ["Check", "run_forward"]
+__all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "run_forward"]
 
-Check = Callable[[BranchRun], bool | Awaitable[bool]]
-"""The outcome check: given a finished run (its ``workspace``, ``reply``, ``agent``), whether
-the task is done — e.g. the project's tests pass in the run's workspace."""
+MAX_RUNS = 1_000
+"""The most runs one `run_forward` makes (branches × ``runs``): each is a folder, an agent
+and a model's session of its own. Call it again for more."""
+
+MAX_CONCURRENCY = 64
+"""The most runs in flight at once on the event loop (``concurrency``)."""
 
 
 async def run_forward(
@@ -38,6 +46,7 @@ async def run_forward(
     prompt: str | None = None,
     max_steps: int = 30,
     check: Check | None = None,
+    check_timeout: float | None = CHECK_TIMEOUT,
     runs: int = 1,
     concurrency: int = 4,
     executor: Any = None,
@@ -54,9 +63,13 @@ async def run_forward(
             from the fork (its first request is the fork's step).
         max_steps: Reasoning requests allowed per run before it stops (an error in its row).
         check: The outcome check, run on each finished run (see `Check`); it may be async.
-        runs: Runs per branch (a real model is not deterministic: the outcome table gives
-            the spread).
-        concurrency: Runs in flight at once on the event loop.
+            A plain function runs on a thread of its own, off the event loop.
+        check_timeout: Seconds each check may take (`CHECK_TIMEOUT`, 10 minutes, by
+            default; None: no limit). A check that gives no verdict in time leaves its run's
+            ``passed`` unknown (None) with a note saying so; the other runs go on.
+        runs: Runs per branch, from 1 (a real model is not deterministic: the outcome table
+            gives the spread); at most `MAX_RUNS` runs in all (branches × runs).
+        concurrency: Runs in flight at once on the event loop, from 1 to `MAX_CONCURRENCY`.
         executor: A ``dask.distributed.Client`` (or a ``concurrent.futures.Executor``) to run
             on instead: each run is a task that makes its own copy of the branch on a worker
             (workers must see the branch's folder: a ``LocalCluster``, or a shared disk).
@@ -65,14 +78,43 @@ async def run_forward(
         rules: The provider's prompt-cache rules for the cost column.
         progress: Show a progress bar (runs on an executor).
     """
-    chosen = [branches] if isinstance(branches, Branch) else list(branches)
+    chosen = _chosen(branches)
     _check_arguments(chosen, prompt, max_steps, runs, concurrency, reference)
+    timeout = checked_timeout(check_timeout)
+    if check is not None and not callable(check):
+        msg = f"check must be a function of a run (see ctxlab.fork.Check), got {check!r:.80}"
+        raise ForkError(msg)
     checked_price(price)
+    how = _How(prompt, max_steps, check, timeout)
     if executor is None:
-        done = await _in_process(chosen, prompt, max_steps, check, runs, concurrency)
+        done = await _in_process(chosen, how, runs, concurrency)
     else:
-        done = await _on_executor(chosen, prompt, max_steps, check, runs, executor, progress)
+        done = await _on_executor(chosen, how, runs, executor, progress)
     return Outcomes(done, reference or chosen[0].name, price=price, rules=rules)
+
+
+@dataclass(frozen=True)
+class _How:
+    """How each run goes forward: its first message, its steps, its check and time limit."""
+
+    prompt: str | None
+    max_steps: int
+    check: Check | None
+    check_timeout: float | None
+
+
+def _chosen(branches: object) -> list[Branch]:
+    if isinstance(branches, Branch):
+        return [branches]
+    if isinstance(branches, str | bytes) or not isinstance(branches, Iterable):
+        msg = f"run_forward takes branches made by ctxlab.fork, got {type(branches).__name__}"
+        raise ForkError(msg)
+    # Taken up to one past the most a call makes: an endless iterable is refused, not read.
+    chosen = list(itertools.islice(branches, MAX_RUNS + 1))
+    if len(chosen) > MAX_RUNS:
+        msg = f"run_forward runs at most {MAX_RUNS:,} branches (MAX_RUNS runs in all) in one call"
+        raise ForkError(msg)
+    return chosen
 
 
 def _check_arguments(
@@ -90,10 +132,26 @@ def _check_arguments(
     if len(set(names)) != len(names):
         msg = f"branch names must differ to tell their outcomes apart: {names}"
         raise ForkError(msg)
-    for value, what in ((max_steps, "max_steps"), (runs, "runs"), (concurrency, "concurrency")):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            msg = f"{what} must be a whole number from 1, got {value!r}"
+    if prompt is not None and not isinstance(prompt, str):
+        msg = f"prompt must be the text of a message (a str) or None, got {type(prompt).__name__}"
+        raise ForkError(msg)
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+        msg = f"max_steps must be a whole number from 1, got {max_steps!r:.80}"
+        raise ForkError(msg)
+    for value, what, most in (
+        (runs, "runs", MAX_RUNS),
+        (concurrency, "concurrency", MAX_CONCURRENCY),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+            msg = f"{what} must be a whole number from 1 to {most:,}, got {value!r:.80}"
             raise ForkError(msg)
+    if len(branches) * runs > MAX_RUNS:
+        msg = (
+            f"runs={runs:,} for {len(branches):,} branches is {len(branches) * runs:,} runs; "
+            f"run_forward makes at most {MAX_RUNS:,} in one call (MAX_RUNS): fewer runs, or "
+            "call it again"
+        )
+        raise ForkError(msg)
     if reference is not None and reference not in names:
         msg = f"reference {reference!r} is none of the branches: {names}"
         raise ForkError(msg)
@@ -117,33 +175,45 @@ def _ended(branch: Branch) -> bool:
 
 
 async def _in_process(
-    branches: list[Branch],
-    prompt: str | None,
-    max_steps: int,
-    check: Check | None,
-    runs: int,
-    concurrency: int,
+    branches: list[Branch], how: _How, runs: int, concurrency: int
 ) -> list[BranchRun]:
-    gate = asyncio.Semaphore(concurrency)
+    # A few workers, each making its next run when it is free: never more than `concurrency`
+    # runs (nor tasks) exist, and cancelling run_forward cancels the workers' runs in flight.
+    jobs = list(enumerate((b, n) for b in branches for n in range(runs)))
+    pending: Iterator[tuple[int, tuple[Branch, int]]] = iter(jobs)
+    done: list[BranchRun | None] = [None] * len(jobs)
 
-    async def one(branch: Branch, number: int) -> BranchRun:
-        async with gate:
-            run = branch.untouched() if number == 0 else None
-            if run is None:
-                try:
-                    run = await branch.spawn()
-                except Exception as exc:  # a run that cannot be made is a row
-                    return BranchRun(branch, number, None, None, error=_said(exc))
-            await forward(run, prompt, max_steps, check)
-            return run
+    async def worker() -> None:
+        for index, (branch, number) in pending:
+            done[index] = await _one(branch, number, how)
 
-    return list(await asyncio.gather(*(one(b, n) for b in branches for n in range(runs))))
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(concurrency, len(jobs))):
+            group.create_task(worker())
+    return [run for run in done if run is not None]
+
+
+async def _one(branch: Branch, number: int, how: _How) -> BranchRun:
+    """Run ``number`` of ``branch`` (run 0 is the one `fork` made, while untouched)."""
+    run = branch.untouched() if number == 0 else None
+    if run is None:
+        try:
+            run = await branch.spawn()
+        except Exception as exc:  # a run that cannot be made is a row
+            return BranchRun(branch, number, None, None, error=_said(exc))
+    await forward(run, how.prompt, how.max_steps, how.check, how.check_timeout)
+    return run
 
 
 async def forward(
-    run: BranchRun, prompt: str | None, max_steps: int, check: Check | None
+    run: BranchRun,
+    prompt: str | None,
+    max_steps: int,
+    check: Check | None,
+    check_timeout: float | None = CHECK_TIMEOUT,
 ) -> BranchRun:
-    """Run ``run``'s agent forward once, then its check; fills the run's record."""
+    """Run ``run``'s agent forward once, then its check (within ``check_timeout`` seconds);
+    fills the run's record."""
     agent = run.agent
     assert agent is not None
     agent.max_steps = max_steps
@@ -171,13 +241,7 @@ async def forward(
     run.requests = requests
     run.compactions = compactions[0]
     if check is not None:
-        try:
-            verdict = check(run)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-            run.passed = bool(verdict)
-        except Exception as exc:
-            run.notes.append(f"the check raised {_said(exc)}")
+        await judge(run, check, check_timeout)
     return run
 
 
@@ -188,14 +252,7 @@ def _said(exc: BaseException) -> str:
 # -- on workers --------------------------------------------------------------------------------
 
 
-def run_remote(
-    job: int,
-    branch: Branch,
-    number: int,
-    prompt: str | None,
-    max_steps: int,
-    check: Check | None,
-) -> list[tuple[int, BranchRun]]:
+def run_remote(job: int, branch: Branch, number: int, how: _How) -> list[tuple[int, BranchRun]]:
     """Run ``number`` of ``branch`` on a worker (a task of `run_tasks`): its place among the
     tasks and its record (the agent stays on the worker)."""
 
@@ -204,7 +261,7 @@ def run_remote(
             run = await branch.spawn(number)
         except Exception as exc:
             return BranchRun(branch, number, None, None, error=_said(exc))
-        await forward(run, prompt, max_steps, check)
+        await forward(run, how.prompt, how.max_steps, how.check, how.check_timeout)
         run.agent = None
         return run
 
@@ -212,13 +269,7 @@ def run_remote(
 
 
 async def _on_executor(
-    branches: list[Branch],
-    prompt: str | None,
-    max_steps: int,
-    check: Check | None,
-    runs: int,
-    executor: Any,
-    progress: bool,
+    branches: list[Branch], how: _How, runs: int, executor: Any, progress: bool
 ) -> list[BranchRun]:
     jobs: list[tuple[Branch, int]] = []
     for branch in branches:
@@ -226,8 +277,7 @@ async def _on_executor(
         jobs.extend((branch, branch._made + n) for n in range(runs))
         branch._made += runs
     tasks: list[Task] = [
-        (run_remote, (job, branch, number, prompt, max_steps, check), 1)
-        for job, (branch, number) in enumerate(jobs)
+        (run_remote, (job, branch, number, how), 1) for job, (branch, number) in enumerate(jobs)
     ]
 
     def lost(job: int, exc: BaseException) -> list[tuple[int, BranchRun]]:

@@ -8,6 +8,7 @@ the folder), and a copy is refused where it would land inside the folder it copi
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -19,7 +20,7 @@ from ctxlab.agent import Tool
 from ctxlab.exceptions import ForkError
 from ctxlab.messages import AssistantMessage, Message, UserMessage
 
-__all__ = ["Workspace", "redo_calls", "refuse_inside", "workspace_of"]
+__all__ = ["Workspace", "folder_problem", "redo_calls", "refuse_inside", "workspace_of"]
 
 Filler = Callable[[Path], Any]
 """A function that fills an empty folder with a branch's files (e.g. `ctxlab.demo.prepare_workspace`)."""
@@ -96,6 +97,19 @@ def refuse_inside(target: Path, source: Path) -> None:
             "Pass root= outside it"
         )
         raise ForkError(msg)
+
+
+def folder_problem(root: Path, exc: OSError) -> str:
+    """What to tell of a branch's folder that could not be made under ``root``."""
+    if isinstance(exc, PermissionError):
+        why = "permission denied (a read-only folder?): pass root= a folder you can write to"
+    elif isinstance(exc, NotADirectoryError):
+        why = "a part of its path is a file, not a folder: pass root= a folder"
+    elif exc.errno == errno.ENAMETOOLONG:
+        why = "the path is too long for the file system: pass root= a shorter path"
+    else:
+        why = f"{exc.strerror or exc}: pass root= a folder you can write to"
+    return f"could not make a branch's folder under {str(root)!r}: {why}"
 
 
 def _copy(source: Path, target: Path) -> None:

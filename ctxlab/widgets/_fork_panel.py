@@ -31,7 +31,16 @@ __all__ = ["ForkPanel"]
 
 ORIGINAL = "original"
 """The config in force (the Config tab's): the control."""
-_RUN_KEYS = ("check", "max_steps", "concurrency", "reference", "price", "rules", "prompt")
+_RUN_KEYS = (
+    "check",
+    "check_timeout",
+    "max_steps",
+    "concurrency",
+    "reference",
+    "price",
+    "rules",
+    "prompt",
+)
 """Options that go to `run_forward`; every other one goes to `fork`."""
 
 

@@ -27,19 +27,33 @@ from tests.fork.helpers import demo_session
 Message = UserMessage | AssistantMessage
 
 
-async def _first_request(branch: Branch) -> tuple[ModelRequest, dict[str, object]]:
-    """The branch's first request, and where the test's own preparations offload so that
-    they name the same files: the last one into the run's workspace, a replay into the
-    branch's folder (``arrival``) — what they write there is the same content, so the same
-    files (an offload hint's path counts tokens: another folder would move the budget)."""
+async def _first_request(branch: Branch) -> tuple[ModelRequest, dict[str, object], Path]:
+    """The branch's first request, where the test's own preparations offload so that they
+    name the same files — the last one into the run's workspace, a replay into the branch's
+    folder (``arrival``): what they write there is the same content, so the same files — and
+    the run's workspace (an offload hint's path counts tokens: another folder would move the
+    budget)."""
     outcomes = await run_forward(branch, max_steps=1)
     (run,) = outcomes.runs
     assert run.requests and run.requests[0] is not None, run.error
     assert run.workspace is not None
-    return run.requests[0], {
-        "last": {"offloader": WorkspaceOffloader(run.workspace)},
-        "replay": {"offloader": WorkspaceOffloader(branch.folder / "arrival")},
-    }
+    return (
+        run.requests[0],
+        {
+            "last": {"offloader": WorkspaceOffloader(run.workspace)},
+            "replay": {"offloader": WorkspaceOffloader(branch.folder / "arrival")},
+        },
+        run.workspace,
+    )
+
+
+def _moved(state: WorkingState, folder: Path, workspace: Path) -> WorkingState:
+    """``state`` with the files offloaded under ``folder`` named as the run has them: the same
+    path under its own ``workspace`` (it reads what its context names)."""
+    text = state.model_dump_json().replace(
+        str(folder.resolve()) + "/", str(workspace.resolve()) + "/"
+    )
+    return WorkingState.model_validate_json(text)
 
 
 def _conversation(request: ModelRequest) -> tuple[Message, ...]:
@@ -100,7 +114,7 @@ async def test_a_fork_under_the_same_config_sends_what_the_session_sent(
 ) -> None:
     session = await demo_session(tmp_path)
     branch = await fork(session.agent, at=at, workspace=DEMO_WORKSPACE, root=tmp_path / "b")
-    first, _ = await _first_request(branch)
+    first, _, _ = await _first_request(branch)
     sent = session.sent[at]
     assert (first.system, first.tools) == (sent.system, sent.tools)
     # A result cut at this step is offloaded into the run's own workspace: its hint names it.
@@ -119,7 +133,8 @@ async def test_as_it_was_the_first_request_is_the_logged_state_under_the_new_con
     branch = await fork(session.agent, at=at, config=config, root=tmp_path / "b")
     state = _checkpoint(session.log, at + 1)  # what the log says step `at` was prepared from
     how = _how(8_000, DEMO_SYSTEM, session.agent.tool_schemas())
-    first, offload = await _first_request(branch)
+    first, offload, workspace = await _first_request(branch)
+    state = _moved(state, session.workspace, workspace)
     expected = await prepare(state, config=config, **how, **offload["last"])  # type: ignore[arg-type]
     assert _conversation(first) == _conversation(expected.request)
 
@@ -149,8 +164,9 @@ async def test_from_the_start_the_first_request_is_the_replayed_history_under_it
         else AssistantMessage.model_validate_json(p)
         for (p,) in rows
     ]
-    first, offload = await _first_request(branch)
+    first, offload, workspace = await _first_request(branch)
     state = await _own_replay(history, config, how, offload["replay"])  # type: ignore[arg-type]
+    state = _moved(state, branch.folder / "arrival", workspace)
     expected = await prepare(state, config=config, **how, **offload["last"])  # type: ignore[arg-type]
     assert _conversation(first) == _conversation(expected.request)
     if name == "eager":  # the replay compacted where this config would have
@@ -189,10 +205,11 @@ async def test_a_recording_forks_at_its_own_request_under_the_new_config(
     replies = [i for i, m in enumerate(messages) if i > start and isinstance(m, AssistantMessage)]
     before = messages[: replies[at]]
     how = _how(16_000, transcript.system, branch.agent.tool_schemas())
-    first, offload = await _first_request(branch)
+    first, offload, workspace = await _first_request(branch)
     if arrival == "as_it_was":
         state = WorkingState(conversation=tuple(before[start:]))
     else:
         state = await _own_replay(before, config, how, offload["replay"])  # type: ignore[arg-type]
+        state = _moved(state, branch.folder / "arrival", workspace)
     expected = await prepare(state, config=config, **how, **offload["last"])  # type: ignore[arg-type]
     assert _conversation(first) == _conversation(expected.request)

@@ -41,7 +41,22 @@ async def test_a_root_inside_the_folder_given_to_copy_is_refused(tmp_path: Path)
     assert tree_hash(project) == tree and not (project / "branches").exists()
     # Control: beside it, the branch is made, a copy of that folder.
     branch = await fork(session.agent, at=2, workspace=project, root=tmp_path / "b")
-    assert tree_hash(branch.agent.workspace) == tree  # type: ignore[arg-type]
+    copy = branch.agent.workspace
+    assert copy is not None
+    # Besides the copy: the files the state's offload hints name, copied there (the run reads
+    # what its context names), and nothing else.
+    extra = {p.relative_to(copy) for p in copy.rglob("*") if p.is_file()} - {
+        p.relative_to(project) for p in project.rglob("*") if p.is_file()
+    }
+    assert extra and all(p.parts[0] in ("context_offload", "large_tool_results") for p in extra)
+    text = branch.agent.context.model_dump_json()
+    assert all(str(copy.resolve() / p) in text for p in extra)
+    for added in extra:
+        (copy / added).unlink()
+    for folder in ("context_offload", "large_tool_results"):
+        if (copy / folder).is_dir() and not any((copy / folder).iterdir()):
+            (copy / folder).rmdir()
+    assert tree_hash(copy) == tree
     assert branch.origin_folder == str(session.workspace.resolve())
 
 

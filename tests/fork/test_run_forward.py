@@ -92,7 +92,7 @@ async def test_the_price_and_cache_rules_reach_the_table(tmp_path: Path) -> None
 
 def test_the_documented_defaults() -> None:
     # docs/concepts/forks.md: run_forward(branches, prompt=None, max_steps=30, check=None,
-    # runs=1, concurrency=4, executor=None) — a progress bar only when asked.
+    # check_timeout=600, runs=1, concurrency=4, executor=None) — a progress bar only when asked.
     defaults = {
         name: p.default
         for name, p in inspect.signature(run_forward).parameters.items()
@@ -102,6 +102,7 @@ def test_the_documented_defaults() -> None:
         "prompt": None,
         "max_steps": 30,
         "check": None,
+        "check_timeout": 600.0,
         "runs": 1,
         "concurrency": 4,
         "executor": None,
@@ -118,8 +119,8 @@ async def test_arguments_refused_by_name(tmp_path: Path) -> None:
     end = await fork(session.agent, at=6, name="end", root=tmp_path / "c")
     for given, says in (
         ({"max_steps": 0}, "max_steps must be a whole number from 1, got 0"),
-        ({"concurrency": True}, "concurrency must be a whole number from 1, got True"),
-        ({"runs": 2.0}, "runs must be a whole number from 1, got 2.0"),
+        ({"concurrency": True}, "concurrency must be a whole number from 1 to 64, got True"),
+        ({"runs": 2.0}, "runs must be a whole number from 1 to 1,000, got 2.0"),
     ):
         with pytest.raises(ForkError, match=says):
             await run_forward(branch, **given)  # type: ignore[arg-type]

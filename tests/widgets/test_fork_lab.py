@@ -5,6 +5,7 @@ tool wrote shown as text."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 from pathlib import Path
 
@@ -49,6 +50,27 @@ async def test_the_fork_button_forks_at_the_selected_request_and_opens_the_resul
     assert list(frame["branch"]) == ["original"] * 2 + ["observation_masking"] * 2
     assert set(frame["at"]) == {2} and frame["passed"].all()
     assert "passed the check — original 2/2, observation_masking 2/2" in lab.forks.status.value
+
+
+async def test_the_tab_gives_the_check_the_time_limit_of_its_options(lab: Lab) -> None:
+    async def never(run: object) -> bool:
+        await asyncio.sleep(3600)
+        return True
+
+    lab.forks.options.update(check=never, check_timeout=0.2)  # a run_forward option
+    lab.select(2)
+    lab.forks.configs.value = ("original",)
+    lab.forks.runs.value = 1
+    task = lab.forks.start()
+    assert task is not None
+    await task
+    forked = lab.forks.result
+    assert forked is not None, lab.forks.status.value
+    (run,) = forked.outcomes.runs
+    assert run.passed is None and run.reply is not None
+    assert run.notes == [
+        "the check gave no verdict within 0.2 s (check_timeout): its verdict is unknown"
+    ]
 
 
 async def test_the_overlay_draws_each_run_the_fork_and_where_contexts_part(
