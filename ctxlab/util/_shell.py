@@ -37,11 +37,15 @@ from dataclasses import dataclass, field, replace
 
 __all__ = ["Command", "Redirect", "commands", "heredoc_body"]
 
-_BLANKS = re.compile(r"[ \t]++")
-# A word: runs of ordinary characters, quoted strings and escapes, up to a blank, a line break
-# or an operator's character. A quote never closed stops it at the quote (see `_Reader._word`).
-_WORD = re.compile(r"""(?:[^ \t\n'"\\;&|<>()]++|'[^']*+'|"(?:[^"\\]++|\\.)*+"|\\.|\\\Z)++""", re.S)
-_OPERATOR = re.compile(r"&>>|&>|&&|\|\||\|&|;;&|;;|;&|<<<|<<-|<<|<>|<&|>>|>&|>\||[;&|()<>]")
+# One token: blanks, a comment (``#`` where a word would start), a line continued, a word (runs
+# of ordinary characters, quoted strings and escapes; a quote never closed stops it at the
+# quote, where no token then matches: a syntax error) or an operator (a line break among them).
+_TOKEN = re.compile(
+    r"(?P<blank>[ \t]++)|(?P<comment>#[^\n]*+)|(?P<continued>\\\n)"
+    r"""|(?P<word>(?:[^ \t\n'"\\;&|<>()]++|'[^']*+'|"(?:[^"\\]++|\\.)*+"|\\.|\\\Z)++)"""
+    r"|(?P<operator>&>>|&>|&&|\|\||\|&|;;&|;;|;&|<<<|<<-|<<|<>|<&|>>|>&|>\||[;&|()<>\n])",
+    re.S,
+)
 _PART = re.compile(r"""'([^']*+)'|"((?:[^"\\]++|\\.)*+)"|\\(.?)|([^'"\\]++)""", re.S)
 _IN_DOUBLE = re.compile(r"""\\([$`"\\\n])""")  # what a backslash escapes inside "…"
 _NUMBER = re.compile(r"[0-9]++")
@@ -168,6 +172,8 @@ def commands(text: str) -> list[Command]:
 
 def _unquote(raw: str) -> str:
     """A word's value: its quotes and escapes removed."""
+    if "'" not in raw and '"' not in raw and "\\" not in raw:
+        return raw  # (most words: read at the speed of ``in``)
     out: list[str] = []
     for part in _PART.finditer(raw):
         single, double, escaped, plain = part.groups()
@@ -205,7 +211,8 @@ class _Reader:
     def read(self) -> list[Command]:
         fine = True
         while fine and self.pos < len(self.text):
-            fine = self._step()
+            token = _TOKEN.match(self.text, self.pos)
+            fine = token is not None and self._token(token)
         if fine and self._empty() and self.last in _CONTINUED:
             fine = False  # the text ends where a command must follow
         if fine:
@@ -214,25 +221,25 @@ class _Reader:
             del self.done[self.line_start :]
         return [Command(tuple(b.words), tuple(b.redirects), b.piped) for b in self.done]
 
-    def _step(self) -> bool:
-        """Reads what starts at ``pos``; False at a syntax error."""
-        text = self.text
-        char = text[self.pos]
-        if char in " \t":
-            self.pos = _BLANKS.match(text, self.pos).end()  # type: ignore[union-attr]
-        elif char == "#":  # a comment, to the end of the line
-            end = text.find("\n", self.pos)
-            self.pos = len(text) if end < 0 else end
-        elif text.startswith("\\\n", self.pos):  # a line continued
-            self.pos += 2
-        elif char == "\n":
+    def _token(self, token: re.Match[str]) -> bool:
+        """Reads ``token``; False at a syntax error."""
+        self.pos = token.end()
+        kind, value = token.lastgroup, token.group()
+        if kind == "word":
+            if value[0] in "0123456789" and _NUMBER.fullmatch(value) and self._at("<>"):
+                # ``2>``: a redirection's descriptor.
+                operator = _TOKEN.match(self.text, self.pos)
+                self.pos = operator.end()  # type: ignore[union-attr]
+                return self._redirect(operator.group(), value)  # type: ignore[union-attr]
+            self.current.words.append(_unquote(value))
+            self.last = ""
+        elif value == "\n" and kind == "operator":
             self._newline()
-        else:
-            return self._operator() if char in ";&|()<>" else self._word()
-        return True
+        elif kind == "operator":
+            return self._operator(value)
+        return True  # blanks, a comment, a line continued
 
     def _newline(self) -> None:
-        self.pos += 1
         # After ``|``, ``&&`` or ``||`` the command goes on past the line break.
         continued = self._empty() and self.last in _CONTINUED
         if not continued:
@@ -250,45 +257,32 @@ class _Reader:
             self.done.append(self.current)
         self.current = _Built(piped=piped)
 
-    def _operator(self, descriptor: str | None = None) -> bool:
-        """Reads an operator (a redirection with its target); False at a syntax error (a
-        redirection without a target, a quote left open)."""
-        operator = _OPERATOR.match(self.text, self.pos).group()  # type: ignore[union-attr]
-        self.pos += len(operator)
-        if operator not in _REDIRECTIONS:
-            if operator not in ("(", ")") and self._empty() and self.last != ")":
-                return False  # no command before it (``; a``, ``a && || b``)
-            self._end(piped=operator in ("|", "|&"))
-            self.last = operator
-            return True
-        blanks = _BLANKS.match(self.text, self.pos)
-        self.pos = blanks.end() if blanks else self.pos
-        if self.pos >= len(self.text) or self._at("\n;&|()<>#"):
-            return False  # a redirection without a target: a syntax error, as a quote left open
-        if not self._word(as_target=True):
+    def _operator(self, operator: str) -> bool:
+        """Reads an operator; False at a syntax error."""
+        if operator in _REDIRECTIONS:
+            return self._redirect(operator, None)
+        if operator not in ("(", ")") and self._empty() and self.last != ")":
+            return False  # no command before it (``; a``, ``a && || b``)
+        self._end(piped=operator in ("|", "|&"))
+        self.last = operator
+        return True
+
+    def _redirect(self, operator: str, descriptor: str | None) -> bool:
+        """Reads a redirection's target; False when there is none (a syntax error)."""
+        token = _TOKEN.match(self.text, self.pos)
+        if token is not None and token.lastgroup == "blank":
+            token = _TOKEN.match(self.text, token.end())
+        if token is None or token.lastgroup != "word":
             return False
-        target = self.current.words.pop()
-        self.current.redirects.append(Redirect(operator, target, descriptor))
+        self.pos = token.end()
+        self.current.redirects.append(Redirect(operator, _unquote(token.group()), descriptor))
         if operator in ("<<", "<<-"):
             self.pending.append((self.current, len(self.current.redirects) - 1))
+        self.last = ""
         return True
 
     def _at(self, chars: str) -> bool:
         return self.pos < len(self.text) and self.text[self.pos] in chars
-
-    def _word(self, *, as_target: bool = False) -> bool:
-        """Reads a word into the current command; False when a quote is left open."""
-        match = _WORD.match(self.text, self.pos)
-        if match is None or (match.end() < len(self.text) and self.text[match.end()] in "'\""):
-            self.pos = len(self.text)
-            return False
-        raw = match.group()
-        self.pos = match.end()
-        if not as_target and _NUMBER.fullmatch(raw) and self._at("<>"):
-            return self._operator(descriptor=raw)  # ``2>``: a redirection's descriptor
-        self.current.words.append(_unquote(raw))
-        self.last = ""
-        return True
 
     def _bodies(self) -> None:
         """The bodies of the heredocs of the line just ended, in order, from ``pos``."""
