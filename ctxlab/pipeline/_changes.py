@@ -28,6 +28,7 @@ _LINE_BREAK = " ⏎ "
 # `_substitution`, in time linear in the expression.
 _SUBSTITUTE = re.compile(r"^(\d++(?:,\d++)?+|/[^/]*+/)?+s(.)", re.S)
 _SED_FLAGS = "gIp0123456789"
+_SED_SHOWN = 4  # expressions of one sed described
 # ``5a\ text``, ``/pattern/i\ text``, ``3,7d``: lines added after, before, in place of, or
 # deleted at an address (a line number or range, or a pattern).
 _LINE_EDIT = re.compile(r"^(\d+(?:,\d+)?|/(?:[^/\\]|\\.)*/)\s*(?:([aic])\\?\s?(.*)|(d))$", re.S)
@@ -119,6 +120,20 @@ def _written(content: object, how: str = "written") -> str:
     return f"{how} ({len(lines)} lines)"
 
 
+class _Input:
+    """What a command is given to write, if known, its lines counted once (a command may
+    write it to thousands of files)."""
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+        self._said: dict[str, str] = {}
+
+    def written(self, how: str) -> str:
+        if how not in self._said:
+            self._said[how] = _written(self.text, how)
+        return self._said[how]
+
+
 def edit_change(values: Mapping[str, Any], *, writes: bool) -> str:
     """What one editor call changed, from its input (``writes``: the tool writes whole files)."""
     old = next((values[k] for k in ("old_string", "old_str", "old") if k in values), None)
@@ -157,22 +172,23 @@ def shell_changes(command: str) -> list[tuple[str, str]]:
         if name == "sed":
             found.extend(_sed_changes(each.arguments))
         if name == "tee":
-            found.extend(_tee_changes(each.arguments, given))
-        # ``cat`` and ``tee`` pass on what they are given (``cat`` when it reads no file).
-        files = [w for w in each.arguments if not w.startswith("-") or w == "-"]
+            found.extend(_tee_changes(each.arguments, _Input(given)))
+        # ``cat`` and ``tee`` pass on what they are given (``cat`` when it reads no file but
+        # its input, ``-``).
+        files = [w for w in each.arguments if not w.startswith("-")]
         output = given if name == "tee" or (name == "cat" and not files) else None
+        sent = _Input(output)
         for redirect in each.redirects:
             how = redirect.writes
             path = redirect.target
             if how is None or not _FILE_WORD.match(path) or path.startswith("/dev/"):
                 continue
-            found.append((path, _written(output, how) if redirect.of_output else how))
-        sent = not any(r.of_output for r in each.redirects)
-        passed = output if sent else None
+            found.append((path, sent.written(how) if redirect.of_output else how))
+        passed = None if any(r.of_output for r in each.redirects) else output
     return found
 
 
-def _tee_changes(arguments: Sequence[str], given: str | None) -> list[tuple[str, str]]:
+def _tee_changes(arguments: Sequence[str], given: _Input) -> list[tuple[str, str]]:
     """The files ``tee`` writes (``-a``, ``--append``: appends), with its input's lines."""
     how = "written"
     files: list[str] = []
@@ -186,7 +202,7 @@ def _tee_changes(arguments: Sequence[str], given: str | None) -> list[tuple[str,
             how = "appended" if "a" in word else how
         elif _FILE_WORD.match(word) and not word.startswith("/dev/"):
             files.append(word)
-    return [(path, _written(given, how)) for path in files]
+    return [(path, given.written(how)) for path in files]
 
 
 def _substitution(expression: str) -> tuple[str | None, str, str] | None:
@@ -227,9 +243,11 @@ def _sed_changes(arguments: Sequence[str]) -> list[tuple[str, str]]:
     if expressions is None:  # no -e nor -f: the first operand is the script
         expressions = operands[:1]
         operands = operands[1:]
-    described = [_sed_expression(e) for e in expressions]
-    files = [w for w in operands if _FILE_WORD.match(w)]
-    return [(path, "; ".join(described)) for path in files]
+    # The first few, the rest counted: a command of thousands of ``-e`` is one short line.
+    described = "; ".join(_sed_expression(e) for e in expressions[:_SED_SHOWN])
+    if len(expressions) > _SED_SHOWN:
+        described += f" (+{len(expressions) - _SED_SHOWN} more in this sed)"
+    return [(path, described) for path in operands if _FILE_WORD.match(path)]
 
 
 def _sed_arguments(arguments: Sequence[str]) -> tuple[bool, list[str] | None, list[str]]:
@@ -237,8 +255,8 @@ def _sed_arguments(arguments: Sequence[str]) -> tuple[bool, list[str] | None, li
     ``-e`` nor ``-f`` gives the script) and their operands. Options may follow operands (GNU
     sed permutes them) until ``--``; ``-i ''`` (BSD's empty suffix) is read as ``-i``: as a
     script it would be empty."""
-    in_place = False
-    expressions: list[str] | None = None
+    in_place = scripted = False
+    expressions: list[str] = []
     operands: list[str] = []
     at = 0
     options = True
@@ -258,9 +276,10 @@ def _sed_arguments(arguments: Sequence[str]) -> tuple[bool, list[str] | None, li
         elif letter == "i" and not value and at < len(arguments) and arguments[at] == "":
             at += 1
         in_place = in_place or letter == "i"
-        if letter in ("e", "f"):
-            expressions = [*(expressions or []), *([value] if letter == "e" else [])]
-    return in_place, expressions, operands
+        scripted = scripted or letter in ("e", "f")
+        if letter == "e":
+            expressions.append(value)
+    return in_place, expressions if scripted else None, operands
 
 
 _SED_LONG = {"in-place": "i", "expression": "e", "file": "f", "line-length": "l"}

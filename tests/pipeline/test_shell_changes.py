@@ -7,12 +7,14 @@ wrote (hypothesis)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ctxlab.pipeline._changes import shell_changes
+from tests.hostile import assert_linear
 from tests.strategies import SETTINGS
 
 
@@ -52,6 +54,10 @@ def test_what_a_heredoc_holds_is_not_a_command() -> None:
     assert shell_changes("cat <<EOF | tee -a log.md\na\nb\nEOF") == [
         ("log.md", "appended (2 lines)")
     ]
+    assert shell_changes("cat - <<EOF >a.py; cat b.py - <<EOF >c.py\nx\nEOF\ny\nEOF") == [
+        ("a.py", "written (1 lines)"),
+        ("c.py", "written"),  # b.py's lines too: not known
+    ]
     # Written by a redirection of another descriptor: not the heredoc's lines.
     assert shell_changes("python - <<EOF 2> err.txt\nprint(1)\nEOF") == [("err.txt", "written")]
 
@@ -69,6 +75,20 @@ def test_sed_options_as_gnu_sed_reads_them() -> None:
     # Not in place, or sed only named in an argument: nothing changed.
     assert shell_changes("sed -n 's/x/y/p' a.py") == []
     assert shell_changes("echo sed -i 's/x/y/' a.py") == []
+
+
+def test_a_sed_of_many_expressions_is_one_short_line_in_linear_time() -> None:
+    five = "sed -i " + " ".join(f"-e 's/a{n}/b{n}/'" for n in range(5)) + " x.py"
+    assert shell_changes(five) == [
+        ("x.py", "; ".join(f"`a{n}` → `b{n}` (sed)" for n in range(4)) + " (+1 more in this sed)")
+    ]
+
+    def make(n: int) -> Callable[[], object]:
+        sed = "sed -i " + "-e s/a/b/ " * (n // 10) + "f.py"
+        tee = "tee -a" + " f.py" * (n // 5) + " <<EOF\n" + "x\n" * (n // 2)
+        return lambda: (shell_changes(sed), shell_changes(tee))
+
+    assert_linear(make, 40_000, bound=5.0)
 
 
 # Commands built from known pieces: each knows the files it writes.
