@@ -17,26 +17,21 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxlab.util._shell import commands
+
 __all__ = ["change", "edit_change", "shell_changes"]
 
 _SIDE = 90  # characters a side shows
 _CONTEXT = 24  # characters kept before the first difference of a long line
 _LINE_BREAK = " ⏎ "
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
-_WRITE = re.compile(r"(?<![<>&0-9])(>>?)\s*(['\"]?)([^\s'\";|&<>]+)\2")
-_SED = re.compile(r"(?:^|[;&|(]\s*|\s)sed\s+((?:-[^\s]+\s+|--\S+\s+)*)")
 # A substitution's address (a line, a range or a pattern) and delimiter: the rest is read by
 # `_substitution`, in time linear in the expression.
 _SUBSTITUTE = re.compile(r"^(\d++(?:,\d++)?+|/[^/]*+/)?+s(.)", re.S)
 _SED_FLAGS = "gIp0123456789"
-_SPACE = re.compile(r"\s*+")
+_SED_SHOWN = 4  # expressions of one sed described
 # ``5a\ text``, ``/pattern/i\ text``, ``3,7d``: lines added after, before, in place of, or
 # deleted at an address (a line number or range, or a pattern).
 _LINE_EDIT = re.compile(r"^(\d+(?:,\d+)?|/(?:[^/\\]|\\.)*/)\s*(?:([aic])\\?\s?(.*)|(d))$", re.S)
-_WORD = re.compile(r"""(?:'[^']*'|"(?:\\.|[^"\\])*"|\\.|[^\s'"\\])+""", re.S)
-_QUOTED = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)""", re.S)
-_DOUBLE_ESCAPE = re.compile(r"""\\([\\"])""")  # what a backslash escapes inside "…" (shlex)
-_SED_SCAN = 4_000  # characters of a command after ``sed -i`` read for its expressions and files
 _FILE_WORD = re.compile(r"^[\w./~-]*[\w-]\.\w{1,8}$|^\.?/[\w./-]+$")
 
 
@@ -116,10 +111,27 @@ def _lines(lines: Sequence[str]) -> str:
     return f" ({len(lines)} lines)" if len(lines) > 2 else ""
 
 
-def _written(content: object) -> str:
-    # The file's lines are in the file: how many says what a person needs here.
+def _written(content: object, how: str = "written") -> str:
+    # The file's lines are in the file: how many says what a person needs here (when the
+    # content is known).
+    if content is None:
+        return how
     lines = content.splitlines() if isinstance(content, str) else []
-    return f"written ({len(lines)} lines)"
+    return f"{how} ({len(lines)} lines)"
+
+
+class _Input:
+    """What a command is given to write, if known, its lines counted once (a command may
+    write it to thousands of files)."""
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+        self._said: dict[str, str] = {}
+
+    def written(self, how: str) -> str:
+        if how not in self._said:
+            self._said[how] = _written(self.text, how)
+        return self._said[how]
 
 
 def edit_change(values: Mapping[str, Any], *, writes: bool) -> str:
@@ -145,43 +157,52 @@ def edit_change(values: Mapping[str, Any], *, writes: bool) -> str:
 
 
 def shell_changes(command: str) -> list[tuple[str, str]]:
-    """The files a shell command edits, each with what changed: ``sed -i`` substitutions as
-    before → after, a redirect or heredoc as a write."""
+    """The files a shell command edits, each with what changed, read as the shell reads the
+    command (`ctxlab.util._shell`: what a quoted argument, a comment or a heredoc's body holds
+    is not a command): ``sed -i`` substitutions as before → after; a redirection (``>``,
+    ``2>``, ``&>``…) or ``tee`` as a write, ``>>`` or ``tee -a`` as an append — with the number
+    of lines when the command's input is a heredoc it passes on (``cat``, ``tee``)."""
     found: list[tuple[str, str]] = []
-    for sed in _SED.finditer(command):
-        if re.search(r"(?:^|\s)(?:-i\S*|--in-place\S*)", sed.group(1)):
-            found.extend(_sed_changes(command[sed.end() :]))
-    heredoc = _HEREDOC.search(command)
-    for write in _WRITE.finditer(command):
-        path = write.group(3)
-        if not _FILE_WORD.match(path) or path.startswith("/dev/"):
-            continue
-        if heredoc is not None:
-            body = command[command.find("\n", heredoc.end()) + 1 :]
-            end = _heredoc_end(body, heredoc.group(2))
-            found.append((path, _written(body[:end] if end is not None else body)))
-        else:
-            found.append((path, "appended" if write.group(1) == ">>" else "written"))
+    passed: str | None = None  # what the previous command sent down a pipe, when known
+    for each in commands(command):
+        given = each.heredoc
+        if given is None and each.piped:
+            given = passed
+        name = each.name.rsplit("/", 1)[-1]
+        if name == "sed":
+            found.extend(_sed_changes(each.arguments))
+        if name == "tee":
+            found.extend(_tee_changes(each.arguments, _Input(given)))
+        # ``cat`` and ``tee`` pass on what they are given (``cat`` when it reads no file but
+        # its input, ``-``).
+        files = [w for w in each.arguments if not w.startswith("-")]
+        output = given if name == "tee" or (name == "cat" and not files) else None
+        sent = _Input(output)
+        for redirect in each.redirects:
+            how = redirect.writes
+            path = redirect.target
+            if how is None or not _FILE_WORD.match(path) or path.startswith("/dev/"):
+                continue
+            found.append((path, sent.written(how) if redirect.of_output else how))
+        passed = None if any(r.of_output for r in each.redirects) else output
     return found
 
 
-def _heredoc_end(body: str, word: str) -> int | None:
-    """Where a heredoc's body ends: the start of the first line holding only ``word`` (and
-    white space), as ``^\\s*WORD\\s*$`` (multiline) finds it — a run of blank lines before
-    that line included — or None. Each line is read once: the pattern took the square of a
-    run of blank lines' length (its ``\\s*`` crossed them again from each of their starts)."""
-    start = 0
-    while True:
-        # The lines starting inside one run of white space all reach the same word.
-        at = _SPACE.match(body, start).end()  # type: ignore[union-attr]
-        if body.startswith(word, at):
-            after = _SPACE.match(body, at + len(word)).end()  # type: ignore[union-attr]
-            if after == len(body) or "\n" in body[at + len(word) : after]:
-                return start
-        line_end = body.find("\n", at)
-        if line_end < 0:
-            return None
-        start = line_end + 1
+def _tee_changes(arguments: Sequence[str], given: _Input) -> list[tuple[str, str]]:
+    """The files ``tee`` writes (``-a``, ``--append``: appends), with its input's lines."""
+    how = "written"
+    files: list[str] = []
+    options = True
+    for word in arguments:
+        if options and word == "--":
+            options = False
+        elif options and word.startswith("--"):
+            how = "appended" if word == "--append" else how
+        elif options and word.startswith("-") and word != "-":
+            how = "appended" if "a" in word else how
+        elif _FILE_WORD.match(word) and not word.startswith("/dev/"):
+            files.append(word)
+    return [(path, given.written(how)) for path in files]
 
 
 def _substitution(expression: str) -> tuple[str | None, str, str] | None:
@@ -213,48 +234,71 @@ def _substitution(expression: str) -> tuple[str | None, str, str] | None:
     return head.group(1), expression[head.end() : middle], expression[middle + 1 : last]
 
 
-def _sed_changes(rest: str) -> list[tuple[str, str]]:
-    """The substitutions and files of one ``sed -i`` (what follows its options)."""
-    words = _words(rest[:_SED_SCAN])
+def _sed_changes(arguments: Sequence[str]) -> list[tuple[str, str]]:
+    """The substitutions and files of one ``sed`` that edits in place (``-i``), from its
+    arguments (none when it does not edit in place)."""
+    in_place, expressions, operands = _sed_arguments(arguments)
+    if not in_place:
+        return []
+    if expressions is None:  # no -e nor -f: the first operand is the script
+        expressions = operands[:1]
+        operands = operands[1:]
+    # The first few, the rest counted: a command of thousands of ``-e`` is one short line.
+    described = "; ".join(_sed_expression(e) for e in expressions[:_SED_SHOWN])
+    if len(expressions) > _SED_SHOWN:
+        described += f" (+{len(expressions) - _SED_SHOWN} more in this sed)"
+    return [(path, described) for path in operands if _FILE_WORD.match(path)]
+
+
+def _sed_arguments(arguments: Sequence[str]) -> tuple[bool, list[str] | None, list[str]]:
+    """Whether GNU sed's ``arguments`` edit in place, their ``-e`` expressions (None when no
+    ``-e`` nor ``-f`` gives the script) and their operands. Options may follow operands (GNU
+    sed permutes them) until ``--``; ``-i ''`` (BSD's empty suffix) is read as ``-i``: as a
+    script it would be empty."""
+    in_place = scripted = False
     expressions: list[str] = []
-    files: list[str] = []
-    taking_expression = True
-    for word in words:
-        if word in ("&&", "||", ";", "|") or word.startswith((">", "<")):
-            break
-        if word == "-e":
-            taking_expression = True
+    operands: list[str] = []
+    at = 0
+    options = True
+    while at < len(arguments):
+        word = arguments[at]
+        at += 1
+        if not options or word == "-" or not word.startswith("-"):
+            operands.append(word)
             continue
-        if taking_expression:
-            expressions.append(word)
-            taking_expression = False
-        elif _FILE_WORD.match(word):
-            files.append(word)
-    described = [_sed_expression(e) for e in expressions]
-    return [(path, "; ".join(described)) for path in files]
+        if word == "--":
+            options = False
+            continue
+        letter, value = _sed_option(word)
+        if value is None:  # its value is the next word
+            value = arguments[at] if at < len(arguments) else ""
+            at += 1
+        elif letter == "i" and not value and at < len(arguments) and arguments[at] == "":
+            at += 1
+        in_place = in_place or letter == "i"
+        scripted = scripted or letter in ("e", "f")
+        if letter == "e":
+            expressions.append(value)
+    return in_place, expressions if scripted else None, operands
 
 
-def _words(text: str) -> list[str]:
-    """Shell words, their quotes removed, as POSIX ``shlex.split`` reads them (a test holds the
-    two equal) — at regex speed: shlex was most of the summarizer's time on sed commands. A
-    quote left open (a command cut at the scan's end) ends the words."""
-    words: list[str] = []
-    end = 0
-    for match in _WORD.finditer(text):
-        if "'" in text[end : match.start()] or '"' in text[end : match.start()]:
-            break  # an unclosed quote: what follows is inside it
-        words.append(_QUOTED.sub(_unquote, match.group()))
-        end = match.end()
-    return words
+_SED_LONG = {"in-place": "i", "expression": "e", "file": "f", "line-length": "l"}
 
 
-def _unquote(match: re.Match[str]) -> str:
-    single, double, escaped = match.groups()
-    if single is not None:
-        return single
-    if double is not None:
-        return _DOUBLE_ESCAPE.sub(r"\1", double)
-    return escaped
+def _sed_option(word: str) -> tuple[str, str | None]:
+    """The option of an option word that matters here — ``i`` (in place; its value the
+    backup suffix), ``e``, ``f``, ``l`` (each taking a value) or ``""`` (another) — and its
+    value: the rest of the word (``-ibak``, ``-es/a/b/``, ``--expression=…``), or None when it
+    is the next word. In a cluster (``-ni``) the first of these takes the rest of the word."""
+    if word.startswith("--"):
+        name, equals, value = word[2:].partition("=")
+        letter = _SED_LONG.get(name, "")
+        return letter, value if equals or letter in ("", "i") else None
+    for offset, letter in enumerate(word[1:], 2):
+        if letter in "iefl":
+            rest = word[offset:]
+            return letter, rest if rest or letter == "i" else None
+    return "", ""
 
 
 def _sed_expression(expression: str) -> str:

@@ -3,7 +3,8 @@
 A run failed when it exited non-zero, was reported as an error, or printed a failure line or a
 failing tally (`_span.Run`; one that exited 0 and printed a failure is said to have printed
 one). A command is **fixed** only when its
-last run passed after an earlier one failed: a later run that fails differently is not a fix.
+last run passed after an earlier one failed: a later run that fails differently is not a fix,
+nor one whose result the span ends before (an earlier summary's "not yet fixed" stands).
 Otherwise it is **not yet fixed**, with what its last run printed: its status and newest
 failure line, how many failure lines it printed, and the others below it, one a line, newest
 first — so that when the budget leaves some out, the count says how many.
@@ -81,10 +82,14 @@ def _carried(earlier: list[str], by_command: dict[str, list[Run]], *, failing: b
         if keep_details:
             carried.append((line, CARRIED))
         elif not any(r.failed for r in by_command[name]) and " — not yet fixed" in line:
-            # Failed before this span (or an earlier piece of it), passed here: fixed — news
-            # that goes first when nothing failed here.
             last = by_command[name][-1]
-            if last.outcome != "no result yet":
+            if last.outcome == "no result yet":
+                # Run again, the span ends before its result: still not yet fixed, as said.
+                keep_details = True
+                carried.append((line, STILL_FAILING))
+            else:
+                # Failed before this span (or an earlier piece of it), passed here: fixed —
+                # news that goes first when nothing failed here.
                 was = line.split(" — ", 1)[0]
                 fixed = f"{was} — fixed: its last run passed ({last.outcome})"
                 carried.append((fixed, STILL_FAILING - 1 if not failing else STILL_FAILING + 1))

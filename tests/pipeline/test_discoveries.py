@@ -38,6 +38,16 @@ async def _fields(
 PASS = "==== 5 passed in 0.2s ====\n<returncode>0</returncode>"
 
 
+COMMANDS = st.sampled_from(["pytest", "python run.py", "make", "grep -n x a.py"])
+RUN = st.tuples(COMMANDS, st.sampled_from(["pass", "fail", "error", "silent"]))
+OUTPUTS = {
+    "pass": "ok\n<returncode>0</returncode>",
+    "fail": "E   AssertionError: no\n<returncode>1</returncode>",
+    "error": "Traceback (most recent call last):\nValueError: bad",
+    "silent": "",
+}
+
+
 def _failing(errors: int) -> str:
     lines = [f"ERROR tests/test_a.py::test_{n} - ValueError: bad {n}" for n in range(errors)]
     return "\n".join([*lines, f"==== {errors} errors in 0.3s ====", "<returncode>1</returncode>"])
@@ -97,6 +107,54 @@ async def test_fixed_only_when_the_last_run_of_the_same_command_passed() -> None
     # Another command passing is no fix of this one.
     other = (*_run("a", "pytest", fail), *_run("b", "pytest -k other", PASS))
     assert (await _fields(other))["important_discoveries"].endswith("— not yet fixed")
+
+
+def _pending(id: str, command: str) -> AssistantMessage:
+    # A call whose result the span ends before.
+    return AssistantMessage(content=(ToolUseBlock(id=id, name="bash", input={"command": command}),))
+
+
+async def test_a_run_whose_result_the_span_ends_before_is_no_fix() -> None:
+    fail = "E   KeyError: 'x'\n<returncode>1</returncode>"
+    # Failed, passed, then run again: its last run has no result yet.
+    span = (*_run("a", "pytest", fail), *_run("b", "pytest", PASS), _pending("c", "pytest"))
+    assert (await _fields(span))["important_discoveries"] == (
+        "`pytest` failed (1 of 3 runs): exit 1; KeyError: 'x'; its last run has no result yet "
+        "— not yet fixed"
+    )
+    # What an earlier summary said not yet fixed stands, its failure lines with it (this
+    # span's run of it has no result yet): it was dropped.
+    previous = Summary(
+        fields={
+            "important_discoveries": "`pytest` failed: exit 1; E2 — not yet fixed; 2 failure "
+            "lines, the others below\n  ↳ E1\n`make` failed: exit 2 — not yet fixed"
+        },
+        text="(earlier)",
+    )
+    assert (await _fields((_pending("d", "pytest"),), previous))[
+        "important_discoveries"
+    ].splitlines() == [
+        "`pytest` failed: exit 1; E2 — not yet fixed; 2 failure lines, the others below",
+        "  ↳ E1",
+        "`make` failed: exit 2 — not yet fixed",
+    ]
+
+
+@SETTINGS
+@given(st.lists(RUN, max_size=8), COMMANDS)
+async def test_a_command_whose_last_run_has_no_result_yet_is_never_said_fixed(
+    runs: list[tuple[str, str]], pending: str
+) -> None:
+    span = (
+        *(m for n, (c, kind) in enumerate(runs) for m in _run(f"r{n}", c, OUTPUTS[kind])),
+        _pending("last", pending),
+    )
+    text = (await _fields(span, budget=8_000))["important_discoveries"]
+    said = [ln for ln in text.splitlines() if ln.startswith(f"`{pending}` ")]
+    failed = any(c == pending and kind in ("fail", "error") for c, kind in runs)
+    assert len(said) == failed, text
+    for line in said:
+        assert line.endswith("; its last run has no result yet — not yet fixed"), line
 
 
 async def test_a_run_that_failed_without_an_error_line_is_a_discovery() -> None:
@@ -180,22 +238,12 @@ async def test_the_latest_failure_is_said_whatever_else_gives_way() -> None:
     assert fields["important_discoveries"] == "`make check` failed: exit 2 — not yet fixed"
 
 
-COMMANDS = st.sampled_from(["pytest", "python run.py", "make", "grep -n x a.py"])
-RUN = st.tuples(COMMANDS, st.sampled_from(["pass", "fail", "error", "silent"]))
-
-
 @SETTINGS
 @given(st.lists(RUN, min_size=1, max_size=12))
 async def test_every_failed_command_is_said_once_and_fixed_exactly_when_its_last_run_passed(
     runs: list[tuple[str, str]],
 ) -> None:
-    outputs = {
-        "pass": "ok\n<returncode>0</returncode>",
-        "fail": "E   AssertionError: no\n<returncode>1</returncode>",
-        "error": "Traceback (most recent call last):\nValueError: bad",
-        "silent": "",
-    }
-    span = tuple(m for n, (c, kind) in enumerate(runs) for m in _run(f"r{n}", c, outputs[kind]))
+    span = tuple(m for n, (c, kind) in enumerate(runs) for m in _run(f"r{n}", c, OUTPUTS[kind]))
     text = (await _fields(span, budget=8_000))["important_discoveries"]
     heads = [ln for ln in text.splitlines() if ln.startswith("`") and "` failed" in ln]
     # The expectation, worked out here: a run failed when it printed a failure.

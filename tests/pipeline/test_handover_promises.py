@@ -96,6 +96,31 @@ async def test_next_steps_are_the_last_stated_intent_and_the_open_todo_items_onl
     assert "Plan [completed] Read the parser" in fields["current_state"]
 
 
+async def test_the_next_steps_are_the_intent_of_the_agents_last_text() -> None:
+    span: tuple[Message, ...] = (
+        UserMessage(content="Fix the tokenizer of the parser."),
+        AssistantMessage(content="I will read the parser first. Then I will fix the lexer."),
+        *_bash("a", "cat parser.py", "def parse(): ...\n<returncode>0</returncode>"),
+        AssistantMessage(
+            content=(
+                TextBlock(text="The parser is read. I will fix `lex()` in lexer.py."),
+                ToolUseBlock(id="b", name="bash", input={"command": "cat lexer.py"}),
+            )
+        ),
+        UserMessage(content=(ToolResultBlock(tool_use_id="b", content="def lex(): ..."),)),
+        AssistantMessage(
+            content="The lexer drops tabs. I will keep them. Then I will rerun the parser "
+            "tests. Finally I will commit."
+        ),
+    )
+    request, _ = _request(span)
+    # The last two sentences stating an intent, of the last text: not an earlier text's.
+    assert (await extractive_summarizer(request))["next_steps"].splitlines() == [
+        "Then I will rerun the parser tests.",
+        "Finally I will commit.",
+    ]
+
+
 async def test_short_of_budget_the_most_recent_commands_are_kept_first() -> None:
     commands = [f"make target_{n:02d}" for n in range(12)]
     span: list[Message] = [UserMessage(content="Build every target.")]

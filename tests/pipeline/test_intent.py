@@ -42,6 +42,25 @@ def test_the_intent_is_what_the_agent_will_do_not_any_will() -> None:
     assert intent(text) == ["I need to fix `apply_fix.py` first."]
 
 
+def test_the_last_stated_intents_are_the_last_ones() -> None:
+    text = (
+        "First I will read a.py. Then I will fix b.py. The fix is small. "
+        "Next I will run the tests. Finally I will commit."
+    )
+    assert intent(text) == ["Next I will run the tests.", "Finally I will commit."]
+    assert intent(text, limit=1) == ["Finally I will commit."]
+    assert intent(text, limit=3) == [
+        "Then I will fix b.py.",
+        "Next I will run the tests.",
+        "Finally I will commit.",
+    ]
+    # None states an intent: the last sentences.
+    assert intent("The parser is read. The lexer too. All tests pass.") == [
+        "The lexer too.",
+        "All tests pass.",
+    ]
+
+
 WORD = st.sampled_from(
     ["fix", "the", "units.py", "`a.b()`", "spotter-fum.2", "e.g.", "Now", "I'll", "run", "x:"]
 )

@@ -1,9 +1,10 @@
-"""The patterns of SpecStory's Markdown and of shell edits (``sed`` substitutions, heredocs),
-rewritten to run in time linear in their text, find exactly what the patterns they replace
-found: each old pattern is kept here as the definition and compared with its replacement on
-texts made of the pieces that matter to it (hypothesis), where the old ones are fast, and on
-every SpecStory fixture. Then each is timed at ``n`` and ``4n`` on the text that made the old
-pattern take the square of its length (or more)."""
+"""The patterns of SpecStory's Markdown and of shell edits (``sed`` substitutions), rewritten
+to run in time linear in their text, find exactly what the patterns they replace found: each
+old pattern is kept here as the definition and compared with its replacement on texts made of
+the pieces that matter to it (hypothesis), where the old ones are fast, and on every SpecStory
+fixture. Then each is timed at ``n`` and ``4n`` on the text that made the old pattern take the
+square of its length (or more). A heredoc's end, once a pattern too, is now read as the shell
+reads it, and compared with bash itself (tests/util/test_shell.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.io import _specstory
 from ctxlab.pipeline import _changes
+from ctxlab.util import _shell
 from tests.hostile import assert_linear
 
 SETTINGS = settings(max_examples=int(os.environ.get("CTXLAB_EXAMPLES", 300)), deadline=None)
@@ -33,11 +35,6 @@ OLD_WRAPPER = re.compile(r"</?(?:tool-use|details)[^>]*>")
 OLD_SUBSTITUTE = re.compile(
     r"^(\d+(?:,\d+)?|/[^/]*/)?s(.)(.*?)(?<!\\)\2(.*?)(?<!\\)\2([gIp0-9]*)$", re.S
 )
-
-
-def old_heredoc_end(body: str, word: str) -> int | None:
-    end = re.search(rf"^\s*{re.escape(word)}\s*$", body, re.M)
-    return end.start() if end else None
 
 
 def pieces(*parts: str, size: int = 14) -> st.SearchStrategy[str]:
@@ -238,24 +235,6 @@ def test_a_sed_substitution_as_the_old_pattern(expression: str) -> None:
     assert _changes._substitution(expression) == (old.group(1, 3, 4) if old else None)
 
 
-HEREDOC_BODY = st.one_of(
-    pieces("EOF", "EOFX", "END", "E", "\n", " ", "\t", "x", "\r", "\x0b", "\u2028", size=16),
-    st.lists(
-        st.sampled_from(["", "  ", "\t", "EOF", " EOF ", "EOFX", "x", "EOF x", "\r", " \x0b"]),
-        max_size=8,
-    ).map("\n".join),
-)
-
-
-@SETTINGS
-@given(HEREDOC_BODY, st.sampled_from(["EOF", "E", "END"]))
-@example("a\n\n  \nEOF\n", "EOF")  # the blank lines before the word are not the body's
-@example("EOF x\n EOF \t", "EOF")
-@example("\n \n", "EOF")
-def test_a_heredocs_end_as_the_old_pattern(body: str, word: str) -> None:
-    assert _changes._heredoc_end(body, word) == old_heredoc_end(body, word)
-
-
 def test_sed_and_heredoc_changes_read_as_before() -> None:
     assert _changes.shell_changes("sed -i 's/old_name/new_name/g' src/app.py") == [
         ("src/app.py", "`old_name` → `new_name` (sed)")
@@ -263,9 +242,11 @@ def test_sed_and_heredoc_changes_read_as_before() -> None:
     assert _changes.shell_changes("sed -i '3,4s#a\\#b#c#' f.py") == [
         ("f.py", "`a\\#b` → `c` (sed, line 3,4)")
     ]
-    # The blank lines before the closing word are not counted in the body's lines.
+    # The blank lines before the closing word are the body's, as the shell writes them (the
+    # pattern this replaced left them out); a heredoc's body is compared with bash's in
+    # tests/util/test_shell.py.
     assert _changes.shell_changes("cat <<EOF > f.py\na\nb\n\n \nEOF\n") == [
-        ("f.py", "written (2 lines)")
+        ("f.py", "written (4 lines)")
     ]
 
 
@@ -297,7 +278,7 @@ HOSTILE: dict[str, Callable[[int], Callable[[], object]]] = {
     "a sed substitution of delimiters": lambda n: (
         lambda: _changes._substitution("s" + "/" * n + "x")
     ),
-    "a heredoc of blank lines": lambda n: lambda: _changes._heredoc_end("\n" * n + "x", "EOF"),
+    "a heredoc of blank lines": lambda n: lambda: _shell.heredoc_body("\n" * n + "x", 0, "EOF"),
 }
 
 
