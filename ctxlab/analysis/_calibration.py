@@ -56,9 +56,11 @@ from ctxlab.analysis._calibration_flags import OFF_FACTOR, ZERO_BILL, bill_flag,
 from ctxlab.analysis._forecast import fits_of, forecasts
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._recorded import recorded_requests
+from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import UserMessage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for
+from ctxlab.util._checks import shown
 from ctxlab.util._views import Prefix
 
 if TYPE_CHECKING:
@@ -288,6 +290,20 @@ def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = N
     return Calibration(fits, tuple(usable), rows, zero, breaks)
 
 
+def _check_arguments(transcript: object, prior: object) -> None:
+    # Refused here, naming the argument: both would fail later as an attribute never found.
+    if not isinstance(transcript, Transcript):
+        msg = f"calibrate reads a Transcript, got {shown(transcript)}: pass ctxlab.load(path)"
+        raise UsageError(msg)
+    if prior is not None and not isinstance(prior, Calibration):
+        msg = (
+            f"prior must be another session's Calibration, got {shown(prior)}: pass "
+            "calibrate(ctxlab.load(other_path)) — a model's name is not a calibration — or "
+            "leave prior out to forecast each request from the requests before it"
+        )
+        raise UsageError(msg)
+
+
 def calibrate(
     transcript: Transcript,
     counter: TokenCounter | TokenCache | None = None,
@@ -303,6 +319,7 @@ def calibrate(
     before it, or — with ``prior``, another session's calibration — from that session's fit
     (`Calibration.out_of_sample_error`).
     """
+    _check_arguments(transcript, prior)
     if counter is None:
         # The recording's model's own tokenizer where one is public (o200k for GPT-4o/5).
         counter = counter_for(recorded_model(transcript.meta))

@@ -19,6 +19,7 @@ for either.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,7 @@ from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
+from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,7 +145,7 @@ class WhatIf:
     async def run(self, *names: str) -> None:
         """Replay the named configs (all when none is named) and price them."""
         for name in names or tuple(self.runs):
-            await self._replay(self.runs[name])
+            await self._replay(self._run(name))
 
     async def set_config(self, name: str, config: ContextConfig) -> ConfigRun:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
@@ -332,7 +334,7 @@ class WhatIf:
             return None
         return sum(
             bill.over(m.estimated_input_tokens, m.totals["unrecorded"], s.index, m.input_limit)
-            for s in self.runs[name].prepared
+            for s in self._run(name).prepared
             if (m := s.manifest).input_limit > 0
         )
 
@@ -390,4 +392,45 @@ class WhatIf:
         kind, its source (a material's source, else the message's role), ``what`` it is (the
         tool call or result and a preview of its text, as the Manifest panel names it), its
         tokens, placement and id."""
-        return diff_frame(self.runs[a], self.runs[b], step)
+        first, second = self._run(a), self._run(b)
+        return diff_frame(first, second, self._step(step, first, second))
+
+    def _run(self, name: object) -> ConfigRun:
+        """The run of config ``name``, or a `UsageError` listing the configs there are."""
+        run = self.runs.get(name) if isinstance(name, str) else None
+        if run is None:
+            msg = (
+                f"no config named {shown(name)} in this what-if: its configs are "
+                f"{', '.join(map(repr, self.runs))} (add one with set_config(name, config))"
+            )
+            raise UsageError(msg)
+        return run
+
+    @staticmethod
+    def _step(step: object, *runs: ConfigRun) -> int:
+        """``step`` as a request both ``runs`` prepared (numbered from 0), or a `UsageError`
+        saying which there are — or that a run is not replayed yet."""
+        count = min(len(r.prepared) for r in runs)
+        if count == 0:
+            msg = (
+                f"{', '.join(repr(r.name) for r in runs if not r.prepared)} prepared no request: "
+                "replay it first (await what.run()); a replay that failed at its first request "
+                "has none (what.table() says where each stopped)"
+            )
+            raise UsageError(msg)
+        # Any whole number (numpy's too: a step read from `steps()`), never a bool.
+        number = None if isinstance(step, bool) else _whole(step)
+        if number is None or not 0 <= number < count:
+            msg = (
+                f"step must be the number of a request both configs prepared, from 0 to "
+                f"{count - 1}, got {shown(step)}"
+            )
+            raise UsageError(msg)
+        return number
+
+
+def _whole(value: object) -> int | None:
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None

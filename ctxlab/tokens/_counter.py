@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 from ctxlab.exceptions import UsageError
 
-__all__ = ["ApproximateCounter", "TokenCount", "TokenCounter"]
+__all__ = ["MIN_CHARS_PER_TOKEN", "ApproximateCounter", "TokenCount", "TokenCounter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +42,19 @@ class TokenCounter(Protocol):
         ...
 
 
+MIN_CHARS_PER_TOKEN = 0.25
+"""The fewest characters a token `ApproximateCounter` takes: a character is at most 4 bytes of
+UTF-8 and a byte-level tokenizer makes at most one token of a byte, so no tokenizer counts more
+than 4 tokens a character. Below it a count would pass what any text can have (`1e-300` made
+3e300 tokens of three characters, past `ctxlab.messages.MAX_TOKENS`)."""
+
+
 class ApproximateCounter:
     """Estimates tokens as characters divided by ``chars_per_token`` (4 by default), rounded up.
 
-    No tokenizer, no data: useful when speed matters more than accuracy.
+    No tokenizer, no data: useful when speed matters more than accuracy. ``chars_per_token``
+    is a finite number from `MIN_CHARS_PER_TOKEN` (0.25: 4 tokens a character, the most any
+    tokenizer makes).
     """
 
     def __init__(self, chars_per_token: float = 4.0) -> None:
@@ -58,6 +67,13 @@ class ApproximateCounter:
             msg = (
                 "chars_per_token must be a positive, finite number of characters a token "
                 f"(4 by default), got {chars_per_token!r}"
+            )
+            raise UsageError(msg)
+        if chars_per_token < MIN_CHARS_PER_TOKEN:
+            msg = (
+                f"chars_per_token must be at least {MIN_CHARS_PER_TOKEN} (4 tokens a character, "
+                "the most any tokenizer makes: a character is at most 4 bytes, a token at least "
+                f"one), got {chars_per_token!r}; 4 is typical of English text"
             )
             raise UsageError(msg)
         self.chars_per_token = float(chars_per_token)

@@ -9,10 +9,22 @@ from typing import Any
 
 from ctxlab.exceptions import UsageError
 
-__all__ = ["context_window", "price_number", "windows_of"]
+__all__ = ["context_window", "price_number", "shown", "windows_of"]
 
 MAX_WINDOW = 100_000_000
 """Far above any model's window: a larger one is a typo (or tokens where characters were meant)."""
+
+
+def shown(value: Any) -> str:
+    """``value`` as an error message can quote it: a huge number or text by its size (the repr
+    of an int of over 4,300 digits raises), any other repr cut at 80 characters (a hostile
+    value may be megabytes)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a number of {value.bit_length():,} bits"
+    if isinstance(value, str) and len(value) > 40:
+        return repr(value[:40]) + f"… ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def context_window(value: Any, name: str = "context_window") -> int:
