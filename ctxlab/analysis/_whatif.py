@@ -351,6 +351,13 @@ class WhatIf:
                 f"With the window at {self.context_window:,} tokens, no config's cost can be "
                 f"compared: the costs are {self.pricing}; pass price=Price(...) to price them."
             )
+        if self.price.free:
+            return (
+                f"With the window at {self.context_window:,} tokens, every config costs $0: "
+                "the price is $0 for every token, so cost_vs_baseline and cost_vs_no_compaction "
+                "are NaN (no ratio to a cost of nothing); compare the configs by tokens_sent, "
+                "or pass price=Price(...) to price them."
+            )
         feasible = sum(c.cost for c in self.baseline)
         costs = {
             name: run.cost if run.error is None else math.nan for name, run in self.runs.items()
