@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
+from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._calibration import Calibration, calibrate, calibrated_total
 from ctxlab.analysis._comparison import (
     COMPARISON_COLUMNS,
@@ -52,7 +53,7 @@ from ctxlab.analysis._unrecorded import (
 )
 from ctxlab.analysis._verdict import baseline_verdict
 from ctxlab.analysis._whatif_frames import DIFF_COLUMNS, diff_frame, retention_frame, steps_frame
-from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
@@ -106,9 +107,10 @@ class WhatIf:
         summary_calls: bool = True,
         unrecorded_tokens: UnrecordedTokens = None,
     ) -> None:
-        if not configs:
+        if isinstance(configs, Mapping) and not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
             raise UsageError(msg)
+        named = named_configs(configs)
         if not isinstance(transcript, Transcript):
             msg = (
                 f"WhatIf replays a Transcript, got {type(transcript).__name__}: pass "
@@ -128,12 +130,10 @@ class WhatIf:
             else TokenCache(counter or counter_for(self.model))
         )
         checked_price(price)
-        self.rules = rules or cache_rules_for(self.model, price)
+        self.rules = checked_rules(rules) or cache_rules_for(self.model, price)
         self.price = price or price_for(self.model, recorded_on(transcript.meta))
         self.summary_calls = summary_calls
-        self.runs: dict[str, ConfigRun] = {
-            n: ConfigRun(n, named_config(n, c)) for n, c in configs.items()
-        }
+        self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in named.items()}
         self._priced: tuple[References, References] | None = None
         self._billed: Bill | None = None
         self.unrecorded: UnrecordedPart | None = unrecorded_part(
@@ -151,6 +151,9 @@ class WhatIf:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
         request whose decision may differ from the replaced config's (`ctxlab.analysis._resume`:
         the same requests as a replay from the start), graded and priced when asked."""
+        if not isinstance(name, str):
+            msg = f"a config's name must be text, got {shown(name)}"
+            raise UsageError(msg)
         config = named_config(name, config)
         earlier = self.runs.get(name)
         run = self.runs[name] = ConfigRun(name, config)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import finite as _finite
+from ctxlab.util._checks import shown
 
 __all__ = ["MIN_CHARS_PER_TOKEN", "ApproximateCounter", "TokenCount", "TokenCounter"]
 
@@ -58,15 +60,11 @@ class ApproximateCounter:
     """
 
     def __init__(self, chars_per_token: float = 4.0) -> None:
-        if (
-            isinstance(chars_per_token, bool)
-            or not isinstance(chars_per_token, int | float)
-            or not math.isfinite(chars_per_token)
-            or chars_per_token <= 0
-        ):
+        number = not isinstance(chars_per_token, bool) and isinstance(chars_per_token, int | float)
+        if not number or not _finite(chars_per_token) or chars_per_token <= 0:
             msg = (
                 "chars_per_token must be a positive, finite number of characters a token "
-                f"(4 by default), got {chars_per_token!r}"
+                f"(4 by default), got {shown(chars_per_token)}"
             )
             raise UsageError(msg)
         if chars_per_token < MIN_CHARS_PER_TOKEN:
