@@ -39,6 +39,8 @@ from ctxlab.models import DemoModel, Model
 from ctxlab.pipeline import CompactionRecord, Offloader, SelectionPolicy, WorkspaceOffloader
 from ctxlab.session import SessionKey, SessionLog
 from ctxlab.tokens import TokenCache, TokenCounter
+from ctxlab.util._checks import shown
+from ctxlab.util._path_args import path_argument
 
 if TYPE_CHECKING:
     pass
@@ -122,11 +124,18 @@ class Agent:
         if not isinstance(model, Model):
             msg = f"model must be a ctxlab Model (AnthropicModel, DemoModel, ...), got {model!r}"
             raise UsageError(msg)
+        if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
+            msg = f"tools must be a list of typed functions or Tools, got {shown(tools)}"
+            raise UsageError(msg)
         self.name = name
         self.model = model
         self.summary_model = summary_model or model
         self._config = require_config(context_config) if context_config else ContextConfig()
-        self.workspace = Path(workspace) if workspace is not None else None
+        self.workspace = (
+            path_argument(workspace, "workspace", what="a folder")
+            if workspace is not None
+            else None
+        )
         self.offloader: Offloader | None = (
             WorkspaceOffloader(self.workspace) if self.workspace is not None else None
         )
@@ -215,7 +224,7 @@ class Agent:
 
     def tool_schemas(self, config: ContextConfig | None = None) -> tuple[ToolSchema, ...]:
         """The tool schemas of the next request (CompressContext when enabled)."""
-        config = config or self._config
+        config = self._config if config is None else require_config(config)
         schemas = [t.schema for t in self.tools.values()]
         schemas.extend(self._tasks.schemas())
         if config.compression_tool_enabled:

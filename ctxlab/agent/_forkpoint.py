@@ -19,6 +19,7 @@ from ctxlab.materials._tasks import TaskState
 from ctxlab.messages import Message
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
+from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
@@ -84,15 +85,16 @@ def checked_step(at: object, count: int, what: str) -> int:
     """``at`` as one of ``count`` steps (negative counts from the last; ``count`` is the end);
     `ForkError` naming the steps there are otherwise (``what`` names the session)."""
     if not isinstance(at, int) or isinstance(at, bool):
-        msg = f"a fork's step is a request number (an int), got {at!r}"
+        msg = f"a fork's step is a request number (an int), got {shown(at)}"
         raise ForkError(msg)
     step = at + count if at < 0 else at
     if not 0 <= step <= count:
         msg = (
-            f"no step {at}: {what} has steps 0 to {count - 1} (or {count}, the end: the "
+            f"no step {shown(at)}: {what} has steps 0 to {count - 1} (or {count}, the end: the "
             "session as it is now)"
             if count
-            else f"no step {at}: {what} has made no request yet; fork it at 0 (its state now)"
+            else f"no step {shown(at)}: {what} has made no request yet; fork it at 0 (its state "
+            "now)"
         )
         raise ForkError(msg)
     return step

@@ -80,7 +80,12 @@ class Tool:
                 "(pass name=... to rename it)"
             )
             raise ToolDefinitionError(msg)
-        self.input_schema = _strip_titles(self.arguments.model_json_schema())
+        try:
+            schema = self.arguments.model_json_schema()
+        except Exception as exc:  # a field no JSON schema describes (a callable, a class)
+            msg = f"tool {self.name!r}: its arguments cannot be described to a model: {exc}"
+            raise ToolDefinitionError(msg) from exc
+        self.input_schema = _strip_titles(schema)
 
     @classmethod
     def from_function(

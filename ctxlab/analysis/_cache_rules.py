@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ctxlab.analysis._prices import Price, min_cached_tokens, model_key, price_for
+from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import shown
 
 __all__ = ["ANTHROPIC_LOOKBACK", "CacheRules", "cache_rules_for", "pricing_note"]
 
@@ -78,6 +80,17 @@ class CacheRules:
                 "price, no write or storage charge)"
             )
         return "no prompt cache (every input token at the input price)"
+
+
+def checked_rules(rules: object) -> CacheRules | None:
+    """``rules`` when it is `CacheRules` or None; a `UsageError` saying what it takes."""
+    if rules is not None and not isinstance(rules, CacheRules):
+        msg = (
+            "rules must be CacheRules (CacheRules.anthropic(), cache_rules_for('gpt-5')) or "
+            f"None (the recording's provider's), got {shown(rules)}"
+        )
+        raise UsageError(msg)
+    return rules
 
 
 def cache_rules_for(model: str, price: Price | None = None) -> CacheRules:

@@ -56,9 +56,12 @@ from ctxlab.analysis._calibration_flags import OFF_FACTOR, ZERO_BILL, bill_flag,
 from ctxlab.analysis._forecast import fits_of, forecasts
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._recorded import recorded_requests
+from ctxlab.exceptions import UsageError
+from ctxlab.io._arguments import checked_transcript
 from ctxlab.io._transcript import Transcript
-from ctxlab.messages import UserMessage
+from ctxlab.messages import MAX_TOKENS, UserMessage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for
+from ctxlab.util._checks import shown
 from ctxlab.util._views import Prefix
 
 if TYPE_CHECKING:
@@ -110,6 +113,11 @@ class Calibration:
         """The calibrated estimate for a request of ``model`` in ``segment`` (None without a
         fit). ``estimate`` is ctxlab's count of what the file shows of the request — not of an
         unrecorded part the request carries: the fit adds its own."""
+        _count(estimate, "estimate")
+        _count(segment, "segment")
+        if model is not None and not isinstance(model, str):
+            msg = f"model must be a model's name or None, got {shown(model)}"
+            raise UsageError(msg)
         first = self.fit()
         ordered = (first, *(f for f in self.fits if f is not first)) if first else self.fits
         return predict(ordered, estimate, segment, model)
@@ -223,6 +231,12 @@ class Calibration:
         )
 
 
+def _count(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        msg = f"{name} must be a whole number from 0 to {MAX_TOKENS:,}, got {shown(value)}"
+        raise UsageError(msg)
+
+
 _READ = {
     GROWTH: "read from the bill's growth between requests",
     ASSUMED: "assumed: no request told it from the fixed part",
@@ -288,6 +302,18 @@ def fit_points(points: Sequence[CalibrationPoint], prior: Calibration | None = N
     return Calibration(fits, tuple(usable), rows, zero, breaks)
 
 
+def _check_arguments(transcript: object, prior: object) -> None:
+    # Refused here, naming the argument: both would fail later as an attribute never found.
+    checked_transcript(transcript, "calibrate")
+    if prior is not None and not isinstance(prior, Calibration):
+        msg = (
+            f"prior must be another session's Calibration, got {shown(prior)}: pass "
+            "calibrate(ctxlab.load(other_path)) — a model's name is not a calibration — or "
+            "leave prior out to forecast each request from the requests before it"
+        )
+        raise UsageError(msg)
+
+
 def calibrate(
     transcript: Transcript,
     counter: TokenCounter | TokenCache | None = None,
@@ -303,6 +329,7 @@ def calibrate(
     before it, or — with ``prior``, another session's calibration — from that session's fit
     (`Calibration.out_of_sample_error`).
     """
+    _check_arguments(transcript, prior)
     if counter is None:
         # The recording's model's own tokenizer where one is public (o200k for GPT-4o/5).
         counter = counter_for(recorded_model(transcript.meta))

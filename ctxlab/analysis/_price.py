@@ -13,7 +13,7 @@ from typing import Literal
 from ctxlab.exceptions import UsageError
 from ctxlab.util._checks import price_number
 
-__all__ = ["PROVIDERS", "LongContext", "Price", "Provider", "checked_price"]
+__all__ = ["FREE", "PROVIDERS", "LongContext", "Price", "Provider", "checked_price"]
 
 Provider = Literal["anthropic", "openai", "google"]
 
@@ -76,6 +76,18 @@ class Price:
         return self
 
     @property
+    def free(self) -> bool:
+        """Whether every figure is $0 (a local model, a price passed as 0): every cost is then
+        $0, and a ratio of costs (``cost_vs_baseline``) NaN — no ratio to a cost of nothing."""
+        tier = self.long_context
+        return (
+            self.known
+            and all(getattr(self, name) == 0 for name in _FIGURES)
+            and not self.cache_write_1h
+            and (tier is None or tier.price.free)
+        )
+
+    @property
     def label(self) -> str:
         """The price in words, with whose it is and its source: what the what-if and the report
         show (``unpriced (model X has no known price)`` for an unknown model)."""
@@ -91,7 +103,9 @@ class Price:
             f"${_usd(self.cache_read)}, {write} per million tokens"
         )
         tier = self.long_context
-        if tier is not None:
+        if self.free:
+            figures = FREE
+        elif tier is not None:
             figures += (
                 f"; above {tier.above:,} input tokens ${_usd(tier.price.input)} input, "
                 f"${_usd(tier.price.output)} output"
@@ -110,6 +124,13 @@ class LongContext:
 
     above: int
     price: Price
+
+
+FREE = (
+    "$0 for every token (every cost $0, so cost_vs_baseline and cost_vs_no_compaction are NaN: "
+    "no ratio to a cost of nothing; compare tokens_sent)"
+)
+"""How `Price.label` gives a price of $0 for every token (`Price.free`)."""
 
 
 def _usd(value: float) -> str:

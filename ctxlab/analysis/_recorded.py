@@ -25,6 +25,7 @@ from ctxlab.analysis._recorded_turns import (
     opens_turn,
     sent_by,
 )
+from ctxlab.io._arguments import checked_transcript
 from ctxlab.manifest import ContextManifest, ManifestItem, Transform
 from ctxlab.materials import Unrecorded
 from ctxlab.messages import (
@@ -122,6 +123,7 @@ class RecordedRequest:
 def recorded_compactions(transcript: Transcript) -> tuple[RecordedCompaction, ...]:
     """The recorded session's own compactions, in order (from ``transcript.meta``; empty when
     the source records none)."""
+    checked_transcript(transcript, "recorded_compactions")
     out: list[RecordedCompaction] = []
     records = transcript.meta.get("compactions")
     for record in records if isinstance(records, list) else ():
@@ -152,7 +154,7 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     """The requests the recorded agent sent: one per reply after the first user message, each
     holding the conversation since the session start or its latest recorded compaction (and,
     after a microcompact, the placeholder Claude Code sends for each result it cleared)."""
-    messages = transcript.messages
+    messages = checked_transcript(transcript, "recorded_requests").messages
     models = transcript.meta.get("reply_models")
     models = models if isinstance(models, Mapping) else {}
     out: list[RecordedRequest] = []
@@ -238,6 +240,7 @@ def unrecorded_parts(transcript: Transcript) -> list[str]:
     stand-in in their place), ``tool calls and results between replies`` (a session file that
     records replies but not what went between them: a stand-in takes its place) — empty when
     the recording holds all of it."""
+    checked_transcript(transcript, "unrecorded_parts")
     parts: list[str] = []
     if not transcript.system:
         parts.append("System prompt")

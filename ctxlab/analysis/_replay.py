@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._unrecorded import UnrecordedPart
-from ctxlab.config._config import ContextConfig
+from ctxlab.config._config import ContextConfig, named_configs
 from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, step_row
 from ctxlab.materials import Materials, SystemPart, Unrecorded
-from ctxlab.messages import AssistantMessage, UserMessage, request_start
+from ctxlab.messages import MAX_TOKENS, AssistantMessage, UserMessage, request_start
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import (
@@ -33,6 +33,7 @@ from ctxlab.pipeline._compaction import CompactionRecord
 from ctxlab.retention import Retention, UserLines, compaction_retention, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
 from ctxlab.util._checks import context_window as context_window_of
+from ctxlab.util._checks import instance_of, sequence_of, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,6 +98,7 @@ async def replay(
     # Long by its signature and docstring (the public API); the body is one loop that feeds
     # each reasoning boundary to `prepare`, as an agent does.
     context_window = context_window_of(context_window)
+    messages = _checked(messages, system, materials, after)
     unrecorded = _unrecorded(unrecorded)
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
@@ -180,15 +182,33 @@ def _grader(
     return grade
 
 
+def _checked(
+    messages: object, system: object, materials: object, after: object
+) -> tuple[UserMessage | AssistantMessage, ...]:
+    # What `replay` takes besides its numbers, checked before the first step.
+    if not isinstance(system, str):
+        msg = f"system must be the System prompt's text, got {shown(system)}"
+        raise UsageError(msg)
+    if materials is not None:
+        instance_of(materials, Materials, "materials", "Materials or None")
+    if after is not None:
+        instance_of(after, ReplayStep, "after", "a step of a replay of these messages, or None")
+    return sequence_of(messages, MESSAGE_TYPES, "messages", MESSAGES_EXAMPLE)
+
+
+MESSAGE_TYPES = (UserMessage, AssistantMessage)
+MESSAGES_EXAMPLE = "a list of UserMessage and AssistantMessage (a transcript's messages)"
+
+
 def _unrecorded(value: object) -> UnrecordedPart | Unrecorded | None:
     # A number is a stated size; anything else that is not a part is refused, saying what is.
     if value is None or isinstance(value, UnrecordedPart | Unrecorded):
         return value
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
         return Unrecorded(value, "what the recording does not hold", "stated")
     msg = (
         "unrecorded must be an UnrecordedPart (ctxlab.unrecorded_part), an Unrecorded, a whole "
-        f"number of tokens a request, or None; got {value!r}"
+        f"number of tokens a request (0 to {MAX_TOKENS:,}), or None; got {shown(value)}"
     )
     raise UsageError(msg)
 
@@ -231,11 +251,11 @@ async def compare_configs(
     """
     import pandas as pd
 
-    if not configs:
+    if isinstance(configs, Mapping) and not configs:
         msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
         raise UsageError(msg)
     rows: list[dict[str, Any]] = []
-    for name, config in configs.items():
+    for name, config in named_configs(configs, validate=False).items():
         step = 0
         try:
             async for replayed in replay(

@@ -27,6 +27,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
@@ -39,12 +40,13 @@ from ctxlab.analysis._tasks import Task, is_dask, run_tasks
 from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
 from ctxlab.analysis._verdict import say_pricing, sweep_findings
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
-from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import CacheNotWritten, CountStoreError, UsageError, WriteError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
 from ctxlab.tokens import CountStore, TokenCache, counter_for
-from ctxlab.util._checks import context_window, windows_of
+from ctxlab.util._checks import context_window, shown, windows_of
+from ctxlab.util._path_args import path_argument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -164,6 +166,12 @@ def _load(items: Any) -> list[Transcript]:
     if hasattr(items, "columns") and "path" in items.columns:  # a sessions() frame
         ok = items["problem"].isna() if "problem" in items.columns else [True] * len(items)
         items = [p for p, fine in zip(items["path"], ok, strict=True) if fine]
+    if isinstance(items, str | bytes | os.PathLike) or not isinstance(items, Iterable):
+        msg = (
+            "transcripts must be a list of Transcripts or paths (or the frame of "
+            f"ctxlab.sessions), got {shown(items)}"
+        )
+        raise UsageError(msg)
     out: list[Transcript] = []
     names: set[str] = set()
     for item in items:
@@ -230,13 +238,17 @@ def sweep(
     import pandas as pd
 
     windows = windows_of(windows)
+    configs = named_configs(configs, validate=False)
     checked_price(price)
+    checked_rules(rules)
     checked_unrecorded_tokens(unrecorded_tokens)
     if executor is not None and not (is_dask(executor) or isinstance(executor, Executor)):
         msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
         raise UsageError(msg)
     # Checked before any session is read: a wrong folder should not cost the loading.
     extra = f"{price}|{rules}|{summary_calls}|{unrecorded_tokens}"
+    if cache_dir is not None:
+        cache_dir = path_argument(cache_dir, "cache_dir", what="a folder for the cache")
     cache = SweepCache(Path(cache_dir), extra) if cache_dir else None
     counts = str(Path(cache_dir) / COUNTS_FILE) if cache_dir else None
     if counts:
@@ -309,6 +321,9 @@ def _wanted(
     if not configs or not sessions:
         msg = "sweep needs at least one session and one named config"
         raise UsageError(msg)
+    if cases is not None and (isinstance(cases, str | bytes) or not isinstance(cases, Iterable)):
+        msg = f"cases must be a list of (session, config, window) triples, got {shown(cases)}"
+        raise UsageError(msg)
     wanted = (
         [_case(c) for c in cases]
         if cases is not None
@@ -323,7 +338,7 @@ def _wanted(
 
 def _case(value: Any) -> Case:
     if not isinstance(value, tuple | list) or len(value) != 3:
-        msg = f"each case is a (session name, config name, window) triple, got {value!r}"
+        msg = f"each case is a (session name, config name, window) triple, got {shown(value)}"
         raise UsageError(msg)
     session, config, window = value
     return str(session), str(config), context_window(window, "a case's window")

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ctxlab.analysis._recorded import unrecorded_parts
 from ctxlab.exceptions import UsageError
+from ctxlab.io._arguments import checked_transcript
 from ctxlab.materials import Unrecorded
-from ctxlab.messages import AssistantMessage
+from ctxlab.messages import MAX_TOKENS, AssistantMessage
+from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     from ctxlab.analysis._calibration import Calibration
@@ -156,6 +158,14 @@ def unrecorded_part(
     None — when the recording holds all of each request, or nothing says how large the rest
     was (the figures then exclude it: `unrecorded_note`). Raises `UsageError` for a value it
     cannot read."""
+    checked_transcript(transcript, "unrecorded_part")
+    # (Duck-typed: the calibration module is imported for type checking only.)
+    if calibration is not None and not hasattr(calibration, "fits"):
+        msg = (
+            "calibration must be the recording's Calibration (ctxlab.calibrate(transcript)) or "
+            f"None, got {shown(calibration)}"
+        )
+        raise UsageError(msg)
     if isinstance(unrecorded_tokens, UnrecordedPart):
         return unrecorded_tokens
     checked_unrecorded_tokens(unrecorded_tokens)
@@ -179,15 +189,15 @@ def checked_unrecorded_tokens(value: object) -> None:
     if isinstance(value, str):
         if value not in UNRECORDED_PROFILES:
             msg = (
-                f"unrecorded_tokens={value!r} is no known harness profile; pass a number of "
+                f"unrecorded_tokens={shown(value)} is no known harness profile; pass a number of "
                 f"tokens a request, or one of {', '.join(sorted(UNRECORDED_PROFILES))}"
             )
             raise UsageError(msg)
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
         msg = (
-            "unrecorded_tokens must be a whole number of tokens a request (0 or more), a "
-            f"profile name ({', '.join(sorted(UNRECORDED_PROFILES))}) or None, got {value!r}"
+            f"unrecorded_tokens must be a whole number of tokens a request (0 to {MAX_TOKENS:,}), "
+            f"a profile name ({', '.join(sorted(UNRECORDED_PROFILES))}) or None, got {shown(value)}"
         )
         raise UsageError(msg)
 

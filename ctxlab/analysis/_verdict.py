@@ -35,7 +35,11 @@ def baseline_verdict(
     if not priced:
         return f"{where}, no config ran to the end: nothing to compare with {BASELINE}."
     if not baseline > 0:
-        return f"{where}, {BASELINE} costs nothing: no config can cost less."
+        return (
+            f"{where}, {BASELINE} costs nothing ($0: a price of $0, or no request to price): no "
+            "config can cost less, and cost_vs_baseline is NaN — no ratio to a cost of nothing; "
+            "compare the configs by tokens_sent."
+        )
     cheapest = min(priced, key=priced.__getitem__)
     ratio = priced[cheapest] / baseline
     below = sorted(name for name, cost in priced.items() if cost < baseline)
@@ -69,12 +73,19 @@ def sweep_findings(frame: pd.DataFrame) -> list[str]:
     for window in sorted(frame["window"].dropna().unique()):
         rows = ok[ok["window"] == window]
         ratio = rows["cost_vs_baseline"].astype(float)
+        # Finished at $0 against a baseline of $0 (a free price): no ratio, but not unfinished.
+        free = rows[(rows["cost"].astype(float) == 0) & ratio.isna()]
         rows = rows[(ratio > 0) & ratio.map(math.isfinite)]
         configs = rows["config"].unique()
         # The sessions every config of this window finished: sums over the same sessions.
         counts = rows.groupby("session")["config"].nunique()
         shared = counts[counts == len(configs)].index
         rows = rows[rows["session"].isin(shared)]
+        if rows.empty and not free.empty:
+            costs = dict.fromkeys(free["config"].unique(), 0.0)
+            sessions = free["session"].nunique()
+            findings.append(baseline_verdict(int(window), costs, 0.0, sessions=sessions))
+            continue
         if rows.empty:
             # No session that every config finished (a window the recording's fixed part
             # alone fills, say): said, not left out.
@@ -108,13 +119,22 @@ def say_pricing(
     are NaN and the comparisons above leave them out."""
     pricing: dict[str, str] = {}
     unpriced: list[str] = []
+    free: list[str] = []
     for name, transcript in sessions.items():
         model = recorded_model(transcript.meta)
         used = price or price_for(model, recorded_on(transcript.meta))
         pricing[name] = pricing_note(model, used, rules or cache_rules_for(model, price))
         if not used.known:
             unpriced.append(name)
+        elif used.free:
+            free.append(name)
     frame.attrs["pricing"] = pricing
+    if free:
+        frame.attrs["findings"].append(
+            f"{len(free)} of {len(sessions)} sessions are priced at $0 for every token: their "
+            "costs are $0 and their cost_vs_baseline NaN (no ratio to a cost of nothing), left "
+            f"out of the comparisons of cost: {', '.join(free[:5])}{', ...' if len(free) > 5 else ''}"
+        )
     if unpriced:
         frame.attrs["findings"].append(
             f"{len(unpriced)} of {len(sessions)} sessions are unpriced, their costs NaN and left "

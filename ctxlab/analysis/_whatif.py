@@ -19,10 +19,12 @@ for either.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
+from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._calibration import Calibration, calibrate, calibrated_total
 from ctxlab.analysis._comparison import (
     COMPARISON_COLUMNS,
@@ -51,13 +53,14 @@ from ctxlab.analysis._unrecorded import (
 )
 from ctxlab.analysis._verdict import baseline_verdict
 from ctxlab.analysis._whatif_frames import DIFF_COLUMNS, diff_frame, retention_frame, steps_frame
-from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
+from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,9 +107,10 @@ class WhatIf:
         summary_calls: bool = True,
         unrecorded_tokens: UnrecordedTokens = None,
     ) -> None:
-        if not configs:
+        if isinstance(configs, Mapping) and not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
             raise UsageError(msg)
+        named = named_configs(configs)
         if not isinstance(transcript, Transcript):
             msg = (
                 f"WhatIf replays a Transcript, got {type(transcript).__name__}: pass "
@@ -126,12 +130,10 @@ class WhatIf:
             else TokenCache(counter or counter_for(self.model))
         )
         checked_price(price)
-        self.rules = rules or cache_rules_for(self.model, price)
+        self.rules = checked_rules(rules) or cache_rules_for(self.model, price)
         self.price = price or price_for(self.model, recorded_on(transcript.meta))
         self.summary_calls = summary_calls
-        self.runs: dict[str, ConfigRun] = {
-            n: ConfigRun(n, named_config(n, c)) for n, c in configs.items()
-        }
+        self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in named.items()}
         self._priced: tuple[References, References] | None = None
         self._billed: Bill | None = None
         self.unrecorded: UnrecordedPart | None = unrecorded_part(
@@ -143,12 +145,15 @@ class WhatIf:
     async def run(self, *names: str) -> None:
         """Replay the named configs (all when none is named) and price them."""
         for name in names or tuple(self.runs):
-            await self._replay(self.runs[name])
+            await self._replay(self._run(name))
 
     async def set_config(self, name: str, config: ContextConfig) -> ConfigRun:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
         request whose decision may differ from the replaced config's (`ctxlab.analysis._resume`:
         the same requests as a replay from the start), graded and priced when asked."""
+        if not isinstance(name, str):
+            msg = f"a config's name must be text, got {shown(name)}"
+            raise UsageError(msg)
         config = named_config(name, config)
         earlier = self.runs.get(name)
         run = self.runs[name] = ConfigRun(name, config)
@@ -332,7 +337,7 @@ class WhatIf:
             return None
         return sum(
             bill.over(m.estimated_input_tokens, m.totals["unrecorded"], s.index, m.input_limit)
-            for s in self.runs[name].prepared
+            for s in self._run(name).prepared
             if (m := s.manifest).input_limit > 0
         )
 
@@ -348,6 +353,13 @@ class WhatIf:
             return (
                 f"With the window at {self.context_window:,} tokens, no config's cost can be "
                 f"compared: the costs are {self.pricing}; pass price=Price(...) to price them."
+            )
+        if self.price.free:
+            return (
+                f"With the window at {self.context_window:,} tokens, every config costs $0: "
+                "the price is $0 for every token, so cost_vs_baseline and cost_vs_no_compaction "
+                "are NaN (no ratio to a cost of nothing); compare the configs by tokens_sent, "
+                "or pass price=Price(...) to price them."
             )
         feasible = sum(c.cost for c in self.baseline)
         costs = {
@@ -390,4 +402,45 @@ class WhatIf:
         kind, its source (a material's source, else the message's role), ``what`` it is (the
         tool call or result and a preview of its text, as the Manifest panel names it), its
         tokens, placement and id."""
-        return diff_frame(self.runs[a], self.runs[b], step)
+        first, second = self._run(a), self._run(b)
+        return diff_frame(first, second, self._step(step, first, second))
+
+    def _run(self, name: object) -> ConfigRun:
+        """The run of config ``name``, or a `UsageError` listing the configs there are."""
+        run = self.runs.get(name) if isinstance(name, str) else None
+        if run is None:
+            msg = (
+                f"no config named {shown(name)} in this what-if: its configs are "
+                f"{', '.join(map(repr, self.runs))} (add one with set_config(name, config))"
+            )
+            raise UsageError(msg)
+        return run
+
+    @staticmethod
+    def _step(step: object, *runs: ConfigRun) -> int:
+        """``step`` as a request both ``runs`` prepared (numbered from 0), or a `UsageError`
+        saying which there are — or that a run is not replayed yet."""
+        count = min(len(r.prepared) for r in runs)
+        if count == 0:
+            msg = (
+                f"{', '.join(repr(r.name) for r in runs if not r.prepared)} prepared no request: "
+                "replay it first (await what.run()); a replay that failed at its first request "
+                "has none (what.table() says where each stopped)"
+            )
+            raise UsageError(msg)
+        # Any whole number (numpy's too: a step read from `steps()`), never a bool.
+        number = None if isinstance(step, bool) else _whole(step)
+        if number is None or not 0 <= number < count:
+            msg = (
+                f"step must be the number of a request both configs prepared, from 0 to "
+                f"{count - 1}, got {shown(step)}"
+            )
+            raise UsageError(msg)
+        return number
+
+
+def _whole(value: object) -> int | None:
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None

@@ -8,7 +8,7 @@ the request budget, large-tool-result eviction and the light compaction passes.
 from __future__ import annotations
 
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import (
@@ -33,6 +33,7 @@ from ctxlab.config._sections import (
 )
 from ctxlab.exceptions import UsageError
 from ctxlab.util._checks import context_window as context_window_of
+from ctxlab.util._checks import shown
 
 __all__ = [
     "DEFAULT_COMPRESSION_PROMPT",
@@ -281,11 +282,39 @@ class ContextConfig(BaseModel):
 
     def thresholds(self, context_size: int) -> dict[str, int]:
         """Token lines for a context size: the usage notice, the trigger and the kept tail."""
+        context_size = context_window_of(context_size, "context_size")
         return {
             "notice_tokens": int((self.trigger_ratio - self.context_buffer_ratio) * context_size),
             "trigger_tokens": int(self.trigger_ratio * context_size),
             "reserve_tokens": int(self.reserve_ratio * context_size),
         }
+
+
+def named_configs(configs: object, *, validate: bool = True) -> dict[str, ContextConfig]:
+    """``configs`` (name → `ContextConfig`) with each config checked (`require_config`, the
+    message naming the config; not when ``validate`` is False: a sweep makes an invalid config
+    its rows' error), or a `UsageError` saying what it takes: a list, a text or a config alone
+    is not a mapping of names to configs."""
+    if not isinstance(configs, Mapping) or not configs:
+        msg = (
+            "configs must name each config, e.g. {'default': ContextConfig(), 'eager': "
+            f"ContextConfig(trigger_ratio=0.5)}}, got {shown(configs)}"
+        )
+        raise UsageError(msg)
+    named: dict[str, ContextConfig] = {}
+    for name, config in configs.items():
+        if not isinstance(name, str):
+            msg = f"each config's name must be text, got {shown(name)} (of {shown(configs)})"
+            raise UsageError(msg)
+        if not validate:
+            named[name] = config
+            continue
+        try:
+            named[name] = require_config(config)
+        except UsageError as exc:
+            msg = f"config {name!r}: {exc}"
+            raise UsageError(msg) from exc
+    return named
 
 
 def require_config(value: object) -> ContextConfig:

@@ -18,9 +18,11 @@ from typing import Any
 from ctxlab.agent import Agent
 from ctxlab.config._config import ContextConfig
 from ctxlab.demo._tools import workspace_tools
-from ctxlab.exceptions import WorkspaceExists
+from ctxlab.exceptions import UsageError, WorkspaceExists, WriteError
 from ctxlab.fork import BranchRun, Workspace
 from ctxlab.models import DemoModel, Model
+from ctxlab.util._checks import shown
+from ctxlab.util._path_args import os_problem, path_argument
 
 __all__ = [
     "DEMO_PROMPT",
@@ -60,7 +62,15 @@ def prepare_workspace(path: str | Path | None = None) -> Path:
         # A folder ctxlab made for the demo goes when the process ends; pass a path to keep it.
         atexit.register(shutil.rmtree, target, ignore_errors=True)
     else:
-        target = Path(path)
+        target = path_argument(path, "path", what="a folder for the demo")
+    try:
+        return _fill(target)
+    except OSError as exc:  # a read-only folder, a file on the way
+        msg = f"cannot make the demo workspace in {target}: {os_problem(exc)}"
+        raise WriteError(msg) from exc
+
+
+def _fill(target: Path) -> Path:
     if target.exists() and not target.is_dir():
         msg = f"{target} is a file, not a folder; pass an empty or new folder for the demo"
         raise WorkspaceExists(msg)
@@ -140,6 +150,9 @@ async def task_done(run: BranchRun) -> bool:
     """The demo task's outcome check for `ctxlab.fork.run_forward`: whether the sample
     project's tests pass in the run's workspace (run in a subprocess, off the event loop; no
     bytecode written)."""
+    if not hasattr(run, "workspace"):
+        msg = f"task_done checks a run of ctxlab.fork.run_forward (a BranchRun), got {shown(run)}"
+        raise UsageError(msg)
     if run.workspace is None:
         return False
     process = await asyncio.create_subprocess_exec(

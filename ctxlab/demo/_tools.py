@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ctxlab.agent import Tool
 from ctxlab.util._files import write_atomic
+from ctxlab.util._path_args import path_argument
 from ctxlab.util._paths import resolved_within
 
 __all__ = ["workspace_tools"]
@@ -46,7 +47,7 @@ def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0)
     """The tools ``list_files``, ``read_file``, ``grep``, ``edit_file`` and ``run_tests``."""
     # Long on purpose: five small tools that close over the workspace root, kept together so
     # each one's docstring (what the model reads) sits next to the others.
-    base = Path(root).resolve()
+    base = path_argument(root, "root", what="the workspace folder").resolve()
 
     def inside(path: str) -> Path:
         target = resolved_within(base, base / path)

@@ -34,7 +34,10 @@ from ctxlab.io._frameworks import langchain_usage
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import (
     AssistantMessage,
+    Base64ImageSource,
     HintBlock,
+    ImageBlock,
+    ProviderBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -166,11 +169,26 @@ def _to_langchain(message: UserMessage | AssistantMessage) -> list[BaseMessage]:
     for block in message.content:
         if isinstance(block, ToolResultBlock):
             status = "error" if block.is_error else "success"
-            out.append(ToolMessage(block.text, tool_call_id=block.tool_use_id, status=status))
+            content: Any = block.text
+            if block.images:  # shown beside its text, as the tool returned it
+                content = [{"type": "text", "text": block.text}, *map(_image, block.images)]
+            out.append(ToolMessage(content, tool_call_id=block.tool_use_id, status=status))
         elif isinstance(block, TextBlock):
             out.append(HumanMessage(block.text))
         elif isinstance(block, HintBlock):
             out.append(HumanMessage(block.rendered))
-        else:
-            out.append(HumanMessage("[image]"))
+        elif isinstance(block, ImageBlock):
+            out.append(HumanMessage([_image(block)]))
+        elif isinstance(block, ProviderBlock):  # as it was read
+            out.append(HumanMessage([dict(block.data)]))
+        else:  # a document: Anthropic's block, which LangChain passes to Claude as it is
+            out.append(HumanMessage([block.model_dump(mode="json", exclude_none=True)]))
     return out
+
+
+def _image(block: ImageBlock) -> dict[str, Any]:
+    # LangChain's standard image block: each chat model integration converts it to its wire.
+    source = block.source
+    if isinstance(source, Base64ImageSource):
+        return {"type": "image", "base64": source.data, "mime_type": source.media_type}
+    return {"type": "image", "url": source.url}

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
+from ctxlab.io._block_shapes import has_data
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
-from ctxlab.io._chat import _text, arguments_of
+from ctxlab.io._chat import _text, _user_blocks, arguments_of
 from ctxlab.messages import ProviderUsage
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "from_pydantic_ai",
     "is_langchain",
     "is_pydantic_ai",
+    "langchain_parts",
     "langchain_usage",
 ]
 
@@ -59,7 +61,7 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
             system.append(_text(content))
             builder.use()
         elif kind in ("human", "chat"):
-            if not builder.text("user", _text(content)):
+            if not builder.add("user", langchain_parts(content)):
                 builder.skip("message with nothing kept")
         elif kind in ("ai", "AIMessageChunk"):
             blocks: list[dict[str, Any]] = []
@@ -78,10 +80,13 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
             if not builder.add("assistant", blocks, langchain_usage(data.get("usage_metadata"))):
                 builder.skip("empty reply")
         elif kind in ("tool", "function"):
+            parts = langchain_parts(content) if isinstance(content, list) else []
+            pictured = any(p["type"] == "image" for p in parts)
             result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": str(data.get("tool_call_id")),
-                "content": _text(content),
+                # A result that shows an image keeps it beside its text (it was read as text).
+                "content": parts if pictured else _text(content),
             }
             if data.get("status") == "error":
                 result["is_error"] = True
@@ -90,6 +95,39 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
             msg = f"{where} message {index}: unknown LangChain message type {kind!r}"
             raise MessageFormatError(msg)
     return builder, "\n\n".join(system)
+
+
+def langchain_parts(content: Any) -> list[dict[str, Any]]:
+    """A LangChain human (or tool) message's content as blocks: its text, its images in each
+    form LangChain carries them — its standard block (``{"type": "image", "base64" or "url",
+    "mime_type"}``), 0.3's data block (``source_type``, ``data``), Anthropic's ``source``,
+    OpenAI's ``image_url`` — and anything else kept as a provider block (`_user_blocks`).
+    (Images were read as empty text: the model's request lost them once ctxlab rebuilt it.)"""
+    if not isinstance(content, list):
+        return _user_blocks(content)
+    blocks: list[dict[str, Any]] = []
+    for part in content:
+        image = _langchain_image(part) if isinstance(part, Mapping) else None
+        blocks.extend([image] if image is not None else _user_blocks([part]))
+    return blocks
+
+
+def _langchain_image(part: Mapping[str, Any]) -> dict[str, Any] | None:
+    kind = part.get("type")
+    if kind == "image_url" and isinstance(part.get("image_url"), str):
+        return image_block(part["image_url"])
+    if kind != "image":
+        return None
+    source = part.get("source")
+    if isinstance(source, Mapping):
+        block = {"type": "image", "source": dict(source)}
+        return block if has_data(block) else None
+    media = part.get("mime_type")
+    data = part.get("base64") or (part.get("data") if part.get("source_type") == "base64" else None)
+    if isinstance(data, str) and data and isinstance(media, str) and media:
+        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+    url = part.get("url")
+    return image_block(url) if isinstance(url, str) and url else None
 
 
 def langchain_usage(usage: Any) -> ProviderUsage | None:

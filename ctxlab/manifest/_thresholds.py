@@ -6,6 +6,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from ctxlab.exceptions import UsageError
+from ctxlab.messages import MAX_TOKENS
+from ctxlab.util._checks import context_window as context_window_of
+from ctxlab.util._checks import shown, whole_number
+
 if TYPE_CHECKING:
     from ctxlab.config._config import ContextConfig
     from ctxlab.config._sections import BudgetPolicy
@@ -77,6 +82,7 @@ class Thresholds:
     ) -> Thresholds:
         """The lines of ``config`` for a model with ``context_window`` tokens (None: unknown)
         asked for up to ``max_output_tokens`` per response."""
+        context_window, max_output_tokens = _checked(config, context_window, max_output_tokens)
         context_size = context_window or config.budget.unknown_window_input_limit
         limit = input_limit(context_window, config.budget, max_output_tokens)
         trigger = round(config.trigger_ratio * context_size)
@@ -113,4 +119,29 @@ class Thresholds:
 
     def get(self, key: str, default: int = 0) -> int:
         """Deprecated dict-style access (use the attributes)."""
-        return int(getattr(self, key, default))
+        if not isinstance(key, str):
+            msg = f"a threshold's name is text (e.g. 'input_limit'), got {shown(key)}"
+            raise UsageError(msg)
+        found = getattr(self, key, None) if key in self.__dataclass_fields__ else None
+        return whole_number(default, "default", high=MAX_TOKENS) if found is None else found
+
+
+def _checked(
+    config: object, context_window: object, max_output_tokens: object
+) -> tuple[int | None, int | None]:
+    # What `Thresholds.compute` takes, checked: a config (of any class with a budget: the
+    # config module sits above this one), a window, an output size.
+    if not hasattr(config, "budget") or isinstance(config, type):
+        msg = f"config must be a ContextConfig, got {shown(config)}"
+        raise UsageError(msg)
+    # 0 is an unknown window, as None (a model that does not say its size).
+    unknown = context_window is None or (
+        type(context_window) in (int, float) and context_window == 0
+    )
+    window = None if unknown else context_window_of(context_window)
+    output = (
+        None
+        if max_output_tokens is None
+        else whole_number(max_output_tokens, "max_output_tokens", low=1)
+    )
+    return window, output

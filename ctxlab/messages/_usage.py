@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ctxlab.util._checks import shown
+
 __all__ = ["MAX_TOKENS", "ProviderUsage", "count_or_none", "token_count"]
 
 _DIGITS = re.compile(r"[0-9]{1,20}")
@@ -39,7 +41,7 @@ def token_count(value: Any, field: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
         return value
     msg = (
-        f"usage field {field!r} is {_shown(value)}: a token count is a whole number from 0 to "
+        f"usage field {field!r} is {shown(value)}: a token count is a whole number from 0 to "
         f"{MAX_TOKENS:,}"
     )
     raise ValueError(msg)
@@ -104,13 +106,3 @@ class ProviderUsage:
     def total_input_tokens(self) -> int:
         """Input plus cache reads and writes: comparable to the manifest's estimate."""
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
-
-
-def _shown(value: Any) -> str:
-    # A value as an error message can quote it: a huge number or text by its size (repr of an
-    # int of over 4,300 digits raises).
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"a number of {value.bit_length():,} bits"
-    if isinstance(value, str) and len(value) > 40:
-        return repr(value[:40]) + f"… ({len(value):,} characters)"
-    return repr(value)

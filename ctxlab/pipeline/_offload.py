@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from ctxlab.exceptions import OffloadError, WriteError
 from ctxlab.util._files import write_atomic
+from ctxlab.util._path_args import path_argument
 from ctxlab.util._paths import resolved_within
 
 __all__ = ["Offloader", "WorkspaceOffloader", "offload_name", "safe_name"]
@@ -52,7 +53,7 @@ class WorkspaceOffloader:
     """Writes offloaded content to files under ``root`` (the agent's workspace)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root).resolve()
+        self.root = path_argument(root, "the offload root", what="a folder").resolve()
 
     def resolve(self, relative_path: str) -> Path:
         """The absolute path for ``relative_path``; `OffloadError` if it leaves the workspace."""

@@ -49,6 +49,7 @@ from ctxlab.pipeline._stages import (
 )
 from ctxlab.pipeline._summary import Summarizer
 from ctxlab.tokens import TokenCache, TokenCounter
+from ctxlab.util._checks import instance_of, sequence_of
 
 __all__ = [
     "CallerInputs",
@@ -165,6 +166,30 @@ _LEGACY = {
 """`prepare`'s keyword arguments before they were grouped: accepted with a warning."""
 
 
+def _checked_inputs(
+    state: object,
+    materials: object,
+    tools: object,
+    memo: object,
+    caller: object,
+    compaction: object,
+    previous: object,
+) -> tuple[ToolSchema, ...]:
+    # What `prepare` takes, checked before any stage reads it (a few checks a step; the tools
+    # are a handful). Each names the argument and what it takes.
+    instance_of(state, WorkingState, "state", "a WorkingState (WorkingState.of(messages))")
+    for value, kind, name in (
+        (materials, Materials, "materials"),
+        (memo, PreparationMemo, "memo"),
+        (caller, CallerInputs, "caller"),
+        (compaction, CompactionOrder, "compaction"),
+        (previous, ContextManifest, "previous"),
+    ):
+        if value is not None:
+            instance_of(value, kind, name, f"a {kind.__name__} or None")
+    return sequence_of(tools, ToolSchema, "tools", "a list of ToolSchema (transcript.tools)")
+
+
 async def prepare(
     state: WorkingState,
     *,
@@ -202,6 +227,7 @@ async def prepare(
     # the eight stages in order, each one call.
     if legacy:
         caller, compaction, request_id = _grouped(legacy, caller, compaction, request_id)
+    tools = _checked_inputs(state, materials, tools, memo, caller, compaction, previous)
     caller = caller or CallerInputs()
     order = compaction or CompactionOrder()
     # One default for every call: `memo.checked` knows a config by identity, and a new one per

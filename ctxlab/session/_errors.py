@@ -1,6 +1,7 @@
 """Every SQLite failure of the session log as a `SessionLogError` naming the file, what was being
-done, and what the failure means: locked by another process, read-only, a full disk, damage —
-each with its own advice (a full disk is not damage, and a locked log is not to be restored)."""
+done, and what the failure means: locked by another process, read-only, a full disk, a file-size
+limit, an I/O error, damage — each with its own advice (a full disk is not damage, a file-size
+limit not a failing disk, and a locked log is not to be restored)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxlab.exceptions import SessionLogError
+from ctxlab.util._room import no_room
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ctxlab.session._log import SessionLog
 
 __all__ = ["_BUSY", "_typed_errors", "error_code"]
@@ -38,8 +42,16 @@ def error_code(exc: sqlite3.Error) -> str:
     return next((p for p in _PRIMARY if name == p or name.startswith(p + "_")), name)
 
 
-def _hint(exc: sqlite3.Error) -> str:
+def _hint(exc: sqlite3.Error, path: Path) -> str:
     code = error_code(exc)
+    room = no_room(path, code)
+    if room is not None:
+        # Which of a file-size limit, a full disk, another size limit, an I/O error: the code
+        # alone does not say (`ctxlab.util._room`).
+        return (
+            f"{room.cause}; nothing of this was written and the log is as it was. "
+            f"{room.advice}, then retry"
+        )
     if code in _BUSY:
         return (
             "Another process holds it locked: wait for it to finish, or close the other "
@@ -50,13 +62,6 @@ def _hint(exc: sqlite3.Error) -> str:
             "It cannot be written (a read-only file or folder); nothing was written. Make it "
             "writable, or point the session log at another file"
         )
-    if code == "SQLITE_FULL":
-        return (
-            "The disk is full; nothing of this was written and the log is as it was. Free some "
-            "space and retry"
-        )
-    if code == "SQLITE_IOERR":
-        return "The disk reported an I/O error; nothing of this was written. Check the disk"
     if code in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
         return (
             "The file is damaged; it was left as it is: point the session log at another "
@@ -75,7 +80,7 @@ def _typed_errors(action: str) -> Callable[[F], F]:
             try:
                 return method(self, *args, **kwargs)
             except sqlite3.Error as exc:
-                msg = f"the session log {self.path} failed while {action}: {exc}. {_hint(exc)}"
+                msg = f"the session log {self.path} failed while {action}: {exc}. {_hint(exc, self.path)}"
                 raise SessionLogError(msg) from exc
 
         return guarded  # type: ignore[return-value]

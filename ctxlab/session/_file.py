@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ctxlab.exceptions import SessionLogError
 from ctxlab.session._errors import _BUSY, _typed_errors, error_code
+from ctxlab.util._path_args import path_argument
 
 __all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "LogFile"]
 
@@ -56,7 +57,7 @@ class LogFile:
     """A session log's SQLite file, opened and checked (`SessionLog` adds what it holds)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = path_argument(path, "the session log's path", what="a database file")
         self._lock = threading.Lock()
         self.read_only = False
         """Whether the log could only be opened for reading (a read-only file or folder):

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import SessionLogError, SessionNotFound, StateChanged, UsageError
+from ctxlab.session._args import checked_count, checked_key, checked_text, checked_texts
 from ctxlab.session._errors import _typed_errors
 from ctxlab.session._file import SCHEMA_VERSION, LogFile
 from ctxlab.session._records import Checkpoint, LoggedMessage, SessionKey
@@ -58,6 +59,7 @@ class SessionLog(LogFile):
         ``expected_turns`` is how many turns the writer knows the session to have: when another
         writer committed since, nothing is written and `StateChanged` says so (two agents on one
         session never interleave their turns)."""
+        checked_key(key)
         if self.read_only:
             msg = (
                 f"the session log {self.path} is read-only (opened for reading): nothing was "
@@ -126,6 +128,7 @@ class SessionLog(LogFile):
     @_typed_errors("reading it")
     def exists(self, key: SessionKey) -> bool:
         """Whether the session has committed turns."""
+        checked_key(key)
         return bool(
             self._query(
                 "SELECT 1 FROM sessions WHERE agent_id=? AND user_id=? AND session_id=?",
@@ -136,6 +139,7 @@ class SessionLog(LogFile):
     @_typed_errors("reading a checkpoint")
     def checkpoint(self, key: SessionKey) -> Checkpoint | None:
         """The latest checkpoint of the session (None for a new session)."""
+        checked_key(key)
         rows = self._query(
             "SELECT turn, state, task FROM checkpoints WHERE agent_id=? AND user_id=? AND"
             " session_id=? ORDER BY turn DESC LIMIT 1",
@@ -146,6 +150,7 @@ class SessionLog(LogFile):
     @_typed_errors("reading messages")
     def message_payloads(self, key: SessionKey) -> list[str]:
         """Every logged message of the session, in order (JSON)."""
+        checked_key(key)
         return [
             row[0]
             for row in self._query(
@@ -162,6 +167,8 @@ class SessionLog(LogFile):
     @_typed_errors("reading events")
     def event_payloads(self, key: SessionKey, kinds: Sequence[str]) -> list[tuple[str, Any]]:
         """(kind, payload) of the session's events of ``kinds``, in order (no pandas needed)."""
+        checked_key(key)
+        kinds = checked_texts(kinds, "kinds")
         marks = ", ".join("?" for _ in kinds)
         rows = self._query(
             "SELECT kind, payload FROM events WHERE agent_id=? AND user_id=? AND session_id=?"
@@ -173,6 +180,7 @@ class SessionLog(LogFile):
     @_typed_errors("reading events")
     def events(self, key: SessionKey, kind: str | None = None) -> pd.DataFrame:
         """The session's events (seq, turn, kind, payload as a dict)."""
+        checked_text(kind, "kind", optional=True)
         self._require(key)
         sql = (
             "SELECT seq, turn, kind, payload FROM events WHERE agent_id=? AND user_id=? AND"
@@ -193,6 +201,8 @@ class SessionLog(LogFile):
     @_typed_errors("listing sessions")
     def sessions(self, *, user_id: str, agent_id: str | None = None) -> pd.DataFrame:
         """The user's sessions (of one agent when given), newest first."""
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id", optional=True)
         sql = "SELECT agent_id, session_id, created_at, updated_at, turns FROM sessions WHERE user_id=?"
         params: list[Any] = [user_id]
         if agent_id is not None:
@@ -209,7 +219,7 @@ class SessionLog(LogFile):
         return frame
 
     def _require(self, key: SessionKey) -> None:
-        if not self.exists(key):
+        if not self.exists(checked_key(key)):
             msg = (
                 f"no session {key.session_id!r} of agent {key.agent_id!r} for this user in "
                 f"{self.path}; list them with sessions()"
@@ -219,9 +229,7 @@ class SessionLog(LogFile):
     @_typed_errors("reading history")
     def history(self, key: SessionKey, last_n: int = 20) -> pd.DataFrame:
         """The last ``last_n`` messages of the session (seq, turn, role, text)."""
-        if last_n < 1:
-            msg = f"last_n must be at least 1, got {last_n}"
-            raise UsageError(msg)
+        checked_count(last_n, "last_n")
         self._require(key)
         rows = self._query(
             "SELECT seq, turn, role, text FROM messages_fts WHERE agent_id=? AND user_id=? AND"
@@ -237,6 +245,10 @@ class SessionLog(LogFile):
         self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 20
     ) -> pd.DataFrame:
         """Messages of the user's sessions matching ``query`` (FTS5 syntax; plain words work)."""
+        checked_text(query, "query")
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id", optional=True)
+        checked_count(limit, "limit", low=0)
         if not query.strip():
             msg = "the search query is empty"
             raise UsageError(msg)

@@ -44,6 +44,7 @@ from ctxlab.analysis._unrecorded import (
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.exceptions import PreparationError, UsageError
+from ctxlab.io._arguments import checked_transcript
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials import SystemPart
@@ -52,6 +53,7 @@ from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline._stages import fixed_part
 from ctxlab.sources._base import ModelInfo, StepSource
 from ctxlab.tokens import TokenCounter, counter_for
+from ctxlab.util._checks import shown
 
 __all__ = ["VIEWS", "ReplaySession", "View"]
 
@@ -100,8 +102,9 @@ class ReplaySession(StepSource):
         unrecorded_tokens: UnrecordedTokens = None,
     ) -> None:
         if view not in VIEWS:
-            msg = f"view must be one of {list(VIEWS)}, got {view!r}"
+            msg = f"view must be one of {list(VIEWS)}, got {shown(view)}"
             raise UsageError(msg)
+        checked_transcript(transcript, "ReplaySession")
         model = ModelInfo(f"replay of {transcript.name}", context_window)
         # Counted with the recorded model's own tokenizer where one is public (o200k: GPT-4o/5).
         counter = counter or counter_for(recorded_model(transcript.meta))

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ctxlab.exceptions import CountStoreError
+from ctxlab.exceptions import CountStoreError, UsageError
 from ctxlab.messages import (
     AssistantMessage,
     DocumentBlock,
@@ -28,6 +28,7 @@ from ctxlab.messages import (
 )
 from ctxlab.tokens._counter import TokenCounter
 from ctxlab.tokens._store import CountStore
+from ctxlab.util._checks import shown
 
 __all__ = [
     "COUNT_RULES",
@@ -37,6 +38,7 @@ __all__ = [
     "TOOL_BLOCK_OVERHEAD",
     "TokenCache",
     "block_parts",
+    "checked_counter",
     "document_parts",
     "encrypted_reasoning_tokens",
 ]
@@ -126,6 +128,18 @@ def block_parts(block: Any) -> tuple[int, tuple[str, ...]]:
     raise TypeError(msg)
 
 
+def checked_counter(counter: object, name: str = "counter") -> None:
+    """Refuse, with a `UsageError` naming ``name``, what is not a `TokenCounter` (a text, a
+    number, a class instead of an instance): the entry point would fail later, deep inside, on
+    the first text it counts."""
+    if isinstance(counter, type) or not isinstance(counter, TokenCounter):
+        msg = (
+            f"{name} must be a token counter, such as ApproximateCounter() or "
+            f"TiktokenCounter() (or a TokenCache of one), got {shown(counter)}"
+        )
+        raise UsageError(msg)
+
+
 class TokenCache:
     """Counts blocks and messages with a `TokenCounter`, remembering every count by content hash.
 
@@ -134,6 +148,16 @@ class TokenCache:
     """
 
     def __init__(self, counter: TokenCounter, store: CountStore | None = None) -> None:
+        checked_counter(counter)
+        # Any object with a store's two methods serves (a test's failing store, a user's own).
+        if store is not None and not all(
+            callable(getattr(store, name, None)) for name in ("get_many", "put_many")
+        ):
+            msg = (
+                "store must be a CountStore (CountStore(path): counts kept across runs) or None, "
+                f"got {shown(store)}"
+            )
+            raise UsageError(msg)
         self.counter = counter
         self.store = store
         """Counts kept across runs (`CountStore`), read and written by `count_ahead`: a help,

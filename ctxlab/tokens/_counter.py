@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import finite as _finite
+from ctxlab.util._checks import shown
 
-__all__ = ["ApproximateCounter", "TokenCount", "TokenCounter"]
+__all__ = ["MIN_CHARS_PER_TOKEN", "ApproximateCounter", "TokenCount", "TokenCounter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,22 +44,34 @@ class TokenCounter(Protocol):
         ...
 
 
+MIN_CHARS_PER_TOKEN = 0.25
+"""The fewest characters a token `ApproximateCounter` takes: a character is at most 4 bytes of
+UTF-8 and a byte-level tokenizer makes at most one token of a byte, so no tokenizer counts more
+than 4 tokens a character. Below it a count would pass what any text can have (`1e-300` made
+3e300 tokens of three characters, past `ctxlab.messages.MAX_TOKENS`)."""
+
+
 class ApproximateCounter:
     """Estimates tokens as characters divided by ``chars_per_token`` (4 by default), rounded up.
 
-    No tokenizer, no data: useful when speed matters more than accuracy.
+    No tokenizer, no data: useful when speed matters more than accuracy. ``chars_per_token``
+    is a finite number from `MIN_CHARS_PER_TOKEN` (0.25: 4 tokens a character, the most any
+    tokenizer makes).
     """
 
     def __init__(self, chars_per_token: float = 4.0) -> None:
-        if (
-            isinstance(chars_per_token, bool)
-            or not isinstance(chars_per_token, int | float)
-            or not math.isfinite(chars_per_token)
-            or chars_per_token <= 0
-        ):
+        number = not isinstance(chars_per_token, bool) and isinstance(chars_per_token, int | float)
+        if not number or not _finite(chars_per_token) or chars_per_token <= 0:
             msg = (
                 "chars_per_token must be a positive, finite number of characters a token "
-                f"(4 by default), got {chars_per_token!r}"
+                f"(4 by default), got {shown(chars_per_token)}"
+            )
+            raise UsageError(msg)
+        if chars_per_token < MIN_CHARS_PER_TOKEN:
+            msg = (
+                f"chars_per_token must be at least {MIN_CHARS_PER_TOKEN} (4 tokens a character, "
+                "the most any tokenizer makes: a character is at most 4 bytes, a token at least "
+                f"one), got {chars_per_token!r}; 4 is typical of English text"
             )
             raise UsageError(msg)
         self.chars_per_token = float(chars_per_token)

@@ -7,7 +7,7 @@ counting rules (`TokenCache.store_namespace`): a count is only ever read back fo
 counted the same way. The file is SQLite (the standard library's, safe for several processes at
 once: a sweep's workers share it). Whatever goes wrong is a `CountStoreError` that says which of
 these it is — another application's file, a table of another shape, damaged pages, a read-only
-file, a full disk — or `CountStoreLocked` when another process holds it: wait, do not delete it.
+file, a full disk, a file-size limit, an I/O error — or `CountStoreLocked` when another process holds it: wait, do not delete it.
 A read-only store is opened for reading. The file is never changed by a failed open.
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 
 from ctxlab.exceptions import CountStoreError, CountStoreLocked
 from ctxlab.messages import MAX_TOKENS
+from ctxlab.util._room import no_room
 
 __all__ = ["CountStore"]
 
@@ -159,8 +160,9 @@ class CountStore:
                 f"{where}. It cannot be written (a read-only file or folder): make it writable "
                 "or name another file; meanwhile its counts are read and new ones are not kept"
             )
-        elif code == "SQLITE_FULL":
-            msg = f"{where}. The disk is full: free some space, or name a file on another disk"
+        elif (room := no_room(self.path, code)) is not None:
+            # A file-size limit, a full disk, another size limit or an I/O error (`_room`).
+            msg = f"{where}. {room.cause}: {room.advice[0].lower()}{room.advice[1:]}"
         elif code in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
             msg = (
                 f"{self.path} is not a ctxlab count store, or it is damaged (while {action}: "
@@ -252,7 +254,14 @@ def _code(exc: sqlite3.Error) -> str:
     """SQLite's name of the error (``SQLITE_BUSY``), its primary code only."""
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     # Extended codes (SQLITE_READONLY_DBMOVED, SQLITE_IOERR_WRITE) count as their primary one.
-    for primary in (*_LOCKED, *_READ_ONLY, "SQLITE_FULL", "SQLITE_NOTADB", "SQLITE_CORRUPT"):
+    for primary in (
+        *_LOCKED,
+        *_READ_ONLY,
+        "SQLITE_FULL",
+        "SQLITE_IOERR",
+        "SQLITE_NOTADB",
+        "SQLITE_CORRUPT",
+    ):
         if name == primary or name.startswith(primary + "_"):
             return primary
     return name

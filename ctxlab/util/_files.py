@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ctxlab.exceptions import WriteError
+from ctxlab.util._path_args import path_argument
 
 __all__ = ["write_atomic"]
 
@@ -28,9 +29,10 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, what: str =
 
     An existing file keeps its mode; a new one gets ``0o666`` less the umask, as ``open`` gives.
     Raises `WriteError` naming ``what`` and the path when the folder is missing, the path is a
-    folder, or the write fails; the file that was there is then unchanged.
+    folder, or the write fails (the file that was there is then unchanged); `UsageError` for a
+    path no file system takes (`path_argument`).
     """
-    target = Path(path)
+    target = path_argument(path, "path", what=f"the {what}")
     if target.is_dir():
         msg = f"cannot write the {what} to {str(target)!r}: it is a folder; give a file name"
         raise WriteError(msg)

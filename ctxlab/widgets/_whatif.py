@@ -30,10 +30,12 @@ from ctxlab.analysis._cost import CacheRules, Price
 from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.analysis._whatif_frames import cumulative_costs
-from ctxlab.config._config import ContextConfig
+from ctxlab.config._config import ContextConfig, named_configs
+from ctxlab.exceptions import UsageError
 from ctxlab.io._source import SessionSource, transcript_of
 from ctxlab.messages._request import ModelRequest
 from ctxlab.tokens import TokenCounter
+from ctxlab.util._checks import shown
 from ctxlab.util._gc import collector_paused
 from ctxlab.widgets._panels import ManifestPanel, _table
 from ctxlab.widgets._plot import LivePlot
@@ -90,6 +92,12 @@ class WhatIfLab:
     `open`; display ``lab`` (or ``lab.widget``)."""
 
     def __init__(self, what: WhatIf) -> None:
+        if not isinstance(what, WhatIf):
+            msg = (
+                f"WhatIfLab shows a WhatIf, got {shown(what)}: open one with "
+                "await WhatIfLab.open(transcript, configs, context_window=...)"
+            )
+            raise UsageError(msg)
         self.what = what
         self.task: asyncio.Task[Any] | None = None
         self.filling: asyncio.Task[Any] | None = None
@@ -168,8 +176,11 @@ class WhatIfLab:
         ctxlab's defaults, AgentScope's, observation masking) and show them
         (``unrecorded_tokens``, ``price``, ``rules``: see `ctxlab.WhatIf`; the table says what
         the costs are priced as, or that the recording's model is unpriced)."""
+        defaults = configs is None or (isinstance(configs, Mapping) and not configs)
         chosen = (
-            dict(configs) if configs else {n: ContextConfig.preset(n) for n in _DEFAULT_PRESETS}
+            {n: ContextConfig.preset(n) for n in _DEFAULT_PRESETS}
+            if defaults
+            else named_configs(configs)
         )
         what = WhatIf(
             transcript_of(transcript, taker="WhatIfLab.open"),

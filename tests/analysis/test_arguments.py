@@ -1,7 +1,7 @@
 """What a what-if, a replay and a price accept: a window is a whole number of tokens, a price a
 finite number from 0 — anything else is a `UsageError` naming the argument and the value, before
 any work (hypothesis too); a model that costs nothing makes no cost ratio (NaN), not a 100 %
-saving."""
+saving, and says so."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab import ContextConfig, Transcript, WhatIf
-from ctxlab.analysis import Price
+from ctxlab.analysis import LongContext, Price
 from ctxlab.analysis._sync import run_sync
 from ctxlab.exceptions import UsageError
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.tokens import ApproximateCounter
 from ctxlab.util._checks import MAX_WINDOW, context_window
+from tests.hostile import says
 from tests.strategies import SETTINGS
 
 SESSION = Transcript(
@@ -73,14 +74,57 @@ def test_a_price_that_is_not_a_price_object_is_refused() -> None:
 def test_a_free_model_makes_no_cost_ratio() -> None:
     what = WhatIf(SESSION, {"a": ContextConfig()}, context_window=32000, price=Price(0, 0, 0, 0))
     run_sync(what.run())
-    row = what.table().loc["a"]
+    table = what.table()
+    row = table.loc["a"]
     assert row["cost"] == 0
     assert math.isnan(row["cost_vs_baseline"]) and math.isnan(row["cost_vs_no_compaction"])
+    # ... and says why, where a user reads the table: its verdict (under the Lab's table) and
+    # its pricing (issue 51: the NaN came with no word).
+    says(table.attrs["verdict"], "every config costs $0", "the price is $0", "cost_vs_baseline")
+    says(table.attrs["verdict"], "are NaN", "no ratio to a cost of nothing", "tokens_sent")
+    says(table.attrs["pricing"], "$0 for every token", "cost_vs_baseline", "NaN")
+    assert what.references().attrs["pricing"] == table.attrs["pricing"]
     priced = WhatIf(
         SESSION, {"a": ContextConfig()}, context_window=32000, price=Price(3, 15, 3.75, 0.3)
     )
     run_sync(priced.run())
     assert priced.table().loc["a", "cost_vs_no_compaction"] == pytest.approx(1.0)
+    assert "NaN" not in priced.verdict() and "NaN" not in priced.pricing  # control
+
+
+@pytest.mark.parametrize(
+    ("price", "free"),
+    [
+        (Price(0, 0, 0, 0), True),
+        (Price(0, 0, 0, 0, cache_write_1h=0.0), True),
+        (Price(0, 0.01, 0, 0), False),
+        (Price(0, 0, 0, 0, cache_write_1h=1.0), False),
+        (Price(0, 0, 0, 0, long_context=LongContext(200_000, Price(1, 1, 1, 1))), False),
+        (Price.unknown("local-llm"), False),
+    ],
+)
+def test_a_price_is_free_only_when_every_figure_is_0(price: Price, free: bool) -> None:
+    assert price.free is free
+    assert ("$0 for every token" in price.label) is free
+
+
+def test_a_sweep_of_a_free_model_says_why_its_ratios_are_nan() -> None:
+    from ctxlab import sweep
+
+    frame = sweep(
+        [SESSION],
+        {"a": ContextConfig(), "b": ContextConfig(trigger_ratio=0.5)},
+        windows=[32_000],
+        price=Price(0, 0, 0, 0),
+        progress=False,
+    )
+    assert frame["error"].isna().all() and (frame["cost"] == 0).all()
+    assert frame["cost_vs_baseline"].isna().all()
+    verdict, priced = frame.attrs["findings"]
+    # It said "no config ran to the end", though both did.
+    assert "ran to the end" not in verdict
+    says(verdict, "costs nothing", "cost_vs_baseline is NaN", "tokens_sent")
+    says(priced, "1 of 1 sessions are priced at $0 for every token", "NaN", ": s")
 
 
 @SETTINGS

@@ -87,6 +87,8 @@ def test_a_count_store_whose_disk_fills_costs_no_row(
         return db
 
     monkeypatch.setattr("ctxlab.tokens._store.sqlite3.connect", small_disk)
+    # A disk with next to no room left, as read after the failure: full, not a size limit.
+    monkeypatch.setattr("ctxlab.util._room.free_bytes", lambda folder: 4_096)
     with pytest.warns(CacheNotWritten) as warned:
         frame = sweep(SESSIONS, CONFIGS, WINDOWS, cache_dir=tmp_path, progress=False)
     _same_rows(frame, expected)

@@ -58,9 +58,12 @@ def test_a_value_it_cannot_take_is_refused_saying_what_it_takes() -> None:
     with pytest.raises(UsageError) as refused:
         unrecorded_part(_transcript(), -1)
     assert str(refused.value) == (
-        "unrecorded_tokens must be a whole number of tokens a request (0 or more), a profile "
-        "name (claude_code) or None, got -1"
+        "unrecorded_tokens must be a whole number of tokens a request (0 to 1,099,511,627,776), "
+        "a profile name (claude_code) or None, got -1"
     )
+    # More tokens than any request holds, too (a number of 5,000 digits crashed the message).
+    with pytest.raises(UsageError, match="got a number of 16,610 bits"):
+        unrecorded_part(_transcript(), 10**5_000)
     with pytest.raises(UsageError) as unknown:
         unrecorded_part(_transcript(), "cursor")
     assert str(unknown.value) == (

@@ -19,7 +19,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from ctxlab.tokens import ApproximateCounter
+from ctxlab.tokens import IMAGE_TOKENS, ApproximateCounter
 from tests.strategies import SETTINGS
 
 pytest.importorskip("langchain.agents")
@@ -154,12 +154,101 @@ def test_observing_a_repaired_history_sends_the_agents_own_messages() -> None:
     assert session.manifests[-1].validation == "passed"
 
 
-def test_a_user_turn_ctxlab_rebuilt_keeps_its_hints_and_says_its_images() -> None:
+def test_a_user_turn_ctxlab_rebuilt_keeps_its_hints_and_its_images() -> None:
     image = ImageBlock(source=Base64ImageSource(media_type="image/png", data="iVBORw0KGgo="))
     hint = HintBlock(hint="An image was removed.")
     sent = _to_langchain(UserMessage(content=(TextBlock(text="Look:"), image, hint)))
     assert [type(m) for m in sent] == [HumanMessage] * 3
-    assert [m.content for m in sent] == ["Look:", "[image]", hint.rendered]
+    assert [m.content for m in sent] == [
+        "Look:",
+        [{"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}],
+        hint.rendered,
+    ]
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+IMAGE_FORMS = {
+    "openai": {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+    "standard": {"type": "image", "base64": PNG, "mime_type": "image/png"},
+    "data block (0.3)": {
+        "type": "image",
+        "source_type": "base64",
+        "data": PNG,
+        "mime_type": "image/png",
+    },
+    "anthropic": {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+    },
+}
+
+
+def _as_openai(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+    # LangChain's own conversion, as a chat model integration reads the request.
+    from langchain_core.messages.utils import convert_to_openai_messages
+
+    return list(convert_to_openai_messages(messages))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("form", IMAGE_FORMS)
+def test_managing_a_history_with_an_orphan_result_still_sends_the_users_image(form: str) -> None:
+    # The orphan result makes ctxlab send its own (repaired) messages: the image went as
+    # nothing at all (read as empty text), though it held a wave before (issue 51).
+    history: list[BaseMessage] = [
+        HumanMessage("Hi."),
+        ToolMessage("stray output", tool_call_id="ghost"),
+        AIMessage("Hello."),
+        HumanMessage([{"type": "text", "text": "What is in it?"}, IMAGE_FORMS[form]]),
+    ]
+    session = _session()
+    sent = _call(session, history).messages
+    assert not {id(m) for m in sent} & {id(m) for m in history}  # rebuilt: it was repaired
+    images = [
+        part["image_url"]["url"]
+        for message in _as_openai(sent)
+        for part in (message["content"] if isinstance(message["content"], list) else ())
+        if part.get("type") == "image_url"
+    ]
+    assert images == [f"data:image/png;base64,{PNG}"]
+    # And ctxlab counted what it sent: the image is in its transcript and its manifest.
+    (user,) = [
+        m
+        for m in session.transcript().messages
+        if any(isinstance(b, ImageBlock) for b in m.content)
+    ]
+    assert [b.type for b in user.content] == ["text", "image"]
+    assert session.manifests[-1].validation == "passed"
+
+
+def test_an_image_in_the_history_is_counted_whoever_sends_it() -> None:
+    # Without an orphan the agent's own message goes out: its image is counted all the same.
+    plain, pictured = _session(), _session()
+    _call(plain, [HumanMessage("What is in it?")])
+    sent = _call(
+        pictured,
+        [HumanMessage([{"type": "text", "text": "What is in it?"}, IMAGE_FORMS["standard"]])],
+    ).messages
+    assert isinstance(sent[0].content, list) and sent[0].content[1] == IMAGE_FORMS["standard"]
+    grew = (
+        pictured.manifests[-1].totals["conversation"] - plain.manifests[-1].totals["conversation"]
+    )
+    assert grew == IMAGE_TOKENS
+
+
+def test_a_tool_result_that_shows_an_image_keeps_it_when_rebuilt() -> None:
+    shown = [{"type": "text", "text": "the chart:"}, IMAGE_FORMS["standard"]]
+    history: list[BaseMessage] = [
+        HumanMessage("Plot it."),
+        ToolMessage("stray output", tool_call_id="ghost"),
+        _call_of("c1", "plot"),
+        ToolMessage(shown, tool_call_id="c1"),  # type: ignore[arg-type]
+    ]
+    sent = _call(_session(), history).messages
+    (result,) = [m for m in _as_openai(sent) if m["role"] == "tool"]
+    assert result["content"] == [
+        {"type": "text", "text": "the chart:"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+    ]
 
 
 def test_a_repeated_message_goes_back_each_as_itself() -> None:

@@ -1,14 +1,17 @@
 """The session log under hostile conditions: processes creating one new log at once, a disk that
-fills during a commit, a read-only file or folder, a log locked by another process. Each failure
-is a `SessionLogError` that says what happened and what to do — a full disk is not called
-damage, a locked log is not to be restored — nothing of a failed turn is written, and a
-read-only log still opens to be read."""
+fills during a commit, a file at the process's file-size limit or another size limit, a
+read-only file or folder, a log locked by another process. Each failure is a `SessionLogError`
+that says what happened and what to do — a full disk is not called damage, a file-size limit
+not a disk error, a locked log is not to be restored — nothing of a failed turn is written, and
+a read-only log still opens to be read."""
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
 import sqlite3
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from ctxlab.exceptions import SessionLogError
 from ctxlab.session import _file
 from ctxlab.session._log import SessionLog
 from ctxlab.session._records import LoggedMessage, SessionKey
+from ctxlab.util import _room
 from tests.hostile import read_only, says
 
 KEY = SessionKey("agent", "user", "s1")
@@ -94,18 +98,15 @@ def test_an_open_that_meets_a_lock_sqlite_does_not_wait_for_is_tried_again(
     assert len(calls) == 2
 
 
-def test_a_disk_that_fills_during_a_commit_is_said_and_writes_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "log.sqlite"
+def _commit_past_max_pages(path: Path) -> str:
+    # SQLite's own bound on the file's pages: the file can grow no further part way through the
+    # turn (SQLITE_FULL). The failed commit's message; the log must be as it was.
     _written(path)
     log = SessionLog(path)
     (pages,) = log._db.execute("PRAGMA page_count").fetchone()
-    # SQLite's own bound on the file's pages: a disk that fills part way through the turn.
     log._db.execute(f"PRAGMA max_page_count = {pages + 2}")
     with pytest.raises(SessionLogError) as caught:
         _turn(log, "third ", size=50_000)
-    message = str(caught.value)
-    says(message, "disk is full", "nothing of this was written", "free some space")
-    assert "cannot rollback" not in message and "backup" not in message
     assert not log._db.in_transaction
     # The log is as it was: two turns, and the next turn (with room) is the third.
     assert len(log.message_payloads(KEY)) == 2
@@ -113,6 +114,112 @@ def test_a_disk_that_fills_during_a_commit_is_said_and_writes_nothing(tmp_path: 
     assert _turn(log, "third") == 3
     assert log.integrity() == "ok"
     log.close()
+    return str(caught.value)
+
+
+def test_a_disk_that_fills_during_a_commit_is_said_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_room, "free_bytes", lambda folder: 4_096)  # the disk, as it is then
+    message = _commit_past_max_pages(tmp_path / "log.sqlite")
+    says(
+        message, "disk is full (4,096 bytes free)", "nothing of this was written", "free some space"
+    )
+    assert "cannot rollback" not in message and "backup" not in message
+
+
+def test_a_file_at_a_size_limit_with_room_on_its_disk_is_not_called_a_full_disk(
+    tmp_path: Path,
+) -> None:
+    # SQLite says "database or disk is full" for both: the room left tells them apart.
+    message = _commit_past_max_pages(tmp_path / "log.sqlite")
+    says(message, "no room to write", "bytes free", "size limit", "max_page_count")
+    says(message, "not a full disk", "nothing of this was written", "use another file")
+    assert "free some space" not in message.lower()
+
+
+_AT_THE_LIMIT = """
+import resource, signal, sys
+from pathlib import Path
+from ctxlab.session._log import SessionLog
+from ctxlab.session._records import LoggedMessage, SessionKey
+from ctxlab.util import _room
+from ctxlab.tokens import CountStore
+
+folder, key = Path(sys.argv[1]), SessionKey("agent", "user", "s1")
+log = SessionLog(folder / "log.sqlite")
+def turn(text):
+    message = LoggedMessage("user", '{"role": "user", "content": "x"}', text)
+    log.commit_turn(key, events=[("note", {"text": text})], messages=[message], state="{}", task="{}")
+turn("first")
+store = CountStore(folder / "counts.sqlite")
+# The limit a shell's `ulimit -f` sets; past it the kernel sends SIGXFSZ (which would kill the
+# process: ignored, as a server does) and the write fails with EFBIG.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, resource.RLIM_INFINITY))
+for write in (lambda: turn("second " * 100_000), lambda: store.put_many("n", {f"b{i}" * 30: i for i in range(30_000)})):
+    try:
+        write()
+        print("written")
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {exc}")
+log.close()
+store.close()
+"""
+
+
+def test_a_commit_at_the_file_size_limit_says_so_not_a_disk_error(tmp_path: Path) -> None:
+    # It said "disk I/O error ... Check the disk" (SQLite's SQLITE_IOERR_WRITE for EFBIG).
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_THE_LIMIT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    logged, counted = done.stdout.splitlines()
+    for message, kind in ((logged, "SessionLogError"), (counted, "CountStoreError")):
+        says(message, f"{kind}: ", "file-size limit (200,000 bytes: RLIMIT_FSIZE", "ulimit -f")
+        says(message, "not a full disk, not a disk error", "use another file")
+        assert "check the disk" not in message.lower()
+    says(logged, "nothing of this was written and the log is as it was")
+    # Nothing of the failed turn is in the log, and it is sound.
+    log = SessionLog(tmp_path / "log.sqlite")
+    assert log.message_payloads(KEY) == ['{"role": "user", "content": "x"}']
+    assert log.integrity() == "ok"
+    log.close()
+
+
+@pytest.mark.parametrize(
+    ("code", "free", "said"),
+    [
+        ("SQLITE_IOERR", 10**12, "The disk reported an I/O error, though its disk has"),
+        ("SQLITE_FULL", 10**12, "SQLite found no room to write"),
+        ("SQLITE_FULL", 0, "The disk is full (0 bytes free)"),
+        ("SQLITE_IOERR", 0, "The disk is full (0 bytes free)"),
+    ],
+)
+def test_an_io_error_a_full_disk_and_a_size_limit_are_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, free: int, said: str
+) -> None:
+    monkeypatch.setattr(_room, "free_bytes", lambda folder: free)
+    monkeypatch.setattr(_room, "file_size_limit", lambda: None)
+    room = _room.no_room(tmp_path / "log.sqlite", code)
+    assert room is not None and room.cause.startswith(said)
+    assert _room.no_room(tmp_path / "log.sqlite", "SQLITE_CORRUPT") is None
+
+
+def test_a_file_far_below_the_size_limit_is_not_blamed_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "log.sqlite"
+    path.write_bytes(b"x" * 1_000)
+    monkeypatch.setattr(_room, "free_bytes", lambda folder: 10**12)
+    monkeypatch.setattr(_room, "file_size_limit", lambda: 1_000 + _room.NEAR_LIMIT)
+    assert _room.no_room(path, "SQLITE_IOERR").kind == "file_size_limit"  # type: ignore[union-attr]
+    monkeypatch.setattr(_room, "file_size_limit", lambda: 2_000 + _room.NEAR_LIMIT)
+    assert _room.no_room(path, "SQLITE_IOERR").kind == "io_error"  # type: ignore[union-attr]
 
 
 def test_a_read_only_log_opens_for_reading(tmp_path: Path) -> None:

@@ -115,7 +115,9 @@ def test_history_is_the_latest_messages_oldest_first(log: SessionLog) -> None:
     assert list(recent["turn"]) == [2, 3, 3]
     assert list(recent["role"]) == ["assistant", "user", "assistant"]
     assert len(log.history(ALICE, last_n=1)) == 1 and len(log.history(ALICE)) == 6
-    with pytest.raises(UsageError, match="last_n must be at least 1, got 0"):
+    with pytest.raises(
+        UsageError, match="last_n must be a whole number from 1 to 2,147,483,647, got 0"
+    ):
         log.history(ALICE, last_n=0)
 
 

@@ -15,6 +15,7 @@ from ctxlab.exceptions import CountStoreError, CountStoreLocked
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.messages._usage import MAX_TOKENS
 from ctxlab.tokens import ApproximateCounter, CountStore, TokenCache
+from ctxlab.util import _room
 from tests.hostile import read_only, says
 
 Message = UserMessage | AssistantMessage
@@ -158,7 +159,11 @@ def test_a_locked_store_says_it_is_locked_never_damaged(tmp_path: Path) -> None:
         store.close()
 
 
-def test_a_full_disk_while_writing_counts_is_named_and_the_counts_are_kept(tmp_path: Path) -> None:
+def test_a_full_disk_while_writing_counts_is_named_and_the_counts_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A disk with next to no room left (as read after the failure): a full disk.
+    monkeypatch.setattr(_room, "free_bytes", lambda folder: 4_096)
     path = tmp_path / "c.sqlite"
     store = CountStore(path)
     # SQLite's own bound on the file's pages: a disk that fills after the first few pages.
@@ -173,6 +178,18 @@ def test_a_full_disk_while_writing_counts_is_named_and_the_counts_are_kept(tmp_p
     assert cache.count_ahead(session) == 200
     assert [cache.message(m) for m in session] == _expected(session)
     says(cache.store_problem or "", "disk is full")
+    store.close()
+
+
+def test_a_store_at_a_size_limit_with_room_on_its_disk_is_not_called_full(tmp_path: Path) -> None:
+    store = CountStore(tmp_path / "c.sqlite")
+    (pages,) = store._db.execute("PRAGMA page_count").fetchone()
+    store._db.execute(f"PRAGMA max_page_count = {pages + 1}")
+    with pytest.raises(CountStoreError) as caught:
+        store.put_many("n", {f"block{i}": i for i in range(5_000)})
+    says(str(caught.value), "no room to write", "size limit", "not a full disk", "another file")
+    assert "free some space" not in str(caught.value)
+    assert len(store) == 0
     store.close()
 
 

@@ -136,7 +136,10 @@ class _Failed(sqlite3.Error):
         ("SQLITE_FULL", "SQLITE_FULL"),
         ("SQLITE_NOTADB", "SQLITE_NOTADB"),
         ("SQLITE_CORRUPT_INDEX", "SQLITE_CORRUPT"),
-        ("SQLITE_IOERR_WRITE", "SQLITE_IOERR_WRITE"),  # not one the store names: as it is
+        ("SQLITE_IOERR_WRITE", "SQLITE_IOERR"),  # a write refused: a disk, a file-size limit
+        ("SQLITE_IOERR_SHORT_READ", "SQLITE_IOERR"),
+        ("SQLITE_AUTH_USER", "SQLITE_AUTH"),
+        ("SQLITE_MISMATCH", "SQLITE_MISMATCH"),  # not one the store names: as it is
         ("SQLITE_FULLNESS", "SQLITE_FULLNESS"),  # a prefix is not a code
         ("", ""),
     ],
