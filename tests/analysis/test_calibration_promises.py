@@ -15,6 +15,7 @@ import math
 
 from ctxlab.analysis._calibration import (
     FLAG_ERROR,
+    FRAME_COLUMNS,
     Calibration,
     CalibrationFit,
     CalibrationPoint,
@@ -178,6 +179,8 @@ def test_a_request_is_flagged_only_past_a_tenth_off_and_its_figures_rounded_to_f
     fit = calibration.fit()
     assert fit is not None and (fit.ratio, fit.fixed) == (1.0, {0: 1_000.0})
     frame = calibration.frame()
+    assert list(frame.columns) == list(FRAME_COLUMNS)
+    assert list(frame["model"]) == ["m"] * 7 and list(frame["segment"]) == [0] * 7
     assert list(frame["estimate"]) == [2_000, 3_000, 4_000, 5_000, 6_000, 10_000, 10_000]
     assert list(frame["calibrated"]) == [3_000, 4_000, 5_000, 6_000, 7_000, 11_000, 11_000]
     assert list(frame["error"])[-2:] == [FLAG_ERROR, 0.1001]
@@ -199,6 +202,7 @@ def test_a_request_billed_nothing_is_left_out_and_one_counted_as_nothing_is_kept
     calibration = fit_points(points)
     assert [p.number for p in calibration.points] == [0, 1, 2, 3, 4, 6, 7]
     assert list(calibration.frame()["step"]) == [0, 1, 2, 3, 4, 6, 7]
+    assert calibration.zero_bills == (5,)  # billed 1 token is a bill
 
 
 def test_with_another_sessions_fit_every_request_is_forecast_from_it() -> None:
