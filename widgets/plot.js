@@ -12,9 +12,11 @@
 const CDN_AFTER_MS = 4000;
 const loader = {
   plotly: null, // the page's plotly.js, once loaded (one load per page, shared by every view)
-  ready: null, // a promise of it, settled by the first source that works; never rejected
-  settle: null,
-  askedAt: 0, // when a view last asked its kernel
+  // The open views waiting for it. A view that closes leaves this set: nothing of it stays on
+  // the page (plotly.js may never come), and it never draws.
+  waiting: new Set(),
+  asker: null, // the waiting view that last asked its kernel, and when
+  askedAt: 0,
   cdnTried: false,
   status: "", // what a view waiting for it shows
   listeners: new Set(),
@@ -70,8 +72,12 @@ function fromKernel(buffer) {
 function loaded(Plotly) {
   if (loader.plotly) return;
   loader.plotly = Plotly;
+  loader.asker = null;
   setStatus("");
-  loader.settle(Plotly);
+  const waiting = [...loader.waiting];
+  for (const waiter of waiting) stopWaiting(waiter);
+  // Each view draws on its own: one that throws does not leave the others blank.
+  for (const waiter of waiting) queueMicrotask(() => waiter.onReady?.(Plotly));
 }
 
 function tryCdn(model) {
@@ -87,24 +93,47 @@ function tryCdn(model) {
   });
 }
 
-// plotly.js for the view of `model`: asked of its kernel (each view listens on its own model,
-// so a view whose model closed before the answer does not leave the others waiting).
-function loadPlotly(model) {
+function ask(waiter) {
+  loader.asker = waiter;
+  loader.askedAt = Date.now();
+  waiter.model.send({ type: "need-plotly" });
+}
+
+function stopWaiting(waiter) {
+  clearTimeout(waiter.timer);
+  waiter.model.off("msg:custom", waiter.onMessage);
+  loader.waiting.delete(waiter);
+}
+
+// plotly.js for the view of `model`, handed to `onReady` (in a microtask) once the page has it:
+// asked of its kernel (each view listens on its own model). Returns the view's `close`: after
+// it `onReady` is never called and the page keeps nothing of the view. When the view that
+// asked closes before the answer (nothing listens for it there any more), a view still waiting
+// asks its own kernel at once.
+function loadPlotly(model, onReady) {
   if (!loader.plotly && window.Plotly) loader.plotly = window.Plotly;
-  if (loader.plotly) return { ready: Promise.resolve(loader.plotly), stop: () => {} };
-  if (!loader.ready) loader.ready = new Promise((resolve) => (loader.settle = resolve));
-  function onMessage(message, buffers) {
+  const waiter = { model, onReady, timer: null, onMessage: null };
+  const close = () => {
+    waiter.onReady = null;
+    stopWaiting(waiter);
+    if (loader.asker !== waiter) return;
+    loader.asker = null;
+    const next = loader.waiting.values().next().value;
+    if (next && !loader.plotly) ask(next);
+  };
+  if (loader.plotly) {
+    queueMicrotask(() => waiter.onReady?.(loader.plotly));
+    return close;
+  }
+  waiter.onMessage = (message, buffers) => {
     if (!message || message.type !== "plotly-js" || loader.plotly) return;
     fromKernel(buffers[0]).then(loaded, () => tryCdn(model));
-  }
-  model.on("msg:custom", onMessage);
-  const now = Date.now();
-  // One ask per page, unless the last went unanswered past the wait (its view may be gone).
-  if (!loader.askedAt || now - loader.askedAt >= CDN_AFTER_MS) {
-    loader.askedAt = now;
-    model.send({ type: "need-plotly" });
-  }
-  const timer = setTimeout(() => {
+  };
+  model.on("msg:custom", waiter.onMessage);
+  loader.waiting.add(waiter);
+  // One ask per page, unless the last went unanswered past the wait (its kernel may be gone).
+  if (!loader.askedAt || Date.now() - loader.askedAt >= CDN_AFTER_MS) ask(waiter);
+  waiter.timer = setTimeout(() => {
     if (loader.plotly) return;
     setStatus(
       "The plot draws when the kernel sends plotly.js: it has not answered yet (it is busy " +
@@ -112,12 +141,7 @@ function loadPlotly(model) {
     );
     tryCdn(model);
   }, CDN_AFTER_MS);
-  const stop = () => {
-    clearTimeout(timer);
-    model.off("msg:custom", onMessage);
-  };
-  loader.ready.then(stop);
-  return { ready: loader.ready, stop };
+  return close;
 }
 
 const TYPED = {
@@ -165,17 +189,14 @@ function render({ model, el }) {
   };
   loader.listeners.add(show);
   show(loader.status);
-  let disposed = false;
   let teardown = () => {};
-  const loading = loadPlotly(model);
-  loading.ready.then((Plotly) => {
+  const close = loadPlotly(model, (Plotly) => {
     loader.listeners.delete(show);
     show("");
-    if (!disposed) teardown = draw(Plotly, model, el, div);
+    teardown = draw(Plotly, model, el, div);
   });
   return () => {
-    disposed = true;
-    loading.stop();
+    close();
     loader.listeners.delete(show);
     teardown();
   };

@@ -50,6 +50,9 @@ Message = UserMessage | AssistantMessage
 
 LOOKBACK = 20
 MINIMUM = 1024
+UNRECORDED = "unrecorded"
+"""The fingerprint of the block standing for what a recording's harness sent first (its own
+System prompt and tool schemas) and the file does not hold: the same in every request."""
 CONTINUED = "(An earlier part of this conversation is summarized elsewhere; it goes on here.)"
 """What the agent opens a span with when it starts at an assistant turn (its documented
 wording)."""
@@ -229,16 +232,29 @@ def _with_ask(messages: list[Message], ask: str) -> list[Message]:
     return [*messages, UserMessage(content=(block,))]
 
 
+def unrecorded_first(blocks: list[Block], unrecorded: int) -> list[Block]:
+    """A request's ``blocks`` after the ``unrecorded`` tokens its harness sends first (none:
+    as they are). That block is marked for the cache when the request sends no tools and no
+    System of its own: the harness's own mark then ends its prefix."""
+    if not unrecorded:
+        return blocks
+    own = any(b.fingerprint.startswith(("system:", "tool:")) for b in blocks)
+    return [Block(UNRECORDED, unrecorded, not own), *blocks]
+
+
 def summary_blocks(
     summary: SummaryRequest,
     previous: tuple[ModelRequest, ContextManifest] | None,
     cache: TokenCache,
     sent_tokens: Sequence[int] | None = None,
+    unrecorded: int = 0,
 ) -> list[Block] | None:
     """The summary call the agent sends for ``summary`` after the reasoning request
     ``previous`` (``sent_tokens``: each of its messages' tokens as sent, when the server edited
     it): the cached form when it fits the call's limit, else the span alone; None when neither
-    fits (never sent)."""
+    fits (never sent). ``unrecorded``: the tokens of what a recording's harness sent before its
+    tools and System that the file does not hold — the cached form sends the last request's
+    prefix again, so it carries them (`unrecorded_first`); the span alone does not."""
     assert summary.template is None, "a summary_prompt template is not rebuilt here"
     limit = summary.input_limit
     assert limit is not None
@@ -257,11 +273,12 @@ def summary_blocks(
             ]
             tools = [i.tokens for i in manifest.items if i.placement == "tools"]
             system = sum(i.tokens for i in manifest.items if i.placement == "system")
-            if sum(tools) + system + sum(tokens) <= limit:
+            if unrecorded + sum(tools) + system + sum(tokens) <= limit:
                 sent = ModelRequest(
                     system=request.system, messages=tuple(cached), tools=request.tools
                 )
-                return wire_blocks(sent, tools, system, tokens, cache)
+                blocks = wire_blocks(sent, tools, system, tokens, cache)
+                return unrecorded_first(blocks, unrecorded)
     messages: list[Message] = list(summary.messages)
     if messages and isinstance(messages[0], AssistantMessage):
         messages.insert(0, UserMessage(content=CONTINUED))

@@ -1,23 +1,28 @@
 """What a calibration promises, on the values a user reads: which fit answers for which model,
 the one line per model `describe` prints, the frame's figures (rounded to four places, flagged
 only *past* `FLAG_ERROR`), which requests count, the forecasts from another session's fit, and
-the note on each request (the first after a recorded compaction, the images in it).
+the note on each request (the first after a recorded compaction, the images in it); where a
+ratio came from, the breaks in the bill and the requests billed 0 as `describe` lists them; the
+tokenizer `calibrate` counts with, and that it counts each message once.
 
 The bills here are exact (``billed = 1,000 + counted``): the fit is then exact too, so the
 figures are asserted to the token, not approximately."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ctxlab.analysis._calibration import (
     FLAG_ERROR,
+    FRAME_COLUMNS,
     Calibration,
     CalibrationFit,
     CalibrationPoint,
     calibrate,
     fit_points,
 )
+from ctxlab.analysis._calibration_fit import ASSUMED, GROWTH
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import (
     AssistantMessage,
@@ -65,6 +70,9 @@ def test_the_fit_of_the_first_requests_model_answers_when_none_is_named() -> Non
     assert calibration.calibrated(1_000, 0, "opus") == 26_000 + 1_250
     assert calibration.calibrated(1_000, 0, "sonnet") == 9_000 + 1_500
     assert Calibration((), ()).calibrated(1_000) is None
+    # A first request whose model has no fit (a calibration made by hand): the first fit.
+    other = Calibration((OPUS,), (CalibrationPoint(0, 100, 200, 0, "sonnet"),))
+    assert other.calibrated(1_000) == 26_000 + 1_250
     # Segment 0 unless told, for a fit that has another part after a compaction.
     opus_only = Calibration((OPUS,), (CalibrationPoint(0, 100, 26_200, 0, "opus"),))
     assert (opus_only.calibrated(1_000), opus_only.calibrated(1_000, 1)) == (27_250, 34_250)
@@ -85,6 +93,55 @@ def test_describe_says_each_models_ratio_fixed_parts_and_error_then_the_out_of_s
     alone = Calibration((HAIKU,), (), [_row("opus", 0.02, None)])
     assert alone.describe().endswith("median error nan% in sample over 2 requests")
     assert Calibration((), ()).describe() == "no request with recorded usage: nothing to calibrate"
+
+
+def test_describe_says_where_a_ratio_not_read_from_the_first_requests_came_from() -> None:
+    grown = dataclasses.replace(HAIKU, model="gemini", ratio_from=GROWTH)
+    assumed = dataclasses.replace(HAIKU, model="flash", ratio_from=ASSUMED)
+    lines = Calibration((grown, assumed), ()).describe().splitlines()
+    assert [line.split(";")[0:2] for line in lines] == [
+        [
+            "gemini: 1.500 billed tokens per estimated token (IQR 1.500–1.500",
+            " read from the bill's growth between requests)",
+        ],
+        [
+            "flash: 1.500 billed tokens per estimated token (IQR 1.500–1.500",
+            " assumed: no request told it from the fixed part)",
+        ],
+    ]
+
+
+def _said(**found: tuple[int, ...]) -> str:
+    """The last line `describe` gives for a calibration with ``found`` (breaks, zero bills)."""
+    return Calibration((HAIKU,), (), **found).describe().splitlines()[-1]  # type: ignore[arg-type]
+
+
+BROKE = ": what the requests carried beyond the file changed without the file saying so; the "
+BROKE += "fixed part is measured again from each"
+
+
+def test_describe_names_the_breaks_in_the_bill_the_first_eight_then_an_ellipsis() -> None:
+    assert _said(breaks=(5,)) == "the bill broke from the fit at request 5" + BROKE
+    assert _said(breaks=(5, 9)) == "the bill broke from the fit at requests 5, 9" + BROKE
+    eight = tuple(range(10, 18))
+    assert _said(breaks=eight) == (
+        "the bill broke from the fit at requests 10, 11, 12, 13, 14, 15, 16, 17" + BROKE
+    )
+    assert _said(breaks=(*eight, 18)) == (
+        "the bill broke from the fit at requests 10, 11, 12, 13, 14, 15, 16, 17, ..." + BROKE
+    )
+
+
+def test_describe_names_the_requests_billed_zero_the_first_five_then_an_ellipsis() -> None:
+    assert _said(zero_bills=(3, 4)) == (
+        "2 requests billed 0 tokens (no usage recorded: request 3, 4): left out"
+    )
+    assert _said(zero_bills=(1, 2, 3, 4, 5)) == (
+        "5 requests billed 0 tokens (no usage recorded: request 1, 2, 3, 4, 5): left out"
+    )
+    assert _said(zero_bills=(1, 2, 3, 4, 5, 6)) == (
+        "6 requests billed 0 tokens (no usage recorded: request 1, 2, 3, 4, 5, ...): left out"
+    )
 
 
 def test_the_repr_gives_both_errors_or_says_there_is_none() -> None:
@@ -122,6 +179,8 @@ def test_a_request_is_flagged_only_past_a_tenth_off_and_its_figures_rounded_to_f
     fit = calibration.fit()
     assert fit is not None and (fit.ratio, fit.fixed) == (1.0, {0: 1_000.0})
     frame = calibration.frame()
+    assert list(frame.columns) == list(FRAME_COLUMNS)
+    assert list(frame["model"]) == ["m"] * 7 and list(frame["segment"]) == [0] * 7
     assert list(frame["estimate"]) == [2_000, 3_000, 4_000, 5_000, 6_000, 10_000, 10_000]
     assert list(frame["calibrated"]) == [3_000, 4_000, 5_000, 6_000, 7_000, 11_000, 11_000]
     assert list(frame["error"])[-2:] == [FLAG_ERROR, 0.1001]
@@ -143,6 +202,7 @@ def test_a_request_billed_nothing_is_left_out_and_one_counted_as_nothing_is_kept
     calibration = fit_points(points)
     assert [p.number for p in calibration.points] == [0, 1, 2, 3, 4, 6, 7]
     assert list(calibration.frame()["step"]) == [0, 1, 2, 3, 4, 6, 7]
+    assert calibration.zero_bills == (5,)  # billed 1 token is a bill
 
 
 def test_with_another_sessions_fit_every_request_is_forecast_from_it() -> None:
@@ -196,3 +256,52 @@ def test_each_billed_request_is_a_point_with_its_reply_and_why_it_may_not_fit() 
         cache.message(messages[4]),
         sum(cache.message(m) for m in messages[4:7]),
     ]
+
+
+def _billed_session(model: str | None = None) -> Transcript:
+    """Twelve requests of a growing conversation, each billed 1,000 + 1.1 × its characters /
+    3: text whose tokens o200k_base and cl100k_base count differently."""
+    messages: list[UserMessage | AssistantMessage] = []
+    usage = {}
+    for n in range(12):
+        messages.append(UserMessage(content=f"Schritt {n}: überprüfe die Äpfel — naïve café {n}"))
+        messages.append(AssistantMessage(content=f"Erledigt {n}: ½ der Größe, 東京 {n * 7}"))
+        size = sum(len(str(m.content)) for m in messages)
+        usage[len(messages) - 1] = ProviderUsage(1_000 + round(1.1 * size / 3), 5)
+    meta = {"models": [model]} if model else {}
+    return Transcript("t", meta, "", tuple(messages), usage=usage)
+
+
+def test_without_a_counter_a_recording_is_counted_with_its_models_own_tokenizer() -> None:
+    from ctxlab.tokens import TiktokenCounter
+
+    def estimates(transcript: Transcript, counter: object = None) -> list[int]:
+        return [p.estimate for p in calibrate(transcript, counter).points]  # type: ignore[arg-type]
+
+    gpt = _billed_session("gpt-4o")
+    own = estimates(gpt, TiktokenCounter("o200k_base"))
+    assert estimates(gpt) == own  # GPT-4o's own o200k_base
+    other = estimates(gpt, TiktokenCounter("cl100k_base"))
+    assert other != own  # the control: the text is one the two count apart
+    assert estimates(_billed_session("claude-sonnet-4-6")) == other  # no public one: cl100k
+
+
+def test_calibrate_forecasts_every_request_from_another_sessions_fit_when_given() -> None:
+    fit = CalibrationFit(None, 2.0, (2.0, 2.0), {0: 5_000.0}, {0: (5_000, 5_000)}, 7)
+    cache = TokenCache(ApproximateCounter())
+    calibration = calibrate(_billed_session(), cache, prior=Calibration((fit,), ()))
+    frame = calibration.frame()
+    assert list(frame["forecast"]) == [5_000 + 2 * p.estimate for p in calibration.points]
+    assert calibration.forecast_from == "another session's fit"
+
+
+def test_each_message_is_counted_once_however_many_requests_hold_it() -> None:
+    # Twelve requests hold 1, 3, ... 23 messages: summed request by request, 144 counts; each
+    # request's estimate is a lookup in running sums, so each of the 24 messages is counted
+    # once and no count is asked twice (a 10,000-request recording would cost their square).
+    cache = TokenCache(ApproximateCounter())
+    transcript = _billed_session()
+    points = calibrate(transcript, cache).points
+    assert len(points) == 12
+    assert cache.hits == 0
+    assert points[-1].estimate == sum(cache.message(m) for m in transcript.messages[:-1])

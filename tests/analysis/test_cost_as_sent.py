@@ -20,6 +20,7 @@ from ctxlab.analysis._config_run import ConfigRun
 from ctxlab.analysis._cost import PRICES, CacheRules
 from ctxlab.analysis._references import reference_shapes
 from ctxlab.analysis._replay import replay
+from ctxlab.analysis._unrecorded import unrecorded_part
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.exceptions import ContextOverflowError
 from ctxlab.io._transcript import load_transcript
@@ -29,6 +30,7 @@ from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
 from tests.analysis.anthropic_bill import (
     MINIMUM,
+    UNRECORDED,
     Bill,
     Block,
     Clearing,
@@ -38,6 +40,7 @@ from tests.analysis.anthropic_bill import (
     reference_blocks,
     server_cleared,
     summary_blocks,
+    unrecorded_first,
 )
 from tests.conftest import corpus_files, requires_corpus
 
@@ -59,10 +62,14 @@ async def independent_bill(
     lookback: int | None = 20,
     always_cached: bool = False,
     prices: tuple[float, float] = (3.0, 15.0),
+    unrecorded: int = 0,
 ) -> tuple[list[Bill], list[str]]:
     """The session replayed under ``config`` and every request it sends billed here; with the
     form of each summary call (``cached``, ``alone``). A tool-use clear in ``config`` is the
-    server's (`Clearing`): the requests are replayed unedited and cleared here, by the guide."""
+    server's (`Clearing`): the requests are replayed unedited and cleared here, by the guide.
+    ``unrecorded``: tokens a request that the recording does not hold (its harness's own System
+    and tools), sent first by every reasoning request and every summary call in its cached
+    form (`unrecorded_first`)."""
     requests: list[tuple[list[Block], int]] = []
     pending: list[tuple[list[Block], int]] = []
     forms: list[str] = []
@@ -73,7 +80,7 @@ async def independent_bill(
     async def summarizer(request: SummaryRequest) -> dict[str, object]:
         last = previous[0] if previous else None
         tokens = sent_tokens[0] if sent_tokens else None
-        blocks = summary_blocks(request, last, cache, tokens)  # type: ignore[arg-type]
+        blocks = summary_blocks(request, last, cache, tokens, unrecorded)  # type: ignore[arg-type]
         if always_cached and last is not None:
             blocks = summary_blocks(  # the control: a limit nothing passes
                 SummaryRequest(**{**request.__dict__, "input_limit": 10**9}),  # type: ignore[arg-type]
@@ -87,10 +94,7 @@ async def independent_bill(
         pending.append((blocks, output))
         forms.append(
             "cached"
-            if any(
-                b.fingerprint.startswith("system") or b.fingerprint.startswith("tool")
-                for b in blocks
-            )
+            if any(b.fingerprint.startswith(("system", "tool", UNRECORDED)) for b in blocks)
             else "alone"
         )
         return answer
@@ -103,6 +107,7 @@ async def independent_bill(
         system=transcript.system,
         tools=transcript.tools,
         summarizer=summarizer,
+        unrecorded=unrecorded_part(transcript, unrecorded) if unrecorded else None,
     ):
         requests.extend(pending)
         pending.clear()
@@ -112,7 +117,8 @@ async def independent_bill(
         if clearing is not None:
             total = sum(i.tokens for i in step.manifest.items)
             sent, tokens = server_cleared(sent, tokens, total, clearing, cache)
-        requests.append((reasoning_blocks(sent, step.manifest, cache, tokens), output))
+        blocks = reasoning_blocks(sent, step.manifest, cache, tokens)
+        requests.append((unrecorded_first(blocks, unrecorded), output))
         previous[:] = [(sent, step.manifest)]
         sent_tokens[:] = [tokens]
     return bill(requests, lookback=lookback, input_price=prices[0], output_price=prices[1]), forms
@@ -158,7 +164,11 @@ async def _compare(
 
 
 async def _compared(
-    transcript: Transcript, config: ContextConfig, window: int, cache: TokenCache
+    transcript: Transcript,
+    config: ContextConfig,
+    window: int,
+    cache: TokenCache,
+    unrecorded: int = 0,
 ) -> tuple[list[str], ConfigRun]:
     what = WhatIf(
         transcript,
@@ -167,13 +177,16 @@ async def _compared(
         counter=cache,
         price=BILLED_PRICE,
         rules=BILLED_RULES,
+        unrecorded_tokens=unrecorded or None,
     )
     await what.run()
     run = what.runs["c"]
     assert run.error is None
     # The model's list prices (per million tokens); the cache's multiples are the bill's own.
     prices = (what.price.input, what.price.output)
-    bills, forms = await independent_bill(transcript, config, window, cache, prices=prices)
+    bills, forms = await independent_bill(
+        transcript, config, window, cache, prices=prices, unrecorded=unrecorded
+    )
     assert _as_tuples(run.costs) == _bills(bills)
     assert run.cost == pytest.approx(sum(b.dollars for b in bills), rel=1e-9)
     assert sum(1 for c in run.costs if c.purpose == "summary") == len(forms)
@@ -251,6 +264,30 @@ async def test_both_forms_of_summary_call_are_met_and_billed() -> None:
     roomy = _session(100, [40], [1], "You fix bugs. " * 20)
     assert set(await _compare(tight, CONFIGS["ctxlab"], 9_000, cache)) == {"alone"}
     assert set(await _compare(roomy, CONFIGS["ctxlab"], 20_000, cache)) == {"cached"}
+
+
+@pytest.mark.parametrize("system", ["", "You fix bugs. " * 20])
+async def test_the_unrecorded_part_is_billed_in_every_request_and_cached_summary_call(
+    system: str,
+) -> None:
+    """A recording whose harness sent 18,800 tokens a request that its file does not hold
+    (Claude Code's System prompt and tools: no System nor tools in the file, or some): every
+    reasoning request and every summary call in its cached form (the last request again) sends
+    them first, the span alone does not — each billed here to the token and the dollar. A
+    summary call priced without them came to 1,211 tokens where 20,011 were sent."""
+    cache = TokenCache(ApproximateCounter())
+    unrecorded = 18_800
+    transcript = _session(60, [40], [1], system)
+    forms, run = await _compared(transcript, CONFIGS["ctxlab"], 30_000, cache, unrecorded)
+    calls = [c for c in run.costs if c.purpose == "summary"]
+    assert len(calls) == len(forms) >= 8
+    cached = [c for c, form in zip(calls, forms, strict=True) if form == "cached"]
+    assert len(cached) >= 7
+    # The cached form reads the prefix the request before it wrote, the unrecorded part first.
+    assert all(c.input_tokens > unrecorded and c.cache_read > unrecorded for c in cached)
+    assert all(
+        c.input_tokens < unrecorded for c, f in zip(calls, forms, strict=True) if f != "cached"
+    )
 
 
 async def test_the_controls_differ() -> None:

@@ -290,3 +290,30 @@ def test_the_name_and_day_rules_at_their_edges() -> None:
     assert recorded_model({"models": "gpt-4o"}) == ""  # a string is not the list of models
     assert recorded_model({"models": ["gpt-4o", "o3"]}) == "gpt-4o"
     assert recorded_on({"started_at": "2026-05-01T00:00:00Z"}) == date(2026, 5, 1)
+
+
+def test_a_dashed_date_followed_by_a_bedrock_version_is_a_snapshot() -> None:
+    # "a date (... -2024-08-06, -05-06 ...) ... or either followed by Bedrock's -v2:0": the
+    # version is the last piece, however many pieces the date has.
+    from ctxlab.analysis._prices import is_snapshot_suffix
+
+    assert is_snapshot_suffix("-2024-08-06-v1:0") and is_snapshot_suffix("-05-06-v2")
+    assert price_for("gpt-4o-2024-08-06-v1:0") == PRICES["gpt-4o"]
+    # The version alone is no snapshot: nothing dates it.
+    assert not is_snapshot_suffix("-v2:0")
+
+
+def test_googles_implicit_cache_without_a_model_caches_from_1_024_tokens() -> None:
+    # `CacheRules.google()` (a price passed for a model the table does not know): Gemini's
+    # smallest minimum, 1,024 tokens — a 1,024-token prefix sent again is read from the cache.
+    rules = CacheRules.google()
+    assert rules.label == (
+        "Google's implicit cache (from 1,024 tokens, reads at the cached price, no write or "
+        "storage charge)"
+    )
+    first = RequestShape(("sys",), (1_024,), (0,))
+    second = RequestShape(("sys", "m1"), (1_024, 100), (0, 1))
+    price = PRICES["gemini-2.5-flash"]
+    _, again = request_costs([first, second], price, rules)
+    assert (again.cache_read, again.uncached) == (1_024, 100)
+    assert again.cost == pytest.approx((1_024 * price.cache_read + 100 * price.input) / M)

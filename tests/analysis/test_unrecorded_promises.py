@@ -124,6 +124,15 @@ def test_from_the_bill_a_size_per_model_and_segment_the_first_requests_model_fir
     )
 
 
+def test_from_the_bill_of_a_recording_that_names_no_model_its_detail_says_the_model() -> None:
+    fit = CalibrationFit(None, 1.1, (1.1, 1.1), {0: 4_000.0}, {0: (3_900, 4_100)}, 5)
+    points = (CalibrationPoint(0, 10, 4_011, 0, None),)
+    part = unrecorded_part(_transcript(), calibration=Calibration((fit,), points))
+    assert part is not None
+    assert part.sizes == {(None, 0): 4_000}
+    assert part.detail.endswith("compaction (the model: ratio 1.100, IQR 3,900–4,100)")
+
+
 def test_a_request_carries_its_models_size_in_its_segment_or_the_nearest_earlier_one() -> None:
     part = _from_bill()
     assert [part.size(3, s) for s in range(4)] == [20_000, 20_000, 26_000, 26_000]

@@ -3,8 +3,11 @@
 // typed buffers, two trait changes draw once, a click on a point goes to Python, and the
 // teardown purges the plot and stops observing. A kernel busy past the wait (the next cell
 // running) leaves the view saying why nothing is drawn, and it draws when the kernel answers.
+// A view closed before plotly.js arrives never draws, keeps no handler and is not kept alive.
 import assert from "node:assert/strict";
-import { mock, test } from "node:test";
+import { test } from "node:test";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 
 import { FakeModel, installDocument } from "./fake.mjs";
 
@@ -68,6 +71,16 @@ document.head.appendChild = (node) => {
 
 // Let the promises of a load and a draw run.
 const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+// A full garbage collection, after the current job (a WeakRef read in it holds its target).
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc");
+async function collected() {
+  for (let round = 0; round < 3; round += 1) {
+    await settle();
+    gc();
+  }
+}
 
 const { default: widget } = await import("../../widgets/plot.js");
 
@@ -283,4 +296,106 @@ test("an AMD loader is hidden while the kernel's plotly.js is evaluated, where b
   assert.equal(calls.filter((c) => c.what === "react").length, 1);
   assert.equal(globalThis.define, amd);
   teardown();
+});
+
+// The page's views that draw: a react on `el`'s plot div.
+function drewIn(el) {
+  const [, div] = el.children;
+  return calls.filter((c) => c.what === "react" && c.div === div).length;
+}
+
+test("a view closed while another brings plotly.js: the closed one draws nothing, keeps no handler", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const fresh = await freshWidget("closed-other");
+  calls.length = 0;
+  const closed = newModel();
+  const closedEl = document.createElement("div");
+  const close = fresh.render({ model: closed, el: closedEl });
+  const open = newModel();
+  const openEl = document.createElement("div");
+  const teardown = fresh.render({ model: open, el: openEl });
+  const watched = observers.length;
+  close();
+  // plotly.js arrives through the other view's kernel.
+  open.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode("/* plotly */").buffer]);
+  await settle();
+  assert.equal(drewIn(openEl), 1);
+  assert.equal(drewIn(closedEl), 0);
+  assert.equal(closed.handlerCount(), 0); // no change:data / change:figure_layout left behind
+  assert.deepEqual(
+    observers.slice(watched).map((o) => o.observed[0]),
+    [openEl], // the closed view's element is not observed
+  );
+  teardown();
+  assert.equal(open.handlerCount(), 0);
+});
+
+test("a view closed while its own plotly.js is loading draws nothing and keeps no handler", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const fresh = await freshWidget("closed-own");
+  calls.length = 0;
+  const model = newModel();
+  const el = document.createElement("div");
+  const close = fresh.render({ model, el });
+  // The kernel's answer is on its way (its script loading) when the cell's output is cleared.
+  model.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode("/* plotly */").buffer]);
+  close();
+  await settle();
+  assert.equal(drewIn(el), 0);
+  assert.equal(model.handlerCount(), 0);
+  // The page has plotly.js now: a view opened next draws at once ...
+  const next = newModel();
+  const nextEl = document.createElement("div");
+  const teardown = fresh.render({ model: next, el: nextEl });
+  await settle();
+  assert.equal(drewIn(nextEl), 1);
+  teardown();
+  // ... and one closed as soon as it is opened (before its draw's turn) never draws.
+  const brief = newModel();
+  const briefEl = document.createElement("div");
+  fresh.render({ model: brief, el: briefEl })();
+  await settle();
+  assert.equal(drewIn(briefEl), 0);
+  assert.equal(brief.handlerCount(), 0);
+});
+
+test("the view that asked the kernel closes before the answer: a view still waiting asks its own", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 2_000_000 });
+  const fresh = await freshWidget("asker-closed");
+  calls.length = 0;
+  const first = newModel();
+  const close = fresh.render({ model: first, el: document.createElement("div") });
+  t.mock.timers.tick(1000); // within the wait: the second view does not ask again
+  const second = newModel();
+  const el = document.createElement("div");
+  const teardown = fresh.render({ model: second, el });
+  assert.deepEqual(first.sent, [{ type: "need-plotly" }]);
+  assert.deepEqual(second.sent, []);
+  // The first view's output is cleared before its kernel answered: nothing listens there any
+  // more, so the second view asks its own kernel at once (not after the wait, from the CDN).
+  close();
+  assert.deepEqual(second.sent, [{ type: "need-plotly" }]);
+  second.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode("/* plotly */").buffer]);
+  await settle();
+  assert.equal(drewIn(el), 1);
+  teardown();
+});
+
+test("a view closed before plotly.js arrives is not kept alive by the page waiting for it", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  const fresh = await freshWidget("collected");
+  // Another view keeps the page waiting (plotly.js never comes: a static viewer, offline).
+  const waiting = fresh.render({ model: newModel(), el: document.createElement("div") });
+  const refs = (() => {
+    const model = newModel();
+    const el = document.createElement("div");
+    fresh.render({ model, el })();
+    return [new WeakRef(model), new WeakRef(el)];
+  })();
+  await collected();
+  assert.deepEqual(
+    refs.map((ref) => ref.deref() === undefined),
+    [true, true],
+  );
+  waiting();
 });

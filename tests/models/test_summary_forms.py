@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from ctxlab import ContextConfig
+from ctxlab.manifest import ManifestItem
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.models import (
@@ -120,3 +121,28 @@ def test_a_call_at_its_limit_is_sent_and_one_over_is_refused() -> None:
     failed = summary_manifest(refused, "claude-sonnet-4-5", cache)
     assert failed.validation == "budget_exceeded"
     assert failed.error == f"the summary request needs {alone} tokens; its limit is {alone - 1}"
+
+
+def test_the_cached_form_carries_the_last_requests_unrecorded_part_the_span_alone_does_not() -> (
+    None
+):
+    # A recording's requests carry what its file does not hold (18,800 tokens: Claude Code's
+    # System prompt and tools); the cached form sends the last request's prefix again, so its
+    # tokens are that part, the last request's System, and every message it sends.
+    cache = TokenCache(ApproximateCounter())
+    conversation = _conversation()
+    last = ModelRequest(system=SYSTEM, messages=conversation[:7], tools=())
+    unrecorded = ManifestItem("unrecorded/harness", "unrecorded", "unrecorded", 18_800, "u")
+    system = ManifestItem("system/system_prompt", "system", "system", 500, "s")
+    whole = _ask(conversation, kept=2)
+    call = summary_call(whole, cache, 10**6, last, (unrecorded, system))
+    assert call.cached
+    sent = sum(cache.message(m) for m in call.request.messages)
+    assert call.tokens == 18_800 + 500 + sent
+    assert call.items[:2] == (unrecorded, system)
+    # The unrecorded part counts against the call's limit: one token less and the span goes
+    # alone, under no System — and without the harness's part.
+    alone = summary_call(whole, cache, call.tokens - 1, last, (unrecorded, system))
+    assert not alone.cached
+    assert alone.tokens == sum(cache.message(m) for m in alone.request.messages)
+    assert all(i.placement not in ("unrecorded", "system") for i in alone.items)
