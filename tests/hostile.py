@@ -87,3 +87,20 @@ def assert_linear(make: Callable[[int], Callable[[], object]], n: int, bound: fl
     long = _seconds(long_run, _once(long_run))
     assert long < bound, f"{4 * n:,}: {long:.2f} s"
     assert long < 8 * short + 0.25, f"{n:,}: {short:.3f} s, {4 * n:,}: {long:.3f} s"
+
+
+FAILING_RUNS = [
+    ("", "1", "x"),
+    ("", "1", "é"),
+    ("", "1", ".x"),
+    ("", "1.", "x"),
+    ("v", "1.", "_"),
+    ("", "12.", "a"),
+    ("", "a_", "A"),
+    ("", "Aa", "_"),
+    ("", "a.", "1"),
+]
+"""(prefix, unit, end): texts ``prefix + unit * k + end`` — a run a pattern of numbers and
+names reads whole, then a character that makes the match fail (issue 51: a pattern that gives
+the run back one character at a time, reading the rest of it again each time, takes the square
+of its length)."""

@@ -105,8 +105,13 @@ _PAYLOAD_KEYS = {
 }
 # The look-behind every branch starts with, written once before the branches: tried once a
 # position, not once a branch (1.6-1.7x faster on the corpus, the same matches:
-# tests/retention/test_value_patterns.py).
-_NUMBER = re.compile(r"(?<![\w.])(?:v?\d+(?:\.\d+)+(?![\w.]*\w)|\d{2,}(?![\w.]*\w))")
+# tests/retention/test_value_patterns.py). A number ends where its run of word characters and
+# dots holds no more word character — the dots that follow it, then anything but a word
+# character: `(?!\.*+\w)`, which reads as far as `(?![\w.]*\w)` decides. Its digits are taken
+# possessively: a digit given back is followed by a digit, which the look-ahead refuses anyway,
+# and giving them back one by one, each time reading the rest of the run again, took the square
+# of the run's length (issue 51: '1' * k + 'x').
+_NUMBER = re.compile(r"(?<![\w.])(?:v?\d++(?:\.\d++)++|\d{2,}+)(?!\.*+\w)")
 _IDENTIFIER = re.compile(
     r"(?<![\w.])(?:"
     r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"

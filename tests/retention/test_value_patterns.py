@@ -5,6 +5,7 @@ of the corpus and on made-up texts. (The summarizer's own pattern is tested besi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from ctxlab.retention._extract import _IDENTIFIER, _NUMBER
 from tests.conftest import requires_corpus
 from tests.helpers import corpus_texts
+from tests.hostile import FAILING_RUNS, assert_linear
 from tests.strategies import SETTINGS
 
 # The definitions: each branch with its own look-behind.
@@ -41,3 +43,25 @@ def test_the_same_matches_on_every_corpus_text(
 def test_the_same_matches_on_made_up_text(text: str) -> None:
     for pattern, plain in PAIRS:
         assert pattern.findall(text) == plain.findall(text)
+
+
+@pytest.mark.parametrize(("prefix", "unit", "end"), FAILING_RUNS)
+@pytest.mark.parametrize("pattern", [_NUMBER, _IDENTIFIER], ids=["number", "identifier"])
+def test_a_run_ended_by_a_failing_character_is_read_in_linear_time(
+    pattern: re.Pattern[str], prefix: str, unit: str, end: str
+) -> None:
+    # Issue 51: '1' * k + 'x' took 9-24x the time for 4x the length (6.8 s at 20,000 digits).
+    def make(n: int) -> Callable[[], object]:
+        text = prefix + unit * (n // len(unit)) + end
+        return lambda: pattern.findall(text)
+
+    assert_linear(make, 20_000, 2.0)
+
+
+@pytest.mark.parametrize(("prefix", "unit", "end"), FAILING_RUNS)
+def test_the_failing_runs_read_as_the_definition(prefix: str, unit: str, end: str) -> None:
+    # Short, where the definition is fast; values before and after so that each has a match.
+    text = f"see 42 and {prefix}{unit * 30}{end} then 1.2.3, v2.0. and FooBar.x"
+    for pattern, plain in PAIRS:
+        assert pattern.findall(text) == plain.findall(text)
+    assert {"42", "1.2.3", "v2.0"} <= set(_NUMBER.findall(text))
