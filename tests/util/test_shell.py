@@ -138,8 +138,10 @@ def test_heredoc_bodies_are_not_commands() -> None:
     # A delimiter never written: the body runs to the end (bash warns and runs it).
     (cat,) = commands("cat <<EOF >x.py\na\nb\n  EOF")
     assert cat.heredoc == "a\nb\n  EOF\n"
-    # A here-string is one line of input.
+    # A here-string is one line of input; the last redirection of the input decides.
     assert commands("tee f.py <<< 'x y'")[0].heredoc == "x y\n"
+    assert commands("cat <<EOF <a.txt\nx\nEOF")[0].heredoc is None
+    assert commands("cat <a.txt 0<<EOF 3<<E\nx\nEOF\ny\nE")[0].heredoc == "x\n"
 
 
 def test_a_quote_left_open_drops_its_line_only() -> None:
