@@ -15,9 +15,10 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from ctxlab.pipeline._changes import shell_changes
 from ctxlab.util._shell import Command, Redirect, commands
 from tests.hostile import assert_linear
-from tests.strategies import SETTINGS
+from tests.strategies import SETTINGS, any_text
 
 BASH = shutil.which("bash")
 # Each command bash runs is not found (PATH is empty): the handler prints its words, each
@@ -207,6 +208,26 @@ def test_a_heredocs_body_is_what_bash_gives_the_command(opening: str, body: str)
     text = f"cat {opening}\n{body}\necho after"
     with tempfile.TemporaryDirectory() as folder:  # (a line after the body may write a file)
         assert printed(commands(text)) == bash_output(text, Path(folder))
+
+
+SHELL_TEXT = st.one_of(
+    any_text,
+    st.lists(
+        st.sampled_from([*"'\"\\#;&|<>()\n\t 0123x", "<<EOF", "EOF", "2>&1", "&>", "<<-", "\\\n"]),
+        max_size=30,
+    ).map("".join),
+)
+
+
+@SETTINGS
+@given(SHELL_TEXT)
+def test_any_text_is_read_without_an_error(text: str) -> None:
+    # Never raises: a syntax error ends the commands; no command is empty.
+    for command in commands(text):
+        assert command.words or command.redirects
+        for redirect in command.redirects:
+            assert redirect.writes in (None, "written", "appended")
+    assert isinstance(shell_changes(text), list)
 
 
 HOSTILE: dict[str, Callable[[int], str]] = {
