@@ -5,8 +5,9 @@ An editor's old/new strings (Claude Code's ``Edit`` and ``MultiEdit``, SWE-agent
 ``str_replace_editor``) usually share their first lines (the context that locates the edit):
 quoting the first line of each showed the same text twice. Here the lines both sides share at
 the start and the end are left out, and a long line is shown from a little before its first
-difference. Edits made through the shell are read too: ``sed -i 's/old/new/' file`` and a
-heredoc or redirect that writes a file.
+difference. Edits made through the shell are read too, the command read as bash reads it
+(`ctxlab.util._shell`): ``sed -i 's/old/new/' file``, and a redirection or ``tee`` that writes
+or appends to a file (with its number of lines when a heredoc is what it writes).
 
 Nothing is cut inside a word: a side too long for its room ends at a word with " …".
 """

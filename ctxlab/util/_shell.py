@@ -116,12 +116,14 @@ class Command:
 
     @property
     def heredoc(self) -> str | None:
-        """What its last heredoc (or here-string) gives it as input, or None."""
+        """What a heredoc (or here-string) gives it as its input, or None: the last
+        redirection of its input (descriptor 0) decides (``<<EOF <file``: the file)."""
         for redirect in reversed(self.redirects):
-            if redirect.body is not None:
-                return redirect.body
+            if redirect.descriptor not in (None, "0") or redirect.operator[0] != "<":
+                continue
             if redirect.operator == "<<<":
                 return redirect.target + "\n"
+            return redirect.body  # (None: a file's)
         return None
 
     def _start(self) -> int:

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from ctxlab.pipeline._changes import shell_changes
 from ctxlab.util._shell import Command, Redirect, commands
 from tests.hostile import assert_linear
-from tests.strategies import SETTINGS
+from tests.strategies import SETTINGS, any_text
 
 BASH = shutil.which("bash")
 # Each command bash runs is not found (PATH is empty): the handler prints its words, each
@@ -138,8 +139,10 @@ def test_heredoc_bodies_are_not_commands() -> None:
     # A delimiter never written: the body runs to the end (bash warns and runs it).
     (cat,) = commands("cat <<EOF >x.py\na\nb\n  EOF")
     assert cat.heredoc == "a\nb\n  EOF\n"
-    # A here-string is one line of input.
+    # A here-string is one line of input; the last redirection of the input decides.
     assert commands("tee f.py <<< 'x y'")[0].heredoc == "x y\n"
+    assert commands("cat <<EOF <a.txt\nx\nEOF")[0].heredoc is None
+    assert commands("cat <a.txt 0<<EOF 3<<E\nx\nEOF\ny\nE")[0].heredoc == "x\n"
 
 
 def test_a_quote_left_open_drops_its_line_only() -> None:
@@ -205,6 +208,26 @@ def test_a_heredocs_body_is_what_bash_gives_the_command(opening: str, body: str)
     text = f"cat {opening}\n{body}\necho after"
     with tempfile.TemporaryDirectory() as folder:  # (a line after the body may write a file)
         assert printed(commands(text)) == bash_output(text, Path(folder))
+
+
+SHELL_TEXT = st.one_of(
+    any_text,
+    st.lists(
+        st.sampled_from([*"'\"\\#;&|<>()\n\t 0123x", "<<EOF", "EOF", "2>&1", "&>", "<<-", "\\\n"]),
+        max_size=30,
+    ).map("".join),
+)
+
+
+@SETTINGS
+@given(SHELL_TEXT)
+def test_any_text_is_read_without_an_error(text: str) -> None:
+    # Never raises: a syntax error ends the commands; no command is empty.
+    for command in commands(text):
+        assert command.words or command.redirects
+        for redirect in command.redirects:
+            assert redirect.writes in (None, "written", "appended")
+    assert isinstance(shell_changes(text), list)
 
 
 HOSTILE: dict[str, Callable[[int], str]] = {
