@@ -17,10 +17,11 @@ from ctxlab.manifest import (
     Transform,
 )
 from ctxlab.materials import ContextBlock, Material, Materials, SystemPart, Unrecorded
-from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.messages import MAX_TOKENS, AssistantMessage, TextBlock, UserMessage
 from ctxlab.messages._request import ToolSchema
 from ctxlab.pipeline._budget import SelectionPolicy, omit_for_budget
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
+from ctxlab.util._checks import whole_number
 
 __all__ = [
     "Budgeted",
@@ -198,6 +199,9 @@ def budget_materials(
 
 def usage_notice(total: int, context_size: int, trigger: int, tool_enabled: bool) -> str:
     """The runtime note telling the agent how full its context is."""
+    whole_number(total, "total", high=MAX_TOKENS)
+    whole_number(context_size, "context_size", low=1)
+    whole_number(trigger, "trigger", high=MAX_TOKENS)
     note = (
         f"Context usage: {total} of {context_size} tokens ({100 * total / context_size:.0f}%). "
         f"The conversation is compacted automatically above {trigger} tokens."
