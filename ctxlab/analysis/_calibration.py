@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -113,7 +114,7 @@ class Calibration:
         """The calibrated estimate for a request of ``model`` in ``segment`` (None without a
         fit). ``estimate`` is ctxlab's count of what the file shows of the request — not of an
         unrecorded part the request carries: the fit adds its own."""
-        estimate = whole_number(estimate, "estimate", high=MAX_TOKENS)
+        estimate = whole_number(estimate, "estimate", high=sys.maxsize)
         segment = whole_number(segment, "segment", high=MAX_TOKENS)
         if model is not None and not isinstance(model, str):
             msg = f"model must be a model's name or None, got {shown(model)}"

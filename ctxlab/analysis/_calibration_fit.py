@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -92,7 +93,7 @@ class CalibrationFit:
 
     def calibrated(self, estimate: int, segment: int = 0) -> int:
         """The bill this fit expects for a request estimated at ``estimate``."""
-        estimate = whole_number(estimate, "estimate", high=MAX_TOKENS)
+        estimate = whole_number(estimate, "estimate", high=sys.maxsize)
         segment = whole_number(segment, "segment", high=MAX_TOKENS)
         fixed = self.fixed.get(segment)
         if fixed is None:  # a segment with no usage: the nearest earlier one's part
