@@ -19,9 +19,10 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ctxlab.exceptions import ToolDefinitionError
+from ctxlab.exceptions import ToolDefinitionError, UsageError
 from ctxlab.messages import ImageBlock, TextBlock, ToolResultBlock, decoded_output
 from ctxlab.messages._request import ToolSchema
+from ctxlab.util._checks import shown
 
 __all__ = ["Tool", "ToolOutput", "tool"]
 
@@ -147,6 +148,16 @@ class Tool:
 
     async def run(self, tool_use_id: str, arguments: Mapping[str, Any]) -> ToolResultBlock:
         """Validate ``arguments``, run the function, and wrap its output (or error) as a result."""
+        if not isinstance(tool_use_id, str) or not tool_use_id:
+            msg = f"tool_use_id must be the call's id (text), got {shown(tool_use_id)}"
+            raise UsageError(msg)
+        if not isinstance(arguments, Mapping):  # a model's call of no object: said to it
+            return ToolResultBlock(
+                tool_use_id=tool_use_id,
+                content=f"Invalid arguments for {self.name}: expected an object, got "
+                f"{type(arguments).__name__}",
+                is_error=True,
+            )
         try:
             validated = self.arguments.model_validate(dict(arguments))
         except ValidationError as exc:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -61,7 +62,7 @@ from ctxlab.io._arguments import checked_transcript
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import MAX_TOKENS, UserMessage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for
-from ctxlab.util._checks import shown
+from ctxlab.util._checks import shown, whole_number
 from ctxlab.util._views import Prefix
 
 if TYPE_CHECKING:
@@ -113,8 +114,8 @@ class Calibration:
         """The calibrated estimate for a request of ``model`` in ``segment`` (None without a
         fit). ``estimate`` is ctxlab's count of what the file shows of the request — not of an
         unrecorded part the request carries: the fit adds its own."""
-        _count(estimate, "estimate")
-        _count(segment, "segment")
+        estimate = whole_number(estimate, "estimate", high=sys.maxsize)
+        segment = whole_number(segment, "segment", high=MAX_TOKENS)
         if model is not None and not isinstance(model, str):
             msg = f"model must be a model's name or None, got {shown(model)}"
             raise UsageError(msg)
@@ -229,12 +230,6 @@ class Calibration:
             f"{shown(self.out_of_sample_error)} out of sample, {shown(self.median_error)} in "
             "sample)"
         )
-
-
-def _count(value: object, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
-        msg = f"{name} must be a whole number from 0 to {MAX_TOKENS:,}, got {shown(value)}"
-        raise UsageError(msg)
 
 
 _READ = {

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ctxlab.analysis._calibration_breaks import SegmentLevels
+from ctxlab.messages import MAX_TOKENS
+from ctxlab.util._checks import whole_number
 
 __all__ = [
     "ANCHORED",
@@ -90,6 +93,8 @@ class CalibrationFit:
 
     def calibrated(self, estimate: int, segment: int = 0) -> int:
         """The bill this fit expects for a request estimated at ``estimate``."""
+        estimate = whole_number(estimate, "estimate", high=sys.maxsize)
+        segment = whole_number(segment, "segment", high=MAX_TOKENS)
         fixed = self.fixed.get(segment)
         if fixed is None:  # a segment with no usage: the nearest earlier one's part
             # (before the first segment with usage, the first: the nearest one there is)

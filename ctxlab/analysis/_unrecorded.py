@@ -32,7 +32,7 @@ from ctxlab.exceptions import UsageError
 from ctxlab.io._arguments import checked_transcript
 from ctxlab.materials import Unrecorded
 from ctxlab.messages import MAX_TOKENS, AssistantMessage
-from ctxlab.util._checks import shown
+from ctxlab.util._checks import shown, whole_number
 
 if TYPE_CHECKING:
     from ctxlab.analysis._calibration import Calibration
@@ -111,6 +111,9 @@ class UnrecordedPart:
         return Unrecorded(tokens, self.parts, self._how(model, found), key)
 
     def _entry(self, reply: int | None, segment: int) -> tuple[tuple[str | None, int], int]:
+        segment = whole_number(segment, "segment", high=MAX_TOKENS)
+        if reply is not None:
+            reply = whole_number(reply, "reply", high=MAX_TOKENS)
         model = self.models.get(reply) if reply is not None else None
         for wanted in (model, self._first_model):
             known = [s for (m, s) in self.sizes if m == wanted and s <= segment]

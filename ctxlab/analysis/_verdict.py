@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from ctxlab.analysis._cost import CacheRules, Price, cache_rules_for, price_for, pricing_note
 from ctxlab.analysis._prices import recorded_model, recorded_on
+from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,6 +68,9 @@ def baseline_verdict(
 def sweep_findings(frame: pd.DataFrame) -> list[str]:
     """One `baseline_verdict` per window of a sweep's frame: each config's cost summed over the
     sessions that every config of that window ran without error, against the baseline's."""
+    if not hasattr(frame, "columns") or isinstance(frame, type):
+        msg = f"sweep_findings reads the frame ctxlab.sweep returns, got {shown(frame)}"
+        raise UsageError(msg)
     findings: list[str] = []
     if frame.empty or "cost_vs_baseline" not in frame:
         return findings

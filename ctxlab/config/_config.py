@@ -221,10 +221,10 @@ class ContextConfig(BaseModel):
         arXiv 2508.21433), ``anthropic_context_editing`` and ``anthropic_compaction`` (the
         Messages API's own context management), ``openai_agents_trimmer`` (the OpenAI Agents
         SDK's ``ToolOutputTrimmer``). See ``ctxlab/config/_presets.py``."""
-        factory = PRESET_FACTORIES.get(name)
+        factory = PRESET_FACTORIES.get(name) if isinstance(name, str) else None
         if factory is None:
-            msg = f"no preset {name!r}; choose one of {', '.join(PRESET_FACTORIES)}"
-            raise ValueError(msg)
+            msg = f"no preset {shown(name)}; choose one of {', '.join(PRESET_FACTORIES)}"
+            raise UsageError(msg)
         return factory()
 
     def export(

@@ -65,6 +65,8 @@ def prepare_workspace(path: str | Path | None = None) -> Path:
         target = path_argument(path, "path", what="a folder for the demo")
     try:
         return _fill(target)
+    except WorkspaceExists:  # (an OSError of ctxlab's own, said already)
+        raise
     except OSError as exc:  # a read-only folder, a file on the way
         msg = f"cannot make the demo workspace in {target}: {os_problem(exc)}"
         raise WriteError(msg) from exc

@@ -14,10 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ctxlab.exceptions import UsageError
 from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest
 from ctxlab.messages import AssistantMessage, ProviderUsage, ToolResultBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import CompactionRecord
+from ctxlab.util._checks import shown
 
 __all__ = [
     "CompactionEvent",
@@ -218,6 +220,9 @@ class Subscribers:
 
     def emit(self, event: Event) -> None:
         """Hand ``event`` to every callback."""
+        if not isinstance(event, Event):  # (a union: isinstance reads it)
+            msg = f"an event is one of ctxlab.events' (ContextBuildEvent, ...), got {shown(event)}"
+            raise UsageError(msg)
         for callback in list(self._callbacks):
             try:
                 callback(event)

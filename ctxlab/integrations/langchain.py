@@ -44,6 +44,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.sources._observed import ObservedSession
+from ctxlab.util._checks import instance_of
 
 __all__ = ["ContextMiddleware"]
 
@@ -60,6 +61,7 @@ class ContextMiddleware(AgentMiddleware):
 
     def __init__(self, session: ObservedSession) -> None:
         super().__init__()
+        instance_of(session, ObservedSession, "session", "an ObservedSession")
         self.session = session
 
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> ModelResponse:

@@ -56,6 +56,7 @@ from ctxlab.messages import (
 )
 from ctxlab.messages._request import ToolSchema
 from ctxlab.sources._observed import ObservedSession
+from ctxlab.util._checks import instance_of, sequence_of
 
 __all__ = ["ContextProcessor"]
 
@@ -70,8 +71,9 @@ class ContextProcessor:
     """
 
     def __init__(self, session: ObservedSession, *, tools: Sequence[ToolSchema] = ()) -> None:
+        instance_of(session, ObservedSession, "session", "an ObservedSession")
         self.session = session
-        self.tools = tuple(tools)
+        self.tools = sequence_of(tools, ToolSchema, "tools", "a list of ToolSchema")
         self._material: list[ModelRequest] = []
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:

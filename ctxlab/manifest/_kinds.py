@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from ctxlab.exceptions import UsageError
 from ctxlab.messages._state import CompactionMethod
+from ctxlab.util._checks import shown
 
 __all__ = [
     "TRANSFORM_KINDS",
@@ -209,9 +211,10 @@ assert set(TRANSFORM_KINDS) == set(get_args(TransformKind)), "every kind needs i
 
 
 def transform_info(kind: str) -> TransformInfo:
-    """The meaning of ``kind``; a `ValueError` naming the known kinds for an unknown one."""
-    info = TRANSFORM_KINDS.get(kind)  # type: ignore[call-overload]
+    """The meaning of ``kind``; a `UsageError` (a `ValueError`) naming the known kinds for an
+    unknown one."""
+    info = TRANSFORM_KINDS.get(kind) if isinstance(kind, str) else None  # type: ignore[call-overload]
     if info is None:
-        msg = f"unknown transform kind {kind!r}; known kinds: {', '.join(TRANSFORM_KINDS)}"
-        raise ValueError(msg)
+        msg = f"unknown transform kind {shown(kind)}; known kinds: {', '.join(TRANSFORM_KINDS)}"
+        raise UsageError(msg)
     return info  # type: ignore[no-any-return]

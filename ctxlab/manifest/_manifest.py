@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.manifest._html import manifest_html
 from ctxlab.manifest._kinds import ItemKind, Purpose, TransformKind
 from ctxlab.manifest._thresholds import Thresholds
 from ctxlab.messages._usage import ProviderUsage
+from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -245,7 +247,22 @@ class ContextManifest:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ContextManifest:
         """A manifest back from `to_dict`'s form (a session log's ``context_build`` record;
-        logs written before 0.2 say ``call_id``)."""
+        logs written before 0.2 say ``call_id``). A record that is not one — not a mapping, a
+        field missing or of another kind — is a `MessageFormatError` saying which."""
+        if not isinstance(data, Mapping):
+            msg = f"a manifest record is a mapping (ContextManifest.to_dict()), got {shown(data)}"
+            raise UsageError(msg)
+        try:
+            return cls._from_dict(data)
+        except KeyError as exc:
+            msg = f"a manifest record lacks its field {exc}: it cannot be read back"
+            raise MessageFormatError(msg) from exc
+        except (TypeError, ValueError) as exc:
+            msg = f"a manifest record holds a field of another kind: {exc}"
+            raise MessageFormatError(msg) from exc
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> ContextManifest:
         lines = data.get("thresholds")
         usage = data.get("provider_usage")
         return cls(

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 from ctxlab.manifest._kinds import CompactionMethod, transform_info
-from ctxlab.manifest._manifest import PLACEMENTS
+from ctxlab.manifest._manifest import PLACEMENTS, ContextManifest
+from ctxlab.util._checks import instance_of
 
 if TYPE_CHECKING:
-    from ctxlab.manifest._manifest import ContextManifest
     from ctxlab.messages import ProviderUsage
 
 __all__ = [
@@ -155,6 +155,7 @@ def step_row(
     alone holds), the recorded session's own compaction next to it (``recorded_compaction``:
     its trigger, ``manual (after)`` for one the session ended on) and the provider usage (when
     known)."""
+    instance_of(manifest, ContextManifest, "manifest", "a ContextManifest (a step's manifest)")
     effects = [transform_info(t.kind).effect for t in manifest.transforms]
     lines = manifest.thresholds
     totals = manifest.totals

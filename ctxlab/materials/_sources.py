@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ctxlab.exceptions import SourceError, SourceUnavailable, UsageError
 from ctxlab.manifest import Purpose
 from ctxlab.materials._block import ContextBlock, Material
+from ctxlab.util._checks import seconds
 
 __all__ = [
     "ContextRequest",
@@ -152,9 +153,7 @@ class SourceRegistration:
         if self.on_failure not in ("fail", "omit"):
             msg = f"on_failure must be 'fail' or 'omit', got {self.on_failure!r}"
             raise UsageError(msg)
-        if not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
-            msg = f"timeout must be a positive number of seconds, got {self.timeout!r}"
-            raise UsageError(msg)
+        seconds(self.timeout, "timeout", "e.g. 5")
         if self.required and self.on_failure == "omit":
             msg = f"source {self.name!r}: required material cannot come from an 'omit' source"
             raise UsageError(msg)

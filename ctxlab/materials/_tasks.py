@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxlab.exceptions import StateConflict, UsageError
+from ctxlab.util._checks import instance_of, sequence_of, shown
 
 __all__ = ["Requirement", "TaskOptions", "TaskState", "TodoItem", "Verification"]
 
@@ -95,11 +96,21 @@ class TaskState(BaseModel):
                 "changed since it was read; read it again and retry"
             )
             raise StateConflict(msg)
-        return self.model_copy(update={**changes, "revision": self.revision + 1})
+        # Validated, not copied: ``model_copy(update=)`` would keep a todo of None or a number
+        # as given, and the state would fail only when rendered.
+        try:
+            return type(self)(**{**dict(self), **changes, "revision": self.revision + 1})
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            msg = (
+                f"the task state cannot take {where}: {first['msg']} (got {shown(first['input'])})"
+            )
+            raise UsageError(msg) from exc
 
     def with_todos(self, todos: list[TodoItem] | tuple[TodoItem, ...]) -> TaskState:
         """The state with the whole todo list replaced."""
-        return self._next(todos=tuple(todos))
+        return self._next(todos=sequence_of(todos, TodoItem, "todos", "a list of TodoItem"))
 
     def begin(self, scope: str, objective: str) -> TaskState:
         """The state with a task identity and objective."""
@@ -107,6 +118,9 @@ class TaskState(BaseModel):
 
     def propose(self, text: str) -> tuple[TaskState, Requirement]:
         """The state with a new proposed requirement, and that requirement."""
+        if not isinstance(text, str):
+            msg = f"a requirement is text, got {shown(text)}"
+            raise UsageError(msg)
         if not text.strip():
             msg = "a requirement needs text"
             raise UsageError(msg)
@@ -150,6 +164,7 @@ class TaskState(BaseModel):
 
     def render(self, options: TaskOptions, *, include_todos: bool = True) -> str:
         """The ``TASK_STATE`` projection under ``options`` ('' when there is nothing to show)."""
+        instance_of(options, TaskOptions, "options", "TaskOptions (what the projection shows)")
         parts: list[str] = []
         if self.mode is not None:
             mode = f"Mode: {self.mode.upper()}"

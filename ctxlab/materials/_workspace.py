@@ -17,6 +17,7 @@ from typing import NamedTuple
 from ctxlab.manifest import Transform
 from ctxlab.materials._block import ContextBlock, Material, SystemPart
 from ctxlab.tokens import head_within
+from ctxlab.util._path_args import path_argument
 from ctxlab.util._paths import resolved_within
 
 __all__ = ["MAX_FILE_BYTES", "WorkspaceMaterial", "limit_workspace", "load_workspace"]
@@ -44,6 +45,8 @@ class WorkspaceMaterial(NamedTuple):
 def load_workspace(root: Path | None) -> WorkspaceMaterial:
     """The System parts, reference material and refusals of the workspace at ``root`` (empty
     when None)."""
+    if root is not None:
+        root = path_argument(root, "root", what="the workspace folder")
     if root is None or not root.is_dir():
         return WorkspaceMaterial((), ())
     system: list[SystemPart] = []

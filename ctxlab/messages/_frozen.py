@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import shown
+
 __all__ = ["Frozen", "derived"]
 
 _T = TypeVar("_T")
@@ -43,6 +46,9 @@ class Frozen(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with ``update``, the cached values of the old fields are dropped (they are
         computed again when read)."""
+        if update is not None and not isinstance(update, Mapping):
+            msg = f"update must map field names to new values, got {shown(update)}"
+            raise UsageError(msg)
         copy = super().model_copy(update=update, deep=deep)
         if update:
             for name in _cached(type(self)):

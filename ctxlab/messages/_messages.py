@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from ctxlab.exceptions import MessageFormatError
+from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.messages._blocks import (
     AssistantBlock,
     ImageBlock,
@@ -19,6 +19,7 @@ from ctxlab.messages._blocks import (
     UserBlock,
 )
 from ctxlab.messages._frozen import Frozen, derived
+from ctxlab.util._checks import shown
 
 __all__ = [
     "MESSAGES_ADAPTER",
@@ -112,6 +113,9 @@ def parse_messages(data: Iterable[Any]) -> list[UserMessage | AssistantMessage]:
 
     Raises `MessageFormatError` naming the message index and the field at fault.
     """
+    if isinstance(data, str | bytes | Mapping) or not isinstance(data, Iterable):
+        msg = f"messages must be a list of messages or message dicts, got {shown(data)}"
+        raise UsageError(msg)
     result: list[UserMessage | AssistantMessage] = []
     for index, item in enumerate(data):
         if isinstance(item, UserMessage | AssistantMessage):

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ctxlab.exceptions import MessageFormatError
 from ctxlab.util._checks import shown
 
 __all__ = ["MAX_TOKENS", "ProviderUsage", "count_or_none", "token_count"]
@@ -26,9 +27,9 @@ def token_count(value: Any, field: str) -> int:
     """A token count as recorded by a provider or an exporter, as an ``int``.
 
     Missing (None) is 0; a whole float (``12.0``) or a string of digits is read as the number.
-    Raises `ValueError` naming ``field`` for anything else — a negative count, infinity, NaN,
-    a fraction, a bool, a count above `MAX_TOKENS` — because a bill computed from it would be
-    wrong silently.
+    Raises `MessageFormatError` (a `ValueError`) naming ``field`` for anything else — a
+    negative count, infinity, NaN, a fraction, a bool, a count above `MAX_TOKENS` — because a
+    bill computed from it would be wrong silently.
     """
     if value is None:
         return 0
@@ -44,7 +45,7 @@ def token_count(value: Any, field: str) -> int:
         f"usage field {field!r} is {shown(value)}: a token count is a whole number from 0 to "
         f"{MAX_TOKENS:,}"
     )
-    raise ValueError(msg)
+    raise MessageFormatError(msg)
 
 
 def count_or_none(value: Any) -> int | None:

@@ -34,7 +34,16 @@ from ctxlab.models._anthropic_edits import (
 )
 from ctxlab.models._anthropic_format import messages_from_anthropic, request_to_anthropic
 from ctxlab.models._anthropic_limits import CONTEXT_WINDOWS, context_window_of, needs_streaming
-from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text
+from ctxlab.models._base import (
+    Model,
+    ModelResponse,
+    Purpose,
+    TextCallback,
+    checked_call,
+    checked_client,
+    emit_text,
+    sdk_client,
+)
 
 __all__ = ["CONTEXT_WINDOWS", "AnthropicModel"]
 
@@ -103,10 +112,10 @@ class AnthropicModel(Model):
                     "(or use DemoModel, which runs offline)"
                 )
                 raise UsageError(msg)
-            client = anthropic.AsyncAnthropic(
-                api_key=key, base_url=base_url, max_retries=max_retries
+            client = sdk_client(
+                anthropic.AsyncAnthropic, api_key=key, base_url=base_url, max_retries=max_retries
             )
-        self.client = client
+        self.client = checked_client(client, "messages", "anthropic.AsyncAnthropic()")
         self._sdk_error: type[Exception] = anthropic.AnthropicError
         """The SDK's errors: translated to ctxlab's; anything else propagates as it is."""
         self.name = model
@@ -164,6 +173,7 @@ class AnthropicModel(Model):
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request`` (cache marks included)."""
+        checked_call(request, None)
         body = request_to_anthropic(request)
         payload: dict[str, Any] = {
             "model": self.name,
@@ -211,6 +221,7 @@ class AnthropicModel(Model):
         purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
+        checked_call(request, on_text)
         payload = self.payload(request)
         streaming = self.stream or needs_streaming(self.name, self.max_tokens)
         try:

@@ -31,6 +31,7 @@ from ctxlab.messages import (
     parse_messages,
 )
 from ctxlab.messages._request import WIRE_FORMATS, ModelRequest, ToolSchema
+from ctxlab.util._checks import sequence_of, shown
 
 __all__ = [
     "messages_from_anthropic",
@@ -59,8 +60,11 @@ def messages_to_anthropic(
     messages: Iterable[UserMessage | AssistantMessage],
 ) -> list[dict[str, Any]]:
     """Messages as the ``messages`` list of an Anthropic request."""
+    checked = sequence_of(
+        messages, (UserMessage, AssistantMessage), "messages", "a list of messages"
+    )
     return [
-        {"role": m.role, "content": [to_anthropic_block(b) for b in m.content]} for m in messages
+        {"role": m.role, "content": [to_anthropic_block(b) for b in m.content]} for m in checked
     ]
 
 
@@ -115,6 +119,9 @@ def messages_from_anthropic(
     messages: Iterable[Mapping[str, Any]],
 ) -> list[UserMessage | AssistantMessage]:
     """Read an Anthropic ``messages`` list. Raises `MessageFormatError` naming what is wrong."""
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+        msg = f"an Anthropic messages list is a list of dicts with role/content, got {shown(messages)}"
+        raise MessageFormatError(msg)
     converted: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):

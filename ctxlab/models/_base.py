@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.config._sections import ProviderEdits
-from ctxlab.exceptions import UsageError
+from ctxlab.exceptions import MalformedReply, UsageError
 from ctxlab.manifest import Purpose, Transform
 from ctxlab.messages import (
     AssistantMessage,
@@ -28,6 +28,7 @@ from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.pipeline._summary import summary_instruction
 from ctxlab.tokens import TokenCounter, default_counter
+from ctxlab.util._checks import shown
 
 __all__ = [
     "Model",
@@ -138,6 +139,39 @@ class Model(ABC):
         response = await self.request(request, purpose="summary")
         text = "".join(b.text for b in response.message.content if isinstance(b, TextBlock))
         return parse_summary_json(text)
+
+
+def sdk_client(make: Any, **arguments: Any) -> Any:
+    """A provider SDK's client made from ``arguments``; what it refuses (a ``base_url`` no
+    HTTP client parses, a ``max_retries`` of text) is a `UsageError` naming the SDK's reason."""
+    try:
+        return make(**arguments)
+    except Exception as exc:  # the SDK's own checks: httpx's InvalidURL, a TypeError, ...
+        msg = (
+            f"the {make.__name__} client cannot be made from these arguments (check base_url and "
+            f"max_retries): {type(exc).__name__}: {exc}"
+        )
+        raise UsageError(msg) from exc
+
+
+def checked_client(client: object, endpoint: str, example: str) -> Any:
+    """``client`` when it has the provider SDK's ``endpoint`` (``messages``, ``chat``): a client
+    given in its place (a number, a dict) fails at once, not at the first request."""
+    if client is None or isinstance(client, type) or not hasattr(client, endpoint):
+        msg = f"client must be the provider SDK's client ({example}), got {shown(client)}"
+        raise UsageError(msg)
+    return client
+
+
+def checked_call(request: object, on_text: object) -> None:
+    """What every model's `Model.request` takes, checked before the model is asked: a
+    `ModelRequest` (`ctxlab.prepare` makes one) and an ``on_text`` that can be called."""
+    if isinstance(request, type) or not isinstance(request, ModelRequest):
+        msg = f"a model answers a ModelRequest (ctxlab.prepare(...).request), got {shown(request)}"
+        raise UsageError(msg)
+    if on_text is not None and not callable(on_text):
+        msg = f"on_text must be a function taking each text as it streams, got {shown(on_text)}"
+        raise UsageError(msg)
 
 
 def emit_text(message: AssistantMessage, on_text: TextCallback | None) -> None:
@@ -266,7 +300,11 @@ def transcript_text(messages: Sequence[UserMessage | AssistantMessage]) -> str:
 
 
 def parse_summary_json(text: str) -> dict[str, Any]:
-    """The first JSON object in ``text``; `ValueError` saying what was found otherwise."""
+    """The first JSON object in ``text``; `MalformedReply` saying what was found otherwise (the
+    summarizer retries, then falls back, as for any failed summary call)."""
+    if not isinstance(text, str):
+        msg = f"a summary answer is text, got {shown(text)}"
+        raise UsageError(msg)
     decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
@@ -280,4 +318,4 @@ def parse_summary_json(text: str) -> dict[str, Any]:
         start = text.find("{", start + 1)
     preview = text[:200].replace("\n", " ")
     msg = f"the summary answer holds no JSON object: {preview!r}"
-    raise ValueError(msg)
+    raise MalformedReply(msg)

@@ -28,7 +28,14 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, local_response
+from ctxlab.models._base import (
+    Model,
+    ModelResponse,
+    Purpose,
+    TextCallback,
+    checked_call,
+    local_response,
+)
 from ctxlab.models._demo_reading import file_named, run_verdict
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import ApproximateCounter
@@ -115,6 +122,7 @@ class DemoModel(Model):
         purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
+        checked_call(request, on_text)
         if self.delay:
             await asyncio.sleep(self.delay)
         prompt = _latest_prompt(request)

@@ -7,18 +7,29 @@ import itertools
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from ctxlab.exceptions import UsageError
 from ctxlab.messages import AssistantMessage, HintBlock, ProviderUsage, TextBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text
+from ctxlab.models._base import (
+    Model,
+    ModelResponse,
+    Purpose,
+    TextCallback,
+    checked_call,
+    emit_text,
+)
 from ctxlab.pipeline import Summarizer, SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCounter
+from ctxlab.util._checks import shown
 
 __all__ = ["FunctionModel", "RequestInfo", "ScriptedModel", "tool_call"]
 
 _ids = itertools.count(1)
+T = TypeVar("T")
 
 
 def tool_call(
@@ -27,7 +38,23 @@ def tool_call(
     """A `ToolUseBlock` for scripts: ``tool_call("read_file", {"path": "a.py"})``."""
     # Unique across processes too: a resumed session must never see an id twice.
     call_id = id or f"call_{next(_ids):04d}_{uuid.uuid4().hex[:8]}"
-    return ToolUseBlock(id=call_id, name=name, input=dict(input or {}))
+    if input is not None and not isinstance(input, Mapping):
+        msg = f"a tool call's input maps argument names to values, got {shown(input)}"
+        raise UsageError(msg)
+    try:
+        return ToolUseBlock(id=call_id, name=name, input=dict(input or {}))
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        msg = f"tool_call cannot make a call of {first['loc'][0]}={shown(first['input'])}: {first['msg']}"
+        raise UsageError(msg) from exc
+
+
+def _script(items: Iterable[T], name: str) -> Iterable[T]:
+    # A script is a list of what to answer, in order; one reply alone is not a list of them.
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        msg = f"{name} must be a list, one item per request in order, got {shown(items)}"
+        raise UsageError(msg)
+    return items
 
 
 @dataclass(frozen=True)
@@ -112,6 +139,7 @@ class FunctionModel(Model):
         purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
+        checked_call(request, on_text)
         self.requests.append(request)
         reply = self.fn(request, RequestInfo(purpose, len(self.requests) - 1))
         if inspect.isawaitable(reply):
@@ -145,8 +173,8 @@ class ScriptedModel(Model):
         context_window: int = 200_000,
         counter: TokenCounter | None = None,
     ) -> None:
-        self.replies = list(replies)
-        self.summaries = None if summaries is None else list(summaries)
+        self.replies = list(_script(replies, "replies"))
+        self.summaries = None if summaries is None else list(_script(summaries, "summaries"))
         self.name = name
         self.context_window = context_window
         self._counter = counter
@@ -178,6 +206,7 @@ class ScriptedModel(Model):
         purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
+        checked_call(request, on_text)
         self.requests.append(request)
         if not self.replies:
             msg = (

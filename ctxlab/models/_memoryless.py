@@ -48,6 +48,7 @@ from ctxlab.models._base import (
     ModelResponse,
     Purpose,
     TextCallback,
+    checked_call,
     emit_text,
     local_response,
 )
@@ -126,6 +127,7 @@ class MemorylessModel(Model):
         purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
+        checked_call(request, on_text)
         message = AssistantMessage(content=tuple(decide(request)))
         emit_text(message, on_text)
         return local_response(request, message, self._usage_counter, self.name)

@@ -26,7 +26,16 @@ from ctxlab.exceptions import (
 )
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, emit_text
+from ctxlab.models._base import (
+    Model,
+    ModelResponse,
+    Purpose,
+    TextCallback,
+    checked_call,
+    checked_client,
+    emit_text,
+    sdk_client,
+)
 from ctxlab.models._openai_format import assistant_from_openai, request_to_openai
 
 __all__ = ["OpenAIModel"]
@@ -73,8 +82,10 @@ class OpenAIModel(Model):
             if not key:
                 msg = "OpenAIModel needs an API key: set OPENAI_API_KEY or pass api_key=..."
                 raise UsageError(msg)
-            client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=max_retries)
-        self.client = client
+            client = sdk_client(
+                openai.AsyncOpenAI, api_key=key, base_url=base_url, max_retries=max_retries
+            )
+        self.client = checked_client(client, "chat", "openai.AsyncOpenAI()")
         self._sdk_error: type[Exception] = openai.OpenAIError
         """The SDK's errors: translated to ctxlab's; anything else propagates as it is."""
         self.name = model
@@ -85,6 +96,7 @@ class OpenAIModel(Model):
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``request``."""
+        checked_call(request, None)
         payload = {"model": self.name, **request_to_openai(request), **self.parameters}
         if self.max_output_tokens is not None:
             payload["max_tokens"] = self.max_output_tokens
@@ -97,6 +109,7 @@ class OpenAIModel(Model):
         purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
+        checked_call(request, on_text)
         payload = self.payload(request)
         try:
             if self.stream:

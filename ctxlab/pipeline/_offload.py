@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ctxlab.exceptions import OffloadError, WriteError
+from ctxlab.exceptions import OffloadError, UsageError, WriteError
+from ctxlab.util._checks import shown
 from ctxlab.util._files import write_atomic
 from ctxlab.util._path_args import path_argument
 from ctxlab.util._paths import resolved_within
@@ -56,7 +57,16 @@ class WorkspaceOffloader:
         self.root = path_argument(root, "the offload root", what="a folder").resolve()
 
     def resolve(self, relative_path: str) -> Path:
-        """The absolute path for ``relative_path``; `OffloadError` if it leaves the workspace."""
+        """The absolute path for ``relative_path``; `OffloadError` if it leaves the workspace, or
+        is no path a file system takes (a NUL, a lone surrogate — a hostile file's tool id may
+        hold one — a name too long): the pipeline then keeps the content in the context."""
+        if not isinstance(relative_path, str):
+            msg = f"an offload path is text, got {shown(relative_path)}"
+            raise UsageError(msg)
+        try:
+            path_argument(str(self.root / relative_path), "the offload path")
+        except UsageError as exc:
+            raise OffloadError(f"{exc}: nothing was written") from exc
         if os.path.isabs(relative_path):
             msg = f"offload path {relative_path!r} is absolute; give a path inside the workspace"
             raise OffloadError(msg)
@@ -72,6 +82,9 @@ class WorkspaceOffloader:
     def write(self, relative_path: str, data: bytes) -> str:
         """Write atomically; return the absolute path. A file already there is never replaced
         by other content: the same content is reused, other content gets a numbered name."""
+        if not isinstance(data, bytes | bytearray):
+            msg = f"offloaded content is bytes, got {shown(data)}"
+            raise UsageError(msg)
         target = self.resolve(relative_path)
         stem, suffix = os.path.splitext(relative_path)
         for number in range(1, 1000):

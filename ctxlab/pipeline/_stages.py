@@ -7,6 +7,7 @@ Stages 2–3 (images, tool results) live in ``_scan.py``, stage 5 (conversation 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.messages._request import ToolSchema
 from ctxlab.pipeline._budget import SelectionPolicy, omit_for_budget
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
+from ctxlab.util._checks import whole_number
 
 __all__ = [
     "Budgeted",
@@ -198,6 +200,11 @@ def budget_materials(
 
 def usage_notice(total: int, context_size: int, trigger: int, tool_enabled: bool) -> str:
     """The runtime note telling the agent how full its context is."""
+    # Any size a sum of counts reaches (many bills of up to MAX_TOKENS), not a number whose
+    # digits no message can print, nor a window of 0 to divide by.
+    whole_number(total, "total", high=sys.maxsize)
+    whole_number(context_size, "context_size", low=1, high=sys.maxsize)
+    whole_number(trigger, "trigger", high=sys.maxsize)
     note = (
         f"Context usage: {total} of {context_size} tokens ({100 * total / context_size:.0f}%). "
         f"The conversation is compacted automatically above {trigger} tokens."

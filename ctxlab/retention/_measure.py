@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ctxlab.exceptions import UsageError
 from ctxlab.messages import (
     AssistantMessage,
     HintBlock,
@@ -23,6 +24,7 @@ from ctxlab.messages import (
 )
 from ctxlab.retention._extract import _SPLIT, CATEGORIES, TARGETS, Inventory, collapse, inventory
 from ctxlab.retention._users import UserLines
+from ctxlab.util._checks import instance_of, sequence_of, shown
 from ctxlab.util._memo import Memo
 from ctxlab.util._views import Later
 
@@ -213,8 +215,22 @@ def measure_retention(
     user lines are targets (default ``span``; pass every message before the tail to hold the
     task and instructions at every compaction); ``reader`` a `UserLines` kept across the
     compactions of one session (it reads each message once)."""
+    span, tail = _messages(span, "span"), _messages(tail, "tail")
+    users = None if users is None else _messages(users, "users")
+    for text, name in ((summary, "summary"), (pinned, "pinned")):
+        if not isinstance(text, str):
+            msg = f"{name} must be the text kept of the span, got {shown(text)}"
+            raise UsageError(msg)
+    if reader is not None:
+        instance_of(reader, UserLines, "reader", "a UserLines kept across a session, or None")
     found = inventory(span, users=users, reader=reader)
     return _measure(found, collapse(summary), collapse(pinned), tail)
+
+
+def _messages(value: object, name: str) -> tuple[Message, ...]:
+    return sequence_of(
+        value, (UserMessage, AssistantMessage), name, "a list of UserMessage and AssistantMessage"
+    )
 
 
 def _words(text: str) -> set[str]:

@@ -9,9 +9,12 @@ c compactions would read n·c messages: `UserLines` reads each message of a grow
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 
+from ctxlab.exceptions import UsageError
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
+from ctxlab.util._checks import shown, whole_number
 from ctxlab.util._memo import Memo
 from ctxlab.util._tags import PairedTags
 
@@ -67,7 +70,10 @@ class UserLines:
 
     def upto(self, messages: Sequence[Message], end: int) -> tuple[list[str], list[str]]:
         """The ``task`` and ``instructions`` lines of ``messages[:end]``, in order."""
-        end = min(end, len(messages))
+        if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+            msg = f"messages must be a list of messages, got {shown(messages)}"
+            raise UsageError(msg)
+        end = min(whole_number(end, "end", high=sys.maxsize), len(messages))
         done = len(self._read)
         if done and (end < done or tuple(messages[:done]) != self._read):
             self._reset()

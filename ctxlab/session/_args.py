@@ -11,6 +11,7 @@ from typing import Any
 from ctxlab.exceptions import UsageError
 from ctxlab.session._records import SessionKey
 from ctxlab.util._checks import shown
+from ctxlab.util._checks import text_argument as checked_text
 
 __all__ = ["checked_count", "checked_key", "checked_text", "checked_texts"]
 
@@ -29,20 +30,6 @@ def checked_key(key: Any) -> SessionKey:
     for name, value in zip(("agent_id", "user_id", "session_id"), key.params(), strict=True):
         checked_text(value, f"key.{name}")
     return key
-
-
-def checked_text(value: Any, name: str, *, optional: bool = False) -> None:
-    """`UsageError` unless ``value`` is text SQLite can store (or None, when ``optional``)."""
-    if value is None and optional:
-        return
-    if not isinstance(value, str):
-        msg = f"{name} must be text{' or None' if optional else ''}, got {shown(value)}"
-        raise UsageError(msg)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        msg = f"{name} {shown(value)} holds a lone surrogate, which no text SQLite stores can"
-        raise UsageError(msg) from None
 
 
 def checked_texts(values: Any, name: str) -> tuple[str, ...]:

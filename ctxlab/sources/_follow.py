@@ -18,18 +18,18 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import math
 import os
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from ctxlab.config._config import ContextConfig
-from ctxlab.exceptions import MessageFormatError, UsageError
+from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._claude_code import from_claude_code
 from ctxlab.io._compactions import place_compactions
 from ctxlab.messages import AssistantMessage
 from ctxlab.sources._observed import ObservedSession
 from ctxlab.tokens import TokenCounter
+from ctxlab.util._checks import seconds
+from ctxlab.util._path_args import path_argument
 
 __all__ = ["FollowedSession", "follow"]
 
@@ -49,7 +49,7 @@ class FollowedSession(ObservedSession):
         counter: TokenCounter | None = None,
         sidechains: bool = False,
     ) -> None:
-        self.path = Path(path)
+        self.path = path_argument(path, "path", what="a session file")
         super().__init__(
             context_window=context_window,
             mode="observe",
@@ -192,15 +192,7 @@ class FollowedSession(ObservedSession):
 def poll_interval(value: Any) -> float:
     """``value`` as seconds between polls: a finite number above 0 (NaN would poll never,
     infinity once, 0 or less without pause)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        msg = f"interval must be a positive, finite number of seconds (e.g. 0.5), got {value!r}"
-        raise UsageError(msg)
-    return float(value)
+    return seconds(value, "interval")
 
 
 async def follow(

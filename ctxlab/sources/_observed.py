@@ -35,6 +35,9 @@ from ctxlab.pipeline import PreparationMemo, Summarizer, extractive_summarizer, 
 from ctxlab.retention import UserLines, compaction_retention
 from ctxlab.sources._base import ModelInfo, StepSource
 from ctxlab.tokens import TokenCounter
+from ctxlab.util._checks import sequence_of, shown
+
+_EXAMPLE = "a list of UserMessage and AssistantMessage (the framework's history, read)"
 
 __all__ = ["ObservedSession"]
 
@@ -130,6 +133,10 @@ class ObservedSession(StepSource):
         ``"observe"`` mode no failure of ctxlab's reaches the framework: it is recorded (an
         ``error`` event, the failed manifest, `last_error`) and ``messages`` go out unchanged.
         """
+        # What is no list of messages cannot go out unchanged either: refused in either mode.
+        messages = list(
+            sequence_of(messages, (UserMessage, AssistantMessage), "messages", _EXAMPLE)
+        )
         try:
             return await self._prepare_step(messages, system, tools, usage)
         except Exception as exc:
@@ -162,6 +169,14 @@ class ObservedSession(StepSource):
         tools: Sequence[ToolSchema],
         usage: Mapping[int, ProviderUsage] | None,
     ) -> list[Message]:
+        # The adapter's arguments, checked first (observing, a failure is recorded as any).
+        tools = sequence_of(tools, ToolSchema, "tools", "a list of ToolSchema")
+        if not isinstance(system, str):
+            msg = f"system must be the System prompt's text, got {shown(system)}"
+            raise UsageError(msg)
+        if usage is not None and not isinstance(usage, Mapping):
+            msg = f"usage must map a reply's index to its ProviderUsage, got {shown(usage)}"
+            raise UsageError(msg)
         new = self._new_messages(messages)
         if new is None:
             self.resyncs += 1

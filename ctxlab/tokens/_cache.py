@@ -128,6 +128,21 @@ def block_parts(block: Any) -> tuple[int, tuple[str, ...]]:
     raise TypeError(msg)
 
 
+_A_MESSAGE = "a message (UserMessage or AssistantMessage)"
+
+
+def _not_counted(value: object, what: str) -> UsageError:
+    return UsageError(f"a token count is of {what}, got {shown(value)}")
+
+
+def _iterable(messages: object) -> Iterable[Any]:
+    # Messages to count: any iterable of them, but text (its characters are no messages).
+    if isinstance(messages, str | bytes | dict) or not isinstance(messages, Iterable):
+        msg = f"messages to count must be a list of messages, got {shown(messages)}"
+        raise UsageError(msg)
+    return messages
+
+
 def checked_counter(counter: object, name: str = "counter") -> None:
     """Refuse, with a `UsageError` naming ``name``, what is not a `TokenCounter` (a text, a
     number, a class instead of an instance): the entry point would fail later, deep inside, on
@@ -190,17 +205,22 @@ class TokenCache:
 
     def text(self, text: str) -> int:
         """Tokens of a standalone text (system parts, materials, schemas), cached by value."""
-        cached = self._texts.get(text)
+        cached = self._texts.get(text) if isinstance(text, str) else None
         if cached is not None:
             self.hits += 1
             return cached
+        if not isinstance(text, str):
+            msg = f"only text has tokens to count, got {shown(text)}"
+            raise UsageError(msg)
         tokens = self.counter.count_text(text)
         self._remember(self._texts, text, tokens)
         return tokens
 
     def block(self, block: Any) -> int:
         """Tokens of one content block."""
-        key: str = block.content_hash
+        key = getattr(block, "content_hash", None)
+        if not isinstance(key, str):  # (a class's is its property, not a hash)
+            raise _not_counted(block, "a content block (TextBlock, ToolUseBlock, ...)")
         cached = self._blocks.get(key)
         if cached is not None:
             self.hits += 1
@@ -212,7 +232,9 @@ class TokenCache:
 
     def message(self, message: UserMessage | AssistantMessage) -> int:
         """Tokens of a whole message, framing included."""
-        key = message.content_hash
+        key = getattr(message, "content_hash", None)
+        if not isinstance(key, str):  # (a class's is its property, not a hash)
+            raise _not_counted(message, _A_MESSAGE)
         cached = self._messages.get(key)
         if cached is not None:
             self.hits += 1
@@ -227,8 +249,11 @@ class TokenCache:
         # several times): the same counts and hits, without a call per message.
         table = self._messages
         total = hits = 0
-        for message in messages:
-            cached = table.get(message.content_hash)
+        for message in _iterable(messages):
+            try:
+                cached = table.get(message.content_hash)
+            except AttributeError:
+                raise _not_counted(message, _A_MESSAGE) from None
             if cached is None:
                 total += self.message(message)
             else:
@@ -247,7 +272,11 @@ class TokenCache:
         ``count_many`` when it has one; the store's counts first when there is one), so that
         the steps that follow find them counted. Returns how many blocks were tokenized."""
         pending: dict[str, tuple[int, tuple[str, ...]]] = {}  # block hash -> its parts
-        fresh = [m for m in messages if m.content_hash not in self._messages]
+        given = tuple(_iterable(messages))
+        for message in given:
+            if not isinstance(message, UserMessage | AssistantMessage):
+                raise _not_counted(message, _A_MESSAGE)
+        fresh = [m for m in given if m.content_hash not in self._messages]
         for message in fresh:
             for block in message.content:
                 key = block.content_hash

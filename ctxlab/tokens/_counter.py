@@ -51,6 +51,17 @@ than 4 tokens a character. Below it a count would pass what any text can have (`
 3e300 tokens of three characters, past `ctxlab.messages.MAX_TOKENS`)."""
 
 
+def not_text(value: object) -> UsageError:
+    """The error of a counter given something other than text to count."""
+    return UsageError(f"a token counter counts text, got {shown(value)}")
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (which no UTF-8 holds) as U+FFFD: what tiktoken's own
+    ``encode`` counts in its place."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class ApproximateCounter:
     """Estimates tokens as characters divided by ``chars_per_token`` (4 by default), rounded up.
 
@@ -88,6 +99,8 @@ class ApproximateCounter:
 
     def count_text(self, text: str) -> int:
         """``ceil(len(text) / chars_per_token)``."""
+        if not isinstance(text, str):
+            raise not_text(text)
         return math.ceil(len(text) / self.chars_per_token)
 
     def count(self, text: str) -> TokenCount:

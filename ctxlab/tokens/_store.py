@@ -20,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxlab.exceptions import CountStoreError, CountStoreLocked
+from ctxlab.exceptions import CountStoreError, CountStoreLocked, UsageError
 from ctxlab.messages import MAX_TOKENS
+from ctxlab.util._checks import seconds, sequence_of, shown, text_argument
+from ctxlab.util._path_args import path_argument
 from ctxlab.util._room import no_room
 
 __all__ = ["CountStore"]
@@ -60,8 +62,8 @@ class CountStore:
     """
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
-        self.path = Path(path)
-        self.timeout = timeout
+        self.path = path_argument(path, "the count store's path", what="a database file")
+        self.timeout = seconds(timeout, "timeout", "e.g. 30")
         self.read_only = False
         """Whether the file could only be opened for reading (counts are read, not written)."""
         self._empty = False  # a read-only file without the table: nothing to read
@@ -175,6 +177,8 @@ class CountStore:
 
     def get_many(self, namespace: str, blocks: Sequence[str]) -> dict[str, int]:
         """The stored counts of ``blocks`` (those not stored are absent)."""
+        text_argument(namespace, "namespace")
+        blocks = sequence_of(blocks, str, "blocks", "a list of block hashes (text)")
         found: dict[str, int] = {}
         if self._empty:
             return found
@@ -205,6 +209,10 @@ class CountStore:
 
     def put_many(self, namespace: str, counts: Mapping[str, int]) -> None:
         """Store ``counts`` (block hash → tokens). A read-only store raises `CountStoreError`."""
+        text_argument(namespace, "namespace")
+        if not isinstance(counts, Mapping):
+            msg = f"counts must map block hashes to tokens, got {shown(counts)}"
+            raise UsageError(msg)
         with self._lock:
             if self.read_only:
                 msg = f"the count store {self.path} is read-only: new counts are not kept"

@@ -18,7 +18,8 @@ from typing import Any
 import tiktoken
 
 from ctxlab.exceptions import TokenizerDataError, UsageError
-from ctxlab.tokens._counter import TokenCount
+from ctxlab.tokens._counter import TokenCount, not_text
+from ctxlab.util._checks import sequence_of
 
 __all__ = ["ENCODINGS", "TiktokenCounter", "load_encoding"]
 
@@ -137,12 +138,15 @@ class TiktokenCounter:
 
     def count_text(self, text: str) -> int:
         """The number of BPE tokens of ``text`` (special-token text counts as plain text)."""
+        if not isinstance(text, str):
+            raise not_text(text)
         if not text:
             return 0
         return len(self._encoding.encode_ordinary(text))
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Counts of several texts, tokenized on two threads (the encoder releases the GIL)."""
+        texts = list(sequence_of(texts, str, "texts", "a list of texts"))
         encoded = self._encoding.encode_ordinary_batch(texts, num_threads=2)
         return [len(tokens) for tokens in encoded]
 

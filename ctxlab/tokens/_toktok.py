@@ -14,8 +14,9 @@ import threading
 from typing import Any
 
 from ctxlab.exceptions import UsageError
-from ctxlab.tokens._counter import TokenCounter
+from ctxlab.tokens._counter import TokenCounter, encodable, not_text
 from ctxlab.tokens._tiktoken import ENCODINGS, TiktokenCounter
+from ctxlab.util._checks import sequence_of
 
 __all__ = [
     "BATCH_THREADS_FROM",
@@ -93,14 +94,26 @@ class ToktokCounter(TiktokenCounter):
         return f"toktok:{self.encoding_name}"
 
     def count_text(self, text: str) -> int:
-        """The number of BPE tokens of ``text`` (special-token text counts as plain text)."""
-        return int(self._tokenizer.count(text)) if text else 0
+        """The number of BPE tokens of ``text`` (special-token text counts as plain text; a
+        lone surrogate as tiktoken counts it: as U+FFFD)."""
+        if not isinstance(text, str):
+            raise not_text(text)
+        if not text:
+            return 0
+        try:
+            return int(self._tokenizer.count(text))
+        except UnicodeEncodeError:  # a lone surrogate (a file may hold one): no UTF-8 for it
+            return int(self._tokenizer.count(encodable(text)))
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Counts of several texts: in one call on two threads for a large batch, text by text
         for a small one (see `BATCH_THREADS_FROM`)."""
+        texts = list(sequence_of(texts, str, "texts", "a list of texts"))
         if sum(map(len, texts)) >= BATCH_THREADS_FROM:
-            return list(self._tokenizer.count_batch(texts, 2, False))
+            try:
+                return list(self._tokenizer.count_batch(texts, 2, False))
+            except UnicodeEncodeError:  # one holds a lone surrogate: each counted alone
+                pass
         return list(map(self.count_text, texts))
 
 

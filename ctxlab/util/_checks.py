@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -15,8 +16,10 @@ __all__ = [
     "finite",
     "instance_of",
     "price_number",
+    "seconds",
     "sequence_of",
     "shown",
+    "text_argument",
     "whole_number",
     "windows_of",
 ]
@@ -52,15 +55,42 @@ def context_window(value: Any, name: str = "context_window") -> int:
 
 
 def whole_number(value: Any, name: str, *, low: int = 0, high: int = MAX_WINDOW) -> int:
-    """``value`` as a whole number from ``low`` to ``high`` (a whole float is taken; a bool,
-    NaN, text or a number out of range is a `UsageError` naming ``name``)."""
+    """``value`` as a whole number from ``low`` to ``high`` (a whole float is taken, and numpy's
+    integers; a bool, NaN, text or a number out of range is a `UsageError` naming ``name``)."""
     given = value
     if isinstance(value, float) and finite(value) and value.is_integer():
         value = int(value)
+    elif not isinstance(value, bool | int) and hasattr(value, "__index__"):
+        value = operator.index(value)  # numpy's int64, read from a frame
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         msg = f"{name} must be a whole number from {low:,} to {high:,}, got {shown(given)}"
         raise UsageError(msg)
     return value
+
+
+def text_argument(value: Any, name: str, *, optional: bool = False) -> None:
+    """`UsageError` unless ``value`` is text that can be written as UTF-8 — a file, SQLite —
+    (or None, when ``optional``): no lone surrogate."""
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        msg = f"{name} must be text{' or None' if optional else ''}, got {shown(value)}"
+        raise UsageError(msg)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        msg = f"{name} {shown(value)} holds a lone surrogate, which no UTF-8 text can hold"
+        raise UsageError(msg) from None
+
+
+def seconds(value: Any, name: str, example: str = "e.g. 0.5") -> float:
+    """``value`` as a duration: a finite number of seconds above 0 (NaN would wait never,
+    infinity forever, 0 or less not at all)."""
+    number = not isinstance(value, bool) and isinstance(value, int | float)
+    if not (number and finite(value) and value > 0):
+        msg = f"{name} must be a positive, finite number of seconds ({example}), got {shown(value)}"
+        raise UsageError(msg)
+    return float(value)
 
 
 def instance_of(value: Any, kind: type | tuple[type, ...], name: str, example: str) -> None:

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
-from ctxlab.config._config import ContextConfig
+from ctxlab.config._config import ContextConfig, named_configs
+from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,6 +27,7 @@ def pareto_front(
 ) -> list[str]:
     """The index labels no other point beats on both (cheaper and at least as retentive, or
     as cheap and more retentive), cheapest first."""
+    _frame(points, (cost, retention), "pareto_front")
     ordered = points.sort_values([cost, retention], ascending=[True, False])
     front: list[str] = []
     best = float("-inf")
@@ -33,6 +36,24 @@ def pareto_front(
             front.append(str(label))
             best = row[retention]
     return front
+
+
+_SWEPT = ("config", "session", "window", "error", "cost_vs_baseline", "retention")
+"""The columns of a sweep's frame the charts read."""
+
+
+def _frame(frame: object, columns: tuple[Any, ...], chart: str) -> None:
+    # A chart reads a frame's columns: anything else, or a frame without them, said by name.
+    if isinstance(frame, type) or not hasattr(frame, "columns"):
+        msg = f"{chart} draws a pandas DataFrame (ctxlab.sweep's frame), got {shown(frame)}"
+        raise UsageError(msg)
+    missing = [c for c in columns if not isinstance(c, str) or c not in frame.columns]
+    if missing:
+        msg = (
+            f"{chart}: the frame has no column {', '.join(map(shown, missing))} (its columns: "
+            f"{', '.join(map(str, list(frame.columns)[:12]))})"
+        )
+        raise UsageError(msg)
 
 
 def _summary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -61,6 +82,9 @@ def pareto_chart(
     against retention, one point per config and window,
     averaged over sessions; the Pareto front joined by a line; hover names the config (and its
     main settings when ``configs`` is given)."""
+    _frame(frame, _SWEPT, "pareto_chart")
+    if configs is not None:
+        configs = named_configs(configs)
     summary = _summary(frame)
     figure = go.Figure()
     for window in summary.index.get_level_values("window").unique():
@@ -133,7 +157,15 @@ def sweep_heatmap(
 ) -> go.Figure:
     """``value`` for every config (rows) × session (columns) at one window (the first when
     omitted)."""
-    chosen = window if window is not None else int(frame["window"].iloc[0])
+    _frame(frame, ("config", "session", "window", value), "sweep_heatmap")
+    windows = [int(w) for w in frame["window"].dropna().unique()]
+    if window is not None and (isinstance(window, bool) or window not in windows):
+        msg = f"the sweep has no window {shown(window)}; its windows: {windows}"
+        raise UsageError(msg)
+    if not windows:
+        msg = "sweep_heatmap: the frame has no row to draw"
+        raise UsageError(msg)
+    chosen = window if window is not None else windows[0]
     part = frame[frame["window"] == chosen]
     table = part.pivot_table(index="config", columns="session", values=value, sort=False)
     figure = go.Figure(

@@ -22,6 +22,7 @@ from ctxlab.manifest import ContextManifest
 from ctxlab.manifest._html import manifest_html
 from ctxlab.messages._request import ModelRequest
 from ctxlab.tokens import TokenCache, default_counter
+from ctxlab.util._checks import instance_of, sequence_of
 from ctxlab.util._files import write_atomic
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
 from ctxlab.widgets._plot import LivePlot
@@ -52,8 +53,11 @@ class ForkLab:
     def __init__(
         self, outcomes: Outcomes, *, original: Sequence[ContextManifest] | None = None
     ) -> None:
+        instance_of(outcomes, Outcomes, "outcomes", "the Outcomes of ctxlab.fork.run_forward")
+        manifests = () if original is None else original
+        manifests = sequence_of(manifests, ContextManifest, "original", "a list of manifests")
         self.outcomes = outcomes
-        self.original = [m for m in original or () if m.purpose in _REASONING]
+        self.original = [m for m in manifests if m.purpose in _REASONING]
         self.plot = LivePlot(
             go.Figure(
                 layout={

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import ipywidgets as w
 
+from ctxlab.agent import Agent
 from ctxlab.analysis._calibration import Calibration
 from ctxlab.analysis._price import Price, checked_price
 from ctxlab.config._config import ContextConfig
@@ -26,8 +27,10 @@ from ctxlab.io._source import SessionSource, transcript_of
 from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
+from ctxlab.sources._base import StepSource
 from ctxlab.sources._replay import ReplaySession, View
 from ctxlab.tokens import TokenCounter
+from ctxlab.util._checks import shown
 from ctxlab.util._files import write_atomic
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._calls import LiveCalls
@@ -39,7 +42,7 @@ from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
 from ctxlab.widgets._recording import RecordingView
 from ctxlab.widgets._static import StaticView
-from ctxlab.widgets._steps import StepLog
+from ctxlab.widgets._steps import StepLog, step_number
 from ctxlab.widgets._table import Opener
 
 if TYPE_CHECKING:
@@ -64,6 +67,12 @@ class Lab:
     """
 
     def __init__(self, agent: Watched, *, follow: bool = True, price: Price | None = None) -> None:
+        if not isinstance(agent, Agent | StepSource):
+            msg = (
+                "a Lab watches an Agent or a source of steps (ObservedSession, ReplaySession; "
+                f"open a recording with await Lab.open(path, ...)), got {shown(agent)}"
+            )
+            raise UsageError(msg)
         self.agent = agent
         self.follow = follow
         self.reading = False  # a recording being read: its panels are drawn when it ends
@@ -269,6 +278,7 @@ class Lab:
 
     def select(self, step: int, *, plot: bool = True) -> None:
         """Show request ``step`` in the plot, the map, the manifest and the context panels."""
+        step = step_number(step)
         if not 0 <= step < len(self.log):
             return
         self.selected = step
@@ -313,6 +323,9 @@ class Lab:
 
         What a click on a map segment or a table row does.
         """
+        if not isinstance(item_id, str):
+            msg = f"item_id is an item's id (text: manifest.items_frame()['id']), got {shown(item_id)}"
+            raise UsageError(msg)
         if not item_id or self.selected is None:
             return
         if item_id == self.manifest.highlight and (not again or self.tabs.selected_index == 1):

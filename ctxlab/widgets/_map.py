@@ -13,6 +13,7 @@ import anywidget
 import traitlets
 
 from ctxlab.manifest import ContextManifest, transform_info
+from ctxlab.util._checks import instance_of
 from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
 
 __all__ = ["ContextMap", "map_items"]
@@ -27,6 +28,7 @@ def _static() -> Path:
 
 def map_items(manifest: ContextManifest) -> list[dict[str, Any]]:
     """The manifest's items as map segments, plus ghosts for what transforms took away."""
+    instance_of(manifest, ContextManifest, "manifest", "a ContextManifest (a step's manifest)")
     items: list[dict[str, Any]] = [
         {
             "id": item.id,

@@ -7,6 +7,7 @@ Columns are kept as growing lists; the DataFrame is built only when asked for.
 from __future__ import annotations
 
 import itertools
+import operator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,15 +36,26 @@ from ctxlab.manifest import (
     step_row,
     usage_columns,
 )
+from ctxlab.messages import MAX_TOKENS
 from ctxlab.messages._request import ModelRequest
 from ctxlab.retention import retention_columns
+from ctxlab.util._checks import instance_of, shown, whole_number
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["STEP_COLUMNS", "CompactionMark", "StepLog"]
+__all__ = ["STEP_COLUMNS", "CompactionMark", "StepLog", "step_number"]
 
 REASONING = ("reasoning", "recovery")
+
+
+def step_number(step: object) -> int:
+    """``step`` as a request's number (any whole number, numpy's too; not a bool, a fraction,
+    text): what a Lab's methods take, said by name otherwise."""
+    if isinstance(step, bool) or not hasattr(step, "__index__"):
+        msg = f"a step is a request's number (0, 1, ... or -1 for the latest), got {shown(step)}"
+        raise UsageError(msg)
+    return operator.index(step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +175,8 @@ class StepLog:
     def calibrate(self, calibration: Calibration | None, *, segmented: bool = False) -> None:
         """Fill the ``calibrated`` column of every row (and of rows to come) from
         ``calibration``."""
+        if calibration is not None:
+            instance_of(calibration, Calibration, "calibration", "a Calibration or None")
         self.calibration, self.segmented = calibration, segmented
         self._forecasts = (
             {int(r["step"]): r["forecast"] for r in calibration.rows}  # type: ignore[call-overload, misc]
@@ -238,11 +252,12 @@ class StepLog:
         """The manifest of request ``step`` (-1: the latest); `UsageError` naming the requests
         there are when there is no such request."""
         count = len(self.rows)
+        step = step_number(step)
         if not -count <= step < count:
             where = (
                 f"requests 0 to {count - 1} (or -1 for the latest)" if count else "no request yet"
             )
-            msg = f"no request {step}: this Lab has {where}"
+            msg = f"no request {shown(step)}: this Lab has {where}"
             raise UsageError(msg)
         return self.manifests[step]
 
@@ -291,7 +306,7 @@ class StepLog:
 
     def recent_compactions(self, requests: int) -> int:
         """Compactions among the latest ``requests`` requests."""
-        first = len(self.rows) - requests
+        first = len(self.rows) - whole_number(requests, "requests", high=MAX_TOKENS)
         return sum(1 for mark in self.compactions if mark.step >= first)
 
     def __len__(self) -> int:

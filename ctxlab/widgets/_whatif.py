@@ -226,7 +226,7 @@ class WhatIfLab:
         its lines and headline figures at once, then its retention and cost when computed
         (returns when all are shown, or when a newer move took over). An invalid combination
         is shown in the status line and changes nothing."""
-        run = self.what.runs[name]
+        run = self.what._run(name)
         try:
             config = ContextConfig.model_validate({**run.config.model_dump(), **fields})
         except ValueError as exc:

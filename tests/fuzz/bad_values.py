@@ -144,28 +144,26 @@ def _own_kind(shape: Shape, bad: Bad) -> bool:
 _NOWHERE = Places(Path("/nowhere"), Path("/nowhere/file"), Path("/nowhere/read-only"))
 
 
+_BY_KIND: dict[str, tuple[Bad, ...]] = {
+    "int": NUMBERS,
+    "float": NUMBERS,
+    "str": TEXTS,
+    "path": PATHS,
+    "literal": CHOICES,
+    "bool": BOOLS,
+    "seq": SEQUENCES,
+    "map": MAPPINGS,
+    "callable": CALLABLES,
+    "class": OBJECTS,
+}
+"""The bad values of each kind a shape may hold."""
+
+
 def _all_bad(shape: Shape) -> list[Bad]:
     kinds = shape.kinds
-    found: list[Bad] = []
-    if kinds & {"int", "float"}:
-        found += NUMBERS
-    if "str" in kinds:
-        found += TEXTS
-    if "path" in kinds:
-        found += PATHS
-    if "literal" in kinds:
-        found += CHOICES
-    if "bool" in kinds:
-        found += BOOLS
-    if "seq" in kinds:
-        found += SEQUENCES
-    if "map" in kinds:
-        found += MAPPINGS
-    if "callable" in kinds:
-        found += CALLABLES
+    found = [bad for kind in sorted(kinds) for bad in _BY_KIND.get(kind, ())]
     if "class" in kinds:
-        found += OBJECTS
-        found += [Bad("the class, not an instance", _class_of(shape.classes[0]))]
+        found.append(Bad("the class, not an instance", _class_of(shape.classes[0])))
     if "any" in kinds or not found:
         found += ANYTHING
     if "none" not in kinds:

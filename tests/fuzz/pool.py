@@ -15,10 +15,17 @@ from typing import Any
 
 from ctxlab import (
     Agent,
+    AnthropicModel,
     ApproximateCounter,
     AssistantMessage,
+    ContextBlock,
     ContextConfig,
+    DemoModel,
+    FunctionModel,
+    HintBlock,
+    ImageBlock,
     ObservedSession,
+    ReplaySession,
     ScriptedModel,
     SessionLog,
     TextBlock,
@@ -33,8 +40,16 @@ from ctxlab import (
 )
 from ctxlab.analysis._sync import run_sync
 from ctxlab.fork import fork, run_forward
-from ctxlab.messages import ProviderUsage
-from ctxlab.models import MemorylessModel
+from ctxlab.messages import (
+    Base64ImageSource,
+    DocumentBlock,
+    ProviderBlock,
+    ProviderUsage,
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    UrlImageSource,
+)
+from ctxlab.models import MemorylessModel, OpenAIModel
 from ctxlab.tokens import CountStore, TokenCache
 from tests.fuzz.bad_values import Places
 from tests.fuzz.signatures import MISSING, Shape
@@ -140,7 +155,8 @@ class Pool:
             transcript, at=1, model=MemorylessModel(), root=self.places.folder / "forks"
         )
         outcomes = await run_forward(branch, prompt="Go on.", max_steps=2)
-        self.harvest(prepared, steps, agent, branch, outcomes, agent.log)
+        self.harvest(prepared, steps, agent, branch, outcomes, agent.log, *_made(transcript))
+        self.harvest(*await _labs(transcript, outcomes))
 
     def harvest(self, *roots: Any) -> None:
         """Record every ctxlab object reachable from ``roots`` (a few levels deep) by type."""
@@ -178,6 +194,8 @@ class Pool:
         for kind, found in self.by_type.items():
             if _is(kind, cls):
                 yield from found
+            elif getattr(cls, "_is_protocol", False):  # (issubclass refuses some protocols)
+                yield from (v for v in found if _instance(v, cls))
 
     def has(self, cls: type) -> bool:
         """Whether an instance of ``cls`` can be had (for its methods to be fuzzed)."""
@@ -225,6 +243,46 @@ class Pool:
         return copy
 
 
+def _instance(value: Any, cls: type) -> bool:
+    try:
+        return isinstance(value, cls)
+    except TypeError:  # a protocol that is not runtime-checkable
+        return False
+
+
+def _made(transcript: Transcript) -> list[Any]:
+    # What no flow above makes: the other models (the provider ones made offline, with a key
+    # that is never used: their requests are not called, `NEEDS`), a replayed session, blocks
+    # of every kind, a source.
+    image = ImageBlock(source=Base64ImageSource(media_type="image/png", data="iVBORw0KGgo="))
+    link = ImageBlock(source=UrlImageSource(url="https://example.com/a.png"))
+    return [
+        DemoModel(),
+        FunctionModel(lambda request, info: "ok"),
+        AnthropicModel(api_key="offline-fuzz"),
+        OpenAIModel(api_key="offline-fuzz"),
+        ReplaySession(transcript, context_window=8_000, counter=ApproximateCounter()),
+        [image, link],
+        [ThinkingBlock(thinking="Hmm.", signature="sig"), RedactedThinkingBlock(data="abc")],
+        [HintBlock(hint="A hint."), ProviderBlock(data={"type": "server_tool_use"})],
+        DocumentBlock(source={"type": "text", "media_type": "text/plain", "data": "notes"}),
+        ContextBlock("notes/1", "Release on Friday."),
+    ]
+
+
+async def _labs(transcript: Transcript, outcomes: Any) -> list[Any]:
+    # The notebook's views, when the widgets extra is installed.
+    try:
+        from ctxlab.widgets import ForkLab, Lab, WhatIfLab
+    except ImportError:
+        return []
+    lab = await Lab.open(transcript, context_window=8_000, counter=ApproximateCounter())
+    what = await WhatIfLab.open(
+        transcript, {"a": ContextConfig()}, context_window=8_000, counter=ApproximateCounter()
+    )
+    return [lab, what, ForkLab(outcomes)]
+
+
 def _is(kind: type, cls: type) -> bool:
     try:
         return issubclass(kind, cls)
@@ -258,11 +316,7 @@ _PLAIN_VALID: tuple[tuple[str, Callable[[Shape, str], Any]], ...] = (
     ("str", _text),
     ("bool", lambda shape, name: False),
     ("bytes", lambda shape, name: b"x"),
-    ("callable", lambda shape, name: _anything),
+    ("callable", lambda shape, name: len),  # (a `Callable[[str], int]` is the usual one)
     ("none", lambda shape, name: None),
     ("any", lambda shape, name: "x"),
 )
-
-
-def _anything(*args: Any, **kwargs: Any) -> None:
-    return None

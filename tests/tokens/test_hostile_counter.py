@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 from ctxlab import ApproximateCounter
 from ctxlab.exceptions import UsageError
 from ctxlab.messages import MAX_TOKENS
-from ctxlab.tokens import TokenCache, TokenCount, TokenCounter
+from ctxlab.tokens import (
+    TiktokenCounter,
+    TokenCache,
+    TokenCount,
+    TokenCounter,
+    ToktokCounter,
+    toktok_available,
+)
 from ctxlab.tokens._counter import MIN_CHARS_PER_TOKEN
 from tests.hostile import says
 
@@ -85,3 +92,21 @@ def test_a_cache_store_that_is_no_store_is_refused() -> None:
         TokenCache(ApproximateCounter(), store="counts.sqlite")  # type: ignore[arg-type]
     says(str(caught.value), "store must be a CountStore", "'counts.sqlite'")
     assert TokenCache(ApproximateCounter()).text("abcdefgh") == 2  # control
+
+
+@pytest.mark.parametrize("text", ["a\ud800b", "\udcff\udcfe hello", "ok \ud83d", "\ud800" * 3])
+def test_the_default_counter_counts_a_lone_surrogate_as_tiktoken_does(text: str) -> None:
+    # A file may hold one (Continue, Goose): the fast counter raised UnicodeEncodeError where
+    # tiktoken counts it as U+FFFD — the whole replay failed on one character.
+    fast = ToktokCounter() if toktok_available() else pytest.skip("toktok-rs is not installed")
+    assert fast.count_text(text) == TiktokenCounter().count_text(text) > 0
+    batch = [text] * 3_000  # past the batch size that counts on two threads
+    assert fast.count_many(batch) == [TiktokenCounter().count_text(text)] * 3_000
+
+
+@pytest.mark.parametrize("counter", [ApproximateCounter(), TiktokenCounter()])
+@pytest.mark.parametrize("text", [None, 42, b"bytes"])
+def test_a_counter_given_no_text_says_so(counter: TokenCounter, text: Any) -> None:
+    with pytest.raises(UsageError) as caught:
+        counter.count_text(text)
+    says(str(caught.value), "a token counter counts text", repr(text))
