@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from datetime import date, datetime
 
 import pytest
@@ -259,6 +260,32 @@ def test_a_price_that_changed_is_the_one_in_force_on_the_recordings_day() -> Non
 )
 def test_a_recordings_day_is_read_from_its_file(meta: dict[str, object], day: date | None) -> None:
     assert recorded_on(meta) == day
+
+
+def test_a_time_since_the_epoch_is_its_day_in_utc_wherever_the_machine_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 1,700,000,000 s is 2023-11-14 22:13:20 UTC: already the 15th at UTC+14 (Kiritimati).
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
+    time.tzset()
+    try:
+        assert datetime.fromtimestamp(1_700_000_000).day == 15  # the machine's own day
+        assert recorded_on({"started": 1_700_000_000}) == date(2023, 11, 14)
+        assert recorded_on({"started": 1_700_000_000_000}) == date(2023, 11, 14)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_price_passed_for_a_model_no_table_knows_sets_its_providers_rules() -> None:
+    # A GPT-5.6 price (its cache writes above its input price) for a model of another name:
+    # OpenAI's rules, writes billed — from the price passed, not from the name.
+    passed = PRICES["gpt-5.6-sol"]
+    assert passed.cache_write > passed.input
+    assert cache_rules_for("my-gpt", passed) == CacheRules.openai(bills_writes=True)
+    assert cache_rules_for("my-gpt") == CacheRules.none()
+    older = PRICES["gpt-5"]  # no write charge before GPT-5.6
+    assert cache_rules_for("my-gpt", older) == CacheRules.openai(bills_writes=False)
 
 
 def test_an_answer_is_priced_at_its_requests_tier_in_the_output_cost() -> None:
