@@ -18,6 +18,9 @@ from ctxlab.demo import prepare_workspace, workspace_tools
 from ctxlab.exceptions import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
+BACKTRACKS = "a" * 25 + "!\n"
+"""A line the patterns below take 10-30 s over without a limit (2 to the 25th ways to split
+it): a test whose limit is lost fails in seconds, never hangs."""
 CHILD = """
 import asyncio, sys, time
 from ctxlab.demo import workspace_tools
@@ -59,7 +62,7 @@ def test_the_issues_pattern_is_answered_in_seconds(tmp_path: Path) -> None:
 def test_a_pattern_over_the_time_limit_is_an_error_the_model_reads(
     tmp_path: Path, pattern: str
 ) -> None:
-    (tmp_path / "notes.txt").write_text("ok\n" + "a" * 40 + "!\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("ok\n" + BACKTRACKS, encoding="utf-8")
     started = time.perf_counter()
     is_error, text = _grep(tmp_path, pattern, grep_timeout=0.3)
     assert time.perf_counter() - started < 10  # 0.3 s of the processor; a busy machine
@@ -68,8 +71,17 @@ def test_a_pattern_over_the_time_limit_is_an_error_the_model_reads(
     assert "simplify it" in text
 
 
+def test_the_limit_is_the_whole_searchs_not_each_lines(tmp_path: Path) -> None:
+    # Forty lines, each some 20-50 ms of backtracking (under the limit), over two files: the
+    # search as a whole passes it.
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(("a" * 17 + "!\n") * 20, encoding="utf-8")
+    is_error, text = _grep(tmp_path, "(a|a)*$", grep_timeout=0.3)
+    assert is_error and "took longer than 0.3 s" in text
+
+
 def test_the_event_loop_runs_while_a_pattern_backtracks(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("a" * 40 + "!\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text(BACKTRACKS, encoding="utf-8")
     grep = next(t for t in workspace_tools(tmp_path, grep_timeout=1.0) if t.name == "grep")
 
     async def main() -> tuple[int, bool]:
@@ -90,7 +102,7 @@ def test_a_branchs_grep_keeps_the_limit(tmp_path: Path) -> None:
     origin, copy = tmp_path / "origin", tmp_path / "copy"
     for folder in (origin, copy):
         folder.mkdir()
-        (folder / "notes.txt").write_text("a" * 40 + "!\n", encoding="utf-8")
+        (folder / "notes.txt").write_text(BACKTRACKS, encoding="utf-8")
     grep = next(t for t in workspace_tools(origin, grep_timeout=0.2) if t.name == "grep")
     assert grep.for_workspace is not None
     result = asyncio.run(grep.for_workspace(copy).run("g", {"pattern": "(a|a)*$"}))
