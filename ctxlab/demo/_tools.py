@@ -2,7 +2,8 @@
 
 Used by the demo agent and useful on their own. Every path is resolved inside the workspace; one
 that would leave it (``..``, an absolute path elsewhere, a symlink out) is refused with an error
-result, never followed.
+result, never followed. ``grep`` runs the model's pattern under a time limit
+(`ctxlab.util._model_pattern`): one that backtracks without end gets an error result saying so.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from ctxlab.agent import Tool
 from ctxlab.util._files import write_atomic
+from ctxlab.util._model_pattern import ModelPattern, time_limit
 from ctxlab.util._path_args import path_argument
 from ctxlab.util._paths import resolved_within
 
@@ -25,7 +27,7 @@ _DURATION = re.compile(r"^(Ran \d+ tests?) in [0-9.]+s$", re.MULTILINE)
 _SKIP = {".git", "__pycache__", ".venv", "context_offload", "large_tool_results", ".ctxlab-demo"}
 
 
-def _search(base: Path, start: Path, regex: re.Pattern[str]) -> list[str]:
+def _search(base: Path, start: Path, pattern: ModelPattern) -> list[str]:
     files = [start] if start.is_file() else sorted(start.rglob("*"))
     hits = []
     for file in files:
@@ -38,15 +40,22 @@ def _search(base: Path, start: Path, regex: re.Pattern[str]) -> list[str]:
         except (UnicodeDecodeError, OSError):
             continue
         for number, line in enumerate(text.splitlines(), start=1):
-            if regex.search(line):
+            if pattern.search(line):
                 hits.append(f"{file.relative_to(base)}:{number}: {line}")
     return hits
 
 
-def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0) -> list[Tool]:
-    """The tools ``list_files``, ``read_file``, ``grep``, ``edit_file`` and ``run_tests``."""
+def workspace_tools(
+    root: str | os.PathLike[str], *, test_timeout: float = 60.0, grep_timeout: float = 2.0
+) -> list[Tool]:
+    """The tools ``list_files``, ``read_file``, ``grep``, ``edit_file`` and ``run_tests``.
+
+    ``test_timeout``: seconds a test run may take. ``grep_timeout``: seconds of matching one
+    ``grep`` may spend over all the lines it reads (processor time): a pattern that backtracks
+    past it gets an error result telling the model to simplify it."""
     # Long on purpose: five small tools that close over the workspace root, kept together so
     # each one's docstring (what the model reads) sits next to the others.
+    grep_seconds = time_limit(grep_timeout, "grep_timeout")
     base = path_argument(root, "root", what="the workspace folder").resolve()
 
     def inside(path: str) -> Path:
@@ -92,7 +101,7 @@ def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0)
             pattern: A Python regular expression.
             path: A file or folder, relative to the workspace.
         """
-        hits = _search(base, inside(path), re.compile(pattern))
+        hits = _search(base, inside(path), ModelPattern(pattern, grep_seconds))
         return "\n".join(hits) or f"no match for {pattern!r}"
 
     def edit_file(path: str, old: str, new: str) -> str:
@@ -143,10 +152,13 @@ def workspace_tools(root: str | os.PathLike[str], *, test_timeout: float = 60.0)
     for made_tool in made:
         # A fork's branch gets the same tool over its own copy of the workspace. A module-level
         # function (not a closure): a Dask worker unpickles it by name.
-        made_tool.for_workspace = functools.partial(_tool_in, made_tool.name, test_timeout)
+        made_tool.for_workspace = functools.partial(
+            _tool_in, made_tool.name, test_timeout, grep_seconds
+        )
     return made
 
 
-def _tool_in(name: str, test_timeout: float, root: Path) -> Tool:
+def _tool_in(name: str, test_timeout: float, grep_timeout: float, root: Path) -> Tool:
     """Tool ``name`` of `workspace_tools` over ``root``."""
-    return next(t for t in workspace_tools(root, test_timeout=test_timeout) if t.name == name)
+    made = workspace_tools(root, test_timeout=test_timeout, grep_timeout=grep_timeout)
+    return next(t for t in made if t.name == name)

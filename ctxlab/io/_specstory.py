@@ -56,7 +56,7 @@ _SUMMARY = PairedTags(re.compile(r"<(summary)>"), re.compile(r"</(summary)>"))
 _COMMENT = re.compile(r"<!--\s*+")
 _SESSION_AT = re.compile(r"(?= Session [\w-])")
 _SESSION_ID = re.compile(r"[\w-]++")
-_TITLE = re.compile(r"^#{1,2} (?P<title>.+?)(?: \((?P<date>[^)]*)\))?\s*$")
+_HEADING = re.compile(r"#{1,2} ")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}")
 
 
@@ -115,6 +115,26 @@ def _model(detail: str | None) -> str | None:
     return None if _DATE.match(first) else first
 
 
+def _title(line: str) -> str | None:
+    r"""The title of a heading line (no line break in it): ``# Title (date)`` → ``Title``, as
+    ``^#{1,2} (.+?)(?: \([^)]*\))?\s*$`` reads it — the shortest text before a last
+    parenthesis closed at the line's end, or before the white space that ends it — in time
+    linear in the line (the pattern tried the parenthesis from each " (" to the line's end:
+    the square of its length; issue 51)."""
+    heading = _HEADING.match(line)
+    if heading is None or heading.end() == len(line):
+        return None
+    body = line[heading.end() :]
+    kept = body.rstrip()  # what `\s*$` leaves (str.isspace, as `\s`)
+    if kept.endswith(")"):
+        last = len(kept) - 1
+        # The date holds no ")": its " (" comes after every other one.
+        opening = kept.find(" (", max(kept.rfind(")", 0, last) + 1, 1), last)
+        if opening > 0:
+            return body[:opening]
+    return body[: max(len(kept), 1)]
+
+
 def from_specstory(text: str, where: str) -> tuple[ConversationBuilder, dict[str, Any]]:
     """The conversation and notes of a SpecStory Markdown export."""
     builder = ConversationBuilder(where, unit="section")
@@ -123,9 +143,9 @@ def from_specstory(text: str, where: str) -> tuple[ConversationBuilder, dict[str
     if session:
         notes["provider"], notes["session_id"] = session
     for line in text.splitlines()[:12]:
-        title = _TITLE.match(line)
-        if title and title.group("title") != "SpecStory":
-            notes["title"] = title.group("title")
+        title = _title(line)
+        if title is not None and title != "SpecStory":
+            notes["title"] = title
             break
     models: list[str] = []
     calls = 0

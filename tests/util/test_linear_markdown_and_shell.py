@@ -32,6 +32,7 @@ OLD_SESSION = re.compile(r"<!--\s*(?P<provider>.+?) Session (?P<id>[\w-]+)")
 OLD_TOOL_BLOCK = re.compile(r"<tool-use\b.*?</tool-use>", re.DOTALL | re.IGNORECASE)
 OLD_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 OLD_WRAPPER = re.compile(r"</?(?:tool-use|details)[^>]*>")
+OLD_TITLE = re.compile(r"^#{1,2} (?P<title>.+?)(?: \((?P<date>[^)]*)\))?\s*$")
 OLD_SUBSTITUTE = re.compile(
     r"^(\d+(?:,\d+)?|/[^/]*/)?s(.)(.*?)(?<!\\)\2(.*?)(?<!\\)\2([gIp0-9]*)$", re.S
 )
@@ -177,8 +178,25 @@ def test_the_session_comment_as_the_old_pattern(text: str) -> None:
     assert _specstory._session(text) == (old.group("provider", "id") if old else None)
 
 
+@SETTINGS
+@given(
+    pieces(
+        "#", "# ", "## ", " ", "  ", "\t", "(", ")", " (", ") ", "x", "2025-01-02", "\u2028", "é"
+    )
+)
+@example("# Fix the bug (2025-01-02 10:00Z)")
+@example("## A (b) (c)  ")  # the last parenthesis closed at the end
+@example("# A (b (c) d)")  # the date holds no ")"
+@example("#  ")  # a title of one space
+@example("### x")
+@example("# (x)")  # the title needs a character before " ("
+def test_a_headings_title_as_the_old_pattern(line: str) -> None:
+    old = OLD_TITLE.match(line)
+    assert _specstory._title(line) == (old.group("title") if old else None)
+
+
 def test_the_specstory_fixtures_as_the_old_patterns() -> None:
-    names = sessions = 0
+    names = sessions = titles = 0
     for text in fixture_texts():
         old = OLD_TOOL_TAG.search(text)
         assert _specstory._tool_name(text) == (old.group("name") if old else None)
@@ -186,6 +204,10 @@ def test_the_specstory_fixtures_as_the_old_patterns() -> None:
         summary = OLD_SUMMARY.search(text)
         expected = (summary.start(), summary.end(), summary.group("text")) if summary else None
         assert _specstory._summary(text) == expected
+        for line in text.splitlines()[:12]:
+            title = OLD_TITLE.match(line)
+            assert _specstory._title(line) == (title.group("title") if title else None)
+            titles += title is not None
         session = OLD_SESSION.search(text[:4096])
         assert _specstory._session(text[:4096]) == (session.groups() if session else None)
         sessions += session is not None
@@ -194,7 +216,7 @@ def test_the_specstory_fixtures_as_the_old_patterns() -> None:
         assert _specstory._THINK.sub("", text) == OLD_THINK.sub("", text)
         assert _specstory._without_wrappers(text) == OLD_WRAPPER.sub("", text)
     # The fixtures hold what the patterns read (the comparisons above are not all of None).
-    assert names >= 3 and sessions >= 2
+    assert names >= 3 and sessions >= 2 and titles >= 2
 
 
 SED_PART = pieces("a", "b", "D", "\\", "\\D", "g", "1", "p", "\n", " ", size=5)
@@ -279,6 +301,14 @@ HOSTILE: dict[str, Callable[[int], Callable[[], object]]] = {
         lambda: _changes._substitution("s" + "/" * n + "x")
     ),
     "a heredoc of blank lines": lambda n: lambda: _shell.heredoc_body("\n" * n + "x", 0, "EOF"),
+    # Issue 51 (the regex audit's pumps ended by a failing character): 64,000 characters took
+    # 17 s.
+    "a title of parentheses never closed": lambda n: (
+        lambda: _specstory._title("# " + "a (" * (n // 3))
+    ),
+    "a title of parentheses closed too early": lambda n: (
+        lambda: _specstory._title("# " + "a (" * (n // 3) + ") x")
+    ),
 }
 
 
