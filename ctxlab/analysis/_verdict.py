@@ -145,3 +145,13 @@ def say_pricing(
             f"{len(unpriced)} of {len(sessions)} sessions are unpriced, their costs NaN and left "
             "out of the comparisons: " + "; ".join(f"{name}: {pricing[name]}" for name in unpriced)
         )
+
+
+def free_verdict(window: int) -> str:
+    """The what-if's verdict when the price is $0 a token: why every cost ratio is NaN."""
+    return (
+        f"With the window at {window:,} tokens, every config costs $0: "
+        "the price is $0 for every token, so cost_vs_baseline and cost_vs_no_compaction "
+        "are NaN (no ratio to a cost of nothing); compare the configs by tokens_sent, "
+        "or pass price=Price(...) to price them."
+    )

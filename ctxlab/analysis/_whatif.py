@@ -19,7 +19,6 @@ for either.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -51,7 +50,8 @@ from ctxlab.analysis._unrecorded import (
     unrecorded_note,
     unrecorded_part,
 )
-from ctxlab.analysis._verdict import baseline_verdict
+from ctxlab.analysis._verdict import baseline_verdict, free_verdict
+from ctxlab.analysis._whatif_args import config_name, run_named, step_of
 from ctxlab.analysis._whatif_frames import DIFF_COLUMNS, diff_frame, retention_frame, steps_frame
 from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import UsageError
@@ -60,7 +60,6 @@ from ctxlab.manifest import ContextManifest, Thresholds
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
-from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,10 +150,7 @@ class WhatIf:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
         request whose decision may differ from the replaced config's (`ctxlab.analysis._resume`:
         the same requests as a replay from the start), graded and priced when asked."""
-        if not isinstance(name, str):
-            msg = f"a config's name must be text, got {shown(name)}"
-            raise UsageError(msg)
-        config = named_config(name, config)
+        config = named_config(config_name(name), config)
         earlier = self.runs.get(name)
         run = self.runs[name] = ConfigRun(name, config)
         await self._replay(run, earlier)
@@ -355,12 +351,7 @@ class WhatIf:
                 f"compared: the costs are {self.pricing}; pass price=Price(...) to price them."
             )
         if self.price.free:
-            return (
-                f"With the window at {self.context_window:,} tokens, every config costs $0: "
-                "the price is $0 for every token, so cost_vs_baseline and cost_vs_no_compaction "
-                "are NaN (no ratio to a cost of nothing); compare the configs by tokens_sent, "
-                "or pass price=Price(...) to price them."
-            )
+            return free_verdict(self.context_window)
         feasible = sum(c.cost for c in self.baseline)
         costs = {
             name: run.cost if run.error is None else math.nan for name, run in self.runs.items()
@@ -403,44 +394,7 @@ class WhatIf:
         tool call or result and a preview of its text, as the Manifest panel names it), its
         tokens, placement and id."""
         first, second = self._run(a), self._run(b)
-        return diff_frame(first, second, self._step(step, first, second))
+        return diff_frame(first, second, step_of(step, first, second))
 
     def _run(self, name: object) -> ConfigRun:
-        """The run of config ``name``, or a `UsageError` listing the configs there are."""
-        run = self.runs.get(name) if isinstance(name, str) else None
-        if run is None:
-            msg = (
-                f"no config named {shown(name)} in this what-if: its configs are "
-                f"{', '.join(map(repr, self.runs))} (add one with set_config(name, config))"
-            )
-            raise UsageError(msg)
-        return run
-
-    @staticmethod
-    def _step(step: object, *runs: ConfigRun) -> int:
-        """``step`` as a request both ``runs`` prepared (numbered from 0), or a `UsageError`
-        saying which there are — or that a run is not replayed yet."""
-        count = min(len(r.prepared) for r in runs)
-        if count == 0:
-            msg = (
-                f"{', '.join(repr(r.name) for r in runs if not r.prepared)} prepared no request: "
-                "replay it first (await what.run()); a replay that failed at its first request "
-                "has none (what.table() says where each stopped)"
-            )
-            raise UsageError(msg)
-        # Any whole number (numpy's too: a step read from `steps()`), never a bool.
-        number = None if isinstance(step, bool) else _whole(step)
-        if number is None or not 0 <= number < count:
-            msg = (
-                f"step must be the number of a request both configs prepared, from 0 to "
-                f"{count - 1}, got {shown(step)}"
-            )
-            raise UsageError(msg)
-        return number
-
-
-def _whole(value: object) -> int | None:
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        return None
+        return run_named(self.runs, name)

@@ -17,26 +17,23 @@ from typing import TYPE_CHECKING, Any, cast
 
 import ipywidgets as w
 
-from ctxlab.agent import Agent
 from ctxlab.analysis._calibration import Calibration
 from ctxlab.analysis._price import Price, checked_price
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event, ModelResponseEvent
-from ctxlab.exceptions import UsageError
 from ctxlab.io._source import SessionSource, transcript_of
 from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import CompactionRecord
-from ctxlab.sources._base import StepSource
 from ctxlab.sources._replay import ReplaySession, View
 from ctxlab.tokens import TokenCounter
-from ctxlab.util._checks import shown
 from ctxlab.util._files import write_atomic
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._calls import LiveCalls
 from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
 from ctxlab.widgets._fork_panel import ForkPanel
 from ctxlab.widgets._header import frequent_note, header_html
+from ctxlab.widgets._lab_args import a_recording, item_id_argument, watched
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
@@ -67,12 +64,7 @@ class Lab:
     """
 
     def __init__(self, agent: Watched, *, follow: bool = True, price: Price | None = None) -> None:
-        if not isinstance(agent, Agent | StepSource):
-            msg = (
-                "a Lab watches an Agent or a source of steps (ObservedSession, ReplaySession; "
-                f"open a recording with await Lab.open(path, ...)), got {shown(agent)}"
-            )
-            raise UsageError(msg)
+        watched(agent)
         self.agent = agent
         self.follow = follow
         self.reading = False  # a recording being read: its panels are drawn when it ends
@@ -165,23 +157,18 @@ class Lab:
     async def replay(self) -> None:
         """Show the recording again from the start in its view — replayed under the config in
         force (what Apply does), or as recorded — with progress in the status line."""
-        if self.recording is None:
-            msg = "only a Lab over a recording replays; this one watches a live agent"
-            raise UsageError(msg)
+        recording = a_recording(self.recording, "replays")
         # The snapshots displayed so far keep what they showed (a cell that displayed the
         # recording as recorded still shows it so after a later cell replays it).
         self._static.freeze()
-        await self.recording.replay()
+        await recording.replay()
         self._update_header()
         self._static.refresh(force=True)
 
     def show_view(self, view: View) -> asyncio.Task[Any] | None:
         """Show a recording ``"recorded"`` or ``"replayed"`` (what the view buttons do); returns
         the task that replays it (await it in a cell), None when nothing changes."""
-        if self.recording is None:
-            msg = "only a Lab over a recording has views; this one watches a live agent"
-            raise UsageError(msg)
-        return self.recording.show(view)
+        return a_recording(self.recording, "has views").show(view)
 
     @property
     def view_picker(self) -> w.ToggleButtons | None:
@@ -323,9 +310,7 @@ class Lab:
 
         What a click on a map segment or a table row does.
         """
-        if not isinstance(item_id, str):
-            msg = f"item_id is an item's id (text: manifest.items_frame()['id']), got {shown(item_id)}"
-            raise UsageError(msg)
+        item_id = item_id_argument(item_id)
         if not item_id or self.selected is None:
             return
         if item_id == self.manifest.highlight and (not again or self.tabs.selected_index == 1):
