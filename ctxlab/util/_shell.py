@@ -33,7 +33,7 @@ backtrack into); a heredoc's end is found line by line (`heredoc_body`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 __all__ = ["Command", "Redirect", "commands", "heredoc_body"]
 
@@ -193,8 +193,15 @@ def _unquote(raw: str) -> str:
 @dataclass
 class _Built:
     words: list[str] = field(default_factory=list)
-    redirects: list[Redirect] = field(default_factory=list)
+    redirects: list[tuple[str, str, str | None]] = field(default_factory=list)
+    """Each redirection's operator, target and descriptor."""
+    bodies: dict[int, str] = field(default_factory=dict)
+    """Its heredocs' bodies, by the index of their redirection."""
     piped: bool = False
+
+    def command(self) -> Command:
+        redirects = (Redirect(*r, self.bodies.get(n)) for n, r in enumerate(self.redirects))
+        return Command(tuple(self.words), tuple(redirects), self.piped)
 
 
 class _Reader:
@@ -221,7 +228,7 @@ class _Reader:
             self._end(piped=False)
         else:  # a syntax error: bash runs nothing of its line, nor what follows
             del self.done[self.line_start :]
-        return [Command(tuple(b.words), tuple(b.redirects), b.piped) for b in self.done]
+        return [built.command() for built in self.done]
 
     def _token(self, token: re.Match[str]) -> bool:
         """Reads ``token``; False at a syntax error."""
@@ -277,7 +284,7 @@ class _Reader:
         if token is None or token.lastgroup != "word":
             return False
         self.pos = token.end()
-        self.current.redirects.append(Redirect(operator, _unquote(token.group()), descriptor))
+        self.current.redirects.append((operator, _unquote(token.group()), descriptor))
         if operator in ("<<", "<<-"):
             self.pending.append((self.current, len(self.current.redirects) - 1))
         self.last = ""
@@ -289,8 +296,7 @@ class _Reader:
     def _bodies(self) -> None:
         """The bodies of the heredocs of the line just ended, in order, from ``pos``."""
         for built, index in self.pending:
-            redirect = built.redirects[index]
-            tabs = redirect.operator == "<<-"
-            body, self.pos = heredoc_body(self.text, self.pos, redirect.target, tabs=tabs)
-            built.redirects[index] = replace(redirect, body=body)
+            operator, word, _descriptor = built.redirects[index]
+            body, self.pos = heredoc_body(self.text, self.pos, word, tabs=operator == "<<-")
+            built.bodies[index] = body
         self.pending.clear()

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from ctxlab.pipeline._changes import shell_changes
 from tests.hostile import assert_linear
 from tests.strategies import SETTINGS
+from tests.util.test_shell import LONG
 
 
 def test_the_commands_issue_51_found_misread() -> None:
@@ -88,7 +89,7 @@ def test_a_sed_of_many_expressions_is_one_short_line_in_linear_time() -> None:
         tee = "tee -a" + " f.py" * (n // 5) + " <<EOF\n" + "x\n" * (n // 2)
         return lambda: (shell_changes(sed), shell_changes(tee))
 
-    assert_linear(make, 40_000, bound=5.0)
+    assert_linear(make, LONG, bound=5.0)
 
 
 # Commands built from known pieces: each knows the files it writes.
