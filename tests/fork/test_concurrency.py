@@ -20,7 +20,14 @@ async def test_at_most_concurrency_runs_are_in_flight(tmp_path: Path, concurrenc
     async def answer(request: object, info: object) -> str:
         flying[0] += 1
         most[0] = max(most[0], flying[0])
-        await asyncio.sleep(0.05)  # a model's latency: the others may start meanwhile
+        # A model's latency, long enough for the others to start: until as many runs as allowed
+        # have been in flight once (a run's workspace is copied off the loop first, which on a
+        # loaded machine can take longer than any fixed sleep), at most 10 s.
+        for _ in range(200):
+            if most[0] >= concurrency:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.01)
         flying[0] -= 1
         return "Done."
 
