@@ -112,27 +112,20 @@ def _lines(lines: Sequence[str]) -> str:
     return f" ({len(lines)} lines)" if len(lines) > 2 else ""
 
 
-def _written(content: object, how: str = "written") -> str:
-    # The file's lines are in the file: how many says what a person needs here (when the
-    # content is known).
-    if content is None:
-        return how
+def _written(content: object) -> str:
+    # The file's lines are in the file: how many says what a person needs here.
     lines = content.splitlines() if isinstance(content, str) else []
-    return f"{how} ({len(lines)} lines)"
+    return f"written ({len(lines)} lines)"
 
 
-class _Input:
-    """What a command is given to write, if known, its lines counted once (a command may
-    write it to thousands of files)."""
+def _said(how: str, lines: int | None) -> str:
+    """``written`` or ``appended``, with the number of lines when the content is known."""
+    return how if lines is None else f"{how} ({lines} lines)"
 
-    def __init__(self, text: str | None) -> None:
-        self.text = text
-        self._said: dict[str, str] = {}
 
-    def written(self, how: str) -> str:
-        if how not in self._said:
-            self._said[how] = _written(self.text, how)
-        return self._said[how]
+def _lines_of(text: str | None) -> int | None:
+    # Counted once per command: a command may write its input to thousands of files.
+    return None if text is None else len(text.splitlines())
 
 
 def edit_change(values: Mapping[str, Any], *, writes: bool) -> str:
@@ -173,24 +166,24 @@ def shell_changes(command: str) -> list[tuple[str, str]]:
         if name == "sed":
             found.extend(_sed_changes(each.arguments))
         if name == "tee":
-            found.extend(_tee_changes(each.arguments, _Input(given)))
+            found.extend(_tee_changes(each.arguments, _lines_of(given)))
         # ``cat`` and ``tee`` pass on what they are given (``cat`` when it reads no file but
         # its input, ``-``).
         files = [w for w in each.arguments if not w.startswith("-")]
         output = given if name == "tee" or (name == "cat" and not files) else None
-        sent = _Input(output)
+        lines = _lines_of(output)
         for redirect in each.redirects:
             how = redirect.writes
             path = redirect.target
             if how is None or not _FILE_WORD.match(path) or path.startswith("/dev/"):
                 continue
-            found.append((path, sent.written(how) if redirect.of_output else how))
+            found.append((path, _said(how, lines if redirect.of_output else None)))
         passed = None if any(r.of_output for r in each.redirects) else output
     return found
 
 
-def _tee_changes(arguments: Sequence[str], given: _Input) -> list[tuple[str, str]]:
-    """The files ``tee`` writes (``-a``, ``--append``: appends), with its input's lines."""
+def _tee_changes(arguments: Sequence[str], lines: int | None) -> list[tuple[str, str]]:
+    """The files ``tee`` writes (``-a``, ``--append``: appends), with its input's ``lines``."""
     how = "written"
     files: list[str] = []
     options = True
@@ -203,7 +196,7 @@ def _tee_changes(arguments: Sequence[str], given: _Input) -> list[tuple[str, str
             how = "appended" if "a" in word else how
         elif _FILE_WORD.match(word) and not word.startswith("/dev/"):
             files.append(word)
-    return [(path, given.written(how)) for path in files]
+    return [(path, _said(how, lines)) for path in files]
 
 
 def _substitution(expression: str) -> tuple[str | None, str, str] | None:
