@@ -20,7 +20,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -163,9 +163,6 @@ class Entry:
     shapes: dict[str, Shape]
     owner: type | None = None
     """The class of an instance method (its instance comes from the pool)."""
-    module: str = ""
-    """The module that defines it (where a finding is fixed)."""
-    hints: dict[str, Any] = field(default_factory=dict, repr=False)
     export: Any = None
     """What the ``__all__`` exports: the function, or the class (of a method too)."""
     package: str = ""
@@ -290,8 +287,7 @@ def entry(name: str, target: Any, owner: type | None = None) -> Entry | None:
     if owner is not None:
         parameters = parameters[1:]
     shapes = {p.name: shape_of(hints.get(p.name, p.annotation)) for p in parameters}
-    module = getattr(target, "__module__", "") or ""
-    return Entry(name, target, parameters, shapes, owner, module, hints)
+    return Entry(name, target, parameters, shapes, owner)
 
 
 def _hints(target: Any) -> dict[str, Any]:
