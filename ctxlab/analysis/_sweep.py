@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +35,7 @@ from ctxlab.analysis._cost import (
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
 from ctxlab.analysis._sync import run_sync
-from ctxlab.analysis._tasks import Task, is_dask, run_tasks
+from ctxlab.analysis._tasks import Task, checked_executor, run_tasks
 from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
 from ctxlab.analysis._verdict import say_pricing, sweep_findings
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
@@ -242,9 +241,7 @@ def sweep(
     checked_price(price)
     checked_rules(rules)
     checked_unrecorded_tokens(unrecorded_tokens)
-    if executor is not None and not (is_dask(executor) or isinstance(executor, Executor)):
-        msg = "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client"
-        raise UsageError(msg)
+    checked_executor(executor)
     # Checked before any session is read: a wrong folder should not cost the loading.
     extra = f"{price}|{rules}|{summary_calls}|{unrecorded_tokens}"
     if cache_dir is not None:

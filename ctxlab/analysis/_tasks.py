@@ -12,10 +12,13 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import as_completed
+from concurrent.futures import Executor, as_completed
 from typing import Any
 
-__all__ = ["Row", "Task", "is_dask", "run_tasks"]
+from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import shown
+
+__all__ = ["Row", "Task", "checked_executor", "is_dask", "run_tasks"]
 
 Row = dict[str, Any]
 Task = tuple[Callable[..., list[Any]], tuple[Any, ...], int]
@@ -25,6 +28,17 @@ Task = tuple[Callable[..., list[Any]], tuple[Any, ...], int]
 def is_dask(executor: Any) -> bool:
     """Whether ``executor`` is a ``dask.distributed.Client``."""
     return hasattr(executor, "scatter") and hasattr(executor, "get_executor")
+
+
+def checked_executor(executor: object) -> None:
+    """`UsageError` unless ``executor`` is None, a ``concurrent.futures.Executor`` or a
+    ``dask.distributed.Client`` (checked before any work, not at the first submit)."""
+    if executor is not None and not (is_dask(executor) or isinstance(executor, Executor)):
+        msg = (
+            "executor must be None, a concurrent.futures.Executor or a dask.distributed.Client, "
+            f"got {shown(executor)}"
+        )
+        raise UsageError(msg)
 
 
 def run_tasks(

@@ -21,11 +21,15 @@ from ctxlab.fork._workspace import Workspace, folder_problem, redo_calls
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import Model
 from ctxlab.session import SessionLog
+from ctxlab.util._checks import whole_number
 
 __all__ = ["Branch", "BranchRun", "ModelSource"]
 
 ModelSource = Model | Callable[[], Model]
 """A model (each run gets `Model.branch` of it) or a function making one per run."""
+
+_MAX_NUMBER = 10**9
+"""The highest run number `Branch.spawn` takes (a folder is named by it)."""
 
 
 @dataclass
@@ -130,10 +134,12 @@ class Branch:
         number = self._number(number)
         return self._run_in(number, *self._folders(number))
 
-    def _number(self, number: int | None) -> int:
+    def _number(self, number: object) -> int:
         if number is None:
             number, self._made = self._made, self._made + 1
-        return number
+            return number
+        # A run's number names its folder: a whole number a folder name can hold.
+        return whole_number(number, "number", high=_MAX_NUMBER)
 
     def _folders(self, run: int) -> tuple[Path, Path | None]:
         """Run ``run``'s folder, and its workspace (copied or filled) when it has one."""

@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import math
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import ForkError
+from ctxlab.util._checks import finite, shown
 
 if TYPE_CHECKING:
     from ctxlab.fork._branch import BranchRun
@@ -41,12 +41,12 @@ def checked_timeout(value: object) -> float | None:
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
-        or not math.isfinite(value)
+        or not finite(value)
         or value <= 0
     ):
         msg = (
             f"check_timeout must be a number of seconds above 0 (or None for no limit), got "
-            f"{value!r:.80}"
+            f"{shown(value)}"
         )
         raise ForkError(msg)
     return float(value)

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.agent._forkpoint import REASONING
+from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import CacheRules, Price, checked_price
 from ctxlab.analysis._sync import run_sync
-from ctxlab.analysis._tasks import Task, run_tasks
+from ctxlab.analysis._tasks import Task, checked_executor, run_tasks
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event
 from ctxlab.exceptions import ForkError
 from ctxlab.fork._branch import Branch, BranchRun
@@ -29,6 +30,7 @@ from ctxlab.fork._check import CHECK_TIMEOUT, Check, checked_timeout, judge
 from ctxlab.fork._outcomes import Outcomes
 from ctxlab.messages import AssistantMessage, TextBlock
 from ctxlab.messages._request import ModelRequest
+from ctxlab.util._checks import shown
 
 __all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "run_forward"]
 
@@ -85,6 +87,8 @@ async def run_forward(
         msg = f"check must be a function of a run (see ctxlab.fork.Check), got {check!r:.80}"
         raise ForkError(msg)
     checked_price(price)
+    checked_rules(rules)
+    checked_executor(executor)
     how = _How(prompt, max_steps, check, timeout)
     if executor is None:
         done = await _in_process(chosen, how, runs, concurrency)
@@ -136,14 +140,14 @@ def _check_arguments(
         msg = f"prompt must be the text of a message (a str) or None, got {type(prompt).__name__}"
         raise ForkError(msg)
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
-        msg = f"max_steps must be a whole number from 1, got {max_steps!r:.80}"
+        msg = f"max_steps must be a whole number from 1, got {shown(max_steps)}"
         raise ForkError(msg)
     for value, what, most in (
         (runs, "runs", MAX_RUNS),
         (concurrency, "concurrency", MAX_CONCURRENCY),
     ):
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
-            msg = f"{what} must be a whole number from 1 to {most:,}, got {value!r:.80}"
+            msg = f"{what} must be a whole number from 1 to {most:,}, got {shown(value)}"
             raise ForkError(msg)
     if len(branches) * runs > MAX_RUNS:
         msg = (

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._forkpoint import REASONING
+from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
@@ -24,10 +25,12 @@ from ctxlab.analysis._cost import (
     price_for,
     pricing_note,
 )
+from ctxlab.analysis._price import checked_price
 from ctxlab.exceptions import ForkError
 from ctxlab.fork._arrival import ARRIVALS
 from ctxlab.fork._branch import BranchRun
 from ctxlab.fork._signature import Signature, first_difference, signature
+from ctxlab.util._checks import sequence_of, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,12 +100,12 @@ class Outcomes:
         price: Price | None = None,
         rules: CacheRules | None = None,
     ) -> None:
-        self.runs = list(runs)
+        self.runs = list(sequence_of(runs, BranchRun, "runs", "a list of BranchRun"))
         """Every run, in order: branch by branch, run by run."""
         self.reference = reference
         """The branch whose first run the others' contexts are compared with."""
-        self._price = price
-        self._rules = rules
+        self._price = checked_price(price)
+        self._rules = checked_rules(rules)
         base = next((r for r in self.runs if r.branch.name == reference), None)
         if base is None:
             names = list(dict.fromkeys(r.branch.name for r in self.runs))
@@ -116,7 +119,11 @@ class Outcomes:
 
     def row(self, run: BranchRun) -> dict[str, Any]:
         """The outcome row of ``run`` (one of `runs`; `OUTCOME_COLUMNS`)."""
-        return dict(self._by_run[id(run)])
+        row = self._by_run.get(id(run))
+        if row is None:
+            msg = f"run must be one of these outcomes' runs (Outcomes.runs), got {shown(run)}"
+            raise ForkError(msg)
+        return dict(row)
 
     def _row(self, run: BranchRun) -> dict[str, Any]:
         branch = run.branch

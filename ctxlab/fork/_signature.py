@@ -16,10 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from ctxlab.exceptions import UsageError
 from ctxlab.messages import ToolResultBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline._offload import safe_name
 from ctxlab.pipeline._stages import usage_notice
+from ctxlab.util._checks import instance_of, sequence_of, shown, whole_number
 
 __all__ = ["Signature", "first_difference", "signature"]
 
@@ -42,6 +44,8 @@ _USAGE, _USAGE_SAID = _usage_line()
 
 def signature(request: ModelRequest, folders: Iterable[str] = ()) -> Signature:
     """What the model is shown by ``request``, comparable across runs (see the module)."""
+    instance_of(request, ModelRequest, "request", "a ModelRequest (e.g. one of run.requests)")
+    folders = sequence_of(folders, str, "folders", "a list of folder paths as text")
     ids: dict[str, str] = {}
 
     def canonical(tool_id: str) -> str:
@@ -87,6 +91,11 @@ def first_difference(
     """The first position from ``start`` where two runs' signatures differ, or where one run
     has a request and the other has none; None when they agree throughout. A failed
     preparation (None) differs from every request."""
+    for name, run in (("one", one), ("other", other)):
+        if isinstance(run, str | bytes) or not isinstance(run, Sequence):
+            msg = f"{name} must be a list of signatures (fork.signature), got {shown(run)}"
+            raise UsageError(msg)
+    start = whole_number(start, "start")
     for position in range(start, max(len(one), len(other))):
         a = one[position] if position < len(one) else None
         b = other[position] if position < len(other) else None

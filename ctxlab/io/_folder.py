@@ -27,6 +27,7 @@ from ctxlab.io._specstory import is_specstory
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
+from ctxlab.util._path_args import path_argument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,7 +113,7 @@ def sessions(
     from tqdm.auto import tqdm
 
     wanted = _suffixes(suffixes)
-    root = Path(folder).expanduser()
+    root = path_argument(folder, "folder", what="a folder of session files").expanduser()
     problem = path_problem(root)
     if problem is not None:
         msg = f"{shown_path(root)!r} is not a folder ({problem}); give a folder of session files"

@@ -13,6 +13,7 @@ from ctxlab.exceptions import UsageError
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import messages_to_anthropic, request_to_openai, tool_to_anthropic
 from ctxlab.util._files import write_atomic
+from ctxlab.util._path_args import path_argument
 
 if TYPE_CHECKING:
     from ctxlab.io._transcript import Transcript
@@ -27,7 +28,7 @@ def save_transcript(
 ) -> Path:
     """Write ``transcript`` to ``path`` in ``format``; returns the path. `ctxlab.load` reads
     every one of them back."""
-    target = Path(path)
+    target = path_argument(path, "path", what="the transcript's file")
     if format == "ctxlab":
         meta = {
             **{k: v for k, v in transcript.meta.items() if _jsonable(v)},

@@ -20,6 +20,7 @@ from ctxlab.models import messages_from_anthropic
 from ctxlab.tokens import preload
 from ctxlab.util._html import escape, table_html
 from ctxlab.util._jsonl import SessionLines, read_text, session_lines
+from ctxlab.util._path_args import path_argument
 
 __all__ = [
     "Transcript",
@@ -102,8 +103,9 @@ def load_transcript(path: str | os.PathLike[str]) -> Transcript:
 
     Raises `MessageFormatError` naming the file and line for anything it cannot read. The
     default counter's vocabulary starts loading meanwhile (`ctxlab.tokens.preload`): a session
-    is loaded to be counted.
+    is loaded to be counted. A path no file system takes (not text, a NUL) is a `UsageError`.
     """
+    path = path_argument(path, "path", what="a transcript file")
     preload()
     return read_transcript(path)
 

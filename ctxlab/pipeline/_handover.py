@@ -38,6 +38,7 @@ from ctxlab.pipeline._discoveries import DETAIL, OTHERS_BELOW, discoveries
 from ctxlab.pipeline._intent import intent
 from ctxlab.pipeline._span import TAGS, Span, flat, read_span
 from ctxlab.pipeline._summary import SummaryRequest
+from ctxlab.util._checks import instance_of
 
 __all__ = ["extractive_summarizer"]
 
@@ -361,6 +362,7 @@ def _attached(units: list[_Unit]) -> list[_Unit]:
 async def extractive_summarizer(request: SummaryRequest) -> dict[str, str]:
     """A deterministic handover summary within the request's budget (see the module's
     documentation for what each field holds and what goes first when space is short)."""
+    instance_of(request, SummaryRequest, "request", "a SummaryRequest (what compaction passes)")
     count = request.count or (lambda text: len(text) // 4 + 1)
     budget = request.budget_tokens or _DEFAULT_BUDGET
     span = read_span(request.messages)

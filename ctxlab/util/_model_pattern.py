@@ -15,23 +15,19 @@ take longer on the wall clock, never longer on the processor.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
 import regex
 
-from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import seconds as checked_seconds
 
 __all__ = ["ModelPattern", "time_limit"]
 
 
 def time_limit(value: Any, name: str) -> float:
     """``value`` as a time limit in seconds: a positive, finite number (`UsageError` if not)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        msg = f"{name} must be a positive, finite number of seconds (e.g. 2.0), got {value!r}"
-        raise UsageError(msg)
-    return float(value)
+    return checked_seconds(value, name, "e.g. 2.0")
 
 
 class ModelPattern:

@@ -56,34 +56,9 @@ NEEDS: dict[str, str] = {
 """Entry points not called, and why (the network, a real model, a shell, raising its
 argument)."""
 
-_FORK = "issue 51, fork/ (another helper's slice): "
-_IO = "issue 51, io/ (another helper's slice): "
-KNOWN: dict[str, str] = {
-    "ctxlab.fork.fork": _FORK + "root= bytes or a number: TypeError at fork/_fork.py",
-    "ctxlab.fork.run_forward": _FORK + "runs=10**30 hangs building every run (_forward.py); "
-    "executor= a number or text: AttributeError (analysis/_tasks.py via _forward.py); rules= "
-    "not CacheRules: AttributeError (analysis/_cost.py: check with _cache_rules.checked_rules); "
-    "branches= a number or None: TypeError",
-    "ctxlab.fork.Branch.spawn": _FORK + "number=0 FileExistsError (the branch itself), "
-    "number=10**5000: ValueError formatting it",
-    "ctxlab.fork.Outcomes": _FORK + "runs= text, a dict, None: AttributeError / TypeError",
-    "ctxlab.fork.Outcomes.row": _FORK + "run= not a BranchRun of these outcomes: KeyError "
-    "(_outcomes.py)",
-    "ctxlab.fork.first_difference": _FORK + "one=/other= None, a dict, a generator; start= "
-    "NaN, infinity: TypeError / KeyError (_signature.py)",
-    "ctxlab.fork.signature": _FORK + "request= not a ModelRequest: AttributeError; folders= "
-    "None, a number, a list of NaN: TypeError (_signature.py)",
-    "ctxlab.Transcript.save": _IO + "path= a number, None or bytes: TypeError at io/_save.py "
-    "(Path(path) before write_atomic, which now checks the path)",
-    "ctxlab.load_transcript": _IO + "path= a number, None or bytes: TypeError at "
-    "io/_transcript.py; a NUL or a lone surrogate: ValueError / UnicodeEncodeError opening it",
-    "ctxlab.sessions": _IO + "folder= bytes, a number, None: TypeError at io/_folder.py; "
-    "suffixes= None, a number, a list of None: TypeError / AttributeError",
-    "ctxlab.extractive_summarizer": "issue 51, pipeline/_handover.py (another helper's slice): "
-    "request= not a SummaryRequest: AttributeError",
-}
-"""Entry points whose finding is fixed by another helper (fork/, io/, pipeline/_handover):
-expected to fail, with the finding."""
+KNOWN: dict[str, str] = {}
+"""Entry points with a finding not yet fixed (none today): each expected to fail, naming its
+finding and who fixes it."""
 
 
 class Hang(BaseException):

@@ -346,3 +346,16 @@ def test_a_sed_command_and_a_heredoc_are_read_in_linear_time() -> None:
     assert _changes.shell_changes("cat <<EOF > f.py\n" + "\n" * 10 + "x") == [
         ("f.py", "written (11 lines)")
     ]
+
+
+def test_a_heredoc_teed_to_many_files_is_counted_once() -> None:
+    # A tee to n/20 files of an n-line heredoc: counting the input's lines for each file is
+    # quadratic (issue 51's handover: one command may write thousands of files).
+    def make(n: int) -> Callable[[], object]:
+        files = " ".join(f"f{i}.py" for i in range(n // 20))
+        command = f"tee {files} <<EOF\n" + "a\n" * n + "EOF\n"
+        return lambda: _changes.shell_changes(command)
+
+    assert_linear(make, 20_000, bound=5.0)
+    found = _changes.shell_changes("tee -a a.py b.py <<EOF\nx\ny\nz\nEOF\n")
+    assert found == [("a.py", "appended (3 lines)"), ("b.py", "appended (3 lines)")]
