@@ -36,6 +36,7 @@ def save_transcript(
             "system": transcript.system,
             "tools": [tool_to_anthropic(t) for t in transcript.tools],
             "usage": {str(i): list(_usage(u)) for i, u in transcript.usage.items()},
+            "times": {str(i): t for i, t in transcript.times.items()},
         }
         lines = [json.dumps(meta, ensure_ascii=False)]
         lines += [
@@ -78,13 +79,16 @@ def _jsonable(value: Any) -> bool:
     return True
 
 
-def _usage(usage: Any) -> tuple[int, int, int, int]:
-    return (
+def _usage(usage: Any) -> tuple[int, ...]:
+    counts = (
         usage.input_tokens,
         usage.output_tokens,
         usage.cache_read_input_tokens,
         usage.cache_creation_input_tokens,
     )
+    # The 1-hour writes only when there are some: files without them read as before.
+    hour = usage.cache_creation_1h_input_tokens
+    return (*counts, hour) if hour else counts
 
 
 def to_openai(transcript: Transcript) -> list[dict[str, Any]]:

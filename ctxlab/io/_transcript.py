@@ -4,6 +4,7 @@ every other format into one)."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,11 @@ class Transcript:
     """The tool schemas, when the source recorded them."""
     usage: dict[int, ProviderUsage] = field(default_factory=dict)
     """The provider's usage, by the index of the assistant message it produced."""
+    times: dict[int, float] = field(default_factory=dict)
+    """When each reply was recorded, by the index of the assistant message: POSIX seconds (UTC),
+    as the file's own timestamps say — the recording's clock, which the cost model's prompt
+    cache expires on. Empty when the file records no time (no clock: the cache is taken as
+    always warm, and said so)."""
 
     def __repr__(self) -> str:
         return (
@@ -125,6 +131,7 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
         raise MessageFormatError(msg)
     messages = tuple(_messages(raw, path))
     recorded = _meta_usage(meta.get("usage"), path, meta_line)
+    times = _meta_times(meta.get("times"), path, meta_line)
     usage = {index: u for index, u in recorded.items() if not u.empty}  # an empty one: no bill
     meta = dict(meta)
     if "census" in meta:
@@ -140,6 +147,7 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
         messages=messages,
         tools=_meta_tools(meta.get("tools"), path, meta_line),
         usage=usage,
+        times=times,
     )
 
 
@@ -193,8 +201,40 @@ def _meta_usage(value: Any, path: Path, line: int) -> dict[int, ProviderUsage]:
     try:
         return {int(k): ProviderUsage(*v) for k, v in value.items()}
     except (TypeError, ValueError) as exc:
-        msg = f"{path} line {line}: meta.usage must map message indexes to four counts ({exc})"
+        msg = (
+            f"{path} line {line}: meta.usage must map message indexes to four counts (five: "
+            f"the cache writes of 1-hour TTL last) ({exc})"
+        )
         raise MessageFormatError(msg) from exc
+
+
+def _meta_times(value: Any, path: Path, line: int) -> dict[int, float]:
+    # ctxlab writes {message index: POSIX seconds}; none (an older file): no clock.
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        times: dict[int, float] = {}
+        for key, seconds in value.items():
+            index = int(key) if isinstance(key, str) and key.isdigit() else None
+            if index is None or not _a_time(seconds):
+                break
+            times[index] = float(seconds)
+        else:
+            return times
+    msg = (
+        f"{path} line {line}: meta.times must map message indexes to POSIX seconds (finite "
+        "numbers from 0); remove it to load the transcript without a clock"
+    )
+    raise MessageFormatError(msg)
+
+
+def _a_time(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
 
 
 def _system_text(value: Any, path: Path, line: int) -> str:

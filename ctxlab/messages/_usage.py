@@ -69,6 +69,11 @@ class ProviderUsage:
     output_tokens: int
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    cache_creation_1h_input_tokens: int = 0
+    """Of the cache writes, those Anthropic wrote with the 1-hour time to live (the recording's
+    ``cache_creation.ephemeral_1h_input_tokens``); the rest had the 5-minute one. Not more than
+    ``cache_creation_input_tokens`` in usage that adds up (`ctxlab.analysis` flags one that does
+    not, and does not trust its split)."""
 
     def __post_init__(self) -> None:
         for spec in fields(self):
