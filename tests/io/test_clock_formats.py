@@ -371,18 +371,22 @@ def _span_starts(value: Any) -> list[float]:
 
 def test_specstory_dates_the_first_reply_of_each_dated_agent_header() -> None:
     path = FIXTURES / "specstory" / "2026-08-03_21-15-01Z-use-claude-commands-code.md"
-    stamps = [
-        line.split()[-1].rstrip(")*_")
-        for line in path.read_text().splitlines()
-        if line.startswith("_**Agent (") and line.rstrip().endswith("Z)**_")
-    ]
-    dates = [
-        line[len("_**Agent (") :].split(" ", 1)[1].rstrip(")*_")
-        for line in path.read_text().splitlines()
-        if line.startswith("_**Agent (") and line.rstrip().endswith("Z)**_")
-    ]
+    # ``_**Agent (gpt-5.6-sol 2026-08-03 21:15:04Z)**_``: the header's last two words. A
+    # section opens a reply unless the agent's section before it ended on no tool use (its
+    # words then go on in the next: one response shown as two messages).
+    dates: list[str] = []
+    open_reply = False
+    for line in path.read_text().splitlines():
+        if line.startswith("_**User"):
+            open_reply = False
+        elif line.startswith("_**Agent ("):
+            if not open_reply:
+                dates.append(" ".join(line.rstrip()[: -len(")**_")].split()[-2:]))
+            open_reply = True
+        elif line.startswith("<tool-use"):
+            open_reply = False
     transcript = load(path)
-    assert stamps and len(dates) == len(stamps)
-    assert set(_in_order(transcript)) <= {_iso(d.replace(" ", "T")) for d in dates}
+    assert len(dates) == 9
+    assert _in_order(transcript) == [_iso(d.replace(" ", "T")) for d in dates]
     # A header without a time (the 2025 layouts) leaves its replies undated.
     assert load(FIXTURES / "specstory" / "2025-03-11_20-11-parking-page.md").times == {}
