@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -163,3 +164,13 @@ def _table(outcomes: Outcomes) -> dict[str, dict[str, Any]]:
         str(r["branch"]): {str(k): v for k, v in r.items()}
         for r in outcomes.summary().to_dict("records")
     }
+
+
+async def test_the_docs_quote_a_finding_the_code_gives() -> None:
+    # docs/concepts/forks.md's example: 6 of 9 verdicts against the original's runs, paired.
+    steps = await _steps(3)
+    original = _runs("original", [True] * 5 + [False] + [True] * 4, steps)
+    cut = _runs("cut", [True] * 5 + [True, False, False, False, None], steps)
+    found = Outcomes([*original, *cut], "original").findings()[1]
+    page = (Path(__file__).parents[2] / "docs" / "concepts" / "forks.md").read_text()
+    assert " ".join(page.split()).count(found) == 1, found
