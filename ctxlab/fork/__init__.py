@@ -8,6 +8,7 @@ from ctxlab.fork._fork import MAX_NAME, fork
 from ctxlab.fork._forward import MAX_CONCURRENCY, MAX_RUNS, run_forward
 from ctxlab.fork._outcomes import OUTCOME_COLUMNS, SUMMARY_COLUMNS, Outcomes
 from ctxlab.fork._signature import first_difference, signature
+from ctxlab.fork._stats import Interval, runs_needed, wilson
 from ctxlab.fork._workspace import Workspace
 
 __all__ = [
@@ -22,10 +23,13 @@ __all__ = [
     "Branch",
     "BranchRun",
     "Check",
+    "Interval",
     "Outcomes",
     "Workspace",
     "first_difference",
     "fork",
     "run_forward",
+    "runs_needed",
     "signature",
+    "wilson",
 ]

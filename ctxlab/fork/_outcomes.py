@@ -29,7 +29,15 @@ from ctxlab.analysis._price import checked_price
 from ctxlab.exceptions import ForkError
 from ctxlab.fork._arrival import ARRIVALS
 from ctxlab.fork._branch import BranchRun
+from ctxlab.fork._branch_stats import (
+    STAT_COLUMNS,
+    WIDTH,
+    branch_statistics,
+    said,
+    steps_after_compactions,
+)
 from ctxlab.fork._signature import Signature, first_difference, signature
+from ctxlab.fork._stats import CONFIDENCE, checked_confidence, runs_needed
 from ctxlab.util._checks import sequence_of, shown
 
 if TYPE_CHECKING:
@@ -46,6 +54,7 @@ OUTCOME_COLUMNS = (
     "steps",
     "requests",
     "compactions",
+    "after_compactions",
     "tokens",
     "cost",
     "passed",
@@ -57,8 +66,8 @@ OUTCOME_COLUMNS = (
     "workspace",
 )
 """One row per run: its branch and config, how it arrived (`ARRIVALS`) at which step, the
-reasoning steps and requests it made from the fork (summary calls included), its compactions,
-the input tokens it sent, its cost in USD, the check's verdict, its final reply, the first
+reasoning steps and requests it made from the fork (summary calls included), its compactions
+and the reasoning steps it made after each (the one it compacted for included), the input tokens it sent, its cost in USD, the check's verdict, its final reply, the first
 step where its context differs from the reference run's (None: never), its error, notes."""
 
 SUMMARY_COLUMNS = (
@@ -78,10 +87,15 @@ SUMMARY_COLUMNS = (
     "compactions",
     "diverges_at",
     "errors",
+    *STAT_COLUMNS,
 )
 """One row per branch, over its runs: how many passed the check and replied, the mean steps
 (and the least and most), mean tokens and cost (and the cost's standard deviation), mean
-compactions, the earliest divergence from the reference, how many runs erred."""
+compactions, the earliest divergence from the reference, how many runs erred; then the
+statistics of `ctxlab.fork._branch_stats.STAT_COLUMNS`: runs with a verdict, the pass rate among
+them with its Wilson interval, the difference to the reference's rate with its interval (paired
+by run number: ``pairs`` pairs; unpaired: ``pairs`` missing), the runs with a verdict a ±
+``width`` interval needs at this rate, the mean steps a run made after each compaction."""
 
 
 _INTEGERS = {"diverges_at": "Int64", "passed": "boolean"}
@@ -99,11 +113,18 @@ class Outcomes:
         *,
         price: Price | None = None,
         rules: CacheRules | None = None,
+        confidence: float = CONFIDENCE,
+        width: float = WIDTH,
     ) -> None:
         self.runs = list(sequence_of(runs, BranchRun, "runs", "a list of BranchRun"))
         """Every run, in order: branch by branch, run by run."""
         self.reference = reference
         """The branch whose first run the others' contexts are compared with."""
+        self.confidence = checked_confidence(confidence)
+        """The confidence of the summary's intervals (0.95)."""
+        runs_needed(0.5, width)  # the width checked now, not at the first summary
+        self.width = float(width)
+        """The interval half-length the summary's ``runs_needed`` is for (0.10: ±0.10)."""
         self._price = checked_price(price)
         self._rules = checked_rules(rules)
         base = next((r for r in self.runs if r.branch.name == reference), None)
@@ -138,6 +159,7 @@ class Outcomes:
             "steps": steps,
             "requests": len(sent),
             "compactions": run.compactions,
+            "after_compactions": steps_after_compactions(run.manifests),
             "tokens": sum(max(m.estimated_input_tokens, 0) for m in sent),
             "cost": self._cost(run),
             "passed": run.passed,
@@ -182,48 +204,78 @@ class Outcomes:
         return frame
 
     def summary(self) -> pd.DataFrame:
-        """One row per branch, the spread over its runs (`SUMMARY_COLUMNS`)."""
+        """One row per branch, the spread over its runs and what they say (`SUMMARY_COLUMNS`),
+        its intervals at `confidence`, ``runs_needed`` for ± `width`."""
         import pandas as pd
 
-        rows: list[dict[str, Any]] = []
-        for name in dict.fromkeys(r["branch"] for r in self._rows):
-            mine = [r for r in self._rows if r["branch"] == name]
-            costs = [r["cost"] for r in mine]
-            steps = [r["steps"] for r in mine]
-            diverged = [r["diverges_at"] for r in mine if r["diverges_at"] is not None]
-            rows.append(
-                {
-                    **{k: mine[0][k] for k in ("branch", "config", "arrival", "at")},
-                    "runs": len(mine),
-                    "passed": sum(r["passed"] is True for r in mine),
-                    "replied": sum(r["reply"] is not None for r in mine),
-                    "steps": statistics.fmean(steps),
-                    "steps_min": min(steps),
-                    "steps_max": max(steps),
-                    "tokens": statistics.fmean(r["tokens"] for r in mine),
-                    "cost": statistics.fmean(costs),
-                    "cost_sd": _spread(costs),
-                    "compactions": statistics.fmean(r["compactions"] for r in mine),
-                    "diverges_at": min(diverged) if diverged else None,
-                    "errors": sum(r["error"] is not None for r in mine),
-                }
-            )
-        frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS)).astype({"diverges_at": "Int64"})
+        rows = [self._branch_row(name) for name in self._branches()]
+        frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS)).astype(
+            {"diverges_at": "Int64", "pairs": "Int64", "runs_needed": "Int64"}
+        )
         frame.attrs["reference"] = self.reference
+        frame.attrs["confidence"] = self.confidence
+        frame.attrs["width"] = self.width
         return frame
 
+    def _branches(self) -> list[str]:
+        return list(dict.fromkeys(r["branch"] for r in self._rows))
+
+    def _branch_row(self, name: str) -> dict[str, Any]:
+        mine = [r for r in self._rows if r["branch"] == name]
+        theirs = [r for r in self._rows if r["branch"] == self.reference]
+        costs = [r["cost"] for r in mine]
+        steps = [r["steps"] for r in mine]
+        diverged = [r["diverges_at"] for r in mine if r["diverges_at"] is not None]
+        return {
+            **{k: mine[0][k] for k in ("branch", "config", "arrival", "at")},
+            "runs": len(mine),
+            "passed": sum(r["passed"] is True for r in mine),
+            "replied": sum(r["reply"] is not None for r in mine),
+            "steps": statistics.fmean(steps),
+            "steps_min": min(steps),
+            "steps_max": max(steps),
+            "tokens": statistics.fmean(r["tokens"] for r in mine),
+            "cost": statistics.fmean(costs),
+            "cost_sd": _spread(costs),
+            "compactions": statistics.fmean(r["compactions"] for r in mine),
+            "diverges_at": min(diverged) if diverged else None,
+            "errors": sum(r["error"] is not None for r in mine),
+            **branch_statistics(
+                mine, None if name == self.reference else theirs, self.confidence, self.width
+            ),
+        }
+
+    def findings(self) -> list[str]:
+        """Each branch's pass rate, difference to the reference and the runs a ± `width`
+        interval needs, in a sentence (`ctxlab.fork._branch_stats.said`)."""
+        return [
+            said(self._branch_row(name), self.reference, self.confidence, self.width)
+            for name in self._branches()
+        ]
+
     def table_html(self) -> str:
-        """The per-branch table as static HTML (every value escaped)."""
+        """The per-branch table as static HTML (every value escaped), and what it says."""
         frame = self.summary()
         head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
         body = "".join(
             "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
             for row in frame.itertuples(index=False)
         )
+        level = f"{self.confidence:g}"
+        most = runs_needed(0.5, self.width, self.confidence)
         note = (
             f"<div class='ctxlab-outcomes-note'>passed and replied: runs out of "
-            f"{html.escape(str(frame['runs'].max()))}; diverges_at: the first step where a "
-            f"run's context differs from {html.escape(self.reference)!s}'s first run.</div>"
+            f"{html.escape(str(frame['runs'].max()))}; verdicts: runs the check judged (a run "
+            f"with no verdict is no failure); pass_low to pass_high: the {level} Wilson interval "
+            f"of the pass rate; difference: the pass rate less "
+            f"{html.escape(self.reference)}'s, with Newcombe's interval (paired by run number "
+            f"over pairs runs, else unpaired); runs_needed: runs with a verdict for an interval "
+            f"of ±{self.width:g} at the branch's rate (at most {most}, at 0.5); "
+            f"steps_after_compaction: the mean reasoning steps a run made after each of its compactions; diverges_at: the first step where a run's "
+            f"context differs from {html.escape(self.reference)}'s first run.</div>"
+        )
+        note += "".join(
+            f"<div class='ctxlab-finding'>{html.escape(f)}</div>" for f in self.findings()
         )
         note += "".join(
             f"<div class='ctxlab-pricing'>cost: {html.escape(p)}</div>" for p in self.pricing

@@ -20,7 +20,7 @@ import ipywidgets as w
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.config._presets import PRESETS
-from ctxlab.fork import ARRIVALS, fork, run_forward
+from ctxlab.fork import ARRIVALS, Outcomes, fork, run_forward
 from ctxlab.sources import ReplaySession
 from ctxlab.widgets._fork_lab import ForkLab
 
@@ -146,9 +146,7 @@ class ForkPanel:
             self.button.disabled = False
         self.result = ForkLab(outcomes, original=lab.log.manifests)
         self.view.children = [self.result.widget]
-        frame = outcomes.summary()
-        passed = ", ".join(f"{r.branch} {r.passed}/{r.runs}" for r in frame.itertuples())
-        self._say(f"done: passed the check — {passed}" if "check" in running else "done")
+        self._say(_done(outcomes, checked="check" in running))
         return self.result
 
     def _root(self) -> Path:
@@ -169,3 +167,23 @@ class ForkPanel:
     def _say(self, text: str, *, error: bool = False) -> None:
         style = " style='color:#c00'" if error else ""
         self.status.value = f"<span{style}>{html.escape(text)}</span>"
+
+
+def _done(outcomes: Outcomes, *, checked: bool) -> str:
+    """The status line after a fork: each branch's passes among the runs with a verdict and
+    the interval of its pass rate — or, without a check, that no run has a verdict."""
+    if not checked:
+        return (
+            "done: no check was set (lab.forks.options['check']), so no run has a verdict "
+            "and there is no pass rate"
+        )
+    level = f"{outcomes.confidence:.0%}"
+    said = []
+    for row in outcomes.summary().to_dict("records"):
+        share = f"{row['branch']} {row['passed']}/{row['verdicts']}"
+        if row["verdicts"] < row["runs"]:
+            share += f" of {row['runs']} runs with a verdict"
+        if row["verdicts"]:
+            share += f" ({level}: {row['pass_low']:.2f}–{row['pass_high']:.2f})"
+        said.append(share)
+    return f"done: passed the check — {', '.join(said)}"

@@ -40,6 +40,11 @@ async def test_a_run_counts_the_compactions_its_manifests_show(tmp_path: Path) -
         summaries = sum(m.purpose == "summary" for m in run.manifests)
         assert run.compactions == shown == summaries
         assert outcomes.row(run)["compactions"] == shown
+        # Steps after each compaction: one figure per compaction the run's events counted,
+        # fewer after each later one, never more than the run's steps.
+        after = outcomes.row(run)["after_compactions"]
+        assert len(after) == run.compactions
+        assert list(after) == sorted(after, reverse=True) and all(0 < n <= 12 for n in after)
     assert [r.compactions for r in outcomes.runs][:2] == [1, 0]
     assert outcomes.runs[2].compactions >= 3
 

@@ -49,7 +49,39 @@ async def test_the_fork_button_forks_at_the_selected_request_and_opens_the_resul
     frame = forked.outcomes.frame()
     assert list(frame["branch"]) == ["original"] * 2 + ["observation_masking"] * 2
     assert set(frame["at"]) == {2} and frame["passed"].all()
-    assert "passed the check — original 2/2, observation_masking 2/2" in lab.forks.status.value
+    # 2 of 2 passed: the 95 % Wilson interval is 2 / (2 + z²) to 1 (z = 1.959964).
+    low = 2 / (2 + 1.959964**2)
+    assert f"{low:.2f}" == "0.34"
+    assert (
+        "passed the check — original 2/2 (95%: 0.34–1.00), observation_masking 2/2 (95%: "
+        "0.34–1.00)" in html.unescape(lab.forks.status.value)
+    )
+    table = html.unescape(forked.table.value)
+    assert (
+        "observation_masking: 2 of 2 runs with a verdict passed, 1.00 (95% interval 0.34 to "
+        "1.00); +0.00 against original (paired by run, 2 pairs: " in table
+    )
+    assert "±0.10 needs 16 runs at this rate." in table
+
+
+async def test_the_tab_says_when_no_run_has_a_verdict(lab: Lab) -> None:
+    del lab.forks.options["check"]
+    lab.select(2)
+    lab.forks.configs.value = ("original", "observation_masking")
+    lab.forks.runs.value = 2
+    forked = await lab.forks.run(raise_errors=False)
+    assert forked is not None, lab.forks.status.value
+    status = html.unescape(lab.forks.status.value)
+    assert "no check was set (lab.forks.options['check']), so no run has a verdict" in status
+    assert "passed the check" not in status
+    table = html.unescape(forked.table.value)
+    for name in ("original", "observation_masking"):
+        assert (
+            f"{name}: no run has a verdict (no check, or it gave none): no pass rate, no "
+            "interval." in table
+        )
+    frame = forked.outcomes.summary()
+    assert list(frame["verdicts"]) == [0, 0] and frame["pass_rate"].isna().all()
 
 
 async def test_the_tab_gives_the_check_the_time_limit_of_its_options(lab: Lab) -> None:
