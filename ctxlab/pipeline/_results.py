@@ -95,10 +95,14 @@ def truncate_results(
             # is cut further; the notice, and the file it points to, stay as they were.
             notice = text[cut:]
             budget = limit - _marker_tokens(cache) - _beside_text(result, cache)
-            head = head_within(text[:cut].rstrip("\n"), budget, cache.counter.count_text)
+            # Only the newline joining head and notice is taken off: a head cut at a line end
+            # keeps its own, so a head that fits is left byte for byte (a result cut once is
+            # not cut again because its notice names a longer path than before).
+            kept = text[:cut].removesuffix("\n")
+            head = head_within(kept, budget, cache.counter.count_text)
+            if head == kept:
+                return result  # cut under this budget already, or only the notice is left
             new = with_text(result, f"{head}\n{notice}" if head else notice)
-            if new.text == text:
-                return result  # the limit is below the notice's own size: nothing more to cut
             transforms.append(
                 Transform(
                     "tool_result_truncation", result.tool_use_id, "", before, cache.block(new)
