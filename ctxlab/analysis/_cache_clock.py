@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +24,7 @@ from ctxlab.messages import AssistantMessage, ProviderUsage
 
 if TYPE_CHECKING:
     from ctxlab.io._transcript import Transcript
+    from ctxlab.manifest import ContextManifest
 
 __all__ = [
     "LifetimeInference",
@@ -31,6 +32,7 @@ __all__ = [
     "clocked_rules",
     "duration",
     "infer_lifetime",
+    "manifest_times",
     "recorded_ttl",
     "recording_clock",
     "trusted_time",
@@ -178,9 +180,12 @@ class LifetimeInference:
     lifetime: float | None = None
     """The lifetime the cost model uses: the documented one where the gaps agree with it (or
     tell nothing), else the longest gap after which the prefix was read (or, with no such
-    gap, a second short of the shortest re-write)."""
+    gap, a second short of the shortest re-write). Re-writes after a gap shorter than a read
+    are set aside (`set_aside`), so the two gaps never contradict each other."""
     ttl: Literal["1h"] | None = None
     """The recording's write TTL when its usage says (`recorded_ttl`)."""
+    set_aside: int = 0
+    """Re-writes after a gap shorter than a read: a changed prefix's, not time's."""
 
     @property
     def agrees(self) -> bool:
@@ -205,13 +210,19 @@ class LifetimeInference:
                 f"cache lifetime {known} as documented: no gap of this recording tells "
                 f"otherwise ({said})"
             )
-        evidence = f"the recording {' and '.join(seen)}"
+        evidence = " and ".join(seen)
+        if self.set_aside:
+            evidence += (
+                f" ({self.set_aside} re-write{'s' if self.set_aside != 1 else ''} after shorter "
+                "gaps than a read set aside: a changed prefix, not time)"
+            )
         if self.agrees:
-            return f"cache lifetime {known} as documented, which {evidence} agrees with"
-        if self.lifetime == self.documented:
-            return f"cache lifetime {known} as documented: {evidence}, which contradicts itself"
+            return f"cache lifetime {known} as documented; the recording agrees: it {evidence}"
         used = "forever" if self.lifetime is None else duration(self.lifetime)
-        return f"cache lifetime {used}, inferred: {evidence} (documented: {known})"
+        return (
+            f"cache lifetime {used}, inferred from the recording: it {evidence} (documented: "
+            f"{known})"
+        )
 
 
 def infer_lifetime(
@@ -230,14 +241,17 @@ def infer_lifetime(
     if any(u.cache_read_input_tokens for u in transcript.usage.values()):
         _classify_gaps(transcript, clock.times, reads, rewrites)
     longest = max(reads, default=None)
-    shortest = min(rewrites, default=None)
-    inference = LifetimeInference(documented, longest, shortest, len(reads), len(rewrites))
+    # A cache that lived through a longer gap lives through a shorter one: a re-write after a
+    # shorter gap than a read was caused by a changed prefix, not by time — set aside.
+    timed = [gap for gap in rewrites if longest is None or gap > longest]
+    inference = LifetimeInference(
+        documented, longest, min(timed, default=None), len(reads), len(timed), ttl=ttl
+    )
     lifetime = documented
-    if not inference.agrees and not (
-        longest is not None and shortest is not None and longest >= shortest
-    ):
+    if not inference.agrees:
+        shortest = inference.shortest_rewrite
         lifetime = longest if longest is not None else max((shortest or 1.0) - 1.0, 0.0)
-    return dataclasses.replace(inference, lifetime=lifetime, ttl=ttl)
+    return dataclasses.replace(inference, lifetime=lifetime, set_aside=len(rewrites) - len(timed))
 
 
 def _classify_gaps(
@@ -271,11 +285,40 @@ def _classify_gaps(
 
 
 def clocked_rules(
-    transcript: Transcript, rules: CacheRules, clock: RecordingClock | None = None
+    transcript: Transcript,
+    rules: CacheRules,
+    clock: RecordingClock | None = None,
+    *,
+    fixed: CacheRules | None = None,
 ) -> tuple[CacheRules, LifetimeInference]:
-    """``rules`` (a recording's provider's, `cache_rules_for`) set to what the recording shows:
-    Anthropic's 1-hour TTL where its usage says so, the lifetime `infer_lifetime` chose."""
+    """``rules`` (a recording's provider's, `cache_rules_for`) set to what the recording shows
+    — Anthropic's 1-hour TTL where its usage says so, the lifetime `infer_lifetime` chose —
+    with the inference; ``fixed`` (rules a caller passed) are kept as they are, the inference
+    only shown."""
     inference = infer_lifetime(transcript, rules, clock)
+    if fixed is not None:
+        return fixed, inference
     if inference.ttl is not None and rules.kind == "anthropic":
         rules = dataclasses.replace(rules, ttl=inference.ttl)
     return dataclasses.replace(rules, lifetime=inference.lifetime), inference
+
+
+def manifest_times(
+    manifests: Sequence[ContextManifest], times: Mapping[str, float], joined: int | None
+) -> list[float | None]:
+    """Each manifest's trusted time: its ``sent_at``, else its time in ``times`` (by request
+    id); from ``joined`` on, moved so that the first follows the last before it with no gap
+    (see `ctxlab.analysis.costs_of_manifests`)."""
+    now = time.time()
+    clock = [
+        trusted_time(m.sent_at if m.sent_at is not None else times.get(m.request_id), now)
+        for m in manifests
+    ]
+    if joined is None or not 0 < joined < len(clock):
+        return clock
+    before = next((t for t in reversed(clock[:joined]) if t is not None), None)
+    after = next((t for t in clock[joined:] if t is not None), None)
+    if before is None or after is None:
+        return clock
+    shift = before - after
+    return [*clock[:joined], *(None if t is None else t + shift for t in clock[joined:])]
