@@ -111,10 +111,11 @@ class PrefixCache:
     def put(self, digest: bytes, tokens: int, lifetime: float | None) -> None:
         """Write (or refresh) ``digest`` now, to live ``lifetime`` seconds."""
         self.entries[digest] = tokens
-        # Kept before the clock starts too (at its 0): an entry's own lifetime may differ from
-        # the rules' (a 1-hour write under 5-minute rules).
-        life = _FOREVER if lifetime is None else lifetime
-        self.expiry[digest] = (self.now + life, life)
+        # Before the clock starts (at its 0) an entry of the rules' lifetime needs no record
+        # (`_expires` gives it); one of another (a 1-hour write under 5-minute rules) does.
+        if self.clocked or lifetime != self.lifetime:
+            life = _FOREVER if lifetime is None else lifetime
+            self.expiry[digest] = (self.now + life, life)
 
     def refresh(self, digest: bytes) -> None:
         """A read of ``digest``: it lives its own lifetime again from now."""
@@ -196,7 +197,7 @@ def _longest(
         if digest in entries:
             if not known:
                 known = cumulative[index]
-            if cache.alive(digest):
+            if not cache.clocked or cache.alive(digest):
                 # The longest found: what lies further back is shorter.
                 return Lookup(cumulative[index], known, index)
         # Moving the boundary before part ``index`` passes its blocks.
