@@ -31,6 +31,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ctxlab.util._views import Prefix
 
@@ -46,14 +47,14 @@ __all__ = [
 _FOREVER = math.inf
 
 
-@dataclass(frozen=True)
-class Lookup:
+class Lookup(NamedTuple):
     """What a request found: the tokens it read, and those it would have read had no entry
-    expired (``known``: its prefix was cached before, at any time)."""
+    expired (``known``: its prefix was cached before, at any time). A named tuple: one is
+    made for every request priced."""
 
     read: int
     known: int
-    index: int = -1
+    end: int = -1
     """The part index the read prefix ends at (-1: none)."""
 
     @property
@@ -174,7 +175,7 @@ def anthropic_lookup(
         if 0 <= point < len(prefixes):
             found = _longest(cache, prefixes, cumulative, point, blocks, lookback)
             if found.read > read:
-                read, index = found.read, found.index
+                read, index = found.read, found.end
             known = max(known, found.known)
     return Lookup(read, known, index)
 
@@ -230,7 +231,7 @@ def automatic_lookup(
         found = Lookup(0, known)
     # Every prefix of a request is cached with it, so the first prefix (from the end) already
     # there has all of its own: the rest need not be written again.
-    for index in range(len(prefixes) - 1, found.index, -1):
+    for index in range(len(prefixes) - 1, found.end, -1):
         entries[prefixes[index]] = cumulative[index]
     if cache.clocked:
         _move_path(cache, prefixes, shared)
