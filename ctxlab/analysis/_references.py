@@ -79,7 +79,10 @@ def reference_shapes(
     parts (keys, tokens) every request repeats — or a function giving, for the message index of
     the reply a request produced, that request's own (a recording's unrecorded part changes
     with its model); ``limit`` None never compacts (and counts the requests over
-    ``input_limit``), else the oldest turns are dropped to fit ``limit``."""
+    ``input_limit``), else the feasible baseline fits ``limit`` as docs/concepts/cost.md ("The
+    feasible baseline, rule by rule") states it — the first user message pinned, whole turns
+    (an assistant message and what follows it) from the oldest still kept, the oldest dropped
+    for good, a latest turn too large alone cut — and counts the cut requests."""
     fixed_of = fixed if callable(fixed) else _always(fixed)
     start = request_start(messages)
     shapes: list[RequestShape] = []
