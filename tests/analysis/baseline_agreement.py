@@ -5,6 +5,7 @@ token counts, its unrecorded part's sizes, and the price and cache parameters as
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -55,31 +56,39 @@ class Agreement:
         return max(g for g in gaps if not math.isnan(g))
 
 
-def tariff(price: Price, rules: CacheRules) -> Tariff:
-    """A ctxlab price as plain numbers (the write price of the rules' time to live)."""
+def tariff(price: Price) -> Tariff:
+    """A ctxlab price as plain numbers."""
 
     def plain(p: Price) -> Tariff:
-        write = (
-            p.cache_write_1h
-            if rules.ttl == "1h" and p.cache_write_1h is not None
-            else p.cache_write
-        )
-        return Tariff(p.input, p.output, write, p.cache_read)
+        return Tariff(p.input, p.output, p.cache_write, p.cache_read, write_1h=p.cache_write_1h)
 
     tier = price.long_context
     own = plain(price)
     if tier is None:
         return own
-    return Tariff(own.input, own.output, own.write, own.read, tier.above, plain(tier.price))
+    return dataclasses.replace(own, above=tier.above, tier=plain(tier.price))
 
 
-def caching(rules: CacheRules) -> Caching:
-    """A provider's cache parameters as plain values."""
-    return Caching(rules.kind, rules.min_tokens, rules.bills_writes)  # type: ignore[arg-type]
+def caching(rules: CacheRules, write_ttl: Literal["5m", "1h"] | None = None) -> Caching:
+    """A provider's cache parameters as plain values, and the TTL the requests write at."""
+    return Caching(
+        rules.kind,
+        rules.min_tokens,
+        rules.bills_writes,
+        rules.lifetime,
+        rules.ttl,
+        write_ttl,
+    )
 
 
-def outsiders(what: WhatIf, drop: Literal["oldest", "newest"] = "oldest") -> Baseline:
-    """The outsider's baseline of a what-if's session, from the what-if's inputs."""
+def outsiders(
+    what: WhatIf,
+    drop: Literal["oldest", "newest"] = "oldest",
+    write_ttl: Literal["5m", "1h"] | None = None,
+) -> Baseline:
+    """The outsider's baseline of a what-if's session, from the what-if's inputs: its counts,
+    unrecorded part, price, rules (with the cache's lifetime), the recording's trusted times
+    (`WhatIf.clock`) and ``write_ttl``, the TTL the recording wrote at (`WhatIf.lifetime`)."""
     transcript = what.transcript
     rendered = [tool.rendered for tool in transcript.tools]
     part = what.unrecorded
@@ -100,9 +109,10 @@ def outsiders(what: WhatIf, drop: Literal["oldest", "newest"] = "oldest") -> Bas
         what.cache,
         fixed,
         input_limit(what.context_window),
-        tariff(what.price, what.rules),
-        caching(what.rules),
+        tariff(what.price),
+        caching(what.rules, write_ttl),
         drop,
+        what.clock.times,
     )
 
 
@@ -129,6 +139,7 @@ def agreement(
         sum(c.input_tokens for c in costs),
         float(row["cost"]),
     )
-    found = outsiders(what, drop)
+    # The recording's write TTL, which the what-if's requests write at unless rules are given.
+    found = outsiders(what, drop, what.lifetime.ttl if rules is None else None)
     theirs = Figures(len(found.requests), found.over_limit, found.input_tokens, found.cost)
     return Agreement(ours, theirs)

@@ -5,7 +5,8 @@ baseline, rule by rule", and the providers' rules above it) alone, sharing no co
 Its inputs are what that page names as inputs: the messages, each message's tokens (ctxlab's
 count, `TokenCache.message`: the count is an input, not the policy), the window, the recording's
 System and tool schemas (counted with `TokenCache.text`), the size of an unrecorded part by
-reply when there is one, and a price and a provider's cache parameters as plain numbers.
+reply when there is one, a price and a provider's cache parameters as plain numbers, and — on a
+recording with a clock — each reply's time, the cache's lifetime and the recording's write TTL.
 
 ``drop="newest"`` is the control: the same requests but the newest turns before the latest
 dropped first — a rule that must not agree.
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -26,6 +28,7 @@ Message = UserMessage | AssistantMessage
 LOOKBACK = 20
 OPENAI_STEP = 128
 SYSTEM_FRAMING = 4
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 
 @dataclass(frozen=True)
@@ -38,15 +41,33 @@ class Tariff:
     read: float
     above: int | None = None
     tier: Tariff | None = None
+    write_1h: float | None = None
 
 
 @dataclass(frozen=True)
 class Caching:
-    """A provider's cache: ``kind`` anthropic, openai, google or none; its minimum."""
+    """A provider's cache: ``kind`` anthropic, openai, google or none; its minimum; how long
+    an entry lives after its last write or read (None: forever) for writes at ``ttl``; the
+    TTL the baseline's requests write at (None: ``ttl``)."""
 
     kind: Literal["anthropic", "openai", "google", "none"]
     minimum: int = 1024
     bills_writes: bool = False
+    lifetime: float | None = None
+    ttl: Literal["5m", "1h"] = "5m"
+    write_ttl: Literal["5m", "1h"] | None = None
+
+    @property
+    def hour(self) -> bool:
+        """Whether the writes are Anthropic's 1-hour ones (billed at that price)."""
+        return self.kind == "anthropic" and (self.write_ttl or self.ttl) == "1h"
+
+    @property
+    def write_lifetime(self) -> float | None:
+        """How long a write lives: the rules' lifetime, or the documented one of another TTL."""
+        if self.kind != "anthropic" or self.write_ttl in (None, self.ttl):
+            return self.lifetime
+        return TTL_SECONDS[self.write_ttl]
 
 
 @dataclass(frozen=True)
@@ -66,6 +87,8 @@ class Request:
     fixed: int
     output: int
     cut: bool
+    at: float | None = None
+    """When it was sent (its reply's time, POSIX seconds); None: no time."""
 
     @property
     def input(self) -> int:
@@ -154,9 +177,11 @@ def baseline_requests(
     fixed: Callable[[int], tuple[Part, ...]],
     limit: int,
     drop: Literal["oldest", "newest"] = "oldest",
+    times: Mapping[int, float] | None = None,
 ) -> list[Request]:
-    """The baseline's requests, one per assistant message after the pinned one; ``fixed``
-    gives the fixed part of the request that produced the reply at an index."""
+    """The baseline's requests, one per assistant message after the pinned one, each sent at
+    its reply's time (``times``, by message index); ``fixed`` gives the fixed part of the
+    request that produced the reply at an index."""
     pinned = _pinned(messages)
     if pinned == len(messages):
         return []
@@ -180,7 +205,13 @@ def baseline_requests(
         else:
             body = _cut(messages, parts, turns[kept[-1]], room, reply)
         requests.append(
-            Request((*lead, parts[pinned], *body), len(lead), parts[reply].tokens, size > room)
+            Request(
+                (*lead, parts[pinned], *body),
+                len(lead),
+                parts[reply].tokens,
+                size > room,
+                (times or {}).get(reply),
+            )
         )
     return requests
 
@@ -199,31 +230,101 @@ def _cut(
     return call
 
 
+@dataclass
+class _Clock:
+    """The cache's clock: the gaps between requests summed — each the later time less the
+    latest one before it, never negative, 0 next to a request without a time; it starts at 0
+    at the first request with one (before it, nothing expires)."""
+
+    now: float = 0.0
+    last: float | None = None
+    started: bool = False
+
+    def tick(self, at: float | None) -> None:
+        if at is None or not math.isfinite(at):
+            self.last = None
+            return
+        if self.started and self.last is not None and at > self.last:
+            self.now += at - self.last
+        self.started = True
+        self.last = at if self.last is None else max(at, self.last)
+
+
+@dataclass
+class _Entries:
+    """Cached prefixes: their tokens, when they lapse and how long they live."""
+
+    clock: _Clock
+    held: dict[str, tuple[int, float, float]] = field(default_factory=dict)
+
+    def alive(self, fingerprint: str) -> bool:
+        held = self.held.get(fingerprint)
+        return held is not None and (not self.clock.started or held[1] >= self.clock.now)
+
+    def touch(self, fingerprint: str, tokens: int, life: float | None) -> None:
+        """Written or read now: it lives ``life`` seconds from now (None: forever)."""
+        life = math.inf if life is None else life
+        self.held[fingerprint] = (tokens, self.clock.now + life, life)
+
+
 def bill(requests: Sequence[Request], tariff: Tariff, caching: Caching) -> list[Billed]:
-    """Each request's bill, in order, each reading what the earlier ones left."""
-    cached: set[str] = set()  # Anthropic: prefixes written at a breakpoint
-    sent: set[str] = set()  # OpenAI, Google: every prefix an earlier request sent
+    """Each request's bill, in order, each reading what the earlier ones left alive."""
+    clock = _Clock()
+    entries = _Entries(clock)
     bills = []
     for request in requests:
+        clock.tick(request.at)
         prints, totals = _prefixes(request.parts)
         total = totals[-1] if totals else 0
         read = written = 0
         if caching.kind == "anthropic":
-            marks = [m for m in (request.fixed - 1, len(request.parts) - 1) if m >= 0]
-            read = max((_found(request.parts, prints, totals, m, cached) for m in marks), default=0)
-            stored = [totals[m] for m in marks if totals[m] >= caching.minimum]
-            cached.update(prints[m] for m in marks if totals[m] >= caching.minimum)
-            written = max(max(stored, default=0) - read, 0)
+            read, written = _anthropic(request, prints, totals, entries, caching)
         elif caching.kind in ("openai", "google"):
-            read = max((t for p, t in zip(prints, totals, strict=True) if p in sent), default=0)
-            read = 0 if read < caching.minimum else read
-            if caching.kind == "openai":
-                read -= read % OPENAI_STEP
-            sent.update(prints)
+            read = _automatic(prints, totals, entries, caching)
             if caching.bills_writes and total >= caching.minimum:
                 written = total - read
-        bills.append(_billed(total - read - written, written, read, request.output, total, tariff))
+        price = _at_tier(tariff, total)
+        write_price = price.write_1h if caching.hour and price.write_1h is not None else price.write
+        dollars = (
+            (total - read - written) * price.input
+            + written * write_price
+            + read * price.read
+            + request.output * price.output
+        ) / 1e6
+        bills.append(Billed(total - read - written, written, read, dollars))
     return bills
+
+
+def _anthropic(
+    request: Request, prints: list[str], totals: list[int], entries: _Entries, caching: Caching
+) -> tuple[int, int]:
+    """Read and written tokens: the longest alive prefix a breakpoint finds is read (and lives
+    again from now); the prefix up to each breakpoint of at least the minimum is written."""
+    marks = [m for m in (request.fixed - 1, len(request.parts) - 1) if m >= 0]
+    found = [_found(request.parts, prints, m, entries) for m in marks]
+    longest = max((e for e in found if e >= 0), key=lambda e: totals[e], default=-1)
+    read = totals[longest] if longest >= 0 else 0
+    if longest >= 0:
+        entries.touch(prints[longest], read, entries.held[prints[longest]][2])
+    top = read
+    for mark in marks:
+        if totals[mark] >= caching.minimum:
+            entries.touch(prints[mark], totals[mark], caching.write_lifetime)
+            top = max(top, totals[mark])
+    return read, top - read
+
+
+def _automatic(prints: list[str], totals: list[int], entries: _Entries, caching: Caching) -> int:
+    """The read of an automatic cache: the longest alive prefix an earlier request sent, at
+    least the minimum, OpenAI's in whole 128-token steps; every prefix of the request then
+    lives from now."""
+    alive = [t for p, t in zip(prints, totals, strict=True) if entries.alive(p)]
+    read = max(alive, default=0)
+    for fingerprint, tokens in zip(prints, totals, strict=True):
+        entries.touch(fingerprint, tokens, caching.lifetime)
+    if read < caching.minimum:
+        return 0
+    return read - read % OPENAI_STEP if caching.kind == "openai" else read
 
 
 def _prefixes(parts: Sequence[Part]) -> tuple[list[str], list[int]]:
@@ -240,33 +341,24 @@ def _prefixes(parts: Sequence[Part]) -> tuple[list[str], list[int]]:
     return prints, totals
 
 
-def _found(
-    parts: Sequence[Part], prints: list[str], totals: list[int], mark: int, cached: set[str]
-) -> int:
-    """The longest cached prefix the breakpoint after part ``mark`` finds: one ending at a
-    part boundary with at most 20 content blocks between it and the breakpoint (0: none)."""
+def _found(parts: Sequence[Part], prints: list[str], mark: int, entries: _Entries) -> int:
+    """The part index where the longest alive cached prefix the breakpoint after part ``mark``
+    finds ends — one at a part boundary with at most 20 content blocks between it and the
+    breakpoint (-1: none)."""
     between = 0
     for end in range(mark, -1, -1):
         if between > LOOKBACK:
             break
-        if prints[end] in cached:
-            return totals[end]
+        if entries.alive(prints[end]):
+            return end
         between += parts[end].blocks
-    return 0
+    return -1
 
 
-def _billed(
-    uncached: int, written: int, read: int, output: int, total: int, tariff: Tariff
-) -> Billed:
+def _at_tier(tariff: Tariff, total: int) -> Tariff:
     if tariff.above is not None and tariff.tier is not None and total > tariff.above:
-        tariff = tariff.tier
-    dollars = (
-        uncached * tariff.input
-        + written * tariff.write
-        + read * tariff.read
-        + output * tariff.output
-    ) / 1e6
-    return Billed(uncached, written, read, dollars)
+        return tariff.tier
+    return tariff
 
 
 def outsider_baseline(
@@ -277,7 +369,8 @@ def outsider_baseline(
     tariff: Tariff,
     caching: Caching,
     drop: Literal["oldest", "newest"] = "oldest",
+    times: Mapping[int, float] | None = None,
 ) -> Baseline:
     """The baseline's requests and their bills."""
-    requests = baseline_requests(messages, cache, fixed, limit, drop)
+    requests = baseline_requests(messages, cache, fixed, limit, drop, times)
     return Baseline(requests, bill(requests, tariff, caching))

@@ -7,8 +7,10 @@ dropping the newest turns first, does not."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from hypothesis import given
@@ -96,6 +98,21 @@ RULES = st.sampled_from(
 )
 
 
+@st.composite
+def clocks(draw: st.DrawFn, messages: list[Message]) -> dict[int, float]:
+    """A reply's time after the one before: seconds later, past a lifetime, earlier (out of
+    order), the same, or none."""
+    times: dict[int, float] = {}
+    now = 1.7e9
+    for index, message in enumerate(messages):
+        if not isinstance(message, AssistantMessage):
+            continue
+        now += draw(st.sampled_from([0.0, 4.0, 20.0, 45.0, 400.0, 4_000.0, -30.0]))
+        if draw(st.integers(0, 9)):
+            times[index] = now
+    return times
+
+
 @SETTINGS
 @given(
     messages=sessions(),
@@ -103,11 +120,24 @@ RULES = st.sampled_from(
     fixed=st.lists(st.integers(1, 2_500), min_size=0, max_size=3),
     switch=st.integers(0, 40),
     rules=RULES,
+    clock=st.data(),
+    lifetime=st.sampled_from([None, 30.0, 300.0]),
+    write_ttl=st.sampled_from([None, "5m", "1h"]),
 )
 def test_the_outsider_agrees_request_by_request_on_generated_sessions(
-    messages: list[Message], limit: int, fixed: list[int], switch: int, rules: CacheRules
+    messages: list[Message],
+    limit: int,
+    fixed: list[int],
+    switch: int,
+    rules: CacheRules,
+    clock: st.DataObject,
+    lifetime: float | None,
+    write_ttl: Literal["5m", "1h"] | None,
 ) -> None:
     cache = TokenCache(ApproximateCounter())
+    # On a clock half of the time: gaps within and past the cache's lifetime, a 1-hour TTL.
+    times = clock.draw(clocks(messages)) if clock.draw(st.booleans()) else {}
+    rules = dataclasses.replace(rules, lifetime=lifetime)
 
     # A fixed part that changes at a reply (another model's unrecorded part): room may shrink
     # or grow again.
@@ -121,10 +151,10 @@ def test_the_outsider_agrees_request_by_request_on_generated_sessions(
     def theirs(reply: int) -> tuple[Part, ...]:
         return tuple(Part(f"f{n}/{s}", s) for n, s in enumerate(sizes(reply)))
 
-    found = reference_shapes(messages, cache, ours, limit, limit)
+    found = reference_shapes(messages, cache, ours, limit, limit, times, write_ttl)
     costs = request_costs(found.shapes, PRICE, rules)
     outsider = outsider_baseline(
-        messages, cache, theirs, limit, tariff(PRICE, rules), caching(rules)
+        messages, cache, theirs, limit, tariff(PRICE), caching(rules, write_ttl), times=times
     )
     assert len(outsider.requests) == len(costs)
     assert outsider.over_limit == found.over_limit
@@ -244,3 +274,18 @@ def test_a_drop_rewrites_all_but_the_fixed_part_and_the_task_in_dollars() -> Non
     ]
     assert [c.cost for c in costs] == pytest.approx(expected, rel=1e-12)
     assert found.over_limit == 0
+
+
+@pytest.mark.parametrize("window", [32_000, 200_000])
+def test_the_outsider_agrees_on_the_recorded_clock(window: int) -> None:
+    # The fixture's replies are 2 to 40 seconds apart: under a 5-second lifetime most of its
+    # cached prefixes expire between requests, and the baseline pays the re-writes — the
+    # outsider's clock prices them alike.
+    transcript = load(RECORDED)
+    assert len(transcript.times) == 20
+    rules = CacheRules.anthropic(min_tokens=4_096)
+    short = agreement(transcript, window, rules=dataclasses.replace(rules, lifetime=5.0))
+    forever = agreement(transcript, window, rules=dataclasses.replace(rules, lifetime=None))
+    assert short.ctxlab == short.outsider
+    assert forever.ctxlab == forever.outsider
+    assert short.ctxlab.cost > 2 * forever.ctxlab.cost  # $2.19 against $0.74 at 32k
