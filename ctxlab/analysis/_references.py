@@ -1,9 +1,13 @@
-"""The policies a what-if compares configs against, priced with the same cache model:
+"""The policies a what-if compares configs against, priced with the same cache model
+(docs/concepts/cost.md, "The feasible baseline, rule by rule", states them in full):
 
-- **drop the oldest turns to fit** (the baseline): no summary; the first user message kept, the
-  oldest turns dropped whole — a call never without its result, a dropped turn never brought
-  back — until the request fits the input limit; a latest turn too large alone has its results
-  cut to what is left, as a harness without compaction must;
+- **drop the oldest turns to fit** (the feasible baseline): every request sends the pinned first
+  user message and the turns from the oldest still kept to the latest — a turn is an assistant
+  message and what follows it up to the next one, so a call never goes without its results —
+  the oldest dropped whole until they fit the room the fixed part leaves under the input limit;
+  a dropped turn is never sent again (room that grows again is left unused); a latest turn
+  that alone does not fit is sent as its call and its results cut to what is left (counted
+  over the limit);
 - **never compact**: the whole session at every step, as if the window were unlimited (the
   requests over the limit are counted: a provider would reject them).
 """
@@ -110,7 +114,10 @@ def reference_shapes(
     parts (keys, tokens) every request repeats — or a function giving, for the message index of
     the reply a request produced, that request's own (a recording's unrecorded part changes
     with its model); ``limit`` None never compacts (and counts the requests over
-    ``input_limit``), else the oldest turns are dropped to fit ``limit``. Each request is
+    ``input_limit``), else the feasible baseline fits ``limit`` as docs/concepts/cost.md ("The
+    feasible baseline, rule by rule") states it — the first user message pinned, whole turns
+    (an assistant message and what follows it) from the oldest still kept, the oldest dropped
+    for good, a latest turn too large alone cut — and counts the cut requests. Each request is
     sent at its reply's time (``times``, by message index: the recording's clock) and writes
     at ``write_ttl``, as `priced_shapes` prices a config's."""
     shaped = _reference_shapes(messages, cache, fixed, input_limit, limit)
@@ -141,36 +148,63 @@ def _reference_shapes(
     blocks = [len(m.content) or 1 for m in messages]
     if limit is None:
         return _never_compacting(messages, keys, tokens, blocks, start, fixed_of, input_limit)
-    first = 0  # index, after the pinned first message, of the first message sent
+    return _dropping_oldest(messages, keys, tokens, blocks, start, fixed_of, limit)
+
+
+def _dropping_oldest(
+    messages: Sequence[Message],
+    keys: Sequence[str],
+    tokens: Sequence[int],
+    blocks: Sequence[int],
+    start: int,
+    fixed_of: Callable[[int], Fixed],
+    limit: int,
+) -> ReferenceShapes:
+    """The feasible baseline, as docs/concepts/cost.md states it: for each reply, the pinned
+    message and the turns from the oldest still kept to the latest, the oldest dropped whole
+    until they fit the room the fixed part leaves; a latest turn that alone does not fit sent
+    as its call and its results cut to what is left (counted over the limit)."""
+    shapes: list[RequestShape] = []
     replies: list[int] = []
-    for index in range(start + 1, len(messages)):
-        if not isinstance(messages[index], AssistantMessage):
+    over = 0
+    kept = start + 1  # where the oldest turn still sent starts: a dropped turn stays dropped
+    for reply in range(start + 1, len(messages)):
+        if not isinstance(messages[reply], AssistantMessage):
             continue
-        fixed_keys, fixed_tokens = fixed_of(index)
-        base = sum(fixed_tokens)
+        fixed_keys, fixed_tokens = fixed_of(reply)
+        room = limit - sum(fixed_tokens)
+        fitted = fit_from(messages, tokens, start, reply, kept, room)
         cut: tuple[int, ...] = ()
-        fitted = fit_from(messages, tokens, start, index, first, limit - base)
-        if fitted < 0:
-            # Even the latest turn alone does not fit: its results are cut to what is
-            # left, and the request counted.
-            over += 1
-            fitted = latest_turn(messages, start, index)
-            cut = (max(limit - base - tokens[start] - tokens[fitted], 0),)
-            sent: Sequence[int] = [fitted]
+        if fitted >= 0:
+            kept, sent = fitted, list(range(fitted, reply))
         else:
-            sent = range(max(fitted, start + 1), index)
-        first = fitted
+            over += 1
+            kept = latest_turn(messages, start, reply)
+            sent, cut = _cut_turn(messages, tokens, kept, reply, room - tokens[start])
         parts_keys = (*fixed_keys, keys[start], *(keys[i] for i in sent))
-        parts_keys += tuple(f"cut/{index}" for _ in cut)
+        parts_keys += tuple(f"cut/{reply}" for _ in cut)
         parts_tokens = (*fixed_tokens, tokens[start], *(tokens[i] for i in sent), *cut)
         parts_blocks = (*(1 for _ in fixed_keys), blocks[start], *(blocks[i] for i in sent))
         parts_blocks += tuple(1 for _ in cut)
         points = (len(fixed_keys) - 1, len(parts_keys) - 1)
         shapes.append(
-            RequestShape(parts_keys, parts_tokens, points, tokens[index], blocks=parts_blocks)
+            RequestShape(parts_keys, parts_tokens, points, tokens[reply], blocks=parts_blocks)
         )
-        replies.append(index)
+        replies.append(reply)
     return ReferenceShapes(shapes, over, replies)
+
+
+def _cut_turn(
+    messages: Sequence[Message], tokens: Sequence[int], latest: int, reply: int, left: int
+) -> tuple[list[int], tuple[int, ...]]:
+    """The latest turn (``latest`` up to ``reply``) when it alone does not fit the ``left``
+    tokens the fixed part and the pinned message leave: its call sent whole (a turn before any
+    reply has none), the rest as one part cut to what is left of ``left`` — no part when
+    nothing is left or nothing follows the call."""
+    call = [latest] if latest < reply and isinstance(messages[latest], AssistantMessage) else []
+    left -= sum(tokens[i] for i in call)
+    rest = reply - latest - len(call)
+    return call, (left,) if rest > 0 and left > 0 else ()
 
 
 def _always(fixed: Fixed) -> Callable[[int], Fixed]:

@@ -70,3 +70,40 @@ def test_a_result_is_never_sent_without_its_call() -> None:
     assert found.over_limit == 1
     assert messages[1].content_hash in last.keys  # the call is sent, its result cut
     assert messages[2].content_hash not in last.keys
+
+
+def test_a_first_message_larger_than_the_room_is_sent_alone_never_with_its_reply() -> None:
+    # The task alone passes the limit: its request is the task (over the limit, counted),
+    # never the reply it produced; the later requests continue after it.
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="z " * 2_000)]
+    messages += _session(10)[1:]
+    cache = TokenCache(ApproximateCounter())
+    task = cache.message(messages[0])
+    found = reference_shapes(messages, cache, (("fixed",), (100,)), 1_000, 1_000)
+    first = found.shapes[0]
+    assert list(first.keys) == ["fixed", messages[0].content_hash]
+    assert list(first.tokens) == [100, task]
+    assert found.over_limit == len(found.shapes) == 2
+    # The second request: the task, the call, and no result (nothing of the room is left).
+    assert list(found.shapes[1].keys) == [
+        "fixed",
+        messages[0].content_hash,
+        messages[1].content_hash,
+    ]
+
+
+def test_a_lead_too_large_is_cut_whole_to_the_room_left() -> None:
+    # The task, then a user message before any reply (a pasted log): the first request's
+    # latest turn is that message, which has no call — all of it is cut to what is left.
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Read the log.")]
+    messages += [UserMessage(content="log " * 3_000), *_session(10)[1:]]
+    cache = TokenCache(ApproximateCounter())
+    task = cache.message(messages[0])
+    found = reference_shapes(messages, cache, (("fixed",), (100,)), 1_000, 1_000)
+    first = found.shapes[0]
+    assert list(first.keys) == ["fixed", messages[0].content_hash, "cut/2"]
+    assert list(first.tokens) == [100, task, 1_000 - 100 - task]
+    assert found.over_limit == 1
+    # The next request drops that lead whole: the task, the call and its result.
+    second = found.shapes[1]
+    assert list(second.keys) == ["fixed", *(messages[i].content_hash for i in (0, 2, 3))]
