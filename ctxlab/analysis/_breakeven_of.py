@@ -1,0 +1,162 @@
+"""Where a run's compactions fall among its priced requests, and their break-evens
+(`ctxlab.analysis._breakeven`): a what-if's replay (`ConfigRun`: each step's compaction), the
+requests an agent sent (its manifests: a live session, a fork's run) and a recording's own
+compactions (the ``recorded_compaction`` transform on the first request after each) — with the
+table a what-if shows, one row per compaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.analysis._breakeven import BreakEven, CompactionAt, break_evens
+from ctxlab.analysis._cache_rules import CacheRules
+from ctxlab.analysis._cost import costs_of_manifests
+from ctxlab.analysis._price import Price
+from ctxlab.manifest import ContextManifest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ctxlab.analysis._config_run import ConfigRun
+
+__all__ = [
+    "BREAK_EVEN_COLUMNS",
+    "break_even_frame",
+    "manifest_break_evens",
+    "paid_back_count",
+    "run_break_evens",
+]
+
+COMPACTION_KINDS = ("history_compaction", "history_truncation")
+"""The transforms of ctxlab's own compactions (a summary, or the fallback's truncation)."""
+REASONING = ("reasoning", "recovery")
+SENT = (*REASONING, "summary")
+"""The purposes of requests a model is sent (a ``compaction`` preparation sends nothing of
+its own: its summary calls are ``summary`` requests)."""
+
+BREAK_EVEN_COLUMNS = (
+    "config",
+    "request",
+    "compaction",
+    "removed",
+    "rewritten",
+    "summary_cost",
+    "rewrite_cost",
+    "cost",
+    "saving",
+    "later",
+    "saved",
+    "paid_back_at",
+    "gap_seconds",
+    "cold",
+    "until",
+    "break_even",
+)
+"""The columns of `WhatIf.compactions`, one row per compaction (`BreakEven`'s fields)."""
+
+
+def run_break_evens(
+    run: ConfigRun, times: Mapping[int, float], lifetime: float | None
+) -> list[BreakEven]:
+    """The break-even of each of a replay's compactions, its requests timed by the recording
+    (``times``: POSIX seconds by the message index of each reply; a step is timed by the reply
+    it stands for)."""
+    pricing = run._pricing
+    costs = run.costs
+    if pricing is None or not costs:
+        return []
+    positions = [n for n, c in enumerate(costs) if c.purpose != "summary"]
+    compactions = [
+        CompactionAt(
+            positions[number],
+            step.compaction.tokens_before - step.compaction.tokens_after,
+            f"automatic {step.compaction.method}",
+        )
+        for number, step in enumerate(run.prepared)
+        if step.compaction is not None and number < len(positions)
+    ]
+    at = [times.get(step.index) for step in run.prepared]
+    return break_evens(costs, compactions, pricing.price, pricing.rules, at, lifetime)
+
+
+def manifest_break_evens(
+    manifests: Sequence[ContextManifest],
+    price: Price,
+    rules: CacheRules,
+    lifetime: float | None = None,
+    *,
+    before: Sequence[ContextManifest] = (),
+) -> list[BreakEven]:
+    """The break-even of each compaction among the requests an agent sent (``manifests``, in
+    order; ``before``: the requests before them, whose cache the first reads — a fork's origin):
+    ctxlab's, by their transforms (in a reasoning request: that request; in a ``compaction``
+    preparation: the next reasoning request), each timed by when it was sent (``sent_at``)."""
+    sent = [m for m in before if m.purpose in SENT]
+    first = len(sent)
+    compactions: list[CompactionAt] = []
+    waiting: list[CompactionAt] = []  # made between requests: on the next reasoning request
+    for manifest in manifests:
+        found = [
+            CompactionAt(
+                len(sent), t.tokens_before - t.tokens_after, t.kind.removeprefix("history_")
+            )
+            for t in manifest.transforms
+            if t.kind in COMPACTION_KINDS
+            and t.tokens_before is not None
+            and t.tokens_after is not None
+        ]
+        if manifest.purpose in REASONING:
+            compactions.extend(CompactionAt(len(sent), c.removed, c.label) for c in waiting)
+            compactions.extend(found)
+            waiting = []
+        elif manifest.purpose == "compaction":
+            waiting.extend(found)
+        if manifest.purpose in SENT:
+            sent.append(manifest)
+    costs = costs_of_manifests(sent, price, rules)
+    at = [_sent_at(m) for m in sent if m.purpose in REASONING]
+    evens = break_evens(costs, compactions, price, rules, at, lifetime)
+    numbers = sum(m.purpose in REASONING for m in sent[:first])
+    return [e for e in evens if e.request >= numbers]
+
+
+def _sent_at(manifest: ContextManifest) -> float | None:
+    value = getattr(manifest, "sent_at", None)
+    return value if isinstance(value, float) else None
+
+
+def paid_back_count(evens: Sequence[BreakEven]) -> str | None:
+    """``"2 of 3"``: how many compactions paid back (None without one)."""
+    if not evens:
+        return None
+    return f"{sum(e.paid_back for e in evens)} of {len(evens)}"
+
+
+def break_even_frame(evens: Iterable[tuple[str, BreakEven]]) -> pd.DataFrame:
+    """One row per (config, compaction): `BREAK_EVEN_COLUMNS`."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = [
+        {
+            "config": name,
+            "request": e.request,
+            "compaction": e.label,
+            "removed": e.removed,
+            "rewritten": e.rewritten,
+            "summary_cost": e.summary_cost,
+            "rewrite_cost": e.rewrite_cost,
+            "cost": e.cost,
+            "saving": e.saving,
+            "later": e.later,
+            "saved": e.saved,
+            "paid_back_at": e.paid_back_at,
+            "gap_seconds": e.gap,
+            "cold": e.cold,
+            "until": e.until,
+            "break_even": e.sentence,
+        }
+        for name, e in evens
+    ]
+    frame = pd.DataFrame(rows, columns=list(BREAK_EVEN_COLUMNS))
+    return frame.astype({"paid_back_at": "Int64", "until": "Int64"})
