@@ -102,11 +102,12 @@ class BreakEven:
             if self.summary_cost:
                 head += f"; its summary calls cost ${self.summary_cost:,.4f}"
         else:
-            head = (
-                f"re-wrote {self.rewritten:,} cached tokens: the break cost ${self.cost:,.4f} "
-                f"(summary calls ${self.summary_cost:,.4f}, the request after "
-                f"${self.rewrite_cost:+,.4f})"
-            )
+            head = f"re-wrote {self.rewritten:,} cached tokens: the break cost ${self.cost:,.4f}"
+            if self.summary_cost:
+                head += (
+                    f" (summary calls ${self.summary_cost:,.4f}, the request after "
+                    f"${self.rewrite_cost:+,.4f})"
+                )
         return f"{head}; {paid_back_text(self)}"
 
 

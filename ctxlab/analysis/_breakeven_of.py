@@ -56,12 +56,10 @@ BREAK_EVEN_COLUMNS = (
 """The columns of `WhatIf.compactions`, one row per compaction (`BreakEven`'s fields)."""
 
 
-def run_break_evens(
-    run: ConfigRun, times: Mapping[int, float], lifetime: float | None
-) -> list[BreakEven]:
+def run_break_evens(run: ConfigRun, times: Mapping[int, float]) -> list[BreakEven]:
     """The break-even of each of a replay's compactions, its requests timed by the recording
     (``times``: POSIX seconds by the message index of each reply; a step is timed by the reply
-    it stands for)."""
+    it stands for), its cache living as long as its rules say (`CacheRules.lifetime`)."""
     pricing = run._pricing
     costs = run.costs
     if pricing is None or not costs:
@@ -77,21 +75,22 @@ def run_break_evens(
         if step.compaction is not None and number < len(positions)
     ]
     at = [times.get(step.index) for step in run.prepared]
-    return break_evens(costs, compactions, pricing.price, pricing.rules, at, lifetime)
+    rules = pricing.rules
+    return break_evens(costs, compactions, pricing.price, rules, at, rules.lifetime)
 
 
 def manifest_break_evens(
     manifests: Sequence[ContextManifest],
     price: Price,
     rules: CacheRules,
-    lifetime: float | None = None,
     *,
     before: Sequence[ContextManifest] = (),
 ) -> list[BreakEven]:
     """The break-even of each compaction among the requests an agent sent (``manifests``, in
     order; ``before``: the requests before them, whose cache the first reads — a fork's origin):
     ctxlab's, by their transforms (in a reasoning request: that request; in a ``compaction``
-    preparation: the next reasoning request), each timed by when it was sent (``sent_at``)."""
+    preparation: the next reasoning request), each timed by when it was sent (``sent_at``), its
+    cache living as long as ``rules`` say (`CacheRules.lifetime`)."""
     sent = [m for m in before if m.purpose in SENT]
     first = len(sent)
     compactions: list[CompactionAt] = []
@@ -115,15 +114,10 @@ def manifest_break_evens(
         if manifest.purpose in SENT:
             sent.append(manifest)
     costs = costs_of_manifests(sent, price, rules)
-    at = [_sent_at(m) for m in sent if m.purpose in REASONING]
-    evens = break_evens(costs, compactions, price, rules, at, lifetime)
+    at = [m.sent_at for m in sent if m.purpose in REASONING]
+    evens = break_evens(costs, compactions, price, rules, at, rules.lifetime)
     numbers = sum(m.purpose in REASONING for m in sent[:first])
     return [e for e in evens if e.request >= numbers]
-
-
-def _sent_at(manifest: ContextManifest) -> float | None:
-    value = getattr(manifest, "sent_at", None)
-    return value if isinstance(value, float) else None
 
 
 def paid_back_count(evens: Sequence[BreakEven]) -> str | None:

@@ -302,8 +302,7 @@ class WhatIf:
         return frame
 
     def _break_evens(self, run: ConfigRun) -> list[BreakEven]:
-        # Timed by the recording's clock, against the cache's lifetime.
-        return run_break_evens(run, self.transcript.times, getattr(self.rules, "lifetime", None))
+        return run_break_evens(run, self.transcript.times)  # on the recording's clock
 
     def headline(self) -> pd.DataFrame:
         """The figures of `table` that need neither the grader nor the pricer, one row per

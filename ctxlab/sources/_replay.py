@@ -132,6 +132,9 @@ class ReplaySession(StepSource):
         self.stopped: str | None = None
         """Why the last replay under a config stopped before the end (a request that could not
         be prepared — its manifest, failed, is the last), or None."""
+        self.request_times: dict[str, float] = {}
+        """When each request of the last run was sent, on the recording's clock (the time of
+        the reply it stands for), by request id: a Lab's `StepLog.clock`."""
 
     @property
     def request_count(self) -> int:
@@ -144,6 +147,7 @@ class ReplaySession(StepSource):
         in force); returns the manifests (also emitted as events)."""
         self.running = True
         self.manifests = []
+        self.request_times.clear()
         try:
             if self.view == "recorded":
                 self._run_recorded()
@@ -237,6 +241,9 @@ class ReplaySession(StepSource):
                 self._subscribers.emit(ContextBuildEvent(exc.manifest, "replay"))
 
     def _respond(self, index: int, manifest: ContextManifest) -> None:
+        when = self.transcript.times.get(index)
+        if when is not None:
+            self.request_times[manifest.request_id] = when
         usage = self.transcript.usage.get(index)
         if usage is None:
             return
