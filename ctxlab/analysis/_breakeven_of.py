@@ -23,13 +23,18 @@ if TYPE_CHECKING:
 __all__ = [
     "BREAK_EVEN_COLUMNS",
     "break_even_frame",
+    "break_even_row",
     "manifest_break_evens",
     "paid_back_count",
     "run_break_evens",
 ]
 
-COMPACTION_KINDS = ("history_compaction", "history_truncation")
-"""The transforms of ctxlab's own compactions (a summary, or the fallback's truncation)."""
+METHODS = {"history_compaction": "summary", "history_truncation": "truncation"}
+"""The transforms of ctxlab's own compactions, by their method (a summary, or the fallback's
+truncation)."""
+TRIGGERS = {"reasoning": "automatic", "recovery": "overflow"}
+"""What made a compaction, by the purpose of the preparation it was made in (any other — a
+``compaction`` preparation — was requested: "Compact now", the CompressContext tool)."""
 REASONING = ("reasoning", "recovery")
 SENT = (*REASONING, "summary")
 """The purposes of requests a model is sent (a ``compaction`` preparation sends nothing of
@@ -96,14 +101,13 @@ def manifest_break_evens(
     compactions: list[CompactionAt] = []
     waiting: list[CompactionAt] = []  # made between requests: on the next reasoning request
     for manifest in manifests:
+        trigger = TRIGGERS.get(manifest.purpose, "requested")
         found = [
             CompactionAt(
-                len(sent), t.tokens_before - t.tokens_after, t.kind.removeprefix("history_")
+                len(sent), t.tokens_before - t.tokens_after, f"{trigger} {METHODS[t.kind]}"
             )
             for t in manifest.transforms
-            if t.kind in COMPACTION_KINDS
-            and t.tokens_before is not None
-            and t.tokens_after is not None
+            if t.kind in METHODS and t.tokens_before is not None and t.tokens_after is not None
         ]
         if manifest.purpose in REASONING:
             compactions.extend(CompactionAt(len(sent), c.removed, c.label) for c in waiting)
@@ -131,26 +135,27 @@ def break_even_frame(evens: Iterable[tuple[str, BreakEven]]) -> pd.DataFrame:
     """One row per (config, compaction): `BREAK_EVEN_COLUMNS`."""
     import pandas as pd
 
-    rows: list[dict[str, Any]] = [
-        {
-            "config": name,
-            "request": e.request,
-            "compaction": e.label,
-            "removed": e.removed,
-            "rewritten": e.rewritten,
-            "summary_cost": e.summary_cost,
-            "rewrite_cost": e.rewrite_cost,
-            "cost": e.cost,
-            "saving": e.saving,
-            "later": e.later,
-            "saved": e.saved,
-            "paid_back_at": e.paid_back_at,
-            "gap_seconds": e.gap,
-            "cold": e.cold,
-            "until": e.until,
-            "break_even": e.sentence,
-        }
-        for name, e in evens
-    ]
+    rows = [{"config": name, **break_even_row(e)} for name, e in evens]
     frame = pd.DataFrame(rows, columns=list(BREAK_EVEN_COLUMNS))
     return frame.astype({"paid_back_at": "Int64", "until": "Int64"})
+
+
+def break_even_row(even: BreakEven) -> dict[str, Any]:
+    """A compaction's break-even as a table's row (`BREAK_EVEN_COLUMNS` after ``config``)."""
+    return {
+        "request": even.request,
+        "compaction": even.label,
+        "removed": even.removed,
+        "rewritten": even.rewritten,
+        "summary_cost": even.summary_cost,
+        "rewrite_cost": even.rewrite_cost,
+        "cost": even.cost,
+        "saving": even.saving,
+        "later": even.later,
+        "saved": even.saved,
+        "paid_back_at": even.paid_back_at,
+        "gap_seconds": even.gap,
+        "cold": even.cold,
+        "until": even.until,
+        "break_even": even.sentence,
+    }
