@@ -14,7 +14,8 @@ it must be prepared again.
 
 Everything else a config holds can change what is cut or sent at any step: a config that
 differs in any other field, or that turns on what acts below the trigger (light passes, a
-message trigger, the compression tool and its usage notice, provider edits), reuses nothing.
+message trigger, compacting while idle, the compression tool and its usage notice, provider
+edits), reuses nothing.
 The rule is proved against full replays over generated configs
 (``tests/analysis/test_resume.py``).
 """
@@ -39,13 +40,14 @@ TUNED_FIELDS = frozenset({"trigger_ratio", "reserve_ratio"})
 
 
 def _below_trigger_only(config: ContextConfig) -> bool:
-    # Nothing acts on a request below the trigger: no light pass, no message trigger, no usage
-    # notice (its line moves with the trigger), no provider edits.
+    # Nothing acts on a request below the trigger: no light pass, no message trigger, no idle
+    # line, no usage notice (its line moves with the trigger), no provider edits.
     passes = config.compaction
     return (
         passes.truncate_args is None
         and passes.mask is None
         and passes.trigger_messages is None
+        and passes.idle_ratio is None
         and not config.compression_tool_enabled
         and config.provider_edits is None
     )
