@@ -314,7 +314,11 @@ def _uncompacted(
 def _priced(
     like: RequestCost, uncached: int, write: int, read: int, price: Price, rules: CacheRules
 ) -> RequestCost:
-    # At the tier of its whole input, as the cost model prices a request.
+    # At the tier of its whole input, as the cost model prices a request; its writes with the
+    # time to live ``like``'s had (the rules' when it wrote nothing).
     total = uncached + write + read
-    dollars = _dollars(price.at(total), rules, uncached, write, read, like.output)
+    hour = rules.kind == "anthropic" and (
+        like.cache_write_1h > 0 if like.cache_write else rules.ttl == "1h"
+    )
+    dollars = _dollars(price.at(total), hour, uncached, write, read, like.output)
     return RequestCost(uncached, write, read, like.output, dollars, like.purpose)

@@ -148,7 +148,8 @@ class CompactionPasses(_Section):
     """Compact while idle: after a pause longer than the prompt cache's lifetime (the cache has
     expired, so a compaction re-writes nothing a warm cache held), also compact when the
     request passes this ratio of the context size — between ``reserve_ratio`` and
-    ``trigger_ratio``. Off by default (docs/concepts/cost.md, "Compact while idle")."""
+    ``trigger_ratio``. Replays apply it on the recording's clock; a live agent does not yet.
+    Off by default (docs/concepts/cost.md, "Compact while idle")."""
     truncate_args: TruncateArgsConfig | None = None
     """Truncation of old tool arguments; off until configured."""
     prune: PruneConfig | None = PruneConfig()

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from ctxlab.agent._watched import Capabilities
+from ctxlab.analysis._cache_rules import cache_rules_for
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._recorded import (
@@ -207,6 +208,9 @@ class ReplaySession(StepSource):
                 system=transcript.system,
                 tools=transcript.tools,
                 unrecorded=self.unrecorded_part,
+                # On the recording's clock: a config that compacts while idle does so.
+                times=transcript.times,
+                lifetime=cache_rules_for(recorded_model(transcript.meta)).lifetime,
             ):
                 manifest = step.manifest
                 model = models.get(str(rank_of[step.index]))
