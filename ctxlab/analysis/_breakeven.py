@@ -131,8 +131,8 @@ def paid_back_text(even: BreakEven) -> str:
 
 def duration_text(seconds: float) -> str:
     """``45-minute``, ``2-hour``, ``30-second``: a gap or a lifetime as the sentences say it."""
-    if seconds >= 7200:
-        return f"{seconds / 3600:.1f}".rstrip("0").rstrip(".") + "-hour"
+    if seconds >= 7200 or (seconds >= 3600 and seconds % 3600 == 0):
+        return f"{seconds / 3600:.1f}".removesuffix(".0") + "-hour"
     if seconds >= 120:
         return f"{round(seconds / 60)}-minute"
     return f"{round(seconds)}-second"

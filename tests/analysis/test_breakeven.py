@@ -11,6 +11,7 @@ compaction that replaced 4,000 tokens of conversation (3,000 sent before and 1,0
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -193,7 +194,15 @@ def test_without_a_cache_every_removed_token_saves_the_input_price() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(45 * 60, "45-minute"), (300, "5-minute"), (3 * 3600, "3-hour"), (90, "90-second")],
+    [
+        (45 * 60, "45-minute"),
+        (300, "5-minute"),
+        (3600, "1-hour"),
+        (5400, "90-minute"),
+        (3 * 3600, "3-hour"),
+        (9000, "2.5-hour"),
+        (90, "90-second"),
+    ],
 )
 def test_durations_in_words(seconds: float, text: str) -> None:
     assert duration_text(seconds) == text
@@ -202,3 +211,75 @@ def test_durations_in_words(seconds: float, text: str) -> None:
 def test_the_break_is_its_summary_calls_and_its_request() -> None:
     even = BreakEven(3, "x", 10, 0, 0.5, 0.25, 0.1, 1, 0.1, None, None, False, None)
     assert even.cost == 0.75
+
+
+def test_one_hour_writes_are_priced_at_the_one_hour_rate() -> None:
+    # The same idle break, the recording's writes with Anthropic's 1-hour TTL ($6 a million):
+    # request 3 wrote 3,500 at $6 where the request without the compaction writes 6,000.
+    hour = Price(3.0, 15.0, 3.75, 0.30, cache_write_1h=6.0)
+    costs = [
+        dataclasses.replace(
+            c, cost=c.cost + c.cache_write * (6.0 - 3.75) / M, cache_write_1h=c.cache_write
+        )
+        for c in _session(10, cold=True, summary=False)
+    ]
+    at = [0.0, 30.0, 60.0, 60.0 + 2 * 3600] + [7_300.0 + 30 * n for n in range(10)]
+    [even] = break_evens(costs, [CompactionAt(3, R)], hour, RULES, at=at, lifetime=3600.0)
+    assert even.cold and even.gap == 2 * 3600
+    assert even.rewrite_cost == pytest.approx((3_500 - 6_000) * 6.0 / M)
+    assert even.sentence.startswith(
+        "cost nothing extra: made in a 2-hour idle gap, longer than the cache's 1-hour lifetime"
+    )
+
+
+def test_savings_that_equal_the_cost_pay_it_back() -> None:
+    # Prices whose every figure is exact in binary ($1 input, $2 write, $0.50 read a token):
+    # request 2 (compacted) wrote 8 tokens: $16. Without the compaction it holds 10, all read
+    # from request 1's 12 cached: $5. The break costs $11; each later request reads 2 fewer
+    # tokens: $1. The 11th request after it brings the savings to exactly $11.
+    price = Price(1e6, 0.0, 2e6, 5e5)
+    costs = [
+        RequestCost(0, 10, 0, 0, 20.0),
+        RequestCost(0, 2, 10, 0, 9.0),
+        RequestCost(0, 8, 0, 0, 16.0),
+        *(RequestCost(0, 1, 8 + n, 0, 2.0 + (8 + n) * 0.5) for n in range(14)),
+    ]
+    [even] = break_evens(costs, [CompactionAt(2, 2)], price, RULES)
+    assert even.cost == 11.0 and even.saving == 1.0
+    assert even.paid_back_at == 2 + 11
+
+
+def test_a_break_that_costs_nothing_pays_back_at_once() -> None:
+    # A free model: every figure $0, the break too — paid back at its own request.
+    costs = [
+        RequestCost(c.uncached, c.cache_write, c.cache_read, c.output, 0.0) for c in _session(8)
+    ]
+    [even] = break_evens(costs, [CompactionAt(_at_three(costs), R)], Price(0, 0, 0, 0), RULES)
+    assert even.cost == 0 and even.paid_back_at == 3
+
+
+@pytest.mark.parametrize(("bills_writes", "per_token"), [(True, 6.25), (False, 5.0)])
+def test_an_automatic_cache_keeps_the_whole_request_and_bills_writes_only_from_gpt_5_6(
+    bills_writes: bool, per_token: float
+) -> None:
+    # OpenAI at $5 input, $6.25 write, $0.50 cached: the cache holds all of request 2 (6,000
+    # tokens), so without the compaction request 3 (3,548 tokens; 3,452 removed) holds 7,000,
+    # reads the 6,000 and sends the 1,000 new. Request 4 comes after an expiry: without the
+    # compaction its 3,452 more are sent again — written from GPT-5.6 on, at the input price
+    # before.
+    price = Price(5.0, 30.0, 6.25, 0.50)
+    rules = CacheRules.openai(bills_writes=bills_writes)
+
+    def cost(fresh: int, read: int) -> RequestCost:
+        write, uncached = (fresh, 0) if bills_writes else (0, fresh)
+        dollars = (uncached * 5.0 + write * 6.25 + read * 0.50 + 100 * 30.0) / M
+        return RequestCost(uncached, write, read, 100, dollars)
+
+    costs = [cost(4_000, 0), cost(1_000, 4_000), cost(1_000, 5_000), cost(1_500, 2_048)]
+    costs += [cost(4_500, 0), cost(1_000, 4_500)]
+    at = [0.0, 30.0, 60.0, 90.0, 90.0 + 3_600, 3_720.0]
+    [even] = break_evens(costs, [CompactionAt(3, 3_452)], price, rules, at=at, lifetime=300.0)
+    unbroken = (6_000 * 0.50 + 1_000 * per_token + 100 * 30.0) / M
+    compacted = (2_048 * 0.50 + 1_500 * per_token + 100 * 30.0) / M
+    assert even.rewrite_cost == pytest.approx(compacted - unbroken)
+    assert even.saved == pytest.approx(3_452 * per_token / M + 3_452 * 0.50 / M)

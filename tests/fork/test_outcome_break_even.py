@@ -99,5 +99,5 @@ async def test_a_compaction_between_requests_breaks_the_next_request() -> None:
     within = Outcomes([_run("b", manifests[:2], manifests[2:])], "b").compactions()
     between = Outcomes([_run("b", manifests[:2], mine)], "b").compactions()
     assert list(between["request"]) == list(within["request"])
-    assert list(between["compaction"])[0] == "requested summary"
+    assert between["compaction"].iloc[0] == "requested summary"
     assert list(between["cost"]) == list(within["cost"])
