@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, Transcript
+from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
 from ctxlab.analysis import replay
 from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
@@ -107,3 +107,60 @@ async def test_without_a_pause_that_outlived_the_cache_it_compacts_at_the_trigge
 
 async def test_a_recording_without_times_compacts_at_the_trigger() -> None:
     assert await _compacted(session(), CONFIG.with_idle_compaction()) == [13, 23, 33]
+
+
+async def _what(transcript: Transcript, *, summary_calls: bool = True) -> WhatIf:
+    what = WhatIf(
+        transcript,
+        {"at trigger": CONFIG, "while idle": CONFIG.with_idle_compaction()},
+        context_window=WINDOW,
+        counter=ApproximateCounter(),
+        summary_calls=summary_calls,
+    )
+    await what.run()
+    return what
+
+
+@pytest.mark.parametrize("summary_calls", [True, False])
+async def test_compacting_in_a_long_pause_costs_less_than_at_the_trigger(
+    summary_calls: bool,
+) -> None:
+    what = await _what(timed(session(), {12: 45 * 60}), summary_calls=summary_calls)
+    table = what.table()
+    trigger, idle = table.loc["at trigger", "cost"], table.loc["while idle", "cost"]
+    assert idle < trigger
+    frame = what.compactions()
+    first = frame.groupby("config").first()
+    # At the trigger the first compaction breaks a warm cache; in the pause it finds it cold.
+    assert (first.loc["at trigger", "request"], first.loc["at trigger", "cold"]) == (13, False)
+    assert (first.loc["while idle", "request"], first.loc["while idle", "cold"]) == (12, True)
+    assert first.loc["while idle", "rewritten"] == 0
+    assert first.loc["while idle", "gap_seconds"] == 45 * 60
+
+
+async def test_without_a_long_pause_both_cost_the_same() -> None:
+    # Control: the same session, every reply 30 s after the one before.
+    what = await _what(timed(session(), {}))
+    table = what.table()
+    assert table.loc["at trigger", "cost"] == table.loc["while idle", "cost"]
+    assert table.loc["at trigger", "compactions"] == table.loc["while idle", "compactions"] == 3
+    assert not what.compactions()["cold"].any()
+
+
+async def test_a_config_put_in_place_compacts_while_idle_as_a_fresh_replay_does() -> None:
+    # A what-if reuses an earlier replay's first requests only before any decision may
+    # differ: turning idle compaction on changes a field no slider tunes (nothing reused);
+    # moving the trigger of an idle config reuses the requests below the idle line.
+    transcript = timed(session(), {12: 45 * 60})
+    what = await _what(transcript)
+    fresh = [s.number for s in what.runs["while idle"].prepared if s.compaction is not None]
+    run = await what.set_config("at trigger", CONFIG.with_idle_compaction())
+    assert run.reused == 0
+    assert [s.number for s in run.prepared if s.compaction is not None] == fresh == [12, 22, 32]
+    later = CONFIG.merge(trigger_ratio=0.85).with_idle_compaction(0.6)
+    moved = await what.set_config("while idle", later)
+    assert 0 < moved.reused < 12
+    alone = await _what(transcript)
+    again = await alone.set_config("other", later)
+    assert again.reused == 0
+    assert [s.manifest for s in moved.prepared] == [s.manifest for s in again.prepared]
