@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ctxlab.analysis._cache_rules import CacheRules
 from ctxlab.analysis._cost import RequestCost, _dollars
 from ctxlab.analysis._price import Price
+from ctxlab.pipeline import pauses
 
 __all__ = ["BreakEven", "CompactionAt", "break_evens", "duration_text", "paid_back_text"]
 
@@ -149,34 +150,32 @@ def break_evens(
     """The break-even of each of ``compactions`` among ``costs`` (a run's requests in the order
     they were sent, summary calls included); ``at`` is when each reasoning request was sent, by
     its number (seconds; missing or None: no clock, the cache taken as alive), ``lifetime`` how
-    long a cache entry lives after its last read or write (None: forever). Compactions with the
-    same first request after them are taken as one."""
+    long a cache entry lives after its last read or write (None: forever); the pause before a
+    request is the cost model's (`ctxlab.pipeline.pauses`). Compactions with the same first
+    request after them are taken as one."""
     numbers = _request_numbers(costs)
     merged = _merged(compactions, len(costs))
+    clock = _Clock(at, lifetime)
     out: list[BreakEven] = []
     for n, compaction in enumerate(merged):
         end = merged[n + 1].position if n + 1 < len(merged) else len(costs)
-        out.append(_one(costs, numbers, compaction, end, _Clock(at, lifetime), price, rules))
+        out.append(_one(costs, numbers, compaction, end, clock, price, rules))
     return out
 
 
-@dataclass(frozen=True)
 class _Clock:
-    at: Sequence[float | None]
-    lifetime: float | None
+    """The pause before each reasoning request (`pauses`), against the cache's lifetime."""
+
+    def __init__(self, at: Sequence[float | None], lifetime: float | None) -> None:
+        self.gaps = pauses(at)
+        self.lifetime = lifetime
 
     def gap(self, request: int) -> float | None:
-        """Seconds between reasoning request ``request - 1`` and ``request`` (never negative;
-        None when either time is unknown)."""
-        if request < 1 or request >= len(self.at):
-            return None
-        now, before = self.at[request], self.at[request - 1]
-        if now is None or before is None:
-            return None
-        return max(now - before, 0.0)
+        """Seconds between the requests before ``request`` and it (None: unknown)."""
+        return self.gaps[request] if request < len(self.gaps) else None
 
     def alive(self, request: int) -> bool:
-        """Whether what request ``request - 1`` cached is still there at ``request``."""
+        """Whether what the requests before ``request`` cached is still there at it."""
         gap = self.gap(request)
         return gap is None or self.lifetime is None or gap <= self.lifetime
 

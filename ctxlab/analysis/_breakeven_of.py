@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._breakeven import BreakEven, CompactionAt, break_evens
+from ctxlab.analysis._cache_clock import manifest_times
 from ctxlab.analysis._cache_rules import CacheRules
 from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.analysis._price import Price
@@ -61,10 +62,10 @@ BREAK_EVEN_COLUMNS = (
 """The columns of `WhatIf.compactions`, one row per compaction (`BreakEven`'s fields)."""
 
 
-def run_break_evens(run: ConfigRun, times: Mapping[int, float]) -> list[BreakEven]:
-    """The break-even of each of a replay's compactions, its requests timed by the recording
-    (``times``: POSIX seconds by the message index of each reply; a step is timed by the reply
-    it stands for), its cache living as long as its rules say (`CacheRules.lifetime`)."""
+def run_break_evens(run: ConfigRun) -> list[BreakEven]:
+    """The break-even of each of a replay's compactions, its requests timed as they are priced
+    (by the recording's time of the reply each stands for), its cache living as long as its
+    rules say (`CacheRules.lifetime`)."""
     pricing = run._pricing
     costs = run.costs
     if pricing is None or not costs:
@@ -79,7 +80,7 @@ def run_break_evens(run: ConfigRun, times: Mapping[int, float]) -> list[BreakEve
         for number, step in enumerate(run.prepared)
         if step.compaction is not None and number < len(positions)
     ]
-    at = [times.get(step.index) for step in run.prepared]
+    at = [pricing.times.get(step.index) for step in run.prepared]
     rules = pricing.rules
     return break_evens(costs, compactions, pricing.price, rules, at, rules.lifetime)
 
@@ -90,12 +91,14 @@ def manifest_break_evens(
     rules: CacheRules,
     *,
     before: Sequence[ContextManifest] = (),
+    times: Mapping[str, float] | None = None,
 ) -> list[BreakEven]:
     """The break-even of each compaction among the requests an agent sent (``manifests``, in
     order; ``before``: the requests before them, whose cache the first reads — a fork's origin):
     ctxlab's, by their transforms (in a reasoning request: that request; in a ``compaction``
-    preparation: the next reasoning request), each timed by when it was sent (``sent_at``), its
-    cache living as long as ``rules`` say (`CacheRules.lifetime`)."""
+    preparation: the next reasoning request), each timed as `costs_of_manifests` times it (its
+    ``sent_at``, else ``times`` by request id; a run after ``before`` joined to it with no
+    gap), its cache living as long as ``rules`` say (`CacheRules.lifetime`)."""
     sent = [m for m in before if m.purpose in SENT]
     first = len(sent)
     compactions: list[CompactionAt] = []
@@ -117,8 +120,10 @@ def manifest_break_evens(
             waiting.extend(found)
         if manifest.purpose in SENT:
             sent.append(manifest)
-    costs = costs_of_manifests(sent, price, rules)
-    at = [m.sent_at for m in sent if m.purpose in REASONING]
+    joined = first or None
+    costs = costs_of_manifests(sent, price, rules, times=times, joined=joined)
+    clock = manifest_times(sent, times or {}, joined)
+    at = [t for m, t in zip(sent, clock, strict=True) if m.purpose in REASONING]
     evens = break_evens(costs, compactions, price, rules, at, rules.lifetime)
     numbers = sum(m.purpose in REASONING for m in sent[:first])
     return [e for e in evens if e.request >= numbers]

@@ -9,7 +9,6 @@ another setting would have budgeted the same work.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from ctxlab.pipeline import (
     Summarizer,
     extractive_summarizer,
     idle_threshold,
+    pauses,
     prepare,
 )
 from ctxlab.pipeline._compaction import CompactionRecord
@@ -197,9 +197,9 @@ def _idle_orders(
     times: Mapping[int, float] | None,
     lifetime: float | None,
 ) -> dict[int, CompactionOrder]:
-    # The requests that come after a pause longer than the cache's lifetime (their reply's
-    # time less the previous reply's, never negative), by reply index, with the idle line they
-    # compact from (`idle_threshold`); none when the config does not compact while idle.
+    # The requests that come after a pause longer than the cache's lifetime (`pauses`: from
+    # their replies' times), by reply index, with the idle line they compact from
+    # (`idle_threshold`); none when the config does not compact while idle.
     if not isinstance(config, ContextConfig) or config.compaction.idle_ratio is None:
         return {}
     if not times or lifetime is None:
@@ -207,10 +207,8 @@ def _idle_orders(
     lines = Thresholds.compute(config, context_window, max_output_tokens)
     replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
     orders: dict[int, CompactionOrder] = {}
-    for before, index in itertools.pairwise(replies):
-        if before not in times or index not in times:
-            continue
-        line = idle_threshold(config, lines, max(times[index] - times[before], 0.0), lifetime)
+    for index, pause in zip(replies, pauses(times.get(i) for i in replies), strict=True):
+        line = idle_threshold(config, lines, pause, lifetime)
         if line is not None:
             orders[index] = CompactionOrder(threshold=line)
     return orders

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
-from ctxlab.analysis._breakeven import BreakEven
 from ctxlab.analysis._breakeven_of import break_even_frame, paid_back_count, run_break_evens
+from ctxlab.analysis._cache_clock import clocked_rules, recording_clock
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._comparison import (
@@ -45,7 +45,12 @@ from ctxlab.analysis._cost import (
     request_costs,
 )
 from ctxlab.analysis._prices import recorded_model, recorded_on
-from ctxlab.analysis._references import References, fixed_parts, output_cost, reference_shapes
+from ctxlab.analysis._references import (
+    References,
+    fixed_parts,
+    reference_shapes,
+    references_frame,
+)
 from ctxlab.analysis._unrecorded import (
     UnrecordedPart,
     UnrecordedTokens,
@@ -137,7 +142,15 @@ class WhatIf:
             else TokenCache(counter or counter_for(self.model))
         )
         checked_price(price)
-        self.rules = checked_rules(rules) or cache_rules_for(self.model, price)
+        self.clock = recording_clock(transcript)
+        """The recording's trusted times, which the cache expires on (`RecordingClock`)."""
+        given = checked_rules(rules)
+        self.rules, self.lifetime = clocked_rules(
+            transcript, given or cache_rules_for(self.model, price), self.clock, fixed=given
+        )
+        """The cache rules, set to the recording's TTL and lifetime unless ``rules`` was
+        passed; and the lifetime its usage shows (`LifetimeInference`)."""
+        self._ttl = self.lifetime.ttl if given is None else None
         self.price = price or price_for(self.model, recorded_on(transcript.meta))
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in named.items()}
@@ -175,6 +188,8 @@ class WhatIf:
             priced_calls=self.summary_calls,
             unrecorded=self.unrecorded,
             earlier=earlier,
+            times=self.clock.times,
+            write_ttl=self._ttl,
         )
 
     @property
@@ -203,7 +218,9 @@ class WhatIf:
             fixed_of = fixed_parts(self.transcript, self.cache, self.unrecorded)
             messages = self.transcript.messages
             feasible, unlimited = (
-                reference_shapes(messages, self.cache, fixed_of, limit, cap)
+                reference_shapes(
+                    messages, self.cache, fixed_of, limit, cap, self.clock.times, self._ttl
+                )
                 for cap in (limit, None)
             )
             over = unlimited.over_limit
@@ -228,26 +245,7 @@ class WhatIf:
         whose latest turn had to be cut to fit; for no compaction: requests over the input
         limit, which a provider would reject), input cost, output cost and all-in cost (USD);
         ``attrs["pricing"]`` as `table`'s."""
-        import pandas as pd
-
-        rows = []
-        names = ("baseline (drop oldest turns to fit)", "no compaction (unlimited window)")
-        for name, reference in zip(names, self._references(), strict=True):
-            output = output_cost(reference.costs, self.price)
-            total = sum(c.cost for c in reference.costs)
-            rows.append(
-                {
-                    "reference": name,
-                    "requests": len(reference.costs),
-                    "over_limit": reference.over_limit,
-                    "input_cost": total - output,
-                    "output_cost": output,
-                    "cost": total,
-                }
-            )
-        frame = pd.DataFrame(rows).set_index("reference")
-        frame.attrs["pricing"] = self.pricing
-        return frame
+        return references_frame(self._references(), self.price, self.pricing)
 
     def table(self) -> pd.DataFrame:
         """One row per config: requests, input tokens sent, cost (USD all-in, its input and
@@ -258,8 +256,7 @@ class WhatIf:
         not prepare; its tokens and costs are then NaN: a part is not priced as the whole),
         requests over the limit by the bill (``over_limit_billed``; None without usage), replay
         time. ``attrs``: ``pricing`` (the price and cache rules, or unpriced: every cost NaN),
-        ``unrecorded`` (what the recording does not hold of each request and how it is sized),
-        ``verdict`` (whether any config beats the feasible baseline: `verdict`)."""
+        ``unrecorded`` (what the recording does not hold of each request), ``verdict``."""
         import pandas as pd
 
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
@@ -270,13 +267,13 @@ class WhatIf:
             for run in self.runs.values()
         ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
-        # How many compactions paid back their break (`compactions`); not for a replay that
-        # stopped part way, whose savings stop with it.
+        # Not for a replay that stopped part way: its savings stop with it.
         frame["compactions_paid_back"] = [
-            None if run.error else paid_back_count(self._break_evens(run))
+            None if run.error else paid_back_count(run_break_evens(run))
             for run in self.runs.values()
         ]
         frame.attrs["pricing"] = self.pricing
+        frame.attrs["cache_clock"] = self.cache_clock
         frame.attrs["counting"] = counting_note(self.model, self.cache.method)
         frame.attrs["verdict"] = self.verdict()
         calibration = self.calibration
@@ -284,7 +281,7 @@ class WhatIf:
         if fit is not None:
             # The recording billed its requests: the tokens sent in the provider's tokens too.
             made_up = made_up_usage(self.transcript.meta)
-            add_calibrated(frame, fit, self.runs.values(), self.summary_calls, made_up=made_up)
+            add_calibrated(frame, fit, self.runs.values(), made_up=made_up)
         # What the recording does not hold of each request: its size and how it is known, or
         # that every figure excludes it.
         unseen = unrecorded_note(self.transcript, self.unrecorded)
@@ -293,16 +290,12 @@ class WhatIf:
         return frame
 
     def compactions(self, name: str | None = None) -> pd.DataFrame:
-        """One row per compaction of config ``name`` (every config's when None): whether and
-        where it paid back its break (`BREAK_EVEN_COLUMNS`; docs/concepts/cost.md, "Does a
-        compaction pay back?"); ``attrs["pricing"]`` as `table`'s."""
+        """One row per compaction of config ``name`` (all when None): whether and where it paid
+        back its break (`BREAK_EVEN_COLUMNS`; docs/concepts/cost.md); ``attrs`` as `table`'s."""
         runs = self.runs.values() if name is None else [self._run(name)]
-        frame = break_even_frame((r.name, e) for r in runs for e in self._break_evens(r))
+        frame = break_even_frame((r.name, e) for r in runs for e in run_break_evens(r))
         frame.attrs["pricing"] = self.pricing
         return frame
-
-    def _break_evens(self, run: ConfigRun) -> list[BreakEven]:
-        return run_break_evens(run, self.transcript.times)  # on the recording's clock
 
     def headline(self) -> pd.DataFrame:
         """The figures of `table` that need neither the grader nor the pricer, one row per
@@ -362,6 +355,14 @@ class WhatIf:
         """What the costs are priced as: the price (model, list price, source) and the cache
         rules, or ``unpriced (model X has no known price)`` (`pricing_note`)."""
         return pricing_note(self.model, self.price, self.rules)
+
+    @property
+    def cache_clock(self) -> str:
+        """The clock the prompt cache expires on and the lifetime it is given, in words: the
+        recording's times (or none: every cached prefix alive), and the lifetime its usage
+        shows (`LifetimeInference.sentence`)."""
+        note = self.clock.note(self.rules.lifetime)
+        return f"{note}; {self.lifetime.sentence}" if self.clock.timed else note
 
     @property
     def calibration(self) -> Calibration | None:

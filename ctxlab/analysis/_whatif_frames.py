@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._calibration import CalibrationFit, calibrated_total
 from ctxlab.analysis._replay import replay_row
-from ctxlab.manifest import ContextManifest, item_rows
+from ctxlab.manifest import item_rows
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models._demo import MADE_UP_USAGE
 
@@ -151,22 +151,17 @@ def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
 
 
 def add_calibrated(
-    frame: pd.DataFrame,
-    fit: CalibrationFit,
-    runs: Iterable[ConfigRun],
-    summary_calls: bool,
-    *,
-    made_up: bool,
+    frame: pd.DataFrame, fit: CalibrationFit, runs: Iterable[ConfigRun], *, made_up: bool
 ) -> None:
     """Add ``tokens_sent_calibrated`` to the what-if's ``frame`` (one row per run, in order):
-    each run's requests in the provider's tokens by ``fit`` (summary calls included when
-    ``summary_calls`` are priced), and its note in ``attrs["calibration"]`` (``made_up``: the
-    recording's usage was made up by the demo model)."""
+    each run's requests in the provider's tokens by ``fit`` (summary calls included where
+    they are priced: `ConfigRun.sent`), and its note in ``attrs["calibration"]``
+    (``made_up``: the recording's usage was made up by the demo model)."""
     # The fit adds its own unrecorded part to ctxlab's count of the rest.
     frame["tokens_sent_calibrated"] = [
         # A replay that failed part way is not summed (see `comparison_row`); the same
         # requests as tokens_sent, summary calls included (`calibrated_total`).
-        math.nan if run.error else calibrated_total(fit, _sent(run, summary_calls))
+        math.nan if run.error else calibrated_total(fit, run.sent)
         for run in runs
     ]
     usage = MADE_UP_USAGE if made_up else "this recording's usage"
@@ -177,14 +172,3 @@ def add_calibrated(
         f"({fit.fixed[min(fit.fixed)]:,.0f} a request that carries it), both measured on "
         f"{usage} (ctxlab.calibrate)"
     )
-
-
-def _sent(run: ConfigRun, summary_calls: bool) -> list[ContextManifest]:
-    # Every request ``run`` sends, in order — each compaction's summary calls before its
-    # request when they are priced — as `ConfigRun.costs` prices them (tokens_sent's).
-    calls = run.summary_calls if summary_calls else {}
-    return [
-        m
-        for position, step in enumerate(run.prepared)
-        for m in (*(c.manifest for c in calls.get(position, ())), step.manifest)
-    ]

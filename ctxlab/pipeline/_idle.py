@@ -6,10 +6,30 @@ recording's; an agent, the wall clock's) and passes the pause; this module says 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+
 from ctxlab.config._config import ContextConfig
 from ctxlab.manifest import Thresholds
 
-__all__ = ["idle_threshold"]
+__all__ = ["idle_threshold", "pauses"]
+
+
+def pauses(times: Iterable[float | None]) -> list[float | None]:
+    """The pause before each of a run's requests, from when each was sent (seconds, None:
+    unknown): the time since the latest request before it, as the cost model's clock counts it
+    — never negative (out of order: 0), and unknown (None) for a request without a time and
+    for the one after it."""
+    out: list[float | None] = []
+    latest: float | None = None
+    for at in times:
+        if at is None or not math.isfinite(at):
+            out.append(None)
+            latest = None
+            continue
+        out.append(None if latest is None else max(at - latest, 0.0))
+        latest = at if latest is None else max(at, latest)
+    return out
 
 
 def idle_threshold(

@@ -18,6 +18,7 @@ from ctxlab.agent import (
     ModelResponseEvent,
 )
 from ctxlab.analysis._breakeven import BreakEven, CompactionAt, break_evens
+from ctxlab.analysis._cache_clock import manifest_times
 from ctxlab.analysis._calibration import Calibration, CalibrationPoint, bill_flag, fit_points
 from ctxlab.analysis._cost import (
     CacheRules,
@@ -312,13 +313,13 @@ class StepLog:
         key = self._key()
         if self._priced is None or self._priced[0] != key:
             _, price, rules = self.pricing()
-            self._priced = key, costs_of_manifests(self.sent, price, rules)
+            self._priced = key, costs_of_manifests(self.sent, price, rules, times=self.clock)
         return self._priced[1]
 
     def break_evens(self) -> list[BreakEven]:
         """Whether each compaction paid back its break (`BreakEven`): ctxlab's, and a
         recording's own where its requests are shown as recorded — priced as `frame`'s costs,
-        each request timed by its ``sent_at`` (else `clock`)."""
+        each request timed as they are (its ``sent_at``, else `clock`)."""
         key = self._key()
         if self._evens is not None and self._evens[0] == key:
             return self._evens[1]
@@ -338,10 +339,7 @@ class StepLog:
         evens: list[BreakEven] = []
         if compactions:
             _, price, rules = self.pricing()
-            at = [
-                m.sent_at if m.sent_at is not None else self.clock.get(m.request_id)
-                for m in self.manifests
-            ]
+            at = manifest_times(self.manifests, self.clock, None)
             evens = break_evens(self._sent_costs(), compactions, price, rules, at, rules.lifetime)
         self._evens = key, evens
         return evens

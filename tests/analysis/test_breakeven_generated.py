@@ -53,7 +53,7 @@ def transcript(case: Case) -> Transcript:
         messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=out),)))
     messages.append(AssistantMessage(content="Done."))
     replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
-    times, now = {}, 1_800_000_000.0
+    times, now = {}, 1_700_000_000.0
     for index, pause in zip(replies, case.pauses, strict=False):
         now += pause
         times[index] = now

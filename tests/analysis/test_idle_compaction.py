@@ -23,7 +23,7 @@ WINDOW = 8_000  # the trigger at 6,400 tokens; compacting while idle (0.6) at 4,
 def timed(transcript: Transcript, pauses: dict[int, float]) -> Transcript:
     """Replies 30 s apart, with ``pauses`` (seconds, by request number) before some."""
     replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
-    times, now = {}, 1_800_000_000.0
+    times, now = {}, 1_700_000_000.0
     for number, index in enumerate(replies):
         now += pauses.get(number, 30.0)
         times[index] = now
@@ -136,6 +136,8 @@ async def test_compacting_in_a_long_pause_costs_less_than_at_the_trigger(
     assert (first.loc["while idle", "request"], first.loc["while idle", "cold"]) == (12, True)
     assert first.loc["while idle", "rewritten"] == 0
     assert first.loc["while idle", "gap_seconds"] == 45 * 60
+    # The pause expired the cache in both: request 12 wrote again what it would have read.
+    assert what.runs["at trigger"].step_costs()[12].expired > 0
 
 
 async def test_without_a_long_pause_both_cost_the_same() -> None:

@@ -24,7 +24,7 @@ FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_ses
 def _timed(transcript: Transcript, gap_before: int, gap: float) -> Transcript:
     """Replies 30 s apart, with ``gap`` seconds before reply number ``gap_before``."""
     replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
-    times, now = {}, 1_800_000_000.0
+    times, now = {}, 1_700_000_000.0
     for rank, index in enumerate(replies):
         now += gap if rank == gap_before else 30.0
         times[index] = now
