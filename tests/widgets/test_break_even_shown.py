@@ -5,17 +5,18 @@ own priced requests, each text escaped."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
 
-from ctxlab import ApproximateCounter, Transcript, load
+from ctxlab import ApproximateCounter, ContextConfig, Transcript, load
 from ctxlab.analysis._prices import price_for
 from ctxlab.messages import AssistantMessage
 
 pytest.importorskip("ipywidgets")
 
-from ctxlab.widgets import Lab
+from ctxlab.widgets import Lab, WhatIfLab
 from tests.analysis.test_breakeven_whatif import session
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
@@ -102,3 +103,23 @@ async def test_ctxlab_compactions_say_it_on_the_star_and_in_the_report(tmp_path:
     paid = sum(e.paid_back for e in evens)
     assert f"Compactions: {paid} of {len(evens)} paid back the cache they broke" in report
     assert f"<li>request {evens[0].request} · automatic summary: " in report
+
+
+@pytest.mark.parametrize(
+    ("model", "shown"), [("claude-sonnet-4-6", "0 of 3"), ("my-llm", "unpriced")]
+)
+async def test_the_what_if_labs_table_says_how_many_paid_back(model: str, shown: str) -> None:
+    transcript = dataclasses.replace(session(), meta={"models": [model]})
+    lab = await WhatIfLab.open(
+        transcript,
+        {"ctxlab": ContextConfig.preset("ctxlab")},
+        context_window=8_000,
+        counter=ApproximateCounter(),
+    )
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", lab.table.value)
+    (row,) = [r for r in re.findall(r"<tr>(.*?)</tr>", lab.table.value) if "<td>" in r]
+    cells = dict(zip(headers, re.findall(r"<td[^>]*>(.*?)</td>", row), strict=True))
+    assert cells["compactions"] == "3"
+    assert cells["compactions_paid_back"] == shown
+    if model.startswith("claude"):
+        assert lab.what.table().loc["ctxlab", "compactions_paid_back"] == shown
