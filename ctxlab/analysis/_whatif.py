@@ -268,10 +268,11 @@ class WhatIf:
         ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
         # Not for a replay that stopped part way: its savings stop with it.
-        frame["compactions_paid_back"] = [
-            None if run.error else paid_back_count(run_break_evens(run))
-            for run in self.runs.values()
-        ]
+        frame["compactions_paid_back"] = pd.Series(
+            [None if r.error else paid_back_count(run_break_evens(r)) for r in self.runs.values()],
+            index=frame.index,
+            dtype=object,  # None where there is no count (pandas' text dtype would make it NaN)
+        )
         frame.attrs["pricing"] = self.pricing
         frame.attrs["cache_clock"] = self.cache_clock
         frame.attrs["counting"] = counting_note(self.model, self.cache.method)

@@ -166,3 +166,15 @@ async def test_a_config_put_in_place_compacts_while_idle_as_a_fresh_replay_does(
     again = await alone.set_config("other", later)
     assert again.reused == 0
     assert [s.manifest for s in moved.prepared] == [s.manifest for s in again.prepared]
+
+
+async def test_a_config_without_compactions_has_no_count_beside_one_with() -> None:
+    # Twelve turns: only the pause before the last request makes a compaction, while idle.
+    what = await _what(timed(session(12), {12: 45 * 60}))
+    table = what.table()
+    assert table.loc["at trigger", "compactions"] == 0
+    assert table.loc["at trigger", "compactions_paid_back"] is None  # not NaN, not "0 of 0"
+    assert table.loc["while idle", "compactions"] == 1
+    evens = what.compactions("while idle")
+    paid = int(evens["paid_back_at"].notna().sum())
+    assert table.loc["while idle", "compactions_paid_back"] == f"{paid} of 1"
