@@ -154,7 +154,7 @@ def break_evens(
     request is the cost model's (`ctxlab.pipeline.pauses`). Compactions with the same first
     request after them are taken as one."""
     numbers = _request_numbers(costs)
-    merged = _merged(compactions, len(costs))
+    merged = _merged(compactions, costs)
     clock = _Clock(at, lifetime)
     out: list[BreakEven] = []
     for n, compaction in enumerate(merged):
@@ -190,12 +190,19 @@ def _request_numbers(costs: Sequence[RequestCost]) -> list[int]:
     return numbers
 
 
-def _merged(compactions: Sequence[CompactionAt], count: int) -> list[CompactionAt]:
-    # In order, one per first request after (removed summed; derived when any is unknown).
+def _merged(
+    compactions: Sequence[CompactionAt], costs: Sequence[RequestCost]
+) -> list[CompactionAt]:
+    # In order, one per first request after (removed summed; derived when any is unknown); a
+    # position on a summary call is its reasoning request's, one past the requests is none.
     by_position: dict[int, CompactionAt] = {}
-    for c in sorted(compactions, key=lambda c: c.position):
-        if not 0 <= c.position < count:
+    for given in sorted(compactions, key=lambda c: c.position):
+        position = given.position
+        while 0 <= position < len(costs) and costs[position].purpose == "summary":
+            position += 1
+        if not 0 <= position < len(costs):
             continue
+        c = CompactionAt(position, given.removed, given.label)
         seen = by_position.get(c.position)
         if seen is None:
             by_position[c.position] = c

@@ -283,3 +283,39 @@ def test_an_automatic_cache_keeps_the_whole_request_and_bills_writes_only_from_g
     compacted = (2_048 * 0.50 + 1_500 * per_token + 100 * 30.0) / M
     assert even.rewrite_cost == pytest.approx(compacted - unbroken)
     assert even.saved == pytest.approx(3_452 * per_token / M + 3_452 * 0.50 / M)
+
+
+def test_compactions_before_the_same_request_are_one_break() -> None:
+    # A microcompact and a compact before request 3, the first marked on its summary call:
+    # one break, what both removed, both named; one past the requests is no break at all.
+    costs = _session(40)
+    summary = _at_three(costs) - 1
+    assert costs[summary].purpose == "summary"
+    [even] = break_evens(
+        costs,
+        [
+            CompactionAt(summary, 1_000, "a"),
+            CompactionAt(_at_three(costs), 1_500, "b"),
+            CompactionAt(len(costs), 10, "c"),
+            CompactionAt(-1, 10, "d"),
+        ],
+        PRICE,
+        RULES,
+    )
+    assert (even.request, even.removed, even.label) == (3, R, "a, b")
+    assert even.cost == pytest.approx(0.0141) and even.paid_back_at == 22
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        [math.nan, 30.0, 60.0, math.inf] + [100.0] * 40,  # no clock where a time is no number
+        [500.0, 30.0, 60.0, 90.0] + [100.0 + n for n in range(40)],  # out of order: gaps of 0
+        [0.0, 30.0],  # shorter than the requests: the rest without a clock
+        [],
+    ],
+)
+def test_times_that_give_no_long_gap_leave_the_cache_warm(at: list[float]) -> None:
+    costs = _session(40)
+    [even] = break_evens(costs, [CompactionAt(_at_three(costs), R)], PRICE, RULES, at, 300.0)
+    assert not even.cold and even.cost == pytest.approx(0.0141) and even.paid_back_at == 22

@@ -11,6 +11,7 @@ import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
 from ctxlab.analysis._cost import RequestCost
+from ctxlab.exceptions import UsageError
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
 M = 1_000_000
@@ -132,3 +133,9 @@ def pd_na() -> object:
 
 def _missing(value: object) -> bool:
     return value is pd_na() or value is None
+
+
+async def test_an_unknown_config_is_named_in_the_error() -> None:
+    what = await _what(summary_calls=False)
+    with pytest.raises(UsageError, match="'nope'"):
+        what.compactions("nope")
