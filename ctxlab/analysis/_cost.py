@@ -327,8 +327,8 @@ def _anthropic_cache(
     found = anthropic_lookup(
         cache, prefixes, cumulative, shape.breakpoints, shape.blocks, rules.lookback
     )
-    if found.index >= 0:
-        cache.refresh(prefixes[found.index])
+    if found.end >= 0:
+        cache.refresh(prefixes[found.end])
     lifetime = rules.lifetime_of(shape.write_ttl)
     read = written_to = found.read
     for point in shape.breakpoints:
