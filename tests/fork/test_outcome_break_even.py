@@ -101,3 +101,26 @@ async def test_a_compaction_between_requests_breaks_the_next_request() -> None:
     assert list(between["request"]) == list(within["request"])
     assert between["compaction"].iloc[0] == "requested summary"
     assert list(between["cost"]) == list(within["cost"])
+
+
+async def test_a_runs_own_pause_is_timed_by_its_own_clock() -> None:
+    # The run's requests stamped as an agent sends them (sent_at): an hour's pause before the
+    # first compaction's request, 30 s between the others. The origin's requests carry no time
+    # (the run is joined to them with no gap).
+    manifests = await _manifests()
+    compacted = [
+        n
+        for n, m in enumerate(manifests)
+        if any(t.kind == "history_compaction" for t in m.transforms)
+    ]
+    fork = compacted[0] - 3
+    now, mine = 1_700_000_000.0, []
+    for n, manifest in enumerate(manifests[fork:], start=fork):
+        now += 3_600.0 if n == compacted[0] else 30.0
+        mine.append(dataclasses.replace(manifest, sent_at=now))
+    frame = Outcomes([_run("b", manifests[:fork], mine)], "b").compactions()
+    first = frame.iloc[0]
+    assert first["request"] == compacted[0]
+    assert first["gap_seconds"] == 3_600.0 and bool(first["cold"])
+    assert first["rewritten"] == 0
+    assert not frame.iloc[1:]["cold"].any()
