@@ -244,6 +244,9 @@ async def replay_run(
                 unrecorded=unrecorded,
                 grade=False,
                 after=run.prepared[-1] if run.prepared else None,
+                # The recording's pauses, against the cache's lifetime: compacting while idle.
+                times=run._pricing.times,
+                lifetime=rules.lifetime,
             ):
                 if asked:
                     run.summary_requests[len(run.prepared)] = list(asked)

@@ -16,17 +16,20 @@ from typing import TYPE_CHECKING, Any
 from ctxlab.analysis._unrecorded import UnrecordedPart
 from ctxlab.config._config import ContextConfig, named_configs
 from ctxlab.exceptions import PreparationError, UsageError
-from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, step_row
+from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, Thresholds, step_row
 from ctxlab.materials import Materials, SystemPart, Unrecorded
 from ctxlab.messages import MAX_TOKENS, AssistantMessage, UserMessage, request_start
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import (
+    CompactionOrder,
     Offloader,
     Preparation,
     PreparationMemo,
     Summarizer,
     extractive_summarizer,
+    idle_threshold,
+    pauses,
     prepare,
 )
 from ctxlab.pipeline._compaction import CompactionRecord
@@ -73,6 +76,8 @@ async def replay(
     offloader: Offloader | None = None,
     grade: bool = True,
     after: ReplayStep | None = None,
+    times: Mapping[int, float] | None = None,
+    lifetime: float | None = None,
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
 
@@ -129,6 +134,7 @@ async def replay(
             after.index + 1,
         )
     reader = UserLines()  # the user's lines, read once along the replay for every compaction
+    idle = _idle_orders(messages, config, context_window, max_output_tokens, times, lifetime)
     for index in range(first, len(messages)):
         message = messages[index]
         if isinstance(message, UserMessage):
@@ -154,6 +160,7 @@ async def replay(
             max_output_tokens=max_output_tokens,
             tools=tools,
             offloader=offloader,
+            compaction=idle.get(index),
         )
         previous = prep.manifest
         record = prep.compaction
@@ -180,6 +187,31 @@ def _grader(
         return compaction_retention(messages[start:index], before, after, reader=reader)
 
     return grade
+
+
+def _idle_orders(
+    messages: Sequence[UserMessage | AssistantMessage],
+    config: ContextConfig | None,
+    context_window: int,
+    max_output_tokens: int | None,
+    times: Mapping[int, float] | None,
+    lifetime: float | None,
+) -> dict[int, CompactionOrder]:
+    # The requests that come after a pause longer than the cache's lifetime (`pauses`: from
+    # their replies' times), by reply index, with the idle line they compact from
+    # (`idle_threshold`); none when the config does not compact while idle.
+    if not isinstance(config, ContextConfig) or config.compaction.idle_ratio is None:
+        return {}
+    if not times or lifetime is None:
+        return {}
+    lines = Thresholds.compute(config, context_window, max_output_tokens)
+    replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+    orders: dict[int, CompactionOrder] = {}
+    for index, pause in zip(replies, pauses(times.get(i) for i in replies), strict=True):
+        line = idle_threshold(config, lines, pause, lifetime)
+        if line is not None:
+            orders[index] = CompactionOrder(threshold=line)
+    return orders
 
 
 def _checked(

@@ -7,10 +7,11 @@ the conversation is only appended to, tool results are cut by the same limit, an
 differs only in the lines it carries (`Thresholds`). So the new replay's requests equal the
 earlier ones up to the first step where either config's *decision* may differ — the first
 compaction (or cut, or omission) of the earlier replay, or the first request whose size
-reaches the lowest line of the two configs: a trigger, or the usage notice's line (the notice
+reaches the lowest line of the two configs: a trigger, the usage notice's line (the notice
 joins every request past it and names the trigger; the size is taken with the notice's
-allowance, `NOTICE_ALLOWANCE`, which the pipeline adds to the size it tests) — and from there
-it must be prepared again.
+allowance, `NOTICE_ALLOWANCE`, which the pipeline adds to the size it tests), or the line a
+config that compacts while idle compacts from after a long pause — and from there it must be
+prepared again.
 
 Everything else a config holds can change what is cut or sent at any step: a config that
 differs in any other field, or that turns on what acts below the trigger (light passes, a
@@ -40,7 +41,8 @@ TUNED_FIELDS = frozenset({"trigger_ratio", "reserve_ratio"})
 
 def _below_trigger_only(config: ContextConfig) -> bool:
     # Nothing acts on a request below the trigger: no light pass, no message trigger, no usage
-    # notice (its line moves with the trigger), no provider edits.
+    # notice (its line moves with the trigger), no provider edits. (Compacting while idle
+    # acts below it, from its own line: `first_decision` counts that line.)
     passes = config.compaction
     return (
         passes.truncate_args is None
@@ -63,9 +65,12 @@ def first_decision(earlier: ConfigRun, config: ContextConfig, context_window: in
     lines = Thresholds.compute(old, context_window), Thresholds.compute(new, context_window)
     if lines[0].input_limit != lines[1].input_limit:
         return 0
-    # The lowest line either config acts at: a trigger, or the usage notice's line (the
-    # notice joins every request past it, compression tool or not, and names the trigger).
+    # The lowest line either config acts at: a trigger, the usage notice's line (the notice
+    # joins every request past it, compression tool or not, and names the trigger), or the
+    # line it compacts from after a long pause (the same ratio in both: no tuned field).
     line = min(min(x.trigger_tokens, x.notice_tokens) for x in lines)
+    if new.compaction.idle_ratio is not None:
+        line = min(line, round(new.compaction.idle_ratio * lines[1].context_size))
     for number, step in enumerate(earlier.prepared):
         manifest = step.manifest
         # A step that compacted, cut or omitted anything, or whose size (plus the notice's

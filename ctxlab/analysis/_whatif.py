@@ -23,9 +23,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
+from ctxlab.analysis._breakeven_of import break_even_frame, paid_back_count, run_break_evens
 from ctxlab.analysis._cache_clock import clock_sentence, clocked_rules, recording_clock
 from ctxlab.analysis._cache_rules import checked_rules
-from ctxlab.analysis._calibration import Calibration, calibrate, calibrated_total
+from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._comparison import (
     COMPARISON_COLUMNS,
     HEADLINE_COLUMNS,
@@ -58,12 +59,18 @@ from ctxlab.analysis._unrecorded import (
 )
 from ctxlab.analysis._verdict import baseline_verdict, free_verdict
 from ctxlab.analysis._whatif_args import config_name, run_named, step_of
-from ctxlab.analysis._whatif_frames import DIFF_COLUMNS, diff_frame, retention_frame, steps_frame
+from ctxlab.analysis._whatif_frames import (
+    DIFF_COLUMNS,
+    add_calibrated,
+    diff_frame,
+    retention_frame,
+    steps_frame,
+)
 from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import Thresholds
-from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
+from ctxlab.models._demo import made_up_usage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
 
@@ -243,16 +250,13 @@ class WhatIf:
     def table(self) -> pd.DataFrame:
         """One row per config: requests, input tokens sent, cost (USD all-in, its input and
         output parts, and relative to the feasible baseline and to never compacting),
-        compactions, retention (mean and worst compaction, and the control: the kept tail
+        compactions and how many paid back their break (``compactions_paid_back``, "2 of 3":
+        `compactions`), retention (mean and worst compaction, and the control: the kept tail
         alone), peak request, failed preparations, ``failed_at`` (the request a replay could
-        not prepare, where it stopped; its tokens and costs are then NaN: a part of the session
-        is not priced as the whole), requests over the limit by the bill
-        (``over_limit_billed``; None without usage), replay time. ``attrs["pricing"]`` names the
-        price and cache rules the costs use, or says they are unpriced (a model no table knows:
-        every cost NaN, never another model's dollars). ``attrs["unrecorded"]`` says
-        what the recording does not hold of each request and how it is sized (or that the
-        figures exclude it). ``attrs["verdict"]`` says in a sentence whether any config beats
-        the feasible baseline (`verdict`)."""
+        not prepare; its tokens and costs are then NaN: a part is not priced as the whole),
+        requests over the limit by the bill (``over_limit_billed``; None without usage), replay
+        time. ``attrs``: ``pricing`` (the price and cache rules, or unpriced: every cost NaN),
+        ``unrecorded`` (what the recording does not hold of each request), ``verdict``."""
         import pandas as pd
 
         # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
@@ -263,6 +267,12 @@ class WhatIf:
             for run in self.runs.values()
         ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
+        # Not for a replay that stopped part way: its savings stop with it.
+        frame["compactions_paid_back"] = pd.Series(
+            [None if r.error else paid_back_count(run_break_evens(r)) for r in self.runs.values()],
+            index=frame.index,
+            dtype=object,  # None where there is no count (pandas' text dtype would make it NaN)
+        )
         frame.attrs["pricing"] = self.pricing
         frame.attrs["cache_clock"] = self.cache_clock
         frame.attrs["counting"] = counting_note(self.model, self.cache.method)
@@ -271,28 +281,21 @@ class WhatIf:
         fit = calibration.fit() if calibration is not None else None
         if fit is not None:
             # The recording billed its requests: the tokens sent in the provider's tokens too.
-            # The fit adds its own unrecorded part to ctxlab's count of the rest.
-            frame["tokens_sent_calibrated"] = [
-                # A replay that failed part way is not summed (see `comparison_row`); the same
-                # requests as tokens_sent, summary calls included (`calibrated_total`).
-                math.nan if run.error else calibrated_total(fit, run.sent)
-                for run in self.runs.values()
-            ]
-            usage = (
-                MADE_UP_USAGE if made_up_usage(self.transcript.meta) else "this recording's usage"
-            )
-            frame.attrs["calibration"] = (
-                "tokens_sent_calibrated is in the provider's tokens, over the same requests as "
-                "tokens_sent (summary calls included): ctxlab's estimates less the unrecorded "
-                f"part times {fit.ratio:.3f}, plus the unrecorded fixed part "
-                f"({fit.fixed[min(fit.fixed)]:,.0f} a request that carries it), both measured on "
-                f"{usage} (ctxlab.calibrate)"
-            )
+            made_up = made_up_usage(self.transcript.meta)
+            add_calibrated(frame, fit, self.runs.values(), made_up=made_up)
         # What the recording does not hold of each request: its size and how it is known, or
         # that every figure excludes it.
         unseen = unrecorded_note(self.transcript, self.unrecorded)
         if unseen:
             frame.attrs["unrecorded"] = unseen
+        return frame
+
+    def compactions(self, name: str | None = None) -> pd.DataFrame:
+        """One row per compaction of config ``name`` (all when None): whether and where it paid
+        back its break (`BREAK_EVEN_COLUMNS`; docs/concepts/cost.md); ``attrs`` as `table`'s."""
+        runs = self.runs.values() if name is None else [self._run(name)]
+        frame = break_even_frame((r.name, e) for r in runs for e in run_break_evens(r))
+        frame.attrs["pricing"] = self.pricing
         return frame
 
     def headline(self) -> pd.DataFrame:

@@ -1,21 +1,32 @@
 """The what-if's tables beside its comparison: retention by category, every step with its
-cost, and what two configs sent differently at one request."""
+cost, what two configs sent differently at one request, and the comparison's tokens sent in
+the provider's tokens."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._calibration import CalibrationFit, calibrated_total
 from ctxlab.analysis._replay import replay_row
 from ctxlab.manifest import item_rows
 from ctxlab.messages._request import ModelRequest
+from ctxlab.models._demo import MADE_UP_USAGE
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ctxlab.analysis._whatif import ConfigRun
 
-__all__ = ["DIFF_COLUMNS", "cumulative_costs", "diff_frame", "retention_frame", "steps_frame"]
+__all__ = [
+    "DIFF_COLUMNS",
+    "add_calibrated",
+    "cumulative_costs",
+    "diff_frame",
+    "retention_frame",
+    "steps_frame",
+]
 
 DIFF_COLUMNS = ("side", "kind", "source", "what", "tokens", "placement", "role", "id")
 """The columns of `WhatIf.diff`, in order."""
@@ -137,3 +148,27 @@ def _summary_costs_by_step(run: ConfigRun) -> dict[int, float]:
         else:
             index += 1
     return out
+
+
+def add_calibrated(
+    frame: pd.DataFrame, fit: CalibrationFit, runs: Iterable[ConfigRun], *, made_up: bool
+) -> None:
+    """Add ``tokens_sent_calibrated`` to the what-if's ``frame`` (one row per run, in order):
+    each run's requests in the provider's tokens by ``fit`` (summary calls included where
+    they are priced: `ConfigRun.sent`), and its note in ``attrs["calibration"]``
+    (``made_up``: the recording's usage was made up by the demo model)."""
+    # The fit adds its own unrecorded part to ctxlab's count of the rest.
+    frame["tokens_sent_calibrated"] = [
+        # A replay that failed part way is not summed (see `comparison_row`); the same
+        # requests as tokens_sent, summary calls included (`calibrated_total`).
+        math.nan if run.error else calibrated_total(fit, run.sent)
+        for run in runs
+    ]
+    usage = MADE_UP_USAGE if made_up else "this recording's usage"
+    frame.attrs["calibration"] = (
+        "tokens_sent_calibrated is in the provider's tokens, over the same requests as "
+        "tokens_sent (summary calls included): ctxlab's estimates less the unrecorded "
+        f"part times {fit.ratio:.3f}, plus the unrecorded fixed part "
+        f"({fit.fixed[min(fit.fixed)]:,.0f} a request that carries it), both measured on "
+        f"{usage} (ctxlab.calibrate)"
+    )

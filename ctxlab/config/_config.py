@@ -192,6 +192,14 @@ class ContextConfig(BaseModel):
                 f"({self.trigger_ratio}), or a compaction could not shrink the context"
             )
             raise rule_broken(msg)
+        idle = self.compaction.idle_ratio
+        if idle is not None and not self.reserve_ratio < idle <= self.trigger_ratio:
+            msg = (
+                f"compaction.idle_ratio ({idle}) must be above reserve_ratio "
+                f"({self.reserve_ratio}), or a compaction could not shrink the context, and at "
+                f"most trigger_ratio ({self.trigger_ratio}), where compaction happens anyway"
+            )
+            raise rule_broken(msg)
         names = {name for _, name, _, _ in string.Formatter().parse(self.summary_template) if name}
         unknown = names - set(self.summary_schema["properties"])
         if unknown:
@@ -279,6 +287,15 @@ class ContextConfig(BaseModel):
             else:
                 data[key] = value
         return type(self).model_validate(data)
+
+    def with_idle_compaction(self, ratio: float | None = None) -> ContextConfig:
+        """This config, compacting while idle too: after a pause longer than the prompt
+        cache's lifetime, at ``ratio`` of the context size (``compaction.idle_ratio``; None:
+        three quarters of ``trigger_ratio``, at least just above ``reserve_ratio``)."""
+        if ratio is None:
+            lowest = min(self.reserve_ratio + 0.01, self.trigger_ratio)
+            ratio = round(max(0.75 * self.trigger_ratio, lowest), 4)
+        return self.merge(compaction={"idle_ratio": ratio})
 
     def thresholds(self, context_size: int) -> dict[str, int]:
         """Token lines for a context size: the usage notice, the trigger and the kept tail."""

@@ -123,13 +123,15 @@ def anthropic_edits(config: ContextConfig) -> Exported:
 
 def unexported(config: ContextConfig, target: str) -> list[str]:
     """ctxlab's passes in force in ``config`` that ``target`` has no place for, each with
-    why: observation masking, the tool-result limit, pruning before a summary, and the other
-    providers' edits."""
+    why: observation masking, compacting while idle, the tool-result limit, pruning before a
+    summary, and the other providers' edits."""
     reference = type(config)()
     where = _WHERE[target]
     out: list[str] = []
     if config.compaction.mask is not None:
         out.append(f"compaction.mask: observation masking has no place in {where}")
+    if config.compaction.idle_ratio is not None:
+        out.append(f"compaction.idle_ratio: {where} cannot compact while idle")
     if config.tool_result_limit != reference.tool_result_limit:
         out.append(f"tool_result_limit: {where} does not truncate tool results")
     provider = config.provider_edits

@@ -144,6 +144,12 @@ class CompactionPasses(_Section):
     ``compact_20260112``: 150,000). Off by default."""
     keep_messages: int | None = Field(default=None, gt=0)
     """Keep this many latest messages instead of ``reserve_ratio × context size`` tokens."""
+    idle_ratio: float | None = Field(default=None, gt=0, le=0.9)
+    """Compact while idle: after a pause longer than the prompt cache's lifetime (the cache has
+    expired, so a compaction re-writes nothing a warm cache held), also compact when the
+    request passes this ratio of the context size — between ``reserve_ratio`` and
+    ``trigger_ratio``. Replays apply it on the recording's clock; a live agent does not yet.
+    Off by default (docs/concepts/cost.md, "Compact while idle")."""
     truncate_args: TruncateArgsConfig | None = None
     """Truncation of old tool arguments; off until configured."""
     prune: PruneConfig | None = PruneConfig()

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._forkpoint import REASONING
+from ctxlab.analysis._breakeven_of import BREAK_EVEN_COLUMNS, break_even_row, manifest_break_evens
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import (
     CacheRules,
@@ -203,6 +204,28 @@ class Outcomes:
         frame = pd.DataFrame(self._rows, columns=list(OUTCOME_COLUMNS)).astype(_INTEGERS)
         frame.attrs["reference"] = self.reference
         return frame
+
+    def compactions(self) -> pd.DataFrame:
+        """One row per compaction a run made from the fork on (``branch``, ``run``, then
+        `ctxlab.analysis._breakeven_of.BREAK_EVEN_COLUMNS`): whether and where it paid back the
+        cache it broke, its requests priced as the run's ``cost`` (reading what the arrival
+        cached) and timed by when they were sent — docs/concepts/cost.md, "Does a compaction
+        pay back?"."""
+        import pandas as pd
+
+        rows: list[dict[str, Any]] = []
+        for run in self.runs:
+            if not run.manifests:
+                continue
+            price, rules = self._pricing(run.manifests[0].model)
+            before = run.branch.point.manifests
+            rows.extend(
+                {"branch": run.branch.name, "run": run.run, **break_even_row(even)}
+                for even in manifest_break_evens(run.manifests, price, rules, before=before)
+            )
+        columns = ["branch", "run", *BREAK_EVEN_COLUMNS[1:]]
+        frame = pd.DataFrame(rows, columns=columns)
+        return frame.astype({"paid_back_at": "Int64", "until": "Int64"})
 
     def summary(self) -> pd.DataFrame:
         """One row per branch, the spread over its runs and what they say (`SUMMARY_COLUMNS`),

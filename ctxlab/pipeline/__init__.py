@@ -11,6 +11,7 @@ from ctxlab.pipeline._compaction import (
     reduction_due,
 )
 from ctxlab.pipeline._handover import extractive_summarizer
+from ctxlab.pipeline._idle import idle_threshold, pauses
 from ctxlab.pipeline._layout import Layout, ManifestFactory, lay_out, validate
 from ctxlab.pipeline._offload import Offloader, WorkspaceOffloader
 from ctxlab.pipeline._prepare import (
@@ -68,10 +69,12 @@ __all__ = [
     "find_split",
     "fixed_part",
     "head_within",
+    "idle_threshold",
     "input_limit",
     "lay_out",
     "message_items",
     "omit_for_budget",
+    "pauses",
     "prepare",
     "project",
     "reduce_conversation",

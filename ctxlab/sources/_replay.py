@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from ctxlab.agent._watched import Capabilities
+from ctxlab.analysis._cache_rules import cache_rules_for
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._recorded import (
@@ -132,6 +133,9 @@ class ReplaySession(StepSource):
         self.stopped: str | None = None
         """Why the last replay under a config stopped before the end (a request that could not
         be prepared — its manifest, failed, is the last), or None."""
+        self.request_times: dict[str, float] = {}
+        """When each request of the last run was sent, on the recording's clock (the time of
+        the reply it stands for), by request id: a Lab's `StepLog.clock`."""
 
     @property
     def request_count(self) -> int:
@@ -144,6 +148,7 @@ class ReplaySession(StepSource):
         in force); returns the manifests (also emitted as events)."""
         self.running = True
         self.manifests = []
+        self.request_times.clear()
         try:
             if self.view == "recorded":
                 self._run_recorded()
@@ -204,6 +209,9 @@ class ReplaySession(StepSource):
                 system=transcript.system,
                 tools=transcript.tools,
                 unrecorded=self.unrecorded_part,
+                # On the recording's clock: a config that compacts while idle does so.
+                times=transcript.times,
+                lifetime=cache_rules_for(recorded_model(transcript.meta)).lifetime,
             ):
                 manifest = step.manifest
                 model = models.get(str(rank_of[step.index]))
@@ -238,6 +246,9 @@ class ReplaySession(StepSource):
                 self._subscribers.emit(ContextBuildEvent(exc.manifest, "replay"))
 
     def _respond(self, index: int, manifest: ContextManifest) -> None:
+        when = self.transcript.times.get(index)
+        if when is not None:
+            self.request_times[manifest.request_id] = when
         usage = self.transcript.usage.get(index)
         if usage is None:
             return

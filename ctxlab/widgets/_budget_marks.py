@@ -1,8 +1,11 @@
 """Where the budget plot marks a compaction: one ctxlab ran (on the request it ran in, or half
 a step after it) and one a recording holds (half a step before the first request after it, on
-that request's bill), with the words its hover shows."""
+that request's bill), with the words its hover shows — whether it paid back the cache it broke
+(`StepLog.break_evens`), escaped: plotly reads hover text as HTML."""
 
 from __future__ import annotations
+
+import html
 
 from ctxlab.widgets._steps import StepLog
 
@@ -15,13 +18,15 @@ def compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]
     xs: list[float] = []
     ys: list[float] = []
     text: list[str] = []
+    evens = _sentences(log) if log.compactions else {}
     for mark in log.compactions:
         total = log.rows[mark.step]["total"] if 0 <= mark.step < len(log.rows) else 0
         xs.append(mark.step + (0 if mark.within else 0.5))
         removed = 0 if mark.within else mark.tokens_before - mark.tokens_after
         ys.append(max(total - removed, 0))
         where = f"in request {mark.step}" if mark.within else f"after request {mark.step}"
-        text.append(f"{mark.label} {where}: {mark.tokens_before:,} → {mark.tokens_after:,}")
+        said = f"{mark.label} {where}: {mark.tokens_before:,} → {mark.tokens_after:,}"
+        text.append(_with(said, evens.get(mark.step + (not mark.within))))
     return xs, ys, text
 
 
@@ -33,6 +38,7 @@ def recorded_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
     text: list[str] = []
     if not log.recorded_compactions:  # a live session: no manifest to read
         return xs, ys, text
+    evens = _sentences(log)
     for step, manifest in enumerate(log.manifests):
         for t in manifest.transforms:
             if t.kind != "recorded_compaction":
@@ -44,8 +50,25 @@ def recorded_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
             ys.append(after if after is not None else row["total"])
             before = f"{t.tokens_before:,}" if t.tokens_before is not None else "?"
             billed = f"{after:,} billed" if after is not None else "no request after it"
-            text.append(
+            said = (
                 f"recorded compaction ({t.detail or 'trigger unknown'}) "
                 f"{'after' if late else 'before'} request {step}: {before} → {billed}"
             )
+            # Its break-even where its own requests are shown (not on ctxlab's replay).
+            own = not late and log.rows[step]["call"] == "recorded"
+            text.append(_with(said, evens.get(step) if own else None))
     return xs, ys, text
+
+
+def _sentences(log: StepLog) -> dict[int, str]:
+    # The break-even of each compaction, by the first request after it.
+    return {even.request: even.sentence for even in log.break_evens()}
+
+
+def _with(said: str, sentence: str | None) -> str:
+    # The mark's own words and its break-even, each escaped (a detail comes from a file), the
+    # sentence a line per clause: a hover box is narrow.
+    text = html.escape(said)
+    if sentence is None:
+        return text
+    return text + "".join(f"<br>{html.escape(part)}" for part in sentence.split("; "))

@@ -51,6 +51,7 @@ class RecordingView:
         recorded agent restarts its fixed part)."""
         # Priced as the recorded model: the replayed requests are named for the replay.
         log = StepLog(model=recorded_model(self.recording.transcript.meta), price=self.lab.price)
+        log.clock = self.recording.request_times  # the recording's clock, filled as it is read
         if self.calibration is not None:
             log.calibrate(self.calibration, segmented=self.recording.view == "recorded")
         return log

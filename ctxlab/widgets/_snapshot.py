@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ctxlab.analysis._breakeven import BreakEven
 from ctxlab.manifest import ContextManifest
 from ctxlab.manifest._html import manifest_html
 from ctxlab.util._html import MAX_ROWS, PLACEMENT_COLORS, STYLE, bar_html, escape
 
-__all__ = ["report_html", "snapshot_html", "steps_html"]
+__all__ = ["break_even_html", "report_html", "snapshot_html", "steps_html"]
 
 BILLED_COLOR = "#111111"
 """The billed input's tick on a bar (the live plot's "provider usage" line)."""
@@ -134,4 +135,19 @@ def report_html(title: str, snapshot: str, manifests: Sequence[ContextManifest])
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title></head>"
         f"<body style='font-family:sans-serif;max-width:1100px;margin:auto'>"
         f"{snapshot}<h3>Every request</h3>{''.join(sections)}</body></html>"
+    )
+
+
+def break_even_html(evens: Sequence[BreakEven]) -> str:
+    """Whether each compaction paid back the cache it broke, a line each (escaped), with how
+    many did; "" without a compaction."""
+    if not evens:
+        return ""
+    paid = sum(e.paid_back for e in evens)
+    lines = "".join(
+        f"<li>request {e.request} · {escape(e.label)}: {escape(e.sentence)}</li>" for e in evens
+    )
+    return (
+        f"<div class='ctxlab-break-even'><b>Compactions: {paid} of {len(evens)} paid back the "
+        f"cache they broke</b><ul>{lines}</ul></div>"
     )

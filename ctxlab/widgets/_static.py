@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.util._html import MAX_ROWS
 from ctxlab.widgets._header import header_html, view_label
-from ctxlab.widgets._snapshot import report_html, snapshot_html
+from ctxlab.widgets._snapshot import break_even_html, report_html, snapshot_html
 
 if TYPE_CHECKING:
     from ctxlab.widgets._lab import Lab
@@ -63,14 +63,15 @@ class StaticView:
 
     def report(self) -> str:
         """The self-contained page of `Lab.report`: what the session cost and what it is priced
-        as, every request's bar, then its manifest."""
+        as, whether each compaction paid back the cache it broke, every request's bar, then its
+        manifest."""
         lab = self.lab
         recording = lab._recording()
         view = view_label(recording) if recording is not None else "live"
         # Every request's bar, not the snapshot's latest 40: a report is read in full.
         return report_html(
             f"ctxlab · {lab.agent.name} · {view}",
-            self.pricing_html() + self.html(limit=None),
+            self.pricing_html() + break_even_html(lab.log.break_evens()) + self.html(limit=None),
             lab.log.manifests,
         )
 

@@ -17,15 +17,19 @@ from ctxlab.agent import (
     Event,
     ModelResponseEvent,
 )
+from ctxlab.analysis._breakeven import BreakEven, CompactionAt, break_evens
+from ctxlab.analysis._cache_clock import manifest_times
 from ctxlab.analysis._calibration import Calibration, CalibrationPoint, bill_flag, fit_points
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
+    RequestCost,
     cache_rules_for,
     costs_of_manifests,
     price_for,
     pricing_note,
 )
+from ctxlab.analysis._recorded import AFTER
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import (
     STEP_COLUMNS,
@@ -105,11 +109,16 @@ class StepLog:
     unpriced, its costs NaN, unless one is given."""
     calibration_revision: int = 0
     """Counts `calibrate` calls: every row's ``calibrated`` changed with each."""
+    clock: dict[str, float] = field(default_factory=dict)
+    """When each request was sent, by request id, for requests whose manifest does not say
+    (``sent_at``): a recording's, on its own clock (`ctxlab.sources.ReplaySession`)."""
     """The recorded compactions up to and including each row (kept as rows are added: the
     segment of a row, without a pass over the rows before it)."""
     _by_request_id: dict[str, int] = field(default_factory=dict)
     _frame: Any = None
     _last_purpose: str = ""
+    _priced: tuple[tuple[int, ...], list[RequestCost]] | None = None
+    _evens: tuple[tuple[int, ...], list[BreakEven]] | None = None
 
     def feed(self, event: Event) -> int | None:
         """Take one event; returns the step it added or changed (None when nothing changed)."""
@@ -286,9 +295,7 @@ class StepLog:
         # Each step's request plus the summary calls made since the previous step.
         per_step = [0.0] * len(self.rows)
         step = 0
-        _, price, rules = self.pricing()
-        costs = costs_of_manifests(self.sent, price, rules)
-        for manifest, cost in zip(self.sent, costs, strict=True):
+        for manifest, cost in zip(self.sent, self._sent_costs(), strict=True):
             if manifest.purpose == "summary":
                 if step < len(per_step):
                     per_step[step] += cost.cost
@@ -296,6 +303,46 @@ class StepLog:
             per_step[step] += cost.cost
             step += 1
         return per_step, list(itertools.accumulate(per_step))
+
+    def _key(self) -> tuple[int, ...]:
+        # What the costs and break-evens depend on, each only ever growing.
+        return len(self.sent), len(self.usage_changes), len(self.compactions), len(self.clock)
+
+    def _sent_costs(self) -> list[RequestCost]:
+        """Every sent request priced (kept until a request, a bill or a compaction arrives)."""
+        key = self._key()
+        if self._priced is None or self._priced[0] != key:
+            _, price, rules = self.pricing()
+            self._priced = key, costs_of_manifests(self.sent, price, rules, times=self.clock)
+        return self._priced[1]
+
+    def break_evens(self) -> list[BreakEven]:
+        """Whether each compaction paid back its break (`BreakEven`): ctxlab's, and a
+        recording's own where its requests are shown as recorded — priced as `frame`'s costs,
+        each request timed as they are (its ``sent_at``, else `clock`)."""
+        key = self._key()
+        if self._evens is not None and self._evens[0] == key:
+            return self._evens[1]
+        sent = [n for n, m in enumerate(self.sent) if m.purpose in REASONING]
+        compactions = [
+            CompactionAt(sent[row], mark.tokens_before - mark.tokens_after, mark.label)
+            for mark in self.compactions
+            if (row := mark.step + (not mark.within)) < len(sent) and row >= 0
+        ]
+        compactions += [
+            CompactionAt(sent[row], None, f"recorded {t.detail or 'compaction'}")
+            for row, manifest in enumerate(self.manifests)
+            if self.rows[row]["call"] == "recorded"
+            for t in manifest.transforms
+            if t.kind == "recorded_compaction" and t.target != AFTER
+        ]
+        evens: list[BreakEven] = []
+        if compactions:
+            _, price, rules = self.pricing()
+            at = manifest_times(self.manifests, self.clock, None)
+            evens = break_evens(self._sent_costs(), compactions, price, rules, at, rules.lifetime)
+        self._evens = key, evens
+        return evens
 
     def summary(self) -> str:
         """ctxlab's compactions and the peak request, in words (what a replay's status line

@@ -16,7 +16,16 @@ from ctxlab.analysis._config_run import ConfigRun
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, HEADLINE_COLUMNS, WhatIf
 from ctxlab.widgets._panels import _table
 
-__all__ = ["COMPUTING", "ComparisonTable", "scrolling"]
+__all__ = ["COMPUTING", "SHOWN_COLUMNS", "ComparisonTable", "scrolling"]
+
+_AFTER = COMPARISON_COLUMNS.index("compactions") + 1
+SHOWN_COLUMNS = (
+    *COMPARISON_COLUMNS[:_AFTER],
+    "compactions_paid_back",
+    *COMPARISON_COLUMNS[_AFTER:],
+)
+"""The table's columns: the comparison's, with how many compactions paid back the cache they
+broke beside the compactions (`WhatIf.compactions`)."""
 
 _HEADERS = {
     "cost": "cost (USD)",
@@ -43,7 +52,14 @@ UNPRICED = "unpriced"
 which model)."""
 
 _COSTS = frozenset(
-    ("cost", "input_cost", "output_cost", "cost_vs_baseline", "cost_vs_no_compaction")
+    (
+        "cost",
+        "input_cost",
+        "output_cost",
+        "cost_vs_baseline",
+        "cost_vs_no_compaction",
+        "compactions_paid_back",
+    )
 )
 
 
@@ -84,11 +100,11 @@ class ComparisonTable:
         frame = self.what.table()
         # Kept per run: while another config is re-analysed, this one's row still holds.
         self._rows = {
-            name: (run, {c: frame.loc[name, c] for c in COMPARISON_COLUMNS})
+            name: (run, {c: frame.loc[name, c] for c in SHOWN_COLUMNS})
             for name, run in self.what.runs.items()
         }
         rows = [
-            [name, *(self._value(frame.loc[name, c], c) for c in COMPARISON_COLUMNS)]
+            [name, *(self._value(frame.loc[name, c], c) for c in SHOWN_COLUMNS)]
             for name in frame.index
         ]
         page = self._comparison(rows)
@@ -115,7 +131,7 @@ class ComparisonTable:
                         else self._value(known[c], c)
                         if c in known
                         else COMPUTING
-                        for c in COMPARISON_COLUMNS
+                        for c in SHOWN_COLUMNS
                     ),
                 ]
             )
@@ -128,7 +144,7 @@ class ComparisonTable:
         return _cell(value)
 
     def _comparison(self, rows: list[list[str]]) -> str:
-        headers = [_HEADERS.get(c, c) for c in COMPARISON_COLUMNS]
+        headers = [_HEADERS.get(c, c) for c in SHOWN_COLUMNS]
         return scrolling(_table(rows, ["config", *headers], "ctxlab-whatif"))
 
     def _notes(self, frame: pd.DataFrame | None) -> str:

@@ -113,9 +113,11 @@ async def test_the_recorded_compaction_is_marked_on_the_plot_and_in_the_manifest
     marker = lab.budget.trace("recorded compaction")
     assert list(marker["x"]) == [2.5]
     assert list(marker["y"]) == [14_358]  # the bill of the first request after it
-    assert list(marker["text"]) == [
+    # The mark's own line, then whether it paid back (tests/widgets/test_break_even_shown.py).
+    assert [t.split("<br>")[0] for t in marker["text"]] == [
         "recorded compaction (manual) before request 3: 20,900 → 14,358 billed"
     ]
+    assert "<br>had not paid back when the session ended" in marker["text"][0]
     lab.select(3)
     header = lab.manifest.header.value
     assert "◆ recorded compaction" in header and "20,900 tokens before" in header

@@ -11,13 +11,13 @@ import re
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, WhatIf
-from ctxlab.analysis._comparison import COMPARISON_COLUMNS, HEADLINE_COLUMNS
+from ctxlab.analysis._comparison import HEADLINE_COLUMNS
 from tests.analysis.whatif_figures import logs_session
 
 pytest.importorskip("ipywidgets")
 
 from ctxlab.widgets import WhatIfLab
-from ctxlab.widgets._whatif_table import COMPUTING, _cell
+from ctxlab.widgets._whatif_table import COMPUTING, SHOWN_COLUMNS, _cell
 
 WINDOW = 8_000
 
@@ -27,7 +27,7 @@ def _row(lab: WhatIfLab, name: str) -> dict[str, str]:
     for row in re.findall(r"<tr>(.*?)</tr>", lab.table.value.split("<tbody>")[1]):
         cells = [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)]
         if cells[0] == name:
-            return dict(zip(COMPARISON_COLUMNS, cells[1:], strict=True))
+            return dict(zip(SHOWN_COLUMNS, cells[1:], strict=True))
     raise AssertionError(f"no row {name}")
 
 
@@ -88,7 +88,7 @@ async def test_the_lines_and_headline_come_first_then_retention_and_cost() -> No
     assert lab.task is not None
     await lab.task
     row = _row(lab, "ctxlab")
-    for column in COMPARISON_COLUMNS:
+    for column in SHOWN_COLUMNS:
         assert row[column] == _cell(full.loc["ctxlab", column]), column
     assert row["retention"] != COMPUTING and row["cost"] != COMPUTING
     assert list(lab.plot.trace("ctxlab cost")["y"]) == pytest.approx(_spent(fresh), rel=1e-12)
@@ -113,7 +113,7 @@ async def test_a_newer_move_takes_over_from_one_still_computing() -> None:
         await _fresh(ContextConfig.preset("ctxlab").model_copy(update={"trigger_ratio": 0.6}))
     ).table()
     row = _row(lab, "ctxlab")
-    for column in COMPARISON_COLUMNS:
+    for column in SHOWN_COLUMNS:
         assert row[column] == _cell(full.loc["ctxlab", column]), column
     assert lab.computing.value == ""
 
