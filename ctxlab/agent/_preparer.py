@@ -10,6 +10,7 @@ the manifest of the request it answered.
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -98,7 +99,7 @@ class Preparer:
             prep = await self._prepare(purpose, force=force)
             if self._agent.model.exact_counts:
                 prep = await self._counted(prep, purpose, force)
-            self._publish(prep, base)
+            prep = self._publish(prep, base)
             mark.request = prep.request
         finally:
             # Kept for failed preparations too: each is a step (a row of the Lab) to fork at.
@@ -163,7 +164,7 @@ class Preparer:
         )
         if prep.compaction is None:
             return None  # light passes alone do not make a compression: nothing is kept
-        self._publish(prep, base)
+        prep = self._publish(prep, base)
         record = self._graded(prep, base)
         self._agent._emit(CompactionEvent(trigger, record, self._agent._call))
         return record
@@ -221,6 +222,8 @@ class Preparer:
         manifest = summary_manifest(
             call, model.name, self.cache, transforms=notes, thresholds=lines
         )
+        if call.fits:
+            manifest = dataclasses.replace(manifest, sent_at=time.time())  # sent just below
         self.manifests.append(manifest)
         agent._emit(ContextBuildEvent(manifest, agent._call, call.request))
         if not call.fits:
@@ -283,7 +286,7 @@ class Preparer:
             agent._emit(ContextBuildEvent(exc.manifest, agent._call))
             raise
 
-    def _publish(self, prep: Preparation, base: WorkingState) -> None:
+    def _publish(self, prep: Preparation, base: WorkingState) -> Preparation:
         agent = self._agent
         try:
             # Validation passed: the candidate (compacted, truncated) becomes the working state,
@@ -296,10 +299,15 @@ class Preparer:
             self.manifests.append(exc.manifest)
             agent._emit(ContextBuildEvent(exc.manifest, agent._call))
             raise
+        # Published just before it is sent: the wall clock the cost model's cache expires on.
+        prep = dataclasses.replace(
+            prep, manifest=dataclasses.replace(prep.manifest, sent_at=time.time())
+        )
         self.manifests.append(prep.manifest)
         if prep.manifest.purpose != "compaction":
             self._previous = prep.manifest
         agent._emit(ContextBuildEvent(prep.manifest, agent._call, prep.request))
+        return prep
 
 
 def _unavailable(request_id: str, purpose: Purpose, model: str, error: str) -> ContextManifest:

@@ -4,6 +4,7 @@ provider (`cache_rules_for`), and a session's pricing in a sentence (`pricing_no
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -11,11 +12,44 @@ from ctxlab.analysis._prices import Price, min_cached_tokens, model_key, price_f
 from ctxlab.exceptions import UsageError
 from ctxlab.util._checks import shown
 
-__all__ = ["ANTHROPIC_LOOKBACK", "CacheRules", "cache_rules_for", "pricing_note"]
+__all__ = [
+    "ANTHROPIC_LIFETIME",
+    "ANTHROPIC_LOOKBACK",
+    "GOOGLE_LIFETIME",
+    "OPENAI_EXTENDED_LIFETIME",
+    "OPENAI_LIFETIME",
+    "CacheRules",
+    "cache_rules_for",
+    "pricing_note",
+]
 
 ANTHROPIC_LOOKBACK = 20
 """Content blocks before a breakpoint where Anthropic's prompt cache checks for an earlier
 cached prefix ("up to approximately 20 blocks": the prompt-caching guide)."""
+
+# How long a cached prefix lives after its last write or read, in seconds, per provider.
+# Anthropic, https://docs.claude.com/en/docs/build-with-claude/prompt-caching (read
+# 2026-12-06): "The cache has a minimum 5-minute lifetime ... refreshed for no additional cost
+# each time the cached content is used"; `ttl: "1h"` buys a 1-hour lifetime (writes at 2×).
+ANTHROPIC_LIFETIME = {"5m": 300.0, "1h": 3600.0}
+# OpenAI, https://developers.openai.com/api/docs/guides/prompt-caching (read 2026-12-06):
+# in-memory retention "typically clears caches within 5 to 10 minutes of inactivity and always
+# removes them within one hour". A bill-payer plans with the 5 minutes: a read after a longer
+# pause is luck the guide does not promise, and a plan that counts on it under-budgets.
+OPENAI_LIFETIME = 300.0
+# Extended retention (`prompt_cache_retention="24h"`: the only one from GPT-5.5 on, the default
+# of the earlier models that offer it for an organisation without zero data retention) keeps
+# prefixes "active for longer, up to a maximum of 24 hours", with no shorter bound. ctxlab
+# plans with one hour: beyond the in-memory 5-10 minutes it is documented to outlast, and far
+# short of a maximum it does not promise (`infer_lifetime` reads a recording's own).
+OPENAI_EXTENDED_LIFETIME = 3600.0
+# Google, https://ai.google.dev/gemini-api/docs/caching (read 2026-12-06): implicit caching
+# gives no lifetime ("send requests with similar prefix in a short amount of time"); Vertex AI's
+# context-cache overview says implicit entries expire "within 24 hours" and "most entries are
+# removed sooner". With no figure to plan with, ctxlab takes 5 minutes, the shortest lifetime
+# the other automatic cache documents (OpenAI's), so a pause longer than that is not counted a
+# read; a recording's own gaps (`infer_lifetime`) are the better figure.
+GOOGLE_LIFETIME = 300.0
 
 
 @dataclass(frozen=True)
@@ -35,29 +69,44 @@ class CacheRules:
     bills_writes: bool = False
     """Whether an automatic cache bills what it writes (OpenAI from GPT-5.6: the model's
     ``cache_write`` price for the request's uncached rest)."""
+    lifetime: float | None = None
+    """Seconds an entry written with `ttl` lives after its last write or read (each read
+    refreshes it, at no cost); None: forever. Only requests with a time (`RequestShape.at`)
+    let an entry expire. The provider's documented value in the constructors below."""
 
     @classmethod
     def anthropic(cls, min_tokens: int = 1024, ttl: Literal["5m", "1h"] = "5m") -> CacheRules:
         """Anthropic's explicit breakpoints (the model's minimum: `min_cached_tokens`), each
         looking back `ANTHROPIC_LOOKBACK` blocks for a cached prefix."""
-        return cls("anthropic", min_tokens, ttl, 1, ANTHROPIC_LOOKBACK)
+        return cls(
+            "anthropic", min_tokens, ttl, 1, ANTHROPIC_LOOKBACK, False, ANTHROPIC_LIFETIME[ttl]
+        )
 
     @classmethod
-    def openai(cls, *, bills_writes: bool = False) -> CacheRules:
+    def openai(cls, *, bills_writes: bool = False, extended: bool = False) -> CacheRules:
         """OpenAI's automatic prefix cache: from 1,024 tokens, in 128-token steps; writes billed
-        from the GPT-5.6 family (``bills_writes``)."""
-        return cls("openai", 1024, "5m", 128, None, bills_writes)
+        from the GPT-5.6 family (``bills_writes``); entries kept 5 minutes of inactivity, or an
+        hour with extended (24h) retention (``extended``)."""
+        lifetime = OPENAI_EXTENDED_LIFETIME if extended else OPENAI_LIFETIME
+        return cls("openai", 1024, "5m", 128, None, bills_writes, lifetime)
 
     @classmethod
     def google(cls, min_tokens: int = 1024) -> CacheRules:
         """Gemini's implicit cache: automatic from the model's minimum, no write or storage
         charge."""
-        return cls("google", min_tokens)
+        return cls("google", min_tokens, lifetime=GOOGLE_LIFETIME)
 
     @classmethod
     def none(cls) -> CacheRules:
         """No cache: every input token at the input price."""
         return cls("none", 0)
+
+    def lifetime_of(self, ttl: Literal["5m", "1h"] | None) -> float | None:
+        """Seconds an entry written with ``ttl`` lives (`RequestShape.write_ttl`; None: this
+        rules' own `ttl`, its `lifetime`): Anthropic's other TTL has its documented lifetime."""
+        if ttl is None or ttl == self.ttl or self.kind != "anthropic":
+            return self.lifetime
+        return ANTHROPIC_LIFETIME[ttl]
 
     @property
     def label(self) -> str:
@@ -106,10 +155,44 @@ def cache_rules_for(model: str, price: Price | None = None) -> CacheRules:
         return CacheRules.anthropic(minimum)
     if provider == "openai":
         writes = price.known and price.cache_write > price.input
-        return CacheRules.openai(bills_writes=writes)
+        return CacheRules.openai(
+            bills_writes=writes, extended=openai_extended(known.model or model)
+        )
     if provider == "google":
         return CacheRules.google(minimum)
     return CacheRules.none()
+
+
+# The models whose default retention is extended (24h) for an organisation without zero data
+# retention (the prompt-caching guide, read 2026-12-06); from GPT-5.5 on it is the only one.
+_OPENAI_EXTENDED = frozenset(
+    {
+        "gpt-4.1",
+        "gpt-5",
+        "gpt-5-codex",
+        "gpt-5.1",
+        "gpt-5.1-chat-latest",
+        "gpt-5.1-codex",
+        "gpt-5.1-codex-max",
+        "gpt-5.1-codex-mini",
+        "gpt-5.2",
+        "gpt-5.3-codex",
+        "gpt-5.4",
+    }
+)
+_GPT_VERSION = re.compile(r"gpt-(\d+)(?:\.(\d+))?")
+
+
+def openai_extended(model: str) -> bool:
+    """Whether ``model`` (an OpenAI model) keeps its cache with extended retention by default:
+    the models the guide lists, and every one from GPT-5.5 on."""
+    name = model_key(model)
+    if name in _OPENAI_EXTENDED:
+        return True
+    version = _GPT_VERSION.match(name)
+    if version is None:
+        return False
+    return (int(version[1]), int(version[2] or 0)) >= (5, 5)
 
 
 def pricing_note(model: str, price: Price, rules: CacheRules) -> str:

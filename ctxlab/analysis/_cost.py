@@ -42,7 +42,7 @@ import itertools
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Literal, cast
 
 from ctxlab.analysis._cache_rules import (
     ANTHROPIC_LOOKBACK,
@@ -93,6 +93,13 @@ class RequestShape:
     request repeats)."""
     blocks: Sequence[int] | None = None
     """The content blocks of each part (None: one each), what a cache look-back counts."""
+    at: float | None = None
+    """When the request is sent, in seconds on the run's clock (the recording's for a replay,
+    the wall clock for a live agent, the run's own for a fork). None: no clock — every earlier
+    cached prefix is taken as alive."""
+    write_ttl: Literal["5m", "1h"] | None = None
+    """The time to live this request's cache writes get (a recording says which); None: the
+    `CacheRules`' own."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,11 @@ class RequestCost:
     output: int
     cost: float
     purpose: str = "reasoning"
+    expired: int = 0
+    """Of `cache_write`, the tokens written again only because the entry that held them had
+    expired (its lifetime passed), not because the prefix changed."""
+    cache_write_1h: int = 0
+    """Of `cache_write`, the tokens written with the 1-hour time to live."""
 
     @property
     def input_tokens(self) -> int:

@@ -178,6 +178,10 @@ class ContextManifest:
     itself (Anthropic's server-side ``clear_tool_uses`` / ``clear_thinking``, by what it
     reported it cleared): what the request is billed on. None: the provider sent `items` as
     they are."""
+    sent_at: float | None = None
+    """When the agent sent the request: wall-clock POSIX seconds (UTC), set by the agent loop
+    as it sends; None for a replay (its requests take their times from the transcript) and for
+    a request never sent. The cost model's clock (`ctxlab.analysis.costs_of_manifests`)."""
 
     @property
     def billed_items(self) -> Sequence[ManifestItem]:
@@ -282,6 +286,7 @@ class ContextManifest:
             error=data.get("error"),
             exact_input_tokens=data.get("exact_input_tokens"),
             notes=tuple(str(n) for n in data.get("notes") or ()),
+            sent_at=_sent_at(data.get("sent_at")),
             provider_items=(
                 tuple(ManifestItem(**item) for item in data["provider_items"])
                 if data.get("provider_items") is not None
@@ -324,3 +329,17 @@ def _diff(
         shrank=tuple(shrank),
         grew=tuple(grew),
     )
+
+
+def _sent_at(value: object) -> float | None:
+    """A stored ``sent_at`` back: None, or a finite number of seconds (anything else a
+    `ValueError`, which `ContextManifest.from_dict` reports as a malformed record)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        msg = f"sent_at is POSIX seconds or null, got {shown(value)}"
+        raise ValueError(msg)
+    if value in (float("inf"), float("-inf")):
+        msg = f"sent_at is a finite number of seconds, got {value}"
+        raise ValueError(msg)
+    return float(value)
