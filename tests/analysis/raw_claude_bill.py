@@ -164,7 +164,12 @@ def read_session(path: Path) -> list[RawRequest]:
     return out
 
 
-_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,304 @@
+"""The cache model checked against the bill: for a recording with cache usage, each billed
+request's modelled cache reads and writes beside the recorded ones (`cache_check`), and one
+agreement figure (`CacheAgreement`): "cache model: reads within 2 % of the bill on 97 % of
+requests (845 of 871)".
+
+The modelled split is the cost model's own (`request_costs`, on the recording's clock and
+TTLs, each model's requests through their own cache: a provider caches per model) over the
+recorded requests sized in the provider's tokens from their bills' totals
+(`ctxlab.analysis._bill_shapes`) — the split itself is never read from the bill, so the
+figure says how far the model's reads and writes, not the bill's, explain the bill.
+
+*Within 2 %*: a modelled read is within 2 % of a recorded read ``r`` when they differ by at
+most 2 % of ``r``; of a recorded read of 0 (nothing read), when the model read at most 2 % of
+the request's billed input. Requests whose usage does not add up are *not trusted*: flagged,
+left out of the figure and counted apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ctxlab.analysis._bill_shapes import ShapedRequest, billed_shapes
+from ctxlab.analysis._cache_rules import CacheRules, cache_rules_for
+from ctxlab.analysis._calibration import Calibration, calibrate
+from ctxlab.analysis._cost import RequestCost, request_costs
+from ctxlab.analysis._prices import price_for, recorded_model
+from ctxlab.analysis._recorded import RecordedRequest, recorded_requests
+from ctxlab.analysis._unrecorded import unrecorded_part
+from ctxlab.analysis._usage_cost import usage_cost
+from ctxlab.exceptions import UsageError
+from ctxlab.io._arguments import checked_transcript
+from ctxlab.io._transcript import Transcript
+from ctxlab.tokens import TokenCache, TokenCounter, counter_for
+from ctxlab.util._checks import shown
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CHECK_COLUMNS", "TOLERANCE", "CacheAgreement", "cache_agreement", "cache_check"]
+
+TOLERANCE = 0.02
+"""How far a modelled read may be from the recorded one and still agree (see the module)."""
+
+CHECK_COLUMNS = (
+    "request",
+    "reply",
+    "model",
+    "at",
+    "gap",
+    "recorded_uncached",
+    "recorded_read",
+    "recorded_write",
+    "recorded_write_5m",
+    "recorded_write_1h",
+    "modelled_uncached",
+    "modelled_read",
+    "modelled_write",
+    "modelled_write_1h",
+    "modelled_expired",
+    "trusted",
+    "agrees",
+    "why",
+    "note",
+    "billed_cost",
+    "modelled_cost",
+)
+"""The columns of `cache_check`'s frame."""
+
+
+def cache_check(
+    transcript: Transcript,
+    *,
+    calibration: Calibration | None = None,
+    counter: TokenCounter | TokenCache | None = None,
+) -> pd.DataFrame:
+    """Each billed request of ``transcript`` *as recorded*: its recorded cache split beside
+    the one ctxlab's cache model gives it (see the module), one row each (`CHECK_COLUMNS`):
+
+    ``request`` (its number among the recording's requests), ``reply`` (the message index of
+    its reply), ``model``, ``at`` (POSIX seconds it was sent; NaN: no clock), ``gap`` (seconds
+    since the previous request of its model: the last time its cache was touched; NaN for the
+    first, or without a clock), the recorded ``uncached`` / ``read`` / ``write`` (of it
+    ``write_5m`` and ``write_1h``), the modelled ``uncached`` / ``read`` / ``write`` (of it
+    ``write_1h``, and ``expired``: written again only because its lifetime had passed),
+    ``trusted`` (False: usage that does not add up, `why` says how), ``agrees`` (reads within
+    `TOLERANCE`; None when not trusted), ``why`` (why they disagree, where it can be told),
+    ``note`` (what sizing the request had to assume), ``billed_cost`` (USD of its recorded
+    usage) and ``modelled_cost`` (of the modelled split).
+
+    Empty for a recording without cache usage (no request read or wrote a cache).
+    ``calibration``: the recording's own (`ctxlab.calibrate`), fitted when omitted."""
+    import pandas as pd
+
+    rows = check_rows(transcript, calibration=calibration, counter=counter)
+    return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
+
+
+def check_rows(
+    transcript: Transcript,
+    *,
+    calibration: Calibration | None = None,
+    counter: TokenCounter | TokenCache | None = None,
+) -> list[dict[str, object]]:
+    """The rows of `cache_check`, as dicts."""
+    checked_transcript(transcript, "cache_check")
+    if calibration is not None and not isinstance(calibration, Calibration):
+        msg = f"calibration must be the recording's Calibration or None, got {shown(calibration)}"
+        raise UsageError(msg)
+    if not _has_cache_usage(transcript):
+        return []
+    if counter is None:
+        counter = counter_for(recorded_model(transcript.meta))
+    cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
+    calibration = calibration or calibrate(transcript, cache)
+    part = unrecorded_part(transcript, calibration=calibration)
+    groups: dict[str, list[RecordedRequest]] = {}
+    for request in recorded_requests(transcript):
+        groups.setdefault(request.model or "", []).append(request)
+    rows: list[dict[str, object]] = []
+    for model, group in groups.items():
+        rules = cache_rules_for(model)
+        shaped: list[ShapedRequest] = []
+        shapes = billed_shapes(transcript, group, calibration, part, cache, shaped)
+        costs = request_costs(shapes, price_for(model), rules)
+        rows.extend(_group_rows(shaped, costs, rules))
+    rows.sort(key=lambda row: int(row["request"]))  # type: ignore[call-overload]
+    return rows
+
+
+def _has_cache_usage(transcript: Transcript) -> bool:
+    return any(
+        u.cache_read_input_tokens or u.cache_creation_input_tokens
+        for u in transcript.usage.values()
+    )
+
+
+def _group_rows(
+    shaped: Sequence[ShapedRequest], costs: Sequence[RequestCost], rules: CacheRules
+) -> list[dict[str, object]]:
+    """The rows of one model's requests (those with usage)."""
+    rows: list[dict[str, object]] = []
+    previous: ShapedRequest | None = None
+    for here, cost in zip(shaped, costs, strict=True):
+        gap = _gap(previous, here)
+        first = previous is None
+        previous = here
+        usage = here.request.usage
+        if usage is None:
+            continue
+        row = _row(here, cost, gap)
+        if here.trust:
+            row["trusted"], row["agrees"], row["why"] = False, None, f"not trusted: {here.trust}"
+        elif rules.kind == "none":
+            row["agrees"], row["why"] = None, f"no known cache rules for model {here.model!r}"
+        else:
+            row["agrees"] = agrees(
+                cost.cache_read, usage.cache_read_input_tokens, usage.total_input_tokens
+            )
+            if not row["agrees"]:
+                row["why"] = disagreement(here, cost, gap, first, rules)
+        rows.append(row)
+    return rows
+
+
+def _gap(previous: ShapedRequest | None, here: ShapedRequest) -> float:
+    """Seconds since ``previous`` (NaN without either time); a clock that went backwards
+    is a gap of 0, never a negative one."""
+    if previous is None or previous.at is None or here.at is None:
+        return math.nan
+    return max(here.at - previous.at, 0.0)
+
+
+def _row(here: ShapedRequest, cost: RequestCost, gap: float) -> dict[str, object]:
+    usage = here.request.usage
+    assert usage is not None
+    price = price_for(here.model)
+    return {
+        "request": here.request.number,
+        "reply": here.request.reply,
+        "model": here.model,
+        "at": here.at if here.at is not None else math.nan,
+        "gap": gap,
+        "recorded_uncached": usage.input_tokens,
+        "recorded_read": usage.cache_read_input_tokens,
+        "recorded_write": usage.cache_creation_input_tokens,
+        "recorded_write_5m": max(
+            usage.cache_creation_input_tokens - usage.cache_creation_1h_input_tokens, 0
+        ),
+        "recorded_write_1h": usage.cache_creation_1h_input_tokens,
+        "modelled_uncached": cost.uncached,
+        "modelled_read": cost.cache_read,
+        "modelled_write": cost.cache_write,
+        "modelled_write_1h": cost.cache_write_1h,
+        "modelled_expired": cost.expired,
+        "trusted": True,
+        "agrees": True,
+        "why": "",
+        "note": here.note,
+        "billed_cost": usage_cost(usage, price).cost if not here.trust else math.nan,
+        "modelled_cost": cost.cost,
+    }
+
+
+def agrees(modelled: int, recorded: int, billed: int) -> bool:
+    """Whether a modelled read is within `TOLERANCE` of the recorded one (see the module)."""
+    if recorded == 0:
+        return modelled <= TOLERANCE * billed
+    return abs(modelled - recorded) <= TOLERANCE * recorded
+
+
+def disagreement(
+    here: ShapedRequest, cost: RequestCost, gap: float, first: bool, rules: CacheRules
+) -> str:
+    """Why the modelled read of ``here`` disagrees with the recorded one, where it can be
+    told."""
+    usage = here.request.usage
+    assert usage is not None
+    read = usage.cache_read_input_tokens
+    lifetime = rules.lifetime_of(here.write_ttl)
+    long_gap = not math.isnan(gap) and lifetime is not None and gap > lifetime
+    if here.request.compaction is not None:
+        return (
+            "after a compaction: the provider read what the agent re-sent of the prefix "
+            "before it, which the file does not show"
+            if read > cost.cache_read
+            else "after a compaction"
+        )
+    if read > cost.cache_read:
+        if first:
+            return (
+                "the first request of its model here: its prefix was cached before (kept warm "
+                "by another session, or by the parent of a subagent)"
+            )
+        if long_gap and lifetime is not None:
+            return (
+                f"a long gap ({gap / 60:.0f} min, past the {lifetime / 60:.0f}-minute lifetime): "
+                "the provider still read the prefix (kept warm by another session)"
+            )
+        return "the provider read more than the model could have cached: kept warm elsewhere"
+    if here.note:
+        return here.note
+    if here.at is None:
+        return (
+            "the recording has no clock: the model keeps every prefix warm, and the provider "
+            "had let this one expire, or it changed"
+        )
+    return (
+        f"the provider read {read:,} tokens of a prefix the model holds {cost.cache_read:,} "
+        "of: what was sent changed without the file saying so"
+        + (f" (after a {gap / 60:.0f}-minute gap)" if not math.isnan(gap) and gap >= 60 else "")
+    )
+
+
+@dataclass(frozen=True)
+class CacheAgreement:
+    """How far the cache model's reads agree with a recording's bill (`cache_agreement`)."""
+
+    agreeing: int
+    """Requests whose modelled read is within `TOLERANCE` of the recorded one."""
+    compared: int
+    """Trusted billed requests with cache rules: those the figure is over."""
+    not_trusted: int
+    """Requests left out: usage that does not add up."""
+    disagreeing: tuple[tuple[int, str], ...]
+    """The requests that disagree, with why: ``(request, why)``."""
+
+    @property
+    def share(self) -> float:
+        """``agreeing / compared`` (NaN when nothing was compared)."""
+        return self.agreeing / self.compared if self.compared else math.nan
+
+    @property
+    def line(self) -> str:
+        """The figure in one line ("cache model: reads within 2 % of the bill on 97 % of
+        requests (845 of 871)")."""
+        if not self.compared:
+            return "cache model: no billed request with cache usage to check"
+        text = (
+            f"cache model: reads within {TOLERANCE * 100:.0f} % of the bill on "
+            f"{math.floor(self.share * 100):.0f} % of requests ({self.agreeing:,} of "
+            f"{self.compared:,})"
+        )
+        if self.not_trusted:
+            text += f"; {self.not_trusted:,} not trusted (usage that does not add up)"
+        return text
+
+
+def cache_agreement(frame: pd.DataFrame) -> CacheAgreement:
+    """The agreement of a `cache_check` frame."""
+    if not len(frame):
+        return CacheAgreement(0, 0, 0, ())
+    compared = frame[frame["agrees"].notna()]
+    disagreeing = tuple(
+        (int(request), str(why))
+        for request, agrees, why in zip(
+            compared["request"], compared["agrees"], compared["why"], strict=True
+        )
+        if not agrees
+    )
+    not_trusted = int((frame["trusted"] == False).sum())  # noqa: E712 (a column of bools)
+    return CacheAgreement(len(compared) - len(disagreeing), len(compared), not_trusted, disagreeing)
