@@ -5,13 +5,14 @@ consecutive turns of one role (one API response spread over several records, par
 recorded one by one), renames repeated tool-call ids, and finally repairs what is left (every
 call answered, every result with its call) — counting each repair for the transcript's meta.
 It also keeps the load's census (`ctxlab.io._census`): each record the importer names with
-`ConversationBuilder.record` is used or skipped, and every usage placed or its loss counted.
+`ConversationBuilder.record` is used or skipped, and every usage placed or its loss counted —
+and the recording's clock: when each reply was recorded (`ConversationBuilder.reply_time`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._block_shapes import (
@@ -24,6 +25,7 @@ from ctxlab.io._block_shapes import (
     tool_result,
 )
 from ctxlab.io._census import Census, Tally, holdings
+from ctxlab.io._clock import TimeUnit, posix_seconds
 from ctxlab.io._findings import field_of
 from ctxlab.messages import (
     NOT_IN_ROLE,
@@ -44,6 +46,8 @@ __all__ = [
     "tool_result",
 ]
 
+_T = TypeVar("_T")
+
 EMPTY_USAGE = "empty usage (no token counted: no bill)"
 """Why a usage a file records with every count zero (``{}``, all zeros) is placed on no reply:
 it is no bill (a synthetic, failed or unbilled reply), and a bill of 0 would read as one."""
@@ -59,6 +63,9 @@ class ConversationBuilder:
         """The census being taken (records read, used, skipped; usage read and lost)."""
         self.turns: list[dict[str, Any]] = []
         self.usage: dict[int, ProviderUsage] = {}
+        self.times: dict[int, float] = {}
+        """When each reply turn was recorded (POSIX seconds), by turn (`reply_time`)."""
+        self._splits: dict[int, tuple[ProviderUsage, bool]] = {}
         self.dropped: dict[str, int] = {}
         self.notes: dict[str, Any] = {}
         """What an importer learned or did on the way, for the transcript's meta."""
@@ -162,6 +169,35 @@ class ConversationBuilder:
         if index in self.usage:
             self._lose_usage(replaced)
         self.usage[index] = usage
+
+    def reply_time(
+        self, value: Any, unit: TimeUnit = "iso", *, turn: int | None = None, replace: bool = False
+    ) -> None:
+        """Record when reply ``turn`` (None: the latest turn, if it is a reply) was recorded:
+        ``value`` as the file writes it — ISO 8601 text (``unit="iso"``), or a number in
+        ``unit`` (`ctxlab.io._clock`). What is no time (missing, unparseable, NaN, negative)
+        leaves the reply without one. The first time a turn gets stands — a reply spread over
+        several records is dated by its first — unless ``replace`` (a later response merged
+        into the turn, whose usage stands, dates it)."""
+        if turn is None:
+            turn = len(self.turns) - 1
+        if not 0 <= turn < len(self.turns) or self.turns[turn]["role"] != "assistant":
+            return
+        if turn in self.times and not replace:
+            return
+        seconds = posix_seconds(value, unit)
+        if seconds is not None:
+            self.times[turn] = seconds
+        elif replace:
+            self.times.pop(turn, None)
+
+    def cache_split(self, usage: ProviderUsage, trusted: bool | None) -> None:
+        """Whether ``usage`` recorded the 1-hour/5-minute split of its cache writes (None: it
+        did not) and whether that split adds up to its total (`ctxlab.io._cache_split`):
+        wherever the usage is placed, its reply is counted in ``meta["cache_split_recorded"]``
+        and, when the split does not add up, listed in ``meta["cache_split_flagged"]``."""
+        if trusted is not None:
+            self._splits[id(usage)] = (usage, trusted)
 
     def lose_usage(self, reason: str, count: int = 1) -> None:
         """``count`` usage reports read that land on no reply: counted lost, for ``reason``
@@ -292,9 +328,15 @@ class ConversationBuilder:
 
     def finish(
         self,
-    ) -> tuple[list[UserMessage | AssistantMessage], dict[str, Any], dict[int, ProviderUsage]]:
-        """The messages (repaired), notes on what was done (the census in ``notes["census"]``),
-        and usage by message index."""
+    ) -> tuple[
+        list[UserMessage | AssistantMessage],
+        dict[str, Any],
+        dict[int, ProviderUsage],
+        dict[int, float],
+    ]:
+        """The messages (repaired), notes on what was done (the census in ``notes["census"]``,
+        the replies whose cache split is not trusted in ``notes["cache_split_flagged"]``),
+        usage by message index, and times by message index (`reply_time`)."""
         self.tally.close()
         self._order_results()
         try:
@@ -313,11 +355,27 @@ class ConversationBuilder:
         if repairs:
             notes["repairs"] = repairs
             notes["synthesized_results"] = sum("added an error result" in r for r in repairs)
-        usage = _moved_usage(self.usage, messages, fixed)
+        usage = _moved(self.usage, messages, fixed)
         if len(usage) < len(self.usage):
             self._lose_usage("the repair removed a reply", len(self.usage) - len(usage))
+        notes.update(self._split_notes(usage))
         notes["census"] = self.census(fixed, usage).as_meta()
-        return list(fixed), notes, usage
+        return list(fixed), notes, usage, _moved(self.times, messages, fixed)
+
+    def _split_notes(self, usage: dict[int, ProviderUsage]) -> dict[str, Any]:
+        # By identity: the split travels with the usage object wherever an importer put it.
+        splits: dict[int, bool] = {}
+        for index, placed in usage.items():
+            held, trusted = self._splits.get(id(placed), (None, True))
+            if held is placed:
+                splits[index] = trusted
+        notes: dict[str, Any] = {}
+        if splits:
+            notes["cache_split_recorded"] = len(splits)
+        flagged = sorted(i for i, trusted in splits.items() if not trusted)
+        if flagged:
+            notes["cache_split_flagged"] = flagged
+        return notes
 
     def census(
         self, messages: Sequence[UserMessage | AssistantMessage], usage: Mapping[int, Any]
@@ -340,16 +398,16 @@ class ConversationBuilder:
         )
 
 
-def _moved_usage(
-    usage: dict[int, ProviderUsage],
+def _moved(
+    by_turn: dict[int, _T],
     before: Sequence[UserMessage | AssistantMessage],
     after: Sequence[UserMessage | AssistantMessage],
-) -> dict[int, ProviderUsage]:
+) -> dict[int, _T]:
     # Repairs add or drop user turns (error results, emptied messages), which shifts indexes:
-    # usage follows its reply by the reply's rank, as long as no reply was removed.
+    # usage and times follow their reply by the reply's rank, as long as no reply was removed.
     old = [i for i, m in enumerate(before) if isinstance(m, AssistantMessage)]
     new = [i for i, m in enumerate(after) if isinstance(m, AssistantMessage)]
     if len(old) != len(new):
         return {}
     moved = dict(zip(old, new, strict=True))
-    return {moved[i]: u for i, u in usage.items() if i in moved}
+    return {moved[i]: u for i, u in by_turn.items() if i in moved}

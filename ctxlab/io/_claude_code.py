@@ -23,6 +23,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import EMPTY_USAGE, ConversationBuilder, anthropic_block
+from ctxlab.io._cache_split import split_usage
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
 
@@ -43,7 +44,10 @@ def is_claude_code_line(record: Any) -> bool:
     return isinstance(record.get("sessionId"), str) and "role" not in record
 
 
-def _usage(message: Mapping[str, Any], where: str, number: int) -> ProviderUsage | None:
+def _usage(
+    message: Mapping[str, Any], builder: ConversationBuilder, where: str, number: int
+) -> ProviderUsage | None:
+    # The API's usage as Claude Code copies it, with the TTL split of its cache writes.
     usage = message.get("usage")
     if not isinstance(usage, Mapping):
         return None
@@ -54,10 +58,13 @@ def _usage(message: Mapping[str, Any], where: str, number: int) -> ProviderUsage
         "cache_creation_input_tokens",
     )
     try:
-        return ProviderUsage(*(token_count(usage.get(key), key) for key in keys))
+        counts = ProviderUsage(*(token_count(usage.get(key), key) for key in keys))
     except ValueError as exc:
         msg = f"{where} line {number}: {exc}"
         raise MessageFormatError(msg) from exc
+    split, trusted = split_usage(counts, usage)
+    builder.cache_split(split, trusted)
+    return split
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -105,7 +112,8 @@ def from_claude_code(
             # One response is one (message id, request id): a later reply that reuses a message
             # id under another request (a retried or copied reply) is a reply of its own.
             key = f"{message.get('id') or f'line {number}'}|{record.get('requestId') or ''}"
-            turn = responses.line(key, blocks, _usage(message, where, number))
+            usage = _usage(message, builder, where, number)
+            turn = responses.line(key, blocks, usage, record.get("timestamp"))
             if not blocks:
                 # An empty line ("\n\n"): no content. Read for its usage when that is the
                 # response's final one (its output complete), else counted skipped.
@@ -157,14 +165,20 @@ class _Responses:
         """Whether the last line placed gave its response's usage (the most output so far)."""
         self.empty: set[str] = set()
         """The responses with a line whose usage counts nothing (a synthetic reply's)."""
+        self.pending: dict[str, Any] = {}
+        """The first line's ``timestamp`` of each response not on a turn yet (an empty line)."""
+        self.stamps: dict[int, dict[str, Any]] = {}
+        """Each reply turn's responses and the ``timestamp`` of each one's first line."""
 
     def line(
-        self, key: str, blocks: list[dict[str, Any]], usage: ProviderUsage | None
+        self, key: str, blocks: list[dict[str, Any]], usage: ProviderUsage | None, stamp: Any
     ) -> int | None:
-        """Place a line of response ``key``: its turn, or None for an empty line of a
-        response with no blocks yet."""
+        """Place a line of response ``key`` (written at ``stamp``): its turn, or None for an
+        empty line of a response with no blocks yet."""
         builder = self.builder
         turn = self.turn.get(key)
+        if turn is None:
+            self.pending.setdefault(key, stamp)
         if usage is not None and usage.empty:
             # No bill (Claude Code's synthetic replies record every count zero): no usage.
             self.empty.add(key)
@@ -181,10 +195,12 @@ class _Responses:
                 # message came between): a reply of its own, in its place, with its own usage.
                 if turn is not None:
                     self.usage.pop(key, None)
+                first = stamp if turn is not None else self.pending.pop(key, stamp)
                 builder.add("assistant", blocks)
                 if not builder.turns or builder.turns[-1]["role"] != "assistant":
                     return None
                 turn = self.turn[key] = len(builder.turns) - 1
+                self.stamps.setdefault(turn, {})[key] = first
         if turn is not None and turn not in self.rank:
             self.rank[turn] = len(self.rank)
         self.took_usage = False
@@ -206,8 +222,13 @@ class _Responses:
         return turn
 
     def finish(self) -> None:
-        """Count the usage of every response that kept no block (all its lines empty): read,
-        and lost."""
+        """Date each reply by its response's first line — the response whose usage it carries
+        when responses were merged in it — and count the usage of every response that kept no
+        block (all its lines empty): read, and lost."""
+        for turn, stamps in self.stamps.items():
+            owner = self.placed.get(turn)
+            first = next(iter(stamps.values()))
+            self.builder.reply_time(stamps.get(owner, first) if owner else first, turn=turn)
         lost = len(self.usage.keys() - self.turn.keys())
         if lost:
             self.builder.tally.usage_read += lost

@@ -142,6 +142,7 @@ def count_skipped_lines(transcript: Transcript, read: FileRecords) -> Transcript
         extra=transcript.extra,
         tools=transcript.tools,
         usage=transcript.usage,
+        times=transcript.times,
     )
 
 

@@ -27,7 +27,7 @@ from ctxlab.io._specstory import is_specstory
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
-from ctxlab.util._path_args import path_argument
+from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -113,7 +113,13 @@ def sessions(
     from tqdm.auto import tqdm
 
     wanted = _suffixes(suffixes)
-    root = path_argument(folder, "folder", what="a folder of session files").expanduser()
+    given = os.fspath(folder) if isinstance(folder, os.PathLike) else folder
+    if not isinstance(given, str):
+        msg = (
+            f"folder must be a folder of session files (text or a pathlib.Path), got {shown(given)}"
+        )
+        raise UsageError(msg)
+    root = Path(given).expanduser()  # a name too long or with a NUL: said just below
     problem = path_problem(root)
     if problem is not None:
         msg = f"{shown_path(root)!r} is not a folder ({problem}); give a folder of session files"

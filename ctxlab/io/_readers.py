@@ -261,7 +261,7 @@ def built_transcript(
     system: str,
     tools: tuple[ToolSchema, ...],
 ) -> Transcript:
-    messages, notes, usage = builder.finish()
+    messages, notes, usage, times = builder.finish()
     if not messages:
         census = Census.from_meta(notes.get("census"))
         said = f" ({census})" if census is not None and census.read else ""
@@ -275,6 +275,7 @@ def built_transcript(
         messages=tuple(messages),
         tools=tools,
         usage=usage,
+        times=times,
     )
 
 

@@ -138,7 +138,7 @@ class FollowedSession(ObservedSession):
         if not self._records:
             return 0
         builder, meta = from_claude_code(self._records, str(self.path), sidechains=self.sidechains)
-        messages, notes, usage = builder.finish()
+        messages, notes, usage, _ = builder.finish()
         place_compactions(meta, messages)
         # What the importer left out and why (subagent lines, blocks not modelled, the census),
         # as `load` keeps it: nothing read is dropped without a count.

@@ -56,7 +56,7 @@ def _anthropic_answer(body: dict[str, Any]) -> dict[str, Any]:
 
 def _openai_answer(body: dict[str, Any]) -> dict[str, Any]:
     builder, system = from_openai(body["messages"], "the local server")
-    messages, _, _ = builder.finish()
+    messages, _, _, _ = builder.finish()
     tools = _tools(body, lambda t: {"name": t["function"]["name"]})
     blocks = decide(ModelRequest(system, tuple(messages), tools))
     text = "\n".join(b.text for b in blocks if isinstance(b, TextBlock)) or None

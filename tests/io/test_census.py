@@ -20,7 +20,7 @@ USAGE = ProviderUsage(10, 2)
 
 
 def _census(builder: ConversationBuilder) -> Census:
-    _, notes, _ = builder.finish()
+    _, notes, _, _ = builder.finish()
     census = Census.from_meta(notes["census"])
     assert census is not None
     return census
@@ -75,7 +75,7 @@ def test_usage_that_lands_on_no_reply_is_counted_lost_with_its_reason() -> None:
     builder.record("reply")
     builder.add("assistant", [{"type": "thinking_only"}], USAGE)  # nothing kept
     builder.skip("reasoning only")
-    messages, _, usage = builder.finish()
+    messages, _, usage, _ = builder.finish()
     census = Census.from_meta(builder.census(messages, usage).as_meta())
     assert census is not None
     assert census.usage_read == 4

@@ -165,7 +165,7 @@ def test_a_skipped_record_sets_aside_what_it_holds_and_a_used_one_must_place_it(
     builder.skip("subagent line")
     builder.record("assistant")
     builder.text("assistant", "ok")
-    _, notes, _ = builder.finish()
+    _, notes, _, _ = builder.finish()
     census = Census.from_meta(notes["census"])
     assert census is not None
     assert census.set_aside == {"tool call: subagent line": 1, "reply: subagent line": 1}
