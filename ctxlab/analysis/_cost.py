@@ -26,22 +26,31 @@ A request whose input passes its price's long-context size is billed at that tie
 its tokens (`Price.at`). An unpriced model (`Price.unknown`) costs NaN: a sum over its requests
 is NaN, never $0.
 
-Simplifications, said once: every earlier request is assumed within the cache's TTL (a replay
-has no clock), the look-back is taken as exactly 20 blocks (a message counts its content blocks;
-tool schemas and System parts one each), the automatic caches are assumed to hit whenever a
-prefix was sent before (Google's and OpenAI's pages promise no hit), and a request's tokens are
-ctxlab's estimates. Prices are USD per million tokens from the providers' public pricing pages
-(``PRICES`` in `ctxlab.analysis._price_table`, each with its source; pass your own `Price`).
-docs/concepts/cost.md says it at length.
+The clock: a request with a time (`RequestShape.at`) reads only entries still alive then — an
+entry lives its provider's lifetime (`CacheRules.lifetime`: Anthropic 5 minutes, or an hour for
+1-hour writes, `RequestShape.write_ttl`; OpenAI and Google as their pages say, with the source in
+`ctxlab.analysis._cache_rules`) after its last write or read, each read refreshing it at no cost.
+A prefix whose entry expired is written again and billed as a write; `RequestCost.expired`
+counts those tokens apart from what a changed prefix writes. Gaps are measured between requests
+with times, never negative; without times nothing expires (`ctxlab.analysis._prompt_cache`).
+
+Simplifications, said once: a request without a time is taken as sent right after the one
+before it (no clock: every entry alive, as a cache that never expires); a recording's times are
+when its replies were recorded, so a gap counts the next reply's generation too; the look-back
+is taken as exactly 20 blocks (a message counts its content blocks; tool schemas and System
+parts one each); the automatic caches are assumed to hit whenever a live prefix was sent before
+(Google's and OpenAI's pages promise no hit, and plan lifetimes they give as ranges), and a
+request's tokens are ctxlab's estimates. Prices are USD per million tokens from the providers'
+public pricing pages (``PRICES`` in `ctxlab.analysis._price_table`, each with its source; pass
+your own `Price`). docs/concepts/cost.md says it at length.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, cast
 
 from ctxlab.analysis._cache_rules import (
@@ -55,6 +64,13 @@ from ctxlab.analysis._prices import (
     Price,
     checked_price,
     price_for,
+)
+from ctxlab.analysis._prompt_cache import (
+    PrefixCache,
+    anthropic_lookup,
+    automatic_lookup,
+    common_length,
+    digests,
 )
 from ctxlab.manifest import ContextManifest
 from ctxlab.util._views import Prefix
@@ -114,7 +130,9 @@ class RequestCost:
     purpose: str = "reasoning"
     expired: int = 0
     """Of `cache_write`, the tokens written again only because the entry that held them had
-    expired (its lifetime passed), not because the prefix changed."""
+    expired (its lifetime passed), not because the prefix changed: what the request would
+    have read without the clock. (A cache that bills no write — OpenAI before GPT-5.6,
+    Google — processes them again at the input price: they are then part of `uncached`.)"""
     cache_write_1h: int = 0
     """Of `cache_write`, the tokens written with the 1-hour time to live."""
 
@@ -185,96 +203,91 @@ def shape_of(
     )
 
 
-@dataclass
-class _Cache:
-    entries: dict[bytes, int] = field(default_factory=dict)  # prefix digest -> its tokens
-    last_keys: Sequence[str] = ()  # the last request written out, and its prefixes' digests
-    last_digests: list[bytes] = field(default_factory=list)
-
-
-def _digests(keys: Sequence[str], out: list[bytes]) -> None:
-    """Append to ``out`` (the digests of a shorter prefix of ``keys``) those of the longer ones.
-
-    A chain: each prefix's digest hashes the one before it and its last key, so a prefix has
-    one digest however it was reached, and nothing but the cache's entries is kept (a table of
-    every prefix seen would grow with the square of the requests when early parts change)."""
-    previous = out[-1] if out else b""
-    for key in itertools.islice(keys, len(out), None):
-        previous = hashlib.blake2b(previous + key.encode(), digest_size=16).digest()
-        out.append(previous)
-
-
 def _prefix_sums(
-    shape: RequestShape, shared: dict[int, tuple[list[bytes], list[int]]], cache: _Cache
+    shape: RequestShape, shared: dict[int, tuple[list[bytes], list[int]]], cache: PrefixCache
 ) -> tuple[Sequence[bytes], Sequence[int]]:
     """Prefix digests and cumulative tokens of a request; computed once per shared base for
     `Prefix` shapes (each request extends the one before), else for the request alone."""
     keys, tokens = shape.keys, shape.tokens
     if isinstance(keys, Prefix) and isinstance(tokens, Prefix):
-        digests, cumulative = shared.setdefault(id(keys.base), ([], []))
-        if len(digests) < len(keys):
-            _digests(Prefix(keys.base, len(keys)), digests)
+        chain, cumulative = shared.setdefault(id(keys.base), ([], []))
+        if len(chain) < len(keys):
+            digests(Prefix(keys.base, len(keys)), chain)
             total = cumulative[-1] if cumulative else 0
             for count in itertools.islice(tokens.base, len(cumulative), len(keys)):
                 total += count
                 cumulative.append(total)
-        return Prefix(digests, len(keys)), Prefix(cumulative, len(keys))
+        return Prefix(chain, len(keys)), Prefix(cumulative, len(keys))
     # Most requests start as the one before did: its digests up to where the keys part are
     # this request's too (a digest depends on the keys alone), so only the rest is hashed.
-    own = cache.last_digests[: _common_length(keys, cache.last_keys)]
-    _digests(keys, own)
+    own = cache.last_digests[: common_length(keys, cache.last_keys)]
+    digests(keys, own)
     cache.last_keys, cache.last_digests = keys, own
     return own, list(itertools.accumulate(tokens))
-
-
-def _common_length(keys: Sequence[str], other: Sequence[str]) -> int:
-    """How many leading keys ``keys`` and ``other`` share: slices compared in C (identity
-    first), halving the range — a request's keys are hundreds, and every request is priced."""
-    low, high = 0, min(len(keys), len(other))
-    if tuple(keys[:high]) == tuple(other[:high]):
-        return high
-    while high - low > 1:  # keys[:low] are shared, keys[:high] are not
-        middle = (low + high) // 2
-        if tuple(keys[:middle]) == tuple(other[:middle]):
-            low = middle
-        else:
-            high = middle
-    return low
 
 
 def request_costs(
     shapes: Iterable[RequestShape], price: Price, rules: CacheRules | None = None
 ) -> list[RequestCost]:
-    """The cost of each request in order, each reading what the earlier ones cached; a request
+    """The cost of each request in order, each reading what the earlier ones cached and is
+    still alive at its time (`RequestShape.at`: without times, every entry lives); a request
     past ``price``'s long-context size at that tier's prices; NaN throughout for an unpriced
-    model (`Price.unknown`)."""
+    model (`Price.unknown`). ``expired`` says how much of each request was written again only
+    because its entry's lifetime had passed."""
     rules = rules or CacheRules.anthropic()
-    cache = _Cache()
+    cache = PrefixCache(rules.lifetime)
     costs: list[RequestCost] = []
     shared: dict[int, tuple[list[bytes], list[int]]] = {}
     for shape in shapes:
+        cache.advance(shape.at)
         prefixes, cumulative = _prefix_sums(shape, shared, cache)
         total = cumulative[-1] if len(cumulative) else 0
-        read = write = 0
+        read = write = expired = 0
         if rules.kind == "anthropic":
-            read, write = _anthropic_cache(cache, prefixes, cumulative, shape, rules)
+            read, write, expired = _anthropic_cache(cache, prefixes, cumulative, shape, rules)
         elif rules.kind in ("openai", "google"):
-            read = _openai_cache(cache, prefixes, cumulative, rules)
+            found = automatic_lookup(cache, prefixes, cumulative)
+            read, known = _stepped(found.read, rules), _stepped(found.known, rules)
+            expired = known - read
             if rules.bills_writes and total >= rules.min_tokens:
                 # The implicit breakpoint at the request's end: what it did not read, it writes.
                 write = total - read
         uncached = total - read - write
-        cost = _dollars(price.at(total), rules, uncached, write, read, shape.output_tokens)
-        costs.append(RequestCost(uncached, write, read, shape.output_tokens, cost, shape.purpose))
+        hour = _hour_writes(shape, rules)
+        cost = _dollars(price.at(total), hour, uncached, write, read, shape.output_tokens)
+        costs.append(
+            RequestCost(
+                uncached,
+                write,
+                read,
+                shape.output_tokens,
+                cost,
+                shape.purpose,
+                expired,
+                write if hour else 0,
+            )
+        )
     return costs
 
 
-def _dollars(
-    price: Price, rules: CacheRules, uncached: int, write: int, read: int, output: int
-) -> float:
-    """USD of one request's tokens at ``price`` (NaN for an unpriced model)."""
+def _hour_writes(shape: RequestShape, rules: CacheRules) -> bool:
+    """Whether the request writes with Anthropic's 1-hour time to live (its own, or the
+    rules')."""
+    return rules.kind == "anthropic" and (shape.write_ttl or rules.ttl) == "1h"
+
+
+def _stepped(tokens: int, rules: CacheRules) -> int:
+    """A read as an automatic cache bills it: nothing under its minimum, whole steps."""
+    if tokens < rules.min_tokens:
+        return 0
+    return tokens - tokens % rules.step
+
+
+def _dollars(price: Price, hour: bool, uncached: int, write: int, read: int, output: int) -> float:
+    """USD of one request's tokens at ``price`` (NaN for an unpriced model); ``hour``: its
+    writes at the 1-hour price."""
     write_price = price.cache_write
-    if rules.ttl == "1h" and price.cache_write_1h is not None:
+    if hour and price.cache_write_1h is not None:
         write_price = price.cache_write_1h
     return (
         uncached * price.input
@@ -284,72 +297,30 @@ def _dollars(
     ) / 1_000_000
 
 
-def _longest_cached(cache: _Cache, prefixes: Sequence[bytes], cumulative: Sequence[int]) -> int:
-    """Tokens of the longest prefix of this request that an earlier one cached (0: none)."""
-    for index in range(len(prefixes) - 1, -1, -1):
-        if prefixes[index] in cache.entries:
-            return cumulative[index]
-    return 0
-
-
-def _looked_back(
-    cache: _Cache,
-    prefixes: Sequence[bytes],
-    cumulative: Sequence[int],
-    shape: RequestShape,
-    lookback: int,
-) -> int:
-    """Tokens of the longest cached prefix that ends within ``lookback`` content blocks before
-    one of the request's breakpoints (0: none): the only places the provider looks."""
-    blocks = shape.blocks
-    read = 0
-    for point in shape.breakpoints:
-        if point < 0 or point >= len(prefixes):
-            continue
-        distance, index = 0, point
-        while index >= 0 and distance <= lookback:
-            if prefixes[index] in cache.entries:
-                read = max(read, cumulative[index])
-                break  # the longest this breakpoint finds: what lies further back is shorter
-            # Moving the boundary before part ``index`` passes its blocks.
-            distance += blocks[index] if blocks is not None else 1
-            index -= 1
-    return read
-
-
 def _anthropic_cache(
-    cache: _Cache,
+    cache: PrefixCache,
     prefixes: Sequence[bytes],
     cumulative: Sequence[int],
     shape: RequestShape,
     rules: CacheRules,
-) -> tuple[int, int]:
-    if rules.lookback is None:
-        read = _longest_cached(cache, prefixes, cumulative)
-    else:
-        read = _looked_back(cache, prefixes, cumulative, shape, rules.lookback)
-    written_to = read
+) -> tuple[int, int, int]:
+    """Read, written and written-again-because-expired tokens of one request: it reads the
+    longest alive prefix it finds (and refreshes it), and writes one at each breakpoint."""
+    found = anthropic_lookup(
+        cache, prefixes, cumulative, shape.breakpoints, shape.blocks, rules.lookback
+    )
+    if found.index >= 0:
+        cache.refresh(prefixes[found.index])
+    lifetime = rules.lifetime_of(shape.write_ttl)
+    read = written_to = found.read
     for point in shape.breakpoints:
         if point < 0 or point >= len(prefixes) or cumulative[point] < rules.min_tokens:
             continue
-        cache.entries[prefixes[point]] = cumulative[point]
+        cache.put(prefixes[point], cumulative[point], lifetime)
         written_to = max(written_to, cumulative[point])
-    return read, written_to - read
-
-
-def _openai_cache(
-    cache: _Cache, prefixes: Sequence[bytes], cumulative: Sequence[int], rules: CacheRules
-) -> int:
-    read = _longest_cached(cache, prefixes, cumulative)
-    # Every prefix of a request is cached with it, so the first prefix (from the end) already
-    # there has all of its own: the rest need not be written again.
-    for index in range(len(prefixes) - 1, -1, -1):
-        if prefixes[index] in cache.entries:
-            break
-        cache.entries[prefixes[index]] = cumulative[index]
-    if read < rules.min_tokens:
-        return 0
-    return read - read % rules.step
+    write = written_to - read
+    # What it would have read had nothing expired, it writes again: at most what it writes.
+    return read, write, min(found.expired, write)
 
 
 def costs_of_manifests(

@@ -8,7 +8,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.analysis._cost import RequestShape, _common_length, shape_of
+from ctxlab.analysis._cost import RequestShape, shape_of
+from ctxlab.analysis._prompt_cache import common_length as _common_length
 from ctxlab.manifest import PLACEMENTS, ManifestItem
 from tests.analysis.test_cost_dollars import _manifest
 from tests.strategies import SETTINGS
