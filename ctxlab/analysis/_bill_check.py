@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ctxlab.analysis._bill_shapes import ShapedRequest, billed_shapes
 from ctxlab.analysis._cache_rules import CacheRules, cache_rules_for
@@ -39,10 +39,44 @@ from ctxlab.util._checks import shown
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CHECK_COLUMNS", "TOLERANCE", "CacheAgreement", "cache_agreement", "cache_check"]
+__all__ = [
+    "CAUSES",
+    "CHECK_COLUMNS",
+    "TOLERANCE",
+    "CacheAgreement",
+    "Cause",
+    "cache_agreement",
+    "cache_check",
+]
 
 TOLERANCE = 0.02
 """How far a modelled read may be from the recorded one and still agree (see the module)."""
+
+Cause = Literal[
+    "warm elsewhere",
+    "compaction",
+    "long gap",
+    "prefix changed",
+    "no clock",
+    "not trusted",
+    "no rules",
+]
+CAUSES: dict[Cause, str] = {
+    "warm elsewhere": "the provider read a prefix the model could not have cached: cached before "
+    "the recording starts, or kept warm by another session (the harness's System prompt and "
+    "tools are the same in every session; a subagent's compaction call reads its parent's)",
+    "compaction": "the first request after one of the session's own compactions: what the agent "
+    "re-sent of the earlier prefix is not in the file",
+    "long gap": "the provider read a prefix after a gap longer than its lifetime (kept warm "
+    "elsewhere)",
+    "prefix changed": "the provider read less than the unchanged prefix the file shows: what was "
+    "sent changed without the file saying so (Claude Code's task notifications, for one)",
+    "no clock": "the recording has no times: the model keeps every prefix warm",
+    "not trusted": "usage whose cache fields do not add up: left out of the figure",
+    "no rules": "a model whose provider's cache rules are not known: left out of the figure",
+}
+"""Why a request's modelled read and its recorded one differ (the frame's ``cause``), each in
+words; ``why`` says it of the request itself."""
 
 CHECK_COLUMNS = (
     "request",
@@ -62,6 +96,7 @@ CHECK_COLUMNS = (
     "modelled_expired",
     "trusted",
     "agrees",
+    "cause",
     "why",
     "note",
     "billed_cost",
@@ -86,7 +121,8 @@ def cache_check(
     ``write_5m`` and ``write_1h``), the modelled ``uncached`` / ``read`` / ``write`` (of it
     ``write_1h``, and ``expired``: written again only because its lifetime had passed),
     ``trusted`` (False: usage that does not add up, `why` says how), ``agrees`` (reads within
-    `TOLERANCE`; None when not trusted), ``why`` (why they disagree, where it can be told),
+    `TOLERANCE`; None when not trusted), ``cause`` (why they disagree, where it can be told:
+    one of `CAUSES`) and ``why`` (the same of this request, in words),
     ``note`` (what sizing the request had to assume), ``billed_cost`` (USD of its recorded
     usage) and ``modelled_cost`` (of the modelled split).
 
@@ -152,15 +188,17 @@ def _group_rows(
             continue
         row = _row(here, cost, gap)
         if here.trust:
-            row["trusted"], row["agrees"], row["why"] = False, None, f"not trusted: {here.trust}"
+            row["trusted"], row["agrees"], row["cause"] = False, None, "not trusted"
+            row["why"] = f"not trusted: {here.trust}"
         elif rules.kind == "none":
-            row["agrees"], row["why"] = None, f"no known cache rules for model {here.model!r}"
+            row["agrees"], row["cause"] = None, "no rules"
+            row["why"] = f"no known cache rules for model {here.model!r}"
         else:
             row["agrees"] = agrees(
                 cost.cache_read, usage.cache_read_input_tokens, usage.total_input_tokens
             )
             if not row["agrees"]:
-                row["why"] = disagreement(here, cost, gap, first, rules)
+                row["cause"], row["why"] = disagreement(here, cost, gap, first, rules)
         rows.append(row)
     return rows
 
@@ -197,6 +235,7 @@ def _row(here: ShapedRequest, cost: RequestCost, gap: float) -> dict[str, object
         "modelled_expired": cost.expired,
         "trusted": True,
         "agrees": True,
+        "cause": "",
         "why": "",
         "note": here.note,
         "billed_cost": usage_cost(usage, price).cost if not here.trust else math.nan,
@@ -213,16 +252,15 @@ def agrees(modelled: int, recorded: int, billed: int) -> bool:
 
 def disagreement(
     here: ShapedRequest, cost: RequestCost, gap: float, first: bool, rules: CacheRules
-) -> str:
+) -> tuple[Cause, str]:
     """Why the modelled read of ``here`` disagrees with the recorded one, where it can be
-    told."""
+    told: its `Cause` and the reason in words."""
     usage = here.request.usage
     assert usage is not None
     read = usage.cache_read_input_tokens
     lifetime = rules.lifetime_of(here.write_ttl)
-    long_gap = not math.isnan(gap) and lifetime is not None and gap > lifetime
     if here.request.compaction is not None:
-        return (
+        return "compaction", (
             "after a compaction: the provider read what the agent re-sent of the prefix "
             "before it, which the file does not show"
             if read > cost.cache_read
@@ -230,27 +268,29 @@ def disagreement(
         )
     if read > cost.cache_read:
         if first:
-            return (
+            return "warm elsewhere", (
                 "the first request of its model here: its prefix was cached before (kept warm "
                 "by another session, or by the parent of a subagent)"
             )
-        if long_gap and lifetime is not None:
-            return (
+        if not math.isnan(gap) and lifetime is not None and gap > lifetime:
+            return "long gap", (
                 f"a long gap ({gap / 60:.0f} min, past the {lifetime / 60:.0f}-minute lifetime): "
                 "the provider still read the prefix (kept warm by another session)"
             )
-        return "the provider read more than the model could have cached: kept warm elsewhere"
+        return "warm elsewhere", (
+            "the provider read more than the model could have cached: kept warm elsewhere"
+        )
     if here.note:
-        return here.note
+        return "prefix changed", here.note
     if here.at is None:
-        return (
+        return "no clock", (
             "the recording has no clock: the model keeps every prefix warm, and the provider "
             "had let this one expire, or it changed"
         )
-    return (
+    after = f" (after a {gap / 60:.0f}-minute gap)" if not math.isnan(gap) and gap >= 60 else ""
+    return "prefix changed", (
         f"the provider read {read:,} tokens of a prefix the model holds {cost.cache_read:,} "
-        "of: what was sent changed without the file saying so"
-        + (f" (after a {gap / 60:.0f}-minute gap)" if not math.isnan(gap) and gap >= 60 else "")
+        f"of: what was sent changed without the file saying so{after}"
     )
 
 

@@ -47,7 +47,7 @@ def usages(turns: Sequence[Turn], ttl: str = "5m") -> list[dict[str, object]]:
         total += turn.added
         covered = total - 1  # up to the breakpoint
         read = cached if cached and since <= LIFETIMES[ttl] else 0
-        write = covered - read if covered >= MINIMUM else 0
+        write = covered - read if total >= MINIMUM else 0
         if write or read:
             cached, since = read + write, 0.0
         five, hour = (0, write) if ttl == "1h" else (write, 0)
