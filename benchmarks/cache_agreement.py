@@ -22,34 +22,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import random
 import sys
 from pathlib import Path
 
 from ctxlab import load
 from ctxlab.analysis import cache_agreement, cache_check
 from ctxlab.analysis._bill_check import CAUSES
-from ctxlab.io._transcript import Transcript, corpus_dir
-from ctxlab.messages import ProviderUsage
+from ctxlab.io._transcript import corpus_dir
 from ctxlab.widgets import Lab
+from tests.analysis.claude_code_sessions import shuffled_reads
 from tests.analysis.raw_claude_bill import bill, dollars, read_session
-
-
-def shuffled(transcript: Transcript, seed: int = 52) -> Transcript:
-    """Each request's share of reads taken from another request, its bill's total kept."""
-    replies = sorted(transcript.usage)
-    shares = [
-        transcript.usage[r].cache_read_input_tokens / max(transcript.usage[r].total_input_tokens, 1)
-        for r in replies
-    ]
-    random.Random(seed).shuffle(shares)
-    usage = {}
-    for reply, share in zip(replies, shares, strict=True):
-        old = transcript.usage[reply]
-        cached = old.cache_read_input_tokens + old.cache_creation_input_tokens
-        read = min(round(share * old.total_input_tokens), cached)
-        usage[reply] = ProviderUsage(old.input_tokens, old.output_tokens, read, cached - read)
-    return dataclasses.replace(transcript, usage=usage)
 
 
 def independent(path: Path) -> tuple[int, list[tuple[int, int]]]:
@@ -85,7 +67,7 @@ def main() -> int:
         frame = cache_check(transcript)
         agreement = cache_agreement(frame)
         blind = cache_agreement(cache_check(dataclasses.replace(transcript, times={})))
-        mixed = cache_agreement(cache_check(shuffled(transcript)))
+        mixed = cache_agreement(cache_check(shuffled_reads(transcript)))
         agreeing, theirs = independent(path)
         columns = zip(frame["modelled_read"], frame["modelled_write"], strict=True)
         ours = [(int(r), int(w)) for r, w in columns]

@@ -1,6 +1,7 @@
 """Claude Code session files made to order: requests with chosen bills and gaps between them,
 written in Claude Code's own JSON Lines (what `ctxlab.load` and the independent bill,
-`tests.analysis.raw_claude_bill`, both read) — sessions whose cache re-writes are known.
+`tests.analysis.raw_claude_bill`, both read) — sessions whose cache re-writes are known; and a
+recording's reads shuffled (`shuffled_reads`), the control of the cache model's agreement.
 
 Each request's recorded split follows the provider's rules as a bill-payer meets them: the
 previous request's prompt is read when its entry is still alive (the gap since it was last
@@ -11,11 +12,16 @@ model's minimum is neither written nor read.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from ctxlab.io._transcript import Transcript
+from ctxlab.messages import ProviderUsage
 
 LIFETIMES = {"5m": 300.0, "1h": 3600.0}
 MINIMUM = 1024
@@ -118,3 +124,21 @@ def write_session(path: Path, turns: Sequence[Turn], ttl: str = "5m", **keywords
     """`session_lines` written to ``path``."""
     path.write_text("\n".join(session_lines(turns, ttl, **keywords)) + "\n", encoding="utf-8")  # type: ignore[arg-type]
     return path
+
+
+def shuffled_reads(transcript: Transcript, seed: int = 52) -> Transcript:
+    """``transcript`` with each request's share of reads taken from another request's, its
+    bill's total unchanged (so the cache model, which reads only totals, is the same)."""
+    replies = sorted(transcript.usage)
+    shares = [
+        transcript.usage[r].cache_read_input_tokens / max(transcript.usage[r].total_input_tokens, 1)
+        for r in replies
+    ]
+    random.Random(seed).shuffle(shares)
+    usage = {}
+    for reply, share in zip(replies, shares, strict=True):
+        old = transcript.usage[reply]
+        cached = old.cache_read_input_tokens + old.cache_creation_input_tokens
+        read = min(round(share * old.total_input_tokens), cached)
+        usage[reply] = ProviderUsage(old.input_tokens, old.output_tokens, read, cached - read)
+    return dataclasses.replace(transcript, usage=usage)

@@ -21,7 +21,7 @@ from ctxlab.analysis import cache_agreement, cache_check
 from ctxlab.analysis._bill_check import agrees
 from ctxlab.io._transcript import Transcript, corpus_dir
 from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
-from tests.analysis.claude_code_sessions import Turn, write_session
+from tests.analysis.claude_code_sessions import Turn, shuffled_reads, write_session
 from tests.analysis.raw_claude_bill import bill, read_session
 
 RAW = corpus_dir() / "raw" / "claude_code"
@@ -144,34 +144,16 @@ def test_the_agreement_on_the_corpus_passes_the_bar_and_its_controls_score_lower
             assert agreement.share >= 0.9, (path.name, agreement.line)
         blind = cache_agreement(cache_check(dataclasses.replace(transcript, times={})))
         blind_agreeing += blind.agreeing
-        shuffled_agreeing += cache_agreement(cache_check(_shuffled(transcript))).agreeing
+        shuffled_agreeing += cache_agreement(cache_check(shuffled_reads(transcript))).agreeing
     assert agreeing / compared >= 0.9
     assert blind_agreeing < agreeing
     assert shuffled_agreeing < 0.8 * agreeing  # 601 of 882 against 859 when measured
 
 
-def _shuffled(transcript: Transcript, seed: int = 52) -> Transcript:
-    """The recording with each request's share of reads taken from another request (its bill's
-    total unchanged: the model, which reads only totals, is the same)."""
-    replies = sorted(transcript.usage)
-    shares = [
-        transcript.usage[r].cache_read_input_tokens / max(transcript.usage[r].total_input_tokens, 1)
-        for r in replies
-    ]
-    random.Random(seed).shuffle(shares)
-    usage = {}
-    for reply, share in zip(replies, shares, strict=True):
-        old = transcript.usage[reply]
-        cached = old.cache_read_input_tokens + old.cache_creation_input_tokens
-        read = min(round(share * old.total_input_tokens), cached)
-        usage[reply] = ProviderUsage(old.input_tokens, old.output_tokens, read, cached - read)
-    return dataclasses.replace(transcript, usage=usage)
-
-
 @requires_corpus
 def test_the_shuffled_control_leaves_the_bills_totals_and_the_model_as_they_were() -> None:
     transcript = load(GAPS)
-    shuffled = _shuffled(transcript)
+    shuffled = shuffled_reads(transcript)
     assert {r: u.total_input_tokens for r, u in transcript.usage.items()} == {
         r: u.total_input_tokens for r, u in shuffled.usage.items()
     }
