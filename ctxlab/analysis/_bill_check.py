@@ -34,6 +34,7 @@ from ctxlab.exceptions import UsageError
 from ctxlab.io._arguments import checked_transcript
 from ctxlab.io._transcript import Transcript
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for
+from ctxlab.tokens._cache import checked_counter
 from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
@@ -143,8 +144,13 @@ def check_rows(
     """The rows of `cache_check`, as dicts."""
     checked_transcript(transcript, "cache_check")
     if calibration is not None and not isinstance(calibration, Calibration):
-        msg = f"calibration must be the recording's Calibration or None, got {shown(calibration)}"
+        msg = (
+            "calibration must be the recording's Calibration (ctxlab.calibrate(transcript)) or "
+            f"None, got {shown(calibration)}"
+        )
         raise UsageError(msg)
+    if counter is not None and not isinstance(counter, TokenCache):
+        checked_counter(counter)
     if not _has_cache_usage(transcript):
         return []
     if counter is None:
@@ -329,7 +335,14 @@ class CacheAgreement:
 
 
 def cache_agreement(frame: pd.DataFrame) -> CacheAgreement:
-    """The agreement of a `cache_check` frame."""
+    """The agreement of a `cache_check` frame (`UsageError` for anything else)."""
+    columns = getattr(frame, "columns", None)
+    if columns is None or not {"request", "agrees", "why", "trusted"} <= set(columns):
+        msg = (
+            "cache_agreement takes the frame ctxlab.cache_check(transcript) returns, got "
+            f"{shown(frame)}"
+        )
+        raise UsageError(msg)
     if not len(frame):
         return CacheAgreement(0, 0, 0, ())
     compared = frame[frame["agrees"].notna()]
