@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.analysis._cost import Price
+from ctxlab.analysis._cost import Price, RequestCost, rewrite_dollars
 from ctxlab.analysis._references import output_cost
 
 if TYPE_CHECKING:
@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPARISON_COLUMNS",
     "HEADLINE_COLUMNS",
+    "REWRITE_COLUMNS",
     "WHOLE_SESSION",
     "comparison_row",
     "headline_row",
+    "rewrite_figures",
 ]
 
 COMPARISON_COLUMNS = (
@@ -48,7 +50,19 @@ HEADLINE_COLUMNS = ("requests", "compactions", "peak", "errors", "failed_at", "o
 """The figures of `COMPARISON_COLUMNS` that need neither the retention grader nor the pricer
 (`headline_row`, with ``over_limit_billed`` from the bill): what a what-if shows at once."""
 
+REWRITE_COLUMNS = (
+    "rewrite_time_tokens",
+    "rewrite_time_usd",
+    "rewrite_compaction_tokens",
+    "rewrite_compaction_usd",
+)
+"""The cache re-writes of a run (docs/concepts/cost.md defines them): *by time*, the tokens
+written again only because their entry's lifetime had passed (`RequestCost.expired`); *by
+compaction*, what the requests a compaction changed wrote, less time's share — each with what
+writing them cost above reading as many (`rewrite_dollars`)."""
+
 WHOLE_SESSION = (
+    *REWRITE_COLUMNS,
     "tokens_sent",
     "cost",
     "input_cost",
@@ -93,11 +107,40 @@ def comparison_row(
         "errors": headline["errors"],
         "failed_at": headline["failed_at"],
         "over_limit_billed": over_limit_billed,
+        **rewrite_figures(run, price),
         "replay_ms": run.seconds * 1000,
     }
     if run.error:
         row.update(dict.fromkeys(WHOLE_SESSION, math.nan))
     return row
+
+
+def rewrite_figures(run: ConfigRun, price: Price) -> dict[str, float]:
+    """`REWRITE_COLUMNS` of ``run``: by time over every request it sends (summary calls
+    included), by compaction over each compacting step's request."""
+    by_time = sum(c.expired for c in run.costs)
+    time_usd = sum(rewrite_dollars(c, c.expired, price) for c in run.costs)
+    broken = [
+        cost
+        for step, cost in zip(run.prepared, run.step_costs(), strict=True)
+        if step.compaction is not None
+    ]
+    by_compaction = sum(map(_rewritten, broken))
+    compaction_usd = sum(rewrite_dollars(c, _rewritten(c), price) for c in broken)
+    return {
+        "rewrite_time_tokens": by_time,
+        "rewrite_time_usd": time_usd,
+        "rewrite_compaction_tokens": by_compaction,
+        "rewrite_compaction_usd": compaction_usd,
+    }
+
+
+def _rewritten(cost: RequestCost) -> int:
+    """What a request wrote to the cache that time did not cause: its cache writes — or, for
+    a cache that bills no write (its writes are in ``uncached``), what it did not read — less
+    its `RequestCost.expired`."""
+    written = cost.cache_write or cost.uncached
+    return max(written - cost.expired, 0)
 
 
 def headline_row(run: ConfigRun) -> dict[str, Any]:

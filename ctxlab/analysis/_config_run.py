@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ctxlab.analysis._cost import CacheRules, Price, RequestCost, request_costs
 from ctxlab.analysis._grading import graded_steps
@@ -49,6 +49,9 @@ class _Pricing:
     price: Price
     rules: CacheRules
     priced_calls: bool
+    times: Mapping[int, float] = field(default_factory=dict)
+    """When each reply was recorded (trusted times, by message index): the requests' clock."""
+    write_ttl: Literal["5m", "1h"] | None = None
 
 
 @dataclass
@@ -108,9 +111,37 @@ class ConfigRun:
                 self.summary_calls if pricing.priced_calls else {},
                 pricing.messages,
                 pricing.cache,
+                pricing.times,
+                pricing.write_ttl,
             )
             self._costs = request_costs(shapes, pricing.price, pricing.rules)
         return self._costs
+
+    @property
+    def sent(self) -> list[ContextManifest]:
+        """Every request the run sends, in order — each compaction's summary calls before its
+        request when they are priced — as `costs` prices them."""
+        priced = self._pricing is not None and self._pricing.priced_calls
+        calls = self.summary_calls if priced else {}
+        return [
+            m
+            for position, step in enumerate(self.prepared)
+            for m in (*(c.manifest for c in calls.get(position, ())), step.manifest)
+        ]
+
+    def step_costs(self) -> list[RequestCost]:
+        """The cost of each step's own request, in step order (its summary calls apart)."""
+        costs = self.costs
+        pricing = self._pricing
+        if pricing is None or not pricing.priced_calls:
+            return costs[: len(self.prepared)]
+        own: list[RequestCost] = []
+        position = 0
+        for index in range(len(self.prepared)):
+            position += len(self.summary_calls.get(index, ()))
+            own.append(costs[position])
+            position += 1
+        return own
 
     @property
     def priced(self) -> bool:
@@ -153,17 +184,22 @@ async def replay_run(
     priced_calls: bool = True,
     unrecorded: UnrecordedPart | None = None,
     earlier: ConfigRun | None = None,
+    times: Mapping[int, float] | None = None,
+    write_ttl: Literal["5m", "1h"] | None = None,
 ) -> None:
     """Replay ``transcript`` under ``run.config`` into ``run`` (its steps, summary requests and
     calls, error, time; its grading and pricing are set up, done when read); ``priced_calls``
     False prices no summary call (summaries made offline); ``unrecorded`` the part of every
     request the recording does not hold (`ctxlab.unrecorded_part`); ``earlier`` a run of the
     same session (same window, cache and unrecorded part) whose first steps this one may reuse
-    (`reusable_steps`)."""
+    (`reusable_steps`); ``times`` the recording's trusted times by reply (`RecordingClock`)
+    and ``write_ttl`` its writes' TTL, the clock and TTL its requests are priced on."""
     started = time.perf_counter()
     run.error, run.summary_requests, run.summary_calls = None, {}, {}
     run._graded = run._costs = None
-    run._pricing = _Pricing(transcript.messages, cache, price, rules, priced_calls)
+    run._pricing = _Pricing(
+        transcript.messages, cache, price, rules, priced_calls, times or {}, write_ttl
+    )
     run.prepared = (
         reusable_steps(earlier, run.config, context_window) if earlier is not None else []
     )

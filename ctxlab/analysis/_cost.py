@@ -47,12 +47,14 @@ your own `Price`). docs/concepts/cost.md says it at length.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from ctxlab.analysis._cache_clock import manifest_times
 from ctxlab.analysis._cache_rules import (
     ANTHROPIC_LOOKBACK,
     CacheRules,
@@ -89,6 +91,7 @@ __all__ = [
     "price_for",
     "pricing_note",
     "request_costs",
+    "rewrite_dollars",
     "shape_of",
 ]
 
@@ -297,6 +300,21 @@ def _dollars(price: Price, hour: bool, uncached: int, write: int, read: int, out
     ) / 1_000_000
 
 
+def rewrite_dollars(cost: RequestCost, tokens: int, price: Price) -> float:
+    """USD ``tokens`` of a request (``cost``) cost as a write above reading them from the
+    cache: its write price (1-hour where it wrote at that TTL; the input price where its cache
+    bills no write) less the read price, at the request's tier."""
+    if not tokens:
+        return 0.0
+    tier = price.at(cost.input_tokens)
+    written = tier.input
+    if cost.cache_write:
+        written = tier.cache_write
+        if cost.cache_write_1h and tier.cache_write_1h is not None:
+            written = tier.cache_write_1h
+    return tokens * (written - tier.cache_read) / 1_000_000
+
+
 def _anthropic_cache(
     cache: PrefixCache,
     prefixes: Sequence[bytes],
@@ -327,18 +345,29 @@ def costs_of_manifests(
     manifests: Sequence[ContextManifest],
     price: Price | None = None,
     rules: CacheRules | None = None,
+    *,
+    times: Mapping[str, float] | None = None,
+    joined: int | None = None,
 ) -> list[RequestCost]:
     """The cost of a live session's requests (reasoning and summary calls, in the order they
     were sent), one per manifest: outputs from the provider's usage where known; a summary
     call's output is the summary the next request carries. A manifest whose validation failed
     was never sent: it costs nothing and caches nothing. The price and cache rules follow the
     first manifest's model unless given (`price_for`, `cache_rules_for`: an unknown model is
-    unpriced, its costs NaN)."""
+    unpriced, its costs NaN).
+
+    The cache's clock is each manifest's ``sent_at`` (the wall clock the agent sent it at),
+    else its time in ``times`` (by request id: a recording's, `ReplaySession`); a time after
+    now is distrusted (no clock for its gaps). ``joined``: the position from which the
+    manifests are another run's continuing the ones before (a fork's after its fork point):
+    their clock is moved so that the first follows the last before it with no gap, their own
+    gaps kept."""
     if not manifests:
         return []
     model = manifests[0].model
     rules = rules or cache_rules_for(model, price)
     price = price or price_for(model)
+    clock = manifest_times(manifests, times or {}, joined)
     shapes: list[RequestShape] = []
     for index, manifest in enumerate(manifests):
         if manifest.validation != "passed":
@@ -349,5 +378,8 @@ def costs_of_manifests(
         if manifest.purpose == "summary" and usage is None:
             following = next((m for m in manifests[index + 1 :] if m.purpose != "summary"), None)
             output = following.totals.get("summary", 0) if following is not None else 0
-        shapes.append(shape_of(manifest, output))
+        shape = shape_of(manifest, output)
+        if clock[index] is not None:
+            shape = dataclasses.replace(shape, at=clock[index])
+        shapes.append(shape)
     return request_costs(shapes, price, rules)

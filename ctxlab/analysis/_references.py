@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from ctxlab.analysis._cost import Prefix, Price, RequestCost, RequestShape
 from ctxlab.analysis._unrecorded import UnrecordedPart
@@ -21,6 +23,9 @@ from ctxlab.messages import AssistantMessage, UserMessage, request_start
 from ctxlab.pipeline._stages import fixed_part, unrecorded_item
 from ctxlab.tokens import TokenCache
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "Fixed",
     "ReferenceShapes",
@@ -28,6 +33,7 @@ __all__ = [
     "fixed_parts",
     "output_cost",
     "reference_shapes",
+    "references_frame",
 ]
 
 Message = UserMessage | AssistantMessage
@@ -54,6 +60,33 @@ class References:
     over_limit: int
 
 
+def references_frame(
+    references: tuple[References, References], price: Price, pricing: str
+) -> pd.DataFrame:
+    """`WhatIf.references`: the two references, one row each — requests, ``over_limit``,
+    input, output and all-in cost (USD) — with ``attrs["pricing"]``."""
+    import pandas as pd
+
+    rows = []
+    names = ("baseline (drop oldest turns to fit)", "no compaction (unlimited window)")
+    for name, reference in zip(names, references, strict=True):
+        output = output_cost(reference.costs, price)
+        total = sum(c.cost for c in reference.costs)
+        rows.append(
+            {
+                "reference": name,
+                "requests": len(reference.costs),
+                "over_limit": reference.over_limit,
+                "input_cost": total - output,
+                "output_cost": output,
+                "cost": total,
+            }
+        )
+    frame = pd.DataFrame(rows).set_index("reference")
+    frame.attrs["pricing"] = pricing
+    return frame
+
+
 def output_cost(costs: Sequence[RequestCost], price: Price) -> float:
     """What the answers of ``costs`` cost (USD): each at the output price of its request's
     size (a long-context request's answer at the tier's price)."""
@@ -70,12 +103,33 @@ def reference_shapes(
     fixed: Fixed | Callable[[int], Fixed],
     input_limit: int,
     limit: int | None,
+    times: Mapping[int, float] | None = None,
+    write_ttl: Literal["5m", "1h"] | None = None,
 ) -> ReferenceShapes:
     """The requests of a reference policy over ``messages``: ``fixed`` are the tool and System
     parts (keys, tokens) every request repeats — or a function giving, for the message index of
     the reply a request produced, that request's own (a recording's unrecorded part changes
     with its model); ``limit`` None never compacts (and counts the requests over
-    ``input_limit``), else the oldest turns are dropped to fit ``limit``."""
+    ``input_limit``), else the oldest turns are dropped to fit ``limit``. Each request is
+    sent at its reply's time (``times``, by message index: the recording's clock) and writes
+    at ``write_ttl``, as `priced_shapes` prices a config's."""
+    shaped = _reference_shapes(messages, cache, fixed, input_limit, limit)
+    if not times and write_ttl is None:
+        return shaped
+    timed = [
+        dataclasses.replace(shape, at=(times or {}).get(reply), write_ttl=write_ttl)
+        for shape, reply in zip(shaped.shapes, shaped.replies, strict=True)
+    ]
+    return dataclasses.replace(shaped, shapes=timed)
+
+
+def _reference_shapes(
+    messages: Sequence[Message],
+    cache: TokenCache,
+    fixed: Fixed | Callable[[int], Fixed],
+    input_limit: int,
+    limit: int | None,
+) -> ReferenceShapes:
     fixed_of = fixed if callable(fixed) else _always(fixed)
     start = request_start(messages)
     shapes: list[RequestShape] = []
@@ -88,6 +142,7 @@ def reference_shapes(
     if limit is None:
         return _never_compacting(messages, keys, tokens, blocks, start, fixed_of, input_limit)
     first = 0  # index, after the pinned first message, of the first message sent
+    replies: list[int] = []
     for index in range(start + 1, len(messages)):
         if not isinstance(messages[index], AssistantMessage):
             continue
@@ -114,7 +169,8 @@ def reference_shapes(
         shapes.append(
             RequestShape(parts_keys, parts_tokens, points, tokens[index], blocks=parts_blocks)
         )
-    return ReferenceShapes(shapes, over)
+        replies.append(index)
+    return ReferenceShapes(shapes, over, replies)
 
 
 def _always(fixed: Fixed) -> Callable[[int], Fixed]:

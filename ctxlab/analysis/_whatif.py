@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
+from ctxlab.analysis._cache_clock import clocked_rules, recording_clock
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._calibration import Calibration, calibrate, calibrated_total
 from ctxlab.analysis._comparison import (
@@ -43,7 +44,12 @@ from ctxlab.analysis._cost import (
     request_costs,
 )
 from ctxlab.analysis._prices import recorded_model, recorded_on
-from ctxlab.analysis._references import References, fixed_parts, output_cost, reference_shapes
+from ctxlab.analysis._references import (
+    References,
+    fixed_parts,
+    reference_shapes,
+    references_frame,
+)
 from ctxlab.analysis._unrecorded import (
     UnrecordedPart,
     UnrecordedTokens,
@@ -56,7 +62,7 @@ from ctxlab.analysis._whatif_frames import DIFF_COLUMNS, diff_frame, retention_f
 from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest, Thresholds
+from ctxlab.manifest import Thresholds
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
@@ -129,7 +135,15 @@ class WhatIf:
             else TokenCache(counter or counter_for(self.model))
         )
         checked_price(price)
-        self.rules = checked_rules(rules) or cache_rules_for(self.model, price)
+        self.clock = recording_clock(transcript)
+        """The recording's trusted times, which the cache expires on (`RecordingClock`)."""
+        given = checked_rules(rules)
+        self.rules, self.lifetime = clocked_rules(
+            transcript, given or cache_rules_for(self.model, price), self.clock, fixed=given
+        )
+        """The cache rules, set to the recording's TTL and lifetime unless ``rules`` was
+        passed; and the lifetime its usage shows (`LifetimeInference`)."""
+        self._ttl = self.lifetime.ttl if given is None else None
         self.price = price or price_for(self.model, recorded_on(transcript.meta))
         self.summary_calls = summary_calls
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in named.items()}
@@ -167,6 +181,8 @@ class WhatIf:
             priced_calls=self.summary_calls,
             unrecorded=self.unrecorded,
             earlier=earlier,
+            times=self.clock.times,
+            write_ttl=self._ttl,
         )
 
     @property
@@ -195,7 +211,9 @@ class WhatIf:
             fixed_of = fixed_parts(self.transcript, self.cache, self.unrecorded)
             messages = self.transcript.messages
             feasible, unlimited = (
-                reference_shapes(messages, self.cache, fixed_of, limit, cap)
+                reference_shapes(
+                    messages, self.cache, fixed_of, limit, cap, self.clock.times, self._ttl
+                )
                 for cap in (limit, None)
             )
             over = unlimited.over_limit
@@ -220,26 +238,7 @@ class WhatIf:
         whose latest turn had to be cut to fit; for no compaction: requests over the input
         limit, which a provider would reject), input cost, output cost and all-in cost (USD);
         ``attrs["pricing"]`` as `table`'s."""
-        import pandas as pd
-
-        rows = []
-        names = ("baseline (drop oldest turns to fit)", "no compaction (unlimited window)")
-        for name, reference in zip(names, self._references(), strict=True):
-            output = output_cost(reference.costs, self.price)
-            total = sum(c.cost for c in reference.costs)
-            rows.append(
-                {
-                    "reference": name,
-                    "requests": len(reference.costs),
-                    "over_limit": reference.over_limit,
-                    "input_cost": total - output,
-                    "output_cost": output,
-                    "cost": total,
-                }
-            )
-        frame = pd.DataFrame(rows).set_index("reference")
-        frame.attrs["pricing"] = self.pricing
-        return frame
+        return references_frame(self._references(), self.price, self.pricing)
 
     def table(self) -> pd.DataFrame:
         """One row per config: requests, input tokens sent, cost (USD all-in, its input and
@@ -265,6 +264,7 @@ class WhatIf:
         ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
         frame.attrs["pricing"] = self.pricing
+        frame.attrs["cache_clock"] = self.cache_clock
         frame.attrs["counting"] = counting_note(self.model, self.cache.method)
         frame.attrs["verdict"] = self.verdict()
         calibration = self.calibration
@@ -275,7 +275,7 @@ class WhatIf:
             frame["tokens_sent_calibrated"] = [
                 # A replay that failed part way is not summed (see `comparison_row`); the same
                 # requests as tokens_sent, summary calls included (`calibrated_total`).
-                math.nan if run.error else calibrated_total(fit, self._sent(run))
+                math.nan if run.error else calibrated_total(fit, run.sent)
                 for run in self.runs.values()
             ]
             usage = (
@@ -294,16 +294,6 @@ class WhatIf:
         if unseen:
             frame.attrs["unrecorded"] = unseen
         return frame
-
-    def _sent(self, run: ConfigRun) -> list[ContextManifest]:
-        # Every request ``run`` sends, in order — each compaction's summary calls before its
-        # request when they are priced — as `ConfigRun.costs` prices them (tokens_sent's).
-        calls = run.summary_calls if self.summary_calls else {}
-        return [
-            m
-            for position, step in enumerate(run.prepared)
-            for m in (*(c.manifest for c in calls.get(position, ())), step.manifest)
-        ]
 
     def headline(self) -> pd.DataFrame:
         """The figures of `table` that need neither the grader nor the pricer, one row per
@@ -363,6 +353,14 @@ class WhatIf:
         """What the costs are priced as: the price (model, list price, source) and the cache
         rules, or ``unpriced (model X has no known price)`` (`pricing_note`)."""
         return pricing_note(self.model, self.price, self.rules)
+
+    @property
+    def cache_clock(self) -> str:
+        """The clock the prompt cache expires on and the lifetime it is given, in words: the
+        recording's times (or none: every cached prefix alive), and the lifetime its usage
+        shows (`LifetimeInference.sentence`)."""
+        note = self.clock.note(self.rules.lifetime)
+        return f"{note}; {self.lifetime.sentence}" if self.clock.timed else note
 
     @property
     def calibration(self) -> Calibration | None:

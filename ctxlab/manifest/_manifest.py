@@ -234,8 +234,18 @@ class ContextManifest:
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
             if f.name
-            not in ("items", "transforms", "previous_items", "provider_usage", "provider_items")
+            not in (
+                "items",
+                "transforms",
+                "previous_items",
+                "provider_usage",
+                "provider_items",
+                "sent_at",
+            )
         }
+        if self.sent_at is not None:
+            # Only when sent: a replay's manifests, and logs written before the clock, hold none.
+            data["sent_at"] = self.sent_at
         data["items"] = [dataclasses.asdict(i) for i in self.items]
         if self.provider_items is not None:
             data["provider_items"] = [dataclasses.asdict(i) for i in self.provider_items]

@@ -19,9 +19,9 @@ PRICE = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3)
 
 def _run(error: str | None = None) -> SimpleNamespace:
     costs = [
-        RequestCost(1_000, 200, 3_000, 100, 0.01, "reasoning"),
+        RequestCost(1_000, 200, 3_000, 100, 0.01, "reasoning", expired=150),
         RequestCost(500, 0, 0, 200, 0.005, "summary"),
-        RequestCost(300, 0, 0, 10, 0.001, "recovery"),
+        RequestCost(300, 900, 0, 10, 0.001, "recovery", expired=100),
         RequestCost(400, 0, 0, 150, 0.004, "summary"),
     ]
     manifests = [
@@ -39,13 +39,15 @@ def _run(error: str | None = None) -> SimpleNamespace:
         prepared=prepared,
         error=error,
         seconds=1.2345,
+        # Each step's own request: the second's (a compaction's) after its summary call.
+        step_costs=lambda: [costs[0], costs[2]],
     )
 
 
 def test_each_figure_of_a_finished_run() -> None:
     row = comparison_row(_run(), feasible=0.04, unlimited=0.0, price=PRICE, over_limit_billed=2)
     assert row["config"] == "tight"
-    assert row["tokens_sent"] == 1_000 + 200 + 3_000 + 500 + 300 + 400  # input only
+    assert row["tokens_sent"] == 1_000 + 200 + 3_000 + 500 + 300 + 900 + 400  # input only
     output = (100 + 200 + 10 + 150) * 15.0 / 1e6
     assert row["output_cost"] == pytest.approx(output)
     assert row["input_cost"] == pytest.approx(0.02 - output)
@@ -64,3 +66,13 @@ def test_a_run_that_failed_part_way_gives_no_whole_session_figures() -> None:
     assert row["failed_at"] == 3  # the request after the last it prepared
     assert row["errors"] == 2  # the failed manifest and the stop
     assert row["peak"] == 5_100 and row["requests"] == 3
+
+
+def test_the_cache_rewrites_by_time_and_by_compaction_in_tokens_and_dollars() -> None:
+    row = comparison_row(_run(), feasible=0.04, unlimited=0.05, price=PRICE)
+    # By time: every request's expired tokens, each at the write price less the read price.
+    assert row["rewrite_time_tokens"] == 150 + 100
+    assert row["rewrite_time_usd"] == pytest.approx(250 * (3.75 - 0.3) / 1e6, rel=1e-12)
+    # By compaction: what the compacting step's request wrote (900), less time's share (100).
+    assert row["rewrite_compaction_tokens"] == 800
+    assert row["rewrite_compaction_usd"] == pytest.approx(800 * (3.75 - 0.3) / 1e6, rel=1e-12)
