@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ctxlab.analysis._bill_shapes import ShapedRequest, billed_shapes
+from ctxlab.analysis._cache_clock import clocked_rules, recording_clock
 from ctxlab.analysis._cache_rules import CacheRules, cache_rules_for
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._cost import RequestCost, request_costs
@@ -127,12 +128,18 @@ def cache_check(
     ``note`` (what sizing the request had to assume), ``billed_cost`` (USD of its recorded
     usage) and ``modelled_cost`` (of the modelled split).
 
+    Each model's requests are priced with the rules the cost model prices the recording with
+    (its provider's, at the TTL its usage records, with the lifetime its own gaps show where
+    they contradict the documented one): ``frame.attrs["lifetimes"]`` says which, by model.
     Empty for a recording without cache usage (no request read or wrote a cache).
     ``calibration``: the recording's own (`ctxlab.calibrate`), fitted when omitted."""
     import pandas as pd
 
-    rows = check_rows(transcript, calibration=calibration, counter=counter)
-    return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
+    lifetimes: dict[str, str] = {}
+    rows = check_rows(transcript, calibration=calibration, counter=counter, lifetimes=lifetimes)
+    frame = pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
+    frame.attrs["lifetimes"] = lifetimes
+    return frame
 
 
 def check_rows(
@@ -140,8 +147,11 @@ def check_rows(
     *,
     calibration: Calibration | None = None,
     counter: TokenCounter | TokenCache | None = None,
+    lifetimes: dict[str, str] | None = None,
 ) -> list[dict[str, object]]:
-    """The rows of `cache_check`, as dicts."""
+    """The rows of `cache_check`, as dicts; ``lifetimes`` gets, by model, the cache lifetime
+    its requests were modelled with, in words (`LifetimeInference.sentence`)."""
+    lifetimes = {} if lifetimes is None else lifetimes
     checked_transcript(transcript, "cache_check")
     if calibration is not None and not isinstance(calibration, Calibration):
         msg = (
@@ -162,10 +172,14 @@ def check_rows(
     for request in recorded_requests(transcript):
         groups.setdefault(request.model or "", []).append(request)
     rows: list[dict[str, object]] = []
+    clock = recording_clock(transcript)
     for model, group in groups.items():
-        rules = cache_rules_for(model)
+        # The rules the cost model prices this recording with: its TTL, and the lifetime its
+        # own gaps show where they contradict the documented one.
+        rules, inference = clocked_rules(transcript, cache_rules_for(model), clock)
+        lifetimes[model] = inference.sentence
         shaped: list[ShapedRequest] = []
-        shapes = billed_shapes(transcript, group, calibration, part, cache, shaped)
+        shapes = billed_shapes(transcript, group, calibration, part, cache, shaped, clock.times)
         costs = request_costs(shapes, price_for(model), rules)
         rows.extend(_group_rows(shaped, costs, rules))
     rows.sort(key=lambda row: int(row["request"]))  # type: ignore[call-overload]

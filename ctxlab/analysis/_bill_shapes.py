@@ -15,17 +15,20 @@ parts are sized in the provider's tokens, from the bill itself — its total, ne
 - a bill smaller than the prefix the request shares with the previous one says that prefix
   changed without the file showing how (content dropped that the file keeps): the request's
   parts after the fixed ones are then taken as new (``note`` says so);
-- a request without a bill to trust is sized from its counts (the calibration's ratio).
+- a request without a bill is sized from its counts (the calibration's ratio); one whose cache
+  split does not add up keeps its total as its size (what is in doubt is the split, not the
+  sum).
 
-Each request is sent at its reply's recorded time (`Transcript.times`; none: no clock) and
-writes with the TTL its usage shows (1-hour writes recorded: ``1h``; else ``5m`` when it
+Each request is sent at its reply's recorded time (`Transcript.times`, those the cost model
+trusts: `ctxlab.analysis._cache_clock.recording_clock`; none: no clock) and writes with the TTL
+its usage shows (1-hour writes recorded: ``1h``; else ``5m`` when it
 wrote; else the TTL of the model's previous request).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -102,10 +105,12 @@ def billed_shapes(
     part: UnrecordedPart | None,
     cache: TokenCache,
     out: list[ShapedRequest],
+    times: Mapping[int, float],
 ) -> Iterator[RequestShape]:
     """The shapes of ``requests`` (one model's, in order) in billed tokens (see the module),
-    yielded one at a time for `request_costs`; what was assumed of each is appended to
-    ``out`` as its shape is yielded."""
+    each sent at its reply's time in ``times`` (the recording's trusted times, by message
+    index), yielded one at a time for `request_costs`; what was assumed of each is appended
+    to ``out`` as its shape is yielded."""
     system = (SystemPart("system_prompt", transcript.system),) if transcript.system else ()
     fixed = fixed_part(system, transcript.tools, cache)
     itemized = RecordedItems((*fixed.system_items, *fixed.tool_items), cache)
@@ -127,10 +132,13 @@ def billed_shapes(
         fit = calibration.fit(model or None) if calibration is not None else None
         ratio = fit.ratio if fit is not None else 1.0
         shaped = ShapedRequest(
-            request, model, transcript.times.get(request.reply), None, trust_of(request, flagged)
+            request, model, times.get(request.reply), None, trust_of(request, flagged)
         )
-        billed = usage.total_input_tokens if usage is not None and not shaped.trust else None
-        sized_keys, sizes, shaped.note = _sized(shape, billed, ratio, sizing, request.number)
+        # A split not to be trusted leaves its total a bill all the same (a bill of 0: none).
+        billed = usage.total_input_tokens if usage is not None else None
+        sized_keys, sizes, shaped.note = _sized(
+            shape, billed or None, ratio, sizing, request.number
+        )
         shaped.write_ttl = sizing.ttl = _ttl(request, sizing.ttl)
         sizing.keys, sizing.sizes = sized_keys, sizes
         out.append(shaped)

@@ -15,7 +15,7 @@ said so (`PricedCost.priced_from`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,16 +86,20 @@ def billed_costs(
     rules: CacheRules | None = None,
     *,
     model: str = "",
+    times: Mapping[str, float] | None = None,
 ) -> list[PricedCost]:
     """The cost of each of ``manifests`` (in the order they were sent), each by its own bill
     where its ``provider_usage`` is one that adds up — at ``price``, else its model's price
     (`price_for`: a recording may switch models; ``model``'s for a manifest that names none)
-    — and by `costs_of_manifests` (at ``price`` and ``rules``) where it has none.
+    — and by `costs_of_manifests` (at ``price`` and ``rules``, on the clock of ``times``, by
+    request id, where the manifests carry none) where it has none.
 
     Only for manifests whose usage is the bill of that very request: a recording *as
     recorded*, a live agent's. A replayed request carries the usage of the recorded request
     it stands for, which is not its own bill."""
-    modelled = costs_of_manifests(manifests, price or (price_for(model) if model else None), rules)
+    modelled = costs_of_manifests(
+        manifests, price or (price_for(model) if model else None), rules, times=times
+    )
     out: list[PricedCost] = []
     prices: dict[str, Price] = {}
     for manifest, estimate in zip(manifests, modelled, strict=True):
