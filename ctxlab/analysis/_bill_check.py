@@ -326,6 +326,8 @@ class CacheAgreement:
     """Requests left out: usage that does not add up."""
     disagreeing: tuple[tuple[int, str], ...]
     """The requests that disagree, with why: ``(request, why)``."""
+    unmodelled: int = 0
+    """Requests left out: their model's cache rules are not known (`CAUSES` ``no rules``)."""
 
     @property
     def share(self) -> float:
@@ -337,6 +339,11 @@ class CacheAgreement:
         """The figure in one line ("cache model: reads within 2 % of the bill on 97 % of
         requests (845 of 871)")."""
         if not self.compared:
+            if self.unmodelled:
+                return (
+                    "cache model: not checked — no known cache rules for this recording's model "
+                    f"({self.unmodelled:,} billed request{'s' if self.unmodelled != 1 else ''})"
+                )
             return "cache model: no billed request with cache usage to check"
         text = (
             f"cache model: reads within {TOLERANCE * 100:.0f} % of the bill on "
@@ -350,8 +357,11 @@ class CacheAgreement:
 
 def cache_agreement(frame: pd.DataFrame) -> CacheAgreement:
     """The agreement of a `cache_check` frame (`UsageError` for anything else)."""
-    columns = getattr(frame, "columns", None)
-    if columns is None or not {"request", "agrees", "why", "trusted"} <= set(columns):
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame) or not {"request", "agrees", "why", "trusted"} <= set(
+        frame.columns
+    ):
         msg = (
             "cache_agreement takes the frame ctxlab.cache_check(transcript) returns, got "
             f"{shown(frame)}"
@@ -368,4 +378,7 @@ def cache_agreement(frame: pd.DataFrame) -> CacheAgreement:
         if not agrees
     )
     not_trusted = int((frame["trusted"] == False).sum())  # noqa: E712 (a column of bools)
-    return CacheAgreement(len(compared) - len(disagreeing), len(compared), not_trusted, disagreeing)
+    unmodelled = int((frame["cause"] == "no rules").sum()) if "cause" in frame.columns else 0
+    return CacheAgreement(
+        len(compared) - len(disagreeing), len(compared), not_trusted, disagreeing, unmodelled
+    )

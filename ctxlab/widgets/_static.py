@@ -92,7 +92,8 @@ class StaticView:
             sources = list(log.frame()["priced_from"])
             billed = (
                 f"; as recorded, {sources.count('usage'):,} priced from their recorded usage "
-                f"(the bill), {sources.count('model'):,} by the cache model"
+                f"(the bill, each at its own model's price), {sources.count('model'):,} by the "
+                "cache model"
             )
         return (
             f"<p class='ctxlab-pricing'>cost: ${total:,.4f} over {len(log):,} requests (summary "

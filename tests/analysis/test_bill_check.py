@@ -273,3 +273,17 @@ def test_a_recording_without_cache_usage_has_nothing_to_check() -> None:
     agreement = cache_agreement(frame)
     assert agreement.compared == 0 and math.isnan(agreement.share)
     assert agreement.line == "cache model: no billed request with cache usage to check"
+
+
+def test_a_model_of_unknown_cache_rules_is_not_checked_and_said_so() -> None:
+    usages = [ProviderUsage(1, 10, 0, 5_000), ProviderUsage(1, 10, 5_000, 600)]
+    unknown = dataclasses.replace(_transcript(usages, {}), meta={"models": ["my-llm-7b"]})
+    frame = cache_check(unknown)
+    assert list(frame["cause"]) == ["no rules", "no rules"]
+    assert frame["agrees"].isna().all()
+    agreement = cache_agreement(frame)
+    assert (agreement.compared, agreement.unmodelled) == (0, 2)
+    assert agreement.line == (
+        "cache model: not checked — no known cache rules for this recording's model "
+        "(2 billed requests)"
+    )

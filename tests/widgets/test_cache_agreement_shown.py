@@ -54,6 +54,13 @@ async def test_the_header_and_report_show_the_agreement_and_the_requests_that_di
     report = lab.report(tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<h3>Checked against the bill</h3>" in report
     assert (
+        html.escape(
+            "; as recorded, 20 priced from their recorded usage (the bill, each at its own model's "
+            "price), 0 by the cache model</p>"
+        ).replace("&lt;/p&gt;", "</p>")
+        in report
+    )
+    assert (
         "<tr><td style='padding:2px 6px'>0</td><td style='padding:2px 6px'>the first request "
         "of its model here: its prefix was cached before (kept warm by another session, or by "
         "the parent of a subagent)</td></tr>"
