@@ -40,7 +40,7 @@ from ctxlab.io._otel_messages import Turn
 
 __all__ = ["from_aider_llm", "is_aider_llm_history"]
 
-_HEADER = re.compile(r"(TO LLM|LLM RESPONSE) [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}")
+_HEADER = re.compile(r"(TO LLM|LLM RESPONSE) ([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8})")
 _SEPARATOR = "-------"
 _ROLE = re.compile(r"[A-Z][A-Z_]*+")
 _ROLES = {"SYSTEM": "system", "USER": "user", "ASSISTANT": "assistant"}
@@ -59,6 +59,8 @@ class _Entry:
     """"TO LLM" or "LLM RESPONSE"."""
     line: int
     """The number of its header line."""
+    time: str = ""
+    """Its header's time: ``datetime.now().isoformat(timespec="seconds")``, local, no zone."""
     body: list[str] = field(default_factory=list)
 
 
@@ -69,7 +71,7 @@ def _entries(text: str) -> tuple[list[_Entry], int]:
     for number, line in enumerate(text.splitlines(), start=1):
         header = _HEADER.fullmatch(line.rstrip())
         if header is not None:
-            entries.append(_Entry(header.group(1), number))
+            entries.append(_Entry(header.group(1), number, header.group(2)))
         elif entries:
             entries[-1].body.append(line)
         elif line.strip():
@@ -144,6 +146,8 @@ def _call(number: int, request: _Entry, reply: _Entry | None) -> Call:
         outputs=outputs,
         usage=None,
         records=1 + (reply is not None),
+        at=request.time,  # when the request was sent
+        at_unit="iso",
     )
 
 

@@ -204,8 +204,10 @@ def _call(call: Mapping[str, Any], n: int) -> dict[str, Any]:
 
 
 def _usage(builder: ConversationBuilder, name: str, thread: list[Any]) -> None:
-    """The agent's model calls in the team's thread, on its replies in order when they agree."""
+    """The agent's model calls in the team's thread, on its replies in order when they agree,
+    each dating its reply (``created_at``, ISO 8601: when the call's message was made)."""
     calls: list[ProviderUsage] = []
+    stamps: list[Any] = []
     for message in thread:
         usage = as_mapping(message).get("models_usage")
         kind = as_mapping(message).get("type")
@@ -215,11 +217,13 @@ def _usage(builder: ConversationBuilder, name: str, thread: list[Any]) -> None:
             calls.append(
                 ProviderUsage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
             )
+            stamps.append(as_mapping(message).get("created_at"))
         else:
             builder.skip("team thread message (not this agent's model call)")
     replies = [i for i, t in enumerate(builder.turns) if t["role"] == "assistant"]
     if calls and len(calls) == len(replies):
-        for index, usage in zip(replies, calls, strict=True):
+        for index, usage, stamp in zip(replies, calls, stamps, strict=True):
             builder.place_usage(index, usage)
+            builder.reply_time(stamp, turn=index)
     else:
         builder.lose_usage("model call usage not matched to a reply", len(calls))

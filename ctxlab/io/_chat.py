@@ -215,12 +215,14 @@ def from_anthropic(
     where: str,
     usage: Mapping[int, ProviderUsage] | None = None,
     label: str = "",
+    times: Mapping[int, Any] | None = None,
 ) -> ConversationBuilder:
     """The conversation of Anthropic Messages dicts (string or block content). Results a harness
     wrote back as text (Cline and Roo Code: ``[read_file for 'x'] Result:`` then the output)
     become the tool results of the calls they answer. ``usage`` maps a reply's index in
     ``messages`` to what its request was billed (an importer that read it beside the
-    messages); ``label`` names the file in the census's kinds (a format of several files)."""
+    messages), ``times`` to when it was recorded (epoch milliseconds, as Cline writes them);
+    ``label`` names the file in the census's kinds (a format of several files)."""
     builder = ConversationBuilder(where, unit="message")
     billed = usage or {}
     pending: list[tuple[str, str]] = []  # (id, name) of the last reply's calls
@@ -254,6 +256,8 @@ def from_anthropic(
             pending = []
         if not builder.add(message["role"], blocks, billed.get(index)):
             builder.skip("message with nothing kept")
+        elif times and message["role"] == "assistant":
+            builder.reply_time(times.get(index), "ms", replace=index in billed)
     return builder
 
 

@@ -11,7 +11,9 @@ RooCodeInc/Roo-Code (``src/core/task-persistence/apiMessages.ts`` — ``ApiMessa
 read at 2026-04). Two files make a task:
 
 - ``api_conversation_history.json``: the conversation as sent to the model — Anthropic
-  Messages (``role``, ``content``: a string or blocks), each possibly with ``ts``; Cline adds
+  Messages (``role``, ``content``: a string or blocks), each possibly with ``ts`` (ms: when
+  it was saved, which dates a reply; a history without it is dated by the UI log's requests'
+  ``ts``, when each started); Cline adds
   ``modelInfo`` and ``metrics`` (``tokens``: ``prompt``, ``completion``, ``cached``) to its
   replies (2025 on) and ``call_id`` to blocks; Roo adds reasoning items without a role
   (``type: "reasoning"``), ``isSummary``/``condenseId`` (its condensed summary, appended after
@@ -97,6 +99,7 @@ class _Request:
     ts: int
     after: int | None  # conversationHistoryIndex: the last history message before its prompt
     info: Mapping[str, Any]
+    stamp: Any = None  # its ``ts`` as written (ms: when the request started)
 
     @property
     def billed(self) -> bool:
@@ -143,11 +146,13 @@ def from_cline(
     requests = [e.request for e in entries if e.request is not None]
     roo = app in ("roo", "kilo") or any("apiProtocol" in r.info for r in requests)
     roo = roo or any(_ROO_FIELDS & set(m) for m in messages)
-    usage, placed, notes = _usage_by_reply(messages, requests, roo)
+    usage, sources, placed, notes = _usage_by_reply(messages, requests, roo)
     # The census counts both files, a message a record: the history's (used as messages,
     # its reasoning items skipped), then the UI log's (each billed request's usage placed or
     # lost; the chat as shown, skipped).
-    builder = from_anthropic(messages, where, usage, label=f"{HISTORY_FILE}: ")
+    builder = from_anthropic(
+        messages, where, usage, label=f"{HISTORY_FILE}: ", times=_times(messages, sources)
+    )
     for kind in others:
         builder.record(f"{HISTORY_FILE}: {kind}")
         builder.skip(
@@ -174,6 +179,16 @@ def from_cline(
     if models:
         notes["models"] = models
     return builder, notes
+
+
+def _times(messages: list[Mapping[str, Any]], sources: Mapping[int, _Request]) -> dict[int, Any]:
+    """Each reply's time as written (ms): its own ``ts`` (when the reply was saved), or —
+    in a history that records none (older Cline, Kilo Code) — the ``ts`` of the request its
+    usage came from (when it started). Never both in one file: one clock a session."""
+    replies = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    if any("ts" in messages[i] for i in replies):
+        return {i: messages[i].get("ts") for i in replies}
+    return {i: request.stamp for i, request in sources.items()}
 
 
 def _has_content(message: Mapping[str, Any]) -> bool:
@@ -218,6 +233,7 @@ def _ui_entries(ui: Any, where: str) -> list[_Entry]:
             ts if isinstance(ts, int) and not isinstance(ts, bool) else 0,
             after if isinstance(after, int) and not isinstance(after, bool) else None,
             info,
+            ts,
         )
         entries.append(_Entry(kind, request, ""))
     return entries
@@ -233,11 +249,13 @@ def _ui_kind(message: Any) -> str:
 
 def _usage_by_reply(
     messages: list[Mapping[str, Any]], requests: list[_Request], roo: bool
-) -> tuple[dict[int, ProviderUsage], list[_Request], dict[str, Any]]:
-    """Usage by reply index, the requests whose usage was placed, and notes."""
+) -> tuple[dict[int, ProviderUsage], dict[int, _Request], list[_Request], dict[str, Any]]:
+    """Usage by reply index, the request it came from by reply index (a reply's own metrics
+    may have none), the requests whose usage was placed, and notes."""
     replies = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
     billed = [r for r in requests if r.billed]
     usage: dict[int, ProviderUsage] = {}
+    sources: dict[int, _Request] = {}
     how: dict[str, int] = {}
     left = list(billed)
     # A reply's own metrics (Cline, 2025 on): exact; the request of the same counts splits the
@@ -258,6 +276,7 @@ def _usage_by_reply(
         if match is not None:
             left.remove(match)
             usage[index] = match.usage(roo)
+            sources[index] = match
         else:
             usage[index] = ProviderUsage(prompt, completion, cached, 0)
         how["reply metrics"] = how.get("reply metrics", 0) + 1
@@ -268,16 +287,18 @@ def _usage_by_reply(
         target = next((i for i in open_replies if i > after), None)
         if target is not None:
             usage[target] = request.usage(roo)
+            sources[target] = request
             open_replies.remove(target)
             left.remove(request)
             how["conversationHistoryIndex"] = how.get("conversationHistoryIndex", 0) + 1
     if left and len(left) == len(open_replies):
         for index, request in zip(open_replies, left, strict=True):
             usage[index] = request.usage(roo)
+            sources[index] = request
         how["order"] = len(left)
         left = []
     notes: dict[str, Any] = {"usage_aligned_by": how} if how else {}
-    return usage, [r for r in billed if not any(r is x for x in left)], notes
+    return usage, sources, [r for r in billed if not any(r is x for x in left)], notes
 
 
 def _metrics(message: Mapping[str, Any]) -> tuple[int, int, int] | None:

@@ -81,7 +81,7 @@ def from_codex(
             builder.record("line of another format")
             builder.skip("not a Codex rollout line")
             continue
-        reader.line(line["type"], line["payload"])
+        reader.line(line["type"], line["payload"], line["timestamp"])
     reader.finish()
     return builder, "\n\n".join(reader.system), reader.meta
 
@@ -134,9 +134,11 @@ class _Reader:
         self.pending: ProviderUsage | None = None  # a usage written before its reply
         self.replied = False  # a reply since the last usage
         self.last_info: Any = None
+        self.stamp: Any = None  # the line's ``timestamp`` (ISO 8601, written by Codex)
 
-    def line(self, kind: str, payload: Mapping[str, Any]) -> None:
+    def line(self, kind: str, payload: Mapping[str, Any], stamp: Any = None) -> None:
         builder = self.builder
+        self.stamp = stamp
         if kind == "response_item":
             builder.record(f"response_item {payload.get('type') or 'unknown'}", raw=payload)
             self.item(payload)
@@ -237,8 +239,12 @@ class _Reader:
         )
 
     def reply(self, blocks: list[dict[str, Any]]) -> None:
+        # The first item of a request dates its reply: a request starts at the first item
+        # after a usage (a usage before its items: the one waiting for them).
+        starts = self.pending is not None if self.usage_first else not self.replied
         usage, self.pending = self.pending, None
-        self.builder.add("assistant", blocks, usage)
+        if self.builder.add("assistant", blocks, usage):
+            self.builder.reply_time(self.stamp, replace=starts)
         self.replied = True
 
     def compacted(self, payload: Mapping[str, Any]) -> None:

@@ -103,6 +103,7 @@ class _Reader:
         self.event_id: Any = None  # the id of the event being read
         self.at = builder.where  # the file and event being read, for what an error names
         self.reasoning = ""  # the latest assistant.reasoning text, kept as a thinking block
+        self.stamp: Any = None  # the event's ``timestamp`` (ISO 8601: ``toISOString``)
 
     def event(self, event: Any) -> None:
         builder = self.builder
@@ -113,6 +114,7 @@ class _Reader:
         kind, data = event["type"], event["data"]
         builder.record(kind, raw=event)
         self.event_id = event.get("id")
+        self.stamp = event.get("timestamp")
         if kind in _TOTALS:
             # The session's totals (kept in meta), a compaction's context sizes: no bill.
             builder.set_aside_field(event, "data", _TOTALS[kind])
@@ -174,6 +176,7 @@ def _reply(reader: _Reader, data: Mapping[str, Any]) -> None:
         )
     usage = _output_usage(reader, data)
     if blocks and builder.add("assistant", blocks, usage):
+        builder.reply_time(reader.stamp)  # a reply's first event (its reasoning's) dates it
         reader.replied = True
         if usage is not None:
             reader.output_only.add(len(builder.turns) - 1)
@@ -233,7 +236,8 @@ def _reasoning(reader: _Reader, data: Mapping[str, Any]) -> None:
     if not (isinstance(text, str) and text.strip()):
         reader.builder.skip("empty reasoning")
         return
-    reader.builder.add("assistant", [{"type": "thinking", "thinking": text}])
+    if reader.builder.add("assistant", [{"type": "thinking", "thinking": text}]):
+        reader.builder.reply_time(reader.stamp)
     reader.reasoning = text
 
 

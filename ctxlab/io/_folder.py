@@ -40,6 +40,7 @@ SESSION_COLUMNS = (
     "format",
     "models",
     "started",
+    "span_seconds",
     "modified",
     "messages",
     "requests",
@@ -94,7 +95,8 @@ def sessions(
     inventory: "unaccounted: 3 usage fields (at $.data)"), None when nothing is.
     ``conversation_tokens`` is the final conversation's size, estimated (about 4 characters a
     token); ``billed_input_tokens`` the input the provider billed over all requests, where the
-    file records usage. A subagent is listed apart, with the session it belongs to in
+    file records usage; ``span_seconds`` the recording's clock, from its first dated reply to
+    its last (None when the file records no times). A subagent is listed apart, with the session it belongs to in
     ``subagent_of``: its own file's row (Claude Code's ``<session>/subagents/agent-*.jsonl``),
     or, for one held in the session's file, a row of that file with its ``episode``. An
     OpenHands V1 conversation is one row: its ``base_state.json``, else its folder. A file
@@ -302,6 +304,7 @@ def _figures(transcript: Transcript) -> dict[str, Any]:
         if isinstance(models, list | tuple)
         else None,
         "started": started if isinstance(started, str | int | float) else None,
+        "span_seconds": _span(transcript.times),
         "messages": len(transcript.messages),
         "requests": sum(isinstance(m, AssistantMessage) for m in transcript.messages),
         "tool_calls": sum(len(getattr(m, "tool_uses", ())) for m in transcript.messages),
@@ -317,6 +320,11 @@ def _figures(transcript: Transcript) -> dict[str, Any]:
         "unaccounted": (census.unplaced_line() or None) if census is not None else None,
         "subagent_of": str(meta["subagent_of"]) if meta.get("subagent_of") else None,
     }
+
+
+def _span(times: dict[int, float]) -> float | None:
+    # The recording's clock: from its earliest dated reply to its latest (None: no clock).
+    return max(times.values()) - min(times.values()) if times else None
 
 
 def _length(value: Any) -> int:

@@ -1,15 +1,18 @@
-"""Message histories of agent frameworks: LangChain (``messages_to_dict``) and pydantic-ai
-(``ModelMessagesTypeAdapter`` JSON)."""
+"""Message histories of agent frameworks: LangChain (``messages_to_dict``: no time; usage with
+langchain-anthropic's TTL split of the cache writes) and pydantic-ai
+(``ModelMessagesTypeAdapter`` JSON: each response's ``timestamp`` dates its reply)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._block_shapes import has_data
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
+from ctxlab.io._cache_split import langchain_writes
 from ctxlab.io._chat import _text, _user_blocks, arguments_of
 from ctxlab.messages import ProviderUsage
 
@@ -77,7 +80,10 @@ def from_langchain(messages: Sequence[Any], where: str) -> tuple[ConversationBui
                             "input": arguments_of(call.get("args")),
                         }
                     )
-            if not builder.add("assistant", blocks, langchain_usage(data.get("usage_metadata"))):
+            usage = langchain_usage(data.get("usage_metadata"))
+            if usage is not None:
+                builder.cache_split(usage, langchain_writes(_details(data["usage_metadata"]))[2])
+            if not builder.add("assistant", blocks, usage):
                 builder.skip("empty reply")
         elif kind in ("tool", "function"):
             parts = langchain_parts(content) if isinstance(content, list) else []
@@ -131,19 +137,24 @@ def _langchain_image(part: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def langchain_usage(usage: Any) -> ProviderUsage | None:
-    """LangChain's ``usage_metadata`` as ctxlab's usage (the cache kept apart)."""
+    """LangChain's ``usage_metadata`` as ctxlab's usage (the cache kept apart, the 1-hour
+    cache writes of a TTL split that fits: `ctxlab.io._cache_split.langchain_writes`)."""
     if not isinstance(usage, Mapping):
         return None
-    details = usage.get("input_token_details") or {}
-    if not isinstance(details, Mapping):
-        details = {}
+    details = _details(usage)
+    writes, hour, _ = langchain_writes(details)
     # LangChain's input tokens include the cached ones (as OpenTelemetry's do).
-    return ProviderUsage.with_cache_inside(
-        usage.get("input_tokens"),
-        usage.get("output_tokens"),
-        details.get("cache_read"),
-        details.get("cache_creation"),
+    counted = ProviderUsage.with_cache_inside(
+        usage.get("input_tokens"), usage.get("output_tokens"), details.get("cache_read"), writes
     )
+    if 0 < hour <= counted.cache_creation_input_tokens:
+        return replace(counted, cache_creation_1h_input_tokens=hour)
+    return counted
+
+
+def _details(usage: Mapping[str, Any]) -> Mapping[str, Any]:
+    details = usage.get("input_token_details")
+    return details if isinstance(details, Mapping) else {}
 
 
 def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:
@@ -191,7 +202,10 @@ def from_pydantic_ai(messages: Sequence[Any], where: str) -> tuple[ConversationB
                 else:
                     # Built-in tool calls and returns, files, ...: counted as dropped.
                     blocks.append({"type": f"pydantic_ai:{part.get('part_kind')}"})
-            if not builder.add("assistant", blocks, _pydantic_usage(message.get("usage"))):
+            if builder.add("assistant", blocks, _pydantic_usage(message.get("usage"))):
+                # ``ModelResponse.timestamp``: ISO 8601 (the provider's, where it gives one).
+                builder.reply_time(message.get("timestamp"), replace=True)
+            else:
                 builder.skip("empty response")
     return builder, "\n\n".join(system)
 

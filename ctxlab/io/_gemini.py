@@ -238,7 +238,9 @@ def _reply(
         calls.stand_ins += 1
         builder.add("user", [{"type": "text", "text": STAND_IN_EXCHANGE}])
     tokens = record.get("tokens")
-    if not builder.add("assistant", blocks, _usage(tokens)):
+    if builder.add("assistant", blocks, _usage(tokens)):
+        builder.reply_time(record.get("timestamp"))  # ISO 8601 (``toISOString``)
+    else:
         builder.skip("empty reply")
     reason = _no_bill(tokens)
     if reason is not None:

@@ -183,6 +183,8 @@ class _Reply:
                 builder.skip("empty message")
             else:
                 self.after_reply = True
+                # Dated by its first chunk (each event's ``timestamp``: ISO 8601).
+                builder.reply_time(as_mapping(self.events[0]).get("timestamp"))
                 if len(self.events) > 1:
                     # The chunks are one reply, joined: each is not a reply of its own.
                     builder.set_aside(self.events[1:], "a streamed reply's later chunks (joined)")
@@ -205,7 +207,7 @@ def _event(
             builder.skip("empty message")
     elif kind == "tool_use":
         parameters = event.get("parameters")
-        builder.add(
+        called = builder.add(
             "assistant",
             [
                 {
@@ -216,6 +218,8 @@ def _event(
                 }
             ],
         )
+        if called:  # a reply of calls alone is dated by its first (one with text: by that)
+            builder.reply_time(event.get("timestamp"))
     elif kind == "tool_result":
         builder.add("user", [_result(event)])
     elif kind == "result":

@@ -218,10 +218,12 @@ def _message(builder: ConversationBuilder, message: Mapping[str, Any]) -> None:
             blocks.append({"type": "redacted_thinking", "data": item["data"]})
         else:
             builder.leave_out(f"{kind or 'unreadable'} item")  # the user's screen only
-    if blocks:
-        builder.add(role, blocks)
-    else:
+    if not blocks:
         builder.skip("message without content for the model")
+    elif builder.add(role, blocks) and role == "assistant":
+        # ``created``: ``Utc::now().timestamp()``, epoch seconds (a reply streamed as several
+        # messages: its first).
+        builder.reply_time(message.get("created"), "s")
 
 
 def _request(item: Mapping[str, Any]) -> dict[str, Any]:

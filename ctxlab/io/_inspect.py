@@ -200,6 +200,10 @@ def from_inspect_sample(
             usage = placed.usage_of(message)
             if not builder.add("assistant", _reply(message, index), usage):
                 builder.skip("empty reply")
+            elif placed.call is not None:
+                # The model event's ``timestamp`` (ISO 8601 with its offset): when the call
+                # that produced the reply began.
+                builder.reply_time(placed.call.stamp, replace=usage is not None)
         elif role == "tool":
             if not builder.add("user", [_result(message)]):
                 # (a result naming no call is left out; its record must still be counted)
@@ -276,6 +280,7 @@ class _ModelCall:
         self.id = self.reply.get("id") if isinstance(self.reply.get("id"), str) else None
         self.usage = _usage(output.get("usage"))
         self.input = _input(event, sample)
+        self.stamp = event.get("timestamp")
 
 
 def _model_calls(events: list[Any], sample: Mapping[str, Any]) -> list[_ModelCall]:
@@ -323,6 +328,8 @@ class _UsageByCall:
         self.by_id = {c.id: n for n, c in enumerate(calls) if c.id is not None}
         self.taken: set[int] = set()
         self.rank = 0
+        self.call: _ModelCall | None = None
+        """The call `usage_of` found for the last reply (None: none)."""
 
     def usage_of(self, message: Mapping[str, Any]) -> ProviderUsage | None:
         key = message.get("id")
@@ -330,10 +337,12 @@ class _UsageByCall:
         if number is None and not self.by_id and self.rank < len(self.calls):
             number = self.rank
         self.rank += 1
+        self.call = None
         if number is None or number in self.taken:
             return None
         self.taken.add(number)
-        return self.calls[number].usage
+        self.call = self.calls[number]
+        return self.call.usage
 
     def unplaced(self) -> list[str]:
         return [

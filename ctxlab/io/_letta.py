@@ -183,10 +183,11 @@ class _Reader:
                             "input": arguments_of(function.get("arguments")),
                         }
                     )
-            if blocks:
-                self.builder.add("assistant", blocks)
-            else:
+            if not blocks:
                 self.builder.skip("empty message")
+            elif self.builder.add("assistant", blocks):
+                # ``created_at``: ISO 8601 (a reply of several messages: its first).
+                self.builder.reply_time(message.get("created_at"))
         elif role == "tool":
             self.tool(message, parts)
         else:

@@ -5,7 +5,8 @@ Read from mini-SWE-agent's own code (SWE-agent/mini-swe-agent, ``agents/default.
 ``actions_toolcall.py``: how actions are parsed and observations written; 2025–2026):
 
 - every message is an OpenAI-style dict with an ``extra`` of mini's own: the assistant's parsed
-  ``actions`` (``{"command", "tool_call_id"?}``) and the provider ``response`` (with its usage);
+  ``actions`` (``{"command", "tool_call_id"?}``), the provider ``response`` (with its usage and
+  ``created``) and, from 2.x, the ``timestamp`` that dates the reply;
 - **text-based** models (1.x, and 2.x's ``*_textbased`` models) write the action in the reply —
   ```` ```mswea_bash_command ```` (earlier ```` ```bash ````) or ``<mswea_bash_command>`` — and
   the observation comes back as a ``user`` message, one per action;
@@ -122,6 +123,8 @@ def from_mini_swe_agent(data: Any, where: str) -> tuple[ConversationBuilder, str
             pending = [] if message.get("tool_calls") else new
             if not builder.add("assistant", blocks, usage):
                 builder.skip("empty reply")
+            else:
+                builder.reply_time(_stamp(extra, response), "s", replace=True)
         elif role == "tool":
             call_id = str(message.get("tool_call_id") or "")
             builder.add("user", [{"type": "tool_result", "tool_use_id": call_id, "content": text}])
@@ -199,6 +202,15 @@ def _without(text: str, spans: list[tuple[int, int, str]]) -> str:
         kept.append(text[last:start])
         last = end
     return "".join(kept) + text[last:]
+
+
+def _stamp(extra: Mapping[str, Any], response: Any) -> Any:
+    """When a reply was recorded, epoch seconds: 2.x's ``extra.timestamp`` (``time.time()``
+    once the call returned), else — 1.x writes none — the provider response's ``created``
+    (when the provider made it: whole seconds)."""
+    if extra.get("timestamp") is not None:
+        return extra["timestamp"]
+    return response.get("created") if isinstance(response, Mapping) else None
 
 
 def _notes(data: Mapping[str, Any]) -> dict[str, Any]:

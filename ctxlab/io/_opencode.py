@@ -191,7 +191,8 @@ def _assistant(read: _Parts, info: Mapping[str, Any], parts: list[Any]) -> None:
     if fallback is None:
         # The message's tokens total its steps', each billed on its own step-finish.
         read.builder.set_aside_field(info, "tokens", "a reply's total over its steps")
-    for step in steps:
+    created = as_mapping(info.get("time")).get("created")
+    for number, step in enumerate(steps):
         # A step's own step-finish, its last part: a step that has none (or a finish without
         # tokens) takes no other step's usage.
         tokens = next(
@@ -203,11 +204,24 @@ def _assistant(read: _Parts, info: Mapping[str, Any], parts: list[Any]) -> None:
             ),
             fallback,
         )
-        _step(read, step, _usage(tokens))
+        _step(read, step, _usage(tokens), _started(step, created if number == 0 else None))
 
 
-def _step(read: _Parts, parts: list[Any], usage: ProviderUsage | None) -> None:
-    """One model call: its reply, and the results of its calls."""
+def _started(parts: list[Any], created: Any) -> Any:
+    """When a step (a model call) began, in ms: its first part that says when it started (a
+    text's or reasoning's ``time.start``, a call's ``state.time.start``; step parts say
+    nothing), else — for a message's first step — the message's ``time.created``."""
+    for part in parts:
+        part = as_mapping(part)
+        holder = as_mapping(part.get("state")) if part.get("type") == "tool" else part
+        start = as_mapping(holder.get("time")).get("start")
+        if start is not None:
+            return start
+    return created
+
+
+def _step(read: _Parts, parts: list[Any], usage: ProviderUsage | None, started: Any) -> None:
+    """One model call (begun at ``started``, ms): its reply, and the results of its calls."""
     builder = read.builder
     blocks: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -246,7 +260,8 @@ def _step(read: _Parts, parts: list[Any], usage: ProviderUsage | None) -> None:
             builder.lose_usage("on a step without output")
         builder.leave_out("step without output")
         return
-    builder.add("assistant", blocks, usage)
+    if builder.add("assistant", blocks, usage):
+        builder.reply_time(started, "ms", replace=usage is not None)
     builder.add("user", results)
 
 

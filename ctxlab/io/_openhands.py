@@ -3,7 +3,9 @@
 
 Read from OpenHands' own serialization (All-Hands-AI/OpenHands, ``openhands/events/serialization``:
 ``event_to_dict``; ``openhands/events/tool.py``: ``ToolCallMetadata``; 2025–2026). Each event is
-``{"id", "timestamp", "source": "user" | "agent" | "environment", "message", ...}`` and either an
+``{"id", "timestamp", "source": "user" | "agent" | "environment", "message", ...}`` (the
+``timestamp``: ``datetime.now().isoformat()``, local time without a zone — read as UTC, so
+gaps are right) and either an
 action (``action``: ``message``, ``run``, ``read``, ``edit``, ``think``, ``finish``, ...;
 ``args``) or an observation (``observation``, ``content``, ``cause``: the id of its action).
 An agent action made by a function call carries ``tool_call_metadata`` (``function_name``,
@@ -106,10 +108,14 @@ def from_openhands_events(events: Sequence[Any], where: str) -> ConversationBuil
                 inputs = {k: v for k, v in args.items() if k != "thought"}
                 name = str(meta.get("function_name") or action or "tool")
                 blocks.append({"type": "tool_use", "id": call_id, "name": name, "input": inputs})
-                builder.add("assistant", blocks, usage)
+                if builder.add("assistant", blocks, usage):
+                    # A new response (its usage) dates the turn its calls join.
+                    builder.reply_time(event.get("timestamp"), replace=usage is not None)
             elif source == "agent" and action in ("message", "finish"):
                 text = args.get("content") or args.get("final_thought") or event.get("message")
-                if not builder.text("assistant", str(text or "")):
+                if builder.text("assistant", str(text or "")):
+                    builder.reply_time(event.get("timestamp"))
+                else:
                     builder.skip("empty message")
             else:
                 builder.skip(f"{source} {action} action")

@@ -79,7 +79,9 @@ def from_completion_log(
     definitions and notes of one completion log of either version."""
     version = 1 if is_v1_log(log) else 0
     if version == 1 and not isinstance(log.get("messages"), list):
-        return _responses_log(log, where)
+        read = _responses_log(log, where)
+        _date(read[0], log, as_mapping(log.get("response")).get("output"))
+        return read
     # The messages with their tool calls and the reply with its calls parsed; with prompted
     # calling, the log's other pair is the same turns as text.
     text: tuple[str, str] | None = None
@@ -95,14 +97,24 @@ def from_completion_log(
     # (a list: either check holds only where the messages it reads are one)
     sent = list(sent) if isinstance(sent, list) else []
     notes = _notes(log, as_mapping(response), version)
+    replied = as_mapping(response).get("choices")
     if text is None:
         builder, system = _chat_call(sent, as_mapping(response), where)
+        _date(builder, log, replied)
         return builder, system, _tools(log), {**notes, "function_calling": "native"}
     builder, system, described = _prompted_call(log, sent, as_mapping(response), text, where)
+    _date(builder, log, replied)
     # The tools were described to the model in the System text it read, not sent as schemas:
     # their schemas are the transcript's only when that text is not in the log.
     tools = [] if described else _tools(log)
     return builder, system, tools, {**notes, "function_calling": "prompted"}
+
+
+def _date(builder: ConversationBuilder, log: Mapping[str, Any], replied: Any) -> None:
+    # The log's ``timestamp`` (``time.time()`` once the call returned: epoch seconds) dates
+    # the call's own reply, the last; the replies of the history it sent have no time here.
+    if replied and builder.turns and builder.turns[-1]["role"] == "assistant":
+        builder.reply_time(log.get("timestamp"), "s")
 
 
 def _chat_call(

@@ -241,6 +241,8 @@ class _Conversation:
         self.response = None
         if not self.builder.add(role, blocks, usage):
             self.builder.skip("message with nothing kept")
+        elif role == "assistant":
+            self._date(event, usage)
 
     def action(self, event: Mapping[str, Any]) -> None:
         call = as_mapping(event.get("tool_call"))
@@ -261,8 +263,15 @@ class _Conversation:
             self.builder.add_to(self.turn, blocks)
             return
         self.response = response if isinstance(response, str) else None
-        self.builder.add("assistant", blocks, self._bill(response))
+        usage = self._bill(response)
+        if self.builder.add("assistant", blocks, usage):
+            self._date(event, usage)
         self.turn = len(turns) - 1
+
+    def _date(self, event: Mapping[str, Any], usage: ProviderUsage | None) -> None:
+        # The event's ``timestamp`` (``datetime.now().isoformat()``: no zone); a new response
+        # (its usage) dates the turn it joins.
+        self.builder.reply_time(event.get("timestamp"), replace=usage is not None)
 
     def result(self, kind: str, event: Mapping[str, Any]) -> None:
         if kind == "ObservationEvent":

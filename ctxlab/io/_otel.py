@@ -198,6 +198,7 @@ def from_otel(
         )
         if call is not None:
             call.agent, call.span = agents.get(span.id, ""), span.id
+            call.at = span.start or None  # nanoseconds; 0: the span says no start
             calls.append(call)
     if not calls and any(
         isinstance(d := s.attributes.get(AGENTS_KEY), Mapping) and d.get("type") == "response"

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ctxlab.io._build import ConversationBuilder
+from ctxlab.io._clock import TimeUnit
 from ctxlab.io._otel_agents import AGENTS_KEY
 from ctxlab.io._otel_messages import Turn
 from ctxlab.io._otel_spans import Span
@@ -35,6 +37,10 @@ class Call:
     span: str = ""
     records: int = 1
     """The records of the file the call was read from (a span; aider's request and reply)."""
+    at: Any = None
+    """When the call began, as the file writes it (a span's start: nanoseconds; aider's
+    request header: ISO 8601), in ``at_unit``; None: no time. It dates the call's reply."""
+    at_unit: TimeUnit = "ns"
 
     @property
     def keys(self) -> list[str]:
@@ -92,7 +98,9 @@ def history_of(
         for role, blocks in tail:
             builder.add(role, blocks)
         for index, (role, blocks) in enumerate(call.outputs):
-            builder.add(role, blocks, call.usage if index == 0 else None)
+            added = builder.add(role, blocks, call.usage if index == 0 else None)
+            if added and index == 0 and role == "assistant":
+                builder.reply_time(call.at, call.at_unit, replace=True)  # one call, one request
         if not call.outputs and call.usage is not None:
             builder.lose_usage("a call whose reply the span does not hold")
         builder.use()  # its request is the history the next call extends

@@ -79,7 +79,9 @@ def from_smolagents(
         if "step_number" in step:
             calls = _action(builder, step, calls)
         elif "plan" in step:
-            if not builder.text("assistant", str(step.get("plan") or ""), _usage(step)):
+            if builder.text("assistant", str(step.get("plan") or ""), _usage(step)):
+                builder.reply_time(_started(step), "s", replace=True)
+            else:
                 builder.leave_out("empty plan")
             builder.text("user", _PROCEED)
         elif "task" in step:
@@ -129,7 +131,8 @@ def _action(builder: ConversationBuilder, step: Mapping[str, Any], calls: int) -
         if usage is not None:
             builder.lose_usage("on a step without a model output")
         return calls
-    builder.add("assistant", blocks, usage)
+    if builder.add("assistant", blocks, usage):
+        builder.reply_time(_started(step), "s", replace=True)  # one step, one model call
     builder.leave_out("observation image", len(step.get("observations_images") or ()))
     error = as_mapping(step.get("error"))
     observations = step.get("observations")
@@ -161,6 +164,13 @@ def _inputs(function: Mapping[str, Any]) -> dict[str, Any]:
     # A CodeAgent's call holds its code as a string.
     key = "code" if function.get("name") == "python_interpreter" else "arguments"
     return {key: arguments}
+
+
+def _started(step: Mapping[str, Any]) -> Any:
+    # When the step (its model call) began: ``timing.start_time`` (``time.time()``, epoch
+    # seconds), or the step's own ``start_time`` in versions before ``Timing``.
+    timing = as_mapping(step.get("timing"))
+    return timing.get("start_time", step.get("start_time"))
 
 
 def _usage(step: Mapping[str, Any]) -> ProviderUsage | None:

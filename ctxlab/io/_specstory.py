@@ -58,6 +58,8 @@ _SESSION_AT = re.compile(r"(?= Session [\w-])")
 _SESSION_ID = re.compile(r"[\w-]++")
 _HEADING = re.compile(r"#{1,2} ")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}")
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?Z$")
+"""The time a header may end with (``_**Agent (claude-4-sonnet 2025-08-18 14:14:40Z)**_``)."""
 
 
 def is_specstory(text: str) -> bool:
@@ -115,6 +117,20 @@ def _model(detail: str | None) -> str | None:
     return None if _DATE.match(first) else first
 
 
+def _date(builder: ConversationBuilder, detail: str | None, start: int) -> None:
+    """The time a section's header ends with dates the section's first reply (its later
+    requests, one a tool use, have no time of their own: undated)."""
+    found = _STAMP.search(detail or "")
+    if found is None:
+        return
+    replies = (
+        i for i in range(start, len(builder.turns)) if builder.turns[i]["role"] == "assistant"
+    )
+    first = next(replies, None)
+    if first is not None:
+        builder.reply_time(found.group(0), turn=first)
+
+
 def _title(line: str) -> str | None:
     r"""The title of a heading line (no line break in it): ``# Title (date)`` → ``Title``, as
     ``^#{1,2} (.+?)(?: \([^)]*\))?\s*$`` reads it — the shortest text before a last
@@ -164,11 +180,13 @@ def from_specstory(text: str, where: str) -> tuple[ConversationBuilder, dict[str
                 builder.skip("empty user turn")
             continue
         kept = False
+        start = len(builder.turns)
         for segment in segments:
             calls, added = _assistant_segment(builder, segment, calls, continued=detail is None)
             kept = kept or added
         if not kept:
             builder.skip("assistant section with nothing kept")
+        _date(builder, detail, start)
         builder.settle("section with nothing kept")
     if models:
         notes["models"] = models

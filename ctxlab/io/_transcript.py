@@ -8,6 +8,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from ctxlab.util._path_args import path_argument
 
 __all__ = [
     "Transcript",
+    "clock_summary",
     "corpus_dir",
     "load_transcript",
     "models_of",
@@ -267,6 +269,33 @@ def _messages(raw: list[tuple[int, Any]], path: Path) -> list[UserMessage | Assi
         raise
 
 
+def clock_summary(transcript: Transcript) -> str:
+    """The recording's clock in a line: its earliest and latest reply time (UTC), the span
+    between them and how many replies are dated — or that the file records no times."""
+    if not transcript.times:
+        return "no clock: the file records no times"
+    replies = sum(isinstance(m, AssistantMessage) for m in transcript.messages)
+    earliest, latest = min(transcript.times.values()), max(transcript.times.values())
+    return (
+        f"{_utc(earliest)} → {_utc(latest)} ({_duration(latest - earliest)}; "
+        f"{len(transcript.times)} of {replies} replies dated)"
+    )
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
 def transcript_html(transcript: Transcript) -> str:
     """A recorded session at a glance: where it came from, its size, its first words."""
     roles: dict[str, int] = {}
@@ -286,6 +315,7 @@ def transcript_html(transcript: Transcript) -> str:
         ["tool calls", calls],
         ["tool schemas", len(transcript.tools)],
         ["steps with provider usage", len(transcript.usage)],
+        ["clock", clock_summary(transcript)],
         ["census", str(transcript.census or "none (built in code)")],
         ["first user words", first[:300] + ("…" if len(first) > 300 else "")],
     ]

@@ -111,6 +111,16 @@ def test_the_fixtures_5_minute_writes_are_recorded_as_such() -> None:
     assert all(u.cache_creation_1h_input_tokens == 0 for u in transcript.usage.values())
 
 
+def test_a_file_with_a_line_cut_off_keeps_its_clock(tmp_path: Path) -> None:
+    # The lines left out are counted in the census afterwards: the clock goes with the usage.
+    path = tmp_path / SESSION.name
+    path.write_text(SESSION.read_text() + '{"type": "assistant", "timestamp": "2026-02-1')
+    transcript = load(path)
+    assert transcript.census is not None and transcript.census.skipped
+    assert transcript.times == load(SESSION).times
+    assert len(transcript.times) == 20
+
+
 def _corpus_paths() -> list[Path]:
     folder = corpus_dir() / "raw" / "claude_code"
     return sorted(folder.glob("*.jsonl")) + sorted(folder.glob("*/subagents/agent-*.jsonl"))

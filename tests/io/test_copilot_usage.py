@@ -228,6 +228,7 @@ def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
         "output_tokens": 80,
         "cache_read_input_tokens": 500,
         "cache_creation_input_tokens": 9,
+        "cache_creation_1h_input_tokens": 0,
     }
     assert {k: compaction[k] for k in ("kind", "trigger", "replies_before", "summary_head")} == {
         "kind": "compact",
