@@ -27,14 +27,17 @@ if TYPE_CHECKING:
     from ctxlab.manifest import ContextManifest
 
 __all__ = [
+    "LIVE_CLOCK",
     "LifetimeInference",
     "RecordingClock",
+    "clock_sentence",
     "clocked_rules",
     "duration",
     "infer_lifetime",
     "manifest_times",
     "recorded_ttl",
     "recording_clock",
+    "recording_clock_note",
     "trusted_time",
 ]
 
@@ -148,6 +151,27 @@ def recording_clock(transcript: Transcript, now: float | None = None) -> Recordi
             gaps.append(max(trusted - latest, 0.0))
         latest = trusted if latest is None else max(latest, trusted)
     return RecordingClock(times, len(replies), future, unreadable, disordered, tuple(gaps))
+
+
+LIVE_CLOCK = (
+    "cache on the wall clock: each request at the time the agent sent it, an entry gone after "
+    "its provider's lifetime"
+)
+"""The clock of a live agent's costs (its manifests' ``sent_at``), in words."""
+
+
+def clock_sentence(clock: RecordingClock, rules: CacheRules, inference: LifetimeInference) -> str:
+    """What the cache of a recording runs on, in words: its clock (or none) with the gaps past
+    ``rules``' lifetime, and the lifetime its usage shows (`WhatIf.cache_clock`, the Lab)."""
+    note = clock.note(rules.lifetime)
+    return f"{note}; {inference.sentence}" if clock.timed else note
+
+
+def recording_clock_note(transcript: Transcript, rules: CacheRules) -> str:
+    """`clock_sentence` of ``transcript`` under its provider's ``rules`` (`clocked_rules`)."""
+    clock = recording_clock(transcript)
+    clocked, inference = clocked_rules(transcript, rules, clock)
+    return clock_sentence(clock, clocked, inference)
 
 
 def recorded_ttl(usage: Mapping[int, ProviderUsage]) -> Literal["1h"] | None:

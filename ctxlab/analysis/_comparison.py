@@ -59,10 +59,10 @@ REWRITE_COLUMNS = (
 """The cache re-writes of a run (docs/concepts/cost.md defines them): *by time*, the tokens
 written again only because their entry's lifetime had passed (`RequestCost.expired`); *by
 compaction*, what the requests a compaction changed wrote, less time's share — each with what
-writing them cost above reading as many (`rewrite_dollars`)."""
+writing them cost above reading as many (`rewrite_dollars`). Like `WHOLE_SESSION`, not given
+(NaN) for a replay that failed part way."""
 
 WHOLE_SESSION = (
-    *REWRITE_COLUMNS,
     "tokens_sent",
     "cost",
     "input_cost",
@@ -111,7 +111,8 @@ def comparison_row(
         "replay_ms": run.seconds * 1000,
     }
     if run.error:
-        row.update(dict.fromkeys(WHOLE_SESSION, math.nan))
+        # The re-writes sum the whole session too.
+        row.update(dict.fromkeys((*WHOLE_SESSION, *REWRITE_COLUMNS), math.nan))
     return row
 
 

@@ -194,6 +194,8 @@ async def replay_run(
     same session (same window, cache and unrecorded part) whose first steps this one may reuse
     (`reusable_steps`); ``times`` the recording's trusted times by reply (`RecordingClock`)
     and ``write_ttl`` its writes' TTL, the clock and TTL its requests are priced on."""
+    # One function: the summarizer below closes over the replay's own state (the step before
+    # the one being prepared, what it asked), which a split would pass around by hand.
     started = time.perf_counter()
     run.error, run.summary_requests, run.summary_calls = None, {}, {}
     run._graded = run._costs = None

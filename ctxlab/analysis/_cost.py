@@ -54,7 +54,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from ctxlab.analysis._cache_clock import manifest_times
+from ctxlab.analysis._cache_clock import manifest_times, recorded_ttl
 from ctxlab.analysis._cache_rules import (
     ANTHROPIC_LOOKBACK,
     CacheRules,
@@ -327,8 +327,8 @@ def _anthropic_cache(
     found = anthropic_lookup(
         cache, prefixes, cumulative, shape.breakpoints, shape.blocks, rules.lookback
     )
-    if found.index >= 0:
-        cache.refresh(prefixes[found.index])
+    if found.end >= 0:
+        cache.refresh(prefixes[found.end])
     lifetime = rules.lifetime_of(shape.write_ttl)
     read = written_to = found.read
     for point in shape.breakpoints:
@@ -356,7 +356,8 @@ def costs_of_manifests(
     first manifest's model unless given (`price_for`, `cache_rules_for`: an unknown model is
     unpriced, its costs NaN).
 
-    The cache's clock is each manifest's ``sent_at`` (the wall clock the agent sent it at),
+    Writes are at Anthropic's 1-hour TTL where the manifests' usage says most were
+    (`recorded_ttl`). The cache's clock is each manifest's ``sent_at`` (the wall clock the agent sent it at),
     else its time in ``times`` (by request id: a recording's, `ReplaySession`); a time after
     now is distrusted (no clock for its gaps). ``joined``: the position from which the
     manifests are another run's continuing the ones before (a fork's after its fork point):
@@ -368,6 +369,9 @@ def costs_of_manifests(
     rules = rules or cache_rules_for(model, price)
     price = price or price_for(model)
     clock = manifest_times(manifests, times or {}, joined)
+    # Where the provider's usage says the writes had Anthropic's 1-hour TTL, they had it.
+    bills = {n: m.provider_usage for n, m in enumerate(manifests) if m.provider_usage}
+    ttl = recorded_ttl(bills) if rules.kind == "anthropic" else None
     shapes: list[RequestShape] = []
     for index, manifest in enumerate(manifests):
         if manifest.validation != "passed":
@@ -379,7 +383,7 @@ def costs_of_manifests(
             following = next((m for m in manifests[index + 1 :] if m.purpose != "summary"), None)
             output = following.totals.get("summary", 0) if following is not None else 0
         shape = shape_of(manifest, output)
-        if clock[index] is not None:
-            shape = dataclasses.replace(shape, at=clock[index])
+        if clock[index] is not None or ttl is not None:
+            shape = dataclasses.replace(shape, at=clock[index], write_ttl=ttl)
         shapes.append(shape)
     return request_costs(shapes, price, rules)

@@ -31,6 +31,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ctxlab.util._views import Prefix
 
@@ -46,14 +47,14 @@ __all__ = [
 _FOREVER = math.inf
 
 
-@dataclass(frozen=True)
-class Lookup:
+class Lookup(NamedTuple):
     """What a request found: the tokens it read, and those it would have read had no entry
-    expired (``known``: its prefix was cached before, at any time)."""
+    expired (``known``: its prefix was cached before, at any time). A named tuple: one is
+    made for every request priced."""
 
     read: int
     known: int
-    index: int = -1
+    end: int = -1
     """The part index the read prefix ends at (-1: none)."""
 
     @property
@@ -111,10 +112,11 @@ class PrefixCache:
     def put(self, digest: bytes, tokens: int, lifetime: float | None) -> None:
         """Write (or refresh) ``digest`` now, to live ``lifetime`` seconds."""
         self.entries[digest] = tokens
-        # Kept before the clock starts too (at its 0): an entry's own lifetime may differ from
-        # the rules' (a 1-hour write under 5-minute rules).
-        life = _FOREVER if lifetime is None else lifetime
-        self.expiry[digest] = (self.now + life, life)
+        # Before the clock starts (at its 0) an entry of the rules' lifetime needs no record
+        # (`_expires` gives it); one of another (a 1-hour write under 5-minute rules) does.
+        if self.clocked or lifetime != self.lifetime:
+            life = _FOREVER if lifetime is None else lifetime
+            self.expiry[digest] = (self.now + life, life)
 
     def refresh(self, digest: bytes) -> None:
         """A read of ``digest``: it lives its own lifetime again from now."""
@@ -173,7 +175,7 @@ def anthropic_lookup(
         if 0 <= point < len(prefixes):
             found = _longest(cache, prefixes, cumulative, point, blocks, lookback)
             if found.read > read:
-                read, index = found.read, found.index
+                read, index = found.read, found.end
             known = max(known, found.known)
     return Lookup(read, known, index)
 
@@ -196,7 +198,7 @@ def _longest(
         if digest in entries:
             if not known:
                 known = cumulative[index]
-            if cache.alive(digest):
+            if not cache.clocked or cache.alive(digest):
                 # The longest found: what lies further back is shorter.
                 return Lookup(cumulative[index], known, index)
         # Moving the boundary before part ``index`` passes its blocks.
@@ -229,7 +231,7 @@ def automatic_lookup(
         found = Lookup(0, known)
     # Every prefix of a request is cached with it, so the first prefix (from the end) already
     # there has all of its own: the rest need not be written again.
-    for index in range(len(prefixes) - 1, found.index, -1):
+    for index in range(len(prefixes) - 1, found.end, -1):
         entries[prefixes[index]] = cumulative[index]
     if cache.clocked:
         _move_path(cache, prefixes, shared)

@@ -325,6 +325,7 @@ def recorded_manifest(
     notes: tuple[str, ...] = (),
     itemized: RecordedItems | None = None,
     unrecorded: Unrecorded | None = None,
+    sent_at: float | None = None,
 ) -> ContextManifest:
     """The manifest of a recorded request: its messages as items (what a replayed manifest
     shows), led by ``unrecorded`` (what the request held that the file does not, by its size),
@@ -332,7 +333,8 @@ def recorded_manifest(
     what the file does not record. Its validation is ``budget_exceeded`` (with the reason)
     where the request — as counted with its unrecorded part, or as billed — is larger than
     ``context_window``: it was sent, to a larger window than the one it is shown at. ``itemized`` shares the items of one recording's requests
-    (System and tool items included: ``fixed_items`` is then not read)."""
+    (System and tool items included: ``fixed_items`` is then not read). ``sent_at``: when
+    the recorded agent sent it (its reply's time on the recording's clock)."""
     itemized = itemized or RecordedItems(fixed_items, cache)
     lead = (unrecorded_item(unrecorded),) if unrecorded is not None else ()
     items, estimated = itemized.of(request, lead)
@@ -368,4 +370,5 @@ def recorded_manifest(
         provider_usage=request.usage,
         error=error,
         notes=notes,
+        sent_at=sent_at,
     )

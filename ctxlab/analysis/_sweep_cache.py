@@ -38,18 +38,21 @@ def _digest(text: str) -> str:
 
 def transcript_key(transcript: Transcript) -> str:
     """A hash of what a replay depends on: system, tools, messages — and the usage, which sizes
-    the unrecorded part every request carries (`ctxlab.unrecorded_part`)."""
+    the unrecorded part every request carries (`ctxlab.unrecorded_part`), and the times, which
+    the prompt cache expires on."""
     tools = [(t.name, t.description, t.input_schema) for t in transcript.tools]
     usage = sorted(transcript.usage.items())
-    return _digest(f"{transcript.system}|{tools}|{dump_messages(transcript.messages)}|{usage}")
+    times = sorted(transcript.times.items())
+    messages = dump_messages(transcript.messages)
+    return _digest(f"{transcript.system}|{tools}|{messages}|{usage}|{times}")
 
 
-FIGURES = "unrecorded-modelled-failed-unpriced-1"
+FIGURES = "unrecorded-modelled-failed-unpriced-clock-1"
 """What the cached figures mean: bumped when a figure's definition changes within a version
 (retention measured on the original messages; cost against the feasible baseline; a replay that
 failed part way not priced, ``failed_at`` where it stopped; the unrecorded part in every
-request, the requests over the limit by the bill), so that a cache never serves figures of
-another definition."""
+request, the requests over the limit by the bill; the prompt cache on the recording's clock),
+so that a cache never serves figures of another definition."""
 
 
 def _case_key(session_key: str, config: ContextConfig, window: int, extra: str) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
-from ctxlab.analysis._cache_clock import clocked_rules, recording_clock
+from ctxlab.analysis._cache_clock import clock_sentence, clocked_rules, recording_clock
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._calibration import Calibration, calibrate, calibrated_total
 from ctxlab.analysis._comparison import (
@@ -359,8 +359,7 @@ class WhatIf:
         """The clock the prompt cache expires on and the lifetime it is given, in words: the
         recording's times (or none: every cached prefix alive), and the lifetime its usage
         shows (`LifetimeInference.sentence`)."""
-        note = self.clock.note(self.rules.lifetime)
-        return f"{note}; {self.lifetime.sentence}" if self.clock.timed else note
+        return clock_sentence(self.clock, self.rules, self.lifetime)
 
     @property
     def calibration(self) -> Calibration | None:

@@ -156,7 +156,8 @@ class Outcomes:
             return 0.0
         before = list(run.branch.point.manifests)
         price, rules = self._pricing(run.manifests[0].model)
-        costs = costs_of_manifests([*before, *run.manifests], price, rules)
+        # The run's own clock, joined to its origin's: its first request right after the fork.
+        costs = costs_of_manifests([*before, *run.manifests], price, rules, joined=len(before))
         # NaN for a model no table prices: never $0, never another model's dollars.
         return float(sum(c.cost for c in costs[len(before) :]))
 

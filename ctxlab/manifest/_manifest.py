@@ -180,8 +180,9 @@ class ContextManifest:
     they are."""
     sent_at: float | None = None
     """When the agent sent the request: wall-clock POSIX seconds (UTC), set by the agent loop
-    as it sends; None for a replay (its requests take their times from the transcript) and for
-    a request never sent. The cost model's clock (`ctxlab.analysis.costs_of_manifests`)."""
+    as it sends (a recording's request as recorded: its reply's time on the recording's
+    clock); None for a replay (its requests take their times from the transcript) and for a
+    request never sent. The cost model's clock (`ctxlab.analysis.costs_of_manifests`)."""
 
     @property
     def billed_items(self) -> Sequence[ManifestItem]:

@@ -196,6 +196,7 @@ class ReplaySession(StepSource):
                 notes=notes,
                 itemized=itemized,
                 unrecorded=part.at(request.reply, request.segment) if part is not None else None,
+                sent_at=transcript.times.get(request.reply),
             )
             previous = manifest
             self.manifests.append(manifest)

@@ -7,6 +7,8 @@ import html
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._cache_clock import LIVE_CLOCK, recording_clock_note
+from ctxlab.analysis._cache_rules import cache_rules_for
 from ctxlab.config._presets import describe_config
 from ctxlab.io import Census
 from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
@@ -23,6 +25,7 @@ __all__ = [
     "FREQUENT_WINDOW",
     "agreement_notes",
     "calibration_notes",
+    "clock_note",
     "flag_notes",
     "frequent_note",
     "frequent_warning",
@@ -76,6 +79,7 @@ def header_html(
                 f"{len(subagents)} subagent{'s' if len(subagents) != 1 else ''} apart, each "
                 f"with its own requests and bill: ctxlab.load(path, episode=1…{len(subagents)})"
             )
+    notes.append(html.escape(clock_note(agent, recording)))
     notes.extend(calibration_notes(calibration))
     notes.extend(agreement_notes(recording.cache_agreement if recording is not None else None))
     notes.extend(flag_notes(flags))
@@ -86,6 +90,16 @@ def header_html(
             "<br><span class='ctxlab-notes' style='color:#555'>" + "<br>".join(notes) + "</span>"
         )
     return text
+
+
+def clock_note(agent: Watched, recording: ReplaySession | None) -> str:
+    """The clock the costs' prompt cache expires on: a live agent's wall clock, a recording's
+    own times (or none: every cached prefix alive), with the lifetime its usage shows."""
+    if recording is None:
+        return LIVE_CLOCK
+    models = recording.transcript.models
+    model = models[0] if models else agent.model.name
+    return recording_clock_note(recording.transcript, cache_rules_for(model))
 
 
 def made_up_notes(

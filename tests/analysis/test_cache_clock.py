@@ -207,3 +207,15 @@ def test_a_manifests_sent_at_round_trips_and_is_left_out_when_never_sent() -> No
     never = dataclasses.replace(sent, sent_at=None)
     assert "sent_at" not in never.to_dict()
     assert ContextManifest.from_dict(never.to_dict()).sent_at is None
+
+
+def test_requests_whose_usage_says_one_hour_writes_keep_their_entries_an_hour() -> None:
+    # 40 minutes idle before the third: gone at 5 minutes, read at the 1-hour TTL the bills show.
+    manifests = _growing([0.0, 30.0, 2_430.0])
+    hour = [m.with_usage(ProviderUsage(3, 10, 0, 1_000, 1_000)) for m in manifests]
+    costs = costs_of_manifests(hour, SONNET, CacheRules.anthropic())
+    assert [c.cache_read for c in costs] == [0, 3_000, 4_000]
+    assert costs[2].cache_write_1h == costs[2].cache_write == 1_000
+    assert costs[2].cost == pytest.approx((4_000 * 0.30 + 1_000 * 6.0 + 10 * 15.0) / 1e6)
+    five = [m.with_usage(ProviderUsage(3, 10, 0, 1_000, 0)) for m in manifests]
+    assert costs_of_manifests(five, SONNET, CacheRules.anthropic())[2].cache_read == 0

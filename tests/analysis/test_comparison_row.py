@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ctxlab.analysis._comparison import WHOLE_SESSION, comparison_row
+from ctxlab.analysis._comparison import REWRITE_COLUMNS, WHOLE_SESSION, comparison_row
 from ctxlab.analysis._cost import RequestCost
 from ctxlab.analysis._prices import Price
 
@@ -62,7 +62,7 @@ def test_each_figure_of_a_finished_run() -> None:
 
 def test_a_run_that_failed_part_way_gives_no_whole_session_figures() -> None:
     row = comparison_row(_run("ContextBudgetExceeded"), feasible=0.04, unlimited=0.05, price=PRICE)
-    assert all(math.isnan(row[name]) for name in WHOLE_SESSION)
+    assert all(math.isnan(row[name]) for name in (*WHOLE_SESSION, *REWRITE_COLUMNS))
     assert row["failed_at"] == 3  # the request after the last it prepared
     assert row["errors"] == 2  # the failed manifest and the stop
     assert row["peak"] == 5_100 and row["requests"] == 3

@@ -67,6 +67,7 @@ def _transcript(**changes: Any) -> Transcript:
         fields["messages"],
         tools=fields["tools"],
         usage=fields["usage"],
+        times=fields.get("times", {}),
     )
 
 
@@ -132,6 +133,8 @@ def test_a_sessions_key_is_its_content() -> None:
         _transcript(messages=(UserMessage(content="Find the bug."),)),
         _transcript(usage={1: ProviderUsage(input_tokens=1_201, output_tokens=30)}),
         _transcript(usage={}),
+        # The times the prompt cache expires on: the same messages an hour apart cost more.
+        _transcript(times={1: 1_780_000_000.0}),
     ]
     keys = {transcript_key(t) for t in others}
     assert len(keys) == len(others) and base not in keys
