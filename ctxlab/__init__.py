@@ -13,6 +13,7 @@ from typing import Any
 
 from ctxlab._version import __version__
 from ctxlab.agent import Agent, Tool, tool
+from ctxlab.analysis._bill_check import cache_check
 from ctxlab.analysis._calibration import calibrate
 from ctxlab.analysis._cost import PRICES, Price, price_for
 from ctxlab.analysis._recorded import recorded_compactions, recorded_requests
@@ -105,6 +106,7 @@ __all__ = [
     "WhatIf",
     "WorkingState",
     "__version__",
+    "cache_check",
     "calibrate",
     "compare_configs",
     "detect_format",
@@ -126,6 +128,8 @@ __all__ = [
 
 PACKAGE_NAMES: dict[str, str] = {
     "BudgetPolicy": "ctxlab.config",
+    "CacheAgreement": "ctxlab.analysis",
+    "cache_agreement": "ctxlab.analysis",
     "CacheRules": "ctxlab.analysis",
     "Calibration": "ctxlab.analysis",
     "CalibrationFit": "ctxlab.analysis",

@@ -1,8 +1,9 @@
 """Analysis of recorded sessions, no model called: replay under a config, what-if comparisons
 priced with prompt caching, sweeps, a recording's own requests *as recorded*, what it does not
-hold of them (the unrecorded part, sized from the bill or stated), and estimates reconciled
-with the bill."""
+hold of them (the unrecorded part, sized from the bill or stated), estimates reconciled with
+the bill, and the cache model checked against it."""
 
+from ctxlab.analysis._bill_check import CacheAgreement, cache_agreement, cache_check
 from ctxlab.analysis._calibration import Calibration, CalibrationFit, calibrate
 from ctxlab.analysis._cost import PRICES, CacheRules, Price, cache_rules_for, price_for
 from ctxlab.analysis._price import LongContext
@@ -29,6 +30,7 @@ __all__ = [
     "PRICES",
     "SWEEP_COLUMNS",
     "UNRECORDED_PROFILES",
+    "CacheAgreement",
     "CacheRules",
     "Calibration",
     "CalibrationFit",
@@ -40,6 +42,8 @@ __all__ = [
     "UnrecordedPart",
     "UnrecordedProfile",
     "WhatIf",
+    "cache_agreement",
+    "cache_check",
     "cache_rules_for",
     "calibrate",
     "compare_configs",

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ctxlab.agent._watched import Capabilities
+from ctxlab.analysis._bill_check import CacheAgreement, cache_agreement, cache_check
 from ctxlab.analysis._cache_rules import cache_rules_for
 from ctxlab.analysis._calibration import Calibration, calibrate
 from ctxlab.analysis._prices import recorded_model
@@ -55,6 +56,9 @@ from ctxlab.pipeline._stages import fixed_part
 from ctxlab.sources._base import ModelInfo, StepSource
 from ctxlab.tokens import TokenCounter, counter_for
 from ctxlab.util._checks import shown
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["VIEWS", "ReplaySession", "View"]
 
@@ -136,6 +140,23 @@ class ReplaySession(StepSource):
         self.request_times: dict[str, float] = {}
         """When each request of the last run was sent, on the recording's clock (the time of
         the reply it stands for), by request id: a Lab's `StepLog.clock`."""
+        self._checked: pd.DataFrame | None = None
+
+    def cache_check(self) -> pd.DataFrame:
+        """The recording's cache model checked against its bill (`ctxlab.cache_check`, with
+        this session's calibration and counter), one row per billed request; computed once."""
+        if self._checked is None:
+            self._checked = cache_check(
+                self.transcript, calibration=self.calibration, counter=self.token_cache
+            )
+        return self._checked.copy()
+
+    @property
+    def cache_agreement(self) -> CacheAgreement | None:
+        """How far the cache model's reads agree with the bill (`CacheAgreement`: the figure
+        the Lab's header shows), or None for a recording without cache usage."""
+        frame = self.cache_check()
+        return cache_agreement(frame) if len(frame) else None
 
     @property
     def request_count(self) -> int:

@@ -16,13 +16,14 @@ from ctxlab.sources._replay import VIEWS
 
 if TYPE_CHECKING:
     from ctxlab.agent._watched import Watched
-    from ctxlab.analysis import Calibration
+    from ctxlab.analysis import CacheAgreement, Calibration
     from ctxlab.manifest import Thresholds
     from ctxlab.sources import ReplaySession
 
 __all__ = [
     "FREQUENT_COMPACTIONS",
     "FREQUENT_WINDOW",
+    "agreement_notes",
     "calibration_notes",
     "clock_note",
     "flag_notes",
@@ -80,6 +81,7 @@ def header_html(
             )
     notes.append(html.escape(clock_note(agent, recording)))
     notes.extend(calibration_notes(calibration))
+    notes.extend(agreement_notes(recording.cache_agreement if recording is not None else None))
     notes.extend(flag_notes(flags))
     notes.extend(made_up_notes(agent, recording, calibration))
     text = " · ".join(parts)
@@ -163,6 +165,27 @@ def calibration_notes(calibration: Calibration | None) -> list[str]:
         f"{ahead}, {inside or 0:.1%} in sample (fitted on every request); before "
         f"calibration {stacked:.0%} with the unrecorded part, {raw:.0%} without{broke}"
     ]
+
+
+SHOWN_DISAGREEING = 6
+"""The requests that disagree with the bill the header names; the rest are counted."""
+
+
+def agreement_notes(agreement: CacheAgreement | None) -> list[str]:
+    """One line: how far the cache model's reads agree with the recording's bill
+    (`CacheAgreement.line`) and the requests that disagree — none for a recording without
+    cache usage."""
+    if agreement is None:
+        return []
+    line = agreement.line
+    disagreeing = [str(request) for request, _ in agreement.disagreeing]
+    if disagreeing:
+        named = ", ".join(disagreeing[:SHOWN_DISAGREEING])
+        more = len(disagreeing) - SHOWN_DISAGREEING
+        rest = f" and {more} more" if more > 0 else ""
+        which = "request" if len(disagreeing) == 1 else "requests"
+        line += f"; disagreeing: {which} {named}{rest} (recording.cache_check() says why)"
+    return [html.escape(line)]
 
 
 SHOWN_FLAGS = 3

@@ -49,8 +49,13 @@ class RecordingView:
     def new_log(self) -> StepLog:
         """An empty step log, calibrated (the recorded view by segment: each compaction of the
         recorded agent restarts its fixed part)."""
-        # Priced as the recorded model: the replayed requests are named for the replay.
-        log = StepLog(model=recorded_model(self.recording.transcript.meta), price=self.lab.price)
+        # Priced as the recorded model: the replayed requests are named for the replay. As
+        # recorded, each request with usage costs its bill.
+        log = StepLog(
+            model=recorded_model(self.recording.transcript.meta),
+            price=self.lab.price,
+            billed=self.recording.view == "recorded",
+        )
         log.clock = self.recording.request_times  # the recording's clock, filled as it is read
         if self.calibration is not None:
             log.calibrate(self.calibration, segmented=self.recording.view == "recorded")

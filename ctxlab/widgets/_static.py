@@ -19,14 +19,15 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.util._html import MAX_ROWS
+from ctxlab.util._html import MAX_ROWS, escape
 from ctxlab.widgets._header import header_html, view_label
 from ctxlab.widgets._snapshot import break_even_html, report_html, snapshot_html
 
 if TYPE_CHECKING:
+    from ctxlab.analysis import CacheAgreement
     from ctxlab.widgets._lab import Lab
 
-__all__ = ["REFRESH_SECONDS", "StaticView"]
+__all__ = ["REFRESH_SECONDS", "StaticView", "agreement_html"]
 
 REFRESH_SECONDS = 2.0
 """The least time between two updates while a session runs (each is a message to the page)."""
@@ -69,9 +70,13 @@ class StaticView:
         recording = lab._recording()
         view = view_label(recording) if recording is not None else "live"
         # Every request's bar, not the snapshot's latest 40: a report is read in full.
+        agreement = recording.cache_agreement if recording is not None else None
         return report_html(
             f"ctxlab · {lab.agent.name} · {view}",
-            self.pricing_html() + break_even_html(lab.log.break_evens()) + self.html(limit=None),
+            self.pricing_html()
+            + agreement_html(agreement)
+            + break_even_html(lab.log.break_evens())
+            + self.html(limit=None),
             lab.log.manifests,
         )
 
@@ -86,9 +91,17 @@ class StaticView:
         total = sum(float(c) for c in log.frame()["cost"])
         if math.isnan(total):
             return f"<p class='ctxlab-pricing' style='color:#c00'>cost: {note}</p>"
+        billed = ""
+        if log.billed:
+            sources = list(log.frame()["priced_from"])
+            billed = (
+                f"; as recorded, {sources.count('usage'):,} priced from their recorded usage "
+                f"(the bill, each at its own model's price), {sources.count('model'):,} by the "
+                "cache model"
+            )
         return (
             f"<p class='ctxlab-pricing'>cost: ${total:,.4f} over {len(log):,} requests (summary "
-            f"calls included), priced as {note}</p>"
+            f"calls included), priced as {note}{html_text.escape(billed)}</p>"
         )
 
     def bundle(self) -> dict[str, Any]:
@@ -129,3 +142,25 @@ class StaticView:
         for display_id in self.display_ids:
             update_display(bundle, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
         self.updates += 1
+
+
+def agreement_html(agreement: CacheAgreement | None) -> str:
+    """The report's section on the cache model checked against the bill: the figure and every
+    request that disagrees, with why (nothing for a recording without cache usage)."""
+    if agreement is None:
+        return ""
+    rows = "".join(
+        f"<tr><td style='padding:2px 6px'>{request}</td><td style='padding:2px 6px'>"
+        f"{escape(why)}</td></tr>"
+        for request, why in agreement.disagreeing
+    )
+    table = (
+        f"<table class='ctxlab-disagreeing'><thead><tr><th>request</th><th>why the cache "
+        f"model disagrees</th></tr></thead><tbody>{rows}</tbody></table>"
+        if rows
+        else "<p>every request agrees</p>"
+    )
+    return (
+        f"<h3>Checked against the bill</h3><p class='ctxlab-agreement'>{escape(agreement.line)}"
+        f"</p>{table}"
+    )

@@ -30,6 +30,7 @@ from ctxlab.analysis._cost import (
     pricing_note,
 )
 from ctxlab.analysis._recorded import AFTER
+from ctxlab.analysis._usage_cost import PricedFrom, billed_costs
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import (
     STEP_COLUMNS,
@@ -107,6 +108,11 @@ class StepLog:
     price: Price | None = None
     """A price to use instead of the model's (`price_for`): a model no table knows is
     unpriced, its costs NaN, unless one is given."""
+    billed: bool = False
+    """Whether each request's provider usage is its own bill (a recording shown as recorded):
+    a request's cost is then that usage at its model's price, the cache model's only where no
+    usage was recorded (the frame's ``priced_from``: ``usage`` or ``model``,
+    `ctxlab.analysis._usage_cost.billed_costs`)."""
     calibration_revision: int = 0
     """Counts `calibrate` calls: every row's ``calibrated`` changed with each."""
     clock: dict[str, float] = field(default_factory=dict)
@@ -276,7 +282,10 @@ class StepLog:
             import pandas as pd
 
             self._frame = pd.DataFrame(self.rows, columns=list(STEP_COLUMNS))
-            self._frame["cost"], self._frame["cumulative_cost"] = self._costs()
+            costs, priced_from = self._costs()
+            self._frame["cost"] = costs
+            self._frame["cumulative_cost"] = list(itertools.accumulate(costs))
+            self._frame["priced_from"] = priced_from
         frame: pd.DataFrame = self._frame
         return frame
 
@@ -291,18 +300,32 @@ class StepLog:
         """What the costs are priced as, or that they are unpriced (`pricing_note`)."""
         return pricing_note(*self.pricing())
 
-    def _costs(self) -> tuple[list[float], list[float]]:
-        # Each step's request plus the summary calls made since the previous step.
+    def _costs(self) -> tuple[list[float], list[PricedFrom]]:
+        # Each step's request plus the summary calls made since the previous step; a step is
+        # priced from usage when all of it was.
         per_step = [0.0] * len(self.rows)
+        sources: list[PricedFrom] = ["model"] * len(self.rows)
+        mixed = [False] * len(self.rows)
         step = 0
-        for manifest, cost in zip(self.sent, self._sent_costs(), strict=True):
-            if manifest.purpose == "summary":
-                if step < len(per_step):
-                    per_step[step] += cost.cost
-                continue
+        model, _, rules = self.pricing()
+        if self.billed:
+            priced = billed_costs(self.sent, self.price, rules, model=model, times=self.clock)
+            costs = [p.cost for p in priced]
+            origins: list[PricedFrom] = [p.priced_from for p in priced]
+        else:
+            costs = self._sent_costs()
+            origins = ["model"] * len(costs)
+        for manifest, cost, origin in zip(self.sent, costs, origins, strict=True):
+            # (Summary calls after the last step have no step to be added to.)
+            if step >= len(per_step):
+                break
             per_step[step] += cost.cost
+            mixed[step] |= origin == "model"
+            if manifest.purpose == "summary":
+                continue
+            sources[step] = "model" if mixed[step] else "usage"
             step += 1
-        return per_step, list(itertools.accumulate(per_step))
+        return per_step, sources
 
     def _key(self) -> tuple[int, ...]:
         # What the costs and break-evens depend on, each only ever growing.

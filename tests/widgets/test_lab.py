@@ -40,7 +40,7 @@ async def demo_lab(tmp_path: Path) -> Lab:
 async def test_steps_frame_and_figure_follow_the_session(demo_lab: Lab) -> None:
     lab = demo_lab
     steps = lab.steps
-    assert list(steps.columns) == [*STEP_COLUMNS, "cost", "cumulative_cost"]
+    assert list(steps.columns) == [*STEP_COLUMNS, "cost", "cumulative_cost", "priced_from"]
     assert len(steps) == len([m for m in lab.agent.manifests if m.purpose == "reasoning"])
     # What each request cost with the prompt cache; a compaction's step carries its summary call.
     assert (steps["cost"] > 0).all() and steps["cumulative_cost"].is_monotonic_increasing

@@ -92,7 +92,11 @@ async def test_the_report_names_the_price_beside_the_sessions_cost(tmp_path: Pat
 
 async def test_the_report_of_an_unpriced_recording_says_so_never_zero(tmp_path: Path) -> None:
     session = load(FIXTURE)
-    unknown = dataclasses.replace(session, meta={**session.meta, "models": ["my-llm-7b"]})
+    # Every reply of a model no table knows (each request as recorded costs its bill at its
+    # own model's price: the per-reply models too).
+    replies = {rank: "my-llm-7b" for rank in session.meta["reply_models"]}
+    meta = {**session.meta, "models": ["my-llm-7b"], "reply_models": replies}
+    unknown = dataclasses.replace(session, meta=meta)
     lab = await Lab.open(unknown, context_window=200_000, view="recorded")
     report = lab.report(tmp_path / "report.html").read_text(encoding="utf-8")
     assert (
