@@ -20,6 +20,7 @@ the notebook's stop button) cancels what is pending and returns what finished, w
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -181,15 +182,8 @@ def _load(items: Any) -> list[Transcript]:
             name = f"{transcript.name}#{number}"
         names.add(name)
         if name != transcript.name:
-            transcript = Transcript(
-                name,
-                transcript.meta,
-                transcript.system,
-                transcript.messages,
-                transcript.extra,
-                transcript.tools,
-                transcript.usage,
-            )
+            # Every field kept (its clock and usage too): only the name differs.
+            transcript = dataclasses.replace(transcript, name=name)
         out.append(transcript)
     return out
 

@@ -234,3 +234,16 @@ def test_the_progress_bar_counts_cases(capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().err == ""
     sweep([SESSIONS[1]], two, (6_000,))  # on by default
     assert " 2/2 [" in capsys.readouterr().err
+
+
+def test_a_renamed_session_keeps_its_clock() -> None:
+    # The second session of one name is renamed: its times (its cache's clock) go with it, so
+    # its idle hour costs the re-write as the first one's does.
+    from tests.analysis.test_whatif_clock import _session as logs, _timed
+
+    idle = _timed(logs(), {6: 3_600.0})
+    configs = {"ctxlab": CONFIGS["ctxlab"]}
+    frame = sweep([idle, idle, logs()], configs, (200_000,), progress=False)
+    costs = frame.set_index("session")["cost"]
+    assert costs["logs"] == costs["logs#2"]
+    assert costs["logs"] > costs["logs#3"] > 0
