@@ -24,6 +24,7 @@ from ctxlab.io._block_shapes import (
     text_parts,
     tool_result,
 )
+from ctxlab.io._cache_split import split_notes
 from ctxlab.io._census import Census, Tally, holdings
 from ctxlab.io._clock import TimeUnit, posix_seconds
 from ctxlab.io._findings import field_of
@@ -358,24 +359,9 @@ class ConversationBuilder:
         usage = _moved(self.usage, messages, fixed)
         if len(usage) < len(self.usage):
             self._lose_usage("the repair removed a reply", len(self.usage) - len(usage))
-        notes.update(self._split_notes(usage))
+        notes.update(split_notes(usage, self._splits))
         notes["census"] = self.census(fixed, usage).as_meta()
         return list(fixed), notes, usage, _moved(self.times, messages, fixed)
-
-    def _split_notes(self, usage: dict[int, ProviderUsage]) -> dict[str, Any]:
-        # By identity: the split travels with the usage object wherever an importer put it.
-        splits: dict[int, bool] = {}
-        for index, placed in usage.items():
-            held, trusted = self._splits.get(id(placed), (None, True))
-            if held is placed:
-                splits[index] = trusted
-        notes: dict[str, Any] = {}
-        if splits:
-            notes["cache_split_recorded"] = len(splits)
-        flagged = sorted(i for i, trusted in splits.items() if not trusted)
-        if flagged:
-            notes["cache_split_flagged"] = flagged
-        return notes
 
     def census(
         self, messages: Sequence[UserMessage | AssistantMessage], usage: Mapping[int, Any]

@@ -24,7 +24,7 @@ from typing import Any
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import count_or_none
 
-__all__ = ["cache_split", "langchain_writes", "split_usage"]
+__all__ = ["cache_split", "langchain_writes", "split_notes", "split_usage"]
 
 _TTL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
 
@@ -86,3 +86,24 @@ def langchain_writes(details: Mapping[str, Any]) -> tuple[Any, int, bool | None]
     if not total:  # missing, or 0 (langchain-anthropic's zeroing): the split is the writes
         return five + hour, hour, True
     return total, (hour if hour <= total else 0), five + hour == total
+
+
+def split_notes(
+    usage: Mapping[int, ProviderUsage], splits: Mapping[int, tuple[ProviderUsage, bool]]
+) -> dict[str, Any]:
+    """The meta notes of a transcript's recorded splits: ``cache_split_recorded`` (how many
+    placed usages recorded one) and ``cache_split_flagged`` (the replies whose split does not
+    add up). ``splits`` holds each registered usage by its identity, with whether its split
+    adds up: the split travels with the usage object wherever an importer put it."""
+    trusted_by_reply: dict[int, bool] = {}
+    for index, placed in usage.items():
+        held, trusted = splits.get(id(placed), (None, True))
+        if held is placed:
+            trusted_by_reply[index] = trusted
+    notes: dict[str, Any] = {}
+    if trusted_by_reply:
+        notes["cache_split_recorded"] = len(trusted_by_reply)
+    flagged = sorted(i for i, trusted in trusted_by_reply.items() if not trusted)
+    if flagged:
+        notes["cache_split_flagged"] = flagged
+    return notes

@@ -20,13 +20,12 @@ recorded compaction; ``compactionTokensUsed``, its own call's usage), ``session.
 hooks, the start of a tool run whose request the message holds) is counted in
 ``meta["skipped"]``, as are a sub-agent's events.
 
-The schema marks ``assistant.usage`` ephemeral — "not persisted to the session event log on
-disk" — so a CLI's file gives each reply its output tokens alone: that usage is placed (input
-0) and ``meta["usage_lacks"]`` says so; the session's totals are in ``meta["session_usage"]``.
-Where an ``assistant.usage`` is recorded it replaces its reply's output count. The schema does
-not say whether ``inputTokens`` holds the cached tokens; a CLI 1.0.55 shutdown's totals show
-that it does (``inputTokens`` = input + cache reads + cache writes), so they are split out.
-"""
+The schema marks ``assistant.usage`` ephemeral — "not persisted to the session event log on disk" —
+so a CLI's file gives each reply its output tokens alone: that usage is placed (input 0) and
+``meta["usage_lacks"]`` says so; the session's totals are in ``meta["session_usage"]``. Where an
+``assistant.usage`` is recorded it replaces its reply's output count. The schema does not say
+whether ``inputTokens`` holds the cached tokens; a CLI 1.0.55 shutdown's totals show that it does
+(``inputTokens`` = input + cache reads + cache writes), so they are split out."""
 
 from __future__ import annotations
 

@@ -28,8 +28,7 @@ counts them. A ``tokens`` of all zeros (some versions write one for a response w
 arrived) is no bill: it is counted lost, never placed as a usage of 0.
 
 A list of Gemini API contents (``{"role": "user" | "model", "parts": [...]}``: ``text``,
-``thought``, ``functionCall``, ``functionResponse``, ``inlineData``) loads too.
-"""
+``thought``, ``functionCall``, ``functionResponse``, ``inlineData``) loads too."""
 
 from __future__ import annotations
 
