@@ -126,8 +126,8 @@ class Branch:
         filled, redone calls run), a fresh agent at the fork."""
         number = self._number(number)
         # The folder is copied off the event loop: a large workspace blocks no other run.
-        home, workspace = await asyncio.to_thread(self._folders, number)
-        return await self._start(self._run_in(number, home, workspace))
+        home, workspace, notes = await asyncio.to_thread(self._folders, number)
+        return await self._start(self._run_in(number, home, workspace, notes))
 
     def _new_run(self, number: int | None = None) -> BranchRun:
         """A run's folder and agent, not yet at the fork."""
@@ -141,22 +141,24 @@ class Branch:
         # A run's number names its folder: a whole number a folder name can hold.
         return whole_number(number, "number", high=_MAX_NUMBER)
 
-    def _folders(self, run: int) -> tuple[Path, Path | None]:
-        """Run ``run``'s folder, and its workspace (copied or filled) when it has one."""
+    def _folders(self, run: int) -> tuple[Path, Path | None, list[str]]:
+        """Run ``run``'s folder, its workspace (copied or filled) when it has one, and the notes
+        of its making (a link out of the folder copied as a file or left out)."""
         home = self.folder / f"run-{run}"
         workspace: Path | None = None
+        notes: list[str] = []
         try:
             home.mkdir(parents=True)
             if self.workspace is not None:
-                workspace = self.workspace.make(home / "workspace")
+                workspace = self.workspace.make(home / "workspace", notes)
             elif self.tools.needs_folder:
                 workspace = home / "workspace"
                 workspace.mkdir()
         except OSError as exc:
             raise ForkError(folder_problem(self.folder, exc)) from exc
-        return home, workspace
+        return home, workspace, notes
 
-    def _run_in(self, run: int, home: Path, workspace: Path | None) -> BranchRun:
+    def _run_in(self, run: int, home: Path, workspace: Path | None, notes: list[str]) -> BranchRun:
         """Run ``run``'s agent, over its folders."""
         model = self.model.branch() if isinstance(self.model, Model) else _made(self.model)
         summary = self.settings.arguments.get("summary_model")
@@ -173,7 +175,7 @@ class Branch:
         except CtxlabError as exc:
             msg = f"branch {self.name!r} cannot be made: {exc}"
             raise ForkError(msg) from exc
-        return BranchRun(self, run, agent, workspace)
+        return BranchRun(self, run, agent, workspace, notes=notes)
 
     async def _start(self, run: BranchRun) -> BranchRun:
         assert run.agent is not None

@@ -2,8 +2,13 @@
 folder the user names (or of the agent's workspace), or one a function fills (the demo project)
 — so that nothing a branch does reaches the original folder or another branch.
 
-The original is only read: the copy keeps symbolic links as links (never following one out of
-the folder), and a copy is refused where it would land inside the folder it copies.
+The original is only read, and no write through the copy reaches it or anything outside the copy
+(a user's tool may open paths itself, following links): a symbolic link into the folder copied
+(absolute, or relative through ``..``) points to the same place inside the copy, relative so the
+copy may move; a link out of it becomes a file holding its target's content when the target is
+a regular file (the branch reads what the origin read), and is left out otherwise (a folder, a
+missing target, a device), each told in the run's notes. A copy is refused where it would land
+inside the folder it copies.
 """
 
 from __future__ import annotations
@@ -20,7 +25,14 @@ from ctxlab.agent import Tool
 from ctxlab.exceptions import ForkError
 from ctxlab.messages import AssistantMessage, Message, UserMessage
 
-__all__ = ["Workspace", "folder_problem", "redo_calls", "refuse_inside", "workspace_of"]
+__all__ = [
+    "Workspace",
+    "contain_links",
+    "folder_problem",
+    "redo_calls",
+    "refuse_inside",
+    "workspace_of",
+]
 
 Filler = Callable[[Path], Any]
 """A function that fills an empty folder with a branch's files (e.g. `ctxlab.demo.prepare_workspace`)."""
@@ -42,13 +54,16 @@ class Workspace:
     source: Path | Filler
     redo: tuple[str, ...] = ()
 
-    def make(self, target: Path) -> Path:
-        """Make ``target`` (a new folder) the branch's workspace: copy or fill it."""
+    def make(self, target: Path, notes: list[str] | None = None) -> Path:
+        """Make ``target`` (a new folder) the branch's workspace: copy or fill it, every link
+        in it kept inside it (see the module); what was done to a link out of it is appended
+        to ``notes``."""
         if target.exists():
             msg = f"{target} exists already; a branch's workspace is always a new folder"
             raise ForkError(msg)
         if isinstance(self.source, Path):
             _copy(self.source, target)
+            told = contain_links(target, self.source.resolve())
         else:
             target.mkdir(parents=True)
             try:
@@ -59,6 +74,9 @@ class Workspace:
                     f"could not fill a branch's workspace with {name}: {type(exc).__name__}: {exc}"
                 )
                 raise ForkError(msg) from exc
+            told = contain_links(target, target.resolve())
+        if notes is not None:
+            notes.extend(told)
         return target
 
 
@@ -116,11 +134,63 @@ def _copy(source: Path, target: Path) -> None:
     source = source.resolve()
     refuse_inside(target, source)
     try:
-        # Links stay links: a link out of the folder is never followed (nor read) by the copy.
+        # Links copied as links (never followed by the copy): `contain_links` then settles them.
         shutil.copytree(source, target, symlinks=True)
     except (OSError, shutil.Error) as exc:
         msg = f"could not copy the workspace {str(source)!r} for a branch: {exc}"
         raise ForkError(msg) from exc
+
+
+def contain_links(copy: Path, origin: Path) -> list[str]:
+    """Make every symbolic link in ``copy`` (a copy of the resolved folder ``origin``, or
+    ``origin`` itself) resolve inside ``copy``: one whose target, resolved in ``origin``, lies
+    inside it points to the same place in ``copy``; one out of it becomes a copy of its target
+    when that is a regular file, and is removed otherwise. Returns a note for each link out."""
+    # Every link's fate is decided before any is changed: one link's target may be another.
+    plans = [(link, _resolved(origin / link.relative_to(copy))) for link in _links(copy)]
+    notes: list[str] = []
+    try:
+        for link, real in plans:
+            name = link.relative_to(copy).as_posix()
+            link.unlink()
+            if real.is_relative_to(origin):
+                _relink(link, copy / real.relative_to(origin))
+            elif real.is_file():
+                shutil.copy2(real, link)
+                notes.append(
+                    f"workspace: the link {name!r} points out of the copied folder "
+                    f"({str(real)!r}): the branch has a copy of that file instead, so its "
+                    "writes stay in its own folder"
+                )
+            else:
+                what = "a folder" if real.is_dir() else "nothing there or not a file"
+                notes.append(
+                    f"workspace: the link {name!r} points out of the copied folder "
+                    f"({str(real)!r}, {what}): left out of the branch's folder"
+                )
+    except OSError as exc:
+        msg = f"could not settle the links of a branch's workspace {str(copy)!r}: {exc}"
+        raise ForkError(msg) from exc
+    return notes
+
+
+def _links(folder: Path) -> list[Path]:
+    """The symbolic links under ``folder``, never descending through one."""
+    found: list[Path] = []
+    for parent, dirs, files in os.walk(folder):
+        found.extend(Path(parent, n) for n in (*dirs, *files) if Path(parent, n).is_symlink())
+    return sorted(found)
+
+
+def _resolved(path: Path) -> Path:
+    """Where ``path`` leads once every link is followed (as far as they go: a missing part
+    stays, a loop ends where it turns)."""
+    return Path(os.path.realpath(path))
+
+
+def _relink(link: Path, target: Path) -> None:
+    """``link`` made a relative link to ``target`` (both inside one copy)."""
+    os.symlink(os.path.relpath(target, link.parent), link, target_is_directory=target.is_dir())
 
 
 async def redo_calls(

@@ -3,13 +3,12 @@ requests and tokens a run sent from the fork (a failed preparation's -1 is no to
 (its own requests only, reading what the arrival cached), the verdicts counted (True only), the
 spread (the sample standard deviation), the earliest divergence; `first_difference` on
 signatures; `signature` reading ids that contain one another; a branch name taken twice; a
-workspace copy's links."""
+workspace copy's link out of it."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import statistics
 from pathlib import Path
 from types import SimpleNamespace
@@ -250,9 +249,9 @@ def test_a_branch_name_taken_is_numbered(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut", "cut-2", "cut-3"]
 
 
-def test_a_workspace_copy_keeps_links_as_links(tmp_path: Path) -> None:
-    # The copy never follows a link out of the folder: it stays a link (to the same target),
-    # so a branch writing through it is visible for what it is, and nothing outside is read.
+def test_a_workspace_copy_keeps_no_link_out_of_it(tmp_path: Path) -> None:
+    # A link out of the folder to a file becomes a file of the copy's own, holding its content
+    # (tests/fork/test_workspace_links.py has every other kind): a write stays in the copy.
     outside = tmp_path / "outside.txt"
     outside.write_text("secret\n")
     source = tmp_path / "project"
@@ -261,8 +260,8 @@ def test_a_workspace_copy_keeps_links_as_links(tmp_path: Path) -> None:
     (source / "link.txt").symlink_to(outside)
     made = Workspace(source).make(tmp_path / "branch")
     assert (made / "main.py").read_text() == "print('hi')\n"
-    assert (made / "link.txt").is_symlink()
-    assert os.readlink(made / "link.txt") == str(outside)
+    assert not (made / "link.txt").is_symlink()
+    assert (made / "link.txt").read_text() == "secret\n"
     # Control: a refused copy into the folder itself.
     with pytest.raises(ForkError, match="inside the workspace it copies"):
         Workspace(source).make(source / "copy")
