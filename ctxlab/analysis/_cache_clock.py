@@ -204,12 +204,14 @@ class LifetimeInference:
     lifetime: float | None = None
     """The lifetime the cost model uses: the documented one where the gaps agree with it (or
     tell nothing), else the longest gap after which the prefix was read (or, with no such
-    gap, a second short of the shortest re-write). Re-writes after a gap shorter than a read
-    are set aside (`set_aside`), so the two gaps never contradict each other."""
+    gap, a second short of the shortest re-write). Re-writes after a gap shorter than a read,
+    or within the documented lifetime (a floor: the provider promises it), are set aside
+    (`set_aside`), so the inference never shortens a documented lifetime."""
     ttl: Literal["1h"] | None = None
     """The recording's write TTL when its usage says (`recorded_ttl`)."""
     set_aside: int = 0
-    """Re-writes after a gap shorter than a read: a changed prefix's, not time's."""
+    """Re-writes after a gap shorter than a read or than the documented lifetime: a changed
+    prefix's, not time's."""
 
     @property
     def agrees(self) -> bool:
@@ -237,8 +239,9 @@ class LifetimeInference:
         evidence = " and ".join(seen)
         if self.set_aside:
             evidence += (
-                f" ({self.set_aside} re-write{'s' if self.set_aside != 1 else ''} after shorter "
-                "gaps than a read set aside: a changed prefix, not time)"
+                f" ({self.set_aside} re-write{'s' if self.set_aside != 1 else ''} after gaps "
+                "shorter than a read or the documented lifetime set aside: a changed prefix, "
+                "not time)"
             )
         if self.agrees:
             return f"cache lifetime {known} as documented; the recording agrees: it {evidence}"
@@ -266,8 +269,11 @@ def infer_lifetime(
         _classify_gaps(transcript, clock.times, reads, rewrites)
     longest = max(reads, default=None)
     # A cache that lived through a longer gap lives through a shorter one: a re-write after a
-    # shorter gap than a read was caused by a changed prefix, not by time — set aside.
-    timed = [gap for gap in rewrites if longest is None or gap > longest]
+    # shorter gap than a read was caused by a changed prefix, not by time — set aside. So is
+    # one within the documented lifetime: the provider promises the entry lives that long (a
+    # session's first requests after a tool or System change re-write within seconds).
+    floor = documented if documented is not None else 0.0
+    timed = [gap for gap in rewrites if (longest is None or gap > longest) and gap > floor]
     inference = LifetimeInference(
         documented, longest, min(timed, default=None), len(reads), len(timed), ttl=ttl
     )

@@ -116,7 +116,26 @@ def test_a_rewrite_after_a_shorter_gap_than_a_read_is_set_aside() -> None:
         _transcript(times, _usage([0, 9_000, 0, 9_000, 9_000])), CacheRules.anthropic()
     )
     assert (found.shortest_rewrite, found.set_aside, found.lifetime) == (None, 1, 300.0)
-    assert "1 re-write after shorter gaps than a read set aside" in found.sentence
+    assert (
+        "1 re-write after gaps shorter than a read or the documented lifetime set aside"
+        in found.sentence
+    )
+
+
+def test_a_rewrite_within_the_documented_lifetime_never_shortens_it() -> None:
+    # Reads after up to 28 s, a re-write after 40 s: well within Anthropic's 5 minutes, so a
+    # changed prefix (a session's tools or System), not an entry that died early.
+    times = {1: 0.0, 3: 20.0, 5: 48.0, 7: 88.0, 9: 100.0}
+    found = infer_lifetime(
+        _transcript(times, _usage([0, 9_000, 9_000, 0, 9_000])), CacheRules.anthropic()
+    )
+    assert (found.longest_read, found.shortest_rewrite) == (28.0, None)
+    assert (found.set_aside, found.lifetime) == (1, 300.0)
+    assert found.sentence.startswith("cache lifetime 5 min as documented; the recording agrees")
+    # With no lifetime documented, the same re-write is all there is to go by.
+    forever = dataclasses.replace(CacheRules.anthropic(), lifetime=None)
+    unknown = infer_lifetime(_transcript(times, _usage([0, 9_000, 9_000, 0, 9_000])), forever)
+    assert (unknown.shortest_rewrite, unknown.lifetime) == (40.0, 28.0)
 
 
 def test_a_recording_that_never_reads_its_cache_tells_nothing() -> None:
