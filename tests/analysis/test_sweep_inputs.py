@@ -239,7 +239,8 @@ def test_the_progress_bar_counts_cases(capsys: pytest.CaptureFixture[str]) -> No
 def test_a_renamed_session_keeps_its_clock() -> None:
     # The second session of one name is renamed: its times (its cache's clock) go with it, so
     # its idle hour costs the re-write as the first one's does.
-    from tests.analysis.test_whatif_clock import _session as logs, _timed
+    from tests.analysis.test_whatif_clock import _session as logs
+    from tests.analysis.test_whatif_clock import _timed
 
     idle = _timed(logs(), {6: 3_600.0})
     configs = {"ctxlab": CONFIGS["ctxlab"]}
