@@ -9,7 +9,8 @@ import math
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf, replay
+from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf, replay, sweep
+from ctxlab.analysis._comparison import COMPARISON_COLUMNS
 from ctxlab.analysis._grading import next_use_of
 from ctxlab.analysis._replay import ReplayStep
 from ctxlab.io._transcript import load_transcript
@@ -136,3 +137,18 @@ def test_controls_on_corpus_sessions(window: int) -> None:
     mean_share, mean_floor = sum(shares) / len(shares), sum(floors) / len(floors)
     assert mean_floor < 0.35
     assert mean_share > mean_floor + 0.4
+
+
+def test_the_sweep_and_the_lab_carry_the_tables_figures() -> None:
+    transcript = _rereading_session()
+    configs = {p: ContextConfig.preset(p) for p in PRESETS}
+    frame = sweep([transcript], configs, [4_000], progress=False)
+    what = _whatif(transcript, 4_000)
+    table = what.table()
+    for name in PRESETS:
+        row = frame[frame.config == name].iloc[0]
+        for column in ("next_use_retention", "next_use_floor"):
+            assert row[column] == table.loc[name, column]
+        assert row["compactions"] > 0 and row["next_use_retention"] == 1.0
+    # The Lab's comparison table shows the comparison's columns (`SHOWN_COLUMNS`).
+    assert {"next_use_retention", "next_use_floor"} <= set(COMPARISON_COLUMNS)
