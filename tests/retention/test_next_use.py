@@ -4,6 +4,8 @@ scores low, the full history scores 1) on generated sessions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +20,7 @@ from ctxlab.messages import (
 )
 from ctxlab.retention._measure import request_text
 from ctxlab.retention._next_use import UsedItem, next_use, next_use_columns, used_items
+from tests.hostile import assert_linear
 from tests.strategies import SETTINGS
 
 Message = UserMessage | AssistantMessage
@@ -179,3 +182,27 @@ def test_controls_on_generated_sessions(case: tuple[list[Message], int]) -> None
     assert full.floor == 0.0
     nothing = next_use(messages, index, request_text(messages[index - 1 : index]))
     assert nothing.share == 0.0
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        "'x \"",  # quotes that never close
+        "cat <<A\n",  # here-documents that never end
+        "grep -a ",  # a word and options, never an argument
+        "a_b.c_d/",  # one long path-and-name run
+    ],
+)
+def test_reading_a_hostile_reply_takes_linear_time(piece: str) -> None:
+    def make(n: int) -> Callable[[], object]:
+        messages: list[Message] = [
+            UserMessage(content=piece * n),
+            _call(0, "true"),
+            _result(0, ""),
+            _call(1, piece * n),
+            _result(1, ""),
+        ]
+        request = request_text(messages[:3])
+        return lambda: next_use(messages, 3, request)
+
+    assert_linear(make, 2_000, 5.0)
