@@ -39,6 +39,8 @@ COMPARISON_COLUMNS = (
     "retention",
     "retention_min",
     "retention_control",
+    "next_use_retention",
+    "next_use_floor",
     "peak",
     "errors",
     "failed_at",

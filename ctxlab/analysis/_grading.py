@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING
 from ctxlab.messages import AssistantMessage, UserMessage, request_start
 from ctxlab.messages._state import WorkingState
 from ctxlab.retention import UserLines, compaction_retention
+from ctxlab.retention._measure import request_text
+from ctxlab.retention._next_use import REPLIES, NextUse, next_use
 
 if TYPE_CHECKING:
     from ctxlab.analysis._replay import ReplayStep
     from ctxlab.pipeline._compaction import CompactionRecord
 
-__all__ = ["graded_record", "graded_steps"]
+__all__ = ["graded_record", "graded_steps", "next_use_of"]
 
 Message = UserMessage | AssistantMessage
 
@@ -55,4 +57,35 @@ def graded_steps(steps: Sequence[ReplayStep], messages: Sequence[Message]) -> li
             step = dataclasses.replace(step, compaction=record)
         out.append(step)
         before = step.state
+    return out
+
+
+def next_use_of(
+    steps: Sequence[ReplayStep],
+    messages: Sequence[Message],
+    system: str = "",
+    *,
+    replies: int = REPLIES,
+) -> list[NextUse]:
+    """Every compaction of ``steps`` (a replay of ``messages``, graded or not) graded by the
+    recorded agent's next ``replies`` replies, up to the next compaction, against the request
+    the config built: ``system``, the summary and the kept messages as sent
+    (`ctxlab.retention._next_use`)."""
+    at = [s for s in steps if s.compaction is not None]
+    out: list[NextUse] = []
+    for n, step in enumerate(at):
+        end = at[n + 1].index if n + 1 < len(at) else None
+        summary = step.state.summary
+        request = request_text(step.state.conversation, system, summary.text if summary else "")
+        out.append(
+            next_use(
+                messages,
+                step.index,
+                request,
+                step=step.number,
+                end=end,
+                system=system,
+                replies=replies,
+            )
+        )
     return out

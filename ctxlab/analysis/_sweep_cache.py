@@ -47,11 +47,12 @@ def transcript_key(transcript: Transcript) -> str:
     return _digest(f"{transcript.system}|{tools}|{messages}|{usage}|{times}")
 
 
-FIGURES = "unrecorded-modelled-failed-unpriced-clock-1"
+FIGURES = "unrecorded-modelled-failed-unpriced-clock-nextuse-1"
 """What the cached figures mean: bumped when a figure's definition changes within a version
 (retention measured on the original messages; cost against the feasible baseline; a replay that
 failed part way not priced, ``failed_at`` where it stopped; the unrecorded part in every
-request, the requests over the limit by the bill; the prompt cache on the recording's clock),
+request, the requests over the limit by the bill; the prompt cache on the recording's clock;
+next-use retention),
 so that a cache never serves figures of another definition."""
 
 

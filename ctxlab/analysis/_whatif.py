@@ -62,7 +62,9 @@ from ctxlab.analysis._whatif_args import config_name, run_named, step_of
 from ctxlab.analysis._whatif_frames import (
     DIFF_COLUMNS,
     add_calibrated,
+    add_next_use,
     diff_frame,
+    next_use_frame,
     retention_frame,
     steps_frame,
 )
@@ -252,7 +254,9 @@ class WhatIf:
         output parts, and relative to the feasible baseline and to never compacting),
         compactions and how many paid back their break (``compactions_paid_back``, "2 of 3":
         `compactions`), retention (mean and worst compaction, and the control: the kept tail
-        alone), peak request, failed preparations, ``failed_at`` (the request a replay could
+        alone), next-use retention (``next_use_retention``: the share of what the recorded
+        agent's next replies used that each compaction's request holds, and its floor, the
+        latest message alone: `next_use`), peak request, failed preparations, ``failed_at`` (the request a replay could
         not prepare; its tokens and costs are then NaN: a part is not priced as the whole),
         requests over the limit by the bill (``over_limit_billed``; None without usage), replay
         time. ``attrs``: ``pricing`` (the price and cache rules, or unpriced: every cost NaN),
@@ -277,6 +281,7 @@ class WhatIf:
         frame.attrs["cache_clock"] = self.cache_clock
         frame.attrs["counting"] = counting_note(self.model, self.cache.method)
         frame.attrs["verdict"] = self.verdict()
+        add_next_use(frame, self.runs.values(), self.transcript)
         calibration = self.calibration
         fit = calibration.fit() if calibration is not None else None
         if fit is not None:
@@ -379,6 +384,13 @@ class WhatIf:
         summary, the pinned task or the kept tail), in the summary's own text, in the pinned
         task, and the control — in the kept tail alone — each as a share."""
         return retention_frame(self.runs.values())
+
+    def next_use(self) -> pd.DataFrame:
+        """Retention graded by what the recorded agent used next, one row per (config,
+        compaction): the items its next replies used that appeared before the compaction, how
+        many the request the config built holds, the share, the floor (the latest message
+        alone) and what was lost (`ctxlab.retention._next_use`; docs/concepts/retention.md)."""
+        return next_use_frame(self.runs.values(), self.transcript)
 
     def steps(self, *, grade: bool = True) -> pd.DataFrame:
         """One row per (config, reasoning request): the step table's columns plus cache and

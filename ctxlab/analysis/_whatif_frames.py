@@ -9,27 +9,77 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._calibration import CalibrationFit, calibrated_total
+from ctxlab.analysis._grading import next_use_of
 from ctxlab.analysis._replay import replay_row
 from ctxlab.manifest import item_rows
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models._demo import MADE_UP_USAGE
+from ctxlab.retention._next_use import next_use_columns
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ctxlab.analysis._whatif import ConfigRun
+    from ctxlab.io._transcript import Transcript
 
 __all__ = [
     "DIFF_COLUMNS",
+    "NEXT_USE_COLUMNS",
     "add_calibrated",
+    "add_next_use",
     "cumulative_costs",
     "diff_frame",
+    "next_use_frame",
     "retention_frame",
     "steps_frame",
 ]
 
 DIFF_COLUMNS = ("side", "kind", "source", "what", "tokens", "placement", "role", "id")
 """The columns of `WhatIf.diff`, in order."""
+
+
+NEXT_USE_COLUMNS = ("config", "step", "items", "held", "share", "floor", "fresh", "lost")
+"""The columns of `WhatIf.next_use`, in order."""
+
+
+def next_use_frame(runs: Iterable[ConfigRun], transcript: Transcript) -> pd.DataFrame:
+    """One row per (config, compaction): the items the recorded agent's next replies used that
+    appeared before it, how many the request the config built holds, the share, the floor (the
+    latest message alone), the fresh items left out and the lost ones (`WhatIf.next_use`)."""
+    import pandas as pd
+
+    rows = [
+        {
+            "config": run.name,
+            "step": graded.step,
+            "items": len(graded.items),
+            "held": sum(graded.held),
+            "share": graded.share,
+            "floor": graded.floor,
+            "fresh": len(graded.fresh),
+            "lost": tuple(i.text for i in graded.lost),
+        }
+        for run in runs
+        for graded in next_use_of(run.prepared, transcript.messages, transcript.system)
+    ]
+    return pd.DataFrame(rows, columns=NEXT_USE_COLUMNS)
+
+
+def add_next_use(frame: pd.DataFrame, runs: Iterable[ConfigRun], transcript: Transcript) -> None:
+    """Add ``next_use_retention`` and ``next_use_floor`` to the what-if's ``frame`` (one row
+    per run, in order): each run's mean share over its compactions of what the recorded agent
+    used next, and the same for the latest message alone (`ctxlab.retention._next_use`)."""
+    columns = [
+        next_use_columns(next_use_of(r.prepared, transcript.messages, transcript.system))
+        for r in runs
+    ]
+    for name in ("next_use_retention", "next_use_floor"):
+        frame[name] = _floats(c[name] for c in columns)
+
+
+def _floats(values: Iterable[float | None]) -> list[float]:
+    # None as NaN: a config with no graded compaction has no figure.
+    return [math.nan if v is None else v for v in values]
 
 
 def retention_frame(runs: Iterable[ConfigRun]) -> pd.DataFrame:

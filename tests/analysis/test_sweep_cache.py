@@ -39,6 +39,8 @@ ROW: dict[str, Any] = {
     "retention": 0.875,
     "retention_min": 0.5,
     "retention_control": 0.125,
+    "next_use_retention": 0.75,
+    "next_use_floor": 0.25,
     "peak": 5_900,
     "errors": 0,
     "failed_at": None,
