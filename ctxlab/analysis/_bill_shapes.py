@@ -75,6 +75,9 @@ class _Sizing:
     keys: Sequence[str] = ()
     sizes: list[int] = field(default_factory=list)
     ttl: TTL | None = None
+    alias: dict[str, str] = field(default_factory=dict)
+    """The parts taken as changed (`CHANGED`), by their key: the key they go by from then on,
+    so that the requests after read what the changed request wrote."""
 
 
 def split_flagged(transcript: Transcript) -> set[int]:
@@ -142,6 +145,9 @@ def billed_shapes(
         shaped.write_ttl = sizing.ttl = _ttl(request, sizing.ttl)
         sizing.keys, sizing.sizes = sized_keys, sizes
         out.append(shaped)
+        blocks = shape.blocks
+        if blocks is not None and len(sizes) > len(blocks):  # the part the file does not show
+            blocks = (*blocks, 1)
         yield RequestShape(
             sized_keys,
             sizes,
@@ -149,7 +155,7 @@ def billed_shapes(
             shape.output_tokens,
             shape.purpose,
             shape.fixed,
-            shape.blocks,
+            blocks,
             at=shaped.at,
             write_ttl=shaped.write_ttl,
         )
@@ -176,6 +182,8 @@ def _sized(
 ) -> tuple[Sequence[str], list[int], str]:
     """The keys and sizes of ``shape`` (see the module) and the note on what was assumed."""
     keys: Sequence[str] = shape.keys
+    if sizing.alias:
+        keys = [sizing.alias.get(key, key) for key in keys]
     common = _common(keys, sizing.keys)
     shared = sum(sizing.sizes[:common])
     seeds = _seeds(shape, ratio)
@@ -184,13 +192,16 @@ def _sized(
     note = ""
     if billed < shared:
         # What the request shares with the one before is more than its whole bill: that
-        # prefix changed without the file saying so. Kept: the fixed part, if it fits.
+        # prefix changed without the file saying so. Kept: the fixed part, if it fits; the
+        # rest goes by new keys, in this request and the ones after.
         note = CHANGED
-        common = min(_common(keys, sizing.keys), shape.fixed)
+        common = min(common, shape.fixed)
         shared = sum(sizing.sizes[:common])
         if billed < shared:
             common, shared = 0, 0
-        keys = [*keys[:common], *(f"{k}@changed{number}" for k in keys[common:])]
+        for key in shape.keys[common:]:
+            sizing.alias[key] = f"{key}@changed{number}"
+        keys = [*keys[:common], *(sizing.alias[key] for key in shape.keys[common:])]
     if common == len(keys) and billed > shared:
         keys, seeds, note = [*keys, f"unseen@{number}"], [*seeds, 0.0], GREW
     new = _spread(billed - shared, seeds[common:], shape.fixed - common)

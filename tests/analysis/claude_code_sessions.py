@@ -36,6 +36,10 @@ class Turn:
     gap: float
     added: int
     """Billed tokens it adds to the previous request's prompt (the first: all of its own)."""
+    ttl: str | None = None
+    """The TTL its writes get (None: the session's)."""
+    blocks: int = 1
+    """The content blocks of its reply (what the next request's look-back passes)."""
 
 
 def _stamp(seconds: float) -> str:
@@ -47,16 +51,20 @@ def usages(turns: Sequence[Turn], ttl: str = "5m") -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     total = 0
     cached = 0  # the tokens the last request cached (0: none)
+    life = 0.0  # the lifetime of their entry
     since = 0.0  # seconds since they were last used
     for turn in turns:
         since += turn.gap
         total += turn.added
         covered = total - 1  # up to the breakpoint
-        read = cached if cached and since <= LIFETIMES[ttl] else 0
+        read = cached if cached and since <= life else 0
         write = covered - read if total >= MINIMUM else 0
+        own = turn.ttl or ttl
         if write or read:
             cached, since = read + write, 0.0
-        five, hour = (0, write) if ttl == "1h" else (write, 0)
+        if write:
+            life = LIFETIMES[own]
+        five, hour = (0, write) if own == "1h" else (write, 0)
         out.append(
             {
                 "input_tokens": total - read - write,
@@ -112,7 +120,10 @@ def session_lines(
             "type": "message",
             "role": "assistant",
             "model": model,
-            "content": [{"type": "text", "text": f"done {number}"}],
+            "content": [
+                {"type": "text", "text": f"done {number}, part {part}"}
+                for part in range(turn.blocks)
+            ],
             "stop_reason": "end_turn",
             "usage": usage,
         }

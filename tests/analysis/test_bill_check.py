@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxlab import load
+from ctxlab import calibrate, load, unrecorded_part
 from ctxlab.analysis import cache_agreement, cache_check
 from ctxlab.analysis._bill_check import agrees
 from ctxlab.io._transcript import Transcript, corpus_dir
@@ -287,3 +287,55 @@ def test_a_model_of_unknown_cache_rules_is_not_checked_and_said_so() -> None:
         "cache model: not checked — no known cache rules for this recording's model "
         "(2 billed requests)"
     )
+
+
+def test_each_request_writes_with_its_own_ttl_in_a_session_that_mixes_them(
+    tmp_path: Path,
+) -> None:
+    # 1-hour writes, then 5-minute ones. After a pause longer than 5 minutes the last
+    # request finds the 5-minute entry gone but the 1-hour one (refreshed by the read before)
+    # alive: it reads that and writes the rest again.
+    turns = [
+        Turn(0, 20_000, "1h"),
+        Turn(600, 3_000, "1h"),
+        Turn(30, 2_000, "5m"),
+        Turn(700, 1_000, "5m"),
+    ]
+    recorded = usages(turns)
+    recorded[3] = {
+        "input_tokens": 1,
+        "cache_read_input_tokens": 22_999,
+        "cache_creation_input_tokens": 3_000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 3_000, "ephemeral_1h_input_tokens": 0},
+        "output_tokens": 50,
+    }
+    path = write_session(tmp_path / "mixed.jsonl", turns, recorded=recorded)
+    frame = cache_check(load(path))
+    assert list(frame["recorded_write_1h"]) == [19_999, 3_000, 0, 0]
+    assert list(frame["modelled_read"]) == [0, 20_000, 23_000, 23_000]
+    assert list(frame["modelled_write"]) == [20_000, 3_000, 2_000, 3_000]
+    assert list(frame["modelled_write_1h"]) == [20_000, 3_000, 0, 0]
+    assert frame.at[3, "modelled_expired"] == 2_000
+    assert [(b.read, b.write) for b in bill(read_session(path))] == list(
+        zip(frame["modelled_read"], frame["modelled_write"], strict=True)
+    )
+    assert cache_agreement(frame).share == 1.0
+
+
+def test_a_turn_of_more_than_twenty_blocks_is_past_the_look_back_for_both(
+    tmp_path: Path,
+) -> None:
+    turns = [Turn(0, 20_000), Turn(10, 3_000, blocks=25), Turn(10, 2_000)]
+    path = write_session(tmp_path / "blocks.jsonl", turns)
+    transcript = load(path)
+    frame = cache_check(transcript)
+    independent = bill(read_session(path))
+    # The third request's breakpoint is 26 blocks past the second's end: no read of the
+    # conversation. ctxlab's model still reads its fixed part (the unrecorded System prompt
+    # and tools, at their own breakpoint); the independent bill, which cannot size it, none.
+    assert independent[2].read == 0
+    part = unrecorded_part(transcript, calibration=calibrate(transcript))
+    assert part is not None
+    assert frame.at[2, "modelled_read"] == part.size(frame.at[2, "reply"])
+    assert frame.at[2, "modelled_read"] < 20_000
+    assert frame.at[1, "modelled_read"] == independent[1].read == 20_000

@@ -6,10 +6,13 @@ recorded."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
+from ctxlab.analysis._cache_rules import CacheRules
 from ctxlab.analysis._cost import costs_of_manifests
+from ctxlab.analysis._price import Price
 from ctxlab.analysis._prices import price_for
 from ctxlab.analysis._usage_cost import billed_costs, untrusted, usage_cost
 from ctxlab.manifest import ContextManifest, ManifestItem
@@ -106,3 +109,32 @@ def test_a_recorded_request_shown_at_a_window_it_overran_still_costs_its_bill() 
     (priced,) = billed_costs([over])
     assert priced.priced_from == "usage"
     assert priced.cost.cost == pytest.approx((15 + 10_000 + 31_250 + 2_500) / 1e6)
+
+
+def test_the_bill_keeps_the_output_and_purpose_and_prices_one_hour_writes_without_a_price() -> None:
+    usage = ProviderUsage(3, 441, 17_842, 8_037, 8_037)
+    cost = usage_cost(usage, OPUS)
+    assert (cost.output, cost.purpose) == (441, "reasoning")
+    assert usage_cost(usage, OPUS, "summary").purpose == "summary"
+    # A price that names no 1-hour write price bills those writes at its write price.
+    plain = Price(2.0, 8.0, 2.5, 0.2)
+    assert usage_cost(usage, plain).cost == pytest.approx(
+        (3 * 2 + 8_037 * 2.5 + 17_842 * 0.2 + 441 * 8) / 1e6
+    )
+
+
+def test_requests_without_a_bill_are_priced_by_the_cache_model_on_its_terms() -> None:
+    # No usage, and no model named: priced as ``model`` (the recording's), with ``rules``, on
+    # the clock of ``times`` — the cache model's own cost for them, never NaN.
+    unnamed = [_manifest(0, None, ""), _manifest(1, None, "")]
+    unnamed[1] = dataclasses.replace(unnamed[1], items=(*unnamed[0].items, *unnamed[1].items))
+    as_opus = billed_costs(unnamed, model="claude-opus-4-6")
+    assert [p.cost for p in as_opus] == costs_of_manifests(unnamed, OPUS)
+    assert all(p.cost.cost > 0 for p in as_opus)
+    assert all(math.isnan(p.cost.cost) for p in billed_costs(unnamed))
+    uncached = billed_costs(unnamed, rules=CacheRules.none(), model="claude-opus-4-6")
+    assert uncached[1].cost.cache_read == 0 < as_opus[1].cost.cache_read
+    times = {"r0": 1_000.0, "r1": 1_000.0 + 3_600 * 4}  # four hours apart: expired
+    late = billed_costs(unnamed, model="claude-opus-4-6", times=times)
+    assert [p.cost for p in late] == costs_of_manifests(unnamed, OPUS, times=times)
+    assert late[1].cost.cache_read == 0 and late[1].cost.expired > 0
