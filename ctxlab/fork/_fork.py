@@ -218,7 +218,7 @@ async def fork(
         and not (isinstance(model, Model) or callable(model))
     ):
         msg = (
-            f"model must be a ctxlab Model, a function making one, or 'recorded' (a "
+            f"model must be a ctxlab Model or a function making one, or 'recorded' (a "
             f"recording's own replies), got {model!r:.80}"
         )
         raise ForkError(msg)
@@ -402,5 +402,11 @@ def _recorded_model(asked: _Asked, transcript: Any, step: int) -> tuple[ModelSou
     if not isinstance(model, RecordedModel):
         assert model is not None and not isinstance(model, str)
         return model, plan
+    if model.transcript.messages != transcript.messages:
+        msg = (
+            f"the RecordedModel replays {model.transcript.name!r}, not the recording forked "
+            f"({transcript.name!r}): give it the same recording, or model='recorded'"
+        )
+        raise ForkError(msg)
     replaying = model.starting_at(step)
     return replaying, replay_plan(replaying, plan)

@@ -213,6 +213,9 @@ async def test_a_live_agent_is_not_a_recording(tmp_path: Path) -> None:
     session = await demo_session(tmp_path)
     with pytest.raises(ForkError, match="replays a recording"):
         await fork(session.agent, at=2, model="recorded", root=tmp_path / "b")
+    with pytest.raises(ForkError, match="replays 'generated', not the recording forked"):
+        other = Transcript(name="other", meta={}, system="", messages=_generated([2]).messages[:3])
+        await fork(other, at=0, model=RecordedModel(_generated([1])), root=tmp_path / "d")
     with pytest.raises(ForkError, match="'recorded'"):
         await fork(_generated([1]), at=0, model="replayed", root=tmp_path / "c")  # type: ignore[arg-type]
 
