@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import ctxlab
 from ctxlab.agent import Tool
+from ctxlab.analysis import recorded_requests
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import ForkError
 from ctxlab.fork import fork, run_forward
@@ -171,7 +172,7 @@ async def test_a_generated_recording_replays_to_the_end_or_parts_where_the_texts
 async def test_then_a_model_continues_from_where_the_contexts_part(tmp_path: Path) -> None:
     recording = _generated([50, 4_000, 50])
     calls: list[str] = []
-    then = ScriptedModel([tool_call("write", {"path": "out.txt", "text": "mine"}), "Done."])
+    then = ScriptedModel([[tool_call("write", {"path": "out.txt", "text": "mine"})], "Done."])
     branch = await fork(
         recording,
         at=0,
@@ -184,7 +185,8 @@ async def test_then_a_model_continues_from_where_the_contexts_part(tmp_path: Pat
     (run,) = outcomes.runs
     parted = _first_difference(recording, run, 0)
     assert parted == 2  # the request holding the 4,000-character result, cut
-    model = run.agent.model  # type: ignore[union-attr]
+    assert run.agent is not None
+    model = run.agent.model
     assert isinstance(model, RecordedModel) and model.parted_at == 2
     # The scripted model answered from there: its first request is the run's request 2, and
     # the user's own tool ran in the run's folder (never before the handover).
@@ -235,7 +237,7 @@ async def _parts_where_the_texts_part(path: Path, root: Path, at: int, config: A
     said = "the recording ends here" if ended else "the contexts part here"
     assert run.notes == [f"unknown after request {parted} — {said}"]
     assert run.passed is None
-    return run
+    return run  # type: ignore[no-any-return]
 
 
 async def test_the_claude_code_fixture_replays_until_its_contexts_part(tmp_path: Path) -> None:
@@ -265,3 +267,26 @@ async def test_a_corpus_session_parts_where_the_texts_part(tmp_path: Path) -> No
     assert path is not None
     for number, config in enumerate((None, ContextConfig(tool_result_limit=1_000))):
         await _parts_where_the_texts_part(path, tmp_path / str(number), 0, config)
+
+
+async def test_a_recordings_own_compaction_parts_a_branch_that_did_not_compact(
+    tmp_path: Path,
+) -> None:
+    # The recorded agent restarted from a summary at its compaction; a branch forked before it
+    # under a config that does not compact still holds the whole conversation there. Forked
+    # after it (from the summary, as recorded), it replays to the recorded end and is judged.
+    path = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+    after = next(r.number for r in recorded_requests(ctxlab.load(path)) if r.compaction)
+    before = await fork(path, at=0, model="recorded", root=tmp_path / "a")
+    (run,) = (await run_forward(before, check=lambda run: True, max_steps=50)).runs
+    assert run.notes == [f"unknown after request {after} — the contexts part here"]
+    assert len(run.requests) == after + 1 and run.passed is None
+    since = await fork(path, at=after, model="recorded", root=tmp_path / "b")
+    (run,) = (
+        await run_forward(since, check=lambda run: "pass" in (run.reply or ""), max_steps=50)
+    ).runs
+    assert run.notes == [] and run.passed is True
+    assert (
+        run.reply
+        == "Fixed: batches of 500 finish well within the 30 s timeout; the 8 ingest tests pass."
+    )
