@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ctxlab.agent import Agent, ForkPoint, fork_point
 from ctxlab.agent._copy import AgentSettings, agent_settings
@@ -31,6 +31,7 @@ from ctxlab.fork._arrival import (
     replayed_point,
 )
 from ctxlab.fork._branch import Branch, ModelSource
+from ctxlab.fork._replay import replay_plan
 from ctxlab.fork._tools import ToolPlan, names_of, plan_tools
 from ctxlab.fork._workspace import folder_problem, refuse_inside, workspace_of
 from ctxlab.io._source import SessionSource, transcript_of
@@ -38,6 +39,7 @@ from ctxlab.materials._tasks import TaskState
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import Model
+from ctxlab.models._recorded import RecordedModel
 
 __all__ = ["MAX_NAME", "config_label", "fork"]
 
@@ -161,7 +163,7 @@ async def fork(
     config: ContextConfig | str | Mapping[str, Any] | None = None,
     name: str | None = None,
     arrival: Arrival = "as_it_was",
-    model: ModelSource | None = None,
+    model: ModelSource | Literal["recorded"] | None = None,
     tools: Any = None,
     safe_tools: Iterable[str] | bool = (),
     workspace: Any = None,
@@ -184,7 +186,10 @@ async def fork(
         arrival: ``"as_it_was"`` (the state the session had then) or ``"from_start"`` (the
             session replayed under ``config`` up to then): `ARRIVALS`.
         model: The branch's model, or a function making one per run; a live agent's own
-            (`Model.branch` of it) when omitted; a recording needs one.
+            (`Model.branch` of it) when omitted; a recording needs one: ``"recorded"`` (or a
+            `RecordedModel`, which may hand over ``then=`` another model) replays its own
+            replies and tool results while the branch's requests hold what its requests
+            held, and leaves the outcome unknown where they part.
         tools: The branch's tools: a function building them over a folder, or a list of
             tools (`Tool` objects or plain functions); a live agent's own when omitted. Each must be remade over the branch's folder
             (`Tool.for_workspace`) or named in ``safe_tools``.
@@ -207,8 +212,15 @@ async def fork(
     # Long by its docstring (the public API); the body is: take what the origin gives, make
     # the branch's folder and run 0, arrive, and clean the folder up if arriving fails.
     arrival = checked_arrival(arrival)
-    if model is not None and not (isinstance(model, Model) or callable(model)):
-        msg = f"model must be a ctxlab Model or a function making one, got {type(model).__name__}"
+    if (
+        model is not None
+        and model != "recorded"
+        and not (isinstance(model, Model) or callable(model))
+    ):
+        msg = (
+            f"model must be a ctxlab Model or a function making one, or 'recorded' (a "
+            f"recording's own replies), got {model!r:.80}"
+        )
         raise ForkError(msg)
     name = _checked_name(name)
     if session_log is not None and not isinstance(session_log, bool):
@@ -293,7 +305,7 @@ class _Asked:
     at: int
     config: Any
     arrival: Arrival
-    model: ModelSource | None
+    model: ModelSource | Literal["recorded"] | None
     tools: Any
     safe_tools: Iterable[str] | bool
     session_log: bool | None
@@ -302,6 +314,12 @@ class _Asked:
 def _from_agent(agent: Agent, asked: _Asked) -> tuple[_Recipe, Arrive]:
     if agent.running:
         msg = "fork the agent between calls: a call is running (await it, or stop it first)"
+        raise ForkError(msg)
+    if isinstance(asked.model, str | RecordedModel):
+        msg = (
+            "model='recorded' replays a recording: fork the agent's saved transcript "
+            "(agent.transcript()) to replay it, or give the branch a model"
+        )
         raise ForkError(msg)
     point = fork_point(agent, asked.at)  # checks the step before anything is made
     cfg, cfg_name = _config(asked.config, agent.context_config)
@@ -341,13 +359,14 @@ def _from_recording(origin: Any, asked: _Asked) -> tuple[_Recipe, Arrive]:
     transcript = transcript_of(origin, taker="fork")
     if asked.model is None:
         msg = (
-            f"a recording has no model to run forward: pass model=... (e.g. MemorylessModel(), "
-            f"AnthropicModel(...)) to fork {transcript.name!r}"
+            f"a recording has no model to run forward: pass model=... ('recorded' to replay its "
+            f"own replies, MemorylessModel(), AnthropicModel(...)) to fork {transcript.name!r}"
         )
         raise ForkError(msg)
     requests = recorded_requests(transcript)
     step = checked_step(asked.at, len(requests), f"recording {transcript.name!r}")
     cfg, cfg_name = _config(asked.config, None)
+    model, tools = _recorded_model(asked, transcript, step)
     arguments = {"name": transcript.name or "recording", "system_prompt": transcript.system}
     recipe = _Recipe(
         step,
@@ -355,8 +374,8 @@ def _from_recording(origin: Any, asked: _Asked) -> tuple[_Recipe, Arrive]:
         cfg,
         cfg_name,
         AgentSettings(Agent, arguments),
-        asked.model,
-        plan_tools(asked.tools, asked.safe_tools),
+        model,
+        tools,
         None,
         bool(asked.session_log),
     )
@@ -371,3 +390,23 @@ def _from_recording(origin: Any, asked: _Asked) -> tuple[_Recipe, Arrive]:
         return await replayed_point(before, TaskState(), step, branch_agent, offloads)
 
     return recipe, arrive
+
+
+def _recorded_model(asked: _Asked, transcript: Any, step: int) -> tuple[ModelSource, ToolPlan]:
+    """The branch's model and tools: a recording replaying itself (``"recorded"``, a
+    `RecordedModel`) from ``step`` answers its recorded calls with their recorded results."""
+    plan = plan_tools(asked.tools, asked.safe_tools)
+    model = asked.model
+    if model == "recorded":
+        model = RecordedModel(transcript)
+    if not isinstance(model, RecordedModel):
+        assert model is not None and not isinstance(model, str)
+        return model, plan
+    if model.transcript.messages != transcript.messages:
+        msg = (
+            f"the RecordedModel replays {model.transcript.name!r}, not the recording forked "
+            f"({transcript.name!r}): give it the same recording, or model='recorded'"
+        )
+        raise ForkError(msg)
+    replaying = model.starting_at(step)
+    return replaying, replay_plan(replaying, plan)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ctxlab.agent import Agent
 from ctxlab.agent._forkpoint import REASONING
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import CacheRules, Price, checked_price
@@ -30,6 +31,7 @@ from ctxlab.fork._check import CHECK_TIMEOUT, Check, checked_timeout, judge
 from ctxlab.fork._outcomes import Outcomes
 from ctxlab.messages import AssistantMessage, TextBlock
 from ctxlab.messages._request import ModelRequest
+from ctxlab.models._recorded import RecordedModel
 from ctxlab.util._checks import shown
 
 __all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "run_forward"]
@@ -234,7 +236,7 @@ async def forward(
     unsubscribe = agent.subscribe(seen)
     start = time.monotonic()
     try:
-        reply = await agent.call(prompt)
+        reply = await _call(agent, prompt)
         run.reply = "\n".join(b.text for b in reply.content if isinstance(b, TextBlock))
     except Exception as exc:  # the run's failure is its row's error; the others go on
         run.error = _said(exc)
@@ -244,9 +246,35 @@ async def forward(
     run.manifests = agent.manifests[first:]
     run.requests = requests
     run.compactions = compactions[0]
+    if _parted(run):
+        return run  # a replay that ended where the contexts part: its outcome is unknown
     if check is not None:
         await judge(run, check, check_timeout)
     return run
+
+
+async def _call(agent: Agent, prompt: str | None) -> AssistantMessage:
+    """The agent's call; a replay of a recording (`RecordedModel`) goes on with each later
+    message its user sent, as recorded, while the contexts have not parted."""
+    reply = await agent.call(prompt)
+    model = agent.model
+    while isinstance(model, RecordedModel) and (said := model.next_message()) is not None:
+        reply = await agent.call(said)
+    return reply
+
+
+def _parted(run: BranchRun) -> bool:
+    """Whether ``run`` replayed its recording (`RecordedModel`) and ended where the contexts
+    part: its reply is the replay's, not an agent's, and no check can know its outcome."""
+    model = run.agent.model if run.agent is not None else None
+    if not isinstance(model, RecordedModel) or model.parted_at is None:
+        return False
+    if model.then is not None:
+        run.notes.append(f"replayed to request {model.parted_at}, then {model.then.name}")
+        return False
+    run.notes.append(model.note or "")
+    run.reply, run.passed = None, None
+    return True
 
 
 def _said(exc: BaseException) -> str:
