@@ -78,6 +78,9 @@ class CacheRules:
     def anthropic(cls, min_tokens: int = 1024, ttl: Literal["5m", "1h"] = "5m") -> CacheRules:
         """Anthropic's explicit breakpoints (the model's minimum: `min_cached_tokens`), each
         looking back `ANTHROPIC_LOOKBACK` blocks for a cached prefix."""
+        if not (isinstance(ttl, str) and ttl in ANTHROPIC_LIFETIME):
+            msg = f"ttl must be '5m' or '1h' (Anthropic's two cache lifetimes), got {shown(ttl)}"
+            raise UsageError(msg)
         return cls(
             "anthropic", min_tokens, ttl, 1, ANTHROPIC_LOOKBACK, False, ANTHROPIC_LIFETIME[ttl]
         )

@@ -33,7 +33,7 @@ from ctxlab.config._sections import (
 )
 from ctxlab.exceptions import UsageError
 from ctxlab.util._checks import context_window as context_window_of
-from ctxlab.util._checks import shown
+from ctxlab.util._checks import finite, shown
 
 __all__ = [
     "DEFAULT_COMPRESSION_PROMPT",
@@ -295,6 +295,17 @@ class ContextConfig(BaseModel):
         if ratio is None:
             lowest = min(self.reserve_ratio + 0.01, self.trigger_ratio)
             ratio = round(max(0.75 * self.trigger_ratio, lowest), 4)
+        elif (
+            isinstance(ratio, bool)
+            or not isinstance(ratio, int | float)
+            or not finite(ratio)
+            or not self.reserve_ratio < ratio <= self.trigger_ratio
+        ):
+            msg = (
+                f"ratio must be a share of the context above reserve_ratio ({self.reserve_ratio})"
+                f" and at most trigger_ratio ({self.trigger_ratio}), got {shown(ratio)}"
+            )
+            raise UsageError(msg)
         return self.merge(compaction={"idle_ratio": ratio})
 
     def thresholds(self, context_size: int) -> dict[str, int]:

@@ -42,6 +42,7 @@ from ctxlab.retention._extract import (
 )
 from ctxlab.retention._measure import holds, request_text
 from ctxlab.retention._paths import SHELL_PATH, path_argument, roots
+from ctxlab.util._checks import shown
 
 __all__ = ["REPLIES", "NextUse", "UsedItem", "next_use", "next_use_columns", "used_items"]
 
@@ -204,11 +205,18 @@ def next_use(
     next ``replies`` replies (none at or after ``end``: the next compaction's reply) against
     ``request``, the text of the request the config built (`request_text` of its summary and
     kept messages, and ``system``). ``step`` is the request's number, kept for the reader."""
-    if not 0 < index <= len(messages) or (end is not None and end < index):
-        msg = f"index must be a reply's position in messages (1..{len(messages)}), got {index}"
+    if (
+        isinstance(index, bool)
+        or not isinstance(index, int)
+        or not 0 < index <= len(messages)
+        or (end is not None and (not isinstance(end, int) or end < index))
+    ):
+        msg = (
+            f"index must be a reply's position in messages (1..{len(messages)}), got {shown(index)}"
+        )
         raise UsageError(msg)
     if isinstance(replies, bool) or not isinstance(replies, int) or replies < 1:
-        msg = f"replies must be a count of one or more, got {replies!r}"
+        msg = f"replies must be a count of one or more, got {shown(replies)}"
         raise UsageError(msg)
     following = [m for m in messages[index:end] if isinstance(m, AssistantMessage)][:replies]
     before = request_text(messages[:index], system)
