@@ -41,6 +41,20 @@ def _compare(path: Path) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     return [(int(r), int(w)) for r, w in ours], theirs
 
 
+def _billed(read: int, write: int, one_hour: int = 0, uncached: int = 1) -> dict[str, object]:
+    """A request's usage as Claude Code records it."""
+    return {
+        "input_tokens": uncached,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": write,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": write - one_hour,
+            "ephemeral_1h_input_tokens": one_hour,
+        },
+        "output_tokens": 50,
+    }
+
+
 # -- generated sessions with known gaps ------------------------------------------------------
 
 
@@ -302,13 +316,7 @@ def test_each_request_writes_with_its_own_ttl_in_a_session_that_mixes_them(
         Turn(700, 1_000, "5m"),
     ]
     recorded = usages(turns)
-    recorded[3] = {
-        "input_tokens": 1,
-        "cache_read_input_tokens": 22_999,
-        "cache_creation_input_tokens": 3_000,
-        "cache_creation": {"ephemeral_5m_input_tokens": 3_000, "ephemeral_1h_input_tokens": 0},
-        "output_tokens": 50,
-    }
+    recorded[3] = _billed(22_999, 3_000)
     path = write_session(tmp_path / "mixed.jsonl", turns, recorded=recorded)
     frame = cache_check(load(path))
     assert list(frame["recorded_write_1h"]) == [19_999, 3_000, 0, 0]
@@ -348,12 +356,7 @@ def test_the_frame_gives_times_gaps_the_split_the_costs_and_the_lifetime_used(
     # second came at the same second as the first (a gap of 0).
     turns = [Turn(0, 20_000), Turn(0, 3_000), Turn(45, 2_000)]
     recorded = usages(turns)
-    recorded[0] = {
-        **recorded[0],
-        "cache_read_input_tokens": 5_000,
-        "cache_creation_input_tokens": 14_999,
-        "cache_creation": {"ephemeral_5m_input_tokens": 14_999, "ephemeral_1h_input_tokens": 0},
-    }
+    recorded[0] = _billed(5_000, 14_999)
     path = write_session(tmp_path / "frame.jsonl", turns, recorded=recorded)
     frame = cache_check(load(path))
     assert list(frame["at"]) == [1_770_000_000.0, 1_770_000_000.0, 1_770_000_045.0]
@@ -391,12 +394,7 @@ def test_a_read_short_of_the_unchanged_prefix_is_a_changed_prefix_and_without_ti
 ) -> None:
     turns = [Turn(0, 20_000), Turn(10, 3_000), Turn(10, 2_000)]
     recorded = usages(turns)
-    recorded[2] = {
-        **recorded[2],
-        "cache_read_input_tokens": 0,
-        "cache_creation_input_tokens": 24_999,
-        "cache_creation": {"ephemeral_5m_input_tokens": 24_999, "ephemeral_1h_input_tokens": 0},
-    }
+    recorded[2] = _billed(0, 24_999)
     transcript = load(write_session(tmp_path / "changed.jsonl", turns, recorded=recorded))
     frame = cache_check(transcript)
     assert (frame.at[2, "cause"], frame.at[2, "why"]) == (
