@@ -132,12 +132,14 @@ class ComparisonTable:
         return scrolling(_table(rows, ["config", *headers], "ctxlab-whatif"))
 
     def _notes(self, frame: pd.DataFrame | None) -> str:
-        """What the costs are priced as, where a replay stopped (and why); with the full
-        table, the calibrated figures."""
+        """What the costs are priced as and the clock their cache ran on, where a replay stopped
+        (and why); with the full table, the calibrated figures."""
         colour = "#555" if self.what.price.known else "#c00"
         page = (
             f"<div class='ctxlab-pricing' style='color:{colour}'>costs: "
             f"{html.escape(self.what.pricing)}</div>"
+            f"<div class='ctxlab-clock' style='color:#555'>{html.escape(self.what.cache_clock)}"
+            "</div>"
         )
         total = len(self.what.baseline)  # the references are priced once, at the first table
         for name, run in self.what.runs.items():

@@ -7,12 +7,16 @@ recording's by its times, a fork's own run joined to its origin with no gap."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ctxlab import Transcript
+from ctxlab import ContextConfig, Transcript, WhatIf
 from ctxlab.analysis._cache_clock import (
     infer_lifetime,
     manifest_times,
@@ -219,3 +223,41 @@ def test_requests_whose_usage_says_one_hour_writes_keep_their_entries_an_hour() 
     assert costs[2].cost == pytest.approx((4_000 * 0.30 + 1_000 * 6.0 + 10 * 15.0) / 1e6)
     five = [m.with_usage(ProviderUsage(3, 10, 0, 1_000, 0)) for m in manifests]
     assert costs_of_manifests(five, SONNET, CacheRules.anthropic())[2].cache_read == 0
+
+
+_ANY_TIME = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, 1.0, NOW, NOW + 1.0, -1e12, 1e300]),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_ANY_TIME, min_size=0, max_size=5), st.randoms(use_true_random=False))
+def test_any_times_shuffled_give_gaps_that_are_never_negative(
+    values: list[float], shuffle: Any
+) -> None:
+    shuffle.shuffle(values)
+    times = dict(zip((1, 3, 5, 7, 9), values, strict=False))
+    clock = recording_clock(_transcript(times), now=NOW)
+    assert all(gap >= 0 and math.isfinite(gap) for gap in clock.gaps)
+    assert set(clock.times) <= set(times)
+    assert all(t <= NOW for t in clock.times.values())
+    assert clock.future + clock.unreadable + len(clock.times) == len(times)
+    clock.note(300.0)  # says it, whatever the times
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(_ANY_TIME, min_size=5, max_size=5))
+def test_a_whatif_of_any_times_costs_at_least_the_warm_cache(values: list[float]) -> None:
+    transcript = _transcript(dict(zip((1, 3, 5, 7, 9), values, strict=True)))
+    transcript = dataclasses.replace(transcript, meta={"models": ["claude-sonnet-4-5"]})
+
+    async def cost(session: Transcript) -> float:
+        what = WhatIf(session, {"d": ContextConfig()}, context_window=50_000)
+        await what.run()
+        assert what.cache_clock  # said, whatever the times
+        return what.runs["d"].cost
+
+    timed = asyncio.run(cost(transcript))
+    warm = asyncio.run(cost(dataclasses.replace(transcript, times={})))
+    assert timed >= warm - 1e-12

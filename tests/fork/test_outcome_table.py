@@ -256,3 +256,32 @@ async def test_a_run_is_priced_as_its_own_models_provider_bills() -> None:
     assert cost == pytest.approx(_cost(before, mine, price, CacheRules.anthropic()))
     # The control: under the origin's (OpenAI's) rules the same requests cost otherwise.
     assert cost != pytest.approx(_cost(before, mine, price, CacheRules.openai()))
+
+
+async def test_a_runs_cost_is_on_its_own_clock_from_the_fork_point() -> None:
+    # The origin's requests recorded at 0 and 20 s; the fork run days later, its requests 20 s
+    # apart: its first request reads what the origin cached (no gap at the fork), as it does
+    # without any clock. Ten minutes inside the run are a gap that expires the cache.
+    steps = await _steps(6)
+    at = 3
+    before = [dataclasses.replace(s.manifest, sent_at=20.0 * n) for n, s in enumerate(steps[:at])]
+    later = 1_780_000_000.0
+    mine = [
+        dataclasses.replace(s.manifest, sent_at=later + 20.0 * n) for n, s in enumerate(steps[at:])
+    ]
+    run = _run(_branch("b", at, before), 0, steps[at:])
+    run.manifests = mine
+    untimed = [dataclasses.replace(m, sent_at=None) for m in (*before, *mine)]
+    price = price_for(MODEL)
+    warm = costs_of_manifests(untimed, price)
+    assert Outcomes([run], "b").row(run)["cost"] == pytest.approx(
+        sum(c.cost for c in warm[at:]), rel=1e-12
+    )
+    idle = [*mine[:1], *(dataclasses.replace(m, sent_at=m.sent_at + 600.0) for m in mine[1:])]
+    run.manifests = idle
+    timed = costs_of_manifests([*before, *idle], price, joined=at)
+    assert timed[at + 1].expired > 0
+    assert Outcomes([run], "b").row(run)["cost"] == pytest.approx(
+        sum(c.cost for c in timed[at:]), rel=1e-12
+    )
+    assert Outcomes([run], "b").row(run)["cost"] > sum(c.cost for c in warm[at:])

@@ -51,3 +51,14 @@ async def test_a_recordings_gaps_are_said_and_its_requests_carry_their_times() -
     sent = [m.sent_at for m in lab.log.manifests]
     assert sent == [times[i] for i in replies[-len(sent) :]]
     lab.close()
+
+
+async def test_the_whatif_lab_says_its_caches_clock_under_its_table() -> None:
+    from ctxlab.widgets import WhatIfLab
+
+    recording = dataclasses.replace(load(FIXTURE), times={})
+    lab = await WhatIfLab.open(recording, context_window=200_000)
+    assert (
+        "<div class='ctxlab-clock' style='color:#555'>cache without a clock: the recording holds "
+        "no times to measure gaps by" in lab.table.value
+    )
