@@ -41,6 +41,20 @@ def _compare(path: Path) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     return [(int(r), int(w)) for r, w in ours], theirs
 
 
+def _billed(read: int, write: int, one_hour: int = 0, uncached: int = 1) -> dict[str, object]:
+    """A request's usage as Claude Code records it."""
+    return {
+        "input_tokens": uncached,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": write,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": write - one_hour,
+            "ephemeral_1h_input_tokens": one_hour,
+        },
+        "output_tokens": 50,
+    }
+
+
 # -- generated sessions with known gaps ------------------------------------------------------
 
 
@@ -302,13 +316,7 @@ def test_each_request_writes_with_its_own_ttl_in_a_session_that_mixes_them(
         Turn(700, 1_000, "5m"),
     ]
     recorded = usages(turns)
-    recorded[3] = {
-        "input_tokens": 1,
-        "cache_read_input_tokens": 22_999,
-        "cache_creation_input_tokens": 3_000,
-        "cache_creation": {"ephemeral_5m_input_tokens": 3_000, "ephemeral_1h_input_tokens": 0},
-        "output_tokens": 50,
-    }
+    recorded[3] = _billed(22_999, 3_000)
     path = write_session(tmp_path / "mixed.jsonl", turns, recorded=recorded)
     frame = cache_check(load(path))
     assert list(frame["recorded_write_1h"]) == [19_999, 3_000, 0, 0]
@@ -339,3 +347,71 @@ def test_a_turn_of_more_than_twenty_blocks_is_past_the_look_back_for_both(
     assert frame.at[2, "modelled_read"] == part.size(frame.at[2, "reply"])
     assert frame.at[2, "modelled_read"] < 20_000
     assert frame.at[1, "modelled_read"] == independent[1].read == 20_000
+
+
+def test_the_frame_gives_times_gaps_the_split_the_costs_and_the_lifetime_used(
+    tmp_path: Path,
+) -> None:
+    # The first request read 5,000 tokens cached before the recording (warm elsewhere); the
+    # second came at the same second as the first (a gap of 0).
+    turns = [Turn(0, 20_000), Turn(0, 3_000), Turn(45, 2_000)]
+    recorded = usages(turns)
+    recorded[0] = _billed(5_000, 14_999)
+    path = write_session(tmp_path / "frame.jsonl", turns, recorded=recorded)
+    frame = cache_check(load(path))
+    assert list(frame["at"]) == [1_770_000_000.0, 1_770_000_000.0, 1_770_000_045.0]
+    assert math.isnan(frame.at[0, "gap"]) and list(frame["gap"][1:]) == [0.0, 45.0]
+    assert list(frame["recorded_write_5m"]) == [14_999, 3_000, 2_000]
+    assert list(frame["recorded_write_1h"]) == [0, 0, 0]
+    assert list(frame["modelled_uncached"]) == [0, 0, 0]
+    # Sonnet 4.5: $3 input, $15 output, writes $3.75, reads $0.30 a million.
+    assert frame.at[0, "billed_cost"] == pytest.approx(
+        (1 * 3 + 14_999 * 3.75 + 5_000 * 0.3 + 50 * 15) / 1e6
+    )
+    assert frame.at[0, "modelled_cost"] == pytest.approx((20_000 * 3.75 + 50 * 15) / 1e6)
+    assert frame.at[2, "modelled_cost"] == pytest.approx(
+        (23_000 * 0.3 + 2_000 * 3.75 + 50 * 15) / 1e6
+    )
+    assert frame.attrs["lifetimes"] == {
+        "claude-sonnet-4-5-20250929": "cache lifetime 5 min as documented; the recording "
+        "agrees: it still read after gaps up to 45 s"
+    }
+    assert (frame.at[0, "cause"], frame.at[0, "why"]) == (
+        "warm elsewhere",
+        "the first request of its model here: its prefix was cached before (kept warm by "
+        "another session, or by the parent of a subagent)",
+    )
+    agreement = cache_agreement(frame)
+    assert (agreement.agreeing, agreement.compared, agreement.not_trusted) == (2, 3, 0)
+    assert agreement.disagreeing == ((0, frame.at[0, "why"]),)
+    assert (
+        agreement.line == "cache model: reads within 2 % of the bill on 66 % of requests (2 of 3)"
+    )
+
+
+def test_a_read_short_of_the_unchanged_prefix_is_a_changed_prefix_and_without_times_no_clock(
+    tmp_path: Path,
+) -> None:
+    turns = [Turn(0, 20_000), Turn(10, 3_000), Turn(10, 2_000)]
+    recorded = usages(turns)
+    recorded[2] = _billed(0, 24_999)
+    transcript = load(write_session(tmp_path / "changed.jsonl", turns, recorded=recorded))
+    frame = cache_check(transcript)
+    assert (frame.at[2, "cause"], frame.at[2, "why"]) == (
+        "prefix changed",
+        "the provider read 0 tokens of a prefix the model holds 23,000 of: what was sent "
+        "changed without the file saying so",
+    )
+    blind = cache_check(dataclasses.replace(transcript, times={}))
+    assert blind.at[2, "cause"] == "no clock"
+
+
+@requires_corpus
+def test_the_disagreements_of_a_real_session_are_told_apart() -> None:
+    frame = cache_check(load(GAPS))
+    causes = {int(r): c for r, c in zip(frame["request"], frame["cause"], strict=True) if c}
+    # Its first request read the harness's prefix, cached by another session; request 61 is
+    # the first after its /compact; request 137 followed a task notification, after which the
+    # provider read only the System prompt's part (21,478 tokens).
+    assert causes == {0: "warm elsewhere", 61: "compaction", 137: "prefix changed"}
+    assert frame.at[137, "recorded_read"] == 21_478
