@@ -50,6 +50,8 @@ DYNAMIC = {
     "util/_model_pattern.py": "a pattern the model gives (the fork's and the demo's grep tool), "
     "matched by the regex package under a deadline: never linear, always bounded "
     "(tests/util/test_regex_audit.py runs (a+)+$ through the tool)",
+    "retention/_next_use.py": "a command's first word and argument (re.escape) around options "
+    "that each start with '-' after space (audited as built: tests/util/test_regex_audit.py)",
     "fork/_signature.py": "the usage notice's first sentence (re.escape) with its numbers as "
     "\\d+: it opens with a literal and each \\d+ is followed by one (audited as built: "
     "tests/util/test_regex_audit.py)",

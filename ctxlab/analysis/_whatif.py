@@ -31,7 +31,6 @@ from ctxlab.analysis._comparison import (
     COMPARISON_COLUMNS,
     HEADLINE_COLUMNS,
     comparison_row,
-    headline_row,
 )
 from ctxlab.analysis._config_run import ConfigRun, named_config, replay_run
 from ctxlab.analysis._cost import (
@@ -64,6 +63,7 @@ from ctxlab.analysis._whatif_frames import (
     add_calibrated,
     add_next_use,
     diff_frame,
+    headline_frame,
     next_use_frame,
     retention_frame,
     steps_frame,
@@ -307,18 +307,7 @@ class WhatIf:
         """The figures of `table` that need neither the grader nor the pricer, one row per
         config — requests, compactions, peak, errors, ``failed_at``, ``over_limit_billed`` —
         equal to `table`'s: what a slider's move shows at once (`HEADLINE_COLUMNS`)."""
-        import pandas as pd
-
-        rows = [
-            {
-                "config": run.name,
-                **headline_row(run),
-                "over_limit_billed": self.over_limit_billed(run.name),
-            }
-            for run in self.runs.values()
-        ]
-        frame = pd.DataFrame(rows, columns=["config", *HEADLINE_COLUMNS])
-        return frame.set_index("config").astype({"failed_at": "Int64"})
+        return headline_frame(self.runs.values(), self.over_limit_billed)
 
     def over_limit_billed(self, name: str) -> int | None:
         """How many of config ``name``'s requests pass the input limit by the bill's measure
@@ -386,10 +375,8 @@ class WhatIf:
         return retention_frame(self.runs.values())
 
     def next_use(self) -> pd.DataFrame:
-        """Retention graded by what the recorded agent used next, one row per (config,
-        compaction): the items its next replies used that appeared before the compaction, how
-        many the request the config built holds, the share, the floor (the latest message
-        alone) and what was lost (`ctxlab.retention._next_use`; docs/concepts/retention.md)."""
+        """Retention graded by what the recorded agent used next, a row per (config,
+        compaction): items used, held, share, floor and lost (docs/concepts/compaction.md)."""
         return next_use_frame(self.runs.values(), self.transcript)
 
     def steps(self, *, grade: bool = True) -> pd.DataFrame:

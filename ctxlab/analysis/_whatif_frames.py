@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._calibration import CalibrationFit, calibrated_total
+from ctxlab.analysis._comparison import HEADLINE_COLUMNS, headline_row
 from ctxlab.analysis._grading import next_use_of
 from ctxlab.analysis._replay import replay_row
 from ctxlab.manifest import item_rows
@@ -222,3 +223,16 @@ def add_calibrated(
         f"({fit.fixed[min(fit.fixed)]:,.0f} a request that carries it), both measured on "
         f"{usage} (ctxlab.calibrate)"
     )
+
+
+def headline_frame(runs: Iterable[ConfigRun], over_limit_billed: Any) -> pd.DataFrame:
+    """`WhatIf.headline`: per config, the figures that need neither the grader nor the pricer
+    (`HEADLINE_COLUMNS`), ``over_limit_billed(name)`` giving that column."""
+    import pandas as pd
+
+    rows = [
+        {"config": run.name, **headline_row(run), "over_limit_billed": over_limit_billed(run.name)}
+        for run in runs
+    ]
+    frame = pd.DataFrame(rows, columns=["config", *HEADLINE_COLUMNS])
+    return frame.set_index("config").astype({"failed_at": "Int64"})

@@ -7,6 +7,7 @@ from ctxlab.fork._check import CHECK_TIMEOUT, Check
 from ctxlab.fork._fork import MAX_NAME, fork
 from ctxlab.fork._forward import MAX_CONCURRENCY, MAX_RUNS, run_forward
 from ctxlab.fork._outcomes import OUTCOME_COLUMNS, SUMMARY_COLUMNS, Outcomes
+from ctxlab.fork._recorded_model import RecordedModel
 from ctxlab.fork._signature import first_difference, signature
 from ctxlab.fork._stats import Interval, runs_needed, wilson
 from ctxlab.fork._workspace import Workspace
@@ -25,6 +26,7 @@ __all__ = [
     "Check",
     "Interval",
     "Outcomes",
+    "RecordedModel",
     "Workspace",
     "first_difference",
     "fork",

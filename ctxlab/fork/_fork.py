@@ -31,7 +31,8 @@ from ctxlab.fork._arrival import (
     replayed_point,
 )
 from ctxlab.fork._branch import Branch, ModelSource
-from ctxlab.fork._replay import replay_plan
+from ctxlab.fork._recorded_model import RecordedModel
+from ctxlab.fork._replay import model_and_tools
 from ctxlab.fork._tools import ToolPlan, names_of, plan_tools
 from ctxlab.fork._workspace import folder_problem, refuse_inside, workspace_of
 from ctxlab.io._source import SessionSource, transcript_of
@@ -39,7 +40,6 @@ from ctxlab.materials._tasks import TaskState
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import Model
-from ctxlab.models._recorded import RecordedModel
 
 __all__ = ["MAX_NAME", "config_label", "fork"]
 
@@ -393,20 +393,7 @@ def _from_recording(origin: Any, asked: _Asked) -> tuple[_Recipe, Arrive]:
 
 
 def _recorded_model(asked: _Asked, transcript: Any, step: int) -> tuple[ModelSource, ToolPlan]:
-    """The branch's model and tools: a recording replaying itself (``"recorded"``, a
-    `RecordedModel`) from ``step`` answers its recorded calls with their recorded results."""
+    """The branch's model and tools (`model_and_tools`: a recording replaying itself)."""
     plan = plan_tools(asked.tools, asked.safe_tools)
-    model = asked.model
-    if model == "recorded":
-        model = RecordedModel(transcript)
-    if not isinstance(model, RecordedModel):
-        assert model is not None and not isinstance(model, str)
-        return model, plan
-    if model.transcript.messages != transcript.messages:
-        msg = (
-            f"the RecordedModel replays {model.transcript.name!r}, not the recording forked "
-            f"({transcript.name!r}): give it the same recording, or model='recorded'"
-        )
-        raise ForkError(msg)
-    replaying = model.starting_at(step)
-    return replaying, replay_plan(replaying, plan)
+    assert asked.model is not None
+    return model_and_tools(asked.model, plan, transcript, step)

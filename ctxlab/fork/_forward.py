@@ -29,9 +29,9 @@ from ctxlab.exceptions import ForkError
 from ctxlab.fork._branch import Branch, BranchRun
 from ctxlab.fork._check import CHECK_TIMEOUT, Check, checked_timeout, judge
 from ctxlab.fork._outcomes import Outcomes
+from ctxlab.fork._recorded_model import RecordedModel
 from ctxlab.messages import AssistantMessage, TextBlock
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._recorded import RecordedModel
 from ctxlab.util._checks import shown
 
 __all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "run_forward"]

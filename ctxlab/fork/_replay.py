@@ -13,12 +13,13 @@ from typing import Any
 from pydantic import ConfigDict, create_model
 
 from ctxlab.agent import Tool
-from ctxlab.exceptions import ToolDefinitionError
+from ctxlab.exceptions import ForkError, ToolDefinitionError
+from ctxlab.fork._recorded_model import RecordedModel
 from ctxlab.fork._tools import ToolPlan
 from ctxlab.messages import ToolResultBlock, ToolUseBlock
-from ctxlab.models._recorded import RecordedModel
+from ctxlab.models import Model
 
-__all__ = ["ReplayedTool", "replay_plan"]
+__all__ = ["ReplayedTool", "model_and_tools", "replay_plan"]
 
 _ANY = create_model("recorded_arguments", __config__=ConfigDict(extra="allow"))
 
@@ -83,3 +84,23 @@ def replay_plan(model: RecordedModel, plan: ToolPlan) -> ToolPlan:
         return made
 
     return ToolPlan(factory=build)
+
+
+def model_and_tools(
+    model: Model | str | Any, plan: ToolPlan, transcript: Any, step: int
+) -> tuple[Any, ToolPlan]:
+    """A branch's model and tools: a recording replaying itself (``"recorded"``, a
+    `RecordedModel`) from ``step`` answers its recorded calls with their recorded results;
+    any other model keeps ``plan``."""
+    if model == "recorded":
+        model = RecordedModel(transcript)
+    if not isinstance(model, RecordedModel):
+        return model, plan
+    if model.transcript.messages != transcript.messages:
+        msg = (
+            f"the RecordedModel replays {model.transcript.name!r}, not the recording forked "
+            f"({transcript.name!r}): give it the same recording, or model='recorded'"
+        )
+        raise ForkError(msg)
+    replaying = model.starting_at(step)
+    return replaying, replay_plan(replaying, plan)

@@ -1,5 +1,5 @@
 """Models: the `Model` base, `AnthropicModel` and the Anthropic wire format, the offline
-`DemoModel`, `RecordedModel` (a recording answering a fork of itself), and test models. A provider is one adapter module plus its format module."""
+`DemoModel`, and test models (`ctxlab.fork.RecordedModel`: a recording answering a fork of itself). A provider is one adapter module plus its format module."""
 
 import warnings as _warnings
 from typing import Any as _Any
@@ -27,7 +27,6 @@ from ctxlab.models._function import FunctionModel, RequestInfo, ScriptedModel, t
 from ctxlab.models._memoryless import MemorylessModel
 from ctxlab.models._openai import OpenAIModel
 from ctxlab.models._openai_format import assistant_from_openai, request_to_openai, tool_to_openai
-from ctxlab.models._recorded import RecordedModel
 from ctxlab.models._summary_call import SummaryCall, summary_call, summary_manifest
 
 __all__ = [
@@ -39,7 +38,6 @@ __all__ = [
     "Model",
     "ModelResponse",
     "OpenAIModel",
-    "RecordedModel",
     "RequestInfo",
     "ScriptedModel",
     "SummaryCall",

@@ -183,12 +183,18 @@ def _held(text: str, item: UsedItem) -> bool:
     first, _, argument = item.text.partition(" ")
     if not argument:
         return holds(text, first)
-    # The first word, then options only, then the argument (quoted or not): ``grep -n foo``
-    # holds ``grep foo``.
-    pattern = rf"(?<![\w./-]){re.escape(first)}(?:\s+-\S*)*\s+['\"]?{re.escape(argument)}" + (
+    pattern = command_pattern(first, argument)
+    return text.find(first) != -1 and re.search(pattern, text) is not None
+
+
+def command_pattern(first: str, argument: str) -> str:
+    """The first word, then options only, then the argument (quoted or not): ``grep -n foo``
+    holds ``grep foo``. Linear: it opens with a literal, each option starts with ``-`` after
+    space and ends at space, so text is consumed one way (tests/util/test_regex_audit.py
+    audits it as built)."""
+    return rf"(?<![\w./-]){re.escape(first)}(?:\s+-\S*)*\s+['\"]?{re.escape(argument)}" + (
         r"(?!\w)" if argument[-1].isalnum() or argument[-1] == "_" else ""
     )
-    return text.find(first) != -1 and re.search(pattern, text) is not None
 
 
 def next_use(

@@ -23,11 +23,11 @@ from ctxlab.agent import Tool
 from ctxlab.analysis import recorded_requests
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import ForkError
-from ctxlab.fork import fork, run_forward
+from ctxlab.fork import RecordedModel, fork, run_forward
 from ctxlab.fork._branch import BranchRun
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage, ToolUseBlock, UserMessage
-from ctxlab.models import RecordedModel, ScriptedModel, tool_call
+from ctxlab.models import ScriptedModel, tool_call
 
 FIXTURE = (
     Path(__file__).parents[1]

@@ -58,6 +58,11 @@ def test_the_patterns_built_at_run_time_are_linear() -> None:
 
     assert "fork/_signature.py" in regex_audit.DYNAMIC
     assert audit(Found("fork/_signature.py", _USAGE.pattern, _USAGE.flags)) is None
+    from ctxlab.retention._next_use import command_pattern
+
+    assert "retention/_next_use.py" in regex_audit.DYNAMIC
+    for first, argument in (("grep", "foo"), ("python", "x.py"), ("cat", "-")):
+        assert audit(Found("retention/_next_use.py", command_pattern(first, argument), 0)) is None
 
 
 def test_a_models_pattern_is_matched_under_its_time_limit() -> None:

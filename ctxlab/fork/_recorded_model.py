@@ -26,7 +26,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._recorded import recorded_requests
 from ctxlab.exceptions import UsageError
+from ctxlab.fork._signature import signature
+from ctxlab.io._source import transcript_of
 from ctxlab.messages import (
     AssistantMessage,
     HintBlock,
@@ -72,8 +75,6 @@ def _held(messages: Sequence[Any]) -> ModelRequest:
 def holds(request: ModelRequest, recorded: Sequence[Any], folders: Sequence[str] = ()) -> bool:
     """Whether ``request`` holds what the recorded request's ``recorded`` messages held (see
     the module): their conversations' signatures are equal."""
-    from ctxlab.fork._signature import signature  # the fork package imports the models
-
     return signature(_held(request.messages), folders) == signature(_held(recorded), folders)
 
 
@@ -99,9 +100,6 @@ class RecordedModel(Model):
         folders: Sequence[str] = (),
         context_window: int = 200_000,
     ) -> None:
-        from ctxlab.analysis import recorded_requests
-        from ctxlab.io._source import transcript_of
-
         if then is not None and not isinstance(then, Model):
             msg = (
                 f"then must be a ctxlab Model (it answers once the contexts part), got {then!r:.80}"
