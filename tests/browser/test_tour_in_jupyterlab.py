@@ -364,7 +364,9 @@ def test_a_claude_code_session_shows_its_billed_usage(jupyterlab: str, shots: Pa
             # (JupyterLab renders only the cells in view: go back to the first Lab's cell.)
             _scroll_to(page, "lab = await Lab.open(claude")
             page.wait_for_selector(".ctxlab-notes", state="visible", timeout=30_000)
-            lab = page.locator(".widget-vbox", has=page.locator(".ctxlab-notes")).last
+            # Every Lab's header has notes now (the clock's): the recording's says what it lacks.
+            notes = page.locator(".ctxlab-notes", has_text="not recorded")
+            lab = page.locator(".widget-vbox", has=notes).last
             lab.scroll_into_view_if_needed()
             header = lab.locator(".ctxlab-notes").first.inner_text()
             assert "not recorded (System prompt, tool schemas): 14," in header, header
@@ -479,9 +481,10 @@ def test_forks_overlay_their_runs_and_the_lab_forks_at_a_button(
             button = page.get_by_role("button", name="Fork at request 2").first
             button.scroll_into_view_if_needed()
             button.click()
+            # 1 of 1 passed: the 95 % Wilson interval is 1 / (1 + z²) = 0.21 to 1.
             page.wait_for_function(
-                "document.body.innerText.includes('done: passed the check — original 1/1, "
-                "observation_masking 1/1')",
+                "document.body.innerText.includes('done: passed the check — original 1/1 "
+                "(95%: 0.21–1.00), observation_masking 1/1 (95%: 0.21–1.00)')",
                 timeout=120_000,
             )
             # The tab now shows the button's fork (one run each), not the cell's (two each).
