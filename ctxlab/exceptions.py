@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ctxlab.manifest import ContextManifest
     from ctxlab.messages import ToolPairProblem
+    from ctxlab.models._retry import RetryWait
 
 __all__ = [
     "AgentBusy",
@@ -36,6 +37,7 @@ __all__ = [
     "OverloadedError",
     "PreparationError",
     "RateLimitError",
+    "RetriesExhausted",
     "SessionLogError",
     "SessionNotFound",
     "SourceError",
@@ -165,12 +167,20 @@ class ModelError(CtxlabError):
     """The model provider failed the request.
 
     ``status_code`` is the provider's HTTP status when there was one; ``__cause__`` holds the
-    provider SDK's own exception.
+    provider SDK's own exception; ``retries`` the waits made before it was given up
+    (`ctxlab.models.RetryWait`).
     """
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retries: tuple[RetryWait, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.retries = retries
 
 
 class ContextOverflowError(ModelError):
@@ -191,6 +201,13 @@ class RateLimitError(ModelError):
 
 class OverloadedError(ModelError):
     """The provider is overloaded (HTTP 529 or 503): retry later."""
+
+
+class RetriesExhausted(ModelError):
+    """A request kept failing for a passing reason (a rate limit, an overloaded or unreachable
+    server) after every retry its model allows (``max_retries=``, ``max_wait=``). The message
+    names the last status and each wait; ``retries`` holds them, ``__cause__`` the last error
+    (a `RateLimitError`, an `OverloadedError`, ...)."""
 
 
 class ToolDefinitionError(CtxlabError, TypeError):

@@ -13,6 +13,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, anthropic_block, image_block
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
+from ctxlab.models._openai_usage import chat_usage
 from ctxlab.util._json import NOT_JSON, parse_json
 
 __all__ = [
@@ -138,15 +139,9 @@ def reasoning_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def openai_usage(usage: Any) -> ProviderUsage | None:
-    """OpenAI-style usage (``prompt_tokens`` with ``cached_tokens`` among them) as ctxlab's."""
-    if not isinstance(usage, Mapping):
-        return None
-    details = usage.get("prompt_tokens_details") or {}
-    cached = details.get("cached_tokens") if isinstance(details, Mapping) else 0
-    # OpenAI's prompt tokens include the cached ones; ctxlab's usage keeps them apart.
-    return ProviderUsage.with_cache_inside(
-        usage.get("prompt_tokens"), usage.get("completion_tokens"), cached
-    )
+    """OpenAI-style usage (``prompt_tokens`` with cache reads and writes among them) as
+    ctxlab's, read as `OpenAIModel` reads a live reply's (`ctxlab.models._openai_usage`)."""
+    return chat_usage(usage) if isinstance(usage, Mapping) else None
 
 
 def from_openai(messages: Sequence[Any], where: str) -> tuple[ConversationBuilder, str]:

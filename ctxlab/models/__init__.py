@@ -1,4 +1,5 @@
-"""Models: the `Model` base, `AnthropicModel` and the Anthropic wire format, the offline
+"""Models: the `Model` base, `AnthropicModel` and `OpenAIModel` (with their retries,
+`RetryPolicy`, and their `ResponseCache`) and the wire formats, the offline
 `DemoModel`, and test models (`ctxlab.fork.RecordedModel`: a recording answering a fork of itself). A provider is one adapter module plus its format module."""
 
 import warnings as _warnings
@@ -27,6 +28,8 @@ from ctxlab.models._function import FunctionModel, RequestInfo, ScriptedModel, t
 from ctxlab.models._memoryless import MemorylessModel
 from ctxlab.models._openai import OpenAIModel
 from ctxlab.models._openai_format import assistant_from_openai, request_to_openai, tool_to_openai
+from ctxlab.models._response_cache import ResponseCache, cache_scope
+from ctxlab.models._retry import RetryPolicy, RetryWait
 from ctxlab.models._summary_call import SummaryCall, summary_call, summary_manifest
 
 __all__ = [
@@ -39,9 +42,13 @@ __all__ = [
     "ModelResponse",
     "OpenAIModel",
     "RequestInfo",
+    "ResponseCache",
+    "RetryPolicy",
+    "RetryWait",
     "ScriptedModel",
     "SummaryCall",
     "assistant_from_openai",
+    "cache_scope",
     "cached_summary_request",
     "messages_from_anthropic",
     "messages_to_anthropic",

@@ -9,6 +9,7 @@ their cause; "prompt is too long" becomes `ContextOverflowError`, which the agen
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from collections.abc import Awaitable, Mapping
@@ -44,6 +45,14 @@ from ctxlab.models._base import (
     emit_text,
     sdk_client,
 )
+from ctxlab.models._provider_call import (
+    ProviderCall,
+    response_cache,
+    sdk_failure,
+    without_sdk_retries,
+)
+from ctxlab.models._response_cache import ResponseCache
+from ctxlab.models._retry import RetryPolicy, with_retries
 
 __all__ = ["CONTEXT_WINDOWS", "AnthropicModel"]
 
@@ -70,7 +79,15 @@ class AnthropicModel(Model):
         prompt_cache: Add cache breakpoints (tools + System, latest message).
         context_window: Override the window. Without it the window comes from the Models API
             at the first call (`load_limits`), else from `CONTEXT_WINDOWS`.
-        max_retries: The SDK's own retries of transient errors (429, 529, connection).
+        max_retries: Retries of a request that failed for a passing reason (429, 529 and
+            other 5xx, 408, 409, no connection), each after the wait the server names
+            (``retry-after-ms``, ``retry-after``) or an exponential backoff with jitter; the
+            SDK's own retries are turned off, so every wait is known
+            (`ModelResponse.retries`). Past the bound: `RetriesExhausted`.
+        max_wait: Seconds of waiting between retries, in all, never passed: a wait that would
+            pass it gives up at once (`RetriesExhausted`).
+        cache: A `ResponseCache` (or a folder for one): a request sent before is answered from
+            it, at no cost (`ModelResponse.from_cache`).
         exact_counts: Count every reasoning request with the API's ``count_tokens`` before
             sending it: the count goes on the manifest (``exact_input_tokens``), and a request the
             estimate let through but the exact count finds over the input limit is compacted
@@ -97,7 +114,9 @@ class AnthropicModel(Model):
         stream: bool = False,
         prompt_cache: bool = True,
         context_window: int | None = None,
-        max_retries: int = 2,
+        max_retries: int = 6,
+        max_wait: float = 300.0,
+        cache: ResponseCache | str | os.PathLike[str] | None = None,
         exact_counts: bool = False,
         context_management: Mapping[str, Any] | Any = None,
         **parameters: Any,
@@ -113,9 +132,14 @@ class AnthropicModel(Model):
                 )
                 raise UsageError(msg)
             client = sdk_client(
-                anthropic.AsyncAnthropic, api_key=key, base_url=base_url, max_retries=max_retries
+                anthropic.AsyncAnthropic, api_key=key, base_url=base_url, max_retries=0
             )
-        self.client = checked_client(client, "messages", "anthropic.AsyncAnthropic()")
+        checked = checked_client(client, "messages", "anthropic.AsyncAnthropic()")
+        self.client = without_sdk_retries(checked)
+        self.retry_policy = RetryPolicy(max_retries, max_wait)
+        """How failed requests are retried (`RetryPolicy`)."""
+        self.cache = response_cache(cache)
+        """Where replies are kept and found again (None: every request is sent)."""
         self._sdk_error: type[Exception] = anthropic.AnthropicError
         """The SDK's errors: translated to ctxlab's; anything else propagates as it is."""
         self.name = model
@@ -222,37 +246,50 @@ class AnthropicModel(Model):
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         checked_call(request, on_text)
-        payload = self.payload(request)
+        body = {"max_tokens": self.max_tokens, **self.payload(request)}
         streaming = self.stream or needs_streaming(self.name, self.max_tokens)
-        try:
+        streamed = [False]  # text handed to on_text: a failure after it is not retried
+
+        async def send() -> ModelResponse:
             if streaming:
-                async with self.client.messages.stream(
-                    max_tokens=self.max_tokens, **payload
-                ) as stream:
+                async with self.client.messages.stream(**body) as stream:
                     texts = stream.text_stream.__aiter__()
                     while (text := await _next_or_none(texts)) is not None:
+                        streamed[0] = True
                         if on_text is not None:
                             on_text(text)  # (the caller's: its errors are its own)
                     message = await _sdk_read(stream.get_final_message())
             else:
-                message = await _sdk_read(
-                    self.client.messages.create(max_tokens=self.max_tokens, **payload)
-                )
-        except self._sdk_error as exc:
-            raise _translate(exc) from exc
-        response = _response(message)
-        if not streaming:
-            emit_text(response.message, on_text)
+                message = await _sdk_read(self.client.messages.create(**body))
+            return _response(message)
+
+        import anthropic
+
+        call = ProviderCall(
+            "anthropic.messages",
+            str(getattr(self.client, "base_url", "")),
+            body,
+            send,
+            lambda exc: sdk_failure(exc, anthropic, streamed[0]),
+            _translate,
+        )
+        response = await call.run(self.retry_policy, self.cache)
+        if response.from_cache or not streaming:
+            emit_text(response.message, on_text)  # (the caller's: its errors are its own)
         return response
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """The exact input tokens of ``request``, counted by the API (``count_tokens``)."""
         accepted = inspect.signature(self.client.messages.count_tokens).parameters
         payload = {k: v for k, v in self.payload(request).items() if k in accepted}
-        try:
-            result = await self.client.messages.count_tokens(**payload)
-        except self._sdk_error as exc:
-            raise _translate(exc) from exc
+        import anthropic
+
+        result, _ = await with_retries(
+            self.retry_policy,
+            lambda: self.client.messages.count_tokens(**payload),
+            lambda exc: sdk_failure(exc, anthropic),
+            _translate,
+        )
         # With context_management in force the API counts the request after its edits and
         # reports the request as sent in ``original_input_tokens``: that is what ctxlab built
         # and estimated, so it is what the exact count compares.
@@ -316,7 +353,7 @@ def _response(message: Any) -> ModelResponse:
     usage = usage if isinstance(usage, Mapping) else {}
     try:
         # Each count checked (`ProviderUsage`): a negative, NaN or textual one is no bill.
-        billed = ProviderUsage(*(token_count(usage.get(name), name) for name in _COUNTS))
+        billed = _billed(usage)
         _check_iterations(usage.get("iterations"))
     except ValueError as exc:
         raise _malformed(exc, "its usage is no token count") from exc
@@ -337,6 +374,34 @@ _COUNTS = (
     "cache_creation_input_tokens",
 )
 """The counts of a usage, and of each of its ``iterations``."""
+
+
+def _billed(usage: Mapping[str, Any]) -> ProviderUsage:
+    """The four counts of ``usage`` and, of the cache writes, those made with the 1-hour time
+    to live: ``cache_creation.ephemeral_1h_input_tokens`` (anthropic 2.17 ``types/usage.py``,
+    ``CacheCreation``), priced twice the base input where the 5-minute writes are 1.25 times.
+    `ValueError` for a count that is none, or 1-hour writes above all the writes."""
+    counts = [token_count(usage.get(name), name) for name in _COUNTS]
+    billed = ProviderUsage(*counts)
+    split = usage.get("cache_creation")
+    if split is None:
+        return billed
+    if not isinstance(split, Mapping):
+        msg = f"usage field 'cache_creation' is {type(split).__name__}, not the TTL split"
+        raise ValueError(msg)
+    # Both checked; the 5-minute writes are the rest of the writes.
+    checked = {
+        name: token_count(0 if split.get(name) is None else split[name], f"cache_creation.{name}")
+        for name in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+    }
+    hour = checked["ephemeral_1h_input_tokens"]
+    if hour > billed.cache_creation_input_tokens:
+        msg = (
+            f"1-hour cache writes {hour:,} exceed the cache writes "
+            f"{billed.cache_creation_input_tokens:,}"
+        )
+        raise ValueError(msg)
+    return dataclasses.replace(billed, cache_creation_1h_input_tokens=hour)
 
 
 def _check_iterations(iterations: Any) -> None:

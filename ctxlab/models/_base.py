@@ -25,6 +25,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.messages._request import ModelRequest
+from ctxlab.models._retry import RetryWait
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.pipeline._summary import summary_instruction
 from ctxlab.tokens import TokenCounter, default_counter
@@ -63,6 +64,12 @@ class ModelResponse:
     """The provider's own report of its edits, as it gave it (Anthropic's
     ``context_management.applied_edits``: ``type``, ``cleared_tool_uses``, ...): what the
     request was billed on is rebuilt from it (`Model.server_edits`)."""
+    from_cache: bool = False
+    """Whether the reply came from a `ResponseCache` rather than the provider: its ``usage`` is
+    what the provider reported when it first answered (what the call costs), though nothing was
+    spent on it this time."""
+    retries: tuple[RetryWait, ...] = ()
+    """The retries this reply took (a rate limit, an overloaded server), each with its wait."""
 
 
 class Model(ABC):

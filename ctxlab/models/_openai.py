@@ -14,10 +14,12 @@ model does not speak. Their semantics run as ctxlab policies instead (presets
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ctxlab.exceptions import (
     ContextOverflowError,
+    CtxlabError,
     MalformedReply,
     ModelError,
     OverloadedError,
@@ -37,6 +39,15 @@ from ctxlab.models._base import (
     sdk_client,
 )
 from ctxlab.models._openai_format import assistant_from_openai, request_to_openai
+from ctxlab.models._openai_usage import chat_usage
+from ctxlab.models._provider_call import (
+    ProviderCall,
+    response_cache,
+    sdk_failure,
+    without_sdk_retries,
+)
+from ctxlab.models._response_cache import ResponseCache
+from ctxlab.models._retry import RetryPolicy
 
 __all__ = ["OpenAIModel"]
 
@@ -55,7 +66,14 @@ class OpenAIModel(Model):
         context_window: The model's window (128,000 when omitted: set it for local models).
         max_tokens: Output tokens per request (reserved in the window when set).
         stream: Stream responses (text arrives as ``text_delta`` events).
-        max_retries: The SDK's own retries of transient errors.
+        max_retries: Retries of a request that failed for a passing reason (429, 5xx, 408,
+            409, no connection), each after the wait the server names (``retry-after-ms``,
+            ``retry-after``) or an exponential backoff with jitter; the SDK's own retries are
+            turned off, so every wait is known (`ModelResponse.retries`). Past the bound:
+            `RetriesExhausted`.
+        max_wait: Seconds of waiting between retries, in all, never passed.
+        cache: A `ResponseCache` (or a folder for one): a request sent before is answered from
+            it, at no cost (`ModelResponse.from_cache`).
         **parameters: Passed to every request as they are (``temperature``, ``seed``, ...).
     """
 
@@ -69,7 +87,9 @@ class OpenAIModel(Model):
         context_window: int = 128_000,
         max_tokens: int | None = None,
         stream: bool = False,
-        max_retries: int = 2,
+        max_retries: int = 6,
+        max_wait: float = 300.0,
+        cache: ResponseCache | str | os.PathLike[str] | None = None,
         **parameters: Any,
     ) -> None:
         try:
@@ -82,10 +102,12 @@ class OpenAIModel(Model):
             if not key:
                 msg = "OpenAIModel needs an API key: set OPENAI_API_KEY or pass api_key=..."
                 raise UsageError(msg)
-            client = sdk_client(
-                openai.AsyncOpenAI, api_key=key, base_url=base_url, max_retries=max_retries
-            )
-        self.client = checked_client(client, "chat", "openai.AsyncOpenAI()")
+            client = sdk_client(openai.AsyncOpenAI, api_key=key, base_url=base_url, max_retries=0)
+        self.client = without_sdk_retries(checked_client(client, "chat", "openai.AsyncOpenAI()"))
+        self.retry_policy = RetryPolicy(max_retries, max_wait)
+        """How failed requests are retried (`RetryPolicy`)."""
+        self.cache = response_cache(cache)
+        """Where replies are kept and found again (None: every request is sent)."""
         self._sdk_error: type[Exception] = openai.OpenAIError
         """The SDK's errors: translated to ctxlab's; anything else propagates as it is."""
         self.name = model
@@ -111,33 +133,44 @@ class OpenAIModel(Model):
     ) -> ModelResponse:
         checked_call(request, on_text)
         payload = self.payload(request)
-        try:
+        streamed = [False]  # text handed to on_text: a failure after it is not retried
+
+        async def send() -> ModelResponse:
             if self.stream:
-                return await self._streamed(payload, on_text)
-            completion = await self.client.chat.completions.create(**payload)
-        except self._sdk_error as exc:
-            raise _translate(exc) from exc
-        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
-            # A body the SDK cannot read (not JSON, not UTF-8, no choices) fails it with an
-            # error of Python's own (json's, the codec's): the reply is malformed.
-            raise _malformed(exc) from exc
+                return await self._streamed(payload, on_text, streamed)
+            return self._read(await self.client.chat.completions.create(**payload))
+
+        import openai
+
+        call = ProviderCall(
+            "openai.chat",
+            str(getattr(self.client, "base_url", "")),
+            payload,
+            _malformed_on_python_errors(send),
+            lambda exc: sdk_failure(exc, openai, streamed[0]),
+            _translate,
+        )
+        response = await call.run(self.retry_policy, self.cache)
+        if response.from_cache or not self.stream:
+            emit_text(response.message, on_text)  # (the caller's: its errors are its own)
+        return response
+
+    def _read(self, completion: Any) -> ModelResponse:
         try:
             choice = completion.choices[0]
             reply, finish = choice.message, choice.finish_reason
             model = completion.model
         except (TypeError, AttributeError, KeyError, IndexError) as exc:
             raise _malformed(exc) from exc
-        message = assistant_from_openai(reply)
-        emit_text(message, on_text)
         return ModelResponse(
-            message=message,
+            message=assistant_from_openai(reply),
             stop_reason=str(finish or "stop"),
             usage=_usage(getattr(completion, "usage", None)),
             model=str(model or self.name),
         )
 
     async def _streamed(
-        self, payload: dict[str, Any], on_text: TextCallback | None
+        self, payload: dict[str, Any], on_text: TextCallback | None, streamed: list[bool]
     ) -> ModelResponse:
         stream = await self.client.chat.completions.create(
             **payload, stream=True, stream_options={"include_usage": True}
@@ -155,6 +188,7 @@ class OpenAIModel(Model):
                 delta = choice.delta
                 if delta.content:
                     text.append(delta.content)
+                    streamed[0] = True
                     if on_text is not None:
                         on_text(delta.content)
                 for call in delta.tool_calls or ():
@@ -178,6 +212,23 @@ class OpenAIModel(Model):
         )
 
 
+def _malformed_on_python_errors(
+    send: Callable[[], Awaitable[ModelResponse]],
+) -> Callable[[], Awaitable[ModelResponse]]:
+    """``send``, with the errors of Python's own that the SDK lets out on a body it cannot read
+    (not JSON, not UTF-8, no choices: json's, the codec's) said as a `MalformedReply`."""
+
+    async def guarded() -> ModelResponse:
+        try:
+            return await send()
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+            if isinstance(exc, CtxlabError):
+                raise
+            raise _malformed(exc) from exc
+
+    return guarded
+
+
 def _malformed(exc: Exception) -> MalformedReply:
     reason = str(exc)
     reason = reason if len(reason) <= 300 else reason[:300] + "…"
@@ -185,15 +236,8 @@ def _malformed(exc: Exception) -> MalformedReply:
 
 
 def _usage(usage: Any) -> ProviderUsage | None:
-    if usage is None:
-        return None
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", 0) if details is not None else 0
-    # OpenAI's prompt tokens include the cached ones; ctxlab keeps them apart (as Anthropic does).
     try:
-        return ProviderUsage.with_cache_inside(
-            getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), cached
-        )
+        return chat_usage(usage)
     except ValueError as exc:  # a count that is none (negative, NaN, text): the server's fault
         msg = f"the model's reply carries a usage that is no token count: {exc}"
         raise MalformedReply(msg) from exc

@@ -9,7 +9,14 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-__all__ = ["JSONHandler", "LocalServer", "RawServer"]
+__all__ = ["JSONHandler", "LocalServer", "RawServer", "with_headers"]
+
+
+def with_headers(
+    answer: tuple[int, dict[str, Any]], **headers: str
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """An error answer sent with ``headers`` (``retry_after="1"`` goes as ``retry-after``)."""
+    return (*answer, {name.replace("_", "-"): value for name, value in headers.items()})
 
 
 class JSONHandler(BaseHTTPRequestHandler):
@@ -18,9 +25,13 @@ class JSONHandler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # keep test output clean
         pass
 
-    def send_json(self, status: int, body: dict[str, Any]) -> None:
+    def send_json(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():  # retry-after, x-should-retry, ...
+            self.send_header(name, value)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
@@ -34,8 +45,9 @@ class JSONHandler(BaseHTTPRequestHandler):
     def answer(
         self, answer: Any, body: dict[str, Any], stream: Callable[[Any], Iterator[bytes]]
     ) -> None:
-        """Send a scripted ``answer``: an ``(status, body)`` error as it is, else the body as a
-        server-sent event stream when the request asked for one, else as JSON."""
+        """Send a scripted ``answer``: an ``(status, body)`` or ``(status, body, headers)``
+        error as it is, else the body as a server-sent event stream when the request asked for
+        one, else as JSON."""
         if isinstance(answer, tuple):
             self.send_json(*answer)
             return
