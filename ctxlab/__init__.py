@@ -152,6 +152,8 @@ PACKAGE_NAMES: dict[str, str] = {
     "Message": "ctxlab.messages",
     "ModelRequest": "ctxlab.messages",
     "ModelResponse": "ctxlab.models",
+    "ResponseCache": "ctxlab.models",
+    "RetriesExhausted": "ctxlab.exceptions",
     "OffloadError": "ctxlab.exceptions",
     "Preparation": "ctxlab.pipeline",
     "PreparationMemo": "ctxlab.pipeline",

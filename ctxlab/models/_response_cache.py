@@ -24,8 +24,8 @@ import contextvars
 import dataclasses
 import hashlib
 import json
-import math
 import os
+import re
 import time
 import warnings
 from collections.abc import Iterator, Mapping
@@ -50,11 +50,13 @@ _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "openai-or
 _NOT_THE_REQUEST = frozenset({"timeout", "stream", "stream_options", "max_retries"})
 """Keywords that change how the reply comes, not what it says."""
 
+_KEY = re.compile(r"[0-9a-f]{64}")
+"""A key as `ResponseCache.key` makes it: nothing else names a file (no ``..``, no ``/``)."""
+
 _scope: contextvars.ContextVar[str] = contextvars.ContextVar("ctxlab_cache_scope", default="")
 
 
-@contextlib.contextmanager
-def cache_scope(name: str) -> Iterator[None]:
+def cache_scope(name: str) -> contextlib.AbstractContextManager[None]:
     """Requests sent inside ``with cache_scope(name):`` are cached apart from the same requests
     sent in another scope: run 2 of a fork does not replay run 1's replies (it is another
     sample of the model), and is replayed itself by run 2 of the next session. Scopes nest
@@ -62,6 +64,11 @@ def cache_scope(name: str) -> Iterator[None]:
     if not isinstance(name, str):
         msg = f"a cache scope is a name (text), got {shown(name)}"
         raise UsageError(msg)
+    return _scoped(name)
+
+
+@contextlib.contextmanager
+def _scoped(name: str) -> Iterator[None]:
     outer = _scope.get()
     token = _scope.set(f"{outer}/{name}" if outer else name)
     try:
@@ -102,6 +109,9 @@ class ResponseCache:
     def key(api: str, base_url: str, body: Mapping[str, Any]) -> str:
         """The key of a request: ``api`` spoken to ``base_url`` with ``body`` (the SDK call's
         keyword arguments), in the current `cache_scope`."""
+        if not isinstance(body, Mapping):
+            msg = f"a request body is a mapping of the SDK call's keywords, got {shown(body)}"
+            raise UsageError(msg)
         kept = {k: v for k, v in body.items() if k not in _NOT_THE_REQUEST}
         headers = kept.get("extra_headers")
         if isinstance(headers, Mapping):
@@ -111,11 +121,18 @@ class ResponseCache:
         what = {"api": api, "base_url": base_url, "scope": _scope.get(), "body": kept}
         # Sorted keys: a dict built in another order is the same request. A value JSON has no
         # form for (an SDK object among the parameters) is keyed by its text.
-        text = json.dumps(what, sort_keys=True, separators=(",", ":"), default=str)
+        try:
+            text = json.dumps(what, sort_keys=True, separators=(",", ":"), default=str)
+        except (ValueError, TypeError, RecursionError) as exc:  # a cycle, keys of mixed types
+            msg = f"the request cannot be keyed: {type(exc).__name__}: {exc}"
+            raise UsageError(msg) from exc
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def path(self, key: str) -> Path:
-        """The file of the entry ``key``."""
+        """The file of the entry ``key`` (a key `key` made: 64 hexadecimal digits)."""
+        if not isinstance(key, str) or not _KEY.fullmatch(key):
+            msg = f"a cache key is 64 hexadecimal digits (ResponseCache.key), got {shown(key)}"
+            raise UsageError(msg)
         return self.folder / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ModelResponse | None:
@@ -149,13 +166,16 @@ class ResponseCache:
     def put(self, key: str, response: ModelResponse) -> None:
         """Keep ``response`` under ``key``. A cache that cannot be written warns
         (`CacheNotWritten`) and the reply is returned all the same."""
+        if not isinstance(response, ModelResponse):
+            msg = f"a response cache keeps ModelResponses, got {shown(response)}"
+            raise UsageError(msg)
+        path = self.path(key)
         entry = {
             "format": _FORMAT,
             "written": time.time(),
             "expires": None if self.expiry is None else time.time() + self.expiry,
             "response": _response_to(response),
         }
-        path = self.path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, json.dumps(entry, ensure_ascii=False), what="cache entry")
@@ -190,7 +210,8 @@ def _seconds(expiry: float | timedelta | None) -> float | None:
         return None
     if isinstance(expiry, timedelta):
         expiry = expiry.total_seconds()
-    if isinstance(expiry, bool) or not isinstance(expiry, int | float) or not 0 < expiry < math.inf:
+    # At most about 3,000 years: a larger number is no time a cache is kept (nor a float).
+    if isinstance(expiry, bool) or not isinstance(expiry, int | float) or not 0 < expiry < 1e11:
         msg = (
             f"expiry must be a number of seconds above 0, a timedelta, or None, got {shown(expiry)}"
         )

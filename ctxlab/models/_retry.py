@@ -65,18 +65,20 @@ class RetryWait:
 @dataclass(frozen=True)
 class RetryPolicy:
     """How a provider adapter retries: at most ``max_retries`` retries and ``max_wait`` seconds
-    of waiting in all. ``sleep``, ``now`` and ``jitter`` are the clock and the dice, replaced in
-    tests."""
+    of waiting in all. ``sleep``, ``now`` and ``jitter`` are the clock and the dice (a test
+    gives its own: ``dataclasses.replace(model.retry_policy, sleep=...)``)."""
 
     max_retries: int = 6
     """Retries after the first try (0: none; the first error is raised as it is)."""
     max_wait: float = 300.0
     """Seconds of waiting, summed over the retries, never passed."""
-    sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)
-    now: Callable[[], float] = field(default=time.time, repr=False)
-    """The wall clock, for a ``retry-after`` given as an HTTP date."""
-    jitter: Callable[[], float] = field(default=random.random, repr=False)
-    """A number in [0, 1): the backoff is shortened by up to a quarter of itself by it."""
+    sleep: Callable[[float], Awaitable[Any]] | None = field(default=None, repr=False)
+    """How a wait is waited (None: `asyncio.sleep`)."""
+    now: Callable[[], float] | None = field(default=None, repr=False)
+    """The wall clock, for a ``retry-after`` given as an HTTP date (None: `time.time`)."""
+    jitter: Callable[[], float] | None = field(default=None, repr=False)
+    """A number in [0, 1) by which the backoff is shortened by up to a quarter of itself
+    (None: `random.random`)."""
 
     def __post_init__(self) -> None:
         if type(self.max_retries) is not int or not 0 <= self.max_retries <= 1000:
@@ -88,6 +90,23 @@ class RetryPolicy:
         if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < math.inf:
             msg = f"max_wait must be a number of seconds, 0 or more, got {shown(wait)}"
             raise UsageError(msg)
+        for name in ("sleep", "now", "jitter"):
+            given = getattr(self, name)
+            if given is not None and not callable(given):
+                msg = f"{name} must be a function (or None), got {shown(given)}"
+                raise UsageError(msg)
+
+    async def _wait(self, seconds: float) -> None:
+        """Wait ``seconds`` (with ``sleep``)."""
+        await (self.sleep or asyncio.sleep)(seconds)
+
+    def _clock(self) -> float:
+        """The wall clock's time now (``now``)."""
+        return (self.now or time.time)()
+
+    def _dice(self) -> float:
+        """A number in [0, 1) (``jitter``)."""
+        return (self.jitter or random.random)()
 
 
 def backoff_seconds(attempt: int, jitter: float) -> float:
@@ -154,12 +173,12 @@ def next_wait(
         return "not a passing failure"
     if attempt > policy.max_retries:
         return f"max_retries={policy.max_retries} retries made"
-    asked = server_wait(failure.headers, policy.now())
+    asked = server_wait(failure.headers, policy._clock())
     source: Literal["retry-after-ms", "retry-after", "backoff"]
     if asked is not None:
         seconds, source = asked
     else:
-        seconds, source = backoff_seconds(attempt, policy.jitter()), "backoff"
+        seconds, source = backoff_seconds(attempt, policy._dice()), "backoff"
     if waited + seconds > policy.max_wait:
         return (
             f"the next wait ({_seconds(seconds)}, from {source}) would pass "
@@ -208,7 +227,7 @@ async def with_retries(
                 raise given from (given.__cause__ or exc)
         waits.append(decision)
         waited += decision.seconds
-        await policy.sleep(decision.seconds)
+        await policy._wait(decision.seconds)
 
 
 def _given_up(

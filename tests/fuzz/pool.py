@@ -49,7 +49,7 @@ from ctxlab.messages import (
     ThinkingBlock,
     UrlImageSource,
 )
-from ctxlab.models import MemorylessModel, OpenAIModel
+from ctxlab.models import MemorylessModel, ModelResponse, OpenAIModel, ResponseCache
 from ctxlab.tokens import CountStore, TokenCache
 from tests.fuzz.bad_values import Places
 from tests.fuzz.signatures import MISSING, Shape
@@ -103,6 +103,7 @@ FRESH: dict[type, Callable[[Places], Any]] = {
     WhatIf: _whatif,
     Agent: _agent,
     SessionLog: lambda p: SessionLog(p.folder / "fresh.sqlite"),
+    ResponseCache: lambda p: ResponseCache(p.folder / "responses"),
     CountStore: lambda p: CountStore(p.folder / "fresh-counts.sqlite"),
     TokenCache: lambda p: TokenCache(ApproximateCounter()),
     ObservedSession: lambda p: ObservedSession(context_window=8_000, counter=ApproximateCounter()),
@@ -261,6 +262,7 @@ def _made(transcript: Transcript) -> list[Any]:
         FunctionModel(lambda request, info: "ok"),
         AnthropicModel(api_key="offline-fuzz"),
         OpenAIModel(api_key="offline-fuzz"),
+        ModelResponse(AssistantMessage(content="A cached reply."), usage=ProviderUsage(10, 2)),
         ReplaySession(transcript, context_window=8_000, counter=ApproximateCounter()),
         [image, link],
         [ThinkingBlock(thinking="Hmm.", signature="sig"), RedactedThinkingBlock(data="abc")],
