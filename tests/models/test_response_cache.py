@@ -226,3 +226,11 @@ def test_a_file_is_no_cache_folder(tmp_path: Path) -> None:
         ResponseCache(tmp_path / "f")
     with pytest.raises(UsageError, match="cache must be"):
         PROVIDERS[0].make(type("A", (), {"url": "http://127.0.0.1:9"})(), cache=3)
+
+
+@pytest.mark.parametrize("key", ["../" * 3 + "a" * 55, "AB" + "0" * 62, "0" * 63, 7])
+def test_a_key_names_no_file_outside_the_folder(key: Any, tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache")
+    with pytest.raises(UsageError, match="64 hexadecimal digits"):
+        cache.get(key)
+    assert list(tmp_path.iterdir()) == []
