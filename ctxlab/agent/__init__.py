@@ -4,6 +4,7 @@ from ctxlab.agent._agent import Agent, Approver, PermissionHook
 from ctxlab.agent._builtins import COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
 from ctxlab.agent._forkpoint import ForkPoint, fork_point
 from ctxlab.agent._playback import Playback, play, recorded_model, recorded_tools
+from ctxlab.agent._step import ResultsTurn
 from ctxlab.agent._tools import Tool, tool
 from ctxlab.events import (
     CompactionEvent,
@@ -35,6 +36,7 @@ __all__ = [
     "PermissionHook",
     "Playback",
     "ReplyEvent",
+    "ResultsTurn",
     "TextDeltaEvent",
     "Tool",
     "ToolCallEvent",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ctxlab.agent._builtins import COMPRESS_TOOL, MODE_TOOL, PROPOSE_TOOL, TODO_TOOL
 from ctxlab.agent._runner import BuiltinHandler
@@ -38,12 +38,25 @@ from ctxlab.pipeline import Preparation
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
 
-__all__ = ["PAUSED", "StepLoop", "stream_call"]
+__all__ = ["PAUSED", "ResultsTurn", "StepLoop", "stream_call"]
 
 PAUSED = ("compaction", "pause_turn")
 """Stop reasons of a response that is not the model's reply: Anthropic's server compaction with
 ``pause_after_compaction`` ("compaction": the response holds the compaction block alone) and a
 paused server-tool turn ("pause_turn"); the agent sends the conversation again to go on."""
+
+
+@runtime_checkable
+class ResultsTurn(Protocol):
+    """A model that says what the user turn after its calls holds besides their results.
+
+    A recording replaying itself (`ctxlab.fork.RecordedModel`) has one: where its harness wrote
+    text beside a call's results (a system reminder, an interruption note, the user's own
+    words), the branch's turn holds that text too, in its recorded place."""
+
+    def results_turn(self, results: tuple[ToolResultBlock, ...]) -> UserMessage | None:
+        """The turn holding ``results`` (None: the results alone)."""
+        ...
 
 
 def _user_message(message: Any) -> UserMessage:
@@ -157,7 +170,7 @@ class StepLoop:
         results = await agent._runner.run(
             uses, self._builtins(), agent._call, last=frozenset({COMPRESS_TOOL})
         )
-        agent._conversation.append(UserMessage(content=tuple(results)))
+        agent._conversation.append(_results_turn(agent.model, tuple(results)))
         if any(u.name == TODO_TOOL for u in uses):
             shortened = agent._tasks.shorten_old_receipts(agent.context.conversation)
             if shortened is not None:
@@ -270,3 +283,19 @@ async def stream_call(agent: Agent, message: Any) -> AsyncIterator[Event]:
         unsubscribe()
         if not task.done():
             task.cancel()
+
+
+def _results_turn(model: object, results: tuple[ToolResultBlock, ...]) -> UserMessage:
+    """The user turn after a step's calls: their results, and what ``model`` adds beside them
+    (`ResultsTurn`); a turn whose results are not the calls' own is refused."""
+    made = model.results_turn(results) if isinstance(model, ResultsTurn) else None
+    if made is None:
+        return UserMessage(content=results)
+    given = sorted(results, key=lambda r: r.tool_use_id)
+    if sorted(made.tool_results, key=lambda r: r.tool_use_id) != given:
+        msg = (
+            f"{type(model).__name__}.results_turn must return a turn holding the results it "
+            "was given, each once"
+        )
+        raise UsageError(msg)
+    return made

@@ -19,6 +19,13 @@ run there (`parted_at` is that request's number; `ctxlab.fork.run_forward` leave
 outcome unknown with the note ``unknown after request d — the contexts part here``;
 ``the recording ends here`` when the branch asks more than it holds); with
 ``then=<a model>`` that model answers from there on, and the branch's own tools run the calls.
+
+A recorded user turn may hold more than its calls' results: Claude Code writes a system
+reminder, an interruption note, a task notification or the user's typed words in the same turn.
+While the contexts have not parted, the branch's turn after a replayed reply's calls is the
+recorded turn — its other blocks in their places, each result the branch's own
+(`results_turn`, which the agent asks: `ctxlab.agent.ResultsTurn`); else the branch's request
+would lack that text and part there though its config changed nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from ctxlab.messages import (
     RedactedThinkingBlock,
     ThinkingBlock,
     ToolResultBlock,
+    UserBlock,
     UserMessage,
 )
 from ctxlab.messages._request import ModelRequest
@@ -121,6 +129,7 @@ class RecordedModel(Model):
         self.context_window = then.context_window if then is not None else context_window
         self.answered = 0
         """Requests answered from the recording."""
+        self._by_calls: dict[frozenset[str], UserMessage] | None = None
         self.parted_at: int | None = None
         """The recorded request number where the contexts parted (None: they have not)."""
 
@@ -141,6 +150,31 @@ class RecordedModel(Model):
     @property
     def counter(self) -> Any:
         return self.then.counter if self.then is not None else super().counter
+
+    def results_turn(self, results: tuple[ToolResultBlock, ...]) -> UserMessage | None:
+        """The recorded turn that answered the calls ``results`` answer, each result the
+        branch's own, when it holds more than results and the contexts have not parted (None:
+        the results alone)."""
+        if self.parted_at is not None or not results:
+            return None
+        turn = self._turns().get(frozenset(r.tool_use_id for r in results))
+        if turn is None or len(turn.tool_results) == len(turn.content):
+            return None
+        mine = {r.tool_use_id: r for r in results}
+        blocks: list[UserBlock] = [
+            mine[b.tool_use_id] if isinstance(b, ToolResultBlock) else b for b in turn.content
+        ]
+        return UserMessage(content=tuple(blocks))
+
+    def _turns(self) -> dict[frozenset[str], UserMessage]:
+        """The recording's user turns that answer calls, by the ids of the calls answered."""
+        if self._by_calls is None:
+            self._by_calls = {
+                frozenset(r.tool_use_id for r in m.tool_results): m
+                for m in self.transcript.messages
+                if isinstance(m, UserMessage) and m.tool_results
+            }
+        return self._by_calls
 
     def recorded_results(self) -> dict[str, ToolResultBlock]:
         """Every tool result the recording holds, by its call's id."""

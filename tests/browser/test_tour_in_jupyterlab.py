@@ -457,7 +457,8 @@ def test_forks_overlay_their_runs_and_the_lab_forks_at_a_button(
             _run_all(page, jupyterlab, FORKS.name)
             try:
                 page.wait_for_function(
-                    "document.body.innerText.includes('set ANTHROPIC_API_KEY to run')",
+                    # The last cell's (the fork of a recording handed over to Claude).
+                    "document.body.innerText.includes('set ANTHROPIC_API_KEY to hand the recording')",
                     timeout=240_000,
                 )
             finally:

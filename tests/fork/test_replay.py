@@ -241,11 +241,12 @@ async def _parts_where_the_texts_part(path: Path, root: Path, at: int, config: A
 
 
 async def test_the_claude_code_fixture_replays_until_its_contexts_part(tmp_path: Path) -> None:
-    # Request 5 holds the text of a skill Claude Code added beside a tool result, which a
-    # branch's tools do not give: it parts there. From 5 on it replays to the recording's end
-    # (20 requests; the last reply is a call): a cut of tool results parts earlier.
+    # Request 5 holds the text of a skill Claude Code added beside two tool results: the
+    # branch's turn holds it too (tests/fork/test_replay_turns.py), so the replay goes to the
+    # recording's end (20 requests; the last reply is a call) and asks past it; forked at 5 it
+    # replays requests 5 to 19; a cut of tool results parts earlier.
     first = await _parts_where_the_texts_part(FIXTURE, tmp_path / "a", 0, None)
-    assert len(first.requests) == 6
+    assert len(first.requests) == 21
     rest = await _parts_where_the_texts_part(FIXTURE, tmp_path / "b", 5, None)
     assert len(rest.requests) == 16  # requests 5 to 19 replayed, 20 asked past the end
     cut = await _parts_where_the_texts_part(
@@ -265,8 +266,9 @@ def _corpus_session() -> Path | None:
 async def test_a_corpus_session_parts_where_the_texts_part(tmp_path: Path) -> None:
     path = _corpus_session()
     assert path is not None
-    for number, config in enumerate((None, ContextConfig(tool_result_limit=1_000))):
-        await _parts_where_the_texts_part(path, tmp_path / str(number), 0, config)
+    # Cut to 1,000 tokens a result, it parts before the session's own compaction. (Under its
+    # own config it replays to that compaction: tests/fork/test_replay_turns.py.)
+    await _parts_where_the_texts_part(path, tmp_path, 0, ContextConfig(tool_result_limit=1_000))
 
 
 async def test_a_recordings_own_compaction_parts_a_branch_that_did_not_compact(
