@@ -15,7 +15,7 @@ from ctxlab.agent._copy import AgentSettings, begin_at
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import CtxlabError, ForkError
 from ctxlab.fork._arrival import ARRIVAL_FOLDER, Arrival
-from ctxlab.fork._offloads import own_offloads
+from ctxlab.fork._offloads import RunOffloader, own_offloads
 from ctxlab.fork._tools import ToolPlan
 from ctxlab.fork._workspace import Workspace, folder_problem, redo_calls
 from ctxlab.messages._request import ModelRequest
@@ -175,6 +175,10 @@ class Branch:
         except CtxlabError as exc:
             msg = f"branch {self.name!r} cannot be made: {exc}"
             raise ForkError(msg) from exc
+        if workspace is not None:
+            # Its offload hints name files relative to its workspace: the model is shown the
+            # same paths whatever folder the run was made in (`own_offloads`).
+            agent.offloader = RunOffloader(workspace)
         return BranchRun(self, run, agent, workspace, notes=notes)
 
     async def _start(self, run: BranchRun) -> BranchRun:
