@@ -23,13 +23,13 @@ from ctxlab.agent._forkpoint import REASONING, checked_step, request_materials
 from ctxlab.analysis import recorded_requests, replay
 from ctxlab.events import ContextBuildEvent
 from ctxlab.exceptions import ForkError
+from ctxlab.fork._offloads import RunOffloader
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials._tasks import TaskState
 from ctxlab.messages import AssistantMessage, Message, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
-from ctxlab.fork._offloads import RunOffloader
 from ctxlab.pipeline import Summarizer, extractive_summarizer
 from ctxlab.sources import ReplaySession
 

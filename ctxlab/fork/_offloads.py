@@ -102,7 +102,8 @@ class _Copier:
             return
         self._busy.add(path)
         root, relative = self.named[path]
-        source = resolved_within(root, Path(path))
+        # Under its root: a relative path (a replay's, `RunOffloader`) names no file on its own.
+        source = resolved_within(root, root / relative)
         try:
             if source is None or not source.is_file():
                 msg = "it is gone, or leads out of its folder"

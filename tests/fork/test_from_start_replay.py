@@ -20,7 +20,7 @@ from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
 from ctxlab.pipeline import TRUNCATION_MARKER, extractive_summarizer
 from ctxlab.tokens import TokenCache
-from tests.fork.helpers import Session, demo_session
+from tests.fork.helpers import RelativeFolder, Session, demo_session
 
 CONFIGS = {
     "cut300": demo_config(tool_result_limit=300),
@@ -28,19 +28,6 @@ CONFIGS = {
     "eager": demo_config(trigger_ratio=0.4, tool_result_limit=400),
     "masking": ContextConfig.preset("observation_masking").merge(tool_result_limit=200),
 }
-
-
-class _Folder:
-    """The test's offloader: writes each file under ``root``, shows its path there."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def write(self, relative_path: str, data: bytes) -> str:
-        target = self.root / relative_path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        return relative_path
 
 
 def _conversation(request: ModelRequest) -> tuple[UserMessage | AssistantMessage, ...]:
@@ -61,7 +48,7 @@ async def _replayed(
         materials=Materials(system=(SystemPart("system_prompt", DEMO_SYSTEM),)),
         tools=session.agent.tool_schemas(),
         summarizer=extractive_summarizer,
-        offloader=_Folder(offloads),
+        offloader=RelativeFolder(offloads),
         max_output_tokens=model.max_output_tokens,
     ):
         if step.number == at:
