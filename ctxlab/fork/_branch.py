@@ -16,6 +16,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import CtxlabError, ForkError
 from ctxlab.fork._arrival import ARRIVAL_FOLDER, Arrival
 from ctxlab.fork._offloads import RunOffloader, own_offloads
+from ctxlab.fork._run_folder import in_folder
 from ctxlab.fork._tools import ToolPlan
 from ctxlab.fork._workspace import Workspace, folder_problem, redo_calls
 from ctxlab.messages._request import ModelRequest
@@ -161,12 +162,14 @@ class Branch:
     def _run_in(self, run: int, home: Path, workspace: Path | None, notes: list[str]) -> BranchRun:
         """Run ``run``'s agent, over its folders."""
         model = self.model.branch() if isinstance(self.model, Model) else _made(self.model)
+        tools = self.tools.build(workspace)
         summary = self.settings.arguments.get("summary_model")
         try:
             agent = self.settings.build(
                 model=model,
                 summary_model=summary.branch() if isinstance(summary, Model) else None,
-                tools=self.tools.build(workspace),
+                # Each run in its own folder: relative paths resolve there (`in_folder`).
+                tools=in_folder(tools, workspace) if workspace is not None else tools,
                 context_config=self.config,
                 workspace=workspace,
                 session_log=SessionLog(home / "session.sqlite") if self.session_log else None,
@@ -188,7 +191,8 @@ class Branch:
         roots = [self.folder / ARRIVAL_FOLDER]
         if self.origin_folder is not None:
             roots.append(Path(self.origin_folder))
-        point, notes = own_offloads(self.point, roots, run.workspace)
+        theirs = Path(self.origin_folder) if self.origin_folder is not None else None
+        point, notes = own_offloads(self.point, roots, run.workspace, theirs)
         run.notes.extend(notes)
         begin_at(run.agent, point, origin=origin)
         redo = self.workspace.redo if self.workspace is not None else ()
