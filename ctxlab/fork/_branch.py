@@ -162,9 +162,9 @@ class Branch:
     def _run_in(self, run: int, home: Path, workspace: Path | None, notes: list[str]) -> BranchRun:
         """Run ``run``'s agent, over its folders."""
         model = self.model.branch() if isinstance(self.model, Model) else _made(self.model)
-        tools = self.tools.build(workspace)
         summary = self.settings.arguments.get("summary_model")
         try:
+            tools = self.tools.build(workspace)
             agent = self.settings.build(
                 model=model,
                 summary_model=summary.branch() if isinstance(summary, Model) else None,
@@ -191,8 +191,7 @@ class Branch:
         roots = [self.folder / ARRIVAL_FOLDER]
         if self.origin_folder is not None:
             roots.append(Path(self.origin_folder))
-        theirs = Path(self.origin_folder) if self.origin_folder is not None else None
-        point, notes = own_offloads(self.point, roots, run.workspace, theirs)
+        point, notes = own_offloads(self.point, roots, run.workspace)
         run.notes.extend(notes)
         begin_at(run.agent, point, origin=origin)
         redo = self.workspace.redo if self.workspace is not None else ()

@@ -24,7 +24,6 @@ from typing import Any
 
 from ctxlab.agent import ForkPoint
 from ctxlab.exceptions import OffloadError
-from ctxlab.fork._run_folder import folder_pattern, relative_in
 from ctxlab.manifest import ContextManifest
 from ctxlab.messages._state import WorkingState
 from ctxlab.pipeline import WorkspaceOffloader
@@ -47,47 +46,32 @@ class RunOffloader(WorkspaceOffloader):
 
 
 def own_offloads(
-    point: ForkPoint, roots: Sequence[Path], workspace: Path | None, origin: Path | None = None
+    point: ForkPoint, roots: Sequence[Path], workspace: Path | None
 ) -> tuple[ForkPoint, list[str]]:
     """``point`` with every offloaded file under ``roots`` that its state names copied to the
-    same path under ``workspace`` (the run's) and named by its path there; every other path
-    under ``origin`` (the origin's workspace: a traceback of its tests) read relative to it as
-    well, so the run's tools resolve it in the run's copy. The notes of files not copied."""
+    same path under ``workspace`` (the run's) and named by its copy; the notes of files that
+    could not be."""
     if workspace is None:
         return point, []  # no workspace: the run has no tool to read a file with
     named = _named(point.manifests, roots)
-    relative = _as_relative(origin)
-    if not named and origin is None:
+    if not named:
         return point, []
     dumped = point.state.model_dump()
-    copier = _Copier(named, workspace.resolve(), relative)
+    copier = _Copier(named, workspace.resolve())
     _mapped(dumped, copier.copy_mentioned)
     moved = {old: new for old, new in copier.moved.items() if old != new}
-    state = WorkingState.model_validate(
-        _mapped(dumped, lambda text: relative(_replaced(text, moved)))
-    )
-    if state == point.state:
+    if not moved:
         return point, copier.notes
+    state = WorkingState.model_validate(_mapped(dumped, lambda text: _replaced(text, moved)))
     return dataclasses.replace(point, state=state), copier.notes
-
-
-def _as_relative(origin: Path | None) -> Callable[[str], str]:
-    """What reads each path under ``origin`` relative to it (nothing, without one)."""
-    if origin is None:
-        return lambda text: text
-    pattern = folder_pattern(origin)
-    return lambda text: relative_in(text, pattern)
 
 
 class _Copier:
     """Copies offloaded files into a run's workspace, each once; the one a file names first."""
 
-    def __init__(
-        self, named: dict[str, tuple[Path, str]], workspace: Path, relative: Callable[[str], str]
-    ) -> None:
+    def __init__(self, named: dict[str, tuple[Path, str]], workspace: Path) -> None:
         self.named = named
         self.workspace = workspace
-        self.relative = relative
         self.moved: dict[str, str] = {}
         """Each path copied, and its copy's."""
         self.notes: list[str] = []
@@ -130,7 +114,6 @@ class _Copier:
             for other in inner:
                 self.copy(other)
             text = _replaced(text, {o: self.moved[o] for o in inner if o in self.moved})
-            text = self.relative(text)  # the origin's other paths, as the state reads them
             self._write(relative, text.encode("utf-8", "surrogateescape"))
             self.moved[path] = relative  # shown relative to the run's workspace
         except (OSError, OffloadError) as exc:
