@@ -23,13 +23,14 @@ from ctxlab.agent._forkpoint import REASONING, checked_step, request_materials
 from ctxlab.analysis import recorded_requests, replay
 from ctxlab.events import ContextBuildEvent
 from ctxlab.exceptions import ForkError
+from ctxlab.fork._offloads import RunOffloader
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.materials._tasks import TaskState
 from ctxlab.messages import AssistantMessage, Message, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
-from ctxlab.pipeline import Summarizer, WorkspaceOffloader, extractive_summarizer
+from ctxlab.pipeline import Summarizer, extractive_summarizer
 from ctxlab.sources import ReplaySession
 
 __all__ = [
@@ -133,7 +134,8 @@ async def replayed_point(
         materials=materials,
         max_output_tokens=agent.model.max_output_tokens,
         tools=agent.tool_schemas(),
-        offloader=WorkspaceOffloader(offloads),
+        # Named relative to that folder: the same path in each run's workspace (its copy).
+        offloader=RunOffloader(offloads),
     ):
         manifests.append(replayed.manifest)
         sent.append(replayed.request)

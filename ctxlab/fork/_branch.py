@@ -15,7 +15,8 @@ from ctxlab.agent._copy import AgentSettings, begin_at
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import CtxlabError, ForkError
 from ctxlab.fork._arrival import ARRIVAL_FOLDER, Arrival
-from ctxlab.fork._offloads import own_offloads
+from ctxlab.fork._offloads import RunOffloader, own_offloads
+from ctxlab.fork._run_folder import in_folder
 from ctxlab.fork._tools import ToolPlan
 from ctxlab.fork._workspace import Workspace, folder_problem, redo_calls
 from ctxlab.messages._request import ModelRequest
@@ -163,10 +164,12 @@ class Branch:
         model = self.model.branch() if isinstance(self.model, Model) else _made(self.model)
         summary = self.settings.arguments.get("summary_model")
         try:
+            tools = self.tools.build(workspace)
             agent = self.settings.build(
                 model=model,
                 summary_model=summary.branch() if isinstance(summary, Model) else None,
-                tools=self.tools.build(workspace),
+                # Each run in its own folder: relative paths resolve there (`in_folder`).
+                tools=in_folder(tools, workspace) if workspace is not None else tools,
                 context_config=self.config,
                 workspace=workspace,
                 session_log=SessionLog(home / "session.sqlite") if self.session_log else None,
@@ -175,6 +178,10 @@ class Branch:
         except CtxlabError as exc:
             msg = f"branch {self.name!r} cannot be made: {exc}"
             raise ForkError(msg) from exc
+        if workspace is not None:
+            # Its offload hints name files relative to its workspace: the model is shown the
+            # same paths whatever folder the run was made in (`own_offloads`).
+            agent.offloader = RunOffloader(workspace)
         return BranchRun(self, run, agent, workspace, notes=notes)
 
     async def _start(self, run: BranchRun) -> BranchRun:

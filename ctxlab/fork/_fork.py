@@ -90,7 +90,9 @@ def _checked_root(root: object) -> Path:
             "when missing)"
         )
         raise ForkError(msg)
-    return folder
+    # Absolute: a run's tools move the process's working folder while they run (`in_folder`),
+    # and another run's folder made meanwhile must land where it was asked for.
+    return folder.absolute()
 
 
 def _checked_name(name: object) -> str | None:

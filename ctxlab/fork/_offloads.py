@@ -8,12 +8,16 @@ project) has no such file at all. Each file a hint of the state names is therefo
 the same path under the run's workspace, and the hints name that copy: the run reads what its
 context tells it to read, and never reaches the origin. A copied file that names another
 (a result evicted to one file, its preview then truncated into a second) names the run's copy.
+
+The paths a run is shown are relative to its workspace (`RunOffloader`; the hints of the state
+it starts from are rewritten so): the run's tools take them as they are, and what the model is
+shown does not depend on the folder the run was made in (``run-1`` and ``run-10``, a temporary
+folder's name tokenize differently — two runs of a deterministic model would cost differently).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,13 +26,23 @@ from ctxlab.agent import ForkPoint
 from ctxlab.exceptions import OffloadError
 from ctxlab.manifest import ContextManifest
 from ctxlab.messages._state import WorkingState
+from ctxlab.pipeline import WorkspaceOffloader
 from ctxlab.util._files import write_atomic
 from ctxlab.util._paths import resolved_within
 
-__all__ = ["OFFLOAD_KINDS", "own_offloads"]
+__all__ = ["OFFLOAD_KINDS", "RunOffloader", "own_offloads"]
 
 OFFLOAD_KINDS = frozenset({"tool_result_offload", "tool_result_truncation", "image_offload"})
 """The transforms whose detail is the path of a file the pipeline offloaded."""
+
+
+class RunOffloader(WorkspaceOffloader):
+    """A `WorkspaceOffloader` that shows the model each file's path relative to its folder
+    (a branch's run, or the folder a replay up to the fork offloads into)."""
+
+    def write(self, relative_path: str, data: bytes) -> str:
+        """Write as `WorkspaceOffloader.write` does; return the path under the folder."""
+        return Path(super().write(relative_path, data)).relative_to(self.root).as_posix()
 
 
 def own_offloads(
@@ -63,8 +77,9 @@ class _Copier:
         self.notes: list[str] = []
         self._busy: set[str] = set()
         self._under: dict[str, list[str]] = {}
-        for path, (root, _) in named.items():
-            self._under.setdefault(str(root) + os.sep, []).append(path)
+        for path in named:
+            # Found by the folder that holds them (a relative path has no root to search by).
+            self._under.setdefault(path[: path.rfind("/") + 1], []).append(path)
 
     def mentions(self, text: str) -> set[str]:
         """The named paths ``text`` holds (found by their folders: a text names few)."""
@@ -87,7 +102,8 @@ class _Copier:
             return
         self._busy.add(path)
         root, relative = self.named[path]
-        source = resolved_within(root, Path(path))
+        # Under its root: a relative path (a replay's, `RunOffloader`) names no file on its own.
+        source = resolved_within(root, root / relative)
         try:
             if source is None or not source.is_file():
                 msg = "it is gone, or leads out of its folder"
@@ -98,7 +114,8 @@ class _Copier:
             for other in inner:
                 self.copy(other)
             text = _replaced(text, {o: self.moved[o] for o in inner if o in self.moved})
-            self.moved[path] = str(self._write(relative, text.encode("utf-8", "surrogateescape")))
+            self._write(relative, text.encode("utf-8", "surrogateescape"))
+            self.moved[path] = relative  # shown relative to the run's workspace
         except (OSError, OffloadError) as exc:
             self.notes.append(
                 f"offload: {path} (named by the context at the fork) not copied: {exc}"
@@ -122,7 +139,8 @@ def _named(
     manifests: Iterable[ContextManifest], roots: Sequence[Path]
 ) -> dict[str, tuple[Path, str]]:
     """Each offloaded path the manifests name under one of ``roots``: its root and its path
-    under it."""
+    under it. A relative path (a run's, a replay's: `RunOffloader`) is under the first root
+    that holds that file."""
     bases = [root.resolve() for root in roots]
     named: dict[str, tuple[Path, str]] = {}
     for manifest in manifests:
@@ -133,6 +151,9 @@ def _named(
             for base in bases:
                 if path.is_absolute() and path.is_relative_to(base):
                     named[transform.detail] = (base, path.relative_to(base).as_posix())
+                    break
+                if not path.is_absolute() and (base / path).is_file():
+                    named[transform.detail] = (base, path.as_posix())
                     break
     return named
 

@@ -85,3 +85,17 @@ def check_tests(run: object) -> bool:
     """A `run_forward` check made of `project_tests_pass` (independent of ctxlab.demo's)."""
     workspace = getattr(run, "workspace", None)
     return workspace is not None and project_tests_pass(workspace)
+
+
+class RelativeFolder:
+    """The tests' own offloader as a run offloads (`ctxlab.fork` shows a run its files by their
+    path under its workspace): writes each file under ``root``, returns its path there."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def write(self, relative_path: str, data: bytes) -> str:
+        target = self.root / relative_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        return relative_path

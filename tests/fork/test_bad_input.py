@@ -100,12 +100,17 @@ async def test_a_tool_that_cannot_be_isolated_is_refused_unless_called_safe(
         await fork(agent, at=2, root=tmp_path / "b")
     branch = await fork(agent, at=2, safe_tools=["note"], root=tmp_path / "b")
     assert "note" in branch.agent.tools  # shared, as the user said it may be
-    # The workspace tools are remade over the branch's copy: none is the original's.
+    # The workspace tools are remade over the branch's copy: none is the original's (each
+    # tool of a run runs in its folder: the shared one is the original inside it).
     originals = {id(t) for t in agent.tools.values()}
-    assert [n for n, t in branch.agent.tools.items() if id(t) in originals] == ["note"]
+    assert [
+        n for n, t in branch.agent.tools.items() if id(getattr(t, "inner", t)) in originals
+    ] == ["note"]
     # safe_tools=True: every tool that cannot be remade is shared (the workspace's still remade).
     every = await fork(agent, at=2, safe_tools=True, root=tmp_path / "b")
-    assert [n for n, t in every.agent.tools.items() if id(t) in originals] == ["note"]
+    assert [n for n, t in every.agent.tools.items() if id(getattr(t, "inner", t)) in originals] == [
+        "note"
+    ]
     assert set(every.agent.tools) == set(agent.tools)
 
 

@@ -19,10 +19,10 @@ from ctxlab.materials import Materials, SystemPart
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.models import MemorylessModel
-from ctxlab.pipeline import WorkspaceOffloader, extractive_summarizer
+from ctxlab.pipeline import extractive_summarizer
 from ctxlab.tokens import TokenCache
 from tests.conftest import requires_corpus
-from tests.fork.helpers import demo_session
+from tests.fork.helpers import RelativeFolder, demo_session
 
 Message = UserMessage | AssistantMessage
 
@@ -30,9 +30,8 @@ Message = UserMessage | AssistantMessage
 async def _first_request(branch: Branch) -> tuple[ModelRequest, dict[str, object], Path]:
     """The branch's first request, where the test's own preparations offload so that they
     name the same files — the last one into the run's workspace, a replay into the branch's
-    folder (``arrival``): what they write there is the same content, so the same files — and
-    the run's workspace (an offload hint's path counts tokens: another folder would move the
-    budget)."""
+    folder (``arrival``): what they write there is the same content, so the same files — each
+    named, as a run names it, by its path under that folder."""
     outcomes = await run_forward(branch, max_steps=1)
     (run,) = outcomes.runs
     assert run.requests and run.requests[0] is not None, run.error
@@ -40,19 +39,17 @@ async def _first_request(branch: Branch) -> tuple[ModelRequest, dict[str, object
     return (
         run.requests[0],
         {
-            "last": {"offloader": WorkspaceOffloader(run.workspace)},
-            "replay": {"offloader": WorkspaceOffloader(branch.folder / "arrival")},
+            "last": {"offloader": RelativeFolder(run.workspace)},
+            "replay": {"offloader": RelativeFolder(branch.folder / "arrival")},
         },
         run.workspace,
     )
 
 
-def _moved(state: WorkingState, folder: Path, workspace: Path) -> WorkingState:
-    """``state`` with the files offloaded under ``folder`` named as the run has them: the same
-    path under its own ``workspace`` (it reads what its context names)."""
-    text = state.model_dump_json().replace(
-        str(folder.resolve()) + "/", str(workspace.resolve()) + "/"
-    )
+def _relative(state: WorkingState, folder: Path) -> WorkingState:
+    """``state`` with the files offloaded under ``folder`` (the origin's workspace) named as
+    the run has them: by the same path under its own workspace, relative to it."""
+    text = state.model_dump_json().replace(str(folder.resolve()) + "/", "")
     return WorkingState.model_validate_json(text)
 
 
@@ -117,10 +114,12 @@ async def test_a_fork_under_the_same_config_sends_what_the_session_sent(
     first, _, _ = await _first_request(branch)
     sent = session.sent[at]
     assert (first.system, first.tools) == (sent.system, sent.tools)
-    # A result cut at this step is offloaded into the run's own workspace: its hint names it.
-    moved = "\n".join(m.model_dump_json() for m in _conversation(first))
-    moved = moved.replace(str(branch.folder / "run-0" / "workspace"), str(session.workspace))
-    assert moved == "\n".join(m.model_dump_json() for m in _conversation(sent))
+    # A result cut at this step is offloaded into the run's own workspace: its hint names it
+    # by its path there — the origin's, without the origin's folder.
+    shown = "\n".join(m.model_dump_json() for m in _conversation(sent))
+    assert "\n".join(m.model_dump_json() for m in _conversation(first)) == shown.replace(
+        str(session.workspace.resolve()) + "/", ""
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -133,8 +132,8 @@ async def test_as_it_was_the_first_request_is_the_logged_state_under_the_new_con
     branch = await fork(session.agent, at=at, config=config, root=tmp_path / "b")
     state = _checkpoint(session.log, at + 1)  # what the log says step `at` was prepared from
     how = _how(8_000, DEMO_SYSTEM, session.agent.tool_schemas())
-    first, offload, workspace = await _first_request(branch)
-    state = _moved(state, session.workspace, workspace)
+    first, offload, _ = await _first_request(branch)
+    state = _relative(state, session.workspace)
     expected = await prepare(state, config=config, **how, **offload["last"])  # type: ignore[arg-type]
     assert _conversation(first) == _conversation(expected.request)
 
@@ -164,9 +163,8 @@ async def test_from_the_start_the_first_request_is_the_replayed_history_under_it
         else AssistantMessage.model_validate_json(p)
         for (p,) in rows
     ]
-    first, offload, workspace = await _first_request(branch)
+    first, offload, _ = await _first_request(branch)
     state = await _own_replay(history, config, how, offload["replay"])  # type: ignore[arg-type]
-    state = _moved(state, branch.folder / "arrival", workspace)
     expected = await prepare(state, config=config, **how, **offload["last"])  # type: ignore[arg-type]
     assert _conversation(first) == _conversation(expected.request)
     if name == "eager":  # the replay compacted where this config would have
@@ -205,11 +203,10 @@ async def test_a_recording_forks_at_its_own_request_under_the_new_config(
     replies = [i for i, m in enumerate(messages) if i > start and isinstance(m, AssistantMessage)]
     before = messages[: replies[at]]
     how = _how(16_000, transcript.system, branch.agent.tool_schemas())
-    first, offload, workspace = await _first_request(branch)
+    first, offload, _ = await _first_request(branch)
     if arrival == "as_it_was":
         state = WorkingState(conversation=tuple(before[start:]))
     else:
         state = await _own_replay(before, config, how, offload["replay"])  # type: ignore[arg-type]
-        state = _moved(state, branch.folder / "arrival", workspace)
     expected = await prepare(state, config=config, **how, **offload["last"])  # type: ignore[arg-type]
     assert _conversation(first) == _conversation(expected.request)

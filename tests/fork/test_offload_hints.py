@@ -1,6 +1,6 @@
 """A branch reads what its context tells it to read: the offload hints in the state at a fork
 (the origin's files *as it was*, the replay's *as if from the start*) name files in the run's
-own workspace, which its ``read_file`` reads back whole — the origin's full results, checked
+own workspace (by their path in it: the same in every run), which its ``read_file`` reads back whole — the origin's full results, checked
 against the origin's durable history — whether the workspace is a copy of the origin's or the
 demo project filled afresh. The origin is untouched."""
 
@@ -54,7 +54,8 @@ async def _read_back(run: BranchRun, path: str) -> str:
 async def _followed(run: BranchRun, path: str, home: Path, hops: list[str]) -> str:
     """The text at the end of the hints from ``path``: a result over ``max_result_chars`` was
     evicted to one file, then its preview truncated into a second, which names the first."""
-    assert Path(path).is_relative_to(home.resolve()), path
+    # Named by its path in the run's workspace (the same in every run's), a file there.
+    assert not Path(path).is_absolute() and (home / path).is_file(), path
     hops.append(path)
     text = await _read_back(run, path)
     inner = _EVICTED.search(text)
@@ -109,14 +110,15 @@ async def test_a_file_gone_from_the_origin_is_noted_and_its_hint_kept(tmp_path: 
     branch = await fork(session.agent, at=end, workspace=DEMO_WORKSPACE, root=tmp_path / "b")
     hand = branch.untouched()
     assert hand is not None and hand.workspace is not None
-    home = str(hand.workspace.resolve())
-    # The hint of the file gone is as it was (there is nothing to copy); the others are moved.
+    # The hint of the file gone is as it was (there is nothing to copy); the others name the
+    # copy by its path in the run's workspace.
+    origin = str(session.workspace.resolve()) + "/"
     assert _hints(hand) == {
-        call: path if call == lost else path.replace(str(session.workspace.resolve()), home)
-        for call, path in named.items()
+        call: path if call == lost else path.removeprefix(origin) for call, path in named.items()
     }
+    assert all(path.startswith(origin) for path in named.values())
     assert [n for n in hand.notes if n.startswith("offload:")] == [
         f"offload: {gone} (named by the context at the fork) not copied: it is gone, or leads "
         "out of its folder"
     ]
-    assert all(Path(p).is_file() for c, p in _hints(hand).items() if c != lost)
+    assert all((hand.workspace / p).is_file() for c, p in _hints(hand).items() if c != lost)
