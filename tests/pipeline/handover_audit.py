@@ -33,7 +33,7 @@ _EDITOR = {"view", "create", "str_replace", "insert", "undo_edit"}
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EXIT_LINE = re.compile(r"^\s*(?:Exit code|exit code|exit status|Exit status):? (-?\d+)\s*$", re.M)
 _ERROR = re.compile(
-    r"^(?:E\s+)?(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b(?::.*)?"
+    r"^(?:E\s+)?((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit)\b(?::.*)?"
     r"|[\w.]+: command not found.*|.*: command not found|fatal: .*"
     r"|(?:FAILED|ERROR) \S+::\S+.*)$"
 )
@@ -74,7 +74,9 @@ def _command(block_input: dict[str, object]) -> str | None:
 def judge(output: str, is_error: bool) -> tuple[bool, tuple[str, ...]]:
     """(failed, error lines) of one run's output."""
     lines = [ln.strip() for ln in output.splitlines()]
-    errors = tuple(dict.fromkeys(collapse(ln) for ln in lines if _ERROR.match(ln)))
+    # An error line without pytest's ``E`` gutter (the line is what it says).
+    matches = (_ERROR.match(ln) for ln in lines)
+    errors = tuple(dict.fromkeys(collapse(m.group(1)) for m in matches if m))
     codes = _RETURNCODE.findall(output) or _EXIT_LINE.findall(output)
     failed = (
         is_error
