@@ -7,31 +7,15 @@ summarizer."""
 
 from __future__ import annotations
 
-from ctxlab import ApproximateCounter, ContextConfig
-from ctxlab.messages import AssistantMessage, Summary, ToolResultBlock, ToolUseBlock, UserMessage
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.tokens import TokenCache
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab.messages import AssistantMessage, Summary, UserMessage
 from tests.pipeline.handover_audit import audit
+from tests.pipeline.test_discoveries import _fields, _run
+from tests.strategies import SETTINGS
 
 Message = UserMessage | AssistantMessage
-
-
-def _run(id: str, command: str, output: str, is_error: bool = False) -> tuple[Message, Message]:
-    call = AssistantMessage(content=(ToolUseBlock(id=id, name="bash", input={"command": command}),))
-    result = UserMessage(
-        content=(ToolResultBlock(tool_use_id=id, content=output, is_error=is_error),)
-    )
-    return call, result
-
-
-async def _fields(
-    span: tuple[Message, ...], previous: Summary | None = None, budget: int = 4_000
-) -> dict[str, str]:
-    cache = TokenCache(ApproximateCounter())
-    request = SummaryRequest(
-        span, previous, ContextConfig().summary_schema, "", budget_tokens=budget, count=cache.text
-    )
-    return await extractive_summarizer(request)
 
 
 def _timeout(command: str, output: str = "") -> str:
@@ -81,3 +65,106 @@ async def test_a_traceback_naming_no_error_and_a_missing_command_are_failures() 
     discoveries = fields["important_discoveries"]
     assert "`python r.py` failed: traceback" in discoveries
     assert "`tox -e py` failed: bash: tox: command not found — not yet fixed" in discoveries
+
+
+_LONG = "cat <<'EOF' > reproduce.py\n" + "import os\n" * 20  # past the 120 characters shown
+
+
+async def test_commands_a_cut_name_stands_for_are_told_apart() -> None:
+    # django-11138: two heredocs writing the same script, cut to one name; the first's last
+    # run failed, the second passed: the name is not fixed.
+    first, second = _LONG + "print(1)\nEOF\npython reproduce.py", _LONG + "EOF\ntrue"
+    span = (
+        *_run("a", first, "NameError: name 'x' is not defined\n<returncode>1</returncode>"),
+        *_run("b", second, "<returncode>1</returncode>"),
+        *_run("c", second, "<returncode>0</returncode>"),
+    )
+    fields = await _fields(span)
+    discoveries = fields["important_discoveries"]
+    assert "— fixed" not in discoveries
+    assert (
+        "failed (2 of 3 runs): exit 1; NameError: name 'x' is not defined — not yet" in discoveries
+    )
+    assert audit(fields, span, span, "").false_fixed == []
+
+
+_FAILING = "TypeError: Cannot filter a query once a slice has been taken."
+
+
+async def test_not_fixed_while_a_later_output_prints_the_error() -> None:
+    # django-15957: the reproduction passed, a later test run still prints its error.
+    span = (
+        *_run("a", "python3 repro.py", f"{_FAILING}\n<returncode>0</returncode>"),
+        *_run("b", "python3 repro.py", "OK\n<returncode>0</returncode>"),
+        *_run("c", "python3 tests.py", f"E   {_FAILING}\n<returncode>1</returncode>"),
+    )
+    fields = await _fields(span)
+    repro = fields["important_discoveries"].splitlines()[0]
+    assert repro == (
+        f"`python3 repro.py` printed a failure (1 of 2 runs): exit 0; {_FAILING}; its last run"
+        " passed, but `python3 tests.py` still prints it — not yet fixed"
+    )
+    assert audit(fields, span, span, "").false_fixed == []
+
+
+async def test_an_earlier_not_yet_fixed_stands_while_a_later_output_prints_it() -> None:
+    earlier = f"`python3 repro.py` failed: exit 1; {_FAILING} — not yet fixed"
+    previous = Summary(fields={"important_discoveries": earlier}, text=earlier)
+    span = (
+        *_run("b", "python3 repro.py", "OK\n<returncode>0</returncode>"),
+        *_run("c", "python3 tests.py", f"E   {_FAILING}\n<returncode>1</returncode>"),
+    )
+    fields = await _fields(span, previous)
+    assert earlier in fields["important_discoveries"].splitlines()
+    assert "— fixed" not in fields["important_discoveries"]
+
+
+_COMMANDS = st.sampled_from(
+    ["pytest", "python repro.py", _LONG + "EOF\npython reproduce.py", _LONG + "print(2)\nEOF"]
+)
+_OUTCOMES = {
+    "pass": "all good\n<returncode>0</returncode>",
+    "fail": "E   AssertionError: no\n<returncode>1</returncode>",
+    "prints": "ValueError: bad\n<returncode>0</returncode>",
+    "traceback": 'Traceback (most recent call last):\n  File "x"\nImproperlyConfigured: no',
+    "timeout": _timeout("x"),
+    "quiet": "<returncode>2</returncode>",
+}
+
+
+@SETTINGS
+@given(st.lists(st.tuples(_COMMANDS, st.sampled_from(sorted(_OUTCOMES))), min_size=1, max_size=9))
+async def test_fixed_only_when_the_same_commands_last_run_passed_and_nothing_prints_it(
+    plan: list[tuple[str, str]],
+) -> None:
+    span = tuple(
+        m for n, (command, kind) in enumerate(plan) for m in _run(f"r{n}", command, _OUTCOMES[kind])
+    )
+    fields = await _fields(span)
+    found = audit(fields, span, span, "")
+    assert found.false_fixed == []
+    assert found.false_ok == []
+    assert fields["important_discoveries"] != "none recorded" or all(k == "pass" for _, k in plan)
+
+
+def _previous(line: str) -> Summary:
+    return Summary(fields={"important_discoveries": line}, text=line)
+
+
+async def test_a_cut_names_not_yet_fixed_stands_when_another_command_of_it_passes() -> None:
+    # The earlier summary knew the cut name only: a pass of some command it stands for is no fix.
+    second = _LONG + "EOF\ntrue"
+    name = (await _fields(_run("a", second, "<returncode>1</returncode>")))["important_discoveries"]
+    assert " …` failed: exit 1 — not yet fixed" in name
+    fields = await _fields(_run("b", second, "<returncode>0</returncode>"), _previous(name))
+    assert fields["important_discoveries"] == name
+
+
+async def test_an_earlier_fixed_is_reopened_when_its_failure_is_printed_again() -> None:
+    fixed = f"`python3 repro.py` failed: exit 1; {_FAILING} — fixed: its last run passed (exit 0)"
+    span = _run("c", "python3 tests.py", f"E   {_FAILING}\n<returncode>1</returncode>")
+    fields = await _fields(span, _previous(fixed))
+    assert fields["important_discoveries"].splitlines()[0] == (
+        f"`python3 repro.py` failed: exit 1; {_FAILING}; `python3 tests.py` prints it again"
+        " — not yet fixed"
+    )
