@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.messages import AssistantMessage, Summary, UserMessage
+from ctxlab.messages import AssistantMessage, Summary, TextBlock, UserMessage
 from tests.pipeline.handover_audit import audit
 from tests.pipeline.test_discoveries import _fields, _run
 from tests.strategies import SETTINGS
@@ -168,3 +168,24 @@ async def test_an_earlier_fixed_is_reopened_when_its_failure_is_printed_again() 
         f"`python3 repro.py` failed: exit 1; {_FAILING}; `python3 tests.py` prints it again"
         " — not yet fixed"
     )
+
+
+def _says(text: str) -> AssistantMessage:
+    return AssistantMessage(content=(TextBlock(text=text),))
+
+
+async def test_next_steps_are_not_a_self_assessment_the_last_run_contradicts() -> None:
+    warning = "DeprecationWarning: still raised\nAssertionError: warning raised\n"
+    span = (
+        *_run("a", "python repro.py", f"{warning}<returncode>1</returncode>"),
+        _says("The changes look good."),
+    )
+    steps = (await _fields(span))["next_steps"]
+    assert steps == (
+        "First make `python repro.py` pass: its last run ended AssertionError: warning raised"
+    )
+
+
+async def test_a_self_assessment_the_last_run_bears_out_stays() -> None:
+    span = (*_run("a", "python repro.py", "OK\n<returncode>0</returncode>"), _says("It works."))
+    assert (await _fields(span))["next_steps"] == "It works."
