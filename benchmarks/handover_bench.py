@@ -25,28 +25,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ctxlab import ContextConfig, TiktokenCounter, load_transcript, replay
 from ctxlab.exceptions import CtxlabError
 from ctxlab.io._transcript import corpus_dir
-from ctxlab.messages import ModelRequest
-from tests.pipeline.handover_audit import Audit, audit
-
-
-def request_text(request: ModelRequest | None) -> str:
-    """Every text the request holds (the audit's own reading: texts, results, call inputs)."""
-    if request is None:
-        return ""
-    parts = [request.system]
-    for message in request.messages:
-        for block in message.content:
-            if block.type == "tool_use":
-                parts.extend(str(v) for v in block.input.values())
-            elif hasattr(block, "text"):
-                parts.append(block.text)
-    return "\n".join(parts)
+from ctxlab.messages import request_start
+from tests.pipeline.handover_audit import Audit, audit, request_text
 
 
 async def session(path: Path, window: int, config: ContextConfig) -> tuple[Audit, list[int]]:
     """The session's audit at ``window``, and retention's outcomes (total, kept) pooled."""
     transcript = load_transcript(path)
-    messages = transcript.messages
+    # The replay starts at the first message a request can start from: counts are from there.
+    messages = transcript.messages[request_start(transcript.messages) :]
     result, graded, done = Audit(), [0, 0], 0
     async for step in replay(
         messages,

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages import AssistantMessage, ModelRequest, UserMessage
 
 Message = UserMessage | AssistantMessage
 
@@ -216,3 +216,17 @@ def failing_outcomes(span_runs: Iterable[Run]) -> list[str]:
     for run in span_runs:
         last[run.command] = run
     return list(dict.fromkeys(e for r in last.values() if r.failed for e in r.errors))
+
+
+def request_text(request: ModelRequest | None) -> str:
+    """Every text the request holds (the audit's own reading: texts, results, call inputs)."""
+    if request is None:
+        return ""
+    parts = [request.system]
+    for message in request.messages:
+        for block in message.content:
+            if block.type == "tool_use":
+                parts.extend(str(v) for v in block.input.values())
+            elif hasattr(block, "text"):
+                parts.append(block.text)
+    return "\n".join(parts)
