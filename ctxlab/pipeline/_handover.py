@@ -11,8 +11,9 @@ It fills the five fields of the summary schema from what the span *did*, determi
   the plan (the latest todo list), the last action and its outcome;
 - ``important_discoveries``: every command that failed, once, fixed or not yet fixed with its
   last run's failure lines and how many more were left out (`_discoveries.py`);
-- ``next_steps``: the agent's last stated intent as whole sentences (`_intent.py`), then the
-  open todo items;
+- ``next_steps``: when the span's last run failed, that failure first; the agent's last stated
+  intent as whole sentences (`_intent.py`), never its self-assessment when the last run
+  contradicts it (`_next_steps.py`), then the open todo items;
 - ``context_to_preserve``: the commands run, whole, each with its outcome; the files read; the
   numbers and names the agent wrote.
 
@@ -35,7 +36,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline._discoveries import DETAIL, OTHERS_BELOW, discoveries
-from ctxlab.pipeline._intent import intent
+from ctxlab.pipeline._next_steps import next_steps
 from ctxlab.pipeline._span import TAGS, Span, flat, read_span
 from ctxlab.pipeline._summary import SummaryRequest
 from ctxlab.util._checks import instance_of
@@ -193,8 +194,9 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
     carried, found = discoveries(span.runs, earlier)
     units[0:0] = [_Unit("important_discoveries", text, rank) for text, rank in carried]
     units.extend(_Unit("important_discoveries", text, rank) for text, rank in found)
-    # next_steps: the agent's last stated intent, then open todo items.
-    for sentence in intent(span.last_text):
+    # next_steps: a failing last run first, the agent's last stated intent (never its
+    # self-assessment standing for a step, `_next_steps.py`), then open todo items.
+    for sentence in next_steps(span):
         units.append(_Unit("next_steps", sentence, 2))
     units.extend(
         _Unit("next_steps", f"Open: {t}", 2) for t in span.todos if not t.startswith("[completed]")

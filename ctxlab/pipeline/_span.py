@@ -80,7 +80,7 @@ _TALLY_LINE = re.compile(
 _FAILURE = re.compile(
     r"^(?:E ++\s*+|INTERNALERROR> *+\s*+|(?:[^\S\n]*+\n)?[^\S\n]*+)"
     r"((?:[\w.]+(?:Error|Exception)\b(?::.*)?)"
-    r"|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*|fatal: .*)$",
+    r"|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*|fatal: .*|.*: command not found)$",
     re.MULTILINE,
 )
 _WORD_FILE = re.compile(
@@ -112,7 +112,15 @@ _RULER = " \t=-_*#"  # the ends of a tally's line (``=== 1 failed in 0.02s ===``
 # lines only, not 40,000 characters of output).
 _EXIT_WORDS = ("<returncode>", "xit code", "xit status")
 _TALLY_WORDS = ("passed", "failed", "error", "skipped", "FAILED (", "OK", "Ran ")
-_FAILURE_WORDS = ("Error", "Exception", "FAIL", "ERROR", "rror: ", "fatal: ")
+_FAILURE_WORDS = ("Error", "Exception", "FAIL", "ERROR", "rror: ", "fatal: ", "command not found")
+# A harness's words for a command that did not finish or did not run (mini-SWE-agent's timeout
+# template; SWE-agent's timeout and syntax-check templates), each with the outcome it means.
+_NOT_DONE = (
+    ("timed out and has been killed", "timed out"),
+    ("was cancelled because it took more than", "timed out"),
+    ("was NOT executed", "not run"),
+)
+_TRACEBACK = "Traceback (most recent call last)"
 _RECORDED_SUMMARY = "This session is being continued from a previous conversation"
 
 
@@ -193,13 +201,18 @@ def _scan_result(output: str, is_error: bool) -> _Scan:
     code = _EXIT.search(lines_holding(text, _EXIT_WORDS))
     status = (code.group(1) or code.group(2)) if code else None
     tally = _tallies(lines_holding(text, _TALLY_WORDS))
-    parts: list[str] = []
+    # A command the harness killed or never ran (its notice leads the result).
+    parts = [said for words, said in _NOT_DONE if words in text[:2_000]][:1]
+    unfinished = bool(parts)
     if status is not None:
         parts.append(f"exit {status}")
     elif is_error:
         parts.append("error")
     if tally:
         parts.append(flat(tally[-1]))
+    if _TRACEBACK in text and not failures:
+        # A traceback whose last line names no error (``ImproperlyConfigured: …``).
+        parts.append("traceback")
     summary = "; ".join(dict.fromkeys(parts))
     if failures:
         parts.append(short(failures[-1], 160))
@@ -208,7 +221,12 @@ def _scan_result(output: str, is_error: bool) -> _Scan:
     # it, as reproduction scripts do) has not passed either.
     failing_tally = bool(tally and _FAILING_TALLY.search(tally[-1]))
     failed = (
-        is_error or bool(failures) or failing_tally or (status is not None and int(status) != 0)
+        is_error
+        or unfinished
+        or bool(failures)
+        or failing_tally
+        or (status is not None and int(status) != 0)
+        or _TRACEBACK in text
     )
     return outcome, summary, tuple(dict.fromkeys(failures)), failed, _telling(output)
 

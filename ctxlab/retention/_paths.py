@@ -149,16 +149,15 @@ def command_files(command: str) -> tuple[tuple[str, FileAction], ...]:
 
 def roots(paths: Sequence[str], commands: Sequence[str]) -> list[str]:
     """The paths of ``paths`` that are the repository root, or a directory above it: ``.``, a
-    ``cd`` target of ``commands``, or a directory (no extension) that at least half of the
-    other paths sit under."""
+    ``cd`` target of ``commands``, or a directory that at least half of the other paths sit
+    under — whatever its name ends with (SWE-agent's ``/pytest-dev__pytest__5.4`` ends in a
+    version, not an extension: what sits under it says it is a folder)."""
     cds = {m.group(2).rstrip("/") for c in commands if "cd" in c for m in _CD.finditer(c)}
     found: list[str] = []
     for path in paths:
         base = path.rstrip("/")
         if base in ("", ".", "~"):
             found.append(path)
-            continue
-        if re.search(r"\.\w{1,8}$", base):
             continue
         under = sum(1 for p in paths if p.startswith(base + "/"))
         if base in cds or (under and 2 * under >= len(paths) - 1):

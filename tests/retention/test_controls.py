@@ -8,7 +8,7 @@ sub-commands (``str_replace``) and the repository root (``/testbed``) are items 
 such a session would "keep", so neither counts.
 
 Sessions are made up in SWE-agent's shape (``str_replace_editor`` on files under
-``/testbed``, shell runs) by Hypothesis, and taken from the corpus at a 32k window.
+``/testbed`` or a root named for the repository and its version, shell runs) by Hypothesis, and taken from the corpus at a 32k window.
 """
 
 from __future__ import annotations
@@ -182,11 +182,14 @@ def swe_sessions(draw: st.DrawFn) -> tuple[list[Message], int]:
     package = draw(st.sampled_from(["sympy/core", "src/_pytest", "astropy/units"]))
     modules = draw(MODULES)
     number = draw(st.integers(100, 9_999))
+    # SWE-agent's roots: /testbed, or the repository and its version (issue 53: a root whose
+    # name ends in ".4" was counted as a file, crediting every control with it).
+    root = draw(st.sampled_from(["/testbed", "/pytest-dev__pytest__5.4", "/astropy__astropy__4.3"]))
     calls: list[tuple[str, dict[str, Any], str]] = [
-        ("str_replace_editor", {"command": "view", "path": "/testbed"}, "/testbed\n/testbed/x"),
+        ("str_replace_editor", {"command": "view", "path": root}, f"{root}\n{root}/x"),
     ]
     for n, module in enumerate(modules):
-        path = f"/testbed/{package}/{module}.py"
+        path = f"{root}/{package}/{module}.py"
         calls.append(("str_replace_editor", {"command": "view", "path": path}, f"{n}\tdef f():"))
         calls.append(
             (
@@ -200,7 +203,7 @@ def swe_sessions(draw: st.DrawFn) -> tuple[list[Message], int]:
                 "The file has been edited.",
             )
         )
-        calls.append(("bash", {"command": f"cd /testbed && python -m pytest {path}"}, "1 failed"))
+        calls.append(("bash", {"command": f"cd {root} && python -m pytest {path}"}, "1 failed"))
     messages: list[Message] = [UserMessage(content=f"Fix the overflow in {package}.")]
     for n, (tool, arguments, output) in enumerate(calls):
         words = f"Checking {modules[n % len(modules)]}_limit_{number + n} next."

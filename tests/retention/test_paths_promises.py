@@ -43,8 +43,18 @@ def test_a_folder_is_a_root_when_at_least_half_the_other_paths_sit_under_it(
     assert roots(paths, []) == (["/r"] if is_root else [])
 
 
-def test_a_path_with_an_extension_is_never_a_root() -> None:
-    assert roots(["/work/v1.2", "/work/v1.2/a.py", "/work/v1.2/b.py"], ["cd /work/v1.2"]) == []
+@pytest.mark.parametrize("root", ["/pytest-dev__pytest__5.4", "/work/v1.2", "/repo.git", "/app.d"])
+def test_a_root_is_a_root_whatever_its_name_ends_with(root: str) -> None:
+    # SWE-agent's roots end in the version (``/pytest-dev__pytest__5.4``): a folder files sit
+    # under, or the commands cd into, is a folder, whatever its last dot says (issue 53).
+    paths = [root, f"{root}/src/a.py", f"{root}/b.py"]
+    assert roots(paths, []) == [root]
+    assert roots([root, "/x/a.py", "/y/b.py", "/z/c.py"], [f"cd {root} && pytest"]) == [root]
+
+
+def test_a_file_is_no_root() -> None:
+    # Nothing under it, no cd into it: a file with an extension stays an item.
+    assert roots(["/work/setup.py", "/work/a.py"], ["python /work/setup.py"]) == []
 
 
 # --- what a tool call did -------------------------------------------------------------------------

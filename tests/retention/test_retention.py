@@ -180,7 +180,11 @@ async def test_the_offline_summary_is_a_handover() -> None:
     assert "$ cd /repo && pytest tests/test_models.py  → exit 1" in fields["context_to_preserve"]
     assert "KeyError: 'user_id' — not yet fixed" in fields["important_discoveries"]
     # The next steps are the agent's last stated intent, not a fixed line.
-    assert fields["next_steps"] == "Next I will add a regression test for the missing user_id."
+    # The last run failed: that failure is the first step, then the agent's intent (issue 53).
+    assert fields["next_steps"] == (
+        "First make `cd /repo && pytest tests/test_models.py` pass: its last run ended"
+        " KeyError: 'user_id'\nNext I will add a regression test for the missing user_id."
+    )
     # A directory listing in an output is not quoted.
     assert "pkg/mod3" not in "\n".join(fields.values())
     assert sum(cache.text(v) for v in fields.values()) <= 800
