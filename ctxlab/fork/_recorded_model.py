@@ -47,7 +47,15 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._base import Model, ModelResponse, Purpose, TextCallback, checked_call, emit_text
+from ctxlab.models._base import (
+    Model,
+    ModelResponse,
+    Purpose,
+    TextCallback,
+    checked_call,
+    emit_text,
+    stop_reason_of,
+)
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 
 if TYPE_CHECKING:
@@ -232,7 +240,7 @@ class RecordedModel(Model):
     ) -> ModelResponse:
         reply = self.transcript.messages[recorded.reply]
         assert isinstance(reply, AssistantMessage)
-        stop = "tool_use" if reply.tool_uses else "end_turn"
+        stop = stop_reason_of(reply)
         response = ModelResponse(
             message=reply, stop_reason=stop, usage=recorded.usage, model=recorded.model or ""
         )

@@ -39,6 +39,7 @@ __all__ = [
     "local_response",
     "local_usage",
     "parse_summary_json",
+    "stop_reason_of",
     "summary_instruction",
 ]
 
@@ -189,13 +190,19 @@ def emit_text(message: AssistantMessage, on_text: TextCallback | None) -> None:
                 on_text(block.text)
 
 
+def stop_reason_of(message: AssistantMessage) -> str:
+    """The stop reason a provider gives ``message``: ``tool_use`` when it calls tools, else
+    ``end_turn`` (for replies made here: offline models, scripts, recordings)."""
+    return "tool_use" if message.tool_uses else "end_turn"
+
+
 def local_response(
     request: ModelRequest, message: AssistantMessage, counter: TokenCounter, model: str
 ) -> ModelResponse:
     """An offline model's response: ``message``, its stop reason, and `local_usage`."""
     return ModelResponse(
         message=message,
-        stop_reason="tool_use" if message.tool_uses else "end_turn",
+        stop_reason=stop_reason_of(message),
         usage=local_usage(request, message, counter),
         model=model,
     )

@@ -21,6 +21,7 @@ from ctxlab.models._base import (
     TextCallback,
     checked_call,
     emit_text,
+    stop_reason_of,
 )
 from ctxlab.pipeline import Summarizer, SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCounter
@@ -97,7 +98,7 @@ def _response(
             f"blocks, got {type(reply).__name__}"
         )
         raise UsageError(msg)
-    stop = "tool_use" if message.tool_uses else "end_turn"
+    stop = stop_reason_of(message)
     # Usage as a provider would report it, from the local counter: lets tests check calibration.
     usage = ProviderUsage(
         input_tokens=sum(counter.count_text(m.model_dump_json()) for m in request.messages)
