@@ -63,6 +63,9 @@ class ModelResponse:
     """The provider's own report of its edits, as it gave it (Anthropic's
     ``context_management.applied_edits``: ``type``, ``cleared_tool_uses``, ...): what the
     request was billed on is rebuilt from it (`Model.server_edits`)."""
+    from_cache: bool = False
+    """Whether the reply came from a response cache on disk, not the provider: its ``usage``
+    is the original request's, and nothing was paid for it this time."""
 
 
 class Model(ABC):

@@ -84,8 +84,10 @@ async def test_the_price_and_cache_rules_reach_the_table(tmp_path: Path) -> None
     assert Outcomes([run], branch.name, price=price).row(run)["cost"] == pytest.approx(
         priced.row(run)["cost"]
     )
+    # The rules shape the estimate; the cost is the replies' usage, which no rule changes.
     anthropic = Outcomes([run], branch.name, price=price, rules=CacheRules.anthropic())
-    assert anthropic.row(run)["cost"] != pytest.approx(priced.row(run)["cost"])
+    assert anthropic.row(run)["cost_estimate"] != pytest.approx(priced.row(run)["cost_estimate"])
+    assert anthropic.row(run)["cost"] == pytest.approx(priced.row(run)["cost"])
     with pytest.raises(UsageError, match="price must be a Price"):
         await run_forward(branch, price="cheap")  # type: ignore[arg-type]
 
@@ -110,6 +112,7 @@ def test_the_documented_defaults() -> None:
         "price": None,
         "rules": None,
         "progress": False,
+        "budget_usd": None,
     }
 
 
