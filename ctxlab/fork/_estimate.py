@@ -1,4 +1,4 @@
-"""`forward_estimate`: what a `run_forward` call may cost, before it runs — the figure its
+"""`estimate_of`: what a `run_forward` call may cost, before it runs — the figure its
 ``budget_usd`` cap is checked against.
 
 Per branch, one request is priced as the largest request the branch's telling sent before the
@@ -29,7 +29,7 @@ from ctxlab.fork._recorded_model import RecordedModel
 from ctxlab.models import Model
 from ctxlab.tokens import default_counter
 
-__all__ = ["DEFAULT_OUTPUT", "BranchEstimate", "ForwardEstimate", "forward_estimate"]
+__all__ = ["DEFAULT_OUTPUT", "BranchEstimate", "ForwardEstimate", "estimate_of"]
 
 DEFAULT_OUTPUT = 4_096
 """Output tokens per request assumed when neither the origin nor the model says."""
@@ -76,7 +76,7 @@ class ForwardEstimate:
         )
 
 
-def forward_estimate(
+def estimate_of(
     branches: list[Branch], *, runs: int, max_steps: int, price: Price | None = None
 ) -> ForwardEstimate:
     """The estimate of running ``branches`` forward ``runs`` times each (see the module)."""

@@ -39,7 +39,7 @@ from ctxlab.events import CompactionEvent, ContextBuildEvent, Event
 from ctxlab.exceptions import ForkError, OverBudget
 from ctxlab.fork._branch import Branch, BranchRun
 from ctxlab.fork._check import CHECK_TIMEOUT, Check, checked_timeout, judge
-from ctxlab.fork._estimate import ForwardEstimate, forward_estimate
+from ctxlab.fork._estimate import ForwardEstimate, estimate_of
 from ctxlab.fork._outcomes import Outcomes
 from ctxlab.fork._progress import RunBar
 from ctxlab.fork._recorded_model import RecordedModel
@@ -48,7 +48,7 @@ from ctxlab.messages import AssistantMessage, TextBlock
 from ctxlab.messages._request import ModelRequest
 from ctxlab.util._checks import shown
 
-__all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "run_forward"]
+__all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "forward_estimate", "run_forward"]
 
 MAX_RUNS = 1_000
 """The most runs one `run_forward` makes (branches × ``runs``): each is a folder, an agent
@@ -111,7 +111,7 @@ async def run_forward(
     checked_rules(rules)
     checked_executor(executor)
     cap = checked_budget(budget_usd)
-    estimate = forward_estimate(chosen, runs=runs, max_steps=max_steps, price=price)
+    estimate = estimate_of(chosen, runs=runs, max_steps=max_steps, price=price)
     _within(estimate, cap)
     budget = Budget(cap, price=price)
     how = _How(prompt, max_steps, check, timeout, price)
@@ -157,6 +157,23 @@ def _within(estimate: ForwardEstimate, cap: float | None) -> None:
 
 def _short(estimate: ForwardEstimate) -> str:
     return f"runs (estimate ${estimate.total:,.2f})" if estimate.total > 0 else "runs"
+
+
+def forward_estimate(
+    branches: Branch | Iterable[Branch],
+    *,
+    runs: int = 1,
+    max_steps: int = 30,
+    price: Price | None = None,
+) -> ForwardEstimate:
+    """What `run_forward` would estimate the call to cost (the figure ``budget_usd`` is checked
+    against), without running it: per branch, a request's tokens and dollars and a run's, and
+    the ``total`` (see `ctxlab.fork._estimate` for how, and why it is on the upper side for
+    reasoning requests)."""
+    chosen = _chosen(branches)
+    # The prompt is no matter for an estimate: "" passes the check of where a branch forks.
+    _check_arguments(chosen, "", max_steps, runs, 1, None)
+    return estimate_of(chosen, runs=runs, max_steps=max_steps, price=checked_price(price))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._forkpoint import REASONING
 from ctxlab.analysis._breakeven_of import BREAK_EVEN_COLUMNS, break_even_row, manifest_break_evens
-from ctxlab.analysis._budget import dollars
+from ctxlab.analysis._budget import checked_budget, dollars
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import (
     CacheRules,
@@ -156,8 +156,11 @@ class Outcomes:
         """The interval half-length the summary's ``runs_needed`` is for (0.10: ±0.10)."""
         self._price = checked_price(price)
         self._rules = checked_rules(rules)
-        self.budget_usd = budget_usd
+        self.budget_usd = checked_budget(budget_usd)
         """The call's cap in USD (None: none)."""
+        if estimate is not None and not isinstance(estimate, ForwardEstimate):
+            msg = f"estimate must be a ForwardEstimate (forward_estimate) or None, got {shown(estimate)}"
+            raise ForkError(msg)
         self.estimate = estimate
         """What the call was estimated to cost before it ran (`forward_estimate`)."""
         base = next((r for r in self.runs if r.branch.name == reference), None)

@@ -7,7 +7,10 @@ sends none after it."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import subprocess
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,11 +18,15 @@ from typing import Any
 
 import pytest
 
+from ctxlab.analysis._budget import Budget, checked_budget
+from ctxlab.analysis._prices import price_for
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, task_done
-from ctxlab.exceptions import OverBudget
-from ctxlab.fork import Branch, fork, run_forward
+from ctxlab.exceptions import BudgetReached, ForkError, OverBudget, UsageError
+from ctxlab.fork import Branch, fork, forward_estimate, run_forward
 from ctxlab.fork._branch import BranchRun
-from ctxlab.models import AnthropicModel, Model, OpenAIModel
+from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
+from ctxlab.messages._request import ModelRequest
+from ctxlab.models import AnthropicModel, MemorylessModel, Model, ModelResponse, OpenAIModel
 from tests.fork.helpers import demo_session
 from tests.fork.test_real_models import _anthropic_answer, _openai_answer
 from tests.models.chat_api import ChatAPI
@@ -240,3 +247,149 @@ async def test_the_progress_bar_shows_runs_and_dollars(
     assert "2/2" in err
     assert f"spent ${outcomes.spent:,.4f} of $5.0000" in err
     assert f"estimate ${outcomes.estimate.total:,.2f}" in err  # type: ignore[union-attr]
+
+
+class _Cached(MemorylessModel):
+    """`MemorylessModel` whose every reply says it came from a response cache."""
+
+    def branch(self) -> _Cached:
+        return _Cached()
+
+    async def request(self, request: ModelRequest, **kwargs: Any) -> ModelResponse:
+        return dataclasses.replace(await super().request(request, **kwargs), from_cache=True)
+
+
+async def test_replies_from_the_response_cache_are_billed_but_cost_nothing_spent(
+    tmp_path: Path,
+) -> None:
+    session = await demo_session(tmp_path / "origin")
+    branch = await fork(
+        session.agent, at=1, model=_Cached(), workspace=DEMO_WORKSPACE, root=tmp_path / "b"
+    )
+    outcomes = await run_forward(
+        branch, runs=2, max_steps=12, price=price_for("claude-sonnet-4-6"), budget_usd=1.0
+    )
+    frame = outcomes.frame()
+    assert frame["error"].isna().all()
+    assert list(frame["spent"]) == [0.0, 0.0] and outcomes.spent == 0.0
+    assert list(frame["from_cache"]) == list(frame["steps"])
+    # Their bills stay in cost: each request's usage at Sonnet's prices.
+    for run, cost in zip(outcomes.runs, frame["cost"], strict=True):
+        usages = [m.provider_usage for m in run.manifests]
+        assert all(u is not None for u in usages)
+        expected = math.fsum(
+            (u.input_tokens * SONNET["input"] + u.output_tokens * SONNET["output"]) / 1e6
+            for u in usages
+            if u is not None
+        )
+        assert cost == pytest.approx(expected, rel=1e-12) and cost > 0
+    assert "from the response cache, at $0" in outcomes.spending
+
+
+def test_a_budget_charges_each_reply_by_its_usage() -> None:
+    budget = Budget(0.01)
+    request = ModelRequest(system="s", messages=(UserMessage(content="hi"),), tools=())
+    reply = AssistantMessage(content="hello")
+    counter = MemorylessModel().counter
+    usage = ProviderUsage(
+        input_tokens=1_000,
+        output_tokens=100,
+        cache_read_input_tokens=2_000,
+        cache_creation_input_tokens=400,
+        cache_creation_1h_input_tokens=100,
+    )
+    paid = budget.charge(
+        "a#0",
+        ModelResponse(reply, usage=usage, model="claude-sonnet-4-6"),
+        "reasoning",
+        model="x",
+        request=request,
+        counter=counter,
+    )
+    # 1h writes at 2× input (6.00), the other 300 writes at 1.25× (3.75).
+    expected = (1_000 * 3 + 300 * 3.75 + 100 * 6.0 + 2_000 * 0.3 + 100 * 15) / 1e6
+    assert paid.spent == pytest.approx(expected) and budget.spent == pytest.approx(expected)
+    assert not budget.reached
+    # No usage: ctxlab's count of the request and answer, never $0.
+    counted = budget.charge(
+        "a#0",
+        ModelResponse(reply, model="claude-sonnet-4-6"),
+        "summary",
+        model="x",
+        request=request,
+        counter=counter,
+    )
+    assert counted.estimated and counted.spent > 0
+    assert budget.spent_by("a#0") == pytest.approx(expected + counted.spent)
+    # A reply no price is known for: the spending is unknown, the cap cannot be kept.
+    budget.charge(
+        "a#1",
+        ModelResponse(reply, usage=usage, model="mystery-model"),
+        "reasoning",
+        model="mystery-model",
+        request=request,
+        counter=counter,
+    )
+    assert math.isnan(budget.spent) and budget.reached
+    with pytest.raises(BudgetReached, match=r"stopped: budget reached, \$unknown of \$0.0100"):
+        budget.check()
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, True, "5", 10**7])
+def test_a_cap_that_is_no_dollar_figure_is_refused(bad: object) -> None:
+    with pytest.raises(UsageError, match="budget_usd must be a number of dollars"):
+        checked_budget(bad)
+
+
+async def test_the_estimate_is_runs_times_max_steps_requests(tmp_path: Path) -> None:
+    session = await demo_session(tmp_path / "origin")
+    branch = await fork(session.agent, at=3, workspace=DEMO_WORKSPACE, root=tmp_path / "b")
+    price = price_for("claude-sonnet-4-6")
+    one = forward_estimate(branch, runs=1, max_steps=1, price=price)
+    (first,) = one.branches
+    # One request: the largest request before the fork, fresh, and the largest output.
+    before = [m for m in branch.point.manifests if m.purpose == "reasoning"]
+    tokens = max(m.estimated_input_tokens for m in before)
+    assert first.input_tokens >= tokens
+    outputs = [m.provider_usage.output_tokens for m in before if m.provider_usage]
+    assert first.output_tokens == max(outputs)
+    assert first.per_request == pytest.approx(
+        (first.input_tokens * 3.0 + first.output_tokens * 15.0) / 1e6
+    )
+    many = forward_estimate(branch, runs=4, max_steps=7, price=price)
+    assert many.total == pytest.approx(28 * first.per_request)
+    with pytest.raises(ForkError, match="max_steps"):
+        forward_estimate(branch, max_steps=0)
+
+
+_IMPORTS = """
+import asyncio, sys, tempfile
+from pathlib import Path
+from ctxlab.demo import DEMO_WORKSPACE
+from ctxlab.fork import fork, run_forward
+from tests.fork.helpers import demo_session
+
+async def main(progress):
+    root = Path(tempfile.mkdtemp())
+    session = await demo_session(root / "origin")
+    branch = await fork(session.agent, at=3, workspace=DEMO_WORKSPACE, root=root / "b")
+    await run_forward(branch, max_steps=12, progress=progress)
+
+asyncio.run(main(sys.argv[1] == "bar"))
+print(sorted(m for m in ("tqdm", "ipywidgets", "IPython") if m in sys.modules))
+"""
+
+
+@pytest.mark.parametrize(("progress", "imported"), [("none", "[]"), ("bar", "['tqdm']")])
+def test_the_bar_imports_tqdm_only_when_asked_and_never_ipywidgets(
+    progress: str, imported: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS, progress],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[2],
+        check=True,
+    )
+    assert done.stdout.strip().splitlines()[-1] == imported
