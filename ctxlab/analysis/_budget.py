@@ -47,10 +47,11 @@ def checked_budget(budget_usd: object) -> float | None:
     number of dollars up to `MAX_BUDGET_USD`."""
     if budget_usd is None:
         return None
+    # Compared, never converted: an int too large for a float is refused, not an overflow;
+    # NaN and infinity fail the comparison.
     if (
         isinstance(budget_usd, bool)
         or not isinstance(budget_usd, int | float)
-        or not math.isfinite(budget_usd)
         or not 0 < budget_usd <= MAX_BUDGET_USD
     ):
         msg = (

@@ -48,7 +48,7 @@ from ctxlab.messages import AssistantMessage, TextBlock
 from ctxlab.messages._request import ModelRequest
 from ctxlab.util._checks import shown
 
-__all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "forward_estimate", "run_forward"]
+__all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "MAX_STEPS", "forward_estimate", "run_forward"]
 
 MAX_RUNS = 1_000
 """The most runs one `run_forward` makes (branches × ``runs``): each is a folder, an agent
@@ -56,6 +56,10 @@ and a model's session of its own. Call it again for more."""
 
 MAX_CONCURRENCY = 64
 """The most runs in flight at once on the event loop (``concurrency``)."""
+
+MAX_STEPS = 100_000
+"""The most reasoning requests one run may make (``max_steps``): a run's estimate is priced at
+``max_steps`` requests, and a figure past this is a typo, not a plan."""
 
 
 async def run_forward(
@@ -221,10 +225,8 @@ def _check_arguments(
     if prompt is not None and not isinstance(prompt, str):
         msg = f"prompt must be the text of a message (a str) or None, got {type(prompt).__name__}"
         raise ForkError(msg)
-    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
-        msg = f"max_steps must be a whole number from 1, got {shown(max_steps)}"
-        raise ForkError(msg)
     for value, what, most in (
+        (max_steps, "max_steps", MAX_STEPS),
         (runs, "runs", MAX_RUNS),
         (concurrency, "concurrency", MAX_CONCURRENCY),
     ):
