@@ -17,19 +17,24 @@ be made — falling back to truncation, or ending the replay, as the config's
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._budget import Budget, MeteredModel, dollars
 from ctxlab.analysis._prices import price_for
-from ctxlab.analysis._shapes import SentSummary
 from ctxlab.exceptions import OverBudget, UsageError
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import Model
-from ctxlab.pipeline import SummaryRequest
+from ctxlab.pipeline import Summarizer, SummaryRequest, extractive_summarizer
+from ctxlab.pipeline._summary_calls import summary_request_tokens
+from ctxlab.tokens import TokenCache
 from ctxlab.util._checks import shown
 
-__all__ = ["DEFAULT_OUTPUT", "ModelSummaries"]
+if TYPE_CHECKING:
+    # Only named: the shapes module sits above replay, which uses this one.
+    from ctxlab.analysis._shapes import SentSummary
+
+__all__ = ["DEFAULT_OUTPUT", "ModelSummaries", "metered_summarizer"]
 
 DEFAULT_OUTPUT = 4_096
 """Output tokens assumed per summary call when the model names no ``max_output_tokens``."""
@@ -56,16 +61,15 @@ class ModelSummaries:
 
     def estimate(self, calls: Sequence[SentSummary]) -> float:
         """USD of ``calls`` (an offline replay's summary calls) by the model (see the module)."""
+        return self.estimate_tokens([c.manifest.estimated_input_tokens for c in calls])
+
+    def estimate_tokens(self, inputs: Sequence[int]) -> float:
+        """USD of summary calls of ``inputs`` tokens each, fresh, each with a whole output."""
         price = price_for(self.model.name)
         output = self.model.max_output_tokens or DEFAULT_OUTPUT
         return math.fsum(
-            (
-                max(c.manifest.estimated_input_tokens, 0)
-                * price.at(c.manifest.estimated_input_tokens).input
-                + output * price.output
-            )
-            / 1_000_000
-            for c in calls
+            (max(tokens, 0) * price.at(tokens).input + output * price.output) / 1_000_000
+            for tokens in inputs
         )
 
     def refuse_over(self, estimate: float, configs: Sequence[str]) -> None:
@@ -98,3 +102,29 @@ class ModelSummaries:
         """The summary of ``request``, by the model (``context``: the last request, for its
         cached form); `BudgetReached` unsent once the cap is reached."""
         return await self.model.summarize(request, context=context)
+
+
+async def metered_summarizer(
+    model: Model,
+    cap: float | None,
+    offline: Callable[[Summarizer], AsyncIterator[Any]],
+    cache: TokenCache,
+) -> Summarizer:
+    """A `Summarizer` by ``model`` under ``cap``, for `replay`: refused (`OverBudget`) when the
+    summary requests of an offline pass (``offline`` run with the extract) estimate past it."""
+    summaries = ModelSummaries(model, cap)
+    if summaries.budget.cap is not None:
+        asked: list[int] = []
+
+        async def extract(request: SummaryRequest) -> Mapping[str, Any]:
+            asked.append(summary_request_tokens(request, cache))
+            return await extractive_summarizer(request)
+
+        async for _ in offline(extract):
+            pass
+        summaries.refuse_over(summaries.estimate_tokens(asked), ["replay"])
+
+    async def summarize(request: SummaryRequest) -> Mapping[str, Any]:
+        return await summaries(request, None)
+
+    return summarize

@@ -130,7 +130,7 @@ class WhatIf:
         rules: CacheRules | None = None,
         summary_calls: bool = True,
         unrecorded_tokens: UnrecordedTokens = None,
-        summarizer: Model | None = None,
+        summarizer: Model | ModelSummaries | None = None,
         budget_usd: float | None = None,
     ) -> None:
         if isinstance(configs, Mapping) and not configs:
@@ -167,7 +167,12 @@ class WhatIf:
         self._ttl = self.lifetime.ttl if given is None else None
         self.price = price or price_for(self.model, recorded_on(transcript.meta))
         cap = checked_budget(budget_usd)
-        self.summarizer = None if summarizer is None else ModelSummaries(summarizer, cap)
+        # A sweep shares one metered summarizer (one budget) among its what-ifs.
+        self.summarizer = (
+            summarizer
+            if summarizer is None or isinstance(summarizer, ModelSummaries)
+            else ModelSummaries(summarizer, cap)
+        )
         """The user's model writing the summaries, metered (None: ctxlab's offline extract)."""
         if cap is not None and self.summarizer is None:
             msg = "budget_usd caps a summarizer model's calls: pass summarizer=<your Model> too"

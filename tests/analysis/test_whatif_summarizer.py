@@ -6,13 +6,15 @@ sends nothing after it — each later compaction says why it was not summarized.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, WhatIf
+from ctxlab import ApproximateCounter, ContextConfig, WhatIf, replay, sweep
 from ctxlab.exceptions import OverBudget, UsageError
 from ctxlab.models import AnthropicModel
 from tests.analysis.test_whatif_table import _session
@@ -94,3 +96,70 @@ def test_a_cap_needs_a_summarizer_model() -> None:
         WhatIf(_session(3), {"ctxlab": CONFIG}, context_window=8_000, budget_usd=1.0)
     with pytest.raises(UsageError, match="summarizer must be a ctxlab Model"):
         WhatIf(_session(3), {"ctxlab": CONFIG}, context_window=8_000, summarizer="sonnet")  # type: ignore[arg-type]
+
+
+async def test_replay_takes_the_users_model_under_its_cap() -> None:
+    session = _session(40)
+    usage = {"input_tokens": 1_000, "output_tokens": 100}
+    with MessagesAPI(responder=_summary(usage)) as api:
+        model = AnthropicModel(
+            "claude-sonnet-4-6", api_key="k", base_url=api.url, max_retries=0, max_tokens=500
+        )
+        steps = [
+            s
+            async for s in replay(
+                session.messages,
+                context_window=8_000,
+                counter=ApproximateCounter(),
+                config=CONFIG,
+                system=session.system,
+                summarizer=model,
+                budget_usd=1.0,
+            )
+        ]
+        sent = len(api.requests)
+        with pytest.raises(OverBudget, match="not started"):
+            async for _ in replay(
+                session.messages,
+                context_window=8_000,
+                counter=ApproximateCounter(),
+                config=CONFIG,
+                summarizer=model,
+                budget_usd=0.000_01,
+            ):
+                pass
+        assert len(api.requests) == sent  # refused: nothing more sent
+    compactions = [s.compaction for s in steps if s.compaction is not None]
+    assert sent == len(compactions) >= 2
+    assert all(MARK in s.state.summary.text for s in steps if s.state.summary is not None)
+
+
+def test_a_sweep_shares_one_cap_over_its_sessions() -> None:
+    per_call = 100_000 * SONNET_INPUT / 1e6
+    sessions = [
+        dataclasses.replace(_session(40), name=name) for name in ("first", "second", "third")
+    ]
+    with MessagesAPI(responder=_summary({"input_tokens": 100_000, "output_tokens": 0})) as api:
+        model = AnthropicModel(
+            "claude-sonnet-4-6", api_key="k", base_url=api.url, max_retries=0, max_tokens=500
+        )
+        frame = sweep(
+            sessions,
+            {"ctxlab": CONFIG},
+            windows=(8_000,),
+            progress=False,
+            summarizer=model,
+            budget_usd=1.0,
+        )
+        sent = len(api.requests)
+        with pytest.raises(UsageError, match="runs in this process"):
+            sweep(sessions, {"ctxlab": CONFIG}, summarizer=model, executor=ThreadPoolExecutor(1))
+    # One cap for the sweep: calls stop once $1 is spent ($0.30 each: the fourth reaches it).
+    assert sent == math.ceil(1.0 / per_call) == 4
+    assert list(frame["session"]) == ["first", "second", "third"]
+    # The first session's calls reached the cap ($1.20 spent); the next sessions' estimates,
+    # with it, pass the cap: refused before any call, their rows say so.
+    errors = list(frame["error"])
+    assert errors[0] is None or errors[0] != errors[0]
+    assert all(e.startswith("OverBudget: the summaries by claude-sonnet-4-6") for e in errors[1:])
+    assert all("$1.2000 already spent" in e for e in errors[1:])
