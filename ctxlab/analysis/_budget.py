@@ -97,6 +97,8 @@ class Budget:
         self.price = price
         self.charges: list[Charge] = []
         """Every reply charged, in the order they arrived."""
+        self.refused: set[str] = set()
+        """Whose requests were refused at the cap (their keys)."""
         self._lock = threading.Lock()
         self._spent = 0.0
 
@@ -119,10 +121,13 @@ class Budget:
         cap = "no cap" if self.cap is None else dollars(self.cap)
         return f"stopped: budget reached, {dollars(self._spent)} of {cap} spent"
 
-    def check(self) -> None:
-        """`BudgetReached` when the cap is reached: the next request must not be sent."""
+    def check(self, key: str = "") -> None:
+        """`BudgetReached` when the cap is reached: ``key``'s next request must not be sent
+        (``key`` is then among `refused`)."""
         if self.reached:
             assert self.cap is not None
+            with self._lock:
+                self.refused.add(key)
             raise BudgetReached(self.note, spent=self._spent, cap=self.cap)
 
     def spent_by(self, key: str) -> float:
@@ -231,7 +236,7 @@ class MeteredModel(Model):
         purpose: Purpose = "reasoning",
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
-        self.budget.check()
+        self.budget.check(self.key)
         response = await self.model.request(request, purpose=purpose, on_text=on_text)
         self.budget.charge(
             self.key,
@@ -246,7 +251,7 @@ class MeteredModel(Model):
     async def summarize(
         self, summary: SummaryRequest, *, context: ModelRequest | None = None
     ) -> Mapping[str, Any]:
-        self.budget.check()
+        self.budget.check(self.key)
         if type(self.model).summarize is Model.summarize:
             # The wrapped model asks for summaries by `request`: through this one, charged.
             return await Model.summarize(self, summary, context=context)

@@ -2,8 +2,9 @@
 ``budget_usd`` cap is checked against.
 
 Per branch, one request is priced as the largest request the branch's telling sent before the
-fork (its estimated input tokens; the fork's own conversation, counted, when that is larger or
-nothing was sent before), **all of it as fresh input** — no cache read assumed, though a real run
+fork (its estimated input tokens) or the request it sent at the fork's step, counted, whichever
+is larger (at the very start, with nothing sent: the conversation, counted, at most the model's
+window), **all of it as fresh input** — no cache read assumed, though a real run
 reads most of its prefix from the provider's cache at a tenth of the price — plus the largest
 output the origin's replies reported (else the model's ``max_output_tokens``, else
 `DEFAULT_OUTPUT`). A run is ``max_steps`` such requests: the most it may make. The whole call
@@ -18,7 +19,10 @@ nothing and costs $0; one that hands over is priced as the model it hands over t
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctxlab.agent._forkpoint import REASONING
@@ -26,6 +30,7 @@ from ctxlab.analysis._budget import dollars
 from ctxlab.analysis._prices import Price, price_for
 from ctxlab.fork._branch import Branch, _made
 from ctxlab.fork._recorded_model import RecordedModel
+from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.models import Model
 from ctxlab.tokens import default_counter
 
@@ -90,15 +95,27 @@ def _branch_estimate(branch: Branch, max_steps: int, price: Price | None) -> Bra
     if model is None:  # a replay of the recording, with nothing to hand over to
         return BranchEstimate(branch.name, "the recording", 0, 0, 0.0, 0.0)
     sent = [m for m in branch.point.manifests if m.purpose in REASONING]
-    counted = default_counter().count_text(
-        "".join(m.model_dump_json() for m in branch.point.state.conversation)
-    )
-    tokens = max([counted, *(max(m.estimated_input_tokens, 0) for m in sent)])
+    tokens = max([0, *(max(m.estimated_input_tokens, 0) for m in sent)])
+    request = branch.point.request
+    if request is not None:
+        schemas = json.dumps([dataclasses.asdict(t) for t in request.tools])
+        tokens = max(tokens, _counted(request.system + schemas, request.messages))
+    elif not sent:
+        # Nothing sent yet: the conversation as it stands, which no request exceeds the window.
+        conversation = branch.point.state.conversation
+        tokens = min(_counted("", conversation), model.context_window)
     outputs = [m.provider_usage.output_tokens for m in sent if m.provider_usage is not None]
     output = max(outputs) if outputs else (model.max_output_tokens or DEFAULT_OUTPUT)
     billed = (price or price_for(model.name)).at(tokens)
     one = (tokens * billed.input + output * billed.output) / 1_000_000
     return BranchEstimate(branch.name, model.name, tokens, output, one, one * max_steps)
+
+
+def _counted(system: str, messages: Sequence[UserMessage | AssistantMessage]) -> int:
+    """The tokens of ``messages`` as JSON and ``system`` (as an offline model reports usage:
+    a little above the text alone)."""
+    text = "".join(m.model_dump_json() for m in messages) + system
+    return default_counter().count_text(text)
 
 
 def _run_model(branch: Branch) -> Model | None:

@@ -332,7 +332,7 @@ async def forward(
             reply = await _call(agent, prompt)
         run.reply = "\n".join(b.text for b in reply.content if isinstance(b, TextBlock))
     except Exception as exc:  # the run's failure is its row's error; the others go on
-        stopped = stopped_by_budget(exc)
+        stopped = stopped_by_budget(run, budget)
         run.error = budget.note if stopped else _said(exc)
     finally:
         unsubscribe()

@@ -13,7 +13,6 @@ import math
 from collections.abc import Iterator
 
 from ctxlab.analysis._budget import Budget, MeteredModel
-from ctxlab.exceptions import BudgetReached
 from ctxlab.fork._branch import BranchRun
 from ctxlab.fork._recorded_model import RecordedModel
 from ctxlab.models import Model
@@ -62,14 +61,7 @@ def metered(run: BranchRun, budget: Budget) -> Iterator[None]:
         run.from_cache = sum(c.from_cache for c in mine)
 
 
-def stopped_by_budget(exc: BaseException) -> bool:
-    """Whether ``exc`` is (or was raised from) a request refused at the cap (`BudgetReached`):
-    a summary call refused there may surface as the compaction's failure."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, BudgetReached):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+def stopped_by_budget(run: BranchRun, budget: Budget) -> bool:
+    """Whether a request of ``run`` was refused at the cap: however its call then failed (the
+    refusal itself, or a compaction that could not summarize), the cap stopped it."""
+    return run_key(run) in budget.refused

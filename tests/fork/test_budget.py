@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from ctxlab.analysis._budget import Budget, checked_budget
@@ -393,3 +394,41 @@ def test_the_bar_imports_tqdm_only_when_asked_and_never_ipywidgets(
         check=True,
     )
     assert done.stdout.strip().splitlines()[-1] == imported
+
+
+class _Heavy(MemorylessModel):
+    """`MemorylessModel` billed 100,000 input tokens a reply (its summaries stay offline)."""
+
+    def branch(self) -> _Heavy:
+        return _Heavy(context_window=self.context_window)
+
+    async def request(self, request: ModelRequest, **kwargs: Any) -> ModelResponse:
+        response = await super().request(request, **kwargs)
+        return dataclasses.replace(response, usage=ProviderUsage(100_000, 0))
+
+
+async def test_a_compaction_refused_at_the_cap_stops_its_run_unjudged(tmp_path: Path) -> None:
+    # The cap is reached after two replies; the compaction that comes next cannot summarize
+    # (its call refused) and may not fall back: the run stops there, said as the cap's doing.
+    session = await demo_session(tmp_path / "origin")
+    branch = await fork(
+        session.agent,
+        at=1,
+        model=_Heavy(context_window=8_000),
+        config=demo_config(trigger_ratio=0.5, compression_fallback_to_truncation=False),
+        workspace=DEMO_WORKSPACE,
+        root=tmp_path / "b",
+    )
+    judged: list[BranchRun] = []
+    outcomes = await run_forward(
+        branch,
+        max_steps=4,
+        budget_usd=0.5,
+        price=price_for("claude-sonnet-4-6"),
+        check=lambda run: judged.append(run) or True,
+    )
+    row = outcomes.frame().iloc[0]
+    assert row["error"] == "stopped: budget reached, $0.6000 of $0.5000 spent"
+    assert row["passed"] is pd.NA and judged == []
+    purposes = [m.purpose for m in outcomes.runs[0].manifests]
+    assert purposes[:3] == ["reasoning", "reasoning", "summary"]
