@@ -23,13 +23,22 @@ from ctxlab.analysis._budget import Budget, checked_budget
 from ctxlab.analysis._prices import price_for
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, task_done
 from ctxlab.exceptions import BudgetReached, ForkError, OverBudget, UsageError
-from ctxlab.fork import Branch, fork, forward_estimate, run_forward
+from ctxlab.fork import Branch, RecordedModel, fork, forward_estimate, run_forward
 from ctxlab.fork._branch import BranchRun
 from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models import AnthropicModel, MemorylessModel, Model, ModelResponse, OpenAIModel
+from ctxlab.models import (
+    AnthropicModel,
+    MemorylessModel,
+    Model,
+    ModelResponse,
+    OpenAIModel,
+    ScriptedModel,
+    tool_call,
+)
 from tests.fork.helpers import demo_session
 from tests.fork.test_real_models import _anthropic_answer, _openai_answer
+from tests.fork.test_replay import _CUT, _generated, _read_tool
 from tests.models.chat_api import ChatAPI
 from tests.models.messages_api import MessagesAPI
 
@@ -369,6 +378,7 @@ from pathlib import Path
 from ctxlab.demo import DEMO_WORKSPACE
 from ctxlab.fork import fork, run_forward
 from tests.fork.helpers import demo_session
+from tests.fork.test_replay import _CUT, _generated, _read_tool
 
 async def main(progress):
     root = Path(tempfile.mkdtemp())
@@ -432,3 +442,43 @@ async def test_a_compaction_refused_at_the_cap_stops_its_run_unjudged(tmp_path: 
     assert row["passed"] is pd.NA and judged == []
     purposes = [m.purpose for m in outcomes.runs[0].manifests]
     assert purposes[:3] == ["reasoning", "reasoning", "summary"]
+
+
+async def test_a_recordings_own_replies_cost_nothing_spent_its_handover_is_paid(
+    tmp_path: Path,
+) -> None:
+    recording = _generated([50, 4_000, 50])
+    replies = [
+        ModelResponse(
+            AssistantMessage(content=(tool_call("write", {"path": "out.txt", "text": "mine"}),)),
+            stop_reason="tool_use",
+            usage=ProviderUsage(1_000, 100),
+            model="claude-sonnet-4-6",
+        ),
+        ModelResponse(
+            AssistantMessage(content="Done."),
+            usage=ProviderUsage(2_000, 50, cache_read_input_tokens=900),
+            model="claude-sonnet-4-6",
+        ),
+    ]
+    branch = await fork(
+        recording,
+        at=0,
+        config=_CUT,
+        model=RecordedModel(recording, then=ScriptedModel(replies)),
+        tools=_read_tool([]),
+        root=tmp_path,
+    )
+    outcomes = await run_forward(
+        branch, max_steps=20, price=price_for("claude-sonnet-4-6"), budget_usd=2.0
+    )
+    (run,) = outcomes.runs
+    assert run.reply == "Done." and len(run.requests) == 4  # two replayed, two handed over
+    # Only the model handed over to is paid: its two replies, at Sonnet's prices.
+    paid = (1_000 * SONNET["input"] + 100 * SONNET["output"]) / 1e6 + (
+        2_000 * SONNET["input"] + 900 * SONNET["read"] + 50 * SONNET["output"]
+    ) / 1e6
+    assert run.spent == pytest.approx(paid, rel=1e-12)
+    # The estimate prices the model it hands over to; a replay alone is estimated $0.
+    alone = await fork(recording, at=0, name="alone", model="recorded", root=tmp_path / "r")
+    assert forward_estimate(alone, runs=5).total == 0.0
