@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentBusy",
+    "BudgetReached",
     "CacheNotWritten",
     "CallStopped",
     "CompressionError",
@@ -34,6 +35,7 @@ __all__ = [
     "MessageFormatError",
     "ModelError",
     "OffloadError",
+    "OverBudget",
     "OverloadedError",
     "PreparationError",
     "RateLimitError",
@@ -208,6 +210,27 @@ class RetriesExhausted(ModelError):
     server) after every retry its model allows (``max_retries=``, ``max_wait=``). The message
     names the last status and each wait; ``retries`` holds them, ``__cause__`` the last error
     (a `RateLimitError`, an `OverloadedError`, ...)."""
+
+
+class OverBudget(UsageError):
+    """A call that may spend real dollars was refused before any request: its estimated cost
+    passes its ``budget_usd`` cap. ``estimate`` and ``cap`` are the figures (USD); the message
+    says what to change (fewer runs, a larger cap, a smaller ``max_steps``)."""
+
+    def __init__(self, message: str, *, estimate: float, cap: float) -> None:
+        super().__init__(message)
+        self.estimate = estimate
+        self.cap = cap
+
+
+class BudgetReached(CtxlabError):
+    """A request was not sent: the dollars already spent under a ``budget_usd`` cap reached it.
+    ``spent`` and ``cap`` are the figures (USD)."""
+
+    def __init__(self, message: str, *, spent: float, cap: float) -> None:
+        super().__init__(message)
+        self.spent = spent
+        self.cap = cap
 
 
 class ToolDefinitionError(CtxlabError, TypeError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ from ctxlab.exceptions import ContextOverflowError, PreparationError, UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import ContextManifest
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages._request import ModelRequest
 from ctxlab.models import summary_call, summary_manifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
@@ -35,9 +36,15 @@ from ctxlab.util._gc import collector_paused
 
 __all__ = [
     "ConfigRun",
+    "SummaryCaller",
     "named_config",
     "replay_run",
 ]
+
+
+SummaryCaller = Callable[[SummaryRequest, ModelRequest | None], Awaitable[Mapping[str, Any]]]
+"""Writes a summary: the summary request, and the last request (its cached form) when the call
+is sent in that form (`ctxlab.analysis._model_summaries.ModelSummaries`)."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,7 @@ async def replay_run(
     earlier: ConfigRun | None = None,
     times: Mapping[int, float] | None = None,
     write_ttl: Literal["5m", "1h"] | None = None,
+    summarize: SummaryCaller | None = None,
 ) -> None:
     """Replay ``transcript`` under ``run.config`` into ``run`` (its steps, summary requests and
     calls, error, time; its grading and pricing are set up, done when read); ``priced_calls``
@@ -193,7 +201,8 @@ async def replay_run(
     request the recording does not hold (`ctxlab.unrecorded_part`); ``earlier`` a run of the
     same session (same window, cache and unrecorded part) whose first steps this one may reuse
     (`reusable_steps`); ``times`` the recording's trusted times by reply (`RecordingClock`)
-    and ``write_ttl`` its writes' TTL, the clock and TTL its requests are priced on."""
+    and ``write_ttl`` its writes' TTL, the clock and TTL its requests are priced on;
+    ``summarize`` writes the summaries (ctxlab's offline extract by default)."""
     # One function: the summarizer below closes over the replay's own state (the step before
     # the one being prepared, what it asked), which a split would pass around by hand.
     started = time.perf_counter()
@@ -224,7 +233,11 @@ async def replay_run(
         if not call.fits:
             msg = f"the summary request needs {call.tokens} tokens; its limit is {call.limit}"
             raise ContextOverflowError(msg)
-        answer = await extractive_summarizer(request)
+        if summarize is None:
+            answer = dict(await extractive_summarizer(request))
+        else:
+            cached = context.request if call.cached and context is not None else None
+            answer = dict(await summarize(request, cached))
         asked.append((request, answer))
         model = (transcript.models or ("",))[0]
         sent.append(SentSummary(summary_manifest(call, model, cache), answer))

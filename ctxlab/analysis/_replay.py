@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._budget import checked_budget
+from ctxlab.analysis._model_summaries import metered_summarizer
 from ctxlab.analysis._unrecorded import UnrecordedPart
 from ctxlab.config._config import ContextConfig, named_configs
 from ctxlab.exceptions import PreparationError, UsageError
@@ -21,6 +23,7 @@ from ctxlab.materials import Materials, SystemPart, Unrecorded
 from ctxlab.messages import MAX_TOKENS, AssistantMessage, UserMessage, request_start
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import WorkingState
+from ctxlab.models import Model
 from ctxlab.pipeline import (
     CompactionOrder,
     Offloader,
@@ -68,7 +71,7 @@ async def replay(
     counter: TokenCounter | TokenCache,
     config: ContextConfig | None = None,
     system: str = "",
-    summarizer: Summarizer | None = extractive_summarizer,
+    summarizer: Summarizer | Model | None = extractive_summarizer,
     materials: Materials | None = None,
     max_output_tokens: int | None = None,
     tools: Sequence[ToolSchema] = (),
@@ -78,8 +81,14 @@ async def replay(
     after: ReplayStep | None = None,
     times: Mapping[int, float] | None = None,
     lifetime: float | None = None,
+    budget_usd: float | None = None,
 ) -> AsyncIterator[ReplayStep]:
     """Prepare a request at every reasoning boundary of ``messages``, committing as an agent would.
+
+    ``summarizer`` writes each compaction's summary: ctxlab's offline extract by default, a
+    function, or your `Model` — metered, under ``budget_usd`` (refused with `OverBudget`
+    before any call when an offline pass's summary requests, priced at the model's price,
+    pass the cap; no call sent once it is reached: see `ctxlab.analysis._model_summaries`).
 
     ``max_output_tokens`` is the response size the recorded agent asked for (it reserves room
     when larger than the budget policy's reservation); ``tools`` are its tool schemas (counted
@@ -104,6 +113,33 @@ async def replay(
     # each reasoning boundary to `prepare`, as an agent does.
     context_window = context_window_of(context_window)
     messages = _checked(messages, system, materials, after)
+    cap = checked_budget(budget_usd)
+    if isinstance(summarizer, Model):
+        model = summarizer
+        summarizer = await metered_summarizer(
+            model,
+            cap,
+            lambda extract: replay(
+                messages,
+                context_window=context_window,
+                counter=counter,
+                config=config,
+                system=system,
+                summarizer=extract,
+                materials=materials,
+                max_output_tokens=max_output_tokens,
+                tools=tools,
+                unrecorded=unrecorded,
+                grade=False,
+                after=after,
+                times=times,
+                lifetime=lifetime,
+            ),
+            counter if isinstance(counter, TokenCache) else TokenCache(counter),
+        )
+    elif cap is not None:
+        msg = "budget_usd caps a summarizer model's calls: pass summarizer=<your Model> too"
+        raise UsageError(msg)
     unrecorded = _unrecorded(unrecorded)
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())

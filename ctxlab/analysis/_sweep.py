@@ -27,12 +27,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._budget import checked_budget
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import (
     CacheRules,
     Price,
     checked_price,
 )
+from ctxlab.analysis._model_summaries import ModelSummaries
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
 from ctxlab.analysis._sync import run_sync
@@ -44,6 +46,7 @@ from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import CacheNotWritten, CountStoreError, UsageError, WriteError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
+from ctxlab.models import Model
 from ctxlab.tokens import CountStore, TokenCache, counter_for
 from ctxlab.util._checks import context_window, shown, windows_of
 from ctxlab.util._path_args import path_argument
@@ -84,10 +87,12 @@ def run_group(
     summary_calls: bool,
     counts: str | None = None,
     unrecorded_tokens: int | str | None = None,
+    summaries: ModelSummaries | None = None,
 ) -> list[dict[str, Any]]:
     """Every config of one session at each window: the rows of the sweep (run on a worker).
     The session is tokenized once for all of them (one shared `TokenCache`) — and, with
-    ``counts`` (a `CountStore` file), once across sweeps."""
+    ``counts`` (a `CountStore` file), once across sweeps. ``summaries``: the user's model
+    writing the summaries, one budget for the whole sweep (in this process)."""
     store, problem = _open_store(counts)
     cache = TokenCache(counter_for(recorded_model(transcript.meta)), store=store)
     rows: list[dict[str, Any]] = []
@@ -113,6 +118,7 @@ def run_group(
                 rules=rules,
                 summary_calls=summary_calls,
                 unrecorded_tokens=unrecorded_tokens,
+                summarizer=summaries,
             )
             for name in valid:
                 try:
@@ -201,6 +207,8 @@ def sweep(
     rules: CacheRules | None = None,
     summary_calls: bool = True,
     unrecorded_tokens: int | str | None = None,
+    summarizer: Model | None = None,
+    budget_usd: float | None = None,
 ) -> pd.DataFrame:
     """Replay every (session, config, window) — the cartesian product, or the explicit
     ``cases`` — and return one row per case (`SWEEP_COLUMNS`; see `ctxlab.WhatIf` for what each
@@ -225,6 +233,12 @@ def sweep(
             sessions whose files carry no usage to size it from: tokens a request or a harness
             profile (``"claude_code"``); see `WhatIf`. None: sized from each session's bill
             where it has one; a session with neither has figures that exclude it.
+        summarizer: Your `Model` to write the summaries (see `WhatIf`); the sweep then runs
+            in this process (``executor`` None: one budget for every session).
+        budget_usd: A cap in USD on the summarizer's calls over the whole sweep. Each
+            session's summaries are estimated (`WhatIf`) against what remains of the cap before
+            its first call: a session over it is refused (its rows' error: `OverBudget`), the
+            others go on; once the cap is reached no call is sent.
     """
     # One function from the arguments' checks to the frame: the cache lookup, the computing of
     # what it lacks and the writing back share the cache, the count store and the problems met.
@@ -236,8 +250,11 @@ def sweep(
     checked_rules(rules)
     checked_unrecorded_tokens(unrecorded_tokens)
     checked_executor(executor)
+    summaries = _summaries(summarizer, budget_usd, executor)
     # Checked before any session is read: a wrong folder should not cost the loading.
-    extra = f"{price}|{rules}|{summary_calls}|{unrecorded_tokens}"
+    # A summarizer model's summaries are not the offline extract's: cached apart.
+    by = "" if summaries is None else f"|summaries by {summaries.name}"
+    extra = f"{price}|{rules}|{summary_calls}|{unrecorded_tokens}{by}"
     if cache_dir is not None:
         cache_dir = path_argument(cache_dir, "cache_dir", what="a folder for the cache")
     cache = SweepCache(Path(cache_dir), extra) if cache_dir else None
@@ -275,7 +292,7 @@ def sweep(
 
     # The sessions' token counts are kept beside the cached cases: a sweep of other configs
     # over the same sessions tokenizes nothing again.
-    model = (price, rules, summary_calls, counts, unrecorded_tokens)
+    model = (price, rules, summary_calls, counts, unrecorded_tokens, summaries)
     computed, interrupted = _compute(
         sessions, _by_session(pending), executor, progress, model, finished
     )
@@ -300,6 +317,24 @@ def sweep(
 
 
 Group = tuple[str, tuple[int, ...], dict[str, ContextConfig]]
+
+
+def _summaries(summarizer: object, budget_usd: object, executor: object) -> ModelSummaries | None:
+    """The sweep's summarizer model, metered under its cap; `UsageError` for a cap without
+    one, or a summarizer with an executor (one budget is kept in this process)."""
+    cap = checked_budget(budget_usd)
+    if summarizer is None:
+        if cap is not None:
+            msg = "budget_usd caps a summarizer model's calls: pass summarizer=<your Model> too"
+            raise UsageError(msg)
+        return None
+    if executor is not None:
+        msg = (
+            "a sweep whose summaries a model writes runs in this process (executor=None): its "
+            "budget is kept here, and a model's SDK client does not travel to workers"
+        )
+        raise UsageError(msg)
+    return ModelSummaries(summarizer, cap)  # type: ignore[arg-type]  # checked there
 
 
 def _wanted(
@@ -365,7 +400,9 @@ def _compute(
     groups: list[Group],
     executor: Any,
     progress: bool,
-    model: tuple[Price | None, CacheRules | None, bool, str | None, int | str | None],
+    model: tuple[
+        Price | None, CacheRules | None, bool, str | None, int | str | None, ModelSummaries | None
+    ],
     finished: Callable[[list[dict[str, Any]]], None],
 ) -> tuple[list[dict[str, Any]], bool]:
     if executor is not None:

@@ -53,10 +53,8 @@ def run_tasks(
     """Run ``tasks`` (in order in this process when ``executor`` is None) and return every
     row and whether the run was interrupted. ``finished`` sees each task's rows as they
     arrive; ``lost(index, error)`` makes the rows of a task that could not finish."""
-    from tqdm.auto import tqdm
-
     rows: list[Any] = []
-    bar = tqdm(total=sum(t[2] for t in tasks), disable=not progress, unit=unit)
+    bar = _bar(sum(t[2] for t in tasks), progress, unit)
     try:
         if executor is None:
             for function, arguments, _ in tasks:
@@ -97,6 +95,22 @@ def run_tasks(
         return rows, True
     finally:
         bar.close()
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def _bar(total: int, shown: bool, unit: str) -> Any:
+    if not shown:
+        return _NoBar()  # tqdm only when asked: in a notebook tqdm.auto imports ipywidgets
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit=unit)
 
 
 def _submit(executor: Any, tasks: Sequence[Task]) -> list[Any]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
 from ctxlab.analysis._breakeven_of import break_even_frame, paid_back_count, run_break_evens
+from ctxlab.analysis._budget import checked_budget
 from ctxlab.analysis._cache_clock import clock_sentence, clocked_rules, recording_clock
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._calibration import Calibration, calibrate
@@ -43,6 +44,7 @@ from ctxlab.analysis._cost import (
     pricing_note,
     request_costs,
 )
+from ctxlab.analysis._model_summaries import ModelSummaries
 from ctxlab.analysis._prices import recorded_model, recorded_on
 from ctxlab.analysis._references import (
     References,
@@ -50,6 +52,7 @@ from ctxlab.analysis._references import (
     reference_shapes,
     references_frame,
 )
+from ctxlab.analysis._shapes import SentSummary
 from ctxlab.analysis._unrecorded import (
     UnrecordedPart,
     UnrecordedTokens,
@@ -72,6 +75,7 @@ from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.manifest import Thresholds
+from ctxlab.models import Model
 from ctxlab.models._demo import made_up_usage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
 from ctxlab.util._checks import context_window as context_window_of
@@ -107,6 +111,12 @@ class WhatIf:
             (``"claude_code"``) or an `UnrecordedPart`; None sizes it from the recording's bill
             where it has one (`ctxlab.unrecorded_part`). Every request of every config carries
             it, against the window and the trigger, priced as the cached prefix it is.
+        summarizer: Your `Model` to write each compaction's summary (its calls priced, whatever
+            ``summary_calls`` says); None: ctxlab's offline extract (`extractive_summarizer`).
+        budget_usd: A cap in USD on what the summarizer's calls cost, by their usage, over
+            every replay of this what-if (None: no cap). A replay whose summaries' estimate
+            passes it is refused (`OverBudget`) before any call; once it is reached no call is
+            sent and each later compaction fails as unsummarized (`ModelSummaries`).
     """
 
     def __init__(
@@ -120,6 +130,8 @@ class WhatIf:
         rules: CacheRules | None = None,
         summary_calls: bool = True,
         unrecorded_tokens: UnrecordedTokens = None,
+        summarizer: Model | ModelSummaries | None = None,
+        budget_usd: float | None = None,
     ) -> None:
         if isinstance(configs, Mapping) and not configs:
             msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
@@ -154,7 +166,18 @@ class WhatIf:
         passed; and the lifetime its usage shows (`LifetimeInference`)."""
         self._ttl = self.lifetime.ttl if given is None else None
         self.price = price or price_for(self.model, recorded_on(transcript.meta))
-        self.summary_calls = summary_calls
+        cap = checked_budget(budget_usd)
+        # A sweep shares one metered summarizer (one budget) among its what-ifs.
+        self.summarizer = (
+            summarizer
+            if summarizer is None or isinstance(summarizer, ModelSummaries)
+            else ModelSummaries(summarizer, cap)
+        )
+        """The user's model writing the summaries, metered (None: ctxlab's offline extract)."""
+        if cap is not None and self.summarizer is None:
+            msg = "budget_usd caps a summarizer model's calls: pass summarizer=<your Model> too"
+            raise UsageError(msg)
+        self.summary_calls = summary_calls or self.summarizer is not None
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in named.items()}
         self._priced: tuple[References, References] | None = None
         self._billed: Bill | None = None
@@ -165,9 +188,30 @@ class WhatIf:
         is missing or nothing sizes it: `unrecorded_note`)."""
 
     async def run(self, *names: str) -> None:
-        """Replay the named configs (all when none is named) and price them."""
-        for name in names or tuple(self.runs):
-            await self._replay(self._run(name))
+        """Replay the named configs (all when none is named) and price them; with a
+        ``summarizer`` model, refused (`OverBudget`) before any call when their summaries'
+        estimate passes ``budget_usd``."""
+        chosen = [self._run(name) for name in names or tuple(self.runs)]
+        await self._estimate(chosen)
+        for run in chosen:
+            await self._replay(run)
+
+    @property
+    def spent(self) -> float:
+        """USD the summarizer model's calls cost so far, by their usage ($0 offline)."""
+        return 0.0 if self.summarizer is None else self.summarizer.budget.spent
+
+    async def _estimate(self, runs: list[ConfigRun]) -> None:
+        # Offline first: the extract's replay says which summary calls the config makes.
+        if self.summarizer is None or self.summarizer.budget.cap is None:
+            return
+        calls: list[SentSummary] = []
+        for run in runs:
+            offline = ConfigRun(run.name, run.config)
+            await self._replay(offline, None, offline=True)
+            calls.extend(c for sent in offline.summary_calls.values() for c in sent)
+        estimate = self.summarizer.estimate(calls)
+        self.summarizer.refuse_over(estimate, [r.name for r in runs])
 
     async def set_config(self, name: str, config: ContextConfig) -> ConfigRun:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
@@ -175,11 +219,15 @@ class WhatIf:
         the same requests as a replay from the start), graded and priced when asked."""
         config = named_config(config_name(name), config)
         earlier = self.runs.get(name)
-        run = self.runs[name] = ConfigRun(name, config)
+        run = ConfigRun(name, config)
+        await self._estimate([run])
+        self.runs[name] = run
         await self._replay(run, earlier)
         return run
 
-    async def _replay(self, run: ConfigRun, earlier: ConfigRun | None = None) -> None:
+    async def _replay(
+        self, run: ConfigRun, earlier: ConfigRun | None = None, *, offline: bool = False
+    ) -> None:
         await replay_run(
             run,
             self.transcript,
@@ -192,6 +240,7 @@ class WhatIf:
             earlier=earlier,
             times=self.clock.times,
             write_ttl=self._ttl,
+            summarize=None if offline else self.summarizer,
         )
 
     @property

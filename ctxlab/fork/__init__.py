@@ -4,8 +4,9 @@ in its own workspace, and the outcomes compared (does the agent still finish the
 from ctxlab.fork._arrival import ARRIVALS, Arrival
 from ctxlab.fork._branch import Branch, BranchRun
 from ctxlab.fork._check import CHECK_TIMEOUT, Check
+from ctxlab.fork._estimate import ForwardEstimate
 from ctxlab.fork._fork import MAX_NAME, fork
-from ctxlab.fork._forward import MAX_CONCURRENCY, MAX_RUNS, run_forward
+from ctxlab.fork._forward import MAX_CONCURRENCY, MAX_RUNS, forward_estimate, run_forward
 from ctxlab.fork._outcomes import OUTCOME_COLUMNS, SUMMARY_COLUMNS, Outcomes
 from ctxlab.fork._recorded_model import RecordedModel
 from ctxlab.fork._signature import first_difference, signature
@@ -24,12 +25,14 @@ __all__ = [
     "Branch",
     "BranchRun",
     "Check",
+    "ForwardEstimate",
     "Interval",
     "Outcomes",
     "RecordedModel",
     "Workspace",
     "first_difference",
     "fork",
+    "forward_estimate",
     "run_forward",
     "runs_needed",
     "signature",

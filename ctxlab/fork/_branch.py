@@ -61,6 +61,11 @@ class BranchRun:
     """How long it ran."""
     compactions: int = 0
     """Compactions it made."""
+    spent: float = 0.0
+    """USD its replies' usage bills (`ctxlab.analysis._budget.Budget`): replies from a
+    response cache, and a recording's own replies, cost nothing."""
+    from_cache: int = 0
+    """Its replies that came from a response cache."""
 
 
 @dataclass

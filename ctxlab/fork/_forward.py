@@ -7,34 +7,48 @@ on its row (`judge`); the other runs go on. On the event loop at most ``concurre
 exist at once: each is made when a place frees, so a cancelled ``run_forward`` stops at once.
 A run never touches the origin session or its files: it has its own agent, workspace and log
 (`Branch.spawn`).
+
+Dollars: every reply is charged at its usage (`ctxlab.analysis._budget`), and with
+``budget_usd`` the call is refused before any request when its estimate (`forward_estimate`)
+passes the cap, and no request is sent once the replies' dollars reach it: a run in flight
+stops at its next request (its row says so, its outcome unknown), no new run starts. In this
+process every run shares the one cap, so a call spends at most the cap plus the requests in
+flight when it was reached (at most ``concurrency``). On an executor the runs cannot see each
+other's spending: each task gets an equal share of the cap (cap / runs in all) and stops at it —
+at most the cap plus one request per run, and a cheap run's unspent share is not passed on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlab.agent import Agent
 from ctxlab.agent._forkpoint import REASONING
+from ctxlab.analysis._budget import Budget, checked_budget
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import CacheRules, Price, checked_price
 from ctxlab.analysis._sync import run_sync
 from ctxlab.analysis._tasks import Task, checked_executor, run_tasks
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event
-from ctxlab.exceptions import ForkError
+from ctxlab.exceptions import ForkError, OverBudget
 from ctxlab.fork._branch import Branch, BranchRun
 from ctxlab.fork._check import CHECK_TIMEOUT, Check, checked_timeout, judge
+from ctxlab.fork._estimate import ForwardEstimate, estimate_of
 from ctxlab.fork._outcomes import Outcomes
+from ctxlab.fork._progress import RunBar
 from ctxlab.fork._recorded_model import RecordedModel
+from ctxlab.fork._spending import metered, stopped_by_budget
 from ctxlab.messages import AssistantMessage, TextBlock
 from ctxlab.messages._request import ModelRequest
 from ctxlab.util._checks import shown
 
-__all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "run_forward"]
+__all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "MAX_STEPS", "forward_estimate", "run_forward"]
 
 MAX_RUNS = 1_000
 """The most runs one `run_forward` makes (branches × ``runs``): each is a folder, an agent
@@ -42,6 +56,10 @@ and a model's session of its own. Call it again for more."""
 
 MAX_CONCURRENCY = 64
 """The most runs in flight at once on the event loop (``concurrency``)."""
+
+MAX_STEPS = 100_000
+"""The most reasoning requests one run may make (``max_steps``): a run's estimate is priced at
+``max_steps`` requests, and a figure past this is a typo, not a plan."""
 
 
 async def run_forward(
@@ -58,6 +76,7 @@ async def run_forward(
     price: Price | None = None,
     rules: CacheRules | None = None,
     progress: bool = False,
+    budget_usd: float | None = None,
 ) -> Outcomes:
     """Run every branch forward ``runs`` times and return the `Outcomes`.
 
@@ -78,9 +97,13 @@ async def run_forward(
             on instead: each run is a task that makes its own copy of the branch on a worker
             (workers must see the branch's folder: a ``LocalCluster``, or a shared disk).
         reference: The branch the others' contexts are compared with (the first by default).
-        price: Prices for the cost column (the model's, `price_for`, by default).
-        rules: The provider's prompt-cache rules for the cost column.
-        progress: Show a progress bar (runs on an executor).
+        price: Prices for the cost columns, the replies' dollars and the estimate (the
+            model's, `price_for`, by default).
+        rules: The provider's prompt-cache rules for the estimated cost column.
+        progress: Show a progress bar: runs done of all, and the dollars spent.
+        budget_usd: A cap in USD on what the replies' usage bills (None: no cap). The call is
+            refused (`OverBudget`, before any request) when its estimate passes the cap,
+            and no request is sent once the cap is reached (see the module).
     """
     chosen = _chosen(branches)
     _check_arguments(chosen, prompt, max_steps, runs, concurrency, reference)
@@ -91,12 +114,70 @@ async def run_forward(
     checked_price(price)
     checked_rules(rules)
     checked_executor(executor)
-    how = _How(prompt, max_steps, check, timeout)
+    cap = checked_budget(budget_usd)
+    estimate = estimate_of(chosen, runs=runs, max_steps=max_steps, price=price)
+    _within(estimate, cap)
+    budget = Budget(cap, price=price)
+    how = _How(prompt, max_steps, check, timeout, price)
     if executor is None:
-        done = await _in_process(chosen, how, runs, concurrency)
+        bar = RunBar(len(chosen) * runs, budget, shown=progress, estimate=_short(estimate))
+        try:
+            done = await _in_process(chosen, how, runs, concurrency, budget, bar)
+        finally:
+            bar.close()
     else:
-        done = await _on_executor(chosen, how, runs, executor, progress)
-    return Outcomes(done, reference or chosen[0].name, price=price, rules=rules)
+        share = None if cap is None else cap / (len(chosen) * runs)
+        done = await _on_executor(chosen, replace(how, share=share), runs, executor, progress)
+    return Outcomes(
+        done,
+        reference or chosen[0].name,
+        price=price,
+        rules=rules,
+        budget_usd=cap,
+        estimate=estimate,
+    )
+
+
+def _within(estimate: ForwardEstimate, cap: float | None) -> None:
+    """`OverBudget` when ``estimate`` passes ``cap`` (or cannot be priced under one)."""
+    if cap is None:
+        return
+    total = estimate.total
+    if math.isnan(total):
+        unpriced = [b.model for b in estimate.branches if math.isnan(b.per_run)]
+        msg = (
+            f"run_forward cannot keep a budget_usd cap of ${cap:,.2f}: model {unpriced[0]!r} "
+            "has no known price. Give price=Price(...) (USD per million tokens) to price it"
+        )
+        raise OverBudget(msg, estimate=total, cap=cap)
+    if total > cap:
+        msg = (
+            f"run_forward was not started: {estimate}; that passes the budget_usd cap of "
+            f"${cap:,.2f}. Run fewer runs or branches, lower max_steps (each run is priced at "
+            "max_steps requests), or raise budget_usd"
+        )
+        raise OverBudget(msg, estimate=total, cap=cap)
+
+
+def _short(estimate: ForwardEstimate) -> str:
+    return f"runs (estimate ${estimate.total:,.2f})" if estimate.total > 0 else "runs"
+
+
+def forward_estimate(
+    branches: Branch | Iterable[Branch],
+    *,
+    runs: int = 1,
+    max_steps: int = 30,
+    price: Price | None = None,
+) -> ForwardEstimate:
+    """What `run_forward` would estimate the call to cost (the figure ``budget_usd`` is checked
+    against), without running it: per branch, a request's tokens and dollars and a run's, and
+    the ``total`` (see `ctxlab.fork._estimate` for how, and why it is on the upper side for
+    reasoning requests)."""
+    chosen = _chosen(branches)
+    # The prompt is no matter for an estimate: "" passes the check of where a branch forks.
+    _check_arguments(chosen, "", max_steps, runs, 1, None)
+    return estimate_of(chosen, runs=runs, max_steps=max_steps, price=checked_price(price))
 
 
 @dataclass(frozen=True)
@@ -107,6 +188,9 @@ class _How:
     max_steps: int
     check: Check | None
     check_timeout: float | None
+    price: Price | None = None
+    share: float | None = None
+    """Each task's share of the cap, on an executor (None: no cap)."""
 
 
 def _chosen(branches: object) -> list[Branch]:
@@ -141,10 +225,8 @@ def _check_arguments(
     if prompt is not None and not isinstance(prompt, str):
         msg = f"prompt must be the text of a message (a str) or None, got {type(prompt).__name__}"
         raise ForkError(msg)
-    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
-        msg = f"max_steps must be a whole number from 1, got {shown(max_steps)}"
-        raise ForkError(msg)
     for value, what, most in (
+        (max_steps, "max_steps", MAX_STEPS),
         (runs, "runs", MAX_RUNS),
         (concurrency, "concurrency", MAX_CONCURRENCY),
     ):
@@ -181,7 +263,7 @@ def _ended(branch: Branch) -> bool:
 
 
 async def _in_process(
-    branches: list[Branch], how: _How, runs: int, concurrency: int
+    branches: list[Branch], how: _How, runs: int, concurrency: int, budget: Budget, bar: RunBar
 ) -> list[BranchRun]:
     # A few workers, each making its next run when it is free: never more than `concurrency`
     # runs (nor tasks) exist, and cancelling run_forward cancels the workers' runs in flight.
@@ -191,7 +273,8 @@ async def _in_process(
 
     async def worker() -> None:
         for index, (branch, number) in pending:
-            done[index] = await _one(branch, number, how)
+            done[index] = await _one(branch, number, how, budget)
+            bar.done()
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(concurrency, len(jobs))):
@@ -199,15 +282,20 @@ async def _in_process(
     return [run for run in done if run is not None]
 
 
-async def _one(branch: Branch, number: int, how: _How) -> BranchRun:
-    """Run ``number`` of ``branch`` (run 0 is the one `fork` made, while untouched)."""
+async def _one(branch: Branch, number: int, how: _How, budget: Budget) -> BranchRun:
+    """Run ``number`` of ``branch`` (run 0 is the one `fork` made, while untouched); none
+    once ``budget`` is reached."""
+    if budget.reached:
+        return BranchRun(
+            branch, number, None, None, error=f"not run: {budget.note.removeprefix('stopped: ')}"
+        )
     run = branch.untouched() if number == 0 else None
     if run is None:
         try:
             run = await branch.spawn()
         except Exception as exc:  # a run that cannot be made is a row
             return BranchRun(branch, number, None, None, error=_said(exc))
-    await forward(run, how.prompt, how.max_steps, how.check, how.check_timeout)
+    await forward(run, how.prompt, how.max_steps, how.check, how.check_timeout, budget)
     return run
 
 
@@ -217,9 +305,11 @@ async def forward(
     max_steps: int,
     check: Check | None,
     check_timeout: float | None = CHECK_TIMEOUT,
+    budget: Budget | None = None,
 ) -> BranchRun:
-    """Run ``run``'s agent forward once, then its check (within ``check_timeout`` seconds);
-    fills the run's record."""
+    """Run ``run``'s agent forward once, its replies charged to ``budget`` (a new one with no
+    cap by default), then its check (within ``check_timeout`` seconds); fills the run's
+    record. A run stopped at the cap has no verdict: its error says so."""
     agent = run.agent
     assert agent is not None
     agent.max_steps = max_steps
@@ -235,19 +325,23 @@ async def forward(
 
     unsubscribe = agent.subscribe(seen)
     start = time.monotonic()
+    budget = budget or Budget()
+    stopped = False
     try:
-        reply = await _call(agent, prompt)
+        with metered(run, budget):
+            reply = await _call(agent, prompt)
         run.reply = "\n".join(b.text for b in reply.content if isinstance(b, TextBlock))
     except Exception as exc:  # the run's failure is its row's error; the others go on
-        run.error = _said(exc)
+        stopped = stopped_by_budget(run, budget)
+        run.error = budget.note if stopped else _said(exc)
     finally:
         unsubscribe()
         run.seconds = time.monotonic() - start
     run.manifests = agent.manifests[first:]
     run.requests = requests
     run.compactions = compactions[0]
-    if _parted(run):
-        return run  # a replay that ended where the contexts part: its outcome is unknown
+    if _parted(run) or stopped:
+        return run  # a replay that ended where the contexts part, a run stopped at the cap
     if check is not None:
         await judge(run, check, check_timeout)
     return run
@@ -293,7 +387,8 @@ def run_remote(job: int, branch: Branch, number: int, how: _How) -> list[tuple[i
             run = await branch.spawn(number)
         except Exception as exc:
             return BranchRun(branch, number, None, None, error=_said(exc))
-        await forward(run, how.prompt, how.max_steps, how.check, how.check_timeout)
+        budget = Budget(how.share, price=how.price)
+        await forward(run, how.prompt, how.max_steps, how.check, how.check_timeout, budget)
         run.agent = None
         return run
 

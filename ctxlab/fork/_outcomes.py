@@ -1,10 +1,15 @@
 """`Outcomes`: what the runs of forked branches did — one row per run, and per branch the
 spread over its runs — and where each run's context first parted from the reference run's.
 
-Every figure is read from the run's own record: its manifests (steps, requests, tokens, cost
-priced with prompt caching, `costs_of_manifests`, the requests before the fork included so the
-first request reads what they cached), its reply or error, the caller's check. The divergence
-compares the requests the runs' models were actually sent (`signature`).
+Every figure is read from the run's own record: its manifests (steps, requests, tokens), its
+reply or error, the caller's check. Its ``cost`` is each request's bill — the usage its reply
+reported, at the price of the model it went to (`usage_cost`) — where the request carries usage,
+and ctxlab's estimate (`costs_of_manifests`, priced with prompt caching, the requests before the
+fork included so the first request reads what they cached) where it does not; the estimate of
+every request is ``cost_estimate`` beside it. ``spent`` is what the run's replies were paid as
+they arrived (`ctxlab.analysis._budget`): a reply from the response cache costs $0 there
+(``from_cache`` counts them), though its bill stays in ``cost``. The divergence compares the
+requests the runs' models were actually sent (`signature`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._forkpoint import REASONING
 from ctxlab.analysis._breakeven_of import BREAK_EVEN_COLUMNS, break_even_row, manifest_break_evens
+from ctxlab.analysis._budget import checked_budget, dollars
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import (
     CacheRules,
@@ -27,6 +33,7 @@ from ctxlab.analysis._cost import (
     pricing_note,
 )
 from ctxlab.analysis._price import checked_price
+from ctxlab.analysis._usage_cost import untrusted, usage_cost
 from ctxlab.exceptions import ForkError
 from ctxlab.fork._arrival import ARRIVALS
 from ctxlab.fork._branch import BranchRun
@@ -37,12 +44,15 @@ from ctxlab.fork._branch_stats import (
     said,
     steps_after_compactions,
 )
+from ctxlab.fork._estimate import ForwardEstimate
 from ctxlab.fork._signature import Signature, first_difference, signature
 from ctxlab.fork._stats import CONFIDENCE, checked_confidence, runs_needed
 from ctxlab.util._checks import sequence_of, shown
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ctxlab.manifest import ContextManifest
 
 __all__ = ["OUTCOME_COLUMNS", "SUMMARY_COLUMNS", "Outcomes"]
 
@@ -58,6 +68,10 @@ OUTCOME_COLUMNS = (
     "after_compactions",
     "tokens",
     "cost",
+    "cost_estimate",
+    "cost_from",
+    "spent",
+    "from_cache",
     "passed",
     "reply",
     "diverges_at",
@@ -68,8 +82,16 @@ OUTCOME_COLUMNS = (
 )
 """One row per run: its branch and config, how it arrived (`ARRIVALS`) at which step, the
 reasoning steps and requests it made from the fork (summary calls included), its compactions
-and the reasoning steps it made after each (the one it compacted for included), the input tokens it sent, its cost in USD, the check's verdict, its final reply, the first
-step where its context differs from the reference run's (None: never), its error, notes."""
+and the reasoning steps it made after each (the one it compacted for included), the input tokens it
+sent, its cost in USD by its requests' bills (usage) where they have one and ctxlab's estimate
+where not, that estimate for every request, where the cost came from (`COST_FROM`), the USD its
+replies were paid as they arrived and how many came from the response cache ($0 spent), the
+check's verdict, its final reply, the first step where its context differs from the reference
+run's (None: never), its error, notes."""
+
+COST_FROM = ("usage", "estimate", "usage and estimate", "nothing sent")
+"""Where a run's ``cost`` comes from: every request's usage, ctxlab's estimate of every
+request (no usage reported), some of each, or no request sent."""
 
 SUMMARY_COLUMNS = (
     "branch",
@@ -85,13 +107,17 @@ SUMMARY_COLUMNS = (
     "tokens",
     "cost",
     "cost_sd",
+    "cost_estimate",
+    "spent",
+    "from_cache",
     "compactions",
     "diverges_at",
     "errors",
     *STAT_COLUMNS,
 )
 """One row per branch, over its runs: how many passed the check and replied, the mean steps
-(and the least and most), mean tokens and cost (and the cost's standard deviation), mean
+(and the least and most), mean tokens and cost (and the cost's standard deviation), the mean
+estimated cost, the USD all its runs were paid and their replies from the cache, mean
 compactions, the earliest divergence from the reference, how many runs erred; then the
 statistics of `ctxlab.fork._branch_stats.STAT_COLUMNS`: runs with a verdict, the pass rate among
 them with its Wilson interval, the difference to the reference's rate with its interval (paired
@@ -116,6 +142,8 @@ class Outcomes:
         rules: CacheRules | None = None,
         confidence: float = CONFIDENCE,
         width: float = WIDTH,
+        budget_usd: float | None = None,
+        estimate: ForwardEstimate | None = None,
     ) -> None:
         self.runs = list(sequence_of(runs, BranchRun, "runs", "a list of BranchRun"))
         """Every run, in order: branch by branch, run by run."""
@@ -128,6 +156,13 @@ class Outcomes:
         """The interval half-length the summary's ``runs_needed`` is for (0.10: ±0.10)."""
         self._price = checked_price(price)
         self._rules = checked_rules(rules)
+        self.budget_usd = checked_budget(budget_usd)
+        """The call's cap in USD (None: none)."""
+        if estimate is not None and not isinstance(estimate, ForwardEstimate):
+            msg = f"estimate must be a ForwardEstimate (forward_estimate) or None, got {shown(estimate)}"
+            raise ForkError(msg)
+        self.estimate = estimate
+        """What the call was estimated to cost before it ran (`forward_estimate`)."""
         base = next((r for r in self.runs if r.branch.name == reference), None)
         if base is None:
             names = list(dict.fromkeys(r.branch.name for r in self.runs))
@@ -162,7 +197,9 @@ class Outcomes:
             "compactions": run.compactions,
             "after_compactions": steps_after_compactions(run.manifests),
             "tokens": sum(max(m.estimated_input_tokens, 0) for m in sent),
-            "cost": self._cost(run),
+            **self._costs(run),
+            "spent": run.spent,
+            "from_cache": run.from_cache,
             "passed": run.passed,
             "reply": run.reply,
             "diverges_at": first_difference(
@@ -174,21 +211,56 @@ class Outcomes:
             "workspace": str(run.workspace) if run.workspace is not None else None,
         }
 
-    def _cost(self, run: BranchRun) -> float:
+    def _costs(self, run: BranchRun) -> dict[str, Any]:
+        """``cost`` (bills where there is usage, the estimate where not), ``cost_estimate``
+        and ``cost_from`` of ``run``."""
         if not run.manifests:
-            return 0.0
+            return {"cost": 0.0, "cost_estimate": 0.0, "cost_from": COST_FROM[3]}
         before = list(run.branch.point.manifests)
         price, rules = self._pricing(run.manifests[0].model)
         # The run's own clock, joined to its origin's: its first request right after the fork.
         costs = costs_of_manifests([*before, *run.manifests], price, rules, joined=len(before))
+        estimates = [c.cost for c in costs[len(before) :]]
+        bills = [self._bill(m, run.manifests[0].model) for m in run.manifests]
+        billed = [b is not None for b in bills]
+        cost = math.fsum(e if b is None else b for b, e in zip(bills, estimates, strict=True))
         # NaN for a model no table prices: never $0, never another model's dollars.
-        return float(sum(c.cost for c in costs[len(before) :]))
+        return {
+            "cost": cost,
+            "cost_estimate": math.fsum(estimates),
+            "cost_from": COST_FROM[0 if all(billed) else 1 if not any(billed) else 2],
+        }
+
+    def _bill(self, manifest: ContextManifest, model: str) -> float | None:
+        """The request's bill: its usage at its model's price (None: no usage it can be)."""
+        usage = manifest.provider_usage
+        if usage is None or untrusted(usage):
+            return None
+        price = self._price or price_for(manifest.model or model)
+        return usage_cost(usage, price, manifest.purpose).cost
 
     def _pricing(self, model: str) -> tuple[Price, CacheRules]:
         # Priced as the run's model bills, whatever model the origin's requests went to (a
         # recording of one provider forked onto another's model).
         rules = self._rules or cache_rules_for(model, self._price)
         return self._price or price_for(model), rules
+
+    @property
+    def spent(self) -> float:
+        """USD every run's replies were paid, as they arrived (the response cache's at $0)."""
+        return math.fsum(r["spent"] for r in self._rows)
+
+    @property
+    def spending(self) -> str:
+        """What was spent, beside the estimate and the cap, in a sentence."""
+        said = f"spent {dollars(self.spent)}"
+        if self.estimate is not None:
+            said += f" (estimated before the runs: {dollars(self.estimate.total)}"
+            said += ", the upper side: no cache read, every run to max_steps)"
+        if self.budget_usd is not None:
+            said += f" under a cap of {dollars(self.budget_usd)}"
+        cached = sum(r["from_cache"] for r in self._rows)
+        return said + (f"; {cached} replies from the response cache, at $0" if cached else "")
 
     @property
     def pricing(self) -> list[str]:
@@ -261,6 +333,9 @@ class Outcomes:
             "tokens": statistics.fmean(r["tokens"] for r in mine),
             "cost": statistics.fmean(costs),
             "cost_sd": _spread(costs),
+            "cost_estimate": statistics.fmean(r["cost_estimate"] for r in mine),
+            "spent": math.fsum(r["spent"] for r in mine),
+            "from_cache": sum(r["from_cache"] for r in mine),
             "compactions": statistics.fmean(r["compactions"] for r in mine),
             "diverges_at": min(diverged) if diverged else None,
             "errors": sum(r["error"] is not None for r in mine),
@@ -304,6 +379,7 @@ class Outcomes:
         note += "".join(
             f"<div class='ctxlab-pricing'>cost: {html.escape(p)}</div>" for p in self.pricing
         )
+        note += f"<div class='ctxlab-spending'>{html.escape(self.spending)}</div>"
         return (
             f"<table class='ctxlab-outcomes'><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>{note}"

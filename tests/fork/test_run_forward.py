@@ -84,8 +84,10 @@ async def test_the_price_and_cache_rules_reach_the_table(tmp_path: Path) -> None
     assert Outcomes([run], branch.name, price=price).row(run)["cost"] == pytest.approx(
         priced.row(run)["cost"]
     )
+    # The rules shape the estimate; the cost is the replies' usage, which no rule changes.
     anthropic = Outcomes([run], branch.name, price=price, rules=CacheRules.anthropic())
-    assert anthropic.row(run)["cost"] != pytest.approx(priced.row(run)["cost"])
+    assert anthropic.row(run)["cost_estimate"] != pytest.approx(priced.row(run)["cost_estimate"])
+    assert anthropic.row(run)["cost"] == pytest.approx(priced.row(run)["cost"])
     with pytest.raises(UsageError, match="price must be a Price"):
         await run_forward(branch, price="cheap")  # type: ignore[arg-type]
 
@@ -110,6 +112,7 @@ def test_the_documented_defaults() -> None:
         "price": None,
         "rules": None,
         "progress": False,
+        "budget_usd": None,
     }
 
 
@@ -118,11 +121,14 @@ async def test_arguments_refused_by_name(tmp_path: Path) -> None:
     branch = await fork(session.agent, at=2, root=tmp_path / "b")
     end = await fork(session.agent, at=6, name="end", root=tmp_path / "c")
     for given, says in (
-        ({"max_steps": 0}, "max_steps must be a whole number from 1, got 0"),
+        ({"max_steps": 0}, "max_steps must be a whole number from 1 to 100,000, got 0"),
+        ({"max_steps": 10**400}, "max_steps must be a whole number from 1 to 100,000, got"),
+        ({"budget_usd": 10**400}, "budget_usd must be a number of dollars above 0"),
+        ({"budget_usd": -1}, "budget_usd must be a number of dollars above 0"),
         ({"concurrency": True}, "concurrency must be a whole number from 1 to 64, got True"),
         ({"runs": 2.0}, "runs must be a whole number from 1 to 1,000, got 2.0"),
     ):
-        with pytest.raises(ForkError, match=says):
+        with pytest.raises(UsageError, match=says):
             await run_forward(branch, **given)  # type: ignore[arg-type]
     with pytest.raises(ForkError, match=r"^run_forward takes branches made by ctxlab\.fork \(at"):
         await run_forward([])
