@@ -55,6 +55,9 @@ DYNAMIC = {
     "fork/_signature.py": "the usage notice's first sentence (re.escape) with its numbers as "
     "\\d+: it opens with a literal and each \\d+ is followed by one (audited as built: "
     "tests/util/test_regex_audit.py)",
+    "fork/_run_folder.py": "a run's folder: an alternation of escaped literal paths (re.escape), "
+    "then a separator run or a one-character look-ahead (audited as built: "
+    "tests/util/test_regex_audit.py)",
 }
 """Modules whose patterns are built at run time, with why each is linear or bounded."""
 

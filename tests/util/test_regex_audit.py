@@ -63,6 +63,12 @@ def test_the_patterns_built_at_run_time_are_linear() -> None:
     assert "retention/_next_use.py" in regex_audit.DYNAMIC
     for first, argument in (("grep", "foo"), ("python", "x.py"), ("cat", "-")):
         assert audit(Found("retention/_next_use.py", command_pattern(first, argument), 0)) is None
+    from ctxlab.fork._run_folder import folder_pattern
+
+    assert "fork/_run_folder.py" in regex_audit.DYNAMIC
+    for folder in (Path("/tmp/run-1"), Path("relative/ws"), Path("/a b/c.d-e")):
+        built = folder_pattern(folder)
+        assert audit(Found("fork/_run_folder.py", built.pattern, built.flags)) is None
 
 
 def test_a_models_pattern_is_matched_under_its_time_limit() -> None:
