@@ -21,8 +21,6 @@ at most the cap plus one request per run, and a cheap run's unspent share is not
 from __future__ import annotations
 
 import asyncio
-import itertools
-import math
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -36,30 +34,28 @@ from ctxlab.analysis._cost import CacheRules, Price, checked_price
 from ctxlab.analysis._sync import run_sync
 from ctxlab.analysis._tasks import Task, checked_executor, run_tasks
 from ctxlab.events import CompactionEvent, ContextBuildEvent, Event
-from ctxlab.exceptions import ForkError, OverBudget
+from ctxlab.exceptions import ForkError
 from ctxlab.fork._branch import Branch, BranchRun
 from ctxlab.fork._check import CHECK_TIMEOUT, Check, checked_timeout, judge
 from ctxlab.fork._estimate import ForwardEstimate, estimate_of
+from ctxlab.fork._forward_checks import (
+    MAX_CONCURRENCY,
+    MAX_RUNS,
+    MAX_STEPS,
+    branches_of,
+    check_arguments,
+    short,
+    within,
+)
 from ctxlab.fork._outcomes import Outcomes
 from ctxlab.fork._progress import RunBar
-from ctxlab.fork._recorded_model import RecordedModel
+from ctxlab.fork._recorded_model import WHOLE, RecordedModel
 from ctxlab.fork._spending import metered, stopped_by_budget
 from ctxlab.messages import AssistantMessage, TextBlock
 from ctxlab.messages._request import ModelRequest
-from ctxlab.util._checks import shown
+from ctxlab.models import cache_scope
 
 __all__ = ["MAX_CONCURRENCY", "MAX_RUNS", "MAX_STEPS", "forward_estimate", "run_forward"]
-
-MAX_RUNS = 1_000
-"""The most runs one `run_forward` makes (branches × ``runs``): each is a folder, an agent
-and a model's session of its own. Call it again for more."""
-
-MAX_CONCURRENCY = 64
-"""The most runs in flight at once on the event loop (``concurrency``)."""
-
-MAX_STEPS = 100_000
-"""The most reasoning requests one run may make (``max_steps``): a run's estimate is priced at
-``max_steps`` requests, and a figure past this is a typo, not a plan."""
 
 
 async def run_forward(
@@ -105,8 +101,8 @@ async def run_forward(
             refused (`OverBudget`, before any request) when its estimate passes the cap,
             and no request is sent once the cap is reached (see the module).
     """
-    chosen = _chosen(branches)
-    _check_arguments(chosen, prompt, max_steps, runs, concurrency, reference)
+    chosen = branches_of(branches)
+    check_arguments(chosen, prompt, max_steps, runs, concurrency, reference)
     timeout = checked_timeout(check_timeout)
     if check is not None and not callable(check):
         msg = f"check must be a function of a run (see ctxlab.fork.Check), got {check!r:.80}"
@@ -116,11 +112,11 @@ async def run_forward(
     checked_executor(executor)
     cap = checked_budget(budget_usd)
     estimate = estimate_of(chosen, runs=runs, max_steps=max_steps, price=price)
-    _within(estimate, cap)
+    within(estimate, cap)
     budget = Budget(cap, price=price)
     how = _How(prompt, max_steps, check, timeout, price)
     if executor is None:
-        bar = RunBar(len(chosen) * runs, budget, shown=progress, estimate=_short(estimate))
+        bar = RunBar(len(chosen) * runs, budget, shown=progress, estimate=short(estimate))
         try:
             done = await _in_process(chosen, how, runs, concurrency, budget, bar)
         finally:
@@ -138,31 +134,6 @@ async def run_forward(
     )
 
 
-def _within(estimate: ForwardEstimate, cap: float | None) -> None:
-    """`OverBudget` when ``estimate`` passes ``cap`` (or cannot be priced under one)."""
-    if cap is None:
-        return
-    total = estimate.total
-    if math.isnan(total):
-        unpriced = [b.model for b in estimate.branches if math.isnan(b.per_run)]
-        msg = (
-            f"run_forward cannot keep a budget_usd cap of ${cap:,.2f}: model {unpriced[0]!r} "
-            "has no known price. Give price=Price(...) (USD per million tokens) to price it"
-        )
-        raise OverBudget(msg, estimate=total, cap=cap)
-    if total > cap:
-        msg = (
-            f"run_forward was not started: {estimate}; that passes the budget_usd cap of "
-            f"${cap:,.2f}. Run fewer runs or branches, lower max_steps (each run is priced at "
-            "max_steps requests), or raise budget_usd"
-        )
-        raise OverBudget(msg, estimate=total, cap=cap)
-
-
-def _short(estimate: ForwardEstimate) -> str:
-    return f"runs (estimate ${estimate.total:,.2f})" if estimate.total > 0 else "runs"
-
-
 def forward_estimate(
     branches: Branch | Iterable[Branch],
     *,
@@ -174,9 +145,9 @@ def forward_estimate(
     against), without running it: per branch, a request's tokens and dollars and a run's, and
     the ``total`` (see `ctxlab.fork._estimate` for how, and why it is on the upper side for
     reasoning requests)."""
-    chosen = _chosen(branches)
+    chosen = branches_of(branches)
     # The prompt is no matter for an estimate: "" passes the check of where a branch forks.
-    _check_arguments(chosen, "", max_steps, runs, 1, None)
+    check_arguments(chosen, "", max_steps, runs, 1, None)
     return estimate_of(chosen, runs=runs, max_steps=max_steps, price=checked_price(price))
 
 
@@ -191,75 +162,6 @@ class _How:
     price: Price | None = None
     share: float | None = None
     """Each task's share of the cap, on an executor (None: no cap)."""
-
-
-def _chosen(branches: object) -> list[Branch]:
-    if isinstance(branches, Branch):
-        return [branches]
-    if isinstance(branches, str | bytes) or not isinstance(branches, Iterable):
-        msg = f"run_forward takes branches made by ctxlab.fork, got {type(branches).__name__}"
-        raise ForkError(msg)
-    # Taken up to one past the most a call makes: an endless iterable is refused, not read.
-    chosen = list(itertools.islice(branches, MAX_RUNS + 1))
-    if len(chosen) > MAX_RUNS:
-        msg = f"run_forward runs at most {MAX_RUNS:,} branches (MAX_RUNS runs in all) in one call"
-        raise ForkError(msg)
-    return chosen
-
-
-def _check_arguments(
-    branches: list[Branch],
-    prompt: str | None,
-    max_steps: int,
-    runs: int,
-    concurrency: int,
-    reference: str | None,
-) -> None:
-    if not branches or not all(isinstance(b, Branch) for b in branches):
-        msg = "run_forward takes branches made by ctxlab.fork (at least one)"
-        raise ForkError(msg)
-    names = [b.name for b in branches]
-    if len(set(names)) != len(names):
-        msg = f"branch names must differ to tell their outcomes apart: {names}"
-        raise ForkError(msg)
-    if prompt is not None and not isinstance(prompt, str):
-        msg = f"prompt must be the text of a message (a str) or None, got {type(prompt).__name__}"
-        raise ForkError(msg)
-    for value, what, most in (
-        (max_steps, "max_steps", MAX_STEPS),
-        (runs, "runs", MAX_RUNS),
-        (concurrency, "concurrency", MAX_CONCURRENCY),
-    ):
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
-            msg = f"{what} must be a whole number from 1 to {most:,}, got {shown(value)}"
-            raise ForkError(msg)
-    if len(branches) * runs > MAX_RUNS:
-        msg = (
-            f"runs={runs:,} for {len(branches):,} branches is {len(branches) * runs:,} runs; "
-            f"run_forward makes at most {MAX_RUNS:,} in one call (MAX_RUNS): fewer runs, or "
-            "call it again"
-        )
-        raise ForkError(msg)
-    if reference is not None and reference not in names:
-        msg = f"reference {reference!r} is none of the branches: {names}"
-        raise ForkError(msg)
-    if prompt is None:
-        ended = [b.name for b in branches if _ended(b)]
-        if ended:
-            msg = (
-                f"branch {ended[0]!r} forks where its session had replied: there is nothing to "
-                "continue. Give run_forward a prompt=..., or fork at an earlier step"
-            )
-            raise ForkError(msg)
-
-
-def _ended(branch: Branch) -> bool:
-    conversation = branch.point.state.conversation
-    return (
-        bool(conversation)
-        and isinstance(conversation[-1], AssistantMessage)
-        and not (conversation[-1].tool_uses)
-    )
 
 
 async def _in_process(
@@ -328,7 +230,9 @@ async def forward(
     budget = budget or Budget()
     stopped = False
     try:
-        with metered(run, budget):
+        # Each run is a sample of its own: a response cache keeps it apart from the others
+        # (run 2 replays run 2 when the notebook is run again, never run 1).
+        with metered(run, budget), cache_scope(f"{run.branch.name}/run {run.run}"):
             reply = await _call(agent, prompt)
         run.reply = "\n".join(b.text for b in reply.content if isinstance(b, TextBlock))
     except Exception as exc:  # the run's failure is its row's error; the others go on
@@ -340,7 +244,7 @@ async def forward(
     run.manifests = agent.manifests[first:]
     run.requests = requests
     run.compactions = compactions[0]
-    if _parted(run) or stopped:
+    if _unjudged(run) or stopped:
         return run  # a replay that ended where the contexts part, a run stopped at the cap
     if check is not None:
         await judge(run, check, check_timeout)
@@ -357,12 +261,19 @@ async def _call(agent: Agent, prompt: str | None) -> AssistantMessage:
     return reply
 
 
-def _parted(run: BranchRun) -> bool:
-    """Whether ``run`` replayed its recording (`RecordedModel`) and ended where the contexts
-    part: its reply is the replay's, not an agent's, and no check can know its outcome."""
+def _unjudged(run: BranchRun) -> bool:
+    """Whether ``run`` replayed its recording (`RecordedModel`) and ended with an outcome no
+    check can know: where the contexts part (its reply is the replay's, not an agent's), or at
+    the recording's end (every reply and result was the recording's: nothing ran here)."""
     model = run.agent.model if run.agent is not None else None
-    if not isinstance(model, RecordedModel) or model.parted_at is None:
+    if not isinstance(model, RecordedModel):
         return False
+    if model.parted_at is None:
+        if run.error is not None or model.answered == 0:
+            return False
+        run.notes.append(WHOLE.format(d=model.start + model.answered - 1))
+        run.passed = None
+        return True
     if model.then is not None:
         run.notes.append(f"replayed to request {model.parted_at}, then {model.then.name}")
         return False

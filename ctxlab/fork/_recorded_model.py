@@ -62,13 +62,18 @@ if TYPE_CHECKING:
     from ctxlab.analysis._recorded import RecordedRequest
     from ctxlab.io._transcript import Transcript
 
-__all__ = ["ENDED", "PARTED", "RecordedModel", "holds", "parted_note"]
+__all__ = ["ENDED", "PARTED", "WHOLE", "RecordedModel", "holds", "parted_note"]
 
 PARTED = "unknown after request {d} — the contexts part here"
 """The note of a run whose contexts part from the recording's at request ``d``."""
 
 ENDED = "unknown after request {d} — the recording ends here"
 """The note of a run that asks more than the recording holds (it ended on a tool call)."""
+
+WHOLE = "unknown: replayed the recording to its end (request {d}) — no call ran here"
+"""The note of a run that replayed the whole recording: its every reply and result was the
+recording's, nothing ran in its workspace, so no check can judge it (the recording's own
+outcome is the recording's to tell)."""
 
 _UNCOMPARED = (HintBlock, ThinkingBlock, RedactedThinkingBlock)
 

@@ -151,7 +151,11 @@ async def test_a_generated_recording_replays_to_the_end_or_parts_where_the_texts
     # check's verdict, and no user tool ever ran (the recorded results answered).
     assert _first_difference(recording, same, at) is None
     assert len(same.requests) == len(lengths) + 1 - at
-    assert same.reply == "All read." and same.passed is True and same.notes == []
+    # A whole replay ran nothing in its workspace: not judged (the check would say True).
+    whole = (
+        f"unknown: replayed the recording to its end (request {len(lengths)}) — no call ran here"
+    )
+    assert same.reply == "All read." and same.passed is None and same.notes == [whole]
     assert calls == []
     # Cut to 50 tokens a result, or compacted past 4 messages: the run ends at the first
     # request whose texts differ from the recorded one's, its outcome unknown whatever the
@@ -159,7 +163,7 @@ async def test_a_generated_recording_replays_to_the_end_or_parts_where_the_texts
     for run in (cut, compacted):
         parted = _first_difference(recording, run, at)
         if parted is None:
-            assert run.passed is True and run.reply == "All read."
+            assert run.passed is None and run.reply == "All read." and run.notes == [whole]
             continue
         assert parted == at + len(run.requests) - 1
         assert run.notes == [f"unknown after request {parted} — the contexts part here"]
@@ -276,7 +280,8 @@ async def test_a_recordings_own_compaction_parts_a_branch_that_did_not_compact(
 ) -> None:
     # The recorded agent restarted from a summary at its compaction; a branch forked before it
     # under a config that does not compact still holds the whole conversation there. Forked
-    # after it (from the summary, as recorded), it replays to the recorded end and is judged.
+    # after it (from the summary, as recorded), it replays to the recorded end: nothing ran in
+    # its folder, so it is not judged (its check would pass on the recorded reply).
     path = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
     after = next(r.number for r in recorded_requests(ctxlab.load(path)) if r.compaction)
     before = await fork(path, at=0, model="recorded", root=tmp_path / "a")
@@ -287,7 +292,11 @@ async def test_a_recordings_own_compaction_parts_a_branch_that_did_not_compact(
     (run,) = (
         await run_forward(since, check=lambda run: "pass" in (run.reply or ""), max_steps=50)
     ).runs
-    assert run.notes == [] and run.passed is True
+    last = len(recorded_requests(ctxlab.load(path))) - 1
+    assert run.notes == [
+        f"unknown: replayed the recording to its end (request {last}) — no call ran here"
+    ]
+    assert run.passed is None
     assert (
         run.reply
         == "Fixed: batches of 500 finish well within the 30 s timeout; the 8 ingest tests pass."
