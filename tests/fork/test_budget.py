@@ -33,6 +33,7 @@ from ctxlab.models import (
     Model,
     ModelResponse,
     OpenAIModel,
+    ResponseCache,
     ScriptedModel,
     tool_call,
 )
@@ -482,3 +483,46 @@ async def test_a_recordings_own_replies_cost_nothing_spent_its_handover_is_paid(
     # The estimate prices the model it hands over to; a replay alone is estimated $0.
     alone = await fork(recording, at=0, name="alone", model="recorded", root=tmp_path / "r")
     assert forward_estimate(alone, runs=5).total == 0.0
+
+
+async def test_a_response_cache_keeps_each_run_apart_and_replays_them_at_no_cost(
+    tmp_path: Path,
+) -> None:
+    # Two runs of one branch send the same first requests (a deterministic policy): unscoped, a
+    # cache would answer run 1 with run 0's replies. Scoped by branch and run, each run asks
+    # the server; forked again (a notebook run again), every request is a hit and nothing is spent.
+    billing = Billing(_anthropic_answer, _anthropic_usage)
+    with MessagesAPI(responder=billing) as api:
+        session = await demo_session(tmp_path / "origin")
+
+        async def once(root: str) -> Any:
+            model = AnthropicModel(
+                "claude-sonnet-4-6",
+                api_key="k",
+                base_url=api.url,
+                max_retries=0,
+                max_tokens=OUTPUT,
+                cache=ResponseCache(tmp_path / "cache"),
+            )
+            branch = await fork(
+                session.agent,
+                at=1,
+                name="a",
+                config=demo_config(),
+                model=model,
+                workspace=DEMO_WORKSPACE,
+                root=tmp_path / root,
+            )
+            return await run_forward(branch, runs=2, check=task_done, max_steps=10)
+
+        first = (await once("b1")).frame()
+        asked = len(api.requests)
+        again = (await once("b2")).frame()
+    assert first["steps"].tolist() == again["steps"].tolist() and first["steps"].min() > 0
+    assert asked == first["steps"].sum() == len(billing.billed)
+    assert (first["from_cache"] == 0).all()
+    assert len(api.requests) == asked  # the second time, no request reached the server
+    assert (again["from_cache"] == again["steps"]).all()
+    assert again["spent"].sum() == 0
+    assert again["cost"].sum() == pytest.approx(first["cost"].sum(), rel=1e-9)
+    assert again["passed"].tolist() == first["passed"].tolist()
