@@ -58,10 +58,12 @@ async def test_the_calibrated_total_is_the_ratio_and_fixed_part_over_the_tokens_
     assert abs(row["tokens_sent_calibrated"] - expected) <= len(sent) / 2
     assert row["tokens_sent_calibrated"] == calibrated_total(fit, sent)
     if window == 12_000:
-        # The replay compacted five times, each with a summary call; one of them sent as the
-        # span alone (it did not fit on the cached prefix).
+        # The replay compacted five times, each with a summary call; three of them sent as the
+        # span alone (they did not fit on the cached prefix). One before issue 53's truthful
+        # handover: its discoveries and next steps changed the summaries' text, and with it
+        # which summary calls fit (checked: the handover branch alone moves it).
         assert (row["compactions"], row["summary_calls"]) == (5, 5)
-        assert carrying == len(sent) - 1
+        assert carrying == len(sent) - 3
         # ~1.13 billed tokens per counted one on what the file shows, the unrecorded part as
         # it was billed: the calibrated total is above the tokens sent, never 30 % below.
         assert 1.0 < row["tokens_sent_calibrated"] / row["tokens_sent"] < 1.13
