@@ -14,6 +14,7 @@ replayed request is *over the limit by the bill* when
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from ctxlab.analysis._recorded import recorded_requests
 
 if TYPE_CHECKING:
     from ctxlab.analysis._calibration import Calibration
+    from ctxlab.analysis._replay import ReplayStep
     from ctxlab.io._transcript import Transcript
 
 __all__ = ["Bill", "bill_of"]
@@ -48,6 +50,15 @@ class Bill:
             return False
         calibrated = self.calibration.calibrated(rest, 0, self.models.get(reply))
         return calibrated is not None and calibrated > limit
+
+    def over_count(self, steps: Iterable[ReplayStep]) -> int:
+        """How many of a replay's prepared ``steps`` pass their input limit by the bill's
+        measure (`over`); a step with no input limit is never over."""
+        return sum(
+            self.over(m.estimated_input_tokens, m.totals["unrecorded"], s.index, m.input_limit)
+            for s in steps
+            if (m := s.manifest).input_limit > 0
+        )
 
     def __bool__(self) -> bool:
         return bool(self.billed)

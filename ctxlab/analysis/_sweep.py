@@ -20,14 +20,12 @@ the notebook's stop button) cancels what is pending and returns what finished, w
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.analysis._budget import checked_budget
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._cost import (
     CacheRules,
@@ -36,7 +34,9 @@ from ctxlab.analysis._cost import (
 )
 from ctxlab.analysis._model_summaries import ModelSummaries
 from ctxlab.analysis._prices import recorded_model
+from ctxlab.analysis._summarizer_cap import sweep_summaries
 from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
+from ctxlab.analysis._sweep_cases import Case, sweep_sessions, wanted_cases
 from ctxlab.analysis._sync import run_sync
 from ctxlab.analysis._tasks import Task, checked_executor, run_tasks
 from ctxlab.analysis._unrecorded import checked_unrecorded_tokens
@@ -44,11 +44,10 @@ from ctxlab.analysis._verdict import say_pricing, sweep_findings
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS, WhatIf
 from ctxlab.config._config import ContextConfig, named_configs, require_config
 from ctxlab.exceptions import CacheNotWritten, CountStoreError, UsageError, WriteError
-from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
 from ctxlab.models import Model
 from ctxlab.tokens import CountStore, TokenCache, counter_for
-from ctxlab.util._checks import context_window, shown, windows_of
+from ctxlab.util._checks import windows_of
 from ctxlab.util._path_args import path_argument
 
 if TYPE_CHECKING:
@@ -56,8 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SWEEP_COLUMNS", "sweep"]
 
-
-Case = tuple[str, str, int]
 
 COUNTS_FILE = "token_counts.sqlite"
 """The `CountStore` a sweep keeps in its ``cache_dir``."""
@@ -168,32 +165,6 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def _load(items: Any) -> list[Transcript]:
-    if hasattr(items, "columns") and "path" in items.columns:  # a sessions() frame
-        ok = items["problem"].isna() if "problem" in items.columns else [True] * len(items)
-        items = [p for p, fine in zip(items["path"], ok, strict=True) if fine]
-    if isinstance(items, str | bytes | os.PathLike) or not isinstance(items, Iterable):
-        msg = (
-            "transcripts must be a list of Transcripts or paths (or the frame of "
-            f"ctxlab.sessions), got {shown(items)}"
-        )
-        raise UsageError(msg)
-    out: list[Transcript] = []
-    names: set[str] = set()
-    for item in items:
-        transcript = item if isinstance(item, Transcript) else load(item)
-        name, number = transcript.name, 1
-        while name in names:  # the frame is keyed by session name
-            number += 1
-            name = f"{transcript.name}#{number}"
-        names.add(name)
-        if name != transcript.name:
-            # Every field kept (its clock and usage too): only the name differs.
-            transcript = dataclasses.replace(transcript, name=name)
-        out.append(transcript)
-    return out
-
-
 def sweep(
     transcripts: Iterable[Transcript | str | os.PathLike[str]],
     configs: Mapping[str, ContextConfig],
@@ -250,7 +221,7 @@ def sweep(
     checked_rules(rules)
     checked_unrecorded_tokens(unrecorded_tokens)
     checked_executor(executor)
-    summaries = _summaries(summarizer, budget_usd, executor)
+    summaries = sweep_summaries(summarizer, budget_usd, executor)
     # Checked before any session is read: a wrong folder should not cost the loading.
     # A summarizer model's summaries are not the offline extract's: cached apart.
     by = "" if summaries is None else f"|summaries by {summaries.name}"
@@ -263,8 +234,8 @@ def sweep(
         # Another application's file, or one damaged at its first page, is said before any
         # work (a locked one after waiting for it); each worker opens the store again.
         CountStore(counts).close()
-    sessions = {t.name: t for t in _load(transcripts)}
-    wanted = _wanted(sessions, configs, windows, cases)
+    sessions = {t.name: t for t in sweep_sessions(transcripts)}
+    wanted = wanted_cases(sessions, configs, windows, cases)
     keys = {name: transcript_key(t) for name, t in sessions.items()} if cache else {}
     rows: list[dict[str, Any]] = []
     pending: dict[tuple[str, int], dict[str, ContextConfig]] = {}
@@ -317,57 +288,6 @@ def sweep(
 
 
 Group = tuple[str, tuple[int, ...], dict[str, ContextConfig]]
-
-
-def _summaries(summarizer: object, budget_usd: object, executor: object) -> ModelSummaries | None:
-    """The sweep's summarizer model, metered under its cap; `UsageError` for a cap without
-    one, or a summarizer with an executor (one budget is kept in this process)."""
-    cap = checked_budget(budget_usd)
-    if summarizer is None:
-        if cap is not None:
-            msg = "budget_usd caps a summarizer model's calls: pass summarizer=<your Model> too"
-            raise UsageError(msg)
-        return None
-    if executor is not None:
-        msg = (
-            "a sweep whose summaries a model writes runs in this process (executor=None): its "
-            "budget is kept here, and a model's SDK client does not travel to workers"
-        )
-        raise UsageError(msg)
-    return ModelSummaries(summarizer, cap)  # type: ignore[arg-type]  # checked there
-
-
-def _wanted(
-    sessions: Mapping[str, Transcript],
-    configs: Mapping[str, ContextConfig],
-    windows: Sequence[int],
-    cases: Iterable[Case] | None,
-) -> list[Case]:
-    """The cases to run, in the frame's order: the product, or the explicit ones (checked)."""
-    if not configs or not sessions:
-        msg = "sweep needs at least one session and one named config"
-        raise UsageError(msg)
-    if cases is not None and (isinstance(cases, str | bytes) or not isinstance(cases, Iterable)):
-        msg = f"cases must be a list of (session, config, window) triples, got {shown(cases)}"
-        raise UsageError(msg)
-    wanted = (
-        [_case(c) for c in cases]
-        if cases is not None
-        else [(s, c, w) for s in sessions for c in configs for w in windows]
-    )
-    unknown = [c for c in wanted if c[0] not in sessions or c[1] not in configs]
-    if unknown:
-        msg = f"cases name unknown sessions or configs: {unknown[:3]}"
-        raise UsageError(msg)
-    return wanted
-
-
-def _case(value: Any) -> Case:
-    if not isinstance(value, tuple | list) or len(value) != 3:
-        msg = f"each case is a (session name, config name, window) triple, got {shown(value)}"
-        raise UsageError(msg)
-    session, config, window = value
-    return str(session), str(config), context_window(window, "a case's window")
 
 
 def _lost(group: Group, exc: BaseException) -> list[dict[str, Any]]:

@@ -155,3 +155,16 @@ def free_verdict(window: int) -> str:
         "are NaN (no ratio to a cost of nothing); compare the configs by tokens_sent, "
         "or pass price=Price(...) to price them."
     )
+
+
+def priceless_verdict(window: int, price: Price, pricing: str) -> str | None:
+    """The what-if's verdict when no cost can be compared — the model is unpriced (``pricing``
+    says so) or free (`free_verdict`) — else None."""
+    if not price.known:
+        return (
+            f"With the window at {window:,} tokens, no config's cost can be "
+            f"compared: the costs are {pricing}; pass price=Price(...) to price them."
+        )
+    if price.free:
+        return free_verdict(window)
+    return None

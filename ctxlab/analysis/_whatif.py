@@ -23,16 +23,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._billed import Bill, bill_of
-from ctxlab.analysis._breakeven_of import break_even_frame, paid_back_count, run_break_evens
-from ctxlab.analysis._budget import checked_budget
+from ctxlab.analysis._breakeven_of import break_even_frame, run_break_evens
 from ctxlab.analysis._cache_clock import clock_sentence, clocked_rules, recording_clock
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._calibration import Calibration, calibrate
-from ctxlab.analysis._comparison import (
-    COMPARISON_COLUMNS,
-    HEADLINE_COLUMNS,
-    comparison_row,
-)
+from ctxlab.analysis._comparison import COMPARISON_COLUMNS, HEADLINE_COLUMNS, comparison_row
 from ctxlab.analysis._config_run import ConfigRun, named_config, replay_run
 from ctxlab.analysis._cost import (
     CacheRules,
@@ -42,39 +37,39 @@ from ctxlab.analysis._cost import (
     checked_price,
     price_for,
     pricing_note,
-    request_costs,
 )
 from ctxlab.analysis._model_summaries import ModelSummaries
+from ctxlab.analysis._priced_references import priced_references, reference_limit
 from ctxlab.analysis._prices import recorded_model, recorded_on
-from ctxlab.analysis._references import (
-    References,
-    fixed_parts,
-    reference_shapes,
-    references_frame,
-)
-from ctxlab.analysis._shapes import SentSummary
+from ctxlab.analysis._references import References, references_frame
+from ctxlab.analysis._summarizer_cap import refuse_over_budget, whatif_summaries
 from ctxlab.analysis._unrecorded import (
     UnrecordedPart,
     UnrecordedTokens,
     unrecorded_note,
     unrecorded_part,
 )
-from ctxlab.analysis._verdict import baseline_verdict, free_verdict
-from ctxlab.analysis._whatif_args import config_name, run_named, step_of
+from ctxlab.analysis._verdict import baseline_verdict, priceless_verdict
+from ctxlab.analysis._whatif_args import (
+    config_name,
+    run_named,
+    step_of,
+    whatif_configs,
+    whatif_transcript,
+)
 from ctxlab.analysis._whatif_frames import (
     DIFF_COLUMNS,
     add_calibrated,
     add_next_use,
+    add_paid_back,
     diff_frame,
     headline_frame,
     next_use_frame,
     retention_frame,
     steps_frame,
 )
-from ctxlab.config._config import ContextConfig, named_configs, require_config
-from ctxlab.exceptions import UsageError
+from ctxlab.config._config import ContextConfig
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import Thresholds
 from ctxlab.models import Model
 from ctxlab.models._demo import made_up_usage
 from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
@@ -133,17 +128,8 @@ class WhatIf:
         summarizer: Model | ModelSummaries | None = None,
         budget_usd: float | None = None,
     ) -> None:
-        if isinstance(configs, Mapping) and not configs:
-            msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
-            raise UsageError(msg)
-        named = named_configs(configs)
-        if not isinstance(transcript, Transcript):
-            msg = (
-                f"WhatIf replays a Transcript, got {type(transcript).__name__}: pass "
-                "ctxlab.load(path), or open the file with WhatIfLab.open(path, ...)"
-            )
-            raise UsageError(msg)
-        self.transcript = transcript
+        named = whatif_configs(configs)
+        self.transcript = whatif_transcript(transcript)
         self._calibration: Calibration | None = None
         self.context_window = context_window_of(context_window)
         self.model = recorded_model(transcript.meta)
@@ -166,17 +152,8 @@ class WhatIf:
         passed; and the lifetime its usage shows (`LifetimeInference`)."""
         self._ttl = self.lifetime.ttl if given is None else None
         self.price = price or price_for(self.model, recorded_on(transcript.meta))
-        cap = checked_budget(budget_usd)
-        # A sweep shares one metered summarizer (one budget) among its what-ifs.
-        self.summarizer = (
-            summarizer
-            if summarizer is None or isinstance(summarizer, ModelSummaries)
-            else ModelSummaries(summarizer, cap)
-        )
+        self.summarizer = whatif_summaries(summarizer, budget_usd)
         """The user's model writing the summaries, metered (None: ctxlab's offline extract)."""
-        if cap is not None and self.summarizer is None:
-            msg = "budget_usd caps a summarizer model's calls: pass summarizer=<your Model> too"
-            raise UsageError(msg)
         self.summary_calls = summary_calls or self.summarizer is not None
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in named.items()}
         self._priced: tuple[References, References] | None = None
@@ -202,16 +179,9 @@ class WhatIf:
         return 0.0 if self.summarizer is None else self.summarizer.budget.spent
 
     async def _estimate(self, runs: list[ConfigRun]) -> None:
-        # Offline first: the extract's replay says which summary calls the config makes.
-        if self.summarizer is None or self.summarizer.budget.cap is None:
-            return
-        calls: list[SentSummary] = []
-        for run in runs:
-            offline = ConfigRun(run.name, run.config)
-            await self._replay(offline, None, offline=True)
-            calls.extend(c for sent in offline.summary_calls.values() for c in sent)
-        estimate = self.summarizer.estimate(calls)
-        self.summarizer.refuse_over(estimate, [r.name for r in runs])
+        await refuse_over_budget(
+            self.summarizer, runs, lambda run: self._replay(run, None, offline=True)
+        )
 
     async def set_config(self, name: str, config: ContextConfig) -> ConfigRun:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
@@ -260,34 +230,17 @@ class WhatIf:
     def _references(self) -> tuple[References, References]:
         """The baseline and never-compacting, priced once (they depend on the session alone)."""
         if self._priced is None:
-            run = next((r for r in self.runs.values() if r.prepared), None)
-            if run is not None:
-                limit = run.prepared[0].manifest.input_limit
-            else:  # every config failed at its first request (the unrecorded part alone, say)
-                config = require_config(next(iter(self.runs.values())).config)
-                limit = Thresholds.compute(config, self.context_window).input_limit
-            fixed_of = fixed_parts(self.transcript, self.cache, self.unrecorded)
-            messages = self.transcript.messages
-            feasible, unlimited = (
-                reference_shapes(
-                    messages, self.cache, fixed_of, limit, cap, self.clock.times, self._ttl
-                )
-                for cap in (limit, None)
-            )
-            over = unlimited.over_limit
-            bill = self._bill()
-            if bill:
-                # Over by the bill's measure too: the whole session holds every recorded request.
-                unseen = self.unrecorded.size if self.unrecorded is not None else (lambda _: 0)
-                over = sum(
-                    total > limit or bill.over(total, unseen(reply), reply, limit)
-                    for total, reply in zip(unlimited.totals, unlimited.replies, strict=True)
-                )
-            self._priced = (
-                References(
-                    request_costs(feasible.shapes, self.price, self.rules), feasible.over_limit
-                ),
-                References(request_costs(unlimited.shapes, self.price, self.rules), over),
+            limit = reference_limit(self.runs.values(), self.context_window)
+            self._priced = priced_references(
+                self.transcript,
+                self.cache,
+                self.unrecorded,
+                limit,
+                times=self.clock.times,
+                write_ttl=self._ttl,
+                bill=self._bill(),
+                price=self.price,
+                rules=self.rules,
             )
         return self._priced
 
@@ -320,12 +273,7 @@ class WhatIf:
             for run in self.runs.values()
         ]
         frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
-        # Not for a replay that stopped part way: its savings stop with it.
-        frame["compactions_paid_back"] = pd.Series(
-            [None if r.error else paid_back_count(run_break_evens(r)) for r in self.runs.values()],
-            index=frame.index,
-            dtype=object,  # None where there is no count (pandas' text dtype would make it NaN)
-        )
+        add_paid_back(frame, self.runs.values())
         frame.attrs["pricing"] = self.pricing
         frame.attrs["cache_clock"] = self.cache_clock
         frame.attrs["counting"] = counting_note(self.model, self.cache.method)
@@ -367,11 +315,7 @@ class WhatIf:
         bill = self._bill()
         if not bill:
             return None
-        return sum(
-            bill.over(m.estimated_input_tokens, m.totals["unrecorded"], s.index, m.input_limit)
-            for s in self._run(name).prepared
-            if (m := s.manifest).input_limit > 0
-        )
+        return bill.over_count(self._run(name).prepared)
 
     def _bill(self) -> Bill:
         if self._billed is None:
@@ -381,13 +325,9 @@ class WhatIf:
     def verdict(self) -> str:
         """A plain sentence: whether any config that ran to the end costs less than the
         feasible baseline at this window, and by how much the cheapest does (or does not)."""
-        if not self.price.known:
-            return (
-                f"With the window at {self.context_window:,} tokens, no config's cost can be "
-                f"compared: the costs are {self.pricing}; pass price=Price(...) to price them."
-            )
-        if self.price.free:
-            return free_verdict(self.context_window)
+        priceless = priceless_verdict(self.context_window, self.price, self.pricing)
+        if priceless is not None:
+            return priceless
         feasible = sum(c.cost for c in self.baseline)
         costs = {
             name: run.cost if run.error is None else math.nan for name, run in self.runs.items()

@@ -1,4 +1,5 @@
-"""What a `WhatIf` takes from its caller, checked: a config's name and a request's step.
+"""What a `WhatIf` takes from its caller, checked: its session and configs, a config's name and a
+request's step.
 
 Kept apart from the what-if itself so that its methods stay about replaying and grading; each
 check raises a `UsageError` that names what is wrong and what there is to ask for.
@@ -10,8 +11,30 @@ import operator
 from collections.abc import Mapping
 
 from ctxlab.analysis._config_run import ConfigRun
+from ctxlab.config._config import ContextConfig, named_configs
 from ctxlab.exceptions import UsageError
+from ctxlab.io._transcript import Transcript
 from ctxlab.util._checks import shown
+
+
+def whatif_configs(configs: object) -> dict[str, ContextConfig]:
+    """``configs`` as name → checked config (`named_configs`); an empty mapping is told what
+    to pass."""
+    if isinstance(configs, Mapping) and not configs:
+        msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
+        raise UsageError(msg)
+    return named_configs(configs)
+
+
+def whatif_transcript(transcript: object) -> Transcript:
+    """``transcript`` when it is a `Transcript`, else a `UsageError` saying how to get one."""
+    if not isinstance(transcript, Transcript):
+        msg = (
+            f"WhatIf replays a Transcript, got {type(transcript).__name__}: pass "
+            "ctxlab.load(path), or open the file with WhatIfLab.open(path, ...)"
+        )
+        raise UsageError(msg)
+    return transcript
 
 
 def config_name(name: object) -> str:

@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.analysis._breakeven_of import paid_back_count, run_break_evens
 from ctxlab.analysis._calibration import CalibrationFit, calibrated_total
 from ctxlab.analysis._comparison import HEADLINE_COLUMNS, headline_row
 from ctxlab.analysis._grading import next_use_of
@@ -76,6 +77,19 @@ def add_next_use(frame: pd.DataFrame, runs: Iterable[ConfigRun], transcript: Tra
     ]
     for name in ("next_use_retention", "next_use_floor"):
         frame[name] = _floats(c[name] for c in columns)
+
+
+def add_paid_back(frame: pd.DataFrame, runs: Iterable[ConfigRun]) -> None:
+    """Add ``compactions_paid_back`` to the what-if's ``frame`` (one row per run, in order):
+    how many of each run's compactions paid back their break, "2 of 3" (`run_break_evens`)."""
+    import pandas as pd
+
+    # Not for a replay that stopped part way: its savings stop with it.
+    frame["compactions_paid_back"] = pd.Series(
+        [None if r.error else paid_back_count(run_break_evens(r)) for r in runs],
+        index=frame.index,
+        dtype=object,  # None where there is no count (pandas' text dtype would make it NaN)
+    )
 
 
 def _floats(values: Iterable[float | None]) -> list[float]:

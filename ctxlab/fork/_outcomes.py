@@ -14,9 +14,7 @@ requests the runs' models were actually sent (`signature`).
 
 from __future__ import annotations
 
-import html
 import math
-import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,14 +35,9 @@ from ctxlab.analysis._usage_cost import untrusted, usage_cost
 from ctxlab.exceptions import ForkError
 from ctxlab.fork._arrival import ARRIVALS
 from ctxlab.fork._branch import BranchRun
-from ctxlab.fork._branch_stats import (
-    STAT_COLUMNS,
-    WIDTH,
-    branch_statistics,
-    said,
-    steps_after_compactions,
-)
+from ctxlab.fork._branch_stats import STAT_COLUMNS, WIDTH, said, steps_after_compactions
 from ctxlab.fork._estimate import ForwardEstimate
+from ctxlab.fork._outcomes_table import branch_row, outcomes_html, pd_na
 from ctxlab.fork._signature import Signature, first_difference, signature
 from ctxlab.fork._stats import CONFIDENCE, checked_confidence, runs_needed
 from ctxlab.util._checks import sequence_of, shown
@@ -54,7 +47,7 @@ if TYPE_CHECKING:
 
     from ctxlab.manifest import ContextManifest
 
-__all__ = ["OUTCOME_COLUMNS", "SUMMARY_COLUMNS", "Outcomes"]
+__all__ = ["OUTCOME_COLUMNS", "SUMMARY_COLUMNS", "Outcomes", "pd_na"]
 
 OUTCOME_COLUMNS = (
     "branch",
@@ -317,32 +310,7 @@ class Outcomes:
         return list(dict.fromkeys(r["branch"] for r in self._rows))
 
     def _branch_row(self, name: str) -> dict[str, Any]:
-        mine = [r for r in self._rows if r["branch"] == name]
-        theirs = [r for r in self._rows if r["branch"] == self.reference]
-        costs = [r["cost"] for r in mine]
-        steps = [r["steps"] for r in mine]
-        diverged = [r["diverges_at"] for r in mine if r["diverges_at"] is not None]
-        return {
-            **{k: mine[0][k] for k in ("branch", "config", "arrival", "at")},
-            "runs": len(mine),
-            "passed": sum(r["passed"] is True for r in mine),
-            "replied": sum(r["reply"] is not None for r in mine),
-            "steps": statistics.fmean(steps),
-            "steps_min": min(steps),
-            "steps_max": max(steps),
-            "tokens": statistics.fmean(r["tokens"] for r in mine),
-            "cost": statistics.fmean(costs),
-            "cost_sd": _spread(costs),
-            "cost_estimate": statistics.fmean(r["cost_estimate"] for r in mine),
-            "spent": math.fsum(r["spent"] for r in mine),
-            "from_cache": sum(r["from_cache"] for r in mine),
-            "compactions": statistics.fmean(r["compactions"] for r in mine),
-            "diverges_at": min(diverged) if diverged else None,
-            "errors": sum(r["error"] is not None for r in mine),
-            **branch_statistics(
-                mine, None if name == self.reference else theirs, self.confidence, self.width
-            ),
-        }
+        return branch_row(self._rows, name, self.reference, self.confidence, self.width)
 
     def findings(self) -> list[str]:
         """Each branch's pass rate, difference to the reference and the runs a ± `width`
@@ -354,35 +322,14 @@ class Outcomes:
 
     def table_html(self) -> str:
         """The per-branch table as static HTML (every value escaped), and what it says."""
-        frame = self.summary()
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
-            for row in frame.itertuples(index=False)
-        )
-        level = f"{self.confidence:g}"
-        most = runs_needed(0.5, self.width, self.confidence)
-        note = (
-            f"<div class='ctxlab-outcomes-note'>passed and replied: runs out of "
-            f"{html.escape(str(frame['runs'].max()))}; verdicts: runs the check judged (a run "
-            f"with no verdict is no failure); pass_low to pass_high: the {level} Wilson interval "
-            f"of the pass rate; difference: the pass rate less "
-            f"{html.escape(self.reference)}'s, with Newcombe's interval (paired by run number "
-            f"over pairs runs, else unpaired); runs_needed: runs with a verdict for an interval "
-            f"of ±{self.width:g} at the branch's rate (at most {most}, at 0.5); "
-            f"steps_after_compaction: the mean reasoning steps a run made after each of its compactions; diverges_at: the first step where a run's "
-            f"context differs from {html.escape(self.reference)}'s first run.</div>"
-        )
-        note += "".join(
-            f"<div class='ctxlab-finding'>{html.escape(f)}</div>" for f in self.findings()
-        )
-        note += "".join(
-            f"<div class='ctxlab-pricing'>cost: {html.escape(p)}</div>" for p in self.pricing
-        )
-        note += f"<div class='ctxlab-spending'>{html.escape(self.spending)}</div>"
-        return (
-            f"<table class='ctxlab-outcomes'><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>{note}"
+        return outcomes_html(
+            self.summary(),
+            self.reference,
+            self.confidence,
+            self.width,
+            self.findings(),
+            self.pricing,
+            self.spending,
         )
 
     def _repr_html_(self) -> str:
@@ -393,21 +340,6 @@ class Outcomes:
         return f"Outcomes(branches={branches}, runs={len(self.runs)})"
 
 
-def _spread(costs: list[float]) -> float:
-    """The standard deviation of the runs' costs: NaN when any is unpriced (statistics.stdev
-    raises on NaN), 0 for one run."""
-    if any(math.isnan(c) for c in costs):
-        return math.nan
-    return statistics.stdev(costs) if len(costs) > 1 else 0.0
-
-
-def pd_na() -> object:
-    """pandas' missing value (``<NA>``, in a nullable column), which compares to nothing."""
-    import pandas as pd
-
-    return pd.NA
-
-
 def _signatures(run: BranchRun) -> list[Signature | None]:
     """The run's requests as signatures at their step numbers (earlier steps left empty)."""
     folders = [str(run.workspace.resolve())] if run.workspace is not None else []
@@ -415,13 +347,3 @@ def _signatures(run: BranchRun) -> list[Signature | None]:
         folders.append(run.branch.origin_folder)
     start: list[Signature | None] = [None] * run.branch.first_step
     return start + [None if r is None else signature(r, folders) for r in run.requests]
-
-
-def _cell(value: Any) -> str:
-    if value is None or value is pd_na() or value != value:  # None, <NA> or NaN
-        return "–"
-    if isinstance(value, float):
-        if value.is_integer():
-            return f"{int(value):,}"  # a mean of whole numbers that is one
-        return f"{value:.4f}" if abs(value) < 10 else f"{value:,.1f}"
-    return str(value)

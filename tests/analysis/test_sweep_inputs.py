@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from ctxlab import ContextConfig, Transcript, sweep
-from ctxlab.analysis import _sweep
+from ctxlab.analysis import _sweep, _sweep_cases
 from ctxlab.exceptions import UsageError
 from ctxlab.messages import ProviderUsage, ToolSchema
 from tests.analysis.test_sweep import CONFIGS, SESSIONS, _session
@@ -32,11 +32,11 @@ def test_a_sessions_frame_gives_its_files_that_loaded(tmp_path: Path) -> None:
     frame = pd.DataFrame(
         {"path": [str(paths[0]), str(broken), str(paths[1])], "problem": [None, "bad", None]}
     )
-    loaded = _sweep._load(frame)
+    loaded = _sweep_cases.sweep_sessions(frame)
     assert [t.name for t in loaded] == ["alpha", "beta"]
     assert [t.messages for t in loaded] == [s.messages for s in SESSIONS]
     # A frame without ``problem`` (a user's own list of paths): every row is read.
-    loaded = _sweep._load(pd.DataFrame({"path": [str(paths[1]), str(paths[0])]}))
+    loaded = _sweep_cases.sweep_sessions(pd.DataFrame({"path": [str(paths[1]), str(paths[0])]}))
     assert [t.name for t in loaded] == ["beta", "alpha"]
 
 
@@ -63,7 +63,7 @@ def test_a_second_session_of_one_name_is_renamed_and_nothing_else_changes() -> N
         {2: ProviderUsage(input_tokens=900, output_tokens=12)},
     )
     third = Transcript("alpha", {}, "x", SESSIONS[1].messages)
-    first, second, last = _sweep._load([SESSIONS[0], twin, third])
+    first, second, last = _sweep_cases.sweep_sessions([SESSIONS[0], twin, third])
     assert first is SESSIONS[0]
     assert (second.name, last.name) == ("alpha#2", "alpha#3")
     assert (second.meta, second.system, second.messages, second.extra) == (
@@ -76,23 +76,23 @@ def test_a_second_session_of_one_name_is_renamed_and_nothing_else_changes() -> N
 
 
 def test_each_case_is_a_checked_triple() -> None:
-    assert _sweep._case(["alpha", "ctxlab", 6_000]) == ("alpha", "ctxlab", 6_000)
-    assert _sweep._case((1, 2, 6_000.0)) == ("1", "2", 6_000)
+    assert _sweep_cases.case_of(["alpha", "ctxlab", 6_000]) == ("alpha", "ctxlab", 6_000)
+    assert _sweep_cases.case_of((1, 2, 6_000.0)) == ("1", "2", 6_000)
     for bad in [("alpha", "ctxlab"), ("alpha", "ctxlab", 1, 2), "abc", None]:
         with pytest.raises(UsageError) as caught:
-            _sweep._case(bad)
+            _sweep_cases.case_of(bad)
         assert str(caught.value) == (
             f"each case is a (session name, config name, window) triple, got {bad!r}"
         )
     with pytest.raises(UsageError) as caught:
-        _sweep._case(("alpha", "ctxlab", 0))
+        _sweep_cases.case_of(("alpha", "ctxlab", 0))
     assert str(caught.value).startswith("a case's window must be a whole number of tokens")
 
 
 def test_the_wanted_cases_are_the_product_in_order_or_the_named_ones() -> None:
     sessions = {"a": SESSIONS[0], "b": SESSIONS[1]}
     configs = {"x": ContextConfig(), "y": ContextConfig()}
-    assert _sweep._wanted(sessions, configs, (1_000, 2_000), None) == [
+    assert _sweep_cases.wanted_cases(sessions, configs, (1_000, 2_000), None) == [
         ("a", "x", 1_000),
         ("a", "x", 2_000),
         ("a", "y", 1_000),
@@ -102,9 +102,11 @@ def test_the_wanted_cases_are_the_product_in_order_or_the_named_ones() -> None:
         ("b", "y", 1_000),
         ("b", "y", 2_000),
     ]
-    assert _sweep._wanted(sessions, configs, (1_000,), [("b", "y", 5)]) == [("b", "y", 5)]
+    assert _sweep_cases.wanted_cases(sessions, configs, (1_000,), [("b", "y", 5)]) == [
+        ("b", "y", 5)
+    ]
     with pytest.raises(UsageError) as caught:
-        _sweep._wanted(
+        _sweep_cases.wanted_cases(
             sessions,
             configs,
             (1_000,),
@@ -115,7 +117,7 @@ def test_the_wanted_cases_are_the_product_in_order_or_the_named_ones() -> None:
     )
     for some_sessions, some_configs in [(sessions, {}), ({}, configs)]:
         with pytest.raises(UsageError) as caught:
-            _sweep._wanted(some_sessions, some_configs, (1_000,), None)
+            _sweep_cases.wanted_cases(some_sessions, some_configs, (1_000,), None)
         assert str(caught.value) == "sweep needs at least one session and one named config"
 
 

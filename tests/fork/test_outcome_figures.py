@@ -25,7 +25,7 @@ from ctxlab.analysis._prices import price_for
 from ctxlab.exceptions import ForkError
 from ctxlab.fork import Outcomes
 from ctxlab.fork._branch import BranchRun
-from ctxlab.fork._fork import _folder
+from ctxlab.fork._branch_folder import branch_folder
 from ctxlab.fork._signature import first_difference, signature
 from ctxlab.fork._workspace import Workspace
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
@@ -244,7 +244,7 @@ def test_a_signature_reads_an_id_inside_a_longer_id_as_two_calls() -> None:
 
 
 def test_a_branch_name_taken_is_numbered(tmp_path: Path) -> None:
-    names = [_folder(tmp_path, "cut")[0] for _ in range(3)]
+    names = [branch_folder(tmp_path, "cut")[0] for _ in range(3)]
     assert names == ["cut", "cut-2", "cut-3"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut", "cut-2", "cut-3"]
 

@@ -19,7 +19,7 @@ from ctxlab.analysis._prices import Price, price_for
 from ctxlab.exceptions import ForkError
 from ctxlab.fork import OUTCOME_COLUMNS, SUMMARY_COLUMNS, Outcomes
 from ctxlab.fork._branch import BranchRun
-from ctxlab.fork._outcomes import _cell
+from ctxlab.fork._outcomes_table import cell
 from ctxlab.messages import UserMessage
 from ctxlab.messages._request import ModelRequest
 from tests.fork.test_outcome_figures import MODEL, _branch, _run, _steps
@@ -233,7 +233,7 @@ async def test_the_html_table_escapes_every_value_and_writes_numbers_to_read() -
     assert tokens > 1_000 and "," in cells[0][SUMMARY_COLUMNS.index("tokens")]
     assert cells[0][SUMMARY_COLUMNS.index("diverges_at")] == "1"
     assert cells[2][SUMMARY_COLUMNS.index("diverges_at")] == "–"  # never parted
-    assert [_cell(v) for v in (9.5, 10.5, 1234.56, 2.0, None, float("nan"))] == [
+    assert [cell(v) for v in (9.5, 10.5, 1234.56, 2.0, None, float("nan"))] == [
         "9.5000",
         "10.5",
         "1,234.6",
