@@ -107,7 +107,9 @@ def test_a_hostile_messages_api(case: tuple[bool, Answer]) -> None:
 
     def make(url: str) -> AnthropicModel:
         client = anthropic.AsyncAnthropic(api_key="k", base_url=url, max_retries=0, timeout=10)
-        return AnthropicModel("claude-sonnet-4-6", client=client, stream=stream)
+        # No retries: an error status is answered at once (the retries and their waits are
+        # tests/models/test_retries.py's), so every example ends in bounded time.
+        return AnthropicModel("claude-sonnet-4-6", client=client, stream=stream, max_retries=0)
 
     _run(make, answer)
 
@@ -133,6 +135,6 @@ def test_a_hostile_chat_completions_api(answer: Answer) -> None:
 
     def make(url: str) -> OpenAIModel:
         client = openai.AsyncOpenAI(api_key="k", base_url=url, max_retries=0, timeout=10)
-        return OpenAIModel("local-model", client=client)
+        return OpenAIModel("local-model", client=client, max_retries=0)
 
     _run(make, answer)
