@@ -11,6 +11,7 @@ the other's steps up to the first whose decision may differ (`ctxlab.analysis._r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -258,7 +259,8 @@ async def replay_run(
         return answer
 
     # The steps are kept: the collector would walk them (and every other run's) again and again.
-    with collector_paused():
+    # Not across a paced replay's pauses: what runs meanwhile would run without a collector.
+    with collector_paused() if pace is None else contextlib.nullcontext():
         try:
             async for step in replay(
                 transcript.messages,
