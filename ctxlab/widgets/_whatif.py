@@ -6,13 +6,13 @@ included), with the provider's billed input when the transcript has it; a table 
 sent, cost, compactions, retention, peak and failures; any step of any config opens in the
 manifest panel, and two configs can be compared item by item at that step.
 
-A slider answers at once: the config is replayed from the first request whose decision may
-differ (the steps before are reused, token counts too), the token lines and the headline
-figures (requests, compactions, peak, errors, where a replay stopped, requests over the limit
-by the bill) are redrawn, and a note under the table says retention and cost are being
-computed; they fill in — the cost line, the cost and retention columns, the verdict — when the
-grader and the pricer finish (`WhatIfLab.filling`). A newer move cancels what an older one was
-still computing.
+A slider answers at once: the status line says what is computed the moment it moves; a value
+shown before, or replayed ahead while the user read (`Ahead`: a step either way), is taken as
+it was; any other is replayed from the first request whose decision may differ. The token
+lines and the headline figures (requests, compactions, peak, errors, where a replay stopped,
+requests over the limit by the bill) are redrawn, a note says retention and cost are coming,
+and they fill in (`WhatIfLab.filling`) once the nearest values are replayed ahead. A newer
+move cancels what an older one was still computing.
 """
 
 from __future__ import annotations
@@ -260,8 +260,7 @@ class WhatIfLab:
             if self.config_picker.value != name:
                 self.config_picker.value = name  # loads its sliders, reads ahead from them
             else:
-                self._load_sliders()
-                self.runner.read(self.config_picker.value)
+                self._picked()
             self.redraw(analyse=False)
         filling = self.filling = asyncio.ensure_future(self._fill())
         try:
@@ -271,7 +270,9 @@ class WhatIfLab:
                 raise  # this task itself was cancelled, not the filling a newer move replaced
 
     async def _fill(self) -> None:
-        """Price, then grade, each config not yet analysed; redraw once all are."""
+        """Once the nearest slider values are replayed ahead (`Ahead.nearest`), price, then
+        grade, each config not yet analysed; redraw once all are."""
+        await self.runner.nearest()
         for run in list(self.what.runs.values()):
             await asyncio.sleep(0)  # what was drawn goes out first; a newer move may cancel
             run.costs  # noqa: B018 - priced on first read

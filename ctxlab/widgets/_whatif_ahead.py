@@ -37,6 +37,11 @@ SLIDERS = {
 }
 """The what-if lab's sliders: field → (lowest, highest, step)."""
 
+NEAREST = 2
+"""How many configs of `_NEXT` are replayed before a move's retention and cost are filled in:
+one trigger step either way. Each takes about a move's replay; the filling (the grader's and
+the pricer's work) takes many times that, and a user reading the lines moves again soonest."""
+
 _NEXT = (
     ("trigger_ratio", 1),
     ("trigger_ratio", -1),
@@ -107,8 +112,12 @@ class Ahead:
         """The background replays (None before the first move)."""
         self.computed = 0
         """How many configs were replayed ahead."""
+        self.enabled = True
+        """False: nothing is replayed ahead (every move replays)."""
         self._doing: tuple[tuple[str, str], asyncio.Task[Any]] | None = None
         self._last = False
+        self._nearest = asyncio.Event()
+        self._nearest.set()  # nothing to wait for before a start
 
     def read(self, name: str) -> None:
         """Replay the neighbouring slider values of config ``name`` in the background (only
@@ -117,12 +126,16 @@ class Ahead:
             asyncio.get_running_loop()
         except RuntimeError:
             return
-        self.start(name, neighbours(self.what.runs[name].config))
+        if self.enabled:
+            self.start(name, neighbours(self.what.runs[name].config))
+        else:
+            self.stop()
 
     def start(self, name: str, configs: Sequence[ContextConfig]) -> None:
         """Stop what runs ahead now and replay ``configs`` under ``name`` (those not kept)."""
         self.stop()
         self._last = False
+        self._nearest = asyncio.Event()
         self.task = asyncio.ensure_future(self._run(name, list(configs)))
 
     def stop(self) -> None:
@@ -130,6 +143,11 @@ class Ahead:
         if self.task is not None and not self.task.done():
             self.task.cancel()
         self.task = None
+        self._nearest.set()
+
+    async def nearest(self) -> None:
+        """Wait until the `NEAREST` configs are replayed (or the replays stopped)."""
+        await self._nearest.wait()
 
     async def finish(self, name: str, config: ContextConfig) -> None:
         """A move to ``config``: when it is being replayed ahead, let that replay finish (and
@@ -143,7 +161,15 @@ class Ahead:
             await doing[1]
 
     async def _run(self, name: str, configs: list[ContextConfig]) -> None:
-        for config in configs:
+        try:
+            await self._replay(name, configs)
+        finally:
+            self._nearest.set()
+
+    async def _replay(self, name: str, configs: list[ContextConfig]) -> None:
+        for number, config in enumerate(configs):
+            if number == NEAREST:
+                self._nearest.set()
             if self._last:
                 return
             if self.what.kept_run(name, config) is not None:
