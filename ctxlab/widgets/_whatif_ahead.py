@@ -136,7 +136,7 @@ class Ahead:
         self.stop()
         self._last = False
         self._nearest = asyncio.Event()
-        self.task = asyncio.ensure_future(self._run(name, list(configs)))
+        self.task = asyncio.ensure_future(self._run(name, list(configs), self._nearest))
 
     def stop(self) -> None:
         """Cancel the background replays (a replay cancelled is not kept)."""
@@ -160,16 +160,19 @@ class Ahead:
         with contextlib.suppress(asyncio.CancelledError):
             await doing[1]
 
-    async def _run(self, name: str, configs: list[ContextConfig]) -> None:
+    async def _run(self, name: str, configs: list[ContextConfig], nearest: asyncio.Event) -> None:
+        # The event of this start (a cancelled run ends after the next start made its own).
         try:
-            await self._replay(name, configs)
+            await self._replay(name, configs, nearest)
         finally:
-            self._nearest.set()
+            nearest.set()
 
-    async def _replay(self, name: str, configs: list[ContextConfig]) -> None:
+    async def _replay(
+        self, name: str, configs: list[ContextConfig], nearest: asyncio.Event
+    ) -> None:
         for number, config in enumerate(configs):
             if number == NEAREST:
-                self._nearest.set()
+                nearest.set()
             if self._last:
                 return
             if self.what.kept_run(name, config) is not None:
@@ -181,4 +184,6 @@ class Ahead:
                 if await job is not None:
                     self.computed += 1
             finally:
-                self._doing = None
+                # Only its own: a cancelled run ends after the next start set its replay.
+                if self._doing is not None and self._doing[1] is job:
+                    self._doing = None
