@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -39,19 +40,24 @@ TARGETS = {500: 150.0, 5_000: 1_000.0}
 """Milliseconds from a move to its lines and headline figures, by session length."""
 
 
-async def _move(lab: WhatIfLab, value: float) -> tuple[float, float, float]:
+async def _move(lab: WhatIfLab, value: float) -> tuple[float, float, float, float]:
     """Move the trigger slider; (ms until the plot and table changed, ms until filled, the
-    process's CPU ms until the lines: on a shared machine the wall clock counts others' work)."""
+    process's CPU ms until the lines: on a shared machine the wall clock counts others' work;
+    ms until the first visible change: anything the widget shows)."""
     plot = [list(t["y"]) for t in lab.plot.data]
-    table = lab.table.value
+    table, status = lab.table.value, lab.status.value
     started, cpu = time.perf_counter(), time.process_time()
     lab.sliders["trigger_ratio"].value = value
+    first = None
     while [list(t["y"]) for t in lab.plot.data] == plot or lab.table.value == table:
+        if first is None and lab.status.value != status:
+            first = time.perf_counter() - started
         await asyncio.sleep(0)
     lines, lines_cpu = time.perf_counter() - started, time.process_time() - cpu
     if lab.task is not None:
         await lab.task
-    return lines * 1000, (time.perf_counter() - started) * 1000, lines_cpu * 1000
+    filled = (time.perf_counter() - started) * 1000
+    return lines * 1000, filled, lines_cpu * 1000, (lines if first is None else first) * 1000
 
 
 async def _baseline(lab: WhatIfLab, name: str) -> float:
@@ -70,20 +76,26 @@ def _row(lab: WhatIfLab, name: str) -> Any:
     return frame.loc[name].tolist()
 
 
-async def bench(steps: int, window: int, moves: int) -> dict[str, Any]:
+async def bench(steps: int, window: int, moves: int, *, ahead: bool = True) -> dict[str, Any]:
     corpus = sessions()
     session = stitched(corpus * (1 + steps // 2_000), steps)
     replies = sum(isinstance(m, AssistantMessage) for m in session.messages)
     started = time.perf_counter()
     lab = await WhatIfLab.open(session, context_window=window)
     opened = (time.perf_counter() - started) * 1000
+    if not ahead:
+        # Cold: every move replays (nothing computed ahead, no run kept from before).
+        lab.runner.enabled = False
+        lab.runner.stop()
+        lab.what.kept.limit = 0
     lab.config_picker.value = "ctxlab"
     values = [0.7, 0.75, 0.65, 0.8, 0.6, 0.85][:moves]
-    lines, filled, baseline, reused, same, cpu = [], [], [], [], True, []
+    lines, filled, baseline, reused, same, cpu, firsts = [], [], [], [], True, [], []
     for value in values:
-        at_once, done, at_once_cpu = await _move(lab, value)
+        at_once, done, at_once_cpu, first = await _move(lab, value)
         lines.append(at_once)
         cpu.append(at_once_cpu)
+        firsts.append(first)
         filled.append(done)
         reused.append(getattr(lab.what.runs["ctxlab"], "reused", 0))
         shown = _row(lab, "ctxlab")
@@ -96,6 +108,9 @@ async def bench(steps: int, window: int, moves: int) -> dict[str, Any]:
         "open_ms": opened,
         "lines_ms": statistics.median(lines),
         "lines_cpu_ms": statistics.median(cpu),
+        "first_ms": statistics.median(firsts),
+        "taken": lab.what.kept.taken,
+        "ahead": ahead,
         "filled_ms": statistics.median(filled),
         "baseline_ms": statistics.median(baseline),
         "lines_all": lines,
@@ -110,20 +125,26 @@ async def main() -> None:
     parser.add_argument("--steps", type=int, nargs="+", default=[500, 5_000])
     parser.add_argument("--window", type=int, default=32_000)
     parser.add_argument("--moves", type=int, default=4)
+    parser.add_argument(
+        "--cold", action="store_true", help="also every move replayed (nothing ahead or kept)"
+    )
     args = parser.parse_args()
-    for steps in args.steps:
-        r = await bench(steps, args.window, args.moves)
+    for steps, ahead in [(s, a) for s in args.steps for a in (True, False)[: 1 + args.cold]]:
+        r = await bench(steps, args.window, args.moves, ahead=ahead)
         target = TARGETS.get(steps)
         verdict = f" (target {target:.0f} ms: {r['lines_ms'] / target:.2f}x)" if target else ""
         print(
+            f"{'ahead and kept' if ahead else 'cold'}: "
             f"{r['requests']} requests at {r['window']:,} tokens: lines and headline "
             f"{r['lines_ms']:.0f} ms{verdict} (CPU {r['lines_cpu_ms']:.0f} ms); retention and cost filled {r['filled_ms']:.0f} ms; "
             f"baseline (full re-replay, graded, priced, redrawn) {r['baseline_ms']:.0f} ms "
-            f"({r['baseline_ms'] / r['lines_ms']:.1f}x); steps reused {r['reused']}; same "
+            f"({r['baseline_ms'] / r['lines_ms']:.1f}x); first visible change {r['first_ms']:.0f} "
+            f"ms; runs taken as kept {r['taken']}; steps reused {r['reused']}; same "
             f"figures as the baseline: {r['same_figures']}; opened in {r['open_ms']:.0f} ms"
         )
         print(
-            f"    lines {[round(x) for x in r['lines_all']]} baseline {[round(x) for x in r['baseline_all']]}"
+            f"    lines {[round(x) for x in r['lines_all']]} baseline "
+            f"{[round(x) for x in r['baseline_all']]}; load {os.getloadavg()[0]:.1f}"
         )
 
 

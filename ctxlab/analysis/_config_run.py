@@ -11,6 +11,7 @@ the other's steps up to the first whose decision may differ (`ctxlab.analysis._r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxlab.analysis._cost import CacheRules, Price, RequestCost, request_costs
-from ctxlab.analysis._grading import graded_steps
+from ctxlab.analysis._grading import graded_steps, next_use_of
 from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.analysis._resume import reusable_steps
 from ctxlab.analysis._shapes import SentSummary, priced_shapes
@@ -31,6 +32,7 @@ from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import summary_call, summary_manifest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.retention._next_use import NextUse
 from ctxlab.tokens import TokenCache
 from ctxlab.util._gc import collector_paused
 
@@ -88,6 +90,7 @@ class ConfigRun:
     _pricing: _Pricing | None = field(default=None, repr=False, compare=False)
     _graded: list[ReplayStep] | None = field(default=None, repr=False, compare=False)
     _costs: list[RequestCost] | None = field(default=None, repr=False, compare=False)
+    _next_use: tuple[str, list[NextUse]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def steps(self) -> list[ReplayStep]:
@@ -99,6 +102,15 @@ class ConfigRun:
             else:
                 self._graded = graded_steps(self.prepared, self._pricing.messages)
         return self._graded
+
+    def next_uses(self, system: str = "") -> list[NextUse]:
+        """Each compaction graded by what the recorded agent used next, against its request
+        with ``system`` (`next_use_of`): on the first read, then kept — a what-if's table asks
+        for every run's at each redraw, and only a run replayed since is graded again."""
+        if self._next_use is None or self._next_use[0] != system:
+            messages = self._pricing.messages if self._pricing is not None else ()
+            self._next_use = system, next_use_of(self.prepared, messages, system)
+        return self._next_use[1]
 
     @property
     def graded(self) -> bool:
@@ -194,6 +206,7 @@ async def replay_run(
     times: Mapping[int, float] | None = None,
     write_ttl: Literal["5m", "1h"] | None = None,
     summarize: SummaryCaller | None = None,
+    pace: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     """Replay ``transcript`` under ``run.config`` into ``run`` (its steps, summary requests and
     calls, error, time; its grading and pricing are set up, done when read); ``priced_calls``
@@ -202,12 +215,14 @@ async def replay_run(
     same session (same window, cache and unrecorded part) whose first steps this one may reuse
     (`reusable_steps`); ``times`` the recording's trusted times by reply (`RecordingClock`)
     and ``write_ttl`` its writes' TTL, the clock and TTL its requests are priced on;
-    ``summarize`` writes the summaries (ctxlab's offline extract by default)."""
+    ``summarize`` writes the summaries (ctxlab's offline extract by default); ``pace`` is
+    awaited after each step (a replay in the background gives the event loop back between
+    steps, and is cancelled there)."""
     # One function: the summarizer below closes over the replay's own state (the step before
     # the one being prepared, what it asked), which a split would pass around by hand.
     started = time.perf_counter()
     run.error, run.summary_requests, run.summary_calls = None, {}, {}
-    run._graded = run._costs = None
+    run._graded = run._costs = run._next_use = None
     run._pricing = _Pricing(
         transcript.messages, cache, price, rules, priced_calls, times or {}, write_ttl
     )
@@ -244,7 +259,8 @@ async def replay_run(
         return answer
 
     # The steps are kept: the collector would walk them (and every other run's) again and again.
-    with collector_paused():
+    # Not across a paced replay's pauses: what runs meanwhile would run without a collector.
+    with collector_paused() if pace is None else contextlib.nullcontext():
         try:
             async for step in replay(
                 transcript.messages,
@@ -271,6 +287,8 @@ async def replay_run(
                 # the next: a summary call is built on it).
                 last[:] = [step]
                 run.prepared.append(dataclasses.replace(step, request=None))
+                if pace is not None:
+                    await pace()
         except PreparationError as exc:
             run.error = str(exc)
     last.clear()

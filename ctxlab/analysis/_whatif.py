@@ -27,7 +27,7 @@ from ctxlab.analysis._breakeven_of import break_even_frame, run_break_evens
 from ctxlab.analysis._cache_clock import clock_sentence, clocked_rules, recording_clock
 from ctxlab.analysis._cache_rules import checked_rules
 from ctxlab.analysis._calibration import Calibration, calibrate
-from ctxlab.analysis._comparison import COMPARISON_COLUMNS, HEADLINE_COLUMNS, comparison_row
+from ctxlab.analysis._comparison import COMPARISON_COLUMNS, HEADLINE_COLUMNS
 from ctxlab.analysis._config_run import ConfigRun, named_config, replay_run
 from ctxlab.analysis._cost import (
     CacheRules,
@@ -46,7 +46,6 @@ from ctxlab.analysis._summarizer_cap import refuse_over_budget, whatif_summaries
 from ctxlab.analysis._unrecorded import (
     UnrecordedPart,
     UnrecordedTokens,
-    unrecorded_note,
     unrecorded_part,
 )
 from ctxlab.analysis._verdict import baseline_verdict, priceless_verdict
@@ -59,20 +58,19 @@ from ctxlab.analysis._whatif_args import (
 )
 from ctxlab.analysis._whatif_frames import (
     DIFF_COLUMNS,
-    add_calibrated,
-    add_next_use,
-    add_paid_back,
+    comparison_frame,
     diff_frame,
     headline_frame,
     next_use_frame,
     retention_frame,
     steps_frame,
 )
+from ctxlab.analysis._whatif_kept import KeptRuns, Pace
 from ctxlab.config._config import ContextConfig
+from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.models import Model
-from ctxlab.models._demo import made_up_usage
-from ctxlab.tokens import TokenCache, TokenCounter, counter_for, counting_note
+from ctxlab.tokens import TokenCache, TokenCounter, counter_for
 from ctxlab.util._checks import context_window as context_window_of
 
 if TYPE_CHECKING:
@@ -156,6 +154,8 @@ class WhatIf:
         """The user's model writing the summaries, metered (None: ctxlab's offline extract)."""
         self.summary_calls = summary_calls or self.summarizer is not None
         self.runs: dict[str, ConfigRun] = {n: ConfigRun(n, c) for n, c in named.items()}
+        self.kept = KeptRuns()
+        """Runs replayed, by config: a move back takes one as it was (`kept_run`)."""
         self._priced: tuple[References, References] | None = None
         self._billed: Bill | None = None
         self.unrecorded: UnrecordedPart | None = unrecorded_part(
@@ -172,6 +172,7 @@ class WhatIf:
         await self._estimate(chosen)
         for run in chosen:
             await self._replay(run)
+            self.kept.keep(run)
 
     @property
     def spent(self) -> float:
@@ -186,17 +187,51 @@ class WhatIf:
     async def set_config(self, name: str, config: ContextConfig) -> ConfigRun:
         """Put ``config`` under ``name`` (new or replacing) and replay it: from the first
         request whose decision may differ from the replaced config's (`ctxlab.analysis._resume`:
-        the same requests as a replay from the start), graded and priced when asked."""
+        the same requests as a replay from the start), graded and priced when asked. With
+        offline summaries, a config replayed before under ``name`` (or computed `ahead`) is
+        taken as it was, figures included (`ctxlab.analysis._whatif_kept`)."""
         config = named_config(config_name(name), config)
+        kept = self.kept_run(name, config)
+        if kept is not None:
+            self.kept.taken += 1
+            self.runs[name] = kept
+            return kept
         earlier = self.runs.get(name)
         run = ConfigRun(name, config)
         await self._estimate([run])
         self.runs[name] = run
         await self._replay(run, earlier)
+        self.kept.keep(run)
         return run
 
+    def kept_run(self, name: str, config: ContextConfig) -> ConfigRun | None:
+        """The run of ``config`` under ``name`` replayed before (or `ahead`), kept; None with a
+        summarizer model (its answers, and what its cap left, vary between replays)."""
+        return self.kept.get(name, config) if self.summarizer is None else None
+
+    async def ahead(self, name: str, config: ContextConfig) -> ConfigRun | None:
+        """Replay ``config`` under ``name`` without showing it, giving the event loop back
+        after each request (cancel it there), and keep it for `set_config` to take at once.
+        None with a summarizer model (only what is asked for is paid for), or when ``config``
+        is invalid."""
+        if self.summarizer is not None or not isinstance(config, ContextConfig):
+            return None
+        try:
+            config = named_config(config_name(name), config)
+        except UsageError:
+            return None
+        earlier = self.runs.get(name)
+        return await self.kept.ahead(
+            ConfigRun(name, config), lambda run, pace: self._replay(run, earlier, pace=pace)
+        )
+
     async def _replay(
-        self, run: ConfigRun, earlier: ConfigRun | None = None, *, offline: bool = False
+        self,
+        run: ConfigRun,
+        earlier: ConfigRun | None = None,
+        *,
+        offline: bool = False,
+        pace: Pace | None = None,
     ) -> None:
         await replay_run(
             run,
@@ -211,6 +246,7 @@ class WhatIf:
             times=self.clock.times,
             write_ttl=self._ttl,
             summarize=None if offline else self.summarizer,
+            pace=pace,
         )
 
     @property
@@ -263,34 +299,7 @@ class WhatIf:
         requests over the limit by the bill (``over_limit_billed``; None without usage), replay
         time. ``attrs``: ``pricing`` (the price and cache rules, or unpriced: every cost NaN),
         ``unrecorded`` (what the recording does not hold of each request), ``verdict``."""
-        import pandas as pd
-
-        # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
-        feasible = sum(c.cost for c in self.baseline)
-        unlimited = sum(c.cost for c in self.no_compaction)
-        rows = [
-            comparison_row(run, feasible, unlimited, self.price, self.over_limit_billed(run.name))
-            for run in self.runs.values()
-        ]
-        frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
-        add_paid_back(frame, self.runs.values())
-        frame.attrs["pricing"] = self.pricing
-        frame.attrs["cache_clock"] = self.cache_clock
-        frame.attrs["counting"] = counting_note(self.model, self.cache.method)
-        frame.attrs["verdict"] = self.verdict()
-        add_next_use(frame, self.runs.values(), self.transcript)
-        calibration = self.calibration
-        fit = calibration.fit() if calibration is not None else None
-        if fit is not None:
-            # The recording billed its requests: the tokens sent in the provider's tokens too.
-            made_up = made_up_usage(self.transcript.meta)
-            add_calibrated(frame, fit, self.runs.values(), made_up=made_up)
-        # What the recording does not hold of each request: its size and how it is known, or
-        # that every figure excludes it.
-        unseen = unrecorded_note(self.transcript, self.unrecorded)
-        if unseen:
-            frame.attrs["unrecorded"] = unseen
-        return frame
+        return comparison_frame(self)
 
     def compactions(self, name: str | None = None) -> pd.DataFrame:
         """One row per compaction of config ``name`` (all when None): whether and where it paid

@@ -10,18 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._breakeven_of import paid_back_count, run_break_evens
 from ctxlab.analysis._calibration import CalibrationFit, calibrated_total
-from ctxlab.analysis._comparison import HEADLINE_COLUMNS, headline_row
-from ctxlab.analysis._grading import next_use_of
+from ctxlab.analysis._comparison import HEADLINE_COLUMNS, comparison_row, headline_row
 from ctxlab.analysis._replay import replay_row
+from ctxlab.analysis._unrecorded import unrecorded_note
 from ctxlab.manifest import item_rows
 from ctxlab.messages._request import ModelRequest
-from ctxlab.models._demo import MADE_UP_USAGE
+from ctxlab.models._demo import MADE_UP_USAGE, made_up_usage
 from ctxlab.retention._next_use import next_use_columns
+from ctxlab.tokens import counting_note
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ctxlab.analysis._whatif import ConfigRun
+    from ctxlab.analysis._whatif import ConfigRun, WhatIf
     from ctxlab.io._transcript import Transcript
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "NEXT_USE_COLUMNS",
     "add_calibrated",
     "add_next_use",
+    "comparison_frame",
     "cumulative_costs",
     "diff_frame",
     "next_use_frame",
@@ -62,7 +64,7 @@ def next_use_frame(runs: Iterable[ConfigRun], transcript: Transcript) -> pd.Data
             "lost": tuple(i.text for i in graded.lost),
         }
         for run in runs
-        for graded in next_use_of(run.prepared, transcript.messages, transcript.system)
+        for graded in run.next_uses(transcript.system)
     ]
     return pd.DataFrame(rows, columns=NEXT_USE_COLUMNS)
 
@@ -71,10 +73,7 @@ def add_next_use(frame: pd.DataFrame, runs: Iterable[ConfigRun], transcript: Tra
     """Add ``next_use_retention`` and ``next_use_floor`` to the what-if's ``frame`` (one row
     per run, in order): each run's mean share over its compactions of what the recorded agent
     used next, and the same for the latest message alone (`ctxlab.retention._next_use`)."""
-    columns = [
-        next_use_columns(next_use_of(r.prepared, transcript.messages, transcript.system))
-        for r in runs
-    ]
+    columns = [next_use_columns(r.next_uses(transcript.system)) for r in runs]
     for name in ("next_use_retention", "next_use_floor"):
         frame[name] = _floats(c[name] for c in columns)
 
@@ -250,3 +249,35 @@ def headline_frame(runs: Iterable[ConfigRun], over_limit_billed: Any) -> pd.Data
     ]
     frame = pd.DataFrame(rows, columns=["config", *HEADLINE_COLUMNS])
     return frame.set_index("config").astype({"failed_at": "Int64"})
+
+
+def comparison_frame(what: WhatIf) -> pd.DataFrame:
+    """`WhatIf.table`: one row per config, with its ``attrs``."""
+    import pandas as pd
+
+    # A reference that costs nothing (a free model) makes no ratio: NaN, not a 100% saving.
+    feasible = sum(c.cost for c in what.baseline)
+    unlimited = sum(c.cost for c in what.no_compaction)
+    rows = [
+        comparison_row(run, feasible, unlimited, what.price, what.over_limit_billed(run.name))
+        for run in what.runs.values()
+    ]
+    frame = pd.DataFrame(rows).set_index("config").astype({"failed_at": "Int64"})
+    add_paid_back(frame, what.runs.values())
+    frame.attrs["pricing"] = what.pricing
+    frame.attrs["cache_clock"] = what.cache_clock
+    frame.attrs["counting"] = counting_note(what.model, what.cache.method)
+    frame.attrs["verdict"] = what.verdict()
+    add_next_use(frame, what.runs.values(), what.transcript)
+    calibration = what.calibration
+    fit = calibration.fit() if calibration is not None else None
+    if fit is not None:
+        # The recording billed its requests: the tokens sent in the provider's tokens too.
+        made_up = made_up_usage(what.transcript.meta)
+        add_calibrated(frame, fit, what.runs.values(), made_up=made_up)
+    # What the recording does not hold of each request: its size and how it is known, or
+    # that every figure excludes it.
+    unseen = unrecorded_note(what.transcript, what.unrecorded)
+    if unseen:
+        frame.attrs["unrecorded"] = unseen
+    return frame

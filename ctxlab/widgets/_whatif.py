@@ -6,13 +6,13 @@ included), with the provider's billed input when the transcript has it; a table 
 sent, cost, compactions, retention, peak and failures; any step of any config opens in the
 manifest panel, and two configs can be compared item by item at that step.
 
-A slider answers at once: the config is replayed from the first request whose decision may
-differ (the steps before are reused, token counts too), the token lines and the headline
-figures (requests, compactions, peak, errors, where a replay stopped, requests over the limit
-by the bill) are redrawn, and a note under the table says retention and cost are being
-computed; they fill in — the cost line, the cost and retention columns, the verdict — when the
-grader and the pricer finish (`WhatIfLab.filling`). A newer move cancels what an older one was
-still computing.
+A slider answers at once: the status line says what is computed the moment it moves; a value
+shown before, or replayed ahead while the user read (`Ahead`: a step either way), is taken as
+it was; any other is replayed from the first request whose decision may differ. The token
+lines and the headline figures (requests, compactions, peak, errors, where a replay stopped,
+requests over the limit by the bill) are redrawn, a note says retention and cost are coming,
+and they fill in (`WhatIfLab.filling`) once the nearest values are replayed ahead. A newer
+move cancels what an older one was still computing.
 """
 
 from __future__ import annotations
@@ -39,16 +39,19 @@ from ctxlab.util._checks import shown
 from ctxlab.util._gc import collector_paused
 from ctxlab.widgets._panels import ManifestPanel, _table
 from ctxlab.widgets._plot import LivePlot
+from ctxlab.widgets._whatif_ahead import (
+    SLIDERS,
+    Ahead,
+    computing_status,
+    moved_status,
+    slider_value,
+)
 from ctxlab.widgets._whatif_table import ComparisonTable, scrolling
 
 __all__ = ["WhatIfLab"]
 
 _DEFAULT_PRESETS = ("ctxlab", "agentscope", "observation_masking")
 _COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
-_SLIDERS = {
-    "trigger_ratio": (0.1, 0.9, 0.05),
-    "reserve_ratio": (0.02, 0.5, 0.01),
-}
 
 
 def _line(
@@ -102,6 +105,8 @@ class WhatIfLab:
         self.task: asyncio.Task[Any] | None = None
         self.filling: asyncio.Task[Any] | None = None
         """The grading and pricing a slider's move left to do (None when nothing is left)."""
+        self.runner = Ahead(what)
+        """Replays the configs a next move may ask for while the user reads (`Ahead`)."""
         names = list(what.runs)
         self.plot = LivePlot(go.Figure(layout=_layout(priced=what.price.known)))
         self.comparison = ComparisonTable(what)
@@ -118,7 +123,7 @@ class WhatIfLab:
                 style={"description_width": "130px"},
                 continuous_update=False,
             )
-            for name, (lo, hi, step) in _SLIDERS.items()
+            for name, (lo, hi, step) in SLIDERS.items()
         }
         self.status = w.HTML()
         self.step = w.IntSlider(min=0, max=0, description="step", continuous_update=False)
@@ -128,7 +133,7 @@ class WhatIfLab:
         self.diff_b = w.Dropdown(options=names, value=names[-1], description="B")
         self.diff = w.HTML()
         self._syncing = False
-        self.config_picker.observe(lambda _: self._load_sliders(), names="value")
+        self.config_picker.observe(lambda _: self._picked(), names="value")
         for slider in self.sliders.values():
             slider.observe(self._slider_moved, names="value")
         for control in (self.step, self.step_config, self.diff_a, self.diff_b):
@@ -192,7 +197,9 @@ class WhatIfLab:
             unrecorded_tokens=unrecorded_tokens,
         )
         await what.run()
-        return cls(what)
+        lab = cls(what)
+        lab.runner.read(lab.config_picker.value)
+        return lab
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
@@ -206,6 +213,10 @@ class WhatIfLab:
 
     # -- tuning -------------------------------------------------------------------------------
 
+    def _picked(self) -> None:
+        self._load_sliders()
+        self.runner.read(self.config_picker.value)
+
     def _load_sliders(self) -> None:
         config = self.what.runs[self.config_picker.value].config
         self._syncing = True
@@ -218,14 +229,18 @@ class WhatIfLab:
     def _slider_moved(self, change: dict[str, Any]) -> None:
         if self._syncing:
             return
-        values = {name: slider.value for name, slider in self.sliders.items()}
-        self.task = asyncio.ensure_future(self.tune(self.config_picker.value, **values))
+        values = {name: slider_value(slider.value) for name, slider in self.sliders.items()}
+        name = self.config_picker.value
+        # The first visible change, before any replay: what is being computed.
+        self.status.value = html.escape(computing_status(name, values))
+        self.task = asyncio.ensure_future(self.tune(name, **values))
 
     async def tune(self, name: str, **fields: Any) -> None:
         """Change fields of config ``name`` (e.g. ``trigger_ratio=0.6``), replay it and redraw
         its lines and headline figures at once, then its retention and cost when computed
-        (returns when all are shown, or when a newer move took over). An invalid combination
-        is shown in the status line and changes nothing."""
+        (returns when all are shown, or when a newer move took over), while the slider's
+        neighbouring values are replayed ahead (`Ahead`). An invalid combination is shown in
+        the status line and changes nothing."""
         run = self.what._run(name)
         try:
             config = ContextConfig.model_validate({**run.config.model_dump(), **fields})
@@ -234,19 +249,18 @@ class WhatIfLab:
             return
         if self.filling is not None:
             self.filling.cancel()  # an older move's figures: no longer asked for
+        # A value being replayed ahead finishes there; the others' replays stop.
+        await self.runner.finish(name, config)
+        kept = self.what.kept_run(name, config)
         # The collector runs after the lines are drawn, not in the middle of the move.
         with collector_paused():
             done = await self.what.set_config(name, config)
-            reused = f" ({done.reused} reused)" if done.reused else ""
-            self.status.value = html.escape(
-                f"{name}: replayed {len(done.prepared)} requests{reused} in "
-                f"{done.seconds * 1000:.0f} ms"
-            )
+            self.status.value = html.escape(moved_status(done, kept=kept is not None))
             # A change made from code shows in the widgets: the tuned config, its values.
             if self.config_picker.value != name:
-                self.config_picker.value = name  # loads its sliders
+                self.config_picker.value = name  # loads its sliders, reads ahead from them
             else:
-                self._load_sliders()
+                self._picked()
             self.redraw(analyse=False)
         filling = self.filling = asyncio.ensure_future(self._fill())
         try:
@@ -256,7 +270,9 @@ class WhatIfLab:
                 raise  # this task itself was cancelled, not the filling a newer move replaced
 
     async def _fill(self) -> None:
-        """Price, then grade, each config not yet analysed; redraw once all are."""
+        """Once the nearest slider values are replayed ahead (`Ahead.nearest`), price, then
+        grade, each config not yet analysed; redraw once all are."""
+        await self.runner.nearest()
         for run in list(self.what.runs.values()):
             await asyncio.sleep(0)  # what was drawn goes out first; a newer move may cancel
             run.costs  # noqa: B018 - priced on first read
