@@ -83,19 +83,7 @@ def digest(steps: list[ReplayStep]) -> str:
 
 
 async def _replayed(path: Path, config: ContextConfig, **options: Any) -> list[ReplayStep]:
-    transcript = load_transcript(path)
-    return [
-        step
-        async for step in replay(
-            transcript.messages,
-            context_window=WINDOW,
-            counter=TokenCache(TiktokenCounter()),
-            config=config,
-            system=transcript.system,
-            tools=transcript.tools,
-            **options,
-        )
-    ]
+    return [step async for step in _each(path, config, **options)]
 
 
 async def _graded_as_it_goes(path: Path, config: ContextConfig) -> list[ReplayStep]:
@@ -108,7 +96,7 @@ async def _graded_as_it_goes(path: Path, config: ContextConfig) -> list[ReplaySt
     return out
 
 
-async def _each(path: Path, config: ContextConfig) -> AsyncIterator[ReplayStep]:
+async def _each(path: Path, config: ContextConfig, **options: Any) -> AsyncIterator[ReplayStep]:
     transcript = load_transcript(path)
     async for step in replay(
         transcript.messages,
@@ -117,6 +105,7 @@ async def _each(path: Path, config: ContextConfig) -> AsyncIterator[ReplayStep]:
         config=config,
         system=transcript.system,
         tools=transcript.tools,
+        **options,
     ):
         yield step
 
