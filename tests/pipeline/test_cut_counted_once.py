@@ -1,11 +1,14 @@
-"""A summary request's piece cut to its room tokenizes the text it cuts once: the whole text's
-count is the one the cache holds (issue 54, preparation near the floor), and the cut is the one
-counting it again gave."""
+"""Preparation tokenizes a text once (issue 54, preparation near the floor): a summary request's
+piece cut to its room takes the whole text's count the cache holds, and a prune that waits for
+its savings counts each preview once over the steps; the results are the ones counting afresh
+gives."""
 
 from __future__ import annotations
 
 from ctxlab import ApproximateCounter, AssistantMessage, TextBlock, TokenCache, UserMessage
-from ctxlab.messages import ToolUseBlock
+from ctxlab.config import PruneConfig
+from ctxlab.messages import ToolResultBlock, ToolUseBlock
+from ctxlab.pipeline._passes import prune_tool_output
 from ctxlab.pipeline._summary_calls import _cut_texts
 from ctxlab.tokens import head_within
 
@@ -56,3 +59,40 @@ def test_a_long_argument_is_cut_without_counting_it_again() -> None:
         "path": "a.py",
         "content": f"{wanted}\n[... cut here for the summary request]",
     }
+
+
+def _tool_loop(results: int) -> list[UserMessage | AssistantMessage]:
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content=(TextBlock(text="go"),))]
+    for n in range(results):
+        call = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat log{n}"})
+        messages.append(AssistantMessage(content=(call,)))
+        output = "\n".join(f"log {n} line {k}: {k * n}" for k in range(200))
+        messages.append(
+            UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=output),))
+        )
+    return messages
+
+
+def test_a_prune_that_waits_counts_each_preview_once() -> None:
+    # Savings under the minimum: nothing pruned, and the pass runs again at the next step over
+    # the same older results — their previews are not tokenized again.
+    counter = Counting()
+    cache = TokenCache(counter)
+    conversation = _tool_loop(6)
+    config = PruneConfig(protect_tokens=10, minimum_prunable_tokens=10**6, preview_chars=100)
+    first = prune_tool_output(conversation, config, cache)
+    counted = len(counter.texts)
+    again = prune_tool_output(conversation, config, cache)
+    assert again == first == (tuple(conversation), [])
+    assert len(counter.texts) == counted  # nothing tokenized at the second step
+    previews = [t for t in counter.texts if len(t) == 100]
+    assert len(previews) == 5  # every result but the newest (never pruned)
+    # Pruned when the savings reach the minimum: the same previews as counting them afresh.
+    cut, transforms = prune_tool_output(
+        conversation, config.model_copy(update={"minimum_prunable_tokens": 1}), cache
+    )
+    assert len(transforms) == 5
+    fresh = TokenCache(ApproximateCounter())
+    assert [t.tokens_after for t in transforms] == [
+        fresh.block(b) for m in cut if isinstance(m, UserMessage) for b in m.tool_results
+    ][:5]
