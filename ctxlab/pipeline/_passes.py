@@ -90,7 +90,9 @@ def prune_tool_output(
             text = result.text
             if len(text) <= config.preview_chars or "older tool output pruned" in text[-200:]:
                 continue
-            saved = tokens - cache.counter.count_text(text[: config.preview_chars]) - 30
+            # The preview's count kept by value: a prune that waits for its savings runs again
+            # at every step over the same older results.
+            saved = tokens - cache.text(text[: config.preview_chars]) - 30
             if saved > 0:
                 candidates[id(result)] = saved
                 savings += saved

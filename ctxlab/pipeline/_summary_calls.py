@@ -143,8 +143,10 @@ def _cut_input(block: ToolUseBlock, keep: int, cache: TokenCache) -> ToolUseBloc
     if not strings:
         return block
     key = max(strings, key=lambda k: len(strings[k]))
-    rest = cache.block(block) - cache.text(strings[key])
-    head = head_within(strings[key], max(keep - rest, 16), cache.counter.count_text)
+    whole = cache.text(strings[key])
+    rest = cache.block(block) - whole
+    # The argument's count is known: head_within does not tokenize it again.
+    head = head_within(strings[key], max(keep - rest, 16), cache.counter.count_text, whole)
     return block.evolve(input={**block.input, key: f"{head}\n{_CUT_NOTE}"})
 
 
@@ -169,7 +171,8 @@ def _cut_texts(piece: Conversation, over: int, cache: TokenCache) -> Conversatio
         keep = max(size - over - 32, 32)
         cut: TextBlock | ToolUseBlock
         if isinstance(block, TextBlock):
-            head = head_within(block.text, keep, cache.counter.count_text)
+            # A text block's count is its text's (no framing): not tokenized again.
+            head = head_within(block.text, keep, cache.counter.count_text, size)
             cut = block.evolve(text=f"{head}\n{_CUT_NOTE}")
         else:
             assert isinstance(block, ToolUseBlock)

@@ -43,6 +43,7 @@ from ctxlab.manifest import (
 )
 from ctxlab.messages import MAX_TOKENS
 from ctxlab.messages._request import ModelRequest
+from ctxlab.pipeline._record import CompactionRecord
 from ctxlab.retention import retention_columns
 from ctxlab.util._checks import instance_of, shown, whole_number
 
@@ -87,6 +88,8 @@ class StepLog:
     """Rows of reasoning requests and the compactions between them."""
 
     rows: list[StepRow] = field(default_factory=list)
+    """One row per reasoning request; a replayed compaction's retention columns are filled
+    when the frame is asked for (`graded`)."""
     manifests: list[ContextManifest] = field(default_factory=list)
     requests: list[ModelRequest | None] = field(default_factory=list)
     sent: list[ContextManifest] = field(default_factory=list)
@@ -121,6 +124,8 @@ class StepLog:
     """The recorded compactions up to and including each row (kept as rows are added: the
     segment of a row, without a pass over the rows before it)."""
     _by_request_id: dict[str, int] = field(default_factory=dict)
+    _ungraded: dict[int, CompactionRecord] = field(default_factory=dict)
+    """The rows whose compaction's retention is not in the row yet (`graded`)."""
     _frame: Any = None
     _last_purpose: str = ""
     _priced: tuple[tuple[int, ...], list[RequestCost]] | None = None
@@ -180,9 +185,9 @@ class StepLog:
             if within:
                 self.rows[step]["compaction"] = event.method
                 self.rows[step]["compacted_messages"] = event.record.messages_compacted
-                kept = retention_columns(event.record)
-                self.rows[step]["retention"] = kept["retention"]
-                self.rows[step]["retention_control"] = kept["retention_control"]
+                # Graded when the frame is asked for: a replay's record grades when its
+                # retention is read, and the plot never reads it.
+                self._ungraded[step] = event.record
                 self._frame = None
             return step
         return None
@@ -276,10 +281,24 @@ class StepLog:
             raise UsageError(msg)
         return self.manifests[step]
 
+    def graded(self) -> list[StepRow]:
+        """`rows` with every compaction's ``retention`` and ``retention_control`` filled in
+        (graded now if its record grades on first read, as a replay's does; a live agent's
+        records come graded): what the frame shows. ``rows`` alone never waits for a grader."""
+        for step, record in sorted(self._ungraded.items()):
+            kept = retention_columns(record)
+            self.rows[step]["retention"] = kept["retention"]
+            self.rows[step]["retention_control"] = kept["retention_control"]
+        self._ungraded.clear()
+        return self.rows
+
     def frame(self) -> pd.DataFrame:
-        """One row per reasoning request (cached until the next change)."""
+        """One row per reasoning request (cached until the next change), every compaction
+        graded (`graded`)."""
         if self._frame is None:
             import pandas as pd
+
+            self.graded()
 
             self._frame = pd.DataFrame(self.rows, columns=list(STEP_COLUMNS))
             costs, priced_from = self._costs()

@@ -1,0 +1,149 @@
+"""`replay` as a user calls it, against the id-and-count floor and AgentScope 2.0.11 (CPU time).
+
+Issue 54 asks for preparation close to the floor: ≤ 1.3× the id-and-count floor at every
+window, and against AgentScope really compressing ≤ 1.0× at 16k, ≤ 0.5× at 32k, ≤ 0.3× at 200k.
+Contenders, in the same run, on the held-out groups of `compaction_bench` (corpus sessions never
+profiled, and long sessions stitched from them):
+
+- **user**: ``ctxlab.replay(messages, context_window=W, counter=default_counter(),
+  system=...)`` as a user calls it — the default (extractive) summarizer, a cold cache, the
+  steps iterated and nothing read from them (a replay grades a compaction only when its
+  retention is read);
+- **prepare**: `compaction_bench.ctxlab_prepare` — the same replay with the stub summarizer that
+  AgentScope's peer has too, and ``grade=False``: preparation against preparation;
+- **floor**: `compaction_bench.id_count_floor` — every message's id and every text counted once,
+  a manifest and a request per step, nothing else;
+- **AgentScope**: `compress_context()` at every boundary with a stub model answering the
+  summary at once (`_agentscope_peer`).
+
+CPU seconds of the process (``time.process_time``: both counting threads included); every
+contender cold (the transcript read again: fresh objects, fresh caches), interleaved with the
+order rotating each repeat, the best of ``--repeat`` kept. The machine's load is printed beside
+every table (the machines are shared: compare only ratios of the same run).
+
+Usage: python benchmarks/replay_user_bench.py [--windows 16000,32000,200000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from _agentscope_peer import AgentScopePeer  # benchmarks/ is on sys.path when run as a script
+from compaction_bench import Messages, Session, ctxlab_prepare, id_count_floor, sessions
+
+import ctxlab
+from ctxlab.io._transcript import corpus_dir
+from ctxlab.tokens import default_counter, load_encoding
+
+CONTENDERS = ("user", "prepare", "floor", "agentscope")
+
+
+async def user_replay(messages: Messages, system: str, window: int) -> float:
+    """CPU seconds of `ctxlab.replay` as a user calls it, every step iterated."""
+    start = time.process_time()
+    async for _ in ctxlab.replay(
+        messages, context_window=window, counter=default_counter(), system=system
+    ):
+        pass
+    return time.process_time() - start
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.2f} (1 min) {five:.2f} (5 min), {os.cpu_count()} cores"
+
+
+async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict[str, float]:
+    """The best CPU seconds of each contender on ``session``, interleaved and cold."""
+    best: dict[str, float] = {}
+
+    def keep(name: str, seconds: float) -> None:
+        best[name] = min(best.get(name, float("inf")), seconds)
+
+    async def user() -> None:
+        keep("user", await user_replay(*session.load(), window))
+
+    async def prepare() -> None:
+        keep("prepare", (await ctxlab_prepare(*session.load(), window))[1])
+
+    async def floor() -> None:
+        keep("floor", id_count_floor(*session.load(), window)[1])
+
+    async def theirs() -> None:
+        await peer.run(*session.load())
+        keep("agentscope", peer.cpu)
+
+    runs: list[Callable[[], Awaitable[None]]] = [user, prepare, floor, theirs]
+    for turn in range(repeat):
+        for k in range(len(runs)):
+            await runs[(turn + k) % len(runs)]()
+    return best
+
+
+def table(rows: list[dict[str, Any]], window: int) -> list[str]:
+    lines = []
+    for group in sorted({r["group"] for r in rows if r["window"] == window}):
+        chosen = [r for r in rows if r["window"] == window and r["group"] == group]
+        total = {name: sum(r[name] for r in chosen) * 1000 for name in CONTENDERS}
+        lines.append(
+            f"{window:7d} {group:18} {len(chosen):3d} |"
+            + "".join(f" {total[n]:9.0f}" for n in CONTENDERS)
+            + f" | {total['user'] / total['floor']:9.2f} {total['prepare'] / total['floor']:9.2f}"
+            f" {total['user'] / total['agentscope']:8.2f}"
+            f" {total['prepare'] / total['agentscope']:8.2f}"
+            f" {total['floor'] / total['agentscope']:8.2f}"
+        )
+    return lines
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--windows", default="16000,32000,200000")
+    parser.add_argument("--repeat", type=int, default=3, help="cold runs of each; best kept")
+    parser.add_argument("--stitch", type=int, default=1500, help="messages per stitched session")
+    parser.add_argument("--stitched", type=int, default=3, help="stitched sessions per part")
+    parser.add_argument("--group", default="held-out", help="only groups containing this text")
+    parser.add_argument("--out", default="benchmarks/results/replay_user_bench.json")
+    args = parser.parse_args()
+    windows = [int(w) for w in args.windows.split(",")]
+    files = sorted((corpus_dir() / "norm").glob("*.jsonl"))
+    if not files:
+        print("no transcripts: set CTXLAB_CORPUS", file=sys.stderr)
+        return 2
+    chosen = [
+        s for s in sessions(files, args.stitch, args.stitched, False) if args.group in s.group
+    ]
+    load_encoding("cl100k_base")
+    rows: list[dict[str, Any]] = []
+    header = (
+        f"{'window':>7} {'group':18} {'n':>3} |"
+        + "".join(f" {n[:9]:>9}" for n in CONTENDERS)
+        + f" | {'user÷fl':>9} {'prep÷fl':>9} {'user÷AS':>8} {'prep÷AS':>8} {'fl÷AS':>8}"
+    )
+    print(f"CPU ms, best of {args.repeat} cold interleaved repeats; {load()}")
+    for window in windows:
+        peer = AgentScopePeer(window)
+        warm = chosen[0]  # untimed: imports and first-use caches of every path
+        await user_replay(*warm.load(), window)
+        await ctxlab_prepare(*warm.load(), window)
+        await peer.run(*warm.load())
+        for session in chosen:
+            best = await measure(session, window, args.repeat, peer)
+            rows.append({"session": session.name, "group": session.group, "window": window, **best})
+        print(header)
+        print("\n".join(table(rows, window)))
+        print(f"  ({load()})", flush=True)
+    Path(args.out).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
