@@ -465,7 +465,14 @@ def test_forks_overlay_their_runs_and_the_lab_forks_at_a_button(
                 page.screenshot(path=str(shots / "forks-run.png"))
             text = page.inner_text(".jp-Notebook")
             assert "Traceback" not in text, text[text.find("Traceback") - 500 :][:3000]
-            assert "forks done: 9 runs" in text
+            # The report's cell is far above the last one (JupyterLab renders only the cells
+            # in view): brought into view, its output read.
+            _scroll_to(page, "report = forked.report(")
+            page.wait_for_function(
+                "document.body.innerText.includes('forks done: 9 runs')", timeout=30_000
+            )
+            text = page.inner_text(".jp-Notebook")
+            assert "Traceback" not in text, text[text.find("Traceback") - 500 :][:3000]
             # The fork lab: each run's curve, and an ✕ where a run's context parts from the
             # reference's — at the fork (request 2), for the three runs of two branches.
             _scroll_to(page, "forked = ForkLab(")
