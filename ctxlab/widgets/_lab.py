@@ -30,7 +30,8 @@ from ctxlab.tokens import TokenCounter
 from ctxlab.util._files import write_atomic
 from ctxlab.widgets._budget import BudgetPanel
 from ctxlab.widgets._calls import LiveCalls
-from ctxlab.widgets._controls import ConfigPanel, Controls, SourcesPanel
+from ctxlab.widgets._config_panel import ConfigPanel
+from ctxlab.widgets._controls import Controls
 from ctxlab.widgets._fork_panel import ForkPanel
 from ctxlab.widgets._header import frequent_note, header_html
 from ctxlab.widgets._lab_args import a_recording, item_id_argument, watched
@@ -38,6 +39,7 @@ from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
 from ctxlab.widgets._recording import RecordingView
+from ctxlab.widgets._sources_panel import SourcesPanel
 from ctxlab.widgets._static import StaticView
 from ctxlab.widgets._steps import StepLog, step_number
 from ctxlab.widgets._table import Opener
@@ -77,7 +79,7 @@ class Lab:
         self.map = ContextMap()
         self.manifest = ManifestPanel()
         self.context = ContextPanel()
-        self.config = ConfigPanel(agent, self._config_applied)
+        self.config = ConfigPanel(agent, self._config_applied, self._config_moved)
         self.sources = SourcesPanel(agent)
         self.controls = Controls()
         self.calls = LiveCalls(self)
@@ -117,7 +119,7 @@ class Lab:
             self.log.feed(ContextBuildEvent(manifest))
         self._unsubscribe = agent.subscribe(self._on_event)
         self._closed = False
-        self.budget.update(self.log, self._plot_thresholds())
+        self._draw()
         if len(self.log):
             self.select(len(self.log) - 1)
         if agent.capabilities.read_only:
@@ -208,9 +210,17 @@ class Lab:
         # The thresholds the plot draws one x past the last request: `next_thresholds`, or
         # None for a recording shown as recorded (it has no next request, and its agent's own
         # lines are not in the file).
+        # While the Config tab shows a config not applied, its lines (what the next request
+        # would use once applied).
         recording = self._recording()
         if recording is not None and recording.view == "recorded":
             return None
+        pending = self.config.pending
+        if pending is not None:
+            model = self.agent.model
+            return Thresholds.compute(
+                pending, model.context_window, getattr(model, "max_output_tokens", None)
+            )
         return self.next_thresholds()
 
     def next_lines(self) -> Thresholds:
@@ -230,7 +240,7 @@ class Lab:
         built = isinstance(event, ContextBuildEvent)
         follow = built and (self.follow or self.selected is None)
         # The selection line moves in the same update of the plot as the new request.
-        self.budget.update(self.log, self._plot_thresholds(), select=step if follow else None)
+        self._draw(select=step if follow else None)
         if built:
             self.sources.sync()  # a source edited in code shows in its editor
             self.config.sync()  # and a config assigned in code in the Config tab
@@ -243,7 +253,14 @@ class Lab:
         self._static.refresh()
 
     def _redraw(self) -> None:
-        self.budget.update(self.log, self._plot_thresholds(), select=self.selected)
+        self._draw(select=self.selected)
+
+    def _draw(self, select: int | None = None) -> None:
+        """Redraw the budget plot from the log, its lines ahead at what the Config tab shows
+        (said "not applied" while it is not the config in force)."""
+        self.budget.update(
+            self.log, self._plot_thresholds(), select=select, applied=self.config.pending is None
+        )
 
     def _warn_if_frequent(self) -> None:
         warning = frequent_note(self.log.recent_compactions, self.next_thresholds())
@@ -254,7 +271,12 @@ class Lab:
         if self.recording is not None:
             self.recording.config_applied()
             return
-        self.budget.update(self.log, self._plot_thresholds())
+        self._draw()
+
+    def _config_moved(self, config: ContextConfig | None) -> None:
+        # A control moved, not applied: only the lines' next point follows it (at once, as the
+        # slider is dragged); the requests drawn are what they were.
+        self.budget.move_lines(self._plot_thresholds(), applied=config is None)
 
     def _update_header(self) -> None:
         self.header.value = header_html(
