@@ -23,7 +23,7 @@ from ctxlab.analysis._calibration import ZERO_BILL
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
-from ctxlab.widgets._budget_marks import compaction_marks, recorded_marks
+from ctxlab.widgets._budget_marks import MARKERS, compaction_marks, recorded_marks
 from ctxlab.widgets._columns import RowColumns
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
@@ -43,16 +43,6 @@ LINES = (
     ("notice_tokens", "usage notice", "#888888"),
     ("trigger_tokens", "trigger", "#d62728"),
     ("input_limit", "input limit", "#000000"),
-)
-MARKERS = (
-    ("compaction", "star", "#9467bd"),
-    ("offload", "triangle-up", "#17becf"),
-    ("omission", "x", "#e377c2"),
-    # The recorded session's own compactions (a Claude Code /compact), not ctxlab's.
-    ("recorded compaction", "diamond", "#ff7f0e"),
-    # Requests whose calibrated estimate must not be read beside the bill unsaid (a bill of 0,
-    # an estimate more than 1.5 times off): marked on the bill, the estimate left out.
-    ("flagged", "circle-x-open", "#d62728"),
 )
 NOT_APPLIED = "next request, if applied (not applied)"
 """What the plot says over the lines' next point while the Config tab shows a config not
@@ -177,7 +167,6 @@ class BudgetPanel:
         self.units = "tokens"
         """``"tokens"``, or ``"percent"``: every value as a share of its request's input limit."""
         self._limits = np.ones(1)
-        self._log: StepLog | None = None  # the log drawn last (its lines move with a slider)
         self._usage_columns = RowColumns(("usage_total_input", "calibrated"), np.float64, np.nan)
         self._usage_log: StepLog | None = None
         self._usage_seen = 0
@@ -260,7 +249,6 @@ class BudgetPanel:
         columns = self._columns.of(rows)  # only the rows new since the last redraw are read
         lines = self._lines.of(rows)
         limits = columns["input_limit"].astype(np.float64)
-        self._log = log
         self._limits = np.maximum(limits, 1.0)
         with self.plot.batch_update():
             for index, placement in enumerate(PLACEMENTS):
@@ -298,15 +286,6 @@ class BudgetPanel:
                 self.plot.relayout(xaxis={**self.plot.layout["xaxis"], "dtick": dtick})
             if select is not None:
                 self._draw_selection(select)
-
-    def move_lines(self, next_lines: Thresholds | None, *, applied: bool) -> None:
-        """Move only the lines' next point to ``next_lines`` (a control moved: the requests
-        drawn are unchanged), saying whether they are applied."""
-        if self._log is None:
-            return
-        lines = self._lines.of(self._log.rows)  # nothing new is read: the rows drawn
-        with self.plot.batch_update():
-            self._draw_lines(lines, next_lines, applied)
 
     def _draw_lines(
         self, lines: Mapping[str, np.ndarray], next_lines: Thresholds | None, applied: bool

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.config._fields import TunableField, tunable_fields
+from ctxlab.manifest import Thresholds
 
 if TYPE_CHECKING:
     from ctxlab.agent._watched import Watched
@@ -36,15 +37,15 @@ class ConfigPanel:
     Args:
         agent: The watched agent whose ``context_config`` the controls show and Apply sets.
         on_applied: Called with the config Apply set.
-        on_moved: Called when the controls move: with the valid config they show when it is
-            not the one in force (`pending`), else None.
+        on_moved: Called when what the controls show changes (`pending` then holds the valid
+            config they show when it is not the one in force).
     """
 
     def __init__(
         self,
         agent: Watched,
         on_applied: Callable[[ContextConfig], None],
-        on_moved: Callable[[ContextConfig | None], None] | None = None,
+        on_moved: Callable[[], None] | None = None,
     ) -> None:
         self.agent = agent
         self._on_applied = on_applied
@@ -118,6 +119,16 @@ class ConfigPanel:
                 "(the plot's lines show them); Apply to use them</span>"
             )
 
+    def lines_ahead(self) -> Thresholds:
+        """The lines (as the engine computes them) the controls show: those of `pending` —
+        what the next request would use once applied — else those of the next request."""
+        if self.pending is None:
+            return self.agent.next_thresholds()
+        model = self.agent.model
+        return Thresholds.compute(
+            self.pending, model.context_window, getattr(model, "max_output_tokens", None)
+        )
+
     @property
     def message(self) -> str:
         """The status line as plain text (what the controls, Apply or Defaults last said)."""
@@ -164,7 +175,7 @@ class ConfigPanel:
         if config is not self.pending:
             self.pending = config
             if self._on_moved is not None:
-                self._on_moved(config)
+                self._on_moved()
 
     def apply(self) -> ContextConfig | None:
         """Validate and apply; on an invalid combination show why and change nothing."""
