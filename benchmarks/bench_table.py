@@ -1,7 +1,8 @@
 """`make bench` in one sitting: every benchmark script run in turn, the machine's load beside
 each, and the table of their figures — each a ratio measured in the same run (a contender
 against its baseline, its floor or its target) — printed at the end and kept in
-``benchmarks/results/bench_table.txt`` (the last table; the scripts' whole output beside it in
+``benchmarks/results/bench_table.txt`` (the last table, written after each step: a sitting
+stopped midway keeps what it measured; the scripts' whole output beside it in
 ``bench_table.log``).
 
     python benchmarks/bench_table.py [--only lab-open sessions ...] [--out FILE]
@@ -139,14 +140,15 @@ def main() -> int:
     args = parser.parse_args()
     steps = [Step(name, STEPS[name]) for name in (args.only or STEPS)]
     log: list[str] = []
-    for step in steps:
-        run(step, log)
-    text = table(steps)
-    print("\n" + text, end="")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    out.with_suffix(".log").write_text("\n".join(log) + "\n", encoding="utf-8")
+    for done, step in enumerate(steps, 1):
+        run(step, log)
+        # Written after each step: a sitting stopped midway keeps the figures it measured.
+        text = table(steps[:done]) + ("" if done == len(steps) else "\n(still running)\n")
+        out.write_text(text, encoding="utf-8")
+        out.with_suffix(".log").write_text("\n".join(log) + "\n", encoding="utf-8")
+    print("\n" + table(steps), end="")
     return max((s.status for s in steps), default=0)
 
 
