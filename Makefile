@@ -69,16 +69,12 @@ FUZZ_EXAMPLES ?= 1000
 fuzz: $(STAMP)
 	CTXLAB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/fuzz tests/util/test_regex_audit.py -p no:cacheprovider -q
 
+# Every script of benchmarks/ in one sitting (benchmarks/bench_table.py lists them), then the
+# table of their figures — each a ratio measured in this run, the load beside it — printed and
+# kept in benchmarks/results/bench_table.txt (the scripts' whole output in bench_table.log).
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'agentscope==2.0.11'
-	$(PY) benchmarks/prepare_bench.py
-	$(PY) benchmarks/compaction_bench.py
-	$(PY) benchmarks/loop_bench.py
-	$(PY) benchmarks/lab_bench.py --steps 1000
-	$(PY) benchmarks/lab_bench.py --steps 10000
-	$(PY) benchmarks/scale_bench.py
-	$(PY) benchmarks/sessions_bench.py
-	$(PY) benchmarks/whatif_slider_bench.py
+	$(PY) benchmarks/bench_table.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build/mutate

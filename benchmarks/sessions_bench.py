@@ -3,17 +3,22 @@
     python benchmarks/sessions_bench.py [--files 1000] [--repeat 3]
 
 The folder is the corpus's raw session files (Claude Code with its subagents, mini-SWE-agent,
-SWE-agent, tau-bench: the files `sessions` reads, by suffix) copied round-robin under new names until it holds ``--files`` of them, in a temporary folder.
-Each repeat is cold for both contenders (a fresh process each: nothing imported or read before)
-on the same folder: ``sessions(folder)`` with its default workers, ``sessions(folder,
-workers=1)``, and the baseline — a loop of ``ctxlab.load`` over the same files, which is what a
-user would write without it. Printed: seconds, files per second, the ratio to the baseline,
-and the number of rows and of problems (every file must be a row).
+SWE-agent, tau-bench: the files `sessions` reads, by suffix) copied round-robin under new names,
+each with its own folder as it lies on disk (a Claude Code session's ``<id>/subagents/``), until
+it holds ``--files`` of them, in a temporary folder. Each repeat is cold for every contender (a
+fresh process each: nothing imported or read before) on the same folder: ``sessions(folder)``
+with its default workers, ``sessions(folder, workers=1)``, the baseline — a loop of
+``ctxlab.load`` over the same files, which is what a user would write without it — and the floor:
+decoding every file's JSON (one process), which any reader of these files pays. Printed:
+seconds (wall, and CPU with the worker processes'), files and MB per second, the ratios to the
+baseline, to the floor and to the 5 s target of issue 54, the rows and the problems (every file
+must be a row), and the machine's load.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -39,44 +44,86 @@ CONTENDERS = {
         "class F: pass\n"
         "f = F(); f.shape = (len(rows),); f.problems = sum(r is None for r in rows)"
     ),
+    "JSON decode of each file (floor)": (
+        "import json, pathlib\n"
+        "n = 0\n"
+        "for p in sorted(pathlib.Path(FOLDER).rglob('*')):\n"
+        "    if not p.is_file(): continue\n"
+        "    data = p.read_bytes(); n += 1\n"
+        "    try: json.loads(data)\n"
+        "    except ValueError:\n"
+        "        for line in data.splitlines():\n"
+        "            try: json.loads(line)\n"
+        "            except ValueError: pass\n"
+        "class F: pass\n"
+        "f = F(); f.shape = (n,); f.problems = 0"
+    ),
 }
+TARGET = 5.0
+"""Seconds for `sessions` on 1,000 files (issue 54)."""
+BASELINE = "load() each file (baseline)"
+FLOOR = "JSON decode of each file (floor)"
 
 TIMED = """
-import time
+import resource, time
 FOLDER = {folder!r}
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 {code}
 seconds = time.perf_counter() - started
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = time.process_time() - cpu + children.ru_utime + children.ru_stime
 problems = getattr(f, "problems", None)
 if problems is None:
     problems = int(f["problem"].notna().sum())
-print(seconds, f.shape[0], problems)
+print(seconds, f.shape[0], problems, cpu)
 """
 
 
+def _units(raw: Path) -> list[list[Path]]:
+    """The corpus's sessions as they lie on disk: each file that `sessions` reads, with the
+    folder of the same name beside it when there is one (a Claude Code session's
+    ``<id>/subagents/agent-*.jsonl``: its subagents are found there, not re-read from it)."""
+    files = [p for p in sorted(raw.rglob("*")) if p.is_file() and p.name.endswith(SUFFIXES)]
+    own = {p.with_suffix("") for p in files if p.with_suffix("").is_dir()}
+    return [
+        [path, *sorted(f for f in path.with_suffix("").rglob("*") if f.is_file())]
+        for path in files
+        if not own.intersection(path.parents)  # inside a session's own folder: copied with it
+    ]
+
+
 def folder_of(count: int) -> Path:
-    raw = sorted(
-        p for p in (corpus_dir() / "raw").rglob("*") if p.is_file() and p.name.endswith(SUFFIXES)
-    )
-    if not raw:
+    """A temporary folder of ``count`` session files: the corpus's raw sessions copied
+    round-robin under new names, each with its own folder (as they lie on disk)."""
+    raw = corpus_dir() / "raw"
+    units = _units(raw)
+    if not units:
         sys.exit(f"no corpus at {corpus_dir()}: set CTXLAB_CORPUS")
     target = Path(tempfile.mkdtemp(prefix="ctxlab-sessions-"))
-    for n in range(count):
-        source = raw[n % len(raw)]
-        folder = target / source.parent.name
+    copied, n = 0, 0
+    while copied < count:
+        session, *inside = units[n % len(units)]
+        folder = target / session.parent.name
+        new = f"{n:04d}-{session.name}"
         folder.mkdir(exist_ok=True)
-        shutil.copyfile(source, folder / f"{n:04d}-{source.name}")
+        shutil.copyfile(session, folder / new)
+        for part in inside[: count - copied - 1]:
+            place = folder / Path(new).with_suffix("") / part.relative_to(session.with_suffix(""))
+            place.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(part, place)
+        copied += 1 + min(len(inside), count - copied - 1)
+        n += 1
     return target
 
 
-def run(code: str, folder: Path) -> tuple[float, int, int]:
+def run(code: str, folder: Path) -> tuple[float, int, int, float]:
     out = subprocess.run(
         [sys.executable, "-c", TIMED.format(folder=str(folder), code=code)],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return float(out[0]), int(out[1]), int(out[2])
+    return float(out[0]), int(out[1]), int(out[2]), float(out[3])
 
 
 def main() -> None:
@@ -85,24 +132,45 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     folder = folder_of(args.files)
+    megabytes = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+    loads = [os.getloadavg()[0]]
     try:
-        results = {
-            name: [run(code, folder) for _ in range(args.repeat)]
-            for name, code in CONTENDERS.items()
-        }
+        # Interleaved: each repeat runs every contender once, so drift hits them alike.
+        runs: dict[str, list[tuple[float, int, int, float]]] = {name: [] for name in CONTENDERS}
+        for _ in range(args.repeat):
+            for name, code in CONTENDERS.items():
+                runs[name].append(run(code, folder))
+                loads.append(os.getloadavg()[0])
     finally:
         shutil.rmtree(folder)
-    baseline = statistics.median(r[0] for r in results["load() each file (baseline)"])
-    print(f"{args.files:,} files, median of {args.repeat} cold runs each")
+    table(runs, args.files, megabytes, loads)
+
+
+def table(
+    runs: dict[str, list[tuple[float, int, int, float]]],
+    files: int,
+    megabytes: float,
+    loads: list[float],
+) -> None:
+    """Print each contender's median against the baseline, the floor and the target."""
+    median = {name: statistics.median(r[0] for r in results) for name, results in runs.items()}
+    cpu = {name: statistics.median(r[3] for r in results) for name, results in runs.items()}
+    repeats = len(runs[BASELINE])
     print(
-        f"{'contender':<30} {'seconds':>8} {'files/s':>8} {'ratio':>6} {'rows':>6} {'problems':>8}"
+        f"{files:,} files ({megabytes:,.0f} MB), median of {repeats} cold runs each, "
+        f"interleaved; load {min(loads):.1f}–{max(loads):.1f} (1-minute average)"
     )
-    for name, runs in results.items():
-        seconds = statistics.median(r[0] for r in runs)
-        rows, problems = runs[0][1], runs[0][2]
+    print(
+        f"{'contender':<34} {'seconds':>8} {'CPU s':>7} {'files/s':>8} {'MB/s':>6} "
+        f"{'÷ load()':>8} {'÷ floor':>8} {'÷ target':>8} {'rows':>6} {'problems':>8}"
+    )
+    for name, results in runs.items():
+        seconds = median[name]
+        rows, problems = results[0][1], results[0][2]
         print(
-            f"{name:<30} {seconds:>8.2f} {args.files / seconds:>8.0f} "
-            f"{seconds / baseline:>6.2f} {rows:>6} {problems:>8}"
+            f"{name:<34} {seconds:>8.2f} {cpu[name]:>7.2f} {files / seconds:>8.0f} "
+            f"{megabytes / seconds:>6.1f} {seconds / median[BASELINE]:>8.2f} "
+            f"{seconds / median[FLOOR]:>8.2f} {seconds / TARGET:>8.2f} {rows:>6} {problems:>8}"
         )
 
 

@@ -27,6 +27,7 @@ from ctxlab.analysis._recorded_turns import (
 )
 from ctxlab.io._arguments import checked_transcript
 from ctxlab.manifest import ContextManifest, ManifestItem, Transform
+from ctxlab.manifest._manifest import PlacedPrefix, placed_totals
 from ctxlab.materials import Unrecorded
 from ctxlab.messages import (
     AssistantMessage,
@@ -293,7 +294,11 @@ class RecordedItems:
         self.cache = cache
         self._messages: Sequence[Message] | None = None
         self._message_items: tuple[ManifestItem, ...] = ()
-        self._built: dict[tuple[ManifestItem, ...], tuple[tuple[ManifestItem, ...], list[int]]] = {}
+        # By lead: the items, their running token total, and each placement's.
+        self._built: dict[
+            tuple[ManifestItem, ...],
+            tuple[tuple[ManifestItem, ...], list[int], dict[str, list[int]]],
+        ] = {}
 
     def of(
         self, request: RecordedRequest, lead: tuple[ManifestItem, ...] = ()
@@ -309,10 +314,14 @@ class RecordedItems:
         built = self._built.get(lead)
         if built is None:
             items = (*lead, *self.fixed, *self._message_items)
-            built = self._built[lead] = (items, list(itertools.accumulate(i.tokens for i in items)))
-        items, totals = built
+            built = self._built[lead] = (
+                items,
+                list(itertools.accumulate(i.tokens for i in items)),
+                placed_totals(items),
+            )
+        items, totals, placed = built
         count = len(lead) + len(self.fixed) + len(messages)
-        return Prefix(items, count), totals[count - 1] if count else 0
+        return PlacedPrefix(items, count, placed), totals[count - 1] if count else 0
 
 
 def recorded_manifest(

@@ -20,6 +20,7 @@ from ctxlab.manifest._kinds import ItemKind, Purpose, TransformKind
 from ctxlab.manifest._thresholds import Thresholds
 from ctxlab.messages._usage import ProviderUsage
 from ctxlab.util._checks import shown
+from ctxlab.util._views import Prefix
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,6 +87,37 @@ class ManifestItem:
     blocks: int = 1
     """The content blocks it sends (a message's blocks; 1 for anything else): what Anthropic's
     prompt cache counts when it looks back from a breakpoint for an earlier cached prefix."""
+
+
+class PlacedPrefix(Prefix[ManifestItem]):
+    """The first ``end`` items of ``base`` with each placement's running token total
+    (`placed_totals` of ``base``): the requests of a recording share one itemization, and a
+    request's `ContextManifest.totals` is then a lookup, not a walk of its items (a walk of
+    every request's items cost n² in all: 10 s at 5,000 requests)."""
+
+    __slots__ = ("running",)
+
+    def __init__(
+        self, base: Sequence[ManifestItem], end: int, running: Mapping[str, Sequence[int]]
+    ) -> None:
+        super().__init__(base, end)
+        self.running = running
+
+    def totals(self) -> dict[str, int]:
+        """Tokens per placement of the prefix (every placement present, zeros included)."""
+        return {placement: self.running[placement][self.end] for placement in PLACEMENTS}
+
+
+def placed_totals(items: Sequence[ManifestItem]) -> dict[str, list[int]]:
+    """Each placement's running token total over ``items``: at ``n``, that of the first ``n``
+    (so every list starts at 0)."""
+    running: dict[str, list[int]] = {placement: [0] for placement in PLACEMENTS}
+    last: dict[str, int] = dict.fromkeys(PLACEMENTS, 0)
+    for item in items:
+        last[item.placement] += item.tokens
+        for placement, column in running.items():
+            column.append(last[placement])
+    return running
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +247,8 @@ class ContextManifest:
     @property
     def totals(self) -> dict[str, int]:
         """Tokens per placement (every placement present, zeros included)."""
+        if isinstance(self.items, PlacedPrefix):
+            return self.items.totals()  # a lookup: its running totals are shared
         totals: dict[str, int] = dict.fromkeys(PLACEMENTS, 0)
         for item in self.items:
             totals[item.placement] += item.tokens

@@ -4,7 +4,8 @@ A plotly figure shown by `LivePlot` (plotly.js is not stored in the widget state
 request; stacked areas by placement (system, tool schemas,
 summary, conversation, transient, references); the lines of the usage notice, the trigger and the
 input limit as they were at each request, extended one x to the right with the values the current
-config will apply next (so moving a slider moves them at once) — a recording *as recorded* has
+config will apply next — or, while the Config tab shows a config not applied, the values it would
+apply, marked so (moving a slider moves them at once, before Apply) — a recording *as recorded* has
 neither: its agent's own lines are not in the file, and it has no next request; markers where a
 compaction, an offload or an omission happened. Clicking a point selects that step.
 """
@@ -22,12 +23,12 @@ from ctxlab.analysis._calibration import ZERO_BILL
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
-from ctxlab.widgets._budget_marks import compaction_marks, recorded_marks
+from ctxlab.widgets._budget_marks import MARKERS, compaction_marks, recorded_marks
 from ctxlab.widgets._columns import RowColumns
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
 
-__all__ = ["UNITS", "BudgetPanel"]
+__all__ = ["NOT_APPLIED", "UNITS", "BudgetPanel"]
 
 UNITS = {"tokens": "tokens", "percent": "% of the input limit"}
 """The y axis's units: their names and axis titles."""
@@ -43,16 +44,9 @@ LINES = (
     ("trigger_tokens", "trigger", "#d62728"),
     ("input_limit", "input limit", "#000000"),
 )
-MARKERS = (
-    ("compaction", "star", "#9467bd"),
-    ("offload", "triangle-up", "#17becf"),
-    ("omission", "x", "#e377c2"),
-    # The recorded session's own compactions (a Claude Code /compact), not ctxlab's.
-    ("recorded compaction", "diamond", "#ff7f0e"),
-    # Requests whose calibrated estimate must not be read beside the bill unsaid (a bill of 0,
-    # an estimate more than 1.5 times off): marked on the bill, the estimate left out.
-    ("flagged", "circle-x-open", "#d62728"),
-)
+NOT_APPLIED = "next request, if applied (not applied)"
+"""What the plot says over the lines' next point while the Config tab shows a config not
+applied: the lines are drawn at it, the next request would use them only after Apply."""
 UNKNOWN_LINES = "usage notice, trigger: unknown (not in the file)"
 """What the hover says at a request without thresholds (a recording as recorded): its agent's
 own lines are not in the file, and none is drawn — never a line at 0."""
@@ -231,10 +225,16 @@ class BudgetPanel:
         self._on_select(round(x))
 
     def update(
-        self, log: StepLog, next_lines: Thresholds | None, select: int | None = None
+        self,
+        log: StepLog,
+        next_lines: Thresholds | None,
+        select: int | None = None,
+        *,
+        applied: bool = True,
     ) -> None:
         """Redraw from ``log``; ``next_lines`` are the thresholds the next request will use
-        (None when there is no next request: a recording as recorded).
+        (None when there is no next request: a recording as recorded) — ``applied=False``: those
+        of a config the Config tab shows, not applied yet (the plot says so).
 
         ``select`` also moves the selection line there, in the same update of the view.
         """
@@ -249,19 +249,12 @@ class BudgetPanel:
         columns = self._columns.of(rows)  # only the rows new since the last redraw are read
         lines = self._lines.of(rows)
         limits = columns["input_limit"].astype(np.float64)
-        ahead = () if next_lines is None else (next_lines.input_limit,)
-        self._limits = np.maximum(np.append(limits, ahead), 1.0)
+        self._limits = np.maximum(limits, 1.0)
         with self.plot.batch_update():
             for index, placement in enumerate(PLACEMENTS):
                 data[index]["x"] = x
                 data[index]["y"] = self._scaled(columns[placement].copy())
-            line_x = np.arange(count + len(ahead), dtype=np.int32)
-            for offset, (key, _, _) in enumerate(LINES):
-                upcoming = [getattr(next_lines, key)] if next_lines is not None else []
-                data[len(PLACEMENTS) + offset]["x"] = line_x
-                data[len(PLACEMENTS) + offset]["y"] = self._scaled(
-                    np.concatenate([lines[key], np.asarray(upcoming, dtype=np.float64)])
-                )
+            self._draw_lines(lines, next_lines, applied)
             base = len(PLACEMENTS) + len(LINES)
             marks = [compaction_marks(log)]
             for key in ("offloads", "omissions"):
@@ -287,28 +280,45 @@ class BudgetPanel:
             self._name_lines(
                 known=next_lines is not None or not np.isnan(lines["trigger_tokens"]).all()
             )
-            # The last x of the lines is no request yet: the lines the next one will use.
-            self.plot.relayout(
-                annotations=[
-                    {
-                        "x": count,
-                        "y": 1,
-                        "yref": "paper",
-                        "yanchor": "bottom",
-                        "text": "next request",
-                        "showarrow": False,
-                        "font": {"size": 10, "color": "#777"},
-                    }
-                ]
-                if next_lines is not None
-                else []
-            )
             # Whole requests only on the x axis, about ten ticks whatever the length.
             dtick = max(1, -(-count // 10))
             if self.plot.layout["xaxis"].get("dtick") != dtick:
                 self.plot.relayout(xaxis={**self.plot.layout["xaxis"], "dtick": dtick})
             if select is not None:
                 self._draw_selection(select)
+
+    def _draw_lines(
+        self, lines: Mapping[str, np.ndarray], next_lines: Thresholds | None, applied: bool
+    ) -> None:
+        # Each line as it was at each request, and one x further what the next request will
+        # use (or would, once applied): that point moves as a slider does.
+        count = len(lines["trigger_tokens"])
+        ahead = () if next_lines is None else (float(next_lines.input_limit),)
+        self._limits = np.append(self._limits[:count], np.maximum(ahead, 1.0))
+        line_x = np.arange(count + len(ahead), dtype=np.int32)
+        for offset, (key, _, _) in enumerate(LINES):
+            upcoming = [getattr(next_lines, key)] if next_lines is not None else []
+            trace = self.plot.data[len(PLACEMENTS) + offset]
+            trace["x"] = line_x
+            trace["y"] = self._scaled(
+                np.concatenate([lines[key], np.asarray(upcoming, dtype=np.float64)])
+            )
+        # The last x of the lines is no request yet: the lines the next one will use.
+        self.plot.relayout(
+            annotations=[
+                {
+                    "x": count,
+                    "y": 1,
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    "text": "next request" if applied else NOT_APPLIED,
+                    "showarrow": False,
+                    "font": {"size": 10, "color": "#777" if applied else "#b35900"},
+                }
+            ]
+            if next_lines is not None
+            else []
+        )
 
     def _draw_total(self, totals: np.ndarray, limits: np.ndarray, unknown: np.ndarray) -> None:
         # ``limits``: each request's input limit (0 where unknown), as `update` read them;

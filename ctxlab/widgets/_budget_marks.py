@@ -9,7 +9,19 @@ import html
 
 from ctxlab.widgets._steps import StepLog
 
-__all__ = ["compaction_marks", "recorded_marks"]
+__all__ = ["MARKERS", "compaction_marks", "recorded_marks"]
+
+MARKERS = (
+    ("compaction", "star", "#9467bd"),
+    ("offload", "triangle-up", "#17becf"),
+    ("omission", "x", "#e377c2"),
+    # The recorded session's own compactions (a Claude Code /compact), not ctxlab's.
+    ("recorded compaction", "diamond", "#ff7f0e"),
+    # Requests whose calibrated estimate must not be read beside the bill unsaid (a bill of 0,
+    # an estimate more than 1.5 times off): marked on the bill, the estimate left out.
+    ("flagged", "circle-x-open", "#d62728"),
+)
+"""The budget plot's markers: name, symbol and colour, in the order of their traces."""
 
 
 def compaction_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:

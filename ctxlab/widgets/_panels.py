@@ -1,5 +1,6 @@
 """The panels that show a request: Manifest (its items, what was done to them and why) and
-Context (what the model saw). The steering panels are in `_controls.py`.
+Context (what the model saw). The steering panels are in `_controls.py`,
+`_config_panel.py` and `_sources_panel.py`.
 
 Everything shown that comes from a tool, a model or a source is text: it is escaped before it
 reaches an HTML widget (`html.escape`, DataFrames with ``escape=True``), never interpreted.

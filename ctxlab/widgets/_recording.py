@@ -85,7 +85,7 @@ class RecordingView:
         finally:
             recording.on_progress = None
             lab.reading = False
-        lab.budget.update(lab.log, lab._plot_thresholds())
+        lab._draw()
         if len(lab.log):
             lab.select(len(lab.log) - 1)
         after = lab.log.summary()

@@ -5,7 +5,8 @@ the session fixtures they read), opens a notebook in a workspace of its own, run
 checks. The tour: the budget plot has one x per reasoning request, hovering the plot reads a
 request's total and its share of the limit, a click on the items table's tokens header sorts it
 both ways and typing filters it, a click on a map segment opens its block in the Context tab,
-moving the trigger slider and applying moves the trigger line, "Compact now" adds a compaction
+moving the trigger slider moves the trigger line before Apply (the plot and the Config tab say
+"not applied" until Apply), "Compact now" adds a compaction
 marker, and a tool output holding ``<img src=x onerror=alert(1)>`` shows as text and fires no
 dialog. Your own sessions: a Claude Code session opened in the Lab draws the provider's billed
 usage beside the estimate. Forks: the fork lab overlays each run's curve and marks where its
@@ -300,11 +301,16 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, shots: Path) -> None
             assert focus.locator("details[open]").count() >= 1
             page.screenshot(path=str(shots / "map-click.png"))
 
-            # Moving the trigger slider and applying moves the trigger line's next point.
+            # Moving the trigger slider moves the trigger line's next point before Apply, and
+            # the plot and the Config tab say it is not applied; Apply applies it.
             last_trigger = (
                 "() => { const gd = [...document.querySelectorAll('.js-plotly-plot')]"
                 ".find(g => g.data); const t = gd.data.find(t => t.name === 'trigger');"
                 " return t.y[t.y.length - 1]; }"
+            )
+            said_over_next = (
+                "() => [...document.querySelectorAll('.js-plotly-plot .annotation-text')]"
+                ".map(a => a.textContent).join(' | ')"
             )
             before_trigger = page.evaluate(last_trigger)
             page.get_by_role("tab", name="Config").first.click()
@@ -314,8 +320,19 @@ def test_tour_runs_and_the_dashboard_works(jupyterlab: str, shots: Path) -> None
             handle.focus()
             for _ in range(10):
                 handle.press("ArrowLeft")
+            # The tour applied 0.5: ten steps left is 0.40, the line at 4/5 of where it was.
+            moved = round(before_trigger * 0.8)
+            page.wait_for_function(f"() => ({last_trigger})() === {moved}", timeout=15_000)
+            page.wait_for_function(f"() => ({said_over_next})().includes('not applied')")
+            status = page.locator(".widget-html", has_text="Not applied: trigger ratio 0.40")
+            assert "(in force: 0.50)" in status.first.inner_text()
+            page.screenshot(path=str(shots / "slider-not-applied.png"))
             page.get_by_role("button", name="Apply").first.click()
-            page.wait_for_function(f"() => ({last_trigger})() < {before_trigger}", timeout=15_000)
+            page.wait_for_function(
+                f"() => !({said_over_next})().includes('not applied')", timeout=15_000
+            )
+            assert page.evaluate(last_trigger) == moved
+            page.get_by_text("Applied: in force from the next request").first.wait_for()
             page.screenshot(path=str(shots / "slider.png"))
 
             # The untrusted template is shown as text in the Context tab, never as markup.

@@ -53,7 +53,7 @@ def test_a_huge_offloaded_output_does_not_squeeze_the_map() -> None:
 
 
 def test_config_labels_are_whole_and_tooltips_plain() -> None:
-    from ctxlab.widgets._controls import ConfigPanel
+    from ctxlab.widgets._config_panel import ConfigPanel
 
     class Holder:
         context_config = ContextConfig()

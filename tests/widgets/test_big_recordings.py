@@ -1,0 +1,79 @@
+"""A long recording opens in the Lab in time linear in its requests: each request's tokens by
+placement are read from running totals its requests share, not by walking its items (a walk
+of every request's items was n² in all: 10 s of a 5,000-request Lab.open), and they are the
+walk's, to the token."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from ctxlab import ApproximateCounter, Transcript, load
+from ctxlab.manifest import PLACEMENTS, ContextManifest, step_row
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.sources import ReplaySession
+from tests.hostile import assert_linear
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+
+
+def _walked(manifest: ContextManifest) -> dict[str, int]:
+    """Tokens per placement, summed item by item here (not by ctxlab)."""
+    out = dict.fromkeys(PLACEMENTS, 0)
+    for item in list(manifest.items):
+        out[item.placement] += item.tokens
+    return out
+
+
+def _session(requests: int) -> Transcript:
+    """A tool loop of ``requests`` replies, each result a few words."""
+    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Fix the test.")]
+    for n in range(requests):
+        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat f{n}"})
+        messages.append(AssistantMessage(content=(use,)))
+        result = ToolResultBlock(tool_use_id=f"c{n}", content=f"line {n} of f{n}")
+        messages.append(UserMessage(content=(result,)))
+    messages.append(AssistantMessage(content="done"))
+    return Transcript("long", {}, "You fix code.", tuple(messages))
+
+
+def _recorded(transcript: Transcript, **options: object) -> list[ContextManifest]:
+    session = ReplaySession(
+        transcript,
+        context_window=200_000,
+        counter=ApproximateCounter(),
+        view="recorded",
+        **options,  # type: ignore[arg-type]
+    )
+    asyncio.run(session.run())
+    return list(session.manifests)
+
+
+@pytest.mark.parametrize("unrecorded", [None, 3_000])
+def test_the_totals_of_a_recordings_requests_are_those_of_their_items(
+    unrecorded: int | None,
+) -> None:
+    manifests = _recorded(load(FIXTURE), unrecorded_tokens=unrecorded)
+    manifests += _recorded(_session(40), unrecorded_tokens=unrecorded)
+    assert len(manifests) == 5 + 41
+    for manifest in manifests:
+        assert manifest.totals == _walked(manifest), manifest.request_id
+        assert sum(manifest.totals.values()) == manifest.estimated_input_tokens
+    # The control: a fixed part the file does not hold, when stated, is in every request.
+    assert all(m.totals["unrecorded"] == (unrecorded or 0) for m in manifests[5:])
+
+
+def test_the_rows_of_a_long_recording_take_time_linear_in_its_requests() -> None:
+    def rows_of(requests: int) -> object:
+        manifests = _recorded(_session(requests))
+
+        def rows() -> None:
+            for step, manifest in enumerate(manifests):
+                step_row(manifest, step=step)
+
+        return rows
+
+    # 1,000 then 4,000 requests: a walk of each request's items reads 8 million items at 4,000.
+    assert_linear(rows_of, 1_000, bound=4.0)
