@@ -7,7 +7,6 @@ Columns are kept as growing lists; the DataFrame is built only when asked for.
 from __future__ import annotations
 
 import itertools
-import operator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +33,6 @@ from ctxlab.analysis._usage_cost import PricedFrom, billed_costs
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import (
     STEP_COLUMNS,
-    CompactionMethod,
-    CompactionTrigger,
     ContextManifest,
     StepRow,
     step_row,
@@ -46,6 +43,7 @@ from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline._record import CompactionRecord
 from ctxlab.retention import retention_columns
 from ctxlab.util._checks import instance_of, shown, whole_number
+from ctxlab.widgets._step_marks import CompactionMark, step_number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,34 +51,6 @@ if TYPE_CHECKING:
 __all__ = ["STEP_COLUMNS", "CompactionMark", "StepLog", "step_number"]
 
 REASONING = ("reasoning", "recovery")
-
-
-def step_number(step: object) -> int:
-    """``step`` as a request's number (any whole number, numpy's too; not a bool, a fraction,
-    text): what a Lab's methods take, said by name otherwise."""
-    if isinstance(step, bool) or not hasattr(step, "__index__"):
-        msg = f"a step is a request's number (0, 1, ... or -1 for the latest), got {shown(step)}"
-        raise UsageError(msg)
-    return operator.index(step)
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionMark:
-    """A compaction, placed after the step it followed."""
-
-    step: int
-    """The request it belongs to, or the last request before it (-1 before any)."""
-    trigger: CompactionTrigger
-    method: CompactionMethod
-    tokens_before: int
-    tokens_after: int
-    within: bool = False
-    """True when it happened while preparing request ``step``; False when after it."""
-
-    @property
-    def label(self) -> str:
-        """``automatic summary``, ``manual truncation``, ..."""
-        return f"{self.trigger} {self.method}"
 
 
 @dataclass
