@@ -20,9 +20,12 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from ctxlab.config._config import ContextConfig
+from ctxlab.exceptions import UsageError
+from ctxlab.util._checks import shown
+
 if TYPE_CHECKING:
     from ctxlab.analysis._config_run import ConfigRun
-    from ctxlab.config._config import ContextConfig
 
 __all__ = ["KEPT_RUNS", "KeptRuns", "Pace", "give_way"]
 
@@ -47,6 +50,9 @@ class KeptRuns:
     @staticmethod
     def key(name: str, config: ContextConfig) -> tuple[str, str]:
         """What a run is kept by: its name and its config's every field."""
+        if not isinstance(config, ContextConfig):
+            msg = f"a kept run is found by its ContextConfig (the config replayed), got {shown(config)}"
+            raise UsageError(msg)
         return name, config.model_dump_json()
 
     def get(self, name: str, config: ContextConfig) -> ConfigRun | None:
