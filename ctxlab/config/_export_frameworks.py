@@ -81,7 +81,7 @@ def langchain_middleware(config: ContextConfig, model: Any, window: int | None) 
     summarized (``trim_tokens_to_summarize=None``: LangChain's default keeps only the latest
     4,000 tokens of it, and says "Previous conversation was too long to summarize." when no
     user message starts within them)."""
-    from langchain.agents.middleware import ContextEditingMiddleware, SummarizationMiddleware
+    from langchain.agents.middleware import ContextEditingMiddleware
 
     middleware: list[Any] = []
     dropped: list[str] = []
@@ -95,50 +95,59 @@ def langchain_middleware(config: ContextConfig, model: Any, window: int | None) 
     if config.compaction.enabled and model is None:
         dropped.append("the summary compaction: pass model= (the summarizer) to export it")
     elif config.compaction.enabled:
-        passes = config.compaction
-
-        def share(ratio: float) -> Any:
-            return ("tokens", int(ratio * window)) if window else ("fraction", ratio)
-
-        line = share(config.trigger_ratio)
-        if passes.trigger_tokens is not None and (
-            line[0] == "fraction" or passes.trigger_tokens < line[1]
-        ):
-            line = ("tokens", passes.trigger_tokens)
-        trigger: Any = (
-            [line, ("messages", passes.trigger_messages)]
-            if passes.trigger_messages is not None
-            else line
-        )
-        keep: Any = (
-            ("messages", passes.keep_messages)
-            if passes.keep_messages is not None
-            else share(config.reserve_ratio)
-        )
-        options: dict[str, Any] = {"trim_tokens_to_summarize": None}
-        prompt = _summary_prompt(config)
-        if prompt is not None:
-            options["summary_prompt"] = prompt
-        try:
-            summarizing = SummarizationMiddleware(model, trigger=trigger, keep=keep, **options)
-        except (AttributeError, ImportError, TypeError, ValueError) as exc:
-            msg = (
-                f"model must be the LangChain chat model that summarizes (or a name LangChain's "
-                f"init_chat_model knows, with its package installed); {model!r} is not: {exc}"
-            )
-            raise UsageError(msg) from exc
-        middleware.append(summarizing)
-        dropped.append("summary_schema: LangChain's summary is free text in its own prompt")
-        dropped.append(
-            "the pinned task: ctxlab keeps the first user message beside the summary; "
-            "LangChain summarizes it with the rest"
-        )
-        if passes.keep_messages is not None:
-            dropped.append(
-                "keep_messages: LangChain counts each tool result as a message, ctxlab a turn's "
-                "results as one"
-            )
+        middleware.append(_langchain_summarization(config, model, window, dropped))
     return Exported("langchain", middleware, tuple(dropped))
+
+
+def _langchain_summarization(
+    config: ContextConfig, model: Any, window: int | None, dropped: list[str]
+) -> Any:
+    """LangChain's ``SummarizationMiddleware`` at ctxlab's lines, summarizing with ``model``."""
+    from langchain.agents.middleware import SummarizationMiddleware
+
+    passes = config.compaction
+
+    def share(ratio: float) -> Any:
+        return ("tokens", int(ratio * window)) if window else ("fraction", ratio)
+
+    line = share(config.trigger_ratio)
+    if passes.trigger_tokens is not None and (
+        line[0] == "fraction" or passes.trigger_tokens < line[1]
+    ):
+        line = ("tokens", passes.trigger_tokens)
+    trigger: Any = (
+        [line, ("messages", passes.trigger_messages)]
+        if passes.trigger_messages is not None
+        else line
+    )
+    keep: Any = (
+        ("messages", passes.keep_messages)
+        if passes.keep_messages is not None
+        else share(config.reserve_ratio)
+    )
+    options: dict[str, Any] = {"trim_tokens_to_summarize": None}
+    prompt = _summary_prompt(config)
+    if prompt is not None:
+        options["summary_prompt"] = prompt
+    try:
+        summarizing = SummarizationMiddleware(model, trigger=trigger, keep=keep, **options)
+    except (AttributeError, ImportError, TypeError, ValueError) as exc:
+        msg = (
+            f"model must be the LangChain chat model that summarizes (or a name LangChain's "
+            f"init_chat_model knows, with its package installed); {model!r} is not: {exc}"
+        )
+        raise UsageError(msg) from exc
+    dropped.append("summary_schema: LangChain's summary is free text in its own prompt")
+    dropped.append(
+        "the pinned task: ctxlab keeps the first user message beside the summary; "
+        "LangChain summarizes it with the rest"
+    )
+    if passes.keep_messages is not None:
+        dropped.append(
+            "keep_messages: LangChain counts each tool result as a message, ctxlab a turn's "
+            "results as one"
+        )
+    return summarizing
 
 
 def pydantic_ai_settings(config: ContextConfig) -> Exported:
@@ -180,69 +189,94 @@ def inspect_strategy(config: ContextConfig, window: int | None) -> Exported:
     (``CompactionNative``) for an absolute trigger, else a summary (``CompactionSummary``).
     Inspect edits the history once the threshold is reached and goes on from the edited
     history; the providers edit every request from the full one."""
-    from inspect_ai.model import CompactionEdit, CompactionNative, CompactionSummary
+    from inspect_ai.model import CompactionNative
 
-    dropped: list[str] = []
+    dropped: list[str] = list(unexported(config, "inspect"))
     provider = config.provider_edits
-    tool_uses = provider.clear_tool_uses if provider is not None else None
-    thinking = provider.clear_thinking if provider is not None else None
-    dropped.extend(unexported(config, "inspect"))
     strategy: Any
-    if tool_uses is not None or thinking is not None:
-        edit = tool_uses or ClearToolUses()
-        if tool_uses is not None and tool_uses.trigger_tool_uses is not None:
-            dropped.append("trigger_tool_uses: Inspect's threshold counts tokens")
-        if edit.clear_at_least:
-            dropped.append("clear_at_least: Inspect clears whenever the threshold is reached")
-        if edit.placeholder != ClearToolUses().placeholder:
-            dropped.append("clear_tool_uses.placeholder: Inspect writes its own")
-        if edit.clear_tool_inputs:
-            dropped.append(
-                "clear_tool_inputs: Inspect's keep_tool_inputs=False removes call and result "
-                "whole; the calls are kept"
-            )
-        if tool_uses is not None and edit.exclude_tools:
-            dropped.append(
-                "keep with exclude_tools: Inspect keeps the latest keep_tool_uses of the tools it "
-                "may clear, ctxlab the latest keep of every tool use — Inspect clears fewer when "
-                "excluded tools are among the latest"
-            )
-        if thinking is not None and thinking.keep_turns is not None:
-            dropped.append(
-                "clear_thinking's turns: Inspect counts each assistant message as a turn, ctxlab "
-                "(and the API) a whole tool loop — within a tool loop Inspect clears more"
-            )
-        dropped.append(
-            "when it clears: Inspect edits the history once past the threshold and goes on "
-            "from the edited history; ctxlab and the API clear each request afresh"
-        )
-        strategy = CompactionEdit(
-            threshold=_threshold(config, edit.trigger_input_tokens, window),
-            keep_tool_uses=edit.keep if tool_uses is not None else 10**9,
-            keep_thinking_turns=(
-                "all" if thinking is None or thinking.keep_turns is None else thinking.keep_turns
-            ),
-            exclude_tools=list(edit.exclude_tools) or None,
-            # ctxlab's edits neither warn the model nor clear its memory tool's content.
-            memory=False,
-        )
+    if provider is not None and (
+        provider.clear_tool_uses is not None or provider.clear_thinking is not None
+    ):
+        strategy = _inspect_edit(config, window, dropped)
         if config.compaction.enabled:
             dropped.append("the summary compaction: Inspect runs one strategy, the edit here")
     elif config.compaction.enabled and config.compaction.trigger_tokens is not None:
         strategy = CompactionNative(threshold=config.compaction.trigger_tokens)
         dropped.append("summary_schema, summary_template: the provider summarizes natively")
     else:
-        strategy = CompactionSummary(threshold=_threshold(config, None, window), memory=False)
-        dropped.append("summary_schema, reserve_ratio: Inspect's summary has its own prompt")
-        if config.compaction.flush_before_compact:
-            dropped.append(
-                "flush_before_compact: ctxlab writes the span's facts to MEMORY.md itself; "
-                "Inspect's memory option (off here) asks the model to save notes with its "
-                "memory tool"
-            )
-        if not config.compaction.enabled:
-            dropped.append("compaction.enabled=False: an Inspect strategy always compacts")
+        strategy = _inspect_summary(config, window, dropped)
     return Exported("inspect", strategy, tuple(dropped))
+
+
+def _inspect_edit(config: ContextConfig, window: int | None, dropped: list[str]) -> Any:
+    """Inspect's ``CompactionEdit`` for the provider edits in force; what it cannot say goes
+    to ``dropped``."""
+    from inspect_ai.model import CompactionEdit
+
+    assert config.provider_edits is not None  # the caller checked
+    tool_uses = config.provider_edits.clear_tool_uses
+    thinking = config.provider_edits.clear_thinking
+    edit = tool_uses or ClearToolUses()
+    dropped.extend(_inspect_edit_differences(edit, tool_uses is not None, thinking))
+    return CompactionEdit(
+        threshold=_threshold(config, edit.trigger_input_tokens, window),
+        keep_tool_uses=edit.keep if tool_uses is not None else 10**9,
+        keep_thinking_turns=(
+            "all" if thinking is None or thinking.keep_turns is None else thinking.keep_turns
+        ),
+        exclude_tools=list(edit.exclude_tools) or None,
+        # ctxlab's edits neither warn the model nor clear its memory tool's content.
+        memory=False,
+    )
+
+
+def _inspect_edit_differences(edit: ClearToolUses, clearing: bool, thinking: Any) -> list[str]:
+    """Where Inspect's edit differs from ctxlab's ``edit`` (``clearing``: tool uses are
+    cleared, not only thinking)."""
+    dropped = []
+    if clearing and edit.trigger_tool_uses is not None:
+        dropped.append("trigger_tool_uses: Inspect's threshold counts tokens")
+    if edit.clear_at_least:
+        dropped.append("clear_at_least: Inspect clears whenever the threshold is reached")
+    if edit.placeholder != ClearToolUses().placeholder:
+        dropped.append("clear_tool_uses.placeholder: Inspect writes its own")
+    if edit.clear_tool_inputs:
+        dropped.append(
+            "clear_tool_inputs: Inspect's keep_tool_inputs=False removes call and result "
+            "whole; the calls are kept"
+        )
+    if clearing and edit.exclude_tools:
+        dropped.append(
+            "keep with exclude_tools: Inspect keeps the latest keep_tool_uses of the tools it "
+            "may clear, ctxlab the latest keep of every tool use — Inspect clears fewer when "
+            "excluded tools are among the latest"
+        )
+    if thinking is not None and thinking.keep_turns is not None:
+        dropped.append(
+            "clear_thinking's turns: Inspect counts each assistant message as a turn, ctxlab "
+            "(and the API) a whole tool loop — within a tool loop Inspect clears more"
+        )
+    dropped.append(
+        "when it clears: Inspect edits the history once past the threshold and goes on "
+        "from the edited history; ctxlab and the API clear each request afresh"
+    )
+    return dropped
+
+
+def _inspect_summary(config: ContextConfig, window: int | None, dropped: list[str]) -> Any:
+    """Inspect's ``CompactionSummary`` at ctxlab's trigger."""
+    from inspect_ai.model import CompactionSummary
+
+    dropped.append("summary_schema, reserve_ratio: Inspect's summary has its own prompt")
+    if config.compaction.flush_before_compact:
+        dropped.append(
+            "flush_before_compact: ctxlab writes the span's facts to MEMORY.md itself; "
+            "Inspect's memory option (off here) asks the model to save notes with its "
+            "memory tool"
+        )
+    if not config.compaction.enabled:
+        dropped.append("compaction.enabled=False: an Inspect strategy always compacts")
+    return CompactionSummary(threshold=_threshold(config, None, window), memory=False)
 
 
 def openai_agents_run_config(config: ContextConfig) -> Exported:
