@@ -108,26 +108,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     client = None
     try:
         if args.scheduler or args.workers:
-            import importlib
-            import logging
-
-            # Untyped for mypy: a Dask client is only handed on to `sweep`.
-            dask: Any = importlib.import_module("distributed")
-            client = (
-                dask.Client(args.scheduler)
-                if args.scheduler
-                else dask.Client(
-                    dask.LocalCluster(
-                        n_workers=args.workers,
-                        threads_per_worker=1,
-                        # A free loopback port: None would bind 8787, which another
-                        # cluster (or one still closing) may hold.
-                        dashboard_address="127.0.0.1:0",
-                        host="127.0.0.1",
-                        silence_logs=logging.ERROR,
-                    )
-                )
-            )
+            client = _dask_client(args)
         frame = sweep(args.sessions, configs, windows, executor=client, cache_dir=args.cache)
     except CtxlabError as exc:
         print(exc, file=sys.stderr)
@@ -140,20 +121,45 @@ def run_sweep(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    text = frame.to_csv(index=False)
     for finding in frame.attrs.get("findings", ()):
         print(finding, file=sys.stderr)
-    if args.out:
-        try:
-            write_atomic(args.out, text, what="sweep's results")
-        except WriteError as exc:
-            # The sweep ran: its frame goes to standard output rather than being lost.
-            print(f"{exc}; the results follow on standard output", file=sys.stderr)
-            sys.stdout.write(text)
-            return 2
-        print(f"{len(frame)} cases -> {args.out}", file=sys.stderr)
-    else:
+    return _write_frame(frame.to_csv(index=False), len(frame), args.out)
+
+
+def _dask_client(args: argparse.Namespace) -> Any:
+    """A Dask client of ``--scheduler``, else of a local cluster of ``--workers``."""
+    import importlib
+    import logging
+
+    # Untyped for mypy: a Dask client is only handed on to `sweep`.
+    dask: Any = importlib.import_module("distributed")
+    if args.scheduler:
+        return dask.Client(args.scheduler)
+    cluster = dask.LocalCluster(
+        n_workers=args.workers,
+        threads_per_worker=1,
+        # A free loopback port: None would bind 8787, which another
+        # cluster (or one still closing) may hold.
+        dashboard_address="127.0.0.1:0",
+        host="127.0.0.1",
+        silence_logs=logging.ERROR,
+    )
+    return dask.Client(cluster)
+
+
+def _write_frame(text: str, cases: int, out: str | None) -> int:
+    """The sweep's CSV to ``out`` (else standard output); the exit status."""
+    if not out:
         sys.stdout.write(text)
+        return 0
+    try:
+        write_atomic(out, text, what="sweep's results")
+    except WriteError as exc:
+        # The sweep ran: its frame goes to standard output rather than being lost.
+        print(f"{exc}; the results follow on standard output", file=sys.stderr)
+        sys.stdout.write(text)
+        return 2
+    print(f"{cases} cases -> {out}", file=sys.stderr)
     return 0
 
 

@@ -126,3 +126,35 @@ def test_a_transcript_of_a_246_character_name_saves_and_loads(tmp_path: Path) ->
     _transcript().save(path)
     assert [m.role for m in load(path).messages] == ["user", "assistant"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def _swept(tmp_path: Path) -> list[str]:
+    """A session for the sweep CLI, and its arguments (two presets, one window)."""
+    session = tmp_path / "s.jsonl"
+    _transcript().save(session)
+    return ["sweep", "--preset", "ctxlab", "--preset", "harness", str(session)]
+
+
+def test_the_sweep_cli_writes_its_frame_to_out_and_says_how_many_cases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sweep.csv"
+    assert main([*_swept(tmp_path), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    rows = out.read_text(encoding="utf-8").splitlines()
+    # A header and one row per preset; nothing on standard output.
+    assert len(rows) == 3 and captured.out == ""
+    assert "2 cases -> " in captured.err
+
+
+def test_a_sweep_whose_out_fails_at_the_end_puts_its_frame_on_standard_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise WriteError("disk full")
+
+    monkeypatch.setattr("ctxlab.__main__.write_atomic", refuse)
+    assert main([*_swept(tmp_path), "--out", str(tmp_path / "sweep.csv")]) == 2
+    captured = capsys.readouterr()
+    assert "disk full; the results follow on standard output" in captured.err
+    assert len(captured.out.splitlines()) == 3
