@@ -139,54 +139,17 @@ class ForkLab:
         for run in self.outcomes.runs:
             manifests, _ = run_steps(run)
             color = _COLORS[names.index(run.branch.name) % len(_COLORS)]
-            label = f"{run.branch.name} · run {run.run}"
-            traces.append(
-                go.Scatter(
-                    x=list(range(len(manifests))),
-                    y=[max(m.estimated_input_tokens, 0) for m in manifests],
-                    # Escaped: plotly reads tags in names and texts (it shows the entities).
-                    name=html.escape(label),
-                    legendgroup=html.escape(run.branch.name),
-                    mode="lines+markers",
-                    marker={"size": 5},
-                    line={"color": color, "dash": "solid" if run.run == 0 else "dot"},
-                    hovertemplate="%{y:,} tokens<extra>" + html.escape(label) + "</extra>",
-                )
-            )
+            traces.append(_run_trace(run, manifests, color))
             at = self.outcomes.row(run)["diverges_at"]
             if at is not None and at < len(manifests):
+                label = f"{run.branch.name} · run {run.run}"
                 marks.append((at, manifests[at].estimated_input_tokens, label))
-        traces.append(
-            go.Scatter(
-                x=[m[0] for m in marks],
-                y=[m[1] for m in marks],
-                name="context parts from the reference",
-                mode="markers",
-                marker={"symbol": "x", "size": 12, "color": "#000"},
-                text=[
-                    f"{html.escape(label)}: its context parts from "
-                    f"{html.escape(self.outcomes.reference)}'s at request {x}"
-                    for x, _, label in marks
-                ],
-                hovertemplate="%{text}<extra></extra>",
-            )
-        )
+        traces.append(_parting_marks(marks, self.outcomes.reference))
         layout = dict(self.plot.layout)
-        layout["shapes"] = [
-            {
-                "type": "line",
-                "x0": at,
-                "x1": at,
-                "y0": 0,
-                "y1": 1,
-                "yref": "paper",
-                "line": {"dash": "dash", "color": "#555", "width": 1},
-            }
-            for at in sorted({r.branch.first_step for r in self.outcomes.runs})
-        ]
+        forks = sorted({r.branch.first_step for r in self.outcomes.runs})
+        layout["shapes"] = [_fork_line(at) for at in forks]
         layout["annotations"] = [
-            {"x": s["x0"], "y": 1, "yref": "paper", "text": "fork", "showarrow": False}
-            for s in layout["shapes"]
+            {"x": at, "y": 1, "yref": "paper", "text": "fork", "showarrow": False} for at in forks
         ]
         self.plot.set_figure(go.Figure(traces, layout=layout))
 
@@ -253,3 +216,49 @@ class ForkLab:
 def _cache() -> TokenCache:
     # A run made on a worker came back without its agent: counts for the Context panel.
     return TokenCache(default_counter())
+
+
+def _run_trace(run: BranchRun, manifests: Sequence[ContextManifest], color: str) -> Any:
+    """One run's curve: its requests' estimated input tokens."""
+    label = f"{run.branch.name} · run {run.run}"
+    return go.Scatter(
+        x=list(range(len(manifests))),
+        y=[max(m.estimated_input_tokens, 0) for m in manifests],
+        # Escaped: plotly reads tags in names and texts (it shows the entities).
+        name=html.escape(label),
+        legendgroup=html.escape(run.branch.name),
+        mode="lines+markers",
+        marker={"size": 5},
+        line={"color": color, "dash": "solid" if run.run == 0 else "dot"},
+        hovertemplate="%{y:,} tokens<extra>" + html.escape(label) + "</extra>",
+    )
+
+
+def _parting_marks(marks: Sequence[tuple[int, int, str]], reference: str) -> Any:
+    """Crosses where each run's context parted from ``reference``'s."""
+    return go.Scatter(
+        x=[m[0] for m in marks],
+        y=[m[1] for m in marks],
+        name="context parts from the reference",
+        mode="markers",
+        marker={"symbol": "x", "size": 12, "color": "#000"},
+        text=[
+            f"{html.escape(label)}: its context parts from "
+            f"{html.escape(reference)}'s at request {x}"
+            for x, _, label in marks
+        ],
+        hovertemplate="%{text}<extra></extra>",
+    )
+
+
+def _fork_line(at: int) -> dict[str, Any]:
+    """A dashed vertical line at the request where a branch forks."""
+    return {
+        "type": "line",
+        "x0": at,
+        "x1": at,
+        "y0": 0,
+        "y1": 1,
+        "yref": "paper",
+        "line": {"dash": "dash", "color": "#555", "width": 1},
+    }
