@@ -65,27 +65,42 @@ def steps_html(
     billed_any = any(_billed(m) is not None for m in manifests)
     first = 0 if limit is None else max(len(manifests) - limit, 0)
     cell = "font-size:11px;white-space:nowrap;flex:none"
-
-    def figures(n: int, m: ContextManifest) -> str:
-        billed = _billed(m)
-        text = f"{m.estimated_input_tokens:,}"
-        if billed is not None:
-            text += f" · billed {billed:,}"
-        estimate = calibrated[n] if n < len(calibrated) else None
-        if estimate is not None:
-            text += f" · calibrated {estimate:,}"
-        return text
-
     width = "20em" if calibrated and billed_any else "12em" if billed_any else "6.5em"
     rows = "".join(
         f"<div style='display:flex;align-items:center;gap:6px;width:100%'>"
         f"<div style='{cell};width:4.5em;text-align:left'>{n}{' ★' if n in marked else ''}"
         f"{' ◆' if _recorded(m) else ''}</div>"
         f"<div style='flex:1 1 auto;min-width:0'>{_bar(m, scale)}</div>"
-        f"<div style='{cell};width:{width};text-align:right'>{figures(n, m)}</div>"
+        f"<div style='{cell};width:{width};text-align:right'>"
+        f"{_figures(m, calibrated[n] if n < len(calibrated) else None)}</div>"
         "</div>"
         for n, m in enumerate(manifests[first:], start=first)
     )
+    shown = (
+        f"<div><i>the last {len(manifests) - first} of {len(manifests)} requests "
+        f"(requests {first} to {len(manifests) - 1})</i></div>"
+        if first
+        else ""
+    )
+    return (
+        f"{shown}<div class='ctxlab-steps' style='{STYLE};width:100%;min-width:20em'>{rows}</div>"
+        f"<div>{_legend(manifests, billed_any)}</div>"
+    )
+
+
+def _figures(m: ContextManifest, calibrated: int | None) -> str:
+    """A request's estimate, with its bill and its calibrated estimate when known."""
+    billed = _billed(m)
+    text = f"{m.estimated_input_tokens:,}"
+    if billed is not None:
+        text += f" · billed {billed:,}"
+    if calibrated is not None:
+        text += f" · calibrated {calibrated:,}"
+    return text
+
+
+def _legend(manifests: Sequence[ContextManifest], billed_any: bool) -> str:
+    """The placements' colours, and the marks that appear."""
     legend = " ".join(f"<span style='color:{c}'>■</span> {p}" for p, c in PLACEMENT_COLORS.items())
     legend += " · ★ compaction"
     if any(_recorded(m) for m in manifests):
@@ -95,16 +110,7 @@ def steps_html(
             f" · <span style='color:{BILLED_COLOR}'>▍</span> billed input "
             "(input + cache reads + cache writes)"
         )
-    shown = (
-        f"<div><i>the last {len(manifests) - first} of {len(manifests)} requests "
-        f"(requests {first} to {len(manifests) - 1})</i></div>"
-        if first
-        else ""
-    )
-    return (
-        f"{shown}<div class='ctxlab-steps' style='{STYLE};width:100%;min-width:20em'>{rows}</div>"
-        f"<div>{legend}</div>"
-    )
+    return legend
 
 
 def snapshot_html(
