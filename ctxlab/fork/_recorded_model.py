@@ -234,7 +234,8 @@ class RecordedModel(Model):
             self.parted_at = number
             if self.then is None:
                 message = AssistantMessage(content=f"[{self.note}]")
-                return ModelResponse(message=message, stop_reason="end_turn", model=self.name)
+                stop = stop_reason_of(message)
+                return ModelResponse(message=message, stop_reason=stop, model=self.name)
         if self.then is None:
             msg = f"the replay ended at request {self.parted_at}: the run has nothing to answer"
             raise UsageError(msg)
