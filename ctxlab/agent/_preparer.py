@@ -21,6 +21,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent
 from ctxlab.exceptions import (
     ContextOverflowError,
+    MalformedReply,
     ModelError,
     PreparationError,
     StateChanged,
@@ -32,6 +33,7 @@ from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import summary_call, summary_manifest
+from ctxlab.models._base import SummaryAnswer
 from ctxlab.pipeline import (
     CallerInputs,
     CompactionOrder,
@@ -229,7 +231,20 @@ class Preparer:
         if not call.fits:
             # Never sent: the pipeline answers an overflow with smaller pieces.
             raise ContextOverflowError(manifest.error or "the summary request is too long")
-        return await model.summarize(request, context=self.last_request if call.cached else None)
+        # The summary call's bill goes on its manifest, as a reasoning request's does: the
+        # run's cost then prices what the provider billed, not the estimate.
+        try:
+            answer = await model.summarize(
+                request, context=self.last_request if call.cached else None
+            )
+        except MalformedReply as exc:
+            if exc.usage is not None:
+                self.attach_usage(manifest.request_id, exc.usage)
+            raise
+        billed = answer.response if isinstance(answer, SummaryAnswer) else None
+        if billed is not None and billed.usage is not None:
+            self.attach_usage(manifest.request_id, billed.usage)
+        return answer
 
     async def _prepare(
         self,
