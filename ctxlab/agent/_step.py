@@ -157,6 +157,8 @@ class StepLoop:
                 answered.manifest.request_id,
                 agent._call,
                 manifest=billed,
+                from_cache=response.from_cache,
+                retries=response.retries,
             )
         )
         uses = response.message.tool_uses
