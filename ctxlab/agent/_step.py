@@ -191,7 +191,7 @@ class StepLoop:
         def on_text(text: str) -> None:
             agent._emit(TextDeltaEvent(text, agent._call))
 
-        agent._preparer.last_request = prep.request
+        agent._preparer.sending(prep.request)
         try:
             response = await agent.model.request(prep.request, purpose="reasoning", on_text=on_text)
             return response, prep
@@ -205,7 +205,7 @@ class StepLoop:
                 raise overflow from exc
             if recovery.compaction is None:
                 raise
-            agent._preparer.last_request = recovery.request
+            agent._preparer.sending(recovery.request)
             response = await agent.model.request(
                 recovery.request, purpose="recovery", on_text=on_text
             )
