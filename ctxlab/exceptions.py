@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ctxlab.manifest import ContextManifest
-    from ctxlab.messages import ToolPairProblem
+    from ctxlab.messages import ProviderUsage, ToolPairProblem
     from ctxlab.models._retry import RetryWait
 
 __all__ = [
@@ -195,6 +195,10 @@ class ContextOverflowError(ModelError):
 class MalformedReply(ModelError):
     """The provider answered, but its reply does not read as a message (a tool call's input
     nested too deeply, a block of an impossible shape). Nothing was added to the session."""
+
+    usage: ProviderUsage | None = None
+    """What the provider billed for the reply that did not read (a summary answer holding no
+    JSON object): the call was paid for all the same."""
 
 
 class RateLimitError(ModelError):

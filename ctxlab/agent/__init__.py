@@ -2,6 +2,7 @@
 
 from ctxlab.agent._agent import Agent, Approver, PermissionHook
 from ctxlab.agent._builtins import COMPRESS_TOOL, PROPOSE_TOOL, TODO_TOOL
+from ctxlab.agent._export import SENT_RESULTS
 from ctxlab.agent._forkpoint import ForkPoint, fork_point
 from ctxlab.agent._playback import Playback, play, recorded_model, recorded_tools
 from ctxlab.agent._step import ResultsTurn
@@ -23,6 +24,7 @@ from ctxlab.events import (
 __all__ = [
     "COMPRESS_TOOL",
     "PROPOSE_TOOL",
+    "SENT_RESULTS",
     "TODO_TOOL",
     "Agent",
     "Approver",

@@ -21,6 +21,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent
 from ctxlab.exceptions import (
     ContextOverflowError,
+    MalformedReply,
     ModelError,
     PreparationError,
     StateChanged,
@@ -28,10 +29,11 @@ from ctxlab.exceptions import (
 )
 from ctxlab.manifest import CompactionTrigger, ContextManifest, Purpose, Thresholds, Transform
 from ctxlab.materials import ContextRequest
-from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage
+from ctxlab.messages import AssistantMessage, ProviderUsage, ToolResultBlock, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import summary_call, summary_manifest
+from ctxlab.models._base import SummaryAnswer
 from ctxlab.pipeline import (
     CallerInputs,
     CompactionOrder,
@@ -61,10 +63,26 @@ class Preparer:
         self.manifests: list[ContextManifest] = []
         self.last_request: ModelRequest | None = None
         """The last request sent (summaries are built as its prefix, for the prompt cache)."""
+        self.sent_results: dict[str, ToolResultBlock] = {}
+        """Each tool result as a request first sent it (cut, offloaded), by its call's id: the
+        history keeps it whole, a saved transcript keeps this beside it (`agent_transcript`)."""
         self._previous: ContextManifest | None = None
         self._users = UserLines()  # the history's user lines, read once for every compaction
         self.marks: dict[str, StepMark] = {}
         """What each reasoning request was prepared from, by request id (`ForkPoint`)."""
+
+    def sending(self, request: ModelRequest) -> None:
+        """Note ``request`` as the last request sent, and the form its new tool results went in."""
+        self.last_request = request
+        # New results are at the end; from the last message whose results were noted on, every
+        # earlier one was noted by an earlier request.
+        for message in reversed(request.messages):
+            if not isinstance(message, UserMessage) or not message.tool_results:
+                continue
+            if message.tool_results[0].tool_use_id in self.sent_results:
+                break
+            for block in message.tool_results:
+                self.sent_results.setdefault(block.tool_use_id, block)
 
     def next_thresholds(self, config: ContextConfig | None = None) -> Thresholds:
         """The lines the next request will be prepared with."""
@@ -229,7 +247,20 @@ class Preparer:
         if not call.fits:
             # Never sent: the pipeline answers an overflow with smaller pieces.
             raise ContextOverflowError(manifest.error or "the summary request is too long")
-        return await model.summarize(request, context=self.last_request if call.cached else None)
+        # The summary call's bill goes on its manifest, as a reasoning request's does: the
+        # run's cost then prices what the provider billed, not the estimate.
+        try:
+            answer = await model.summarize(
+                request, context=self.last_request if call.cached else None
+            )
+        except MalformedReply as exc:
+            if exc.usage is not None:
+                self.attach_usage(manifest.request_id, exc.usage)
+            raise
+        billed = answer.response if isinstance(answer, SummaryAnswer) else None
+        if billed is not None and billed.usage is not None:
+            self.attach_usage(manifest.request_id, billed.usage)
+        return answer
 
     async def _prepare(
         self,

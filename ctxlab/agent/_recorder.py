@@ -53,6 +53,8 @@ def log_record(event: Event) -> tuple[str, dict[str, Any]] | None:
             "request_id": event.request_id,
             "stop": event.stop_reason,
             "usage": usage,
+            "from_cache": event.from_cache,
+            "retries": [dataclasses.asdict(r) for r in event.retries],
         }
     if isinstance(event, ToolResultEvent):
         return "tool_result", {

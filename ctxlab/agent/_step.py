@@ -157,6 +157,8 @@ class StepLoop:
                 answered.manifest.request_id,
                 agent._call,
                 manifest=billed,
+                from_cache=response.from_cache,
+                retries=response.retries,
             )
         )
         uses = response.message.tool_uses
@@ -189,7 +191,7 @@ class StepLoop:
         def on_text(text: str) -> None:
             agent._emit(TextDeltaEvent(text, agent._call))
 
-        agent._preparer.last_request = prep.request
+        agent._preparer.sending(prep.request)
         try:
             response = await agent.model.request(prep.request, purpose="reasoning", on_text=on_text)
             return response, prep
@@ -203,7 +205,7 @@ class StepLoop:
                 raise overflow from exc
             if recovery.compaction is None:
                 raise
-            agent._preparer.last_request = recovery.request
+            agent._preparer.sending(recovery.request)
             response = await agent.model.request(
                 recovery.request, purpose="recovery", on_text=on_text
             )

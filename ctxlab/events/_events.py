@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest
@@ -20,6 +20,9 @@ from ctxlab.messages import AssistantMessage, ProviderUsage, ToolResultBlock, To
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import CompactionRecord
 from ctxlab.util._checks import shown
+
+if TYPE_CHECKING:
+    from ctxlab.models._retry import RetryWait
 
 __all__ = [
     "CompactionEvent",
@@ -72,6 +75,11 @@ class ModelResponseEvent:
     manifest: ContextManifest | None = field(default=None, repr=False, kw_only=True)
     """The answered request's manifest with what the response told of it (usage, the
     provider's own edits and the items it billed after them); None when not known."""
+    from_cache: bool = field(default=False, kw_only=True)
+    """Whether the reply came from a `ctxlab.models.ResponseCache`, not the provider: its
+    ``usage`` is what the call cost when it was first answered, though nothing was spent now."""
+    retries: tuple[RetryWait, ...] = field(default=(), kw_only=True)
+    """The retries the reply took (a rate limit, an overloaded server), each with its wait."""
     type: Literal["model_response"] = field(default="model_response", init=False)
 
     @property

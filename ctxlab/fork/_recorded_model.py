@@ -30,13 +30,18 @@ would lack that text and part there though its config changed nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxlab.agent._export import SENT_RESULTS
 from ctxlab.analysis._recorded import recorded_requests
 from ctxlab.exceptions import UsageError
+from ctxlab.fork._run_folder import folder_pattern, relative_block
 from ctxlab.fork._signature import signature
 from ctxlab.io._source import transcript_of
+from ctxlab.io._transcript import Transcript
 from ctxlab.messages import (
     AssistantMessage,
     HintBlock,
@@ -60,9 +65,8 @@ from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 
 if TYPE_CHECKING:
     from ctxlab.analysis._recorded import RecordedRequest
-    from ctxlab.io._transcript import Transcript
 
-__all__ = ["ENDED", "PARTED", "WHOLE", "RecordedModel", "holds", "parted_note"]
+__all__ = ["ENDED", "PARTED", "WHOLE", "RecordedModel", "holds", "parted_note", "sent_forms"]
 
 PARTED = "unknown after request {d} — the contexts part here"
 """The note of a run whose contexts part from the recording's at request ``d``."""
@@ -84,19 +88,50 @@ def parted_note(request: int, *, ended: bool = False) -> str:
     return (ENDED if ended else PARTED).format(d=request)
 
 
-def _held(messages: Sequence[Any]) -> ModelRequest:
+def _held(messages: Sequence[Any], relative: Sequence[re.Pattern[str]] = ()) -> ModelRequest:
     # Only the conversation is compared: the System prompt and the tools are left empty.
     kept = []
     for message in messages:
         blocks = tuple(b for b in message.content if not isinstance(b, _UNCOMPARED))
+        if relative:
+            blocks = tuple(relative_block(b, relative) for b in blocks)
         kept.append(message.model_copy(update={"content": blocks}))
     return ModelRequest(system="", messages=tuple(kept), tools=())
 
 
-def holds(request: ModelRequest, recorded: Sequence[Any], folders: Sequence[str] = ()) -> bool:
+def sent_forms(transcript: Transcript) -> dict[str, ToolResultBlock]:
+    """The tool results a ctxlab recording's requests sent otherwise than its messages keep
+    them (cut, offloaded: `ctxlab.agent.SENT_RESULTS`), by call id; none for another tool's
+    recording. An entry that does not read as a result is a `UsageError` naming it."""
+    saved = transcript.meta.get(SENT_RESULTS) if transcript.meta.get("source") == "ctxlab" else None
+    if not isinstance(saved, dict):
+        return {}
+    forms: dict[str, ToolResultBlock] = {}
+    for key, value in saved.items():
+        try:
+            block = ToolResultBlock.model_validate(value)
+        except ValueError as exc:
+            msg = (
+                f"the recording's {SENT_RESULTS!r} entry {key!r:.60} is not a tool result "
+                f"({exc.__class__.__name__}); save the transcript again with Agent.transcript()"
+            )
+            raise UsageError(msg) from exc
+        forms[str(key)] = block
+    return forms
+
+
+def holds(
+    request: ModelRequest,
+    recorded: Sequence[Any],
+    folders: Sequence[str] = (),
+    relative: Sequence[str] = (),
+) -> bool:
     """Whether ``request`` holds what the recorded request's ``recorded`` messages held (see
-    the module): their conversations' signatures are equal."""
-    return signature(_held(request.messages), folders) == signature(_held(recorded), folders)
+    the module): their conversations' signatures are equal — each side's paths of the folders
+    ``relative`` read relative to them (a branch starts from a state that names them so)."""
+    patterns = [folder_pattern(Path(f)) for f in relative if f]
+    mine, theirs = _held(request.messages, patterns), _held(recorded, patterns)
+    return signature(mine, folders) == signature(theirs, folders)
 
 
 class RecordedModel(Model):
@@ -143,6 +178,10 @@ class RecordedModel(Model):
         self.answered = 0
         """Requests answered from the recording."""
         self._by_calls: dict[frozenset[str], UserMessage] | None = None
+        self._sent = sent_forms(self.transcript)
+        self.relative: tuple[str, ...] = ()
+        """Folders whose absolute paths a branch's state reads relative to them (the origin's
+        workspace, the folder copied: `ctxlab.fork` sets them); read so on both sides."""
         self.parted_at: int | None = None
         """The recorded request number where the contexts parted (None: they have not)."""
 
@@ -228,17 +267,36 @@ class RecordedModel(Model):
         if self.parted_at is None:
             number = self.start + self.answered
             recorded = self.recorded[number] if number < len(self.recorded) else None
-            if recorded is not None and holds(request, recorded.messages, self.folders):
+            sent = self._as_sent(recorded) if recorded is not None else ()
+            if recorded is not None and holds(request, sent, self.folders, self.relative):
                 self.answered += 1
                 return self._recorded_reply(recorded, on_text)
             self.parted_at = number
             if self.then is None:
                 message = AssistantMessage(content=f"[{self.note}]")
-                return ModelResponse(message=message, stop_reason="end_turn", model=self.name)
+                stop = stop_reason_of(message)
+                return ModelResponse(message=message, stop_reason=stop, model=self.name)
         if self.then is None:
             msg = f"the replay ended at request {self.parted_at}: the run has nothing to answer"
             raise UsageError(msg)
         return await self.then.request(request, purpose=purpose, on_text=on_text)
+
+    def _as_sent(self, recorded: RecordedRequest) -> Sequence[Any]:
+        # ctxlab's own recording keeps each result whole and, beside it, the form its request
+        # sent (cut, offloaded): the branch's request is compared with what was sent.
+        if not self._sent:
+            return recorded.messages
+        return [
+            m.model_copy(update={"content": tuple(self._sent_form(b) for b in m.content)})
+            if isinstance(m, UserMessage) and m.tool_results
+            else m
+            for m in recorded.messages
+        ]
+
+    def _sent_form(self, block: Any) -> Any:
+        if isinstance(block, ToolResultBlock):
+            return self._sent.get(block.tool_use_id, block)
+        return block
 
     def _recorded_reply(
         self, recorded: RecordedRequest, on_text: TextCallback | None

@@ -35,6 +35,7 @@ __all__ = [
     "Model",
     "ModelResponse",
     "Purpose",
+    "SummaryAnswer",
     "emit_text",
     "local_response",
     "local_usage",
@@ -71,6 +72,14 @@ class ModelResponse:
     spent on it this time."""
     retries: tuple[RetryWait, ...] = ()
     """The retries this reply took (a rate limit, an overloaded server), each with its wait."""
+
+
+class SummaryAnswer(dict[str, Any]):
+    """A summary's fields (the mapping `Model.summarize` returns), with the response that
+    carried them: its usage is the summary call's bill, put on that call's manifest like any
+    request's (None: made here, no provider answered)."""
+
+    response: ModelResponse | None = None
 
 
 class Model(ABC):
@@ -146,7 +155,13 @@ class Model(ABC):
         request = summary_model_request(summary, context)
         response = await self.request(request, purpose="summary")
         text = "".join(b.text for b in response.message.content if isinstance(b, TextBlock))
-        return parse_summary_json(text)
+        try:
+            answer = SummaryAnswer(parse_summary_json(text))
+        except MalformedReply as exc:
+            exc.usage = response.usage  # paid for, though it did not read
+            raise
+        answer.response = response
+        return answer
 
 
 def sdk_client(make: Any, **arguments: Any) -> Any:

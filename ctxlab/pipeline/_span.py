@@ -22,6 +22,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline._changes import edit_change, shell_changes
+from ctxlab.pipeline._handover_warnings import warning_lines
 from ctxlab.pipeline._results import TRUNCATION_MARKER
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
@@ -157,6 +158,8 @@ class Run:
     """For a run that failed without a failure line, the line that says most, labelled: its
     output's ``last line: …``, or — the pipeline cut the output, so its end is not seen — its
     ``first line: …`` (a tool's verdict usually leads)."""
+    warnings: tuple[str, ...] = ()
+    """The warning lines its output printed (`_handover_warnings.py`), in order."""
 
 
 @dataclass
@@ -373,6 +376,7 @@ def _result(span: Span, call: tuple[str, ToolUseBlock] | None, result: ToolResul
     if not command:
         return
     outcome, status, failures, failed, telling = _read_result(result.text, bool(result.is_error))
-    span.runs.append(Run(command, outcome, status, failures, failed, telling))
+    warned = warning_lines(result.text)
+    span.runs.append(Run(command, outcome, status, failures, failed, telling, warned))
     if span.last_action == f"$ {short(command, 200)}":
         span.last_action += f" → {outcome}"

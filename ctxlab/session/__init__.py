@@ -2,5 +2,14 @@
 
 from ctxlab.session._log import SCHEMA_VERSION, SessionLog
 from ctxlab.session._records import Checkpoint, LoggedMessage, SessionKey
+from ctxlab.session._responses import LoggedResponse, logged_responses
 
-__all__ = ["SCHEMA_VERSION", "Checkpoint", "LoggedMessage", "SessionKey", "SessionLog"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Checkpoint",
+    "LoggedMessage",
+    "LoggedResponse",
+    "SessionKey",
+    "SessionLog",
+    "logged_responses",
+]

@@ -26,6 +26,7 @@ from ctxlab.session._args import checked_count, checked_key, checked_text, check
 from ctxlab.session._errors import _typed_errors
 from ctxlab.session._file import SCHEMA_VERSION, LogFile
 from ctxlab.session._records import Checkpoint, LoggedMessage, SessionKey
+from ctxlab.session._responses import LoggedResponse, logged_responses
 from ctxlab.session._transcript import log_transcript
 
 if TYPE_CHECKING:
@@ -163,6 +164,11 @@ class SessionLog(LogFile):
     def transcript(self, key: SessionKey) -> Transcript:
         """The session as a `Transcript` (see `log_transcript`)."""
         return log_transcript(self, key)
+
+    @_typed_errors("reading events")
+    def responses(self, key: SessionKey) -> list[LoggedResponse]:
+        """The session's model responses as the log kept them (see `logged_responses`)."""
+        return logged_responses(self, key)
 
     @_typed_errors("reading events")
     def event_payloads(self, key: SessionKey, kinds: Sequence[str]) -> list[tuple[str, Any]]:
