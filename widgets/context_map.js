@@ -58,7 +58,9 @@ function render({ model, el }) {
   legend.append(ghostKey);
 
   function describe(item) {
-    const parts = [item.id, label(item.placement), `${item.tokens} tokens`];
+    // A segment of several items too narrow to draw apart (`map_segments`): their span.
+    const what = item.count > 1 ? `${item.count} items, ${item.id} … ${item.last}` : item.id;
+    const parts = [what, label(item.placement), `${item.tokens} tokens`];
     if (item.source) parts.push(`source ${item.source}`);
     if (item.revision) parts.push(`revision ${item.revision}`);
     if (item.ghost) parts.push(`(${item.ghost})`);
@@ -66,14 +68,16 @@ function render({ model, el }) {
   }
 
   function draw() {
-    const items = model.get("items") || [];
+    const items = model.get("segments") || [];
     const selected = model.get("selected");
+    const current = model.get("current") || {};
     const scale = Math.max(model.get("scale") || 1, 1);
     // One fragment: thousands of segments are appended in a single layout pass.
     const fragment = document.createDocumentFragment();
-    for (const item of items) {
+    for (const [index, item] of items.entries()) {
       const seg = document.createElement("div");
-      seg.className = "ctxlab-seg" + (item.ghost ? " ghost" : "") + (item.id === selected ? " selected" : "");
+      const chosen = index === current.segment || (!(item.count > 1) && item.id === selected);
+      seg.className = "ctxlab-seg" + (item.ghost ? " ghost" : "") + (chosen ? " selected" : "");
       seg.style.width = `${(100 * (item.width ?? item.tokens)) / scale}%`;
       seg.style.background = COLORS[item.placement] || "#999";
       seg.title = describe(item);
@@ -110,8 +114,8 @@ function render({ model, el }) {
       markFragment.append(mark);
     }
     marks.replaceChildren(markFragment);
-    const current = items.find((i) => i.id === selected);
-    info.textContent = current ? describe(current) : `${items.length} items`;
+    const count = model.get("count") ?? items.length;
+    info.textContent = current.id !== undefined ? describe(current) : `${count} items`;
   }
 
   // Event delegation: one listener for any number of segments.
@@ -129,7 +133,7 @@ function render({ model, el }) {
   strip.addEventListener("click", clicked);
   strip.addEventListener("mouseover", hovered);
 
-  const names = ["items", "selected", "marks", "scale"];
+  const names = ["segments", "current", "count", "selected", "marks", "scale"];
   for (const name of names) model.on(`change:${name}`, draw);
   draw();
   return () => {

@@ -2,17 +2,23 @@
 // wherever anywidget does — JupyterLab 4, Notebook 7, VS Code, Colab).
 //
 // The rules are Python's (`ctxlab.widgets._table.DataTable`): this view writes what the reader
-// asks (`filter`, `sort`) to the model and draws the rows Python answers with (`order`: the
-// indices of the visible rows, in order). Cells are set as textContent: tool output is never
-// interpreted as markup.
+// asks (`filter`, `sort`, `page`) to the model and draws the rows Python answers with
+// (`page_rows`: the visible rows of that page, in order; the other rows stay in the kernel).
+// Cells are set as textContent: tool output is never interpreted as markup.
 
-// The rows to draw: `order`'s indices into `rows` (an index past the rows — new rows whose
-// order is still on its way — is skipped).
+// The rows to draw: the page Python sent.
 export function orderedRows(model) {
-  const rows = model.get("rows") || [];
-  const order = model.get("order");
-  if (!Array.isArray(order)) return rows;
-  return order.filter((i) => i >= 0 && i < rows.length).map((i) => rows[i]);
+  return model.get("page_rows") || [];
+}
+
+// The count line: which rows of how many are shown ("101–200 of 9,870 rows (of 10,000)").
+export function countText(model, drawn) {
+  const shown = model.get("shown") ?? drawn;
+  const total = model.get("total") ?? shown;
+  const of = shown === total ? `${total} rows` : `${shown} of ${total} rows`;
+  if (drawn >= shown) return of;
+  const first = (model.get("page") || 0) * (model.get("page_size") || drawn) + 1;
+  return `${first}–${first + drawn - 1} of ${of}`;
 }
 
 // A click on a header: ascending, then descending, then back to the original order.
@@ -33,7 +39,20 @@ function render({ model, el }) {
   input.placeholder = "filter: any text in a row…";
   const count = document.createElement("span");
   count.className = "ctxlab-table-count";
-  bar.append(input, count);
+  // The pager: the kernel sends the page asked for.
+  const pager = {};
+  for (const [name, text, step] of [["previous", "‹ previous", -1], ["next", "next ›", 1]]) {
+    const button = document.createElement("button");
+    button.className = `ctxlab-table-${name}`;
+    button.textContent = text;
+    button.turn = () => {
+      model.set("page", Math.max((model.get("page") || 0) + step, 0));
+      model.save_changes();
+    };
+    button.addEventListener("click", button.turn);
+    pager[name] = button;
+  }
+  bar.append(input, pager.previous, count, pager.next);
   const scroller = document.createElement("div");
   scroller.className = "ctxlab-table-scroll";
   const table = document.createElement("table");
@@ -50,9 +69,12 @@ function render({ model, el }) {
     const key = columns.indexOf(model.get("key"));
     const [sortColumn, direction] = model.get("sort");
     const rows = orderedRows(model);
-    const total = model.get("rows").length;
     if (input.value !== model.get("filter")) input.value = model.get("filter");
-    count.textContent = rows.length === total ? `${total} rows` : `${rows.length} of ${total} rows`;
+    count.textContent = countText(model, rows.length);
+    const page = model.get("page") || 0;
+    const size = model.get("page_size") || rows.length;
+    pager.previous.hidden = page <= 0;
+    pager.next.hidden = (page + 1) * size >= (model.get("shown") ?? rows.length);
     table.className = `dataframe ${model.get("css_class")}`;
     table.replaceChildren();
     const head = table.createTHead().insertRow();
@@ -102,11 +124,12 @@ function render({ model, el }) {
   table.addEventListener("click", clicked);
 
   draw();
-  const names = ["rows", "order", "columns", "filter", "sort", "selected", "key", "css_class"];
+  const names = ["page_rows", "shown", "total", "page", "columns", "filter", "sort", "selected", "key", "css_class"];
   for (const name of names) model.on(`change:${name}`, draw);
   return () => {
     for (const name of names) model.off(`change:${name}`, draw);
     table.removeEventListener("click", clicked);
+    for (const button of Object.values(pager)) button.removeEventListener("click", button.turn);
   };
 }
 

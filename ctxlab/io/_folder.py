@@ -6,7 +6,8 @@ Markdown) gets a row — one per session when a session is several files (a Clin
 storage) — with the format detected, its models, requests, tool calls, the conversation's size,
 what the provider billed, its own compactions, what was skipped or repaired — or, when it does
 not load, the reason in ``problem``. Files are read in parallel processes when there are many (parsing JSON holds the
-interpreter lock), with a progress bar.
+interpreter lock), with a progress bar. Called again on a folder where no file changed, it
+answers from memory (`ctxlab.io._sessions_cache`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ctxlab.io._files import path_problem, shown_path
 from ctxlab.io._load import read
 from ctxlab.io._openhands_v1 import EVENT_FILE
 from ctxlab.io._places import companion
+from ctxlab.io._sessions_cache import keep, kept, state_of
 from ctxlab.io._specstory import is_specstory
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
@@ -102,7 +104,9 @@ def sessions(
     OpenHands V1 conversation is one row: its ``base_state.json``, else its folder. A file
     that does not load has its reason in ``problem``: nothing in the folder is left out. Open a
     row with ``ctxlab.load(row.path, episode=row.episode)`` or ``Lab.open(row, ...)``; ``sweep``
-    takes the frame's ``path`` column.
+    takes the frame's ``path`` column. Called again on a folder where no file was added,
+    removed or changed (its size and modification time), it returns a copy of the table it
+    made, reading nothing (`ctxlab.io._sessions_cache`).
 
     Args:
         folder: The folder to read.
@@ -129,6 +133,10 @@ def sessions(
     if not root.is_dir():
         msg = f"{str(root)!r} is not a folder; give a folder of session files"
         raise UsageError(msg)
+    state = state_of(root, wanted)
+    again = kept(state)  # the folder as it was when last read: its table
+    if again is not None:
+        return again
     files = _session_files(root, wanted)
     count = _workers(workers)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
@@ -155,7 +163,9 @@ def sessions(
     bar.close()
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
     # Counts as integers with gaps (a file that did not load has none), not floats.
-    return frame.astype(dict.fromkeys(_COUNTS, "Int64"))
+    frame = frame.astype(dict.fromkeys(_COUNTS, "Int64"))
+    keep(state, frame)
+    return frame
 
 
 def _suffixes(value: Any) -> tuple[str, ...]:

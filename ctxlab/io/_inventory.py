@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab.io._findings import (
+    _HOLDER,
+    _TOKEN,
     CALL_HOLDER,
     CALL_LIST,
     CALL_TYPES,
@@ -124,8 +126,14 @@ def _matched(finding: Finding, keys: set[str], words: str) -> bool:
 def inventory_of(values: Iterable[Any]) -> Inventory:
     """The inventory of decoded records (a JSON Lines file's values, or a document as one)."""
     found = Inventory()
+    seen = _SEEN.get()
     for value in values:
-        found.merge(_record_inventory(value))
+        if seen is None:
+            # Nothing to remember each record's inventory for: walked straight into the
+            # whole (the same first finding of each key, in the same order).
+            _walk_field("", value, "$", (), found, -1, False)
+        else:
+            found.merge(_record_inventory(value))
     return found
 
 
@@ -220,7 +228,7 @@ def _walk_field(
             if decoded is not None:
                 _walk(decoded, path, ids, found, depth + 1, in_reply)
         return
-    if is_map(item) and is_usage(key, item):
+    if is_map(item) and _may_be_usage(flags, item) and is_usage(key, item):
         found.add(Finding("usage", path, usage_key(item, ids)))
         return
     if isinstance(item, list) and flags & CALL_LIST:
@@ -238,6 +246,27 @@ def _walk_field(
                 found.add(text_finding(path + "[]", text))
         return
     _walk(item, path, ids, found, depth + 1, in_reply)
+
+
+_TOKEN_NAMES: dict[tuple[Any, ...], bool] = {}
+"""Field names seen together → whether one names tokens: a file repeats a few shapes of object
+tens of thousands of times, and `is_usage` asks this of each (a tenth of a walk)."""
+_SHAPES = 65_536
+"""The most shapes `_TOKEN_NAMES` keeps (a hostile file of ever new names stays bounded)."""
+
+
+def _may_be_usage(flags: int, item: Mapping[Any, Any]) -> bool:
+    # `is_usage`'s first question, answered once per shape: a usage key holds it, or a name
+    # in it says tokens; else it cannot be usage.
+    if flags & _HOLDER:
+        return True
+    names = tuple(item)
+    known = _TOKEN_NAMES.get(names)
+    if known is None:
+        known = any(type(name) is str and key_flags(name) & _TOKEN for name in names)
+        if len(_TOKEN_NAMES) < _SHAPES:
+            _TOKEN_NAMES[names] = known
+    return known
 
 
 def unplaced(

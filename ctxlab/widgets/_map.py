@@ -16,7 +16,7 @@ from ctxlab.manifest import ContextManifest, transform_info
 from ctxlab.util._checks import instance_of
 from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
 
-__all__ = ["ContextMap", "map_items"]
+__all__ = ["ContextMap", "map_items", "map_segments"]
 
 
 def _static() -> Path:
@@ -79,6 +79,46 @@ def _shrink_ghosts(items: list[dict[str, Any]], limit: int) -> None:
 
 HEADROOM = 1.08
 """The strip spans this much more than the request's total or limit, whichever is larger."""
+STRIP_PIXELS = 2_000
+"""The widest a strip is drawn, in pixels: items narrower than one of them at that width are
+drawn together (`map_segments`)."""
+
+
+def map_segments(items: list[dict[str, Any]], scale: int) -> list[dict[str, Any]]:
+    """What the strip draws: each item as its segment, except that runs of neighbouring items
+    narrower than a pixel (`STRIP_PIXELS` over ``scale``), of one placement and alike ghosted,
+    are one segment per pixel — ``count`` items from ``id`` to ``last``, their tokens summed.
+
+    A request of a long recording holds thousands of items of a few hundred tokens in a strip
+    of millions: one element each was 1.4 MB of widget state and 10,000 elements no eye could
+    tell apart. Every segment keeps its place and width, so the strip looks the same."""
+    pixel = scale / STRIP_PIXELS
+    out: list[dict[str, Any]] = []
+    run: dict[str, Any] | None = None
+    for item in items:
+        narrow = item["width"] < pixel
+        if (
+            narrow
+            and run is not None
+            and run["width"] < pixel
+            and (run["placement"], run["ghost"]) == (item["placement"], item["ghost"])
+        ):
+            run.update(
+                count=run["count"] + 1,
+                last=item["id"],
+                tokens=run["tokens"] + item["tokens"],
+                width=run["width"] + item["width"],
+                source="",
+                revision="",
+            )
+            continue
+        run = {**item, "count": 1, "last": item["id"]} if narrow else None
+        out.append(run if run is not None else item)
+    # A run of one is its item, as it was.
+    return [
+        {k: v for k, v in s.items() if k not in ("count", "last")} if s.get("count") == 1 else s
+        for s in out
+    ]
 
 
 class ContextMap(anywidget.AnyWidget):
@@ -86,7 +126,14 @@ class ContextMap(anywidget.AnyWidget):
 
     _esm = _static() / "context_map.js"
     _css = _static() / "context_map.css"
-    items = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    items = traitlets.List(trait=traitlets.Dict())
+    """Every item of the request, with its ghosts (`map_items`; kept in the kernel)."""
+    segments = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    """What the front end draws (`map_segments`)."""
+    count = traitlets.Int(0).tag(sync=True)
+    """How many items (and ghosts) `segments` draw."""
+    current = traitlets.Dict().tag(sync=True)
+    """The selected item (empty when none is): described under the strip, outlined in it."""
     selected = traitlets.Unicode("").tag(sync=True)
     colors = traitlets.Dict(dict(PLACEMENT_COLORS)).tag(sync=True)
     """Placement → colour, from the one table every view uses."""
@@ -95,6 +142,31 @@ class ContextMap(anywidget.AnyWidget):
     (``unrecorded``: "not recorded")."""
     marks = traitlets.Dict().tag(sync=True)
     scale = traitlets.Int(1).tag(sync=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.observe(lambda _: self._segment(), names=["items", "scale"])
+        self.observe(lambda _: self._find_current(), names=["selected"])
+        self._segment()
+
+    def _segment(self) -> None:
+        with self.hold_sync():
+            self.segments = map_segments(self.items, self.scale)
+            self.count = len(self.items)
+            self._find_current()
+
+    def _find_current(self) -> None:
+        # The selected item, with the segment that draws it (``segment``: its index).
+        position = next((n for n, i in enumerate(self.items) if i["id"] == self.selected), None)
+        if position is None:
+            self.current = {}
+            return
+        drawn = 0
+        for index, segment in enumerate(self.segments):
+            drawn += segment.get("count", 1)
+            if drawn > position:
+                self.current = {**self.items[position], "segment": index}
+                return
 
     def show(self, manifest: ContextManifest) -> None:
         """Display ``manifest``'s request, scaled to its input limit."""

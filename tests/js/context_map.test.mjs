@@ -16,7 +16,7 @@ let teardown;
 beforeEach(() => {
   model = new FakeModel({
     colors: { system: "#111111", conversation: "#222222" },
-    items: [
+    segments: [
       { id: "system/0", placement: "system", tokens: 100 },
       { id: PAYLOAD, placement: "conversation", tokens: 300, source: PAYLOAD },
       { id: "msg/old", placement: "conversation", tokens: 100, ghost: "summarized" },
@@ -61,7 +61,7 @@ test("an id or source with markup stays text", () => {
   const payload = segments()[1];
   assert.equal(payload.dataset.id, PAYLOAD);
   assert.ok(payload.title.includes(`source ${PAYLOAD}`));
-  model.update("selected", PAYLOAD);
+  model.update("current", { ...model.get("segments")[1], segment: 1 });
   assert.ok(el.querySelectorAll(".ctxlab-map-info")[0].textContent.startsWith(PAYLOAD));
   assert.deepEqual([...tagsBelow(el)].sort(), ["div", "i", "span"]);
   assert.equal(globalThis.pwned, undefined);
@@ -78,12 +78,32 @@ test("a click selects the segment and asks Python to open it, again when selecte
   assert.equal(el.querySelectorAll(".ctxlab-map-info")[0].textContent, segments()[2].title);
 });
 
+test("a segment of several narrow items says their span; the one holding the selection is outlined", () => {
+  model.update("segments", [
+    { id: "system/0", placement: "system", tokens: 100 },
+    { id: "msg/1", last: "msg/40", count: 40, placement: "conversation", tokens: 400, width: 400 },
+  ]);
+  const [, run] = segments();
+  assert.equal(run.style.width, "80%");
+  assert.equal(run.title, "40 items, msg/1 … msg/40 · conversation · 400 tokens");
+  assert.equal(el.querySelectorAll(".ctxlab-map-info")[0].textContent, "2 items");
+  model.update("count", 41);
+  // Python answers a selection inside the run with the item and the segment that draws it.
+  model.update("selected", "msg/7");
+  model.update("current", { id: "msg/7", placement: "conversation", tokens: 9, segment: 1 });
+  assert.ok(run.classList.contains("selected") || segments()[1].classList.contains("selected"));
+  assert.ok(!segments()[0].classList.contains("selected"));
+  assert.equal(el.querySelectorAll(".ctxlab-map-info")[0].textContent, "msg/7 · conversation · 9 tokens");
+  segments()[1].dispatch("click"); // a run opens its first item
+  assert.deepEqual(model.sent.at(-1), { type: "open", id: "msg/1" });
+});
+
 test("a placement with words of its own is named by them in the legend and on hover", () => {
   teardown();
   model = new FakeModel({
     colors: { unrecorded: "#9d9da1", system: "#111111" },
     labels: { unrecorded: "not recorded" },
-    items: [
+    segments: [
       {
         id: "unrecorded/claude-opus-4-6/0",
         placement: "unrecorded",

@@ -1,0 +1,202 @@
+"""How long a 5,000-request recording takes to show its plot in real JupyterLab (issue 54: ≤ 2 s).
+
+    python benchmarks/lab_browser_bench.py [--requests 5000] [--repeat 2]
+
+Starts JupyterLab on loopback (a free port) with a notebook of three cells, opens it in Debian's
+headless Chromium through Playwright (as tests/browser does) and runs the cells one by one,
+each timed in the page from the moment it is executed until its Lab's budget plot has drawn its
+SVG: (1) the recording is stitched (corpus sessions end to end, as `lab_bench.py --open`
+makes it) — not timed; (2) a first Lab: includes plotly.js's first load into the page; (3) a
+second Lab on the same recording, plotly.js already loaded: ours alone. Printed beside each:
+the kernel's own seconds for ``Lab.open`` (CPU and wall), the bytes of widget state the page
+received (websocket frames), and the machine's load. Needs ``apt-get install chromium`` and
+playwright + jupyterlab (the dev extras).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+TARGET = 2.0
+"""Seconds from running the cell to the plot drawn (issue 54)."""
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HERE = Path(__file__).resolve().parent
+
+PREPARE = (
+    "import sys, time, os\n"
+    f"sys.path.insert(0, {str(HERE)!r})\n"
+    "from whatif_bench import sessions, stitched\n"
+    "from ctxlab.widgets import Lab\n"
+    "session = stitched(sessions() * (1 + REQUESTS // 2000), REQUESTS)\n"
+    "print(len(session.messages))"
+)
+OPEN = (
+    "_w, _c = time.perf_counter(), time.process_time()\n"
+    "lab = await Lab.open(session, context_window=32_000)\n"
+    "print('kernel', time.perf_counter() - _w, time.process_time() - _c)\n"
+    "lab"
+)
+
+
+def _notebook(folder: Path, requests: int, labs: int) -> str:
+    cells = [PREPARE.replace("REQUESTS", str(requests))] + [OPEN] * labs
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"c{n}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for n, source in enumerate(cells)
+        ],
+    }
+    (folder / "big.ipynb").write_text(json.dumps(notebook))
+    return "big.ipynb"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+RUN_CELL = """async ([index, plots]) => {
+    const nb = window.jupyterapp.shell.currentWidget;
+    nb.content.activeCellIndex = index;
+    const started = performance.now();
+    window.jupyterapp.commands.execute('notebook:run-cell');
+    const drawn = () => document.querySelectorAll('.js-plotly-plot .main-svg .scatterlayer .trace').length > 0
+        && document.querySelectorAll('.js-plotly-plot').length >= plots;
+    while (!drawn()) await new Promise(r => setTimeout(r, 20));
+    return (performance.now() - started) / 1000;
+}"""
+
+
+def measure(requests: int, labs: int) -> list[tuple[float, str, int]]:
+    """Seconds to each Lab's plot, the kernel's own line, and the state bytes received."""
+    from playwright.sync_api import sync_playwright
+
+    folder = Path(tempfile.mkdtemp(prefix="ctxlab-browser-"))
+    name = _notebook(folder, requests, labs)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = open(folder / "server.log", "w")  # noqa: SIM115 - closed with the server
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            "--ServerApp.token=",
+            "--ServerApp.password=",
+            "--ServerApp.disable_check_xsrf=True",
+            f"--ServerApp.root_dir={folder}",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    out: list[tuple[float, str, int]] = []
+    try:
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(base + "/api/status", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.25)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            received = [0]
+
+            def frames(ws: Any) -> None:
+                ws.on("framereceived", lambda f: received.__setitem__(0, received[0] + len(f)))
+
+            page.on("websocket", frames)
+            page.goto(f"{base}/lab/tree/{name}", wait_until="domcontentloaded")
+            page.wait_for_function(
+                "window.jupyterapp && window.jupyterapp.shell.currentWidget "
+                "&& window.jupyterapp.shell.currentWidget.sessionContext",
+                timeout=120_000,
+            )
+            page.evaluate("""async () => {
+                const nb = window.jupyterapp.shell.currentWidget;
+                await nb.context.ready; await nb.sessionContext.ready;
+                while (nb.sessionContext.session?.kernel?.status !== 'idle')
+                    await new Promise(r => setTimeout(r, 100));
+                nb.content.activeCellIndex = 0;
+                await window.jupyterapp.commands.execute('notebook:run-cell');
+                while (nb.sessionContext.session.kernel.status !== 'idle')
+                    await new Promise(r => setTimeout(r, 100));
+            }""")
+            for lab in range(labs):
+                before = received[0]
+                seconds = page.evaluate(RUN_CELL, [lab + 1, lab + 1])
+                page.wait_for_timeout(500)
+                kernel = page.locator(".jp-OutputArea-output pre").nth(lab + 1).inner_text()
+                out.append((seconds, kernel.strip(), received[0] - before))
+            browser.close()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(20)
+        log.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=1, help="fresh servers and pages")
+    args = parser.parse_args()
+    for _ in range(args.repeat):
+        load = os.getloadavg()[0]
+        results = measure(args.requests, 2)
+        load = max(load, os.getloadavg()[0])
+        for what, (seconds, kernel, received) in zip(
+            ("first Lab (with plotly.js's first load)", "second Lab (plotly.js loaded)"),
+            results,
+            strict=True,
+        ):
+            print(
+                f"{args.requests:,} requests, {what}: plot drawn {seconds:.2f} s after the cell "
+                f"ran (÷ target {seconds / TARGET:.2f}); {kernel}; {received / 1e6:.2f} MB "
+                f"received; load {load:.1f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

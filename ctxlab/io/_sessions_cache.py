@@ -1,0 +1,73 @@
+"""`sessions` called again on a folder that has not changed answers from memory.
+
+A folder of a thousand sessions takes tens of seconds to read (every file decoded, read by its
+format and walked for its census); a notebook asks for it again and again (a cell re-run, a
+filter changed upstream). The answer is kept, in this process, with the folder's *state*: the
+path, size and modification time (nanoseconds) of every file under it, hidden folders aside as
+`sessions` sets them aside. A call whose folder is in the same state gets a copy of the kept
+table; any file added, removed, grown or touched anywhere under it — a session's own file, a
+part of it beside it (a Cline task's, OpenCode's storage), a subagent's — and the folder is read
+again, whole: a session's row can depend on files other than its own, so no row is kept past a
+change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["forget", "keep", "kept", "state_of"]
+
+State = tuple[str, tuple[str, ...], tuple[tuple[str, int, int], ...]]
+"""The folder, the suffixes asked for, and each file's (path, size, modified ns), sorted."""
+
+_KEPT: OrderedDict[State, pd.DataFrame] = OrderedDict()
+_MOST = 8
+"""Folders kept (the most recently asked)."""
+
+
+def state_of(root: Path, suffixes: tuple[str, ...]) -> State | None:
+    """The folder's state (None when a part of it cannot be read: then nothing is kept)."""
+    files: list[tuple[str, int, int]] = []
+    folders = [str(root)]
+    try:
+        while folders:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=True):
+                        if not entry.name.startswith("."):  # as `sessions`: not read
+                            folders.append(entry.path)
+                    elif entry.is_file(follow_symlinks=True):
+                        stat = entry.stat(follow_symlinks=True)
+                        files.append((entry.path, stat.st_size, stat.st_mtime_ns))
+    except OSError:
+        return None
+    return (str(root.resolve()), suffixes, tuple(sorted(files)))
+
+
+def kept(state: State | None) -> pd.DataFrame | None:
+    """A copy of the table kept for ``state``, None when there is none."""
+    if state is None or state not in _KEPT:
+        return None
+    _KEPT.move_to_end(state)
+    return _KEPT[state].copy()
+
+
+def keep(state: State | None, frame: pd.DataFrame) -> None:
+    """Keep a copy of ``frame`` as the table of ``state``."""
+    if state is None:
+        return
+    _KEPT[state] = frame.copy()
+    _KEPT.move_to_end(state)
+    while len(_KEPT) > _MOST:
+        _KEPT.popitem(last=False)
+
+
+def forget() -> None:
+    """Drop every kept table."""
+    _KEPT.clear()

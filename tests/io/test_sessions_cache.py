@@ -1,0 +1,145 @@
+"""`sessions` on many files: a folder asked for again is answered from memory while no file
+under it changed (and read again, whole, when one did); the inventory's walk, made cheaper,
+finds what it found."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ctxlab.io._folder as folder_module
+from ctxlab import sessions
+from ctxlab.exceptions import CtxlabError
+from ctxlab.io._findings import is_usage, key_flags
+from ctxlab.io._inventory import _may_be_usage, inventory_of, remembered
+from ctxlab.io._sessions_cache import forget
+from ctxlab.io._transcript import corpus_dir
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """Sessions of several formats, some in folders of their own (a Cline task, Gemini's)."""
+    for name in ("claude_code", "codex", "gemini", "cline", "mini_swe_agent", "aider"):
+        shutil.copytree(FIXTURES / name, tmp_path / name)
+    forget()
+    return tmp_path
+
+
+def _refuse(*_: Any, **__: Any) -> Any:
+    msg = "read again"
+    raise CtxlabError(msg)
+
+
+def test_a_folder_asked_for_again_is_answered_without_reading(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = sessions(folder, workers=1, progress=False)
+    assert len(first) > 5 and first["problem"].isna().sum() > 5
+    monkeypatch.setattr(folder_module, "read", _refuse)  # any file read says so in its row
+    again = sessions(folder, workers=1, progress=False)
+    pd.testing.assert_frame_equal(again, first)
+    again.loc[0, "name"] = "changed by the caller"  # a copy: the next answer is not changed
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
+    # Other suffixes are another question: read.
+    other = sessions(folder, suffixes=[".jsonl"], workers=1, progress=False)
+    assert set(other["problem"]) == {"read again"}
+
+
+@pytest.mark.parametrize("change", ["grown", "touched", "added", "removed", "part changed"])
+def test_any_change_under_the_folder_reads_it_again_whole(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    first = sessions(folder, workers=1, progress=False)
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    one = next(p for p in files if p.suffix == ".jsonl")
+    if change == "grown":
+        with one.open("a") as handle:
+            handle.write(json.dumps({"type": "noise"}) + "\n")
+    elif change == "touched":  # same size, a new modification time
+        stat = one.stat()
+        os.utime(one, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    elif change == "added":
+        shutil.copyfile(one, folder / "copy.jsonl")
+    elif change == "removed":
+        one.unlink()
+    else:  # not a session's own file: a part beside it (a Cline task's UI messages)
+        part = next(p for p in files if p.name == "ui_messages.json")
+        part.write_text(part.read_text() + " ")
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    again = sessions(folder, workers=1, progress=False)
+    assert len(again) >= len(first) - 1
+    assert set(again["problem"]) == {"read again"}  # every row read again, not only one
+
+
+def _records(path: Path) -> list[Any]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        return [json.loads(text)]
+    except ValueError:
+        out = []
+        for line in text.splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+
+
+def _files() -> list[Path]:
+    corpus = corpus_dir() / "raw"
+    found = sorted(p for p in corpus.rglob("*") if p.suffix in (".jsonl", ".json", ".traj"))
+    found = found[::7][:24] if found else []  # every format of the corpus, a sample of each
+    fixtures = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".jsonl", ".json"))
+    return found + fixtures
+
+
+def test_the_walk_straight_into_a_files_inventory_finds_what_the_record_by_record_walk_did() -> (
+    None
+):
+    # Outside a load, the records are walked straight into one inventory; within one, each
+    # record's inventory is kept and merged (the way every inventory was taken before).
+    compared = 0
+    for path in _files():
+        values = _records(path)
+        straight = inventory_of(values)
+        with remembered():
+            merged = inventory_of(values)
+        assert straight.cut == merged.cut, path
+        for kind in straight.findings:
+            # The same keys, in the same order, each with the same first finding.
+            assert list(straight.findings[kind].items()) == list(merged.findings[kind].items()), (
+                path,
+                kind,
+            )
+        compared += sum(straight.counts().values())
+    assert compared > 1_000
+
+
+_names = st.sampled_from(
+    ["input_tokens", "usage", "tokens", "max_tokens", "id", "text", "promptTokenCount", "x"]
+)
+_values = st.one_of(st.integers(0, 10**6), st.text(max_size=4), st.none(), st.booleans())
+
+
+@given(
+    st.sampled_from(["", "usage", "usageMetadata", "message", "tokens"]),
+    st.lists(st.dictionaries(_names, _values, max_size=5), min_size=1, max_size=6),
+)
+def test_the_shape_memo_never_says_no_to_what_is_usage(
+    key: str, objects: list[dict[str, Any]]
+) -> None:
+    for item in objects * 2:  # the second time from the memo
+        expected = is_usage(key, item)
+        assert (_may_be_usage(key_flags(key), item) and is_usage(key, item)) == expected
+        if not _may_be_usage(key_flags(key), item):
+            assert not expected
