@@ -38,92 +38,27 @@ import asyncio
 import json
 import sys
 import time
-import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from _agentscope_peer import AgentScopePeer  # benchmarks/ is on sys.path when run as a script
+from _corpus_args import Messages, Session, chosen_sessions, corpus_args, windows_of
 
-from ctxlab import AssistantMessage, TextBlock, UserMessage
+from ctxlab import AssistantMessage, UserMessage
 from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.analysis._prices import price_for
 from ctxlab.analysis._replay import ReplayStep, replay
-from ctxlab.io._transcript import corpus_dir, load_transcript
 from ctxlab.manifest import ContextManifest, ManifestItem
 from ctxlab.messages import ModelRequest, request_start
-from ctxlab.messages._messages import MESSAGES_ADAPTER
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.tokens import TokenCache, default_counter, load_encoding
 from ctxlab.tokens._cache import block_parts
-
-Messages = tuple[UserMessage | AssistantMessage, ...]
 
 
 async def stub_summarizer(request: SummaryRequest) -> Mapping[str, Any]:
     """Every field of the schema, answered at once (as AgentScope's stub model answers)."""
     return {name: f"{name} (stub)" for name in request.schema["properties"]}
-
-
-@dataclass
-class Session:
-    name: str
-    group: str  # corpus/tuned, corpus/held-out, stitched/tuned, stitched/held-out
-    paths: tuple[Path, ...]
-
-    def load(self) -> tuple[Messages, str]:
-        """Fresh message objects (a cold repeat): the files read again and concatenated."""
-        messages: list[UserMessage | AssistantMessage] = []
-        system = ""
-        for number, path in enumerate(self.paths):
-            transcript = load_transcript(path)
-            system = system or transcript.system
-            part = transcript.messages[request_start(transcript.messages) :]
-            if number:
-                part = renamed(part, f"s{number}_")
-            if messages and isinstance(messages[-1], UserMessage) and part:
-                # Two sessions joined: the next one's first user turn follows an assistant turn
-                # of the previous one, as a user returning to the agent would.
-                messages.append(AssistantMessage(content=(TextBlock(text="(session continues)"),)))
-            messages.extend(part)
-        return tuple(messages), system
-
-
-def renamed(messages: Messages, prefix: str) -> Messages:
-    """The messages with every tool call id prefixed: two joined sessions may reuse ids."""
-    dumped = MESSAGES_ADAPTER.dump_python(list(messages), mode="json")
-    for message in dumped:
-        if isinstance(message["content"], list):
-            for block in message["content"]:
-                for key in ("id", "tool_use_id"):
-                    if block.get("type") in ("tool_use", "tool_result") and key in block:
-                        block[key] = prefix + block[key]
-    return tuple(MESSAGES_ADAPTER.validate_python(dumped))
-
-
-def held_out(path: Path) -> bool:
-    """A fixed third of the corpus, chosen by name (never by size or by how ctxlab does)."""
-    return zlib.crc32(path.name.encode()) % 3 == 0
-
-
-def sessions(files: list[Path], stitch: int, stitched: int, stitched_only: bool) -> list[Session]:
-    """The corpus sessions of each part, then ``stitched`` long ones per part: its sessions
-    joined in name order from a different starting session each, until ``stitch`` messages."""
-    out: list[Session] = []
-    for part in ("tuned", "held-out"):
-        chosen = [p for p in files if held_out(p) == (part == "held-out")]
-        if not stitched_only:
-            out += [Session(p.stem, f"corpus/{part}", (p,)) for p in chosen]
-        sizes = {p: sum(1 for _ in p.open()) - 1 for p in chosen}
-        for k in range(stitched):
-            offset = k * len(chosen) // stitched
-            ring = chosen[offset:] + chosen[:offset]
-            group: list[Path] = []
-            while ring and sum(sizes[p] for p in group) < stitch:
-                group.append(ring.pop(0))
-            out.append(Session(f"stitched-{part}-{k}", f"stitched/{part}", tuple(group)))
-    return out
 
 
 def cold_replay(
@@ -307,24 +242,13 @@ def summarize(rows: list[dict[str, Any]], windows: list[int]) -> None:
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--windows", default="200000,32000,16000")
-    parser.add_argument("--repeat", type=int, default=3, help="cold runs of each; best kept")
-    parser.add_argument("--stitch", type=int, default=1500, help="messages per stitched session")
-    parser.add_argument("--stitched", type=int, default=3, help="stitched sessions per part")
-    parser.add_argument("--stitched-only", action="store_true", help="skip the single sessions")
-    parser.add_argument("--group", default="", help="only the groups containing this text")
+    corpus_args(parser, windows="200000,32000,16000", group="", stitched_only=True)
     parser.add_argument("--out", default="benchmarks/results/compaction_bench.json")
     args = parser.parse_args()
-    windows = [int(w) for w in args.windows.split(",")]
-    files = sorted((corpus_dir() / "norm").glob("*.jsonl"))
-    if not files:
-        print("no transcripts: set CTXLAB_CORPUS", file=sys.stderr)
+    windows = windows_of(args)
+    chosen = chosen_sessions(args)
+    if not chosen:
         return 2
-    chosen = [
-        s
-        for s in sessions(files, args.stitch, args.stitched, args.stitched_only)
-        if args.group in s.group
-    ]
     load_encoding("cl100k_base")
     try:
         AgentScopePeer(windows[0])

@@ -9,6 +9,13 @@ profiled, and long sessions stitched from them):
   system=...)`` as a user calls it — the default (extractive) summarizer, a cold cache, the
   steps iterated and nothing read from them (a replay grades a compaction only when its
   retention is read);
+- **user, stub**: the same call with ``summarizer=stub_summarizer`` — a summarizer of the
+  AgentScope peer's cost (every field answered at once, as its stub model answers): the like
+  for like comparison. AgentScope compressing calls its model for the summary; the peer's stub
+  model costs nothing, while ctxlab's default summarizer is an offline summarizer that reads
+  the span and writes the handover itself (a model's work, done on the CPU). Both are reported:
+  ``user÷AS`` is ctxlab with that work against AgentScope without it, ``stub÷AS`` both sides
+  answering the summary at once;
 - **prepare**: `compaction_bench.ctxlab_prepare` — the same replay with the stub summarizer that
   AgentScope's peer has too, and ``grade=False``: preparation against preparation;
 - **floor**: `compaction_bench.id_count_floor` — every message's id and every text counted once,
@@ -37,20 +44,21 @@ from pathlib import Path
 from typing import Any
 
 from _agentscope_peer import AgentScopePeer  # benchmarks/ is on sys.path when run as a script
-from compaction_bench import Messages, Session, ctxlab_prepare, id_count_floor, sessions
+from _corpus_args import Messages, Session, chosen_sessions, corpus_args, windows_of
+from compaction_bench import ctxlab_prepare, id_count_floor, stub_summarizer
 
 import ctxlab
-from ctxlab.io._transcript import corpus_dir
 from ctxlab.tokens import default_counter, load_encoding
 
-CONTENDERS = ("user", "prepare", "floor", "agentscope")
+CONTENDERS = ("user", "stub", "prepare", "floor", "agentscope")
 
 
-async def user_replay(messages: Messages, system: str, window: int) -> float:
-    """CPU seconds of `ctxlab.replay` as a user calls it, every step iterated."""
+async def user_replay(messages: Messages, system: str, window: int, **options: Any) -> float:
+    """CPU seconds of `ctxlab.replay` as a user calls it, every step iterated (``options``:
+    the summarizer of the like for like contender)."""
     start = time.process_time()
     async for _ in ctxlab.replay(
-        messages, context_window=window, counter=default_counter(), system=system
+        messages, context_window=window, counter=default_counter(), system=system, **options
     ):
         pass
     return time.process_time() - start
@@ -71,6 +79,9 @@ async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict
     async def user() -> None:
         keep("user", await user_replay(*session.load(), window))
 
+    async def stub() -> None:
+        keep("stub", await user_replay(*session.load(), window, summarizer=stub_summarizer))
+
     async def prepare() -> None:
         keep("prepare", (await ctxlab_prepare(*session.load(), window))[1])
 
@@ -81,7 +92,7 @@ async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict
         await peer.run(*session.load())
         keep("agentscope", peer.cpu)
 
-    runs: list[Callable[[], Awaitable[None]]] = [user, prepare, floor, theirs]
+    runs: list[Callable[[], Awaitable[None]]] = [user, stub, prepare, floor, theirs]
     for turn in range(repeat):
         for k in range(len(runs)):
             await runs[(turn + k) % len(runs)]()
@@ -98,6 +109,7 @@ def table(rows: list[dict[str, Any]], window: int) -> list[str]:
             + "".join(f" {total[n]:9.0f}" for n in CONTENDERS)
             + f" | {total['user'] / total['floor']:9.2f} {total['prepare'] / total['floor']:9.2f}"
             f" {total['user'] / total['agentscope']:8.2f}"
+            f" {total['stub'] / total['agentscope']:8.2f}"
             f" {total['prepare'] / total['agentscope']:8.2f}"
             f" {total['floor'] / total['agentscope']:8.2f}"
         )
@@ -106,33 +118,27 @@ def table(rows: list[dict[str, Any]], window: int) -> list[str]:
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--windows", default="16000,32000,200000")
-    parser.add_argument("--repeat", type=int, default=3, help="cold runs of each; best kept")
-    parser.add_argument("--stitch", type=int, default=1500, help="messages per stitched session")
-    parser.add_argument("--stitched", type=int, default=3, help="stitched sessions per part")
-    parser.add_argument("--group", default="held-out", help="only groups containing this text")
+    corpus_args(parser, windows="16000,32000,200000", group="held-out")
     parser.add_argument("--out", default="benchmarks/results/replay_user_bench.json")
     args = parser.parse_args()
-    windows = [int(w) for w in args.windows.split(",")]
-    files = sorted((corpus_dir() / "norm").glob("*.jsonl"))
-    if not files:
-        print("no transcripts: set CTXLAB_CORPUS", file=sys.stderr)
+    windows = windows_of(args)
+    chosen = chosen_sessions(args)
+    if not chosen:
         return 2
-    chosen = [
-        s for s in sessions(files, args.stitch, args.stitched, False) if args.group in s.group
-    ]
     load_encoding("cl100k_base")
     rows: list[dict[str, Any]] = []
     header = (
         f"{'window':>7} {'group':18} {'n':>3} |"
         + "".join(f" {n[:9]:>9}" for n in CONTENDERS)
-        + f" | {'user÷fl':>9} {'prep÷fl':>9} {'user÷AS':>8} {'prep÷AS':>8} {'fl÷AS':>8}"
+        + f" | {'user÷fl':>9} {'prep÷fl':>9} {'user÷AS':>8} {'stub÷AS':>8} {'prep÷AS':>8}"
+        f" {'fl÷AS':>8}"
     )
     print(f"CPU ms, best of {args.repeat} cold interleaved repeats; {load()}")
     for window in windows:
         peer = AgentScopePeer(window)
         warm = chosen[0]  # untimed: imports and first-use caches of every path
         await user_replay(*warm.load(), window)
+        await user_replay(*warm.load(), window, summarizer=stub_summarizer)
         await ctxlab_prepare(*warm.load(), window)
         await peer.run(*warm.load())
         for session in chosen:
