@@ -57,3 +57,27 @@ def test_the_table_says_each_steps_load_times_and_a_failure() -> None:
         "  (no ratio in its output)"
     ) in text
     assert text.startswith("# make bench, ") and "ratios compare within this table only" in text
+
+
+def test_make_bench_runs_issue_54s_figures_the_quick_size_and_the_earlier_ones_on_demand() -> None:
+    module = _module()
+    full = {s.name: s.command for s in module.chosen()}
+    assert list(full) == ["replay-user", "whatif-slider", "lab-open", "sessions"]
+    assert full["whatif-slider"] == ["whatif_slider_bench.py", "--cold"]  # 500 and 5,000
+    quick = {s.name: s.command for s in module.chosen(quick=True)}
+    assert quick["sessions"] == ["sessions_bench.py", "--files", "200", "--repeat", "1"]
+    assert quick["whatif-slider"][:3] == ["whatif_slider_bench.py", "--steps", "500"]
+    every = [s.name for s in module.chosen(every=True)]
+    assert every[:4] == list(full) and "compaction" in every and "scale" in every
+    assert [s.name for s in module.chosen(only=["lab-open", "prepare"])] == ["lab-open", "prepare"]
+
+
+def test_a_step_past_the_timeout_is_stopped_and_said(tmp_path: Path) -> None:
+    module = _module()
+    script = tmp_path / "slow.py"
+    script.write_text("import time\nprint('a ÷ b 1.5', flush=True)\ntime.sleep(60)\n")
+    step = module.Step("slow", [str(script)])
+    module.run(step, [], timeout=1.0)
+    assert step.timed_out and step.wall < 30
+    assert step.figures == ["a ÷ b 1.5"]  # what it printed before is kept
+    assert "STOPPED at the timeout" in module.table([step])

@@ -15,7 +15,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.config._sections import CompactionPasses
 from ctxlab.exceptions import CompressionError
 from ctxlab.manifest import Thresholds, Transform, TransformKind
-from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.messages import AssistantMessage, ToolResultBlock, UserMessage
 from ctxlab.messages._state import Summary
 from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
 from ctxlab.pipeline._pinned_task import (
@@ -301,9 +301,19 @@ def _fit_latest_turn(
     if cache.messages(tail) <= room:
         return tail, []
     results = sum(len(m.tool_results) for m in tail if isinstance(m, UserMessage))
-    other = sum(cache.message(m) for m in tail if not isinstance(m, UserMessage)) + 64
+    # What is never cut counts against the room: the calls, and a results turn's other blocks
+    # (a harness's reminder, the user's words beside the results).
+    other = sum(cache.message(_uncut(m)) for m in tail) + 64
     per_result = max((room - other) // max(results, 1), 64)
     return truncate_results(tail, per_result, None, cache)
+
+
+def _uncut(message: UserMessage | AssistantMessage) -> UserMessage | AssistantMessage:
+    """``message`` without its tool results (what `_fit_latest_turn` cannot cut)."""
+    if not isinstance(message, UserMessage) or not message.tool_results:
+        return message
+    kept = tuple(b for b in message.content if not isinstance(b, ToolResultBlock))
+    return message.model_copy(update={"content": kept})
 
 
 def _new_summary(

@@ -198,7 +198,7 @@ def validate(
             f"the request needs {layout.estimated_tokens} tokens ({parts}) but the input limit is "
             f"{limit}. Compaction cannot remove {unseen}System, tool schemas, required material, "
             "the summary or the latest turn: shorten them, raise budget.max_input_tokens, or use "
-            "a model with a larger window"
+            f"a model with a larger window. {_too_big(layout, manifest.thresholds)}"
         )
         raise ContextBudgetExceeded(
             msg,
@@ -207,3 +207,19 @@ def validate(
             manifest=manifest(layout.items, "budget_exceeded", msg, layout.estimated_tokens),
         )
     return manifest(layout.items, "passed", None, layout.estimated_tokens)
+
+
+def _too_big(layout: Layout, lines: Thresholds) -> str:
+    """What is largest in a request over its limit, and the window that would hold it (the
+    same reservation for the answer): where to look, and what to ask for."""
+    if not layout.items:
+        return ""
+    largest = max(layout.items, key=lambda item: item.tokens)
+    what = " ".join(p for p in (largest.placement, largest.role or largest.kind) if p)
+    window = layout.estimated_tokens + max(lines.context_size - lines.input_limit, 0)
+    return (
+        f"Its largest part is the {what} {largest.id} ({largest.tokens} tokens). Only tool "
+        f"results are cut (to tool_result_limit: lower it when a result is what is large); a "
+        f"user's text, a call's input and System never are. A window of at least {window} "
+        f"tokens holds this request"
+    )
