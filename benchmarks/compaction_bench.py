@@ -84,23 +84,23 @@ async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[
     return time.perf_counter() - start, time.process_time() - start_cpu
 
 
-def id_count_floor(messages: Messages, system: str, window: int) -> tuple[float, float]:
+def id_count_floor(
+    messages: Messages, system: str, window: int, known: Mapping[str, int] | None = None
+) -> tuple[float, float]:
     """Seconds (wall, CPU) of the id-and-count floor (see the module's docstring) over the
     steps a replay prepares; its own code, sharing nothing with the pipeline but the counting
-    rules (`block_parts`) and the ids (`content_hash`) that define ctxlab's figures."""
+    rules (`block_parts`) and the ids (`content_hash`) that define ctxlab's figures.
+
+    ``known``: counts kept by content from an earlier run (`known_counts`: a block's texts'
+    count by its content hash, the System prompt's by its text) — the floor when counts are
+    made once per content across runs: every id still computed, nothing tokenized."""
     start, start_cpu = time.perf_counter(), time.process_time()
     counter = default_counter()
     content = messages[request_start(messages) :]
     # What `replay` counts: every message before the last assistant turn (that turn is a
     # request's boundary, never sent itself).
     last = max((i for i, m in enumerate(content) if isinstance(m, AssistantMessage)), default=0)
-    texts, widths = [system], []
-    for message in content[:last]:
-        parts = [text for block in message.content for text in block_parts(block)[1]]
-        widths.append(len(parts))
-        texts.extend(parts)
-    counts = iter(counter.count_many(texts))  # type: ignore[attr-defined]
-    total = next(counts)  # the System prompt's
+    total, counts = _floor_counts(content[:last], system, counter, known)
     items: list[ManifestItem] = []
     sent: list[UserMessage | AssistantMessage] = []
     for number, message in enumerate(content[: last + 1]):
@@ -121,7 +121,7 @@ def id_count_floor(messages: Messages, system: str, window: int) -> tuple[float,
             )
         if number == last:
             break
-        tokens = sum(next(counts) for _ in range(widths[number]))
+        tokens = counts[number]
         total += tokens
         digest = message.content_hash
         items.append(
@@ -131,6 +131,35 @@ def id_count_floor(messages: Messages, system: str, window: int) -> tuple[float,
         )
         sent.append(message)
     return time.perf_counter() - start, time.process_time() - start_cpu
+
+
+def _floor_counts(
+    sent: Messages, system: str, counter: Any, known: Mapping[str, int] | None
+) -> tuple[int, list[int]]:
+    """The System prompt's count and each message's: its texts counted in one batch, or looked
+    up by content in ``known``."""
+    if known is not None:
+        return known[system], [sum(known[b.content_hash] for b in m.content) for m in sent]
+    texts, widths = [system], []
+    for message in sent:
+        parts = [text for block in message.content for text in block_parts(block)[1]]
+        widths.append(len(parts))
+        texts.extend(parts)
+    counts = iter(counter.count_many(texts))
+    system_count = next(counts)
+    return system_count, [sum(next(counts) for _ in range(width)) for width in widths]
+
+
+def known_counts(messages: Messages, system: str) -> dict[str, int]:
+    """What `id_count_floor` looks up when counts are kept by content: each block's texts'
+    count by the block's content hash, the System prompt's by its text (made untimed, as an
+    earlier run would have)."""
+    counter = default_counter()
+    known = {system: counter.count_text(system)}
+    for message in messages:
+        for block in message.content:
+            known[block.content_hash] = sum(map(counter.count_text, block_parts(block)[1]))
+    return known
 
 
 async def replayed(messages: Messages, system: str, window: int) -> list[ReplayStep]:

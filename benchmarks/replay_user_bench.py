@@ -21,10 +21,23 @@ profiled, and long sessions stitched from them):
 - **floor**: `compaction_bench.id_count_floor` — every message's id and every text counted once,
   a manifest and a request per step, nothing else;
 - **AgentScope**: `compress_context()` at every boundary with a stub model answering the
-  summary at once (`_agentscope_peer`).
+  summary at once (`_agentscope_peer`);
+- **known** (the floor when counts are made once per content across runs): the floor with every
+  block's count looked up by its content hash in a table an earlier run made
+  (`compaction_bench.known_counts`, untimed): every id still computed, nothing tokenized;
+- **stored**: ``user`` with its counts kept across runs by ctxlab's own `CountStore`
+  (``counter=TokenCache(default_counter(), store=...)``, the store filled by an untimed run of
+  the same session): fresh objects, every id computed again, the counts read from the store;
+- **kept**: ``user`` with its counts kept across runs in memory — the `TokenCache` of an
+  untimed earlier run of the same session passed again as ``counter`` (fresh objects, every id
+  computed again, every count a look-up by content hash).
+  ``kn÷fl`` is how far the floor falls when counts are kept; ``st÷kn`` and ``kp÷kn`` ctxlab
+  against that floor, its counts kept on disk and in memory.
 
 CPU seconds of the process (``time.process_time``: both counting threads included); every
-contender cold (the transcript read again: fresh objects, fresh caches), interleaved with the
+contender cold (the transcript read again: fresh objects, fresh caches, ctxlab's process-wide
+memos emptied: `_corpus_args.forget_memos` — before issue 54's i54-floor they were not, and the
+summarizer's scans of a session's results, kept by text, served its later repeats), interleaved with the
 order rotating each repeat, the best of ``--repeat`` kept. The machine's load is printed beside
 every table (the machines are shared: compare only ratios of the same run).
 
@@ -38,27 +51,36 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from _agentscope_peer import AgentScopePeer  # benchmarks/ is on sys.path when run as a script
-from _corpus_args import Messages, Session, chosen_sessions, corpus_args, windows_of
-from compaction_bench import ctxlab_prepare, id_count_floor, stub_summarizer
+from _corpus_args import (
+    Messages,
+    Session,
+    chosen_sessions,
+    corpus_args,
+    forget_memos,
+    windows_of,
+)
+from compaction_bench import ctxlab_prepare, id_count_floor, known_counts, stub_summarizer
 
 import ctxlab
-from ctxlab.tokens import default_counter, load_encoding
+from ctxlab.tokens import CountStore, TokenCache, default_counter, load_encoding
 
-CONTENDERS = ("user", "stub", "prepare", "floor", "agentscope")
+CONTENDERS = ("user", "stub", "prepare", "floor", "agentscope", "known", "stored", "kept")
 
 
 async def user_replay(messages: Messages, system: str, window: int, **options: Any) -> float:
     """CPU seconds of `ctxlab.replay` as a user calls it, every step iterated (``options``:
-    the summarizer of the like for like contender)."""
+    the summarizer of the like for like contender, the counter with a store)."""
+    counter = options.pop("counter", None) or default_counter()
     start = time.process_time()
     async for _ in ctxlab.replay(
-        messages, context_window=window, counter=default_counter(), system=system, **options
+        messages, context_window=window, counter=counter, system=system, **options
     ):
         pass
     return time.process_time() - start
@@ -69,9 +91,16 @@ def load() -> str:
     return f"load {one:.2f} (1 min) {five:.2f} (5 min), {os.cpu_count()} cores"
 
 
-async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict[str, float]:
-    """The best CPU seconds of each contender on ``session``, interleaved and cold."""
+async def measure(
+    session: Session, window: int, repeat: int, peer: Any, store: CountStore
+) -> dict[str, float]:
+    """The best CPU seconds of each contender on ``session``, interleaved and cold (but for
+    the counts ``known`` and ``stored`` read, made by an untimed run first)."""
     best: dict[str, float] = {}
+    known = known_counts(*session.load())
+    await user_replay(*session.load(), window, counter=TokenCache(default_counter(), store=store))
+    kept = TokenCache(default_counter())
+    await user_replay(*session.load(), window, counter=kept)
 
     def keep(name: str, seconds: float) -> None:
         best[name] = min(best.get(name, float("inf")), seconds)
@@ -92,9 +121,29 @@ async def measure(session: Session, window: int, repeat: int, peer: Any) -> dict
         await peer.run(*session.load())
         keep("agentscope", peer.cpu)
 
-    runs: list[Callable[[], Awaitable[None]]] = [user, stub, prepare, floor, theirs]
+    async def floor_known() -> None:
+        keep("known", id_count_floor(*session.load(), window, known)[1])
+
+    async def stored() -> None:
+        cache = TokenCache(default_counter(), store=store)
+        keep("stored", await user_replay(*session.load(), window, counter=cache))
+
+    async def kept_counts() -> None:
+        keep("kept", await user_replay(*session.load(), window, counter=kept))
+
+    runs: list[Callable[[], Awaitable[None]]] = [
+        user,
+        stub,
+        prepare,
+        floor,
+        theirs,
+        floor_known,
+        stored,
+        kept_counts,
+    ]
     for turn in range(repeat):
         for k in range(len(runs)):
+            forget_memos()  # cold: no scan kept from the run before
             await runs[(turn + k) % len(runs)]()
     return best
 
@@ -112,6 +161,8 @@ def table(rows: list[dict[str, Any]], window: int) -> list[str]:
             f" {total['stub'] / total['agentscope']:8.2f}"
             f" {total['prepare'] / total['agentscope']:8.2f}"
             f" {total['floor'] / total['agentscope']:8.2f}"
+            f" {total['known'] / total['floor']:6.2f} {total['stored'] / total['known']:6.2f}"
+            f" {total['kept'] / total['known']:6.2f}"
         )
     return lines
 
@@ -131,9 +182,11 @@ async def main() -> int:
         f"{'window':>7} {'group':18} {'n':>3} |"
         + "".join(f" {n[:9]:>9}" for n in CONTENDERS)
         + f" | {'user÷fl':>9} {'prep÷fl':>9} {'user÷AS':>8} {'stub÷AS':>8} {'prep÷AS':>8}"
-        f" {'fl÷AS':>8}"
+        f" {'fl÷AS':>8} {'kn÷fl':>6} {'st÷kn':>6} {'kp÷kn':>6}"
     )
     print(f"CPU ms, best of {args.repeat} cold interleaved repeats; {load()}")
+    folder = tempfile.TemporaryDirectory()
+    store = CountStore(Path(folder.name) / "counts.sqlite")
     for window in windows:
         peer = AgentScopePeer(window)
         warm = chosen[0]  # untimed: imports and first-use caches of every path
@@ -142,11 +195,13 @@ async def main() -> int:
         await ctxlab_prepare(*warm.load(), window)
         await peer.run(*warm.load())
         for session in chosen:
-            best = await measure(session, window, args.repeat, peer)
+            best = await measure(session, window, args.repeat, peer, store)
             rows.append({"session": session.name, "group": session.group, "window": window, **best})
         print(header)
         print("\n".join(table(rows, window)))
         print(f"  ({load()})", flush=True)
+    store.close()
+    folder.cleanup()
     Path(args.out).write_text(json.dumps(rows, indent=1))
     return 0
 

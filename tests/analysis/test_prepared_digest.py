@@ -4,7 +4,9 @@ made faster must prepare the same requests): the corpus sessions of ``test_grade
 digested over every step's request as a provider receives it (`ModelRequest.to_anthropic`), its manifest (every item, count and
 transform) and its compaction (the summary's fields). The pins were taken before the speed work
 of issue 54's item 3 (``tests/fixtures/prepared_digests.json``); a control replays another
-config and must not match its pin.
+config and must not match its pin. It complements ``test_replay_figures_pinned.py`` (one
+long built session) with real sessions of two harnesses and configs that truncate and compact
+early.
 
 Regenerate the pins (only with the cause of a change checked and stated) with
 ``CTXLAB_PIN_DIGESTS=1 pytest tests/analysis/test_prepared_digest.py``.
