@@ -63,9 +63,12 @@ async def _move(lab: WhatIfLab, value: float) -> tuple[float, float, float, floa
 async def _baseline(lab: WhatIfLab, name: str) -> float:
     """The config replayed from scratch, graded, priced and the lab redrawn: ms."""
     what = lab.what
+    # From the first request, no earlier run to reuse, no summary kept from before.
+    kept, what.kept.summaries = what.kept.summaries, None
     started = time.perf_counter()
     run = ConfigRun(name, what.runs[name].config)
-    await what._replay(run)  # from the first request: no earlier run to reuse
+    await what._replay(run)
+    what.kept.summaries = kept
     what.runs[name] = run
     lab.redraw()
     return (time.perf_counter() - started) * 1000

@@ -52,6 +52,9 @@ DYNAMIC = {
     "(tests/util/test_regex_audit.py runs (a+)+$ through the tool)",
     "retention/_next_use.py": "a command's first word and argument (re.escape) around options "
     "that each start with '-' after space (audited as built: tests/util/test_regex_audit.py)",
+    "retention/_before.py": "next_use's command patterns (retention/_next_use.py), compiled "
+    "there to be matched at each occurrence of their first word (audited as built: "
+    "tests/util/test_regex_audit.py)",
     "fork/_signature.py": "the usage notice's first sentence (re.escape) with its numbers as "
     "\\d+: it opens with a literal and each \\d+ is followed by one (audited as built: "
     "tests/util/test_regex_audit.py)",

@@ -23,6 +23,7 @@ from ctxlab.analysis._grading import graded_steps, next_use_of
 from ctxlab.analysis._replay import ReplayStep, replay
 from ctxlab.analysis._resume import reusable_steps
 from ctxlab.analysis._shapes import SentSummary, priced_shapes
+from ctxlab.analysis._summary_memo import SummaryMemo
 from ctxlab.analysis._unrecorded import UnrecordedPart
 from ctxlab.config._config import ContextConfig, require_config
 from ctxlab.exceptions import ContextOverflowError, PreparationError, UsageError
@@ -207,6 +208,7 @@ async def replay_run(
     write_ttl: Literal["5m", "1h"] | None = None,
     summarize: SummaryCaller | None = None,
     pace: Callable[[], Awaitable[None]] | None = None,
+    summaries: SummaryMemo | None = None,
 ) -> None:
     """Replay ``transcript`` under ``run.config`` into ``run`` (its steps, summary requests and
     calls, error, time; its grading and pricing are set up, done when read); ``priced_calls``
@@ -217,7 +219,8 @@ async def replay_run(
     and ``write_ttl`` its writes' TTL, the clock and TTL its requests are priced on;
     ``summarize`` writes the summaries (ctxlab's offline extract by default); ``pace`` is
     awaited after each step (a replay in the background gives the event loop back between
-    steps, and is cancelled there)."""
+    steps, and is cancelled there); ``summaries`` keeps ctxlab's offline summaries by what they
+    summarize, across the runs that share it (`SummaryMemo`)."""
     # One function: the summarizer below closes over the replay's own state (the step before
     # the one being prepared, what it asked), which a split would pass around by hand.
     started = time.perf_counter()
@@ -248,7 +251,9 @@ async def replay_run(
         if not call.fits:
             msg = f"the summary request needs {call.tokens} tokens; its limit is {call.limit}"
             raise ContextOverflowError(msg)
-        if summarize is None:
+        if summarize is None and summaries is not None:
+            answer = await summaries.answer(request, extractive_summarizer)
+        elif summarize is None:
             answer = dict(await extractive_summarizer(request))
         else:
             cached = context.request if call.cached and context is not None else None

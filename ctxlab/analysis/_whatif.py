@@ -247,6 +247,7 @@ class WhatIf:
             write_ttl=self._ttl,
             summarize=None if offline else self.summarizer,
             pace=pace,
+            summaries=self.kept.summaries,
         )
 
     @property

@@ -10,7 +10,9 @@ every field (its JSON), never by a step number or a slider's position.
 
 `KeptRuns` holds the most recent ones (a run holds every request it prepared: a bound keeps a
 long session's what-if from holding every value a slider ever passed); `WhatIf.ahead` fills it
-in the background with the values a slider may be moved to next.
+in the background with the values a slider may be moved to next. Below a run, it keeps the
+offline summaries every replay wrote (`SummaryMemo`): a compaction asked again with the same span
+and fields by another config or move is not summarized again.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from ctxlab.analysis._summary_memo import SummaryMemo
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import UsageError
 from ctxlab.util._checks import shown
@@ -46,6 +49,9 @@ class KeptRuns:
         self._runs: OrderedDict[tuple[str, str], ConfigRun] = OrderedDict()
         self.taken = 0
         """How many times a kept run was taken instead of replayed."""
+        self.summaries: SummaryMemo | None = SummaryMemo()
+        """ctxlab's offline summaries by what they summarize (None: each replay writes its
+        own, as a replay from the start does)."""
 
     @staticmethod
     def key(name: str, config: ContextConfig) -> tuple[str, str]:

@@ -37,8 +37,11 @@ __all__ = [
     "compaction_retention",
     "holds",
     "measure_retention",
+    "message_parts",
+    "occurrence_end",
     "request_text",
     "retention_columns",
+    "short_path",
 ]
 
 Message = UserMessage | AssistantMessage
@@ -125,21 +128,29 @@ def _mean(values: Iterable[float | None]) -> float | None:
 
 def request_text(messages: Iterable[Message], *extra: str) -> str:
     """Everything the model can read in ``messages`` (and ``extra``), white space collapsed."""
-    parts: list[str] = list(extra)
-    for message in messages:
-        for block in message.content:
-            if isinstance(block, TextBlock):
-                parts.append(block.text)
-            elif isinstance(block, HintBlock):
-                parts.append(block.hint)
-            elif isinstance(block, ToolUseBlock):
-                parts.extend(_strings(block.input))
-            elif isinstance(block, ToolResultBlock):
-                parts.append(block.text)
     # Collapsed part by part (the same text: no word spans two parts, and a part that holds
     # none adds none), each part's kept: a what-if grades the same kept messages under config
     # after config, and collapsing a tail of tool output was a tenth of a re-replay.
-    return " ".join(c for p in parts if (c := _collapse_part(p)))
+    parts = [c for p in extra if (c := _collapse_part(p))]
+    for message in messages:
+        parts.extend(message_parts(message))
+    return " ".join(parts)
+
+
+def message_parts(message: Message) -> list[str]:
+    """What the model can read in ``message``, part by part, each collapsed, empty ones left
+    out: `request_text` joins them with a space."""
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, HintBlock):
+            parts.append(block.hint)
+        elif isinstance(block, ToolUseBlock):
+            parts.extend(_strings(block.input))
+        elif isinstance(block, ToolResultBlock):
+            parts.append(block.text)
+    return [c for p in parts if (c := _collapse_part(p))]
 
 
 def _collapse_part(text: str) -> str:
@@ -169,11 +180,18 @@ def _word(char: str) -> bool:
 
 
 def _occurs(text: str, item: str) -> bool:
-    # str.find, then the characters either side: a word character at an end of the item must
-    # not continue a longer word in the text (regexes compiled per item cost 20x more).
-    start = text.find(item)
+    return occurrence_end(text, item) is not None
+
+
+def occurrence_end(text: str, item: str, start: int = 0) -> int | None:
+    """Where the first occurrence of ``item`` (not empty) in ``text`` at word boundaries ends,
+    or None: a word character at an end of the item must not continue a longer word in the
+    text. In a prefix of ``text`` that stops before white space (or at its end), ``item``
+    occurs exactly when this end is within the prefix. None starts before ``start``."""
+    # str.find, then the characters either side (regexes compiled per item cost 20x more).
+    start = text.find(item, start)
     if start == -1:
-        return False
+        return None
     head, tail = _word(item[0]), _word(item[-1])
     size = len(text)
     while start != -1:
@@ -181,9 +199,15 @@ def _occurs(text: str, item: str) -> bool:
         if not (head and start > 0 and _word(text[start - 1])) and not (
             tail and end < size and _word(text[end])
         ):
-            return True
+            return end
         start = text.find(item, start + 1)
-    return False
+    return None
+
+
+def short_path(item: str) -> str:
+    """A path's last two components (``a/b/c.py``: ``b/c.py``), by which a text also holds it."""
+    parts = [p for p in item.split("/") if p not in ("", ".")]
+    return "/".join(parts[-2:]) if len(parts) >= 2 else parts[-1] if parts else ""
 
 
 def holds(text: str, item: str, *, path: bool = False) -> bool:
@@ -195,8 +219,7 @@ def holds(text: str, item: str, *, path: bool = False) -> bool:
         return True
     if not path:
         return False
-    parts = [p for p in item.split("/") if p not in ("", ".")]
-    short = "/".join(parts[-2:]) if len(parts) >= 2 else parts[-1] if parts else ""
+    short = short_path(item)
     return bool(short) and _occurs(text, short)
 
 

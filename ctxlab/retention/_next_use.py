@@ -32,6 +32,13 @@ from typing import Literal
 
 from ctxlab.exceptions import UsageError
 from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
+from ctxlab.retention._before import (
+    RecordingText,
+    command_end,
+    pattern_found,
+    plain_argument,
+    recording_text,
+)
 from ctxlab.retention._extract import (
     _EDITOR_WORDS,
     _FILE_NAME,
@@ -184,7 +191,9 @@ def _held(text: str, item: UsedItem) -> bool:
     if not argument:
         return holds(text, first)
     pattern = command_pattern(first, argument)
-    return text.find(first) != -1 and re.search(pattern, text) is not None
+    if plain_argument(argument):
+        return command_end(text, first, argument, pattern) is not None
+    return pattern_found(text, first, pattern)
 
 
 def command_pattern(first: str, argument: str) -> str:
@@ -224,16 +233,54 @@ def next_use(
     if isinstance(replies, bool) or not isinstance(replies, int) or replies < 1:
         msg = f"replies must be a count of one or more, got {shown(replies)}"
         raise UsageError(msg)
+    text = recording_text(messages, system)
+    graded, fresh, floor = _grounds(text, index, end, replies)
+    held = tuple(_held(request, i) for i in graded)
+    return NextUse(step, graded, held, fresh, floor)
+
+
+Grounds = tuple[tuple[UsedItem, ...], tuple[UsedItem, ...], float | None]
+
+
+def _grounds(text: RecordingText, index: int, end: int | None, replies: int) -> Grounds:
+    # What a compaction is graded on depends on where it is in the recording, never on the
+    # config: kept with the recording's text, asked again by every config compacting there.
+    key = (index, end, replies)
+    if key not in text.graded:
+        text.graded[key] = grounds(text, index, end, replies)
+    kept: Grounds = text.graded[key]  # type: ignore[assignment]
+    return kept
+
+
+def grounds(text: RecordingText, index: int, end: int | None, replies: int) -> Grounds:
+    """What the compaction whose request produced reply ``index`` of ``text``'s messages is
+    graded on, whatever the config: the items the next ``replies`` replies (before ``end``)
+    use that appeared before the request, those they introduce fresh, and the floor — the share
+    the latest message (with the system prompt) holds."""
+    messages = text.messages
     following = [m for m in messages[index:end] if isinstance(m, AssistantMessage)][:replies]
-    before = request_text(messages[:index], system)
     graded: list[UsedItem] = []
     fresh: list[UsedItem] = []
     for item in used_items(following):
-        (graded if _held(before, item) else fresh).append(item)
-    held = tuple(_held(request, i) for i in graded)
-    latest = request_text(messages[index - 1 : index], system)
+        (graded if _held_before(text, index, item) else fresh).append(item)
+    latest = request_text(messages[index - 1 : index], text.system)
     floor = sum(_held(latest, i) for i in graded) / len(graded) if graded else None
-    return NextUse(step, tuple(graded), held, tuple(fresh), floor)
+    return tuple(graded), tuple(fresh), floor
+
+
+def _held_before(text: RecordingText, index: int, item: UsedItem) -> bool:
+    # `_held` on the text of the first ``index`` messages, without building it.
+    if item.kind != "command":
+        return text.holds(index, item.text, path=item.kind == "path")
+    first, _, argument = item.text.partition(" ")
+    if not argument:
+        return text.holds(index, first)
+    pattern = command_pattern(first, argument)
+    if plain_argument(argument):
+        return text.matches(index, first, argument, pattern)
+    # An argument that may start where an option or a quote does: more than one way to match
+    # from a start, so the first end is not found by the walk (rare: asked per compaction).
+    return pattern_found(text.text, first, pattern, text.ends[index])
 
 
 def next_use_columns(graded: Sequence[NextUse]) -> dict[str, float | None]:

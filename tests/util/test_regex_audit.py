@@ -61,6 +61,7 @@ def test_the_patterns_built_at_run_time_are_linear() -> None:
     from ctxlab.retention._next_use import command_pattern
 
     assert "retention/_next_use.py" in regex_audit.DYNAMIC
+    assert "retention/_before.py" in regex_audit.DYNAMIC
     for first, argument in (("grep", "foo"), ("python", "x.py"), ("cat", "-")):
         assert audit(Found("retention/_next_use.py", command_pattern(first, argument), 0)) is None
     from ctxlab.fork._run_folder import folder_pattern
