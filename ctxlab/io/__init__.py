@@ -1,19 +1,30 @@
 """Sessions in and out: `load` reads ctxlab's JSONL and the sessions of other tools; `sessions`
-lists a folder of them."""
+lists a folder of them. The formats are a registry (`register_format`; ``FORMATS`` their names),
+one module each in ``ctxlab.io.formats``."""
 
+from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._census import Census
 from ctxlab.io._folder import SESSION_COLUMNS, sessions
-from ctxlab.io._load import FORMATS, Format, detect_format, load
+from ctxlab.io._format import SessionFormat
+from ctxlab.io._load import Format, detect_format, load
+from ctxlab.io._readers import built_transcript
+from ctxlab.io._registry import FORMATS, register_format
 from ctxlab.io._save import SaveFormat, save_transcript, to_openai
+from ctxlab.io._transcript import Transcript
 
 __all__ = [
     "FORMATS",
     "SESSION_COLUMNS",
     "Census",
+    "ConversationBuilder",
     "Format",
     "SaveFormat",
+    "SessionFormat",
+    "Transcript",
+    "built_transcript",
     "detect_format",
     "load",
+    "register_format",
     "save_transcript",
     "sessions",
     "to_openai",

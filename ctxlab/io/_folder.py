@@ -21,11 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._files import path_problem, shown_path
+from ctxlab.io._listing import companion, listed, session_folders, session_suffixes
 from ctxlab.io._load import read
-from ctxlab.io._openhands_v1 import EVENT_FILE
-from ctxlab.io._places import companion
 from ctxlab.io._sessions_cache import keep, kept, state_of
-from ctxlab.io._specstory import is_specstory
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
@@ -70,16 +68,15 @@ _COUNTS = (
     "repairs",
     "episode",
 )
-SUFFIXES = (
-    ".jsonl",
-    ".json",
-    ".traj",
-    ".eval",
-    ".aider.llm.history",  # aider's LLM log (--llm-history-file)
-    ".af",  # Letta agent files
-    ".md",  # chat histories only (aider's, SpecStory's): `_session_markdown`
-)
-"""The files `sessions` reads."""
+
+
+class _Registered:
+    # The default of ``suffixes``: the endings of the formats registered when `sessions` runs.
+    def __repr__(self) -> str:
+        return "<the registered formats' endings>"
+
+
+REGISTERED = _Registered()
 _PARALLEL_FROM = 24  # files: below this, starting processes costs more than it saves
 _CHUNK = 8  # files a worker process reads at a time
 
@@ -87,7 +84,7 @@ _CHUNK = 8  # files a worker process reads at a time
 def sessions(
     folder: str | os.PathLike[str],
     *,
-    suffixes: Iterable[str] = SUFFIXES,
+    suffixes: Iterable[str] | _Registered = REGISTERED,
     workers: int | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
@@ -111,14 +108,15 @@ def sessions(
     Args:
         folder: The folder to read.
         suffixes: The file endings that may hold a session (one ending may be given as a
-            string: ``".traj"``).
+            string: ``".traj"``); by default JSON, JSON Lines and every registered format's
+            endings (``.traj``, ``.eval``, ``.af``, aider's and SpecStory's Markdown, ...).
         workers: Processes to read with (default: the CPU count; 1 reads in this process).
         progress: Show a ``tqdm.auto`` progress bar.
     """
     import pandas as pd
     from tqdm.auto import tqdm
 
-    wanted = _suffixes(suffixes)
+    wanted = _suffixes(session_suffixes() if isinstance(suffixes, _Registered) else suffixes)
     given = os.fspath(folder) if isinstance(folder, os.PathLike) else folder
     if not isinstance(given, str):
         msg = (
@@ -185,7 +183,7 @@ def _suffixes(value: Any) -> tuple[str, ...]:
 def _session_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
     """The files under ``root`` that are sessions of their own, in order: by suffix, not hidden,
     not a part of a session listed under another of its files."""
-    listed = [
+    found = [
         p
         for p in root.rglob("*")
         if p.is_file() and p.name.lower().endswith(suffixes) and not _hidden(p, root)
@@ -193,20 +191,12 @@ def _session_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
     return sorted(
         [
             p
-            for p in listed
-            if not _agent_meta(p)
-            and not _part_of_a_conversation(p)
-            and not companion(p)  # a part of a session listed under another of its files
-            and _session_markdown(p)
+            for p in found
+            if not companion(p)  # a part of a session listed under another of its files
+            and listed(p)  # of an ending other files share (Markdown): a format claims it
         ]
-        + _bare_conversations(listed)
+        + session_folders(found)  # a folder that is a session of its own (its formats say)
     )
-
-
-def _agent_meta(path: Path) -> bool:
-    # Claude Code's ``subagents/agent-<id>.meta.json`` says which call started the agent beside
-    # it: read with that agent's file, not a session of its own.
-    return path.name.startswith("agent-") and path.name.endswith(".meta.json")
 
 
 def _workers(value: Any) -> int:
@@ -219,32 +209,6 @@ def _workers(value: Any) -> int:
         )
         raise UsageError(msg)
     return value
-
-
-def _part_of_a_conversation(path: Path) -> bool:
-    # An OpenHands V1 conversation is one row (its base_state.json, else its folder), not one
-    # per event file.
-    return path.parent.name == "events" and EVENT_FILE.match(path.name) is not None
-
-
-def _bare_conversations(listed: list[Path]) -> list[Path]:
-    # The folders of V1 conversations written without base_state.json: each one row, the
-    # folder (which `load` opens), since no file of it stands for the whole.
-    folders = {p.parent.parent for p in listed if _part_of_a_conversation(p)}
-    return sorted(f for f in folders if not (f / "base_state.json").is_file())
-
-
-def _session_markdown(path: Path) -> bool:
-    # Of Markdown files, only chat histories (aider's, SpecStory's): not every README.
-    if not path.name.lower().endswith(".md"):
-        return True
-    if path.name.lower().endswith(".aider.chat.history.md"):
-        return True
-    try:
-        with path.open("rb") as handle:
-            return is_specstory(handle.read(2048).decode("utf-8", "replace"))
-    except OSError:
-        return False
 
 
 def _hidden(path: Path, root: Path) -> bool:

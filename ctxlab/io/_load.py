@@ -4,17 +4,13 @@ from the content (or forced with ``format=``)."""
 from __future__ import annotations
 
 import os
-import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io._accounting import account_for
-from ctxlab.io._aider import from_aider, is_aider_history
-from ctxlab.io._aider_llm import from_aider_llm, is_aider_llm_history
-from ctxlab.io._claude_code_reader import claude_code
-from ctxlab.io._detect import FORMATS, Format, detect_format, detect_lines
+from ctxlab.io._detect import Format, detect_format, detect_lines
 from ctxlab.io._episodes import one_conversation
 from ctxlab.io._files import (
     count_skipped_lines,
@@ -25,20 +21,16 @@ from ctxlab.io._files import (
 )
 from ctxlab.io._files import head as first_bytes
 from ctxlab.io._foreign import foreign_text
-from ctxlab.io._frameworks import (
-    as_plain_data,
-)
-from ctxlab.io._inspect import read_eval_zip
+from ctxlab.io._format import FileSource, SessionFormat
+from ctxlab.io._frameworks import as_plain_data
 from ctxlab.io._inventory import remembered
-from ctxlab.io._openhands_v1 import v1_folder_events
-from ctxlab.io._places import located
-from ctxlab.io._readers import built_transcript, from_data, v1_conversation
-from ctxlab.io._specstory import from_specstory, is_specstory
-from ctxlab.io._transcript import Transcript, read_transcript
+from ctxlab.io._readers import from_data
+from ctxlab.io._registry import format_named, format_names, formats
+from ctxlab.io._transcript import Transcript
 from ctxlab.tokens import preload
-from ctxlab.util._jsonl import check_regular_file, read_text
+from ctxlab.util._jsonl import check_regular_file
 
-__all__ = ["FORMATS", "Format", "detect_format", "detect_lines", "load", "read"]
+__all__ = ["Format", "detect_format", "detect_lines", "load", "read"]
 
 
 def load(
@@ -92,8 +84,9 @@ def read(
 ) -> Transcript:
     """`load` without starting the counter's vocabulary (`sessions` reads files that it does
     not count exactly)."""
-    if format is not None and format not in FORMATS:
-        msg = f"format must be one of {', '.join(FORMATS)} (or None to detect it), got {format!r}"
+    if format is not None and format not in format_names():
+        known = ", ".join(format_names())
+        msg = f"format must be one of {known} (or None to detect it), got {format!r}"
         raise UsageError(msg)
     if episode is not None and (
         isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
@@ -178,107 +171,82 @@ def _load(
     # The transcript, and the decoded values it was read from (for the file's inventory; None
     # when it is not JSON).
     if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        problem = path_problem(path)
-        if problem is not None:
-            msg = f"cannot read {shown_path(path)}: {problem}"
-            raise MessageFormatError(msg)
-        folder = _conversation_folder(path, format)
-        if folder is not None:  # an OpenHands V1 conversation: a folder of event files
-            where, (events, state) = folder
-            transcript = v1_conversation(events, state, str(path), name or where.resolve().name)
-            return transcript, [*events, *([state] if state is not None else [])]
-        found = located(path, format, name)  # a folder, or a file named for its part
-        if found is not None:
-            return found, None
-        check_regular_file(path)  # before any open: a FIFO would block it
-        head = first_bytes(path)
-        if format is None and foreign_text(head) is not None:
-            msg = f"{path}: {foreign_text(head)}"
-            raise MessageFormatError(msg)
-        text_session = _text_session(path, head, format, episode, name)
-        if text_session is not None:
-            return text_session, None
-        if path.suffix == ".eval" and zipfile.is_zipfile(path):
-            log = read_eval_zip(path, episode or 0)
-            read_as = format or "inspect"
-            return from_data(log, read_as, str(path), name or path.stem, episode or 0), [log]
-        read = read_records(path)
-        records, document = read.records, read.document
-        if records == [] and isinstance(document, str):
-            # A document saved as a JSON string of itself (seen in Letta's published agent
-            # files): read the JSON it holds.
-            document = inner_document(path, document)
-        values = [value for _, value in records] if records else [document]
-        label, stem = str(path), path.name.split(".")[0]
-        kind = format or (detect_format(document) if records == [] else detect_lines(records))
-        one_conversation(kind, episode, label)
-        if kind == "ctxlab":
-            # Its meta line carries the notes of the load it was saved from (totals among
-            # them): what it holds of its own is its messages and their usage.
-            return read_transcript(path), values[1:]
-        if kind == "claude_code":
-            transcript, own = claude_code(
-                records or [(1, document)],
-                label,
-                name or stem,
-                episode or 0,
-                sidechains,
-                path,
-                read,
-            )
-            return transcript, values if own is None else own
-        data: Any = document if records == [] else [value for _, value in records]
-        if read.lines is not None and read.lines.left_out:
-            transcript = from_data(data, kind, label, name or stem, episode or 0)
-            return count_skipped_lines(transcript, read), values
-    else:
-        data = as_plain_data(source) if isinstance(source, list | tuple) else source
-        label, stem = "<data>", "session"
-        kind = format or detect_format(data)
-        one_conversation(kind, episode, label)
-        values = [data]
+        return _load_path(Path(source), format, episode, sidechains, name)
+    data = as_plain_data(source) if isinstance(source, list | tuple) else source
+    kind = format or detect_format(data)
+    one_conversation(kind, episode, "<data>")
+    return _read_data(data, kind, format, "<data>", name or "session", episode), [data]
+
+
+def _load_path(
+    path: Path, format: Format | None, episode: int | None, sidechains: bool, name: str | None
+) -> tuple[Transcript, list[Any] | None]:
+    # A file or folder: known by where it lives, else by its first characters (a text
+    # format), else by its JSON (each format asked once, in priority order).
+    problem = path_problem(path)
+    if problem is not None:
+        msg = f"cannot read {shown_path(path)}: {problem}"
+        raise MessageFormatError(msg)
+    asked = _asked(format)
+    for declared in asked:  # a folder, or a file named for its part
+        if declared.place is not None:
+            found = declared.place(path, format is not None, name, episode or 0)
+            if found is not None:
+                return found
+    check_regular_file(path)  # before any open: a FIFO would block it
+    head = first_bytes(path)
+    if format is None and foreign_text(head) is not None:
+        msg = f"{path}: {foreign_text(head)}"
+        raise MessageFormatError(msg)
+    for declared in asked:
+        if declared.read_text is not None and (format is not None or _claims_text(declared, head)):
+            return declared.read_text(path, head, episode, name), None
+    return _load_json(path, format, episode, sidechains, name)
+
+
+def _asked(format: Format | None) -> tuple[SessionFormat, ...]:
+    # Every format in detection order, or the one asked for.
+    if format is None:
+        return formats()
+    declared = format_named(format)
+    return (declared,) if declared is not None else ()
+
+
+def _claims_text(declared: SessionFormat, head: str) -> bool:
+    return declared.text is not None and declared.text(head)
+
+
+def _load_json(
+    path: Path, format: Format | None, episode: int | None, sidechains: bool, name: str | None
+) -> tuple[Transcript, list[Any] | None]:
+    read = read_records(path)
+    records, document = read.records, read.document
+    if records == [] and isinstance(document, str):
+        # A document saved as a JSON string of itself (seen in Letta's published agent
+        # files): read the JSON it holds.
+        document = inner_document(path, document)
+    values = [value for _, value in records] if records else [document]
+    label, stem = str(path), path.name.split(".")[0]
+    kind = format or (detect_format(document) if records == [] else detect_lines(records))
+    one_conversation(kind, episode, label)
+    declared = format_named(kind)
+    if declared is not None and declared.read_file is not None:
+        source = FileSource(path, records, document, read, name, episode, sidechains)
+        transcript, own = declared.read_file(source)
+        return transcript, values if own is None else own
+    data: Any = document if records == [] else [value for _, value in records]
+    if read.lines is not None and read.lines.left_out:
+        transcript = from_data(data, kind, label, name or stem, episode or 0)
+        return count_skipped_lines(transcript, read), values
+    return _read_data(data, kind, format, label, name or stem, episode), values
+
+
+def _read_data(
+    data: Any, kind: str, format: Format | None, label: str, name: str, episode: int | None
+) -> Transcript:
     try:
-        return from_data(data, kind, label, name or stem, episode or 0), values
+        return from_data(data, kind, label, name, episode or 0)
     except MessageFormatError as exc:
         if format is None:
             exc.guessed_format = kind  # load's hint names the guess
         raise
-
-
-def _text_session(
-    path: Path, head: str, format: Format | None, episode: int | None, name: str | None
-) -> Transcript | None:
-    """A session kept as text, not JSON — SpecStory's Markdown, aider's chat history or its LLM
-    log — known by its first bytes (or ``format``); None for any other file."""
-    if format == "specstory" or (format is None and is_specstory(head)):
-        builder, notes = from_specstory(read_text(path), str(path))
-        meta = {"source": "specstory", **notes}
-        return built_transcript(name or path.stem, builder, meta, "", ())
-    # Named for the folder it is in: aider keeps one history (and log) per repository.
-    folder = name or path.resolve().parent.name or "aider"
-    if format in (None, "aider") and is_aider_llm_history(head):
-        builder, system, notes = from_aider_llm(read_text(path), str(path), episode)
-        return built_transcript(folder, builder, {"source": "aider", **notes}, system, ())
-    if format == "aider" or (format is None and is_aider_history(head)):
-        builder, notes = from_aider(read_text(path), str(path), episode)
-        return built_transcript(folder, builder, {"source": "aider", **notes}, "", ())
-    return None
-
-
-def _conversation_folder(
-    path: Path, format: Format | None
-) -> tuple[Path, tuple[list[Any], Mapping[str, Any] | None]] | None:
-    # A V1 conversation is read from its folder, its base_state.json or its events folder.
-    if format not in (None, "openhands"):
-        return None
-    if path.name == "base_state.json" or (path.name == "events" and path.is_dir()):
-        path = path.parent
-    found = v1_folder_events(path) if path.is_dir() else None
-    if found is None and (path / "base_state.json").is_file() and path.is_dir():
-        msg = (
-            f"{path}: an OpenHands V1 conversation with no event yet (its base_state.json "
-            "alone, no events/ folder or an empty one): nothing was said in it to load"
-        )
-        raise MessageFormatError(msg)
-    return (path, found) if found is not None else None

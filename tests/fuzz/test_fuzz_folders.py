@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 from ctxlab import ContextConfig, sessions, sweep
 from ctxlab.io import FORMATS
-from ctxlab.io._folder import SUFFIXES
-from ctxlab.io._places import companion
+from ctxlab.io._listing import companion, session_suffixes
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.tokens import ApproximateCounter, CountStore, TokenCache
 from tests.fuzz.contract import FUZZ, holds
@@ -43,7 +42,7 @@ def test_a_folder_of_hostile_files_lists_one_row_a_file(
         variant = data.draw(mutated_file(seed) | st.binary(max_size=300), label="variant")
         name = f"{n}-{seed.name}"
         (folder / name).write_bytes(variant)
-        if name.lower().endswith(SUFFIXES):
+        if name.lower().endswith(session_suffixes()):
             written.append(name)
     frame = holds(lambda: sessions(folder, workers=1, progress=False), watched=[folder])
     assert frame is not None  # sessions() raises nothing over what the files hold

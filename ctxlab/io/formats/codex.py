@@ -1,0 +1,37 @@
+"""Codex CLI rollouts: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` (`ctxlab.io._codex`
+says what is read and where it was learned)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ctxlab.io._codex import from_codex, is_codex_line
+from ctxlab.io._format import SessionFormat
+from ctxlab.io._readers import built_transcript
+from ctxlab.io._transcript import Transcript
+
+
+def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
+    lines = data if isinstance(data, list) else [data]
+    builder, system, notes = from_codex(enumerate(lines, 1), where)
+    return built_transcript(name, builder, {**meta, **notes}, system, ())
+
+
+def _first_is_line(value: list[Any]) -> bool:
+    return bool(value) and isinstance(value[0], Mapping) and is_codex_line(value[0])
+
+
+FORMAT = SessionFormat(
+    name="codex",
+    tool="Codex CLI rollouts (rollout-*.jsonl), 2025–2026",
+    learned_from="openai/codex codex-rs/protocol/src/protocol.rs (RolloutLine, RolloutItem), "
+    "models.rs (ResponseItem)",
+    priority=70,
+    never="codex exec --json events: a rollout line has timestamp, type and payload",
+    document=is_codex_line,
+    records=_first_is_line,
+    line_format=True,
+    read=_read,
+    census="lines by type and payload type",
+)

@@ -1,0 +1,18 @@
+"""LangChain message dicts (``messages_to_dict``) — `ctxlab.io._frameworks`."""
+
+from __future__ import annotations
+
+from ctxlab.io._format import SessionFormat
+from ctxlab.io._frameworks import from_langchain, is_langchain
+from ctxlab.io._readers import messages_reader
+
+FORMAT = SessionFormat(
+    name="langchain",
+    tool="LangChain messages_to_dict output (langchain-core)",
+    learned_from="langchain-core messages/utils.py (messages_to_dict), langchain-anthropic",
+    priority=230,
+    never="chat messages: {type, data} dicts",
+    records=is_langchain,
+    read=messages_reader(from_langchain),
+    census="messages",
+)

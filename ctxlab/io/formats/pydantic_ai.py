@@ -1,0 +1,18 @@
+"""pydantic-ai message JSON (``ModelMessagesTypeAdapter``) — `ctxlab.io._frameworks`."""
+
+from __future__ import annotations
+
+from ctxlab.io._format import SessionFormat
+from ctxlab.io._frameworks import from_pydantic_ai, is_pydantic_ai
+from ctxlab.io._readers import messages_reader
+
+FORMAT = SessionFormat(
+    name="pydantic_ai",
+    tool="pydantic-ai messages (ModelMessagesTypeAdapter JSON)",
+    learned_from="pydantic/pydantic-ai pydantic_ai/messages.py",
+    priority=200,
+    never="Gemini contents: messages with kind request/response and parts",
+    records=is_pydantic_ai,
+    read=messages_reader(from_pydantic_ai),
+    census="messages",
+)

@@ -1,0 +1,180 @@
+"""A format registered from outside ctxlab — with `register_format`, or by an installed
+package's ``ctxlab.formats`` entry point (a dist-info with entry_points.txt on sys.path) — is
+detected, loaded, censused, fuzzed and listed by `sessions`, with no change to ctxlab: the
+format of `tests.io.outside_format`, the worked example of docs/howto/own-format.md."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ctxlab
+from ctxlab import SessionFormat, detect_format, load, register_format, sessions
+from ctxlab.exceptions import CtxlabError, UsageError
+from ctxlab.io import _registry
+from tests.fuzz.contract import FUZZ, holds
+from tests.fuzz.mutations import mutated_file
+from tests.io.outside_format import TINYLOG
+
+LINES = [
+    {"tinylog": 1, "who": "user", "say": "Which files are in the repository?"},
+    {"tinylog": 1, "who": "bot", "say": "README.md and setup.py."},
+    {"tinylog": 1, "who": "note", "say": "the user left"},
+    {"tinylog": 1, "who": "user", "say": "Thanks."},
+]
+
+
+def _write(folder: Path, name: str = "chat.tiny") -> Path:
+    path = folder / name
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES))
+    return path
+
+
+@pytest.fixture
+def registered() -> Iterator[SessionFormat]:
+    register_format(TINYLOG)
+    yield TINYLOG
+    _registry.forget_format(TINYLOG.name)
+
+
+def test_a_registered_format_is_named_detected_and_loaded(
+    registered: SessionFormat, tmp_path: Path
+) -> None:
+    assert "tinylog" in ctxlab.FORMATS  # the same FORMATS, read from the registry
+    assert detect_format(LINES[0]) == "tinylog"
+    transcript = load(_write(tmp_path))
+    assert transcript.meta["source"] == "tinylog"
+    assert [m.content[0].text for m in transcript.messages] == [
+        "Which files are in the repository?",
+        "README.md and setup.py.",
+        "Thanks.",
+    ]
+    census = transcript.census
+    assert census is not None and census.adds_up
+    assert census.read == {"user": 2, "bot": 1, "note": 1}
+    assert sum(census.skipped.values()) == 1  # the note: said, not dropped
+
+
+def test_it_is_listed_by_sessions_by_its_own_ending(
+    registered: SessionFormat, tmp_path: Path
+) -> None:
+    _write(tmp_path)
+    (tmp_path / "notes.txt").write_text("not a session")
+    frame = sessions(tmp_path, workers=1, progress=False)
+    assert list(frame["format"]) == ["tinylog"]
+    assert list(frame["messages"]) == [3]
+    assert frame["problem"].isna().all()
+
+
+def test_unregistered_it_is_neither_detected_nor_listed(tmp_path: Path) -> None:
+    assert "tinylog" not in ctxlab.FORMATS
+    with pytest.raises(CtxlabError, match="cannot tell the format"):
+        detect_format(LINES[0])
+    _write(tmp_path)
+    assert len(sessions(tmp_path, workers=1, progress=False)) == 0
+
+
+@FUZZ
+@given(data=st.data())
+def test_a_hostile_variant_of_its_file_loads_or_is_refused(
+    data: st.DataObject, tmp_path_factory: Any
+) -> None:
+    register_format(TINYLOG, replace=True)
+    try:
+        seed = _write(tmp_path_factory.mktemp("seed"))
+        path = tmp_path_factory.mktemp("v") / seed.name
+        path.write_bytes(data.draw(mutated_file(seed), label="variant"))
+        for format in ("tinylog", None):
+            loaded = holds(lambda f=format: _loaded(path, f), watched=[path.parent])
+            census = loaded.census if loaded is not None else None
+            assert loaded is None or (census is not None and census.adds_up)
+    finally:
+        _registry.forget_format(TINYLOG.name)
+
+
+def _loaded(path: Path, format: str | None) -> Any:
+    try:
+        return load(path, format=format)
+    except CtxlabError as exc:
+        assert path.name in str(exc)  # which file: a user listing a folder must know
+        raise
+
+
+def test_a_format_of_an_installed_package_comes_by_its_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = tmp_path / "tinylog_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tinylog-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[ctxlab.formats]\ntinylog_plugin = tests.io.outside_format:plugged\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(_registry._state, "entry_points", False)  # as in a fresh interpreter
+    try:
+        assert "tinylog_plugin" in ctxlab.FORMATS
+        transcript = load(_write(tmp_path))
+        assert transcript.meta["source"] == "tinylog_plugin"
+        assert len(transcript.messages) == 3
+        frame = sessions(tmp_path, workers=1, progress=False)
+        assert list(frame["format"]) == ["tinylog_plugin"]
+    finally:
+        _registry.forget_format("tinylog_plugin")
+
+
+def test_a_broken_entry_point_is_said_and_the_others_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = tmp_path / "broken-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[ctxlab.formats]\nbroken = no_such_module:FORMAT\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(_registry._state, "entry_points", False)
+    with pytest.warns(UserWarning, match="'broken'.*could not be loaded"):
+        names = tuple(ctxlab.FORMATS)
+    assert "broken" not in names and "codex" in names
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ("tinylog", "takes a ctxlab.SessionFormat"),
+        (SessionFormat(name="Tiny Log", read=TINYLOG.read), "lowercase letters"),
+        (SessionFormat(name="tinylog"), "reads nothing"),
+        (SessionFormat(name="codex", read=TINYLOG.read), "already registered"),
+        (SessionFormat(name="tinylog", read=TINYLOG.read, priority=1.5), "whole number"),  # type: ignore[arg-type]
+    ],
+)
+def test_what_cannot_be_registered_is_refused_saying_why(bad: Any, said: str) -> None:
+    with pytest.raises(UsageError, match=said):
+        register_format(bad)
+    assert "tinylog" not in ctxlab.FORMATS
+    assert ctxlab.FORMATS[1] == "claude_code"
+
+
+def test_replace_reads_a_format_of_ctxlab_the_users_way(tmp_path: Path) -> None:
+    codex = _registry.format_named("codex")
+    assert codex is not None
+    mine = SessionFormat(**{**TINYLOG.__dict__, "name": "codex"})
+    register_format(mine, replace=True)
+    try:
+        assert load(_write(tmp_path)).meta["source"] == "codex"
+    finally:
+        register_format(codex, replace=True)
+    assert _registry.format_named("codex") is codex
+
+
+def test_the_docs_example_is_the_format_tested_here() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "howto" / "own-format.md").read_text()
+    module = (Path(__file__).parent / "outside_format.py").read_text()
+    code = page.split("```python\n")[1].split("```")[0]
+    assert len(code.strip().splitlines()) < 40
+    start = module.index("ROLES = ")
+    assert module[start : module.index("\n\n\nTINYLOG")] in code
