@@ -64,9 +64,9 @@ def _same(new: Any, old: Any) -> bool:
     if isinstance(new, list):
         return len(new) == len(old) and all(map(_same, new, old))
     if isinstance(new, memoryview):
-        return new.format == old.format and new.tobytes() == old.tobytes()
+        return bool(new.format == old.format and new.tobytes() == old.tobytes())
     if isinstance(new, float) and new != new:
-        return old != old
+        return bool(old != old)
     return bool(new == old)
 
 
