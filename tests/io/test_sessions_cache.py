@@ -145,3 +145,13 @@ def test_the_shape_memo_never_says_no_to_what_is_usage(
         assert (_may_be_usage(key_flags(key), item) and is_usage(key, item)) == expected
         if not _may_be_usage(key_flags(key), item):
             assert not expected
+
+
+def test_a_link_to_a_parent_folder_is_not_walked_for_ever(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (folder / "claude_code" / "loop").symlink_to(folder, target_is_directory=True)
+    first = sessions(folder, workers=1, progress=False)
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    # Its state is known (no endless walk ending in an error): the table kept is the answer.
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
