@@ -8,8 +8,9 @@ each timed in the page from the moment it is executed until its Lab's budget plo
 SVG: (1) the recording is stitched (corpus sessions end to end, as `lab_bench.py --open`
 makes it) — not timed; (2) a first Lab: includes plotly.js's first load into the page; (3) a
 second Lab on the same recording, plotly.js already loaded: ours alone. Printed beside each:
-the kernel's own seconds for ``Lab.open`` (CPU and wall), the bytes of widget state the page
-received (websocket frames), and the machine's load. Needs ``apt-get install chromium`` and
+the kernel's own seconds for ``Lab.open`` (wall, then CPU), what the page shows of the last
+request (the items table's count line, the map's segments), the bytes the page received
+(websocket frames: widget state, and plotly.js on its first load), and the machine's load. Needs ``apt-get install chromium`` and
 playwright + jupyterlab (the dev extras).
 """
 
@@ -168,7 +169,12 @@ def measure(requests: int, labs: int) -> list[tuple[float, str, int]]:
                 seconds = page.evaluate(RUN_CELL, [lab + 1, lab + 1])
                 page.wait_for_timeout(500)
                 kernel = page.locator(".jp-OutputArea-output pre").nth(lab + 1).inner_text()
-                out.append((seconds, kernel.strip(), received[0] - before))
+                # What the reader sees of the last request's items: a page of the table, the
+                # strip's segments.
+                shown = page.locator(".ctxlab-table-count").nth(lab).inner_text()
+                strip = page.locator(".ctxlab-map-strip").nth(lab).locator(".ctxlab-seg").count()
+                seen = f"{kernel.strip()}; items table {shown!r}, {strip:,} map segments"
+                out.append((seconds, seen, received[0] - before))
             browser.close()
     finally:
         os.killpg(server.pid, signal.SIGTERM)

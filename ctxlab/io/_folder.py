@@ -13,7 +13,7 @@ answers from memory (`ctxlab.io._sessions_cache`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -131,39 +131,44 @@ def sessions(
     if not root.is_dir():
         msg = f"{str(root)!r} is not a folder; give a folder of session files"
         raise UsageError(msg)
+    count = _workers(workers)
     state = state_of(root, wanted)
     again = kept(state)  # the folder as it was when last read: its table
     if again is not None:
         return again
     files = _session_files(root, wanted)
-    count = _workers(workers)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
-    rows: list[dict[str, Any]] = []
-    if count > 1 and len(files) >= _PARALLEL_FROM:
-        with ProcessPoolExecutor(max_workers=count) as pool:
-            # In chunks of their own: a chunk whose process dies costs its rows' figures (each
-            # says so), never the listing.
-            chunks = [files[k : k + _CHUNK] for k in range(0, len(files), _CHUNK)]
-            futures = [pool.submit(session_rows, chunk) for chunk in chunks]
-            for chunk, future in zip(chunks, futures, strict=True):
-                try:
-                    done = future.result()
-                except Exception as exc:  # the reading process died (killed, out of memory)
-                    done = [
-                        _unread(path, f"not read: its process failed ({exc!r})") for path in chunk
-                    ]
-                rows.extend(done)
-                bar.update(len(chunk))
-    else:
-        for path in files:
-            rows.extend(session_rows([path]))
-            bar.update()
+    rows = _read_rows(files, count, bar.update)
     bar.close()
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
     # Counts as integers with gaps (a file that did not load has none), not floats.
     frame = frame.astype(dict.fromkeys(_COUNTS, "Int64"))
     keep(state, frame)
     return frame
+
+
+def _read_rows(files: list[Path], count: int, done: Callable[[int], Any]) -> list[dict[str, Any]]:
+    """The rows of ``files``, read by ``count`` processes when there are many (``done`` told
+    of each file read)."""
+    rows: list[dict[str, Any]] = []
+    if count <= 1 or len(files) < _PARALLEL_FROM:
+        for path in files:
+            rows.extend(session_rows([path]))
+            done(1)
+        return rows
+    with ProcessPoolExecutor(max_workers=count) as pool:
+        # In chunks of their own: a chunk whose process dies costs its rows' figures (each
+        # says so), never the listing.
+        chunks = [files[k : k + _CHUNK] for k in range(0, len(files), _CHUNK)]
+        futures = [pool.submit(session_rows, chunk) for chunk in chunks]
+        for chunk, future in zip(chunks, futures, strict=True):
+            try:
+                got = future.result()
+            except Exception as exc:  # the reading process died (killed, out of memory)
+                got = [_unread(path, f"not read: its process failed ({exc!r})") for path in chunk]
+            rows.extend(got)
+            done(len(chunk))
+    return rows
 
 
 def _suffixes(value: Any) -> tuple[str, ...]:

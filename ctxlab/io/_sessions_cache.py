@@ -39,8 +39,10 @@ def state_of(root: Path, suffixes: tuple[str, ...]) -> State | None:
         while folders:
             with os.scandir(folders.pop()) as entries:
                 for entry in entries:
-                    if entry.is_dir(follow_symlinks=True):
-                        if not entry.name.startswith("."):  # as `sessions`: not read
+                    if entry.is_dir(follow_symlinks=False):
+                        # Hidden folders are not read by `sessions`; a link to a folder is not
+                        # followed (nor by its listing: a link to a parent would never end).
+                        if not entry.name.startswith("."):
                             folders.append(entry.path)
                     elif entry.is_file(follow_symlinks=True):
                         stat = entry.stat(follow_symlinks=True)

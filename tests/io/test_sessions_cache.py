@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import ctxlab.io._folder as folder_module
 from ctxlab import sessions
-from ctxlab.exceptions import CtxlabError
+from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._findings import is_usage, key_flags
 from ctxlab.io._inventory import _may_be_usage, inventory_of, remembered
 from ctxlab.io._sessions_cache import forget
@@ -50,6 +50,8 @@ def test_a_folder_asked_for_again_is_answered_without_reading(
     pd.testing.assert_frame_equal(again, first)
     again.loc[0, "name"] = "changed by the caller"  # a copy: the next answer is not changed
     pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
+    with pytest.raises(UsageError, match="workers must be"):  # refused, kept table or not
+        sessions(folder, workers=0, progress=False)
     # Other suffixes are another question: read.
     other = sessions(folder, suffixes=[".jsonl"], workers=1, progress=False)
     assert set(other["problem"]) == {"read again"}
@@ -143,3 +145,13 @@ def test_the_shape_memo_never_says_no_to_what_is_usage(
         assert (_may_be_usage(key_flags(key), item) and is_usage(key, item)) == expected
         if not _may_be_usage(key_flags(key), item):
             assert not expected
+
+
+def test_a_link_to_a_parent_folder_is_not_walked_for_ever(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (folder / "claude_code" / "loop").symlink_to(folder, target_is_directory=True)
+    first = sessions(folder, workers=1, progress=False)
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    # Its state is known (no endless walk ending in an error): the table kept is the answer.
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)

@@ -155,3 +155,19 @@ def test_a_request_whose_items_are_all_wide_enough_is_drawn_item_by_item(big: La
     assert map_segments(items, wide) == items
     # The control: at a scale where each is under a pixel, they are drawn together.
     assert len(map_segments(items, 10**9)) < len(items)
+
+
+def test_a_click_that_moves_the_selection_sends_no_trace_again(big: Lab) -> None:
+    view = big.budget.plot.view
+    assert all(y != y for y in big.budget.trace("trigger")["y"])  # a line of NaN: unknown
+    sent: list[str] = []
+    view.observe(lambda change: sent.append(change["name"]), names=["data", "figure_layout"])
+    big.select(17)
+    assert sent == ["figure_layout"]  # the selection line, not the 0.6 MB of arrays
+    assert view.figure_layout["shapes"][0]["x0"] == 17
+    # The control: a trace that changes is sent.
+    big.budget.trace("total")["name"] = "total (changed)"
+    big.budget.plot.push()
+    assert sent[-1] == "data"
+    big.budget.trace("total (changed)")["name"] = "total"
+    big.budget.plot.push()
