@@ -16,8 +16,7 @@ from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import CtxlabError, ForkError
 from ctxlab.fork._arrival import ARRIVAL_FOLDER, Arrival
 from ctxlab.fork._offloads import RunOffloader, own_offloads
-from ctxlab.fork._recorded_model import RecordedModel
-from ctxlab.fork._run_folder import in_folder, relative_state
+from ctxlab.fork._run_folder import in_folder
 from ctxlab.fork._tools import ToolPlan
 from ctxlab.fork._workspace import Workspace, folder_problem, redo_calls
 from ctxlab.messages._request import ModelRequest
@@ -168,9 +167,6 @@ class Branch:
     def _run_in(self, run: int, home: Path, workspace: Path | None, notes: list[str]) -> BranchRun:
         """Run ``run``'s agent, over its folders."""
         model = self.model.branch() if isinstance(self.model, Model) else _made(self.model)
-        if isinstance(model, RecordedModel):
-            # The state the run starts from names these folders relative (`relative_state`).
-            model.relative = tuple(str(f) for f in self._origin_folders())
         summary = self.settings.arguments.get("summary_model")
         try:
             tools = self.tools.build(workspace)
@@ -193,14 +189,6 @@ class Branch:
             agent.offloader = RunOffloader(workspace)
         return BranchRun(self, run, agent, workspace, notes=notes)
 
-    def _origin_folders(self) -> list[str | Path]:
-        """The origin's workspace and the folder the user gave to copy, as the state names them."""
-        folders: list[str | Path] = [self.origin_folder] if self.origin_folder else []
-        source = self.workspace.source if self.workspace is not None else None
-        if isinstance(source, Path):
-            folders.append(source)
-        return folders
-
     async def _start(self, run: BranchRun) -> BranchRun:
         assert run.agent is not None
         origin = {"origin": self.origin, "branch": self.name, "arrival": self.arrival}
@@ -209,8 +197,6 @@ class Branch:
         if self.origin_folder is not None:
             roots.append(Path(self.origin_folder))
         point, notes = own_offloads(self.point, roots, run.workspace)
-        # What the origin's tools printed of its folders (a traceback) reads relative to them.
-        point = relative_state(point, self._origin_folders())
         run.notes.extend(notes)
         begin_at(run.agent, point, origin=origin)
         redo = self.workspace.redo if self.workspace is not None else ()

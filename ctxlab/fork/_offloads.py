@@ -30,7 +30,7 @@ from ctxlab.pipeline import WorkspaceOffloader
 from ctxlab.util._files import write_atomic
 from ctxlab.util._paths import resolved_within
 
-__all__ = ["OFFLOAD_KINDS", "RunOffloader", "mapped", "own_offloads"]
+__all__ = ["OFFLOAD_KINDS", "RunOffloader", "own_offloads"]
 
 OFFLOAD_KINDS = frozenset({"tool_result_offload", "tool_result_truncation", "image_offload"})
 """The transforms whose detail is the path of a file the pipeline offloaded."""
@@ -58,11 +58,11 @@ def own_offloads(
         return point, []
     dumped = point.state.model_dump()
     copier = _Copier(named, workspace.resolve())
-    mapped(dumped, copier.copy_mentioned)
+    _mapped(dumped, copier.copy_mentioned)
     moved = {old: new for old, new in copier.moved.items() if old != new}
     if not moved:
         return point, copier.notes
-    state = WorkingState.model_validate(mapped(dumped, lambda text: _replaced(text, moved)))
+    state = WorkingState.model_validate(_mapped(dumped, lambda text: _replaced(text, moved)))
     return dataclasses.replace(point, state=state), copier.notes
 
 
@@ -158,14 +158,14 @@ def _named(
     return named
 
 
-def mapped(value: Any, change: Callable[[str], str]) -> Any:
+def _mapped(value: Any, change: Callable[[str], str]) -> Any:
     """``value`` (a state's dump) with ``change`` applied to each of its strings."""
     if isinstance(value, str):
         return change(value)
     if isinstance(value, dict):
-        return {key: mapped(item, change) for key, item in value.items()}
+        return {key: _mapped(item, change) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(mapped(item, change) for item in value)
+        return type(value)(_mapped(item, change) for item in value)
     return value
 
 

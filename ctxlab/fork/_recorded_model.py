@@ -30,15 +30,12 @@ would lack that text and part there though its config changed nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._export import SENT_RESULTS
 from ctxlab.analysis._recorded import recorded_requests
 from ctxlab.exceptions import UsageError
-from ctxlab.fork._run_folder import folder_pattern, relative_block
 from ctxlab.fork._signature import signature
 from ctxlab.io._source import transcript_of
 from ctxlab.io._transcript import Transcript
@@ -88,13 +85,11 @@ def parted_note(request: int, *, ended: bool = False) -> str:
     return (ENDED if ended else PARTED).format(d=request)
 
 
-def _held(messages: Sequence[Any], relative: Sequence[re.Pattern[str]] = ()) -> ModelRequest:
+def _held(messages: Sequence[Any]) -> ModelRequest:
     # Only the conversation is compared: the System prompt and the tools are left empty.
     kept = []
     for message in messages:
         blocks = tuple(b for b in message.content if not isinstance(b, _UNCOMPARED))
-        if relative:
-            blocks = tuple(relative_block(b, relative) for b in blocks)
         kept.append(message.model_copy(update={"content": blocks}))
     return ModelRequest(system="", messages=tuple(kept), tools=())
 
@@ -120,18 +115,10 @@ def sent_forms(transcript: Transcript) -> dict[str, ToolResultBlock]:
     return forms
 
 
-def holds(
-    request: ModelRequest,
-    recorded: Sequence[Any],
-    folders: Sequence[str] = (),
-    relative: Sequence[str] = (),
-) -> bool:
+def holds(request: ModelRequest, recorded: Sequence[Any], folders: Sequence[str] = ()) -> bool:
     """Whether ``request`` holds what the recorded request's ``recorded`` messages held (see
-    the module): their conversations' signatures are equal — each side's paths of the folders
-    ``relative`` read relative to them (a branch starts from a state that names them so)."""
-    patterns = [folder_pattern(Path(f)) for f in relative if f]
-    mine, theirs = _held(request.messages, patterns), _held(recorded, patterns)
-    return signature(mine, folders) == signature(theirs, folders)
+    the module): their conversations' signatures are equal."""
+    return signature(_held(request.messages), folders) == signature(_held(recorded), folders)
 
 
 class RecordedModel(Model):
@@ -179,9 +166,6 @@ class RecordedModel(Model):
         """Requests answered from the recording."""
         self._by_calls: dict[frozenset[str], UserMessage] | None = None
         self._sent = sent_forms(self.transcript)
-        self.relative: tuple[str, ...] = ()
-        """Folders whose absolute paths a branch's state reads relative to them (the origin's
-        workspace, the folder copied: `ctxlab.fork` sets them); read so on both sides."""
         self.parted_at: int | None = None
         """The recorded request number where the contexts parted (None: they have not)."""
 
@@ -267,8 +251,7 @@ class RecordedModel(Model):
         if self.parted_at is None:
             number = self.start + self.answered
             recorded = self.recorded[number] if number < len(self.recorded) else None
-            sent = self._as_sent(recorded) if recorded is not None else ()
-            if recorded is not None and holds(request, sent, self.folders, self.relative):
+            if recorded is not None and holds(request, self._as_sent(recorded), self.folders):
                 self.answered += 1
                 return self._recorded_reply(recorded, on_text)
             self.parted_at = number

@@ -13,39 +13,25 @@ differently). Two things follow for each of the run's tools (`in_folder`):
   paths are absolute and do not move with it.
 - **A tool's result names the run's files relative to its workspace.** Output that holds the
   workspace's absolute path (a traceback, ``pwd``) reads it as a relative one (``./`` taken
-  out, the bare folder read as ``.``): the same text in every run. So does the state a run
-  starts from (`relative_state`): a traceback the origin's tools printed before the fork named
-  the origin's absolute folder — the user's project, not the run's files — and reads relative
-  to it.
+  out, the bare folder read as ``.``): the same text in every run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import os
 import re
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from ctxlab.agent import ForkPoint, Tool
-from ctxlab.fork._offloads import mapped
+from ctxlab.agent import Tool
 from ctxlab.messages import TextBlock, ToolResultBlock
-from ctxlab.messages._state import WorkingState
 
-__all__ = [
-    "FolderTool",
-    "folder_pattern",
-    "in_folder",
-    "relative_block",
-    "relative_in",
-    "relative_state",
-    "working_in",
-]
+__all__ = ["FolderTool", "folder_pattern", "in_folder", "relative_in", "working_in"]
 
 _WORKING_FOLDER = threading.Lock()
 """Held while a tool runs in a run's folder: the working folder is the whole process's."""
@@ -91,50 +77,6 @@ def relative_in(text: str, pattern: re.Pattern[str]) -> str:
     return pattern.sub(lambda m: "" if m.group(0)[-1] in "/\\" else ".", text)
 
 
-_Block = TypeVar("_Block")
-
-
-def relative_block(block: _Block, patterns: Sequence[re.Pattern[str]]) -> _Block:
-    """``block`` (a text block or a tool result; any other as it is) with each absolute path
-    of the folders ``patterns`` find read relative to its folder."""
-
-    def relative(text: str) -> str:
-        for pattern in patterns:
-            text = relative_in(text, pattern)
-        return text
-
-    if isinstance(block, TextBlock):
-        return block.model_copy(update={"text": relative(block.text)})
-    if not isinstance(block, ToolResultBlock):
-        return block
-    if isinstance(block.content, str):
-        return block.model_copy(update={"content": relative(block.content)})
-    content = tuple(
-        b.model_copy(update={"text": relative(b.text)}) if isinstance(b, TextBlock) else b
-        for b in block.content
-    )
-    return block.model_copy(update={"content": content})
-
-
-def relative_state(point: ForkPoint, folders: Iterable[str | Path]) -> ForkPoint:
-    """``point`` with each absolute path of ``folders`` (the origin's workspace, the folder the
-    user gave to copy) that its state's texts hold read relative to that folder."""
-    patterns = [folder_pattern(Path(f)) for f in folders if f]
-    if not patterns:
-        return point
-
-    def relative(text: str) -> str:
-        for pattern in patterns:
-            text = relative_in(text, pattern)
-        return text
-
-    dumped = point.state.model_dump()
-    changed = mapped(dumped, relative)
-    if changed == dumped:
-        return point
-    return dataclasses.replace(point, state=WorkingState.model_validate(changed))
-
-
 @dataclass(eq=False)
 class FolderTool(Tool):
     """A tool of a run: ``inner`` run with the working folder at ``folder`` (see the module),
@@ -147,7 +89,16 @@ class FolderTool(Tool):
         assert self.inner is not None and self.folder is not None
         async with working_in(self.folder):
             result = await self.inner.run(tool_use_id, arguments)
-        return relative_block(result, (folder_pattern(self.folder),))
+        pattern = folder_pattern(self.folder)
+        if isinstance(result.content, str):
+            return result.model_copy(update={"content": relative_in(result.content, pattern)})
+        content = tuple(
+            b.model_copy(update={"text": relative_in(b.text, pattern)})
+            if isinstance(b, TextBlock)
+            else b
+            for b in result.content
+        )
+        return result.model_copy(update={"content": content})
 
 
 def in_folder(tools: Iterable[Tool | Callable[..., Any]], folder: Path) -> list[Tool]:

@@ -105,7 +105,7 @@ PINNED = {
     (16_000, "stub"): ("82585c859bca03fbdf08ce71ccad039ecb6fc4b02ecd15a0950fe4c61a8ad07b", 21),
     (32_000, "stub"): ("aabbf14d91b7e343f0f1e1acafce1ecc9ecff8ff535cd1e595a86f169e46323b", 9),
     (16_000, "extractive"): (
-        "4ba70712d3d53d7cb1f4c5036f6750abcccf67823b9e42250a6de07db9c07550",
+        "73825fbb98cbac3b1497b8b255dd5a7cb3815bdd5f61f4208b1a2546f491bf18",
         21,
     ),
 }
