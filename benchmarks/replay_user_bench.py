@@ -37,8 +37,8 @@ profiled, and long sessions stitched from them):
 CPU seconds of the process (``time.process_time``: both counting threads included); every
 contender cold (the transcript read again: fresh objects, fresh caches, ctxlab's process-wide
 memos emptied: `_corpus_args.forget_memos` — before issue 54's i54-floor they were not, and the
-summarizer's scans of a session's results, kept by text, served its later repeats), interleaved with the
-order rotating each repeat, the best of ``--repeat`` kept. The machine's load is printed beside
+summarizer's scans of a session's results, kept by text, served its later repeats),
+interleaved with the order rotating each repeat, the best of ``--repeat`` kept. The machine's load is printed beside
 every table (the machines are shared: compare only ratios of the same run).
 
 Usage: python benchmarks/replay_user_bench.py [--windows 16000,32000,200000] [--repeat 3]

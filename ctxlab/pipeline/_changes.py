@@ -150,12 +150,29 @@ def edit_change(values: Mapping[str, Any], *, writes: bool) -> str:
     return "edited"
 
 
+# What a word loses when the shell unquotes it (`ctxlab.util._shell`): a command named ``sed``
+# or ``tee`` is written with these letters in a row once they are taken out.
+_UNQUOTED = str.maketrans("", "", "'\"\\\n")
+
+
 def shell_changes(command: str) -> list[tuple[str, str]]:
     """The files a shell command edits, each with what changed, read as the shell reads the
     command (`ctxlab.util._shell`: what a quoted argument, a comment or a heredoc's body holds
     is not a command): ``sed -i`` substitutions as before → after; a redirection (``>``,
     ``2>``, ``&>``…) or ``tee`` as a write, ``>>`` or ``tee -a`` as an append — with the number
     of lines when the command's input is a heredoc it passes on (``cat``, ``tee``)."""
+    if ">" not in command:
+        # No redirection writes without a ``>``; without one, only a command named ``sed`` or
+        # ``tee`` edits: a command holding neither name is not read (43 % of the held-out
+        # corpus's commands; reading every command was a sixth of a cold offline summary).
+        unquoted = command.translate(_UNQUOTED)
+        if "sed" not in unquoted and "tee" not in unquoted:
+            return []
+    return _read_changes(command)
+
+
+def _read_changes(command: str) -> list[tuple[str, str]]:
+    """`shell_changes`, every command read."""
     found: list[tuple[str, str]] = []
     passed: str | None = None  # what the previous command sent down a pipe, when known
     for each in commands(command):

@@ -1,0 +1,53 @@
+"""`shell_changes` reads a command only when it may edit (issue 54: reading every command of a
+span was a tenth of a cold offline summary): without a ``>`` and without the names ``sed`` or
+``tee`` once quotes, backslashes and line breaks are taken out, nothing is read — and what it
+finds is always what reading every command finds (Hypothesis over shell-like text, and the
+spellings bash unquotes into those names)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ctxlab.pipeline._changes as changes
+from ctxlab.pipeline._changes import _read_changes, shell_changes
+
+# The letters of the names, quotes, escapes, line breaks, operators and a file's name.
+_SHELL_TEXT = st.lists(
+    st.sampled_from([*"sedt'\"\\\n >|&;-ia/", "sed", "tee", " f.py", "s/a/b/", "<<EOF\nx\nEOF\n"]),
+    max_size=30,
+).map("".join)
+
+
+@given(_SHELL_TEXT)
+def test_what_it_finds_is_what_reading_every_command_finds(command: str) -> None:
+    assert shell_changes(command) == _read_changes(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "s'e'd -i 's/a/b/' f.py",  # quoted letters: bash runs sed
+        's"e"d -i s/a/b/ f.py',
+        "s\\ed -i s/a/b/ f.py",  # an escaped letter
+        "echo x | t\\ee out.txt",
+        "echo x | 'tee' -a out.txt",
+        "sed -i s/a/b/ f.py",
+    ],
+)
+def test_a_name_bash_unquotes_into_sed_or_tee_is_read(command: str) -> None:
+    found = shell_changes(command)
+    assert found == _read_changes(command)
+    assert found and found[0][0] in ("f.py", "out.txt")
+
+
+def test_a_command_that_cannot_edit_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    real = changes.commands
+    monkeypatch.setattr(changes, "commands", lambda text: read.append(text) or real(text))
+    assert shell_changes("ls -la src && grep -rn 'def main' .") == []
+    assert shell_changes("python -m pytest tests/x.py -q") == []
+    assert read == []
+    assert shell_changes("echo hi > notes.txt") == [("notes.txt", "written")]
+    assert read == ["echo hi > notes.txt"]
