@@ -3,11 +3,14 @@
 - ``docs/api/``: one page per public name (``ctxlab.__all__`` and ``ctxlab.PACKAGE_NAMES``,
   documented under its package; mkdocstrings renders its
   docstring and signature), an index grouped by module, and their place in the nav.
+- ``docs/howto/formats.md``: the table of the formats `load` reads, one row per registered
+  format (``ctxlab.io._registry``): its name, the tool and versions, where it was learned, how it
+  is recognised, what its census counts — the registry's own words, never written twice.
 - ``docs/notebooks/``: every notebook of ``notebooks/``, executed there (its relative paths hold)
   with nbclient, outputs kept, so the site shows them as a reader of the repository would after
   "Run all". Set ``CTXLAB_DOCS_EXECUTE=0`` to copy them unexecuted (a quick preview).
 
-Both folders are generated (and ignored by git). A file is rewritten only when its content
+These are generated (and ignored by git). A file is rewritten only when its content
 changed, so ``mkdocs serve`` does not rebuild in a loop.
 
 The built site works opened from disk, offline: each plotly figure of a notebook is written as
@@ -197,8 +200,41 @@ def on_post_build(config: Any) -> None:
     shutil.copyfile(source, target)
 
 
+def formats_page(path: Path) -> None:
+    """The table of every registered format, from its declaration."""
+    from ctxlab.io._registry import formats  # at build time: the registry as installed
+
+    lines = [
+        "# Every format, from the registry",
+        "",
+        "Generated from each format's `SessionFormat` declaration (`ctxlab/io/formats/`), in",
+        "detection order; a format you register ([Read a format of your own](own-format.md))",
+        "joins it. [The session formats, one by one](importers.md) says what each record becomes.",
+        "",
+        "| `format=` | reads | learned from | recognised by | census counts |",
+        "|---|---|---|---|---|",
+    ]
+    for declared in formats():
+        how = [
+            label
+            for label, detector in (
+                ("its JSON object", declared.document),
+                ("its JSON list", declared.records),
+                ("its JSON Lines", declared.lines),
+                ("its first characters", declared.text),
+                ("where it lives", declared.place),
+            )
+            if detector is not None
+        ]
+        cells = (declared.tool, declared.learned_from, ", ".join(how), declared.census)
+        row = " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells)
+        lines.append(f"| `{declared.name}` | {row} |")
+    _write(path, "\n".join(lines) + "\n")
+
+
 def on_config(config: Any) -> Any:
     docs = Path(config["docs_dir"])
+    formats_page(docs / "howto" / "formats.md")
     entries = api_pages(docs / "api")
     for index, entry in enumerate(config["nav"]):
         if isinstance(entry, dict) and "API reference" in entry:

@@ -46,7 +46,7 @@ import regex
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ctxlab"
 DYNAMIC = {
-    "io/_aider.py": "the split on aider's run header: a literal (re.escape) anchored at lines",
+    "io/formats/aider/chat_history.py": "the split on aider's run header: a literal (re.escape) anchored at lines",
     "util/_model_pattern.py": "a pattern the model gives (the fork's and the demo's grep tool), "
     "matched by the regex package under a deadline: never linear, always bounded "
     "(tests/util/test_regex_audit.py runs (a+)+$ through the tool)",

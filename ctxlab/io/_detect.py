@@ -10,7 +10,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._foreign import foreign_document
-from ctxlab.io._registry import format_names, formats
+from ctxlab.io._registry import detectors, format_names, formats
 
 __all__ = ["Format", "detect_format", "detect_lines"]
 
@@ -50,13 +50,7 @@ def _format_of(value: Any) -> Format | None:
 
 
 def _claimed(value: Any, kind: str, *, guess: bool) -> Format | None:
-    for declared in formats():
-        if declared.guess != guess:
-            continue
-        detector = getattr(declared, kind)
-        if detector is not None and detector(value):
-            return declared.name
-    return None
+    return next((name for claims, name in detectors(kind, guess) if claims(value)), None)
 
 
 def _shape(value: Any) -> str:
@@ -76,9 +70,9 @@ def detect_lines(records: list[tuple[int, Any]]) -> Format:
     their lines, else the first record's — unless the lines after it are of one line format (a
     file that opens with another tool's line)."""
     head = [value for _, value in records[:20]]
-    for declared in formats():
-        if declared.lines is not None and declared.lines(head):
-            return declared.name
+    found = _claimed(head, "lines", guess=False)
+    if found is not None:
+        return found
     guesses = [_format_of(value) for value in head]
     line_formats = {f.name for f in formats() if f.line_format}
     later = [g for g in guesses[1:] if g in line_formats]

@@ -5,10 +5,9 @@ and the tests read it; it is ordered by priority (then by registration)."""
 
 from __future__ import annotations
 
-import re
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -18,6 +17,7 @@ from ctxlab.io._format import SessionFormat
 __all__ = [
     "ENTRY_POINTS",
     "FORMATS",
+    "detectors",
     "forget_format",
     "format_named",
     "format_names",
@@ -28,10 +28,10 @@ __all__ = [
 ENTRY_POINTS = "ctxlab.formats"
 """The entry-point group a package declares its formats in (each a `SessionFormat`)."""
 
-_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 _registered: dict[str, SessionFormat] = {}
 _ordered: list[tuple[SessionFormat, ...]] = []  # the sorted registry, kept while unchanged
 _names: list[tuple[str, ...]] = []  # ``FORMATS``: one tuple while unchanged
+_tables: dict[tuple[str, bool], tuple[tuple[Callable[[Any], bool], str], ...]] = {}
 _state = {"builtin": False, "entry_points": False}
 _lock = threading.RLock()
 
@@ -62,11 +62,12 @@ def register_format(declared: SessionFormat, *, replace: bool = False) -> Sessio
             raise UsageError(msg)
         _registered[declared.name] = declared
         _ordered.clear()
+        _tables.clear()
     return declared
 
 
 def _check(declared: SessionFormat) -> None:
-    if not isinstance(declared.name, str) or _NAME.match(declared.name) is None:
+    if not _well_named(declared.name):
         msg = (
             f"a format's name is lowercase letters, digits and '_', starting with a letter "
             f"(what format= takes), got {declared.name!r}"
@@ -89,6 +90,18 @@ def forget_format(name: str) -> None:
     with _lock:
         _registered.pop(name, None)
         _ordered.clear()
+        _tables.clear()
+
+
+def _well_named(name: object) -> bool:
+    # Lowercase ASCII letters, digits and "_", from a letter: what format= takes.
+    return (
+        isinstance(name, str)
+        and name.isascii()
+        and name.isidentifier()
+        and name[0].isalpha()
+        and name == name.lower()
+    )
 
 
 def formats() -> tuple[SessionFormat, ...]:
@@ -103,6 +116,21 @@ def formats() -> tuple[SessionFormat, ...]:
         )
         _ordered[:] = [tuple(f for _, f in ranked)]
         return _ordered[0]
+
+
+def detectors(kind: str, guess: bool) -> tuple[tuple[Callable[[Any], bool], str], ...]:
+    """The detectors of one kind (``"document"``, ``"records"``, ``"lines"``, ``"text"``) of
+    the formats that are (``guess``) or are not chat guesses, in detection order, each with its
+    format's name: the table detection walks, built once while the registry is unchanged."""
+    table = _tables.get((kind, guess))
+    if table is None:
+        table = tuple(
+            (getattr(f, kind), f.name)
+            for f in formats()
+            if f.guess == guess and getattr(f, kind) is not None
+        )
+        _tables[(kind, guess)] = table
+    return table
 
 
 def format_names() -> tuple[str, ...]:

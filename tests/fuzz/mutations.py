@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ctxlab.io import _inspect
+from ctxlab.io.formats.inspect import parse as _inspect
 from tests.strategies import any_text, json_value
 
 DEEP = "[" * 3_000 + "]" * 3_000

@@ -1,5 +1,5 @@
 """aider's LLM log (``--llm-history-file``): every request aider sent, whole, and its reply —
-read as the durable history of its requests (``ctxlab/io/_aider_llm.py``), with or without
+read as the durable history of its requests (``ctxlab/io/formats/aider/llm_history.py``), with or without
 ``format="aider"`` (which wrapped an internal ``ValueError: zip()``): the start of a real log
 (``tests/fixtures/aider/llm_history``), and logs written here the way aider's writer does
 (Aider-AI/aider ``aider/io.py`` ``log_llm_history``, ``aider/utils.py`` ``format_messages``,

@@ -2,7 +2,7 @@
 below cites the function of Aider-AI/aider it follows, at 5dc9490): they load as k replies with
 the k usages in order, and each request aider sent with no input of the user's — files added to
 the chat, an edit error, the linter's output reflected — as a user turn of its own holding what
-aider sent. No code is shared with ``ctxlab/io/_aider.py``."""
+aider sent. No code is shared with ``ctxlab/io/formats/aider/chat_history.py``."""
 
 from __future__ import annotations
 

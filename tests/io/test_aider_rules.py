@@ -1,4 +1,4 @@
-"""aider chat histories written here line by line, each rule of ``ctxlab/io/_aider.py`` by the
+"""aider chat histories written here line by line, each rule of ``ctxlab/io/formats/aider/chat_history.py`` by the
 value a user reads: which texts are histories, the run an episode opens (and the refusals that
 name the runs with messages), inputs, replies and aider's own lines, token reports as the
 reply's usage (cache apart, k and M, commas), and the census of every line of the file."""
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._aider import is_aider_history
+from ctxlab.io.formats.aider.chat_history import is_aider_history
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 

@@ -1,4 +1,4 @@
-"""AutoGen AgentChat states written here, each rule of ``ctxlab/io/_autogen.py`` by the value a
+"""AutoGen AgentChat states written here, each rule of ``ctxlab/io/formats/autogen/parse.py`` by the value a
 user reads: which documents are states, the agents an episode picks (teams, containers,
 society-of-mind teams, 0.4's ``name/<team id>`` keys), each ``llm_context`` message as the model
 saw it, the usage of an agent's model calls from the team's thread, and the census over the whole
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
-from ctxlab.io._autogen import is_autogen_state
+from ctxlab.io.formats.autogen.parse import is_autogen_state
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 

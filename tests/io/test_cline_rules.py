@@ -1,4 +1,4 @@
-"""Cline/Roo/Kilo tasks written here message by message, each rule of ``ctxlab/io/_cline.py`` by
+"""Cline/Roo/Kilo tasks written here message by message, each rule of ``ctxlab/io/formats/cline/parse.py`` by
 the value a user reads: which histories are recognised, when Roo's ``tokensIn`` holds the cache,
 which reply each request's usage goes to and by what rule, the census's kinds and skips by file,
 the metrics a reply carries, and Roo's condense summaries as recorded compactions."""
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
-from ctxlab.io._cline import is_cline_history
+from ctxlab.io.formats.cline.parse import is_cline_history
 from ctxlab.messages import ProviderUsage
 
 NOVEMBER_2025 = 1_761_955_200_000

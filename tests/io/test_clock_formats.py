@@ -269,7 +269,9 @@ def test_opencode_steps_are_dated_by_their_first_timed_part() -> None:
 
 @pytest.mark.parametrize("name", ["add.json", "add.eval"])
 def test_inspect_replies_are_dated_by_their_model_events(name: str) -> None:
-    from ctxlab.io._inspect import read_eval_zip  # the zip's own entries, as Inspect wrote them
+    from ctxlab.io.formats.inspect.parse import (
+        read_eval_zip,  # the zip's own entries, as Inspect wrote them
+    )
 
     path = FIXTURES / "inspect" / name
     log = json.loads(path.read_text()) if name.endswith(".json") else read_eval_zip(path)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.analysis._recorded import unrecorded_parts
 from ctxlab.io import detect_format
-from ctxlab.io._codex_exec import STAND_IN_PROMPT
+from ctxlab.io.formats.codex_exec.parse import STAND_IN_PROMPT
 from ctxlab.messages import ProviderUsage
 from tests.io.mutate import cut, loads_or_refuses, mutated
 from tests.strategies import SETTINGS

@@ -1,4 +1,4 @@
-"""Continue sessions written here item by item, each rule of ``ctxlab/io/_continue.py`` by the
+"""Continue sessions written here item by item, each rule of ``ctxlab/io/formats/continue_/parse.py`` by the
 value a user reads: which documents are sessions, the request Continue builds from each item
 (context items, parts, thinking, calls and the results rendered from their states, older
 ``tool`` messages), its summaries as compactions, each reply's usage, and the census."""
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
-from ctxlab.io._continue import is_continue_session
+from ctxlab.io.formats.continue_.parse import is_continue_session
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 

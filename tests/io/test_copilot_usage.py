@@ -1,4 +1,4 @@
-"""Copilot CLI 1.0 usage and reasoning (``ctxlab/io/_copilot.py``): on a real CLI 1.0.55 session
+"""Copilot CLI 1.0 usage and reasoning (``ctxlab/io/formats/copilot/parse.py``): on a real CLI 1.0.55 session
 (tests/fixtures/copilot, MIT) each reply gets its own output tokens and keeps its reasoning, the
 session's totals are read, what the file lacks is said — checked against the test's own reading
 of the file —; then each rule by hand-made events, and a property over generated replies."""

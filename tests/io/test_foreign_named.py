@@ -10,8 +10,8 @@ import pytest
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._aider_llm import is_aider_llm_history
 from ctxlab.io._foreign import foreign_document, foreign_text
+from ctxlab.io.formats.aider.llm_history import is_aider_llm_history
 from tests.hostile import says
 
 

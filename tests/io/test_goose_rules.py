@@ -1,4 +1,4 @@
-"""Goose sessions written here line by line, each rule of ``ctxlab/io/_goose.py`` by the value a
+"""Goose sessions written here line by line, each rule of ``ctxlab/io/formats/goose/parse.py`` by the value a
 user reads: which lines and exports are Goose's, each content item as the model saw it (calls,
 results, their errors, images, thoughts), what Goose hid from the agent, its summaries as
 compactions, the session's notes and usage totals, and the census by line or record."""
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
-from ctxlab.io._goose import is_goose_export, is_goose_line
+from ctxlab.io.formats.goose.parse import is_goose_export, is_goose_line
 from tests.io.shown import shown
 
 META = {"working_dir": "/w", "description": "fix it", "message_count": 2}

@@ -20,7 +20,7 @@ import pytest
 import ctxlab
 from ctxlab import ApproximateCounter, ContextConfig, load
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io import _inspect
+from ctxlab.io.formats.inspect import parse as _inspect
 from tests.hostile import says
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

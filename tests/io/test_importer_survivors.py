@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ctxlab import load
-from ctxlab.io._gemini_stream import STAND_IN_EXCHANGE
+from ctxlab.io.formats.gemini_stream.parse import STAND_IN_EXCHANGE
 from ctxlab.messages import ProviderUsage
 from tests.io.test_otel_langfuse import _api_export
 

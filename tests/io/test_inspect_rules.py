@@ -1,4 +1,4 @@
-"""Inspect AI logs written here sample by sample, each rule of ``ctxlab/io/_inspect.py`` (past the
+"""Inspect AI logs written here sample by sample, each rule of ``ctxlab/io/formats/inspect/parse.py`` (past the
 zip) by the value a user reads: which documents are logs, which sample an episode opens, each
 message as the model saw it, each reply's usage from the model call that produced it (by message
 id, else by rank), a sample read from its events alone, and the census of messages and events."""
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
-from ctxlab.io._inspect import is_inspect_log
+from ctxlab.io.formats.inspect.parse import is_inspect_log
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 

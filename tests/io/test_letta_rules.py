@@ -1,4 +1,4 @@
-"""Letta agent files written here message by message, each rule of ``ctxlab/io/_letta.py`` by the
+"""Letta agent files written here message by message, each rule of ``ctxlab/io/formats/letta/parse.py`` by the
 value a user reads: which documents are agent files (both generations), which agent an episode
 opens, the System text and tools, the opening exchange set apart, calls and their returns, parts,
 the summary of evicted messages as a compaction, and the census over every agent."""
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
-from ctxlab.io._letta import is_letta_agent_file
+from ctxlab.io.formats.letta.parse import is_letta_agent_file
 from tests.io.shown import shown
 
 SUMMARY = "Note: prior messages (12 of them) have been hidden from view. Summary: the user wants X."

@@ -1,4 +1,4 @@
-"""OpenCode exports written here message by message, each rule of ``ctxlab/io/_opencode.py`` by
+"""OpenCode exports written here message by message, each rule of ``ctxlab/io/formats/opencode/parse.py`` by
 the value a user reads: which documents are OpenCode's, the parts a user message sends, one
 request per step with that step's usage, each tool state's result, failed and aborted replies,
 summaries as compactions, messages of another role, and the census by record."""
@@ -16,7 +16,7 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._build import EMPTY_USAGE
-from ctxlab.io._opencode import is_opencode_export, is_opencode_session_info
+from ctxlab.io.formats.opencode.parse import is_opencode_export, is_opencode_session_info
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 

@@ -1,4 +1,4 @@
-"""OpenHands completion logs of both versions (``ctxlab/io/_openhands_logs.py``): V0 logs laid out
+"""OpenHands completion logs of both versions (``ctxlab/io/formats/openhands/logs.py``): V0 logs laid out
 as V0's ``llm.py`` writes them (tests/fixtures/openhands/v0, made from real calls) keep every tool
 call of ``fncall_messages`` with its result and the reply's usage — checked against the test's own
 reading of the file —; V0 and V1 detection never claim each other's logs (on the fixtures and on
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._detect import detect_format
-from ctxlab.io._openhands_logs import V0_KEYS, V1_KEYS, is_v0_log, is_v1_log
+from ctxlab.io.formats.openhands.logs import V0_KEYS, V1_KEYS, is_v0_log, is_v1_log
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
 from tests.io.shown import shown
 from tests.strategies import SETTINGS, json_value

@@ -1,4 +1,4 @@
-"""OpenHands event histories written here event by event, each rule of ``ctxlab/io/_openhands.py``
+"""OpenHands event histories written here event by event, each rule of ``ctxlab/io/formats/openhands/events.py``
 by the value a user reads: which documents are histories, the instance an episode opens, the
 user's and the agent's messages, each function-call action a call (its thought the reply's text)
 with its model response's usage counted once, each observation the result of its call, and the
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
-from ctxlab.io._openhands import is_openhands_events, openhands_events_of
+from ctxlab.io.formats.openhands.events import is_openhands_events, openhands_events_of
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 

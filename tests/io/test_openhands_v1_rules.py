@@ -1,5 +1,5 @@
 """OpenHands V1 conversation folders written here event by event, each rule of
-``ctxlab/io/_openhands_v1.py`` by the value a user reads: the System prompt and tools, messages,
+``ctxlab/io/formats/openhands/v1.py`` by the value a user reads: the System prompt and tools, messages,
 a response's calls as one reply, each kind of result, condensations as compactions, the events
 that are not the conversation counted by kind, and each reply's usage by its response id."""
 
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._openhands_logs import is_v1_log
-from ctxlab.io._openhands_v1 import is_v1_event, v1_folder_events
+from ctxlab.io.formats.openhands.logs import is_v1_log
+from ctxlab.io.formats.openhands.v1 import is_v1_event, v1_folder_events
 from ctxlab.messages import ProviderUsage
 from tests.io.shown import shown
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.io import detect_format
-from ctxlab.io._smolagents import is_smolagents_steps
+from ctxlab.io.formats.smolagents.parse import is_smolagents_steps
 from ctxlab.messages import ProviderUsage
 from tests.io.mutate import loads_or_refuses, mutated
 from tests.strategies import SETTINGS

@@ -1,4 +1,4 @@
-"""smolagents memory steps written here rule by rule (``ctxlab/io/_smolagents.py``), each by the
+"""smolagents memory steps written here rule by rule (``ctxlab/io/formats/smolagents/parse.py``), each by the
 value a user reads: a task's text and its images left out, a model output given as a list, a
 CodeAgent's code as the call's ``code``, calls without ids numbered, an error as the error
 result, an action without calls whose observations are the next user text, the usage of a step

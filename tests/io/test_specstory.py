@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import ctxlab
 from ctxlab import load
-from ctxlab.io import _specstory
+from ctxlab.io.formats.specstory import parse as _specstory
 from tests.hostile import assert_linear
 from tests.io.mutate import loads_or_refuses
 from tests.strategies import SETTINGS, any_text

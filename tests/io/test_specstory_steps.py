@@ -1,4 +1,4 @@
-"""The agent's steps in SpecStory's 2025 layouts (``ctxlab/io/_specstory_steps.py``): each
+"""The agent's steps in SpecStory's 2025 layouts (``ctxlab/io/formats/specstory/steps.py``): each
 terminal command, file read, search, edit and fetched rule a tool call with the command or
 summary SpecStory shows and the output it shows as the result — in the 2025-04 layout (steps
 parted by ``---``: ``tests/fixtures/specstory/2025-04-30_17-43-task-007-progress.md``), in the

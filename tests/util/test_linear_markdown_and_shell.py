@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxlab import load
-from ctxlab.io import _specstory
+from ctxlab.io.formats.specstory import parse as _specstory
 from ctxlab.pipeline import _changes
 from ctxlab.util import _shell
 from tests.hostile import assert_linear

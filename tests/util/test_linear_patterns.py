@@ -11,7 +11,8 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.io import _aider_prompts, _mini_swe_agent
+from ctxlab.io.formats.aider import prompts as _aider_prompts
+from ctxlab.io.formats.mini_swe_agent import parse as _mini_swe_agent
 from ctxlab.models import _demo_reading
 from ctxlab.pipeline import _span
 from ctxlab.retention import _extract, _paths, _users

@@ -94,13 +94,13 @@ def test_the_audit_finds_the_patterns_of_the_source() -> None:
     where = {f.where.split(":")[0] for f in found}
     # The ones that were quadratic, among the others, and the tools a fork gives a branch.
     assert {
-        "io/_aider.py",
-        "io/_mini_swe_agent.py",
+        "io/formats/aider/chat_history.py",
+        "io/formats/mini_swe_agent/parse.py",
         "pipeline/_span.py",
         "retention/_users.py",
         "retention/_extract.py",
         "models/_demo.py",
-        "io/_specstory.py",
+        "io/formats/specstory/parse.py",
         "pipeline/_changes.py",
         "demo/_tools.py",
     } <= where

@@ -9,7 +9,7 @@ from ctxlab.io._readers import messages_reader
 FORMAT = SessionFormat(
     name="langchain",
     tool="LangChain messages_to_dict output (langchain-core)",
-    learned_from="langchain-core messages/utils.py (messages_to_dict), langchain-anthropic",
+    learned_from="langchain-core's messages_to_dict output; langchain-anthropic's usage metadata",
     priority=230,
     never="chat messages: {type, data} dicts",
     records=is_langchain,

@@ -9,7 +9,7 @@ from ctxlab.io._readers import messages_reader
 FORMAT = SessionFormat(
     name="pydantic_ai",
     tool="pydantic-ai messages (ModelMessagesTypeAdapter JSON)",
-    learned_from="pydantic/pydantic-ai pydantic_ai/messages.py",
+    learned_from="pydantic-ai's ModelMessagesTypeAdapter JSON (ModelRequest, ModelResponse parts)",
     priority=200,
     never="Gemini contents: messages with kind request/response and parts",
     records=is_pydantic_ai,

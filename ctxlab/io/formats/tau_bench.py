@@ -45,7 +45,7 @@ def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) 
 FORMAT = SessionFormat(
     name="tau_bench",
     tool="tau-bench (sierra-research/tau-bench) result files",
-    learned_from="tau-bench's run.py (results: task_id, reward, info, traj, trial)",
+    learned_from="tau-bench's result files (task_id, reward, info, traj, trial per episode)",
     priority=30,
     never="a list of chat messages: every one of its first records has 'traj'",
     records=_is_tau_bench,

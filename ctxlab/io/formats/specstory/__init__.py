@@ -1,5 +1,5 @@
 """SpecStory Markdown: the chats SpecStory saves in ``.specstory/history/*.md`` (Cursor's and
-other agents') — `ctxlab.io._specstory` says what is read and where it was learned."""
+other agents') — `ctxlab.io.formats.specstory.parse` says what is read and where it was learned."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
-from ctxlab.io._specstory import from_specstory, is_specstory
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.specstory.parse import from_specstory, is_specstory
 from ctxlab.util._jsonl import read_text
 
 

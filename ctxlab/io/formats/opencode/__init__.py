@@ -1,6 +1,6 @@
 """OpenCode sessions: ``opencode export`` output, or a session as OpenCode keeps it in its
 storage folder (``session/<project>/<session id>.json``, its messages in ``message/<session
-id>/``, their parts in ``part/<message id>/``) — `ctxlab.io._opencode` says what is read and
+id>/``, their parts in ``part/<message id>/``) — `ctxlab.io.formats.opencode.parse` says what is read and
 where it was learned. A storage's other files are parts of a session, not sessions."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._json_file import json_file
-from ctxlab.io._opencode import from_opencode, is_opencode_export
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.opencode.parse import from_opencode, is_opencode_export
 
 _STORAGE_KINDS = frozenset({"message", "part", "session_diff", "todo", "project", "session_share"})
 """The folders of OpenCode's storage beside ``session/`` (each session's messages, parts, diffs,

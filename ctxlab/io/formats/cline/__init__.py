@@ -1,4 +1,4 @@
-"""Cline, Roo Code and Kilo Code task folders (`ctxlab.io._cline` says what is read and where it
+"""Cline, Roo Code and Kilo Code task folders (`ctxlab.io.formats.cline.parse` says what is read and where it
 was learned): a task is its folder, read from the folder or either of its two files; an API
 history given alone reads without the UI log's usage."""
 
@@ -8,11 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._cline import HISTORY_FILE, UI_FILE, app_of_path, from_cline, is_cline_history
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._json_file import json_file
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.cline.parse import (
+    HISTORY_FILE,
+    UI_FILE,
+    app_of_path,
+    from_cline,
+    is_cline_history,
+)
 
 _TASK_PARTS = {UI_FILE, "task_metadata.json", "context_history.json"}
 """The files of a task folder beside its API history (read with it, or not a conversation)."""

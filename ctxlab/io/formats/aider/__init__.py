@@ -1,16 +1,16 @@
 """aider's chat history (``.aider.chat.history.md``) and its LLM log (``--llm-history-file``,
-often ``.aider.llm.history``) — `ctxlab.io._aider` and `ctxlab.io._aider_llm` say what is read
+often ``.aider.llm.history``) — `ctxlab.io.formats.aider.chat_history` and `ctxlab.io.formats.aider.llm_history` say what is read
 and where it was learned; ``episode`` picks a run."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ctxlab.io._aider import from_aider, is_aider_history
-from ctxlab.io._aider_llm import from_aider_llm, is_aider_llm_history
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.aider.chat_history import from_aider, is_aider_history
+from ctxlab.io.formats.aider.llm_history import from_aider_llm, is_aider_llm_history
 from ctxlab.util._jsonl import read_text
 
 _HISTORY = ".aider.chat.history.md"

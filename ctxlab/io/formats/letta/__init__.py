@@ -1,4 +1,4 @@
-"""Letta agent files (``.af``), v1 and v2 (`ctxlab.io._letta` says what is read and where it
+"""Letta agent files (``.af``), v1 and v2 (`ctxlab.io.formats.letta.parse` says what is read and where it
 was learned); ``episode`` picks the agent."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._letta import from_letta, is_letta_agent_file
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.letta.parse import from_letta, is_letta_agent_file
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._aider_prompts import (
+from ctxlab.io._build import ConversationBuilder
+from ctxlab.io.formats.aider.prompts import (
     NOT_RECORDED,
     Item,
     answer_echo,
@@ -56,7 +57,6 @@ from ctxlab.io._aider_prompts import (
     same_lines,
     usage_of,
 )
-from ctxlab.io._build import ConversationBuilder
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_aider", "is_aider_history"]

@@ -21,7 +21,7 @@ message; the agent's text its reply; a tool use a call (its name, its summary as
 terminal command's command —, an id made up) and the output shown as its result, ending that
 reply — so each tool use is one request. In the 2025 layouts, where a step is no element of its
 own, each step (a terminal command and its output, a file read, a search, an edit, a fetched
-rule, …) is told from the text: ``ctxlab.io._specstory_steps``, which also closes code fences as
+rule, …) is told from the text: ``ctxlab.io.formats.specstory.steps``, which also closes code fences as
 SpecStory writes them (a fetched rule's closing marks glued to its last line). ``<think>`` blocks (the model's thought summaries) are counted as left out; headers
 inside code blocks are text. There is no usage, System prompt or tool schema in the file. The
 census counts a section a record — each turn's header (``_**User**_``, ``_**Agent (…)**_``,
@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._specstory_steps import Step, in_code, steps
+from ctxlab.io.formats.specstory.steps import Step, in_code, steps
 from ctxlab.util._tags import PairedTags
 
 __all__ = ["from_specstory", "is_specstory"]

@@ -1,4 +1,4 @@
-"""AutoGen AgentChat saved state, 0.4–0.7 (`ctxlab.io._autogen` says what is read and where it
+"""AutoGen AgentChat saved state, 0.4–0.7 (`ctxlab.io.formats.autogen.parse` says what is read and where it
 was learned); ``episode`` picks the agent."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._autogen import from_autogen, is_autogen_state
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.autogen.parse import from_autogen, is_autogen_state
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

@@ -21,7 +21,7 @@ Read from the SDK's own code (OpenHands/software-agent-sdk, 2026):
 A folder the CLI wrote without ``base_state.json`` is its events alone: no usage, no model, and
 ``meta["usage_missing"]`` says so.
 
-Completion logs, V1's and V0's, are read by `ctxlab.io._openhands_logs`.
+Completion logs, V1's and V0's, are read by `ctxlab.io.formats.openhands.logs`.
 """
 
 from __future__ import annotations

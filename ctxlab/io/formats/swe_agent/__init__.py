@@ -1,5 +1,5 @@
 """SWE-agent trajectories (``.traj``), with and without function calling
-(`ctxlab.io._swe_agent`)."""
+(`ctxlab.io.formats.swe_agent.parse`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
-from ctxlab.io._swe_agent import from_swe_agent, is_swe_agent
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.swe_agent.parse import from_swe_agent, is_swe_agent
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -24,7 +24,7 @@ def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) 
 FORMAT = SessionFormat(
     name="swe_agent",
     tool="SWE-agent trajectories (.traj), v0 and function calling",
-    learned_from="SWE-agent/SWE-agent sweagent/agent/agents.py (the saved trajectory)",
+    learned_from="SWE-agent's .traj files (history, trajectory, info) as its runs write them",
     priority=170,
     never="mini-SWE-agent trajectories (their trajectory_format)",
     document=is_swe_agent,

@@ -1,4 +1,4 @@
-"""smolagents memory steps (`ctxlab.io._smolagents` says what is read and where it was
+"""smolagents memory steps (`ctxlab.io.formats.smolagents.parse` says what is read and where it was
 learned)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
-from ctxlab.io._smolagents import from_smolagents, is_smolagents_steps
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.smolagents.parse import from_smolagents, is_smolagents_steps
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

@@ -1,5 +1,5 @@
 """aider's LLM log (``--llm-history-file``, often ``.aider.llm.history``): every request aider
-sent to the model, whole, and the reply it got — beside its chat history (`ctxlab.io._aider`),
+sent to the model, whole, and the reply it got — beside its chat history (`ctxlab.io.formats.aider.chat_history`),
 which holds only what the user typed and read.
 
 Read from aider's own writer (Aider-AI/aider, 2024–2026: ``aider/io.py``

@@ -1,4 +1,4 @@
-"""Gemini CLI ``--output-format stream-json`` output (`ctxlab.io._gemini_stream` says what is
+"""Gemini CLI ``--output-format stream-json`` output (`ctxlab.io.formats.gemini_stream.parse` says what is
 read and where it was learned); its ``--output-format json`` result is claimed too, and refused
 by the reader saying what to record instead."""
 
@@ -8,14 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._gemini_stream import (
+from ctxlab.io._readers import built_transcript
+from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.gemini_stream.parse import (
     from_gemini_stream,
     is_gemini_json_output,
     is_gemini_stream,
     is_gemini_stream_line,
 )
-from ctxlab.io._readers import built_transcript
-from ctxlab.io._transcript import Transcript
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

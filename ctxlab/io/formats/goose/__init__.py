@@ -1,5 +1,5 @@
 """Goose sessions: the JSON Lines files of ``~/.local/share/goose/sessions/`` (to 1.9) and
-``goose session export`` output (1.10 on) — `ctxlab.io._goose` says what is read and where it
+``goose session export`` output (1.10 on) — `ctxlab.io.formats.goose.parse` says what is read and where it
 was learned."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._goose import from_goose, is_goose_export, is_goose_line
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.goose.parse import from_goose, is_goose_export, is_goose_line
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

@@ -1,7 +1,7 @@
 """What aider wrote between two of its replies in ``.aider.chat.history.md`` (Aider-AI/aider
 ``aider/io.py``, ``aider/coders/base_coder.py``): its lines as items (an input, a quoted output,
 a reply's text), and the prompt a request aider sent on its own carried — files added to the
-chat, an edit error, the linter's output — rebuilt from them (`ctxlab.io._aider`)."""
+chat, an edit error, the linter's output — rebuilt from them (`ctxlab.io.formats.aider.chat_history`)."""
 
 from __future__ import annotations
 

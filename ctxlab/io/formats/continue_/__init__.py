@@ -1,4 +1,4 @@
-"""Continue sessions: ``~/.continue/sessions/<session id>.json`` (`ctxlab.io._continue` says
+"""Continue sessions: ``~/.continue/sessions/<session id>.json`` (`ctxlab.io.formats.continue_.parse` says
 what is read and where it was learned); ``sessions.json`` beside them is their list."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._continue import from_continue, is_continue_session
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.continue_.parse import from_continue, is_continue_session
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

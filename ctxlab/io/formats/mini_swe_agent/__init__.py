@@ -1,4 +1,4 @@
-"""mini-SWE-agent trajectories, 1.x and 2.x (`ctxlab.io._mini_swe_agent` says what is read and
+"""mini-SWE-agent trajectories, 1.x and 2.x (`ctxlab.io.formats.mini_swe_agent.parse` says what is read and
 where it was learned)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._mini_swe_agent import from_mini_swe_agent, is_mini_swe_agent_list
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.mini_swe_agent.parse import from_mini_swe_agent, is_mini_swe_agent_list
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

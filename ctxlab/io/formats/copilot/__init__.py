@@ -1,14 +1,14 @@
 """GitHub Copilot CLI sessions: ``~/.copilot/session-state/<id>/events.jsonl``
-(`ctxlab.io._copilot` says what is read and where it was learned)."""
+(`ctxlab.io.formats.copilot.parse` says what is read and where it was learned)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxlab.io._copilot import from_copilot, is_copilot_line
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.copilot.parse import from_copilot, is_copilot_line
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

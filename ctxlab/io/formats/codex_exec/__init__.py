@@ -1,14 +1,14 @@
-"""Codex CLI ``codex exec --json`` event streams (`ctxlab.io._codex_exec` says what is read and
+"""Codex CLI ``codex exec --json`` event streams (`ctxlab.io.formats.codex_exec.parse` says what is read and
 where it was learned)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxlab.io._codex_exec import from_codex_exec, is_codex_exec_line
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.codex_exec.parse import from_codex_exec, is_codex_exec_line
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

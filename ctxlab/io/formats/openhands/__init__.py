@@ -1,9 +1,9 @@
 """OpenHands, both generations: V0's event histories (an evaluation's ``output.jsonl``, a saved
 trajectory) and completion logs, V1's conversation folders (``events/event-*.json`` beside
-``base_state.json``) and completion logs. What each holds and where it was learned is said by
-`ctxlab.io._openhands` (V0 events), `ctxlab.io._openhands_logs` (both versions' logs) and
-`ctxlab.io._openhands_v1` (V1 events); here is all ctxlab knows of telling them apart, reading
-them and listing them.
+``base_state.json``) and completion logs — all of OpenHands in this package: the parsers
+(`events`: V0 event histories; `logs`: both versions' completion logs; `v1`: V1 events, each
+saying what it reads and where it was learned) and, here, how the kinds are told apart, read and
+listed.
 
 The four kinds never claim each other's files (``KINDS``; the detection test holds them to it):
 a V1 log detector that claimed V0 logs read them without their tool calls, once."""
@@ -18,11 +18,15 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import as_mapping
 from ctxlab.io._chat import tool_schemas
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._openhands import from_openhands_events, is_openhands_events, openhands_events_of
-from ctxlab.io._openhands_logs import from_completion_log, is_v0_log, is_v1_log
-from ctxlab.io._openhands_v1 import EVENT_FILE, from_v1_events, is_v1_event, v1_folder_events
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.openhands.events import (
+    from_openhands_events,
+    is_openhands_events,
+    openhands_events_of,
+)
+from ctxlab.io.formats.openhands.logs import from_completion_log, is_v0_log, is_v1_log
+from ctxlab.io.formats.openhands.v1 import EVENT_FILE, from_v1_events, is_v1_event, v1_folder_events
 from ctxlab.messages._request import ToolSchema
 
 KINDS = (

@@ -1,4 +1,4 @@
-"""Inspect AI evaluation logs: ``.eval`` (a zip) and ``.json`` (`ctxlab.io._inspect` says what
+"""Inspect AI evaluation logs: ``.eval`` (a zip) and ``.json`` (`ctxlab.io.formats.inspect.parse` says what
 is read and where it was learned); ``episode`` picks a sample."""
 
 from __future__ import annotations
@@ -10,9 +10,14 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._inspect import from_inspect_sample, inspect_samples, is_inspect_log, read_eval_zip
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.inspect.parse import (
+    from_inspect_sample,
+    inspect_samples,
+    is_inspect_log,
+    read_eval_zip,
+)
 from ctxlab.util._jsonl import check_regular_file
 
 
