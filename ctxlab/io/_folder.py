@@ -23,6 +23,7 @@ from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._files import path_problem, shown_path
 from ctxlab.io._listing import companion, listed, session_folders, session_suffixes
 from ctxlab.io._load import read
+from ctxlab.io._registry import generation
 from ctxlab.io._sessions_cache import keep, kept, state_of
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
@@ -132,7 +133,7 @@ def sessions(
         msg = f"{str(root)!r} is not a folder; give a folder of session files"
         raise UsageError(msg)
     count = _workers(workers)
-    state = state_of(root, wanted)
+    state = state_of(root, wanted, generation())
     again = kept(state)  # the folder as it was when last read: its table
     if again is not None:
         return again

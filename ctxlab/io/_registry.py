@@ -22,6 +22,7 @@ __all__ = [
     "format_named",
     "format_names",
     "formats",
+    "generation",
     "register_format",
 ]
 
@@ -34,6 +35,7 @@ _names: list[tuple[str, ...]] = []  # ``FORMATS``: one tuple while unchanged
 _tables: dict[tuple[str, bool], tuple[tuple[Callable[[Any], bool], str], ...]] = {}
 _state = {"builtin": False, "entry_points": False}
 _lock = threading.RLock()
+_changes = [0]  # registrations and removals so far: what a kept `sessions` table was read under
 
 
 def register_format(declared: SessionFormat, *, replace: bool = False) -> SessionFormat:
@@ -63,6 +65,7 @@ def register_format(declared: SessionFormat, *, replace: bool = False) -> Sessio
         _registered[declared.name] = declared
         _ordered.clear()
         _tables.clear()
+        _changes[0] += 1
     return declared
 
 
@@ -91,6 +94,7 @@ def forget_format(name: str) -> None:
         _registered.pop(name, None)
         _ordered.clear()
         _tables.clear()
+        _changes[0] += 1
 
 
 def _well_named(name: object) -> bool:
@@ -102,6 +106,13 @@ def _well_named(name: object) -> bool:
         and name[0].isalpha()
         and name == name.lower()
     )
+
+
+def generation() -> int:
+    """A number that changes whenever a format is registered or forgotten (`sessions` keeps a
+    folder's table only while the formats that read it are the same)."""
+    formats()  # the entry points loaded first: they count as registrations
+    return _changes[0]
 
 
 def formats() -> tuple[SessionFormat, ...]:

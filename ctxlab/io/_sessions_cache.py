@@ -23,15 +23,16 @@ if TYPE_CHECKING:
 
 __all__ = ["forget", "keep", "kept", "state_of"]
 
-State = tuple[str, tuple[str, ...], tuple[tuple[str, int, int], ...]]
-"""The folder, the suffixes asked for, and each file's (path, size, modified ns), sorted."""
+State = tuple[str, tuple[str, ...], int, tuple[tuple[str, int, int], ...]]
+"""The folder, the suffixes asked for, the registry's generation (a format registered since
+reads the folder otherwise), and each file's (path, size, modified ns), sorted."""
 
 _KEPT: OrderedDict[State, pd.DataFrame] = OrderedDict()
 _MOST = 8
 """Folders kept (the most recently asked)."""
 
 
-def state_of(root: Path, suffixes: tuple[str, ...]) -> State | None:
+def state_of(root: Path, suffixes: tuple[str, ...], formats: int) -> State | None:
     """The folder's state (None when a part of it cannot be read: then nothing is kept)."""
     files: list[tuple[str, int, int]] = []
     folders = [str(root)]
@@ -49,7 +50,7 @@ def state_of(root: Path, suffixes: tuple[str, ...]) -> State | None:
                         files.append((entry.path, stat.st_size, stat.st_mtime_ns))
     except OSError:
         return None
-    return (str(root.resolve()), suffixes, tuple(sorted(files)))
+    return (str(root.resolve()), suffixes, formats, tuple(sorted(files)))
 
 
 def kept(state: State | None) -> pd.DataFrame | None:

@@ -80,6 +80,24 @@ def test_unregistered_it_is_neither_detected_nor_listed(tmp_path: Path) -> None:
     assert len(sessions(tmp_path, workers=1, progress=False)) == 0
 
 
+def test_a_folder_read_before_the_format_was_registered_is_read_again(tmp_path: Path) -> None:
+    # `sessions` keeps a folder's table while no file changed; registering a format changes
+    # what the same files are, so the kept table must not be the answer. (No ending of its
+    # own: the endings asked for stay the same.)
+    in_jsonl = SessionFormat(**{**TINYLOG.__dict__, "suffixes": ()})
+    _write(tmp_path, "chat.jsonl")
+    before = sessions(tmp_path, workers=1, progress=False)
+    assert before["problem"].notna().all()  # not a session of any format ctxlab knows
+    register_format(in_jsonl)
+    try:
+        after = sessions(tmp_path, workers=1, progress=False)
+    finally:
+        _registry.forget_format(in_jsonl.name)
+    assert list(after["format"]) == ["tinylog"] and after["problem"].isna().all()
+    again = sessions(tmp_path, workers=1, progress=False)  # forgotten: not a session again
+    assert again["problem"].notna().all()
+
+
 @FUZZ
 @given(data=st.data())
 def test_a_hostile_variant_of_its_file_loads_or_is_refused(

@@ -124,7 +124,8 @@ def test_the_walk_straight_into_a_files_inventory_finds_what_the_record_by_recor
                 kind,
             )
         compared += sum(straight.counts().values())
-    assert compared > 1_000
+    # The fixtures alone hold some 600 findings; with the corpus (CTXLAB_CORPUS), over 1,000.
+    assert compared > (1_000 if (corpus_dir() / "raw").is_dir() else 400)
 
 
 _names = st.sampled_from(
