@@ -30,7 +30,7 @@ __all__ = [
 EARLIER_REASONING_DROPPED = "earlier_reasoning_dropped"
 """``transcript.meta`` key: true where the provider reads the reasoning of the current user turn
 only and drops that of earlier turns, though the agent sends it all back (OpenAI's Responses API,
-as Codex accounts for it: ``ctxlab.io._codex``)."""
+as Codex accounts for it: ``ctxlab.io.formats.codex.parse``)."""
 
 
 def opens_turn(message: Message) -> bool:

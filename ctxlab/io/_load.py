@@ -58,8 +58,10 @@ def load(
     ``stream-json`` output, Letta agent files (``.af``; ``episode`` picks the agent), AutoGen
     AgentChat state (``episode`` picks the agent), smolagents memory steps, OpenCode sessions (an
     export, or a session file in OpenCode's storage), Goose sessions and SpecStory Markdown
-    (Cursor chats) — each importer's module says which versions it reads and where it learned
-    the format. ``episode`` left out is the first (an episode of a file that holds one
+    (Cursor chats) — each format's module (``ctxlab/io/formats/``) says which versions it reads
+    and where it learned the format —, and every format registered with
+    `ctxlab.register_format` or a ``ctxlab.formats`` entry point (``ctxlab.FORMATS`` names them
+    all). ``episode`` left out is the first (an episode of a file that holds one
     conversation is an error). Every load takes a census of the file (``meta["census"]``,
     `Transcript.census`): the records read by kind, what was used, what was skipped and why,
     every usage placed or lost — it adds up. What a file holds that is not a message (a CLI's

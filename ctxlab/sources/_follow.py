@@ -23,8 +23,8 @@ from typing import Any, BinaryIO
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._claude_code import from_claude_code
 from ctxlab.io._compactions import place_compactions
+from ctxlab.io.formats.claude_code.parse import from_claude_code
 from ctxlab.messages import AssistantMessage
 from ctxlab.sources._observed import ObservedSession
 from ctxlab.tokens import TokenCounter

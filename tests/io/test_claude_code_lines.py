@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ctxlab import load
-from ctxlab.io._claude_code import is_claude_code_line
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.claude_code.parse import is_claude_code_line
 
 SID = "5e551011-0000-4000-8000-000000000001"
 

@@ -270,8 +270,8 @@ def test_a_copilot_compaction_of_infinite_size(tmp_path: Path) -> None:
 
 
 def test_attributes_nested_past_recursion_are_flattened_as_far_as_instrumentation_nests() -> None:
-    from ctxlab.io._otel_values import FLAT_DEPTH as _FLAT_DEPTH
-    from ctxlab.io._otel_values import flat as _flat
+    from ctxlab.io.formats.otel.values import FLAT_DEPTH as _FLAT_DEPTH
+    from ctxlab.io.formats.otel.values import flat as _flat
 
     deep: dict[str, Any] = {"leaf": 1}
     for _ in range(5_000):  # built in Python: deeper than any JSON decoder would hand over

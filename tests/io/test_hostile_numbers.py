@@ -99,7 +99,7 @@ def test_an_openai_cache_larger_than_its_prompt_leaves_no_negative_input(tmp_pat
 
 
 def test_otel_usage_names_its_attributes() -> None:
-    from ctxlab.io._otel import _usage
+    from ctxlab.io.formats.otel.parse import _usage
 
     attrs = {"gen_ai.usage.input_tokens": float("inf"), "gen_ai.usage.output_tokens": 3}
     with pytest.raises(ValueError, match=r"is inf.*gen_ai\.usage\.input_tokens"):

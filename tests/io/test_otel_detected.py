@@ -20,7 +20,7 @@ import pytest
 
 from ctxlab import load
 from ctxlab.io import detect_format
-from ctxlab.io._otel_values import any_value as _any_value
+from ctxlab.io.formats.otel.values import any_value as _any_value
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "vercel_ai" / "vercel_ai_otlp.json"
 
@@ -181,6 +181,6 @@ def test_phoenixs_rest_pages_are_detected(tmp_path: Path, page: Any) -> None:
     ],
 )
 def test_what_is_no_span_is_not_taken_for_one(record: dict[str, Any]) -> None:
-    from ctxlab.io._otel_spans import is_otel
+    from ctxlab.io.formats.otel.spans import is_otel
 
     assert not is_otel(record)

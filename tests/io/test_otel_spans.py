@@ -1,4 +1,4 @@
-"""Span exports read as plain spans, each shape of ``ctxlab/io/_otel_spans.py`` by the whole
+"""Span exports read as plain spans, each shape of ``ctxlab/io/formats/otel/spans.py`` by the whole
 span a reader gets (start in nanoseconds, trace, name, attributes, events, id and parent):
 OTLP JSON (camelCase, snake_case, Tempo's batches), the SDK's span JSON (Phoenix's nested
 attributes), any-agent's ``{"spans"}``, Jaeger, Langfuse observations; which documents are
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._otel_agents import AGENTS_KEY
-from ctxlab.io._otel_spans import Span, is_otel, spans_of
+from ctxlab.io.formats.otel.agents import AGENTS_KEY
+from ctxlab.io.formats.otel.spans import Span, is_otel, spans_of
 
 
 def _kv(key: str, value: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The Vercel AI SDK's model-call spans read attribute by attribute (``ctxlab/io/_otel_vercel.py``):
+"""The Vercel AI SDK's model-call spans read attribute by attribute (``ctxlab/io/formats/otel/vercel.py``):
 which spans are calls, each prompt part as the model saw it (text, reasoning, calls and their
 4.x and 5.x results, images, files), the reply's text and calls, the tools, and the usage with
 the cache out of the input count."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.io._otel_vercel import vercel_call
+from ctxlab.io.formats.otel.vercel import vercel_call
 from ctxlab.messages import ProviderUsage
 
 PNG = "iVBORw0KGgo="

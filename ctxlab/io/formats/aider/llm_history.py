@@ -17,7 +17,7 @@ request failed, then with nothing) — and its body:
 Each request is the whole prompt: aider's System text, its example exchanges, the repository map
 and the files it added (each followed by aider's own "Ok." as an assistant turn), the chat so far
 and the new message. The transcript is the durable history, as for a trace
-(`ctxlab.io._otel_conversations.history_of`): what each request adds to the one before, then its
+(`ctxlab.io.formats.otel.conversations.history_of`): what each request adds to the one before, then its
 reply; a request that does not extend the history (aider re-sends its files after an edit, or
 summarized the chat) adds what follows the last turn both share, and is counted in
 ``meta["rewritten_requests"]``. The prompt's own assistant turns (aider's examples and "Ok."s)
@@ -35,8 +35,8 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, image_block
-from ctxlab.io._otel_conversations import Call, conversations, history_of
-from ctxlab.io._otel_messages import Turn
+from ctxlab.io.formats.otel.conversations import Call, conversations, history_of
+from ctxlab.io.formats.otel.messages import Turn
 
 __all__ = ["from_aider_llm", "is_aider_llm_history"]
 

@@ -1,6 +1,6 @@
 """Reading OpenTelemetry span exports, whatever their shape — as plain spans: start time,
 trace, name, attributes, events. What the spans mean for a conversation is
-`ctxlab.io._otel`'s business.
+`ctxlab.io.formats.otel.parse`'s business.
 
 - OTLP JSON (``TracesData`` / OTLP/HTTP bodies, values wrapped as ``AnyValue``), also as Tempo
   exports it (``batches`` of ``instrumentationLibrarySpans``, OTLP's older field names);
@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._otel_agents import AGENTS_KEY, agents_items
-from ctxlab.io._otel_values import Span, first, flat, key_values, nanos
+from ctxlab.io.formats.otel.agents import AGENTS_KEY, agents_items
+from ctxlab.io.formats.otel.values import Span, first, flat, key_values, nanos
 
 __all__ = ["Span", "is_otel", "spans_of"]
 

@@ -1,4 +1,4 @@
-"""Codex CLI rollouts: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` (`ctxlab.io._codex`
+"""Codex CLI rollouts: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` (`ctxlab.io.formats.codex.parse`
 says what is read and where it was learned)."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ctxlab.io._codex import from_codex, is_codex_line
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.codex.parse import from_codex, is_codex_line
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ctxlab.io._build import as_mapping, image_block
 from ctxlab.io._chat import arguments_of, tool_schemas
-from ctxlab.io._otel_messages import CallParts, Turn, as_text, json_value
+from ctxlab.io.formats.otel.messages import CallParts, Turn, as_text, json_value
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["MODEL_CALLS", "vercel_call"]

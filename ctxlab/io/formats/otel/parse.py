@@ -3,7 +3,7 @@
 
 Read: OTLP JSON (the file exporter's JSON Lines of ``TracesData``, an OTLP/HTTP JSON body), the
 SDK's own span JSON (``ReadableSpan.tojson_value()``, what the console exporter prints) and SDK span
-objects (read into plain spans by `ctxlab.io._otel_spans`). Two conventions carry the content:
+objects (read into plain spans by `ctxlab.io.formats.otel.spans`). Two conventions carry the content:
 
 - the OpenTelemetry GenAI semantic conventions: ``gen_ai.system_instructions``,
   ``gen_ai.tool.definitions``, ``gen_ai.input.messages`` / ``gen_ai.output.messages`` as
@@ -31,10 +31,10 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._chat import tool_schemas
-from ctxlab.io._otel_agents import AGENTS_KEY, RESPONSES_ONLY, agents_call
-from ctxlab.io._otel_conversations import Call, agents_of, conversations, history_of
-from ctxlab.io._otel_langfuse import langfuse_call
-from ctxlab.io._otel_messages import (
+from ctxlab.io.formats.otel.agents import AGENTS_KEY, RESPONSES_ONLY, agents_call
+from ctxlab.io.formats.otel.conversations import Call, agents_of, conversations, history_of
+from ctxlab.io.formats.otel.langfuse import langfuse_call
+from ctxlab.io.formats.otel.messages import (
     Turn,
     as_text,
     genai_turns,
@@ -42,8 +42,8 @@ from ctxlab.io._otel_messages import (
     indexed_prompts,
     json_value,
 )
-from ctxlab.io._otel_spans import Span, is_otel, spans_of
-from ctxlab.io._otel_vercel import vercel_call
+from ctxlab.io.formats.otel.spans import Span, is_otel, spans_of
+from ctxlab.io.formats.otel.vercel import vercel_call
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
 

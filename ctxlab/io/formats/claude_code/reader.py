@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._claude_code import from_claude_code
-from ctxlab.io._claude_subagents import split_subagents
 from ctxlab.io._files import FileRecords, count_skipped_lines
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.claude_code.parse import from_claude_code
+from ctxlab.io.formats.claude_code.subagents import split_subagents
 from ctxlab.util._jsonl import read_text, session_lines
 
 __all__ = ["claude_code"]

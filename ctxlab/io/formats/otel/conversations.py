@@ -1,7 +1,7 @@
 """How the model calls of a trace make conversations: grouped by conversation id, trace and
 agent (two agents of one trace are two conversations), put in order (a call that holds another's
 whole exchange comes after it, whatever the clocks say), and what each request adds to the
-history before it. `ctxlab.io._otel` reads the spans into `Call`s."""
+history before it. `ctxlab.io.formats.otel.parse` reads the spans into `Call`s."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._clock import TimeUnit
-from ctxlab.io._otel_agents import AGENTS_KEY
-from ctxlab.io._otel_messages import Turn
-from ctxlab.io._otel_spans import Span
+from ctxlab.io.formats.otel.agents import AGENTS_KEY
+from ctxlab.io.formats.otel.messages import Turn
+from ctxlab.io.formats.otel.spans import Span
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._request import ToolSchema
 

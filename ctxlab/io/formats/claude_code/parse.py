@@ -9,7 +9,7 @@ results cleared in place) are recorded with the calls they cleared.
 Subagents (Task calls, compaction summaries) are conversations of their own, each with its own
 requests and bill: their own ``<session>/subagents/agent-<id>.jsonl`` files, ``agent_progress``
 lines of the main file and sidechain lines (``isSidechain``), grouped by agent
-(``ctxlab.io._claude_subagents``); the main thread keeps the Task's real result, and
+(``ctxlab.io.formats.claude_code.subagents``); the main thread keeps the Task's real result, and
 ``load(path, episode=N)`` opens the N-th subagent (``meta["subagents"]`` lists them, each with
 the parent's call that started it). A response's usage is taken from the line that carries its
 final figures (the most output), not its first line. Claude Code does not record its system

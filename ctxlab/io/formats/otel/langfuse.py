@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.io._chat import openai_usage, tool_schemas
-from ctxlab.io._otel_messages import CallParts, genai_turns, json_value
+from ctxlab.io.formats.otel.messages import CallParts, genai_turns, json_value
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["langfuse_call"]

@@ -2,7 +2,7 @@
 they changed: ``{role, parts}`` (``text``, ``tool_call``, ``tool_call_response``, ``blob``,
 ``reasoning``), the older ``{role, content}`` with OpenAI-style ``tool_calls`` (any-agent),
 OpenLLMetry's indexed ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` attributes, and
-OpenInference's flattened lists. `ctxlab.io._otel` turns them into a conversation."""
+OpenInference's flattened lists. `ctxlab.io.formats.otel.parse` turns them into a conversation."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ctxlab.io._otel_messages import CallParts, genai_turns
+from ctxlab.io.formats.otel.messages import CallParts, genai_turns
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["AGENTS_KEY", "RESPONSES_ONLY", "agents_call", "agents_items"]

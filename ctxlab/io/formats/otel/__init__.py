@@ -1,5 +1,5 @@
 """OpenTelemetry trace exports (GenAI semantic conventions, OpenInference, Langfuse and the
-OpenAI Agents SDK's exports): every LLM span one request (`ctxlab.io._otel` says what is read
+OpenAI Agents SDK's exports): every LLM span one request (`ctxlab.io.formats.otel.parse` says what is read
 and where it was learned). Asked first: a span export is known by its shape alone."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._otel import from_otel
-from ctxlab.io._otel_spans import is_otel
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.otel.parse import from_otel
+from ctxlab.io.formats.otel.spans import is_otel
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -23,7 +23,7 @@ FORMAT = SessionFormat(
     tool="OpenTelemetry trace exports: OTLP JSON, SDK span JSON, Jaeger, Phoenix, Langfuse, "
     "OpenAI Agents SDK",
     learned_from="the OpenTelemetry GenAI semantic conventions and OpenInference (see "
-    "ctxlab.io._otel)",
+    "ctxlab.io.formats.otel.parse)",
     priority=0,
     never="a chat format's messages: only spans, or span exports, are claimed",
     document=is_otel,

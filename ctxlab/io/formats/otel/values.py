@@ -1,6 +1,6 @@
 """A span as ctxlab reads it — start time, trace, name, attributes, events, ids — and the
 readers of the values span exports wrap (OTLP's ``AnyValue``, snake_case keys, times in every
-unit, nested attributes): what every span shape of `ctxlab.io._otel_spans` shares."""
+unit, nested attributes): what every span shape of `ctxlab.io.formats.otel.spans` shares."""
 
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
 """Claude Code session files (``~/.claude/projects/<project>/<session>.jsonl``), their subagents'
-files beside them (`ctxlab.io._claude_code` says what is read and where it was learned)."""
+files beside them (`ctxlab.io.formats.claude_code.parse` says what is read and where it was learned)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ctxlab.io._claude_code import is_claude_code_line
-from ctxlab.io._claude_code_reader import claude_code
 from ctxlab.io._format import FileSource, SessionFormat
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.claude_code.parse import is_claude_code_line
+from ctxlab.io.formats.claude_code.reader import claude_code
 
 
 def _read_file(source: FileSource) -> tuple[Transcript, list[Any] | None]:
@@ -37,7 +37,7 @@ FORMAT = SessionFormat(
     name="claude_code",
     tool="Claude Code (session JSONL, subagents' files), 1.x–2.x",
     learned_from="Claude Code's session files and the Agent SDK's types (see "
-    "ctxlab.io._claude_code)",
+    "ctxlab.io.formats.claude_code.parse)",
     priority=20,
     never="Codex, Copilot or Gemini CLI lines: a line with Claude Code's own type and uuid",
     document=is_claude_code_line,
