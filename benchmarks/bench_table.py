@@ -216,7 +216,13 @@ def main() -> int:
         out.write_text(text, encoding="utf-8")
         out.with_suffix(".log").write_text("\n".join(log) + "\n", encoding="utf-8")
     print("\n" + table(steps, quick=args.quick, wall=time.perf_counter() - started), end="")
-    return max((s.status for s in steps), default=0)
+    return exit_status(steps)
+
+
+def exit_status(steps: list[Step]) -> int:
+    """The sitting's exit status: 1 when a step failed or was stopped at the timeout (its
+    status is then the signal's, negative), else 0."""
+    return int(any(s.status != 0 or s.timed_out for s in steps))
 
 
 if __name__ == "__main__":

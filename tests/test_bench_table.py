@@ -81,3 +81,6 @@ def test_a_step_past_the_timeout_is_stopped_and_said(tmp_path: Path) -> None:
     assert step.timed_out and step.wall < 30
     assert step.figures == ["a ÷ b 1.5"]  # what it printed before is kept
     assert "STOPPED at the timeout" in module.table([step])
+    done = module.Step("done", ["x.py"])
+    assert module.exit_status([done]) == 0
+    assert module.exit_status([done, step]) == 1  # stopped by SIGTERM: status -15, still a failure
