@@ -27,6 +27,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ctxlab.analysis._cost import CacheRules, Price
+from ctxlab.analysis._priced_references import reference_limit
 from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.analysis._whatif_frames import cumulative_costs
@@ -362,11 +363,8 @@ class WhatIfLab:
         self.plot.push()
 
     def _input_limit(self) -> int:
-        """The input limit the configs were replayed against (0 before any request)."""
-        return next(
-            (r.prepared[0].manifest.input_limit for r in self.what.runs.values() if r.prepared),
-            0,
-        )
+        """The input limit the configs are replayed against: the engine's (`reference_limit`)."""
+        return reference_limit(self.what.runs.values(), self.what.context_window)
 
     def _usage(self) -> list[int | None]:
         transcript = self.what.transcript

@@ -180,3 +180,24 @@ async def test_the_status_line_shows_names_and_errors_as_text() -> None:
     await lab.tune(odd, compaction={"instructions": odd, "trigger_messages": "<b>many</b>"})
     assert "&lt;b&gt;many&lt;/b&gt;" in lab.status.value
     assert "<b>" not in lab.status.value
+
+
+async def test_the_input_limit_line_is_the_engines_even_when_no_config_fits() -> None:
+    # A first request larger than the window: no config prepares a request, yet the
+    # references were priced against a limit, and the plot draws the one the engine used.
+    from ctxlab.manifest import Thresholds
+    from ctxlab.messages import AssistantMessage, TextBlock
+
+    huge = Transcript(
+        name="huge",
+        meta={},
+        system="",
+        messages=(
+            UserMessage(content=(TextBlock(text="word " * 40_000),)),
+            AssistantMessage(content=(TextBlock(text="ok"),)),
+        ),
+    )
+    lab = await WhatIfLab.open(huge, context_window=8_000, counter=ApproximateCounter())
+    assert not any(run.prepared for run in lab.what.runs.values())
+    limit = Thresholds.compute(ContextConfig.preset("ctxlab"), 8_000).input_limit
+    assert list(lab.plot.trace("input limit")["y"]) == [limit, limit] == [6_840, 6_840]
