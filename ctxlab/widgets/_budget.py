@@ -17,13 +17,13 @@ from typing import Any
 
 import ipywidgets as w
 import numpy as np
-import plotly.graph_objects as go
 
 from ctxlab.analysis._calibration import ZERO_BILL
 from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
-from ctxlab.util._html import PLACEMENT_COLORS, PLACEMENT_LABELS
-from ctxlab.widgets._budget_marks import MARKERS, compaction_marks, recorded_marks
+from ctxlab.util._html import PLACEMENT_LABELS
+from ctxlab.widgets._budget_figure import LINES, budget_figure, hover_template
+from ctxlab.widgets._budget_marks import compaction_marks, recorded_marks
 from ctxlab.widgets._columns import RowColumns
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
@@ -34,16 +34,6 @@ UNITS = {"tokens": "tokens", "percent": "% of the input limit"}
 """The y axis's units: their names and axis titles."""
 
 
-def _template(label: str, units: str) -> str:
-    value = "%{y:,}" if units == "tokens" else "%{y:.1f} %"
-    return f"{label}: {value}<extra></extra>"
-
-
-LINES = (
-    ("notice_tokens", "usage notice", "#888888"),
-    ("trigger_tokens", "trigger", "#d62728"),
-    ("input_limit", "input limit", "#000000"),
-)
 NOT_APPLIED = "next request, if applied (not applied)"
 """What the plot says over the lines' next point while the Config tab shows a config not
 applied: the lines are drawn at it, the next request would use them only after Apply."""
@@ -58,110 +48,10 @@ class BudgetPanel:
     def __init__(
         self, on_select: Callable[[int], None], on_units: Callable[[], None] | None = None
     ) -> None:
-        # One long constructor on purpose: every trace, axis and control of the figure is
-        # declared here once, in drawing order, and `update` only fills their data.
-        figure = go.Figure()
+        # Every trace, axis and control of the figure is declared once, in drawing order, by
+        # `budget_figure`; `update` only fills their data.
         self._on_select = on_select
-        for placement in PLACEMENTS:
-            label = PLACEMENT_LABELS.get(placement, placement)
-            figure.add_scatter(
-                x=[],
-                y=[],
-                name=label,
-                meta=label,  # the label of its hover line, in either units
-                stackgroup="tokens",
-                mode="lines",
-                line={"width": 0.5, "color": PLACEMENT_COLORS[placement]},
-                hovertemplate=_template(label, "tokens"),
-            )
-        for _, label, color in LINES:
-            figure.add_scatter(
-                x=[],
-                y=[],
-                name=label,
-                uid=label,  # found by it when its legend says "unknown"
-                meta=label,
-                mode="lines",
-                line={"dash": "dash", "color": color, "width": 1.5},
-                hovertemplate=_template(label, "tokens"),
-            )
-        for name, symbol, color in MARKERS:
-            figure.add_scatter(
-                x=[],
-                y=[],
-                name=name,
-                mode="markers",
-                marker={
-                    "symbol": symbol,
-                    "size": 11,
-                    "color": color,
-                    "line": {"width": 1, "color": "#333"},
-                },
-                hovertemplate="%{text}<extra></extra>",
-                text=[],
-            )
-        # What the provider billed as input (input + cache reads + writes), where it reported it:
-        # beside the stacked estimate it shows how far ctxlab's count is from the real one.
-        figure.add_scatter(
-            x=[],
-            y=[],
-            name="provider usage",
-            meta="provider billed input",
-            mode="lines+markers",
-            line={"color": "#111111", "width": 1},
-            marker={"size": 4},
-            hovertemplate=_template("provider billed input", "tokens"),
-        )
-        # ctxlab's estimate calibrated to the provider's tokenizer and the unrecorded fixed part
-        # (`ctxlab.calibrate`), where a calibration is known: comparable to the billed line.
-        figure.add_scatter(
-            x=[],
-            y=[],
-            name="calibrated estimate",
-            meta="calibrated estimate",
-            mode="lines",
-            line={"color": "#111111", "width": 1, "dash": "dot"},
-            hovertemplate=_template("calibrated estimate", "tokens"),
-        )
-        # Invisible lines that lead the unified hover: the step's total, and its share of the
-        # input limit (on a hidden axis of its own). Numbers only: an update stays cheap.
-        figure.add_scatter(
-            x=[],
-            y=[],
-            name="total",
-            mode="lines",
-            showlegend=False,
-            line={"width": 0, "color": "rgba(0,0,0,0)"},
-            hovertemplate="<b>total %{customdata:,} tokens</b>%{text}<extra></extra>",
-            text=[],
-        )
-        figure.add_scatter(
-            x=[],
-            y=[],
-            name="share",
-            mode="lines",
-            showlegend=False,
-            yaxis="y2",
-            line={"width": 0, "color": "rgba(0,0,0,0)"},
-            hovertemplate="%{y:.0f} % of the input limit<extra></extra>",
-        )
-        figure.update_layout(
-            height=330,
-            margin={"l": 50, "r": 10, "t": 30, "b": 40},
-            title={"text": "Tokens per reasoning request", "x": 0.01, "font": {"size": 13}},
-            xaxis={
-                "title": "request",
-                "rangemode": "tozero",
-                "tick0": 0,
-                "dtick": 1,
-                "unifiedhovertitle": {"text": "request %{x}"},
-            },
-            yaxis={"title": "tokens", "rangemode": "tozero"},
-            yaxis2={"overlaying": "y", "visible": False, "range": [0, 100]},
-            legend={"orientation": "h", "y": -0.25},
-            hovermode="x unified",
-        )
-        self.plot = LivePlot(figure)
+        self.plot = LivePlot(budget_figure())
         self.plot.view.on_click(self._clicked)
         self.selected: int | None = None
         self.units = "tokens"
@@ -204,7 +94,7 @@ class BudgetPanel:
         for trace in self.plot.data:
             label = trace.get("meta")
             if label:
-                trace["hovertemplate"] = _template(label, units)
+                trace["hovertemplate"] = hover_template(label, units)
         self.plot.relayout(
             yaxis={**self.plot.layout["yaxis"], "title": {"text": UNITS[units]}},
             title={**self.plot.layout["title"], "text": f"{UNITS[units].capitalize()} per request"},
