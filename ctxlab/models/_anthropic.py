@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import (
@@ -50,6 +50,9 @@ from ctxlab.models._provider_call import (
 )
 from ctxlab.models._response_cache import ResponseCache
 from ctxlab.models._retry import RetryPolicy, with_retries
+
+if TYPE_CHECKING:
+    from ctxlab.config._sections import ProviderEdits
 
 __all__ = ["CONTEXT_WINDOWS", "AnthropicModel"]
 
@@ -121,16 +124,7 @@ class AnthropicModel(Model):
         import anthropic
 
         if client is None:
-            key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not key:
-                msg = (
-                    "AnthropicModel needs an API key: set ANTHROPIC_API_KEY or pass api_key=... "
-                    "(or use DemoModel, which runs offline)"
-                )
-                raise UsageError(msg)
-            client = sdk_client(
-                anthropic.AsyncAnthropic, api_key=key, base_url=base_url, max_retries=0
-            )
+            client = _client(api_key, base_url)
         checked = checked_client(client, "messages", "anthropic.AsyncAnthropic()")
         self.client = without_sdk_retries(checked)
         self.retry_policy = RetryPolicy(max_retries, max_wait)
@@ -156,26 +150,10 @@ class AnthropicModel(Model):
             raise UsageError(msg)
         if context_management is not None:
             parameters = with_context_management(parameters, context_management)
-            # What the server will clear, read as ctxlab's own edits (refused by name when it
-            # is not a context_management the API takes): what each request is billed on.
-            clearing = [
-                e
-                for e in parameters["context_management"]["edits"]
-                if isinstance(e, Mapping) and e.get("type") != "compact_20260112"
-            ]
-            read = ContextConfig.from_({"edits": clearing}, "anthropic", model=model)
-            self.server_edits = read.provider_edits
-            if not thinking_on(parameters) and self.server_edits is not None:
-                # No thinking, none to clear (a model's default clearing included).
-                self.server_edits = self.server_edits.model_copy(update={"clear_thinking": None})
+            self.server_edits = _server_edits(parameters, model)
         self.parameters = parameters
         """Extra keywords of every ``messages.create`` call."""
-        # Keywords this SDK's ``create`` does not name travel in the request body as they are.
-        named = set(inspect.signature(client.messages.create).parameters)
-        self._sdk_keywords = {k: v for k, v in parameters.items() if k in named}
-        extra = {k: v for k, v in parameters.items() if k not in named}
-        if extra:
-            self._sdk_keywords["extra_body"] = {**extra, **parameters.get("extra_body", {})}
+        self._sdk_keywords = _sdk_keywords(client, parameters)
 
     async def load_limits(self) -> None:
         """The context window from the Models API (``max_input_tokens``), once; the table's
@@ -331,3 +309,43 @@ def _translate(exc: Exception) -> ModelError:
     if isinstance(exc, anthropic.APIConnectionError):
         return ModelError(f"cannot reach the Anthropic API: {exc}. Check the network or base_url")
     return ModelError(f"the anthropic SDK failed: {exc}")
+
+
+def _client(api_key: str | None, base_url: str | None) -> Any:
+    """An ``anthropic.AsyncAnthropic`` with no retries of its own (ctxlab retries)."""
+    import anthropic
+
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        msg = (
+            "AnthropicModel needs an API key: set ANTHROPIC_API_KEY or pass api_key=... "
+            "(or use DemoModel, which runs offline)"
+        )
+        raise UsageError(msg)
+    return sdk_client(anthropic.AsyncAnthropic, api_key=key, base_url=base_url, max_retries=0)
+
+
+def _server_edits(parameters: Mapping[str, Any], model: str) -> ProviderEdits | None:
+    """What the server will clear, read as ctxlab's own edits (refused by name when it is not a
+    context_management the API takes): what each request is billed on."""
+    clearing = [
+        e
+        for e in parameters["context_management"]["edits"]
+        if isinstance(e, Mapping) and e.get("type") != "compact_20260112"
+    ]
+    edits = ContextConfig.from_({"edits": clearing}, "anthropic", model=model).provider_edits
+    if not thinking_on(parameters) and edits is not None:
+        # No thinking, none to clear (a model's default clearing included).
+        edits = edits.model_copy(update={"clear_thinking": None})
+    return edits
+
+
+def _sdk_keywords(client: Any, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``parameters`` as ``messages.create`` keywords: those this SDK's ``create`` does not name
+    travel in the request body as they are (``extra_body``)."""
+    named = set(inspect.signature(client.messages.create).parameters)
+    keywords = {k: v for k, v in parameters.items() if k in named}
+    extra = {k: v for k, v in parameters.items() if k not in named}
+    if extra:
+        keywords["extra_body"] = {**extra, **parameters.get("extra_body", {})}
+    return keywords
