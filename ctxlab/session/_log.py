@@ -78,34 +78,9 @@ class SessionLog(LogFile):
                 "SELECT turns FROM sessions WHERE agent_id=? AND user_id=? AND session_id=?",
                 key.params(),
             ).fetchone()
-            if expected_turns is not None and int(turns) != expected_turns:
-                msg = (
-                    f"session {key.session_id!r} of agent {key.agent_id!r} has {turns} committed "
-                    f"turns, not the {expected_turns} this agent read: another agent with the "
-                    "same ids committed since. Nothing was written; build the agent again to "
-                    "resume from the log, or give it another session_id"
-                )
-                raise StateChanged(msg)
+            _check_turns(key, int(turns), expected_turns)
             turn = int(turns) + 1
-            count = 0
-            for message in messages:
-                cursor = db.execute(
-                    "INSERT INTO events (agent_id, user_id, session_id, turn, kind, payload,"
-                    " created_at) VALUES (?, ?, ?, ?, 'message', ?, ?)",
-                    (*key.params(), turn, message.json, now),
-                )
-                db.execute(
-                    "INSERT INTO messages_fts VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (message.text, message.role, *key.params(), turn, cursor.lastrowid),
-                )
-                count += 1
-            for kind, payload in events:
-                db.execute(
-                    "INSERT INTO events (agent_id, user_id, session_id, turn, kind, payload,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (*key.params(), turn, kind, json.dumps(payload, default=str), now),
-                )
-                count += 1
+            count = _insert_events(db, key, turn, messages, events, now)
             db.execute(
                 "INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?)", (*key.params(), turn, count, now)
             )
@@ -291,3 +266,44 @@ def _fts_query(query: str) -> str:
     if any(op in query for op in ('"', " OR ", " AND ", " NOT ", "*")):
         return query
     return " ".join('"' + word.replace('"', '""') + '"' for word in query.split())
+
+
+def _check_turns(key: SessionKey, turns: int, expected: int | None) -> None:
+    """Refuse (`StateChanged`) a turn written by an agent that read ``expected`` turns of a
+    session that now has ``turns``."""
+    if expected is not None and turns != expected:
+        msg = (
+            f"session {key.session_id!r} of agent {key.agent_id!r} has {turns} committed "
+            f"turns, not the {expected} this agent read: another agent with the "
+            "same ids committed since. Nothing was written; build the agent again to "
+            "resume from the log, or give it another session_id"
+        )
+        raise StateChanged(msg)
+
+
+def _insert_events(
+    db: sqlite3.Connection,
+    key: SessionKey,
+    turn: int,
+    messages: Sequence[LoggedMessage],
+    events: Sequence[tuple[str, dict[str, Any]]],
+    now: float,
+) -> int:
+    """Write a turn's messages (and their full-text rows) and events; how many rows."""
+    for message in messages:
+        cursor = db.execute(
+            "INSERT INTO events (agent_id, user_id, session_id, turn, kind, payload,"
+            " created_at) VALUES (?, ?, ?, ?, 'message', ?, ?)",
+            (*key.params(), turn, message.json, now),
+        )
+        db.execute(
+            "INSERT INTO messages_fts VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (message.text, message.role, *key.params(), turn, cursor.lastrowid),
+        )
+    for kind, payload in events:
+        db.execute(
+            "INSERT INTO events (agent_id, user_id, session_id, turn, kind, payload,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (*key.params(), turn, kind, json.dumps(payload, default=str), now),
+        )
+    return len(messages) + len(events)
