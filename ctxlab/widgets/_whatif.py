@@ -26,6 +26,7 @@ import ipywidgets as w
 import numpy as np
 import plotly.graph_objects as go
 
+from ctxlab.analysis._config_run import ConfigRun
 from ctxlab.analysis._cost import CacheRules, Price
 from ctxlab.analysis._priced_references import reference_limit
 from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
@@ -302,28 +303,9 @@ class WhatIfLab:
         traces: list[dict[str, Any]] = []
         peaks: list[int] = []
         for number, (name, run) in enumerate(self.what.runs.items()):
-            totals = np.fromiter((m.estimated_input_tokens for m in run.manifests), dtype=np.int64)
-            peaks.append(int(totals.max()) if len(totals) else 0)
-            color = _COLORS[number % len(_COLORS)]
-            x = np.arange(len(totals))
-            label = html.escape(name)
-            traces.append(
-                _line(
-                    x, totals, name, {"color": color}, "%{y:,} tokens<extra>" + label + "</extra>"
-                )
-            )
-            # Priced, never graded: a run not yet priced has its line drawn when it is.
-            spent = np.array(cumulative_costs(run) if run.priced else [], dtype=np.float64)
-            traces.append(
-                _line(
-                    x[: len(spent)],
-                    spent,
-                    f"{name} cost",
-                    {"color": color, "dash": "dash", "width": 1},
-                    "%{y:$.4f} so far<extra>" + label + "</extra>",
-                    yaxis="y2",
-                )
-            )
+            lines, peak = _config_lines(name, run, _COLORS[number % len(_COLORS)])
+            traces.extend(lines)
+            peaks.append(peak)
         usage = self._usage()
         if usage:
             traces.append(
@@ -396,3 +378,22 @@ class WhatIfLab:
         self.diff.value = (
             scrolling(_table(rows, columns, "ctxlab-diff")) if rows else "<i>the same items</i>"
         )
+
+
+def _config_lines(name: str, run: ConfigRun, color: str) -> tuple[list[dict[str, Any]], int]:
+    """A config's two lines, its tokens per request and its cost so far; and its peak."""
+    totals = np.fromiter((m.estimated_input_tokens for m in run.manifests), dtype=np.int64)
+    x = np.arange(len(totals))
+    label = html.escape(name)
+    tokens = _line(x, totals, name, {"color": color}, "%{y:,} tokens<extra>" + label + "</extra>")
+    # Priced, never graded: a run not yet priced has its line drawn when it is.
+    spent = np.array(cumulative_costs(run) if run.priced else [], dtype=np.float64)
+    cost = _line(
+        x[: len(spent)],
+        spent,
+        f"{name} cost",
+        {"color": color, "dash": "dash", "width": 1},
+        "%{y:$.4f} so far<extra>" + label + "</extra>",
+        yaxis="y2",
+    )
+    return [tokens, cost], int(totals.max()) if len(totals) else 0
