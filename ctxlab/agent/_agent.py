@@ -119,14 +119,7 @@ class Agent:
         summary_model: Model | None = None,
         selection_policy: SelectionPolicy | None = None,
     ) -> None:
-        if model is None:
-            model = DemoModel()
-        if not isinstance(model, Model):
-            msg = f"model must be a ctxlab Model (AnthropicModel, DemoModel, ...), got {model!r}"
-            raise UsageError(msg)
-        if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
-            msg = f"tools must be a list of typed functions or Tools, got {shown(tools)}"
-            raise UsageError(msg)
+        model = _checked_model(model, tools)
         self.name = name
         self.model = model
         self.summary_model = summary_model or model
@@ -163,6 +156,10 @@ class Agent:
         for item in tools:
             self.add_tool(item)
         self._preparer.require_room(self._config)
+        self._resume()
+
+    def _resume(self) -> None:
+        """Take the session's committed turns from its log, when it has some."""
         resumed = self._recorder.resume()
         if resumed is not None:
             self._tasks.state = resumed.task
@@ -365,3 +362,17 @@ class Agent:
     def _repr_html_(self) -> str:
         """The agent at a glance, as static HTML (what a notebook shows without a kernel)."""
         return agent_html(self)
+
+
+def _checked_model(model: Model | None, tools: Any) -> Model:
+    """The agent's model (`DemoModel` when none), refusing what is not a model, and tools that
+    are not a list."""
+    if model is None:
+        model = DemoModel()
+    if not isinstance(model, Model):
+        msg = f"model must be a ctxlab Model (AnthropicModel, DemoModel, ...), got {model!r}"
+        raise UsageError(msg)
+    if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
+        msg = f"tools must be a list of typed functions or Tools, got {shown(tools)}"
+        raise UsageError(msg)
+    return model
