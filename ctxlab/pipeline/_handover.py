@@ -27,7 +27,7 @@ messages with its own rules: it shares no code with `ctxlab.retention`, which gr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxlab.messages import (
@@ -39,6 +39,7 @@ from ctxlab.pipeline._discoveries import DETAIL, OTHERS_BELOW, discoveries
 from ctxlab.pipeline._next_steps import next_steps
 from ctxlab.pipeline._span import TAGS, Span, flat, read_span
 from ctxlab.pipeline._summary import SummaryRequest
+from ctxlab.pipeline._written import unwritten
 from ctxlab.util._checks import instance_of
 
 __all__ = ["extractive_summarizer"]
@@ -161,12 +162,31 @@ def _cut_task(lines: list[str], count: Count, room: int) -> str:
 
 
 def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> list[_Unit]:
+    """The summary's candidate lines, field by field, in the order they are written (``order``)
+    and with the rank that decides what gives way to the budget (`_fit`)."""
     previous = request.previous_summary
     old = previous.fields if previous is not None else {}
     units = _task_units(request, span, old, count, budget)
-    # current_state: files changed (what differs), the plan, the last action. A file an
-    # earlier summary said was changed, changed again here, is one line: its latest changes,
-    # the count of the rest.
+    _state_units(units, span, old)
+    # important_discoveries: each failed command, fixed or not; what an earlier summary said
+    # of a command this span ran again is superseded.
+    said = {u.text for u in units}
+    earlier = [ln for ln in old.get("important_discoveries", "").splitlines() if _kept(ln, said)]
+    carried, found = discoveries(span.runs, earlier)
+    units[0:0] = [_Unit("important_discoveries", text, rank) for text, rank in carried]
+    units.extend(_Unit("important_discoveries", text, rank) for text, rank in found)
+    _next_step_units(units, span, old)
+    _context_units(units, span, old)
+    for order, unit in enumerate(units):
+        unit.order = order
+    return units
+
+
+def _state_units(units: list[_Unit], span: Span, old: dict[str, str]) -> None:
+    """``current_state``: files changed (what differs), the plan, the last action; then the
+    earlier summary's lines this span did not supersede."""
+    # A file an earlier summary said was changed, changed again here, is one line: its latest
+    # changes, the count of the rest.
     carried_edits = _carried_edits(old.get("current_state", ""))
     for path, changes in span.edits.items():
         older = len(changes) - 2 + carried_edits.get(path, 0)
@@ -187,15 +207,12 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
         5,
         keep=lambda ln: _carried_state(ln, acted) and not ln.startswith(tuple(edited)),
     )
-    # important_discoveries: each failed command, fixed or not; what an earlier summary said
-    # of a command this span ran again is superseded.
-    said = {u.text for u in units}
-    earlier = [ln for ln in old.get("important_discoveries", "").splitlines() if _kept(ln, said)]
-    carried, found = discoveries(span.runs, earlier)
-    units[0:0] = [_Unit("important_discoveries", text, rank) for text, rank in carried]
-    units.extend(_Unit("important_discoveries", text, rank) for text, rank in found)
-    # next_steps: a failing last run first, the agent's last stated intent (never its
-    # self-assessment standing for a step, `_next_steps.py`), then open todo items.
+
+
+def _next_step_units(units: list[_Unit], span: Span, old: dict[str, str]) -> None:
+    """``next_steps``: a failing last run first, the agent's last stated intent (never its
+    self-assessment standing for a step, `_next_steps.py`), then open todo items; failing
+    those, what follows the last action, the earlier summary's steps, or the task's start."""
     for sentence in next_steps(span):
         units.append(_Unit("next_steps", sentence, 2))
     units.extend(
@@ -208,7 +225,11 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
             _carry(units, old, "next_steps", 2)
     if not any(u.field == "next_steps" for u in units) and not span.runs and not span.edits:
         units.append(_Unit("next_steps", _NOT_STARTED, 2))
-    # context_to_preserve: commands with outcomes (recent first), files read, values written.
+
+
+def _context_units(units: list[_Unit], span: Span, old: dict[str, str]) -> None:
+    """``context_to_preserve``: commands with outcomes (recent first), files read, values
+    written (those the summary does not already write), the earlier summary's lines."""
     for index, run in enumerate(span.runs):
         recent = len(span.runs) - index
         rank = 8 if len(run.command) > _LONG_COMMAND else 4 + min(recent // 15, 2)
@@ -220,16 +241,13 @@ def _units(request: SummaryRequest, span: Span, count: Count, budget: int) -> li
         units.append(_Unit("context_to_preserve", "Files read: " + ", ".join(reads), 6))
     written += " " + " ".join(reads)
     # Already written as a word of its own (inside a longer name it is not written).
-    values = _unwritten(span.values, written)
+    values = unwritten(span.values, written)
     if values:
         # In lines of a few: what does not fit goes a line at a time, the oldest first.
         for start in range(0, len(values), _VALUES_PER_LINE):
             chunk = ", ".join(values[start : start + _VALUES_PER_LINE])
             units.append(_Unit("context_to_preserve", f"Values and names: {chunk}", 5))
     _carry(units, old, "context_to_preserve", 9, keep=lambda ln: not ln.startswith("$ "))
-    for order, unit in enumerate(units):
-        unit.order = order
-    return units
 
 
 def _kept(line: str, said: set[str]) -> bool:
@@ -259,63 +277,6 @@ def _carried_edits(state: str) -> dict[str, int]:
 
 def _carried_state(line: str, acted: bool) -> bool:
     return line.startswith("Changed ") or (not acted and line.startswith("Last action: "))
-
-
-_NAME = re.compile(r"[\w.]+")
-_FINDS = 16
-"""Values checked by `_written_as_word` (a search of the text each); more are checked against
-the text's `_words`, read once (the searches took the values times the text: at a 200k window,
-thousands of values against a long summary)."""
-
-
-def _unwritten(values: Iterable[str], text: str) -> list[str]:
-    """``values`` (each once, in order) that ``text`` does not write as a word of its own."""
-    distinct = list(dict.fromkeys(values))
-    if len(distinct) <= _FINDS:
-        return [v for v in distinct if not _written_as_word(text, v)]
-    words = _words(text)
-    return [v for v in distinct if not (v in words if v else _written_as_word(text, v))]
-
-
-_WORD = re.compile(r"\w(?:[\w.]*\w)?")
-
-
-def _words(text: str) -> frozenset[str]:
-    """``text``'s words: its runs of word characters and dots, the dots at either end left
-    out (what `_written_as_word` finds one value at a time; the empty word, a run of dots
-    alone, is not among them). Read by the pattern alone: a set of Python strings built word
-    by word cost as much as the searches it replaces."""
-    return frozenset(_WORD.findall(text))
-
-
-def _written_as_word(text: str, value: str) -> bool:
-    """Whether ``value`` is one of ``text``'s words: a run of word characters and dots, its
-    dots at either end left out. Found with `str.find` and the characters around each hit: a
-    value is a few of the span's names, the text the whole summary (splitting it into a set of
-    words cost more than the finds)."""
-    if not value:  # a run of dots alone is the empty word
-        return any(not w.strip(".") for w in _NAME.findall(text))
-    if value[0] == "." or value[-1] == "." or not _NAME.fullmatch(value):
-        return False  # never what a word is, its end dots left out
-    size = len(text)
-    start = text.find(value)
-    while start != -1:
-        before, after = start, start + len(value)
-        while before > 0 and text[before - 1] == ".":
-            before -= 1
-        while after < size and text[after] == ".":
-            after += 1
-        if not (before > 0 and _word(text[before - 1])) and not (
-            after < size and _word(text[after])
-        ):
-            return True
-        start = text.find(value, start + 1)
-    return False
-
-
-def _word(char: str) -> bool:
-    # What ``\w`` matches in a str pattern: str.isalnum() and the underscore.
-    return char.isalnum() or char == "_"
 
 
 def _carry(

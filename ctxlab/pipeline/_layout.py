@@ -1,5 +1,8 @@
 """Stages 7 and 8 of the pipeline: the request laid out in its order, then validated.
 
+`lay_out_sent` runs stage 7 on the reduced conversation: the provider's own edits on what is
+sent, its manifest items (the scan's when nothing changed), then `lay_out`.
+
 Layout puts System first, then the summary and the conversation, then transient material and
 references (tool schemas apart); validation checks the conversation's start, the tool pairs and
 the budget, and builds the manifest for success and failure alike.
@@ -10,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ctxlab.config._sections import ProviderEdits
 from ctxlab.exceptions import ContextBudgetExceeded, InvalidConversationStart, InvalidToolPairs
 from ctxlab.manifest import (
     ContextManifest,
@@ -24,10 +28,13 @@ from ctxlab.materials import Material
 from ctxlab.messages import AssistantMessage, TextBlock, ToolPairScanner, UserMessage
 from ctxlab.messages._request import ModelRequest
 from ctxlab.messages._state import Summary
+from ctxlab.pipeline._compaction import Reduction
+from ctxlab.pipeline._provider_edits import apply_provider_edits
+from ctxlab.pipeline._scan import ConversationScan, message_items, rescanned
 from ctxlab.pipeline._stages import Budgeted, FixedPart
 from ctxlab.tokens import TokenCache
 
-__all__ = ["Layout", "ManifestFactory", "lay_out", "validate"]
+__all__ = ["Layout", "ManifestFactory", "lay_out", "lay_out_sent", "validate"]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 
@@ -114,6 +121,54 @@ def lay_out(
         material_messages=len(tail),
     )
     return Layout(request, items, estimated)
+
+
+def lay_out_sent(
+    fixed: FixedPart,
+    reduction: Reduction,
+    sizes: tuple[int, int],
+    material: Budgeted,
+    scan: ConversationScan,
+    provider_edits: ProviderEdits | None,
+    lines: Thresholds,
+    cache: TokenCache,
+    manifest: ManifestFactory,
+) -> tuple[Layout, ToolPairScanner, ConversationScan]:
+    """Stage 7 for the reduced conversation (``sizes``: its tokens and its summary's): the
+    provider's own edits act on what is sent (the working state keeps what they cleared), then
+    the layout. Returns it, the tool pairs of the reduced conversation (for validation), and the
+    scan a preparer keeps for its next step: ``scan``, or the reduced conversation's when the
+    reduction replaced the scanned one."""
+    conversation, summary = reduction.conversation, reduction.summary
+    conversation_tokens, summary_size = sizes
+    sent, sent_tokens = conversation, conversation_tokens
+    unchanged = conversation is scan.conversation
+    if provider_edits is not None or scan.compactions:
+        estimate = fixed.tokens + summary_size + conversation_tokens + material.total
+        sent, edited = apply_provider_edits(
+            conversation,
+            provider_edits or ProviderEdits(),
+            cache,
+            estimate,
+            lines.input_limit,
+            server_compacted=bool(scan.compactions),
+        )
+        manifest.transforms.extend(edited)
+        if edited:
+            unchanged, sent_tokens = False, cache.messages(sent)
+    kept = scan
+    if unchanged:
+        items, pairs = scan.items, scan.pairs
+    else:
+        seen: dict[str, int] = {}
+        items = message_items(sent, cache, seen)
+        pairs = ToolPairScanner().feed(conversation)
+        if sent is conversation:
+            # The reduced conversation is already processed (its messages passed stages 2-3):
+            # the next step, which appends to it, scans only what it appends, not all of it.
+            kept = rescanned(scan, conversation, conversation_tokens, items, seen, pairs)
+    layout = lay_out(fixed, summary, summary_size, sent, items, sent_tokens, material, cache)
+    return layout, pairs, kept
 
 
 # -- 8. Validation -------------------------------------------------------------------------------

@@ -4,44 +4,43 @@ A deterministic function of (working state, config, materials, counter, summariz
 request, its manifest and the candidate working state; the caller commits that state only when
 validation passed. Failures raise a `PreparationError` that carries the failed manifest.
 
-Each stage is a function of its own (``_stages.py``, ``_scan.py``, ``_compaction.py``). What a
-repeated preparer reuses from one step to the next lives in a `PreparationMemo` that the caller
-owns and passes in: nothing is parked on the token counter or in a process-wide table.
+`prepare` reads top to bottom as the stages in order, each one call of a function named for it
+(here, over ``_stages.py``, ``_scan.py``, ``_compaction.py``; stage 7 is ``_layout.py``'s
+`lay_out_sent`); what the caller passes besides state and materials is in
+``_prepare_inputs.py``. What a repeated preparer reuses from one step to the next lives in a
+`PreparationMemo` that the caller owns and passes in: nothing is parked on the token counter or
+in a process-wide table.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.config._config import ContextConfig, require_config
-from ctxlab.config._sections import ProviderEdits
 from ctxlab.exceptions import PreparationError
 from ctxlab.manifest import ContextManifest, Purpose, Thresholds
-from ctxlab.materials import Materials
-from ctxlab.messages import ToolPairScanner
+from ctxlab.materials import Material, Materials
 from ctxlab.messages._request import ModelRequest, ToolSchema
-from ctxlab.messages._state import WorkingState
-from ctxlab.pipeline._budget import SelectionPolicy
+from ctxlab.messages._state import Summary, WorkingState
 from ctxlab.pipeline._compaction import (
     CompactionRecord,
+    Conversation,
     Reduction,
     ReductionLimits,
     reduce_conversation,
     reduction_due,
     summary_tokens,
 )
-from ctxlab.pipeline._layout import ManifestFactory, lay_out, validate
+from ctxlab.pipeline._layout import ManifestFactory, lay_out_sent, validate
 from ctxlab.pipeline._offload import Offloader
-from ctxlab.pipeline._provider_edits import apply_provider_edits
-from ctxlab.pipeline._scan import ConversationScan, message_items, rescanned, scan_conversation
+from ctxlab.pipeline._prepare_inputs import CallerInputs, CompactionOrder, grouped
+from ctxlab.pipeline._scan import ConversationScan, scan_conversation
 from ctxlab.pipeline._stages import (
+    Budgeted,
     FixedPart,
-    Projection,
     budget_materials,
     fixed_part,
     project,
@@ -124,46 +123,8 @@ class Preparation:
     """The compaction this preparation performed, if any."""
 
 
-@dataclass(frozen=True)
-class CallerInputs:
-    """What the agent that calls `prepare` contributes besides its state and materials."""
-
-    projection: Projection | None = None
-    """The task-state material for the reduced conversation (never omitted)."""
-    usage_notice: bool = True
-    """False holds the usage notice back (the agent does while a todo item is in progress, as
-    002 says for plan tasks)."""
-    selection_policy: SelectionPolicy | None = None
-    """Orders the omission of optional material (000's contextSelectionPolicy)."""
-
-
-@dataclass(frozen=True)
-class CompactionOrder:
-    """How this one request compacts, against the config's defaults."""
-
-    force: bool = False
-    """Compact whatever the size (overflow recovery, "Compact now")."""
-    threshold: int | None = None
-    """Replaces the trigger line for this request (the CompressContext tool compacts from the
-    usage-notice line)."""
-    instructions: str | None = None
-    """A hint for the summary ("keep every file path")."""
-
-
 _DEFAULT_CONFIG = ContextConfig()
 """The config of a preparation given none (frozen: shared safely)."""
-
-
-_LEGACY = {
-    "projection": ("caller", "projection"),
-    "usage_notice": ("caller", "usage_notice"),
-    "selection_policy": ("caller", "selection_policy"),
-    "force_compaction": ("compaction", "force"),
-    "compaction_threshold": ("compaction", "threshold"),
-    "instructions": ("compaction", "instructions"),
-    "call_id": ("", "request_id"),
-}
-"""`prepare`'s keyword arguments before they were grouped: accepted with a warning."""
 
 
 def _checked_inputs(
@@ -213,23 +174,17 @@ async def prepare(
     """Prepare the next model request from ``state``.
 
     Stages, in order: materials, images, tool results, budget, conversation reduction,
-    projection, layout, validation. ``memo`` is the caller's `PreparationMemo`: pass the same
-    one at every step of a session to pay only for what is new. ``max_output_tokens`` is the
-    response size the request will ask for: a larger one than the budget policy's reservation
-    reserves more. ``caller`` is what the calling agent contributes (`CallerInputs`: task-state
-    projection, usage notice, selection policy); ``compaction`` how this request compacts
-    (`CompactionOrder`: forced, another threshold, a hint). The former keywords
-    (``projection=``, ``force_compaction=``, ``call_id=``, ...) still work, with a
-    `DeprecationWarning`. Raises `InvalidToolPairs`, `ContextBudgetExceeded` or
-    `CompressionError`, each carrying the failed manifest.
+    projection, layout, validation. ``memo`` is the caller's `PreparationMemo`: pass the same one
+    at every step of a session to pay only for what is new. ``max_output_tokens``, the response
+    size the request asks for, reserves more when larger than the budget policy's reservation.
+    ``caller``: what the calling agent contributes (`CallerInputs`); ``compaction``: how this
+    request compacts (`CompactionOrder`). Former keywords (``projection=``, ``call_id=``...) warn.
+    Raises `InvalidToolPairs`, `ContextBudgetExceeded` or `CompressionError`, with the manifest.
     """
-    # Longer than a screen only by its signature and docstring (the public API); the body is
-    # the eight stages in order, each one call.
     if legacy:
-        caller, compaction, request_id = _grouped(legacy, caller, compaction, request_id)
+        caller, compaction, request_id = grouped(legacy, caller, compaction, request_id)
     tools = _checked_inputs(state, materials, tools, memo, caller, compaction, previous)
     caller = caller or CallerInputs()
-    order = compaction or CompactionOrder()
     # One default for every call: `memo.checked` knows a config by identity, and a new one per
     # step would validate it and compute its lines at every step (a quarter of a replay's time).
     config = config or _DEFAULT_CONFIG
@@ -240,60 +195,157 @@ async def prepare(
     manifest = ManifestFactory(
         request_id or uuid.uuid4().hex[:16], purpose, model, cache, lines, previous
     )
-    # 1. Materials: System parts and tool schemas are fixed (with what a recording does not hold
-    # of them, by its size); loading failures become transforms.
+    fixed = _materials(materials, tools, cache, memo, manifest)
+    scan = _images_and_results(state.conversation, config, offloader, cache, memo, manifest)
+    previous_summary = summary_tokens(state.summary, cache)
+    material = _budget(materials.blocks, scan, fixed, previous_summary, lines, caller, cache)
+    reduction = await _reduction(
+        scan, state.summary, material, fixed, lines, config, cache, compaction, summarizer, manifest
+    )
+    sizes = _reduced_sizes(reduction, scan, state.summary, previous_summary, cache)
+    material = _projection(
+        material, reduction, sum(sizes), fixed, lines, config, caller, purpose, cache, manifest
+    )
+    layout, pairs, memo.scan = lay_out_sent(
+        fixed, reduction, sizes, material, scan, config.provider_edits, lines, cache, manifest
+    )
+    passed = validate(layout, pairs, purpose, manifest)
+    return Preparation(layout.request, passed, _next_state(state, reduction), reduction.compaction)
+
+
+def _materials(
+    materials: Materials,
+    tools: tuple[ToolSchema, ...],
+    cache: TokenCache,
+    memo: PreparationMemo,
+    manifest: ManifestFactory,
+) -> FixedPart:
+    """Stage 1, materials: the System parts and tool schemas, itemized once per change (with what
+    a recording does not hold of them, by its size); loading failures and notes become
+    transforms."""
     fixed = memo.fixed = fixed_part(
         materials.system, tuple(tools), cache, memo.fixed, materials.unrecorded
     )
     manifest.transforms.extend(source_failures(materials))
     manifest.transforms.extend(materials.notes)
-    # 2. Images, 3. tool results: only what was appended since the memo's scan is processed.
-    scan, moved = scan_conversation(state.conversation, config, offloader, cache, memo.scan)
+    return fixed
+
+
+def _images_and_results(
+    conversation: Conversation,
+    config: ContextConfig,
+    offloader: Offloader | None,
+    cache: TokenCache,
+    memo: PreparationMemo,
+    manifest: ManifestFactory,
+) -> ConversationScan:
+    """Stages 2 and 3, images and tool results: only what was appended since the memo's scan is
+    processed; the memo keeps the new scan for the next step."""
+    scan, moved = scan_conversation(conversation, config, offloader, cache, memo.scan)
     memo.scan = scan
     manifest.transforms.extend(moved)
-    # 4. Budget: optional material gives way when it would starve the conversation below the
-    # tail a compaction keeps.
-    previous_summary = summary_tokens(state.summary, cache)
+    return scan
+
+
+def _budget(
+    blocks: Sequence[Material],
+    scan: ConversationScan,
+    fixed: FixedPart,
+    previous_summary: int,
+    lines: Thresholds,
+    caller: CallerInputs,
+    cache: TokenCache,
+) -> Budgeted:
+    """Stage 4, budget: optional material gives way when it would starve the conversation below
+    the tail a compaction keeps (plus the summary it already has)."""
     floor = min(scan.tokens, lines.reserve_tokens) + previous_summary
-    material = budget_materials(
-        materials.blocks,
+    return budget_materials(
+        blocks,
         cache,
         excess_without_them=fixed.tokens + floor - lines.input_limit,
         policy=caller.selection_policy,
     )
-    # 5. Conversation reduction: light passes, then compaction when due (skipped when nothing is).
+
+
+async def _reduction(
+    scan: ConversationScan,
+    summary: Summary | None,
+    material: Budgeted,
+    fixed: FixedPart,
+    lines: Thresholds,
+    config: ContextConfig,
+    cache: TokenCache,
+    compaction: CompactionOrder | None,
+    summarizer: Summarizer | None,
+    manifest: ManifestFactory,
+) -> Reduction:
+    """Stage 5, conversation reduction: light passes, then compaction when due (skipped when
+    nothing is), as ``compaction`` orders. A failure raises carrying the manifest of what was
+    built so far."""
+    order = compaction or CompactionOrder()
     limits = ReductionLimits.of(lines, fixed.tokens + material.total, order.threshold)
-    due = reduction_due(
-        scan, state.summary, config=config, cache=cache, limits=limits, force=order.force
-    )
-    reduction = Reduction(scan.conversation, state.summary)
+    due = reduction_due(scan, summary, config=config, cache=cache, limits=limits, force=order.force)
+    if not due:
+        return Reduction(scan.conversation, summary)
     try:
-        if due:
-            reduction = await reduce_conversation(
-                scan.conversation,
-                state.summary,
-                config=config,
-                cache=cache,
-                limits=limits,
-                summarizer=summarizer,
-                force=order.force,
-                instructions=order.instructions,
-                conversation_tokens=scan.tokens,
-            )
+        return await reduce_conversation(
+            scan.conversation,
+            summary,
+            config=config,
+            cache=cache,
+            limits=limits,
+            summarizer=summarizer,
+            force=order.force,
+            instructions=order.instructions,
+            conversation_tokens=scan.tokens,
+        )
     except PreparationError as exc:
         manifest.transforms.extend(material.transforms)
         exc.manifest = manifest([], "build_failed", str(exc))
         raise
-    conversation, summary = reduction.conversation, reduction.summary
-    unchanged = conversation is scan.conversation
-    conversation_tokens = scan.tokens if unchanged else cache.messages(conversation)
-    summary_size = previous_summary if summary is state.summary else summary_tokens(summary, cache)
-    history = summary_size + conversation_tokens
+
+
+def _reduced_sizes(
+    reduction: Reduction,
+    scan: ConversationScan,
+    summary: Summary | None,
+    previous_summary: int,
+    cache: TokenCache,
+) -> tuple[int, int]:
+    """The reduced conversation's tokens and its summary's: what was measured before is reused
+    when the reduction left it as it was (the common step: nothing to reduce)."""
+    conversation = reduction.conversation
+    conversation_tokens = (
+        scan.tokens if conversation is scan.conversation else cache.messages(conversation)
+    )
+    summary_size = (
+        previous_summary
+        if reduction.summary is summary
+        else summary_tokens(reduction.summary, cache)
+    )
+    return conversation_tokens, summary_size
+
+
+def _projection(
+    material: Budgeted,
+    reduction: Reduction,
+    history: int,
+    fixed: FixedPart,
+    lines: Thresholds,
+    config: ContextConfig,
+    caller: CallerInputs,
+    purpose: Purpose,
+    cache: TokenCache,
+    manifest: ManifestFactory,
+) -> Budgeted:
+    """Stage 6, projection: optional material that no longer fits beside the reduced history
+    (summary and conversation, ``history`` tokens) is omitted; then task state, runtime
+    material and the usage notice, then references, are added. The manifest records the
+    material's transforms, then the reduction's."""
     material = material.omit(fixed.tokens + material.total + history - lines.input_limit)
-    # 6. Projection: task state, runtime material and the usage notice, then references.
     material = project(
         material,
-        conversation,
+        reduction.conversation,
         cache=cache,
         projection=caller.projection,
         base_tokens=fixed.tokens + history,
@@ -304,68 +356,14 @@ async def prepare(
     )
     manifest.transforms.extend(material.transforms)
     manifest.transforms.extend(reduction.transforms)
-    # 7. Layout: System → conversation → transient → references; schemas travel apart. The
-    # provider's own edits act on what is sent (the working state keeps what they cleared).
-    sent, sent_tokens = conversation, conversation_tokens
-    if config.provider_edits is not None or scan.compactions:
-        estimate = fixed.tokens + summary_size + conversation_tokens + material.total
-        sent, edited = apply_provider_edits(
-            conversation,
-            config.provider_edits or ProviderEdits(),
-            cache,
-            estimate,
-            lines.input_limit,
-            server_compacted=bool(scan.compactions),
-        )
-        manifest.transforms.extend(edited)
-        if edited:
-            unchanged, sent_tokens = False, cache.messages(sent)
-    if unchanged:
-        items, pairs = scan.items, scan.pairs
-    else:
-        seen: dict[str, int] = {}
-        items = message_items(sent, cache, seen)
-        pairs = ToolPairScanner().feed(conversation)
-        if sent is conversation:
-            # The reduced conversation is already processed (its messages passed stages 2-3):
-            # the next step, which appends to it, scans only what it appends, not all of it.
-            memo.scan = rescanned(scan, conversation, conversation_tokens, items, seen, pairs)
-    layout = lay_out(fixed, summary, summary_size, sent, items, sent_tokens, material, cache)
-    # 8. Validation: tool pairs, then budget.
-    passed = validate(layout, pairs, purpose, manifest)
+    return material
+
+
+def _next_state(state: WorkingState, reduction: Reduction) -> WorkingState:
+    """The candidate working state: ``state`` itself when the reduction changed nothing."""
+    conversation, summary = reduction.conversation, reduction.summary
     # Tuple equality compares identity first: C speed when nothing was replaced.
     changed = summary is not state.summary or conversation != state.conversation
-    new_state = (
-        WorkingState(conversation=conversation, summary=summary, revision=state.revision + 1)
-        if changed
-        else state
-    )
-    return Preparation(layout.request, passed, new_state, reduction.compaction)
-
-
-def _grouped(
-    legacy: dict[str, Any],
-    caller: CallerInputs | None,
-    compaction: CompactionOrder | None,
-    request_id: str | None,
-) -> tuple[CallerInputs | None, CompactionOrder | None, str | None]:
-    # The former keywords of `prepare`, folded into their groups with a warning each.
-    unknown = sorted(set(legacy) - set(_LEGACY))
-    if unknown:
-        msg = f"prepare() got an unexpected keyword argument {unknown[0]!r}"
-        raise TypeError(msg)
-    groups: dict[str, dict[str, Any]] = {"caller": {}, "compaction": {}}
-    for name, value in legacy.items():
-        group, field = _LEGACY[name]
-        kind = "CallerInputs" if group == "caller" else "CompactionOrder"
-        new = f"{group}={kind}({field}=...)" if group else "request_id="
-        warnings.warn(f"prepare({name}=) is now {new}", DeprecationWarning, stacklevel=3)
-        if group:
-            groups[group][field] = value
-        else:
-            request_id = request_id or value
-    if groups["caller"]:
-        caller = dataclasses.replace(caller or CallerInputs(), **groups["caller"])
-    if groups["compaction"]:
-        compaction = dataclasses.replace(compaction or CompactionOrder(), **groups["compaction"])
-    return caller, compaction, request_id
+    if not changed:
+        return state
+    return WorkingState(conversation=conversation, summary=summary, revision=state.revision + 1)

@@ -88,47 +88,10 @@ def truncate_results(
         if before <= limit:
             return result
         text = result.text
-        path: str | None = None
         cut = text.rfind(TRUNCATION_MARKER)
         if cut >= 0 and text.endswith("</system-reminder>"):
-            # Truncated before (a smaller budget now: the latest turn at compaction). Its head
-            # is cut further; the notice, and the file it points to, stay as they were.
-            notice = text[cut:]
-            budget = limit - _marker_tokens(cache) - _beside_text(result, cache)
-            # Only the newline joining head and notice is taken off: a head cut at a line end
-            # keeps its own, so a head that fits is left byte for byte (a result cut once is
-            # not cut again because its notice names a longer path than before).
-            kept = text[:cut].removesuffix("\n")
-            head = head_within(kept, budget, cache.counter.count_text)
-            if head == kept:
-                return result  # cut under this budget already, or only the notice is left
-            new = with_text(result, f"{head}\n{notice}" if head else notice)
-            transforms.append(
-                Transform(
-                    "tool_result_truncation", result.tool_use_id, "", before, cache.block(new)
-                )
-            )
-            return new
-        if offloader is not None:
-            try:
-                data = text.encode()
-                name = offload_name(result.tool_use_id, data)
-                path = offloader.write(f"context_offload/tool_result-{name}.txt", data)
-            except OffloadError as exc:
-                # The head is kept without a pointer: never a path to a missing file.
-                transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))
-        images = _beside_text(result, cache)
-        budget = max(limit - _marker_tokens(cache) - max(images, 0), 0)
-        head = head_within(text, budget, cache.counter.count_text, total=before - images)
-        new = with_text(
-            result, f"{head}\n{truncation_notice(path)}" if head else truncation_notice(path)
-        )
-        transforms.append(
-            Transform(
-                "tool_result_truncation", result.tool_use_id, path or "", before, cache.block(new)
-            )
-        )
-        return new
+            return _cut_further(result, text, cut, before, limit, cache, transforms)
+        return _cut(result, text, before, limit, offloader, cache, transforms)
 
     out = tuple(
         replace_results(m, replace)
@@ -137,3 +100,65 @@ def truncate_results(
         for m in conversation
     )
     return out, transforms
+
+
+def _cut_further(
+    result: ToolResultBlock,
+    text: str,
+    cut: int,
+    before: int,
+    limit: int,
+    cache: TokenCache,
+    transforms: list[Transform],
+) -> ToolResultBlock:
+    """A result truncated before (``cut``: where its notice starts), under a smaller budget now
+    (the latest turn at compaction): its head is cut further; the notice, and the file it
+    points to, stay as they were."""
+    notice = text[cut:]
+    budget = limit - _marker_tokens(cache) - _beside_text(result, cache)
+    # Only the newline joining head and notice is taken off: a head cut at a line end
+    # keeps its own, so a head that fits is left byte for byte (a result cut once is
+    # not cut again because its notice names a longer path than before).
+    kept = text[:cut].removesuffix("\n")
+    head = head_within(kept, budget, cache.counter.count_text)
+    if head == kept:
+        return result  # cut under this budget already, or only the notice is left
+    new = with_text(result, f"{head}\n{notice}" if head else notice)
+    transforms.append(
+        Transform("tool_result_truncation", result.tool_use_id, "", before, cache.block(new))
+    )
+    return new
+
+
+def _cut(
+    result: ToolResultBlock,
+    text: str,
+    before: int,
+    limit: int,
+    offloader: Offloader | None,
+    cache: TokenCache,
+    transforms: list[Transform],
+) -> ToolResultBlock:
+    """A result cut for the first time: its whole text offloaded (when an offloader is given),
+    a head within the limit kept, the notice (pointing to the file) after it."""
+    path: str | None = None
+    if offloader is not None:
+        try:
+            data = text.encode()
+            name = offload_name(result.tool_use_id, data)
+            path = offloader.write(f"context_offload/tool_result-{name}.txt", data)
+        except OffloadError as exc:
+            # The head is kept without a pointer: never a path to a missing file.
+            transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))
+    images = _beside_text(result, cache)
+    budget = max(limit - _marker_tokens(cache) - max(images, 0), 0)
+    head = head_within(text, budget, cache.counter.count_text, total=before - images)
+    new = with_text(
+        result, f"{head}\n{truncation_notice(path)}" if head else truncation_notice(path)
+    )
+    transforms.append(
+        Transform(
+            "tool_result_truncation", result.tool_use_id, path or "", before, cache.block(new)
+        )
+    )
+    return new

@@ -110,17 +110,7 @@ def scan_conversation(
         config.tool_result_eviction,
         id(offloader),
     )
-    if (
-        previous is not None
-        and not previous.spent
-        and previous.key == key
-        and len(conversation) >= len(previous.conversation)
-        # Tuple equality checks identity first: C speed when the prefix is the same objects.
-        and conversation[: len(previous.conversation)] == previous.conversation
-    ):
-        base = previous
-    else:
-        base = ConversationScan(key=key)
+    base = _reusable(previous, key, conversation)
     suffix = conversation[len(base.conversation) :]
     # The step's new messages in one batch (a replay has counted them all ahead: then a look-up).
     cache.count_ahead(suffix)
@@ -132,6 +122,49 @@ def scan_conversation(
         suffix, moved = limit_images(conversation, config.max_image_num, offloader)
         transforms.extend(moved)
         images = _images(suffix)
+    suffix = _results_processed(base, suffix, config, offloader, cache, transforms)
+    seen, items, pairs = _extended(base, base is previous, suffix, cache)
+    scan = ConversationScan(
+        key=key,
+        conversation=_joined(base, suffix, conversation),
+        tokens=base.tokens + cache.messages(suffix),
+        images=images,
+        items=items,
+        seen=seen,
+        pairs=pairs,
+        compactions=base.compactions + sum(map(has_compaction_block, suffix)),
+    )
+    return scan, transforms
+
+
+def _reusable(
+    previous: ConversationScan | None, key: tuple[Any, ...], conversation: Conversation
+) -> ConversationScan:
+    """``previous`` when ``conversation`` extends what it processed under the same ``key`` (and
+    no later scan took its lists), else an empty scan to start from."""
+    if (
+        previous is not None
+        and not previous.spent
+        and previous.key == key
+        and len(conversation) >= len(previous.conversation)
+        # Tuple equality checks identity first: C speed when the prefix is the same objects.
+        and conversation[: len(previous.conversation)] == previous.conversation
+    ):
+        return previous
+    return ConversationScan(key=key)
+
+
+def _results_processed(
+    base: ConversationScan,
+    suffix: Conversation,
+    config: ContextConfig,
+    offloader: Offloader | None,
+    cache: TokenCache,
+    transforms: list[Transform],
+) -> Conversation:
+    """Stage 3 on the messages after ``base``: large results evicted to the offloader (when
+    one is given and eviction is on), output that was not all text recorded (its decode note),
+    results truncated to the limit. What each pass did is appended to ``transforms``."""
     eviction = config.tool_result_eviction
     if (
         offloader is not None
@@ -149,25 +182,20 @@ def scan_conversation(
         transforms.extend(_decoded(suffix))
     suffix, moved = truncate_results(suffix, config.tool_result_limit, offloader, cache)
     transforms.extend(moved)
-    seen, items, pairs = _extended(base, base is previous, suffix, cache)
+    return suffix
+
+
+def _joined(
+    base: ConversationScan, suffix: Conversation, conversation: Conversation
+) -> Conversation:
+    """The processed conversation: ``base``'s followed by the processed ``suffix``, or the input
+    ``conversation`` itself when processing replaced nothing."""
     if not base.conversation:
-        processed = suffix
-    elif suffix == conversation[len(base.conversation) :]:
+        return suffix
+    if suffix == conversation[len(base.conversation) :]:
         # Nothing new was replaced (identity first, at C speed): the input is the result.
-        processed = conversation
-    else:
-        processed = (*base.conversation, *suffix)
-    scan = ConversationScan(
-        key=key,
-        conversation=processed,
-        tokens=base.tokens + cache.messages(suffix),
-        images=images,
-        items=items,
-        seen=seen,
-        pairs=pairs,
-        compactions=base.compactions + sum(map(has_compaction_block, suffix)),
-    )
-    return scan, transforms
+        return conversation
+    return (*base.conversation, *suffix)
 
 
 def _extended(

@@ -1,6 +1,6 @@
 """A value is left out of the summary's "Values and names" line when the summary already
 writes it as a word of its own, whatever the number of values (a few are searched for one by
-one, many checked against the text's words read once: `_handover._unwritten`): checked against
+one, many checked against the text's words read once: `_written.unwritten`): checked against
 a reference written here (each hit found, then the characters around it read), over generated
 texts, and on the summary a long span gives."""
 
@@ -18,7 +18,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.pipeline._handover import _FINDS, _unwritten, _words
+from ctxlab.pipeline._written import FINDS, unwritten, words_of
 
 ALPHABET = "ab_.1 é-/x\n"
 
@@ -63,10 +63,10 @@ def _runs(text: str) -> list[str]:
 @given(st.text(ALPHABET, max_size=40), st.text(ALPHABET, max_size=6))
 def test_a_value_is_a_written_word_exactly_when_the_reference_says(text: str, value: str) -> None:
     if value:
-        assert (value in _words(text)) == written_as_word(text, value)
+        assert (value in words_of(text)) == written_as_word(text, value)
     # Checked with many values (the words read once) or few (searched), the same answer.
-    for values in ([value], [value, *(f"pad{i}" for i in range(_FINDS + 1))]):
-        assert (value in _unwritten(values, text)) == (not written_as_word(text, value))
+    for values in ([value], [value, *(f"pad{i}" for i in range(FINDS + 1))]):
+        assert (value in unwritten(values, text)) == (not written_as_word(text, value))
 
 
 @settings(max_examples=200, deadline=None, database=None)
@@ -75,14 +75,14 @@ def test_few_values_or_many_the_unwritten_ones_are_the_references(
     text: str, values: list[str]
 ) -> None:
     expected = [v for v in dict.fromkeys(values) if not written_as_word(text, v)]
-    assert _unwritten(values, text) == expected
+    assert unwritten(values, text) == expected
     # Many values (the words read once) and the same values among them give the same answer.
-    padding = [f"pad{i}" for i in range(_FINDS + 1)]
-    assert _unwritten([*values, *padding], text)[: len(expected)] == expected
+    padding = [f"pad{i}" for i in range(FINDS + 1)]
+    assert unwritten([*values, *padding], text)[: len(expected)] == expected
 
 
 def test_words_inside_longer_names_are_not_written_and_end_dots_are_not_part() -> None:
-    words = _words("see config.yaml, x.y. and foo_bar.baz; v1.2 ...")
+    words = words_of("see config.yaml, x.y. and foo_bar.baz; v1.2 ...")
     assert {"config.yaml", "x.y", "foo_bar.baz", "v1.2"} <= words
     assert "config" not in words and "yaml" not in words and "bar" not in words
 

@@ -1,0 +1,70 @@
+"""Which of a span's values a text already writes as a word of its own.
+
+The offline summarizer (``_handover.py``) lists under "Values and names" only the numbers and
+names the rest of its summary does not write: a word is a run of word characters and dots, its
+dots at either end left out, so a value inside a longer name is not written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["FINDS", "unwritten", "words_of", "written_as_word"]
+
+
+_NAME = re.compile(r"[\w.]+")
+FINDS = 16
+"""Values checked by `written_as_word` (a search of the text each); more are checked against
+the text's `words_of`, read once (the searches took the values times the text: at a 200k window,
+thousands of values against a long summary)."""
+
+
+def unwritten(values: Iterable[str], text: str) -> list[str]:
+    """``values`` (each once, in order) that ``text`` does not write as a word of its own."""
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) <= FINDS:
+        return [v for v in distinct if not written_as_word(text, v)]
+    words = words_of(text)
+    return [v for v in distinct if not (v in words if v else written_as_word(text, v))]
+
+
+_WORD = re.compile(r"\w(?:[\w.]*\w)?")
+
+
+def words_of(text: str) -> frozenset[str]:
+    """``text``'s words: its runs of word characters and dots, the dots at either end left
+    out (what `written_as_word` finds one value at a time; the empty word, a run of dots
+    alone, is not among them). Read by the pattern alone: a set of Python strings built word
+    by word cost as much as the searches it replaces."""
+    return frozenset(_WORD.findall(text))
+
+
+def written_as_word(text: str, value: str) -> bool:
+    """Whether ``value`` is one of ``text``'s words: a run of word characters and dots, its
+    dots at either end left out. Found with `str.find` and the characters around each hit: a
+    value is a few of the span's names, the text the whole summary (splitting it into a set of
+    words cost more than the finds)."""
+    if not value:  # a run of dots alone is the empty word
+        return any(not w.strip(".") for w in _NAME.findall(text))
+    if value[0] == "." or value[-1] == "." or not _NAME.fullmatch(value):
+        return False  # never what a word is, its end dots left out
+    size = len(text)
+    start = text.find(value)
+    while start != -1:
+        before, after = start, start + len(value)
+        while before > 0 and text[before - 1] == ".":
+            before -= 1
+        while after < size and text[after] == ".":
+            after += 1
+        if not (before > 0 and _word_char(text[before - 1])) and not (
+            after < size and _word_char(text[after])
+        ):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    # What ``\w`` matches in a str pattern: str.isalnum() and the underscore.
+    return char.isalnum() or char == "_"
