@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -221,8 +221,8 @@ async def replay_run(
     awaited after each step (a replay in the background gives the event loop back between
     steps, and is cancelled there); ``summaries`` keeps ctxlab's offline summaries by what they
     summarize, across the runs that share it (`SummaryMemo`)."""
-    # One function: the summarizer below closes over the replay's own state (the step before
-    # the one being prepared, what it asked), which a split would pass around by hand.
+    # Long by its docstring (every argument's meaning); the body resets the run, then keeps
+    # each step `_replayed` yields and what `_RunSummaries` asked for it.
     started = time.perf_counter()
     run.error, run.summary_requests, run.summary_calls = None, {}, {}
     run._graded = run._costs = run._next_use = None
@@ -233,71 +233,100 @@ async def replay_run(
         reusable_steps(earlier, run.config, context_window) if earlier is not None else []
     )
     run.reused = len(run.prepared)
-    asked: list[tuple[SummaryRequest, dict[str, Any]]] = []
-    sent: list[SentSummary] = []
-    last: list[ReplayStep] = []  # the step before the one being prepared
+    summarizer = _RunSummaries(transcript, cache, context_window, summarize, summaries)
+    # The steps are kept: the collector would walk them (and every other run's) again and again.
+    # Not across a paced replay's pauses: what runs meanwhile would run without a collector.
+    with collector_paused() if pace is None else contextlib.nullcontext():
+        try:
+            async for step in _replayed(run, transcript, context_window, unrecorded, summarizer):
+                summarizer.keep(run)
+                # Without the request: a what-if keeps every step of every config, and each
+                # request would hold the whole conversation again (the last one is kept until
+                # the next: a summary call is built on it).
+                summarizer.last = step
+                run.prepared.append(dataclasses.replace(step, request=None))
+                if pace is not None:
+                    await pace()
+        except PreparationError as exc:
+            run.error = str(exc)
+    summarizer.last = None
+    run.seconds = time.perf_counter() - started
 
-    async def summarizer(request: SummaryRequest) -> dict[str, Any]:
+
+def _replayed(
+    run: ConfigRun,
+    transcript: Transcript,
+    context_window: int,
+    unrecorded: UnrecordedPart | None,
+    summarizer: _RunSummaries,
+) -> AsyncIterator[ReplayStep]:
+    """The replay of ``transcript`` under ``run``'s config, after the steps ``run`` holds."""
+    assert run._pricing is not None
+    return replay(
+        transcript.messages,
+        context_window=context_window,
+        counter=run._pricing.cache,
+        config=run.config,
+        system=transcript.system,
+        tools=transcript.tools,
+        summarizer=summarizer,
+        unrecorded=unrecorded,
+        grade=False,
+        after=run.prepared[-1] if run.prepared else None,
+        # The recording's pauses, against the cache's lifetime: compacting while idle.
+        times=run._pricing.times,
+        lifetime=run._pricing.rules.lifetime,
+    )
+
+
+@dataclass(eq=False)  # a summarizer, hashed by identity as a function is
+class _RunSummaries:
+    """The summarizer of one run's replay: each summary call built as the agent would send it,
+    and what each step asked, until `keep` files it under the step."""
+
+    transcript: Transcript
+    cache: TokenCache
+    context_window: int
+    summarize: SummaryCaller | None
+    summaries: SummaryMemo | None
+    last: ReplayStep | None = None
+    """The step before the one being prepared (its request is the cached form's base)."""
+    asked: list[tuple[SummaryRequest, dict[str, Any]]] = field(default_factory=list)
+    sent: list[SentSummary] = field(default_factory=list)
+
+    async def __call__(self, request: SummaryRequest) -> dict[str, Any]:
         # As the agent does: the request it would send, refused (never sent) when it fits
         # neither way, which the pipeline answers with smaller pieces.
-        context = last[0] if last else None
+        context = self.last
         call = summary_call(
             request,
-            cache,
-            request.input_limit or context_window,
+            self.cache,
+            request.input_limit or self.context_window,
             context.request if context is not None else None,
             context.manifest.items if context is not None else (),
         )
         if not call.fits:
             msg = f"the summary request needs {call.tokens} tokens; its limit is {call.limit}"
             raise ContextOverflowError(msg)
-        if summarize is None and summaries is not None:
-            answer = await summaries.answer(request, extractive_summarizer)
-        elif summarize is None:
+        if self.summarize is None and self.summaries is not None:
+            answer = await self.summaries.answer(request, extractive_summarizer)
+        elif self.summarize is None:
             answer = dict(await extractive_summarizer(request))
         else:
             cached = context.request if call.cached and context is not None else None
-            answer = dict(await summarize(request, cached))
-        asked.append((request, answer))
-        model = (transcript.models or ("",))[0]
-        sent.append(SentSummary(summary_manifest(call, model, cache), answer))
+            answer = dict(await self.summarize(request, cached))
+        self.asked.append((request, answer))
+        model = (self.transcript.models or ("",))[0]
+        self.sent.append(SentSummary(summary_manifest(call, model, self.cache), answer))
         return answer
 
-    # The steps are kept: the collector would walk them (and every other run's) again and again.
-    # Not across a paced replay's pauses: what runs meanwhile would run without a collector.
-    with collector_paused() if pace is None else contextlib.nullcontext():
-        try:
-            async for step in replay(
-                transcript.messages,
-                context_window=context_window,
-                counter=cache,
-                config=run.config,
-                system=transcript.system,
-                tools=transcript.tools,
-                summarizer=summarizer,
-                unrecorded=unrecorded,
-                grade=False,
-                after=run.prepared[-1] if run.prepared else None,
-                # The recording's pauses, against the cache's lifetime: compacting while idle.
-                times=run._pricing.times,
-                lifetime=rules.lifetime,
-            ):
-                if asked:
-                    run.summary_requests[len(run.prepared)] = list(asked)
-                    run.summary_calls[len(run.prepared)] = list(sent)
-                    asked.clear()
-                    sent.clear()
-                # Without the request: a what-if keeps every step of every config, and each
-                # request would hold the whole conversation again (the last one is kept until
-                # the next: a summary call is built on it).
-                last[:] = [step]
-                run.prepared.append(dataclasses.replace(step, request=None))
-                if pace is not None:
-                    await pace()
-        except PreparationError as exc:
-            run.error = str(exc)
-    last.clear()
-    run.seconds = time.perf_counter() - started
+    def keep(self, run: ConfigRun) -> None:
+        """File what was asked since the last step under the step about to be kept."""
+        if self.asked:
+            run.summary_requests[len(run.prepared)] = list(self.asked)
+            run.summary_calls[len(run.prepared)] = list(self.sent)
+            self.asked.clear()
+            self.sent.clear()
 
 
 def named_config(name: str, config: ContextConfig) -> ContextConfig:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._recorded_turns import (
@@ -160,9 +160,7 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     models = models if isinstance(models, Mapping) else {}
     out: list[RecordedRequest] = []
     start = request_start(messages)
-    opening: Message | None = None  # the summary message, cut to the summary's blocks
-    cleared: set[str] = set()  # the calls whose results a microcompact cleared
-    segment = 0
+    now = _Segment(start)
     shared: tuple[tuple[int, int, int], tuple[Message, ...]] | None = None
     rank = sum(isinstance(m, AssistantMessage) for m in messages[:start])
     by_reply = compactions_by_request(recorded_compactions(transcript), rank)
@@ -179,33 +177,19 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
         if not isinstance(message, AssistantMessage):
             continue
         pending = tuple(by_reply.get(rank, ()))
-        # The compactions between the previous reply and this one: this request is the first
-        # after them.
-        for compaction in pending:
-            segment += 1
-            if compaction.kind == "microcompact":
-                cleared |= set(compaction.tool_ids)
-            elif compaction.index < index and isinstance(
-                summary := messages[compaction.index], UserMessage
-            ):
-                # Only a user message can open a request: a summary placed on a reply (a
-                # file that opens with a reply after its boundary, a hand-made meta) is not
-                # in the file, and the request goes on from where it was.
-                start = compaction.index
-                opening = UserMessage(content=summary.content[compaction.block :])
-                cleared = set()
-        key = (segment, start, max(turn, start) if per_turn else start)
+        now.follow(pending, messages, index)
+        key = (now.number, now.start, max(turn, now.start) if per_turn else now.start)
         if shared is None or shared[0] != key:
             # A new segment (or turn): its messages, as every request of it sends them, once.
             turns = (openers, stripped) if per_turn else None
-            shared = (key, sent_by(messages, key, opening, cleared, turns))
+            shared = (key, sent_by(messages, key, now.opening, now.cleared, turns))
         out.append(
             RecordedRequest(
                 number=len(out),
                 reply=index,
-                start=start,
-                messages=Prefix(shared[1], index - start),
-                segment=segment,
+                start=now.start,
+                messages=Prefix(shared[1], index - now.start),
+                segment=now.number,
                 usage=transcript.usage.get(index),
                 model=models.get(str(rank)) or _single_model(transcript),
                 compactions=pending,
@@ -216,6 +200,36 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     if out and trailing:
         out[-1] = dataclasses.replace(out[-1], compactions_after=trailing)
     return out
+
+
+@dataclass
+class _Segment:
+    """Where the recorded requests stand: the segment (compactions so far), the message they
+    start at, the summary that opens them and the results a microcompact cleared."""
+
+    start: int
+    number: int = 0
+    opening: Message | None = None  # the summary message, cut to the summary's blocks
+    cleared: set[str] = field(default_factory=set)  # results a microcompact cleared
+
+    def follow(
+        self, pending: Sequence[RecordedCompaction], messages: Sequence[Message], index: int
+    ) -> None:
+        """Move past the compactions between the previous reply and reply ``index`` (this
+        request is the first after them)."""
+        for compaction in pending:
+            self.number += 1
+            if compaction.kind == "microcompact":
+                self.cleared |= set(compaction.tool_ids)
+            elif compaction.index < index and isinstance(
+                summary := messages[compaction.index], UserMessage
+            ):
+                # Only a user message can open a request: a summary placed on a reply (a
+                # file that opens with a reply after its boundary, a hand-made meta) is not
+                # in the file, and the request goes on from where it was.
+                self.start = compaction.index
+                self.opening = UserMessage(content=summary.content[compaction.block :])
+                self.cleared = set()
 
 
 def compactions_by_request(

@@ -8,19 +8,25 @@ another setting would have budgeted the same work.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.analysis._budget import checked_budget
 from ctxlab.analysis._model_summaries import metered_summarizer
+from ctxlab.analysis._replay_requests import (
+    checked_unrecorded,
+    count_ahead,
+    deferred_grade,
+    idle_orders,
+    with_unrecorded,
+)
 from ctxlab.analysis._unrecorded import UnrecordedPart
 from ctxlab.config._config import ContextConfig, named_configs
 from ctxlab.exceptions import PreparationError, UsageError
-from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, Thresholds, step_row
+from ctxlab.manifest import STEP_COLUMNS, ContextManifest, StepRow, step_row
 from ctxlab.materials import Materials, SystemPart, Unrecorded
-from ctxlab.messages import MAX_TOKENS, AssistantMessage, UserMessage, request_start
+from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import WorkingState
 from ctxlab.models import Model
@@ -31,12 +37,10 @@ from ctxlab.pipeline import (
     PreparationMemo,
     Summarizer,
     extractive_summarizer,
-    idle_threshold,
-    pauses,
     prepare,
 )
 from ctxlab.pipeline._compaction import CompactionRecord
-from ctxlab.retention import Retention, UserLines, compaction_retention, retention_columns
+from ctxlab.retention import UserLines, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
 from ctxlab.util._checks import context_window as context_window_of
 from ctxlab.util._checks import instance_of, sequence_of, shown
@@ -109,17 +113,17 @@ async def replay(
     messages before it cannot be requested: no request may start with one). Raises the first
     `PreparationError`.
     """
-    # Long by its signature and docstring (the public API); the body is one loop that feeds
-    # each reasoning boundary to `prepare`, as an agent does.
+    # Long by its signature and docstring (the public API); the body checks the arguments in
+    # order (their errors are documented) and hands the loop to `_steps`.
     context_window = context_window_of(context_window)
     messages = _checked(messages, system, materials, after)
     cap = checked_budget(budget_usd)
     if isinstance(summarizer, Model):
-        model = summarizer
-        summarizer = await metered_summarizer(
-            model,
-            cap,
-            lambda extract: replay(
+
+        def offline(extract: Summarizer) -> AsyncIterator[ReplayStep]:
+            # The pass that sizes the model's summary requests: this replay with the offline
+            # extract for summaries, ungraded.
+            return replay(
                 messages,
                 context_window=context_window,
                 counter=counter,
@@ -134,31 +138,62 @@ async def replay(
                 after=after,
                 times=times,
                 lifetime=lifetime,
-            ),
-            counter if isinstance(counter, TokenCache) else TokenCache(counter),
-        )
+            )
+
+        summarizer = await metered_summarizer(summarizer, cap, offline, _cache(counter))
     elif cap is not None:
         msg = "budget_usd caps a summarizer model's calls: pass summarizer=<your Model> too"
         raise UsageError(msg)
-    unrecorded = _unrecorded(unrecorded)
+    part = checked_unrecorded(unrecorded)
     if materials is None:
         materials = Materials(system=(SystemPart("system_prompt", system),) if system else ())
-    state = after.state if after is not None else WorkingState()
     # One cache and one memo for the whole replay: each step pays only for what is new.
-    cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
-    memo = PreparationMemo()
+    cache = _cache(counter)
+    start = count_ahead(messages, cache)
+    idle = idle_orders(messages, config, context_window, max_output_tokens, times, lifetime)
+    settings = _Settings(
+        context_window, cache, config, summarizer, max_output_tokens, tools, offloader, idle, grade
+    )
+    async for step in _steps(messages, settings, materials, part, start, after):
+        yield step
+
+
+def _cache(counter: TokenCounter | TokenCache) -> TokenCache:
+    """``counter`` as a `TokenCache` (itself when it is one, so its counts are shared)."""
+    return counter if isinstance(counter, TokenCache) else TokenCache(counter)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What every step of one replay prepares with (`replay`'s arguments, checked)."""
+
+    context_window: int
+    cache: TokenCache
+    config: ContextConfig | None
+    summarizer: Summarizer | None
+    max_output_tokens: int | None
+    tools: Sequence[ToolSchema]
+    offloader: Offloader | None
+    idle: Mapping[int, CompactionOrder]
+    """The idle compactions ordered, by reply index (`idle_orders`)."""
+    grade: bool
+    memo: PreparationMemo = field(default_factory=PreparationMemo)
+
+
+async def _steps(
+    messages: Sequence[UserMessage | AssistantMessage],
+    settings: _Settings,
+    materials: Materials,
+    unrecorded: UnrecordedPart | Unrecorded | None,
+    start: int,
+    after: ReplayStep | None,
+) -> AsyncIterator[ReplayStep]:
+    """`replay`'s loop: one step at each assistant message, from ``start`` (the first request's
+    first message) or after ``after``."""
+    state = after.state if after is not None else WorkingState()
     # The previous step's assistant message and the user messages since: appended in one go.
     pending: list[UserMessage | AssistantMessage] = []
     previous: ContextManifest | None = None
-    # No request can start with an assistant turn: a recording that begins with one (a
-    # continued session, an export that lost the prompt) replays from its first user message
-    # that answers no call made before it.
-    start = request_start(messages)
-    # What the steps will send is known ahead — every message before the last assistant turn
-    # (what follows it is never requested) — so it is counted in one batch, or read from the
-    # cache's store when another run counted it; each step then finds its messages counted.
-    last = max((i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)), default=0)
-    cache.count_ahead(messages[start:last])
     requests, first = 0, start
     if after is not None:
         # The reply ``after`` answered is appended before the next request, as in a replay
@@ -170,7 +205,6 @@ async def replay(
             after.index + 1,
         )
     reader = UserLines()  # the user's lines, read once along the replay for every compaction
-    idle = _idle_orders(messages, config, context_window, max_output_tokens, times, lifetime)
     for index in range(first, len(messages)):
         message = messages[index]
         if isinstance(message, UserMessage):
@@ -179,75 +213,42 @@ async def replay(
         if pending:
             state = state.append(*pending)
         pending = []
-        if unrecorded is not None:
-            unseen = unrecorded.at(index) if isinstance(unrecorded, UnrecordedPart) else unrecorded
-            if unseen != materials.unrecorded:
-                materials = dataclasses.replace(materials, unrecorded=unseen)
-        prep: Preparation = await prepare(
-            state,
-            context_window=context_window,
-            counter=cache,
-            config=config,
-            materials=materials,
-            summarizer=summarizer,
-            previous=previous,
-            request_id=f"step-{index}",
-            memo=memo,
-            max_output_tokens=max_output_tokens,
-            tools=tools,
-            offloader=offloader,
-            compaction=idle.get(index),
-        )
+        materials = with_unrecorded(materials, unrecorded, index)
+        prep = await _prepared(state, settings, materials, previous, index)
         previous = prep.manifest
         record = prep.compaction
-        if record is not None and grade:
-            record = record.graded_later(_grader(messages, start, index, state, prep.state, reader))
+        if record is not None and settings.grade:
+            grade = deferred_grade(messages, start, index, state, prep.state, reader)
+            record = record.graded_later(grade)
         state = prep.state
         yield ReplayStep(index, prep.manifest, record, state, requests, prep.request)
         requests += 1
         pending.append(message)
 
 
-def _grader(
-    messages: Sequence[UserMessage | AssistantMessage],
-    start: int,
+async def _prepared(
+    state: WorkingState,
+    settings: _Settings,
+    materials: Materials,
+    previous: ContextManifest | None,
     index: int,
-    before: WorkingState,
-    after: WorkingState,
-    reader: UserLines,
-) -> Callable[[], Retention | None]:
-    # The grade of one compaction, run when its retention is first read: the recording's
-    # messages up to the request, sliced then (a slice held per compaction would keep the
-    # session's messages again for each), and the states around it.
-    def grade() -> Retention | None:
-        return compaction_retention(messages[start:index], before, after, reader=reader)
-
-    return grade
-
-
-def _idle_orders(
-    messages: Sequence[UserMessage | AssistantMessage],
-    config: ContextConfig | None,
-    context_window: int,
-    max_output_tokens: int | None,
-    times: Mapping[int, float] | None,
-    lifetime: float | None,
-) -> dict[int, CompactionOrder]:
-    # The requests that come after a pause longer than the cache's lifetime (`pauses`: from
-    # their replies' times), by reply index, with the idle line they compact from
-    # (`idle_threshold`); none when the config does not compact while idle.
-    if not isinstance(config, ContextConfig) or config.compaction.idle_ratio is None:
-        return {}
-    if not times or lifetime is None:
-        return {}
-    lines = Thresholds.compute(config, context_window, max_output_tokens)
-    replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
-    orders: dict[int, CompactionOrder] = {}
-    for index, pause in zip(replies, pauses(times.get(i) for i in replies), strict=True):
-        line = idle_threshold(config, lines, pause, lifetime)
-        if line is not None:
-            orders[index] = CompactionOrder(threshold=line)
-    return orders
+) -> Preparation:
+    """The request at reply ``index``, prepared from ``state`` as `replay`'s settings say."""
+    return await prepare(
+        state,
+        context_window=settings.context_window,
+        counter=settings.cache,
+        config=settings.config,
+        materials=materials,
+        summarizer=settings.summarizer,
+        previous=previous,
+        request_id=f"step-{index}",
+        memo=settings.memo,
+        max_output_tokens=settings.max_output_tokens,
+        tools=settings.tools,
+        offloader=settings.offloader,
+        compaction=settings.idle.get(index),
+    )
 
 
 def _checked(
@@ -266,19 +267,6 @@ def _checked(
 
 MESSAGE_TYPES = (UserMessage, AssistantMessage)
 MESSAGES_EXAMPLE = "a list of UserMessage and AssistantMessage (a transcript's messages)"
-
-
-def _unrecorded(value: object) -> UnrecordedPart | Unrecorded | None:
-    # A number is a stated size; anything else that is not a part is refused, saying what is.
-    if value is None or isinstance(value, UnrecordedPart | Unrecorded):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS:
-        return Unrecorded(value, "what the recording does not hold", "stated")
-    msg = (
-        "unrecorded must be an UnrecordedPart (ctxlab.unrecorded_part), an Unrecorded, a whole "
-        f"number of tokens a request (0 to {MAX_TOKENS:,}), or None; got {shown(value)}"
-    )
-    raise UsageError(msg)
 
 
 def replay_row(step: ReplayStep, number: int) -> StepRow:

@@ -35,7 +35,16 @@ from ctxlab.analysis._cost import (
 from ctxlab.analysis._model_summaries import ModelSummaries
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.analysis._summarizer_cap import sweep_summaries
-from ctxlab.analysis._sweep_cache import SWEEP_COLUMNS, SweepCache, transcript_key
+
+# COUNTS_FILE is named here too, where `sweep` documents it.
+from ctxlab.analysis._sweep_cache import COUNTS_FILE as COUNTS_FILE
+from ctxlab.analysis._sweep_cache import (
+    SWEEP_COLUMNS,
+    SweepCache,
+    cached_rows,
+    opened_cache,
+    transcript_key,
+)
 from ctxlab.analysis._sweep_cases import Case, sweep_sessions, wanted_cases
 from ctxlab.analysis._sync import run_sync
 from ctxlab.analysis._tasks import Task, checked_executor, run_tasks
@@ -48,16 +57,12 @@ from ctxlab.io._transcript import Transcript
 from ctxlab.models import Model
 from ctxlab.tokens import CountStore, TokenCache, counter_for
 from ctxlab.util._checks import windows_of
-from ctxlab.util._path_args import path_argument
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SWEEP_COLUMNS", "sweep"]
 
-
-COUNTS_FILE = "token_counts.sqlite"
-"""The `CountStore` a sweep keeps in its ``cache_dir``."""
 
 # Counts stay integers (nullable: an error row has none).
 _INTEGERS = dict.fromkeys(
@@ -93,14 +98,7 @@ def run_group(
     store, problem = _open_store(counts)
     cache = TokenCache(counter_for(recorded_model(transcript.meta)), store=store)
     rows: list[dict[str, Any]] = []
-    # An invalid config is its rows' error before any replay: the what-if's baseline is its
-    # first config's, so left in, it would cost the other configs their figures too.
-    invalid: dict[str, str] = {}
-    for name, config in configs.items():
-        try:
-            require_config(config)
-        except UsageError as exc:
-            invalid[name] = f"{type(exc).__name__}: {exc}"
+    invalid = _invalid_configs(configs)
     valid = {name: config for name, config in configs.items() if name not in invalid}
     for window in [windows] if isinstance(windows, int) else windows:
         failures = dict(invalid)
@@ -117,20 +115,8 @@ def run_group(
                 unrecorded_tokens=unrecorded_tokens,
                 summarizer=summaries,
             )
-            for name in valid:
-                try:
-                    run_sync(what.run(name))
-                except Exception as exc:  # a failing case is a row, never a lost sweep
-                    failures[name] = f"{type(exc).__name__}: {exc}"
-            table = what.table()
-        for name in configs:
-            base = {"session": transcript.name, "config": name, "window": window}
-            if name in failures or table is None:
-                rows.append({**base, "error": failures[name]})
-                continue
-            # Cell by cell: a row read whole takes one dtype for all, and NaN becomes NA.
-            values = {c: _plain(table.at[name, c]) for c in COMPARISON_COLUMNS}
-            rows.append({**base, **values, "error": None})
+            table = _run_all(what, valid, failures)
+        rows.extend(_window_rows(transcript.name, window, configs, failures, table))
     problem = problem or cache.store_problem
     if store is not None:
         store.close()
@@ -138,6 +124,50 @@ def run_group(
         # Beside the row's columns: the sweep says it once, the row's figures are whole.
         for done in rows:
             done[_PROBLEM] = problem
+    return rows
+
+
+def _invalid_configs(configs: Mapping[str, ContextConfig]) -> dict[str, str]:
+    """The error of each config that is invalid, by name."""
+    # An invalid config is its rows' error before any replay: the what-if's baseline is its
+    # first config's, so left in, it would cost the other configs their figures too.
+    invalid: dict[str, str] = {}
+    for name, config in configs.items():
+        try:
+            require_config(config)
+        except UsageError as exc:
+            invalid[name] = f"{type(exc).__name__}: {exc}"
+    return invalid
+
+
+def _run_all(what: WhatIf, names: Iterable[str], failures: dict[str, str]) -> pd.DataFrame:
+    """Run every config ``names`` of ``what``, adding each one's error to ``failures``; return
+    the what-if's table."""
+    for name in names:
+        try:
+            run_sync(what.run(name))
+        except Exception as exc:  # a failing case is a row, never a lost sweep
+            failures[name] = f"{type(exc).__name__}: {exc}"
+    return what.table()
+
+
+def _window_rows(
+    session: str,
+    window: int,
+    configs: Iterable[str],
+    failures: Mapping[str, str],
+    table: pd.DataFrame | None,
+) -> list[dict[str, Any]]:
+    """The rows of one window: each config's figures from ``table``, or its error."""
+    rows: list[dict[str, Any]] = []
+    for name in configs:
+        base = {"session": session, "config": name, "window": window}
+        if name in failures or table is None:
+            rows.append({**base, "error": failures[name]})
+            continue
+        # Cell by cell: a row read whole takes one dtype for all, and NaN becomes NA.
+        values = {c: _plain(table.at[name, c]) for c in COMPARISON_COLUMNS}
+        rows.append({**base, **values, "error": None})
     return rows
 
 
@@ -211,10 +241,8 @@ def sweep(
             its first call: a session over it is refused (its rows' error: `OverBudget`), the
             others go on; once the cap is reached no call is sent.
     """
-    # One function from the arguments' checks to the frame: the cache lookup, the computing of
-    # what it lacks and the writing back share the cache, the count store and the problems met.
-    import pandas as pd
-
+    # Long by its public docstring (every argument's meaning); the body checks the arguments
+    # in order, then takes what the cache holds, computes the rest and makes the frame.
     windows = windows_of(windows)
     configs = named_configs(configs, validate=False)
     checked_price(price)
@@ -222,31 +250,38 @@ def sweep(
     checked_unrecorded_tokens(unrecorded_tokens)
     checked_executor(executor)
     summaries = sweep_summaries(summarizer, budget_usd, executor)
-    # Checked before any session is read: a wrong folder should not cost the loading.
     # A summarizer model's summaries are not the offline extract's: cached apart.
     by = "" if summaries is None else f"|summaries by {summaries.name}"
     extra = f"{price}|{rules}|{summary_calls}|{unrecorded_tokens}{by}"
-    if cache_dir is not None:
-        cache_dir = path_argument(cache_dir, "cache_dir", what="a folder for the cache")
-    cache = SweepCache(Path(cache_dir), extra) if cache_dir else None
-    counts = str(Path(cache_dir) / COUNTS_FILE) if cache_dir else None
-    if counts:
-        # Another application's file, or one damaged at its first page, is said before any
-        # work (a locked one after waiting for it); each worker opens the store again.
-        CountStore(counts).close()
+    folder, cache, counts = opened_cache(cache_dir, extra)
     sessions = {t.name: t for t in sweep_sessions(transcripts)}
     wanted = wanted_cases(sessions, configs, windows, cases)
     keys = {name: transcript_key(t) for name, t in sessions.items()} if cache else {}
-    rows: list[dict[str, Any]] = []
-    pending: dict[tuple[str, int], dict[str, ContextConfig]] = {}
-    for session, config, window in wanted:
-        found = cache.get(keys[session], configs[config], window) if cache else None
-        if found is not None:
-            rows.append({**found, "session": session, "config": config, "window": window})
-        else:
-            pending.setdefault((session, window), {})[config] = configs[config]
-
+    rows, pending = cached_rows(wanted, cache, keys, configs)
     problems: dict[str, None] = {}  # each problem once, in the order met
+    finished = _writer(cache, keys, configs, problems)
+    # The sessions' token counts are kept beside the cached cases: a sweep of other configs
+    # over the same sessions tokenizes nothing again.
+    model = (price, rules, summary_calls, counts, unrecorded_tokens, summaries)
+    computed, interrupted = _compute(
+        sessions, _by_session(pending), executor, progress, model, finished
+    )
+    rows.extend(computed)
+    frame = _frame(rows, wanted, len(computed), interrupted)
+    say_pricing(frame, sessions, price, rules)
+    frame.attrs["cache_problems"] = list(problems)
+    if problems:
+        _warn_unwritten(problems, folder)
+    return frame
+
+
+def _writer(
+    cache: SweepCache | None,
+    keys: Mapping[str, str],
+    configs: Mapping[str, ContextConfig],
+    problems: dict[str, None],
+) -> Callable[[list[dict[str, Any]]], None]:
+    """What takes each finished task's rows: caches them, adding what it meets to ``problems``."""
 
     def finished(done: list[dict[str, Any]]) -> None:
         # Cached as each task arrives: a sweep that stops later keeps what finished. A cache
@@ -261,30 +296,36 @@ def sweep(
                 except (WriteError, OSError) as exc:
                     problems[str(exc)] = None
 
-    # The sessions' token counts are kept beside the cached cases: a sweep of other configs
-    # over the same sessions tokenizes nothing again.
-    model = (price, rules, summary_calls, counts, unrecorded_tokens, summaries)
-    computed, interrupted = _compute(
-        sessions, _by_session(pending), executor, progress, model, finished
-    )
-    rows.extend(computed)
+    return finished
+
+
+def _frame(
+    rows: list[dict[str, Any]],
+    wanted: Sequence[Case],
+    computed: int,
+    interrupted: bool,
+) -> pd.DataFrame:
+    """The sweep's frame: the rows in the order of the cases wanted, with what it found."""
+    import pandas as pd
+
     order = {case: n for n, case in enumerate(wanted)}
     rows.sort(key=lambda r: order.get((r["session"], r["config"], r["window"]), len(order)))
     frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).astype(_INTEGERS)
-    frame.attrs.update(computed=len(computed), cached=len(rows) - len(computed))
+    frame.attrs.update(computed=computed, cached=len(rows) - computed)
     frame.attrs["interrupted"] = interrupted
     frame.attrs["findings"] = sweep_findings(frame)
-    say_pricing(frame, sessions, price, rules)
-    frame.attrs["cache_problems"] = list(problems)
-    if problems:
-        first = next(iter(problems))
-        msg = (
-            f"the sweep's cache in {str(cache_dir)!r} was not fully written ({len(problems)} "
-            f"problem(s); frame.attrs['cache_problems'] lists them): {first}. Every computed row "
-            "is returned; a later sweep computes the missing entries again"
-        )
-        warnings.warn(msg, CacheNotWritten, stacklevel=2)
     return frame
+
+
+def _warn_unwritten(problems: Mapping[str, None], folder: Path | None) -> None:
+    """Warn (`CacheNotWritten`, at `sweep`'s caller) that the cache was not fully written."""
+    first = next(iter(problems))
+    msg = (
+        f"the sweep's cache in {str(folder)!r} was not fully written ({len(problems)} "
+        f"problem(s); frame.attrs['cache_problems'] lists them): {first}. Every computed row "
+        "is returned; a later sweep computes the missing entries again"
+    )
+    warnings.warn(msg, CacheNotWritten, stacklevel=3)
 
 
 Group = tuple[str, tuple[int, ...], dict[str, ContextConfig]]

@@ -9,23 +9,37 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from numbers import Real
 from pathlib import Path
 from typing import Any
 
 from ctxlab._version import __version__
+from ctxlab.analysis._sweep_cases import Case
 from ctxlab.analysis._whatif import COMPARISON_COLUMNS
 from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import UsageError
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import dump_messages
+from ctxlab.tokens import CountStore
 from ctxlab.util._files import write_atomic
+from ctxlab.util._path_args import path_argument
 
-__all__ = ["SWEEP_COLUMNS", "SweepCache", "transcript_key"]
+__all__ = [
+    "COUNTS_FILE",
+    "SWEEP_COLUMNS",
+    "SweepCache",
+    "cached_rows",
+    "opened_cache",
+    "transcript_key",
+]
 
 SWEEP_COLUMNS = ("session", "config", "window", *COMPARISON_COLUMNS, "error")
 """The columns of a sweep's frame, in order."""
+
+COUNTS_FILE = "token_counts.sqlite"
+"""The `CountStore` a sweep keeps in its ``cache_dir``."""
 
 
 def _version() -> str:
@@ -145,3 +159,38 @@ def _valid_figures(row: Mapping[str, Any]) -> bool:
         if value is not None and (isinstance(value, bool) or not isinstance(value, Real)):
             return False
     return row.get("error") is None
+
+
+def opened_cache(
+    cache_dir: str | os.PathLike[str] | None, extra: str
+) -> tuple[Path | None, SweepCache | None, str | None]:
+    """The sweep's folder, its case cache and its count store's file (each None without one),
+    checked before any session is read: a wrong folder should not cost the loading."""
+    folder = None
+    if cache_dir is not None:
+        folder = path_argument(cache_dir, "cache_dir", what="a folder for the cache")
+    cache = SweepCache(Path(folder), extra) if folder else None
+    counts = str(Path(folder) / COUNTS_FILE) if folder else None
+    if counts:
+        # Another application's file, or one damaged at its first page, is said before any
+        # work (a locked one after waiting for it); each worker opens the store again.
+        CountStore(counts).close()
+    return folder, cache, counts
+
+
+def cached_rows(
+    wanted: Sequence[Case],
+    cache: SweepCache | None,
+    keys: Mapping[str, str],
+    configs: Mapping[str, ContextConfig],
+) -> tuple[list[dict[str, Any]], dict[tuple[str, int], dict[str, ContextConfig]]]:
+    """The rows the cache holds, and the configs left to compute by (session, window)."""
+    rows: list[dict[str, Any]] = []
+    pending: dict[tuple[str, int], dict[str, ContextConfig]] = {}
+    for session, config, window in wanted:
+        found = cache.get(keys[session], configs[config], window) if cache else None
+        if found is not None:
+            rows.append({**found, "session": session, "config": config, "window": window})
+        else:
+            pending.setdefault((session, window), {})[config] = configs[config]
+    return rows, pending

@@ -27,12 +27,12 @@ from ctxlab.fork._arrival import (
     recorded_point,
     replayed_point,
 )
-from ctxlab.fork._branch import Branch, ModelSource
+from ctxlab.fork._branch import Branch, BranchRun, ModelSource
 from ctxlab.fork._branch_folder import MAX_NAME, branch_folder, checked_name, checked_root
 from ctxlab.fork._recorded_model import RecordedModel
 from ctxlab.fork._replay import model_and_tools
 from ctxlab.fork._tools import ToolPlan, names_of, plan_tools
-from ctxlab.fork._workspace import refuse_inside, workspace_of
+from ctxlab.fork._workspace import Workspace, refuse_inside, workspace_of
 from ctxlab.io._source import SessionSource, transcript_of
 from ctxlab.materials._tasks import TaskState
 from ctxlab.messages._request import ModelRequest
@@ -125,19 +125,10 @@ async def fork(
     ``root`` where no folder can be made (a file, read-only, a path too long), an argument of
     another kind (each named, with what it takes).
     """
-    # Long by its docstring (the public API); the body is: take what the origin gives, make
-    # the branch's folder and run 0, arrive, and clean the folder up if arriving fails.
+    # Long by its docstring (the public API); the body is: check the arguments, take what the
+    # origin gives, make the branch's folder and run 0, arrive (cleaning up if that fails).
     arrival = checked_arrival(arrival)
-    if (
-        model is not None
-        and model != "recorded"
-        and not (isinstance(model, Model) or callable(model))
-    ):
-        msg = (
-            f"model must be a ctxlab Model or a function making one, or 'recorded' (a "
-            f"recording's own replies), got {model!r:.80}"
-        )
-        raise ForkError(msg)
+    _check_model(model)
     name = checked_name(name)
     if session_log is not None and not isinstance(session_log, bool):
         msg = f"session_log must be True, False or None (as the origin), got {session_log!r:.80}"
@@ -154,7 +145,37 @@ async def fork(
     for original in (recipe.workspace, files.source if files is not None else None):
         if isinstance(original, Path):
             refuse_inside(folder_root, original)
-    branch = Branch(
+    branch = _branch(recipe, name, arrival, files, folder_root)
+    branch.name, branch.folder = branch_folder(folder_root, branch.name)
+    run = await _arrived(branch, arrival, arrive)
+    branch._hand = await branch._start(run)
+    return branch
+
+
+def _check_model(model: object) -> None:
+    """Refuse (`ForkError`) a ``model`` that is no model, no function making one, nor
+    ``"recorded"``."""
+    if (
+        model is not None
+        and model != "recorded"
+        and not (isinstance(model, Model) or callable(model))
+    ):
+        msg = (
+            f"model must be a ctxlab Model or a function making one, or 'recorded' (a "
+            f"recording's own replies), got {model!r:.80}"
+        )
+        raise ForkError(msg)
+
+
+def _branch(
+    recipe: _Recipe,
+    name: str | None,
+    arrival: Arrival,
+    files: Workspace | None,
+    folder_root: Path,
+) -> Branch:
+    """The branch ``recipe`` makes, not yet arrived (its point is empty, its folder the root)."""
+    return Branch(
         name=name or recipe.config_name,
         config=recipe.config,
         config_name=recipe.config_name,
@@ -172,7 +193,11 @@ async def fork(
         # As the origin's offload hints name it (its offloader resolves the folder).
         origin_folder=str(recipe.workspace.resolve()) if recipe.workspace is not None else None,
     )
-    branch.name, branch.folder = branch_folder(folder_root, branch.name)
+
+
+async def _arrived(branch: Branch, arrival: Arrival, arrive: Arrive) -> BranchRun:
+    """Make ``branch``'s run 0 and set its point by ``arrive``; return the run. The branch's
+    folder is removed if that fails (a failed replay is a `ForkError` saying so)."""
     try:
         run = branch._new_run()
         assert run.agent is not None
@@ -187,8 +212,7 @@ async def fork(
     except BaseException:
         shutil.rmtree(branch.folder, ignore_errors=True)
         raise
-    branch._hand = await branch._start(run)
-    return branch
+    return run
 
 
 Arrive = Callable[[Agent, Path], Awaitable[tuple[ForkPoint, list[ModelRequest | None]]]]

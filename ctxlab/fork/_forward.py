@@ -101,6 +101,8 @@ async def run_forward(
             refused (`OverBudget`, before any request) when its estimate passes the cap,
             and no request is sent once the cap is reached (see the module).
     """
+    # Long by its docstring (the public API); the body checks the arguments in order, then
+    # runs (`_runs`) and gathers the outcomes.
     chosen = branches_of(branches)
     check_arguments(chosen, prompt, max_steps, runs, concurrency, reference)
     timeout = checked_timeout(check_timeout)
@@ -115,15 +117,7 @@ async def run_forward(
     within(estimate, cap)
     budget = Budget(cap, price=price)
     how = _How(prompt, max_steps, check, timeout, price)
-    if executor is None:
-        bar = RunBar(len(chosen) * runs, budget, shown=progress, estimate=short(estimate))
-        try:
-            done = await _in_process(chosen, how, runs, concurrency, budget, bar)
-        finally:
-            bar.close()
-    else:
-        share = None if cap is None else cap / (len(chosen) * runs)
-        done = await _on_executor(chosen, replace(how, share=share), runs, executor, progress)
+    done = await _runs(chosen, how, runs, concurrency, executor, progress, budget, estimate)
     return Outcomes(
         done,
         reference or chosen[0].name,
@@ -132,6 +126,29 @@ async def run_forward(
         budget_usd=cap,
         estimate=estimate,
     )
+
+
+async def _runs(
+    chosen: list[Branch],
+    how: _How,
+    runs: int,
+    concurrency: int,
+    executor: Any,
+    progress: bool,
+    budget: Budget,
+    estimate: ForwardEstimate,
+) -> list[BranchRun]:
+    """Every run of ``chosen``, done: on the event loop under ``budget`` (with its progress
+    bar), or on ``executor``, each task with its share of the cap."""
+    if executor is None:
+        bar = RunBar(len(chosen) * runs, budget, shown=progress, estimate=short(estimate))
+        try:
+            return await _in_process(chosen, how, runs, concurrency, budget, bar)
+        finally:
+            bar.close()
+    cap = budget.cap
+    share = None if cap is None else cap / (len(chosen) * runs)
+    return await _on_executor(chosen, replace(how, share=share), runs, executor, progress)
 
 
 def forward_estimate(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import ctxlab.analysis._replay as replay_module
+import ctxlab.analysis._replay_requests as replay_module
 from ctxlab import ContextConfig, TiktokenCounter, TokenCache
 from ctxlab.analysis._grading import graded_steps
 from ctxlab.analysis._replay import ReplayStep, replay, replay_row

@@ -133,7 +133,7 @@ async def test_a_replay_grades_a_compaction_when_its_retention_is_read(monkeypat
     # each is graded once, and the grades are those of grading afterwards (`graded_steps`).
     import pickle
 
-    import ctxlab.analysis._replay as replay_module
+    import ctxlab.analysis._replay_requests as replay_module
     from ctxlab import ApproximateCounter
     from ctxlab.analysis._grading import graded_steps
 
