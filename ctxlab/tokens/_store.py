@@ -182,6 +182,7 @@ class CountStore:
         found: dict[str, int] = {}
         if self._empty:
             return found
+        asked = set(blocks)
         with self._lock:
             try:
                 for start in range(0, len(blocks), _BATCH):
@@ -193,11 +194,13 @@ class CountStore:
                         [namespace, *chunk],
                     ).fetchall()
                     # A count is a whole number from 0 to MAX_TOKENS that matches its digest:
-                    # anything else is damage, not trusted (the block is counted again).
+                    # anything else is damage, not trusted (the block is counted again). A
+                    # damaged index can lead to a sound row of a block not asked for: left out.
                     found.update(
                         (b, t)
                         for b, t, d in rows
-                        if isinstance(t, int)
+                        if b in asked
+                        and isinstance(t, int)
                         and not isinstance(t, bool)
                         and 0 <= t <= MAX_TOKENS
                         and isinstance(b, str)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ctxlab import ContextConfig, sessions, sweep
@@ -20,7 +20,7 @@ from ctxlab.io._listing import companion, session_suffixes
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.tokens import ApproximateCounter, CountStore, TokenCache
 from tests.fuzz.contract import FUZZ, holds
-from tests.fuzz.mutations import DAMAGE, damage_with, damaged_bytes, mutated_file
+from tests.fuzz.mutations import DAMAGE, damage_with, mutated_file
 from tests.fuzz.seeds import seed_files
 
 
@@ -69,23 +69,36 @@ def _session(n: int) -> list[UserMessage | AssistantMessage]:
     ]
 
 
+class _Sound(bytes):
+    """A sound store's bytes, shown short: Hypothesis prints every argument of a failing case,
+    and a 68 kB repr is refused as a warning (an error here) that hides the real finding."""
+
+    def __repr__(self) -> str:
+        return f"<a sound count store, {len(self)} bytes>"
+
+
 @pytest.fixture(scope="module")
 def sound_store(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     path = tmp_path_factory.mktemp("store") / "c.sqlite"
     store = CountStore(path)
     TokenCache(ApproximateCounter(), store=store).count_ahead(_session(300))
     store.close()
-    return path.read_bytes()
+    return _Sound(path.read_bytes())
 
 
 @FUZZ
-@given(data=st.data())
+# Every draw is made up front by `given`, none from inside the test: with `st.data()` Hypothesis
+# reported "inconsistent data generation" about one run in three under load.
+@given(damage=DAMAGE, noise=st.none() | st.binary(max_size=5_000))
+# Found by this test: one bit of the index flipped led SQLite to a sound row of a block that was
+# not asked for, and the cache's bookkeeping raised KeyError (the offset is this store's index).
+@example(damage=[("flip", 27726, b"\x10", 1, 1)], noise=None)
 def test_a_damaged_count_store(
-    sound_store: bytes, data: st.DataObject, tmp_path_factory: Any
+    sound_store: bytes, damage: Any, noise: bytes | None, tmp_path_factory: Any
 ) -> None:
     folder = tmp_path_factory.mktemp("store")
     path = folder / "c.sqlite"
-    path.write_bytes(data.draw(damaged_bytes(sound_store) | st.binary(max_size=5_000)))
+    path.write_bytes(damage_with(sound_store, damage) if noise is None else noise)
     journals = [path.with_name(path.name + s) for s in ("-journal", "-wal", "-shm")]
     store = holds(
         lambda: CountStore(path, timeout=0.5), watched=[folder], may_write=[path, *journals]
