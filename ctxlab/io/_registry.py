@@ -225,11 +225,22 @@ class _Names(Sequence[str]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    # ``FORMATS`` was a tuple: code that adds to it or compares it with a list goes on working.
+    def __add__(self, other: object) -> tuple[str, ...]:
+        if not isinstance(other, tuple | list | _Names):
+            return NotImplemented
+        return format_names() + tuple(other)
+
+    def __radd__(self, other: object) -> tuple[str, ...]:
+        if not isinstance(other, tuple | list):
+            return NotImplemented
+        return tuple(other) + format_names()
+
     def __repr__(self) -> str:
         return repr(format_names())
 
 
-FORMATS: Sequence[str] = _Names()
+FORMATS = _Names()
 """The names of the formats `load` reads (``format=`` takes one): ctxlab's own, then those
 registered (`register_format`, the ``ctxlab.formats`` entry points), read from the registry
 each time."""

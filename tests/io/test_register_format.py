@@ -196,3 +196,13 @@ def test_the_docs_example_is_the_format_tested_here() -> None:
     assert len(code.strip().splitlines()) < 40
     start = module.index("ROLES = ")
     assert module[start : module.index("\n\n\nTINYLOG")] in code
+
+
+def test_formats_adds_like_the_tuple_it_was() -> None:
+    # `FORMATS` was a tuple; user code that extends it with its own names keeps working.
+    names = tuple(ctxlab.FORMATS)
+    assert (*names, "mine") == ctxlab.FORMATS + ("mine",)  # noqa: RUF005 (the point)
+    assert ("mine", *names) == ["mine"] + ctxlab.FORMATS  # noqa: RUF005
+    assert names + names == ctxlab.FORMATS + ctxlab.FORMATS
+    with pytest.raises(TypeError):
+        ctxlab.FORMATS + "mine"  # type: ignore[operator]
