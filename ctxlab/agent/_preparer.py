@@ -255,12 +255,18 @@ class Preparer:
             )
         except MalformedReply as exc:
             if exc.usage is not None:
-                self.attach_usage(manifest.request_id, exc.usage)
+                self._bill_summary(manifest.request_id, exc.usage)
             raise
         billed = answer.response if isinstance(answer, SummaryAnswer) else None
         if billed is not None and billed.usage is not None:
-            self.attach_usage(manifest.request_id, billed.usage)
+            self._bill_summary(manifest.request_id, billed.usage)
         return answer
+
+    def _bill_summary(self, request_id: str, usage: ProviderUsage) -> None:
+        # On the manifest, and in the session log: a summary call has no response event, and
+        # without this its bill was lost when the session resumed.
+        self.attach_usage(request_id, usage)
+        self._agent._recorder.record_usage(request_id, usage)
 
     async def _prepare(
         self,

@@ -97,6 +97,13 @@ class Recorder:
             if entry is not None:
                 self._events.append(entry)
 
+    def record_usage(self, request_id: str, usage: ProviderUsage) -> None:
+        """Keep the usage billed for a request that has no `ModelResponseEvent` of its own (a
+        summary call), so that a resumed session's manifests carry it as the live one's did."""
+        if self.log is not None:
+            entry = {"request_id": request_id, "usage": dataclasses.asdict(usage)}
+            self._events.append(("summary_usage", entry))
+
     def resume(self) -> Resumed | None:
         """The last committed state of this session, or None for a new session."""
         if self.log is None:
@@ -119,7 +126,8 @@ class Recorder:
         assert self.log is not None
         manifests: list[ContextManifest] = []
         by_id: dict[str, int] = {}
-        for kind, payload in self.log.event_payloads(self.key, ("context_build", "model_response")):
+        kinds = ("context_build", "model_response", "summary_usage")
+        for kind, payload in self.log.event_payloads(self.key, kinds):
             try:
                 if kind == "context_build":
                     manifest = ContextManifest.from_dict(payload["context_manifest"])

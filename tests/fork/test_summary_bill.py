@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ctxlab import ApproximateCounter, ContextConfig
+from ctxlab import ApproximateCounter, ContextConfig, SessionLog
 from ctxlab.agent import Agent
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, task_done
 from ctxlab.fork import fork, run_forward
@@ -129,3 +129,48 @@ async def test_a_summary_answer_that_does_not_read_is_billed_all_the_same() -> N
     assert [(m.provider_usage.input_tokens, m.provider_usage.output_tokens) for m in summaries] == [  # type: ignore[union-attr]
         (900, 7)
     ] * asked
+
+
+async def test_a_summary_calls_bill_is_read_back_when_the_session_resumes(tmp_path: Path) -> None:
+    # The summary call has no response event of its own: its usage must reach the log another
+    # way, or a resumed session's manifests show the call unbilled (priced at its estimate).
+    calls = {"reasoning": 0}
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        if _is_summary(body):
+            return message(json.dumps(SUMMARY), **SUMMARY_USAGE)
+        calls["reasoning"] += 1
+        n = calls["reasoning"]
+        if n <= 3:
+            use = {"type": "tool_use", "id": f"toolu_{n}", "name": "_page", "input": {"page": n}}
+            return message([use], input_tokens=500, output_tokens=20)
+        return message("done", input_tokens=600, output_tokens=4)
+
+    def make(url: str) -> Agent:
+        return Agent(
+            model=AnthropicModel(
+                "claude-sonnet-4-6",
+                api_key="test-key",
+                base_url=url,
+                max_retries=0,
+                context_window=4_000,
+                max_tokens=200,
+            ),
+            tools=[_page],
+            counter=ApproximateCounter(),
+            session_log=SessionLog(tmp_path / "log.sqlite"),
+            session_id="s",
+        )
+
+    with MessagesAPI(responder=answer) as api:
+        agent = make(api.url)
+        await agent("Read three pages")
+        await agent.compress_context(force=True)
+        await agent("And now?")  # commits the turn that holds the compaction
+        live = [m for m in agent.manifests if m.purpose == "summary"]
+        resumed = make(api.url)
+    back = [m for m in resumed.manifests if m.purpose == "summary"]
+    assert len(live) == 1 and [m.request_id for m in back] == [live[0].request_id]
+    assert back[0].provider_usage == live[0].provider_usage
+    usage = back[0].provider_usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (1200, 300)
