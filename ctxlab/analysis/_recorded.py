@@ -25,6 +25,7 @@ from ctxlab.analysis._recorded_turns import (
     opens_turn,
     sent_by,
 )
+from ctxlab.analysis._sent_forms import as_sent, sent_forms
 from ctxlab.io._arguments import checked_transcript
 from ctxlab.manifest import ContextManifest, ManifestItem, Transform
 from ctxlab.manifest._manifest import PlacedPrefix, placed_totals
@@ -155,7 +156,10 @@ def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     """The requests the recorded agent sent: one per reply after the first user message, each
     holding the conversation since the session start or its latest recorded compaction (and,
     after a microcompact, the placeholder Claude Code sends for each result it cleared)."""
-    messages = checked_transcript(transcript, "recorded_requests").messages
+    # A ctxlab recording keeps results whole but its requests sent some cut or offloaded.
+    messages = as_sent(
+        checked_transcript(transcript, "recorded_requests").messages, sent_forms(transcript)
+    )
     models = transcript.meta.get("reply_models")
     models = models if isinstance(models, Mapping) else {}
     out: list[RecordedRequest] = []

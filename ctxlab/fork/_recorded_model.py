@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ctxlab.agent._export import SENT_RESULTS
 from ctxlab.analysis._recorded import recorded_requests
+from ctxlab.analysis._sent_forms import sent_forms
 from ctxlab.exceptions import UsageError
 from ctxlab.fork._signature import signature
 from ctxlab.io._source import transcript_of
@@ -94,27 +94,6 @@ def _held(messages: Sequence[Any]) -> ModelRequest:
     return ModelRequest(system="", messages=tuple(kept), tools=())
 
 
-def sent_forms(transcript: Transcript) -> dict[str, ToolResultBlock]:
-    """The tool results a ctxlab recording's requests sent otherwise than its messages keep
-    them (cut, offloaded: `ctxlab.agent.SENT_RESULTS`), by call id; none for another tool's
-    recording. An entry that does not read as a result is a `UsageError` naming it."""
-    saved = transcript.meta.get(SENT_RESULTS) if transcript.meta.get("source") == "ctxlab" else None
-    if not isinstance(saved, dict):
-        return {}
-    forms: dict[str, ToolResultBlock] = {}
-    for key, value in saved.items():
-        try:
-            block = ToolResultBlock.model_validate(value)
-        except ValueError as exc:
-            msg = (
-                f"the recording's {SENT_RESULTS!r} entry {key!r:.60} is not a tool result "
-                f"({exc.__class__.__name__}); save the transcript again with Agent.transcript()"
-            )
-            raise UsageError(msg) from exc
-        forms[str(key)] = block
-    return forms
-
-
 def holds(request: ModelRequest, recorded: Sequence[Any], folders: Sequence[str] = ()) -> bool:
     """Whether ``request`` holds what the recorded request's ``recorded`` messages held (see
     the module): their conversations' signatures are equal."""
@@ -165,7 +144,7 @@ class RecordedModel(Model):
         self.answered = 0
         """Requests answered from the recording."""
         self._by_calls: dict[frozenset[str], UserMessage] | None = None
-        self._sent = sent_forms(self.transcript)
+        sent_forms(self.transcript)  # a damaged entry is refused here, before any request
         self.parted_at: int | None = None
         """The recorded request number where the contexts parted (None: they have not)."""
 
@@ -251,7 +230,7 @@ class RecordedModel(Model):
         if self.parted_at is None:
             number = self.start + self.answered
             recorded = self.recorded[number] if number < len(self.recorded) else None
-            if recorded is not None and holds(request, self._as_sent(recorded), self.folders):
+            if recorded is not None and holds(request, recorded.messages, self.folders):
                 self.answered += 1
                 return self._recorded_reply(recorded, on_text)
             self.parted_at = number
@@ -263,23 +242,6 @@ class RecordedModel(Model):
             msg = f"the replay ended at request {self.parted_at}: the run has nothing to answer"
             raise UsageError(msg)
         return await self.then.request(request, purpose=purpose, on_text=on_text)
-
-    def _as_sent(self, recorded: RecordedRequest) -> Sequence[Any]:
-        # ctxlab's own recording keeps each result whole and, beside it, the form its request
-        # sent (cut, offloaded): the branch's request is compared with what was sent.
-        if not self._sent:
-            return recorded.messages
-        return [
-            m.model_copy(update={"content": tuple(self._sent_form(b) for b in m.content)})
-            if isinstance(m, UserMessage) and m.tool_results
-            else m
-            for m in recorded.messages
-        ]
-
-    def _sent_form(self, block: Any) -> Any:
-        if isinstance(block, ToolResultBlock):
-            return self._sent.get(block.tool_use_id, block)
-        return block
 
     def _recorded_reply(
         self, recorded: RecordedRequest, on_text: TextCallback | None

@@ -59,3 +59,31 @@ async def test_under_a_config_cutting_otherwise_the_fork_parts_at_the_first_cut(
     (run,) = (await run_forward(branch, check=lambda run: True, max_steps=50)).runs
     # Request 1 holds the first result, cut at 300 tokens where the recording sent 1,500.
     assert run.notes == ["unknown after request 1 — the contexts part here"]
+
+
+async def test_the_recording_as_recorded_holds_the_results_as_its_requests_sent_them(
+    tmp_path: Path,
+) -> None:
+    # The "as recorded" view (`recorded_requests`, what calibration compares with the bill) of
+    # ctxlab's own recording: each tool result as the agent's requests sent it, read from the
+    # requests themselves — not the whole result its messages keep.
+    session = await demo_session(tmp_path / "origin")
+    path = session.agent.transcript().save(tmp_path / "recording.jsonl")
+    recorded = ctxlab.recorded_requests(ctxlab.load(path))
+    assert len(recorded) == len(session.sent)
+
+    def results(messages: object) -> dict[str, str]:
+        return {
+            b.tool_use_id: b.text
+            for m in messages  # type: ignore[attr-defined]
+            for b in m.content
+            if isinstance(b, ToolResultBlock)
+        }
+
+    folder = f"{session.agent.workspace}/"
+    cut = 0
+    for mine, sent in zip(recorded, session.sent, strict=True):
+        theirs = {k: v.replace(folder, "") for k, v in results(sent.messages).items()}
+        assert results(mine.messages) == theirs
+        cut += sum(TRUNCATION_MARKER in t for t in theirs.values())
+    assert cut > 0  # the control: some results went cut, so whole ones would differ
