@@ -155,11 +155,10 @@ def recorded_compactions(transcript: Transcript) -> tuple[RecordedCompaction, ..
 def recorded_requests(transcript: Transcript) -> list[RecordedRequest]:
     """The requests the recorded agent sent: one per reply after the first user message, each
     holding the conversation since the session start or its latest recorded compaction (and,
-    after a microcompact, the placeholder Claude Code sends for each result it cleared)."""
-    # A ctxlab recording keeps results whole but its requests sent some cut or offloaded.
-    messages = as_sent(
-        checked_transcript(transcript, "recorded_requests").messages, sent_forms(transcript)
-    )
+    after a microcompact, the placeholder Claude Code sends for each result it cleared; a
+    ctxlab recording's results as its requests sent them, cut or offloaded)."""
+    checked = checked_transcript(transcript, "recorded_requests")
+    messages = as_sent(checked.messages, sent_forms(transcript))
     models = transcript.meta.get("reply_models")
     models = models if isinstance(models, Mapping) else {}
     out: list[RecordedRequest] = []
