@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ctxlab.io._folder import SUFFIXES
+from ctxlab.io._listing import session_suffixes
 from ctxlab.io._transcript import corpus_dir
 
 CONTENDERS = {
@@ -91,7 +91,9 @@ def _units(raw: Path) -> list[list[Path]]:
     """The corpus's sessions as they lie on disk: each file that `sessions` reads, with the
     folder of the same name beside it when there is one (a Claude Code session's
     ``<id>/subagents/agent-*.jsonl``: its subagents are found there, not re-read from it)."""
-    files = [p for p in sorted(raw.rglob("*")) if p.is_file() and p.name.endswith(SUFFIXES)]
+    files = [
+        p for p in sorted(raw.rglob("*")) if p.is_file() and p.name.endswith(session_suffixes())
+    ]
     own = {p.with_suffix("") for p in files if p.with_suffix("").is_dir()}
     return [
         [path, *sorted(f for f in path.with_suffix("").rglob("*") if f.is_file())]
