@@ -12,7 +12,9 @@ answers from memory (`ctxlab.io._sessions_cache`).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
@@ -21,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._files import path_problem, shown_path
+from ctxlab.io._format import SessionFormat
 from ctxlab.io._listing import companion, listed, session_folders, session_suffixes
 from ctxlab.io._load import read
-from ctxlab.io._registry import generation
+from ctxlab.io._registry import added_here, generation, install
 from ctxlab.io._sessions_cache import keep, kept, state_of
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
@@ -157,7 +160,10 @@ def _read_rows(files: list[Path], count: int, done: Callable[[int], Any]) -> lis
             rows.extend(session_rows([path]))
             done(1)
         return rows
-    with ProcessPoolExecutor(max_workers=count) as pool:
+    pool = _pool(count)
+    if pool is None:  # formats a spawned worker could not be given: read here
+        return _read_rows(files, 1, done)
+    with pool:
         # In chunks of their own: a chunk whose process dies costs its rows' figures (each
         # says so), never the listing.
         chunks = [files[k : k + _CHUNK] for k in range(0, len(files), _CHUNK)]
@@ -170,6 +176,40 @@ def _read_rows(files: list[Path], count: int, done: Callable[[int], Any]) -> lis
             rows.extend(got)
             done(len(chunk))
     return rows
+
+
+def _pool(count: int) -> ProcessPoolExecutor | None:
+    """Worker processes that read every registered format: a forked worker inherits the
+    registry; a spawned one (macOS, Windows) is given the formats registered here, unless one
+    was defined in a notebook, where no other process can import it (None: read here)."""
+    context = _CONTEXT or multiprocessing.get_context()
+    added = added_here()
+    if not added or context.get_start_method() == "fork":
+        return ProcessPoolExecutor(max_workers=count, mp_context=context)
+    if not all(_importable(f) for f in added):
+        return None
+    return ProcessPoolExecutor(
+        max_workers=count, mp_context=context, initializer=install, initargs=(added,)
+    )
+
+
+_CONTEXT: Any = None
+"""The multiprocessing context of the workers (None: the platform's; tests set "spawn")."""
+
+
+def _importable(declared: SessionFormat) -> bool:
+    # Pickled by reference, each function must be importable in the worker: not one defined
+    # in a notebook's __main__ (a script's __main__ is run again by a spawned worker).
+    main = sys.modules.get("__main__")
+    if getattr(main, "__file__", None):
+        return True
+    for value in vars(declared).values():
+        parts = value if isinstance(value, tuple) else (value,)
+        for part in parts:
+            for one in part if isinstance(part, tuple) else (part,):
+                if callable(one) and getattr(one, "__module__", None) == "__main__":
+                    return False
+    return True
 
 
 def _suffixes(value: Any) -> tuple[str, ...]:

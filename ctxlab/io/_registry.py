@@ -17,12 +17,14 @@ from ctxlab.io._format import SessionFormat
 __all__ = [
     "ENTRY_POINTS",
     "FORMATS",
+    "added_here",
     "detectors",
     "forget_format",
     "format_named",
     "format_names",
     "formats",
     "generation",
+    "install",
     "register_format",
 ]
 
@@ -158,6 +160,22 @@ def format_names() -> tuple[str, ...]:
 def format_named(name: str) -> SessionFormat | None:
     """The registered format called ``name`` (None: none is)."""
     return next((f for f in formats() if f.name == name), None)
+
+
+def added_here() -> tuple[SessionFormat, ...]:
+    """The formats this process registered beyond ctxlab's own (by hand or from an entry
+    point, or one of ctxlab's replaced): what a spawned worker process must be given."""
+    # Here, not at the top: the formats' modules import io's machinery, which reads this one.
+    from ctxlab.io.formats import BUILTIN
+
+    own = {id(f) for f in BUILTIN}
+    return tuple(f for f in formats() if id(f) not in own)
+
+
+def install(added: tuple[SessionFormat, ...]) -> None:
+    """Register ``added`` (from `added_here` in another process) in this one."""
+    for declared in added:
+        register_format(declared, replace=True)
 
 
 def _builtin() -> None:

@@ -5,7 +5,10 @@ format of `tests.io.outside_format`, the worked example of docs/howto/own-format
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import multiprocessing
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -206,3 +209,46 @@ def test_formats_adds_like_the_tuple_it_was() -> None:
     assert names + names == ctxlab.FORMATS + ctxlab.FORMATS
     with pytest.raises(TypeError):
         ctxlab.FORMATS + "mine"  # type: ignore[operator]
+
+
+def test_spawned_workers_are_given_the_formats_registered_here(
+    registered: SessionFormat, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where worker processes are spawned (macOS, Windows) they start with ctxlab's formats only:
+    # `sessions` gives them the ones registered in this process, or every file would be refused.
+    from ctxlab.io import _folder
+
+    monkeypatch.setattr(_folder, "_CONTEXT", multiprocessing.get_context("spawn"))
+    for n in range(_folder._PARALLEL_FROM):
+        _write(tmp_path, f"chat-{n:02d}.tiny")
+    frame = sessions(tmp_path, workers=2, progress=False)
+    assert len(frame) == _folder._PARALLEL_FROM
+    assert set(frame["format"]) == {"tinylog"} and frame["problem"].isna().all()
+    assert set(frame["messages"]) == {3}
+
+
+def test_a_format_defined_in_a_notebook_is_read_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A notebook's functions cannot be imported by a spawned process: its files are read here.
+    import types
+
+    from ctxlab.io import _folder
+
+    def read(*args: Any) -> Any:
+        return TINYLOG.read(*args)  # type: ignore[misc]
+
+    read.__module__ = "__main__"
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # no __file__
+    monkeypatch.setattr(_folder, "_CONTEXT", multiprocessing.get_context("spawn"))
+    mine = dataclasses.replace(TINYLOG, read=read)
+    assert not _folder._importable(mine)
+    register_format(mine)
+    try:
+        for n in range(_folder._PARALLEL_FROM):
+            _write(tmp_path, f"chat-{n:02d}.tiny")
+        assert _folder._pool(2) is None
+        frame = sessions(tmp_path, workers=2, progress=False)
+    finally:
+        _registry.forget_format(mine.name)
+    assert len(frame) == _folder._PARALLEL_FROM and set(frame["format"]) == {"tinylog"}
