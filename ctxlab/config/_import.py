@@ -54,19 +54,20 @@ _EDIT_KEYS = {
 
 def keeps_all_thinking(model: str) -> bool:
     """Whether ``model`` keeps every earlier turn's thinking when no ``clear_thinking`` edit
-    says otherwise — the context-editing guide's table: Claude Opus 4.5 and later, Sonnet 4.6
-    and later (and later families) keep all; Opus 4.1, Sonnet 4.5, every Haiku through 4.5 and
-    older models keep only the last turn's."""
+    says otherwise — the context-editing guide's table (platform.claude.com, "Thinking block
+    clearing", as of the Claude 5 models): Claude Opus 4.5 and later, Sonnet 4.6 and later,
+    Haiku 5.5 and later, and every Fable and Mythos model keep all; Opus 4.1, Sonnet 4.5, Haiku
+    4.5 and older models keep only the last turn's. (The guide's 2025 text said the last turn's
+    for every model; its table replaced that sentence.)"""
     name = model.lower()
-    if "haiku" in name:
-        return False
     # A version is one or two digits: in claude-3-7-sonnet-20250219 the date is no version.
-    found = re.search(r"(opus|sonnet)-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d)", name)
+    found = re.search(r"(opus|sonnet|haiku)-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d)", name)
     if found is None:
-        # Claude 3.x names put the version first (claude-3-7-sonnet): the last turn's only.
+        # Claude 3.x names put the version first (claude-3-7-sonnet, claude-3-5-haiku): the
+        # last turn's only; Fable, Mythos and later families keep all.
         return not re.search(r"claude-[23]", name)
     family, major, minor = found.group(1), int(found.group(2)), int(found.group(3) or 0)
-    first = (4, 5) if family == "opus" else (4, 6)
+    first = {"opus": (4, 5), "sonnet": (4, 6), "haiku": (5, 5)}[family]
     return (major, minor) >= first
 
 
