@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ctxlab.config._read import (
     Refusals,
     built,
@@ -158,6 +160,11 @@ def _summarization(
     """A LangChain ``SummarizationMiddleware`` into ``passes`` (the compaction section) and
     ``updates`` (the config's ratios): each setting read on its own, every refusal named."""
     refusals = Refusals()
+    # Where each ratio comes from, for a ratio the config's rules refuse.
+    updates.setdefault("_origins", {}).update(
+        trigger_ratio=f"{where}.trigger={getattr(item, 'trigger', None)!r}",
+        reserve_ratio=f"{where}.keep={getattr(item, 'keep', None)!r}",
+    )
     refusals.read(lambda: _trim(item, where))
     refusals.read(lambda: _trigger(item, where, passes, updates))
     refusals.read(lambda: _keep(item, where, window, passes, updates))
@@ -197,10 +204,22 @@ def from_langchain(cls: type[ContextConfig], middleware: Any, window: int | None
     clear = clears[0] if clears else None
     if clear is not None:
         updates["provider_edits"] = ProviderEdits(clear_tool_uses=clear)
+    origins: dict[str, str] = updates.pop("_origins", {})
     try:
         return config.merge(compaction=passes, **updates)
     except ValueError as exc:  # pydantic's ValidationError: the ratios' rules
-        msg = f"the middleware read as {updates | {'compaction': passes}} breaks a rule: {exc}"
+        read = [
+            f"{origins.get(name, name)} as {name}={value!r}"
+            for name, value in updates.items()
+            if name in ("trigger_ratio", "reserve_ratio")
+        ]
+        errors: list[Any] = (
+            list(exc.errors()) if isinstance(exc, ValidationError) else [{"msg": str(exc)}]
+        )
+        reasons = "; ".join(
+            f"{'.'.join(map(str, e.get('loc', ()))) or 'config'}: {e.get('msg', e)}" for e in errors
+        )
+        msg = f"{', '.join(read) or 'the middleware'} cannot be honoured: {reasons}"
         raise UsageError(msg) from exc
 
 

@@ -127,3 +127,25 @@ def test_a_summary_prompt_without_messages_is_named_beside_the_default_trim() ->
         r"summary_prompt has no \{messages\}",
     ):
         ContextConfig.from_([item], "langchain")
+
+
+def test_a_kept_tail_the_ratios_refuse_names_the_langchain_fields() -> None:
+    pytest.importorskip("langchain.agents")
+    from langchain.agents.middleware import SummarizationMiddleware
+    from langchain_core.messages import AIMessage
+
+    from tests.integrations.test_langchain import _Model
+
+    model = _Model(
+        messages=iter([AIMessage(content="s")]), sent=[], profile={"max_input_tokens": 16_000}
+    )
+    item = SummarizationMiddleware(
+        model, trigger=("fraction", 0.8), keep=("tokens", 13_600), trim_tokens_to_summarize=None
+    )
+    with pytest.raises(
+        UsageError,
+        match=r"middleware 0\.trigger=\('fraction', 0\.8\) as trigger_ratio=0\.8, middleware "
+        r"0\.keep=\('tokens', 13600\) as reserve_ratio=0\.85 cannot be honoured: "
+        r"config: .*reserve_ratio \(0\.85\) must be smaller than trigger_ratio \(0\.8\)",
+    ):
+        ContextConfig.from_([item], "langchain")
