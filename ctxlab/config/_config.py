@@ -228,7 +228,10 @@ class ContextConfig(BaseModel):
         ``langchain`` (``SummarizationMiddleware``), ``observation_masking`` (JetBrains,
         arXiv 2508.21433), ``anthropic_context_editing`` and ``anthropic_compaction`` (the
         Messages API's own context management), ``openai_agents_trimmer`` (the OpenAI Agents
-        SDK's ``ToolOutputTrimmer``). See ``ctxlab/config/_presets.py``."""
+        SDK's ``ToolOutputTrimmer``), ``openai_truncation`` and ``openai_compaction``, and the
+        coding harnesses' own auto-compaction: ``claude_code`` (2.1.21 and later),
+        ``claude_code_2.0``, ``codex``, ``gemini_cli`` and ``gemini_cli_0.7``. See
+        ``ctxlab/config/_presets.py`` and ``_harness_presets.py``."""
         factory = PRESET_FACTORIES.get(name) if isinstance(name, str) else None
         if factory is None:
             msg = f"no preset {shown(name)}; choose one of {', '.join(PRESET_FACTORIES)}"

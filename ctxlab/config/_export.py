@@ -39,9 +39,9 @@ class Exported:
 
 NO_THINKING_EDIT = (
     "thinking: with no clear_thinking edit the API applies its model's default — Claude Opus "
-    "4.5+ and Sonnet 4.6+ keep every turn's thinking, as ctxlab does here; Sonnet 4.5, Opus 4.1 "
-    "and every Haiku keep only the last turn's (set provider_edits.clear_thinking, with "
-    "thinking on, to say which)"
+    "4.5+, Sonnet 4.6+, Haiku 5.5+, Fable and Mythos keep every turn's thinking, as ctxlab does "
+    "here; Sonnet 4.5, Opus 4.1 and Haiku 4.5 and older keep only the last turn's (set "
+    "provider_edits.clear_thinking, with thinking on, to say which)"
 )
 THINKING_NEEDS_THINKING = (
     "clear_thinking_20251015: the API takes it only with extended thinking on (thinking "

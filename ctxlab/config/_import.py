@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlab.config._export import COMPACT_MINIMUM
 from ctxlab.config._import_frameworks import from_inspect, from_langchain
 from ctxlab.config._read import (
+    Refusals,
     built,
     check_keys,
     read_bool,
@@ -53,19 +54,20 @@ _EDIT_KEYS = {
 
 def keeps_all_thinking(model: str) -> bool:
     """Whether ``model`` keeps every earlier turn's thinking when no ``clear_thinking`` edit
-    says otherwise — the context-editing guide's table: Claude Opus 4.5 and later, Sonnet 4.6
-    and later (and later families) keep all; Opus 4.1, Sonnet 4.5, every Haiku through 4.5 and
-    older models keep only the last turn's."""
+    says otherwise — the context-editing guide's table (platform.claude.com, "Thinking block
+    clearing", as of the Claude 5 models): Claude Opus 4.5 and later, Sonnet 4.6 and later,
+    Haiku 5.5 and later, and every Fable and Mythos model keep all; Opus 4.1, Sonnet 4.5, Haiku
+    4.5 and older models keep only the last turn's. (The guide's 2025 text said the last turn's
+    for every model; its table replaced that sentence.)"""
     name = model.lower()
-    if "haiku" in name:
-        return False
     # A version is one or two digits: in claude-3-7-sonnet-20250219 the date is no version.
-    found = re.search(r"(opus|sonnet)-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d)", name)
+    found = re.search(r"(opus|sonnet|haiku)-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d)", name)
     if found is None:
-        # Claude 3.x names put the version first (claude-3-7-sonnet): the last turn's only.
+        # Claude 3.x names put the version first (claude-3-7-sonnet, claude-3-5-haiku): the
+        # last turn's only; Fable, Mythos and later families keep all.
         return not re.search(r"claude-[23]", name)
     family, major, minor = found.group(1), int(found.group(2)), int(found.group(3) or 0)
-    first = (4, 5) if family == "opus" else (4, 6)
+    first = {"opus": (4, 5), "sonnet": (4, 6), "haiku": (5, 5)}[family]
     return (major, minor) >= first
 
 
@@ -79,26 +81,38 @@ def _value(item: Any, kinds: tuple[str, ...], where: str, minimum: int) -> tuple
     return str(item["type"]), read_count(item.get("value"), f"{where}.value", minimum=minimum)
 
 
+def _clear_inputs(inputs: Any, where: str) -> bool | tuple[str, ...]:
+    """``clear_tool_inputs``: a bool, or the tools whose inputs are cleared."""
+    if isinstance(inputs, bool):
+        return inputs
+    # No tool named clears no inputs: False, as the export writes it (it leaves the key out).
+    return read_names(inputs, f"{where}.clear_tool_inputs") or False
+
+
 def _tool_uses(edit: Mapping[str, Any], where: str) -> ClearToolUses:
+    """A ``clear_tool_uses_20250919`` edit, each key read on its own (every refusal named)."""
+    refusals = Refusals()
     fields: dict[str, Any] = {}
     if "trigger" in edit:
-        kind, count = _value(edit["trigger"], ("input_tokens", "tool_uses"), f"{where}.trigger", 1)
-        key = "trigger_tool_uses" if kind == "tool_uses" else "trigger_input_tokens"
-        fields[key] = count
-    if "keep" in edit:
-        fields["keep"] = _value(edit["keep"], ("tool_uses",), f"{where}.keep", 0)[1]
-    if edit.get("clear_at_least") is not None:
-        least = edit["clear_at_least"]
-        fields["clear_at_least"] = _value(least, ("input_tokens",), f"{where}.clear_at_least", 0)[1]
-    if edit.get("exclude_tools") is not None:
-        fields["exclude_tools"] = read_names(edit["exclude_tools"], f"{where}.exclude_tools")
-    inputs = edit.get("clear_tool_inputs")
-    if isinstance(inputs, bool):
-        fields["clear_tool_inputs"] = inputs
-    elif inputs is not None:
-        # No tool named clears no inputs: False, as the export writes it (it leaves the key out).
-        names = read_names(inputs, f"{where}.clear_tool_inputs")
-        fields["clear_tool_inputs"] = names or False
+        read = refusals.read(
+            lambda: _value(edit["trigger"], ("input_tokens", "tool_uses"), f"{where}.trigger", 1)
+        )
+        if read is not None:
+            kind, count = read
+            fields["trigger_tool_uses" if kind == "tool_uses" else "trigger_input_tokens"] = count
+    readers = {
+        "keep": lambda v: _value(v, ("tool_uses",), f"{where}.keep", 0)[1],
+        "clear_at_least": lambda v: _value(v, ("input_tokens",), f"{where}.clear_at_least", 0)[1],
+        "exclude_tools": lambda v: read_names(v, f"{where}.exclude_tools"),
+        "clear_tool_inputs": lambda v: _clear_inputs(v, where),
+    }
+    for key, reader in readers.items():
+        # keep is no Optional in the SDK's type: a None there is refused, as the API would.
+        if key in edit and (key == "keep" or edit[key] is not None):
+            value = refusals.read(reader, edit[key])
+            if value is not None:
+                fields[key] = value
+    refusals.raise_any()
     return built(ClearToolUses, where, **fields)
 
 
@@ -111,8 +125,8 @@ def _thinking(edit: Mapping[str, Any], where: str) -> ClearThinking:
     return ClearThinking(keep_turns=_value(keep, ("thinking_turns",), f"{where}.keep", 1)[1])
 
 
-def _compact(edit: Mapping[str, Any], where: str) -> tuple[int, str | None]:
-    """The server compaction's trigger, and its ``instructions`` (None: its own prompt)."""
+def _pause(edit: Mapping[str, Any], where: str) -> None:
+    """``pause_after_compaction``: false (or absent) is the only value ctxlab can replay."""
     if edit.get("pause_after_compaction") is not None and read_bool(
         edit["pause_after_compaction"], f"{where}.pause_after_compaction"
     ):
@@ -123,25 +137,74 @@ def _compact(edit: Mapping[str, Any], where: str) -> tuple[int, str | None]:
             "your client keeps"
         )
         raise UsageError(msg)
-    trigger = 150_000
-    if edit.get("trigger") is not None:
-        trigger = _value(edit["trigger"], ("input_tokens",), f"{where}.trigger", 1)[1]
-        if trigger < COMPACT_MINIMUM:
-            msg = (
-                f"{where}.trigger is {trigger:,} input tokens; the API refuses a compaction "
-                f"trigger below {COMPACT_MINIMUM:,}"
-            )
-            raise UsageError(msg)
+
+
+def _compact_trigger(edit: Mapping[str, Any], where: str) -> int:
+    """The server compaction's trigger in input tokens (150,000 when the edit names none)."""
+    if edit.get("trigger") is None:
+        return 150_000
+    trigger = _value(edit["trigger"], ("input_tokens",), f"{where}.trigger", 1)[1]
+    if trigger < COMPACT_MINIMUM:
+        msg = (
+            f"{where}.trigger is {trigger:,} input tokens; the API refuses a compaction "
+            f"trigger below {COMPACT_MINIMUM:,}"
+        )
+        raise UsageError(msg)
+    return trigger
+
+
+def _instructions(edit: Mapping[str, Any], where: str) -> str | None:
+    """The summary prompt the edit gives (None: the server's own)."""
     instructions = edit.get("instructions")
-    if instructions is not None:
-        instructions = read_text(instructions, f"{where}.instructions")
-        if not instructions.strip():
+    if instructions is None:
+        return None
+    instructions = read_text(instructions, f"{where}.instructions")
+    if not instructions.strip():
+        msg = (
+            f"{where}.instructions is empty: give the summary prompt, or leave the key out "
+            "for the server's own"
+        )
+        raise UsageError(msg)
+    return instructions
+
+
+def _compact(edit: Mapping[str, Any], where: str) -> tuple[int, str | None]:
+    """The server compaction's trigger, and its ``instructions`` (None: its own prompt). Each
+    key is read on its own, so that a refusal names every key that cannot be honoured."""
+    refusals = Refusals()
+    refusals.read(lambda: _pause(edit, where))
+    trigger = refusals.read(lambda: _compact_trigger(edit, where))
+    instructions = refusals.read(lambda: _instructions(edit, where))
+    refusals.raise_any()
+    assert trigger is not None  # raise_any raised otherwise
+    return trigger, instructions
+
+
+def _edit(edit: Any, where: str, seen: list[str]) -> tuple[str, Any]:
+    """One edit of a ``context_management``: its kind and what it reads as."""
+    kind = edit.get("type") if isinstance(edit, Mapping) else None
+    if not isinstance(edit, Mapping) or not isinstance(kind, str) or kind not in _EDIT_KEYS:
+        msg = (
+            f"{where}: unknown or unsupported edit {kind!r} (ctxlab reads "
+            "clear_tool_uses_20250919, clear_thinking_20251015 and compact_20260112)"
+        )
+        raise UsageError(msg)
+    if kind in seen:
+        msg = f"{where}: a second {kind} edit; the API takes each edit once"
+        raise UsageError(msg)
+    seen.append(kind)
+    check_keys(edit, _EDIT_KEYS[kind], where)
+    if kind == "clear_tool_uses_20250919":
+        return kind, _tool_uses(edit, where)
+    if kind == "clear_thinking_20251015":
+        if "clear_tool_uses_20250919" in seen[:-1]:
             msg = (
-                f"{where}.instructions is empty: give the summary prompt, or leave the key out "
-                "for the server's own"
+                f"{where}: clear_thinking_20251015 after clear_tool_uses_20250919; the API "
+                "requires the thinking edit first"
             )
             raise UsageError(msg)
-    return trigger, instructions
+        return kind, _thinking(edit, where)
+    return kind, _compact(edit, where)
 
 
 def _from_anthropic(cls: type[ContextConfig], value: Any, model: str | None) -> ContextConfig:
@@ -153,32 +216,19 @@ def _from_anthropic(cls: type[ContextConfig], value: Any, model: str | None) -> 
     thinking: ClearThinking | None = None
     compact: tuple[int, str | None] | None = None
     seen: list[str] = []
+    refusals = Refusals()  # every edit read, so that every edit refused is named
     for number, edit in enumerate(value["edits"]):
-        kind = edit.get("type") if isinstance(edit, Mapping) else None
-        where = f"edits[{number}]"
-        if not isinstance(edit, Mapping) or not isinstance(kind, str) or kind not in _EDIT_KEYS:
-            msg = (
-                f"{where}: unknown or unsupported edit {kind!r} (ctxlab reads "
-                "clear_tool_uses_20250919, clear_thinking_20251015 and compact_20260112)"
-            )
-            raise UsageError(msg)
-        if kind in seen:
-            msg = f"{where}: a second {kind} edit; the API takes each edit once"
-            raise UsageError(msg)
-        seen.append(kind)
-        check_keys(edit, _EDIT_KEYS[kind], where)
+        read = refusals.read(_edit, edit, f"edits[{number}]", seen)
+        if read is None:
+            continue
+        kind, setting = read
         if kind == "clear_tool_uses_20250919":
-            tool_uses = _tool_uses(edit, where)
+            tool_uses = setting
         elif kind == "clear_thinking_20251015":
-            if tool_uses is not None:
-                msg = (
-                    f"{where}: clear_thinking_20251015 after clear_tool_uses_20250919; the API "
-                    "requires the thinking edit first"
-                )
-                raise UsageError(msg)
-            thinking = _thinking(edit, where)
+            thinking = setting
         else:
-            compact = _compact(edit, where)
+            compact = setting
+    refusals.raise_any()
     if thinking is None and not keeps_all_thinking(model or DEFAULT_MODEL):
         # No thinking edit: the model's own default, which for this one is the last turn's.
         thinking = ClearThinking(keep_turns=1)

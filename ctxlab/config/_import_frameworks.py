@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ctxlab.config._read import (
+    Refusals,
     built,
     read_bool,
     read_count,
@@ -49,11 +52,8 @@ def _clear_edit(edit: Any, where: str) -> ClearToolUses:
     )
 
 
-def _summarization(
-    item: Any, where: str, window: int | None, passes: dict[str, Any], updates: dict[str, Any]
-) -> None:
-    """A LangChain ``SummarizationMiddleware`` into ``passes`` (the compaction section) and
-    ``updates`` (the config's ratios)."""
+def _trim(item: Any, where: str) -> None:
+    """``trim_tokens_to_summarize``: only None (no trimming) is what ctxlab does."""
     trim = getattr(item, "trim_tokens_to_summarize", None)
     if trim is not None:
         msg = (
@@ -63,6 +63,10 @@ def _summarization(
             "them); ctxlab summarizes all of it — read it with trim_tokens_to_summarize=None"
         )
         raise UsageError(msg)
+
+
+def _trigger(item: Any, where: str, passes: dict[str, Any], updates: dict[str, Any]) -> None:
+    """The trigger clauses: ctxlab compacts when any one line is passed (LangChain's OR)."""
     clauses = getattr(item, "_trigger_clauses", None)
     if clauses is None:  # an older LangChain: the trigger as given
         trigger = item.trigger
@@ -88,7 +92,28 @@ def _summarization(
         else:
             msg = f"{where}.trigger: {kind!r} is not a LangChain context size"
             raise UsageError(msg)
-    kind, value = item.keep
+
+
+def profile_window(item: Any) -> int | None:
+    """The summarized model's ``max_input_tokens`` from its LangChain profile — the window
+    LangChain itself sizes a fraction by — or None when the model states none."""
+    profile = getattr(getattr(item, "model", None), "profile", None)
+    tokens = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
+    return (
+        tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
+    )
+
+
+def _keep(
+    item: Any, where: str, window: int | None, passes: dict[str, Any], updates: dict[str, Any]
+) -> None:
+    """The kept tail: messages as messages; a fraction or a number of tokens as ctxlab's share
+    of the window (tokens need the window: ``context_window=``, or the model's profile)."""
+    keep = getattr(item, "keep", None)
+    if not isinstance(keep, tuple) or len(keep) != 2:
+        msg = f"{where}.keep must be ('messages' | 'tokens' | 'fraction', value), got {keep!r}"
+        raise UsageError(msg)
+    kind, value = keep
     passes["keep_messages"] = None
     if kind == "messages":
         passes["keep_messages"] = read_count(value, f"{where}.keep messages", minimum=1)
@@ -96,15 +121,29 @@ def _summarization(
         updates["reserve_ratio"] = read_number(value, f"{where}.keep fraction", low=0, high=1)
     elif kind == "tokens":
         tokens = read_count(value, f"{where}.keep tokens", minimum=1)
+        window = window or profile_window(item)
         if window is None:
             msg = (
                 f"{where}.keep=('tokens', {tokens}) is a tail of tokens, which ctxlab sizes as a "
-                "share of the window: pass context_window= to read it"
+                "share of the window, and the model states no max_input_tokens in its profile: "
+                "pass context_window= (the window the session runs in) to read it"
+            )
+            raise UsageError(msg)
+        if tokens >= window:
+            msg = (
+                f"{where}.keep=('tokens', {tokens:,}) is not below the window of {window:,} "
+                "tokens: nothing would be summarized"
             )
             raise UsageError(msg)
         updates["reserve_ratio"] = tokens / window
-    # LangChain formats its prompt with str.format: {messages} is where the history goes, and
-    # a brace is written twice; ctxlab's template takes the text as it is.
+    else:
+        msg = f"{where}.keep: {kind!r} is not a LangChain context size"
+        raise UsageError(msg)
+
+
+def _prompt(item: Any, where: str, passes: dict[str, Any]) -> None:
+    """LangChain formats its prompt with str.format: {messages} is where the history goes, and
+    a brace is written twice; ctxlab's template takes the text as it is."""
     prompt = read_text(item.summary_prompt, f"{where}.summary_prompt")
     if "{messages}" not in prompt:
         msg = f"{where}.summary_prompt has no {{messages}}, where LangChain puts the history"
@@ -115,6 +154,24 @@ def _summarization(
     )
 
 
+def _summarization(
+    item: Any, where: str, window: int | None, passes: dict[str, Any], updates: dict[str, Any]
+) -> None:
+    """A LangChain ``SummarizationMiddleware`` into ``passes`` (the compaction section) and
+    ``updates`` (the config's ratios): each setting read on its own, every refusal named."""
+    refusals = Refusals()
+    # Where each ratio comes from, for a ratio the config's rules refuse.
+    updates.setdefault("_origins", {}).update(
+        trigger_ratio=f"{where}.trigger={getattr(item, 'trigger', None)!r}",
+        reserve_ratio=f"{where}.keep={getattr(item, 'keep', None)!r}",
+    )
+    refusals.read(lambda: _trim(item, where))
+    refusals.read(lambda: _trigger(item, where, passes, updates))
+    refusals.read(lambda: _keep(item, where, window, passes, updates))
+    refusals.read(lambda: _prompt(item, where, passes))
+    refusals.raise_any()
+
+
 def from_langchain(cls: type[ContextConfig], middleware: Any, window: int | None) -> ContextConfig:
     """The nearest config to a list of LangChain agent middleware: a ``ContextEditingMiddleware``'s
     ``ClearToolUsesEdit`` as the tool-result clearing; a ``SummarizationMiddleware``'s
@@ -123,31 +180,46 @@ def from_langchain(cls: type[ContextConfig], middleware: Any, window: int | None
     config = cls.preset("langchain")
     passes = config.compaction.model_dump()
     updates: dict[str, Any] = {}
-    clear: ClearToolUses | None = None
+    clears: list[ClearToolUses | None] = []
+    refusals = Refusals()  # every middleware read, so that every refusal is named
     items = middleware if isinstance(middleware, list | tuple) else [middleware]
     for number, item in enumerate(items):
         kind = type(item).__name__
         where = f"middleware {number}"
         if kind == "ContextEditingMiddleware":
             for index, edit in enumerate(getattr(item, "edits", ())):
-                if clear is not None:
-                    msg = f"{where}.edits[{index}]: a second tool-result clearing; ctxlab has one"
-                    raise UsageError(msg)
-                clear = _clear_edit(edit, f"{where}.edits[{index}]")
+                if clears:
+                    refusals.refuse(
+                        f"{where}.edits[{index}]: a second tool-result clearing; ctxlab has one"
+                    )
+                clears.append(refusals.read(_clear_edit, edit, f"{where}.edits[{index}]"))
         elif kind == "SummarizationMiddleware":
-            _summarization(item, where, window, passes, updates)
+            refusals.read(_summarization, item, where, window, passes, updates)
         else:
-            msg = (
+            refusals.refuse(
                 f"{where}: {kind} has no ctxlab equivalent (ctxlab reads "
                 "ContextEditingMiddleware and SummarizationMiddleware)"
             )
-            raise UsageError(msg)
+    refusals.raise_any()
+    clear = clears[0] if clears else None
     if clear is not None:
         updates["provider_edits"] = ProviderEdits(clear_tool_uses=clear)
+    origins: dict[str, str] = updates.pop("_origins", {})
     try:
         return config.merge(compaction=passes, **updates)
     except ValueError as exc:  # pydantic's ValidationError: the ratios' rules
-        msg = f"the middleware read as {updates | {'compaction': passes}} breaks a rule: {exc}"
+        read = [
+            f"{origins.get(name, name)} as {name}={value!r}"
+            for name, value in updates.items()
+            if name in ("trigger_ratio", "reserve_ratio")
+        ]
+        errors: list[Any] = (
+            list(exc.errors()) if isinstance(exc, ValidationError) else [{"msg": str(exc)}]
+        )
+        reasons = "; ".join(
+            f"{'.'.join(map(str, e.get('loc', ()))) or 'config'}: {e.get('msg', e)}" for e in errors
+        )
+        msg = f"{', '.join(read) or 'the middleware'} cannot be honoured: {reasons}"
         raise UsageError(msg) from exc
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ctxlab.config._config import PRESET_FACTORIES, ContextConfig
+from ctxlab.config._harness_presets import HARNESS_PRESETS
 from ctxlab.config._sections import (
     ClearThinking,
     ClearToolUses,
@@ -200,6 +201,7 @@ PRESETS: dict[str, Callable[[], ContextConfig]] = {
     "openai_agents_trimmer": _openai_agents_trimmer,
     "openai_truncation": _openai_truncation,
     "openai_compaction": _openai_compaction,
+    **HARNESS_PRESETS,
 }
 """Preset name → factory; each factory's docstring cites its source."""
 PRESET_FACTORIES.update(PRESETS)  # what ContextConfig.preset reads

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from ctxlab.exceptions import UsageError
 
 __all__ = [
+    "Refusals",
     "built",
     "check_keys",
     "read_bool",
@@ -26,6 +27,38 @@ __all__ = [
 ]
 
 _Model = TypeVar("_Model", bound=BaseModel)
+_Read = TypeVar("_Read")
+
+
+class Refusals:
+    """Every setting of a foreign policy that cannot be honoured, gathered so that one
+    `UsageError` names them all: a setting is read or refused on its own, whatever else the
+    policy holds, so the error never names one field where another (or two) would be refused
+    as well — a user fixing the named one would meet the next only then."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def read(self, reading: Callable[..., _Read], *args: Any) -> _Read | None:
+        """``reading(*args)``'s value, or None with its refusal kept."""
+        try:
+            return reading(*args)
+        except UsageError as exc:
+            self.reasons.append(str(exc))
+            return None
+
+    def refuse(self, reason: str) -> None:
+        """Keep ``reason`` (a setting that cannot be honoured, named, with why)."""
+        self.reasons.append(reason)
+
+    def raise_any(self) -> None:
+        """One `UsageError` naming every refusal kept (the one reason alone, as it is)."""
+        if len(self.reasons) == 1:
+            raise UsageError(self.reasons[0])
+        if self.reasons:
+            listed = "; ".join(f"({n}) {r}" for n, r in enumerate(self.reasons, 1))
+            msg = f"{len(self.reasons)} settings cannot be read: {listed}"
+            raise UsageError(msg)
 
 
 def check_keys(value: Mapping[str, Any], allowed: Collection[str], where: str) -> None:

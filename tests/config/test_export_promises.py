@@ -335,6 +335,11 @@ def test_the_server_compaction_reads_back_into_its_preset() -> None:
         ("claude-opus-4-1", 1),
         ("claude-opus-4-5", None),
         ("claude-sonnet-4-6", None),
+        # The guide's table as of the Claude 5 models: Haiku from 5.5, Fable and Mythos keep all.
+        ("claude-haiku-5-5", None),
+        ("claude-3-5-haiku-20241022", 1),
+        ("claude-fable-5", None),
+        ("claude-mythos-5", None),
     ],
 )
 def test_no_thinking_edit_reads_as_the_models_own_default(

@@ -37,6 +37,12 @@ def _summarizer(**options: Any) -> SummarizationMiddleware:
     return SummarizationMiddleware(model, **options)
 
 
+def _unprofiled(**options: Any) -> SummarizationMiddleware:
+    model = _Model(messages=iter([AIMessage(content="s")]), sent=[])
+    options.setdefault("trim_tokens_to_summarize", None)
+    return SummarizationMiddleware(model, **options)
+
+
 def _read(*middleware: Any, window: int | None = None) -> ContextConfig:
     if window is None:
         return ContextConfig.from_(list(middleware), "langchain")
@@ -67,11 +73,15 @@ def test_the_kept_tail_and_the_prompt() -> None:
     )
     tail = _read(_summarizer(trigger=("tokens", 9_000), keep=("tokens", 3_000)), window=20_000)
     assert tail.reserve_ratio == 0.15
+    # Without context_window, the window LangChain itself sizes by: the model's profile.
+    by_profile = _read(_summarizer(trigger=("tokens", 9_000), keep=("tokens", 3_000)))
+    assert by_profile.reserve_ratio == 3_000 / 200_000
     with pytest.raises(
         UsageError,
-        match=r"middleware 0.keep=\('tokens', 3000\) is a tail of tokens.*pass context_window=",
+        match=r"middleware 0.keep=\('tokens', 3000\) is a tail of tokens.*no max_input_tokens"
+        r".*pass context_window=",
     ):
-        _read(_summarizer(trigger=("tokens", 9_000), keep=("tokens", 3_000)))
+        _read(_unprofiled(trigger=("tokens", 9_000), keep=("tokens", 3_000)))
     # str.format's doubled braces read as one; {messages} is where the history goes.
     read = _read(_summarizer(trigger=("tokens", 9_000)))
     assert read.compaction.summary_prompt == "Summarize {carefully}:\n{messages}\nDone."

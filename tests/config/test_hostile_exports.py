@@ -103,7 +103,7 @@ def test_what_the_api_takes_is_read_not_dropped() -> None:
 )
 def test_no_thinking_edit_reads_as_the_models_own_default(model: str, kept: int | None) -> None:
     """The context-editing guide's table: Opus 4.5+ and Sonnet 4.6+ keep all prior thinking;
-    Sonnet 4.5, Opus 4.1 and every Haiku keep only the last turn's."""
+    Sonnet 4.5, Opus 4.1 and Haiku 4.5 and older keep only the last turn's."""
     read = ContextConfig.from_(_one({"type": TOOL_USES}), model=model)
     assert read.provider_edits is not None
     thinking = read.provider_edits.clear_thinking
