@@ -17,7 +17,7 @@ before between the old summary and the conversation, so both sides report them t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ctxlab.manifest import PLACEMENTS, ContextManifest
 from ctxlab.pipeline._record import CompactionRecord
@@ -48,6 +48,7 @@ EVENT_FIELDS = (
 """The fields of one event, in order (`compaction_events`)."""
 
 
+@runtime_checkable
 class PreparedStep(Protocol):
     """A prepared request of a run or replay: `ctxlab.replay`'s steps, a what-if's."""
 
