@@ -274,3 +274,16 @@ def test_a_thinking_signature_survives_the_trip(tmp_path: Path) -> None:
     back = ctxlab.load(write_atif(transcript, tmp_path / "t.json"))
     again = [b for m in back.messages for b in m.content if isinstance(b, ThinkingBlock)]
     assert [b.signature for b in again] == [b.signature for b in signed]
+
+
+def test_tool_calls_that_are_not_a_list_are_counted_not_read_as_calls(tmp_path: Path) -> None:
+    # A string would otherwise be read a character a call.
+    document = json.loads(RFC.read_text())
+    document["steps"][1]["tool_calls"] = "financial_search"
+    del document["steps"][1]["observation"]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    transcript = ctxlab.load(path)
+    assert not [b for m in transcript.messages for b in m.content if b.type == "tool_use"]
+    census = transcript.census
+    assert census is not None and census.left_out == {"tool_calls that is not a list": 1}

@@ -194,7 +194,11 @@ def _agent(
         blocks.append({"type": "thinking", "thinking": reasoning, "signature": str(signature)})
     blocks += message
     calls: dict[str, str] = {}
-    for index, call in enumerate(step.get("tool_calls") or ()):
+    listed = step.get("tool_calls")
+    if listed is not None and not isinstance(listed, list):
+        builder.leave_out("tool_calls that is not a list")
+        listed = None
+    for index, call in enumerate(listed or ()):
         call = as_mapping(call)
         call_id = str(call.get("tool_call_id") or f"{where} call {index + 1}")
         calls[call_id] = call_id
