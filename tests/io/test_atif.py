@@ -287,3 +287,11 @@ def test_tool_calls_that_are_not_a_list_are_counted_not_read_as_calls(tmp_path: 
     assert not [b for m in transcript.messages for b in m.content if b.type == "tool_use"]
     census = transcript.census
     assert census is not None and census.left_out == {"tool_calls that is not a list": 1}
+
+
+def test_an_agent_steps_timestamp_dates_its_reply(tmp_path: Path) -> None:
+    transcript = ctxlab.load(RFC)
+    # 2025-10-11T10:30:02Z and 10:30:05Z: the two agent steps.
+    assert transcript.times == {1: 1760178602.0, 3: 1760178605.0}
+    back = ctxlab.load(write_atif(transcript, tmp_path / "t.json"))
+    assert back.times == transcript.times

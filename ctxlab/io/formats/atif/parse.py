@@ -211,7 +211,10 @@ def _agent(
             }
         )
     usage = _usage(step.get("metrics"))
-    if not builder.add("assistant", blocks, usage) and usage is None:
+    if builder.add("assistant", blocks, usage):
+        # A step's ISO 8601 timestamp dates its reply (several steps merged: the first's).
+        builder.reply_time(step.get("timestamp"), "iso")
+    elif usage is None:
         builder.skip("agent step with no reply (no message, reasoning or call)")
     if step.get("llm_call_count") == 0 and blocks:
         # v1.7: a deterministic dispatch, no model wrote it (no bill: it has no metrics).
