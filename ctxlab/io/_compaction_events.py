@@ -17,12 +17,16 @@ before between the old summary and the conversation, so both sides report them t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from ctxlab.manifest import PLACEMENTS, ContextManifest
+from ctxlab.manifest import PLACEMENTS, CompactionTrigger, ContextManifest
 from ctxlab.pipeline._record import CompactionRecord
 
 __all__ = ["EVENT_FIELDS", "HISTORY", "PreparedStep", "compaction_events"]
+
+Reason = Literal["tokens", "messages"]
+"""Why an automatic compaction fired: the request's total passed the trigger line, or it did
+not (the message trigger, or a forced compaction)."""
 
 HISTORY = "history"
 """The summary and the conversation together: what compaction works on."""
@@ -35,6 +39,7 @@ EVENT_FIELDS = (
     "purpose",
     "fired",
     "trigger",
+    "reason",
     "threshold_tokens",
     "context_size",
     "total_before",
@@ -67,9 +72,11 @@ def compaction_events(
     steps: Sequence[PreparedStep], *, summary_costs: Mapping[int, float] | None = None
 ) -> list[dict[str, Any]]:
     """One event per prepared request whose trigger was evaluated (its manifest has the
-    thresholds in force, or it compacted): ``fired`` and why (``trigger``: ``threshold``,
-    ``messages`` — the message trigger or a forced compaction below the threshold —, or the
-    request's purpose when it was not a reasoning request), the threshold and window, the
+    thresholds in force, or it compacted): ``fired``; ``trigger`` in ctxlab's vocabulary
+    (`CompactionTrigger`: ``automatic`` at a reasoning request, ``manual`` for
+    ``compress_context()`` or the CompressContext tool, ``overflow`` for an overflow's retry)
+    and, for an automatic compaction that fired, its ``reason`` (`Reason`); the threshold and
+    window, the
     request's total and tokens by placement before and after (`HISTORY`), and, when it fired,
     the method, the messages compacted and ``summary_cost_usd`` (from ``summary_costs``, by
     request number: None when not given)."""
@@ -99,7 +106,8 @@ def _event(
         "request_id": manifest.request_id,
         "purpose": manifest.purpose,
         "fired": record is not None,
-        "trigger": _trigger(manifest, record, total_before, threshold),
+        "trigger": _trigger(manifest),
+        "reason": _reason(manifest, record, total_before, threshold),
         "threshold_tokens": threshold,
         "context_size": thresholds.context_size if thresholds is not None else None,
         "total_before": total_before,
@@ -112,14 +120,23 @@ def _event(
     }
 
 
-def _trigger(
+def _trigger(manifest: ContextManifest) -> CompactionTrigger:
+    # ctxlab's vocabulary of what starts a compaction (`CompactionEvent.trigger`): the agent
+    # prepares an overflow's retry as "recovery", compress_context() and the CompressContext
+    # tool as "compaction" (the manifest does not tell those two apart).
+    if manifest.purpose == "recovery":
+        return "overflow"
+    return "manual" if manifest.purpose == "compaction" else "automatic"
+
+
+def _reason(
     manifest: ContextManifest,
     record: CompactionRecord | None,
     total_before: int,
     threshold: int | None,
-) -> str:
-    if manifest.purpose != "reasoning":
-        return str(manifest.purpose)  # compress_context ("compaction"), overflow ("recovery")
-    if record is None or (threshold is not None and total_before > threshold):
-        return "threshold"
+) -> Reason | None:
+    if record is None or manifest.purpose != "reasoning":
+        return None
+    if threshold is not None and total_before > threshold:
+        return "tokens"
     return "messages"

@@ -66,10 +66,12 @@ def test_every_evaluation_is_an_event_with_the_replays_own_figures(
         if record is None:
             assert event["tokens_before"] == event["tokens_after"]
             assert event["method"] is None and event["messages_compacted"] == 0
+            assert (event["trigger"], event["reason"]) == ("automatic", None)
         else:
             assert event["tokens_before"]["history"] == record.tokens_before
             assert event["total_before"] == sum(totals.values()) - history + record.tokens_before
-            assert event["total_before"] > trigger and event["trigger"] == "threshold"
+            assert event["total_before"] > trigger
+            assert (event["trigger"], event["reason"]) == ("automatic", "tokens")
             assert event["method"] == "summary"
             assert event["messages_compacted"] == record.messages_compacted
 
