@@ -6,6 +6,7 @@ replay's own manifests and compaction records, computed here."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -166,3 +167,17 @@ def _texts(transcript: ctxlab.Transcript) -> list[tuple[str, list[Any]]]:
 def _attr(event: dict[str, Any], key: str) -> Any:
     value = next(a["value"] for a in event["attributes"] if a["key"] == key)
     return next(iter(value.values()))
+
+
+def test_a_compaction_asked_for_or_after_an_overflow_says_so(steps: list[ReplayStep]) -> None:
+    fired = next(s for s in steps if s.compaction)
+    asked = [
+        dataclasses.replace(fired, manifest=dataclasses.replace(fired.manifest, purpose=purpose))
+        for purpose in ("compaction", "recovery")
+    ]
+    events = compaction_events([fired, *asked])
+    assert [(e["trigger"], e["reason"]) for e in events] == [
+        ("automatic", "tokens"),
+        ("manual", None),
+        ("overflow", None),
+    ]
