@@ -151,6 +151,14 @@ def test_a_negative_token_count_is_refused_naming_its_field(tmp_path: Path) -> N
         ctxlab.load(path)
 
 
+def test_a_model_name_of_another_type_is_no_model(tmp_path: Path) -> None:
+    document = json.loads(RFC.read_text())
+    document["steps"][1]["model_name"] = ["not", "a", "name"]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document))
+    assert ctxlab.load(path).models == ("gemini-2.5-flash",)
+
+
 def test_arguments_written_as_a_json_string_are_read_as_the_object(tmp_path: Path) -> None:
     # Some producers write OpenAI's arguments string, not an object.
     document = json.loads(RFC.read_text())

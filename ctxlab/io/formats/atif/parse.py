@@ -127,7 +127,7 @@ def _notes(document: Mapping[str, Any]) -> dict[str, Any]:
     models = [agent.get("model_name")] + [
         step.get("model_name") for step in document.get("steps") or () if isinstance(step, Mapping)
     ]
-    named = [m for m in dict.fromkeys(models) if isinstance(m, str) and m]
+    named = list(dict.fromkeys(m for m in models if isinstance(m, str) and m))
     if named:
         notes["models"] = named
     for key, value in (
