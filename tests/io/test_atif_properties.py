@@ -26,7 +26,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from tests.io.test_atif import _held, atif_problems
-from tests.strategies import SETTINGS
+from tests.strategies import SETTINGS, json_value, typed
 
 # Text that survives JSON: any character but a lone surrogate (no UTF-8 encodes one).
 text = st.text(
@@ -97,3 +97,41 @@ def test_a_generated_conversation_goes_to_atif_and_back(
     assert back.system == system
     census = back.census
     assert census is not None and census.adds_up and census.unaccounted == {}
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    # Every place in a document: each key of each object, each item of each list.
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*path, index))
+    return found
+
+
+V17 = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "atif" / "harbor_models_v1_7.json").read_text()
+)
+PLACES = [p for p in _paths(V17) if p]
+
+
+@SETTINGS
+@given(st.sampled_from(PLACES), json_value, st.integers(0, 1))
+def test_any_field_of_any_type_loads_or_says_why(
+    place: tuple[Any, ...], value: Any, episode: int
+) -> None:
+    document = json.loads(json.dumps(V17))
+    holder = document
+    for key in place[:-1]:
+        holder = holder[key]
+    holder[place[-1]] = value
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        transcript = typed(lambda: ctxlab.load(path, format="atif", episode=episode))
+    if transcript is not None:
+        census = transcript.census
+        assert census is not None and census.adds_up, census
+        assert atif_problems(to_atif(transcript)) == []
