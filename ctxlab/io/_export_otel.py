@@ -71,9 +71,9 @@ def to_otel(
         raise UsageError(msg)
     trace = hashlib.sha256(transcript.name.encode("utf-8", "replace")).hexdigest()[:32]
     by_reply = _events_by_reply(steps, replies, summary_costs)
+    starts = _starts(transcript, replies)
     spans = [
-        _span(transcript, index, number, trace, by_reply.get(index, ()))
-        for number, index in enumerate(replies)
+        _span(transcript, index, starts[index], trace, by_reply.get(index, ())) for index in replies
     ]
     resource = [_kv("service.name", "ctxlab"), _kv("ctxlab.source", transcript.meta.get("source"))]
     scope = {"name": "ctxlab", "version": __version__}
@@ -122,12 +122,25 @@ def _evaluated(steps: Sequence[PreparedStep]) -> list[PreparedStep]:
     return [s for s in steps if s.manifest.thresholds is not None or s.compaction is not None]
 
 
+def _starts(transcript: Transcript, replies: Sequence[int]) -> dict[int, int]:
+    """Each reply's span start in nanoseconds: its time. A reader orders spans by their start,
+    so a reply the recording did not date takes the start before it (0, "no start", before
+    the first dated one) rather than a time of its own."""
+    starts: dict[int, int] = {}
+    last = 0
+    for index in replies:
+        time = transcript.times.get(index)
+        if time is not None:
+            last = round(time * 1_000_000_000)
+        starts[index] = last
+    return starts
+
+
 def _span(
-    transcript: Transcript, index: int, number: int, trace: str, events: Sequence[dict[str, Any]]
+    transcript: Transcript, index: int, start: int, trace: str, events: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
     reply = transcript.messages[index]
     model = str(transcript.models[0]) if transcript.models else "unknown"
-    start = int(transcript.times.get(index, number) * 1_000_000_000)
     attrs = [
         _kv("gen_ai.operation.name", "chat"),
         _kv("gen_ai.request.model", model),

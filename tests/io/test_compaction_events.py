@@ -181,3 +181,22 @@ def test_a_compaction_asked_for_or_after_an_overflow_says_so(steps: list[ReplayS
         ("manual", None),
         ("overflow", None),
     ]
+
+
+def test_a_session_without_a_clock_goes_out_without_one(
+    transcript: ctxlab.Transcript, tmp_path: Path
+) -> None:
+    # No time is made up for a reply the recording did not date; the spans keep their order.
+    undated = dataclasses.replace(transcript, times={})
+    back = ctxlab.load(write_otel(undated, tmp_path / "trace.json"))
+    assert back.times == {}
+    last = max(i for i, m in enumerate(transcript.messages) if m.role == "assistant")
+    assert _texts(back)[: last + 1] == _texts(transcript)[: last + 1]
+    # A reply without a time amid dated ones takes the start before it (its order kept).
+    times = dict(transcript.times)
+    second = sorted(times)[1]
+    del times[second]
+    partly = ctxlab.load(
+        write_otel(dataclasses.replace(transcript, times=times), tmp_path / "p.json")
+    )
+    assert _texts(partly)[: last + 1] == _texts(transcript)[: last + 1]
