@@ -35,6 +35,7 @@ _OTHER = tuple(p for p in PLACEMENTS if p not in ("summary", "conversation"))
 
 EVENT_FIELDS = (
     "request",
+    "reply",
     "request_id",
     "purpose",
     "fired",
@@ -72,7 +73,9 @@ def compaction_events(
     steps: Sequence[PreparedStep], *, summary_costs: Mapping[int, float] | None = None
 ) -> list[dict[str, Any]]:
     """One event per prepared request whose trigger was evaluated (its manifest has the
-    thresholds in force, or it compacted): ``fired``; ``trigger`` in ctxlab's vocabulary
+    thresholds in force, or it compacted): its number (``request``) and the message index of
+    the reply it was prepared for (``reply``: a replay's steps say it; None otherwise);
+    ``fired``; ``trigger`` in ctxlab's vocabulary
     (`CompactionTrigger`: ``automatic`` at a reasoning request, ``manual`` for
     ``compress_context()`` or the CompressContext tool, ``overflow`` for an overflow's retry)
     and, for an automatic compaction that fired, its ``reason`` (`Reason`); the threshold and
@@ -86,7 +89,10 @@ def compaction_events(
         manifest, record = step.manifest, step.compaction
         if manifest.thresholds is None and record is None:
             continue  # a request prepared with no window: no trigger to evaluate
-        events.append(_event(number, manifest, record, costs.get(number)))
+        event = _event(number, manifest, record, costs.get(number))
+        reply = getattr(step, "index", None)  # a replay's step names its reply's message
+        event["reply"] = reply if isinstance(reply, int) and not isinstance(reply, bool) else None
+        events.append({name: event[name] for name in EVENT_FIELDS})
     return events
 
 

@@ -137,8 +137,11 @@ def _trajectory(
             for c in compactions
             if isinstance(c, Mapping)
         ]
+    events = transcript.meta.get("compaction_events")
     if steps:
         own["compaction_events"] = compaction_events(steps)
+    elif isinstance(events, list) and events:
+        own["compaction_events"] = events  # as the transcript was loaded with them
     document["extra"] = {EXTENSION: own}
     return document
 

@@ -60,7 +60,8 @@ def to_otel(
 ) -> dict[str, Any]:
     """``transcript`` as OTLP JSON ``TracesData``: one span per reply, and on each the
     ``ctxlab.compaction`` events of ``steps`` (a replay of it: `ctxlab.replay`'s steps) made for
-    that request. ``summary_costs``: each compaction's summary-call cost in dollars, by request
+    that request — given no steps, the events the transcript was loaded with
+    (``meta["compaction_events"]``). ``summary_costs``: each compaction's summary-call cost in dollars, by request
     number (a what-if's), written as ``ctxlab.compaction.summary_cost_usd``."""
     if not hasattr(transcript, "messages") or not hasattr(transcript, "meta"):
         msg = f"to_otel takes a Transcript (ctxlab.load's result), got {type(transcript).__name__}"
@@ -70,7 +71,7 @@ def to_otel(
         msg = f"{transcript.name}: no reply to write a span for (OTel GenAI spans are requests)"
         raise UsageError(msg)
     trace = hashlib.sha256(transcript.name.encode("utf-8", "replace")).hexdigest()[:32]
-    by_reply = _events_by_reply(steps, replies, summary_costs)
+    by_reply = _events_by_reply(transcript, steps, replies, summary_costs)
     starts = _starts(transcript, replies)
     spans = [
         _span(transcript, index, starts[index], trace, by_reply.get(index, ())) for index in replies
@@ -101,25 +102,30 @@ def write_otel(
 
 
 def _events_by_reply(
-    steps: Sequence[PreparedStep], replies: Sequence[int], costs: Mapping[int, float] | None
+    transcript: Transcript,
+    steps: Sequence[PreparedStep],
+    replies: Sequence[int],
+    costs: Mapping[int, float] | None,
 ) -> dict[int, list[dict[str, Any]]]:
-    # A replay's step names the reply it was prepared for (``index``); a step that does not is
-    # the n-th reply's.
+    # The replay's events (or, given no replay, those the transcript was loaded with), each on
+    # the span of the reply it names; an event that names none is the n-th request's.
+    listed = transcript.meta.get("compaction_events")
+    events = (
+        compaction_events(steps, summary_costs=costs)
+        if steps
+        else [e for e in listed if isinstance(e, Mapping)]
+        if isinstance(listed, list)
+        else []
+    )
     out: dict[int, list[dict[str, Any]]] = {}
-    for event, step in zip(
-        compaction_events(steps, summary_costs=costs), _evaluated(steps), strict=True
-    ):
-        index = getattr(step, "index", None)
+    for event in events:
+        index = event.get("reply")
         if not isinstance(index, int) or index not in replies:
-            number = event["request"]
-            index = replies[number] if number < len(replies) else replies[-1]
-        out.setdefault(index, []).append(event)
+            number = event.get("request")
+            number = number if isinstance(number, int) and 0 <= number < len(replies) else -1
+            index = replies[number]
+        out.setdefault(index, []).append(dict(event))
     return out
-
-
-def _evaluated(steps: Sequence[PreparedStep]) -> list[PreparedStep]:
-    # The steps `compaction_events` writes an event for, in its order.
-    return [s for s in steps if s.manifest.thresholds is not None or s.compaction is not None]
 
 
 def _starts(transcript: Transcript, replies: Sequence[int]) -> dict[int, int]:

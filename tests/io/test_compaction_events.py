@@ -16,7 +16,7 @@ import pytest
 import ctxlab
 from ctxlab.analysis import ReplayStep, replay
 from ctxlab.config import ContextConfig
-from ctxlab.io import compaction_events, to_atif, to_otel, write_otel
+from ctxlab.io import compaction_events, to_atif, to_otel, write_atif, write_otel
 from ctxlab.tokens import ApproximateCounter
 from tests.io.test_atif import atif_problems
 
@@ -200,3 +200,22 @@ def test_a_session_without_a_clock_goes_out_without_one(
         write_otel(dataclasses.replace(transcript, times=times), tmp_path / "p.json")
     )
     assert _texts(partly)[: last + 1] == _texts(transcript)[: last + 1]
+
+
+def test_loaded_events_travel_on_from_one_format_to_the_other(
+    transcript: ctxlab.Transcript, steps: list[ReplayStep], tmp_path: Path
+) -> None:
+    # OTel → ctxlab → ATIF → ctxlab → OTel → ctxlab: the events, and where they sit, unchanged.
+    expected = compaction_events(steps)
+    assert [e["reply"] for e in expected] == [s.index for s in steps]
+    traced = ctxlab.load(write_otel(transcript, tmp_path / "a.json", steps=steps))
+    atif = ctxlab.load(write_atif(traced, tmp_path / "b.json"))
+    again = ctxlab.load(write_otel(atif, tmp_path / "c.json"))
+    for loaded in (atif, again):
+        events = [
+            {k: v for k, v in e.items() if k != "conversation"}
+            for e in loaded.meta["compaction_events"]
+        ]
+        assert events == expected
+        census = loaded.census
+        assert census is not None and census.adds_up and census.unaccounted == {}

@@ -83,6 +83,10 @@ def from_atif(
     builder.set_aside(chosen.get("final_metrics"), "the trajectory's totals (final_metrics)")
     builder.set_aside(apart, "another trajectory of the file (episode=N opens it)")
     notes = _notes(chosen)
+    # ctxlab's own records of compactions: token counts of a context, not a bill.
+    own = as_mapping(as_mapping(chosen.get("extra")).get(EXTENSION))
+    builder.set_aside(own.get("compactions"), "ctxlab's compaction records")
+    builder.set_aside(own.get("compaction_events"), "ctxlab's compaction events")
     if episode:
         notes["episode_of"] = "subagent_trajectories"
     system: list[str] = []
@@ -142,8 +146,9 @@ def _notes(document: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(subagents, list) and subagents:
         notes["subagent_trajectories"] = len(subagents)
     own = as_mapping(as_mapping(document.get("extra")).get(EXTENSION))
-    if isinstance(own.get("compactions"), list):
-        notes["compactions"] = [dict(c) for c in own["compactions"] if isinstance(c, Mapping)]
+    for key in ("compactions", "compaction_events"):
+        if isinstance(own.get(key), list):
+            notes[key] = [dict(c) for c in own[key] if isinstance(c, Mapping)]
     return notes
 
 
