@@ -755,6 +755,46 @@ def _opencode_bill(held: Holdings, tokens: Any) -> None:
         held.bills.append(billed)
 
 
+def atif(path: Path) -> list[Holdings]:
+    """An ATIF trajectory (Harbor's ``trajectory.json``): ``steps`` from ``system``, ``user``
+    and ``agent``; an agent step is one reply (``message``, ``reasoning_content``,
+    ``tool_calls``) billed by its ``metrics`` — ``prompt_tokens`` all the input (cache reads
+    inside it). Each embedded subagent trajectory is a conversation of its own."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    trajectories = [data, *(data.get("subagent_trajectories") or [])]
+    return [_atif_steps(t.get("steps") or []) for t in trajectories if isinstance(t, Mapping)]
+
+
+def _atif_steps(steps: list[Any]) -> Holdings:
+    held = Holdings()
+    for step in steps:
+        source = step.get("source") if isinstance(step, Mapping) else None
+        if source not in ("system", "user", "agent"):
+            _unknown(held, "step", step)
+            continue
+        if source == "user" and _text(step.get("message")).strip():
+            held.messages += 1
+        if source != "agent":
+            continue
+        calls = step.get("tool_calls")
+        held.tool_calls += len(calls) if isinstance(calls, list) else 0
+        said = _text(step.get("message")).strip()
+        thought = str(step.get("reasoning_content") or "").strip()
+        held.reasoning += 1 if thought else 0
+        if said or thought or calls:
+            held.messages += 1
+            held.replies += 1
+        metrics = step.get("metrics")
+        if isinstance(metrics, Mapping):
+            billed = _int(metrics.get("prompt_tokens"))
+            if billed == 0 and _int(metrics.get("completion_tokens")) == 0:
+                held.zero_bills += 1
+            else:
+                held.bills.append(billed)
+            held.models[str(step.get("model_name") or "")] += 1
+    return held
+
+
 PARSERS: dict[str, Callable[[Path], list[Holdings]]] = {
     "claude_code": claude_code,
     "codex": codex,
@@ -766,6 +806,7 @@ PARSERS: dict[str, Callable[[Path], list[Holdings]]] = {
     "aider": aider,
     "specstory": specstory,
     "opencode": opencode,
+    "atif": atif,
 }
 """The census of each format, by the name of its folder (ctxlab's format names)."""
 

@@ -466,10 +466,16 @@ def damaged(transcript: Transcript) -> Transcript:
     first usage dropped: what a reader that loses records would hand over."""
     messages = list(transcript.messages)
     target = next(
-        i
-        for i, m in enumerate(messages)
-        if isinstance(m, AssistantMessage) and any(isinstance(b, ToolUseBlock) for b in m.content)
+        (
+            i
+            for i, m in enumerate(messages)
+            if isinstance(m, AssistantMessage)
+            and any(isinstance(b, ToolUseBlock) for b in m.content)
+        ),
+        None,
     )
+    if target is None:  # an episode without calls (a file's other conversation): left whole
+        return transcript
     reply = messages[target]
     ids = {b.id for b in reply.content if isinstance(b, ToolUseBlock)}
     kept = [b for b in reply.content if not isinstance(b, ToolUseBlock)]

@@ -4,6 +4,9 @@ one module each in ``ctxlab.io.formats``."""
 
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._census import Census
+from ctxlab.io._compaction_events import compaction_events
+from ctxlab.io._export_atif import to_atif, write_atif
+from ctxlab.io._export_otel import to_otel, write_otel
 from ctxlab.io._folder import SESSION_COLUMNS, sessions
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._load import Format, detect_format, load
@@ -22,10 +25,15 @@ __all__ = [
     "SessionFormat",
     "Transcript",
     "built_transcript",
+    "compaction_events",
     "detect_format",
     "load",
     "register_format",
     "save_transcript",
     "sessions",
+    "to_atif",
     "to_openai",
+    "to_otel",
+    "write_atif",
+    "write_otel",
 ]

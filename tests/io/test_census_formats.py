@@ -288,6 +288,10 @@ CASES: dict[str, Callable[[Path], list[Case]]] = {
         _file(FIXTURES / "goose" / "export.json", _goose_export),
     ],
     "specstory": lambda _: [_file(p, _specstory) for p in SPECSTORY],
+    "atif": lambda _: [
+        _file(p, lambda p: len(_json(p)["steps"]))
+        for p in sorted((FIXTURES / "atif").glob("*.json"))
+    ],
 }
 """The census cases of each format (given a folder for what a case must write)."""
 

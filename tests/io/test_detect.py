@@ -141,7 +141,7 @@ def test_what_no_rule_reads_is_refused_saying_what_it_looked_like(value: Any, sh
         "it reads as none of ctxlab, claude_code, anthropic, openai, openai_responses," in message
     )
     assert message.endswith(
-        "goose, specstory; if it is one of them, pass format= to read it as that"
+        "goose, specstory, atif; if it is one of them, pass format= to read it as that"
     )
 
 

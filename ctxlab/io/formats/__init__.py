@@ -8,6 +8,7 @@ from ctxlab.io._format import SessionFormat
 from ctxlab.io.formats import (
     aider,
     anthropic,
+    atif,
     autogen,
     claude_code,
     cline,
@@ -69,6 +70,7 @@ BUILTIN: tuple[SessionFormat, ...] = tuple(
         opencode,
         goose,
         specstory,
+        atif,
     )
 )
 """ctxlab's own formats, in the order ``ctxlab.FORMATS`` has always listed them (detection

@@ -9,12 +9,18 @@ from typing import Any
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats.otel.compactions import compaction_events_of, raw_events
 from ctxlab.io.formats.otel.parse import from_otel
-from ctxlab.io.formats.otel.spans import is_otel
+from ctxlab.io.formats.otel.spans import is_otel, spans_of
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
     builder, system, tools, notes = from_otel(data, where, episode)
+    spans = spans_of(data, where)
+    events = compaction_events_of(spans)
+    if events:
+        notes["compaction_events"] = events  # ctxlab's own (`ctxlab.io.to_otel`)
+        builder.set_aside(raw_events(spans), "ctxlab's compaction events (a replay's counts)")
     return built_transcript(name, builder, {**meta, **notes}, system, tools)
 
 
