@@ -3,7 +3,8 @@
     python benchmarks/lab_browser_bench.py [--requests 5000] [--repeat 2]
 
 Starts JupyterLab on loopback (a free port) with a notebook of three cells, opens it in Debian's
-headless Chromium through Playwright (as tests/browser does) and runs the cells one by one,
+headless Chromium through Playwright (the server, the flags and the notebook are the browser
+tests', `tests/browser/jupyter.py`) and runs the cells one by one,
 each timed in the page from the moment it is executed until its Lab's budget plot has drawn its
 SVG: (1) the recording is stitched (corpus sessions end to end, as `lab_bench.py --open`
 makes it) — not timed; (2) a first Lab: includes plotly.js's first load into the page; (3) a
@@ -19,28 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the repository: its browser tests' JupyterLab helpers
+from tests.browser.jupyter import CHROMIUM_ARGS, notebook, running_jupyterlab  # noqa: E402
+
 TARGET = 2.0
 """Seconds from running the cell to the plot drawn (issue 54)."""
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-HERE = Path(__file__).resolve().parent
 
 PREPARE = (
     "import sys, time, os\n"
@@ -60,32 +50,8 @@ OPEN = (
 
 def _notebook(folder: Path, requests: int, labs: int) -> str:
     cells = [PREPARE.replace("REQUESTS", str(requests))] + [OPEN] * labs
-    notebook = {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": f"c{n}",
-                "metadata": {},
-                "execution_count": None,
-                "outputs": [],
-                "source": source,
-            }
-            for n, source in enumerate(cells)
-        ],
-    }
-    (folder / "big.ipynb").write_text(json.dumps(notebook))
+    (folder / "big.ipynb").write_text(json.dumps(notebook(cells)))
     return "big.ipynb"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 RUN_CELL = """async ([index, plots]) => {
@@ -106,80 +72,48 @@ def measure(requests: int, labs: int) -> list[tuple[float, str, int]]:
 
     folder = Path(tempfile.mkdtemp(prefix="ctxlab-browser-"))
     name = _notebook(folder, requests, labs)
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = open(folder / "server.log", "w")  # noqa: SIM115 - closed with the server
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            "--ServerApp.token=",
-            "--ServerApp.password=",
-            "--ServerApp.disable_check_xsrf=True",
-            f"--ServerApp.root_dir={folder}",
-            "--LabApp.expose_app_in_browser=True",
-            "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
     out: list[tuple[float, str, int]] = []
-    try:
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(base + "/api/status", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.25)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            received = [0]
+    # A server under load may take minutes to answer: a start allowed 5 of them.
+    with (
+        running_jupyterlab(folder, folder / "server.log", start_seconds=300) as base,
+        sync_playwright() as p,
+    ):
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        received = [0]
 
-            def frames(ws: Any) -> None:
-                ws.on("framereceived", lambda f: received.__setitem__(0, received[0] + len(f)))
+        def frames(ws: Any) -> None:
+            ws.on("framereceived", lambda f: received.__setitem__(0, received[0] + len(f)))
 
-            page.on("websocket", frames)
-            page.goto(f"{base}/lab/tree/{name}", wait_until="domcontentloaded")
-            page.wait_for_function(
-                "window.jupyterapp && window.jupyterapp.shell.currentWidget "
-                "&& window.jupyterapp.shell.currentWidget.sessionContext",
-                timeout=120_000,
-            )
-            page.evaluate("""async () => {
-                const nb = window.jupyterapp.shell.currentWidget;
-                await nb.context.ready; await nb.sessionContext.ready;
-                while (nb.sessionContext.session?.kernel?.status !== 'idle')
-                    await new Promise(r => setTimeout(r, 100));
-                nb.content.activeCellIndex = 0;
-                await window.jupyterapp.commands.execute('notebook:run-cell');
-                while (nb.sessionContext.session.kernel.status !== 'idle')
-                    await new Promise(r => setTimeout(r, 100));
-            }""")
-            for lab in range(labs):
-                before = received[0]
-                seconds = page.evaluate(RUN_CELL, [lab + 1, lab + 1])
-                page.wait_for_timeout(500)
-                kernel = page.locator(".jp-OutputArea-output pre").nth(lab + 1).inner_text()
-                # What the reader sees of the last request's items: a page of the table, the
-                # strip's segments.
-                shown = page.locator(".ctxlab-table-count").nth(lab).inner_text()
-                strip = page.locator(".ctxlab-map-strip").nth(lab).locator(".ctxlab-seg").count()
-                seen = f"{kernel.strip()}; items table {shown!r}, {strip:,} map segments"
-                out.append((seconds, seen, received[0] - before))
-            browser.close()
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(20)
-        log.close()
+        page.on("websocket", frames)
+        page.goto(f"{base}/lab/tree/{name}", wait_until="domcontentloaded")
+        page.wait_for_function(
+            "window.jupyterapp && window.jupyterapp.shell.currentWidget "
+            "&& window.jupyterapp.shell.currentWidget.sessionContext",
+            timeout=120_000,
+        )
+        page.evaluate("""async () => {
+            const nb = window.jupyterapp.shell.currentWidget;
+            await nb.context.ready; await nb.sessionContext.ready;
+            while (nb.sessionContext.session?.kernel?.status !== 'idle')
+                await new Promise(r => setTimeout(r, 100));
+            nb.content.activeCellIndex = 0;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+            while (nb.sessionContext.session.kernel.status !== 'idle')
+                await new Promise(r => setTimeout(r, 100));
+        }""")
+        for lab in range(labs):
+            before = received[0]
+            seconds = page.evaluate(RUN_CELL, [lab + 1, lab + 1])
+            page.wait_for_timeout(500)
+            kernel = page.locator(".jp-OutputArea-output pre").nth(lab + 1).inner_text()
+            # What the reader sees of the last request's items: a page of the table, the
+            # strip's segments.
+            shown = page.locator(".ctxlab-table-count").nth(lab).inner_text()
+            strip = page.locator(".ctxlab-map-strip").nth(lab).locator(".ctxlab-seg").count()
+            seen = f"{kernel.strip()}; items table {shown!r}, {strip:,} map segments"
+            out.append((seconds, seen, received[0] - before))
+        browser.close()
     return out
 
 

@@ -121,20 +121,7 @@ def sessions(
     from tqdm.auto import tqdm
 
     wanted = _suffixes(session_suffixes() if isinstance(suffixes, _Registered) else suffixes)
-    given = os.fspath(folder) if isinstance(folder, os.PathLike) else folder
-    if not isinstance(given, str):
-        msg = (
-            f"folder must be a folder of session files (text or a pathlib.Path), got {shown(given)}"
-        )
-        raise UsageError(msg)
-    root = Path(given).expanduser()  # a name too long or with a NUL: said just below
-    problem = path_problem(root)
-    if problem is not None:
-        msg = f"{shown_path(root)!r} is not a folder ({problem}); give a folder of session files"
-        raise UsageError(msg)
-    if not root.is_dir():
-        msg = f"{str(root)!r} is not a folder; give a folder of session files"
-        raise UsageError(msg)
+    root = _folder(folder)
     count = _workers(workers)
     state = state_of(root, wanted, generation())
     again = kept(state)  # the folder as it was when last read: its table
@@ -149,6 +136,26 @@ def sessions(
     frame = frame.astype(dict.fromkeys(_COUNTS, "Int64"))
     keep(state, frame)
     return frame
+
+
+def _folder(folder: Any) -> Path:
+    """``folder`` as the folder it names, user (``~``) expanded; a `UsageError` when it is not
+    one."""
+    given = os.fspath(folder) if isinstance(folder, os.PathLike) else folder
+    if not isinstance(given, str):
+        msg = (
+            f"folder must be a folder of session files (text or a pathlib.Path), got {shown(given)}"
+        )
+        raise UsageError(msg)
+    root = Path(given).expanduser()  # a name too long or with a NUL: said just below
+    problem = path_problem(root)
+    if problem is not None:
+        msg = f"{shown_path(root)!r} is not a folder ({problem}); give a folder of session files"
+        raise UsageError(msg)
+    if not root.is_dir():
+        msg = f"{str(root)!r} is not a folder; give a folder of session files"
+        raise UsageError(msg)
+    return root
 
 
 def _read_rows(files: list[Path], count: int, done: Callable[[int], Any]) -> list[dict[str, Any]]:

@@ -86,32 +86,16 @@ def read(
 ) -> Transcript:
     """`load` without starting the counter's vocabulary (`sessions` reads files that it does
     not count exactly)."""
-    if format is not None and format not in format_names():
-        known = ", ".join(format_names())
-        msg = f"format must be one of {known} (or None to detect it), got {format!r}"
-        raise UsageError(msg)
-    if episode is not None and (
-        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
-    ):
-        msg = f"episode must be a whole number from 0 (0: the first), got {episode!r}"
-        raise UsageError(msg)
+    _check_arguments(format, episode)
     try:
         with remembered():  # a record skipped and set aside is walked once, not twice
             transcript, values = _load(source, format, episode, sidechains, name)
             transcript = account_for(transcript, values)
     except MessageFormatError as exc:
-        guess = _guessed(exc, format)
-        if guess is not None:
-            msg = f"{exc} ({_GUESS_HINT.format(guess=guess)})"
-            raise MessageFormatError(msg) from exc
-        if (
-            isinstance(source, str | os.PathLike)
-            and str(source) not in str(exc)
-            and shown_path(source) not in str(exc)
-        ):
-            # Every error of a file names it: a folder's listing must say which one.
-            raise MessageFormatError(f"{shown_path(source)}: {exc}") from exc
-        raise
+        better = _said_better(exc, source, format)
+        if better is None:
+            raise
+        raise better from exc
     except (
         TypeError,
         AttributeError,
@@ -122,14 +106,7 @@ def read(
         RecursionError,
     ) as exc:
         # A record of an unexpected shape deep inside: said as a format error, not a crash.
-        where = shown_path(source) if isinstance(source, str | os.PathLike) else "the data"
-        reason = (
-            "a value nested too deeply to read"
-            if isinstance(exc, RecursionError)
-            else f"{type(exc).__name__}: {exc}"
-        )
-        msg = f"{where} does not read as a {format or 'recognized'} session: {reason}"
-        raise MessageFormatError(msg) from exc
+        raise _unexpected_shape(exc, source, format) from exc
     if format is None and transcript.meta.get("source") in _GUESSES and not _modelled(transcript):
         # Loaded, but nothing in it reads as the format it was taken for: a wrong guess.
         guess = transcript.meta["source"]
@@ -139,6 +116,51 @@ def read(
         )
         raise MessageFormatError(msg)
     return transcript
+
+
+def _check_arguments(format: Format | None, episode: int | None) -> None:
+    """A `UsageError` for a format ctxlab does not know or an episode that is no index."""
+    if format is not None and format not in format_names():
+        known = ", ".join(format_names())
+        msg = f"format must be one of {known} (or None to detect it), got {format!r}"
+        raise UsageError(msg)
+    if episode is not None and (
+        isinstance(episode, bool) or not isinstance(episode, int) or episode < 0
+    ):
+        msg = f"episode must be a whole number from 0 (0: the first), got {episode!r}"
+        raise UsageError(msg)
+
+
+def _said_better(
+    exc: MessageFormatError, source: object, format: Format | None
+) -> MessageFormatError | None:
+    """The error with the guess that led to it, or with the file's name; None: it says both."""
+    guess = _guessed(exc, format)
+    if guess is not None:
+        return MessageFormatError(f"{exc} ({_GUESS_HINT.format(guess=guess)})")
+    if (
+        isinstance(source, str | os.PathLike)
+        and str(source) not in str(exc)
+        and shown_path(source) not in str(exc)
+    ):
+        # Every error of a file names it: a folder's listing must say which one.
+        return MessageFormatError(f"{shown_path(source)}: {exc}")
+    return None
+
+
+def _unexpected_shape(
+    exc: BaseException, source: object, format: Format | None
+) -> MessageFormatError:
+    """A crash deep in a reader, said as the format error it is: which file, what broke."""
+    where = shown_path(source) if isinstance(source, str | os.PathLike) else "the data"
+    reason = (
+        "a value nested too deeply to read"
+        if isinstance(exc, RecursionError)
+        else f"{type(exc).__name__}: {exc}"
+    )
+    return MessageFormatError(
+        f"{where} does not read as a {format or 'recognized'} session: {reason}"
+    )
 
 
 _GUESSES = ("anthropic", "openai")

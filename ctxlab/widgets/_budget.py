@@ -145,26 +145,7 @@ class BudgetPanel:
                 data[index]["x"] = x
                 data[index]["y"] = self._scaled(columns[placement].copy())
             self._draw_lines(lines, next_lines, applied)
-            base = len(PLACEMENTS) + len(LINES)
-            marks = [compaction_marks(log)]
-            for key in ("offloads", "omissions"):
-                hits = np.flatnonzero(columns[key])  # a row's step is its index
-                marks.append(
-                    (
-                        hits.astype(float).tolist(),
-                        columns["total"][hits].astype(float).tolist(),
-                        [f"{n} {key}" for n in columns[key][hits].tolist()],
-                    )
-                )
-            marks.append(recorded_marks(log))
-            for offset, (xs, ys, text) in enumerate(marks):
-                at = np.asarray(xs, dtype=float)
-                data[base + offset]["x"] = at
-                data[base + offset]["y"] = self._scaled(
-                    np.asarray(ys, dtype=float),
-                    np.clip(at.astype(np.int64), 0, len(self._limits) - 1),
-                )
-                data[base + offset]["text"] = text
+            self._draw_marks(log, columns)
             self._draw_usage(log)
             self._draw_total(columns["total"], limits, np.isnan(lines["trigger_tokens"]))
             self._name_lines(
@@ -176,6 +157,31 @@ class BudgetPanel:
                 self.plot.relayout(xaxis={**self.plot.layout["xaxis"], "dtick": dtick})
             if select is not None:
                 self._draw_selection(select)
+
+    def _draw_marks(self, log: StepLog, columns: Mapping[str, np.ndarray]) -> None:
+        # The markers on the stack: compactions, offloads, omissions, recorded compactions —
+        # each at its request's total, scaled with the lines (drawn first: their limits).
+        base = len(PLACEMENTS) + len(LINES)
+        marks = [compaction_marks(log)]
+        for key in ("offloads", "omissions"):
+            hits = np.flatnonzero(columns[key])  # a row's step is its index
+            marks.append(
+                (
+                    hits.astype(float).tolist(),
+                    columns["total"][hits].astype(float).tolist(),
+                    [f"{n} {key}" for n in columns[key][hits].tolist()],
+                )
+            )
+        marks.append(recorded_marks(log))
+        data = self.plot.data
+        for offset, (xs, ys, text) in enumerate(marks):
+            at = np.asarray(xs, dtype=float)
+            data[base + offset]["x"] = at
+            data[base + offset]["y"] = self._scaled(
+                np.asarray(ys, dtype=float),
+                np.clip(at.astype(np.int64), 0, len(self._limits) - 1),
+            )
+            data[base + offset]["text"] = text
 
     def _draw_lines(
         self, lines: Mapping[str, np.ndarray], next_lines: Thresholds | None, applied: bool

@@ -34,7 +34,8 @@ from ctxlab.widgets._config_panel import ConfigPanel
 from ctxlab.widgets._controls import Controls
 from ctxlab.widgets._fork_panel import ForkPanel
 from ctxlab.widgets._header import frequent_note, header_html
-from ctxlab.widgets._lab_args import a_recording, item_id_argument, watched
+from ctxlab.widgets._lab_args import a_recording, watched
+from ctxlab.widgets._lab_selection import open_item, render_selection, tab_changed
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
@@ -75,30 +76,8 @@ class Lab:
         self.selected: int | None = None
         self.task: asyncio.Task[Any] | None = None
         self.last_error: BaseException | None = None
-        self.budget = BudgetPanel(self.select, on_units=self._redraw)
-        self.map = ContextMap()
-        self.manifest = ManifestPanel()
-        self.context = ContextPanel()
-        # A control moved: the lines' next point follows it (3 ms at 5,000 requests).
-        self.config = ConfigPanel(agent, self._config_applied, on_moved=self._redraw)
-        self.sources = SourcesPanel(agent)
-        self.controls = Controls()
-        self.calls = LiveCalls(self)
-        """Send, Compact and Stop on a live agent (`LiveCalls`)."""
-        self.forks = ForkPanel(self)  # fork at the selected request (`ForkPanel`)
-        panels = (self.manifest, self.context, self.config, self.sources, self.forks)
-        self.tabs = w.Tab(children=[panel.widget for panel in panels], titles=_TABS)
-        self.tabs.observe(lambda _: self._tab_changed(), names="selected_index")
-        self.map.observe(lambda change: self.open_item(change["new"]), names="selected")
-        self.manifest.table.observe(lambda change: self.open_item(change["new"]), names="selected")
-        # A click on what is already selected changes no trait: the views say so in a message.
-        for view in (self.map, self.manifest.table):
-            Opener(view)(lambda item_id: self.open_item(item_id, again=True))
-        self.controls.send_button.on_click(lambda _: self.start(self.controls.prompt.value))
-        self.controls.compact_button.on_click(
-            lambda _: self.start_compaction(self.controls.hint.value)
-        )
-        self.controls.stop_button.on_click(lambda _: self.stop())
+        self._build_panels()
+        self._wire_panels()
         self.header = w.HTML()
         """The Lab's first line: agent, model, window — and for a recording its view, what the
         file does not record and how the estimates compare with the bill."""
@@ -115,7 +94,42 @@ class Lab:
         self._update_header()
         self._static = StaticView(self)
         remember(self)  # the current Lab of %%ctx and %ctx_budget
-        # Steps the agent made before this Lab existed (earlier calls, a resumed session).
+        self._follow_agent()
+
+    def _build_panels(self) -> None:
+        # The plot, the map, the tabs' panels and the controls, each told what to call back.
+        self.budget = BudgetPanel(self.select, on_units=self._redraw)
+        self.map = ContextMap()
+        self.manifest = ManifestPanel()
+        self.context = ContextPanel()
+        # A control moved: the lines' next point follows it (3 ms at 5,000 requests).
+        self.config = ConfigPanel(self.agent, self._config_applied, on_moved=self._redraw)
+        self.sources = SourcesPanel(self.agent)
+        self.controls = Controls()
+        self.calls = LiveCalls(self)
+        """Send, Compact and Stop on a live agent (`LiveCalls`)."""
+        self.forks = ForkPanel(self)  # fork at the selected request (`ForkPanel`)
+        panels = (self.manifest, self.context, self.config, self.sources, self.forks)
+        self.tabs = w.Tab(children=[panel.widget for panel in panels], titles=_TABS)
+
+    def _wire_panels(self) -> None:
+        # A tab, a map segment, a table row or a button clicked: what the Lab does.
+        self.tabs.observe(lambda _: self._tab_changed(), names="selected_index")
+        self.map.observe(lambda change: self.open_item(change["new"]), names="selected")
+        self.manifest.table.observe(lambda change: self.open_item(change["new"]), names="selected")
+        # A click on what is already selected changes no trait: the views say so in a message.
+        for view in (self.map, self.manifest.table):
+            Opener(view)(lambda item_id: self.open_item(item_id, again=True))
+        self.controls.send_button.on_click(lambda _: self.start(self.controls.prompt.value))
+        self.controls.compact_button.on_click(
+            lambda _: self.start_compaction(self.controls.hint.value)
+        )
+        self.controls.stop_button.on_click(lambda _: self.stop())
+
+    def _follow_agent(self) -> None:
+        # The steps the agent made before this Lab existed (earlier calls, a resumed session),
+        # then its events as they come.
+        agent = self.agent
         for manifest in agent.manifests:
             self.log.feed(ContextBuildEvent(manifest))
         self._unsubscribe = agent.subscribe(self._on_event)
@@ -277,34 +291,10 @@ class Lab:
         self._render_selection()
 
     def _tab_changed(self) -> None:
-        if self.tabs.selected_index == 2:
-            self.config.sync()
-        if self.tabs.selected_index == 3:
-            self.sources.sync()
-        self._render_selection()
+        tab_changed(self)
 
     def _render_selection(self) -> None:
-        if self.selected is None:
-            return
-        manifest = self.log.manifests[self.selected]
-        self.map.show(manifest)
-        # Only the visible tab is rendered: a long session stays fast while the call runs.
-        if self.tabs.selected_index == 0:
-            step = self.selected
-            self.manifest.show(
-                step,
-                manifest,
-                self.log.requests[step],
-                calibrated=self.log.rows[step]["calibrated"],
-                previous=self.log.requests[step - 1] if step > 0 else None,
-            )
-        elif self.tabs.selected_index == 1:
-            self.context.show(
-                self.selected,
-                self.log.requests[self.selected],
-                self.agent.token_cache,
-                manifest,
-            )
+        render_selection(self)
 
     def open_item(self, item_id: str, *, again: bool = False) -> None:
         """Open item ``item_id`` of the selected request: outlined in the map, marked in the
@@ -312,18 +302,7 @@ class Lab:
 
         What a click on a map segment or a table row does.
         """
-        item_id = item_id_argument(item_id)
-        if not item_id or self.selected is None:
-            return
-        if item_id == self.manifest.highlight and (not again or self.tabs.selected_index == 1):
-            return  # already open (a click's trait change opens it before its message)
-        self.manifest.highlight = self.context.focus = item_id
-        self.map.selected = item_id
-        self.manifest.table.selected = item_id
-        if self.tabs.selected_index == 1:
-            self._render_selection()
-        else:
-            self.tabs.selected_index = 1  # renders the Context tab
+        open_item(self, item_id, again=again)
 
     # -- actions (a live agent's: `LiveCalls`) ------------------------------------------------
 

@@ -23,15 +23,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as w
-import numpy as np
 import plotly.graph_objects as go
 
-from ctxlab.analysis._config_run import ConfigRun
 from ctxlab.analysis._cost import CacheRules, Price
 from ctxlab.analysis._priced_references import reference_limit
 from ctxlab.analysis._unrecorded import UnrecordedTokens, unrecorded_note
 from ctxlab.analysis._whatif import WhatIf
-from ctxlab.analysis._whatif_frames import cumulative_costs
 from ctxlab.config._config import ContextConfig, named_configs
 from ctxlab.exceptions import UsageError
 from ctxlab.io._source import SessionSource, transcript_of
@@ -48,48 +45,12 @@ from ctxlab.widgets._whatif_ahead import (
     moved_status,
     slider_value,
 )
+from ctxlab.widgets._whatif_figure import curves, whatif_layout
 from ctxlab.widgets._whatif_table import ComparisonTable, scrolling
 
 __all__ = ["WhatIfLab"]
 
 _DEFAULT_PRESETS = ("ctxlab", "agentscope", "observation_masking")
-_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
-
-
-def _line(
-    x: Any, y: Any, name: str, line: dict[str, Any], hover: str, **extra: Any
-) -> dict[str, Any]:
-    """A line trace as plotly JSON."""
-    return {
-        "type": "scatter",
-        "x": x,
-        "y": y,
-        "name": name,
-        "mode": "lines",
-        "line": line,
-        "hovertemplate": hover,
-        **extra,
-    }
-
-
-def _layout(*, priced: bool) -> dict[str, Any]:
-    """The what-if plot's layout: tokens on the left, the cumulative cost on the right."""
-    return {
-        "height": 400,
-        "margin": {"l": 60, "r": 60, "t": 20, "b": 40},
-        "xaxis": {"title": "request", "unifiedhovertitle": {"text": "request %{x}"}},
-        "yaxis": {"title": "input tokens"},
-        "yaxis2": {
-            # An unknown model draws no cost line: the axis says why.
-            "title": "cumulative cost (USD)" if priced else "cost: unpriced (no known price)",
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-        },
-        # Below the plot: above it, several configs' entries covered the curves.
-        "legend": {"orientation": "h", "y": -0.2, "yanchor": "top"},
-        "hovermode": "x unified",
-    }
 
 
 class WhatIfLab:
@@ -110,11 +71,40 @@ class WhatIfLab:
         self.runner = Ahead(what)
         """Replays the configs a next move may ask for while the user reads (`Ahead`)."""
         names = list(what.runs)
-        self.plot = LivePlot(go.Figure(layout=_layout(priced=what.price.known)))
+        self.plot = LivePlot(go.Figure(layout=whatif_layout(priced=what.price.known)))
         self.comparison = ComparisonTable(what)
         self.table = self.comparison.table
         self.computing = self.comparison.computing
         """Says which configs' retention and cost are still being computed (empty when none)."""
+        self._build_controls(names)
+        self._syncing = False
+        self.config_picker.observe(lambda _: self._picked(), names="value")
+        for slider in self.sliders.values():
+            slider.observe(self._slider_moved, names="value")
+        for control in (self.step, self.step_config, self.diff_a, self.diff_b):
+            control.observe(lambda _: self._render_step(), names="value")
+        self.header = w.HTML(_header_html(what))
+        self.widget = w.VBox(
+            [
+                self.header,
+                self.plot.view,
+                self.table,
+                self.computing,
+                w.HBox([self.config_picker, *self.sliders.values()]),
+                self.status,
+                w.HBox([self.step_config, self.step]),
+                self.manifest.widget,
+                w.HTML("<b>What A sent that B did not, and the reverse, at this step</b>"),
+                w.HBox([self.diff_a, self.diff_b]),
+                self.diff,
+            ]
+        )
+        self._load_sliders()
+        self.redraw()
+
+    def _build_controls(self, names: list[str]) -> None:
+        # The tuning sliders of the picked config, the step and its config, the two configs
+        # compared item by item.
         self.config_picker = w.Dropdown(options=names, value=names[0], description="tune")
         self.sliders = {
             name: w.FloatSlider(
@@ -134,37 +124,6 @@ class WhatIfLab:
         self.diff_a = w.Dropdown(options=names, value=names[0], description="A")
         self.diff_b = w.Dropdown(options=names, value=names[-1], description="B")
         self.diff = w.HTML()
-        self._syncing = False
-        self.config_picker.observe(lambda _: self._picked(), names="value")
-        for slider in self.sliders.values():
-            slider.observe(self._slider_moved, names="value")
-        for control in (self.step, self.step_config, self.diff_a, self.diff_b):
-            control.observe(lambda _: self._render_step(), names="value")
-        # What the recording does not hold of each request: its size and how it is known, or
-        # that every figure excludes it.
-        unseen = unrecorded_note(what.transcript, what.unrecorded)
-        self.header = w.HTML(
-            f"<b>ctxlab what-if</b> · {html.escape(what.transcript.name)} · window "
-            f"{what.context_window} tokens · {len(names)} configs"
-            + (f"<br><span style='color:#555'>{html.escape(unseen)}</span>" if unseen else "")
-        )
-        self.widget = w.VBox(
-            [
-                self.header,
-                self.plot.view,
-                self.table,
-                self.computing,
-                w.HBox([self.config_picker, *self.sliders.values()]),
-                self.status,
-                w.HBox([self.step_config, self.step]),
-                self.manifest.widget,
-                w.HTML("<b>What A sent that B did not, and the reverse, at this step</b>"),
-                w.HBox([self.diff_a, self.diff_b]),
-                self.diff,
-            ]
-        )
-        self._load_sliders()
-        self.redraw()
 
     @classmethod
     async def open(
@@ -298,47 +257,7 @@ class WhatIfLab:
         self._render_step()
 
     def _draw_curves(self, longest: int) -> None:
-        # Plain plotly JSON with NumPy arrays (`LivePlot`'s hot path): building a validated
-        # go.Figure of the traces took longer than a 500-request replay.
-        traces: list[dict[str, Any]] = []
-        peaks: list[int] = []
-        for number, (name, run) in enumerate(self.what.runs.items()):
-            lines, peak = _config_lines(name, run, _COLORS[number % len(_COLORS)])
-            traces.extend(lines)
-            peaks.append(peak)
-        usage = self._usage()
-        if usage:
-            traces.append(
-                _line(
-                    np.arange(len(usage)),
-                    usage,
-                    "billed (as recorded)",
-                    {"dash": "dot", "color": "#888"},
-                    "%{y:,} tokens billed<extra>as recorded</extra>",
-                )
-            )
-        limit = self._input_limit()
-        if limit:
-            traces.append(
-                _line(
-                    [0, max(longest - 1, 0)],
-                    [limit, limit],
-                    "input limit",
-                    {"dash": "dash", "color": "#000", "width": 1},
-                    "%{y:,} tokens<extra>input limit</extra>",
-                )
-            )
-        # The axis holds every line drawn: the configs', the bill (a recording billed at a
-        # larger window runs above this window's limit — drawn there, not cut off) and the
-        # limit itself.
-        peak = max(
-            (
-                *peaks,
-                *(u for u in usage if u is not None),
-                limit,
-            ),
-            default=0,
-        )
+        traces, peak = curves(self.what.runs, self._usage(), self._input_limit(), longest)
         yaxis = {**self.plot.layout.get("yaxis", {}), "range": [0, max(peak, 1) * 1.08]}
         self.plot.data = traces
         self.plot.relayout(yaxis=yaxis)
@@ -380,20 +299,13 @@ class WhatIfLab:
         )
 
 
-def _config_lines(name: str, run: ConfigRun, color: str) -> tuple[list[dict[str, Any]], int]:
-    """A config's two lines, its tokens per request and its cost so far; and its peak."""
-    totals = np.fromiter((m.estimated_input_tokens for m in run.manifests), dtype=np.int64)
-    x = np.arange(len(totals))
-    label = html.escape(name)
-    tokens = _line(x, totals, name, {"color": color}, "%{y:,} tokens<extra>" + label + "</extra>")
-    # Priced, never graded: a run not yet priced has its line drawn when it is.
-    spent = np.array(cumulative_costs(run) if run.priced else [], dtype=np.float64)
-    cost = _line(
-        x[: len(spent)],
-        spent,
-        f"{name} cost",
-        {"color": color, "dash": "dash", "width": 1},
-        "%{y:$.4f} so far<extra>" + label + "</extra>",
-        yaxis="y2",
+def _header_html(what: WhatIf) -> str:
+    """The lab's first line: the session, the window, how many configs — and what the
+    recording does not hold of each request (its size and how it is known, or that every
+    figure excludes it)."""
+    unseen = unrecorded_note(what.transcript, what.unrecorded)
+    return (
+        f"<b>ctxlab what-if</b> · {html.escape(what.transcript.name)} · window "
+        f"{what.context_window} tokens · {len(what.runs)} configs"
+        + (f"<br><span style='color:#555'>{html.escape(unseen)}</span>" if unseen else "")
     )
-    return [tokens, cost], int(totals.max()) if len(totals) else 0

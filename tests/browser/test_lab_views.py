@@ -8,16 +8,16 @@ used to), a recording as recorded draws no trigger or usage-notice line it does 
 legend says "unknown") and no "next request", its header names the model the file says
 answered, and the what-if draws the bill inside its axis, keeps its table inside the output
 and names what one config dropped.
-The JupyterLab server and the helpers are those of `test_tour_in_jupyterlab`.
+The JupyterLab server and the helpers are those of `test_tour_in_jupyterlab` (its server from
+`tests/browser/jupyter.py`, which uploads the notebook).
 """
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tests.browser.jupyter import upload
 from tests.browser.test_tour_in_jupyterlab import (
     ARGS,
     CHROMIUM,
@@ -41,36 +41,6 @@ CELLS = [
     "lab = await Lab.open(session, context_window=200_000, view='recorded')\nlab",
     f"import time\ntime.sleep({BUSY_SECONDS})\nprint('the busy cell ended')",
 ]
-
-
-def _upload(base: str) -> None:
-    """Put the notebook into the server's notebooks/ folder (its kernelspec set: no dialog)."""
-    notebook = {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": f"cell{n}",
-                "metadata": {},
-                "execution_count": None,
-                "outputs": [],
-                "source": source,
-            }
-            for n, source in enumerate(CELLS)
-        ],
-    }
-    body = json.dumps({"type": "notebook", "format": "json", "content": notebook}).encode()
-    request = urllib.request.Request(
-        f"{base}/api/contents/notebooks/{NOTEBOOK}",
-        data=body,
-        method="PUT",
-        headers={"Content-Type": "application/json"},
-    )
-    urllib.request.urlopen(request, timeout=30).close()
 
 
 def _plot(page: Any, title: str) -> Any:
@@ -100,7 +70,7 @@ def test_the_views_draw_when_a_busy_kernel_is_free_and_raise_nothing(
     jupyterlab: str,  # noqa: F811 - the fixture imported above
     shots: Path,  # noqa: F811
 ) -> None:
-    _upload(jupyterlab)
+    upload(jupyterlab, f"notebooks/{NOTEBOOK}", CELLS)
     errors: list[str] = []
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)

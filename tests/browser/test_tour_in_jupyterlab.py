@@ -1,7 +1,7 @@
 """The notebooks in real JupyterLab, in headless Chromium: the dashboard renders and works.
 
-Starts JupyterLab on 127.0.0.1 (a free port, a temporary root holding a copy of the notebooks and
-the session fixtures they read), opens a notebook in a workspace of its own, runs all cells, and
+Starts JupyterLab on 127.0.0.1 (`tests.browser.jupyter`: a free port; a temporary root holding a
+copy of the notebooks and the session fixtures they read), opens a notebook in a workspace of its own, runs all cells, and
 checks. The tour: the budget plot has one x per reasoning request, hovering the plot reads a
 request's total and its share of the limit, a click on the items table's tokens header sorts it
 both ways and typing filters it, a click on a map segment opens its block in the Context tab,
@@ -21,18 +21,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.browser.jupyter import CHROMIUM_ARGS, running_jupyterlab
 from tests.helpers import offline_context
 
 CHROMIUM = Path(os.environ.get("CTXLAB_CHROMIUM", "/usr/bin/chromium"))
@@ -49,23 +44,8 @@ REPO = Path(__file__).parents[2]
 TOUR = REPO / "notebooks" / "01_tour.ipynb"
 SESSIONS = REPO / "notebooks" / "03_your_own_sessions.ipynb"
 FORKS = REPO / "notebooks" / "12_forks.ipynb"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+ARGS = CHROMIUM_ARGS
 XSS = "<img src=x onerror=alert(1)>"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -80,53 +60,18 @@ def jupyterlab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    port = _free_port()
-    log = (tmp_path / "jupyterlab.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            "--ServerApp.token=",
-            "--ServerApp.password=",
-            "--ServerApp.disable_check_xsrf=True",
-            f"--ServerApp.root_dir={root}",
-            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
-            f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
-            "--LabApp.expose_app_in_browser=True",
-            "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "ANTHROPIC_API_KEY": ""},
-    )
-    base = f"http://127.0.0.1:{port}"
+    options = {
+        "LabApp.workspaces_dir": str(tmp_path / "workspaces"),
+        "LabApp.user_settings_dir": str(tmp_path / "settings"),
+    }
+    env = {**os.environ, "ANTHROPIC_API_KEY": ""}
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(base + "/api/status", timeout=1)
-                break
-            except Exception:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(f"JupyterLab did not start; see {log.name}")
-                time.sleep(0.25)
-        yield base
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(5)
-        log.close()
+        with running_jupyterlab(
+            root, tmp_path / "jupyterlab.log", options=options, env=env
+        ) as base:
+            yield base
+    except RuntimeError as exc:  # it did not start: the test fails saying where its log is
+        pytest.fail(str(exc))
 
 
 TOKENS_COLUMN = (

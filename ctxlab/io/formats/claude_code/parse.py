@@ -100,46 +100,69 @@ def from_claude_code(
             continue
         kind, record, message = found
         meta.setdefault("session_id", record.get("sessionId"))
-        if kind == "assistant":
-            model = message.get("model")
-            if isinstance(model, str) and model and model not in models:
-                models.append(model)
-            blocks = [
-                b
-                for b in _blocks(message.get("content"))
-                if b.get("type") != "text" or str(b.get("text", "")).strip()
-            ]
-            # One response is one (message id, request id): a later reply that reuses a message
-            # id under another request (a retried or copied reply) is a reply of its own.
-            key = f"{message.get('id') or f'line {number}'}|{record.get('requestId') or ''}"
-            usage = _usage(message, builder, where, number)
-            turn = responses.line(key, blocks, usage, record.get("timestamp"))
-            if not blocks:
-                # An empty line ("\n\n"): no content. Read for its usage when that is the
-                # response's final one (its output complete), else counted skipped.
-                if responses.took_usage:
-                    builder.use()
-                else:
-                    builder.skip("empty reply line")
-            if turn is None:
-                continue
-            if isinstance(model, str) and model:
-                reply_models[str(responses.rank[turn])] = model
-        else:
-            blocks = _blocks(message.get("content"))
-            if "toolUseResult" in record:
-                # The tool's own structured copy of its result (a subagent's totals and
-                # words): the result itself is the message's tool_result.
-                builder.set_aside(record["toolUseResult"], "the tool's own copy of its result")
-            if record.get("isCompactSummary") and blocks:
-                replies = sum(t["role"] == "assistant" for t in builder.turns)
-                _mark_summary(meta["compactions"], blocks, replies)
-            if not builder.add("user", blocks):
-                builder.skip("empty user message")
+        if kind != "assistant":
+            _user_line(builder, record, message, meta["compactions"])
+            continue
+        model = message.get("model")
+        if isinstance(model, str) and model and model not in models:
+            models.append(model)
+        turn = _reply_line(responses, record, message, where, number)
+        if turn is not None and isinstance(model, str) and model:
+            reply_models[str(responses.rank[turn])] = model
     responses.finish()
     meta["models"] = models
     meta["reply_models"] = reply_models
     return builder, meta
+
+
+def _reply_line(
+    responses: _Responses,
+    record: Mapping[str, Any],
+    message: Mapping[str, Any],
+    where: str,
+    number: int,
+) -> int | None:
+    """Place assistant line ``number`` in its response: its turn, or None for an empty line of
+    a response with no turn yet."""
+    builder = responses.builder
+    blocks = [
+        b
+        for b in _blocks(message.get("content"))
+        if b.get("type") != "text" or str(b.get("text", "")).strip()
+    ]
+    # One response is one (message id, request id): a later reply that reuses a message
+    # id under another request (a retried or copied reply) is a reply of its own.
+    key = f"{message.get('id') or f'line {number}'}|{record.get('requestId') or ''}"
+    usage = _usage(message, builder, where, number)
+    turn = responses.line(key, blocks, usage, record.get("timestamp"))
+    if not blocks:
+        # An empty line ("\n\n"): no content. Read for its usage when that is the
+        # response's final one (its output complete), else counted skipped.
+        if responses.took_usage:
+            builder.use()
+        else:
+            builder.skip("empty reply line")
+    return turn
+
+
+def _user_line(
+    builder: ConversationBuilder,
+    record: Mapping[str, Any],
+    message: Mapping[str, Any],
+    compactions: list[dict[str, Any]],
+) -> None:
+    """A user line: its blocks, the tool's own copy of a result set aside, a compaction's
+    summary marked."""
+    blocks = _blocks(message.get("content"))
+    if "toolUseResult" in record:
+        # The tool's own structured copy of its result (a subagent's totals and
+        # words): the result itself is the message's tool_result.
+        builder.set_aside(record["toolUseResult"], "the tool's own copy of its result")
+    if record.get("isCompactSummary") and blocks:
+        replies = sum(t["role"] == "assistant" for t in builder.turns)
+        _mark_summary(compactions, blocks, replies)
+    if not builder.add("user", blocks):
+        builder.skip("empty user message")
 
 
 class _Responses:

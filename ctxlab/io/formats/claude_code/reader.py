@@ -13,7 +13,7 @@ from ctxlab.io._files import FileRecords, count_skipped_lines
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
 from ctxlab.io.formats.claude_code.parse import from_claude_code
-from ctxlab.io.formats.claude_code.subagents import split_subagents
+from ctxlab.io.formats.claude_code.subagents import Split, split_subagents
 from ctxlab.util._jsonl import read_text, session_lines
 
 __all__ = ["claude_code"]
@@ -53,31 +53,46 @@ def _claude_code(
         builder, meta = from_claude_code(records, where, sidechains=True)
         return built_transcript(name, builder, meta, "", ()), None
     split = split_subagents(records, path)
-    listed = [agent.listing(n) for n, agent in enumerate(split.agents, 1)]
     if episode:
-        if not 0 < episode <= len(listed):
-            msg = (
-                f"{where}: no subagent {episode} (the session has {len(listed)}; episode 0 is "
-                "the main thread)"
-            )
-            raise MessageFormatError(msg)
-        agent = split.agents[episode - 1]
-        lines = agent.records
-        label = f"{where} subagent {episode}"
-        own = None
-        if agent.path is not None:
-            label = str(agent.path)
-            own = _agent_file(agent.path)
-            lines = [(n, {**r, "isSidechain": False}) for n, r in own.records]
-        builder, meta = from_claude_code(lines, label)
-        meta.update(subagent_of=meta.get("session_id"), subagent=listed[episode - 1])
-        if agent.path is None:
-            # The census is of the whole file: the other threads' lines are read, not this one's.
-            kept = {n for n, _ in lines}
-            apart = [r for n, r in records if n not in kept]
-            builder.record("line of another thread", len(apart), raw=apart)
-            builder.skip("in another thread (the main one or another subagent)")
-        return built_transcript(f"{name}#{episode}", builder, meta, "", ()), own
+        return _subagent(records, split, episode, where, name)
+    return _main_thread(records, split, where, name, path), None
+
+
+def _subagent(
+    records: list[tuple[int, Any]], split: Split, episode: int, where: str, name: str
+) -> tuple[Transcript, FileRecords | None]:
+    """Subagent ``episode``: from its own file when it has one, else from its lines here."""
+    listed = [agent.listing(n) for n, agent in enumerate(split.agents, 1)]
+    if not 0 < episode <= len(listed):
+        msg = (
+            f"{where}: no subagent {episode} (the session has {len(listed)}; episode 0 is "
+            "the main thread)"
+        )
+        raise MessageFormatError(msg)
+    agent = split.agents[episode - 1]
+    lines = agent.records
+    label = f"{where} subagent {episode}"
+    own = None
+    if agent.path is not None:
+        label = str(agent.path)
+        own = _agent_file(agent.path)
+        lines = [(n, {**r, "isSidechain": False}) for n, r in own.records]
+    builder, meta = from_claude_code(lines, label)
+    meta.update(subagent_of=meta.get("session_id"), subagent=listed[episode - 1])
+    if agent.path is None:
+        # The census is of the whole file: the other threads' lines are read, not this one's.
+        kept = {n for n, _ in lines}
+        apart = [r for n, r in records if n not in kept]
+        builder.record("line of another thread", len(apart), raw=apart)
+        builder.skip("in another thread (the main one or another subagent)")
+    return built_transcript(f"{name}#{episode}", builder, meta, "", ()), own
+
+
+def _main_thread(
+    records: list[tuple[int, Any]], split: Split, where: str, name: str, path: Path | None
+) -> Transcript:
+    """The main thread, the subagents listed in its meta and their lines set apart."""
+    listed = [agent.listing(n) for n, agent in enumerate(split.agents, 1)]
     builder, meta = from_claude_code(split.main, where)
     # What the other threads' lines hold is set aside with them (the first group that has any).
     main = {n for n, _ in split.main}
@@ -103,7 +118,7 @@ def _claude_code(
     if path is not None and path.stem.startswith("agent-") and _sidechain_only(records):
         # A subagent's own file opened alone: it says whose it is.
         meta.update(subagent_of=meta.get("session_id"), agent_id=path.stem[len("agent-") :])
-    return built_transcript(name, builder, meta, "", ()), None
+    return built_transcript(name, builder, meta, "", ())
 
 
 def _agent_file(path: Path) -> FileRecords:

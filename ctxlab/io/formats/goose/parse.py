@@ -100,35 +100,54 @@ def from_goose(
     """The conversation, notes and tool schemas of a session file's lines, or of an export's
     session."""
     notes: dict[str, Any] = {}
-    tools: tuple[ToolSchema, ...] = ()
-    messages: Sequence[Any] = records
     if len(records) == 1 and is_goose_export(records[0]):
-        # An export: the session object, then each message of its conversation a record.
-        builder = ConversationBuilder(where, unit="record")
-        session = records[0]
-        messages = session["conversation"]
-        builder.record("session")
-        builder.use()
-        _session_notes(session, notes, where)
-        _totals_aside(builder, session)
+        builder, messages, tools = _export_head(records[0], where, notes)
     else:
-        builder = ConversationBuilder(where, unit="line")
-        # The lines before the first message: the session's metadata, its tool schemas.
-        head = 0
-        while head < len(records) and isinstance(records[head], Mapping):
-            line = records[head]
-            if _is_message(line) or (head and not (_is_tools_line(line) or is_goose_line(line))):
-                break  # after the first, only a line Goose's own (metadata) or of tools
-            if _is_tools_line(line):
-                builder.record("tool schemas")
-                tools = tool_schemas(line["tools"], f"{where} line {head + 1}")
-            else:
-                builder.record("session metadata")
-                _session_notes(line, notes, f"{where} line {head + 1}")
-                _totals_aside(builder, line)
-            builder.use()
-            head += 1
-        messages = records[head:]
+        builder, messages, tools = _file_head(records, where, notes)
+    _read_messages(builder, messages, where, notes)
+    return builder, notes, tools
+
+
+_Head = tuple[ConversationBuilder, Sequence[Any], tuple[ToolSchema, ...]]
+"""The builder, the messages still to read, and the tool schemas the head declared."""
+
+
+def _export_head(session: Mapping[str, Any], where: str, notes: dict[str, Any]) -> _Head:
+    """An export: the session object is one record, then each message of its conversation."""
+    builder = ConversationBuilder(where, unit="record")
+    builder.record("session")
+    builder.use()
+    _session_notes(session, notes, where)
+    _totals_aside(builder, session)
+    return builder, session["conversation"], ()
+
+
+def _file_head(records: Sequence[Any], where: str, notes: dict[str, Any]) -> _Head:
+    """A session file: the lines before the first message (its metadata, its tool schemas)."""
+    builder = ConversationBuilder(where, unit="line")
+    tools: tuple[ToolSchema, ...] = ()
+    head = 0
+    while head < len(records) and isinstance(records[head], Mapping):
+        line = records[head]
+        if _is_message(line) or (head and not (_is_tools_line(line) or is_goose_line(line))):
+            break  # after the first, only a line Goose's own (metadata) or of tools
+        if _is_tools_line(line):
+            builder.record("tool schemas")
+            tools = tool_schemas(line["tools"], f"{where} line {head + 1}")
+        else:
+            builder.record("session metadata")
+            _session_notes(line, notes, f"{where} line {head + 1}")
+            _totals_aside(builder, line)
+        builder.use()
+        head += 1
+    return builder, records[head:], tools
+
+
+def _read_messages(
+    builder: ConversationBuilder, messages: Sequence[Any], where: str, notes: dict[str, Any]
+) -> None:
+    """Every message into the builder; what the agent no longer sees and Goose's summaries
+    (recorded compactions) counted in ``notes``."""
     hidden = 0
     compactions: list[dict[str, Any]] = []
     for number, message in enumerate(messages, 1):
@@ -144,23 +163,24 @@ def from_goose(
             hidden += 1  # sent before Goose summarized; no longer in the agent's context
         elif visible.get("userVisible") is False and message["role"] == "user":
             # Only the agent sees it: Goose's summary of the conversation it compacted.
-            text = " ".join(str(as_mapping(c).get("text") or "") for c in message["content"])
-            replies = sum(t["role"] == "assistant" for t in builder.turns)
-            compactions.append(
-                {
-                    "kind": "compact",
-                    "trigger": "unknown",
-                    "replies_before": replies,
-                    "summary_head": text.strip()[:200],
-                }
-            )
+            compactions.append(_summary(builder, message))
         _message(builder, message)
         builder.settle("message with nothing kept")
     if hidden:
         notes["hidden_from_agent"] = hidden
     if compactions:
         notes["compactions"] = compactions
-    return builder, notes, tools
+
+
+def _summary(builder: ConversationBuilder, message: Mapping[str, Any]) -> dict[str, Any]:
+    """Goose's summary message as a recorded compaction, after the replies read so far."""
+    text = " ".join(str(as_mapping(c).get("text") or "") for c in message["content"])
+    return {
+        "kind": "compact",
+        "trigger": "unknown",
+        "replies_before": sum(t["role"] == "assistant" for t in builder.turns),
+        "summary_head": text.strip()[:200],
+    }
 
 
 def _totals_aside(builder: ConversationBuilder, session: Mapping[str, Any]) -> None:

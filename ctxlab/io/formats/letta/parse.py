@@ -142,56 +142,65 @@ class _Reader:
         role = message.get("role")
         parts = _parts(message.get("content"))
         if role == "system":
-            text = _text(parts)
-            if not self.system and (not self.in_context or key in self.in_context):
-                self.system = text
-                self.builder.use()
-            else:
-                self.builder.skip("system message (an older copy)")
+            self.system_message(parts, key)
         elif role == "user":
-            self.heard = True
-            text = _text(parts)
-            if _SUMMARY_MARK in text and _HIDDEN_MARK in text:
-                self.compactions.append(
-                    {
-                        "kind": "compact",
-                        "trigger": "auto",  # Letta summarizes when its context fills
-                        "replies_before": sum(t["role"] == "assistant" for t in self.builder.turns),
-                        "summary_head": text[:200],
-                    }
-                )
-            blocks = _blocks(parts, self.builder)
-            if blocks:
-                self.builder.add("user", blocks)
-            else:
-                self.builder.skip("empty message")
+            self.user(parts)
         elif role == "assistant" and not self.heard:
             # Letta writes an opening exchange (its "bootup" send_message) before any user
             # message; no request produced it, and a conversation starts with the user's turn.
             self.builder.skip("opening reply before any user message")
             self.opening |= {str(as_mapping(c).get("id")) for c in message.get("tool_calls") or ()}
         elif role == "assistant":
-            blocks = _blocks(parts, self.builder)
-            for n, call in enumerate(message.get("tool_calls") or ()):
-                if isinstance(call, Mapping):
-                    function = as_mapping(call.get("function"))
-                    blocks.append(
-                        {
-                            "type": "tool_use",
-                            "id": str(call.get("id") or f"letta_call_{index}_{n}"),
-                            "name": str(function.get("name") or "tool"),
-                            "input": arguments_of(function.get("arguments")),
-                        }
-                    )
-            if not blocks:
-                self.builder.skip("empty message")
-            elif self.builder.add("assistant", blocks):
-                # ``created_at``: ISO 8601 (a reply of several messages: its first).
-                self.builder.reply_time(message.get("created_at"))
+            self.assistant(message, parts, index)
         elif role == "tool":
             self.tool(message, parts)
         else:
             self.builder.skip(f"{role} message")  # approval requests and responses
+
+    def system_message(self, parts: list[Any], key: str) -> None:
+        # The first system message in context is the System text; any other an older copy.
+        if not self.system and (not self.in_context or key in self.in_context):
+            self.system = _text(parts)
+            self.builder.use()
+        else:
+            self.builder.skip("system message (an older copy)")
+
+    def user(self, parts: list[Any]) -> None:
+        self.heard = True
+        text = _text(parts)
+        if _SUMMARY_MARK in text and _HIDDEN_MARK in text:
+            self.compactions.append(
+                {
+                    "kind": "compact",
+                    "trigger": "auto",  # Letta summarizes when its context fills
+                    "replies_before": sum(t["role"] == "assistant" for t in self.builder.turns),
+                    "summary_head": text[:200],
+                }
+            )
+        blocks = _blocks(parts, self.builder)
+        if blocks:
+            self.builder.add("user", blocks)
+        else:
+            self.builder.skip("empty message")
+
+    def assistant(self, message: Mapping[str, Any], parts: list[Any], index: int) -> None:
+        blocks = _blocks(parts, self.builder)
+        for n, call in enumerate(message.get("tool_calls") or ()):
+            if isinstance(call, Mapping):
+                function = as_mapping(call.get("function"))
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": str(call.get("id") or f"letta_call_{index}_{n}"),
+                        "name": str(function.get("name") or "tool"),
+                        "input": arguments_of(function.get("arguments")),
+                    }
+                )
+        if not blocks:
+            self.builder.skip("empty message")
+        elif self.builder.add("assistant", blocks):
+            # ``created_at``: ISO 8601 (a reply of several messages: its first).
+            self.builder.reply_time(message.get("created_at"))
 
     def tool(self, message: Mapping[str, Any], parts: list[Any]) -> None:
         results = _results(message, parts)

@@ -184,8 +184,30 @@ def from_otel(
     export (``episode`` picks it, in order of first request)."""
     # One pass: read the spans' calls, group them, then build the chosen conversation with a
     # census of every span (kept whole: the steps share the span list and the groups).
-    calls: list[Call] = []
     spans = spans_of(data, where)
+    calls = _model_calls(spans, where)
+    groups = conversations(calls)
+    chosen = _episode(groups, episode, where)
+    builder = ConversationBuilder(where, unit="span")
+    _set_apart(builder, spans, calls, chosen)
+    rewritten, tools = history_of(builder, chosen)
+    meta: dict[str, Any] = {
+        "requests": len(chosen),
+        "conversations": len(groups),
+        "agents": [
+            {"episode": n, "agent": g[0].agent or None, "requests": len(g)}
+            for n, g in enumerate(groups)
+        ],
+    }
+    if rewritten:
+        meta["rewritten_requests"] = rewritten
+    system = next((c.system for c in reversed(chosen) if c.system), "")
+    return builder, system, tools, meta
+
+
+def _model_calls(spans: list[Span], where: str) -> list[Call]:
+    """Every span that is a model call, as a `Call`, in the spans' order; an error when none is."""
+    calls: list[Call] = []
     agents = agents_of(spans)
     for span in spans:
         trace = f"trace:{span.trace}"
@@ -213,15 +235,24 @@ def from_otel(
             "trace with message content enabled"
         )
         raise MessageFormatError(msg)
-    groups = conversations(calls)
+    return calls
+
+
+def _episode(groups: list[list[Call]], episode: int, where: str) -> list[Call]:
+    """The calls of conversation ``episode``; an error naming the range when there is none."""
     if not 0 <= episode < len(groups):
         msg = (
             f"{where}: no conversation {episode}: the trace holds {len(groups)} (episode=0 to "
             f"episode={len(groups) - 1})"
         )
         raise MessageFormatError(msg)
-    chosen = groups[episode]
-    builder = ConversationBuilder(where, unit="span")
+    return groups[episode]
+
+
+def _set_apart(
+    builder: ConversationBuilder, spans: list[Span], calls: list[Call], chosen: list[Call]
+) -> None:
+    """Count in the census the spans the chosen conversation does not read."""
     # What the spans set apart hold (a run's totals, a tool's arguments, another conversation)
     # is set aside with them.
     model_calls = {call.span for call in calls}
@@ -232,16 +263,3 @@ def from_otel(
     others = [s.raw for s in spans if s.id in model_calls and s.id not in chosen_spans]
     builder.record("model call span", len(calls) - len(chosen), raw=others)
     builder.skip("in another conversation (episode=N opens it)")
-    rewritten, tools = history_of(builder, chosen)
-    meta: dict[str, Any] = {
-        "requests": len(chosen),
-        "conversations": len(groups),
-        "agents": [
-            {"episode": n, "agent": g[0].agent or None, "requests": len(g)}
-            for n, g in enumerate(groups)
-        ],
-    }
-    if rewritten:
-        meta["rewritten_requests"] = rewritten
-    system = next((c.system for c in reversed(chosen) if c.system), "")
-    return builder, system, tools, meta
