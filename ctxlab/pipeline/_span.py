@@ -305,7 +305,7 @@ def _todos(block: ToolUseBlock) -> list[str]:
 
 def read_span(messages: Iterable[Message]) -> Span:
     span = Span()
-    calls: dict[str, tuple[str, ToolUseBlock]] = {}
+    calls: dict[str, _CallRead] = {}
     for message in messages:
         if isinstance(message, UserMessage):
             if not message.tool_results:
@@ -327,56 +327,83 @@ def read_span(messages: Iterable[Message]) -> Span:
                 span.last_text = block.text
                 span.values.extend(_values(block.text))
             elif isinstance(block, ToolUseBlock):
-                calls[block.id] = (_call(span, block), block)
-    for command, _block in calls.values():  # calls whose results are not in the span
-        if command:
-            span.runs.append(Run(command, "no result yet"))
+                calls[block.id] = _call(span, block)
+    for read in calls.values():  # calls whose results are not in the span
+        if read.command:
+            span.runs.append(Run(read.command, "no result yet"))
     return span
 
 
-def _call(span: Span, block: ToolUseBlock) -> str:
+@dataclass(frozen=True, slots=True)
+class _CallRead:
+    """What a tool call tells the span, whatever span it is in: read once per call's content
+    (a what-if summarizes the same calls in spans that differ config after config)."""
+
+    command: str
+    """The command it runs, white space collapsed ("" when it runs none)."""
+    action: str
+    """The span's last action once this call is made."""
+    ran: str = ""
+    """What the span's last action reads when this command ran last (its result's outcome is
+    then added to it)."""
+    values: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    edits: tuple[tuple[str, str], ...] = ()
+    """The files it changes, each with what changed, in order."""
+    todos: tuple[str, ...] | None = None
+    """The plan it writes (None: not a plan tool; empty: the plan stands as it was)."""
+
+
+_calls: Memo[str, _CallRead] = Memo(20_000)
+
+
+def _call(span: Span, block: ToolUseBlock) -> _CallRead:
+    read = _calls.get(block.content_hash, lambda: _read_call(block))
+    if read.todos is not None:
+        span.todos = list(read.todos) or span.todos
+    span.last_action = read.action
+    span.values.extend(read.values)
+    span.reads.extend(read.reads)
+    for changed, what in read.edits:
+        span.edits.setdefault(changed, []).append(what)
+    return read
+
+
+def _read_call(block: ToolUseBlock) -> _CallRead:
     name = block.name.lower()
     if name in _TODO_TOOLS:
-        span.todos = _todos(block) or span.todos
-        span.last_action = f"{block.name}: plan updated"
-        return ""
+        return _CallRead("", f"{block.name}: plan updated", todos=tuple(_todos(block)))
     raw = _shell(block)
-    command = flat(raw) if raw is not None else None
     path = _file_arg(block)
     sub = str(block.input.get("command", "")).strip()
+    values: list[str] = []
     for key, value in block.input.items():
         # An editor's sub-command (``str_replace``) is the tool's vocabulary, not a value.
         if isinstance(value, str) and key not in _CONTENT_ARGS and value.strip() not in _EDITOR:
-            span.values.extend(_values(value))
-    if command is not None:
-        span.last_action = f"$ {short(command, 200)}"
-        for found in _WORD_FILE.findall(command):
-            span.reads.append(found)
-        for changed, what in _shell_edits.get(raw or "", lambda: tuple(shell_changes(raw or ""))):
-            span.edits.setdefault(changed, []).append(what)
-        return command
+            values.extend(_values(value))
+    if raw is not None:
+        command = flat(raw)
+        edits = _shell_edits.get(raw, lambda: tuple(shell_changes(raw)))
+        reads = tuple(_WORD_FILE.findall(command))
+        ran = f"$ {short(command, 200)}"
+        return _CallRead(command, ran, ran, tuple(values), reads, edits)
     if path is not None:
+        action = f"{block.name} {path}"
         if name in _EDITORS | _WRITERS or sub in _EDITOR - {"view"}:
             change = edit_change(block.input, writes=name in _WRITERS)
-            span.edits.setdefault(path, []).append(change)
-            span.last_action = f"{block.name} {path}"
-        else:
-            span.reads.append(path)
-            span.last_action = f"{block.name} {path}"
-        return ""
+            return _CallRead("", action, values=tuple(values), edits=((path, change),))
+        return _CallRead("", action, values=tuple(values), reads=(path,))
     args = json.dumps(block.input, ensure_ascii=False, sort_keys=True)
-    span.last_action = f"{block.name} {short(args, 200)}"
-    return f"{block.name} {args}" if len(args) <= 400 else ""
+    command = f"{block.name} {args}" if len(args) <= 400 else ""
+    ran = f"$ {short(command, 200)}" if command else ""
+    return _CallRead(command, f"{block.name} {short(args, 200)}", ran, tuple(values))
 
 
-def _result(span: Span, call: tuple[str, ToolUseBlock] | None, result: ToolResultBlock) -> None:
-    if call is None:
-        return
-    command, _block = call
-    if not command:
+def _result(span: Span, call: _CallRead | None, result: ToolResultBlock) -> None:
+    if call is None or not call.command:
         return
     outcome, status, failures, failed, telling = _read_result(result.text, bool(result.is_error))
     warned = warning_lines(result.text)
-    span.runs.append(Run(command, outcome, status, failures, failed, telling, warned))
-    if span.last_action == f"$ {short(command, 200)}":
+    span.runs.append(Run(call.command, outcome, status, failures, failed, telling, warned))
+    if span.last_action == call.ran:
         span.last_action += f" → {outcome}"
