@@ -24,6 +24,7 @@ from ctxlab.messages import (
 from ctxlab.pipeline._changes import edit_change, shell_changes
 from ctxlab.pipeline._handover_warnings import warning_lines
 from ctxlab.pipeline._results import TRUNCATION_MARKER
+from ctxlab.pipeline._span_text import _values, flat, short
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
 from ctxlab.util._tags import PairedTags
@@ -88,21 +89,6 @@ _WORD_FILE = re.compile(
     r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|ts|tsx|md|rst|txt|json|toml|"
     r"ya?ml|cfg|ini|rs|go|java|c|h|cpp|sh|html|css|ex|exs|rb)\b"
 )
-# Each branch starts where no word character or dot precedes: the look-behind is written once,
-# before the branches, so that it is tried once a position, not once a branch (2.3x faster on
-# the corpus, the same matches: tests/pipeline/test_value_patterns.py). A number's digits are
-# taken possessively and it ends where the dots that follow it lead to no word character
-# (`(?!\.*+\w)`, as `(?![\w.]*\w)` in fewer steps): a digit given back is followed by a digit,
-# which the look-ahead refuses anyway, and giving them back one by one, each time reading the
-# rest of the run again, took the square of the run's length (issue 51: '1' * k + 'x').
-_VALUE = re.compile(
-    r"(?<![\w.])(?:"
-    r"(?:v?\d++(?:\.\d++)++|\d{2,}+)(?!\.*+\w)"
-    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"
-    r"|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
-    r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
-    r")"
-)
 # A tally that reports a failure (``2 failed``, ``10 errors``, SymPy's ``2 exceptions``; not
 # ``0 failed`` nor ``2 expected to fail``), or unittest's ``FAILED (failures=1)``.
 _FAILING_TALLY = re.compile(r"\b[1-9]\d* (?:failed|errors?|exceptions?)\b|^FAILED\b")
@@ -123,19 +109,6 @@ _NOT_DONE = (
 )
 _TRACEBACK = "Traceback (most recent call last)"
 _RECORDED_SUMMARY = "This session is being continued from a previous conversation"
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def short(text: str, limit: int = 80) -> str:
-    """``text``'s first non-empty line, flattened, cut at a word end with an ellipsis."""
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    one = flat(line)
-    if len(one) <= limit:
-        return one
-    return one[:limit].rsplit(" ", 1)[0] + " …"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,13 +156,7 @@ class Span:
 
 _Scan = tuple[str, str, tuple[str, ...], bool, str]  # outcome, status, failures, failed, telling
 _seen: Memo[tuple[str, bool], _Scan] = Memo(20_000)
-_found: Memo[str, tuple[str, ...]] = Memo(20_000)
-_shell_edits: Memo[str, tuple[tuple[str, str], ...]] = Memo(20_000)  # by command, as `_found`
-
-
-def _values(text: str) -> tuple[str, ...]:
-    """The values and names a text of the agent holds, kept per text (as `_read_result`)."""
-    return _found.get(text, lambda: tuple(_VALUE.findall(text)))
+_shell_edits: Memo[str, tuple[tuple[str, str], ...]] = Memo(20_000)  # by command, as `_values`
 
 
 def _read_result(output: str, is_error: bool) -> _Scan:
