@@ -5,11 +5,16 @@ the corpus is repeated for the longer one), with the full re-replay measured in 
 the baseline: the config replayed from its first request, graded and priced, and the whole lab
 redrawn (what a move cost before the slider answered at once).
 
-    python benchmarks/whatif_slider_bench.py [--steps 500 5000] [--window 32000] [--moves 4]
+    python benchmarks/whatif_slider_bench.py [--steps 500 5000] [--window 32000] [--moves N]
+        [--baselines N] [--cold]
 
-At 5,000 requests ``--moves 2`` measures the same moves (the first two values) in about five
-minutes a mode (the lab opened twice, 40 s each under load); the filling was most of the time
-(next-use grading, 78 s a run before issue 54's linear grader).
+How many moves each size measures (`MOVES`: 4 at 500 requests, 2 at 5,000 — the first values
+of the same list) and how many of them are also replayed from scratch as the baseline
+(`BASELINES`: every move at 500, the first at 5,000, where one baseline is 30–50 s under load);
+``--moves`` and ``--baselines`` set both for every size. Each line says its counts. At 5,000
+requests a mode takes about three minutes under load 11 (the lab opened, 50–70 s; each move
+filled in 25–40 s; the baseline): with every move and baseline, ``make bench``'s slider step
+ran past its 20-minute timeout and printed nothing.
 
 Each move sets the trigger slider of the ``ctxlab`` preset (ctxlab's three presets are open) as a
 user does and polls the event loop until the plot's traces and the table changed ("lines"), then
@@ -44,6 +49,11 @@ from ctxlab.widgets import WhatIfLab
 
 TARGETS = {500: 150.0, 5_000: 1_000.0}
 """Milliseconds from a move to its lines and headline figures, by session length."""
+MOVES = {500: 4, 5_000: 2}
+"""Moves measured, by session length (4 for any other)."""
+BASELINES = {5_000: 1}
+"""Moves also replayed from scratch as the baseline, by session length (every move for any
+other)."""
 
 
 async def _move(lab: WhatIfLab, value: float) -> tuple[float, float, float, float]:
@@ -89,7 +99,9 @@ def _row(lab: WhatIfLab, name: str) -> Any:
     return frame.loc[name].tolist()
 
 
-async def bench(steps: int, window: int, moves: int, *, ahead: bool = True) -> dict[str, Any]:
+async def bench(
+    steps: int, window: int, moves: int, *, ahead: bool = True, baselines: int | None = None
+) -> dict[str, Any]:
     corpus = sessions()
     session = stitched(corpus * (1 + steps // 2_000), steps)
     replies = sum(isinstance(m, AssistantMessage) for m in session.messages)
@@ -111,6 +123,8 @@ async def bench(steps: int, window: int, moves: int, *, ahead: bool = True) -> d
         firsts.append(first)
         filled.append(done)
         reused.append(getattr(lab.what.runs["ctxlab"], "reused", 0))
+        if baselines is not None and len(baseline) >= baselines:
+            continue
         shown = _row(lab, "ctxlab")
         baseline.append(await _baseline(lab, "ctxlab"))
         # The same figures either way (compared as printed, every digit: NaN and NA alike).
@@ -125,11 +139,13 @@ async def bench(steps: int, window: int, moves: int, *, ahead: bool = True) -> d
         "taken": lab.what.kept.taken,
         "ahead": ahead,
         "filled_ms": statistics.median(filled),
-        "baseline_ms": statistics.median(baseline),
+        "baseline_ms": statistics.median(baseline) if baseline else float("nan"),
         "lines_all": lines,
         "baseline_all": baseline,
         "reused": reused,
         "same_figures": same,
+        "moves": len(lines),
+        "baselines": len(baseline),
     }
 
 
@@ -137,20 +153,27 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, nargs="+", default=[500, 5_000])
     parser.add_argument("--window", type=int, default=32_000)
-    parser.add_argument("--moves", type=int, default=4)
+    parser.add_argument("--moves", type=int, help="moves at every size (default: MOVES)")
+    parser.add_argument(
+        "--baselines", type=int, help="baselines at every size (default: BASELINES)"
+    )
     parser.add_argument(
         "--cold", action="store_true", help="also every move replayed (nothing ahead or kept)"
     )
     args = parser.parse_args()
     for steps, ahead in [(s, a) for s in args.steps for a in (True, False)[: 1 + args.cold]]:
-        r = await bench(steps, args.window, args.moves, ahead=ahead)
+        moves = args.moves or MOVES.get(steps, 4)
+        baselines = args.baselines if args.baselines is not None else BASELINES.get(steps)
+        r = await bench(steps, args.window, moves, ahead=ahead, baselines=baselines)
         target = TARGETS.get(steps)
         verdict = f" (target {target:.0f} ms: {r['lines_ms'] / target:.2f}x)" if target else ""
         print(
             f"{'ahead and kept' if ahead else 'cold'}: "
             f"{r['requests']} requests at {r['window']:,} tokens: lines and headline "
-            f"{r['lines_ms']:.0f} ms{verdict} (CPU {r['lines_cpu_ms']:.0f} ms); retention and cost filled {r['filled_ms']:.0f} ms; "
-            f"baseline (full re-replay, graded, priced, redrawn) {r['baseline_ms']:.0f} ms "
+            f"{r['lines_ms']:.0f} ms{verdict} (CPU {r['lines_cpu_ms']:.0f} ms; median of "
+            f"{r['moves']} moves); retention and cost filled {r['filled_ms']:.0f} ms; "
+            f"baseline (full re-replay, graded, priced, redrawn; median of {r['baselines']}) "
+            f"{r['baseline_ms']:.0f} ms "
             f"({r['baseline_ms'] / r['lines_ms']:.1f}x); first visible change {r['first_ms']:.0f} "
             f"ms; runs taken as kept {r['taken']}; steps reused {r['reused']}; same "
             f"figures as the baseline: {r['same_figures']}; opened in {r['open_ms']:.0f} ms"

@@ -235,13 +235,14 @@ def _context_units(units: list[_Unit], span: Span, old: dict[str, str]) -> None:
         rank = 8 if len(run.command) > _LONG_COMMAND else 4 + min(recent // 15, 2)
         units.append(_Unit("context_to_preserve", f"$ {run.command}  → {run.outcome}", rank))
     _carry(units, old, "context_to_preserve", 7, keep=lambda ln: ln.startswith("$ "))
-    written = " ".join(u.text for u in units)
+    texts = [u.text for u in units]
+    written = " ".join(texts)
     reads = [p for p in dict.fromkeys(span.reads) if p not in written]
     if reads:
         units.append(_Unit("context_to_preserve", "Files read: " + ", ".join(reads), 6))
     written += " " + " ".join(reads)
     # Already written as a word of its own (inside a longer name it is not written).
-    values = unwritten(span.values, written)
+    values = unwritten(span.values, written, parts=[*texts, *reads])
     if values:
         # In lines of a few: what does not fit goes a line at a time, the oldest first.
         for start in range(0, len(values), _VALUES_PER_LINE):

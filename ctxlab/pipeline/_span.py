@@ -24,6 +24,7 @@ from ctxlab.messages import (
 from ctxlab.pipeline._changes import edit_change, shell_changes
 from ctxlab.pipeline._handover_warnings import warning_lines
 from ctxlab.pipeline._results import TRUNCATION_MARKER
+from ctxlab.pipeline._span_text import _values, flat, short
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
 from ctxlab.util._tags import PairedTags
@@ -88,21 +89,6 @@ _WORD_FILE = re.compile(
     r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|ts|tsx|md|rst|txt|json|toml|"
     r"ya?ml|cfg|ini|rs|go|java|c|h|cpp|sh|html|css|ex|exs|rb)\b"
 )
-# Each branch starts where no word character or dot precedes: the look-behind is written once,
-# before the branches, so that it is tried once a position, not once a branch (2.3x faster on
-# the corpus, the same matches: tests/pipeline/test_value_patterns.py). A number's digits are
-# taken possessively and it ends where the dots that follow it lead to no word character
-# (`(?!\.*+\w)`, as `(?![\w.]*\w)` in fewer steps): a digit given back is followed by a digit,
-# which the look-ahead refuses anyway, and giving them back one by one, each time reading the
-# rest of the run again, took the square of the run's length (issue 51: '1' * k + 'x').
-_VALUE = re.compile(
-    r"(?<![\w.])(?:"
-    r"(?:v?\d++(?:\.\d++)++|\d{2,}+)(?!\.*+\w)"
-    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"
-    r"|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
-    r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
-    r")"
-)
 # A tally that reports a failure (``2 failed``, ``10 errors``, SymPy's ``2 exceptions``; not
 # ``0 failed`` nor ``2 expected to fail``), or unittest's ``FAILED (failures=1)``.
 _FAILING_TALLY = re.compile(r"\b[1-9]\d* (?:failed|errors?|exceptions?)\b|^FAILED\b")
@@ -123,19 +109,6 @@ _NOT_DONE = (
 )
 _TRACEBACK = "Traceback (most recent call last)"
 _RECORDED_SUMMARY = "This session is being continued from a previous conversation"
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def short(text: str, limit: int = 80) -> str:
-    """``text``'s first non-empty line, flattened, cut at a word end with an ellipsis."""
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    one = flat(line)
-    if len(one) <= limit:
-        return one
-    return one[:limit].rsplit(" ", 1)[0] + " …"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,13 +156,7 @@ class Span:
 
 _Scan = tuple[str, str, tuple[str, ...], bool, str]  # outcome, status, failures, failed, telling
 _seen: Memo[tuple[str, bool], _Scan] = Memo(20_000)
-_found: Memo[str, tuple[str, ...]] = Memo(20_000)
-_shell_edits: Memo[str, tuple[tuple[str, str], ...]] = Memo(20_000)  # by command, as `_found`
-
-
-def _values(text: str) -> tuple[str, ...]:
-    """The values and names a text of the agent holds, kept per text (as `_read_result`)."""
-    return _found.get(text, lambda: tuple(_VALUE.findall(text)))
+_shell_edits: Memo[str, tuple[tuple[str, str], ...]] = Memo(20_000)  # by command, as `_values`
 
 
 def _read_result(output: str, is_error: bool) -> _Scan:
@@ -305,7 +272,7 @@ def _todos(block: ToolUseBlock) -> list[str]:
 
 def read_span(messages: Iterable[Message]) -> Span:
     span = Span()
-    calls: dict[str, tuple[str, ToolUseBlock]] = {}
+    calls: dict[str, _CallRead] = {}
     for message in messages:
         if isinstance(message, UserMessage):
             if not message.tool_results:
@@ -327,56 +294,83 @@ def read_span(messages: Iterable[Message]) -> Span:
                 span.last_text = block.text
                 span.values.extend(_values(block.text))
             elif isinstance(block, ToolUseBlock):
-                calls[block.id] = (_call(span, block), block)
-    for command, _block in calls.values():  # calls whose results are not in the span
-        if command:
-            span.runs.append(Run(command, "no result yet"))
+                calls[block.id] = _call(span, block)
+    for read in calls.values():  # calls whose results are not in the span
+        if read.command:
+            span.runs.append(Run(read.command, "no result yet"))
     return span
 
 
-def _call(span: Span, block: ToolUseBlock) -> str:
+@dataclass(frozen=True, slots=True)
+class _CallRead:
+    """What a tool call tells the span, whatever span it is in: read once per call's content
+    (a what-if summarizes the same calls in spans that differ config after config)."""
+
+    command: str
+    """The command it runs, white space collapsed ("" when it runs none)."""
+    action: str
+    """The span's last action once this call is made."""
+    ran: str = ""
+    """What the span's last action reads when this command ran last (its result's outcome is
+    then added to it)."""
+    values: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    edits: tuple[tuple[str, str], ...] = ()
+    """The files it changes, each with what changed, in order."""
+    todos: tuple[str, ...] | None = None
+    """The plan it writes (None: not a plan tool; empty: the plan stands as it was)."""
+
+
+_calls: Memo[str, _CallRead] = Memo(20_000)
+
+
+def _call(span: Span, block: ToolUseBlock) -> _CallRead:
+    read = _calls.get(block.content_hash, lambda: _read_call(block))
+    if read.todos is not None:
+        span.todos = list(read.todos) or span.todos
+    span.last_action = read.action
+    span.values.extend(read.values)
+    span.reads.extend(read.reads)
+    for changed, what in read.edits:
+        span.edits.setdefault(changed, []).append(what)
+    return read
+
+
+def _read_call(block: ToolUseBlock) -> _CallRead:
     name = block.name.lower()
     if name in _TODO_TOOLS:
-        span.todos = _todos(block) or span.todos
-        span.last_action = f"{block.name}: plan updated"
-        return ""
+        return _CallRead("", f"{block.name}: plan updated", todos=tuple(_todos(block)))
     raw = _shell(block)
-    command = flat(raw) if raw is not None else None
     path = _file_arg(block)
     sub = str(block.input.get("command", "")).strip()
+    values: list[str] = []
     for key, value in block.input.items():
         # An editor's sub-command (``str_replace``) is the tool's vocabulary, not a value.
         if isinstance(value, str) and key not in _CONTENT_ARGS and value.strip() not in _EDITOR:
-            span.values.extend(_values(value))
-    if command is not None:
-        span.last_action = f"$ {short(command, 200)}"
-        for found in _WORD_FILE.findall(command):
-            span.reads.append(found)
-        for changed, what in _shell_edits.get(raw or "", lambda: tuple(shell_changes(raw or ""))):
-            span.edits.setdefault(changed, []).append(what)
-        return command
+            values.extend(_values(value))
+    if raw is not None:
+        command = flat(raw)
+        edits = _shell_edits.get(raw, lambda: tuple(shell_changes(raw)))
+        reads = tuple(_WORD_FILE.findall(command))
+        ran = f"$ {short(command, 200)}"
+        return _CallRead(command, ran, ran, tuple(values), reads, edits)
     if path is not None:
+        action = f"{block.name} {path}"
         if name in _EDITORS | _WRITERS or sub in _EDITOR - {"view"}:
             change = edit_change(block.input, writes=name in _WRITERS)
-            span.edits.setdefault(path, []).append(change)
-            span.last_action = f"{block.name} {path}"
-        else:
-            span.reads.append(path)
-            span.last_action = f"{block.name} {path}"
-        return ""
+            return _CallRead("", action, values=tuple(values), edits=((path, change),))
+        return _CallRead("", action, values=tuple(values), reads=(path,))
     args = json.dumps(block.input, ensure_ascii=False, sort_keys=True)
-    span.last_action = f"{block.name} {short(args, 200)}"
-    return f"{block.name} {args}" if len(args) <= 400 else ""
+    command = f"{block.name} {args}" if len(args) <= 400 else ""
+    ran = f"$ {short(command, 200)}" if command else ""
+    return _CallRead(command, f"{block.name} {short(args, 200)}", ran, tuple(values))
 
 
-def _result(span: Span, call: tuple[str, ToolUseBlock] | None, result: ToolResultBlock) -> None:
-    if call is None:
-        return
-    command, _block = call
-    if not command:
+def _result(span: Span, call: _CallRead | None, result: ToolResultBlock) -> None:
+    if call is None or not call.command:
         return
     outcome, status, failures, failed, telling = _read_result(result.text, bool(result.is_error))
     warned = warning_lines(result.text)
-    span.runs.append(Run(command, outcome, status, failures, failed, telling, warned))
-    if span.last_action == f"$ {short(command, 200)}":
+    span.runs.append(Run(call.command, outcome, status, failures, failed, telling, warned))
+    if span.last_action == call.ran:
         span.last_action += f" → {outcome}"

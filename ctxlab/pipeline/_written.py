@@ -8,9 +8,12 @@ dots at either end left out, so a value inside a longer name is not written.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from functools import partial
 
-__all__ = ["FINDS", "unwritten", "words_of", "written_as_word"]
+from ctxlab.util._memo import Memo
+
+__all__ = ["FINDS", "parts_words", "unwritten", "words_of", "written_as_word"]
 
 
 _NAME = re.compile(r"[\w.]+")
@@ -20,12 +23,14 @@ the text's `words_of`, read once (the searches took the values times the text: a
 thousands of values against a long summary)."""
 
 
-def unwritten(values: Iterable[str], text: str) -> list[str]:
-    """``values`` (each once, in order) that ``text`` does not write as a word of its own."""
+def unwritten(values: Iterable[str], text: str, *, parts: Sequence[str] | None = None) -> list[str]:
+    """``values`` (each once, in order) that ``text`` does not write as a word of its own.
+    ``parts``: the texts ``text`` joins with spaces, when it is such a join — their words are
+    read part by part and kept (`parts_words`)."""
     distinct = list(dict.fromkeys(values))
     if len(distinct) <= FINDS:
         return [v for v in distinct if not written_as_word(text, v)]
-    words = words_of(text)
+    words = words_of(text) if parts is None else parts_words(parts)
     return [v for v in distinct if not (v in words if v else written_as_word(text, v))]
 
 
@@ -38,6 +43,17 @@ def words_of(text: str) -> frozenset[str]:
     alone, is not among them). Read by the pattern alone: a set of Python strings built word
     by word cost as much as the searches it replaces."""
     return frozenset(_WORD.findall(text))
+
+
+_part_words: Memo[str, frozenset[str]] = Memo(20_000)
+
+
+def parts_words(parts: Iterable[str]) -> frozenset[str]:
+    """`words_of` the texts ``parts`` joined with spaces (no word spans a space, so the words of
+    the join are the parts' words together), each part's words read once and kept: the
+    summaries of a what-if write the same command lines config after config, and reading the
+    whole summary's words again was a third of the offline summarizer at 5,000 requests."""
+    return frozenset().union(*(_part_words.get(p, partial(words_of, p)) for p in parts))
 
 
 def written_as_word(text: str, value: str) -> bool:

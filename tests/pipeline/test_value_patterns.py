@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.pipeline._span import _VALUE
+from ctxlab.pipeline._span_text import _VALUE
 from tests.conftest import requires_corpus
 from tests.helpers import corpus_texts
 from tests.hostile import FAILING_RUNS, assert_linear

@@ -18,7 +18,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.pipeline._written import FINDS, unwritten, words_of
+from ctxlab.pipeline._written import FINDS, _part_words, parts_words, unwritten, words_of
 
 ALPHABET = "ab_.1 é-/x\n"
 
@@ -114,3 +114,23 @@ async def test_a_long_spans_values_are_listed_once_and_never_when_written() -> N
     assert not any(v.startswith("step_") for v in listed)  # every one is in a command line
     assert all(not written_as_word(rest, v) for v in listed)
     assert len(listed) == len(set(listed))
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    st.lists(st.text(ALPHABET, max_size=12), max_size=6),
+    st.lists(st.text(ALPHABET, max_size=5), min_size=FINDS + 1, max_size=30),
+)
+def test_the_words_of_parts_kept_are_the_words_of_their_join(
+    parts: list[str], values: list[str]
+) -> None:
+    # Issue 54: the summary's words are read line by line and kept (a what-if writes the same
+    # command lines summary after summary); the words of the whole text are the reference.
+    text = " ".join(parts)
+    _part_words._values.clear()
+    assert parts_words(parts) == words_of(text)
+    assert parts_words(parts) == words_of(text)  # each part's words kept
+    assert unwritten(values, text, parts=parts) == unwritten(values, text)
+    assert unwritten(values, text, parts=parts) == [
+        v for v in dict.fromkeys(values) if not written_as_word(text, v)
+    ]

@@ -9,12 +9,19 @@ from collections.abc import Iterator
 
 import pytest
 
-from ctxlab.retention import _extract, _measure, _paths, _users
+from ctxlab.retention import _extract, _holds, _measure, _paths, _users
 
 
 @pytest.fixture(autouse=True)
 def _fresh_memos() -> Iterator[None]:
-    memos = (_extract._memo, _paths._files, _users._memo, _measure._collapsed)
+    memos = (
+        _extract._memo,
+        _paths._files,
+        _users._memo,
+        _measure._collapsed,
+        _holds._item_words,
+        _holds._part_words,
+    )
     for memo in memos:
         memo._values.clear()
     yield
