@@ -58,14 +58,16 @@ def _material_item(material: Material, tokens: int) -> ManifestItem:
         kind = "runtime" if block.placement == "transient" else "reference"
     else:
         kind = material.category
+    # The block's hash is a SHA-256 of its text, computed at each read: read once.
+    digest = block.content_hash
     return ManifestItem(
         id=material.item_id,
         kind=kind,
         placement=block.placement,
         tokens=tokens,
-        content_hash=block.content_hash,
+        content_hash=digest,
         source_id=material.source_id,
-        revision=block.revision or block.content_hash,
+        revision=block.revision or digest,
     )
 
 
