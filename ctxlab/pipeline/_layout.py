@@ -116,9 +116,16 @@ def lay_out(
     )
     estimated = fixed.tokens + (summary_tokens if summary is not None else 0)
     estimated += conversation_tokens + material.total
+    # Without a summary or material the conversation is sent as it is: a tuple is immutable,
+    # so it is shared, not copied (a copy costs time in the conversation's length per step).
+    sent = (
+        (*lead, *conversation, *tail)
+        if lead or tail or type(conversation) is not tuple
+        else conversation
+    )
     request = ModelRequest(
         system=fixed.system_text,
-        messages=(*lead, *conversation, *tail),
+        messages=sent,
         tools=fixed.tools,
         material_messages=len(tail),
     )

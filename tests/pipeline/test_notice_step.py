@@ -1,18 +1,20 @@
-"""The common step of a long session: no material but the usage notice (issue 54, item 3). It
-is built at once — not through `Budgeted.adding`, `omit` and the ordering, which give the same
-for it alone — and its manifest item hashes the notice once."""
+"""The common step of a long session (issue 54, item 3): no material but the usage notice, built
+at once — not through `Budgeted.adding`, `omit` and the ordering, which give the same for it
+alone — its manifest item hashing the notice once; and without a summary or material, the
+request shares the conversation's tuple instead of copying it at every step."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab import ApproximateCounter, TokenCache
+from ctxlab import ApproximateCounter, ContextConfig, TokenCache, WorkingState, prepare
 from ctxlab.manifest import Thresholds
 from ctxlab.materials import ContextBlock
-from ctxlab.pipeline import Budgeted, project
+from ctxlab.pipeline import Budgeted, PreparationMemo, project
 from ctxlab.pipeline._layout import _material_item
 from ctxlab.pipeline._stages import NO_MATERIAL, material_tokens
+from tests.helpers import session
 
 LINES = Thresholds(
     context_size=10_000,
@@ -93,3 +95,27 @@ def test_a_material_item_hashes_its_block_once(monkeypatch) -> None:  # type: ig
         "transient",
         42,
     )
+
+
+async def test_a_request_without_summary_or_material_shares_the_conversation() -> None:
+    # Nothing to put before or after it: the request sends the state's own tuple (immutable),
+    # not a copy made at every step; with the notice after it, a new tuple holds both.
+    messages = session(6, output_chars=200)
+    state = WorkingState(conversation=tuple(messages[:5]))
+    memo, cache = PreparationMemo(), TokenCache(ApproximateCounter())
+    first = await prepare(state, context_window=100_000, counter=cache, memo=memo)
+    assert first.request.messages == state.conversation
+    # The next step, as an agent or a replay makes it: the committed state and what arrived.
+    state = first.state.append(*messages[5:7])
+    quiet = await prepare(state, context_window=100_000, counter=cache, memo=memo)
+    assert quiet.request.messages is state.conversation
+    assert quiet.state is state and len(state.conversation) == 7
+    noticed = await prepare(
+        state,
+        context_window=10_000,
+        counter=cache,
+        config=ContextConfig(trigger_ratio=0.9, context_buffer_ratio=0.895),  # notice at 50
+    )
+    assert "Context usage:" in noticed.request.messages[7].content[0].text
+    assert noticed.request.messages[:7] == state.conversation
+    assert len(noticed.request.messages) == 8 and noticed.request.material_messages == 1
