@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ctxlab import ApproximateCounter, ContextConfig, TokenCache, WorkingState, prepare
 from ctxlab.manifest import Thresholds
 from ctxlab.materials import ContextBlock
+from ctxlab.messages import TextBlock
 from ctxlab.pipeline import Budgeted, PreparationMemo, project
 from ctxlab.pipeline._layout import _material_item
 from ctxlab.pipeline._stages import NO_MATERIAL, material_tokens
@@ -116,6 +117,7 @@ async def test_a_request_without_summary_or_material_shares_the_conversation() -
         counter=cache,
         config=ContextConfig(trigger_ratio=0.9, context_buffer_ratio=0.895),  # notice at 50
     )
-    assert "Context usage:" in noticed.request.messages[7].content[0].text
+    tail = noticed.request.messages[7].content[0]
+    assert isinstance(tail, TextBlock) and "Context usage:" in tail.text
     assert noticed.request.messages[:7] == state.conversation
     assert len(noticed.request.messages) == 8 and noticed.request.material_messages == 1
