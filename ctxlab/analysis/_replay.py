@@ -297,7 +297,9 @@ async def compare_configs(
     unrecorded: UnrecordedPart | Unrecorded | int | None = None,
 ) -> pd.DataFrame:
     """Replay ``messages`` under each named config; one row per (config, step), side by side
-    (``unrecorded``: what the recording does not hold of each request, as in `replay`).
+    (``unrecorded``: what the recording does not hold of each request, as in `replay`). Every
+    config is counted through one `TokenCache` (``counter``, wrapped once when it is not one): a
+    message the configs share is tokenized once.
 
     Columns: ``config``, ``index`` (the assistant message the request produced), then the step
     table's (`STEP_COLUMNS`, the Lab's own): tokens by placement, ``total``, the lines,
@@ -311,13 +313,16 @@ async def compare_configs(
         msg = "pass at least one named config, e.g. {'default': ContextConfig()}"
         raise UsageError(msg)
     rows: list[dict[str, Any]] = []
+    # One cache for every config: each message is counted once, not once per config (the
+    # same counts; a `TokenCache` passed in is used as it is).
+    cache = _cache(counter)
     for name, config in named_configs(configs, validate=False).items():
         step = 0
         try:
             async for replayed in replay(
                 messages,
                 context_window=context_window,
-                counter=counter,
+                counter=cache,
                 config=config,
                 system=system,
                 summarizer=summarizer,

@@ -58,14 +58,16 @@ def _material_item(material: Material, tokens: int) -> ManifestItem:
         kind = "runtime" if block.placement == "transient" else "reference"
     else:
         kind = material.category
+    # The block's hash is a SHA-256 of its text, computed at each read: read once.
+    digest = block.content_hash
     return ManifestItem(
         id=material.item_id,
         kind=kind,
         placement=block.placement,
         tokens=tokens,
-        content_hash=block.content_hash,
+        content_hash=digest,
         source_id=material.source_id,
-        revision=block.revision or block.content_hash,
+        revision=block.revision or digest,
     )
 
 
@@ -114,9 +116,16 @@ def lay_out(
     )
     estimated = fixed.tokens + (summary_tokens if summary is not None else 0)
     estimated += conversation_tokens + material.total
+    # Without a summary or material the conversation is sent as it is: a tuple is immutable,
+    # so it is shared, not copied (a copy costs time in the conversation's length per step).
+    sent = (
+        (*lead, *conversation, *tail)
+        if lead or tail or type(conversation) is not tuple
+        else conversation
+    )
     request = ModelRequest(
         system=fixed.system_text,
-        messages=(*lead, *conversation, *tail),
+        messages=sent,
         tools=fixed.tools,
         material_messages=len(tail),
     )

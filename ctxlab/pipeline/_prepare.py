@@ -362,8 +362,11 @@ def _projection(
 def _next_state(state: WorkingState, reduction: Reduction) -> WorkingState:
     """The candidate working state: ``state`` itself when the reduction changed nothing."""
     conversation, summary = reduction.conversation, reduction.summary
-    # Tuple equality compares identity first: C speed when nothing was replaced.
-    changed = summary is not state.summary or conversation != state.conversation
+    # The same tuple when nothing was replaced (the common step): no comparison at all; else
+    # tuple equality, identity first, at C speed.
+    changed = summary is not state.summary or (
+        conversation is not state.conversation and conversation != state.conversation
+    )
     if not changed:
         return state
     return WorkingState(conversation=conversation, summary=summary, revision=state.revision + 1)

@@ -248,6 +248,11 @@ def project(
             ContextBlock.runtime("context_usage", text),
             tag="RUNTIME_STATE",
         )
+        if not budgeted.kept and budgeted.policy is None:
+            # The common step, no material but the notice: what `adding`, `omit` (nothing
+            # optional to omit, no policy to ask) and the ordering below give for it alone.
+            tokens = {**budgeted.tokens, **material_tokens((notice,), cache)}
+            return Budgeted((notice,), tokens, budgeted.transforms, None)
         budgeted = budgeted.adding([notice], cache)
     # Task state and the notice are added after stage 4's omission: when they push the request
     # over its limit, optional material makes room for them (they are never omitted).
