@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.fuzz.seeds import WRITTEN
 from tests.io.contracts.count import Counter
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
@@ -47,6 +48,12 @@ class Case:
 def data(value: Any, label: str, records: Counter, calls: Counter | None = None) -> Case:
     """A case of decoded data (not a file: nothing to detect it by)."""
     return Case(value, records=records, calls=calls, label=label, detected=False)
+
+
+def seed(format: str, records: Counter, calls: Counter | None = None) -> Case:
+    """A case of the fuzz harness's seed document of a format (`tests.fuzz.seeds.WRITTEN`)."""
+    name, value = WRITTEN[format]
+    return data(value, f"{format} seed {name}", records=records, calls=calls)
 
 
 def each(paths: list[Path], **counts: Any) -> list[Case]:

@@ -1,21 +1,15 @@
-"""Anthropic Messages API messages: a record a message."""
+"""Anthropic Messages API requests: a record a message. The document is the fuzz harness's seed of the format
+(`tests.fuzz.seeds.WRITTEN`)."""
 
 from __future__ import annotations
 
-from tests.io.contracts import data
+from tests.io.contracts import seed
 from tests.io.contracts.count import Count, Find
 
-ANTHROPIC = [
-    {"role": "user", "content": "List the files."},
-    {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "ls", "input": {}}]},
-    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "a.py"}]},
-    {"role": "assistant", "content": "One file: a.py."},
-]
 CONTRACT = [
-    data(
-        ANTHROPIC,
-        "anthropic messages",
-        records=Count(Find("*")),
-        calls=Count(Find("*.content.*", where={"type": "tool_use"})),
+    seed(
+        "anthropic",
+        records=Count(Find("messages.*")),
+        calls=Count(Find("messages.*.content.*", where={"type": "tool_use"})),
     )
 ]
