@@ -42,3 +42,8 @@ def shown(transcript: Transcript) -> list[tuple[str, tuple[Any, ...]]]:
                 value = (block.type,)
             out.append((message.role, value))
     return out
+
+
+def texts(transcript: Transcript, role: str = "assistant") -> list[str]:
+    """The text blocks of one role's messages, in order."""
+    return [b[1] for r, b in shown(transcript) if r == role and b[0] == "text"]

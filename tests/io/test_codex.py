@@ -14,6 +14,7 @@ from ctxlab import recorded_compactions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format, load
 from ctxlab.messages import ProviderUsage, RedactedThinkingBlock, find_tool_pair_problems
+from tests.io.shown import texts
 from tests.strategies import SETTINGS, json_value
 
 ROLLOUT = (
@@ -266,13 +267,7 @@ def test_the_2026_items_a_rollout_sends_back_are_kept() -> None:
         b.data["type"] for m in transcript.messages for b in m.content if b.type == "provider"
     ]  # type: ignore[union-attr]
     assert provided == ["web_search_call", "image_generation_call", "tool_search_call"]
-    said = [
-        b.text
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.content
-        if b.type == "text"
-    ]  # type: ignore[union-attr]
+    said = texts(transcript)
     assert said == ["Found 2 files."]
     census = transcript.census
     assert census is not None and census.whole, census

@@ -22,6 +22,7 @@ from ctxlab.io import detect_format
 from ctxlab.io.formats.codex_exec.parse import STAND_IN_PROMPT
 from ctxlab.messages import ProviderUsage
 from tests.io.mutate import cut, loads_or_refuses, mutated
+from tests.io.shown import texts
 from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "codex_exec"
@@ -46,14 +47,8 @@ def test_a_thread_stream_loads_whole() -> None:
     assert [r.tool_use_id for r in results] == [i["id"] for i in tools]
     assert [r.is_error for r in results] == [i.get("status") == "failed" for i in tools]
     said = [i["text"] for i in done if i["type"] == "agent_message"]
-    texts = [
-        b.text
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.content
-        if b.type == "text"
-    ]  # type: ignore[union-attr]
-    assert texts == said
+    replied = texts(transcript)
+    assert replied == said
     # The prompt is not in the stream: one stand-in per turn, said as unrecorded.
     turns = sum(e["type"] == "turn.started" for e in events)
     stand_ins = [m for m in transcript.messages if m.role == "user" and m.content[0].type == "text"]

@@ -6,25 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.io.contracts.count import (
-    ABSENT,
-    FALSY,
-    PRESENT,
-    TRUTHY,
-    Count,
-    Either,
-    Field,
-    Files,
-    Find,
-    FirstOf,
-    InForce,
-    Length,
-    Lines,
-    Lookup,
-    Matched,
-    Sections,
-    Total,
-)
+from tests.io.contracts import count as c
 
 DOC = {
     "items": [
@@ -37,54 +19,59 @@ DOC = {
 
 
 def test_find_walks_paths_wildcards_and_any_depth() -> None:
-    assert Count(Find("items.*"))(DOC) == 3
-    assert Count(Find("items.*", where={"kind": "a"}))(DOC) == 2
-    assert Count(Find("**", where={"kind": "a"}))(DOC) == 3  # the nested one too
-    assert Count(Find("items.1"))(DOC) == 1 and Count(Find("items.7"))(DOC) == 0
-    assert Count(Find("items.*", where={"kind": ("a", "b")}))(DOC) == 3
-    assert Count(Find("items.*.deep.n"))(DOC) == 1
-    assert Count(Find("missing.*"))(DOC) == 0
+    assert c.Count(c.Find("items.*"))(DOC) == 3
+    assert c.Count(c.Find("items.*", where={"kind": "a"}))(DOC) == 2
+    assert c.Count(c.Find("**", where={"kind": "a"}))(DOC) == 3  # the nested one too
+    assert c.Count(c.Find("items.1"))(DOC) == 1 and c.Count(c.Find("items.7"))(DOC) == 0
+    assert c.Count(c.Find("items.*", where={"kind": ("a", "b")}))(DOC) == 3
+    assert c.Count(c.Find("items.*.deep.n"))(DOC) == 1
+    assert c.Count(c.Find("missing.*"))(DOC) == 0
 
 
 def test_where_tests_presence_and_truth() -> None:
     items = "items.*"
-    assert Count(Find(items, where={"flag": PRESENT}))(DOC) == 2
-    assert Count(Find(items, where={"flag": ABSENT}))(DOC) == 1
-    assert Count(Find(items, where={"flag": TRUTHY}))(DOC) == 1
-    assert Count(Find(items, where={"flag": FALSY}))(DOC) == 2
-    assert Count(Find(items, where={"deep.kind": "a"}))(DOC) == 1
+    assert c.Count(c.Find(items, where={"flag": c.PRESENT}))(DOC) == 2
+    assert c.Count(c.Find(items, where={"flag": c.ABSENT}))(DOC) == 1
+    assert c.Count(c.Find(items, where={"flag": c.TRUTHY}))(DOC) == 1
+    assert c.Count(c.Find(items, where={"flag": c.FALSY}))(DOC) == 2
+    assert c.Count(c.Find(items, where={"deep.kind": "a"}))(DOC) == 1
 
 
 def test_of_and_first_pick_the_top_level_values(tmp_path: Path) -> None:
     lines = tmp_path / "x.jsonl"
     lines.write_text('{"t": 1, "xs": [1, 2]}\n\n{"t": 2, "xs": [3]}\n{"t": 1, "xs": []}\n')
-    assert Count(Find())(lines) == 3 and Lines()(lines) == 3 and Lines(blank=True)(lines) == 4
-    assert Count(Find("xs.*", of={"t": 1}))(lines) == 2
-    assert Count(Find("xs.*", first=True))(lines) == 2
-    assert Length(Find(of={"t": 2}), "xs")(lines) == 1
+    assert (
+        c.Count(c.Find())(lines) == 3 and c.Lines()(lines) == 3 and c.Lines(blank=True)(lines) == 4
+    )
+    assert c.Count(c.Find("xs.*", of={"t": 1}))(lines) == 2
+    assert c.Count(c.Find("xs.*", first=True))(lines) == 2
+    assert c.Length(c.Find(of={"t": 2}), "xs")(lines) == 1
 
 
 def test_unique_lengths_fields_and_totals() -> None:
-    assert Count(Find("items.*"), unique="n")(DOC) == 2
-    assert Length(Find("items.*"), "tags")(DOC) == 2
-    assert Field(Find("items.*"), "n")(DOC) == [1, 2, 1]
-    assert Field(Find("items.*"), "n", unique="kind")(DOC) == [1, 2]
-    assert Field(Find("items.*"), "kind", new_of="n")(DOC) == ["a", "b", "a"]
-    assert Field(Find("rows.*"), "v", new_of="missing")(DOC) == [10]  # the same (absent) twice
-    assert Total(Count(Find("items.*")), Count(Find("rows.*")), plus=-1)(DOC) == 4
-    assert Total()(DOC) == 0
+    assert c.Count(c.Find("items.*"), unique="n")(DOC) == 2
+    assert c.Length(c.Find("items.*"), "tags")(DOC) == 2
+    assert c.Field(c.Find("items.*"), "n")(DOC) == [1, 2, 1]
+    assert c.Field(c.Find("items.*"), "n", unique="kind")(DOC) == [1, 2]
+    assert c.Field(c.Find("items.*"), "kind", new_of="n")(DOC) == ["a", "b", "a"]
+    assert c.Field(c.Find("rows.*"), "v", new_of="missing")(DOC) == [10]  # the same (absent) twice
+    assert c.Total(c.Count(c.Find("items.*")), c.Count(c.Find("rows.*")), plus=-1)(DOC) == 4
+    assert c.Total()(DOC) == 0
 
 
 def test_either_and_first_of_take_the_first_that_finds() -> None:
-    assert Count(Either(Find("none.*"), Find("rows.*"), Find("items.*")))(DOC) == 2
-    assert Count(Either(Find("none.*")))(DOC) == 0
-    assert FirstOf(Field(Find("none.*"), "v"), Field(Find("rows.*"), "v"))(DOC) == [10, 20]
+    assert c.Count(c.Either(c.Find("none.*"), c.Find("rows.*"), c.Find("items.*")))(DOC) == 2
+    assert c.Count(c.Either(c.Find("none.*")))(DOC) == 0
+    assert c.FirstOf(c.Field(c.Find("none.*"), "v"), c.Field(c.Find("rows.*"), "v"))(DOC) == [
+        10,
+        20,
+    ]
 
 
 def test_lookup_joins_two_finds() -> None:
-    keys = Field(Find("items.*", where={"kind": "b"}), "n")
+    keys = c.Field(c.Find("items.*", where={"kind": "b"}), "n")
     doc = {**DOC, "rows": [{"id": 2, "v": 20}, {"id": 1, "v": 10}]}
-    assert Lookup(keys, Find("rows.*"), key="id", value="v")(doc) == [20]
+    assert c.Lookup(keys, c.Find("rows.*"), key="id", value="v")(doc) == [20]
 
 
 def test_in_force_replaces_rewinds_and_expands(tmp_path: Path) -> None:
@@ -97,12 +84,12 @@ def test_in_force_replaces_rewinds_and_expands(tmp_path: Path) -> None:
         {"back": "c"},  # drops c and d
         {"id": "e", "v": 6},
     ]
-    found = InForce(key="id", rewind="back", expand="msgs")(log)
+    found = c.InForce(key="id", rewind="back", expand="msgs")(log)
     assert [(r["id"], r["v"]) for r in found] == [("a", 3), ("b", 2), ("e", 6)]
     lines = tmp_path / "log.jsonl"
     lines.write_text("".join(json.dumps(record) + "\n" for record in log))
-    in_force = Find(where={"v": (3, 6)}, log=InForce(key="id", rewind="back", expand="msgs"))
-    assert Field(in_force, "id")(lines) == ["a", "e"]
+    in_force = c.Find(where={"v": (3, 6)}, log=c.InForce(key="id", rewind="back", expand="msgs"))
+    assert c.Field(in_force, "id")(lines) == ["a", "e"]
 
 
 def test_files_matched_and_sections(tmp_path: Path) -> None:
@@ -110,10 +97,10 @@ def test_files_matched_and_sections(tmp_path: Path) -> None:
     for name in ("session/s1.json", "msg/s1/m1.json", "msg/s1/m2.json", "part/m1/p.json"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
-    assert Files("msg/{stem}/*.json", root="..")(session) == 2
-    assert Files("part/{stem}/*.json", root="..", stems="msg/s1/*.json")(session) == 1
+    assert c.Files("msg/{stem}/*.json", root="..")(session) == 2
+    assert c.Files("part/{stem}/*.json", root="..", stems="msg/s1/*.json")(session) == 1
     text = tmp_path / "t.md"
     text.write_text("intro\n# H one\n```\n# not\n```\n<x>\n# in x</x>\n# H two\nTok 5 in\nTok 7\n")
-    assert Sections(r"^# H", fences=("```",), skip=("<x>", "</x>"))(text) == 3  # and the intro
-    assert Matched(r"^Tok (\d+)")(text) == [5, 7]
-    assert Matched(r"^Tok (\d+)", after="# H two", before="Tok 7")(text) == [5]
+    assert c.Sections(r"^# H", fences=("```",), skip=("<x>", "</x>"))(text) == 3  # and the intro
+    assert c.Matched(r"^Tok (\d+)")(text) == [5, 7]
+    assert c.Matched(r"^Tok (\d+)", after="# H two", before="Tok 7")(text) == [5]

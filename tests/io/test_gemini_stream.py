@@ -19,6 +19,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._detect import detect_lines
 from tests.io.mutate import cut, loads_or_refuses, mutated
+from tests.io.shown import texts
 from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "gemini_stream"
@@ -46,14 +47,8 @@ def test_a_stream_loads_whole() -> None:
             open_reply = True
         else:
             open_reply = False
-    texts = [
-        b.text  # type: ignore[union-attr]
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.content
-        if b.type == "text"
-    ]
-    assert texts == replies
+    replied = texts(transcript)
+    assert replied == replies
     uses = [b.id for m in transcript.messages if m.role == "assistant" for b in m.tool_uses]
     assert uses == [e["tool_id"] for e in events if e["type"] == "tool_use"]
     results = [b for m in transcript.messages if m.role == "user" for b in m.tool_results]
