@@ -19,6 +19,7 @@ from ctxlab.io import Census
 from ctxlab.io._transcript import corpus_dir
 from tests.io.contracts import FIXTURES, contract
 from tests.io.mutate import cut, mutated
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS, any_text, json_value
 
 
@@ -59,8 +60,7 @@ def _loaded(name: str, text: str, format: str, *, whole: bool = True) -> Census 
         except CtxlabError as exc:
             assert str(exc).strip()
             return None
-    census = transcript.census
-    assert census is not None and census.adds_up, census and census.problems()
+    census = added_up(transcript)
     if whole:
         # Every record is used or skipped; a mutation may put usage, a call or reasoning where
         # the reader does not look — the inventory then names it unaccounted, by kind and path.

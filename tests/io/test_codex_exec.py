@@ -21,8 +21,8 @@ from ctxlab.analysis._recorded import unrecorded_parts
 from ctxlab.io import detect_format
 from ctxlab.io.formats.codex_exec.parse import STAND_IN_PROMPT
 from ctxlab.messages import ProviderUsage
-from tests.io.mutate import cut, loads_or_refuses, mutated
-from tests.io.shown import texts
+from tests.io.mutate import mutated_or_cut
+from tests.io.shown import added_up, calls, texts
 from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "codex_exec"
@@ -99,8 +99,7 @@ def test_token_counts_that_do_not_match_the_replies_are_counted(tmp_path: Path) 
     path.write_text("".join(json.dumps(e) + "\n" for e in [*events, extra]))
     transcript = load(path)
     assert transcript.usage == {}
-    census = transcript.census
-    assert census is not None and census.adds_up, census and census.problems()
+    census = added_up(transcript)
     assert census.usage_lost == {"token_count not matched to a reply": 4}
     assert sum(census.read.values()) == len(events) + 1
 
@@ -127,15 +126,7 @@ def test_a_mutated_stream_loads_or_raises_a_typed_error(
     tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, fixture: Path
 ) -> None:
     path = tmp_path_factory.mktemp("exec") / "exec.jsonl"
-    events = _lines(fixture)
-    if data.draw(st.booleans()):
-        changed = data.draw(mutated(events))
-        lines = changed if isinstance(changed, list) else [changed]
-        path.write_text("".join(json.dumps(e) + "\n" for e in lines))
-        loads_or_refuses(lambda: load(path, format="codex_exec"))
-    else:
-        path.write_text(data.draw(cut(fixture.read_text())))
-        loads_or_refuses(lambda: load(path))
+    mutated_or_cut(data, path, _lines(fixture), fixture.read_text(), "codex_exec", lines=True)
 
 
 def test_the_later_token_count_shape_reads_the_last_calls_usage(tmp_path: Path) -> None:
@@ -196,13 +187,7 @@ def test_each_older_call_is_its_begin_and_end_as_the_module_says(tmp_path: Path)
         {"type": "exec_command_begin", "call_id": "c9", "command": ["sleep", "9"]},
     ]
     transcript = _protocol(tmp_path, msgs)
-    calls = {
-        b.id: (b.name, b.input)
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.tool_uses  # type: ignore[union-attr]
-    }
-    assert calls == {
+    assert calls(transcript) == {
         "c1": ("shell", {"command": ["ls"]}),
         "c2": ("shell", {"command": ["false"]}),
         "c3": ("shell", {"command": ["pwd"]}),  # no begin: the end's command
@@ -236,8 +221,7 @@ def test_each_older_call_is_its_begin_and_end_as_the_module_says(tmp_path: Path)
         "event token_count without usage": 1,
         "event task_complete": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert sum(census.read.values()) == len(msgs) + 1
     assert census.read["msg exec_command_end"] == 3
 
@@ -312,13 +296,7 @@ def test_each_tool_item_is_a_call_and_its_result_as_the_module_says(tmp_path: Pa
         {"type": "item.started", "item": {"id": "i10", **command, "status": "in_progress"}},
     ]
     transcript = _thread(tmp_path, events)
-    calls = {
-        b.id: (b.name, b.input)
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.tool_uses  # type: ignore[union-attr]
-    }
-    assert calls == {
+    assert calls(transcript) == {
         "i0": ("shell", {"command": "ls"}),
         "i1": ("shell", {"command": "ls"}),
         "i2": ("shell", {"command": "ls"}),
@@ -359,8 +337,7 @@ def test_each_tool_item_is_a_call_and_its_result_as_the_module_says(tmp_path: Pa
         "event item.updated": 1,
         "turn usage (a total over the turn's requests)": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert sum(census.read.values()) == len(events)
     assert census.read["item.completed command_execution"] == 3
     assert census.read["turn.started"] == 1

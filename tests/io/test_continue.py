@@ -21,7 +21,7 @@ from ctxlab import load
 from ctxlab.analysis._recorded import recorded_compactions
 from ctxlab.io import detect_format
 from ctxlab.messages import ProviderUsage
-from tests.io.mutate import cut, loads_or_refuses, mutated
+from tests.io.mutate import mutated_or_cut
 from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "continue" / "sessions"
@@ -116,9 +116,4 @@ def test_a_mutated_session_loads_or_raises_a_typed_error(
 ) -> None:
     path = tmp_path_factory.mktemp("continue") / "s.json"
     document = _raw()
-    if data.draw(st.booleans()):
-        path.write_text(json.dumps(data.draw(mutated(document))))
-        loads_or_refuses(lambda: load(path, format="continue"))
-    else:
-        path.write_text(data.draw(cut(json.dumps(document))))
-        loads_or_refuses(lambda: load(path))
+    mutated_or_cut(data, path, document, json.dumps(document), "continue")

@@ -18,8 +18,8 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._detect import detect_lines
-from tests.io.mutate import cut, loads_or_refuses, mutated
-from tests.io.shown import texts
+from tests.io.mutate import mutated_or_cut
+from tests.io.shown import added_up, texts
 from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "gemini_stream"
@@ -104,8 +104,7 @@ def test_a_stream_without_its_init_line_is_read_as_a_stream(tmp_path: Path, shap
     assert transcript.meta["source"] == "gemini_stream"
     assert _shown(transcript) == _shown(load(STREAM))  # the conversation the whole stream holds
     assert sum(m.role == "assistant" for m in transcript.messages) == 3
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)
 
 
 def test_chat_items_that_look_like_stream_messages_stay_chat_items() -> None:
@@ -129,14 +128,7 @@ def test_a_mutated_stream_loads_or_raises_a_typed_error(
     tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
 ) -> None:
     path = tmp_path_factory.mktemp("gemini") / "run.jsonl"
-    if data.draw(st.booleans()):
-        changed = data.draw(mutated(_events()))
-        lines = changed if isinstance(changed, list) else [changed]
-        path.write_text("".join(json.dumps(e) + "\n" for e in lines))
-        loads_or_refuses(lambda: load(path, format="gemini_stream"))
-    else:
-        path.write_text(data.draw(cut(STREAM.read_text())))
-        loads_or_refuses(lambda: load(path))
+    mutated_or_cut(data, path, _events(), STREAM.read_text(), "gemini_stream", lines=True)
 
 
 def _stream(tmp_path: Path, events: list[dict[str, Any]]) -> Path:

@@ -20,7 +20,7 @@ from ctxlab import load
 from ctxlab.analysis._recorded import recorded_compactions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
-from tests.io.mutate import cut, loads_or_refuses, mutated
+from tests.io.mutate import mutated_or_cut
 from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "letta"
@@ -169,9 +169,4 @@ def test_a_mutated_agent_file_loads_or_raises_a_typed_error(
     tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, fixture: Path
 ) -> None:
     path = tmp_path_factory.mktemp("letta") / "agent.af"
-    if data.draw(st.booleans()):
-        path.write_text(json.dumps(data.draw(mutated(_raw(fixture)))))
-        loads_or_refuses(lambda: load(path, format="letta"))
-    else:
-        path.write_text(data.draw(cut(fixture.read_text())))
-        loads_or_refuses(lambda: load(path))
+    mutated_or_cut(data, path, _raw(fixture), fixture.read_text(), "letta")
