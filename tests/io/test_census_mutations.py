@@ -18,7 +18,8 @@ from ctxlab import CtxlabError, load
 from ctxlab.io import Census
 from ctxlab.io._transcript import corpus_dir
 from tests.io.contracts import FIXTURES, contract
-from tests.io.mutate import cut, mutated
+from tests.io.contracts.count import values
+from tests.io.mutate import cut, mutated, mutated_or_cut
 from tests.io.shown import added_up
 from tests.strategies import SETTINGS, any_text, json_value
 
@@ -122,6 +123,34 @@ def test_cut_or_spliced_markdown_loads_with_a_census_that_adds_up(
     other = data.draw(st.sampled_from(SPECSTORY)).read_text()
     changed = data.draw(cut(text)) + data.draw(st.sampled_from(["", other[len(other) // 2 :]]))
     _loaded(path.name, changed, "specstory")
+
+
+_MUTATED_OR_CUT = {
+    "codex_exec": [
+        FIXTURES / "codex_exec" / "exec-0.60.jsonl",
+        FIXTURES / "codex_exec" / "exec-0.30.jsonl",
+    ],
+    "gemini_stream": [FIXTURES / "gemini_stream" / "stream-json.jsonl"],
+    "letta": [
+        FIXTURES / "letta" / "outreach_workflow_agent.af",
+        FIXTURES / "letta" / "composio_github_star_agent.af",
+    ],
+    "continue": [FIXTURES / "continue" / "sessions" / "7c1e2a4b-5d6f-4a8b-9c0d-1e2f3a4b5c6d.json"],
+}
+
+
+@pytest.mark.parametrize("format", sorted(_MUTATED_OR_CUT))
+@SETTINGS
+@given(data=st.data())
+def test_a_fixture_mutated_or_cut_short_loads_or_raises_a_typed_error(
+    tmp_path_factory: pytest.TempPathFactory, format: str, data: st.DataObject
+) -> None:
+    # A JSON value changed (loaded as its format), or the file cut short (loaded by detection).
+    fixture = data.draw(st.sampled_from(_MUTATED_OR_CUT[format]))
+    path = tmp_path_factory.mktemp(format) / fixture.name
+    lines = fixture.suffix == ".jsonl"
+    value = values(fixture) if lines else values(fixture)[0]
+    mutated_or_cut(data, path, value, fixture.read_text(), format, lines=lines)
 
 
 RAW = corpus_dir() / "raw"

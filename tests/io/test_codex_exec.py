@@ -3,7 +3,7 @@ types — the CLI needs a model account to run): the 0.44-on thread events and t
 events, each checked against the test's own reading of the lines — every tool item a call with
 its result, the turn's usage kept as the total it is, the older per-call token counts on the
 replies in order — and hostile streams refused with a typed error or loaded with their losses
-counted."""
+counted (the fixtures mutated or cut short: `test_census_mutations`)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from ctxlab import load
 from ctxlab.analysis._recorded import unrecorded_parts
 from ctxlab.io import detect_format
 from ctxlab.io.formats.codex_exec.parse import STAND_IN_PROMPT
 from ctxlab.messages import ProviderUsage
-from tests.io.mutate import mutated_or_cut
 from tests.io.shown import added_up, calls, texts
-from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "codex_exec"
 NEW = FOLDER / "exec-0.60.jsonl"
@@ -118,15 +112,6 @@ def test_a_run_cut_off_keeps_its_unfinished_call(tmp_path: Path) -> None:
 def test_both_generations_are_detected_as_exec_streams() -> None:
     assert detect_format(_lines(NEW)[0]) == "codex_exec"
     assert detect_format(_lines(OLD)[0]) == "codex_exec"
-
-
-@SETTINGS
-@given(st.data(), st.sampled_from([NEW, OLD]))
-def test_a_mutated_stream_loads_or_raises_a_typed_error(
-    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, fixture: Path
-) -> None:
-    path = tmp_path_factory.mktemp("exec") / "exec.jsonl"
-    mutated_or_cut(data, path, _lines(fixture), fixture.read_text(), "codex_exec", lines=True)
 
 
 def test_the_later_token_count_shape_reads_the_last_calls_usage(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 own event types): the prompt, each reply's streamed chunks joined, calls paired with their
 results (failures as errors), the session's totals kept as totals — checked against the test's
 own reading of the lines; ``--output-format json`` refused saying what to record; hostile
-streams refused with a typed error or loaded with their losses counted."""
+streams refused with a typed error or loaded with their losses counted (the fixture mutated or
+cut short: `test_census_mutations`)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._detect import detect_lines
-from tests.io.mutate import mutated_or_cut
 from tests.io.shown import added_up, texts
-from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "gemini_stream"
 STREAM = FOLDER / "stream-json.jsonl"
@@ -120,15 +117,6 @@ def test_chat_items_that_look_like_stream_messages_stay_chat_items() -> None:
     chat = [{"role": "user", "content": "hi"}, reply]
     assert detect_format(chat) != "gemini_stream"
     assert detect_lines(list(enumerate(chat, 1))) == "anthropic"
-
-
-@SETTINGS
-@given(st.data())
-def test_a_mutated_stream_loads_or_raises_a_typed_error(
-    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
-) -> None:
-    path = tmp_path_factory.mktemp("gemini") / "run.jsonl"
-    mutated_or_cut(data, path, _events(), STREAM.read_text(), "gemini_stream", lines=True)
 
 
 def _stream(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
