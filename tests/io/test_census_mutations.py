@@ -207,3 +207,17 @@ def test_a_failed_replys_billed_step_is_counted_lost() -> None:
     assert census.usage_lost == {"part of a failed reply: its step's usage": 1}
     assert census.usage_read == census.usage_placed + 1
     assert sum(census.read.values()) == 1 + sum(1 + len(m["parts"]) for m in export["messages"])
+
+
+@pytest.mark.parametrize(("format", "path"), _SHUFFLED, ids=lambda v: getattr(v, "name", v))
+def test_a_foreign_line_midway_is_counted_and_the_lines_after_it_still_read(
+    format: str, path: Path, tmp_path: Path
+) -> None:
+    # The shuffle above inserts foreign objects where Hypothesis draws; here, always midway.
+    lines = path.read_text().splitlines()
+    middle = len(lines) // 2
+    foreign = tmp_path / path.name
+    foreign.write_text("\n".join([*lines[:middle], '{"not": "a line of it"}', *lines[middle:]]))
+    census = added_up(load(foreign, format=format))  # type: ignore[arg-type]
+    assert sum(census.read.values()) == sum(1 for line in lines if line.strip()) + 1
+    assert load(foreign, format=format).messages == load(path, format=format).messages  # type: ignore[arg-type]
