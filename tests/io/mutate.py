@@ -9,10 +9,12 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
+from ctxlab import load
 from ctxlab.exceptions import CtxlabError
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import find_tool_pair_problems
@@ -88,3 +90,22 @@ def loads_or_refuses(call: Callable[[], Transcript]) -> Transcript | None:
     assert all(isinstance(n, int) and n > 0 for n in skipped.values()), skipped
     json.dumps(transcript.meta, default=str)  # the meta is data a user can save
     return transcript
+
+
+def mutated_or_cut(
+    data: st.DataObject, path: Path, value: Any, text: str, format: str, *, lines: bool = False
+) -> None:
+    """Write to ``path`` either a mutation of ``value`` (a document, or with ``lines`` its
+    records as JSON Lines), loaded as ``format``, or ``text`` cut short, loaded by detection:
+    either loads or refuses (`loads_or_refuses`)."""
+    if data.draw(st.booleans()):
+        changed = data.draw(mutated(value))
+        if lines:
+            records = changed if isinstance(changed, list) else [changed]
+            path.write_text("".join(json.dumps(e) + "\n" for e in records))
+        else:
+            path.write_text(json.dumps(changed))
+        loads_or_refuses(lambda: load(path, format=format))  # type: ignore[arg-type]
+    else:
+        path.write_text(data.draw(cut(text)))
+        loads_or_refuses(lambda: load(path))

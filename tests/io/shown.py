@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxlab.io._census import Census
 from ctxlab.io._transcript import Transcript
 
 
@@ -42,3 +43,20 @@ def shown(transcript: Transcript) -> list[tuple[str, tuple[Any, ...]]]:
                 value = (block.type,)
             out.append((message.role, value))
     return out
+
+
+def texts(transcript: Transcript, role: str = "assistant") -> list[str]:
+    """The text blocks of one role's messages, in order."""
+    return [b[1] for r, b in shown(transcript) if r == role and b[0] == "text"]
+
+
+def calls(transcript: Transcript) -> dict[str, tuple[str, Any]]:
+    """The replies' tool calls: id → (name, input)."""
+    return {b[1]: (b[2], b[3]) for r, b in shown(transcript) if r == "assistant" and b[0] == "use"}
+
+
+def added_up(transcript: Transcript) -> Census:
+    """The transcript's census, which must add up (said with its problems where it does not)."""
+    census = transcript.census
+    assert census is not None and census.adds_up, census and census.problems()
+    return census

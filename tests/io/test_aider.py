@@ -10,6 +10,7 @@ import pytest
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import load
 from ctxlab.messages import ProviderUsage
+from tests.io.shown import added_up
 
 HISTORY = Path(__file__).parents[1] / "fixtures" / "aider" / ".aider.chat.history.md"
 
@@ -36,8 +37,7 @@ def test_a_run_loads_with_its_inputs_replies_and_token_reports() -> None:
     first_run = HISTORY.read_text().split("# aider chat started at")[1]
     quoted = [line for line in first_run.splitlines() if line.startswith("> ")]
     tokens = [line for line in quoted if line.startswith("> Tokens:")]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert sum(census.read.values()) == len(lines)
     assert census.read["aider output line"] == len(quoted) == 8
     assert census.skipped["aider output line"] == len(quoted) - len(tokens) == 6
@@ -109,8 +109,7 @@ def test_each_billed_request_is_a_reply_of_its_own_with_what_aider_sent_before_i
     assert meta["models"] == ["openrouter/openai/gpt-4o-mini"]
     assert meta["aider_prompts"] == {"added files": 1, "edit error": 1, "lint errors": 1}
     assert "unrecorded_prompts" not in meta  # each rebuilt from what the history holds
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert (census.usage_read, census.usage_placed, census.usage_lost) == (5, 5, {})
     assert census.replies == 5
     lines = REFLECTIONS.read_text().splitlines()

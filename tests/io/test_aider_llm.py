@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from tests.hostile import says
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS
 
 REAL = Path(__file__).parents[1] / "fixtures" / "aider" / "llm_history" / ".aider.llm.history"
@@ -93,8 +94,7 @@ def test_a_real_log_loads_with_or_without_format(format: Any) -> None:
     assert transcript.meta["requests"] == 2 and transcript.meta["unanswered_requests"] == [0, 1]
     assert transcript.meta["prompt_replies"] == 5
     assert "rewritten_requests" not in transcript.meta  # the second request repeats the first
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.unit == "entry" and census.read == {"logged request and reply": 4}
 
 
@@ -161,8 +161,7 @@ def test_lines_before_the_first_entry_and_a_reply_without_request_are_counted() 
     text += "LLM RESPONSE 2026-03-01T10:00:59\nASSISTANT late\n"
     transcript = _load(text)
     assert _texts(transcript) == [("user", "hi"), ("assistant", "hello")]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.skipped == {
         "not an entry of aider's LLM log": 1,
         "reply with no request before it": 1,
@@ -212,5 +211,4 @@ def test_any_chat_the_log_grows_reads_back_as_that_chat(
         transcript.meta["requests"] == len(exchanges)
         and "rewritten_requests" not in transcript.meta
     )
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)

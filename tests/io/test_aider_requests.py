@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.messages import ProviderUsage
+from tests.io.shown import added_up
 
 # --- aider's writer ----------------------------------------------------------------------------
 
@@ -244,7 +245,6 @@ def test_a_history_of_k_billed_requests_loads_as_k_replies_with_their_k_usages(
         for n, (sent, received, hit, write) in enumerate(written.usages)
     }
     assert transcript.usage == expected
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert (census.usage_read, census.usage_placed, census.replies) == (k, k, k)
     assert transcript.meta["models"] == ["gpt-4o"]

@@ -16,7 +16,7 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io.formats.aider.chat_history import is_aider_history
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 
 START = "# aider chat started at 2026-01-02 10:00:00"
 
@@ -226,8 +226,7 @@ def test_a_token_report_after_an_input_with_no_reply_is_another_requests_bill(
     )
     transcript = _load(tmp_path, text)
     assert transcript.usage == {1: ProviderUsage(100, 10)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"of a request with no reply recorded": 1}
 
 
@@ -250,8 +249,7 @@ def test_a_report_with_no_reply_since_the_last_billed_one_is_a_request_lost_and_
     )
     transcript = _load(tmp_path, text)
     assert transcript.usage == {1: ProviderUsage(100, 10), 3: ProviderUsage(500, 20)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"of a request with no reply recorded": 1}
 
 
@@ -365,8 +363,7 @@ def test_an_input_of_white_space_sent_all_the_same_is_a_request_of_its_own(
     ]
     assert transcript.usage == {1: ProviderUsage(10, 1), 3: ProviderUsage(20, 2)}
     assert transcript.meta["aider_prompts"] == {"blank input": 1}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.skipped["blank line"] == 1  # the last input, never sent
 
 
@@ -435,8 +432,7 @@ def test_a_reflection_the_history_does_not_hold_stands_as_what_aider_showed(
     assert transcript.meta["aider_prompts"] == {"shown output": 2}
     assert transcript.meta["unrecorded_prompts"] == 2
     assert transcript.usage == {1: ProviderUsage(1_000, 50), 3: ProviderUsage(1_400, 60)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"of a request with no reply recorded": 1}
 
 
@@ -468,8 +464,7 @@ def test_an_output_of_several_lines_is_quoted_on_its_first_line_only(tmp_path: P
         ("assistant", ("text", "It says hello.\n> a quote in the reply")),
     ]
     assert transcript.usage == {1: ProviderUsage(100, 48, 1_800, 1_200)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read["aider output line"] == 9
 
 
@@ -567,6 +562,5 @@ def test_a_report_after_an_input_of_white_space_bills_that_input_not_the_reply_b
     text = "\n".join([START, "#### go", "one", "####   ", "> Tokens: 20 sent, 0 received.  "])
     transcript = _load(tmp_path, text)
     assert transcript.usage == {}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"of a request with no reply recorded": 1}

@@ -19,6 +19,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.messages import ProviderUsage
 from tests.io.mutate import loads_or_refuses, mutated
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "autogen"
@@ -73,8 +74,7 @@ def test_each_agent_is_its_own_conversation_with_its_usage(episode: int, name: s
     )
     others = len(other["agent_state"]["llm_context"]["messages"])
     assert skipped["another agent's llm_context (episode=N opens it)"] == others
-    census = transcript.census
-    assert census is not None and census.adds_up, census and census.problems()
+    census = added_up(transcript)
     assert (census.usage_read, census.usage_placed) == (len(billed), len(billed))
     assert sum(census.read.values()) == len(context) + len(thread) + buffers + others
 
@@ -115,8 +115,7 @@ def test_usage_that_does_not_match_the_replies_is_counted() -> None:
     del thread[1]  # the coder's first call, and its usage, gone from the thread
     transcript = load(state, episode=0)
     assert transcript.usage == {}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"model call usage not matched to a reply": 3}
     assert (census.usage_read, census.usage_placed) == (3, 0)
 

@@ -17,7 +17,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.autogen.parse import is_autogen_state
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 
 
 def _agent(*messages: Any) -> dict[str, Any]:
@@ -249,8 +249,7 @@ def test_calls_bill_the_replies_in_order_only_when_they_agree(
     elif extra < 0:
         calls = calls[1:]
     transcript = load(_team({"w": _container(_agent(*messages))}, calls), format="autogen")
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     if extra == 0:
         # A call that counts nothing (0 prompt, 0 completion tokens) is no bill.
         assert transcript.usage == {

@@ -16,6 +16,7 @@ import pytest
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
+from tests.io.shown import added_up
 from tests.io.test_claude_subagents import _line, _newer_layout, _parallel, _session
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "claude_code"
@@ -28,8 +29,7 @@ def _lines(path: Path) -> int:
 
 
 def _read(transcript: Transcript) -> int:
-    census = transcript.census
-    assert census is not None and census.adds_up, census
+    census = added_up(transcript)
     return sum(census.read.values())
 
 

@@ -23,21 +23,26 @@ SESSION = FIXTURE / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
+def main_replies(path: Path) -> list[tuple[tuple[Any, Any], dict[str, Any]]]:
+    """The file's assistant lines of the main thread (a subagent's own file is all sidechain
+    lines: then those), each with its response's key (message id, request id)."""
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    talk = [r for r in records if r.get("type") in ("user", "assistant")]
+    sidechain_file = bool(talk) and all(r.get("isSidechain") for r in talk)
+    return [
+        ((r["message"].get("id"), r.get("requestId")), r)
+        for r in records
+        if r.get("type") == "assistant" and (sidechain_file or not r.get("isSidechain"))
+    ]
+
+
 def file_bill(path: Path) -> list[tuple[int, ...]]:
     """The file's own bill, response by response in order of first line: the usage of the
     line with the most output (the main thread's lines; a subagent's own file is all
     sidechain lines, and then those)."""
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    main = [r for r in records if r.get("type") in ("user", "assistant")]
-    sidechain_file = bool(main) and all(r.get("isSidechain") for r in main)
     best: dict[tuple[str, str], tuple[int, ...]] = {}
-    for record in records:
-        if record.get("type") != "assistant":
-            continue
-        if record.get("isSidechain") and not sidechain_file:
-            continue
+    for key, record in main_replies(path):
         message = record["message"]
-        key = (message.get("id"), record.get("requestId"))
         usage = tuple(int(message["usage"].get(k) or 0) for k in KEYS)
         if key not in best or usage[1] >= best[key][1]:
             best[key] = usage

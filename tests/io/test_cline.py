@@ -21,6 +21,7 @@ from ctxlab.analysis._recorded import recorded_compactions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import ProviderUsage
 from tests.io.mutate import cut, loads_or_refuses, mutated
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS
 
 ROOT = Path(__file__).parents[1] / "fixtures" / "cline"
@@ -151,8 +152,7 @@ def test_usage_that_cannot_be_placed_is_counted_not_guessed(tmp_path: Path) -> N
     (task / "ui_messages.json").write_text(json.dumps(ui))
     transcript = load(task)
     assert transcript.usage == {}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"api request usage not matched to a reply": 4}
 
 

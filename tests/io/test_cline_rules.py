@@ -19,6 +19,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.cline.parse import is_cline_history
 from ctxlab.messages import ProviderUsage
+from tests.io.shown import added_up
 
 NOVEMBER_2025 = 1_761_955_200_000
 """Roo Code 3.29.5 on: ``tokensIn`` includes the cache for every protocol."""
@@ -177,8 +178,7 @@ def test_a_replys_own_metrics_take_the_request_of_the_same_counts(tmp_path: Path
         "reply metrics": 2,
         "conversationHistoryIndex": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"api request usage not matched to a reply": 1}
 
 
@@ -227,8 +227,7 @@ def test_usage_placed_and_lost_in_one_task_each_counted_once(tmp_path: Path) -> 
     ]
     transcript = load(_task(tmp_path, history, ui))
     assert transcript.usage == {1: ProviderUsage(30, 3), 3: ProviderUsage(40, 4)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"api request usage not matched to a reply": 1}
 
 
@@ -287,8 +286,7 @@ def test_the_census_names_each_record_by_its_file_and_kind(tmp_path: Path) -> No
         "junk",
     ]
     transcript = load(_task(tmp_path, history, ui))
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read == {
         f"{H}: user message": 1,
         f"{H}: assistant message": 1,

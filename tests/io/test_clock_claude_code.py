@@ -7,7 +7,6 @@ time with ``strptime``."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from ctxlab.io import load
 from ctxlab.io._transcript import Transcript, corpus_dir
 from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock
 from tests.conftest import requires_corpus
+from tests.io.test_claude_code_usage import main_replies
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "claude_code"
 SESSION = FIXTURE / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
@@ -30,17 +30,9 @@ def _stamp(text: str) -> float:
 def _responses(path: Path) -> list[dict[str, Any]]:
     """Each response of the file's main thread (a sidechain-only file: all of it), in order
     of its first line: the blocks it holds, its first line's time, its final line's usage."""
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    talk = [r for r in records if r.get("type") in ("user", "assistant")]
-    sidechain_file = bool(talk) and all(r.get("isSidechain") for r in talk)
     found: dict[tuple[Any, Any], dict[str, Any]] = {}
-    for record in records:
-        if record.get("type") != "assistant":
-            continue
-        if record.get("isSidechain") and not sidechain_file:
-            continue
+    for key, record in main_replies(path):
         message = record["message"]
-        key = (message.get("id"), record.get("requestId"))
         if key not in found:
             found[key] = {"time": _stamp(record["timestamp"]), "blocks": set(), "usage": None}
         response = found[key]

@@ -14,6 +14,7 @@ from ctxlab import recorded_compactions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format, load
 from ctxlab.messages import ProviderUsage, RedactedThinkingBlock, find_tool_pair_problems
+from tests.io.shown import added_up, texts
 from tests.strategies import SETTINGS, json_value
 
 ROLLOUT = (
@@ -147,8 +148,7 @@ def test_each_versions_usage_lands_on_the_reply_it_counts(name: str, order: str)
         ANSWER: ProviderUsage(400, 60, 5_000, 0),
         "Done: added an `all` rule.": ProviderUsage(300, 30, 5_300, 0),
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert (census.usage_read, census.usage_placed, census.usage_lost) == (3, 3, {})
     # The repeats sent with the rate limits, and the first one's empty usage, are counted.
     skipped = census.skipped
@@ -266,13 +266,7 @@ def test_the_2026_items_a_rollout_sends_back_are_kept() -> None:
         b.data["type"] for m in transcript.messages for b in m.content if b.type == "provider"
     ]  # type: ignore[union-attr]
     assert provided == ["web_search_call", "image_generation_call", "tool_search_call"]
-    said = [
-        b.text
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.content
-        if b.type == "text"
-    ]  # type: ignore[union-attr]
+    said = texts(transcript)
     assert said == ["Found 2 files."]
     census = transcript.census
     assert census is not None and census.whole, census

@@ -3,7 +3,7 @@ types — the CLI needs a model account to run): the 0.44-on thread events and t
 events, each checked against the test's own reading of the lines — every tool item a call with
 its result, the turn's usage kept as the total it is, the older per-call token counts on the
 replies in order — and hostile streams refused with a typed error or loaded with their losses
-counted."""
+counted (the fixtures mutated or cut short: `test_census_mutations`)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from ctxlab import load
 from ctxlab.analysis._recorded import unrecorded_parts
 from ctxlab.io import detect_format
 from ctxlab.io.formats.codex_exec.parse import STAND_IN_PROMPT
 from ctxlab.messages import ProviderUsage
-from tests.io.mutate import cut, loads_or_refuses, mutated
-from tests.strategies import SETTINGS
+from tests.io.shown import added_up, calls, texts
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "codex_exec"
 NEW = FOLDER / "exec-0.60.jsonl"
@@ -46,14 +41,8 @@ def test_a_thread_stream_loads_whole() -> None:
     assert [r.tool_use_id for r in results] == [i["id"] for i in tools]
     assert [r.is_error for r in results] == [i.get("status") == "failed" for i in tools]
     said = [i["text"] for i in done if i["type"] == "agent_message"]
-    texts = [
-        b.text
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.content
-        if b.type == "text"
-    ]  # type: ignore[union-attr]
-    assert texts == said
+    replied = texts(transcript)
+    assert replied == said
     # The prompt is not in the stream: one stand-in per turn, said as unrecorded.
     turns = sum(e["type"] == "turn.started" for e in events)
     stand_ins = [m for m in transcript.messages if m.role == "user" and m.content[0].type == "text"]
@@ -104,8 +93,7 @@ def test_token_counts_that_do_not_match_the_replies_are_counted(tmp_path: Path) 
     path.write_text("".join(json.dumps(e) + "\n" for e in [*events, extra]))
     transcript = load(path)
     assert transcript.usage == {}
-    census = transcript.census
-    assert census is not None and census.adds_up, census and census.problems()
+    census = added_up(transcript)
     assert census.usage_lost == {"token_count not matched to a reply": 4}
     assert sum(census.read.values()) == len(events) + 1
 
@@ -124,23 +112,6 @@ def test_a_run_cut_off_keeps_its_unfinished_call(tmp_path: Path) -> None:
 def test_both_generations_are_detected_as_exec_streams() -> None:
     assert detect_format(_lines(NEW)[0]) == "codex_exec"
     assert detect_format(_lines(OLD)[0]) == "codex_exec"
-
-
-@SETTINGS
-@given(st.data(), st.sampled_from([NEW, OLD]))
-def test_a_mutated_stream_loads_or_raises_a_typed_error(
-    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, fixture: Path
-) -> None:
-    path = tmp_path_factory.mktemp("exec") / "exec.jsonl"
-    events = _lines(fixture)
-    if data.draw(st.booleans()):
-        changed = data.draw(mutated(events))
-        lines = changed if isinstance(changed, list) else [changed]
-        path.write_text("".join(json.dumps(e) + "\n" for e in lines))
-        loads_or_refuses(lambda: load(path, format="codex_exec"))
-    else:
-        path.write_text(data.draw(cut(fixture.read_text())))
-        loads_or_refuses(lambda: load(path))
 
 
 def test_the_later_token_count_shape_reads_the_last_calls_usage(tmp_path: Path) -> None:
@@ -201,13 +172,7 @@ def test_each_older_call_is_its_begin_and_end_as_the_module_says(tmp_path: Path)
         {"type": "exec_command_begin", "call_id": "c9", "command": ["sleep", "9"]},
     ]
     transcript = _protocol(tmp_path, msgs)
-    calls = {
-        b.id: (b.name, b.input)
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.tool_uses  # type: ignore[union-attr]
-    }
-    assert calls == {
+    assert calls(transcript) == {
         "c1": ("shell", {"command": ["ls"]}),
         "c2": ("shell", {"command": ["false"]}),
         "c3": ("shell", {"command": ["pwd"]}),  # no begin: the end's command
@@ -241,8 +206,7 @@ def test_each_older_call_is_its_begin_and_end_as_the_module_says(tmp_path: Path)
         "event token_count without usage": 1,
         "event task_complete": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert sum(census.read.values()) == len(msgs) + 1
     assert census.read["msg exec_command_end"] == 3
 
@@ -317,13 +281,7 @@ def test_each_tool_item_is_a_call_and_its_result_as_the_module_says(tmp_path: Pa
         {"type": "item.started", "item": {"id": "i10", **command, "status": "in_progress"}},
     ]
     transcript = _thread(tmp_path, events)
-    calls = {
-        b.id: (b.name, b.input)
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.tool_uses  # type: ignore[union-attr]
-    }
-    assert calls == {
+    assert calls(transcript) == {
         "i0": ("shell", {"command": "ls"}),
         "i1": ("shell", {"command": "ls"}),
         "i2": ("shell", {"command": "ls"}),
@@ -364,8 +322,7 @@ def test_each_tool_item_is_a_call_and_its_result_as_the_module_says(tmp_path: Pa
         "event item.updated": 1,
         "turn usage (a total over the turn's requests)": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert sum(census.read.values()) == len(events)
     assert census.read["item.completed command_execution"] == 3
     assert census.read["turn.started"] == 1

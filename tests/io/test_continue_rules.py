@@ -18,7 +18,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.continue_.parse import is_continue_session
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 
 
 def _load(tmp_path: Path, history: list[Any], **session: Any) -> Any:
@@ -348,5 +348,4 @@ def test_every_call_gets_one_result_in_its_calls_order(kinds: list[str]) -> None
         assert by_id[f"c{i}"][1] is error
         if text is not None:
             assert by_id[f"c{i}"][0] == text.format(i)
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)

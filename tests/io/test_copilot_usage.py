@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 from tests.strategies import SETTINGS
 
 SESSION = "030f200c-c26f-4ef0-9099-6d1156c83631"
@@ -115,8 +115,7 @@ def test_an_assistant_usage_stands_for_its_replys_output_count() -> None:
     assert transcript.usage == {1: ProviderUsage(10, 5, 60, 30), 3: ProviderUsage(0, 7)}
     # Only the reply without its call's usage is said to lack its input.
     assert transcript.meta["usage_lacks"].startswith("1 replies")
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {
         "replaced by a later usage of the same reply": 1,
         "no reply since the previous usage": 2,
@@ -147,8 +146,7 @@ def test_what_holds_nothing_is_counted_and_each_replys_model_kept_by_its_rank() 
     assert transcript.system == "You are Copilot.\n\nBe brief."
     assert transcript.meta["reply_models"] == {"0": "m1", "2": "m2"}
     assert transcript.meta["models"] == ["m1", "m2"]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.skipped == {
         "system message without its text": 1,
         "empty user message": 1,
@@ -198,8 +196,7 @@ def test_reasoning_events_and_texts_are_thinking_once() -> None:
         ("assistant", ("thinking", "Then answer.", "")),
         ("assistant", ("text", "b")),
     ]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.left_out == {
         "reasoning text also recorded as its reasoning event": 1,
         "encrypted reasoning (session-bound, not readable)": 1,
@@ -240,8 +237,7 @@ def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
         ("user", ("text", "<summary>S</summary>")),
         ("user", ("text", "<system_notification>done</system_notification>")),
     ]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {
         "a compaction call's (in meta['compactions'])": 1,
         "a compaction call that gave no summary": 1,
@@ -268,8 +264,7 @@ def test_odd_counts_or_an_empty_reply_lose_their_usage_not_the_file() -> None:
     assert "usage" not in transcript.meta["compactions"][0]
     for figure in ("context_at_shutdown", "session_usage", "total_nano_aiu"):
         assert figure not in transcript.meta
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {
         "an output count that is no count of tokens": 1,
         "on an empty assistant message": 1,

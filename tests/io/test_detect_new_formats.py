@@ -15,6 +15,7 @@ from ctxlab.io._detect import detect_lines
 from ctxlab.io._files import read_records
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
+KILO_XML = FIXTURES / "cline/kilocode.kilo-code/tasks/1754000000000/api_conversation_history.json"
 SESSIONS = {
     "cline": [
         FIXTURES
@@ -29,12 +30,7 @@ SESSIONS = {
         / "tasks"
         / "0199aa10-roo-task"
         / "api_conversation_history.json",
-        FIXTURES
-        / "cline"
-        / "kilocode.kilo-code"
-        / "tasks"
-        / "1754000000000"
-        / "api_conversation_history.json",
+        KILO_XML,
     ],
     "continue": [FIXTURES / "continue" / "sessions" / "7c1e2a4b-5d6f-4a8b-9c0d-1e2f3a4b5c6d.json"],
     "codex_exec": [
@@ -80,12 +76,7 @@ def test_each_session_reads_as_its_own_format(kind: str, path: Path) -> None:
 # Known by where they live, not by content: the XML-era Kilo history is plain Anthropic messages,
 # and OpenCode's stored session file holds only the session's info.
 BY_PLACE = {
-    FIXTURES
-    / "cline"
-    / "kilocode.kilo-code"
-    / "tasks"
-    / "1754000000000"
-    / "api_conversation_history.json",
+    KILO_XML,
     *(FIXTURES / "opencode" / "storage" / "session").glob("*/*.json"),
 }
 

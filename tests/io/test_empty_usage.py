@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from ctxlab import Transcript, load, load_transcript
 from ctxlab.io._build import EMPTY_USAGE
 from ctxlab.messages import AssistantMessage, ProviderUsage, TextBlock, UserMessage
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS
 
 
@@ -146,8 +147,7 @@ def test_an_empty_usage_is_no_bill_in_every_format(
     assert first not in transcript.usage  # no bill of 0 on the reply nobody billed
     assert transcript.usage[second].total_input_tokens == 30  # the control keeps its bill
     assert transcript.usage[second].output_tokens == 4
-    census = transcript.census
-    assert census is not None and census.adds_up, census
+    census = added_up(transcript)
     # Lost as no bill: in the shared words, or in the format's own (Gemini CLI's zero tokens).
     ((reason, lost),) = census.usage_lost.items()
     assert lost == 1 and "no bill" in reason
@@ -166,8 +166,7 @@ def test_an_empty_usage_in_a_ctxlab_file_is_no_bill(tmp_path: Path) -> None:
     path = Transcript("t", {}, "", messages, usage=usage).save(tmp_path / "own.jsonl")
     transcript = load_transcript(path)
     assert transcript.usage == {3: ProviderUsage(30, 4)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {EMPTY_USAGE: 1}
 
 
@@ -180,8 +179,7 @@ _OPENAI_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 def test_any_usage_that_counts_nothing_is_placed_on_no_reply(empty: dict[str, Any]) -> None:
     transcript = load(_openai(empty), format="openai")
     assert sorted(transcript.usage) == [3]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {EMPTY_USAGE: 1}
 
 

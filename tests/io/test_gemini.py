@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format, load
 from ctxlab.messages import AssistantMessage, ProviderUsage, find_tool_pair_problems
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS, json_value
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "gemini"
@@ -64,8 +65,7 @@ def test_a_gemini_cli_session_loads_as_the_cli_resumes_it(path: Path) -> None:
         "thought summary": 1,
         **(rewritten if path.suffix == ".jsonl" else {}),
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.left_out == {"thought summary": 1}
 
 

@@ -17,6 +17,7 @@ from ctxlab.analysis._recorded import unrecorded_parts
 from ctxlab.io import detect_format
 from ctxlab.io._gemini import STAND_IN_EXCHANGE
 from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage, find_tool_pair_problems
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS
 
 REAL = Path(__file__).parents[1] / "fixtures" / "gemini" / "session-2025-10-11T13-00-2d9ea14f.json"
@@ -52,8 +53,7 @@ def test_thirteen_responses_in_a_row_replay_as_thirteen_requests() -> None:
     assert sum(u is not None for u in billed) == 9
     assert requests[1].usage == ProviderUsage(18_070, 88, 0, 0)
     assert requests[8].usage == ProviderUsage(1_402, 228, 19_138, 0)
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert (census.usage_read, census.usage_placed) == (13, 9)
     assert census.usage_lost == {"all-zero tokens (Gemini CLI wrote no bill)": 4}
 
@@ -109,8 +109,7 @@ def test_a_first_reply_billed_zero_is_no_bill() -> None:
     transcript = load(records)
     assert transcript.usage == {3: ProviderUsage(900, 7, 0, 0)}
     assert [r.billed for r in calibrate(transcript).points] == [900]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"all-zero tokens (Gemini CLI wrote no bill)": 1}
 
 
@@ -189,5 +188,4 @@ def test_every_response_that_shows_something_is_its_own_request(turns: list[Any]
     requests = recorded_requests(transcript)
     assert [r.usage.input_tokens if r.usage else None for r in requests] == showing
     assert find_tool_pair_problems(transcript.messages) == []
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)

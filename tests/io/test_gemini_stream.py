@@ -2,7 +2,8 @@
 own event types): the prompt, each reply's streamed chunks joined, calls paired with their
 results (failures as errors), the session's totals kept as totals — checked against the test's
 own reading of the lines; ``--output-format json`` refused saying what to record; hostile
-streams refused with a typed error or loaded with their losses counted."""
+streams refused with a typed error or loaded with their losses counted (the fixture mutated or
+cut short: `test_census_mutations`)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._detect import detect_lines
-from tests.io.mutate import cut, loads_or_refuses, mutated
-from tests.strategies import SETTINGS
+from tests.io.shown import added_up, texts
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "gemini_stream"
 STREAM = FOLDER / "stream-json.jsonl"
@@ -46,14 +44,8 @@ def test_a_stream_loads_whole() -> None:
             open_reply = True
         else:
             open_reply = False
-    texts = [
-        b.text  # type: ignore[union-attr]
-        for m in transcript.messages
-        if m.role == "assistant"
-        for b in m.content
-        if b.type == "text"
-    ]
-    assert texts == replies
+    replied = texts(transcript)
+    assert replied == replies
     uses = [b.id for m in transcript.messages if m.role == "assistant" for b in m.tool_uses]
     assert uses == [e["tool_id"] for e in events if e["type"] == "tool_use"]
     results = [b for m in transcript.messages if m.role == "user" for b in m.tool_results]
@@ -109,8 +101,7 @@ def test_a_stream_without_its_init_line_is_read_as_a_stream(tmp_path: Path, shap
     assert transcript.meta["source"] == "gemini_stream"
     assert _shown(transcript) == _shown(load(STREAM))  # the conversation the whole stream holds
     assert sum(m.role == "assistant" for m in transcript.messages) == 3
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)
 
 
 def test_chat_items_that_look_like_stream_messages_stay_chat_items() -> None:
@@ -126,22 +117,6 @@ def test_chat_items_that_look_like_stream_messages_stay_chat_items() -> None:
     chat = [{"role": "user", "content": "hi"}, reply]
     assert detect_format(chat) != "gemini_stream"
     assert detect_lines(list(enumerate(chat, 1))) == "anthropic"
-
-
-@SETTINGS
-@given(st.data())
-def test_a_mutated_stream_loads_or_raises_a_typed_error(
-    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
-) -> None:
-    path = tmp_path_factory.mktemp("gemini") / "run.jsonl"
-    if data.draw(st.booleans()):
-        changed = data.draw(mutated(_events()))
-        lines = changed if isinstance(changed, list) else [changed]
-        path.write_text("".join(json.dumps(e) + "\n" for e in lines))
-        loads_or_refuses(lambda: load(path, format="gemini_stream"))
-    else:
-        path.write_text(data.draw(cut(STREAM.read_text())))
-        loads_or_refuses(lambda: load(path))
 
 
 def _stream(tmp_path: Path, events: list[dict[str, Any]]) -> Path:

@@ -17,7 +17,7 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.goose.parse import is_goose_export, is_goose_line
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 
 META = {"working_dir": "/w", "description": "fix it", "message_count": 2}
 
@@ -210,8 +210,7 @@ def test_what_goose_hid_from_the_agent_and_its_summary(tmp_path: Path) -> None:
         "frontendToolRequest item": 1,
         "message without content for the model": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)
 
 
 def test_an_export_is_the_session_and_its_conversation(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.messages import ToolResultBlock, ToolUseBlock
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "goose"
@@ -38,8 +39,7 @@ def test_the_public_sample_loads_whole() -> None:
     (result,) = transcript.messages[2].content
     assert isinstance(result, ToolResultBlock) and result.tool_use_id == "tool-1"
     assert result.text == "The weather is sunny and 22°C"
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read == {"tool schemas": 1, "user message": 2, "assistant message": 2}
     assert census.skipped == {}
 

@@ -21,6 +21,7 @@ from ctxlab.io._files import read_records
 from ctxlab.util._jsonl import MOST_NOT_JSON
 from tests.fuzz.seeds import seed_files
 from tests.hostile import says
+from tests.io.shown import added_up
 from tests.strategies import SETTINGS
 
 # Python's str.splitlines breaks at these as well as at "\n": a garbage line holds none.
@@ -104,8 +105,7 @@ def test_k_garbage_lines_load_the_same_session_and_are_named(
     named = transcript.meta["lines_not_json"]
     assert [entry["line"] for entry in named] == numbers
     assert all(entry["reason"] for entry in named)
-    census = transcript.census
-    assert census is not None and census.adds_up, census
+    census = added_up(transcript)
     for number in numbers:
         assert census.skipped[f"line {number} not JSON"] == 1
         assert transcript.meta["skipped"][f"line {number} not JSON"] == 1
@@ -160,8 +160,7 @@ def test_a_ctxlab_file_names_its_garbage_line(tmp_path: Path) -> None:
     ]
     assert transcript.usage == load_transcript(seed).usage
     assert transcript.meta["lines_not_json"] == [{"line": number, "reason": "Expecting value"}]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.skipped == {f"line {number} not JSON": 1}
 
 

@@ -24,6 +24,7 @@ from ctxlab import sessions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import load
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
+from tests.io.shown import added_up
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 FAST = settings(max_examples=40, deadline=None)
@@ -83,8 +84,7 @@ def test_codex_mcp_content_items_are_the_results_text(
         # The text each item carried, in order: never the items' JSON.
         assert result.text == "\n".join(text for _, text in items)
         assert result.is_error is (shape == "failed")
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert sum(census.read.values()) == len(lines)
 
 
@@ -122,8 +122,7 @@ def test_a_gemini_set_of_the_messages_replaces_them(before: int, replaced: int, 
     texts = [m.content[0].text for m in transcript.messages]  # type: ignore[union-attr]
     # Only the messages the $set wrote, then what followed it: none of those it replaced.
     assert texts == [r["content"][0]["text"] for r in (*new, *later)]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.skipped.get("replaced by a $set of the messages") == len(old)
 
 
@@ -472,8 +471,7 @@ def test_a_line_of_another_format_in_a_rollout_is_counted_not_read() -> None:
     ]
     transcript = load(lines, format="codex")
     assert len(transcript.messages) == 2
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read["line of another format"] == 2
     assert census.skipped["not a Codex rollout line"] == 2
 

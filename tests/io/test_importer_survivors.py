@@ -14,6 +14,7 @@ import pytest
 from ctxlab import load
 from ctxlab.io.formats.gemini_stream.parse import STAND_IN_EXCHANGE
 from ctxlab.messages import ProviderUsage
+from tests.io.shown import added_up
 from tests.io.test_otel_langfuse import _api_export
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -39,8 +40,7 @@ def test_a_codex_replacement_history_is_counted_item_by_item(
     path = tmp_path / "rollout.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     transcript = load(path)
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.left_out.get("replacement history item", 0) == len(items)
     assert transcript.meta["skipped"].get("replacement history item", 0) == len(items)
     # Its calls and replies are set aside with it, not unaccounted.

@@ -13,6 +13,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format, load
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
 from tests.helpers import validations
+from tests.io.shown import added_up
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "inspect"
 
@@ -99,6 +100,5 @@ async def test_a_sample_logged_with_its_events_alone_is_read_from_them(tmp_path:
     assert transcript.meta["read_from"] == "events"
     assert transcript.messages == whole.messages
     assert transcript.usage == whole.usage and len(transcript.usage) == 2
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)
     assert await _replays(transcript) == ["passed"] * 4

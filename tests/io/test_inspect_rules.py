@@ -16,7 +16,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.inspect.parse import is_inspect_log
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 
 
 def _log(*samples: Any, status: str = "success") -> dict[str, Any]:
@@ -189,8 +189,7 @@ def test_each_replys_usage_is_its_model_calls_by_id() -> None:
     ]
     transcript = _load({"messages": messages, "events": events})
     assert transcript.usage == {1: ProviderUsage(100, 10), 3: ProviderUsage(200, 20, 50, 5)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"a model call whose reply is not in the sample's messages": 1}
     assert census.read["event model"] == 4 and census.read["event sample_init"] == 1
     assert census.read["event None"] == 1
@@ -309,7 +308,6 @@ def test_usage_follows_the_ids_whatever_the_calls_order(order: list[int], n: int
     events = [_model({"id": f"r{i}"}, _usage(100 + i, i)) for i in order]
     transcript = _load({"messages": messages, "events": events})
     assert transcript.usage == {2 * i + 1: ProviderUsage(100 + i, i) for i in range(n)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     lost = census.usage_lost.get("a model call whose reply is not in the sample's messages", 0)
     assert lost == 5 - n

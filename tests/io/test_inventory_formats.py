@@ -2,7 +2,7 @@
 with its reader's handling of one thing taken away — one tool call, one reasoning block, one
 usage report, one reply dropped silently on its way into the transcript — and the census must
 then say that much more is unaccounted, of that kind. (The control is the untouched load, which
-`test_census_formats` holds to a whole census.)"""
+`test_contracts` holds to a whole census.)"""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from ctxlab import load
 from ctxlab.io import FORMATS, Census
 from ctxlab.io._build import ConversationBuilder
-from tests.io.test_census_formats import CASES, Case
+from tests.io.contracts import contract
 from tests.strategies import SETTINGS
 
 # Markdown histories hold no JSON to take an inventory of; ctxlab's own file is read without a
@@ -27,12 +28,12 @@ from tests.strategies import SETTINGS
 _NOT_BUILT = {"aider", "specstory", "ctxlab"}
 
 
-def _cases() -> list[tuple[str, Case]]:
+def _cases() -> list[tuple[str, Any]]:
     found = []
     folder = Path(tempfile.mkdtemp(prefix="ctxlab-inventory-"))  # for cases written on the spot
     for format in FORMATS:
         if format not in _NOT_BUILT:
-            found += [(format, case) for case in CASES[format](folder)]
+            found += [(format, case.made(folder)) for case in contract(format) or ()]
     return found
 
 
@@ -87,10 +88,10 @@ def _unplaced(load: Callable[[], Any], kind: str) -> tuple[int, Census]:
     st.integers(0, 40),
 )
 def test_a_reader_that_loses_one_thing_leaves_it_unaccounted(
-    case: tuple[str, Case], kind: str, nth: int
+    case: tuple[str, Any], kind: str, nth: int
 ) -> None:
     format, source = case
-    before, census = _unplaced(lambda: source.load(format), kind)
+    before, census = _unplaced(lambda: load(source, format=format), kind)
     aside = sum(n for k, n in census.set_aside.items() if k.startswith(f"{kind}: "))
     # Only what the reader places can be lost: the file must hold more than it sets aside.
     assume(census.held.get(kind, 0) > aside)
@@ -104,16 +105,16 @@ def test_a_reader_that_loses_one_thing_leaves_it_unaccounted(
     else:
         assume(1 < census.replies <= census.held.get(kind, 0) - aside)
     with _losing(kind, nth):
-        after, lost = _unplaced(lambda: source.load(format), kind)
-    assert after > before, (format, source.label, kind, lost.unaccounted)
+        after, lost = _unplaced(lambda: load(source, format=format), kind)
+    assert after > before, (format, str(source)[:80], kind, lost.unaccounted)
 
 
 @pytest.mark.parametrize("kind", ["tool call", "reasoning", "usage", "reply"])
 def test_every_kind_is_held_by_some_format(kind: str) -> None:
     # The property above is not vacuous: for each kind, fixtures hold some the readers place.
     held = 0
-    for format, case in CASE_LIST:
-        census = case.load(format).census
+    for format, source in CASE_LIST:
+        census = load(source, format=format).census
         assert census is not None
         held += census.held.get(kind, 0)
     assert held >= 3, kind

@@ -15,7 +15,7 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.letta.parse import is_letta_agent_file
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 
 SUMMARY = "Note: prior messages (12 of them) have been hidden from view. Summary: the user wants X."
 
@@ -218,8 +218,7 @@ def test_calls_returns_and_parts_as_the_model_saw_them() -> None:
         "image without data": 1,
         "message with nothing kept": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read["unreadable message"] == 1 and census.read["tool message"] == 3
 
 
@@ -327,6 +326,5 @@ def test_any_episode_reads_its_own_agent_and_counts_the_others(
     chosen = talking[episode]
     assert transcript.meta["agent"] == f"a{chosen}"
     assert [b[1] for _, b in shown(transcript)] == [f"{chosen}-{n}" for n in range(sizes[chosen])]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert sum(census.read.values()) == sum(sizes)

@@ -12,6 +12,7 @@ import pytest
 from ctxlab import Transcript, load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import AssistantMessage, ImageBlock, TextBlock, UserMessage
+from tests.io.shown import added_up
 
 
 @pytest.mark.parametrize("format", ["openai", "anthropic", "ctxlab"])
@@ -44,8 +45,7 @@ def test_a_result_without_a_call_id_is_left_out_and_counted_not_refused() -> Non
         "tool result without a call id": 1,
         "message with nothing kept": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.left_out == {"tool result without a call id": 1}
     assert census.skipped == {"message with nothing kept": 1}
     assert transcript.meta["synthesized_results"] == 1  # the call itself, answered by a repair
@@ -123,8 +123,7 @@ def test_claude_code_behind_one_foreign_line_loads_and_counts_it(tmp_path: Path)
     transcript, whole = load(path), load(session)
     assert transcript.meta["source"] == "claude_code"
     assert transcript.messages == whole.messages and transcript.usage == whole.usage
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.skipped["line of another tool"] == 1
     assert sum(census.read.values()) == len(lines) + 1
 
@@ -179,6 +178,5 @@ def test_images_without_data_are_left_out_and_counted_not_a_failed_load() -> Non
         "tool_result",
         "text",
     ]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.left_out == {"image without data": 2}

@@ -13,6 +13,7 @@ from ctxlab.exceptions import MessageFormatError, UsageError
 from ctxlab.io import FORMATS
 from ctxlab.models import ScriptedModel
 from tests.hostile import says
+from tests.io.shown import added_up
 
 HISTORY = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
 
@@ -66,8 +67,7 @@ def test_a_json_lines_session_cut_off_in_its_last_line_loads_the_rest_and_says_s
     path.write_text("\n".join(lines) + "\n" + lines[0][:-9])
     transcript = load(path)
     assert len(transcript.messages) == 4
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read["line cut off"] == 1 and sum(census.read.values()) == 5
     assert transcript.meta["cut_line"] == 5
     # A last line that is not JSON, but not cut short either, is a damaged line: skipped and

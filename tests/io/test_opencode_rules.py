@@ -18,7 +18,7 @@ from ctxlab.io import detect_format
 from ctxlab.io._build import EMPTY_USAGE
 from ctxlab.io.formats.opencode.parse import is_opencode_export, is_opencode_session_info
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 
 
 def _export(*messages: Any) -> dict[str, Any]:
@@ -210,8 +210,7 @@ def test_one_request_per_step_with_its_steps_usage() -> None:
         "unreadable part": 1,
         "step without output": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"on a step without output": 1}
     assert census.read["part (step-start)"] == 3 and census.read["message (assistant)"] == 1
 
@@ -296,8 +295,7 @@ def test_a_failed_reply_is_not_sent_and_its_usage_is_lost() -> None:
         "failed reply (not sent again)": 2,
         "part of a failed reply": 5,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {
         "part of a failed reply: its step's usage": 1,
         "replaced: replies merged in a turn": 1,
@@ -314,8 +312,7 @@ def test_a_message_of_another_role_is_counted_with_its_parts() -> None:
         "message of role 'system'": 1,
         "part of a message of another role": 3,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"part of a message of another role: its step's usage": 1}
     assert census.read["message (system)"] == 1
 

@@ -19,7 +19,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._detect import detect_format
 from ctxlab.io.formats.openhands.logs import V0_KEYS, V1_KEYS, is_v0_log, is_v1_log
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 from tests.strategies import SETTINGS, json_value
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "openhands"
@@ -208,8 +208,7 @@ def test_a_v0_log_without_its_fncall_response_reads_the_text_reply_once() -> Non
     transcript = load(log)
     assert shown(transcript)[-1] == ("assistant", ("text", "text"))
     assert transcript.usage == {1: ProviderUsage(9, 2)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read["message as the model read it"] == 1
     assert "response as the model wrote it" not in census.read
 

@@ -16,6 +16,7 @@ from ctxlab import load, sessions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
 from tests.helpers import validations
+from tests.io.shown import added_up
 
 V1 = Path(__file__).parents[1] / "fixtures" / "openhands" / "v1"
 FOLDER = V1 / "conversation" / "5b0e7c1a-0d4f-4c3e-9a2b-7f1e6d5c4b3a"
@@ -49,8 +50,7 @@ def test_a_conversation_folder_loads_whole_with_each_replys_usage_by_response_id
         for m in state["stats"]["usage_to_metrics"].values()
         for u in m["token_usages"]
     }
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read == dict(Counter(e["kind"] for e in events))
     billed = [
         usages[e["llm_response_id"]]
@@ -156,8 +156,7 @@ async def test_a_completion_log_keeps_the_logged_response_and_its_usage(path: Pa
     # ``raw_response`` are the same call as text, read and counted.
     calls = log.get("raw_messages", log["messages"])
     sent = [m for m in calls if m["role"] != "system"]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     text = len(log["messages"]) + 1 if "raw_messages" in log else 0
     assert sum(census.read.values()) == len(calls) + 1 + text
     assert sum(m.role == "assistant" for m in transcript.messages) == 1 + sum(

@@ -18,7 +18,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io.formats.openhands.logs import is_v1_log
 from ctxlab.io.formats.openhands.v1 import is_v1_event, v1_folder_events
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import shown
+from tests.io.shown import added_up, shown
 
 PNG = "data:image/png;base64,iVBORw0KGgo="
 
@@ -193,8 +193,7 @@ def test_each_replys_usage_is_its_responses(tmp_path: Path) -> None:
     uses = [[u.id for u in m.tool_uses] for m in transcript.messages if m.role == "assistant"]
     assert uses[0] == ["c1", "c2", "c3"]
     assert transcript.usage == {1: ProviderUsage(300, 50, 600, 100), 3: ProviderUsage(500, 5)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.usage_lost == {"a completion with no reply among the events": 1}
     assert transcript.meta["models"] == ["m-agent", "m-usage"]
 
@@ -223,8 +222,7 @@ def test_a_responses_reasoning_is_thinking_on_its_reply_once(tmp_path: Path) -> 
         ("assistant", "Sure."),
     ]
     assert shown(transcript)[1] == ("assistant", ("thinking", "Plan.", "sg"))
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.left_out == {
         "reasoning content beside its thinking blocks": 1,
         "the same reasoning on another call of its response": 1,
@@ -249,8 +247,7 @@ def test_a_condensation_is_a_compaction(tmp_path: Path) -> None:
         {"kind": "compact", "trigger": "auto", "replies_before": 1, "summary_head": ""},
     ]
     assert transcript.meta["skipped"] == {"empty condensation summary": 1, "Condensation": 1}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)
     assert [b[1] for _, b in shown(transcript)] == ["go", "one", "more", long]
 
 

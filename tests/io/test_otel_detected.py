@@ -21,6 +21,7 @@ import pytest
 from ctxlab import load
 from ctxlab.io import detect_format
 from ctxlab.io.formats.otel.values import any_value as _any_value
+from tests.io.shown import added_up
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "vercel_ai" / "vercel_ai_otlp.json"
 
@@ -133,8 +134,7 @@ def _vercel_expected(transcript: Any) -> None:
     assert transcript.messages[3].content[0].text == "It is 21 °C and sunny in Lisbon."
     billed = {i: (u.input_tokens, u.output_tokens) for i, u in transcript.usage.items()}
     assert billed == {1: (120, 18), 3: (170, 12)}
-    census = transcript.census
-    assert census is not None and census.adds_up
+    added_up(transcript)
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ from ctxlab.io import _registry
 from tests.fuzz.contract import FUZZ, holds
 from tests.fuzz.mutations import mutated_file
 from tests.io.outside_format import TINYLOG
+from tests.io.shown import added_up
 
 LINES = [
     {"tinylog": 1, "who": "user", "say": "Which files are in the repository?"},
@@ -58,8 +59,7 @@ def test_a_registered_format_is_named_detected_and_loaded(
         "README.md and setup.py.",
         "Thanks.",
     ]
-    census = transcript.census
-    assert census is not None and census.adds_up
+    census = added_up(transcript)
     assert census.read == {"user": 2, "bot": 1, "note": 1}
     assert sum(census.skipped.values()) == 1  # the note: said, not dropped
 
@@ -127,17 +127,23 @@ def _loaded(path: Path, format: str | None) -> Any:
         raise
 
 
+def _installed(folder: Path, monkeypatch: pytest.MonkeyPatch, package: str, entry: str) -> None:
+    # A package installed in ``folder`` (its dist-info on sys.path) declaring one entry point
+    # of the group, the entry points read again as in a fresh interpreter.
+    info = folder / f"{package.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[ctxlab.formats]\n{entry}\n")
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setitem(_registry._state, "entry_points", False)
+
+
 def test_a_format_of_an_installed_package_comes_by_its_entry_point(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    info = tmp_path / "tinylog_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tinylog-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[ctxlab.formats]\ntinylog_plugin = tests.io.outside_format:plugged\n"
+    _installed(
+        tmp_path, monkeypatch, "tinylog-plugin", "tinylog_plugin = tests.io.outside_format:plugged"
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(_registry._state, "entry_points", False)  # as in a fresh interpreter
     try:
         assert "tinylog_plugin" in ctxlab.FORMATS
         transcript = load(_write(tmp_path))
@@ -152,12 +158,7 @@ def test_a_format_of_an_installed_package_comes_by_its_entry_point(
 def test_a_broken_entry_point_is_said_and_the_others_still_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    info = tmp_path / "broken-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[ctxlab.formats]\nbroken = no_such_module:FORMAT\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(_registry._state, "entry_points", False)
+    _installed(tmp_path, monkeypatch, "broken", "broken = no_such_module:FORMAT")
     with pytest.warns(UserWarning, match="'broken'.*could not be loaded"):
         names = tuple(ctxlab.FORMATS)
     assert "broken" not in names and "codex" in names
