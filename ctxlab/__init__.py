@@ -151,6 +151,7 @@ PACKAGE_NAMES: dict[str, str] = {
     "ManifestDiff": "ctxlab.manifest",
     "ManifestItem": "ctxlab.manifest",
     "MaskConfig": "ctxlab.config",
+    "OnDemandCompaction": "ctxlab.config",
     "MemorylessModel": "ctxlab.models",
     "Material": "ctxlab.materials",
     "Message": "ctxlab.messages",
