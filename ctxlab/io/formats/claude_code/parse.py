@@ -345,6 +345,9 @@ def _boundary(record: Mapping[str, Any], replies: int) -> dict[str, Any] | None:
             "trigger": data.get("trigger"),
             "pre_tokens": data.get("preTokens"),
             "replies_before": replies,
+            # The version that wrote it: where it fired is read against that version's
+            # documented threshold (`ctxlab.analysis._compaction_sites`).
+            "version": record.get("version"),
         }
     if subtype == "microcompact_boundary":
         # Old tool results cleared in place (no summary): the requests after it carry a
