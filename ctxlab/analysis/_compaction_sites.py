@@ -1,38 +1,24 @@
 """Where a recording's own compactions really fired: for each one, what the provider billed
 at the boundary — the last request before it, whole (input, cache reads and writes) and with
-its answer — beside the threshold the tool documents for the version that wrote it, and the
-difference (users report thresholds that do not match what fires: claude-code #61334, codex
-#16068).
-
-The thresholds, each with its source (a tool's own code is the specification of its policy):
-
-- **Claude Code** 2.1: auto-compact at the model's window less the summary's output
-  reservation (``min(max output, 20,000)``: 20,000 for every current model) less a 13,000-token
-  buffer — 167,000 of a 200,000 window. ``services/compact/autoCompact.ts``
-  (``getAutoCompactThreshold``, ``AUTOCOMPACT_BUFFER_TOKENS = 13_000``,
-  ``MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000``), as the 2.1 source map shows it. It compares
-  the last response's usage — input, cache reads and writes, and output — plus an estimate of
-  what came after: ``billed_context`` here.
-- **Codex**: 90 % of the model's context window (a configured
-  ``model_auto_compact_token_limit`` can only lower it): ``codex-rs/protocol/src/
-  openai_models.rs``, ``auto_compact_token_limit``.
-- **Gemini CLI**: ``compressionThreshold`` 0.5 of the model's token limit:
-  ``packages/core/src/services/chatCompressionService.ts``,
-  ``DEFAULT_COMPRESSION_TOKEN_THRESHOLD``.
-
-A version outside a known range, a tool without a row, or a model whose window is not known
-gives no threshold (None), never another's.
+its answer — beside the threshold the tool documents for the version that wrote it
+(`ctxlab.io._compaction_thresholds`, with their sources), and the difference (users report
+thresholds that do not match what fires: claude-code #61334, codex #16068).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctxlab.analysis._recorded import RecordedCompaction, RecordedRequest, recorded_requests
 from ctxlab.io import Transcript
-from ctxlab.models._anthropic_limits import context_window_of
+from ctxlab.io._compaction_thresholds import (
+    FAR_FROM_THRESHOLD,
+    THRESHOLDS,
+    ToolThreshold,
+    documented_threshold,
+    window_of,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,87 +32,6 @@ __all__ = [
     "documented_threshold",
     "sites_frame",
 ]
-
-FAR_FROM_THRESHOLD = 0.10
-"""A compaction fired *far* from its threshold when the billed context differs from it by more
-than this share of it (the Lab marks those)."""
-
-
-@dataclass(frozen=True)
-class ToolThreshold:
-    """The auto-compaction threshold a tool documents for a range of its versions."""
-
-    tool: str
-    """The transcript's ``source`` (``claude_code``, ``codex``, ``gemini_cli``)."""
-    versions: tuple[tuple[int, ...], tuple[int, ...] | None]
-    """The first version it holds for and the first it no longer does (None: still)."""
-    rule: str
-    """The rule in words."""
-    source: str
-    """Where it is read from."""
-    at: Callable[[int], int]
-    """The threshold at a context window."""
-
-    def holds_for(self, version: str | None) -> bool:
-        """Whether ``version`` is in the range (an unknown version is in none)."""
-        parsed = _version(version)
-        if parsed is None:
-            return False
-        first, stop = self.versions
-        return parsed >= first and (stop is None or parsed < stop)
-
-
-THRESHOLDS: tuple[ToolThreshold, ...] = (
-    ToolThreshold(
-        "claude_code",
-        ((2, 1), (2, 2)),
-        "window − min(max output, 20,000) − 13,000",
-        "Claude Code services/compact/autoCompact.ts (getAutoCompactThreshold), 2.1",
-        lambda window: window - 20_000 - 13_000,
-    ),
-    ToolThreshold(
-        "codex",
-        ((0,), None),
-        "90 % of the context window (model_auto_compact_token_limit can lower it)",
-        "codex-rs/protocol/src/openai_models.rs (auto_compact_token_limit)",
-        lambda window: window * 9 // 10,
-    ),
-    ToolThreshold(
-        "gemini_cli",
-        ((0,), None),
-        "compressionThreshold 0.5 × the model's token limit",
-        "gemini-cli packages/core/src/services/chatCompressionService.ts "
-        "(DEFAULT_COMPRESSION_TOKEN_THRESHOLD)",
-        lambda window: window // 2,
-    ),
-)
-"""The documented thresholds, by tool and version range."""
-
-
-def _version(text: str | None) -> tuple[int, ...] | None:
-    # "2.1.39" → (2, 1, 39); a suffix ("-beta") is ignored, anything else is unknown.
-    if not isinstance(text, str) or not text:
-        return None
-    parts: list[int] = []
-    for piece in text.strip().lstrip("v").split("."):
-        digits = "".join(c for c in piece.split("-")[0] if c.isdigit())
-        if not digits or digits != piece.split("-")[0]:
-            return tuple(parts) if parts else None
-        parts.append(int(digits))
-    return tuple(parts)
-
-
-def documented_threshold(
-    tool: str | None, version: str | None, context_window: int | None
-) -> tuple[int, ToolThreshold] | None:
-    """The threshold ``tool`` documents for ``version`` at ``context_window``, with its row
-    (None when no row holds or the window is unknown)."""
-    if context_window is None:
-        return None
-    for row in THRESHOLDS:
-        if row.tool == tool and row.holds_for(version):
-            return row.at(context_window), row
-    return None
 
 
 @dataclass(frozen=True)
@@ -198,9 +103,7 @@ def _site(
         if usage is None
         else usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     )
-    # Claude's windows are known by name; another model's only when the caller says.
-    claude = model is not None and model.startswith("claude-")
-    window = context_window or (context_window_of(model) if claude and model else None)
+    window = context_window or window_of(model)
     found = documented_threshold(tool, compaction.version, window)
     context = None if billed is None or usage is None else billed + usage.output_tokens
     threshold = found[0] if found else None

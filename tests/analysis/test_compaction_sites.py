@@ -128,3 +128,26 @@ def test_the_documented_threshold_by_tool_and_version(
 ) -> None:
     found = documented_threshold(tool, version, window)
     assert (found[0] if found else None) == expected
+
+
+@pytest.mark.skipif(not compacting_sessions(), reason="no corpus: set CTXLAB_CORPUS")
+def test_sessions_gives_the_table_by_tool_version(tmp_path: Path) -> None:
+    from ctxlab import sessions
+
+    chosen = {raw_boundaries(p)[0]["trigger"]: p for p in compacting_sessions()}
+    for path in chosen.values():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    listed = sessions(tmp_path)
+    table = listed[listed["episode"] == 0].set_index("name")  # the episodes apart
+    assert len(table) == len(chosen) == 2
+    for path in chosen.values():
+        row = table.loc[load(path).name]
+        expected = raw_boundaries(path)
+        assert row["compaction_version"] == expected[0]["version"]
+        assert row["compaction_threshold"] == CLAUDE_CODE_2_1
+        assert row["compactions_fired_at"] == tuple(r["billed_context"] for r in expected)
+        assert row["compactions_vs_threshold"] == tuple(
+            r["billed_context"] - CLAUDE_CODE_2_1 for r in expected
+        )
+    by_version = table.explode("compactions_vs_threshold").groupby("compaction_version")
+    assert list(by_version.groups) == ["2.1.39"]
