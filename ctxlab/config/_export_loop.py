@@ -38,7 +38,7 @@ INSTRUCTIONS = {instructions!r}
 BETAS = [{beta!r}]
 
 
-def asks(new_task, since, last_input, pause):
+def asks(new_task, since, last_input, pause, armed=True):
     """The rule that asks for a summary before the next request, or None."""
     if last_input is None or last_input < RULES["min_tokens"]:
         return None
@@ -46,7 +46,8 @@ def asks(new_task, since, last_input, pause):
         return "task"
     if RULES["every_requests"] is not None and since >= RULES["every_requests"]:
         return "requests"
-    if RULES["at_tokens"] is not None and last_input >= RULES["at_tokens"]:
+    # The mark asks again only once a request fell below it after a compaction.
+    if RULES["at_tokens"] is not None and armed and last_input >= RULES["at_tokens"]:
         return "tokens"
     if RULES["idle_seconds"] is not None and pause is not None and pause > RULES["idle_seconds"]:
         return "idle"
@@ -95,7 +96,7 @@ def run(client, model, prompts, *, execute, system="", tools=(), max_tokens=4096
     """Answer each prompt to its end, compacting on demand; return the messages and the
     compaction responses (one per summary asked)."""
     messages, compactions = [], []
-    since, last_input, last_time = 0, None, None
+    since, last_input, last_time, armed = 0, None, None, True
     for prompt in prompts:
         messages.append({{"role": "user", "content": prompt}})
         new_task = True
@@ -103,7 +104,7 @@ def run(client, model, prompts, *, execute, system="", tools=(), max_tokens=4096
             now = clock()
             pause = None if last_time is None else now - last_time
             compacted = False
-            if asks(new_task, since, last_input, pause) is not None:
+            if asks(new_task, since, last_input, pause, armed) is not None:
                 messages, response = compact(client, model, messages, max_tokens)
                 if response is not None:
                     compactions.append(response)
@@ -116,6 +117,8 @@ def run(client, model, prompts, *, execute, system="", tools=(), max_tokens=4096
             )
             since = 1 if compacted else since + 1
             last_input, last_time = _billed(response.usage), clock()
+            if RULES["at_tokens"] is not None:
+                armed = last_input < RULES["at_tokens"] or (armed and not compacted)
             content = [b.model_dump(exclude_none=True) for b in response.content]
             messages.append({{"role": "assistant", "content": content}})
             calls = [b for b in response.content if b.type == "tool_use"]

@@ -48,6 +48,10 @@ class OnDemandAsker:
     """The last request's input tokens (None before the first)."""
     last_time: float | None = None
     """When the last request was sent, when known."""
+    armed: bool = True
+    """Whether the token mark may ask: not after a compaction that left the request at or
+    above the mark (asking again could not bring it below: it would summarize at every
+    request), until a request falls below it."""
 
     def ask(self, index: int, arrived: Sequence[UserMessage | AssistantMessage]) -> AskRule | None:
         """The rule by which the application asks for a summary before the request that
@@ -59,7 +63,7 @@ class OnDemandAsker:
             return "task"
         if policy.every_requests is not None and self.since >= policy.every_requests:
             return "requests"
-        if policy.at_tokens is not None and self.last_input >= policy.at_tokens:
+        if policy.at_tokens is not None and self.armed and self.last_input >= policy.at_tokens:
             return "tokens"
         pause = self._pause(index)
         if policy.idle_seconds is not None and pause is not None and pause > policy.idle_seconds:
@@ -78,6 +82,9 @@ class OnDemandAsker:
         # A request that compacted is the first one sent after its compaction.
         self.since = 1 if compacted else self.since + 1
         self.last_input = input_tokens
+        mark = self.policy.at_tokens
+        if mark is not None:
+            self.armed = input_tokens < mark or (self.armed and not compacted)
         at = self.times.get(index)
         self.last_time = at if at is not None and math.isfinite(at) else None
 

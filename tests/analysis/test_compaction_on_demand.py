@@ -7,6 +7,7 @@ that never compacts, not from the asker."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import pytest
 from pydantic import ValidationError
@@ -125,6 +126,20 @@ async def test_the_token_mark_is_read_from_the_last_request() -> None:
     run = await steps(transcript, config(at_tokens=mark))
     assert compacted(run)[0] == reached + 1
     assert run[reached + 1].asked == "tokens"
+
+
+async def test_a_mark_below_what_a_compaction_leaves_asks_once_not_at_every_request() -> None:
+    transcript = tasks()
+    mark = 400  # a compaction here leaves a summary and a tail of 430-500 tokens
+    run = await steps(transcript, config(at_tokens=mark))
+    numbers = compacted(run)
+    sizes = [s.manifest.estimated_input_tokens for s in run]
+    # After a compaction that left the request at or above the mark, the mark asks again only
+    # once a request fell below it.
+    for first, second in itertools.pairwise(numbers):
+        if sizes[first] >= mark:
+            assert any(size < mark for size in sizes[first : second - 1])
+    assert numbers and len(numbers) < len(run) // 2
 
 
 async def test_a_floor_keeps_a_small_context_from_being_summarized() -> None:
