@@ -235,3 +235,28 @@ async def test_the_compaction_request_is_priced_as_sent_and_compared_with_the_th
     table = what.table()
     for name in configs:
         assert table.loc[name, "cost"] == pytest.approx(sum(c.cost for c in what.runs[name].costs))
+
+
+async def test_a_summary_written_in_the_background_is_swapped_in_behind() -> None:
+    from ctxlab.analysis._background import background_staleness
+
+    transcript = tasks()
+    replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
+    times = {index: 1_700_000_000.0 + 20.0 * n for n, index in enumerate(replies)}
+    run = await steps(transcript, config(at_task=True))
+    baseline = await steps(transcript, ContextConfig())
+    sizes = [s.manifest.estimated_input_tokens for s in baseline]
+    stale = background_staleness(run, baseline, times, seconds=45.0)
+    asked = compacted(run)
+    assert [s.asked for s in stale] == asked
+    for s in stale:
+        # Requests 20 s apart: the first one at least 45 s after the ask is the third.
+        assert s.swapped == s.asked + 3
+        assert s.requests_behind == 3
+        assert s.tokens_behind == sizes[s.asked + 3] - sizes[s.asked]
+        assert s.tokens_behind > 0
+    # Written in less time than the next request takes: one request behind.
+    assert {s.requests_behind for s in background_staleness(run, baseline, times, 5.0)} == {1}
+    # The session ends before a slow summary is ready: never swapped in.
+    late = background_staleness(run, baseline, times, 10_000.0)
+    assert all(s.swapped is None and s.tokens_behind is None for s in late)
