@@ -122,10 +122,10 @@ def documented_threshold(
     return None
 
 
-def window_of(model: str | None) -> int | None:
+def window_of(model: object) -> int | None:
     """The context window of ``model`` when it is known by name (Claude's), else None."""
     # Claude's windows are known by name; another model's only when the caller says.
-    if model is None or not model.startswith("claude-"):
+    if not isinstance(model, str) or not model.startswith("claude-"):
         return None
     return context_window_of(model)
 
@@ -152,7 +152,8 @@ def compaction_columns(transcript: Any) -> dict[str, Any]:
     replies = [i for i, m in enumerate(transcript.messages) if isinstance(m, AssistantMessage)]
     versions = [r.get("version") for r in records if isinstance(r.get("version"), str)]
     tool = transcript.meta.get("source")
-    models = transcript.meta.get("reply_models") or {}
+    models = transcript.meta.get("reply_models")
+    models = models if isinstance(models, dict) else {}  # a file's odd meta costs the model
     fired: list[int | None] = []
     differences: list[int | None] = []
     threshold: int | None = None

@@ -151,3 +151,24 @@ def test_sessions_gives_the_table_by_tool_version(tmp_path: Path) -> None:
         )
     by_version = table.explode("compactions_vs_threshold").groupby("compaction_version")
     assert list(by_version.groups) == ["2.1.39"]
+
+
+@pytest.mark.skipif(not compacting_sessions(), reason="no corpus: set CTXLAB_CORPUS")
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"reply_models": [1, 2]},  # models not by reply
+        {"reply_models": {"0": 5}},  # a model that is no name
+        {"compactions": [{"replies_before": "x", "version": 3}, 7]},
+        {"compactions": [{"replies_before": 10**9}]},
+    ],
+)
+def test_odd_meta_costs_the_figure_never_the_row(meta: dict[str, object]) -> None:
+    from ctxlab.io._compaction_thresholds import compaction_columns
+
+    path = next(p for p in compacting_sessions() if raw_boundaries(p)[0]["trigger"] == "auto")
+    transcript = load(path)
+    odd = dataclasses.replace(transcript, meta={**transcript.meta, **meta})
+    columns = compaction_columns(odd)
+    assert columns["compaction_threshold"] is None  # no window, or no version: no threshold
+    assert all(d is None for d in columns["compactions_vs_threshold"])
