@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ctxlab.analysis._recorded import RecordedCompaction, RecordedRequest, recorded_requests
 from ctxlab.io import Transcript
+from ctxlab.io._arguments import checked_transcript
 from ctxlab.io._compaction_thresholds import (
     FAR_FROM_THRESHOLD,
     THRESHOLDS,
@@ -19,6 +20,8 @@ from ctxlab.io._compaction_thresholds import (
     documented_threshold,
     window_of,
 )
+from ctxlab.util._checks import context_window as checked_window
+from ctxlab.util._checks import sequence_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,6 +79,9 @@ def compaction_sites(
     """Every compaction (not a microcompact) the recording holds, with the bill at its boundary
     and the threshold its tool documents (``context_window``: the model's, when the recording
     does not say; Claude's are known)."""
+    transcript = checked_transcript(transcript, "compaction_sites")
+    if context_window is not None:
+        context_window = checked_window(context_window)
     tool = transcript.meta.get("source")
     tool = tool if isinstance(tool, str) else None
     requests = recorded_requests(transcript)
@@ -127,6 +133,7 @@ def sites_frame(sites: list[CompactionSite]) -> pd.DataFrame:
     """``sites`` as a table, one row each, with ``far``."""
     import pandas as pd
 
-    rows = [{**s.__dict__, "far": s.far} for s in sites]
+    checked = sequence_of(sites, CompactionSite, "sites", "a list of CompactionSite")
+    rows = [{**s.__dict__, "far": s.far} for s in checked]
     columns = [*CompactionSite.__dataclass_fields__, "far"]
     return pd.DataFrame(rows, columns=columns)
