@@ -5,6 +5,12 @@ the bill, and the cache model checked against it."""
 
 from ctxlab.analysis._bill_check import CacheAgreement, cache_agreement, cache_check
 from ctxlab.analysis._calibration import Calibration, CalibrationFit, calibrate
+from ctxlab.analysis._compaction_sites import (
+    CompactionSite,
+    compaction_sites,
+    documented_threshold,
+    sites_frame,
+)
 from ctxlab.analysis._cost import PRICES, CacheRules, Price, cache_rules_for, price_for
 from ctxlab.analysis._price import LongContext
 from ctxlab.analysis._recorded import (
@@ -34,6 +40,7 @@ __all__ = [
     "CacheRules",
     "Calibration",
     "CalibrationFit",
+    "CompactionSite",
     "LongContext",
     "Price",
     "RecordedCompaction",
@@ -46,11 +53,14 @@ __all__ = [
     "cache_check",
     "cache_rules_for",
     "calibrate",
+    "compaction_sites",
     "compare_configs",
+    "documented_threshold",
     "price_for",
     "recorded_compactions",
     "recorded_requests",
     "replay",
+    "sites_frame",
     "sweep",
     "sweep_findings",
     "unrecorded_note",

@@ -83,6 +83,8 @@ class RecordedCompaction:
     """For a microcompact: the calls whose results the requests after it no longer hold."""
     tokens_saved: int | None = None
     """For a microcompact: what the recording says it saved."""
+    version: str | None = None
+    """The version of the tool that wrote it (Claude Code's line ``version``), if recorded."""
 
     @property
     def detail(self) -> str:
@@ -147,6 +149,7 @@ def recorded_compactions(transcript: Transcript) -> tuple[RecordedCompaction, ..
                 kind="microcompact" if record.get("kind") == "microcompact" else "compact",
                 tool_ids=tuple(str(i) for i in tool_ids) if isinstance(tool_ids, list) else (),
                 tokens_saved=count_or_none(record.get("tokens_saved")),
+                version=version if isinstance(version := record.get("version"), str) else None,
             )
         )
     return tuple(sorted(out, key=lambda c: c.replies_before))

@@ -8,6 +8,7 @@ another setting would have budgeted the same work.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from ctxlab.pipeline import (
     prepare,
 )
 from ctxlab.pipeline._compaction import CompactionRecord
+from ctxlab.pipeline._on_demand import OnDemandAsker, on_demand_asker
 from ctxlab.retention import UserLines, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
 from ctxlab.util._checks import context_window as context_window_of
@@ -66,6 +68,9 @@ class ReplayStep:
     request: ModelRequest | None = field(default=None, repr=False, compare=False)
     """The request as prepared (what a model would be sent): the Lab's panels show it. A
     what-if keeps its steps without it (the manifest and state say what it held)."""
+    asked: str | None = None
+    """The on-demand rule that asked for this request's compaction (``task``, ``requests``,
+    ``tokens``, ``idle``: `ctxlab.config.OnDemandCompaction`), None when none asked."""
 
 
 async def replay(
@@ -154,6 +159,8 @@ async def replay(
     settings = _Settings(
         context_window, cache, config, summarizer, max_output_tokens, tools, offloader, idle, grade
     )
+    # Compaction on demand: the application's rules, asked before each request (issue 56).
+    settings = dataclasses.replace(settings, asker=on_demand_asker(config, times))
     async for step in _steps(messages, settings, materials, part, start, after):
         yield step
 
@@ -178,6 +185,8 @@ class _Settings:
     """The idle compactions ordered, by reply index (`idle_orders`)."""
     grade: bool
     memo: PreparationMemo = field(default_factory=PreparationMemo)
+    asker: OnDemandAsker | None = None
+    """The application's on-demand rules along this replay (`on_demand_asker`), if any."""
 
 
 async def _steps(
@@ -212,16 +221,19 @@ async def _steps(
             continue
         if pending:
             state = state.append(*pending)
-        pending = []
         materials = with_unrecorded(materials, unrecorded, index)
-        prep = await _prepared(state, settings, materials, previous, index)
+        asked, order = _asked(settings, index, pending, previous)
+        pending = []
+        prep = await _prepared(state, settings, materials, previous, index, order)
         previous = prep.manifest
+        if settings.asker is not None:
+            settings.asker.sent(index, prep.manifest.estimated_input_tokens, bool(prep.compaction))
         record = prep.compaction
         if record is not None and settings.grade:
             grade = deferred_grade(messages, start, index, state, prep.state, reader)
             record = record.graded_later(grade)
         state = prep.state
-        yield ReplayStep(index, prep.manifest, record, state, requests, prep.request)
+        yield ReplayStep(index, prep.manifest, record, state, requests, prep.request, asked)
         requests += 1
         pending.append(message)
 
@@ -232,8 +244,10 @@ async def _prepared(
     materials: Materials,
     previous: ContextManifest | None,
     index: int,
+    order: CompactionOrder | None,
 ) -> Preparation:
-    """The request at reply ``index``, prepared from ``state`` as `replay`'s settings say."""
+    """The request at reply ``index``, prepared from ``state`` as `replay`'s settings say
+    (``order``: how it compacts, `_asked`)."""
     return await prepare(
         state,
         context_window=settings.context_window,
@@ -247,8 +261,26 @@ async def _prepared(
         max_output_tokens=settings.max_output_tokens,
         tools=settings.tools,
         offloader=settings.offloader,
-        compaction=settings.idle.get(index),
+        compaction=order,
     )
+
+
+def _asked(
+    settings: _Settings,
+    index: int,
+    arrived: Sequence[UserMessage | AssistantMessage],
+    previous: ContextManifest | None,
+) -> tuple[str | None, CompactionOrder | None]:
+    """Whether the on-demand rules ask before the request at reply ``index`` (``arrived``:
+    the messages since the last request), and the request's compaction order."""
+    asker, idle = settings.asker, settings.idle.get(index)
+    if asker is None:
+        return None, idle
+    if asker.last_input is None and previous is not None:
+        # Resumed after a step (``after``): the application knows that request's size.
+        asker.last_input = previous.estimated_input_tokens
+    rule = asker.ask(index, arrived)
+    return rule, asker.order(rule, idle)
 
 
 def _checked(

@@ -50,6 +50,7 @@ def _below_trigger_only(config: ContextConfig) -> bool:
         and passes.trigger_messages is None
         and not config.compression_tool_enabled
         and config.provider_edits is None
+        and config.on_demand is None  # asks below the trigger, by its own rules
     )
 
 

@@ -3,6 +3,7 @@ controls, and the presets that reproduce other frameworks' policies."""
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.config._fields import TunableField, tunable_fields
+from ctxlab.config._on_demand import OnDemandCompaction
 from ctxlab.config._presets import PRESETS
 from ctxlab.config._sections import (
     BudgetPolicy,
@@ -25,6 +26,7 @@ __all__ = [
     "CompactionPasses",
     "ContextConfig",
     "MaskConfig",
+    "OnDemandCompaction",
     "ProviderEdits",
     "PruneConfig",
     "ToolResultEviction",

@@ -24,6 +24,7 @@ from ctxlab.config._export import Exported
 from ctxlab.config._export_frameworks import export_config
 from ctxlab.config._html import config_html
 from ctxlab.config._import import config_from
+from ctxlab.config._on_demand import OnDemandCompaction
 from ctxlab.config._sections import (
     BudgetPolicy,
     CompactionPasses,
@@ -167,6 +168,9 @@ class ContextConfig(BaseModel):
     provider_edits: ProviderEdits | None = None
     """A provider's own context editing (Anthropic's tool-result and thinking clearing),
     reproduced on each request sent — never on the working state (off by default)."""
+    on_demand: OnDemandCompaction | None = None
+    """Compaction on demand: the application asks for a summary by its own rules (a new task,
+    a number of requests, a token mark, a pause) beside the trigger (off by default)."""
 
     @field_validator("summary_schema")
     @classmethod

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPACT_MINIMUM", "TARGETS", "Exported", "anthropic_edits", "unexported"]
 
-TARGETS = ("anthropic", "langchain", "pydantic_ai", "inspect", "openai_agents")
+TARGETS = ("anthropic", "anthropic_loop", "langchain", "pydantic_ai", "inspect", "openai_agents")
 
 """What `ContextConfig.export` knows."""
 
@@ -88,6 +88,11 @@ def anthropic_edits(config: ContextConfig) -> Exported:
             dropped.append(NO_THINKING_EDIT)
     reference = type(config)()
     dropped.extend(unexported(config, "anthropic"))
+    if config.on_demand is not None:
+        dropped.append(
+            "on_demand: the application asks for the summary, not context_management (export "
+            "'anthropic_loop' for the SDK loop that does)"
+        )
     trigger = config.compaction.trigger_tokens
     if config.compaction.enabled and trigger is not None:
         # An absolute trigger is what the server's compaction has: the summary moves there.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._export import TARGETS, Exported, anthropic_edits, unexported
+from ctxlab.config._export_loop import on_demand_loop
 from ctxlab.config._sections import ClearToolUses
 from ctxlab.exceptions import UsageError
 
@@ -322,6 +323,8 @@ def export_config(
     token counts."""
     if target == "anthropic":
         return anthropic_edits(config)
+    if target == "anthropic_loop":  # issue 56: compaction on demand, as SDK code
+        return on_demand_loop(config)
     if not isinstance(target, str) or target not in _PACKAGES:
         msg = f"cannot export to {target!r}; targets: {', '.join(TARGETS)}"
         raise UsageError(msg)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
+from ctxlab.io._compaction_thresholds import COMPACTION_COLUMNS, compaction_columns
 from ctxlab.io._files import path_problem, shown_path
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._listing import companion, listed, session_folders, session_suffixes
@@ -52,6 +53,7 @@ SESSION_COLUMNS = (
     "conversation_tokens",
     "billed_input_tokens",
     "recorded_compactions",
+    *COMPACTION_COLUMNS,  # issue 56: where each compaction fired, against its threshold
     "skipped",
     "repairs",
     "unaccounted",
@@ -340,6 +342,7 @@ def _figures(transcript: Transcript) -> dict[str, Any]:
         if transcript.usage
         else None,
         "recorded_compactions": _length(meta.get("compactions")),
+        **compaction_columns(transcript),
         "skipped": sum(v for v in skipped.values() if _whole(v))
         if isinstance(skipped, dict)
         else 0,

@@ -405,6 +405,6 @@ def test_export_passes_the_window_and_names_the_targets() -> None:
     with pytest.raises(UsageError) as caught:
         config.export("autogen")
     assert str(caught.value) == (
-        "cannot export to 'autogen'; targets: anthropic, langchain, pydantic_ai, inspect, "
-        "openai_agents"
+        "cannot export to 'autogen'; targets: anthropic, anthropic_loop, langchain, "
+        "pydantic_ai, inspect, openai_agents"
     )

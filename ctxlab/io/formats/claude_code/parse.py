@@ -368,6 +368,9 @@ def _boundary(record: Mapping[str, Any], replies: int) -> dict[str, Any] | None:
             "trigger": data.get("trigger"),
             "pre_tokens": data.get("preTokens"),
             "replies_before": replies,
+            # The version that wrote it, when the line says: where it fired is read against
+            # that version's documented threshold (`ctxlab.io._compaction_thresholds`).
+            **({"version": v} if isinstance(v := record.get("version"), str) else {}),
         }
     if subtype == "microcompact_boundary":
         # Old tool results cleared in place (no summary): the requests after it carry a
