@@ -3,13 +3,14 @@ source (a tool's own code is the specification of its policy): where a recorded 
 *should* have fired. `sessions` reads them for its compaction columns; the analysis of where
 each compaction really fired is `ctxlab.analysis.compaction_sites`.
 
-- **Claude Code** 2.1: auto-compact at the model's window less the summary's output
+- **Claude Code** 2.1.21 and later: auto-compact at the model's window less the summary's output
   reservation (``min(max output, 20,000)``: 20,000 for every current model) less a 13,000-token
   buffer — 167,000 of a 200,000 window. ``services/compact/autoCompact.ts``
   (``getAutoCompactThreshold``, ``AUTOCOMPACT_BUFFER_TOKENS = 13_000``,
   ``MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000``), as the 2.1 source map shows it. It compares
   the last response's usage — input, cache reads and writes, and output — plus an estimate of
-  what came after.
+  what came after. From 2.0 to 2.1.20 the whole 32,000-token output default was reserved
+  (155,000 of 200,000; the CHANGELOG's 2.1.21 fix).
 - **Codex**: 90 % of the model's context window (a configured
   ``model_auto_compact_token_limit`` can only lower it): ``codex-rs/protocol/src/
   openai_models.rs``, ``auto_compact_token_limit``.
@@ -27,6 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ctxlab.config._harness_presets import (
+    claude_code_trigger,
+    codex_trigger,
+    gemini_cli_trigger,
+)
 from ctxlab.messages import AssistantMessage
 from ctxlab.models._anthropic_limits import context_window_of
 
@@ -70,19 +76,30 @@ class ToolThreshold:
 
 
 THRESHOLDS: tuple[ToolThreshold, ...] = (
+    # One table with the presets (`ContextConfig.preset("claude_code")`, ...): each row's
+    # figure is the preset's own function, so a replay under a tool's rules and the place its
+    # recorded compactions are read against never disagree.
     ToolThreshold(
         "claude_code",
-        ((2, 1), (2, 2)),
+        ((2, 0), (2, 1, 21)),
+        "window − 32,000 (the output reserved whole) − 13,000",
+        "Claude Code CHANGELOG 2.1.21 (auto-compact triggering too early on models with large "
+        "output token limits: the whole 32,000 reserved before)",
+        lambda window: claude_code_trigger(window, before_2_1_21=True),
+    ),
+    ToolThreshold(
+        "claude_code",
+        ((2, 1, 21), None),
         "window − min(max output, 20,000) − 13,000",
         "Claude Code services/compact/autoCompact.ts (getAutoCompactThreshold), 2.1",
-        lambda window: window - 20_000 - 13_000,
+        claude_code_trigger,
     ),
     ToolThreshold(
         "codex",
         ((0,), None),
         "90 % of the context window (model_auto_compact_token_limit can lower it)",
         "codex-rs/protocol/src/openai_models.rs (auto_compact_token_limit)",
-        lambda window: window * 9 // 10,
+        codex_trigger,
     ),
     ToolThreshold(
         "gemini_cli",
@@ -90,7 +107,7 @@ THRESHOLDS: tuple[ToolThreshold, ...] = (
         "compressionThreshold 0.5 × the model's token limit",
         "gemini-cli packages/core/src/services/chatCompressionService.ts "
         "(DEFAULT_COMPRESSION_TOKEN_THRESHOLD)",
-        lambda window: window // 2,
+        gemini_cli_trigger,
     ),
 )
 """The documented thresholds, by tool and version range."""

@@ -114,6 +114,9 @@ def test_an_auto_compaction_moved_far_from_its_threshold_is_marked() -> None:
     [
         ("claude_code", "2.1.39", 200_000, 167_000),
         ("claude_code", "2.1.88", 1_000_000, 967_000),
+        ("claude_code", "2.1.21", 200_000, 167_000),  # the first with the 20,000 room
+        ("claude_code", "2.1.20", 200_000, 155_000),  # the whole 32,000 reserved before
+        ("claude_code", "2.0.14", 200_000, 155_000),
         ("claude_code", "1.0.30", 200_000, None),  # no documented row: unknown, not guessed
         ("claude_code", None, 200_000, None),
         ("claude_code", "garbage", 200_000, None),
