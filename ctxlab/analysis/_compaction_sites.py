@@ -72,6 +72,20 @@ class CompactionSite:
             return False
         return abs(self.difference) > FAR_FROM_THRESHOLD * self.threshold
 
+    @property
+    def sentence(self) -> str:
+        """Where it fired against the threshold, in words (what the Lab's hover says)."""
+        if self.billed_context is None:
+            return "no bill before it: where it fired is not known"
+        fired = f"fired at {self.billed_context:,} billed tokens"
+        if self.threshold is None or self.difference is None:
+            return f"{fired}; no documented threshold for {self.tool or 'its tool'} {self.version or '(version not recorded)'}"
+        said = (
+            f"{fired}; {self.tool} {self.version} documents {self.threshold:,} "
+            f"({self.difference:+,})"
+        )
+        return f"{said}: far from its documented threshold" if self.far else said
+
 
 def compaction_sites(
     transcript: Transcript, *, context_window: int | None = None

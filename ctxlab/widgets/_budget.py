@@ -23,7 +23,12 @@ from ctxlab.exceptions import UsageError
 from ctxlab.manifest import PLACEMENTS, Thresholds
 from ctxlab.util._html import PLACEMENT_LABELS
 from ctxlab.widgets._budget_figure import LINES, budget_figure, hover_template
-from ctxlab.widgets._budget_marks import compaction_marks, recorded_marks
+from ctxlab.widgets._budget_marks import (
+    MARKERS,
+    compaction_marks,
+    recorded_marks,
+    recorded_symbols,
+)
 from ctxlab.widgets._columns import RowColumns
 from ctxlab.widgets._plot import LivePlot
 from ctxlab.widgets._steps import StepLog
@@ -182,6 +187,12 @@ class BudgetPanel:
                 np.clip(at.astype(np.int64), 0, len(self._limits) - 1),
             )
             data[base + offset]["text"] = text
+        # A recording's compaction that fired far from its tool's documented threshold: crossed.
+        symbols = recorded_symbols(log)
+        plain = MARKERS[3][1]
+        data[base + len(marks) - 1]["marker"]["symbol"] = (
+            symbols if any(s != plain for s in symbols) else plain
+        )
 
     def _draw_lines(
         self, lines: Mapping[str, np.ndarray], next_lines: Thresholds | None, applied: bool

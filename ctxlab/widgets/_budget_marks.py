@@ -6,10 +6,12 @@ that request's bill), with the words its hover shows — whether it paid back th
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
 
+from ctxlab.manifest import Transform
 from ctxlab.widgets._steps import StepLog
 
-__all__ = ["MARKERS", "compaction_marks", "recorded_marks"]
+__all__ = ["MARKERS", "compaction_marks", "recorded_marks", "recorded_symbols"]
 
 MARKERS = (
     ("compaction", "star", "#9467bd"),
@@ -48,28 +50,49 @@ def recorded_marks(log: StepLog) -> tuple[list[float], list[float], list[str]]:
     xs: list[float] = []
     ys: list[float] = []
     text: list[str] = []
+    evens = _sentences(log) if log.recorded_compactions else {}
+    for step, t, late, site in _recorded(log):
+        after = t.tokens_after
+        xs.append(step + 0.5 if late else step - 0.5)
+        ys.append(after if after is not None else log.rows[step]["total"])
+        before = f"{t.tokens_before:,}" if t.tokens_before is not None else "?"
+        billed = f"{after:,} billed" if after is not None else "no request after it"
+        said = (
+            f"recorded compaction ({t.detail or 'trigger unknown'}) "
+            f"{'after' if late else 'before'} request {step}: {before} → {billed}"
+        )
+        # Its break-even where its own requests are shown (not on ctxlab's replay).
+        own = not late and log.rows[step]["call"] == "recorded"
+        parts = [site[0]] if site is not None else []
+        if own and step in evens:
+            parts += evens[step].split("; ")
+        text.append(_with(said, "; ".join(parts) or None))
+    return xs, ys, text
+
+
+def recorded_symbols(log: StepLog) -> list[str]:
+    """Each recorded compaction's marker: crossed where it fired far from the threshold its
+    tool documents (`ctxlab.compaction_sites`)."""
+    far = MARKERS[3][1] + "-x"
+    return [far if site and site[1] else MARKERS[3][1] for *_, site in _recorded(log)]
+
+
+def _recorded(log: StepLog) -> Iterator[tuple[int, Transform, bool, tuple[str, bool] | None]]:
+    # Each recorded compaction's transform: its request, whether it came after the last one,
+    # and where it fired (the sites are the compactions before a request, in order).
     if not log.recorded_compactions:  # a live session: no manifest to read
-        return xs, ys, text
-    evens = _sentences(log)
+        return
+    rank = 0
     for step, manifest in enumerate(log.manifests):
         for t in manifest.transforms:
             if t.kind != "recorded_compaction":
                 continue
-            after = t.tokens_after
-            row = log.rows[step]
             late = t.target == "after"  # the session's last: after this request
-            xs.append(step + 0.5 if late else step - 0.5)
-            ys.append(after if after is not None else row["total"])
-            before = f"{t.tokens_before:,}" if t.tokens_before is not None else "?"
-            billed = f"{after:,} billed" if after is not None else "no request after it"
-            said = (
-                f"recorded compaction ({t.detail or 'trigger unknown'}) "
-                f"{'after' if late else 'before'} request {step}: {before} → {billed}"
-            )
-            # Its break-even where its own requests are shown (not on ctxlab's replay).
-            own = not late and log.rows[step]["call"] == "recorded"
-            text.append(_with(said, evens.get(step) if own else None))
-    return xs, ys, text
+            site = None
+            if not late and "microcompact" not in (t.detail or ""):
+                site = log.sites[rank] if rank < len(log.sites) else None
+                rank += 1
+            yield step, t, late, site
 
 
 def _sentences(log: StepLog) -> dict[int, str]:

@@ -88,6 +88,9 @@ class StepLog:
     `ctxlab.analysis._usage_cost.billed_costs`)."""
     calibration_revision: int = 0
     """Counts `calibrate` calls: every row's ``calibrated`` changed with each."""
+    sites: list[tuple[str, bool]] = field(default_factory=list)
+    """Where each of a recording's own compactions fired against the threshold its tool
+    documents, in order: the sentence and whether it is far (`ctxlab.compaction_sites`)."""
     clock: dict[str, float] = field(default_factory=dict)
     """When each request was sent, by request id, for requests whose manifest does not say
     (``sent_at``): a recording's, on its own clock (`ctxlab.sources.ReplaySession`)."""
