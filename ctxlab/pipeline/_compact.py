@@ -108,6 +108,7 @@ async def compact(
     instructions: str | None,
     cache: TokenCache,
     limits: ReductionLimits,
+    keep_arrived: bool = False,
 ) -> Reduction:
     """Compact ``result``'s conversation in place: a tail kept (the latest turn fitted to the
     room), the prefix replaced by a summary (``instructions``: the caller's hint) or, when every
@@ -118,7 +119,10 @@ async def compact(
     task = pinned_task(result.conversation, summary, cache, limits)
     pinned = task_tokens(task, cache)
     room = limits.input_limit - limits.fixed_tokens - max(summary_tokens(summary, cache), pinned)
-    split = _split(result.conversation, passes, cache, limits, max(room - SUMMARY_ALLOWANCE, 0))
+    if keep_arrived:  # on demand: everything before the latest arrivals is summarized
+        split = arrived_split(result.conversation)
+    else:
+        split = _split(result.conversation, passes, cache, limits, max(room - SUMMARY_ALLOWANCE, 0))
     prefix, tail = result.conversation[:split], result.conversation[split:]
     if not prefix:
         return result
@@ -145,6 +149,23 @@ async def compact(
         new_summary.kind, before, after, len(prefix), attempts, tuple(errors)
     )
     return result
+
+
+def arrived_split(conversation: Conversation) -> int:
+    """Where the messages that arrived after the latest reply start — or that reply, when they
+    answer its calls (a result is never sent without its call)."""
+    latest = next(
+        (
+            i
+            for i in range(len(conversation) - 1, -1, -1)
+            if isinstance(conversation[i], AssistantMessage)
+        ),
+        -1,
+    )
+    arrived = conversation[latest + 1 :]
+    if latest < 0 or any(isinstance(m, UserMessage) and m.tool_results for m in arrived):
+        return max(latest, 0)
+    return latest + 1 if arrived else latest
 
 
 def _split(

@@ -129,6 +129,7 @@ async def reduce_conversation(
     force: bool = False,
     instructions: str | None = None,
     conversation_tokens: int | None = None,
+    keep_arrived: bool = False,
 ) -> Reduction:
     """Apply the light passes, then compact when the trigger (or ``force``) says so.
 
@@ -161,6 +162,7 @@ async def reduce_conversation(
         instructions=instructions,
         cache=cache,
         limits=limits,
+        keep_arrived=keep_arrived,
     )
 
 

@@ -298,6 +298,7 @@ async def _reduction(
             force=order.force,
             instructions=order.instructions,
             conversation_tokens=scan.tokens,
+            keep_arrived=order.keep_arrived,
         )
     except PreparationError as exc:
         manifest.transforms.extend(material.transforms)

@@ -42,6 +42,10 @@ class CompactionOrder:
     usage-notice line)."""
     instructions: str | None = None
     """A hint for the summary ("keep every file path")."""
+    keep_arrived: bool = False
+    """Keep only what arrived since the last request (with the reply whose calls it answers),
+    summarizing the rest: compaction on demand, where the application sends the conversation so
+    far to be summarized and then the block and the new turn (not the reserve's tail)."""
 
 
 _LEGACY = {

@@ -51,7 +51,7 @@ def text(message: UserMessage | AssistantMessage) -> str:
 
 
 def config(**rules: object) -> ContextConfig:
-    # The tail keeps the latest turn only, as the API's summarize answers for what it is sent.
+    # (An ask keeps only what arrived: keep_messages no longer matters to it.)
     on_demand = OnDemandCompaction.model_validate(rules)
     return ContextConfig(on_demand=on_demand).merge(compaction={"keep_messages": 1})
 
@@ -89,12 +89,12 @@ async def test_at_a_new_task_the_summary_replaces_the_tasks_before() -> None:
     assert [s.index for s in run if s.compaction is not None] == expected
     assert [s.index for s in run if s.asked == "task"] == expected
     first = next(s for s in run if s.compaction is not None)
-    # Everything before the previous task's last reply was summarized: that reply and the new
-    # prompt are what the request still holds of the conversation.
+    # As the documented shape has it: the conversation so far, the previous task's last reply
+    # included, went to be summarized; the request holds the summary and the new prompt alone.
     assert first.compaction is not None
-    assert first.compaction.messages_compacted == prompts[1] - 1
+    assert first.compaction.messages_compacted == prompts[1]
     kept = first.state.conversation
-    assert [text(m) for m in kept] == ["Done with task 0.", TASKS[1]]
+    assert [text(m) for m in kept] == [TASKS[1]]
     assert first.state.summary is not None
     assert first.manifest.totals.get("summary", 0) > 0
     # The next request carries the summary and the new task's work, never task 0's calls.
@@ -114,6 +114,30 @@ async def test_every_n_requests_counts_from_the_last_compaction() -> None:
     # Requests 0–3 are sent; request 4 is the fourth since the start; then every fourth after.
     assert compacted(run) == list(range(4, len(run), 4))
     assert {s.asked for s in run if s.compaction} == {"requests"}
+
+
+async def test_on_demand_keeps_what_arrived_not_the_reserves_tail() -> None:
+    # Under the default config (a reserve of 20,000 tokens at this window would keep the whole
+    # task) an ask summarizes everything sent so far: the request holds the summary, then, mid
+    # task, the latest call and its result (a result never travels without its call).
+    cfg = ContextConfig(on_demand=OnDemandCompaction(every_requests=4))
+    run = await steps(tasks(), cfg)
+    first = next(s for s in run if s.compaction is not None)
+    kept = first.state.conversation
+    assert len(kept) == 2 and isinstance(kept[0], AssistantMessage)
+    (use,) = kept[0].content
+    assert isinstance(use, ToolUseBlock) and [r.tool_use_id for r in kept[1].tool_results] == [
+        use.id
+    ]
+    # Every message before the reply it stands for is either summarized or kept.
+    assert first.compaction is not None
+    assert first.compaction.messages_compacted + len(kept) == first.index
+    # The control: the same rule as a threshold would keep the reserve's tail, more than that.
+    plain = await steps(
+        tasks(), ContextConfig(trigger_ratio=0.02, reserve_ratio=0.01, context_buffer_ratio=0)
+    )
+    tail = next(s for s in plain if s.compaction is not None).state.conversation
+    assert len(tail) > 2
 
 
 async def test_the_token_mark_is_read_from_the_last_request() -> None:
