@@ -15,7 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -212,13 +212,19 @@ def _importable(declared: SessionFormat) -> bool:
     main = sys.modules.get("__main__")
     if getattr(main, "__file__", None):
         return True
-    for value in vars(declared).values():
-        parts = value if isinstance(value, tuple) else (value,)
-        for part in parts:
-            for one in part if isinstance(part, tuple) else (part,):
-                if callable(one) and getattr(one, "__module__", None) == "__main__":
-                    return False
-    return True
+    return not any(
+        getattr(one, "__module__", None) == "__main__"
+        for one in _callables(tuple(vars(declared).values()))
+    )
+
+
+def _callables(value: Any) -> Iterator[Any]:
+    # The functions a declaration holds: as fields, or in tuples of them (``kinds``' pairs).
+    if isinstance(value, tuple):
+        for item in value:
+            yield from _callables(item)
+    elif callable(value):
+        yield value
 
 
 def _suffixes(value: Any) -> tuple[str, ...]:

@@ -66,14 +66,8 @@ def find_split(
     turn."""
     if not conversation:
         return 0
-    latest = next(
-        (
-            i
-            for i in range(len(conversation) - 1, -1, -1)
-            if isinstance(conversation[i], AssistantMessage)
-        ),
-        len(conversation) - 1,
-    )
+    latest = _latest_reply(conversation)
+    latest = latest if latest >= 0 else len(conversation) - 1
     while latest > 0 and not is_boundary(conversation[latest]):
         latest -= 1
     start = latest
@@ -154,18 +148,19 @@ async def compact(
 def arrived_split(conversation: Conversation) -> int:
     """Where the messages that arrived after the latest reply start — or that reply, when they
     answer its calls (a result is never sent without its call)."""
-    latest = next(
-        (
-            i
-            for i in range(len(conversation) - 1, -1, -1)
-            if isinstance(conversation[i], AssistantMessage)
-        ),
-        -1,
-    )
+    latest = _latest_reply(conversation)
     arrived = conversation[latest + 1 :]
     if latest < 0 or any(isinstance(m, UserMessage) and m.tool_results for m in arrived):
         return max(latest, 0)
     return latest + 1 if arrived else latest
+
+
+def _latest_reply(conversation: Sequence[UserMessage | AssistantMessage]) -> int:
+    """The index of the conversation's latest reply (-1: none)."""
+    for index in range(len(conversation) - 1, -1, -1):
+        if isinstance(conversation[index], AssistantMessage):
+            return index
+    return -1
 
 
 def _split(
