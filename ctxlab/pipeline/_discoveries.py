@@ -80,6 +80,20 @@ def _printed_after(run: Run, failures: Iterable[str], runs: list[Run]) -> Run | 
     return next((r for r in runs[at + 1 :] if wanted.intersection(r.failures)), None)
 
 
+def _reprinted(runs: list[Run], every: list[Run]) -> Run | None:
+    """The first run (of any command) that prints again a failure of one of the commands a
+    name stands for, after that command's own last run: each is checked from its own last run,
+    so another command's later pass under the same cut name does not hide a reprint."""
+    final: dict[str, Run] = {}
+    failures: dict[str, tuple[str, ...]] = {}
+    for run in runs:
+        final[run.command] = run
+        if run.failed:
+            failures[run.command] = tuple(run.failures)
+    found = [_printed_after(final[c], f, every) for c, f in failures.items()]
+    return min((r for r in found if r is not None), key=every.index, default=None)
+
+
 def _still(line: str, last: Run, runs: list[Run]) -> Run | None:
     # A later run printing a failure line the earlier summary's line quotes.
     at = next(i for i, r in enumerate(runs) if r is last)
@@ -148,7 +162,7 @@ def _lines(
     if len(runs) > 1:
         head += f" ({len(failed)} of {len(runs)} runs)"
     if not last.failed and last.outcome != "no result yet":
-        again = _printed_after(last, failed[-1].failures, every)
+        again = _reprinted(runs, every)
         if again is None:
             fixed = f"fixed: its last run passed ({last.outcome})"
             line = f"{head}: {_failure(failed[-1])} — {fixed}"

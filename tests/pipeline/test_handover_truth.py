@@ -7,7 +7,7 @@ summarizer."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ctxlab.messages import AssistantMessage, Summary, TextBlock, UserMessage
@@ -132,8 +132,13 @@ _OUTCOMES = {
 }
 
 
+_PRINTS_2 = _LONG + "print(2)\nEOF"
+_RUNS_IT = _LONG + "EOF\npython reproduce.py"
+
+
 @SETTINGS
 @given(st.lists(st.tuples(_COMMANDS, st.sampled_from(sorted(_OUTCOMES))), min_size=1, max_size=9))
+@example([(_PRINTS_2, "prints"), (_PRINTS_2, "pass"), ("pytest", "prints"), (_RUNS_IT, "pass")])
 async def test_fixed_only_when_the_same_commands_last_run_passed_and_nothing_prints_it(
     plan: list[tuple[str, str]],
 ) -> None:
@@ -145,6 +150,25 @@ async def test_fixed_only_when_the_same_commands_last_run_passed_and_nothing_pri
     assert found.false_fixed == []
     assert found.false_ok == []
     assert fields["important_discoveries"] != "none recorded" or all(k == "pass" for _, k in plan)
+
+
+async def test_another_commands_later_pass_under_a_cut_name_does_not_hide_a_reprint() -> None:
+    # Found by the property below: the command that printed the error passed, `pytest` printed
+    # it again, then another command the same cut name stands for passed. That last pass is
+    # not of the command that failed: the error is still printed after that command's last run.
+    span = (
+        *_run("a", _PRINTS_2, _OUTCOMES["prints"]),
+        *_run("b", _PRINTS_2, _OUTCOMES["pass"]),
+        *_run("c", "pytest", _OUTCOMES["prints"]),
+        *_run("d", _RUNS_IT, _OUTCOMES["pass"]),
+    )
+    fields = await _fields(span)
+    first = fields["important_discoveries"].splitlines()[0]
+    assert first.endswith(
+        "printed a failure (1 of 3 runs): exit 0; ValueError: bad; its last run passed, but"
+        " `pytest` still prints it — not yet fixed"
+    )
+    assert audit(fields, span, span, "").false_fixed == []
 
 
 def _previous(line: str) -> Summary:
