@@ -48,20 +48,13 @@ def _check_counts(task: Path) -> ctxlab.Transcript:
     transcript = load(task)
     assert transcript.meta["source"] == "cline" and transcript.name == task.name
     messages = [m for m in history if m.get("role") in ("user", "assistant")]
-    raw_calls = [
-        b["id"]
-        for m in messages
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b["type"] == "tool_use"
-    ]
-    raw_results = [
-        b["tool_use_id"]
-        for m in messages
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ]
+
+    def raw(kind: str, key: str) -> list[str]:
+        """The blocks of this kind in the history, in order, by their id's key."""
+        blocks = [b for m in messages if isinstance(m["content"], list) for b in m["content"]]
+        return [b[key] for b in blocks if b["type"] == kind]
+
+    raw_calls, raw_results = raw("tool_use", "id"), raw("tool_result", "tool_use_id")
     uses = [b.id for m in transcript.messages if m.role == "assistant" for b in m.tool_uses]
     results = [
         b.tool_use_id for m in transcript.messages if m.role == "user" for b in m.tool_results
