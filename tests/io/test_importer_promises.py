@@ -24,6 +24,7 @@ from ctxlab import sessions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import load
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
+from tests.io.otlp import otlp_body, otlp_span
 from tests.io.shown import added_up
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -341,9 +342,6 @@ def test_a_repeated_id_gets_a_dup_suffix_and_the_later_result() -> None:
 def _otel_span(
     inputs: list[tuple[str, str]], answer: str, start: int, trace: str
 ) -> dict[str, Any]:
-    def value(v: Any) -> dict[str, Any]:
-        return {"stringValue": json.dumps(v)}
-
     attributes = {
         "gen_ai.input.messages": [
             {"role": r, "parts": [{"type": "text", "content": t}]} for r, t in inputs
@@ -352,24 +350,14 @@ def _otel_span(
             {"role": "assistant", "parts": [{"type": "text", "content": answer}]}
         ],
     }
-    return {
-        "traceId": trace * 32,
-        "spanId": f"{start:016x}",
-        "name": "chat",
-        "startTimeUnixNano": str(start),
-        "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()],
-    }
-
-
-def _otel(*spans: dict[str, Any]) -> dict[str, Any]:
-    return {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+    return otlp_span(attributes, start, trace * 32, span_id=f"{start:016x}")
 
 
 def test_an_otel_trace_continuing_an_earlier_conversation_joins_it_whole() -> None:
     # Three invocations, each its own trace. The third's first request repeats the first
     # conversation's exchange: it continues that conversation — and so does the rest of its
     # trace, its second request too, though that one sends only its new message.
-    body = _otel(
+    body = otlp_body(
         _otel_span([("user", "hi")], "hello", 1, "c"),
         _otel_span([("user", "other chat")], "sure", 2, "d"),
         _otel_span(
@@ -386,7 +374,7 @@ def test_an_otel_trace_continuing_an_earlier_conversation_joins_it_whole() -> No
 
 def test_an_otel_trace_continues_the_conversation_whose_history_it_extends() -> None:
     # Two earlier conversations; the later trace extends the second's history, not the first's.
-    body = _otel(
+    body = otlp_body(
         _otel_span([("user", "alpha")], "one", 1, "a"),
         _otel_span([("user", "beta")], "two", 2, "b"),
         _otel_span(
