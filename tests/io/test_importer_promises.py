@@ -353,11 +353,19 @@ def _otel_span(
     return otlp_span(attributes, start, trace * 32, span_id=f"{start:016x}")
 
 
+def _conversations(*spans: dict[str, Any]) -> list[list[str]]:
+    """The texts of each conversation (``meta["conversations"]`` of them) these spans load as."""
+    body = otlp_body(*spans)
+    count = load(body).meta["conversations"]
+    episodes = [load(body, episode=k) for k in range(count)]
+    return [[m.content[0].text for m in t.messages] for t in episodes]  # type: ignore[union-attr]
+
+
 def test_an_otel_trace_continuing_an_earlier_conversation_joins_it_whole() -> None:
     # Three invocations, each its own trace. The third's first request repeats the first
     # conversation's exchange: it continues that conversation — and so does the rest of its
     # trace, its second request too, though that one sends only its new message.
-    body = otlp_body(
+    conversations = _conversations(
         _otel_span([("user", "hi")], "hello", 1, "c"),
         _otel_span([("user", "other chat")], "sure", 2, "d"),
         _otel_span(
@@ -365,27 +373,22 @@ def test_an_otel_trace_continuing_an_earlier_conversation_joins_it_whole() -> No
         ),
         _otel_span([("user", "one more")], "last", 4, "e"),
     )
-    first, other = load(body), load(body, episode=1)
-    assert first.meta["conversations"] == 2
-    texts = [m.content[0].text for m in first.messages]  # type: ignore[union-attr]
-    assert texts == ["hi", "hello", "and now?", "now this", "one more", "last"]
-    assert [m.content[0].text for m in other.messages] == ["other chat", "sure"]  # type: ignore[union-attr]
+    assert conversations == [
+        ["hi", "hello", "and now?", "now this", "one more", "last"],
+        ["other chat", "sure"],
+    ]
 
 
 def test_an_otel_trace_continues_the_conversation_whose_history_it_extends() -> None:
     # Two earlier conversations; the later trace extends the second's history, not the first's.
-    body = otlp_body(
+    conversations = _conversations(
         _otel_span([("user", "alpha")], "one", 1, "a"),
         _otel_span([("user", "beta")], "two", 2, "b"),
         _otel_span(
             [("user", "beta"), ("assistant", "two"), ("user", "more beta")], "three", 3, "f"
         ),
     )
-    transcripts = [load(body, episode=k) for k in range(2)]
-    assert [[m.content[0].text for m in t.messages] for t in transcripts] == [  # type: ignore[union-attr]
-        ["alpha", "one"],
-        ["beta", "two", "more beta", "three"],
-    ]
+    assert conversations == [["alpha", "one"], ["beta", "two", "more beta", "three"]]
 
 
 # --- Codex: every output shape, as mutation testing found untested ------------------------------
