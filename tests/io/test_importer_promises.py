@@ -353,42 +353,44 @@ def _otel_span(
     return otlp_span(attributes, start, trace * 32, span_id=f"{start:016x}")
 
 
-def _conversations(*spans: dict[str, Any]) -> list[list[str]]:
-    """The texts of each conversation (``meta["conversations"]`` of them) these spans load as."""
-    body = otlp_body(*spans)
+CONTINUING = [
+    pytest.param(
+        # Three invocations, each its own trace. The third's first request repeats the first
+        # conversation's exchange: it continues that conversation — and so does the rest of its
+        # trace, its second request too, though that one sends only its new message.
+        [
+            ([("user", "hi")], "hello", 1, "c"),
+            ([("user", "other chat")], "sure", 2, "d"),
+            ([("user", "hi"), ("assistant", "hello"), ("user", "and now?")], "now this", 3, "e"),
+            ([("user", "one more")], "last", 4, "e"),
+        ],
+        [["hi", "hello", "and now?", "now this", "one more", "last"], ["other chat", "sure"]],
+        id="the-rest-of-its-trace-joins-it-whole",
+    ),
+    pytest.param(
+        # Two earlier conversations; the later trace extends the second's history, not the first's.
+        [
+            ([("user", "alpha")], "one", 1, "a"),
+            ([("user", "beta")], "two", 2, "b"),
+            ([("user", "beta"), ("assistant", "two"), ("user", "more beta")], "three", 3, "f"),
+        ],
+        [["alpha", "one"], ["beta", "two", "more beta", "three"]],
+        id="the-one-whose-history-it-extends",
+    ),
+]
+"""Spans ``(inputs, answer, start, trace)`` of invocations each their own trace, and the texts
+of each conversation they load as."""
+
+
+@pytest.mark.parametrize(("spans", "expected"), CONTINUING)
+def test_an_otel_trace_continuing_an_earlier_conversation_joins_it(
+    spans: list[tuple[list[tuple[str, str]], str, int, str]], expected: list[list[str]]
+) -> None:
+    body = otlp_body(*(_otel_span(*span) for span in spans))
     count = load(body).meta["conversations"]
     episodes = [load(body, episode=k) for k in range(count)]
-    return [[m.content[0].text for m in t.messages] for t in episodes]  # type: ignore[union-attr]
-
-
-def test_an_otel_trace_continuing_an_earlier_conversation_joins_it_whole() -> None:
-    # Three invocations, each its own trace. The third's first request repeats the first
-    # conversation's exchange: it continues that conversation — and so does the rest of its
-    # trace, its second request too, though that one sends only its new message.
-    conversations = _conversations(
-        _otel_span([("user", "hi")], "hello", 1, "c"),
-        _otel_span([("user", "other chat")], "sure", 2, "d"),
-        _otel_span(
-            [("user", "hi"), ("assistant", "hello"), ("user", "and now?")], "now this", 3, "e"
-        ),
-        _otel_span([("user", "one more")], "last", 4, "e"),
-    )
-    assert conversations == [
-        ["hi", "hello", "and now?", "now this", "one more", "last"],
-        ["other chat", "sure"],
-    ]
-
-
-def test_an_otel_trace_continues_the_conversation_whose_history_it_extends() -> None:
-    # Two earlier conversations; the later trace extends the second's history, not the first's.
-    conversations = _conversations(
-        _otel_span([("user", "alpha")], "one", 1, "a"),
-        _otel_span([("user", "beta")], "two", 2, "b"),
-        _otel_span(
-            [("user", "beta"), ("assistant", "two"), ("user", "more beta")], "three", 3, "f"
-        ),
-    )
-    assert conversations == [["alpha", "one"], ["beta", "two", "more beta", "three"]]
+    texts = [[m.content[0].text for m in t.messages] for t in episodes]  # type: ignore[union-attr]
+    assert texts == expected
 
 
 # --- Codex: every output shape, as mutation testing found untested ------------------------------
