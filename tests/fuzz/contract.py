@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import time
 import tracemalloc
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,14 +67,9 @@ def holds(
     (with a message). Fails the test on any other exception, on time over ``seconds``, memory
     over ``megabytes``, any change in the ``watched`` folders outside ``may_write``, or a new
     name in the ``shallow`` ones (the working folder: their files are not read, only named)."""
-    with _Bounds(watched, shallow, may_write, seconds, megabytes):
-        try:
-            return call()
-        except errors as exc:
-            _said(exc)
-            return None
-        except Exception as exc:
-            raise AssertionError(f"not a documented error: {type(exc).__name__}: {exc}") from exc
+    with _Bounds(watched, shallow, may_write, seconds, megabytes), _documented(errors):
+        return call()
+    return None  # it raised one of ``errors``
 
 
 async def aholds(
@@ -88,15 +84,25 @@ async def aholds(
     """`holds` for a coroutine, awaited on the running loop (where the Lab's widgets and tasks
     live): the documented error it raised, or None when it returned. ``megabytes`` None leaves
     memory unmeasured (tracemalloc makes a long call several times slower)."""
-    with _Bounds(watched, shallow, may_write, seconds, megabytes):
-        try:
-            await make()
-        except CtxlabError as exc:
-            _said(exc)
-            return exc
-        except Exception as exc:
-            raise AssertionError(f"not a documented error: {type(exc).__name__}: {exc}") from exc
-    return None
+    with _Bounds(watched, shallow, may_write, seconds, megabytes), _documented() as raised:
+        await make()
+    return raised[0] if raised else None
+
+
+@contextmanager
+def _documented(
+    errors: tuple[type[BaseException], ...] = (CtxlabError,),
+) -> Iterator[list[Any]]:
+    """Inside: one of ``errors`` (with a message) is kept in the list it gives and goes no
+    further; any other exception fails the test."""
+    raised: list[Any] = []
+    try:
+        yield raised
+    except errors as exc:
+        _said(exc)
+        raised.append(exc)
+    except Exception as exc:
+        raise AssertionError(f"not a documented error: {type(exc).__name__}: {exc}") from exc
 
 
 class _Bounds:

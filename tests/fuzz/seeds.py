@@ -13,18 +13,33 @@ from typing import Any
 from ctxlab import load
 from ctxlab.io import FORMATS
 from ctxlab.io._transcript import Transcript
-from ctxlab.messages import (
-    AssistantMessage,
-    ProviderUsage,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from ctxlab.messages import ProviderUsage
+from ctxlab.models import messages_from_anthropic
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 _CALL = {"id": "call_1", "name": "add", "args": {"a": 2, "b": 3}}
+
+
+def _openai_chat(
+    system: str, user: str, call: tuple[str, str, str], result: str, answer: str
+) -> list[dict[str, Any]]:
+    """OpenAI chat messages (tau-bench's trajectories are these too): a question, one tool call
+    ``(id, name, arguments as JSON)``, its result and the answer."""
+    call_id, name, arguments = call
+    function = {"name": name, "arguments": arguments}
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+        },
+        {"role": "tool", "tool_call_id": call_id, "content": result},
+        {"role": "assistant", "content": answer},
+    ]
+
 
 WRITTEN: dict[str, tuple[str, Any]] = {
     "anthropic": (
@@ -49,23 +64,7 @@ WRITTEN: dict[str, tuple[str, Any]] = {
     ),
     "openai": (
         "chat.json",
-        [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "2 + 3?"},
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'},
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": "call_1", "content": "5"},
-            {"role": "assistant", "content": "5."},
-        ],
+        _openai_chat("Be brief.", "2 + 3?", ("call_1", "add", '{"a": 2, "b": 3}'), "5", "5."),
     ),
     "openai_responses": (
         "responses.json",
@@ -163,23 +162,13 @@ WRITTEN: dict[str, tuple[str, Any]] = {
             {
                 "task_id": 1,
                 "reward": 1.0,
-                "traj": [
-                    {"role": "system", "content": "You help customers."},
-                    {"role": "user", "content": "Where is order 7?"},
-                    {
-                        "role": "assistant",
-                        "content": None,
-                        "tool_calls": [
-                            {
-                                "id": "c1",
-                                "type": "function",
-                                "function": {"name": "order", "arguments": '{"id": 7}'},
-                            }
-                        ],
-                    },
-                    {"role": "tool", "tool_call_id": "c1", "content": "shipped"},
-                    {"role": "assistant", "content": "It shipped."},
-                ],
+                "traj": _openai_chat(
+                    "You help customers.",
+                    "Where is order 7?",
+                    ("c1", "order", '{"id": 7}'),
+                    "shipped",
+                    "It shipped.",
+                ),
             }
         ],
     ),
@@ -200,17 +189,13 @@ WRITTEN: dict[str, tuple[str, Any]] = {
 
 
 def _ctxlab(folder: Path) -> Path:
-    use = ToolUseBlock(id="toolu_1", name="add", input=_CALL["args"])
+    """ctxlab's own seed: the Anthropic seed's session, with usage on both replies."""
+    request = WRITTEN["anthropic"][1]
     transcript = Transcript(
         "seed",
         {},
-        "Be brief.",
-        (
-            UserMessage(content="2 + 3?"),
-            AssistantMessage(content=(use,)),
-            UserMessage(content=(ToolResultBlock(tool_use_id="toolu_1", content="5"),)),
-            AssistantMessage(content=(TextBlock(text="5."),)),
-        ),
+        request["system"],
+        tuple(messages_from_anthropic(request["messages"])),
         usage={1: ProviderUsage(120, 9, 100), 3: ProviderUsage(20, 2)},
     )
     return transcript.save(folder / "ctxlab.jsonl")

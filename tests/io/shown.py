@@ -8,6 +8,7 @@ from typing import Any
 
 from ctxlab.io._census import Census
 from ctxlab.io._transcript import Transcript
+from ctxlab.messages import ProviderUsage
 
 
 def shown(transcript: Transcript) -> list[tuple[str, tuple[Any, ...]]]:
@@ -59,4 +60,35 @@ def added_up(transcript: Transcript) -> Census:
     """The transcript's census, which must add up (said with its problems where it does not)."""
     census = transcript.census
     assert census is not None and census.adds_up, census and census.problems()
+    return census
+
+
+def census_in(transcript: Transcript, unit: str) -> Census:
+    """The transcript's census, which must add up and count in ``unit``."""
+    census = added_up(transcript)
+    assert census.unit == unit
+    return census
+
+
+def census_read(
+    transcript: Transcript,
+    unit: str,
+    read: dict[str, int],
+    skipped: dict[str, int] | None = None,
+) -> Census:
+    """The transcript's census, which must add up, count in ``unit`` and have read exactly
+    ``read``; with ``skipped``, the transcript's ``meta["skipped"]`` must be exactly that."""
+    census = census_in(transcript, unit)
+    assert census.read == read
+    if skipped is not None:
+        assert transcript.meta["skipped"] == skipped
+    return census
+
+
+def billed(transcript: Transcript, usage: dict[int, ProviderUsage]) -> Census:
+    """The transcript's usage, which must be exactly ``usage``, each read usage placed (none
+    lost) in a census that adds up."""
+    assert transcript.usage == usage
+    census = added_up(transcript)
+    assert census.usage_lost == {}
     return census

@@ -16,15 +16,22 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io.formats.aider.chat_history import is_aider_history
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, census_read, shown
 
 START = "# aider chat started at 2026-01-02 10:00:00"
+# The census's word for one billed request whose reply the history does not hold.
+ONE_UNREPLIED = {"of a request with no reply recorded": 1}
 
 
 def _load(tmp_path: Path, text: str, episode: int | None = None) -> Any:
     path = tmp_path / ".aider.chat.history.md"
     path.write_text(text)
     return load(path, format="aider", episode=episode)
+
+
+def _run(tmp_path: Path, *lines: str) -> Any:
+    """One run's history: its header, then ``lines``."""
+    return _load(tmp_path, "\n".join([START, *lines]))
 
 
 def test_a_history_opens_with_a_runs_header() -> None:
@@ -34,27 +41,24 @@ def test_a_history_opens_with_a_runs_header() -> None:
 
 
 def test_inputs_replies_and_aiders_own_lines(tmp_path: Path) -> None:
-    text = "\n".join(
-        [
-            START,
-            "> Aider v0.80",
-            ">",
-            "#### fix the cart  ",
-            "#### and the test",
-            "####",
-            "Sure, here is the change.",
-            "",
-            "```python",
-            "x = 1",
-            "```",
-            "> Tokens: 2.4k sent, 1.1k cache hit, 200 cache write, 180 received.",
-            "> Applied edit to cart.py",
-            "#### thanks",
-            "   ",
-            "#### ",
-        ]
+    transcript = _run(
+        tmp_path,
+        "> Aider v0.80",
+        ">",
+        "#### fix the cart  ",
+        "#### and the test",
+        "####",
+        "Sure, here is the change.",
+        "",
+        "```python",
+        "x = 1",
+        "```",
+        "> Tokens: 2.4k sent, 1.1k cache hit, 200 cache write, 180 received.",
+        "> Applied edit to cart.py",
+        "#### thanks",
+        "   ",
+        "#### ",
     )
-    transcript = _load(tmp_path, text)
     assert shown(transcript) == [
         ("user", ("text", "fix the cart\nand the test")),
         ("assistant", ("text", "Sure, here is the change.\n\n```python\nx = 1\n```")),
@@ -64,14 +68,16 @@ def test_inputs_replies_and_aiders_own_lines(tmp_path: Path) -> None:
     assert transcript.usage == {1: ProviderUsage(1100, 180, 1100, 200)}
     meta = transcript.meta
     assert meta["runs"] == 1 and meta["episode"] == 0 and meta["started"] == "2026-01-02 10:00:00"
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "line"
-    assert census.read == {
-        "run header": 1,
-        "aider output line": 4,
-        "user input line": 5,
-        "reply line": 6,
-    }
+    census_read(
+        transcript,
+        "line",
+        read={
+            "run header": 1,
+            "aider output line": 4,
+            "user input line": 5,
+            "reply line": 6,
+        },
+    )
     assert transcript.meta["skipped"]["aider output line"] == 3
     assert transcript.meta["skipped"]["blank line"] == 2  # a blank reply, an empty input
 
@@ -214,20 +220,16 @@ def test_a_token_report_after_an_input_with_no_reply_is_another_requests_bill(
 ) -> None:
     # The second input got no reply (interrupted, or the model's answer was empty): its report
     # bills that request, not the reply before it, whose own usage stays as reported.
-    text = "\n".join(
-        [
-            START,
-            "#### first",
-            "one",
-            "> Tokens: 100 sent, 10 received.",
-            "#### second",
-            "> Tokens: 900 sent, 0 received.",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### first",
+        "one",
+        "> Tokens: 100 sent, 10 received.",
+        "#### second",
+        "> Tokens: 900 sent, 0 received.",
     )
-    transcript = _load(tmp_path, text)
     assert transcript.usage == {1: ProviderUsage(100, 10)}
-    census = added_up(transcript)
-    assert census.usage_lost == {"of a request with no reply recorded": 1}
+    assert added_up(transcript).usage_lost == ONE_UNREPLIED
 
 
 def test_a_report_with_no_reply_since_the_last_billed_one_is_a_request_lost_and_counted(
@@ -235,40 +237,33 @@ def test_a_report_with_no_reply_since_the_last_billed_one_is_a_request_lost_and_
 ) -> None:
     # aider billed a second request (an empty answer writes no reply): its report is not the
     # first reply's usage, which stays as reported.
-    text = "\n".join(
-        [
-            START,
-            "#### go",
-            "one",
-            "> Tokens: 100 sent, 10 received.  ",
-            "> Tokens: 300 sent, 0 received.  ",
-            "#### again",
-            "two",
-            "> Tokens: 500 sent, 20 received.  ",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### go",
+        "one",
+        "> Tokens: 100 sent, 10 received.  ",
+        "> Tokens: 300 sent, 0 received.  ",
+        "#### again",
+        "two",
+        "> Tokens: 500 sent, 20 received.  ",
     )
-    transcript = _load(tmp_path, text)
     assert transcript.usage == {1: ProviderUsage(100, 10), 3: ProviderUsage(500, 20)}
-    census = added_up(transcript)
-    assert census.usage_lost == {"of a request with no reply recorded": 1}
+    assert added_up(transcript).usage_lost == ONE_UNREPLIED
 
 
 def test_quoted_lines_inside_a_reply_are_its_text_not_a_new_request(tmp_path: Path) -> None:
-    text = "\n".join(
-        [
-            START,
-            "#### explain",
-            "The docs say:",
-            "",
-            "> a quote of the docs",
-            "> on two lines",
-            "",
-            "So it works.",
-            "",
-            "> Tokens: 1.2k sent, 80 received.  ",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### explain",
+        "The docs say:",
+        "",
+        "> a quote of the docs",
+        "> on two lines",
+        "",
+        "So it works.",
+        "",
+        "> Tokens: 1.2k sent, 80 received.  ",
     )
-    transcript = _load(tmp_path, text)
     assert shown(transcript) == [
         ("user", ("text", "explain")),
         (
@@ -281,35 +276,32 @@ def test_quoted_lines_inside_a_reply_are_its_text_not_a_new_request(tmp_path: Pa
 
 def test_an_architects_editor_replies_with_the_editor_model(tmp_path: Path) -> None:
     # aider/coders/architect_coder.py: the editor is run on the architect's reply as its input.
-    text = "\n".join(
-        [
-            START,
-            "> Main model: openrouter/openai/o3 with architect edit format, reasoning high  ",
-            "> Editor model: anthropic/claude-sonnet-4-5 with editor-diff edit format  ",
-            "> Weak model: openrouter/openai/gpt-4o-mini  ",
-            "#### plan it  ",
-            "",
-            "Change a.py:",
-            "",
-            "- rename f",
-            "",
-            "> Tokens: 2.0k sent, 300 received.  ",
-            "",
-            "#### Change a.py:  ",
-            "####   ",
-            "#### - rename f  ",
-            "",
-            "a.py",
-            "> Tokens: 900 sent, 40 received.  ",
-            "> Applied edit to a.py  ",
-            "#### /model gpt-5  ",
-            "> Model: gpt-5 with diff edit format  ",
-            "#### and now?  ",
-            "Done.",
-            "> Tokens: 1.0k sent, 2 received.  ",
-        ]
+    transcript = _run(
+        tmp_path,
+        "> Main model: openrouter/openai/o3 with architect edit format, reasoning high  ",
+        "> Editor model: anthropic/claude-sonnet-4-5 with editor-diff edit format  ",
+        "> Weak model: openrouter/openai/gpt-4o-mini  ",
+        "#### plan it  ",
+        "",
+        "Change a.py:",
+        "",
+        "- rename f",
+        "",
+        "> Tokens: 2.0k sent, 300 received.  ",
+        "",
+        "#### Change a.py:  ",
+        "####   ",
+        "#### - rename f  ",
+        "",
+        "a.py",
+        "> Tokens: 900 sent, 40 received.  ",
+        "> Applied edit to a.py  ",
+        "#### /model gpt-5  ",
+        "> Model: gpt-5 with diff edit format  ",
+        "#### and now?  ",
+        "Done.",
+        "> Tokens: 1.0k sent, 2 received.  ",
     )
-    transcript = _load(tmp_path, text)
     assert transcript.meta["models"] == [
         "openrouter/openai/o3",
         "anthropic/claude-sonnet-4-5",
@@ -341,20 +333,17 @@ def test_an_input_of_white_space_sent_all_the_same_is_a_request_of_its_own(
 ) -> None:
     # aider sends " " (truthy) as it is; its history shows "####   ". Between two billed
     # replies it stands as aider's own word for an empty input.
-    text = "\n".join(
-        [
-            START,
-            "#### go",
-            "one",
-            "> Tokens: 10 sent, 1 received.  ",
-            "####   ",
-            "two",
-            "> Tokens: 20 sent, 2 received.  ",
-            "####  ",
-            "",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### go",
+        "one",
+        "> Tokens: 10 sent, 1 received.  ",
+        "####   ",
+        "two",
+        "> Tokens: 20 sent, 2 received.  ",
+        "####  ",
+        "",
     )
-    transcript = _load(tmp_path, text)
     assert shown(transcript) == [
         ("user", ("text", "go")),
         ("assistant", ("text", "one")),
@@ -370,19 +359,16 @@ def test_an_input_of_white_space_sent_all_the_same_is_a_request_of_its_own(
 def test_files_added_before_token_reports_existed_still_part_the_replies(tmp_path: Path) -> None:
     # aider before 2024 wrote no token report; "Add these files to the chat?" (before 2025)
     # followed the names, and a yes sent them: a request of its own.
-    text = "\n".join(
-        [
-            START,
-            "#### fix a and b",
-            "I need a.py and b.py.",
-            "> a.py  ",
-            "> b.py  ",
-            "> Add these files to the chat? y  ",
-            "Now the change.",
-            "> Applied edit to a.py  ",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### fix a and b",
+        "I need a.py and b.py.",
+        "> a.py  ",
+        "> b.py  ",
+        "> Add these files to the chat? y  ",
+        "Now the change.",
+        "> Applied edit to a.py  ",
     )
-    transcript = _load(tmp_path, text)
     assert shown(transcript) == [
         ("user", ("text", "fix a and b")),
         ("assistant", ("text", "I need a.py and b.py.")),
@@ -403,24 +389,21 @@ def test_a_reflection_the_history_does_not_hold_stands_as_what_aider_showed(
 ) -> None:
     # The tests' output (commands.cmd_test) is sent, not written: what aider showed in its place
     # stands for the prompt, its questions left out, and the prompt is counted unrecorded.
-    text = "\n".join(
-        [
-            START,
-            "#### make the tests pass",
-            "a.py",
-            "> Tokens: 1.0k sent, 50 received.  ",
-            "> Applied edit to a.py  ",
-            "> Added 12 lines of output to the chat.  ",
-            "> Attempt to fix test errors? (Y)es/(N)o [Yes]: y  ",
-            "",
-            "a.py again",
-            "> Tokens: 1.4k sent, 60 received.  ",
-            "> Tokens: 1.5k sent, 0 received.  ",
-            "",
-            "an answer billed with nothing shown before it",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### make the tests pass",
+        "a.py",
+        "> Tokens: 1.0k sent, 50 received.  ",
+        "> Applied edit to a.py  ",
+        "> Added 12 lines of output to the chat.  ",
+        "> Attempt to fix test errors? (Y)es/(N)o [Yes]: y  ",
+        "",
+        "a.py again",
+        "> Tokens: 1.4k sent, 60 received.  ",
+        "> Tokens: 1.5k sent, 0 received.  ",
+        "",
+        "an answer billed with nothing shown before it",
     )
-    transcript = _load(tmp_path, text)
     assert [b for _, b in shown(transcript)] == [
         ("text", "make the tests pass"),
         ("text", "a.py"),
@@ -432,33 +415,29 @@ def test_a_reflection_the_history_does_not_hold_stands_as_what_aider_showed(
     assert transcript.meta["aider_prompts"] == {"shown output": 2}
     assert transcript.meta["unrecorded_prompts"] == 2
     assert transcript.usage == {1: ProviderUsage(1_000, 50), 3: ProviderUsage(1_400, 60)}
-    census = added_up(transcript)
-    assert census.usage_lost == {"of a request with no reply recorded": 1}
+    assert added_up(transcript).usage_lost == ONE_UNREPLIED
 
 
 def test_an_output_of_several_lines_is_quoted_on_its_first_line_only(tmp_path: Path) -> None:
     # aider/io.py append_chat_history: one "> " and one closing break per output. Its lines
     # after the first are aider's, up to the break; a quoted line in a reply is the reply's.
-    text = "\n".join(
-        [
-            START,
-            "#### scrape https://example.com",
-            "> https://example.com  ",
-            "> Add URL to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y  ",
-            "> For the best web scraping, install Playwright:",
-            "",
-            "python -m playwright install --with-deps chromium",
-            "",
-            "See https://aider.chat/docs/install/optional.html for more info.  ",
-            "",
-            "It says hello.",
-            "> a quote in the reply",
-            "",
-            "> Tokens: 3.1k sent, 1.2k cache write, 1.8k cache hit, 48 received.",
-            "Cost: $0.00052 message, $0.0013 session.  ",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### scrape https://example.com",
+        "> https://example.com  ",
+        "> Add URL to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y  ",
+        "> For the best web scraping, install Playwright:",
+        "",
+        "python -m playwright install --with-deps chromium",
+        "",
+        "See https://aider.chat/docs/install/optional.html for more info.  ",
+        "",
+        "It says hello.",
+        "> a quote in the reply",
+        "",
+        "> Tokens: 3.1k sent, 1.2k cache write, 1.8k cache hit, 48 received.",
+        "Cost: $0.00052 message, $0.0013 session.  ",
     )
-    transcript = _load(tmp_path, text)
     assert shown(transcript) == [
         ("user", ("text", "scrape https://example.com")),
         ("assistant", ("text", "It says hello.\n> a quote in the reply")),
@@ -473,23 +452,20 @@ def test_a_command_is_not_sent_and_the_message_it_sends_follows_as_an_input(
 ) -> None:
     # aider/commands.py: is_command ("/" or "!"); /ask runs a coder on its message, which
     # writes it again as an input (base_coder.run). A run of commands alone holds no message.
-    text = "\n".join(
-        [
-            START,
-            "#### /help  ",
-            "> /add Add files to the chat  ",
-            START.replace("10:00", "11:00"),
-            "#### /ask is nodes.py used?  ",
-            "",
-            "#### is nodes.py used?  ",
-            "",
-            "No.",
-            "> Tokens: 1.0k sent, 2 received.  ",
-            "#### !ls  ",
-            "> a.py  ",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### /help  ",
+        "> /add Add files to the chat  ",
+        START.replace("10:00", "11:00"),
+        "#### /ask is nodes.py used?  ",
+        "",
+        "#### is nodes.py used?  ",
+        "",
+        "No.",
+        "> Tokens: 1.0k sent, 2 received.  ",
+        "#### !ls  ",
+        "> a.py  ",
     )
-    transcript = _load(tmp_path, text)
     assert transcript.meta["episode"] == 1
     assert shown(transcript) == [
         ("user", ("text", "is nodes.py used?")),
@@ -505,35 +481,32 @@ def test_files_added_for_the_whole_group_an_exception_and_a_commit_after_the_lin
     # an input; apply_updates' other exceptions (no token report before 2024: the reply ends
     # there all the same); lint_edited's output then auto_commit's line before the question.
     ask = "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]:"
-    text = "\n".join(
-        [
-            START,
-            "#### fix the ]: parser  ",  # an input, though it holds "]: "
-            "It is in a.py and b.py.",
-            "> Tokens: 100 sent, 5 received.  ",
-            "> a.py  ",
-            f"> {ask} a  ",
-            "> b.py  ",
-            f"#### {ask} all  ",
-            f"> {ask} a  ",
-            "",
-            "a.py",
-            "> Exception while updating files:  ",
-            "> [Errno 13] Permission denied: 'a.py'  ",
-            "",
-            "b.py then",
-            "> Tokens: 300 sent, 9 received.  ",
-            "> Applied edit to b.py  ",
-            "> # Fix any errors below, if possible.  ",
-            "> b.py:1:1: F401 'os' imported but unused  ",
-            "> Commit 5e6f7a8 style: Ran the linter  ",
-            "> Attempt to fix lint errors? (Y)es/(N)o [Yes]: y  ",
-            "",
-            "fixed",
-            "> Tokens: 400 sent, 3 received.  ",
-        ]
+    transcript = _run(
+        tmp_path,
+        "#### fix the ]: parser  ",  # an input, though it holds "]: "
+        "It is in a.py and b.py.",
+        "> Tokens: 100 sent, 5 received.  ",
+        "> a.py  ",
+        f"> {ask} a  ",
+        "> b.py  ",
+        f"#### {ask} all  ",
+        f"> {ask} a  ",
+        "",
+        "a.py",
+        "> Exception while updating files:  ",
+        "> [Errno 13] Permission denied: 'a.py'  ",
+        "",
+        "b.py then",
+        "> Tokens: 300 sent, 9 received.  ",
+        "> Applied edit to b.py  ",
+        "> # Fix any errors below, if possible.  ",
+        "> b.py:1:1: F401 'os' imported but unused  ",
+        "> Commit 5e6f7a8 style: Ran the linter  ",
+        "> Attempt to fix lint errors? (Y)es/(N)o [Yes]: y  ",
+        "",
+        "fixed",
+        "> Tokens: 400 sent, 3 received.  ",
     )
-    transcript = _load(tmp_path, text)
     assert [b[1] for _, b in shown(transcript)] == [
         "fix the ]: parser",
         "It is in a.py and b.py.",
@@ -562,5 +535,4 @@ def test_a_report_after_an_input_of_white_space_bills_that_input_not_the_reply_b
     text = "\n".join([START, "#### go", "one", "####   ", "> Tokens: 20 sent, 0 received.  "])
     transcript = _load(tmp_path, text)
     assert transcript.usage == {}
-    census = added_up(transcript)
-    assert census.usage_lost == {"of a request with no reply recorded": 1}
+    assert added_up(transcript).usage_lost == ONE_UNREPLIED

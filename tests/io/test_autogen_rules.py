@@ -17,7 +17,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.autogen.parse import is_autogen_state
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, billed, census_read, shown
 
 
 def _agent(*messages: Any) -> dict[str, Any]:
@@ -153,25 +153,27 @@ def test_each_context_message_as_the_model_saw_it() -> None:
         ("user", ("result", "autogen_call_1", "(no output)", True)),
         ("assistant", ("text", "Done.")),
     ]
-    assert transcript.meta["skipped"] == {
-        "empty message": 4,
-        "result message without results": 1,
-        "Other message": 1,
-        "unreadable message": 1,
-        "image without data": 1,
-        "message with nothing kept": 1,
-        "tool result without a call id": 1,
-    }
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "message"
-    assert census.read == {
-        "llm_context SystemMessage": 2,
-        "llm_context UserMessage": 4,
-        "llm_context AssistantMessage": 4,
-        "llm_context FunctionExecutionResultMessage": 2,
-        "llm_context Other": 1,
-        "llm_context unreadable": 1,
-    }
+    census_read(
+        transcript,
+        "message",
+        read={
+            "llm_context SystemMessage": 2,
+            "llm_context UserMessage": 4,
+            "llm_context AssistantMessage": 4,
+            "llm_context FunctionExecutionResultMessage": 2,
+            "llm_context Other": 1,
+            "llm_context unreadable": 1,
+        },
+        skipped={
+            "empty message": 4,
+            "result message without results": 1,
+            "Other message": 1,
+            "unreadable message": 1,
+            "image without data": 1,
+            "message with nothing kept": 1,
+            "tool result without a call id": 1,
+        },
+    )
 
 
 def test_usage_from_the_agents_model_calls_in_the_thread() -> None:
@@ -190,9 +192,7 @@ def test_usage_from_the_agents_model_calls_in_the_thread() -> None:
     state = _team({"writer/t1": writer, "critic/t1": critic}, thread)
     state["participant_names"] = ["writer", "critic"]  # a list that holds no messages
     transcript = load(state, format="autogen")
-    assert transcript.usage == {1: ProviderUsage(100, 7), 3: ProviderUsage(150, 0)}
-    census = transcript.census
-    assert census is not None and census.adds_up and census.usage_lost == {}
+    census = billed(transcript, {1: ProviderUsage(100, 7), 3: ProviderUsage(150, 0)})
     assert census.read == {
         "llm_context UserMessage": 2,
         "llm_context AssistantMessage": 2,

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxlab.io import load
+from tests.io.claude_lines import exchange
 from tests.strategies import json_value
 
 
@@ -20,19 +21,7 @@ def _session(path: Path, usages: list[dict[str, Any]]) -> Path:
     """A Claude Code session of one reply per usage, each answering a prompt of its own."""
     lines: list[dict[str, Any]] = []
     for n, usage in enumerate(usages):
-        lines.append(
-            {"type": "user", "sessionId": "s", "message": {"role": "user", "content": f"q{n}"}}
-        )
-        message = {
-            "role": "assistant",
-            "id": f"msg_{n}",
-            "model": "claude-opus-4-6",
-            "content": [{"type": "text", "text": f"a{n}"}],
-            "usage": usage,
-        }
-        lines.append(
-            {"type": "assistant", "sessionId": "s", "requestId": f"r{n}", "message": message}
-        )
+        lines += exchange(n, {"id": f"msg_{n}", "model": "claude-opus-4-6", "usage": usage})
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     return path
 

@@ -32,6 +32,20 @@ def _line(kind: str, content: Any, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _said(text: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}]
+
+
+def _result(call_id: str, text: str) -> list[dict[str, Any]]:
+    return [{"type": "tool_result", "tool_use_id": call_id, "content": text}]
+
+
+def _jsonl(path: Path, lines: list[Any]) -> Path:
+    """``lines`` written to ``path`` as JSON lines."""
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
 def _session(tmp_path: Path) -> Path:
     task = {
         "type": "tool_use",
@@ -62,14 +76,14 @@ def _session(tmp_path: Path) -> Path:
         ),
         _line(
             "user",
-            [{"type": "tool_result", "tool_use_id": "toolu_grep", "content": "src/config.py:12"}],
+            _result("toolu_grep", "src/config.py:12"),
             uuid="s3",
             isSidechain=True,
             agentId="ag1",
         ),
         _line(
             "assistant",
-            [{"type": "text", "text": "It is in src/config.py."}],
+            _said("It is in src/config.py."),
             mid="m3",
             uuid="s4",
             isSidechain=True,
@@ -93,13 +107,9 @@ def _session(tmp_path: Path) -> Path:
             uuid="u2",
             toolUseResult={"status": "completed", "agentId": "ag1"},
         ),
-        _line(
-            "assistant", [{"type": "text", "text": "Found it; refactoring."}], mid="m4", uuid="a2"
-        ),
+        _line("assistant", _said("Found it; refactoring."), mid="m4", uuid="a2"),
     ]
-    path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    return path
+    return _jsonl(tmp_path / "session.jsonl", lines)
 
 
 def test_the_main_thread_keeps_the_tasks_real_result_and_lists_its_subagent(tmp_path: Path) -> None:
@@ -145,32 +155,14 @@ def test_a_reply_reusing_a_message_id_under_another_request_keeps_its_place_and_
     lines = [
         _line("user", "list the files", uuid="u1"),
         _line("assistant", [call], mid="msg_same", uuid="a1", requestId="req_1"),
-        _line(
-            "user",
-            [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}],
-            uuid="u2",
-        ),
+        _line("user", _result("toolu_1", "a.py"), uuid="u2"),
         # A retried request's reply that came back with the same message id.
-        _line(
-            "assistant",
-            [{"type": "text", "text": "There is a.py."}],
-            mid="msg_same",
-            uuid="a2",
-            requestId="req_2",
-        ),
+        _line("assistant", _said("There is a.py."), mid="msg_same", uuid="a2", requestId="req_2"),
         # A plain {role, content} line a tool appended among Claude Code's lines.
         {"role": "user", "content": "thanks"},
-        _line(
-            "assistant",
-            [{"type": "text", "text": "You're welcome."}],
-            mid="msg_3",
-            uuid="a3",
-            requestId="req_3",
-        ),
+        _line("assistant", _said("You're welcome."), mid="msg_3", uuid="a3", requestId="req_3"),
     ]
-    path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    transcript = load(path)
+    transcript = load(_jsonl(tmp_path / "session.jsonl", lines))
     texts = [(m.role, [getattr(b, "text", b.type) for b in m.content]) for m in transcript.messages]
     assert texts == [
         ("user", ["list the files"]),
@@ -193,36 +185,19 @@ def _parallel(tmp_path: Path) -> Path:
     def call(cid: str, pattern: str) -> dict[str, Any]:
         return {"type": "tool_use", "id": cid, "name": "Grep", "input": {"pattern": pattern}}
 
-    def result(cid: str, text: str) -> list[dict[str, Any]]:
-        return [{"type": "tool_result", "tool_use_id": cid, "content": text}]
-
     lines = [
         _line("user", "Find the loader and the writer", uuid="u1"),
         side("user", "Find the loader", "a1", None),
         side("user", "Find the writer", "b1", None),
         side("assistant", [call("ga", "load")], "a2", "a1", mid="ma1"),
         side("assistant", [call("gb", "write")], "b2", "b1", mid="mb1"),
-        side("user", result("gb", "src/w.py:3"), "b3", "b2"),
-        side("user", result("ga", "src/l.py:9"), "a3", "a2"),
-        side(
-            "assistant",
-            [{"type": "text", "text": "The writer is in src/w.py."}],
-            "b4",
-            "b3",
-            mid="mb2",
-        ),
-        side(
-            "assistant",
-            [{"type": "text", "text": "The loader is in src/l.py."}],
-            "a4",
-            "a3",
-            mid="ma2",
-        ),
-        _line("assistant", [{"type": "text", "text": "Both found."}], mid="m9", uuid="u9"),
+        side("user", _result("gb", "src/w.py:3"), "b3", "b2"),
+        side("user", _result("ga", "src/l.py:9"), "a3", "a2"),
+        side("assistant", _said("The writer is in src/w.py."), "b4", "b3", mid="mb2"),
+        side("assistant", _said("The loader is in src/l.py."), "a4", "a3", mid="ma2"),
+        _line("assistant", _said("Both found."), mid="m9", uuid="u9"),
     ]
-    path = tmp_path / "parallel.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    return path
+    return _jsonl(tmp_path / "parallel.jsonl", lines)
 
 
 def test_parallel_subagents_without_agent_ids_are_not_spliced_into_one(tmp_path: Path) -> None:
@@ -245,37 +220,21 @@ def _newer_layout(tmp_path: Path) -> Path:
     # agent-<id>.meta.json naming the call that started it.
     task = {"type": "tool_use", "id": "toolu_t", "name": "Task", "input": {"prompt": "look"}}
     session = tmp_path / "s1.jsonl"
-    session.write_text(
-        "\n".join(
-            json.dumps(line)
-            for line in (
-                _line("user", "Look around", uuid="u1"),
-                _line("assistant", [task], mid="m1", uuid="a1"),
-                _line(
-                    "user",
-                    [{"type": "tool_result", "tool_use_id": "toolu_t", "content": "Looked."}],
-                    uuid="u2",
-                ),
-                _line("assistant", [{"type": "text", "text": "Done."}], mid="m2", uuid="a2"),
-            )
-        )
-        + "\n"
-    )
+    lines = [
+        _line("user", "Look around", uuid="u1"),
+        _line("assistant", [task], mid="m1", uuid="a1"),
+        _line("user", _result("toolu_t", "Looked."), uuid="u2"),
+        _line("assistant", _said("Done."), mid="m2", uuid="a2"),
+    ]
+    _jsonl(session, lines)
     folder = tmp_path / "s1" / "subagents"
     folder.mkdir(parents=True)
     agent = [
         _line("user", "look", uuid="x1", isSidechain=True, agentId="abc"),
-        _line(
-            "assistant",
-            [{"type": "text", "text": "Looked."}],
-            mid="mx",
-            uuid="x2",
-            isSidechain=True,
-            agentId="abc",
-        ),
+        _line("assistant", _said("Looked."), mid="mx", uuid="x2", isSidechain=True, agentId="abc"),
     ]
     agent[1]["message"]["usage"] = {"input_tokens": 900, "output_tokens": 40}
-    (folder / "agent-abc.jsonl").write_text("\n".join(json.dumps(line) for line in agent) + "\n")
+    _jsonl(folder / "agent-abc.jsonl", agent)
     (folder / "agent-abc.meta.json").write_text(
         json.dumps({"agentType": "Explore", "description": "look", "toolUseId": "toolu_t"})
     )

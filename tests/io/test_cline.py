@@ -48,20 +48,13 @@ def _check_counts(task: Path) -> ctxlab.Transcript:
     transcript = load(task)
     assert transcript.meta["source"] == "cline" and transcript.name == task.name
     messages = [m for m in history if m.get("role") in ("user", "assistant")]
-    raw_calls = [
-        b["id"]
-        for m in messages
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b["type"] == "tool_use"
-    ]
-    raw_results = [
-        b["tool_use_id"]
-        for m in messages
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ]
+
+    def raw(kind: str, key: str) -> list[str]:
+        """The blocks of this kind in the history, in order, by their id's key."""
+        blocks = [b for m in messages if isinstance(m["content"], list) for b in m["content"]]
+        return [b[key] for b in blocks if b["type"] == kind]
+
+    raw_calls, raw_results = raw("tool_use", "id"), raw("tool_result", "tool_use_id")
     uses = [b.id for m in transcript.messages if m.role == "assistant" for b in m.tool_uses]
     results = [
         b.tool_use_id for m in transcript.messages if m.role == "user" for b in m.tool_results
@@ -81,15 +74,22 @@ def _check_counts(task: Path) -> ctxlab.Transcript:
     return transcript
 
 
-def test_a_cline_task_loads_whole_with_each_requests_usage() -> None:
-    transcript = _check_counts(CLINE)
-    _, ui = _raw(CLINE)
-    # Cline's tokensIn leaves the cache out: the four counts as recorded, request by request.
-    expected = [
-        ProviderUsage(i["tokensIn"], i["tokensOut"], i["cacheReads"], i["cacheWrites"])
-        for i in _billed(ui)
-    ]
+def _usage_as_recorded(task: Path, cache_inside: bool) -> ctxlab.Transcript:
+    """The task loaded whole (`_check_counts`), each request's usage as its UI log records it,
+    read here: tokensIn with the cache reads and writes inside it where ``cache_inside``."""
+    transcript = _check_counts(task)
+    _, ui = _raw(task)
+    expected = []
+    for i in _billed(ui):
+        fresh = i["tokensIn"] - (i["cacheReads"] + i["cacheWrites"] if cache_inside else 0)
+        expected.append(ProviderUsage(fresh, i["tokensOut"], i["cacheReads"], i["cacheWrites"]))
     assert [transcript.usage[k] for k in sorted(transcript.usage)] == expected
+    return transcript
+
+
+def test_a_cline_task_loads_whole_with_each_requests_usage() -> None:
+    # Cline's tokensIn leaves the cache out: the four counts as recorded, request by request.
+    transcript = _usage_as_recorded(CLINE, cache_inside=False)
     assert transcript.meta["usage_aligned_by"] == {
         "reply metrics": 4,
         "conversationHistoryIndex": 1,
@@ -105,19 +105,8 @@ def test_a_cline_task_loads_whole_with_each_requests_usage() -> None:
 
 
 def test_roo_codes_total_input_and_its_condense_summary() -> None:
-    transcript = _check_counts(ROO)
-    _, ui = _raw(ROO)
     # Roo 3.29.5 on: tokensIn is the whole input, the cache inside it.
-    expected = [
-        ProviderUsage(
-            i["tokensIn"] - i["cacheReads"] - i["cacheWrites"],
-            i["tokensOut"],
-            i["cacheReads"],
-            i["cacheWrites"],
-        )
-        for i in _billed(ui)
-    ]
-    assert [transcript.usage[k] for k in sorted(transcript.usage)] == expected
+    transcript = _usage_as_recorded(ROO, cache_inside=True)
     assert transcript.meta["app"] == "roo" and transcript.meta["hidden_from_later_requests"] == 5
     (compaction,) = recorded_compactions(transcript)
     summary = transcript.messages[compaction.index].content[compaction.block]
@@ -125,13 +114,7 @@ def test_roo_codes_total_input_and_its_condense_summary() -> None:
 
 
 def test_kilo_codes_anthropic_protocol_before_november_2025() -> None:
-    transcript = _check_counts(KILO)
-    _, ui = _raw(KILO)
-    expected = [
-        ProviderUsage(i["tokensIn"], i["tokensOut"], i["cacheReads"], i["cacheWrites"])
-        for i in _billed(ui)
-    ]
-    assert [transcript.usage[k] for k in sorted(transcript.usage)] == expected
+    transcript = _usage_as_recorded(KILO, cache_inside=False)
     assert transcript.meta["app"] == "kilo"
 
 

@@ -52,6 +52,11 @@ def _key(reply: AssistantMessage) -> str:
     raise AssertionError(f"a reply opening with {block!r}")
 
 
+def _fixtures(folder: str, *names: str) -> pytest.MarkDecorator:
+    """A test over these fixtures of ``tests/fixtures/<folder>``, as ``path``, each by its name."""
+    return pytest.mark.parametrize("path", [FIXTURES / folder / n for n in names], ids=names)
+
+
 def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -74,21 +79,18 @@ def _codex_items(path: Path) -> dict[str, float]:
     return found
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl",
-        "rollout-0.40.0-usage-before.jsonl",
-        "rollout-current-usage-after.jsonl",
-    ],
+@_fixtures(
+    "codex",
+    "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl",
+    "rollout-0.40.0-usage-before.jsonl",
+    "rollout-current-usage-after.jsonl",
 )
-def test_codex_replies_are_dated_by_their_first_items_line(name: str) -> None:
-    path = FIXTURES / "codex" / name
+def test_codex_replies_are_dated_by_their_first_items_line(path: Path) -> None:
     transcript = load(path)
     items = _codex_items(path)
     expected = [items[_key(reply)] for reply in _replies(transcript)]
     assert _in_order(transcript) == pytest.approx(expected, abs=1e-6)
-    assert len(transcript.times) == len(_replies(transcript)) == (18 if "2025" in name else 3)
+    assert len(transcript.times) == len(_replies(transcript)) == (18 if "2025" in path.name else 3)
 
 
 def test_codex_exec_records_no_time() -> None:
@@ -99,17 +101,14 @@ def test_codex_exec_records_no_time() -> None:
 # --- Gemini CLI: each gemini record's timestamp ------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "session-2025-10-11T13-00-2d9ea14f.json",
-        "session-2026-03-02T10-00-4a1c.jsonl",
-        "session-legacy.json",
-        "aim/control_pro.json",
-    ],
+@_fixtures(
+    "gemini",
+    "session-2025-10-11T13-00-2d9ea14f.json",
+    "session-2026-03-02T10-00-4a1c.jsonl",
+    "session-legacy.json",
+    "aim/control_pro.json",
 )
-def test_gemini_cli_replies_are_dated_by_their_records(name: str) -> None:
-    path = FIXTURES / "gemini" / name
+def test_gemini_cli_replies_are_dated_by_their_records(path: Path) -> None:
     text = path.read_text()
     records: list[Any] = []
     if path.suffix == ".jsonl":

@@ -47,26 +47,25 @@ async def test_pydantic_ai_responses_are_dated_by_their_timestamp() -> None:
         assert len(transcript.times) == len(_replies(transcript)) == 2
 
 
-def _langchain(details: dict[str, Any]) -> list[dict[str, Any]]:
-    # An AIMessage as langchain-anthropic's ``_create_usage_metadata`` leaves it: the input
-    # holding the cache, the writes in the TTL keys when any is above 0.
+def _langchain(read: int, creation: int, ttl: tuple[int, int] | None = None) -> Transcript:
+    """An AIMessage as langchain-anthropic's ``_create_usage_metadata`` leaves it, loaded: the
+    input holding the cache, the writes in the TTL keys ``ttl`` (5 minutes, 1 hour) when any
+    is above 0."""
+    details = {"cache_read": read, "cache_creation": creation}
+    if ttl is not None:
+        details |= {"ephemeral_5m_input_tokens": ttl[0], "ephemeral_1h_input_tokens": ttl[1]}
     usage = {"input_tokens": 1000, "output_tokens": 5, "total_tokens": 1005}
     usage["input_token_details"] = details
     ai = {"content": "ok", "tool_calls": [], "usage_metadata": usage}
-    return [
+    messages = [
         {"type": "human", "data": {"content": "hi"}},
         {"type": "ai", "data": ai},
     ]
+    return load(messages, format="langchain")
 
 
 def test_langchain_anthropic_writes_in_the_ttl_keys_are_cache_writes() -> None:
-    details = {
-        "cache_read": 100,
-        "cache_creation": 0,
-        "ephemeral_5m_input_tokens": 200,
-        "ephemeral_1h_input_tokens": 300,
-    }
-    transcript = load(_langchain(details), format="langchain")
+    transcript = _langchain(100, 0, ttl=(200, 300))
     (usage,) = transcript.usage.values()
     # The 500 written are writes (not input), 300 of them with the 1-hour TTL.
     assert (usage.input_tokens, usage.cache_read_input_tokens) == (400, 100)
@@ -76,19 +75,13 @@ def test_langchain_anthropic_writes_in_the_ttl_keys_are_cache_writes() -> None:
 
 
 def test_a_langchain_split_that_does_not_add_up_is_flagged() -> None:
-    details = {
-        "cache_read": 100,
-        "cache_creation": 500,
-        "ephemeral_5m_input_tokens": 100,
-        "ephemeral_1h_input_tokens": 300,
-    }
-    transcript = load(_langchain(details), format="langchain")
+    transcript = _langchain(100, 500, ttl=(100, 300))
     (index,) = transcript.usage
     usage = transcript.usage[index]
     assert (usage.cache_creation_input_tokens, usage.cache_creation_1h_input_tokens) == (500, 300)
     assert transcript.meta["cache_split_flagged"] == [index]
     # Without a split, the writes are cache_creation's, as before.
-    plain = load(_langchain({"cache_read": 100, "cache_creation": 400}), format="langchain")
+    plain = _langchain(100, 400)
     (usage,) = plain.usage.values()
     assert (usage.input_tokens, usage.cache_creation_input_tokens) == (500, 400)
     assert "cache_split_recorded" not in plain.meta

@@ -18,7 +18,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.continue_.parse import is_continue_session
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, census_read, shown
 
 
 def _load(tmp_path: Path, history: list[Any], **session: Any) -> Any:
@@ -113,21 +113,23 @@ def test_each_item_becomes_what_continue_sends(tmp_path: Path) -> None:
     meta = transcript.meta
     assert meta["sessionId"] == "s1" and meta["title"] == "T" and meta["workspaceDirectory"] == "/w"
     assert meta["models"] == ["M"]
-    assert meta["skipped"] == {
-        "empty message": 2,
-        "prompt log": 2,
-        "message of role 'critic'": 1,
-        "history item without a message": 1,
-    }
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "history item"
-    assert census.read == {
-        "system message": 3,
-        "user message": 2,
-        "thinking message": 4,
-        "critic message": 1,
-        "item without a message": 1,
-    }
+    census_read(
+        transcript,
+        "history item",
+        read={
+            "system message": 3,
+            "user message": 2,
+            "thinking message": 4,
+            "critic message": 1,
+            "item without a message": 1,
+        },
+        skipped={
+            "empty message": 2,
+            "prompt log": 2,
+            "message of role 'critic'": 1,
+            "history item without a message": 1,
+        },
+    )
 
 
 def test_what_an_item_holds_that_continue_does_not_send(tmp_path: Path) -> None:

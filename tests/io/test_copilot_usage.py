@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, billed, shown
 from tests.strategies import SETTINGS
 
 SESSION = "030f200c-c26f-4ef0-9099-6d1156c83631"
@@ -171,9 +171,7 @@ def test_the_chunks_of_one_call_are_billed_once() -> None:
         format="copilot",
     )
     assert shown(transcript)[1:] == [("assistant", ("text", "a")), ("assistant", ("text", "b"))]
-    assert transcript.usage == {1: ProviderUsage(0, 9)}
-    census = transcript.census
-    assert census is not None and census.adds_up and census.usage_lost == {}
+    billed(transcript, {1: ProviderUsage(0, 9)})
 
 
 def test_reasoning_events_and_texts_are_thinking_once() -> None:

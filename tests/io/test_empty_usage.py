@@ -54,25 +54,17 @@ def _claude_code() -> list[dict[str, Any]]:
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
+
+    def reply(number: int, model: str, text: str, usage: dict[str, int]) -> dict[str, Any]:
+        content = [{"type": "text", "text": text}]
+        message = {"id": f"m{number // 2}", "model": model, "content": content, "usage": usage}
+        return _claude_code_line("assistant", number, **message)
+
     return [
         _claude_code_line("user", 1, content="hi"),
-        _claude_code_line(
-            "assistant",
-            2,
-            id="m1",
-            model="<synthetic>",
-            content=[{"type": "text", "text": "API Error: 529 Overloaded"}],
-            usage=zero,
-        ),
+        reply(2, "<synthetic>", "API Error: 529 Overloaded", zero),
         _claude_code_line("user", 3, content="again"),
-        _claude_code_line(
-            "assistant",
-            4,
-            id="m2",
-            model="claude-sonnet-4-6",
-            content=[{"type": "text", "text": "hello"}],
-            usage={**zero, "input_tokens": 30, "output_tokens": 4},
-        ),
+        reply(4, "claude-sonnet-4-6", "hello", {**zero, "input_tokens": 30, "output_tokens": 4}),
     ]
 
 

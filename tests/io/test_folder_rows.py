@@ -320,26 +320,22 @@ def test_a_subagents_row_that_fails_keeps_its_episode(
             raise OSError(5, "Input/output error")
         return real(at, episode=episode)
 
-    monkeypatch.setattr(folder, "read", failing_subagents)
-    rows = session_rows([path])
-    assert [(r["episode"], r["problem"]) for r in rows] == [
-        (0, None),
-        (1, "OSError: [Errno 5] Input/output error"),
-        (2, "OSError: [Errno 5] Input/output error"),
-    ]
-
     def read_then_gone(at: Path, episode: int = 0) -> Any:
         transcript = real(at, episode=episode)
         at.unlink()  # the file went away while its subagents were listed
         return transcript
 
-    monkeypatch.setattr(folder, "read", read_then_gone)
-    rows = session_rows([path])
-    assert [(r["episode"], r["problem"]) for r in rows] == [
-        (0, None),
-        (1, "cannot read it: No such file or directory"),
-        (2, "cannot read it: No such file or directory"),
-    ]
+    for reader, problem in (
+        (failing_subagents, "OSError: [Errno 5] Input/output error"),
+        (read_then_gone, "cannot read it: No such file or directory"),
+    ):
+        monkeypatch.setattr(folder, "read", reader)
+        rows = session_rows([path])
+        assert [(r["episode"], r["problem"]) for r in rows] == [
+            (0, None),
+            (1, problem),
+            (2, problem),
+        ]
 
 
 def test_markdown_cut_inside_a_character_is_still_told_apart(tmp_path: Path) -> None:

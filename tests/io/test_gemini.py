@@ -25,14 +25,7 @@ JSONL = FIXTURES / "session-2026-03-02T10-00-4a1c.jsonl"
 def test_a_gemini_cli_session_loads_as_the_cli_resumes_it(path: Path) -> None:
     transcript = load(path)
     assert transcript.meta["source"] == "gemini_cli"
-    assert [m.role for m in transcript.messages] == [
-        "user",
-        "assistant",
-        "user",
-        "assistant",
-        "user",
-        "assistant",
-    ]
+    assert [m.role for m in transcript.messages] == ["user", "assistant"] * 3  # three exchanges
     first, reply = transcript.messages[0], transcript.messages[1]
     assert first.content[0].text == "Fix the failing test in calc.py"  # type: ignore[union-attr]
     assert isinstance(reply, AssistantMessage)

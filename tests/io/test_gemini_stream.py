@@ -17,7 +17,7 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io._detect import detect_lines
-from tests.io.shown import added_up, texts
+from tests.io.shown import added_up, census_read, texts
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "gemini_stream"
 STREAM = FOLDER / "stream-json.jsonl"
@@ -173,23 +173,25 @@ def test_each_event_is_read_as_the_module_says(tmp_path: Path) -> None:
     assert by_id["t4"] == ("no", True)  # the error's message
     assert by_id["t5"] == ("partial", True)  # else its output
     assert by_id["t6"] == ("(error)", True)  # else said to be one
-    assert meta["skipped"] == {
-        "empty message": 2,
-        "warning event": 1,
-        "error event": 1,
-        "result (the session's totals)": 1,
-    }
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "line"
-    assert census.read == {
-        "init": 1,
-        "message user": 2,
-        "message assistant": 3,  # the two chunks as one group of two lines, and the empty one
-        "tool_use": 6,
-        "tool_result": 5,
-        "error": 2,
-        "result": 1,
-    }
+    census = census_read(
+        transcript,
+        "line",
+        read={
+            "init": 1,
+            "message user": 2,
+            "message assistant": 3,  # the two chunks as one group of two lines, and the empty one
+            "tool_use": 6,
+            "tool_result": 5,
+            "error": 2,
+            "result": 1,
+        },
+        skipped={
+            "empty message": 2,
+            "warning event": 1,
+            "error event": 1,
+            "result (the session's totals)": 1,
+        },
+    )
     assert sum(census.read.values()) == len(events)
 
 

@@ -17,7 +17,7 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.goose.parse import is_goose_export, is_goose_line
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, census_read, shown
 
 META = {"working_dir": "/w", "description": "fix it", "message_count": 2}
 
@@ -131,15 +131,17 @@ def test_each_item_as_the_model_saw_it(tmp_path: Path) -> None:
     assert "name" not in meta
     # A count written as digits is the number (test_hostile_totals: what no count is refuses).
     assert meta["session_usage"] == {"input_tokens": 120, "total_tokens": 130}
-    assert meta["skipped"] == {
-        "image item": 1,
-        "toolConfirmationRequest item": 1,
-        "unreadable item": 1,
-        "redactedThinking item": 1,
-    }
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "line"
-    assert census.read == {"session metadata": 1, "user message": 2, "assistant message": 1}
+    census_read(
+        transcript,
+        "line",
+        read={"session metadata": 1, "user message": 2, "assistant message": 1},
+        skipped={
+            "image item": 1,
+            "toolConfirmationRequest item": 1,
+            "unreadable item": 1,
+            "redactedThinking item": 1,
+        },
+    )
 
 
 def test_a_results_content_as_each_goose_wrote_it(tmp_path: Path) -> None:
@@ -227,9 +229,9 @@ def test_an_export_is_the_session_and_its_conversation(tmp_path: Path) -> None:
     meta = transcript.meta
     assert meta["id"] == "s9" and meta["name"] == "Fix" and meta["models"] == ["gpt-x"]
     assert meta["session_usage"] == {"accumulated_total_tokens": 900, "output_tokens": 12}
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "record"
-    assert census.read == {"session": 1, "user message": 1, "assistant message": 1}
+    census_read(
+        transcript, "record", read={"session": 1, "user message": 1, "assistant message": 1}
+    )
     assert transcript.usage == {}  # totals over the session, never spread over requests
 
 

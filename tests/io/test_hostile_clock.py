@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from ctxlab.io import load
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
+from tests.io.claude_lines import exchange
 from tests.strategies import any_text
 
 _ZONES = st.builds(
@@ -173,23 +174,7 @@ def test_out_of_order_equal_and_future_times_are_kept_as_recorded(tmp_path: Path
     ]
     lines: list[Any] = []
     for n, stamp in enumerate(stamps):
-        lines.append(
-            {"type": "user", "sessionId": "s", "message": {"role": "user", "content": f"q{n}"}}
-        )
-        message = {
-            "role": "assistant",
-            "id": f"m{n}",
-            "content": [{"type": "text", "text": f"a{n}"}],
-        }
-        lines.append(
-            {
-                "type": "assistant",
-                "sessionId": "s",
-                "requestId": f"r{n}",
-                "timestamp": stamp,
-                "message": message,
-            }
-        )
+        lines += exchange(n, {"id": f"m{n}"}, timestamp=stamp)
     transcript = load(_write(tmp_path, "s.jsonl", lines))
     assert _times_in_order(transcript) == [
         1770904800.0,  # 14:00

@@ -24,6 +24,7 @@ from ctxlab import sessions
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import load
 from ctxlab.messages import ProviderUsage, find_tool_pair_problems
+from tests.io.otlp import otlp_body, otlp_span
 from tests.io.shown import added_up
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -341,9 +342,6 @@ def test_a_repeated_id_gets_a_dup_suffix_and_the_later_result() -> None:
 def _otel_span(
     inputs: list[tuple[str, str]], answer: str, start: int, trace: str
 ) -> dict[str, Any]:
-    def value(v: Any) -> dict[str, Any]:
-        return {"stringValue": json.dumps(v)}
-
     attributes = {
         "gen_ai.input.messages": [
             {"role": r, "parts": [{"type": "text", "content": t}]} for r, t in inputs
@@ -352,52 +350,47 @@ def _otel_span(
             {"role": "assistant", "parts": [{"type": "text", "content": answer}]}
         ],
     }
-    return {
-        "traceId": trace * 32,
-        "spanId": f"{start:016x}",
-        "name": "chat",
-        "startTimeUnixNano": str(start),
-        "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()],
-    }
+    return otlp_span(attributes, start, trace * 32, span_id=f"{start:016x}")
 
 
-def _otel(*spans: dict[str, Any]) -> dict[str, Any]:
-    return {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+CONTINUING = [
+    pytest.param(
+        # Three invocations, each its own trace. The third's first request repeats the first
+        # conversation's exchange: it continues that conversation — and so does the rest of its
+        # trace, its second request too, though that one sends only its new message.
+        [
+            ([("user", "hi")], "hello", 1, "c"),
+            ([("user", "other chat")], "sure", 2, "d"),
+            ([("user", "hi"), ("assistant", "hello"), ("user", "and now?")], "now this", 3, "e"),
+            ([("user", "one more")], "last", 4, "e"),
+        ],
+        [["hi", "hello", "and now?", "now this", "one more", "last"], ["other chat", "sure"]],
+        id="the-rest-of-its-trace-joins-it-whole",
+    ),
+    pytest.param(
+        # Two earlier conversations; the later trace extends the second's history, not the first's.
+        [
+            ([("user", "alpha")], "one", 1, "a"),
+            ([("user", "beta")], "two", 2, "b"),
+            ([("user", "beta"), ("assistant", "two"), ("user", "more beta")], "three", 3, "f"),
+        ],
+        [["alpha", "one"], ["beta", "two", "more beta", "three"]],
+        id="the-one-whose-history-it-extends",
+    ),
+]
+"""Spans ``(inputs, answer, start, trace)`` of invocations each their own trace, and the texts
+of each conversation they load as."""
 
 
-def test_an_otel_trace_continuing_an_earlier_conversation_joins_it_whole() -> None:
-    # Three invocations, each its own trace. The third's first request repeats the first
-    # conversation's exchange: it continues that conversation — and so does the rest of its
-    # trace, its second request too, though that one sends only its new message.
-    body = _otel(
-        _otel_span([("user", "hi")], "hello", 1, "c"),
-        _otel_span([("user", "other chat")], "sure", 2, "d"),
-        _otel_span(
-            [("user", "hi"), ("assistant", "hello"), ("user", "and now?")], "now this", 3, "e"
-        ),
-        _otel_span([("user", "one more")], "last", 4, "e"),
-    )
-    first, other = load(body), load(body, episode=1)
-    assert first.meta["conversations"] == 2
-    texts = [m.content[0].text for m in first.messages]  # type: ignore[union-attr]
-    assert texts == ["hi", "hello", "and now?", "now this", "one more", "last"]
-    assert [m.content[0].text for m in other.messages] == ["other chat", "sure"]  # type: ignore[union-attr]
-
-
-def test_an_otel_trace_continues_the_conversation_whose_history_it_extends() -> None:
-    # Two earlier conversations; the later trace extends the second's history, not the first's.
-    body = _otel(
-        _otel_span([("user", "alpha")], "one", 1, "a"),
-        _otel_span([("user", "beta")], "two", 2, "b"),
-        _otel_span(
-            [("user", "beta"), ("assistant", "two"), ("user", "more beta")], "three", 3, "f"
-        ),
-    )
-    transcripts = [load(body, episode=k) for k in range(2)]
-    assert [[m.content[0].text for m in t.messages] for t in transcripts] == [  # type: ignore[union-attr]
-        ["alpha", "one"],
-        ["beta", "two", "more beta", "three"],
-    ]
+@pytest.mark.parametrize(("spans", "expected"), CONTINUING)
+def test_an_otel_trace_continuing_an_earlier_conversation_joins_it(
+    spans: list[tuple[list[tuple[str, str]], str, int, str]], expected: list[list[str]]
+) -> None:
+    body = otlp_body(*(_otel_span(*span) for span in spans))
+    count = load(body).meta["conversations"]
+    episodes = [load(body, episode=k) for k in range(count)]
+    texts = [[m.content[0].text for m in t.messages] for t in episodes]  # type: ignore[union-attr]
+    assert texts == expected
 
 
 # --- Codex: every output shape, as mutation testing found untested ------------------------------

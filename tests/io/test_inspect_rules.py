@@ -16,7 +16,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.inspect.parse import is_inspect_log
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, billed, census_read, shown
 
 
 def _log(*samples: Any, status: str = "success") -> dict[str, Any]:
@@ -125,21 +125,23 @@ def test_each_message_as_the_model_saw_it() -> None:
     ]
     meta = transcript.meta
     assert meta["id"] == "s1" and meta["epoch"] == 2 and meta["models"] == ["m1", "m2"]
-    assert meta["skipped"] == {
-        "message with nothing kept": 3,  # two user messages, the result naming no call
-        "tool result without a call id": 1,
-        "empty reply": 1,
-        "critic message": 1,
-    }
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "record"
-    assert census.read == {
-        "system message": 3,
-        "user message": 4,
-        "assistant message": 3,
-        "tool message": 3,
-        "critic message": 1,
-    }
+    census_read(
+        transcript,
+        "record",
+        read={
+            "system message": 3,
+            "user message": 4,
+            "assistant message": 3,
+            "tool message": 3,
+            "critic message": 1,
+        },
+        skipped={
+            "message with nothing kept": 3,  # two user messages, the result naming no call
+            "tool result without a call id": 1,
+            "empty reply": 1,
+            "critic message": 1,
+        },
+    )
 
 
 @pytest.mark.parametrize(
@@ -214,13 +216,14 @@ def test_without_message_ids_the_calls_go_to_the_replies_by_rank() -> None:
         {"event": "model", "output": {"choices": {"0": "not a list"}}},
     ]
     transcript = _load({"messages": messages, "events": events})
-    assert transcript.usage == {
-        1: ProviderUsage(100, 10),
-        3: ProviderUsage(200, 20),
-        5: ProviderUsage(300, 30),
-    }
-    census = transcript.census
-    assert census is not None and census.usage_lost == {}
+    billed(
+        transcript,
+        {
+            1: ProviderUsage(100, 10),
+            3: ProviderUsage(200, 20),
+            5: ProviderUsage(300, 30),
+        },
+    )
 
 
 def test_a_call_claimed_twice_bills_its_first_reply_only() -> None:

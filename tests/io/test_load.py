@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxlab import ApproximateCounter, ContextConfig, compare_configs, load_transcript
-from ctxlab.exceptions import CtxlabError, MessageFormatError
+from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import FORMATS, detect_format, load
 from ctxlab.io._transcript import corpus_dir
 from ctxlab.messages import AssistantMessage, find_tool_pair_problems
 from tests.conftest import requires_corpus
+from tests.fuzz.seeds import WRITTEN
+from tests.io.mutate import loads_or_refuses
 
 
 def raw(kind: str, pattern: str) -> list[Path]:
@@ -247,12 +250,7 @@ json_value = st.recursive(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_value)
 def test_any_data_loads_or_raises_a_typed_error(data: Any) -> None:
-    try:
-        transcript = load(data)
-    except CtxlabError as exc:
-        assert str(exc).strip()
-        return
-    assert find_tool_pair_problems(transcript.messages) == []
+    loads_or_refuses(lambda: load(data))
 
 
 @settings(
@@ -269,12 +267,7 @@ def test_any_data_loads_or_raises_a_typed_error(data: Any) -> None:
 def test_any_file_loads_or_raises_a_typed_error(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "session.jsonl"
     path.write_bytes(data)
-    try:
-        transcript = load(path)
-    except CtxlabError as exc:
-        assert str(exc).strip()
-        return
-    assert find_tool_pair_problems(transcript.messages) == []
+    loads_or_refuses(lambda: load(path))
 
 
 async def test_replay_counts_the_recorded_tool_schemas() -> None:
@@ -410,37 +403,14 @@ def test_langchain_message_dicts() -> None:
 
 
 def test_pydantic_ai_message_json() -> None:
-    # The shape of pydantic_ai.messages.ModelMessagesTypeAdapter.dump_python(..., mode="json").
-    messages = [
-        {
-            "kind": "request",
-            "parts": [
-                {"part_kind": "system-prompt", "content": "Be brief."},
-                {"part_kind": "user-prompt", "content": "2 + 3?"},
-            ],
-        },
-        {
-            "kind": "response",
-            "parts": [
-                {"part_kind": "thinking", "content": "easy"},
-                {
-                    "part_kind": "tool-call",
-                    "tool_name": "add",
-                    "args": '{"a": 2, "b": 3}',
-                    "tool_call_id": "t1",
-                },
-            ],
-            "usage": {"input_tokens": 50, "output_tokens": 5, "cache_read_tokens": 10},
-            "model_name": "test",
-        },
-        {
-            "kind": "request",
-            "parts": [
-                {"part_kind": "tool-return", "tool_name": "add", "content": 5, "tool_call_id": "t1"}
-            ],
-        },
-        {"kind": "response", "parts": [{"part_kind": "text", "content": "5."}]},
-    ]
+    # The shape of pydantic_ai.messages.ModelMessagesTypeAdapter.dump_python(..., mode="json"):
+    # the fuzz harness's seed (system and user prompts, a tool call and its return, the answer),
+    # its call's response opening with thinking, with a cache read and a model's name.
+    messages = copy.deepcopy(WRITTEN["pydantic_ai"][1])
+    calling = messages[1]
+    calling["parts"].insert(0, {"part_kind": "thinking", "content": "easy"})
+    calling["usage"] |= {"cache_read_tokens": 10}
+    calling["model_name"] = "test"
     assert detect_format(messages) == "pydantic_ai"
     transcript = load(messages)
     assert transcript.system == "Be brief." and find_tool_pair_problems(transcript.messages) == []
@@ -561,12 +531,7 @@ def test_an_openhands_completion_log() -> None:
     st.sampled_from([f for f in FORMATS if f not in ("ctxlab", "claude_code")]),
 )
 def test_every_importer_takes_any_data_or_raises_a_typed_error(data: Any, format: str) -> None:
-    try:
-        transcript = load(data, format=format)  # type: ignore[arg-type]
-    except CtxlabError as exc:
-        assert str(exc).strip()
-        return
-    assert find_tool_pair_problems(transcript.messages) == []
+    loads_or_refuses(lambda: load(data, format=format))  # type: ignore[arg-type]
 
 
 @settings(
@@ -580,12 +545,7 @@ def test_the_file_importers_take_any_lines_or_raise_a_typed_error(
 ) -> None:
     path = tmp_path / "session.jsonl"
     path.write_text("\n".join(json.dumps(v) for v in values))
-    try:
-        transcript = load(path, format=format)  # type: ignore[arg-type]
-    except CtxlabError as exc:
-        assert str(exc).strip()
-        return
-    assert find_tool_pair_problems(transcript.messages) == []
+    loads_or_refuses(lambda: load(path, format=format))  # type: ignore[arg-type]
 
 
 def test_a_session_cut_off_during_a_tool_call_keeps_its_usage() -> None:

@@ -18,7 +18,7 @@ from ctxlab.io import detect_format
 from ctxlab.io._build import EMPTY_USAGE
 from ctxlab.io.formats.opencode.parse import is_opencode_export, is_opencode_session_info
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, census_read, shown
 
 
 def _export(*messages: Any) -> dict[str, Any]:
@@ -128,28 +128,29 @@ def test_what_a_user_message_sends() -> None:
         ("user", ("text", "The following tool was executed by the user")),
         ("user", ("text", "more")),
     ]
-    skipped = transcript.meta["skipped"]
-    assert skipped == {
-        "ignored text part": 2,
-        "empty text part": 2,
-        "file part (sent as its text part)": 2,
-        "agent part": 1,
-        "unreadable part": 2,
-        "message without a part sent": 1,
-    }
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "record"
-    assert census.read == {
-        "info": 1,
-        "message (user)": 3,
-        "part (text)": 6,
-        "part (5)": 1,
-        "part (file)": 5,
-        "part (compaction)": 1,
-        "part (subtask)": 1,
-        "part (agent)": 1,
-        "part (unreadable)": 1,
-    }
+    census_read(
+        transcript,
+        "record",
+        read={
+            "info": 1,
+            "message (user)": 3,
+            "part (text)": 6,
+            "part (5)": 1,
+            "part (file)": 5,
+            "part (compaction)": 1,
+            "part (subtask)": 1,
+            "part (agent)": 1,
+            "part (unreadable)": 1,
+        },
+        skipped={
+            "ignored text part": 2,
+            "empty text part": 2,
+            "file part (sent as its text part)": 2,
+            "agent part": 1,
+            "unreadable part": 2,
+            "message without a part sent": 1,
+        },
+    )
     # Of OpenCode's storage, each record is a file, and the kinds say so.
     stored = load(STORED)
     stored_census = stored.census

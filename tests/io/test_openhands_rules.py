@@ -17,7 +17,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.openhands.events import is_openhands_events, openhands_events_of
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, billed, census_in, shown
 
 PNG = "data:image/png;base64,iVBORw0KGgo="
 
@@ -144,8 +144,7 @@ def test_each_event_as_the_model_saw_it() -> None:
     assert transcript.meta["repairs"] == ["dropped tool_result for unknown id 'call_x'"]
     # Three calls in one turn: the later response's usage replaces the earlier's, counted.
     assert transcript.usage == {1: ProviderUsage(200, 20)}
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "event"
+    census = census_in(transcript, "event")
     assert transcript.meta["skipped"] == {
         "environment system action": 1,
         "message with nothing kept": 2,
@@ -169,13 +168,14 @@ def test_a_responses_usage_is_counted_once_over_its_calls() -> None:
         _act(4, "c4", {"usage": {"prompt_tokens": 1}}, command="d"),  # no id: one of its own
     ]
     transcript = load(events, format="openhands")
-    assert transcript.usage == {
-        1: ProviderUsage(100, 10),
-        3: ProviderUsage(150, 5),
-        5: ProviderUsage(1, 0),
-    }
-    census = transcript.census
-    assert census is not None and census.usage_lost == {}
+    billed(
+        transcript,
+        {
+            1: ProviderUsage(100, 10),
+            3: ProviderUsage(150, 5),
+            5: ProviderUsage(1, 0),
+        },
+    )
 
 
 def test_a_call_is_named_by_its_function_else_its_action() -> None:

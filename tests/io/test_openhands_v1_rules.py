@@ -18,7 +18,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io.formats.openhands.logs import is_v1_log
 from ctxlab.io.formats.openhands.v1 import is_v1_event, v1_folder_events
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, shown
+from tests.io.shown import added_up, census_in, shown
 
 PNG = "data:image/png;base64,iVBORw0KGgo="
 
@@ -163,8 +163,7 @@ def test_each_event_as_the_model_saw_it(tmp_path: Path) -> None:
         "ConversationStateUpdateEvent": 1,
         "not an OpenHands event (event 18)": 1,
     }
-    census = transcript.census
-    assert census is not None and census.adds_up and census.unit == "event"
+    census = census_in(transcript, "event")
     assert census.read["file of another kind"] == 1 and census.read["ActionEvent"] == 5
 
 

@@ -16,6 +16,7 @@ from ctxlab import CtxlabError, replay
 from ctxlab.io import detect_format, load
 from ctxlab.messages import AssistantMessage, find_tool_pair_problems
 from ctxlab.tokens import ApproximateCounter
+from tests.io.otlp import otlp_body, otlp_span
 
 pytest.importorskip("opentelemetry.sdk")
 pytest.importorskip("pydantic_ai")
@@ -143,27 +144,6 @@ async def test_a_history_rewritten_by_the_framework_keeps_the_durable_history() 
     assert find_tool_pair_problems(transcript.messages) == []
 
 
-def _span(
-    attributes: dict[str, Any], start: int = 1, trace: str = "5b8efff798038103d269b633813fc60c"
-) -> dict[str, Any]:
-    def value(v: Any) -> dict[str, Any]:
-        if isinstance(v, int):
-            return {"intValue": str(v)}
-        return {"stringValue": v if isinstance(v, str) else json.dumps(v)}
-
-    return {
-        "traceId": trace,
-        "spanId": "eee19b7ec3c1b174",
-        "name": "chat",
-        "startTimeUnixNano": str(start),
-        "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()],
-    }
-
-
-def _body(*spans: dict[str, Any]) -> dict[str, Any]:
-    return {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
-
-
 def test_otel_input_tokens_include_the_cached_ones() -> None:
     attributes = {
         "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}],
@@ -175,14 +155,14 @@ def test_otel_input_tokens_include_the_cached_ones() -> None:
         "gen_ai.usage.cache_read.input_tokens": 800,
         "gen_ai.usage.cache_creation.input_tokens": 150,
     }
-    usage = load(_body(_span(attributes))).usage[1]
+    usage = load(otlp_body(otlp_span(attributes))).usage[1]
     assert (usage.input_tokens, usage.cache_read_input_tokens) == (50, 800)
     assert usage.cache_creation_input_tokens == 150
     assert usage.total_input_tokens == 1000
 
 
 def test_content_on_the_operation_details_event() -> None:
-    span = _span({"gen_ai.operation.name": "chat"})
+    span = otlp_span({"gen_ai.operation.name": "chat"})
     messages = [{"role": "user", "parts": [{"type": "text", "content": "from the event"}]}]
     span["events"] = [
         {
@@ -192,13 +172,15 @@ def test_content_on_the_operation_details_event() -> None:
             ],
         }
     ]
-    transcript = load(_body(span))
+    transcript = load(otlp_body(span))
     assert transcript.messages[0].content[0].text == "from the event"  # type: ignore[union-attr]
 
 
 def test_a_trace_without_content_says_what_to_enable() -> None:
     with pytest.raises(CtxlabError, match="message content enabled"):
-        load(_body(_span({"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 5})))
+        load(
+            otlp_body(otlp_span({"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 5}))
+        )
 
 
 def test_a_langchain_model_under_openinference() -> None:
@@ -257,7 +239,7 @@ def test_any_genai_span_content_loads_or_raises_a_typed_error(
     requests: list[tuple[list[Any], list[Any]]], tokens: int
 ) -> None:
     spans = [
-        _span(
+        otlp_span(
             {
                 "gen_ai.input.messages": inputs,
                 "gen_ai.output.messages": outputs,
@@ -268,7 +250,7 @@ def test_any_genai_span_content_loads_or_raises_a_typed_error(
         for number, (inputs, outputs) in enumerate(requests)
     ]
     try:
-        transcript = load(_body(*spans))
+        transcript = load(otlp_body(*spans))
     except CtxlabError as exc:
         assert str(exc).strip()
         return
@@ -276,7 +258,7 @@ def test_any_genai_span_content_loads_or_raises_a_typed_error(
 
 
 def _chat(conversation: str, said: str, answered: str, start: int, trace: str) -> dict[str, Any]:
-    return _span(
+    return otlp_span(
         {
             "gen_ai.conversation.id": conversation,
             "gen_ai.input.messages": [
@@ -294,7 +276,7 @@ def _chat(conversation: str, said: str, answered: str, start: int, trace: str) -
 def test_a_conversation_id_groups_calls_across_traces_and_splits_one_trace() -> None:
     # Each call sends only its new message (the framework keeps the history server-side), so
     # only the conversation id can join the two calls of chat A, made in different traces.
-    body = _body(
+    body = otlp_body(
         _chat("chat-A", "first for A", "answer A1", 1, "a" * 32),
         _chat("chat-B", "first for B", "answer B1", 2, "a" * 32),
         _chat("chat-A", "second for A", "answer A2", 3, "b" * 32),
@@ -312,9 +294,9 @@ def test_a_trace_that_extends_an_earlier_history_continues_its_conversation() ->
         messages = [{"role": r, "parts": [{"type": "text", "content": t}]} for r, t in inputs]
         output = [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
         attributes = {"gen_ai.input.messages": messages, "gen_ai.output.messages": output}
-        return _span(attributes, start, trace)
+        return otlp_span(attributes, start, trace)
 
-    body = _body(
+    body = otlp_body(
         chat([("user", "hi")], "hello", 1, "c" * 32),
         chat([("user", "other chat")], "sure", 2, "d" * 32),
         chat(
@@ -343,7 +325,7 @@ def _turns(
     }
     if agent:
         attributes["gen_ai.agent.name"] = agent
-    return {**_span(attributes, start, trace), "spanId": f"{start:016x}"}
+    return otlp_span(attributes, start, trace, span_id=f"{start:016x}")
 
 
 def _texts(transcript: Any) -> list[str]:
@@ -353,7 +335,7 @@ def _texts(transcript: Any) -> list[str]:
 def test_a_trace_that_extends_several_conversations_continues_the_longest() -> None:
     # The helper agent (its own trace) begins with the main chat's first exchange; the main
     # chat goes on; a later trace holds the main chat whole, and the helper's start only.
-    body = _body(
+    body = otlp_body(
         _turns(["hi"], "hello", 1, "c" * 32),
         _turns(["hi"], "hello", 2, "d" * 32, agent="helper"),
         _turns(["hi", "hello", "more"], "ok", 3, "c" * 32),
@@ -366,13 +348,13 @@ def test_a_trace_that_extends_several_conversations_continues_the_longest() -> N
     assert _texts(main) == ["hi", "hello", "more", "ok", "next", "done"]
     assert _texts(helper) == ["hi", "hello"]
     # Whatever order the spans are written in.
-    assert _texts(load(_body(*reversed(body["resourceSpans"][0]["scopeSpans"][0]["spans"])))) == (
-        _texts(main)
-    )
+    assert _texts(
+        load(otlp_body(*reversed(body["resourceSpans"][0]["scopeSpans"][0]["spans"])))
+    ) == (_texts(main))
 
 
 def test_a_trace_that_extends_two_equal_histories_continues_the_latest_begun() -> None:
-    body = _body(
+    body = otlp_body(
         _turns(["hi"], "hello", 1, "c" * 32),
         _turns(["hi"], "hello", 2, "d" * 32, agent="helper"),
         _turns(["hi", "hello", "and then?"], "then this", 3, "e" * 32),

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import shown
+from tests.io.shown import census_read, shown
 from tests.strategies import SETTINGS
 
 TASK = {"task": "Price it.", "task_images": None}
@@ -226,14 +226,17 @@ def test_memory_messages_census_and_system() -> None:
         ("assistant", "Calling tools: x"),
         ("user", "Observation: 1"),
     ]
-    census = transcript.census
-    assert census.read == {
-        "system message": 2,
-        "user message": 1,
-        "tool-call message": 1,
-        "tool-response message": 1,
-        "assistant message": 1,
-    }
+    census = census_read(
+        transcript,
+        "message",
+        read={
+            "system message": 2,
+            "user message": 1,
+            "tool-call message": 1,
+            "tool-response message": 1,
+            "assistant message": 1,
+        },
+    )
     assert census.skipped == {"empty message": 1}
     assert sum(census.used.values()) == 5
 

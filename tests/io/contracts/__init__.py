@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz.seeds import WRITTEN
-from tests.io.contracts.count import Counter
+from tests.io.contracts.count import Count, Counter, Find
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 
@@ -54,6 +54,12 @@ def seed(format: str, records: Counter, calls: Counter | None = None) -> Case:
     """A case of the fuzz harness's seed document of a format (`tests.fuzz.seeds.WRITTEN`)."""
     name, value = WRITTEN[format]
     return data(value, f"{format} seed {name}", records=records, calls=calls)
+
+
+def seed_found(format: str, records: str, calls: str, where: dict[str, Any]) -> Case:
+    """A seed case (`seed`) whose records are the values at the path ``records`` and whose
+    calls are those at the path ``calls`` that match ``where`` (`tests.io.contracts.count.Find`)."""
+    return seed(format, records=Count(Find(records)), calls=Count(Find(calls, where=where)))
 
 
 def each(paths: list[Path], **counts: Any) -> list[Case]:

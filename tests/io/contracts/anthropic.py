@@ -3,13 +3,6 @@
 
 from __future__ import annotations
 
-from tests.io.contracts import seed
-from tests.io.contracts.count import Count, Find
+from tests.io.contracts import seed_found
 
-CONTRACT = [
-    seed(
-        "anthropic",
-        records=Count(Find("messages.*")),
-        calls=Count(Find("messages.*.content.*", where={"type": "tool_use"})),
-    )
-]
+CONTRACT = [seed_found("anthropic", "messages.*", "messages.*.content.*", {"type": "tool_use"})]

@@ -3,13 +3,6 @@
 
 from __future__ import annotations
 
-from tests.io.contracts import seed
-from tests.io.contracts.count import Count, Find
+from tests.io.contracts import seed_found
 
-CONTRACT = [
-    seed(
-        "openai_responses",
-        records=Count(Find("*")),
-        calls=Count(Find("*", where={"type": "function_call"})),
-    )
-]
+CONTRACT = [seed_found("openai_responses", "*", "*", {"type": "function_call"})]

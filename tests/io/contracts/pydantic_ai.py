@@ -3,13 +3,6 @@
 
 from __future__ import annotations
 
-from tests.io.contracts import seed
-from tests.io.contracts.count import Count, Find
+from tests.io.contracts import seed_found
 
-CONTRACT = [
-    seed(
-        "pydantic_ai",
-        records=Count(Find("*.parts.*")),
-        calls=Count(Find("*.parts.*", where={"part_kind": "tool-call"})),
-    )
-]
+CONTRACT = [seed_found("pydantic_ai", "*.parts.*", "*.parts.*", {"part_kind": "tool-call"})]
