@@ -10,12 +10,13 @@ tests all read the registry of them (`ctxlab.io._registry`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ctxlab.io._compaction_thresholds import ToolThreshold
     from ctxlab.io._transcript import Transcript
 
 __all__ = ["FileSource", "SessionFormat"]
@@ -110,5 +111,14 @@ class SessionFormat:
     """The folders that are sessions of their own, among the files `sessions` found."""
     guess: bool = False
     """Known by ``role`` fields alone (the chat formats): asked after every other format."""
+    messages: bool = False
+    """Its data is a list of chat messages (or a request holding them): named among the
+    formats to pass as ``format=`` when a guess from ``role`` fields fails."""
+    plain: Callable[[Sequence[Any]], Sequence[Any] | None] | None = None
+    """A list of its library's objects (not JSON) as the plain data ``read`` takes, or None
+    for objects that are not its library's: `load` asks it of objects given as data."""
+    thresholds: tuple[ToolThreshold, ...] = ()
+    """The auto-compaction thresholds its tool documents, by version (where a recorded
+    compaction should have fired: `sessions`' compaction columns, `compaction_sites`)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Anything else a format wants to keep beside its declaration."""

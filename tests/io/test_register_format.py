@@ -18,7 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ctxlab
-from ctxlab import SessionFormat, detect_format, load, register_format, sessions
+from ctxlab import (
+    SessionFormat,
+    detect_format,
+    load,
+    register_format,
+    sessions,
+)
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io import _registry
 from tests.fuzz.contract import FUZZ, holds
@@ -253,3 +259,36 @@ def test_a_format_defined_in_a_notebook_is_read_in_this_process(
     finally:
         _registry.forget_format(mine.name)
     assert len(frame) == _folder._PARALLEL_FROM and set(frame["format"]) == {"tinylog"}
+
+
+class _Turn:
+    """An object of a user's own library (not JSON): what ``plain`` turns into a record."""
+
+    def __init__(self, who: str, say: str) -> None:
+        self.who, self.say = who, say
+
+
+def _plain_turns(items: Any) -> Any:
+    if not isinstance(items[0], _Turn):
+        return None
+    return [{"tinylog": 1, "who": item.who, "say": item.say} for item in items]
+
+
+def test_a_registered_format_brings_its_objects_and_its_thresholds() -> None:
+    from ctxlab.analysis import documented_threshold
+    from ctxlab.io._compaction_thresholds import ToolThreshold, thresholds
+
+    half = ToolThreshold("tinylog", ((1,), (2,)), "half the window", "my_harness", lambda w: w // 2)
+    register_format(dataclasses.replace(TINYLOG, plain=_plain_turns, thresholds=(half,)))
+    try:
+        transcript = load([_Turn("user", "Hello?"), _Turn("bot", "Hi.")], format="tinylog")
+        assert transcript.meta["source"] == "tinylog"
+        assert [m.content[0].text for m in transcript.messages] == ["Hello?", "Hi."]
+        assert documented_threshold("tinylog", "1.4", 200_000) == (100_000, half)
+        assert documented_threshold("tinylog", "2.0", 200_000) is None  # outside its versions
+        assert half in thresholds()
+    finally:
+        _registry.forget_format("tinylog")
+    assert documented_threshold("tinylog", "1.4", 200_000) is None
+    # ctxlab's own rows, from their formats' modules: Codex fires at 90 % of the window.
+    assert documented_threshold("codex", "0.60.0", 200_000)[0] == 180_000  # type: ignore[index]
