@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ctxlab.io._compaction_thresholds import ToolThreshold
     from ctxlab.io._transcript import Transcript
 
-__all__ = ["FileSource", "SessionFormat"]
+__all__ = ["FileSource", "FormatCase", "SessionFormat"]
 
 Reader = Callable[[Any, str, str, int, dict[str, Any]], "Transcript"]
 """Decoded data (a JSON document, or a JSON Lines file's records as a list), where it came
@@ -49,6 +49,42 @@ class FileSource:
     name: str | None
     episode: int | None
     sidechains: bool
+
+
+Count = int | Sequence[int] | Callable[[Any], Any]
+"""A count a contract expects: the number itself (a list of numbers for outputs), or a function
+of the source that counts it from the file (code that knows the file, not the importer)."""
+
+
+@dataclass(frozen=True)
+class FormatCase:
+    """One case of a format's census contract: a source of the format and what its census must
+    count — as data, so a format brings its expectations with its declaration."""
+
+    source: Any
+    """A file or folder (a path), decoded data, or a function of a folder that writes the
+    source there and returns its path."""
+    records: Count
+    """The records the census reads (summed over its kinds)."""
+    calls: Count | None = None
+    """The tool calls the census counts (None: not checked)."""
+    outputs: Count | None = None
+    """Each billed request's output tokens, in order (None: not checked)."""
+    label: str = ""
+    """Its name in a finding (default: the source's file name)."""
+    detected: bool = True
+    """Whether `load` finds this format with no ``format=`` (a file; not decoded data)."""
+
+    def made(self, folder: Path) -> Any:
+        """The source, written to ``folder`` first when it is made by a function."""
+        return self.source(folder) if callable(self.source) else self.source
+
+    @property
+    def name(self) -> str:
+        """What a finding calls this case."""
+        if self.label:
+            return self.label
+        return Path(self.source).name if isinstance(self.source, str | Path) else "data"
 
 
 @dataclass(frozen=True)
@@ -120,5 +156,8 @@ class SessionFormat:
     thresholds: tuple[ToolThreshold, ...] = ()
     """The auto-compaction thresholds its tool documents, by version (where a recorded
     compaction should have fired: `sessions`' compaction columns, `compaction_sites`)."""
+    contract: tuple[FormatCase, ...] = ()
+    """Its census contract: files (or data) of the format and what the census must count in
+    each (`FormatCase`); `ctxlab.io.check_contract` checks them, ctxlab's tests run them."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Anything else a format wants to keep beside its declaration."""

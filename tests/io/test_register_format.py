@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 
 import ctxlab
 from ctxlab import (
+    FormatCase,
     SessionFormat,
+    check_contract,
     detect_format,
     load,
     register_format,
@@ -29,6 +31,7 @@ from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io import _registry
 from tests.fuzz.contract import FUZZ, holds
 from tests.fuzz.mutations import mutated_file
+from tests.io.contracts import contract
 from tests.io.outside_format import TINYLOG
 from tests.io.shown import added_up
 
@@ -259,6 +262,50 @@ def test_a_format_defined_in_a_notebook_is_read_in_this_process(
     finally:
         _registry.forget_format(mine.name)
     assert len(frame) == _folder._PARALLEL_FROM and set(frame["format"]) == {"tinylog"}
+
+
+def test_a_format_from_an_installed_package_brings_its_own_contract(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The declaration carries its cases (a fixture and what the census counts, as data): the
+    # contract suite's `contract` finds them and `check_contract` holds them, no change to ctxlab.
+    _installed(
+        tmp_path, monkeypatch, "tinylog-plugin", "tinylog_plugin = tests.io.outside_format:plugged"
+    )
+    try:
+        assert contract("tinylog_plugin") == TINYLOG.contract
+        assert check_contract("tinylog_plugin") == []
+        wrong = dataclasses.replace(TINYLOG.contract[0], records=3, calls=1)
+        assert check_contract("tinylog_plugin", [wrong]) == [
+            "tinylog_plugin run.tiny: records read: the census says 4, the contract 3",
+            "tinylog_plugin run.tiny: tool calls: the census says 0, the contract 1",
+        ]
+    finally:
+        _registry.forget_format("tinylog_plugin")
+
+
+def test_a_registered_format_without_a_contract_is_named(tmp_path: Path) -> None:
+    bare = SessionFormat(**{**TINYLOG.__dict__, "contract": ()})
+    register_format(bare)
+    try:
+        assert contract("tinylog") is None  # the suite's test fails naming it
+        with pytest.raises(UsageError, match="format 'tinylog' has no contract: give its"):
+            check_contract("tinylog")
+    finally:
+        _registry.forget_format("tinylog")
+    with pytest.raises(UsageError, match="'tinylog' is not registered"):
+        check_contract(TINYLOG)
+
+
+def test_a_case_that_does_not_load_as_its_format_is_said_by_name(
+    registered: SessionFormat, tmp_path: Path
+) -> None:
+    good = FormatCase(_write(tmp_path), records=4, label="chat")
+    assert check_contract("tinylog", [good]) == []
+    other = tmp_path / "notes.tiny"
+    other.write_text(json.dumps({"tinylog": 1, "who": "note", "say": "nothing said"}) + "\n")
+    said = check_contract("tinylog", [good, FormatCase(other, records=1)])
+    assert len(said) == 1 and said[0].startswith("tinylog notes.tiny: does not load as tinylog")
 
 
 class _Turn:
