@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterable, Sequence
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def _case(name: str, case: FormatCase, folder: Path) -> list[str]:
     except CtxlabError as exc:
         return [f"does not load as {name}: {exc}"]
     found = _census(transcript, source, case)
-    if case.detected:
+    if case.detected or (case.detected is None and isinstance(source, str | PathLike)):
         found += _detected(transcript, source, name)
     return found
 

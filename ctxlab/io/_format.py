@@ -72,8 +72,9 @@ class FormatCase:
     """Each billed request's output tokens, in order (None: not checked)."""
     label: str = ""
     """Its name in a finding (default: the source's file name)."""
-    detected: bool = True
-    """Whether `load` finds this format with no ``format=`` (a file; not decoded data)."""
+    detected: bool | None = None
+    """Whether `load` must find this format with no ``format=`` given (None: when the source
+    is a file or folder, not decoded data)."""
 
     def made(self, folder: Path) -> Any:
         """The source, written to ``folder`` first when it is made by a function."""

@@ -339,3 +339,11 @@ def test_a_registered_format_brings_its_objects_and_its_thresholds() -> None:
     assert documented_threshold("tinylog", "1.4", 200_000) is None
     # ctxlab's own rows, from their formats' modules: Codex fires at 90 % of the window.
     assert documented_threshold("codex", "0.60.0", 200_000)[0] == 180_000  # type: ignore[index]
+
+
+def test_a_case_of_decoded_data_is_not_asked_to_be_detected(registered: SessionFormat) -> None:
+    # Data has no file to be known by: read with format= only, unless the case asks.
+    data = [dict(line) for line in LINES]
+    assert check_contract("tinylog", [FormatCase(data, records=4, label="data")]) == []
+    said = check_contract("tinylog", [FormatCase(data, records=4, label="data", detected=True)])
+    assert len(said) == 1 and said[0].startswith("tinylog data: not found as tinylog")
