@@ -138,6 +138,8 @@ PACKAGE_NAMES: dict[str, str] = {
     "FORMATS": "ctxlab.io",
     "SessionFormat": "ctxlab.io",
     "register_format": "ctxlab.io",
+    "FormatCase": "ctxlab.io",
+    "check_contract": "ctxlab.io",
     "CompactionPasses": "ctxlab.config",
     "CompressionError": "ctxlab.exceptions",
     "ConversationBuilder": "ctxlab.io",

@@ -15,7 +15,6 @@ from ctxlab.io import Transcript
 from ctxlab.io._arguments import checked_transcript
 from ctxlab.io._compaction_thresholds import (
     FAR_FROM_THRESHOLD,
-    THRESHOLDS,
     ToolThreshold,
     documented_threshold,
     window_of,
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAR_FROM_THRESHOLD",
-    "THRESHOLDS",
     "CompactionSite",
     "ToolThreshold",
     "compaction_sites",

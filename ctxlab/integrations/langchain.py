@@ -29,9 +29,9 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from ctxlab.analysis._sync import run_sync
 from ctxlab.integrations._common import MessageGroups, originals_for
 from ctxlab.io import load
-from ctxlab.io._chat import tool_schemas
-from ctxlab.io._frameworks import langchain_usage
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats._chat import tool_schemas
+from ctxlab.io.formats._frameworks import langchain_usage
 from ctxlab.messages import (
     AssistantMessage,
     Base64ImageSource,

@@ -8,12 +8,7 @@ or damaged file, a proxy that rewrote one count — the split is not trusted: th
 the 1-hour part is kept only when it fits inside it, and the reply is flagged
 (``meta["cache_split_flagged"]``, `ConversationBuilder.distrust_split`). Never an error: the
 total is what is billed.
-
-LangChain's ``usage_metadata`` carries the same split as langchain-anthropic copies it
-(``langchain_anthropic/chat_models.py`` ``_create_usage_metadata``, 2025–2026): its
-``input_token_details`` gets ``ephemeral_5m_input_tokens`` and ``ephemeral_1h_input_tokens``
-and — when either is above 0 — ``cache_creation`` set to 0, the writes then being their sum
-(`langchain_writes`).
+(LangChain's copy of the split is read by its format: `ctxlab.io.formats._frameworks`.)
 """
 
 from __future__ import annotations
@@ -24,9 +19,7 @@ from typing import Any
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import count_or_none
 
-__all__ = ["cache_split", "langchain_writes", "split_notes", "split_usage"]
-
-_TTL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+__all__ = ["cache_split", "split_notes", "split_usage"]
 
 
 def cache_split(usage: Mapping[str, Any], total: int) -> tuple[int, bool]:
@@ -67,25 +60,6 @@ def _count(split: Mapping[str, Any], key: str) -> int | None:
     # Missing: none of that kind; not a count (negative, a fraction, text): not trusted.
     value = split.get(key)
     return 0 if value is None else count_or_none(value)
-
-
-def langchain_writes(details: Mapping[str, Any]) -> tuple[Any, int, bool | None]:
-    """The cache writes of LangChain's ``input_token_details`` (as recorded: a bad count is
-    left for the usage's own check to name), their 1-hour part, and whether the split adds up
-    (None: no split recorded). A ``cache_creation`` of 0 beside the split is langchain-
-    anthropic's own zeroing: the writes are the split's sum."""
-    generic = details.get("cache_creation")
-    if not any(key in details for key in _TTL_KEYS):
-        return generic, 0, None
-    five, hour = (_count(details, key) for key in _TTL_KEYS)
-    if five is None or hour is None:
-        return generic, 0, False
-    total = count_or_none(generic)
-    if generic is not None and total is None:  # no count: the usage's own check names it
-        return generic, 0, False
-    if not total:  # missing, or 0 (langchain-anthropic's zeroing): the split is the writes
-        return five + hour, hour, True
-    return total, (hour if hour <= total else 0), five + hour == total
 
 
 def split_notes(

@@ -3,7 +3,7 @@ of the compaction trigger — fired or not — with the threshold in force, the 
 before and after, and what the compaction's summary call cost when the caller knows it.
 
 One vocabulary for the exports that carry them: ATIF's extension fields
-(`ctxlab.io._export_atif`) and OpenTelemetry span events (`ctxlab.io._export_otel`), and the
+(`ctxlab.io.formats.atif.export`) and OpenTelemetry span events (`ctxlab.io.formats.otel.export`), and the
 otel importer reads them back (`ctxlab.io.formats.otel.compactions`).
 
 The pipeline compacts when the request's total (every placement) passes the trigger

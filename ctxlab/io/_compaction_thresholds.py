@@ -1,22 +1,10 @@
 """The auto-compaction thresholds the harnesses document, by tool and version, each with its
 source (a tool's own code is the specification of its policy): where a recorded compaction
-*should* have fired. `sessions` reads them for its compaction columns; the analysis of where
-each compaction really fired is `ctxlab.analysis.compaction_sites`.
-
-- **Claude Code** 2.1.21 and later: auto-compact at the model's window less the summary's output
-  reservation (``min(max output, 20,000)``: 20,000 for every current model) less a 13,000-token
-  buffer — 167,000 of a 200,000 window. ``services/compact/autoCompact.ts``
-  (``getAutoCompactThreshold``, ``AUTOCOMPACT_BUFFER_TOKENS = 13_000``,
-  ``MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000``), as the 2.1 source map shows it. It compares
-  the last response's usage — input, cache reads and writes, and output — plus an estimate of
-  what came after. From 2.0 to 2.1.20 the whole 32,000-token output default was reserved
-  (155,000 of 200,000; the CHANGELOG's 2.1.21 fix).
-- **Codex**: 90 % of the model's context window (a configured
-  ``model_auto_compact_token_limit`` can only lower it): ``codex-rs/protocol/src/
-  openai_models.rs``, ``auto_compact_token_limit``.
-- **Gemini CLI**: ``compressionThreshold`` 0.5 of the model's token limit:
-  ``packages/core/src/services/chatCompressionService.ts``,
-  ``DEFAULT_COMPRESSION_TOKEN_THRESHOLD``.
+*should* have fired. Each format declares its tool's rows (``SessionFormat.thresholds``: Claude
+Code's in ``formats/claude_code/thresholds.py``, Codex's and Gemini CLI's beside their
+declarations); this module asks the registry for them. `sessions` reads them for its compaction
+columns; the analysis of where each compaction really fired is
+`ctxlab.analysis.compaction_sites`.
 
 A version outside a known range, a tool without a row, or a model whose window is not known
 gives no threshold (None), never another's.
@@ -28,21 +16,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab.config._harness_presets import (
-    claude_code_trigger,
-    codex_trigger,
-    gemini_cli_trigger,
-)
+from ctxlab.io._registry import format_named, formats
 from ctxlab.messages import AssistantMessage
 from ctxlab.models._anthropic_limits import context_window_of
 
 __all__ = [
     "COMPACTION_COLUMNS",
     "FAR_FROM_THRESHOLD",
-    "THRESHOLDS",
     "ToolThreshold",
     "compaction_columns",
     "documented_threshold",
+    "thresholds",
     "window_of",
 ]
 
@@ -56,7 +40,7 @@ class ToolThreshold:
     """The auto-compaction threshold a tool documents for a range of its versions."""
 
     tool: str
-    """The transcript's ``source`` (``claude_code``, ``codex``, ``gemini_cli``)."""
+    """The transcript's ``source``: the format that declares it."""
     versions: tuple[tuple[int, ...], tuple[int, ...] | None]
     """The first version it holds for and the first it no longer does (None: still)."""
     rule: str
@@ -75,42 +59,9 @@ class ToolThreshold:
         return parsed >= first and (stop is None or parsed < stop)
 
 
-THRESHOLDS: tuple[ToolThreshold, ...] = (
-    # One table with the presets (`ContextConfig.preset("claude_code")`, ...): each row's
-    # figure is the preset's own function, so a replay under a tool's rules and the place its
-    # recorded compactions are read against never disagree.
-    ToolThreshold(
-        "claude_code",
-        ((2, 0), (2, 1, 21)),
-        "window − 32,000 (the output reserved whole) − 13,000",
-        "Claude Code CHANGELOG 2.1.21 (auto-compact triggering too early on models with large "
-        "output token limits: the whole 32,000 reserved before)",
-        lambda window: claude_code_trigger(window, before_2_1_21=True),
-    ),
-    ToolThreshold(
-        "claude_code",
-        ((2, 1, 21), None),
-        "window − min(max output, 20,000) − 13,000",
-        "Claude Code services/compact/autoCompact.ts (getAutoCompactThreshold), 2.1",
-        claude_code_trigger,
-    ),
-    ToolThreshold(
-        "codex",
-        ((0,), None),
-        "90 % of the context window (model_auto_compact_token_limit can lower it)",
-        "codex-rs/protocol/src/openai_models.rs (auto_compact_token_limit)",
-        codex_trigger,
-    ),
-    ToolThreshold(
-        "gemini_cli",
-        ((0,), None),
-        "compressionThreshold 0.5 × the model's token limit",
-        "gemini-cli packages/core/src/services/chatCompressionService.ts "
-        "(DEFAULT_COMPRESSION_TOKEN_THRESHOLD)",
-        gemini_cli_trigger,
-    ),
-)
-"""The documented thresholds, by tool and version range."""
+def thresholds() -> tuple[ToolThreshold, ...]:
+    """The documented thresholds of every registered format, by tool and version range."""
+    return tuple(row for declared in formats() for row in declared.thresholds)
 
 
 def _version(text: str | None) -> tuple[int, ...] | None:
@@ -131,10 +82,11 @@ def documented_threshold(
 ) -> tuple[int, ToolThreshold] | None:
     """The threshold ``tool`` documents for ``version`` at ``context_window``, with its row
     (None when no row holds or the window is unknown)."""
-    if context_window is None:
+    declared = format_named(tool) if isinstance(tool, str) else None
+    if context_window is None or declared is None:
         return None
-    for row in THRESHOLDS:
-        if row.tool == tool and row.holds_for(version):
+    for row in declared.thresholds:
+        if row.holds_for(version):
             return row.at(context_window), row
     return None
 

@@ -10,15 +10,16 @@ tests all read the registry of them (`ctxlab.io._registry`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ctxlab.io._compaction_thresholds import ToolThreshold
     from ctxlab.io._transcript import Transcript
 
-__all__ = ["FileSource", "SessionFormat"]
+__all__ = ["FileSource", "FormatCase", "SessionFormat"]
 
 Reader = Callable[[Any, str, str, int, dict[str, Any]], "Transcript"]
 """Decoded data (a JSON document, or a JSON Lines file's records as a list), where it came
@@ -48,6 +49,43 @@ class FileSource:
     name: str | None
     episode: int | None
     sidechains: bool
+
+
+Count = int | Sequence[int] | Callable[[Any], Any]
+"""A count a contract expects: the number itself (a list of numbers for outputs), or a function
+of the source that counts it from the file (code that knows the file, not the importer)."""
+
+
+@dataclass(frozen=True)
+class FormatCase:
+    """One case of a format's census contract: a source of the format and what its census must
+    count — as data, so a format brings its expectations with its declaration."""
+
+    source: Any
+    """A file or folder (a path), decoded data, or a function of a folder that writes the
+    source there and returns its path."""
+    records: Count
+    """The records the census reads (summed over its kinds)."""
+    calls: Count | None = None
+    """The tool calls the census counts (None: not checked)."""
+    outputs: Count | None = None
+    """Each billed request's output tokens, in order (None: not checked)."""
+    label: str = ""
+    """Its name in a finding (default: the source's file name)."""
+    detected: bool | None = None
+    """Whether `load` must find this format with no ``format=`` given (None: when the source
+    is a file or folder, not decoded data)."""
+
+    def made(self, folder: Path) -> Any:
+        """The source, written to ``folder`` first when it is made by a function."""
+        return self.source(folder) if callable(self.source) else self.source
+
+    @property
+    def name(self) -> str:
+        """What a finding calls this case."""
+        if self.label:
+            return self.label
+        return Path(self.source).name if isinstance(self.source, str | Path) else "data"
 
 
 @dataclass(frozen=True)
@@ -110,5 +148,17 @@ class SessionFormat:
     """The folders that are sessions of their own, among the files `sessions` found."""
     guess: bool = False
     """Known by ``role`` fields alone (the chat formats): asked after every other format."""
+    messages: bool = False
+    """Its data is a list of chat messages (or a request holding them): named among the
+    formats to pass as ``format=`` when a guess from ``role`` fields fails."""
+    plain: Callable[[Sequence[Any]], Sequence[Any] | None] | None = None
+    """A list of its library's objects (not JSON) as the plain data ``read`` takes, or None
+    for objects that are not its library's: `load` asks it of objects given as data."""
+    thresholds: tuple[ToolThreshold, ...] = ()
+    """The auto-compaction thresholds its tool documents, by version (where a recorded
+    compaction should have fired: `sessions`' compaction columns, `compaction_sites`)."""
+    contract: tuple[FormatCase, ...] = ()
+    """Its census contract: files (or data) of the format and what the census must count in
+    each (`FormatCase`); `ctxlab.io.check_contract` checks them, ctxlab's tests run them."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Anything else a format wants to keep beside its declaration."""

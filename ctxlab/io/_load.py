@@ -22,9 +22,8 @@ from ctxlab.io._files import (
 from ctxlab.io._files import head as first_bytes
 from ctxlab.io._foreign import foreign_text
 from ctxlab.io._format import FileSource, SessionFormat
-from ctxlab.io._frameworks import as_plain_data
 from ctxlab.io._inventory import remembered
-from ctxlab.io._readers import from_data
+from ctxlab.io._readers import from_data, plain_data
 from ctxlab.io._registry import format_named, format_names, formats
 from ctxlab.io._transcript import Transcript
 from ctxlab.tokens import preload
@@ -107,12 +106,12 @@ def read(
     ) as exc:
         # A record of an unexpected shape deep inside: said as a format error, not a crash.
         raise _unexpected_shape(exc, source, format) from exc
-    if format is None and transcript.meta.get("source") in _GUESSES and not _modelled(transcript):
+    if format is None and transcript.meta.get("source") in _guesses() and not _modelled(transcript):
         # Loaded, but nothing in it reads as the format it was taken for: a wrong guess.
         guess = transcript.meta["source"]
         msg = (
             f"{shown_path(source) if isinstance(source, str | os.PathLike) else 'the data'}: "
-            f"no block of it reads as {guess} ({_GUESS_HINT.format(guess=guess)})"
+            f"no block of it reads as {guess} ({_guess_hint(guess)})"
         )
         raise MessageFormatError(msg)
     return transcript
@@ -137,7 +136,7 @@ def _said_better(
     """The error with the guess that led to it, or with the file's name; None: it says both."""
     guess = _guessed(exc, format)
     if guess is not None:
-        return MessageFormatError(f"{exc} ({_GUESS_HINT.format(guess=guess)})")
+        return MessageFormatError(f"{exc} ({_guess_hint(guess)})")
     if (
         isinstance(source, str | os.PathLike)
         and str(source) not in str(exc)
@@ -163,19 +162,30 @@ def _unexpected_shape(
     )
 
 
-_GUESSES = ("anthropic", "openai")
-"""The formats taken from ``role`` fields alone, when nothing more specific matched."""
-_GUESS_HINT = (
-    "read as {guess}, guessed from its 'role' fields; if it is another format, pass format= one "
-    "of anthropic, openai, openai_responses, langchain, pydantic_ai, gemini (or see "
-    "ctxlab.FORMATS)"
-)
+def _guesses() -> frozenset[str]:
+    """The formats taken from ``role`` fields alone, when nothing more specific matched."""
+    return frozenset(f.name for f in formats() if f.guess)
+
+
+def _guess_hint(guess: str) -> str:
+    # What to do when a guess from role fields failed: the chat formats to name instead.
+    chats = ", ".join(f.name for f in _by_registration() if f.messages)
+    return (
+        f"read as {guess}, guessed from its 'role' fields; if it is another format, pass "
+        f"format= one of {chats} (or see ctxlab.FORMATS)"
+    )
+
+
+def _by_registration() -> list[SessionFormat]:
+    # The formats in ``ctxlab.FORMATS``'s order (ctxlab's own first, then as registered).
+    named = {f.name: f for f in formats()}
+    return [named[name] for name in format_names() if name in named]
 
 
 def _guessed(exc: MessageFormatError, format: Format | None) -> str | None:
     # The guess that failed, when the format was taken from role fields alone.
     guess = exc.guessed_format
-    return guess if format is None and guess in _GUESSES else None
+    return guess if format is None and guess in _guesses() else None
 
 
 def _modelled(transcript: Transcript) -> bool:
@@ -196,7 +206,7 @@ def _load(
     # when it is not JSON).
     if isinstance(source, str | os.PathLike):
         return _load_path(Path(source), format, episode, sidechains, name)
-    data = as_plain_data(source) if isinstance(source, list | tuple) else source
+    data = plain_data(source) if isinstance(source, list | tuple) else source
     kind = format or detect_format(data)
     one_conversation(kind, episode, "<data>")
     return _read_data(data, kind, format, "<data>", name or "session", episode), [data]

@@ -1,23 +1,21 @@
-"""Reading decoded data as a format (its declaration's reader: `ctxlab.io.formats`), the readers
-of the chat formats (a list of messages, or a request holding one), and the `Transcript` every
+"""Reading decoded data as a format (its declaration's reader: `ctxlab.io.formats`), a library's
+objects as the plain data its format reads (each format's ``plain``), and the `Transcript` every
 reader ends in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
 from ctxlab.io._census import Census
-from ctxlab.io._chat import tool_schemas
 from ctxlab.io._compactions import place_compactions
-from ctxlab.io._format import Reader
-from ctxlab.io._registry import format_named
+from ctxlab.io._registry import format_named, formats
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages._request import ToolSchema
 
-__all__ = ["built_transcript", "chat_messages", "from_data", "messages_reader"]
+__all__ = ["built_transcript", "from_data", "plain_data"]
 
 
 def built_transcript(
@@ -57,42 +55,17 @@ def from_data(data: Any, kind: str, where: str, name: str, episode: int) -> Tran
     return declared.read(data, where, name, episode, meta)
 
 
-def chat_messages(value: Mapping[str, Any]) -> list[Any] | None:
-    """The messages of a chat request (its ``messages``) or of one message (itself); None for
-    an object that is neither."""
-    if "messages" in value and isinstance(value["messages"], list):
-        return value["messages"]
-    return [value] if "role" in value else None
-
-
-ChatReader = Callable[[list[Any], str], tuple[ConversationBuilder, str]]
-"""A chat format's messages and where they came from → its builder and the System text found
-among them."""
-
-
-def messages_reader(read: ChatReader) -> Reader:
-    """The reader of a chat format: a list of its messages, or a request holding them (with
-    ``system`` and ``tools``)."""
-
-    def reader(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
-        tools: tuple[ToolSchema, ...] = ()
-        system = ""
-        messages = data
-        if isinstance(data, Mapping):
-            messages = data.get("messages", [data])
-            system = _system(data.get("system"))
-            tools = tool_schemas(data.get("tools"), where)
-        if not isinstance(messages, list):
-            msg = f"{where}: expected a list of messages"
-            raise MessageFormatError(msg)
-        builder, found = read(messages, where)
-        system = "\n\n".join(s for s in (system, found) if s)
-        return built_transcript(name, builder, meta, system, tools)
-
-    return reader
-
-
-def _system(value: Any) -> str:
-    if isinstance(value, list):
-        return "\n\n".join(str(b.get("text", "")) for b in value if isinstance(b, Mapping))
-    return value if isinstance(value, str) else ""
+def plain_data(items: Sequence[Any]) -> Sequence[Any]:
+    """A list of a library's objects (not JSON) as the plain data its format reads: the first
+    registered format whose ``plain`` takes them, else each object's ``model_dump`` (pydantic
+    models), else the items as they are."""
+    if not items or isinstance(items[0], Mapping):
+        return items
+    for declared in formats():
+        if declared.plain is not None:
+            found = declared.plain(items)
+            if found is not None:
+                return found
+    if hasattr(items[0], "model_dump"):
+        return [item.model_dump(mode="json") for item in items]
+    return items

@@ -15,7 +15,7 @@ import pytest
 
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, task_done
 from ctxlab.fork import Outcomes, fork, run_forward
-from ctxlab.io._chat import from_openai
+from ctxlab.io.formats._chat import from_openai
 from ctxlab.messages import TextBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.models import (

@@ -1,14 +1,18 @@
 """A format of a user's own harness, declared outside ctxlab — the worked example of
 docs/howto/own-format.md, as it is there: "tinylog", JSON Lines of ``{"tinylog": 1, "who":
 "user"|"bot", "say": text}``, kept in ``*.tiny`` files. `tests.io.test_register_format`
-registers it (by `register_format`, and through an entry point) with no change to ctxlab."""
+registers it (by `register_format`, and through an entry point) with no change to ctxlab, and
+runs the census contract it brings (``contract``: `tests/fixtures/tinylog/run.tiny`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from ctxlab import SessionFormat
+from ctxlab import FormatCase, SessionFormat
 from ctxlab.io import ConversationBuilder, Transcript, built_transcript
+
+RUN = Path(__file__).parents[1] / "fixtures" / "tinylog" / "run.tiny"
 
 ROLES = {"user": "user", "bot": "assistant"}
 
@@ -37,6 +41,7 @@ TINYLOG = SessionFormat(
     read=read_tinylog,
     suffixes=(".tiny",),
     census="lines",
+    contract=(FormatCase(RUN, records=4, calls=0),),
 )
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ctxlab import calibrate, load, recorded_requests
 from ctxlab.analysis._recorded import unrecorded_parts
 from ctxlab.io import detect_format
-from ctxlab.io._gemini import STAND_IN_EXCHANGE
+from ctxlab.io.formats._gemini import STAND_IN_EXCHANGE
 from ctxlab.messages import AssistantMessage, ProviderUsage, UserMessage, find_tool_pair_problems
 from tests.io.shown import added_up
 from tests.strategies import SETTINGS

@@ -83,7 +83,7 @@ def test_ctxlabs_own_usage_meta_is_checked(tmp_path: Path) -> None:
 
 
 def test_an_openai_cache_larger_than_its_prompt_leaves_no_negative_input(tmp_path: Path) -> None:
-    from ctxlab.io._chat import openai_usage
+    from ctxlab.io.formats._chat import openai_usage
 
     usage = {
         "prompt_tokens": 10,

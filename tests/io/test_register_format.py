@@ -18,11 +18,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ctxlab
-from ctxlab import SessionFormat, detect_format, load, register_format, sessions
+from ctxlab import (
+    FormatCase,
+    SessionFormat,
+    check_contract,
+    detect_format,
+    load,
+    register_format,
+    sessions,
+)
 from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io import _registry
 from tests.fuzz.contract import FUZZ, holds
 from tests.fuzz.mutations import mutated_file
+from tests.io.contracts import contract
 from tests.io.outside_format import TINYLOG
 from tests.io.shown import added_up
 
@@ -253,3 +262,88 @@ def test_a_format_defined_in_a_notebook_is_read_in_this_process(
     finally:
         _registry.forget_format(mine.name)
     assert len(frame) == _folder._PARALLEL_FROM and set(frame["format"]) == {"tinylog"}
+
+
+def test_a_format_from_an_installed_package_brings_its_own_contract(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The declaration carries its cases (a fixture and what the census counts, as data): the
+    # contract suite's `contract` finds them and `check_contract` holds them, no change to ctxlab.
+    _installed(
+        tmp_path, monkeypatch, "tinylog-plugin", "tinylog_plugin = tests.io.outside_format:plugged"
+    )
+    try:
+        assert contract("tinylog_plugin") == TINYLOG.contract
+        assert check_contract("tinylog_plugin") == []
+        wrong = dataclasses.replace(TINYLOG.contract[0], records=3, calls=1)
+        assert check_contract("tinylog_plugin", [wrong]) == [
+            "tinylog_plugin run.tiny: records read: the census says 4, the contract 3",
+            "tinylog_plugin run.tiny: tool calls: the census says 0, the contract 1",
+        ]
+    finally:
+        _registry.forget_format("tinylog_plugin")
+
+
+def test_a_registered_format_without_a_contract_is_named(tmp_path: Path) -> None:
+    bare = SessionFormat(**{**TINYLOG.__dict__, "contract": ()})
+    register_format(bare)
+    try:
+        assert contract("tinylog") is None  # the suite's test fails naming it
+        with pytest.raises(UsageError, match="format 'tinylog' has no contract: give its"):
+            check_contract("tinylog")
+    finally:
+        _registry.forget_format("tinylog")
+    with pytest.raises(UsageError, match="'tinylog' is not registered"):
+        check_contract(TINYLOG)
+
+
+def test_a_case_that_does_not_load_as_its_format_is_said_by_name(
+    registered: SessionFormat, tmp_path: Path
+) -> None:
+    good = FormatCase(_write(tmp_path), records=4, label="chat")
+    assert check_contract("tinylog", [good]) == []
+    other = tmp_path / "notes.tiny"
+    other.write_text(json.dumps({"tinylog": 1, "who": "note", "say": "nothing said"}) + "\n")
+    said = check_contract("tinylog", [good, FormatCase(other, records=1)])
+    assert len(said) == 1 and said[0].startswith("tinylog notes.tiny: does not load as tinylog")
+
+
+class _Turn:
+    """An object of a user's own library (not JSON): what ``plain`` turns into a record."""
+
+    def __init__(self, who: str, say: str) -> None:
+        self.who, self.say = who, say
+
+
+def _plain_turns(items: Any) -> Any:
+    if not isinstance(items[0], _Turn):
+        return None
+    return [{"tinylog": 1, "who": item.who, "say": item.say} for item in items]
+
+
+def test_a_registered_format_brings_its_objects_and_its_thresholds() -> None:
+    from ctxlab.analysis import documented_threshold
+    from ctxlab.io._compaction_thresholds import ToolThreshold, thresholds
+
+    half = ToolThreshold("tinylog", ((1,), (2,)), "half the window", "my_harness", lambda w: w // 2)
+    register_format(dataclasses.replace(TINYLOG, plain=_plain_turns, thresholds=(half,)))
+    try:
+        transcript = load([_Turn("user", "Hello?"), _Turn("bot", "Hi.")], format="tinylog")
+        assert transcript.meta["source"] == "tinylog"
+        assert [m.content[0].text for m in transcript.messages] == ["Hello?", "Hi."]
+        assert documented_threshold("tinylog", "1.4", 200_000) == (100_000, half)
+        assert documented_threshold("tinylog", "2.0", 200_000) is None  # outside its versions
+        assert half in thresholds()
+    finally:
+        _registry.forget_format("tinylog")
+    assert documented_threshold("tinylog", "1.4", 200_000) is None
+    # ctxlab's own rows, from their formats' modules: Codex fires at 90 % of the window.
+    assert documented_threshold("codex", "0.60.0", 200_000)[0] == 180_000  # type: ignore[index]
+
+
+def test_a_case_of_decoded_data_is_not_asked_to_be_detected(registered: SessionFormat) -> None:
+    # Data has no file to be known by: read with format= only, unless the case asks.
+    data = [dict(line) for line in LINES]
+    assert check_contract("tinylog", [FormatCase(data, records=4, label="data")]) == []
+    said = check_contract("tinylog", [FormatCase(data, records=4, label="data", detected=True)])
+    assert len(said) == 1 and said[0].startswith("tinylog data: not found as tinylog")

@@ -103,7 +103,7 @@ async def test_openai_compatible_usage_to_the_token(
 
 
 def test_an_imported_chat_usage_is_read_alike() -> None:
-    from ctxlab.io._chat import openai_usage
+    from ctxlab.io.formats._chat import openai_usage
 
     usage = {
         "prompt_tokens": 1000,

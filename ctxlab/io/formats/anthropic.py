@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ctxlab.io._chat import from_anthropic
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._readers import chat_messages, messages_reader
+from ctxlab.io.formats._chat import from_anthropic
+from ctxlab.io.formats._messages import chat_messages, messages_reader
 
 
 def _is_request(value: Mapping[str, Any]) -> bool:
@@ -34,4 +34,5 @@ FORMAT = SessionFormat(
     read=messages_reader(_read_anthropic),
     guess=True,
     census="messages",
+    messages=True,
 )

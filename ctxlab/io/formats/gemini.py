@@ -1,4 +1,4 @@
-"""Gemini API contents: a list of ``{role, parts}`` (`ctxlab.io._gemini`)."""
+"""Gemini API contents: a list of ``{role, parts}`` (`ctxlab.io.formats._gemini`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._gemini import from_gemini_contents, is_gemini_contents
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats._gemini import from_gemini_contents, is_gemini_contents
 
 
 def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) -> Transcript:
@@ -27,4 +27,5 @@ FORMAT = SessionFormat(
     records=is_gemini_contents,
     read=_read,
     census="contents",
+    messages=True,
 )

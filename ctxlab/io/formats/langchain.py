@@ -1,10 +1,10 @@
-"""LangChain message dicts (``messages_to_dict``) — `ctxlab.io._frameworks`."""
+"""LangChain message dicts (``messages_to_dict``) — `ctxlab.io.formats._frameworks`."""
 
 from __future__ import annotations
 
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._frameworks import from_langchain, is_langchain
-from ctxlab.io._readers import messages_reader
+from ctxlab.io.formats._frameworks import from_langchain, is_langchain, langchain_plain
+from ctxlab.io.formats._messages import messages_reader
 
 FORMAT = SessionFormat(
     name="langchain",
@@ -15,4 +15,6 @@ FORMAT = SessionFormat(
     records=is_langchain,
     read=messages_reader(from_langchain),
     census="messages",
+    messages=True,
+    plain=langchain_plain,
 )

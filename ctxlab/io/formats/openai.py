@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ctxlab.io._chat import from_openai, is_openai
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._readers import chat_messages, messages_reader
+from ctxlab.io.formats._chat import from_openai, is_openai
+from ctxlab.io.formats._messages import chat_messages, messages_reader
 
 
 def _is_openai_request(value: Mapping[str, Any]) -> bool:
@@ -31,4 +31,5 @@ FORMAT = SessionFormat(
     read=messages_reader(from_openai),
     guess=True,
     census="messages",
+    messages=True,
 )

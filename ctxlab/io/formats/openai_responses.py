@@ -1,10 +1,10 @@
-"""OpenAI Responses API items (``input`` lists) — `ctxlab.io._openai_responses`."""
+"""OpenAI Responses API items (``input`` lists) — `ctxlab.io.formats._openai_responses`."""
 
 from __future__ import annotations
 
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._openai_responses import from_openai_responses, is_openai_responses
-from ctxlab.io._readers import messages_reader
+from ctxlab.io.formats._messages import messages_reader
+from ctxlab.io.formats._openai_responses import from_openai_responses, is_openai_responses
 
 FORMAT = SessionFormat(
     name="openai_responses",
@@ -16,4 +16,5 @@ FORMAT = SessionFormat(
     records=is_openai_responses,
     read=messages_reader(from_openai_responses),
     census="items",
+    messages=True,
 )

@@ -1,10 +1,10 @@
-"""pydantic-ai message JSON (``ModelMessagesTypeAdapter``) — `ctxlab.io._frameworks`."""
+"""pydantic-ai message JSON (``ModelMessagesTypeAdapter``) — `ctxlab.io.formats._frameworks`."""
 
 from __future__ import annotations
 
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._frameworks import from_pydantic_ai, is_pydantic_ai
-from ctxlab.io._readers import messages_reader
+from ctxlab.io.formats._frameworks import from_pydantic_ai, is_pydantic_ai, pydantic_ai_plain
+from ctxlab.io.formats._messages import messages_reader
 
 FORMAT = SessionFormat(
     name="pydantic_ai",
@@ -15,4 +15,6 @@ FORMAT = SessionFormat(
     records=is_pydantic_ai,
     read=messages_reader(from_pydantic_ai),
     census="messages",
+    messages=True,
+    plain=pydantic_ai_plain,
 )

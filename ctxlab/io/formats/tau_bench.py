@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._chat import from_openai
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats._chat import from_openai
 
 
 def _is_tau_bench(value: list[Any]) -> bool:

@@ -1,8 +1,10 @@
 """The census contract of each format, as data: one module a format (``<format>.py``; the
 ``continue`` format's is ``continue_.py``), each a ``CONTRACT`` of `Case` — a fixture, or a
 small document, and what the census must count in it, said as counts of the file
-(`tests.io.contracts.count`: code that knows no format). `tests.io.test_contracts` runs every
-registered format's cases; a format without a module fails there."""
+(`tests.io.contracts.count`: code that knows no format). A format registered from outside ctxlab brings its
+cases on its declaration (``SessionFormat.contract``, `ctxlab.FormatCase`): `contract` gives
+both. `tests.io.test_contracts` runs every registered format's cases through
+`ctxlab.check_contract`; a format with neither fails there, by name."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxlab.io import FormatCase
+from ctxlab.io._registry import format_named
 from tests.fuzz.seeds import WRITTEN
 from tests.io.contracts.count import Count, Counter, Find
 
@@ -18,31 +22,17 @@ FIXTURES = Path(__file__).parents[2] / "fixtures"
 
 
 @dataclass(frozen=True)
-class Case:
-    """A source of one format and the counts its census must meet."""
-
-    source: Any
-    """A fixture's path (a file or a folder), decoded data, or a function of a folder that
-    writes the source there and returns its path."""
-    records: Counter
-    """The records the census reads (summed over its kinds)."""
-    calls: Counter | None = None
-    """The tool calls the census counts (None: not checked)."""
-    outputs: Counter | None = None
-    """Each billed request's output tokens, in order (None: not checked)."""
-    label: str = ""
-    detected: bool = True
-    """Whether ``load`` without ``format=`` finds this format (a fixture's file)."""
-
-    def made(self, folder: Path) -> Any:
-        """The source, written to ``folder`` first when it is made."""
-        return self.source(folder) if callable(self.source) else self.source
+class Case(FormatCase):
+    """A source of one format and the counts its census must meet (`ctxlab.FormatCase`, the
+    counts functions of the file: `tests.io.contracts.count`), named by its fixture's path."""
 
     @property
     def name(self) -> str:
         if self.label:
             return self.label
-        return str(self.source.relative_to(FIXTURES))[-48:]
+        if isinstance(self.source, Path) and self.source.is_relative_to(FIXTURES):
+            return str(self.source.relative_to(FIXTURES))[-48:]
+        return super().name
 
 
 def data(value: Any, label: str, records: Counter, calls: Counter | None = None) -> Case:
@@ -67,15 +57,18 @@ def each(paths: list[Path], **counts: Any) -> list[Case]:
     return [Case(path, **counts) for path in paths]
 
 
-def contract(format: str) -> tuple[Case, ...] | None:
-    """The cases of a format (None: it has no contract module)."""
+def contract(format: str) -> tuple[FormatCase, ...] | None:
+    """The cases of a format: those its declaration brings, then those of its module here
+    (None: it has neither)."""
+    declared = format_named(format)
+    brought = declared.contract if declared is not None else ()
     try:
         module = importlib.import_module(f"tests.io.contracts.{_module_name(format)}")
     except ModuleNotFoundError as exc:
         if exc.name != f"tests.io.contracts.{_module_name(format)}":
             raise
-        return None
-    return tuple(module.CONTRACT)
+        return tuple(brought) or None
+    return (*brought, *module.CONTRACT)
 
 
 def _module_name(format: str) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io._chat import tool_schemas
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats._chat import tool_schemas
 from ctxlab.io.formats.atif.parse import from_atif, is_atif
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
-from ctxlab.io._chat import arguments_of
+from ctxlab.io.formats._chat import arguments_of
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_autogen", "is_autogen_state"]

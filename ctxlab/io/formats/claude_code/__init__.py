@@ -10,6 +10,7 @@ from ctxlab.io._format import FileSource, SessionFormat
 from ctxlab.io._transcript import Transcript
 from ctxlab.io.formats.claude_code.parse import is_claude_code_line
 from ctxlab.io.formats.claude_code.reader import claude_code
+from ctxlab.io.formats.claude_code.thresholds import THRESHOLDS
 
 
 def _read_file(source: FileSource) -> tuple[Transcript, list[Any] | None]:
@@ -46,4 +47,5 @@ FORMAT = SessionFormat(
     episodes=True,
     census="lines by type, subagents' lines",
     part=_agent_meta,
+    thresholds=THRESHOLDS,
 )

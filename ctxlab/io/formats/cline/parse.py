@@ -45,7 +45,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._chat import from_anthropic
+from ctxlab.io.formats._chat import from_anthropic
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["HISTORY_FILE", "UI_FILE", "app_of_path", "from_cline", "is_cline_history"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxlab.config._harness_presets import codex_trigger
+from ctxlab.io._compaction_thresholds import ToolThreshold
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
@@ -22,6 +24,18 @@ def _first_is_line(value: list[Any]) -> bool:
     return bool(value) and isinstance(value[0], Mapping) and is_codex_line(value[0])
 
 
+THRESHOLDS = (
+    # Auto-compaction at 90 % of the model's window (a configured limit can only lower it).
+    ToolThreshold(
+        "codex",
+        ((0,), None),
+        "90 % of the context window (model_auto_compact_token_limit can lower it)",
+        "codex-rs/protocol/src/openai_models.rs (auto_compact_token_limit)",
+        codex_trigger,
+    ),
+)
+
+
 FORMAT = SessionFormat(
     name="codex",
     tool="Codex CLI rollouts (rollout-*.jsonl), 2025–2026",
@@ -34,4 +48,5 @@ FORMAT = SessionFormat(
     line_format=True,
     read=_read,
     census="lines by type and payload type",
+    thresholds=THRESHOLDS,
 )

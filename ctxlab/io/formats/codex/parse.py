@@ -51,7 +51,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxlab.io._build import ConversationBuilder, image_block
-from ctxlab.io._chat import arguments_of
+from ctxlab.io.formats._chat import arguments_of
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_codex", "is_codex_line"]

@@ -38,8 +38,8 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
-from ctxlab.io._chat import arguments_of
-from ctxlab.io._totals import checked_totals
+from ctxlab.io.formats._chat import arguments_of
+from ctxlab.io.formats._totals import checked_totals
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["STAND_IN_PROMPT", "from_codex_exec", "is_codex_exec_line"]

@@ -33,8 +33,8 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
-from ctxlab.io._chat import arguments_of
-from ctxlab.io._totals import checked_totals
+from ctxlab.io.formats._chat import arguments_of
+from ctxlab.io.formats._totals import checked_totals
 from ctxlab.messages import ProviderUsage
 from ctxlab.messages._usage import token_count
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
-from ctxlab.io._totals import checked_totals
+from ctxlab.io.formats._totals import checked_totals
 
 __all__ = [
     "STAND_IN_EXCHANGE",

@@ -33,8 +33,8 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, tool_result
-from ctxlab.io._chat import tool_schemas
-from ctxlab.io._totals import checked_totals
+from ctxlab.io.formats._chat import tool_schemas
+from ctxlab.io.formats._totals import checked_totals
 from ctxlab.messages._request import ToolSchema
 
 __all__ = ["from_goose", "is_goose_export", "is_goose_line"]

@@ -30,7 +30,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block, tool_result
-from ctxlab.io._chat import arguments_of, tool_schemas
+from ctxlab.io.formats._chat import arguments_of, tool_schemas
 from ctxlab.messages._request import ToolSchema
 
 __all__ = ["from_letta", "is_letta_agent_file"]

@@ -25,7 +25,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, text_parts
-from ctxlab.io._chat import arguments_of, openai_usage
+from ctxlab.io.formats._chat import arguments_of, openai_usage
 
 __all__ = ["from_mini_swe_agent", "is_mini_swe_agent_list"]
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import as_mapping
-from ctxlab.io._chat import tool_schemas
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._readers import built_transcript
 from ctxlab.io._transcript import Transcript
+from ctxlab.io.formats._chat import tool_schemas
 from ctxlab.io.formats.openhands.events import (
     from_openhands_events,
     is_openhands_events,

@@ -22,7 +22,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
-from ctxlab.io._chat import openai_usage
+from ctxlab.io.formats._chat import openai_usage
 
 __all__ = ["from_openhands_events", "is_openhands_events", "openhands_events_of"]
 

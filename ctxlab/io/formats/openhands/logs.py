@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxlab.io._build import ConversationBuilder, as_mapping, text_parts
-from ctxlab.io._chat import from_openai
-from ctxlab.io._openai_responses import from_openai_responses
+from ctxlab.io.formats._chat import from_openai
+from ctxlab.io.formats._openai_responses import from_openai_responses
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_completion_log", "is_v0_log", "is_v1_log"]

@@ -34,7 +34,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
-from ctxlab.io._chat import arguments_of, reasoning_blocks
+from ctxlab.io.formats._chat import arguments_of, reasoning_blocks
 from ctxlab.messages import ProviderUsage
 
 __all__ = [

@@ -4,6 +4,8 @@ and where it was learned). Asked first: a span export is known by its shape alon
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from ctxlab.io._format import SessionFormat
@@ -24,6 +26,13 @@ def _read(data: Any, where: str, name: str, episode: int, meta: dict[str, Any]) 
     return built_transcript(name, builder, {**meta, **notes}, system, tools)
 
 
+def _plain(items: Sequence[Any]) -> Sequence[Any] | None:
+    # SDK spans (an in-memory exporter's ``get_finished_spans()``): their own JSON.
+    if type(items[0]).__module__.startswith("opentelemetry") and hasattr(items[0], "to_json"):
+        return [json.loads(item.to_json()) for item in items]
+    return None
+
+
 FORMAT = SessionFormat(
     name="otel",
     tool="OpenTelemetry trace exports: OTLP JSON, SDK span JSON, Jaeger, Phoenix, Langfuse, "
@@ -35,6 +44,7 @@ FORMAT = SessionFormat(
     document=is_otel,
     records=is_otel,
     read=_read,
+    plain=_plain,
     episodes=True,
     census="spans",
 )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ctxlab.io._chat import openai_usage, tool_schemas
+from ctxlab.io.formats._chat import openai_usage, tool_schemas
 from ctxlab.io.formats.otel.messages import CallParts, genai_turns, json_value
 from ctxlab.messages import ProviderUsage
 

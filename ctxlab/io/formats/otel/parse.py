@@ -30,7 +30,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._chat import tool_schemas
+from ctxlab.io.formats._chat import tool_schemas
 from ctxlab.io.formats.otel.agents import AGENTS_KEY, RESPONSES_ONLY, agents_call
 from ctxlab.io.formats.otel.conversations import Call, agents_of, conversations, history_of
 from ctxlab.io.formats.otel.langfuse import langfuse_call

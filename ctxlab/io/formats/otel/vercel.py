@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxlab.io._build import as_mapping, image_block
-from ctxlab.io._chat import arguments_of, tool_schemas
+from ctxlab.io.formats._chat import arguments_of, tool_schemas
 from ctxlab.io.formats.otel.messages import CallParts, Turn, as_text, json_value
 from ctxlab.messages import ProviderUsage
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping, text_parts, tool_result
-from ctxlab.io._chat import arguments_of
+from ctxlab.io.formats._chat import arguments_of
 from ctxlab.messages import ProviderUsage
 
 __all__ = ["from_smolagents", "is_smolagents_steps"]

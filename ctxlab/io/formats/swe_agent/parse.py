@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder, as_mapping
-from ctxlab.io._chat import _text, tool_use_of
+from ctxlab.io.formats._chat import _text, tool_use_of
 from ctxlab.util._json import parse_json
 
 __all__ = ["from_swe_agent", "is_swe_agent"]

@@ -1,5 +1,5 @@
 """OpenAI Responses API items (``input`` lists: ``message``, ``function_call``,
-``function_call_output``, ``reasoning``) as a conversation (`ctxlab.io._chat` reads chat
+``function_call_output``, ``reasoning``) as a conversation (`ctxlab.io.formats._chat` reads chat
 messages)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._chat import _text, arguments_of
+from ctxlab.io.formats._chat import _text, arguments_of
 
 __all__ = ["from_openai_responses", "is_openai_responses"]
 

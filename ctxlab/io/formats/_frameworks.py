@@ -12,18 +12,20 @@ from typing import Any
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._block_shapes import has_data
 from ctxlab.io._build import ConversationBuilder, as_mapping, image_block
-from ctxlab.io._cache_split import langchain_writes
-from ctxlab.io._chat import _text, _user_blocks, arguments_of
+from ctxlab.io.formats._chat import _text, _user_blocks, arguments_of
 from ctxlab.messages import ProviderUsage
+from ctxlab.messages._usage import count_or_none
 
 __all__ = [
-    "as_plain_data",
     "from_langchain",
     "from_pydantic_ai",
     "is_langchain",
     "is_pydantic_ai",
     "langchain_parts",
+    "langchain_plain",
     "langchain_usage",
+    "langchain_writes",
+    "pydantic_ai_plain",
 ]
 
 _LANGCHAIN_TYPES = {"human", "ai", "system", "tool", "function", "chat", "AIMessageChunk"}
@@ -138,7 +140,7 @@ def _langchain_image(part: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def langchain_usage(usage: Any) -> ProviderUsage | None:
     """LangChain's ``usage_metadata`` as ctxlab's usage (the cache kept apart, the 1-hour
-    cache writes of a TTL split that fits: `ctxlab.io._cache_split.langchain_writes`)."""
+    cache writes of a TTL split that fits: `langchain_writes`)."""
     if not isinstance(usage, Mapping):
         return None
     details = _details(usage)
@@ -289,24 +291,46 @@ def _prompt_blocks(content: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def as_plain_data(items: Sequence[Any]) -> Sequence[Any]:
-    """Framework objects as the dicts their libraries write: LangChain messages through
-    ``messages_to_dict``, pydantic-ai messages through ``ModelMessagesTypeAdapter`` (each library
-    imported only when its objects are given). Other items are returned as they are."""
-    if not items or isinstance(items[0], Mapping):
-        return items
-    module = type(items[0]).__module__
-    if module.startswith("langchain"):
-        from langchain_core.messages import messages_to_dict
+def langchain_plain(items: Sequence[Any]) -> Sequence[Any] | None:
+    """LangChain message objects as ``messages_to_dict`` writes them (langchain imported only
+    when its objects are given); None for other objects."""
+    if not type(items[0]).__module__.startswith("langchain"):
+        return None
+    from langchain_core.messages import messages_to_dict
 
-        return list(messages_to_dict(list(items)))
-    if module.startswith("pydantic_ai"):
-        from pydantic_ai.messages import ModelMessagesTypeAdapter
+    return list(messages_to_dict(list(items)))
 
-        return list(ModelMessagesTypeAdapter.dump_python(list(items), mode="json"))
-    if module.startswith("opentelemetry") and hasattr(items[0], "to_json"):
-        # SDK spans (an in-memory exporter's ``get_finished_spans()``): their own JSON.
-        return [json.loads(item.to_json()) for item in items]
-    if hasattr(items[0], "model_dump"):
-        return [item.model_dump(mode="json") for item in items]
-    return items
+
+def pydantic_ai_plain(items: Sequence[Any]) -> Sequence[Any] | None:
+    """pydantic-ai message objects as ``ModelMessagesTypeAdapter`` dumps them (imported only
+    when its objects are given); None for other objects."""
+    if not type(items[0]).__module__.startswith("pydantic_ai"):
+        return None
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    return list(ModelMessagesTypeAdapter.dump_python(list(items), mode="json"))
+
+
+_TTL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+
+
+def langchain_writes(details: Mapping[str, Any]) -> tuple[Any, int, bool | None]:
+    """The cache writes of LangChain's ``input_token_details`` (as recorded: a bad count is
+    left for the usage's own check to name), their 1-hour part, and whether the split adds up
+    (None: no split recorded). langchain-anthropic (``chat_models.py``
+    ``_create_usage_metadata``, 2025–2026) copies Anthropic's TTL split there and, when either
+    part is above 0, sets ``cache_creation`` to 0: the writes are then the split's sum."""
+    generic = details.get("cache_creation")
+    if not any(key in details for key in _TTL_KEYS):
+        return generic, 0, None
+    five, hour = (
+        0 if details.get(key) is None else count_or_none(details.get(key)) for key in _TTL_KEYS
+    )
+    if five is None or hour is None:
+        return generic, 0, False
+    total = count_or_none(generic)
+    if generic is not None and total is None:  # no count: the usage's own check names it
+        return generic, 0, False
+    if not total:  # missing, or 0 (langchain-anthropic's zeroing): the split is the writes
+        return five + hour, hour, True
+    return total, (hour if hour <= total else 0), five + hour == total
