@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxlab.agent._forkpoint import REASONING, StepMark
 from ctxlab.agent._memory_flush import flush_facts
+from ctxlab.agent._on_demand import LiveAsker
 from ctxlab.config._config import ContextConfig
 from ctxlab.events import CompactionEvent, ContextBuildEvent
 from ctxlab.exceptions import (
@@ -44,6 +45,7 @@ from ctxlab.pipeline import (
     prepare,
     reported_items,
 )
+from ctxlab.pipeline._on_demand import AskRule
 from ctxlab.retention import UserLines, compaction_retention
 from ctxlab.tokens import TokenCache
 
@@ -70,6 +72,8 @@ class Preparer:
         self._users = UserLines()  # the history's user lines, read once for every compaction
         self.marks: dict[str, StepMark] = {}
         """What each reasoning request was prepared from, by request id (`ForkPoint`)."""
+        self.on_demand = LiveAsker(agent)
+        """The config's compaction-on-demand rules, asked before each reasoning request."""
 
     def sending(self, request: ModelRequest) -> None:
         """Note ``request`` as the last request sent, and the form its new tool results went in."""
@@ -113,8 +117,9 @@ class Preparer:
         mark = StepMark(
             base, agent.tasks.state, agent._conversation.history_length, len(self.manifests)
         )
+        asked, order = self.on_demand.before() if purpose == "reasoning" else (None, None)
         try:
-            prep = await self._prepare(purpose, force=force)
+            prep = await self._prepare(purpose, force=force, order=order)
             if self._agent.model.exact_counts:
                 prep = await self._counted(prep, purpose, force)
             prep = self._publish(prep, base)
@@ -122,11 +127,16 @@ class Preparer:
         finally:
             # Kept for failed preparations too: each is a step (a row of the Lab) to fork at.
             self._remember(mark)
+        compacted = prep.compaction is not None
+        self.on_demand.sent(
+            prep.manifest.estimated_input_tokens, compacted, recovery=purpose == "recovery"
+        )
         if prep.compaction is not None:
             record = self._graded(prep, base)
             prep = dataclasses.replace(prep, compaction=record)
-            trigger: CompactionTrigger = "overflow" if purpose == "recovery" else "automatic"
-            self._agent._emit(CompactionEvent(trigger, record, self._agent._call))
+            trigger = _trigger(purpose, asked)
+            event = CompactionEvent(trigger, record, self._agent._call, asked=asked)
+            self._agent._emit(event)
         return prep
 
     def _remember(self, mark: StepMark) -> None:
@@ -184,6 +194,7 @@ class Preparer:
             return None  # light passes alone do not make a compression: nothing is kept
         prep = self._publish(prep, base)
         record = self._graded(prep, base)
+        self.on_demand.compacted()
         self._agent._emit(CompactionEvent(trigger, record, self._agent._call))
         return record
 
@@ -276,6 +287,7 @@ class Preparer:
         force: bool = False,
         threshold: int | None = None,
         instructions: str | None = None,
+        order: CompactionOrder | None = None,
     ) -> Preparation:
         agent = self._agent
         config = config or agent.context_config
@@ -313,7 +325,7 @@ class Preparer:
                     ),
                     selection_policy=agent._materials.selection_policy,
                 ),
-                compaction=CompactionOrder(force, threshold, instructions),
+                compaction=order or CompactionOrder(force, threshold, instructions),
             )
         except PreparationError as exc:
             if exc.manifest is None:
@@ -345,6 +357,14 @@ class Preparer:
             self._previous = prep.manifest
         agent._emit(ContextBuildEvent(prep.manifest, agent._call, prep.request))
         return prep
+
+
+def _trigger(purpose: Purpose, asked: AskRule | None) -> CompactionTrigger:
+    """What started a compaction made while preparing a request: an overflow's recovery, an
+    on-demand rule that asked, else the trigger line."""
+    if purpose == "recovery":
+        return "overflow"
+    return "on_demand" if asked is not None else "automatic"
 
 
 def _unavailable(request_id: str, purpose: Purpose, model: str, error: str) -> ContextManifest:

@@ -45,6 +45,7 @@ def log_record(event: Event) -> tuple[str, dict[str, Any]] | None:
         return "compaction", {
             "trigger": event.trigger,
             "kind": event.kind,
+            "asked": event.asked,
             **dataclasses.asdict(event.record),
         }
     if isinstance(event, ModelResponseEvent):

@@ -12,6 +12,7 @@ from ctxlab.config._export import TARGETS, Exported, anthropic_edits, unexported
 from ctxlab.config._export_loop import on_demand_loop
 from ctxlab.config._sections import ClearToolUses
 from ctxlab.exceptions import UsageError
+from ctxlab.manifest import Thresholds
 
 if TYPE_CHECKING:
     from ctxlab.config._config import ContextConfig
@@ -111,11 +112,15 @@ def _langchain_summarization(
     def share(ratio: float) -> Any:
         return ("tokens", int(ratio * window)) if window else ("fraction", ratio)
 
-    line = share(config.trigger_ratio)
-    if passes.trigger_tokens is not None and (
-        line[0] == "fraction" or passes.trigger_tokens < line[1]
-    ):
-        line = ("tokens", passes.trigger_tokens)
+    # ctxlab compacts above its line, LangChain at its count: ctxlab's line L is LangChain's
+    # L + 1. With a window, the line is the one ctxlab draws there (the lower of the share and
+    # the count, within the input limit); without one, a count is not comparable with a share:
+    # the count the user set is exported.
+    line: Any = ("fraction", config.trigger_ratio)
+    if window:
+        line = ("tokens", Thresholds.compute(config, window).trigger_tokens + 1)
+    elif passes.trigger_tokens is not None:
+        line = ("tokens", passes.trigger_tokens + 1)
     trigger: Any = (
         [line, ("messages", passes.trigger_messages)]
         if passes.trigger_messages is not None
@@ -138,6 +143,12 @@ def _langchain_summarization(
             f"init_chat_model knows, with its package installed); {model!r} is not: {exc}"
         )
         raise UsageError(msg) from exc
+    if line[0] == "fraction":
+        dropped.append(
+            f"trigger_ratio={config.trigger_ratio}: LangChain summarizes at int(window × "
+            "fraction) tokens, ctxlab above round(window × ratio) — up to 2 tokens apart; "
+            "pass context_window= to export the exact line in tokens"
+        )
     dropped.append("summary_schema: LangChain's summary is free text in its own prompt")
     dropped.append(
         "the pinned task: ctxlab keeps the first user message beside the summary; "

@@ -6,7 +6,13 @@ summarizes. The request is the SDK's (anthropic 2.17.0, ``types/beta/message_cre
 summarized and the response holds only the resulting ``compaction`` block, ``stop_reason``
 ``"compaction"``, which later requests send first in ``messages`` in place of the messages it
 summarizes"; it "cannot be combined with ``context_management``"). The beta flag sent with it is
-``compact-2026-09-04``, the SDK's newest compaction beta (``types/anthropic_beta_param.py``).
+``compact-2026-09-04``: the SDK names it for this request in its own compaction loop
+(``lib/tools/_beta_runner.py``, ``compact_before_next_turn``, which sends
+``{"type": "summarize"}``: "Requires the `compact-2026-09-04` beta"), and lists it among its
+betas (``types/anthropic_beta_param.py``). It is not the threshold compaction's flag:
+``compact-2026-01-12`` goes with the ``compact_20260112`` edit of ``context_management``
+(Anthropic's compaction page: "Include the beta header `compact-2026-01-12`"; ctxlab's model
+sends it, `ctxlab.models._anthropic_edits.COMPACTION_BETA`).
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["LOOP_BETA", "on_demand_loop"]
 
 LOOP_BETA = "compact-2026-09-04"
-"""The beta flag the exported loop sends (see the module's docstring)."""
+"""The beta flag the exported loop sends: the one anthropic 2.17.0 names for a compaction
+request (see the module's docstring)."""
 
 _LOOP = '''"""Compaction on demand with the Anthropic SDK (exported by ctxlab from {source}).
 

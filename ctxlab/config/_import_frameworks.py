@@ -85,10 +85,15 @@ def _trigger(item: Any, where: str, passes: dict[str, Any], updates: dict[str, A
         if kind == "fraction":
             ratio = read_number(value, f"{where}.trigger fraction", low=0, high=1)
             updates["trigger_ratio"] = min(ratio, updates.get("trigger_ratio", ratio))
-        elif kind in ("tokens", "messages"):
-            key = "trigger_tokens" if kind == "tokens" else "trigger_messages"
-            count = read_count(value, f"{where}.trigger {kind}", minimum=1)
-            passes[key] = min(count, passes.get(key) or count)
+        elif kind == "tokens":
+            # LangChain summarizes at its count (``total_tokens < threshold`` does not), ctxlab
+            # above its line: LangChain's T is ctxlab's T - 1.
+            line = read_count(value, f"{where}.trigger tokens", minimum=1) - 1
+            known = passes.get("trigger_tokens")
+            passes["trigger_tokens"] = line if known is None else min(line, known)
+        elif kind == "messages":
+            count = read_count(value, f"{where}.trigger messages", minimum=1)
+            passes["trigger_messages"] = min(count, passes.get("trigger_messages") or count)
         else:
             msg = f"{where}.trigger: {kind!r} is not a LangChain context size"
             raise UsageError(msg)

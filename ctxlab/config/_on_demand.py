@@ -21,10 +21,15 @@ __all__ = ["OnDemandCompaction"]
 
 class OnDemandCompaction(BaseModel):
     """Compaction on demand: before a request, the application asks for a summary when one of
-    its rules holds, and sends the returned summary in place of what it summarizes (the kept
-    tail follows ``reserve_ratio`` / ``compaction.keep_messages``, as any compaction's does).
+    its rules holds, and sends the returned summary in place of what it summarizes.
     Threshold compaction stays in force beside it as a backstop unless
-    ``compaction.enabled`` is False. Replays apply it on the recording's clock and sizes."""
+    ``compaction.enabled`` is False. Replays apply it on the recording's clock and sizes; a
+    live agent asks before each reasoning request, on the wall clock.
+
+    What the next requests carry is the documented shape: the summary, then what arrived since
+    the last request — not the reserve's tail, and no task pinned beside the summary (ctxlab's
+    own compactions pin the user's first message; the documented block stands alone, and at a
+    new task the pin would be the old task). The summary's ``task_overview`` states it."""
 
     model_config = ConfigDict(
         frozen=True, extra="forbid", validate_default=True, use_attribute_docstrings=True

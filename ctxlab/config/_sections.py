@@ -138,10 +138,11 @@ class CompactionPasses(_Section):
     """When False, the conversation is never summarized or truncated automatically."""
     trigger_messages: int | None = Field(default=None, gt=1)
     """Also compact when the conversation has this many messages (off by default)."""
-    trigger_tokens: int | None = Field(default=None, gt=0)
+    trigger_tokens: int | None = Field(default=None, ge=0)
     """Compact above this many request tokens when it is below ``trigger_ratio × window``: an
     absolute trigger, as the providers' server compactions have (Anthropic's
-    ``compact_20260112``: 150,000). Off by default."""
+    ``compact_20260112``: 150,000). Off by default. (LangChain summarizes *at* its count: its
+    ``("tokens", T)`` is ``T - 1`` here, 0 for its ``T = 1``.)"""
     keep_messages: int | None = Field(default=None, gt=0)
     """Keep this many latest messages instead of ``reserve_ratio × context size`` tokens."""
     idle_ratio: float | None = Field(default=None, gt=0, le=0.9)

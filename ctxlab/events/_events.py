@@ -19,6 +19,7 @@ from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest
 from ctxlab.messages import AssistantMessage, ProviderUsage, ToolResultBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import CompactionRecord
+from ctxlab.pipeline._on_demand import AskRule
 from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ __all__ = [
     "TurnCommittedEvent",
 ]
 
-CompactionKind = Literal["automatic", "manual", "agentic", "overflow", "fallback"]
+CompactionKind = Literal["automatic", "manual", "agentic", "overflow", "on_demand", "fallback"]
 """Deprecated: `CompactionEvent.kind` mixed what started a compaction with how it was done
 (``fallback``). Read ``event.trigger`` (a `CompactionTrigger`) and ``event.method`` (a
 `CompactionMethod`) instead."""
@@ -130,6 +131,9 @@ class CompactionEvent:
     record: CompactionRecord
     """How (``record.method``), messages compacted, attempts, errors."""
     call: str = ""
+    asked: AskRule | None = None
+    """The on-demand rule that asked (``task``, ``requests``, ``tokens``, ``idle``) when the
+    trigger is ``on_demand``; None otherwise."""
     type: Literal["compaction"] = field(default="compaction", init=False)
 
     @property

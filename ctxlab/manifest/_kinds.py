@@ -50,9 +50,10 @@ or what a recorded agent sent that its recording does not hold (sized, with no t
 # CompactionMethod (how a compaction shortened the conversation) is defined with the state it
 # describes, in ``ctxlab.messages``; re-exported here with the other kinds.
 
-CompactionTrigger = Literal["automatic", "manual", "agentic", "overflow"]
+CompactionTrigger = Literal["automatic", "manual", "agentic", "overflow", "on_demand"]
 """What started a compaction: the trigger line, `compress_context()`, the CompressContext tool,
-or a provider's context-overflow error."""
+a provider's context-overflow error, or a rule of the config's compaction on demand
+(`ctxlab.config.OnDemandCompaction`; which rule: the event's ``asked``)."""
 
 TransformKind = Literal[
     "tool_result_offload",

@@ -106,11 +106,15 @@ async def compact(
 ) -> Reduction:
     """Compact ``result``'s conversation in place: a tail kept (the latest turn fitted to the
     room), the prefix replaced by a summary (``instructions``: the caller's hint) or, when every
-    attempt failed, by its truncation; the user's task pinned beside it. ``summary`` is the
+    attempt failed, by its truncation; the user's task pinned beside it (not ``keep_arrived``:
+    on demand, the summary alone). ``summary`` is the
     conversation's summary before this step."""
     passes = config.compaction
     before = summary_tokens(summary, cache) + cache.messages(result.conversation)
-    task = pinned_task(result.conversation, summary, cache, limits)
+    # On demand, the documented shape: the server's signed block alone stands for what it
+    # summarizes (the application adds nothing beside it), so no task is pinned — at a new task
+    # the pinned one would be the old task's.
+    task = None if keep_arrived else pinned_task(result.conversation, summary, cache, limits)
     pinned = task_tokens(task, cache)
     room = limits.input_limit - limits.fixed_tokens - max(summary_tokens(summary, cache), pinned)
     if keep_arrived:  # on demand: everything before the latest arrivals is summarized
@@ -122,7 +126,7 @@ async def compact(
         return result
     tail, cut = _fit_latest_turn(tail, max(room - SUMMARY_ALLOWANCE, 0), cache)
     result.transforms.extend(cut)
-    task = user_messages(prefix, summary) if passes.pin_user_messages else task
+    task = user_messages(prefix, summary) if passes.pin_user_messages and not keep_arrived else task
     if task is not None:
         task, room = fit_task(task, tail, limits, cache)
     # The summary may take the reserve (what the tail was sized by), never more than is left.

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ctxlab import ContextConfig
 from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
 from ctxlab.exceptions import UsageError
+from ctxlab.manifest import Thresholds
 
 pytest.importorskip("langchain.agents", reason="the LangChain target builds its middleware")
 pytest.importorskip("inspect_ai", reason="the Inspect target builds its strategy")
@@ -92,8 +93,9 @@ def test_the_langchain_export_of_every_setting_and_what_it_drops() -> None:
         "placeholder": "[gone]",  # LangChain writes the user's placeholder
     }
     assert isinstance(summarizing, SummarizationMiddleware)
-    # The lower of the two token lines (20,000 < 0.9 of the window), then the message count.
-    assert summarizing.trigger == [("tokens", 20_000), ("messages", 30)]
+    # The lower of the two token lines (20,000 < 0.9 of the window), then the message count;
+    # LangChain summarizes at its count, ctxlab above its line: one more.
+    assert summarizing.trigger == [("tokens", 20_001), ("messages", 30)]
     assert summarizing.keep == ("messages", 4)
     assert summarizing.trim_tokens_to_summarize is None
     assert summarizing.summary_prompt == "Sum {{it}} up: {messages}"
@@ -155,8 +157,9 @@ def test_langchains_summary_lines_are_shares_without_a_window() -> None:
     assert (summarizing.trigger, summarizing.keep) == (("fraction", 0.7), ("fraction", 0.15))
     tokens = config.merge(compaction={"trigger_tokens": 90_000})
     (summarizing,) = tokens.export("langchain", model=_summarizer()).value
-    # A count is not comparable with a share: the count the user set is exported.
-    assert summarizing.trigger == ("tokens", 90_000)
+    # A count is not comparable with a share: the count the user set is exported (LangChain's
+    # summarizes at it, ctxlab above it: one more).
+    assert summarizing.trigger == ("tokens", 90_001)
 
 
 @settings(max_examples=40, deadline=None)
@@ -172,8 +175,11 @@ def test_langchains_token_trigger_is_the_lower_line(
         trigger_ratio=ratio, reserve_ratio=0.1, compaction={"trigger_tokens": tokens}
     )
     (summarizing,) = config.export("langchain", model=_summarizer(), context_window=window).value
-    share = int(ratio * window)
-    assert summarizing.trigger == ("tokens", share if tokens is None else min(tokens, share))
+    # ctxlab's line there (the lower of the share and the count, within the input limit), one
+    # more: LangChain summarizes at its count, ctxlab above its line.
+    share = min(round(ratio * window), Thresholds.compute(config, window).input_limit)
+    line = share if tokens is None else min(tokens, share)
+    assert summarizing.trigger == ("tokens", line + 1)
     assert summarizing.keep == ("tokens", int(0.1 * window))
 
 

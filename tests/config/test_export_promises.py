@@ -202,7 +202,8 @@ def test_from_reads_langchains_fractional_trigger_as_trigger_ratio(fraction: flo
     both = ContextConfig.from_(
         [_summarizing([("fraction", fraction), ("tokens", 50_000)])], "langchain"
     )
-    assert (both.trigger_ratio, both.compaction.trigger_tokens) == (fraction, 50_000)
+    # (LangChain summarizes at 50,000, ctxlab above its line: 49,999.)
+    assert (both.trigger_ratio, both.compaction.trigger_tokens) == (fraction, 49_999)
 
 
 @pytest.mark.parametrize("keep", ["all", {"type": "all"}])
