@@ -41,6 +41,7 @@ EVENT_FIELDS = (
     "fired",
     "trigger",
     "reason",
+    "asked",
     "threshold_tokens",
     "context_size",
     "total_before",
@@ -77,10 +78,10 @@ def compaction_events(
     the reply it was prepared for (``reply``: a replay's steps say it; None otherwise);
     ``fired``; ``trigger`` in ctxlab's vocabulary
     (`CompactionTrigger`: ``automatic`` at a reasoning request, ``manual`` for
-    ``compress_context()`` or the CompressContext tool, ``overflow`` for an overflow's retry)
-    and, for an automatic compaction that fired, its ``reason`` (`Reason`); the threshold and
-    window, the
-    request's total and tokens by placement before and after (`HISTORY`), and, when it fired,
+    ``compress_context()`` or the CompressContext tool, ``overflow`` for an overflow's retry,
+    ``on_demand`` when a rule of ``ContextConfig.on_demand`` asked for it); for an automatic
+    compaction that fired, its ``reason`` (`Reason`), for one asked for, the rule that
+    asked (``asked``); the threshold and window, the request's total and tokens by placement before and after (`HISTORY`), and, when it fired,
     the method, the messages compacted and ``summary_cost_usd`` (from ``summary_costs``, by
     request number: None when not given)."""
     costs = summary_costs or {}
@@ -112,8 +113,9 @@ def _event(
         "request_id": manifest.request_id,
         "purpose": manifest.purpose,
         "fired": record is not None,
-        "trigger": _trigger(manifest),
+        "trigger": _trigger(manifest, record),
         "reason": _reason(manifest, record, total_before, threshold),
+        "asked": record.asked if record is not None else None,
         "threshold_tokens": threshold,
         "context_size": thresholds.context_size if thresholds is not None else None,
         "total_before": total_before,
@@ -126,10 +128,13 @@ def _event(
     }
 
 
-def _trigger(manifest: ContextManifest) -> CompactionTrigger:
+def _trigger(manifest: ContextManifest, record: CompactionRecord | None) -> CompactionTrigger:
     # ctxlab's vocabulary of what starts a compaction (`CompactionEvent.trigger`): the agent
     # prepares an overflow's retry as "recovery", compress_context() and the CompressContext
-    # tool as "compaction" (the manifest does not tell those two apart).
+    # tool as "compaction" (the manifest does not tell those two apart); a compaction an
+    # on-demand rule asked for says so on its record.
+    if record is not None and record.asked is not None:
+        return "on_demand"
     if manifest.purpose == "recovery":
         return "overflow"
     return "manual" if manifest.purpose == "compaction" else "automatic"
@@ -141,7 +146,7 @@ def _reason(
     total_before: int,
     threshold: int | None,
 ) -> Reason | None:
-    if record is None or manifest.purpose != "reasoning":
+    if record is None or manifest.purpose != "reasoning" or record.asked is not None:
         return None
     if threshold is not None and total_before > threshold:
         return "tokens"

@@ -75,7 +75,8 @@ class OnDemandAsker:
         compacting while idle gave it, if any)."""
         if rule is None:
             return idle
-        return CompactionOrder(force=True, instructions=self.policy.instructions, keep_arrived=True)
+        instructions = self.policy.instructions
+        return CompactionOrder(force=True, instructions=instructions, keep_arrived=True, asked=rule)
 
     def sent(self, index: int, input_tokens: int, compacted: bool) -> None:
         """Note the request that produced reply ``index``: its input and whether it compacted."""

@@ -14,6 +14,7 @@ in a process-wide table.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -288,7 +289,7 @@ async def _reduction(
     if not due:
         return Reduction(scan.conversation, summary)
     try:
-        return await reduce_conversation(
+        reduction = await reduce_conversation(
             scan.conversation,
             summary,
             config=config,
@@ -304,6 +305,9 @@ async def _reduction(
         manifest.transforms.extend(material.transforms)
         exc.manifest = manifest([], "build_failed", str(exc))
         raise
+    if order.asked is not None and reduction.compaction is not None:
+        reduction.compaction = dataclasses.replace(reduction.compaction, asked=order.asked)
+    return reduction
 
 
 def _reduced_sizes(

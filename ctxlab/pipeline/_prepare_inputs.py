@@ -46,6 +46,10 @@ class CompactionOrder:
     """Keep only what arrived since the last request (with the reply whose calls it answers),
     summarizing the rest: compaction on demand, where the application sends the conversation so
     far to be summarized and then the block and the new turn (not the reserve's tail)."""
+    asked: str | None = None
+    """The on-demand rule that asked for this compaction (``task``, ``requests``, ``tokens``,
+    ``idle``: `ctxlab.config.OnDemandCompaction`), kept on its record
+    (`CompactionRecord.asked`) so that what it exports says it was asked for, and why."""
 
 
 _LEGACY = {

@@ -38,6 +38,9 @@ class CompactionRecord:
     """What the request after the compaction still holds of the compacted span, measured on
     the original messages by `ctxlab.retention` (set by whoever holds them — a replay, the
     agent — never by the pipeline, which would grade its own work)."""
+    asked: str | None = None
+    """The on-demand rule that asked for it (``task``, ``requests``, ``tokens``, ``idle``), or
+    None: a compaction at the trigger, a manual one, an overflow's."""
 
     @property
     def kind(self) -> CompactionMethod:

@@ -15,7 +15,7 @@ import pytest
 
 import ctxlab
 from ctxlab.analysis import ReplayStep, replay
-from ctxlab.config import ContextConfig
+from ctxlab.config import ContextConfig, OnDemandCompaction
 from ctxlab.io import compaction_events, to_atif, to_otel, write_atif, write_otel
 from ctxlab.tokens import ApproximateCounter
 from tests.io.test_atif import atif_problems
@@ -219,3 +219,40 @@ def test_loaded_events_travel_on_from_one_format_to_the_other(
         assert events == expected
         census = loaded.census
         assert census is not None and census.adds_up and census.unaccounted == {}
+
+
+def test_a_compaction_an_on_demand_rule_asked_for_goes_out_and_back_as_asked(
+    transcript: ctxlab.Transcript, steps: list[ReplayStep], tmp_path: Path
+) -> None:
+    # Asked every 4 requests, in a window large enough that the trigger never fires: every
+    # compaction is an ask, and its event says so with the rule (the control: the module's
+    # threshold replay, whose compactions are automatic and name no rule).
+    config = ContextConfig(on_demand=OnDemandCompaction(every_requests=4))
+
+    async def run() -> list[ReplayStep]:
+        return [
+            step
+            async for step in replay(
+                transcript.messages,
+                context_window=200_000,
+                counter=ApproximateCounter(),
+                system=transcript.system,
+                config=config,
+                grade=False,
+            )
+        ]
+
+    asked = asyncio.run(run())
+    events = [e for e in compaction_events(asked) if e["fired"]]
+    assert len(events) >= 2
+    assert {(e["trigger"], e["reason"], e["asked"]) for e in events} == {
+        ("on_demand", None, "requests")
+    }
+    assert all(e["asked"] is None for e in compaction_events(steps))
+    assert {e["trigger"] for e in compaction_events(steps) if e["fired"]} == {"automatic"}
+    path = write_otel(transcript, tmp_path / "asked.json", steps=asked)
+    back = [
+        {k: v for k, v in e.items() if k != "conversation"}
+        for e in ctxlab.load(path).meta["compaction_events"]
+    ]
+    assert back == compaction_events(asked)
