@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from ctxlab import sessions
+from ctxlab import ApproximateCounter, AssistantMessage, TokenCache, load, sessions
 from ctxlab.io._transcript import corpus_dir
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -82,3 +82,30 @@ def test_the_digest_sees_one_figure_and_one_character(tmp_path: Path) -> None:
     assert list(before) == list(after) and before != after  # the same row, another figure
     frame = sessions(tmp_path, progress=False, workers=1)
     assert int(frame.loc[0, "messages"]) > 1  # a real row, not a problem's
+
+
+def _as_load_says(root: Path) -> list[str]:
+    # Each loaded row of ``sessions(root)`` beside what `load` says of its file: the rows whose
+    # figures differ.
+    frame = sessions(root, progress=False, workers=1)
+    differ = []
+    for row in frame[frame["problem"].isna()].to_dict("records"):
+        transcript = load(row["path"], episode=int(row["episode"]))
+        census = transcript.census
+        said = {
+            "messages": len(transcript.messages),
+            "requests": sum(isinstance(m, AssistantMessage) for m in transcript.messages),
+            "conversation_tokens": TokenCache(ApproximateCounter()).messages(transcript.messages),
+            "unaccounted": (census.unplaced_line() or None) if census is not None else None,
+        }
+        shown = {key: row[key] for key in said}
+        if {k: None if pd.isna(v) else v for k, v in shown.items()} != said:
+            differ.append(f"{row['path']}#{row['episode']}: {shown} != {said}")
+    return differ
+
+
+def test_what_a_row_shows_is_what_load_says_of_its_file() -> None:
+    assert _as_load_says(FIXTURES) == []
+    raw = corpus_dir() / "raw"
+    if raw.is_dir():
+        assert _as_load_says(raw) == []
