@@ -11,7 +11,7 @@ entry point) keeps nothing on disk: its formats' code is not known by a name. Th
 in ``$CTXLAB_SESSIONS_CACHE`` (a folder; ``off`` keeps nothing on disk), else
 ``$XDG_CACHE_HOME/ctxlab/sessions``, else ``~/.cache/ctxlab/sessions``: the 16 last written. A
 table that cannot be written or read back (a read-only home, a file damaged) costs only the
-time to read the folder again.
+time to read the folder again; a table another user wrote is not read (a pickle runs code).
 """
 
 from __future__ import annotations
@@ -79,12 +79,23 @@ def stored(state: Any) -> pd.DataFrame | None:
     where, name = folder(), _name(state)
     if where is None or name is None or not (where / name).is_file():
         return None
+    if not _own(where / name):
+        return None  # a pickle runs code when read: only one this user wrote is read
     try:
         frame = pd.read_pickle(where / name)
     except Exception:  # damaged, or written by another pandas: read the folder again
         _remove(where / name)
         return None
     return frame if isinstance(frame, pd.DataFrame) else None
+
+
+def _own(path: Path) -> bool:
+    # Written by this user (where the system says who owns a file).
+    getuid = getattr(os, "getuid", None)
+    try:
+        return getuid is None or path.stat().st_uid == getuid()
+    except OSError:
+        return False
 
 
 def store(state: Any, frame: pd.DataFrame) -> None:

@@ -74,7 +74,7 @@ def test_a_process_started_anew_reads_nothing(folder: Path) -> None:
     assert [int(n) for n in out] == [len(first), int(first["problem"].isna().sum())]
 
 
-@pytest.mark.parametrize("change", ["a file", "ctxlab's code", "the table kept"])
+@pytest.mark.parametrize("change", ["a file", "ctxlab's code", "the table kept", "its owner"])
 def test_what_changed_is_read_again(
     folder: Path, monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
@@ -85,9 +85,11 @@ def test_what_changed_is_read_again(
         target.write_text(target.read_text() + "\n")
     elif change == "ctxlab's code":
         monkeypatch.setattr(_sessions_disk, "_code", lambda: ("another ctxlab",))
-    else:
+    elif change == "the table kept":
         for table in Path(os.environ["CTXLAB_SESSIONS_CACHE"]).glob("*.pkl"):
             table.write_bytes(b"not a table")
+    else:  # a table another user wrote (a pickle runs code when read): not read
+        monkeypatch.setattr(os, "getuid", lambda: os.stat(folder).st_uid + 1, raising=False)
     monkeypatch.setattr(folder_module, "read", _refuse)
     again = sessions(folder, workers=1, progress=False)
     assert len(again) == len(first) and set(again["problem"]) == {"read again"}
