@@ -8,9 +8,12 @@ each with its own folder as it lies on disk (a Claude Code session's ``<id>/suba
 it holds ``--files`` of them, in a temporary folder. Each repeat is cold for every contender (a
 fresh process each: nothing imported or read before) on the same folder: ``sessions(folder)``
 with its default workers, ``sessions(folder, workers=1)``, ``sessions(folder)`` asked again
-in the same process with no file changed (timed: the second call), the baseline — a loop of
-``ctxlab.load`` over the same files, which is what a user would write without it — and the floor:
-decoding every file's JSON (one process), which any reader of these files pays. Printed:
+in the same process with no file changed (timed: the second call), ``sessions(folder)`` in a
+new process after another process read the folder (the table kept on disk), the baseline — a
+loop of ``ctxlab.load`` over the same files, which is what a user would write without it — and
+the floor: decoding every file's JSON (one process), which any reader of these files pays. Every run
+gets an empty folder for the tables `sessions` keeps on disk (``CTXLAB_SESSIONS_CACHE``): cold
+but for what a contender's own earlier call kept. Printed:
 seconds (wall, and CPU with the worker processes'), files and MB per second, the ratios to the
 baseline, to the floor and to the 5 s target of issue 54, the rows and the problems (every file
 must be a row), and the machine's load.
@@ -38,6 +41,10 @@ CONTENDERS = {
     "sessions(folder) asked again": (
         "# SETUP: import ctxlab; ctxlab.sessions(FOLDER, progress=False)\n"
         "f = ctxlab.sessions(FOLDER, progress=False)"
+    ),
+    "sessions(folder), a new process": (
+        "# BEFORE: import ctxlab; ctxlab.sessions(FOLDER, progress=False)\n"
+        "import ctxlab; f = ctxlab.sessions(FOLDER, progress=False)"
     ),
     "load() each file (baseline)": (
         "import ctxlab, pathlib\n"
@@ -126,20 +133,26 @@ def folder_of(count: int) -> Path:
     return target
 
 
-def _setup(code: str) -> str:
-    # What a contender does before it is timed (its ``# SETUP:`` line): the first call of
-    # one asked again.
+def _line(code: str, mark: str) -> str:
+    # What a contender does before it is timed: its ``# SETUP:`` line in the same process (the
+    # first call of one asked again), its ``# BEFORE:`` line in a process of its own.
     first = code.splitlines()[0]
-    return first.removeprefix("# SETUP: ") if first.startswith("# SETUP: ") else ""
+    return first.removeprefix(mark) if first.startswith(mark) else ""
 
 
 def run(code: str, folder: Path) -> tuple[float, int, int, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", TIMED.format(folder=str(folder), code=code, setup=_setup(code))],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    """One cold run of ``code`` in a new process, with an empty folder for the tables
+    `sessions` keeps on disk (only a ``# BEFORE:`` process of its own fills it first)."""
+    with tempfile.TemporaryDirectory(prefix="ctxlab-sessions-cache-") as kept:
+        env = {**os.environ, "CTXLAB_SESSIONS_CACHE": kept}
+        before = _line(code, "# BEFORE: ")
+        if before:
+            script = f"FOLDER = {str(folder)!r}\n{before}"
+            subprocess.run([sys.executable, "-c", script], env=env, check=True)
+        timed = TIMED.format(folder=str(folder), code=code, setup=_line(code, "# SETUP: "))
+        out = subprocess.run(
+            [sys.executable, "-c", timed], capture_output=True, text=True, check=True, env=env
+        ).stdout.split()
     return float(out[0]), int(out[1]), int(out[2]), float(out[3])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +33,21 @@ requires_corpus = pytest.mark.skipif(
     not corpus_files(),
     reason="transcript corpus not found: set CTXLAB_CORPUS to the folder holding norm/*.jsonl",
 )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sessions_kept_in_a_temporary_folder(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """`sessions`' tables kept on disk (`ctxlab.io._sessions_disk`) go to a folder of the test
+    run, not to the user's cache."""
+    before = os.environ.get("CTXLAB_SESSIONS_CACHE")
+    os.environ["CTXLAB_SESSIONS_CACHE"] = str(tmp_path_factory.mktemp("sessions-cache"))
+    yield
+    if before is None:
+        del os.environ["CTXLAB_SESSIONS_CACHE"]
+    else:
+        os.environ["CTXLAB_SESSIONS_CACHE"] = before
 
 
 @pytest.fixture(autouse=True)

@@ -59,7 +59,7 @@ REASONING_TYPES = frozenset(
         "thought",
     }
 )
-_REPLY_ROLES = frozenset({"assistant", "model", "gemini", "ai", "aimessage", "bot"})
+REPLY_ROLES = frozenset({"assistant", "model", "gemini", "ai", "aimessage", "bot"})
 _ID_KEYS = (
     "id",
     "message_id",
@@ -276,7 +276,7 @@ def text_finding(path: str, text: str) -> Finding:
 
 def is_reply(value: Mapping[str, Any]) -> bool:
     role = value.get("role", value.get("type"))
-    if not isinstance(role, str) or role.lower() not in _REPLY_ROLES:
+    if not isinstance(role, str) or role.lower() not in REPLY_ROLES:
         return False
     return any(
         value.get(k) not in (None, "", [], {})

@@ -31,7 +31,8 @@ from ctxlab.io._registry import added_here, generation, install
 from ctxlab.io._sessions_cache import keep, kept, state_of
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
-from ctxlab.tokens import ApproximateCounter, TokenCache
+from ctxlab.tokens import MESSAGE_OVERHEAD, ApproximateCounter
+from ctxlab.tokens._cache import block_parts
 from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
@@ -109,7 +110,9 @@ def sessions(
     row with ``ctxlab.load(row.path, episode=row.episode)`` or ``Lab.open(row, ...)``; ``sweep``
     takes the frame's ``path`` column. Called again on a folder where no file was added,
     removed or changed (its size and modification time), it returns a copy of the table it
-    made, reading nothing (`ctxlab.io._sessions_cache`).
+    made, reading nothing (`ctxlab.io._sessions_cache`) — from a new process too: the table is
+    kept on disk, in ``$CTXLAB_SESSIONS_CACHE`` (``off``: not kept) or
+    ``~/.cache/ctxlab/sessions`` (`ctxlab.io._sessions_disk`).
 
     Args:
         folder: The folder to read.
@@ -343,7 +346,7 @@ def _figures(transcript: Transcript) -> dict[str, Any]:
         "messages": len(transcript.messages),
         "requests": sum(isinstance(m, AssistantMessage) for m in transcript.messages),
         "tool_calls": sum(len(getattr(m, "tool_uses", ())) for m in transcript.messages),
-        "conversation_tokens": TokenCache(ApproximateCounter()).messages(transcript.messages),
+        "conversation_tokens": _size(transcript.messages),
         "billed_input_tokens": sum(u.total_input_tokens for u in transcript.usage.values())
         if transcript.usage
         else None,
@@ -356,6 +359,19 @@ def _figures(transcript: Transcript) -> dict[str, Any]:
         "unaccounted": (census.unplaced_line() or None) if census is not None else None,
         "subagent_of": str(meta["subagent_of"]) if meta.get("subagent_of") else None,
     }
+
+
+def _size(messages: Iterable[Any]) -> int:
+    # The conversation's size as ``TokenCache(ApproximateCounter()).messages`` counts it, without
+    # the content hashes a cache is keyed by: a listing counts each message once.
+    count = ApproximateCounter().count_text
+    total = 0
+    for message in messages:
+        total += MESSAGE_OVERHEAD
+        for block in message.content:
+            fixed, texts = block_parts(block)
+            total += fixed + sum(count(text) for text in texts)
+    return total
 
 
 def _span(times: dict[int, float]) -> float | None:

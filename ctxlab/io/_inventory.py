@@ -45,6 +45,7 @@ from ctxlab.io._findings import (
     KINDS,
     REASONING,
     REASONING_TYPES,
+    REPLY_ROLES,
     Finding,
     attributes,
     call_finding,
@@ -63,7 +64,6 @@ from ctxlab.io._findings import (
     reply_key,
     text_finding,
     texts_of,
-    type_of,
     usage_key,
 )
 
@@ -131,7 +131,7 @@ def inventory_of(values: Iterable[Any]) -> Inventory:
         if seen is None:
             # Nothing to remember each record's inventory for: walked straight into the
             # whole (the same first finding of each key, in the same order).
-            _walk_field("", value, "$", (), found, -1, False)
+            _walk_field("", value, "$", None, found, -1, False)
         else:
             found.merge(_record_inventory(value))
     return found
@@ -158,43 +158,42 @@ def _record_inventory(value: Any) -> Inventory:
         return seen[id(value)][1]
     found = Inventory()
     # As a field of no name: a record that is itself a usage object counts as one.
-    _walk_field("", value, "$", (), found, -1, False)
+    _walk_field("", value, "$", None, found, -1, False)
     if seen is not None and isinstance(value, dict | list):
         seen[id(value)] = (value, found)  # (the value kept: its id stays its own)
     return found
 
 
-def _walk(
-    value: Any, path: str, ids: tuple[str, ...], found: Inventory, depth: int, in_reply: bool
-) -> None:
-    # ``ids``: the id of the object that holds ``value`` (none or one); ``in_reply``: inside a
-    # reply already found (a message nested in its record is the same reply).
+def _walk(value: Any, path: str, holder: Any, found: Inventory, depth: int, in_reply: bool) -> None:
+    # ``holder``: the object that holds ``value`` (None at the top), whose id — found only
+    # when a finding asks for it (`_ids`) — names what it holds; ``in_reply``: inside a reply
+    # already found (a message nested in its record is the same reply).
     if depth > _MAX_DEPTH:
         found.cut = True
         return
     if isinstance(value, list):
-        if not is_attribute_list(value):
-            for item in value:
-                _walk(item, path + "[]", ids, found, depth + 1, in_reply)
+        if not _attribute_list(value):
+            _walk_list(value, path + "[]", holder, found, depth, in_reply)
             return
         value = attributes(value)
         if is_usage("", value):  # a span's counts among its other attributes
-            found.add(Finding("usage", path, usage_key(value, ids)))
-    if not is_map(value):
+            found.add(Finding("usage", path, usage_key(value, _ids(holder))))
+    if not (type(value) is dict or is_map(value)):
         return
     # Known by its own id, not by one further out: a part set aside on its own (a sample's
     # output, a tool's copy of its result) must be known as the file knows it.
-    own = own_id(value)
-    ids = (own,) if own is not None else ()
-    kind = type_of(value)
+    given = value.get("type")
+    kind = given.lower() if isinstance(given, str) else ""
     if kind in REASONING_TYPES or is_thought(value):
         found.add(reasoning_finding(value, path))
         return  # its text fields are the item itself
     if kind in CALL_TYPES and (named(value) or call_id(value) is not None):
         found.add(call_finding(value, path))
-    if not in_reply and is_reply(value):
-        found.add(Finding("reply", path, reply_key(value, ids)))
-        in_reply = True
+    if not in_reply:
+        role = value.get("role", given)  # `is_reply`'s first question, asked here
+        if isinstance(role, str) and role.lower() in REPLY_ROLES and is_reply(value):
+            found.add(Finding("reply", path, reply_key(value, _ids(value))))
+            in_reply = True
     for key, item in value.items():
         # Most fields are text or numbers under names that say nothing: passed over here,
         # without a call (a session file has tens of thousands of them).
@@ -204,14 +203,43 @@ def _walk(
                 continue
         elif shape is int or shape is float or shape is bool or item is None:
             continue
-        _walk_field(str(key), item, f"{path}.{key}", ids, found, depth, in_reply)
+        _walk_field(str(key), item, f"{path}.{key}", value, found, depth, in_reply)
+
+
+def _walk_list(
+    value: list[Any], path: str, holder: Any, found: Inventory, depth: int, in_reply: bool
+) -> None:
+    leaves_pass = depth < _MAX_DEPTH  # (deeper, a leaf too says the walk was cut)
+    for item in value:
+        # A text or a number in a list holds nothing to find: passed over, without a call.
+        if not (leaves_pass and type(item) in _LEAVES):
+            _walk(item, path, holder, found, depth + 1, in_reply)
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def _ids(holder: Any) -> tuple[str, ...]:
+    # The id of the object that holds a finding (none or one), asked only when there is a
+    # finding: most objects hold none, and looking on each was a tenth of a walk.
+    own = own_id(holder) if holder is not None else None
+    return (own,) if own is not None else ()
+
+
+def _attribute_list(value: list[Any]) -> bool:
+    # `is_attribute_list`, answered at once for the usual list (of objects that are not
+    # ``{"key": ..., "value": ...}`` pairs).
+    first = value[0] if value else None
+    if type(first) is dict and (len(first) != 2 or "key" not in first):
+        return False
+    return is_attribute_list(value)
 
 
 def _walk_field(
     key: str,
     item: Any,
     path: str,
-    ids: tuple[str, ...],
+    holder: Any,
     found: Inventory,
     depth: int,
     in_reply: bool,
@@ -226,10 +254,10 @@ def _walk_field(
             # A span attribute (``gen_ai.output.messages``) carries its messages as JSON text.
             decoded = json_in(item)
             if decoded is not None:
-                _walk(decoded, path, ids, found, depth + 1, in_reply)
+                _walk(decoded, path, holder, found, depth + 1, in_reply)
         return
     if is_map(item) and _may_be_usage(flags, item) and is_usage(key, item):
-        found.add(Finding("usage", path, usage_key(item, ids)))
+        found.add(Finding("usage", path, usage_key(item, _ids(holder))))
         return
     if isinstance(item, list) and flags & CALL_LIST:
         for call in item:
@@ -245,7 +273,7 @@ def _walk_field(
             if isinstance(text, str) and is_words(text):
                 found.add(text_finding(path + "[]", text))
         return
-    _walk(item, path, ids, found, depth + 1, in_reply)
+    _walk(item, path, holder, found, depth + 1, in_reply)
 
 
 _TOKEN_NAMES: dict[tuple[Any, ...], bool] = {}

@@ -1,4 +1,5 @@
-"""`sessions` called again on a folder that has not changed answers from memory.
+"""`sessions` called again on a folder that has not changed answers from memory (or, from a new
+process, from disk: `ctxlab.io._sessions_disk`).
 
 A folder of a thousand sessions takes tens of seconds to read (every file decoded, read by its
 format and walked for its census); a notebook asks for it again and again (a cell re-run, a
@@ -17,6 +18,8 @@ import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ctxlab.io._sessions_disk import drop_all, store, stored
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,8 +58,13 @@ def state_of(root: Path, suffixes: tuple[str, ...], formats: int) -> State | Non
 
 def kept(state: State | None) -> pd.DataFrame | None:
     """A copy of the table kept for ``state``, None when there is none."""
-    if state is None or state not in _KEPT:
+    if state is None:
         return None
+    if state not in _KEPT:
+        on_disk = stored(state)  # kept by an earlier process
+        if on_disk is None:
+            return None
+        _remember(state, on_disk)
     _KEPT.move_to_end(state)
     return _KEPT[state].copy()
 
@@ -65,12 +73,18 @@ def keep(state: State | None, frame: pd.DataFrame) -> None:
     """Keep a copy of ``frame`` as the table of ``state``."""
     if state is None:
         return
-    _KEPT[state] = frame.copy()
+    _remember(state, frame.copy())
+    store(state, frame)
+
+
+def _remember(state: State, frame: pd.DataFrame) -> None:
+    _KEPT[state] = frame
     _KEPT.move_to_end(state)
     while len(_KEPT) > _MOST:
         _KEPT.popitem(last=False)
 
 
 def forget() -> None:
-    """Drop every kept table."""
+    """Drop every kept table, in memory and on disk."""
     _KEPT.clear()
+    drop_all()

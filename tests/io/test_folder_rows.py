@@ -277,7 +277,7 @@ def test_a_session_whose_figures_fail_is_listed_loaded_with_that_problem(
         def __init__(self, *_: Any) -> None:
             raise ValueError("an odd figure")
 
-    monkeypatch.setattr(folder, "TokenCache", Failing)
+    monkeypatch.setattr(folder, "ApproximateCounter", Failing)  # the size is counted with it
     row = session_row(_ctxlab_file(tmp_path / "s.jsonl", {"source": "codex"}))
     assert row["problem"] == (
         "loaded, but its figures could not be read: ValueError: an odd figure"

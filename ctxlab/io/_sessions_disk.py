@@ -1,0 +1,141 @@
+"""`sessions`' kept tables on disk: a folder asked for again from a new process (a notebook's
+kernel restarted, a script run again) is answered without reading a file while nothing under it
+changed.
+
+A table is kept under the folder's state (`ctxlab.io._sessions_cache`: the path, size and
+modification time of every file under it), with what else decides its rows: the names of the
+registered formats, the size and modification time of each of ctxlab's modules (its version's
+among them: an edited reader reads otherwise), pandas' and Python's versions (a pickle is
+theirs). A process that registered a format of its own (`ctxlab.register_format`, a plugin's
+entry point) keeps nothing on disk: its formats' code is not known by a name. The tables live
+in ``$CTXLAB_SESSIONS_CACHE`` (a folder; ``off`` keeps nothing on disk), else
+``$XDG_CACHE_HOME/ctxlab/sessions``, else ``~/.cache/ctxlab/sessions``: the 16 last written. A
+table that cannot be written or read back (a read-only home, a file damaged) costs only the
+time to read the folder again; a table another user wrote is not read (a pickle runs code).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["drop_all", "store", "stored"]
+
+_MOST = 16
+"""Tables kept on disk (the last written)."""
+_SUFFIX = ".sessions.pkl"
+
+
+def folder() -> Path | None:
+    """Where the tables are kept (None: nothing is kept on disk)."""
+    given = os.environ.get("CTXLAB_SESSIONS_CACHE")
+    if given is not None:
+        return None if given.strip().lower() in ("", "off", "0", "no") else Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ctxlab" / "sessions"
+
+
+def _name(state: Any) -> str | None:
+    # The file of a state's table; None when this process's formats are not all ctxlab's own.
+    # (Imported here: the registry's formats import io's machinery, which imports this one.)
+    from ctxlab.io._registry import added_here, formats
+
+    if added_here():
+        return None
+    names = tuple(f.name for f in formats())  # (one of ctxlab's removed: read otherwise)
+    key = repr((state[0], state[1], state[3], names, _code()))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + _SUFFIX
+
+
+@cache
+def _code() -> tuple[Any, ...]:
+    # What decides the rows besides the files: ctxlab's code (its version among its modules),
+    # pandas and Python — once a process.
+    # (pandas imported here, as `sessions` does: ``import ctxlab`` does not load it.)
+    import pandas
+
+    root = Path(__file__).parents[1]
+    modules = []
+    for path in sorted(root.rglob("*.py")):
+        stat = path.stat()
+        modules.append((str(path.relative_to(root)), stat.st_size, stat.st_mtime_ns))
+    return (pandas.__version__, platform.python_version(), tuple(modules))
+
+
+def stored(state: Any) -> pd.DataFrame | None:
+    """The table kept on disk for ``state``, None when there is none (or it cannot be read)."""
+    # (pandas imported here, as `sessions` does: ``import ctxlab`` does not load it.)
+    import pandas as pd
+
+    where, name = folder(), _name(state)
+    if where is None or name is None or not (where / name).is_file():
+        return None
+    if not _own(where / name):
+        return None  # a pickle runs code when read: only one this user wrote is read
+    try:
+        frame = pd.read_pickle(where / name)
+    except Exception:  # damaged, or written by another pandas: read the folder again
+        _remove(where / name)
+        return None
+    return frame if isinstance(frame, pd.DataFrame) else None
+
+
+def _own(path: Path) -> bool:
+    # Written by this user (where the system says who owns a file).
+    getuid = getattr(os, "getuid", None)
+    try:
+        return getuid is None or path.stat().st_uid == getuid()
+    except OSError:
+        return False
+
+
+def store(state: Any, frame: pd.DataFrame) -> None:
+    """Keep ``frame`` on disk as the table of ``state`` (nothing when it cannot be written)."""
+    where, name = folder(), _name(state)
+    if where is None or name is None:
+        return
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=where, suffix=".part")
+        os.close(handle)
+    except OSError:  # a read-only home: nothing kept
+        return
+    try:
+        # Written whole, then named: a process reading meanwhile never sees half a table.
+        frame.to_pickle(temporary)
+        os.replace(temporary, where / name)
+    except Exception:  # a disk full, a value pickle refuses: only the temporary file is left
+        _remove(Path(temporary))
+        return
+    _prune(where)
+
+
+def _prune(where: Path) -> None:
+    try:
+        tables = sorted(where.glob("*" + _SUFFIX), key=lambda p: p.stat().st_mtime_ns)
+    except OSError:
+        return
+    for old in tables[:-_MOST]:
+        _remove(old)
+
+
+def drop_all() -> None:
+    """Remove every table kept on disk."""
+    where = folder()
+    if where is not None and where.is_dir():
+        for path in where.glob("*" + _SUFFIX):
+            _remove(path)
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):  # gone already, or not ours to remove: left as it is
+        path.unlink()

@@ -1,0 +1,124 @@
+"""`sessions` asked again from a new process answers from the table kept on disk while nothing
+under the folder changed — and reads again when a file, ctxlab's code or the formats did, or
+when the table kept cannot be read (`ctxlab.io._sessions_disk`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import ctxlab.io._folder as folder_module
+from ctxlab import sessions
+from ctxlab.exceptions import CtxlabError
+from ctxlab.io import _sessions_cache, _sessions_disk
+from ctxlab.io._sessions_cache import forget
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Sessions of several formats, and a cache folder of this test's own."""
+    monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "sessions"
+    for name in ("claude_code", "codex", "cline", "mini_swe_agent"):
+        shutil.copytree(FIXTURES / name, root / name)
+    forget()
+    return root
+
+
+def _refuse(*_: Any, **__: Any) -> Any:
+    msg = "read again"
+    raise CtxlabError(msg)
+
+
+def _new_process() -> None:
+    # What a new process starts with: no table in memory (the disk's are kept).
+    _sessions_cache._KEPT.clear()
+
+
+def test_a_new_process_answers_from_disk_without_reading(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = sessions(folder, workers=1, progress=False)
+    assert first["problem"].isna().sum() > 5
+    _new_process()
+    monkeypatch.setattr(folder_module, "read", _refuse)  # a file read says so in its row
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
+
+
+def test_a_process_started_anew_reads_nothing(folder: Path) -> None:
+    first = sessions(folder, workers=1, progress=False)
+    script = (
+        "import sys, ctxlab, ctxlab.io._folder as f\n"
+        "from ctxlab.exceptions import CtxlabError\n"
+        "def refuse(*a, **k): raise CtxlabError('read again')\n"
+        "f.read = refuse\n"
+        "frame = ctxlab.sessions(sys.argv[1], workers=1, progress=False)\n"
+        "print(len(frame), int(frame['problem'].isna().sum()))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "CTXLAB_SESSIONS_CACHE": os.environ["CTXLAB_SESSIONS_CACHE"]},
+    ).stdout.split()
+    assert [int(n) for n in out] == [len(first), int(first["problem"].isna().sum())]
+
+
+@pytest.mark.parametrize("change", ["a file", "ctxlab's code", "the table kept", "its owner"])
+def test_what_changed_is_read_again(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    first = sessions(folder, workers=1, progress=False)
+    _new_process()
+    if change == "a file":
+        target = next((folder / "codex").glob("*.jsonl"))
+        target.write_text(target.read_text() + "\n")
+    elif change == "ctxlab's code":
+        monkeypatch.setattr(_sessions_disk, "_code", lambda: ("another ctxlab",))
+    elif change == "the table kept":
+        for table in Path(os.environ["CTXLAB_SESSIONS_CACHE"]).glob("*.pkl"):
+            table.write_bytes(b"not a table")
+    else:  # a table another user wrote (a pickle runs code when read): not read
+        monkeypatch.setattr(os, "getuid", lambda: os.stat(folder).st_uid + 1, raising=False)
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    again = sessions(folder, workers=1, progress=False)
+    assert len(again) == len(first) and set(again["problem"]) == {"read again"}
+
+
+def test_off_keeps_nothing_on_disk(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", "off")
+    sessions(folder, workers=1, progress=False)
+    assert _sessions_disk.folder() is None
+    assert not (folder.parent / "cache").exists()
+
+
+def test_a_format_registered_here_keeps_nothing_on_disk(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ctxlab.io._registry.added_here", lambda: ("a notebook's format",))
+    sessions(folder, workers=1, progress=False)
+    assert list((folder.parent / "cache").glob("*.pkl")) == []
+
+
+def test_the_tables_kept_are_the_last_sixteen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", str(tmp_path / "cache"))
+    source = FIXTURES / "sessions" / "claude_code_session.jsonl"
+    for n in range(18):
+        root = tmp_path / f"folder{n}"
+        root.mkdir()
+        shutil.copy(source, root)
+        sessions(root, workers=1, progress=False)
+    assert len(list((tmp_path / "cache").glob("*.pkl"))) == 16
+    assert list((tmp_path / "cache").glob("*.part")) == []
