@@ -6,13 +6,20 @@ walk's, to the token."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from ctxlab import ApproximateCounter, Transcript, load
+from ctxlab import ApproximateCounter, Transcript, calibrate, load
 from ctxlab.manifest import PLACEMENTS, ContextManifest, step_row
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import (
+    AssistantMessage,
+    ProviderUsage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from ctxlab.sources import ReplaySession
 from tests.hostile import assert_linear
 
@@ -111,3 +118,20 @@ def test_a_recordings_messages_are_counted_in_one_batch_as_it_opens() -> None:
     assert [[i.tokens for i in m.items] for m in manifests] == [
         [i.tokens for i in m.items] for m in plain
     ]
+
+
+def test_a_billed_recordings_calibration_counts_its_messages_in_one_batch() -> None:
+    # A recording with usage is calibrated when its session is made, before the recorded view
+    # is read: that first count is the one to batch. The fit is that of a one-by-one count.
+    plain = _session(300)
+    replies = [i for i, m in enumerate(plain.messages) if isinstance(m, AssistantMessage)]
+    usage = {
+        i: ProviderUsage(input_tokens=40 + 9 * n, output_tokens=5) for n, i in enumerate(replies)
+    }
+    billed = dataclasses.replace(plain, usage=usage)
+    counter = _BatchCounter()
+    batched = calibrate(billed, counter)
+    assert counter.batched >= 2 * 300 and counter.singles <= 1
+    alone = calibrate(billed, ApproximateCounter())
+    assert batched.points == alone.points and batched.fits == alone.fits
+    assert len(batched.points) == 301  # 300 tool calls and the final "done"
