@@ -85,6 +85,8 @@ class RecordingView:
                 status.value = html.escape(f"{verb} {total:,} requests… {done:,} done")
 
         recording.on_progress = progress
+        # The page loads plotly.js while the requests are read (the first Lab of a kernel).
+        lab.budget.plot.view.send_plotly_ahead()
         lab.reading = True
         try:
             await recording.run()
