@@ -20,6 +20,7 @@ const loader = {
   cdnTried: false,
   status: "", // what a view waiting for it shows
   listeners: new Set(),
+  receiving: null, // the kernel's plotly.js being loaded (one load, however many copies came)
 };
 
 function setStatus(text) {
@@ -80,6 +81,15 @@ function loaded(Plotly) {
   for (const waiter of waiting) queueMicrotask(() => waiter.onReady?.(Plotly));
 }
 
+// The kernel's plotly.js arrived (asked for, or sent ahead: see `initialize`): loaded once.
+function receive(model, buffer) {
+  if (loader.plotly || loader.receiving) return;
+  loader.receiving = fromKernel(buffer).then(loaded, () => {
+    loader.receiving = null;
+    tryCdn(model);
+  });
+}
+
 function tryCdn(model) {
   if (loader.cdnTried || loader.plotly) return;
   loader.cdnTried = true;
@@ -126,15 +136,16 @@ function loadPlotly(model, onReady) {
     return close;
   }
   waiter.onMessage = (message, buffers) => {
-    if (!message || message.type !== "plotly-js" || loader.plotly) return;
-    fromKernel(buffers[0]).then(loaded, () => tryCdn(model));
+    if (message && message.type === "plotly-js") receive(model, buffers[0]);
   };
   model.on("msg:custom", waiter.onMessage);
   loader.waiting.add(waiter);
-  // One ask per page, unless the last went unanswered past the wait (its kernel may be gone).
-  if (!loader.askedAt || Date.now() - loader.askedAt >= CDN_AFTER_MS) ask(waiter);
+  // One ask per page, unless the last went unanswered past the wait (its kernel may be gone);
+  // none while the copy the kernel sent ahead is loading.
+  const stale = !loader.askedAt || Date.now() - loader.askedAt >= CDN_AFTER_MS;
+  if (stale && !loader.receiving) ask(waiter);
   waiter.timer = setTimeout(() => {
-    if (loader.plotly) return;
+    if (loader.plotly || loader.receiving) return; // a copy loading: it says if it fails
     setStatus(
       "The plot draws when the kernel sends plotly.js: it has not answered yet (it is busy " +
         "running a cell, or not running). Trying plotly's CDN meanwhile…",
@@ -238,4 +249,16 @@ function draw(Plotly, model, el, div) {
   };
 }
 
-export default { render };
+// Before any view: the kernel sends plotly.js unasked while it still runs the cell that made
+// the plot (`PlotView.send_plotly_ahead`), so the page loads it meanwhile instead of asking
+// once the cell has ended and loading it then. A copy that comes before this model listens is
+// simply missed: the view asks, as without it.
+function initialize({ model }) {
+  const onMessage = (message, buffers) => {
+    if (message && message.type === "plotly-js") receive(model, buffers[0]);
+  };
+  model.on("msg:custom", onMessage);
+  return () => model.off("msg:custom", onMessage);
+}
+
+export default { initialize, render };

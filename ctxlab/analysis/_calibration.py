@@ -342,6 +342,7 @@ def calibrate(
         messages = request.messages
         base = messages.base if isinstance(messages, Prefix) else messages
         if running is None or running[0] is not base:
+            cache.count_ahead(base)  # in one batch (two threads with the fast counter)
             counts = itertools.accumulate((cache.message(m) for m in base), initial=0)
             pictures = itertools.accumulate(
                 (m.image_count if isinstance(m, UserMessage) else 0 for m in base), initial=0

@@ -7,6 +7,7 @@ thresholds that do not match what fires: claude-code #61334, codex #16068).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ __all__ = [
     "compaction_sites",
     "documented_threshold",
     "sites_frame",
+    "sites_in",
 ]
 
 
@@ -95,8 +97,17 @@ def compaction_sites(
     if context_window is not None:
         context_window = checked_window(context_window)
     tool = transcript.meta.get("source")
-    tool = tool if isinstance(tool, str) else None
-    requests = recorded_requests(transcript)
+    return sites_in(
+        recorded_requests(transcript), tool if isinstance(tool, str) else None, context_window
+    )
+
+
+def sites_in(
+    requests: Sequence[RecordedRequest], tool: str | None, context_window: int | None = None
+) -> list[CompactionSite]:
+    """`compaction_sites` of a recording's requests as recorded (``requests``: its
+    `recorded_requests`, already made — a Lab's recorded view reads the same pass) written by
+    ``tool`` (the transcript's ``meta["source"]``)."""
     out: list[CompactionSite] = []
     for position, request in enumerate(requests):
         for compaction in request.compactions:

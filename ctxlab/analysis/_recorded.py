@@ -259,6 +259,10 @@ class RecordedItems:
         base = messages.base if isinstance(messages, Prefix) else messages
         if base is not self._messages:
             self._messages = base
+            # A segment's messages counted in one batch (on two threads for a large one, as a
+            # replay counts ahead), then itemized by look-up: one by one they were most of a
+            # long recording's opening.
+            self.cache.count_ahead(base)
             self._message_items = tuple(message_items(base, self.cache))
             self._built = {}
         built = self._built.get(lead)

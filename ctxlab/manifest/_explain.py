@@ -97,7 +97,13 @@ _DETAIL_DEFAULTS = {
 
 
 def _preview(text: str) -> str:
-    flat = " ".join(text.split())
+    # The whitespace of a prefix collapsed is a prefix of the whole text collapsed: a preview
+    # reads a few hundred characters, not a tool's whole output (a 5,000-request recording's
+    # table describes 10,000 of them when it opens).
+    head = text[: 4 * _PREVIEW]
+    flat = " ".join(head.split())
+    if len(head) < len(text) and len(flat) <= _PREVIEW:
+        flat = " ".join(text.split())  # mostly whitespace: the whole text decides
     return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
 
 

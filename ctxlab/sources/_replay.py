@@ -29,6 +29,7 @@ from ctxlab.analysis._recorded import (
     AFTER,
     RecordedCompaction,
     RecordedItems,
+    RecordedRequest,
     compactions_by_request,
     recorded_compactions,
     recorded_manifest,
@@ -141,6 +142,14 @@ class ReplaySession(StepSource):
         """When each request of the last run was sent, on the recording's clock (the time of
         the reply it stands for), by request id: a Lab's `StepLog.clock`."""
         self._checked: pd.DataFrame | None = None
+        self._recorded: tuple[Transcript, list[RecordedRequest]] | None = None
+
+    def recorded(self) -> list[RecordedRequest]:
+        """The transcript's requests as recorded (`ctxlab.recorded_requests`), made once per
+        transcript: the recorded view and a Lab's compaction sites read the same pass."""
+        if self._recorded is None or self._recorded[0] is not self.transcript:
+            self._recorded = (self.transcript, recorded_requests(self.transcript))
+        return self._recorded[1]
 
     def cache_check(self) -> pd.DataFrame:
         """The recording's cache model checked against its bill (`ctxlab.cache_check`, with
@@ -189,7 +198,7 @@ class ReplaySession(StepSource):
         fixed = fixed_part(system, transcript.tools, self.token_cache)
         notes = (self.unrecorded_note,) if self.unrecorded_note else ()
         part = self.unrecorded_part
-        requests = recorded_requests(transcript)
+        requests = self.recorded()
         previous: ContextManifest | None = None
         itemized = RecordedItems((*fixed.system_items, *fixed.tool_items), self.token_cache)
         for request in requests:

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
 import anywidget
 import numpy as np
@@ -88,6 +88,20 @@ class PlotView(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self._click_handlers: list[Callable[[float, str], None]] = []
         self.on_msg(self._message)
+
+    _sent_ahead: ClassVar[bool] = False
+    """Whether this kernel sent plotly.js ahead already (`send_plotly_ahead`)."""
+
+    def send_plotly_ahead(self) -> bool:
+        """Send plotly.js to the page now, unasked — once per kernel: the page loads it while
+        the kernel still runs the cell (a long recording's replay), where a view asks for it
+        only once displayed, when the cell has ended, and then waits for it. A page that missed
+        it (opened later, or reloaded) asks, as before. Returns whether it was sent."""
+        if PlotView._sent_ahead:
+            return False
+        PlotView._sent_ahead = True
+        self.send({"type": "plotly-js"}, buffers=[_plotly_js()])
+        return True
 
     def on_click(self, handler: Callable[[float, str], None]) -> None:
         """Call ``handler(x, trace_name)`` when a point is clicked in the browser."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from ctxlab.analysis._calibration import Calibration
-from ctxlab.analysis._compaction_sites import compaction_sites
+from ctxlab.analysis._compaction_sites import sites_in
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.exceptions import UsageError
 from ctxlab.sources._replay import VIEWS, ReplaySession, View
@@ -59,7 +59,9 @@ class RecordingView:
         )
         log.clock = self.recording.request_times  # the recording's clock, filled as it is read
         if self.recording.compactions:  # where each fired against its tool's threshold
-            sites = compaction_sites(self.recording.transcript)
+            # The recorded view's own pass over the requests: not a second one.
+            tool = self.recording.transcript.meta.get("source")
+            sites = sites_in(self.recording.recorded(), tool if isinstance(tool, str) else None)
             log.sites = [(site.sentence, site.far) for site in sites]
         if self.calibration is not None:
             log.calibrate(self.calibration, segmented=self.recording.view == "recorded")
@@ -83,6 +85,8 @@ class RecordingView:
                 status.value = html.escape(f"{verb} {total:,} requests… {done:,} done")
 
         recording.on_progress = progress
+        # The page loads plotly.js while the requests are read (the first Lab of a kernel).
+        lab.budget.plot.view.send_plotly_ahead()
         lab.reading = True
         try:
             await recording.run()

@@ -298,10 +298,14 @@ def test_calibrate_forecasts_every_request_from_another_sessions_fit_when_given(
 def test_each_message_is_counted_once_however_many_requests_hold_it() -> None:
     # Twelve requests hold 1, 3, ... 23 messages: summed request by request, 144 counts; each
     # request's estimate is a lookup in running sums, so each of the 24 messages is counted
-    # once and no count is asked twice (a 10,000-request recording would cost their square).
+    # once (in one batch) and read back once (a 10,000-request recording would cost their
+    # square): a hit for each of its blocks as the batch sums them, one as it is read.
     cache = TokenCache(ApproximateCounter())
     transcript = _billed_session()
     points = calibrate(transcript, cache).points
     assert len(points) == 12
-    assert cache.hits == 0
+    # (The running sums run over the whole segment: its last reply is counted too.)
+    blocks = {b.content_hash for m in transcript.messages for b in m.content}
+    assert cache.counted_blocks == len(blocks) == 24
+    assert cache.hits == sum(len(m.content) + 1 for m in transcript.messages) == 48
     assert points[-1].estimate == sum(cache.message(m) for m in transcript.messages[:-1])

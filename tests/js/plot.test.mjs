@@ -50,6 +50,7 @@ globalThis.ResizeObserver = class {
 const scripts = [];
 let cdnReachable = true;
 let blobRefused = false; // a content policy that refuses blob: scripts (some webviews)
+let slowScripts = false; // as a browser does: plotly.js defines Plotly when it has run, later
 const append = document.head.appendChild.bind(document.head);
 document.head.appendChild = (node) => {
   append(node);
@@ -61,6 +62,11 @@ document.head.appendChild = (node) => {
       // plotly.min.js is UMD: with an AMD loader on the page it registers a module instead.
       globalThis.define("plotly", [], () => fakePlotly);
       queueMicrotask(() => node.onload());
+    } else if (slowScripts) {
+      queueMicrotask(() => {
+        globalThis.Plotly = fakePlotly;
+        node.onload();
+      });
     } else {
       globalThis.Plotly = fakePlotly;
       queueMicrotask(() => node.onload());
@@ -212,6 +218,30 @@ test("a kernel busy past the wait: the view says why, and draws when the kernel 
   otherTeardown();
   assert.equal(model.handlerCount(), 0);
   assert.equal(other.handlerCount(), 0);
+});
+
+test("plotly.js sent ahead by the busy kernel loads once; a view meanwhile neither asks nor loads it again", async (t) => {
+  t.after(() => {
+    slowScripts = false;
+  });
+  slowScripts = true;
+  const fresh = await freshWidget("ahead");
+  calls.length = 0;
+  scripts.length = 0;
+  const model = newModel();
+  const cleanup = fresh.initialize({ model }); // the model exists: no view yet
+  const source = new TextEncoder().encode("/* plotly.min.js */");
+  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]); // the kernel, still busy
+  assert.equal(scripts.length, 1);
+  const teardown = fresh.render({ model, el: document.createElement("div") }); // the cell ended
+  assert.deepEqual(model.sent, []); // not asked: the copy sent ahead is loading
+  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]); // another copy: not loaded
+  await settle();
+  assert.equal(scripts.length, 1);
+  assert.equal(calls.filter((c) => c.what === "react").length, 1); // drawn
+  teardown();
+  cleanup();
+  assert.equal(model.handlerCount(), 0);
 });
 
 test("a view torn down before plotly.js arrives draws nothing and leaves no handler", async (t) => {

@@ -6,13 +6,20 @@ walk's, to the token."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from ctxlab import ApproximateCounter, Transcript, load
+from ctxlab import ApproximateCounter, Transcript, calibrate, load
 from ctxlab.manifest import PLACEMENTS, ContextManifest, step_row
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import (
+    AssistantMessage,
+    ProviderUsage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from ctxlab.sources import ReplaySession
 from tests.hostile import assert_linear
 
@@ -77,3 +84,54 @@ def test_the_rows_of_a_long_recording_take_time_linear_in_its_requests() -> None
 
     # 1,000 then 4,000 requests: a walk of each request's items reads 8 million items at 4,000.
     assert_linear(rows_of, 1_000, bound=4.0)
+
+
+class _BatchCounter(ApproximateCounter):
+    """Counts as `ApproximateCounter`, and says how: text by text, or in batches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.singles = 0
+        self.batched = 0
+
+    def count_text(self, text: str) -> int:
+        self.singles += 1
+        return super().count_text(text)
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        self.batched += len(texts)
+        return [super(_BatchCounter, self).count_text(t) for t in texts]
+
+
+def test_a_recordings_messages_are_counted_in_one_batch_as_it_opens() -> None:
+    # A batch runs on two threads with a tokenizer that has them (toktok's `count_many`): one
+    # by one the messages were most of a 5,000-request recording's opening. The counts are
+    # those of one by one (the control: a counter without batches).
+    transcript = _session(300)
+    counter = _BatchCounter()
+    session = ReplaySession(transcript, context_window=200_000, counter=counter, view="recorded")
+    manifests = asyncio.run(session.run())
+    # Only the System prompt is counted alone (the fixed part, before any request).
+    assert counter.batched >= 2 * 300 and counter.singles <= 1
+    plain = _recorded(transcript)
+    assert [m.totals for m in manifests] == [m.totals for m in plain]
+    assert [[i.tokens for i in m.items] for m in manifests] == [
+        [i.tokens for i in m.items] for m in plain
+    ]
+
+
+def test_a_billed_recordings_calibration_counts_its_messages_in_one_batch() -> None:
+    # A recording with usage is calibrated when its session is made, before the recorded view
+    # is read: that first count is the one to batch. The fit is that of a one-by-one count.
+    plain = _session(300)
+    replies = [i for i, m in enumerate(plain.messages) if isinstance(m, AssistantMessage)]
+    usage = {
+        i: ProviderUsage(input_tokens=40 + 9 * n, output_tokens=5) for n, i in enumerate(replies)
+    }
+    billed = dataclasses.replace(plain, usage=usage)
+    counter = _BatchCounter()
+    batched = calibrate(billed, counter)
+    assert counter.batched >= 2 * 300 and counter.singles <= 1
+    alone = calibrate(billed, ApproximateCounter())
+    assert batched.points == alone.points and batched.fits == alone.fits
+    assert len(batched.points) == 301  # 300 tool calls and the final "done"

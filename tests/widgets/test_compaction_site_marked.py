@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab import Transcript, load
+from ctxlab.analysis._recorded import recorded_requests
 from ctxlab.messages import AssistantMessage
 
 pytest.importorskip("ipywidgets")
@@ -66,3 +67,29 @@ async def test_a_manual_compaction_is_located_but_not_crossed() -> None:
     (text,) = trace["text"]
     assert f"documents {DOCUMENTED:,} ({billed - DOCUMENTED:+,})" in text
     assert "far from" not in text
+
+
+async def test_a_recording_that_compacts_is_read_once_as_recorded_when_the_lab_opens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The recorded view and the sites its markers say read one pass over the requests (the
+    # sites made their own, once for each new log: three passes in all). Calibration, made
+    # when the session is created, is not counted here.
+    import ctxlab.analysis._compaction_sites as sites_module
+    import ctxlab.sources._replay as replay_module
+
+    transcript = _with_trigger("auto")
+    passes: list[Transcript] = []
+
+    def counted(t: Transcript) -> object:
+        passes.append(t)
+        return recorded_requests(t)
+
+    monkeypatch.setattr(replay_module, "recorded_requests", counted)
+    monkeypatch.setattr(sites_module, "recorded_requests", counted)
+    lab = await Lab.open(transcript, context_window=200_000)
+    assert len(passes) == 1
+    # The markers are those `compaction_sites` finds by its own pass.
+    (site,) = sites_module.compaction_sites(transcript)
+    assert lab.log.sites == [(site.sentence, site.far)]
+    assert site.far and site.billed_context == _billed_before(transcript)

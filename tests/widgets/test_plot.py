@@ -88,3 +88,38 @@ def test_no_view_trait_shadows_a_trait_of_the_widget_itself() -> None:
         }
         assert not redefined, (cls.__name__, redefined)
     assert isinstance(PlotView().layout, ipywidgets.Layout)
+
+
+def _points(trace: dict[str, object]) -> int:
+    # How many x values a trace's wire form holds (an array goes as {dtype, buffer}).
+    x = trace.get("x")
+    return memoryview(x["buffer"]).nbytes if isinstance(x, dict) else len(x or ())  # type: ignore[arg-type]
+
+
+def test_a_recordings_first_lab_sends_plotly_js_ahead_once_per_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Sent while the cell still runs (before the requests are drawn): the page loads it
+    # meanwhile instead of asking when the cell has ended. Once per kernel: a second Lab's
+    # page has it (a page that missed it asks, `test_the_saved_state_...`).
+    import asyncio
+    from pathlib import Path
+
+    from ctxlab import load
+    from ctxlab.widgets import Lab
+
+    monkeypatch.setattr(PlotView, "_sent_ahead", False)
+    sent: list[tuple[object, bool]] = []
+
+    def send(self: PlotView, content: object, buffers: list[bytes] | None = None) -> None:
+        drawn = any(_points(trace) for trace in self.data)
+        sent.append((content, drawn))
+        assert bytes(buffers[0] if buffers else b"") == _plotly_js()
+
+    monkeypatch.setattr(PlotView, "send", send)
+    session = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
+    first = asyncio.run(Lab.open(load(session), context_window=200_000))
+    assert sent == [({"type": "plotly-js"}, False)]
+    assert any(_points(trace) for trace in first.budget.plot.view.data)  # drawn after it
+    asyncio.run(Lab.open(load(session), context_window=200_000))
+    assert len(sent) == 1
