@@ -18,9 +18,7 @@ async def test_every_field_but_the_request_is_kept() -> None:
         UserMessage(content="and the test"),
         AssistantMessage(content="done"),
     ]
-    steps = [
-        s async for s in replay(messages, context_window=10_000, counter=ApproximateCounter())
-    ]
+    steps = [s async for s in replay(messages, context_window=10_000, counter=ApproximateCounter())]
     # A step with every field set (the rule that asked is read as the replay would set it).
     step = dataclasses.replace(steps[-1], asked="task")
     assert step.request is not None and step.number == 1
