@@ -12,7 +12,6 @@ the other's steps up to the first whose decision may differ (`ctxlab.analysis._r
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -244,13 +243,21 @@ async def replay_run(
                 # request would hold the whole conversation again (the last one is kept until
                 # the next: a summary call is built on it).
                 summarizer.last = step
-                run.prepared.append(dataclasses.replace(step, request=None))
+                run.prepared.append(_without_request(step))
                 if pace is not None:
                     await pace()
         except PreparationError as exc:
             run.error = str(exc)
     summarizer.last = None
     run.seconds = time.perf_counter() - started
+
+
+def _without_request(step: ReplayStep) -> ReplayStep:
+    """``step`` without its request, built directly: `dataclasses.replace` checks every field
+    by name (9 µs a step against 4: 30 ms of a slider move's replay at 5,000 requests)."""
+    return ReplayStep(
+        step.index, step.manifest, step.compaction, step.state, step.number, None, step.asked
+    )
 
 
 def _replayed(

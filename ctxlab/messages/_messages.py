@@ -201,10 +201,12 @@ class ToolPairScanner:
             index = self.index
             self.index += 1
             if isinstance(message, AssistantMessage):
-                problems.extend(
-                    ToolPairProblem("missing_result", tid, at) for tid, at in self.pending.items()
-                )
-                self.pending = {}
+                if self.pending:  # (most turns: the calls before were answered)
+                    problems.extend(
+                        ToolPairProblem("missing_result", tid, at)
+                        for tid, at in self.pending.items()
+                    )
+                    self.pending = {}
                 for use in message.tool_uses:
                     if use.id in self.seen:
                         problems.append(ToolPairProblem("duplicate_id", use.id, index))
@@ -214,10 +216,11 @@ class ToolPairScanner:
             for result in message.tool_results:
                 if self.pending.pop(result.tool_use_id, None) is None:
                     problems.append(ToolPairProblem("orphan_result", result.tool_use_id, index))
-            problems.extend(
-                ToolPairProblem("missing_result", tid, at) for tid, at in self.pending.items()
-            )
-            self.pending = {}
+            if self.pending:
+                problems.extend(
+                    ToolPairProblem("missing_result", tid, at) for tid, at in self.pending.items()
+                )
+                self.pending = {}
         return self
 
     def finish(self, *, allow_unfinished: bool = False) -> list[ToolPairProblem]:

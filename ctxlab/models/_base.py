@@ -294,7 +294,9 @@ def _after_cached_prefix(
         return None
     sent = list(context.messages[: len(context.messages) - context.material_messages])
     previous = summary.previous_summary
-    lead = UserMessage(content=(TextBlock(text=previous.text),)) if previous else None
+    # The summary's own message (built once per summary: the message the last request led
+    # with, found by identity), not a new one built and checked at every call.
+    lead = previous.message if previous else None
     conversation = sent[1:] if lead is not None and sent[:1] == [lead] else sent
     full = (*summary.messages, *summary.kept)
     if (lead is not None and sent[:1] != [lead]) or len(conversation) > len(full):

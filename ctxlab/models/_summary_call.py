@@ -105,7 +105,13 @@ def _itemized(
     # provider's cache finds a prefix at any block boundary — so it is priced as two parts.
     asked = UserMessage(content=last.content[:-1]) if len(last.content) > 1 else None
     for index, message in enumerate((*leading, asked) if asked is not None else sent.messages):
-        if index < len(earlier) and index < len(before) and before[index] == message:
+        # Identity first: the cached form holds the last request's own messages (a pydantic
+        # comparison of each with itself walked every field of every message).
+        if (
+            index < len(earlier)
+            and index < len(before)
+            and (before[index] is message or before[index] == message)
+        ):
             items.append(earlier[index])
         else:
             items.extend(message_items([message], cache, seen))

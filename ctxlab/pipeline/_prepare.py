@@ -78,6 +78,8 @@ class PreparationMemo:
     """System and tool schemas, itemized: rebuilt when either changes."""
     scan: ConversationScan | None = None
     """The last processed conversation: the next step processes only what was appended."""
+    tools: tuple[ToolSchema, ...] | None = None
+    """The last tools tuple checked (a tuple of `ToolSchema`: checked once, not at every step)."""
 
     def thresholds_for(
         self,
@@ -126,6 +128,10 @@ class Preparation:
 
 _DEFAULT_CONFIG = ContextConfig()
 """The config of a preparation given none (frozen: shared safely)."""
+_NO_CALLER = CallerInputs()
+"""What a preparation given no caller inputs reads (frozen: shared, not built at each step)."""
+_NO_ORDER = CompactionOrder()
+"""How a request given no compaction order compacts (frozen: shared likewise)."""
 
 
 def _checked_inputs(
@@ -137,9 +143,12 @@ def _checked_inputs(
     compaction: object,
     previous: object,
 ) -> tuple[ToolSchema, ...]:
-    # What `prepare` takes, checked before any stage reads it (a few checks a step; the tools
-    # are a handful). Each names the argument and what it takes.
-    instance_of(state, WorkingState, "state", "a WorkingState (WorkingState.of(messages))")
+    # What `prepare` takes, checked before any stage reads it. Each names the argument and
+    # what it takes. A step of a replay passes what the last step passed: the checks that pass
+    # are plain `isinstance` (the messages are built only for what fails), and a tools tuple
+    # already checked by this memo is not walked again.
+    if not isinstance(state, WorkingState):
+        instance_of(state, WorkingState, "state", "a WorkingState (WorkingState.of(messages))")
     for value, kind, name in (
         (materials, Materials, "materials"),
         (memo, PreparationMemo, "memo"),
@@ -147,9 +156,14 @@ def _checked_inputs(
         (compaction, CompactionOrder, "compaction"),
         (previous, ContextManifest, "previous"),
     ):
-        if value is not None:
+        if value is not None and not isinstance(value, kind):
             instance_of(value, kind, name, f"a {kind.__name__} or None")
-    return sequence_of(tools, ToolSchema, "tools", "a list of ToolSchema (transcript.tools)")
+    if isinstance(memo, PreparationMemo) and tools is memo.tools and type(tools) is tuple:
+        return tools
+    checked = sequence_of(tools, ToolSchema, "tools", "a list of ToolSchema (transcript.tools)")
+    if isinstance(memo, PreparationMemo) and type(tools) is tuple:
+        memo.tools = tools  # a tuple cannot change: checked once
+    return checked
 
 
 async def prepare(
@@ -185,7 +199,7 @@ async def prepare(
     if legacy:
         caller, compaction, request_id = grouped(legacy, caller, compaction, request_id)
     tools = _checked_inputs(state, materials, tools, memo, caller, compaction, previous)
-    caller = caller or CallerInputs()
+    caller = caller or _NO_CALLER
     # One default for every call: `memo.checked` knows a config by identity, and a new one per
     # step would validate it and compute its lines at every step (a quarter of a replay's time).
     config = config or _DEFAULT_CONFIG
@@ -283,7 +297,7 @@ async def _reduction(
     """Stage 5, conversation reduction: light passes, then compaction when due (skipped when
     nothing is), as ``compaction`` orders. A failure raises carrying the manifest of what was
     built so far."""
-    order = compaction or CompactionOrder()
+    order = compaction or _NO_ORDER
     limits = ReductionLimits.of(lines, fixed.tokens + material.total, order.threshold)
     due = reduction_due(scan, summary, config=config, cache=cache, limits=limits, force=order.force)
     if not due:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from functools import partial
 
 from ctxlab.util._memo import Memo
 
@@ -53,7 +52,7 @@ def parts_words(parts: Iterable[str]) -> frozenset[str]:
     the join are the parts' words together), each part's words read once and kept: the
     summaries of a what-if write the same command lines config after config, and reading the
     whole summary's words again was a third of the offline summarizer at 5,000 requests."""
-    return frozenset().union(*(_part_words.get(p, partial(words_of, p)) for p in parts))
+    return frozenset().union(*_part_words.many(parts, words_of))
 
 
 def written_as_word(text: str, value: str) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import partial
 
 from ctxlab.util._memo import Memo
 
@@ -94,7 +93,7 @@ class HeldText:
         return bool(short) and self._may_hold(short) and _occurs(self.text, short)
 
     def _may_hold(self, item: str) -> bool:
-        return self.words.issuperset(_item_words.get(item, partial(_words_of, item)))
+        return self.words.issuperset(_item_words.keyed(item, _words_of))
 
 
 def _words_of(text: str) -> tuple[str, ...]:
@@ -108,7 +107,7 @@ _part_words: Memo[str, frozenset[str]] = Memo(20_000)
 def parts_words(parts: Iterable[str]) -> frozenset[str]:
     """The words of ``parts`` joined with spaces (no word spans a space), each part's kept: a
     what-if grades the same kept messages compaction after compaction, config after config."""
-    return frozenset().union(*(_part_words.get(p, partial(_part_set, p)) for p in parts))
+    return frozenset().union(*_part_words.many(parts, _part_set))
 
 
 def _part_set(part: str) -> frozenset[str]:

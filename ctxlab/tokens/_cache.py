@@ -143,6 +143,16 @@ def _iterable(messages: object) -> Iterable[Any]:
     return messages
 
 
+_MESSAGE_TYPES = frozenset((UserMessage, AssistantMessage))
+
+
+def _all_known(messages: tuple[Any, ...], known: dict[str, int]) -> bool:
+    """Whether every item of ``messages`` is a message (of exactly ctxlab's two types: anything
+    else takes the checked path) already counted in ``known``."""
+    types = _MESSAGE_TYPES
+    return all(type(m) in types and m.content_hash in known for m in messages)
+
+
 def checked_counter(counter: object, name: str = "counter") -> None:
     """Refuse, with a `UsageError` naming ``name``, what is not a `TokenCounter` (a text, a
     number, a class instead of an instance): the entry point would fail later, deep inside, on
@@ -271,6 +281,10 @@ class TokenCache:
         """Count every block of ``messages`` not counted yet, in one batch (the counter's
         ``count_many`` when it has one; the store's counts first when there is one), so that
         the steps that follow find them counted. Returns how many blocks were tokenized."""
+        if type(messages) is tuple and _all_known(messages, self._messages):
+            # The common call of a replay's step: its messages were counted ahead (a look-up
+            # each, not the checks and batches below: the same count, nothing tokenized).
+            return 0
         pending: dict[str, tuple[int, tuple[str, ...]]] = {}  # block hash -> its parts
         given = tuple(_iterable(messages))
         for message in given:

@@ -7,7 +7,7 @@ memo: they share no rules, only this bookkeeping).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
 __all__ = ["Memo"]
@@ -34,3 +34,22 @@ class Memo(Generic[_K, _V]):
             self._values.clear()
         value = self._values[key] = compute()
         return value
+
+    def keyed(self, key: _K, compute: Callable[[_K], _V]) -> _V:
+        """`get` with ``compute(key)`` for the value: no callable built per call in a hot
+        loop (a `functools.partial` cost more than the look-up it wrapped)."""
+        value = self._values.get(key, _MISSING)
+        if value is _MISSING:
+            if len(self._values) > self.limit:
+                self._values.clear()
+            value = self._values[key] = compute(key)
+        return value  # type: ignore[return-value]
+
+    def many(self, keys: Iterable[_K], compute: Callable[[_K], _V]) -> list[_V]:
+        """The values of ``keys``, in order, each as `keyed` gives it."""
+        keyed = self.keyed
+        return [keyed(key, compute) for key in keys]
+
+
+_MISSING: object = object()
+"""What `Memo.keyed` finds for a key not kept (a value may be None)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from ctxlab.exceptions import UsageError
 from ctxlab.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
 from ctxlab.tokens import MESSAGE_OVERHEAD, TOOL_BLOCK_OVERHEAD, TokenCache, _cache
 from tests.helpers import CountingCounter
@@ -55,3 +56,33 @@ def test_a_table_cleared_mid_batch_counts_the_message_through_message(
     fresh = TokenCache(CountingCounter())
     assert cache.message(ask) == fresh.message(ask) == MESSAGE_OVERHEAD + 3
     assert cache.message(call) == fresh.message(call)
+
+
+def test_a_batch_counted_before_is_answered_without_counting_or_hits() -> None:
+    # A replay's step hands its few new messages (a tuple), all counted ahead: a look-up each,
+    # nothing tokenized, the bookkeeping as the full path leaves it (no hit for known messages).
+    counter = CountingCounter()
+    cache = TokenCache(counter)
+    messages = tuple(_messages())
+    assert cache.count_ahead(messages) == 3
+    calls, hits = len(counter.calls), cache.hits
+    assert cache.count_ahead(messages) == 0
+    assert cache.count_ahead(messages[1:]) == 0
+    assert (len(counter.calls), cache.hits) == (calls, hits)
+
+
+def test_what_is_not_a_message_is_refused_among_known_ones() -> None:
+    cache = TokenCache(CountingCounter())
+    messages = tuple(_messages())
+    cache.count_ahead(messages)
+    block = messages[0].content[0]
+    # Even one whose hash the table knew (the look-up alone would let it pass as counted).
+    cache._messages[block.content_hash] = 1
+    with pytest.raises(UsageError, match="a token count is of a message"):
+        cache.count_ahead((*messages, block))
+
+    # A subclass of a message type takes the checked path and is counted as a message.
+    class Mine(UserMessage):
+        pass
+
+    assert cache.count_ahead((*messages, Mine(content="abcdefgh abcd"))) == 1
