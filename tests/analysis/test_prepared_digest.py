@@ -38,15 +38,22 @@ CONFIGS = {
 WINDOWS = (10_000, 16_000)
 
 
+_ADDED_SINCE = frozenset({"asked"})
+"""Fields `CompactionRecord` gained after the pins were taken."""
+
+
 def _step_figures(step: ReplayStep) -> list[Any]:
     request = step.request.to_anthropic() if step.request is not None else None
     compaction = None
     if step.compaction is not None:
-        # Every field but the retention (graded on demand: not preparation's figure).
+        # Every field but the retention (graded on demand: not preparation's figure). A field
+        # added after the pins was taken counts when it holds something (`asked`, the on-demand
+        # rule: None in every pinned config, which asks for nothing).
         compaction = {
             f.name: _plain(getattr(step.compaction, f.name))
             for f in dataclasses.fields(step.compaction)
             if f.name != "retention" and not f.name.startswith("_")
+            if f.name not in _ADDED_SINCE or getattr(step.compaction, f.name) is not None
         }
     return [step.index, request, _plain(step.manifest), compaction]
 
