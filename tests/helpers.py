@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -19,6 +20,8 @@ from ctxlab import (
     prepare,
     replay,
 )
+from ctxlab.analysis import ReplayStep
+from ctxlab.tokens import TokenCounter
 
 Conversation = list[UserMessage | AssistantMessage]
 
@@ -64,6 +67,27 @@ async def prepared(
         config=config,
         **options,
     )
+
+
+def raised_at_once(work: Callable[[], object], threads: int) -> list[BaseException]:
+    """What ``work`` raised, run in ``threads`` threads that start together (each waits at one
+    barrier): the tests of two processes writing one file at once."""
+    barrier = threading.Barrier(threads)
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        barrier.wait()
+        try:
+            work()
+        except BaseException as exc:  # what the test reports
+            raised.append(exc)
+
+    started = [threading.Thread(target=run) for _ in range(threads)]
+    for thread in started:
+        thread.start()
+    for thread in started:
+        thread.join()
+    return raised
 
 
 class CountingCounter(ApproximateCounter):
@@ -140,16 +164,27 @@ class Displays:
         return html
 
 
+def replayed(
+    transcript: Transcript,
+    *,
+    context_window: int,
+    counter: TokenCounter | None = None,
+    **options: Any,
+) -> AsyncIterator[ReplayStep]:
+    """The steps of ``transcript`` replayed at ``context_window`` under its System prompt,
+    counted approximately unless ``counter`` is given (the tests' usual replay: ``options`` go
+    to `replay`; a ``system`` among them stands in place of the transcript's)."""
+    options.setdefault("system", transcript.system)
+    return replay(
+        transcript.messages,
+        context_window=context_window,
+        counter=ApproximateCounter() if counter is None else counter,
+        **options,
+    )
+
+
 async def validations(transcript: Transcript, window: int) -> list[str]:
     """The validation of every request of ``transcript`` replayed at ``window`` (what an
     importer hands over must be a conversation the pipeline can send)."""
-    return [
-        step.manifest.validation
-        async for step in replay(
-            transcript.messages,
-            context_window=window,
-            counter=ApproximateCounter(),
-            system=transcript.system,
-            tools=transcript.tools,
-        )
-    ]
+    steps = replayed(transcript, context_window=window, tools=transcript.tools)
+    return [step.manifest.validation async for step in steps]

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf, replay, sweep
+from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf, sweep
 from ctxlab.analysis._comparison import COMPARISON_COLUMNS
 from ctxlab.analysis._grading import next_use_of
 from ctxlab.analysis._replay import ReplayStep
@@ -18,6 +18,7 @@ from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, Use
 from ctxlab.retention._measure import request_text
 from ctxlab.retention._next_use import next_use, next_use_columns
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import replayed
 
 PRESETS = ("ctxlab", "langchain", "observation_masking")
 
@@ -69,17 +70,8 @@ def _emptied(transcript: Transcript, config: ContextConfig) -> list[ReplayStep]:
         return {name: "" for name in config.summary_schema["properties"]}
 
     async def steps() -> list[ReplayStep]:
-        return [
-            s
-            async for s in replay(
-                transcript.messages,
-                context_window=4_000,
-                counter=ApproximateCounter(),
-                config=config,
-                system=transcript.system,
-                summarizer=empty,
-            )
-        ]
+        run = replayed(transcript, context_window=4_000, config=config, summarizer=empty)
+        return [s async for s in run]
 
     return asyncio.run(steps())
 

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, WhatIf, replay, sweep
+from ctxlab import ApproximateCounter, ContextConfig, WhatIf, sweep
 from ctxlab.exceptions import OverBudget, UsageError
 from ctxlab.models import AnthropicModel
 from tests.analysis.test_whatif_table import _session
+from tests.helpers import replayed
 from tests.models.messages_api import MessagesAPI, message
 
 CONFIG = ContextConfig.preset("ctxlab")
@@ -105,27 +106,14 @@ async def test_replay_takes_the_users_model_under_its_cap() -> None:
         model = AnthropicModel(
             "claude-sonnet-4-6", api_key="k", base_url=api.url, max_retries=0, max_tokens=500
         )
-        steps = [
-            s
-            async for s in replay(
-                session.messages,
-                context_window=8_000,
-                counter=ApproximateCounter(),
-                config=CONFIG,
-                system=session.system,
-                summarizer=model,
-                budget_usd=1.0,
-            )
-        ]
+        run = replayed(
+            session, context_window=8_000, config=CONFIG, summarizer=model, budget_usd=1.0
+        )
+        steps = [s async for s in run]
         sent = len(api.requests)
         with pytest.raises(OverBudget, match="not started"):
-            async for _ in replay(
-                session.messages,
-                context_window=8_000,
-                counter=ApproximateCounter(),
-                config=CONFIG,
-                summarizer=model,
-                budget_usd=0.000_01,
+            async for _ in replayed(
+                session, context_window=8_000, config=CONFIG, summarizer=model, budget_usd=0.000_01
             ):
                 pass
         assert len(api.requests) == sent  # refused: nothing more sent
