@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -24,6 +24,32 @@ from ctxlab.analysis import ReplayStep
 from ctxlab.tokens import TokenCounter
 
 Conversation = list[UserMessage | AssistantMessage]
+
+
+SONNET = {"models": ["claude-sonnet-4-6"]}
+"""A recording's meta naming Claude Sonnet 4.6: its costs are priced as that model's."""
+
+
+def bash_loop(
+    name: str,
+    task: str,
+    calls: Iterable[tuple[str, str]],
+    done: str,
+    *,
+    system: str,
+    meta: Mapping[str, Any] = SONNET,
+) -> Transcript:
+    """A recorded tool loop: the user's ``task``, then for each ``(command, output)`` of
+    ``calls`` a ``bash`` call (ids ``c0``, ``c1``, …) and its result, then the reply ``done``."""
+    messages: Conversation = [UserMessage(content=task)]
+    for n, (command, output) in enumerate(calls):
+        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": command})
+        messages.append(AssistantMessage(content=(use,)))
+        messages.append(
+            UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=output),))
+        )
+    messages.append(AssistantMessage(content=done))
+    return Transcript(name, dict(meta), system, tuple(messages))
 
 
 def tool_turn(call_id: str, output: str, *, name: str = "bash", arg: str = "ls") -> Conversation:
