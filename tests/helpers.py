@@ -12,6 +12,7 @@ from ctxlab import (
     AssistantMessage,
     ContextConfig,
     Preparation,
+    TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     Transcript,
@@ -23,7 +24,8 @@ from ctxlab import (
 from ctxlab.analysis import ReplayStep
 from ctxlab.tokens import TokenCounter
 
-Conversation = list[UserMessage | AssistantMessage]
+Message = UserMessage | AssistantMessage
+Conversation = list[Message]
 
 
 SONNET = {"models": ["claude-sonnet-4-6"]}
@@ -43,21 +45,32 @@ def bash_loop(
     ``calls`` a ``bash`` call (ids ``c0``, ``c1``, …) and its result, then the reply ``done``."""
     messages: Conversation = [UserMessage(content=task)]
     for n, (command, output) in enumerate(calls):
-        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": command})
-        messages.append(AssistantMessage(content=(use,)))
-        messages.append(
-            UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=output),))
-        )
+        messages += exchange(f"c{n}", "bash", output, command=command)
     messages.append(AssistantMessage(content=done))
     return Transcript(name, dict(meta), system, tuple(messages))
 
 
+def tool_call(
+    call_id: str, name: str = "bash", *, saying: str | None = None, **input: Any
+) -> AssistantMessage:
+    """An assistant's one tool call ``name(**input)``, after the text ``saying`` if given."""
+    said = (TextBlock(text=saying),) if saying is not None else ()
+    return AssistantMessage(content=(*said, ToolUseBlock(id=call_id, name=name, input=input)))
+
+
+def tool_result(call_id: str, output: str) -> UserMessage:
+    """The user message carrying the result ``output`` of call ``call_id``."""
+    return UserMessage(content=(ToolResultBlock(tool_use_id=call_id, content=output),))
+
+
+def exchange(call_id: str, name: str, output: str, **input: Any) -> Conversation:
+    """A tool call ``name(**input)`` and the user message carrying its result ``output``."""
+    return [tool_call(call_id, name, **input), tool_result(call_id, output)]
+
+
 def tool_turn(call_id: str, output: str, *, name: str = "bash", arg: str = "ls") -> Conversation:
-    """An assistant tool call and the user message carrying its result."""
-    return [
-        AssistantMessage(content=(ToolUseBlock(id=call_id, name=name, input={"cmd": arg}),)),
-        UserMessage(content=(ToolResultBlock(tool_use_id=call_id, content=output),)),
-    ]
+    """An assistant tool call (its argument ``cmd``) and the user message carrying its result."""
+    return exchange(call_id, name, output, cmd=arg)
 
 
 def edit_turn(call_id: str, path: str, old: str, new: str) -> Conversation:
