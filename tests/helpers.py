@@ -21,7 +21,9 @@ from ctxlab import (
     prepare,
     replay,
 )
+from ctxlab.agent import Agent, ContextBuildEvent
 from ctxlab.analysis import ReplayStep
+from ctxlab.messages._request import ModelRequest
 from ctxlab.tokens import TokenCounter
 
 Message = UserMessage | AssistantMessage
@@ -127,6 +129,20 @@ def raised_at_once(work: Callable[[], object], threads: int) -> list[BaseExcepti
     for thread in started:
         thread.join()
     return raised
+
+
+def requests_sent(agent: Agent) -> list[ModelRequest]:
+    """The requests ``agent`` sends for its replies from now on (its summary calls left out),
+    in order: a list that grows as it runs."""
+    sent: list[ModelRequest] = []
+
+    def keep(event: object) -> None:
+        if isinstance(event, ContextBuildEvent) and event.manifest.purpose == "reasoning":
+            assert event.request is not None  # a reasoning request is always built whole
+            sent.append(event.request)
+
+    agent.subscribe(keep)
+    return sent
 
 
 class CountingCounter(ApproximateCounter):

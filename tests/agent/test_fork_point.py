@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from ctxlab import SessionLog, WorkingState
-from ctxlab.agent import Agent, ContextBuildEvent, fork_point
+from ctxlab.agent import Agent, fork_point
 from ctxlab.demo import DEMO_PROMPT, demo_agent, demo_config
 from ctxlab.exceptions import ForkError
 from ctxlab.messages import parse_messages
 from ctxlab.models import MemorylessModel
+from tests.helpers import requests_sent
 
 
 async def _session(tmp_path: Path, **config: object) -> tuple[Agent, Path, list[object]]:
@@ -27,16 +28,9 @@ async def _session(tmp_path: Path, **config: object) -> tuple[Agent, Path, list[
         context_config=demo_config(**config),
         session_log=SessionLog(log),
     )
-    sent: list[object] = []
-    agent.subscribe(
-        lambda e: (
-            sent.append(e.request)
-            if isinstance(e, ContextBuildEvent) and e.manifest.purpose == "reasoning"
-            else None
-        )
-    )
+    sent = requests_sent(agent)
     await agent(DEMO_PROMPT)
-    return agent, log, sent
+    return agent, log, list(sent)
 
 
 def _logged(log: Path) -> tuple[dict[int, WorkingState], dict[int, list[object]], dict[int, int]]:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxlab import SessionLog
-from ctxlab.agent import Agent, ContextBuildEvent
+from ctxlab.agent import Agent
 from ctxlab.demo import DEMO_PROMPT, demo_agent, demo_config
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
+from tests.helpers import requests_sent
 
 
 def tree_hash(root: Path) -> str:
@@ -69,14 +70,7 @@ async def demo_session(folder: Path, **config: object) -> Session:
         context_config=demo_config(**config),
         session_log=SessionLog(log),
     )
-    sent: list[ModelRequest] = []
-    agent.subscribe(
-        lambda e: (
-            sent.append(e.request)
-            if isinstance(e, ContextBuildEvent) and e.manifest.purpose == "reasoning" and e.request
-            else None
-        )
-    )
+    sent = requests_sent(agent)
     await agent(DEMO_PROMPT)
     return Session(agent, folder / "origin", log, sent)
 
