@@ -14,11 +14,13 @@ from ctxlab.tokens import CountStore
 
 def refused(path: Path, *statements: str) -> str:
     """The message of the `CountStoreError` that opening ``path`` raises once ``statements``
-    made it a database of another shape — checking the file is left as it was."""
-    with sqlite3.connect(path) as db:
-        for statement in statements:
-            db.execute(statement)
-    db.close()
+    made it a database of another shape (none: the file as it is) — checking the file is left
+    as it was."""
+    if statements:
+        with sqlite3.connect(path) as db:
+            for statement in statements:
+                db.execute(statement)
+        db.close()
     before = path.read_bytes()
     with pytest.raises(CountStoreError) as caught:
         CountStore(path)
