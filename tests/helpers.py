@@ -131,6 +131,16 @@ def raised_at_once(work: Callable[[], object], threads: int) -> list[BaseExcepti
     return raised
 
 
+def results_of(messages: Sequence[Message]) -> dict[str, str]:
+    """Call id → the result's text, in ctxlab's messages."""
+    return {
+        r.tool_use_id: r.text
+        for m in messages
+        if isinstance(m, UserMessage)
+        for r in m.tool_results
+    }
+
+
 def requests_sent(agent: Agent) -> list[ModelRequest]:
     """The requests ``agent`` sends for its replies from now on (its summary calls left out),
     in order: a list that grows as it runs."""

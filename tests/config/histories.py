@@ -177,16 +177,6 @@ def to_agents_items(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def results_of(messages: Sequence[Message]) -> dict[str, str]:
-    """Call id → the result's text, in ctxlab's messages."""
-    return {
-        r.tool_use_id: r.text
-        for m in messages
-        if isinstance(m, UserMessage)
-        for r in m.tool_results
-    }
-
-
 def thinking_of(messages: Sequence[Message]) -> list[str]:
     """The thinking texts left, in order."""
     return [

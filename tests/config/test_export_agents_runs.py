@@ -19,14 +19,8 @@ from hypothesis import strategies as st
 from ctxlab import ContextConfig
 from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
 from ctxlab.pipeline._provider_edits import trim_tool_outputs
-from tests.config.histories import (
-    TOOLS,
-    Message,
-    agents_outputs,
-    histories,
-    results_of,
-    to_agents_items,
-)
+from tests.config.histories import TOOLS, Message, agents_outputs, histories, to_agents_items
+from tests.helpers import results_of
 
 configs = st.builds(
     lambda uses, keep, thinking, compact: ContextConfig.preset("anthropic_context_editing").merge(

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from ctxlab.agent import Agent
 from ctxlab.demo import DEMO_PROMPT, demo_agent, demo_config
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
-from tests.helpers import requests_sent
+from tests.helpers import Message, requests_sent, results_of
 
 
 def tree_hash(root: Path) -> str:
@@ -73,6 +75,19 @@ async def demo_session(folder: Path, **config: object) -> Session:
     sent = requests_sent(agent)
     await agent(DEMO_PROMPT)
     return Session(agent, folder / "origin", log, sent)
+
+
+HINT = re.compile(r"refer to the file in '([^']+)' for the truncated content")
+"""The hint a truncated tool result ends with, naming the file that holds the whole of it."""
+
+
+def offload_hints(messages: Sequence[Message]) -> dict[str, str]:
+    """The file each truncated result among ``messages`` names in its hint, by tool call id."""
+    return {
+        call: match.group(1)
+        for call, text in results_of(messages).items()
+        if (match := HINT.search(text))
+    }
 
 
 def check_tests(run: object) -> bool:
