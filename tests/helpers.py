@@ -23,6 +23,7 @@ from ctxlab import (
 )
 from ctxlab.agent import Agent, ContextBuildEvent
 from ctxlab.analysis import ReplayStep
+from ctxlab.manifest import ContextManifest, ManifestItem
 from ctxlab.messages._request import ModelRequest
 from ctxlab.tokens import TokenCounter
 
@@ -30,7 +31,7 @@ Message = UserMessage | AssistantMessage
 Conversation = list[Message]
 
 
-SONNET = {"models": ["claude-sonnet-4-6"]}
+SONNET_META = {"models": ["claude-sonnet-4-6"]}
 """A recording's meta naming Claude Sonnet 4.6: its costs are priced as that model's."""
 
 
@@ -41,7 +42,7 @@ def bash_loop(
     done: str,
     *,
     system: str,
-    meta: Mapping[str, Any] = SONNET,
+    meta: Mapping[str, Any] = SONNET_META,
 ) -> Transcript:
     """A recorded tool loop: the user's ``task``, then for each ``(command, output)`` of
     ``calls`` a ``bash`` call (ids ``c0``, ``c1``, …) and its result, then the reply ``done``."""
@@ -129,6 +130,25 @@ def raised_at_once(work: Callable[[], object], threads: int) -> list[BaseExcepti
     for thread in started:
         thread.join()
     return raised
+
+
+def manifest_of(items: Sequence[ManifestItem], **fields: Any) -> ContextManifest:
+    """The manifest of a request holding ``items`` (their tokens its estimate): a reasoning
+    request to Claude Sonnet 4.6, counted approximately, under a 100,000-token limit, passed;
+    ``fields`` stand in place of any of these."""
+    made: dict[str, Any] = {
+        "request_id": "r",
+        "purpose": "reasoning",
+        "model": "claude-sonnet-4-6",
+        "estimated_input_tokens": sum(i.tokens for i in items),
+        "input_limit": 100_000,
+        "counting_method": "approximate",
+        "exact": False,
+        "items": tuple(items),
+        "transforms": (),
+        "validation": "passed",
+    }
+    return ContextManifest(**made | fields)
 
 
 def results_of(messages: Sequence[Message]) -> dict[str, str]:
