@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -11,6 +12,7 @@ from ctxlab import (
     AssistantMessage,
     ContextConfig,
     Preparation,
+    TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     Transcript,
@@ -19,16 +21,59 @@ from ctxlab import (
     prepare,
     replay,
 )
+from ctxlab.agent import Agent, ContextBuildEvent
+from ctxlab.analysis import ReplayStep
+from ctxlab.manifest import ContextManifest, ManifestItem
+from ctxlab.messages._request import ModelRequest
+from ctxlab.tokens import TokenCounter
 
-Conversation = list[UserMessage | AssistantMessage]
+Message = UserMessage | AssistantMessage
+Conversation = list[Message]
+
+
+SONNET_META = {"models": ["claude-sonnet-4-6"]}
+"""A recording's meta naming Claude Sonnet 4.6: its costs are priced as that model's."""
+
+
+def bash_loop(
+    name: str,
+    task: str,
+    calls: Iterable[tuple[str, str]],
+    done: str,
+    *,
+    system: str,
+    meta: Mapping[str, Any] = SONNET_META,
+) -> Transcript:
+    """A recorded tool loop: the user's ``task``, then for each ``(command, output)`` of
+    ``calls`` a ``bash`` call (ids ``c0``, ``c1``, …) and its result, then the reply ``done``."""
+    messages: Conversation = [UserMessage(content=task)]
+    for n, (command, output) in enumerate(calls):
+        messages += exchange(f"c{n}", "bash", output, command=command)
+    messages.append(AssistantMessage(content=done))
+    return Transcript(name, dict(meta), system, tuple(messages))
+
+
+def tool_call(
+    call_id: str, name: str = "bash", *, saying: str | None = None, **input: Any
+) -> AssistantMessage:
+    """An assistant's one tool call ``name(**input)``, after the text ``saying`` if given."""
+    said = (TextBlock(text=saying),) if saying is not None else ()
+    return AssistantMessage(content=(*said, ToolUseBlock(id=call_id, name=name, input=input)))
+
+
+def tool_result(call_id: str, output: str) -> UserMessage:
+    """The user message carrying the result ``output`` of call ``call_id``."""
+    return UserMessage(content=(ToolResultBlock(tool_use_id=call_id, content=output),))
+
+
+def exchange(call_id: str, name: str, output: str, **input: Any) -> Conversation:
+    """A tool call ``name(**input)`` and the user message carrying its result ``output``."""
+    return [tool_call(call_id, name, **input), tool_result(call_id, output)]
 
 
 def tool_turn(call_id: str, output: str, *, name: str = "bash", arg: str = "ls") -> Conversation:
-    """An assistant tool call and the user message carrying its result."""
-    return [
-        AssistantMessage(content=(ToolUseBlock(id=call_id, name=name, input={"cmd": arg}),)),
-        UserMessage(content=(ToolResultBlock(tool_use_id=call_id, content=output),)),
-    ]
+    """An assistant tool call (its argument ``cmd``) and the user message carrying its result."""
+    return exchange(call_id, name, output, cmd=arg)
 
 
 def edit_turn(call_id: str, path: str, old: str, new: str) -> Conversation:
@@ -64,6 +109,70 @@ async def prepared(
         config=config,
         **options,
     )
+
+
+def raised_at_once(work: Callable[[], object], threads: int) -> list[BaseException]:
+    """What ``work`` raised, run in ``threads`` threads that start together (each waits at one
+    barrier): the tests of two processes writing one file at once."""
+    barrier = threading.Barrier(threads)
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        barrier.wait()
+        try:
+            work()
+        except BaseException as exc:  # what the test reports
+            raised.append(exc)
+
+    started = [threading.Thread(target=run) for _ in range(threads)]
+    for thread in started:
+        thread.start()
+    for thread in started:
+        thread.join()
+    return raised
+
+
+def manifest_of(items: Sequence[ManifestItem], **fields: Any) -> ContextManifest:
+    """The manifest of a request holding ``items`` (their tokens its estimate): a reasoning
+    request to Claude Sonnet 4.6, counted approximately, under a 100,000-token limit, passed;
+    ``fields`` stand in place of any of these."""
+    made: dict[str, Any] = {
+        "request_id": "r",
+        "purpose": "reasoning",
+        "model": "claude-sonnet-4-6",
+        "estimated_input_tokens": sum(i.tokens for i in items),
+        "input_limit": 100_000,
+        "counting_method": "approximate",
+        "exact": False,
+        "items": tuple(items),
+        "transforms": (),
+        "validation": "passed",
+    }
+    return ContextManifest(**made | fields)
+
+
+def results_of(messages: Sequence[Message]) -> dict[str, str]:
+    """Call id → the result's text, in ctxlab's messages."""
+    return {
+        r.tool_use_id: r.text
+        for m in messages
+        if isinstance(m, UserMessage)
+        for r in m.tool_results
+    }
+
+
+def requests_sent(agent: Agent) -> list[ModelRequest]:
+    """The requests ``agent`` sends for its replies from now on (its summary calls left out),
+    in order: a list that grows as it runs."""
+    sent: list[ModelRequest] = []
+
+    def keep(event: object) -> None:
+        if isinstance(event, ContextBuildEvent) and event.manifest.purpose == "reasoning":
+            assert event.request is not None  # a reasoning request is always built whole
+            sent.append(event.request)
+
+    agent.subscribe(keep)
+    return sent
 
 
 class CountingCounter(ApproximateCounter):
@@ -140,16 +249,27 @@ class Displays:
         return html
 
 
+def replayed(
+    transcript: Transcript,
+    *,
+    context_window: int,
+    counter: TokenCounter | None = None,
+    **options: Any,
+) -> AsyncIterator[ReplayStep]:
+    """The steps of ``transcript`` replayed at ``context_window`` under its System prompt,
+    counted approximately unless ``counter`` is given (the tests' usual replay: ``options`` go
+    to `replay`; a ``system`` among them stands in place of the transcript's)."""
+    options.setdefault("system", transcript.system)
+    return replay(
+        transcript.messages,
+        context_window=context_window,
+        counter=ApproximateCounter() if counter is None else counter,
+        **options,
+    )
+
+
 async def validations(transcript: Transcript, window: int) -> list[str]:
     """The validation of every request of ``transcript`` replayed at ``window`` (what an
     importer hands over must be a conversation the pipeline can send)."""
-    return [
-        step.manifest.validation
-        async for step in replay(
-            transcript.messages,
-            context_window=window,
-            counter=ApproximateCounter(),
-            system=transcript.system,
-            tools=transcript.tools,
-        )
-    ]
+    steps = replayed(transcript, context_window=window, tools=transcript.tools)
+    return [step.manifest.validation async for step in steps]

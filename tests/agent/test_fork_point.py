@@ -12,31 +12,17 @@ from pathlib import Path
 import pytest
 
 from ctxlab import SessionLog, WorkingState
-from ctxlab.agent import Agent, ContextBuildEvent, fork_point
-from ctxlab.demo import DEMO_PROMPT, demo_agent, demo_config
+from ctxlab.agent import Agent, fork_point
+from ctxlab.demo import demo_agent
 from ctxlab.exceptions import ForkError
 from ctxlab.messages import parse_messages
 from ctxlab.models import MemorylessModel
+from tests.fork.helpers import demo_session
 
 
 async def _session(tmp_path: Path, **config: object) -> tuple[Agent, Path, list[object]]:
-    log = tmp_path / "log.sqlite"
-    agent = demo_agent(
-        tmp_path / "ws",
-        model=MemorylessModel(),
-        context_config=demo_config(**config),
-        session_log=SessionLog(log),
-    )
-    sent: list[object] = []
-    agent.subscribe(
-        lambda e: (
-            sent.append(e.request)
-            if isinstance(e, ContextBuildEvent) and e.manifest.purpose == "reasoning"
-            else None
-        )
-    )
-    await agent(DEMO_PROMPT)
-    return agent, log, sent
+    session = await demo_session(tmp_path, **config)
+    return session.agent, session.log, list(session.sent)
 
 
 def _logged(log: Path) -> tuple[dict[int, WorkingState], dict[int, list[object]], dict[int, int]]:

@@ -12,7 +12,7 @@ import pytest
 from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
 from ctxlab.analysis._cost import RequestCost
 from ctxlab.exceptions import UsageError
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from tests.helpers import bash_loop
 
 M = 1_000_000
 # claude-sonnet-4-6 at its list price, per million tokens.
@@ -21,15 +21,14 @@ IN, OUT, WRITE, READ = 3.0, 15.0, 3.75, 0.30
 
 def session(turns: int = 40) -> Transcript:
     """A test run module by module, each output 40 lines; priced as Claude Sonnet 4.6."""
-    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Fix the tests.")]
-    for n in range(turns):
-        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"pytest tests/t{n}.py"})
-        messages.append(AssistantMessage(content=(use,)))
-        out = f"FAILED tests/t{n}.py::test_{n} - assert {n * 31} == {n * 37}\n" * 40
-        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=out),)))
-    messages.append(AssistantMessage(content="Done."))
-    meta = {"models": ["claude-sonnet-4-6"]}
-    return Transcript(name="tests", meta=meta, system="You fix tests.", messages=tuple(messages))
+    calls = (
+        (
+            f"pytest tests/t{n}.py",
+            f"FAILED tests/t{n}.py::test_{n} - assert {n * 31} == {n * 37}\n" * 40,
+        )
+        for n in range(turns)
+    )
+    return bash_loop("tests", "Fix the tests.", calls, "Done.", system="You fix tests.")
 
 
 def _dollars(uncached: int, write: int, read: int, output: int) -> float:

@@ -13,7 +13,6 @@ import pytest
 from pydantic import ValidationError
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
-from ctxlab.analysis import replay
 from ctxlab.analysis._replay import ReplayStep
 from ctxlab.config._on_demand import OnDemandCompaction
 from ctxlab.messages import (
@@ -23,6 +22,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from tests.helpers import replayed
 
 WINDOW = 200_000  # the trigger (160,000) is never reached: only the rules compact
 TASKS = ("Fix the parser.", "Now fix the printer.", "Last, fix the docs.")
@@ -59,17 +59,7 @@ def config(**rules: object) -> ContextConfig:
 async def steps(
     transcript: Transcript, cfg: ContextConfig, times: dict[int, float] | None = None
 ) -> list[ReplayStep]:
-    return [
-        s
-        async for s in replay(
-            transcript.messages,
-            context_window=WINDOW,
-            counter=ApproximateCounter(),
-            config=cfg,
-            system=transcript.system,
-            times=times,
-        )
-    ]
+    return [s async for s in replayed(transcript, context_window=WINDOW, config=cfg, times=times)]
 
 
 def compacted(run: list[ReplayStep]) -> list[int]:
@@ -205,12 +195,8 @@ async def test_the_instructions_reach_the_summary_request() -> None:
     cfg = config(at_task=True, instructions="Keep every file name.")
     run = [
         s
-        async for s in replay(
-            transcript.messages,
-            context_window=WINDOW,
-            counter=ApproximateCounter(),
-            config=cfg,
-            summarizer=summarizer,
+        async for s in replayed(
+            transcript, context_window=WINDOW, config=cfg, summarizer=summarizer, system=""
         )
     ]
     assert len(compacted(run)) == 2

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from ctxlab import TiktokenCounter
-from ctxlab.analysis._replay import replay
 from ctxlab.io._transcript import load_transcript
 from ctxlab.messages import find_tool_pair_problems
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import replayed
 
 
 @requires_corpus
@@ -21,12 +21,7 @@ async def test_transcript_replays_with_validation_passed(
 ) -> None:
     transcript = load_transcript(path)
     steps = 0
-    async for step in replay(
-        transcript.messages,
-        context_window=window,
-        counter=tiktoken_counter,
-        system=transcript.system,
-    ):
+    async for step in replayed(transcript, context_window=window, counter=tiktoken_counter):
         steps += 1
         manifest = step.manifest
         assert manifest.validation == "passed"
@@ -41,16 +36,8 @@ async def test_small_window_forces_compaction_on_long_sessions(
 ) -> None:
     path = max(corpus_files(), key=lambda p: p.stat().st_size)
     transcript = load_transcript(path)
-    compactions = [
-        step.compaction
-        async for step in replay(
-            transcript.messages,
-            context_window=32_000,
-            counter=tiktoken_counter,
-            system=transcript.system,
-        )
-        if step.compaction is not None
-    ]
+    run = replayed(transcript, context_window=32_000, counter=tiktoken_counter)
+    compactions = [step.compaction async for step in run if step.compaction is not None]
     assert compactions
     assert all(c.kind == "summary" and c.tokens_after < c.tokens_before for c in compactions)
 

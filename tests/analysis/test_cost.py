@@ -10,6 +10,7 @@ from ctxlab import ApproximateCounter, ContextConfig, Transcript
 from ctxlab.analysis._cost import PRICES, CacheRules, Price, RequestShape, price_for, request_costs
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from tests.helpers import bash_loop
 
 PRICE = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3, cache_write_1h=6.0)
 
@@ -64,15 +65,12 @@ def test_prices_match_dated_model_names() -> None:
 
 
 def _session(turns: int) -> Transcript:
-    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Read every log.")]
-    for n in range(turns):
-        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat /var/log/app{n}.log"})
-        messages.append(AssistantMessage(content=(use,)))
-        text = f"/var/log/app{n}.log: request {1000 + n} failed\n" * 60
-        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
-    messages.append(AssistantMessage(content="All logs read."))
-    meta = {"models": ["claude-sonnet-4-6"]}  # priced as its model: an unknown one is unpriced
-    return Transcript(name="logs", meta=meta, system="You read logs.", messages=tuple(messages))
+    # Priced as its model (Sonnet 4.6): an unknown one is unpriced.
+    calls = (
+        (f"cat /var/log/app{n}.log", f"/var/log/app{n}.log: request {1000 + n} failed\n" * 60)
+        for n in range(turns)
+    )
+    return bash_loop("logs", "Read every log.", calls, "All logs read.", system="You read logs.")
 
 
 async def test_what_if_compares_configs_against_no_compaction() -> None:

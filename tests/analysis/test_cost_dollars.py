@@ -9,6 +9,7 @@ import pytest
 from ctxlab.analysis._cost import PRICES, costs_of_manifests, shape_of
 from ctxlab.manifest import ContextManifest, ManifestItem
 from ctxlab.messages import ProviderUsage
+from tests.helpers import manifest_of
 
 SONNET = "claude-sonnet-4-6"  # $3 input, $15 output per million tokens
 
@@ -24,18 +25,8 @@ def _manifest(
     items: list[ManifestItem], purpose: str = "reasoning", output: int | None = None
 ) -> ContextManifest:
     usage = ProviderUsage(sum(i.tokens for i in items), output) if output is not None else None
-    return ContextManifest(
-        request_id=f"r{len(items)}",
-        purpose=purpose,  # type: ignore[arg-type]
-        model=SONNET,
-        estimated_input_tokens=sum(i.tokens for i in items),
-        input_limit=100_000,
-        counting_method="approximate",
-        exact=False,
-        items=tuple(items),
-        transforms=(),
-        validation="passed",
-        provider_usage=usage,
+    return manifest_of(
+        items, request_id=f"r{len(items)}", purpose=purpose, model=SONNET, provider_usage=usage
     )
 
 

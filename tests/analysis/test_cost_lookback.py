@@ -17,6 +17,7 @@ from ctxlab.analysis._cost import (
 from ctxlab.analysis._references import reference_shapes
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.tokens import ApproximateCounter, TokenCache
+from tests.helpers import manifest_of
 
 PRICE = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3)
 
@@ -98,7 +99,6 @@ def test_the_references_count_each_messages_blocks() -> None:
 
 def test_a_manifests_messages_carry_their_blocks_into_the_shape() -> None:
     from ctxlab.analysis._cost import shape_of
-    from ctxlab.manifest import ContextManifest
     from ctxlab.pipeline import message_items
 
     cache = TokenCache(ApproximateCounter())
@@ -111,16 +111,5 @@ def test_a_manifests_messages_carry_their_blocks_into_the_shape() -> None:
     )
     items = message_items([UserMessage(content="Go."), turn], cache)
     assert [i.blocks for i in items] == [1, 3]
-    manifest = ContextManifest(
-        request_id="r",
-        purpose="reasoning",
-        model="claude-sonnet-4-6",
-        estimated_input_tokens=sum(i.tokens for i in items),
-        input_limit=10_000,
-        counting_method="approximate",
-        exact=False,
-        items=tuple(items),
-        transforms=(),
-        validation="passed",
-    )
+    manifest = manifest_of(items, input_limit=10_000)
     assert shape_of(manifest).blocks == (1, 3)

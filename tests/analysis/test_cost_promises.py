@@ -22,7 +22,7 @@ from ctxlab.analysis._cost import (
     price_for,
     request_costs,
 )
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from tests.helpers import bash_loop
 
 MILLION = 1_000_000
 
@@ -131,14 +131,10 @@ def test_a_live_sessions_requests_are_priced_by_its_model() -> None:
 
 def _session(name: str, turns: int = 6) -> Transcript:
     # Named as a Claude recording: the default cache rules are Anthropic's.
-    messages: list[UserMessage | AssistantMessage] = [UserMessage(content=f"Task {name}.")]
-    for n in range(turns):
-        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat /srv/{n}.log"})
-        messages.append(AssistantMessage(content=(use,)))
-        text = f"/srv/{n}.log:{100 + n}: error {n}\n" * 40
-        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
-    messages.append(AssistantMessage(content="Done."))
-    return Transcript(name, {"models": ["claude-sonnet-4-6"]}, "You triage logs.", tuple(messages))
+    calls = (
+        (f"cat /srv/{n}.log", f"/srv/{n}.log:{100 + n}: error {n}\n" * 40) for n in range(turns)
+    )
+    return bash_loop(name, f"Task {name}.", calls, "Done.", system="You triage logs.")
 
 
 CONFIGS = {"ctxlab": ContextConfig.preset("ctxlab")}

@@ -23,6 +23,7 @@ from ctxlab.io._transcript import load_transcript
 from ctxlab.sources import ReplaySession
 from ctxlab.widgets._steps import StepLog
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import replayed
 
 # Corpus sessions that compact at 16k (mini-SWE-agent and Claude Code), named, never
 # chosen by how ctxlab does on them.
@@ -98,15 +99,9 @@ async def _graded_as_it_goes(path: Path, config: ContextConfig) -> list[ReplaySt
 
 async def _each(path: Path, config: ContextConfig, **options: Any) -> AsyncIterator[ReplayStep]:
     transcript = load_transcript(path)
-    async for step in replay(
-        transcript.messages,
-        context_window=WINDOW,
-        counter=TokenCache(TiktokenCounter()),
-        config=config,
-        system=transcript.system,
-        tools=transcript.tools,
-        **options,
-    ):
+    counter = TokenCache(TiktokenCounter())
+    options |= {"config": config, "tools": transcript.tools}
+    async for step in replayed(transcript, context_window=WINDOW, counter=counter, **options):
         yield step
 
 

@@ -10,11 +10,11 @@ import dataclasses
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
-from ctxlab.analysis import replay
 from ctxlab.manifest import Thresholds
 from ctxlab.messages import AssistantMessage
 from ctxlab.pipeline import idle_threshold
 from tests.analysis.test_breakeven_whatif import session
+from tests.helpers import replayed
 
 CONFIG = ContextConfig.preset("ctxlab")  # trigger 0.8, reserve 0.1
 WINDOW = 8_000  # the trigger at 6,400 tokens; compacting while idle (0.6) at 4,800
@@ -34,18 +34,15 @@ async def _compacted(
     transcript: Transcript, config: ContextConfig, lifetime: float | None = 300.0
 ) -> list[int]:
     """The requests (by number) that compact, and the tokens each request holds."""
-    return [
-        step.number
-        async for step in replay(
-            transcript.messages,
-            context_window=WINDOW,
-            counter=ApproximateCounter(),
-            config=config,
-            times=transcript.times,
-            lifetime=lifetime,
-        )
-        if step.compaction is not None
-    ]
+    run = replayed(
+        transcript,
+        context_window=WINDOW,
+        config=config,
+        times=transcript.times,
+        lifetime=lifetime,
+        system="",  # the pinned request numbers were taken without the System prompt
+    )
+    return [step.number async for step in run if step.compaction is not None]
 
 
 def test_the_idle_line_is_the_ratio_of_the_window_when_the_pause_outlived_the_cache() -> None:

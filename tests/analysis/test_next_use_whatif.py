@@ -9,15 +9,16 @@ import math
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf, replay, sweep
+from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf, sweep
 from ctxlab.analysis._comparison import COMPARISON_COLUMNS
 from ctxlab.analysis._grading import next_use_of
 from ctxlab.analysis._replay import ReplayStep
 from ctxlab.io._transcript import load_transcript
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import ToolUseBlock
 from ctxlab.retention._measure import request_text
 from ctxlab.retention._next_use import next_use, next_use_columns
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import bash_loop, replayed
 
 PRESETS = ("ctxlab", "langchain", "observation_masking")
 
@@ -25,17 +26,13 @@ PRESETS = ("ctxlab", "langchain", "observation_masking")
 def _rereading_session(turns: int = 16) -> Transcript:
     """Each turn reads a new log and greps the log six turns back: the grep's path appeared
     before, the new log's path is fresh."""
-    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Read every log.")]
-    for n in range(turns):
-        command = f"cat /var/log/app{n}.log"
-        if n >= 6:
-            command += f" && grep failed /var/log/app{n - 6}.log"
-        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": command})
-        messages.append(AssistantMessage(content=(use,)))
-        text = f"entry {n} ok\n" * 120
-        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
-    messages.append(AssistantMessage(content="All read."))
-    return Transcript("reread", {}, "You read logs.", tuple(messages))
+    commands = [f"cat /var/log/app{n}.log" for n in range(turns)]
+    for n in range(6, turns):
+        commands[n] += f" && grep failed /var/log/app{n - 6}.log"
+    calls = ((command, f"entry {n} ok\n" * 120) for n, command in enumerate(commands))
+    return bash_loop(
+        "reread", "Read every log.", calls, "All read.", system="You read logs.", meta={}
+    )
 
 
 def _whatif(transcript: Transcript, window: int, **keywords: object) -> WhatIf:
@@ -69,17 +66,8 @@ def _emptied(transcript: Transcript, config: ContextConfig) -> list[ReplayStep]:
         return {name: "" for name in config.summary_schema["properties"]}
 
     async def steps() -> list[ReplayStep]:
-        return [
-            s
-            async for s in replay(
-                transcript.messages,
-                context_window=4_000,
-                counter=ApproximateCounter(),
-                config=config,
-                system=transcript.system,
-                summarizer=empty,
-            )
-        ]
+        run = replayed(transcript, context_window=4_000, config=config, summarizer=empty)
+        return [s async for s in run]
 
     return asyncio.run(steps())
 

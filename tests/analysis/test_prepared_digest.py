@@ -24,10 +24,11 @@ from typing import Any
 import pytest
 
 from ctxlab import ContextConfig, TokenCache, default_counter
-from ctxlab.analysis._replay import ReplayStep, replay
+from ctxlab.analysis._replay import ReplayStep
 from ctxlab.io._transcript import load_transcript
 from tests.analysis.test_graded_on_demand import SESSIONS, _path, _plain
 from tests.conftest import requires_corpus
+from tests.helpers import replayed
 
 PINS = Path(__file__).parents[1] / "fixtures" / "prepared_digests.json"
 CONFIGS = {
@@ -62,14 +63,11 @@ async def digest(name: str, config: ContextConfig, window: int) -> tuple[str, in
     """The digest of every step of a replay of corpus session ``name``, and its compactions."""
     transcript = load_transcript(_path(name))
     figures, compactions = [], 0
-    async for step in replay(
-        transcript.messages,
-        context_window=window,
-        counter=TokenCache(default_counter()),
-        config=config,
-        system=transcript.system,
-        tools=transcript.tools,
-    ):
+    counter = TokenCache(default_counter())
+    run = replayed(
+        transcript, context_window=window, counter=counter, config=config, tools=transcript.tools
+    )
+    async for step in run:
         figures.append(_step_figures(step))
         compactions += step.compaction is not None
     text = json.dumps(figures, sort_keys=True, default=repr)

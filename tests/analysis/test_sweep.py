@@ -10,24 +10,19 @@ import pandas as pd
 import pytest
 
 from ctxlab import SWEEP_COLUMNS, ContextConfig, Transcript, sweep
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from tests.helpers import CountingCounter
+from ctxlab.messages import ToolResultBlock, UserMessage
+from tests.helpers import CountingCounter, bash_loop
 
 MODEL = {"models": ["claude-sonnet-4-6"]}
 """The sessions' recorded model: their costs are its price (an unknown model is unpriced)."""
 
 
 def _session(name: str, turns: int) -> Transcript:
-    messages: list[UserMessage | AssistantMessage] = [UserMessage(content=f"Task {name}.")]
-    for n in range(turns):
-        use = ToolUseBlock(
-            id=f"c{n}", name="bash", input={"command": f"grep -n err /srv/{name}/{n}.log"}
-        )
-        messages.append(AssistantMessage(content=(use,)))
-        text = f"/srv/{name}/{n}.log:{100 + n}: error {n}\n" * 50
-        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
-    messages.append(AssistantMessage(content="Done."))
-    return Transcript(name, MODEL, "You triage logs.", tuple(messages))
+    calls = (
+        (f"grep -n err /srv/{name}/{n}.log", f"/srv/{name}/{n}.log:{100 + n}: error {n}\n" * 50)
+        for n in range(turns)
+    )
+    return bash_loop(name, f"Task {name}.", calls, "Done.", system="You triage logs.", meta=MODEL)
 
 
 SESSIONS = [_session("alpha", 14), _session("beta", 9)]

@@ -20,6 +20,7 @@ from ctxlab import Transcript, sweep
 from ctxlab.analysis import _sweep_cache
 from ctxlab.exceptions import UsageError
 from tests.analysis.test_sweep import CONFIGS, SESSIONS, FirstThenFails, _session
+from tests.helpers import raised_at_once
 
 MANY = [_session(f"s{n}", 6 + n) for n in range(6)]
 
@@ -123,20 +124,10 @@ def test_an_entry_with_a_wrong_type_is_computed_again(tmp_path: Path) -> None:
 
 
 def test_two_sweeps_writing_one_cache_at_once(tmp_path: Path) -> None:
-    errors: list[BaseException] = []
-
     def run() -> None:
-        try:
-            sweep(MANY[:3], CONFIGS, (6_000,), cache_dir=tmp_path, progress=False)
-        except BaseException as exc:
-            errors.append(exc)
+        sweep(MANY[:3], CONFIGS, (6_000,), cache_dir=tmp_path, progress=False)
 
-    threads = [threading.Thread(target=run) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert raised_at_once(run, threads=4) == []
     assert len(_entries(tmp_path)) == 6 and not list(tmp_path.glob("*.tmp"))
     served = sweep(MANY[:3], CONFIGS, (6_000,), cache_dir=tmp_path, progress=False)
     assert served.attrs["cached"] == 6

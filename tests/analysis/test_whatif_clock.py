@@ -14,10 +14,8 @@ from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
 from ctxlab.messages import (
     AssistantMessage,
     ProviderUsage,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
 )
+from tests.helpers import bash_loop
 
 CONFIGS = {"default": ContextConfig(), "masking": ContextConfig.preset("observation_masking")}
 # Claude Sonnet 4.6 (its list price): a 5-minute write costs $3.75 a million, a read $0.30,
@@ -28,14 +26,11 @@ START = 1_780_000_000.0  # 2026-05-28, a time in the past
 
 def _session(turns: int = 12) -> Transcript:
     """A tool loop of ``turns`` calls on Sonnet 4.6, each result ~1,500 tokens."""
-    messages: list[UserMessage | AssistantMessage] = [UserMessage(content="Read the logs.")]
-    for n in range(turns):
-        use = ToolUseBlock(id=f"c{n}", name="bash", input={"command": f"cat app{n}.log"})
-        messages.append(AssistantMessage(content=(use,)))
-        text = f"app{n}: request {n} failed at line {n * 7}\n" * 150
-        messages.append(UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),)))
-    messages.append(AssistantMessage(content="All read."))
-    return Transcript("logs", {"models": ["claude-sonnet-4-6"]}, "You read logs.", tuple(messages))
+    calls = (
+        (f"cat app{n}.log", f"app{n}: request {n} failed at line {n * 7}\n" * 150)
+        for n in range(turns)
+    )
+    return bash_loop("logs", "Read the logs.", calls, "All read.", system="You read logs.")
 
 
 def _timed(session: Transcript, gaps: dict[int, float], step: float = 20.0) -> Transcript:

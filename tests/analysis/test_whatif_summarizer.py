@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, WhatIf, replay, sweep
+from ctxlab import ApproximateCounter, ContextConfig, WhatIf, sweep
 from ctxlab.exceptions import OverBudget, UsageError
-from ctxlab.models import AnthropicModel
 from tests.analysis.test_whatif_table import _session
-from tests.models.messages_api import MessagesAPI, message
+from tests.helpers import replayed
+from tests.models.messages_api import MessagesAPI, message, sonnet
 
 CONFIG = ContextConfig.preset("ctxlab")
 MARK = "written by the local model"
@@ -34,9 +34,7 @@ def _summary(usage: dict[str, int]) -> Any:
 
 
 def _whatif(api: MessagesAPI, budget_usd: float | None, turns: int = 40) -> WhatIf:
-    model = AnthropicModel(
-        "claude-sonnet-4-6", api_key="k", base_url=api.url, max_retries=0, max_tokens=1_000
-    )
+    model = sonnet(api, max_tokens=1_000)
     return WhatIf(
         _session(turns),
         {"ctxlab": CONFIG},
@@ -102,30 +100,15 @@ async def test_replay_takes_the_users_model_under_its_cap() -> None:
     session = _session(40)
     usage = {"input_tokens": 1_000, "output_tokens": 100}
     with MessagesAPI(responder=_summary(usage)) as api:
-        model = AnthropicModel(
-            "claude-sonnet-4-6", api_key="k", base_url=api.url, max_retries=0, max_tokens=500
+        model = sonnet(api, max_tokens=500)
+        run = replayed(
+            session, context_window=8_000, config=CONFIG, summarizer=model, budget_usd=1.0
         )
-        steps = [
-            s
-            async for s in replay(
-                session.messages,
-                context_window=8_000,
-                counter=ApproximateCounter(),
-                config=CONFIG,
-                system=session.system,
-                summarizer=model,
-                budget_usd=1.0,
-            )
-        ]
+        steps = [s async for s in run]
         sent = len(api.requests)
         with pytest.raises(OverBudget, match="not started"):
-            async for _ in replay(
-                session.messages,
-                context_window=8_000,
-                counter=ApproximateCounter(),
-                config=CONFIG,
-                summarizer=model,
-                budget_usd=0.000_01,
+            async for _ in replayed(
+                session, context_window=8_000, config=CONFIG, summarizer=model, budget_usd=0.000_01
             ):
                 pass
         assert len(api.requests) == sent  # refused: nothing more sent
@@ -140,9 +123,7 @@ def test_a_sweep_shares_one_cap_over_its_sessions() -> None:
         dataclasses.replace(_session(40), name=name) for name in ("first", "second", "third")
     ]
     with MessagesAPI(responder=_summary({"input_tokens": 100_000, "output_tokens": 0})) as api:
-        model = AnthropicModel(
-            "claude-sonnet-4-6", api_key="k", base_url=api.url, max_retries=0, max_tokens=500
-        )
+        model = sonnet(api, max_tokens=500)
         frame = sweep(
             sessions,
             {"ctxlab": CONFIG},

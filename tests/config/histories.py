@@ -15,6 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ctxlab import ContextConfig
 from ctxlab.messages import (
     AssistantMessage,
     TextBlock,
@@ -131,6 +132,22 @@ def to_inspect(messages: Sequence[Message]) -> list[Any]:
 # -- The OpenAI Agents SDK (Responses input items) -----------------------------------------------
 
 
+def agents_outputs(config: ContextConfig, items: list[dict[str, Any]]) -> dict[str, str]:
+    """The tool outputs, by call id, that the Agents SDK's input filter exported from
+    ``config`` (its ``call_model_input_filter``) leaves of the input ``items``."""
+    from agents import Agent
+    from agents.run_config import CallModelData, ModelInputData
+
+    trimmer = config.export("openai_agents").value.call_model_input_filter
+    data = CallModelData(
+        model_data=ModelInputData(input=items, instructions=None),  # type: ignore[arg-type]
+        agent=Agent(name="a"),
+        context=None,
+    )
+    kept = trimmer(data).input
+    return {i["call_id"]: i["output"] for i in kept if i.get("type") == "function_call_output"}
+
+
 def to_agents_items(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Responses input items: a user message per text, a ``function_call`` per call, a
     ``function_call_output`` per result, in the order the blocks come."""
@@ -158,16 +175,6 @@ def to_agents_items(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     }
                 )
     return out
-
-
-def results_of(messages: Sequence[Message]) -> dict[str, str]:
-    """Call id → the result's text, in ctxlab's messages."""
-    return {
-        r.tool_use_id: r.text
-        for m in messages
-        if isinstance(m, UserMessage)
-        for r in m.tool_results
-    }
 
 
 def thinking_of(messages: Sequence[Message]) -> list[str]:

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from ctxlab import ContextConfig
 from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
 from ctxlab.pipeline._provider_edits import trim_tool_outputs
-from tests.config.histories import TOOLS, Message, histories, results_of, to_agents_items
+from tests.config.histories import TOOLS, Message, agents_outputs, histories, to_agents_items
+from tests.helpers import results_of
 
 configs = st.builds(
     lambda uses, keep, thinking, compact: ContextConfig.preset("anthropic_context_editing").merge(
@@ -85,21 +86,10 @@ def test_the_agents_sdk_trimmer_trims_what_ctxlab_trims(
     messages: list[Message], trim: TrimToolOutputs
 ) -> None:
     pytest.importorskip("agents", reason="the export is the Agents SDK's own run config")
-    from agents import Agent
-    from agents.run_config import CallModelData, ModelInputData
-
     config = ContextConfig.preset("openai_agents_trimmer").merge(
         provider_edits=ProviderEdits(trim_tool_outputs=trim)
     )
-    run_config = config.export("openai_agents").value
-    trimmer = run_config.call_model_input_filter
-    data = CallModelData(
-        model_data=ModelInputData(input=to_agents_items(messages), instructions=None),
-        agent=Agent(name="a"),
-        context=None,
-    )
-    items = trimmer(data).input
-    sdk = {i["call_id"]: i["output"] for i in items if i.get("type") == "function_call_output"}
+    sdk = agents_outputs(config, to_agents_items(messages))
     ours, _ = trim_tool_outputs(messages, trim)
     assert results_of(ours) == sdk
 
@@ -109,9 +99,6 @@ def test_the_trimmers_edge_agrees_to_the_character(length: int) -> None:
     """Outputs at, just under and just over ``max_output_chars`` (generated lengths rarely
     land on the edge)."""
     pytest.importorskip("agents", reason="the export is the Agents SDK's own run config")
-    from agents import Agent
-    from agents.run_config import CallModelData, ModelInputData
-
     from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
     messages: list[Message] = [UserMessage(content="One.")]
@@ -125,17 +112,7 @@ def test_the_trimmers_edge_agrees_to_the_character(length: int) -> None:
         messages.append(UserMessage(content=f"Turn {n + 2}."))
     trim = TrimToolOutputs()
     config = ContextConfig(provider_edits=ProviderEdits(trim_tool_outputs=trim))
-    trimmer = config.export("openai_agents").value.call_model_input_filter
-    data = CallModelData(
-        model_data=ModelInputData(input=to_agents_items(messages), instructions=None),
-        agent=Agent(name="a"),
-        context=None,
-    )
-    sdk = {
-        i["call_id"]: i["output"]
-        for i in trimmer(data).input
-        if i.get("type") == "function_call_output"
-    }
+    sdk = agents_outputs(config, to_agents_items(messages))
     ours, _ = trim_tool_outputs(messages, trim)
     assert results_of(ours) == sdk
     assert sdk["c0"].startswith("[Trimmed") == (length > 500)

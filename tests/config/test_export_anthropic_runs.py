@@ -33,7 +33,8 @@ from ctxlab.messages import (
 )
 from ctxlab.pipeline._provider_edits import apply_provider_edits
 from ctxlab.tokens import TokenCache
-from tests.config.histories import TOOLS, Message, histories, results_of, thinking_of
+from tests.config.histories import TOOLS, Message, histories, thinking_of
+from tests.helpers import results_of
 
 CACHE = TokenCache(ApproximateCounter())
 

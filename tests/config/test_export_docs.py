@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from ctxlab import PRESETS, ContextConfig
-from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
+from ctxlab.config import ClearToolUses, ProviderEdits
+from tests.config.test_export_anthropic_values import _everything as anthropic_everything
+from tests.config.test_export_framework_values import _everything as frameworks_everything
 
 DOC = Path(__file__).parents[2] / "docs" / "howto" / "exports.md"
 SECTIONS = {
@@ -25,28 +27,9 @@ SECTIONS = {
 
 def _configs() -> dict[str, ContextConfig]:
     configs = {name: ContextConfig.preset(name) for name in PRESETS}
-    configs["everything"] = ContextConfig.preset("anthropic_context_editing").merge(
-        tool_result_limit=1_000,
-        compression_prompt="Mine.",
-        compaction={
-            "trigger_tokens": 20_000,
-            "keep_messages": 4,
-            "trigger_messages": 30,
-            "mask": {"keep_turns": 3},
-        },
-        provider_edits=ProviderEdits(
-            clear_tool_uses=ClearToolUses(
-                trigger_tool_uses=5,
-                clear_at_least=300,
-                exclude_tools=("memory",),
-                clear_tool_inputs=("bash",),
-                placeholder="[gone]",
-            ),
-            clear_thinking=ClearThinking(keep_turns=2),
-            trim_tool_outputs=TrimToolOutputs(),
-            openai_truncation=True,
-        ),
-    )
+    # Every setting in force at once, as the Anthropic and the frameworks' value tests set them.
+    configs["everything"] = anthropic_everything()
+    configs["everything_frameworks"] = frameworks_everything()
     configs["inputs"] = ContextConfig.preset("ctxlab").merge(
         provider_edits=ProviderEdits(clear_tool_uses=ClearToolUses(clear_tool_inputs=True))
     )

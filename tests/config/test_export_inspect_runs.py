@@ -14,7 +14,8 @@ from ctxlab import ApproximateCounter, ContextConfig
 from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits
 from ctxlab.pipeline._provider_edits import apply_provider_edits
 from ctxlab.tokens import TokenCache
-from tests.config.histories import TOOLS, Message, histories, results_of, thinking_of, to_inspect
+from tests.config.histories import TOOLS, Message, histories, thinking_of, to_inspect
+from tests.helpers import results_of
 
 pytest.importorskip("inspect_ai", reason="the export is Inspect AI's own strategy")
 

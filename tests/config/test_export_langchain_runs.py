@@ -17,8 +17,8 @@ from ctxlab.config import ClearToolUses, ProviderEdits
 from ctxlab.pipeline import CompactionOrder, extractive_summarizer
 from ctxlab.pipeline._provider_edits import apply_provider_edits
 from ctxlab.tokens import TokenCache
-from tests.config.histories import TOOLS, Message, histories, results_of, to_langchain
-from tests.helpers import prepared
+from tests.config.histories import TOOLS, Message, histories, to_langchain
+from tests.helpers import prepared, results_of
 
 pytest.importorskip("langchain.agents", reason="the export is LangChain's own middleware")
 

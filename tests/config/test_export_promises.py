@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from ctxlab import ContextConfig
 from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
 from ctxlab.exceptions import UsageError
+from tests.config.histories import agents_outputs
 
 DEFAULT_PLACEHOLDER = ClearToolUses().placeholder
 
@@ -121,24 +122,12 @@ def _agents_items(tools: list[str]) -> list[dict[str, Any]]:
 
 def test_the_agents_sdk_export_passes_trimmable_tools_to_the_sdks_trimmer() -> None:
     pytest.importorskip("agents", reason="the export is the Agents SDK's own run config")
-    from agents import Agent
-    from agents.run_config import CallModelData, ModelInputData
-
     config = ContextConfig.preset("openai_agents_trimmer").merge(
         provider_edits=ProviderEdits(trim_tool_outputs=TrimToolOutputs(trimmable_tools=("grep",)))
     )
     trimmer = config.export("openai_agents").value.call_model_input_filter
     assert trimmer.trimmable_tools == frozenset({"grep"})
-    data = CallModelData(
-        model_data=ModelInputData(input=_agents_items(["read", "grep"]), instructions=None),
-        agent=Agent(name="a"),
-        context=None,
-    )
-    outputs = {
-        i["call_id"]: i["output"]
-        for i in trimmer(data).input
-        if i.get("type") == "function_call_output"
-    }
+    outputs = agents_outputs(config, _agents_items(["read", "grep"]))
     # The SDK itself trims only the named tool's output; the other stays whole.
     assert outputs["c0"] == "read " + "x" * 900
     assert outputs["c1"].startswith("[Trimmed: grep output")
@@ -146,9 +135,9 @@ def test_the_agents_sdk_export_passes_trimmable_tools_to_the_sdks_trimmer() -> N
     every = ContextConfig.preset("openai_agents_trimmer").merge(
         provider_edits=ProviderEdits(trim_tool_outputs=TrimToolOutputs())
     )
-    both = every.export("openai_agents").value.call_model_input_filter(data).input
-    trimmed = [i for i in both if i.get("type") == "function_call_output"]
-    assert all(i["output"].startswith("[Trimmed") for i in trimmed)
+    both = agents_outputs(every, _agents_items(["read", "grep"]))
+    assert set(both) == {"c0", "c1"}
+    assert all(output.startswith("[Trimmed") for output in both.values())
 
 
 async def test_an_inspect_export_of_a_thinking_only_config_clears_no_tool_result() -> None:

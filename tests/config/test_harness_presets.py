@@ -19,6 +19,7 @@ from ctxlab.config._harness_presets import (
 from ctxlab.io._transcript import load_transcript
 from ctxlab.manifest._thresholds import Thresholds
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import replayed
 
 # The source's line for a window, written from the source's own formula.
 SOURCE_LINES: dict[str, Callable[[int], int]] = {
@@ -77,16 +78,9 @@ WINDOW = 100_000
 
 async def _first_compaction(path: Path, config: ContextConfig) -> tuple[int, int]:
     """The request number of the first compaction, and the largest request before it."""
-    transcript = load_transcript(path)
     largest = 0
-    async for step in replay(
-        transcript.messages,
-        context_window=WINDOW,
-        counter=ApproximateCounter(),
-        config=config,
-        system=transcript.system,
-        grade=False,
-    ):
+    run = replayed(load_transcript(path), context_window=WINDOW, config=config, grade=False)
+    async for step in run:
         if step.compaction is not None:
             return step.number, largest
         largest = max(largest, step.manifest.estimated_input_tokens)

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ctxlab import SessionLog
-from ctxlab.agent import Agent, ContextBuildEvent
+from ctxlab.agent import Agent
 from ctxlab.demo import DEMO_PROMPT, demo_agent, demo_config
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
+from tests.helpers import Message, requests_sent, results_of
 
 
 def tree_hash(root: Path) -> str:
@@ -69,16 +72,22 @@ async def demo_session(folder: Path, **config: object) -> Session:
         context_config=demo_config(**config),
         session_log=SessionLog(log),
     )
-    sent: list[ModelRequest] = []
-    agent.subscribe(
-        lambda e: (
-            sent.append(e.request)
-            if isinstance(e, ContextBuildEvent) and e.manifest.purpose == "reasoning" and e.request
-            else None
-        )
-    )
+    sent = requests_sent(agent)
     await agent(DEMO_PROMPT)
     return Session(agent, folder / "origin", log, sent)
+
+
+HINT = re.compile(r"refer to the file in '([^']+)' for the truncated content")
+"""The hint a truncated tool result ends with, naming the file that holds the whole of it."""
+
+
+def offload_hints(messages: Sequence[Message]) -> dict[str, str]:
+    """The file each truncated result among ``messages`` names in its hint, by tool call id."""
+    return {
+        call: match.group(1)
+        for call, text in results_of(messages).items()
+        if (match := HINT.search(text))
+    }
 
 
 def check_tests(run: object) -> bool:

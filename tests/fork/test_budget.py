@@ -41,7 +41,7 @@ from tests.fork.helpers import demo_session
 from tests.fork.test_real_models import _anthropic_answer, _openai_answer
 from tests.fork.test_replay import _CUT, _generated, _read_tool
 from tests.models.chat_api import ChatAPI
-from tests.models.messages_api import MessagesAPI
+from tests.models.messages_api import MessagesAPI, sonnet
 
 OUTPUT = 512
 
@@ -112,9 +112,7 @@ class Billing:
 
 
 def _anthropic(api: MessagesAPI) -> AnthropicModel:
-    return AnthropicModel(
-        "claude-sonnet-4-6", api_key="k", base_url=api.url, max_retries=0, max_tokens=OUTPUT
-    )
+    return sonnet(api, max_tokens=OUTPUT)
 
 
 def _openai(chat: ChatAPI) -> OpenAIModel:
@@ -496,14 +494,7 @@ async def test_a_response_cache_keeps_each_run_apart_and_replays_them_at_no_cost
         session = await demo_session(tmp_path / "origin")
 
         async def once(root: str) -> Any:
-            model = AnthropicModel(
-                "claude-sonnet-4-6",
-                api_key="k",
-                base_url=api.url,
-                max_retries=0,
-                max_tokens=OUTPUT,
-                cache=ResponseCache(tmp_path / "cache"),
-            )
+            model = sonnet(api, max_tokens=OUTPUT, cache=ResponseCache(tmp_path / "cache"))
             branch = await fork(
                 session.agent,
                 at=1,

@@ -22,7 +22,7 @@ from ctxlab.fork import fork, run_forward
 from ctxlab.fork._branch import BranchRun
 from ctxlab.models import AnthropicModel
 from tests.models._local_server import JSONHandler, LocalServer
-from tests.models.messages_api import message
+from tests.models.messages_api import message, sonnet
 
 TOKEN = "k7f3q9"
 GUESSES = ("k7f3q9", "m2x8w1", "p5r6t4", "z9y8x7")
@@ -123,13 +123,7 @@ async def test_a_starved_config_passes_less_often_with_true_intervals(tmp_path: 
     with ContextSensitive() as server:
 
         def model() -> AnthropicModel:
-            return AnthropicModel(
-                "claude-sonnet-4-6",
-                api_key="k",
-                base_url=f"{server.url}/run-{next(numbers)}",
-                max_retries=0,
-                max_tokens=256,
-            )
+            return sonnet(f"{server.url}/run-{next(numbers)}", max_tokens=256)
 
         origin = Agent(
             model=model(),

@@ -13,34 +13,16 @@ import pytest
 
 from ctxlab.demo import DEMO_WORKSPACE
 from ctxlab.fork import Branch, BranchRun, fork, run_forward
-from ctxlab.messages import ToolResultBlock, UserMessage
-from tests.fork.helpers import Session, demo_session, file_hash, tree_hash
+from tests.fork.helpers import demo_session, file_hash, offload_hints, tree_hash
+from tests.helpers import results_of
 
-_HINT = re.compile(r"refer to the file in '([^']+)' for the truncated content")
 _EVICTED = re.compile(r"characters offloaded to '([^']+)'; read that file")
 
 
 def _hints(run: BranchRun) -> dict[str, str]:
     """The path each truncated result of the run's state names, by tool call id."""
     assert run.agent is not None
-    found: dict[str, str] = {}
-    for message in run.agent.context.conversation:
-        if isinstance(message, UserMessage):
-            for result in message.tool_results:
-                match = _HINT.search(result.text)
-                if match:
-                    found[result.tool_use_id] = match.group(1)
-    return found
-
-
-def _originals(session: Session) -> dict[str, str]:
-    return {
-        block.tool_use_id: block.text
-        for message in session.agent.history
-        if isinstance(message, UserMessage)
-        for block in message.content
-        if isinstance(block, ToolResultBlock)
-    }
+    return offload_hints(run.agent.context.conversation)
 
 
 async def _read_back(run: BranchRun, path: str) -> str:
@@ -69,7 +51,7 @@ async def test_the_branch_reads_the_files_its_hints_name(
 ) -> None:
     session = await demo_session(tmp_path, tool_result_limit=300)
     before = tree_hash(session.workspace), file_hash(session.log)
-    originals = _originals(session)
+    originals = results_of(session.agent.history)
     branch: Branch = await fork(
         session.agent,
         at=-1,
@@ -94,13 +76,7 @@ async def test_the_branch_reads_the_files_its_hints_name(
 
 async def test_a_file_gone_from_the_origin_is_noted_and_its_hint_kept(tmp_path: Path) -> None:
     session = await demo_session(tmp_path, tool_result_limit=300)
-    named = {
-        result.tool_use_id: match.group(1)
-        for message in session.agent.context.conversation
-        if isinstance(message, UserMessage)
-        for result in message.tool_results
-        if (match := _HINT.search(result.text))
-    }
+    named = offload_hints(session.agent.context.conversation)
     assert len(named) >= 2
     lost = sorted(named)[0]
     gone = Path(named[lost])

@@ -19,7 +19,6 @@ from ctxlab.io.formats._chat import from_openai
 from ctxlab.messages import TextBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.models import (
-    AnthropicModel,
     MemorylessModel,
     Model,
     OpenAIModel,
@@ -28,7 +27,7 @@ from ctxlab.models import (
 from ctxlab.models._memoryless import decide
 from tests.fork.helpers import demo_session, tree_hash
 from tests.models.chat_api import ChatAPI, completion
-from tests.models.messages_api import MessagesAPI, message
+from tests.models.messages_api import MessagesAPI, message, sonnet
 
 WINDOW, OUTPUT = 8_000, 512
 
@@ -103,14 +102,7 @@ def _served(kind: str) -> Iterator[tuple[Any, Model]]:
         with MessagesAPI(responder=_anthropic_answer) as api:
             yield (
                 api,
-                AnthropicModel(
-                    "claude-sonnet-4-6",
-                    api_key="test-key",
-                    base_url=api.url,
-                    max_retries=0,
-                    max_tokens=OUTPUT,
-                    context_window=WINDOW,
-                ),
+                sonnet(api, max_tokens=OUTPUT, context_window=WINDOW),
             )
         return
     with ChatAPI([], responder=_openai_answer) as chat:

@@ -7,7 +7,6 @@ in the run's own workspace, never the origin's, even for a user's tool that open
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,14 @@ from ctxlab.analysis import price_for
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, workspace_tools
 from ctxlab.fork import Outcomes, fork, run_forward
 from ctxlab.fork._forward import forward
-from ctxlab.messages import UserMessage
 from ctxlab.models import ScriptedModel, tool_call
 from ctxlab.pipeline import TRUNCATION_MARKER
-from tests.fork.helpers import demo_session, tree_hash
+from tests.fork.helpers import demo_session, offload_hints, tree_hash
+from tests.helpers import results_of
 
 SONNET = price_for("claude-sonnet-4-6")
 ROOTS = ("b", "a-much-longer-folder-name-for-these-branches/and/deeper")
 NAMES = ("x", "a-branch-with-a-name-of-many-more-characters")
-_HINT = re.compile(r"refer to the file in '([^']+)' for the truncated content")
 
 
 def _shown(requests: list[object]) -> str:
@@ -99,13 +97,7 @@ async def test_a_plain_open_of_a_relative_path_stays_in_the_runs_workspace(
 ) -> None:
     session = await demo_session(tmp_path / "s", tool_result_limit=300)
     origin = session.workspace.resolve()
-    hints = {
-        result.tool_use_id: match.group(1)
-        for message in session.agent.context.conversation
-        if isinstance(message, UserMessage)
-        for result in message.tool_results
-        if (match := _HINT.search(result.text))
-    }
+    hints = offload_hints(session.agent.context.conversation)
     hint = sorted(hints.values())[0]
     assert hint.startswith(f"{origin}/")  # the origin names its own file
     relative = hint.removeprefix(f"{origin}/")
@@ -141,12 +133,7 @@ async def test_a_plain_open_of_a_relative_path_stays_in_the_runs_workspace(
     assert run.agent is not None
     ask = run.agent.history[-3]  # the scripted calls; their results; the final reply
     assert [u.name for u in ask.tool_uses] == ["peek", "note", "note"]  # type: ignore[union-attr]
-    results = {
-        b.tool_use_id: b.text
-        for m in run.agent.history
-        if isinstance(m, UserMessage)
-        for b in m.tool_results
-    }
+    results = results_of(run.agent.history)
     assert [results[u.id] for u in ask.tool_uses] == [offloaded, "written", "written"]  # type: ignore[union-attr]
     assert (run.workspace / "notes.txt").read_text(encoding="utf-8") == "mine"
     assert (run.workspace / relative).read_text(encoding="utf-8") == "overwritten"

@@ -18,10 +18,9 @@ from ctxlab import ApproximateCounter, ContextConfig, SessionLog
 from ctxlab.agent import Agent
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, task_done
 from ctxlab.fork import fork, run_forward
-from ctxlab.models import AnthropicModel
 from tests.fork.helpers import demo_session
 from tests.fork.test_real_models import _anthropic_answer
-from tests.models.messages_api import MessagesAPI, message
+from tests.models.messages_api import MessagesAPI, message, sonnet
 
 WINDOW, OUTPUT = 8_000, 512
 SUMMARY = {
@@ -54,14 +53,7 @@ def _answer(body: dict[str, Any]) -> dict[str, Any]:
 async def test_a_summary_calls_usage_reaches_the_runs_cost_as_its_spent(tmp_path: Path) -> None:
     session = await demo_session(tmp_path / "origin")
     with MessagesAPI(responder=_answer) as api:
-        model = AnthropicModel(
-            "claude-sonnet-4-6",
-            api_key="test-key",
-            base_url=api.url,
-            max_retries=0,
-            max_tokens=OUTPUT,
-            context_window=WINDOW,
-        )
+        model = sonnet(api, max_tokens=OUTPUT, context_window=WINDOW)
         branch = await fork(
             session.agent,
             at=1,
@@ -110,14 +102,7 @@ async def test_a_summary_answer_that_does_not_read_is_billed_all_the_same() -> N
     script = [*(message([u]) for u in use), message("first"), prose, prose, prose, prose]
     with MessagesAPI(script) as api:
         agent = Agent(
-            model=AnthropicModel(
-                "claude-sonnet-4-6",
-                api_key="test-key",
-                base_url=api.url,
-                max_retries=0,
-                context_window=2_000,
-                max_tokens=200,
-            ),
+            model=sonnet(api, context_window=2_000, max_tokens=200),
             tools=[_page],
             counter=ApproximateCounter(),
         )
@@ -148,14 +133,7 @@ async def test_a_summary_calls_bill_is_read_back_when_the_session_resumes(tmp_pa
 
     def make(url: str) -> Agent:
         return Agent(
-            model=AnthropicModel(
-                "claude-sonnet-4-6",
-                api_key="test-key",
-                base_url=url,
-                max_retries=0,
-                context_window=4_000,
-                max_tokens=200,
-            ),
+            model=sonnet(url, context_window=4_000, max_tokens=200),
             tools=[_page],
             counter=ApproximateCounter(),
             session_log=SessionLog(tmp_path / "log.sqlite"),

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ctxlab.models import AnthropicModel
 from tests.models._local_server import JSONHandler, LocalServer
 
 
@@ -119,6 +120,15 @@ def _sse(body: dict[str, Any]) -> Iterator[bytes]:
         },
     )
     yield event("message_stop", {"type": "message_stop"})
+
+
+def sonnet(server: LocalServer | str, **options: Any) -> AnthropicModel:
+    """Claude Sonnet 4.6's adapter pointed at ``server`` (or a URL of it), with a test key and
+    no retries; ``options`` go to `AnthropicModel`."""
+    url = server if isinstance(server, str) else server.url
+    return AnthropicModel(
+        "claude-sonnet-4-6", base_url=url, **{"api_key": "test-key", "max_retries": 0} | options
+    )
 
 
 class MessagesAPI(LocalServer):

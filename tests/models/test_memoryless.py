@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.agent import Agent, ContextBuildEvent
+from ctxlab.agent import Agent
 from ctxlab.demo import DEMO_PROMPT, demo_agent, demo_config
 from ctxlab.exceptions import MaxStepsExceeded
 from ctxlab.messages import AssistantMessage, ToolResultBlock, UserMessage
@@ -17,6 +17,7 @@ from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
 from ctxlab.models._memoryless import decide
 from tests.fork.helpers import project_tests_pass
+from tests.helpers import requests_sent
 
 
 async def _run(
@@ -25,14 +26,7 @@ async def _run(
     agent = demo_agent(
         tmp_path, model=MemorylessModel(), context_config=demo_config(**config), max_steps=max_steps
     )
-    sent: list[ModelRequest] = []
-    agent.subscribe(
-        lambda e: (
-            sent.append(e.request)
-            if isinstance(e, ContextBuildEvent) and e.manifest.purpose == "reasoning" and e.request
-            else None
-        )
-    )
+    sent = requests_sent(agent)
     try:
         reply = (await agent(DEMO_PROMPT)).content[0].text  # type: ignore[union-attr]
     except MaxStepsExceeded as exc:

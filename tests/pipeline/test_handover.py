@@ -9,14 +9,10 @@ from ctxlab import ApproximateCounter, ContextConfig
 from ctxlab.messages import (
     AssistantMessage,
     Summary,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
 )
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
-from tests.helpers import edit_turn
+from tests.helpers import edit_turn, tool_call, tool_result
 
 PREVIOUS = Summary(
     fields={
@@ -31,50 +27,24 @@ PREVIOUS = Summary(
 )
 
 
-def _call(id: str, **input: object) -> AssistantMessage:
-    return AssistantMessage(content=(ToolUseBlock(id=id, name="bash", input=input),))
-
-
-def _result(id: str, text: str) -> UserMessage:
-    return UserMessage(content=(ToolResultBlock(tool_use_id=id, content=text),))
-
-
 SPAN = (
-    _call("a", command="pytest tests/test_invoice.py"),
-    _result("a", "3 passed in 0.4s\n<returncode>0</returncode>"),
-    AssistantMessage(
-        content=(
-            TextBlock(text="Now the currency module."),
-            ToolUseBlock(
-                id="b",
-                name="edit",
-                input={"file_path": "src/currency.py", "old_string": "EUR", "new_string": "CUR"},
-            ),
-        )
+    tool_call("a", command="pytest tests/test_invoice.py"),
+    tool_result("a", "3 passed in 0.4s\n<returncode>0</returncode>"),
+    tool_call(
+        "b",
+        "edit",
+        saying="Now the currency module.",
+        file_path="src/currency.py",
+        old_string="EUR",
+        new_string="CUR",
     ),
-    _result("b", "edited"),
-    AssistantMessage(
-        content=(
-            ToolUseBlock(
-                id="c",
-                name="edit",
-                input={"file_path": "src/currency.py", "old_string": "USD", "new_string": "CUR2"},
-            ),
-        )
-    ),
-    _result("c", "edited"),
-    _call("d", command="grep -rn round_half src/ --include=*.py", label="retry_budget_9121"),
-    _result("d", "src/currency.py:12: round_half"),
-    AssistantMessage(
-        content=(
-            ToolUseBlock(
-                id="w",
-                name="write",
-                input={"file_path": "src/cents.py", "content": "def round_to_cents(x): ..."},
-            ),
-        )
-    ),
-    _result("w", "written"),
+    tool_result("b", "edited"),
+    tool_call("c", "edit", file_path="src/currency.py", old_string="USD", new_string="CUR2"),
+    tool_result("c", "edited"),
+    tool_call("d", command="grep -rn round_half src/ --include=*.py", label="retry_budget_9121"),
+    tool_result("d", "src/currency.py:12: round_half"),
+    tool_call("w", "write", file_path="src/cents.py", content="def round_to_cents(x): ..."),
+    tool_result("w", "written"),
     AssistantMessage(content="Next I will run the currency tests."),
 )
 
@@ -140,8 +110,8 @@ async def test_each_span_writes_its_own_values_when_texts_are_read_again() -> No
     for n in (4117, 5228, 4117):
         span = (
             AssistantMessage(content=f"The retry budget is retry_budget_{n} on port {n}."),
-            _call(f"r{n}", command="grep -n retry src/app.py"),
-            _result(f"r{n}", "src/app.py:3: x"),
+            tool_call(f"r{n}", command="grep -n retry src/app.py"),
+            tool_result(f"r{n}", "src/app.py:3: x"),
             AssistantMessage(content="Next I will run the tests."),
         )
         preserve = (await _summary(None, span))["context_to_preserve"]

@@ -26,8 +26,7 @@ from ctxlab.pipeline._summary_calls import (
     summary_request_tokens,
 )
 from ctxlab.tokens import TokenCache
-
-Message = UserMessage | AssistantMessage
+from tests.helpers import Message, exchange
 
 
 def _request(
@@ -46,13 +45,6 @@ def _request(
     return request, cache
 
 
-def _bash(id: str, command: str, output: str) -> list[Message]:
-    return [
-        AssistantMessage(content=(ToolUseBlock(id=id, name="bash", input={"command": command}),)),
-        UserMessage(content=(ToolResultBlock(tool_use_id=id, content=output),)),
-    ]
-
-
 TODOS = [
     {"content": "Read the parser", "status": "completed"},
     {"content": "Fix the tokenizer", "status": "in_progress"},
@@ -61,7 +53,7 @@ TODOS = [
 SPAN: tuple[Message, ...] = (
     UserMessage(content="Fix the tokenizer of the parser."),
     AssistantMessage(content="I will read the parser first."),
-    *_bash("a", "cat parser.py", "def parse(): ...\n<returncode>0</returncode>"),
+    *exchange("a", "bash", "def parse(): ...\n<returncode>0</returncode>", command="cat parser.py"),
     AssistantMessage(content=(ToolUseBlock(id="t", name="todo_write", input={"todos": TODOS}),)),
     UserMessage(content=(ToolResultBlock(tool_use_id="t", content="ok"),)),
     AssistantMessage(
@@ -100,7 +92,9 @@ async def test_the_next_steps_are_the_intent_of_the_agents_last_text() -> None:
     span: tuple[Message, ...] = (
         UserMessage(content="Fix the tokenizer of the parser."),
         AssistantMessage(content="I will read the parser first. Then I will fix the lexer."),
-        *_bash("a", "cat parser.py", "def parse(): ...\n<returncode>0</returncode>"),
+        *exchange(
+            "a", "bash", "def parse(): ...\n<returncode>0</returncode>", command="cat parser.py"
+        ),
         AssistantMessage(
             content=(
                 TextBlock(text="The parser is read. I will fix `lex()` in lexer.py."),
@@ -125,7 +119,9 @@ async def test_short_of_budget_the_most_recent_commands_are_kept_first() -> None
     commands = [f"make target_{n:02d}" for n in range(12)]
     span: list[Message] = [UserMessage(content="Build every target.")]
     for n, command in enumerate(commands):
-        span += _bash(f"c{n}", command, f"built target {n}\n<returncode>0</returncode>")
+        span += exchange(
+            f"c{n}", "bash", f"built target {n}\n<returncode>0</returncode>", command=command
+        )
     whole, _ = _request(tuple(span), budget=4_000)
     everything = (await extractive_summarizer(whole))["context_to_preserve"]
     assert [ln for ln in everything.splitlines() if ln.startswith("$ ")] == [
@@ -188,7 +184,9 @@ def test_the_pinned_task_takes_at_most_its_share_of_the_input_limit() -> None:
 def _conversation(turns: int) -> tuple[Message, ...]:
     out: list[Message] = [UserMessage(content="Read every page of the log.")]
     for n in range(turns):
-        out += _bash(f"p{n}", f"cat page_{n}.log", f"page {n}: " + "lorem ipsum " * 30)
+        out += exchange(
+            f"p{n}", "bash", f"page {n}: " + "lorem ipsum " * 30, command=f"cat page_{n}.log"
+        )
     return tuple(out)
 
 
@@ -227,7 +225,7 @@ async def test_an_overflowing_summarizer_is_asked_again_in_pieces_half_the_size(
 async def test_without_a_stated_intent_the_next_step_continues_after_the_last_action() -> None:
     span = (
         UserMessage(content="Build it."),
-        *_bash("b", "make all", "ok\n<returncode>0</returncode>"),
+        *exchange("b", "bash", "ok\n<returncode>0</returncode>", command="make all"),
     )
     request, _ = _request(span)
     assert (await extractive_summarizer(request))["next_steps"] == (
@@ -261,8 +259,10 @@ async def test_a_very_long_command_gives_way_before_the_short_ones() -> None:
     span: list[Message] = [UserMessage(content="Prepare the data.")]
     shorts = [f"ls -la {'/srv/data/incoming/batch' * 6}_{n}" for n in range(3)]  # ~45 tokens
     for n, command in enumerate(shorts):
-        span += _bash(f"s{n}", command, "a b c\n<returncode>0</returncode>")
-    span += _bash("long", script, "<returncode>0</returncode>")  # the latest, and huge
+        span += exchange(f"s{n}", "bash", "a b c\n<returncode>0</returncode>", command=command)
+    span += exchange(
+        "long", "bash", "<returncode>0</returncode>", command=script
+    )  # the latest, and huge
     request, _ = _request(tuple(span), budget=cache_budget(script))
     kept = [
         ln

@@ -9,8 +9,6 @@ summed."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig
@@ -18,24 +16,15 @@ from ctxlab.messages import (
     AssistantMessage,
     Summary,
     TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
     UserMessage,
 )
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
+from tests.helpers import Message, exchange
 
-Message = UserMessage | AssistantMessage
 CACHE = TokenCache(ApproximateCounter())
 FIELDS = ("task_overview", "current_state", "important_discoveries", "next_steps")
 HARNESS = "This session is being continued from a previous conversation that ran out of context."
-
-
-def _tool(id: str, name: str, output: str, **input: Any) -> list[Message]:
-    return [
-        AssistantMessage(content=(ToolUseBlock(id=id, name=name, input=input),)),
-        UserMessage(content=(ToolResultBlock(tool_use_id=id, content=output),)),
-    ]
 
 
 def _span() -> tuple[Message, ...]:
@@ -45,17 +34,17 @@ def _span() -> tuple[Message, ...]:
         UserMessage(content="Make the lexer accept unicode identifiers."),
         UserMessage(content=HARNESS + "\nThe lexer was half rewritten."),
         UserMessage(content="Keep the public API unchanged."),
-        *_tool("r", "read_file", "TABLE = ...", path="src/tables.py"),
+        *exchange("r", "read_file", "TABLE = ...", path="src/tables.py"),
         AssistantMessage(content="The table is UNICODE_TABLE_V2 and the limit 4096."),
-        *_tool("a", "bash", "ok\n<returncode>0</returncode>", command="make lint"),
-        *_tool("b", "bash", "ok\n<returncode>0</returncode>", command="make unit"),
-        *_tool(
+        *exchange("a", "bash", "ok\n<returncode>0</returncode>", command="make lint"),
+        *exchange("b", "bash", "ok\n<returncode>0</returncode>", command="make unit"),
+        *exchange(
             "long",
             "bash",
             "ok\n<returncode>0</returncode>",
             command="cat > gen.txt <<'EOF'\n" + "row of data\n" * 160 + "EOF",
         ),
-        *_tool(
+        *exchange(
             "e",
             "str_replace_based_edit_tool",
             "ok",
@@ -64,7 +53,7 @@ def _span() -> tuple[Message, ...]:
             old_str="isalpha()",
             new_str="isidentifier()",
         ),
-        *_tool(
+        *exchange(
             "t",
             "todo_write",
             "ok",
@@ -153,7 +142,7 @@ async def test_a_recorded_summary_is_a_discovery_and_not_an_instruction() -> Non
 async def test_a_failed_command_is_an_important_discovery() -> None:
     span = (
         UserMessage(content="Fix the build."),
-        *_tool(
+        *exchange(
             "f",
             "bash",
             "error: missing semicolon\n<returncode>2</returncode>",
@@ -249,7 +238,7 @@ async def test_the_users_lines_within_their_share_stay_and_those_past_it_go_befo
         *(UserMessage(content=s) for s in said),
     ]
     for n in range(3):
-        span += _tool(f"c{n}", "bash", "ok\n<returncode>0</returncode>", command=f"make t{n}")
+        span += exchange(f"c{n}", "bash", "ok\n<returncode>0</returncode>", command=f"make t{n}")
     span.append(AssistantMessage(content="Done."))
     budget = 500
     kept = [ln for _, ln in await _lines(budget, tuple(span))]

@@ -6,8 +6,6 @@ kept ids, the placeholder count) and, where the input space is wide, over genera
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +26,7 @@ from ctxlab.pipeline._provider_edits import (
     truncate_oldest,
 )
 from ctxlab.tokens import ApproximateCounter, TokenCache
-from tests.helpers import prepared
+from tests.helpers import prepared, results_of
 
 Message = UserMessage | AssistantMessage
 PLACEHOLDER = ClearToolUses().placeholder
@@ -43,15 +41,6 @@ def _calls(ids: list[str], size: int) -> list[Message]:
         result = ToolResultBlock(tool_use_id=call, content=f"{call} " + "line " * size)
         out.append(UserMessage(content=(result,)))
     return out
-
-
-def _results(prep: Any) -> dict[str, str]:
-    return {
-        r.tool_use_id: r.text
-        for m in prep.request.messages
-        if isinstance(m, UserMessage)
-        for r in m.tool_results
-    }
 
 
 def _clearing(trigger: int) -> ContextConfig:
@@ -71,10 +60,13 @@ async def test_a_request_equal_to_the_trigger_is_not_cleared_one_token_more_is()
     quiet = await prepared(SESSION, context_window=200_000, config=_clearing(10**9))
     size = quiet.manifest.estimated_input_tokens
     equal = await prepared(SESSION, context_window=200_000, config=_clearing(size))
-    assert PLACEHOLDER not in _results(equal).values()
+    assert PLACEHOLDER not in results_of(equal.request.messages).values()
     assert equal.manifest.estimated_input_tokens == size
     over = await prepared(SESSION, context_window=200_000, config=_clearing(size - 1))
-    assert [c for c, text in _results(over).items() if text == PLACEHOLDER] == ["c0", "c1"]
+    assert [c for c, text in results_of(over.request.messages).items() if text == PLACEHOLDER] == [
+        "c0",
+        "c1",
+    ]
 
 
 @settings(max_examples=60, deadline=None)
@@ -149,11 +141,14 @@ async def test_after_a_server_compaction_the_trigger_counts_only_what_is_sent() 
     # edit sees only the request from the block on.
     between = (whole + sent_part) // 2
     prep = await prepared(session, context_window=200_000, config=_clearing(between))
-    assert PLACEHOLDER not in _results(prep).values()
+    assert PLACEHOLDER not in results_of(prep.request.messages).values()
     assert not [t for t in prep.manifest.transforms if t.kind == "provider_clear_tool_uses"]
     # The control: a trigger below what is sent clears the older calls after the block.
     low = await prepared(session, context_window=200_000, config=_clearing(sent_part // 2))
-    assert [c for c, text in _results(low).items() if text == PLACEHOLDER] == ["new0", "new1"]
+    assert [c for c, text in results_of(low.request.messages).items() if text == PLACEHOLDER] == [
+        "new0",
+        "new1",
+    ]
 
 
 async def test_truncation_auto_leaves_a_request_that_fits_exactly_whole() -> None:

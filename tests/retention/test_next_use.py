@@ -14,38 +14,25 @@ from ctxlab.exceptions import UsageError
 from ctxlab.messages import (
     AssistantMessage,
     TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
     UserMessage,
 )
 from ctxlab.retention._measure import request_text
 from ctxlab.retention._next_use import UsedItem, next_use, next_use_columns, used_items
+from tests.helpers import Message, exchange, tool_call, tool_result
 from tests.hostile import assert_linear
 from tests.strategies import SETTINGS
-
-Message = UserMessage | AssistantMessage
-
-
-def _call(n: int, command: str) -> AssistantMessage:
-    return AssistantMessage(
-        content=(ToolUseBlock(id=f"c{n}", name="bash", input={"command": command}),)
-    )
-
-
-def _result(n: int, text: str) -> UserMessage:
-    return UserMessage(content=(ToolResultBlock(tool_use_id=f"c{n}", content=text),))
 
 
 def _session() -> list[Message]:
     return [
         UserMessage(content="Fix the parser."),
-        _call(0, "cat src/parse.py"),
-        _result(0, "def parse(): ..."),
-        _call(1, "cat docs/notes.md"),
-        _result(1, "notes"),
+        tool_call("c0", command="cat src/parse.py"),
+        tool_result("c0", "def parse(): ..."),
+        tool_call("c1", command="cat docs/notes.md"),
+        tool_result("c1", "notes"),
         # The reply after the compaction: it uses both files it read before.
-        _call(2, "diff src/parse.py docs/notes.md"),
-        _result(2, "no difference"),
+        tool_call("c2", command="diff src/parse.py docs/notes.md"),
+        tool_result("c2", "no difference"),
     ]
 
 
@@ -68,10 +55,10 @@ def test_a_compaction_that_drops_one_of_two_paths_scores_half() -> None:
 def test_items_a_reply_introduces_are_left_out() -> None:
     messages: list[Message] = [
         UserMessage(content="Add a test."),
-        _call(0, "cat src/app.py"),
-        _result(0, "x = 1"),
-        _call(1, "cat > tests/test_new_thing.py <<EOF\nEOF\ncat src/app.py"),
-        _result(1, ""),
+        tool_call("c0", command="cat src/app.py"),
+        tool_result("c0", "x = 1"),
+        tool_call("c1", command="cat > tests/test_new_thing.py <<EOF\nEOF\ncat src/app.py"),
+        tool_result("c1", ""),
     ]
     graded = next_use(messages, 3, request_text(messages), replies=1)
     assert UsedItem("path", "tests/test_new_thing.py") in graded.fresh
@@ -85,12 +72,12 @@ def test_items_a_reply_introduces_are_left_out() -> None:
 def test_only_the_next_replies_up_to_the_next_compaction_are_read() -> None:
     messages = [
         UserMessage(content="Look at a.py and b.py and c.py"),
-        _call(0, "cat a.py"),
-        _result(0, ""),
-        _call(1, "cat b.py"),
-        _result(1, ""),
-        _call(2, "cat c.py"),
-        _result(2, ""),
+        tool_call("c0", command="cat a.py"),
+        tool_result("c0", ""),
+        tool_call("c1", command="cat b.py"),
+        tool_result("c1", ""),
+        tool_call("c2", command="cat c.py"),
+        tool_result("c2", ""),
     ]
     request = request_text(messages[:1])  # the task alone: every file named
     one = next_use(messages, 1, request, replies=1)
@@ -102,10 +89,12 @@ def test_only_the_next_replies_up_to_the_next_compaction_are_read() -> None:
 def test_a_command_is_held_by_its_word_and_argument_across_options() -> None:
     messages: list[Message] = [
         UserMessage(content="go"),
-        _call(0, "grep -rn --color parse_value src"),
-        _result(0, ""),
-        _call(1, "grep parse_value src && cd /repo && FOO=1 pytest -x tests/t.py | tail -3"),
-        _result(1, ""),
+        tool_call("c0", command="grep -rn --color parse_value src"),
+        tool_result("c0", ""),
+        tool_call(
+            "c1", command="grep parse_value src && cd /repo && FOO=1 pytest -x tests/t.py | tail -3"
+        ),
+        tool_result("c1", ""),
     ]
     found = [i.text for i in used_items([messages[3]]) if i.kind == "command"]  # type: ignore[list-item]
     assert found == ["grep parse_value", "pytest tests/t.py", "tail"]
@@ -120,8 +109,8 @@ def test_identifiers_and_quoted_errors_count() -> None:
     error = "ValueError: bad literal for parse_value"
     messages: list[Message] = [
         UserMessage(content="go"),
-        _call(0, "python run.py"),
-        _result(0, f"Traceback\n{error}\n"),
+        tool_call("c0", command="python run.py"),
+        tool_result("c0", f"Traceback\n{error}\n"),
         AssistantMessage(
             content=(TextBlock(text=f"The run says:\n{error}\nso ParserState is wrong."),)
         ),
@@ -164,11 +153,11 @@ def _sessions(draw: st.DrawFn) -> tuple[list[Message], int]:
     )
     messages: list[Message] = [UserMessage(content="Fix it.")]
     for n, path in enumerate(files):
-        messages += [_call(n, f"cat {path}"), _result(n, f"contents {n}")]
+        messages += exchange(f"c{n}", "bash", f"contents {n}", command=f"cat {path}")
     index = len(messages)
     again = draw(st.lists(st.sampled_from(files), min_size=2, max_size=5))
     for n, path in enumerate(again, start=len(files)):
-        messages += [_call(n, f"wc -l {path}"), _result(n, "1")]
+        messages += exchange(f"c{n}", "bash", "1", command=f"wc -l {path}")
     return messages, index
 
 
@@ -197,10 +186,10 @@ def test_reading_a_hostile_reply_takes_linear_time(piece: str) -> None:
     def make(n: int) -> Callable[[], object]:
         messages: list[Message] = [
             UserMessage(content=piece * n),
-            _call(0, "true"),
-            _result(0, ""),
-            _call(1, piece * n),
-            _result(1, ""),
+            tool_call("c0", command="true"),
+            tool_result("c0", ""),
+            tool_call("c1", command=piece * n),
+            tool_result("c1", ""),
         ]
         request = request_text(messages[:3])
         return lambda: next_use(messages, 3, request)

@@ -21,6 +21,7 @@ from ctxlab.messages import AssistantMessage, ProviderUsage, TextBlock, UserMess
 from ctxlab.sources import ReplaySession
 from ctxlab.tokens import ApproximateCounter, TokenCache, default_counter
 from tests.analysis.test_recorded_promises import _raw_bills
+from tests.helpers import replayed
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
 TOOL = ToolSchema(
@@ -161,18 +162,15 @@ async def test_a_replay_runs_under_the_config_and_counter_given() -> None:
     assert session.context_config == config
     manifests = await session.run()
     # The direct replay under the same settings is what the session shows.
-    direct = [
-        step.manifest
-        async for step in replay(
-            transcript.messages,
-            context_window=200_000,
-            counter=counter,
-            config=config,
-            system=transcript.system,
-            tools=transcript.tools,
-            unrecorded=session.unrecorded_part,
-        )
-    ]
+    run = replayed(
+        transcript,
+        context_window=200_000,
+        counter=counter,
+        config=config,
+        tools=transcript.tools,
+        unrecorded=session.unrecorded_part,
+    )
+    direct = [step.manifest async for step in run]
     assert [m.estimated_input_tokens for m in manifests] == [
         m.estimated_input_tokens for m in direct
     ]

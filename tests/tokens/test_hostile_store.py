@@ -16,7 +16,9 @@ from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.messages._usage import MAX_TOKENS
 from ctxlab.tokens import ApproximateCounter, CountStore, TokenCache
 from ctxlab.util import _room
+from tests.helpers import raised_at_once
 from tests.hostile import read_only, says
+from tests.tokens.stores import refused
 
 Message = UserMessage | AssistantMessage
 
@@ -43,28 +45,14 @@ def _filled(path: Path, session: list[Message]) -> None:
 
 
 def test_a_counts_table_of_another_shape_is_named_and_left_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "token_counts.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE counts (key TEXT, value INTEGER)")
-        db.execute("INSERT INTO counts VALUES ('a', 1)")
-    db.close()
-    before = path.read_bytes()
-    with pytest.raises(CountStoreError) as caught:
-        CountStore(path)
-    says(str(caught.value), "not a ctxlab count store", "['key', 'value']", "name another file")
-    assert path.read_bytes() == before
+    made = ("CREATE TABLE counts (key TEXT, value INTEGER)", "INSERT INTO counts VALUES ('a', 1)")
+    message = refused(tmp_path / "token_counts.sqlite", *made)
+    says(message, "not a ctxlab count store", "['key', 'value']", "name another file")
 
 
 def test_another_applications_database_is_named_and_left_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "app.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE users (name TEXT)")
-    db.close()
-    before = path.read_bytes()
-    with pytest.raises(CountStoreError) as caught:
-        CountStore(path)
-    says(str(caught.value), "another application's database", "users", "name another file")
-    assert path.read_bytes() == before
+    message = refused(tmp_path / "app.sqlite", "CREATE TABLE users (name TEXT)")
+    says(message, "another application's database", "users", "name another file")
 
 
 def test_damaged_pages_are_named_and_a_cache_counts_without_them(tmp_path: Path) -> None:
@@ -212,34 +200,16 @@ def test_a_count_no_text_can_have_is_never_served(tmp_path: Path, stored: object
 def test_a_junk_file_or_a_folder_is_named(tmp_path: Path) -> None:
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(CountStoreError) as caught:
-        CountStore(junk)
-    says(str(caught.value), "junk.sqlite is not a ctxlab count store", "name another file")
-    assert junk.read_bytes() == b"not a database at all" * 100
+    says(refused(junk), "junk.sqlite is not a ctxlab count store", "name another file")
     with pytest.raises(CountStoreError, match="is a folder"):
         CountStore(tmp_path)
 
 
 def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path: Path) -> None:
-    import threading
-
     failures: list[BaseException] = []
     for round_ in range(10):
         path = tmp_path / f"c{round_}.sqlite"
-        barrier = threading.Barrier(6)
-
-        def open_it(path: Path = path, barrier: threading.Barrier = barrier) -> None:
-            barrier.wait()
-            try:
-                CountStore(path).close()
-            except BaseException as exc:  # what the test reports
-                failures.append(exc)
-
-        threads = [threading.Thread(target=open_it) for _ in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        failures += raised_at_once(lambda path=path: CountStore(path).close(), threads=6)
     assert failures == []
 
 

@@ -16,6 +16,7 @@ import pytest
 from ctxlab.exceptions import CountStoreError, CountStoreLocked
 from ctxlab.tokens import CountStore
 from ctxlab.tokens._store import _code, count_digest
+from tests.tokens.stores import refused
 
 
 @pytest.mark.parametrize(
@@ -82,13 +83,8 @@ def test_each_error_names_the_action_that_failed(tmp_path: Path) -> None:
 
 def test_another_applications_tables_are_named_five_at_most(tmp_path: Path) -> None:
     path = tmp_path / "app.sqlite"
-    with sqlite3.connect(path) as db:
-        for name in ("users", "a", "posts", "b", "tags", "c"):
-            db.execute(f"CREATE TABLE {name} (x)")
-    db.close()
-    with pytest.raises(CountStoreError) as caught:
-        CountStore(path)
-    assert str(caught.value) == (
+    tables = (f"CREATE TABLE {name} (x)" for name in ("users", "a", "posts", "b", "tags", "c"))
+    assert refused(path, *tables) == (
         f"{path} is another application's database (tables: a, b, c, posts, tags), not a "
         "ctxlab count store. It was left untouched; name another file for the counts"
     )
@@ -96,12 +92,7 @@ def test_another_applications_tables_are_named_five_at_most(tmp_path: Path) -> N
 
 def test_a_counts_table_of_another_shape_names_both_columns(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE counts (key TEXT, n INTEGER)")
-    db.close()
-    with pytest.raises(CountStoreError) as caught:
-        CountStore(path)
-    assert str(caught.value) == (
+    assert refused(path, "CREATE TABLE counts (key TEXT, n INTEGER)") == (
         f"{path} is not a ctxlab count store: its 'counts' table has the columns ['key', 'n'], "
         "not ['namespace', 'block', 'tokens', 'digest']. It was left untouched; name another "
         "file for the counts"
@@ -162,9 +153,7 @@ def test_an_error_without_a_code_is_named_with_what_to_do(tmp_path: Path) -> Non
 def test_a_file_that_is_no_database_is_named_while_opening_it(tmp_path: Path) -> None:
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(CountStoreError) as caught:
-        CountStore(junk)
-    assert str(caught.value) == (
+    assert refused(junk) == (
         f"{junk} is not a ctxlab count store, or it is damaged (while opening it: file is not a "
         "database); it was left untouched. Remove it (its counts are made again) or name another "
         "file"

@@ -12,23 +12,11 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from ctxlab import ApproximateCounter, ContextConfig, Transcript
+from ctxlab import ApproximateCounter, ContextConfig
 from ctxlab.exceptions import UsageError
-from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.widgets import Lab, WhatIfLab
+from tests.analysis.test_arguments import SESSION
 from tests.hostile import says
-
-SESSION = Transcript(
-    "s",
-    {},
-    "Be brief.",
-    (
-        UserMessage(content="one " * 300),
-        AssistantMessage(content="two " * 300),
-        UserMessage(content="three " * 300),
-        AssistantMessage(content="four"),
-    ),
-)
 
 
 @pytest.fixture
