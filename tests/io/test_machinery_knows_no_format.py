@@ -43,6 +43,8 @@ NAMED = {
     ("_findings.py", "gemini"): "a role word (Gemini CLI's replies say it) in the inventory's "
     "vocabulary of reply roles, which is every tool's, not a format's",
     ("_save.py", "ctxlab"): "(the same: save_transcript's formats)",
+    ("_sessions_disk.py", "ctxlab"): "the cache folder's name (~/.cache/ctxlab/sessions): the "
+    "package's, not its format's",
     ("_block_shapes.py", "anthropic"): "anthropic_block: ctxlab's own messages are blocks of "
     "the Messages API, the shape every reader builds (not the anthropic format's reader)",
     ("_save.py", "anthropic"): "save_transcript writes a request of the Messages API",
