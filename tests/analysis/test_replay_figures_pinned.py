@@ -32,6 +32,7 @@ from ctxlab import (
 )
 from ctxlab.messages._messages import MESSAGES_ADAPTER
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.pipeline._record import CompactionRecord
 
 
 def long_session(turns: int = 260) -> list[UserMessage | AssistantMessage]:
@@ -94,10 +95,16 @@ async def digest(window: int, summarizer: Any) -> tuple[str, int]:
             "kept": [m.content_hash for m in step.state.conversation],
             "revision": step.state.revision,
             # Retention is the replay's analysis of a compaction, not a figure of preparation.
-            "compaction": None if record is None else repr(replace(record, retention=None)),
+            # `asked` (the on-demand rule) came after the pins: said only when it holds one.
+            "compaction": None if record is None else _record(record),
         }
         h.update(json.dumps(figures, sort_keys=True, default=repr).encode())
     return h.hexdigest(), compactions
+
+
+def _record(record: CompactionRecord) -> str:
+    text = repr(replace(record, retention=None))
+    return text.replace(", asked=None)", ")") if record.asked is None else text
 
 
 # (window, summarizer) -> (digest before the speed work, compactions)
