@@ -134,6 +134,9 @@ class Preparer:
         if prep.compaction is not None:
             record = self._graded(prep, base)
             prep = dataclasses.replace(prep, compaction=record)
+            # The rule asked only when the record says so: an exact count's retry (`_counted`)
+            # compacts at the lines, not as the rule ordered, and its record says no rule asked.
+            asked = asked if record.asked is not None else None
             trigger = _trigger(purpose, asked)
             event = CompactionEvent(trigger, record, self._agent._call, asked=asked)
             self._agent._emit(event)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ctxlab.analysis._config_run import ConfigRun
+    from ctxlab.pipeline import CompactionRecord
 
 __all__ = [
     "BREAK_EVEN_COLUMNS",
@@ -75,7 +76,7 @@ def run_break_evens(run: ConfigRun) -> list[BreakEven]:
         CompactionAt(
             positions[number],
             step.compaction.tokens_before - step.compaction.tokens_after,
-            f"automatic {step.compaction.method}",
+            f"{_trigger(step.compaction)} {step.compaction.method}",
         )
         for number, step in enumerate(run.prepared)
         if step.compaction is not None and number < len(positions)
@@ -83,6 +84,12 @@ def run_break_evens(run: ConfigRun) -> list[BreakEven]:
     at = [pricing.times.get(step.index) for step in run.prepared]
     rules = pricing.rules
     return break_evens(costs, compactions, pricing.price, rules, at, rules.lifetime)
+
+
+def _trigger(record: CompactionRecord) -> str:
+    """What started a replay's compaction: a rule of the config's on demand (its record says
+    which), else the trigger line."""
+    return "on_demand" if record.asked is not None else "automatic"
 
 
 def manifest_break_evens(

@@ -100,10 +100,15 @@ def _preview(text: str) -> str:
     # The whitespace of a prefix collapsed is a prefix of the whole text collapsed: a preview
     # reads a few hundred characters, not a tool's whole output (a 5,000-request recording's
     # table describes 10,000 of them when it opens).
-    head = text[: 4 * _PREVIEW]
-    flat = " ".join(head.split())
-    if len(head) < len(text) and len(flat) <= _PREVIEW:
-        flat = " ".join(text.split())  # mostly whitespace: the whole text decides
+    # A head that flattens short (a text led by blank lines or indentation) is read again four
+    # times longer, not the whole text at once: a few heads, whatever the text's length.
+    size = 4 * _PREVIEW
+    while True:
+        head = text[:size]
+        flat = " ".join(head.split())
+        if len(flat) > _PREVIEW or len(head) == len(text):
+            break
+        size *= 4
     return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from ctxlab.agent._watched import Capabilities
 from ctxlab.analysis._bill_check import CacheAgreement, cache_agreement, cache_check
@@ -49,10 +49,12 @@ from ctxlab.events import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.exceptions import PreparationError, UsageError
 from ctxlab.io._arguments import checked_transcript
 from ctxlab.io._transcript import Transcript
-from ctxlab.manifest import ContextManifest
+from ctxlab.manifest import CompactionTrigger, ContextManifest
 from ctxlab.materials import SystemPart
 from ctxlab.messages import AssistantMessage, request_start
 from ctxlab.messages._request import ModelRequest
+from ctxlab.pipeline import CompactionRecord
+from ctxlab.pipeline._on_demand import AskRule
 from ctxlab.pipeline._stages import fixed_part
 from ctxlab.sources._base import ModelInfo, StepSource
 from ctxlab.tokens import TokenCounter, counter_for
@@ -264,7 +266,7 @@ class ReplaySession(StepSource):
                 self.manifests.append(manifest)
                 self._subscribers.emit(ContextBuildEvent(manifest, "replay", step.request))
                 if step.compaction is not None:
-                    self._subscribers.emit(CompactionEvent("automatic", step.compaction, "replay"))
+                    self._subscribers.emit(_compaction_event(step.compaction))
                 self._respond(step.index, manifest)
                 self._progress(step.number + 1, total)
         except PreparationError as exc:
@@ -292,3 +294,11 @@ class ReplaySession(StepSource):
                 "replay" if self.view == "replayed" else "recorded",
             )
         )
+
+
+def _compaction_event(record: CompactionRecord) -> CompactionEvent:
+    """A replayed compaction's event, as the agent emits it: ``on_demand`` with the rule its
+    record names when one asked, else ``automatic`` (the trigger line)."""
+    asked = cast("AskRule | None", record.asked)  # set only from an `AskRule`: the asker's order
+    trigger: CompactionTrigger = "automatic" if asked is None else "on_demand"
+    return CompactionEvent(trigger, record, "replay", asked=asked)

@@ -59,3 +59,13 @@ def test_a_previews_cost_does_not_grow_with_its_text() -> None:
     long = "word " * 800_000
     assert _preview(long) == _reference(long)
     assert _seconds(long) < 20 * _seconds(short)
+
+
+def test_a_long_text_led_by_whitespace_is_not_read_whole() -> None:
+    # Review of stop 63: a head that flattens short (a tool output led by blank lines or
+    # indentation) was answered by flattening the whole text, 10,000 times dearer at 4 MB.
+    short = "word " * 80
+    for lead in (" " * 400, "{\n" + "        \n" * 40):
+        long = lead + "word " * 800_000
+        assert _preview(long) == _reference(long)
+        assert _seconds(long) < 20 * _seconds(short), repr(lead[:10])
