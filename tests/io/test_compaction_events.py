@@ -17,6 +17,7 @@ import ctxlab
 from ctxlab.analysis import ReplayStep, replay
 from ctxlab.config import ContextConfig, OnDemandCompaction
 from ctxlab.io import compaction_events, to_atif, to_otel, write_atif, write_otel
+from ctxlab.messages import AssistantMessage, TextBlock, ToolSchema
 from ctxlab.tokens import ApproximateCounter
 from tests.io.test_atif import atif_problems
 
@@ -256,3 +257,75 @@ def test_a_compaction_an_on_demand_rule_asked_for_goes_out_and_back_as_asked(
         for e in ctxlab.load(path).meta["compaction_events"]
     ]
     assert back == compaction_events(asked)
+
+
+def test_a_reply_and_a_tool_go_out_in_the_shape_the_conventions_require(
+    transcript: ctxlab.Transcript, tmp_path: Path
+) -> None:
+    # Phoenix (20.26, run against this export) validates `gen_ai.output.messages` and
+    # `gen_ai.tool.definitions` against the conventions' schemas and drops the whole list when
+    # one item is out of shape: an output message needs its `finish_reason`, a tool definition
+    # its `name` at the top (not Chat Completions' nested `function`). A reply repeated in a
+    # later request's input keeps the same shape.
+    tool = ToolSchema(
+        name="Bash",
+        description="Run a command",
+        input_schema={"type": "object", "properties": {"command": {"type": "string"}}},
+    )
+    # The fixture's replies all call tools: a last one that does not is added.
+    done = AssistantMessage(content=(TextBlock(text="Done."),))
+    tooled = dataclasses.replace(
+        transcript, messages=(*transcript.messages, done), system="Be terse.", tools=(tool,)
+    )
+    spans = to_otel(tooled)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    reasons = []
+    for span in spans:
+        attrs = {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
+        for message in json.loads(attrs["gen_ai.output.messages"]):
+            calls = any(p["type"] == "tool_call" for p in message["parts"])
+            assert message["finish_reason"] == ("tool_call" if calls else "stop")
+            reasons.append(message["finish_reason"])
+        for message in json.loads(attrs["gen_ai.input.messages"]):
+            calls = any(p["type"] == "tool_call" for p in message["parts"])
+            reason = ("tool_call" if calls else "stop") if message["role"] == "assistant" else None
+            assert message.get("finish_reason") == reason
+        assert json.loads(attrs["gen_ai.tool.definitions"]) == [
+            {
+                "type": "function",
+                "name": "Bash",
+                "description": "Run a command",
+                "parameters": tool.input_schema,
+            }
+        ]
+    assert set(reasons) == {"stop", "tool_call"}  # both kinds are exercised
+    back = ctxlab.load(write_otel(tooled, tmp_path / "trace.json"))
+    assert back.tools == (tool,) and back.system == "Be terse."
+    assert _texts(back) == _texts(tooled)  # it ends on a reply: every message went out
+
+
+def test_the_events_read_back_in_request_order_from_spans_listed_newest_first(
+    transcript: ctxlab.Transcript, steps: list[ReplayStep], tmp_path: Path
+) -> None:
+    # Phoenix's REST answer (`GET /v1/projects/{project}/spans`) lists the spans newest first:
+    # the events come back in the order of the requests, not of the file.
+    data = to_otel(transcript, steps=steps)
+    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans.reverse()
+    path = tmp_path / "newest_first.json"
+    path.write_text(json.dumps(data))
+    back = ctxlab.load(path)
+    read = [
+        {k: v for k, v in e.items() if k != "conversation"} for e in back.meta["compaction_events"]
+    ]
+    assert read == compaction_events(steps)
+    # Undated (every span at start 0, as a session without a clock goes out): the same.
+    for span in spans:
+        span["startTimeUnixNano"] = "0"
+        for event in span["events"]:
+            event["timeUnixNano"] = "0"
+    path.write_text(json.dumps(data))
+    read = [
+        {k: v for k, v in e.items() if k != "conversation"}
+        for e in ctxlab.load(path).meta["compaction_events"]
+    ]
+    assert read == compaction_events(steps)

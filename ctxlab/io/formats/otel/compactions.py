@@ -41,16 +41,21 @@ def otel_attributes(event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def compaction_events_of(spans: Sequence[Span]) -> list[dict[str, Any]]:
-    """The ``ctxlab.compaction`` events of ``spans``, in span order, as `otel_attributes` wrote
-    them (each with the ``conversation`` of its span: a trace may hold several)."""
-    events: list[dict[str, Any]] = []
+    """The ``ctxlab.compaction`` events of ``spans`` as `otel_attributes` wrote them (each with
+    the ``conversation`` of its span: a trace may hold several), in the order of their spans'
+    starts and then of their requests — not of the file: Phoenix's REST answer lists spans
+    newest first, and a session without a clock starts every span at 0."""
+    events: list[tuple[int, int, dict[str, Any]]] = []
     for span in spans:
         for name, attrs in span.events:
             if name == OTEL_EVENT:
                 event = _event(attrs)
                 event["conversation"] = span.attributes.get("gen_ai.conversation.id")
-                events.append(event)
-    return events
+                number = event["request"]
+                request = number if type(number) is int else -1
+                events.append((span.start or 0, request, event))
+    events.sort(key=lambda e: e[:2])  # stable: events of one request keep their order
+    return [event for _, _, event in events]
 
 
 def raw_events(spans: Sequence[Span]) -> list[Any]:

@@ -6,8 +6,9 @@ Each reply is one ``chat`` span (span kind CLIENT) named ``chat {model}``, with 
 semantic conventions' attributes (opentelemetry.io/docs/specs/semconv/gen-ai: the inference
 span, the ``gen_ai.input.messages``/``gen_ai.output.messages`` ``{role, parts}`` shape):
 ``gen_ai.operation.name``, ``gen_ai.request.model``, ``gen_ai.conversation.id``,
-``gen_ai.system_instructions``, ``gen_ai.tool.definitions``, the messages, and the usage —
-``gen_ai.usage.input_tokens`` (cache included, as the conventions count it),
+``gen_ai.system_instructions``, ``gen_ai.tool.definitions`` (flat: ``{type, name,
+description, parameters}``), the messages (each reply with its ``finish_reason``), and the
+usage — ``gen_ai.usage.input_tokens`` (cache included, as the conventions count it),
 ``gen_ai.usage.output_tokens``, ``gen_ai.usage.cache_read.input_tokens`` and
 ``gen_ai.usage.cache_creation.input_tokens``.
 
@@ -39,7 +40,6 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from ctxlab.models import tool_to_openai
 from ctxlab.util._files import write_atomic
 from ctxlab.util._path_args import path_argument
 
@@ -158,7 +158,17 @@ def _span(
         instructions = [{"type": "text", "content": transcript.system}]
         attrs.append(_kv("gen_ai.system_instructions", json.dumps(instructions)))
     if transcript.tools:
-        tools = [tool_to_openai(t) for t in transcript.tools]
+        # The conventions' definition: flat, its name at the top (a reader that validates it,
+        # as Phoenix does, drops a list in Chat Completions' nested ``function`` shape).
+        tools = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+            }
+            for t in transcript.tools
+        ]
         attrs.append(_kv("gen_ai.tool.definitions", json.dumps(tools)))
     usage = transcript.usage.get(index)
     if usage is not None:
@@ -222,7 +232,16 @@ def _messages(messages: Sequence[UserMessage | AssistantMessage]) -> list[dict[s
                 )
             else:
                 parts.append({"type": block.type})  # not modelled by the conventions: named
-        out.append({"role": message.role, "parts": parts})
+        if isinstance(message, AssistantMessage):
+            # The conventions require an output message's ``finish_reason`` (a reader that
+            # validates them, as Phoenix does, drops a list without it); a transcript keeps no
+            # stop reason, so it is ctxlab's own reading (`stop_reason_of`): ``tool_call`` when
+            # the reply calls tools, else ``stop``. A reply repeated in a later request's input
+            # carries it too: the same reply, in the same shape.
+            reason = "tool_call" if message.tool_uses else "stop"
+            out.append({"role": message.role, "parts": parts, "finish_reason": reason})
+        else:
+            out.append({"role": message.role, "parts": parts})
     return out
 
 
