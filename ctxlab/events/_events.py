@@ -127,7 +127,8 @@ class CompactionEvent:
     """The working conversation was compacted (emitted only when it was)."""
 
     trigger: CompactionTrigger
-    """What started it: the trigger line, `compress_context()`, the tool, an overflow."""
+    """What started it: the trigger line, `compress_context()`, the tool, an overflow, or an
+    on-demand rule (``on_demand``: `asked` names it)."""
     record: CompactionRecord
     """How (``record.method``), messages compacted, attempts, errors."""
     call: str = ""

@@ -90,8 +90,11 @@ def _reprinted(runs: list[Run], every: list[Run]) -> Run | None:
         final[run.command] = run
         if run.failed:
             failures[run.command] = tuple(run.failures)
+    # Positions by identity: runs are values, and two alike (a command run twice with the same
+    # output) must not be taken for one another.
+    at = {id(r): n for n, r in enumerate(every)}
     found = [_printed_after(final[c], f, every) for c, f in failures.items()]
-    return min((r for r in found if r is not None), key=every.index, default=None)
+    return min((r for r in found if r is not None), key=lambda r: at[id(r)], default=None)
 
 
 def _still(line: str, last: Run, runs: list[Run]) -> Run | None:
