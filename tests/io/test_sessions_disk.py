@@ -118,7 +118,27 @@ def test_the_tables_kept_are_the_last_sixteen(
     for n in range(18):
         root = tmp_path / f"folder{n}"
         root.mkdir()
-        shutil.copy(source, root)
+        shutil.copy2(source, root)  # (its time kept: a file just written is not kept)
         sessions(root, workers=1, progress=False)
     assert len(list((tmp_path / "cache").glob("*.pkl"))) == 16
     assert list((tmp_path / "cache").glob("*.part")) == []
+
+
+def test_a_file_rewritten_within_its_clock_tick_is_read_again(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file rewritten at its size within one tick of its file system's clock (a second, two
+    # on FAT) keeps its modification time too (here set back, as such a clock would leave it):
+    # a table read just after the first write must not answer for the second.
+    one = next((folder / "codex").glob("*.jsonl"))
+    text = one.read_text()
+    one.write_text(text)  # just written
+    stat = one.stat()
+    sessions(folder, workers=1, progress=False)
+    one.write_text(text.replace('"gpt-', '"GPT-'))
+    assert one.stat().st_size == stat.st_size
+    os.utime(one, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    _new_process()
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    again = sessions(folder, workers=1, progress=False)
+    assert set(again["problem"]) == {"read again"}
