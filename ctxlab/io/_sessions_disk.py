@@ -11,7 +11,8 @@ entry point) keeps nothing on disk: its formats' code is not known by a name. Th
 in ``$CTXLAB_SESSIONS_CACHE`` (a folder; ``off`` keeps nothing on disk), else
 ``$XDG_CACHE_HOME/ctxlab/sessions``, else ``~/.cache/ctxlab/sessions``: the 16 last written. A
 table that cannot be written or read back (a read-only home, a file damaged) costs only the
-time to read the folder again; a table another user wrote is not read (a pickle runs code).
+time to read the folder again; a table another user wrote is not read (a pickle runs code), nor
+a link in a table's place.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import contextlib
 import hashlib
 import os
 import platform
+import stat
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -77,25 +79,37 @@ def stored(state: Any) -> pd.DataFrame | None:
     import pandas as pd
 
     where, name = folder(), _name(state)
-    if where is None or name is None or not (where / name).is_file():
+    if where is None or name is None:
         return None
-    if not _own(where / name):
-        return None  # a pickle runs code when read: only one this user wrote is read
     try:
-        frame = pd.read_pickle(where / name)
+        # The file itself, not one a link points to (one planted in a cache folder others may
+        # write): opened once, then asked who owns it, so what is read is what was asked.
+        with open(where / name, "rb", opener=_no_link) as handle:
+            if not _own(handle.fileno()):
+                return None  # a pickle runs code when read: only one this user wrote is read
+            frame = pd.read_pickle(handle)
+    except OSError:  # none kept, a link, or the disk failing: read the folder again
+        return None
     except Exception:  # damaged, or written by another pandas: read the folder again
         _remove(where / name)
         return None
     return frame if isinstance(frame, pd.DataFrame) else None
 
 
-def _own(path: Path) -> bool:
-    # Written by this user (where the system says who owns a file).
+def _no_link(path: str, flags: int) -> int:
+    # Not through a link; nor waiting on a pipe named as a table (a regular file is never
+    # waited on: `_own` then refuses what is not one).
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+
+
+def _own(descriptor: int) -> bool:
+    # A regular file written by this user (where the system says who owns a file).
     getuid = getattr(os, "getuid", None)
     try:
-        return getuid is None or path.stat().st_uid == getuid()
+        found = os.fstat(descriptor)
     except OSError:
         return False
+    return stat.S_ISREG(found.st_mode) and (getuid is None or found.st_uid == getuid())
 
 
 def store(state: Any, frame: pd.DataFrame) -> None:

@@ -142,3 +142,27 @@ def test_a_file_rewritten_within_its_clock_tick_is_read_again(
     monkeypatch.setattr(folder_module, "read", _refuse)
     again = sessions(folder, workers=1, progress=False)
     assert set(again["problem"]) == {"read again"}
+
+
+def test_a_link_in_place_of_a_table_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A link named as a folder's table (planted in a cache folder others may write) is not
+    # followed: the file it points to is this user's, but not this folder's table.
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", str(cache))
+    forget()
+    roots = []
+    for name in ("claude_code", "codex"):
+        roots.append(tmp_path / name)
+        shutil.copytree(FIXTURES / name, roots[-1])
+    sessions(roots[0], workers=1, progress=False)
+    (table,) = cache.glob("*.pkl")
+    other = _sessions_cache.state_of(roots[1], folder_module._suffixes([".jsonl"]), 0)
+    name = _sessions_disk._name(other)
+    assert name is not None
+    (cache / name).symlink_to(table)
+    _new_process()
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    again = sessions(roots[1], suffixes=[".jsonl"], workers=1, progress=False)
+    assert set(again["problem"]) == {"read again"}
