@@ -5,8 +5,8 @@ changed.
 A table is kept under the folder's state (`ctxlab.io._sessions_cache`: the path, size and
 modification time of every file under it), with what else decides its rows: the names of the
 registered formats, the size and modification time of each of ctxlab's modules (its version's
-among them: an edited reader reads otherwise), pandas' and Python's versions (a pickle is
-theirs). A process that registered a format of its own (`ctxlab.register_format`, a plugin's
+among them: an edited reader reads otherwise; a process whose ctxlab changed on disk since it
+imported it keeps nothing), pandas' and Python's versions (a pickle is theirs). A process that registered a format of its own (`ctxlab.register_format`, a plugin's
 entry point) keeps nothing on disk: its formats' code is not known by a name. The tables live
 in ``$CTXLAB_SESSIONS_CACHE`` (a folder; ``off`` keeps nothing on disk), else
 ``$XDG_CACHE_HOME/ctxlab/sessions``, else ``~/.cache/ctxlab/sessions``: the 16 last written. A
@@ -23,6 +23,7 @@ import os
 import platform
 import stat
 import tempfile
+import time
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,29 +48,39 @@ def folder() -> Path | None:
 
 
 def _name(state: Any) -> str | None:
-    # The file of a state's table; None when this process's formats are not all ctxlab's own.
+    # The file of a state's table; None when this process's formats are not all ctxlab's own,
+    # or its code may not be what is on disk.
     # (Imported here: the registry's formats import io's machinery, which imports this one.)
     from ctxlab.io._registry import added_here, formats
 
-    if added_here():
+    code = _code()
+    if added_here() or code is None:
         return None
     names = tuple(f.name for f in formats())  # (one of ctxlab's removed: read otherwise)
-    key = repr((state[0], state[1], state[3], names, _code()))
+    key = repr((state[0], state[1], state[3], names, code))
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + _SUFFIX
 
 
+_IMPORTED_NS = time.time_ns()
+"""When ctxlab was imported (this module is, with ``import ctxlab``)."""
+
+
 @cache
-def _code() -> tuple[Any, ...]:
+def _code() -> tuple[Any, ...] | None:
     # What decides the rows besides the files: ctxlab's code (its version among its modules),
-    # pandas and Python — once a process.
+    # pandas and Python — once a process. None when a module changed since ctxlab was imported
+    # (edited, or another version installed): the code on disk may not be the code this
+    # process runs, and its table would be kept under the other's name.
     # (pandas imported here, as `sessions` does: ``import ctxlab`` does not load it.)
     import pandas
 
     root = Path(__file__).parents[1]
     modules = []
     for path in sorted(root.rglob("*.py")):
-        stat = path.stat()
-        modules.append((str(path.relative_to(root)), stat.st_size, stat.st_mtime_ns))
+        found = path.stat()
+        if found.st_mtime_ns > _IMPORTED_NS:
+            return None
+        modules.append((str(path.relative_to(root)), found.st_size, found.st_mtime_ns))
     return (pandas.__version__, platform.python_version(), tuple(modules))
 
 

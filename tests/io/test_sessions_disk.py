@@ -166,3 +166,18 @@ def test_a_link_in_place_of_a_table_is_not_read(
     monkeypatch.setattr(folder_module, "read", _refuse)
     again = sessions(roots[1], suffixes=[".jsonl"], workers=1, progress=False)
     assert set(again["problem"]) == {"read again"}
+
+
+def test_a_process_whose_ctxlab_changed_since_its_import_keeps_nothing(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A kernel that imported ctxlab before a module was edited (or another version installed)
+    # runs the code it loaded: its table must not be kept under the code now on disk, where a
+    # new process would take it for its own. (Every module is newer than an import at 0.)
+    monkeypatch.setattr(_sessions_disk, "_IMPORTED_NS", 0, raising=False)
+    _sessions_disk._code.cache_clear()
+    try:
+        sessions(folder, workers=1, progress=False)
+    finally:
+        _sessions_disk._code.cache_clear()
+    assert list((folder.parent / "cache").glob("*.pkl")) == []
