@@ -138,8 +138,10 @@ def store(state: Any, frame: pd.DataFrame) -> None:
         # Written whole, then named: a process reading meanwhile never sees half a table.
         frame.to_pickle(temporary)
         os.replace(temporary, where / name)
-    except Exception:  # a disk full, a value pickle refuses: only the temporary file is left
-        _remove(Path(temporary))
+    except BaseException as exc:  # a disk full, a value pickle refuses, an interrupt
+        _remove(Path(temporary))  # (nothing else removes a temporary file: none is left)
+        if not isinstance(exc, Exception):
+            raise
         return
     _prune(where)
 

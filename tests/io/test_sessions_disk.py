@@ -181,3 +181,17 @@ def test_a_process_whose_ctxlab_changed_since_its_import_keeps_nothing(
     finally:
         _sessions_disk._code.cache_clear()
     assert list((folder.parent / "cache").glob("*.pkl")) == []
+
+
+def test_a_table_interrupted_while_written_leaves_no_file(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cell interrupted while its table is written: the interrupt goes on, and no temporary
+    # file is left in the cache folder (the tables kept are pruned, temporary files never).
+    def interrupted(*_: Any, **__: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_pickle", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sessions(folder, workers=1, progress=False)
+    assert list((folder.parent / "cache").iterdir()) == []
