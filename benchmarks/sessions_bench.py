@@ -111,7 +111,8 @@ def _units(raw: Path) -> list[list[Path]]:
 
 def folder_of(count: int) -> Path:
     """A temporary folder of ``count`` session files: the corpus's raw sessions copied
-    round-robin under new names, each with its own folder (as they lie on disk)."""
+    round-robin under new names, each with its own folder (as they lie on disk), with their
+    times (a folder where a file changed in the last two seconds is not kept by `sessions`)."""
     raw = corpus_dir() / "raw"
     units = _units(raw)
     if not units:
@@ -123,11 +124,11 @@ def folder_of(count: int) -> Path:
         folder = target / session.parent.name
         new = f"{n:04d}-{session.name}"
         folder.mkdir(exist_ok=True)
-        shutil.copyfile(session, folder / new)
+        shutil.copy2(session, folder / new)
         for part in inside[: count - copied - 1]:
             place = folder / Path(new).with_suffix("") / part.relative_to(session.with_suffix(""))
             place.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(part, place)
+            shutil.copy2(part, place)
         copied += 1 + min(len(inside), count - copied - 1)
         n += 1
     return target

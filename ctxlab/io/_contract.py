@@ -33,12 +33,19 @@ def check_contract(
     ``contract``; a case whose source is made by a function writes it under ``folder`` (a
     temporary folder by default).
 
-    Raises `UsageError` for a format that is not registered, or one with no case to check (a
-    format without a contract: give its declaration ``contract=(FormatCase(...),)``)."""
+    Raises `UsageError` for a format that is not registered (a declaration given must be the
+    one registered: its cases are read with the registered reader), or one with no case to
+    check (a format without a contract: give its declaration ``contract=(FormatCase(...),)``)."""
     name = format.name if isinstance(format, SessionFormat) else format
     declared = format_named(name)
     if declared is None:
         msg = f"format {name!r} is not registered: register_format it before checking it"
+        raise UsageError(msg)
+    if isinstance(format, SessionFormat) and format is not declared:
+        msg = (
+            f"the declaration given is not the one registered as {name!r} (load reads with the "
+            "registered one): register_format(it, replace=True) before checking it"
+        )
         raise UsageError(msg)
     chosen = tuple(declared.contract if cases is None else cases)
     if not chosen:

@@ -110,7 +110,8 @@ def sessions(
     row with ``ctxlab.load(row.path, episode=row.episode)`` or ``Lab.open(row, ...)``; ``sweep``
     takes the frame's ``path`` column. Called again on a folder where no file was added,
     removed or changed (its size and modification time), it returns a copy of the table it
-    made, reading nothing (`ctxlab.io._sessions_cache`) — from a new process too: the table is
+    made, reading nothing (`ctxlab.io._sessions_cache`; a folder where a file changed in the
+    last two seconds is read again) — from a new process too: the table is
     kept on disk, in ``$CTXLAB_SESSIONS_CACHE`` (``off``: not kept) or
     ``~/.cache/ctxlab/sessions`` (`ctxlab.io._sessions_disk`).
 

@@ -9,12 +9,16 @@ path, size and modification time (nanoseconds) of every file under it, hidden fo
 table; any file added, removed, grown or touched anywhere under it — a session's own file, a
 part of it beside it (a Cline task's, OpenCode's storage), a subagent's — and the folder is read
 again, whole: a session's row can depend on files other than its own, so no row is kept past a
-change.
+change. A folder where a file changed in the last two seconds is not kept: a file rewritten at
+its size within one tick of its file system's clock (a second on some, two on FAT) keeps its
+modification time, and the state would not tell the second write from the first (git's
+"racily clean" files).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,10 +37,14 @@ reads the folder otherwise), and each file's (path, size, modified ns), sorted."
 _KEPT: OrderedDict[State, pd.DataFrame] = OrderedDict()
 _MOST = 8
 """Folders kept (the most recently asked)."""
+_SETTLED_NS = 2_000_000_000
+"""How long ago a file must have changed for its size and time to tell a later change."""
 
 
 def state_of(root: Path, suffixes: tuple[str, ...], formats: int) -> State | None:
-    """The folder's state (None when a part of it cannot be read: then nothing is kept)."""
+    """The folder's state (None when a part of it cannot be read, or a file changed too
+    recently to tell a change of the same size within its clock's tick: then nothing is kept)."""
+    settled = time.time_ns() - _SETTLED_NS  # (before the listing: the files are read after it)
     files: list[tuple[str, int, int]] = []
     folders = [str(root)]
     try:
@@ -52,6 +60,8 @@ def state_of(root: Path, suffixes: tuple[str, ...], formats: int) -> State | Non
                         stat = entry.stat(follow_symlinks=True)
                         files.append((entry.path, stat.st_size, stat.st_mtime_ns))
     except OSError:
+        return None
+    if any(modified > settled for _, _, modified in files):
         return None
     return (str(root.resolve()), suffixes, formats, tuple(sorted(files)))
 

@@ -5,13 +5,14 @@ changed.
 A table is kept under the folder's state (`ctxlab.io._sessions_cache`: the path, size and
 modification time of every file under it), with what else decides its rows: the names of the
 registered formats, the size and modification time of each of ctxlab's modules (its version's
-among them: an edited reader reads otherwise), pandas' and Python's versions (a pickle is
-theirs). A process that registered a format of its own (`ctxlab.register_format`, a plugin's
+among them: an edited reader reads otherwise; a process whose ctxlab changed on disk since it
+imported it keeps nothing), pandas' and Python's versions (a pickle is theirs). A process that registered a format of its own (`ctxlab.register_format`, a plugin's
 entry point) keeps nothing on disk: its formats' code is not known by a name. The tables live
 in ``$CTXLAB_SESSIONS_CACHE`` (a folder; ``off`` keeps nothing on disk), else
 ``$XDG_CACHE_HOME/ctxlab/sessions``, else ``~/.cache/ctxlab/sessions``: the 16 last written. A
 table that cannot be written or read back (a read-only home, a file damaged) costs only the
-time to read the folder again; a table another user wrote is not read (a pickle runs code).
+time to read the folder again; a table another user wrote is not read (a pickle runs code), nor
+a link in a table's place.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import contextlib
 import hashlib
 import os
 import platform
+import stat
 import tempfile
+import time
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,29 +48,39 @@ def folder() -> Path | None:
 
 
 def _name(state: Any) -> str | None:
-    # The file of a state's table; None when this process's formats are not all ctxlab's own.
+    # The file of a state's table; None when this process's formats are not all ctxlab's own,
+    # or its code may not be what is on disk.
     # (Imported here: the registry's formats import io's machinery, which imports this one.)
     from ctxlab.io._registry import added_here, formats
 
-    if added_here():
+    code = _code()
+    if added_here() or code is None:
         return None
     names = tuple(f.name for f in formats())  # (one of ctxlab's removed: read otherwise)
-    key = repr((state[0], state[1], state[3], names, _code()))
+    key = repr((state[0], state[1], state[3], names, code))
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + _SUFFIX
 
 
+_IMPORTED_NS = time.time_ns()
+"""When ctxlab was imported (this module is, with ``import ctxlab``)."""
+
+
 @cache
-def _code() -> tuple[Any, ...]:
+def _code() -> tuple[Any, ...] | None:
     # What decides the rows besides the files: ctxlab's code (its version among its modules),
-    # pandas and Python — once a process.
+    # pandas and Python — once a process. None when a module changed since ctxlab was imported
+    # (edited, or another version installed): the code on disk may not be the code this
+    # process runs, and its table would be kept under the other's name.
     # (pandas imported here, as `sessions` does: ``import ctxlab`` does not load it.)
     import pandas
 
     root = Path(__file__).parents[1]
     modules = []
     for path in sorted(root.rglob("*.py")):
-        stat = path.stat()
-        modules.append((str(path.relative_to(root)), stat.st_size, stat.st_mtime_ns))
+        found = path.stat()
+        if found.st_mtime_ns > _IMPORTED_NS:
+            return None
+        modules.append((str(path.relative_to(root)), found.st_size, found.st_mtime_ns))
     return (pandas.__version__, platform.python_version(), tuple(modules))
 
 
@@ -77,25 +90,37 @@ def stored(state: Any) -> pd.DataFrame | None:
     import pandas as pd
 
     where, name = folder(), _name(state)
-    if where is None or name is None or not (where / name).is_file():
+    if where is None or name is None:
         return None
-    if not _own(where / name):
-        return None  # a pickle runs code when read: only one this user wrote is read
     try:
-        frame = pd.read_pickle(where / name)
+        # The file itself, not one a link points to (one planted in a cache folder others may
+        # write): opened once, then asked who owns it, so what is read is what was asked.
+        with open(where / name, "rb", opener=_no_link) as handle:
+            if not _own(handle.fileno()):
+                return None  # a pickle runs code when read: only one this user wrote is read
+            frame = pd.read_pickle(handle)
+    except OSError:  # none kept, a link, or the disk failing: read the folder again
+        return None
     except Exception:  # damaged, or written by another pandas: read the folder again
         _remove(where / name)
         return None
     return frame if isinstance(frame, pd.DataFrame) else None
 
 
-def _own(path: Path) -> bool:
-    # Written by this user (where the system says who owns a file).
+def _no_link(path: str, flags: int) -> int:
+    # Not through a link; nor waiting on a pipe named as a table (a regular file is never
+    # waited on: `_own` then refuses what is not one).
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+
+
+def _own(descriptor: int) -> bool:
+    # A regular file written by this user (where the system says who owns a file).
     getuid = getattr(os, "getuid", None)
     try:
-        return getuid is None or path.stat().st_uid == getuid()
+        found = os.fstat(descriptor)
     except OSError:
         return False
+    return stat.S_ISREG(found.st_mode) and (getuid is None or found.st_uid == getuid())
 
 
 def store(state: Any, frame: pd.DataFrame) -> None:
@@ -113,8 +138,10 @@ def store(state: Any, frame: pd.DataFrame) -> None:
         # Written whole, then named: a process reading meanwhile never sees half a table.
         frame.to_pickle(temporary)
         os.replace(temporary, where / name)
-    except Exception:  # a disk full, a value pickle refuses: only the temporary file is left
-        _remove(Path(temporary))
+    except BaseException as exc:  # a disk full, a value pickle refuses, an interrupt
+        _remove(Path(temporary))  # (nothing else removes a temporary file: none is left)
+        if not isinstance(exc, Exception):
+            raise
         return
     _prune(where)
 

@@ -347,3 +347,16 @@ def test_a_case_of_decoded_data_is_not_asked_to_be_detected(registered: SessionF
     assert check_contract("tinylog", [FormatCase(data, records=4, label="data")]) == []
     said = check_contract("tinylog", [FormatCase(data, records=4, label="data", detected=True)])
     assert len(said) == 1 and said[0].startswith("tinylog data: not found as tinylog")
+
+
+def test_a_declaration_not_the_one_registered_is_not_checked_as_it(
+    registered: SessionFormat,
+) -> None:
+    # check_contract(declaration) loads with the registered reader: a declaration of the same
+    # name that is not the registered one (edited, not registered again) is refused, not
+    # passed with the registered one's cases in place of its own.
+    wrong = dataclasses.replace(registered.contract[0], records=3)
+    edited = dataclasses.replace(registered, contract=(wrong,))
+    with pytest.raises(UsageError, match="register_format\\(it, replace=True\\)"):
+        check_contract(edited)
+    assert check_contract(registered) == []

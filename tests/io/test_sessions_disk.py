@@ -118,7 +118,80 @@ def test_the_tables_kept_are_the_last_sixteen(
     for n in range(18):
         root = tmp_path / f"folder{n}"
         root.mkdir()
-        shutil.copy(source, root)
+        shutil.copy2(source, root)  # (its time kept: a file just written is not kept)
         sessions(root, workers=1, progress=False)
     assert len(list((tmp_path / "cache").glob("*.pkl"))) == 16
     assert list((tmp_path / "cache").glob("*.part")) == []
+
+
+def test_a_file_rewritten_within_its_clock_tick_is_read_again(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file rewritten at its size within one tick of its file system's clock (a second, two
+    # on FAT) keeps its modification time too (here set back, as such a clock would leave it):
+    # a table read just after the first write must not answer for the second.
+    one = next((folder / "codex").glob("*.jsonl"))
+    text = one.read_text()
+    one.write_text(text)  # just written
+    stat = one.stat()
+    sessions(folder, workers=1, progress=False)
+    one.write_text(text.replace('"gpt-', '"GPT-'))
+    assert one.stat().st_size == stat.st_size
+    os.utime(one, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    _new_process()
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    again = sessions(folder, workers=1, progress=False)
+    assert set(again["problem"]) == {"read again"}
+
+
+def test_a_link_in_place_of_a_table_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A link named as a folder's table (planted in a cache folder others may write) is not
+    # followed: the file it points to is this user's, but not this folder's table.
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", str(cache))
+    forget()
+    roots = []
+    for name in ("claude_code", "codex"):
+        roots.append(tmp_path / name)
+        shutil.copytree(FIXTURES / name, roots[-1])
+    sessions(roots[0], workers=1, progress=False)
+    (table,) = cache.glob("*.pkl")
+    other = _sessions_cache.state_of(roots[1], folder_module._suffixes([".jsonl"]), 0)
+    name = _sessions_disk._name(other)
+    assert name is not None
+    (cache / name).symlink_to(table)
+    _new_process()
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    again = sessions(roots[1], suffixes=[".jsonl"], workers=1, progress=False)
+    assert set(again["problem"]) == {"read again"}
+
+
+def test_a_process_whose_ctxlab_changed_since_its_import_keeps_nothing(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A kernel that imported ctxlab before a module was edited (or another version installed)
+    # runs the code it loaded: its table must not be kept under the code now on disk, where a
+    # new process would take it for its own. (Every module is newer than an import at 0.)
+    monkeypatch.setattr(_sessions_disk, "_IMPORTED_NS", 0, raising=False)
+    _sessions_disk._code.cache_clear()
+    try:
+        sessions(folder, workers=1, progress=False)
+    finally:
+        _sessions_disk._code.cache_clear()
+    assert list((folder.parent / "cache").glob("*.pkl")) == []
+
+
+def test_a_table_interrupted_while_written_leaves_no_file(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cell interrupted while its table is written: the interrupt goes on, and no temporary
+    # file is left in the cache folder (the tables kept are pruned, temporary files never).
+    def interrupted(*_: Any, **__: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_pickle", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sessions(folder, workers=1, progress=False)
+    assert list((folder.parent / "cache").iterdir()) == []
