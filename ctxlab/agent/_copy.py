@@ -113,6 +113,8 @@ def begin_at(agent: Agent, point: ForkPoint, *, origin: dict[str, Any] | None = 
     agent._conversation.commit(point.state, history=point.history)
     agent._tasks.state = point.task
     preparer = agent._preparer
+    if point.asker is not None:
+        preparer.on_demand.restore(point.asker)
     preparer.manifests.extend(point.manifests)
     # The manifest the next request's diff is to: the last request sent, as the agent's was.
     preparer._previous = next(

@@ -23,6 +23,7 @@ from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
+    from ctxlab.agent._on_demand import AskerState
 
 __all__ = [
     "REASONING",
@@ -54,6 +55,8 @@ class StepMark:
     """How many manifests came before (summary calls of this request's compaction excluded)."""
     request: ModelRequest | None = None
     """The request as prepared (None when its preparation failed)."""
+    asker: AskerState | None = None
+    """The on-demand rules' state before the request (`ctxlab.config.OnDemandCompaction`)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ class ForkPoint:
     """The manifests of every request before the step (summary calls included)."""
     request: ModelRequest | None = None
     """The request the session sent at this step (None at the end, or when it failed)."""
+    asker: AskerState | None = None
+    """The on-demand rules' state then: a fork asks as the session would have (None: a point
+    that did not keep it, whose fork starts the rules afresh)."""
 
 
 def step_manifests(manifests: list[ContextManifest]) -> list[int]:
@@ -120,8 +126,9 @@ def fork_point(agent: Agent, step: int) -> ForkPoint:
     count = len(steps)
     at = checked_step(step, count, "this session")
     if at == count:
+        asker = agent._preparer.on_demand.snapshot()
         return ForkPoint(
-            count, agent.context, agent.tasks.state, agent.history, tuple(manifests), None
+            count, agent.context, agent.tasks.state, agent.history, tuple(manifests), None, asker
         )
     manifest = manifests[steps[at]]
     mark = agent._preparer.marks.get(manifest.request_id)
@@ -133,9 +140,8 @@ def fork_point(agent: Agent, step: int) -> ForkPoint:
         )
         raise ForkError(msg)
     history = agent.history[: mark.history_length]
-    return ForkPoint(
-        at, mark.state, mark.task, history, tuple(manifests[: mark.manifest_index]), mark.request
-    )
+    manifests_before = tuple(manifests[: mark.manifest_index])
+    return ForkPoint(at, mark.state, mark.task, history, manifests_before, mark.request, mark.asker)
 
 
 async def request_materials(agent: Agent) -> Materials:

@@ -23,7 +23,18 @@ from ctxlab.pipeline._on_demand import AskRule, OnDemandAsker
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
 
-__all__ = ["LiveAsker"]
+__all__ = ["AskerState", "LiveAsker"]
+
+
+@dataclasses.dataclass(frozen=True)
+class AskerState:
+    """What a `LiveAsker` holds before one request: kept with each step so that a fork there
+    asks as the session did (`LiveAsker.restore`)."""
+
+    asker: OnDemandAsker | None
+    requests: int
+    seen: int
+    between: bool
 
 
 class LiveAsker:
@@ -76,6 +87,22 @@ class LiveAsker:
         """A compaction outside a request (``compress_context``, the tool): the next request
         is the first after it, as after any compaction."""
         self._between = True
+
+    def snapshot(self) -> AskerState:
+        """What this asker holds now (before the request about to be prepared)."""
+        asker = dataclasses.replace(self._asker) if self._asker is not None else None
+        return AskerState(asker, self._requests, self._seen, self._between)
+
+    def restore(self, state: AskerState) -> None:
+        """Continue from ``state`` (a fork's point): the requests since the last compaction,
+        the last request's size and what has arrived since are the session's. The clock is
+        this agent's own: the pause before its first request is not known (the branch runs
+        now, not when the session paused), so the idle rule waits for the next pause."""
+        asker = state.asker
+        if asker is not None:
+            asker = dataclasses.replace(asker, times=self._times, last_time=None)
+        self._asker, self._undo = asker, None
+        self._requests, self._seen, self._between = state.requests, state.seen, state.between
 
     def _current(self) -> OnDemandAsker | None:
         policy = self._agent.context_config.on_demand

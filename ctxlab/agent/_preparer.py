@@ -117,6 +117,7 @@ class Preparer:
         mark = StepMark(
             base, agent.tasks.state, agent._conversation.history_length, len(self.manifests)
         )
+        mark.asker = self.on_demand.snapshot()
         asked, order = self.on_demand.before() if purpose == "reasoning" else (None, None)
         try:
             prep = await self._prepare(purpose, force=force, order=order)
