@@ -6,7 +6,8 @@ Starts JupyterLab on loopback (a free port) with a notebook of three cells, open
 headless Chromium through Playwright (the server, the flags and the notebook are the browser
 tests', `tests/browser/jupyter.py`) and runs the cells one by one,
 each timed in the page from the moment it is executed until its Lab's budget plot has drawn its
-SVG: (1) the recording is stitched (corpus sessions end to end, as `lab_bench.py --open`
+SVG, then until its items table shows the last request's first page (filled after the plot):
+(1) the recording is stitched (corpus sessions end to end, as `lab_bench.py --open`
 makes it) — not timed; (2) a first Lab: includes plotly.js's first load into the page; (3) a
 second Lab on the same recording, plotly.js already loaded: ours alone. Printed beside each:
 the kernel's own seconds for ``Lab.open`` (wall, then CPU), what the page shows of the last
@@ -62,17 +63,25 @@ RUN_CELL = """async ([index, plots]) => {
     const drawn = () => document.querySelectorAll('.js-plotly-plot .main-svg .scatterlayer .trace').length > 0
         && document.querySelectorAll('.js-plotly-plot').length >= plots;
     while (!drawn()) await new Promise(r => setTimeout(r, 20));
-    return (performance.now() - started) / 1000;
+    const plot = (performance.now() - started) / 1000;
+    // Then the last request's items table, filled with its first page (it may come after).
+    const filled = () => {
+        const count = document.querySelectorAll('.ctxlab-table-count')[plots - 1];
+        return count && /(^|[^0-9])[1-9][0-9,]* rows/.test(count.textContent);
+    };
+    while (!filled()) await new Promise(r => setTimeout(r, 20));
+    return [plot, (performance.now() - started) / 1000];
 }"""
 
 
-def measure(requests: int, labs: int) -> list[tuple[float, str, int]]:
-    """Seconds to each Lab's plot, the kernel's own line, and the state bytes received."""
+def measure(requests: int, labs: int) -> list[tuple[list[float], str, int]]:
+    """Seconds to each Lab's plot and to its items table filled, the kernel's own line, and
+    the state bytes received."""
     from playwright.sync_api import sync_playwright
 
     folder = Path(tempfile.mkdtemp(prefix="ctxlab-browser-"))
     name = _notebook(folder, requests, labs)
-    out: list[tuple[float, str, int]] = []
+    out: list[tuple[list[float], str, int]] = []
     # A server under load may take minutes to answer: a start allowed 5 of them.
     with (
         running_jupyterlab(folder, folder / "server.log", start_seconds=300) as base,
@@ -126,14 +135,15 @@ def main() -> None:
         load = os.getloadavg()[0]
         results = measure(args.requests, 2)
         load = max(load, os.getloadavg()[0])
-        for what, (seconds, kernel, received) in zip(
+        for what, ((seconds, table), kernel, received) in zip(
             ("first Lab (with plotly.js's first load)", "second Lab (plotly.js loaded)"),
             results,
             strict=True,
         ):
             print(
                 f"{args.requests:,} requests, {what}: plot drawn {seconds:.2f} s after the cell "
-                f"ran (÷ target {seconds / TARGET:.2f}); {kernel}; {received / 1e6:.2f} MB "
+                f"ran (÷ target {seconds / TARGET:.2f}), items table filled {table:.2f} s; "
+                f"{kernel}; {received / 1e6:.2f} MB "
                 f"received; load {load:.1f}"
             )
 

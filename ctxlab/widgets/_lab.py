@@ -35,7 +35,12 @@ from ctxlab.widgets._controls import Controls
 from ctxlab.widgets._fork_panel import ForkPanel
 from ctxlab.widgets._header import frequent_note, header_html
 from ctxlab.widgets._lab_args import a_recording, watched
-from ctxlab.widgets._lab_selection import open_item, render_selection, tab_changed
+from ctxlab.widgets._lab_selection import (
+    Shown,
+    open_item,
+    render_selection,
+    tab_changed,
+)
 from ctxlab.widgets._magics import remember
 from ctxlab.widgets._map import ContextMap
 from ctxlab.widgets._panels import ContextPanel, ManifestPanel
@@ -69,6 +74,7 @@ class Lab:
     def __init__(self, agent: Watched, *, follow: bool = True, price: Price | None = None) -> None:
         watched(agent)
         self.agent = agent
+        self._unrendered = False  # the selection's panels wait for `render_later`'s turn
         self.follow = follow
         self.reading = False  # a recording being read: its panels are drawn when it ends
         self.price = checked_price(price)
@@ -90,7 +96,7 @@ class Lab:
             self.log = self.recording.new_log()
             top.append(self.recording.picker)
         self._calibration: Calibration | None = None  # a live agent's, refitted after each call
-        self.widget = w.VBox([*top, self.controls.widget, self.budget.widget, self.map, self.tabs])
+        self.widget = w.VBox([*top, self.controls.widget, self.budget.widget, self._map, self.tabs])
         self._update_header()
         self._static = StaticView(self)
         remember(self)  # the current Lab of %%ctx and %ctx_budget
@@ -99,9 +105,9 @@ class Lab:
     def _build_panels(self) -> None:
         # The plot, the map, the tabs' panels and the controls, each told what to call back.
         self.budget = BudgetPanel(self.select, on_units=self._redraw)
-        self.map = ContextMap()
-        self.manifest = ManifestPanel()
-        self.context = ContextPanel()
+        self._map = ContextMap()
+        self._manifest = ManifestPanel()
+        self._context = ContextPanel()
         # A control moved: the lines' next point follows it (3 ms at 5,000 requests).
         self.config = ConfigPanel(self.agent, self._config_applied, on_moved=self._redraw)
         self.sources = SourcesPanel(self.agent)
@@ -200,6 +206,14 @@ class Lab:
             return self.recording.calibration
         return self._calibration
 
+    # The selection's panels: reading one fills it first when its render waits (`Shown`).
+    map: Shown[ContextMap] = Shown("_map")
+    """The context map of the selected request."""
+    manifest: Shown[ManifestPanel] = Shown("_manifest")
+    """The Manifest tab: the selected request's items, transforms and diff."""
+    context: Shown[ContextPanel] = Shown("_context")
+    """The Context tab: the selected request's messages."""
+
     # -- data ---------------------------------------------------------------------------------
 
     @property
@@ -294,7 +308,12 @@ class Lab:
         tab_changed(self)
 
     def _render_selection(self) -> None:
+        self._unrendered = False  # this render supersedes one waiting
         render_selection(self)
+
+    def _render_deferred(self) -> None:
+        if self._unrendered and not self._closed:
+            self._render_selection()
 
     def open_item(self, item_id: str, *, again: bool = False) -> None:
         """Open item ``item_id`` of the selected request: outlined in the map, marked in the

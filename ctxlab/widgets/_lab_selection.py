@@ -6,17 +6,59 @@ tabs renders the one that comes into view.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from ctxlab.widgets._lab_args import item_id_argument
+from ctxlab.widgets._steps import step_number
 
 if TYPE_CHECKING:
     from ctxlab.widgets._lab import Lab
 
-__all__ = ["CONTEXT_TAB", "MANIFEST_TAB", "open_item", "render_selection", "tab_changed"]
+__all__ = [
+    "CONTEXT_TAB",
+    "MANIFEST_TAB",
+    "Shown",
+    "open_item",
+    "render_later",
+    "render_selection",
+    "tab_changed",
+]
 
 MANIFEST_TAB, CONTEXT_TAB, CONFIG_TAB, SOURCES_TAB = 0, 1, 2, 3
 """The tabs' indexes, in the order of the Lab's ``_TABS``."""
+
+T = TypeVar("T")
+
+
+class Shown(Generic[T]):
+    """A Lab's panel of the selected request, kept under ``name``: read through the Lab, it is
+    filled first when its render waits (`render_later`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, lab: None, owner: type[Any]) -> Shown[T]: ...
+    @overload
+    def __get__(self, lab: Lab, owner: type[Any]) -> T: ...
+    def __get__(self, lab: Lab | None, owner: type[Any]) -> Shown[T] | T:
+        if lab is None:
+            return self
+        lab._render_deferred()
+        return cast(T, getattr(lab, self.name))
+
+
+def render_later(lab: Lab, step: int) -> None:
+    """Select ``step`` (the caller drew its line on the plot) and fill its panels (the map, the
+    visible tab) at the event loop's next turn, or when one is read before (`Shown`)."""
+    # After the cell that opened a recording has displayed the Lab: the page draws the plot
+    # while the kernel describes the last request (10,000 items at 5,000 requests, a quarter of
+    # `Lab.open`). A render before that turn (a selection, a tab) supersedes it.
+    lab.selected = step_number(step)
+    lab.forks.sync()
+    lab._unrendered = True
+    asyncio.get_running_loop().call_soon(lab._render_deferred)
 
 
 def render_selection(lab: Lab) -> None:

@@ -145,9 +145,14 @@ class ContextMap(anywidget.AnyWidget):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.observe(lambda _: self._segment(), names=["items", "scale"])
+        self._showing = False  # `show` sets items and scale, then segments once
+        self.observe(lambda _: self._resegment(), names=["items", "scale"])
         self.observe(lambda _: self._find_current(), names=["selected"])
         self._segment()
+
+    def _resegment(self) -> None:
+        if not self._showing:
+            self._segment()
 
     def _segment(self) -> None:
         with self.hold_sync():
@@ -172,16 +177,23 @@ class ContextMap(anywidget.AnyWidget):
         """Display ``manifest``'s request, scaled to its input limit."""
         items = map_items(manifest)
         total = sum(i["width"] for i in items)
+        lines = manifest.thresholds
         with self.hold_sync():
-            self.items = items
-            lines = manifest.thresholds
-            # None where the request carries no lines (a recording as recorded: its agent's
-            # own are not in the file): the map says "unknown", never draws a line at 0.
-            self.marks = {
-                "usage notice": lines.notice_tokens if lines else None,
-                "trigger": lines.trigger_tokens if lines else None,
-                "input limit": manifest.input_limit,
-            }
-            # Headroom past the largest of total and limit: the input-limit mark and its label
-            # stay inside the strip instead of on its right edge.
-            self.scale = max(round(max(total, manifest.input_limit, 1) * HEADROOM), 1)
+            # Items and scale set, then segmented once, not once per trait (10,000 items at
+            # 5,000 requests).
+            self._showing = True
+            try:
+                self.items = items
+                # None where the request carries no lines (a recording as recorded: its
+                # agent's own are not in the file): the map says "unknown", never a line at 0.
+                self.marks = {
+                    "usage notice": lines.notice_tokens if lines else None,
+                    "trigger": lines.trigger_tokens if lines else None,
+                    "input limit": manifest.input_limit,
+                }
+                # Headroom past the largest of total and limit: the input-limit mark and its
+                # label stay inside the strip instead of on its right edge.
+                self.scale = max(round(max(total, manifest.input_limit, 1) * HEADROOM), 1)
+            finally:
+                self._showing = False
+            self._segment()

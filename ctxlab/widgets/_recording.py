@@ -19,6 +19,7 @@ from ctxlab.analysis._compaction_sites import sites_in
 from ctxlab.analysis._prices import recorded_model
 from ctxlab.exceptions import UsageError
 from ctxlab.sources._replay import VIEWS, ReplaySession, View
+from ctxlab.widgets._lab_selection import render_later
 from ctxlab.widgets._steps import StepLog
 
 if TYPE_CHECKING:
@@ -93,9 +94,10 @@ class RecordingView:
         finally:
             recording.on_progress = None
             lab.reading = False
-        lab._draw()
-        if len(lab.log):
-            lab.select(len(lab.log) - 1)
+        last = len(lab.log) - 1
+        lab._draw(select=last if last >= 0 else None)
+        if last >= 0:
+            render_later(lab, last)  # its panels after the plot
         after = lab.log.summary()
         what = (
             "replayed under the config in force" if recording.view == "replayed" else "as recorded"

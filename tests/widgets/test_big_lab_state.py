@@ -77,6 +77,8 @@ def _bytes(widget: w.Widget) -> int:
 def test_the_state_sent_when_a_5000_request_recording_opens_is_small(big: Lab) -> None:
     assert len(big.log) == REQUESTS + 1
     assert len(big.log.manifests[-1].items) > 2 * REQUESTS  # what used to be sent twice
+    # The last request's panels, filled after the plot (reading one fills them), counted too.
+    assert big.manifest.table.total == len(big.log.manifests[-1].items)
     sizes = {type(x).__name__: _bytes(x) for x in _widgets(big.widget)}
     total = sum(_bytes(x) for x in _widgets(big.widget))
     assert total < STATE_BOUND, sorted(sizes.items(), key=lambda kv: -kv[1])[:4]
@@ -171,3 +173,27 @@ def test_a_click_that_moves_the_selection_sends_no_trace_again(big: Lab) -> None
     assert sent[-1] == "data"
     big.budget.trace("total (changed)")["name"] = "total"
     big.budget.plot.push()
+
+
+def test_a_request_shown_on_the_map_is_segmented_once(
+    big: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxlab.widgets import _map
+
+    calls: list[int] = []
+    segment = _map.map_segments
+
+    def counted(items: Any, scale: int) -> Any:
+        calls.append(len(items))
+        return segment(items, scale)
+
+    monkeypatch.setattr(_map, "map_segments", counted)
+    manifest = big.log.manifests[1_234]
+    big.map.show(manifest)
+    items = map_items(manifest)
+    assert calls == [len(items)]  # not once for the items and again for the scale
+    assert big.map.segments == segment(items, big.map.scale)
+    assert big.map.count == len(items)
+    # Set apart, each trait still segments again (what a caller setting one of them sees).
+    big.map.scale = big.map.scale * 2
+    assert big.map.segments == segment(items, big.map.scale)

@@ -3,6 +3,7 @@ code and widgets agreeing, and the static snapshot kept at the latest state."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 from pathlib import Path
@@ -316,9 +317,36 @@ async def test_reading_a_recording_draws_its_panels_once_not_per_request(
     monkeypatch.setattr(Lab, "_render_selection", counted)
     lab = await Lab.open(load(FIXTURE), context_window=200_000, view=view)  # type: ignore[arg-type]
     assert len(lab.log) == 5
-    # Drawn at the end, on the last request (at every request, a long recording was n²).
+    # Drawn at the end, on the last request (at every request, a long recording was n²), and
+    # after the plot: at the event loop's next turn, or when a panel is read before.
+    assert drawn == []
+    assert lab.manifest.table.total == len(lab.log.manifests[4].items)
     assert drawn == [4]
+    await asyncio.sleep(0)
+    assert drawn == [4]  # the turn's own render found it done
     assert not lab.reading
+
+
+async def test_a_recording_opens_with_its_plot_and_fills_its_panels_at_the_next_turn() -> None:
+    lab = await Lab.open(load(FIXTURE), context_window=200_000)
+    # What the page draws first is there when `Lab.open` returns: every request on the plot,
+    # the selection line on the last.
+    assert len(lab.budget.plot.data[0]["x"]) == len(lab.log) == 5
+    assert lab.selected == 4
+    assert [s["x0"] for s in lab.budget.plot.layout["shapes"]] == [4]
+    # The panels (read here under their own names, not to fill them) come at the next turn.
+    assert (lab._manifest.table.total, lab._map.segments) == (0, [])
+    await asyncio.sleep(0)
+    assert lab._manifest.table.total == len(lab.log.manifests[4].items) > 0
+    assert lab._map.segments
+    assert "Request 4" in lab._manifest.header.value
+
+
+async def test_a_recording_closed_before_its_panels_fill_them_never() -> None:
+    lab = await Lab.open(load(FIXTURE), context_window=200_000)
+    lab.close()
+    await asyncio.sleep(0)
+    assert lab._manifest.table.total == 0
 
 
 async def test_a_recording_without_usage_takes_a_stated_unrecorded_part() -> None:
