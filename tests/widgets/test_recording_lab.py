@@ -19,6 +19,7 @@ from ctxlab.analysis._replay import replay
 from ctxlab.demo import DEMO_PROMPT, demo_agent
 from ctxlab.tokens import TiktokenCounter, TokenCache
 from ctxlab.widgets import Lab
+from ctxlab.widgets._recording import PROGRESS_SECONDS, progress_line
 from tests.helpers import Displays
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions" / "claude_code_session.jsonl"
@@ -407,3 +408,21 @@ async def test_the_header_says_in_a_line_what_the_file_holds_and_the_transcript_
     # The control: a file whose reader places everything has no such line.
     whole = await Lab.open(load(FIXTURE), context_window=200_000, view="recorded")
     assert "unaccounted:" not in whole.header.value
+
+
+def test_reading_progress_is_said_at_most_once_a_quarter_second_and_at_the_end() -> None:
+    now = [100.0]
+    said: list[int] = []
+    progress = progress_line(said.append, clock=lambda: now[0])
+    for done in range(1, 5_001):
+        now[0] += 0.0002  # 5,000 requests read in a second
+        progress(done, 5_000)
+    # The first request, then one line a quarter second (1,250 requests), and the last.
+    assert said == [1, 1_251, 2_501, 3_751, 5_000]
+    # A slow read says each request (every one a quarter second apart).
+    slow: list[int] = []
+    progress = progress_line(slow.append, clock=lambda: now[0])
+    for done in range(1, 4):
+        now[0] += PROGRESS_SECONDS
+        progress(done, 10)
+    assert slow == [1, 2, 3]
