@@ -10,9 +10,11 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from ctxlab import load
 from ctxlab.exceptions import CtxlabError
-from ctxlab.io._transcript import Transcript
+from ctxlab.io._transcript import Transcript, corpus_dir
 
 _NOT_SESSIONS = {"LICENSE", "README.md", "SOURCE.md", "load_digests.json"}
 
@@ -54,3 +56,12 @@ def digest(path: Path, root: Path) -> str:
 def digests(root: Path) -> dict[str, str]:
     """The digest of every source under ``root``, keyed by its path relative to it."""
     return {str(p.relative_to(root)): digest(p, root) for p in sources(root)}
+
+
+def raw_corpus() -> Path:
+    """The corpus's raw files' folder, the digests' second tree; the test is skipped, saying
+    what to set, where no corpus is here."""
+    raw = corpus_dir() / "raw"
+    if not raw.is_dir():
+        pytest.skip("no corpus: set CTXLAB_CORPUS to the folder holding raw/")
+    return raw

@@ -215,39 +215,51 @@ def test_a_report_in_plain_digits_reads_back(
     assert transcript.usage == ({} if billed.empty else {1: billed})
 
 
-def test_a_token_report_after_an_input_with_no_reply_is_another_requests_bill(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("lines", "usage"),
+    [
+        # The second input got no reply (interrupted, or the model's answer was empty): its
+        # report bills that request, not the reply before it.
+        pytest.param(
+            [
+                "#### first",
+                "one",
+                "> Tokens: 100 sent, 10 received.",
+                "#### second",
+                "> Tokens: 900 sent, 0 received.",
+            ],
+            {1: ProviderUsage(100, 10)},
+            id="after_an_input_with_no_reply",
+        ),
+        # aider billed a second request (an empty answer writes no reply): its report is not
+        # the first reply's usage.
+        pytest.param(
+            [
+                "#### go",
+                "one",
+                "> Tokens: 100 sent, 10 received.  ",
+                "> Tokens: 300 sent, 0 received.  ",
+                "#### again",
+                "two",
+                "> Tokens: 500 sent, 20 received.  ",
+            ],
+            {1: ProviderUsage(100, 10), 3: ProviderUsage(500, 20)},
+            id="a_second_since_the_last_billed_reply",
+        ),
+        # An input of white space was sent and billed: not the reply before it.
+        pytest.param(
+            ["#### go", "one", "####   ", "> Tokens: 20 sent, 0 received.  "],
+            {},
+            id="after_an_input_of_white_space",
+        ),
+    ],
+)
+def test_a_report_with_no_reply_of_its_own_bills_a_request_lost_and_counted(
+    tmp_path: Path, lines: list[str], usage: dict[int, ProviderUsage]
 ) -> None:
-    # The second input got no reply (interrupted, or the model's answer was empty): its report
-    # bills that request, not the reply before it, whose own usage stays as reported.
-    transcript = _run(
-        tmp_path,
-        "#### first",
-        "one",
-        "> Tokens: 100 sent, 10 received.",
-        "#### second",
-        "> Tokens: 900 sent, 0 received.",
-    )
-    assert transcript.usage == {1: ProviderUsage(100, 10)}
-    assert added_up(transcript).usage_lost == ONE_UNREPLIED
-
-
-def test_a_report_with_no_reply_since_the_last_billed_one_is_a_request_lost_and_counted(
-    tmp_path: Path,
-) -> None:
-    # aider billed a second request (an empty answer writes no reply): its report is not the
-    # first reply's usage, which stays as reported.
-    transcript = _run(
-        tmp_path,
-        "#### go",
-        "one",
-        "> Tokens: 100 sent, 10 received.  ",
-        "> Tokens: 300 sent, 0 received.  ",
-        "#### again",
-        "two",
-        "> Tokens: 500 sent, 20 received.  ",
-    )
-    assert transcript.usage == {1: ProviderUsage(100, 10), 3: ProviderUsage(500, 20)}
+    # The replies before it keep their usage as reported.
+    transcript = _run(tmp_path, *lines)
+    assert transcript.usage == usage
     assert added_up(transcript).usage_lost == ONE_UNREPLIED
 
 
@@ -527,12 +539,3 @@ def test_files_added_for_the_whole_group_an_exception_and_a_commit_after_the_lin
         "edit error": 1,
         "lint errors": 1,
     }
-
-
-def test_a_report_after_an_input_of_white_space_bills_that_input_not_the_reply_before(
-    tmp_path: Path,
-) -> None:
-    text = "\n".join([START, "#### go", "one", "####   ", "> Tokens: 20 sent, 0 received.  "])
-    transcript = _load(tmp_path, text)
-    assert transcript.usage == {}
-    assert added_up(transcript).usage_lost == ONE_UNREPLIED

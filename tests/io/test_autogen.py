@@ -2,7 +2,8 @@
 autogen-agentchat 0.7.5 on its offline replay client): one conversation per agent — its own
 ``llm_context`` — with each model call's usage from the team's thread, checked against the
 test's own reading of the raw state; 0.4's ``name/<team id>`` keys and a society-of-mind agent's
-inner team; hostile states refused with a typed error or loaded with their losses counted."""
+inner team; hostile states refused with a typed error or loaded with their losses counted (the
+fixtures mutated: `test_mutated_documents`)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
-from ctxlab.io import detect_format
 from ctxlab.messages import ProviderUsage
-from tests.io.mutate import loads_or_refuses, mutated
 from tests.io.shown import added_up
-from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "autogen"
 TEAM = FOLDER / "team_state.json"
@@ -118,17 +114,6 @@ def test_usage_that_does_not_match_the_replies_is_counted() -> None:
     census = added_up(transcript)
     assert census.usage_lost == {"model call usage not matched to a reply": 3}
     assert (census.usage_read, census.usage_placed) == (3, 0)
-
-
-def test_detected() -> None:
-    assert detect_format(_raw(TEAM)) == "autogen" and detect_format(_raw(AGENT)) == "autogen"
-
-
-@SETTINGS
-@given(st.data(), st.sampled_from([TEAM, AGENT]))
-def test_a_mutated_state_loads_or_raises_a_typed_error(data: st.DataObject, fixture: Path) -> None:
-    changed = data.draw(mutated(_raw(fixture)))
-    loads_or_refuses(lambda: load(changed, format="autogen"))
 
 
 def test_a_failed_call_is_an_error_result() -> None:

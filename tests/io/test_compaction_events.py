@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import ctxlab
-from ctxlab.analysis import ReplayStep, replay
+from ctxlab.analysis import ReplayStep
 from ctxlab.config import ContextConfig, OnDemandCompaction
 from ctxlab.io import compaction_events, to_atif, to_otel, write_atif, write_otel
 from ctxlab.messages import AssistantMessage, TextBlock, ToolSchema
-from ctxlab.tokens import ApproximateCounter
+from tests.helpers import replayed
 from tests.io.test_atif import atif_problems
 
 SESSION = Path(__file__).parents[1] / "fixtures" / "claude_code"
@@ -31,21 +31,19 @@ def transcript() -> ctxlab.Transcript:
     return ctxlab.load(SESSION)
 
 
+def _steps(transcript: ctxlab.Transcript, window: int, **options: Any) -> list[ReplayStep]:
+    """Every step of ``transcript`` replayed at ``window``, ungraded (``options`` to `replay`)."""
+
+    async def run() -> list[ReplayStep]:
+        steps = replayed(transcript, context_window=window, grade=False, **options)
+        return [step async for step in steps]
+
+    return asyncio.run(run())
+
+
 @pytest.fixture(scope="module")
 def steps(transcript: ctxlab.Transcript) -> list[ReplayStep]:
-    async def run() -> list[ReplayStep]:
-        return [
-            step
-            async for step in replay(
-                transcript.messages,
-                context_window=WINDOW,
-                counter=ApproximateCounter(),
-                system=transcript.system,
-                grade=False,
-            )
-        ]
-
-    return asyncio.run(run())  # once for the module: a replay is the slow part
+    return _steps(transcript, WINDOW)  # once for the module: a replay is the slow part
 
 
 def test_every_evaluation_is_an_event_with_the_replays_own_figures(
@@ -229,21 +227,7 @@ def test_a_compaction_an_on_demand_rule_asked_for_goes_out_and_back_as_asked(
     # compaction is an ask, and its event says so with the rule (the control: the module's
     # threshold replay, whose compactions are automatic and name no rule).
     config = ContextConfig(on_demand=OnDemandCompaction(every_requests=4))
-
-    async def run() -> list[ReplayStep]:
-        return [
-            step
-            async for step in replay(
-                transcript.messages,
-                context_window=200_000,
-                counter=ApproximateCounter(),
-                system=transcript.system,
-                config=config,
-                grade=False,
-            )
-        ]
-
-    asked = asyncio.run(run())
+    asked = _steps(transcript, 200_000, config=config)
     events = [e for e in compaction_events(asked) if e["fired"]]
     assert len(events) >= 2
     assert {(e["trigger"], e["reason"], e["asked"]) for e in events} == {

@@ -43,6 +43,19 @@ def _load(sample: dict[str, Any], episode: int = 0) -> Any:
     return load(_log(sample), format="inspect", episode=episode)
 
 
+def _chat(*turns: tuple[str, str | None, str]) -> list[dict[str, Any]]:
+    """A sample's messages: per turn ``(question, the reply's id or None, the reply)`` a user
+    message and the assistant's reply (with that id, where there is one)."""
+    messages: list[dict[str, Any]] = []
+    for question, id, reply in turns:
+        answer = {"role": "assistant", "content": reply}
+        messages += [
+            {"role": "user", "content": question},
+            answer if id is None else {"id": id, **answer},
+        ]
+    return messages
+
+
 def test_which_documents_are_logs() -> None:
     log = _log()
     assert is_inspect_log(log) and detect_format(log) == "inspect"
@@ -173,14 +186,8 @@ def test_a_message_that_is_no_object_is_refused_naming_it() -> None:
 
 
 def test_each_replys_usage_is_its_model_calls_by_id() -> None:
-    messages = [
-        {"role": "user", "content": "go"},
-        {"id": "r1", "role": "assistant", "content": "one"},
-        {"role": "user", "content": "more"},
-        {"id": "r2", "role": "assistant", "content": "two"},
-        {"role": "user", "content": "again"},
-        {"id": "r9", "role": "assistant", "content": "three"},  # no call has its id
-    ]
+    # No call has the third reply's id.
+    messages = _chat(("go", "r1", "one"), ("more", "r2", "two"), ("again", "r9", "three"))
     events = [
         {"event": "sample_init"},
         _model({"id": "r2"}, _usage(200, 20, 50, 5)),
@@ -199,16 +206,9 @@ def test_each_replys_usage_is_its_model_calls_by_id() -> None:
 
 
 def test_without_message_ids_the_calls_go_to_the_replies_by_rank() -> None:
-    messages = [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": "one"},
-        {"role": "user", "content": "more"},
-        {"role": "assistant", "content": "two"},
-        {"role": "user", "content": "again"},
-        {"role": "assistant", "content": "three"},
-        {"role": "user", "content": "last"},
-        {"role": "assistant", "content": "four"},  # one reply more than calls
-    ]
+    # One reply more than calls.
+    turns = [("go", "one"), ("more", "two"), ("again", "three"), ("last", "four")]
+    messages = _chat(*[(question, None, reply) for question, reply in turns])
     events = [
         _model({"content": "one"}, _usage(100, 10)),
         _model({"id": 5, "content": "x"}, _usage(200, 20)),  # an id that is no id: by rank
@@ -227,12 +227,7 @@ def test_without_message_ids_the_calls_go_to_the_replies_by_rank() -> None:
 
 
 def test_a_call_claimed_twice_bills_its_first_reply_only() -> None:
-    messages = [
-        {"role": "user", "content": "go"},
-        {"id": "r1", "role": "assistant", "content": "one"},
-        {"role": "user", "content": "more"},
-        {"id": "r1", "role": "assistant", "content": "one again"},
-    ]
+    messages = _chat(("go", "r1", "one"), ("more", "r1", "one again"))
     transcript = _load({"messages": messages, "events": [_model({"id": "r1"}, _usage(9, 1))]})
     assert transcript.usage == {1: ProviderUsage(9, 1)}
 

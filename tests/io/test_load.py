@@ -424,24 +424,15 @@ def test_pydantic_ai_message_json() -> None:
 
 
 async def test_a_session_log_exports_a_transcript_that_replays(tmp_path: Path) -> None:
-    from ctxlab import SessionLog
-    from ctxlab.agent import Agent
-    from ctxlab.models import ScriptedModel, tool_call
+    from ctxlab.models import tool_call
+    from tests.session.logged import logged_agent
 
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
 
-    log = SessionLog(tmp_path / "log.sqlite")
-    agent = Agent(
-        model=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3", "bye"]),
-        tools=[add],
-        counter=ApproximateCounter(),
-        session_log=log,
-        session_id="s",
-    )
-    await agent("1 + 2?")
-    await agent("thanks")
+    replies = [tool_call("add", {"a": 1, "b": 2}), "3", "bye"]
+    agent, log = await logged_agent(tmp_path, replies, [add], "1 + 2?", "thanks")
     transcript = log.transcript(agent.log.key)
     assert [m.model_dump() for m in transcript.messages] == [m.model_dump() for m in agent.history]
     assert transcript.usage == agent.transcript().usage and len(transcript.usage) == 3

@@ -12,11 +12,8 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from ctxlab import load
-from ctxlab.io._transcript import corpus_dir
-from tests.io.digests import digest, digests, shown
+from tests.io.digests import digest, digests, raw_corpus, shown
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 PINNED = json.loads((FIXTURES / "load_digests.json").read_text())
@@ -33,9 +30,7 @@ def test_every_fixture_loads_as_it_did_before_the_registry() -> None:
 
 
 def test_every_raw_corpus_file_loads_as_it_did_before_the_registry() -> None:
-    raw = corpus_dir() / "raw"
-    if not raw.is_dir():
-        pytest.skip("no corpus: set CTXLAB_CORPUS to the folder holding raw/")
+    raw = raw_corpus()
     found = digests(raw)
     assert len(set(found) & set(PINNED["corpus"])) >= 60  # the corpus the digests were taken of
     assert _changed(found, PINNED["corpus"]) == []

@@ -3,7 +3,7 @@
 calls and results as ``toModelMessages`` sends them — checked against the test's own reading of
 the raw messages and parts —, its compaction recorded, its failed request not sent, the storage's
 many files listed as one session, and hostile exports refused with a typed error or loaded with
-their losses counted."""
+their losses counted (the export mutated: `test_mutated_documents`)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 import ctxlab
 from ctxlab import load
 from ctxlab.analysis._recorded import recorded_compactions
-from ctxlab.io import detect_format
 from ctxlab.messages import ProviderUsage
-from tests.io.mutate import loads_or_refuses, mutated
-from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "opencode"
 EXPORT = FOLDER / "export.json"
@@ -111,14 +105,3 @@ def test_the_storage_is_listed_as_one_session(tmp_path: Path) -> None:
     assert frame["path"].tolist() == [
         str(tmp_path / "opencode" / "storage" / STORED.relative_to(FOLDER / "storage"))
     ]
-
-
-def test_detected() -> None:
-    assert detect_format(_raw()) == "opencode"
-
-
-@SETTINGS
-@given(st.data())
-def test_a_mutated_export_loads_or_raises_a_typed_error(data: st.DataObject) -> None:
-    changed = data.draw(mutated(_raw()))
-    loads_or_refuses(lambda: load(changed, format="opencode"))

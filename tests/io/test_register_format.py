@@ -147,21 +147,26 @@ def _installed(folder: Path, monkeypatch: pytest.MonkeyPatch, package: str, entr
     monkeypatch.setitem(_registry._state, "entry_points", False)
 
 
-def test_a_format_of_an_installed_package_comes_by_its_entry_point(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The tinylog format installed as a package in ``tmp_path`` (named by its entry point),
+    forgotten after the test."""
     _installed(
         tmp_path, monkeypatch, "tinylog-plugin", "tinylog_plugin = tests.io.outside_format:plugged"
     )
-    try:
-        assert "tinylog_plugin" in ctxlab.FORMATS
-        transcript = load(_write(tmp_path))
-        assert transcript.meta["source"] == "tinylog_plugin"
-        assert len(transcript.messages) == 3
-        frame = sessions(tmp_path, workers=1, progress=False)
-        assert list(frame["format"]) == ["tinylog_plugin"]
-    finally:
-        _registry.forget_format("tinylog_plugin")
+    yield "tinylog_plugin"
+    _registry.forget_format("tinylog_plugin")
+
+
+def test_a_format_of_an_installed_package_comes_by_its_entry_point(
+    plugin: str, tmp_path: Path
+) -> None:
+    assert plugin in ctxlab.FORMATS
+    transcript = load(_write(tmp_path))
+    assert transcript.meta["source"] == plugin
+    assert len(transcript.messages) == 3
+    frame = sessions(tmp_path, workers=1, progress=False)
+    assert list(frame["format"]) == [plugin]
 
 
 def test_a_broken_entry_point_is_said_and_the_others_still_read(
@@ -264,24 +269,16 @@ def test_a_format_defined_in_a_notebook_is_read_in_this_process(
     assert len(frame) == _folder._PARALLEL_FROM and set(frame["format"]) == {"tinylog"}
 
 
-def test_a_format_from_an_installed_package_brings_its_own_contract(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_format_from_an_installed_package_brings_its_own_contract(plugin: str) -> None:
     # The declaration carries its cases (a fixture and what the census counts, as data): the
     # contract suite's `contract` finds them and `check_contract` holds them, no change to ctxlab.
-    _installed(
-        tmp_path, monkeypatch, "tinylog-plugin", "tinylog_plugin = tests.io.outside_format:plugged"
-    )
-    try:
-        assert contract("tinylog_plugin") == TINYLOG.contract
-        assert check_contract("tinylog_plugin") == []
-        wrong = dataclasses.replace(TINYLOG.contract[0], records=3, calls=1)
-        assert check_contract("tinylog_plugin", [wrong]) == [
-            "tinylog_plugin run.tiny: records read: the census says 4, the contract 3",
-            "tinylog_plugin run.tiny: tool calls: the census says 0, the contract 1",
-        ]
-    finally:
-        _registry.forget_format("tinylog_plugin")
+    assert contract(plugin) == TINYLOG.contract
+    assert check_contract(plugin) == []
+    wrong = dataclasses.replace(TINYLOG.contract[0], records=3, calls=1)
+    assert check_contract(plugin, [wrong]) == [
+        "tinylog_plugin run.tiny: records read: the census says 4, the contract 3",
+        "tinylog_plugin run.tiny: tool calls: the census says 0, the contract 1",
+    ]
 
 
 def test_a_registered_format_without_a_contract_is_named(tmp_path: Path) -> None:

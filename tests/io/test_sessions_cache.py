@@ -15,29 +15,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import ctxlab.io._folder as folder_module
 from ctxlab import sessions
-from ctxlab.exceptions import CtxlabError, UsageError
+from ctxlab.exceptions import UsageError
 from ctxlab.io._findings import is_usage, key_flags
 from ctxlab.io._inventory import _may_be_usage, inventory_of, remembered
-from ctxlab.io._sessions_cache import forget
 from ctxlab.io._transcript import corpus_dir
-
-FIXTURES = Path(__file__).parents[1] / "fixtures"
+from tests.io.kept_tables import FIXTURES, fixture_sessions, refuse_reading
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """Sessions of several formats, some in folders of their own (a Cline task, Gemini's)."""
-    for name in ("claude_code", "codex", "gemini", "cline", "mini_swe_agent", "aider"):
-        shutil.copytree(FIXTURES / name, tmp_path / name)
-    forget()
-    return tmp_path
-
-
-def _refuse(*_: Any, **__: Any) -> Any:
-    msg = "read again"
-    raise CtxlabError(msg)
+    formats = ("claude_code", "codex", "gemini", "cline", "mini_swe_agent", "aider")
+    return fixture_sessions(tmp_path, formats)
 
 
 def test_a_folder_asked_for_again_is_answered_without_reading(
@@ -45,7 +35,7 @@ def test_a_folder_asked_for_again_is_answered_without_reading(
 ) -> None:
     first = sessions(folder, workers=1, progress=False)
     assert len(first) > 5 and first["problem"].isna().sum() > 5
-    monkeypatch.setattr(folder_module, "read", _refuse)  # any file read says so in its row
+    refuse_reading(monkeypatch)  # any file read says so in its row
     again = sessions(folder, workers=1, progress=False)
     pd.testing.assert_frame_equal(again, first)
     again.loc[0, "name"] = "changed by the caller"  # a copy: the next answer is not changed
@@ -77,7 +67,7 @@ def test_any_change_under_the_folder_reads_it_again_whole(
     else:  # not a session's own file: a part beside it (a Cline task's UI messages)
         part = next(p for p in files if p.name == "ui_messages.json")
         part.write_text(part.read_text() + " ")
-    monkeypatch.setattr(folder_module, "read", _refuse)
+    refuse_reading(monkeypatch)
     again = sessions(folder, workers=1, progress=False)
     assert len(again) >= len(first) - 1
     assert set(again["problem"]) == {"read again"}  # every row read again, not only one
@@ -153,6 +143,6 @@ def test_a_link_to_a_parent_folder_is_not_walked_for_ever(
 ) -> None:
     (folder / "claude_code" / "loop").symlink_to(folder, target_is_directory=True)
     first = sessions(folder, workers=1, progress=False)
-    monkeypatch.setattr(folder_module, "read", _refuse)
+    refuse_reading(monkeypatch)
     # Its state is known (no endless walk ending in an error): the table kept is the answer.
     pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pytest
 
 from ctxlab import ApproximateCounter, AssistantMessage, TokenCache, load, sessions
 from ctxlab.io._transcript import corpus_dir
+from tests.io.digests import raw_corpus
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 PINNED = json.loads((FIXTURES / "sessions_digests.json").read_text())
@@ -62,9 +62,7 @@ def test_every_fixture_row_shows_the_figures_it_showed_before() -> None:
 
 
 def test_every_corpus_row_shows_the_figures_it_showed_before() -> None:
-    raw = corpus_dir() / "raw"
-    if not raw.is_dir():
-        pytest.skip("no corpus: set CTXLAB_CORPUS to the folder holding raw/")
+    raw = raw_corpus()
     found = row_digests(raw)
     assert len(found) == len(PINNED["corpus"]) >= 40
     assert _changed(found, PINNED["corpus"]) == []

@@ -16,27 +16,17 @@ import pytest
 
 import ctxlab.io._folder as folder_module
 from ctxlab import sessions
-from ctxlab.exceptions import CtxlabError
 from ctxlab.io import _sessions_cache, _sessions_disk
 from ctxlab.io._sessions_cache import forget
-
-FIXTURES = Path(__file__).parents[1] / "fixtures"
+from tests.io.kept_tables import FIXTURES, fixture_sessions, refuse_reading
 
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Sessions of several formats, and a cache folder of this test's own."""
     monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", str(tmp_path / "cache"))
-    root = tmp_path / "sessions"
-    for name in ("claude_code", "codex", "cline", "mini_swe_agent"):
-        shutil.copytree(FIXTURES / name, root / name)
-    forget()
-    return root
-
-
-def _refuse(*_: Any, **__: Any) -> Any:
-    msg = "read again"
-    raise CtxlabError(msg)
+    formats = ("claude_code", "codex", "cline", "mini_swe_agent")
+    return fixture_sessions(tmp_path / "sessions", formats)
 
 
 def _new_process() -> None:
@@ -50,7 +40,7 @@ def test_a_new_process_answers_from_disk_without_reading(
     first = sessions(folder, workers=1, progress=False)
     assert first["problem"].isna().sum() > 5
     _new_process()
-    monkeypatch.setattr(folder_module, "read", _refuse)  # a file read says so in its row
+    refuse_reading(monkeypatch)  # a file read says so in its row
     pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
 
 
@@ -90,7 +80,7 @@ def test_what_changed_is_read_again(
             table.write_bytes(b"not a table")
     else:  # a table another user wrote (a pickle runs code when read): not read
         monkeypatch.setattr(os, "getuid", lambda: os.stat(folder).st_uid + 1, raising=False)
-    monkeypatch.setattr(folder_module, "read", _refuse)
+    refuse_reading(monkeypatch)
     again = sessions(folder, workers=1, progress=False)
     assert len(again) == len(first) and set(again["problem"]) == {"read again"}
 
@@ -139,7 +129,7 @@ def test_a_file_rewritten_within_its_clock_tick_is_read_again(
     assert one.stat().st_size == stat.st_size
     os.utime(one, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     _new_process()
-    monkeypatch.setattr(folder_module, "read", _refuse)
+    refuse_reading(monkeypatch)
     again = sessions(folder, workers=1, progress=False)
     assert set(again["problem"]) == {"read again"}
 
@@ -163,7 +153,7 @@ def test_a_link_in_place_of_a_table_is_not_read(
     assert name is not None
     (cache / name).symlink_to(table)
     _new_process()
-    monkeypatch.setattr(folder_module, "read", _refuse)
+    refuse_reading(monkeypatch)
     again = sessions(roots[1], suffixes=[".jsonl"], workers=1, progress=False)
     assert set(again["problem"]) == {"read again"}
 

@@ -2,7 +2,8 @@
 scripted model): one request per action and planning step, with the step's usage, its calls and
 results — checked against the test's own reading of the raw steps —, the System prompt from the
 first model input, older steps' token counts, ``write_memory_to_messages()`` output, and hostile
-steps refused with a typed error or loaded with their losses counted."""
+steps refused with a typed error or loaded with their losses counted (the fixtures mutated:
+`test_mutated_documents`)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.io import detect_format
 from ctxlab.io.formats.smolagents.parse import is_smolagents_steps
 from ctxlab.messages import ProviderUsage
-from tests.io.mutate import loads_or_refuses, mutated
-from tests.strategies import SETTINGS
 
 FOLDER = Path(__file__).parents[1] / "fixtures" / "smolagents"
 TOOLS = FOLDER / "tool_calling_steps.json"
@@ -104,17 +101,6 @@ def test_memory_messages_load_as_the_text_they_are() -> None:
     transcript = load(messages)
     assert transcript.system == "You are an expert assistant."
     assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
-
-
-def test_detected() -> None:
-    assert detect_format(_raw(TOOLS)) == "smolagents" and detect_format(_raw(CODE)) == "smolagents"
-
-
-@SETTINGS
-@given(st.data(), st.sampled_from([TOOLS, CODE]))
-def test_mutated_steps_load_or_raise_a_typed_error(data: st.DataObject, fixture: Path) -> None:
-    changed = data.draw(mutated(_raw(fixture)))
-    loads_or_refuses(lambda: load(changed, format="smolagents"))
 
 
 @pytest.mark.parametrize(

@@ -4,28 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxlab import ApproximateCounter, SessionLog
-from ctxlab.agent import Agent
-from ctxlab.models import ScriptedModel, tool_call
+from ctxlab.models import tool_call
+from tests.session.logged import logged_agent
 
 
 async def test_each_event_is_logged_once(tmp_path: Path) -> None:
-    log = SessionLog(tmp_path / "log.sqlite")
-
     def fetch(page: int) -> str:
         """Fetch a page."""
         return f"page {page}"
 
     replies = [tool_call("fetch", {"page": 1}), "one", tool_call("fetch", {"page": 2}), "two"]
-    agent = Agent(
-        model=ScriptedModel(replies),
-        tools=[fetch],
-        counter=ApproximateCounter(),
-        session_log=log,
-        session_id="s",
-    )
-    await agent("first")
-    await agent("second")
+    agent, log = await logged_agent(tmp_path, replies, [fetch], "first", "second")
     events = log.events(agent.log.key)
     builds = events[events["kind"] == "context_build"]
     ids = [p["context_manifest"]["request_id"] for p in builds["payload"]]
