@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import ctxlab.io._folder as folder_module
 from ctxlab import sessions
 from ctxlab.exceptions import CtxlabError, UsageError
+from ctxlab.io import _sessions_cache
 from ctxlab.io._findings import is_usage, key_flags
 from ctxlab.io._inventory import _may_be_usage, inventory_of, remembered
 from ctxlab.io._sessions_cache import forget
@@ -155,4 +156,56 @@ def test_a_link_to_a_parent_folder_is_not_walked_for_ever(
     first = sessions(folder, workers=1, progress=False)
     monkeypatch.setattr(folder_module, "read", _refuse)
     # Its state is known (no endless walk ending in an error): the table kept is the answer.
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
+
+
+def _stored_opencode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    # OpenCode's storage, asked for by its session/ folder: the messages and parts its row
+    # reads lie beside it, outside the folder (copied with their times: settled long ago).
+    monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", str(tmp_path / "cache"))
+    storage = tmp_path / "storage"
+    shutil.copytree(FIXTURES / "opencode" / "storage", storage)
+    forget()
+    text = next(
+        p
+        for p in sorted((storage / "part").rglob("*.json"))
+        if json.loads(p.read_text())["type"] == "text"
+    )
+    return storage / "session", text
+
+
+def _rewrite_settled(path: Path, text: str) -> None:
+    # A new text with a modification time a second later, still long past (a change the
+    # state can tell, not a file too recent to keep any table for).
+    before = path.stat()
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+
+
+def test_a_session_read_from_beside_the_folder_is_read_again_when_what_it_read_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, part = _stored_opencode(tmp_path, monkeypatch)
+    first = sessions(folder, workers=1, progress=False)
+    assert len(first) == 1 and first["problem"].isna().all()
+    value = json.loads(part.read_text())
+    value["text"] += " and many more words than it said before, " * 20
+    _rewrite_settled(part, json.dumps(value))
+    changed = sessions(folder, workers=1, progress=False)  # in memory: kept under the old state
+    assert changed.loc[0, "conversation_tokens"] > first.loc[0, "conversation_tokens"] + 100
+    _sessions_cache._KEPT.clear()  # a new process: its table from disk is the new one
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), changed)
+
+
+def test_a_session_read_from_beside_the_folder_is_kept_while_nothing_it_read_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The control: the same folder, nothing changed beside it — answered without reading,
+    # from memory and then from disk.
+    folder, _ = _stored_opencode(tmp_path, monkeypatch)
+    first = sessions(folder, workers=1, progress=False)
+    monkeypatch.setattr(folder_module, "read", _refuse)
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
+    _sessions_cache._KEPT.clear()
     pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
