@@ -110,7 +110,8 @@ def test_the_walk_straight_into_a_files_inventory_finds_what_the_record_by_recor
     None
 ):
     # Outside a load, the records are walked straight into one inventory; within one, each
-    # record's inventory is kept and merged (the way every inventory was taken before).
+    # record's inventory is kept and merged (the way every inventory was taken before) — but
+    # at the load's last walk, where only those walked before are merged.
     compared = 0
     for path in _files():
         values = _records(path)
@@ -121,6 +122,18 @@ def test_the_walk_straight_into_a_files_inventory_finds_what_the_record_by_recor
         for kind in straight.findings:
             # The same keys, in the same order, each with the same first finding.
             assert list(straight.findings[kind].items()) == list(merged.findings[kind].items()), (
+                path,
+                kind,
+            )
+        # A load's last walk (`account_for`'s): the records it set aside before — here every
+        # third — from their kept inventories, the others straight into the whole.
+        with remembered():
+            for value in values[::3]:
+                inventory_of([value])
+            last = inventory_of(values, last=True)
+        assert straight.cut == last.cut, path
+        for kind in straight.findings:
+            assert list(straight.findings[kind].items()) == list(last.findings[kind].items()), (
                 path,
                 kind,
             )
