@@ -30,7 +30,7 @@ def account_for(transcript: Transcript, values: Iterable[Any] | None) -> Transcr
     census = Census.from_meta(transcript.meta.get("census"))
     if census is None or values is None:
         return transcript
-    held = inventory_of(values)
+    held = inventory_of(values, last=True)  # (a record set aside: walked then, not again)
     placed, words = _placed(transcript.messages)
     accounted = {"usage": census.usage_read, "reply": census.replies}
     data = census.as_meta()

@@ -25,7 +25,13 @@ from ctxlab.exceptions import CtxlabError, UsageError
 from ctxlab.io._compaction_thresholds import COMPACTION_COLUMNS, compaction_columns
 from ctxlab.io._files import path_problem, shown_path
 from ctxlab.io._format import SessionFormat
-from ctxlab.io._listing import companion, listed, session_folders, session_suffixes
+from ctxlab.io._listing import (
+    companion,
+    listed,
+    read_beside,
+    session_folders,
+    session_suffixes,
+)
 from ctxlab.io._load import read
 from ctxlab.io._registry import added_here, generation, install
 from ctxlab.io._sessions_cache import keep, kept, state_of
@@ -129,7 +135,7 @@ def sessions(
     wanted = _suffixes(session_suffixes() if isinstance(suffixes, _Registered) else suffixes)
     root = _folder(folder)
     count = _workers(workers)
-    state = state_of(root, wanted, generation())
+    state = state_of(root, wanted, generation(), read_beside)
     again = kept(state)  # the folder as it was when last read: its table
     if again is not None:
         return again

@@ -10,7 +10,7 @@ tests all read the registry of them (`ctxlab.io._registry`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,6 +146,12 @@ class SessionFormat:
     """Whether a file is a part of a session that `sessions` lists under another file."""
     folders: Callable[[list[Path]], list[Path]] | None = None
     """The folders that are sessions of their own, among the files `sessions` found."""
+    reads: Callable[[Path], Iterable[Path]] | None = None
+    """The files and folders (a folder: every file under it) that reading a session file of
+    this format looks at besides the file itself — OpenCode's stored session reads its
+    messages and parts from folders beside ``session/``. `sessions` keeps a folder's table
+    only while these are unchanged too, wherever they lie (a folder's own files are watched
+    already; this names the ones that may lie outside it). None: the file alone."""
     guess: bool = False
     """Known by ``role`` fields alone (the chat formats): asked after every other format."""
     messages: bool = False

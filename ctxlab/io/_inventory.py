@@ -123,13 +123,17 @@ def _matched(finding: Finding, keys: set[str], words: str) -> bool:
     )
 
 
-def inventory_of(values: Iterable[Any]) -> Inventory:
-    """The inventory of decoded records (a JSON Lines file's values, or a document as one)."""
+def inventory_of(values: Iterable[Any], *, last: bool = False) -> Inventory:
+    """The inventory of decoded records (a JSON Lines file's values, or a document as one).
+
+    ``last``: the load's last walk of these records (its whole file's, `account_for`): one not
+    walked before in the load is walked straight into the whole, its own inventory not kept —
+    nothing asks for it again."""
     found = Inventory()
     seen = _SEEN.get()
     for value in values:
-        if seen is None:
-            # Nothing to remember each record's inventory for: walked straight into the
+        if seen is None or (last and id(value) not in seen):
+            # Nothing to remember this record's inventory for: walked straight into the
             # whole (the same first finding of each key, in the same order).
             _walk_field("", value, "$", None, found, -1, False)
         else:

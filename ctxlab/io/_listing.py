@@ -1,7 +1,8 @@
 """Which files of a folder are sessions, as the registered formats say (`sessions` asks): the
 file endings they are kept in, the files of an ending other files share that are sessions (of
-Markdown, only chat histories), the files that are parts of a session listed under another, and
-the folders that are sessions of their own."""
+Markdown, only chat histories), the files that are parts of a session listed under another,
+the folders that are sessions of their own, and the files a session's read looks at beside
+its own (which `sessions`' kept tables watch)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from ctxlab.io._registry import formats
 
-__all__ = ["companion", "listed", "session_folders", "session_suffixes"]
+__all__ = ["companion", "listed", "read_beside", "session_folders", "session_suffixes"]
 
 _JSON = (".jsonl", ".json")
 """The endings of every JSON format's files."""
@@ -45,3 +46,13 @@ def session_folders(files: list[Path]) -> list[Path]:
         if declared.folders is not None:
             folders.extend(declared.folders(files))
     return sorted(folders)
+
+
+def read_beside(path: Path) -> list[Path]:
+    """The files and folders that reading the session file ``path`` looks at besides the file
+    itself, as its formats say (`SessionFormat.reads`); empty for most files."""
+    found: list[Path] = []
+    for declared in formats():
+        if declared.reads is not None:
+            found.extend(declared.reads(path))
+    return found

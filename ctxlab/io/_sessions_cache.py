@@ -9,7 +9,9 @@ path, size and modification time (nanoseconds) of every file under it, hidden fo
 table; any file added, removed, grown or touched anywhere under it — a session's own file, a
 part of it beside it (a Cline task's, OpenCode's storage), a subagent's — and the folder is read
 again, whole: a session's row can depend on files other than its own, so no row is kept past a
-change. A folder where a file changed in the last two seconds is not kept: a file rewritten at
+change. What a session reads outside the folder (a folder asked for is OpenCode's
+``storage/session``, whose messages and parts lie in folders beside it) is in the state too, as
+its format names it (`SessionFormat.reads`). A folder where a file changed in the last two seconds is not kept: a file rewritten at
 its size within one tick of its file system's clock (a second on some, two on FAT) keeps its
 modification time, and the state would not tell the second write from the first (git's
 "racily clean" files).
@@ -20,6 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,29 +44,68 @@ _SETTLED_NS = 2_000_000_000
 """How long ago a file must have changed for its size and time to tell a later change."""
 
 
-def state_of(root: Path, suffixes: tuple[str, ...], formats: int) -> State | None:
+def state_of(
+    root: Path,
+    suffixes: tuple[str, ...],
+    formats: int,
+    beside: Callable[[Path], Iterable[Path]] = lambda _: (),
+) -> State | None:
     """The folder's state (None when a part of it cannot be read, or a file changed too
-    recently to tell a change of the same size within its clock's tick: then nothing is kept)."""
+    recently to tell a change of the same size within its clock's tick: then nothing is kept).
+    ``beside`` names what reading a session file looks at besides the file
+    (`ctxlab.io._listing.read_beside`): what of it lies outside the folder is in the state too.
+    """
     settled = time.time_ns() - _SETTLED_NS  # (before the listing: the files are read after it)
     files: list[tuple[str, int, int]] = []
-    folders = [str(root)]
     try:
-        while folders:
-            with os.scandir(folders.pop()) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        # Hidden folders are not read by `sessions`; a link to a folder is not
-                        # followed (nor by its listing: a link to a parent would never end).
-                        if not entry.name.startswith("."):
-                            folders.append(entry.path)
-                    elif entry.is_file(follow_symlinks=True):
-                        stat = entry.stat(follow_symlinks=True)
-                        files.append((entry.path, stat.st_size, stat.st_mtime_ns))
+        _scan(str(root), files)
+        for outside in _outside(root, suffixes, files, beside):
+            _scan(outside, files)
     except OSError:
         return None
     if any(modified > settled for _, _, modified in files):
         return None
     return (str(root.resolve()), suffixes, formats, tuple(sorted(files)))
+
+
+def _scan(top: str, files: list[tuple[str, int, int]]) -> None:
+    """Add (path, size, modified ns) of every file under ``top`` (or of ``top``, a file; one
+    that is not there: size and time -1, so that its coming is a change)."""
+    if not os.path.isdir(top):
+        try:
+            stat = os.stat(top)
+        except FileNotFoundError:
+            files.append((top, -1, -1))
+        else:
+            files.append((top, stat.st_size, stat.st_mtime_ns))
+        return
+    folders = [top]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    # Hidden folders are not read by `sessions`; a link to a folder is not
+                    # followed (nor by its listing: a link to a parent would never end).
+                    if not entry.name.startswith("."):
+                        folders.append(entry.path)
+                elif entry.is_file(follow_symlinks=True):
+                    stat = entry.stat(follow_symlinks=True)
+                    files.append((entry.path, stat.st_size, stat.st_mtime_ns))
+
+
+def _outside(
+    root: Path,
+    suffixes: tuple[str, ...],
+    files: list[tuple[str, int, int]],
+    beside: Callable[[Path], Iterable[Path]],
+) -> list[str]:
+    """What the sessions among ``files`` read outside ``root``, each once (a storage's shared
+    folder is named by each of its sessions)."""
+    named: set[str] = set()
+    for path, _, _ in files:
+        if path.lower().endswith(suffixes):
+            named.update(str(p) for p in beside(Path(path)) if not Path(p).is_relative_to(root))
+    return sorted(named)
 
 
 def kept(state: State | None) -> pd.DataFrame | None:

@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from ctxlab import sessions
 from ctxlab.exceptions import UsageError
+from ctxlab.io import _sessions_cache
 from ctxlab.io._findings import is_usage, key_flags
 from ctxlab.io._inventory import _may_be_usage, inventory_of, remembered
+from ctxlab.io._sessions_cache import forget
 from ctxlab.io._transcript import corpus_dir
 from tests.io.kept_tables import FIXTURES, fixture_sessions, refuse_reading
 
@@ -99,7 +101,8 @@ def test_the_walk_straight_into_a_files_inventory_finds_what_the_record_by_recor
     None
 ):
     # Outside a load, the records are walked straight into one inventory; within one, each
-    # record's inventory is kept and merged (the way every inventory was taken before).
+    # record's inventory is kept and merged (the way every inventory was taken before) — but
+    # at the load's last walk, where only those walked before are merged.
     compared = 0
     for path in _files():
         values = _records(path)
@@ -110,6 +113,18 @@ def test_the_walk_straight_into_a_files_inventory_finds_what_the_record_by_recor
         for kind in straight.findings:
             # The same keys, in the same order, each with the same first finding.
             assert list(straight.findings[kind].items()) == list(merged.findings[kind].items()), (
+                path,
+                kind,
+            )
+        # A load's last walk (`account_for`'s): the records it set aside before — here every
+        # third — from their kept inventories, the others straight into the whole.
+        with remembered():
+            for value in values[::3]:
+                inventory_of([value])
+            last = inventory_of(values, last=True)
+        assert straight.cut == last.cut, path
+        for kind in straight.findings:
+            assert list(straight.findings[kind].items()) == list(last.findings[kind].items()), (
                 path,
                 kind,
             )
@@ -145,4 +160,56 @@ def test_a_link_to_a_parent_folder_is_not_walked_for_ever(
     first = sessions(folder, workers=1, progress=False)
     refuse_reading(monkeypatch)
     # Its state is known (no endless walk ending in an error): the table kept is the answer.
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
+
+
+def _stored_opencode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    # OpenCode's storage, asked for by its session/ folder: the messages and parts its row
+    # reads lie beside it, outside the folder (copied with their times: settled long ago).
+    monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", str(tmp_path / "cache"))
+    storage = tmp_path / "storage"
+    shutil.copytree(FIXTURES / "opencode" / "storage", storage)
+    forget()
+    text = next(
+        p
+        for p in sorted((storage / "part").rglob("*.json"))
+        if json.loads(p.read_text())["type"] == "text"
+    )
+    return storage / "session", text
+
+
+def _rewrite_settled(path: Path, text: str) -> None:
+    # A new text with a modification time a second later, still long past (a change the
+    # state can tell, not a file too recent to keep any table for).
+    before = path.stat()
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+
+
+def test_a_session_read_from_beside_the_folder_is_read_again_when_what_it_read_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, part = _stored_opencode(tmp_path, monkeypatch)
+    first = sessions(folder, workers=1, progress=False)
+    assert len(first) == 1 and first["problem"].isna().all()
+    value = json.loads(part.read_text())
+    value["text"] += " and many more words than it said before, " * 20
+    _rewrite_settled(part, json.dumps(value))
+    changed = sessions(folder, workers=1, progress=False)  # in memory: kept under the old state
+    assert changed.loc[0, "conversation_tokens"] > first.loc[0, "conversation_tokens"] + 100
+    _sessions_cache._KEPT.clear()  # a new process: its table from disk is the new one
+    refuse_reading(monkeypatch)
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), changed)
+
+
+def test_a_session_read_from_beside_the_folder_is_kept_while_nothing_it_read_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The control: the same folder, nothing changed beside it — answered without reading,
+    # from memory and then from disk.
+    folder, _ = _stored_opencode(tmp_path, monkeypatch)
+    first = sessions(folder, workers=1, progress=False)
+    refuse_reading(monkeypatch)
+    pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
+    _sessions_cache._KEPT.clear()
     pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)

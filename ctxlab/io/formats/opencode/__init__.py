@@ -122,6 +122,14 @@ def _session(path: Path, root: Path, name: str | None) -> Transcript:
     return built_transcript(name or path.stem, builder, meta, system, ())
 
 
+def _read_beside(path: Path) -> list[Path]:
+    """What reading a stored session file looks at besides it: its storage's messages and
+    parts (their folders whole — which of them it reads is said by the messages' own ids,
+    known only once they are decoded); nothing for any other file."""
+    storage = _opencode_storage(path)
+    return [] if storage is None else [storage / "message", storage / "part"]
+
+
 def _storage_part(path: Path) -> bool:
     # A session's messages, parts, diffs, todos beside its session file.
     root = _storage_root(path)
@@ -140,4 +148,5 @@ FORMAT = SessionFormat(
     place=_stored,
     census="messages and parts (a storage's files)",
     part=_storage_part,
+    reads=_read_beside,
 )
