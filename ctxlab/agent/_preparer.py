@@ -176,6 +176,11 @@ class Preparer:
         if exact <= manifest.input_limit or force or purpose != "reasoning":
             return prep
         retry = await self._prepare(purpose, force=True)
+        if retry.compaction is None and prep.compaction is not None:
+            # Nothing more to compact at the lines: the retry is the request before the
+            # compaction already made (an on-demand rule's, its summary paid), larger still.
+            # That compaction is the one sent and said, never dropped behind a paid summary.
+            return prep
         try:
             exact = await model.count_tokens(retry.request)
         except ModelError:
