@@ -62,7 +62,8 @@ class LiveAsker:
         asker = self._current()
         if asker is None:
             return None
-        history = self._agent._conversation.history[self._seen :]
+        # What arrived since the last request, and only that: O(new) a request, not O(history).
+        history = self._agent._conversation.history_since(self._seen)
         arrived = [m for m in history if isinstance(m, UserMessage | AssistantMessage)]
         self._times[self._requests] = self._clock()
         return asker.order(asker.ask(self._requests, arrived), None)
