@@ -48,6 +48,11 @@ class ConversationOwner:
         """Every message of the session, in order."""
         return tuple(self._history)
 
+    def history_since(self, start: int) -> tuple[Message, ...]:
+        """The messages of the history from index ``start`` on. Only they are copied: a reader
+        that keeps its place reads what is new at each step, not the whole history again."""
+        return tuple(self._history[start:])
+
     @property
     def history_length(self) -> int:
         """How many messages the durable history holds (without copying it)."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline import CompactionOrder
-from ctxlab.pipeline._on_demand import AskRule, OnDemandAsker
+from ctxlab.pipeline._on_demand import OnDemandAsker
 
 if TYPE_CHECKING:
     from ctxlab.agent._agent import Agent
@@ -56,17 +56,17 @@ class LiveAsker:
         self._undo: OnDemandAsker | None = None
         """The asker as it was before the last `sent`, for a recovery that replaces it."""
 
-    def before(self) -> tuple[AskRule | None, CompactionOrder | None]:
-        """Whether the rules ask before the reasoning request about to be prepared, and its
-        compaction order (None: the config's own)."""
+    def before(self) -> CompactionOrder | None:
+        """The compaction order of the reasoning request about to be prepared: forced, naming
+        the rule (``asked``), when a rule asks; None (the config's own) when none does."""
         asker = self._current()
         if asker is None:
-            return None, None
-        history = self._agent._conversation.history[self._seen :]
+            return None
+        # What arrived since the last request, and only that: O(new) a request, not O(history).
+        history = self._agent._conversation.history_since(self._seen)
         arrived = [m for m in history if isinstance(m, UserMessage | AssistantMessage)]
         self._times[self._requests] = self._clock()
-        rule = asker.ask(self._requests, arrived)
-        return rule, asker.order(rule, None)
+        return asker.order(asker.ask(self._requests, arrived), None)
 
     def sent(self, input_tokens: int, compacted: bool, *, recovery: bool = False) -> None:
         """Note the request just prepared (``recovery``: it replaces the last one, which the

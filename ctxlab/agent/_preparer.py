@@ -28,7 +28,14 @@ from ctxlab.exceptions import (
     StateChanged,
     UsageError,
 )
-from ctxlab.manifest import CompactionTrigger, ContextManifest, Purpose, Thresholds, Transform
+from ctxlab.manifest import (
+    AskRule,
+    CompactionTrigger,
+    ContextManifest,
+    Purpose,
+    Thresholds,
+    Transform,
+)
 from ctxlab.materials import ContextRequest
 from ctxlab.messages import AssistantMessage, ProviderUsage, ToolResultBlock, UserMessage
 from ctxlab.messages._request import ModelRequest
@@ -45,7 +52,6 @@ from ctxlab.pipeline import (
     prepare,
     reported_items,
 )
-from ctxlab.pipeline._on_demand import AskRule
 from ctxlab.retention import UserLines, compaction_retention
 from ctxlab.tokens import TokenCache
 
@@ -118,7 +124,7 @@ class Preparer:
             base, agent.tasks.state, agent._conversation.history_length, len(self.manifests)
         )
         mark.asker = self.on_demand.snapshot()
-        asked, order = self.on_demand.before() if purpose == "reasoning" else (None, None)
+        order = self.on_demand.before() if purpose == "reasoning" else None
         try:
             prep = await self._prepare(purpose, force=force, order=order)
             if self._agent.model.exact_counts:
@@ -135,12 +141,10 @@ class Preparer:
         if prep.compaction is not None:
             record = self._graded(prep, base)
             prep = dataclasses.replace(prep, compaction=record)
-            # The rule asked only when the record says so: an exact count's retry (`_counted`)
-            # compacts at the lines, not as the rule ordered, and its record says no rule asked.
-            asked = asked if record.asked is not None else None
-            trigger = _trigger(purpose, asked)
-            event = CompactionEvent(trigger, record, self._agent._call, asked=asked)
-            self._agent._emit(event)
+            # The record says which rule asked, if one did (an exact count's retry, `_counted`,
+            # may compact at the lines instead, and its record then names none).
+            trigger = _trigger(purpose, record.asked)
+            self._agent._emit(CompactionEvent(trigger, record, self._agent._call))
         return prep
 
     def _remember(self, mark: StepMark) -> None:
@@ -172,6 +176,11 @@ class Preparer:
         if exact <= manifest.input_limit or force or purpose != "reasoning":
             return prep
         retry = await self._prepare(purpose, force=True)
+        if retry.compaction is None and prep.compaction is not None:
+            # Nothing more to compact at the lines: the retry is the request before the
+            # compaction already made (an on-demand rule's, its summary paid), larger still.
+            # That compaction is the one sent and said, never dropped behind a paid summary.
+            return prep
         try:
             exact = await model.count_tokens(retry.request)
         except ModelError:

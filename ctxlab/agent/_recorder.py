@@ -45,8 +45,7 @@ def log_record(event: Event) -> tuple[str, dict[str, Any]] | None:
         return "compaction", {
             "trigger": event.trigger,
             "kind": event.kind,
-            "asked": event.asked,
-            **dataclasses.asdict(event.record),
+            **dataclasses.asdict(event.record),  # with ``asked``, the rule that asked (or None)
         }
     if isinstance(event, ModelResponseEvent):
         usage = dataclasses.asdict(event.usage) if event.usage else None

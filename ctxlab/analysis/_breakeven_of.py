@@ -14,7 +14,7 @@ from ctxlab.analysis._cache_clock import manifest_times
 from ctxlab.analysis._cache_rules import CacheRules
 from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.analysis._price import Price
-from ctxlab.manifest import ContextManifest
+from ctxlab.manifest import ContextManifest, asked_by
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -113,8 +113,11 @@ def manifest_break_evens(
     for manifest in manifests:
         trigger = TRIGGERS.get(manifest.purpose, "requested")
         found = [
+            # An on-demand rule's compaction says so in its transform (`asked_by`).
             CompactionAt(
-                len(sent), t.tokens_before - t.tokens_after, f"{trigger} {METHODS[t.kind]}"
+                len(sent),
+                t.tokens_before - t.tokens_after,
+                f"{'on_demand' if asked_by(t) else trigger} {METHODS[t.kind]}",
             )
             for t in manifest.transforms
             if t.kind in METHODS and t.tokens_before is not None and t.tokens_after is not None

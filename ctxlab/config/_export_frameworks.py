@@ -6,6 +6,7 @@ with the framework's own classes (imported when asked for: they are optional) â€
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from ctxlab.config._export import TARGETS, Exported, anthropic_edits, unexported
@@ -101,6 +102,28 @@ def langchain_middleware(config: ContextConfig, model: Any, window: int | None) 
     return Exported("langchain", middleware, tuple(dropped))
 
 
+def _langchain_tail(ratio: float, window: int | None) -> Any:
+    """LangChain's ``keep`` for a tail of ``ratio`` of the window: a token count when the
+    window is known, else the fraction. A count of 0 LangChain refuses (blaming its model, not
+    the window): a window that small is refused here, naming the smallest that exports."""
+    if not window:
+        return ("fraction", ratio)
+    tokens = int(ratio * window)
+    if tokens < 1:
+        smallest = math.ceil(1 / ratio)
+        while int(ratio * smallest) < 1:  # float rounding: the first window that keeps one
+            smallest += 1
+        msg = (
+            f"context_window={window} is too small to export to LangChain: the kept tail, "
+            f"reserve_ratio={ratio} of it, is {tokens} tokens, and LangChain's "
+            f"SummarizationMiddleware keeps at least 1. Pass the model's real context_window "
+            f"(at least {smallest} tokens at this ratio), or keep a count of messages instead "
+            "(compaction.keep_messages)"
+        )
+        raise UsageError(msg)
+    return ("tokens", tokens)
+
+
 def _langchain_summarization(
     config: ContextConfig, model: Any, window: int | None, dropped: list[str]
 ) -> Any:
@@ -108,10 +131,6 @@ def _langchain_summarization(
     from langchain.agents.middleware import SummarizationMiddleware
 
     passes = config.compaction
-
-    def share(ratio: float) -> Any:
-        return ("tokens", int(ratio * window)) if window else ("fraction", ratio)
-
     # ctxlab compacts above its line, LangChain at its count: ctxlab's line L is LangChain's
     # L + 1. With a window, the line is the one ctxlab draws there (the lower of the share and
     # the count, within the input limit); without one, a count is not comparable with a share:
@@ -129,7 +148,7 @@ def _langchain_summarization(
     keep: Any = (
         ("messages", passes.keep_messages)
         if passes.keep_messages is not None
-        else share(config.reserve_ratio)
+        else _langchain_tail(config.reserve_ratio, window)
     )
     options: dict[str, Any] = {"trim_tokens_to_summarize": None}
     prompt = _summary_prompt(config)

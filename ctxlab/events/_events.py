@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ctxlab.exceptions import UsageError
-from ctxlab.manifest import CompactionMethod, CompactionTrigger, ContextManifest
+from ctxlab.manifest import AskRule, CompactionMethod, CompactionTrigger, ContextManifest
 from ctxlab.messages import AssistantMessage, ProviderUsage, ToolResultBlock, ToolUseBlock
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import CompactionRecord
-from ctxlab.pipeline._on_demand import AskRule
 from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:
@@ -132,10 +131,13 @@ class CompactionEvent:
     record: CompactionRecord
     """How (``record.method``), messages compacted, attempts, errors."""
     call: str = ""
-    asked: AskRule | None = None
-    """The on-demand rule that asked (``task``, ``requests``, ``tokens``, ``idle``) when the
-    trigger is ``on_demand``; None otherwise."""
     type: Literal["compaction"] = field(default="compaction", init=False)
+
+    @property
+    def asked(self) -> AskRule | None:
+        """The on-demand rule that asked (``task``, ``requests``, ``tokens``, ``idle``) when the
+        trigger is ``on_demand``; None otherwise. The record's: one place says it."""
+        return self.record.asked
 
     @property
     def method(self) -> CompactionMethod:

@@ -3,6 +3,7 @@
 from ctxlab.manifest._explain import ItemRow, explain_transform, item_rows
 from ctxlab.manifest._kinds import (
     TRANSFORM_KINDS,
+    AskRule,
     CompactionMethod,
     CompactionTrigger,
     ItemKind,
@@ -10,6 +11,7 @@ from ctxlab.manifest._kinds import (
     TransformEffect,
     TransformInfo,
     TransformKind,
+    asked_by,
     transform_info,
 )
 from ctxlab.manifest._manifest import (
@@ -29,6 +31,7 @@ __all__ = [
     "PLACEMENTS",
     "STEP_COLUMNS",
     "TRANSFORM_KINDS",
+    "AskRule",
     "CompactionMethod",
     "CompactionTrigger",
     "ContextManifest",
@@ -46,6 +49,7 @@ __all__ = [
     "TransformInfo",
     "TransformKind",
     "Validation",
+    "asked_by",
     "explain_transform",
     "input_limit",
     "item_rows",

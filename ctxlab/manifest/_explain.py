@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ctxlab.manifest._kinds import transform_info
+from ctxlab.manifest._kinds import asked_by, transform_info
 from ctxlab.manifest._manifest import ContextManifest, Transform
 from ctxlab.messages import TextBlock, ToolResultBlock, ToolUseBlock, tool_names
 
@@ -68,7 +68,10 @@ def explain_transform(transform: Transform, manifest: ContextManifest) -> str:
         return f"{transform.kind.replace('_', ' ')} ({info.effect}){detail}"
     lines = manifest.thresholds
     trigger = ""
-    if lines is not None and lines.context_size:
+    asked = asked_by(transform)
+    if asked is not None:  # on demand: a rule asked, whatever the request's size
+        trigger = f": the on-demand rule {asked!r} asked for it"
+    elif lines is not None and lines.context_size:
         share = 100 * lines.trigger_tokens / lines.context_size
         trigger = (
             f": the request reached the trigger ({lines.trigger_tokens:,} tokens, "

@@ -8,14 +8,19 @@ compaction, ...) is decided here and nowhere else.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ctxlab.exceptions import UsageError
 from ctxlab.messages._state import CompactionMethod
 from ctxlab.util._checks import shown
 
+if TYPE_CHECKING:  # `_manifest` imports this module: the type only, for an annotation
+    from ctxlab.manifest._manifest import Transform
+
 __all__ = [
+    "ASK_RULES",
     "TRANSFORM_KINDS",
+    "AskRule",
     "CompactionMethod",
     "CompactionTrigger",
     "ItemKind",
@@ -23,6 +28,7 @@ __all__ = [
     "TransformEffect",
     "TransformInfo",
     "TransformKind",
+    "asked_by",
     "transform_info",
 ]
 
@@ -54,6 +60,24 @@ CompactionTrigger = Literal["automatic", "manual", "agentic", "overflow", "on_de
 """What started a compaction: the trigger line, `compress_context()`, the CompressContext tool,
 a provider's context-overflow error, or a rule of the config's compaction on demand
 (`ctxlab.config.OnDemandCompaction`; which rule: the event's ``asked``)."""
+
+AskRule = Literal["task", "requests", "tokens", "idle"]
+"""Which rule of the config's compaction on demand asked for a compaction: a new task, the
+request count, the token mark, a pause (`ctxlab.config.OnDemandCompaction`). Here, below the
+pipeline, so that a compaction's record, its order and its event all type it."""
+ASK_RULES: tuple[AskRule, ...] = get_args(AskRule)
+
+OWN_COMPACTIONS = ("history_compaction", "history_truncation")
+"""The transforms of ctxlab's own compactions (a summary, or the fallback's truncation)."""
+
+
+def asked_by(transform: Transform) -> AskRule | None:
+    """The on-demand rule that asked for the compaction ``transform`` records (a
+    ``history_compaction`` or ``history_truncation`` whose detail names one), else None."""
+    # The detail of ctxlab's own compaction is the rule that asked, or empty (`pipeline._compact`).
+    detail = transform.detail
+    return detail if transform.kind in OWN_COMPACTIONS and detail in ASK_RULES else None
+
 
 TransformKind = Literal[
     "tool_result_offload",

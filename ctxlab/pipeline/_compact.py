@@ -24,6 +24,7 @@ from ctxlab.pipeline._pinned_task import (
     task_tokens,
     user_messages,
 )
+from ctxlab.pipeline._prepare_inputs import CompactionOrder
 from ctxlab.pipeline._record import CompactionRecord
 from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._summary import Summarizer, render_summary
@@ -99,17 +100,17 @@ async def compact(
     *,
     config: ContextConfig,
     summarizer: Summarizer | None,
-    instructions: str | None,
+    order: CompactionOrder,
     cache: TokenCache,
     limits: ReductionLimits,
-    keep_arrived: bool = False,
 ) -> Reduction:
-    """Compact ``result``'s conversation in place: a tail kept (the latest turn fitted to the
-    room), the prefix replaced by a summary (``instructions``: the caller's hint) or, when every
-    attempt failed, by its truncation; the user's task pinned beside it (not ``keep_arrived``:
-    on demand, the summary alone). ``summary`` is the
-    conversation's summary before this step."""
-    passes = config.compaction
+    """Compact ``result``'s conversation in place, as ``order`` says: a tail kept (the latest
+    turn fitted to the room), the prefix replaced by a summary (``order.instructions``: the
+    caller's hint) or, when every attempt failed, by its truncation; the user's task pinned
+    beside it (not ``order.keep_arrived``: on demand, the summary alone). ``summary`` is the
+    conversation's summary before this step. The record and the transform name the on-demand
+    rule that asked (``order.asked``), if one did."""
+    passes, keep_arrived = config.compaction, order.keep_arrived
     before = summary_tokens(summary, cache) + cache.messages(result.conversation)
     # On demand, the documented shape: the server's signed block alone stands for what it
     # summarizes (the application adds nothing beside it), so no task is pinned — at a new task
@@ -132,7 +133,14 @@ async def compact(
     # The summary may take the reserve (what the tail was sized by), never more than is left.
     budget = min(limits.reserve_tokens, max(room - cache.messages(tail) - 64, MIN_SUMMARY_BUDGET))
     asked = SummaryAsk(
-        config, summarizer, instructions, budget, cache, tail, task, limits.summary_limit(budget)
+        config,
+        summarizer,
+        order.instructions,
+        budget,
+        cache,
+        tail,
+        task,
+        limits.summary_limit(budget),
     )
     fields, errors = await summarize(prefix, summary, asked)
     new_summary = _new_summary(fields, errors, prefix, summary, config, task)
@@ -141,10 +149,13 @@ async def compact(
     result.conversation, result.summary = tail, new_summary
     after = summary_tokens(new_summary, cache) + cache.messages(tail)
     code: TransformKind = "history_compaction" if fields is not None else "history_truncation"
-    result.transforms.append(Transform(code, f"{len(prefix)} messages", "", before, after))
+    # The rule that asked, in the manifest too: a manifest read alone (a fork's run, a session
+    # log) then says the compaction was asked for (`ctxlab.manifest.asked_by`).
+    detail = order.asked or ""
+    result.transforms.append(Transform(code, f"{len(prefix)} messages", detail, before, after))
     attempts = len(errors) + (1 if fields is not None else 0)
     result.compaction = CompactionRecord(
-        new_summary.kind, before, after, len(prefix), attempts, tuple(errors)
+        new_summary.kind, before, after, len(prefix), attempts, tuple(errors), asked=order.asked
     )
     return result
 

@@ -16,6 +16,7 @@ from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.messages._state import Summary
 from ctxlab.pipeline._compact import compact, find_split
 from ctxlab.pipeline._passes import mask_observations, prune_tool_output, truncate_old_arguments
+from ctxlab.pipeline._prepare_inputs import CompactionOrder
 from ctxlab.pipeline._record import CompactionRecord
 from ctxlab.pipeline._scan import ConversationScan
 from ctxlab.pipeline._summary import Summarizer
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
+
+_NO_ORDER = CompactionOrder()
+"""The order of a reduction given none: at the config's lines (frozen: shared)."""
 
 NOTICE_ALLOWANCE = 80
 """Tokens set aside for the usage notice while its own size is not yet known."""
@@ -126,17 +130,18 @@ async def reduce_conversation(
     cache: TokenCache,
     limits: ReductionLimits,
     summarizer: Summarizer | None,
-    force: bool = False,
-    instructions: str | None = None,
+    order: CompactionOrder | None = None,
     conversation_tokens: int | None = None,
-    keep_arrived: bool = False,
 ) -> Reduction:
-    """Apply the light passes, then compact when the trigger (or ``force``) says so.
+    """Apply the light passes, then compact when the trigger (or ``order.force``) says so, as
+    ``order`` says (its hint, what it keeps, the on-demand rule that asked: on the record).
 
     In 000's order: argument truncation and masking, the due check, pruning (and the check
     again), then the compaction: the split, the latest turn, the summary.
     """
     passes = config.compaction
+    order = order or _NO_ORDER
+    force = order.force
     result, conversation_tokens = _light_passes(
         conversation, summary, passes, cache, conversation_tokens
     )
@@ -159,10 +164,9 @@ async def reduce_conversation(
         summary,
         config=config,
         summarizer=summarizer,
-        instructions=instructions,
+        order=order,
         cache=cache,
         limits=limits,
-        keep_arrived=keep_arrived,
     )
 
 

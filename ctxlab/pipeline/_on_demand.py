@@ -10,17 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.config._on_demand import OnDemandCompaction
+from ctxlab.manifest import AskRule
 from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.pipeline._prepare_inputs import CompactionOrder
 
-__all__ = ["AskRule", "OnDemandAsker", "on_demand_asker"]
-
-AskRule = Literal["task", "requests", "tokens", "idle"]
-"""Which rule asked: a new task, the request count, the token mark, a pause."""
+__all__ = ["OnDemandAsker", "on_demand_asker"]
 
 
 def _new_task(arrived: Sequence[UserMessage | AssistantMessage]) -> bool:

@@ -14,7 +14,6 @@ in a process-wide table.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -310,17 +309,13 @@ async def _reduction(
             cache=cache,
             limits=limits,
             summarizer=summarizer,
-            force=order.force,
-            instructions=order.instructions,
+            order=order,
             conversation_tokens=scan.tokens,
-            keep_arrived=order.keep_arrived,
         )
     except PreparationError as exc:
         manifest.transforms.extend(material.transforms)
         exc.manifest = manifest([], "build_failed", str(exc))
         raise
-    if order.asked is not None and reduction.compaction is not None:
-        reduction.compaction = dataclasses.replace(reduction.compaction, asked=order.asked)
     return reduction
 
 

@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from ctxlab.manifest import AskRule
 from ctxlab.pipeline._budget import SelectionPolicy
 from ctxlab.pipeline._stages import Projection
 
@@ -46,7 +47,7 @@ class CompactionOrder:
     """Keep only what arrived since the last request (with the reply whose calls it answers),
     summarizing the rest: compaction on demand, where the application sends the conversation so
     far to be summarized and then the block and the new turn (not the reserve's tail)."""
-    asked: str | None = None
+    asked: AskRule | None = None
     """The on-demand rule that asked for this compaction (``task``, ``requests``, ``tokens``,
     ``idle``: `ctxlab.config.OnDemandCompaction`), kept on its record
     (`CompactionRecord.asked`) so that what it exports says it was asked for, and why."""

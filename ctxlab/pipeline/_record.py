@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ctxlab.manifest import CompactionMethod
+from ctxlab.manifest import AskRule, CompactionMethod
 from ctxlab.retention import Retention
 
 __all__ = ["CompactionRecord"]
@@ -38,7 +38,7 @@ class CompactionRecord:
     """What the request after the compaction still holds of the compacted span, measured on
     the original messages by `ctxlab.retention` (set by whoever holds them — a replay, the
     agent — never by the pipeline, which would grade its own work)."""
-    asked: str | None = None
+    asked: AskRule | None = None
     """The on-demand rule that asked for it (``task``, ``requests``, ``tokens``, ``idle``), or
     None: a compaction at the trigger, a manual one, an overflow's."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal
 
 from ctxlab.agent._watched import Capabilities
 from ctxlab.analysis._bill_check import CacheAgreement, cache_agreement, cache_check
@@ -54,7 +54,6 @@ from ctxlab.materials import SystemPart
 from ctxlab.messages import AssistantMessage, request_start
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import CompactionRecord
-from ctxlab.pipeline._on_demand import AskRule
 from ctxlab.pipeline._stages import fixed_part
 from ctxlab.sources._base import ModelInfo, StepSource
 from ctxlab.tokens import TokenCounter, counter_for
@@ -299,6 +298,5 @@ class ReplaySession(StepSource):
 def _compaction_event(record: CompactionRecord) -> CompactionEvent:
     """A replayed compaction's event, as the agent emits it: ``on_demand`` with the rule its
     record names when one asked, else ``automatic`` (the trigger line)."""
-    asked = cast("AskRule | None", record.asked)  # set only from an `AskRule`: the asker's order
-    trigger: CompactionTrigger = "automatic" if asked is None else "on_demand"
-    return CompactionEvent(trigger, record, "replay", asked=asked)
+    trigger: CompactionTrigger = "automatic" if record.asked is None else "on_demand"
+    return CompactionEvent(trigger, record, "replay")

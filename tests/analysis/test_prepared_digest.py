@@ -14,7 +14,6 @@ Regenerate the pins (only with the cause of a change checked and stated) with
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -26,6 +25,7 @@ import pytest
 from ctxlab import ContextConfig, TokenCache, default_counter
 from ctxlab.analysis._replay import ReplayStep
 from ctxlab.io._transcript import load_transcript
+from tests.analysis.pinned_fields import pinned_fields
 from tests.analysis.test_graded_on_demand import SESSIONS, _path, _plain
 from tests.conftest import requires_corpus
 from tests.helpers import replayed
@@ -39,22 +39,15 @@ CONFIGS = {
 WINDOWS = (10_000, 16_000)
 
 
-_ADDED_SINCE = frozenset({"asked"})
-"""Fields `CompactionRecord` gained after the pins were taken."""
-
-
 def _step_figures(step: ReplayStep) -> list[Any]:
     request = step.request.to_anthropic() if step.request is not None else None
     compaction = None
     if step.compaction is not None:
-        # Every field but the retention (graded on demand: not preparation's figure). A field
-        # added after the pins was taken counts when it holds something (`asked`, the on-demand
-        # rule: None in every pinned config, which asks for nothing).
+        # Every field but the retention (graded on demand: not preparation's figure); those
+        # added after the pins only when they hold something (`pinned_fields`).
         compaction = {
-            f.name: _plain(getattr(step.compaction, f.name))
-            for f in dataclasses.fields(step.compaction)
-            if f.name != "retention" and not f.name.startswith("_")
-            if f.name not in _ADDED_SINCE or getattr(step.compaction, f.name) is not None
+            name: _plain(value)
+            for name, value in pinned_fields(step.compaction, without=frozenset({"retention"}))
         }
     return [step.index, request, _plain(step.manifest), compaction]
 

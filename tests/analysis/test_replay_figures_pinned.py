@@ -33,6 +33,7 @@ from ctxlab import (
 from ctxlab.messages._messages import MESSAGES_ADAPTER
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.pipeline._record import CompactionRecord
+from tests.analysis.pinned_fields import pinned_repr
 
 
 def long_session(turns: int = 260) -> list[UserMessage | AssistantMessage]:
@@ -95,7 +96,7 @@ async def digest(window: int, summarizer: Any) -> tuple[str, int]:
             "kept": [m.content_hash for m in step.state.conversation],
             "revision": step.state.revision,
             # Retention is the replay's analysis of a compaction, not a figure of preparation.
-            # `asked` (the on-demand rule) came after the pins: said only when it holds one.
+            # Fields added after the pins are said only when they hold something.
             "compaction": None if record is None else _record(record),
         }
         h.update(json.dumps(figures, sort_keys=True, default=repr).encode())
@@ -103,8 +104,7 @@ async def digest(window: int, summarizer: Any) -> tuple[str, int]:
 
 
 def _record(record: CompactionRecord) -> str:
-    text = repr(replace(record, retention=None))
-    return text.replace(", asked=None)", ")") if record.asked is None else text
+    return pinned_repr(replace(record, retention=None))
 
 
 # (window, summarizer) -> (digest before the speed work, compactions)

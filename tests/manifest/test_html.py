@@ -162,6 +162,9 @@ def test_every_transform_explains_itself_from_its_kind() -> None:
         "m/1 summarized, 9,100 → 900 tokens: the request reached the trigger (8,000 tokens, "
         "80 % of the window)"
     )
+    # On demand (review of stop 64): the rule that asked, not a trigger the request never reached.
+    asked = why("history_compaction", target="m/1", detail="task", tokens_before=2_100)
+    assert asked == "m/1 summarized, 2,100 → ? tokens: the on-demand rule 'task' asked for it"
     assert why("recorded_compaction", target="after", detail="manual", tokens_before=24_100) == (
         "the recorded session's own compaction (manual) after this request, the session's "
         "last: 24,100 tokens before, by the recording"
