@@ -127,8 +127,8 @@ def scan_conversation(
         base = ConversationScan(key=key)
         suffix, moved = limit_images(conversation, config.max_image_num, offloader)
         transforms.extend(moved)
-        images = _images(suffix)
         arrived = _Arrived.of(suffix, config.tool_result_limit, cache)
+        images = arrived.images
     suffix = _results_processed(base, suffix, arrived, config, offloader, cache, transforms)
     seen, items, pairs = _extended(base, base is previous, suffix, cache)
     scan = ConversationScan(
@@ -139,7 +139,7 @@ def scan_conversation(
         items=items,
         seen=seen,
         pairs=pairs,
-        compactions=base.compactions + sum(map(has_compaction_block, suffix)),
+        compactions=base.compactions + arrived.compactions,
     )
     return scan, transforms
 
@@ -174,18 +174,24 @@ class _Arrived:
     """Whether a user message's results may be over the tool-result limit (its whole count
     is): only then does truncation look at them."""
 
+    compactions: int
+    """Their server compaction blocks (`has_compaction_block`): stage 3 leaves assistant turns
+    as they are, so they are counted before it."""
+
     @classmethod
     def of(cls, messages: Conversation, limit: int, cache: TokenCache) -> _Arrived:
-        images, over, decoded = 0, False, []
+        images = compactions = 0
+        over, decoded = False, []
         for message in messages:
             if not isinstance(message, UserMessage):
+                compactions += has_compaction_block(message)
                 continue
             images += message.image_count
             results = message.tool_results
             if results:
                 decoded.extend(_decoded_notes(results))
                 over = over or cache.message(message) > limit
-        return cls(images, decoded, over)
+        return cls(images, decoded, over, compactions)
 
 
 def _results_processed(
