@@ -15,7 +15,14 @@ from typing import Any
 
 from ctxlab.config._config import ContextConfig
 from ctxlab.manifest import ManifestItem, Transform
-from ctxlab.messages import DECODE_NOTE, AssistantMessage, ToolPairScanner, UserMessage, tool_names
+from ctxlab.messages import (
+    DECODE_NOTE,
+    AssistantMessage,
+    ToolPairScanner,
+    ToolResultBlock,
+    UserMessage,
+    tool_names,
+)
 from ctxlab.pipeline._images import limit_images
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._provider_edits import has_compaction_block
@@ -84,13 +91,11 @@ def _images(conversation: Sequence[UserMessage | AssistantMessage]) -> int:
 _DECODE_PREFIX = DECODE_NOTE.split("{", 1)[0]
 
 
-def _decoded(messages: Sequence[UserMessage | AssistantMessage]) -> list[Transform]:
+def _decoded_notes(results: Sequence[ToolResultBlock]) -> list[Transform]:
     # Tool output whose bytes were not all text opens with the decode note (see `decoded_output`).
     return [
         Transform("tool_output_decoded", r.tool_use_id, r.text.split("\n", 1)[0])
-        for m in messages
-        if isinstance(m, UserMessage)
-        for r in m.tool_results
+        for r in results
         if r.text.startswith(_DECODE_PREFIX)
     ]
 
@@ -115,14 +120,16 @@ def scan_conversation(
     # The step's new messages in one batch (a replay has counted them all ahead: then a look-up).
     cache.count_ahead(suffix)
     transforms: list[Transform] = []
-    images = base.images + _images(suffix)
+    arrived = _Arrived.of(suffix, config.tool_result_limit, cache)
+    images = base.images + arrived.images
     if images > config.max_image_num:
         # The limit is global (the oldest images go first): process everything again.
         base = ConversationScan(key=key)
         suffix, moved = limit_images(conversation, config.max_image_num, offloader)
         transforms.extend(moved)
-        images = _images(suffix)
-    suffix = _results_processed(base, suffix, config, offloader, cache, transforms)
+        arrived = _Arrived.of(suffix, config.tool_result_limit, cache)
+        images = arrived.images
+    suffix = _results_processed(base, suffix, arrived, config, offloader, cache, transforms)
     seen, items, pairs = _extended(base, base is previous, suffix, cache)
     scan = ConversationScan(
         key=key,
@@ -132,7 +139,7 @@ def scan_conversation(
         items=items,
         seen=seen,
         pairs=pairs,
-        compactions=base.compactions + sum(map(has_compaction_block, suffix)),
+        compactions=base.compactions + arrived.compactions,
     )
     return scan, transforms
 
@@ -154,17 +161,52 @@ def _reusable(
     return ConversationScan(key=key)
 
 
+@dataclass(frozen=True, slots=True)
+class _Arrived:
+    """What stages 2–3 must know of the messages a step appends, found in one pass over them
+    (a pass per check cost more than the checks: most steps append two or three messages)."""
+
+    images: int
+    """Their images (inside tool results included)."""
+    decoded: list[Transform]
+    """A ``tool_output_decoded`` note for each result whose bytes were not all text."""
+    over: bool
+    """Whether a user message's results may be over the tool-result limit (its whole count
+    is): only then does truncation look at them."""
+
+    compactions: int
+    """Their server compaction blocks (`has_compaction_block`): stage 3 leaves assistant turns
+    as they are, so they are counted before it."""
+
+    @classmethod
+    def of(cls, messages: Conversation, limit: int, cache: TokenCache) -> _Arrived:
+        images = compactions = 0
+        over, decoded = False, []
+        for message in messages:
+            if not isinstance(message, UserMessage):
+                compactions += has_compaction_block(message)
+                continue
+            images += message.image_count
+            results = message.tool_results
+            if results:
+                decoded.extend(_decoded_notes(results))
+                over = over or cache.message(message) > limit
+        return cls(images, decoded, over, compactions)
+
+
 def _results_processed(
     base: ConversationScan,
     suffix: Conversation,
+    arrived: _Arrived,
     config: ContextConfig,
     offloader: Offloader | None,
     cache: TokenCache,
     transforms: list[Transform],
 ) -> Conversation:
-    """Stage 3 on the messages after ``base``: large results evicted to the offloader (when
-    one is given and eviction is on), output that was not all text recorded (its decode note),
-    results truncated to the limit. What each pass did is appended to ``transforms``."""
+    """Stage 3 on the messages after ``base`` (``arrived``: what one pass found in them):
+    large results evicted to the offloader (when one is given and eviction is on), output that
+    was not all text recorded (its decode note), results truncated to the limit. What each
+    pass did is appended to ``transforms``."""
     eviction = config.tool_result_eviction
     if (
         offloader is not None
@@ -178,8 +220,10 @@ def _results_processed(
         names = tool_names((*base.conversation, *suffix))
         suffix, moved = evict_large_results(suffix, eviction, offloader, names, cache)
         transforms.extend(moved)
-    if suffix:
-        transforms.extend(_decoded(suffix))
+        arrived = _Arrived.of(suffix, config.tool_result_limit, cache)  # what eviction left
+    transforms.extend(arrived.decoded)
+    if not arrived.over:
+        return suffix  # no message is over the limit: truncation would cut nothing
     suffix, moved = truncate_results(suffix, config.tool_result_limit, offloader, cache)
     transforms.extend(moved)
     return suffix

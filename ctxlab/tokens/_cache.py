@@ -137,6 +137,8 @@ def _not_counted(value: object, what: str) -> UsageError:
 
 def _iterable(messages: object) -> Iterable[Any]:
     # Messages to count: any iterable of them, but text (its characters are no messages).
+    if type(messages) is tuple or type(messages) is list:
+        return messages  # the pipeline's own (the check below asks the ABCs: 2 calls more)
     if isinstance(messages, str | bytes | dict) or not isinstance(messages, Iterable):
         msg = f"messages to count must be a list of messages, got {shown(messages)}"
         raise UsageError(msg)
