@@ -7,11 +7,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab import ApproximateCounter, ContextConfig
 from ctxlab.messages import AssistantMessage, Summary, ToolResultBlock, ToolUseBlock, UserMessage
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.tokens import TokenCache
-from tests.helpers import edit_turn
+from tests.helpers import edit_turn, extractive_fields
 from tests.strategies import SETTINGS
 
 Message = UserMessage | AssistantMessage
@@ -29,11 +26,7 @@ async def _discoveries(
     span: tuple[Message, ...], previous: Summary | None = None, budget: int = 4_000
 ) -> str:
     """The ``important_discoveries`` field of the extractive summary of ``span``."""
-    cache = TokenCache(ApproximateCounter())
-    request = SummaryRequest(
-        span, previous, ContextConfig().summary_schema, "", budget_tokens=budget, count=cache.text
-    )
-    return (await extractive_summarizer(request))["important_discoveries"]
+    return (await extractive_fields(span, previous, budget=budget))["important_discoveries"]
 
 
 PASS = "==== 5 passed in 0.2s ====\n<returncode>0</returncode>"
