@@ -25,8 +25,8 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from tests.helpers import Message
 
-Message = UserMessage | AssistantMessage
 TOOLS = ("read", "bash", "memory")
 
 

@@ -23,9 +23,8 @@ from ctxlab.models import summary_call, summary_manifest
 from ctxlab.models._summary_call import SummaryCall
 from ctxlab.pipeline import message_items
 from ctxlab.tokens import ApproximateCounter, TokenCache
+from tests.helpers import Message
 from tests.models.test_summary_forms import SYSTEM, TOOLS, _ask
-
-Message = UserMessage | AssistantMessage
 
 
 def _use(*ids: str) -> AssistantMessage:

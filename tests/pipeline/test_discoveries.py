@@ -8,10 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.messages import AssistantMessage, Summary, ToolResultBlock, ToolUseBlock, UserMessage
-from tests.helpers import edit_turn, extractive_fields
+from tests.helpers import Message, edit_turn, extractive_fields
 from tests.strategies import SETTINGS
-
-Message = UserMessage | AssistantMessage
 
 
 def _run(id: str, command: str, output: str, is_error: bool = False) -> tuple[Message, Message]:

@@ -11,9 +11,8 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.pipeline import extractive_summarizer
-from tests.helpers import session, summary_request
+from tests.helpers import Message, session, summary_request
 
-Message = UserMessage | AssistantMessage
 TASK_LINES = [f"Requirement {n}: the parser must accept form_{n} of the input." for n in range(300)]
 TASK = "\n".join(TASK_LINES)
 

@@ -23,8 +23,8 @@ from ctxlab.pipeline import message_items
 from ctxlab.pipeline._reported_edits import as_reported, reported_items
 from ctxlab.tokens import ApproximateCounter, TokenCache
 from tests.config.histories import thinking_of
+from tests.helpers import Message
 
-Message = UserMessage | AssistantMessage
 PLACEHOLDER = ClearToolUses().placeholder
 CACHE = TokenCache(ApproximateCounter())
 
