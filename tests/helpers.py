@@ -17,6 +17,7 @@ from ctxlab import (
     ToolUseBlock,
     Transcript,
     UserMessage,
+    WhatIf,
     WorkingState,
     prepare,
     replay,
@@ -24,8 +25,52 @@ from ctxlab import (
 from ctxlab.agent import Agent, ContextBuildEvent
 from ctxlab.analysis import ReplayStep
 from ctxlab.manifest import ContextManifest, ManifestItem
+from ctxlab.messages import Summary
 from ctxlab.messages._request import ModelRequest
-from ctxlab.tokens import TokenCounter
+from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from ctxlab.tokens import TokenCache, TokenCounter
+
+
+def summary_request(
+    span: Sequence[UserMessage | AssistantMessage],
+    previous: Summary | None = None,
+    *,
+    budget: int | None = None,
+    **options: Any,
+) -> SummaryRequest:
+    """A request to summarize ``span`` (after ``previous``) under the default schema with no
+    prompt, in ``budget`` tokens counted approximately; ``options`` go to `SummaryRequest`."""
+    count = TokenCache(ApproximateCounter()).text
+    schema = ContextConfig().summary_schema
+    return SummaryRequest(
+        tuple(span), previous, schema, "", budget_tokens=budget, count=count, **options
+    )
+
+
+async def extractive_fields(
+    span: Sequence[UserMessage | AssistantMessage],
+    previous: Summary | None = None,
+    *,
+    budget: int | None = None,
+    **options: Any,
+) -> dict[str, str]:
+    """The fields of ctxlab's extractive summary of the `summary_request` of the same."""
+    return await extractive_summarizer(summary_request(span, previous, budget=budget, **options))
+
+
+async def ctxlab_what_if(transcript: Transcript, context_window: int, **options: Any) -> WhatIf:
+    """The what-if of ``transcript`` under ctxlab's preset alone (named ``ctxlab``), counted
+    approximately, already run; ``options`` go to `WhatIf`."""
+    what = WhatIf(
+        transcript,
+        {"ctxlab": ContextConfig.preset("ctxlab")},
+        context_window=context_window,
+        counter=ApproximateCounter(),
+        **options,
+    )
+    await what.run()
+    return what
+
 
 Message = UserMessage | AssistantMessage
 Conversation = list[Message]

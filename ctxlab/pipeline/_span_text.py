@@ -11,7 +11,7 @@ __all__ = ["flat", "short"]
 
 # Each branch starts where no word character or dot precedes: the look-behind is written once,
 # before the branches, so that it is tried once a position, not once a branch (2.3x faster on
-# the corpus, the same matches: tests/pipeline/test_value_patterns.py). A number's digits are
+# the corpus, the same matches: tests/retention/test_value_patterns.py). A number's digits are
 # taken possessively and it ends where the dots that follow it lead to no word character
 # (`(?!\.*+\w)`, as `(?![\w.]*\w)` in fewer steps): a digit given back is followed by a digit,
 # which the look-ahead refuses anyway, and giving them back one by one, each time reading the

@@ -45,8 +45,7 @@ from ctxlab.messages._request import ModelRequest
 from ctxlab.models import AnthropicModel
 from ctxlab.pipeline import SummaryRequest, summary_instruction
 from ctxlab.tokens import TokenCache
-
-Message = UserMessage | AssistantMessage
+from tests.helpers import Message
 
 LOOKBACK = 20
 MINIMUM = 1024

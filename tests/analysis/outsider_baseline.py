@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock
 from ctxlab.tokens import TokenCache
+from tests.helpers import Message
 
-Message = UserMessage | AssistantMessage
 LOOKBACK = 20
 OPENAI_STEP = 128
 SYSTEM_FRAMING = 4

@@ -26,9 +26,9 @@ from ctxlab.tokens import ApproximateCounter, TokenCache
 from tests.analysis.baseline_agreement import agreement, caching, tariff
 from tests.analysis.outsider_baseline import Part, outsider_baseline
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import Message
 from tests.strategies import SETTINGS
 
-Message = UserMessage | AssistantMessage
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "claude_code"
 RECORDED = FIXTURE / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 SUBSET = (

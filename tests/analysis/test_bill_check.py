@@ -55,6 +55,15 @@ def _billed(read: int, write: int, one_hour: int = 0, uncached: int = 1) -> dict
     }
 
 
+def _recorded(folder: Path, turns: list[Turn], billed: dict[int, dict[str, object]]) -> Path:
+    """The file of the Claude Code session of ``turns`` (written in ``folder``), each request's
+    usage recorded by the rules but for the requests ``billed`` gives another."""
+    recorded = usages(turns)
+    for request, usage in billed.items():
+        recorded[request] = usage
+    return write_session(folder / "session.jsonl", turns, recorded=recorded)
+
+
 # -- generated sessions with known gaps ------------------------------------------------------
 
 
@@ -243,10 +252,8 @@ def test_a_file_whose_split_does_not_add_up_is_flagged_not_trusted(
     tmp_path: Path, split: object
 ) -> None:
     turns = [Turn(0, 20_000), Turn(30, 3_000), Turn(30, 2_000)]
-    recorded = usages(turns)
-    recorded[1] = {**recorded[1], "cache_creation": split}
-    path = write_session(tmp_path / "split.jsonl", turns, recorded=recorded)
-    frame = cache_check(load(path))
+    split_off = {**usages(turns)[1], "cache_creation": split}
+    frame = cache_check(load(_recorded(tmp_path, turns, {1: split_off})))
     assert list(frame["trusted"]) == [True, False, True]
     assert frame.at[1, "cause"] == "not trusted"
     assert frame.at[1, "why"].startswith("not trusted: its cache writes by TTL do not add up")
@@ -315,9 +322,7 @@ def test_each_request_writes_with_its_own_ttl_in_a_session_that_mixes_them(
         Turn(30, 2_000, "5m"),
         Turn(700, 1_000, "5m"),
     ]
-    recorded = usages(turns)
-    recorded[3] = _billed(22_999, 3_000)
-    path = write_session(tmp_path / "mixed.jsonl", turns, recorded=recorded)
+    path = _recorded(tmp_path, turns, {3: _billed(22_999, 3_000)})
     frame = cache_check(load(path))
     assert list(frame["recorded_write_1h"]) == [19_999, 3_000, 0, 0]
     assert list(frame["modelled_read"]) == [0, 20_000, 23_000, 23_000]
@@ -355,10 +360,7 @@ def test_the_frame_gives_times_gaps_the_split_the_costs_and_the_lifetime_used(
     # The first request read 5,000 tokens cached before the recording (warm elsewhere); the
     # second came at the same second as the first (a gap of 0).
     turns = [Turn(0, 20_000), Turn(0, 3_000), Turn(45, 2_000)]
-    recorded = usages(turns)
-    recorded[0] = _billed(5_000, 14_999)
-    path = write_session(tmp_path / "frame.jsonl", turns, recorded=recorded)
-    frame = cache_check(load(path))
+    frame = cache_check(load(_recorded(tmp_path, turns, {0: _billed(5_000, 14_999)})))
     assert list(frame["at"]) == [1_770_000_000.0, 1_770_000_000.0, 1_770_000_045.0]
     assert math.isnan(frame.at[0, "gap"]) and list(frame["gap"][1:]) == [0.0, 45.0]
     assert list(frame["recorded_write_5m"]) == [14_999, 3_000, 2_000]
@@ -393,9 +395,7 @@ def test_a_read_short_of_the_unchanged_prefix_is_a_changed_prefix_and_without_ti
     tmp_path: Path,
 ) -> None:
     turns = [Turn(0, 20_000), Turn(10, 3_000), Turn(10, 2_000)]
-    recorded = usages(turns)
-    recorded[2] = _billed(0, 24_999)
-    transcript = load(write_session(tmp_path / "changed.jsonl", turns, recorded=recorded))
+    transcript = load(_recorded(tmp_path, turns, {2: _billed(0, 24_999)}))
     frame = cache_check(transcript)
     assert (frame.at[2, "cause"], frame.at[2, "why"]) == (
         "prefix changed",

@@ -9,10 +9,10 @@ import math
 
 import pytest
 
-from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
+from ctxlab import Transcript, WhatIf
 from ctxlab.analysis._cost import RequestCost
 from ctxlab.exceptions import UsageError
-from tests.helpers import bash_loop
+from tests.helpers import bash_loop, ctxlab_what_if
 
 M = 1_000_000
 # claude-sonnet-4-6 at its list price, per million tokens.
@@ -62,15 +62,7 @@ def by_hand(costs: list[RequestCost], position: int, removed: int, end: int) -> 
 
 
 async def _what(*, summary_calls: bool) -> WhatIf:
-    what = WhatIf(
-        session(),
-        {"ctxlab": ContextConfig.preset("ctxlab")},
-        context_window=8_000,
-        counter=ApproximateCounter(),
-        summary_calls=summary_calls,
-    )
-    await what.run()
-    return what
+    return await ctxlab_what_if(session(), 8_000, summary_calls=summary_calls)
 
 
 @pytest.mark.parametrize("summary_calls", [True, False])
@@ -113,13 +105,7 @@ async def test_bought_summaries_make_a_break_that_offline_ones_do_not() -> None:
 
 
 async def test_no_compaction_no_count() -> None:
-    what = WhatIf(
-        session(5),
-        {"ctxlab": ContextConfig.preset("ctxlab")},
-        context_window=200_000,
-        counter=ApproximateCounter(),
-    )
-    await what.run()
+    what = await ctxlab_what_if(session(5), 200_000)
     assert what.table().loc["ctxlab", "compactions_paid_back"] is None
     assert what.compactions().empty
 

@@ -45,13 +45,17 @@ def test_the_real_gemini_session_forecasts_its_third_request_near_its_bill() -> 
     assert 1.10 < whole.ratio < 1.16  # Gemini's tokens per cl100k token on this session
 
 
+def _points(counted_and_billed: list[tuple[int, int]]) -> list[CalibrationPoint]:
+    """Requests 0, 1, … of model ``m``, before any compaction: (counted, billed) tokens each."""
+    return [
+        CalibrationPoint(n, counted, billed, 0, "m")
+        for n, (counted, billed) in enumerate(counted_and_billed)
+    ]
+
+
 def test_the_growth_of_the_bill_tells_the_ratio_when_the_first_requests_cannot() -> None:
     # Every request small, but the bill grew by 1.2 per counted token between two of them.
-    points = [
-        CalibrationPoint(0, 5, 9_005, 0, "m"),
-        CalibrationPoint(1, 128, 9_154, 0, "m"),
-        CalibrationPoint(2, 1_400, 10_680, 0, "m"),
-    ]
+    points = _points([(5, 9_005), (128, 9_154), (1_400, 10_680)])
     fit = fit_model("m", points)
     assert fit.ratio_from == GROWTH and fit.ratio == (10_680 - 9_154) / (1_400 - 128)
 
@@ -60,12 +64,7 @@ def test_a_ratio_no_tokenizer_gives_is_not_used() -> None:
     # Against the first requests' fixed part (1,000), the large ones say 39.5, 20.4 and 14
     # billed tokens per counted token (the file misses most of what they sent): no two
     # tokenizers differ so. The bill's growth between requests (median 1.25) is used instead.
-    points = [
-        *(CalibrationPoint(n, 0, 1_000, 0, "m") for n in range(3)),
-        CalibrationPoint(3, 2_000, 80_000, 0, "m"),
-        CalibrationPoint(4, 4_000, 82_500, 0, "m"),
-        CalibrationPoint(5, 6_000, 85_000, 0, "m"),
-    ]
+    points = _points([(0, 1_000)] * 3 + [(2_000, 80_000), (4_000, 82_500), (6_000, 85_000)])
     fit = fit_model("m", points)
     assert RATIO_RANGE == (0.25, 4.0)
     assert (fit.ratio, fit.ratio_from, fit.fixed) == (1.25, GROWTH, {0: 1_000.0})
@@ -87,10 +86,7 @@ def test_no_forecast_of_a_linear_bill_is_more_than_its_ratio_off(
     # Bills exactly fixed + ratio × counted (to the token). Whatever the fit can or cannot tell
     # apart, it never assumes a ratio further from the truth than 1.0 is: no forecast is off by
     # more than the ratio itself (1.6 here) — today's rounds forecast 1,417 times the bill.
-    points = [
-        CalibrationPoint(n, c, max(round(fixed + ratio * c), 1), 0, "m")
-        for n, c in enumerate(counted)
-    ]
+    points = _points([(c, max(round(fixed + ratio * c), 1)) for c in counted])
     for point, forecast in zip(points, forecasts(points), strict=True):
         if forecast is None:
             continue

@@ -10,7 +10,7 @@ from ctxlab import ApproximateCounter, ContextConfig, Transcript
 from ctxlab.analysis._cost import PRICES, CacheRules, Price, RequestShape, price_for, request_costs
 from ctxlab.analysis._whatif import WhatIf
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from tests.helpers import bash_loop
+from tests.helpers import bash_loop, ctxlab_what_if
 
 PRICE = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3, cache_write_1h=6.0)
 
@@ -124,14 +124,7 @@ async def test_what_if_compares_configs_against_no_compaction() -> None:
 
 async def _ctxlab_what_if() -> WhatIf:
     """The 30-turn log session under ctxlab's preset at an 8,000-token window (it compacts)."""
-    what = WhatIf(
-        _session(30),
-        {"ctxlab": ContextConfig.preset("ctxlab")},
-        context_window=8_000,
-        counter=ApproximateCounter(),
-    )
-    await what.run()
-    return what
+    return await ctxlab_what_if(_session(30), 8_000)
 
 
 def test_the_baseline_drops_the_oldest_turns_whole_and_keeps_the_first_message() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ctxlab import ContextConfig
+from ctxlab.config import ClearToolUses
 from ctxlab.messages import (
     AssistantMessage,
     TextBlock,
@@ -24,8 +25,8 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from tests.helpers import Message
 
-Message = UserMessage | AssistantMessage
 TOOLS = ("read", "bash", "memory")
 
 
@@ -61,6 +62,35 @@ def histories(
 
 
 # -- LangChain (langchain_core.messages) ---------------------------------------------------------
+
+
+def tool_use_clears(
+    least: st.SearchStrategy[int],
+    uses: st.SearchStrategy[int | None] | None = None,
+    placeholder: st.SearchStrategy[str] | None = None,
+) -> st.SearchStrategy[ClearToolUses]:
+    """Tool-use clears over these histories' tools: triggered at a number of input tokens, or at
+    a number of tool uses where ``uses`` draws one; keeping up to 6 uses, clearing at least
+    ``least`` tokens, sparing up to two tools, clearing the inputs of none, all or bash's;
+    the placeholder drawn by ``placeholder`` (the default one without)."""
+    return st.builds(
+        lambda tokens, uses, keep, least, exclude, inputs, placeholder: ClearToolUses(
+            trigger_input_tokens=None if uses else tokens,
+            trigger_tool_uses=uses,
+            keep=keep,
+            clear_at_least=least,
+            exclude_tools=exclude,
+            clear_tool_inputs=inputs,
+            placeholder=placeholder,
+        ),
+        st.integers(1, 30_000),
+        st.none() if uses is None else uses,
+        st.integers(0, 6),
+        least,
+        st.lists(st.sampled_from(TOOLS), max_size=2, unique=True).map(tuple),
+        st.sampled_from([False, True, ("bash",)]),
+        st.just(ClearToolUses().placeholder) if placeholder is None else placeholder,
+    )
 
 
 def to_langchain(messages: Sequence[Message]) -> list[Any]:

@@ -33,7 +33,7 @@ from ctxlab.messages import (
 )
 from ctxlab.pipeline._provider_edits import apply_provider_edits
 from ctxlab.tokens import TokenCache
-from tests.config.histories import TOOLS, Message, histories, thinking_of
+from tests.config.histories import Message, histories, thinking_of, tool_use_clears
 from tests.helpers import results_of
 
 CACHE = TokenCache(ApproximateCounter())
@@ -129,22 +129,7 @@ def guide_clear_thinking(messages: list[Message], keep: int | None) -> list[Mess
     return out
 
 
-edits = st.builds(
-    lambda tokens, uses, keep, least, exclude, inputs: ClearToolUses(
-        trigger_input_tokens=None if uses else tokens,
-        trigger_tool_uses=uses,
-        keep=keep,
-        clear_at_least=least,
-        exclude_tools=exclude,
-        clear_tool_inputs=inputs,
-    ),
-    st.integers(1, 30_000),
-    st.none() | st.integers(1, 12),
-    st.integers(0, 6),
-    st.sampled_from([0, 0, 200, 3_000]),
-    st.lists(st.sampled_from(TOOLS), max_size=2, unique=True).map(tuple),
-    st.sampled_from([False, True, ("bash",)]),
-)
+edits = tool_use_clears(st.sampled_from([0, 0, 200, 3_000]), uses=st.none() | st.integers(1, 12))
 
 
 @settings(max_examples=100, deadline=None)

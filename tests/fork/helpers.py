@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ctxlab import SessionLog
 from ctxlab.agent import Agent
-from ctxlab.demo import DEMO_PROMPT, demo_agent, demo_config
+from ctxlab.demo import DEMO_PROMPT, DEMO_WORKSPACE, demo_agent, demo_config
+from ctxlab.fork import Branch, fork
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import MemorylessModel
 from tests.helpers import Message, requests_sent, results_of
@@ -79,6 +80,19 @@ async def demo_session(folder: Path, **config: object) -> Session:
 
 HINT = re.compile(r"refer to the file in '([^']+)' for the truncated content")
 """The hint a truncated tool result ends with, naming the file that holds the whole of it."""
+
+
+async def cut_branch(agent: Agent, at: int, root: Path) -> Branch:
+    """The branch ``cut`` of ``agent`` at step ``at`` (under ``root``): tool results cut at 300
+    tokens, in the demo project as it was, the session's edits before ``at`` made again."""
+    return await fork(
+        agent,
+        at=at,
+        name="cut",
+        config=demo_config(tool_result_limit=300),
+        workspace=DEMO_WORKSPACE,
+        root=root,
+    )
 
 
 def offload_hints(messages: Sequence[Message]) -> dict[str, str]:

@@ -8,9 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from ctxlab.demo import DEMO_WORKSPACE, demo_config
-from ctxlab.fork import fork, run_forward
-from tests.fork.helpers import demo_session, file_hash
+from ctxlab.fork import run_forward
+from tests.fork.helpers import cut_branch, demo_session, file_hash
 
 
 def _rows(log: Path, sql: str) -> list[tuple[object, ...]]:
@@ -26,14 +25,7 @@ async def test_each_run_logs_the_history_before_the_fork_then_its_own_turns(
 ) -> None:
     session = await demo_session(tmp_path)
     origin = file_hash(session.log)
-    branch = await fork(
-        session.agent,
-        at=3,
-        name="cut",
-        config=demo_config(tool_result_limit=300),
-        workspace=DEMO_WORKSPACE,
-        root=tmp_path / "b",
-    )
+    branch = await cut_branch(session.agent, 3, tmp_path / "b")
     outcomes = await run_forward(branch, runs=2)
     for run in outcomes.runs:
         log = run.branch.folder / f"run-{run.run}" / "session.sqlite"

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from ctxlab.analysis._budget import Budget, checked_budget
+from ctxlab.analysis._budget import Budget, Charge, checked_budget
 from ctxlab.analysis._prices import price_for
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, task_done
 from ctxlab.exceptions import BudgetReached, ForkError, OverBudget, UsageError
@@ -300,6 +300,15 @@ def test_a_budget_charges_each_reply_by_its_usage() -> None:
     request = ModelRequest(system="s", messages=(UserMessage(content="hi"),), tools=())
     reply = AssistantMessage(content="hello")
     counter = MemorylessModel().counter
+
+    def charge(
+        branch: str, response: ModelResponse, purpose: str = "reasoning", model: str = "x"
+    ) -> Charge:
+        # The request and counter are the same for every reply charged here.
+        return budget.charge(
+            branch, response, purpose, model=model, request=request, counter=counter
+        )
+
     usage = ProviderUsage(
         input_tokens=1_000,
         output_tokens=100,
@@ -307,38 +316,17 @@ def test_a_budget_charges_each_reply_by_its_usage() -> None:
         cache_creation_input_tokens=400,
         cache_creation_1h_input_tokens=100,
     )
-    paid = budget.charge(
-        "a#0",
-        ModelResponse(reply, usage=usage, model="claude-sonnet-4-6"),
-        "reasoning",
-        model="x",
-        request=request,
-        counter=counter,
-    )
+    paid = charge("a#0", ModelResponse(reply, usage=usage, model="claude-sonnet-4-6"))
     # 1h writes at 2× input (6.00), the other 300 writes at 1.25× (3.75).
     expected = (1_000 * 3 + 300 * 3.75 + 100 * 6.0 + 2_000 * 0.3 + 100 * 15) / 1e6
     assert paid.spent == pytest.approx(expected) and budget.spent == pytest.approx(expected)
     assert not budget.reached
     # No usage: ctxlab's count of the request and answer, never $0.
-    counted = budget.charge(
-        "a#0",
-        ModelResponse(reply, model="claude-sonnet-4-6"),
-        "summary",
-        model="x",
-        request=request,
-        counter=counter,
-    )
+    counted = charge("a#0", ModelResponse(reply, model="claude-sonnet-4-6"), "summary")
     assert counted.estimated and counted.spent > 0
     assert budget.spent_by("a#0") == pytest.approx(expected + counted.spent)
     # A reply no price is known for: the spending is unknown, the cap cannot be kept.
-    budget.charge(
-        "a#1",
-        ModelResponse(reply, usage=usage, model="mystery-model"),
-        "reasoning",
-        model="mystery-model",
-        request=request,
-        counter=counter,
-    )
+    charge("a#1", ModelResponse(reply, usage=usage, model="mystery-model"), model="mystery-model")
     assert math.isnan(budget.spent) and budget.reached
     with pytest.raises(BudgetReached, match=r"stopped: budget reached, \$unknown of \$0.0100"):
         budget.check()

@@ -23,8 +23,7 @@ from ctxlab.pipeline import extractive_summarizer
 from ctxlab.tokens import TokenCache
 from tests.conftest import requires_corpus
 from tests.fork.helpers import RelativeFolder, demo_session
-
-Message = UserMessage | AssistantMessage
+from tests.helpers import Message
 
 
 async def _first_request(branch: Branch) -> tuple[ModelRequest, dict[str, object], Path]:

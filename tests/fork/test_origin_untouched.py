@@ -5,13 +5,15 @@ as before, byte for byte, and the live agent's state, history and manifests are 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ctxlab import ContextConfig
 from ctxlab.demo import DEMO_WORKSPACE, demo_config, workspace_tools
-from ctxlab.fork import fork, run_forward
+from ctxlab.fork import Branch, fork, run_forward
 from ctxlab.io._transcript import corpus_dir
 from ctxlab.models import DemoModel, MemorylessModel
 from tests.conftest import requires_corpus
@@ -36,6 +38,34 @@ def _log_files(log: Path) -> dict[str, str]:
     return {p.name: file_hash(p) for p in log.parent.glob(log.name + "*")}
 
 
+async def _grid(
+    origin: Any,
+    steps: tuple[int, ...],
+    configs: Mapping[str, object],
+    arrival: str,
+    root: Path,
+    workspace: Callable[[int], object],
+    **options: Any,
+) -> list[Branch]:
+    """A branch of ``origin`` at each of ``steps`` under each of ``configs`` (named
+    ``config@step``), arriving by ``arrival``, in ``workspace(step)``; ``options`` go to each
+    `fork`."""
+    return [
+        await fork(
+            origin,
+            at=at,
+            config=config,  # type: ignore[arg-type]
+            name=f"{name}@{at}",
+            arrival=arrival,  # type: ignore[arg-type]
+            workspace=workspace(at),
+            root=root,
+            **options,
+        )
+        for at in steps
+        for name, config in configs.items()
+    ]
+
+
 @pytest.mark.parametrize("arrival", ["as_it_was", "from_start"])
 async def test_forking_the_demo_and_running_every_branch_leaves_it_byte_for_byte(
     tmp_path: Path, arrival: str
@@ -45,21 +75,16 @@ async def test_forking_the_demo_and_running_every_branch_leaves_it_byte_for_byte
     tree, log = tree_hash(session.workspace), _log_files(session.log)
     state, history, task = agent.context, agent.history, agent.tasks.state
     manifests = [m.to_dict() for m in agent.manifests]
-    branches = [
-        await fork(
-            agent,
-            at=at,
-            config=config,  # type: ignore[arg-type]
-            name=f"{name}@{at}",
-            arrival=arrival,  # type: ignore[arg-type]
-            # At 0 the default (a copy of the workspace as it is now); else the project as it
-            # was, with the session's edits before the fork made again.
-            workspace=None if at == 0 else DEMO_WORKSPACE,
-            root=tmp_path / "branches",
-        )
-        for at in (0, 2, 4)
-        for name, config in CONFIGS.items()
-    ]
+    # At 0 the default workspace (a copy of it as it is now); else the project as it was, with
+    # the session's edits before the fork made again.
+    branches = await _grid(
+        agent,
+        (0, 2, 4),
+        CONFIGS,
+        arrival,
+        tmp_path / "branches",
+        workspace=lambda at: None if at == 0 else DEMO_WORKSPACE,
+    )
     outcomes = await run_forward(branches, check=check_tests, max_steps=10)
     frame = outcomes.frame()
     assert len(frame) == 12 and frame["steps"].min() >= 1
@@ -127,21 +152,16 @@ async def test_forking_a_held_out_recording_leaves_the_file_and_the_named_folder
     folder = tmp_path / "project"
     DEMO_WORKSPACE.make(folder)  # a folder the user names, copied for each run
     before = (file_hash(recording), tree_hash(folder))
-    branches = [
-        await fork(
-            recording,
-            at=at,
-            config=config,  # type: ignore[arg-type]
-            name=f"{key}@{at}",
-            arrival=arrival,  # type: ignore[arg-type]
-            model=MemorylessModel(context_window=32_000),
-            tools=workspace_tools,
-            workspace=folder,
-            root=tmp_path / "branches",
-        )
-        for at in (1, 3)
-        for key, config in (("defaults", None), ("masking", "observation_masking"))
-    ]
+    branches = await _grid(
+        recording,
+        (1, 3),
+        {"defaults": None, "masking": "observation_masking"},
+        arrival,
+        tmp_path / "branches",
+        workspace=lambda _: folder,
+        model=lambda: MemorylessModel(context_window=32_000),  # a new model for each branch
+        tools=workspace_tools,
+    )
     outcomes = await run_forward(branches, check=check_tests, max_steps=8, concurrency=2)
     assert len(outcomes.runs) == 4
     assert all(row.steps >= 1 for row in outcomes.frame().itertuples())

@@ -95,6 +95,17 @@ function int32(values) {
   return { dtype: "int32", buffer: new DataView(array.buffer) };
 }
 
+// The kernel's answer to a view's ask: plotly.js's `source`, as a custom message's buffer.
+function sendPlotly(model, source = "/* plotly.min.js */") {
+  model.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode(source).buffer]);
+}
+
+// A view of `view` (the widget module) on `model`, in an element of its own: `close` ends it.
+function openView(view, model = newModel()) {
+  const el = document.createElement("div");
+  return { model, el, close: view.render({ model, el }) };
+}
+
 function newModel() {
   return new FakeModel({
     plotly_js_version: "2.35.2",
@@ -104,12 +115,9 @@ function newModel() {
 }
 
 test("plotly.js is asked of the kernel and loaded from its message, not from a CDN", async () => {
-  const model = newModel();
-  const el = document.createElement("div");
-  const teardown = widget.render({ model, el });
+  const { model, el, close: teardown } = openView(widget);
   assert.deepEqual(model.sent, [{ type: "need-plotly" }]);
-  const source = new TextEncoder().encode("/* plotly.min.js */");
-  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]);
+  sendPlotly(model);
   await settle();
   assert.equal(scripts.length, 1);
   assert.ok(scripts[0].startsWith("blob:"), scripts[0]);
@@ -118,12 +126,16 @@ test("plotly.js is asked of the kernel and loaded from its message, not from a C
   teardown();
 });
 
-test("arrays arrive as typed arrays; the layout keeps autosize; a click goes to Python", async () => {
+// A view of `model` drawn on a fresh element, the calls to plotly before it forgotten.
+async function drawnView(model = newModel()) {
   calls.length = 0;
-  const model = newModel();
-  const el = document.createElement("div");
-  const teardown = widget.render({ model, el });
+  const view = openView(widget, model);
   await settle();
+  return view;
+}
+
+test("arrays arrive as typed arrays; the layout keeps autosize; a click goes to Python", async () => {
+  const { model, close: teardown } = await drawnView();
   const [first] = calls;
   assert.equal(first.what, "react");
   assert.ok(first.data[0].x instanceof Int32Array);
@@ -137,10 +149,7 @@ test("arrays arrive as typed arrays; the layout keeps autosize; a click goes to 
 });
 
 test("data and layout changed together draw once", async () => {
-  calls.length = 0;
-  const model = newModel();
-  const teardown = widget.render({ model, el: document.createElement("div") });
-  await settle();
+  const { model, close: teardown } = await drawnView();
   model.update("data", [{ name: "conversation", x: int32([0]), y: int32([5]) }]);
   model.update("figure_layout", { title: { text: "again" } });
   await Promise.resolve();
@@ -152,11 +161,7 @@ test("data and layout changed together draw once", async () => {
 });
 
 test("teardown purges the plot, stops observing and leaves no model handler", async () => {
-  calls.length = 0;
-  const model = newModel();
-  const el = document.createElement("div");
-  const teardown = widget.render({ model, el });
-  await settle();
+  const { model, el, close: teardown } = await drawnView();
   const observer = observers.at(-1);
   assert.deepEqual(observer.observed, [el]);
   teardown();
@@ -165,9 +170,10 @@ test("teardown purges the plot, stops observing and leaves no model handler", as
   assert.equal(model.handlerCount(), 0);
 });
 
-// A fresh copy of the module: a page where plotly.js was never loaded.
+// A fresh copy of the module: a page where plotly.js was never loaded (nothing drawn yet).
 async function freshWidget(tag) {
   delete globalThis.Plotly;
+  calls.length = 0; // what another copy drew
   return (await import(`../../widgets/plot.js?${tag}`)).default;
 }
 
@@ -183,11 +189,8 @@ test("a kernel busy past the wait: the view says why, and draws when the kernel 
   });
   cdnReachable = false; // offline: plotly's CDN cannot help
   const fresh = await freshWidget("busy");
-  calls.length = 0;
   scripts.length = 0;
-  const model = newModel();
-  const el = document.createElement("div");
-  const teardown = fresh.render({ model, el });
+  const { model, el, close: teardown } = openView(fresh);
   assert.deepEqual(model.sent, [{ type: "need-plotly" }]);
   assert.equal(statusOf(el), ""); // no word while the kernel may still answer at once
   t.mock.timers.tick(4000); // the next cell keeps the kernel busy
@@ -197,14 +200,11 @@ test("a kernel busy past the wait: the view says why, and draws when the kernel 
   assert.ok(scripts.some((s) => s.startsWith("https://cdn.plot.ly/")), scripts);
   assert.equal(calls.filter((c) => c.what === "react").length, 0);
   // A second view on the page (another Lab) waits too, saying the same, without asking again.
-  const other = newModel();
-  const otherEl = document.createElement("div");
-  const otherTeardown = fresh.render({ model: other, el: otherEl });
+  const { model: other, el: otherEl, close: otherTeardown } = openView(fresh);
   assert.deepEqual(other.sent, [{ type: "need-plotly" }]); // the first ask is past the wait
   assert.match(statusOf(otherEl), /has not answered yet/);
   // The cell ends: the kernel answers, and both views draw.
-  const source = new TextEncoder().encode("/* plotly.min.js */");
-  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]);
+  sendPlotly(model);
   await settle();
   assert.equal(calls.filter((c) => c.what === "react").length, 2);
   assert.equal(statusOf(el), "");
@@ -226,16 +226,14 @@ test("plotly.js sent ahead by the busy kernel loads once; a view meanwhile neith
   });
   slowScripts = true;
   const fresh = await freshWidget("ahead");
-  calls.length = 0;
   scripts.length = 0;
   const model = newModel();
   const cleanup = fresh.initialize({ model }); // the model exists: no view yet
-  const source = new TextEncoder().encode("/* plotly.min.js */");
-  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]); // the kernel, still busy
+  sendPlotly(model); // the kernel, still busy
   assert.equal(scripts.length, 1);
   const teardown = fresh.render({ model, el: document.createElement("div") }); // the cell ended
   assert.deepEqual(model.sent, []); // not asked: the copy sent ahead is loading
-  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]); // another copy: not loaded
+  sendPlotly(model); // another copy: not loaded
   await settle();
   assert.equal(scripts.length, 1);
   assert.equal(calls.filter((c) => c.what === "react").length, 1); // drawn
@@ -247,9 +245,7 @@ test("plotly.js sent ahead by the busy kernel loads once; a view meanwhile neith
 test("a view torn down before plotly.js arrives draws nothing and leaves no handler", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout"] });
   const fresh = await freshWidget("gone");
-  calls.length = 0;
-  const model = newModel();
-  const teardown = fresh.render({ model, el: document.createElement("div") });
+  const { model, close: teardown } = openView(fresh);
   teardown();
   assert.equal(model.handlerCount(), 0);
   t.mock.timers.tick(5000);
@@ -258,7 +254,6 @@ test("a view torn down before plotly.js arrives draws nothing and leaves no hand
 });
 
 test("an array reads its own bytes: from its DataView's offset, its length only", async () => {
-  calls.length = 0;
   // The kernel's buffers often share one ArrayBuffer: this array starts 8 bytes in.
   const backing = new ArrayBuffer(32);
   new Int32Array(backing).set([111, 222, 7, 8, 9, 333, 444, 555]);
@@ -269,15 +264,17 @@ test("an array reads its own bytes: from its DataView's offset, its length only"
     data: [{ name: "conversation", x, y }],
     figure_layout: {},
   });
-  const teardown = widget.render({ model, el: document.createElement("div") });
-  await settle();
+  const { close: teardown } = await drawnView(model);
   const [drawn] = calls.filter((c) => c.what === "react");
   assert.deepEqual([...drawn.data[0].x], [7, 8, 9]);
   assert.deepEqual([...drawn.data[0].y], [1.5, 2.5]);
   teardown();
 });
 
-test("an AMD loader on the page is hidden while plotly.js loads, then put back", async (t) => {
+// A page with an AMD loader (as JupyterLab's may be) gets plotly.js `source` from the kernel:
+// plotly.js registers no module with the loader (it sets window.Plotly) and draws, and the
+// page's loader is back for the page's other scripts.
+async function drawsBesideAnAmdLoader(t, tag, source) {
   const registered = [];
   const amd = (...args) => registered.push(args);
   amd.amd = {};
@@ -285,47 +282,32 @@ test("an AMD loader on the page is hidden while plotly.js loads, then put back",
   t.after(() => {
     delete globalThis.define;
   });
-  const fresh = await freshWidget("amd");
-  calls.length = 0;
-  const model = newModel();
-  const teardown = fresh.render({ model, el: document.createElement("div") });
-  const source = new TextEncoder().encode("/* plotly.min.js */");
-  model.emit("msg:custom", { type: "plotly-js" }, [source.buffer]);
+  const fresh = await freshWidget(tag);
+  const { model, close } = openView(fresh);
+  sendPlotly(model, source);
   await settle();
-  // plotly.js set window.Plotly (no module was registered with the loader) and drew ...
   assert.deepEqual(registered, []);
   assert.equal(calls.filter((c) => c.what === "react").length, 1);
-  // ... and the page's loader is back for the page's other scripts.
   assert.equal(globalThis.define, amd);
-  teardown();
+  close();
+}
+
+test("an AMD loader on the page is hidden while plotly.js loads, then put back", async (t) => {
+  await drawsBesideAnAmdLoader(t, "amd");
 });
 
 test("an AMD loader is hidden while the kernel's plotly.js is evaluated, where blob: is refused", async (t) => {
-  const registered = [];
-  const amd = (...args) => registered.push(args);
-  amd.amd = {};
-  globalThis.define = amd;
   globalThis.fakePlotly = fakePlotly;
   blobRefused = true;
   t.after(() => {
-    delete globalThis.define;
     delete globalThis.fakePlotly;
     blobRefused = false;
   });
-  const fresh = await freshWidget("amd-eval");
-  calls.length = 0;
-  const model = newModel();
-  const teardown = fresh.render({ model, el: document.createElement("div") });
   // What plotly.min.js's UMD head does: register with an AMD loader when there is one.
   const umd =
     'if (typeof define === "function" && define.amd) define("plotly", [], () => fakePlotly);' +
     " else globalThis.Plotly = fakePlotly;";
-  model.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode(umd).buffer]);
-  await settle();
-  assert.deepEqual(registered, []);
-  assert.equal(calls.filter((c) => c.what === "react").length, 1);
-  assert.equal(globalThis.define, amd);
-  teardown();
+  await drawsBesideAnAmdLoader(t, "amd-eval", umd);
 });
 
 // The page's views that draw: a react on `el`'s plot div.
@@ -337,17 +319,12 @@ function drewIn(el) {
 test("a view closed while another brings plotly.js: the closed one draws nothing, keeps no handler", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout"] });
   const fresh = await freshWidget("closed-other");
-  calls.length = 0;
-  const closed = newModel();
-  const closedEl = document.createElement("div");
-  const close = fresh.render({ model: closed, el: closedEl });
-  const open = newModel();
-  const openEl = document.createElement("div");
-  const teardown = fresh.render({ model: open, el: openEl });
+  const { model: closed, el: closedEl, close } = openView(fresh);
+  const { model: open, el: openEl, close: teardown } = openView(fresh);
   const watched = observers.length;
   close();
   // plotly.js arrives through the other view's kernel.
-  open.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode("/* plotly */").buffer]);
+  sendPlotly(open);
   await settle();
   assert.equal(drewIn(openEl), 1);
   assert.equal(drewIn(closedEl), 0);
@@ -363,20 +340,15 @@ test("a view closed while another brings plotly.js: the closed one draws nothing
 test("a view closed while its own plotly.js is loading draws nothing and keeps no handler", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout"] });
   const fresh = await freshWidget("closed-own");
-  calls.length = 0;
-  const model = newModel();
-  const el = document.createElement("div");
-  const close = fresh.render({ model, el });
+  const { model, el, close } = openView(fresh);
   // The kernel's answer is on its way (its script loading) when the cell's output is cleared.
-  model.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode("/* plotly */").buffer]);
+  sendPlotly(model);
   close();
   await settle();
   assert.equal(drewIn(el), 0);
   assert.equal(model.handlerCount(), 0);
   // The page has plotly.js now: a view opened next draws at once ...
-  const next = newModel();
-  const nextEl = document.createElement("div");
-  const teardown = fresh.render({ model: next, el: nextEl });
+  const { model: next, el: nextEl, close: teardown } = openView(fresh);
   await settle();
   assert.equal(drewIn(nextEl), 1);
   teardown();
@@ -392,7 +364,6 @@ test("a view closed while its own plotly.js is loading draws nothing and keeps n
 test("the view that asked the kernel closes before the answer: a view still waiting asks its own", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 2_000_000 });
   const fresh = await freshWidget("asker-closed");
-  calls.length = 0;
   const first = newModel();
   const close = fresh.render({ model: first, el: document.createElement("div") });
   t.mock.timers.tick(1000); // within the wait: the second view does not ask again
@@ -405,7 +376,7 @@ test("the view that asked the kernel closes before the answer: a view still wait
   // more, so the second view asks its own kernel at once (not after the wait, from the CDN).
   close();
   assert.deepEqual(second.sent, [{ type: "need-plotly" }]);
-  second.emit("msg:custom", { type: "plotly-js" }, [new TextEncoder().encode("/* plotly */").buffer]);
+  sendPlotly(second);
   await settle();
   assert.equal(drewIn(el), 1);
   teardown();

@@ -7,6 +7,7 @@ import pytest
 from ctxlab import ApproximateCounter, ContextConfig, ScriptedModel, Transcript
 from ctxlab.agent import Agent
 from ctxlab.messages import AssistantMessage, UserMessage
+from tests.helpers import manifest_of
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -87,17 +88,8 @@ def test_a_long_session_says_how_much_of_it_the_static_plot_shows() -> None:
     from ctxlab.widgets._snapshot import steps_html
 
     def manifest(n: int) -> ContextManifest:
-        return ContextManifest(
-            request_id=f"r{n}",
-            purpose="reasoning",
-            model="m",
-            estimated_input_tokens=100 + n,
-            input_limit=1_000,
-            counting_method="approximate",
-            exact=False,
-            items=(),
-            transforms=(),
-            validation="passed",
+        return manifest_of(
+            (), request_id=f"r{n}", estimated_input_tokens=100 + n, input_limit=1_000
         )
 
     long = steps_html([manifest(n) for n in range(217)])
@@ -124,7 +116,7 @@ def test_threshold_lines_are_rounded_not_truncated() -> None:
 
 
 def test_every_transform_explains_itself_from_its_kind() -> None:
-    from ctxlab.manifest import TRANSFORM_KINDS, ContextManifest, Thresholds, Transform
+    from ctxlab.manifest import TRANSFORM_KINDS, Thresholds, Transform
     from ctxlab.manifest._explain import explain_transform
 
     lines = Thresholds(
@@ -134,19 +126,7 @@ def test_every_transform_explains_itself_from_its_kind() -> None:
         reserve_tokens=1_000,
         input_limit=9_000,
     )
-    manifest = ContextManifest(
-        request_id="r",
-        purpose="reasoning",
-        model="m",
-        estimated_input_tokens=0,
-        input_limit=9_000,
-        counting_method="approximate",
-        exact=False,
-        items=(),
-        transforms=(),
-        validation="passed",
-        thresholds=lines,
-    )
+    manifest = manifest_of((), input_limit=9_000, thresholds=lines)
 
     def why(kind: str, **fields: object) -> str:
         return explain_transform(Transform(kind, **fields), manifest)  # type: ignore[arg-type]

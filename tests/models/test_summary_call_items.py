@@ -20,11 +20,11 @@ from ctxlab.messages import (
 )
 from ctxlab.messages._request import ModelRequest
 from ctxlab.models import summary_call, summary_manifest
+from ctxlab.models._summary_call import SummaryCall
 from ctxlab.pipeline import message_items
 from ctxlab.tokens import ApproximateCounter, TokenCache
+from tests.helpers import Message
 from tests.models.test_summary_forms import SYSTEM, TOOLS, _ask
-
-Message = UserMessage | AssistantMessage
 
 
 def _use(*ids: str) -> AssistantMessage:
@@ -102,18 +102,32 @@ def test_the_cached_form_shares_the_last_requests_items_and_prices_the_instructi
     assert call.tokens == 18_800 + 120 + 500 + sum(cache.message(m) for m in sent)
 
 
+def _chat(*texts: str) -> tuple[Message, ...]:
+    """The user's and the assistant's ``texts`` in turn, the user's first."""
+    return tuple(
+        UserMessage(content=t) if n % 2 == 0 else AssistantMessage(content=t)
+        for n, t in enumerate(texts)
+    )
+
+
+def _call_after(
+    messages: tuple[Message, ...], *, sent: int, kept: int, cache: TokenCache
+) -> SummaryCall:
+    """The summary call of ``messages`` (the last ``kept`` kept after it) where the last
+    request, under the System prompt and tools, sent the first ``sent`` of them: its items known
+    (the System prompt's and the messages')."""
+    last = ModelRequest(system=SYSTEM, messages=messages[:sent], tools=TOOLS)
+    context_items = (SYSTEM_ITEM, *message_items(list(messages[:sent]), cache))
+    return summary_call(_ask(messages, kept=kept), cache, 10**6, last, context_items)
+
+
 def test_a_message_repeated_among_the_new_ones_is_numbered() -> None:
     cache = TokenCache(ApproximateCounter())
-    messages: tuple[Message, ...] = (
-        UserMessage(content="Fix it."),
-        AssistantMessage(content="Looking."),
-        UserMessage(content="ok"),
-        AssistantMessage(content="Done."),
+    messages = (
+        *_chat("Fix it.", "Looking.", "ok", "Done."),
         UserMessage(content=(TextBlock(text="ok"),)),
     )
-    last = ModelRequest(system=SYSTEM, messages=messages[:2], tools=TOOLS)
-    context_items = (SYSTEM_ITEM, *message_items(list(messages[:2]), cache))
-    call = summary_call(_ask(messages, kept=2), cache, 10**6, last, context_items)
+    call = _call_after(messages, sent=2, kept=2, cache=cache)
     digest = messages[2].content_hash
     assert messages[4].content_hash == digest
     ids = [i.id for i in call.items]
@@ -184,15 +198,8 @@ def test_the_summary_manifest_is_the_calls_field_by_field() -> None:
 def test_an_instruction_in_a_message_of_its_own_is_that_messages_item() -> None:
     # After a reply, the instruction is a user message alone: one part, nothing to split off.
     cache = TokenCache(ApproximateCounter())
-    messages: tuple[Message, ...] = (
-        UserMessage(content="Fix it."),
-        AssistantMessage(content="Looking."),
-        UserMessage(content="Go on."),
-        AssistantMessage(content="Done."),
-    )
-    last = ModelRequest(system=SYSTEM, messages=messages[:3], tools=TOOLS)
-    context_items = (SYSTEM_ITEM, *message_items(list(messages[:3]), cache))
-    call = summary_call(_ask(messages, kept=0), cache, 10**6, last, context_items)
+    messages = _chat("Fix it.", "Looking.", "Go on.", "Done.")
+    call = _call_after(messages, sent=3, kept=0, cache=cache)
     assert call.cached
     asking = call.request.messages[-1]
     assert isinstance(asking, UserMessage) and len(asking.content) == 1

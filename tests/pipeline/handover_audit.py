@@ -25,9 +25,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ctxlab.messages import AssistantMessage, ModelRequest, UserMessage
-
-Message = UserMessage | AssistantMessage
+from ctxlab.messages import ModelRequest
+from tests.helpers import Message
 
 _EDITOR = {"view", "create", "str_replace", "insert", "undo_edit"}
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")

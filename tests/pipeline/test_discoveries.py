@@ -7,14 +7,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab import ApproximateCounter, ContextConfig
 from ctxlab.messages import AssistantMessage, Summary, ToolResultBlock, ToolUseBlock, UserMessage
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.tokens import TokenCache
-from tests.helpers import edit_turn
+from tests.helpers import Message, edit_turn, extractive_fields
 from tests.strategies import SETTINGS
-
-Message = UserMessage | AssistantMessage
 
 
 def _run(id: str, command: str, output: str, is_error: bool = False) -> tuple[Message, Message]:
@@ -25,14 +20,11 @@ def _run(id: str, command: str, output: str, is_error: bool = False) -> tuple[Me
     return call, result
 
 
-async def _fields(
+async def _discoveries(
     span: tuple[Message, ...], previous: Summary | None = None, budget: int = 4_000
-) -> dict[str, str]:
-    cache = TokenCache(ApproximateCounter())
-    request = SummaryRequest(
-        span, previous, ContextConfig().summary_schema, "", budget_tokens=budget, count=cache.text
-    )
-    return await extractive_summarizer(request)
+) -> str:
+    """The ``important_discoveries`` field of the extractive summary of ``span``."""
+    return (await extractive_fields(span, previous, budget=budget))["important_discoveries"]
 
 
 PASS = "==== 5 passed in 0.2s ====\n<returncode>0</returncode>"
@@ -59,7 +51,7 @@ async def test_a_later_run_that_fails_differently_is_not_a_fix() -> None:
         *_run("a", "pytest tests/test_a.py", "E   KeyError: 'x'\n<returncode>1</returncode>"),
         *_run("b", "pytest tests/test_a.py", _failing(10)),
     )
-    lines = (await _fields(span))["important_discoveries"].splitlines()
+    lines = (await _discoveries(span)).splitlines()
     assert lines[0] == (
         "`pytest tests/test_a.py` failed (2 of 2 runs): exit 1; 10 errors in 0.3s; "
         "ERROR tests/test_a.py::test_9 - ValueError: bad 9 — not yet fixed; "
@@ -73,10 +65,10 @@ async def test_a_later_run_that_fails_differently_is_not_a_fix() -> None:
 
 async def test_short_of_room_the_newest_failure_lines_stay_and_the_count_says_the_rest() -> None:
     many = _run("c", "pytest tests/test_a.py", _failing(20))
-    lines = (await _fields(many))["important_discoveries"].splitlines()
+    lines = (await _discoveries(many)).splitlines()
     assert lines[0].endswith("— not yet fixed; 20 failure lines, the others below")
     assert len(lines) == 13  # twelve listed at most: the count says how many there are
-    tight = (await _fields(many, budget=230))["important_discoveries"].splitlines()
+    tight = (await _discoveries(many, budget=230)).splitlines()
     assert tight[0] == lines[0] and 1 < len(tight) < len(lines)
     assert tight[1:] == lines[1 : len(tight)]  # the newest, in order
 
@@ -90,23 +82,23 @@ async def test_a_failure_line_never_hangs_under_another_commands_line() -> None:
         *_run("a", "ls missing", "<returncode>2</returncode>"),
         *_run("b", "make check", f"{output}\n<returncode>2</returncode>"),
     )
-    text = (await _fields(span, budget=150))["important_discoveries"]
+    text = await _discoveries(span, budget=150)
     assert text == "`ls missing` failed: exit 2 — not yet fixed"
 
 
 async def test_fixed_only_when_the_last_run_of_the_same_command_passed() -> None:
     fail = "E   KeyError: 'x'\n<returncode>1</returncode>"
     fixed = (*_run("a", "pytest", fail), *_run("b", "pytest", PASS))
-    assert (await _fields(fixed))["important_discoveries"] == (
+    assert await _discoveries(fixed) == (
         "`pytest` failed (1 of 2 runs): exit 1; KeyError: 'x' — fixed: its last run passed "
         "(exit 0; 5 passed in 0.2s)"
     )
     # Passed, then failed again: not fixed.
     again = (*fixed, *_run("c", "pytest", fail))
-    assert (await _fields(again))["important_discoveries"].endswith("— not yet fixed")
+    assert (await _discoveries(again)).endswith("— not yet fixed")
     # Another command passing is no fix of this one.
     other = (*_run("a", "pytest", fail), *_run("b", "pytest -k other", PASS))
-    assert (await _fields(other))["important_discoveries"].endswith("— not yet fixed")
+    assert (await _discoveries(other)).endswith("— not yet fixed")
 
 
 def _pending(id: str, command: str) -> AssistantMessage:
@@ -118,7 +110,7 @@ async def test_a_run_whose_result_the_span_ends_before_is_no_fix() -> None:
     fail = "E   KeyError: 'x'\n<returncode>1</returncode>"
     # Failed, passed, then run again: its last run has no result yet.
     span = (*_run("a", "pytest", fail), *_run("b", "pytest", PASS), _pending("c", "pytest"))
-    assert (await _fields(span))["important_discoveries"] == (
+    assert await _discoveries(span) == (
         "`pytest` failed (1 of 3 runs): exit 1; KeyError: 'x'; its last run has no result yet "
         "— not yet fixed"
     )
@@ -131,9 +123,7 @@ async def test_a_run_whose_result_the_span_ends_before_is_no_fix() -> None:
         },
         text="(earlier)",
     )
-    assert (await _fields((_pending("d", "pytest"),), previous))[
-        "important_discoveries"
-    ].splitlines() == [
+    assert (await _discoveries((_pending("d", "pytest"),), previous)).splitlines() == [
         "`pytest` failed: exit 1; E2 — not yet fixed; 2 failure lines, the others below",
         "  ↳ E1",
         "`make` failed: exit 2 — not yet fixed",
@@ -149,7 +139,7 @@ async def test_a_command_whose_last_run_has_no_result_yet_is_never_said_fixed(
         *(m for n, (c, kind) in enumerate(runs) for m in _run(f"r{n}", c, OUTPUTS[kind])),
         _pending("last", pending),
     )
-    text = (await _fields(span, budget=8_000))["important_discoveries"]
+    text = await _discoveries(span, budget=8_000)
     said = [ln for ln in text.splitlines() if ln.startswith(f"`{pending}` ")]
     failed = any(c == pending and kind in ("fail", "error") for c, kind in runs)
     assert len(said) == failed, text
@@ -162,7 +152,7 @@ async def test_a_run_that_failed_without_an_error_line_is_a_discovery() -> None:
         *_run("a", "grep -n foo a.py", "<returncode>1</returncode>\n<output>\n</output>"),
         *_run("b", "ls missing", "ls: cannot access 'missing': No such file or directory", True),
     )
-    assert (await _fields(span))["important_discoveries"].splitlines() == [
+    assert (await _discoveries(span)).splitlines() == [
         "`grep -n foo a.py` failed: exit 1 — not yet fixed",
         "`ls missing` failed: error; last line: ls: cannot access 'missing': No such file or "
         "directory — not yet fixed",
@@ -175,7 +165,7 @@ async def test_the_last_line_is_read_without_its_wrapper_tags_and_reminders() ->
         "<system-reminder>\nRemember the todo list.\n</system-reminder>"
     )
     span = _run("a", "npx vitest run", output, True)
-    assert (await _fields(span))["important_discoveries"] == (
+    assert await _discoveries(span) == (
         "`npx vitest run` failed: error; last line: Sibling tool call errored — not yet fixed"
     )
 
@@ -183,7 +173,7 @@ async def test_the_last_line_is_read_without_its_wrapper_tags_and_reminders() ->
 async def test_of_a_result_the_pipeline_cut_the_first_line_is_said() -> None:
     # Its end is not seen; a tool's verdict usually leads.
     output = "exit status 1: Ran 9 tests\nfirst lines\n<<<TRUNCATED>>>\n<system-reminder>x</system-reminder>"
-    assert (await _fields(_run("a", "run_tests", output)))["important_discoveries"] == (
+    assert await _discoveries(_run("a", "run_tests", output)) == (
         "`run_tests` failed: exit 1; first line: exit status 1: Ran 9 tests — not yet fixed"
     )
 
@@ -198,7 +188,7 @@ async def test_without_an_exit_status_a_failing_tally_or_error_line_is_a_failure
         *_run("c", "python -m pytest -q", "4 passed in 0.1s"),
         *_run("d", "bin/test core", "tests finished: 90 passed, 2 expected to fail, in 4 s"),
     )
-    lines = (await _fields(span))["important_discoveries"].splitlines()
+    lines = (await _discoveries(span)).splitlines()
     assert lines == [
         "`python -m pytest x.py` failed: RuntimeError: no exception to reraise — not yet fixed",
         "`python -m pytest -q` failed (1 of 2 runs): 1 failed, 3 passed in 0.1s — fixed: its "
@@ -215,13 +205,13 @@ async def test_a_failure_an_earlier_summary_reported_is_said_fixed_when_it_passe
         text="(earlier)",
     )
     span = _run("a", "mix test", "5 tests, 0 failures\n<returncode>0</returncode>")
-    assert (await _fields(span, previous))["important_discoveries"].splitlines() == [
+    assert (await _discoveries(span, previous)).splitlines() == [
         "`mix test` failed: exit 2 — fixed: its last run passed (exit 0)",
         "other",
     ]
     # Failing here again, this span's line replaces the earlier one.
     span = _run("b", "mix test", "<returncode>2</returncode>")
-    assert (await _fields(span, previous))["important_discoveries"].splitlines() == [
+    assert (await _discoveries(span, previous)).splitlines() == [
         "other",
         "`mix test` failed: exit 2 — not yet fixed",
     ]
@@ -234,8 +224,7 @@ async def test_the_latest_failure_is_said_whatever_else_gives_way() -> None:
         for m in edit_turn(f"e{n}", f"src/module_{n}.py", f"v = {n}", f"v = {n + 1}")
     )
     span = (*_run("a", "make check", "<returncode>2</returncode>"), *edits)
-    fields = await _fields(span, budget=300)
-    assert fields["important_discoveries"] == "`make check` failed: exit 2 — not yet fixed"
+    assert await _discoveries(span, budget=300) == "`make check` failed: exit 2 — not yet fixed"
 
 
 @SETTINGS
@@ -245,7 +234,7 @@ async def test_every_failed_command_is_said_once_and_fixed_exactly_when_its_last
 ) -> None:
     # ... and no later run (of another command) prints its failure again (issue 53).
     span = tuple(m for n, (c, kind) in enumerate(runs) for m in _run(f"r{n}", c, OUTPUTS[kind]))
-    text = (await _fields(span, budget=8_000))["important_discoveries"]
+    text = await _discoveries(span, budget=8_000)
     heads = [ln for ln in text.splitlines() if ln.startswith("`") and "` failed" in ln]
     # The expectation, worked out here: a run failed when it printed a failure.
     for command in dict.fromkeys(c for c, _ in runs):
@@ -268,9 +257,7 @@ async def test_a_long_failure_line_is_quoted_whole() -> None:
     line = "AssertionError: assert " + " == ".join(f"Matrix([[{n}, {n + 1}]])" for n in range(12))
     assert 200 < len(line) <= 300
     span = _run("a", "pytest -q", f"E   {line}\n<returncode>1</returncode>")
-    assert (await _fields(span))["important_discoveries"] == (
-        f"`pytest -q` failed: exit 1; {line} — not yet fixed"
-    )
+    assert await _discoveries(span) == (f"`pytest -q` failed: exit 1; {line} — not yet fixed")
 
 
 async def test_failure_lines_are_carried_with_their_commands_line_and_go_with_it() -> None:
@@ -283,14 +270,14 @@ async def test_failure_lines_are_carried_with_their_commands_line_and_go_with_it
     )
     # Not run here: carried, its failure line under it.
     other = _run("a", "ls", "<returncode>0</returncode>")
-    assert (await _fields(other, previous))["important_discoveries"].splitlines() == [
+    assert (await _discoveries(other, previous)).splitlines() == [
         "`make` failed: exit 2; E1 — not yet fixed; 2 failure lines, the others below",
         "  ↳ E0",
         "`tox` failed: exit 1 — not yet fixed",
     ]
     # Passing here: fixed, and its old failure lines go.
     passing = _run("b", "make", "<returncode>0</returncode>")
-    assert (await _fields(passing, previous))["important_discoveries"].splitlines() == [
+    assert (await _discoveries(passing, previous)).splitlines() == [
         "`make` failed: exit 2; E1 — fixed: its last run passed (exit 0)",
         "`tox` failed: exit 1 — not yet fixed",
     ]
@@ -303,12 +290,12 @@ async def test_a_run_that_exits_0_but_prints_its_failure_has_not_passed() -> Non
         *_run("a", "python reproduce.py", "Traceback:\nKeyError: 'x'\n<returncode>1</returncode>"),
         *_run("b", "python reproduce.py", caught),
     )
-    assert (await _fields(span))["important_discoveries"] == (
+    assert await _discoveries(span) == (
         "`python reproduce.py` failed (2 of 2 runs): exit 0; Error: user-defined function raised "
         "exception — not yet fixed"
     )
     only = _run("c", "python check.py", caught)
-    assert (await _fields(only))["important_discoveries"] == (
+    assert await _discoveries(only) == (
         "`python check.py` printed a failure: exit 0; Error: user-defined function raised "
         "exception — not yet fixed"
     )

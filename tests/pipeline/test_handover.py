@@ -5,14 +5,12 @@ happened."""
 
 from __future__ import annotations
 
-from ctxlab import ApproximateCounter, ContextConfig
+from ctxlab import ContextConfig
 from ctxlab.messages import (
     AssistantMessage,
     Summary,
 )
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.tokens import TokenCache
-from tests.helpers import edit_turn, tool_call, tool_result
+from tests.helpers import edit_turn, extractive_fields, tool_call, tool_result
 
 PREVIOUS = Summary(
     fields={
@@ -50,16 +48,7 @@ SPAN = (
 
 
 async def _summary(previous: Summary | None, span: tuple[object, ...] = SPAN) -> dict[str, str]:
-    cache = TokenCache(ApproximateCounter())
-    request = SummaryRequest(
-        span,  # type: ignore[arg-type]
-        previous,
-        ContextConfig().summary_schema,
-        "",
-        budget_tokens=1_500,
-        count=cache.text,
-    )
-    return await extractive_summarizer(request)
+    return await extractive_fields(span, previous, budget=1_500)  # type: ignore[arg-type]
 
 
 async def test_an_earlier_summary_is_carried_into_the_next() -> None:

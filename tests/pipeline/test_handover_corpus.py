@@ -15,8 +15,8 @@ import pytest
 from ctxlab import ContextConfig, TiktokenCounter, load_transcript, replay
 from ctxlab.messages import AssistantMessage, Summary, UserMessage
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import Message
 
-Message = UserMessage | AssistantMessage
 SESSIONS = (
     "claude_code__258c7280-ae70",  # Edit / Write, mix test failing then passing
     "claude_code__8463c716-a2ea",  # Edit with shared context lines

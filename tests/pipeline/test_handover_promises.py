@@ -26,7 +26,7 @@ from ctxlab.pipeline._summary_calls import (
     summary_request_tokens,
 )
 from ctxlab.tokens import TokenCache
-from tests.helpers import Message, exchange
+from tests.helpers import Message, exchange, extractive_fields
 
 
 def _request(
@@ -242,16 +242,8 @@ async def test_a_span_that_took_no_action_says_to_start_or_carries_the_earlier_n
         fields={"task_overview": "Port the parser.", "next_steps": "Run the tax tests."},
         text="(earlier)",
     )
-    cache = TokenCache(ApproximateCounter())
-    carried = SummaryRequest(
-        (AssistantMessage(content="Okay."),),
-        previous,
-        ContextConfig().summary_schema,
-        "",
-        budget_tokens=1_500,
-        count=cache.text,
-    )
-    assert (await extractive_summarizer(carried))["next_steps"] == "Run the tax tests."
+    carried = await extractive_fields((AssistantMessage(content="Okay."),), previous, budget=1_500)
+    assert carried["next_steps"] == "Run the tax tests."
 
 
 async def test_a_very_long_command_gives_way_before_the_short_ones() -> None:

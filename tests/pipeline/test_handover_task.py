@@ -4,17 +4,15 @@ state it, written first and its cut said; never repeated as the user's later ins
 
 from __future__ import annotations
 
-from ctxlab import ApproximateCounter, ContextConfig, replay
+from ctxlab import ApproximateCounter, replay
 from ctxlab.messages import (
     AssistantMessage,
     Summary,
     UserMessage,
 )
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.tokens import TokenCache
-from tests.helpers import session
+from ctxlab.pipeline import extractive_summarizer
+from tests.helpers import Message, session, summary_request
 
-Message = UserMessage | AssistantMessage
 TASK_LINES = [f"Requirement {n}: the parser must accept form_{n} of the input." for n in range(300)]
 TASK = "\n".join(TASK_LINES)
 
@@ -47,25 +45,6 @@ async def test_a_task_too_large_for_its_share_is_pinned_cut_with_the_cut_said() 
         assert "Requirement" not in overview
 
 
-def _request(
-    span: tuple[Message, ...],
-    previous: Summary | None,
-    *,
-    budget: int,
-    pinned: str | None = None,
-) -> SummaryRequest:
-    cache = TokenCache(ApproximateCounter())
-    return SummaryRequest(
-        span,
-        previous,
-        ContextConfig().summary_schema,
-        "",
-        budget_tokens=budget,
-        count=cache.text,
-        pinned_task=pinned,
-    )
-
-
 async def test_a_task_the_summary_states_goes_first_and_its_cut_is_said() -> None:
     chatter = tuple(
         m
@@ -76,7 +55,7 @@ async def test_a_task_the_summary_states_goes_first_and_its_cut_is_said() -> Non
         )
     )
     span = (UserMessage(content=TASK), AssistantMessage(content="Starting."), *chatter)
-    fields = await extractive_summarizer(_request(span, None, budget=600))
+    fields = await extractive_summarizer(summary_request(span, None, budget=600))
     overview = fields["task_overview"].splitlines()
     kept = overview.index(next(ln for ln in overview if ln.startswith("[the task continues")))
     assert overview[:kept] == TASK_LINES[:kept] and kept > 5
@@ -98,7 +77,9 @@ async def test_a_task_no_longer_pinned_is_stated_from_the_earlier_pinned_copy() 
         task="Port the parser to the new grammar.\nKeep tests green.",
     )
     span = (AssistantMessage(content="Working on it."),)
-    overview = (await extractive_summarizer(_request(span, previous, budget=400)))["task_overview"]
+    overview = (await extractive_summarizer(summary_request(span, previous, budget=400)))[
+        "task_overview"
+    ]
     assert overview.splitlines() == [
         "Port the parser to the new grammar.",
         "Keep tests green.",
@@ -111,7 +92,9 @@ async def test_a_task_no_longer_pinned_is_stated_from_the_earlier_pinned_copy() 
         text="(earlier)",
         task="\n".join([*TASK_LINES[:200], "[the first message continues for 100 lines]"]),
     )
-    overview = (await extractive_summarizer(_request(span, cut, budget=400)))["task_overview"]
+    overview = (await extractive_summarizer(summary_request(span, cut, budget=400)))[
+        "task_overview"
+    ]
     kept = len(overview.splitlines()) - 1
     assert overview.splitlines()[-1] == f"[the task continues for {300 - kept} more lines]"
 
@@ -127,7 +110,7 @@ async def test_the_task_goes_in_before_the_instructions_an_earlier_summary_carri
         text="(earlier)",
     )
     span = (AssistantMessage(content="Working on it."),)
-    overview = (await extractive_summarizer(_request(span, previous, budget=400)))[
+    overview = (await extractive_summarizer(summary_request(span, previous, budget=400)))[
         "task_overview"
     ].splitlines()
     assert overview[0] == "Port the parser."

@@ -10,12 +10,11 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ctxlab.messages import AssistantMessage, Summary, TextBlock, UserMessage
+from ctxlab.messages import AssistantMessage, Summary, TextBlock
+from tests.helpers import extractive_fields
 from tests.pipeline.handover_audit import audit
-from tests.pipeline.test_discoveries import _fields, _run
+from tests.pipeline.test_discoveries import _run
 from tests.strategies import SETTINGS
-
-Message = UserMessage | AssistantMessage
 
 
 def _timeout(command: str, output: str = "") -> str:
@@ -29,7 +28,7 @@ def _timeout(command: str, output: str = "") -> str:
 
 async def test_a_run_the_harness_killed_is_a_failure_not_ok() -> None:
     span = (*_run("a", "python3 verify.py", _timeout("python3 verify.py")),)
-    fields = await _fields(span)
+    fields = await extractive_fields(span, budget=4_000)
     assert "$ python3 verify.py  → timed out" in fields["context_to_preserve"]
     assert fields["important_discoveries"].startswith("`python3 verify.py` failed: timed out")
     assert audit(fields, span, span, "").false_ok == []
@@ -43,7 +42,7 @@ async def test_swe_agents_cancelled_and_unexecuted_commands_are_failures() -> No
     )
     unexecuted = "Your bash command contained syntax errors and was NOT executed. Please fix"
     span = (*_run("a", "pytest -x", cancelled), *_run("b", "echo (", unexecuted))
-    fields = await _fields(span)
+    fields = await extractive_fields(span, budget=4_000)
     assert "$ pytest -x  → timed out" in fields["context_to_preserve"]
     assert "$ echo (  → not run" in fields["context_to_preserve"]
     assert "→ ok" not in fields["context_to_preserve"]
@@ -58,7 +57,7 @@ async def test_a_traceback_naming_no_error_and_a_missing_command_are_failures() 
         *_run("a", "python r.py", traceback),
         *_run("b", "tox -e py", "bash: tox: command not found"),
     )
-    fields = await _fields(span)
+    fields = await extractive_fields(span, budget=4_000)
     context = fields["context_to_preserve"]
     assert "$ python r.py  → traceback" in context
     assert "$ tox -e py  → bash: tox: command not found" in context
@@ -79,7 +78,7 @@ async def test_commands_a_cut_name_stands_for_are_told_apart() -> None:
         *_run("b", second, "<returncode>1</returncode>"),
         *_run("c", second, "<returncode>0</returncode>"),
     )
-    fields = await _fields(span)
+    fields = await extractive_fields(span, budget=4_000)
     discoveries = fields["important_discoveries"]
     assert "— fixed" not in discoveries
     assert (
@@ -98,7 +97,7 @@ async def test_not_fixed_while_a_later_output_prints_the_error() -> None:
         *_run("b", "python3 repro.py", "OK\n<returncode>0</returncode>"),
         *_run("c", "python3 tests.py", f"E   {_FAILING}\n<returncode>1</returncode>"),
     )
-    fields = await _fields(span)
+    fields = await extractive_fields(span, budget=4_000)
     repro = fields["important_discoveries"].splitlines()[0]
     assert repro == (
         f"`python3 repro.py` printed a failure (1 of 2 runs): exit 0; {_FAILING}; its last run"
@@ -114,7 +113,7 @@ async def test_an_earlier_not_yet_fixed_stands_while_a_later_output_prints_it() 
         *_run("b", "python3 repro.py", "OK\n<returncode>0</returncode>"),
         *_run("c", "python3 tests.py", f"E   {_FAILING}\n<returncode>1</returncode>"),
     )
-    fields = await _fields(span, previous)
+    fields = await extractive_fields(span, previous, budget=4_000)
     assert earlier in fields["important_discoveries"].splitlines()
     assert "— fixed" not in fields["important_discoveries"]
 
@@ -145,7 +144,7 @@ async def test_fixed_only_when_the_same_commands_last_run_passed_and_nothing_pri
     span = tuple(
         m for n, (command, kind) in enumerate(plan) for m in _run(f"r{n}", command, _OUTCOMES[kind])
     )
-    fields = await _fields(span)
+    fields = await extractive_fields(span, budget=4_000)
     found = audit(fields, span, span, "")
     assert found.false_fixed == []
     assert found.false_ok == []
@@ -162,7 +161,7 @@ async def test_another_commands_later_pass_under_a_cut_name_does_not_hide_a_repr
         *_run("c", "pytest", _OUTCOMES["prints"]),
         *_run("d", _RUNS_IT, _OUTCOMES["pass"]),
     )
-    fields = await _fields(span)
+    fields = await extractive_fields(span, budget=4_000)
     first = fields["important_discoveries"].splitlines()[0]
     assert first.endswith(
         "printed a failure (1 of 3 runs): exit 0; ValueError: bad; its last run passed, but"
@@ -178,16 +177,20 @@ def _previous(line: str) -> Summary:
 async def test_a_cut_names_not_yet_fixed_stands_when_another_command_of_it_passes() -> None:
     # The earlier summary knew the cut name only: a pass of some command it stands for is no fix.
     second = _LONG + "EOF\ntrue"
-    name = (await _fields(_run("a", second, "<returncode>1</returncode>")))["important_discoveries"]
+    name = (await extractive_fields(_run("a", second, "<returncode>1</returncode>"), budget=4_000))[
+        "important_discoveries"
+    ]
     assert " …` failed: exit 1 — not yet fixed" in name
-    fields = await _fields(_run("b", second, "<returncode>0</returncode>"), _previous(name))
+    fields = await extractive_fields(
+        _run("b", second, "<returncode>0</returncode>"), _previous(name), budget=4_000
+    )
     assert fields["important_discoveries"] == name
 
 
 async def test_an_earlier_fixed_is_reopened_when_its_failure_is_printed_again() -> None:
     fixed = f"`python3 repro.py` failed: exit 1; {_FAILING} — fixed: its last run passed (exit 0)"
     span = _run("c", "python3 tests.py", f"E   {_FAILING}\n<returncode>1</returncode>")
-    fields = await _fields(span, _previous(fixed))
+    fields = await extractive_fields(span, _previous(fixed), budget=4_000)
     assert fields["important_discoveries"].splitlines()[0] == (
         f"`python3 repro.py` failed: exit 1; {_FAILING}; `python3 tests.py` prints it again"
         " — not yet fixed"
@@ -204,7 +207,7 @@ async def test_next_steps_are_not_a_self_assessment_the_last_run_contradicts() -
         *_run("a", "python repro.py", f"{warning}<returncode>1</returncode>"),
         _says("The changes look good."),
     )
-    steps = (await _fields(span))["next_steps"]
+    steps = (await extractive_fields(span, budget=4_000))["next_steps"]
     assert steps == (
         "First make `python repro.py` pass: its last run ended AssertionError: warning raised"
     )
@@ -212,4 +215,4 @@ async def test_next_steps_are_not_a_self_assessment_the_last_run_contradicts() -
 
 async def test_a_self_assessment_the_last_run_bears_out_stays() -> None:
     span = (*_run("a", "python repro.py", "OK\n<returncode>0</returncode>"), _says("It works."))
-    assert (await _fields(span))["next_steps"] == "It works."
+    assert (await extractive_fields(span, budget=4_000))["next_steps"] == "It works."

@@ -20,7 +20,7 @@ from ctxlab.messages import (
 )
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.tokens import TokenCache
-from tests.helpers import Message, exchange
+from tests.helpers import Message, exchange, extractive_fields
 
 CACHE = TokenCache(ApproximateCounter())
 FIELDS = ("task_overview", "current_state", "important_discoveries", "next_steps")
@@ -86,10 +86,7 @@ def _rank(field: str, line: str) -> int:
 
 
 async def _lines(budget: int, span: tuple[Message, ...]) -> list[tuple[str, str]]:
-    request = SummaryRequest(
-        span, None, ContextConfig().summary_schema, "", budget_tokens=budget, count=CACHE.text
-    )
-    fields = await extractive_summarizer(request)
+    fields = await extractive_fields(span, budget=budget)
     return [
         (name, line)
         for name in (*FIELDS, "context_to_preserve")
@@ -125,8 +122,7 @@ async def test_short_of_budget_lines_go_in_the_stated_order() -> None:
 
 
 async def test_a_recorded_summary_is_a_discovery_and_not_an_instruction() -> None:
-    request = SummaryRequest(_span(), None, ContextConfig().summary_schema, "", count=CACHE.text)
-    fields = await extractive_summarizer(request)
+    fields = await extractive_fields(_span())
     assert fields["important_discoveries"].splitlines() == [
         HARNESS,
         "The lexer was half rewritten.",
@@ -149,8 +145,7 @@ async def test_a_failed_command_is_an_important_discovery() -> None:
             command="make build",
         ),
     )
-    request = SummaryRequest(span, None, ContextConfig().summary_schema, "", count=CACHE.text)
-    discoveries = (await extractive_summarizer(request))["important_discoveries"]
+    discoveries = (await extractive_fields(span))["important_discoveries"]
     assert "make build" in discoveries and "missing semicolon" in discoveries
 
 
@@ -158,16 +153,8 @@ async def test_a_pinned_task_is_a_pointer_kept_before_anything_else() -> None:
     task = "Make the lexer accept unicode identifiers."
     span = (UserMessage(content=task), *_span()[2:])
     for budget in (80, 400):
-        request = SummaryRequest(
-            span,
-            None,
-            ContextConfig().summary_schema,
-            "",
-            budget_tokens=budget,
-            count=CACHE.text,
-            pinned_task=task,
-        )
-        overview = (await extractive_summarizer(request))["task_overview"].splitlines()
+        fields = await extractive_fields(span, budget=budget, pinned_task=task)
+        overview = fields["task_overview"].splitlines()
         assert overview[0] == "The task: the user's first message, quoted below."
         # The pinned message is never repeated as a later instruction.
         assert "- Make the lexer accept unicode identifiers." not in overview
@@ -184,15 +171,8 @@ async def test_an_earlier_summarys_goal_stays_beside_the_pointer() -> None:
         text="",
     )
     span = (UserMessage(content="Now also the parser."), AssistantMessage(content="On it."))
-    request = SummaryRequest(
-        span,
-        previous,
-        ContextConfig().summary_schema,
-        "",
-        count=CACHE.text,
-        pinned_task=task,
-    )
-    overview = (await extractive_summarizer(request))["task_overview"].splitlines()
+    overview = (await extractive_fields(span, previous, pinned_task=task))["task_overview"]
+    overview = overview.splitlines()
     assert overview == [
         "The task: the user's first message, quoted below.",
         "Goal: unicode identifiers in the lexer.",
@@ -220,10 +200,8 @@ async def test_a_task_cut_again_sums_the_lines_left_out(earlier: int) -> None:
         lines.append(f"[the task continues for {earlier} more lines]")
     previous = Summary(fields={}, text="", task="\n".join(lines))
     span = (UserMessage(content="Go on."), AssistantMessage(content="On it."))
-    request = SummaryRequest(
-        span, previous, ContextConfig().summary_schema, "", budget_tokens=400, count=CACHE.text
-    )
-    overview = (await extractive_summarizer(request))["task_overview"].splitlines()
+    fields = await extractive_fields(span, previous, budget=400)
+    overview = fields["task_overview"].splitlines()
     kept = [ln for ln in overview if ln.startswith("Requirement")]
     assert 0 < len(kept) < 60
     assert f"[the task continues for {60 - len(kept) + earlier} more lines]" in overview

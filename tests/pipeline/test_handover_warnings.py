@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from ctxlab.messages import AssistantMessage
-from tests.pipeline.test_discoveries import PASS, _fields, _run
+from tests.helpers import extractive_fields
+from tests.pipeline.test_discoveries import PASS, _run
 
 CLAIM = AssistantMessage(content="All tests pass now; the change looks good.")
 
@@ -34,7 +35,7 @@ CLAIM = AssistantMessage(content="All tests pass now; the change looks good.")
 )
 async def test_a_last_run_still_printing_warnings_is_flagged(output: str, line: str | None) -> None:
     span = (*_run("a", "make check", output), CLAIM)
-    steps = (await _fields(span))["next_steps"]
+    steps = (await extractive_fields(span, budget=4_000))["next_steps"]
     assert steps.startswith("`make check` still prints warnings: ")
     said = line or ("npm WARN deprecated glob@7.2.3" if "npm" in output else "2 warnings")
     assert said in steps.splitlines()[0]
@@ -44,9 +45,9 @@ async def test_a_last_run_still_printing_warnings_is_flagged(output: str, line: 
 async def test_a_clean_last_run_is_not_flagged_and_a_failure_comes_first() -> None:
     warned = "/src/a.py:3: DeprecationWarning: parse() is deprecated\n" + PASS
     clean = (*_run("a", "make check", warned), *_run("b", "make check", PASS), CLAIM)
-    assert "warnings" not in (await _fields(clean))["next_steps"]
+    assert "warnings" not in (await extractive_fields(clean, budget=4_000))["next_steps"]
     failed = "E   AssertionError: 1 != 2\n==== 1 failed in 0.2s ====\n<returncode>1</returncode>"
     failing = (*_run("a", "make check", warned), *_run("b", "pytest", failed), CLAIM)
-    steps = (await _fields(failing))["next_steps"]
+    steps = (await extractive_fields(failing, budget=4_000))["next_steps"]
     assert steps.startswith("First make `pytest` pass")
     assert "warnings" not in steps

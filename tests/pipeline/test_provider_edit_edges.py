@@ -25,8 +25,8 @@ from ctxlab.pipeline._provider_edits import (
     truncate_oldest,
 )
 from ctxlab.tokens import ApproximateCounter, TokenCache
+from tests.helpers import Message
 
-Message = UserMessage | AssistantMessage
 CACHE = TokenCache(ApproximateCounter())
 
 

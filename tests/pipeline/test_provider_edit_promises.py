@@ -26,9 +26,8 @@ from ctxlab.pipeline._provider_edits import (
     truncate_oldest,
 )
 from ctxlab.tokens import ApproximateCounter, TokenCache
-from tests.helpers import prepared, results_of
+from tests.helpers import Message, prepared, results_of
 
-Message = UserMessage | AssistantMessage
 PLACEHOLDER = ClearToolUses().placeholder
 
 

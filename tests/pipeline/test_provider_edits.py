@@ -19,6 +19,7 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from tests.config.histories import thinking_of
 from tests.helpers import prepared
 
 PLACEHOLDER = ClearToolUses().placeholder
@@ -193,14 +194,7 @@ async def test_a_tool_loop_is_one_thinking_turn() -> None:
         messages += [thinking_call(n), result(n)]
     config = ContextConfig(provider_edits=ProviderEdits(clear_thinking=ClearThinking()))
     prep = await prepared(messages, context_window=200_000, config=config)
-    thinking = [
-        b.thinking
-        for m in prep.request.messages
-        if isinstance(m, AssistantMessage)
-        for b in m.content
-        if isinstance(b, ThinkingBlock)
-    ]
-    assert thinking == ["idea 1", "idea 2", "idea 3"]
+    assert thinking_of(prep.request.messages) == ["idea 1", "idea 2", "idea 3"]
     cleared = [t.target for t in prep.manifest.transforms if t.kind == "provider_clear_thinking"]
     assert cleared == ["turn 1", "turn 1"]
 

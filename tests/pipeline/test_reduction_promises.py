@@ -8,12 +8,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab import ContextConfig, WorkingState, prepare
+from ctxlab import ContextConfig
 from ctxlab.config._sections import CompactionPasses, MaskConfig
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.pipeline import CompactionOrder
-from ctxlab.tokens import ApproximateCounter
-from tests.helpers import tool_turn
+from tests.helpers import prepared, results_of, tool_turn
 
 
 def _session(turns: int) -> list[UserMessage | AssistantMessage]:
@@ -25,29 +24,17 @@ def _session(turns: int) -> list[UserMessage | AssistantMessage]:
 
 async def test_masking_runs_far_below_the_trigger() -> None:
     config = ContextConfig(compaction=CompactionPasses(mask=MaskConfig(keep_turns=3)))
-    prep = await prepare(
-        WorkingState(conversation=tuple(_session(8))),
-        context_window=1_000_000,
-        counter=ApproximateCounter(),
-        config=config,
-    )
+    prep = await prepared(_session(8), context_window=1_000_000, config=config)
     masked = [t.target for t in prep.manifest.transforms if t.kind == "observation_mask"]
     assert masked == [f"c{n}" for n in range(5)]
-    results = [
-        b.text
-        for m in prep.state.conversation
-        if isinstance(m, UserMessage)
-        for b in m.content
-        if isinstance(b, ToolResultBlock)
-    ]
+    results = list(results_of(prep.state.conversation).values())
     placeholder = MaskConfig().placeholder
     assert results[:5] == [placeholder] * 5
     assert all(r.startswith("log ") for r in results[5:])
     # Control: keeping more turns than there are masks nothing.
-    whole = await prepare(
-        WorkingState(conversation=tuple(_session(8))),
+    whole = await prepared(
+        _session(8),
         context_window=1_000_000,
-        counter=ApproximateCounter(),
         config=ContextConfig(compaction=CompactionPasses(mask=MaskConfig(keep_turns=8))),
     )
     assert [t for t in whole.manifest.transforms if t.kind == "observation_mask"] == []
@@ -74,10 +61,9 @@ async def test_a_latest_turn_too_large_is_cut_until_the_request_fits(
         for n, size in enumerate(sizes)
     )
     messages += [AssistantMessage(content=calls), UserMessage(content=results)]
-    prep = await prepare(
-        WorkingState(conversation=tuple(messages)),
+    prep = await prepared(
+        messages,
         context_window=window,
-        counter=ApproximateCounter(),
         config=ContextConfig(tool_result_limit=100_000),
         summarizer=_summary,
         compaction=CompactionOrder(force=True),

@@ -22,8 +22,9 @@ from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.pipeline import message_items
 from ctxlab.pipeline._reported_edits import as_reported, reported_items
 from ctxlab.tokens import ApproximateCounter, TokenCache
+from tests.config.histories import thinking_of
+from tests.helpers import Message
 
-Message = UserMessage | AssistantMessage
 PLACEHOLDER = ClearToolUses().placeholder
 CACHE = TokenCache(ApproximateCounter())
 
@@ -82,15 +83,24 @@ def _results(items: Sequence[ManifestItem], conversation: list[Message]) -> dict
     }
 
 
-def test_the_billed_items_keep_what_surrounds_the_conversation() -> None:
+def _reported(
+    edits: ProviderEdits, report: list[dict[str, Any]]
+) -> tuple[list[Message], list[ManifestItem], tuple[ManifestItem, ...], list[Message]]:
+    """The conversation, its items, the items billed after ``report`` and the conversation as
+    edited; the billed items checked to be the edited conversation's, surrounded as before."""
     conversation = _conversation()
     request, items = _request(conversation)
-    edits = ProviderEdits(clear_tool_uses=ClearToolUses())
-    billed = reported_items(items, request, edits, _report(uses=2), CACHE)
+    billed = reported_items(items, request, edits, report, CACHE)
+    edited = list(as_reported(conversation, edits, report))
     assert billed is not None
-    edited = as_reported(conversation, edits, _report(uses=2))
     assert billed == (*FIXED, *LEAD, *message_items(edited, CACHE), *AFTER)
-    results = _results(billed, list(edited))
+    return conversation, items, billed, edited
+
+
+def test_the_billed_items_keep_what_surrounds_the_conversation() -> None:
+    edits = ProviderEdits(clear_tool_uses=ClearToolUses())
+    conversation, items, billed, edited = _reported(edits, _report(uses=2))
+    results = _results(billed, edited)
     assert [c for c, text in results.items() if text == PLACEHOLDER] == ["c0", "c1"]
     # What the server billed is what it left: the two results' tokens less.
     freed = sum(i.tokens for i in items) - sum(i.tokens for i in billed)
@@ -99,21 +109,8 @@ def test_the_billed_items_keep_what_surrounds_the_conversation() -> None:
 
 
 def test_a_report_of_thinking_alone_removes_the_oldest_turns_thinking() -> None:
-    conversation = _conversation()
-    request, items = _request(conversation)
-    edits = ProviderEdits(clear_thinking=ClearThinking())
-    billed = reported_items(items, request, edits, _report(turns=3), CACHE)
-    assert billed is not None
-    kept = [m for m in as_reported(conversation, edits, _report(turns=3))]
-    thought = [
-        b.thinking
-        for m in kept
-        if isinstance(m, AssistantMessage)
-        for b in m.content
-        if isinstance(b, ThinkingBlock)
-    ]
-    assert thought == ["Reading part 3."]  # the three oldest turns' thinking went
-    assert billed == (*FIXED, *LEAD, *message_items(kept, CACHE), *AFTER)
+    _, _, _, kept = _reported(ProviderEdits(clear_thinking=ClearThinking()), _report(turns=3))
+    assert thinking_of(kept) == ["Reading part 3."]  # the three oldest turns' thinking went
 
 
 def test_nothing_reported_or_a_report_of_nothing_is_no_edit() -> None:

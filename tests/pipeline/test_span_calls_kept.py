@@ -41,8 +41,7 @@ from ctxlab.pipeline._span import (
     read_span,
     short,
 )
-
-Message = UserMessage | AssistantMessage
+from tests.helpers import Message
 
 
 def reference_span(messages: list[Message]) -> Span:

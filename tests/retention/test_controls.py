@@ -30,9 +30,8 @@ from ctxlab.messages import (
 )
 from ctxlab.retention import measure_retention
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import Message
 from tests.strategies import SETTINGS
-
-Message = UserMessage | AssistantMessage
 
 # ---- the independent measure: files and numbers, counted by this module alone ----
 

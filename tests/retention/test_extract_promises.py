@@ -11,8 +11,7 @@ from typing import Any
 
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.retention._extract import Inventory, inventory
-
-Message = UserMessage | AssistantMessage
+from tests.helpers import Message
 
 
 def _span(*calls: tuple[str, dict[str, Any]], output: str = "ok") -> list[Message]:

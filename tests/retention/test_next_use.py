@@ -18,21 +18,23 @@ from ctxlab.messages import (
 )
 from ctxlab.retention._measure import request_text
 from ctxlab.retention._next_use import UsedItem, next_use, next_use_columns, used_items
-from tests.helpers import Message, exchange, tool_call, tool_result
+from tests.helpers import Message, exchange
 from tests.hostile import assert_linear
 from tests.strategies import SETTINGS
+
+
+def _run(call_id: str, command: str, output: str) -> list[Message]:
+    """A bash call running ``command`` and its result ``output``."""
+    return exchange(call_id, "bash", output, command=command)
 
 
 def _session() -> list[Message]:
     return [
         UserMessage(content="Fix the parser."),
-        tool_call("c0", command="cat src/parse.py"),
-        tool_result("c0", "def parse(): ..."),
-        tool_call("c1", command="cat docs/notes.md"),
-        tool_result("c1", "notes"),
+        *_run("c0", "cat src/parse.py", "def parse(): ..."),
+        *_run("c1", "cat docs/notes.md", "notes"),
         # The reply after the compaction: it uses both files it read before.
-        tool_call("c2", command="diff src/parse.py docs/notes.md"),
-        tool_result("c2", "no difference"),
+        *_run("c2", "diff src/parse.py docs/notes.md", "no difference"),
     ]
 
 
@@ -55,10 +57,8 @@ def test_a_compaction_that_drops_one_of_two_paths_scores_half() -> None:
 def test_items_a_reply_introduces_are_left_out() -> None:
     messages: list[Message] = [
         UserMessage(content="Add a test."),
-        tool_call("c0", command="cat src/app.py"),
-        tool_result("c0", "x = 1"),
-        tool_call("c1", command="cat > tests/test_new_thing.py <<EOF\nEOF\ncat src/app.py"),
-        tool_result("c1", ""),
+        *_run("c0", "cat src/app.py", "x = 1"),
+        *_run("c1", "cat > tests/test_new_thing.py <<EOF\nEOF\ncat src/app.py", ""),
     ]
     graded = next_use(messages, 3, request_text(messages), replies=1)
     assert UsedItem("path", "tests/test_new_thing.py") in graded.fresh
@@ -72,12 +72,9 @@ def test_items_a_reply_introduces_are_left_out() -> None:
 def test_only_the_next_replies_up_to_the_next_compaction_are_read() -> None:
     messages = [
         UserMessage(content="Look at a.py and b.py and c.py"),
-        tool_call("c0", command="cat a.py"),
-        tool_result("c0", ""),
-        tool_call("c1", command="cat b.py"),
-        tool_result("c1", ""),
-        tool_call("c2", command="cat c.py"),
-        tool_result("c2", ""),
+        *_run("c0", "cat a.py", ""),
+        *_run("c1", "cat b.py", ""),
+        *_run("c2", "cat c.py", ""),
     ]
     request = request_text(messages[:1])  # the task alone: every file named
     one = next_use(messages, 1, request, replies=1)
@@ -89,12 +86,8 @@ def test_only_the_next_replies_up_to_the_next_compaction_are_read() -> None:
 def test_a_command_is_held_by_its_word_and_argument_across_options() -> None:
     messages: list[Message] = [
         UserMessage(content="go"),
-        tool_call("c0", command="grep -rn --color parse_value src"),
-        tool_result("c0", ""),
-        tool_call(
-            "c1", command="grep parse_value src && cd /repo && FOO=1 pytest -x tests/t.py | tail -3"
-        ),
-        tool_result("c1", ""),
+        *_run("c0", "grep -rn --color parse_value src", ""),
+        *_run("c1", "grep parse_value src && cd /repo && FOO=1 pytest -x tests/t.py | tail -3", ""),
     ]
     found = [i.text for i in used_items([messages[3]]) if i.kind == "command"]  # type: ignore[list-item]
     assert found == ["grep parse_value", "pytest tests/t.py", "tail"]
@@ -109,8 +102,7 @@ def test_identifiers_and_quoted_errors_count() -> None:
     error = "ValueError: bad literal for parse_value"
     messages: list[Message] = [
         UserMessage(content="go"),
-        tool_call("c0", command="python run.py"),
-        tool_result("c0", f"Traceback\n{error}\n"),
+        *_run("c0", "python run.py", f"Traceback\n{error}\n"),
         AssistantMessage(
             content=(TextBlock(text=f"The run says:\n{error}\nso ParserState is wrong."),)
         ),
@@ -153,11 +145,11 @@ def _sessions(draw: st.DrawFn) -> tuple[list[Message], int]:
     )
     messages: list[Message] = [UserMessage(content="Fix it.")]
     for n, path in enumerate(files):
-        messages += exchange(f"c{n}", "bash", f"contents {n}", command=f"cat {path}")
+        messages += _run(f"c{n}", f"cat {path}", f"contents {n}")
     index = len(messages)
     again = draw(st.lists(st.sampled_from(files), min_size=2, max_size=5))
     for n, path in enumerate(again, start=len(files)):
-        messages += exchange(f"c{n}", "bash", "1", command=f"wc -l {path}")
+        messages += _run(f"c{n}", f"wc -l {path}", "1")
     return messages, index
 
 
@@ -186,10 +178,8 @@ def test_reading_a_hostile_reply_takes_linear_time(piece: str) -> None:
     def make(n: int) -> Callable[[], object]:
         messages: list[Message] = [
             UserMessage(content=piece * n),
-            tool_call("c0", command="true"),
-            tool_result("c0", ""),
-            tool_call("c1", command=piece * n),
-            tool_result("c1", ""),
+            *_run("c0", "true", ""),
+            *_run("c1", piece * n, ""),
         ]
         request = request_text(messages[:3])
         return lambda: next_use(messages, 3, request)

@@ -17,10 +17,9 @@ from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUs
 from ctxlab.retention import _before
 from ctxlab.retention._measure import holds, request_text
 from ctxlab.retention._next_use import NextUse, UsedItem, command_pattern, next_use, used_items
+from tests.helpers import Message
 from tests.hostile import assert_linear
 from tests.strategies import SETTINGS
-
-Message = UserMessage | AssistantMessage
 
 # Pieces that meet at the edges the prefix test must get right: a word cut at a message's
 # end, an option that could be an argument, quotes, separators, paths by their last parts.

@@ -6,9 +6,8 @@ from __future__ import annotations
 from ctxlab import ApproximateCounter, ContextConfig, Transcript, WhatIf
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.retention import measure_retention
-from tests.helpers import session
+from tests.helpers import Message, session
 
-Message = UserMessage | AssistantMessage
 TASK = "Fix the crash in src/app/models.py.\nKeep the public API unchanged."
 
 

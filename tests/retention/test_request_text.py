@@ -8,13 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.io._transcript import load_transcript
-from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from ctxlab.messages import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.retention._extract import collapse
 from ctxlab.retention._measure import _strings, request_text
 from tests.conftest import corpus_files, requires_corpus
+from tests.helpers import Message
 from tests.strategies import SETTINGS
-
-Message = UserMessage | AssistantMessage
 
 
 def _at_once(messages: list[Message], *extra: str) -> str:

@@ -17,9 +17,9 @@ from ctxlab.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.retention import holds, inventory, measure_retention
 from ctxlab.tokens import TokenCache
+from tests.helpers import extractive_fields
 
 
 def call(id: str, name: str, **input: object) -> AssistantMessage:
@@ -151,12 +151,7 @@ async def test_a_summary_of_paths_only_scores_low_on_task_and_instructions() -> 
     listing = "\n".join([*found.of("files"), *found.of("commands")])
     poor = measure_retention(SPAN[:8], listing, SPAN[8:])
     assert poor["task"].share == 0.0 and poor["instructions"].share == 0.0
-    cache = TokenCache(ApproximateCounter())
-    fields = await extractive_summarizer(
-        SummaryRequest(
-            SPAN[:8], None, ContextConfig().summary_schema, "", budget_tokens=800, count=cache.text
-        )
-    )
+    fields = await extractive_fields(SPAN[:8], budget=800)
     good = measure_retention(SPAN[:8], "\n".join(fields.values()), SPAN[8:])
     assert good["task"].share == 1.0 and good["instructions"].share == 1.0
     assert good.share() > poor.share() + 0.3  # type: ignore[operator]
@@ -168,11 +163,7 @@ async def test_the_offline_summary_is_a_handover() -> None:
         *SPAN[:8],
         AssistantMessage(content="Next I will add a regression test for the missing user_id."),
     )
-    fields = await extractive_summarizer(
-        SummaryRequest(
-            span, None, ContextConfig().summary_schema, "", budget_tokens=800, count=cache.text
-        )
-    )
+    fields = await extractive_fields(span, budget=800)
     assert fields["task_overview"].startswith(TASK)
     assert "- Also, do not touch the migrations folder." in fields["task_overview"]
     # What changed, short old → new; the command with its outcome; the error and its state.
@@ -191,12 +182,7 @@ async def test_the_offline_summary_is_a_handover() -> None:
 
 
 async def test_an_error_fixed_by_a_later_run_is_reported_fixed() -> None:
-    cache = TokenCache(ApproximateCounter())
-    fields = await extractive_summarizer(
-        SummaryRequest(
-            SPAN, None, ContextConfig().summary_schema, "", budget_tokens=800, count=cache.text
-        )
-    )
+    fields = await extractive_fields(SPAN, budget=800)
     assert "KeyError: 'user_id' — fixed" in fields["important_discoveries"]
     assert "→ exit 0" in fields["context_to_preserve"]
 
@@ -209,11 +195,7 @@ async def test_the_offline_summary_stays_within_a_small_budget_and_keeps_the_use
         for m in (call(f"x{n}", "bash", command=f"grep -rn token_{n} src/"), result(f"x{n}", "x"))
     ]
     span = (*SPAN[:8], *commands)
-    fields = await extractive_summarizer(
-        SummaryRequest(
-            span, None, ContextConfig().summary_schema, "", budget_tokens=300, count=cache.text
-        )
-    )
+    fields = await extractive_fields(span, budget=300)
     assert sum(cache.text(v) + 1 for v in fields.values()) <= 300
     assert "Also, do not touch the migrations folder." in fields["task_overview"]
     # Short of room, the oldest commands go first: the latest stays.

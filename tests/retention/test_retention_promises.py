@@ -7,8 +7,7 @@ from __future__ import annotations
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.messages._state import Summary, WorkingState
 from ctxlab.retention import compaction_retention, holds, inventory, measure_retention
-
-Message = UserMessage | AssistantMessage
+from tests.helpers import Message
 
 
 def _session(calls: int) -> list[Message]:

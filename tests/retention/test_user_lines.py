@@ -11,8 +11,7 @@ import pytest
 from ctxlab import ApproximateCounter, ContextConfig, replay
 from ctxlab.messages import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ctxlab.retention import UserLines, _users, compaction_retention, inventory
-
-Message = UserMessage | AssistantMessage
+from tests.helpers import Message
 
 
 def session(n: int, tag: str = "") -> list[Message]:

@@ -1,6 +1,8 @@
-"""The grader's patterns for numbers and identifiers, their look-behind written once before
-the branches (for speed), find what the patterns written branch by branch find — on every text
-of the corpus and on made-up texts. (The summarizer's own pattern is tested beside it.)"""
+"""The patterns for the values and names an agent wrote — the grader's for numbers and for
+identifiers, the summarizer's for both at once (``ctxlab.pipeline._span_text``) — each with its
+look-behind written once before the branches (for speed), find what the same pattern written
+branch by branch finds: on every text of the corpus, on made-up texts, and on the runs that
+once took quadratic time (which they now read in linear time)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxlab.pipeline._span_text import _VALUE
 from ctxlab.retention._extract import _IDENTIFIER, _NUMBER
 from tests.conftest import requires_corpus
 from tests.helpers import corpus_texts
@@ -18,35 +21,45 @@ from tests.hostile import FAILING_RUNS, assert_linear
 from tests.strategies import SETTINGS
 
 # The definitions: each branch with its own look-behind.
-PLAIN_NUMBER = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+(?![\w.]*\w)|(?<![\w.])\d{2,}(?![\w.]*\w)")
-PLAIN_IDENTIFIER = re.compile(
+NUMBER = r"(?<![\w.])v?\d+(?:\.\d+)+(?![\w.]*\w)|(?<![\w.])\d{2,}(?![\w.]*\w)"
+IDENTIFIER = (
     r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?!\w)"
     r"|(?<![\w.])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w)"
     r"|(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"
 )
-PAIRS = [(_NUMBER, PLAIN_NUMBER), (_IDENTIFIER, PLAIN_IDENTIFIER)]
+VALUE = r"(?<![\w.])(?:v?\d+(?:\.\d+)+|\d{2,})(?![\w.]*\w)|" + IDENTIFIER
+# Each pattern, its definition, and what it must find in the text around a failing run below.
+PAIRS = [
+    pytest.param(_NUMBER, re.compile(NUMBER), {"42", "1.2.3", "v2.0"}, id="number"),
+    pytest.param(_IDENTIFIER, re.compile(IDENTIFIER), {"FooBar", "FooBar.x"}, id="identifier"),
+    pytest.param(
+        _VALUE, re.compile(VALUE), {"42", "1.2.3", "v2.0", "FooBar", "FooBar.x"}, id="value"
+    ),
+]
 PIECES = st.sampled_from([*"aZ_.1 9v/-\n", "ab_cd", "FooBar", "1.2.3", "x.y", "42", "é"])
 
 
 @requires_corpus
-@pytest.mark.parametrize(("pattern", "plain"), PAIRS, ids=["number", "identifier"])
+@pytest.mark.parametrize(("pattern", "plain", "found"), PAIRS)
 def test_the_same_matches_on_every_corpus_text(
-    pattern: re.Pattern[str], plain: re.Pattern[str]
+    pattern: re.Pattern[str], plain: re.Pattern[str], found: set[str]
 ) -> None:
     texts = corpus_texts()
     assert len(texts) > 5_000
     assert [pattern.findall(t) for t in texts] == [plain.findall(t) for t in texts]
 
 
+@pytest.mark.parametrize(("pattern", "plain", "found"), PAIRS)
 @SETTINGS
-@given(st.lists(PIECES, max_size=20).map("".join))
-def test_the_same_matches_on_made_up_text(text: str) -> None:
-    for pattern, plain in PAIRS:
-        assert pattern.findall(text) == plain.findall(text)
+@given(text=st.lists(PIECES, max_size=20).map("".join))
+def test_the_same_matches_on_made_up_text(
+    pattern: re.Pattern[str], plain: re.Pattern[str], found: set[str], text: str
+) -> None:
+    assert pattern.findall(text) == plain.findall(text)
 
 
 @pytest.mark.parametrize(("prefix", "unit", "end"), FAILING_RUNS)
-@pytest.mark.parametrize("pattern", [_NUMBER, _IDENTIFIER], ids=["number", "identifier"])
+@pytest.mark.parametrize("pattern", [p.values[0] for p in PAIRS], ids=[p.id for p in PAIRS])
 def test_a_run_ended_by_a_failing_character_is_read_in_linear_time(
     pattern: re.Pattern[str], prefix: str, unit: str, end: str
 ) -> None:
@@ -59,9 +72,16 @@ def test_a_run_ended_by_a_failing_character_is_read_in_linear_time(
 
 
 @pytest.mark.parametrize(("prefix", "unit", "end"), FAILING_RUNS)
-def test_the_failing_runs_read_as_the_definition(prefix: str, unit: str, end: str) -> None:
+@pytest.mark.parametrize(("pattern", "plain", "found"), PAIRS)
+def test_the_failing_runs_read_as_the_definition(
+    pattern: re.Pattern[str],
+    plain: re.Pattern[str],
+    found: set[str],
+    prefix: str,
+    unit: str,
+    end: str,
+) -> None:
     # Short, where the definition is fast; values before and after so that each has a match.
-    text = f"see 42 and {prefix}{unit * 30}{end} then 1.2.3, v2.0. and FooBar.x"
-    for pattern, plain in PAIRS:
-        assert pattern.findall(text) == plain.findall(text)
-    assert {"42", "1.2.3", "v2.0"} <= set(_NUMBER.findall(text))
+    text = f"see 42 and {prefix}{unit * 30}{end} then 1.2.3, v2.0. and FooBar and FooBar.x"
+    assert pattern.findall(text) == plain.findall(text)
+    assert found <= set(pattern.findall(text))

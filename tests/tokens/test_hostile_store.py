@@ -16,11 +16,9 @@ from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.messages._usage import MAX_TOKENS
 from ctxlab.tokens import ApproximateCounter, CountStore, TokenCache
 from ctxlab.util import _room
-from tests.helpers import raised_at_once
+from tests.helpers import Message, raised_at_once
 from tests.hostile import read_only, says
 from tests.tokens.stores import refused
-
-Message = UserMessage | AssistantMessage
 
 
 def _session(n: int = 40) -> list[Message]:

@@ -19,6 +19,7 @@ from ctxlab.exceptions import ModelError
 from ctxlab.fork import fork, run_forward
 from ctxlab.models import FunctionModel, MemorylessModel
 from ctxlab.widgets import ForkLab, Lab
+from tests.fork.helpers import cut_branch
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -150,14 +151,7 @@ async def test_the_overlay_draws_each_run_the_fork_and_where_contexts_part(
 async def test_any_run_at_any_request_shows_its_manifest_and_context(
     lab: Lab, tmp_path: Path
 ) -> None:
-    branch = await fork(
-        lab.agent,
-        at=2,
-        name="cut",
-        config=demo_config(tool_result_limit=300),
-        workspace=DEMO_WORKSPACE,
-        root=tmp_path / "c",
-    )
+    branch = await cut_branch(lab.agent, 2, tmp_path / "c")
     outcomes = await run_forward(branch, runs=2, check=task_done)
     view = ForkLab(outcomes)
     view.run.value = 1
