@@ -67,8 +67,11 @@ def copy_project(repo: Path = REPO, work: Path = WORK) -> None:
         shutil.copy2(repo / name, target)
 
 
-def configure(modules: list[str], tests: list[str], work: Path = WORK) -> None:
-    """Append mutmut's settings to ``work``'s pyproject: mutate ``modules``, run ``tests``."""
+def configure(
+    modules: list[str], tests: list[str], work: Path = WORK, deselect: list[str] | None = None
+) -> None:
+    """Append mutmut's settings to ``work``'s pyproject: mutate ``modules``, run ``tests``
+    (but the test ids ``deselect`` names)."""
 
     def toml_list(items: list[str]) -> str:
         return "[" + ", ".join(f'"{i}"' for i in items) + "]"
@@ -80,7 +83,9 @@ def configure(modules: list[str], tests: list[str], work: Path = WORK) -> None:
         'also_copy = ["widgets"]\n'
         f"only_mutate = {toml_list(modules)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]\n'
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"'
+        + "".join(f', "--deselect", "{test}"' for test in deselect or ())
+        + "]\n"
     )
     pyproject = work / "pyproject.toml"
     pyproject.write_text(pyproject.read_text(encoding="utf-8") + section, encoding="utf-8")
