@@ -52,21 +52,27 @@ def _tests_for(module: str) -> str:
     return str(folder.relative_to(REPO)) if folder.is_dir() else "tests"
 
 
-def _copy() -> None:
-    if WORK.exists():
-        shutil.rmtree(WORK)
+def copy_project(repo: Path = REPO, work: Path = WORK) -> None:
+    """Copy ``repo``'s tracked files (but ``SKIP``) to a fresh ``work`` folder."""
+    if work.exists():
+        shutil.rmtree(work)
     files = subprocess.run(
-        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+        ["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout.split("\n")
     for name in files:
-        if not name or name.startswith(SKIP) or not (REPO / name).is_file():
+        if not name or name.startswith(SKIP) or not (repo / name).is_file():
             continue
-        target = WORK / name
+        target = work / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, target)
+        shutil.copy2(repo / name, target)
 
 
-def _configure(modules: list[str], tests: list[str]) -> None:
+def configure(
+    modules: list[str], tests: list[str], work: Path = WORK, deselect: list[str] | None = None
+) -> None:
+    """Append mutmut's settings to ``work``'s pyproject: mutate ``modules``, run ``tests``
+    (but the test ids ``deselect`` names)."""
+
     def toml_list(items: list[str]) -> str:
         return "[" + ", ".join(f'"{i}"' for i in items) + "]"
 
@@ -77,9 +83,11 @@ def _configure(modules: list[str], tests: list[str]) -> None:
         'also_copy = ["widgets"]\n'
         f"only_mutate = {toml_list(modules)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]\n'
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"'
+        + "".join(f', "--deselect", "{test}"' for test in deselect or ())
+        + "]\n"
     )
-    pyproject = WORK / "pyproject.toml"
+    pyproject = work / "pyproject.toml"
     pyproject.write_text(pyproject.read_text(encoding="utf-8") + section, encoding="utf-8")
 
 
@@ -98,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tests = args.tests or sorted({_tests_for(m) for m in modules})
     print(f"mutating {', '.join(modules)} against {', '.join(tests)} in {WORK}", flush=True)
-    _copy()
-    _configure(modules, tests)
+    copy_project()
+    configure(modules, tests)
     env = {**os.environ, "CTXLAB_CORPUS": os.environ.get("CTXLAB_CORPUS", "../shared/corpus")}
     mutmut = [sys.executable, "-m", "mutmut"]
     # mutmut redraws a progress line; only its last state is kept.
