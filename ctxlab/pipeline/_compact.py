@@ -132,16 +132,8 @@ async def compact(
         task, room = fit_task(task, tail, limits, cache)
     # The summary may take the reserve (what the tail was sized by), never more than is left.
     budget = min(limits.reserve_tokens, max(room - cache.messages(tail) - 64, MIN_SUMMARY_BUDGET))
-    asked = SummaryAsk(
-        config,
-        summarizer,
-        order.instructions,
-        budget,
-        cache,
-        tail,
-        task,
-        limits.summary_limit(budget),
-    )
+    limit = limits.summary_limit(budget)
+    asked = SummaryAsk(config, summarizer, order.instructions, budget, cache, tail, task, limit)
     fields, errors = await summarize(prefix, summary, asked)
     new_summary = _new_summary(fields, errors, prefix, summary, config, task)
     if fields is None:
