@@ -86,7 +86,9 @@ def tab_changed(lab: Lab) -> None:
         lab.config.sync()
     if lab.tabs.selected_index == SOURCES_TAB:
         lab.sources.sync()
-    render_selection(lab)
+    # Through the Lab: a render waiting for its turn (`render_later`) is done by this one, not
+    # first (its panels read) and then again.
+    lab._render_selection()
 
 
 def open_item(lab: Lab, item_id: str, *, again: bool = False) -> None:

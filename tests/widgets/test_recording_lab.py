@@ -18,7 +18,8 @@ from ctxlab.analysis._calibration import bill_flag
 from ctxlab.analysis._replay import replay
 from ctxlab.demo import DEMO_PROMPT, demo_agent
 from ctxlab.tokens import TiktokenCounter, TokenCache
-from ctxlab.widgets import Lab
+from ctxlab.widgets import Lab, _map
+from ctxlab.widgets._lab_selection import CONTEXT_TAB
 from ctxlab.widgets._recording import PROGRESS_SECONDS, progress_line
 from tests.helpers import Displays
 
@@ -348,6 +349,22 @@ async def test_a_recording_closed_before_its_panels_fill_them_never() -> None:
     lab.close()
     await asyncio.sleep(0)
     assert lab._manifest.table.total == 0
+
+
+async def test_a_tab_opened_before_the_panels_fill_draws_the_request_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Review: a tab brought into view before the deferred render drew the request twice (its
+    # render read `lab.map`, which filled the panels first, then drew them again).
+    lab = await Lab.open(load(FIXTURE), context_window=200_000)
+    shown: list[int] = []
+    segments = _map.map_segments
+    monkeypatch.setattr(_map, "map_segments", lambda i, s: shown.append(1) or segments(i, s))
+    lab.tabs.selected_index = CONTEXT_TAB
+    assert len(shown) == 1
+    assert "<b>Request 4</b>" in lab._context.widget.value  # the tab drawn, the last request
+    await asyncio.sleep(0)
+    assert len(shown) == 1  # the turn's own render found it done
 
 
 async def test_a_recording_without_usage_takes_a_stated_unrecorded_part() -> None:
