@@ -151,7 +151,8 @@ class SessionFormat:
     this format looks at besides the file itself — OpenCode's stored session reads its
     messages and parts from folders beside ``session/``. `sessions` keeps a folder's table
     only while these are unchanged too, wherever they lie (a folder's own files are watched
-    already; this names the ones that may lie outside it). None: the file alone."""
+    already, but for those in its hidden folders; this names the ones that may lie outside it
+    or in one of those). None: the file alone."""
     guess: bool = False
     """Known by ``role`` fields alone (the chat formats): asked after every other format."""
     messages: bool = False

@@ -10,11 +10,11 @@ table; any file added, removed, grown or touched anywhere under it — a session
 part of it beside it (a Cline task's, OpenCode's storage), a subagent's — and the folder is read
 again, whole: a session's row can depend on files other than its own, so no row is kept past a
 change. What a session reads outside the folder (a folder asked for is OpenCode's
-``storage/session``, whose messages and parts lie in folders beside it) is in the state too, as
-its format names it (`SessionFormat.reads`). A folder where a file changed in the last two seconds is not kept: a file rewritten at
-its size within one tick of its file system's clock (a second on some, two on FAT) keeps its
-modification time, and the state would not tell the second write from the first (git's
-"racily clean" files).
+``storage/session``, whose messages and parts lie in folders beside it) or in a hidden folder
+of it is in the state too, as its format names it (`SessionFormat.reads`). A folder where a
+file changed in the last two seconds is not kept: a file rewritten at its size within one tick
+of its file system's clock (a second on some, two on FAT) keeps its modification time, and the
+state would not tell the second write from the first (git's "racily clean" files).
 """
 
 from __future__ import annotations
@@ -99,13 +99,22 @@ def _outside(
     files: list[tuple[str, int, int]],
     beside: Callable[[Path], Iterable[Path]],
 ) -> list[str]:
-    """What the sessions among ``files`` read outside ``root``, each once (a storage's shared
-    folder is named by each of its sessions)."""
+    """What the sessions among ``files`` read that the walk of ``root`` does not see — outside
+    it, or in a hidden folder of it —, each once (a storage's shared folder is named by each of
+    its sessions)."""
     named: set[str] = set()
     for path, _, _ in files:
         if path.lower().endswith(suffixes):
-            named.update(str(p) for p in beside(Path(path)) if not Path(p).is_relative_to(root))
+            named.update(str(p) for p in beside(Path(path)) if not _walked(Path(p), root))
     return sorted(named)
+
+
+def _walked(path: Path, root: Path) -> bool:
+    """Whether the walk of ``root`` sees ``path``: under it, in no hidden folder (a hidden file
+    named here is walked again: the same entry twice, harmless)."""
+    return path.is_relative_to(root) and not any(
+        part.startswith(".") for part in path.relative_to(root).parts
+    )
 
 
 def kept(state: State | None) -> pd.DataFrame | None:

@@ -213,3 +213,44 @@ def test_a_session_read_from_beside_the_folder_is_kept_while_nothing_it_read_cha
     pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
     _sessions_cache._KEPT.clear()
     pd.testing.assert_frame_equal(sessions(folder, workers=1, progress=False), first)
+
+
+def _settled(*paths: Path) -> None:
+    # Modified a minute ago: long enough past for the state to keep a table.
+    for path in paths:
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns - 60_000_000_000))
+
+
+def test_what_a_session_reads_in_a_hidden_folder_of_the_folder_is_watched_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A format whose read looks at a hidden folder beside its file (`SessionFormat.reads`):
+    # the folder's own walk sets hidden folders aside, so what it names there must be watched
+    # as what it names outside the folder is.
+    import dataclasses
+
+    from ctxlab import register_format
+    from ctxlab.io import _registry
+    from tests.io.outside_format import RUN, TINYLOG
+
+    notes = tmp_path / ".notes" / "run.txt"
+    notes.parent.mkdir()
+    notes.write_text("first")
+    session = tmp_path / "run.tiny"
+    shutil.copyfile(RUN, session)
+    _settled(notes, session)
+    register_format(dataclasses.replace(TINYLOG, reads=lambda path: [path.parent / ".notes"]))
+    try:
+        forget()
+        first = sessions(tmp_path, workers=1, progress=False)
+        assert first["problem"].isna().all()
+        refuse_reading(monkeypatch)
+        # The control: nothing changed, the table kept is the answer.
+        pd.testing.assert_frame_equal(sessions(tmp_path, workers=1, progress=False), first)
+        notes.write_text("second, longer")
+        _settled(notes)
+        again = sessions(tmp_path, workers=1, progress=False)
+    finally:
+        _registry.forget_format(TINYLOG.name)
+    assert set(again["problem"]) == {"read again"}  # not the table kept before the change
