@@ -188,12 +188,16 @@ def test_every_long_function_says_why() -> None:
             assert node.end_lineno is not None
             if node.end_lineno - node.lineno + 1 <= LONG_FUNCTION:
                 continue
-            # The reason sits at the top of the body: before the first statement, or in the
-            # three lines after the docstring.
+            # The reason sits at the top of the body (before the first statement, or in the
+            # three lines after the docstring) and says it is one: "# Long because …", "# Long by
+            # its docstring …". Any comment would not do: an unrelated one near the docstring
+            # let a 64-line function pass.
             first = node.body[0]
             docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
             end = (first.end_lineno or first.lineno) + 3 if docstring else first.lineno
             head = lines[node.lineno - 1 : end]
-            if not any(line.strip().startswith("#") for line in head):
+            if not any(line.strip().startswith("# Long") for line in head):
                 silent.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
-    assert not silent, f"functions over {LONG_FUNCTION} lines without a comment why: {silent}"
+    assert not silent, (
+        f"functions over {LONG_FUNCTION} lines without a comment why ('# Long …'): {silent}"
+    )
