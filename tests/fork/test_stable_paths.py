@@ -98,10 +98,15 @@ async def test_a_plain_open_of_a_relative_path_stays_in_the_runs_workspace(
     session = await demo_session(tmp_path / "s", tool_result_limit=300)
     origin = session.workspace.resolve()
     hints = offload_hints(session.agent.context.conversation)
-    hint = sorted(hints.values())[0]
-    assert hint.startswith(f"{origin}/")  # the origin names its own file
-    relative = hint.removeprefix(f"{origin}/")
-    offloaded = (origin / relative).read_text(encoding="utf-8")
+    assert all(h.startswith(f"{origin}/") for h in hints.values())  # the origin's own files
+    # A file whose text names the origin's folder (a tool's own "offloaded to <path>" note) is
+    # shown to the run with its workspace's paths, so it cannot equal the origin's bytes: take
+    # one that names none. The call ids are random, so "the first in order" was one of either
+    # kind by chance (CI failed on it once).
+    names = sorted(h.removeprefix(f"{origin}/") for h in hints.values())
+    texts = {name: (origin / name).read_text(encoding="utf-8") for name in names}
+    relative = next(name for name in names if str(origin) not in texts[name])
+    offloaded = texts[relative]
     opened: list[str] = []
     model = ScriptedModel(
         [
