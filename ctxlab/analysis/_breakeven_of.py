@@ -15,6 +15,7 @@ from ctxlab.analysis._cache_rules import CacheRules
 from ctxlab.analysis._cost import costs_of_manifests
 from ctxlab.analysis._price import Price
 from ctxlab.manifest import ContextManifest, asked_by
+from ctxlab.manifest._kinds import OWN_COMPACTION_METHODS as METHODS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,9 +32,6 @@ __all__ = [
     "run_break_evens",
 ]
 
-METHODS = {"history_compaction": "summary", "history_truncation": "truncation"}
-"""The transforms of ctxlab's own compactions, by their method (a summary, or the fallback's
-truncation)."""
 TRIGGERS = {"reasoning": "automatic", "recovery": "overflow"}
 """What made a compaction, by the purpose of the preparation it was made in (any other — a
 ``compaction`` preparation — was requested: "Compact now", the CompressContext tool)."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ctxlab.manifest._kinds import asked_by, transform_info
+from ctxlab.manifest._kinds import OWN_COMPACTIONS, asked_by, transform_info
 from ctxlab.manifest._manifest import ContextManifest, Transform
 from ctxlab.messages import TextBlock, ToolResultBlock, ToolUseBlock, tool_names
 
@@ -147,7 +147,7 @@ def item_rows(manifest: ContextManifest, request: ModelRequest | None = None) ->
     done: dict[str, list[Transform]] = {}
     for transform in manifest.transforms:
         target = holder.get(transform.target, transform.target)
-        if transform.kind in ("history_compaction", "history_truncation") and summary:
+        if transform.kind in OWN_COMPACTIONS and summary:
             target = summary  # the summary stands for what was compacted
         done.setdefault(target, []).append(transform)
     rows: list[ItemRow] = []

@@ -67,8 +67,11 @@ request count, the token mark, a pause (`ctxlab.config.OnDemandCompaction`). Her
 pipeline, so that a compaction's record, its order and its event all type it."""
 ASK_RULES: tuple[AskRule, ...] = get_args(AskRule)
 
-OWN_COMPACTIONS = ("history_compaction", "history_truncation")
-"""The transforms of ctxlab's own compactions (a summary, or the fallback's truncation)."""
+OWN_COMPACTION_METHODS = {"history_compaction": "summary", "history_truncation": "truncation"}
+"""The transforms of ctxlab's own compactions, by their method (a summary, or the fallback's
+truncation)."""
+OWN_COMPACTIONS = tuple(OWN_COMPACTION_METHODS)
+"""The transforms of ctxlab's own compactions."""
 
 
 def asked_by(transform: Transform) -> AskRule | None:
