@@ -17,6 +17,12 @@ functions apart. The tests are each side's tests/io (``--named``: its files name
 ``CONCEPTS``, the same rule on both sides), but for ``DESELECT``. Hours on two shared cores for
 the whole sample; the figures of a run cut short (``--tally`` reads what is decided) count only
 the mutants decided on both sides.
+
+Other io modules (the same path on both sides: a change of tests alone) with ``--modules``, the
+tests named for ``--concepts``, a sparser sample with ``--sample`` (a pattern of the mutant
+number's tail: ``[05]1`` is 1, 51, 101, …, one in fifty), and one side at a time with ``--side``
+(a side's run is long: the before side can start while the after side is still being written;
+each side's statuses stay in its work folder for ``--tally``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from fnmatch import fnmatch
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,24 +88,27 @@ def dotted(module: str) -> str:
     return module.removesuffix(".py").replace("/", ".")
 
 
-def sample(roots: dict[str, Path]) -> dict[str, list[str]]:
-    """Each side's mutmut patterns: the functions both sides of a pair hold, mutants ending in 1."""
+def sample(
+    roots: dict[str, Path], pairs: list[tuple[str, str]], tail: str = "1"
+) -> dict[str, list[str]]:
+    """Each side's mutmut patterns: the functions both sides of a pair hold, mutants whose
+    number ends in ``tail`` (a glob)."""
     patterns: dict[str, list[str]] = {side: [] for side in SIDES}
-    for pair in PAIRS:
+    for pair in pairs:
         found = [functions(roots[side] / module) for side, module in zip(SIDES, pair, strict=True)]
         for side, module in zip(SIDES, pair, strict=True):
             patterns[side] += [
-                f"{dotted(module)}.{k}__mutmut_*1"
+                f"{dotted(module)}.{k}__mutmut_*{tail}"
                 for k in sorted(set.intersection(*(set(f) for f in found)))
             ]
     return patterns
 
 
-def test_files(root: Path, named: bool) -> list[str]:
-    """tests/io, or with ``named`` its files named for one of ``CONCEPTS``."""
+def test_files(root: Path, named: bool, concepts: list[str] = CONCEPTS) -> list[str]:
+    """tests/io, or with ``named`` its files named for one of ``concepts``."""
     if not named:
         return ["tests/io"]
-    found = {p for c in CONCEPTS for p in (root / "tests" / "io").glob(f"test_{c}*.py")}
+    found = {p for c in concepts for p in (root / "tests" / "io").glob(f"test_{c}*.py")}
     return sorted(str(p.relative_to(root)) for p in found)
 
 
@@ -108,8 +118,8 @@ def start(
     """Copy ``root`` to its work folder, configure mutmut there and start it, logging to
     ``<work>.log``."""
     copy_project(root, work / side)
-    modules = [pair[SIDES.index(side)] for pair in PAIRS]
-    configure(modules, test_files(root, args.named), work / side, DESELECT)
+    modules = [pair[SIDES.index(side)] for pair in args.pairs]
+    configure(modules, test_files(root, args.named, args.concepts), work / side, DESELECT)
     # Without PYTHONPATH: a checkout on it would be imported by the tests' subprocesses.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.setdefault("CTXLAB_CORPUS", str(REPO.parent / "shared" / "corpus"))
@@ -126,14 +136,15 @@ def start(
     return subprocess.Popen(command, cwd=work / side, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
-def statuses(work: Path, side: str, module: str) -> dict[str, str]:
-    """The decided mutants of one module: the function's key and number → status."""
+def statuses(work: Path, side: str, module: str, tail: str = "1") -> dict[str, str]:
+    """The decided mutants of the sample (numbers ending in ``tail``) of one module: the
+    function's key and number → status."""
     meta = work / side / "mutants" / f"{module}.meta"
     codes = json.loads(meta.read_text())["exit_code_by_key"] if meta.is_file() else {}
     return {
         key.rpartition(".")[2]: STATUS.get(code, "suspicious")
         for key, code in codes.items()
-        if code is not None and key.endswith("1")
+        if code is not None and fnmatch(key, f"*__mutmut_*{tail}")
     }
 
 
@@ -144,13 +155,13 @@ def score(counts: Counter[str]) -> str:
 
 
 def compare(
-    pair: tuple[str, str], roots: dict[str, Path], work: Path
+    pair: tuple[str, str], roots: dict[str, Path], work: Path, tail: str = "1"
 ) -> tuple[list[str], list[str], list[Counter[str]]]:
     """One module pair's rows (both sides: the unchanged functions' mutants decided on both,
     then the changed functions'), its unchanged mutants killed on one side only, and the
     unchanged functions' counts of each side."""
     code = [functions(roots[side] / module) for side, module in zip(SIDES, pair, strict=True)]
-    seen = [statuses(work, side, module) for side, module in zip(SIDES, pair, strict=True)]
+    seen = [statuses(work, side, module, tail) for side, module in zip(SIDES, pair, strict=True)]
     same = {k for k in set(code[0]) & set(code[1]) if code[0][k] == code[1][k]}
     changed = (set(code[0]) & set(code[1])) - same
     both = {m for m in set(seen[0]) & set(seen[1]) if m.rpartition("__mutmut_")[0] in same}
@@ -177,7 +188,9 @@ def _row(name: str, side: str, counts: Counter[str]) -> str:
     )
 
 
-def tally(roots: dict[str, Path], work: Path) -> None:
+def tally(
+    roots: dict[str, Path], work: Path, pairs: list[tuple[str, str]] = PAIRS, tail: str = "1"
+) -> None:
     """Print the table, the totals of the unchanged functions, and the mutants that differ."""
     print(
         f"{'module':56} {'side':6} {'all':>5} {'kill':>5} {'surv':>5} {'tout':>5} "
@@ -185,8 +198,8 @@ def tally(roots: dict[str, Path], work: Path) -> None:
     )
     differ: list[str] = []
     totals = [Counter[str](), Counter[str]()]
-    for pair in PAIRS:
-        rows, found, counts = compare(pair, roots, work)
+    for pair in pairs:
+        rows, found, counts = compare(pair, roots, work, tail)
         print("\n".join(rows))
         differ += found
         for total, more in zip(totals, counts, strict=True):
@@ -204,16 +217,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=WORK, help="where the copies run")
     parser.add_argument("--named", action="store_true", help="only the test files named so")
     parser.add_argument("--tally", action="store_true", help="only print what is decided")
+    parser.add_argument("--modules", nargs="*", help="io modules at the same path on both sides")
+    parser.add_argument("--concepts", nargs="*", default=CONCEPTS, help="--named's test names")
+    parser.add_argument("--sample", default="1", help="the mutant numbers' tail, a glob")
+    parser.add_argument("--side", choices=SIDES, help="run this side only")
     args = parser.parse_args(argv)
+    args.pairs = [(m, m) for m in args.modules] if args.modules else PAIRS
     roots = {"before": args.before.resolve(), "after": args.after.resolve()}
     if not args.tally:
-        patterns = sample(roots)
+        patterns = sample(roots, args.pairs, args.sample)
         args.work.mkdir(parents=True, exist_ok=True)
-        runs = [start(side, roots[side], args.work, patterns[side], args) for side in SIDES]
+        sides = [args.side] if args.side else SIDES
+        runs = [start(side, roots[side], args.work, patterns[side], args) for side in sides]
         if any(run.wait() != 0 for run in runs):
-            print(f"mutmut failed: see {args.work}/before.log and after.log")
+            print(f"mutmut failed: see the logs in {args.work}")
             return 1
-    tally(roots, args.work)
+    tally(roots, args.work, args.pairs, args.sample)
     return 0
 
 

@@ -1,7 +1,9 @@
 """A format's census contract, checked: each `FormatCase` its declaration brings (``contract``)
 is loaded as the format, and its census must add up and meet the counts the case says the file
 holds — its records, its tool calls, each billed request's output tokens — and describe the
-transcript it came with; a file must be found as the format with no ``format=`` given.
+transcript it came with; a file must be found as the format with no ``format=`` given. A case
+may say more, as tables: its census's unit and records read by kind, what was skipped by
+reason, the usage lost by reason.
 
 The checks know no format: what a case expects is the case's data. ctxlab's tests run every
 registered format's contract; a format's author runs `check_contract` on their own."""
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.exceptions import CtxlabError, UsageError
+from ctxlab.io._census import Census
 from ctxlab.io._format import Count, FormatCase, SessionFormat
 from ctxlab.io._load import load
 from ctxlab.io._registry import format_named
@@ -97,7 +100,24 @@ def _census(transcript: Transcript, source: Any, case: FormatCase) -> list[str]:
         wanted = _expected(count, source)
         if count is not None and got != wanted:
             found.append(f"{what}: the census says {got}, the contract {wanted}")
+    found += _tables(transcript, census, case)
     found += _describes(transcript)
+    return found
+
+
+def _tables(transcript: Transcript, census: Census, case: FormatCase) -> list[str]:
+    # The case's tables by kind or reason, each equal to the load's when the case gives it.
+    found = []
+    if case.unit and census.unit != case.unit:
+        found.append(f"unit: the census counts in {census.unit!r}, the contract {case.unit!r}")
+    tables = [
+        ("records read by kind", census.read, case.read),
+        ("skipped by reason", transcript.meta.get("skipped", {}), case.skipped),
+        ("usage lost by reason", census.usage_lost, case.usage_lost),
+    ]
+    for what, got, wanted in tables:
+        if wanted is not None and dict(got) != dict(wanted):
+            found.append(f"{what}: the load says {dict(got)}, the contract {dict(wanted)}")
     return found
 
 

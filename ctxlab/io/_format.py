@@ -75,6 +75,17 @@ class FormatCase:
     detected: bool | None = None
     """Whether `load` must find this format with no ``format=`` given (None: when the source
     is a file or folder, not decoded data)."""
+    unit: str = ""
+    """What its census counts a record as ("line", "event", …; empty: not checked)."""
+    read: Mapping[str, int] | None = None
+    """The records its census reads, by kind, exactly (None: not checked; ``records`` is
+    their sum)."""
+    skipped: Mapping[str, int] | None = None
+    """What the load skipped or left out, by reason — the transcript's ``meta["skipped"]`` —
+    exactly (None: not checked; ``{}``: nothing)."""
+    usage_lost: Mapping[str, int] | None = None
+    """The usage reports read but placed on no reply, by reason, exactly (None: not
+    checked)."""
 
     def made(self, folder: Path) -> Any:
         """The source, written to ``folder`` first when it is made by a function."""

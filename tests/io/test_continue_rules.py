@@ -18,22 +18,14 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.continue_.parse import is_continue_session
 from ctxlab.messages import ProviderUsage
-from tests.io.shown import added_up, census_read, shown
+from tests.io.contracts.continue_ import EACH_ITEM, call, item
+from tests.io.shown import added_up, shown
 
 
 def _load(tmp_path: Path, history: list[Any], **session: Any) -> Any:
     path = tmp_path / "s.json"
     path.write_text(json.dumps({"sessionId": "s1", "history": history, **session}))
     return load(path, format="continue")
-
-
-def _item(role: str, content: Any = "", **extra: Any) -> dict[str, Any]:
-    message = {"role": role, "content": content, **extra.pop("message", {})}
-    return {"message": message, **extra}
-
-
-def _call(call_id: Any, name: Any = "read", arguments: Any = '{"path": "a"}') -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def test_a_session_is_an_id_and_a_history_of_items_holding_a_message() -> None:
@@ -64,40 +56,9 @@ def test_a_session_without_a_history_list_is_refused_naming_it(tmp_path: Path) -
 
 
 def test_each_item_becomes_what_continue_sends(tmp_path: Path) -> None:
-    history = [
-        _item(
-            "system",
-            [
-                {"type": "text", "text": "Be brief."},
-                {"type": "image"},
-                {"type": "text"},
-                {"type": "text", "text": "Cite files."},
-                {"type": "text"},
-            ],
-        ),
-        _item("system", "Use tools."),
-        _item("system", "  "),
-        _item(
-            "user",
-            [
-                "junk",
-                {"type": "text", "text": "fix it"},
-                {"type": "text", "text": "  "},
-                {"type": "imageUrl", "imageUrl": {"url": "data:image/png;base64,iVBORw0KGgo="}},
-                {"type": "imageUrl", "imageUrl": {}},
-            ],
-            contextItems=[{"content": "```py a.py\nx=1\n```"}, {"content": " "}, "junk", {}],
-            promptLogs=[{"prompt": "p"}, {"prompt": "q"}],
-        ),
-        _item("thinking", "Reading a first.", message={"signature": "sig"}),
-        _item("thinking", [{"type": "text", "text": "More."}], message={"signature": 5}),
-        _item("thinking", "", message={"redactedThinking": "ENC"}),
-        _item("thinking", " "),
-        _item("critic", "hm"),
-        "junk",
-        _item("user", "again"),
-    ]
-    transcript = _load(tmp_path, history, title="T", workspaceDirectory="/w", chatModelTitle="M")
+    # The history: `EACH_ITEM` (tests/io/contracts/continue_.py), whose census the contract
+    # checks (records read by kind, skipped by reason).
+    transcript = load(EACH_ITEM.made(tmp_path), format="continue")
     # A text part without text adds no line.
     assert transcript.system == "Be brief.\nCite files.\n\nUse tools."
     assert shown(transcript) == [
@@ -113,35 +74,18 @@ def test_each_item_becomes_what_continue_sends(tmp_path: Path) -> None:
     meta = transcript.meta
     assert meta["sessionId"] == "s1" and meta["title"] == "T" and meta["workspaceDirectory"] == "/w"
     assert meta["models"] == ["M"]
-    census_read(
-        transcript,
-        "history item",
-        read={
-            "system message": 3,
-            "user message": 2,
-            "thinking message": 4,
-            "critic message": 1,
-            "item without a message": 1,
-        },
-        skipped={
-            "empty message": 2,
-            "prompt log": 2,
-            "message of role 'critic'": 1,
-            "history item without a message": 1,
-        },
-    )
 
 
 def test_what_an_item_holds_that_continue_does_not_send(tmp_path: Path) -> None:
     history = [
-        _item("tool", "before any call"),  # a tool message first: no call waits for it
-        _item("user", [{"type": "imageUrl", "imageUrl": {"url": "data:image/png;base64,"}}]),
-        _item("user", [{"type": "code", "text": "x = 1"}]),  # a part of another kind
-        _item("thinking", "thought", message={"redactedThinking": ""}),
-        _item(
+        item("tool", "before any call"),  # a tool message first: no call waits for it
+        item("user", [{"type": "imageUrl", "imageUrl": {"url": "data:image/png;base64,"}}]),
+        item("user", [{"type": "code", "text": "x = 1"}]),  # a part of another kind
+        item("thinking", "thought", message={"redactedThinking": ""}),
+        item(
             "assistant",
             "",
-            message={"toolCalls": [_call("a"), _call("b"), _call("c"), _call("d")]},
+            message={"toolCalls": [call("a"), call("b"), call("c"), call("d")]},
             toolCallStates=[
                 {"toolCallId": "a", "status": "done", "output": [{"content": ""}]},
                 {"toolCallId": "b", "status": "done", "output": "  "},
@@ -168,7 +112,7 @@ def test_what_an_item_holds_that_continue_does_not_send(tmp_path: Path) -> None:
 
 
 def test_a_session_without_its_optional_fields_notes_none(tmp_path: Path) -> None:
-    transcript = _load(tmp_path, [_item("user", "hi")], chatModelTitle=5)
+    transcript = _load(tmp_path, [item("user", "hi")], chatModelTitle=5)
     for key in ("title", "workspaceDirectory", "models", "session_usage", "compactions"):
         assert key not in transcript.meta
 
@@ -183,19 +127,19 @@ def test_calls_and_the_results_rendered_from_their_states(tmp_path: Path) -> Non
         {"toolCallId": "c6", "status": "done"},  # a state whose call the reply does not hold
         "junk",
     ]
-    calls = [_call(f"c{i}") for i in range(1, 6)]
-    calls += [_call("", None, None), _call(7, "grep", {"q": 1}), "junk"]
+    calls = [call(f"c{i}") for i in range(1, 6)]
+    calls += [call("", None, None), call(7, "grep", {"q": 1}), "junk"]
     history = [
-        _item("user", "go"),
-        _item("assistant", "Reading.", message={"toolCalls": calls}, toolCallStates=states),
-        _item("user", "next"),
+        item("user", "go"),
+        item("assistant", "Reading.", message={"toolCalls": calls}, toolCallStates=states),
+        item("user", "next"),
         # The CLI keeps the calls in their states only; one state per item before July 2025.
-        _item(
+        item(
             "assistant",
             "",
-            toolCallState={"toolCall": _call("k1"), "status": "done", "output": [{"content": "k"}]},
+            toolCallState={"toolCall": call("k1"), "status": "done", "output": [{"content": "k"}]},
         ),
-        _item("assistant", "", toolCallState="junk"),
+        item("assistant", "", toolCallState="junk"),
     ]
     transcript = _load(tmp_path, history)
     assert shown(transcript) == [
@@ -226,17 +170,17 @@ def test_calls_and_the_results_rendered_from_their_states(tmp_path: Path) -> Non
 
 def test_older_tool_messages_answer_calls_that_have_no_state(tmp_path: Path) -> None:
     history = [
-        _item("user", "go"),
-        _item("assistant", "", message={"toolCalls": [_call("a"), _call("b"), _call("c")]}),
-        _item("tool", "A", message={"toolCallId": "a"}),
-        _item("tool", {"rows": ["é"]}, message={"toolCallId": "b"}),
-        _item("tool", "", message={"toolCallId": "c"}),
-        _item("tool", "again", message={"toolCallId": "a"}),  # answered already
-        _item("tool", "who?"),
-        _item("user", "next"),
-        _item("assistant", "", message={"toolCalls": [_call("d")]}),
-        _item("user", "before the result"),
-        _item("tool", "late", message={"toolCallId": "d"}),  # its call's turn is over
+        item("user", "go"),
+        item("assistant", "", message={"toolCalls": [call("a"), call("b"), call("c")]}),
+        item("tool", "A", message={"toolCallId": "a"}),
+        item("tool", {"rows": ["é"]}, message={"toolCallId": "b"}),
+        item("tool", "", message={"toolCallId": "c"}),
+        item("tool", "again", message={"toolCallId": "a"}),  # answered already
+        item("tool", "who?"),
+        item("user", "next"),
+        item("assistant", "", message={"toolCalls": [call("d")]}),
+        item("user", "before the result"),
+        item("tool", "late", message={"toolCallId": "d"}),  # its call's turn is over
     ]
     transcript = _load(tmp_path, history)
     results = [b[1:] for r, b in shown(transcript) if b[0] == "result"]
@@ -252,13 +196,13 @@ def test_older_tool_messages_answer_calls_that_have_no_state(tmp_path: Path) -> 
 def test_a_summary_is_a_compaction_before_the_requests_after_it(tmp_path: Path) -> None:
     long = "S" * 300
     history = [
-        _item("user", "go"),
-        _item("assistant", "one"),
-        _item("user", "more"),
-        _item("assistant", "two", conversationSummary=long),
-        _item("user", "then"),
-        _item("assistant", "three", conversationSummary="  "),
-        _item("user", "x", conversationSummary="short"),
+        item("user", "go"),
+        item("assistant", "one"),
+        item("user", "more"),
+        item("assistant", "two", conversationSummary=long),
+        item("user", "then"),
+        item("assistant", "three", conversationSummary="  "),
+        item("user", "x", conversationSummary="short"),
     ]
     transcript = _load(tmp_path, history)
     fields = ("kind", "trigger", "replies_before", "summary_head")
@@ -289,8 +233,8 @@ def test_usage_as_each_provider_counts_it(tmp_path: Path) -> None:
     }
     history = []
     for usage in (openai, plain, anthropic, written_only, {"completionTokens": 5}):
-        history += [_item("user", "q"), _item("assistant", "a", message={"usage": usage})]
-    history += [_item("user", "q"), _item("assistant", "", message={"usage": plain})]
+        history += [item("user", "q"), item("assistant", "a", message={"usage": usage})]
+    history += [item("user", "q"), item("assistant", "", message={"usage": plain})]
     transcript = _load(tmp_path, history, usage={"totalCost": 0.5})
     assert transcript.usage == {
         1: ProviderUsage(40, 5, 60, 0),
@@ -314,7 +258,7 @@ def test_an_anthropic_count_that_is_no_number_is_refused_by_name(
     }
     usage[field] = "many"
     with pytest.raises(MessageFormatError, match=f"usage field '{field}' is 'many'"):
-        _load(tmp_path, [_item("user", "q"), _item("assistant", "a", message={"usage": usage})])
+        _load(tmp_path, [item("user", "q"), item("assistant", "a", message={"usage": usage})])
 
 
 @settings(database=None, max_examples=40, deadline=None)
@@ -324,18 +268,18 @@ def test_every_call_gets_one_result_in_its_calls_order(kinds: list[str]) -> None
     # has exactly one result, in the order of the calls, and the census adds up.
     import tempfile
 
-    calls = [_call(f"c{i}") for i in range(len(kinds))]
+    calls = [call(f"c{i}") for i in range(len(kinds))]
     states = [
         {"toolCallId": f"c{i}", "status": "done", "output": [{"content": f"s{i}"}]}
         for i, k in enumerate(kinds)
         if k == "state"
     ]
     history = [
-        _item("user", "go"),
-        _item("assistant", "", message={"toolCalls": calls}, toolCallStates=states),
+        item("user", "go"),
+        item("assistant", "", message={"toolCalls": calls}, toolCallStates=states),
     ]
     history += [
-        _item("tool", f"t{i}", message={"toolCallId": f"c{i}"})
+        item("tool", f"t{i}", message={"toolCallId": f"c{i}"})
         for i, k in enumerate(kinds)
         if k == "tool"
     ]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.messages import ProviderUsage
+from tests.io.contracts.copilot import USAGE_STANDS, USER, reply_event, session_events
 from tests.io.shown import added_up, billed, shown
 from tests.strategies import SETTINGS
 
@@ -84,47 +85,18 @@ def test_a_cli_1_0_session_gives_each_reply_its_output_tokens_and_keeps_its_reas
     ]
 
 
-def _lines(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {"type": kind, "data": data, "id": f"e{n}", "parentId": None}
-        for n, (kind, data) in enumerate(events)
-    ]
-
-
-def _said(text: str, **data: Any) -> tuple[str, dict[str, Any]]:
-    return ("assistant.message", {"messageId": text, "content": text, **data})
-
-
-USER = ("user.message", {"content": "go"})
-
-
 def test_an_assistant_usage_stands_for_its_replys_output_count() -> None:
-    usage = {"model": "m", "inputTokens": 100, "outputTokens": 5, "cacheReadTokens": 60}
-    transcript = load(
-        _lines(
-            ("assistant.usage", usage),  # no reply yet: not a reply's
-            USER,
-            _said("a", outputTokens=5),
-            ("assistant.usage", {**usage, "cacheWriteTokens": 30}),
-            ("assistant.usage", usage),  # no reply since the previous usage
-            USER,
-            _said("b", outputTokens=7),
-        ),
-        format="copilot",
-    )
+    # The events: `USAGE_STANDS` (tests/io/contracts/copilot.py), whose census (usage lost by
+    # reason) the contract checks.
+    transcript = load(USAGE_STANDS.source, format="copilot")
     assert transcript.usage == {1: ProviderUsage(10, 5, 60, 30), 3: ProviderUsage(0, 7)}
     # Only the reply without its call's usage is said to lack its input.
     assert transcript.meta["usage_lacks"].startswith("1 replies")
-    census = added_up(transcript)
-    assert census.usage_lost == {
-        "replaced by a later usage of the same reply": 1,
-        "no reply since the previous usage": 2,
-    }
 
 
 def test_what_holds_nothing_is_counted_and_each_replys_model_kept_by_its_rank() -> None:
-    events = _lines(
-        _said("first", model="m1"),  # a reply before any user turn: rank 0
+    events = session_events(
+        reply_event("first", model="m1"),  # a reply before any user turn: rank 0
         ("system.message", {"content": "You are Copilot."}),
         ("system.message", {"content": "Be brief."}),
         ("system.message", {"role": "system"}),
@@ -132,9 +104,9 @@ def test_what_holds_nothing_is_counted_and_each_replys_model_kept_by_its_rank() 
         ("system.notification", {"content": 5}),
         ("line", {}),
         USER,
-        _said("second", model=""),
+        reply_event("second", model=""),
         USER,
-        _said("third", model="m2", toolRequests=[{"toolCallId": "t9", "name": "x"}]),
+        reply_event("third", model="m2", toolRequests=[{"toolCallId": "t9", "name": "x"}]),
         ("assistant.message", {"content": " ", "toolRequests": []}),
         ("session.compaction_complete", {"success": True, "summaryContent": " "}),
         (
@@ -163,10 +135,10 @@ def test_what_holds_nothing_is_counted_and_each_replys_model_kept_by_its_rank() 
 def test_the_chunks_of_one_call_are_billed_once() -> None:
     # A response split at a reasoning boundary: two messages of one apiCallId, one reply.
     transcript = load(
-        _lines(
+        session_events(
             USER,
-            _said("a", outputTokens=9, apiCallId="c1", chunkIndex=0, chunkCount=2),
-            _said("b", outputTokens=9, apiCallId="c1", chunkIndex=1, chunkCount=2),
+            reply_event("a", outputTokens=9, apiCallId="c1", chunkIndex=0, chunkCount=2),
+            reply_event("b", outputTokens=9, apiCallId="c1", chunkIndex=1, chunkCount=2),
         ),
         format="copilot",
     )
@@ -176,12 +148,12 @@ def test_the_chunks_of_one_call_are_billed_once() -> None:
 
 def test_reasoning_events_and_texts_are_thinking_once() -> None:
     transcript = load(
-        _lines(
+        session_events(
             USER,
             ("assistant.reasoning", {"reasoningId": "r1", "content": "Look first."}),
-            _said("a", reasoningText="Look first.", encryptedContent="x"),
+            reply_event("a", reasoningText="Look first.", encryptedContent="x"),
             USER,
-            _said("b", reasoningText="Then answer."),
+            reply_event("b", reasoningText="Then answer."),
             ("assistant.reasoning", {"reasoningId": "r2", "content": " "}),
         ),
         format="copilot",
@@ -206,9 +178,9 @@ def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
     spent = {"inputTokens": 900, "outputTokens": 80, "cacheReadTokens": 500, "cacheWriteTokens": 9}
     done = {"success": True, "summaryContent": "<summary>S</summary>"}
     transcript = load(
-        _lines(
+        session_events(
             USER,
-            _said("a"),
+            reply_event("a"),
             ("session.compaction_complete", {**done, "compactionTokensUsed": spent}),
             ("session.compaction_complete", {"success": False, "compactionTokensUsed": spent}),
             ("system.notification", {"content": "<system_notification>done</system_notification>"}),
@@ -246,11 +218,11 @@ def test_a_compactions_own_call_is_kept_with_it_and_counted() -> None:
 def test_odd_counts_or_an_empty_reply_lose_their_usage_not_the_file() -> None:
     done = {"success": True, "summaryContent": "S", "compactionTokensUsed": {"inputTokens": -1}}
     transcript = load(
-        _lines(
+        session_events(
             USER,
-            _said("a", outputTokens=-3),
+            reply_event("a", outputTokens=-3),
             USER,
-            _said("", outputTokens=4),
+            reply_event("", outputTokens=4),
             ("session.compaction_complete", done),
             # (a count no bill has in the totals refuses the file: test_hostile_totals)
             ("session.shutdown", {"currentTokens": None, "modelMetrics": 1}),
@@ -295,8 +267,8 @@ def test_every_reasoning_is_kept_and_every_calls_output_billed_once(
             data["outputTokens"] = tokens
         if call is not None:
             data["apiCallId"] = call
-        events += [USER, _said(f"reply {n}", **data)]
-    transcript = load(_lines(*events), format="copilot")
+        events += [USER, reply_event(f"reply {n}", **data)]
+    transcript = load(session_events(*events), format="copilot")
     thinking = [b.thinking for m in transcript.messages for b in m.content if b.type == "thinking"]
     assert thinking == [r for r, _, _ in said if r is not None]
     # A call's output once (its first message's), a message of no call each its own; an

@@ -18,33 +18,20 @@ from ctxlab.io import detect_format
 from ctxlab.io._build import EMPTY_USAGE
 from ctxlab.io.formats.opencode.parse import is_opencode_export, is_opencode_session_info
 from ctxlab.messages import ProviderUsage
+from tests.io.contracts.opencode import (
+    FAILED_REPLIES,
+    START,
+    assistant,
+    export,
+    finish,
+    text,
+    user,
+)
 from tests.io.shown import added_up, census_read, shown
-
-
-def _export(*messages: Any) -> dict[str, Any]:
-    return {"info": {"id": "ses_1", "projectID": "p"}, "messages": list(messages)}
-
-
-def _user(*parts: Any, **info: Any) -> dict[str, Any]:
-    return {"info": {"role": "user", **info}, "parts": list(parts)}
-
-
-def _assistant(*parts: Any, **info: Any) -> dict[str, Any]:
-    return {"info": {"role": "assistant", **info}, "parts": list(parts)}
-
-
-def _text(text: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "text", "text": text, **extra}
-
-
-def _finish(input: int = 10, output: int = 2, **more: Any) -> dict[str, Any]:
-    return {"type": "step-finish", "tokens": {"input": input, "output": output, **more}}
-
 
 STORED = next(
     (Path(__file__).parents[1] / "fixtures" / "opencode" / "storage" / "session").glob("*/*.json")
 )
-START = {"type": "step-start"}
 PNG = "data:image/png;base64,iVBORw0KGgo="
 
 
@@ -53,11 +40,11 @@ def _tool(call_id: str, state: Any, **extra: Any) -> dict[str, Any]:
 
 
 def _load(*messages: Any) -> Any:
-    return load(_export(*messages), format="opencode")
+    return load(export(*messages), format="opencode")
 
 
 def test_which_documents_are_opencodes() -> None:
-    good = _export(_user(_text("hi")))
+    good = export(user(text("hi")))
     assert is_opencode_export(good) and detect_format(good) == "opencode"
     assert is_opencode_export({"info": {"id": "ses"}, "messages": []})
     for bad in (
@@ -73,7 +60,7 @@ def test_which_documents_are_opencodes() -> None:
     ):
         assert not is_opencode_export(bad)
     # Only the first twenty messages are looked at.
-    assert is_opencode_export({"info": {"id": "ses_1"}, "messages": [_user()] * 20 + ["x"]})
+    assert is_opencode_export({"info": {"id": "ses_1"}, "messages": [user()] * 20 + ["x"]})
     stored = {"id": "ses_1", "projectID": "p", "time": {}}
     assert is_opencode_session_info(stored)
     for bad in (
@@ -89,16 +76,16 @@ def test_which_documents_are_opencodes() -> None:
 def test_a_message_that_is_no_info_and_parts_is_refused_naming_it() -> None:
     for broken in ({"info": {"role": "user"}}, {"info": {}, "parts": []}, "x"):
         with pytest.raises(MessageFormatError) as raised:
-            _load(_user(_text("hi")), broken)
+            _load(user(text("hi")), broken)
         assert str(raised.value).endswith("message 1: expected {info, parts} (an OpenCode message)")
 
 
 def test_what_a_user_message_sends() -> None:
     transcript = _load(
-        _user(
-            _text("look"),
-            _text("hidden", ignored=True),
-            _text("  "),
+        user(
+            text("look"),
+            text("hidden", ignored=True),
+            text("  "),
             {"type": "text", "text": None},
             {"type": 5},
             {"type": "file", "mime": "text/plain", "url": "file:///a.py"},
@@ -112,8 +99,8 @@ def test_what_a_user_message_sends() -> None:
             "junk",
             system="Be brief.",
         ),
-        _user(_text("again", ignored=True), system="Be brief."),
-        _user(_text("more"), system="Use tools."),
+        user(text("again", ignored=True), system="Be brief."),
+        user(text("more"), system="Use tools."),
     )
     assert transcript.system == "Be brief.\n\nUse tools."
     assert shown(transcript) == [
@@ -165,24 +152,24 @@ def test_what_a_user_message_sends() -> None:
 
 def test_one_request_per_step_with_its_steps_usage() -> None:
     transcript = _load(
-        _user(_text("go")),
-        _assistant(
+        user(text("go")),
+        assistant(
             START,
             {"type": "reasoning", "text": "hm", "metadata": {"anthropic": {"signature": "s"}}},
             {"type": "reasoning", "text": "more", "metadata": {"anthropic": {"signature": 5}}},
             {"type": "reasoning", "text": " "},
-            _text("Reading."),
+            text("Reading."),
             _tool("c1", {"status": "completed", "input": {"p": 1}, "output": "a"}),
-            _finish(10, 2, reasoning=3, cache={"read": 100, "write": 50}),
+            finish(10, 2, reasoning=3, cache={"read": 100, "write": 50}),
             START,
-            _text(""),
+            text(""),
             {"type": "patch"},
             {"type": "step-finish"},
-            _finish(99, 9),  # a step without output: its usage lost
+            finish(99, 9),  # a step without output: its usage lost
             START,
             {"type": "file", "mime": "image/png", "url": PNG},
             "junk",
-            _finish(20, 4, cache={}),
+            finish(20, 4, cache={}),
             {"type": "step-finish", "tokens": None},  # a finish without tokens is not the one
             {"type": "text", "text": "", "tokens": {"input": 1}},  # nor a part of another type
             providerID="anthropic",
@@ -217,18 +204,16 @@ def test_one_request_per_step_with_its_steps_usage() -> None:
 
 
 def test_a_turn_without_steps_takes_the_turns_own_usage() -> None:
-    one = _load(_user(_text("go")), _assistant(_text("ok"), tokens={"input": 5, "output": 1}))
+    one = _load(user(text("go")), assistant(text("ok"), tokens={"input": 5, "output": 1}))
     assert one.usage == {1: ProviderUsage(5, 1)}
     # A step-finish without tokens: the step's usage is unknown, not the turn's total.
     bare = {"type": "step-finish"}
-    unknown = _load(
-        _user(_text("go")), _assistant(_text("ok"), bare, tokens={"input": 5, "output": 1})
-    )
+    unknown = _load(user(text("go")), assistant(text("ok"), bare, tokens={"input": 5, "output": 1}))
     assert unknown.usage == {}
     # Two steps and no step-finish: the turn's total is never spread over them.
     two = _load(
-        _user(_text("go")),
-        _assistant(START, _text("a"), START, _text("b"), tokens={"input": 5, "output": 1}),
+        user(text("go")),
+        assistant(START, text("a"), START, text("b"), tokens={"input": 5, "output": 1}),
     )
     assert two.usage == {}
     assert [b for _, b in shown(two)] == [("text", "go"), ("text", "a"), ("text", "b")]
@@ -253,7 +238,7 @@ def test_each_tool_state_is_its_result() -> None:
     }
     parts = [_tool(name, state) for name, state in states.items()]
     parts.append({"type": "tool", "id": "prt_9", "state": {"status": "completed", "input": [1]}})
-    transcript = _load(_user(_text("go")), _assistant(*parts))
+    transcript = _load(user(text("go")), assistant(*parts))
     results = {b[1]: b[2:] for _, b in shown(transcript) if b[0] == "result"}
     assert results == {
         "done": ("out", False),
@@ -273,18 +258,9 @@ def test_each_tool_state_is_its_result() -> None:
 
 
 def test_a_failed_reply_is_not_sent_and_its_usage_is_lost() -> None:
-    aborted = {"name": "MessageAbortedError"}
-    transcript = _load(
-        _user(_text("go")),
-        _assistant(START, _text("half"), _finish(5, 1), error={"name": "APIError"}),
-        # Aborted by the user after it wrote something: sent.
-        _assistant(START, _text("partial"), _finish(6, 1), error=aborted),
-        # Aborted before any output (only its start and thinking): not sent.
-        _assistant(START, {"type": "reasoning", "text": "hm"}, error=aborted),
-        # (OpenCode sends one whose parts are more than starts and thoughts: a step-finish too.)
-        _assistant(START, {"type": "reasoning", "text": "hm"}, _finish(7, 1), error=aborted),
-        _assistant(_text("ok"), error="not an error object"),
-    )
+    # The messages: `FAILED_REPLIES` (tests/io/contracts/opencode.py), whose census (skipped,
+    # usage lost by reason) the contract checks.
+    transcript = load(FAILED_REPLIES.source, format="opencode")
     assert [b for _, b in shown(transcript)] == [
         ("text", "go"),
         ("text", "partial"),
@@ -292,22 +268,13 @@ def test_a_failed_reply_is_not_sent_and_its_usage_is_lost() -> None:
         ("text", "ok"),
     ]
     assert transcript.usage == {1: ProviderUsage(7, 1)}  # the later of two merged replies
-    assert transcript.meta["skipped"] == {
-        "failed reply (not sent again)": 2,
-        "part of a failed reply": 5,
-    }
-    census = added_up(transcript)
-    assert census.usage_lost == {
-        "part of a failed reply: its step's usage": 1,
-        "replaced: replies merged in a turn": 1,
-    }
 
 
 def test_a_message_of_another_role_is_counted_with_its_parts() -> None:
     transcript = _load(
-        _user(_text("go")),
-        {"info": {"role": "system"}, "parts": [_text("x"), _finish(3, 1), {"type": "step-finish"}]},
-        _assistant(_text("ok")),
+        user(text("go")),
+        {"info": {"role": "system"}, "parts": [text("x"), finish(3, 1), {"type": "step-finish"}]},
+        assistant(text("ok")),
     )
     assert transcript.meta["skipped"] == {
         "message of role 'system'": 1,
@@ -320,14 +287,14 @@ def test_a_message_of_another_role_is_counted_with_its_parts() -> None:
 
 def test_a_summary_reply_is_opencodes_compaction() -> None:
     transcript = _load(
-        _user(_text("go")),
-        _assistant(_text("one")),
-        _user(_text("more")),
-        _assistant(START, _text("two"), START, _text("three")),
-        _user({"type": "compaction"}),
-        _assistant(_text("Summary: ..."), summary=True, modelID="m", providerID="p"),
-        _assistant(_text("again"), summary="yes", modelID="m", providerID="p"),
-        _assistant(_text("x"), modelID="", providerID="q"),
+        user(text("go")),
+        assistant(text("one")),
+        user(text("more")),
+        assistant(START, text("two"), START, text("three")),
+        user({"type": "compaction"}),
+        assistant(text("Summary: ..."), summary=True, modelID="m", providerID="p"),
+        assistant(text("again"), summary="yes", modelID="m", providerID="p"),
+        assistant(text("x"), modelID="", providerID="q"),
     )
     fields = ("kind", "trigger", "replies_before", "summary_head")
     assert [{k: c[k] for k in fields} for c in transcript.meta["compactions"]] == [
@@ -342,7 +309,7 @@ def test_a_summary_reply_is_opencodes_compaction() -> None:
 
 
 def test_a_session_without_a_model_or_compaction_notes_neither() -> None:
-    transcript = _load(_user(_text("go")), _assistant(_text("ok")))
+    transcript = _load(user(text("go")), assistant(text("ok")))
     assert "models" not in transcript.meta and "compactions" not in transcript.meta
     assert transcript.system == ""
 
@@ -362,8 +329,8 @@ def test_every_steps_usage_is_its_own_request(steps: list[tuple[int, int, int]])
     parts: list[Any] = []
     for i, (prompt, output, reasoning) in enumerate(steps):
         call = _tool(f"c{i}", {"status": "completed", "output": "x"})
-        parts += [START, _text(f"step {i}"), call, _finish(prompt, output, reasoning=reasoning)]
-    transcript = _load(_user(_text("go")), _assistant(*parts))
+        parts += [START, text(f"step {i}"), call, finish(prompt, output, reasoning=reasoning)]
+    transcript = _load(user(text("go")), assistant(*parts))
     assert transcript.usage == {
         2 * i + 1: ProviderUsage(p, o + r) for i, (p, o, r) in enumerate(steps) if p or o or r
     }
@@ -377,14 +344,14 @@ def test_a_step_without_its_finish_takes_no_other_steps_usage() -> None:
     # The first step's finish is missing (it stopped mid-way): its request's usage is unknown,
     # and the second step keeps its own.
     transcript = _load(
-        _user(_text("go")),
-        _assistant(
+        user(text("go")),
+        assistant(
             START,
-            _text("a"),
+            text("a"),
             _tool("c1", {"status": "completed", "output": "x"}),
             START,
-            _text("b"),
-            _finish(20, 4),
+            text("b"),
+            finish(20, 4),
         ),
     )
     assert transcript.usage == {3: ProviderUsage(20, 4)}

@@ -294,6 +294,34 @@ def test_a_registered_format_without_a_contract_is_named(tmp_path: Path) -> None
         check_contract(TINYLOG)
 
 
+def test_a_cases_tables_by_kind_and_reason_are_each_checked_by_name(
+    registered: SessionFormat, tmp_path: Path
+) -> None:
+    # A case may bring its census's unit and tables (records read by kind, skipped, usage
+    # lost by reason): each must equal the load's; a table not given is not checked.
+    read = {"user": 2, "bot": 1, "note": 1}
+    skipped = {"not a turn of the conversation": 1}
+    good = FormatCase(_write(tmp_path), records=4, label="chat", unit="line", read=read)
+    assert check_contract("tinylog", [good]) == []
+    full = dataclasses.replace(good, skipped=skipped, usage_lost={})
+    assert check_contract("tinylog", [full]) == []
+    wrong = dataclasses.replace(
+        full,
+        unit="record",
+        read={**read, "note": 2},
+        skipped={},
+        usage_lost={"no reply": 1},
+    )
+    assert check_contract("tinylog", [wrong]) == [
+        "tinylog chat: unit: the census counts in 'line', the contract 'record'",
+        "tinylog chat: records read by kind: the load says {'user': 2, 'bot': 1, 'note': 1}, "
+        "the contract {'user': 2, 'bot': 1, 'note': 2}",
+        "tinylog chat: skipped by reason: the load says {'not a turn of the conversation': 1}, "
+        "the contract {}",
+        "tinylog chat: usage lost by reason: the load says {}, the contract {'no reply': 1}",
+    ]
+
+
 def test_a_case_that_does_not_load_as_its_format_is_said_by_name(
     registered: SessionFormat, tmp_path: Path
 ) -> None:

@@ -1,7 +1,9 @@
 """The census contract of each format, as data: one module a format (``<format>.py``; the
 ``continue`` format's is ``continue_.py``), each a ``CONTRACT`` of `Case` — a fixture, or a
 small document, and what the census must count in it, said as counts of the file
-(`tests.io.contracts.count`: code that knows no format). A format registered from outside ctxlab brings its
+(`tests.io.contracts.count`: code that knows no format) — or a document written for the rules
+a format's rule tests exercise (`ruled`), with its census's tables by kind and reason, which
+the rule test's transcript is loaded from. A format registered from outside ctxlab brings its
 cases on its declaration (``SessionFormat.contract``, `ctxlab.FormatCase`): `contract` gives
 both. `tests.io.test_contracts` runs every registered format's cases through
 `ctxlab.check_contract`; a format with neither fails there, by name."""
@@ -9,6 +11,8 @@ both. `tests.io.test_contracts` runs every registered format's cases through
 from __future__ import annotations
 
 import importlib
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +59,31 @@ def seed_found(format: str, records: str, calls: str, where: dict[str, Any]) -> 
 def each(paths: list[Path], **counts: Any) -> list[Case]:
     """One case a path, all with the same counts."""
     return [Case(path, **counts) for path in paths]
+
+
+def written(name: str, value: Any) -> Callable[[Path], Path]:
+    """A source written to ``name`` in the case's folder when the case is made: ``value`` as
+    one JSON document, or (a ``.jsonl`` name) a list of records, one a line."""
+
+    def write(folder: Path) -> Path:
+        path = folder / name
+        if name.endswith(".jsonl"):
+            path.write_text("".join(json.dumps(record) + "\n" for record in value))
+        else:
+            path.write_text(json.dumps(value))
+        return path
+
+    return write
+
+
+def ruled(source: Any, label: str, unit: str, read: dict[str, int], **tables: Any) -> Case:
+    """A case written here for the rules it exercises (a rule test loads the same source, with
+    ``format=``, and reads what the transcript shows): its census's ``unit`` and records
+    ``read`` by kind (the records: their sum), and the ``skipped`` or ``usage_lost`` tables by
+    reason it gives. Not detected unless ``detected=True``: hand-made odd items may make a
+    document no detector claims, as the rule tests name the format."""
+    tables.setdefault("detected", False)
+    return Case(source, records=sum(read.values()), label=label, unit=unit, read=read, **tables)
 
 
 def contract(format: str) -> tuple[FormatCase, ...] | None:

@@ -185,8 +185,9 @@ def _summary(builder: ConversationBuilder, message: Mapping[str, Any]) -> dict[s
 
 def _totals_aside(builder: ConversationBuilder, session: Mapping[str, Any]) -> None:
     # The session's token totals (kept in meta["session_usage"]): no request's bill. Its
-    # counts alone, as the inventory knows them (the session holds its conversation too).
-    counts = {k: v for k, v in session.items() if isinstance(v, int | float)}
+    # counts alone, as the inventory knows them (the session holds its conversation too):
+    # its numbers, and its totals written as digits (read as the numbers they say).
+    counts = {k: v for k, v in session.items() if isinstance(v, int | float) or (k in _USAGE and v)}
     builder.set_aside(counts, "the session's totals")
 
 
