@@ -67,7 +67,8 @@ def summary_call(
     not fit either way says so (`SummaryCall.fits`): it is never sent."""
     sent = cached_summary_request(summary, context)
     if sent is not None:
-        call = _itemized(sent, cache, limit, context, context_items)
+        # Given up once past the limit: the larger form, itemized whole only to be dropped.
+        call = _itemized(sent, cache, limit, context, context_items, give_up=True)
         if call.fits:
             return call
     # The span alone (also when it does not continue ``context``: a piece of it), under no
@@ -81,7 +82,11 @@ def _itemized(
     limit: int,
     context: ModelRequest | None,
     context_items: Sequence[ManifestItem],
+    *,
+    give_up: bool = False,
 ) -> SummaryCall:
+    """``sent`` itemized; with ``give_up``, a call that cannot fit is returned as soon as its
+    items so far pass ``limit`` (items have no negative tokens): not itemized, not fitting."""
     fixed_items: tuple[ManifestItem, ...] = ()
     earlier: list[ManifestItem] = []
     if context is not None and context_items:
@@ -99,6 +104,7 @@ def _itemized(
     before = context.messages if context is not None else ()
     items: list[ManifestItem] = []
     seen: dict[str, int] = {}
+    total = sum(i.tokens for i in fixed_items)
     *leading, last = sent.messages
     # The instruction is the last message's last block, added to the message it ends (or a
     # message of its own): that message without it is the part the last request sent — the
@@ -115,9 +121,14 @@ def _itemized(
             items.append(earlier[index])
         else:
             items.extend(message_items([message], cache, seen))
+        total += items[-1].tokens  # one item a message, either way
+        if give_up and total > limit:
+            return SummaryCall(sent, (), total, limit, context is not None)
     if asked is not None:
         ask = last.content[-1]
-        tokens = cache.message(last) - cache.message(asked)
+        # A message's tokens are its framing plus its blocks' (`TokenCache.message`): the
+        # instruction's share is its block's count, without hashing both whole messages.
+        tokens = cache.block(ask)
         items.append(
             ManifestItem(
                 INSTRUCTION_ID, "message", "conversation", tokens, ask.content_hash, role="user"
