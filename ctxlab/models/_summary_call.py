@@ -87,17 +87,7 @@ def _itemized(
 ) -> SummaryCall:
     """``sent`` itemized; with ``give_up``, a call that cannot fit is returned as soon as its
     items so far pass ``limit`` (items have no negative tokens): not itemized, not fitting."""
-    fixed_items: tuple[ManifestItem, ...] = ()
-    earlier: list[ManifestItem] = []
-    if context is not None and context_items:
-        # The same System text and tools as the last request (with what its recording does not
-        # hold of them): its items, as they were priced.
-        fixed_items = tuple(i for i in context_items if i.placement in _FIXED)
-        earlier = [i for i in context_items if i.placement in _MESSAGES]
-    elif sent.system or sent.tools:
-        parts = (SystemPart("system_prompt", sent.system),) if sent.system else ()
-        fixed = fixed_part(parts, sent.tools, cache)
-        fixed_items = (*fixed.system_items, *fixed.tool_items)
+    fixed_items, earlier = _fixed_and_earlier(sent, cache, context, context_items)
     # A message the last request sent at the same place is the same part of the prefix (its
     # item, its tokens); the rest are new. ``earlier`` lines up with the last request's
     # messages (the summary's lead, then the conversation), its material left out.
@@ -137,6 +127,26 @@ def _itemized(
     every = (*fixed_items, *items)
     tokens = sum(i.tokens for i in every)
     return SummaryCall(sent, every, tokens, limit, context is not None)
+
+
+def _fixed_and_earlier(
+    sent: ModelRequest,
+    cache: TokenCache,
+    context: ModelRequest | None,
+    context_items: Sequence[ManifestItem],
+) -> tuple[tuple[ManifestItem, ...], list[ManifestItem]]:
+    """The call's System and tool items, and the last request's message items (none without
+    them)."""
+    if context is not None and context_items:
+        # The same System text and tools as the last request (with what its recording does not
+        # hold of them): its items, as they were priced.
+        fixed_items = tuple(i for i in context_items if i.placement in _FIXED)
+        return fixed_items, [i for i in context_items if i.placement in _MESSAGES]
+    if sent.system or sent.tools:
+        parts = (SystemPart("system_prompt", sent.system),) if sent.system else ()
+        fixed = fixed_part(parts, sent.tools, cache)
+        return (*fixed.system_items, *fixed.tool_items), []
+    return (), []
 
 
 def summary_manifest(
