@@ -56,12 +56,38 @@ BASELINES = {5_000: 1}
 other)."""
 
 
-async def _move(lab: WhatIfLab, value: float) -> tuple[float, float, float, float]:
+class _Tokenized:
+    """Characters the what-if's counter tokenizes while ``on``: work the load does not move
+    (counted around the counter, apart from what it counts)."""
+
+    def __init__(self, lab: WhatIfLab) -> None:
+        self.on, self.chars = False, 0
+        counter = lab.what.cache.counter
+        one, many = counter.count_text, getattr(counter, "count_many", None)
+
+        def count_text(text: str) -> int:
+            self.chars += len(text) if self.on else 0
+            return one(text)
+
+        def count_many(texts: list[str]) -> list[int]:
+            self.chars += sum(map(len, texts)) if self.on else 0
+            return many(texts)  # type: ignore[misc]
+
+        counter.count_text = count_text  # type: ignore[method-assign]
+        if many is not None:
+            counter.count_many = count_many  # type: ignore[attr-defined]
+
+
+async def _move(
+    lab: WhatIfLab, value: float, tokenized: _Tokenized
+) -> tuple[float, float, float, float, int]:
     """Move the trigger slider; (ms until the plot and table changed, ms until filled, the
     process's CPU ms until the lines: on a shared machine the wall clock counts others' work;
-    ms until the first visible change: anything the widget shows)."""
+    ms until the first visible change: anything the widget shows; characters tokenized until
+    the lines)."""
     plot = [list(t["y"]) for t in lab.plot.data]
     table, status = lab.table.value, lab.status.value
+    tokenized.on, tokenized.chars = True, 0
     started, cpu = time.perf_counter(), time.process_time()
     lab.sliders["trigger_ratio"].value = value
     first = None
@@ -70,10 +96,12 @@ async def _move(lab: WhatIfLab, value: float) -> tuple[float, float, float, floa
             first = time.perf_counter() - started
         await asyncio.sleep(0)
     lines, lines_cpu = time.perf_counter() - started, time.process_time() - cpu
+    tokenized.on = False
     if lab.task is not None:
         await lab.task
     filled = (time.perf_counter() - started) * 1000
-    return lines * 1000, filled, lines_cpu * 1000, (lines if first is None else first) * 1000
+    first_ms = (lines if first is None else first) * 1000
+    return lines * 1000, filled, lines_cpu * 1000, first_ms, tokenized.chars
 
 
 async def _baseline(lab: WhatIfLab, name: str) -> float:
@@ -116,8 +144,10 @@ async def bench(
     lab.config_picker.value = "ctxlab"
     values = [0.7, 0.75, 0.65, 0.8, 0.6, 0.85][:moves]
     lines, filled, baseline, reused, same, cpu, firsts = [], [], [], [], True, [], []
+    tokenized, chars = _Tokenized(lab), []
     for value in values:
-        at_once, done, at_once_cpu, first = await _move(lab, value)
+        at_once, done, at_once_cpu, first, counted = await _move(lab, value, tokenized)
+        chars.append(counted)
         lines.append(at_once)
         cpu.append(at_once_cpu)
         firsts.append(first)
@@ -136,6 +166,7 @@ async def bench(
         "lines_ms": statistics.median(lines),
         "lines_cpu_ms": statistics.median(cpu),
         "first_ms": statistics.median(firsts),
+        "tokenized_chars": statistics.median(chars),
         "taken": lab.what.kept.taken,
         "ahead": ahead,
         "filled_ms": statistics.median(filled),
@@ -175,7 +206,8 @@ async def main() -> None:
             f"baseline (full re-replay, graded, priced, redrawn; median of {r['baselines']}) "
             f"{r['baseline_ms']:.0f} ms "
             f"({r['baseline_ms'] / r['lines_ms']:.1f}x); first visible change {r['first_ms']:.0f} "
-            f"ms; runs taken as kept {r['taken']}; steps reused {r['reused']}; same "
+            f"ms; tokenized until the lines {r['tokenized_chars'] / 1e3:,.0f}k characters "
+            f"(median); runs taken as kept {r['taken']}; steps reused {r['reused']}; same "
             f"figures as the baseline: {r['same_figures']}; opened in {r['open_ms']:.0f} ms"
         )
         print(

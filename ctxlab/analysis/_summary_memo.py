@@ -16,6 +16,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ctxlab.messages import Summary
 from ctxlab.pipeline import SummaryRequest
 
 __all__ = ["SummaryMemo", "summary_key"]
@@ -28,7 +29,7 @@ def summary_key(request: SummaryRequest) -> tuple[Any, ...]:
     previous = request.previous_summary
     return (
         tuple(m.content_hash for m in request.messages),
-        None if previous is None else previous.model_dump_json(),
+        None if previous is None else _fields(previous),
         request.prompt,
         json.dumps(request.schema, sort_keys=True, default=repr),
         request.template,
@@ -38,6 +39,15 @@ def summary_key(request: SummaryRequest) -> tuple[Any, ...]:
         request.pinned_task,
         request.input_limit,
         tuple(m.content_hash for m in request.kept),
+    )
+
+
+def _fields(summary: Summary) -> tuple[Any, ...]:
+    # Every field of the summary (a frozen model that forbids others), read, not serialized
+    # to JSON at every summary call; its cached properties (its message) are left out.
+    return tuple(
+        tuple(value.items()) if isinstance(value, dict) else value
+        for value in (getattr(summary, name) for name in type(summary).model_fields)
     )
 
 

@@ -67,7 +67,8 @@ def summary_call(
     not fit either way says so (`SummaryCall.fits`): it is never sent."""
     sent = cached_summary_request(summary, context)
     if sent is not None:
-        call = _itemized(sent, cache, limit, context, context_items)
+        # Given up once past the limit: the larger form, itemized whole only to be dropped.
+        call = _itemized(sent, cache, limit, context, context_items, give_up=True)
         if call.fits:
             return call
     # The span alone (also when it does not continue ``context``: a piece of it), under no
@@ -81,24 +82,19 @@ def _itemized(
     limit: int,
     context: ModelRequest | None,
     context_items: Sequence[ManifestItem],
+    *,
+    give_up: bool = False,
 ) -> SummaryCall:
-    fixed_items: tuple[ManifestItem, ...] = ()
-    earlier: list[ManifestItem] = []
-    if context is not None and context_items:
-        # The same System text and tools as the last request (with what its recording does not
-        # hold of them): its items, as they were priced.
-        fixed_items = tuple(i for i in context_items if i.placement in _FIXED)
-        earlier = [i for i in context_items if i.placement in _MESSAGES]
-    elif sent.system or sent.tools:
-        parts = (SystemPart("system_prompt", sent.system),) if sent.system else ()
-        fixed = fixed_part(parts, sent.tools, cache)
-        fixed_items = (*fixed.system_items, *fixed.tool_items)
+    """``sent`` itemized; with ``give_up``, a call that cannot fit is returned as soon as its
+    items so far pass ``limit`` (items have no negative tokens): not itemized, not fitting."""
+    fixed_items, earlier = _fixed_and_earlier(sent, cache, context, context_items)
     # A message the last request sent at the same place is the same part of the prefix (its
     # item, its tokens); the rest are new. ``earlier`` lines up with the last request's
     # messages (the summary's lead, then the conversation), its material left out.
     before = context.messages if context is not None else ()
     items: list[ManifestItem] = []
     seen: dict[str, int] = {}
+    total = sum(i.tokens for i in fixed_items)
     *leading, last = sent.messages
     # The instruction is the last message's last block, added to the message it ends (or a
     # message of its own): that message without it is the part the last request sent — the
@@ -115,9 +111,14 @@ def _itemized(
             items.append(earlier[index])
         else:
             items.extend(message_items([message], cache, seen))
+        total += items[-1].tokens  # one item a message, either way
+        if give_up and total > limit:
+            return SummaryCall(sent, (), total, limit, context is not None)
     if asked is not None:
         ask = last.content[-1]
-        tokens = cache.message(last) - cache.message(asked)
+        # A message's tokens are its framing plus its blocks' (`TokenCache.message`): the
+        # instruction's share is its block's count, without hashing both whole messages.
+        tokens = cache.block(ask)
         items.append(
             ManifestItem(
                 INSTRUCTION_ID, "message", "conversation", tokens, ask.content_hash, role="user"
@@ -126,6 +127,26 @@ def _itemized(
     every = (*fixed_items, *items)
     tokens = sum(i.tokens for i in every)
     return SummaryCall(sent, every, tokens, limit, context is not None)
+
+
+def _fixed_and_earlier(
+    sent: ModelRequest,
+    cache: TokenCache,
+    context: ModelRequest | None,
+    context_items: Sequence[ManifestItem],
+) -> tuple[tuple[ManifestItem, ...], list[ManifestItem]]:
+    """The call's System and tool items, and the last request's message items (none without
+    them)."""
+    if context is not None and context_items:
+        # The same System text and tools as the last request (with what its recording does not
+        # hold of them): its items, as they were priced.
+        fixed_items = tuple(i for i in context_items if i.placement in _FIXED)
+        return fixed_items, [i for i in context_items if i.placement in _MESSAGES]
+    if sent.system or sent.tools:
+        parts = (SystemPart("system_prompt", sent.system),) if sent.system else ()
+        fixed = fixed_part(parts, sent.tools, cache)
+        return (*fixed.system_items, *fixed.tool_items), []
+    return (), []
 
 
 def summary_manifest(

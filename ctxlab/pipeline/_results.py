@@ -120,7 +120,7 @@ def _cut_further(
     # keeps its own, so a head that fits is left byte for byte (a result cut once is
     # not cut again because its notice names a longer path than before).
     kept = text[:cut].removesuffix("\n")
-    head = head_within(kept, budget, cache.counter.count_text)
+    head = cache.head(kept, budget)
     if head == kept:
         return result  # cut under this budget already, or only the notice is left
     new = with_text(result, f"{head}\n{notice}" if head else notice)
@@ -152,7 +152,7 @@ def _cut(
             transforms.append(Transform("offload_failed", result.tool_use_id, str(exc)))
     images = _beside_text(result, cache)
     budget = max(limit - _marker_tokens(cache) - max(images, 0), 0)
-    head = head_within(text, budget, cache.counter.count_text, total=before - images)
+    head = cache.head(text, budget, total=before - images)
     new = with_text(
         result, f"{head}\n{truncation_notice(path)}" if head else truncation_notice(path)
     )

@@ -22,7 +22,7 @@ from ctxlab.pipeline._summary import (
     render_summary,
     validate_summary,
 )
-from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache, head_within
+from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
 __all__ = [
     "MIN_SUMMARY_BUDGET",
@@ -145,8 +145,8 @@ def _cut_input(block: ToolUseBlock, keep: int, cache: TokenCache) -> ToolUseBloc
     key = max(strings, key=lambda k: len(strings[k]))
     whole = cache.text(strings[key])
     rest = cache.block(block) - whole
-    # The argument's count is known: head_within does not tokenize it again.
-    head = head_within(strings[key], max(keep - rest, 16), cache.counter.count_text, whole)
+    # The argument's count is known: the cut does not tokenize it again.
+    head = cache.head(strings[key], max(keep - rest, 16), whole)
     return block.evolve(input={**block.input, key: f"{head}\n{_CUT_NOTE}"})
 
 
@@ -172,7 +172,7 @@ def _cut_texts(piece: Conversation, over: int, cache: TokenCache) -> Conversatio
         cut: TextBlock | ToolUseBlock
         if isinstance(block, TextBlock):
             # A text block's count is its text's (no framing): not tokenized again.
-            head = head_within(block.text, keep, cache.counter.count_text, size)
+            head = cache.head(block.text, keep, size)
             cut = block.evolve(text=f"{head}\n{_CUT_NOTE}")
         else:
             assert isinstance(block, ToolUseBlock)

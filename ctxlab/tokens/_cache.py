@@ -27,6 +27,7 @@ from ctxlab.messages import (
     UserMessage,
 )
 from ctxlab.tokens._counter import TokenCounter
+from ctxlab.tokens._head import head_within
 from ctxlab.tokens._store import CountStore
 from ctxlab.util._checks import shown
 
@@ -59,6 +60,8 @@ COUNT_RULES = "blocks-2"
 under other rules is not reused."""
 
 _MAX_ENTRIES = 200_000
+_MAX_HEADS = 1_024
+"""Texts cut to a budget kept by `TokenCache.head`."""
 _PDF_PAGE = re.compile(rb"/Type\s*/Page(?!s)")
 
 
@@ -196,6 +199,7 @@ class TokenCache:
         self._blocks: dict[str, int] = {}
         self._messages: dict[str, int] = {}
         self._texts: dict[str, int] = {}
+        self._heads: dict[tuple[str, int], str] = {}
         self.counted_blocks = 0
         self.hits = 0
 
@@ -227,6 +231,21 @@ class TokenCache:
         tokens = self.counter.count_text(text)
         self._remember(self._texts, text, tokens)
         return tokens
+
+    def head(self, text: str, max_tokens: int, total: int | None = None) -> str:
+        """`head_within` of ``text`` with this cache's counter, kept by the text and the budget:
+        a what-if replays config after config, and a result cut to the same limit in each (the
+        tool-result limit a trigger move leaves as it was) is cut once. ``total`` is the text's
+        count when the caller knows it (not tokenized again)."""
+        key = (text, max_tokens)
+        head = self._heads.get(key)
+        if head is None:
+            head = head_within(text, max_tokens, self.counter.count_text, total)
+            # Few, long texts: a small table, cleared whole like the others.
+            if len(self._heads) >= _MAX_HEADS:
+                self._heads.clear()
+            self._heads[key] = head
+        return head
 
     def block(self, block: Any) -> int:
         """Tokens of one content block."""

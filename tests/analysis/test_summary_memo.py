@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ctxlab import ApproximateCounter, ContextConfig, WhatIf
 from ctxlab.analysis._summary_memo import SummaryMemo, summary_key
+from ctxlab.messages import Summary
 from ctxlab.pipeline import SummaryRequest
 from tests.analysis.test_resume import _same_run, _session
 from tests.analysis.test_whatif_kept import _counted
@@ -94,6 +95,26 @@ async def test_the_key_holds_what_the_summary_reads() -> None:
         {"schema": {"type": "object"}},
     ):
         assert summary_key(dataclasses.replace(base, **change)) != key, change
+    # The summary carried forward, field by field (the extractive summary reads its fields
+    # and its text); the same summary built again, its message read or not, is the same key.
+    before = Summary(fields={"a": "1", "b": "2"}, text="t", task="k", compacted_messages=3)
+    carried = dataclasses.replace(base, previous_summary=before)
+    again = Summary(fields={"a": "1", "b": "2"}, text="t", task="k", compacted_messages=3)
+    assert again.message.content[0].text == "t"  # its cached property read, not before's
+    assert summary_key(dataclasses.replace(base, previous_summary=again)) == summary_key(carried)
+    for other in (
+        {"fields": {"a": "1", "b": "3"}},
+        {"fields": {"a": "1"}},
+        {"text": "u"},
+        {"task": "j"},
+        {"compacted_messages": 4},
+        {"kind": "truncation"},
+    ):
+        changed = before.model_copy(update=other)
+        assert summary_key(dataclasses.replace(base, previous_summary=changed)) not in (
+            key,
+            summary_key(carried),
+        ), other
     written: list[SummaryRequest] = []
 
     async def write(request: SummaryRequest) -> dict[str, str]:

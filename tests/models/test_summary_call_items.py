@@ -205,3 +205,30 @@ def test_an_instruction_in_a_message_of_its_own_is_that_messages_item() -> None:
     assert isinstance(asking, UserMessage) and len(asking.content) == 1
     assert call.items[4:] == (_item(messages[3], cache), _item(asking, cache))
     assert "summary/instruction" not in [i.id for i in call.items]
+
+
+def test_the_cached_form_is_sent_up_to_its_exact_size_and_the_span_alone_below_it() -> None:
+    # The cached form is given up as soon as its items pass the limit: what is sent must be
+    # what itemizing it whole decides, at its size, one token under, and far under.
+    cache = TokenCache(ApproximateCounter())
+    last = ModelRequest(system=SYSTEM, messages=MESSAGES[:5], tools=TOOLS)
+    context_items = (UNRECORDED, TOOL, SYSTEM_ITEM, *message_items(list(MESSAGES[:5]), cache))
+    ask = _ask(MESSAGES, kept=2)
+    whole = summary_call(ask, cache, 10**6, last, context_items)
+    size = whole.tokens
+    assert size == 18_800 + 120 + 500 + sum(cache.message(m) for m in whole.request.messages)
+    at = summary_call(ask, cache, size, last, context_items)
+    assert (at.cached, at.fits, at.tokens, at.items) == (True, True, size, whole.items)
+    for limit in (size - 1, 18_000, 100):
+        alone = summary_call(ask, cache, limit)  # no last request: the span alone
+        # Itemized whole even when it does not fit (its size is said): each message at its
+        # count, the last one's instruction apart.
+        sent = alone.request.messages
+        assert alone.tokens == sum(cache.message(m) for m in sent)
+        assert len(alone.items) == len(sent) + 1
+        under = summary_call(ask, cache, limit, last, context_items)
+        assert not under.cached
+        assert (under.tokens, under.items, under.fits) == (alone.tokens, alone.items, alone.fits)
+        assert under.request == alone.request
+    assert summary_call(ask, cache, size - 1).fits  # the span alone is smaller
+    assert not summary_call(ask, cache, 100).fits

@@ -32,6 +32,7 @@ from ctxlab.pipeline._results import (
 )
 from ctxlab.tokens import TokenCache
 from ctxlab.tokens._cache import MESSAGE_OVERHEAD, block_parts
+from tests.helpers import CountingCounter
 
 words = st.text(alphabet="abc xyz\né✓0123456789{}", max_size=300)
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
@@ -131,3 +132,20 @@ def test_a_result_with_images_and_documents_is_cut_as_if_its_text_were_counted_a
     assert [t.kind for t in transforms] == ["tool_result_truncation"]
     assert transforms[0].tokens_before == by_definition(result, counter)
     assert transforms[0].tokens_after == cache.block(cut) <= limit
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=words, budgets=st.lists(st.integers(0, 120), min_size=1, max_size=4))
+def test_a_head_kept_by_text_and_budget_is_the_head_cut_anew(text: str, budgets: list[int]) -> None:
+    # `TokenCache.head` keeps what `head_within` cuts (a what-if cuts a result to the same limit
+    # under config after config): each budget's own head, in any order, and once kept the
+    # counter is not asked again.
+    counter = CountingCounter()
+    cache = TokenCache(counter)
+    plain = ApproximateCounter().count_text
+    for budget in budgets:
+        assert cache.head(text, budget) == head_within(text, budget, plain)
+    asked = len(counter.calls)
+    for budget in reversed(budgets):
+        assert cache.head(text, budget) == head_within(text, budget, plain)
+    assert len(counter.calls) == asked
