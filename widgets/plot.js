@@ -1,10 +1,10 @@
 // A plotly view that does not carry plotly.js in its widget state.
 //
 // plotly's own FigureWidget stores its 5 MB bundle in the widget's `_esm`, so every notebook
-// saved with widget state carries it. Here the kernel sends plotly.js once per page as a custom
-// message (never saved); when the kernel does not answer in time (busy, or a static viewer of
-// saved widget state) the view says so and tries plotly's CDN too. The figure itself arrives as
-// synced state, arrays as binary buffers.
+// saved with widget state carries it. Here the kernel sends plotly.js (its 1.2 MB basic bundle)
+// once per page as a custom message (never saved); when the kernel does not answer in time
+// (busy, or a static viewer of saved widget state) the view says so and tries plotly's CDN too.
+// The figure itself arrives as synced state, arrays as binary buffers.
 
 // The kernel answers "need-plotly" only once the cell it is running ends: a next cell that keeps
 // it busy delays plotly.js by as long. Past this wait the view says so and tries plotly's CDN
@@ -82,7 +82,11 @@ function loaded(Plotly) {
 }
 
 // The kernel's plotly.js arrived (asked for, or sent ahead: see `initialize`): loaded once.
+// The kernel's is plotly's basic bundle (scatter, bar, pie): a page that has a plotly.js
+// already (plotly's own renderer loaded the full one) keeps it and draws with it — loading
+// ours over it would take window.Plotly's other trace types from that renderer's figures.
 function receive(model, buffer) {
+  if (!loader.plotly && window.Plotly) return loaded(window.Plotly);
   if (loader.plotly || loader.receiving) return;
   loader.receiving = fromKernel(buffer).then(loaded, () => {
     loader.receiving = null;

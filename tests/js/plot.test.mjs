@@ -242,6 +242,28 @@ test("plotly.js sent ahead by the busy kernel loads once; a view meanwhile neith
   assert.equal(model.handlerCount(), 0);
 });
 
+// The kernel sends plotly's basic bundle (scatter, bar, pie). A page whose window.Plotly came
+// with plotly's own renderer (the full bundle) keeps it: the kernel's copy, sent ahead, is not
+// loaded over it (that renderer's heatmaps would lose their trace type), and the view draws
+// with the page's.
+test("a page that has a plotly.js keeps it: the kernel's basic bundle is not loaded over it", async () => {
+  const fresh = await freshWidget("page-has-plotly");
+  scripts.length = 0;
+  const pagePlotly = { ...fakePlotly, full: true };
+  globalThis.Plotly = pagePlotly;
+  const model = newModel();
+  const cleanup = fresh.initialize({ model });
+  sendPlotly(model); // sent ahead while the cell runs
+  const teardown = fresh.render({ model, el: document.createElement("div") });
+  await settle();
+  assert.deepEqual(scripts, []); // nothing loaded
+  assert.equal(globalThis.Plotly, pagePlotly);
+  assert.equal(calls.filter((c) => c.what === "react").length, 1); // drawn with the page's
+  assert.deepEqual(model.sent, []);
+  teardown();
+  cleanup();
+});
+
 test("a view torn down before plotly.js arrives draws nothing and leaves no handler", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout"] });
   const fresh = await freshWidget("gone");
