@@ -3,14 +3,17 @@
 
     python benchmarks/plotly_bundle_bench.py [--requests 5000] [--repeat 5]
 
-In headless Chromium (Debian's), each repeat opens a fresh page for each bundle, alternating
-which goes first (every contender cold: a new page has no compiled script), and times in the
-page (1) loading the bundle as the widget does — a ``blob:`` script made from its bytes, until
+In headless Chromium (Debian's), each repeat opens a fresh page for each contender, the order
+rotated (every contender cold: a new page has no compiled script), and times in the page
+(1) loading the bundle as the widget does — a ``blob:`` script made from its bytes, until
 ``window.Plotly`` is defined (parse, compile, run) — and (2) drawing the budget figure of a Lab
 over a stitched recording of ``--requests`` requests (``Plotly.newPlot`` until it resolves),
-then the same figure again on that page (warm). Both bundles draw the same figure from the same
-JSON. Prints min and median of each, the basic ÷ full ratios of the medians, and the machine's
-load (the load is said beside every figure: the machine's 2 cores are shared).
+then the same figure again on that page. Contenders: the full bundle (what the kernel sent
+before), the basic one, and the basic one with the widget's own warm-up (``warmUp`` of
+``widgets/plot.js``, imported from it: what the page runs when plotly.js comes before any plot,
+while the kernel still reads) between load and draw. All draw the same figure from the same
+JSON. Prints min and median of each, ratios of the medians, and the machine's load (the
+machine's 2 cores are shared).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import base64
 import os
 import statistics
 import sys
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -48,6 +52,13 @@ LOAD = """async () => {
     if (!window.Plotly) throw new Error('no Plotly');
     return performance.now() - started;
 }"""
+# The widget's own warm-up (`warmUp` of widgets/plot.js, run when plotly.js arrives before any
+# plot), imported from the module itself.
+WARM_UP = """async (source) => {
+    const url = URL.createObjectURL(new Blob([source], {type: 'text/javascript'}));
+    const module = await import(url);
+    await module.warmUp(window.Plotly);
+}"""
 DRAW = """async (figure) => {
     const div = document.getElementById('plot');
     window.Plotly.purge(div);
@@ -72,25 +83,38 @@ def budget_figure(requests: int) -> dict[str, Any]:
     )
 
 
+CONTENDERS = {"full": "full", "basic": "basic", "basic, warmed up": "basic"}
+"""Each contender's bundle; "warmed up" runs the widget's `warmUp` between load and draw."""
+
+
+def _one(page: Any, bundle: str, warm: bool, figure: dict[str, Any]) -> dict[str, float]:
+    page.set_content("<html><body><div id='plot'></div></body></html>")
+    page.evaluate(RECEIVE, base64.b64encode(BUNDLES[bundle].read_bytes()).decode())
+    out = {"load": page.evaluate(LOAD)}
+    if warm:
+        started = time.perf_counter()
+        page.evaluate(WARM_UP, (HERE.parent / "widgets" / "plot.js").read_text())
+        out["warm-up"] = (time.perf_counter() - started) * 1000
+    out["first draw"] = page.evaluate(DRAW, figure)
+    out["second draw"] = page.evaluate(DRAW, figure)
+    return out
+
+
 def measure(figure: dict[str, Any], repeat: int) -> dict[str, dict[str, list[float]]]:
-    """Milliseconds per bundle: load, first draw, warm draw; a fresh page for each."""
+    """Milliseconds per contender: load, warm-up, first draw, second draw; a fresh page each."""
     from playwright.sync_api import sync_playwright
 
-    times: dict[str, dict[str, list[float]]] = {
-        b: {"load": [], "draw": [], "warm draw": []} for b in BUNDLES
-    }
-    payload = {name: base64.b64encode(path.read_bytes()).decode() for name, path in BUNDLES.items()}
+    times: dict[str, dict[str, list[float]]] = {name: {} for name in CONTENDERS}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         for round_ in range(repeat):
-            order = list(BUNDLES) if round_ % 2 == 0 else list(reversed(BUNDLES))
+            names = list(CONTENDERS)
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]  # rotated
             for name in order:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
-                page.set_content("<html><body><div id='plot'></div></body></html>")
-                page.evaluate(RECEIVE, payload[name])
-                times[name]["load"].append(page.evaluate(LOAD))
-                times[name]["draw"].append(page.evaluate(DRAW, figure))
-                times[name]["warm draw"].append(page.evaluate(DRAW, figure))
+                result = _one(page, CONTENDERS[name], name.endswith("warmed up"), figure)
+                for what, ms in result.items():
+                    times[name].setdefault(what, []).append(ms)
                 page.close()
         browser.close()
     return times
@@ -99,24 +123,30 @@ def measure(figure: dict[str, Any], repeat: int) -> dict[str, dict[str, list[flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=5000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=6)
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     figure = budget_figure(args.requests)
     load = os.getloadavg()[0]
     times = measure(figure, args.repeat)
     load = max(load, os.getloadavg()[0])
-    sizes = {name: path.stat().st_size / 1e6 for name, path in BUNDLES.items()}
-    for what in ("load", "draw", "warm draw"):
-        medians = {}
-        for name in BUNDLES:
-            values = times[name][what]
-            medians[name] = statistics.median(values)
-            print(
-                f"{name} ({sizes[name]:.1f} MB), {what}: min {min(values):.0f} ms, "
-                f"median {medians[name]:.0f} ms ({args.repeat} fresh pages)"
-            )
-        print(f"  {what}: basic ÷ full {medians['basic'] / medians['full']:.2f}; load {load:.1f}")
+    median = {n: {w: statistics.median(v) for w, v in t.items()} for n, t in times.items()}
+    for name, whats in times.items():
+        size = BUNDLES[CONTENDERS[name]].stat().st_size / 1e6
+        shown = ", ".join(
+            f"{what} min {min(v):.0f} / median {median[name][what]:.0f} ms"
+            for what, v in whats.items()
+        )
+        print(f"{name} ({size:.1f} MB), {args.repeat} fresh pages: {shown}")
+    full, basic, warmed = (median[n] for n in CONTENDERS)
+    print(
+        f"medians, {args.requests:,} requests: load basic ÷ full {basic['load'] / full['load']:.2f}; "
+        f"first draw basic ÷ full {basic['first draw'] / full['first draw']:.2f}, "
+        f"warmed up ÷ basic {warmed['first draw'] / basic['first draw']:.2f}; "
+        f"load then first draw, warmed up ÷ full "
+        f"{(warmed['load'] + warmed['first draw']) / (full['load'] + full['first draw']):.2f}; "
+        f"load {load:.1f}"
+    )
 
 
 if __name__ == "__main__":
