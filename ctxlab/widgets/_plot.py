@@ -43,7 +43,8 @@ def _plotly_js() -> bytes:
 
 def _bundle_version() -> str:
     """The version of the plotly.js sent, from its banner (``plotly.js (basic - minified) v4.1.1``)."""
-    found = re.search(rb"plotly\.js \(basic[^)]*\) v(\d+\.\d+\.\d+)", _plotly_js()[:300])
+    with (_static() / "plotly-basic.min.js").open("rb") as bundle:  # its head: read at import
+        found = re.search(rb"plotly\.js \(basic[^)]*\) v(\d+\.\d+\.\d+)", bundle.read(300))
     if found is None:  # a re-vendored file of another shape: `make vendor-plotly` pins it
         msg = "widgets/plotly-basic.min.js has no plotly.js banner: re-make it with `make vendor-plotly`"
         raise RuntimeError(msg)
