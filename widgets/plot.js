@@ -73,8 +73,9 @@ function fromKernel(buffer) {
 // A small figure of the kinds a Lab's plot has (stacked areas, lines, markers, a shape, a
 // second y axis, unified hover), drawn off the page and purged: plotly.js's first draw compiles
 // its drawing code, and that is paid here, while the kernel still reads the recording, instead
-// of in the first plot (its draw at 5,000 requests 869 → 724 ms, median of 8 fresh pages, load
-// 12: benchmarks/plotly_bundle_bench.py). A detached element: nothing of it reaches the page.
+// of in the first plot (its draw at 5,000 requests 958 → 787 ms, median of 10 fresh pages at
+// load 15, benchmarks/plotly_bundle_bench.py: noisy, see docs/changelog.md). A detached
+// element: nothing of it reaches the page.
 const WARM_UP = {
   data: [
     { type: "scatter", mode: "lines", x: [0, 1, 2], y: [1, 3, 2], stackgroup: "a" },
