@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ctxlab-installed
 
-.PHONY: test lab bench lint typecheck unit js browser notebooks binder docs mutate fuzz clean
+.PHONY: test lab bench lint typecheck unit js browser notebooks binder docs mutate fuzz clean vendor-plotly
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,23 @@ $(WHEELHOUSE)/.done: binder/requirements.txt pyproject.toml
 
 binder: $(STAMP) $(WHEELHOUSE)/.done
 	$(PY) -m pytest tests/binder
+
+# plotly.js's basic bundle (scatter, bar and pie: every trace the widgets' plots draw), the file
+# npm publishes, vendored as widgets/plotly-basic.min.js: the kernel sends it to the page (1.2 MB
+# to load and compile, not the plotly package's 4.8 MB full bundle). This rule re-makes it from
+# the pinned release and fails unless the tarball and the file are byte for byte the ones
+# pinned (tests/widgets/test_plot_bundle.py checks the committed file against PLOTLY_BASIC_SHA256).
+PLOTLY_BASIC := plotly.js-basic-dist-min@4.1.1
+PLOTLY_BASIC_TGZ_SHA512 := 1oNF8PeQx2hv/y7tqEVWKD3JGwn/MGEMQ8mL9HUwsaqG9FGy/OU5FHUHvzqbqxN4mnwZGI9abTiE775C4kkjMQ==
+PLOTLY_BASIC_SHA256 := 99784e3abfb07b142a15e521a439e6d9addceadb3f79553fd24c72774f0649ba
+vendor-plotly:
+	rm -rf build/plotly && mkdir -p build/plotly
+	cd build/plotly && npm pack --silent $(PLOTLY_BASIC) >/dev/null
+	test "$$(openssl dgst -sha512 -binary build/plotly/*.tgz | base64 -w0)" = "$(PLOTLY_BASIC_TGZ_SHA512)"
+	tar -xzf build/plotly/*.tgz -C build/plotly
+	echo "$(PLOTLY_BASIC_SHA256)  build/plotly/package/plotly-basic.min.js" | sha256sum -c --quiet
+	cp build/plotly/package/plotly-basic.min.js widgets/plotly-basic.min.js
+	cp build/plotly/package/LICENSE LICENSES/plotly.js-MIT.txt
 
 # JupyterLab in headless Chromium (Debian's `chromium`; skipped with the reason when absent).
 browser: $(STAMP)

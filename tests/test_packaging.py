@@ -54,9 +54,10 @@ def test_the_wheel_is_typed_licensed_and_carries_its_front_ends(dist: Path) -> N
     assert "ctxlab/py.typed" in names
     assert f"{info}/licenses/LICENSE" in names
     assert f"{info}/licenses/LICENSES/tiktoken-MIT.txt" in names
+    assert f"{info}/licenses/LICENSES/plotly.js-MIT.txt" in names  # the vendored bundle's
     # The BPE files travel with their notice.
     assert {"ctxlab/tokens/data/cl100k_base.tiktoken.gz", "ctxlab/tokens/data/NOTICE.txt"} <= names
-    for front_end in ("context_map.js", "plot.js", "table.js", "table.css"):
+    for front_end in ("context_map.js", "plot.js", "plotly-basic.min.js", "table.js", "table.css"):
         assert f"ctxlab/widgets/static/{front_end}" in names
     assert metadata["Version"] == ctxlab.__version__
     assert metadata["License-Expression"] == "MIT"

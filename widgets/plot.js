@@ -1,10 +1,10 @@
 // A plotly view that does not carry plotly.js in its widget state.
 //
 // plotly's own FigureWidget stores its 5 MB bundle in the widget's `_esm`, so every notebook
-// saved with widget state carries it. Here the kernel sends plotly.js once per page as a custom
-// message (never saved); when the kernel does not answer in time (busy, or a static viewer of
-// saved widget state) the view says so and tries plotly's CDN too. The figure itself arrives as
-// synced state, arrays as binary buffers.
+// saved with widget state carries it. Here the kernel sends plotly.js (its 1.2 MB basic bundle)
+// once per page as a custom message (never saved); when the kernel does not answer in time
+// (busy, or a static viewer of saved widget state) the view says so and tries plotly's CDN too.
+// The figure itself arrives as synced state, arrays as binary buffers.
 
 // The kernel answers "need-plotly" only once the cell it is running ends: a next cell that keeps
 // it busy delays plotly.js by as long. Past this wait the view says so and tries plotly's CDN
@@ -70,19 +70,58 @@ function fromKernel(buffer) {
   });
 }
 
+// A small figure of the kinds a Lab's plot has (stacked areas, lines, markers, a shape, a
+// second y axis, unified hover), drawn off the page and purged: plotly.js's first draw compiles
+// its drawing code, and that is paid here, while the kernel still reads the recording, instead
+// of in the first plot (its draw at 5,000 requests 958 → 787 ms, median of 10 fresh pages at
+// load 15, benchmarks/plotly_bundle_bench.py: noisy, see docs/changelog.md). A detached
+// element: nothing of it reaches the page.
+const WARM_UP = {
+  data: [
+    { type: "scatter", mode: "lines", x: [0, 1, 2], y: [1, 3, 2], stackgroup: "a" },
+    { type: "scatter", mode: "lines", x: [0, 1, 2], y: [2, 1, 2], stackgroup: "a" },
+    { type: "scatter", mode: "lines+markers", x: [0, 1, 2], y: [3, 4, 4] },
+    { type: "scatter", mode: "markers", x: [1], y: [2], yaxis: "y2" },
+  ],
+  layout: {
+    hovermode: "x unified",
+    shapes: [{ type: "line", x0: 1, x1: 1, y0: 0, y1: 1, yref: "paper" }],
+    yaxis2: { overlaying: "y", visible: false },
+  },
+};
+
+// Returns when the small figure is drawn and purged (`benchmarks/plotly_bundle_bench.py` waits).
+export function warmUp(Plotly) {
+  const div = document.createElement("div");
+  try {
+    return Promise.resolve(Plotly.react(div, WARM_UP.data, WARM_UP.layout))
+      .catch(() => {})
+      .finally(() => Plotly.purge(div));
+  } catch {
+    // Only a head start: a plotly.js that cannot draw here says so in the real plot.
+    return Promise.resolve();
+  }
+}
+
 function loaded(Plotly) {
   if (loader.plotly) return;
   loader.plotly = Plotly;
   loader.asker = null;
   setStatus("");
   const waiting = [...loader.waiting];
+  // Sent ahead, before any plot: warm it up meanwhile (a plot waiting draws at once instead).
+  if (!waiting.length) warmUp(Plotly);
   for (const waiter of waiting) stopWaiting(waiter);
   // Each view draws on its own: one that throws does not leave the others blank.
   for (const waiter of waiting) queueMicrotask(() => waiter.onReady?.(Plotly));
 }
 
 // The kernel's plotly.js arrived (asked for, or sent ahead: see `initialize`): loaded once.
+// The kernel's is plotly's basic bundle (scatter, bar, pie): a page that has a plotly.js
+// already (plotly's own renderer loaded the full one) keeps it and draws with it — loading
+// ours over it would take window.Plotly's other trace types from that renderer's figures.
 function receive(model, buffer) {
+  if (!loader.plotly && window.Plotly) return loaded(window.Plotly);
   if (loader.plotly || loader.receiving) return;
   loader.receiving = fromKernel(buffer).then(loaded, () => {
     loader.receiving = null;

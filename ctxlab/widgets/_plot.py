@@ -6,30 +6,62 @@ saved with widget state (what ``nbconvert --execute`` and JupyterLab's "save wid
 `PlotView`, a small anywidget (``widgets/plot.js``): the kernel sends plotly.js once per page as
 a custom message, which is never saved, and the figure travels as synced state with its arrays as
 binary buffers. Without a kernel, a viewer of the saved state falls back to plotly's CDN.
+
+The plotly.js sent is plotly's *basic* bundle (``widgets/plotly-basic.min.js``, vendored by
+``make vendor-plotly``): scatter, bar and pie traces with every layout component, 1.2 MB where
+the full bundle is 4.8 MB — the first plot of a page waited for the page to load and compile it.
+A figure with another trace type is refused with `UsageError` (the page could not draw it).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib import resources
 from typing import Any, ClassVar
 
 import anywidget
 import numpy as np
 import plotly.graph_objects as go
 import traitlets
-from plotly.offline import get_plotlyjs_version
 
+from ctxlab.exceptions import UsageError
 from ctxlab.widgets._map import _static
 
 __all__ = ["LivePlot", "PlotView"]
 
 
+BASIC_TRACES = frozenset({"scatter", "bar", "pie"})
+"""The trace types plotly.js's basic bundle draws (what the page is sent)."""
+
+
 @functools.cache
 def _plotly_js() -> bytes:
-    return resources.files("plotly").joinpath("package_data/plotly.min.js").read_bytes()
+    return (_static() / "plotly-basic.min.js").read_bytes()
+
+
+def _bundle_version() -> str:
+    """The version of the plotly.js sent, from its banner (``plotly.js (basic - minified) v4.1.1``)."""
+    with (_static() / "plotly-basic.min.js").open("rb") as bundle:  # its head: read at import
+        found = re.search(rb"plotly\.js \(basic[^)]*\) v(\d+\.\d+\.\d+)", bundle.read(300))
+    if found is None:  # a re-vendored file of another shape: `make vendor-plotly` pins it
+        msg = "widgets/plotly-basic.min.js has no plotly.js banner: re-make it with `make vendor-plotly`"
+        raise RuntimeError(msg)
+    return found.group(1).decode()
+
+
+def _check_traces(data: list[dict[str, Any]]) -> None:
+    """Refuse a trace the page's plotly.js cannot draw: it would be left out without a word."""
+    for trace in data:
+        kind = trace.get("type", "scatter")
+        if kind not in BASIC_TRACES:
+            msg = (
+                f"a LivePlot draws with plotly.js's basic bundle, which has no {kind!r} trace "
+                f"(trace {trace.get('name')!r}); use one of {sorted(BASIC_TRACES)}, or show the "
+                "figure with plotly itself (fig.show())"
+            )
+            raise UsageError(msg)
 
 
 def _to_wire(value: Any) -> Any:
@@ -81,8 +113,9 @@ class PlotView(anywidget.AnyWidget):
     """plotly's layout of the figure. Not ``layout``: that trait is the widget's own
     `ipywidgets.Layout` (a model the front end unpacks); a dict in its place made the page raise
     "Cannot read properties of undefined (reading 'then')" at every view."""
-    plotly_js_version = traitlets.Unicode(get_plotlyjs_version()).tag(sync=True)
-    """The plotly.js the kernel has (not the Python package's version): the CDN fallback's."""
+    plotly_js_version = traitlets.Unicode(_bundle_version()).tag(sync=True)
+    """The version of the plotly.js the kernel sends (the vendored basic bundle's): the CDN
+    fallback loads the full bundle of that version."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -138,6 +171,7 @@ class LivePlot:
     def set_figure(self, figure: go.Figure) -> None:
         """Replace every trace and the layout with ``figure``'s, and show it."""
         plotly_json = figure.to_plotly_json()
+        _check_traces(plotly_json["data"])
         self.data = list(plotly_json["data"])
         self.layout = dict(plotly_json["layout"])
         self._layout_changed = True
@@ -163,6 +197,7 @@ class LivePlot:
         """Send the current figure to the view: the traces, and the layout if it changed."""
         # Converted here, not in a serializer: the new value is a fresh structure that traitlets
         # can compare with the old one (the traces are edited in place).
+        _check_traces(self.data)
         with self.view.hold_sync():
             data = _to_wire(self.data)
             # Sent only when a trace changed: traitlets' own comparison finds a line of NaN

@@ -242,6 +242,63 @@ test("plotly.js sent ahead by the busy kernel loads once; a view meanwhile neith
   assert.equal(model.handlerCount(), 0);
 });
 
+// The kernel sends plotly's basic bundle (scatter, bar, pie). A page whose window.Plotly came
+// with plotly's own renderer (the full bundle) keeps it: the kernel's copy, sent ahead, is not
+// loaded over it (that renderer's heatmaps would lose their trace type), and the view draws
+// with the page's.
+test("a page that has a plotly.js keeps it: the kernel's basic bundle is not loaded over it", async () => {
+  const fresh = await freshWidget("page-has-plotly");
+  scripts.length = 0;
+  const pagePlotly = { ...fakePlotly, full: true };
+  globalThis.Plotly = pagePlotly;
+  const model = newModel();
+  const cleanup = fresh.initialize({ model });
+  sendPlotly(model); // sent ahead while the cell runs
+  const teardown = fresh.render({ model, el: document.createElement("div") });
+  await settle();
+  assert.deepEqual(scripts, []); // nothing loaded
+  assert.equal(globalThis.Plotly, pagePlotly);
+  const drawn = calls.filter((c) => c.what === "react" && c.data[0].name === "conversation");
+  assert.equal(drawn.length, 1); // drawn with the page's
+  assert.deepEqual(model.sent, []);
+  teardown();
+  cleanup();
+});
+
+// plotly.js's first draw compiles its drawing code: a copy sent ahead (no plot yet) draws a
+// small figure off the page meanwhile and purges it; a plot already waiting draws at once.
+test("plotly.js sent ahead before any plot warms up off the page; a waiting plot draws at once", async () => {
+  const fresh = await freshWidget("warm-up");
+  const model = newModel();
+  const cleanup = fresh.initialize({ model });
+  sendPlotly(model);
+  await settle();
+  const [warm, purged, ...rest] = calls;
+  assert.equal(warm.what, "react");
+  assert.equal(warm.div.parentNode, null); // never on the page
+  assert.deepEqual(
+    warm.data.map((t) => t.mode),
+    ["lines", "lines", "lines+markers", "markers"],
+  );
+  assert.deepEqual(purged, { what: "purge", div: warm.div });
+  assert.deepEqual(rest, []);
+  const teardown = fresh.render({ model, el: document.createElement("div") });
+  await settle();
+  assert.equal(calls.at(-1).data[0].name, "conversation");
+  teardown();
+  cleanup();
+  // A plot waiting when plotly.js arrives: its draw is the only one.
+  const again = await freshWidget("warm-up-waiting");
+  const { model: waiting, close } = openView(again);
+  sendPlotly(waiting);
+  await settle();
+  assert.deepEqual(
+    calls.map((c) => [c.what, c.data?.[0].name]),
+    [["react", "conversation"]],
+  );
+  close();
+});
+
 test("a view torn down before plotly.js arrives draws nothing and leaves no handler", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout"] });
   const fresh = await freshWidget("gone");
