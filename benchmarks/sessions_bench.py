@@ -18,7 +18,9 @@ gets an empty folder for the tables `sessions` keeps on disk (``CTXLAB_SESSIONS_
 but for what a contender's own earlier call kept. Printed:
 seconds (wall, and CPU with the worker processes'), files and MB per second, the ratios to the
 baseline, to the floor and to the 5 s target of issue 54, the rows and the problems (every file
-must be a row), and the machine's load.
+must be a row), and the machine's load. ``--only NAME ...`` runs some contenders. To time
+another ctxlab (``PYTHONPATH=<its tree>``), run this from outside any ctxlab checkout: each
+contender runs as ``python -c``, which puts the working folder first on ``sys.path``.
 """
 
 from __future__ import annotations
