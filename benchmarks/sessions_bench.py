@@ -8,7 +8,9 @@ each with its own folder as it lies on disk (a Claude Code session's ``<id>/suba
 it holds ``--files`` of them, in a temporary folder. Each repeat is cold for every contender (a
 fresh process each: nothing imported or read before) on the same folder: ``sessions(folder)``
 with its default workers, ``sessions(folder, workers=1)``, ``sessions(folder)`` asked again
-in the same process with no file changed (timed: the second call), ``sessions(folder)`` in a
+in the same process with no file changed (timed: the second call), asked again after a line
+was appended to one file (what a user feels while a tool writes its live session: the file
+just written; it grows by a line in each repeat), ``sessions(folder)`` in a
 new process after another process read the folder (the table kept on disk), the baseline — a
 loop of ``ctxlab.load`` over the same files, which is what a user would write without it — and
 the floor: decoding every file's JSON (one process), which any reader of these files pays. Every run
@@ -16,7 +18,9 @@ gets an empty folder for the tables `sessions` keeps on disk (``CTXLAB_SESSIONS_
 but for what a contender's own earlier call kept. Printed:
 seconds (wall, and CPU with the worker processes'), files and MB per second, the ratios to the
 baseline, to the floor and to the 5 s target of issue 54, the rows and the problems (every file
-must be a row), and the machine's load.
+must be a row), and the machine's load. ``--only NAME ...`` runs some contenders. To time
+another ctxlab (``PYTHONPATH=<its tree>``), run this from outside any ctxlab checkout: each
+contender runs as ``python -c``, which puts the working folder first on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,11 @@ CONTENDERS = {
     ),
     "sessions(folder) asked again": (
         "# SETUP: import ctxlab; ctxlab.sessions(FOLDER, progress=False)\n"
+        "f = ctxlab.sessions(FOLDER, progress=False)"
+    ),
+    "sessions(folder), one file appended to": (
+        "# SETUP: import ctxlab, pathlib; ctxlab.sessions(FOLDER, progress=False); "
+        "open(sorted(pathlib.Path(FOLDER).rglob('*.jsonl'))[0], 'a').write('{}\\n')\n"
         "f = ctxlab.sessions(FOLDER, progress=False)"
     ),
     "sessions(folder), a new process": (
@@ -161,16 +170,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--only", nargs="+", default=list(CONTENDERS), help="contenders to run (names)"
+    )
     args = parser.parse_args()
+    unknown = sorted(set(args.only) - set(CONTENDERS))
+    if unknown:
+        sys.exit(f"no contender {unknown}: choose among {sorted(CONTENDERS)}")
     folder = folder_of(args.files)
     megabytes = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
     loads = [os.getloadavg()[0]]
     try:
         # Interleaved: each repeat runs every contender once, so drift hits them alike.
-        runs: dict[str, list[tuple[float, int, int, float]]] = {name: [] for name in CONTENDERS}
+        runs: dict[str, list[tuple[float, int, int, float]]] = {name: [] for name in args.only}
         for _ in range(args.repeat):
-            for name, code in CONTENDERS.items():
-                runs[name].append(run(code, folder))
+            for name in args.only:
+                runs[name].append(run(CONTENDERS[name], folder))
                 loads.append(os.getloadavg()[0])
     finally:
         shutil.rmtree(folder)
@@ -186,7 +201,8 @@ def table(
     """Print each contender's median against the baseline, the floor and the target."""
     median = {name: statistics.median(r[0] for r in results) for name, results in runs.items()}
     cpu = {name: statistics.median(r[3] for r in results) for name, results in runs.items()}
-    repeats = len(runs[BASELINE])
+    repeats = len(next(iter(runs.values())))
+    nan = float("nan")  # (a ratio to a contender not run)
     print(
         f"{files:,} files ({megabytes:,.0f} MB), median of {repeats} cold runs each, "
         f"interleaved; load {min(loads):.1f}–{max(loads):.1f} (1-minute average)"
@@ -200,8 +216,9 @@ def table(
         rows, problems = results[0][1], results[0][2]
         print(
             f"{name:<34} {seconds:>8.2f} {cpu[name]:>7.2f} {files / seconds:>8.0f} "
-            f"{megabytes / seconds:>6.1f} {seconds / median[BASELINE]:>8.2f} "
-            f"{seconds / median[FLOOR]:>8.2f} {seconds / TARGET:>8.2f} {rows:>6} {problems:>8}"
+            f"{megabytes / seconds:>6.1f} {seconds / median.get(BASELINE, nan):>8.2f} "
+            f"{seconds / median.get(FLOOR, nan):>8.2f} {seconds / TARGET:>8.2f} {rows:>6} "
+            f"{problems:>8}"
         )
 
 

@@ -35,6 +35,7 @@ from ctxlab.io._listing import (
 from ctxlab.io._load import read
 from ctxlab.io._registry import added_here, generation, install
 from ctxlab.io._sessions_cache import keep, kept, state_of
+from ctxlab.io._sessions_rows import rows_of
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import MESSAGE_OVERHEAD, ApproximateCounter
@@ -116,10 +117,11 @@ def sessions(
     row with ``ctxlab.load(row.path, episode=row.episode)`` or ``Lab.open(row, ...)``; ``sweep``
     takes the frame's ``path`` column. Called again on a folder where no file was added,
     removed or changed (its size and modification time), it returns a copy of the table it
-    made, reading nothing (`ctxlab.io._sessions_cache`; a folder where a file changed in the
-    last two seconds is read again) — from a new process too: the table is
-    kept on disk, in ``$CTXLAB_SESSIONS_CACHE`` (``off``: not kept) or
-    ``~/.cache/ctxlab/sessions`` (`ctxlab.io._sessions_disk`).
+    made, reading nothing (`ctxlab.io._sessions_cache`); where some were, it reads only the
+    sessions whose files changed — its own, or one its format reads beside it (a subagent's, a
+    task's UI log) —, and a file changed in the last two seconds (the live session) at every
+    call (`ctxlab.io._sessions_rows`). From a new process too: tables and rows are kept on
+    disk, in ``$CTXLAB_SESSIONS_CACHE`` (``off``: not kept) or ``~/.cache/ctxlab/sessions``.
 
     Args:
         folder: The folder to read.
@@ -141,7 +143,9 @@ def sessions(
         return again
     files = _session_files(root, wanted)
     bar = tqdm(total=len(files), disable=not progress, unit="file")
-    rows = _read_rows(files, count, bar.update)
+    key = (str(root.resolve()), wanted, generation())
+    rows = rows_of(files, key, read_beside, lambda new: _read_rows(new, count, bar.update))
+    bar.update(len(files) - bar.n)  # (those whose rows were kept)
     bar.close()
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
     # Counts as integers with gaps (a file that did not load has none), not floats.
@@ -170,11 +174,13 @@ def _folder(folder: Any) -> Path:
     return root
 
 
-def _read_rows(files: list[Path], count: int, done: Callable[[int], Any]) -> list[dict[str, Any]]:
-    """The rows of ``files``, read by ``count`` processes when there are many (``done`` told
-    of each file read)."""
-    rows: list[dict[str, Any]] = []
+def _read_rows(
+    files: list[Path], count: int, done: Callable[[int], Any]
+) -> list[list[dict[str, Any]]]:
+    """The rows of each of ``files``, read by ``count`` processes when there are many
+    (``done`` told of each file read)."""
     if count <= 1 or len(files) < _PARALLEL_FROM:
+        rows = []
         for path in files:
             rows.extend(session_rows([path]))
             done(1)
@@ -182,6 +188,7 @@ def _read_rows(files: list[Path], count: int, done: Callable[[int], Any]) -> lis
     pool = _pool(count)
     if pool is None:  # formats a spawned worker could not be given: read here
         return _read_rows(files, 1, done)
+    rows = []
     with pool:
         # In chunks of their own: a chunk whose process dies costs its rows' figures (each
         # says so), never the listing.
@@ -191,7 +198,8 @@ def _read_rows(files: list[Path], count: int, done: Callable[[int], Any]) -> lis
             try:
                 got = future.result()
             except Exception as exc:  # the reading process died (killed, out of memory)
-                got = [_unread(path, f"not read: its process failed ({exc!r})") for path in chunk]
+                failed = f"not read: its process failed ({exc!r})"
+                got = [[_unread(path, failed)] for path in chunk]
             rows.extend(got)
             done(len(chunk))
     return rows
@@ -252,12 +260,14 @@ def _suffixes(value: Any) -> tuple[str, ...]:
 
 
 def _session_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    """The files under ``root`` that are sessions of their own, in order: by suffix, not hidden,
-    not a part of a session listed under another of its files."""
+    """The files under ``root`` that are sessions of their own, in order: by suffix, in no
+    hidden folder below it (a .git, a cache), not a part of a session listed under another."""
     found = [
         p
         for p in root.rglob("*")
-        if p.is_file() and p.name.lower().endswith(suffixes) and not _hidden(p, root)
+        if p.is_file()
+        and p.name.lower().endswith(suffixes)
+        and not any(part.startswith(".") for part in p.relative_to(root).parts[:-1])
     ]
     return sorted(
         [
@@ -282,23 +292,19 @@ def _workers(value: Any) -> int:
     return value
 
 
-def _hidden(path: Path, root: Path) -> bool:
-    # Hidden folders below the root (a .git, a cache) hold no sessions.
-    return any(part.startswith(".") for part in path.relative_to(root).parts[:-1])
-
-
-def session_rows(paths: list[Path]) -> list[dict[str, Any]]:
-    """The rows of several files (what one worker process reads): each file's session, then
-    each subagent it holds without a file of its own (``episode`` N; one with its own
+def session_rows(paths: list[Path]) -> list[list[dict[str, Any]]]:
+    """The rows of each of several files (what one worker process reads): the file's session,
+    then each subagent it holds without a file of its own (``episode`` N; one with its own
     ``agent-*.jsonl`` is that file's row)."""
-    rows: list[dict[str, Any]] = []
+    found: list[list[dict[str, Any]]] = []
     for path in paths:
         row, transcript = _row(path)
-        rows.append(row)
+        rows = [row]
         for entry in (transcript.meta.get("subagents") or ()) if transcript is not None else ():
             if isinstance(entry, dict) and not entry.get("file") and _whole(entry.get("episode")):
                 rows.append(_row(path, int(entry["episode"]))[0])
-    return rows
+        found.append(rows)
+    return found
 
 
 def _unread(path: Path, problem: str | None, episode: int = 0) -> dict[str, Any]:

@@ -159,11 +159,12 @@ class SessionFormat:
     """The folders that are sessions of their own, among the files `sessions` found."""
     reads: Callable[[Path], Iterable[Path]] | None = None
     """The files and folders (a folder: every file under it) that reading a session file of
-    this format looks at besides the file itself — OpenCode's stored session reads its
-    messages and parts from folders beside ``session/``. `sessions` keeps a folder's table
-    only while these are unchanged too, wherever they lie (a folder's own files are watched
-    already, but for those in its hidden folders; this names the ones that may lie outside it
-    or in one of those). None: the file alone."""
+    this format looks at besides the file itself, wherever they lie — a Claude Code session's
+    ``<session>/subagents/``, OpenCode's stored session's messages and parts beside
+    ``session/``. `sessions` keeps a session's rows only while its file and these are
+    unchanged (`ctxlab.io._sessions_rows`): a file a format reads and does not name here is
+    not watched. Asked of every session file (of any format: name nothing for a file not of
+    this format), so it must be cheap. None: the file alone."""
     guess: bool = False
     """Known by ``role`` fields alone (the chat formats): asked after every other format."""
     messages: bool = False

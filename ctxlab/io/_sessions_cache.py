@@ -7,9 +7,9 @@ filter changed upstream). The answer is kept, in this process, with the folder's
 path, size and modification time (nanoseconds) of every file under it, hidden folders aside as
 `sessions` sets them aside. A call whose folder is in the same state gets a copy of the kept
 table; any file added, removed, grown or touched anywhere under it — a session's own file, a
-part of it beside it (a Cline task's, OpenCode's storage), a subagent's — and the folder is read
-again, whole: a session's row can depend on files other than its own, so no row is kept past a
-change. What a session reads outside the folder (a folder asked for is OpenCode's
+part of it beside it (a Cline task's, OpenCode's storage), a subagent's — and the table is not
+the answer: the folder is listed again, and only the sessions whose own inputs changed are read
+(`ctxlab.io._sessions_rows` keeps each session's rows under the files they are read from). What a session reads outside the folder (a folder asked for is OpenCode's
 ``storage/session``, whose messages and parts lie in folders beside it) or in a hidden folder
 of it is in the state too, as its format names it (`SessionFormat.reads`). A folder where a
 file changed in the last two seconds is not kept: a file rewritten at its size within one tick
@@ -19,7 +19,6 @@ state would not tell the second write from the first (git's "racily clean" files
 
 from __future__ import annotations
 
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctxlab.io._sessions_disk import drop_all, store, stored
+from ctxlab.io._sessions_rows import SETTLED_NS, forget_rows, scan
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,8 +40,6 @@ reads the folder otherwise), and each file's (path, size, modified ns), sorted."
 _KEPT: OrderedDict[State, pd.DataFrame] = OrderedDict()
 _MOST = 8
 """Folders kept (the most recently asked)."""
-_SETTLED_NS = 2_000_000_000
-"""How long ago a file must have changed for its size and time to tell a later change."""
 
 
 def state_of(
@@ -55,42 +53,17 @@ def state_of(
     ``beside`` names what reading a session file looks at besides the file
     (`ctxlab.io._listing.read_beside`): what of it lies outside the folder is in the state too.
     """
-    settled = time.time_ns() - _SETTLED_NS  # (before the listing: the files are read after it)
+    settled = time.time_ns() - SETTLED_NS  # (before the listing: the files are read after it)
     files: list[tuple[str, int, int]] = []
     try:
-        _scan(str(root), files)
+        scan(str(root), files)
         for outside in _outside(root, suffixes, files, beside):
-            _scan(outside, files)
+            scan(outside, files)
     except OSError:
         return None
     if any(modified > settled for _, _, modified in files):
         return None
     return (str(root.resolve()), suffixes, formats, tuple(sorted(files)))
-
-
-def _scan(top: str, files: list[tuple[str, int, int]]) -> None:
-    """Add (path, size, modified ns) of every file under ``top`` (or of ``top``, a file; one
-    that is not there: size and time -1, so that its coming is a change)."""
-    if not os.path.isdir(top):
-        try:
-            stat = os.stat(top)
-        except FileNotFoundError:
-            files.append((top, -1, -1))
-        else:
-            files.append((top, stat.st_size, stat.st_mtime_ns))
-        return
-    folders = [top]
-    while folders:
-        with os.scandir(folders.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    # Hidden folders are not read by `sessions`; a link to a folder is not
-                    # followed (nor by its listing: a link to a parent would never end).
-                    if not entry.name.startswith("."):
-                        folders.append(entry.path)
-                elif entry.is_file(follow_symlinks=True):
-                    stat = entry.stat(follow_symlinks=True)
-                    files.append((entry.path, stat.st_size, stat.st_mtime_ns))
 
 
 def _outside(
@@ -146,6 +119,7 @@ def _remember(state: State, frame: pd.DataFrame) -> None:
 
 
 def forget() -> None:
-    """Drop every kept table, in memory and on disk."""
+    """Drop every kept table and every folder's rows, in memory and on disk."""
     _KEPT.clear()
+    forget_rows()
     drop_all()

@@ -2,14 +2,16 @@
 kernel restarted, a script run again) is answered without reading a file while nothing under it
 changed.
 
-A table is kept under the folder's state (`ctxlab.io._sessions_cache`: the path, size and
+So are its rows by file (`ctxlab.io._sessions_rows`): a new process asked for a folder where
+some files changed reads only those. A table is kept under the folder's state (`ctxlab.io._sessions_cache`: the path, size and
 modification time of every file under it), with what else decides its rows: the names of the
 registered formats, the size and modification time of each of ctxlab's modules (its version's
 among them: an edited reader reads otherwise; a process whose ctxlab changed on disk since it
 imported it keeps nothing), pandas' and Python's versions (a pickle is theirs). A process that registered a format of its own (`ctxlab.register_format`, a plugin's
 entry point) keeps nothing on disk: its formats' code is not known by a name. The tables live
 in ``$CTXLAB_SESSIONS_CACHE`` (a folder; ``off`` keeps nothing on disk), else
-``$XDG_CACHE_HOME/ctxlab/sessions``, else ``~/.cache/ctxlab/sessions``: the 16 last written. A
+``$XDG_CACHE_HOME/ctxlab/sessions``, else ``~/.cache/ctxlab/sessions``: the 16 last written
+(and the rows of the 16 folders last read). A
 table that cannot be written or read back (a read-only home, a file damaged) costs only the
 time to read the folder again; a table another user wrote is not read (a pickle runs code), nor
 a link in a table's place.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import pickle
 import platform
 import stat
 import tempfile
@@ -31,11 +34,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["drop_all", "store", "stored"]
+__all__ = ["drop_all", "store", "store_rows", "stored", "stored_rows"]
 
 _MOST = 16
-"""Tables kept on disk (the last written)."""
+"""Tables kept on disk (the last written), and as many folders' rows by file."""
 _SUFFIX = ".sessions.pkl"
+_ROWS_SUFFIX = ".rows.pkl"
 
 
 def folder() -> Path | None:
@@ -47,9 +51,10 @@ def folder() -> Path | None:
     return Path(base) / "ctxlab" / "sessions"
 
 
-def _name(state: Any) -> str | None:
-    # The file of a state's table; None when this process's formats are not all ctxlab's own,
-    # or its code may not be what is on disk.
+def _name(key: Any, suffix: str = _SUFFIX) -> str | None:
+    # The file of what is kept under ``key`` (a state's table: its folder, suffixes and files;
+    # a folder's rows: its folder and suffixes); None when this process's formats are not all
+    # ctxlab's own, or its code may not be what is on disk.
     # (Imported here: the registry's formats import io's machinery, which imports this one.)
     from ctxlab.io._registry import added_here, formats
 
@@ -57,8 +62,13 @@ def _name(state: Any) -> str | None:
     if added_here() or code is None:
         return None
     names = tuple(f.name for f in formats())  # (one of ctxlab's removed: read otherwise)
-    key = repr((state[0], state[1], state[3], names, code))
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + _SUFFIX
+    named = repr((key, names, code))
+    return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:32] + suffix
+
+
+def _table_key(state: Any) -> Any:
+    # A state but for the registry's generation (a count of this process's registrations).
+    return (state[0], state[1], state[3])
 
 
 _IMPORTED_NS = time.time_ns()
@@ -89,7 +99,23 @@ def stored(state: Any) -> pd.DataFrame | None:
     # (pandas imported here, as `sessions` does: ``import ctxlab`` does not load it.)
     import pandas as pd
 
-    where, name = folder(), _name(state)
+    frame = _read(_name(_table_key(state)))
+    return frame if isinstance(frame, pd.DataFrame) else None
+
+
+def stored_rows(key: Any) -> dict[str, Any] | None:
+    """The rows by file kept on disk for ``key`` (`ctxlab.io._sessions_rows`), None when there
+    are none (or they cannot be read)."""
+    kept = _read(_name(key[:2], _ROWS_SUFFIX))
+    return kept if isinstance(kept, dict) else None
+
+
+def _read(name: str | None) -> Any:
+    # What is kept in the file ``name`` of the folder (None: nothing, or it cannot be read).
+    # (pandas imported here, as `sessions` does: ``import ctxlab`` does not load it.)
+    import pandas as pd
+
+    where = folder()
     if where is None or name is None:
         return None
     try:
@@ -98,13 +124,12 @@ def stored(state: Any) -> pd.DataFrame | None:
         with open(where / name, "rb", opener=_no_link) as handle:
             if not _own(handle.fileno()):
                 return None  # a pickle runs code when read: only one this user wrote is read
-            frame = pd.read_pickle(handle)
+            return pd.read_pickle(handle)
     except OSError:  # none kept, a link, or the disk failing: read the folder again
         return None
     except Exception:  # damaged, or written by another pandas: read the folder again
         _remove(where / name)
         return None
-    return frame if isinstance(frame, pd.DataFrame) else None
 
 
 def _no_link(path: str, flags: int) -> int:
@@ -125,7 +150,18 @@ def _own(descriptor: int) -> bool:
 
 def store(state: Any, frame: pd.DataFrame) -> None:
     """Keep ``frame`` on disk as the table of ``state`` (nothing when it cannot be written)."""
-    where, name = folder(), _name(state)
+    _write(_name(_table_key(state)), frame, _SUFFIX)
+
+
+def store_rows(key: Any, rows: dict[str, Any]) -> None:
+    """Keep a folder's rows by file on disk under ``key`` (nothing when it cannot be
+    written)."""
+    _write(_name(key[:2], _ROWS_SUFFIX), rows, _ROWS_SUFFIX)
+
+
+def _write(name: str | None, value: Any, suffix: str) -> None:
+    # ``value`` in the file ``name`` (pickled: pandas reads it back).
+    where = folder()
     if where is None or name is None:
         return
     try:
@@ -136,19 +172,25 @@ def store(state: Any, frame: pd.DataFrame) -> None:
         return
     try:
         # Written whole, then named: a process reading meanwhile never sees half a table.
-        frame.to_pickle(temporary)
+        _dump(value, temporary)
         os.replace(temporary, where / name)
     except BaseException as exc:  # a disk full, a value pickle refuses, an interrupt
         _remove(Path(temporary))  # (nothing else removes a temporary file: none is left)
         if not isinstance(exc, Exception):
             raise
         return
-    _prune(where)
+    _prune(where, suffix)
 
 
-def _prune(where: Path) -> None:
+def _dump(value: Any, path: str) -> None:
+    # As `pandas.DataFrame.to_pickle` writes a table (uncompressed, the highest protocol).
+    with open(path, "wb") as handle:
+        pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _prune(where: Path, suffix: str) -> None:
     try:
-        tables = sorted(where.glob("*" + _SUFFIX), key=lambda p: p.stat().st_mtime_ns)
+        tables = sorted(where.glob("*" + suffix), key=lambda p: p.stat().st_mtime_ns)
     except OSError:
         return
     for old in tables[:-_MOST]:
@@ -159,8 +201,9 @@ def drop_all() -> None:
     """Remove every table kept on disk."""
     where = folder()
     if where is not None and where.is_dir():
-        for path in where.glob("*" + _SUFFIX):
-            _remove(path)
+        for suffix in (_SUFFIX, _ROWS_SUFFIX):
+            for path in where.glob("*" + suffix):
+                _remove(path)
 
 
 def _remove(path: Path) -> None:

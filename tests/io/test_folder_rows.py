@@ -217,7 +217,7 @@ def test_a_subagent_held_in_its_sessions_file_is_a_row_of_its_own(tmp_path: Path
         ]
     }
     path = _ctxlab_file(tmp_path / "s.jsonl", meta)
-    rows = session_rows([path])
+    rows = session_rows([path])[0]
     assert [r["episode"] for r in rows] == [0, 1]
     assert rows[1]["path"] == str(path)
 
@@ -288,7 +288,7 @@ def test_a_session_whose_figures_fail_is_listed_loaded_with_that_problem(
 def test_each_subagent_held_in_a_sessions_file_is_read_as_its_episode(tmp_path: Path) -> None:
     from tests.io.test_claude_subagents import _parallel
 
-    rows = session_rows([_parallel(tmp_path)])
+    rows = session_rows([_parallel(tmp_path)])[0]
     assert [(r["name"], r["episode"], r["requests"]) for r in rows] == [
         ("parallel", 0, 1),
         ("parallel#1", 1, 2),
@@ -330,7 +330,7 @@ def test_a_subagents_row_that_fails_keeps_its_episode(
         (read_then_gone, "cannot read it: No such file or directory"),
     ):
         monkeypatch.setattr(folder, "read", reader)
-        rows = session_rows([path])
+        rows = session_rows([path])[0]
         assert [(r["episode"], r["problem"]) for r in rows] == [
             (0, None),
             (1, problem),

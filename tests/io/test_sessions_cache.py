@@ -1,6 +1,6 @@
 """`sessions` on many files: a folder asked for again is answered from memory while no file
-under it changed (and read again, whole, when one did); the inventory's walk, made cheaper,
-finds what it found."""
+under it changed (`tests/io/test_sessions_rows.py`: what is read when one did); the
+inventory's walk, made cheaper, finds what it found."""
 
 from __future__ import annotations
 
@@ -47,32 +47,6 @@ def test_a_folder_asked_for_again_is_answered_without_reading(
     # Other suffixes are another question: read.
     other = sessions(folder, suffixes=[".jsonl"], workers=1, progress=False)
     assert set(other["problem"]) == {"read again"}
-
-
-@pytest.mark.parametrize("change", ["grown", "touched", "added", "removed", "part changed"])
-def test_any_change_under_the_folder_reads_it_again_whole(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, change: str
-) -> None:
-    first = sessions(folder, workers=1, progress=False)
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
-    one = next(p for p in files if p.suffix == ".jsonl")
-    if change == "grown":
-        with one.open("a") as handle:
-            handle.write(json.dumps({"type": "noise"}) + "\n")
-    elif change == "touched":  # same size, a new modification time
-        stat = one.stat()
-        os.utime(one, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    elif change == "added":
-        shutil.copyfile(one, folder / "copy.jsonl")
-    elif change == "removed":
-        one.unlink()
-    else:  # not a session's own file: a part beside it (a Cline task's UI messages)
-        part = next(p for p in files if p.name == "ui_messages.json")
-        part.write_text(part.read_text() + " ")
-    refuse_reading(monkeypatch)
-    again = sessions(folder, workers=1, progress=False)
-    assert len(again) >= len(first) - 1
-    assert set(again["problem"]) == {"read again"}  # every row read again, not only one
 
 
 def _records(path: Path) -> list[Any]:

@@ -1,6 +1,7 @@
 """`sessions` asked again from a new process answers from the table kept on disk while nothing
-under the folder changed — and reads again when a file, ctxlab's code or the formats did, or
-when the table kept cannot be read (`ctxlab.io._sessions_disk`)."""
+under the folder changed — reads again the session of a file that did, and every session when
+ctxlab's code or the formats did, or when what was kept cannot be read
+(`ctxlab.io._sessions_disk`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 import ctxlab.io._folder as folder_module
 from ctxlab import sessions
-from ctxlab.io import _sessions_cache, _sessions_disk
+from ctxlab.io import _sessions_cache, _sessions_disk, _sessions_rows
 from ctxlab.io._sessions_cache import forget
 from tests.io.kept_tables import FIXTURES, fixture_sessions, refuse_reading
 
@@ -30,8 +31,9 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _new_process() -> None:
-    # What a new process starts with: no table in memory (the disk's are kept).
+    # What a new process starts with: no table nor rows in memory (the disk's are kept).
     _sessions_cache._KEPT.clear()
+    _sessions_rows._KEPT.clear()
 
 
 def test_a_new_process_answers_from_disk_without_reading(
@@ -70,8 +72,8 @@ def test_what_changed_is_read_again(
 ) -> None:
     first = sessions(folder, workers=1, progress=False)
     _new_process()
+    target = next((folder / "codex").glob("*.jsonl"))
     if change == "a file":
-        target = next((folder / "codex").glob("*.jsonl"))
         target.write_text(target.read_text() + "\n")
     elif change == "ctxlab's code":
         monkeypatch.setattr(_sessions_disk, "_code", lambda: ("another ctxlab",))
@@ -82,7 +84,10 @@ def test_what_changed_is_read_again(
         monkeypatch.setattr(os, "getuid", lambda: os.stat(folder).st_uid + 1, raising=False)
     refuse_reading(monkeypatch)
     again = sessions(folder, workers=1, progress=False)
-    assert len(again) == len(first) and set(again["problem"]) == {"read again"}
+    assert len(again) == len(first)
+    read_again = set(again.loc[again["problem"] == "read again", "path"])
+    # A file changed: its session alone (the others' rows were kept on disk); else all.
+    assert read_again == ({str(target)} if change == "a file" else set(first["path"]))
 
 
 def test_off_keeps_nothing_on_disk(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,7 +115,8 @@ def test_the_tables_kept_are_the_last_sixteen(
         root.mkdir()
         shutil.copy2(source, root)  # (its time kept: a file just written is not kept)
         sessions(root, workers=1, progress=False)
-    assert len(list((tmp_path / "cache").glob("*.pkl"))) == 16
+    assert len(list((tmp_path / "cache").glob("*.sessions.pkl"))) == 16
+    assert len(list((tmp_path / "cache").glob("*.rows.pkl"))) == 16  # each folder's rows
     assert list((tmp_path / "cache").glob("*.part")) == []
 
 
@@ -131,7 +137,8 @@ def test_a_file_rewritten_within_its_clock_tick_is_read_again(
     _new_process()
     refuse_reading(monkeypatch)
     again = sessions(folder, workers=1, progress=False)
-    assert set(again["problem"]) == {"read again"}
+    # That file's session read again (its rows were not kept: too recent), the others kept.
+    assert set(again.loc[again["problem"] == "read again", "path"]) == {str(one)}
 
 
 def test_a_link_in_place_of_a_table_is_not_read(
@@ -147,7 +154,7 @@ def test_a_link_in_place_of_a_table_is_not_read(
         roots.append(tmp_path / name)
         shutil.copytree(FIXTURES / name, roots[-1])
     sessions(roots[0], workers=1, progress=False)
-    (table,) = cache.glob("*.pkl")
+    (table,) = cache.glob("*.sessions.pkl")
     other = _sessions_cache.state_of(roots[1], folder_module._suffixes([".jsonl"]), 0)
     name = _sessions_disk._name(other)
     assert name is not None
@@ -181,7 +188,7 @@ def test_a_table_interrupted_while_written_leaves_no_file(
     def interrupted(*_: Any, **__: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pd.DataFrame, "to_pickle", interrupted)
+    monkeypatch.setattr(_sessions_disk, "_dump", interrupted)
     with pytest.raises(KeyboardInterrupt):
         sessions(folder, workers=1, progress=False)
     assert list((folder.parent / "cache").iterdir()) == []

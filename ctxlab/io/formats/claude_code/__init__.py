@@ -10,6 +10,7 @@ from ctxlab.io._format import FileSource, SessionFormat
 from ctxlab.io._transcript import Transcript
 from ctxlab.io.formats.claude_code.parse import is_claude_code_line
 from ctxlab.io.formats.claude_code.reader import claude_code
+from ctxlab.io.formats.claude_code.subagents import agent_folder
 from ctxlab.io.formats.claude_code.thresholds import THRESHOLDS
 
 
@@ -34,6 +35,12 @@ def _agent_meta(path: Path) -> bool:
     return path.name.startswith("agent-") and path.name.endswith(".meta.json")
 
 
+def _read_beside(path: Path) -> list[Path]:
+    # A session file is read with its subagents' files and their meta, in the folder named
+    # for it (`split_subagents`); any file may be one (known only once decoded).
+    return [agent_folder(path)]
+
+
 FORMAT = SessionFormat(
     name="claude_code",
     tool="Claude Code (session JSONL, subagents' files), 1.x–2.x",
@@ -47,5 +54,6 @@ FORMAT = SessionFormat(
     episodes=True,
     census="lines by type, subagents' lines",
     part=_agent_meta,
+    reads=_read_beside,
     thresholds=THRESHOLDS,
 )

@@ -71,6 +71,11 @@ def _task_part(path: Path) -> bool:
     return path.name in _TASK_PARTS and (path.parent / HISTORY_FILE).is_file()
 
 
+def _read_beside(path: Path) -> list[Path]:
+    # A task's history is read with the UI log beside it (`_task`); nothing else is.
+    return [path.parent / UI_FILE] if path.name == HISTORY_FILE else []
+
+
 FORMAT = SessionFormat(
     name="cline",
     tool="Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, "
@@ -84,4 +89,5 @@ FORMAT = SessionFormat(
     place=_task,
     census="the task's two files: API history items and UI messages",
     part=_task_part,
+    reads=_read_beside,
 )

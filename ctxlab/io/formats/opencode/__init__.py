@@ -123,11 +123,46 @@ def _session(path: Path, root: Path, name: str | None) -> Transcript:
 
 
 def _read_beside(path: Path) -> list[Path]:
-    """What reading a stored session file looks at besides it: its storage's messages and
-    parts (their folders whole — which of them it reads is said by the messages' own ids,
-    known only once they are decoded); nothing for any other file."""
-    storage = _opencode_storage(path)
-    return [] if storage is None else [storage / "message", storage / "part"]
+    """What reading a stored session file looks at besides it (`_session`): its messages'
+    folder (named for the session's id, else for its file), and each message's parts' folder
+    (named for the message's id, else for its file); nothing for any other file. A folder
+    named and not there is watched too: its coming makes the file a session."""
+    if path.suffix != ".json" or len(path.parents) < 3 or path.parents[1].name != "session":
+        return []
+    root = path.parents[2]
+    named = _id_in(path)
+    own = named if isinstance(named, str) and named else None
+    found = [root / "message" / name for name in sorted({path.stem, own or path.stem})]
+    if _opencode_storage(path) is None:
+        return found
+    folder = root / "message" / (own if own and (root / "message" / own).is_dir() else path.stem)
+    for message_path in sorted(folder.glob("*.json")):
+        found.append(root / "part" / str(_id_in(message_path) or message_path.stem))
+    return found
+
+
+_IDS_READ: dict[tuple[str, int, int], Any] = {}
+"""The id of each storage file read for `_read_beside`, by its path, size and time: a folder
+asked for again decodes only the files that changed."""
+
+
+def _id_in(path: Path) -> Any:
+    # The file's "id" as `_session` reads it (None: none, or not readable: read by its name).
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    key = (str(path), found.st_size, found.st_mtime_ns)
+    if key not in _IDS_READ:
+        try:
+            value = json_file(path)
+        except (MessageFormatError, OSError, ValueError):
+            value = None
+        named = value.get("id") if isinstance(value, dict) else None
+        if len(_IDS_READ) > 100_000:  # (a bound: a long-running kernel over many storages)
+            _IDS_READ.clear()
+        _IDS_READ[key] = named
+    return _IDS_READ[key]
 
 
 def _storage_part(path: Path) -> bool:

@@ -132,6 +132,12 @@ def _bare_conversations(listed: list[Path]) -> list[Path]:
     return sorted(f for f in folders if not (f / "base_state.json").is_file())
 
 
+def _read_beside(path: Path) -> list[Path]:
+    # A V1 conversation's base state is read with the events beside it (`_conversation`);
+    # a conversation listed as its folder is every file under it already.
+    return [path.parent / "events"] if path.name == "base_state.json" else []
+
+
 FORMAT = SessionFormat(
     name="openhands",
     tool="OpenHands V0 (event histories, completion logs; 2024–2026) and V1 "
@@ -151,4 +157,5 @@ FORMAT = SessionFormat(
     census="events, a log's messages and reply, a conversation's event files",
     part=_event_file,
     folders=_bare_conversations,
+    reads=_read_beside,
 )
