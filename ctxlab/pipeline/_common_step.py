@@ -156,8 +156,9 @@ def common_result(
     due = compaction_due(
         config.compaction, len(conversation), limits.fixed_tokens + history, limits.trigger_tokens
     )
-    # Over the input limit before any material: the full path fails, with its own message.
-    if due or last.fixed.tokens + history > last.lines.input_limit:
+    # Over the input limit there is nothing to omit (no material): validation says so, as on
+    # the full path.
+    if due:
         return None
     memo.last = None  # until validation passed
     memo.scan = scan = appended(scan, conversation, tokens, cache)
@@ -191,7 +192,8 @@ def _built(
     cache: TokenCache,
 ) -> tuple[ModelRequest, ContextManifest]:
     """Stages 6–8 of the common step, as `prepare` runs them when stage 4 had no material and
-    stage 5 left the conversation and summary as they were (no omission: ``history`` fits)."""
+    stage 5 left the conversation and summary as they were (stage 6's omission finds nothing
+    to omit)."""
     fixed = last.fixed
     material = project(
         NO_MATERIAL,

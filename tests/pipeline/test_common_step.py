@@ -27,6 +27,7 @@ from ctxlab import (
     Material,
     Materials,
     PreparationError,
+    Summary,
     SystemPart,
     TextBlock,
     TokenCache,
@@ -97,12 +98,14 @@ def histories(draw: st.DrawFn) -> list[tuple[list[Any], dict[str, Any]]]:
         ContextConfig(provider_edits={"clear_tool_uses": {"trigger_input_tokens": 500}}),
         ContextConfig(compaction={"mask": {}}),
         ContextConfig(compaction={"trigger_messages": draw(st.integers(4, 20))}),
+        ContextConfig(compaction={"enabled": False}),  # growing over the limit: both fail
     ]
     system = (SystemPart("system_prompt", draw(text(1, 30))),)
     block = Material("memory/m", "memory", "memory", ContextBlock.runtime("m", draw(text(1, 80))))
     materials = [Materials(system=system), Materials(system=system, blocks=(block,))]
     callers = [CallerInputs(), CallerInputs(usage_notice=False)]
     orders: list[CompactionOrder | None] = [None, CompactionOrder(force=True)]
+    summaries = [None, Summary(fields={"task_overview": "fix"}, text=draw(text(1, 200)))]
     inputs = {
         "config": configs[0],
         "materials": materials[0],
@@ -128,6 +131,10 @@ def histories(draw: st.DrawFn) -> list[tuple[list[Any], dict[str, Any]]]:
             inputs["caller"] = draw(st.sampled_from(callers))
         step = dict(inputs)
         step["compaction"] = orders[1] if change == 3 else None
+        if change == 4:  # the caller's own summary (an edited state): the size kept is stale
+            step["summary"] = draw(st.sampled_from(summaries))
+        elif change == 5:  # a rewound state (a fork, an edit): the last messages replaced
+            step["rewind"] = draw(st.integers(1, 3))
         steps.append((messages, step))
     return steps
 
@@ -175,10 +182,17 @@ def walk(steps: list[tuple[list[Any], dict[str, Any]]], offloader: Any) -> int:
     states = {flag: WorkingState() for flag in memos}
     previous: dict[bool, ContextManifest | None] = {True: None, False: None}
     taken = 0
-    for messages, options in steps:
+    for messages, step in steps:
+        options = {k: v for k, v in step.items() if k not in ("summary", "rewind")}
         results = {}
         for flag in (True, False):
-            state = states[flag].append(*messages)
+            state = states[flag]
+            if "rewind" in step:
+                kept = state.conversation[: -step["rewind"]]
+                state = WorkingState(conversation=kept, summary=state.summary)
+            state = state.append(*messages)
+            if "summary" in step:
+                state = WorkingState(conversation=state.conversation, summary=step["summary"])
             last = memos[flag].last
             results[flag] = _prepared(
                 state,
