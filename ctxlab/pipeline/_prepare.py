@@ -135,8 +135,7 @@ _NO_CALLER = CallerInputs()
 _NO_ORDER = CompactionOrder()
 """How a request given no compaction order compacts (frozen: shared likewise)."""
 _NO_MATERIALS = Materials()
-"""The materials of a preparation given none (frozen: shared, and the same object at every
-step, which the common step's path asks of its inputs)."""
+"""The materials of a preparation given none (frozen: shared; the common step asks one object)."""
 
 
 def _checked_inputs(
