@@ -25,6 +25,7 @@ from ctxlab.manifest import ContextManifest, Purpose, Thresholds
 from ctxlab.materials import Material, Materials
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import Summary, WorkingState
+from ctxlab.pipeline._common_step import LastStep, StepInputs, common_result, last_step
 from ctxlab.pipeline._compaction import (
     CompactionRecord,
     Conversation,
@@ -79,6 +80,8 @@ class PreparationMemo:
     """The last processed conversation: the next step processes only what was appended."""
     tools: tuple[ToolSchema, ...] | None = None
     """The last tools tuple checked (a tuple of `ToolSchema`: checked once, not at every step)."""
+    last: LastStep | None = None
+    """What the last successful preparation left for a common next step (`_common_step`)."""
 
     def thresholds_for(
         self,
@@ -131,6 +134,8 @@ _NO_CALLER = CallerInputs()
 """What a preparation given no caller inputs reads (frozen: shared, not built at each step)."""
 _NO_ORDER = CompactionOrder()
 """How a request given no compaction order compacts (frozen: shared likewise)."""
+_NO_MATERIALS = Materials()
+"""The materials of a preparation given none (frozen: shared; the common step asks one object)."""
 
 
 def _checked_inputs(
@@ -195,6 +200,7 @@ async def prepare(
     request compacts (`CompactionOrder`). Former keywords (``projection=``, ``call_id=``...) warn.
     Raises `InvalidToolPairs`, `ContextBudgetExceeded` or `CompressionError`, with the manifest.
     """
+    # Long by its signature and docstring: the body, the stages in order, is under 60 lines.
     if legacy:
         caller, compaction, request_id = grouped(legacy, caller, compaction, request_id)
     tools = _checked_inputs(state, materials, tools, memo, caller, compaction, previous)
@@ -202,13 +208,19 @@ async def prepare(
     # One default for every call: `memo.checked` knows a config by identity, and a new one per
     # step would validate it and compute its lines at every step (a quarter of a replay's time).
     config = config or _DEFAULT_CONFIG
-    materials = materials or Materials()
+    materials = materials or _NO_MATERIALS
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
     memo = memo if memo is not None else PreparationMemo()
     config, lines = memo.checked(config, context_window, max_output_tokens)
     manifest = ManifestFactory(
         request_id or uuid.uuid4().hex[:16], purpose, model, cache, lines, previous
     )
+    window = (context_window, max_output_tokens)
+    inputs = StepInputs.of(materials, tools, config, offloader, caller, compaction, window, purpose)
+    common = common_result(state, inputs, memo, cache, manifest)
+    if common is not None:
+        return Preparation(*common, state)  # the common step: see `_common_step`
+    memo.last = None  # until this step passed
     fixed = _materials(materials, tools, cache, memo, manifest)
     scan = _images_and_results(state.conversation, config, offloader, cache, memo, manifest)
     previous_summary = summary_tokens(state.summary, cache)
@@ -220,10 +232,12 @@ async def prepare(
     material = _projection(
         material, reduction, sum(sizes), fixed, lines, config, caller, purpose, cache, manifest
     )
-    layout, pairs, memo.scan = lay_out_sent(
+    layout, pairs, kept = lay_out_sent(
         fixed, reduction, sizes, material, scan, config.provider_edits, lines, cache, manifest
     )
+    memo.scan = kept
     passed = validate(layout, pairs, purpose, manifest)
+    memo.last = last_step(inputs, reduction.summary, sizes[1], kept, fixed, lines)
     return Preparation(layout.request, passed, _next_state(state, reduction), reduction.compaction)
 
 

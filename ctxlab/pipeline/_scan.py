@@ -30,7 +30,14 @@ from ctxlab.pipeline._results import truncate_results
 from ctxlab.pipeline._tool_results import evict_large_results
 from ctxlab.tokens import TokenCache
 
-__all__ = ["ConversationScan", "message_items", "rescanned", "scan_conversation"]
+__all__ = [
+    "ConversationScan",
+    "appended",
+    "message_items",
+    "rescanned",
+    "scan_conversation",
+    "untouched",
+]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 
@@ -207,18 +214,12 @@ def _results_processed(
     large results evicted to the offloader (when one is given and eviction is on), output that
     was not all text recorded (its decode note), results truncated to the limit. What each
     pass did is appended to ``transforms``."""
-    eviction = config.tool_result_eviction
-    if (
-        offloader is not None
-        and eviction.enabled
-        and any(
-            isinstance(m, UserMessage) and m.longest_result_chars > eviction.max_result_chars
-            for m in suffix
-        )
-    ):
+    if offloader is not None and _evicting(suffix, config, offloader):
         # Calls of the new results may sit in the processed prefix.
         names = tool_names((*base.conversation, *suffix))
-        suffix, moved = evict_large_results(suffix, eviction, offloader, names, cache)
+        suffix, moved = evict_large_results(
+            suffix, config.tool_result_eviction, offloader, names, cache
+        )
         transforms.extend(moved)
         arrived = _Arrived.of(suffix, config.tool_result_limit, cache)  # what eviction left
     transforms.extend(arrived.decoded)
@@ -227,6 +228,62 @@ def _results_processed(
     suffix, moved = truncate_results(suffix, config.tool_result_limit, offloader, cache)
     transforms.extend(moved)
     return suffix
+
+
+def _evicting(suffix: Conversation, config: ContextConfig, offloader: Offloader | None) -> bool:
+    """Whether eviction moves a result of ``suffix`` to ``offloader`` (one given, eviction on,
+    a result over its size)."""
+    eviction = config.tool_result_eviction
+    return (
+        offloader is not None
+        and eviction.enabled
+        and any(
+            isinstance(m, UserMessage) and m.longest_result_chars > eviction.max_result_chars
+            for m in suffix
+        )
+    )
+
+
+def untouched(
+    scan: ConversationScan,
+    suffix: Conversation,
+    config: ContextConfig,
+    offloader: Offloader | None,
+    cache: TokenCache,
+) -> bool:
+    """Whether stages 2–3, given ``scan`` (made under ``config`` and ``offloader``) and the
+    messages ``suffix`` appended to its conversation, would leave ``suffix`` as it is and note
+    nothing: what `scan_conversation` acts on, checked as it checks it (`_Arrived`, one pass)."""
+    arrived = _Arrived.of(suffix, config.tool_result_limit, cache)
+    return not (
+        # The image limit is global: within it, no image moves (over it, older ones would).
+        scan.images + arrived.images > config.max_image_num
+        or arrived.decoded  # a decode note is a transform
+        or arrived.over  # truncation may cut a result
+        # A server compaction block changes what is sent (`from_compaction_block`).
+        or arrived.compactions
+        or _evicting(suffix, config, offloader)
+    )
+
+
+def appended(
+    scan: ConversationScan, conversation: Conversation, tokens: int, cache: TokenCache
+) -> ConversationScan:
+    """The scan of ``conversation``: ``scan``'s conversation followed by messages stages 2–3
+    leave as they are (`untouched`), ``tokens`` in all. ``scan``'s items, ids and pairs are
+    extended in place and handed on (``scan`` is spent)."""
+    suffix = conversation[len(scan.conversation) :]
+    seen, items, pairs = _extended(scan, True, suffix, cache)
+    return ConversationScan(
+        key=scan.key,
+        conversation=conversation,
+        tokens=tokens,
+        images=scan.images + _images(suffix),
+        items=items,
+        seen=seen,
+        pairs=pairs,
+        compactions=scan.compactions,
+    )
 
 
 def _joined(

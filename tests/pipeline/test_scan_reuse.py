@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import ctxlab.pipeline._common_step as common_step
 import ctxlab.pipeline._prepare as prepare_module
 from ctxlab import (
     ApproximateCounter,
@@ -102,6 +103,8 @@ async def test_after_a_compaction_the_next_step_scans_only_what_it_appends(monke
         return real(conversation, config, offloader, cache, previous)
 
     monkeypatch.setattr(prepare_module, "scan_conversation", counting)
+    # The stage's own reuse is what is counted: the common step's path scans without it.
+    monkeypatch.setattr(common_step, "ENABLED", False)
     counts: list[int] = []
     messages = session(40, output_chars=600)
 
