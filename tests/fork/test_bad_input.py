@@ -164,23 +164,6 @@ async def test_a_run_whose_workspace_cannot_be_made_is_a_row(tmp_path: Path) -> 
     )
 
 
-@pytest.mark.parametrize(
-    ("arguments", "says"),
-    [
-        ({"arrival": "sideways"}, "arrival must be one of"),
-        ({"workspace": 3}, "workspace must be a folder"),
-        ({"workspace": "/no/such/folder"}, "is not a folder"),
-        ({"model": "claude"}, "model must be a ctxlab Model or a function making one"),
-    ],
-)
-async def test_arguments_a_fork_cannot_use(
-    tmp_path: Path, arguments: dict[str, object], says: str
-) -> None:
-    session = await demo_session(tmp_path)
-    with pytest.raises(ForkError, match=says):
-        await fork(session.agent, at=2, root=tmp_path / "b", **arguments)  # type: ignore[arg-type]
-
-
 async def test_a_root_inside_the_workspace_it_copies(tmp_path: Path) -> None:
     session = await demo_session(tmp_path)
     before = _untouched(session)

@@ -108,6 +108,10 @@ async def test_a_name_or_root_too_long(tmp_path: Path) -> None:
         ({"root": 42}, "root must be the path of a folder .*, got 42"),
         ({"root": ""}, "root must be the path of a folder .*, got ''"),
         ({"session_log": "yes"}, "session_log must be True, False or None"),
+        ({"arrival": "sideways"}, "arrival must be one of"),
+        ({"workspace": 3}, "workspace must be a folder"),
+        ({"workspace": "/no/such/folder"}, "is not a folder"),
+        ({"model": "claude"}, "model must be a ctxlab Model or a function making one"),
     ],
 )
 async def test_arguments_of_another_kind(

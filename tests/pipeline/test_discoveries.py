@@ -27,6 +27,12 @@ async def _discoveries(
     return (await extractive_fields(span, previous, budget=budget))["important_discoveries"]
 
 
+async def _lines_after(earlier: str, span: tuple[Message, ...]) -> list[str]:
+    """The discoveries' lines of ``span`` summarized after a summary that said ``earlier``."""
+    previous = Summary(fields={"important_discoveries": earlier}, text="(earlier)")
+    return (await _discoveries(span, previous)).splitlines()
+
+
 PASS = "==== 5 passed in 0.2s ====\n<returncode>0</returncode>"
 
 
@@ -116,14 +122,11 @@ async def test_a_run_whose_result_the_span_ends_before_is_no_fix() -> None:
     )
     # What an earlier summary said not yet fixed stands, its failure lines with it (this
     # span's run of it has no result yet): it was dropped.
-    previous = Summary(
-        fields={
-            "important_discoveries": "`pytest` failed: exit 1; E2 — not yet fixed; 2 failure "
-            "lines, the others below\n  ↳ E1\n`make` failed: exit 2 — not yet fixed"
-        },
-        text="(earlier)",
+    earlier = (
+        "`pytest` failed: exit 1; E2 — not yet fixed; 2 failure "
+        "lines, the others below\n  ↳ E1\n`make` failed: exit 2 — not yet fixed"
     )
-    assert (await _discoveries((_pending("d", "pytest"),), previous)).splitlines() == [
+    assert await _lines_after(earlier, (_pending("d", "pytest"),)) == [
         "`pytest` failed: exit 1; E2 — not yet fixed; 2 failure lines, the others below",
         "  ↳ E1",
         "`make` failed: exit 2 — not yet fixed",
@@ -200,18 +203,15 @@ async def test_without_an_exit_status_a_failing_tally_or_error_line_is_a_failure
 async def test_a_failure_an_earlier_summary_reported_is_said_fixed_when_it_passes_here() -> None:
     # A span summarized in pieces: the failure was in the first piece, the passing run in
     # the second; the second's summary must neither drop it nor keep calling it unfixed.
-    previous = Summary(
-        fields={"important_discoveries": "`mix test` failed: exit 2 — not yet fixed\nother"},
-        text="(earlier)",
-    )
+    earlier = "`mix test` failed: exit 2 — not yet fixed\nother"
     span = _run("a", "mix test", "5 tests, 0 failures\n<returncode>0</returncode>")
-    assert (await _discoveries(span, previous)).splitlines() == [
+    assert await _lines_after(earlier, span) == [
         "`mix test` failed: exit 2 — fixed: its last run passed (exit 0)",
         "other",
     ]
     # Failing here again, this span's line replaces the earlier one.
     span = _run("b", "mix test", "<returncode>2</returncode>")
-    assert (await _discoveries(span, previous)).splitlines() == [
+    assert await _lines_after(earlier, span) == [
         "other",
         "`mix test` failed: exit 2 — not yet fixed",
     ]
@@ -261,23 +261,20 @@ async def test_a_long_failure_line_is_quoted_whole() -> None:
 
 
 async def test_failure_lines_are_carried_with_their_commands_line_and_go_with_it() -> None:
-    previous = Summary(
-        fields={
-            "important_discoveries": "`make` failed: exit 2; E1 — not yet fixed; 2 failure "
-            "lines, the others below\n  ↳ E0\n`tox` failed: exit 1 — not yet fixed"
-        },
-        text="(earlier)",
+    earlier = (
+        "`make` failed: exit 2; E1 — not yet fixed; 2 failure "
+        "lines, the others below\n  ↳ E0\n`tox` failed: exit 1 — not yet fixed"
     )
     # Not run here: carried, its failure line under it.
     other = _run("a", "ls", "<returncode>0</returncode>")
-    assert (await _discoveries(other, previous)).splitlines() == [
+    assert await _lines_after(earlier, other) == [
         "`make` failed: exit 2; E1 — not yet fixed; 2 failure lines, the others below",
         "  ↳ E0",
         "`tox` failed: exit 1 — not yet fixed",
     ]
     # Passing here: fixed, and its old failure lines go.
     passing = _run("b", "make", "<returncode>0</returncode>")
-    assert (await _discoveries(passing, previous)).splitlines() == [
+    assert await _lines_after(earlier, passing) == [
         "`make` failed: exit 2; E1 — fixed: its last run passed (exit 0)",
         "`tox` failed: exit 1 — not yet fixed",
     ]

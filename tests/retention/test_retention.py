@@ -13,22 +13,12 @@ from ctxlab import ApproximateCounter, ContextConfig, replay
 from ctxlab.messages import (
     AssistantMessage,
     TextBlock,
-    ToolResultBlock,
     ToolUseBlock,
     UserMessage,
 )
 from ctxlab.retention import holds, inventory, measure_retention
 from ctxlab.tokens import TokenCache
-from tests.helpers import extractive_fields
-
-
-def call(id: str, name: str, **input: object) -> AssistantMessage:
-    return AssistantMessage(content=(ToolUseBlock(id=id, name=name, input=input),))
-
-
-def result(id: str, text: str, is_error: bool = False) -> UserMessage:
-    return UserMessage(content=(ToolResultBlock(tool_use_id=id, content=text, is_error=is_error),))
-
+from tests.helpers import extractive_fields, tool_call, tool_result
 
 TASK = "Fix the crash in src/app/models.py when the port is 8080.\nKeep the public API unchanged."
 SPAN = (
@@ -41,15 +31,17 @@ SPAN = (
             ),
         )
     ),
-    result(
+    tool_result(
         "a",
         "FAILED tests/test_models.py::test_save - KeyError\nE   KeyError: 'user_id'\n"
         "<returncode>1</returncode>",
     ),
-    call("b", "str_replace_editor", command="view", path="/repo/src/app/models.py"),
-    result("b", "   1 class UserStore:\n" + "\n".join(f"pkg/mod{n}/file{n}.py" for n in range(5))),
+    tool_call("b", "str_replace_editor", command="view", path="/repo/src/app/models.py"),
+    tool_result(
+        "b", "   1 class UserStore:\n" + "\n".join(f"pkg/mod{n}/file{n}.py" for n in range(5))
+    ),
     UserMessage(content="Also, do not touch the migrations folder."),
-    call(
+    tool_call(
         "c",
         "str_replace_editor",
         command="str_replace",
@@ -57,9 +49,9 @@ SPAN = (
         old_str="user['user_id']",
         new_str="user.get('user_id')",
     ),
-    result("c", "The file /repo/src/app/models.py has been edited."),
-    call("d", "bash", command="cd /repo && pytest tests/test_models.py"),
-    result("d", "1 passed in 0.12s\n<returncode>0</returncode>"),
+    tool_result("c", "The file /repo/src/app/models.py has been edited."),
+    tool_call("d", "bash", command="cd /repo && pytest tests/test_models.py"),
+    tool_result("d", "1 passed in 0.12s\n<returncode>0</returncode>"),
 )
 
 
@@ -84,8 +76,8 @@ def test_the_inventory_of_a_hand_made_span_by_category() -> None:
 
 
 def test_outcomes_are_the_failures_of_the_last_run() -> None:
-    failing = (*SPAN[:8], call("d", "bash", command="cd /repo && pytest tests/test_models.py"))
-    failing += (result("d", "FAILED tests/test_models.py::test_load\nE   ValueError: bad id"),)
+    failing = (*SPAN[:8], tool_call("d", "bash", command="cd /repo && pytest tests/test_models.py"))
+    failing += (tool_result("d", "FAILED tests/test_models.py::test_load\nE   ValueError: bad id"),)
     assert inventory(failing).of("outcomes") == (
         "tests/test_models.py::test_load",
         "FAILED tests/test_models.py::test_load",
@@ -192,7 +184,10 @@ async def test_the_offline_summary_stays_within_a_small_budget_and_keeps_the_use
     commands = [
         m
         for n in range(40)
-        for m in (call(f"x{n}", "bash", command=f"grep -rn token_{n} src/"), result(f"x{n}", "x"))
+        for m in (
+            tool_call(f"x{n}", "bash", command=f"grep -rn token_{n} src/"),
+            tool_result(f"x{n}", "x"),
+        )
     ]
     span = (*SPAN[:8], *commands)
     fields = await extractive_fields(span, budget=300)
@@ -210,9 +205,11 @@ async def test_a_replayed_compaction_is_graded_on_the_original_messages() -> Non
         UserMessage(content="Find why the job fails; logs are under /var/log/jobs.")
     ]
     for n in range(30):
-        messages.append(call(f"c{n}", "bash", command=f"grep -n timeout /var/log/jobs/job{n}.log"))
+        messages.append(
+            tool_call(f"c{n}", "bash", command=f"grep -n timeout /var/log/jobs/job{n}.log")
+        )
         body = f"job{n}.log:{100 + n}: timeout after 30s\n" * 300
-        messages.append(result(f"c{n}", body + f"RuntimeError: job {n} gave up"))
+        messages.append(tool_result(f"c{n}", body + f"RuntimeError: job {n} gave up"))
     messages.append(AssistantMessage(content="All thirty jobs time out at 30 s."))
     config = ContextConfig(tool_result_limit=200)
     records = [
@@ -261,8 +258,10 @@ async def test_the_task_and_the_users_instructions_survive_every_compaction() ->
         if n == 3:
             messages.append(AssistantMessage(content="Looking at the first logs."))
             messages.append(UserMessage(content="Ignore the job named legacy-sync, it is retired."))
-        messages.append(call(f"c{n}", "bash", command=f"grep -n timeout /var/log/jobs/job{n}.log"))
-        messages.append(result(f"c{n}", f"job{n}.log:{100 + n}: timeout after 30s\n" * 40))
+        messages.append(
+            tool_call(f"c{n}", "bash", command=f"grep -n timeout /var/log/jobs/job{n}.log")
+        )
+        messages.append(tool_result(f"c{n}", f"job{n}.log:{100 + n}: timeout after 30s\n" * 40))
     messages.append(AssistantMessage(content="All jobs time out at 30 s."))
     records = [
         step
@@ -285,12 +284,12 @@ def test_names_and_numbers_the_agent_put_in_a_tool_input_are_targets_but_not_fil
 ):
     span = (
         UserMessage(content="Tune the cache."),
-        call("q", "configure", settings={"cache_ttl_seconds": 3600, "label": "warm_start_v2"}),
-        result("q", "ok"),
-        call(
+        tool_call("q", "configure", settings={"cache_ttl_seconds": 3600, "label": "warm_start_v2"}),
+        tool_result("q", "ok"),
+        tool_call(
             "w", "write", file_path="src/conf.py", content="MAX_ENTRIES = 98765\nuse_lru_policy()"
         ),
-        result("w", "written"),
+        tool_result("w", "written"),
     )
     numbers = inventory(span).of("numbers")
     # Strings in the input, nested ones too, are what the agent chose.
