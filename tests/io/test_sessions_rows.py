@@ -200,3 +200,30 @@ def test_an_opencode_session_reads_its_own_messages_and_parts_not_the_whole_stor
     first = json.loads(messages[0].read_text())
     messages[0].write_text(json.dumps({**first, "id": "msg_renamed"}))
     assert storage / "part" / "msg_renamed" in set(OPENCODE.reads(session))
+
+
+def test_an_opencode_session_known_by_its_storage_once_a_message_folder_comes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A session with no message yet is an OpenCode session only once the storage has a
+    # `message/` folder (any session's): its coming changes that session's row, though none
+    # of its own files changed.
+    monkeypatch.setenv("CTXLAB_SESSIONS_CACHE", str(tmp_path / "cache"))
+    storage = tmp_path / "storage"
+
+    def settled(path: Path, value: dict[str, Any]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+        os.utime(path, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+
+    alone = storage / "session" / "proj" / "ses_a.json"
+    settled(alone, {"id": "ses_a", "title": "a"})
+    first = sessions(storage, workers=1, progress=False)
+    assert "cannot tell the format" in first.loc[0, "problem"]  # (no storage around it yet)
+    settled(storage / "session" / "proj" / "ses_b.json", {"id": "ses_b", "title": "b"})
+    settled(storage / "message" / "ses_b" / "msg_1.json", {"id": "msg_1", "role": "user"})
+    seen = _watch_reading(monkeypatch)
+    again = sessions(storage, workers=1, progress=False)
+    assert alone in seen
+    assert "no messages" in again.set_index("path").loc[str(alone), "problem"]
+    pd.testing.assert_frame_equal(again, _cold(storage))

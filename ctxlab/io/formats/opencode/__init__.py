@@ -134,7 +134,10 @@ def _read_beside(path: Path) -> list[Path]:
     own = named if isinstance(named, str) and named else None
     found = [root / "message" / name for name in sorted({path.stem, own or path.stem})]
     if _opencode_storage(path) is None:
-        return found
+        # Known by the storage around it once it has a `message/` folder (`_storage_root`):
+        # any session's coming makes this file one, though no file of its own changed.
+        messages = root / "message"
+        return found if messages.is_dir() else [*found, messages]
     folder = root / "message" / (own if own and (root / "message" / own).is_dir() else path.stem)
     for message_path in sorted(folder.glob("*.json")):
         found.append(root / "part" / str(_id_in(message_path) or message_path.stem))
