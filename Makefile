@@ -42,7 +42,7 @@ binder: $(STAMP) $(WHEELHOUSE)/.done
 # npm publishes, vendored as widgets/plotly-basic.min.js: the kernel sends it to the page (1.2 MB
 # to load and compile, not the plotly package's 4.8 MB full bundle). This rule re-makes it from
 # the pinned release and fails unless the tarball and the file are byte for byte the ones
-# pinned (tests/widgets/test_plot_bundle.py checks the committed file against PLOTLY_BASIC_SHA256).
+# pinned (tests/widgets/test_plot.py checks the committed file against PLOTLY_BASIC_SHA256).
 PLOTLY_BASIC := plotly.js-basic-dist-min@4.1.1
 PLOTLY_BASIC_TGZ_SHA512 := 1oNF8PeQx2hv/y7tqEVWKD3JGwn/MGEMQ8mL9HUwsaqG9FGy/OU5FHUHvzqbqxN4mnwZGI9abTiE775C4kkjMQ==
 PLOTLY_BASIC_SHA256 := 99784e3abfb07b142a15e521a439e6d9addceadb3f79553fd24c72774f0649ba
