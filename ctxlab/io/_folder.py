@@ -35,7 +35,7 @@ from ctxlab.io._listing import (
 from ctxlab.io._load import read
 from ctxlab.io._registry import added_here, generation, install
 from ctxlab.io._sessions_cache import keep, kept, state_of
-from ctxlab.io._sessions_rows import rows_of
+from ctxlab.io._sessions_rows import UNSETTLED, rows_of
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import MESSAGE_OVERHEAD, ApproximateCounter
@@ -150,7 +150,8 @@ def sessions(
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
     # Counts as integers with gaps (a file that did not load has none), not floats.
     frame = frame.astype(dict.fromkeys(_COUNTS, "Int64"))
-    keep(state, frame)
+    if not any(row.get(UNSETTLED) for row in rows):  # (else the next call reads those again)
+        keep(state, frame)
     return frame
 
 
@@ -199,7 +200,7 @@ def _read_rows(
                 got = future.result()
             except Exception as exc:  # the reading process died (killed, out of memory)
                 failed = f"not read: its process failed ({exc!r})"
-                got = [[_unread(path, failed)] for path in chunk]
+                got = [[{**_unread(path, failed), UNSETTLED: True}] for path in chunk]
             rows.extend(got)
             done(len(chunk))
     return rows
@@ -325,14 +326,15 @@ def _row(path: Path, episode: int = 0) -> tuple[dict[str, Any], Transcript | Non
         modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
     except (OSError, OverflowError, ValueError) as exc:
         problem = f"cannot read it: {getattr(exc, 'strerror', None) or exc}"
-        return _unread(path, problem, episode), None
+        return {**_unread(path, problem, episode), UNSETTLED: True}, None
     try:
         transcript = read(path, episode=episode)
     except CtxlabError as exc:
         return {**_unread(path, str(exc), episode), "modified": modified}, None
     except (OSError, RecursionError, MemoryError) as exc:
+        # (A refused read or a full memory may pass: the row is read again next time.)
         problem = f"{type(exc).__name__}: {exc}"
-        return {**_unread(path, problem, episode), "modified": modified}, None
+        return {**_unread(path, problem, episode), "modified": modified, UNSETTLED: True}, None
     row = _unread(path, None, episode)
     row["modified"] = modified
     try:

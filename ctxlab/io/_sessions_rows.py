@@ -27,6 +27,7 @@ from ctxlab.io._sessions_disk import store_rows, stored_rows
 
 __all__ = [
     "SETTLED_NS",
+    "UNSETTLED",
     "Inputs",
     "RowsKey",
     "forget_rows",
@@ -45,6 +46,11 @@ Rows = list[dict[str, Any]]
 
 SETTLED_NS = 2_000_000_000
 """How long ago a file must have changed for its size and time to tell a later change."""
+
+UNSETTLED = "unsettled"
+"""The key of a row whose read failed for a reason of that read, not of its files (its process
+died, the disk refused it): its session's rows are not kept, so the next call reads it again
+(the table leaves the key out: it is no column)."""
 
 _KEPT: OrderedDict[RowsKey, dict[str, tuple[Inputs, Rows]]] = OrderedDict()
 _MOST = 8
@@ -115,7 +121,12 @@ def rows_of(
     unread = [path for path in sessions if path not in by_file]
     by_file.update(zip(unread, read(unread), strict=True))
     keep_rows(
-        key, {str(p): (found, by_file[p]) for p, found in inputs.items() if found is not None}
+        key,
+        {
+            str(p): (found, by_file[p])
+            for p, found in inputs.items()
+            if found is not None and not any(row.get(UNSETTLED) for row in by_file[p])
+        },
     )
     return [row for path in sessions for row in by_file[path]]
 

@@ -116,6 +116,39 @@ def test_a_worker_process_that_dies_costs_its_rows_figures_not_the_listing(
     assert "s03.jsonl" in {Path(p).name for p in lost["path"]}
 
 
+def test_rows_a_dead_process_cost_are_read_again_at_the_next_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Rows are kept per session while its files stay as they were: a row that says its
+    # process failed is about that read, not the file, and is not kept.
+    folder = tmp_path / "s"
+    folder.mkdir()
+    long_ago = (1_600_000_000_000_000_000, 1_600_000_000_000_000_000)
+    for n in range(30):
+        shutil.copy(GOOD, folder / f"s{n:02}.jsonl")
+        os.utime(folder / f"s{n:02}.jsonl", ns=long_ago)  # settled: its rows may be kept
+    read = _folder.read
+
+    def die_on_one(path: Any, **options: Any) -> Any:
+        if Path(path).name == "s03.jsonl":
+            os._exit(3)
+        return read(path, **options)
+
+    monkeypatch.setattr(_folder, "read", die_on_one)
+    first = sessions(folder, workers=2, progress=False)
+    assert first["problem"].str.contains("its process failed").any()
+    monkeypatch.setattr(_folder, "read", read)
+    again = sessions(folder, workers=1, progress=False)  # nothing changed: not the table kept
+    assert again["problem"].isna().all(), again["problem"].dropna().tolist()
+    # Nor the rows kept, when another file changed (the folder's table is then not asked).
+    monkeypatch.setattr(_folder, "read", die_on_one)
+    sessions(folder, workers=2, progress=False)
+    monkeypatch.setattr(_folder, "read", read)
+    os.utime(folder / "s29.jsonl", ns=(long_ago[0], long_ago[1] + 10**9))
+    again = sessions(folder, workers=1, progress=False)
+    assert again["problem"].isna().all(), again["problem"].dropna().tolist()
+
+
 @pytest.mark.parametrize("workers", ["4", 0, -1, 2.5, True])
 def test_workers_it_cannot_use_are_refused_before_reading(tmp_path: Path, workers: Any) -> None:
     shutil.copy(GOOD, tmp_path / "a.jsonl")
