@@ -150,8 +150,7 @@ def sessions(
     frame = pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
     # Counts as integers with gaps (a file that did not load has none), not floats.
     frame = frame.astype(dict.fromkeys(_COUNTS, "Int64"))
-    if not any(row.get(UNSETTLED) for row in rows):  # (else the next call reads those again)
-        keep(state, frame)
+    keep(None if any(row.get(UNSETTLED) for row in rows) else state, frame)  # (see UNSETTLED)
     return frame
 
 
@@ -332,7 +331,6 @@ def _row(path: Path, episode: int = 0) -> tuple[dict[str, Any], Transcript | Non
     except CtxlabError as exc:
         return {**_unread(path, str(exc), episode), "modified": modified}, None
     except (OSError, RecursionError, MemoryError) as exc:
-        # (A refused read or a full memory may pass: the row is read again next time.)
         problem = f"{type(exc).__name__}: {exc}"
         return {**_unread(path, problem, episode), "modified": modified, UNSETTLED: True}, None
     row = _unread(path, None, episode)
