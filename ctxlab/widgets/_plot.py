@@ -197,7 +197,13 @@ class LivePlot:
         """Send the current figure to the view: the traces, and the layout if it changed."""
         # Converted here, not in a serializer: the new value is a fresh structure that traitlets
         # can compare with the old one (the traces are edited in place).
-        _check_traces(self.data)
+        try:
+            _check_traces(self.data)
+        except UsageError:
+            # The traces it cannot draw leave with the error: kept, every later push would
+            # fail on them and the plot would never update again.
+            self.data = [t for t in self.data if t.get("type", "scatter") in BASIC_TRACES]
+            raise
         with self.view.hold_sync():
             data = _to_wire(self.data)
             # Sent only when a trace changed: traitlets' own comparison finds a line of NaN

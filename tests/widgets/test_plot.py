@@ -65,6 +65,10 @@ def test_a_trace_the_basic_bundle_cannot_draw_is_refused_by_name(late: bool) -> 
         else:
             plot.set_figure(go.Figure(heatmap))
     assert plot.trace("b")["type"] == "bar"  # the figure before is kept
+    assert [t["name"] for t in plot.data] == ["b"]  # and only it: the refused trace is gone
+    plot.trace("b")["y"] = [5]
+    plot.push()  # the plot still updates (review of stop 65: every later push raised)
+    assert list(plot.view.data[0]["y"]) == [5]
 
 
 def test_edits_reach_the_view_as_typed_buffers_and_layout_only_when_changed() -> None:
