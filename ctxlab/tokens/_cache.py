@@ -170,6 +170,19 @@ def checked_counter(counter: object, name: str = "counter") -> None:
         raise UsageError(msg)
 
 
+def _check_head(text: object, max_tokens: object, total: object) -> None:
+    """`TokenCache.head`'s arguments, each named when it is not what it must be."""
+    if not isinstance(text, str):
+        msg = f"only text can be cut to a budget, got {shown(text)}"
+        raise UsageError(msg)
+    for name, value in (("max_tokens", max_tokens), ("total", total)):
+        if value is None and name == "total":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            msg = f"{name} must be a whole number of tokens, got {shown(value)}"
+            raise UsageError(msg)
+
+
 class TokenCache:
     """Counts blocks and messages with a `TokenCounter`, remembering every count by content hash.
 
@@ -237,6 +250,7 @@ class TokenCache:
         a what-if replays config after config, and a result cut to the same limit in each (the
         tool-result limit a trigger move leaves as it was) is cut once. ``total`` is the text's
         count when the caller knows it (not tokenized again)."""
+        _check_head(text, max_tokens, total)
         key = (text, max_tokens)
         head = self._heads.get(key)
         if head is None:
