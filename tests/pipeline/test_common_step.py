@@ -102,7 +102,12 @@ def histories(draw: st.DrawFn) -> list[tuple[list[Any], dict[str, Any]]]:
     ]
     system = (SystemPart("system_prompt", draw(text(1, 30))),)
     block = Material("memory/m", "memory", "memory", ContextBlock.runtime("m", draw(text(1, 80))))
-    materials = [Materials(system=system), Materials(system=system, blocks=(block,))]
+    materials = [
+        Materials(system=system),
+        Materials(system=system, blocks=(block,)),
+        # No material, but a failed source: a transform every step records first.
+        Materials(system=system, failures=(("docs", "the folder is gone"),)),
+    ]
     callers = [CallerInputs(), CallerInputs(usage_notice=False)]
     orders: list[CompactionOrder | None] = [None, CompactionOrder(force=True)]
     summaries = [None, Summary(fields={"task_overview": "fix"}, text=draw(text(1, 200)))]
@@ -114,12 +119,20 @@ def histories(draw: st.DrawFn) -> list[tuple[list[Any], dict[str, Any]]]:
         "context_window": draw(st.sampled_from([2_000, 4_000, 8_000, 40_000])),
     }
     inputs["config"] = draw(st.sampled_from(configs))
-    steps = [([UserMessage(content=draw(text()))], dict(inputs))]
+    # A first prompt of some size: a history that starts near the usage notice's line shows
+    # the notice at common steps (its figures change between them, or not when nothing is
+    # appended).
+    # (A word is 1.25 tokens to the approximate counter; the line is at 60% of the window.)
+    share = draw(st.sampled_from([0.0, 0.0, 0.5, 0.62, 0.7]))
+    prompt = draw(text()) + " word" * int(inputs["context_window"] * share / 1.25)
+    steps = [([UserMessage(content=prompt)], dict(inputs))]
     for n in range(draw(st.integers(1, 20))):
         weights = st.sampled_from(["plain"] * 3 + ["tool"] * 3 + ["medium"] * 4 + list(KINDS))
         messages = [
             m
-            for _ in range(draw(st.integers(1, 3)))
+            # None at times: a step prepared again with nothing appended (a retry) has the
+            # last step's usage notice, which the path reuses.
+            for _ in range(draw(st.integers(0, 3)))
             for m in _reply(draw(weights), n * 10 + _, draw)
         ]
         change = draw(st.integers(0, 9))
