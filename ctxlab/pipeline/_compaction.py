@@ -7,6 +7,7 @@ tool output pruned) and checks whether compaction is due between them; the compa
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from ctxlab.config._config import ContextConfig
@@ -22,6 +23,7 @@ from ctxlab.pipeline._scan import ConversationScan
 from ctxlab.pipeline._summary import Summarizer
 from ctxlab.pipeline._summary_calls import summary_tokens
 from ctxlab.tokens import TokenCache
+from ctxlab.util._checks import whole_number
 
 __all__ = [
     "CompactionRecord",
@@ -82,6 +84,8 @@ class ReductionLimits:
         reasoning requests' limit."""
         if not self.context_size:
             return self.input_limit
+        # Any budget a sum of counts reaches; not one too large for the float of its fifth.
+        budget = whole_number(budget, "budget", high=sys.maxsize)
         answer = int(budget * 1.2) + 64
         return max(min(self.input_limit, self.context_size - answer - self.safety_margin), 0)
 
