@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,24 @@ def test_an_opencode_session_reads_its_own_messages_and_parts_not_the_whole_stor
     first = json.loads(messages[0].read_text())
     messages[0].write_text(json.dumps({**first, "id": "msg_renamed"}))
     assert storage / "part" / "msg_renamed" in set(OPENCODE.reads(session))
+
+
+def test_an_opencode_message_rewritten_within_the_clock_tick_is_read_again(
+    tmp_path: Path,
+) -> None:
+    # Its id names the folder of its parts: a rewrite of the same size that keeps the file's
+    # time (within the clock's tick) must not keep the old id (a memo by path, size and time
+    # kept it, the parts of the message that was named then read instead).
+    storage = tmp_path / "storage"
+    shutil.copytree(FIXTURES / "opencode" / "storage", storage)
+    session = next((storage / "session").rglob("*.json"))
+    message = sorted((storage / "message" / session.stem).glob("*.json"))[0]
+    assert OPENCODE.reads is not None
+    now = time.time_ns()  # (both writes given one time of now: the memo's rule is by the clock)
+    for named in ("msg_aaaa", "msg_bbbb"):
+        message.write_text(json.dumps({"id": named, "role": "user"}))
+        os.utime(message, ns=(now, now))
+        assert storage / "part" / named in set(OPENCODE.reads(session)), named
 
 
 def test_an_opencode_session_known_by_its_storage_once_a_message_folder_comes(

@@ -5,6 +5,7 @@ where it was learned. A storage's other files are parts of a session, not sessio
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from ctxlab.exceptions import MessageFormatError
 from ctxlab.io._format import SessionFormat
 from ctxlab.io._json_file import json_file
 from ctxlab.io._readers import built_transcript
+from ctxlab.io._sessions_rows import SETTLED_NS
 from ctxlab.io._transcript import Transcript
 from ctxlab.io.formats.opencode.parse import from_opencode, is_opencode_export
 
@@ -146,7 +148,9 @@ def _read_beside(path: Path) -> list[Path]:
 
 _IDS_READ: dict[tuple[str, int, int], Any] = {}
 """The id of each storage file read for `_read_beside`, by its path, size and time: a folder
-asked for again decodes only the files that changed."""
+asked for again decodes only the files that changed. A file changed in the last two seconds
+(`SETTLED_NS`) is read but not kept: a rewrite of the same size within the clock's tick would
+keep its time too (git's "racily clean" files), and OpenCode names its folders by these ids."""
 
 
 def _id_in(path: Path) -> Any:
@@ -156,16 +160,18 @@ def _id_in(path: Path) -> Any:
     except OSError:
         return None
     key = (str(path), found.st_size, found.st_mtime_ns)
-    if key not in _IDS_READ:
-        try:
-            value = json_file(path)
-        except (MessageFormatError, OSError, ValueError):
-            value = None
-        named = value.get("id") if isinstance(value, dict) else None
+    if key in _IDS_READ:
+        return _IDS_READ[key]
+    try:
+        value = json_file(path)
+    except (MessageFormatError, OSError, ValueError):
+        value = None
+    named = value.get("id") if isinstance(value, dict) else None
+    if found.st_mtime_ns <= time.time_ns() - SETTLED_NS:  # (see _IDS_READ)
         if len(_IDS_READ) > 100_000:  # (a bound: a long-running kernel over many storages)
             _IDS_READ.clear()
         _IDS_READ[key] = named
-    return _IDS_READ[key]
+    return named
 
 
 def _storage_part(path: Path) -> bool:
