@@ -13,6 +13,7 @@ from ctxlab import (
     ContextConfig,
     Preparation,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     Transcript,
@@ -99,11 +100,19 @@ def bash_loop(
 
 
 def tool_call(
-    call_id: str, name: str = "bash", *, saying: str | None = None, **input: Any
+    call_id: str,
+    name: str = "bash",
+    *,
+    saying: str | None = None,
+    thinking: str | None = None,
+    **input: Any,
 ) -> AssistantMessage:
-    """An assistant's one tool call ``name(**input)``, after the text ``saying`` if given."""
+    """An assistant's one tool call ``name(**input)``, after its ``thinking`` (signed
+    ``s<call_id>``) and the text ``saying``, each if given."""
+    thought = (ThinkingBlock(thinking=thinking, signature=f"s{call_id}"),) if thinking else ()
     said = (TextBlock(text=saying),) if saying is not None else ()
-    return AssistantMessage(content=(*said, ToolUseBlock(id=call_id, name=name, input=input)))
+    use = ToolUseBlock(id=call_id, name=name, input=input)
+    return AssistantMessage(content=(*thought, *said, use))
 
 
 def tool_result(call_id: str, output: str) -> UserMessage:
@@ -112,11 +121,18 @@ def tool_result(call_id: str, output: str) -> UserMessage:
 
 
 def exchange(
-    call_id: str, name: str, output: str, *, saying: str | None = None, **input: Any
+    call_id: str,
+    name: str,
+    output: str,
+    *,
+    saying: str | None = None,
+    thinking: str | None = None,
+    **input: Any,
 ) -> Conversation:
-    """A tool call ``name(**input)`` (after the text ``saying`` if given) and the user message
-    carrying its result ``output``."""
-    return [tool_call(call_id, name, saying=saying, **input), tool_result(call_id, output)]
+    """A tool call ``name(**input)`` (after its ``thinking`` and the text ``saying``, as
+    `tool_call` puts them) and the user message carrying its result ``output``."""
+    call = tool_call(call_id, name, saying=saying, thinking=thinking, **input)
+    return [call, tool_result(call_id, output)]
 
 
 def tool_turn(call_id: str, output: str, *, name: str = "bash", arg: str = "ls") -> Conversation:
