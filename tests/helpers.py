@@ -13,6 +13,7 @@ from ctxlab import (
     ContextConfig,
     Preparation,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     Transcript,
@@ -24,7 +25,7 @@ from ctxlab import (
 )
 from ctxlab.agent import Agent, ContextBuildEvent
 from ctxlab.analysis import ReplayStep
-from ctxlab.manifest import ContextManifest, ManifestItem
+from ctxlab.manifest import ContextManifest, ManifestItem, Thresholds
 from ctxlab.messages import Summary
 from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
@@ -99,11 +100,19 @@ def bash_loop(
 
 
 def tool_call(
-    call_id: str, name: str = "bash", *, saying: str | None = None, **input: Any
+    call_id: str,
+    name: str = "bash",
+    *,
+    saying: str | None = None,
+    thinking: str | None = None,
+    **input: Any,
 ) -> AssistantMessage:
-    """An assistant's one tool call ``name(**input)``, after the text ``saying`` if given."""
+    """An assistant's one tool call ``name(**input)``, after its ``thinking`` (signed
+    ``s<call_id>``) and the text ``saying``, each if given."""
+    thought = (ThinkingBlock(thinking=thinking, signature=f"s{call_id}"),) if thinking else ()
     said = (TextBlock(text=saying),) if saying is not None else ()
-    return AssistantMessage(content=(*said, ToolUseBlock(id=call_id, name=name, input=input)))
+    use = ToolUseBlock(id=call_id, name=name, input=input)
+    return AssistantMessage(content=(*thought, *said, use))
 
 
 def tool_result(call_id: str, output: str) -> UserMessage:
@@ -111,9 +120,19 @@ def tool_result(call_id: str, output: str) -> UserMessage:
     return UserMessage(content=(ToolResultBlock(tool_use_id=call_id, content=output),))
 
 
-def exchange(call_id: str, name: str, output: str, **input: Any) -> Conversation:
-    """A tool call ``name(**input)`` and the user message carrying its result ``output``."""
-    return [tool_call(call_id, name, **input), tool_result(call_id, output)]
+def exchange(
+    call_id: str,
+    name: str,
+    output: str,
+    *,
+    saying: str | None = None,
+    thinking: str | None = None,
+    **input: Any,
+) -> Conversation:
+    """A tool call ``name(**input)`` (after its ``thinking`` and the text ``saying``, as
+    `tool_call` puts them) and the user message carrying its result ``output``."""
+    call = tool_call(call_id, name, saying=saying, thinking=thinking, **input)
+    return [call, tool_result(call_id, output)]
 
 
 def tool_turn(call_id: str, output: str, *, name: str = "bash", arg: str = "ls") -> Conversation:
@@ -121,13 +140,13 @@ def tool_turn(call_id: str, output: str, *, name: str = "bash", arg: str = "ls")
     return exchange(call_id, name, output, cmd=arg)
 
 
-def edit_turn(call_id: str, path: str, old: str, new: str) -> Conversation:
-    """An assistant's ``edit`` of ``path`` (old → new, Claude Code's shape) and its result."""
+def edit_turn(
+    call_id: str, path: str, old: str, new: str, *, saying: str | None = None
+) -> Conversation:
+    """An assistant's ``edit`` of ``path`` (old → new, Claude Code's shape), after the text
+    ``saying`` if given, and its result."""
     edit = {"file_path": path, "old_string": old, "new_string": new}
-    return [
-        AssistantMessage(content=(ToolUseBlock(id=call_id, name="edit", input=edit),)),
-        UserMessage(content=(ToolResultBlock(tool_use_id=call_id, content="edited"),)),
-    ]
+    return exchange(call_id, "edit", "edited", saying=saying, **edit)
 
 
 def session(turns: int, output_chars: int = 400, task: str = "Fix src/app.py") -> Conversation:
@@ -154,6 +173,36 @@ async def prepared(
         config=config,
         **options,
     )
+
+
+def lines_of(**fields: int) -> Thresholds:
+    """The tests' standard lines, for a 10,000-token window: the usage notice above 6,000, a
+    compaction above 8,000 keeping a 1,000-token tail, an input limit of 9,000 (800 kept for
+    the answer, 200 as a margin); ``fields`` stand in place of any of these."""
+    made = {
+        "context_size": 10_000,
+        "notice_tokens": 6_000,
+        "trigger_tokens": 8_000,
+        "reserve_tokens": 1_000,
+        "input_limit": 9_000,
+        "output_reservation": 800,
+        "safety_margin": 200,
+    }
+    return Thresholds(**made | fields)
+
+
+def counted_calls(monkeypatch: Any, owner: object, name: str) -> list[int]:
+    """A list that grows by one at every call of ``owner.name`` from now on (the function
+    still runs; ``monkeypatch`` undoes it after the test): how often a path was taken."""
+    calls: list[int] = []
+    real = getattr(owner, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls
 
 
 def raised_at_once(work: Callable[[], object], threads: int) -> list[BaseException]:

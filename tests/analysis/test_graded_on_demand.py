@@ -23,7 +23,7 @@ from ctxlab.io._transcript import load_transcript
 from ctxlab.sources import ReplaySession
 from ctxlab.widgets._steps import StepLog
 from tests.conftest import corpus_files, requires_corpus
-from tests.helpers import replayed
+from tests.helpers import counted_calls, replayed
 
 # Corpus sessions that compact at 16k (mini-SWE-agent and Claude Code), named, never
 # chosen by how ctxlab does on them.
@@ -49,15 +49,7 @@ def _path(name: str) -> Path:
 @pytest.fixture
 def grader_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every call of the retention grader a replay hands its compactions, counted."""
-    calls: list[int] = []
-    real = replay_module.compaction_retention
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(replay_module, "compaction_retention", counting)
-    return calls
+    return counted_calls(monkeypatch, replay_module, "compaction_retention")
 
 
 def _plain(value: Any) -> Any:

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from ctxlab import ContextConfig
 from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits, TrimToolOutputs
 from ctxlab.exceptions import UsageError
-from ctxlab.manifest import Thresholds
 
 pytest.importorskip("langchain.agents", reason="the LangChain target builds its middleware")
 pytest.importorskip("inspect_ai", reason="the Inspect target builds its strategy")
@@ -160,27 +159,6 @@ def test_langchains_summary_lines_are_shares_without_a_window() -> None:
     # A count is not comparable with a share: the count the user set is exported (LangChain's
     # summarizes at it, ctxlab above it: one more).
     assert summarizing.trigger == ("tokens", 90_001)
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    ratio=st.sampled_from([0.5, 0.7, 0.8, 0.9]),
-    tokens=st.none() | st.integers(1_000, 400_000),
-    window=st.integers(10_000, 1_000_000),
-)
-def test_langchains_token_trigger_is_the_lower_line(
-    ratio: float, tokens: int | None, window: int
-) -> None:
-    config = ContextConfig.preset("ctxlab").merge(
-        trigger_ratio=ratio, reserve_ratio=0.1, compaction={"trigger_tokens": tokens}
-    )
-    (summarizing,) = config.export("langchain", model=_summarizer(), context_window=window).value
-    # ctxlab's line there (the lower of the share and the count, within the input limit), one
-    # more: LangChain summarizes at its count, ctxlab above its line.
-    share = min(round(ratio * window), Thresholds.compute(config, window).input_limit)
-    line = share if tokens is None else min(tokens, share)
-    assert summarizing.trigger == ("tokens", line + 1)
-    assert summarizing.keep == ("tokens", int(0.1 * window))
 
 
 TEMPLATE_PIECES = st.sampled_from(["{", "}", "{messages}", "{{", "}}", "a", " ", "{x}", "\n"])

@@ -3,7 +3,8 @@
 ``_should_summarize``: a clause fails only while ``total_tokens < threshold``), ctxlab above its
 line (`compaction_due`: ``total > trigger``). Differential, in the library: at the boundary
 counts T - 1, T and T + 1, the imported config compacts exactly where the middleware it was read
-from summarizes, and the exported middleware summarizes exactly where its config compacts."""
+from summarizes, and the exported middleware summarizes exactly where its config compacts; with a
+window, the count exported is the lower of ctxlab's lines there, one more."""
 
 from __future__ import annotations
 
@@ -70,23 +71,49 @@ def test_an_exported_token_trigger_fires_where_ctxlab_compacts(line: int) -> Non
         assert _langchain_fires(summarizing, total) == _ctxlab_fires(config, total, WINDOW), total
 
 
-@settings(max_examples=30, deadline=None)
-@given(
-    ratio=st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.9]),
-    tokens=st.none() | st.integers(1_000, 400_000),
-    window=st.integers(10_000, 1_000_000),
-)
-def test_an_exported_line_with_a_window_fires_where_ctxlab_compacts_there(
-    ratio: float, tokens: int | None, window: int
-) -> None:
-    config = ContextConfig.preset("ctxlab").merge(
-        trigger_ratio=ratio, compaction={"trigger_tokens": tokens}
+def _lines(ratio: float, tokens: int | None) -> ContextConfig:
+    """ctxlab's preset compacting above ``ratio`` of the window or above ``tokens`` if given
+    (the lower line), keeping a tail of 0.1 of the window."""
+    return ContextConfig.preset("ctxlab").merge(
+        trigger_ratio=ratio, reserve_ratio=0.1, compaction={"trigger_tokens": tokens}
     )
+
+
+LINES_AND_WINDOWS = st.tuples(
+    st.builds(
+        _lines, st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.9]), st.none() | st.integers(1_000, 400_000)
+    ),
+    st.integers(10_000, 1_000_000),
+)
+"""A config with a share and maybe a count as its trigger, and the window it is exported for."""
+
+
+@settings(max_examples=30, deadline=None)
+@given(LINES_AND_WINDOWS)
+def test_an_exported_line_with_a_window_fires_where_ctxlab_compacts_there(
+    lines: tuple[ContextConfig, int],
+) -> None:
+    config, window = lines
     model = _middleware(("tokens", 1)).model
     (summarizing,) = config.export("langchain", model=model, context_window=window).value
     line = Thresholds.compute(config, window).trigger_tokens
     for total in (line - 1, line, line + 1):
         assert _langchain_fires(summarizing, total) == _ctxlab_fires(config, total, window), total
+
+
+@settings(max_examples=40, deadline=None)
+@given(LINES_AND_WINDOWS)
+def test_langchains_token_trigger_is_the_lower_line(lines: tuple[ContextConfig, int]) -> None:
+    config, window = lines
+    model = _middleware(("tokens", 1)).model
+    (summarizing,) = config.export("langchain", model=model, context_window=window).value
+    # ctxlab's line there (the lower of the share and the count, within the input limit), one
+    # more: LangChain summarizes at its count, ctxlab above its line.
+    ratio, tokens = config.trigger_ratio, config.compaction.trigger_tokens
+    share = min(round(ratio * window), Thresholds.compute(config, window).input_limit)
+    line = share if tokens is None else min(tokens, share)
+    assert summarizing.trigger == ("tokens", line + 1)
+    assert summarizing.keep == ("tokens", int(0.1 * window))
 
 
 def test_round_trips_keep_langchains_count() -> None:

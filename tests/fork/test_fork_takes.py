@@ -8,16 +8,26 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ctxlab import Transcript
 from ctxlab.analysis import recorded_requests
 from ctxlab.demo import DEMO_PROMPT, DEMO_WORKSPACE, demo_agent, prepare_workspace
 from ctxlab.exceptions import ForkError
-from ctxlab.fork import fork, run_forward
+from ctxlab.fork import Branch, fork, run_forward
 from ctxlab.messages import AssistantMessage
 from ctxlab.models import MemorylessModel
 from tests.fork.helpers import demo_session, tree_hash
+
+
+async def _from_recording(
+    recording: Transcript, tmp_path: Path, *, at: int = 2, **options: Any
+) -> Branch:
+    """``recording`` forked at ``at`` into ``tmp_path / "b"``, answered by a `MemorylessModel`
+    (a recording brings no model of its own); ``options`` go to `fork`."""
+    return await fork(recording, at=at, model=MemorylessModel(), root=tmp_path / "b", **options)
 
 
 async def test_without_root_branches_go_to_one_temporary_folder(tmp_path: Path) -> None:
@@ -79,22 +89,13 @@ async def test_a_running_agent_is_not_forked(tmp_path: Path) -> None:
 async def test_a_recording_gives_its_system_text_and_name(tmp_path: Path) -> None:
     session = await demo_session(tmp_path)
     recording = session.agent.transcript()
-    branch = await fork(
-        recording, at=2, model=MemorylessModel(), workspace=DEMO_WORKSPACE, root=tmp_path / "b"
-    )
+    branch = await _from_recording(recording, tmp_path, workspace=DEMO_WORKSPACE)
     assert recording.name and recording.system
     assert branch.agent.system_prompt == recording.system
     assert branch.agent.name == recording.name
     assert branch.origin == recording.name
     assert not branch.session_log  # a recording keeps no log unless asked
-    logged = await fork(
-        recording,
-        at=2,
-        model=MemorylessModel(),
-        session_log=True,
-        name="logged",
-        root=tmp_path / "b",
-    )
+    logged = await _from_recording(recording, tmp_path, session_log=True, name="logged")
     assert logged.session_log and (logged.folder / "run-0" / "session.sqlite").exists()
 
 
@@ -117,7 +118,7 @@ async def test_a_recording_forked_at_its_end_holds_its_last_reply(tmp_path: Path
     recording = session.agent.transcript()
     last = recording.messages[-1]
     assert isinstance(last, AssistantMessage) and not last.tool_uses  # the session's reply
-    end = await fork(recording, at=6, model=MemorylessModel(), root=tmp_path / "b")
+    end = await _from_recording(recording, tmp_path, at=6)
     conversation = end.point.state.conversation
     assert conversation[-1] == last
     # The last request as recorded, then what followed it: the results and the reply.
@@ -141,15 +142,8 @@ async def test_a_recordings_tools_are_isolated_or_called_safe(tmp_path: Path) ->
         return word
 
     with pytest.raises(ForkError, match=r"tool 'lookup' cannot be isolated"):
-        await fork(recording, at=2, model=MemorylessModel(), tools=[lookup], root=tmp_path / "b")
-    branch = await fork(
-        recording,
-        at=2,
-        model=MemorylessModel(),
-        tools=[lookup],
-        safe_tools=["lookup"],
-        root=tmp_path / "b",
-    )
+        await _from_recording(recording, tmp_path, tools=[lookup])
+    branch = await _from_recording(recording, tmp_path, tools=[lookup], safe_tools=["lookup"])
     assert list(branch.agent.tools) == ["lookup"]
 
 

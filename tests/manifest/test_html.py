@@ -7,7 +7,7 @@ import pytest
 from ctxlab import ApproximateCounter, ContextConfig, ScriptedModel, Transcript
 from ctxlab.agent import Agent
 from ctxlab.messages import AssistantMessage, UserMessage
-from tests.helpers import manifest_of
+from tests.helpers import lines_of, manifest_of
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -116,17 +116,10 @@ def test_threshold_lines_are_rounded_not_truncated() -> None:
 
 
 def test_every_transform_explains_itself_from_its_kind() -> None:
-    from ctxlab.manifest import TRANSFORM_KINDS, Thresholds, Transform
+    from ctxlab.manifest import TRANSFORM_KINDS, Transform
     from ctxlab.manifest._explain import explain_transform
 
-    lines = Thresholds(
-        context_size=10_000,
-        notice_tokens=6_000,
-        trigger_tokens=8_000,
-        reserve_tokens=1_000,
-        input_limit=9_000,
-    )
-    manifest = manifest_of((), input_limit=9_000, thresholds=lines)
+    manifest = manifest_of((), input_limit=9_000, thresholds=lines_of())
 
     def why(kind: str, **fields: object) -> str:
         return explain_transform(Transform(kind, **fields), manifest)  # type: ignore[arg-type]

@@ -41,7 +41,7 @@ from ctxlab import (
 from ctxlab.manifest import ContextManifest
 from ctxlab.messages import DECODE_NOTE, ProviderBlock
 from ctxlab.pipeline import CallerInputs, CompactionOrder, PreparationMemo
-from tests.helpers import session
+from tests.helpers import counted_calls, session
 from tests.pipeline.test_properties import image, run, text
 
 KINDS = (
@@ -258,14 +258,7 @@ def test_a_plain_session_takes_the_common_steps_path_and_gives_the_same() -> Non
 
 def test_a_step_that_changes_anything_upstream_takes_every_stage(monkeypatch) -> None:
     # Each change of the inputs between two plain steps: the second runs every stage.
-    full_path: list[int] = []
-    real = prepare_module.scan_conversation
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        full_path.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(prepare_module, "scan_conversation", counting)
+    full_path = counted_calls(monkeypatch, prepare_module, "scan_conversation")
     first = [UserMessage(content="start the work")]
     more = [AssistantMessage(content="ok"), UserMessage(content="and now?")]
     base = {"config": ContextConfig(), "context_window": 40_000}

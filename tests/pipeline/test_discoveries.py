@@ -4,6 +4,7 @@ lines of a still-failing run listed a few at a time with how many more were left
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -200,21 +201,54 @@ async def test_without_an_exit_status_a_failing_tally_or_error_line_is_a_failure
     ]
 
 
-async def test_a_failure_an_earlier_summary_reported_is_said_fixed_when_it_passes_here() -> None:
-    # A span summarized in pieces: the failure was in the first piece, the passing run in
-    # the second; the second's summary must neither drop it nor keep calling it unfixed.
-    earlier = "`mix test` failed: exit 2 — not yet fixed\nother"
-    span = _run("a", "mix test", "5 tests, 0 failures\n<returncode>0</returncode>")
-    assert await _lines_after(earlier, span) == [
-        "`mix test` failed: exit 2 — fixed: its last run passed (exit 0)",
-        "other",
-    ]
-    # Failing here again, this span's line replaces the earlier one.
-    span = _run("b", "mix test", "<returncode>2</returncode>")
-    assert await _lines_after(earlier, span) == [
-        "other",
-        "`mix test` failed: exit 2 — not yet fixed",
-    ]
+# An earlier summary's failures, and what a span summarized after it makes of them: a span
+# summarized in pieces (the failure in the first piece, the passing run in the second) must
+# neither drop a failure nor keep calling it unfixed; a failure's lines go with its command's.
+MIX = "`mix test` failed: exit 2 — not yet fixed\nother"
+MAKE = (
+    "`make` failed: exit 2; E1 — not yet fixed; 2 failure "
+    "lines, the others below\n  ↳ E0\n`tox` failed: exit 1 — not yet fixed"
+)
+AFTER_AN_EARLIER_SUMMARY = [
+    pytest.param(
+        MIX,
+        ("mix test", "5 tests, 0 failures\n<returncode>0</returncode>"),
+        ["`mix test` failed: exit 2 — fixed: its last run passed (exit 0)", "other"],
+        id="a failure an earlier summary reported is said fixed when it passes here",
+    ),
+    pytest.param(
+        MIX,
+        ("mix test", "<returncode>2</returncode>"),
+        ["other", "`mix test` failed: exit 2 — not yet fixed"],
+        id="failing here again, the line of this span replaces the earlier one",
+    ),
+    pytest.param(
+        MAKE,
+        ("ls", "<returncode>0</returncode>"),
+        [
+            "`make` failed: exit 2; E1 — not yet fixed; 2 failure lines, the others below",
+            "  ↳ E0",
+            "`tox` failed: exit 1 — not yet fixed",
+        ],
+        id="failure lines not run here are carried under the line of their command",
+    ),
+    pytest.param(
+        MAKE,
+        ("make", "<returncode>0</returncode>"),
+        [
+            "`make` failed: exit 2; E1 — fixed: its last run passed (exit 0)",
+            "`tox` failed: exit 1 — not yet fixed",
+        ],
+        id="passing here, a command is fixed and its old failure lines go",
+    ),
+]
+
+
+@pytest.mark.parametrize(("earlier", "run", "lines"), AFTER_AN_EARLIER_SUMMARY)
+async def test_an_earlier_summarys_failures_after_a_span(
+    earlier: str, run: tuple[str, str], lines: list[str]
+) -> None:
+    assert await _lines_after(earlier, _run("a", *run)) == lines
 
 
 async def test_the_latest_failure_is_said_whatever_else_gives_way() -> None:
@@ -258,26 +292,6 @@ async def test_a_long_failure_line_is_quoted_whole() -> None:
     assert 200 < len(line) <= 300
     span = _run("a", "pytest -q", f"E   {line}\n<returncode>1</returncode>")
     assert await _discoveries(span) == (f"`pytest -q` failed: exit 1; {line} — not yet fixed")
-
-
-async def test_failure_lines_are_carried_with_their_commands_line_and_go_with_it() -> None:
-    earlier = (
-        "`make` failed: exit 2; E1 — not yet fixed; 2 failure "
-        "lines, the others below\n  ↳ E0\n`tox` failed: exit 1 — not yet fixed"
-    )
-    # Not run here: carried, its failure line under it.
-    other = _run("a", "ls", "<returncode>0</returncode>")
-    assert await _lines_after(earlier, other) == [
-        "`make` failed: exit 2; E1 — not yet fixed; 2 failure lines, the others below",
-        "  ↳ E0",
-        "`tox` failed: exit 1 — not yet fixed",
-    ]
-    # Passing here: fixed, and its old failure lines go.
-    passing = _run("b", "make", "<returncode>0</returncode>")
-    assert await _lines_after(earlier, passing) == [
-        "`make` failed: exit 2; E1 — fixed: its last run passed (exit 0)",
-        "`tox` failed: exit 1 — not yet fixed",
-    ]
 
 
 async def test_a_run_that_exits_0_but_prints_its_failure_has_not_passed() -> None:

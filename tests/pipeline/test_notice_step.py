@@ -9,23 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxlab import ApproximateCounter, ContextConfig, TokenCache, WorkingState, prepare
-from ctxlab.manifest import Thresholds
 from ctxlab.materials import ContextBlock
 from ctxlab.messages import TextBlock
 from ctxlab.pipeline import Budgeted, PreparationMemo, project
 from ctxlab.pipeline._layout import _material_item
 from ctxlab.pipeline._stages import NO_MATERIAL, material_tokens
-from tests.helpers import session
+from tests.helpers import lines_of, session
 
-LINES = Thresholds(
-    context_size=10_000,
-    notice_tokens=5_000,
-    trigger_tokens=8_000,
-    reserve_tokens=2_000,
-    input_limit=9_000,
-    output_reservation=800,
-    safety_margin=200,
-)
+LINES = lines_of(notice_tokens=5_000, reserve_tokens=2_000)
 
 
 def _noticed(budgeted: Budgeted, base_tokens: int, with_notice: bool = True) -> Budgeted:

@@ -10,20 +10,13 @@ from typing import Any
 
 from ctxlab.config import ClearThinking, ClearToolUses, ProviderEdits
 from ctxlab.manifest import ManifestItem
-from ctxlab.messages import (
-    AssistantMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from ctxlab.messages import AssistantMessage, TextBlock, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.pipeline import message_items
 from ctxlab.pipeline._reported_edits import as_reported, reported_items
 from ctxlab.tokens import ApproximateCounter, TokenCache
 from tests.config.histories import thinking_of
-from tests.helpers import Message
+from tests.helpers import Message, exchange
 
 PLACEHOLDER = ClearToolUses().placeholder
 CACHE = TokenCache(ApproximateCounter())
@@ -34,11 +27,8 @@ def _conversation(names: Sequence[str] = ("read", "bash", "read", "read")) -> li
     a result of 200 words."""
     out: list[Message] = [UserMessage(content="Find the bug.")]
     for n, name in enumerate(names):
-        thought = ThinkingBlock(thinking=f"Reading part {n}.", signature=f"s{n}")
-        use = ToolUseBlock(id=f"c{n}", name=name, input={"path": f"/src/{n}.py"})
-        out.append(AssistantMessage(content=(thought, use)))
-        result = ToolResultBlock(tool_use_id=f"c{n}", content=f"c{n} " + "line " * 200)
-        out.append(UserMessage(content=(result,)))
+        thought, output = f"Reading part {n}.", f"c{n} " + "line " * 200
+        out += exchange(f"c{n}", name, output, thinking=thought, path=f"/src/{n}.py")
         out.append(UserMessage(content=f"Go on with part {n + 1}."))  # a new turn
     return out
 

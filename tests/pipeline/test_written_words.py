@@ -10,15 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxlab import ContextConfig
-from ctxlab.messages import (
-    AssistantMessage,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
 from ctxlab.pipeline._written import FINDS, _part_words, parts_words, unwritten, words_of
+from tests.helpers import exchange
 
 ALPHABET = "ab_.1 é-/x\n"
 
@@ -92,12 +87,8 @@ async def test_a_long_spans_values_are_listed_once_and_never_when_written() -> N
     # commands): each value listed is one the rest of the summary does not write as a word.
     span: list[UserMessage | AssistantMessage] = [UserMessage(content="Fix the retries")]
     for i in range(300):
-        said = TextBlock(text=f"Checking retry_limit_{i} in FooBar{i} via step_{i}")
-        call = ToolUseBlock(id=f"c{i}", name="bash", input={"cmd": f"run step_{i}"})
-        span += [
-            AssistantMessage(content=(said, call)),
-            UserMessage(content=(ToolResultBlock(tool_use_id=f"c{i}", content="ok"),)),
-        ]
+        said = f"Checking retry_limit_{i} in FooBar{i} via step_{i}"
+        span += exchange(f"c{i}", "bash", "ok", saying=said, cmd=f"run step_{i}")
     schema = ContextConfig().summary_schema
     answer = await extractive_summarizer(
         SummaryRequest(tuple(span), None, schema, "", budget_tokens=60_000)

@@ -11,13 +11,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.messages import (
-    AssistantMessage,
-    HintBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from ctxlab.messages import AssistantMessage, HintBlock, UserMessage
 from ctxlab.retention import holds, measure_retention
 from ctxlab.retention._measure import (
     CategoryRetention,
@@ -26,6 +20,7 @@ from ctxlab.retention._measure import (
     _words,
     request_text,
 )
+from tests.helpers import exchange, tool_call
 
 ALPHABET = "ab_1 ./-"
 
@@ -75,11 +70,9 @@ def test_output_only_paths_are_words_of_the_text_or_its_longer_paths() -> None:
 
 
 def _span() -> list[UserMessage | AssistantMessage]:
-    use = ToolUseBlock(id="r", name="Read", input={"file_path": "/testbed/src/app/models.py"})
     return [
         UserMessage(content="Fix the bug in src/app/models.py."),
-        AssistantMessage(content=(use,)),
-        UserMessage(content=(ToolResultBlock(tool_use_id="r", content="see pkg/mod/util.py"),)),
+        *exchange("r", "Read", "see pkg/mod/util.py", file_path="/testbed/src/app/models.py"),
     ]
 
 
@@ -135,11 +128,7 @@ def test_the_shares_are_means_over_the_categories_with_items_and_each_row_says_i
 def test_a_hint_and_a_calls_arguments_are_text_the_request_holds() -> None:
     kept: list[UserMessage | AssistantMessage] = [
         UserMessage(content=(HintBlock(hint="Remember src/app/models.py"),)),
-        AssistantMessage(
-            content=(
-                ToolUseBlock(id="e", name="Edit", input={"edits": [{"path": "pkg/mod/util.py"}]}),
-            )
-        ),
+        tool_call("e", "Edit", edits=[{"path": "pkg/mod/util.py"}]),
     ]
     assert request_text(kept) == "Remember src/app/models.py pkg/mod/util.py"
     graded = measure_retention(_span(), "A summary naming nothing.", kept)

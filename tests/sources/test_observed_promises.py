@@ -13,15 +13,9 @@ from ctxlab import ApproximateCounter, ContextConfig, ObservedSession, ToolSchem
 from ctxlab.agent import CompactionEvent, ContextBuildEvent, ModelResponseEvent
 from ctxlab.events import ErrorEvent
 from ctxlab.exceptions import ContextBudgetExceeded, UsageError
-from ctxlab.messages import (
-    AssistantMessage,
-    ProviderUsage,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from ctxlab.messages import AssistantMessage, ProviderUsage, TextBlock, UserMessage
 from ctxlab.pipeline import SummaryRequest, extractive_summarizer
+from tests.helpers import exchange
 
 TOOL = ToolSchema(
     name="ls",
@@ -40,8 +34,7 @@ def _session(mode: str = "manage", **kwargs: object) -> ObservedSession:
 def _call() -> list[UserMessage | AssistantMessage]:
     return [
         UserMessage(content="List the files."),
-        AssistantMessage(content=(ToolUseBlock(id="t1", name="ls", input={"path": "."}),)),
-        UserMessage(content=(ToolResultBlock(tool_use_id="t1", content=LISTING),)),
+        *exchange("t1", "ls", LISTING, path="."),
     ]
 
 
@@ -93,9 +86,7 @@ async def test_new_messages_are_found_after_ctxlabs_list_with_the_frameworks_las
     # sending when the processor ran: here both listings are cut by ctxlab, and the framework
     # comes back with the first cut and the second whole — neither list it was given or sent.
     session = _session(config=ContextConfig(tool_result_limit=50))
-    second_call = AssistantMessage(content=(ToolUseBlock(id="t2", name="ls", input={}),))
-    second_listing = UserMessage(content=(ToolResultBlock(tool_use_id="t2", content=LISTING),))
-    given = [*_call(), second_call, second_listing]
+    given = [*_call(), *exchange("t2", "ls", LISTING)]
     sent = await session.prepare(given)
     assert sent[2] != given[2] and sent[4] != given[4]  # both cut
     more = [*sent[:-1], given[-1], _reply("Many files."), UserMessage(content="Largest?")]
