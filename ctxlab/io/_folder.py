@@ -41,6 +41,7 @@ from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import MESSAGE_OVERHEAD, ApproximateCounter
 from ctxlab.tokens._cache import block_parts
 from ctxlab.util._checks import shown
+from ctxlab.util._gc import collector_paused
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -298,11 +299,19 @@ def session_rows(paths: list[Path]) -> list[list[dict[str, Any]]]:
     ``agent-*.jsonl`` is that file's row)."""
     found: list[list[dict[str, Any]]] = []
     for path in paths:
-        row, transcript = _row(path)
-        rows = [row]
-        for entry in (transcript.meta.get("subagents") or ()) if transcript is not None else ():
-            if isinstance(entry, dict) and not entry.get("file") and _whole(entry.get("episode")):
-                rows.append(_row(path, int(entry["episode"]))[0])
+        # The collector held off over a file's rows (as `read` holds it off), and let run
+        # again once its records are freed: else it examines them all once more, for nothing.
+        with collector_paused():
+            row, transcript = _row(path)
+            rows = [row]
+            for entry in (transcript.meta.get("subagents") or ()) if transcript else ():
+                if (
+                    isinstance(entry, dict)
+                    and not entry.get("file")
+                    and _whole(entry.get("episode"))
+                ):
+                    rows.append(_row(path, int(entry["episode"]))[0])
+            del transcript  # (its records with it, before the collector runs again)
         found.append(rows)
     return found
 
