@@ -205,7 +205,7 @@ def _walk(value: Any, path: str, holder: Any, found: Inventory, depth: int, in_r
     # output, a tool's copy of its result) must be known as the file knows it.
     given = value.get("type")
     kind = given.lower() if isinstance(given, str) else ""
-    if kind in REASONING_TYPES or is_thought(value):
+    if kind in REASONING_TYPES or (value.get("thought") is True and is_thought(value)):
         found.add(reasoning_finding(value, path))
         return  # its text fields are the item itself
     if kind in CALL_TYPES and (named(value) or call_id(value) is not None):
@@ -215,15 +215,33 @@ def _walk(value: Any, path: str, holder: Any, found: Inventory, depth: int, in_r
         if isinstance(role, str) and role.lower() in REPLY_ROLES and is_reply(value):
             found.add(Finding("reply", path, reply_key(value, _ids(value))))
             in_reply = True
+    _walk_items(value, path, found, depth, in_reply)
+
+
+def _walk_items(
+    value: Mapping[Any, Any], path: str, found: Inventory, depth: int, in_reply: bool
+) -> None:
+    # The fields of an object (``value``, their holder), in order.
     for key, item in value.items():
         # Most fields are text or numbers under names that say nothing: passed over here,
         # without a call (a session file has tens of thousands of them).
         shape = type(item)
         if shape is str:
-            if not (key_flags(key) & REASONING or "." in key):
+            if key in _PLAIN_TEXT or _plain_text(key):
                 continue
         elif shape is int or shape is float or shape is bool or item is None:
             continue
+        elif (shape is dict or shape is list) and type(key) is str:
+            # An object or a list under a name that says nothing (most of what is walked):
+            # `_walk_field`'s questions of it answered here, and walked on without its call.
+            flags = key_flags(key)
+            if shape is dict:
+                plain = not flags & CALL_HOLDER and not _may_be_usage(flags, item)
+            else:
+                plain = not flags & (CALL_LIST | REASONING)
+            if plain:
+                _walk(item, f"{path}.{key}", value, found, depth + 1, in_reply)
+                continue
         _walk_field(str(key), item, f"{path}.{key}", value, found, depth, in_reply)
 
 
@@ -238,6 +256,19 @@ def _walk_list(
 
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
+
+_PLAIN_TEXT: set[Any] = set()
+"""Field names under which a text holds nothing to find (not reasoning, not a span attribute's
+JSON): asked of every text of a file, a set's answer costs no call."""
+
+
+def _plain_text(key: Any) -> bool:
+    # `_PLAIN_TEXT`'s answer for a name not in it yet (kept when it is plain, up to `_SHAPES`
+    # names: a hostile file of ever new names stays bounded).
+    plain = not (key_flags(key) & REASONING or "." in key)
+    if plain and len(_PLAIN_TEXT) < _SHAPES:
+        _PLAIN_TEXT.add(key)
+    return plain
 
 
 def _ids(holder: Any) -> tuple[str, ...]:
