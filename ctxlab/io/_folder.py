@@ -41,7 +41,6 @@ from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import MESSAGE_OVERHEAD, ApproximateCounter
 from ctxlab.tokens._cache import block_parts
 from ctxlab.util._checks import shown
-from ctxlab.util._gc import collector_paused
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -299,19 +298,11 @@ def session_rows(paths: list[Path]) -> list[list[dict[str, Any]]]:
     ``agent-*.jsonl`` is that file's row)."""
     found: list[list[dict[str, Any]]] = []
     for path in paths:
-        # The collector held off over a file's rows (as `read` holds it off), and let run
-        # again once its records are freed: else it examines them all once more, for nothing.
-        with collector_paused():
-            row, transcript = _row(path)
-            rows = [row]
-            for entry in (transcript.meta.get("subagents") or ()) if transcript else ():
-                if (
-                    isinstance(entry, dict)
-                    and not entry.get("file")
-                    and _whole(entry.get("episode"))
-                ):
-                    rows.append(_row(path, int(entry["episode"]))[0])
-            del transcript  # (its records with it, before the collector runs again)
+        row, transcript = _row(path)
+        rows = [row]
+        for entry in (transcript.meta.get("subagents") or ()) if transcript is not None else ():
+            if isinstance(entry, dict) and not entry.get("file") and _whole(entry.get("episode")):
+                rows.append(_row(path, int(entry["episode"]))[0])
         found.append(rows)
     return found
 

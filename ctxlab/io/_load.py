@@ -90,10 +90,11 @@ def read(
     try:
         # A file's records live through its read, and the collector ran over all of them
         # again and again, freeing nothing (what a read drops, reference counting frees): a
-        # fifth of `sessions`. Held off, they are examined once, after.
+        # fifth of `sessions`. Held off, and on again once the records are freed.
         with collector_paused(), remembered():  # (remembered: a record set aside walked once)
             transcript, values = _load(source, format, episode, sidechains, name)
             transcript = account_for(transcript, values)
+            del values
     except MessageFormatError as exc:
         better = _said_better(exc, source, format)
         if better is None:
