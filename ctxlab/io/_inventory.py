@@ -78,7 +78,7 @@ counted, and `Inventory.cut` says so."""
 class Inventory:
     """The distinct things a file holds, by kind (see the module)."""
 
-    findings: dict[str, dict[str, Finding]] = field(default_factory=lambda: {k: {} for k in KINDS})
+    findings: dict[str, dict[str, Finding]] = field(default_factory=lambda: _no_findings())
     """kind → key → the first finding of that key."""
     cut: bool = False
     """Whether part of the file was nested too deeply to walk."""
@@ -89,9 +89,10 @@ class Inventory:
     def merge(self, other: Inventory) -> None:
         """Add what ``other`` found (its first finding of a key kept where this has none)."""
         for kind, findings in other.findings.items():
-            mine = self.findings[kind]
-            for key, finding in findings.items():
-                mine.setdefault(key, finding)
+            if findings:  # (most records set aside hold nothing: merged at no cost)
+                mine = self.findings[kind]
+                for key, finding in findings.items():
+                    mine.setdefault(key, finding)
         self.cut = self.cut or other.cut
 
     def counts(self) -> dict[str, int]:
@@ -107,6 +108,12 @@ class Inventory:
         keys |= {f.alias for f in placed.findings[kind].values() if f.alias}
         words = "\n".join([words, *(f.text for f in placed.findings[kind].values() if f.text)])
         return [f for f in self.findings[kind].values() if not _matched(f, keys, words)]
+
+
+def _no_findings() -> dict[str, dict[str, Finding]]:
+    # `KINDS`, each with none yet: written out, an inventory is made per record set aside
+    # (tens of thousands a file) and a comprehension was a fifth of its cost.
+    return {"usage": {}, "tool call": {}, "reasoning": {}, "reply": {}}
 
 
 def _matched(finding: Finding, keys: set[str], words: str) -> bool:
@@ -129,8 +136,12 @@ def inventory_of(values: Iterable[Any], *, last: bool = False) -> Inventory:
     ``last``: the load's last walk of these records (its whole file's, `account_for`): one not
     walked before in the load is walked straight into the whole, its own inventory not kept —
     nothing asks for it again."""
-    found = Inventory()
     seen = _SEEN.get()
+    if seen is not None and not last and type(values) is list and len(values) == 1:
+        # One record set aside (`Census.set_aside_in`): its kept inventory, copied — not
+        # merged into a new one (the same findings, in the same order).
+        return _copy(_record_inventory(values[0]))
+    found = Inventory()
     for value in values:
         if seen is None or (last and id(value) not in seen):
             # Nothing to remember this record's inventory for: walked straight into the
@@ -154,6 +165,12 @@ def remembered() -> Iterator[None]:
         yield
     finally:
         _SEEN.reset(token)
+
+
+def _copy(inventory: Inventory) -> Inventory:
+    # A kept inventory given out: the caller's to change, the kept one stays as walked.
+    findings = {kind: dict(keys) if keys else {} for kind, keys in inventory.findings.items()}
+    return Inventory(findings, inventory.cut)
 
 
 def _record_inventory(value: Any) -> Inventory:
@@ -188,7 +205,7 @@ def _walk(value: Any, path: str, holder: Any, found: Inventory, depth: int, in_r
     # output, a tool's copy of its result) must be known as the file knows it.
     given = value.get("type")
     kind = given.lower() if isinstance(given, str) else ""
-    if kind in REASONING_TYPES or is_thought(value):
+    if kind in REASONING_TYPES or (value.get("thought") is True and is_thought(value)):
         found.add(reasoning_finding(value, path))
         return  # its text fields are the item itself
     if kind in CALL_TYPES and (named(value) or call_id(value) is not None):
@@ -198,15 +215,33 @@ def _walk(value: Any, path: str, holder: Any, found: Inventory, depth: int, in_r
         if isinstance(role, str) and role.lower() in REPLY_ROLES and is_reply(value):
             found.add(Finding("reply", path, reply_key(value, _ids(value))))
             in_reply = True
+    _walk_items(value, path, found, depth, in_reply)
+
+
+def _walk_items(
+    value: Mapping[Any, Any], path: str, found: Inventory, depth: int, in_reply: bool
+) -> None:
+    # The fields of an object (``value``, their holder), in order.
     for key, item in value.items():
         # Most fields are text or numbers under names that say nothing: passed over here,
         # without a call (a session file has tens of thousands of them).
         shape = type(item)
         if shape is str:
-            if not (key_flags(key) & REASONING or "." in key):
+            if key in _PLAIN_TEXT or _plain_text(key):
                 continue
         elif shape is int or shape is float or shape is bool or item is None:
             continue
+        elif (shape is dict or shape is list) and type(key) is str:
+            # An object or a list under a name that says nothing (most of what is walked):
+            # `_walk_field`'s questions of it answered here, and walked on without its call.
+            flags = key_flags(key)
+            if shape is dict:
+                plain = not flags & CALL_HOLDER and not _may_be_usage(flags, item)
+            else:
+                plain = not flags & (CALL_LIST | REASONING)
+            if plain:
+                _walk(item, f"{path}.{key}", value, found, depth + 1, in_reply)
+                continue
         _walk_field(str(key), item, f"{path}.{key}", value, found, depth, in_reply)
 
 
@@ -221,6 +256,19 @@ def _walk_list(
 
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
+
+_PLAIN_TEXT: set[Any] = set()
+"""Field names under which a text holds nothing to find (not reasoning, not a span attribute's
+JSON): asked of every text of a file, a set's answer costs no call."""
+
+
+def _plain_text(key: Any) -> bool:
+    # `_PLAIN_TEXT`'s answer for a name not in it yet (kept when it is plain, up to `_SHAPES`
+    # names: a hostile file of ever new names stays bounded).
+    plain = not (key_flags(key) & REASONING or "." in key)
+    if plain and len(_PLAIN_TEXT) < _SHAPES:
+        _PLAIN_TEXT.add(key)
+    return plain
 
 
 def _ids(holder: Any) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from ctxlab.io._findings import (
     CALL_HOLDER,
     CALL_LIST,
     CALL_TYPES,
+    KINDS,
     REASONING,
     REASONING_TYPES,
     Finding,
@@ -177,6 +178,8 @@ _RECORD = st.recursive(
 @example([{"id": "r1", "message": {"role": "assistant", "content": "hi", "id": "m1"}}])
 @example([{"id": "r1", "usage": {"input_tokens": 3}, "data": [{"output_tokens": 2}]}])
 @example([[{"key": "gen_ai.usage.input_tokens", "value": {"intValue": 3}}]])
+@example([{"reasoning": ["a thought of several words", {"text": "another thought of words"}]}])
+@example([{"tool_calls": [{"id": "c1", "name": "ls"}], "function_call": {"name": "ls"}}])
 def test_the_walk_finds_what_the_walk_before_it_found(values: list[Any]) -> None:
     assert _shown(inventory_of(values)) == _shown(_reference(values))
 
@@ -205,3 +208,9 @@ def test_a_value_nested_near_the_limit_is_cut_where_it_was(
 def test_a_text_in_lists_past_the_limit_says_the_walk_was_cut() -> None:
     assert inventory_of([_nested(_MAX_DEPTH + 1, "x", "list")]).cut
     assert not inventory_of([_nested(_MAX_DEPTH, "x", "list")]).cut
+
+
+def test_an_inventory_lists_its_kinds_in_the_order_of_kinds() -> None:
+    # Written out for speed (`_no_findings`): the kinds, in `KINDS`' order, each with none.
+    assert Inventory().findings == {kind: {} for kind in KINDS}
+    assert list(Inventory().findings) == list(KINDS)

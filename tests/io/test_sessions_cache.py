@@ -228,3 +228,49 @@ def test_what_a_session_reads_in_a_hidden_folder_of_the_folder_is_watched_too(
     finally:
         _registry.forget_format(TINYLOG.name)
     assert set(again["problem"]) == {"read again"}  # not the table kept before the change
+
+
+def test_a_record_set_aside_is_given_its_inventory_and_the_kept_one_stays_as_walked() -> None:
+    # `Census.set_aside_in` is given a copy of the record's kept inventory: a caller that adds
+    # to it does not change what the whole file's last walk merges for that record.
+    record = {"id": "r1", "message": {"role": "assistant", "content": "hi", "id": "m1"}}
+    with remembered():
+        given = inventory_of([record])
+        assert given.counts() == {"reply": 1}
+        given.findings["reply"]["reply@stray"] = given.findings["reply"]["reply@id=m1"]
+        given.cut = True
+        whole = inventory_of([record], last=True)
+    assert list(whole.findings["reply"]) == ["reply@id=m1"] and not whole.cut
+
+
+def test_a_read_holds_the_collector_off_and_lets_it_run_again_even_when_it_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The collector examined a file's records again and again while they were read (a fifth
+    # of `sessions`' CPU): held off for the read, on again after, whatever the read raised.
+    import gc
+
+    from ctxlab.exceptions import MessageFormatError
+    from ctxlab.io import _load
+    from ctxlab.io._folder import session_rows
+
+    seen: list[bool] = []
+    real = _load._load
+
+    def spying(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(_load, "_load", spying)
+    good = tmp_path / "a.jsonl"
+    good.write_text('{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}\n')
+    bad = tmp_path / "b.json"
+    bad.write_text('{"nothing": "of a session"}')
+    assert gc.isenabled()
+    assert len(_load.read(good).messages) == 2 and gc.isenabled()
+    with pytest.raises(MessageFormatError):
+        _load.read(bad)
+    assert gc.isenabled()
+    rows = session_rows([good, bad])
+    assert [r[0]["messages"] for r in rows] == [2, None] and gc.isenabled()
+    assert seen == [False, False, False, False]
