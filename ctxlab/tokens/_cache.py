@@ -307,6 +307,22 @@ class TokenCache:
         self.hits += hits
         return total
 
+    def message_counts(self, messages: Iterable[UserMessage | AssistantMessage]) -> list[int]:
+        """Each message's tokens, in order (what `message` gives for each); when one is not
+        counted yet, those not counted are counted first, in one batch (`count_ahead`)."""
+        given = tuple(_iterable(messages))
+        table, counts = self._messages, []
+        for message in given:
+            # The common call of a replay's step: its messages were counted ahead, a look-up
+            # each (exactly ctxlab's two types, as `_all_known` asks: else the checked path).
+            tokens = table.get(message.content_hash) if type(message) in _MESSAGE_TYPES else None
+            if tokens is None:
+                self.count_ahead(given)
+                return [self.message(m) for m in given]
+            counts.append(tokens)
+        self.hits += len(counts)
+        return counts
+
     def _count_block(self, block: Any) -> int:
         fixed, texts = block_parts(block)
         count = self.counter.count_text
