@@ -146,7 +146,7 @@ def scan_conversation(
         arrived = _Arrived.of(suffix, config.tool_result_limit, cache)
         images = arrived.images
     suffix = _results_processed(base, suffix, arrived, config, offloader, cache, transforms)
-    seen, items, pairs = _extended(base, base is previous, suffix, cache)
+    seen, items, pairs = _extended(base, base is previous, suffix, map(cache.message, suffix))
     scan = ConversationScan(
         key=key,
         conversation=_joined(base, suffix, conversation),
@@ -305,17 +305,15 @@ def appended(
     ``arrival`` (`plain_arrival`), ``tokens`` in all. ``scan``'s items, ids and pairs are
     extended in place and handed on (``scan`` is spent)."""
     suffix = conversation[len(scan.conversation) :]
-    # `_extended`'s handing on, with the counts the arrival took (no look-up a message).
-    scan.spent = True
-    scan.items.extend(_items(suffix, arrival.counts, scan.seen))
+    seen, items, pairs = _extended(scan, True, suffix, arrival.counts)
     return ConversationScan(
         key=scan.key,
         conversation=conversation,
         tokens=tokens,
         images=arrival.images,
-        items=scan.items,
-        seen=scan.seen,
-        pairs=scan.pairs.feed(suffix),
+        items=items,
+        seen=seen,
+        pairs=pairs,
         compactions=scan.compactions,
     )
 
@@ -334,17 +332,18 @@ def _joined(
 
 
 def _extended(
-    base: ConversationScan, handed_on: bool, suffix: Conversation, cache: TokenCache
+    base: ConversationScan, handed_on: bool, suffix: Conversation, counts: Iterable[int]
 ) -> tuple[dict[str, int], list[ManifestItem], ToolPairScanner]:
-    """The ids, items and pair state of ``base`` followed by ``suffix``."""
+    """The ids, items and pair state of ``base`` followed by ``suffix``, whose messages are of
+    ``counts`` tokens each (the common step's, taken as they arrived: `appended`)."""
     if handed_on:
         # The memo's scan is extended in place and handed on: copying its lists, ids and pair
         # state at every step would cost time in the conversation's length, not the step's.
         base.spent = True
-        base.items.extend(message_items(suffix, cache, base.seen))
+        base.items.extend(_items(suffix, counts, base.seen))
         return base.seen, base.items, base.pairs.feed(suffix)
     seen: dict[str, int] = {}  # a scan from the start
-    return seen, message_items(suffix, cache, seen), ToolPairScanner().feed(suffix)
+    return seen, _items(suffix, counts, seen), ToolPairScanner().feed(suffix)
 
 
 def rescanned(
