@@ -26,7 +26,7 @@ from ctxlab.pipeline._compaction import ReductionLimits, compaction_due
 from ctxlab.pipeline._layout import ManifestFactory, lay_out, validate
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._prepare_inputs import CallerInputs, CompactionOrder
-from ctxlab.pipeline._scan import ConversationScan, appended, untouched
+from ctxlab.pipeline._scan import ConversationScan, appended, plain_arrival
 from ctxlab.pipeline._stages import NO_MATERIAL, FixedPart, project, source_failures
 from ctxlab.tokens import TokenCache
 
@@ -145,11 +145,10 @@ def common_result(
     # Tuple equality checks identity first: C speed when the prefix is the same objects.
     if scan.spent or len(conversation) < len(done) or conversation[: len(done)] != done:
         return None
-    suffix = conversation[len(done) :]
-    cache.count_ahead(suffix)
-    if not untouched(scan, suffix, config, inputs.offloader, cache):
+    arrival = plain_arrival(scan, conversation[len(done) :], config, inputs.offloader, cache)
+    if arrival is None:
         return None
-    tokens = scan.tokens + cache.messages(suffix)
+    tokens = scan.tokens + arrival.tokens
     history = last.summary_tokens + tokens
     limits = last.limits
     # `reduction_due` when no light pass is configured (`_plain`): the trigger alone decides.
@@ -161,7 +160,7 @@ def common_result(
     if due:
         return None
     memo.last = None  # until validation passed
-    memo.scan = scan = appended(scan, conversation, tokens, cache)
+    memo.scan = scan = appended(scan, conversation, tokens, arrival)
     built = _built(state, scan, history, last, inputs, manifest, cache)
     # Everything else the last step kept holds for this one: the same inputs and summary.
     last.scan = scan

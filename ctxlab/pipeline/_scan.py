@@ -9,7 +9,7 @@ an image limit reached) falls back to a full scan, so results never depend on th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,11 +32,12 @@ from ctxlab.tokens import TokenCache
 
 __all__ = [
     "ConversationScan",
+    "PlainArrival",
     "appended",
     "message_items",
+    "plain_arrival",
     "rescanned",
     "scan_conversation",
-    "untouched",
 ]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
@@ -67,10 +68,18 @@ def message_items(
     seen: dict[str, int] | None = None,
 ) -> list[ManifestItem]:
     """Manifest items of messages; ids are content hashes, numbered when a message repeats."""
-    seen = {} if seen is None else seen
+    return _items(conversation, map(cache.message, conversation), {} if seen is None else seen)
+
+
+def _items(
+    messages: Sequence[UserMessage | AssistantMessage],
+    counts: Iterable[int],
+    seen: dict[str, int],
+) -> list[ManifestItem]:
+    """The items of ``messages`` of ``counts`` tokens each (in order), numbered after ``seen``
+    (updated): what `message_items` makes, from counts a caller already holds."""
     items: list[ManifestItem] = []
-    message_tokens = cache.message
-    for message in conversation:
+    for message, tokens in zip(messages, counts, strict=True):
         digest = message.content_hash
         count = seen.get(digest, 0)
         seen[digest] = count + 1
@@ -80,7 +89,7 @@ def message_items(
                 item_id,
                 "message",
                 "conversation",
-                message_tokens(message),
+                tokens,
                 digest,
                 None,
                 None,
@@ -137,7 +146,7 @@ def scan_conversation(
         arrived = _Arrived.of(suffix, config.tool_result_limit, cache)
         images = arrived.images
     suffix = _results_processed(base, suffix, arrived, config, offloader, cache, transforms)
-    seen, items, pairs = _extended(base, base is previous, suffix, cache)
+    seen, items, pairs = _extended(base, base is previous, suffix, map(cache.message, suffix))
     scan = ConversationScan(
         key=key,
         conversation=_joined(base, suffix, conversation),
@@ -244,41 +253,64 @@ def _evicting(suffix: Conversation, config: ContextConfig, offloader: Offloader 
     )
 
 
-def untouched(
+@dataclass(frozen=True, slots=True)
+class PlainArrival:
+    """The messages a step appends, when stages 2–3 leave them as they are (`plain_arrival`):
+    what the scan needs of them, found in the pass that decided it."""
+
+    counts: list[int]
+    """Each message's tokens, in order (their items are made from these, not looked up
+    again)."""
+    tokens: int
+    """Their sum."""
+    images: int
+    """The scan's images with theirs."""
+
+
+def plain_arrival(
     scan: ConversationScan,
     suffix: Conversation,
     config: ContextConfig,
     offloader: Offloader | None,
     cache: TokenCache,
-) -> bool:
-    """Whether stages 2–3, given ``scan`` (made under ``config`` and ``offloader``) and the
-    messages ``suffix`` appended to its conversation, would leave ``suffix`` as it is and note
-    nothing: what `scan_conversation` acts on, checked as it checks it (`_Arrived`, one pass)."""
-    arrived = _Arrived.of(suffix, config.tool_result_limit, cache)
-    return not (
-        # The image limit is global: within it, no image moves (over it, older ones would).
-        scan.images + arrived.images > config.max_image_num
-        or arrived.decoded  # a decode note is a transform
-        or arrived.over  # truncation may cut a result
-        # A server compaction block changes what is sent (`from_compaction_block`).
-        or arrived.compactions
-        or _evicting(suffix, config, offloader)
-    )
+) -> PlainArrival | None:
+    """What ``suffix``, appended to ``scan``'s conversation (made under ``config`` and
+    ``offloader``), adds to the scan when stages 2–3 would leave it as it is and note nothing;
+    None when they would act on it — what `scan_conversation` acts on, checked as `_Arrived`
+    checks it, in the one pass over the new messages that also takes their counts (a pass per
+    check, and the counts looked up again for the items, were most of a common step's calls)."""
+    counts = cache.message_counts(suffix)
+    limit, images = config.tool_result_limit, scan.images
+    for message, tokens in zip(suffix, counts, strict=True):
+        if not isinstance(message, UserMessage):
+            # A server compaction block changes what is sent (`from_compaction_block`).
+            if has_compaction_block(message):
+                return None
+            continue
+        images += message.image_count
+        results = message.tool_results
+        # A decode note is a transform; a result over the limit may be cut.
+        if results and (tokens > limit or _decoded_notes(results)):
+            return None
+    # The image limit is global: within it, no image moves (over it, older ones would).
+    if images > config.max_image_num or _evicting(suffix, config, offloader):
+        return None
+    return PlainArrival(counts, sum(counts), images)
 
 
 def appended(
-    scan: ConversationScan, conversation: Conversation, tokens: int, cache: TokenCache
+    scan: ConversationScan, conversation: Conversation, tokens: int, arrival: PlainArrival
 ) -> ConversationScan:
-    """The scan of ``conversation``: ``scan``'s conversation followed by messages stages 2–3
-    leave as they are (`untouched`), ``tokens`` in all. ``scan``'s items, ids and pairs are
+    """The scan of ``conversation``: ``scan``'s conversation followed by the messages of
+    ``arrival`` (`plain_arrival`), ``tokens`` in all. ``scan``'s items, ids and pairs are
     extended in place and handed on (``scan`` is spent)."""
     suffix = conversation[len(scan.conversation) :]
-    seen, items, pairs = _extended(scan, True, suffix, cache)
+    seen, items, pairs = _extended(scan, True, suffix, arrival.counts)
     return ConversationScan(
         key=scan.key,
         conversation=conversation,
         tokens=tokens,
-        images=scan.images + _images(suffix),
+        images=arrival.images,
         items=items,
         seen=seen,
         pairs=pairs,
@@ -300,17 +332,18 @@ def _joined(
 
 
 def _extended(
-    base: ConversationScan, handed_on: bool, suffix: Conversation, cache: TokenCache
+    base: ConversationScan, handed_on: bool, suffix: Conversation, counts: Iterable[int]
 ) -> tuple[dict[str, int], list[ManifestItem], ToolPairScanner]:
-    """The ids, items and pair state of ``base`` followed by ``suffix``."""
+    """The ids, items and pair state of ``base`` followed by ``suffix``, whose messages are of
+    ``counts`` tokens each (the common step's, taken as they arrived: `appended`)."""
     if handed_on:
         # The memo's scan is extended in place and handed on: copying its lists, ids and pair
         # state at every step would cost time in the conversation's length, not the step's.
         base.spent = True
-        base.items.extend(message_items(suffix, cache, base.seen))
+        base.items.extend(_items(suffix, counts, base.seen))
         return base.seen, base.items, base.pairs.feed(suffix)
     seen: dict[str, int] = {}  # a scan from the start
-    return seen, message_items(suffix, cache, seen), ToolPairScanner().feed(suffix)
+    return seen, _items(suffix, counts, seen), ToolPairScanner().feed(suffix)
 
 
 def rescanned(
