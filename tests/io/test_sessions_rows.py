@@ -181,12 +181,17 @@ def test_a_session_removed_or_added_changes_only_its_own_rows(
     pd.testing.assert_frame_equal(again, _cold(folder))
 
 
+def _opencode_storage(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the OpenCode fixture's storage and its session's file."""
+    storage = tmp_path / "storage"
+    shutil.copytree(FIXTURES / "opencode" / "storage", storage)
+    return storage, next((storage / "session").rglob("*.json"))
+
+
 def test_an_opencode_session_reads_its_own_messages_and_parts_not_the_whole_storage(
     tmp_path: Path,
 ) -> None:
-    storage = tmp_path / "storage"
-    shutil.copytree(FIXTURES / "opencode" / "storage", storage)
-    session = next((storage / "session").rglob("*.json"))
+    storage, session = _opencode_storage(tmp_path)
     # Another session's messages and parts in the same storage: not read for this one.
     other = storage / "message" / "ses_other"
     other.mkdir()
@@ -209,9 +214,7 @@ def test_an_opencode_message_rewritten_within_the_clock_tick_is_read_again(
     # Its id names the folder of its parts: a rewrite of the same size that keeps the file's
     # time (within the clock's tick) must not keep the old id (a memo by path, size and time
     # kept it, the parts of the message that was named then read instead).
-    storage = tmp_path / "storage"
-    shutil.copytree(FIXTURES / "opencode" / "storage", storage)
-    session = next((storage / "session").rglob("*.json"))
+    storage, session = _opencode_storage(tmp_path)
     message = sorted((storage / "message" / session.stem).glob("*.json"))[0]
     assert OPENCODE.reads is not None
     now = time.time_ns()  # (both writes given one time of now: the memo's rule is by the clock)
