@@ -130,7 +130,7 @@ class Run:
     telling: str = ""
     """For a run that failed without a failure line, the line that says most, labelled: its
     output's ``last line: …``, or — the pipeline cut the output, so its end is not seen — its
-    ``first line: …`` (a tool's verdict usually leads)."""
+    ``first line: …`` (a tool's verdict usually leads). Empty for any other run."""
     warnings: tuple[str, ...] = ()
     """The warning lines its output printed (`_handover_warnings.py`), in order."""
 
@@ -198,7 +198,11 @@ def _scan_result(output: str, is_error: bool) -> _Scan:
         or (status is not None and int(status) != 0)
         or _TRACEBACK in text
     )
-    return outcome, summary, tuple(dict.fromkeys(failures)), failed, _telling(output)
+    # The telling line is read only where the handover quotes it (`_discoveries._failure`: a
+    # failed run without a failure line); reading every output's last lines for it was a
+    # tenth of the scan.
+    telling = _telling(output) if failed and not failures else ""
+    return outcome, summary, tuple(dict.fromkeys(failures)), failed, telling
 
 
 def _tallies(text: str) -> list[str]:
