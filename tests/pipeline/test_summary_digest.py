@@ -1,10 +1,11 @@
 """The offline summarizer's text is pinned while its cost is cut (issue 54 item 3, i66-summ).
 
 Every summary a `replay` writes with the default summarizer on each corpus session, at 16k
-and 32k (where it compacts at all), digested per session and window; the digests were taken on main (5e79c01) before
-any change of i66-summ and are kept here. A control: the same digest with a summarizer changed
-by one character must differ (so the digest reads the text it pins). The generated histories'
-side is `test_summary_same_as_before.py` (the implementations before kept there).
+and 32k (where it compacts at all), digested per session and window; the digests were taken
+on main (5e79c01) before any change of i66-summ and are kept here. Controls: the digest of a
+summarizer changed by one character, and of one with a rule changed, must differ (so the
+digest reads the text it pins). The generated histories' side is
+`test_summary_same_as_before.py` (the implementations before kept there).
 """
 
 from __future__ import annotations
