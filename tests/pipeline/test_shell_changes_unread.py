@@ -13,9 +13,17 @@ from hypothesis import strategies as st
 import ctxlab.pipeline._changes as changes
 from ctxlab.pipeline._changes import _read_changes, shell_changes
 
-# The letters of the names, quotes, escapes, line breaks, operators and a file's name.
+# The letters of the names, quotes, escapes, line breaks, operators and a file's name; the
+# redirections that write no file (set aside before the test for a ``>``: i66-summ) and what
+# may follow them.
 _SHELL_TEXT = st.lists(
-    st.sampled_from([*"sedt'\"\\\n >|&;-ia/", "sed", "tee", " f.py", "s/a/b/", "<<EOF\nx\nEOF\n"]),
+    st.sampled_from(
+        [
+            *"sedt'\"\\\n >|&;-ia/()",
+            *("sed", "tee", " f.py", "s/a/b/", "<<EOF\nx\nEOF\n"),
+            *("2>&1", ">&2", ">&12", "1.txt", "/dev/", "/dev/null", "\t", "<>", ">|"),
+        ]
+    ),
     max_size=30,
 ).map("".join)
 
@@ -48,6 +56,21 @@ def test_a_command_that_cannot_edit_is_not_read(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(changes, "commands", lambda text: read.append(text) or real(text))
     assert shell_changes("ls -la src && grep -rn 'def main' .") == []
     assert shell_changes("python -m pytest tests/x.py -q") == []
+    assert shell_changes("python -m pytest tests/x.py -q 2>&1 | tail -5") == []
+    assert shell_changes("make test >/dev/null 2>&1; grep -c x log.txt >&2") == []
     assert read == []
     assert shell_changes("echo hi > notes.txt") == [("notes.txt", "written")]
     assert read == ["echo hi > notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        ("echo x >&1.txt", "1.txt"),  # a number that does not end the word: a file
+        ("make 2>&1x.py", "1x.py"),
+        ("echo x >/dev.txt", "/dev.txt"),  # not under /dev/
+        ("make >&2>out.txt", "out.txt"),  # a duplication, then a file
+    ],
+)
+def test_a_redirection_that_only_looks_like_no_file_is_read(command: str, path: str) -> None:
+    assert shell_changes(command) == _read_changes(command) == [(path, "written")]
