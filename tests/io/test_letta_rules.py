@@ -141,7 +141,6 @@ def test_calls_returns_and_parts_as_the_model_saw_them() -> None:
         ("assistant", ("thinking", "hm", "s")),
         ("assistant", ("thinking", "", "")),
         ("assistant", ("redacted", "ENC")),
-        ("assistant", ("provider", {"type": "redacted_reasoning"})),
         ("assistant", ("use", "c1", "send_message", {"m": "hi"})),
         ("assistant", ("use", "c3", "search", {"q": 1})),
         ("user", ("result", "c1", "sent", False)),
@@ -178,6 +177,16 @@ def test_a_call_without_an_id_or_a_name_is_given_them_one_naming_nothing_is_left
     census = added_up(transcript)
     assert census.left_out == {"tool call without an id, a name or arguments": 1}
     assert census.unaccounted == {} and census.tool_calls == 2
+
+
+def test_a_redacted_thought_without_its_data_is_kept_as_letta_wrote_it() -> None:
+    # Apart from `CALLS_AND_PARTS`' thoughts: a thought of no words and no data is known to
+    # the inventory by that nothing, as an unsigned empty thought is — one of the two lost
+    # silently would not show while the other stands.
+    assistant = {"role": "assistant", "content": [{"type": "redacted_reasoning"}]}
+    transcript = load(agent_v1({"role": "user", "content": "hi"}, assistant), format="letta")
+    assert shown(transcript)[1:] == [("assistant", ("provider", {"type": "redacted_reasoning"}))]
+    assert added_up(transcript).unaccounted == {}
 
 
 def test_an_opening_calls_result_among_others_is_left_out() -> None:

@@ -43,7 +43,6 @@ CALLS_AND_PARTS = ruled(
                 {"type": "reasoning", "reasoning": "hm", "signature": "s"},
                 {"type": "reasoning", "signature": 5},
                 {"type": "redacted_reasoning", "data": "ENC"},
-                {"type": "redacted_reasoning"},
                 {"type": "omitted_reasoning"},
             ],
             # A call of no id, name or arguments names nothing to run or answer: left out.
