@@ -146,8 +146,11 @@ def test_calls_returns_and_parts_as_the_model_saw_them() -> None:
         ("user", ("result", "c1", "sent", False)),
         ("user", ("result", "c3", "found", True)),
     ]
-    # The call of nothing is set aside as the file holds it: not unaccounted.
-    assert added_up(transcript).unaccounted == {}
+    # The call of nothing is set aside as the file holds it: not unaccounted. The file's
+    # inventory knows each of its three thoughts (the redacted one by its data), so a reader
+    # that lost one would leave it unaccounted.
+    census = added_up(transcript)
+    assert census.unaccounted == {} and census.held["reasoning"] == 3
 
 
 def test_a_call_without_an_id_or_a_name_is_given_them_one_naming_nothing_is_left_out() -> None:
