@@ -52,6 +52,7 @@ REASONING_TYPES = frozenset(
     {
         "thinking",
         "redacted_thinking",
+        "redacted_reasoning",  # Letta's RedactedReasoningContent
         "reasoning",
         "reasoning_text",
         "agent_reasoning",

@@ -12,75 +12,18 @@ from ctxlab import ApproximateCounter, load
 from ctxlab.messages import DocumentBlock, ProviderBlock, ThinkingBlock, find_tool_pair_problems
 from ctxlab.models import messages_from_anthropic
 from ctxlab.tokens import PDF_PAGE_TOKENS, TokenCache
+from tests.io.contracts.anthropic import BLOCKS
+
+# The request: the fixture (tests/io/contracts/anthropic.py: its census the contract checks) —
+# a PDF of three pages and a text document with citations, thinking and redacted thinking, a
+# server tool's call and result, a tool result holding a search result.
+MESSAGES: list[dict[str, Any]] = json.loads(BLOCKS.read_text())["messages"]
 
 
-def _pdf(pages: int) -> str:
-    objects = b"".join(b"<< /Type /Page /Parent 2 0 R >>\n" for _ in range(pages))
-    return base64.b64encode(b"%PDF-1.4\n<< /Type /Pages /Count 3 >>\n" + objects).decode()
-
-
-MESSAGES: list[dict[str, Any]] = [
-    {
-        "role": "user",
-        "content": [
-            {
-                "type": "document",
-                "source": {"type": "base64", "media_type": "application/pdf", "data": _pdf(3)},
-                "title": "spec.pdf",
-            },
-            {
-                "type": "document",
-                "source": {
-                    "type": "text",
-                    "media_type": "text/plain",
-                    "data": "Rule 7: no overflow.",
-                },
-                "citations": {"enabled": True},
-            },
-            {"type": "text", "text": "Does the spec allow it?"},
-        ],
-    },
-    {
-        "role": "assistant",
-        "content": [
-            {"type": "thinking", "thinking": "Check rule 7, then search.", "signature": "c2ln"},
-            {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
-            {
-                "type": "server_tool_use",
-                "id": "srvtoolu_1",
-                "name": "web_search",
-                "input": {"query": "rule 7"},
-            },
-            {
-                "type": "web_search_tool_result",
-                "tool_use_id": "srvtoolu_1",
-                "content": [
-                    {"type": "web_search_result", "url": "https://example.org/7", "title": "Rule 7"}
-                ],
-            },
-            {"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"pattern": "overflow"}},
-        ],
-    },
-    {
-        "role": "user",
-        "content": [
-            {
-                "type": "tool_result",
-                "tool_use_id": "toolu_1",
-                "content": [
-                    {"type": "text", "text": "spec.md:7: no overflow"},
-                    {
-                        "type": "search_result",
-                        "source": "spec.md",
-                        "title": "spec",
-                        "content": [{"type": "text", "text": "no overflow"}],
-                    },
-                ],
-            }
-        ],
-    },
-    {"role": "assistant", "content": [{"type": "text", "text": "No: rule 7 forbids it."}]},
-]
+def test_the_fixtures_pdf_is_three_pages() -> None:
+    # What the page count below stands on: the document's bytes, counted apart from ctxlab.
+    pdf = base64.b64decode(MESSAGES[0]["content"][0]["source"]["data"])
+    assert pdf.startswith(b"%PDF-1.4\n") and pdf.count(b"<< /Type /Page /Parent 2 0 R >>") == 3
 
 
 def test_every_block_is_kept_and_written_back_unchanged(tmp_path: Path) -> None:

@@ -70,14 +70,27 @@ def _loaded(name: str, text: str, format: str, *, whole: bool = True) -> Census 
     return census
 
 
+def _mutated_fixture(data: st.DataObject, case: tuple[str, Path]) -> tuple[Census | None, Any]:
+    """A contract fixture of a format (``case``) with its values mutated, written back as its
+    kind of file (a document, or a record a line) and loaded: the census (`_loaded`) and the
+    value written (for a line file, the list of its records)."""
+    format, path = case
+    lines = path.suffix == ".jsonl"
+    found = values(path)
+    changed = data.draw(mutated(found if lines else found[0]))
+    if not lines:
+        return _loaded(path.name, json.dumps(changed), format), changed
+    changed = changed if isinstance(changed, list) else [changed]
+    text = "".join(json.dumps(line) + "\n" for line in changed)
+    return _loaded(path.name, text, format), changed
+
+
 @SETTINGS
 @given(st.data(), st.sampled_from(_DOCUMENTS))
 def test_a_mutated_document_loads_with_a_census_that_adds_up_or_a_typed_error(
     data: st.DataObject, case: tuple[str, Path]
 ) -> None:
-    format, path = case
-    changed = data.draw(mutated(json.loads(path.read_text())))
-    _loaded(path.name, json.dumps(changed), format)
+    _mutated_fixture(data, case)
 
 
 @SETTINGS
@@ -85,11 +98,7 @@ def test_a_mutated_document_loads_with_a_census_that_adds_up_or_a_typed_error(
 def test_a_mutated_line_file_loads_with_a_census_of_every_line_or_a_typed_error(
     data: st.DataObject, case: tuple[str, Path]
 ) -> None:
-    format, path = case
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    changed = data.draw(mutated(lines))
-    changed = changed if isinstance(changed, list) else [changed]
-    census = _loaded(path.name, "".join(json.dumps(line) + "\n" for line in changed), format)
+    census, changed = _mutated_fixture(data, case)
     assert census is None or sum(census.read.values()) == len(changed)
 
 

@@ -5,8 +5,6 @@ the summary of evicted messages as a compaction, and the census over every agent
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,22 +13,14 @@ from ctxlab import load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import detect_format
 from ctxlab.io.formats.letta.parse import is_letta_agent_file
-from tests.io.shown import added_up, shown
+from tests.io.contracts.letta import CALLS_AND_PARTS, agent_v1, call
+from tests.io.shown import added_up, calls, shown
 
 SUMMARY = "Note: prior messages (12 of them) have been hidden from view. Summary: the user wants X."
 
 
-def _v1(*messages: Any, indices: Any = None, **agent: Any) -> dict[str, Any]:
-    positions = list(range(len(messages))) if indices is None else indices
-    return {"messages": list(messages), "in_context_message_indices": positions, **agent}
-
-
-def _call(call_id: Any, name: Any = "send_message", arguments: Any = '{"m": "hi"}') -> Any:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
 def test_which_documents_are_agent_files() -> None:
-    v1 = _v1({"role": "user", "content": "hi"})
+    v1 = agent_v1({"role": "user", "content": "hi"})
     v2 = {"agents": [{"messages": []}], "tools": []}
     assert is_letta_agent_file(v1) and is_letta_agent_file(v2)
     assert detect_format(v1) == "letta" and detect_format(v2) == "letta"
@@ -81,7 +71,7 @@ def test_an_episode_opens_the_nth_agent_with_a_conversation() -> None:
     assert second.meta["agent"] == "second" and "models" not in second.meta
     # No tool ids: every tool of the file.
     assert [(t.name, t.description) for t in second.tools] == [("search", "Find."), ("b", "Bee")]
-    plain = load(_v1(user, tools=[{"name": "t"}]), format="letta")
+    plain = load(agent_v1(user, tools=[{"name": "t"}]), format="letta")
     assert [(t.name, t.description) for t in plain.tools] == [("t", "")]
     assert [t.input_schema for t in second.tools] == [{"type": "object"}, {"x": 1}]
     with pytest.raises(MessageFormatError) as raised:
@@ -107,12 +97,12 @@ def test_the_system_text_is_the_in_context_system_message() -> None:
     assert transcript.meta["in_context_messages"] == 2
     assert transcript.meta["outside_context_window"] == 1
     # Without an in-context list, the first System message; without one, the agent's own.
-    v1 = load(_v1(old, new, user, indices=[]), format="letta")
+    v1 = load(agent_v1(old, new, user, indices=[]), format="letta")
     assert v1.system == "Old system." and v1.meta["in_context_messages"] == 0
     assert "outside_context_window" not in v1.meta
-    bare = load(_v1(user, system="Agent system."), format="letta")
+    bare = load(agent_v1(user, system="Agent system."), format="letta")
     assert bare.system == "Agent system."
-    assert load(_v1(user), format="letta").system == ""
+    assert load(agent_v1(user), format="letta").system == ""
 
 
 def test_a_v1_files_in_context_positions() -> None:
@@ -124,7 +114,7 @@ def test_a_v1_files_in_context_positions() -> None:
     ]
     # Positions that are no position (a bool, past the end, negative) are not in the window.
     # A message with an id is named by it in the window.
-    transcript = load(_v1(*messages, indices=[1, 2, 3, True, 4, 9, -1, "3"]), format="letta")
+    transcript = load(agent_v1(*messages, indices=[1, 2, 3, True, 4, 9, -1, "3"]), format="letta")
     assert transcript.system == "S1"
     assert transcript.meta["in_context_messages"] == 3
     assert transcript.meta["outside_context_window"] == 1
@@ -136,57 +126,9 @@ def test_a_v1_files_in_context_positions() -> None:
 
 
 def test_calls_returns_and_parts_as_the_model_saw_them() -> None:
-    messages = [
-        {"role": "assistant", "content": "Booting.", "tool_calls": [_call("boot")]},
-        {"role": "tool", "tool_call_id": "boot", "content": "ok"},
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "look"},
-                {"type": "text", "text": " "},
-                "junk",
-                {"type": "image", "source": {"type": "url", "url": "https://x/a.png"}},
-                {"type": "image", "source": {"type": "base64", "data": "x"}},
-                {"type": "image", "source": {"type": "base64", "url": "https://x/b.png"}},
-                {"type": "image"},
-            ],
-        },
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "reasoning", "reasoning": "hm", "signature": "s"},
-                {"type": "reasoning", "signature": 5},
-                {"type": "redacted_reasoning", "data": "ENC"},
-                {"type": "redacted_reasoning"},
-                {"type": "omitted_reasoning"},
-            ],
-            "tool_calls": [
-                _call("c1"),
-                _call(None, None, None),
-                "junk",
-                _call("c3", "search", '{"q": 1}'),
-            ],
-        },
-        {
-            "role": "tool",
-            "tool_returns": [
-                {"tool_call_id": "c1", "func_response": "sent", "status": "success"},
-                {"tool_call_id": "letta_call_3_1", "status": "error"},
-                "junk",
-            ],
-        },
-        {
-            "role": "tool",
-            "content": "",
-            "tool_returns": [{"tool_call_id": "c3", "func_response": "found", "status": "error"}],
-        },
-        {"role": "approval", "content": "ok?"},
-        {"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": ""}}]},
-        {"role": "user", "content": ""},
-        {"role": "assistant", "content": []},
-        "junk",
-    ]
-    transcript = load(_v1(*messages), format="letta")
+    # The agent: `CALLS_AND_PARTS` (tests/io/contracts/letta.py), whose census the contract
+    # checks (records read by kind, skipped by reason).
+    transcript = load(CALLS_AND_PARTS.source, format="letta")
     assert shown(transcript) == [
         ("user", ("text", "look")),
         ("user", ("image", None, "https://x/a.png")),
@@ -199,35 +141,63 @@ def test_calls_returns_and_parts_as_the_model_saw_them() -> None:
         ("assistant", ("thinking", "hm", "s")),
         ("assistant", ("thinking", "", "")),
         ("assistant", ("redacted", "ENC")),
-        ("assistant", ("provider", {"type": "redacted_reasoning"})),
         ("assistant", ("use", "c1", "send_message", {"m": "hi"})),
-        ("assistant", ("use", "letta_call_3_1", "tool", {})),
         ("assistant", ("use", "c3", "search", {"q": 1})),
         ("user", ("result", "c1", "sent", False)),
-        ("user", ("result", "letta_call_3_1", "(no output)", True)),
         ("user", ("result", "c3", "found", True)),
     ]
-    assert transcript.meta["skipped"] == {
-        "opening reply before any user message": 1,
-        "result of an opening reply's call": 1,
-        "unreadable part": 1,
-        "omitted reasoning": 1,
-        "approval message": 1,
-        "empty message": 2,
-        "unreadable message": 1,
-        "image without data": 1,
-        "message with nothing kept": 1,
-    }
+    # The call of nothing is set aside as the file holds it: not unaccounted. The file's
+    # inventory knows each of its three thoughts (the redacted one by its data), so a reader
+    # that lost one would leave it unaccounted.
     census = added_up(transcript)
-    assert census.read["unreadable message"] == 1 and census.read["tool message"] == 3
+    assert census.unaccounted == {} and census.held["reasoning"] == 3
+
+
+def test_a_call_without_an_id_or_a_name_is_given_them_one_naming_nothing_is_left_out() -> None:
+    # Letta's calls are OpenAI's (id, name and arguments required); a file without them is
+    # read as far as it names a call: an id made up, the name "tool".
+    transcript = load(
+        agent_v1(
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call(None, "wait", "{}"), call("c2", None), call(None, None, None)],
+            },
+            {
+                "role": "tool",
+                "tool_returns": [
+                    {"tool_call_id": "letta_call_1_0", "status": "error"},
+                    {"tool_call_id": "c2", "func_response": "done"},
+                ],
+            },
+        ),
+        format="letta",
+    )
+    assert calls(transcript) == {"letta_call_1_0": ("wait", {}), "c2": ("tool", {"m": "hi"})}
+    results = [b[1:] for _, b in shown(transcript) if b[0] == "result"]
+    assert results == [("letta_call_1_0", "(no output)", True), ("c2", "done", False)]
+    census = added_up(transcript)
+    assert census.left_out == {"tool call without an id, a name or arguments": 1}
+    assert census.unaccounted == {} and census.tool_calls == 2
+
+
+def test_a_redacted_thought_without_its_data_is_kept_as_letta_wrote_it() -> None:
+    # Apart from `CALLS_AND_PARTS`' thoughts: a thought of no words and no data is known to
+    # the inventory by that nothing, as an unsigned empty thought is — one of the two lost
+    # silently would not show while the other stands.
+    assistant = {"role": "assistant", "content": [{"type": "redacted_reasoning"}]}
+    transcript = load(agent_v1({"role": "user", "content": "hi"}, assistant), format="letta")
+    assert shown(transcript)[1:] == [("assistant", ("provider", {"type": "redacted_reasoning"}))]
+    assert added_up(transcript).unaccounted == {}
 
 
 def test_an_opening_calls_result_among_others_is_left_out() -> None:
     messages = [
-        {"role": "assistant", "content": "", "tool_calls": [_call("boot")]},
-        {"role": "assistant", "content": "", "tool_calls": [_call("boot2")]},
+        {"role": "assistant", "content": "", "tool_calls": [call("boot")]},
+        {"role": "assistant", "content": "", "tool_calls": [call("boot2")]},
         {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "", "tool_calls": [_call("c1")]},
+        {"role": "assistant", "content": "", "tool_calls": [call("c1")]},
         {
             "role": "tool",
             "tool_returns": [
@@ -237,15 +207,15 @@ def test_an_opening_calls_result_among_others_is_left_out() -> None:
             ],
         },
     ]
-    transcript = load(_v1(*messages), format="letta")
+    transcript = load(agent_v1(*messages), format="letta")
     results = [b[1:] for _, b in shown(transcript) if b[0] == "result"]
     assert results == [("c1", "mine", False)]
     assert transcript.meta["skipped"]["result of an opening reply's call"] == 2
     # A return's text is its message's, else the return's own response.
     named = load(
-        _v1(
+        agent_v1(
             {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": "", "tool_calls": [_call("a"), _call("b")]},
+            {"role": "assistant", "content": "", "tool_calls": [call("a"), call("b")]},
             {"role": "tool", "content": "from content", "tool_returns": [{"tool_call_id": "a"}]},
             {"role": "tool", "tool_call_id": "b", "tool_returns": [{"func_response": "fr"}]},
         ),
@@ -257,12 +227,12 @@ def test_an_opening_calls_result_among_others_is_left_out() -> None:
     ]
     # Without a text or a response, an empty result; without a call id, a result of nothing.
     edges = load(
-        _v1(
+        agent_v1(
             {"role": "user", "content": "hi"},
             {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [_call("a"), _call("b"), _call("c")],
+                "tool_calls": [call("a"), call("b"), call("c")],
             },
             {"role": "tool", "tool_call_id": "a", "content": ""},
             {"role": "tool", "content": "", "tool_returns": [{"tool_call_id": "b"}]},
@@ -291,7 +261,7 @@ def test_the_summary_of_evicted_messages_is_a_compaction() -> None:
         {"role": "assistant", "content": "two"},
         {"role": "user", "content": "prior messages were many"},  # not the summary's words
     ]
-    transcript = load(_v1(*messages), format="letta")
+    transcript = load(agent_v1(*messages), format="letta")
     fields = ("kind", "trigger", "replies_before", "summary_head")
     assert [{k: c[k] for k in fields} for c in transcript.meta["compactions"]] == [
         {

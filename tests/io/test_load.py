@@ -18,6 +18,7 @@ from ctxlab.io._transcript import corpus_dir
 from ctxlab.messages import AssistantMessage, find_tool_pair_problems
 from tests.conftest import requires_corpus
 from tests.fuzz.seeds import WRITTEN
+from tests.io.contracts.openai_responses import RESPONSES_ITEMS
 from tests.io.mutate import loads_or_refuses
 
 
@@ -441,31 +442,10 @@ async def test_a_session_log_exports_a_transcript_that_replays(tmp_path: Path) -
 
 
 def test_openai_responses_items() -> None:
-    items = [
-        {
-            "type": "message",
-            "role": "developer",
-            "content": [{"type": "input_text", "text": "Be brief."}],
-        },
-        {
-            "type": "message",
-            "role": "user",
-            "content": [{"type": "input_text", "text": "weather?"}],
-        },
-        {"type": "reasoning", "id": "rs_1", "summary": []},
-        {
-            "type": "function_call",
-            "call_id": "fc_1",
-            "name": "get",
-            "arguments": '{"city": "Oslo"}',
-        },
-        {"type": "function_call_output", "call_id": "fc_1", "output": "rain"},
-        {
-            "type": "message",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": "Rain."}],
-        },
-    ]
+    # Input items of the Responses API as a request sends them (a developer message, a
+    # reasoning item, a call and its output): the fixture, whose census the contract checks
+    # (tests/io/contracts/openai_responses.py).
+    items = json.loads(RESPONSES_ITEMS.read_text())
     assert detect_format(items) == "openai_responses"
     transcript = load(items)
     assert transcript.system == "Be brief." and find_tool_pair_problems(transcript.messages) == []

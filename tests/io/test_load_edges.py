@@ -12,6 +12,7 @@ import pytest
 from ctxlab import Transcript, load
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.messages import AssistantMessage, ImageBlock, TextBlock, UserMessage
+from tests.io.contracts.swe_agent import DEMONSTRATION
 from tests.io.shown import added_up
 
 
@@ -81,33 +82,10 @@ def test_a_swe_agent_demonstration_without_its_trajectory_is_recognised() -> Non
     from ctxlab.io import detect_format
 
     # SWE-agent's demonstrations keep the history (each entry with its agent and message type)
-    # and may leave the trajectory out (SWE-agent/SWE-agent, trajectories/demonstrations).
-    demo = {
-        "history": [
-            {"role": "system", "content": "You are an autonomous programmer.", "agent": "primary"},
-            {
-                "role": "user",
-                "content": "Fix the bug in utils.py",
-                "agent": "primary",
-                "message_type": "observation",
-            },
-            {
-                "role": "assistant",
-                "content": "Let me look.\n\n```\nopen utils.py\n```",
-                "thought": "Let me look.",
-                "action": "open utils.py",
-                "agent": "primary",
-                "message_type": "action",
-            },
-            {
-                "role": "user",
-                "content": "[File: utils.py (10 lines total)]",
-                "agent": "primary",
-                "message_type": "observation",
-            },
-        ],
-        "info": {"exit_status": "submitted"},
-    }
+    # and may leave the trajectory out (SWE-agent/SWE-agent, trajectories/demonstrations): the
+    # fixture, whose census the contract checks (tests/io/contracts/swe_agent.py).
+    demo = json.loads(DEMONSTRATION.read_text())
+    assert "trajectory" not in demo and {e["agent"] for e in demo["history"]} == {"primary"}
     assert detect_format(demo) == "swe_agent"
     transcript = load(demo)
     assert transcript.system == "You are an autonomous programmer."

@@ -154,18 +154,26 @@ def test_an_early_action_section_is_a_call_named_by_its_summary_or_first_words(
     ]
 
 
-def test_words_of_an_action_in_a_reply_of_the_later_layouts_are_its_text(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("header", "words"),
+    [
+        pytest.param(
+            "_**Assistant (claude-4.5-sonnet)**_", "Searched the folders first.", id="searched"
+        ),
+        pytest.param(
+            "_**Agent (model gpt-5, mode Agent)**_", "Read file: none needed.", id="read_file"
+        ),
+    ],
+)
+def test_words_of_an_action_in_a_reply_of_the_later_layouts_are_its_text(
+    tmp_path: Path, header: str, words: str
+) -> None:
     # Since 2025 an action is a "Tool use: **name**" section or a <tool-use> element: a reply
     # under a header with its model that opens with "Searched" or "Read file:" is the reply.
-    body = (
-        "_**User (2026-01-02 10:00Z)**_\n\ngo\n\n---\n\n"
-        "_**Assistant (claude-4.5-sonnet)**_\n\nSearched the folders first.\n\n---\n\n"
-        "_**Agent (model gpt-5, mode Agent)**_\n\nRead file: none needed.\n"
-    )
+    body = f"_**User (2026-01-02 10:00Z)**_\n\ngo\n\n---\n\n{header}\n\n{words}\n"
     assert shown(_load(tmp_path, body)) == [
         ("user", ("text", "go")),
-        ("assistant", ("text", "Searched the folders first.")),
-        ("assistant", ("text", "Read file: none needed.")),
+        ("assistant", ("text", words)),
     ]
 
 

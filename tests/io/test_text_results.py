@@ -3,43 +3,16 @@ are the results of the calls they answer, not orphans beside invented errors."""
 
 from __future__ import annotations
 
+import json
+
 from ctxlab.io import load
 from ctxlab.messages import find_tool_pair_problems
+from tests.io.contracts.anthropic import TEXT_RESULTS
 
 # The shape of Cline's api_conversation_history.json (cline/cline src/core/task: a
 # "[name for 'path'] Result:" text block, then the output, then the environment details).
-HISTORY = [
-    {
-        "role": "user",
-        "content": [{"type": "text", "text": "<task>Fix the typo in README.md</task>"}],
-    },
-    {
-        "role": "assistant",
-        "content": [
-            {"type": "text", "text": "I'll read it first."},
-            {
-                "type": "tool_use",
-                "id": "toolu_1",
-                "name": "read_file",
-                "input": {"path": "README.md"},
-            },
-            {"type": "tool_use", "id": "toolu_2", "name": "list_files", "input": {"path": "."}},
-        ],
-    },
-    {
-        "role": "user",
-        "content": [
-            {"type": "text", "text": "[read_file for 'README.md'] Result:"},
-            {"type": "text", "text": "# Projcet\nA tool."},
-            {"type": "text", "text": "[list_files for '.'] Result:\nREADME.md\nsrc/"},
-            {
-                "type": "text",
-                "text": "<environment_details>\n# Current Time\n</environment_details>",
-            },
-        ],
-    },
-    {"role": "assistant", "content": [{"type": "text", "text": "The typo is 'Projcet'."}]},
-]
+HISTORY = json.loads(TEXT_RESULTS.read_text())
+"""Its census the contract checks (tests/io/contracts/anthropic.py)."""
 
 
 def test_text_encoded_results_are_paired_with_their_calls() -> None:

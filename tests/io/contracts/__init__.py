@@ -50,10 +50,19 @@ def seed(format: str, records: Counter, calls: Counter | None = None) -> Case:
     return data(value, f"{format} seed {name}", records=records, calls=calls)
 
 
+def found(source: Any, records: str, calls: str, where: dict[str, Any], **tables: Any) -> Case:
+    """A case whose records are the values at the path ``records`` and whose calls are those
+    at the path ``calls`` that match ``where`` (`tests.io.contracts.count.Find`); ``tables``:
+    more of `Case` (``skipped``, ...)."""
+    return Case(
+        source, records=Count(Find(records)), calls=Count(Find(calls, where=where)), **tables
+    )
+
+
 def seed_found(format: str, records: str, calls: str, where: dict[str, Any]) -> Case:
-    """A seed case (`seed`) whose records are the values at the path ``records`` and whose
-    calls are those at the path ``calls`` that match ``where`` (`tests.io.contracts.count.Find`)."""
-    return seed(format, records=Count(Find(records)), calls=Count(Find(calls, where=where)))
+    """A seed case (`seed`) whose records and calls are found as `found` finds them."""
+    name, value = WRITTEN[format]
+    return found(value, records, calls, where, label=f"{format} seed {name}", detected=False)
 
 
 def each(paths: list[Path], **counts: Any) -> list[Case]:

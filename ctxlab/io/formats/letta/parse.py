@@ -20,7 +20,8 @@ evicted messages (a user message saying "prior messages … have been hidden") i
 compaction. The in-context System message is the System text (older copies of it are counted
 as skipped); the agent's tools are its tool schemas. Agent files hold no usage. The census
 counts a message a record, over every agent of the file (the other agents' skipped); omitted
-reasoning is a part left out.
+reasoning is a part left out, and so is a tool call of no id, name or arguments (Letta's calls
+are OpenAI's, which require all three: such a call names nothing to run or answer).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = ["from_letta", "is_letta_agent_file"]
 
 _SUMMARY_MARK = "prior messages"
 _HIDDEN_MARK = "have been hidden from view"
+_NAMELESS_CALL = "tool call without an id, a name or arguments"
 
 
 def is_letta_agent_file(value: Any) -> bool:
@@ -186,16 +188,24 @@ class _Reader:
     def assistant(self, message: Mapping[str, Any], parts: list[Any], index: int) -> None:
         blocks = _blocks(parts, self.builder)
         for n, call in enumerate(message.get("tool_calls") or ()):
-            if isinstance(call, Mapping):
-                function = as_mapping(call.get("function"))
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": str(call.get("id") or f"letta_call_{index}_{n}"),
-                        "name": str(function.get("name") or "tool"),
-                        "input": arguments_of(function.get("arguments")),
-                    }
-                )
+            if not isinstance(call, Mapping):
+                continue
+            function = as_mapping(call.get("function"))
+            if not (call.get("id") or function.get("name") or function.get("arguments")):
+                # Letta's tool call is OpenAI's (an id, a function's name and arguments, all
+                # required): one with none of them names nothing to run and nothing a return
+                # can answer, and no request carried it. Set aside as the file holds it (an
+                # element of ``tool_calls``: what the inventory finds it as).
+                self.builder.leave_out(_NAMELESS_CALL, raw={"tool_calls": [call]})
+                continue
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": str(call.get("id") or f"letta_call_{index}_{n}"),
+                    "name": str(function.get("name") or "tool"),
+                    "input": arguments_of(function.get("arguments")),
+                }
+            )
         if not blocks:
             self.builder.skip("empty message")
         elif self.builder.add("assistant", blocks):
