@@ -19,16 +19,9 @@ from hypothesis import strategies as st
 
 import ctxlab.pipeline._handover as handover
 import tests.pipeline.test_span_calls_kept as before
-from ctxlab.messages import (
-    AssistantMessage,
-    Summary,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UserMessage,
-)
+from ctxlab.messages import Summary
 from ctxlab.pipeline._span import Span, _scan_result, _telling
-from tests.helpers import Message, extractive_fields
+from tests.helpers import Message, exchange, extractive_fields
 from tests.retention.test_value_patterns import VALUE
 
 _OLD_VALUE = re.compile(VALUE)
@@ -61,19 +54,14 @@ def _summaries_before(
 
 
 _WARNED = [
-    AssistantMessage(
-        content=(
-            TextBlock(text="Running the tests for FooBar."),
-            ToolUseBlock(id="a", name="bash", input={"command": "pytest tests/test_a.py -q"}),
-        )
+    *exchange(
+        "a",
+        "bash",
+        "src/a.py:3: DeprecationWarning: old",
+        saying="Running the tests for FooBar.",
+        command="pytest tests/test_a.py -q",
     ),
-    UserMessage(
-        content=(ToolResultBlock(tool_use_id="a", content="src/a.py:3: DeprecationWarning: old"),)
-    ),
-    AssistantMessage(
-        content=(ToolUseBlock(id="b", name="bash", input={"command": "python reproduce.py"}),)
-    ),
-    UserMessage(content=(ToolResultBlock(tool_use_id="b", content="ok"),)),
+    *exchange("b", "bash", "ok", command="python reproduce.py"),
 ]
 
 
