@@ -92,7 +92,10 @@ def test_the_views_draw_when_a_busy_kernel_is_free_and_raise_nothing(
                         return [said, shown, !!d.querySelector('.main-svg')];
                     });
                     return states.some(([said]) => said) ? states : null;
-                }"""
+                }""",
+                # From "Run All": the first two cells (a what-if replayed, a Lab opened) run
+                # before any view waits; under load they took more than the default 30 s.
+                timeout=(BUSY_SECONDS + 120) * 1000,
             ).json_value()
             assert len(states) == 2, states  # the what-if's plot and the Lab's
             assert all(shown != drawn for _, shown, drawn in states), states
