@@ -157,15 +157,19 @@ _UNQUOTED = str.maketrans("", "", "'\"\\\n")
 
 
 # A ``>`` that writes no file: a descriptor duplicated (``2>&1``, ``>&2``: its target a number
-# ending the word, which `Redirect.writes` reads as no write) or a redirection to ``/dev/``
-# (a target `_read_changes` never reports; not one holding ``..``, which may climb out of
-# ``/dev/`` to a file: `_device`). Taken out before the test for a ``>``.
-_NO_FILE = re.compile(r">&\d+(?=[\s;|&)]|$)|>[ \t]*/dev/(?!\S*\.\.)")
+# ending the word, which `Redirect.writes` reads as no write) or a redirection to a device
+# named in ``/dev/`` itself (``/dev/null``, ``/dev/stderr``: a name without ``/`` or ``.``
+# ending the word, a target `_read_changes` never reports — not ``/dev/../tmp/f``, a file:
+# `_device`). Taken out before the test for a ``>``. Each match consumes what it reads: a
+# look-ahead over the rest of the word would read it again at each ``>`` (the square).
+_NO_FILE = re.compile(r">&\d+(?=[\s;|&)]|$)|>[ \t]*/dev/[\w+-]*+(?=[\s;|&)<>]|$)")
 
 
 def _device(path: str) -> bool:
-    # A target under /dev/ once ``.`` and ``..`` are resolved (``/dev/../tmp/f`` is a file).
-    return posixpath.normpath(path).startswith("/dev/")
+    # A target under /dev/ once ``.`` and ``..`` are resolved (``/dev/../tmp/f`` is a file;
+    # ``/dev/`` itself, a folder, resolves to ``/dev``).
+    resolved = posixpath.normpath(path)
+    return resolved == "/dev" or resolved.startswith("/dev/")
 
 
 def shell_changes(command: str) -> list[tuple[str, str]]:

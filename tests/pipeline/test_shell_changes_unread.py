@@ -22,6 +22,7 @@ _SHELL_TEXT = st.lists(
             *"sedt'\"\\\n >|&;-ia/()",
             *("sed", "tee", " f.py", "s/a/b/", "<<EOF\nx\nEOF\n"),
             *("2>&1", ">&2", ">&12", "1.txt", "/dev/", "/dev/null", "\t", "<>", ">|"),
+            *("..", "/..", "/dev/../f.txt", "shm", "."),  # a target that leaves /dev/: i66-rev
         ]
     ),
     max_size=30,
@@ -92,7 +93,14 @@ def test_a_target_that_climbs_out_of_dev_is_a_file(command: str, path: str) -> N
 
 
 @pytest.mark.parametrize(
-    "command", ["echo x >/dev/null", "echo x >/dev/./null", "echo x | tee /dev/../dev/stderr"]
+    "command",
+    [
+        "echo x >/dev/null",
+        "echo x >/dev/./null",
+        "echo x | tee /dev/../dev/stderr",
+        "echo x >/dev/",  # the folder itself (resolved, ``/dev``)
+        "make 2>/dev/null|tail -1 >&2",
+    ],
 )
 def test_a_target_that_stays_in_dev_is_no_file(command: str) -> None:
     assert shell_changes(command) == _read_changes(command) == []
