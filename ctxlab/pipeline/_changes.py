@@ -14,6 +14,7 @@ Nothing is cut inside a word: a side too long for its room ends at a word with "
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -156,9 +157,19 @@ _UNQUOTED = str.maketrans("", "", "'\"\\\n")
 
 
 # A ``>`` that writes no file: a descriptor duplicated (``2>&1``, ``>&2``: its target a number
-# ending the word, which `Redirect.writes` reads as no write) or a redirection to ``/dev/``
-# (a target `_read_changes` never reports). Taken out before the test for a ``>``.
-_NO_FILE = re.compile(r">&\d+(?=[\s;|&)]|$)|>[ \t]*/dev/")
+# ending the word, which `Redirect.writes` reads as no write) or a redirection to a device
+# named in ``/dev/`` itself (``/dev/null``, ``/dev/stderr``: a name without ``/`` or ``.``
+# ending the word, a target `_read_changes` never reports — not ``/dev/../tmp/f``, a file:
+# `_device`). Taken out before the test for a ``>``. Each match consumes what it reads: a
+# look-ahead over the rest of the word would read it again at each ``>`` (the square).
+_NO_FILE = re.compile(r">&\d+(?=[\s;|&)]|$)|>[ \t]*/dev/[\w+-]*+(?=[\s;|&)<>]|$)")
+
+
+def _device(path: str) -> bool:
+    # A target under /dev/ once ``.`` and ``..`` are resolved (``/dev/../tmp/f`` is a file;
+    # ``/dev/`` itself, a folder, resolves to ``/dev``).
+    resolved = posixpath.normpath(path)
+    return resolved == "/dev" or resolved.startswith("/dev/")
 
 
 def shell_changes(command: str) -> list[tuple[str, str]]:
@@ -199,7 +210,7 @@ def _read_changes(command: str) -> list[tuple[str, str]]:
         for redirect in each.redirects:
             how = redirect.writes
             path = redirect.target
-            if how is None or not _FILE_WORD.match(path) or path.startswith("/dev/"):
+            if how is None or not _FILE_WORD.match(path) or _device(path):
                 continue
             found.append((path, _said(how, lines if redirect.of_output else None)))
         passed = None if any(r.of_output for r in each.redirects) else output
@@ -218,7 +229,7 @@ def _tee_changes(arguments: Sequence[str], lines: int | None) -> list[tuple[str,
             how = "appended" if word == "--append" else how
         elif options and word.startswith("-") and word != "-":
             how = "appended" if "a" in word else how
-        elif _FILE_WORD.match(word) and not word.startswith("/dev/"):
+        elif _FILE_WORD.match(word) and not _device(word):
             files.append(word)
     return [(path, _said(how, lines)) for path in files]
 

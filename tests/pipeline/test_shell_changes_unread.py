@@ -22,6 +22,7 @@ _SHELL_TEXT = st.lists(
             *"sedt'\"\\\n >|&;-ia/()",
             *("sed", "tee", " f.py", "s/a/b/", "<<EOF\nx\nEOF\n"),
             *("2>&1", ">&2", ">&12", "1.txt", "/dev/", "/dev/null", "\t", "<>", ">|"),
+            *("..", "/..", "/dev/../f.txt", "shm", "."),  # a target that leaves /dev/: i66-rev
         ]
     ),
     max_size=30,
@@ -74,3 +75,32 @@ def test_a_command_that_cannot_edit_is_not_read(monkeypatch: pytest.MonkeyPatch)
 )
 def test_a_redirection_that_only_looks_like_no_file_is_read(command: str, path: str) -> None:
     assert shell_changes(command) == _read_changes(command) == [(path, "written")]
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        # A target that climbs out of /dev/ is a file elsewhere: written, as bash writes it
+        # (both the test for a ``>`` and the read took any ``/dev/…`` for a device: i66-rev).
+        ("echo x >/dev/../tmp/f.txt", "/dev/../tmp/f.txt"),
+        ("echo x > /dev/shm/../../tmp/f.txt", "/dev/shm/../../tmp/f.txt"),
+        ("make 2>/dev/./../home/u/log.txt", "/dev/./../home/u/log.txt"),
+        ("echo x | tee /dev/../tmp/f.txt", "/dev/../tmp/f.txt"),
+    ],
+)
+def test_a_target_that_climbs_out_of_dev_is_a_file(command: str, path: str) -> None:
+    assert shell_changes(command) == _read_changes(command) == [(path, "written")]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x >/dev/null",
+        "echo x >/dev/./null",
+        "echo x | tee /dev/../dev/stderr",
+        "echo x >/dev/",  # the folder itself (resolved, ``/dev``)
+        "make 2>/dev/null|tail -1 >&2",
+    ],
+)
+def test_a_target_that_stays_in_dev_is_no_file(command: str) -> None:
+    assert shell_changes(command) == _read_changes(command) == []
