@@ -53,7 +53,7 @@ from ctxlab.manifest import ContextManifest, ManifestItem
 from ctxlab.messages import ModelRequest, request_start
 from ctxlab.pipeline import SummaryRequest
 from ctxlab.tokens import TokenCache, default_counter, load_encoding
-from ctxlab.tokens._cache import block_parts
+from ctxlab.tokens._parts import block_parts
 
 
 async def stub_summarizer(request: SummaryRequest) -> Mapping[str, Any]:

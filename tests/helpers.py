@@ -286,7 +286,7 @@ def corpus_texts() -> tuple[str, ...]:
     """Every text ctxlab counts in the corpus (empty without it): each block's texts — text,
     tool output, a call's input — System prompts and tool schemas."""
     from ctxlab.io._transcript import load_transcript
-    from ctxlab.tokens._cache import block_parts
+    from ctxlab.tokens._parts import block_parts
     from tests.conftest import corpus_files
 
     texts: list[str] = []

@@ -39,7 +39,7 @@ from ctxlab.io._sessions_rows import UNSETTLED, rows_of
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import AssistantMessage
 from ctxlab.tokens import MESSAGE_OVERHEAD, ApproximateCounter
-from ctxlab.tokens._cache import block_parts
+from ctxlab.tokens._parts import block_parts
 from ctxlab.util._checks import shown
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from ctxlab.manifest import Transform
 from ctxlab.messages import AssistantMessage, TextBlock, ToolResultBlock, UserMessage
 from ctxlab.pipeline._offload import Offloader, offload_name
 from ctxlab.tokens import TokenCache, head_within
-from ctxlab.tokens._cache import block_parts
+from ctxlab.tokens._parts import block_parts
 
 __all__ = [
     "TRUNCATION_MARKER",

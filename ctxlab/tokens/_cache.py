@@ -14,31 +14,11 @@ from ctxlab.exceptions import CountStoreError, UsageError
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.tokens._counter import TokenCounter
 from ctxlab.tokens._head import head_within
-from ctxlab.tokens._parts import (
-    COUNT_RULES,
-    IMAGE_TOKENS,
-    MESSAGE_OVERHEAD,
-    PDF_PAGE_TOKENS,
-    TOOL_BLOCK_OVERHEAD,
-    block_parts,
-    document_parts,
-    encrypted_reasoning_tokens,
-)
+from ctxlab.tokens._parts import COUNT_RULES, MESSAGE_OVERHEAD, block_parts
 from ctxlab.tokens._store import CountStore
 from ctxlab.util._checks import shown
 
-__all__ = [
-    "COUNT_RULES",
-    "IMAGE_TOKENS",
-    "MESSAGE_OVERHEAD",
-    "PDF_PAGE_TOKENS",
-    "TOOL_BLOCK_OVERHEAD",
-    "TokenCache",
-    "block_parts",
-    "checked_counter",
-    "document_parts",
-    "encrypted_reasoning_tokens",
-]
+__all__ = ["TokenCache", "checked_counter"]
 
 _MAX_ENTRIES = 200_000
 _MAX_HEADS = 1_024

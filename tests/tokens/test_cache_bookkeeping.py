@@ -25,7 +25,7 @@ from ctxlab.tokens import (
     TokenCache,
     _cache,
 )
-from ctxlab.tokens._cache import block_parts
+from ctxlab.tokens._parts import block_parts
 from tests.helpers import CountingCounter
 from tests.tokens.test_counting_promises import _pdf
 

@@ -31,7 +31,7 @@ from ctxlab.pipeline._results import (
     truncation_notice,
 )
 from ctxlab.tokens import TokenCache
-from ctxlab.tokens._cache import MESSAGE_OVERHEAD, block_parts
+from ctxlab.tokens._parts import MESSAGE_OVERHEAD, block_parts
 from tests.helpers import CountingCounter
 
 words = st.text(alphabet="abc xyz\né✓0123456789{}", max_size=300)
