@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from ctxlab.config._config import ContextConfig
@@ -19,7 +20,6 @@ from ctxlab.messages import (
     DECODE_NOTE,
     AssistantMessage,
     ToolPairScanner,
-    ToolResultBlock,
     UserMessage,
     tool_names,
 )
@@ -107,15 +107,6 @@ def _images(conversation: Sequence[UserMessage | AssistantMessage]) -> int:
 _DECODE_PREFIX = DECODE_NOTE.split("{", 1)[0]
 
 
-def _decoded_notes(results: Sequence[ToolResultBlock]) -> list[Transform]:
-    # Tool output whose bytes were not all text opens with the decode note (see `decoded_output`).
-    return [
-        Transform("tool_output_decoded", r.tool_use_id, r.text.split("\n", 1)[0])
-        for r in results
-        if r.text.startswith(_DECODE_PREFIX)
-    ]
-
-
 def scan_conversation(
     conversation: Conversation,
     config: ContextConfig,
@@ -196,18 +187,38 @@ class _Arrived:
 
     @classmethod
     def of(cls, messages: Conversation, limit: int, cache: TokenCache) -> _Arrived:
-        images = compactions = 0
-        over, decoded = False, []
-        for message in messages:
-            if not isinstance(message, UserMessage):
-                compactions += has_compaction_block(message)
-                continue
-            images += message.image_count
-            results = message.tool_results
-            if results:
-                decoded.extend(_decoded_notes(results))
-                over = over or cache.message(message) > limit
-        return cls(images, decoded, over, compactions)
+        # No counts held: each looked up only where the limit asks (`_checked`).
+        return cls(*_checked(messages, repeat(None), limit, cache))
+
+
+def _checked(
+    messages: Conversation, counts: Iterable[int | None], limit: int, cache: TokenCache
+) -> tuple[int, list[Transform], bool, int]:
+    """The checks of arrived messages, the one place both the full scan (`_Arrived`) and the
+    common step (`plain_arrival`) make them, in one pass: their images, their decode notes,
+    whether a message with results is over ``limit`` (by its count in ``counts`` when the caller
+    holds it; None: looked up, and only until one is over), their server compaction blocks."""
+    images = compactions = 0
+    over, decoded = False, []
+    # Not strict: the full scan's ``counts`` are an endless `repeat(None)`.
+    for message, tokens in zip(messages, counts, strict=False):
+        if not isinstance(message, UserMessage):
+            # A server compaction block changes what is sent (`from_compaction_block`).
+            compactions += has_compaction_block(message)
+            continue
+        images += message.image_count
+        results = message.tool_results
+        if results:
+            # A decode note is a transform: output whose bytes were not all text opens with it
+            # (see `decoded_output`). Checked here, not in a helper: the common step's calls.
+            for result in results:
+                if result.text.startswith(_DECODE_PREFIX):
+                    note = result.text.split("\n", 1)[0]
+                    decoded.append(Transform("tool_output_decoded", result.tool_use_id, note))
+            # A result over the limit may be cut.
+            if not over:
+                over = (cache.message(message) if tokens is None else tokens) > limit
+    return images, decoded, over, compactions
 
 
 def _results_processed(
@@ -276,24 +287,20 @@ def plain_arrival(
 ) -> PlainArrival | None:
     """What ``suffix``, appended to ``scan``'s conversation (made under ``config`` and
     ``offloader``), adds to the scan when stages 2–3 would leave it as it is and note nothing;
-    None when they would act on it — what `scan_conversation` acts on, checked as `_Arrived`
-    checks it, in the one pass over the new messages that also takes their counts (a pass per
-    check, and the counts looked up again for the items, were most of a common step's calls)."""
+    None when they would act on it — what `scan_conversation` acts on, checked by the full
+    scan's own checks (`_checked`), fed the counts taken here (a pass per check, and the counts
+    looked up again for the items, were most of a common step's calls)."""
     counts = cache.message_counts(suffix)
-    limit, images = config.tool_result_limit, scan.images
-    for message, tokens in zip(suffix, counts, strict=True):
-        if not isinstance(message, UserMessage):
-            # A server compaction block changes what is sent (`from_compaction_block`).
-            if has_compaction_block(message):
-                return None
-            continue
-        images += message.image_count
-        results = message.tool_results
-        # A decode note is a transform; a result over the limit may be cut.
-        if results and (tokens > limit or _decoded_notes(results)):
-            return None
+    images, decoded, over, compactions = _checked(suffix, counts, config.tool_result_limit, cache)
+    images += scan.images
     # The image limit is global: within it, no image moves (over it, older ones would).
-    if images > config.max_image_num or _evicting(suffix, config, offloader):
+    if (
+        compactions
+        or decoded
+        or over
+        or images > config.max_image_num
+        or _evicting(suffix, config, offloader)
+    ):
         return None
     return PlainArrival(counts, sum(counts), images)
 

@@ -65,12 +65,16 @@ def _arrivals(draw: st.DrawFn) -> tuple[list[Any], list[Any], ContextConfig]:
 PLAIN_SEEN: list[bool] = []
 
 
-@settings(
+ARRIVALS = settings(
     max_examples=150,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+"""How the properties over `_arrivals` run (here and in tests/pipeline/test_arrival_checks.py)."""
+
+
+@ARRIVALS
 @given(case=_arrivals())
 def test_a_plain_arrival_extends_the_scan_as_a_scan_of_the_whole_conversation_does(
     case: tuple[list[Any], list[Any], ContextConfig],
