@@ -182,6 +182,30 @@ def test_a_call_without_an_id_or_a_name_is_given_them_one_naming_nothing_is_left
     assert census.unaccounted == {} and census.tool_calls == 2
 
 
+def test_a_message_of_only_a_call_naming_nothing_is_skipped_for_it_once() -> None:
+    # Nothing of the message is kept: the record is skipped, for the reason of what it held (the
+    # call), and that call is not counted again as a part left out (nor the message as empty).
+    nameless = {"role": "assistant", "content": "", "tool_calls": [call(None, None, None)]}
+    transcript = load(
+        agent_v1(
+            {"role": "user", "content": "hi"},
+            nameless,
+            {"role": "assistant", "content": "ok"},
+        ),
+        format="letta",
+    )
+    assert shown(transcript) == [("user", ("text", "hi")), ("assistant", ("text", "ok"))]
+    reason = "tool call without an id, a name or arguments"
+    assert transcript.meta["skipped"] == {reason: 1}
+    census = added_up(transcript)
+    assert (census.read, census.used) == (
+        {"user message": 1, "assistant message": 2},
+        {"user message": 1, "assistant message": 1},
+    )
+    assert (census.skipped, census.left_out) == ({reason: 1}, {})
+    assert census.unaccounted == {} and census.tool_calls == 0
+
+
 def test_a_redacted_thought_without_its_data_is_kept_as_letta_wrote_it() -> None:
     # Apart from `CALLS_AND_PARTS`' thoughts: a thought of no words and no data is known to
     # the inventory by that nothing, as an unsigned empty thought is — one of the two lost

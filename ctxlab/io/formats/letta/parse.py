@@ -21,7 +21,8 @@ compaction. The in-context System message is the System text (older copies of it
 as skipped); the agent's tools are its tool schemas. Agent files hold no usage. The census
 counts a message a record, over every agent of the file (the other agents' skipped); omitted
 reasoning is a part left out, and so is a tool call of no id, name or arguments (Letta's calls
-are OpenAI's, which require all three: such a call names nothing to run or answer).
+are OpenAI's, which require all three: such a call names nothing to run or answer); a message
+holding nothing else is skipped for it, once.
 """
 
 from __future__ import annotations
@@ -187,6 +188,7 @@ class _Reader:
 
     def assistant(self, message: Mapping[str, Any], parts: list[Any], index: int) -> None:
         blocks = _blocks(parts, self.builder)
+        nameless: list[Mapping[str, Any]] = []
         for n, call in enumerate(message.get("tool_calls") or ()):
             if not isinstance(call, Mapping):
                 continue
@@ -194,9 +196,8 @@ class _Reader:
             if not (call.get("id") or function.get("name") or function.get("arguments")):
                 # Letta's tool call is OpenAI's (an id, a function's name and arguments, all
                 # required): one with none of them names nothing to run and nothing a return
-                # can answer, and no request carried it. Set aside as the file holds it (an
-                # element of ``tool_calls``: what the inventory finds it as).
-                self.builder.leave_out(_NAMELESS_CALL, raw={"tool_calls": [call]})
+                # can answer, and no request carried it.
+                nameless.append(call)
                 continue
             blocks.append(
                 {
@@ -207,10 +208,16 @@ class _Reader:
                 }
             )
         if not blocks:
-            self.builder.skip("empty message")
+            # Nothing kept: the message is skipped (what it holds set aside with it) once, for
+            # the calls naming nothing when it held one — not also each call as a part left out.
+            self.builder.skip(_NAMELESS_CALL if nameless else "empty message")
         elif self.builder.add("assistant", blocks):
             # ``created_at``: ISO 8601 (a reply of several messages: its first).
             self.builder.reply_time(message.get("created_at"))
+            for call in nameless:
+                # A part of a reply kept, set aside as the file holds it (an element of
+                # ``tool_calls``: what the inventory finds it as).
+                self.builder.leave_out(_NAMELESS_CALL, raw={"tool_calls": [call]})
 
     def tool(self, message: Mapping[str, Any], parts: list[Any]) -> None:
         results = _results(message, parts)
