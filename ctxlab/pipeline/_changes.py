@@ -159,16 +159,20 @@ _UNQUOTED = str.maketrans("", "", "'\"\\\n")
 # A ``>`` that writes no file: a descriptor duplicated (``2>&1``, ``>&2``: its target a number
 # ending the word, which `Redirect.writes` reads as no write) or a redirection to a device
 # named in ``/dev/`` itself (``/dev/null``, ``/dev/stderr``: a name without ``/`` or ``.``
-# ending the word, a target `_read_changes` never reports — not ``/dev/../tmp/f``, a file:
-# `_device`). Taken out before the test for a ``>``. Each match consumes what it reads: a
-# look-ahead over the rest of the word would read it again at each ``>`` (the square).
+# ending the word, a target `_read_changes` never reports — not ``/dev/../tmp/f`` nor
+# ``/dev/shm/f``, files: `_device`). Taken out before the test for a ``>``. Each match
+# consumes what it reads: a look-ahead over the rest of the word would read it again at each
+# ``>`` (the square).
 _NO_FILE = re.compile(r">&\d+(?=[\s;|&)]|$)|>[ \t]*/dev/[\w+-]*+(?=[\s;|&)<>]|$)")
 
 
 def _device(path: str) -> bool:
     # A target under /dev/ once ``.`` and ``..`` are resolved (``/dev/../tmp/f`` is a file;
-    # ``/dev/`` itself, a folder, resolves to ``/dev``).
+    # ``/dev/`` itself, a folder, resolves to ``/dev``) — but in /dev/shm/, a tmpfs of plain
+    # files (``/dev/shm`` itself, a folder, is no file written; /dev/mqueue holds queues).
     resolved = posixpath.normpath(path)
+    if resolved.startswith("/dev/shm/"):
+        return False
     return resolved == "/dev" or resolved.startswith("/dev/")
 
 

@@ -23,6 +23,7 @@ _SHELL_TEXT = st.lists(
             *("sed", "tee", " f.py", "s/a/b/", "<<EOF\nx\nEOF\n"),
             *("2>&1", ">&2", ">&12", "1.txt", "/dev/", "/dev/null", "\t", "<>", ">|"),
             *("..", "/..", "/dev/../f.txt", "shm", "."),  # a target that leaves /dev/: i66-rev
+            *("/dev/shm/", "/dev/shm/f", "/dev/shm"),  # files on a tmpfs in /dev/: i67-clean
         ]
     ),
     max_size=30,
@@ -104,3 +105,38 @@ def test_a_target_that_climbs_out_of_dev_is_a_file(command: str, path: str) -> N
 )
 def test_a_target_that_stays_in_dev_is_no_file(command: str) -> None:
     assert shell_changes(command) == _read_changes(command) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        # /dev/shm/ is a tmpfs of plain files: what is written there is a file the command
+        # changed (every target under /dev/ was taken for a device: i67-clean).
+        ("echo x > /dev/shm/f", [("/dev/shm/f", "written")]),
+        ("echo x >>/dev/shm/run.log", [("/dev/shm/run.log", "appended")]),
+        ("make 2>/dev/./shm/err.txt", [("/dev/./shm/err.txt", "written")]),
+        ("echo x | tee -a /dev/shm/a.txt /dev/null", [("/dev/shm/a.txt", "appended")]),
+        ("cat <<EOF >/dev/shm/cfg\na\nb\nEOF", [("/dev/shm/cfg", "written (2 lines)")]),
+    ],
+)
+def test_a_file_in_dev_shm_is_a_file(command: str, found: list[tuple[str, str]]) -> None:
+    assert shell_changes(command) == _read_changes(command) == found
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/dev/shm",  # the folder itself
+        "/dev/shm/",
+        "/dev/shm/../null",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/tty",
+        "/dev/fd/3",
+        "/dev/mqueue/q",  # message queues, not files
+        "/dev/shmx/f",
+    ],
+)
+def test_the_devices_beside_dev_shm_are_no_file(target: str) -> None:
+    for command in (f"echo x >{target}", f"echo x | tee {target}"):
+        assert shell_changes(command) == _read_changes(command) == [], command
