@@ -366,7 +366,7 @@ def unplaced(
     """
     out: dict[str, int] = {}
     for kind in KINDS:
-        apart = aside.get(kind, ())
+        apart = set(aside.get(kind, ()))  # (lists of thousands: asked of every finding)
         pool = [
             f
             for f in held.findings[kind].values()
