@@ -330,7 +330,8 @@ class Tally:
     def set_aside_in(self, value: Any, reason: str, *, records: bool = False) -> None:
         """Set aside, for ``reason``, everything the inventory finds in ``value`` (a list of
         the file's records, with ``records``)."""
-        for kind, keys in inventory_of(value if records else [value]).findings.items():
+        found = inventory_of(value if records else [value], read=True)  # (read here only)
+        for kind, keys in found.findings.items():
             if keys:
                 _add(self.set_aside, f"{kind}: {reason}", len(keys))
                 self.aside_keys.setdefault(kind, set()).update(keys)

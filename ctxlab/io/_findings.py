@@ -294,10 +294,15 @@ def reply_key(value: Mapping[str, Any], ids: tuple[str, ...]) -> str:
     return f"reply {_digest(words)}" if words else f"reply={_digest(value)}"
 
 
+_DIGEST_JSON = json.JSONEncoder(sort_keys=True, default=str)
+"""``json.dumps(value, sort_keys=True, default=str)``'s encoder, made once: `json.dumps` makes
+one at each call, and a file's every tool call is digested (tens of thousands)."""
+
+
 def _digest(value: Any) -> str:
     if not isinstance(value, str):
         try:
-            value = json.dumps(value, sort_keys=True, default=str)
+            value = _DIGEST_JSON.encode(value)
         except (ValueError, RecursionError):
             value = repr(value)
     return hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:16]

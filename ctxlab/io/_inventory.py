@@ -130,17 +130,19 @@ def _matched(finding: Finding, keys: set[str], words: str) -> bool:
     )
 
 
-def inventory_of(values: Iterable[Any], *, last: bool = False) -> Inventory:
+def inventory_of(values: Iterable[Any], *, last: bool = False, read: bool = False) -> Inventory:
     """The inventory of decoded records (a JSON Lines file's values, or a document as one).
 
     ``last``: the load's last walk of these records (its whole file's, `account_for`): one not
     walked before in the load is walked straight into the whole, its own inventory not kept —
-    nothing asks for it again."""
+    nothing asks for it again. ``read``: the caller only reads the inventory (one record's
+    kept inventory is then given itself, not a copy)."""
     seen = _SEEN.get()
     if seen is not None and not last and type(values) is list and len(values) == 1:
         # One record set aside (`Census.set_aside_in`): its kept inventory, copied — not
         # merged into a new one (the same findings, in the same order).
-        return _copy(_record_inventory(values[0]))
+        kept = _record_inventory(values[0])
+        return kept if read else _copy(kept)
     found = Inventory()
     for value in values:
         if seen is None or (last and id(value) not in seen):
@@ -366,7 +368,7 @@ def unplaced(
     """
     out: dict[str, int] = {}
     for kind in KINDS:
-        apart = aside.get(kind, ())
+        apart = set(aside.get(kind, ()))  # (lists of thousands: asked of every finding)
         pool = [
             f
             for f in held.findings[kind].values()

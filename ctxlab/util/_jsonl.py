@@ -124,12 +124,12 @@ class SessionLines:
             meta["skipped"] = {**(meta.get("skipped") or {}), **self.left_out}
 
 
-def session_lines(path: Path, text: str) -> SessionLines:
+def session_lines(path: Path, text: str, split: list[str] | None = None) -> SessionLines:
     """The lines of ``text`` (read from ``path``) as a JSON Lines session: its records, its
     lines that are not JSON (skipped, named) and a last line cut off part way — or a
     `MessageFormatError` naming the first line that is not JSON when too many are
-    (see the module)."""
-    lines, last = _parsed(text)
+    (see the module). ``split``: ``text.splitlines()``, when the caller split it already."""
+    lines, last = _parsed(text, split)
     bad, cut = list(lines.not_json), None
     if bad and bad[-1][0] == last[0] and _cut_last(last[1]):
         cut = bad.pop()[0]
@@ -159,15 +159,16 @@ def _cut_last(line: str) -> bool:
     return line.startswith("{") and cut_off(line) is not None
 
 
-def _parsed(text: str) -> tuple[SessionLines, tuple[int, str]]:
+def _parsed(text: str, split: list[str] | None = None) -> tuple[SessionLines, tuple[int, str]]:
     # The lines read, and the last line with text (its number, its text).
     records: list[tuple[int, Any]] = []
     bad: list[tuple[int, str]] = []
     last = (0, "")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    for number, line in enumerate(text.splitlines() if split is None else split, start=1):
+        stripped = line.strip()  # (once: a file's lines are each stripped, tens of thousands)
+        if not stripped:
             continue
-        last = (number, line.strip())
+        last = (number, stripped)
         try:
             records.append((number, json.loads(line)))
         except (ValueError, RecursionError) as exc:
