@@ -1,5 +1,6 @@
 """The text helpers of the span's reader (`_span.py`): a text flattened, its first line cut
-short, and the values and names a text of the agent holds (kept per text)."""
+short, the values and names a text of the agent holds (kept per text), and the files a command
+names."""
 
 from __future__ import annotations
 
