@@ -61,6 +61,9 @@ DYNAMIC = {
     "fork/_run_folder.py": "a run's folder: an alternation of escaped literal paths (re.escape), "
     "then a separator run or a one-character look-ahead (audited as built: "
     "tests/util/test_regex_audit.py)",
+    "pipeline/_span_text.py": "the value and file patterns (literals, audited with the others) "
+    "compiled again with re.ASCII for ASCII texts: the same steps, \\w and \\d read from the "
+    "ASCII table (audited as built: tests/util/test_regex_audit.py)",
 }
 """Modules whose patterns are built at run time, with why each is linear or bounded."""
 

@@ -24,7 +24,7 @@ from ctxlab.messages import (
 from ctxlab.pipeline._changes import edit_change, shell_changes
 from ctxlab.pipeline._handover_warnings import warning_lines
 from ctxlab.pipeline._results import TRUNCATION_MARKER
-from ctxlab.pipeline._span_text import _values, flat, short
+from ctxlab.pipeline._span_text import _values, files_named, flat, short
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
 from ctxlab.util._tags import PairedTags
@@ -84,10 +84,6 @@ _FAILURE = re.compile(
     r"((?:[\w.]+(?:Error|Exception)\b(?::.*)?)"
     r"|(?:FAILED|FAIL|ERROR):? \S.*|.*\b[Ee]rror: .*|fatal: .*|.*: command not found)$",
     re.MULTILINE,
-)
-_WORD_FILE = re.compile(
-    r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|js|ts|tsx|md|rst|txt|json|toml|"
-    r"ya?ml|cfg|ini|rs|go|java|c|h|cpp|sh|html|css|ex|exs|rb)\b"
 )
 # A tally that reports a failure (``2 failed``, ``10 errors``, SymPy's ``2 exceptions``; not
 # ``0 failed`` nor ``2 expected to fail``), or unittest's ``FAILED (failures=1)``.
@@ -363,7 +359,7 @@ def _read_call(block: ToolUseBlock) -> _CallRead:
     if raw is not None:
         command = flat(raw)
         edits = _shell_edits.get(raw, lambda: tuple(shell_changes(raw)))
-        reads = tuple(_WORD_FILE.findall(command))
+        reads = tuple(files_named(command))
         ran = f"$ {short(command, 200)}"
         return _CallRead(command, ran, ran, tuple(values), reads, edits)
     if path is not None:

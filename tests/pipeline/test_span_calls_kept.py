@@ -28,7 +28,6 @@ from ctxlab.pipeline._span import (
     _EDITOR,
     _EDITORS,
     _TODO_TOOLS,
-    _WORD_FILE,
     _WRITERS,
     TAGS,
     Run,
@@ -42,6 +41,7 @@ from ctxlab.pipeline._span import (
     read_span,
     short,
 )
+from ctxlab.pipeline._span_text import _WORD_FILE
 from tests.helpers import Message
 
 

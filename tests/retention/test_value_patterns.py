@@ -2,18 +2,20 @@
 identifiers, the summarizer's for both at once (``ctxlab.pipeline._span_text``) — each with its
 look-behind written once before the branches (for speed), find what the same pattern written
 branch by branch finds: on every text of the corpus, on made-up texts, and on the runs that
-once took quadratic time (which they now read in linear time)."""
+once took quadratic time (which they now read in linear time). The summarizer's `find_values`
+(its pattern, or the pattern's ASCII twin on an ASCII text) is held to the same definition."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.pipeline._span_text import _VALUE
+from ctxlab.pipeline._span_text import _VALUE, find_values
 from ctxlab.retention._extract import _IDENTIFIER, _NUMBER
 from tests.conftest import requires_corpus
 from tests.helpers import corpus_texts
@@ -34,6 +36,14 @@ PAIRS = [
     pytest.param(_IDENTIFIER, re.compile(IDENTIFIER), {"FooBar", "FooBar.x"}, id="identifier"),
     pytest.param(
         _VALUE, re.compile(VALUE), {"42", "1.2.3", "v2.0", "FooBar", "FooBar.x"}, id="value"
+    ),
+    # What the summarizer calls: an ASCII text read by the ASCII twin (the made-up texts mix
+    # both kinds: "é" is one of their pieces).
+    pytest.param(
+        SimpleNamespace(findall=find_values),
+        re.compile(VALUE),
+        {"42", "1.2.3", "v2.0", "FooBar", "FooBar.x"},
+        id="find_values",
     ),
 ]
 PIECES = st.sampled_from([*"aZ_.1 9v/-\n", "ab_cd", "FooBar", "1.2.3", "x.y", "42", "é"])

@@ -58,6 +58,11 @@ def test_the_patterns_built_at_run_time_are_linear() -> None:
 
     assert "fork/_signature.py" in regex_audit.DYNAMIC
     assert audit(Found("fork/_signature.py", _USAGE.pattern, _USAGE.flags)) is None
+    from ctxlab.pipeline._span_text import _VALUE_ASCII, _WORD_FILE_ASCII
+
+    assert "pipeline/_span_text.py" in regex_audit.DYNAMIC
+    for twin in (_VALUE_ASCII, _WORD_FILE_ASCII):
+        assert audit(Found("pipeline/_span_text.py", twin.pattern, twin.flags)) is None
     from ctxlab.retention._next_use import command_pattern
 
     assert "retention/_next_use.py" in regex_audit.DYNAMIC
