@@ -18,12 +18,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctxlab.config._config import ContextConfig
-from ctxlab.manifest import ContextManifest, Purpose, Thresholds, Transform
+from ctxlab.manifest import ContextManifest, ManifestItem, Purpose, Thresholds, Transform
 from ctxlab.materials import Materials
+from ctxlab.messages import UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import Summary, WorkingState
 from ctxlab.pipeline._compaction import ReductionLimits, compaction_due
-from ctxlab.pipeline._layout import ManifestFactory, lay_out, validate
+from ctxlab.pipeline._layout import (
+    Layout,
+    ManifestFactory,
+    lay_out,
+    request_head,
+    request_of,
+    validate,
+)
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._prepare_inputs import CallerInputs, CompactionOrder
 from ctxlab.pipeline._scan import ConversationScan, appended, plain_arrival
@@ -89,7 +97,7 @@ class StepInputs:
         )
 
 
-@dataclass(slots=True)  # a common step moves its scan on: one assignment, not a new object
+@dataclass(slots=True)
 class LastStep:
     """What the last successful preparation of a memo leaves for the next step's short path."""
 
@@ -98,13 +106,18 @@ class LastStep:
     """The summary its candidate state carries (the next state's, when it was committed)."""
     summary_tokens: int
     scan: ConversationScan
-    """The scan it left in the memo (its conversation: what its candidate state holds)."""
+    """The scan it left in the memo (its conversation: what its candidate state holds); a
+    common step moves it on in place (`appended`)."""
     fixed: FixedPart
     lines: Thresholds
     transforms: tuple[Transform, ...]
     """The materials' own transforms (failed sources, loading notes): recorded first."""
     limits: ReductionLimits
     """Stage 5's lines for these inputs without material (the common step has none)."""
+    lead: tuple[UserMessage, ...]
+    """The summary's message, sent before the conversation (none without a summary)."""
+    head: tuple[ManifestItem, ...]
+    """The items before the conversation's (`request_head`: the same at every common step)."""
 
 
 def last_step(
@@ -120,7 +133,8 @@ def last_step(
     materials = inputs.materials
     own = (*source_failures(materials), *materials.notes)
     limits = ReductionLimits.of(lines, fixed.tokens)
-    return LastStep(inputs, summary, summary_tokens, scan, fixed, lines, own, limits)
+    lead, head = request_head(fixed, summary, summary_tokens)
+    return LastStep(inputs, summary, summary_tokens, scan, fixed, lines, own, limits, lead, head)
 
 
 def common_result(
@@ -160,10 +174,10 @@ def common_result(
     if due:
         return None
     memo.last = None  # until validation passed
-    memo.scan = scan = appended(scan, conversation, tokens, arrival)
+    # The scan moves on in place: the memo's and the last step's (the same object, checked).
+    appended(scan, conversation, tokens, arrival)
     built = _built(state, scan, history, last, inputs, manifest, cache)
     # Everything else the last step kept holds for this one: the same inputs and summary.
-    last.scan = scan
     memo.last = last
     return built
 
@@ -193,22 +207,45 @@ def _built(
     """Stages 6–8 of the common step, as `prepare` runs them when stage 4 had no material and
     stage 5 left the conversation and summary as they were (stage 6's omission finds nothing
     to omit)."""
-    fixed = last.fixed
+    fixed, purpose = last.fixed, inputs.purpose
+    base = fixed.tokens + history
+    manifest.transforms.extend(last.transforms)
+    if inputs.caller.usage_notice and purpose != "summary" and base > last.lines.notice_tokens:
+        return _with_notice(state, scan, base, last, inputs, manifest, cache)
+    # No notice, no material: what `project` gives (nothing; its omission finds nothing) and
+    # `lay_out` lays out, from the head the last step kept (no item, no tuple built but these).
+    conversation, lead = scan.conversation, last.lead
+    sent = (*lead, *conversation) if lead or type(conversation) is not tuple else conversation
+    request = request_of(fixed, sent, 0)
+    estimated = fixed.tokens + (last.summary_tokens if state.summary is not None else 0)
+    layout = Layout(request, (*last.head, *scan.items), estimated + scan.tokens)
+    return request, validate(layout, scan.pairs, purpose, manifest)
+
+
+def _with_notice(
+    state: WorkingState,
+    scan: ConversationScan,
+    base: int,
+    last: LastStep,
+    inputs: StepInputs,
+    manifest: ManifestFactory,
+    cache: TokenCache,
+) -> tuple[ModelRequest, ContextManifest]:
+    """`_built` when the request carries the usage notice (``base``: its tokens without it)."""
     material = project(
         NO_MATERIAL,
         scan.conversation,
         cache=cache,
         projection=None,
-        base_tokens=fixed.tokens + history,
+        base_tokens=base,
         thresholds=last.lines,
         purpose=inputs.purpose,
         tool_enabled=inputs.config.compression_tool_enabled,
-        with_notice=inputs.caller.usage_notice,
+        with_notice=True,
     )
-    manifest.transforms.extend(last.transforms)
     manifest.transforms.extend(material.transforms)
     layout = lay_out(
-        fixed,
+        last.fixed,
         state.summary,
         last.summary_tokens,
         scan.conversation,
@@ -217,5 +254,4 @@ def _built(
         material,
         cache,
     )
-    passed = validate(layout, scan.pairs, inputs.purpose, manifest)
-    return layout.request, passed
+    return layout.request, validate(layout, scan.pairs, inputs.purpose, manifest)
