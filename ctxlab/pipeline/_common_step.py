@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 from ctxlab.config._config import ContextConfig
 from ctxlab.manifest import ContextManifest, ManifestItem, Purpose, Thresholds, Transform
 from ctxlab.materials import Materials
-from ctxlab.messages import UserMessage
+from ctxlab.messages import TextBlock, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import Summary, WorkingState
 from ctxlab.pipeline._compaction import ReductionLimits, compaction_due
 from ctxlab.pipeline._layout import (
     Layout,
     ManifestFactory,
-    lay_out,
+    material_item,
     request_head,
     request_of,
     validate,
@@ -35,8 +35,8 @@ from ctxlab.pipeline._layout import (
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._prepare_inputs import CallerInputs, CompactionOrder
 from ctxlab.pipeline._scan import ConversationScan, appended, plain_arrival
-from ctxlab.pipeline._stages import NO_MATERIAL, FixedPart, project, source_failures
-from ctxlab.tokens import TokenCache
+from ctxlab.pipeline._stages import FixedPart, source_failures, usage_material
+from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
 if TYPE_CHECKING:
     from ctxlab.pipeline._prepare import PreparationMemo
@@ -118,6 +118,9 @@ class LastStep:
     """The summary's message, sent before the conversation (none without a summary)."""
     head: tuple[ManifestItem, ...]
     """The items before the conversation's (`request_head`: the same at every common step)."""
+    plain: bool
+    """`_plain` of its config and scan: the same at every common step (the config object is
+    the same; a plain arrival holds no server compaction block, so the scan's count stays)."""
 
 
 def last_step(
@@ -134,7 +137,10 @@ def last_step(
     own = (*source_failures(materials), *materials.notes)
     limits = ReductionLimits.of(lines, fixed.tokens)
     lead, head = request_head(fixed, summary, summary_tokens)
-    return LastStep(inputs, summary, summary_tokens, scan, fixed, lines, own, limits, lead, head)
+    plain = _plain(inputs.config, scan)
+    return LastStep(
+        inputs, summary, summary_tokens, scan, fixed, lines, own, limits, lead, head, plain
+    )
 
 
 def common_result(
@@ -153,7 +159,7 @@ def common_result(
     config, scan = inputs.config, last.scan
     # Another preparation with this memo since (even one that failed) replaced its scan; the
     # summary is the one whose size the last step kept.
-    if memo.scan is not scan or state.summary is not last.summary or not _plain(config, scan):
+    if memo.scan is not scan or state.summary is not last.summary or not last.plain:
         return None
     conversation, done = state.conversation, scan.conversation
     # Tuple equality checks identity first: C speed when the prefix is the same objects.
@@ -205,53 +211,27 @@ def _built(
     cache: TokenCache,
 ) -> tuple[ModelRequest, ContextManifest]:
     """Stages 6–8 of the common step, as `prepare` runs them when stage 4 had no material and
-    stage 5 left the conversation and summary as they were (stage 6's omission finds nothing
-    to omit)."""
+    stage 5 left the conversation and summary as they were: stage 6 adds the usage notice or
+    nothing (its omission finds nothing optional), and the request is laid out as `lay_out`
+    lays it out, from the head the last step kept (no item, no tuple built but these)."""
     fixed, purpose = last.fixed, inputs.purpose
     base = fixed.tokens + history
     manifest.transforms.extend(last.transforms)
-    if inputs.caller.usage_notice and purpose != "summary" and base > last.lines.notice_tokens:
-        return _with_notice(state, scan, base, last, inputs, manifest, cache)
-    # No notice, no material: what `project` gives (nothing; its omission finds nothing) and
-    # `lay_out` lays out, from the head the last step kept (no item, no tuple built but these).
     conversation, lead = scan.conversation, last.lead
-    sent = (*lead, *conversation) if lead or type(conversation) is not tuple else conversation
-    request = request_of(fixed, sent, 0)
     estimated = fixed.tokens + (last.summary_tokens if state.summary is not None else 0)
-    layout = Layout(request, (*last.head, *scan.items), estimated + scan.tokens)
-    return request, validate(layout, scan.pairs, purpose, manifest)
-
-
-def _with_notice(
-    state: WorkingState,
-    scan: ConversationScan,
-    base: int,
-    last: LastStep,
-    inputs: StepInputs,
-    manifest: ManifestFactory,
-    cache: TokenCache,
-) -> tuple[ModelRequest, ContextManifest]:
-    """`_built` when the request carries the usage notice (``base``: its tokens without it)."""
-    material = project(
-        NO_MATERIAL,
-        scan.conversation,
-        cache=cache,
-        projection=None,
-        base_tokens=base,
-        thresholds=last.lines,
-        purpose=inputs.purpose,
-        tool_enabled=inputs.config.compression_tool_enabled,
-        with_notice=True,
-    )
-    manifest.transforms.extend(material.transforms)
-    layout = lay_out(
-        last.fixed,
-        state.summary,
-        last.summary_tokens,
-        scan.conversation,
-        scan.items,
-        scan.tokens,
-        material,
-        cache,
-    )
-    return layout.request, validate(layout, scan.pairs, inputs.purpose, manifest)
+    estimated += scan.tokens
+    items: tuple[ManifestItem, ...]
+    if inputs.caller.usage_notice and purpose != "summary" and base > last.lines.notice_tokens:
+        # What `project` gives for the notice alone, placed as `lay_out` places it (rendered
+        # once, not once to count and once to send).
+        notice = usage_material(base, last.lines, inputs.config.compression_tool_enabled)
+        rendered = notice.render()
+        tokens = cache.text(rendered) + MESSAGE_OVERHEAD
+        sent = (*lead, *conversation, UserMessage(content=(TextBlock(text=rendered),)))
+        items = (*last.head, *scan.items, material_item(notice, tokens))
+        layout = Layout(request_of(fixed, sent, 1), items, estimated + tokens)
+        return layout.request, validate(layout, scan.pairs, purpose, manifest)
+    if lead or type(conversation) is not tuple:
+        conversation = (*lead, *conversation)
+    layout = Layout(request_of(fixed, conversation, 0), (*last.head, *scan.items), estimated)
+    return layout.request, validate(layout, scan.pairs, purpose, manifest)

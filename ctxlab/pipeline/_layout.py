@@ -40,6 +40,7 @@ __all__ = [
     "ManifestFactory",
     "lay_out",
     "lay_out_sent",
+    "material_item",
     "request_head",
     "request_of",
     "validate",
@@ -60,7 +61,8 @@ class Layout:
     estimated_tokens: int
 
 
-def _material_item(material: Material, tokens: int) -> ManifestItem:
+def material_item(material: Material, tokens: int) -> ManifestItem:
+    """The manifest item of ``material``, of ``tokens`` tokens as placed."""
     block = material.block
     kind: ItemKind
     if material.category == "source":
@@ -142,7 +144,7 @@ def lay_out(
             ]
             if blocks:
                 tail.append(UserMessage(content=tuple(blocks)))
-        material_items = tuple(_material_item(m, material.tokens[m.item_id]) for m in material.kept)
+        material_items = tuple(material_item(m, material.tokens[m.item_id]) for m in material.kept)
     items = (*head, *conversation_items, *material_items)
     estimated = fixed.tokens + (summary_tokens if summary is not None else 0)
     estimated += conversation_tokens + material.total

@@ -293,7 +293,9 @@ def plain_arrival(
         if results and (tokens > limit or _decoded_notes(results)):
             return None
     # The image limit is global: within it, no image moves (over it, older ones would).
-    if images > config.max_image_num or _evicting(suffix, config, offloader):
+    if images > config.max_image_num or (
+        offloader is not None and _evicting(suffix, config, offloader)
+    ):
         return None
     return PlainArrival(counts, sum(counts), images)
 
