@@ -46,6 +46,7 @@ from ctxlab.retention import UserLines, retention_columns
 from ctxlab.tokens import TokenCache, TokenCounter
 from ctxlab.util._checks import context_window as context_window_of
 from ctxlab.util._checks import instance_of, sequence_of, shown
+from ctxlab.util._records import filled
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -233,9 +234,27 @@ async def _steps(
             grade = deferred_grade(messages, start, index, state, prep.state, reader)
             record = record.graded_later(grade)
         state = prep.state
-        yield ReplayStep(index, prep.manifest, record, state, requests, prep.request, asked)
+        yield _step(index, prep, record, requests, asked)
         requests += 1
         pending.append(message)
+
+
+def _step(
+    index: int, prep: Preparation, record: CompactionRecord | None, number: int, asked: str | None
+) -> ReplayStep:
+    """The step of reply ``index`` (request ``number``), prepared as ``prep``, with ``record``
+    (its graded compaction) and ``asked`` (`_asked`): every field, built at every step
+    (`filled`)."""
+    values = {
+        "index": index,
+        "manifest": prep.manifest,
+        "compaction": record,
+        "state": prep.state,
+        "number": number,
+        "request": prep.request,
+        "asked": asked,
+    }
+    return filled(ReplayStep, values)
 
 
 async def _prepared(

@@ -18,17 +18,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctxlab.config._config import ContextConfig
-from ctxlab.manifest import ContextManifest, Purpose, Thresholds, Transform
+from ctxlab.manifest import ContextManifest, ManifestItem, Purpose, Thresholds, Transform
 from ctxlab.materials import Materials
+from ctxlab.messages import TextBlock, UserMessage
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import Summary, WorkingState
 from ctxlab.pipeline._compaction import ReductionLimits, compaction_due
-from ctxlab.pipeline._layout import ManifestFactory, lay_out, validate
+from ctxlab.pipeline._layout import (
+    Layout,
+    ManifestFactory,
+    material_item,
+    request_head,
+    request_of,
+    validate,
+)
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._prepare_inputs import CallerInputs, CompactionOrder
 from ctxlab.pipeline._scan import ConversationScan, appended, plain_arrival
-from ctxlab.pipeline._stages import NO_MATERIAL, FixedPart, project, source_failures
-from ctxlab.tokens import TokenCache
+from ctxlab.pipeline._stages import FixedPart, source_failures, usage_material
+from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
 if TYPE_CHECKING:
     from ctxlab.pipeline._prepare import PreparationMemo
@@ -89,7 +97,7 @@ class StepInputs:
         )
 
 
-@dataclass(slots=True)  # a common step moves its scan on: one assignment, not a new object
+@dataclass(slots=True)
 class LastStep:
     """What the last successful preparation of a memo leaves for the next step's short path."""
 
@@ -98,13 +106,21 @@ class LastStep:
     """The summary its candidate state carries (the next state's, when it was committed)."""
     summary_tokens: int
     scan: ConversationScan
-    """The scan it left in the memo (its conversation: what its candidate state holds)."""
+    """The scan it left in the memo (its conversation: what its candidate state holds); a
+    common step moves it on in place (`appended`)."""
     fixed: FixedPart
     lines: Thresholds
     transforms: tuple[Transform, ...]
     """The materials' own transforms (failed sources, loading notes): recorded first."""
     limits: ReductionLimits
     """Stage 5's lines for these inputs without material (the common step has none)."""
+    lead: tuple[UserMessage, ...]
+    """The summary's message, sent before the conversation (none without a summary)."""
+    head: tuple[ManifestItem, ...]
+    """The items before the conversation's (`request_head`: the same at every common step)."""
+    plain: bool
+    """`_plain` of its config and scan: the same at every common step (the config object is
+    the same; a plain arrival holds no server compaction block, so the scan's count stays)."""
 
 
 def last_step(
@@ -120,7 +136,11 @@ def last_step(
     materials = inputs.materials
     own = (*source_failures(materials), *materials.notes)
     limits = ReductionLimits.of(lines, fixed.tokens)
-    return LastStep(inputs, summary, summary_tokens, scan, fixed, lines, own, limits)
+    lead, head = request_head(fixed, summary, summary_tokens)
+    plain = _plain(inputs.config, scan)
+    return LastStep(
+        inputs, summary, summary_tokens, scan, fixed, lines, own, limits, lead, head, plain
+    )
 
 
 def common_result(
@@ -139,7 +159,7 @@ def common_result(
     config, scan = inputs.config, last.scan
     # Another preparation with this memo since (even one that failed) replaced its scan; the
     # summary is the one whose size the last step kept.
-    if memo.scan is not scan or state.summary is not last.summary or not _plain(config, scan):
+    if memo.scan is not scan or state.summary is not last.summary or not last.plain:
         return None
     conversation, done = state.conversation, scan.conversation
     # Tuple equality checks identity first: C speed when the prefix is the same objects.
@@ -160,10 +180,10 @@ def common_result(
     if due:
         return None
     memo.last = None  # until validation passed
-    memo.scan = scan = appended(scan, conversation, tokens, arrival)
+    # The scan moves on in place: the memo's and the last step's (the same object, checked).
+    appended(scan, conversation, tokens, arrival)
     built = _built(state, scan, history, last, inputs, manifest, cache)
     # Everything else the last step kept holds for this one: the same inputs and summary.
-    last.scan = scan
     memo.last = last
     return built
 
@@ -191,31 +211,27 @@ def _built(
     cache: TokenCache,
 ) -> tuple[ModelRequest, ContextManifest]:
     """Stages 6–8 of the common step, as `prepare` runs them when stage 4 had no material and
-    stage 5 left the conversation and summary as they were (stage 6's omission finds nothing
-    to omit)."""
-    fixed = last.fixed
-    material = project(
-        NO_MATERIAL,
-        scan.conversation,
-        cache=cache,
-        projection=None,
-        base_tokens=fixed.tokens + history,
-        thresholds=last.lines,
-        purpose=inputs.purpose,
-        tool_enabled=inputs.config.compression_tool_enabled,
-        with_notice=inputs.caller.usage_notice,
-    )
+    stage 5 left the conversation and summary as they were: stage 6 adds the usage notice or
+    nothing (its omission finds nothing optional), and the request is laid out as `lay_out`
+    lays it out, from the head the last step kept (no item, no tuple built but these)."""
+    fixed, purpose = last.fixed, inputs.purpose
+    base = fixed.tokens + history
     manifest.transforms.extend(last.transforms)
-    manifest.transforms.extend(material.transforms)
-    layout = lay_out(
-        fixed,
-        state.summary,
-        last.summary_tokens,
-        scan.conversation,
-        scan.items,
-        scan.tokens,
-        material,
-        cache,
-    )
-    passed = validate(layout, scan.pairs, inputs.purpose, manifest)
-    return layout.request, passed
+    conversation, lead = scan.conversation, last.lead
+    estimated = fixed.tokens + (last.summary_tokens if state.summary is not None else 0)
+    estimated += scan.tokens
+    items: tuple[ManifestItem, ...]
+    if inputs.caller.usage_notice and purpose != "summary" and base > last.lines.notice_tokens:
+        # What `project` gives for the notice alone, placed as `lay_out` places it (rendered
+        # once, not once to count and once to send).
+        notice = usage_material(base, last.lines, inputs.config.compression_tool_enabled)
+        rendered = notice.render()
+        tokens = cache.text(rendered) + MESSAGE_OVERHEAD
+        sent = (*lead, *conversation, UserMessage(content=(TextBlock(text=rendered),)))
+        items = (*last.head, *scan.items, material_item(notice, tokens))
+        layout = Layout(request_of(fixed, sent, 1), items, estimated + tokens)
+        return layout.request, validate(layout, scan.pairs, purpose, manifest)
+    if lead or type(conversation) is not tuple:
+        conversation = (*lead, *conversation)
+    layout = Layout(request_of(fixed, conversation, 0), (*last.head, *scan.items), estimated)
+    return layout.request, validate(layout, scan.pairs, purpose, manifest)

@@ -33,8 +33,18 @@ from ctxlab.pipeline._provider_edits import apply_provider_edits
 from ctxlab.pipeline._scan import ConversationScan, message_items, rescanned
 from ctxlab.pipeline._stages import Budgeted, FixedPart
 from ctxlab.tokens import TokenCache
+from ctxlab.util._records import filled
 
-__all__ = ["Layout", "ManifestFactory", "lay_out", "lay_out_sent", "validate"]
+__all__ = [
+    "Layout",
+    "ManifestFactory",
+    "lay_out",
+    "lay_out_sent",
+    "material_item",
+    "request_head",
+    "request_of",
+    "validate",
+]
 
 Conversation = tuple[UserMessage | AssistantMessage, ...]
 
@@ -51,7 +61,8 @@ class Layout:
     estimated_tokens: int
 
 
-def _material_item(material: Material, tokens: int) -> ManifestItem:
+def material_item(material: Material, tokens: int) -> ManifestItem:
+    """The manifest item of ``material``, of ``tokens`` tokens as placed."""
     block = material.block
     kind: ItemKind
     if material.category == "source":
@@ -71,6 +82,43 @@ def _material_item(material: Material, tokens: int) -> ManifestItem:
     )
 
 
+def request_head(
+    fixed: FixedPart, summary: Summary | None, summary_tokens: int
+) -> tuple[tuple[UserMessage, ...], tuple[ManifestItem, ...]]:
+    """What a request holds before its conversation: the summary's message (none without a
+    summary), and the items before the conversation's (the unrecorded part, System, tool
+    schemas, the summary of ``summary_tokens``). The same at every step until one of them
+    changes: the common step keeps them (`LastStep`)."""
+    if summary is None:
+        return (), (*fixed.unrecorded_items, *fixed.system_items, *fixed.tool_items)
+    digest = summary.content_hash
+    item = ManifestItem(
+        f"summary/{digest}", "summary", "summary", summary_tokens, digest, role="user"
+    )
+    return (summary.message,), (
+        *fixed.unrecorded_items,
+        *fixed.system_items,
+        *fixed.tool_items,
+        item,
+    )
+
+
+def request_of(
+    fixed: FixedPart, messages: Sequence[UserMessage | AssistantMessage], material_messages: int
+) -> ModelRequest:
+    """The request sending ``messages`` (its last ``material_messages`` material) with
+    ``fixed``'s System and tool schemas, built at every step (`filled`)."""
+    return filled(
+        ModelRequest,
+        {
+            "system": fixed.system_text,
+            "messages": messages,
+            "tools": fixed.tools,
+            "material_messages": material_messages,
+        },
+    )
+
+
 def lay_out(
     fixed: FixedPart,
     summary: Summary | None,
@@ -86,16 +134,7 @@ def lay_out(
     ``conversation_tokens`` is the total of ``conversation_items`` (known from the scan: the
     estimate must not cost a pass over the conversation at every step)."""
     # Built as single tuples: this runs at every step over the whole conversation's items.
-    lead: tuple[UserMessage, ...] = ()
-    summary_items: tuple[ManifestItem, ...] = ()
-    if summary is not None:
-        digest = summary.content_hash
-        summary_items = (
-            ManifestItem(
-                f"summary/{digest}", "summary", "summary", summary_tokens, digest, role="user"
-            ),
-        )
-        lead = (summary.message,)
+    lead, head = request_head(fixed, summary, summary_tokens)
     tail: list[UserMessage] = []
     material_items: tuple[ManifestItem, ...] = ()
     if material.kept:
@@ -105,15 +144,8 @@ def lay_out(
             ]
             if blocks:
                 tail.append(UserMessage(content=tuple(blocks)))
-        material_items = tuple(_material_item(m, material.tokens[m.item_id]) for m in material.kept)
-    items = (
-        *fixed.unrecorded_items,
-        *fixed.system_items,
-        *fixed.tool_items,
-        *summary_items,
-        *conversation_items,
-        *material_items,
-    )
+        material_items = tuple(material_item(m, material.tokens[m.item_id]) for m in material.kept)
+    items = (*head, *conversation_items, *material_items)
     estimated = fixed.tokens + (summary_tokens if summary is not None else 0)
     estimated += conversation_tokens + material.total
     # Without a summary or material the conversation is sent as it is: a tuple is immutable,
@@ -123,13 +155,7 @@ def lay_out(
         if lead or tail or type(conversation) is not tuple
         else conversation
     )
-    request = ModelRequest(
-        system=fixed.system_text,
-        messages=sent,
-        tools=fixed.tools,
-        material_messages=len(tail),
-    )
-    return Layout(request, items, estimated)
+    return Layout(request_of(fixed, sent, len(tail)), items, estimated)
 
 
 def lay_out_sent(
@@ -203,21 +229,30 @@ class ManifestFactory:
         estimated: int = -1,
     ) -> ContextManifest:
         # An early failure has no statistics: -1 tokens and an "unavailable" method.
-        return ContextManifest(
-            request_id=self.request_id,
-            purpose=self.purpose,
-            model=self.model,
-            estimated_input_tokens=estimated,
-            input_limit=self.thresholds.input_limit,
-            counting_method=self.cache.method if items else "unavailable",
-            exact=self.cache.exact and bool(items),
-            items=tuple(items),
-            transforms=tuple(self.transforms),
-            validation=validation,
-            context_size=self.thresholds.context_size,
-            thresholds=self.thresholds,
-            error=error,
-            previous_items=self.previous.items if self.previous is not None else None,
+        # Every field, as `ContextManifest(...)` sets it (built at every step: `filled`).
+        return filled(
+            ContextManifest,
+            {
+                "request_id": self.request_id,
+                "purpose": self.purpose,
+                "model": self.model,
+                "estimated_input_tokens": estimated,
+                "input_limit": self.thresholds.input_limit,
+                "counting_method": self.cache.method if items else "unavailable",
+                "exact": self.cache.exact and bool(items),
+                "items": tuple(items),
+                "transforms": tuple(self.transforms),
+                "validation": validation,
+                "context_size": self.thresholds.context_size,
+                "thresholds": self.thresholds,
+                "previous_items": self.previous.items if self.previous is not None else None,
+                "provider_usage": None,
+                "error": error,
+                "exact_input_tokens": None,
+                "notes": (),
+                "provider_items": None,
+                "sent_at": None,
+            },
         )
 
 

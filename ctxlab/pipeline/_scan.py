@@ -299,7 +299,7 @@ def plain_arrival(
         or decoded
         or over
         or images > config.max_image_num
-        or _evicting(suffix, config, offloader)
+        or (offloader is not None and _evicting(suffix, config, offloader))
     ):
         return None
     return PlainArrival(counts, sum(counts), images)
@@ -307,22 +307,14 @@ def plain_arrival(
 
 def appended(
     scan: ConversationScan, conversation: Conversation, tokens: int, arrival: PlainArrival
-) -> ConversationScan:
-    """The scan of ``conversation``: ``scan``'s conversation followed by the messages of
-    ``arrival`` (`plain_arrival`), ``tokens`` in all. ``scan``'s items, ids and pairs are
-    extended in place and handed on (``scan`` is spent)."""
-    suffix = conversation[len(scan.conversation) :]
-    seen, items, pairs = _extended(scan, True, suffix, arrival.counts)
-    return ConversationScan(
-        key=scan.key,
-        conversation=conversation,
-        tokens=tokens,
-        images=arrival.images,
-        items=items,
-        seen=seen,
-        pairs=pairs,
-        compactions=scan.compactions,
-    )
+) -> None:
+    """Move ``scan`` on, in place, to ``conversation``: its conversation followed by the
+    messages of ``arrival`` (`plain_arrival`), ``tokens`` in all. It stays a whole scan (of
+    the longer conversation): its holders — the memo, the last step — hold the new one, and no
+    list, id table or pair state is copied or built again (a new scan at every step cost a
+    tenth of the common step)."""
+    _grown(scan, conversation[len(scan.conversation) :], arrival.counts)
+    scan.conversation, scan.tokens, scan.images = conversation, tokens, arrival.images
 
 
 def _joined(
@@ -342,15 +334,23 @@ def _extended(
     base: ConversationScan, handed_on: bool, suffix: Conversation, counts: Iterable[int]
 ) -> tuple[dict[str, int], list[ManifestItem], ToolPairScanner]:
     """The ids, items and pair state of ``base`` followed by ``suffix``, whose messages are of
-    ``counts`` tokens each (the common step's, taken as they arrived: `appended`)."""
+    ``counts`` tokens each."""
     if handed_on:
         # The memo's scan is extended in place and handed on: copying its lists, ids and pair
         # state at every step would cost time in the conversation's length, not the step's.
         base.spent = True
-        base.items.extend(_items(suffix, counts, base.seen))
-        return base.seen, base.items, base.pairs.feed(suffix)
+        return _grown(base, suffix, counts)
     seen: dict[str, int] = {}  # a scan from the start
     return seen, _items(suffix, counts, seen), ToolPairScanner().feed(suffix)
+
+
+def _grown(
+    base: ConversationScan, suffix: Conversation, counts: Iterable[int]
+) -> tuple[dict[str, int], list[ManifestItem], ToolPairScanner]:
+    """``base``'s ids, items and pair state extended in place by ``suffix`` (of ``counts``
+    tokens each): what a scan that goes on from ``base`` appends (`_extended`, `appended`)."""
+    base.items.extend(_items(suffix, counts, base.seen))
+    return base.seen, base.items, base.pairs.feed(suffix)
 
 
 def rescanned(

@@ -32,6 +32,7 @@ __all__ = [
     "project",
     "source_failures",
     "unrecorded_item",
+    "usage_material",
     "usage_notice",
 ]
 
@@ -224,6 +225,18 @@ def _notice_text(total: int, context_size: int, trigger: int, tool_enabled: bool
     return note
 
 
+def usage_material(total: int, thresholds: Thresholds, tool_enabled: bool) -> Material:
+    """The usage notice of a request of ``total`` tokens under ``thresholds``, as material."""
+    text = _notice_text(total, thresholds.context_size, thresholds.trigger_tokens, tool_enabled)
+    return Material(
+        "runtime/context_usage",
+        "runtime",
+        "notice",
+        ContextBlock.runtime("context_usage", text),
+        tag="RUNTIME_STATE",
+    )
+
+
 def project(
     budgeted: Budgeted,
     conversation: Conversation,
@@ -247,14 +260,7 @@ def project(
             budgeted = budgeted.adding(list(projected), cache)
     total = base_tokens + budgeted.total
     if with_notice and total > thresholds.notice_tokens:
-        text = _notice_text(total, thresholds.context_size, thresholds.trigger_tokens, tool_enabled)
-        notice = Material(
-            "runtime/context_usage",
-            "runtime",
-            "notice",
-            ContextBlock.runtime("context_usage", text),
-            tag="RUNTIME_STATE",
-        )
+        notice = usage_material(total, thresholds, tool_enabled)
         if not budgeted.kept and budgeted.policy is None:
             # The common step, no material but the notice: what `adding`, `omit` (nothing
             # optional to omit, no policy to ask) and the ordering below give for it alone.

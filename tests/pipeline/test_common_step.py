@@ -278,3 +278,23 @@ def test_a_step_that_changes_anything_upstream_takes_every_stage(monkeypatch) ->
     # Both paths prepare both steps: the first step runs every stage twice; the second once
     # (the disabled path) when it is common, twice when it is not.
     assert ran == [3, 4, 4, 4, 4, 4]
+
+
+def test_what_a_common_step_returns_is_not_changed_by_the_steps_after_it() -> None:
+    # The scan a common step moves on in place (its items list, pair state, conversation) is
+    # shared from step to step: what a step returned must hold its own immutable copies.
+    messages = session(12, output_chars=300)
+    memo, cache = PreparationMemo(), TokenCache(ApproximateCounter())
+    seen: list[tuple[Any, tuple[Any, ...], tuple[Any, ...]]] = []
+    state = WorkingState()
+    for message in messages:
+        state = state.append(message)
+        if isinstance(message, AssistantMessage):
+            continue
+        done = run(prepare(state, context_window=200_000, counter=cache, memo=memo))
+        assert type(done.manifest.items) is tuple and type(done.request.messages) is tuple
+        seen.append((done, tuple(done.manifest.items), tuple(done.request.messages)))
+    assert memo.last is not None and len(seen) == 13
+    for done, items, sent in seen:
+        assert done.manifest.items == items and done.request.messages == sent
+        assert len(items) == len(sent) == len(done.state.conversation)

@@ -122,14 +122,15 @@ async def test_eviction_truncation_and_the_providers_edits_are_walked() -> None:
 
 async def test_the_control_a_wrong_extension_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
     # The incremental path broken by one token on what it appends: the walk must fail.
-    real = scan_module._extended
+    # (`_grown`: what a scan that goes on from the last one appends, on either path.)
+    real = scan_module._grown
 
-    def off_by_one(base, handed_on, suffix, cache):  # type: ignore[no-untyped-def]
-        seen, items, pairs = real(base, handed_on, suffix, cache)
-        if handed_on and items:
+    def off_by_one(base, suffix, counts):  # type: ignore[no-untyped-def]
+        seen, items, pairs = real(base, suffix, counts)
+        if items:
             items[-1] = dataclasses.replace(items[-1], tokens=items[-1].tokens + 1)
         return seen, items, pairs
 
-    monkeypatch.setattr(scan_module, "_extended", off_by_one)
+    monkeypatch.setattr(scan_module, "_grown", off_by_one)
     with pytest.raises(AssertionError):
         await _walk(session(8, output_chars=300), 20_000, ContextConfig())

@@ -12,7 +12,7 @@ from ctxlab import ApproximateCounter, ContextConfig, TokenCache, WorkingState, 
 from ctxlab.materials import ContextBlock
 from ctxlab.messages import TextBlock
 from ctxlab.pipeline import Budgeted, PreparationMemo, project
-from ctxlab.pipeline._layout import _material_item
+from ctxlab.pipeline._layout import material_item
 from ctxlab.pipeline._stages import NO_MATERIAL, material_tokens
 from tests.helpers import lines_of, session
 
@@ -66,7 +66,7 @@ def test_no_notice_below_its_line_leaves_no_material() -> None:
     assert _noticed(NO_MATERIAL, LINES.notice_tokens + 1, with_notice=False).kept == ()
 
 
-def test_a_material_item_hashes_its_block_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_amaterial_item_hashes_its_block_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # A block's hash is a SHA-256 of its text computed at every read: the notice's item, built
     # at every step of a long session, reads it once for its hash and its revision.
     reads: list[str] = []
@@ -78,7 +78,7 @@ def test_a_material_item_hashes_its_block_once(monkeypatch) -> None:  # type: ig
 
     notice = _noticed(NO_MATERIAL, 6_000).kept[0]
     monkeypatch.setattr(ContextBlock, "content_hash", property(counted))
-    item = _material_item(notice, 42)
+    item = material_item(notice, 42)
     assert reads == ["context_usage"]
     assert item.content_hash == item.revision == real.fget(notice.block)  # type: ignore[attr-defined]
     assert (item.id, item.kind, item.placement, item.tokens) == (

@@ -1,0 +1,82 @@
+"""`filled` builds what a frozen dataclass's ``__init__`` builds, at every site that uses it.
+
+Each record a preparation or a replay makes with `filled` (the manifest, the request, the
+replay's step) is made again through its class's own
+``__init__`` from its fields: both must hold the same ``__dict__`` — a field a site leaves out
+(one added to the class later), or one it names wrongly, fails here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+import pytest
+
+from ctxlab import ApproximateCounter, ContextConfig, WorkingState, prepare, replay
+from ctxlab.manifest import ContextManifest, ManifestItem, Thresholds
+from ctxlab.materials import SystemPart
+from ctxlab.pipeline import PreparationMemo
+from ctxlab.pipeline._layout import ManifestFactory, request_of
+from ctxlab.pipeline._stages import fixed_part
+from ctxlab.tokens import TokenCache
+from tests.helpers import session
+
+
+def _remade(record: Any) -> Any:
+    """``record`` built again by its class's ``__init__`` from its fields."""
+    fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    return type(record)(**fields)
+
+
+def _assert_as_init_builds(record: Any) -> None:
+    again = _remade(record)
+    assert vars(record) == vars(again)
+    assert record == again
+
+
+@pytest.mark.parametrize("validation", ["passed", "budget_exceeded"])
+def test_the_manifest_factory_fills_every_field(validation: Any) -> None:
+    cache = TokenCache(ApproximateCounter())
+    lines = Thresholds(16_000, 9_000, 12_000, 4_000, 13_680)
+    item = ManifestItem("message/ab", "message", "conversation", 12, "ab", role="user")
+    previous = ContextManifest("p", "reasoning", "", 1, 2, "m", False, (item,), (), "passed")
+    factory = ManifestFactory("r", "reasoning", "a-model", cache, lines, previous)
+    made = factory([item], validation, None if validation == "passed" else "over", 12)
+    _assert_as_init_builds(made)
+    assert made.previous_items == (item,)
+    assert made.items == (item,) and made.estimated_input_tokens == 12
+    assert made.error == (None if validation == "passed" else "over")
+
+
+def test_the_request_fills_every_field() -> None:
+    cache = TokenCache(ApproximateCounter())
+    fixed = fixed_part((SystemPart("system_prompt", "be brief"),), (), cache)
+    messages = tuple(session(2))
+    made = request_of(fixed, messages, 1)
+    _assert_as_init_builds(made)
+    assert (made.system, made.messages, made.material_messages) == ("be brief", messages, 1)
+
+
+def test_a_common_steps_preparation_and_a_replays_steps_fill_every_field() -> None:
+    messages = session(6)
+    memo, cache = PreparationMemo(), TokenCache(ApproximateCounter())
+    state = WorkingState()
+    for count in (1, 3, 5):  # the second and third are common steps
+        state = WorkingState(conversation=tuple(messages[:count]))
+        done = asyncio.run(
+            prepare(state, context_window=200_000, counter=cache, memo=memo, config=ContextConfig())
+        )
+        _assert_as_init_builds(done)
+        _assert_as_init_builds(done.manifest)
+        _assert_as_init_builds(done.request)
+    assert memo.last is not None and done.state is state
+
+    async def steps() -> list[Any]:
+        return [s async for s in replay(messages, context_window=200_000, counter=cache)]
+
+    replayed = asyncio.run(steps())
+    assert [s.number for s in replayed] == list(range(len(replayed))) and len(replayed) == 6
+    for step in replayed:
+        _assert_as_init_builds(step)
