@@ -14,11 +14,11 @@ from ctxlab.pipeline._handover import extractive_summarizer
 from ctxlab.pipeline._idle import idle_threshold, pauses
 from ctxlab.pipeline._layout import Layout, ManifestFactory, lay_out, validate
 from ctxlab.pipeline._offload import Offloader, WorkspaceOffloader
+from ctxlab.pipeline._preparation_memo import PreparationMemo
 from ctxlab.pipeline._prepare import (
     CallerInputs,
     CompactionOrder,
     Preparation,
-    PreparationMemo,
     prepare,
 )
 from ctxlab.pipeline._reported_edits import as_reported, reported_items

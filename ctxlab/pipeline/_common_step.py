@@ -39,7 +39,7 @@ from ctxlab.pipeline._stages import FixedPart, source_failures, usage_material
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
 if TYPE_CHECKING:
-    from ctxlab.pipeline._prepare import PreparationMemo
+    from ctxlab.pipeline._preparation_memo import PreparationMemo
 
 __all__ = ["ENABLED", "LastStep", "StepInputs", "common_result", "last_step"]
 

@@ -19,13 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab.config._config import ContextConfig, require_config
+from ctxlab.config._config import ContextConfig
 from ctxlab.exceptions import PreparationError
 from ctxlab.manifest import ContextManifest, Purpose, Thresholds
 from ctxlab.materials import Material, Materials
 from ctxlab.messages._request import ModelRequest, ToolSchema
 from ctxlab.messages._state import Summary, WorkingState
-from ctxlab.pipeline._common_step import LastStep, StepInputs, common_result, last_step
+from ctxlab.pipeline._common_step import StepInputs, common_result, last_step
 from ctxlab.pipeline._compaction import (
     CompactionRecord,
     Conversation,
@@ -37,6 +37,7 @@ from ctxlab.pipeline._compaction import (
 )
 from ctxlab.pipeline._layout import ManifestFactory, lay_out_sent, validate
 from ctxlab.pipeline._offload import Offloader
+from ctxlab.pipeline._preparation_memo import PreparationMemo
 from ctxlab.pipeline._prepare_inputs import CallerInputs, CompactionOrder, grouped
 from ctxlab.pipeline._scan import ConversationScan, scan_conversation
 from ctxlab.pipeline._stages import (
@@ -55,63 +56,9 @@ __all__ = [
     "CallerInputs",
     "CompactionOrder",
     "Preparation",
-    "PreparationMemo",
     "Purpose",
     "prepare",
 ]
-
-
-@dataclass
-class PreparationMemo:
-    """What one preparer (an agent, a replay) reuses between its consecutive preparations.
-
-    Every entry is checked against its inputs before use, so a memo never changes a result, only
-    its cost; a fresh memo (or none) gives the same request and manifest.
-    """
-
-    thresholds: tuple[ContextConfig, int | None, int | None, ContextConfig, Thresholds] | None = (
-        None
-    )
-    """The last (config, window, output size), the checked config and its lines: recomputed
-    when one changes."""
-    fixed: FixedPart | None = None
-    """System and tool schemas, itemized: rebuilt when either changes."""
-    scan: ConversationScan | None = None
-    """The last processed conversation: the next step processes only what was appended."""
-    tools: tuple[ToolSchema, ...] | None = None
-    """The last tools tuple checked (a tuple of `ToolSchema`: checked once, not at every step)."""
-    last: LastStep | None = None
-    """What the last successful preparation left for a common next step (`_common_step`)."""
-
-    def thresholds_for(
-        self,
-        config: ContextConfig,
-        context_window: int | None,
-        max_output_tokens: int | None = None,
-    ) -> Thresholds:
-        """The lines of ``config`` at ``context_window``, computed once per change."""
-        return self.checked(config, context_window, max_output_tokens)[1]
-
-    def checked(
-        self,
-        config: ContextConfig,
-        context_window: int | None,
-        max_output_tokens: int | None = None,
-    ) -> tuple[ContextConfig, Thresholds]:
-        """``config`` validated (whatever reaches a preparation is valid) and its lines; both
-        computed once per new config, window or output size."""
-        if self.thresholds is not None:
-            old_config, old_window, old_output, valid, lines = self.thresholds
-            if (
-                old_config is config
-                and old_window == context_window
-                and old_output == max_output_tokens
-            ):
-                return valid, lines
-        valid = require_config(config)
-        lines = Thresholds.compute(valid, context_window, max_output_tokens)
-        self.thresholds = (config, context_window, max_output_tokens, valid, lines)
-        return valid, lines
 
 
 @dataclass(frozen=True)
@@ -211,6 +158,7 @@ async def prepare(
     materials = materials or _NO_MATERIALS
     cache = counter if isinstance(counter, TokenCache) else TokenCache(counter)
     memo = memo if memo is not None else PreparationMemo()
+    memo.counted_by(cache.method)
     config, lines = memo.checked(config, context_window, max_output_tokens)
     manifest = ManifestFactory(
         request_id or uuid.uuid4().hex[:16], purpose, model, cache, lines, previous

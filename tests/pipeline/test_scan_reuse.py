@@ -10,6 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import ctxlab.pipeline._common_step as common_step
+import ctxlab.pipeline._preparation_memo as memo_module
 import ctxlab.pipeline._prepare as prepare_module
 from ctxlab import (
     ApproximateCounter,
@@ -142,13 +143,13 @@ async def test_a_preparation_given_no_config_checks_the_default_once_per_memo(mo
     # A new default config per call would miss the memo (it knows a config by identity) and be
     # validated, its lines computed, at every step of a replay.
     checks: list[object] = []
-    real = prepare_module.require_config
+    real = memo_module.require_config
 
     def counting(config):  # type: ignore[no-untyped-def]
         checks.append(config)
         return real(config)
 
-    monkeypatch.setattr(prepare_module, "require_config", counting)
+    monkeypatch.setattr(memo_module, "require_config", counting)
     memo, cache = PreparationMemo(), TokenCache(ApproximateCounter())
     messages = session(3, output_chars=40)
     for end in (1, 3, 5):
