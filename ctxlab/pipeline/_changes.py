@@ -171,6 +171,10 @@ def _device(path: str) -> bool:
     # ``/dev/`` itself, a folder, resolves to ``/dev``) — but in /dev/shm/, a tmpfs of plain
     # files (``/dev/shm`` itself, a folder, is no file written; /dev/mqueue holds queues).
     resolved = posixpath.normpath(path)
+    if resolved.startswith("//"):
+        # Exactly two leading slashes, which normpath keeps (POSIX leaves them to the
+        # system): on Linux one, ``//dev/null`` being /dev/null.
+        resolved = resolved[1:]
     if resolved.startswith("/dev/shm/"):
         return False
     return resolved == "/dev" or resolved.startswith("/dev/")

@@ -188,20 +188,22 @@ class _Arrived:
     @classmethod
     def of(cls, messages: Conversation, limit: int, cache: TokenCache) -> _Arrived:
         # No counts held: each looked up only where the limit asks (`_checked`).
-        return cls(*_checked(messages, repeat(None), limit, cache))
+        return cls(*_checked(messages, None, limit, cache))
 
 
 def _checked(
-    messages: Conversation, counts: Iterable[int | None], limit: int, cache: TokenCache
+    messages: Conversation, counts: Sequence[int] | None, limit: int, cache: TokenCache
 ) -> tuple[int, list[Transform], bool, int]:
     """The checks of arrived messages, the one place both the full scan (`_Arrived`) and the
     common step (`plain_arrival`) make them, in one pass: their images, their decode notes,
-    whether a message with results is over ``limit`` (by its count in ``counts`` when the caller
-    holds it; None: looked up, and only until one is over), their server compaction blocks."""
+    whether a message with results is over ``limit`` (by its count in ``counts``, one a message,
+    when the caller holds them — else looked up, and only until one is over), their server
+    compaction blocks."""
     images = compactions = 0
     over, decoded = False, []
-    # Not strict: the full scan's ``counts`` are an endless `repeat(None)`.
-    for message, tokens in zip(messages, counts, strict=False):
+    # Strict when counts are given: one missing would leave the messages after it unchecked.
+    held: Iterable[int | None] = repeat(None) if counts is None else counts
+    for message, tokens in zip(messages, held, strict=counts is not None):
         if not isinstance(message, UserMessage):
             # A server compaction block changes what is sent (`from_compaction_block`).
             compactions += has_compaction_block(message)

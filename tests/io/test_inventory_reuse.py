@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxlab.io._census import Tally
 from ctxlab.io._findings import _digest
 from ctxlab.io._inventory import inventory_of, remembered
 from tests.strategies import SETTINGS
@@ -86,3 +87,21 @@ def test_a_record_read_only_gets_its_kept_inventory_and_a_copy_stays_apart() -> 
         assert _keys(inventory_of([_CALL], last=True))["tool call"] == [
             ("$.message.content[]", "call t1")
         ]
+
+
+def test_setting_a_record_aside_leaves_its_kept_inventory_as_walked() -> None:
+    # `Tally.set_aside_in` is handed the kept inventory itself (no copy): were it to change
+    # it, the file's last walk, which merges the kept one, would lose what the record holds —
+    # and the census would not show it (the record set aside, its findings gone with it).
+    with remembered():
+        whole = _keys(inventory_of([_CALL], last=False))  # a copy, before anything reads it
+        tally = Tally("record")
+        tally.set_aside_in(_CALL, "a reason")
+        assert tally.set_aside == {
+            "usage: a reason": 1,
+            "tool call: a reason": 1,
+            "reply: a reason": 1,
+        }
+        assert tally.aside_keys["tool call"] == {"call t1"}
+        assert _keys(inventory_of([_CALL], last=True)) == whole
+        assert whole["tool call"] == [("$.message.content[]", "call t1")]

@@ -206,6 +206,29 @@ def test_a_message_of_only_a_call_naming_nothing_is_skipped_for_it_once() -> Non
     assert census.unaccounted == {} and census.tool_calls == 0
 
 
+def test_a_call_naming_nothing_beside_parts_none_kept_is_said_once_for_it() -> None:
+    # Its other parts are all left out (an image of no address): nothing of the message is
+    # kept, as when it held the call alone — skipped for the call, which was otherwise said
+    # nowhere (set aside as a "message with nothing kept"; i67-rev1).
+    blank = {"type": "image", "source": {"type": "url", "url": ""}}
+    nameless = {"role": "assistant", "content": [blank], "tool_calls": [call(None, None, None)]}
+    transcript = load(
+        agent_v1(
+            {"role": "user", "content": "hi"},
+            nameless,
+            {"role": "assistant", "content": "ok"},
+        ),
+        format="letta",
+    )
+    assert shown(transcript) == [("user", ("text", "hi")), ("assistant", ("text", "ok"))]
+    reason = "tool call without an id, a name or arguments"
+    assert transcript.meta["skipped"] == {"image without data": 1, reason: 1}
+    census = added_up(transcript)
+    assert (census.skipped, census.left_out) == ({reason: 1}, {"image without data": 1})
+    assert census.set_aside == {f"tool call: {reason}": 1, f"reply: {reason}": 1}
+    assert census.unaccounted == {}
+
+
 def test_a_redacted_thought_without_its_data_is_kept_as_letta_wrote_it() -> None:
     # Apart from `CALLS_AND_PARTS`' thoughts: a thought of no words and no data is known to
     # the inventory by that nothing, as an unsigned empty thought is — one of the two lost

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from ctxlab.exceptions import MessageFormatError
 from ctxlab.io import _files
 from ctxlab.io._files import read_records
+from ctxlab.util import _jsonl
 from ctxlab.util._jsonl import cut_off, session_lines
 from tests.strategies import SETTINGS
 
@@ -38,6 +39,21 @@ def _old_truncated(text: str) -> bool:
     if not stripped or stripped[0] not in "[{" or _old_is_json_lines(text):
         return False
     return cut_off(text) is not None
+
+
+def _old_parsed(text: str) -> tuple[list[tuple[int, Any]], list[int], tuple[int, str]]:
+    # The former `_parsed`: records, the numbers of lines not JSON, the last filled line
+    # (each line stripped twice).
+    records, bad, last = [], [], (0, "")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        last = (number, line.strip())
+        try:
+            records.append((number, json.loads(line)))
+        except (ValueError, RecursionError):
+            bad.append(number)
+    return records, bad, last
 
 
 def _answer(call: Any) -> Any:
@@ -69,6 +85,25 @@ def test_lines_split_once_read_as_before(text: str) -> None:
     old = _answer(lambda: session_lines(Path("f"), text))
     new = _answer(lambda: session_lines(Path("f"), text, text.splitlines()))
     assert new == old
+
+
+@SETTINGS
+@given(st.lists(pieces, max_size=12).map("".join))
+@example('{"a": 1}\n{"b": 2}\n  {"c": ')  # a last line cut off past its indent
+def test_lines_parsed_as_the_former_parse_did(text: str) -> None:
+    # Against the former function, not the new one unsplit (which shares the new loop).
+    lines, last = _jsonl._parsed(text, text.splitlines())
+    assert (lines.records, [n for n, _ in lines.not_json], last) == _old_parsed(text)
+
+
+def test_an_indented_last_line_cut_off_is_the_line_cut_off(tmp_path: Path) -> None:
+    # Its text past the indent opens an object that stops part way (i67-rev1: no test asked).
+    path = tmp_path / "live.jsonl"
+    path.write_text('{"a": 1}\n{"b": 2}\n  {"c": ', "utf-8")
+    found = read_records(path)
+    assert found.records == [(1, {"a": 1}), (2, {"b": 2})]
+    assert found.cut_line == 3
+    assert found.lines is not None and found.lines.not_json == []
 
 
 def test_a_document_cut_off_after_a_blank_start_is_said_so(tmp_path: Path) -> None:

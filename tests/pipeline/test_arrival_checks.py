@@ -10,13 +10,14 @@ import sys
 from types import FrameType
 from typing import Any
 
+import pytest
 from hypothesis import given
 
 from ctxlab import ApproximateCounter, AssistantMessage, ContextConfig, TokenCache, UserMessage
 from ctxlab.manifest import Transform
 from ctxlab.messages import DECODE_NOTE, ProviderBlock
 from ctxlab.pipeline._provider_edits import has_compaction_block
-from ctxlab.pipeline._scan import _Arrived, _evicting, plain_arrival, scan_conversation
+from ctxlab.pipeline._scan import _Arrived, _checked, _evicting, plain_arrival, scan_conversation
 from tests.pipeline.test_plain_arrival import ARRIVALS, _arrivals, _exchange
 from tests.pipeline.test_properties import image
 
@@ -136,3 +137,17 @@ def test_the_common_step_makes_at_most_three_calls_per_tool_exchange() -> None:
         _python_calls(lambda s=s: plain_arrival(scan, s, config, None, cache)) for s in (one, two)
     ]
     assert calls[1] - calls[0] <= 3
+
+
+def test_counts_that_do_not_match_the_messages_are_an_error() -> None:
+    # The common step's loop zipped its counts strictly: a count missing would leave the
+    # messages after it unchecked (here a result far over the limit), the arrival taken as
+    # plain (i67-rev1). The full scan holds no counts: each is looked up.
+    cache = TokenCache(ApproximateCounter())
+    suffix = (*_exchange(1, "short"), *_exchange(2, "line of output " * 400))
+    counts = cache.message_counts(suffix)
+    assert _checked(suffix, counts, 100, cache)[2] is True
+    for wrong in (counts[:2], [*counts, 1]):
+        with pytest.raises(ValueError, match="zip"):
+            _checked(suffix, wrong, 100, cache)
+    assert _checked(suffix, None, 100, cache) == _checked(suffix, counts, 100, cache)

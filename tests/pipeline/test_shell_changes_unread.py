@@ -140,3 +140,20 @@ def test_a_file_in_dev_shm_is_a_file(command: str, found: list[tuple[str, str]])
 def test_the_devices_beside_dev_shm_are_no_file(target: str) -> None:
     for command in (f"echo x >{target}", f"echo x | tee {target}"):
         assert shell_changes(command) == _read_changes(command) == [], command
+
+
+@pytest.mark.parametrize(
+    ("target", "found"),
+    [
+        # A path opening with exactly two slashes: `posixpath.normpath` keeps them (POSIX
+        # leaves ``//`` to the system), Linux reads them as one (i67-rev1).
+        ("//dev/null", []),
+        ("//dev/shm", []),  # the folder itself
+        ("//dev/stdout", []),
+        ("//dev/shm/f", [("//dev/shm/f", "written")]),
+        ("//tmp/f.txt", [("//tmp/f.txt", "written")]),
+    ],
+)
+def test_two_leading_slashes_are_one(target: str, found: list[tuple[str, str]]) -> None:
+    for command in (f"echo x >{target}", f"echo x | tee {target}"):
+        assert shell_changes(command) == _read_changes(command) == found, command

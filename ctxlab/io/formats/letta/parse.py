@@ -22,7 +22,7 @@ as skipped); the agent's tools are its tool schemas. Agent files hold no usage. 
 counts a message a record, over every agent of the file (the other agents' skipped); omitted
 reasoning is a part left out, and so is a tool call of no id, name or arguments (Letta's calls
 are OpenAI's, which require all three: such a call names nothing to run or answer); a message
-holding nothing else is skipped for it, once.
+of which nothing else is kept is skipped for it, once.
 """
 
 from __future__ import annotations
@@ -207,17 +207,18 @@ class _Reader:
                     "input": arguments_of(function.get("arguments")),
                 }
             )
-        if not blocks:
-            # Nothing kept: the message is skipped (what it holds set aside with it) once, for
-            # the calls naming nothing when it held one — not also each call as a part left out.
-            self.builder.skip(_NAMELESS_CALL if nameless else "empty message")
-        elif self.builder.add("assistant", blocks):
+        if blocks and self.builder.add("assistant", blocks):
             # ``created_at``: ISO 8601 (a reply of several messages: its first).
             self.builder.reply_time(message.get("created_at"))
             for call in nameless:
                 # A part of a reply kept, set aside as the file holds it (an element of
                 # ``tool_calls``: what the inventory finds it as).
                 self.builder.leave_out(_NAMELESS_CALL, raw={"tool_calls": [call]})
+        elif nameless or not blocks:
+            # Nothing kept (no part, or none `add` keeps): the message is skipped (what it holds
+            # set aside with it) once, for the calls naming nothing when it held one — not also
+            # each call as a part left out. Parts but no such call: settled by the caller.
+            self.builder.skip(_NAMELESS_CALL if nameless else "empty message")
 
     def tool(self, message: Mapping[str, Any], parts: list[Any]) -> None:
         results = _results(message, parts)
