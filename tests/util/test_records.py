@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from ctxlab import ApproximateCounter, ContextConfig, WorkingState, prepare, replay
+from ctxlab.analysis._replay import ReplayStep
 from ctxlab.manifest import ContextManifest, ManifestItem, Thresholds
 from ctxlab.materials import SystemPart
+from ctxlab.messages._request import ModelRequest
 from ctxlab.pipeline import PreparationMemo
 from ctxlab.pipeline._layout import ManifestFactory, request_of
 from ctxlab.pipeline._stages import fixed_part
@@ -80,3 +82,17 @@ def test_a_common_steps_preparation_and_a_replays_steps_fill_every_field() -> No
     assert [s.number for s in replayed] == list(range(len(replayed))) and len(replayed) == 6
     for step in replayed:
         _assert_as_init_builds(step)
+
+
+@pytest.mark.parametrize("cls", [ContextManifest, ModelRequest, ReplayStep])
+def test_every_filled_class_is_one_whose_init_only_sets_its_fields(cls: type) -> None:
+    # `filled` skips ``__init__``: a ``__post_init__`` (a check, a conversion) or slots added to
+    # one of these classes later would be skipped silently at every step. Add one, and move its
+    # sites back to the class's ``__init__``.
+    params = cls.__dataclass_params__  # type: ignore[attr-defined]
+    assert params.frozen and params.init
+    assert not hasattr(cls, "__post_init__")
+    assert "__slots__" not in vars(cls)
+    assert {f.name for f in dataclasses.fields(cls)} == {
+        f.name for f in dataclasses.fields(cls) if f.init
+    }
