@@ -35,7 +35,8 @@ OLD_WORD_FILE = re.compile(
 UNICODE = ["٣", "５", "߀", "²", "é", "ß", "ǅ", "\u212a", "ſ", "Ω", "\u0301", "．", "·", "\u00a0"]
 ASCII = [*"aZv_.1 9/-\n", "ab_cd", "FooBar", "1.2.3", "v2", "x.py", "src/", "..", ".rs", "Then"]
 PIECES = st.sampled_from([*UNICODE, *ASCII])
-TEXTS = st.lists(PIECES, max_size=24).map("".join)
+# Any character too (surrogates included), among the pieces.
+TEXTS = st.lists(st.one_of(PIECES, PIECES, st.characters(codec=None)), max_size=24).map("".join)
 
 
 @SETTINGS
