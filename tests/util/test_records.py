@@ -8,12 +8,16 @@ replay's step) is made again through its class's own
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import dataclasses
+import importlib
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import ctxlab
 from ctxlab import ApproximateCounter, ContextConfig, WorkingState, prepare, replay
 from ctxlab.manifest import ContextManifest, ManifestItem, Thresholds
 from ctxlab.materials import SystemPart
@@ -84,12 +88,6 @@ def test_a_common_steps_preparation_and_a_replays_steps_fill_every_field() -> No
 
 def _filled_classes() -> list[type]:
     """The class of every ``filled(Class, ...)`` call in ctxlab (resolved in its module)."""
-    import ast
-    import importlib
-    from pathlib import Path
-
-    import ctxlab
-
     root = Path(ctxlab.__file__).parent
     found: list[type] = []
     for path in sorted(root.rglob("*.py")):
