@@ -66,7 +66,7 @@ def test_no_notice_below_its_line_leaves_no_material() -> None:
     assert _noticed(NO_MATERIAL, LINES.notice_tokens + 1, with_notice=False).kept == ()
 
 
-def test_amaterial_item_hashes_its_block_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_material_item_hashes_its_block_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # A block's hash is a SHA-256 of its text computed at every read: the notice's item, built
     # at every step of a long session, reads it once for its hash and its revision.
     reads: list[str] = []
