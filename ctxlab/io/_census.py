@@ -16,7 +16,9 @@ How an importer reports into it (every reader of ``ctxlab.load`` does; a new one
      read for the transcript's metadata, System text, usage or ordering;
    - skipped, with the reason, when it is not: ``builder.skip("reasoning")``;
    - a part of a used record that is not kept (a thought, an image without data, a block type
-     ctxlab does not model) is ``builder.leave_out(reason)``: the record stays used.
+     ctxlab does not model) is ``builder.leave_out(reason)``: the record stays used. A record
+     that keeps nothing is skipped once, for its first part left out (not also for the reason
+     the importer gives, "empty message": one thing lost, counted once).
 
    A record whose handling may keep nothing (every block of it dropped, an empty text) ends
    with ``builder.settle(reason)``: skipped for ``reason`` unless something of it was used.
