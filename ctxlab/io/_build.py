@@ -70,11 +70,15 @@ class ConversationBuilder:
         self.dropped: dict[str, int] = {}
         self.notes: dict[str, Any] = {}
         """What an importer learned or did on the way, for the transcript's meta."""
-        self.skipped: dict[str, int] = {}
-        """What of the source did not become messages, by reason (`skip`, `leave_out`)."""
         self.renamed = 0
         self._seen: set[str] = set()
         self._rename: dict[str, str] = {}
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """What of the source did not become messages, by reason (`skip`, `leave_out`): each
+        record and part once (a record skipped with parts left out: once, for their reason)."""
+        return self.tally.by_reason
 
     def add(
         self, role: str, blocks: Iterable[Mapping[str, Any]], usage: ProviderUsage | None = None
@@ -225,30 +229,24 @@ class ConversationBuilder:
 
     def skip(self, reason: str, count: int = 1) -> None:
         """The current record (all ``count`` of `record`) is not used, for ``reason``
-        (``meta["skipped"]``: nothing a file holds is dropped without saying so). Outside a
-        record, ``count`` records of their own; in a record already used, ``count`` parts of it
-        (as `leave_out`)."""
+        (``meta["skipped"]``: nothing a file holds is dropped without saying so) — or, when
+        parts of it were left out (`leave_out`), for the first one's reason: it is skipped
+        once, for what it held. Outside a record, ``count`` records of their own; in a record
+        already used, ``count`` parts of it (as `leave_out`)."""
         if count > 0:
-            count = self.tally.skip(reason, count)
-            if count:
-                self.skipped[reason] = self.skipped.get(reason, 0) + count
+            self.tally.skip(reason, count)
 
     def settle(self, reason: str) -> None:
         """Skip the current record for ``reason`` unless it is used or skipped already."""
-        count = self.tally.settle(reason)
-        if count:
-            self.skipped[reason] = self.skipped.get(reason, 0) + count
+        self.tally.settle(reason)
 
     def leave_out(self, reason: str, count: int = 1, *, raw: Any = None) -> None:
         """``count`` parts of the current record are not kept (thoughts, blocks ctxlab does not
-        model), for ``reason``; the record itself may still be used. ``raw``: the parts as the
-        file holds them — what the file's inventory finds in them is set aside, not
-        unaccounted (`set_aside`)."""
-        if count > 0:
-            self.skipped[reason] = self.skipped.get(reason, 0) + count
-            self.tally.leave_out(reason, count)
-            if raw is not None:
-                self.set_aside(raw, reason)
+        model), for ``reason``; the record itself may still be used — if it is not (`skip`,
+        `settle`), it is skipped for this reason instead, and the parts are not counted apart.
+        ``raw``: the parts as the file holds them — what the file's inventory finds in them is
+        set aside, not unaccounted (`set_aside`)."""
+        self.tally.leave_out(reason, count, raw)
 
     def set_aside(self, value: Any, reason: str) -> None:
         """Set aside, for ``reason``, everything the file's inventory finds in ``value`` (usage,

@@ -16,7 +16,9 @@ How an importer reports into it (every reader of ``ctxlab.load`` does; a new one
      read for the transcript's metadata, System text, usage or ordering;
    - skipped, with the reason, when it is not: ``builder.skip("reasoning")``;
    - a part of a used record that is not kept (a thought, an image without data, a block type
-     ctxlab does not model) is ``builder.leave_out(reason)``: the record stays used.
+     ctxlab does not model) is ``builder.leave_out(reason)``: the record stays used. A record
+     that keeps nothing is skipped once, for its first part left out (not also for the reason
+     the importer gives, "empty message": one thing lost, counted once).
 
    A record whose handling may keep nothing (every block of it dropped, an empty text) ends
    with ``builder.settle(reason)``: skipped for ``reason`` unless something of it was used.
@@ -277,7 +279,10 @@ def _listed(counts: Mapping[str, int], most: int = 3) -> str:
 
 class Tally:
     """The running count behind a `ConversationBuilder`'s census: the open record (or group of
-    records) and what became of it."""
+    records) and what became of it. Parts of the open record left out before it is decided are
+    held until it is: a record used counts them left out, by their reasons; a record skipped
+    is skipped once, for the first one's reason (what it held and did not keep), not also for
+    them — ``by_reason``, the transcript's ``meta["skipped"]``, counts each thing once."""
 
     def __init__(self, unit: str) -> None:
         self.unit = unit
@@ -285,6 +290,8 @@ class Tally:
         self.used: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
         self.left_out: dict[str, int] = {}
+        self.by_reason: dict[str, int] = {}
+        """Records skipped and parts left out, by reason (``meta["skipped"]``)."""
         self.unaccounted: dict[str, int] = {}
         self.usage_read = 0
         self.usage_lost: dict[str, int] = {}
@@ -293,6 +300,7 @@ class Tally:
         self._open: tuple[str, int] | None = None  # (kind, count) of the record being read
         self._state = "none"  # of the open record: "pending", "used", "skipped"
         self._raw: Any = None  # the open record's raw value, when the importer gave it
+        self._held: list[tuple[str, int, Any]] = []  # its parts left out while undecided
 
     def record(self, kind: str, count: int = 1, raw: Any = None) -> None:
         # A group of no record is opened too: what is said of it counts nothing.
@@ -304,6 +312,7 @@ class Tally:
     def use(self) -> None:
         if self._open is not None and self._state == "pending":
             self._state = "used"
+            self._release()
 
     def skip(self, reason: str, count: int) -> int:
         """Skip the open record (all of its group), or ``count`` records outside one, or
@@ -312,19 +321,28 @@ class Tally:
             # Not inside a record (an importer that does not name its records): ``count``
             # records of their own, read and skipped.
             _add(self.read, reason, count)
-            _add(self.skipped, reason, count)
+            self._count(self.skipped, reason, count)
             return count
         if self._state == "pending":
-            _add(self.skipped, reason, self._open[1])
+            held, self._held = self._held, []
+            if held:
+                # What the record held is why nothing of it was kept: one reason, its first
+                # part's (the record's own reason would count the same loss a second time).
+                reason = held[0][0]
+            self._count(self.skipped, reason, self._open[1])
             self._state = "skipped"
             if self._raw is not None:
                 # What the skipped record holds is set aside with it, not lost (a group's
                 # raw value is the list of its records).
                 group = self._open[1] != 1 and isinstance(self._raw, list)
                 self.set_aside_in(self._raw, reason, records=group)
+            else:
+                for _, _, raw in held:
+                    if raw is not None:
+                        self.set_aside_in(raw, reason)
             return self._open[1]
         # The record is already used (or skipped): what is skipped is a part of it.
-        _add(self.left_out, reason, count)
+        self._count(self.left_out, reason, count)
         return count
 
     def set_aside_in(self, value: Any, reason: str, *, records: bool = False) -> None:
@@ -343,8 +361,29 @@ class Tally:
             return self.skip(reason, self._open[1])
         return 0
 
-    def leave_out(self, reason: str, count: int) -> None:
-        _add(self.left_out, reason, count)
+    def leave_out(self, reason: str, count: int, raw: Any = None) -> None:
+        """``count`` parts of the open record not kept, for ``reason`` (``raw``: as the file
+        holds them, set aside); held while the record is undecided."""
+        if count <= 0:
+            return
+        if self._open is not None and self._state == "pending":
+            self._held.append((reason, count, raw))
+            return
+        self._count(self.left_out, reason, count)
+        if raw is not None:
+            self.set_aside_in(raw, reason)
+
+    def _release(self) -> None:
+        # The record is decided without being skipped: its held parts are counted left out.
+        held, self._held = self._held, []
+        for reason, count, raw in held:
+            self._count(self.left_out, reason, count)
+            if raw is not None:
+                self.set_aside_in(raw, reason)
+
+    def _count(self, counts: dict[str, int], reason: str, count: int) -> None:
+        _add(counts, reason, count)
+        _add(self.by_reason, reason, count)
 
     def close(self) -> None:
         if self._open is not None:
@@ -353,4 +392,5 @@ class Tally:
                 _add(self.used, kind, count)
             elif self._state == "pending":
                 _add(self.unaccounted, kind, count)
+        self._release()
         self._open, self._state, self._raw = None, "none", None

@@ -149,8 +149,8 @@ def test_each_message_as_the_model_saw_it() -> None:
             "critic message": 1,
         },
         skipped={
-            "message with nothing kept": 3,  # two user messages, the result naming no call
-            "tool result without a call id": 1,
+            "message with nothing kept": 2,  # two user messages
+            "tool result without a call id": 1,  # a message of only it: skipped once, for it
             "empty reply": 1,
             "critic message": 1,
         },

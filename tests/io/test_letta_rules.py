@@ -208,8 +208,8 @@ def test_a_message_of_only_a_call_naming_nothing_is_skipped_for_it_once() -> Non
 
 def test_a_call_naming_nothing_beside_parts_none_kept_is_said_once_for_it() -> None:
     # Its other parts are all left out (an image of no address): nothing of the message is
-    # kept, as when it held the call alone — skipped for the call, which was otherwise said
-    # nowhere (set aside as a "message with nothing kept"; i67-rev1).
+    # kept, as when it held the call alone — skipped once, for the first part left out (the
+    # call, read before `add` leaves the image out), and neither part counted again (i67-skip).
     blank = {"type": "image", "source": {"type": "url", "url": ""}}
     nameless = {"role": "assistant", "content": [blank], "tool_calls": [call(None, None, None)]}
     transcript = load(
@@ -222,9 +222,9 @@ def test_a_call_naming_nothing_beside_parts_none_kept_is_said_once_for_it() -> N
     )
     assert shown(transcript) == [("user", ("text", "hi")), ("assistant", ("text", "ok"))]
     reason = "tool call without an id, a name or arguments"
-    assert transcript.meta["skipped"] == {"image without data": 1, reason: 1}
+    assert transcript.meta["skipped"] == {reason: 1}
     census = added_up(transcript)
-    assert (census.skipped, census.left_out) == ({reason: 1}, {"image without data": 1})
+    assert (census.skipped, census.left_out) == ({reason: 1}, {})
     assert census.set_aside == {f"tool call: {reason}": 1, f"reply: {reason}": 1}
     assert census.unaccounted == {}
 
@@ -293,9 +293,14 @@ def test_an_opening_calls_result_among_others_is_left_out() -> None:
         ("b", "(no output)", False),
         ("c", "(no output)", False),
     ]
+    # The message whose one result names no call: nothing kept, not an opening call's result —
+    # skipped once, for that result (not also as a "message with nothing kept"); the other
+    # result naming nothing is a part of a message kept.
     assert edges.meta["skipped"]["tool result without a call id"] == 2
-    # The message whose one result names no call: nothing kept, not an opening call's result.
-    assert edges.meta["skipped"]["message with nothing kept"] == 1
+    assert "message with nothing kept" not in edges.meta["skipped"]
+    assert edges.census is not None
+    assert edges.census.skipped["tool result without a call id"] == 1
+    assert edges.census.left_out["tool result without a call id"] == 1
     assert "result of an opening reply's call" not in edges.meta["skipped"]
 
 

@@ -89,8 +89,7 @@ CALLS_AND_PARTS = ruled(
         "approval message": 1,
         "empty message": 2,
         "unreadable message": 1,
-        "image without data": 1,
-        "message with nothing kept": 1,
+        "image without data": 1,  # a message of only it: skipped once, for it
     },
 )
 """An opening exchange, parts of each kind, calls and their returns, and what no request holds

@@ -188,7 +188,6 @@ class _Reader:
 
     def assistant(self, message: Mapping[str, Any], parts: list[Any], index: int) -> None:
         blocks = _blocks(parts, self.builder)
-        nameless: list[Mapping[str, Any]] = []
         for n, call in enumerate(message.get("tool_calls") or ()):
             if not isinstance(call, Mapping):
                 continue
@@ -196,8 +195,10 @@ class _Reader:
             if not (call.get("id") or function.get("name") or function.get("arguments")):
                 # Letta's tool call is OpenAI's (an id, a function's name and arguments, all
                 # required): one with none of them names nothing to run and nothing a return
-                # can answer, and no request carried it.
-                nameless.append(call)
+                # can answer, and no request carried it. Set aside as the file holds it (an
+                # element of ``tool_calls``: what the inventory finds it as); a message that
+                # keeps nothing is skipped for it, once (`ConversationBuilder.leave_out`).
+                self.builder.leave_out(_NAMELESS_CALL, raw={"tool_calls": [call]})
                 continue
             blocks.append(
                 {
@@ -207,18 +208,11 @@ class _Reader:
                     "input": arguments_of(function.get("arguments")),
                 }
             )
-        if blocks and self.builder.add("assistant", blocks):
+        if not blocks:
+            self.builder.skip("empty message")
+        elif self.builder.add("assistant", blocks):
             # ``created_at``: ISO 8601 (a reply of several messages: its first).
             self.builder.reply_time(message.get("created_at"))
-            for call in nameless:
-                # A part of a reply kept, set aside as the file holds it (an element of
-                # ``tool_calls``: what the inventory finds it as).
-                self.builder.leave_out(_NAMELESS_CALL, raw={"tool_calls": [call]})
-        elif nameless or not blocks:
-            # Nothing kept (no part, or none `add` keeps): the message is skipped (what it holds
-            # set aside with it) once, for the calls naming nothing when it held one — not also
-            # each call as a part left out. Parts but no such call: settled by the caller.
-            self.builder.skip(_NAMELESS_CALL if nameless else "empty message")
 
     def tool(self, message: Mapping[str, Any], parts: list[Any]) -> None:
         results = _results(message, parts)
