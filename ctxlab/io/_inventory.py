@@ -30,7 +30,7 @@ what a value is live in `ctxlab.io._findings`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -67,7 +67,7 @@ from ctxlab.io._findings import (
     usage_key,
 )
 
-__all__ = ["KINDS", "Finding", "Inventory", "inventory_of", "remembered", "unplaced"]
+__all__ = ["KINDS", "Finding", "Inventory", "inventory_of", "remembered"]
 
 _MAX_DEPTH = 200
 """Deeper than this, a file is not walked further (hostile nesting): what lies below is not
@@ -349,51 +349,3 @@ def _may_be_usage(flags: int, item: Mapping[Any, Any]) -> bool:
         if len(_TOKEN_NAMES) < _SHAPES:
             _TOKEN_NAMES[names] = known
     return known
-
-
-def unplaced(
-    held: Inventory,
-    placed: Inventory,
-    aside: Mapping[str, Collection[str]],
-    accounted: Mapping[str, int],
-    words: str = "",
-) -> dict[str, int]:
-    """What ``held`` (the file) finds that the reader neither placed nor set aside, as
-    ``"<kind> at <path>"`` → count.
-
-    What the reader set aside is known by its keys (``aside``, by kind). A tool call or
-    reasoning is matched by key: placed when the transcript (``placed``, and its text
-    ``words`` for reasoning) holds it. Usage and replies are counted: of those not set aside,
-    ``accounted[kind]`` are placed (usage read, replies kept).
-    """
-    out: dict[str, int] = {}
-    for kind in KINDS:
-        apart = set(aside.get(kind, ()))  # (lists of thousands: asked of every finding)
-        pool = [
-            f
-            for f in held.findings[kind].values()
-            if f.key not in apart and not (f.alias and f.alias in apart)
-        ]
-        if kind in ("tool call", "reasoning"):
-            missing = held.missing(placed, kind, words)
-            kept = {f.key for f in missing}
-            pool = [f for f in pool if f.key in kept]
-            _attribute(out, kind, pool, len(pool))
-        else:
-            _attribute(out, kind, pool, len(pool) - accounted.get(kind, 0))
-    return out
-
-
-def _attribute(out: dict[str, int], kind: str, findings: list[Finding], excess: int) -> None:
-    # ``excess`` of ``findings`` are unaccounted: named by the paths they were found at, the
-    # rarest first — which of a counted kind were missed the count cannot say, and a field a
-    # reader never handles is likelier one it met seldom than the one it reads on every reply.
-    by_path: dict[str, int] = {}
-    for finding in findings:
-        by_path[finding.path] = by_path.get(finding.path, 0) + 1
-    for path, count in sorted(by_path.items(), key=lambda kv: (kv[1], kv[0])):
-        if excess <= 0:
-            return
-        taken = min(count, excess)
-        out[f"{kind} at {path}"] = taken
-        excess -= taken
