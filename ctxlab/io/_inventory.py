@@ -82,6 +82,9 @@ class Inventory:
     """kind → key → the first finding of that key."""
     cut: bool = False
     """Whether part of the file was nested too deeply to walk."""
+    brink: bool = False
+    """Whether the walk came within a level of the limit: the same value walked a level deeper
+    (an element of a list document, `_walk_document`) may be cut where this was not."""
 
     def add(self, finding: Finding) -> None:
         self.findings[finding.kind].setdefault(finding.key, finding)
@@ -148,7 +151,10 @@ def inventory_of(values: Iterable[Any], *, last: bool = False, read: bool = Fals
         if seen is None or (last and id(value) not in seen):
             # Nothing to remember this record's inventory for: walked straight into the
             # whole (the same first finding of each key, in the same order).
-            _walk_field("", value, "$", None, found, -1, False)
+            if seen and type(value) is list:
+                _walk_document(value, seen, found)
+            else:
+                _walk_field("", value, "$", None, found, -1, False)
         else:
             found.merge(_record_inventory(value))
     return found
@@ -187,13 +193,46 @@ def _record_inventory(value: Any) -> Inventory:
     return found
 
 
+def _walk_document(
+    value: list[Any], seen: dict[int, tuple[Any, Inventory]], found: Inventory
+) -> None:
+    # A document that is a list, walked as `_walk_field("", value, "$", None, found, -1, False)`
+    # walks it — but an element a reader set aside (tau-bench's other episodes) was walked
+    # then, at ``$``: its kept inventory is placed under ``$[]`` (a third of a tau-bench load
+    # was this second walk). Kept only where the walk here would find the same: an object
+    # that is not itself usage (alone, it is counted as one; here, its fields are walked),
+    # whose walk came nowhere near the limit (here, it lies a level deeper).
+    if _attribute_list(value):
+        _walk(value, "$", None, found, 0, False)
+        return
+    for item in value:
+        if type(item) in _LEAVES:
+            continue  # (as `_walk_list` passes them over)
+        kept = seen.get(id(item)) if type(item) is dict else None
+        if kept is None or kept[1].cut or kept[1].brink or _is_usage_record(item):
+            _walk(item, "$[]", None, found, 1, False)
+            continue
+        for kind, findings in kept[1].findings.items():
+            mine = found.findings[kind]
+            for key, f in findings.items():
+                if key not in mine:
+                    mine[key] = Finding(f.kind, "$[]" + f.path[1:], key, f.alias, f.text, f.parts)
+
+
+def _is_usage_record(item: dict[Any, Any]) -> bool:
+    # `_walk_field`'s first question of a record (a field of no name).
+    return _may_be_usage(0, item) and is_usage("", item)
+
+
 def _walk(value: Any, path: str, holder: Any, found: Inventory, depth: int, in_reply: bool) -> None:
     # ``holder``: the object that holds ``value`` (None at the top), whose id — found only
     # when a finding asks for it (`_ids`) — names what it holds; ``in_reply``: inside a reply
     # already found (a message nested in its record is the same reply).
-    if depth > _MAX_DEPTH:
-        found.cut = True
-        return
+    if depth >= _MAX_DEPTH - 1:  # (one question on the common path)
+        if depth > _MAX_DEPTH:
+            found.cut = True
+            return
+        found.brink = True
     if isinstance(value, list):
         if not _attribute_list(value):
             _walk_list(value, path + "[]", holder, found, depth, in_reply)
