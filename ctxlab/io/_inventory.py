@@ -23,8 +23,8 @@ A file records one thing in several places (a Claude Code reply split over lines
 reasoning summary also sent as an event, a record rewritten with its id), so each finding has a
 *key*: a tool call its id (else its name and arguments), reasoning its text (whitespace folded),
 usage the id of the object that holds it and a reply its own id (else their own content). What
-is counted is distinct keys. `Inventory.missing` compares these keys with the same walk over the
-transcript a reader made: the difference is what the reader did not place. The rules that say
+is counted is distinct keys. `ctxlab.io._accounting.unplaced` compares these keys with the same
+walk over the transcript a reader made: the difference is what the reader did not place. The rules that say
 what a value is live in `ctxlab.io._findings`.
 """
 
@@ -102,16 +102,6 @@ class Inventory:
         """Distinct findings by kind (kinds with none left out)."""
         return {kind: len(keys) for kind, keys in self.findings.items() if keys}
 
-    def missing(self, placed: Inventory, kind: str, words: str = "") -> list[Finding]:
-        """The findings of ``kind`` (a tool call or reasoning) that ``placed`` does not hold:
-        neither its key nor its alias, nor — for reasoning — its words within placed reasoning
-        or within ``words`` (the transcript's other text, whitespace folded: a reader may keep
-        a model's thought as the text it is)."""
-        keys = set(placed.findings[kind])
-        keys |= {f.alias for f in placed.findings[kind].values() if f.alias}
-        words = "\n".join([words, *(f.text for f in placed.findings[kind].values() if f.text)])
-        return [f for f in self.findings[kind].values() if not _matched(f, keys, words)]
-
 
 def _no_findings() -> dict[str, dict[str, Finding]]:
     # `KINDS`, each with none yet: written out, an inventory is made per record set aside
@@ -119,26 +109,12 @@ def _no_findings() -> dict[str, dict[str, Finding]]:
     return {"usage": {}, "tool call": {}, "reasoning": {}, "reply": {}}
 
 
-def _matched(finding: Finding, keys: set[str], words: str) -> bool:
-    if finding.key in keys:
-        return True
-    if finding.kind == "tool call":
-        # An id-less call, which a reader may have given an id of its own.
-        return finding.key == finding.alias and finding.alias in keys
-    # Reasoning: its encrypted or signed form kept, its words (or one of its parts) kept.
-    return bool(
-        (finding.alias and finding.alias in keys)
-        or (finding.text and finding.text in words)
-        or any(part in words for part in finding.parts)
-    )
-
-
 def inventory_of(values: Iterable[Any], *, last: bool = False, read: bool = False) -> Inventory:
     """The inventory of decoded records (a JSON Lines file's values, or a document as one).
 
-    ``last``: the load's last walk of these records (its whole file's, `account_for`): one not
-    walked before in the load is walked straight into the whole, its own inventory not kept —
-    nothing asks for it again. ``read``: the caller only reads the inventory (one record's
+    ``last``: the load's last walk of these records (its whole file's, or the transcript's,
+    `account_for`): one not walked before in the load is walked straight into the whole, its
+    own inventory not kept — nothing asks for it again. ``read``: the caller only reads the inventory (one record's
     kept inventory is then given itself, not a copy)."""
     seen = _SEEN.get()
     if seen is not None and not last and type(values) is list and len(values) == 1:
