@@ -23,14 +23,14 @@ A file records one thing in several places (a Claude Code reply split over lines
 reasoning summary also sent as an event, a record rewritten with its id), so each finding has a
 *key*: a tool call its id (else its name and arguments), reasoning its text (whitespace folded),
 usage the id of the object that holds it and a reply its own id (else their own content). What
-is counted is distinct keys. `Inventory.missing` compares these keys with the same walk over the
-transcript a reader made: the difference is what the reader did not place. The rules that say
+is counted is distinct keys. `ctxlab.io._accounting.unplaced` compares these keys with the same
+walk over the transcript a reader made: the difference is what the reader did not place. The rules that say
 what a value is live in `ctxlab.io._findings`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -67,7 +67,7 @@ from ctxlab.io._findings import (
     usage_key,
 )
 
-__all__ = ["KINDS", "Finding", "Inventory", "inventory_of", "remembered", "unplaced"]
+__all__ = ["KINDS", "Finding", "Inventory", "inventory_of", "remembered"]
 
 _MAX_DEPTH = 200
 """Deeper than this, a file is not walked further (hostile nesting): what lies below is not
@@ -82,6 +82,9 @@ class Inventory:
     """kind → key → the first finding of that key."""
     cut: bool = False
     """Whether part of the file was nested too deeply to walk."""
+    brink: bool = False
+    """Whether the walk came within a level of the limit: the same value walked a level deeper
+    (an element of a list document, `_walk_document`) may be cut where this was not."""
 
     def add(self, finding: Finding) -> None:
         self.findings[finding.kind].setdefault(finding.key, finding)
@@ -99,16 +102,6 @@ class Inventory:
         """Distinct findings by kind (kinds with none left out)."""
         return {kind: len(keys) for kind, keys in self.findings.items() if keys}
 
-    def missing(self, placed: Inventory, kind: str, words: str = "") -> list[Finding]:
-        """The findings of ``kind`` (a tool call or reasoning) that ``placed`` does not hold:
-        neither its key nor its alias, nor — for reasoning — its words within placed reasoning
-        or within ``words`` (the transcript's other text, whitespace folded: a reader may keep
-        a model's thought as the text it is)."""
-        keys = set(placed.findings[kind])
-        keys |= {f.alias for f in placed.findings[kind].values() if f.alias}
-        words = "\n".join([words, *(f.text for f in placed.findings[kind].values() if f.text)])
-        return [f for f in self.findings[kind].values() if not _matched(f, keys, words)]
-
 
 def _no_findings() -> dict[str, dict[str, Finding]]:
     # `KINDS`, each with none yet: written out, an inventory is made per record set aside
@@ -116,26 +109,12 @@ def _no_findings() -> dict[str, dict[str, Finding]]:
     return {"usage": {}, "tool call": {}, "reasoning": {}, "reply": {}}
 
 
-def _matched(finding: Finding, keys: set[str], words: str) -> bool:
-    if finding.key in keys:
-        return True
-    if finding.kind == "tool call":
-        # An id-less call, which a reader may have given an id of its own.
-        return finding.key == finding.alias and finding.alias in keys
-    # Reasoning: its encrypted or signed form kept, its words (or one of its parts) kept.
-    return bool(
-        (finding.alias and finding.alias in keys)
-        or (finding.text and finding.text in words)
-        or any(part in words for part in finding.parts)
-    )
-
-
 def inventory_of(values: Iterable[Any], *, last: bool = False, read: bool = False) -> Inventory:
     """The inventory of decoded records (a JSON Lines file's values, or a document as one).
 
-    ``last``: the load's last walk of these records (its whole file's, `account_for`): one not
-    walked before in the load is walked straight into the whole, its own inventory not kept —
-    nothing asks for it again. ``read``: the caller only reads the inventory (one record's
+    ``last``: the load's last walk of these records (its whole file's, or the transcript's,
+    `account_for`): one not walked before in the load is walked straight into the whole, its
+    own inventory not kept — nothing asks for it again. ``read``: the caller only reads the inventory (one record's
     kept inventory is then given itself, not a copy)."""
     seen = _SEEN.get()
     if seen is not None and not last and type(values) is list and len(values) == 1:
@@ -148,7 +127,10 @@ def inventory_of(values: Iterable[Any], *, last: bool = False, read: bool = Fals
         if seen is None or (last and id(value) not in seen):
             # Nothing to remember this record's inventory for: walked straight into the
             # whole (the same first finding of each key, in the same order).
-            _walk_field("", value, "$", None, found, -1, False)
+            if seen and type(value) is list:
+                _walk_document(value, seen, found)
+            else:
+                _walk_field("", value, "$", None, found, -1, False)
         else:
             found.merge(_record_inventory(value))
     return found
@@ -187,13 +169,46 @@ def _record_inventory(value: Any) -> Inventory:
     return found
 
 
+def _walk_document(
+    value: list[Any], seen: dict[int, tuple[Any, Inventory]], found: Inventory
+) -> None:
+    # A document that is a list, walked as `_walk_field("", value, "$", None, found, -1, False)`
+    # walks it — but an element a reader set aside (tau-bench's other episodes) was walked
+    # then, at ``$``: its kept inventory is placed under ``$[]`` (a third of a tau-bench load
+    # was this second walk). Kept only where the walk here would find the same: an object
+    # that is not itself usage (alone, it is counted as one; here, its fields are walked),
+    # whose walk came nowhere near the limit (here, it lies a level deeper).
+    if _attribute_list(value):
+        _walk(value, "$", None, found, 0, False)
+        return
+    for item in value:
+        if type(item) in _LEAVES:
+            continue  # (as `_walk_list` passes them over)
+        kept = seen.get(id(item)) if type(item) is dict else None
+        if kept is None or kept[1].cut or kept[1].brink or _is_usage_record(item):
+            _walk(item, "$[]", None, found, 1, False)
+            continue
+        for kind, findings in kept[1].findings.items():
+            mine = found.findings[kind]
+            for key, f in findings.items():
+                if key not in mine:
+                    mine[key] = Finding(f.kind, "$[]" + f.path[1:], key, f.alias, f.text, f.parts)
+
+
+def _is_usage_record(item: dict[Any, Any]) -> bool:
+    # `_walk_field`'s first question of a record (a field of no name).
+    return _may_be_usage(0, item) and is_usage("", item)
+
+
 def _walk(value: Any, path: str, holder: Any, found: Inventory, depth: int, in_reply: bool) -> None:
     # ``holder``: the object that holds ``value`` (None at the top), whose id — found only
     # when a finding asks for it (`_ids`) — names what it holds; ``in_reply``: inside a reply
     # already found (a message nested in its record is the same reply).
-    if depth > _MAX_DEPTH:
-        found.cut = True
-        return
+    if depth >= _MAX_DEPTH - 1:  # (one question on the common path)
+        if depth > _MAX_DEPTH:
+            found.cut = True
+            return
+        found.brink = True
     if isinstance(value, list):
         if not _attribute_list(value):
             _walk_list(value, path + "[]", holder, found, depth, in_reply)
@@ -349,51 +364,3 @@ def _may_be_usage(flags: int, item: Mapping[Any, Any]) -> bool:
         if len(_TOKEN_NAMES) < _SHAPES:
             _TOKEN_NAMES[names] = known
     return known
-
-
-def unplaced(
-    held: Inventory,
-    placed: Inventory,
-    aside: Mapping[str, Collection[str]],
-    accounted: Mapping[str, int],
-    words: str = "",
-) -> dict[str, int]:
-    """What ``held`` (the file) finds that the reader neither placed nor set aside, as
-    ``"<kind> at <path>"`` → count.
-
-    What the reader set aside is known by its keys (``aside``, by kind). A tool call or
-    reasoning is matched by key: placed when the transcript (``placed``, and its text
-    ``words`` for reasoning) holds it. Usage and replies are counted: of those not set aside,
-    ``accounted[kind]`` are placed (usage read, replies kept).
-    """
-    out: dict[str, int] = {}
-    for kind in KINDS:
-        apart = set(aside.get(kind, ()))  # (lists of thousands: asked of every finding)
-        pool = [
-            f
-            for f in held.findings[kind].values()
-            if f.key not in apart and not (f.alias and f.alias in apart)
-        ]
-        if kind in ("tool call", "reasoning"):
-            missing = held.missing(placed, kind, words)
-            kept = {f.key for f in missing}
-            pool = [f for f in pool if f.key in kept]
-            _attribute(out, kind, pool, len(pool))
-        else:
-            _attribute(out, kind, pool, len(pool) - accounted.get(kind, 0))
-    return out
-
-
-def _attribute(out: dict[str, int], kind: str, findings: list[Finding], excess: int) -> None:
-    # ``excess`` of ``findings`` are unaccounted: named by the paths they were found at, the
-    # rarest first — which of a counted kind were missed the count cannot say, and a field a
-    # reader never handles is likelier one it met seldom than the one it reads on every reply.
-    by_path: dict[str, int] = {}
-    for finding in findings:
-        by_path[finding.path] = by_path.get(finding.path, 0) + 1
-    for path, count in sorted(by_path.items(), key=lambda kv: (kv[1], kv[0])):
-        if excess <= 0:
-            return
-        taken = min(count, excess)
-        out[f"{kind} at {path}"] = taken
-        excess -= taken

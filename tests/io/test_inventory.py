@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from ctxlab import load
 from ctxlab.io import Census
+from ctxlab.io._accounting import unplaced
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._inventory import inventory_of, unplaced
+from ctxlab.io._inventory import inventory_of
 from tests.strategies import SETTINGS, json_value
 
 
