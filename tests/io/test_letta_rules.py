@@ -5,6 +5,8 @@ the summary of evicted messages as a compaction, and the census over every agent
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -182,22 +184,29 @@ def test_a_call_without_an_id_or_a_name_is_given_them_one_naming_nothing_is_left
     assert census.unaccounted == {} and census.tool_calls == 2
 
 
-def test_a_message_of_only_a_call_naming_nothing_is_skipped_for_it_once() -> None:
-    # Nothing of the message is kept: the record is skipped, for the reason of what it held (the
-    # call), and that call is not counted again as a part left out (nor the message as empty).
-    nameless = {"role": "assistant", "content": "", "tool_calls": [call(None, None, None)]}
+NAMELESS = "tool call without an id, a name or arguments"
+
+
+def _skipped_once_between_two_kept(content: object) -> Any:
+    """The census of a Letta agent file whose middle message holds ``content`` and a call naming
+    nothing: that message skipped once, for the call, between two messages shown."""
+    nameless = {"role": "assistant", "content": content, "tool_calls": [call(None, None, None)]}
     transcript = load(
         agent_v1(
-            {"role": "user", "content": "hi"},
-            nameless,
-            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "hi"}, nameless, {"role": "assistant", "content": "ok"}
         ),
         format="letta",
     )
     assert shown(transcript) == [("user", ("text", "hi")), ("assistant", ("text", "ok"))]
-    reason = "tool call without an id, a name or arguments"
-    assert transcript.meta["skipped"] == {reason: 1}
-    census = added_up(transcript)
+    assert transcript.meta["skipped"] == {NAMELESS: 1}
+    return added_up(transcript)
+
+
+def test_a_message_of_only_a_call_naming_nothing_is_skipped_for_it_once() -> None:
+    # Nothing of the message is kept: the record is skipped, for the reason of what it held (the
+    # call), and that call is not counted again as a part left out (nor the message as empty).
+    census = _skipped_once_between_two_kept("")
+    reason = NAMELESS
     assert (census.read, census.used) == (
         {"user message": 1, "assistant message": 2},
         {"user message": 1, "assistant message": 1},
@@ -211,19 +220,8 @@ def test_a_call_naming_nothing_beside_parts_none_kept_is_said_once_for_it() -> N
     # kept, as when it held the call alone — skipped once, for the first part left out (the
     # call, read before `add` leaves the image out), and neither part counted again (i67-skip).
     blank = {"type": "image", "source": {"type": "url", "url": ""}}
-    nameless = {"role": "assistant", "content": [blank], "tool_calls": [call(None, None, None)]}
-    transcript = load(
-        agent_v1(
-            {"role": "user", "content": "hi"},
-            nameless,
-            {"role": "assistant", "content": "ok"},
-        ),
-        format="letta",
-    )
-    assert shown(transcript) == [("user", ("text", "hi")), ("assistant", ("text", "ok"))]
-    reason = "tool call without an id, a name or arguments"
-    assert transcript.meta["skipped"] == {reason: 1}
-    census = added_up(transcript)
+    census = _skipped_once_between_two_kept([blank])
+    reason = NAMELESS
     assert (census.skipped, census.left_out) == ({reason: 1}, {})
     assert census.set_aside == {f"tool call: {reason}": 1, f"reply: {reason}": 1}
     assert census.unaccounted == {}

@@ -18,7 +18,7 @@ from ctxlab.manifest import Transform
 from ctxlab.messages import DECODE_NOTE, ProviderBlock
 from ctxlab.pipeline._provider_edits import has_compaction_block
 from ctxlab.pipeline._scan import _Arrived, _checked, _evicting, plain_arrival, scan_conversation
-from tests.pipeline.test_plain_arrival import ARRIVALS, _arrivals, _exchange
+from tests.pipeline.test_plain_arrival import ARRIVALS, _arrivals, _exchange, arrival_case
 from tests.pipeline.test_properties import image
 
 _PREFIX = DECODE_NOTE.split("{", 1)[0]
@@ -56,10 +56,9 @@ def _plain(scan: Any, suffix: Any, config: ContextConfig, cache: TokenCache) -> 
 def test_both_callers_of_the_one_place_find_what_a_pass_per_check_finds(
     case: tuple[list[Any], list[Any], ContextConfig],
 ) -> None:
-    before, after, config = case
-    cache, spec_cache = TokenCache(ApproximateCounter()), TokenCache(ApproximateCounter())
-    scan, _ = scan_conversation(tuple(before), config, None, cache)
-    suffix = tuple(after)
+    before, suffix, config, cache = arrival_case(case)
+    spec_cache = TokenCache(ApproximateCounter())
+    scan, _ = scan_conversation(before, config, None, cache)
     limit = config.tool_result_limit
     # The full scan's: the same findings, and the same messages looked up (the cache's hits).
     arrived = _Arrived.of(suffix, limit, cache)

@@ -74,18 +74,26 @@ ARRIVALS = settings(
 """How the properties over `_arrivals` run (here and in tests/pipeline/test_arrival_checks.py)."""
 
 
+def arrival_case(
+    case: tuple[list[Any], list[Any], ContextConfig],
+) -> tuple[tuple[Any, ...], tuple[Any, ...], ContextConfig, TokenCache]:
+    """An `_arrivals` case as the properties read it: the start and what arrived (tuples), the
+    config and a fresh cache."""
+    before, after, config = case
+    return tuple(before), tuple(after), config, TokenCache(ApproximateCounter())
+
+
 @ARRIVALS
 @given(case=_arrivals())
 def test_a_plain_arrival_extends_the_scan_as_a_scan_of_the_whole_conversation_does(
     case: tuple[list[Any], list[Any], ContextConfig],
 ) -> None:
-    before, after, config = case
-    cache = TokenCache(ApproximateCounter())
+    before, after, config, cache = arrival_case(case)
     # Two scans of the same start: `appended` moves the one it extends on, in place.
-    base, _ = scan_conversation(tuple(before), config, None, cache)
-    other, _ = scan_conversation(tuple(before), config, None, cache)
+    base, _ = scan_conversation(before, config, None, cache)
+    other, _ = scan_conversation(before, config, None, cache)
     conversation = (*base.conversation, *after)
-    arrival = plain_arrival(base, tuple(after), config, None, cache)
+    arrival = plain_arrival(base, after, config, None, cache)
     full, transforms = scan_conversation(conversation, config, None, cache, other)
     PLAIN_SEEN.append(arrival is not None)
     if arrival is None:
