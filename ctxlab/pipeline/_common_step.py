@@ -35,7 +35,7 @@ from ctxlab.pipeline._layout import (
 from ctxlab.pipeline._offload import Offloader
 from ctxlab.pipeline._prepare_inputs import CallerInputs, CompactionOrder
 from ctxlab.pipeline._scan import ConversationScan, appended, plain_arrival
-from ctxlab.pipeline._stages import FixedPart, source_failures, usage_material
+from ctxlab.pipeline._stages import FixedPart, notice_due, source_failures, usage_material
 from ctxlab.tokens import MESSAGE_OVERHEAD, TokenCache
 
 if TYPE_CHECKING:
@@ -221,7 +221,7 @@ def _built(
     estimated = fixed.tokens + (last.summary_tokens if state.summary is not None else 0)
     estimated += scan.tokens
     items: tuple[ManifestItem, ...]
-    if inputs.caller.usage_notice and purpose != "summary" and base > last.lines.notice_tokens:
+    if notice_due(base, last.lines, purpose, inputs.caller.usage_notice):
         # What `project` gives for the notice alone, placed as `lay_out` places it (rendered
         # once, not once to count and once to send).
         notice = usage_material(base, last.lines, inputs.config.compression_tool_enabled)

@@ -29,6 +29,7 @@ __all__ = [
     "FixedPart",
     "budget_materials",
     "fixed_part",
+    "notice_due",
     "project",
     "source_failures",
     "unrecorded_item",
@@ -225,6 +226,12 @@ def _notice_text(total: int, context_size: int, trigger: int, tool_enabled: bool
     return note
 
 
+def notice_due(total: int, thresholds: Thresholds, purpose: Purpose, with_notice: bool) -> bool:
+    """Whether stage 6 adds the usage notice to a request of ``total`` tokens without it (the
+    full path's `project` and the common step ask this one question)."""
+    return with_notice and purpose != "summary" and total > thresholds.notice_tokens
+
+
 def usage_material(total: int, thresholds: Thresholds, tool_enabled: bool) -> Material:
     """The usage notice of a request of ``total`` tokens under ``thresholds``, as material."""
     text = _notice_text(total, thresholds.context_size, thresholds.trigger_tokens, tool_enabled)
@@ -259,11 +266,11 @@ def project(
         if projected:
             budgeted = budgeted.adding(list(projected), cache)
     total = base_tokens + budgeted.total
-    if with_notice and total > thresholds.notice_tokens:
+    if notice_due(total, thresholds, purpose, with_notice):
         notice = usage_material(total, thresholds, tool_enabled)
         if not budgeted.kept and budgeted.policy is None:
-            # The common step, no material but the notice: what `adding`, `omit` (nothing
-            # optional to omit, no policy to ask) and the ordering below give for it alone.
+            # No material but the notice: what `adding`, `omit` (nothing optional to omit, no
+            # policy to ask) and the ordering below give for it alone.
             tokens = {**budgeted.tokens, **material_tokens((notice,), cache)}
             return Budgeted((notice,), tokens, budgeted.transforms, None)
         budgeted = budgeted.adding([notice], cache)
