@@ -140,8 +140,7 @@ class Census:
         if self.usage_read != self.usage_placed + lost:
             found.append(
                 f"{_counted(self.usage_read, 'usage report')} read but {self.usage_placed:,} "
-                f"placed and "
-                f"{lost:,} lost"
+                f"placed and {lost:,} lost"
             )
         return found
 
@@ -290,8 +289,7 @@ class Tally:
         self.used: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
         self.left_out: dict[str, int] = {}
-        self.by_reason: dict[str, int] = {}
-        """Records skipped and parts left out, by reason (``meta["skipped"]``)."""
+        self._reasons: dict[str, None] = {}  # of both, in the order first counted (by_reason's)
         self.unaccounted: dict[str, int] = {}
         self.usage_read = 0
         self.usage_lost: dict[str, int] = {}
@@ -301,6 +299,11 @@ class Tally:
         self._state = "none"  # of the open record: "pending", "used", "skipped"
         self._raw: Any = None  # the open record's raw value, when the importer gave it
         self._held: list[tuple[str, int, Any]] = []  # its parts left out while undecided
+
+    @property
+    def by_reason(self) -> dict[str, int]:
+        """Records skipped and parts left out, by reason (``meta["skipped"]``, a new dict)."""
+        return {r: self.skipped.get(r, 0) + self.left_out.get(r, 0) for r in self._reasons}
 
     def record(self, kind: str, count: int = 1, raw: Any = None) -> None:
         # A group of no record is opened too: what is said of it counts nothing.
@@ -382,8 +385,9 @@ class Tally:
                 self.set_aside_in(raw, reason)
 
     def _count(self, counts: dict[str, int], reason: str, count: int) -> None:
-        _add(counts, reason, count)
-        _add(self.by_reason, reason, count)
+        if count > 0:
+            _add(counts, reason, count)
+            self._reasons[reason] = None
 
     def close(self) -> None:
         if self._open is not None:
