@@ -340,12 +340,11 @@ class Tally:
                 group = self._open[1] != 1 and isinstance(self._raw, list)
                 self.set_aside_in(self._raw, reason, records=group)
             else:
-                for _, _, raw in held:
-                    if raw is not None:
-                        self.set_aside_in(raw, reason)
+                for _, _, raw in held:  # (not counted: the record is skipped once, for them)
+                    self._left_out(reason, 0, raw)
             return self._open[1]
         # The record is already used (or skipped): what is skipped is a part of it.
-        self._count(self.left_out, reason, count)
+        self._left_out(reason, count, None)
         return count
 
     def set_aside_in(self, value: Any, reason: str, *, records: bool = False) -> None:
@@ -372,17 +371,18 @@ class Tally:
         if self._open is not None and self._state == "pending":
             self._held.append((reason, count, raw))
             return
-        self._count(self.left_out, reason, count)
-        if raw is not None:
-            self.set_aside_in(raw, reason)
+        self._left_out(reason, count, raw)
 
     def _release(self) -> None:
         # The record is decided without being skipped: its held parts are counted left out.
         held, self._held = self._held, []
         for reason, count, raw in held:
-            self._count(self.left_out, reason, count)
-            if raw is not None:
-                self.set_aside_in(raw, reason)
+            self._left_out(reason, count, raw)
+
+    def _left_out(self, reason: str, count: int, raw: Any) -> None:
+        self._count(self.left_out, reason, count)
+        if raw is not None:  # what the parts hold is set aside with them, not lost
+            self.set_aside_in(raw, reason)
 
     def _count(self, counts: dict[str, int], reason: str, count: int) -> None:
         if count > 0:

@@ -70,3 +70,17 @@ def test_a_reason_left_out_before_another_is_skipped_comes_first_in_meta_skipped
     assert list(notes["skipped"].items()) == [("thought", 3), ("progress line", 2)]
     assert notes["census"]["skipped"] == {"progress line": 2}
     assert notes["census"]["left_out"] == {"thought": 3}
+
+
+def test_a_skipped_record_sets_aside_what_its_parts_left_out_hold_for_their_reason() -> None:
+    # The record has no raw value of its own: what is set aside is what its parts held, once,
+    # for the reason it is skipped for (the first part's), the parts not counted apart.
+    builder = ConversationBuilder("t", unit="message")
+    builder.record("assistant")
+    builder.leave_out("thought", raw=_RAW)
+    builder.leave_out("image", 2)
+    builder.settle("empty message")
+    _, notes, _, _ = builder.finish()
+    assert notes["skipped"] == {"thought": 1}
+    assert notes["census"]["left_out"] == {}
+    assert notes["census"]["set_aside"] == {"usage: thought": 1}
