@@ -140,8 +140,7 @@ class Census:
         if self.usage_read != self.usage_placed + lost:
             found.append(
                 f"{_counted(self.usage_read, 'usage report')} read but {self.usage_placed:,} "
-                f"placed and "
-                f"{lost:,} lost"
+                f"placed and {lost:,} lost"
             )
         return found
 
@@ -290,8 +289,7 @@ class Tally:
         self.used: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
         self.left_out: dict[str, int] = {}
-        self.by_reason: dict[str, int] = {}
-        """Records skipped and parts left out, by reason (``meta["skipped"]``)."""
+        self._reasons: dict[str, None] = {}  # of both, in the order first counted (by_reason's)
         self.unaccounted: dict[str, int] = {}
         self.usage_read = 0
         self.usage_lost: dict[str, int] = {}
@@ -301,6 +299,11 @@ class Tally:
         self._state = "none"  # of the open record: "pending", "used", "skipped"
         self._raw: Any = None  # the open record's raw value, when the importer gave it
         self._held: list[tuple[str, int, Any]] = []  # its parts left out while undecided
+
+    @property
+    def by_reason(self) -> dict[str, int]:
+        """Records skipped and parts left out, by reason (``meta["skipped"]``, a new dict)."""
+        return {r: self.skipped.get(r, 0) + self.left_out.get(r, 0) for r in self._reasons}
 
     def record(self, kind: str, count: int = 1, raw: Any = None) -> None:
         # A group of no record is opened too: what is said of it counts nothing.
@@ -337,12 +340,11 @@ class Tally:
                 group = self._open[1] != 1 and isinstance(self._raw, list)
                 self.set_aside_in(self._raw, reason, records=group)
             else:
-                for _, _, raw in held:
-                    if raw is not None:
-                        self.set_aside_in(raw, reason)
+                for _, _, raw in held:  # (not counted: the record is skipped once, for them)
+                    self._left_out(reason, 0, raw)
             return self._open[1]
         # The record is already used (or skipped): what is skipped is a part of it.
-        self._count(self.left_out, reason, count)
+        self._left_out(reason, count, None)
         return count
 
     def set_aside_in(self, value: Any, reason: str, *, records: bool = False) -> None:
@@ -369,21 +371,23 @@ class Tally:
         if self._open is not None and self._state == "pending":
             self._held.append((reason, count, raw))
             return
-        self._count(self.left_out, reason, count)
-        if raw is not None:
-            self.set_aside_in(raw, reason)
+        self._left_out(reason, count, raw)
 
     def _release(self) -> None:
         # The record is decided without being skipped: its held parts are counted left out.
         held, self._held = self._held, []
         for reason, count, raw in held:
-            self._count(self.left_out, reason, count)
-            if raw is not None:
-                self.set_aside_in(raw, reason)
+            self._left_out(reason, count, raw)
+
+    def _left_out(self, reason: str, count: int, raw: Any) -> None:
+        self._count(self.left_out, reason, count)
+        if raw is not None:  # what the parts hold is set aside with them, not lost
+            self.set_aside_in(raw, reason)
 
     def _count(self, counts: dict[str, int], reason: str, count: int) -> None:
-        _add(counts, reason, count)
-        _add(self.by_reason, reason, count)
+        if count > 0:
+            _add(counts, reason, count)
+            self._reasons[reason] = None
 
     def close(self) -> None:
         if self._open is not None:
