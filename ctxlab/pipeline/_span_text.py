@@ -76,6 +76,12 @@ def flat(text: str) -> str:
 
 def short(text: str, limit: int = 80) -> str:
     """``text``'s first non-empty line, flattened, cut at a word end with an ellipsis."""
+    # A text already flat (a run's command, named in the discoveries) is cut alone: every white
+    # space character but the space, and every line break, is unprintable (checked over all of
+    # Unicode, i68-summ), so a printable text without two spaces running nor one at either end
+    # is one line, flat (2,146 commands: 3.1 -> 1.4 ms).
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return short_flat(text, limit)
     line = next((ln for ln in text.splitlines() if ln.strip()), "")
     return short_flat(flat(line), limit)
 

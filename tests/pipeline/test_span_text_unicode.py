@@ -77,9 +77,29 @@ def short_before(text: str, limit: int) -> str:
     return one if len(one) <= limit else one[:limit].rsplit(" ", 1)[0] + " …"
 
 
-@given(st.text(st.sampled_from("ab .é\n\t\u2028\x85\xa0\x1c-"), max_size=300), st.integers(0, 120))
+@given(
+    st.text(st.sampled_from("ab .é\n\r\t\u2028\x85\xa0\u3000\x1c\x1f-"), max_size=300),
+    st.integers(0, 120),
+)
 @SETTINGS
 def test_a_flat_text_is_cut_as_short_cut_it_before(text: str, limit: int) -> None:
     # i68-summ: a command's line, already flat, is cut without being split and flattened again.
     assert short_flat(flat(text), limit) == short_before(flat(text), limit)
     assert short(text, limit) == short_before(text, limit)
+
+
+@given(st.text(st.sampled_from("ab .é-"), max_size=40), st.integers(0, 30))
+@example("a ", 80)
+@SETTINGS
+def test_a_printable_line_is_cut_as_short_cut_it_before(text: str, limit: int) -> None:
+    # Printable texts alone: `short`'s way for a text already flat, and its edges (a space
+    # at an end, two running).
+    assert short(text, limit) == short_before(text, limit)
+
+
+def test_no_white_space_nor_line_break_but_the_space_is_printable() -> None:
+    # What `short` trusts to cut a printable text without flattening it.
+    for code in range(0x110000):
+        char = chr(code)
+        if char != " " and (char.isspace() or len(f"a{char}b".splitlines()) > 1):
+            assert not char.isprintable(), hex(code)
