@@ -24,7 +24,7 @@ from ctxlab.messages import (
 from ctxlab.pipeline._changes import edit_change, shell_changes
 from ctxlab.pipeline._handover_warnings import warning_lines
 from ctxlab.pipeline._results import TRUNCATION_MARKER
-from ctxlab.pipeline._span_text import _values, files_named, flat, short
+from ctxlab.pipeline._span_text import _values, files_named, flat, short, short_flat
 from ctxlab.util._lines import lines_holding
 from ctxlab.util._memo import Memo
 from ctxlab.util._tags import PairedTags
@@ -282,7 +282,7 @@ def read_span(messages: Iterable[Message]) -> Span:
                 text = TAGS.sub(
                     " ", "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
                 )
-                lines = [flat(ln) for ln in text.splitlines() if len(flat(ln)) > 2]
+                lines = [line for ln in text.splitlines() if len(line := flat(ln)) > 2]
                 if lines and lines[0].startswith(_RECORDED_SUMMARY):
                     span.recorded.extend(lines)  # a harness's summary, not the user's words
                 else:
@@ -360,7 +360,7 @@ def _read_call(block: ToolUseBlock) -> _CallRead:
         command = flat(raw)
         edits = _shell_edits.get(raw, lambda: tuple(shell_changes(raw)))
         reads = tuple(files_named(command))
-        ran = f"$ {short(command, 200)}"
+        ran = f"$ {short_flat(command, 200)}"
         return _CallRead(command, ran, ran, tuple(values), reads, edits)
     if path is not None:
         action = f"{block.name} {path}"

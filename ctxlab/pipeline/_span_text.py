@@ -8,7 +8,7 @@ import re
 
 from ctxlab.util._memo import Memo
 
-__all__ = ["files_named", "find_values", "flat", "short"]
+__all__ = ["files_named", "find_values", "flat", "short", "short_flat"]
 
 # A value starts a run of word characters and dots: where no word character or dot precedes.
 # Its first character is read before that look-behind (`(?<![\w.].)`: the character before it),
@@ -76,11 +76,23 @@ def flat(text: str) -> str:
 
 def short(text: str, limit: int = 80) -> str:
     """``text``'s first non-empty line, flattened, cut at a word end with an ellipsis."""
+    # A text already flat (a run's command, named in the discoveries) is cut alone: every white
+    # space character but the space, and every line break, is unprintable (checked over all of
+    # Unicode, i68-summ), so a printable text without two spaces running nor one at either end
+    # is one line, flat (2,146 commands: 3.1 -> 1.4 ms).
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return short_flat(text, limit)
     line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    one = flat(line)
-    if len(one) <= limit:
-        return one
-    return one[:limit].rsplit(" ", 1)[0] + " …"
+    return short_flat(flat(line), limit)
+
+
+def short_flat(text: str, limit: int = 80) -> str:
+    """`short` of a text already `flat` (one line, white space single spaces), cut alone: a
+    command's line is not split and flattened again (`_span._read_call`: the span's commands,
+    heredocs among them, 3.0 → 0.2 ms on the held-out replays at 16k, i68-summ)."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " …"
 
 
 _found: Memo[str, tuple[str, ...]] = Memo(20_000)

@@ -161,6 +161,23 @@ async def test_a_pinned_task_is_a_pointer_kept_before_anything_else() -> None:
     assert "- Keep the public API unchanged." in overview
 
 
+async def test_a_pinned_task_over_lines_is_never_an_instruction_summary_after_summary() -> None:
+    # The pinned task is read flattened (kept by its text since i68-summ: every summary of a
+    # session is asked with it): its words said again on one line are not a later instruction.
+    task = "Make the lexer\n  accept   unicode identifiers."
+    previous = Summary(fields={"task_overview": "Goal: unicode identifiers."}, text="")
+    span = (
+        UserMessage(content="Make the lexer accept unicode identifiers."),
+        AssistantMessage(content="On it."),
+    )
+    for _ in range(2):  # the second summary reads the task kept
+        overview = (await extractive_fields(span, previous, pinned_task=task))["task_overview"]
+        assert overview.splitlines() == [
+            "The task: the user's first message, quoted below.",
+            "Goal: unicode identifiers.",
+        ]
+
+
 async def test_an_earlier_summarys_goal_stays_beside_the_pointer() -> None:
     task = "Make the lexer accept unicode identifiers."
     previous = Summary(

@@ -12,7 +12,15 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ctxlab.pipeline._span_text import _VALUE_ASCII, _WORD_FILE_ASCII, files_named, find_values
+from ctxlab.pipeline._span_text import (
+    _VALUE_ASCII,
+    _WORD_FILE_ASCII,
+    files_named,
+    find_values,
+    flat,
+    short,
+    short_flat,
+)
 from tests.strategies import SETTINGS
 
 # The patterns in main before i67-summ (`git show main:ctxlab/pipeline/_span_text.py`, and
@@ -61,3 +69,37 @@ def test_the_twins_differ_where_the_text_is_not_ascii() -> None:
         assert find_values(text) == values != _VALUE_ASCII.findall(text)
     for text, files in (("é/x.py", ["é/x.py"]), ("x.pyé", [])):
         assert files_named(text) == files != _WORD_FILE_ASCII.findall(text)
+
+
+def short_before(text: str, limit: int) -> str:
+    """`short` before i68-summ (the first non-empty line, flattened, then cut), kept here."""
+    one = flat(next((ln for ln in text.splitlines() if ln.strip()), ""))
+    return one if len(one) <= limit else one[:limit].rsplit(" ", 1)[0] + " …"
+
+
+@given(
+    st.text(st.sampled_from("ab .é\n\r\t\u2028\x85\xa0\u3000\x1c\x1f-"), max_size=300),
+    st.integers(0, 120),
+)
+@SETTINGS
+def test_a_flat_text_is_cut_as_short_cut_it_before(text: str, limit: int) -> None:
+    # i68-summ: a command's line, already flat, is cut without being split and flattened again.
+    assert short_flat(flat(text), limit) == short_before(flat(text), limit)
+    assert short(text, limit) == short_before(text, limit)
+
+
+@given(st.text(st.sampled_from("ab .é-"), max_size=40), st.integers(0, 30))
+@example("a ", 80)
+@SETTINGS
+def test_a_printable_line_is_cut_as_short_cut_it_before(text: str, limit: int) -> None:
+    # Printable texts alone: `short`'s way for a text already flat, and its edges (a space
+    # at an end, two running).
+    assert short(text, limit) == short_before(text, limit)
+
+
+def test_no_white_space_nor_line_break_but_the_space_is_printable() -> None:
+    # What `short` trusts to cut a printable text without flattening it.
+    for code in range(0x110000):
+        char = chr(code)
+        if char != " " and (char.isspace() or len(f"a{char}b".splitlines()) > 1):
+            assert not char.isprintable(), hex(code)
