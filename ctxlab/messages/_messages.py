@@ -72,13 +72,21 @@ class UserMessage(_Message):
     @derived
     def tool_results(self) -> tuple[ToolResultBlock, ...]:
         """The tool results carried by this turn."""
-        return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
+        # A list made, then a tuple: no generator (read once per message by every scan).
+        return tuple([b for b in self.content if isinstance(b, ToolResultBlock)])
 
     @derived
     def image_count(self) -> int:
         """Images in this turn, inside tool results included."""
-        direct = sum(1 for b in self.content if isinstance(b, ImageBlock))
-        return direct + sum(len(r.images) for r in self.tool_results)
+        # One pass over the blocks, no tuple built (`ToolResultBlock.images` of each result, the
+        # direct images): the scans read it once per message, a third of a turn's first reads.
+        count = 0
+        for block in self.content:
+            if isinstance(block, ImageBlock):
+                count += 1
+            elif isinstance(block, ToolResultBlock) and not isinstance(block.content, str):
+                count += sum([isinstance(part, ImageBlock) for part in block.content])
+        return count
 
     @derived
     def longest_result_chars(self) -> int:
@@ -98,7 +106,7 @@ class AssistantMessage(_Message):
     @derived
     def tool_uses(self) -> tuple[ToolUseBlock, ...]:
         """The tool calls requested in this turn."""
-        return tuple(b for b in self.content if isinstance(b, ToolUseBlock))
+        return tuple([b for b in self.content if isinstance(b, ToolUseBlock)])  # (no generator)
 
 
 Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]

@@ -87,9 +87,13 @@ def has_compaction_block(message: Message) -> bool:
     """Whether ``message`` is an assistant turn holding a server's compaction block (Anthropic's
     ``compact_20260112`` writes ``{"type": "compaction", "content": ..., "encrypted_content":
     ...}``; ctxlab keeps it as a `ProviderBlock`, sent back byte for byte)."""
-    return isinstance(message, AssistantMessage) and any(
-        isinstance(b, ProviderBlock) and b.kind == "compaction" for b in message.content
-    )
+    # A loop, not `any` over a generator: every scan asks it of every assistant turn.
+    if not isinstance(message, AssistantMessage):
+        return False
+    for block in message.content:
+        if isinstance(block, ProviderBlock) and block.kind == "compaction":
+            return True
+    return False
 
 
 def from_compaction_block(

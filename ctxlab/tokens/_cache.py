@@ -264,8 +264,8 @@ class TokenCache:
             if message.content_hash in messages:  # a repeated message: `message` would hit
                 hits += 1
                 continue
-            try:
-                tokens = MESSAGE_OVERHEAD + sum(blocks[b.content_hash] for b in message.content)
+            try:  # (a list summed, not a generator: a frame less per message of a session)
+                tokens = MESSAGE_OVERHEAD + sum([blocks[b.content_hash] for b in message.content])
             except KeyError:  # the bounded table was cleared meanwhile: counted one by one
                 self.message(message)
                 continue
