@@ -10,6 +10,7 @@ from functools import cache
 from typing import Any
 
 from ctxlab.io._census import Census
+from ctxlab.io._findings import may_be_alias
 from ctxlab.io._inventory import KINDS, Finding, Inventory, inventory_of
 from ctxlab.io._transcript import Transcript
 from ctxlab.messages import (
@@ -97,10 +98,13 @@ def unplaced(
     out: dict[str, int] = {}
     for kind in KINDS:
         apart = set(aside.get(kind, ()))  # (lists of thousands: asked of every finding)
+        # A call's alias is asked only when something set aside may be one (an id-less
+        # call's key: `may_be_alias`): most files set aside none (`Finding.alias`).
+        aliased = kind != "tool call" or any(may_be_alias(k) for k in apart)
         pool = [
             f
             for f in held.findings[kind].values()
-            if f.key not in apart and not (f.alias and f.alias in apart)
+            if f.key not in apart and not (aliased and f.alias and f.alias in apart)
         ]
         if kind in ("tool call", "reasoning"):
             if pool:  # (else the transcript need not be asked)
@@ -119,14 +123,21 @@ def _unmatched(
     # Of ``pool`` (a tool call or reasoning each), those ``placed`` (the transcript's of that
     # kind) does not hold: neither its key nor its alias, nor — for reasoning — its words (or
     # one of its parts) within placed reasoning or ``words``, joined only when asked.
-    keys = set(placed) | {f.alias for f in placed.values() if f.alias}
+    keys = set(placed)
+    aliases: set[str] | None = None  # (made when a finding is not placed by its key)
     text: str | None = None
     out = []
     for finding in pool:
         # A call by its id, or (id-less: its key is its alias) by the name and arguments of
         # one a reader gave an id of its own; reasoning by its words' key or its opaque form.
-        if finding.key in keys or (
-            finding.kind != "tool call" and finding.alias and finding.alias in keys
+        if finding.key in keys:
+            continue
+        if aliases is None:
+            aliases = {f.alias for f in placed.values() if f.alias}
+        if finding.key in aliases or (
+            finding.kind != "tool call"
+            and finding.alias
+            and (finding.alias in keys or finding.alias in aliases)
         ):
             continue
         if finding.text or finding.parts:

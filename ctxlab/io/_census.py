@@ -36,11 +36,12 @@ every skip and left-out part by reason, as before.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ctxlab.io._inventory import inventory_of
 from ctxlab.messages import AssistantMessage, UserMessage
+from ctxlab.util._json import plain_copy
 
 __all__ = ["Census", "Tally", "holdings"]
 
@@ -194,8 +195,9 @@ class Census:
         return self.summary()
 
     def as_meta(self) -> dict[str, Any]:
-        """The census as plain data, for ``Transcript.meta["census"]``."""
-        return asdict(self)
+        """The census as plain data, for ``Transcript.meta["census"]``: `dataclasses.asdict`'s
+        copy, without its call for each of the thousands of keys set aside (`plain_copy`)."""
+        return {name: plain_copy(getattr(self, name)) for name in _FIELDS}
 
     @classmethod
     def from_meta(cls, value: Any) -> Census | None:
@@ -235,6 +237,8 @@ class Census:
         except (TypeError, ValueError, AttributeError):
             return None
 
+
+_FIELDS = tuple(f.name for f in fields(Census))
 
 _NOUNS = {
     "usage": "usage field",

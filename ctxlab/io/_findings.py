@@ -85,20 +85,52 @@ _CALL_ID_KEYS = (
 _TEXT_KEYS = ("thinking", "reasoning", "text", "content", "summary", "description", "subject")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Finding:
     """One thing the file holds: its kind, where (a JSON path, list positions as ``[]``), the
-    key it is known by, and another it may be known by (a call's name and arguments beside its
-    id: a reader may give an id-less call one of its own)."""
+    key it is known by, and another it may be known by (`alias`: a call's name and arguments
+    beside its id — a reader may give an id-less call one of its own)."""
 
     kind: str
     path: str
     key: str
-    alias: str = ""
+    alias_of: Any = ""
+    """The alias, or — for a call known by its id — the call's ``(name, arguments)`` it is made
+    of when first asked (`alias`)."""
     text: str = ""
     """Reasoning's words, whitespace folded (a reader may join or split a model's parts)."""
     parts: tuple[str, ...] = ()
     """Reasoning's parts (a summary beside the text), each folded: a reader may keep one."""
+
+    @property
+    def alias(self) -> str:
+        """The other key this is known by ("" when none). A call's is a digest of its name and
+        arguments, asked only when an id-less call went unmatched (`ctxlab.io._accounting`):
+        made then, not for each of the tens of thousands of calls a walk finds (a fifth of
+        `_placed`). Made of the values as the walk found them — readers do not change the
+        decoded records they read."""
+        given = self.alias_of
+        if type(given) is str:
+            return given
+        made = _call_alias(*given)
+        object.__setattr__(self, "alias_of", made)  # (made once)
+        return made
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.kind, self.path, self.key, self.alias, self.text, self.parts)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Finding and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        kind, path, key, alias, text, parts = self._fields()
+        return (
+            f"Finding(kind={kind!r}, path={path!r}, key={key!r}, alias={alias!r}, "
+            f"text={text!r}, parts={parts!r})"
+        )
 
 
 def is_attribute_list(value: list[Any]) -> bool:
@@ -214,20 +246,36 @@ def call_id(value: Mapping[str, Any]) -> str | None:
 
 
 def call_finding(value: Mapping[str, Any], path: str) -> Finding:
-    # Known by its id, and by its name and arguments (decoded when they are JSON text).
+    # Known by its id, and by its name and arguments (`Finding.alias`: made when asked; an
+    # id-less call is known by it, made now).
     function = value.get("function")
     named = function if isinstance(function, Mapping) else value
     name = next((named[k] for k in ("name", "toolName", "tool_name") if k in named), None)
     args = next(
         (named[k] for k in ("arguments", "args", "input", "parameters") if k in named), None
     )
+    own = call_id(value)
+    if own is None:
+        alias = _call_alias(name, args)
+        return Finding("tool call", path, alias, alias)
+    return Finding("tool call", path, "call " + own.split("__dup")[0], (name, args))
+
+
+def may_be_alias(key: str) -> bool:
+    """Whether ``key`` has the shape of a call's alias (``"call "`` and 16 hex digits): a call
+    known by its id may be known by such a key too, by no other."""
+    return len(key) == 21 and key.startswith("call ") and _HEX.issuperset(key[5:])
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _call_alias(name: Any, args: Any) -> str:
+    # A call's name and arguments (decoded when they are JSON text), digested.
     if isinstance(args, str):
         decoded = json_in(args)
         args = decoded if decoded is not None else args
-    alias = "call " + _digest({"name": name, "args": args})
-    own = call_id(value)
-    key = "call " + own.split("__dup")[0] if own is not None else alias
-    return Finding("tool call", path, key, alias)
+    return "call " + _digest({"name": name, "args": args})
 
 
 def is_thought(value: Mapping[str, Any]) -> bool:
@@ -248,7 +296,7 @@ def reasoning_finding(value: Mapping[str, Any], path: str) -> Finding:
         for k in _TEXT_KEYS
         if k in value and (folded := " ".join(texts_of(value[k]).split()))
     )
-    return replace(text_finding(path, text), alias=opaque, parts=parts)
+    return replace(text_finding(path, text), alias_of=opaque, parts=parts)
 
 
 def texts_of(value: Any, depth: int = 0) -> str:

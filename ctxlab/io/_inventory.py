@@ -192,7 +192,9 @@ def _walk_document(
             mine = found.findings[kind]
             for key, f in findings.items():
                 if key not in mine:
-                    mine[key] = Finding(f.kind, "$[]" + f.path[1:], key, f.alias, f.text, f.parts)
+                    mine[key] = Finding(
+                        f.kind, "$[]" + f.path[1:], key, f.alias_of, f.text, f.parts
+                    )
 
 
 def _is_usage_record(item: dict[Any, Any]) -> bool:

@@ -4,10 +4,11 @@ number of more digits than Python converts, is not JSON here, as text that does 
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, Final
 
-__all__ = ["NOT_JSON", "parse_json"]
+__all__ = ["NOT_JSON", "parse_json", "plain_copy"]
 
 
 class _NotJson:
@@ -26,3 +27,21 @@ def parse_json(text: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
         return NOT_JSON
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def plain_copy(value: Any) -> Any:
+    """``value`` copied as `dataclasses.asdict` copies a field that is plain data: dicts and
+    lists rebuilt, what they hold copied in turn, an atom given back (`copy.deepcopy` gives
+    it back too), anything else deep-copied — without a call for each atom of a list (a
+    census's thousands of keys set aside, copied twice a load)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {k: v if type(v) in _ATOMS else plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _ATOMS else plain_copy(v) for v in value]
+    return copy.deepcopy(value)
