@@ -25,9 +25,10 @@ from ctxlab.io._block_shapes import (
     tool_result,
 )
 from ctxlab.io._cache_split import split_notes
-from ctxlab.io._census import Census, Tally, holdings
+from ctxlab.io._census import Census, holdings
 from ctxlab.io._clock import TimeUnit, posix_seconds
 from ctxlab.io._findings import field_of
+from ctxlab.io._tally import Tally
 from ctxlab.messages import (
     NOT_IN_ROLE,
     AssistantMessage,

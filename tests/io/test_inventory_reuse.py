@@ -11,9 +11,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.io._census import Tally
 from ctxlab.io._findings import _digest
 from ctxlab.io._inventory import inventory_of, remembered
+from ctxlab.io._tally import Tally
 from tests.strategies import SETTINGS
 
 

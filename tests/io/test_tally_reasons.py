@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.io._build import ConversationBuilder
-from ctxlab.io._census import Tally, _add
+from ctxlab.io._census import _add
+from ctxlab.io._tally import Tally
 from tests.strategies import SETTINGS
 
 
