@@ -62,24 +62,33 @@ async def stub_summarizer(request: SummaryRequest) -> Mapping[str, Any]:
 
 
 def cold_replay(
-    messages: Messages, system: str, window: int, *, grade: bool = True
+    messages: Messages,
+    system: str,
+    window: int,
+    *,
+    grade: bool = True,
+    counter: TokenCache | None = None,
 ) -> AsyncIterator[ReplayStep]:
-    """`replay` with cold exact counts (a fresh `TokenCache`) and the stub summarizer."""
+    """`replay` with cold exact counts (a fresh `TokenCache`, unless ``counter`` is given: the
+    counts an earlier run kept) and the stub summarizer."""
     return replay(
         messages,
         context_window=window,
-        counter=TokenCache(default_counter()),
+        counter=counter or TokenCache(default_counter()),
         system=system,
         summarizer=stub_summarizer,
         grade=grade,
     )
 
 
-async def ctxlab_prepare(messages: Messages, system: str, window: int) -> tuple[float, float]:
+async def ctxlab_prepare(
+    messages: Messages, system: str, window: int, counter: TokenCache | None = None
+) -> tuple[float, float]:
     """Seconds to prepare every request (`replay` with ``grade=False``: nothing graded or
-    priced): wall clock and the process's CPU time (both counting threads included)."""
+    priced): wall clock and the process's CPU time (both counting threads included).
+    ``counter``: a `TokenCache` an earlier run filled (counts kept across runs), else cold."""
     start, start_cpu = time.perf_counter(), time.process_time()
-    async for _ in cold_replay(messages, system, window, grade=False):
+    async for _ in cold_replay(messages, system, window, grade=False, counter=counter):
         pass
     return time.perf_counter() - start, time.process_time() - start_cpu
 

@@ -32,7 +32,11 @@ profiled, and long sessions stitched from them):
   untimed earlier run of the same session passed again as ``counter`` (fresh objects, every id
   computed again, every count a look-up by content hash).
   ``kn÷fl`` is how far the floor falls when counts are kept; ``st÷kn`` and ``kp÷kn`` ctxlab
-  against that floor, its counts kept on disk and in memory.
+  against that floor, its counts kept on disk and in memory;
+- **prep kept**: ``prepare`` with its counts kept across runs in memory (the `TokenCache` of an
+  untimed earlier ``prepare`` of the same session): preparation when the floor falls, as issue 54
+  asks to show (a what-if or a sweep prepares one session under many configs, every count made
+  once per content). ``pk÷kn`` against the floor with counts kept, ``pk÷AS`` against AgentScope.
 
 CPU seconds of the process (``time.process_time``: both counting threads included); every
 contender cold (the transcript read again: fresh objects, fresh caches, ctxlab's process-wide
@@ -71,7 +75,17 @@ from compaction_bench import ctxlab_prepare, id_count_floor, known_counts, stub_
 import ctxlab
 from ctxlab.tokens import CountStore, TokenCache, default_counter, load_encoding
 
-CONTENDERS = ("user", "stub", "prepare", "floor", "agentscope", "known", "stored", "kept")
+CONTENDERS = (
+    "user",
+    "stub",
+    "prepare",
+    "floor",
+    "agentscope",
+    "known",
+    "stored",
+    "kept",
+    "prep kept",
+)
 
 
 async def user_replay(messages: Messages, system: str, window: int, **options: Any) -> float:
@@ -101,6 +115,8 @@ async def measure(
     await user_replay(*session.load(), window, counter=TokenCache(default_counter(), store=store))
     kept = TokenCache(default_counter())
     await user_replay(*session.load(), window, counter=kept)
+    kept_prepare = TokenCache(default_counter())
+    await ctxlab_prepare(*session.load(), window, kept_prepare)
 
     def keep(name: str, seconds: float) -> None:
         best[name] = min(best.get(name, float("inf")), seconds)
@@ -131,6 +147,9 @@ async def measure(
     async def kept_counts() -> None:
         keep("kept", await user_replay(*session.load(), window, counter=kept))
 
+    async def prepare_kept() -> None:
+        keep("prep kept", (await ctxlab_prepare(*session.load(), window, kept_prepare))[1])
+
     runs: list[Callable[[], Awaitable[None]]] = [
         user,
         stub,
@@ -140,6 +159,7 @@ async def measure(
         floor_known,
         stored,
         kept_counts,
+        prepare_kept,
     ]
     for turn in range(repeat):
         for k in range(len(runs)):
@@ -163,6 +183,8 @@ def table(rows: list[dict[str, Any]], window: int) -> list[str]:
             f" {total['floor'] / total['agentscope']:8.2f}"
             f" {total['known'] / total['floor']:6.2f} {total['stored'] / total['known']:6.2f}"
             f" {total['kept'] / total['known']:6.2f}"
+            f" {total['prep kept'] / total['known']:6.2f}"
+            f" {total['prep kept'] / total['agentscope']:6.2f}"
         )
     return lines
 
@@ -182,7 +204,7 @@ async def main() -> int:
         f"{'window':>7} {'group':18} {'n':>3} |"
         + "".join(f" {n[:9]:>9}" for n in CONTENDERS)
         + f" | {'user÷fl':>9} {'prep÷fl':>9} {'user÷AS':>8} {'stub÷AS':>8} {'prep÷AS':>8}"
-        f" {'fl÷AS':>8} {'kn÷fl':>6} {'st÷kn':>6} {'kp÷kn':>6}"
+        f" {'fl÷AS':>8} {'kn÷fl':>6} {'st÷kn':>6} {'kp÷kn':>6} {'pk÷kn':>6} {'pk÷AS':>6}"
     )
     print(f"CPU ms, best of {args.repeat} cold interleaved repeats; {load()}")
     folder = tempfile.TemporaryDirectory()
