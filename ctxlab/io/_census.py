@@ -165,7 +165,8 @@ class Census:
         if not unplaced:
             return ""
         where = sorted(
-            ((n, k.partition(" at ")[2]) for k, n in self.unaccounted.items() if " at $" in k),
+            # The findings' own paths: a record's kind (the format's word) may hold " at $" too.
+            ((n, k.partition(" at ")[2]) for k, n in self.unaccounted.items() if _finding_kind(k)),
             key=lambda item: (-item[0], item[1]),
         )
         paths = ", ".join(path for _, path in where[:2]) + (", …" if len(where) > 2 else "")

@@ -198,6 +198,14 @@ def test_a_loaded_file_whose_calls_the_reader_drops_is_not_whole(tmp_path: Path)
     )
 
 
+def test_the_unaccounted_line_names_the_paths_of_findings_not_of_record_kinds() -> None:
+    # A record's kind is the file's own word: "entry at $.x" is no finding of the inventory.
+    unaccounted = {"entry at $.weird": 9, "usage at $.data": 2, "x": 1}
+    census = Census(unit="line", read={}, used={}, skipped={}, unaccounted=unaccounted)
+    assert census.unplaced() == {"usage": 2}
+    assert census.unplaced_line() == "unaccounted: 2 usage fields (at $.data)"
+
+
 @SETTINGS
 @given(st.lists(json_value, max_size=6))
 def test_any_json_is_walked_without_error_and_counted_once(values: list[object]) -> None:
