@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -175,3 +176,12 @@ def test_the_readers_leave_the_records_as_read_until_the_census_asks(
     assert changed == []
     assert {n.split("/")[0] for n in checked} >= {"claude_code", "codex", "openai_responses"}
     assert len(checked) >= 40  # (the fixtures read from their records: 49 of them)
+
+
+def test_a_finding_leaves_a_comparison_with_another_type_to_it_as_the_dataclass_did() -> None:
+    # The dataclass's ``==`` answered NotImplemented for another type, so the other side was
+    # asked (`unittest.mock.ANY` matches anything); i68-sess's own ``==`` answered False.
+    finding = call_finding({"id": "toolu_1", "name": "ls", "input": {}}, "$")
+    assert finding == mock.ANY and [finding] == [mock.ANY]
+    assert finding != "call toolu_1" and finding != ("tool call", "$", "call toolu_1")
+    assert finding.__eq__(object()) is NotImplemented
