@@ -74,7 +74,7 @@ def cold_replay(
     return replay(
         messages,
         context_window=window,
-        counter=counter or TokenCache(default_counter()),
+        counter=TokenCache(default_counter()) if counter is None else counter,
         system=system,
         summarizer=stub_summarizer,
         grade=grade,

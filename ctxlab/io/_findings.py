@@ -120,7 +120,9 @@ class Finding:
         return (self.kind, self.path, self.key, self.alias, self.text, self.parts)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Finding and self._fields() == other._fields()
+        if type(other) is not Finding:
+            return NotImplemented  # (as the dataclass's: the other side is asked)
+        return self._fields() == other._fields()
 
     def __hash__(self) -> int:
         return hash(self._fields())

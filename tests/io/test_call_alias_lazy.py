@@ -1,20 +1,29 @@
 """A call's alias (the digest of its name and arguments) is made when asked, not when the walk
 finds the call (issue 54 item 4): it is what the eager `call_finding` before the change made
 (kept below as the reference, unchanged but for its name), and `unplaced` asks for none when
-every call is matched by its id and nothing set aside may be an alias."""
+every call is matched by its id and nothing set aside may be an alias. Made late, it trusts the
+readers not to change the records they read: checked on every fixture (i68-rev)."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.io import _findings
+from ctxlab import load
+from ctxlab.exceptions import CtxlabError
+from ctxlab.io import _findings, _load
+from ctxlab.io._accounting import account_for as _account_for
 from ctxlab.io._accounting import unplaced
+from ctxlab.io._files import read_records as _load_records
 from ctxlab.io._findings import Finding, _digest, call_finding, call_id, json_in, may_be_alias
 from ctxlab.io._inventory import inventory_of, remembered
 
@@ -128,3 +137,51 @@ def test_a_document_element_walked_before_keeps_its_calls_aliases() -> None:
         repr(f) for f in fresh.findings["tool call"].values()
     ]
     assert whole.findings["tool call"]["call toolu_1"].alias == call_finding(call, "$").alias
+
+
+_FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def test_the_readers_leave_the_records_as_read_until_the_census_asks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A call's alias is made from its arguments when `unplaced` asks, after the reader has read
+    # the records (`Finding.alias`): a reader that changed a call it set aside would change its
+    # alias since i68-sess. Every fixture read from its records is checked when its census is
+    # taken (`account_for`) against a copy made as the records were read (i68-rev).
+    taken: list[tuple[Any, Any, Any]] = []
+    changed: list[str] = []
+    checked: list[str] = []
+
+    def read_records(path: Path) -> Any:
+        read = _load_records(path)
+        taken.append((read, copy.deepcopy(read.records), copy.deepcopy(read.document)))
+        return read
+
+    def account_for(transcript: Any, values: Any) -> Any:
+        while taken:
+            read, records, document = taken.pop()
+            checked.append(name)
+            if read.records != records or read.document != document:
+                changed.append(name)
+        return _account_for(transcript, values)
+
+    monkeypatch.setattr(_load, "read_records", read_records)
+    monkeypatch.setattr(_load, "account_for", account_for)
+    for path in sorted(p for p in _FIXTURES.rglob("*") if p.is_file()):
+        name = str(path.relative_to(_FIXTURES))
+        taken.clear()
+        with contextlib.suppress(CtxlabError):  # (not a session file: a figure, a digest)
+            load(path)
+    assert changed == []
+    assert {n.split("/")[0] for n in checked} >= {"claude_code", "codex", "openai_responses"}
+    assert len(checked) >= 40  # (the fixtures read from their records: 49 of them)
+
+
+def test_a_finding_leaves_a_comparison_with_another_type_to_it_as_the_dataclass_did() -> None:
+    # The dataclass's ``==`` answered NotImplemented for another type, so the other side was
+    # asked (`unittest.mock.ANY` matches anything); i68-sess's own ``==`` answered False.
+    finding = call_finding({"id": "toolu_1", "name": "ls", "input": {}}, "$")
+    assert finding == mock.ANY and [finding] == [mock.ANY]
+    assert finding != "call toolu_1" and finding != ("tool call", "$", "call toolu_1")
+    assert finding.__eq__(object()) is NotImplemented

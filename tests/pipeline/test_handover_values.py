@@ -178,6 +178,24 @@ async def test_a_pinned_task_over_lines_is_never_an_instruction_summary_after_su
         ]
 
 
+async def test_each_pinned_task_kept_is_its_own_one_session_after_another() -> None:
+    # i68-rev: the flattened task is kept by its text (`_handover._flat_tasks`); the test above
+    # passes alone even if every task were kept under one key. Two sessions, two tasks, each
+    # asked twice in turn: a line is dropped as the task's only under its own task.
+    previous = Summary(fields={"task_overview": "Goal: the lexer."}, text="")
+    first, second = "Make the lexer\n  accept unicode.", "Make the parser\n  accept tabs."
+    span = (
+        UserMessage(content="Make the lexer accept unicode."),
+        UserMessage(content="Make the parser accept tabs."),
+        AssistantMessage(content="On it."),
+    )
+    for _ in range(2):
+        for task, said_since in ((first, "Make the parser"), (second, "Make the lexer")):
+            fields = await extractive_fields(span, previous, pinned_task=task)
+            users = [ln for ln in fields["task_overview"].splitlines() if ln.startswith("- ")]
+            assert [ln.split(" accept")[0] for ln in users] == [f"- {said_since}"]
+
+
 async def test_an_earlier_summarys_goal_stays_beside_the_pointer() -> None:
     task = "Make the lexer accept unicode identifiers."
     previous = Summary(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from typing import Any
 
 from hypothesis import given, settings
@@ -72,3 +73,25 @@ def test_a_census_as_meta_is_what_asdict_made(
     assert _shape(meta) == _shape(dataclasses.asdict(census))
     assert meta == dataclasses.asdict(census) and not _shared(meta["aside_keys"], keys)
     assert Census.from_meta(meta) == census
+
+
+def test_the_edges_copied_as_asdict_copied_them() -> None:
+    # i68-rev: the shapes the review asked after, each as `asdict` copies it — a tuple (its
+    # lists copied), a set, a dict's subclass kept as its class, NaN given back, a list held
+    # twice copied twice (``asdict`` keeps no memo: the copies share nothing).
+    @dataclasses.dataclass
+    class Holder:
+        value: Any
+
+    inner = [1]
+    nan = float("nan")
+    for value in (([1], "a"), {1, 2}, OrderedDict(a=[1]), nan, [inner, inner], {"k": (inner,)}):
+        expected = dataclasses.asdict(Holder(value))["value"]
+        copied = plain_copy(value)
+        assert _shape(copied) == _shape(expected) and type(copied) is type(expected)
+    assert plain_copy(nan) is nan
+    twice = plain_copy([inner, inner])
+    assert twice == [[1], [1]] and twice[0] is not twice[1]
+    assert all(copy is not inner for copy in twice)
+    pair = ([1], "a")
+    assert plain_copy(pair) == pair and plain_copy(pair)[0] is not pair[0]
