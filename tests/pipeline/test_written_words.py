@@ -11,15 +11,8 @@ from hypothesis import strategies as st
 
 from ctxlab import ContextConfig
 from ctxlab.messages import AssistantMessage, UserMessage
-from ctxlab.pipeline import SummaryRequest, extractive_summarizer
-from ctxlab.pipeline._written import (
-    FINDS,
-    _part_words,
-    named_words,
-    parts_words,
-    unwritten,
-    words_of,
-)
+from ctxlab.pipeline import SummaryRequest, _written, extractive_summarizer
+from ctxlab.pipeline._written import FINDS, _part_words, parts_words, unwritten, words_of
 from tests.helpers import exchange
 
 ALPHABET = "ab_.1 é-/x\n"
@@ -127,8 +120,8 @@ def test_the_words_of_parts_kept_are_the_words_of_their_join(
     # (the words a value can be, `named_words`, since i68-summ: `test_named_words.py`).
     text = " ".join(parts)
     _part_words._values.clear()
-    assert parts_words(parts) == named_words(text)
-    assert parts_words(parts) == named_words(text)  # each part's words kept
+    assert parts_words(parts) == _written.named_words(text)
+    assert parts_words(parts) == _written.named_words(text)  # each part's words kept
     assert unwritten(values, text, parts=parts) == unwritten(values, text)
     assert unwritten(values, text, parts=parts) == [
         v for v in dict.fromkeys(values) if not written_as_word(text, v)
