@@ -53,15 +53,15 @@ class Tally:
             self._state = "used"
             self._release()
 
-    def skip(self, reason: str, count: int) -> int:
+    def skip(self, reason: str, count: int) -> None:
         """Skip the open record (all of its group), or ``count`` records outside one, or
-        ``count`` parts of a record already decided; returns how many were skipped."""
+        ``count`` parts of a record already decided."""
         if self._open is None:
             # Not inside a record (an importer that does not name its records): ``count``
             # records of their own, read and skipped.
             _add(self.read, reason, count)
             self._count(self.skipped, reason, count)
-            return count
+            return
         if self._state == "pending":
             held, self._held = self._held, []
             if held:
@@ -78,10 +78,9 @@ class Tally:
             else:
                 for _, _, raw in held:  # (not counted: the record is skipped once, for them)
                     self._left_out(reason, 0, raw)
-            return self._open[1]
+            return
         # The record is already used (or skipped): what is skipped is a part of it.
         self._left_out(reason, count, None)
-        return count
 
     def set_aside_in(self, value: Any, reason: str, *, records: bool = False) -> None:
         """Set aside, for ``reason``, everything the inventory finds in ``value`` (a list of
@@ -92,12 +91,11 @@ class Tally:
                 _add(self.set_aside, f"{kind}: {reason}", len(keys))
                 self.aside_keys.setdefault(kind, set()).update(keys)
 
-    def settle(self, reason: str) -> int:
-        """Skip the open record for ``reason`` if it is still undecided; how many records that
-        skipped (0 when it was used or skipped already)."""
+    def settle(self, reason: str) -> None:
+        """Skip the open record for ``reason`` if it is still undecided (not when it was used
+        or skipped already)."""
         if self._open is not None and self._state == "pending":
-            return self.skip(reason, self._open[1])
-        return 0
+            self.skip(reason, self._open[1])
 
     def leave_out(self, reason: str, count: int, raw: Any = None) -> None:
         """``count`` parts of the open record not kept, for ``reason`` (``raw``: as the file
