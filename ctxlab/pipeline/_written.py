@@ -12,13 +12,13 @@ from collections.abc import Iterable, Sequence
 
 from ctxlab.util._memo import Memo
 
-__all__ = ["FINDS", "named_words", "parts_words", "unwritten", "words_of", "written_as_word"]
+__all__ = ["FINDS", "named_words", "parts_words", "unwritten", "written_as_word"]
 
 
 _NAME = re.compile(r"[\w.]+")
 FINDS = 16
 """Values checked by `written_as_word` (a search of the text each); more are checked against
-the text's `words_of`, read once (the searches took the values times the text: at a 200k window,
+the text's words (`named_words`), read once (the searches took the values times the text: at a 200k window,
 thousands of values against a long summary)."""
 
 
@@ -39,17 +39,6 @@ def unwritten(values: Iterable[str], text: str, *, parts: Sequence[str] | None =
     ]
 
 
-_WORD = re.compile(r"\w(?:[\w.]*\w)?")
-
-
-def words_of(text: str) -> frozenset[str]:
-    """``text``'s words: its runs of word characters and dots, the dots at either end left
-    out (what `written_as_word` finds one value at a time; the empty word, a run of dots
-    alone, is not among them). Read by the pattern alone: a set of Python strings built word
-    by word cost as much as the searches it replaces."""
-    return frozenset(_WORD.findall(text))
-
-
 # The words a value can be: a word of letters whose letters after the first are lowercase
 # ("the", "Then": plain) is set aside after one read, as the span's value pattern sets it
 # aside (`_span_text._VALUE`: no value it finds is plain), and not made into a string and
@@ -57,16 +46,19 @@ def words_of(text: str) -> frozenset[str]:
 # at 16k, 24.4 → 19.8 ms). The first character is read before the look-behind (`(?<!\w\w)`:
 # no word character before it), so a word is only tried at its start; the rest is read
 # possessively (a run of word characters, then dots followed by word characters: the same
-# extent as `_WORD`, which ends at its last word character). A plain word followed by a dot
-# ("done.") is still read: harmless, it is one of `words_of` too.
+# extent as a word, which ends at its last word character). A plain word followed by a dot
+# ("done.") is still read: harmless, it is a word of the text all the same.
 _NAMED = re.compile(r"\w(?<!\w\w)(?!(?<=[A-Za-z])[a-z]*+(?![\w.]))\w*+(?:\.++\w++)*+")
 _PLAIN = re.compile(r"[A-Za-z][a-z]*")
 
 
 def named_words(text: str) -> frozenset[str]:
-    """`words_of` ``text`` that are not plain (a letter then lowercase letters alone, which no
+    """``text``'s words — its runs of word characters and dots, the dots at either end left
+    out (what `written_as_word` finds one value at a time; the empty word, a run of dots alone,
+    is not among them) — that are not plain (a letter then lowercase letters alone, which no
     value is), with perhaps some plain ones: a word not plain is among them exactly when it is
-    among `words_of`."""
+    a word of ``text``. Read by the pattern alone: a set of Python strings built word by word
+    cost as much as the searches it replaces."""
     return frozenset(_NAMED.findall(text))
 
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxlab.pipeline._span_text import find_values
-from ctxlab.pipeline._written import FINDS, named_words, unwritten, words_of, written_as_word
+from ctxlab.pipeline._written import FINDS, named_words, unwritten, written_as_word
+from tests.pipeline.written_reference import words_of
 
 ALPHABET = "aTb_.1 é-/xZ\n"
 _PLAIN = re.compile(r"[A-Za-z][a-z]*")

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from ctxlab import ContextConfig
 from ctxlab.messages import AssistantMessage, UserMessage
 from ctxlab.pipeline import SummaryRequest, _written, extractive_summarizer
-from ctxlab.pipeline._written import FINDS, _part_words, parts_words, unwritten, words_of
+from ctxlab.pipeline._written import FINDS, _part_words, parts_words, unwritten
 from tests.helpers import exchange
+from tests.pipeline.written_reference import words_of
 
 ALPHABET = "ab_.1 é-/x\n"
 
