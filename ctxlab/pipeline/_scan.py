@@ -281,7 +281,7 @@ def _evicting(suffix: Conversation, config: ContextConfig, offloader: Offloader 
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # one per common step: frozen, its __init__ took three times as long
 class PlainArrival:
     """The messages a step appends, when stages 2–3 leave them as they are (`plain_arrival`):
     what the scan needs of them, found in the pass that decided it."""
