@@ -10,7 +10,7 @@ an image limit reached) falls back to a full scan, so results never depend on th
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import repeat
 from typing import Any
 
@@ -85,19 +85,34 @@ def _items(
         seen[digest] = count + 1
         item_id = f"message/{digest}" if not count else f"message/{digest}#{count + 1}"
         items.append(
-            ManifestItem(
-                item_id,
-                "message",
-                "conversation",
-                tokens,
-                digest,
-                None,
-                None,
-                message.role,
-                len(message.content) or 1,
-            )
+            _message_item(item_id, tokens, digest, message.role, len(message.content) or 1)
         )
     return items
+
+
+# `ManifestItem`'s slots, in field order. A frozen dataclass's ``__init__`` sets each field
+# through ``object.__setattr__``, which looks its slot up again: an item per message of every
+# step, set here through the slots themselves (the same item in half the time). A field added
+# to `ManifestItem` fails here, at import, until it is set below too.
+_ID, _KIND, _PLACEMENT, _TOKENS, _HASH, _SOURCE, _REVISION, _ROLE, _BLOCKS = (
+    getattr(ManifestItem, f.name).__set__ for f in fields(ManifestItem)
+)
+
+
+def _message_item(item_id: str, tokens: int, digest: str, role: str, blocks: int) -> ManifestItem:
+    """``ManifestItem(item_id, "message", "conversation", tokens, digest, None, None, role,
+    blocks)``, made without its ``__init__`` (see above)."""
+    item = object.__new__(ManifestItem)
+    _ID(item, item_id)
+    _KIND(item, "message")
+    _PLACEMENT(item, "conversation")
+    _TOKENS(item, tokens)
+    _HASH(item, digest)
+    _SOURCE(item, None)
+    _REVISION(item, None)
+    _ROLE(item, role)
+    _BLOCKS(item, blocks)
+    return item
 
 
 def _images(conversation: Sequence[UserMessage | AssistantMessage]) -> int:
@@ -266,7 +281,7 @@ def _evicting(suffix: Conversation, config: ContextConfig, offloader: Offloader 
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # one per common step: frozen, its __init__ took three times as long
 class PlainArrival:
     """The messages a step appends, when stages 2–3 leave them as they are (`plain_arrival`):
     what the scan needs of them, found in the pass that decided it."""
