@@ -180,7 +180,8 @@ def _scan_result(output: str, is_error: bool) -> _Scan:
         parts.append("error")
     if tally:
         parts.append(flat(tally[-1]))
-    if _TRACEBACK in text and not failures:
+    traceback = _TRACEBACK in text  # (a pass over the output: made once, read twice)
+    if traceback and not failures:
         # A traceback whose last line names no error (``ImproperlyConfigured: …``).
         parts.append("traceback")
     summary = "; ".join(dict.fromkeys(parts))
@@ -196,7 +197,7 @@ def _scan_result(output: str, is_error: bool) -> _Scan:
         or bool(failures)
         or failing_tally
         or (status is not None and int(status) != 0)
-        or _TRACEBACK in text
+        or traceback
     )
     # The telling line is read only where the handover quotes it (`_discoveries._failure`: a
     # failed run without a failure line); reading every output's last lines for it was a
