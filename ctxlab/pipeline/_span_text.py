@@ -105,4 +105,8 @@ def find_values(text: str) -> list[str]:
 
 def _values(text: str) -> tuple[str, ...]:
     """The values and names a text of the agent holds, kept per text (as `_read_result`)."""
-    return _found.get(text, lambda: tuple(find_values(text)))
+    return _found.keyed(text, _found_values)
+
+
+def _found_values(text: str) -> tuple[str, ...]:
+    return tuple(find_values(text))

@@ -7,7 +7,7 @@ spellings bash unquotes into those names)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ctxlab.pipeline._changes as changes
@@ -24,6 +24,8 @@ _SHELL_TEXT = st.lists(
             *("2>&1", ">&2", ">&12", "1.txt", "/dev/", "/dev/null", "\t", "<>", ">|"),
             *("..", "/..", "/dev/../f.txt", "shm", "."),  # a target that leaves /dev/: i66-rev
             *("/dev/shm/", "/dev/shm/f", "/dev/shm"),  # files on a tmpfs in /dev/: i67-clean
+            # sed's options, in place or not, and what may stand between their letters
+            *("sed -n ", "-n", "-ni", "-e", "-E", "--in-place", "--", "n", "p", "'1,2p' ", "\\\n"),
         ]
     ),
     max_size=30,
@@ -44,6 +46,8 @@ def test_what_it_finds_is_what_reading_every_command_finds(command: str) -> None
         "echo x | t\\ee out.txt",
         "echo x | 'tee' -a out.txt",
         "sed -i s/a/b/ f.py",
+        'sed "-n i" s/a/b/ f.py',  # a quoted cluster: its ``i`` after a blank (i69-summ)
+        "sed -n\\\ni s/a/b/ f.py",  # a cluster continued on the next line
     ],
 )
 def test_a_name_bash_unquotes_into_sed_or_tee_is_read(command: str) -> None:
@@ -157,3 +161,37 @@ def test_the_devices_beside_dev_shm_are_no_file(target: str) -> None:
 def test_two_leading_slashes_are_one(target: str, found: list[tuple[str, str]]) -> None:
     for command in (f"echo x >{target}", f"echo x | tee {target}"):
         assert shell_changes(command) == _read_changes(command) == found, command
+
+
+def _spelled(word: str) -> st.SearchStrategy[str]:
+    """``word`` as bash may be given it: in quotes whole, or each letter bare, in quotes or
+    escaped (a blank inside a word is quoted)."""
+    ways = [
+        lambda c: c if c not in " \t" else f"'{c}'",
+        lambda c: f"'{c}'",
+        lambda c: f'"{c}"',
+        lambda c: f"\\{c}",
+        lambda c: f"\\\n{c}" if c not in " \t" else f'"{c}"',  # a line continued inside the word
+    ]
+    picks = st.lists(st.sampled_from(ways), min_size=len(word), max_size=len(word))
+    by_letter = picks.map(lambda chosen: "".join(w(c) for w, c in zip(chosen, word, strict=True)))
+    return st.sampled_from([f"'{word}'", f'"{word}"']) | by_letter
+
+
+# sed's words: options that edit in place (alone, in a cluster, long, with a suffix) or not,
+# scripts and files; "-n i" is one word (a cluster holding an ``i`` after a blank).
+_SED_WORD = st.sampled_from(
+    [
+        *("-i", "-ni", "-in", "-i.bak", "--in-place", "--in-place=.b", "-n i", "-si", "-n-i"),
+        *("-n", "-E", "-e", "-s", "--quiet", "--", "-", "-ei", "-fi"),
+        *("s/a/b/", "1,2p", "1i x", "f.py", "g-i.py", "x-y.txt"),
+    ]
+).flatmap(_spelled)
+
+
+@settings(max_examples=400)
+@given(st.lists(_SED_WORD, max_size=5), st.sampled_from([" ", "\t", " \\\n "]))
+def test_a_sed_is_read_whenever_it_may_edit_in_place(words: list[str], blank: str) -> None:
+    # `_MAY_EDIT_IN_PLACE` sets a sed aside unread only where no word can edit in place.
+    command = blank.join(["sed", *words, "s/a/b/", "f.py"])
+    assert shell_changes(command) == _read_changes(command), command
