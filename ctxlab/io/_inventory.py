@@ -36,16 +36,28 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxlab.io._field_names import (
+    CALL_WORD,
+    FLAGS,
+    LEAVES,
+    NODES,
+    NOT_MAPS,
+    NOT_PLAIN_LIST,
+    NOT_PLAIN_MAP,
+    NUMBERS,
+    PLAIN_TEXT,
+    REASONING_WORD,
+    REPLY_WORD,
+    TOKEN_NAMES,
+    WORDS,
+    word,
+)
 from ctxlab.io._findings import (
     _HOLDER,
-    _TOKEN,
     CALL_HOLDER,
     CALL_LIST,
-    CALL_TYPES,
     KINDS,
     REASONING,
-    REASONING_TYPES,
-    REPLY_ROLES,
     Finding,
     attributes,
     call_finding,
@@ -57,7 +69,6 @@ from ctxlab.io._findings import (
     is_usage,
     is_words,
     json_in,
-    key_flags,
     named,
     own_id,
     reasoning_finding,
@@ -130,7 +141,7 @@ def inventory_of(values: Iterable[Any], *, last: bool = False, read: bool = Fals
             if seen and type(value) is list:
                 _walk_document(value, seen, found)
             else:
-                _walk_field("", value, "$", None, found, -1, False)
+                _walk_record(value, found)
         else:
             found.merge(_record_inventory(value))
     return found
@@ -162,8 +173,7 @@ def _record_inventory(value: Any) -> Inventory:
     if seen is not None and id(value) in seen:
         return seen[id(value)][1]
     found = Inventory()
-    # As a field of no name: a record that is itself a usage object counts as one.
-    _walk_field("", value, "$", None, found, -1, False)
+    _walk_record(value, found)
     if seen is not None and isinstance(value, dict | list):
         seen[id(value)] = (value, found)  # (the value kept: its id stays its own)
     return found
@@ -182,7 +192,7 @@ def _walk_document(
         _walk(value, "$", None, found, 0, False)
         return
     for item in value:
-        if type(item) in _LEAVES:
+        if type(item) in LEAVES:
             continue  # (as `_walk_list` passes them over)
         kept = seen.get(id(item)) if type(item) is dict else None
         if kept is None or kept[1].cut or kept[1].brink or _is_usage_record(item):
@@ -195,6 +205,15 @@ def _walk_document(
                     mine[key] = Finding(
                         f.kind, "$[]" + f.path[1:], key, f.alias_of, f.text, f.parts
                     )
+
+
+def _walk_record(value: Any, found: Inventory) -> None:
+    # As a field of no name: a record that is itself a usage object counts as one. An object
+    # that is not is walked straight (`_walk_field`'s questions of it, answered the same).
+    if type(value) is dict and not _may_be_usage(0, value):
+        _walk_map(value, "$", found, 0, False)
+    else:
+        _walk_field("", value, "$", None, found, -1, False)
 
 
 def _is_usage_record(item: dict[Any, Any]) -> bool:
@@ -218,50 +237,69 @@ def _walk(value: Any, path: str, holder: Any, found: Inventory, depth: int, in_r
         value = attributes(value)
         if is_usage("", value):  # a span's counts among its other attributes
             found.add(Finding("usage", path, usage_key(value, _ids(holder))))
-    if not (type(value) is dict or is_map(value)):
-        return
-    # Known by its own id, not by one further out: a part set aside on its own (a sample's
-    # output, a tool's copy of its result) must be known as the file knows it.
-    given = value.get("type")
-    kind = given.lower() if isinstance(given, str) else ""
-    if kind in REASONING_TYPES or (value.get("thought") is True and is_thought(value)):
-        found.add(reasoning_finding(value, path))
-        return  # its text fields are the item itself
-    if kind in CALL_TYPES and (named(value) or call_id(value) is not None):
-        found.add(call_finding(value, path))
-    if not in_reply:
-        role = value.get("role", given)  # `is_reply`'s first question, asked here
-        if isinstance(role, str) and role.lower() in REPLY_ROLES and is_reply(value):
-            found.add(Finding("reply", path, reply_key(value, _ids(value))))
-            in_reply = True
-    _walk_items(value, path, found, depth, in_reply)
+    if type(value) is dict or is_map(value):
+        _walk_map(value, path, found, depth, in_reply)
 
 
-def _walk_items(
+def _walk_map(
     value: Mapping[Any, Any], path: str, found: Inventory, depth: int, in_reply: bool
 ) -> None:
-    # The fields of an object (``value``, their holder), in order.
+    # `_walk` of an object: asked of it straight where its holder knows it is a dict (most of
+    # what is walked), without `_walk`'s questions of a list (the depth's asked again: the same).
+    if depth >= _MAX_DEPTH - 1:
+        if depth > _MAX_DEPTH:
+            found.cut = True
+            return
+        found.brink = True
+    answer = _asked(value, path, found, in_reply)
+    if answer is None:
+        return  # reasoning: its text fields are the item itself
+    in_reply = answer
     for key, item in value.items():
         # Most fields are text or numbers under names that say nothing: passed over here,
         # without a call (a session file has tens of thousands of them).
         shape = type(item)
         if shape is str:
-            if key in _PLAIN_TEXT or _plain_text(key):
+            if PLAIN_TEXT[key]:
                 continue
-        elif shape is int or shape is float or shape is bool or item is None:
+        elif shape in NUMBERS:
             continue
-        elif (shape is dict or shape is list) and type(key) is str:
+        elif shape in NODES and type(key) is str:
             # An object or a list under a name that says nothing (most of what is walked):
-            # `_walk_field`'s questions of it answered here, and walked on without its call.
-            flags = key_flags(key)
+            # `_walk_field`'s questions of it answered here (from the same memos), and walked
+            # on without its call.
+            flags = FLAGS[key]
             if shape is dict:
-                plain = not flags & CALL_HOLDER and not _may_be_usage(flags, item)
-            else:
-                plain = not flags & (CALL_LIST | REASONING)
-            if plain:
+                if not (flags & NOT_PLAIN_MAP or TOKEN_NAMES[tuple(item)]):
+                    _walk_map(item, f"{path}.{key}", found, depth + 1, in_reply)
+                    continue
+            elif not flags & NOT_PLAIN_LIST:
                 _walk(item, f"{path}.{key}", value, found, depth + 1, in_reply)
                 continue
         _walk_field(str(key), item, f"{path}.{key}", value, found, depth, in_reply)
+
+
+def _asked(value: Mapping[Any, Any], path: str, found: Inventory, in_reply: bool) -> bool | None:
+    # What an object is by its ``type`` (or ``role``), added to ``found``: None when it is
+    # reasoning (walked no further), else whether what it holds is inside a reply.
+    # Known by its own id, not by one further out: a part set aside on its own (a sample's
+    # output, a tool's copy of its result) must be known as the file knows it.
+    given = value.get("type")
+    named_as = WORDS[given] if type(given) is str else word(given)
+    if named_as & REASONING_WORD or (value.get("thought") is True and is_thought(value)):
+        found.add(reasoning_finding(value, path))
+        return None
+    if named_as & CALL_WORD and (named(value) or call_id(value) is not None):
+        found.add(call_finding(value, path))
+    if in_reply:
+        return True
+    role = value.get("role", given)  # `is_reply`'s first question, asked here
+    if role is not given:
+        named_as = WORDS[role] if type(role) is str else word(role)
+    if named_as & REPLY_WORD and is_reply(value):
+        found.add(Finding("reply", path, reply_key(value, _ids(value))))
+        return True
+    return False
 
 
 def _walk_list(
@@ -270,24 +308,11 @@ def _walk_list(
     leaves_pass = depth < _MAX_DEPTH  # (deeper, a leaf too says the walk was cut)
     for item in value:
         # A text or a number in a list holds nothing to find: passed over, without a call.
-        if not (leaves_pass and type(item) in _LEAVES):
+        shape = type(item)
+        if shape is dict:
+            _walk_map(item, path, found, depth + 1, in_reply)
+        elif not (leaves_pass and shape in LEAVES):
             _walk(item, path, holder, found, depth + 1, in_reply)
-
-
-_LEAVES = frozenset({str, int, float, bool, type(None)})
-
-_PLAIN_TEXT: set[Any] = set()
-"""Field names under which a text holds nothing to find (not reasoning, not a span attribute's
-JSON): asked of every text of a file, a set's answer costs no call."""
-
-
-def _plain_text(key: Any) -> bool:
-    # `_PLAIN_TEXT`'s answer for a name not in it yet (kept when it is plain, up to `_SHAPES`
-    # names: a hostile file of ever new names stays bounded).
-    plain = not (key_flags(key) & REASONING or "." in key)
-    if plain and len(_PLAIN_TEXT) < _SHAPES:
-        _PLAIN_TEXT.add(key)
-    return plain
 
 
 def _ids(holder: Any) -> tuple[str, ...]:
@@ -301,7 +326,10 @@ def _attribute_list(value: list[Any]) -> bool:
     # `is_attribute_list`, answered at once for the usual list (of objects that are not
     # ``{"key": ..., "value": ...}`` pairs).
     first = value[0] if value else None
-    if type(first) is dict and (len(first) != 2 or "key" not in first):
+    if type(first) is dict:
+        if len(first) != 2 or "key" not in first:
+            return False
+    elif type(first) in NOT_MAPS:  # (texts, numbers, lists; and an empty list)
         return False
     return is_attribute_list(value)
 
@@ -315,10 +343,11 @@ def _walk_field(
     depth: int,
     in_reply: bool,
 ) -> None:
-    if item is None or isinstance(item, int | float):  # (bool too): nothing to find
-        return
-    flags = key_flags(key)
-    if isinstance(item, str):
+    shape = type(item)  # (the JSON types asked by their type, others as before)
+    if shape is not dict and shape is not list and (item is None or isinstance(item, int | float)):
+        return  # (bool too): nothing to find
+    flags = FLAGS[key]
+    if shape is str or isinstance(item, str):
         if flags & REASONING and is_words(item):
             found.add(text_finding(path, item))
         elif "." in key and item[:1] in "[{":
@@ -327,18 +356,20 @@ def _walk_field(
             if decoded is not None:
                 _walk(decoded, path, holder, found, depth + 1, in_reply)
         return
-    if is_map(item) and _may_be_usage(flags, item) and is_usage(key, item):
+    mapping = shape is dict or is_map(item)
+    if mapping and _may_be_usage(flags, item) and is_usage(key, item):
         found.add(Finding("usage", path, usage_key(item, _ids(holder))))
         return
-    if isinstance(item, list) and flags & CALL_LIST:
+    listed = shape is list or isinstance(item, list)
+    if listed and flags & CALL_LIST:
         for call in item:
             if isinstance(call, Mapping):
                 found.add(call_finding(call, path + "[]"))
         return
-    if flags & CALL_HOLDER and is_map(item) and named(item):
+    if flags & CALL_HOLDER and mapping and named(item):
         found.add(call_finding(item, path))
         return
-    if isinstance(item, list) and flags & REASONING:
+    if listed and flags & REASONING:
         for part in item:
             text = texts_of(part) if isinstance(part, Mapping) else part
             if isinstance(text, str) and is_words(text):
@@ -347,22 +378,7 @@ def _walk_field(
     _walk(item, path, holder, found, depth + 1, in_reply)
 
 
-_TOKEN_NAMES: dict[tuple[Any, ...], bool] = {}
-"""Field names seen together → whether one names tokens: a file repeats a few shapes of object
-tens of thousands of times, and `is_usage` asks this of each (a tenth of a walk)."""
-_SHAPES = 65_536
-"""The most shapes `_TOKEN_NAMES` keeps (a hostile file of ever new names stays bounded)."""
-
-
 def _may_be_usage(flags: int, item: Mapping[Any, Any]) -> bool:
     # `is_usage`'s first question, answered once per shape: a usage key holds it, or a name
     # in it says tokens; else it cannot be usage.
-    if flags & _HOLDER:
-        return True
-    names = tuple(item)
-    known = _TOKEN_NAMES.get(names)
-    if known is None:
-        known = any(type(name) is str and key_flags(name) & _TOKEN for name in names)
-        if len(_TOKEN_NAMES) < _SHAPES:
-            _TOKEN_NAMES[names] = known
-    return known
+    return bool(flags & _HOLDER) or TOKEN_NAMES[tuple(item)]
