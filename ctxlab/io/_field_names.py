@@ -20,16 +20,17 @@ from ctxlab.io._findings import (
 )
 
 __all__ = [
-    "CALL_WORD", "FLAGS", "LEAVES", "NODES", "NOT_MAPS", "NOT_PLAIN_LIST", "NOT_PLAIN_MAP",
+    "CALL_WORD", "FLAGS", "LEAVES", "LONGEST", "NODES", "NOT_MAPS", "NOT_PLAIN_LIST", "NOT_PLAIN_MAP",
     "NUMBERS", "PLAIN_TEXT", "REASONING_WORD", "REPLY_WORD", "SHAPES", "TOKEN_NAMES", "WORDS",
-    "word",
+    "kept_key", "word",
 ]  # fmt: skip
 
 
 class Memo(dict[Any, Any]):
     """Answers kept by what they answer (a file repeats a few names and shapes thousands of
     times): one not kept yet is made by ``answer`` and kept while there are fewer than
-    `SHAPES` (a hostile file of ever new ones stays bounded)."""
+    `SHAPES`, when what it answers is short (`kept_key`): a hostile file of ever new or huge
+    names stays bounded, and keeps nothing of its texts alive after its load."""
 
     def __init__(self, answer: Callable[[Any], Any]) -> None:
         super().__init__()
@@ -37,9 +38,23 @@ class Memo(dict[Any, Any]):
 
     def __missing__(self, key: Any) -> Any:
         made = self.answer(key)
-        if len(self) < SHAPES:
+        if len(self) < SHAPES and kept_key(key):
             self[key] = made
         return made
+
+
+LONGEST = 128
+"""The longest name or word a memo keeps (real ones are a few dozen characters at most)."""
+
+
+def kept_key(key: Any) -> bool:
+    """Whether a memo may keep ``key``: a text of at most `LONGEST` characters, or a tuple of
+    at most 64 names each as short."""
+    if type(key) is str:
+        return len(key) <= LONGEST
+    if type(key) is tuple:
+        return len(key) <= 64 and all(type(n) is not str or len(n) <= LONGEST for n in key)
+    return True
 
 
 REASONING_WORD, CALL_WORD, REPLY_WORD = 1, 2, 4

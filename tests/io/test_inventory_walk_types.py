@@ -119,3 +119,32 @@ def test_a_mixed_nesting_near_the_limit_is_cut_and_at_the_brink_where_it_was(
     # holder, or the leaf when it is one; within a level of the limit is the brink.
     deepest = len(steps) if isinstance(leaf, dict | list) else len(steps) - 1
     assert found.brink == (deepest >= _MAX_DEPTH - 1)
+
+
+def test_the_memos_keep_no_long_name_or_word_alive() -> None:
+    # A file of huge ``type`` / ``role`` words and field names: walked, answered as any other
+    # (a huge reply word is still no reply), and nothing of it kept in the walk's memos — the
+    # texts die with the load (a memo of them held 60 MB after this walk, found in review).
+    from ctxlab.io import _field_names as names
+
+    long = "x" * (names.LONGEST + 1)
+    records = [
+        {"type": f"t{i}{long}", "role": f"r{i}{long}", f"n{i}{long}": "text", f"o{i}{long}": {}}
+        for i in range(50)
+    ]
+    found = inventory_of(records)
+    assert found.counts() == {}
+    memos = (names.WORDS, names.FLAGS, names.PLAIN_TEXT, names.TOKEN_NAMES)
+    kept = [k for memo in memos for k in memo if long in str(k)]
+    assert kept == []
+    # A short word is still kept (the memo is not simply off).
+    inventory_of([{"type": "tool_use", "id": "a", "name": "n", "input": {}}])
+    assert "tool_use" in names.WORDS
+
+
+def test_a_memo_keeps_short_keys_only() -> None:
+    from ctxlab.io._field_names import LONGEST, kept_key
+
+    assert kept_key("a" * LONGEST) and not kept_key("a" * (LONGEST + 1))
+    assert kept_key(("a", 1, None)) and not kept_key(("a", "b" * (LONGEST + 1)))
+    assert kept_key(tuple("a" * 64)) and not kept_key(tuple("a" * 65))
