@@ -20,9 +20,9 @@ from ctxlab.io._findings import (
 )
 
 __all__ = [
-    "CALL_WORD", "FLAGS", "LEAVES", "LONGEST", "NODES", "NOT_MAPS", "NOT_PLAIN_LIST", "NOT_PLAIN_MAP",
-    "NUMBERS", "PLAIN_TEXT", "REASONING_WORD", "REPLY_WORD", "SHAPES", "TOKEN_NAMES", "WORDS",
-    "kept_key", "word",
+    "CALL_WORD", "FLAGS", "LEAVES", "LONGEST", "NODES", "NOT_MAPS", "NOT_PLAIN_LIST",
+    "NOT_PLAIN_MAP", "NUMBERS", "PLAIN_TEXT", "REASONING_WORD", "REPLY_WORD", "SHAPES",
+    "TOKEN_NAMES", "WORDS", "kept_key", "word",
 ]  # fmt: skip
 
 
@@ -30,7 +30,9 @@ class Memo(dict[Any, Any]):
     """Answers kept by what they answer (a file repeats a few names and shapes thousands of
     times): one not kept yet is made by ``answer`` and kept while there are fewer than
     `SHAPES`, when what it answers is short (`kept_key`): a hostile file of ever new or huge
-    names stays bounded, and keeps nothing of its texts alive after its load."""
+    names stays bounded, and keeps nothing of its texts alive after its load. A dict asked by
+    subscript, not `ctxlab.util._memo.Memo`: its answer costs no Python call when kept (the
+    walk asks of every field of a file), where `Memo.keyed` is a method call each time."""
 
     def __init__(self, answer: Callable[[Any], Any]) -> None:
         super().__init__()

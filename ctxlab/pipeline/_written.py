@@ -18,8 +18,8 @@ __all__ = ["FINDS", "named_words", "parts_words", "unwritten", "written_as_word"
 _NAME = re.compile(r"[\w.]+")
 FINDS = 16
 """Values checked by `written_as_word` (a search of the text each); more are checked against
-the text's words (`named_words`), read once (the searches took the values times the text: at a 200k window,
-thousands of values against a long summary)."""
+the text's words (`named_words`), read once (the searches took the values times the text: at a
+200k window, thousands of values against a long summary)."""
 
 
 def unwritten(values: Iterable[str], text: str, *, parts: Sequence[str] | None = None) -> list[str]:

@@ -14,6 +14,8 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from ctxlab.io import _field_names as names
+from ctxlab.io._field_names import LONGEST, kept_key
 from ctxlab.io._inventory import _MAX_DEPTH, Inventory, inventory_of
 from tests.io.test_inventory_walk import _KEYS, _LEAF, _RECORD, _WORDS, _reference
 
@@ -125,8 +127,6 @@ def test_the_memos_keep_no_long_name_or_word_alive() -> None:
     # A file of huge ``type`` / ``role`` words and field names: walked, answered as any other
     # (a huge reply word is still no reply), and nothing of it kept in the walk's memos — the
     # texts die with the load (a memo of them held 60 MB after this walk, found in review).
-    from ctxlab.io import _field_names as names
-
     long = "x" * (names.LONGEST + 1)
     records = [
         {"type": f"t{i}{long}", "role": f"r{i}{long}", f"n{i}{long}": "text", f"o{i}{long}": {}}
@@ -143,8 +143,6 @@ def test_the_memos_keep_no_long_name_or_word_alive() -> None:
 
 
 def test_a_memo_keeps_short_keys_only() -> None:
-    from ctxlab.io._field_names import LONGEST, kept_key
-
     assert kept_key("a" * LONGEST) and not kept_key("a" * (LONGEST + 1))
     assert kept_key(("a", 1, None)) and not kept_key(("a", "b" * (LONGEST + 1)))
     assert kept_key(tuple("a" * 64)) and not kept_key(tuple("a" * 65))
